@@ -1,0 +1,17 @@
+"""Entry point: `posviz` opens the window; `posviz report|export ...` run headless."""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("report", "export", "-h", "--help", "--version"):
+        from .cli import main as cli_main
+        return cli_main(argv)
+    from .gui.app import main as gui_main
+    return gui_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Pure computation: numpy and torch only, never Qt."""

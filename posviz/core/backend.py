@@ -1,0 +1,71 @@
+"""What a model must offer posviz: tokenize a text, run one ordering into a Trace.
+
+The built-in transformer and every Hugging Face model sit behind this interface, so the
+session, the metrics, the plots and the command line never know which one they drive.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from .config import ModelConfig
+from .errors import PosvizInputError
+from .model import InstrumentedTransformer, split_words
+from .trace import Trace
+
+
+@dataclass(frozen=True)
+class TokenSequence:
+    """A tokenized text in its original order."""
+
+    tokens: tuple[str, ...]        # (n,) what each chip shows
+    ids: tuple                     # (n,) what the backend feeds its model (words or ids)
+    pinned: tuple[bool, ...]       # (n,) special tokens that keep their slot in every order
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def movable(self) -> np.ndarray:
+        """Slots whose tokens may be reordered."""
+        return np.flatnonzero(~np.asarray(self.pinned, dtype=bool))
+
+
+class Backend(Protocol):
+    name: str                      # shown in the window title and reports
+    max_positions: int | None      # largest position id + 1 the model accepts, if bounded
+    dtype: str                     # "float32" or "float64"
+
+    def tokenize(self, text: str) -> TokenSequence: ...
+
+    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray) -> Trace:
+        """Run tokens seq[order] with the given (n,) position ids."""
+        ...
+
+    def describe(self) -> dict: ...
+
+
+class BuiltinBackend:
+    """The instrumented transformer with word-level tokens."""
+
+    def __init__(self, config: ModelConfig | None = None):
+        self.config = (config or ModelConfig()).validate()
+        self.model = InstrumentedTransformer(self.config)
+        self.name = "built-in"
+        self.dtype = self.config.dtype
+        self.max_positions = self.config.max_len if self.config.pe == "learned" else None
+
+    def tokenize(self, text: str) -> TokenSequence:
+        words = split_words(text)
+        if not words:
+            raise PosvizInputError("the text has no words to show")
+        return TokenSequence(tuple(words), tuple(words), (False,) * len(words))
+
+    def run(self, seq, order, position_ids):
+        words = [seq.ids[i] for i in order]
+        return self.model(words, position_ids)
+
+    def describe(self) -> dict:
+        return {"model": "built-in", **self.config.to_dict()}

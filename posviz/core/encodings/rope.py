@@ -1,0 +1,52 @@
+"""Rotary position embedding, RoPE (Su et al. 2021, "RoFormer", §3.4).
+
+Each pair of query/key dimensions is rotated by an angle proportional to the position,
+so q_p · k_p' depends on the positions only through p - p'. Pairs are (i, i + d_head/2),
+the "rotate half" layout of GPT-NeoX and Llama, which is the paper's interleaved layout
+up to a fixed permutation of dimensions. ``scale`` multiplies the angles: 0 turns the
+rotation off, 1 is the paper.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..errors import PosvizInputError
+from .base import PositionalEncoding
+
+
+def rope_angles(position_ids: torch.Tensor, d_head: int, base: float = 10000.0,
+                dtype=torch.float64) -> torch.Tensor:
+    """(n,) -> (n, d_head/2) rotation angles p * base^(-2i/d_head)."""
+    inv_freq = base ** (-torch.arange(0, d_head, 2, dtype=dtype) / d_head)  # (d_head/2,)
+    return position_ids.to(dtype)[:, None] * inv_freq[None, :]
+
+
+def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """x: (h, n, d_head), angles: (n, d_head/2) -> x rotated, same shape."""
+    half = x.shape[-1] // 2
+    cos = torch.cos(angles).to(x.dtype)                      # (n, d_head/2)
+    sin = torch.sin(angles).to(x.dtype)
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+class RotaryEncoding(PositionalEncoding):
+    kind = "rope"
+    title = "RoPE (Su 2021)"
+
+    def __init__(self, d_head: int, scale: float = 1.0, base: float = 10000.0):
+        super().__init__(scale)
+        if d_head % 2:
+            raise PosvizInputError(
+                f"RoPE needs an even head width, but d_model/heads = {d_head}"
+            )
+        self.d_head = d_head
+        self.base = base
+
+    def angles(self, position_ids: torch.Tensor) -> torch.Tensor:
+        """(n,) -> (n, d_head/2)."""
+        return self.scale * rope_angles(position_ids, self.d_head, self.base)
+
+    def rotate(self, q, k, position_ids):
+        angles = self.angles(position_ids)
+        return apply_rope(q, angles), apply_rope(k, angles)

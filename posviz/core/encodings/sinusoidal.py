@@ -1,0 +1,37 @@
+"""Sinusoidal absolute positions (Vaswani et al. 2017, "Attention Is All You Need", §3.5).
+
+PE(p, 2i) = sin(p / 10000^(2i/d)),  PE(p, 2i+1) = cos(p / 10000^(2i/d)).
+For an odd width d the last column is a sine without its cosine partner; code that
+fills ``pe[:, 1::2]`` with ``cos(p * freq)`` for all ceil(d/2) frequencies crashes there.
+"""
+from __future__ import annotations
+
+import torch
+
+from .base import PositionalEncoding
+
+
+def sinusoidal_table(positions: torch.Tensor, d: int, base: float = 10000.0) -> torch.Tensor:
+    """positions: (n,) -> (n, d) table, correct for odd d."""
+    dtype = positions.dtype if positions.is_floating_point() else torch.float64
+    positions = positions.to(dtype)
+    even = torch.arange(0, d, 2, dtype=dtype)                 # (ceil(d/2),) = 2i
+    freq = base ** (-even / d)                                # (ceil(d/2),)
+    angle = positions[:, None] * freq[None, :]                # (n, ceil(d/2))
+    pe = torch.empty(positions.shape[0], d, dtype=dtype)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d // 2])               # d//2 cosines
+    return pe
+
+
+class SinusoidalEncoding(PositionalEncoding):
+    kind = "sinusoidal"
+    title = "sinusoidal (Vaswani 2017)"
+
+    def __init__(self, d_model: int, scale: float = 1.0):
+        super().__init__(scale)
+        self.d_model = d_model
+
+    def absolute(self, position_ids: torch.Tensor) -> torch.Tensor:
+        table = sinusoidal_table(position_ids.to(torch.float64), self.d_model)
+        return self.scale * table

@@ -1,0 +1,171 @@
+"""The built-in instrumented transformer.
+
+A small encoder (or decoder, with a causal mask) written out in full, in the spirit of
+nanoGPT and minGPT, that records everything it computes into a Trace: attention is
+computed explicitly (never through a fused kernel) so its weights can be shown.
+Weights are drawn from a seeded generator: the model is untrained, which is what the
+symmetry argument needs (it holds for every choice of weights).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .config import ModelConfig
+from .encodings import PositionalEncoding, make_encoding
+from .errors import PosvizInputError
+from .trace import Trace
+
+WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+
+
+def split_words(text: str) -> list[str]:
+    """Word-level tokens: words (with inner apostrophes) and single punctuation marks."""
+    return WORD.findall(text)
+
+
+def _normal(gen: torch.Generator, *shape: int, std: float) -> nn.Parameter:
+    return nn.Parameter(torch.randn(*shape, generator=gen, dtype=torch.float64) * std,
+                        requires_grad=False)
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention, computed in full so its weights can be recorded."""
+
+    def __init__(self, cfg: ModelConfig, gen: torch.Generator):
+        super().__init__()
+        d, self.h, self.d_head = cfg.d_model, cfg.heads, cfg.d_head
+        # std 1.5/sqrt(d) gives scores of unit-ish spread: attention neither flat nor one-hot.
+        self.w_q = _normal(gen, d, d, std=1.5 / math.sqrt(d))     # (d, h*d_head)
+        self.w_k = _normal(gen, d, d, std=1.5 / math.sqrt(d))
+        self.w_v = _normal(gen, d, d, std=1.0 / math.sqrt(d))
+        self.w_o = _normal(gen, d, d, std=1.0 / math.sqrt(d))
+
+    def forward(self, x, position_ids, encoding: PositionalEncoding, bias, mask):
+        """x: (n, d) -> output (n, d), weights (h, n, n), scores (h, n, n)."""
+        n = x.shape[0]
+        q = (x @ self.w_q).view(n, self.h, self.d_head).transpose(0, 1)   # (h, n, d_head)
+        k = (x @ self.w_k).view(n, self.h, self.d_head).transpose(0, 1)
+        v = (x @ self.w_v).view(n, self.h, self.d_head).transpose(0, 1)
+        q, k = encoding.rotate(q, k, position_ids)
+        scores = (q @ k.transpose(1, 2)) / math.sqrt(self.d_head)        # (h, n, n)
+        if bias is not None:
+            scores = scores + bias
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)                           # (h, n, n)
+        out = (weights @ v).transpose(0, 1).reshape(n, -1) @ self.w_o     # (n, d)
+        return out, weights, scores
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig, gen: torch.Generator):
+        super().__init__()
+        d, f = cfg.d_model, cfg.ff_width
+        self.w_in = _normal(gen, d, f, std=1.0 / math.sqrt(d))           # (d, d_ff)
+        self.b_in = _normal(gen, f, std=0.1)
+        self.w_out = _normal(gen, f, d, std=1.0 / math.sqrt(f))          # (d_ff, d)
+
+    def forward(self, x):
+        """(n, d) -> (n, d)."""
+        return F.gelu(x @ self.w_in + self.b_in) @ self.w_out
+
+
+class Block(nn.Module):
+    """One transformer block; norm placement and residuals as configured."""
+
+    def __init__(self, cfg: ModelConfig, gen: torch.Generator):
+        super().__init__()
+        self.cfg = cfg
+        self.attn = Attention(cfg, gen)
+        self.mlp = MLP(cfg, gen)
+        use_norm = cfg.norm != "none"
+        self.ln1 = nn.LayerNorm(cfg.d_model, dtype=torch.float64) if use_norm else nn.Identity()
+        self.ln2 = nn.LayerNorm(cfg.d_model, dtype=torch.float64) if use_norm else nn.Identity()
+
+    def forward(self, x, position_ids, encoding, bias, mask):
+        """x: (n, d) -> x, attention-branch out, MLP-branch out, weights, scores."""
+        pre = self.cfg.norm == "pre"
+        keep = 1.0 if self.cfg.residual else 0.0
+        a, weights, scores = self.attn(self.ln1(x) if pre else x, position_ids, encoding,
+                                       bias, mask)
+        x = keep * x + a
+        if self.cfg.norm == "post":
+            x = self.ln1(x)
+        m = self.mlp(self.ln2(x) if pre else x)
+        x = keep * x + m
+        if self.cfg.norm == "post":
+            x = self.ln2(x)
+        return x, a, m, weights, scores
+
+
+class InstrumentedTransformer(nn.Module):
+    """Word embeddings + positional encoding + L blocks, recording a Trace per forward."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg.validate()
+        gen = torch.Generator().manual_seed(cfg.seed)
+        self.encoding = make_encoding(cfg.pe, d_model=cfg.d_model, n_heads=cfg.heads,
+                                      scale=cfg.pe_scale, seed=cfg.seed, max_len=cfg.max_len)
+        self.blocks = nn.ModuleList(Block(cfg, gen) for _ in range(cfg.layers))
+        self.dtype = getattr(torch, cfg.dtype)
+        self.to(self.dtype)
+        self._embedding_cache: dict[str, torch.Tensor] = {}
+
+    def embed_word(self, word: str) -> torch.Tensor:
+        """One word -> its (d,) embedding: the same for every occurrence (case-folded)."""
+        key = word.casefold()
+        vector = self._embedding_cache.get(key)
+        if vector is None:
+            digest = hashlib.blake2b(f"{self.cfg.seed}\0{key}".encode(), digest_size=8).digest()
+            gen = torch.Generator().manual_seed(int.from_bytes(digest, "little") >> 1)
+            vector = torch.randn(self.cfg.d_model, generator=gen, dtype=torch.float64)
+            vector = vector.to(self.dtype)
+            self._embedding_cache[key] = vector
+        return vector
+
+    @torch.no_grad()
+    def forward(self, words: list[str] | tuple[str, ...], position_ids) -> Trace:
+        """words: n tokens in sequence order; position_ids: (n,) ints -> Trace."""
+        n = len(words)
+        if n == 0:
+            raise PosvizInputError("there are no tokens to run")
+        pos = torch.as_tensor(np.asarray(position_ids), dtype=torch.long)   # (n,)
+        if pos.shape != (n,):
+            raise PosvizInputError(f"{pos.numel()} position ids for {n} tokens")
+        self.encoding.check(pos)
+
+        emb = torch.stack([self.embed_word(w) for w in words])             # (n, d)
+        enc = self.encoding.absolute(pos)                                   # (n, d) or None
+        x = emb if enc is None else emb + enc.to(self.dtype)
+        bias = self.encoding.bias(pos, self.cfg.causal)                      # (h, n, n) or None
+        if bias is not None:
+            bias = bias.to(self.dtype)
+        mask = (torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None)
+
+        hidden, attn_out, mlp_out, weights, scores = [x], [], [], [], []
+        for block in self.blocks:
+            x, a, m, w, s = block(x, pos, self.encoding, bias, mask)
+            for store, value in ((hidden, x), (attn_out, a), (mlp_out, m), (weights, w),
+                                 (scores, s)):
+                store.append(value)
+
+        return Trace(
+            tokens=tuple(words),
+            position_ids=pos.numpy(),
+            embeddings=emb.numpy(),
+            encodings=None if enc is None else enc.to(self.dtype).numpy(),
+            hidden=torch.stack(hidden).numpy(),          # (L+1, n, d)
+            attention=torch.stack(weights).numpy(),      # (L, h, n, n)
+            scores=torch.stack(scores).numpy(),          # (L, h, n, n)
+            attn_out=torch.stack(attn_out).numpy(),      # (L, n, d)
+            mlp_out=torch.stack(mlp_out).numpy(),        # (L, n, d)
+            extras={"model": "built-in", "config": self.cfg.to_dict()},
+        )

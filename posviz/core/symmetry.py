@@ -1,0 +1,133 @@
+"""Permutations and per-layer measures of equivariance and invariance.
+
+A permutation ``order`` means the permuted sequence is tokens[order[0]], tokens[order[1]],
+... . With H (n, d) the reference hidden states of a layer and H' the permuted run's, the
+model is equivariant at that layer when H' = H[order], and its attention is equivariant
+when A' = A[order][:, order] for every head.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import PosvizInputError
+from .trace import Trace
+
+METRICS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
+           "pooled_change")
+METRIC_TITLES = {
+    "hidden_equivariance": "hidden states vs. permuted reference",
+    "attention_equivariance": "attention vs. permuted reference (max over heads)",
+    "last_token_change": "output at the final slot",
+    "pooled_change": "mean-pooled output",
+}
+
+
+def parse_order(text: str, n: int) -> np.ndarray:
+    """'2,0,1' -> array([2, 0, 1]), checked to be a permutation of 0..n-1."""
+    try:
+        values = [int(part) for part in text.replace(" ", "").split(",") if part != ""]
+    except ValueError:
+        raise PosvizInputError(
+            f"the order must be comma-separated whole numbers, like 2,0,1 (got {text!r})"
+        ) from None
+    return check_permutation(values, n)
+
+
+def check_permutation(order, n: int) -> np.ndarray:
+    """Return order as an int array, or raise PosvizInputError if it is not a
+    permutation of 0..n-1."""
+    arr = np.asarray(order)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise PosvizInputError(f"the order has {arr.size} entries but there are {n} tokens")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise PosvizInputError("the order must hold whole numbers")
+    arr = arr.astype(np.int64)
+    if n and not np.array_equal(np.sort(arr), np.arange(n)):
+        missing = sorted(set(range(n)) - set(arr.tolist()))
+        raise PosvizInputError(
+            f"the order is not a permutation of 0..{n - 1}"
+            + (f" (missing {', '.join(map(str, missing[:5]))})" if missing else "")
+        )
+    return arr
+
+
+def inverse(order: np.ndarray) -> np.ndarray:
+    """inv with inv[order[j]] = j: the slot each original token moved to."""
+    inv = np.empty_like(order)
+    inv[order] = np.arange(order.shape[0])
+    return inv
+
+
+def noise_floor(dtype) -> float:
+    """Differences below this are floating-point rounding, not a broken symmetry."""
+    return 100.0 * float(np.finfo(np.dtype(dtype)).eps)
+
+
+def _relative(diff_norm: np.ndarray, ref_norm: np.ndarray) -> np.ndarray:
+    tiny = np.finfo(ref_norm.dtype).tiny
+    return diff_norm / np.maximum(ref_norm, tiny)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The reference run against the permuted run, per layer (0 = block input, 1..L)."""
+
+    order: np.ndarray                    # (n,) the permutation
+    hidden_equivariance: np.ndarray      # (L+1,) ||H' - H[order]||_F / ||H||_F
+    attention_equivariance: np.ndarray   # (L+1,) max_h max |A' - A[order][:, order]|; NaN at 0
+    last_token_change: np.ndarray        # (L+1,) ||H'[n-1] - H[n-1]|| / ||H[n-1]||
+    pooled_change: np.ndarray            # (L+1,) ||mean H' - mean H|| / ||mean H||
+    token_change: np.ndarray             # (L+1, n) per original token i:
+                                         #   ||H'[inv[i]] - H[i]|| / ||H[i]||
+    attention_aligned: np.ndarray        # (L, h, n, n) A' with rows/cols back in original order
+    floor: float                         # noise floor for the traces' dtype
+
+    def metric(self, name: str) -> np.ndarray:
+        return getattr(self, name)
+
+    def rows(self) -> list[dict]:
+        """One dict per layer with the four metrics; NaN becomes None (JSON null)."""
+        rows = []
+        for layer in range(self.hidden_equivariance.shape[0]):
+            row = {"layer": layer}
+            for name in METRICS:
+                value = float(self.metric(name)[layer])
+                row[name] = None if np.isnan(value) else value
+            rows.append(row)
+        return rows
+
+
+def compare(reference: Trace, permuted: Trace, order) -> Comparison:
+    """Measure how far the permuted run is from the permuted reference, layer by layer."""
+    n = reference.n_tokens
+    order = check_permutation(order, n)
+    inv = inverse(order)
+    H, Hp = reference.hidden, permuted.hidden                     # (L+1, n, d)
+    ref_norm = np.linalg.norm(H.reshape(H.shape[0], -1), axis=1)  # (L+1,)
+
+    diff = Hp - H[:, order]                                       # (L+1, n, d)
+    hidden_eq = _relative(np.linalg.norm(diff.reshape(H.shape[0], -1), axis=1), ref_norm)
+
+    token_ref = np.linalg.norm(H, axis=2)                         # (L+1, n)
+    token_change = _relative(np.linalg.norm(diff[:, inv], axis=2), token_ref)
+
+    last = _relative(np.linalg.norm(Hp[:, -1] - H[:, -1], axis=1), token_ref[:, -1])
+    mean, mean_p = H.mean(axis=1), Hp.mean(axis=1)                # (L+1, d)
+    pooled = _relative(np.linalg.norm(mean_p - mean, axis=1), np.linalg.norm(mean, axis=1))
+
+    aligned = permuted.attention[:, :, inv][:, :, :, inv]         # (L, h, n, n)
+    attn_gap = np.abs(aligned - reference.attention).max(axis=(1, 2, 3))   # (L,)
+    attention_eq = np.concatenate([[np.nan], attn_gap])
+
+    return Comparison(
+        order=order,
+        hidden_equivariance=hidden_eq,
+        attention_equivariance=attention_eq,
+        last_token_change=last,
+        pooled_change=pooled,
+        token_change=token_change,
+        attention_aligned=aligned,
+        floor=noise_floor(H.dtype),
+    )

@@ -1,0 +1,46 @@
+"""What one forward pass produced, layer by layer.
+
+Names follow the papers: n tokens, d model width, h heads, L layers.
+Layer 0 is the input to the first block (token embeddings plus any additive
+positional encoding); layer l in 1..L is the residual stream after block l.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Arrays recorded during one forward pass over one ordering of the tokens.
+
+    Row i of every array belongs to sequence slot i (the i-th token as fed to the model).
+    """
+
+    tokens: tuple[str, ...]          # (n,) the token strings in sequence order
+    position_ids: np.ndarray         # (n,) int, the position id each slot was given
+    embeddings: np.ndarray           # (n, d) token embeddings, before positions
+    encodings: np.ndarray | None     # (n, d) additive positional encoding, or None
+    hidden: np.ndarray               # (L+1, n, d) residual stream; [0] is the block input
+    attention: np.ndarray            # (L, h, n, n) softmax weights, rows = queries
+    scores: np.ndarray | None = None     # (L, h, n, n) pre-softmax scores (masked: -inf)
+    attn_out: np.ndarray | None = None   # (L, n, d) attention-branch output per block
+    mlp_out: np.ndarray | None = None    # (L, n, d) MLP-branch output per block
+    extras: dict = field(default_factory=dict)  # backend-specific notes (e.g. model name)
+
+    @property
+    def n_layers(self) -> int:
+        return self.attention.shape[0]
+
+    @property
+    def n_heads(self) -> int:
+        return self.attention.shape[1]
+
+    @property
+    def n_tokens(self) -> int:
+        return self.hidden.shape[1]
+
+    @property
+    def d_model(self) -> int:
+        return self.hidden.shape[2]
