@@ -37,6 +37,17 @@ def check_length(backend: Backend, n: int, positions: Positions) -> None:
         )
 
 
+def truncate_sequence(seq: TokenSequence, room: int | None) -> TokenSequence:
+    """Cut seq to at most ``room`` tokens, keeping a final pinned token (e.g. [SEP])."""
+    if room is None or len(seq) <= room:
+        return seq
+    keep = list(range(room))
+    if seq.pinned[-1] and room >= 2:
+        keep[-1] = len(seq) - 1
+    return TokenSequence(tuple(seq.tokens[i] for i in keep), tuple(seq.ids[i] for i in keep),
+                         tuple(seq.pinned[i] for i in keep))
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Everything the plots show for one order."""
@@ -116,9 +127,15 @@ class Session:
         return bool(self.seq.pinned[self.order[slot]])
 
     # -- edits ------------------------------------------------------------------------
-    def set_text(self, text: str) -> None:
-        """New text: new tokens in their original order. Bad text changes nothing."""
+    def set_text(self, text: str, truncate: bool = False) -> None:
+        """New text: new tokens in their original order. Bad text changes nothing.
+
+        A text longer than the model's positions raises PosvizInputError, or with
+        ``truncate`` is cut to fit (a final pinned token such as [SEP] is kept).
+        """
         seq = self.backend.tokenize(text)
+        if truncate:
+            seq = truncate_sequence(seq, self.room())
         check_length(self.backend, len(seq), self.positions)
         self.text, self.seq = text, seq
         self.order = np.arange(len(seq))
@@ -133,6 +150,11 @@ class Session:
         if not keep_order:
             self.order = np.arange(len(seq))
         self._changed("model")
+
+    def room(self) -> int | None:
+        """How many tokens fit at the current offset, or None if unbounded."""
+        limit = self.backend.max_positions
+        return None if limit is None else max(limit - self.positions.offset, 0)
 
     def set_positions(self, positions: Positions) -> None:
         positions.validate()
