@@ -1,0 +1,311 @@
+"""Attention maps: the selected head before and after the reorder, and all heads at once.
+
+Permuted maps are shown *aligned* back to the original token order
+(``Comparison.attention_aligned``): for an equivariant layer they equal the original
+maps exactly, and the difference map is white.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from . import style
+from .base import Figure
+
+
+def _quote(token: str) -> str:
+    return "'" + token.replace("'", "’") + "'"
+
+
+class _HeatmapPlot:
+    """One labelled heatmap: a PlotItem with a single row-major ImageItem, rows at top."""
+
+    def __init__(self, canvas: pg.GraphicsLayoutWidget, title: str, cmap: str, levels,
+                 left: str = "query", bottom: str = "key", row=None, col=None):
+        self.plot = canvas.addPlot(row=row, col=col)
+        style.style_plot(self.plot, title, left, bottom)
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(True)
+        self.plot.setMenuEnabled(True)
+        self.plot.hideButtons()
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(style.colormap(cmap))
+        self.image.setLevels(levels)
+        self.plot.addItem(self.image)
+        self.shape = None
+
+    def set_image(self, array: np.ndarray, levels) -> None:
+        self.image.setImage(array, autoLevels=False, levels=levels)
+        if array.shape != self.shape:
+            self.shape = array.shape
+            rows, cols = array.shape
+            self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
+
+    def set_ticks(self, row_labels, col_labels) -> None:
+        self.plot.getAxis("left").setTicks(style.token_ticks(row_labels))
+        self.plot.getAxis("bottom").setTicks(style.token_ticks(col_labels))
+
+    def cell_at(self, scene_pos):
+        """Scene position -> (row, col) of the cell under it, or None."""
+        if not self.plot.vb.sceneBoundingRect().contains(scene_pos) or self.shape is None:
+            return None
+        point = self.plot.vb.mapSceneToView(scene_pos)
+        row, col = int(np.floor(point.y())), int(np.floor(point.x()))
+        if 0 <= row < self.shape[0] and 0 <= col < self.shape[1]:
+            return row, col
+        return None
+
+
+class AttentionFigure(Figure):
+    """Selected layer and head: original, permuted (aligned back), and their difference."""
+
+    name = "attention"
+    title = "Attention of the selected head"
+    dims = ("query", "key")
+    hovered = QtCore.Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.difference_range = style.DEFAULT_DIFFERENCE_RANGE
+        canvas = self.canvas
+        self.original = _HeatmapPlot(canvas, "original order", style.SEQUENTIAL,
+                                     style.ATTENTION_LEVELS, col=0)
+        self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
+                                    style.ATTENTION_LEVELS, col=1)
+        self.difference = _HeatmapPlot(canvas, "difference (reordered − original)",
+                                       style.DIVERGING, self._diff_levels(), col=3)
+        self.attention_bar = pg.ColorBarItem(
+            values=style.ATTENTION_LEVELS, colorMap=style.colormap(style.SEQUENTIAL),
+            interactive=False, width=14, label="attention weight")
+        self.attention_bar.setImageItem([self.original.image, self.aligned.image])
+        canvas.addItem(self.attention_bar, row=0, col=2)
+        self.difference_bar = pg.ColorBarItem(
+            values=self._diff_levels(), colorMap=style.colormap(style.DIVERGING),
+            interactive=False, width=14, label="difference")
+        self.difference_bar.setImageItem(self.difference.image)
+        canvas.addItem(self.difference_bar, row=0, col=4)
+        for axis in (self.attention_bar, self.difference_bar):
+            axis.axis.setPen(pg.mkPen(style.FOREGROUND))
+            axis.axis.setTextPen(pg.mkPen(style.FOREGROUND))
+        self.aligned.plot.setXLink(self.original.plot)
+        self.aligned.plot.setYLink(self.original.plot)
+        self.difference.plot.setXLink(self.original.plot)
+        self.difference.plot.setYLink(self.original.plot)
+        self.tokens: tuple[str, ...] = ()
+        self.where = ""
+        canvas.scene().sigMouseMoved.connect(self._mouse_moved)
+
+    def _diff_levels(self):
+        return (-self.difference_range, self.difference_range)
+
+    def set_difference_range(self, r: float) -> None:
+        self.difference_range = float(r)
+        self.difference_bar.setLevels(self._diff_levels())
+        if "difference" in self.data:
+            self.difference.set_image(self.data["difference"], self._diff_levels())
+
+    def update_from(self, ev, layer: int, head: int) -> None:
+        ref = ev.reference
+        original = ref.attention[layer - 1, head]                             # (n, n)
+        aligned = ev.comparison.attention_aligned[layer - 1, head]            # (n, n)
+        difference = aligned - original                                       # (n, n)
+        self.data = {"original": original, "reordered_aligned": aligned,
+                     "difference": difference}
+        self.original.set_image(original, style.ATTENTION_LEVELS)
+        self.aligned.set_image(aligned, style.ATTENTION_LEVELS)
+        self.difference.set_image(difference, self._diff_levels())
+        if ref.tokens != self.tokens:
+            self.tokens = ref.tokens
+            self.labels = {"query": list(ref.tokens), "key": list(ref.tokens)}
+            for plot in (self.original, self.aligned, self.difference):
+                plot.set_ticks(ref.tokens, ref.tokens)
+        self.where = f"layer {layer} head {head}"
+        gap = float(np.abs(difference).max()) if difference.size else 0.0
+        self.set_title(f"Attention of layer {layer}, head {head}: original, reordered "
+                       f"(aligned back to the original tokens), difference "
+                       f"(max |Δ| = {gap:.2g})")
+
+    def _mouse_moved(self, scene_pos) -> None:
+        for plot, key in ((self.original, "original"), (self.aligned, "reordered_aligned"),
+                          (self.difference, "difference")):
+            cell = plot.cell_at(scene_pos)
+            if cell is not None and key in self.data:
+                q, k = cell
+                value = float(self.data[key][q, k])
+                what = {"original": "", "reordered_aligned": " reordered",
+                        "difference": " difference"}[key]
+                text = (f"{self.where}: query {_quote(self.tokens[q])} -> key "
+                        f"{_quote(self.tokens[k])}{what} = {value:.3f}")
+                self.canvas.setToolTip(text)
+                self.hovered.emit(text)
+                return
+
+
+MOSAIC_MODES = {
+    "difference": "reordered (aligned) − original",
+    "original": "original order",
+    "reordered": "reordered, aligned back",
+}
+
+
+class _TileImage(pg.ImageItem):
+    """The mosaic image; a left click reports the pixel it hit."""
+
+    def __init__(self, on_click):
+        super().__init__(axisOrder="row-major")
+        self._on_click = on_click
+
+    def mouseClickEvent(self, ev):
+        if ev.button() == QtCore.Qt.MouseButton.LeftButton:
+            ev.accept()
+            self._on_click(ev.pos())
+        else:
+            super().mouseClickEvent(ev)
+
+
+class MosaicFigure(Figure):
+    """Every layer × head as one image (one ImageItem for all tiles: cheap to paint)."""
+
+    name = "attention_mosaic"
+    title = "All layers and heads"
+    dims = ("layer", "head", "query", "key")
+    gap = 1                                   # NaN pixels between tiles (drawn transparent)
+    hovered = QtCore.Signal(str)
+    tileClicked = QtCore.Signal(int, int)     # layer 1..L, head 0..h-1
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.mode = "difference"
+        self.difference_range = style.DEFAULT_DIFFERENCE_RANGE
+        self.plot = self.canvas.addPlot(row=0, col=0)
+        style.style_plot(self.plot, "", "layer", "head")
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(True)
+        self.plot.hideButtons()
+        self.image = _TileImage(self._clicked)
+        self.plot.addItem(self.image)
+        self.outline = QtWidgets.QGraphicsRectItem()
+        self.outline.setPen(style.cosmetic_pen("#ff7f0e", 3))
+        self.outline.setZValue(10)
+        self.plot.addItem(self.outline)
+        self.bar = pg.ColorBarItem(values=self._levels(), colorMap=self._cmap(),
+                                   interactive=False, width=14)
+        self.bar.setImageItem(self.image)
+        self.bar.axis.setPen(pg.mkPen(style.FOREGROUND))
+        self.bar.axis.setTextPen(pg.mkPen(style.FOREGROUND))
+        self.canvas.addItem(self.bar, row=0, col=1)
+        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
+        self._buffer = None                   # (L*(n+g)-g, h*(n+g)-g) mosaic pixels
+        self._grid = None                     # (L, h, n) of the current layout
+        self.tokens: tuple[str, ...] = ()
+        self.selected = (1, 0)
+        self._ev = None
+
+    # -- colours --------------------------------------------------------------------
+    def _levels(self):
+        if self.mode == "difference":
+            return (-self.difference_range, self.difference_range)
+        return style.ATTENTION_LEVELS
+
+    def _cmap(self):
+        return style.colormap(style.DIVERGING if self.mode == "difference" else style.SEQUENTIAL)
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in MOSAIC_MODES:
+            raise ValueError(f"unknown mosaic mode {mode!r}")
+        self.mode = mode
+        self.bar.setColorMap(self._cmap())
+        self.bar.setLevels(self._levels())
+        if self._ev is not None:
+            self.update_from(self._ev, *self.selected)
+
+    def set_difference_range(self, r: float) -> None:
+        self.difference_range = float(r)
+        if self.mode == "difference":
+            self.bar.setLevels(self._levels())
+            if self._ev is not None:
+                self.update_from(self._ev, *self.selected)
+
+    # -- geometry -------------------------------------------------------------------
+    def tile_origin(self, layer: int, head: int) -> tuple[int, int]:
+        """(x, y) of the top-left pixel of a tile, in image (= view) coordinates."""
+        n = self._grid[2]
+        return head * (n + self.gap), (layer - 1) * (n + self.gap)
+
+    def tile_center(self, layer: int, head: int) -> QtCore.QPointF:
+        x, y = self.tile_origin(layer, head)
+        n = self._grid[2]
+        return QtCore.QPointF(x + n / 2, y + n / 2)
+
+    def tile_at(self, x: float, y: float):
+        """View coordinates -> (layer 1..L, head, query, key), or None over a gap."""
+        if self._grid is None:
+            return None
+        L, h, n = self._grid
+        col, row = int(np.floor(x)), int(np.floor(y))
+        head, key = divmod(col, n + self.gap)
+        layer, query = divmod(row, n + self.gap)
+        if 0 <= layer < L and 0 <= head < h and query < n and key < n and col >= 0 and row >= 0:
+            return layer + 1, head, query, key
+        return None
+
+    # -- content --------------------------------------------------------------------
+    def update_from(self, ev, layer: int, head: int) -> None:
+        self._ev = ev
+        original = ev.reference.attention                                     # (L, h, n, n)
+        aligned = ev.comparison.attention_aligned                             # (L, h, n, n)
+        tiles = {"difference": lambda: aligned - original, "original": lambda: original,
+                 "reordered": lambda: aligned}[self.mode]()
+        L, h, n, _ = tiles.shape
+        g = self.gap
+        rows, cols = L * (n + g) - g, h * (n + g) - g
+        if self._grid != (L, h, n):
+            self._grid = (L, h, n)
+            self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
+            self.plot.getAxis("left").setTicks(
+                [[(l * (n + g) + n / 2, str(l + 1)) for l in range(L)], []])
+            self.plot.getAxis("bottom").setTicks(
+                [[(k * (n + g) + n / 2, str(k)) for k in range(h)], []])
+        padded = np.full((L, n + g, h, n + g), np.nan, tiles.dtype)   # NaN gaps
+        padded[:, :n, :, :n] = tiles.transpose(0, 2, 1, 3)             # (L, n, h, n)
+        self._buffer = padded.reshape(L * (n + g), h * (n + g))[:rows, :cols]
+        self.image.setImage(self._buffer, autoLevels=False, levels=self._levels())
+        self.data = {MOSAIC_DATA[self.mode]: tiles}
+        self.tokens = ev.reference.tokens
+        self.labels = {"query": list(self.tokens), "key": list(self.tokens)}
+        self.coords = {"layer": list(range(1, L + 1))}
+        self.set_title(f"All layers (rows) × heads (columns): {MOSAIC_MODES[self.mode]}"
+                       " — click a tile to select it")
+        self.set_selection(layer, head)
+
+    def set_selection(self, layer: int, head: int) -> None:
+        self.selected = (layer, head)
+        if self._grid is None:
+            return
+        x, y = self.tile_origin(layer, head)
+        n = self._grid[2]
+        self.outline.setRect(QtCore.QRectF(x - 0.5, y - 0.5, n + 1, n + 1))
+
+    def _clicked(self, pos) -> None:
+        hit = self.tile_at(pos.x(), pos.y())
+        if hit is not None:
+            self.tileClicked.emit(hit[0], hit[1])
+
+    def _mouse_moved(self, scene_pos) -> None:
+        if self._grid is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return
+        point = self.plot.vb.mapSceneToView(scene_pos)
+        hit = self.tile_at(point.x(), point.y())
+        if hit is None:
+            return
+        layer, head, q, k = hit
+        value = float(next(iter(self.data.values()))[layer - 1, head, q, k])
+        text = (f"layer {layer} head {head}: query {_quote(self.tokens[q])} -> key "
+                f"{_quote(self.tokens[k])} {self.mode} = {value:.3f}")
+        self.canvas.setToolTip(text)
+        self.hovered.emit(text)
+
+
+MOSAIC_DATA = {"difference": "difference", "original": "original",
+               "reordered": "reordered_aligned"}

@@ -1,0 +1,155 @@
+"""A figure: one titled, exportable view of an Evaluation, and the numbers it shows.
+
+Each figure is a QWidget holding a title, a pyqtgraph canvas and a centred message shown
+in place of the canvas when there is nothing to plot. It keeps the arrays it currently
+shows (``data``), all indexed by the same named dimensions (``dims``), so the CSV export
+writes exactly what is on screen.
+"""
+from __future__ import annotations
+
+import csv
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+
+from .style import BACKGROUND
+
+
+class Figure(QtWidgets.QWidget):
+    """Base class: subclasses build items once in ``__init__`` and refresh them in ``update_from``."""
+
+    name = "figure"
+    title = "figure"
+    dims: tuple[str, ...] = ()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setAutoFillBackground(True)
+        palette = self.palette()
+        palette.setColor(QtGui.QPalette.ColorRole.Window, QtGui.QColor("white"))
+        palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor("#202020"))
+        self.setPalette(palette)
+        self.heading = QtWidgets.QLabel(f"<b>{self.title}</b>")
+        self.heading.setWordWrap(True)
+        self.heading.setContentsMargins(6, 4, 6, 0)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground(BACKGROUND)
+        self.message = QtWidgets.QLabel()
+        self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #505050; font-size: 12pt; padding: 24px;")
+        self.note = QtWidgets.QLabel()          # a short remark under the canvas
+        self.note.setWordWrap(True)
+        self.note.setContentsMargins(6, 0, 6, 4)
+        self.note.setStyleSheet("color: #505050;")
+        self.note.hide()
+        self.stack = QtWidgets.QStackedLayout()
+        self.stack.addWidget(self.canvas)
+        self.stack.addWidget(self.message)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.heading)
+        layout.addLayout(self.stack, 1)
+        layout.addWidget(self.note)
+        self.data: dict[str, np.ndarray] = {}
+        self.coords: dict[str, list] = {}    # dim -> coordinate value per index
+        self.labels: dict[str, list] = {}    # dim -> token text per index (token dims)
+
+    # -- content --------------------------------------------------------------------
+    def update_from(self, ev, layer: int, head: int) -> None:
+        raise NotImplementedError
+
+    def show_message(self, text: str) -> None:
+        """Replace the canvas by a centred message (nothing to plot)."""
+        self.message.setText(text)
+        self.stack.setCurrentWidget(self.message)
+
+    def show_canvas(self) -> None:
+        self.stack.setCurrentWidget(self.canvas)
+
+    def set_note(self, text: str) -> None:
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+
+    def set_title(self, text: str) -> None:
+        self.heading.setText(f"<b>{text}</b>")
+
+    def displayed(self) -> dict[str, np.ndarray]:
+        return {key: value.copy() for key, value in self.data.items()}
+
+    # -- export ---------------------------------------------------------------------
+    def export_png(self, path: Path, width: int | None = None) -> Path:
+        """Render the figure as shown (title included), scaled to ``width`` pixels."""
+        size = self.size()
+        scale = (width / size.width()) if width else 1.0
+        image = QtGui.QImage(max(1, round(size.width() * scale)),
+                             max(1, round(size.height() * scale)),
+                             QtGui.QImage.Format.Format_ARGB32)
+        image.fill(QtGui.QColor("white"))
+        painter = QtGui.QPainter(image)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
+        painter.scale(scale, scale)
+        self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
+                    QtWidgets.QWidget.RenderFlag.DrawChildren)
+        painter.end()
+        if not image.save(str(path), "PNG"):
+            raise OSError(0, "could not write", str(path))
+        return path
+
+    def export_svg(self, path: Path) -> Path:
+        """Vector export through QSvgGenerator (independent of pyqtgraph's exporter)."""
+        generator = QtSvg.QSvgGenerator()
+        generator.setFileName(str(path))
+        generator.setResolution(self.logicalDpiX())
+        generator.setSize(self.size())
+        generator.setViewBox(self.rect())
+        generator.setTitle(self.title)
+        generator.setDescription(f"posviz figure '{self.name}'")
+        painter = QtGui.QPainter()
+        if not painter.begin(generator):
+            raise OSError(0, "could not write", str(path))
+        self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
+                    QtWidgets.QWidget.RenderFlag.DrawChildren)
+        painter.end()
+        if not Path(path).is_file():
+            raise OSError(0, "could not write", str(path))
+        return path
+
+    def export_csv(self, path: Path) -> Path:
+        """One row per index of ``dims``: the coordinates (and token text), then one
+        column per array. Empty when the figure shows nothing."""
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            write_table(handle, self.dims, self.data, self.coords, self.labels)
+        return path
+
+
+def write_table(handle, dims, data, coords, labels) -> None:
+    """Write arrays that share the dimensions ``dims`` as one wide CSV table."""
+    writer = csv.writer(handle)
+    header = []
+    for dim in dims:
+        header.append(dim)
+        if dim in labels:
+            header.append(f"{dim}_token")
+    names = list(data)
+    writer.writerow(header + names)
+    if not names:
+        return
+    shape = data[names[0]].shape
+    for index in itertools.product(*(range(s) for s in shape)):
+        row = []
+        for dim, i in zip(dims, index):
+            row.append(coords[dim][i] if dim in coords else i)
+            if dim in labels:
+                row.append(labels[dim][i])
+        writer.writerow(row + [_number(data[name][index]) for name in names])
+
+
+def _number(value) -> str:
+    value = float(value)
+    return "" if np.isnan(value) else repr(value)

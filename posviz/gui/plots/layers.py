@@ -1,0 +1,210 @@
+"""Layer-by-layer views: symmetry metrics, per-token change and branch norms."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore
+
+from posviz.core.symmetry import METRIC_TITLES, METRICS
+
+from . import style
+from .base import Figure
+
+
+def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
+    """Values for a log axis: exact zeros (and anything below floor/10) drawn at floor/10,
+    NaN kept (pyqtgraph leaves a gap), so "exactly equivariant" still shows as a point."""
+    return np.where(np.isnan(values), np.nan, np.maximum(values, floor / 10))
+
+
+def layer_ticks(n_layers_plus_one: int):
+    return [[(l, "in" if l == 0 else str(l)) for l in range(n_layers_plus_one)], []]
+
+
+class SymmetryFigure(Figure):
+    """The four metrics of posviz.core.symmetry against layer, on a log axis."""
+
+    name = "symmetry"
+    title = "Symmetry per layer"
+    dims = ("layer",)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = self.canvas.addPlot(row=0, col=0)
+        style.style_plot(self.plot, "", "relative change (log)",
+                         "layer (in = input to block 1)")
+        self.plot.setLogMode(x=False, y=True)
+        self.plot.showGrid(x=False, y=True, alpha=0.25)
+        self.plot.hideButtons()
+        self.band = pg.LinearRegionItem(orientation="horizontal", movable=False,
+                                        brush=pg.mkBrush(150, 150, 150, 60),
+                                        pen=pg.mkPen(None))
+        self.band.setZValue(-10)
+        self.plot.addItem(self.band)
+        self.floor_line = pg.InfiniteLine(
+            angle=0, pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
+            label="noise floor: below it, exactly equivariant",
+            labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
+        self.plot.addItem(self.floor_line)
+        self.legend = pg.LegendItem(labelTextColor=style.FOREGROUND)
+        self.canvas.addItem(self.legend, row=0, col=1)
+        self.curves = {}
+        for colour, metric, symbol in zip(style.CURVE_COLOURS, METRICS, "osdt"):
+            curve = pg.PlotDataItem(pen=style.cosmetic_pen(colour, 2), symbol=symbol,
+                                    symbolBrush=colour, symbolPen=None, symbolSize=8,
+                                    connect="finite")
+            self.plot.addItem(curve)
+            self.legend.addItem(curve, METRIC_TITLES[metric].replace("vs.", "vs"))
+            self.curves[metric] = curve
+        self._layers = None
+
+    def update_from(self, ev, layer: int, head: int) -> None:
+        c = ev.comparison
+        floor = c.floor
+        layers = np.arange(c.hidden_equivariance.shape[0])                    # (L+1,)
+        top = 1.0
+        for metric, curve in self.curves.items():
+            values = c.metric(metric)                                         # (L+1,)
+            curve.setData(layers, clip_for_log(values, floor))
+            finite = values[np.isfinite(values)]
+            if finite.size:
+                top = max(top, float(finite.max()))
+        low = np.log10(floor / 30)
+        self.band.setRegion((low - 1, np.log10(floor)))
+        self.floor_line.setPos(np.log10(floor))
+        self.plot.setYRange(low, np.log10(top * 2), padding=0)
+        if self._layers != layers.shape[0]:
+            self._layers = layers.shape[0]
+            self.plot.setXRange(-0.2, layers[-1] + 0.2, padding=0)
+            self.plot.getAxis("bottom").setTicks(layer_ticks(layers.shape[0]))
+        self.data = {metric: c.metric(metric).copy() for metric in METRICS}
+        self.data["noise_floor"] = np.full(layers.shape, floor)
+        self.coords = {"layer": layers.tolist()}
+        broken = [int(l) for l in layers if c.hidden_equivariance[l] > floor]
+        self.set_title("Symmetry per layer: how far the reordered run is from the reordered "
+                       "original (0 = equivariant / invariant)")
+        self.set_note("hidden states equivariant at every layer" if not broken else
+                      f"hidden states stop being equivariant from layer "
+                      f"{'in' if broken[0] == 0 else broken[0]}")
+
+
+class TokenChangeFigure(Figure):
+    """How much each original token's hidden state moved at the selected layer."""
+
+    name = "token_change"
+    title = "Change per token"
+    dims = ("token",)
+    hovered = QtCore.Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = self.canvas.addPlot(row=0, col=0)
+        style.style_plot(self.plot, "", "relative change ‖h′ − h‖ / ‖h‖", "token (original order)")
+        self.plot.showGrid(x=False, y=True, alpha=0.25)
+        self.plot.hideButtons()
+        self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
+        self.plot.addItem(self.bars)
+        self.tokens: tuple[str, ...] = ()
+        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.where = ""
+
+    def update_from(self, ev, layer: int, head: int) -> None:
+        change = ev.comparison.token_change[layer]                            # (n,)
+        floor = ev.comparison.floor
+        n = change.shape[0]
+        broken = change > floor
+        changed_brush = pg.mkBrush(style.CURVE_COLOURS[1])
+        same_brush = pg.mkBrush(170, 170, 170)
+        self.bars.setOpts(x0=np.arange(n) + 0.1, height=change, width=0.8,
+                          brushes=[changed_brush if b else same_brush for b in broken],
+                          pens=[pg.mkPen(None)] * n)
+        if ev.reference.tokens != self.tokens:
+            self.tokens = ev.reference.tokens
+            self.plot.getAxis("bottom").setTicks(style.token_ticks(self.tokens))
+            self.plot.setXRange(0, n, padding=0.01)
+        top = float(change.max()) if n else 0.0
+        self.plot.setYRange(0, max(top * 1.1, 10 * floor), padding=0)
+        self.data = {"change": change.copy()}
+        self.labels = {"token": list(self.tokens)}
+        self.where = f"layer {layer}"
+        self.set_title(f"Change per token after layer {layer} "
+                       f"({int(broken.sum())} of {n} tokens beyond the noise floor; "
+                       "grey: unchanged)")
+
+    def _mouse_moved(self, scene_pos) -> None:
+        if "change" not in self.data or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return
+        i = int(np.floor(self.plot.vb.mapSceneToView(scene_pos).x()))
+        if 0 <= i < len(self.tokens):
+            text = f"{self.where}: token '{self.tokens[i]}' changed by {self.data['change'][i]:.3g}"
+            self.canvas.setToolTip(text)
+            self.hovered.emit(text)
+
+
+def mean_token_norm(x: np.ndarray) -> np.ndarray:
+    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm."""
+    return np.linalg.norm(x, axis=-1).mean(axis=-1)
+
+
+class BranchNormsFigure(Figure):
+    """Residual stream, attention branch and MLP branch sizes per layer, both orders."""
+
+    name = "branch_norms"
+    title = "Residual stream and branch norms"
+    dims = ("layer",)
+    parts = (("residual", "residual stream", 0), ("attention_branch", "attention branch", 1),
+             ("mlp_branch", "MLP branch", 2))
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = self.canvas.addPlot(row=0, col=0)
+        style.style_plot(self.plot, "", "mean token norm ‖·‖", "layer (in = input to block 1)")
+        self.plot.showGrid(x=False, y=True, alpha=0.25)
+        self.plot.hideButtons()
+        self.legend = pg.LegendItem(labelTextColor=style.FOREGROUND)
+        self.canvas.addItem(self.legend, row=0, col=1)
+        self.curves = {}
+        for key, label, colour in self.parts:
+            colour = style.CURVE_COLOURS[colour]
+            for suffix, dash, text in (("", QtCore.Qt.PenStyle.SolidLine, "reordered"),
+                                       ("_original", QtCore.Qt.PenStyle.DashLine, "original")):
+                curve = pg.PlotDataItem(pen=style.cosmetic_pen(colour, 2, dash),
+                                        symbol="o" if not suffix else None, symbolSize=6,
+                                        symbolBrush=colour, symbolPen=None, connect="finite")
+                self.plot.addItem(curve)
+                self.legend.addItem(curve, f"{label}, {text}")
+                self.curves[key + suffix] = curve
+        self._layers = None
+
+    def update_from(self, ev, layer: int, head: int) -> None:
+        L = ev.reference.n_layers
+        layers = np.arange(L + 1)
+        missing = []
+        self.data = {}
+        for suffix, trace in (("", ev.permuted), ("_original", ev.reference)):
+            self.data["residual" + suffix] = mean_token_norm(trace.hidden)     # (L+1,)
+            for key, array in (("attention_branch", trace.attn_out),
+                               ("mlp_branch", trace.mlp_out)):
+                curve = self.curves[key + suffix]
+                if array is None:
+                    curve.setData([], [])
+                    curve.setVisible(False)
+                    missing.append(key)
+                    continue
+                curve.setVisible(True)
+                self.data[key + suffix] = np.concatenate([[np.nan], mean_token_norm(array)])
+        for name, values in self.data.items():
+            self.curves[name].setData(layers, values)
+        if self._layers != L + 1:
+            self._layers = L + 1
+            self.plot.getAxis("bottom").setTicks(layer_ticks(L + 1))
+            self.plot.setXRange(-0.2, L + 0.2, padding=0)
+        self.coords = {"layer": layers.tolist()}
+        self.set_title("Residual stream and branch norms per layer "
+                       "(solid: reordered, dashed: original order)")
+        if missing:
+            names = sorted({k.replace("_branch", "") for k in missing})
+            self.set_note(f"This model does not record its {' and '.join(names).replace('mlp', 'MLP')}"
+                          "-branch outputs; only the residual stream is shown.")
+        else:
+            self.set_note("")
