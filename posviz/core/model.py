@@ -30,6 +30,15 @@ def split_words(text: str) -> list[str]:
     return WORD.findall(text)
 
 
+def residual_depth(cfg: ModelConfig) -> int:
+    """How many branch outputs the residual stream sums: 2L with residuals, else 1.
+
+    Output projections are scaled by 1/sqrt of it, as in GPT-2 and nanoGPT, so the stream
+    keeps its scale with depth; without residuals each block keeps unit scale instead.
+    """
+    return 2 * cfg.layers if cfg.residual else 1
+
+
 def _normal(gen: torch.Generator, *shape: int, std: float) -> nn.Parameter:
     return nn.Parameter(torch.randn(*shape, generator=gen, dtype=torch.float64) * std,
                         requires_grad=False)
@@ -45,7 +54,7 @@ class Attention(nn.Module):
         self.w_q = _normal(gen, d, d, std=1.5 / math.sqrt(d))     # (d, h*d_head)
         self.w_k = _normal(gen, d, d, std=1.5 / math.sqrt(d))
         self.w_v = _normal(gen, d, d, std=1.0 / math.sqrt(d))
-        self.w_o = _normal(gen, d, d, std=1.0 / math.sqrt(d))
+        self.w_o = _normal(gen, d, d, std=1.0 / math.sqrt(d * residual_depth(cfg)))
 
     def forward(self, x, position_ids, encoding: PositionalEncoding, bias, mask):
         """x: (n, d) -> output (n, d), weights (h, n, n), scores (h, n, n)."""
@@ -70,7 +79,7 @@ class MLP(nn.Module):
         d, f = cfg.d_model, cfg.ff_width
         self.w_in = _normal(gen, d, f, std=1.0 / math.sqrt(d))           # (d, d_ff)
         self.b_in = _normal(gen, f, std=0.1)
-        self.w_out = _normal(gen, f, d, std=1.0 / math.sqrt(f))          # (d_ff, d)
+        self.w_out = _normal(gen, f, d, std=1.0 / math.sqrt(f * residual_depth(cfg)))  # (d_ff, d)
 
     def forward(self, x):
         """(n, d) -> (n, d)."""

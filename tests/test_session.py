@@ -1,0 +1,125 @@
+"""The session as the one source of truth: edits, pinned tokens, the cached reference."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posviz.core.backend import BuiltinBackend, TokenSequence
+from posviz.core.config import ModelConfig, Positions
+from posviz.core.errors import PosvizInputError
+from posviz.core.session import Engine, Session, position_ids, truncate_sequence
+
+
+class PinnedBackend(BuiltinBackend):
+    """The built-in model with [CLS] ... [SEP] around the words, pinned like a BERT's."""
+
+    def tokenize(self, text):
+        seq = super().tokenize(text)
+        tokens = ("[CLS]",) + seq.tokens + ("[SEP]",)
+        return TokenSequence(tokens, tokens, (True,) + seq.pinned + (True,))
+
+
+class CountingBackend(BuiltinBackend):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.runs = []
+
+    def run(self, seq, order, position_ids):
+        self.runs.append(order.tolist())
+        return super().run(seq, order, position_ids)
+
+
+def test_edits_change_the_order_and_notify():
+    session = Session(text="a b c d")
+    seen = []
+    session.subscribe(seen.append)
+    session.move(0, 2)
+    assert session.current_tokens == ["b", "c", "a", "d"]
+    session.swap(0, 3)
+    assert session.current_tokens == ["d", "c", "a", "b"]
+    session.reverse()
+    assert session.current_tokens == ["b", "a", "c", "d"]
+    session.rotate(1)
+    assert session.current_tokens == ["d", "b", "a", "c"]
+    session.reset()
+    assert session.order.tolist() == [0, 1, 2, 3]
+    assert seen == ["order"] * 5
+    session.reset()                                 # no change, no notification
+    assert len(seen) == 5
+
+
+def test_shuffle_is_a_permutation():
+    session = Session(text="one two three four five six")
+    session.shuffle(np.random.default_rng(1))
+    assert sorted(session.order.tolist()) == list(range(6))
+
+
+def test_bad_edits_change_nothing():
+    session = Session(text="a b c")
+    session.move(0, 1)
+    before = session.order.copy()
+    for bad in (lambda: session.set_text("   "), lambda: session.move(0, 7),
+                lambda: session.set_order([0, 0, 1]), lambda: session.set_positions(
+                    Positions("slot", -1))):
+        with pytest.raises(PosvizInputError):
+            bad()
+        assert session.order.tolist() == before.tolist() and session.text == "a b c"
+
+
+def test_pinned_tokens_keep_their_slots():
+    session = Session(PinnedBackend(), text="a b c")
+    assert session.tokens == ("[CLS]", "a", "b", "c", "[SEP]")
+    session.reverse()
+    assert session.current_tokens == ["[CLS]", "c", "b", "a", "[SEP]"]
+    session.rotate(1)
+    assert session.current_tokens[0] == "[CLS]" and session.current_tokens[-1] == "[SEP]"
+    for _ in range(5):
+        session.shuffle()
+        assert session.current_tokens[0] == "[CLS]" and session.current_tokens[-1] == "[SEP]"
+    with pytest.raises(PosvizInputError, match="special tokens"):
+        session.move(0, 2)
+    assert session.is_pinned(0) and not session.is_pinned(1)
+
+
+def test_the_reference_run_is_cached():
+    backend = CountingBackend(ModelConfig(pe="rope"))
+    session = Session(backend, text="a b c d")
+    engine = Engine(backend)
+    for order in ([1, 0, 2, 3], [3, 2, 1, 0], [0, 1, 3, 2]):
+        engine.evaluate(session.seq, order, session.positions)
+    assert backend.runs == [[0, 1, 2, 3], [1, 0, 2, 3], [3, 2, 1, 0], [0, 1, 3, 2]]
+    engine.evaluate(session.seq, [0, 1, 2, 3], session.positions)   # the reference itself
+    assert len(backend.runs) == 4
+    engine.evaluate(session.seq, [1, 0, 2, 3], Positions("slot", 3))  # new reference
+    assert backend.runs[-2:] == [[0, 1, 2, 3], [1, 0, 2, 3]]
+
+
+def test_position_ids():
+    order = np.array([2, 0, 1])
+    assert position_ids(order, Positions("slot", 5)).tolist() == [5, 6, 7]
+    assert position_ids(order, Positions("token", 5)).tolist() == [7, 5, 6]
+
+
+def test_too_long_text_is_refused_or_truncated():
+    backend = PinnedBackend(ModelConfig(pe="learned", max_len=6))
+    session = Session(backend, text="a b")
+    with pytest.raises(PosvizInputError, match="need 7 positions"):
+        session.set_text("a b c d e")
+    assert session.tokens == ("[CLS]", "a", "b", "[SEP]")
+    session.set_text("a b c d e", truncate=True)
+    assert session.tokens == ("[CLS]", "a", "b", "c", "d", "[SEP]")
+
+
+def test_truncate_without_pinned_end():
+    seq = TokenSequence(("a", "b", "c"), ("a", "b", "c"), (False,) * 3)
+    assert truncate_sequence(seq, 2).tokens == ("a", "b")
+    assert truncate_sequence(seq, None) is seq
+
+
+def test_switching_model_keeps_the_order_when_tokens_agree():
+    session = Session(text="a b c")
+    session.reverse()
+    session.set_backend(BuiltinBackend(ModelConfig(pe="alibi")))
+    assert session.current_tokens == ["c", "b", "a"]
+    session.set_backend(PinnedBackend())
+    assert session.order.tolist() == list(range(5))
