@@ -1,0 +1,63 @@
+"""`posviz` with no subcommand: open the window.
+
+The window is shown first, with only Qt imported; torch, the core and the plots follow
+once it is on screen, so it appears in well under a second.
+
+Settings (window geometry, text, model options) live in QSettings under the organisation
+"posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your choice and
+``--reset-settings`` forgets them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def make_settings():
+    from PySide6.QtCore import QSettings
+
+    path = os.environ.get("POSVIZ_SETTINGS")
+    if path:
+        return QSettings(path, QSettings.IniFormat)
+    return QSettings("posviz", "posviz")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="posviz", description="Open the posviz window.")
+    parser.add_argument("--reset-settings", action="store_true",
+                        help="forget the remembered window, text and model options")
+    parser.add_argument("--text", help="start with this sentence")
+    # Qt's own options (-platform, -style, ...) pass through to QApplication.
+    return parser.parse_known_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args, qt_args = parse_args(argv)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from .. import __version__
+    from .main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
+    app.setOrganizationName("posviz")
+    app.setApplicationName("posviz")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("posviz")
+    settings = make_settings()
+    if args.reset_settings:
+        settings.clear()
+    if args.text is not None:
+        settings.setValue("text", args.text)
+    window = MainWindow(settings)
+    window.show()
+    # The heavy imports start once the first frame is on screen.
+    QTimer.singleShot(30, window.start)
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

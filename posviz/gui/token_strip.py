@@ -1,0 +1,342 @@
+"""The token strip: one chip per token, reordered by dragging with the mouse.
+
+The strip only shows an order and asks for changes: it never rearranges itself. While a
+chip is dragged, each time the pointer passes the middle of a neighbouring chip the strip
+emits ``moveRequested(src, dst)``; the window turns that into ``session.move(src, dst)``
+and hands the new order back through ``set_order``, so the plots follow the drag live
+and the other chips slide aside. On release ``dragFinished(before_order)`` lets the
+window record the whole drag as one undo step.
+
+Press / move / release are handled here (no QDrag), so a drag can be driven by
+QTest offscreen and can preview live.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
+
+MARGIN, SPACING, ROW_SPACING = 8.0, 6.0, 8.0
+PAD_X, PAD_Y, BADGE_GAP = 9.0, 6.0, 5.0
+ANIMATE_UP_TO = 256           # chips; beyond this they jump instead of sliding
+
+COLORS = {
+    "chip": QColor("#e8f0fb"), "chip_border": QColor("#9db7dc"),
+    "moved": QColor("#fff1dc"), "moved_border": QColor("#e0a656"),
+    "pinned": QColor("#eeeeee"), "pinned_border": QColor("#a8a8a8"),
+    "selected_border": QColor("#2f6fd0"), "text": QColor("#1d2733"),
+    "badge": QColor("#6b7a8c"), "badge_moved": QColor("#b86e0b"),
+    "shadow": QColor(0, 0, 0, 45), "focus": QColor("#2f6fd0"),
+}
+
+
+class TokenStrip(QWidget):
+    """Chips for ``tokens[order]``, wrapped into rows; drag one to reorder."""
+
+    moveRequested = Signal(int, int)      # slot src -> slot dst, during a drag or a key move
+    dragFinished = Signal(object)         # the order before the drag (np.ndarray)
+    dragCancelled = Signal(object)        # Escape during a drag: the order to go back to
+    selectionChanged = Signal()
+    hoverMessage = Signal(str)
+    heightChanged = Signal(int)           # the rows need this many pixels
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setFocusPolicy(Qt.StrongFocus)
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.setToolTip("Drag a chip to reorder the tokens; the plots follow as you drag.\n"
+                        "Click to select, Ctrl+click to select a second chip for Swap.\n"
+                        "The small number is each token's original index.\n"
+                        "Grey chips are special tokens: they keep their places.")
+        self.setAccessibleName("token strip")
+        self._font = QFont(self.font())
+        self._font.setPointSizeF(self._font.pointSizeF() * 1.1)
+        self._badge_font = QFont(self.font())
+        self._badge_font.setPointSizeF(self.font().pointSizeF() * 0.75)
+        self.tokens: list[str] = []
+        self.pinned: list[bool] = []
+        self.order: list[int] = []           # order[slot] = original index
+        self.selected: list[int] = []        # original indices, in click order
+        self._sizes: list[QSize] = []        # per original index
+        self._rects: list[QRectF] = []       # per slot: where the layout puts it
+        self._rows: list[tuple[float, float]] = []   # (top, bottom) of each row
+        self._shown: dict[int, QPointF] = {}  # original index -> drawn top-left (animated)
+        self._press = None                   # (point, original index, grab offset)
+        self._dragging = False
+        self._drag_point = QPointF()
+        self._before = None
+        self._animation = QTimer(self, interval=15, timeout=self._step_animation)
+
+    # -- content ----------------------------------------------------------------------
+    def set_tokens(self, tokens, pinned, order) -> None:
+        """New tokens (a new text or model): forget selection and any drag."""
+        self.tokens, self.pinned = list(tokens), [bool(p) for p in pinned]
+        self.order = [int(i) for i in order]
+        self.selected = []
+        self._press, self._dragging = None, False
+        metrics, badge = QFontMetricsF(self._font), QFontMetricsF(self._badge_font)
+        height = metrics.height() + 2 * PAD_Y
+        self._sizes = [QSize(int(metrics.horizontalAdvance(t) + badge.horizontalAdvance(str(i))
+                                 + 2 * PAD_X + BADGE_GAP + 1), int(height))
+                       for i, t in enumerate(self.tokens)]
+        self._shown = {}
+        self._relayout(animate=False)
+        self.selectionChanged.emit()
+
+    def set_order(self, order) -> None:
+        """Show a new order (the session changed); chips slide to their new slots."""
+        self.order = [int(i) for i in order]
+        self._relayout(animate=True)
+
+    def slot_of(self, index: int) -> int:
+        return self.order.index(index)
+
+    def chip_rect(self, slot: int) -> QRectF:
+        """Where the chip in ``slot`` sits (widget coordinates), ignoring any animation."""
+        return QRectF(self._rects[slot])
+
+    def selected_slots(self) -> list[int]:
+        return [self.slot_of(i) for i in self.selected]
+
+    def select_slots(self, slots) -> None:
+        self.selected = [self.order[s] for s in slots]
+        self.update()
+        self.selectionChanged.emit()
+
+    # -- layout -----------------------------------------------------------------------
+    def _relayout(self, animate: bool) -> None:
+        width = max(self.width(), 200)
+        x, y, row_h = MARGIN, MARGIN, 0.0
+        self._rects, self._rows = [], []
+        row_top = y
+        for index in self.order:
+            size = self._sizes[index]
+            if x > MARGIN and x + size.width() > width - MARGIN:
+                self._rows.append((row_top, row_top + row_h))
+                x, y = MARGIN, y + row_h + ROW_SPACING
+                row_top, row_h = y, 0.0
+            self._rects.append(QRectF(x, y, size.width(), size.height()))
+            x += size.width() + SPACING
+            row_h = max(row_h, size.height())
+        if self.order:
+            self._rows.append((row_top, row_top + row_h))
+        height = int((self._rows[-1][1] if self._rows else 30) + MARGIN)
+        if self.minimumHeight() != height:
+            self.setMinimumHeight(height)
+            self.setMaximumHeight(height)
+            self.heightChanged.emit(height)
+        animate = animate and len(self.order) <= ANIMATE_UP_TO and self.isVisible()
+        for slot, index in enumerate(self.order):
+            if not animate or index not in self._shown:
+                self._shown[index] = self._rects[slot].topLeft()
+        if animate:
+            self._animation.start()
+        self.update()
+
+    def _step_animation(self) -> None:
+        moving = False
+        for slot, index in enumerate(self.order):
+            target, now = self._rects[slot].topLeft(), self._shown[index]
+            delta = target - now
+            if abs(delta.x()) + abs(delta.y()) < 0.6:
+                self._shown[index] = target
+            else:
+                self._shown[index] = now + delta * 0.35
+                moving = True
+        if not moving:
+            self._animation.stop()
+        self.update()
+
+    def resizeEvent(self, event) -> None:
+        if event.oldSize().width() != event.size().width():
+            self._relayout(animate=False)
+        super().resizeEvent(event)
+
+    def sizeHint(self) -> QSize:
+        return QSize(600, self.minimumHeight() or 40)
+
+    # -- hit testing ------------------------------------------------------------------
+    def slot_at(self, point: QPointF) -> int | None:
+        for slot, rect in enumerate(self._rects):
+            if rect.adjusted(-SPACING / 2, -ROW_SPACING / 2, SPACING / 2,
+                             ROW_SPACING / 2).contains(point):
+                return slot
+        return None
+
+    def _reading_key(self, point: QPointF) -> tuple[int, float]:
+        """(row, x) of a point, to compare positions in reading order."""
+        row = 0
+        for row, (top, bottom) in enumerate(self._rows):
+            if point.y() < bottom + ROW_SPACING / 2:
+                break
+        return row, point.x()
+
+    def _target_slot(self, slot: int, point: QPointF) -> int:
+        """Where the dragged chip belongs: past the middle of a neighbour, it moves."""
+        key = self._reading_key(point)
+        target = slot
+        while (target + 1 < len(self.order) and not self.pinned[self.order[target + 1]]
+               and key > self._reading_key(self._rects[target + 1].center())):
+            target += 1
+        while (target - 1 >= 0 and not self.pinned[self.order[target - 1]]
+               and key < self._reading_key(self._rects[target - 1].center())):
+            target -= 1
+        return target
+
+    # -- mouse ------------------------------------------------------------------------
+    def mousePressEvent(self, event) -> None:
+        if event.button() != Qt.LeftButton:
+            return super().mousePressEvent(event)
+        self.setFocus(Qt.MouseFocusReason)
+        point = event.position()
+        slot = self.slot_at(point)
+        if slot is None:
+            if self.selected:
+                self.select_slots([])
+            return
+        index = self.order[slot]
+        if event.modifiers() & (Qt.ControlModifier | Qt.ShiftModifier):
+            if index in self.selected:
+                self.selected.remove(index)
+            else:
+                self.selected = (self.selected + [index])[-2:]
+        else:
+            self.selected = [index]
+        self.update()
+        self.selectionChanged.emit()
+        if not self.pinned[index]:
+            self._press = (point, index, point - self._rects[slot].topLeft())
+
+    def mouseMoveEvent(self, event) -> None:
+        point = event.position()
+        if self._press is None:
+            slot = self.slot_at(point)
+            if slot is not None:
+                index = self.order[slot]
+                kind = " (special token: it keeps its place)" if self.pinned[index] else ""
+                self.hoverMessage.emit(f"“{self.tokens[index]}”: original index {index}, "
+                                       f"now at slot {slot}{kind}")
+            return
+        start, index, _ = self._press
+        if not self._dragging:
+            if (point - start).manhattanLength() < QApplication.startDragDistance():
+                return
+            self._dragging = True
+            self._before = list(self.order)
+            self.setCursor(Qt.ClosedHandCursor)
+        self._drag_point = point
+        slot = self.slot_of(index)
+        target = self._target_slot(slot, point)
+        if target != slot:
+            self.moveRequested.emit(slot, target)    # the window calls set_order back
+        self._autoscroll(point)
+        self.update()
+
+    def mouseReleaseEvent(self, event) -> None:
+        if event.button() != Qt.LeftButton or self._press is None:
+            return super().mouseReleaseEvent(event)
+        dragging, index = self._dragging, self._press[1]
+        self._press, self._dragging = None, False
+        self.unsetCursor()
+        if dragging:
+            self._shown[index] = self._drag_point - self._grab_offset(index)
+            self._relayout(animate=True)
+            if self._before != self.order:
+                self.dragFinished.emit(self._before)
+        self._before = None
+
+    def _grab_offset(self, index: int) -> QPointF:
+        return self._press[2] if self._press else QPointF(self._sizes[index].width() / 2,
+                                                           self._sizes[index].height() / 2)
+
+    def _autoscroll(self, point: QPointF) -> None:
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QScrollArea):
+            parent = parent.parentWidget()
+        if parent is not None:
+            parent.ensureVisible(int(point.x()), int(point.y()), 10, 24)
+
+    def leaveEvent(self, event) -> None:
+        self.hoverMessage.emit("")
+        super().leaveEvent(event)
+
+    # -- keyboard ---------------------------------------------------------------------
+    def keyPressEvent(self, event) -> None:
+        key = event.key()
+        if key == Qt.Key_Escape and self._dragging:
+            before = self._before
+            self._press, self._dragging, self._before = None, False, None
+            self.unsetCursor()
+            self.dragCancelled.emit(before)
+            return
+        if key in (Qt.Key_Left, Qt.Key_Right) and not event.modifiers() & Qt.AltModifier \
+                and self.order:
+            step = -1 if key == Qt.Key_Left else 1
+            slot = self.selected_slots()[-1] + step if self.selected else 0
+            self.select_slots([min(max(slot, 0), len(self.order) - 1)])
+            return
+        super().keyPressEvent(event)
+
+    def movable_step(self, step: int) -> tuple[int, int] | None:
+        """(src, dst) to move the selected chip one slot left (-1) or right (+1), if it can."""
+        if len(self.selected) != 1:
+            return None
+        index = self.selected[0]
+        src = self.slot_of(index)
+        dst = src + step
+        if self.pinned[index] or not 0 <= dst < len(self.order) or self.pinned[self.order[dst]]:
+            return None
+        return src, dst
+
+    # -- painting ---------------------------------------------------------------------
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.Antialiasing)
+        clip = QRectF(event.rect())
+        dragged = self._press[1] if self._dragging else None
+        for slot, index in enumerate(self.order):
+            if index == dragged:
+                continue
+            rect = QRectF(self._shown.get(index, self._rects[slot].topLeft()),
+                          QRectF(self._rects[slot]).size())
+            if rect.intersects(clip):
+                self._paint_chip(painter, rect, index, slot)
+        if dragged is not None:
+            slot = self.slot_of(dragged)
+            # the chip's future place, then the chip itself under the pointer
+            painter.setPen(QPen(COLORS["chip_border"], 1.2, Qt.DashLine))
+            painter.setBrush(Qt.NoBrush)
+            painter.drawRoundedRect(self._rects[slot].adjusted(1, 1, -1, -1), 7, 7)
+            rect = QRectF(self._drag_point - self._press[2], self._rects[slot].size())
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(COLORS["shadow"])
+            painter.drawRoundedRect(rect.translated(2, 3), 7, 7)
+            self._paint_chip(painter, rect, dragged, slot, lifted=True)
+        painter.end()
+
+    def _paint_chip(self, painter: QPainter, rect: QRectF, index: int, slot: int,
+                    lifted: bool = False) -> None:
+        pinned, moved = self.pinned[index], index != slot
+        fill = COLORS["pinned" if pinned else "moved" if moved else "chip"]
+        border = COLORS["pinned_border" if pinned else "moved_border" if moved
+                        else "chip_border"]
+        selected = index in self.selected
+        if lifted:
+            fill = fill.lighter(104)
+        path = QPainterPath()
+        path.addRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 7, 7)
+        painter.fillPath(path, fill)
+        pen = QPen(COLORS["selected_border"] if selected else border, 2.0 if selected else 1.0,
+                   Qt.DashLine if pinned else Qt.SolidLine)
+        painter.setPen(pen)
+        painter.drawPath(path)
+        badge = str(index)
+        badge_w = QFontMetricsF(self._badge_font).horizontalAdvance(badge)
+        text_rect = rect.adjusted(PAD_X, 0, -(PAD_X + BADGE_GAP + badge_w), 0)
+        painter.setFont(self._font)
+        painter.setPen(COLORS["text"] if not pinned else COLORS["badge"])
+        painter.drawText(text_rect, Qt.AlignVCenter | Qt.AlignLeft, self.tokens[index])
+        painter.setFont(self._badge_font)
+        painter.setPen(COLORS["badge_moved" if moved else "badge"])
+        painter.drawText(rect.adjusted(0, 3, -PAD_X + 2, 0), Qt.AlignTop | Qt.AlignRight, badge)
