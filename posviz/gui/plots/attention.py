@@ -23,11 +23,9 @@ class _HeatmapPlot:
 
     def __init__(self, canvas: pg.GraphicsLayoutWidget, title: str, cmap: str, levels,
                  left: str = "query", bottom: str = "key", row=None, col=None):
-        self.plot = canvas.addPlot(row=row, col=col)
+        self.plot = canvas.addPlot(row=row, col=col, axisItems=style.token_axes())
         style.style_plot(self.plot, title, left, bottom)
         self.plot.invertY(True)
-        self.plot.setAspectLocked(True)
-        self.plot.setMenuEnabled(True)
         self.plot.hideButtons()
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(style.colormap(cmap))
@@ -40,11 +38,11 @@ class _HeatmapPlot:
         if array.shape != self.shape:
             self.shape = array.shape
             rows, cols = array.shape
-            self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
+            self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
 
     def set_ticks(self, row_labels, col_labels) -> None:
-        self.plot.getAxis("left").setTicks(style.token_ticks(row_labels))
-        self.plot.getAxis("bottom").setTicks(style.token_ticks(col_labels))
+        self.plot.getAxis("left").set_tokens(row_labels)
+        self.plot.getAxis("bottom").set_tokens(col_labels)
 
     def cell_at(self, scene_pos):
         """Scene position -> (row, col) of the cell under it, or None."""
@@ -75,19 +73,14 @@ class AttentionFigure(Figure):
                                     style.ATTENTION_LEVELS, col=1)
         self.difference = _HeatmapPlot(canvas, "difference (reordered − original)",
                                        style.DIVERGING, self._diff_levels(), col=3)
-        self.attention_bar = pg.ColorBarItem(
-            values=style.ATTENTION_LEVELS, colorMap=style.colormap(style.SEQUENTIAL),
-            interactive=False, width=14, label="attention weight")
+        self.attention_bar = style.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
+                                             "attention weight")
         self.attention_bar.setImageItem([self.original.image, self.aligned.image])
         canvas.addItem(self.attention_bar, row=0, col=2)
-        self.difference_bar = pg.ColorBarItem(
-            values=self._diff_levels(), colorMap=style.colormap(style.DIVERGING),
-            interactive=False, width=14, label="difference")
+        self.difference_bar = style.color_bar(self._diff_levels(), style.DIVERGING,
+                                              "difference")
         self.difference_bar.setImageItem(self.difference.image)
         canvas.addItem(self.difference_bar, row=0, col=4)
-        for axis in (self.attention_bar, self.difference_bar):
-            axis.axis.setPen(pg.mkPen(style.FOREGROUND))
-            axis.axis.setTextPen(pg.mkPen(style.FOREGROUND))
         self.aligned.plot.setXLink(self.original.plot)
         self.aligned.plot.setYLink(self.original.plot)
         self.difference.plot.setXLink(self.original.plot)
@@ -189,11 +182,8 @@ class MosaicFigure(Figure):
         self.outline.setPen(style.cosmetic_pen("#ff7f0e", 3))
         self.outline.setZValue(10)
         self.plot.addItem(self.outline)
-        self.bar = pg.ColorBarItem(values=self._levels(), colorMap=self._cmap(),
-                                   interactive=False, width=14)
+        self.bar = style.color_bar(self._levels(), style.DIVERGING)
         self.bar.setImageItem(self.image)
-        self.bar.axis.setPen(pg.mkPen(style.FOREGROUND))
-        self.bar.axis.setTextPen(pg.mkPen(style.FOREGROUND))
         self.canvas.addItem(self.bar, row=0, col=1)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self._buffer = None                   # (L*(n+g)-g, h*(n+g)-g) mosaic pixels

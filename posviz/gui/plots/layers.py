@@ -46,8 +46,7 @@ class SymmetryFigure(Figure):
             label="noise floor: below it, exactly equivariant",
             labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
         self.plot.addItem(self.floor_line)
-        self.legend = pg.LegendItem(labelTextColor=style.FOREGROUND)
-        self.canvas.addItem(self.legend, row=0, col=1)
+        self.legend = style.legend_below(self.canvas)
         self.curves = {}
         for colour, metric, symbol in zip(style.CURVE_COLOURS, METRICS, "osdt"):
             curve = pg.PlotDataItem(pen=style.cosmetic_pen(colour, 2), symbol=symbol,
@@ -83,9 +82,10 @@ class SymmetryFigure(Figure):
         broken = [int(l) for l in layers if c.hidden_equivariance[l] > floor]
         self.set_title("Symmetry per layer: how far the reordered run is from the reordered "
                        "original (0 = equivariant / invariant)")
-        self.set_note("hidden states equivariant at every layer" if not broken else
-                      f"hidden states stop being equivariant from layer "
-                      f"{'in' if broken[0] == 0 else broken[0]}")
+        self.set_note("The hidden states are equivariant at every layer." if not broken else
+                      "The hidden states stop being equivariant "
+                      + ("at the input to block 1 (the positions are added there)."
+                         if broken[0] == 0 else f"from layer {broken[0]} on."))
 
 
 class TokenChangeFigure(Figure):
@@ -98,7 +98,8 @@ class TokenChangeFigure(Figure):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.plot = self.canvas.addPlot(row=0, col=0)
+        self.plot = self.canvas.addPlot(row=0, col=0,
+                                        axisItems={"bottom": style.TokenAxis("bottom")})
         style.style_plot(self.plot, "", "relative change ‖h′ − h‖ / ‖h‖", "token (original order)")
         self.plot.showGrid(x=False, y=True, alpha=0.25)
         self.plot.hideButtons()
@@ -120,7 +121,7 @@ class TokenChangeFigure(Figure):
                           pens=[pg.mkPen(None)] * n)
         if ev.reference.tokens != self.tokens:
             self.tokens = ev.reference.tokens
-            self.plot.getAxis("bottom").setTicks(style.token_ticks(self.tokens))
+            self.plot.getAxis("bottom").set_tokens(self.tokens)
             self.plot.setXRange(0, n, padding=0.01)
         top = float(change.max()) if n else 0.0
         self.plot.setYRange(0, max(top * 1.1, 10 * floor), padding=0)
@@ -161,8 +162,7 @@ class BranchNormsFigure(Figure):
         style.style_plot(self.plot, "", "mean token norm ‖·‖", "layer (in = input to block 1)")
         self.plot.showGrid(x=False, y=True, alpha=0.25)
         self.plot.hideButtons()
-        self.legend = pg.LegendItem(labelTextColor=style.FOREGROUND)
-        self.canvas.addItem(self.legend, row=0, col=1)
+        self.legend = style.legend_below(self.canvas)
         self.curves = {}
         for key, label, colour in self.parts:
             colour = style.CURVE_COLOURS[colour]

@@ -64,8 +64,8 @@ def _relative_profile(kind: str, d_model: int, heads: int, scale: float, seed: i
     with torch.no_grad():
         if kind == "sinusoidal":
             table = encoding.absolute(positions).numpy()                  # (D, d)
-            values = (table @ table[reach]) / d_model                     # (D,)
-            return distances, values[None], ["all positions"], "PE(p)·PE(p+Δ) / d"
+            values = cosine_similarity(table)[reach]                      # (D,)
+            return distances, values[None], ["all positions"], "cosine of PE(p) and PE(p+Δ)"
         if kind == "rope":
             d_head = encoding.d_head
             ones = torch.ones(1, 2 * reach + 1, d_head, dtype=torch.float64)  # (1, D, d_head)
@@ -111,12 +111,8 @@ class EncodingFigure(Figure):
         super().__init__(parent)
         self.map = _HeatmapPlot(self.canvas, "", style.DIVERGING, (-1, 1),
                                 left="position", bottom="dimension", col=0)
-        self.map.plot.setAspectLocked(False)
-        self.bar = pg.ColorBarItem(values=(-1, 1), colorMap=style.colormap(style.DIVERGING),
-                                   interactive=False, width=14)
+        self.bar = style.color_bar((-1, 1), style.DIVERGING, "value")
         self.bar.setImageItem(self.map.image)
-        self.bar.axis.setPen(pg.mkPen(style.FOREGROUND))
-        self.bar.axis.setTextPen(pg.mkPen(style.FOREGROUND))
         self.canvas.addItem(self.bar, row=0, col=1)
         self._key = None
 
@@ -139,11 +135,9 @@ class EncodingFigure(Figure):
         self.bar.setLevels(levels)
         self.map.set_image(table, levels)
         ids = trace.position_ids.tolist()
-        self.map.plot.getAxis("left").setTicks(style.token_ticks([str(p) for p in ids]))
+        self.map.plot.getAxis("left").set_tokens([str(p) for p in ids])
         d = table.shape[1]
-        step = max(1, d // 8)
-        self.map.plot.getAxis("bottom").setTicks(
-            [[(j + 0.5, str(j)) for j in range(0, d, step)], []])
+        self.map.plot.getAxis("bottom").set_tokens([str(j) for j in range(d)])
         self.data = {"encoding": table.copy()}
         self.coords = {"position": ids}
         kind = pe_kind(trace)
@@ -163,11 +157,8 @@ class SimilarityFigure(Figure):
         super().__init__(parent)
         self.map = _HeatmapPlot(self.canvas, "", style.DIVERGING, (-1, 1),
                                 left="position", bottom="position", col=0)
-        self.bar = pg.ColorBarItem(values=(-1, 1), colorMap=style.colormap(style.DIVERGING),
-                                   interactive=False, width=14, label="cosine")
+        self.bar = style.color_bar((-1, 1), style.DIVERGING, "cosine")
         self.bar.setImageItem(self.map.image)
-        self.bar.axis.setPen(pg.mkPen(style.FOREGROUND))
-        self.bar.axis.setTextPen(pg.mkPen(style.FOREGROUND))
         self.canvas.addItem(self.bar, row=0, col=1)
         self._key = None
 
@@ -209,8 +200,7 @@ class RelativeProfileFigure(Figure):
         style.style_plot(self.plot, "", "", "Δ = key position − query position")
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.hideButtons()
-        self.legend = pg.LegendItem(labelTextColor=style.FOREGROUND)
-        self.canvas.addItem(self.legend, row=0, col=1)
+        self.legend = style.legend_below(self.canvas)
         self.curves: list[pg.PlotDataItem] = []
         self._key = None
 

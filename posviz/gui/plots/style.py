@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 BACKGROUND = "w"
 FOREGROUND = (40, 40, 40)
@@ -17,7 +17,6 @@ DIVERGING = "CET-D1"            # signed differences, white at 0
 ATTENTION_LEVELS = (0.0, 1.0)
 DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)   # choices of the symmetric range ±r
 DEFAULT_DIFFERENCE_RANGE = 0.3
-MAX_LABELS = 24                 # token labels drawn per axis before thinning to every k-th
 CURVE_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
                  "#f0e442", "#000000")   # Okabe-Ito, readable for colour-blind users
 
@@ -32,6 +31,7 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
         axis = plot.getAxis(side)
         axis.setPen(pg.mkPen(FOREGROUND))
         axis.setTextPen(pg.mkPen(FOREGROUND))
+        axis.enableAutoSIPrefix(False)
     if title:
         plot.setTitle(title, color="#202020", size="10pt")
     if left:
@@ -40,15 +40,53 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
         plot.setLabel("bottom", bottom, color="#202020")
 
 
-def token_ticks(tokens, max_labels: int = MAX_LABELS) -> list[list[tuple[float, str]]]:
-    """Tick levels for an axis of token cells centred at 0.5, 1.5, ...: every k-th token
-    labelled as a major tick (so labels never overlap), the rest as minor ticks that
-    pyqtgraph labels only when there is room."""
-    n = len(tokens)
-    step = max(1, int(np.ceil(n / max_labels)))
-    major = [(i + 0.5, _short(t)) for i, t in enumerate(tokens) if i % step == 0]
-    minor = [(i + 0.5, _short(t)) for i, t in enumerate(tokens) if i % step != 0]
-    return [major, minor]
+class TokenAxis(pg.AxisItem):
+    """An axis of token cells (cell i spans [i, i+1)) labelled with the tokens.
+
+    Labels are thinned to every k-th token, k chosen from the axis length in pixels and
+    the label size, so they never overlap, whatever the zoom; every cell keeps a tick.
+    """
+
+    def __init__(self, orientation: str, **kwargs):
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+        self.tokens: list[str] = []
+        self._step = 1
+
+    def set_tokens(self, tokens) -> None:
+        self.tokens = [_short(str(t)) for t in tokens]
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal, maxVal, size):
+        n = len(self.tokens)
+        if n == 0 or size <= 0:
+            return []
+        low, high = sorted((minVal, maxVal))
+        first, last = max(0, int(np.floor(low))), min(n - 1, int(np.ceil(high)))
+        if first > last:
+            return []
+        pixels = size / max(high - low, 1e-9)                  # pixels per token cell
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or self.font())
+        if self.orientation in ("left", "right"):
+            need = metrics.height() * 1.05
+        else:
+            need = max(metrics.horizontalAdvance(t) for t in self.tokens[first:last + 1]) + 8
+        self._step = step = max(1, int(np.ceil(need / pixels)))
+        cells = range(first, last + 1)
+        major = [i + 0.5 for i in cells if i % step == 0]
+        if step == 1:
+            return [(1.0, major)]
+        return [(float(step), major), (1.0, [i + 0.5 for i in cells if i % step])]
+
+    def tickStrings(self, values, scale, spacing):
+        if spacing != self._step:
+            return [""] * len(values)
+        return [self.tokens[int(v)] if 0 <= int(v) < len(self.tokens) else "" for v in values]
+
+
+def token_axes() -> dict[str, TokenAxis]:
+    return {"left": TokenAxis("left"), "bottom": TokenAxis("bottom")}
 
 
 def _short(token: str, limit: int = 10) -> str:
@@ -59,3 +97,26 @@ def cosmetic_pen(colour, width: float = 2.0, style=QtCore.Qt.PenStyle.SolidLine)
     pen = pg.mkPen(colour, width=width, style=style)
     pen.setCosmetic(True)
     return pen
+
+
+def legend_below(canvas: pg.GraphicsLayoutWidget, columns: int = 2) -> pg.LegendItem:
+    """A legend in its own row under the plot, so it never covers data."""
+    legend = pg.LegendItem(labelTextColor=FOREGROUND, colCount=columns, frame=False)
+    canvas.addItem(legend, row=1, col=0)
+    legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred,
+                         QtWidgets.QSizePolicy.Policy.Maximum)
+    canvas.ci.layout.setRowStretchFactor(0, 10)
+    canvas.ci.layout.setRowStretchFactor(1, 0)
+    return legend
+
+
+def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
+    """A fixed (non-interactive) colour bar with dark text."""
+    bar = pg.ColorBarItem(values=levels, colorMap=colormap(cmap), interactive=False,
+                          width=14, colorMapMenu=False)
+    bar.axis.setPen(pg.mkPen(FOREGROUND))
+    bar.axis.setTextPen(pg.mkPen(FOREGROUND))
+    bar.axis.enableAutoSIPrefix(False)
+    if label:
+        bar.axis.setLabel(label, color="#202020")
+    return bar

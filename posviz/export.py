@@ -1,0 +1,120 @@
+"""``posviz export``: write every figure of one order to a folder, without a window.
+
+    posviz export [model options] --text TEXT --order I,J,... --out DIR
+                  [--format png,svg] [--width PX] [--no-csv]
+                  [--layer L] [--head H]
+
+Files written, one per figure and format (names are stable):
+
+    attention.{png,svg,csv}            the selected layer/head: original, reordered
+                                       (aligned back to the original tokens), difference
+    attention_mosaic.{png,svg,csv}     every layer x head: reordered minus original
+    symmetry.{png,svg,csv}             per-layer equivariance/invariance metrics, noise floor
+    token_change.{png,svg,csv}         per-token change at the selected layer
+    branch_norms.{png,svg,csv}         residual stream, attention and MLP branch norms
+    encoding.{png,svg,csv}             the additive positional encoding (positions x dims)
+    encoding_similarity.{png,svg,csv}  cosine similarity between positions
+    relative_profile.{png,svg,csv}     score or bias against relative distance
+
+Each CSV holds the numbers its figure shows, one row per index. Every path written is
+printed, one per line. Bad input exits with status 2 and one line.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .core.errors import PosvizInputError
+
+DEFAULT_WIDTH = 1600
+PANEL_SIZE = (1500, 1000)
+
+
+def add_export_command(subparsers) -> None:
+    from .cli import add_model_arguments
+
+    parser = subparsers.add_parser(
+        "export", help="write every figure as PNG/SVG (and its numbers as CSV) to a folder")
+    add_model_arguments(parser)
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
+    parser.add_argument("--format", default="png,svg", metavar="png,svg",
+                        help="image formats, comma-separated (default: png,svg)")
+    parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
+                        help=f"width of PNG images in pixels (default: {DEFAULT_WIDTH})")
+    parser.add_argument("--no-csv", action="store_true", help="do not write the CSV tables")
+    parser.add_argument("--layer", type=int, default=1,
+                        help="layer (1..L) of the attention and token-change figures")
+    parser.add_argument("--head", type=int, default=0, help="head (0..h-1) of the attention figure")
+    parser.set_defaults(func=export)
+
+
+def parse_formats(text: str) -> list[str]:
+    formats = [part.strip().lower().lstrip(".") for part in text.split(",") if part.strip()]
+    bad = [f for f in formats if f not in ("png", "svg")]
+    if not formats or bad:
+        raise PosvizInputError(f"--format takes png, svg or png,svg (got {text!r})")
+    return list(dict.fromkeys(formats))
+
+
+def check_folder(folder: Path) -> Path:
+    """Create the folder if needed; PosvizInputError naming it if it cannot be written."""
+    if folder.exists() and not folder.is_dir():
+        raise PosvizInputError(f"{folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise PosvizInputError(f"cannot create the folder {folder}: "
+                               f"{error.strerror or error}") from None
+    if not folder.is_dir():
+        raise PosvizInputError(f"{folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PosvizInputError(f"cannot write into the folder {folder}: permission denied")
+    return folder
+
+
+def export(args) -> int:
+    from .cli import evaluate
+
+    formats = parse_formats(args.format)
+    if not 16 <= args.width <= 20000:
+        raise PosvizInputError(f"--width must be from 16 to 20000 pixels (got {args.width})")
+    _, ev = evaluate(args)
+    L, h = ev.reference.n_layers, ev.reference.n_heads
+    if not 1 <= args.layer <= L:
+        raise PosvizInputError(f"--layer must be from 1 to {L} (got {args.layer})")
+    if not 0 <= args.head < h:
+        raise PosvizInputError(f"--head must be from 0 to {h - 1} (got {args.head})")
+    folder = check_folder(Path(args.out))
+
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6 import QtCore, QtWidgets
+    QtCore.qInstallMessageHandler(_quiet_platform_notes)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    from .gui.plots import PlotsPanel
+
+    panel = PlotsPanel()
+    panel.resize(*PANEL_SIZE)
+    panel.set_selection(args.layer, args.head)
+    panel.show()
+    app.processEvents()
+    panel.show_evaluation(ev)
+    panel.set_selection(args.layer, args.head)
+    app.processEvents()
+    try:
+        for path in panel.export_all(folder, formats, width=args.width, csv=not args.no_csv):
+            print(path)
+    finally:
+        panel.close()
+        panel.deleteLater()
+        QtCore.qInstallMessageHandler(None)
+    sys.stdout.flush()
+    return 0
+
+
+def _quiet_platform_notes(mode, context, message: str) -> None:
+    """Drop the offscreen platform's harmless notes; pass every other Qt message on."""
+    if "propagateSizeHints" in message:
+        return
+    print(message, file=sys.stderr)
