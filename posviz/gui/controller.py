@@ -65,6 +65,7 @@ class Controller(QObject):
         self._lock = threading.Lock()
         self._pending = None            # newest (generation, backend, seq, order, positions)
         self._generation = 0
+        self._painted = 0               # generation of last_evaluation
         self._engine = None             # used on the compute worker only
         self._load_generation = 0
         self.loading = False
@@ -133,6 +134,10 @@ class Controller(QObject):
     def generation(self) -> int:
         return self._generation
 
+    def generation_painted(self) -> bool:
+        """Is the last evaluation the answer to the newest request?"""
+        return self._painted == self._generation
+
     def _evaluate_newest(self) -> None:
         with self._lock:
             job, self._pending = self._pending, None
@@ -158,7 +163,7 @@ class Controller(QObject):
     def _on_evaluated(self, generation: int, ev, ms: float) -> None:
         if generation != self._generation:
             return                      # stale: a newer request is on its way
-        self.last_evaluation, self.last_ms = ev, ms
+        self.last_evaluation, self.last_ms, self._painted = ev, ms, generation
         self.evaluated.emit(ev, ms)
 
     @Slot(int, str)

@@ -1,0 +1,18 @@
+"""Shared test set-up: headless Qt, one BLAS thread, no network, private settings."""
+import os
+
+# Before any Qt or numpy import: Qt tests run without a display unless a test asks for
+# one, numpy's BLAS does not compete with torch for the cores, nothing is downloaded.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def private_settings(tmp_path, monkeypatch):
+    """The window never reads or writes the user's real settings in a test."""
+    path = tmp_path / "posviz-settings.ini"
+    monkeypatch.setenv("POSVIZ_SETTINGS", str(path))
+    return path

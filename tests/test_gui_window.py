@@ -1,0 +1,294 @@
+"""The window, driven as a user would: drags, toolbar, undo, text, model options.
+
+Numbers shown are checked against the core computed directly for the same order.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
+
+from posviz.core.backend import BuiltinBackend, TokenSequence  # noqa: E402
+from posviz.core.config import ModelConfig  # noqa: E402
+from posviz.core.session import Engine  # noqa: E402
+from posviz.core.symmetry import METRICS  # noqa: E402
+from posviz.gui.app import make_settings  # noqa: E402
+from posviz.gui.main_window import MainWindow  # noqa: E402
+
+TIMEOUT = 30_000
+
+
+class PinnedBackend(BuiltinBackend):
+    """The built-in model with [CLS] ... [SEP] around the words, pinned like a BERT's."""
+
+    def tokenize(self, text):
+        seq = super().tokenize(text)
+        tokens = ("[CLS]",) + seq.tokens + ("[SEP]",)
+        return TokenSequence(tokens, tokens, (True,) + seq.pinned + (True,))
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
+        w.start()
+    return w
+
+
+def settled(qtbot, w):
+    """Wait until the painted evaluation is the one for the session's current state."""
+    s = w.controller.session
+
+    def current():
+        ev = w.controller.last_evaluation
+        assert ev is not None and ev.seq == s.seq and np.array_equal(ev.order, s.order)
+        assert ev.positions == s.positions and w.controller.generation_painted()
+    qtbot.waitUntil(current, timeout=TIMEOUT)
+    return w.controller.last_evaluation
+
+
+def moved(order, src, dst):
+    order = list(order)
+    order.insert(dst, order.pop(src))
+    return order
+
+
+def centre(strip, slot) -> QPoint:
+    return strip.chip_rect(slot).center().toPoint()
+
+
+def drag(qtbot, strip, src: int, dst: int, steps: int = 12) -> None:
+    """Press on chip src, move in steps just past the middle of chip dst, release."""
+    start, end = centre(strip, src), centre(strip, dst) + QPoint(3 if dst > src else -3, 0)
+    QTest.mousePress(strip, Qt.LeftButton, Qt.NoModifier, start)
+    for k in range(1, steps + 1):
+        QTest.mouseMove(strip, start + (end - start) * (k / steps))
+    QTest.mouseRelease(strip, Qt.LeftButton, Qt.NoModifier, end)
+
+
+def assert_shows_core_numbers(w, ev):
+    """The plots show what the core computes for this order, computed afresh here."""
+    s = w.controller.session
+    expected = Engine(s.backend).evaluate(s.seq, s.order, s.positions)
+    shown = w.plots.displayed()["symmetry"]
+    for metric in METRICS:
+        np.testing.assert_allclose(shown[metric], expected.comparison.metric(metric),
+                                   rtol=1e-5, atol=1e-7, equal_nan=True)
+    np.testing.assert_allclose(ev.permuted.hidden, expected.permuted.hidden, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_window_opens_computed_with_the_reverse_order(window):
+    s = window.controller.session
+    ev = window.controller.last_evaluation
+    n = len(s.seq)
+    assert n > 3
+    np.testing.assert_array_equal(ev.order, np.arange(n)[::-1])
+    assert window.strip.order == list(ev.order)
+    assert window.text_edit.text() == s.text
+    assert_shows_core_numbers(window, ev)
+
+
+def test_mouse_drag_reorders_and_the_plots_follow(qtbot, window):
+    s, strip = window.controller.session, window.strip
+    before = s.order.tolist()
+    seen = []
+    window.controller.sessionChanged.connect(lambda what: seen.append(s.order.tolist()))
+    drag(qtbot, strip, 0, 3)
+    expected = moved(before, 0, 3)
+    assert s.order.tolist() == expected
+    assert strip.order == expected
+    assert len(seen) >= 2          # the order changed live, slot by slot, during the drag
+    ev = settled(qtbot, window)
+    assert_shows_core_numbers(window, ev)
+
+
+def test_a_drag_is_one_undo_step(qtbot, window):
+    s = window.controller.session
+    before = s.order.tolist()
+    drag(qtbot, window.strip, 5, 1)
+    after = s.order.tolist()
+    assert after == moved(before, 5, 1)
+    assert window.undo_stack.count() == 1
+    window.undo_action.trigger()
+    assert s.order.tolist() == before and window.strip.order == before
+    window.redo_action.trigger()
+    assert s.order.tolist() == after
+    assert_shows_core_numbers(window, settled(qtbot, window))
+
+
+def test_a_click_without_moving_selects_and_changes_nothing(qtbot, window):
+    s = window.controller.session
+    before = s.order.tolist()
+    QTest.mouseClick(window.strip, Qt.LeftButton, Qt.NoModifier, centre(window.strip, 2))
+    assert s.order.tolist() == before and window.undo_stack.count() == 0
+    assert window.strip.selected_slots() == [2]
+
+
+def test_toolbar_reorders_and_keyboard_moves_undo(qtbot, window):
+    s = window.controller.session
+    start = s.order.tolist()
+    window.reset_action.trigger()
+    assert s.order.tolist() == list(range(len(start)))
+    window.rotate_action.trigger()
+    assert s.order.tolist() == np.roll(np.arange(len(start)), 1).tolist()
+    window.strip.select_slots([0])
+    window.right_action.trigger()
+    assert s.order.tolist() == moved(np.roll(np.arange(len(start)), 1), 0, 1)
+    QTest.mouseClick(window.strip, Qt.LeftButton, Qt.NoModifier, centre(window.strip, 0))
+    QTest.mouseClick(window.strip, Qt.LeftButton, Qt.ControlModifier, centre(window.strip, 4))
+    assert window.swap_action.isEnabled()
+    order = s.order.copy()
+    window.swap_action.trigger()
+    order[[0, 4]] = order[[4, 0]]
+    assert s.order.tolist() == order.tolist()
+    for _ in range(4):
+        window.undo_action.trigger()
+    assert s.order.tolist() == start
+    assert_shows_core_numbers(window, settled(qtbot, window))
+
+
+def test_text_edit_and_its_undo_restore_text_and_order(qtbot, window):
+    s = window.controller.session
+    old_text, old_order = s.text, s.order.tolist()
+    window.text_edit.setText("positions break the symmetry")
+    QTest.keyClick(window.text_edit, Qt.Key_Return)
+    assert s.tokens == ("positions", "break", "the", "symmetry")
+    assert window.strip.tokens == list(s.tokens)
+    ev = settled(qtbot, window)
+    assert ev.seq.tokens == s.tokens
+    window.undo_action.trigger()
+    assert s.text == old_text and s.order.tolist() == old_order
+    assert window.text_edit.text() == old_text
+    window.redo_action.trigger()
+    assert s.tokens == ("positions", "break", "the", "symmetry")
+    assert_shows_core_numbers(window, settled(qtbot, window))
+
+
+def test_empty_text_is_told_inline_and_changes_nothing(qtbot, window):
+    s = window.controller.session
+    old_text, old_order = s.text, s.order.tolist()
+    window.text_edit.setText("   ")
+    window.apply_text()
+    assert window.text_error.isVisible() and window.text_error.text()
+    assert s.text == old_text and s.order.tolist() == old_order
+    assert window.text_edit.text() == "   "          # the user's edit is not lost
+    assert window.undo_stack.count() == 0
+
+
+def test_too_long_text_offers_truncation(qtbot, window):
+    config = ModelConfig(pe="learned", max_len=6)
+    s = window.controller.session
+    with qtbot.waitSignal(window.controller.modelFailed, timeout=TIMEOUT) as failed:
+        window.controller.use_builtin(config)      # the 10 words do not fit: refused
+    assert "positions" in failed.args[0] and s.backend.config.max_len != 6
+    window.text_edit.setText("a short text")
+    window.apply_text()
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.controller.use_builtin(config)
+    window.text_edit.setText("one two three four five six seven eight nine")
+    window.apply_text()
+    assert window.truncate_button.isVisible() and "positions" in window.text_error.text()
+    assert len(s.seq) <= 6
+    window.truncate_button.click()
+    assert s.tokens == ("one", "two", "three", "four", "five", "six")
+    assert not window.text_error.isVisible()
+    assert_shows_core_numbers(window, settled(qtbot, window))
+
+
+def test_invalid_config_is_told_at_the_field_and_keeps_the_model(qtbot, window):
+    panel, c = window.model_panel, window.controller
+    backend, ev = c.session.backend, c.last_evaluation
+    panel.field("heads").setValue(3)             # 3 heads do not divide width 64
+    assert "divide" in panel.error_text("heads")
+    assert panel.field("heads").styleSheet()     # outlined
+    qtbot.wait(200)
+    assert c.session.backend is backend and c.last_evaluation is ev
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        panel.field("heads").setValue(8)
+    assert panel.error_text("heads") == ""
+    ev = settled(qtbot, window)
+    assert ev.permuted.n_heads == 8 and c.session.backend.config.heads == 8
+    assert_shows_core_numbers(window, ev)
+
+
+def test_positions_travel_with_tokens_from_the_panel(qtbot, window):
+    panel = window.model_panel
+    combo = panel.field("mode")
+    combo.setCurrentIndex(combo.findData("token"))
+    assert window.controller.session.positions.mode == "token"
+    ev = settled(qtbot, window)
+    # sinusoidal positions carried by the tokens: the block input is equivariant again
+    assert ev.comparison.hidden_equivariance[0] <= ev.comparison.floor
+    assert_shows_core_numbers(window, ev)
+
+
+def test_pinned_chips_do_not_move(qtbot, window):
+    c = window.controller
+    c.session.set_backend(PinnedBackend())
+    strip = window.strip
+    n = len(strip.order)
+    assert strip.pinned[0] and strip.pinned[-1]
+    drag(qtbot, strip, 0, 3)                       # a special token: not draggable
+    assert c.session.order.tolist() == list(range(n))
+    drag(qtbot, strip, 2, n - 1)                   # a word dragged onto [SEP] stops before it
+    assert c.session.order.tolist() == moved(range(n), 2, n - 2)
+    window.reverse_action.trigger()
+    order = c.session.order.tolist()
+    assert order[0] == 0 and order[-1] == n - 1
+    assert_shows_core_numbers(window, settled(qtbot, window))
+
+
+def test_only_the_newest_result_is_painted(qtbot, window):
+    c = window.controller
+    s = c.session
+    painted = []
+    c.evaluated.connect(lambda ev, ms: painted.append((ev.order.tolist(), s.order.tolist())))
+    for _ in range(6):
+        s.rotate()
+    settled(qtbot, window)
+    assert painted and all(shown == current for shown, current in painted)
+
+
+def test_a_bad_model_folder_is_told_and_changes_nothing(qtbot, window, tmp_path):
+    c = window.controller
+    backend = c.session.backend
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
+        c.load_model(str(tmp_path / "no-such-model"))
+    assert failed.args[0] and "\n" not in failed.args[0]
+    assert c.session.backend is backend
+    assert window.model_panel.model_status.text() == failed.args[0]
+
+
+def test_export_writes_files_and_reports_errors(qtbot, window, tmp_path, monkeypatch):
+    written = window.export_to(str(tmp_path / "figures"), ["png"], None, csv=True)
+    assert written and all(p.exists() and p.stat().st_size > 0 for p in written)
+    assert "Exported" in window.state_label.text()
+    warnings = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warnings.append(args))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert window.export_to(str(blocker / "figures"), ["png"], None, csv=False) == []
+    assert warnings and "failed" in window.state_label.text()
+
+
+def test_settings_are_remembered(qtbot, window, private_settings):
+    window.text_edit.setText("remember this sentence")
+    window.apply_text()
+    window.close()
+    again = MainWindow(make_settings())
+    qtbot.addWidget(again)
+    with qtbot.waitSignal(again.controller.evaluated, timeout=TIMEOUT):
+        again.start()
+    assert again.controller.session.text == "remember this sentence"
+    assert private_settings.exists()
