@@ -1,0 +1,154 @@
+"""Every figure exports as a PNG and an SVG that load back and are not blank, plus the
+CSV of its numbers; ``posviz export`` writes the documented files headlessly."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import csv  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6 import QtGui, QtSvg  # noqa: E402
+
+from posviz import cli  # noqa: E402
+from posviz.core.backend import BuiltinBackend  # noqa: E402
+from posviz.core.config import ModelConfig  # noqa: E402
+from posviz.core.errors import PosvizInputError  # noqa: E402
+from posviz.core.session import Engine, Session  # noqa: E402
+from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
+
+TEXT = "the cat sat on the mat because it was warm"
+
+
+def distinct_colours(image: QtGui.QImage, step: int = 3) -> int:
+    image = image.convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    ptr = image.constBits()
+    pixels = np.frombuffer(ptr, np.uint32, image.width() * image.height())
+    return len(np.unique(pixels[::step]))
+
+
+@pytest.fixture
+def shown_panel(qtbot):
+    session = Session(BuiltinBackend(ModelConfig()), TEXT)
+    session.reverse()
+    ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1300, 850)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_evaluation(ev)
+    return panel, ev
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    return rows[0], rows[1:]
+
+
+def test_every_figure_exports_png_svg_and_csv(shown_panel, tmp_path):
+    panel, ev = shown_panel
+    paths = panel.export_all(tmp_path, width=900)
+    assert sorted(p.name for p in paths) == sorted(
+        f"{name}.{fmt}" for name in FIGURES for fmt in ("png", "svg", "csv"))
+    shown = panel.displayed()
+    for name in FIGURES:
+        image = QtGui.QImage(str(tmp_path / f"{name}.png"))
+        assert not image.isNull(), name
+        assert image.width() == 900 and image.height() > 100, name
+        assert distinct_colours(image) > 20, f"{name}.png looks blank"
+        renderer = QtSvg.QSvgRenderer(str(tmp_path / f"{name}.svg"))
+        assert renderer.isValid(), name
+        assert renderer.defaultSize().width() > 100, name
+        header, rows = read_csv(tmp_path / f"{name}.csv")
+        arrays = shown[name]
+        assert header[-len(arrays):] == list(arrays), name
+        size = next(iter(arrays.values())).size
+        assert len(rows) == size, name
+
+
+def test_csv_holds_the_numbers_shown(shown_panel, tmp_path):
+    panel, ev = shown_panel
+    panel.set_selection(3, 1)
+    path = panel.export_figure("attention", tmp_path / "attention.csv")
+    header, rows = read_csv(path)
+    assert header == ["query", "query_token", "key", "key_token", "original",
+                      "reordered_aligned", "difference"]
+    n = len(ev.reference.tokens)
+    assert len(rows) == n * n
+    q, k = 2, 7
+    row = rows[q * n + k]
+    assert row[:4] == [str(q), ev.reference.tokens[q], str(k), ev.reference.tokens[k]]
+    assert float(row[4]) == pytest.approx(float(ev.reference.attention[2, 1, q, k]), rel=1e-6)
+    assert float(row[5]) == pytest.approx(
+        float(ev.comparison.attention_aligned[2, 1, q, k]), rel=1e-6)
+
+    header, rows = read_csv(panel.export_figure("symmetry", tmp_path / "symmetry.csv"))
+    assert header[0] == "layer" and len(rows) == ev.reference.n_layers + 1
+    column = header.index("hidden_equivariance")
+    np.testing.assert_allclose([float(r[column]) for r in rows],
+                               ev.comparison.hidden_equivariance, rtol=1e-6)
+    assert rows[0][header.index("attention_equivariance")] == ""      # NaN at layer 0
+
+
+def test_png_width_scales_the_render(shown_panel, tmp_path):
+    panel, _ = shown_panel
+    small = QtGui.QImage(str(panel.export_figure("symmetry", tmp_path / "a.png", width=400)))
+    large = QtGui.QImage(str(panel.export_figure("symmetry", tmp_path / "b.png", width=1600)))
+    assert (small.width(), large.width()) == (400, 1600)
+    assert large.height() == pytest.approx(4 * small.height(), abs=4)
+
+
+def test_bad_export_requests_are_one_line_errors(shown_panel, tmp_path):
+    panel, _ = shown_panel
+    with pytest.raises(PosvizInputError, match="must end in"):
+        panel.export_figure("attention", tmp_path / "attention.jpg")
+    with pytest.raises(PosvizInputError, match="no figure named"):
+        panel.export_figure("nonsense", tmp_path / "x.png")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(PosvizInputError, match="cannot"):
+        panel.export_figure("attention", blocker / "attention.png")
+    with pytest.raises(PosvizInputError, match=str(blocker)):
+        panel.export_all(blocker / "figs")
+
+
+def test_cli_export_writes_the_documented_files(tmp_path, capsys):
+    out = tmp_path / "figs"
+    status = cli.main(["export", "--text", "a small cat sat", "--order", "3,2,1,0",
+                       "--out", str(out), "--format", "png", "--width", "700",
+                       "--layers", "2", "--heads", "2", "--d-model", "16"])
+    assert status == 0
+    printed = capsys.readouterr().out.split()
+    expected = [str(out / f"{name}.{fmt}") for name in FIGURES for fmt in ("png", "csv")]
+    assert printed == expected
+    for path in printed:
+        assert os.path.getsize(path) > 0
+    assert QtGui.QImage(str(out / "attention_mosaic.png")).width() == 700
+    assert not list(out.glob("*.svg"))
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--order", "0,0,1,2"], "permutation"),
+    (["--order", "1,0"], "entries"),
+    (["--format", "jpg"], "--format"),
+    (["--layer", "7"], "--layer"),
+])
+def test_cli_export_bad_input_exits_2_with_one_line(tmp_path, capsys, args, words):
+    out = tmp_path / "figs"
+    status = cli.main(["export", "--text", "a small cat sat", "--out", str(out), *args])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err
+    assert not out.exists()                      # nothing created for a rejected request
+
+
+def test_cli_export_unwritable_folder_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    for out in (blocker, blocker / "figs"):
+        status = cli.main(["export", "--text", "a b c", "--out", str(out)])
+        assert status == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(out) in err and "Traceback" not in err

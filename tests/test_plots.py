@@ -1,0 +1,228 @@
+"""The plots panel shows the core's numbers, reacts to clicks and hovers, and says
+what it cannot show."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import dataclasses  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6 import QtCore  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+
+from posviz.core.backend import BuiltinBackend  # noqa: E402
+from posviz.core.config import ModelConfig  # noqa: E402
+from posviz.core.encodings import alibi_slopes, rope_angles  # noqa: E402
+from posviz.core.session import Engine, Session  # noqa: E402
+from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
+
+TEXT = "the cat sat on the mat because it was warm"
+
+
+def evaluate(text=TEXT, order=None, **config):
+    session = Session(BuiltinBackend(ModelConfig(**config)), text)
+    if order is None:
+        session.reverse()
+    else:
+        session.set_order(order)
+    return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+
+
+@pytest.fixture
+def panel(qtbot):
+    widget = PlotsPanel()
+    qtbot.addWidget(widget)
+    widget.resize(1400, 900)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def test_figures_have_the_documented_names(panel):
+    assert tuple(panel.figures()) == FIGURES
+    assert set(panel.displayed()) == set(FIGURES)
+
+
+def test_displayed_arrays_are_the_cores_numbers(panel):
+    ev = evaluate(order=[3, 0, 9, 1, 2, 8, 4, 7, 5, 6])
+    panel.show_evaluation(ev)
+    panel.set_selection(2, 3)
+    assert panel.selection() == (2, 3)
+    shown = panel.displayed()
+    c, ref = ev.comparison, ev.reference
+
+    att = shown["attention"]
+    np.testing.assert_array_equal(att["original"], ref.attention[1, 3])
+    np.testing.assert_array_equal(att["reordered_aligned"], c.attention_aligned[1, 3])
+    np.testing.assert_array_equal(att["difference"], c.attention_aligned[1, 3] - ref.attention[1, 3])
+    # aligned back by hand, independently of Comparison: A'[inv][:, inv]
+    inv = np.argsort(ev.order)
+    np.testing.assert_allclose(att["reordered_aligned"],
+                               ev.permuted.attention[1, 3][inv][:, inv], rtol=0, atol=0)
+
+    np.testing.assert_array_equal(shown["attention_mosaic"]["difference"],
+                                  c.attention_aligned - ref.attention)
+    np.testing.assert_array_equal(shown["token_change"]["change"], c.token_change[2])
+    for metric in ("hidden_equivariance", "attention_equivariance", "last_token_change",
+                   "pooled_change"):
+        np.testing.assert_array_equal(shown["symmetry"][metric], c.metric(metric))
+    np.testing.assert_array_equal(shown["encoding"]["encoding"], ref.encodings)
+    norms = shown["branch_norms"]
+    np.testing.assert_allclose(norms["residual"],
+                               np.linalg.norm(ev.permuted.hidden, axis=2).mean(axis=1))
+    np.testing.assert_allclose(norms["attention_branch_original"][1:],
+                               np.linalg.norm(ref.attn_out, axis=2).mean(axis=1))
+    assert np.isnan(norms["mlp_branch"][0])
+
+
+def test_mosaic_image_holds_every_tile(panel):
+    ev = evaluate(order=list(range(9, -1, -1)), layers=3, heads=2, d_model=16)
+    panel.show_evaluation(ev)
+    mosaic = panel.figures()["attention_mosaic"]
+    image = mosaic.image.image                                  # (rows, cols) pixels
+    n = 10
+    assert image.shape == (3 * (n + 1) - 1, 2 * (n + 1) - 1)
+    tiles = ev.comparison.attention_aligned - ev.reference.attention
+    for layer in (1, 3):
+        for head in (0, 1):
+            x, y = mosaic.tile_origin(layer, head)
+            np.testing.assert_array_equal(image[y:y + n, x:x + n], tiles[layer - 1, head])
+    assert np.isnan(image[n, :]).all()                          # the gap between rows
+
+
+def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):
+    ev = evaluate()
+    panel.show_evaluation(ev)
+    mosaic = panel.figures()["attention_mosaic"]
+    qtbot.wait(50)
+    scene_pos = mosaic.image.mapToScene(mosaic.tile_center(3, 2))
+    view_pos = mosaic.canvas.mapFromScene(scene_pos)
+    with qtbot.waitSignal(panel.selectionChanged, timeout=2000) as signal:
+        QTest.mouseClick(mosaic.canvas.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                         QtCore.Qt.KeyboardModifier.NoModifier, view_pos)
+    assert signal.args == [3, 2]
+    assert panel.selection() == (3, 2)
+    np.testing.assert_array_equal(panel.displayed()["attention"]["original"],
+                                  ev.reference.attention[2, 2])
+    np.testing.assert_array_equal(panel.displayed()["token_change"]["change"],
+                                  ev.comparison.token_change[3])
+    outline = mosaic.outline.rect()
+    x, y = mosaic.tile_origin(3, 2)
+    assert outline.contains(QtCore.QPointF(x + 1, y + 1))
+
+
+def test_set_selection_does_not_emit_and_is_clamped(panel, qtbot):
+    panel.show_evaluation(evaluate())
+    with qtbot.assertNotEmitted(panel.selectionChanged):
+        panel.set_selection(4, 3)
+    assert panel.selection() == (4, 3)
+    panel.show_evaluation(evaluate(layers=2, heads=2, d_model=8))
+    assert panel.selection() == (2, 1)
+
+
+def test_hovering_a_cell_reports_tokens_and_value(panel, qtbot):
+    ev = evaluate()
+    panel.show_evaluation(ev)
+    panel.set_selection(1, 0)
+    figure = panel.figures()["attention"]
+    qtbot.wait(50)
+    query, key = 1, 5                                            # 'cat' -> 'mat'
+    scene_pos = figure.original.image.mapToScene(QtCore.QPointF(key + 0.5, query + 0.5))
+    view_pos = figure.canvas.mapFromScene(scene_pos)
+    messages = []
+    panel.hoverMessage.connect(messages.append)
+    QTest.mouseMove(figure.canvas.viewport(), view_pos)
+    qtbot.waitUntil(lambda: bool(messages), timeout=2000)
+    value = ev.reference.attention[0, 0, query, key]
+    assert messages[-1] == f"layer 1 head 0: query 'cat' -> key 'mat' = {value:.3f}"
+
+
+def test_token_labels_follow_the_text(panel):
+    panel.show_evaluation(evaluate())
+    axis = panel.figures()["attention"].original.plot.getAxis("bottom")
+    assert axis.tokens == TEXT.split()
+    panel.show_evaluation(evaluate("a dog ran", order=[2, 1, 0]))
+    assert axis.tokens == ["a", "dog", "ran"]
+    assert panel.figures()["token_change"].plot.getAxis("bottom").tokens == ["a", "dog", "ran"]
+
+
+def test_exact_equivariance_still_shows_on_the_log_axis(panel):
+    ev = evaluate(pe="none")
+    panel.show_evaluation(ev)
+    c = ev.comparison
+    assert c.hidden_equivariance.max() <= c.floor         # NoPE, bidirectional: equivariant
+    curve = panel.figures()["symmetry"].curves["hidden_equivariance"]
+    y = curve.yData                                       # before the log transform
+    assert np.all(np.isfinite(y)) and np.all(y > 0) and np.all(y < c.floor)
+    assert np.abs(panel.displayed()["attention"]["difference"]).max() <= c.floor
+
+
+def test_no_encoding_shows_a_message_not_an_empty_axis(panel):
+    panel.show_evaluation(evaluate(pe="none"))
+    for name in ("encoding", "encoding_similarity", "relative_profile"):
+        figure = panel.figures()[name]
+        assert figure.stack.currentWidget() is figure.message
+        assert "NoPE" in figure.message.text()
+        assert panel.displayed()[name] == {}
+    panel.show_evaluation(evaluate(pe="rope"))
+    message = panel.figures()["encoding"].message.text()
+    assert "RoPE" in message and "No additive encoding" in message
+    assert panel.figures()["relative_profile"].stack.currentWidget() is not \
+        panel.figures()["relative_profile"].message
+
+
+def test_sinusoidal_similarity_depends_only_on_distance(panel):
+    """Vaswani 2017: PE(p)·PE(q) = Σ_i cos((p − q) ω_i), so the cosine matrix is Toeplitz."""
+    d = 16
+    ev = evaluate(pe="sinusoidal", d_model=d)
+    panel.show_evaluation(ev)
+    cosine = panel.displayed()["encoding_similarity"]["cosine"]
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)                 # (d/2,)
+    p = np.arange(cosine.shape[0])
+    theory = np.cos((p[:, None, None] - p[None, :, None]) * omega).mean(axis=2)
+    np.testing.assert_allclose(cosine, theory, atol=1e-5)
+
+
+def test_odd_width_encoding_is_shown_whole(panel):
+    ev = evaluate(pe="sinusoidal", d_model=9, heads=3)
+    panel.show_evaluation(ev)
+    shown = panel.displayed()["encoding"]["encoding"]
+    assert shown.shape == (10, 9)
+    np.testing.assert_array_equal(shown, ev.reference.encodings)
+
+
+def test_alibi_profile_is_minus_slope_times_distance(panel):
+    ev = evaluate(pe="alibi", heads=4)
+    panel.show_evaluation(ev)
+    figure = panel.figures()["relative_profile"]
+    values = figure.displayed()["value"]                         # (h, D)
+    distance = np.asarray(figure.coords["distance"])
+    theory = -np.asarray(alibi_slopes(4))[:, None] * np.abs(distance)[None]
+    np.testing.assert_allclose(values, theory)
+
+
+def test_rope_profile_is_the_roformer_decay(panel):
+    ev = evaluate(pe="rope", heads=4, d_model=32)
+    panel.show_evaluation(ev)
+    figure = panel.figures()["relative_profile"]
+    values = figure.displayed()["value"][0]
+    distance = np.asarray(figure.coords["distance"])
+    import torch
+    theta = rope_angles(torch.ones(1), 8).numpy()[0]             # (d_head/2,) frequencies
+    theory = np.cos(distance[:, None] * theta[None]).mean(axis=1)
+    np.testing.assert_allclose(values, theory, atol=1e-12)
+
+
+def test_a_model_without_branches_or_config_says_so(panel):
+    ev = evaluate()
+    strip = lambda t: dataclasses.replace(t, attn_out=None, mlp_out=None, encodings=None,  # noqa: E731
+                                          extras={"model": "some/real-model"})
+    ev = dataclasses.replace(ev, reference=strip(ev.reference), permuted=strip(ev.permuted))
+    panel.show_evaluation(ev)
+    norms = panel.figures()["branch_norms"]
+    assert "only the residual stream" in norms.note.text()
+    assert set(panel.displayed()["branch_norms"]) == {"residual", "residual_original"}
+    profile = panel.figures()["relative_profile"]
+    assert profile.stack.currentWidget() is profile.message
+    assert panel.displayed()["relative_profile"] == {}
