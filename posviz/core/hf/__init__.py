@@ -1,0 +1,84 @@
+"""Real pretrained models from Hugging Face, offline, behind the Backend interface.
+
+Three families are read: BERT-like encoders (learned absolute positions, bidirectional),
+GPT-2 (learned absolute positions, causal) and Llama-like decoders (RoPE, causal,
+grouped-query attention). A model comes from a local folder, the local Hugging Face hub
+cache, or a model bundled as a Python package; posviz never downloads.
+
+Importing this package and ``available_models()`` import neither torch nor transformers;
+``load_backend`` imports them when a model is loaded.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import PosvizInputError
+from .sources import (BUNDLED, FAMILIES, ModelSource, available_models, cached_models,
+                      first_line, hub_cache_dir, read_config, resolve)
+
+if TYPE_CHECKING:
+    from .backend import HFBackend
+
+__all__ = ["BUNDLED", "FAMILIES", "HFBackend", "ModelSource", "available_models",
+           "cached_models", "hub_cache_dir", "load_backend", "read_config", "resolve"]
+
+
+def __getattr__(name: str):
+    if name == "HFBackend":                    # torch comes with it
+        from .backend import HFBackend
+        return HFBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "HFBackend":
+    """Load a model by bundled name, folder or cached name, without touching the network.
+
+    Raises PosvizInputError with one line for a missing folder, a folder that is not a
+    transformer, corrupt weights, a missing tokenizer or an unsupported family.
+    """
+    say = progress or (lambda step: None)
+    say("reading config")
+    folder, gguf_file, name = resolve(spec)
+    if gguf_file is None:
+        read_config(folder)
+    os.environ["HF_HUB_OFFLINE"] = "1"          # before huggingface_hub reads it
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    import torch
+    import transformers
+    from transformers import AutoModel, AutoTokenizer
+
+    extra = {"gguf_file": gguf_file} if gguf_file else {}
+    log = transformers.logging
+    verbosity, bars = log.get_verbosity(), log.is_progress_bar_enabled()
+    log.set_verbosity_error()                   # loading notes and progress bars are not
+    log.disable_progress_bar()                  # the user's concern: progress() reports
+    try:
+        say("loading tokenizer")
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
+        except Exception as error:               # each tokenizer class fails differently
+            raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
+                                   f"{first_line(error)}") from None
+        say("loading weights")
+        try:
+            model, info = AutoModel.from_pretrained(
+                folder, local_files_only=True, attn_implementation="eager",
+                dtype=torch.float32, output_loading_info=True, **extra)
+        except Exception as error:
+            raise PosvizInputError(f"cannot read the weights in {folder} (corrupt or "
+                                   f"incomplete?): {first_line(error)}") from None
+    finally:
+        log.set_verbosity(verbosity)
+        if bars:
+            log.enable_progress_bar()
+    family = FAMILIES.get(model.config.model_type)
+    if family is None:
+        raise PosvizInputError(f"model type {model.config.model_type!r} is not supported")
+    missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
+    if missing:
+        raise PosvizInputError(f"the weights in {folder} lack {len(missing)} tensors the "
+                               f"model needs (e.g. {missing[0]})")
+    say("ready")
+    from .backend import HFBackend
+    return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")))
