@@ -97,6 +97,10 @@ class Controller(QObject):
                 session.set_text(session.text, truncate=True)
             except ValueError:
                 session = Session(backend, DEFAULT_TEXT, pos)
+            try:        # the plots' modules (pyqtgraph) too, off the GUI thread
+                from . import plots  # noqa: F401
+            except Exception:
+                pass    # the window tells the user when it builds the panel
             self._bridge.booted.emit(session, None)
         except Exception as error:      # shown in the status line, never as a traceback
             traceback.print_exc()

@@ -198,7 +198,10 @@ class MainWindow(QMainWindow):
         bar.setMovable(False)
         bar.addActions(reorders)
         bar.addSeparator()
-        bar.addActions([self.undo_action, self.redo_action])
+        bar.addActions([self.undo_action, self.redo_action, self.export_action])
+        for action in (self.undo_action, self.redo_action):
+            # the undo text names the step ("Undo Drag “cat”"): keep it to menus and tips
+            bar.widgetForAction(action).setToolButtonStyle(Qt.ToolButtonIconOnly)
         for action in reorders + [self.left_action, self.right_action, self.export_action]:
             self.addAction(action)
             action.setEnabled(False)

@@ -111,7 +111,7 @@ class ModelPanel(QWidget):
 
     # -- construction helpers ---------------------------------------------------------
     def _model_box(self) -> QGroupBox:
-        box = QGroupBox("Model")
+        box = QGroupBox("Source")
         layout = QVBoxLayout(box)
         self.chooser = QComboBox()
         self.chooser.setToolTip(TIPS["model"])

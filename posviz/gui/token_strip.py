@@ -211,12 +211,7 @@ class TokenStrip(QWidget):
     def mouseMoveEvent(self, event) -> None:
         point = event.position()
         if self._press is None:
-            slot = self.slot_at(point)
-            if slot is not None:
-                index = self.order[slot]
-                kind = " (special token: it keeps its place)" if self.pinned[index] else ""
-                self.hoverMessage.emit(f"“{self.tokens[index]}”: original index {index}, "
-                                       f"now at slot {slot}{kind}")
+            self._hover_at(point)
             return
         start, index, _ = self._press
         if not self._dragging:
@@ -245,6 +240,17 @@ class TokenStrip(QWidget):
             if self._before != self.order:
                 self.dragFinished.emit(self._before)
         self._before = None
+        self._hover_at(event.position())
+
+    def _hover_at(self, point: QPointF) -> None:
+        slot = self.slot_at(point)
+        if slot is None:
+            self.hoverMessage.emit("")
+            return
+        index = self.order[slot]
+        kind = " (special token: it keeps its place)" if self.pinned[index] else ""
+        self.hoverMessage.emit(f"“{self.tokens[index]}”: original index {index}, "
+                               f"now at slot {slot}{kind}")
 
     def _grab_offset(self, index: int) -> QPointF:
         return self._press[2] if self._press else QPointF(self._sizes[index].width() / 2,

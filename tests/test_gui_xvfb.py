@@ -1,0 +1,132 @@
+"""A real mouse drag: X server (Xvfb), the xcb platform, xdotool moving the pointer.
+
+The window runs in its own process, as a user would start it; it prints its chip
+centres once computed and every order it shows. Skipped where Xvfb or xdotool is
+missing (CI installs both).
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+pytestmark = pytest.mark.xvfb
+
+PROBE = r"""
+import json, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from posviz.gui.app import make_settings
+from posviz.gui.main_window import MainWindow
+w = MainWindow(make_settings())
+w.move(0, 0)
+w.resize(1200, 800)
+w.show()
+def say(**data):
+    print(json.dumps(data), flush=True)
+def first(ev, ms):
+    w.controller.evaluated.disconnect(first)
+    strip = w.strip
+    centres = []
+    for slot in range(len(strip.order)):
+        p = strip.mapToGlobal(strip.chip_rect(slot).center().toPoint())
+        centres.append([p.x(), p.y()])
+    say(event="ready", order=[int(i) for i in ev.order], centres=centres)
+w.controller.evaluated.connect(first)
+w.controller.sessionChanged.connect(
+    lambda what: say(event="order", order=[int(i) for i in w.controller.session.order]))
+w.strip.dragFinished.connect(lambda before: say(event="dropped", undo=w.undo_stack.count()))
+QTimer.singleShot(30, w.start)
+QTimer.singleShot(90_000, app.quit)
+app.exec()
+"""
+
+
+def free_display() -> int:
+    for number in range(90, 140):
+        if not os.path.exists(f"/tmp/.X11-unix/X{number}") and \
+                not os.path.exists(f"/tmp/.X{number}-lock"):
+            return number
+    pytest.skip("no free X display number")
+
+
+@pytest.fixture
+def display():
+    if not (shutil.which("Xvfb") and shutil.which("xdotool")):
+        pytest.skip("needs Xvfb and xdotool (apt-get install xvfb xdotool)")
+    number = free_display()
+    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1600x1000x24",
+                               "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            pytest.skip("Xvfb did not start")
+        time.sleep(0.05)
+    yield f":{number}"
+    server.terminate()
+    server.wait(5)
+
+
+def lines(process) -> queue.Queue:
+    out: queue.Queue = queue.Queue()
+
+    def pump():
+        for line in process.stdout:
+            if line.startswith("{"):
+                out.put(json.loads(line))
+    threading.Thread(target=pump, daemon=True).start()
+    return out
+
+
+def wait_for(events: queue.Queue, kind: str, timeout: float = 60, seen=None) -> dict:
+    """The next event of this kind; the events before it are appended to ``seen``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            event = events.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        if event["event"] == kind:
+            return event
+        if seen is not None:
+            seen.append(event)
+    raise AssertionError(f"the window did not report {kind!r} in {timeout} s")
+
+
+def test_real_mouse_drag_moves_a_chip(display, tmp_path):
+    env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
+               POSVIZ_SETTINGS=str(tmp_path / "settings.ini"))
+    app = subprocess.Popen([sys.executable, "-c", PROBE], env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        events = lines(app)
+        ready = wait_for(events, "ready")
+        before, centres = ready["order"], ready["centres"]
+        (x0, y0), (x3, y3) = centres[0], centres[3]
+        xdo = ["xdotool", "mousemove", "--sync", str(x0), str(y0), "mousedown", "1"]
+        for k in range(1, 11):   # several small moves, as a hand would make them
+            xdo += ["mousemove", str(round(x0 + (x3 + 3 - x0) * k / 10)),
+                    str(round(y0 + (y3 - y0) * k / 10)), "sleep", "0.03"]
+        xdo += ["mouseup", "1"]
+        subprocess.run(xdo, env=env, check=True, timeout=30)
+        seen = []
+        dropped = wait_for(events, "dropped", timeout=30, seen=seen)
+        expected = list(before)
+        expected.insert(3, expected.pop(0))
+        orders = [event["order"] for event in seen if event["event"] == "order"]
+        assert dropped["undo"] == 1                  # the whole drag: one undo step
+        assert len(orders) >= 2                      # the order followed the pointer live
+        assert orders[-1] == expected
+    finally:
+        app.kill()
+        app.wait(10)
