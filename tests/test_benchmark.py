@@ -1,0 +1,91 @@
+"""The benchmark keeps working: it runs in smoke mode and writes consistent JSON.
+
+Nothing here asserts a time: only that every measurement exists, is a real duration,
+and that the table's verdicts and ratios follow from the numbers it reports.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "run.py"
+
+
+def run_script(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1",
+               OPENBLAS_NUM_THREADS="1")
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=timeout)
+
+
+def is_duration(value) -> bool:
+    return isinstance(value, float) and math.isfinite(value) and value > 0
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bench") / "smoke.json"
+    done = run_script("--smoke", "--json", str(path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(path.read_text()), done.stdout
+
+
+def test_smoke_writes_every_measurement(smoke):
+    results, stdout = smoke
+    assert results["mode"] == "smoke"
+    assert results["machine"]["cpu_count"] >= 1
+    assert results["machine"]["torch"].startswith(tuple("0123456789"))
+    builtin = [r for r in results["latency"] if r["model"] == "built-in"]
+    assert [r["n"] for r in builtin] == list(results["plan"]["builtin"])
+    for row in results["latency"]:
+        assert row["reps"] == results["plan"]["reps"]
+        for key in ("painted_ms", "shown_ms", "worker_ms", "compute_ms", "bare_forward_ms"):
+            stats = row[key]
+            assert stats["count"] == row["reps"]
+            assert all(is_duration(stats[k]) for k in ("median", "p95", "min", "max"))
+            assert stats["min"] <= stats["median"] <= stats["p95"] <= stats["max"]
+        # a plot cannot be painted before the evaluation it shows arrived
+        assert row["painted_ms"]["min"] >= row["shown_ms"]["min"]
+        assert row["ratio"] == pytest.approx(row["compute_ms"]["median"]
+                                             / row["bare_forward_ms"]["median"])
+    startup = results["startup"]["built-in"]
+    assert 0 < startup["window"]["median_ms"] <= startup["plots"]["median_ms"]
+    # the same numbers are printed in the table
+    first = results["latency"][0]
+    assert f"{first['painted_ms']['median']:7.1f}" in stdout
+
+
+def test_smoke_with_minilm_when_installed(smoke):
+    results, _ = smoke
+    if not any(r["model"] == "minilm" for r in results["latency"]):
+        assert any("MiniLM" in note for note in results["skipped"])
+        pytest.skip("MiniLM is not installed")
+    drag = results["drag"]
+    assert drag["moves"] >= 1 and drag["evaluations_shown"] >= 1
+    assert drag["worst_stall_ms"] >= drag["p99_lateness_ms"] >= 0
+    assert is_duration(drag["newest_painted_after_last_move_ms"])
+    s = results["startup"]["minilm"]
+    assert s["window"]["median_ms"] <= s["plots"]["median_ms"] <= s["minilm_plots"]["median_ms"]
+    assert results["memory"]["peak_rss_mb"] >= results["memory"]["rss_now_mb"] > 0
+
+
+def test_verdicts_follow_the_numbers(smoke):
+    results, _ = smoke
+    for target in results["targets"]:
+        assert target["met"] == (target["measured"] <= target["limit"])
+
+
+def test_bad_json_path_is_one_line_and_status_2(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = run_script("--smoke", "--json", str(blocker / "out.json"), timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
