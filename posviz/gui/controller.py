@@ -30,7 +30,7 @@ class _Bridge(QObject):
     booted = Signal(object, object)                 # session or None, error message or None
     evaluated = Signal(int, object, float)          # generation, Evaluation, milliseconds
     failed = Signal(int, str)                       # generation, one-line message
-    loaded = Signal(int, object, str)               # load generation, backend, label
+    loaded = Signal(int, object, bool)              # load generation, backend, real
     load_failed = Signal(int, str)
     load_progress = Signal(int, str)
 
@@ -45,7 +45,7 @@ class Controller(QObject):
     evaluationFailed = Signal(str)
     modelLoading = Signal(str)          # label
     modelProgress = Signal(str)
-    modelLoaded = Signal(str)           # backend name
+    modelLoaded = Signal(str, bool)     # backend name, whether it is a real (pretrained) one
     modelFailed = Signal(str)
 
     def __init__(self, parent: QObject | None = None):
@@ -179,7 +179,7 @@ class Controller(QObject):
     def use_builtin(self, config) -> None:
         """Build the built-in model for a valid ModelConfig (in the background)."""
         from ..core.backend import BuiltinBackend
-        self._load(lambda progress: BuiltinBackend(config), "built-in transformer")
+        self._load(lambda progress: BuiltinBackend(config), "built-in transformer", False)
 
     def load_model(self, spec: str, label: str | None = None) -> None:
         """Load a real pretrained model (a folder, a cache name, or 'minilm')."""
@@ -190,9 +190,9 @@ class Controller(QObject):
                 from ..core.errors import PosvizInputError
                 raise PosvizInputError("real models are not available in this installation")
             return hf.load_backend(spec, progress=progress)
-        self._load(make, label or spec)
+        self._load(make, label or spec, True)
 
-    def _load(self, make, label: str) -> None:
+    def _load(self, make, label: str, real: bool) -> None:
         self._load_generation += 1
         generation = self._load_generation
         self.loading = True
@@ -207,7 +207,7 @@ class Controller(QObject):
 
         def job():
             try:
-                self._bridge.loaded.emit(generation, make(progress), label)
+                self._bridge.loaded.emit(generation, make(progress), real)
             except ValueError as error:         # PosvizInputError and friends
                 self._bridge.load_failed.emit(generation, _one_line(error))
             except Exception as error:
@@ -221,8 +221,8 @@ class Controller(QObject):
         self._load_generation += 1
         self.loading = False
 
-    @Slot(int, object, str)
-    def _on_loaded(self, generation: int, backend, label: str) -> None:
+    @Slot(int, object, bool)
+    def _on_loaded(self, generation: int, backend, real: bool) -> None:
         if generation != self._load_generation:
             return
         self.loading = False
@@ -231,7 +231,7 @@ class Controller(QObject):
         except ValueError as error:
             self.modelFailed.emit(_one_line(error))
             return
-        self.modelLoaded.emit(backend.name)
+        self.modelLoaded.emit(backend.name, real)
 
     @Slot(int, str)
     def _on_load_failed(self, generation: int, message: str) -> None:

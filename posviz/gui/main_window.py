@@ -277,6 +277,9 @@ class MainWindow(QMainWindow):
         if what == "order":
             self.strip.set_order(self.session.order)
         elif what in ("text", "model"):
+            if what == "model" and (self.strip.tokens != list(self.session.seq.tokens) or
+                                    self.strip.pinned != list(self.session.seq.pinned)):
+                self.undo_stack.clear()    # its steps belong to the previous tokens
             if self.text_edit.text() != self.session.text:
                 self.text_edit.setText(self.session.text)
             self._show_text_error("")
@@ -417,9 +420,8 @@ class MainWindow(QMainWindow):
             self.model_panel.loading_started(label)
         self._state(f"Loading {label}…")
 
-    def _on_model_loaded(self, name: str) -> None:
-        self.model_panel.model_loaded(real=name != "built-in", name=name)
-        self.undo_stack.clear()          # undo steps belong to the previous tokens
+    def _on_model_loaded(self, name: str, real: bool) -> None:
+        self.model_panel.model_loaded(real=real, name=name)
 
     def _on_model_failed(self, message: str) -> None:
         self.model_panel.model_failed(message)
