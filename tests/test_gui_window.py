@@ -378,3 +378,19 @@ def test_a_new_builtin_config_keeps_order_and_undo(qtbot, window):
     assert np.all(ev.permuted.attention[..., np.triu_indices(n, 1)[0],
                                         np.triu_indices(n, 1)[1]] == 0)   # no peeking ahead
     assert_shows_core_numbers(window, ev)
+
+
+def test_ctrl_z_in_the_text_field_undoes_the_text_edit(qtbot, window):
+    s = window.controller.session
+    old_text, old_order = s.text, s.order.tolist()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)     # window shortcuts need an active window
+    window.text_edit.setFocus()
+    window.text_edit.setText("a new sentence")
+    QTest.keyClick(window.text_edit, Qt.Key_Return)
+    assert s.text == "a new sentence"
+    QTest.keyClick(window.text_edit, Qt.Key_Z, Qt.ControlModifier)
+    assert s.text == old_text and s.order.tolist() == old_order
+    assert window.text_edit.text() == old_text
+    QTest.keyClick(window.text_edit, Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)
+    assert s.text == "a new sentence"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QDockWidget,
                                QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel,
@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self._text_timer = QTimer(self, singleShot=True, interval=TEXT_DEBOUNCE_MS,
                                   timeout=self.apply_text)
         self.text_edit.textEdited.connect(lambda _: self._text_timer.start())
+        self.text_edit.installEventFilter(self)
         row.addWidget(caption)
         row.addWidget(self.text_edit, 1)
         layout.addLayout(row)
@@ -129,6 +130,17 @@ class MainWindow(QMainWindow):
         loading.setMinimumWidth(260)
         self.model_dock.setWidget(loading)
         self.addDockWidget(Qt.RightDockWidgetArea, self.model_dock)
+
+    def eventFilter(self, watched, event) -> bool:
+        """Ctrl+Z in the text field undoes the last step (text or reorder) once the
+        field holds the session's text; while typing, it undoes the typing."""
+        if (watched is self.text_edit and event.type() == QEvent.ShortcutOverride
+                and (event.matches(QKeySequence.Undo) or event.matches(QKeySequence.Redo)
+                     or event.keyCombination().toCombined() ==
+                     QKeySequence("Ctrl+Shift+Z")[0].toCombined())
+                and self.session is not None and self.text_edit.text() == self.session.text):
+            return True            # not taken by the field: the window's action runs
+        return super().eventFilter(watched, event)
 
     def _action(self, text: str, slot, shortcut=None, tip: str = "", name: str = "") -> QAction:
         action = QAction(icon(name) if name else QIcon(), text, self)
