@@ -97,8 +97,13 @@ class MainWindow(QMainWindow):
         self.truncate_button = QPushButton("Truncate")
         self.truncate_button.setToolTip("Keep only as many tokens as the model has positions")
         self.truncate_button.clicked.connect(lambda: self.apply_text(truncate=True))
+        self.hint = QLabel("Drag the chips to reorder them · small numbers: original "
+                           "places · orange: moved · grey: special tokens that stay put")
+        self.hint.setStyleSheet("color: #6b7a8c; font-size: 11px;")
         error_row.addWidget(self.text_error, 1)
         error_row.addWidget(self.truncate_button)
+        error_row.addStretch(0)
+        error_row.addWidget(self.hint)
         layout.addLayout(error_row)
         self._show_text_error("")
         self.strip = TokenStrip()
@@ -358,6 +363,8 @@ class MainWindow(QMainWindow):
     def _show_text_error(self, message: str, can_truncate: bool = False) -> None:
         self.text_error.setText(message)
         self.text_error.setVisible(bool(message))
+        if hasattr(self, "hint"):
+            self.hint.setVisible(not message)
         self.truncate_button.setVisible(can_truncate)
         self.text_edit.setStyleSheet("QLineEdit { border: 1px solid #c62828; }"
                                      if message else "")
