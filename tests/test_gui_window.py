@@ -394,3 +394,37 @@ def test_ctrl_z_in_the_text_field_undoes_the_text_edit(qtbot, window):
     assert window.text_edit.text() == old_text
     QTest.keyClick(window.text_edit, Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)
     assert s.text == "a new sentence"
+
+
+def test_export_dialog_choices_reach_the_panel(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QDialog
+
+    from posviz.gui.main_window import ExportDialog
+
+    def choose(dialog):
+        dialog.folder_edit.setText(str(tmp_path / "out"))
+        dialog.png.setChecked(False)
+        dialog.csv.setChecked(False)
+        dialog.by_width.setChecked(True)
+        dialog.width_spin.setValue(640)
+        return QDialog.Accepted
+    monkeypatch.setattr(ExportDialog, "exec", choose)
+    window.export_action.trigger()
+    files = sorted((tmp_path / "out").iterdir())
+    assert files and {f.suffix for f in files} == {".svg"}
+    assert len(files) == len(window.plots.figures())
+    assert f"Exported {len(files)} files" in window.state_label.text()
+
+
+def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
+    c, panel = window.controller, window.model_panel
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.use_builtin(ModelConfig(pe="learned", max_len=12))
+    panel.field("offset").setValue(5)             # 10 tokens from 5 need 15 positions
+    assert "positions" in panel.error_text("offset")
+    assert c.session.positions.offset == 0
+    panel.field("offset").setValue(2)
+    assert panel.error_text("offset") == "" and c.session.positions.offset == 2
+    ev = settled(qtbot, window)
+    np.testing.assert_array_equal(ev.permuted.position_ids, 2 + np.arange(len(ev.order)))
+    assert_shows_core_numbers(window, ev)
