@@ -34,7 +34,6 @@ class SymmetryFigure(Figure):
         style.style_plot(self.plot, "", "relative change (log)",
                          "layer (in = input to block 1)")
         self.plot.setLogMode(x=False, y=True)
-        self.plot.showGrid(x=False, y=True, alpha=0.25)
         self.plot.hideButtons()
         self.band = pg.LinearRegionItem(orientation="horizontal", movable=False,
                                         brush=pg.mkBrush(150, 150, 150, 60),
@@ -46,6 +45,8 @@ class SymmetryFigure(Figure):
             label="noise floor: below it, exactly equivariant",
             labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
         self.plot.addItem(self.floor_line)
+        self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k (pyqtgraph's grid
+                                                   # costs ~15 ms a paint; lines < 1 ms)
         self.legend = style.legend_below(self.canvas)
         self.curves = {}
         for colour, metric, symbol in zip(style.CURVE_COLOURS, METRICS, "osdt"):
@@ -56,6 +57,7 @@ class SymmetryFigure(Figure):
             self.legend.addItem(curve, METRIC_TITLES[metric].replace("vs.", "vs"))
             self.curves[metric] = curve
         self._layers = None
+        self._span = None
 
     def update_from(self, ev, layer: int, head: int) -> None:
         c = ev.comparison
@@ -71,7 +73,11 @@ class SymmetryFigure(Figure):
         low = np.log10(floor / 30)
         self.band.setRegion((low - 1, np.log10(floor)))
         self.floor_line.setPos(np.log10(floor))
-        self.plot.setYRange(low, np.log10(top * 2), padding=0)
+        span = (low, float(np.ceil(np.log10(top) + 0.1)))    # a whole decade above the top
+        if span != self._span:                      # moving the view costs a relayout
+            self._span = span
+            self.plot.setYRange(*span, padding=0)
+            self._set_decades(range(int(np.ceil(span[0])), int(np.floor(span[1])) + 1))
         if self._layers != layers.shape[0]:
             self._layers = layers.shape[0]
             self.plot.setXRange(-0.2, layers[-1] + 0.2, padding=0)
@@ -88,6 +94,19 @@ class SymmetryFigure(Figure):
                          if broken[0] == 0 else f"from layer {broken[0]} on."))
 
 
+    def _set_decades(self, exponents) -> None:
+        exponents = list(exponents)
+        while len(self.decades) < len(exponents):
+            line = pg.InfiniteLine(angle=0, pen=pg.mkPen((222, 222, 222)), movable=False)
+            line.setZValue(-20)
+            self.plot.addItem(line)
+            self.decades.append(line)
+        for i, line in enumerate(self.decades):
+            line.setVisible(i < len(exponents))
+            if i < len(exponents):
+                line.setPos(exponents[i])
+
+
 class TokenChangeFigure(Figure):
     """How much each original token's hidden state moved at the selected layer."""
 
@@ -101,13 +120,13 @@ class TokenChangeFigure(Figure):
         self.plot = self.canvas.addPlot(row=0, col=0,
                                         axisItems={"bottom": style.TokenAxis("bottom")})
         style.style_plot(self.plot, "", "relative change ‖h′ − h‖ / ‖h‖", "token (original order)")
-        self.plot.showGrid(x=False, y=True, alpha=0.25)
         self.plot.hideButtons()
         self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
         self.plot.addItem(self.bars)
         self.tokens: tuple[str, ...] = ()
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.where = ""
+        self._top = None
 
     def update_from(self, ev, layer: int, head: int) -> None:
         change = ev.comparison.token_change[layer]                            # (n,)
@@ -123,8 +142,10 @@ class TokenChangeFigure(Figure):
             self.tokens = ev.reference.tokens
             self.plot.getAxis("bottom").set_tokens(self.tokens)
             self.plot.setXRange(0, n, padding=0.01)
-        top = float(change.max()) if n else 0.0
-        self.plot.setYRange(0, max(top * 1.1, 10 * floor), padding=0)
+        top = style.nice_ceiling(max(float(change.max()) if n else 0.0, 10 * floor))
+        if top != self._top:
+            self._top = top
+            self.plot.setYRange(0, top, padding=0)
         self.data = {"change": change.copy()}
         self.labels = {"token": list(self.tokens)}
         self.where = f"layer {layer}"
@@ -160,7 +181,6 @@ class BranchNormsFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
         style.style_plot(self.plot, "", "mean token norm ‖·‖", "layer (in = input to block 1)")
-        self.plot.showGrid(x=False, y=True, alpha=0.25)
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
         self.curves = {}
@@ -174,7 +194,9 @@ class BranchNormsFigure(Figure):
                 self.plot.addItem(curve)
                 self.legend.addItem(curve, f"{label}, {text}")
                 self.curves[key + suffix] = curve
+        self.plot.disableAutoRange()
         self._layers = None
+        self._top = None
 
     def update_from(self, ev, layer: int, head: int) -> None:
         L = ev.reference.n_layers
@@ -193,8 +215,14 @@ class BranchNormsFigure(Figure):
                     continue
                 curve.setVisible(True)
                 self.data[key + suffix] = np.concatenate([[np.nan], mean_token_norm(array)])
+        top = 0.0
         for name, values in self.data.items():
             self.curves[name].setData(layers, values)
+            top = max(top, float(np.nanmax(values)))
+        top = style.nice_ceiling(top)
+        if top != self._top:
+            self._top = top
+            self.plot.setYRange(0, top, padding=0)
         if self._layers != L + 1:
             self._layers = L + 1
             self.plot.getAxis("bottom").setTicks(layer_ticks(L + 1))

@@ -35,6 +35,7 @@ class PlotsPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self._layer, self._head = 1, 0
         self._ev = None
+        self._stale: set[str] = set()          # figures not yet showing self._ev
         self._figures: dict[str, Figure] = {
             "attention": AttentionFigure(), "attention_mosaic": MosaicFigure(),
             "symmetry": SymmetryFigure(), "token_change": TokenChangeFigure(),
@@ -67,6 +68,7 @@ class PlotsPanel(QtWidgets.QWidget):
         self.tabs.setTabToolTip(2, "The positional encoding itself: its table, the similarity "
                                    "between positions and its effect against distance")
 
+        self.tabs.currentChanged.connect(lambda _: self._refresh(self._visible()))
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._controls())
@@ -120,7 +122,8 @@ class PlotsPanel(QtWidgets.QWidget):
 
     # -- the contract ---------------------------------------------------------------
     def show_evaluation(self, ev) -> None:
-        """Repaint every figure for this Evaluation (reference, permuted, comparison)."""
+        """Repaint the visible figures for this Evaluation; the others refresh when
+        their tab is opened, exported or asked for ``displayed()``."""
         self._ev = ev
         L, h = ev.reference.n_layers, ev.reference.n_heads
         for box, top in ((self.layer_box, L), (self.head_box, h - 1)):
@@ -130,8 +133,8 @@ class PlotsPanel(QtWidgets.QWidget):
                 box.blockSignals(False)
         self._layer, self._head = min(self._layer, L), min(self._head, h - 1)
         self._sync_boxes()
-        for figure in self._figures.values():
-            figure.update_from(ev, self._layer, self._head)
+        self._stale = set(FIGURES)
+        self._refresh(self._visible())
 
     def set_selection(self, layer: int, head: int) -> None:
         """Select a layer (1..L) and head (0..h-1); does not emit selectionChanged."""
@@ -147,11 +150,13 @@ class PlotsPanel(QtWidgets.QWidget):
         return dict(self._figures)
 
     def displayed(self) -> dict[str, dict[str, np.ndarray]]:
+        self._refresh(FIGURES)
         return {name: figure.displayed() for name, figure in self._figures.items()}
 
     def export_figure(self, name: str, path: Path, width: int | None = None) -> Path:
         """Write one figure as .png (at ``width`` pixels), .svg or .csv, by suffix."""
         figure = self._figure(name)
+        self._refresh([name])
         path = Path(path)
         suffix = path.suffix.lower().lstrip(".")
         if suffix not in FORMATS:
@@ -207,11 +212,24 @@ class PlotsPanel(QtWidgets.QWidget):
         self._layer, self._head = layer, head
         self._sync_boxes()
         if self._ev is not None:
-            for name in ("attention", "token_change"):
-                self._figures[name].update_from(self._ev, layer, head)
+            self._stale |= {"attention", "token_change"}
+            self._refresh(self._visible())
             self._figures["attention_mosaic"].set_selection(layer, head)
         if user:
             self.selectionChanged.emit(layer, head)
+
+    def _visible(self) -> list[str]:
+        """Figures on the current tab (the only ones worth repainting now)."""
+        return [name for name, figure in self._figures.items() if figure.isVisibleTo(self)]
+
+    def _refresh(self, names) -> None:
+        """Bring stale figures among ``names`` up to date with the current Evaluation."""
+        if self._ev is None:
+            return
+        for name in names:
+            if name in self._stale:
+                self._stale.discard(name)
+                self._figures[name].update_from(self._ev, self._layer, self._head)
 
     def _sync_boxes(self) -> None:
         for box, value in ((self.layer_box, self._layer), (self.head_box, self._head)):

@@ -198,7 +198,6 @@ class RelativeProfileFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
         style.style_plot(self.plot, "", "", "Δ = key position − query position")
-        self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
         self.curves: list[pg.PlotDataItem] = []

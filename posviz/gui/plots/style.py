@@ -120,3 +120,15 @@ def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
     if label:
         bar.axis.setLabel(label, color="#202020")
     return bar
+
+
+def nice_ceiling(x: float) -> float:
+    """The smallest 1, 2 or 5 × 10^k at or above x: an axis limit that stays put while the
+    data wiggle (a moving limit relabels the axis and repaints the plot twice)."""
+    if not np.isfinite(x) or x <= 0:
+        return 1.0
+    decade = 10.0 ** np.floor(np.log10(x))
+    for step in (1.0, 2.0, 5.0, 10.0):
+        if step * decade >= x * (1 - 1e-12):
+            return float(step * decade)
+    return float(10 * decade)
