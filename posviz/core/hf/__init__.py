@@ -11,11 +11,12 @@ Importing this package and ``available_models()`` import neither torch nor trans
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import PosvizInputError
 from .sources import (BUNDLED, FAMILIES, ModelSource, available_models, cached_models,
-                      first_line, hub_cache_dir, read_config, resolve)
+                      first_line, gguf_readable, hub_cache_dir, read_config, resolve)
 
 if TYPE_CHECKING:
     from .backend import HFBackend
@@ -31,6 +32,26 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+@contextmanager
+def _quiet_gguf(active: bool):
+    """Silence the progress bar transformers draws (with plain tqdm) while it
+    de-quantizes a GGUF file; our progress callback reports the step instead."""
+    module = None
+    if active:
+        try:
+            from transformers import modeling_gguf_pytorch_utils as module
+        except ImportError:
+            pass
+    original = getattr(module, "tqdm", None)
+    if original is not None:
+        module.tqdm = lambda iterable, *args, **kwargs: iterable
+    try:
+        yield
+    finally:
+        if original is not None:
+            module.tqdm = original
+
+
 def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "HFBackend":
     """Load a model by bundled name, folder or cached name, without touching the network.
 
@@ -42,6 +63,9 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
     folder, gguf_file, name = resolve(spec)
     if gguf_file is None:
         read_config(folder)
+    elif not gguf_readable():
+        raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
+                               "(pip install gguf accelerate)")
     os.environ["HF_HUB_OFFLINE"] = "1"          # before huggingface_hub reads it
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     import torch
@@ -60,11 +84,12 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
         except Exception as error:               # each tokenizer class fails differently
             raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
                                    f"{first_line(error)}") from None
-        say("loading weights")
+        say("de-quantizing weights" if gguf_file else "loading weights")
         try:
-            model, info = AutoModel.from_pretrained(
-                folder, local_files_only=True, attn_implementation="eager",
-                dtype=torch.float32, output_loading_info=True, **extra)
+            with _quiet_gguf(bool(gguf_file)):
+                model, info = AutoModel.from_pretrained(
+                    folder, local_files_only=True, attn_implementation="eager",
+                    dtype=torch.float32, output_loading_info=True, **extra)
         except Exception as error:
             raise PosvizInputError(f"cannot read the weights in {folder} (corrupt or "
                                    f"incomplete?): {first_line(error)}") from None

