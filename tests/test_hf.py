@@ -22,8 +22,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from tokenizers import trainers
-from transformers import (AutoModel, BertConfig, GPT2Config, LlamaConfig,
-                          PreTrainedTokenizerFast)
+from transformers import (AutoModel, BertConfig, GPT2Config, LlamaConfig, MistralConfig,
+                          PreTrainedTokenizerFast, Qwen2Config)
 
 from posviz import cli
 from posviz.core import hf
@@ -76,15 +76,16 @@ def tiny_config(family: str, vocab: int):
     if family == "gpt2":
         return GPT2Config(vocab_size=vocab, n_embd=32, n_layer=3, n_head=4, n_positions=64,
                           initializer_range=0.2, bos_token_id=None, eos_token_id=None)
-    return LlamaConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=3,
-                       num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
-                       max_position_embeddings=64, initializer_range=0.2,
-                       bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    config = {"llama": LlamaConfig, "mistral": MistralConfig, "qwen2": Qwen2Config}[family]
+    return config(vocab_size=vocab, hidden_size=32, num_hidden_layers=3,
+                  num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  max_position_embeddings=64, initializer_range=0.2,
+                  bos_token_id=None, eos_token_id=None, pad_token_id=None)
 
 
 def save_tiny(family: str, folder) -> None:
     tokenizer = wordpiece_tokenizer() if family == "bert" else byte_bpe_tokenizer(
-        bos=family == "llama")
+        bos=family != "gpt2")
     torch.manual_seed(0)
     model = AutoModel.from_config(tiny_config(family, len(tokenizer)),
                                   attn_implementation="eager")
@@ -93,12 +94,13 @@ def save_tiny(family: str, folder) -> None:
 
 
 FAMILIES = ("bert", "gpt2", "llama")
+LLAMA_LIKE = ("mistral", "qwen2")      # same layout as Llama: RoPE, causal, GQA
 
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
-    for family in FAMILIES:
+    for family in FAMILIES + LLAMA_LIKE:
         save_tiny(family, root / family)
     return root
 
@@ -210,6 +212,22 @@ def test_trace_matches_transformers(backends, references, family, mode, offset):
     np.testing.assert_allclose(trace.hidden, hidden, atol=1e-5, rtol=1e-5)
     assert trace.tokens == tuple(seq.tokens[i] for i in order)
     np.testing.assert_array_equal(trace.position_ids, pos)
+
+
+@pytest.mark.parametrize("model_type", LLAMA_LIKE)
+def test_llama_like_models_match_transformers(folders, model_type):
+    backend = hf.load_backend(str(folders / model_type))
+    assert backend.describe()["family"] == "llama"
+    reference = AutoModel.from_pretrained(folders / model_type,
+                                          attn_implementation="eager").eval()
+    seq = backend.tokenize(TEXTS[2])
+    order = shuffled_movable(seq)
+    pos = position_ids(order, Positions("token", 4))
+    trace = backend.run(seq, order, pos)
+    attention, hidden = reference_outputs(reference, [seq.ids[i] for i in order],
+                                          pos.tolist(), mask=True)
+    np.testing.assert_allclose(trace.attention, attention, atol=1e-6)
+    np.testing.assert_allclose(trace.hidden, hidden, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

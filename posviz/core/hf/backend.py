@@ -10,7 +10,15 @@ from ..trace import Trace
 
 
 class HFBackend:
-    """A Hugging Face base model that runs one ordering of tokens into a Trace."""
+    """A Hugging Face base model that runs one ordering of tokens into a Trace.
+
+    The Trace holds what transformers itself reports (eager attention, so the weights
+    exist): hidden[0] is the block input (BERT: the normalized sum of token, position
+    and segment embeddings; GPT-2: token plus position embeddings; Llama: token
+    embeddings, RoPE acting inside attention), hidden[l] the output of block l, and for
+    the pre-norm decoders hidden[L] comes after the final norm. attn_out and mlp_out are
+    the two branches of each block, recorded by forward hooks.
+    """
 
     dtype = "float32"
 
@@ -80,8 +88,9 @@ class HFBackend:
     def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray) -> Trace:
         """One forward of seq.ids[order] at the given (n,) position ids."""
         n = len(order)
-        if self.max_positions is not None and n and int(np.max(position_ids)) >= self.max_positions:
-            raise PosvizInputError(f"position {int(np.max(position_ids))} is beyond the "
+        top = int(np.max(position_ids)) if n else 0
+        if self.max_positions is not None and top >= self.max_positions:
+            raise PosvizInputError(f"position {top} is beyond the "
                                    f"{self.max_positions} positions of {self.name}")
         ids = torch.tensor([[seq.ids[i] for i in order]])                  # (1, n)
         pos = torch.as_tensor(np.asarray(position_ids), dtype=torch.long)[None]   # (1, n)
@@ -119,7 +128,7 @@ class HFBackend:
             attention=attention.numpy(),
             attn_out=attn_out,
             mlp_out=mlp_out,
-            extras={"model": self.name},
+            extras={"model": self.name, "final_norm": self.family != "bert"},
         )
 
     def describe(self) -> dict:
