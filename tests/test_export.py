@@ -152,3 +152,22 @@ def test_cli_export_unwritable_folder_is_one_line(tmp_path, capsys):
         assert status == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and str(out) in err and "Traceback" not in err
+
+
+def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
+    panel, _ = shown_panel
+    from PySide6 import QtWidgets
+    import pyqtgraph as pg
+    for name, figure in panel.figures().items():
+        boxes = [item for item in figure.canvas.scene().items()
+                 if isinstance(item, pg.ViewBox) and item.menu is not None]
+        assert boxes, name
+        texts = [a.text() for box in boxes for a in box.menu.actions()]
+        assert "Export figure as PNG…" in texts and "Export figure as SVG…" in texts, name
+    target = tmp_path / "chosen.svg"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a, **k: (str(target), "")))
+    action = next(a for a in panel.figures()["symmetry"].heading.actions()
+                  if a.text() == "Export figure as SVG…")
+    action.trigger()
+    assert QtSvg.QSvgRenderer(str(target)).isValid()

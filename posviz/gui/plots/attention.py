@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from . import style
-from .base import Figure
+from .base import Figure, HeatmapImage
 
 
 def _quote(token: str) -> str:
@@ -27,7 +27,7 @@ class _HeatmapPlot:
         style.style_plot(self.plot, title, left, bottom)
         self.plot.invertY(True)
         self.plot.hideButtons()
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = HeatmapImage()
         self.image.setColorMap(style.colormap(cmap))
         self.image.setLevels(levels)
         self.plot.addItem(self.image)
@@ -142,11 +142,11 @@ MOSAIC_MODES = {
 }
 
 
-class _TileImage(pg.ImageItem):
+class _TileImage(HeatmapImage):
     """The mosaic image; a left click reports the pixel it hit."""
 
     def __init__(self, on_click):
-        super().__init__(axisOrder="row-major")
+        super().__init__()
         self._on_click = on_click
 
     def mouseClickEvent(self, ev):

@@ -18,6 +18,24 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 from .style import BACKGROUND
 
 
+class HeatmapImage(pg.ImageItem):
+    """An ImageItem that is cheap to paint.
+
+    pyqtgraph renders a float image through its lookup table into an Indexed8 QImage,
+    which the raster engine converts on every paint (about 4 ms at 600 x 500 pixels).
+    Converting once per render to premultiplied ARGB makes each paint about 0.3 ms.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(axisOrder="row-major", **kwargs)
+
+    def render(self):
+        super().render()
+        fast = QtGui.QImage.Format.Format_ARGB32_Premultiplied
+        if self.qimage is not None and self.qimage.format() != fast:
+            self.qimage = self.qimage.convertToFormat(fast)
+
+
 class Figure(QtWidgets.QWidget):
     """Base class: subclasses build items once in ``__init__`` and refresh them in ``update_from``."""
 

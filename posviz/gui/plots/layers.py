@@ -119,7 +119,7 @@ class TokenChangeFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0,
                                         axisItems={"bottom": style.TokenAxis("bottom")})
-        style.style_plot(self.plot, "", "relative change ‖h′ − h‖ / ‖h‖", "token (original order)")
+        style.style_plot(self.plot, "", "relative change |h′ − h| / |h|", "token (original order)")
         self.plot.hideButtons()
         self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
         self.plot.addItem(self.bars)
@@ -180,7 +180,7 @@ class BranchNormsFigure(Figure):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
-        style.style_plot(self.plot, "", "mean token norm ‖·‖", "layer (in = input to block 1)")
+        style.style_plot(self.plot, "", "mean token norm |h|", "layer (in = input to block 1)")
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
         self.curves = {}
