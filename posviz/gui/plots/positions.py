@@ -43,7 +43,7 @@ def pe_kind(trace) -> str | None:
     config = _built_in_config(trace)
     if config is not None:
         return config.get("pe")
-    for key in ("pe", "position_embedding_type", "positions"):
+    for key in ("pe", "position_encoding", "position_embedding_type"):
         value = trace.extras.get(key)
         if isinstance(value, str):
             return value
