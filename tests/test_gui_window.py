@@ -428,3 +428,19 @@ def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
     ev = settled(qtbot, window)
     np.testing.assert_array_equal(ev.permuted.position_ids, 2 + np.arange(len(ev.order)))
     assert_shows_core_numbers(window, ev)
+
+
+def test_chips_show_how_much_each_token_changed(qtbot, window):
+    from posviz.gui.main_window import change_bars
+
+    ev = window.controller.last_evaluation
+    c = ev.comparison
+    bars = window.strip.change()
+    assert bars == pytest.approx(change_bars(c.token_change[-1], c.floor))
+    # no positions: every token's output is the same after any reorder, so no bars
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.model_panel.field("pe").setCurrentIndex(
+            window.model_panel.field("pe").findData("none"))
+    settled(qtbot, window)
+    assert max(window.strip.change()) == 0.0
+    assert change_bars([c.floor / 10, 1.0, np.nan], c.floor) == [0.0, 1.0, 0.0]

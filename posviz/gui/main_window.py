@@ -40,6 +40,15 @@ def example_sentences() -> list[str]:
             if line.strip() and not line.startswith("#")]
 
 
+def change_bars(change, floor: float) -> list[float]:
+    """(n,) relative changes -> bar lengths in 0..1 on a log scale: 0 at the noise floor
+    (rounding), 1 at a change as large as the value itself."""
+    import numpy as np
+    change = np.nan_to_num(np.asarray(change, dtype=np.float64), nan=0.0)
+    bars = np.log10(np.maximum(change, floor) / floor) / np.log10(1.0 / floor)
+    return np.clip(bars, 0.0, 1.0).tolist()
+
+
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None):
         super().__init__()
@@ -174,7 +183,7 @@ class MainWindow(QMainWindow):
         self.rotate_action = a("Rotate", lambda: self.reorder("Rotate", "rotate"),
                                QKeySequence("Ctrl+T"), "Move the last movable token to the "
                                "front, shifting the others right by one", "rotate")
-        self.swap_action = a("Swap", self.swap_selected, QKeySequence("Ctrl+W"),
+        self.swap_action = a("Swap", self.swap_selected, QKeySequence("Ctrl+Shift+X"),
                              "Swap the two selected chips (Ctrl+click to select a second)",
                              "swap")
         self.reset_action = a("Original order", lambda: self.reorder("Reset", "reset"),
@@ -329,6 +338,9 @@ class MainWindow(QMainWindow):
         layers, heads = ev.permuted.n_layers, ev.permuted.n_heads
         self._state(f"{len(ev.order)} tokens · {layers} layers × {heads} heads · "
                     f"computed in {ms:.0f} ms")
+        if ev.seq == self.session.seq:
+            self.strip.set_change(change_bars(ev.comparison.token_change[-1],
+                                              ev.comparison.floor))
         if self.plots is not None:
             self.plots.show_evaluation(ev)
 
@@ -536,8 +548,15 @@ class ExportDialog(QDialog):
                 line.addWidget(spin)
             line.addStretch(1)
             size.addLayout(line)
+        self.as_shown.setToolTip("Each figure at the size it has in the window")
+        self.width_spin.setToolTip("Every figure scaled to this width; text and lines scale too")
+        self.dpi_spin.setToolTip("Scale the on-screen size to this resolution (e.g. 300 for "
+                                 "print)")
+        self.svg.setToolTip("Vector images for papers and slides")
+        self.png.setToolTip("Bitmap images")
         form.addRow("Size", size)
         self.csv = QCheckBox("also write the numbers as CSV", checked=True)
+        self.csv.setToolTip("The values each figure shows, one CSV file per figure")
         form.addRow("", self.csv)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
         buttons.accepted.connect(self.accept)

@@ -26,7 +26,7 @@ COLORS = {
     "pinned": QColor("#eeeeee"), "pinned_border": QColor("#a8a8a8"),
     "selected_border": QColor("#2f6fd0"), "text": QColor("#1d2733"),
     "badge": QColor("#6b7a8c"), "badge_moved": QColor("#b86e0b"),
-    "shadow": QColor(0, 0, 0, 45), "focus": QColor("#2f6fd0"),
+    "shadow": QColor(0, 0, 0, 45), "focus": QColor("#2f6fd0"), "change": QColor("#c62828"),
 }
 
 
@@ -48,7 +48,9 @@ class TokenStrip(QWidget):
         self.setToolTip("Drag a chip to reorder the tokens; the plots follow as you drag.\n"
                         "Click to select, Ctrl+click to select a second chip for Swap.\n"
                         "The small number is each token's original index.\n"
-                        "Grey chips are special tokens: they keep their places.")
+                        "Grey chips are special tokens: they keep their places.\n"
+                        "The red bar under a chip: how much that token's output changed "
+                        "at the last layer (log scale, from rounding to 100 %).")
         self.setAccessibleName("token strip")
         self._font = QFont(self.font())
         self._font.setPointSizeF(self._font.pointSizeF() * 1.1)
@@ -67,6 +69,7 @@ class TokenStrip(QWidget):
         self._drag_point = QPointF()
         self._before = None
         self._animation = QTimer(self, interval=15, timeout=self._step_animation)
+        self._change: list[float] | None = None     # per original index, 0..1 (bar length)
 
     # -- content ----------------------------------------------------------------------
     def set_tokens(self, tokens, pinned, order) -> None:
@@ -74,6 +77,7 @@ class TokenStrip(QWidget):
         self.tokens, self.pinned = list(tokens), [bool(p) for p in pinned]
         self.order = [int(i) for i in order]
         self.selected = []
+        self._change = None
         self._press, self._dragging = None, False
         metrics, badge = QFontMetricsF(self._font), QFontMetricsF(self._badge_font)
         height = metrics.height() + 2 * PAD_Y
@@ -83,6 +87,16 @@ class TokenStrip(QWidget):
         self._shown = {}
         self._relayout(animate=False)
         self.selectionChanged.emit()
+
+    def set_change(self, change) -> None:
+        """(n,) values in 0..1 per original token, drawn as a bar under each chip
+        (how much that token's output changed), or None to draw none."""
+        self._change = None if change is None else [float(v) for v in change]
+        self.update()
+
+    def change(self) -> list[float] | None:
+        """The bar lengths drawn under the chips, per original token."""
+        return None if self._change is None else list(self._change)
 
     def set_order(self, order) -> None:
         """Show a new order (the session changed); chips slide to their new slots."""
@@ -337,6 +351,10 @@ class TokenStrip(QWidget):
                    Qt.DashLine if pinned else Qt.SolidLine)
         painter.setPen(pen)
         painter.drawPath(path)
+        if self._change is not None and index < len(self._change) and self._change[index] > 0:
+            bar = QRectF(rect.left() + 5, rect.bottom() - 4,
+                         (rect.width() - 10) * min(self._change[index], 1.0), 2.5)
+            painter.fillRect(bar, COLORS["change"])
         badge = str(index)
         badge_w = QFontMetricsF(self._badge_font).horizontalAdvance(badge)
         text_rect = rect.adjusted(PAD_X, 0, -(PAD_X + BADGE_GAP + badge_w), 0)
