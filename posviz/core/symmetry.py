@@ -117,8 +117,10 @@ def compare(reference: Trace, permuted: Trace, order) -> Comparison:
     mean, mean_p = H.mean(axis=1), Hp.mean(axis=1)                # (L+1, d)
     pooled = _relative(np.linalg.norm(mean_p - mean, axis=1), np.linalg.norm(mean, axis=1))
 
-    aligned = permuted.attention[:, :, inv][:, :, :, inv]         # (L, h, n, n)
-    attn_gap = np.abs(aligned - reference.attention).max(axis=(1, 2, 3))   # (L,)
+    # np.take is ~3x faster than chained fancy indexing at n = 512 (75 MB per trace)
+    aligned = np.take(np.take(permuted.attention, inv, axis=2), inv, axis=3)  # (L, h, n, n)
+    gap = aligned - reference.attention                           # (L, h, n, n)
+    attn_gap = np.abs(gap, out=gap).max(axis=(1, 2, 3))          # (L,)
     attention_eq = np.concatenate([[np.nan], attn_gap])
 
     return Comparison(
