@@ -191,6 +191,16 @@ def test_empty_text_is_refused(backends, text):
             backend.tokenize(text)
 
 
+def test_tokenizer_larger_than_the_model_is_refused(folders, tmp_path):
+    folder = tmp_path / "mismatch"
+    shutil.copytree(folders / "bert", folder)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(folders / "gpt2" / name, folder / name)
+    backend = hf.load_backend(str(folder))
+    with pytest.raises(PosvizInputError, match="mismatched"):
+        backend.tokenize(" ".join(WORDS))
+
+
 # -- parity with transformers ---------------------------------------------------------
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("mode,offset", [("slot", 0), ("slot", 5), ("token", 3)])

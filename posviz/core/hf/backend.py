@@ -72,6 +72,10 @@ class HFBackend:
         pinned = tuple(i in self._special for i in ids)
         if all(pinned):
             raise PosvizInputError("the text has no tokens to show")
+        vocab = self.model.get_input_embeddings().num_embeddings
+        if max(ids) >= vocab:
+            raise PosvizInputError(f"the tokenizer gave token id {max(ids)}, but the model "
+                                   f"has only {vocab} token embeddings: mismatched files?")
         return TokenSequence(tuple(self._piece(i, p) for i, p in zip(ids, pinned)),
                              ids, pinned)
 
