@@ -3,6 +3,8 @@
 Run by ``benchmarks/run.py`` in a fresh process (offscreen). It prints one JSON line per
 moment, on the system-wide monotonic clock, then quits:
     {"event": "window", "t": ...}        the main window's first paint
+    {"event": "core_ready", "t": ...}    the core imported and the session built
+    {"event": "first_evaluation", ...}   the first evaluation reached the window
     {"event": "plots", "t": ...}         the plots, with the first evaluation, painted
     {"event": "minilm_plots", "t": ...}  with --minilm: the bundled MiniLM loaded (asked
                                          for as soon as the window is ready) and painted
@@ -48,6 +50,7 @@ class FirstPaints(QObject):
                 self.window = window
                 self.app.removeEventFilter(self)
                 QTimer.singleShot(0, lambda: say("window"))
+                window.controller.ready.connect(lambda: say("core_ready"))
                 window.controller.evaluated.connect(self._evaluated)
                 self.probe.allPainted.connect(self._painted)
         return False
@@ -57,6 +60,7 @@ class FirstPaints(QObject):
         if self.stage == "plots" or (self.stage == "minilm" and backend.name != "built-in"):
             self.probe.arm(visible_canvases(self.window.plots))
         elif self.stage == "window":           # the window paints before any evaluation
+            say("first_evaluation", worker_ms=ms)
             self.stage = "plots"
             self._evaluated(ev, ms)
 

@@ -55,8 +55,9 @@ def test_smoke_writes_every_measurement(smoke):
         assert row["painted_ms"]["min"] >= row["shown_ms"]["min"]
         assert row["ratio"] == pytest.approx(row["compute_ms"]["median"]
                                              / row["bare_forward_ms"]["median"])
-    startup = results["startup"]["built-in"]
-    assert 0 < startup["window"]["median_ms"] <= startup["plots"]["median_ms"]
+    moments = [results["startup"][event]["median_ms"]
+               for event in ("window", "core_ready", "first_evaluation", "plots")]
+    assert 0 < moments[0] and moments == sorted(moments)
     # the same numbers are printed in the table
     first = results["latency"][0]
     assert f"{first['painted_ms']['median']:7.1f}" in stdout
@@ -71,9 +72,10 @@ def test_smoke_with_minilm_when_installed(smoke):
     assert drag["moves"] >= 1 and drag["evaluations_shown"] >= 1
     assert drag["worst_stall_ms"] >= drag["p99_lateness_ms"] >= 0
     assert is_duration(drag["newest_painted_after_last_move_ms"])
-    s = results["startup"]["minilm"]
-    assert s["window"]["median_ms"] <= s["plots"]["median_ms"] <= s["minilm_plots"]["median_ms"]
-    assert results["memory"]["peak_rss_mb"] >= results["memory"]["rss_now_mb"] > 0
+    s = results["startup"]
+    assert s["plots"]["median_ms"] <= s["minilm_plots"]["median_ms"]
+    memory = results["memory"]
+    assert memory["peak_rss_mb"] >= max(memory["rss_by_stage_mb"].values()) > 0
 
 
 def test_verdicts_follow_the_numbers(smoke):
