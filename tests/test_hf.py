@@ -420,6 +420,17 @@ def test_missing_model_gives_one_clear_line(spec, message, tmp_path, monkeypatch
     assert "\n" not in str(caught.value)
 
 
+def test_without_transformers_nothing_is_listed_and_loading_says_why(folders, monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)       # import fails
+    real_find_spec = hf.sources.importlib.util.find_spec
+    monkeypatch.setattr(hf.sources.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "transformers"
+                        else real_find_spec(name, *a))
+    assert hf.available_models() == []
+    with pytest.raises(PosvizInputError, match=r"posviz\[models\]"):
+        hf.load_backend(str(folders / "gpt2"))
+
+
 def test_cli_reports_a_bad_model_path_in_one_line(capsys):
     assert cli.main(["report", "--model", "/bad/path"]) == cli.EXIT_BAD_INPUT
     out, err = capsys.readouterr()

@@ -68,9 +68,13 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
                                "(pip install gguf accelerate)")
     os.environ["HF_HUB_OFFLINE"] = "1"          # before huggingface_hub reads it
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    import torch
-    import transformers
-    from transformers import AutoModel, AutoTokenizer
+    try:
+        import torch
+        import transformers
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as error:
+        raise PosvizInputError(f"real models need the 'models' extra ({error.name} is "
+                               f"missing): pip install 'posviz[models]'") from None
 
     extra = {"gguf_file": gguf_file} if gguf_file else {}
     log = transformers.logging

@@ -96,7 +96,10 @@ def _bundled_path(spec: str) -> Path | None:
 
 
 def available_models() -> list[ModelSource]:
-    """The bundled models that are installed, then the models in the local hub cache."""
+    """The bundled models that are installed, then the models in the local hub cache
+    (none without transformers, which loads them)."""
+    if importlib.util.find_spec("transformers") is None:
+        return []
     sources = [ModelSource(label, spec, "bundled")
                for spec, (label, _, _) in BUNDLED.items() if _bundled_path(spec)]
     sources += [ModelSource(name, name, "cache") for name in cached_models()]
