@@ -450,6 +450,8 @@ def test_models_in_the_hub_cache_are_listed_and_load(folders, tmp_path, monkeypa
     assert cached == [hf.ModelSource("someone/tiny-gpt2", "someone/tiny-gpt2", "cache")]
     backend = hf.load_backend("someone/tiny-gpt2")
     assert backend.name == "someone/tiny-gpt2" and backend.describe()["family"] == "gpt2"
+    # A repository folder picked in a file dialog resolves to its snapshot.
+    assert hf.resolve(str(repo)) == (repo / "snapshots" / "abc123", None, "someone/tiny-gpt2")
 
 
 def test_listing_models_imports_neither_torch_nor_transformers():

@@ -124,6 +124,10 @@ def resolve(spec: str) -> tuple[Path, str | None, str]:
         return path, None, name
     path = Path(spec).expanduser()
     if path.is_dir():
+        if path.name.startswith("models--") and not (path / "config.json").exists():
+            snapshot = _snapshot(path)           # a repository folder of the hub cache
+            if snapshot is not None:
+                return snapshot, None, path.name[len("models--"):].replace("--", "/")
         return path, None, path.resolve().name
     if path.is_file() and path.suffix == ".gguf":
         return path.parent, path.name, path.stem
