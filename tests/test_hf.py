@@ -391,7 +391,16 @@ def _corrupt_tokenizer(folder):
     (folder / "tokenizer.json").write_text("{\"broken\": ")
 
 
+def _missing_tensors(folder):
+    from safetensors.torch import load_file, save_file
+    tensors = load_file(folder / "model.safetensors")
+    dropped = {k: v for k, v in tensors.items() if "encoder.layer.1." not in k}
+    assert len(dropped) < len(tensors)
+    save_file(dropped, folder / "model.safetensors", metadata={"format": "pt"})
+
+
 @pytest.mark.parametrize("break_it,message", [
+    (_missing_tensors, "lack [0-9]+ tensors"),
     (_no_config, "no config.json"),
     (_bad_json, "not valid JSON"),
     (_unsupported, "model type 't5' is not supported"),
