@@ -222,6 +222,9 @@ def test_trace_matches_transformers(backends, references, family, mode, offset):
     np.testing.assert_allclose(trace.hidden, hidden, atol=1e-5, rtol=1e-5)
     assert trace.tokens == tuple(seq.tokens[i] for i in order)
     np.testing.assert_array_equal(trace.position_ids, pos)
+    info = backend.describe()
+    assert {key: trace.extras[key] for key in ("family", "position_encoding", "mask")} == \
+        {key: info[key] for key in ("family", "position_encoding", "mask")}
 
 
 @pytest.mark.parametrize("model_type", LLAMA_LIKE)

@@ -31,6 +31,8 @@ class HFBackend:
         cfg = model.config
         self.max_positions = (getattr(cfg, "max_position_embeddings", None)
                               or getattr(cfg, "n_positions", None))
+        self.position_encoding = "rope" if family == "llama" else "learned"
+        self.mask = "bidirectional" if family == "bert" else "causal"
         self._special = set(tokenizer.all_special_ids)
         self._record: list | None = None       # branch outputs of the running forward
         for attn, mlp in self._branches():
@@ -132,7 +134,9 @@ class HFBackend:
             attention=attention.numpy(),
             attn_out=attn_out,
             mlp_out=mlp_out,
-            extras={"model": self.name, "final_norm": self.family != "bert"},
+            extras={"model": self.name, "family": self.family,
+                    "position_encoding": self.position_encoding, "mask": self.mask,
+                    "final_norm": self.family != "bert"},
         )
 
     def describe(self) -> dict:
@@ -144,8 +148,8 @@ class HFBackend:
             "layers": cfg.num_hidden_layers,
             "heads": heads,
             "d_model": cfg.hidden_size,
-            "position_encoding": "rope" if self.family == "llama" else "learned",
-            "mask": "bidirectional" if self.family == "bert" else "causal",
+            "position_encoding": self.position_encoding,
+            "mask": self.mask,
             "max_positions": self.max_positions,
             "path": self.path,
         }
