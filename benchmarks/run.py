@@ -380,6 +380,38 @@ def probe_memory(n: int) -> None:
     win.close()
 
 
+def profile(win: Window, model: str, n: int, reps: int) -> None:
+    """Profile reorders of one size with pyinstrument (the `bench` extra): the GUI
+    thread while the window follows them, then Engine.evaluate on its own."""
+    import numpy as np
+    from pyinstrument import Profiler
+
+    from posviz.core.session import Engine
+
+    win.set_length(n)
+    rng = np.random.default_rng(0)
+    win.reorder_painted(rng)
+    gui = Profiler(interval=0.001)
+    gui.start()
+    for _ in range(reps):
+        win.reorder_painted(rng)
+    gui.stop()
+    session = win.session
+    engine = Engine(session.backend)
+    engine.reference(session.seq, session.positions)
+    compute = Profiler(interval=0.001)
+    compute.start()
+    for _ in range(reps):
+        order = np.arange(len(session.seq))
+        order[session.seq.movable] = rng.permutation(order[session.seq.movable])
+        engine.evaluate(session.seq, order, session.positions)
+    compute.stop()
+    for title, profiler in ((f"GUI thread, {reps} reorders of {model} n={n}", gui),
+                            (f"Engine.evaluate, {reps} reorders of {model} n={n}", compute)):
+        print(f"\n== {title}")
+        print(profiler.output_text(unicode=False, color=False))
+
+
 # -- targets and the table ------------------------------------------------------------
 def targets(results: dict) -> list[dict]:
     """Every target of the issue that this run measured: (name, measured, limit, met)."""
@@ -463,10 +495,19 @@ def parse_args(argv):
                         choices=("latency", "minilm", "drag", "startup", "memory"),
                         help="leave a part out (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", metavar="MODEL:N",
+                        help="instead of the benchmark, profile reorders of one size with "
+                             "pyinstrument, e.g. minilm:512 or built-in:64")
     parser.add_argument("--probe-memory", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.reps is not None and args.reps < 1:
         parser.error("--reps must be at least 1")
+    if args.profile:
+        model, _, size = args.profile.partition(":")
+        if model not in ("built-in", "minilm") or not size.isdigit() or int(size) < 2:
+            parser.error(f"--profile wants built-in:N or minilm:N with N >= 2 "
+                         f"(got {args.profile!r})")
+        args.profile = (model, int(size))
     return args
 
 
@@ -474,6 +515,20 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.probe_memory:
         probe_memory(args.probe_memory)
+        return 0
+    if args.profile:
+        try:
+            import pyinstrument  # noqa: F401
+        except ImportError:
+            print("posviz benchmark: --profile needs pyinstrument "
+                  "(pip install -c packaging/constraints.txt -e '.[bench]')", file=sys.stderr)
+            return 2
+        model, n = args.profile
+        win = Window()
+        if model == "minilm":
+            win.load_minilm()
+        profile(win, model, n, args.reps or 10)
+        win.close()
         return 0
     plan = dict(SMOKE if args.smoke else FULL)
     if args.reps:
