@@ -512,7 +512,14 @@ def parse_args(argv):
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    try:
+        return benchmark(parse_args(argv))
+    except RuntimeError as error:             # the app never answered: say what, briefly
+        print(f"posviz benchmark: {error}", file=sys.stderr)
+        return 1
+
+
+def benchmark(args) -> int:
     if args.probe_memory:
         probe_memory(args.probe_memory)
         return 0
