@@ -472,3 +472,20 @@ def test_listing_models_imports_neither_torch_nor_transformers():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_superseded_forward_stops_early(backends):
+    from posviz.core.errors import Cancelled
+    backend = backends["bert"]
+    seq = backend.tokenize("the cat sat on the mat")
+    asked = []
+
+    def stop_now():
+        asked.append(1)
+        return True
+
+    with pytest.raises(Cancelled):
+        backend.run(seq, np.arange(len(seq)), np.arange(len(seq)), should_stop=stop_now)
+    assert len(asked) == 1
+    trace = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))   # still usable
+    assert trace.n_layers == backend.model.config.num_hidden_layers

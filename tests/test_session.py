@@ -24,9 +24,9 @@ class CountingBackend(BuiltinBackend):
         super().__init__(*args, **kwargs)
         self.runs = []
 
-    def run(self, seq, order, position_ids):
+    def run(self, seq, order, position_ids, should_stop=None):
         self.runs.append(order.tolist())
-        return super().run(seq, order, position_ids)
+        return super().run(seq, order, position_ids, should_stop)
 
 
 def test_edits_change_the_order_and_notify():
@@ -123,3 +123,21 @@ def test_switching_model_keeps_the_order_when_tokens_agree():
     assert session.current_tokens == ["c", "b", "a"]
     session.set_backend(PinnedBackend())
     assert session.order.tolist() == list(range(5))
+
+
+def test_a_superseded_evaluation_stops_between_layers():
+    from posviz.core.errors import Cancelled
+    backend = BuiltinBackend(ModelConfig(layers=6))
+    seq = backend.tokenize("a b c d")
+    engine = Engine(backend)
+    asked = []
+
+    def stop_after_two():
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(Cancelled):
+        engine.evaluate(seq, [3, 2, 1, 0], Positions(), should_stop=stop_after_two)
+    assert len(asked) == 3                     # stopped at the third block, not the sixth
+    ev = engine.evaluate(seq, [3, 2, 1, 0], Positions(), should_stop=lambda: False)
+    assert ev.permuted.n_layers == 6

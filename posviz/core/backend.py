@@ -6,7 +6,7 @@ session, the metrics, the plots and the command line never know which one they d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -40,8 +40,12 @@ class Backend(Protocol):
 
     def tokenize(self, text: str) -> TokenSequence: ...
 
-    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray) -> Trace:
-        """Run tokens seq[order] with the given (n,) position ids."""
+    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
+            should_stop: Callable[[], bool] | None = None) -> Trace:
+        """Run tokens seq[order] with the given (n,) position ids.
+
+        If ``should_stop`` returns True at a layer boundary, raise errors.Cancelled.
+        """
         ...
 
     def describe(self) -> dict: ...
@@ -63,9 +67,9 @@ class BuiltinBackend:
             raise PosvizInputError("the text has no words to show")
         return TokenSequence(tuple(words), tuple(words), (False,) * len(words))
 
-    def run(self, seq, order, position_ids):
+    def run(self, seq, order, position_ids, should_stop=None):
         words = [seq.ids[i] for i in order]
-        return self.model(words, position_ids)
+        return self.model(words, position_ids, should_stop)
 
     def describe(self) -> dict:
         return {"model": "built-in", **self.config.to_dict()}

@@ -7,3 +7,7 @@ class PosvizInputError(ValueError):
     The message is one readable line meant for the user: the GUI shows it next to the
     field, the command line prints it and exits with status 2.
     """
+
+
+class Cancelled(Exception):
+    """A computation stopped early because a newer request superseded it."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from typing import Callable
 
 import numpy as np
 import torch
@@ -19,7 +20,7 @@ from torch.nn import functional as F
 
 from .config import ModelConfig
 from .encodings import PositionalEncoding, make_encoding
-from .errors import PosvizInputError
+from .errors import Cancelled, PosvizInputError
 from .trace import Trace
 
 WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
@@ -141,8 +142,12 @@ class InstrumentedTransformer(nn.Module):
         return vector
 
     @torch.no_grad()
-    def forward(self, words: list[str] | tuple[str, ...], position_ids) -> Trace:
-        """words: n tokens in sequence order; position_ids: (n,) ints -> Trace."""
+    def forward(self, words: list[str] | tuple[str, ...], position_ids,
+                should_stop: Callable[[], bool] | None = None) -> Trace:
+        """words: n tokens in sequence order; position_ids: (n,) ints -> Trace.
+
+        ``should_stop`` is asked before each block; True raises errors.Cancelled.
+        """
         n = len(words)
         if n == 0:
             raise PosvizInputError("there are no tokens to run")
@@ -161,6 +166,8 @@ class InstrumentedTransformer(nn.Module):
 
         hidden, attn_out, mlp_out, weights, scores = [x], [], [], [], []
         for block in self.blocks:
+            if should_stop is not None and should_stop():
+                raise Cancelled("superseded by a newer request")
             x, a, m, w, s = block(x, pos, self.encoding, bias, mask)
             for store, value in ((hidden, x), (attn_out, a), (mlp_out, m), (weights, w),
                                  (scores, s)):

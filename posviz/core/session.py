@@ -68,23 +68,31 @@ class Engine:
         self._reference_key = None
         self._reference: Trace | None = None
 
-    def reference(self, seq: TokenSequence, positions: Positions) -> Trace:
+    def reference(self, seq: TokenSequence, positions: Positions,
+                  should_stop: Callable[[], bool] | None = None) -> Trace:
         key = (seq.ids, positions)
         if key != self._reference_key:
             identity = np.arange(len(seq))
-            self._reference = self.backend.run(seq, identity, position_ids(identity, positions))
+            self._reference = self.backend.run(seq, identity, position_ids(identity, positions),
+                                               should_stop)
             self._reference_key = key
         return self._reference
 
-    def evaluate(self, seq: TokenSequence, order, positions: Positions) -> Evaluation:
+    def evaluate(self, seq: TokenSequence, order, positions: Positions,
+                 should_stop: Callable[[], bool] | None = None) -> Evaluation:
+        """Run the order (the reference only when not cached) and compare the two.
+
+        ``should_stop`` is asked between layers; when it returns True the work stops
+        with errors.Cancelled, so a superseded request does not hold up a newer one.
+        """
         order = check_permutation(order, len(seq))
         positions.validate()
         check_length(self.backend, len(seq), positions)
-        reference = self.reference(seq, positions)
+        reference = self.reference(seq, positions, should_stop)
         if np.array_equal(order, np.arange(len(seq))):
             permuted = reference
         else:
-            permuted = self.backend.run(seq, order, position_ids(order, positions))
+            permuted = self.backend.run(seq, order, position_ids(order, positions), should_stop)
         return Evaluation(seq, order, positions, reference, permuted,
                           compare(reference, permuted, order))
 

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from ..backend import TokenSequence
-from ..errors import PosvizInputError
+from ..errors import Cancelled, PosvizInputError
 from ..trace import Trace
 
 
@@ -35,6 +35,7 @@ class HFBackend:
         self.mask = "bidirectional" if family == "bert" else "causal"
         self._special = set(tokenizer.all_special_ids)
         self._record: list | None = None       # branch outputs of the running forward
+        self._should_stop = None               # asked by the hooks during a forward
         for attn, mlp in self._branches():
             attn.register_forward_hook(self._keep)
             mlp.register_forward_hook(self._keep)
@@ -63,6 +64,8 @@ class HFBackend:
     def _keep(self, module, inputs, output) -> None:
         if self._record is not None:
             self._record.append(output[0] if isinstance(output, tuple) else output)
+            if self._should_stop is not None and self._should_stop():
+                raise Cancelled("superseded by a newer request")
 
     # -- Backend -----------------------------------------------------------------------
     def tokenize(self, text: str) -> TokenSequence:
@@ -91,8 +94,13 @@ class HFBackend:
             text = raw.replace("Ġ", " ").replace("▁", " ")
         return text.strip() or "␣"
 
-    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray) -> Trace:
-        """One forward of seq.ids[order] at the given (n,) position ids."""
+    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
+            should_stop=None) -> Trace:
+        """One forward of seq.ids[order] at the given (n,) position ids.
+
+        ``should_stop`` is asked after each branch of each block (through the forward
+        hooks); True raises errors.Cancelled and abandons the forward.
+        """
         n = len(order)
         top = int(np.max(position_ids)) if n else 0
         if self.max_positions is not None and top >= self.max_positions:
@@ -109,6 +117,7 @@ class HFBackend:
             kwargs["use_cache"] = False
         token_table, position_table = self._embeddings()
         self._record = []
+        self._should_stop = should_stop
         try:
             with torch.inference_mode():
                 out = self.model(input_ids=ids, position_ids=pos, output_attentions=True,
@@ -117,7 +126,7 @@ class HFBackend:
                 encodings = position_table(pos[0]) if position_table is not None else None
             branches = self._record
         finally:
-            self._record = None
+            self._record = self._should_stop = None
         hidden = torch.cat(out.hidden_states)                               # (L+1, n, d)
         attention = torch.cat(out.attentions)                               # (L, h, n, n)
         L = attention.shape[0]
