@@ -21,7 +21,7 @@ from .commands import OrderCommand, TextCommand
 from .controller import Controller
 from .token_strip import TokenStrip
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 ERROR_STYLE = "color: #c62828;"
 TEXT_DEBOUNCE_MS = 700
 STRIP_MAX_HEIGHT = 178            # about four rows of chips; more rows scroll
