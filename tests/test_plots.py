@@ -16,6 +16,8 @@ from posviz.core.config import ModelConfig  # noqa: E402
 from posviz.core.encodings import alibi_slopes, rope_angles  # noqa: E402
 from posviz.core.session import Engine, Session  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
+from posviz.gui.plots.attention import (MOSAIC_TILE, pool_block,  # noqa: E402
+                                        pool_signed_max, prepare_mosaic)
 
 TEXT = "the cat sat on the mat because it was warm"
 
@@ -89,6 +91,60 @@ def test_mosaic_image_holds_every_tile(panel):
             x, y = mosaic.tile_origin(layer, head)
             np.testing.assert_array_equal(image[y:y + n, x:x + n], tiles[layer - 1, head])
     assert np.isnan(image[n, :]).all()                          # the gap between rows
+
+
+def pooled_by_loop(tiles, block):
+    """Signed largest-|value| per block, cell by cell: the reference for the pooling."""
+    *lead, n, _ = tiles.shape
+    m = -(-n // block)
+    out = np.empty((*lead, m, m), tiles.dtype)
+    for index in np.ndindex(*lead):
+        for i in range(m):
+            for j in range(m):
+                cells = tiles[index][i * block:(i + 1) * block, j * block:(j + 1) * block]
+                flat = cells.ravel()
+                out[index + (i, j)] = flat[np.argmax(np.abs(flat))]
+    return out
+
+
+def test_pooling_keeps_the_signed_largest_value_of_each_block():
+    rng = np.random.default_rng(0)
+    tiles = rng.normal(size=(2, 3, 50, 50)).astype(np.float32)     # 50 = 3 * 16 + 2
+    pooled = pool_signed_max(tiles, 3)
+    assert pooled.shape == (2, 3, 17, 17)
+    np.testing.assert_array_equal(pooled, pooled_by_loop(tiles, 3))
+    assert pool_signed_max(tiles, 1) is tiles
+
+
+def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
+    words = TEXT.split()
+    text = " ".join(words[i % len(words)] for i in range(2 * MOSAIC_TILE + 3))
+    ev = evaluate(text, layers=2, heads=2, d_model=16)
+    n = len(ev.order)
+    block = pool_block(n)
+    assert block == 3 and n > MOSAIC_TILE
+    expected = pooled_by_loop(ev.comparison.attention_aligned - ev.reference.attention, block)
+    m = expected.shape[-1]
+    assert m <= MOSAIC_TILE
+    panel.show_evaluation(ev)
+    mosaic = panel.figures()["attention_mosaic"]
+    shown = panel.displayed()["attention_mosaic"]["difference"]
+    np.testing.assert_allclose(shown, expected, rtol=0, atol=0)
+    # nothing hidden: the largest difference of the full maps is in the picture
+    full = ev.comparison.attention_aligned - ev.reference.attention
+    assert np.abs(shown).max() == np.abs(full).max()
+    x, y = mosaic.tile_origin(2, 1)
+    np.testing.assert_array_equal(mosaic.image.image[y:y + m, x:x + m], expected[1, 1])
+    assert mosaic.image.image.shape == (2 * (m + 1) - 1, 2 * (m + 1) - 1)
+    assert mosaic.labels["query"][1] == f"{ev.reference.tokens[3]} … {ev.reference.tokens[5]}"
+    # prepared ahead (as the compute worker does): the same numbers
+    prepare_mosaic(ev)
+    panel.show_evaluation(ev)
+    np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["difference"], expected)
+    # the attention weights themselves pool to their block maxima
+    panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
+    np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["original"],
+                                  pooled_by_loop(ev.reference.attention, block))
 
 
 def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):

@@ -3,11 +3,15 @@
 One evaluation worker owns an Engine (reference run cached). Requests coalesce: each
 carries a generation number, the worker always takes the newest pending one, and a
 result whose generation is no longer the newest is dropped, so a stale result is never
-painted. Models are built or loaded on a second worker, so the current model stays
+painted. A running evaluation stops between layers as soon as a newer request is
+pending (``Engine.evaluate(..., should_stop=...)`` raises ``Cancelled``), so the newest
+order never waits for a whole superseded forward. What the plots need beyond the
+Evaluation (the pooled mosaic of a long sequence) is prepared on the worker too. Models are built or loaded on a second worker, so the current model stays
 usable while a new one loads; cancelling discards the result when it arrives.
 
 Importing this module costs nothing heavy: torch and the core are imported on the
-worker during ``start()``, after the window is on screen.
+worker during ``start()``, after the window is on screen, and the first evaluation is
+computed there right after the session is built, while the window builds its panels.
 """
 from __future__ import annotations
 
@@ -67,6 +71,7 @@ class Controller(QObject):
         self._generation = 0
         self._painted = 0               # generation of last_evaluation
         self._engine = None             # used on the compute worker only
+        self._prepare_mosaic = None     # the worker's plot preparation, imported lazily
         self._load_generation = 0
         self.loading = False
 
@@ -97,14 +102,23 @@ class Controller(QObject):
                 session.set_text(session.text, truncate=True)
             except ValueError:
                 session = Session(backend, DEFAULT_TEXT, pos)
-            try:        # the plots' modules (pyqtgraph) too, off the GUI thread
-                from . import plots  # noqa: F401
-            except Exception:
-                pass    # the window tells the user when it builds the panel
+            if self._initial_order == "reverse":
+                session.reverse()       # no listeners yet: nobody to notify
+            # The first evaluation is computed here, at once: the GUI builds its panels
+            # on ``booted`` meanwhile. It answers generation 1 (see _on_booted).
+            with self._lock:
+                self._pending = (1, backend, session.seq, session.order.copy(),
+                                 session.positions)
             self._bridge.booted.emit(session, None)
         except Exception as error:      # shown in the status line, never as a traceback
             traceback.print_exc()
             self._bridge.booted.emit(None, _one_line(error))
+            return
+        self._evaluate_newest()
+        try:            # the plots' modules (pyqtgraph) too, off the GUI thread
+            from . import plots  # noqa: F401
+        except Exception:
+            pass        # the window tells the user when it builds the panel
 
     @Slot(object, object)
     def _on_booted(self, session, error) -> None:
@@ -112,11 +126,10 @@ class Controller(QObject):
             self.evaluationFailed.emit(f"could not start the model: {error}")
             return
         self.session = session
-        if self._initial_order == "reverse":
-            session.reverse()
+        self._generation += 1           # = 1: the worker is already computing it
         session.subscribe(self._on_session_change)
+        self.computing.emit()
         self.ready.emit()
-        self.request()
 
     # -- evaluation -------------------------------------------------------------------
     def _on_session_change(self, what: str) -> None:
@@ -148,20 +161,40 @@ class Controller(QObject):
         if job is None:                 # an earlier call already took it
             return
         generation, backend, seq, order, positions = job
-        from ..core.errors import PosvizInputError
+        from ..core.errors import Cancelled, PosvizInputError
         from ..core.session import Engine
 
         try:
             if self._engine is None or self._engine.backend is not backend:
                 self._engine = Engine(backend)
             start = time.perf_counter()
-            ev = self._engine.evaluate(seq, order, positions)
-            self._bridge.evaluated.emit(generation, ev, 1000 * (time.perf_counter() - start))
+            ev = self._engine.evaluate(seq, order, positions, should_stop=self._superseded)
+            self._prepare(ev)
+            ms = 1000 * (time.perf_counter() - start)
+            self._bridge.evaluated.emit(generation, ev, ms)
+            del ev                      # the GUI holds it now; the worker keeps nothing
+        except Cancelled:               # a newer request is pending: its job runs next
+            pass
         except PosvizInputError as error:
             self._bridge.failed.emit(generation, _one_line(error))
         except Exception as error:
             traceback.print_exc()
             self._bridge.failed.emit(generation, f"computation failed: {_one_line(error)}")
+
+    def _superseded(self) -> bool:
+        """Is a newer request waiting? (asked by the engine between layers)"""
+        return self._pending is not None
+
+    def _prepare(self, ev) -> None:
+        """Work the plots would otherwise do on the GUI thread (pooling a large mosaic)."""
+        if self._prepare_mosaic is None:
+            try:
+                from .plots.attention import prepare_mosaic
+            except Exception:           # no plots: nothing to prepare
+                prepare_mosaic = False
+            self._prepare_mosaic = prepare_mosaic
+        if self._prepare_mosaic:
+            self._prepare_mosaic(ev, should_stop=self._superseded)
 
     @Slot(int, object, float)
     def _on_evaluated(self, generation: int, ev, ms: float) -> None:

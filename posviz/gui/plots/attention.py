@@ -6,6 +6,8 @@ maps exactly, and the difference map is white.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
@@ -157,8 +159,104 @@ class _TileImage(HeatmapImage):
             super().mouseClickEvent(ev)
 
 
+# -- pooling a long sequence's mosaic ------------------------------------------------------
+#
+# At n = 512 the mosaic of a 6-layer, 12-head model would hold 19 M pixels: too many to
+# colour and paint during a drag, and more than a screen shows. A tile larger than
+# MOSAIC_TILE pixels a side is therefore pooled in blocks of ``block`` x ``block`` cells,
+# each block showing its value of largest magnitude, sign kept: no difference is hidden
+# (the block is at least as dark as its darkest cell), and attention weights (>= 0) show
+# their block maximum. The figure's ``displayed()`` and CSV hold these pooled numbers,
+# with each query / key labelled by the tokens of its block.
+
+MOSAIC_TILE = 128
+
+
+def pool_block(n: int) -> int:
+    """Cells per block a side so that an (n, n) tile is at most MOSAIC_TILE pixels."""
+    return 1 if n <= MOSAIC_TILE else -(-n // MOSAIC_TILE)
+
+
+def pool_signed_max(tiles: np.ndarray, block: int) -> np.ndarray:
+    """(..., n, n) -> (..., m, m), m = ceil(n / block): per block the entry of largest
+    |value|, with its sign. The last block of a row or column may be smaller."""
+    if block == 1:
+        return tiles
+    import torch
+    import torch.nn.functional as F
+
+    *lead, n, _ = tiles.shape
+    x = torch.from_numpy(np.ascontiguousarray(tiles)).reshape(-1, 1, n, n)    # (B, 1, n, n)
+    pooled = []
+    for chunk in x.split(16):
+        size, where = F.max_pool2d(chunk.abs(), block, ceil_mode=True, return_indices=True)
+        pooled.append(chunk.flatten(2).gather(2, where.flatten(2)).view_as(size))  # (b, 1, m, m)
+    out = torch.cat(pooled)
+    return out.reshape(*lead, *out.shape[-2:]).numpy()
+
+
+def _mosaic_tiles(ev, mode: str, block: int, should_stop=None) -> np.ndarray:
+    """(L, h, m, m): what each tile of ``mode`` shows, pooled in blocks (one layer at a
+    time, so the (L, h, n, n) difference never exists whole)."""
+    original = ev.reference.attention                                     # (L, h, n, n)
+    aligned = ev.comparison.attention_aligned                             # (L, h, n, n)
+    if block == 1:
+        return {"difference": lambda: aligned - original, "original": lambda: original,
+                "reordered": lambda: aligned}[mode]()
+    layers = []
+    for layer in range(original.shape[0]):
+        if should_stop is not None and should_stop():
+            from ...core.errors import Cancelled
+            raise Cancelled("superseded by a newer request")
+        tile = {"difference": lambda: aligned[layer] - original[layer],
+                "original": lambda: original[layer],
+                "reordered": lambda: aligned[layer]}[mode]()              # (h, n, n)
+        layers.append(pool_signed_max(tile, block))                       # (h, m, m)
+    return np.stack(layers)
+
+
+_PREPARED: dict[int, dict] = {}      # id(Evaluation) -> {mode: pooled tiles}
+_WORKER_MODES = {"difference"}       # the modes a mosaic is showing: prepared ahead
+
+
+def prepare_mosaic(ev, should_stop=None) -> None:
+    """Pool the mosaic tiles of a long sequence ahead (on the compute worker), for the
+    modes a mosaic is showing; MosaicFigure.update_from then only copies them."""
+    n = ev.reference.attention.shape[-1]
+    block = pool_block(n)
+    if block == 1:
+        return
+    done = {mode: _mosaic_tiles(ev, mode, block, should_stop) for mode in tuple(_WORKER_MODES)}
+    if id(ev) not in _PREPARED:
+        weakref.finalize(ev, _PREPARED.pop, id(ev), None)
+    _PREPARED.setdefault(id(ev), {}).update(done)
+
+
+def mosaic_tiles(ev, mode: str) -> tuple[np.ndarray, int]:
+    """The (L, h, m, m) tiles of ``mode`` (pooled when n > MOSAIC_TILE) and the block."""
+    block = pool_block(ev.reference.attention.shape[-1])
+    tiles = _PREPARED.get(id(ev), {}).get(mode)
+    if tiles is None:
+        tiles = _mosaic_tiles(ev, mode, block)
+    return tiles, block
+
+
+def _block_labels(tokens, block: int) -> list[str]:
+    """One label per pooled block: its token, or its first and last tokens."""
+    if block == 1:
+        return list(tokens)
+    return [tokens[i] if i == min(i + block, len(tokens)) - 1
+            else f"{tokens[i]} … {tokens[min(i + block, len(tokens)) - 1]}"
+            for i in range(0, len(tokens), block)]
+
+
 class MosaicFigure(Figure):
-    """Every layer × head as one image (one ImageItem for all tiles: cheap to paint)."""
+    """Every layer × head as one image (one ImageItem for all tiles: cheap to paint).
+
+    A tile is (n, n) pixels, or, for n > MOSAIC_TILE, (m, m) pooled blocks of
+    ``block`` x ``block`` cells (see ``pool_signed_max``); ``data`` holds exactly
+    what is painted, and query / key index the blocks then.
+    """
 
     name = "attention_mosaic"
     title = "All layers and heads"
@@ -187,7 +285,8 @@ class MosaicFigure(Figure):
         self.canvas.addItem(self.bar, row=0, col=1)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self._buffer = None                   # (L*(n+g)-g, h*(n+g)-g) mosaic pixels
-        self._grid = None                     # (L, h, n) of the current layout
+        self._grid = None                     # (L, h, m) of the current layout, m pixels a tile
+        self.block = 1                        # tokens per pixel of a tile, a side
         self.tokens: tuple[str, ...] = ()
         self.selected = (1, 0)
         self._ev = None
@@ -205,6 +304,8 @@ class MosaicFigure(Figure):
         if mode not in MOSAIC_MODES:
             raise ValueError(f"unknown mosaic mode {mode!r}")
         self.mode = mode
+        _WORKER_MODES.clear()
+        _WORKER_MODES.add(mode)
         self.bar.setColorMap(self._cmap())
         self.bar.setLevels(self._levels())
         if self._ev is not None:
@@ -229,7 +330,8 @@ class MosaicFigure(Figure):
         return QtCore.QPointF(x + n / 2, y + n / 2)
 
     def tile_at(self, x: float, y: float):
-        """View coordinates -> (layer 1..L, head, query, key), or None over a gap."""
+        """View coordinates -> (layer 1..L, head, query, key), or None over a gap
+        (query and key count pooled blocks when ``block`` > 1)."""
         if self._grid is None:
             return None
         L, h, n = self._grid
@@ -243,10 +345,7 @@ class MosaicFigure(Figure):
     # -- content --------------------------------------------------------------------
     def update_from(self, ev, layer: int, head: int) -> None:
         self._ev = ev
-        original = ev.reference.attention                                     # (L, h, n, n)
-        aligned = ev.comparison.attention_aligned                             # (L, h, n, n)
-        tiles = {"difference": lambda: aligned - original, "original": lambda: original,
-                 "reordered": lambda: aligned}[self.mode]()
+        tiles, self.block = mosaic_tiles(ev, self.mode)                       # (L, h, m, m)
         L, h, n, _ = tiles.shape
         g = self.gap
         rows, cols = L * (n + g) - g, h * (n + g) - g
@@ -258,15 +357,21 @@ class MosaicFigure(Figure):
             self.plot.getAxis("bottom").setTicks(
                 [[(k * (n + g) + n / 2, str(k)) for k in range(h)], []])
         padded = np.full((L, n + g, h, n + g), np.nan, tiles.dtype)   # NaN gaps
-        padded[:, :n, :, :n] = tiles.transpose(0, 2, 1, 3)             # (L, n, h, n)
+        padded[:, :n, :, :n] = tiles.transpose(0, 2, 1, 3)             # (L, m, h, m)
         self._buffer = padded.reshape(L * (n + g), h * (n + g))[:rows, :cols]
         self.image.setImage(self._buffer, autoLevels=False, levels=self._levels())
         self.data = {MOSAIC_DATA[self.mode]: tiles}
         self.tokens = ev.reference.tokens
-        self.labels = {"query": list(self.tokens), "key": list(self.tokens)}
+        names = _block_labels(self.tokens, self.block)
+        self.labels = {"query": names, "key": names}
         self.coords = {"layer": list(range(1, L + 1))}
+        if self.block > 1:      # a block's coordinate: the index of its first token
+            starts = list(range(0, len(self.tokens), self.block))
+            self.coords.update(query=starts, key=starts)
+        pooled = (f" — each pixel: the largest |value| of {self.block}×{self.block} "
+                  "tokens" if self.block > 1 else "")
         self.set_title(f"All layers (rows) × heads (columns): {MOSAIC_MODES[self.mode]}"
-                       " — click a tile to select it")
+                       f" — click a tile to select it{pooled}")
         self.set_selection(layer, head)
 
     def set_selection(self, layer: int, head: int) -> None:
@@ -291,8 +396,10 @@ class MosaicFigure(Figure):
             return
         layer, head, q, k = hit
         value = float(next(iter(self.data.values()))[layer - 1, head, q, k])
-        text = (f"layer {layer} head {head}: query {_quote(self.tokens[q])} -> key "
-                f"{_quote(self.tokens[k])} {self.mode} = {value:.3f}")
+        names = self.labels["query"]
+        largest = "largest |value| " if self.block > 1 else ""
+        text = (f"layer {layer} head {head}: query {_quote(names[q])} -> key "
+                f"{_quote(names[k])} {self.mode} {largest}= {value:.3f}")
         self.canvas.setToolTip(text)
         self.hovered.emit(text)
 
