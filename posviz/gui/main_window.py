@@ -133,6 +133,7 @@ class MainWindow(QMainWindow):
         self.plots_area = QStackedWidget()
         self.placeholder = QLabel("Loading model…", alignment=Qt.AlignCenter)
         self.placeholder.setStyleSheet("color: #777; font-size: 16px;")
+        self.placeholder.setWordWrap(True)       # a long message must not widen the window
         self.plots_area.addWidget(self.placeholder)
         layout.addWidget(self.plots_area, 1)
         self.setCentralWidget(central)

@@ -15,6 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
+from . import style
 from .style import BACKGROUND
 
 
@@ -76,6 +77,18 @@ class Figure(QtWidgets.QWidget):
         self.data: dict[str, np.ndarray] = {}
         self.coords: dict[str, list] = {}    # dim -> coordinate value per index
         self.labels: dict[str, list] = {}    # dim -> token text per index (token dims)
+
+    legend_columns = 2          # at most, when the figure is wide enough
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.fit_legend()
+
+    def fit_legend(self) -> None:
+        """Give the legend (if any) as many columns as the figure's width holds."""
+        legend = getattr(self, "legend", None)
+        if legend is not None:
+            style.fit_legend(legend, self.width(), self.legend_columns)
 
     # -- content --------------------------------------------------------------------
     def update_from(self, ev, layer: int, head: int) -> None:

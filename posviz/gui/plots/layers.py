@@ -5,10 +5,19 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-from posviz.core.symmetry import METRIC_TITLES, METRICS
+from posviz.core.symmetry import METRICS
 
 from . import style
 from .base import Figure
+
+
+# Legend entries: what is compared, and which symmetry it tests.
+CURVE_LABELS = {
+    "hidden_equivariance": "hidden states (equivariance)",
+    "attention_equivariance": "attention, worst head (equivariance)",
+    "last_token_change": "output at the final slot (invariance)",
+    "pooled_change": "mean-pooled output (invariance)",
+}
 
 
 def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
@@ -54,7 +63,7 @@ class SymmetryFigure(Figure):
                                     symbolBrush=colour, symbolPen=None, symbolSize=8,
                                     connect="finite")
             self.plot.addItem(curve)
-            self.legend.addItem(curve, METRIC_TITLES[metric].replace("vs.", "vs"))
+            self.legend.addItem(curve, CURVE_LABELS[metric])
             self.curves[metric] = curve
         self._layers = None
         self._span = None

@@ -111,6 +111,7 @@ class EncodingFigure(Figure):
         super().__init__(parent)
         self.map = _HeatmapPlot(self.canvas, "", style.DIVERGING, (-1, 1),
                                 left="position", bottom="dimension", col=0)
+        self.map.plot.getAxis("bottom").rotate = False     # numbers read best upright
         self.bar = style.color_bar((-1, 1), style.DIVERGING, "value")
         self.bar.setImageItem(self.map.image)
         self.canvas.addItem(self.bar, row=0, col=1)
@@ -157,6 +158,7 @@ class SimilarityFigure(Figure):
         super().__init__(parent)
         self.map = _HeatmapPlot(self.canvas, "", style.DIVERGING, (-1, 1),
                                 left="position", bottom="position", col=0)
+        self.map.plot.getAxis("bottom").rotate = False
         self.bar = style.color_bar((-1, 1), style.DIVERGING, "cosine")
         self.bar.setImageItem(self.map.image)
         self.canvas.addItem(self.bar, row=0, col=1)
@@ -193,6 +195,7 @@ class RelativeProfileFigure(Figure):
     name = "relative_profile"
     title = "Relative-distance profile"
     dims = ("head", "distance")
+    legend_columns = 8
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -249,6 +252,7 @@ class RelativeProfileFigure(Figure):
             curve.setVisible(True)
             self.legend.addItem(curve, name)
         self.legend.setVisible(len(rows) > 1)
+        self.fit_legend()
         self.plot.setLabel("left", quantity, color="#202020")
         self.plot.enableAutoRange()
         self.data = {"value": values.copy()}

@@ -43,14 +43,20 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
 class TokenAxis(pg.AxisItem):
     """An axis of token cells (cell i spans [i, i+1)) labelled with the tokens.
 
-    Labels are thinned to every k-th token, k chosen from the axis length in pixels and
-    the label size, so they never overlap, whatever the zoom; every cell keeps a tick.
+    A bottom axis writes its labels upright while they fit side by side, and turns them
+    a quarter (reading upwards) when they do not: a turned label needs only one line
+    height per cell, so every token of a short sentence keeps its label. Past that the
+    labels are thinned to every k-th token, k chosen from the axis length in pixels, so
+    they never overlap at any zoom; every cell keeps a tick.
     """
 
-    def __init__(self, orientation: str, **kwargs):
+    def __init__(self, orientation: str, rotate: bool = True, **kwargs):
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
         self.tokens: list[str] = []
+        self.rotate = rotate and orientation == "bottom"
+        self.rotated = False        # labels are turned a quarter (bottom axis only)
+        self.labelled: list[int] = []   # cells whose label was drawn last time
         self._step = 1
 
     def set_tokens(self, tokens) -> None:
@@ -58,23 +64,33 @@ class TokenAxis(pg.AxisItem):
         self.picture = None
         self.update()
 
+    def _metrics(self) -> QtGui.QFontMetricsF:
+        return QtGui.QFontMetricsF(self.style.get("tickFont") or self.font())
+
     def tickValues(self, minVal, maxVal, size):
         n = len(self.tokens)
         if n == 0 or size <= 0:
+            self.labelled = []
             return []
         low, high = sorted((minVal, maxVal))
         first, last = max(0, int(np.floor(low))), min(n - 1, int(np.ceil(high)))
         if first > last:
+            self.labelled = []
             return []
         pixels = size / max(high - low, 1e-9)                  # pixels per token cell
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or self.font())
+        metrics = self._metrics()
+        line = metrics.height() * 1.05
         if self.orientation in ("left", "right"):
-            need = metrics.height() * 1.05
+            need, self.rotated = line, False
         else:
             need = max(metrics.horizontalAdvance(t) for t in self.tokens[first:last + 1]) + 8
+            self.rotated = self.rotate and need > pixels
+            if self.rotated:
+                need = line
         self._step = step = max(1, int(np.ceil(need / pixels)))
         cells = range(first, last + 1)
         major = [i + 0.5 for i in cells if i % step == 0]
+        self.labelled = [int(v) for v in major]
         if step == 1:
             return [(1.0, major)]
         return [(float(step), major), (1.0, [i + 0.5 for i in cells if i % step])]
@@ -83,6 +99,58 @@ class TokenAxis(pg.AxisItem):
         if spacing != self._step:
             return [""] * len(values)
         return [self.tokens[int(v)] if 0 <= int(v) < len(self.tokens) else "" for v in values]
+
+    # -- labels drawn here (bottom axis) ---------------------------------------------
+    def generateDrawSpecs(self, p):
+        """Ticks and axis line from pyqtgraph; the labels of a bottom axis placed here,
+        upright or turned, as (x, text) under each labelled tick."""
+        if not self.rotate:
+            return super().generateDrawSpecs(p)
+        self.style["showValues"] = False      # pyqtgraph draws ticks and the line only
+        try:
+            specs = super().generateDrawSpecs(p)
+        finally:
+            self.style["showValues"] = True
+        if specs is None:
+            return None
+        axis_spec, tick_specs, _ = specs
+        bounds = self.mapRectFromParent(self.geometry())
+        low, high = self.range
+        scale = bounds.width() / (high - low) if high != low else 1.0
+        metrics = self._metrics()
+        labels, widest = [], 0.0
+        for cell in self.labelled:
+            if 0 <= cell < len(self.tokens):
+                x = bounds.left() + (cell + 0.5 - low) * scale
+                if bounds.left() - 1 <= x <= bounds.right() + 1:
+                    labels.append((x, self.tokens[cell]))
+                    widest = max(widest, metrics.horizontalAdvance(self.tokens[cell]))
+        space = widest + 2 if self.rotated else metrics.height()
+        self._updateMaxTextSize(int(np.ceil(space)))
+        return axis_spec, tick_specs, [("labels", labels)]
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        if not (textSpecs and textSpecs[0][0] == "labels"):
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        p.setPen(self.textPen())
+        line = self._metrics().height()
+        top = self.mapRectFromParent(self.geometry()).top()
+        top += max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1]
+        Align = QtCore.Qt.AlignmentFlag
+        for x, text in textSpecs[0][1]:
+            if self.rotated:           # reads upwards and ends at its tick
+                p.save()
+                p.translate(x, top)
+                p.rotate(-90)
+                p.drawText(QtCore.QRectF(-1000, -line / 2, 1000, line),
+                           int(Align.AlignRight | Align.AlignVCenter), text)
+                p.restore()
+            else:
+                p.drawText(QtCore.QRectF(x - 500, top, 1000, line),
+                           int(Align.AlignHCenter | Align.AlignTop), text)
 
 
 def token_axes() -> dict[str, TokenAxis]:
@@ -108,6 +176,27 @@ def legend_below(canvas: pg.GraphicsLayoutWidget, columns: int = 2) -> pg.Legend
     canvas.ci.layout.setRowStretchFactor(0, 10)
     canvas.ci.layout.setRowStretchFactor(1, 0)
     return legend
+
+
+def legend_width(legend: pg.LegendItem, columns: int) -> float:
+    """Pixels the legend needs in ``columns`` columns (items fill rows left to right)."""
+    spacing = legend.layout.horizontalSpacing()
+    widths = [sample.width() + label.boundingRect().width() + 2 * spacing
+              for sample, label in legend.items]
+    return sum(max(widths[c::columns], default=0.0) for c in range(columns))
+
+
+def fit_legend(legend: pg.LegendItem, width: float, most: int = 2) -> int:
+    """Lay the legend out in as many columns (up to ``most``) as ``width`` pixels hold,
+    so a narrow figure stacks its legend instead of clipping it; returns the count."""
+    columns = 1
+    for count in range(max(most, 1), 1, -1):
+        if legend_width(legend, count) + 16 <= width:
+            columns = count
+            break
+    if columns != legend.columnCount:
+        legend.setColumnCount(columns)
+    return columns
 
 
 def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:

@@ -1,0 +1,97 @@
+"""What a reader of the figures needs: every label there, nothing clipped, titles that
+say what is shown."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6 import QtGui  # noqa: E402
+
+from posviz.core.backend import BuiltinBackend  # noqa: E402
+from posviz.core.config import ModelConfig  # noqa: E402
+from posviz.core.session import Engine, Session  # noqa: E402
+from posviz.gui.plots import PlotsPanel  # noqa: E402
+from posviz.gui.plots import style  # noqa: E402
+
+TEXT = "the cat sat on the mat because it was warm"
+
+
+def evaluate(text=TEXT, **config):
+    session = Session(BuiltinBackend(ModelConfig(**config)), text)
+    session.reverse()
+    return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+
+
+@pytest.fixture
+def panel(qtbot):
+    widget = PlotsPanel()
+    qtbot.addWidget(widget)
+    widget.resize(1100, 760)          # the plots' share of a 1440 x 900 window
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def painted(figure) -> None:
+    """Paint the figure now (axes lay their labels out while painting)."""
+    figure.grab()
+
+
+def test_every_key_label_shows_at_ten_tokens(panel):
+    panel.show_evaluation(evaluate())
+    figure = panel.figures()["attention"]
+    painted(figure)
+    for heatmap in (figure.original, figure.aligned, figure.difference):
+        axis = heatmap.plot.getAxis("bottom")
+        assert axis.labelled == list(range(10)), axis.labelled
+        assert axis.rotated                  # "because" is wider than a cell
+        left = heatmap.plot.getAxis("left")
+        assert left.labelled == list(range(10))
+
+
+def test_turned_labels_do_not_overlap_and_thin_out_for_long_text(panel):
+    words = (TEXT + " ") * 12                                     # 120 tokens
+    panel.show_evaluation(evaluate(words.strip()))
+    axis = panel.figures()["attention"].original.plot.getAxis("bottom")
+    painted(panel.figures()["attention"])
+    labelled = axis.labelled
+    assert 1 < len(labelled) < 120
+    step = labelled[1] - labelled[0]
+    assert np.all(np.diff(labelled) == step)
+    cell = axis.geometry().width() / 120                          # pixels per token
+    line = QtGui.QFontMetricsF(axis.font()).height()
+    assert step * cell >= line                                    # no two labels touch
+    assert (step - 1) * cell < line * 1.05                        # and no needless gaps
+
+
+def test_upright_labels_when_they_fit(panel):
+    panel.show_evaluation(evaluate("a b c d"))
+    figure = panel.figures()["attention"]
+    painted(figure)
+    axis = figure.original.plot.getAxis("bottom")
+    assert not axis.rotated and axis.labelled == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("width", [1100, 800])
+def test_symmetry_legend_fits_its_figure(panel, qtbot, width):
+    panel.resize(width, 760)
+    panel.show_evaluation(evaluate())
+    figure = panel.figures()["symmetry"]
+    qtbot.wait(20)
+    painted(figure)
+    legend = figure.legend
+    assert len(legend.items) == 4
+    room = figure.canvas.viewport().width()
+    assert style.legend_width(legend, legend.columnCount) <= room
+    # the plot and its legend lie inside the visible canvas
+    assert figure.canvas.ci.boundingRect().width() <= room + 1
+    assert legend.sceneBoundingRect().right() <= room + 1
+
+
+def test_fit_legend_uses_two_columns_only_when_they_fit(panel):
+    panel.show_evaluation(evaluate())
+    legend = panel.figures()["symmetry"].legend
+    two = style.legend_width(legend, 2)
+    assert style.fit_legend(legend, two + 100) == 2 and legend.columnCount == 2
+    assert style.fit_legend(legend, two - 1) == 1 and legend.columnCount == 1
