@@ -95,3 +95,37 @@ def test_fit_legend_uses_two_columns_only_when_they_fit(panel):
     two = style.legend_width(legend, 2)
     assert style.fit_legend(legend, two + 100) == 2 and legend.columnCount == 2
     assert style.fit_legend(legend, two - 1) == 1 and legend.columnCount == 1
+
+
+def test_symmetry_note_reads_the_causal_leak(panel):
+    """NoPE + causal, the final token kept last: by theory the final slot is unchanged at
+    the input and after block 1 (it sees the same set of tokens) and changes from layer 2
+    (the tokens before it saw different prefixes)."""
+    session = Session(BuiltinBackend(ModelConfig(pe="none", mask="causal")), TEXT)
+    session.move(0, 3)                                   # 'the' to slot 3; 'warm' stays last
+    ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    c = ev.comparison
+    assert (c.last_token_change[:2] <= c.floor).all() and (c.last_token_change[2:] > c.floor).all()
+    panel.show_evaluation(ev)
+    note = panel.figures()["symmetry"].note.text()
+    assert "from layer 1 on" in note                     # hidden states: the mask leaks
+    assert "unchanged up to layer 1 and changes from layer 2 on" in note
+
+
+def test_symmetry_note_for_an_equivariant_model(panel):
+    panel.show_evaluation(evaluate(pe="none"))           # bidirectional NoPE, reversed
+    note = panel.figures()["symmetry"].note.text()
+    assert note.startswith("The hidden states are equivariant at every layer.")
+    assert "another token" in note                       # reversed: 'the' is now last
+
+
+def test_profile_axis_spans_only_visible_keys_when_causal(panel):
+    panel.show_evaluation(evaluate(pe="alibi", mask="causal"))
+    panel.tabs.setCurrentIndex(2)
+    figure = panel.figures()["relative_profile"]
+    low, high = figure.plot.vb.viewRange()[0]
+    distances = figure.coords["distance"]
+    assert low < min(distances) + 1 and high < 1         # keys ahead are masked: not shown
+    panel.show_evaluation(evaluate(pe="alibi"))
+    panel.tabs.setCurrentIndex(2)
+    assert figure.plot.vb.viewRange()[0][1] > max(figure.coords["distance"]) - 1

@@ -26,6 +26,42 @@ def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
     return np.where(np.isnan(values), np.nan, np.maximum(values, floor / 10))
 
 
+def _first_above(values: np.ndarray, floor: float) -> int | None:
+    above = np.flatnonzero(np.nan_to_num(values, nan=0.0) > floor)
+    return int(above[0]) if above.size else None
+
+
+def _layer_name(layer: int) -> str:
+    return "the input to block 1" if layer == 0 else f"layer {layer}"
+
+
+def symmetry_note(c, order) -> str:
+    """One or two sentences reading the curves: where equivariance breaks, and what the
+    final slot does (the causal-mask leak shows there when the final token stays put)."""
+    floor = c.floor
+    hidden = _first_above(c.hidden_equivariance, floor)
+    if hidden is None:
+        text = "The hidden states are equivariant at every layer."
+    elif hidden == 0:
+        text = ("The hidden states stop being equivariant at the input to block 1 "
+                "(the positions are added there).")
+    else:
+        text = f"The hidden states stop being equivariant from layer {hidden} on."
+    n = len(order)
+    if n and int(order[-1]) == n - 1:
+        last = _first_above(c.last_token_change, floor)
+        if last is None:
+            text += " The output at the final slot (the same token) is unchanged at every layer."
+        elif last > 0:
+            text += (f" The output at the final slot (the same token) is unchanged up to "
+                     f"{_layer_name(last - 1)} and changes from layer {last} on.")
+        else:
+            text += " The output at the final slot (the same token) changes from the input on."
+    elif n:
+        text += " The final slot now holds another token, so its output differs."
+    return text
+
+
 def layer_ticks(n_layers_plus_one: int):
     return [[(l, "in" if l == 0 else str(l)) for l in range(n_layers_plus_one)], []]
 
@@ -97,10 +133,7 @@ class SymmetryFigure(Figure):
         broken = [int(l) for l in layers if c.hidden_equivariance[l] > floor]
         self.set_title("Symmetry per layer: how far the reordered run is from the reordered "
                        "original (0 = equivariant / invariant)")
-        self.set_note("The hidden states are equivariant at every layer." if not broken else
-                      "The hidden states stop being equivariant "
-                      + ("at the input to block 1 (the positions are added there)."
-                         if broken[0] == 0 else f"from layer {broken[0]} on."))
+        self.set_note(symmetry_note(c, ev.order))
 
 
     def _set_decades(self, exponents) -> None:

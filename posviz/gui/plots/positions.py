@@ -24,6 +24,11 @@ WHERE = {"rope": "rotates queries and keys inside attention",
          "t5": "adds a learned bias per distance bucket to the attention scores"}
 
 
+# Short names for the profile's vertical axis (the title gives the full quantity).
+AXIS_NAMES = {"sinusoidal": "cosine", "rope": "score q·k / d_head",
+              "alibi": "bias added to the score", "t5": "bias added to the score"}
+
+
 def cosine_similarity(table: np.ndarray) -> np.ndarray:
     """(n, d) -> (n, n) cosine similarity between the rows (0 for a zero row)."""
     norms = np.linalg.norm(table, axis=1, keepdims=True)                  # (n, 1)
@@ -253,8 +258,10 @@ class RelativeProfileFigure(Figure):
             self.legend.addItem(curve, name)
         self.legend.setVisible(len(rows) > 1)
         self.fit_legend()
-        self.plot.setLabel("left", quantity, color="#202020")
-        self.plot.enableAutoRange()
+        self.plot.setLabel("left", AXIS_NAMES.get(kind, "value"), color="#202020")
+        shown = distances[np.isfinite(values).any(axis=0)]     # causal: keys ahead are masked
+        self.plot.setXRange(float(shown.min()), float(shown.max()), padding=0.02)
+        self.plot.enableAutoRange(axis="y")
         self.data = {"value": values.copy()}
         self.coords = {"head": rows, "distance": distances.tolist()}
         self.set_title(f"{TITLES.get(kind, kind)}: {quantity} against relative distance Δ")

@@ -54,7 +54,7 @@ class TokenAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
         self.tokens: list[str] = []
-        self.rotate = rotate and orientation == "bottom"
+        self.rotate = rotate and orientation == "bottom"   # may labels be turned?
         self.rotated = False        # labels are turned a quarter (bottom axis only)
         self.labelled: list[int] = []   # cells whose label was drawn last time
         self._step = 1
@@ -104,7 +104,7 @@ class TokenAxis(pg.AxisItem):
     def generateDrawSpecs(self, p):
         """Ticks and axis line from pyqtgraph; the labels of a bottom axis placed here,
         upright or turned, as (x, text) under each labelled tick."""
-        if not self.rotate:
+        if self.orientation != "bottom":
             return super().generateDrawSpecs(p)
         self.style["showValues"] = False      # pyqtgraph draws ticks and the line only
         try:
