@@ -129,3 +129,13 @@ def test_profile_axis_spans_only_visible_keys_when_causal(panel):
     panel.show_evaluation(evaluate(pe="alibi"))
     panel.tabs.setCurrentIndex(2)
     assert figure.plot.vb.viewRange()[0][1] > max(figure.coords["distance"]) - 1
+
+
+def test_default_window_size_fits_a_small_screen():
+    from PySide6.QtCore import QRect
+    from posviz.gui.main_window import default_size
+
+    assert default_size(None).toTuple() == (1440, 900)
+    small = default_size(QRect(0, 0, 1280, 800))
+    assert small.width() <= 1280 and small.height() <= 800
+    assert default_size(QRect(0, 0, 2560, 1440)).toTuple() == (1440, 900)

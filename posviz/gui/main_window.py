@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QDockWidget,
                                QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel,
@@ -49,6 +49,15 @@ def change_bars(change, floor: float) -> list[float]:
     return np.clip(bars, 0.0, 1.0).tolist()
 
 
+def default_size(available=None) -> QSize:
+    """1440 x 900, or a little less than the screen when the screen is smaller."""
+    width, height = 1440, 900
+    if available is not None and available.width() > 0:
+        width = min(width, int(available.width() * 0.96))
+        height = min(height, int(available.height() * 0.94))
+    return QSize(width, height)
+
+
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None):
         super().__init__()
@@ -62,7 +71,7 @@ class MainWindow(QMainWindow):
         self._build_editor()
         self._build_actions()
         self._build_status()
-        self.resize(1440, 900)
+        self.resize(default_size(self.screen().availableGeometry() if self.screen() else None))
         geometry = self.settings.value("window/geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)

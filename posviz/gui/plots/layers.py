@@ -11,13 +11,23 @@ from . import style
 from .base import Figure
 
 
-# Legend entries: what is compared, and which symmetry it tests.
+# Legend entries, short enough for two columns in a narrow figure; the tooltip says
+# which symmetry each one tests.
 CURVE_LABELS = {
-    "hidden_equivariance": "hidden states (equivariance)",
-    "attention_equivariance": "attention, worst head (equivariance)",
-    "last_token_change": "output at the final slot (invariance)",
-    "pooled_change": "mean-pooled output (invariance)",
+    "hidden_equivariance": "hidden states",
+    "attention_equivariance": "attention (worst head)",
+    "last_token_change": "output at the final slot",
+    "pooled_change": "mean-pooled output",
 }
+CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
+              "• hidden states: the reordered run against the original run reordered the "
+              "same way (equivariance)\n"
+              "• attention (worst head): the reordered maps, aligned back, against the "
+              "original maps; largest gap over heads (equivariance)\n"
+              "• output at the final slot: the last position's vector in both runs "
+              "(invariance; a causal decoder predicts from it)\n"
+              "• mean-pooled output: the average over tokens in both runs (invariance)\n"
+              "Below the dashed noise floor a difference is floating-point rounding.")
 
 
 def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
@@ -101,6 +111,8 @@ class SymmetryFigure(Figure):
             self.plot.addItem(curve)
             self.legend.addItem(curve, CURVE_LABELS[metric])
             self.curves[metric] = curve
+        self.canvas.setToolTip(CURVES_TIP)
+        self.heading.setToolTip(CURVES_TIP)
         self._layers = None
         self._span = None
 
@@ -130,9 +142,8 @@ class SymmetryFigure(Figure):
         self.data = {metric: c.metric(metric).copy() for metric in METRICS}
         self.data["noise_floor"] = np.full(layers.shape, floor)
         self.coords = {"layer": layers.tolist()}
-        broken = [int(l) for l in layers if c.hidden_equivariance[l] > floor]
-        self.set_title("Symmetry per layer: how far the reordered run is from the reordered "
-                       "original (0 = equivariant / invariant)")
+        self.set_title("Symmetry per layer: reordered run against the original "
+                       "(lower = more symmetric)")
         self.set_note(symmetry_note(c, ev.order))
 
 

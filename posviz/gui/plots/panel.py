@@ -53,7 +53,7 @@ class PlotsPanel(QtWidgets.QWidget):
         f = self._figures
         self.tabs.addTab(_split(QtCore.Qt.Orientation.Vertical, f["attention"],
                                 _split(QtCore.Qt.Orientation.Horizontal, f["attention_mosaic"],
-                                       f["symmetry"], sizes=(1, 1)), sizes=(5, 4)),
+                                       f["symmetry"], sizes=(1, 1)), sizes=(1, 1)),
                          "Attention")
         self.tabs.setTabToolTip(0, "The selected head before and after the reorder, all heads "
                                    "at once, and the symmetry metrics per layer")
