@@ -330,6 +330,11 @@ def test_loading_a_real_model_shows_pinned_chips_and_locks_the_builtin_fields(
     ev = settled(qtbot, window)
     assert ev.seq.tokens[0] == "[CLS]"
     assert_shows_core_numbers(window, ev)
+    # the real model's own architecture replaces the built-in fields
+    assert panel.builtin_box.isHidden() and not panel.model_facts.isHidden()
+    facts = panel.model_facts.text()
+    assert f"{ev.reference.n_layers} × {ev.reference.n_heads}" in facts
+    assert f"<td>{ev.reference.d_model}</td>" in facts
 
 
 def test_cancelling_a_load_keeps_the_current_model(qtbot, window, slow_model):
@@ -341,7 +346,8 @@ def test_cancelling_a_load_keeps_the_current_model(qtbot, window, slow_model):
     assert slow_model.done.wait(10)
     qtbot.wait(300)                               # the result arrives and is discarded
     assert c.session.backend is backend and c.last_evaluation is ev
-    assert panel.builtin_box.isEnabled()
+    assert panel.builtin_box.isEnabled() and not panel.builtin_box.isHidden()
+    assert panel.model_facts.isHidden()
     assert window.strip.tokens == list(c.session.tokens)
 
 

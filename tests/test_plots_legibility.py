@@ -139,3 +139,15 @@ def test_default_window_size_fits_a_small_screen():
     small = default_size(QRect(0, 0, 1280, 800))
     assert small.width() <= 1280 and small.height() <= 800
     assert default_size(QRect(0, 0, 2560, 1440)).toTuple() == (1440, 900)
+
+
+def test_thinned_labels_carry_their_index(panel):
+    panel.show_evaluation(evaluate(((TEXT + " ") * 12).strip()))
+    figure = panel.figures()["attention"]
+    painted(figure)
+    axis = figure.original.plot.getAxis("bottom")
+    cell = axis.labelled[1]
+    assert axis.cell_label(cell) == f"{cell} {(TEXT.split() * 12)[cell]}"
+    panel.show_evaluation(evaluate())
+    painted(figure)
+    assert axis.cell_label(2) == "sat"                   # all shown: the token alone

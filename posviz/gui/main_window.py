@@ -24,7 +24,8 @@ from .token_strip import TokenStrip
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 ERROR_STYLE = "color: #c62828;"
 TEXT_DEBOUNCE_MS = 700
-STRIP_MAX_HEIGHT = 178            # about four rows of chips; more rows scroll
+STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
+                                  # so a long text leaves the plots room
 
 
 def icon(name: str) -> QIcon:
@@ -68,6 +69,8 @@ class MainWindow(QMainWindow):
         self.undo_stack = QUndoStack(self)
         self.plots = None                 # the PlotsPanel, once the core is loaded
         self.model_panel = None
+        self._described = None            # the trace the model panel describes
+        self._real_model = False          # a pretrained model is in use
         self._build_editor()
         self._build_actions()
         self._build_status()
@@ -351,6 +354,10 @@ class MainWindow(QMainWindow):
         if ev.seq == self.session.seq:
             self.strip.set_change(change_bars(ev.comparison.token_change[-1],
                                               ev.comparison.floor))
+        if (self.model_panel is not None and self._real_model
+                and ev.reference is not self._described):
+            self._described = ev.reference        # once per reference run, not per reorder
+            self.model_panel.describe(ev.reference)
         if self.plots is not None:
             self.plots.show_evaluation(ev)
 
@@ -462,6 +469,7 @@ class MainWindow(QMainWindow):
         self._state(f"Loading {label}…")
 
     def _on_model_loaded(self, name: str, real: bool) -> None:
+        self._real_model, self._described = real, None
         self.model_panel.model_loaded(real=real, name=name)
 
     def _on_model_failed(self, message: str) -> None:

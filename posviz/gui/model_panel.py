@@ -138,6 +138,12 @@ class ModelPanel(QWidget):
         self.model_status = QLabel(wordWrap=True)
         self.model_status.setStyleSheet("color: #555; font-size: 11px;")
         layout.addWidget(self.model_status)
+        self.model_facts = QLabel(wordWrap=True)          # a real model's architecture
+        self.model_facts.setTextFormat(Qt.RichText)
+        self.model_facts.setToolTip("Real models keep their own architecture; the position "
+                                    "ids below still apply.")
+        self.model_facts.hide()
+        layout.addWidget(self.model_facts)
         self.busy.hide()
         self.cancel.hide()
         self.model_status.hide()
@@ -315,10 +321,28 @@ class ModelPanel(QWidget):
         self._current_model = 0 if not real else index
         self._requested = None
         self.chooser.setCurrentIndex(self._current_model)
+        # A real model's own architecture replaces the built-in fields (greyed-out
+        # built-in values would misdescribe it); ``describe`` fills it in.
         self.builtin_box.setEnabled(not real)
-        self.builtin_box.setToolTip("Real models keep their own architecture; position ids "
-                                    "below still apply." if real else "")
+        self.builtin_box.setVisible(not real)
+        self.model_facts.setVisible(real)
+        if not real:
+            self.model_facts.clear()
         self._say(f"Using {name}." if real else "")
+
+    def describe(self, trace) -> None:
+        """Show a real model's architecture, read from one of its traces."""
+        extras = trace.extras
+        kind = extras.get("position_encoding")
+        rows = [("Family", extras.get("family")),
+                ("Layers × heads", f"{trace.n_layers} × {trace.n_heads}"),
+                ("Width d", trace.d_model),
+                ("Positions", TITLES.get(kind, kind) if kind else None),
+                ("Mask", extras.get("mask"))]
+        self.model_facts.setText(
+            "<table cellspacing='3'>" + "".join(
+                f"<tr><td style='color:#555'>{label}</td><td>{value}</td></tr>"
+                for label, value in rows if value not in (None, "")) + "</table>")
 
     def model_failed(self, message: str) -> None:
         self.loading_finished()

@@ -84,6 +84,8 @@ class TokenAxis(pg.AxisItem):
             need, self.rotated = line, False
         else:
             need = max(metrics.horizontalAdvance(t) for t in self.tokens[first:last + 1]) + 8
+            if need > pixels:          # thinned: the label will carry its index as well
+                need += metrics.horizontalAdvance(f"{last} ")
             self.rotated = self.rotate and need > pixels
             if self.rotated:
                 need = line
@@ -95,12 +97,27 @@ class TokenAxis(pg.AxisItem):
             return [(1.0, major)]
         return [(float(step), major), (1.0, [i + 0.5 for i in cells if i % step])]
 
+    def cell_label(self, cell: int) -> str:
+        """A token's label; once labels are thinned, with its index in front, so a
+        reader knows which of many tokens each one is."""
+        if not 0 <= cell < len(self.tokens):
+            return ""
+        return self.tokens[cell] if self._step == 1 else f"{cell} {self.tokens[cell]}"
+
     def tickStrings(self, values, scale, spacing):
         if spacing != self._step:
             return [""] * len(values)
-        return [self.tokens[int(v)] if 0 <= int(v) < len(self.tokens) else "" for v in values]
+        return [self.cell_label(int(v)) for v in values]
 
     # -- labels drawn here (bottom axis) ---------------------------------------------
+    def boundingRect(self):
+        """Room for half a turned label beyond each end (the first and last cells')."""
+        rect = super().boundingRect()
+        if self.orientation != "bottom":
+            return rect
+        margin = np.ceil(self._metrics().height() / 2) + 1
+        return rect.adjusted(-margin, 0, margin, 0)
+
     def generateDrawSpecs(self, p):
         """Ticks and axis line from pyqtgraph; the labels of a bottom axis placed here,
         upright or turned, as (x, text) under each labelled tick."""
@@ -123,8 +140,9 @@ class TokenAxis(pg.AxisItem):
             if 0 <= cell < len(self.tokens):
                 x = bounds.left() + (cell + 0.5 - low) * scale
                 if bounds.left() - 1 <= x <= bounds.right() + 1:
-                    labels.append((x, self.tokens[cell]))
-                    widest = max(widest, metrics.horizontalAdvance(self.tokens[cell]))
+                    text = self.cell_label(cell)
+                    labels.append((x, text))
+                    widest = max(widest, metrics.horizontalAdvance(text))
         space = widest + 2 if self.rotated else metrics.height()
         self._updateMaxTextSize(int(np.ceil(space)))
         return axis_spec, tick_specs, [("labels", labels)]
