@@ -1,7 +1,9 @@
 """`posviz` with no subcommand: open the window.
 
-The window is shown first, with only Qt imported; torch, the core and the plots follow
-once it is on screen, so it appears in well under a second.
+The window is shown first, with only Qt imported, so it appears in well under a second;
+torch, the core and the plots are imported meanwhile on a background thread (torch's
+import is mostly native work that leaves the GUI thread free to paint), and the
+controller's worker starts once the first frame is on screen.
 
 Settings (window geometry, text, model options) live in QSettings under the organisation
 "posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your choice and
@@ -36,7 +38,6 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args, qt_args = parse_args(argv)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from .. import __version__
@@ -54,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         settings.setValue("text", args.text)
     window = MainWindow(settings)
     window.show()
-    # The heavy imports start once the first frame is on screen.
-    QTimer.singleShot(30, window.start)
+    # torch, the core and the plots are imported on the worker from now on, beside the
+    # first paint; the first evaluation follows there without waiting for the window.
+    window.start()
     return app.exec()
 
 

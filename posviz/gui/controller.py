@@ -96,6 +96,10 @@ class Controller(QObject):
                 pos = Positions(*positions).validate()
             except (TypeError, ValueError):
                 pos = Positions()
+            try:        # the plots' modules (pyqtgraph) too, off the GUI thread, and
+                from . import plots  # noqa: F401   before the GUI imports them itself
+            except Exception:
+                pass    # the window tells the user when it builds the panel
             backend = BuiltinBackend(cfg)
             try:
                 session = Session(backend, text or DEFAULT_TEXT, pos)
@@ -115,10 +119,6 @@ class Controller(QObject):
             self._bridge.booted.emit(None, _one_line(error))
             return
         self._evaluate_newest()
-        try:            # the plots' modules (pyqtgraph) too, off the GUI thread
-            from . import plots  # noqa: F401
-        except Exception:
-            pass        # the window tells the user when it builds the panel
 
     @Slot(object, object)
     def _on_booted(self, session, error) -> None:

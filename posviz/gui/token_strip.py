@@ -9,16 +9,22 @@ window record the whole drag as one undo step.
 
 Press / move / release are handled here (no QDrag), so a drag can be driven by
 QTest offscreen and can preview live.
+
+Painting stays cheap while the model computes on the other core: each chip is drawn
+once into a cached pixmap, a slide repaints only the area of the chips that move, and
+a reorder that moves many chips at once (shuffle, reverse) jumps instead of sliding.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen,
+                           QPixmap, QRegion)
 from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
 
 MARGIN, SPACING, ROW_SPACING = 8.0, 6.0, 8.0
 PAD_X, PAD_Y, BADGE_GAP = 9.0, 6.0, 5.0
 ANIMATE_UP_TO = 256           # chips; beyond this they jump instead of sliding
+ANIMATE_MOVED_UP_TO = 16      # a reorder moving more chips than this jumps (shuffle)
 
 COLORS = {
     "chip": QColor("#e8f0fb"), "chip_border": QColor("#9db7dc"),
@@ -70,6 +76,7 @@ class TokenStrip(QWidget):
         self._before = None
         self._animation = QTimer(self, interval=15, timeout=self._step_animation)
         self._change: list[float] | None = None     # per original index, 0..1 (bar length)
+        self._pixmaps: dict[tuple, QPixmap] = {}    # chip look -> its picture
 
     # -- content ----------------------------------------------------------------------
     def set_tokens(self, tokens, pinned, order) -> None:
@@ -85,6 +92,7 @@ class TokenStrip(QWidget):
                                  + 2 * PAD_X + BADGE_GAP + 1), int(height))
                        for i, t in enumerate(self.tokens)]
         self._shown = {}
+        self._pixmaps.clear()
         self._relayout(animate=False)
         self.selectionChanged.emit()
 
@@ -92,6 +100,8 @@ class TokenStrip(QWidget):
         """(n,) values in 0..1 per original token, drawn as a bar under each chip
         (how much that token's output changed), or None to draw none."""
         self._change = None if change is None else [float(v) for v in change]
+        if len(self._pixmaps) > 8 * max(len(self.tokens), 64):    # old looks pile up
+            self._pixmaps.clear()
         self.update()
 
     def change(self) -> list[float] | None:
@@ -99,9 +109,14 @@ class TokenStrip(QWidget):
         return None if self._change is None else list(self._change)
 
     def set_order(self, order) -> None:
-        """Show a new order (the session changed); chips slide to their new slots."""
-        self.order = [int(i) for i in order]
-        self._relayout(animate=True)
+        """Show a new order (the session changed); chips slide to their new slots,
+        unless many move at once (then they jump: sliding them all would only cost
+        time while the model recomputes)."""
+        order = [int(i) for i in order]
+        moved = sum(a != b for a, b in zip(order, self.order)) if len(order) == len(
+            self.order) else len(order)
+        self.order = order
+        self._relayout(animate=moved <= ANIMATE_MOVED_UP_TO or self._dragging)
 
     def slot_of(self, index: int) -> int:
         return self.order.index(index)
@@ -150,17 +165,26 @@ class TokenStrip(QWidget):
 
     def _step_animation(self) -> None:
         moving = False
+        dirty = QRegion()                    # where moving chips were and now are
         for slot, index in enumerate(self.order):
             target, now = self._rects[slot].topLeft(), self._shown[index]
+            if now == target:
+                continue
             delta = target - now
             if abs(delta.x()) + abs(delta.y()) < 0.6:
                 self._shown[index] = target
             else:
                 self._shown[index] = now + delta * 0.35
                 moving = True
+            size = self._rects[slot].size()
+            for corner in (now, self._shown[index]):
+                dirty += QRectF(corner, size).adjusted(-2, -2, 3, 4).toAlignedRect()
         if not moving:
             self._animation.stop()
-        self.update()
+        if self._dragging:
+            self.update()                    # the lifted chip and its place follow too
+        elif not dirty.isEmpty():
+            self.update(dirty)
 
     def resizeEvent(self, event) -> None:
         if event.oldSize().width() != event.size().width():
@@ -313,14 +337,14 @@ class TokenStrip(QWidget):
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.Antialiasing)
-        clip = QRectF(event.rect())
+        clip = event.region()
         dragged = self._press[1] if self._dragging else None
         for slot, index in enumerate(self.order):
             if index == dragged:
                 continue
             rect = QRectF(self._shown.get(index, self._rects[slot].topLeft()),
                           QRectF(self._rects[slot]).size())
-            if rect.intersects(clip):
+            if clip.intersects(rect.toAlignedRect()):
                 self._paint_chip(painter, rect, index, slot)
         if dragged is not None:
             slot = self.slot_of(dragged)
@@ -337,6 +361,28 @@ class TokenStrip(QWidget):
 
     def _paint_chip(self, painter: QPainter, rect: QRectF, index: int, slot: int,
                     lifted: bool = False) -> None:
+        """Draw a chip from its cached picture (drawn once per look)."""
+        moved, selected = index != slot, index in self.selected
+        change = (self._change[index] if self._change is not None
+                  and index < len(self._change) else 0.0)
+        key = (index, moved, selected, lifted, round(change, 3))
+        pixmap = self._pixmaps.get(key)
+        if pixmap is None:
+            ratio = self.devicePixelRatioF()
+            size = self._sizes[index]
+            pixmap = QPixmap(round(size.width() * ratio), round(size.height() * ratio))
+            pixmap.setDevicePixelRatio(ratio)
+            pixmap.fill(Qt.transparent)
+            chip = QPainter(pixmap)
+            chip.setRenderHint(QPainter.Antialiasing)
+            self._draw_chip(chip, QRectF(0, 0, size.width(), size.height()), index, slot,
+                            lifted)
+            chip.end()
+            self._pixmaps[key] = pixmap
+        painter.drawPixmap(rect.topLeft(), pixmap)
+
+    def _draw_chip(self, painter: QPainter, rect: QRectF, index: int, slot: int,
+                   lifted: bool = False) -> None:
         pinned, moved = self.pinned[index], index != slot
         fill = COLORS["pinned" if pinned else "moved" if moved else "chip"]
         border = COLORS["pinned_border" if pinned else "moved_border" if moved
