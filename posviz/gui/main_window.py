@@ -538,6 +538,9 @@ class ExportDialog(QDialog):
         form = QFormLayout(self)
         row = QHBoxLayout()
         self.folder_edit = QLineEdit(folder)
+        self.folder_edit.setMinimumWidth(360)         # room for a whole path
+        self.folder_edit.setToolTip("Folder to write into (created if missing); each figure "
+                                    "becomes <name>.png / .svg / .csv")
         browse = QToolButton(text="…")
         browse.setToolTip("Choose the folder")
         browse.clicked.connect(self._browse)
