@@ -38,6 +38,9 @@ def drawn(strip, cached: bool) -> np.ndarray:
             strip._paint_chip(painter, rect, index, slot)
         else:
             strip._draw_chip(painter, QRectF(rect), index, slot)
+            bar = QRectF(rect.left() + 5, rect.bottom() - 4,
+                         (rect.width() - 10) * min(strip.change()[index], 1.0), 2.5)
+            painter.fillRect(bar, QColor("#c62828"))
     painter.end()
     return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), -1, 4).astype(int)
 

@@ -100,8 +100,6 @@ class TokenStrip(QWidget):
         """(n,) values in 0..1 per original token, drawn as a bar under each chip
         (how much that token's output changed), or None to draw none."""
         self._change = None if change is None else [float(v) for v in change]
-        if len(self._pixmaps) > 8 * max(len(self.tokens), 64):    # old looks pile up
-            self._pixmaps.clear()
         self.update()
 
     def change(self) -> list[float] | None:
@@ -363,9 +361,7 @@ class TokenStrip(QWidget):
                     lifted: bool = False) -> None:
         """Draw a chip from its cached picture (drawn once per look)."""
         moved, selected = index != slot, index in self.selected
-        change = (self._change[index] if self._change is not None
-                  and index < len(self._change) else 0.0)
-        key = (index, moved, selected, lifted, round(change, 3))
+        key = (index, moved, selected, lifted)
         pixmap = self._pixmaps.get(key)
         if pixmap is None:
             ratio = self.devicePixelRatioF()
@@ -380,9 +376,14 @@ class TokenStrip(QWidget):
             chip.end()
             self._pixmaps[key] = pixmap
         painter.drawPixmap(rect.topLeft(), pixmap)
+        if self._change is not None and index < len(self._change) and self._change[index] > 0:
+            bar = QRectF(rect.left() + 5, rect.bottom() - 4,
+                         (rect.width() - 10) * min(self._change[index], 1.0), 2.5)
+            painter.fillRect(bar, COLORS["change"])
 
     def _draw_chip(self, painter: QPainter, rect: QRectF, index: int, slot: int,
                    lifted: bool = False) -> None:
+        """The chip itself (its change bar is drawn over the cached picture)."""
         pinned, moved = self.pinned[index], index != slot
         fill = COLORS["pinned" if pinned else "moved" if moved else "chip"]
         border = COLORS["pinned_border" if pinned else "moved_border" if moved
@@ -397,10 +398,6 @@ class TokenStrip(QWidget):
                    Qt.DashLine if pinned else Qt.SolidLine)
         painter.setPen(pen)
         painter.drawPath(path)
-        if self._change is not None and index < len(self._change) and self._change[index] > 0:
-            bar = QRectF(rect.left() + 5, rect.bottom() - 4,
-                         (rect.width() - 10) * min(self._change[index], 1.0), 2.5)
-            painter.fillRect(bar, COLORS["change"])
         badge = str(index)
         badge_w = QFontMetricsF(self._badge_font).horizontalAdvance(badge)
         text_rect = rect.adjusted(PAD_X, 0, -(PAD_X + BADGE_GAP + badge_w), 0)

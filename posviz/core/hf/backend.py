@@ -128,7 +128,9 @@ class HFBackend:
         finally:
             self._record = self._should_stop = None
         hidden = torch.cat(out.hidden_states)                               # (L+1, n, d)
-        attention = torch.cat(out.attentions)                               # (L, h, n, n)
+        maps = list(out.attentions)                                         # L x (1, h, n, n)
+        del out                                   # the maps' only other owner
+        attention = _stack_freeing(maps)                                    # (L, h, n, n)
         L = attention.shape[0]
         attn_out = mlp_out = None
         if len(branches) == 2 * L:
@@ -166,3 +168,15 @@ class HFBackend:
         if kv and kv != heads:
             info["kv_heads"] = kv
         return info
+
+
+def _stack_freeing(maps: list) -> torch.Tensor:
+    """A list of L tensors (1, h, n, n) -> one (L, h, n, n), emptying the list as it
+    copies, so each layer's map is freed at once (transformers' attentions are 75 MB
+    at n = 512 for MiniLM; ``torch.cat`` would hold them and the result together).
+    """
+    out = torch.empty((len(maps), *maps[0].shape[1:]), dtype=maps[0].dtype)
+    for i in range(len(maps)):
+        out[i] = maps[i][0]
+        maps[i] = None
+    return out

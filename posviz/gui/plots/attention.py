@@ -161,15 +161,16 @@ class _TileImage(HeatmapImage):
 
 # -- pooling a long sequence's mosaic ------------------------------------------------------
 #
-# At n = 512 the mosaic of a 6-layer, 12-head model would hold 19 M pixels: too many to
-# colour and paint during a drag, and more than a screen shows. A tile larger than
-# MOSAIC_TILE pixels a side is therefore pooled in blocks of ``block`` x ``block`` cells,
+# At n = 512 the mosaic of a 6-layer, 12-head model would hold 19 M pixels, and even at
+# n = 128 1.2 M: too many to colour and paint during a drag, and more than a screen
+# shows (Qt would drop the rows and columns it has no room for, hiding whatever they
+# hold). A tile larger than MOSAIC_TILE pixels a side is therefore pooled in blocks of ``block`` x ``block`` cells,
 # each block showing its value of largest magnitude, sign kept: no difference is hidden
 # (the block is at least as dark as its darkest cell), and attention weights (>= 0) show
 # their block maximum. The figure's ``displayed()`` and CSV hold these pooled numbers,
 # with each query / key labelled by the tokens of its block.
 
-MOSAIC_TILE = 128
+MOSAIC_TILE = 64
 
 
 def pool_block(n: int) -> int:
@@ -215,30 +216,43 @@ def _mosaic_tiles(ev, mode: str, block: int, should_stop=None) -> np.ndarray:
     return np.stack(layers)
 
 
-_PREPARED: dict[int, dict] = {}      # id(Evaluation) -> {mode: pooled tiles}
+def mosaic_image(tiles: np.ndarray, gap: int = 1) -> np.ndarray:
+    """(L, h, m, m) tiles -> one (L*(m+gap)-gap, h*(m+gap)-gap) image, layers down and
+    heads across, with NaN (drawn transparent) between tiles."""
+    L, h, m, _ = tiles.shape
+    padded = np.full((L, m + gap, h, m + gap), np.nan, tiles.dtype)
+    padded[:, :m, :, :m] = tiles.transpose(0, 2, 1, 3)                  # (L, m, h, m)
+    return padded.reshape(L * (m + gap), h * (m + gap))[:L * (m + gap) - gap,
+                                                        :h * (m + gap) - gap]
+
+
+_PREPARED: dict[int, dict] = {}      # id(Evaluation) -> {(mode, gap): (tiles, image)}
 _WORKER_MODES = {"difference"}       # the modes a mosaic is showing: prepared ahead
 
 
-def prepare_mosaic(ev, should_stop=None) -> None:
-    """Pool the mosaic tiles of a long sequence ahead (on the compute worker), for the
-    modes a mosaic is showing; MosaicFigure.update_from then only copies them."""
-    n = ev.reference.attention.shape[-1]
-    block = pool_block(n)
-    if block == 1:
-        return
-    done = {mode: _mosaic_tiles(ev, mode, block, should_stop) for mode in tuple(_WORKER_MODES)}
+def prepare_mosaic(ev, should_stop=None, gap: int = 1) -> None:
+    """Compute the mosaic's tiles (pooled for a long sequence) and image ahead, on the
+    compute worker, for the modes a mosaic is showing; MosaicFigure.update_from then
+    only hands the image to Qt."""
+    block = pool_block(ev.reference.attention.shape[-1])
+    done = {}
+    for mode in tuple(_WORKER_MODES):
+        tiles = _mosaic_tiles(ev, mode, block, should_stop)
+        done[mode, gap] = (tiles, mosaic_image(tiles, gap))
     if id(ev) not in _PREPARED:
         weakref.finalize(ev, _PREPARED.pop, id(ev), None)
     _PREPARED.setdefault(id(ev), {}).update(done)
 
 
-def mosaic_tiles(ev, mode: str) -> tuple[np.ndarray, int]:
-    """The (L, h, m, m) tiles of ``mode`` (pooled when n > MOSAIC_TILE) and the block."""
+def mosaic_tiles(ev, mode: str, gap: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
+    """The (L, h, m, m) tiles of ``mode`` (pooled when n > MOSAIC_TILE), the mosaic
+    image built from them, and the block (tokens per pixel a side)."""
     block = pool_block(ev.reference.attention.shape[-1])
-    tiles = _PREPARED.get(id(ev), {}).get(mode)
-    if tiles is None:
+    prepared = _PREPARED.get(id(ev), {}).get((mode, gap))
+    if prepared is None:
         tiles = _mosaic_tiles(ev, mode, block)
-    return tiles, block
+        prepared = tiles, mosaic_image(tiles, gap)
+    return (*prepared, block)
 
 
 def _block_labels(tokens, block: int) -> list[str]:
@@ -345,10 +359,10 @@ class MosaicFigure(Figure):
     # -- content --------------------------------------------------------------------
     def update_from(self, ev, layer: int, head: int) -> None:
         self._ev = ev
-        tiles, self.block = mosaic_tiles(ev, self.mode)                       # (L, h, m, m)
-        L, h, n, _ = tiles.shape
+        tiles, self._buffer, self.block = mosaic_tiles(ev, self.mode, self.gap)
+        L, h, n, _ = tiles.shape                                              # (L, h, m, m)
         g = self.gap
-        rows, cols = L * (n + g) - g, h * (n + g) - g
+        rows, cols = self._buffer.shape
         if self._grid != (L, h, n):
             self._grid = (L, h, n)
             self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
@@ -356,9 +370,6 @@ class MosaicFigure(Figure):
                 [[(l * (n + g) + n / 2, str(l + 1)) for l in range(L)], []])
             self.plot.getAxis("bottom").setTicks(
                 [[(k * (n + g) + n / 2, str(k)) for k in range(h)], []])
-        padded = np.full((L, n + g, h, n + g), np.nan, tiles.dtype)   # NaN gaps
-        padded[:, :n, :, :n] = tiles.transpose(0, 2, 1, 3)             # (L, m, h, m)
-        self._buffer = padded.reshape(L * (n + g), h * (n + g))[:rows, :cols]
         self.image.setImage(self._buffer, autoLevels=False, levels=self._levels())
         self.data = {MOSAIC_DATA[self.mode]: tiles}
         self.tokens = ev.reference.tokens
