@@ -6,8 +6,10 @@ result whose generation is no longer the newest is dropped, so a stale result is
 painted. A running evaluation stops between layers as soon as a newer request is
 pending (``Engine.evaluate(..., should_stop=...)`` raises ``Cancelled``), so the newest
 order never waits for a whole superseded forward. What the plots need beyond the
-Evaluation (the pooled mosaic of a long sequence) is prepared on the worker too. Models are built or loaded on a second worker, so the current model stays
-usable while a new one loads; cancelling discards the result when it arrives.
+Evaluation (the mosaic's pooled tiles and image) is prepared on the worker too.
+
+Models are built or loaded on a second worker, so the current model stays usable while
+a new one loads; cancelling discards the result when it arrives.
 
 Importing this module costs nothing heavy: torch and the core are imported on the
 worker during ``start()``, after the window is on screen, and the first evaluation is
@@ -15,12 +17,30 @@ computed there right after the session is built, while the window builds its pan
 """
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 
 from PySide6.QtCore import QObject, Signal, Slot
+
+
+TRIM_FROM = 256         # tokens: from here on an evaluation holds hundreds of MB
+
+
+def _find_malloc_trim():
+    """glibc's malloc_trim (Linux), which gives freed heap pages back to the system."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _find_malloc_trim()
 
 
 def _one_line(error: BaseException) -> str:
@@ -186,7 +206,7 @@ class Controller(QObject):
         return self._pending is not None
 
     def _prepare(self, ev) -> None:
-        """Work the plots would otherwise do on the GUI thread (pooling a large mosaic)."""
+        """Work the plots would otherwise do on the GUI thread (the mosaic's image)."""
         if self._prepare_mosaic is None:
             try:
                 from .plots.attention import prepare_mosaic
@@ -202,6 +222,9 @@ class Controller(QObject):
             return                      # stale: a newer request is on its way
         self.last_evaluation, self.last_ms, self._painted = ev, ms, generation
         self.evaluated.emit(ev, ms)
+        if _malloc_trim is not None and len(ev.order) >= TRIM_FROM:
+            # The evaluation shown before is gone now; glibc keeps its pages unless asked.
+            self._loader.submit(_malloc_trim, 0)
 
     @Slot(int, str)
     def _on_failed(self, generation: int, message: str) -> None:
