@@ -171,3 +171,25 @@ def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
                   if a.text() == "Export figure as SVG…")
     action.trigger()
     assert QtSvg.QSvgRenderer(str(target)).isValid()
+
+
+def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path):
+    """Viewers that ignore vector-effect (librsvg, Inkscape) must see thin curves:
+    no stroked shape may sit under a scaling transform, and heatmap cells are embedded
+    enlarged so that no viewer blurs them."""
+    import re
+    panel, ev = shown_panel
+    for name in ("symmetry", "attention", "attention_mosaic", "branch_norms"):
+        path = panel.export_figure(name, tmp_path / f"{name}.svg")
+        text = path.read_text(encoding="utf-8")
+        for opening, body in re.findall(r"(<g [^>]*>)(.*?)</g>", text, re.S):
+            if "non-scaling-stroke" not in body or 'stroke="none"' in opening:
+                continue
+            matrix = re.search(r'matrix\(([^)]*)\)', opening)
+            a, b, c, d = (float(v) for v in matrix.group(1).split(",")[:4])
+            assert (abs(a), abs(d), b, c) == (1.0, 1.0, 0.0, 0.0), (name, opening[:120])
+        if name == "attention":
+            n = len(ev.seq)
+            sizes = [int(w) for w in re.findall(r'<image[^>]* width="(\d+)"', text)]
+            assert sizes and max(sizes) >= 10 * n        # cells enlarged, not n pixels wide
+        assert QtSvg.QSvgRenderer(str(path)).isValid()

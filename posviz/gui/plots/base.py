@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,22 @@ class HeatmapImage(pg.ImageItem):
         fast = QtGui.QImage.Format.Format_ARGB32_Premultiplied
         if self.qimage is not None and self.qimage.format() != fast:
             self.qimage = self.qimage.convertToFormat(fast)
+
+    def paint(self, painter, *args):
+        """On export, embed the cells enlarged without smoothing: SVG renderers blur a
+        small embedded image when they scale it up, and a heatmap's cells must stay
+        sharp."""
+        if self._exportOpts is False or self.image is None:
+            return super().paint(painter, *args)
+        if self._renderRequired:
+            self.render()
+        if self.qimage is None:
+            return
+        w, h = self.qimage.width(), self.qimage.height()
+        k = max(1, 1024 // max(w, h))                 # about 1024 pixels a side at most
+        sharp = self.qimage.scaled(w * k, h * k, QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
+                                   QtCore.Qt.TransformationMode.FastTransformation)
+        painter.drawImage(QtCore.QRectF(0, 0, w, h), sharp)
 
 
 class Figure(QtWidgets.QWidget):
@@ -144,11 +161,21 @@ class Figure(QtWidgets.QWidget):
         painter = QtGui.QPainter()
         if not painter.begin(generator):
             raise OSError(0, "could not write", str(path))
-        self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
-                    QtWidgets.QWidget.RenderFlag.DrawChildren)
-        painter.end()
+        # In export mode pyqtgraph draws scatter symbols as vector paths, not as
+        # fragments of a cached pixmap (which QSvgGenerator writes as the whole atlas).
+        items = [item for item in self.canvas.scene().items() if hasattr(item, "setExportMode")]
+        for item in items:
+            item.setExportMode(True, {"antialias": True, "painter": painter})
+        try:
+            self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
+                        QtWidgets.QWidget.RenderFlag.DrawChildren)
+        finally:
+            for item in items:
+                item.setExportMode(False)
+            painter.end()
         if not Path(path).is_file():
             raise OSError(0, "could not write", str(path))
+        flatten_scaled_strokes(Path(path))
         return path
 
     def export_csv(self, path: Path) -> Path:
@@ -157,6 +184,60 @@ class Figure(QtWidgets.QWidget):
         with open(path, "w", newline="", encoding="utf-8") as handle:
             write_table(handle, self.dims, self.data, self.coords, self.labels)
         return path
+
+
+_MATRIX = re.compile(r'transform="matrix\(([^)]*)\)"')
+_GROUP = re.compile(r"(<g [^>]*>)(.*?)(</g>)", re.S)
+_NUMBER = r"-?[\d.]+(?:[eE][-+]?\d+)?"
+_PAIR = re.compile(rf"({_NUMBER}),({_NUMBER})")
+
+
+def flatten_scaled_strokes(path: Path) -> None:
+    """Move data-to-pixel scalings from groups into the coordinates they hold.
+
+    pyqtgraph draws curves in data coordinates under a scaling transform, with
+    cosmetic pens that QSvgGenerator writes as ``vector-effect="non-scaling-stroke"``.
+    Renderers that ignore that attribute (librsvg, Inkscape, LibreOffice) scale the
+    stroke width by the transform, and a curve becomes a band hundreds of pixels wide.
+    Only groups whose children are polylines, polygons, absolute M/L/C/Z paths and
+    unrotated rectangles are rewritten; everything else is left as written.
+    """
+    text = path.read_text(encoding="utf-8")
+
+    def rewrite(group: re.Match) -> str:
+        opening, body, closing = group.groups()
+        found = _MATRIX.search(opening)
+        if found is None:
+            return group.group(0)
+        a, b, c, d, e, f = (float(v) for v in found.group(1).split(","))
+        if (a, b, c, d) == (1.0, 0.0, 0.0, 1.0):
+            return group.group(0)            # a translation does not scale strokes
+        shapes = re.findall(r"<(\w+)", body)
+        if not shapes or any(s not in ("polyline", "polygon", "path", "rect") for s in shapes):
+            return group.group(0)
+        if "rect" in shapes and (b, c) != (0.0, 0.0):
+            return group.group(0)            # a rotated rectangle is no longer a rect
+        if re.search(r'\sd="[^"]*[^MLCZ\d\s.,eE+-][^"]*"', body):
+            return group.group(0)            # a path command other than M, L, C, Z
+
+        def move(pair: re.Match) -> str:
+            x, y = float(pair.group(1)), float(pair.group(2))
+            return f"{a * x + c * y + e:.6g},{b * x + d * y + f:.6g}"
+
+        def move_rect(rect: re.Match) -> str:
+            x, y, w, h = (float(rect.group(k)) for k in ("x", "y", "w", "h"))
+            x0, x1 = sorted((a * x + e, a * (x + w) + e))
+            y0, y1 = sorted((d * y + f, d * (y + h) + f))
+            return (f'<rect{rect.group("pre")}x="{x0:.6g}" y="{y0:.6g}" '
+                    f'width="{x1 - x0:.6g}" height="{y1 - y0:.6g}"')
+
+        body = re.sub(r'(points|d)="([^"]*)"',
+                      lambda attr: f'{attr.group(1)}="{_PAIR.sub(move, attr.group(2))}"', body)
+        body = re.sub(rf'<rect(?P<pre>[^>]*?)x="(?P<x>{_NUMBER})" y="(?P<y>{_NUMBER})" '
+                      rf'width="(?P<w>{_NUMBER})" height="(?P<h>{_NUMBER})"', move_rect, body)
+        return _MATRIX.sub('transform="matrix(1,0,0,1,0,0)"', opening) + body + closing
+
+    path.write_text(_GROUP.sub(rewrite, text), encoding="utf-8")
 
 
 def write_table(handle, dims, data, coords, labels) -> None:

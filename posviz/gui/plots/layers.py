@@ -128,7 +128,7 @@ class SymmetryFigure(Figure):
             if finite.size:
                 top = max(top, float(finite.max()))
         low = np.log10(floor / 30)
-        self.band.setRegion((low - 1, np.log10(floor)))
+        self.band.setRegion((low, np.log10(floor)))     # exactly to the bottom: SVG has no clip
         self.floor_line.setPos(np.log10(floor))
         span = (low, float(np.ceil(np.log10(top) + 0.1)))    # a whole decade above the top
         if span != self._span:                      # moving the view costs a relayout
