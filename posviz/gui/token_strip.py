@@ -17,8 +17,8 @@ a reorder that moves many chips at once (shuffle, reverse) jumps instead of slid
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen,
-                           QPixmap, QRegion)
+from PySide6.QtGui import (QColor, QCursor, QFont, QFontMetricsF, QPainter, QPainterPath,
+                           QPen, QPixmap, QRegion)
 from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
 
 MARGIN, SPACING, ROW_SPACING = 8.0, 6.0, 8.0
@@ -115,6 +115,8 @@ class TokenStrip(QWidget):
             self.order) else len(order)
         self.order = order
         self._relayout(animate=moved <= ANIMATE_MOVED_UP_TO or self._dragging)
+        if self.underMouse() and self._press is None:     # e.g. moved by Alt+Right:
+            self._hover_at(QPointF(self.mapFromGlobal(QCursor.pos())))  # the slot changed
 
     def slot_of(self, index: int) -> int:
         return self.order.index(index)
