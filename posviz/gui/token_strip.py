@@ -263,6 +263,8 @@ class TokenStrip(QWidget):
         target = self._target_slot(slot, point)
         if target != slot:
             self.moveRequested.emit(slot, target)    # the window calls set_order back
+            self.hoverMessage.emit(f"moving “{self.tokens[index]}” (original index {index}) "
+                                   f"to slot {target}")
         self._autoscroll(point)
         self.update()
 
