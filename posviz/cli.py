@@ -127,7 +127,12 @@ def report(args) -> int:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="posviz", description=__doc__.split("\n")[0])
+    parser = OneLineParser(
+        prog="posviz",
+        description="See how positional encodings break the permutation symmetry of "
+                    "self-attention. Without a command, posviz opens its window "
+                    "(options: --text TEXT, --reset-settings).",
+        epilog="Run 'posviz report -h' or 'posviz export -h' for a command's options.")
     parser.add_argument("--version", action="version", version=f"posviz {__import__('posviz').__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     rep = commands.add_parser("report", help="per-layer symmetry metrics for one order")

@@ -1,9 +1,8 @@
 """`posviz` with no subcommand: open the window.
 
 The window is shown first, with only Qt imported, so it appears in well under a second;
-torch, the core and the plots are imported meanwhile on a background thread (torch's
-import is mostly native work that leaves the GUI thread free to paint), and the
-controller's worker starts once the first frame is on screen.
+then the controller's worker imports torch, the core and the plots, builds the session
+and computes the first evaluation while the window builds its panels.
 
 Settings (window geometry, text, model options) live in QSettings under the organisation
 "posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your choice and
