@@ -194,3 +194,16 @@ def test_property_positions_with_tokens_are_equivariant_for_every_encoding(pe, n
     c = evaluate(order, text=text, pe=pe, seed=seed, dtype="float64", heads=2, d_model=12,
                  layers=2, positions=Positions("token", offset)).comparison
     assert np.all(c.hidden_equivariance <= 1e-9)
+
+
+def test_alibi_cannot_tell_a_sentence_from_its_reverse():
+    """Reversal keeps every distance |i - j|, the only thing symmetric ALiBi sees; RoPE
+    and T5 buckets see the sign of j - i and do tell them apart."""
+    n = len(TEXT.split())
+    reverse = np.arange(n)[::-1]
+    alibi = evaluate(reverse, pe="alibi", dtype="float64").comparison
+    assert np.all(alibi.hidden_equivariance <= TOL["float64"])
+    for pe in ("rope", "t5"):
+        assert evaluate(reverse, pe=pe, dtype="float64").comparison.hidden_equivariance[1] > 1e-3
+    causal = evaluate(reverse, pe="alibi", mask="causal", dtype="float64").comparison
+    assert causal.hidden_equivariance[1] > 1e-3
