@@ -290,3 +290,19 @@ def test_a_model_without_branches_or_config_says_so(panel):
     profile = panel.figures()["relative_profile"]
     assert profile.stack.currentWidget() is profile.message
     assert panel.displayed()["relative_profile"] == {}
+
+
+def test_symmetry_legend_entry_hides_its_curve(panel):
+    ev = evaluate(pe="rope")
+    panel.show_evaluation(ev)
+    curve = panel.figures()["symmetry"].curves["pooled_change"]
+    c = ev.comparison
+    shown = np.maximum(c.pooled_change, c.floor / 10)   # exact zeros drawn under the floor
+    np.testing.assert_allclose(curve.yData, shown)
+    x, y = curve.line.getData()
+    np.testing.assert_allclose(10 ** y, shown, rtol=1e-6)
+    assert np.all(c.pooled_change[1:] > c.floor)      # RoPE: the curve is above the floor
+    curve.sample.setVisible(False)              # what a click on the legend entry does
+    assert not curve.line.isVisible() and not curve.marks.isVisible()
+    curve.sample.setVisible(True)
+    assert curve.line.isVisible() and curve.marks.isVisible()
