@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBo
                                QScrollArea, QSpinBox, QStackedWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
+from .collector import collect_in_gui_thread
 from .commands import OrderCommand, TextCommand
 from .controller import Controller
 from .token_strip import TokenStrip
@@ -62,6 +63,7 @@ def default_size(available=None) -> QSize:
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None):
         super().__init__()
+        collect_in_gui_thread()      # never free Qt objects on the compute worker
         self.settings = settings or QSettings("posviz", "posviz")
         self.setWindowTitle("posviz")
         self.setWindowIcon(icon("posviz"))
