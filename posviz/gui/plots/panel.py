@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 import pyqtgraph as pg
 
 from posviz.core.errors import PosvizInputError
+from posviz.export import check_folder
 
 from . import style
 from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure
@@ -179,11 +180,7 @@ class PlotsPanel(QtWidgets.QWidget):
         unknown = [f for f in formats if f not in ("png", "svg")]
         if unknown:
             raise PosvizInputError(f"unknown figure format {unknown[0]!r} (use png, svg)")
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise PosvizInputError(f"cannot create the folder {folder}: "
-                                   f"{error.strerror or error}") from None
+        check_folder(folder)
         current = self.tabs.currentIndex()
         written = []
         try:
