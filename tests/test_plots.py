@@ -8,14 +8,15 @@ import dataclasses  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from PySide6 import QtCore  # noqa: E402
+import pyqtgraph as pg  # noqa: E402
+from PySide6 import QtCore, QtGui  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
 from posviz.core.encodings import alibi_slopes, rope_angles  # noqa: E402
 from posviz.core.session import Engine, Session  # noqa: E402
-from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
+from posviz.gui.plots import FIGURES, PlotsPanel, style  # noqa: E402
 from posviz.gui.plots.attention import (MOSAIC_TILE, pool_block,  # noqa: E402
                                         pool_signed_max, prepare_mosaic)
 
@@ -107,13 +108,55 @@ def pooled_by_loop(tiles, block):
     return out
 
 
-def test_pooling_keeps_the_signed_largest_value_of_each_block():
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("block", [2, 3, 5, 8])    # strided slices up to 4, then reshaped
+def test_pooling_keeps_the_signed_largest_value_of_each_block(block):
+    rng = np.random.default_rng(block)
     tiles = rng.normal(size=(2, 3, 50, 50)).astype(np.float32)     # 50 = 3 * 16 + 2
-    pooled = pool_signed_max(tiles, 3)
-    assert pooled.shape == (2, 3, 17, 17)
-    np.testing.assert_array_equal(pooled, pooled_by_loop(tiles, 3))
+    tiles[0, 0, :block, :block] = -np.abs(tiles[0, 0, :block, :block])   # all negative
+    pooled = pool_signed_max(tiles, block)
+    assert pooled.shape == (2, 3, -(-50 // block), -(-50 // block))
+    np.testing.assert_array_equal(pooled, pooled_by_loop(tiles, block))
     assert pool_signed_max(tiles, 1) is tiles
+
+
+def test_colour_matches_what_pyqtgraph_paints(qtbot):
+    """The mosaic is coloured off the GUI thread by style.colour; it must give the
+    pixels an ImageItem with the same colour map and levels would."""
+    values = np.linspace(-0.45, 0.45, 7 * 11, dtype=np.float32).reshape(7, 11)
+    values[0, 0], values[0, 1] = -0.3, 0.3                      # exactly at the levels
+    levels = (-0.3, 0.3)
+    item = pg.ImageItem(axisOrder="row-major")
+    item.setColorMap(style.colormap(style.DIVERGING))
+    item.setImage(values, autoLevels=False, levels=levels)
+    item.render()
+    painted = item.qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32)
+    ours = style.colour(values, style.argb_table(style.DIVERGING), levels)     # (7, 11)
+    for row in range(7):
+        for col in range(11):
+            assert painted.pixel(col, row) == int(ours[row, col]), (row, col)
+
+
+def test_mosaic_pixels_follow_the_difference_range(panel):
+    """Prepared on the worker for one range, shown after the user picked another: the
+    pixels are those of the range on screen, and the gaps between tiles transparent."""
+    ev = evaluate(layers=2, heads=2, d_model=16)
+    mosaic = panel.figures()["attention_mosaic"]
+    prepare_mosaic(ev)                                   # in the current look (±0.3)
+    panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
+    panel.show_evaluation(ev)
+    mosaic.image.render()
+    shown = mosaic.image.qimage
+    tiles = panel.displayed()["attention_mosaic"]["difference"]           # (L, h, n, n)
+    table = style.argb_table(style.DIVERGING)
+    expected = style.colour(tiles, table, (-0.01, 0.01))
+    assert not np.array_equal(expected, style.colour(tiles, table, (-0.3, 0.3)))
+    n = tiles.shape[-1]
+    for layer, head in ((1, 0), (2, 1)):
+        x, y = mosaic.tile_origin(layer, head)
+        for q, k in ((0, 0), (n - 1, 2), (3, n - 1)):
+            assert shown.pixel(x + k, y + q) == int(expected[layer - 1, head, q, k])
+    x, y = mosaic.tile_origin(1, 0)
+    assert QtGui.QColor.fromRgba(shown.pixel(x + n, y)).alpha() == 0    # the gap
 
 
 def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):

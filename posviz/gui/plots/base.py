@@ -30,8 +30,23 @@ class HeatmapImage(pg.ImageItem):
 
     def __init__(self, **kwargs):
         super().__init__(axisOrder="row-major", **kwargs)
+        self._coloured = None             # (values, their ARGB pixels) from set_coloured
+
+    def set_coloured(self, values: np.ndarray, argb: np.ndarray, levels) -> None:
+        """Show ``values`` (rows, cols) as the pixels ``argb`` (rows, cols, uint32
+        premultiplied ARGB, e.g. from ``style.colour`` on a worker): no lookup table
+        runs on the GUI thread. ``levels`` are those the pixels were coloured for."""
+        self.setImage(values, autoLevels=False, levels=levels)
+        self._coloured = (self.image, np.ascontiguousarray(argb, dtype=np.uint32))
 
     def render(self):
+        if self._coloured is not None and self._coloured[0] is self.image:
+            argb = self._coloured[1]
+            self.qimage = pg.functions.ndarray_to_qimage(
+                argb, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            self._renderRequired = self._unrenderable = False
+            return
+        self._coloured = None
         super().render()
         fast = QtGui.QImage.Format.Format_ARGB32_Premultiplied
         if self.qimage is not None and self.qimage.format() != fast:

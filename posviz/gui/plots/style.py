@@ -25,6 +25,24 @@ def colormap(name: str) -> pg.ColorMap:
     return pg.colormap.get(name)
 
 
+def argb_table(name: str) -> np.ndarray:
+    """(256,) uint32: the colour map as opaque 0xAARRGGBB pixels, for ``colour``."""
+    rgb = colormap(name).getLookupTable(nPts=256).astype(np.uint32)         # (256, 3)
+    return (0xFF000000 | rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]).astype(np.uint32)
+
+
+def colour(values: np.ndarray, table: np.ndarray, levels) -> np.ndarray:
+    """Map values to pixels as pyqtgraph's ImageItem does: (v - low) * 256 / (high -
+    low), clipped to the table and truncated. Pure numpy, so a worker thread can do it;
+    the result (same shape, uint32) is premultiplied ARGB, so Qt paints it unconverted.
+    """
+    low, high = levels
+    index = values - np.float32(low)
+    index *= np.float32(table.shape[0] / (high - low))
+    np.clip(index, 0, table.shape[0] - 1, out=index)
+    return table[index.astype(np.intp)]
+
+
 def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "") -> None:
     """Dark axes and text on a white background, with a title and axis labels."""
     for side in ("left", "bottom", "right", "top"):
