@@ -132,7 +132,7 @@ def spin(seconds: float) -> None:
 def visible_canvases(panel) -> list:
     """The viewports of the plots panel's figures that are on screen now."""
     found = []
-    for figure in panel.figures().values():
+    for figure in panel.current_figures().values():
         canvas = getattr(figure, "canvas", None)
         if canvas is not None and canvas.isVisible():
             found.append(canvas.viewport())
