@@ -47,6 +47,22 @@ def test_figures_have_the_documented_names(panel):
     assert set(panel.displayed()) == set(FIGURES)
 
 
+def test_a_tab_is_built_and_shows_the_evaluation_when_first_opened(panel):
+    ev = evaluate(pe="sinusoidal")
+    panel.show_evaluation(ev)
+    assert list(panel.current_figures()) == ["attention", "attention_mosaic", "symmetry"]
+    panel.tabs.setCurrentIndex(1)
+    shown = panel.current_figures()
+    assert list(shown) == ["token_change", "branch_norms"]
+    changes = shown["token_change"].displayed()
+    assert changes and all(np.isfinite(v).any() for v in changes.values())
+    panel.tabs.setCurrentIndex(2)
+    assert list(panel.current_figures()) == ["encoding", "encoding_similarity",
+                                             "relative_profile"]
+    np.testing.assert_allclose(panel.current_figures()["encoding"].displayed()["encoding"],
+                               ev.reference.encodings)
+
+
 def test_displayed_arrays_are_the_cores_numbers(panel):
     ev = evaluate(order=[3, 0, 9, 1, 2, 8, 4, 7, 5, 6])
     panel.show_evaluation(ev)
