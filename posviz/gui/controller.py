@@ -25,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from .collector import note_activity
+
 
 TRIM_FROM = 256         # tokens: from here on an evaluation holds hundreds of MB
 
@@ -164,6 +166,7 @@ class Controller(QObject):
         self._generation += 1
         with self._lock:
             self._pending = (self._generation, s.backend, s.seq, s.order.copy(), s.positions)
+        note_activity()                 # no full garbage collection in the middle of a drag
         self.computing.emit()
         self._compute.submit(self._evaluate_newest)
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBo
                                QScrollArea, QSpinBox, QStackedWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
-from .collector import collect_in_gui_thread
+from .collector import collect_in_gui_thread, freeze_start_up
 from .commands import OrderCommand, TextCommand
 from .controller import Controller
 from .token_strip import TokenStrip
@@ -307,6 +307,7 @@ class MainWindow(QMainWindow):
         self.text_edit.setText(session.text)
         self._refresh_tokens()
         self._update_title()
+        freeze_start_up()            # what exists now lives as long as the window
 
     # -- session -> widgets -----------------------------------------------------------
     @property
