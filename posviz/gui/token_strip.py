@@ -340,12 +340,15 @@ class TokenStrip(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.Antialiasing)
         clip = event.region()
+        bounds = event.rect()                  # rows outside it are skipped cheaply
+        top, bottom = bounds.top() - 1, bounds.bottom() + 1
         dragged = self._press[1] if self._dragging else None
         for slot, index in enumerate(self.order):
-            if index == dragged:
+            at = self._shown[index]
+            size = self._sizes[index]
+            if index == dragged or at.y() > bottom or at.y() + size.height() < top:
                 continue
-            rect = QRectF(self._shown.get(index, self._rects[slot].topLeft()),
-                          QRectF(self._rects[slot]).size())
+            rect = QRectF(at.x(), at.y(), size.width(), size.height())
             if clip.intersects(rect.toAlignedRect()):
                 self._paint_chip(painter, rect, index, slot)
         if dragged is not None:

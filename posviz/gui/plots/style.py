@@ -35,11 +35,13 @@ def colour(values: np.ndarray, table: np.ndarray, levels) -> np.ndarray:
     """Map values to pixels as pyqtgraph's ImageItem does: (v - low) * 256 / (high -
     low), clipped to the table and truncated. Pure numpy, so a worker thread can do it;
     the result (same shape, uint32) is premultiplied ARGB, so Qt paints it unconverted.
+    NaN gets the lowest colour (the mosaic leaves its gaps out of ``values``).
     """
     low, high = levels
     index = values - np.float32(low)
     index *= np.float32(table.shape[0] / (high - low))
-    np.clip(index, 0, table.shape[0] - 1, out=index)
+    np.fmax(index, 0, out=index)                  # fmax / fmin: NaN becomes the lowest
+    np.fmin(index, table.shape[0] - 1, out=index)
     return table[index.astype(np.intp)]
 
 
