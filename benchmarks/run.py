@@ -214,7 +214,10 @@ def latency(win: Window, model: str, n: int, reps: int, warmup: int, seed: int) 
             "painted_ms": summary(painted), "shown_ms": summary(shown),
             "worker_ms": summary(worker), "compute_ms": summary(compute),
             "bare_forward_ms": summary(bare),
-            "ratio": float(np.median(compute) / np.median(bare))}
+            "ratio": float(np.median(compute) / np.median(bare)),
+            # what posviz adds to the forward a reorder cannot avoid, in the same run:
+            # less sensitive to how fast a shared machine happens to be than painted
+            "added_ms": float(np.median(painted) - np.median(bare)) * 1000}
 
 
 def bare_forward(backend):
@@ -451,9 +454,9 @@ def print_table(results: dict) -> None:
           f"with {m['torch_threads']} threads, PySide6 {m['pyside6']}, Python {m['python']}, "
           f"load average {m['load_average_at_start'][0]:.1f} at start")
     print("\nreorder -> painted, and compute only (ms; median / p95; worker: the window's "
-          "own compute, median)")
+          "own compute, median; added: painted - bare forward, medians)")
     header = (f"{'model':<10}{'n':>5}  {'painted':>15}  {'shown':>15}  {'worker':>7}  "
-              f"{'compute':>15}  {'bare forward':>15}  {'ratio':>6}")
+              f"{'compute':>15}  {'bare forward':>15}  {'ratio':>6}  {'added':>6}")
     print(header)
     print("-" * len(header))
     for r in results.get("latency", []):
@@ -462,7 +465,7 @@ def print_table(results: dict) -> None:
         cells.insert(2, f"{r['worker_ms']['median']:7.1f}")
         print(f"{r['model']:<10}{r['n']:>5}  " + "  ".join(f"{c:>15}" if len(c) > 7 else c
                                                          for c in cells)
-              + f"  {r['ratio']:6.2f}")
+              + f"  {r['ratio']:6.2f}  {r['added_ms']:6.1f}")
     d = results.get("drag")
     if d:
         print(f"\ndrag of a chip, {d['model']} n={d['n']}: {d['moves']} moves in "

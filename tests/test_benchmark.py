@@ -55,6 +55,8 @@ def test_smoke_writes_every_measurement(smoke):
         assert row["painted_ms"]["min"] >= row["shown_ms"]["min"]
         assert row["ratio"] == pytest.approx(row["compute_ms"]["median"]
                                              / row["bare_forward_ms"]["median"])
+        assert row["added_ms"] == pytest.approx(row["painted_ms"]["median"]
+                                                - row["bare_forward_ms"]["median"])
     moments = [results["startup"][event]["median_ms"]
                for event in ("window", "core_ready", "first_evaluation", "plots")]
     assert 0 < moments[0] and moments == sorted(moments)
