@@ -5,6 +5,7 @@ Numbers shown are checked against the core computed directly for the same order.
 from __future__ import annotations
 
 import os
+import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -19,7 +20,7 @@ from posviz.core.config import ModelConfig  # noqa: E402
 from posviz.core.session import Engine  # noqa: E402
 from posviz.core.symmetry import METRICS  # noqa: E402
 from posviz.gui.app import make_settings  # noqa: E402
-from posviz.gui.main_window import MainWindow  # noqa: E402
+from posviz.gui.main_window import COMPUTING_AFTER_MS, MainWindow  # noqa: E402
 
 TIMEOUT = 30_000
 
@@ -450,3 +451,28 @@ def test_chips_show_how_much_each_token_changed(qtbot, window):
     settled(qtbot, window)
     assert max(window.strip.change()) == 0.0
     assert change_bars([c.floor / 10, 1.0, np.nan], c.floor) == [0.0, 1.0, 0.0]
+
+
+def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, window,
+                                                                      monkeypatch):
+    said = []
+    window.state_label.setText = lambda text, set_text=window.state_label.setText: (
+        said.append(text), set_text(text))
+    for _ in range(2):          # the first runs warm torch up; the second is quick
+        said.clear()
+        with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+            window.controller.session.rotate()
+    assert window.controller.last_ms < COMPUTING_AFTER_MS
+    assert said and "computing…" not in said and "computed in" in said[-1]
+
+    evaluate = Engine.evaluate
+
+    def slow(self, *args, **kwargs):
+        time.sleep(2 * COMPUTING_AFTER_MS / 1000)
+        return evaluate(self, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "evaluate", slow)
+    said.clear()
+    with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+        window.controller.session.rotate()
+    assert said[0] == "computing…" and "computed in" in said[-1]

@@ -25,6 +25,7 @@ from .token_strip import TokenStrip
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 ERROR_STYLE = "color: #c62828;"
 TEXT_DEBOUNCE_MS = 700
+COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
 
@@ -83,9 +84,13 @@ class MainWindow(QMainWindow):
         c = self.controller
         c.ready.connect(self._on_ready)
         c.sessionChanged.connect(self._on_session_changed)
-        c.computing.connect(lambda: self._state("computing…"))
+        # "computing…" only for an evaluation that takes a while: during a drag it would
+        # flash at every slot (and re-lay the status bar out twice per reorder).
+        self._computing = QTimer(self, singleShot=True, interval=COMPUTING_AFTER_MS,
+                                 timeout=lambda: self._state("computing…"))
+        c.computing.connect(self._computing.start)
         c.evaluated.connect(self._on_evaluated)
-        c.evaluationFailed.connect(lambda message: self._state(message, error=True))
+        c.evaluationFailed.connect(self._on_evaluation_failed)
         c.modelLoading.connect(self._on_model_loading)
         c.modelProgress.connect(lambda text: self.model_panel and
                                 self.model_panel.loading_progress(text))
@@ -351,8 +356,14 @@ class MainWindow(QMainWindow):
         self.left_action.setEnabled(ready and self.strip.movable_step(-1) is not None)
         self.right_action.setEnabled(ready and self.strip.movable_step(1) is not None)
 
+    @Slot(str)
+    def _on_evaluation_failed(self, message: str) -> None:
+        self._computing.stop()
+        self._state(message, error=True)
+
     @Slot(object, float)
     def _on_evaluated(self, ev, ms: float) -> None:
+        self._computing.stop()
         layers, heads = ev.permuted.n_layers, ev.permuted.n_heads
         self._state(f"{len(ev.order)} tokens · {layers} layers × {heads} heads · "
                     f"computed in {ms:.0f} ms")
