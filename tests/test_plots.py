@@ -63,6 +63,20 @@ def test_a_tab_is_built_and_shows_the_evaluation_when_first_opened(panel):
                                ev.reference.encodings)
 
 
+def test_the_largest_difference_sits_beside_the_heading_in_a_label_of_fixed_size(panel):
+    """It changes at every reorder; a label that could change size would re-lay the
+    window out each time."""
+    figure = panel.figures()["attention"]
+    sizes = set()
+    for order in (list(range(9, -1, -1)), [1, 0] + list(range(2, 10))):
+        panel.show_evaluation(evaluate(order=order))
+        shown = figure.displayed()["difference"]
+        assert figure.corner.text() == f"max |Δ| = {np.abs(shown).max():.2g}"
+        assert figure.corner.minimumSize() == figure.corner.maximumSize()
+        sizes.add((figure.corner.width(), figure.corner.height()))
+    assert len(sizes) == 1 and "max" not in figure.heading.text()
+
+
 def test_displayed_arrays_are_the_cores_numbers(panel):
     ev = evaluate(order=[3, 0, 9, 1, 2, 8, 4, 7, 5, 6])
     panel.show_evaluation(ev)

@@ -92,6 +92,7 @@ class AttentionFigure(Figure):
         self.difference.plot.setYLink(self.original.plot)
         self.tokens: tuple[str, ...] = ()
         self.where = ""
+        self.corner.setToolTip("The largest |reordered − original| in the selected head's map")
         canvas.scene().sigMouseMoved.connect(self._mouse_moved)
 
     def _diff_levels(self):
@@ -121,8 +122,8 @@ class AttentionFigure(Figure):
         self.where = f"layer {layer} head {head}"
         gap = float(np.abs(difference).max()) if difference.size else 0.0
         self.set_title(f"Attention of layer {layer}, head {head}: original, reordered "
-                       f"(aligned back to the original tokens), difference "
-                       f"(max |Δ| = {gap:.2g})")
+                       f"(aligned back to the original tokens), difference")
+        self.set_corner(f"max |Δ| = {gap:.2g}", widest="max |Δ| = 8.8e-88")
 
     def _mouse_moved(self, scene_pos) -> None:
         for plot, key in ((self.original, "original"), (self.aligned, "reordered_aligned"),

@@ -86,6 +86,10 @@ class Figure(QtWidgets.QWidget):
         self.heading = QtWidgets.QLabel(f"<b>{self.title}</b>")
         self.heading.setWordWrap(True)
         self.heading.setContentsMargins(6, 4, 6, 0)
+        self.corner = QtWidgets.QLabel()        # a number beside the heading (set_corner)
+        self.corner.setContentsMargins(6, 4, 6, 0)
+        self.corner.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight)
+        self.corner.hide()
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground(BACKGROUND)
         self.message = QtWidgets.QLabel()
@@ -103,7 +107,11 @@ class Figure(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(self.heading)
+        top = QtWidgets.QHBoxLayout()
+        top.setSpacing(0)
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.corner, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(top)
         layout.addLayout(self.stack, 1)
         layout.addWidget(self.note)
         self.data: dict[str, np.ndarray] = {}
@@ -140,6 +148,19 @@ class Figure(QtWidgets.QWidget):
 
     def set_title(self, text: str) -> None:
         self.heading.setText(f"<b>{text}</b>")
+
+    def set_corner(self, text: str, widest: str) -> None:
+        """Show a short number beside the heading, one that changes at every reorder.
+        Its label keeps the size of ``widest``: a label whose size may change re-lays
+        the whole window out at each change and repaints its panels (1-2 ms a reorder).
+        """
+        if self.corner.isHidden():
+            margins, metrics = self.corner.contentsMargins(), self.corner.fontMetrics()
+            self.corner.setFixedSize(
+                metrics.horizontalAdvance(widest) + margins.left() + margins.right(),
+                metrics.height() + margins.top() + margins.bottom())
+            self.corner.show()
+        self.corner.setText(text)
 
     def displayed(self) -> dict[str, np.ndarray]:
         return {key: value.copy() for key, value in self.data.items()}
