@@ -150,6 +150,7 @@ class SymmetryFigure(Figure):
         self.heading.setToolTip(CURVES_TIP)
         self._layers = None
         self._span = None
+        self._floor = None
 
     def update_from(self, ev, layer: int, head: int) -> None:
         c = ev.comparison
@@ -163,8 +164,10 @@ class SymmetryFigure(Figure):
             if finite.size:
                 top = max(top, float(finite.max()))
         low = np.log10(floor / 30)
-        self.band.setRegion((low, np.log10(floor)))     # exactly to the bottom: SVG has no clip
-        self.floor_line.setPos(np.log10(floor))
+        if floor != self._floor:                        # the same for every reorder
+            self._floor = floor
+            self.band.setRegion((low, np.log10(floor)))  # exactly to the bottom: SVG has no clip
+            self.floor_line.setPos(np.log10(floor))
         span = (low, float(np.ceil(np.log10(top) + 0.1)))    # a whole decade above the top
         if span != self._span:                      # moving the view costs a relayout
             self._span = span
