@@ -66,6 +66,10 @@ def test_the_oldest_generation_waits_until_the_window_is_quiet(monkeypatch):
     full = gc.get_stats()[2]["collections"]
     clock = [1000.0]
     monkeypatch.setattr(collector.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(collector, "_started", False)
+    keep_early = make_all_generations_due()
+    assert collector.collect_due() is None       # start-up: nothing until the window is ready
+    monkeypatch.setattr(collector, "_started", True)
     collector.note_activity()                    # a reorder, just now
     keep = make_all_generations_due()
     assert collector.collect_due() == 1
@@ -74,4 +78,4 @@ def test_the_oldest_generation_waits_until_the_window_is_quiet(monkeypatch):
     keep_too = make_all_generations_due()        # (freeing ``keep`` would lower the count)
     assert collector.collect_due() == 2
     assert gc.get_stats()[2]["collections"] == full + 1
-    del keep, keep_too
+    del keep, keep_too, keep_early

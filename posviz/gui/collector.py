@@ -27,6 +27,7 @@ IDLE_S = 2.0                         # quiet time before a full collection may r
 _timer: QTimer | None = None
 _threshold = gc.get_threshold()      # the automatic collector's, before it was disabled
 _last_activity = 0.0
+_started = False                     # start-up done (freeze_start_up): collect from then on
 
 
 def collect_in_gui_thread(interval_ms: int = 100) -> None:
@@ -49,7 +50,7 @@ def collect_due() -> int | None:
     """Collect the generations the automatic collector would now, the oldest only
     when the window has been quiet for IDLE_S; the oldest generation collected, or None."""
     young, middle, old = gc.get_count()
-    if young <= _threshold[0]:
+    if young <= _threshold[0] or not _started:
         return None
     gc.collect(0)
     if middle <= _threshold[1]:
@@ -68,5 +69,11 @@ def note_activity() -> None:
 
 
 def freeze_start_up() -> None:
-    """Leave everything that exists now out of all later collections (gc.freeze)."""
+    """Leave everything that exists now out of all later collections (gc.freeze), and
+    start collecting. Until then nothing is collected: the worker's imports allocate a
+    few hundred thousand objects that live as long as the process, and collections of
+    them in the GUI thread would only slow the start (as ``gc.disable`` does for
+    scripts that import much)."""
+    global _started
     gc.freeze()
+    _started = True
