@@ -287,6 +287,7 @@ _LOOK: MosaicLook | None = None      # the look of the mosaic on screen, once th
 
 
 def make_mosaic(ev, look: MosaicLook, should_stop=None) -> Mosaic:
+    """The evaluation's mosaic in ``look`` (any thread; ``should_stop`` as in prepare)."""
     block = pool_block(ev.reference.attention.shape[-1])
     tiles = _mosaic_tiles(ev, look.mode, block, should_stop)                # (L, h, m, m)
     argb = mosaic_image(style.colour(tiles, look.table, look.levels), fill=0)

@@ -31,23 +31,24 @@ FIGURE_TYPES = {
     "encoding_similarity": SimilarityFigure, "relative_profile": RelativeProfileFigure,
 }
 _V, _H = QtCore.Qt.Orientation.Vertical, QtCore.Qt.Orientation.Horizontal
-# (title, tooltip, arrange: {name: figure} -> the tab's widget), in display order
+# (title, tooltip, its figures, arrange: {name: figure} -> the tab's widget), in order
 TABS = (
     ("Attention", "The selected head before and after the reorder, all heads at once, "
                   "and the symmetry metrics per layer",
+     ("attention", "attention_mosaic", "symmetry"),
      lambda f: _split(_V, f["attention"], _split(_H, f["attention_mosaic"], f["symmetry"],
                                                   sizes=(1, 1)), sizes=(1, 1))),
     ("Tokens and norms", "Which tokens changed at the selected layer, and how large the "
                          "residual stream and its branches are",
+     ("token_change", "branch_norms"),
      lambda f: _split(_V, f["token_change"], f["branch_norms"])),
     ("Positions", "The positional encoding itself: its table, the similarity between "
                   "positions and its effect against distance",
+     ("encoding", "encoding_similarity", "relative_profile"),
      lambda f: _split(_V, _split(_H, f["encoding"], f["encoding_similarity"]),
                       f["relative_profile"])),
 )
-TAB_FIGURES = (("attention", "attention_mosaic", "symmetry"),
-               ("token_change", "branch_norms"),
-               ("encoding", "encoding_similarity", "relative_profile"))
+TAB_FIGURES = tuple(names for _, _, names, _ in TABS)
 assert sorted(sum(TAB_FIGURES, ())) == sorted(FIGURES) == sorted(FIGURE_TYPES)
 
 
@@ -66,7 +67,7 @@ class PlotsPanel(QtWidgets.QWidget):
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self._pages: list[QtWidgets.QWidget] = []
-        for title, tip, _ in TABS:
+        for title, tip, _, _ in TABS:
             page = QtWidgets.QWidget()
             QtWidgets.QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
             self._pages.append(page)
@@ -83,8 +84,8 @@ class PlotsPanel(QtWidgets.QWidget):
         page = self._pages[index]
         if page.layout().count():
             return
-        arrange = TABS[index][2]
-        made = {name: FIGURE_TYPES[name]() for name in TAB_FIGURES[index]}
+        _, _, names, arrange = TABS[index]
+        made = {name: FIGURE_TYPES[name]() for name in names}
         for name, figure in made.items():
             if hasattr(figure, "hovered"):
                 figure.hovered.connect(self.hoverMessage)
