@@ -151,3 +151,16 @@ def test_thinned_labels_carry_their_index(panel):
     panel.show_evaluation(evaluate())
     painted(figure)
     assert axis.cell_label(2) == "sat"                   # all shown: the token alone
+
+
+def test_thinned_numbered_labels_are_not_numbered_twice(panel):
+    """Positions and dimensions label their cells with their own index: a thinned
+    label is that index once ("5", never "5 5")."""
+    panel.show_evaluation(evaluate(pe="sinusoidal", d_model=256))
+    panel.tabs.setCurrentIndex(2)
+    figure = panel.figures()["encoding"]
+    painted(figure)
+    axis = figure.map.plot.getAxis("bottom")                 # 256 dimensions
+    assert len(axis.labelled) < 256                          # thinned
+    cell = axis.labelled[1]
+    assert axis.cell_label(cell) == str(cell)

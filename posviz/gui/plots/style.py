@@ -74,6 +74,7 @@ class TokenAxis(pg.AxisItem):
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
         self.tokens: list[str] = []
+        self.numbered = True        # every token is its own index (see set_tokens)
         self.rotate = rotate and orientation == "bottom"   # may labels be turned?
         self.rotated = False        # labels are turned a quarter (bottom axis only)
         self.labelled: list[int] = []   # cells whose label was drawn last time
@@ -81,6 +82,8 @@ class TokenAxis(pg.AxisItem):
 
     def set_tokens(self, tokens) -> None:
         self.tokens = [_short(str(t)) for t in tokens]
+        # cells labelled by their own index (positions, dimensions) need no index twice
+        self.numbered = all(t == str(i) for i, t in enumerate(self.tokens))
         self.picture = None
         self.update()
 
@@ -104,7 +107,7 @@ class TokenAxis(pg.AxisItem):
             need, self.rotated = line, False
         else:
             need = max(metrics.horizontalAdvance(t) for t in self.tokens[first:last + 1]) + 8
-            if need > pixels:          # thinned: the label will carry its index as well
+            if need > pixels and not self.numbered:   # thinned: a label carries its index
                 need += metrics.horizontalAdvance(f"{last} ")
             self.rotated = self.rotate and need > pixels
             if self.rotated:
@@ -122,7 +125,9 @@ class TokenAxis(pg.AxisItem):
         reader knows which of many tokens each one is."""
         if not 0 <= cell < len(self.tokens):
             return ""
-        return self.tokens[cell] if self._step == 1 else f"{cell} {self.tokens[cell]}"
+        if self._step == 1 or self.numbered:
+            return self.tokens[cell]
+        return f"{cell} {self.tokens[cell]}"
 
     def tickStrings(self, values, scale, spacing):
         if spacing != self._step:
