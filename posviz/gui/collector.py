@@ -25,7 +25,7 @@ from PySide6.QtCore import QCoreApplication, QTimer
 IDLE_S = 2.0                         # quiet time before a full collection may run
 
 _timer: QTimer | None = None
-_threshold = gc.get_threshold()      # the automatic collector's, before it was disabled
+_threshold = gc.get_threshold()      # the automatic collector's (disabling keeps them)
 _last_activity = 0.0
 _started = False                     # start-up done (freeze_start_up): collect from then on
 
@@ -36,10 +36,9 @@ def collect_in_gui_thread(interval_ms: int = 100) -> None:
     A young generation collection costs in proportion to what was allocated since the
     last one: at n = 512 a second of reorders left enough to take ~30 ms, a stall of
     the drag; every 100 ms each takes a tenth of that."""
-    global _timer, _threshold
+    global _timer
     if _timer is not None:
         return
-    _threshold = gc.get_threshold()
     gc.disable()
     _timer = QTimer(QCoreApplication.instance())
     _timer.timeout.connect(collect_due)

@@ -6,7 +6,8 @@ result whose generation is no longer the newest is dropped, so a stale result is
 painted. A running evaluation stops between layers as soon as a newer request is
 pending (``Engine.evaluate(..., should_stop=...)`` raises ``Cancelled``), so the newest
 order never waits for a whole superseded forward. What the plots need beyond the
-Evaluation (the mosaic's pooled tiles and image) is prepared on the worker too.
+Evaluation (the mosaic's pooled tiles and their coloured pixels) is prepared on the
+worker too.
 
 Models are built or loaded on a second worker, so the current model stays usable while
 a new one loads; cancelling discards the result when it arrives.
