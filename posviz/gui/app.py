@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
     from PySide6.QtWidgets import QApplication
 
+    from .import_hook import answer_pyside_hook_cheaply
+    answer_pyside_hook_cheaply()     # before torch, pyqtgraph and the window's imports
     from .. import __version__
     from .main_window import MainWindow
 
