@@ -195,21 +195,24 @@ class Window:
 
 # -- measurements ---------------------------------------------------------------------
 def latency(win: Window, model: str, n: int, reps: int, warmup: int, seed: int) -> dict:
-    """Reorder-to-painted in the window, then compute-only and bare forward for the
-    same reorders, outside the window."""
+    """Reorder-to-painted in the window, compute-only and the bare forward outside it,
+    the three interleaved repetition by repetition, so that a change in how fast the
+    shared machine runs hits all three alike (``added`` compares them)."""
     import numpy as np
 
     got = win.set_length(n)
     rng = np.random.default_rng(seed)
-    for _ in range(warmup):
-        win.reorder_painted(rng)
-    shown, painted, worker = [], [], []
-    for _ in range(reps):
+    compute_and_bare = ComputeVsBare(win.session, seed)
+    shown, painted, worker, compute, bare = [], [], [], [], []
+    for rep in range(warmup + reps):
         s, p, w = win.reorder_painted(rng)
-        shown.append(s)
-        painted.append(p)
-        worker.append(w / 1000)
-    compute, bare = compute_vs_bare(win.session, reps, warmup, seed)
+        c, b = compute_and_bare.once()
+        if rep >= warmup:
+            shown.append(s)
+            painted.append(p)
+            worker.append(w / 1000)
+            compute.append(c)
+            bare.append(b)
     return {"model": model, "n": got, "reps": reps,
             "painted_ms": summary(painted), "shown_ms": summary(shown),
             "worker_ms": summary(worker), "compute_ms": summary(compute),
@@ -244,33 +247,37 @@ def bare_forward(backend):
     return run
 
 
-def compute_vs_bare(session, reps: int, warmup: int, seed: int) -> tuple[list, list]:
+class ComputeVsBare:
     """Engine.evaluate (reference cached, as in the window) against the bare forward,
-    interleaved on the same random orders so that load on the machine hits both."""
-    import numpy as np
+    one after the other on the same random order, outside the window."""
 
-    from posviz.core.session import Engine, position_ids
+    def __init__(self, session, seed: int):
+        import numpy as np
 
-    seq, positions = session.seq, session.positions
-    engine = Engine(session.backend)
-    engine.reference(seq, positions)
-    forward = bare_forward(session.backend)
-    rng = np.random.default_rng(seed + 1)
-    movable = seq.movable
-    compute, bare = [], []
-    for rep in range(warmup + reps):
-        order = np.arange(len(seq))
-        order[movable] = rng.permutation(order[movable])
-        pos = position_ids(order, positions)
+        from posviz.core.session import Engine
+
+        self.seq, self.positions = session.seq, session.positions
+        self.engine = Engine(session.backend)
+        self.engine.reference(self.seq, self.positions)
+        self.forward = bare_forward(session.backend)
+        self.rng = np.random.default_rng(seed + 1)
+
+    def once(self) -> tuple[float, float]:
+        """Seconds of one evaluate and of one bare forward of a new random order."""
+        import numpy as np
+
+        from posviz.core.session import position_ids
+
+        order = np.arange(len(self.seq))
+        movable = self.seq.movable
+        order[movable] = self.rng.permutation(order[movable])
+        pos = position_ids(order, self.positions)
         t0 = time.perf_counter()
-        engine.evaluate(seq, order, positions)
+        self.engine.evaluate(self.seq, order, self.positions)
         t1 = time.perf_counter()
-        forward(seq, order, pos)
+        self.forward(self.seq, order, pos)
         t2 = time.perf_counter()
-        if rep >= warmup:
-            compute.append(t1 - t0)
-            bare.append(t2 - t1)
-    return compute, bare
+        return t1 - t0, t2 - t1
 
 
 def drag(win: Window, n: int) -> dict:
