@@ -98,6 +98,8 @@ class Window:
         from PySide6.QtCore import QSettings
         from PySide6.QtWidgets import QApplication
 
+        from posviz.gui.import_hook import answer_pyside_hook_cheaply
+        answer_pyside_hook_cheaply()          # as posviz.gui.app.main does
         from posviz.gui.main_window import MainWindow
         from probes import PaintProbe, spin, wait_for
 

@@ -9,6 +9,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pytest  # noqa: E402
 
+try:                # as the app does (posviz.gui.app.main), before torch is imported
+    import PySide6.QtCore  # noqa: E402,F401
+except ImportError:
+    pass
+else:
+    from posviz.gui.import_hook import answer_pyside_hook_cheaply  # noqa: E402
+    answer_pyside_hook_cheaply()
+
 
 @pytest.fixture(autouse=True)
 def private_settings(tmp_path, monkeypatch):
