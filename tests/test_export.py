@@ -173,6 +173,25 @@ def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
     assert QtSvg.QSvgRenderer(str(target)).isValid()
 
 
+def test_the_right_click_menu_cannot_relabel_a_figure(shown_panel):
+    """The menu a right-click raises (the view's, then its parents', as pyqtgraph's
+    ViewBox.raiseContextMenu builds it) has our exports and View All, but neither
+    "Plot Options" (log / FFT transforms) nor pyqtgraph's export of the bare canvas."""
+    from types import SimpleNamespace
+
+    import pyqtgraph as pg
+    panel, _ = shown_panel
+    for name, figure in panel.figures().items():
+        scene = figure.canvas.scene()
+        for box in [item for item in scene.items()
+                    if isinstance(item, pg.ViewBox) and item.menuEnabled()]:
+            menu = scene.addParentContextMenus(box, box.getMenu(None),
+                                               SimpleNamespace(acceptedItem=box))
+            texts = [a.text() for a in menu.actions()]
+            assert "View All" in texts and "Export figure as PNG…" in texts, name
+            assert "Plot Options" not in texts and "Export..." not in texts, (name, texts)
+
+
 def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path):
     """Viewers that ignore vector-effect (librsvg, Inkscape) must see thin curves:
     no stroked shape may sit under a scaling transform, and heatmap cells are embedded

@@ -92,6 +92,9 @@ class Figure(QtWidgets.QWidget):
         self.corner.hide()
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground(BACKGROUND)
+        # The panel adds "Export figure as PNG / SVG / CSV…" to the right-click menu;
+        # pyqtgraph's own "Export..." would save the canvas without heading and note.
+        self.canvas.scene().contextMenu = []
         self.message = QtWidgets.QLabel()
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)

@@ -46,7 +46,14 @@ def colour(values: np.ndarray, table: np.ndarray, levels) -> np.ndarray:
 
 
 def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "") -> None:
-    """Dark axes and text on a white background, with a title and axis labels."""
+    """Dark axes and text on a white background, with a title and axis labels.
+
+    The right-click menu keeps the view's entries (View All, the axes' ranges) and
+    loses pyqtgraph's "Plot Options": its transforms (log x or y, FFT, derivative) would
+    relabel axes whose data are already transformed (the symmetry curves are drawn at
+    log10) or are token indices, so the figure would say something false.
+    """
+    plot.setMenuEnabled(False, enableViewBoxMenu=True)
     for side in ("left", "bottom", "right", "top"):
         axis = plot.getAxis(side)
         axis.setPen(pg.mkPen(FOREGROUND))
