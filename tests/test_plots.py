@@ -375,7 +375,18 @@ def test_symmetry_legend_entry_hides_its_curve(panel):
     x, y = curve.line.getData()
     np.testing.assert_allclose(10 ** y, shown, rtol=1e-6)
     assert np.all(c.pooled_change[1:] > c.floor)      # RoPE: the curve is above the floor
+    markers = panel.figures()["symmetry"].markers.item   # all four curves' markers
+
+    def marked():                               # (k, 2) markers with this curve's symbol
+        x, y = markers.getData()
+        mine = markers.data["symbol"] == curve.symbol
+        return np.column_stack([x[mine], y[mine]])
+
+    np.testing.assert_allclose(marked(), np.column_stack([np.arange(len(shown)),
+                                                          np.log10(shown)]), rtol=1e-6)
+    everyone = len(markers.getData()[0])
     curve.sample.setVisible(False)              # what a click on the legend entry does
-    assert not curve.line.isVisible() and not curve.marks.isVisible()
+    assert not curve.line.isVisible() and len(marked()) == 0
+    assert len(markers.getData()[0]) == everyone - len(shown)   # the others stay
     curve.sample.setVisible(True)
-    assert curve.line.isVisible() and curve.marks.isVisible()
+    assert curve.line.isVisible() and len(marked()) == len(shown)

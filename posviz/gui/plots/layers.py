@@ -77,26 +77,58 @@ def layer_ticks(n_layers_plus_one: int):
 
 
 class LogCurve:
-    """A line with markers on a log-y plot, updated for a fraction of what a
-    PlotDataItem costs (its setData re-derives log data, bounds and auto-range: ~0.5 ms a
-    curve, against ~0.07 ms here). ``yData`` keeps the values before the log."""
+    """A line on a log-y plot, updated for a fraction of what a PlotDataItem costs (its
+    setData re-derives log data, bounds and auto-range: ~0.5 ms a curve, against ~0.07
+    ms here). Its markers are drawn by the figure's ``Markers``. ``yData`` keeps the
+    values before the log."""
 
-    def __init__(self, plot, pen, symbol: str, brush):
+    def __init__(self, plot, markers: "Markers", pen, symbol: str, brush):
         self.line = pg.PlotCurveItem(pen=pen, connect="finite")
-        self.marks = pg.ScatterPlotItem(symbol=symbol, size=8, pen=None, brush=brush)
         plot.addItem(self.line)
-        plot.addItem(self.marks)
+        self.symbol, self.brush = symbol, pg.mkBrush(brush)
+        self.points = (np.empty(0), np.empty(0))    # (k,) x and log10 y of finite values
+        self.markers = markers
+        markers.curves.append(self)
         self.sample = _LegendSample(self, pen=pen, symbol=symbol, symbolBrush=brush,
                                     symbolPen=None, symbolSize=8)
         self.xData = self.yData = None
 
     def setData(self, x: np.ndarray, y: np.ndarray) -> None:
-        """x, y: (k,) with y > 0 or NaN (a gap); drawn at log10(y)."""
+        """x, y: (k,) with y > 0 or NaN (a gap); drawn at log10(y). The markers follow
+        at the figure's next ``Markers.refresh``."""
         self.xData, self.yData = x, y
         logged = np.log10(y)
         self.line.setData(x, logged)
         finite = np.isfinite(logged)
-        self.marks.setData(x[finite], logged[finite])
+        self.points = (x[finite], logged[finite])
+
+    def setVisible(self, visible: bool) -> None:
+        self.line.setVisible(visible)
+        self.markers.refresh()
+
+    def isVisible(self) -> bool:
+        return self.line.isVisible()
+
+
+class Markers:
+    """The markers of a figure's LogCurves, all in one ScatterPlotItem: one item to
+    update and paint instead of one per curve (about 1 ms less per reorder)."""
+
+    def __init__(self, plot):
+        self.item = pg.ScatterPlotItem(size=8, pen=None)
+        plot.addItem(self.item)
+        self.item.setZValue(1)                      # over every curve's line
+        self.curves: list[LogCurve] = []
+
+    def refresh(self) -> None:
+        """Show the points of the visible curves, each with its curve's symbol and brush."""
+        shown = [curve for curve in self.curves if curve.isVisible()]
+        counts = [len(curve.points[0]) for curve in shown]
+        self.item.setData(
+            x=np.concatenate([curve.points[0] for curve in shown] or [np.empty(0)]),
+            y=np.concatenate([curve.points[1] for curve in shown] or [np.empty(0)]),
+            symbol=[curve.symbol for curve, k in zip(shown, counts) for _ in range(k)],
+            brush=[curve.brush for curve, k in zip(shown, counts) for _ in range(k)])
 
 
 class _LegendSample(pg.PlotDataItem):
@@ -109,8 +141,7 @@ class _LegendSample(pg.PlotDataItem):
 
     def setVisible(self, visible: bool) -> None:
         super().setVisible(visible)
-        self._curve.line.setVisible(visible)
-        self._curve.marks.setVisible(visible)
+        self._curve.setVisible(visible)
 
 
 class SymmetryFigure(Figure):
@@ -140,10 +171,11 @@ class SymmetryFigure(Figure):
         self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k (pyqtgraph's grid
                                                    # costs ~15 ms a paint; lines < 1 ms)
         self.legend = style.legend_below(self.canvas)
+        self.markers = Markers(self.plot)
         self.curves = {}
         for colour, metric, symbol in zip(style.CURVE_COLOURS, METRICS, "osdt"):
-            curve = LogCurve(self.plot, pen=style.cosmetic_pen(colour, 2), symbol=symbol,
-                             brush=colour)
+            curve = LogCurve(self.plot, self.markers, pen=style.cosmetic_pen(colour, 2),
+                             symbol=symbol, brush=colour)
             self.legend.addItem(curve.sample, CURVE_LABELS[metric])
             self.curves[metric] = curve
         self.canvas.setToolTip(CURVES_TIP)
@@ -163,6 +195,7 @@ class SymmetryFigure(Figure):
             finite = values[np.isfinite(values)]
             if finite.size:
                 top = max(top, float(finite.max()))
+        self.markers.refresh()
         low = np.log10(floor / 30)
         if floor != self._floor:                        # the same for every reorder
             self._floor = floor
