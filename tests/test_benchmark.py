@@ -93,3 +93,15 @@ def test_bad_json_path_is_one_line_and_status_2(tmp_path):
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_peak_memory_is_the_probe_s_own():
+    """The memory probe runs as a child of the benchmark, which by then holds MiniLM at
+    n = 512: its peak must not include its parent's RSS (as ``ru_maxrss`` would)."""
+    ballast = b"\x01" * (300 << 20)                  # 300 MB resident in this process
+    code = (f"import sys; sys.path.insert(0, {str(SCRIPT.parent)!r}); import run; "
+            "print(run.peak_rss_mb())")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True)
+    del ballast
+    assert 0 < float(child.stdout) < 150
