@@ -1,12 +1,13 @@
 """PySide6's import hook, answered without ``inspect``.
 
 Once ``PySide6.QtCore`` is imported, every module imported afterwards (torch's thousand,
-pyqtgraph's, transformers') passes through PySide6's ``__feature__`` hook, which asks
-whether the module's source mentions "PySide6" (``shibokensupport.feature.
-_mod_uses_pyside``, so that ``from __feature__ import snake_case`` can apply to it). It
-asks with ``inspect.getsource``, which looks the module up among all of ``sys.modules``
-and keeps every source read in ``linecache`` for good. For the imports of posviz's
-start-up that is 0.17 s of the critical path and 35 MB of source text in memory.
+pyqtgraph's, transformers') passes through PySide6's ``__feature__`` hook. The hook asks
+whether the module's source mentions "PySide6", so that ``from __feature__ import
+snake_case`` can apply to it (``_mod_uses_pyside`` in ``shibokensupport.feature``), and
+it asks with ``inspect.getsource``, which looks the module up among all of
+``sys.modules`` and keeps every source it reads in ``linecache`` for good. For the
+imports of posviz's start-up that is 0.17 s of the critical path and 35 MB of source
+text in memory; 110 MB once transformers is imported for a pretrained model.
 
 ``answer_pyside_hook_cheaply`` puts in a function that asks the same question by reading
 the file's bytes: 0.04 s, nothing kept. Modules without a ``.py`` file, or whose file
