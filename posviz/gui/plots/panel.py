@@ -20,16 +20,15 @@ from .base import Figure
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
 from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
 
-# Stable figure names (file names are <name>.png / .svg / .csv), in display order.
-FIGURES = ("attention", "attention_mosaic", "symmetry", "token_change", "branch_norms",
-           "encoding", "encoding_similarity", "relative_profile")
 FORMATS = ("png", "svg", "csv")
+# Stable figure names (file names are <name>.png / .svg / .csv), in display order.
 FIGURE_TYPES = {
     "attention": AttentionFigure, "attention_mosaic": MosaicFigure,
     "symmetry": SymmetryFigure, "token_change": TokenChangeFigure,
     "branch_norms": BranchNormsFigure, "encoding": EncodingFigure,
     "encoding_similarity": SimilarityFigure, "relative_profile": RelativeProfileFigure,
 }
+FIGURES = tuple(FIGURE_TYPES)          # every figure's name, in the order of the tabs
 _V, _H = QtCore.Qt.Orientation.Vertical, QtCore.Qt.Orientation.Horizontal
 # (title, tooltip, its figures, arrange: {name: figure} -> the tab's widget), in order
 TABS = (
@@ -49,7 +48,7 @@ TABS = (
                       f["relative_profile"])),
 )
 TAB_FIGURES = tuple(names for _, _, names, _ in TABS)
-assert sorted(sum(TAB_FIGURES, ())) == sorted(FIGURES) == sorted(FIGURE_TYPES)
+assert sum(TAB_FIGURES, ()) == FIGURES
 
 
 class PlotsPanel(QtWidgets.QWidget):
