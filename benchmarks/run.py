@@ -256,7 +256,7 @@ class ComputeVsBare:
     def __init__(self, session, seed: int):
         import numpy as np
 
-        from posviz.core.session import Engine
+        from posviz.core.engine import Engine
 
         self.seq, self.positions = session.seq, session.positions
         self.engine = Engine(session.backend)
@@ -268,7 +268,7 @@ class ComputeVsBare:
         """Seconds of one evaluate and of one bare forward of a new random order."""
         import numpy as np
 
-        from posviz.core.session import position_ids
+        from posviz.core.engine import position_ids
 
         order = np.arange(len(self.seq))
         movable = self.seq.movable
@@ -408,7 +408,7 @@ def profile(win: Window, model: str, n: int, reps: int) -> None:
     import numpy as np
     from pyinstrument import Profiler
 
-    from posviz.core.session import Engine
+    from posviz.core.engine import Engine
 
     win.set_length(n)
     rng = np.random.default_rng(0)

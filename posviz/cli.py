@@ -75,7 +75,8 @@ def build_backend(args):
 
 def evaluate(args):
     """Options -> (Session, Evaluation) for the order asked for."""
-    from .core.session import Engine, Session
+    from .core.engine import Engine
+    from .core.session import Session
     from .core.symmetry import parse_order
 
     if not args.text.strip():

@@ -11,7 +11,7 @@ import pytest
 from posviz.cli import main
 from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig, Positions
-from posviz.core.session import Engine
+from posviz.core.engine import Engine
 
 BASE = ["report", "--layers", "2", "--heads", "2", "--d-model", "16", "--seed", "3"]
 

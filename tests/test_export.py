@@ -14,7 +14,8 @@ from posviz import cli  # noqa: E402
 from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
 from posviz.core.errors import PosvizInputError  # noqa: E402
-from posviz.core.session import Engine, Session  # noqa: E402
+from posviz.core.engine import Engine  # noqa: E402
+from posviz.core.session import Session  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from posviz.core.backend import BuiltinBackend, TokenSequence  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
-from posviz.core.session import Engine  # noqa: E402
+from posviz.core.engine import Engine  # noqa: E402
 from posviz.core.symmetry import METRICS  # noqa: E402
 from posviz.gui.app import make_settings  # noqa: E402
 from posviz.gui.main_window import COMPUTING_AFTER_MS, MainWindow  # noqa: E402

@@ -29,7 +29,8 @@ from posviz import cli
 from posviz.core import hf
 from posviz.core.config import Positions
 from posviz.core.errors import PosvizInputError
-from posviz.core.session import Engine, Session, position_ids
+from posviz.core.engine import Engine, position_ids
+from posviz.core.session import Session
 
 TEXTS = ["the cat sat on the mat because it was warm", "a dog was playing in the park",
          "héllo wörld, the birds are singing!"]

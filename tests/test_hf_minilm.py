@@ -18,7 +18,8 @@ from posviz import cli
 from posviz.core import hf
 from posviz.core.config import Positions
 from posviz.core.errors import PosvizInputError
-from posviz.core.session import Engine, Session, position_ids
+from posviz.core.engine import Engine, position_ids
+from posviz.core.session import Session
 
 pytestmark = pytest.mark.slow
 TEXT = "Positional encodings break the symmetry of self-attention."

@@ -10,7 +10,7 @@ import pytest
 
 from posviz.core import hf
 from posviz.core.config import Positions
-from posviz.core.session import Engine
+from posviz.core.engine import Engine
 
 pytestmark = pytest.mark.slow
 

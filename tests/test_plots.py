@@ -15,7 +15,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
 from posviz.core.encodings import alibi_slopes, rope_angles  # noqa: E402
-from posviz.core.session import Engine, Session  # noqa: E402
+from posviz.core.engine import Engine  # noqa: E402
+from posviz.core.session import Session  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel, style  # noqa: E402
 from posviz.gui.plots.attention import (MOSAIC_TILE, pool_block,  # noqa: E402
                                         pool_signed_max, prepare_mosaic)

@@ -10,7 +10,8 @@ from PySide6 import QtGui  # noqa: E402
 
 from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
-from posviz.core.session import Engine, Session  # noqa: E402
+from posviz.core.engine import Engine  # noqa: E402
+from posviz.core.session import Session  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
 from posviz.gui.plots import style  # noqa: E402
 

@@ -7,7 +7,8 @@ import pytest
 from posviz.core.backend import BuiltinBackend, TokenSequence
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.errors import PosvizInputError
-from posviz.core.session import Engine, Session, position_ids, truncate_sequence
+from posviz.core.engine import Engine, position_ids, truncate_sequence
+from posviz.core.session import Session
 
 
 class PinnedBackend(BuiltinBackend):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.encodings import KINDS
-from posviz.core.session import Engine
+from posviz.core.engine import Engine
 from posviz.core.symmetry import check_permutation, compare, inverse, noise_floor, parse_order
 from posviz.core.errors import PosvizInputError
 

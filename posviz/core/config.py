@@ -1,33 +1,43 @@
-"""Configuration of the built-in transformer, and its validation."""
+"""Configuration of the built-in transformer and of the position ids, and their validation.
+
+Defaults and allowed ranges come from ``options.OPTIONS``, the one place that defines them.
+"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from .encodings import KINDS
 from .errors import PosvizInputError
+from .options import (DTYPES, MASKS, MODEL_OPTIONS, NORMS, OPTIONS, POSITION_MODES,
+                      POSITION_OPTIONS, problems_of)
 
-MASKS = ("bidirectional", "causal")
-NORMS = ("pre", "post", "none")
-DTYPES = ("float32", "float64")
-POSITION_MODES = ("slot", "token")
+__all__ = ["DTYPES", "MASKS", "NORMS", "POSITION_MODES", "ModelConfig", "Positions"]
+
+
+def _default(name: str):
+    return OPTIONS[name].default
+
+
+def _first(problems: dict[str, str]) -> None:
+    if problems:
+        raise PosvizInputError(next(iter(problems.values())))
 
 
 @dataclass(frozen=True)
 class ModelConfig:
     """Everything that defines the built-in model; two equal configs give equal weights."""
 
-    layers: int = 4
-    heads: int = 4
-    d_model: int = 64
-    d_ff: int = 0               # 0 means 4 * d_model
-    pe: str = "sinusoidal"
-    pe_scale: float = 1.0
-    mask: str = "bidirectional"
-    residual: bool = True
-    norm: str = "pre"
-    seed: int = 0
-    dtype: str = "float32"
-    max_len: int = 1024         # positions of the learned table
+    layers: int = _default("layers")
+    heads: int = _default("heads")
+    d_model: int = _default("d_model")
+    d_ff: int = _default("d_ff")                # 0 means 4 * d_model
+    pe: str = _default("pe")
+    pe_scale: float = _default("pe_scale")
+    mask: str = _default("mask")
+    residual: bool = _default("residual")
+    norm: str = _default("norm")
+    seed: int = _default("seed")
+    dtype: str = _default("dtype")
+    max_len: int = _default("max_len")          # positions of the learned table
 
     @property
     def d_head(self) -> int:
@@ -49,35 +59,19 @@ class ModelConfig:
 
     def problems(self) -> dict[str, str]:
         """Field name -> one-line message, for every invalid field (empty when valid)."""
-        found: dict[str, str] = {}
-        for name, low, high in (("layers", 1, 64), ("heads", 1, 128), ("d_model", 1, 4096),
-                                ("d_ff", 0, 16384), ("max_len", 1, 1_000_000)):
-            value = getattr(self, name)
-            if not isinstance(value, int) or not low <= value <= high:
-                found[name] = f"{name} must be a whole number from {low} to {high} (got {value})"
+        found = problems_of(self.to_dict(), MODEL_OPTIONS)
         if "heads" not in found and "d_model" not in found:
             if self.d_model % self.heads:
                 found["heads"] = (f"{self.heads} heads do not divide the model width "
                                   f"{self.d_model}")
-            elif self.pe == "rope" and self.d_head % 2:
+            elif self.pe == "rope" and self.d_head % 2 and "pe" not in found:
                 found["pe"] = (f"RoPE needs an even head width, but {self.d_model} / "
                                f"{self.heads} heads = {self.d_head}")
-        if self.pe not in KINDS:
-            found["pe"] = f"unknown positional encoding {self.pe!r} (one of {', '.join(KINDS)})"
-        if not (self.pe_scale == self.pe_scale) or abs(self.pe_scale) > 1e6:
-            found["pe_scale"] = f"the encoding scale must be a finite number (got {self.pe_scale})"
-        for name, allowed in (("mask", MASKS), ("norm", NORMS), ("dtype", DTYPES)):
-            if getattr(self, name) not in allowed:
-                found[name] = f"{name} must be one of {', '.join(allowed)}"
-        if not isinstance(self.seed, int) or self.seed < 0:
-            found["seed"] = f"the seed must be a whole number >= 0 (got {self.seed})"
         return found
 
     def validate(self) -> "ModelConfig":
         """Return self, or raise PosvizInputError naming the first problem."""
-        problems = self.problems()
-        if problems:
-            raise PosvizInputError(next(iter(problems.values())))
+        _first(self.problems())
         return self
 
 
@@ -90,19 +84,12 @@ class Positions:
     positions travel with the tokens and absolute encodings become equivariant again.
     """
 
-    mode: str = "slot"
-    offset: int = 0
+    mode: str = _default("mode")
+    offset: int = _default("offset")
 
     def problems(self) -> dict[str, str]:
-        found = {}
-        if self.mode not in POSITION_MODES:
-            found["mode"] = f"positions must be one of {', '.join(POSITION_MODES)}"
-        if not isinstance(self.offset, int) or self.offset < 0:
-            found["offset"] = f"the position offset must be a whole number >= 0 (got {self.offset})"
-        return found
+        return problems_of(asdict(self), POSITION_OPTIONS)
 
     def validate(self) -> "Positions":
-        problems = self.problems()
-        if problems:
-            raise PosvizInputError(next(iter(problems.values())))
+        _first(self.problems())
         return self

@@ -186,7 +186,7 @@ class Controller(QObject):
             return
         generation, backend, seq, order, positions = job
         from ..core.errors import Cancelled, PosvizInputError
-        from ..core.session import Engine
+        from ..core.engine import Engine
 
         try:
             if self._engine is None or self._engine.backend is not backend:

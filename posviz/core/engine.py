@@ -1,0 +1,93 @@
+"""The engine: runs a backend on one order of the tokens and compares it with the original.
+
+An Engine turns (tokens, order, positions) into an Evaluation and caches the reference
+run of the original order, so a reorder runs only the permuted sequence.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .backend import Backend, TokenSequence
+from .config import Positions
+from .errors import PosvizInputError
+from .symmetry import Comparison, check_permutation, compare
+from .trace import Trace
+
+
+def position_ids(order: np.ndarray, positions: Positions) -> np.ndarray:
+    """(n,) position ids for the permuted sequence: by slot, or carried by each token."""
+    base = np.arange(order.shape[0]) if positions.mode == "slot" else order
+    return positions.offset + base
+
+
+def check_length(backend: Backend, n: int, positions: Positions) -> None:
+    """Raise PosvizInputError if n tokens at this offset exceed the model's positions."""
+    limit = backend.max_positions
+    if limit is not None and positions.offset + n > limit:
+        raise PosvizInputError(
+            f"{n} tokens from position {positions.offset} need {positions.offset + n} "
+            f"positions, but {backend.name} has {limit}"
+        )
+
+
+def truncate_sequence(seq: TokenSequence, room: int | None) -> TokenSequence:
+    """Cut seq to at most ``room`` tokens, keeping a final pinned token (e.g. [SEP])."""
+    if room is None or len(seq) <= room:
+        return seq
+    keep = list(range(room))
+    if seq.pinned[-1] and room >= 2:
+        keep[-1] = len(seq) - 1
+    return TokenSequence(tuple(seq.tokens[i] for i in keep), tuple(seq.ids[i] for i in keep),
+                         tuple(seq.pinned[i] for i in keep))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything the plots show for one order."""
+
+    seq: TokenSequence
+    order: np.ndarray            # (n,)
+    positions: Positions
+    reference: Trace             # the original order
+    permuted: Trace              # the order being shown
+    comparison: Comparison
+
+
+class Engine:
+    """Runs a backend; caches the reference run of the original order."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self._reference_key = None
+        self._reference: Trace | None = None
+
+    def reference(self, seq: TokenSequence, positions: Positions,
+                  should_stop: Callable[[], bool] | None = None) -> Trace:
+        key = (seq.ids, positions)
+        if key != self._reference_key:
+            identity = np.arange(len(seq))
+            self._reference = self.backend.run(seq, identity, position_ids(identity, positions),
+                                               should_stop)
+            self._reference_key = key
+        return self._reference
+
+    def evaluate(self, seq: TokenSequence, order, positions: Positions,
+                 should_stop: Callable[[], bool] | None = None) -> Evaluation:
+        """Run the order (the reference only when not cached) and compare the two.
+
+        ``should_stop`` is asked between layers; when it returns True the work stops
+        with errors.Cancelled, so a superseded request does not hold up a newer one.
+        """
+        order = check_permutation(order, len(seq))
+        positions.validate()
+        check_length(self.backend, len(seq), positions)
+        reference = self.reference(seq, positions, should_stop)
+        if np.array_equal(order, np.arange(len(seq))):
+            permuted = reference
+        else:
+            permuted = self.backend.run(seq, order, position_ids(order, positions), should_stop)
+        return Evaluation(seq, order, positions, reference, permuted,
+                          compare(reference, permuted, order))

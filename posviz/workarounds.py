@@ -1,0 +1,29 @@
+"""Switches for posviz's workarounds of other libraries' behaviour, in one place.
+
+Each workaround lives in one named function beside the code it serves, says why it
+exists, checks the version it was written against, and asks ``enabled(NAME)`` first, so
+any of them can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,name`` (or
+``all``) in the environment. This module imports nothing heavy and never Qt.
+
+Names in use:
+
+- ``pyside-import-hook``: answer PySide6's ``__feature__`` import hook by reading bytes
+  (posviz.gui.import_hook).
+- ``gui-thread-collector``: collect garbage on the GUI thread only (posviz.gui.collector).
+- ``malloc-trim``: give freed heap pages back to the system after large evaluations.
+- ``heatmap-coloured-pixels``: paint heatmaps from pixels coloured on the worker
+  (posviz.gui.plots.base.HeatmapImage).
+- ``svg-flatten-strokes``: rewrite exported SVG so scaled strokes stay thin.
+- ``hf-offline``: set Hugging Face's offline variables before loading a model.
+"""
+from __future__ import annotations
+
+import os
+
+OFF_VARIABLE = "POSVIZ_WORKAROUNDS_OFF"
+
+
+def enabled(name: str) -> bool:
+    """Is the workaround ``name`` on? (all are, unless the environment turns them off)"""
+    off = {part.strip() for part in os.environ.get(OFF_VARIABLE, "").split(",")}
+    return not ({"all", name} & off)
