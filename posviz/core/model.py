@@ -2,7 +2,8 @@
 
 A small encoder (or decoder, with a causal mask) written out in full, in the spirit of
 nanoGPT and minGPT, that records everything it computes into a Trace: attention is
-computed explicitly (never through a fused kernel) so its weights can be shown.
+computed explicitly (never through a fused kernel) so its weights can be shown. Each
+value worth seeing passes a named HookPoint (core.hooks), which is how it is recorded.
 Weights are drawn from a seeded generator: the model is untrained, which is what the
 symmetry argument needs (it holds for every choice of weights).
 """
@@ -20,7 +21,8 @@ from torch.nn import functional as F
 
 from .config import ModelConfig
 from .encodings import PositionalEncoding, make_encoding
-from .errors import Cancelled, PosvizInputError
+from .errors import PosvizInputError
+from .hooks import RESID_PRE, HookPoint, Recorder, hook_points, trace_from
 from .trace import Trace
 
 WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
@@ -56,9 +58,11 @@ class Attention(nn.Module):
         self.w_k = _normal(gen, d, d, std=1.5 / math.sqrt(d))
         self.w_v = _normal(gen, d, d, std=1.0 / math.sqrt(d))
         self.w_o = _normal(gen, d, d, std=1.0 / math.sqrt(d * residual_depth(cfg)))
+        self.hook_attn_scores = HookPoint()                               # (h, n, n)
+        self.hook_pattern = HookPoint()                                   # (h, n, n)
 
     def forward(self, x, position_ids, encoding: PositionalEncoding, bias, mask):
-        """x: (n, d) -> output (n, d), weights (h, n, n), scores (h, n, n)."""
+        """x: (n, d) -> output (n, d)."""
         n = x.shape[0]
         q = (x @ self.w_q).view(n, self.h, self.d_head).transpose(0, 1)   # (h, n, d_head)
         k = (x @ self.w_k).view(n, self.h, self.d_head).transpose(0, 1)
@@ -69,9 +73,9 @@ class Attention(nn.Module):
             scores = scores + bias
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)                           # (h, n, n)
-        out = (weights @ v).transpose(0, 1).reshape(n, -1) @ self.w_o     # (n, d)
-        return out, weights, scores
+        scores = self.hook_attn_scores(scores)
+        weights = self.hook_pattern(torch.softmax(scores, dim=-1))       # (h, n, n)
+        return (weights @ v).transpose(0, 1).reshape(n, -1) @ self.w_o   # (n, d)
 
 
 class MLP(nn.Module):
@@ -98,21 +102,26 @@ class Block(nn.Module):
         use_norm = cfg.norm != "none"
         self.ln1 = nn.LayerNorm(cfg.d_model, dtype=torch.float64) if use_norm else nn.Identity()
         self.ln2 = nn.LayerNorm(cfg.d_model, dtype=torch.float64) if use_norm else nn.Identity()
+        self.hook_resid_pre = HookPoint()                                 # (n, d)
+        self.hook_attn_out = HookPoint()                                  # (n, d)
+        self.hook_mlp_out = HookPoint()                                   # (n, d)
+        self.hook_resid_post = HookPoint()                                # (n, d)
 
     def forward(self, x, position_ids, encoding, bias, mask):
-        """x: (n, d) -> x, attention-branch out, MLP-branch out, weights, scores."""
+        """x: (n, d) -> (n, d)."""
         pre = self.cfg.norm == "pre"
         keep = 1.0 if self.cfg.residual else 0.0
-        a, weights, scores = self.attn(self.ln1(x) if pre else x, position_ids, encoding,
-                                       bias, mask)
+        x = self.hook_resid_pre(x)
+        a = self.hook_attn_out(self.attn(self.ln1(x) if pre else x, position_ids, encoding,
+                                         bias, mask))
         x = keep * x + a
         if self.cfg.norm == "post":
             x = self.ln1(x)
-        m = self.mlp(self.ln2(x) if pre else x)
+        m = self.hook_mlp_out(self.mlp(self.ln2(x) if pre else x))
         x = keep * x + m
         if self.cfg.norm == "post":
             x = self.ln2(x)
-        return x, a, m, weights, scores
+        return self.hook_resid_post(x)
 
 
 class InstrumentedTransformer(nn.Module):
@@ -125,6 +134,9 @@ class InstrumentedTransformer(nn.Module):
         self.encoding = make_encoding(cfg.pe, d_model=cfg.d_model, n_heads=cfg.heads,
                                       scale=cfg.pe_scale, seed=cfg.seed, max_len=cfg.max_len)
         self.blocks = nn.ModuleList(Block(cfg, gen) for _ in range(cfg.layers))
+        self.hook_embed = HookPoint()                                     # (n, d)
+        self.hook_pos_embed = HookPoint()                                 # (n, d)
+        self.hook_points = hook_points(self)       # "blocks.0.attn.hook_pattern" -> point
         self.dtype = getattr(torch, cfg.dtype)
         self.to(self.dtype)
         self._embedding_cache: dict[str, torch.Tensor] = {}
@@ -141,13 +153,21 @@ class InstrumentedTransformer(nn.Module):
             self._embedding_cache[key] = vector
         return vector
 
-    @torch.no_grad()
     def forward(self, words: list[str] | tuple[str, ...], position_ids,
                 should_stop: Callable[[], bool] | None = None) -> Trace:
         """words: n tokens in sequence order; position_ids: (n,) ints -> Trace.
 
         ``should_stop`` is asked before each block; True raises errors.Cancelled.
         """
+        recorder = Recorder(should_stop, stop_after=(RESID_PRE,))
+        pos = self.record(words, position_ids, recorder)
+        return trace_from(recorder, self.cfg.layers, tuple(words), pos.numpy(),
+                          extras={"model": "built-in", "config": self.cfg.to_dict()})
+
+    @torch.no_grad()
+    def record(self, words, position_ids, recorder: Recorder) -> torch.Tensor:
+        """Run words at position_ids with every hook point tapped by ``recorder``;
+        returns the (n,) position ids as a tensor."""
         n = len(words)
         if n == 0:
             raise PosvizInputError("there are no tokens to run")
@@ -156,32 +176,14 @@ class InstrumentedTransformer(nn.Module):
             raise PosvizInputError(f"{pos.numel()} position ids for {n} tokens")
         self.encoding.check(pos)
 
-        emb = torch.stack([self.embed_word(w) for w in words])             # (n, d)
-        enc = self.encoding.absolute(pos)                                   # (n, d) or None
-        x = emb if enc is None else emb + enc.to(self.dtype)
-        bias = self.encoding.bias(pos, self.cfg.causal)                      # (h, n, n) or None
-        if bias is not None:
-            bias = bias.to(self.dtype)
-        mask = (torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None)
-
-        hidden, attn_out, mlp_out, weights, scores = [x], [], [], [], []
-        for block in self.blocks:
-            if should_stop is not None and should_stop():
-                raise Cancelled("superseded by a newer request")
-            x, a, m, w, s = block(x, pos, self.encoding, bias, mask)
-            for store, value in ((hidden, x), (attn_out, a), (mlp_out, m), (weights, w),
-                                 (scores, s)):
-                store.append(value)
-
-        return Trace(
-            tokens=tuple(words),
-            position_ids=pos.numpy(),
-            embeddings=emb.numpy(),
-            encodings=None if enc is None else enc.to(self.dtype).numpy(),
-            hidden=torch.stack(hidden).numpy(),          # (L+1, n, d)
-            attention=torch.stack(weights).numpy(),      # (L, h, n, n)
-            scores=torch.stack(scores).numpy(),          # (L, h, n, n)
-            attn_out=torch.stack(attn_out).numpy(),      # (L, n, d)
-            mlp_out=torch.stack(mlp_out).numpy(),        # (L, n, d)
-            extras={"model": "built-in", "config": self.cfg.to_dict()},
-        )
+        with recorder.watch(self.hook_points):
+            emb = self.hook_embed(torch.stack([self.embed_word(w) for w in words]))  # (n, d)
+            enc = self.encoding.absolute(pos)                               # (n, d) or None
+            x = emb if enc is None else emb + self.hook_pos_embed(enc.to(self.dtype))
+            bias = self.encoding.bias(pos, self.cfg.causal)                  # (h, n, n) or None
+            if bias is not None:
+                bias = bias.to(self.dtype)
+            mask = (torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None)
+            for block in self.blocks:
+                x = block(x, pos, self.encoding, bias, mask)
+        return pos

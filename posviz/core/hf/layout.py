@@ -1,0 +1,63 @@
+"""Where each Hugging Face family keeps the values posviz records, tapped under the
+names of core.hooks.
+
+transformers records its own hidden states and attentions the same way (forward hooks
+on the decoder layer and attention classes, ``utils/output_capturing.py``); posviz taps
+the same modules, plus the two branches of each block, by name.
+"""
+from __future__ import annotations
+
+from ..hooks import (ATTN_OUT, EMBED, MLP_OUT, PATTERN, POS_EMBED, RESID_POST, RESID_PRE,
+                     Recorder, block_hook, first)
+
+
+def _unbatched(output):
+    """A module's main output without its batch axis: (1, n, ...) -> (n, ...)."""
+    return first(output)[0]
+
+
+def _weights(output):
+    """An eager attention module returns (output, weights): weights (1, h, n, n) -> (h, n, n)."""
+    return output[1][0]
+
+
+def _layer_input(args, kwargs):
+    """The hidden states a layer is called with: (1, n, d) -> (n, d)."""
+    return (args[0] if args else kwargs["hidden_states"])[0]
+
+
+def embeddings(model, family: str) -> tuple:
+    """(token embedding, learned position embedding or None) modules."""
+    if family == "bert":
+        return model.embeddings.word_embeddings, model.embeddings.position_embeddings
+    if family == "gpt2":
+        return model.wte, model.wpe
+    return model.embed_tokens, None
+
+
+def blocks(model, family: str) -> list[tuple]:
+    """Per block: (layer, attention module returning (output, weights), attention branch,
+    MLP branch); the branches' outputs add to the residual stream (BERT: the projections
+    before each add & norm)."""
+    if family == "bert":
+        return [(layer, layer.attention.self, layer.attention.output.dense, layer.output.dense)
+                for layer in model.encoder.layer]
+    if family == "gpt2":
+        return [(block, block.attn, block.attn, block.mlp) for block in model.h]
+    return [(layer, layer.self_attn, layer.self_attn, layer.mlp) for layer in model.layers]
+
+
+def tap(recorder: Recorder, model, family: str) -> Recorder:
+    """Tap ``model``'s modules into ``recorder`` under the hook names. (A decoder's final
+    norm is recorded from the model's last hidden state: see HFBackend.record.)"""
+    token_table, position_table = embeddings(model, family)
+    recorder.tap(token_table, EMBED, _unbatched)
+    if position_table is not None:
+        recorder.tap(position_table, POS_EMBED, _unbatched)
+    for l, (layer, attention, attn_branch, mlp_branch) in enumerate(blocks(model, family)):
+        recorder.tap(layer, block_hook(l, RESID_PRE), _layer_input, before=True)
+        recorder.tap(attention, block_hook(l, PATTERN), _weights)
+        recorder.tap(attn_branch, block_hook(l, ATTN_OUT), _unbatched)
+        recorder.tap(mlp_branch, block_hook(l, MLP_OUT), _unbatched)
+        recorder.tap(layer, block_hook(l, RESID_POST), _unbatched)
+    return recorder
