@@ -15,6 +15,8 @@ Names in use:
   (posviz.gui.plots.base.HeatmapImage).
 - ``svg-flatten-strokes``: rewrite exported SVG so scaled strokes stay thin.
 - ``hf-offline``: set Hugging Face's offline variables before loading a model.
+- ``hf-quiet-gguf``: no tqdm bar on the terminal while transformers de-quantizes a GGUF
+  file (posviz.core.hf.workarounds).
 """
 from __future__ import annotations
 

@@ -490,3 +490,41 @@ def test_a_superseded_forward_stops_early(backends):
     assert len(asked) == 1
     trace = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))   # still usable
     assert trace.n_layers == backend.model.config.num_hidden_layers
+
+
+# -- workarounds of transformers' behaviour ---------------------------------------------
+def test_offline_variables_are_set_unless_turned_off(monkeypatch):
+    from posviz.core.hf import workarounds
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "hf-offline")
+    assert not workarounds.go_offline()
+    assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ
+    monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF")
+    assert workarounds.go_offline()
+    assert os.environ["HF_HUB_OFFLINE"] == os.environ["TRANSFORMERS_OFFLINE"] == "1"
+
+
+def test_workarounds_wait_for_a_transformers_they_were_written_for(monkeypatch):
+    from posviz.core.hf import workarounds
+    module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(workarounds.metadata, "version", lambda name: "6.0.0")
+    assert not workarounds.go_offline() and "HF_HUB_OFFLINE" not in os.environ
+    original = module.tqdm
+    with workarounds.quiet_gguf_progress(True):
+        assert module.tqdm is original
+
+
+@pytest.mark.parametrize("off", ["", "hf-quiet-gguf"])
+def test_gguf_progress_bar_is_quiet_only_while_loading(monkeypatch, off):
+    from posviz.core.hf import workarounds
+    module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", off)
+    original = module.tqdm
+    with workarounds.quiet_gguf_progress(True):
+        assert (module.tqdm is original) == bool(off)
+        assert list(module.tqdm([1, 2], desc="de-quantizing")) == [1, 2]
+    with workarounds.quiet_gguf_progress(False):
+        assert module.tqdm is original
+    assert module.tqdm is original

@@ -10,13 +10,12 @@ Importing this package and ``available_models()`` import neither torch nor trans
 """
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import PosvizInputError
 from .sources import (BUNDLED, FAMILIES, ModelSource, available_models, cached_models,
                       first_line, gguf_readable, hub_cache_dir, read_config, resolve)
+from .workarounds import go_offline, quiet_gguf_progress
 
 if TYPE_CHECKING:
     from .backend import HFBackend
@@ -30,26 +29,6 @@ def __getattr__(name: str):
         from .backend import HFBackend
         return HFBackend
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@contextmanager
-def _quiet_gguf(active: bool):
-    """Silence the progress bar transformers draws (with plain tqdm) while it
-    de-quantizes a GGUF file; our progress callback reports the step instead."""
-    module = None
-    if active:
-        try:
-            from transformers import modeling_gguf_pytorch_utils as module
-        except ImportError:
-            pass
-    original = getattr(module, "tqdm", None)
-    if original is not None:
-        module.tqdm = lambda iterable, *args, **kwargs: iterable
-    try:
-        yield
-    finally:
-        if original is not None:
-            module.tqdm = original
 
 
 def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "HFBackend":
@@ -66,8 +45,7 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
     elif not gguf_readable():
         raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
                                "(pip install gguf accelerate)")
-    os.environ["HF_HUB_OFFLINE"] = "1"          # before huggingface_hub reads it
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    go_offline()                                # before huggingface_hub is imported
     try:
         import torch
         import transformers
@@ -90,7 +68,7 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
                                    f"{first_line(error)}") from None
         say("de-quantizing weights" if gguf_file else "loading weights")
         try:
-            with _quiet_gguf(bool(gguf_file)):
+            with quiet_gguf_progress(bool(gguf_file)):
                 model, info = AutoModel.from_pretrained(
                     folder, local_files_only=True, attn_implementation="eager",
                     dtype=torch.float32, output_loading_info=True, **extra)
