@@ -1,0 +1,242 @@
+"""One way to record a forward: named hook points, a Recorder, one Trace builder.
+
+The built-in transformer and a Hugging Face model (tiny random BERT and Llama, saved to
+a temporary folder as in test_hf) record under the same names; a Trace recorded through
+the hooks is checked against the same numbers computed directly from the weights.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+
+from posviz.core.backend import BuiltinBackend
+from posviz.core.config import ModelConfig, Positions
+from posviz.core.engine import position_ids
+from posviz.core.errors import Cancelled
+from posviz.core.hooks import (ATTN_OUT, ATTN_SCORES, BLOCK_HOOKS, EMBED, FINAL, MLP_OUT,
+                               PATTERN, POS_EMBED, RESID_POST, RESID_PRE, HookPoint,
+                               Recorder, block_hook, trace_from)
+
+TEXT = "the cat sat on the mat because it was warm"
+HF_BLOCK_HOOKS = (RESID_PRE, PATTERN, ATTN_OUT, MLP_OUT, RESID_POST)   # no scores
+
+
+def names_per_layer(layers: int, hooks) -> set[str]:
+    return {block_hook(l, hook) for l in range(layers) for hook in hooks}
+
+
+# -- the built-in transformer -----------------------------------------------------------
+def test_builtin_hook_points_are_named_per_layer():
+    model = BuiltinBackend(ModelConfig(layers=3)).model
+    expected = names_per_layer(3, BLOCK_HOOKS) | {EMBED, POS_EMBED}
+    assert set(model.hook_points) == expected
+    assert all(isinstance(point, HookPoint) and point.name == name
+               for name, point in model.hook_points.items())
+    assert "blocks.2.attn.hook_pattern" in model.hook_points
+
+
+@pytest.mark.parametrize("pe", ["sinusoidal", "rope"])
+def test_a_builtin_forward_records_every_hook_point(pe):
+    backend = BuiltinBackend(ModelConfig(layers=3, pe=pe))
+    words = backend.tokenize(TEXT).ids
+    recorder = Recorder()
+    backend.model.record(words, np.arange(len(words)), recorder)
+    additive = {POS_EMBED} if pe == "sinusoidal" else set()   # RoPE acts inside attention
+    assert set(recorder.values) == names_per_layer(3, BLOCK_HOOKS) | {EMBED} | additive
+    n = len(words)
+    assert recorder.values[block_hook(2, PATTERN)].shape == (4, n, n)
+    assert recorder.values[block_hook(0, MLP_OUT)].shape == (n, 64)
+
+
+def test_the_recorder_lets_go_after_the_forward():
+    model = BuiltinBackend().model
+    recorder = Recorder()
+    model.record(["a", "b"], [0, 1], recorder)
+    seen = dict(recorder.values)
+    model.record(["c", "d", "e"], [0, 1, 2], Recorder())
+    assert all(recorder.values[name] is value for name, value in seen.items())
+    assert all(point.recorder is None for point in model.hook_points.values())
+
+
+def direct_forward(model, words, pos):
+    """The built-in model's forward written out once more from its weights: embeddings,
+    additive positions, then per block the attention and MLP branches (pre-norm)."""
+    cfg, enc = model.cfg, model.encoding
+    pos = torch.as_tensor(pos)
+    x = torch.stack([model.embed_word(w) for w in words])                   # (n, d)
+    if enc.absolute(pos) is not None:
+        x = x + enc.absolute(pos).to(x.dtype)
+    n, h, dh = len(words), cfg.heads, cfg.d_head
+    mask = torch.ones(n, n, dtype=torch.bool).tril()
+    hidden, weights, scores, branches = [x], [], [], []
+    for block in model.blocks:
+        att = block.attn
+        y = block.ln1(x)
+        q, k, v = ((y @ w).view(n, h, dh).transpose(0, 1) for w in (att.w_q, att.w_k, att.w_v))
+        q, k = enc.rotate(q, k, pos)
+        s = (q @ k.transpose(1, 2) / math.sqrt(dh)).masked_fill(~mask, float("-inf"))
+        a = (s.softmax(-1) @ v).transpose(0, 1).reshape(n, -1) @ att.w_o      # (n, d)
+        x = x + a
+        m = F.gelu(block.ln2(x) @ block.mlp.w_in + block.mlp.b_in) @ block.mlp.w_out
+        x = x + m
+        hidden.append(x)
+        weights.append(s.softmax(-1))
+        scores.append(s)
+        branches.append((a, m))
+    return (torch.stack(hidden), torch.stack(weights), torch.stack(scores),
+            torch.stack([a for a, _ in branches]), torch.stack([m for _, m in branches]))
+
+
+@pytest.mark.parametrize("pe", ["sinusoidal", "rope", "learned"])
+def test_a_builtin_trace_recorded_through_hooks_is_the_direct_computation(pe):
+    cfg = ModelConfig(layers=3, pe=pe, norm="pre", mask="causal")
+    backend = BuiltinBackend(cfg)
+    seq = backend.tokenize(TEXT)
+    order = np.arange(len(seq))[::-1].copy()
+    pos = position_ids(order, Positions("slot", 2))
+    words = [seq.ids[i] for i in order]
+    trace = backend.run(seq, order, pos)
+    with torch.no_grad():
+        hidden, weights, scores, attn_out, mlp_out = direct_forward(backend.model, words, pos)
+    for recorded, direct in ((trace.hidden, hidden), (trace.attention, weights),
+                             (trace.scores, scores), (trace.attn_out, attn_out),
+                             (trace.mlp_out, mlp_out)):
+        assert recorded.shape == direct.shape
+        np.testing.assert_allclose(recorded, direct.numpy(), rtol=1e-12, atol=1e-12)
+    assert trace.tokens == tuple(words)
+
+
+def test_the_stop_question_is_asked_before_each_block():
+    backend = BuiltinBackend(ModelConfig(layers=4))
+    asked = []
+
+    def stop_at_third():
+        asked.append(len(recorder.values))
+        return len(asked) == 3
+
+    recorder = Recorder(stop_at_third, stop_after=(RESID_PRE,))
+    with pytest.raises(Cancelled):
+        backend.model.record(["a", "b", "c"], [0, 1, 2], recorder)
+    assert len(asked) == 3
+    assert block_hook(2, RESID_PRE) in recorder.values             # asked as block 2 began
+    assert block_hook(2, ATTN_OUT) not in recorder.values          # and it did not run
+
+
+def test_trace_from_leaves_out_what_was_not_recorded():
+    backend = BuiltinBackend(ModelConfig(layers=2, pe="rope"))
+    recorder = Recorder()
+    backend.model.record(["a", "b"], [0, 1], recorder)
+    for l in range(2):
+        del recorder.values[block_hook(l, ATTN_SCORES)]
+    del recorder.values[block_hook(1, MLP_OUT)]
+    trace = trace_from(recorder, 2, ("a", "b"), np.arange(2), {})
+    assert trace.scores is None and trace.mlp_out is None and trace.encodings is None
+    assert trace.attn_out.shape == (2, 2, 64) and trace.hidden.shape == (3, 2, 64)
+
+
+# -- a Hugging Face model -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hf_backends(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from test_hf import save_tiny           # the same tiny models as test_hf
+    from posviz.core import hf
+    root = tmp_path_factory.mktemp("hooked")
+    backends = {}
+    for family in ("bert", "llama"):
+        save_tiny(family, root / family)
+        backends[family] = hf.load_backend(str(root / family))
+    return backends
+
+
+@pytest.mark.parametrize("family", ["bert", "llama"])
+def test_hf_records_the_same_names_per_layer(hf_backends, family):
+    backend = hf_backends[family]
+    seq = backend.tokenize(TEXT)
+    recorder = Recorder()
+    backend.record(seq.ids, np.arange(len(seq)), recorder)
+    once = {EMBED, POS_EMBED} if family == "bert" else {EMBED, FINAL}
+    assert set(recorder.values) == names_per_layer(3, HF_BLOCK_HOOKS) | once
+    n = len(seq)
+    assert recorder.values[block_hook(0, PATTERN)].shape == (4, n, n)
+    assert recorder.values[block_hook(2, RESID_POST)].shape == (n, 32)
+    # the hooks are gone: a plain call of the model records nothing more
+    seen = dict(recorder.values)
+    with torch.no_grad():
+        backend.model(input_ids=torch.tensor([seq.ids]))
+    assert recorder.values.keys() == seen.keys()
+    assert all(recorder.values[name] is value for name, value in seen.items())
+
+
+def test_hf_bert_trace_is_the_direct_computation(hf_backends):
+    """Each recorded value against the module that computes it, fed the recorded input."""
+    backend = hf_backends["bert"]
+    model = backend.model
+    seq = backend.tokenize(TEXT)
+    order = np.arange(len(seq))
+    order[1:-1] = order[1:-1][::-1]
+    pos = position_ids(order, Positions("token", 3))
+    trace = backend.run(seq, order, pos)
+    ids = torch.tensor([seq.ids[i] for i in order])
+    n, h = len(seq), 4
+    with torch.no_grad():
+        np.testing.assert_array_equal(trace.embeddings, model.embeddings.word_embeddings(ids))
+        np.testing.assert_array_equal(
+            trace.encodings, model.embeddings.position_embeddings(torch.from_numpy(pos)))
+        for l, layer in enumerate(model.encoder.layer):
+            x = torch.from_numpy(trace.hidden[l])                              # (n, d)
+            v = layer.attention.self.value(x).view(n, h, -1).transpose(0, 1)  # (h, n, d_head)
+            context = (torch.from_numpy(trace.attention[l]) @ v).transpose(0, 1).reshape(n, -1)
+            a = layer.attention.output.dense(context)
+            np.testing.assert_allclose(trace.attn_out[l], a, atol=1e-5)
+            mid = layer.attention.output.LayerNorm(a + x)
+            m = layer.output.dense(layer.intermediate(mid))
+            np.testing.assert_allclose(trace.mlp_out[l], m, atol=1e-5)
+            np.testing.assert_allclose(trace.hidden[l + 1], layer.output.LayerNorm(m + mid),
+                                       atol=1e-5)
+    assert trace.scores is None                 # eager attention shows no scores
+
+
+def test_hf_llama_trace_is_the_direct_computation(hf_backends):
+    backend = hf_backends["llama"]
+    model = backend.model
+    seq = backend.tokenize(TEXT)
+    order = np.arange(len(seq))
+    order[1:] = order[1:][::-1]
+    trace = backend.run(seq, order, np.arange(len(seq)))
+    with torch.no_grad():
+        ids = torch.tensor([seq.ids[i] for i in order])
+        np.testing.assert_array_equal(trace.embeddings, model.embed_tokens(ids))
+        assert trace.encodings is None
+        for l, layer in enumerate(model.layers):
+            x = torch.from_numpy(trace.hidden[l])
+            a = torch.from_numpy(trace.attn_out[l])
+            m = layer.mlp(layer.post_attention_layernorm(x + a))
+            np.testing.assert_allclose(trace.mlp_out[l], m, atol=1e-5)
+            after = x + a + m
+            if l + 1 < len(model.layers):
+                np.testing.assert_allclose(trace.hidden[l + 1], after, atol=1e-5)
+            else:                                # the last hidden state is after the norm
+                np.testing.assert_allclose(trace.hidden[l + 1], model.norm(after), atol=1e-5)
+
+
+def test_hf_stop_question_is_asked_after_each_branch(hf_backends):
+    backend = hf_backends["llama"]
+    seq = backend.tokenize(TEXT)
+    asked = []
+
+    def stop_at_fourth():
+        asked.append(1)
+        return len(asked) == 4
+
+    recorder = Recorder(stop_at_fourth, stop_after=(ATTN_OUT, MLP_OUT))
+    with pytest.raises(Cancelled):
+        backend.record(seq.ids, np.arange(len(seq)), recorder)
+    assert block_hook(1, MLP_OUT) in recorder.values          # the fourth branch ran
+    assert block_hook(1, RESID_POST) not in recorder.values   # its block did not end
