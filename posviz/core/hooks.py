@@ -42,8 +42,8 @@ def block_hook(layer: int, hook: str) -> str:
 class HookPoint(nn.Module):
     """The identity, named by its place in the model, that a Recorder can watch.
 
-    A watching Recorder is told each value directly (cheaper than a torch forward hook,
-    which takes nn.Module's slow call path: 0.25 ms a forward of the default model);
+    A watching Recorder is told each value directly: a torch forward hook on each point
+    took nn.Module's slow call path, about a fifth of the default model's 1 ms forward;
     torch hooks can still be registered on it as on any module.
     """
 
