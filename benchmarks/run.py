@@ -104,6 +104,8 @@ class Window:
         from probes import PaintProbe, spin, wait_for
 
         self.app = QApplication.instance() or QApplication(["posviz-bench"])
+        from posviz.gui.collector import collect_in_gui_thread
+        collect_in_gui_thread()               # as posviz.gui.app.main does
         self._settings_file = tempfile.NamedTemporaryFile(suffix=".ini", delete=False)
         self.settings = QSettings(self._settings_file.name, QSettings.IniFormat)
         self.window = MainWindow(self.settings)

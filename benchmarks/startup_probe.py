@@ -33,7 +33,11 @@ def say(event: str, **values) -> None:
 
 
 class FirstPaints(QObject):
-    """Application-wide filter: the main window's first paint, then its plots'."""
+    """Application-wide filter: the main window's first paint, then its plots'.
+
+    The window's controller is listened to from the moment the window is shown, before
+    it starts its worker, so that no signal of the worker can come before the probe
+    listens, however fast the worker or slow the first paint."""
 
     def __init__(self, app: QApplication, minilm: bool):
         super().__init__()
@@ -44,15 +48,19 @@ class FirstPaints(QObject):
         app.installEventFilter(self)
 
     def eventFilter(self, obj, event) -> bool:
-        if self.window is None and event.type() == QEvent.Paint and obj.isWidgetType():
+        if event.type() not in (QEvent.Show, QEvent.Paint) or not obj.isWidgetType():
+            return False
+        if self.window is None:
             window = obj.window()
             if isinstance(window, QMainWindow) and hasattr(window, "controller"):
                 self.window = window
-                self.app.removeEventFilter(self)
-                QTimer.singleShot(0, lambda: say("window"))
                 window.controller.ready.connect(lambda: say("core_ready"))
                 window.controller.evaluated.connect(self._evaluated)
                 self.probe.allPainted.connect(self._painted)
+        if event.type() == QEvent.Paint and self.window is not None \
+                and obj.window() is self.window:
+            self.app.removeEventFilter(self)
+            QTimer.singleShot(0, lambda: say("window"))
         return False
 
     def _evaluated(self, ev, ms: float) -> None:

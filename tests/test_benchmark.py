@@ -57,9 +57,14 @@ def test_smoke_writes_every_measurement(smoke):
                                              / row["bare_forward_ms"]["median"])
         assert row["added_ms"] == pytest.approx(row["painted_ms"]["median"]
                                                 - row["bare_forward_ms"]["median"])
-    moments = [results["startup"][event]["median_ms"]
-               for event in ("window", "core_ready", "first_evaluation", "plots")]
-    assert 0 < moments[0] and moments == sorted(moments)
+    # only the orders that follow from how the moments arise, whatever the machine's
+    # speed: the plots paint inside the painted window, with the first evaluation, which
+    # the worker sends after the core is ready. (That the window paints before the core
+    # is ready is a measurement of a race, not asserted here.)
+    s = {event: results["startup"][event]["median_ms"]
+         for event in ("window", "core_ready", "first_evaluation", "plots")}
+    assert 0 < s["window"] <= s["plots"]
+    assert 0 < s["core_ready"] <= s["first_evaluation"] <= s["plots"]
     # the same numbers are printed in the table
     first = results["latency"][0]
     assert f"{first['painted_ms']['median']:7.1f}" in stdout

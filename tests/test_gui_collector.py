@@ -5,12 +5,18 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import gc  # noqa: E402
+import sys  # noqa: E402
 import threading  # noqa: E402
 
+import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication  # noqa: E402
 
+from posviz import workarounds  # noqa: E402
 from posviz.gui import collector  # noqa: E402
 from posviz.gui.collector import collect_in_gui_thread  # noqa: E402
+
+this_python = pytest.mark.skipif(not collector.written_for(sys.version_info),
+                                 reason="the collector is not used on this Python")
 
 
 class Cycle:
@@ -25,11 +31,29 @@ class Cycle:
         Cycle.freed_in.append(threading.current_thread().name)
 
 
-def test_cycles_are_collected_in_the_gui_thread(qtbot):
-    collect_in_gui_thread(interval_ms=50)
+@pytest.fixture
+def fresh(qtbot, monkeypatch):
+    """A process whose collector is not installed yet, Python's own collector on; both
+    put back as they were afterwards."""
+    monkeypatch.delenv(workarounds.OFF_VARIABLE, raising=False)
+    monkeypatch.setattr(collector, "_timer", None)
+    monkeypatch.setattr(collector, "_started", False)
+    was_enabled = gc.isenabled()
+    gc.enable()
+    yield
+    if collector._timer is not None:             # the one this test installed
+        collector._timer.stop()
+        collector._timer.deleteLater()
+    (gc.enable if was_enabled else gc.disable)()
+
+
+@this_python
+def test_cycles_are_collected_in_the_gui_thread(fresh, qtbot, monkeypatch):
+    assert collect_in_gui_thread(interval_ms=50)
     assert not gc.isenabled()
+    monkeypatch.setattr(collector, "_started", True)     # start-up is done
     Cycle.freed_in.clear()
-    for _ in range(1000):                        # more than the collector's threshold,
+    for _ in range(5 * gc.get_threshold()[0]):   # well past the collector's threshold,
         Cycle()                                  # each unreachable but for its cycle
 
     def churn():                                 # what a worker building a model does
@@ -42,16 +66,14 @@ def test_cycles_are_collected_in_the_gui_thread(qtbot):
     assert Cycle.freed_in == []                  # nothing was collected on the worker
     timer = collector._timer                     # the collecting is left to a timer of
     assert timer.isActive() and timer.thread() is QCoreApplication.instance().thread()
-    for _ in range(60):                          # the GUI thread; give it a few rounds
-        qtbot.wait(50)
-        if Cycle.freed_in:
-            break
-    if not Cycle.freed_in:                       # a collection of an older generation
-        gc.collect()                             # is due later: do it here, as it would
+    with qtbot.waitSignal(timer.timeout, timeout=10_000):
+        pass                                     # the GUI thread; one tick collects
+    assert Cycle.freed_in                        # (collect_due ran before this returned)
     assert set(Cycle.freed_in) == {threading.main_thread().name}
 
 
-def test_the_oldest_generation_waits_until_the_window_is_quiet(monkeypatch):
+@this_python
+def test_the_oldest_generation_waits_until_the_window_is_quiet(fresh, monkeypatch):
     """A full collection freezes the GUI for 0.16-0.35 s: never during a drag."""
     collect_in_gui_thread(interval_ms=60_000)    # installed (and gc off); ticks by hand
     young, middle, old = gc.get_threshold()
@@ -79,3 +101,32 @@ def test_the_oldest_generation_waits_until_the_window_is_quiet(monkeypatch):
     assert collector.collect_due() == 2
     assert gc.get_stats()[2]["collections"] == full + 1
     del keep, keep_too, keep_early
+
+
+def test_the_off_switch_leaves_python_s_collector_alone(fresh, monkeypatch):
+    monkeypatch.setenv(workarounds.OFF_VARIABLE, collector.NAME)
+    frozen = gc.get_freeze_count()
+    assert collect_in_gui_thread() is False
+    assert collector._timer is None and gc.isenabled()
+    collector.freeze_start_up()                  # nothing to freeze for: left as it was
+    assert gc.get_freeze_count() == frozen and not collector._started
+    monkeypatch.setenv(workarounds.OFF_VARIABLE, "all")
+    assert collect_in_gui_thread() is False and gc.isenabled()
+
+
+def test_other_pythons_keep_their_own_collector(fresh, monkeypatch):
+    low, high = collector.PYTHONS
+    assert collector.written_for((3, 11, 7, "final", 0))
+    assert collector.written_for(low) and not collector.written_for(high)
+    assert not collector.written_for((3, 14, 0)) and not collector.written_for((3, 9, 18))
+    monkeypatch.setattr(collector, "PYTHONS", ((2, 6), (2, 8)))   # this one is newer
+    assert collect_in_gui_thread() is False
+    assert collector._timer is None and gc.isenabled()
+
+
+@this_python
+def test_installed_once(fresh):
+    assert collect_in_gui_thread(interval_ms=60_000) is True
+    timer = collector._timer
+    assert collect_in_gui_thread() is False and collector._timer is timer
+    assert timer.interval() == 60_000 and not gc.isenabled()

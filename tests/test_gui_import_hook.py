@@ -1,5 +1,6 @@
 """PySide6's import hook answered by reading bytes: the same answers, nothing kept."""
 import inspect
+import os
 import subprocess
 import sys
 
@@ -7,7 +8,9 @@ import pytest
 
 PySide6 = pytest.importorskip("PySide6.QtCore")
 
-from posviz.gui.import_hook import mentions_pyside  # noqa: E402
+from posviz import workarounds  # noqa: E402
+from posviz.gui import import_hook  # noqa: E402
+from posviz.gui.import_hook import answer_pyside_hook_cheaply, mentions_pyside  # noqa: E402
 
 
 def reference(module) -> bool:
@@ -42,21 +45,74 @@ def test_modules_of_qt_are_told_from_the_others():
 
 
 PROBE = """
-import linecache, sys
+import linecache, os, sys
 import PySide6.QtCore
 import shibokensupport.feature as feature
 from posviz.gui.import_hook import answer_pyside_hook_cheaply
 if sys.argv[1] == "cheap":
     assert answer_pyside_hook_cheaply()
     assert not answer_pyside_hook_cheaply()      # once is enough
+if sys.argv[1] == "off":
+    os.environ["POSVIZ_WORKAROUNDS_OFF"] = "pyside-import-hook"
+    assert not answer_pyside_hook_cheaply()      # PySide6's own check stays
 import xml.dom.minidom                         # xml.dom imports: the hook checks it
 checked = sys.modules["xml.dom"]
 print(feature.pyside_feature_dict.get(checked.__name__), checked.__file__ in linecache.cache)
 """
 
 
-@pytest.mark.parametrize("mode, kept", [("original", True), ("cheap", False)])
+@pytest.mark.parametrize("mode, kept", [("original", True), ("cheap", False),
+                                        ("off", True)])
 def test_new_imports_are_checked_without_keeping_their_source(mode, kept):
+    if mode == "cheap" and not import_hook.written_for(PySide6.__version_info__):
+        pytest.skip(f"PySide6 {PySide6.__version__}: not a version it was written for")
+    env = {k: v for k, v in os.environ.items() if k != workarounds.OFF_VARIABLE}
     out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True,
-                         text=True, check=True).stdout.split()
+                         text=True, check=True, env=env).stdout.split()
     assert out == ["-1", str(kept)]     # -1: "does not use PySide6", both ways
+
+
+@pytest.fixture
+def pyside_s_own(monkeypatch):
+    """PySide6's hook as it is before posviz answers it (a stand-in for the original
+    check, which conftest has already replaced in this process); put back afterwards."""
+    feature = pytest.importorskip("shibokensupport.feature")
+    monkeypatch.delenv(workarounds.OFF_VARIABLE, raising=False)
+
+    def original(module) -> bool:
+        return reference(module)
+
+    monkeypatch.setattr(feature, "_mod_uses_pyside", original)
+    return feature, original
+
+
+def test_answered_on_the_versions_it_was_written_for(pyside_s_own):
+    feature, original = pyside_s_own
+    if not import_hook.written_for(PySide6.__version_info__):
+        pytest.skip(f"PySide6 {PySide6.__version__}: not a version it was written for")
+    assert answer_pyside_hook_cheaply() is True
+    check = feature._mod_uses_pyside
+    assert check is not original and check.cheap
+    import posviz.core.symmetry
+    import posviz.gui.main_window
+    assert check(posviz.gui.main_window) and not check(posviz.core.symmetry)
+
+
+def test_the_off_switch_keeps_pyside_s_own_check(pyside_s_own, monkeypatch):
+    feature, original = pyside_s_own
+    for off in (import_hook.NAME, "all", f"malloc-trim, {import_hook.NAME}"):
+        monkeypatch.setenv(workarounds.OFF_VARIABLE, off)
+        assert answer_pyside_hook_cheaply() is False
+        assert feature._mod_uses_pyside is original
+
+
+def test_other_pyside_versions_keep_pyside_s_own_check(pyside_s_own, monkeypatch):
+    feature, original = pyside_s_own
+    low, high = import_hook.PYSIDE_VERSIONS
+    assert import_hook.written_for((6, 10, 3, "", ""))
+    assert import_hook.written_for(low) and not import_hook.written_for(high)
+    assert not import_hook.written_for((6, 11, 0)) and not import_hook.written_for((6, 5, 3))
+    assert not import_hook.written_for(())                  # no version at all
+    monkeypatch.setattr(import_hook, "PYSIDE_VERSIONS", ((5, 0), (5, 15)))
+    assert answer_pyside_hook_cheaply() is False
+    assert feature._mod_uses_pyside is original

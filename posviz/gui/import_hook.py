@@ -1,4 +1,4 @@
-"""PySide6's import hook, answered without ``inspect``.
+"""PySide6's import hook, answered without ``inspect`` (workaround "pyside-import-hook").
 
 Once ``PySide6.QtCore`` is imported, every module imported afterwards (torch's thousand,
 pyqtgraph's, transformers') passes through PySide6's ``__feature__`` hook. The hook asks
@@ -11,11 +11,28 @@ text in memory; 110 MB once transformers is imported for a pretrained model.
 
 ``answer_pyside_hook_cheaply`` puts in a function that asks the same question by reading
 the file's bytes: 0.04 s, nothing kept. Modules without a ``.py`` file, or whose file
-cannot be opened, get the original's answer. Nothing changes if PySide6 drops the hook.
+cannot be opened, get the original's answer. Nothing changes if PySide6 drops the hook,
+if its version is outside ``PYSIDE_VERSIONS``, or if the workaround is turned off
+(``POSVIZ_WORKAROUNDS_OFF=pyside-import-hook``, see posviz.workarounds).
 """
 from __future__ import annotations
 
 import sys
+
+from .. import workarounds
+
+NAME = "pyside-import-hook"
+
+# The PySide6 versions whose private ``_mod_uses_pyside(module) -> bool`` this replaces:
+# the range pyproject.toml asks for, seen on 6.10.3. The function is private, so on any
+# other version PySide6's own check is left alone rather than guessed at.
+PYSIDE_VERSIONS = ((6, 6), (6, 11))          # low <= (major, minor) < high
+
+
+def written_for(version) -> bool:
+    """Is a PySide6 ``version`` tuple (6, 10, 3, ...) one this workaround knows?"""
+    low, high = PYSIDE_VERSIONS
+    return low <= tuple(version[:2]) < high
 
 
 def mentions_pyside(module, fallback) -> bool:
@@ -32,8 +49,14 @@ def mentions_pyside(module, fallback) -> bool:
 
 
 def answer_pyside_hook_cheaply() -> bool:
-    """Replace the hook's source check (call after importing PySide6); True if done."""
+    """Replace the hook's source check (call after importing PySide6); True if done now,
+    False if already done, switched off, or PySide6 is not a version it was written for."""
+    if not workarounds.enabled(NAME):
+        return False
+    pyside = sys.modules.get("PySide6")
     feature = sys.modules.get("shibokensupport.feature")
+    if pyside is None or not written_for(getattr(pyside, "__version_info__", ())):
+        return False
     original = getattr(feature, "_mod_uses_pyside", None)
     if original is None or getattr(original, "cheap", False):
         return False
