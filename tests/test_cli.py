@@ -1,4 +1,7 @@
-"""`posviz report`: the same core, headless; bad input is one line and status 2."""
+"""`posviz report`: the same core, headless; bad input is one line and status 2.
+
+Its flags come from the options registry, and asking for help or passing a bad setting
+loads neither torch nor Qt."""
 from __future__ import annotations
 
 import json
@@ -8,10 +11,14 @@ import sys
 import numpy as np
 import pytest
 
-from posviz.cli import main
+from posviz.cli import main, make_parser
+from posviz.cli.options import NOT_ON_THE_COMMAND_LINE, flag
 from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.engine import Engine
+from posviz.core.errors import PosvizInputError
+from posviz.core.files import check_folder, parse_formats
+from posviz.core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS
 
 BASE = ["report", "--layers", "2", "--heads", "2", "--d-model", "16", "--seed", "3"]
 
@@ -78,3 +85,176 @@ def test_the_console_script_runs_as_a_module():
                              "--order", "1,0,5"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "posviz: error" in result.stderr
+
+
+# -- options from the registry, and the fast path -------------------------------------
+
+def test_help_and_usage_errors_load_neither_torch_nor_qt():
+    """posviz --help, a command's help and a bad setting answer before torch is loaded."""
+    code = """
+import contextlib, io, sys
+from posviz.__main__ import main
+for argv in (["--help"], ["report", "--help"], ["export", "--help"],
+             ["report", "--layers", "0"], ["report", "--pe", "bogus"],
+             ["report", "--offset", "99999999999999999999"],
+             ["export", "--out", "x", "--format", "jpg"]):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            status = main(argv)
+        except SystemExit as stop:
+            status = stop.code
+    print(argv[-1], status)
+print("loaded:", ",".join(sorted({m.split(".")[0] for m in sys.modules} &
+                                 {"torch", "PySide6", "pyqtgraph", "transformers"})))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:3] == ["--help 0"] * 3
+    assert [line.split()[-1] for line in lines[3:7]] == ["2"] * 4
+    assert lines[-1] == "loaded: ", lines[-1]
+
+
+def test_help_lists_every_default_and_range_from_the_registry(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["report", "--help"])
+    assert stop.value.code == 0
+    text = "".join(capsys.readouterr().out.split())     # undo argparse's wrapping
+    squeeze = lambda words: "".join(str(words).split())                   # noqa: E731
+    for name in [*MODEL_OPTIONS, *POSITION_OPTIONS]:
+        if name in NOT_ON_THE_COMMAND_LINE:
+            continue
+        option = OPTIONS[name]
+        assert flag(name) in text, name
+        assert squeeze(option.tip) in text, name
+        if option.choices:
+            assert "{" + ",".join(option.choices) + "}" in text, name
+            assert squeeze(f"(default: {option.default})") in text, name
+        elif option.kind is not bool:
+            show = (lambda v: f"{v:g}") if option.kind is float else str    # noqa: E731
+            assert squeeze(f"default: {show(option.default)})") in text, name
+            assert squeeze(f"({show(option.low)} to {show(option.high)};") in text, name
+
+
+def test_every_encoding_is_a_choice_of_pe():
+    from posviz.core.encodings import TITLES
+    action = next(a for a in make_parser()._subparsers._group_actions[0].choices["report"]
+                  ._actions if a.dest == "pe")
+    assert tuple(action.choices) == tuple(TITLES)
+
+
+@pytest.mark.parametrize("args, name", [
+    (["--offset", "99999999999999999999"], "offset"),
+    (["--offset", "-1"], "offset"),
+    (["--seed", "99999999999999999999"], "seed"),
+    (["--layers", "99999999999999999999"], "layers"),
+    (["--d-ff", "-99999999999999999999"], "d_ff"),
+    (["--pe-scale", "1e400"], "pe_scale"),
+    (["--pe-scale", "nan"], "pe_scale"),
+])
+def test_out_of_range_numbers_exit_2_with_the_allowed_range(capsys, args, name):
+    code, out, err = run(capsys, "--text", "a b c", *args)
+    option = OPTIONS[name]
+    allowed = (f"from {option.low:g} to {option.high:g}" if option.kind is float
+               else f"from {option.low} to {option.high}")
+    assert code == 2 and out == ""
+    assert err.startswith(f"posviz: error: {name} must be") and allowed in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# -- the report itself, against the core ------------------------------------------------
+
+FIXED = dict(layers=3, heads=2, d_model=16, seed=11, pe="alibi", mask="causal",
+             dtype="float64")
+FIXED_ARGS = ["report", "--layers", "3", "--heads", "2", "--d-model", "16", "--seed", "11",
+              "--pe", "alibi", "--mask", "causal", "--dtype", "float64",
+              "--positions", "token", "--offset", "4",
+              "--text", "one two three four five", "--order", "1,3,0,4,2"]
+
+
+def core_evaluation():
+    """The fixed report's numbers, computed through the core without the command line."""
+    backend = BuiltinBackend(ModelConfig(**FIXED))
+    seq = backend.tokenize("one two three four five")
+    ev = Engine(backend).evaluate(seq, [1, 3, 0, 4, 2], Positions("token", 4))
+    return backend, ev
+
+
+def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
+    assert main([*FIXED_ARGS, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    backend, ev = core_evaluation()
+    assert data == {
+        "tokens": ["one", "two", "three", "four", "five"],
+        "order": [1, 3, 0, 4, 2],
+        "config": {**backend.describe(), "positions": "token", "offset": 4},
+        "noise_floor": ev.comparison.floor,
+        "layers": json.loads(json.dumps(ev.comparison.rows())),
+    }
+    assert data["config"] == {"model": "built-in", **ModelConfig(**FIXED).to_dict(),
+                              "positions": "token", "offset": 4}
+
+
+def test_table_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
+    assert main(FIXED_ARGS) == 0
+    lines = capsys.readouterr().out.splitlines()
+    backend, ev = core_evaluation()
+    floor = ev.comparison.floor
+    assert lines[0].split()[:2] == ["model:", "built-in"]
+    assert "seed=11" in lines[0] and "pe=alibi" in lines[0] and "dtype=float64" in lines[0]
+    assert lines[1] == "tokens: one two three four five"
+    assert lines[2] == "order:  1,3,0,4,2  ->  two four one five three"
+    assert lines[3] == f"noise floor: {floor:.1e} (differences below it are rounding)"
+    assert lines[5].split()[0] == "layer"
+    rows = [line.split() for line in lines[6:]]
+    assert len(rows) == ev.reference.n_layers + 1
+    for got, want in zip(rows, ev.comparison.rows()):
+        assert got[0] == str(want["layer"])
+        for cell, key in zip(got[1:5], ("hidden_equivariance", "attention_equivariance",
+                                        "last_token_change", "pooled_change")):
+            assert cell == ("—" if want[key] is None else f"{want[key]:.3e}"), key
+        assert got[5] == ("equivariant" if want["hidden_equivariance"] <= floor
+                          else "changed")
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_python_m_posviz_prints_what_main_prints(capsys, extra):
+    assert main([*FIXED_ARGS, *extra]) == 0
+    in_process = capsys.readouterr().out
+    result = subprocess.run([sys.executable, "-m", "posviz", *FIXED_ARGS, *extra],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout == in_process
+
+
+# -- export plumbing without Qt -----------------------------------------------------------
+
+def test_parse_formats():
+    assert parse_formats("png") == ["png"]
+    assert parse_formats(" SVG, .png ,svg") == ["svg", "png"]
+    for bad in ("", ",", "jpg", "png,gif"):
+        with pytest.raises(PosvizInputError, match="--format takes png, svg"):
+            parse_formats(bad)
+
+
+def test_check_folder(tmp_path):
+    folder = tmp_path / "a" / "b"
+    assert check_folder(folder) == folder and folder.is_dir()
+    assert check_folder(folder) == folder                      # an existing folder is fine
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(PosvizInputError, match=f"{blocker} is a file, not a folder"):
+        check_folder(blocker)
+    with pytest.raises(PosvizInputError, match="cannot create the folder"):
+        check_folder(blocker / "below")
+
+
+def test_export_checks_its_own_options_before_running_a_model(capsys, tmp_path):
+    out = tmp_path / "figs"
+    for args, words in ((["--format", "gif"], "--format takes"),
+                        (["--width", "8"], "--width must be from 16 to 20000")):
+        assert main(["export", "--text", "a b", "--out", str(out), *args]) == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1
+    assert not out.exists()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .encodings import KINDS
+# The positional encodings, one module each in core/encodings. Named here rather than
+# imported from there so that reading the options (a --help) never loads torch.
+KINDS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 MASKS = ("bidirectional", "causal")
 NORMS = ("pre", "post", "none")

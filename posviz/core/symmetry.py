@@ -16,12 +16,6 @@ from .trace import Trace
 
 METRICS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
            "pooled_change")
-METRIC_TITLES = {
-    "hidden_equivariance": "hidden states vs. permuted reference",
-    "attention_equivariance": "attention vs. permuted reference (max over heads)",
-    "last_token_change": "output at the final slot",
-    "pooled_change": "mean-pooled output",
-}
 
 
 def parse_order(text: str, n: int) -> np.ndarray:

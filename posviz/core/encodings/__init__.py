@@ -1,6 +1,7 @@
 """Positional encodings, one module per kind, each citing its paper."""
 from __future__ import annotations
 
+from ..options import KINDS
 from .alibi import AlibiEncoding, alibi_slopes
 from .base import PositionalEncoding
 from .learned import LearnedEncoding
@@ -9,7 +10,6 @@ from .rope import RotaryEncoding, apply_rope, rope_angles
 from .sinusoidal import SinusoidalEncoding, sinusoidal_table
 from .t5 import T5RelativeBias, relative_position_bucket
 
-KINDS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 TITLES = {cls.kind: cls.title for cls in (NoPositions, SinusoidalEncoding, LearnedEncoding,
                                            RotaryEncoding, AlibiEncoding, T5RelativeBias)}
 

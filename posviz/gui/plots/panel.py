@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 import pyqtgraph as pg
 
 from posviz.core.errors import PosvizInputError
-from posviz.export import check_folder
+from posviz.core.files import check_folder
 
 from . import style
 from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure

@@ -18,6 +18,9 @@ Files written, one per figure and format (names are stable):
 
 Each CSV holds the numbers its figure shows, one row per index. Every path written is
 printed, one per line. Bad input exits with status 2 and one line.
+
+The figures are the window's own plots panel, driven headlessly; Qt and the plots are
+imported inside ``run`` only, so the rest of the command line never loads them.
 """
 from __future__ import annotations
 
@@ -25,15 +28,15 @@ import os
 import sys
 from pathlib import Path
 
-from .core.errors import PosvizInputError
+from ..core.errors import PosvizInputError
+from ..core.files import check_folder, parse_formats
+from .options import add_model_arguments, evaluate
 
 DEFAULT_WIDTH = 1600
 PANEL_SIZE = (1500, 1000)
 
 
-def add_export_command(subparsers) -> None:
-    from .cli import add_model_arguments
-
+def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "export", help="write every figure as PNG/SVG (and its numbers as CSV) to a folder")
     add_model_arguments(parser)
@@ -44,38 +47,14 @@ def add_export_command(subparsers) -> None:
                         help=f"width of PNG images in pixels (default: {DEFAULT_WIDTH})")
     parser.add_argument("--no-csv", action="store_true", help="do not write the CSV tables")
     parser.add_argument("--layer", type=int, default=1,
-                        help="layer (1..L) of the attention and token-change figures")
-    parser.add_argument("--head", type=int, default=0, help="head (0..h-1) of the attention figure")
-    parser.set_defaults(func=export)
+                        help="layer (1..L) of the attention and token-change figures "
+                             "(default: 1)")
+    parser.add_argument("--head", type=int, default=0,
+                        help="head (0..h-1) of the attention figure (default: 0)")
+    parser.set_defaults(func=run)
 
 
-def parse_formats(text: str) -> list[str]:
-    formats = [part.strip().lower().lstrip(".") for part in text.split(",") if part.strip()]
-    bad = [f for f in formats if f not in ("png", "svg")]
-    if not formats or bad:
-        raise PosvizInputError(f"--format takes png, svg or png,svg (got {text!r})")
-    return list(dict.fromkeys(formats))
-
-
-def check_folder(folder: Path) -> Path:
-    """Create the folder if needed; PosvizInputError naming it if it cannot be written."""
-    if folder.exists() and not folder.is_dir():
-        raise PosvizInputError(f"{folder} is a file, not a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise PosvizInputError(f"cannot create the folder {folder}: "
-                               f"{error.strerror or error}") from None
-    if not folder.is_dir():
-        raise PosvizInputError(f"{folder} is not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PosvizInputError(f"cannot write into the folder {folder}: permission denied")
-    return folder
-
-
-def export(args) -> int:
-    from .cli import evaluate
-
+def run(args) -> int:
     formats = parse_formats(args.format)
     if not 16 <= args.width <= 20000:
         raise PosvizInputError(f"--width must be from 16 to 20000 pixels (got {args.width})")
@@ -92,15 +71,17 @@ def export(args) -> int:
     from PySide6 import QtCore, QtWidgets
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
-    from .gui.plots import PlotsPanel
+    from ..core.views import Shown, build_views
+    from ..gui.plots import PlotsPanel
 
     panel = PlotsPanel()
     panel.resize(*PANEL_SIZE)
-    panel.set_selection(args.layer, args.head)
-    panel.show()
+    selection = panel.selection().replace(layer=args.layer, head=args.head)
+    panel.set_selection(selection)
+    QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
     app.processEvents()
-    panel.show_evaluation(ev)
-    panel.set_selection(args.layer, args.head)
+    panel.show(Shown(ev, build_views(ev, panel.look())))
+    panel.set_selection(selection)
     app.processEvents()
     try:
         for path in panel.export_all(folder, formats, width=args.width, csv=not args.no_csv):
