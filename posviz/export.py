@@ -92,15 +92,18 @@ def export(args) -> int:
     from PySide6 import QtCore, QtWidgets
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    from .core.document import Selection
+    from .core.views import Shown, build_views
     from .gui.plots import PlotsPanel
 
     panel = PlotsPanel()
     panel.resize(*PANEL_SIZE)
-    panel.set_selection(args.layer, args.head)
+    selection = Selection(layer=args.layer, head=args.head)
+    panel.set_selection(selection)
     panel.show()
     app.processEvents()
-    panel.show_evaluation(ev)
-    panel.set_selection(args.layer, args.head)
+    panel.show(Shown(ev, build_views(ev, panel.look())))
+    panel.set_selection(selection)
     app.processEvents()
     try:
         for path in panel.export_all(folder, formats, width=args.width, csv=not args.no_csv):
