@@ -397,3 +397,81 @@ def test_symmetry_legend_entry_hides_its_curve(panel):
     assert len(markers.getData()[0]) == everyone - len(shown)   # the others stay
     curve.sample.setVisible(True)
     assert curve.line.isVisible() and len(marked()) == len(shown)
+
+
+def test_user_edits_emit_a_selection_and_the_programs_do_not(panel, qtbot, tmp_path):
+    ev = evaluate()
+    show(panel, ev)
+    edits = []
+    panel.selectionEdited.connect(edits.append)
+    panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
+    panel.range_box.setCurrentIndex(panel.range_box.findData(0.1))
+    panel.tabs.setCurrentIndex(2)
+    panel.layer_box.setValue(2)
+    assert len(edits) == 4
+    assert edits[-1] == Selection(layer=2, head=0, mosaic="original", difference_range=0.1,
+                                  tab=2)
+    assert panel.selection() == edits[-1]
+    chosen = Selection(layer=3, head=1, mosaic="reordered", difference_range=0.01, tab=0)
+    panel.set_selection(chosen)
+    assert len(edits) == 4 and panel.selection() == chosen
+    assert (panel.tabs.currentIndex(), panel.layer_box.value(), panel.head_box.value(),
+            panel.mosaic_box.currentData(), panel.range_box.currentData()) == \
+        (0, 3, 1, "reordered", 0.01)
+    assert panel.figures()["attention"].difference_range == 0.01
+    assert panel.look().mode == "reordered" and panel.look().levels == style.ATTENTION_LEVELS
+    # the mosaic on screen follows the selection, in the Shown the panel holds
+    np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["reordered_aligned"],
+                                  ev.comparison.attention_aligned)
+    assert panel.shown().views.mosaic.look == panel.look()
+    assert panel.shown().evaluation is ev
+    panel.tabs.setCurrentIndex(1)
+    assert len(edits) == 5 and edits[-1] == chosen.replace(tab=1)
+    panel.export_all(tmp_path, formats=["png"], width=300, csv=False)   # visits every tab
+    assert len(edits) == 5 and panel.tabs.currentIndex() == 1
+
+
+def test_heatmaps_paint_the_same_pixels_with_the_workaround_off(qtbot, monkeypatch):
+    """Without the coloured-pixels workaround the images are plain pyqtgraph ones: the
+    same pixels, the gaps between tiles transparent."""
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "heatmap-coloured-pixels")
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1400, 900)
+    panel.show()
+    ev = evaluate(layers=2, heads=2, d_model=16)
+    show(panel, ev)
+    panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
+    mosaic, attention = panel.figures()["attention_mosaic"], panel.figures()["attention"]
+    assert not mosaic.image.coloured_pixels and not attention.original.image.coloured_pixels
+    mosaic.image.render()
+    shown = mosaic.image.qimage
+    tiles = panel.displayed()["attention_mosaic"]["difference"]           # (L, h, n, n)
+    expected = colour(tiles, style.argb_table(style.DIVERGING), (-0.01, 0.01))
+    n = tiles.shape[-1]
+    for layer, head in ((1, 0), (2, 1)):
+        x, y = mosaic.tile_origin(layer, head)
+        for q, k in ((0, 0), (n - 1, 2), (3, n - 1)):
+            assert shown.pixel(x + k, y + q) == int(expected[layer - 1, head, q, k])
+    x, y = mosaic.tile_origin(1, 0)
+    assert QtGui.QColor.fromRgba(shown.pixel(x + n, y)).alpha() == 0    # the gap
+    attention.original.image.render()
+    original = colour(ev.reference.attention[0, 0], style.argb_table(style.SEQUENTIAL),
+                      style.ATTENTION_LEVELS)
+    painted = attention.original.image.qimage
+    assert painted.pixel(3, 2) == int(original[2, 3])
+
+
+def test_svg_strokes_are_flattened_unless_switched_off(tmp_path, monkeypatch):
+    from posviz.gui.plots.workarounds import flatten_svg_strokes
+
+    svg = '<svg><g transform="matrix(2,0,0,3,10,20)"><polyline points="1,1 2,2"/></g></svg>'
+    path = tmp_path / "figure.svg"
+    path.write_text(svg, encoding="utf-8")
+    assert flatten_svg_strokes(path)
+    text = path.read_text(encoding="utf-8")
+    assert 'points="12,23 14,26"' in text and "matrix(1,0,0,1,0,0)" in text
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "svg-flatten-strokes")
+    path.write_text(svg, encoding="utf-8")
+    assert not flatten_svg_strokes(path)
+    assert path.read_text(encoding="utf-8") == svg

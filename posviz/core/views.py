@@ -18,11 +18,22 @@ import numpy as np
 
 from .encodings import RelativeProfile, cosine_similarity, make_encoding
 from .engine import Evaluation
-from .mosaic import (MOSAIC_DATA, MOSAIC_GAP, MOSAIC_TILE, Mosaic, MosaicLook,  # noqa: F401
+from .mosaic import (MOSAIC_DATA, MOSAIC_GAP, MOSAIC_TILE, Mosaic, MosaicLook,
                      block_labels, colour, make_mosaic, mosaic_image, mosaic_tiles,
                      pool_block, pool_signed_max, recoloured)
 from .symmetry import METRICS
 from .trace import Trace
+
+__all__ = [
+    "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
+    "positions_view", "relative_profile", "pe_kind", "built_in_config", "change_bars",
+    "clip_for_log", "symmetry_note", "mean_token_norm", "branch_norms", "BRANCHES",
+    "cosine_similarity", "RelativeProfile",
+    # the mosaic (core.mosaic)
+    "MosaicLook", "Mosaic", "make_mosaic", "recoloured", "colour", "pool_block",
+    "pool_signed_max", "mosaic_tiles", "mosaic_image", "block_labels", "MOSAIC_TILE",
+    "MOSAIC_GAP", "MOSAIC_DATA",
+]
 
 # -- one head's maps ------------------------------------------------------------------
 
