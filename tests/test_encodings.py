@@ -149,3 +149,41 @@ def test_t5_bias_depends_only_on_relative_position():
 def test_make_encoding_rejects_unknown_kind():
     with pytest.raises(ValueError, match="unknown positional encoding"):
         make_encoding("absolute-ish", d_model=8, n_heads=2)
+
+
+# -- the profile against relative distance -------------------------------------------
+def test_bias_profiles_are_the_bias_seen_from_one_query():
+    reach = 6
+    distances = np.arange(-reach, reach + 1)
+    profile = AlibiEncoding(4).profile(reach, causal=False)
+    assert profile.distances.tolist() == distances.tolist()
+    np.testing.assert_allclose(profile.values,
+                               -np.asarray(alibi_slopes(4))[:, None] * np.abs(distances))
+    assert profile.rows == ("head 0", "head 1", "head 2", "head 3")
+    t5 = T5RelativeBias(n_heads=3, seed=2)
+    causal = t5.profile(reach, causal=True)
+    bias = t5.bias(torch.arange(2 * reach + 1), causal=True)[:, reach].numpy()   # (h, D)
+    np.testing.assert_array_equal(causal.values[:, :reach + 1], bias[:, :reach + 1])
+    assert np.isnan(causal.values[:, reach + 1:]).all()       # keys ahead are masked
+
+
+def test_sinusoidal_profile_is_a_cosine_of_the_distance_alone():
+    d = 16
+    profile = make_encoding("sinusoidal", d_model=d, n_heads=2).profile(8, causal=False)
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)
+    theory = np.cos(profile.distances[:, None] * omega).mean(axis=1)
+    np.testing.assert_allclose(profile.values[0], theory, atol=1e-12)
+    assert profile.rows == ("all positions",) and profile.axis == "cosine"
+
+
+def test_rope_profile_is_the_roformer_decay():
+    profile = RotaryEncoding(8).profile(10, causal=True)
+    theta = rope_angles(torch.ones(1), 8).numpy()[0]               # (d_head/2,)
+    theory = np.cos(profile.distances[:, None] * theta).mean(axis=1)
+    np.testing.assert_allclose(profile.values[0], theory, atol=1e-12)
+    assert RotaryEncoding(8, scale=0.0).profile(3, False).values.tolist() == [[1.0] * 7]
+
+
+@pytest.mark.parametrize("kind", ["none", "learned"])
+def test_no_profile_without_a_relation_between_distant_positions(kind):
+    assert make_encoding(kind, d_model=8, n_heads=2).profile(5, causal=False) is None

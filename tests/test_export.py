@@ -15,7 +15,9 @@ from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
 from posviz.core.errors import PosvizInputError  # noqa: E402
 from posviz.core.engine import Engine  # noqa: E402
+from posviz.core.document import Selection  # noqa: E402
 from posviz.core.session import Session  # noqa: E402
+from posviz.core.views import Shown, build_views  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
@@ -38,7 +40,7 @@ def shown_panel(qtbot):
     panel.resize(1300, 850)
     panel.show()
     qtbot.waitExposed(panel)
-    panel.show_evaluation(ev)
+    panel.show(Shown(ev, build_views(ev, panel.look())))
     return panel, ev
 
 
@@ -71,7 +73,7 @@ def test_every_figure_exports_png_svg_and_csv(shown_panel, tmp_path):
 
 def test_csv_holds_the_numbers_shown(shown_panel, tmp_path):
     panel, ev = shown_panel
-    panel.set_selection(3, 1)
+    panel.set_selection(Selection(layer=3, head=1))
     path = panel.export_figure("attention", tmp_path / "attention.csv")
     header, rows = read_csv(path)
     assert header == ["query", "query_token", "key", "key_token", "original",

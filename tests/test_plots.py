@@ -14,12 +14,13 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
+from posviz.core.document import Selection  # noqa: E402
 from posviz.core.encodings import alibi_slopes, rope_angles  # noqa: E402
 from posviz.core.engine import Engine  # noqa: E402
 from posviz.core.session import Session  # noqa: E402
+from posviz.core.views import (MOSAIC_TILE, Shown, build_views, colour,  # noqa: E402
+                               pool_block, pool_signed_max)
 from posviz.gui.plots import FIGURES, PlotsPanel, style  # noqa: E402
-from posviz.gui.plots.attention import (MOSAIC_TILE, pool_block,  # noqa: E402
-                                        pool_signed_max, prepare_mosaic)
 
 TEXT = "the cat sat on the mat because it was warm"
 
@@ -31,6 +32,12 @@ def evaluate(text=TEXT, order=None, **config):
     else:
         session.set_order(order)
     return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+
+
+def show(panel, ev, look=None):
+    """Show ``ev`` as the compute worker hands it over: with its views, the mosaic in
+    ``look`` (the panel's current look by default)."""
+    panel.show(Shown(ev, build_views(ev, look or panel.look())))
 
 
 @pytest.fixture
@@ -50,7 +57,7 @@ def test_figures_have_the_documented_names(panel):
 
 def test_a_tab_is_built_and_shows_the_evaluation_when_first_opened(panel):
     ev = evaluate(pe="sinusoidal")
-    panel.show_evaluation(ev)
+    show(panel, ev)
     assert list(panel.current_figures()) == ["attention", "attention_mosaic", "symmetry"]
     panel.tabs.setCurrentIndex(1)
     shown = panel.current_figures()
@@ -70,7 +77,7 @@ def test_the_largest_difference_sits_beside_the_heading_in_a_label_of_fixed_size
     figure = panel.figures()["attention"]
     sizes = set()
     for order in (list(range(9, -1, -1)), [1, 0] + list(range(2, 10))):
-        panel.show_evaluation(evaluate(order=order))
+        show(panel, evaluate(order=order))
         shown = figure.displayed()["difference"]
         assert figure.corner.text() == f"max |Δ| = {np.abs(shown).max():.2g}"
         assert figure.corner.minimumSize() == figure.corner.maximumSize()
@@ -80,9 +87,9 @@ def test_the_largest_difference_sits_beside_the_heading_in_a_label_of_fixed_size
 
 def test_displayed_arrays_are_the_cores_numbers(panel):
     ev = evaluate(order=[3, 0, 9, 1, 2, 8, 4, 7, 5, 6])
-    panel.show_evaluation(ev)
-    panel.set_selection(2, 3)
-    assert panel.selection() == (2, 3)
+    show(panel, ev)
+    panel.set_selection(Selection(layer=2, head=3))
+    assert (panel.selection().layer, panel.selection().head) == (2, 3)
     shown = panel.displayed()
     c, ref = ev.comparison, ev.reference
 
@@ -112,7 +119,7 @@ def test_displayed_arrays_are_the_cores_numbers(panel):
 
 def test_mosaic_image_holds_every_tile(panel):
     ev = evaluate(order=list(range(9, -1, -1)), layers=3, heads=2, d_model=16)
-    panel.show_evaluation(ev)
+    show(panel, ev)
     mosaic = panel.figures()["attention_mosaic"]
     image = mosaic.image.image                                  # (rows, cols) pixels
     n = 10
@@ -151,7 +158,7 @@ def test_pooling_keeps_the_signed_largest_value_of_each_block(block):
 
 
 def test_colour_matches_what_pyqtgraph_paints(qtbot):
-    """The mosaic is coloured off the GUI thread by style.colour; it must give the
+    """The mosaic is coloured off the GUI thread by views.colour; it must give the
     pixels an ImageItem with the same colour map and levels would."""
     values = np.linspace(-0.45, 0.45, 7 * 11, dtype=np.float32).reshape(7, 11)
     values[0, 0], values[0, 1] = -0.3, 0.3                      # exactly at the levels
@@ -161,7 +168,7 @@ def test_colour_matches_what_pyqtgraph_paints(qtbot):
     item.setImage(values, autoLevels=False, levels=levels)
     item.render()
     painted = item.qimage.convertToFormat(QtGui.QImage.Format.Format_ARGB32)
-    ours = style.colour(values, style.argb_table(style.DIVERGING), levels)     # (7, 11)
+    ours = colour(values, style.argb_table(style.DIVERGING), levels)     # (7, 11)
     for row in range(7):
         for col in range(11):
             assert painted.pixel(col, row) == int(ours[row, col]), (row, col)
@@ -172,15 +179,15 @@ def test_mosaic_pixels_follow_the_difference_range(panel):
     pixels are those of the range on screen, and the gaps between tiles transparent."""
     ev = evaluate(layers=2, heads=2, d_model=16)
     mosaic = panel.figures()["attention_mosaic"]
-    prepare_mosaic(ev)                                   # in the current look (±0.3)
+    prepared = Shown(ev, build_views(ev, panel.look()))   # in the current look (±0.3)
     panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
-    panel.show_evaluation(ev)
+    panel.show(prepared)
     mosaic.image.render()
     shown = mosaic.image.qimage
     tiles = panel.displayed()["attention_mosaic"]["difference"]           # (L, h, n, n)
     table = style.argb_table(style.DIVERGING)
-    expected = style.colour(tiles, table, (-0.01, 0.01))
-    assert not np.array_equal(expected, style.colour(tiles, table, (-0.3, 0.3)))
+    expected = colour(tiles, table, (-0.01, 0.01))
+    assert not np.array_equal(expected, colour(tiles, table, (-0.3, 0.3)))
     n = tiles.shape[-1]
     for layer, head in ((1, 0), (2, 1)):
         x, y = mosaic.tile_origin(layer, head)
@@ -200,7 +207,7 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
     expected = pooled_by_loop(ev.comparison.attention_aligned - ev.reference.attention, block)
     m = expected.shape[-1]
     assert m <= MOSAIC_TILE
-    panel.show_evaluation(ev)
+    panel.show(Shown(ev, build_views(ev, None)))          # no mosaic made ahead
     mosaic = panel.figures()["attention_mosaic"]
     shown = panel.displayed()["attention_mosaic"]["difference"]
     np.testing.assert_allclose(shown, expected, rtol=0, atol=0)
@@ -212,8 +219,7 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
     assert mosaic.image.image.shape == (2 * (m + 1) - 1, 2 * (m + 1) - 1)
     assert mosaic.labels["query"][1] == f"{ev.reference.tokens[3]} … {ev.reference.tokens[5]}"
     # prepared ahead (as the compute worker does): the same numbers
-    prepare_mosaic(ev)
-    panel.show_evaluation(ev)
+    show(panel, ev)
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["difference"], expected)
     # the attention weights themselves pool to their block maxima
     panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
@@ -223,16 +229,16 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
 
 def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):
     ev = evaluate()
-    panel.show_evaluation(ev)
+    show(panel, ev)
     mosaic = panel.figures()["attention_mosaic"]
     qtbot.wait(50)
     scene_pos = mosaic.image.mapToScene(mosaic.tile_center(3, 2))
     view_pos = mosaic.canvas.mapFromScene(scene_pos)
-    with qtbot.waitSignal(panel.selectionChanged, timeout=2000) as signal:
+    with qtbot.waitSignal(panel.selectionEdited, timeout=2000) as signal:
         QTest.mouseClick(mosaic.canvas.viewport(), QtCore.Qt.MouseButton.LeftButton,
                          QtCore.Qt.KeyboardModifier.NoModifier, view_pos)
-    assert signal.args == [3, 2]
-    assert panel.selection() == (3, 2)
+    assert (signal.args[0].layer, signal.args[0].head) == (3, 2)
+    assert (panel.selection().layer, panel.selection().head) == (3, 2)
     np.testing.assert_array_equal(panel.displayed()["attention"]["original"],
                                   ev.reference.attention[2, 2])
     np.testing.assert_array_equal(panel.displayed()["token_change"]["change"],
@@ -243,18 +249,18 @@ def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):
 
 
 def test_set_selection_does_not_emit_and_is_clamped(panel, qtbot):
-    panel.show_evaluation(evaluate())
-    with qtbot.assertNotEmitted(panel.selectionChanged):
-        panel.set_selection(4, 3)
-    assert panel.selection() == (4, 3)
-    panel.show_evaluation(evaluate(layers=2, heads=2, d_model=8))
-    assert panel.selection() == (2, 1)
+    show(panel, evaluate())
+    with qtbot.assertNotEmitted(panel.selectionEdited):
+        panel.set_selection(Selection(layer=4, head=3))
+    assert (panel.selection().layer, panel.selection().head) == (4, 3)
+    show(panel, evaluate(layers=2, heads=2, d_model=8))
+    assert (panel.selection().layer, panel.selection().head) == (2, 1)
 
 
 def test_hovering_a_cell_reports_tokens_and_value(panel, qtbot):
     ev = evaluate()
-    panel.show_evaluation(ev)
-    panel.set_selection(1, 0)
+    show(panel, ev)
+    panel.set_selection(Selection(layer=1, head=0))
     figure = panel.figures()["attention"]
     qtbot.wait(50)
     query, key = 1, 5                                            # 'cat' -> 'mat'
@@ -269,10 +275,10 @@ def test_hovering_a_cell_reports_tokens_and_value(panel, qtbot):
 
 
 def test_token_labels_follow_the_text(panel):
-    panel.show_evaluation(evaluate())
+    show(panel, evaluate())
     axis = panel.figures()["attention"].original.plot.getAxis("bottom")
     assert axis.tokens == TEXT.split()
-    panel.show_evaluation(evaluate("a dog ran", order=[2, 1, 0]))
+    show(panel, evaluate("a dog ran", order=[2, 1, 0]))
     assert axis.tokens == ["a", "dog", "ran"]
     token_axis = panel.figures()["token_change"].plot.getAxis("bottom")
     assert token_axis.tokens != ["a", "dog", "ran"]      # hidden tab: not repainted yet
@@ -282,7 +288,7 @@ def test_token_labels_follow_the_text(panel):
 
 def test_exact_equivariance_still_shows_on_the_log_axis(panel):
     ev = evaluate(pe="none")
-    panel.show_evaluation(ev)
+    show(panel, ev)
     c = ev.comparison
     assert c.hidden_equivariance.max() <= c.floor         # NoPE, bidirectional: equivariant
     curve = panel.figures()["symmetry"].curves["hidden_equivariance"]
@@ -292,14 +298,14 @@ def test_exact_equivariance_still_shows_on_the_log_axis(panel):
 
 
 def test_no_encoding_shows_a_message_not_an_empty_axis(panel):
-    panel.show_evaluation(evaluate(pe="none"))
+    show(panel, evaluate(pe="none"))
     panel.displayed()                        # brings the figures on hidden tabs up to date
     for name in ("encoding", "encoding_similarity", "relative_profile"):
         figure = panel.figures()[name]
         assert figure.stack.currentWidget() is figure.message
         assert "NoPE" in figure.message.text()
         assert panel.displayed()[name] == {}
-    panel.show_evaluation(evaluate(pe="rope"))
+    show(panel, evaluate(pe="rope"))
     panel.displayed()
     message = panel.figures()["encoding"].message.text()
     assert "RoPE" in message and "No additive encoding" in message
@@ -311,7 +317,7 @@ def test_sinusoidal_similarity_depends_only_on_distance(panel):
     """Vaswani 2017: PE(p)·PE(q) = Σ_i cos((p − q) ω_i), so the cosine matrix is Toeplitz."""
     d = 16
     ev = evaluate(pe="sinusoidal", d_model=d)
-    panel.show_evaluation(ev)
+    show(panel, ev)
     cosine = panel.displayed()["encoding_similarity"]["cosine"]
     omega = 10000.0 ** (-np.arange(0, d, 2) / d)                 # (d/2,)
     p = np.arange(cosine.shape[0])
@@ -321,7 +327,7 @@ def test_sinusoidal_similarity_depends_only_on_distance(panel):
 
 def test_odd_width_encoding_is_shown_whole(panel):
     ev = evaluate(pe="sinusoidal", d_model=9, heads=3)
-    panel.show_evaluation(ev)
+    show(panel, ev)
     shown = panel.displayed()["encoding"]["encoding"]
     assert shown.shape == (10, 9)
     np.testing.assert_array_equal(shown, ev.reference.encodings)
@@ -329,7 +335,7 @@ def test_odd_width_encoding_is_shown_whole(panel):
 
 def test_alibi_profile_is_minus_slope_times_distance(panel):
     ev = evaluate(pe="alibi", heads=4)
-    panel.show_evaluation(ev)
+    show(panel, ev)
     panel.tabs.setCurrentIndex(2)
     figure = panel.figures()["relative_profile"]
     values = figure.displayed()["value"]                         # (h, D)
@@ -340,7 +346,7 @@ def test_alibi_profile_is_minus_slope_times_distance(panel):
 
 def test_rope_profile_is_the_roformer_decay(panel):
     ev = evaluate(pe="rope", heads=4, d_model=32)
-    panel.show_evaluation(ev)
+    show(panel, ev)
     panel.tabs.setCurrentIndex(2)
     figure = panel.figures()["relative_profile"]
     values = figure.displayed()["value"][0]
@@ -356,7 +362,7 @@ def test_a_model_without_branches_or_config_says_so(panel):
     strip = lambda t: dataclasses.replace(t, attn_out=None, mlp_out=None, encodings=None,  # noqa: E731
                                           extras={"model": "some/real-model"})
     ev = dataclasses.replace(ev, reference=strip(ev.reference), permuted=strip(ev.permuted))
-    panel.show_evaluation(ev)
+    show(panel, ev)
     panel.displayed()
     norms = panel.figures()["branch_norms"]
     assert "only the residual stream" in norms.note.text()
@@ -368,7 +374,7 @@ def test_a_model_without_branches_or_config_says_so(panel):
 
 def test_symmetry_legend_entry_hides_its_curve(panel):
     ev = evaluate(pe="rope")
-    panel.show_evaluation(ev)
+    show(panel, ev)
     curve = panel.figures()["symmetry"].curves["pooled_change"]
     c = ev.comparison
     shown = np.maximum(c.pooled_change, c.floor / 10)   # exact zeros drawn under the floor
@@ -391,3 +397,81 @@ def test_symmetry_legend_entry_hides_its_curve(panel):
     assert len(markers.getData()[0]) == everyone - len(shown)   # the others stay
     curve.sample.setVisible(True)
     assert curve.line.isVisible() and len(marked()) == len(shown)
+
+
+def test_user_edits_emit_a_selection_and_the_programs_do_not(panel, qtbot, tmp_path):
+    ev = evaluate()
+    show(panel, ev)
+    edits = []
+    panel.selectionEdited.connect(edits.append)
+    panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
+    panel.range_box.setCurrentIndex(panel.range_box.findData(0.1))
+    panel.tabs.setCurrentIndex(2)
+    panel.layer_box.setValue(2)
+    assert len(edits) == 4
+    assert edits[-1] == Selection(layer=2, head=0, mosaic="original", difference_range=0.1,
+                                  tab=2)
+    assert panel.selection() == edits[-1]
+    chosen = Selection(layer=3, head=1, mosaic="reordered", difference_range=0.01, tab=0)
+    panel.set_selection(chosen)
+    assert len(edits) == 4 and panel.selection() == chosen
+    assert (panel.tabs.currentIndex(), panel.layer_box.value(), panel.head_box.value(),
+            panel.mosaic_box.currentData(), panel.range_box.currentData()) == \
+        (0, 3, 1, "reordered", 0.01)
+    assert panel.figures()["attention"].difference_range == 0.01
+    assert panel.look().mode == "reordered" and panel.look().levels == style.ATTENTION_LEVELS
+    # the mosaic on screen follows the selection, in the Shown the panel holds
+    np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["reordered_aligned"],
+                                  ev.comparison.attention_aligned)
+    assert panel.shown().views.mosaic.look == panel.look()
+    assert panel.shown().evaluation is ev
+    panel.tabs.setCurrentIndex(1)
+    assert len(edits) == 5 and edits[-1] == chosen.replace(tab=1)
+    panel.export_all(tmp_path, formats=["png"], width=300, csv=False)   # visits every tab
+    assert len(edits) == 5 and panel.tabs.currentIndex() == 1
+
+
+def test_heatmaps_paint_the_same_pixels_with_the_workaround_off(qtbot, monkeypatch):
+    """Without the coloured-pixels workaround the images are plain pyqtgraph ones: the
+    same pixels, the gaps between tiles transparent."""
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "heatmap-coloured-pixels")
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1400, 900)
+    panel.show()
+    ev = evaluate(layers=2, heads=2, d_model=16)
+    show(panel, ev)
+    panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
+    mosaic, attention = panel.figures()["attention_mosaic"], panel.figures()["attention"]
+    assert not mosaic.image.coloured_pixels and not attention.original.image.coloured_pixels
+    mosaic.image.render()
+    shown = mosaic.image.qimage
+    tiles = panel.displayed()["attention_mosaic"]["difference"]           # (L, h, n, n)
+    expected = colour(tiles, style.argb_table(style.DIVERGING), (-0.01, 0.01))
+    n = tiles.shape[-1]
+    for layer, head in ((1, 0), (2, 1)):
+        x, y = mosaic.tile_origin(layer, head)
+        for q, k in ((0, 0), (n - 1, 2), (3, n - 1)):
+            assert shown.pixel(x + k, y + q) == int(expected[layer - 1, head, q, k])
+    x, y = mosaic.tile_origin(1, 0)
+    assert QtGui.QColor.fromRgba(shown.pixel(x + n, y)).alpha() == 0    # the gap
+    attention.original.image.render()
+    original = colour(ev.reference.attention[0, 0], style.argb_table(style.SEQUENTIAL),
+                      style.ATTENTION_LEVELS)
+    painted = attention.original.image.qimage
+    assert painted.pixel(3, 2) == int(original[2, 3])
+
+
+def test_svg_strokes_are_flattened_unless_switched_off(tmp_path, monkeypatch):
+    from posviz.gui.plots.workarounds import flatten_svg_strokes
+
+    svg = '<svg><g transform="matrix(2,0,0,3,10,20)"><polyline points="1,1 2,2"/></g></svg>'
+    path = tmp_path / "figure.svg"
+    path.write_text(svg, encoding="utf-8")
+    assert flatten_svg_strokes(path)
+    text = path.read_text(encoding="utf-8")
+    assert 'points="12,23 14,26"' in text and "matrix(1,0,0,1,0,0)" in text
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "svg-flatten-strokes")
+    path.write_text(svg, encoding="utf-8")
+    assert not flatten_svg_strokes(path)
+    assert path.read_text(encoding="utf-8") == svg

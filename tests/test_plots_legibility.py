@@ -12,6 +12,7 @@ from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
 from posviz.core.engine import Engine  # noqa: E402
 from posviz.core.session import Session  # noqa: E402
+from posviz.core.views import Shown, build_views  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
 from posviz.gui.plots import style  # noqa: E402
 
@@ -22,6 +23,11 @@ def evaluate(text=TEXT, **config):
     session = Session(BuiltinBackend(ModelConfig(**config)), text)
     session.reverse()
     return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+
+
+def show(panel, ev):
+    """Show ``ev`` as the compute worker hands it over, with its views."""
+    panel.show(Shown(ev, build_views(ev, panel.look())))
 
 
 @pytest.fixture
@@ -40,7 +46,7 @@ def painted(figure) -> None:
 
 
 def test_every_key_label_shows_at_ten_tokens(panel):
-    panel.show_evaluation(evaluate())
+    show(panel, evaluate())
     figure = panel.figures()["attention"]
     painted(figure)
     for heatmap in (figure.original, figure.aligned, figure.difference):
@@ -53,7 +59,7 @@ def test_every_key_label_shows_at_ten_tokens(panel):
 
 def test_turned_labels_do_not_overlap_and_thin_out_for_long_text(panel):
     words = (TEXT + " ") * 12                                     # 120 tokens
-    panel.show_evaluation(evaluate(words.strip()))
+    show(panel, evaluate(words.strip()))
     axis = panel.figures()["attention"].original.plot.getAxis("bottom")
     painted(panel.figures()["attention"])
     labelled = axis.labelled
@@ -67,7 +73,7 @@ def test_turned_labels_do_not_overlap_and_thin_out_for_long_text(panel):
 
 
 def test_upright_labels_when_they_fit(panel):
-    panel.show_evaluation(evaluate("a b c d"))
+    show(panel, evaluate("a b c d"))
     figure = panel.figures()["attention"]
     painted(figure)
     axis = figure.original.plot.getAxis("bottom")
@@ -77,7 +83,7 @@ def test_upright_labels_when_they_fit(panel):
 @pytest.mark.parametrize("width", [1100, 800])
 def test_symmetry_legend_fits_its_figure(panel, qtbot, width):
     panel.resize(width, 760)
-    panel.show_evaluation(evaluate())
+    show(panel, evaluate())
     figure = panel.figures()["symmetry"]
     qtbot.wait(20)
     painted(figure)
@@ -91,7 +97,7 @@ def test_symmetry_legend_fits_its_figure(panel, qtbot, width):
 
 
 def test_fit_legend_uses_two_columns_only_when_they_fit(panel):
-    panel.show_evaluation(evaluate())
+    show(panel, evaluate())
     legend = panel.figures()["symmetry"].legend
     two = style.legend_width(legend, 2)
     assert style.fit_legend(legend, two + 100) == 2 and legend.columnCount == 2
@@ -107,27 +113,27 @@ def test_symmetry_note_reads_the_causal_leak(panel):
     ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
     c = ev.comparison
     assert (c.last_token_change[:2] <= c.floor).all() and (c.last_token_change[2:] > c.floor).all()
-    panel.show_evaluation(ev)
+    show(panel, ev)
     note = panel.figures()["symmetry"].note.text()
     assert "from layer 1 on" in note                     # hidden states: the mask leaks
     assert "unchanged up to layer 1 and changes from layer 2 on" in note
 
 
 def test_symmetry_note_for_an_equivariant_model(panel):
-    panel.show_evaluation(evaluate(pe="none"))           # bidirectional NoPE, reversed
+    show(panel, evaluate(pe="none"))                     # bidirectional NoPE, reversed
     note = panel.figures()["symmetry"].note.text()
     assert note.startswith("The hidden states are equivariant at every layer.")
     assert "another token" in note                       # reversed: 'the' is now last
 
 
 def test_profile_axis_spans_only_visible_keys_when_causal(panel):
-    panel.show_evaluation(evaluate(pe="alibi", mask="causal"))
+    show(panel, evaluate(pe="alibi", mask="causal"))
     panel.tabs.setCurrentIndex(2)
     figure = panel.figures()["relative_profile"]
     low, high = figure.plot.vb.viewRange()[0]
     distances = figure.coords["distance"]
     assert low < min(distances) + 1 and high < 1         # keys ahead are masked: not shown
-    panel.show_evaluation(evaluate(pe="alibi"))
+    show(panel, evaluate(pe="alibi"))
     panel.tabs.setCurrentIndex(2)
     assert figure.plot.vb.viewRange()[0][1] > max(figure.coords["distance"]) - 1
 
@@ -143,13 +149,13 @@ def test_default_window_size_fits_a_small_screen():
 
 
 def test_thinned_labels_carry_their_index(panel):
-    panel.show_evaluation(evaluate(((TEXT + " ") * 12).strip()))
+    show(panel, evaluate(((TEXT + " ") * 12).strip()))
     figure = panel.figures()["attention"]
     painted(figure)
     axis = figure.original.plot.getAxis("bottom")
     cell = axis.labelled[1]
     assert axis.cell_label(cell) == f"{cell} {(TEXT.split() * 12)[cell]}"
-    panel.show_evaluation(evaluate())
+    show(panel, evaluate())
     painted(figure)
     assert axis.cell_label(2) == "sat"                   # all shown: the token alone
 
@@ -157,7 +163,7 @@ def test_thinned_labels_carry_their_index(panel):
 def test_thinned_numbered_labels_are_not_numbered_twice(panel):
     """Positions and dimensions label their cells with their own index: a thinned
     label is that index once ("5", never "5 5")."""
-    panel.show_evaluation(evaluate(pe="sinusoidal", d_model=256))
+    show(panel, evaluate(pe="sinusoidal", d_model=256))
     panel.tabs.setCurrentIndex(2)
     figure = panel.figures()["encoding"]
     painted(figure)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..options import KINDS
 from .alibi import AlibiEncoding, alibi_slopes
-from .base import PositionalEncoding
+from .base import PositionalEncoding, RelativeProfile, cosine_similarity
 from .learned import LearnedEncoding
 from .none import NoPositions
 from .rope import RotaryEncoding, apply_rope, rope_angles
@@ -36,5 +36,5 @@ __all__ = [
     "KINDS", "TITLES", "make_encoding", "PositionalEncoding", "NoPositions",
     "SinusoidalEncoding", "LearnedEncoding", "RotaryEncoding", "AlibiEncoding",
     "T5RelativeBias", "sinusoidal_table", "rope_angles", "apply_rope", "alibi_slopes",
-    "relative_position_bucket",
+    "relative_position_bucket", "RelativeProfile", "cosine_similarity",
 ]

@@ -40,3 +40,7 @@ class LearnedEncoding(PositionalEncoding):
     def absolute(self, position_ids: torch.Tensor) -> torch.Tensor:
         self.check(position_ids)
         return self.scale * self.table[position_ids.long()]
+
+    def profile(self, reach, causal):
+        """None: a learned table relates no position to another."""
+        return None

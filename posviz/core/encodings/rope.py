@@ -8,10 +8,11 @@ rotation off, 1 is the paper.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ..errors import PosvizInputError
-from .base import PositionalEncoding
+from .base import PositionalEncoding, RelativeProfile
 
 
 def rope_angles(position_ids: torch.Tensor, d_head: int, base: float = 10000.0,
@@ -50,3 +51,15 @@ class RotaryEncoding(PositionalEncoding):
     def rotate(self, q, k, position_ids):
         angles = self.angles(position_ids)
         return apply_rope(q, angles), apply_rope(k, angles)
+
+    def profile(self, reach, causal):
+        """q·k / d_head for q = k = 1 against Δ: the long-term decay of RoFormer §3.4.3,
+        the same for every head."""
+        positions = torch.arange(2 * reach + 1)                           # query at `reach`
+        ones = torch.ones(1, 2 * reach + 1, self.d_head, dtype=torch.float64)  # (1, D, d_head)
+        with torch.no_grad():
+            rotated = apply_rope(ones, self.angles(positions))[0]         # (D, d_head)
+            values = (rotated @ rotated[reach]).numpy() / self.d_head     # (D,)
+        return RelativeProfile(np.arange(-reach, reach + 1), values[None], ("all heads",),
+                               "q·k / d_head for q = k = 1 (RoFormer §3.4.3)",
+                               "score q·k / d_head")

@@ -6,9 +6,10 @@ fills ``pe[:, 1::2]`` with ``cos(p * freq)`` for all ceil(d/2) frequencies crash
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from .base import PositionalEncoding
+from .base import PositionalEncoding, RelativeProfile, cosine_similarity
 
 
 def sinusoidal_table(positions: torch.Tensor, d: int, base: float = 10000.0) -> torch.Tensor:
@@ -35,3 +36,12 @@ class SinusoidalEncoding(PositionalEncoding):
     def absolute(self, position_ids: torch.Tensor) -> torch.Tensor:
         table = sinusoidal_table(position_ids.to(torch.float64), self.d_model)
         return self.scale * table
+
+    def profile(self, reach, causal):
+        """The cosine of PE(p) and PE(p + Δ): the same for every p (a Toeplitz matrix)."""
+        positions = torch.arange(2 * reach + 1)                           # query at `reach`
+        with torch.no_grad():
+            table = self.absolute(positions).numpy()                      # (D, d)
+        values = cosine_similarity(table)[reach]                          # (D,)
+        return RelativeProfile(np.arange(-reach, reach + 1), values[None], ("all positions",),
+                               "cosine of PE(p) and PE(p+Δ)", "cosine")

@@ -1,5 +1,8 @@
 """A figure: one titled, exportable view of an Evaluation, and the numbers it shows.
 
+A figure only draws: ``update_from(shown, layer, head)`` hands what posviz.core.views
+computed (the panel holds the one Shown) to its items.
+
 Each figure is a QWidget holding a title, a pyqtgraph canvas and a centred message shown
 in place of the canvas when there is nothing to plot. It keeps the arrays it currently
 shows (``data``), all indexed by the same named dimensions (``dims``), so the CSV export
@@ -9,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import itertools
-import re
 from pathlib import Path
 
 import numpy as np
@@ -18,55 +20,9 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import style
 from .style import BACKGROUND
+from .workarounds import HeatmapImage, drop_export_menu, flatten_svg_strokes
 
-
-class HeatmapImage(pg.ImageItem):
-    """An ImageItem that is cheap to paint.
-
-    pyqtgraph renders a float image through its lookup table into an Indexed8 QImage,
-    which the raster engine converts on every paint (about 4 ms at 600 x 500 pixels).
-    Converting once per render to premultiplied ARGB makes each paint about 0.3 ms.
-    """
-
-    def __init__(self, **kwargs):
-        super().__init__(axisOrder="row-major", **kwargs)
-        self._coloured = None             # (values, their ARGB pixels) from set_coloured
-
-    def set_coloured(self, values: np.ndarray, argb: np.ndarray, levels) -> None:
-        """Show ``values`` (rows, cols) as the pixels ``argb`` (rows, cols, uint32
-        premultiplied ARGB, e.g. from ``style.colour`` on a worker): no lookup table
-        runs on the GUI thread. ``levels`` are those the pixels were coloured for."""
-        self.setImage(values, autoLevels=False, levels=levels)
-        self._coloured = (self.image, np.ascontiguousarray(argb, dtype=np.uint32))
-
-    def render(self):
-        if self._coloured is not None and self._coloured[0] is self.image:
-            argb = self._coloured[1]
-            self.qimage = pg.functions.ndarray_to_qimage(
-                argb, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-            self._renderRequired = self._unrenderable = False
-            return
-        self._coloured = None
-        super().render()
-        fast = QtGui.QImage.Format.Format_ARGB32_Premultiplied
-        if self.qimage is not None and self.qimage.format() != fast:
-            self.qimage = self.qimage.convertToFormat(fast)
-
-    def paint(self, painter, *args):
-        """On export, embed the cells enlarged without smoothing: SVG renderers blur a
-        small embedded image when they scale it up, and a heatmap's cells must stay
-        sharp."""
-        if self._exportOpts is False or self.image is None:
-            return super().paint(painter, *args)
-        if self._renderRequired:
-            self.render()
-        if self.qimage is None:
-            return
-        w, h = self.qimage.width(), self.qimage.height()
-        k = max(1, 1024 // max(w, h))                 # about 1024 pixels a side at most
-        sharp = self.qimage.scaled(w * k, h * k, QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
-                                   QtCore.Qt.TransformationMode.FastTransformation)
-        painter.drawImage(QtCore.QRectF(0, 0, w, h), sharp)
+__all__ = ["Figure", "HeatmapImage", "write_table"]
 
 
 class Figure(QtWidgets.QWidget):
@@ -92,9 +48,7 @@ class Figure(QtWidgets.QWidget):
         self.corner.hide()
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground(BACKGROUND)
-        # The panel adds "Export figure as PNG / SVG / CSV…" to the right-click menu;
-        # pyqtgraph's own "Export..." would save the canvas without heading and note.
-        self.canvas.scene().contextMenu = []
+        drop_export_menu(self.canvas)          # the panel adds its own export entries
         self.message = QtWidgets.QLabel()
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
@@ -134,7 +88,8 @@ class Figure(QtWidgets.QWidget):
             style.fit_legend(legend, self.width(), self.legend_columns)
 
     # -- content --------------------------------------------------------------------
-    def update_from(self, ev, layer: int, head: int) -> None:
+    def update_from(self, shown, layer: int, head: int) -> None:
+        """Draw what ``shown`` (a core.views.Shown) holds for layer 1..L, head 0..h-1."""
         raise NotImplementedError
 
     def show_message(self, text: str) -> None:
@@ -214,7 +169,7 @@ class Figure(QtWidgets.QWidget):
             painter.end()
         if not Path(path).is_file():
             raise OSError(0, "could not write", str(path))
-        flatten_scaled_strokes(Path(path))
+        flatten_svg_strokes(Path(path))
         return path
 
     def export_csv(self, path: Path) -> Path:
@@ -223,60 +178,6 @@ class Figure(QtWidgets.QWidget):
         with open(path, "w", newline="", encoding="utf-8") as handle:
             write_table(handle, self.dims, self.data, self.coords, self.labels)
         return path
-
-
-_MATRIX = re.compile(r'transform="matrix\(([^)]*)\)"')
-_GROUP = re.compile(r"(<g [^>]*>)(.*?)(</g>)", re.S)
-_NUMBER = r"-?[\d.]+(?:[eE][-+]?\d+)?"
-_PAIR = re.compile(rf"({_NUMBER}),({_NUMBER})")
-
-
-def flatten_scaled_strokes(path: Path) -> None:
-    """Move data-to-pixel scalings from groups into the coordinates they hold.
-
-    pyqtgraph draws curves in data coordinates under a scaling transform, with
-    cosmetic pens that QSvgGenerator writes as ``vector-effect="non-scaling-stroke"``.
-    Renderers that ignore that attribute (librsvg, Inkscape, LibreOffice) scale the
-    stroke width by the transform, and a curve becomes a band hundreds of pixels wide.
-    Only groups whose children are polylines, polygons, absolute M/L/C/Z paths and
-    unrotated rectangles are rewritten; everything else is left as written.
-    """
-    text = path.read_text(encoding="utf-8")
-
-    def rewrite(group: re.Match) -> str:
-        opening, body, closing = group.groups()
-        found = _MATRIX.search(opening)
-        if found is None:
-            return group.group(0)
-        a, b, c, d, e, f = (float(v) for v in found.group(1).split(","))
-        if (a, b, c, d) == (1.0, 0.0, 0.0, 1.0):
-            return group.group(0)            # a translation does not scale strokes
-        shapes = re.findall(r"<(\w+)", body)
-        if not shapes or any(s not in ("polyline", "polygon", "path", "rect") for s in shapes):
-            return group.group(0)
-        if "rect" in shapes and (b, c) != (0.0, 0.0):
-            return group.group(0)            # a rotated rectangle is no longer a rect
-        if re.search(r'\sd="[^"]*[^MLCZ\d\s.,eE+-][^"]*"', body):
-            return group.group(0)            # a path command other than M, L, C, Z
-
-        def move(pair: re.Match) -> str:
-            x, y = float(pair.group(1)), float(pair.group(2))
-            return f"{a * x + c * y + e:.6g},{b * x + d * y + f:.6g}"
-
-        def move_rect(rect: re.Match) -> str:
-            x, y, w, h = (float(rect.group(k)) for k in ("x", "y", "w", "h"))
-            x0, x1 = sorted((a * x + e, a * (x + w) + e))
-            y0, y1 = sorted((d * y + f, d * (y + h) + f))
-            return (f'<rect{rect.group("pre")}x="{x0:.6g}" y="{y0:.6g}" '
-                    f'width="{x1 - x0:.6g}" height="{y1 - y0:.6g}"')
-
-        body = re.sub(r'(points|d)="([^"]*)"',
-                      lambda attr: f'{attr.group(1)}="{_PAIR.sub(move, attr.group(2))}"', body)
-        body = re.sub(rf'<rect(?P<pre>[^>]*?)x="(?P<x>{_NUMBER})" y="(?P<y>{_NUMBER})" '
-                      rf'width="(?P<w>{_NUMBER})" height="(?P<h>{_NUMBER})"', move_rect, body)
-        return _MATRIX.sub('transform="matrix(1,0,0,1,0,0)"', opening) + body + closing
-
-    path.write_text(_GROUP.sub(rewrite, text), encoding="utf-8")
 
 
 def write_table(handle, dims, data, coords, labels) -> None:

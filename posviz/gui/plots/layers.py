@@ -6,6 +6,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 
 from posviz.core.symmetry import METRICS
+from posviz.core.views import BRANCHES
 
 from . import style
 from .base import Figure
@@ -28,48 +29,6 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "(invariance; a causal decoder predicts from it)\n"
               "• mean-pooled output: the average over tokens in both runs (invariance)\n"
               "Below the dashed noise floor a difference is floating-point rounding.")
-
-
-def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
-    """Values for a log axis: exact zeros (and anything below floor/10) drawn at floor/10,
-    NaN kept (pyqtgraph leaves a gap), so "exactly equivariant" still shows as a point."""
-    return np.where(np.isnan(values), np.nan, np.maximum(values, floor / 10))
-
-
-def _first_above(values: np.ndarray, floor: float) -> int | None:
-    above = np.flatnonzero(np.nan_to_num(values, nan=0.0) > floor)
-    return int(above[0]) if above.size else None
-
-
-def _layer_name(layer: int) -> str:
-    return "the input to block 1" if layer == 0 else f"layer {layer}"
-
-
-def symmetry_note(c, order) -> str:
-    """One or two sentences reading the curves: where equivariance breaks, and what the
-    final slot does (the causal-mask leak shows there when the final token stays put)."""
-    floor = c.floor
-    hidden = _first_above(c.hidden_equivariance, floor)
-    if hidden is None:
-        text = "The hidden states are equivariant at every layer."
-    elif hidden == 0:
-        text = ("The hidden states stop being equivariant at the input to block 1 "
-                "(the positions are added there).")
-    else:
-        text = f"The hidden states stop being equivariant from layer {hidden} on."
-    n = len(order)
-    if n and int(order[-1]) == n - 1:
-        last = _first_above(c.last_token_change, floor)
-        if last is None:
-            text += " The output at the final slot (the same token) is unchanged at every layer."
-        elif last > 0:
-            text += (f" The output at the final slot (the same token) is unchanged up to "
-                     f"{_layer_name(last - 1)} and changes from layer {last} on.")
-        else:
-            text += " The output at the final slot (the same token) changes from the input on."
-    elif n:
-        text += " The final slot now holds another token, so its output differs."
-    return text
 
 
 def layer_ticks(n_layers_plus_one: int):
@@ -184,14 +143,14 @@ class SymmetryFigure(Figure):
         self._span = None
         self._floor = None
 
-    def update_from(self, ev, layer: int, head: int) -> None:
-        c = ev.comparison
-        floor = c.floor
-        layers = np.arange(c.hidden_equivariance.shape[0])                    # (L+1,)
+    def update_from(self, shown, layer: int, head: int) -> None:
+        views = shown.views
+        floor = shown.evaluation.comparison.floor
+        layers = np.arange(views.symmetry["noise_floor"].shape[0])            # (L+1,)
         top = 1.0
         for metric, curve in self.curves.items():
-            values = c.metric(metric)                                         # (L+1,)
-            curve.setData(layers, clip_for_log(values, floor))
+            values = views.symmetry[metric]                                   # (L+1,)
+            curve.setData(layers, views.symmetry_curves[metric])
             finite = values[np.isfinite(values)]
             if finite.size:
                 top = max(top, float(finite.max()))
@@ -210,13 +169,11 @@ class SymmetryFigure(Figure):
             self._layers = layers.shape[0]
             self.plot.setXRange(-0.2, layers[-1] + 0.2, padding=0)
             self.plot.getAxis("bottom").setTicks(layer_ticks(layers.shape[0]))
-        self.data = {metric: c.metric(metric).copy() for metric in METRICS}
-        self.data["noise_floor"] = np.full(layers.shape, floor)
+        self.data = dict(views.symmetry)
         self.coords = {"layer": layers.tolist()}
         self.set_title("Symmetry per layer: reordered run against the original "
                        "(lower = more symmetric)")
-        self.set_note(symmetry_note(c, ev.order))
-
+        self.set_note(views.symmetry_note)
 
     def _set_decades(self, exponents) -> None:
         exponents = list(exponents)
@@ -252,7 +209,8 @@ class TokenChangeFigure(Figure):
         self.where = ""
         self._top = None
 
-    def update_from(self, ev, layer: int, head: int) -> None:
+    def update_from(self, shown, layer: int, head: int) -> None:
+        ev = shown.evaluation
         change = ev.comparison.token_change[layer]                            # (n,)
         floor = ev.comparison.floor
         n = change.shape[0]
@@ -287,11 +245,6 @@ class TokenChangeFigure(Figure):
             self.hovered.emit(text)
 
 
-def mean_token_norm(x: np.ndarray) -> np.ndarray:
-    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm."""
-    return np.linalg.norm(x, axis=-1).mean(axis=-1)
-
-
 class BranchNormsFigure(Figure):
     """Residual stream, attention branch and MLP branch sizes per layer, both orders."""
 
@@ -322,23 +275,19 @@ class BranchNormsFigure(Figure):
         self._layers = None
         self._top = None
 
-    def update_from(self, ev, layer: int, head: int) -> None:
-        L = ev.reference.n_layers
+    def update_from(self, shown, layer: int, head: int) -> None:
+        L = shown.evaluation.reference.n_layers
         layers = np.arange(L + 1)
-        missing = []
-        self.data = {}
-        for suffix, trace in (("", ev.permuted), ("_original", ev.reference)):
-            self.data["residual" + suffix] = mean_token_norm(trace.hidden)     # (L+1,)
-            for key, array in (("attention_branch", trace.attn_out),
-                               ("mlp_branch", trace.mlp_out)):
+        missing = shown.views.missing_branches
+        self.data = dict(shown.views.branch_norms)                            # (L+1,) each
+        for key in BRANCHES:
+            for suffix in ("", "_original"):
                 curve = self.curves[key + suffix]
-                if array is None:
+                if key + suffix in self.data:
+                    curve.setVisible(True)
+                else:
                     curve.setData([], [])
                     curve.setVisible(False)
-                    missing.append(key)
-                    continue
-                curve.setVisible(True)
-                self.data[key + suffix] = np.concatenate([[np.nan], mean_token_norm(array)])
         top = 0.0
         for name, values in self.data.items():
             self.curves[name].setData(layers, values)

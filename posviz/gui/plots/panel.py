@@ -1,26 +1,31 @@
-"""PlotsPanel: every figure of one Evaluation, the layer/head selection, and export.
+"""PlotsPanel: every figure of one Evaluation, the view selection, and export.
 
-The panel only shows: it never runs a model. ``show_evaluation`` refreshes the items
-that exist (setImage / setData) and is cheap enough to call on every reorder.
+The panel only shows: it never runs a model, and its figures only draw what
+posviz.core.views computed (``show(Shown)``, cheap enough to call on every reorder).
+It holds the one Shown on screen and the Selection (layer, head, mosaic mode,
+difference range, tab); a change made by the user is reported as a new Selection
+(``selectionEdited``), one applied by the program (``set_selection``) is not.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from PySide6 import QtCore, QtGui, QtWidgets
-import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
 
+from posviz.core.document import DIFFERENCE_RANGES, Selection
 from posviz.core.errors import PosvizInputError
 from posviz.core.files import check_folder
+from posviz.core.views import MosaicLook, Shown, make_mosaic, recoloured
 
-from . import style
-from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure
+from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure, mosaic_look
 from .base import Figure
+from .exporting import FORMATS, add_export_actions, ask_export_path, writing
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
 from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
 
-FORMATS = ("png", "svg", "csv")
 # Stable figure names (file names are <name>.png / .svg / .csv), in display order.
 FIGURE_TYPES = {
     "attention": AttentionFigure, "attention_mosaic": MosaicFigure,
@@ -52,16 +57,17 @@ assert sum(TAB_FIGURES, ()) == FIGURES
 
 
 class PlotsPanel(QtWidgets.QWidget):
-    """All plots for one Evaluation, in three tabs, with a layer/head selection."""
+    """All plots for one Evaluation, in three tabs, with the view selection."""
 
-    selectionChanged = QtCore.Signal(int, int)   # (layer 1..L, head 0..h-1) chosen by the user
+    selectionEdited = QtCore.Signal(object)      # a new Selection chosen by the user
     hoverMessage = QtCore.Signal(str)            # the value under the mouse, for a status line
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._layer, self._head = 1, 0
-        self._ev = None
-        self._stale: set[str] = set()          # figures not yet showing self._ev
+        self._selection = Selection()
+        self._shown: Shown | None = None
+        self._quiet = 0                        # > 0: tab changes are the program's own
+        self._stale: set[str] = set()          # figures not yet showing self._shown
         self._figures: dict[str, Figure] = {}  # the figures built so far
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -72,7 +78,7 @@ class PlotsPanel(QtWidgets.QWidget):
             self._pages.append(page)
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         self._build_tab(0)      # the others when first opened: ~0.15 s less at start-up
-        self.tabs.currentChanged.connect(self._tab_opened)
+        self.tabs.currentChanged.connect(self._tab_changed)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._controls())
@@ -90,7 +96,9 @@ class PlotsPanel(QtWidgets.QWidget):
                 figure.hovered.connect(self.hoverMessage)
             if name == "attention_mosaic":
                 figure.tileClicked.connect(self._tile_clicked)
-            self._add_export_actions(name, figure)
+            if name == "attention":
+                figure.set_difference_range(self._selection.difference_range)
+            add_export_actions(name, figure, self._export_dialog)
         self._figures.update(made)
         page.layout().addWidget(arrange(made))
 
@@ -98,9 +106,12 @@ class PlotsPanel(QtWidgets.QWidget):
         for index in range(len(TABS)):
             self._build_tab(index)
 
-    def _tab_opened(self, index: int) -> None:
+    def _tab_changed(self, index: int) -> None:
         self._build_tab(index)
-        self._refresh(self._visible())
+        if self._quiet or index == self._selection.tab:
+            self._refresh(self._visible())
+        else:
+            self._apply(self._selection.replace(tab=index), user=True)
 
     # -- controls -------------------------------------------------------------------
     def _controls(self) -> QtWidgets.QHBoxLayout:
@@ -116,9 +127,8 @@ class PlotsPanel(QtWidgets.QWidget):
             self.mosaic_box.addItem(text, mode)
         self.mosaic_box.setToolTip("What each mosaic tile shows")
         self.range_box = QtWidgets.QComboBox()
-        for r in style.DIFFERENCE_RANGES:
+        for r in DIFFERENCE_RANGES:
             self.range_box.addItem(f"±{r:g}", r)
-        self.range_box.setCurrentIndex(style.DIFFERENCE_RANGES.index(style.DEFAULT_DIFFERENCE_RANGE))
         self.range_box.setToolTip("Colour range of the difference maps; fixed across "
                                   "reorders so colours compare")
         for label, widget in (("Layer", self.layer_box), ("Head", self.head_box),
@@ -129,49 +139,57 @@ class PlotsPanel(QtWidgets.QWidget):
             row.addWidget(widget)
             row.addSpacing(8)
         row.addStretch(1)
-        self.layer_box.valueChanged.connect(self._boxes_changed)
-        self.head_box.valueChanged.connect(self._boxes_changed)
-        self.mosaic_box.currentIndexChanged.connect(
-            lambda: self._figures["attention_mosaic"].set_mode(self.mosaic_box.currentData()))
-        self.range_box.currentIndexChanged.connect(self._range_changed)
+        self._sync_controls()
+        for box in (self.layer_box, self.head_box):
+            box.valueChanged.connect(self._controls_edited)
+        for box in (self.mosaic_box, self.range_box):
+            box.currentIndexChanged.connect(self._controls_edited)
         return row
 
-    def _boxes_changed(self) -> None:
-        self._select(self.layer_box.value(), self.head_box.value(), user=True)
+    def _controls_edited(self) -> None:
+        self._apply(self._selection.replace(
+            layer=self.layer_box.value(), head=self.head_box.value(),
+            mosaic=self.mosaic_box.currentData(),
+            difference_range=self.range_box.currentData()), user=True)
 
     def _tile_clicked(self, layer: int, head: int) -> None:
-        self._select(layer, head, user=True)
-
-    def _range_changed(self) -> None:
-        r = self.range_box.currentData()
-        self._figures["attention"].set_difference_range(r)
-        self._figures["attention_mosaic"].set_difference_range(r)
+        self._apply(self._selection.replace(layer=layer, head=head), user=True)
 
     # -- the contract ---------------------------------------------------------------
-    def show_evaluation(self, ev) -> None:
-        """Repaint the visible figures for this Evaluation; the others refresh when
-        their tab is opened, exported or asked for ``displayed()``."""
-        self._ev = ev
-        L, h = ev.reference.n_layers, ev.reference.n_heads
+    def show(self, shown: Shown | None = None) -> None:
+        """Show an evaluation and its views: repaint the visible figures; the others
+        refresh when their tab is opened, exported or asked for ``displayed()``.
+        Without an argument, QWidget.show: put the panel on screen."""
+        if shown is None:
+            return super().show()
+        self._shown = shown
+        ref = shown.evaluation.reference
+        L, h = ref.n_layers, ref.n_heads
         for box, top in ((self.layer_box, L), (self.head_box, h - 1)):
             if box.maximum() != top:
                 box.blockSignals(True)
                 box.setMaximum(top)
                 box.blockSignals(False)
-        self._layer, self._head = min(self._layer, L), min(self._head, h - 1)
-        self._sync_boxes()
+        self._selection = self._selection.clamped(L, h)
+        self._sync_controls()
         self._stale = set(FIGURES)
         self._refresh(self._visible())
 
-    def set_selection(self, layer: int, head: int) -> None:
-        """Select a layer (1..L) and head (0..h-1); does not emit selectionChanged."""
-        self._select(layer, head, user=False)
+    def shown(self) -> Shown | None:
+        """The evaluation and views on screen (its mosaic in the current look, once
+        the mosaic has been drawn)."""
+        return self._shown
 
-    def selection(self) -> tuple[int, int]:
-        return self._layer, self._head
+    def look(self) -> MosaicLook:
+        """The look the next mosaic should be coloured in (any thread may ask)."""
+        return mosaic_look(self._selection)
 
-    def evaluation(self):
-        return self._ev
+    def set_selection(self, selection: Selection) -> None:
+        """Apply a selection (clamped to the evaluation shown); emits nothing."""
+        self._apply(selection, user=False)
+
+    def selection(self) -> Selection:
+        return self._selection
 
     def current_figures(self) -> dict[str, QtWidgets.QWidget]:
         """The figures of the tab on screen, by name."""
@@ -199,11 +217,11 @@ class PlotsPanel(QtWidgets.QWidget):
         if width is not None and not 16 <= width <= 20000:
             raise PosvizInputError(f"the width must be from 16 to 20000 pixels (got {width})")
         if suffix == "csv":
-            return self._writing(path, lambda: figure.export_csv(path))
+            return writing(path, lambda: figure.export_csv(path))
         self._bring_forward(figure)
         if suffix == "png":
-            return self._writing(path, lambda: figure.export_png(path, width))
-        return self._writing(path, lambda: figure.export_svg(path))
+            return writing(path, lambda: figure.export_png(path, width))
+        return writing(path, lambda: figure.export_svg(path))
 
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
                    csv: bool = True) -> list[Path]:
@@ -221,7 +239,8 @@ class PlotsPanel(QtWidgets.QWidget):
                 for fmt in formats + (["csv"] if csv else []):
                     written.append(self.export_figure(name, folder / f"{name}.{fmt}", width))
         finally:
-            self.tabs.setCurrentIndex(current)
+            with self._quietly():
+                self.tabs.setCurrentIndex(current)
         return written
 
     # -- helpers --------------------------------------------------------------------
@@ -232,40 +251,90 @@ class PlotsPanel(QtWidgets.QWidget):
                 return self._figures[name]
         raise PosvizInputError(f"no figure named {name!r} (one of {', '.join(FIGURES)})")
 
-    def _select(self, layer: int, head: int, user: bool) -> None:
-        L, h = ((self._ev.reference.n_layers, self._ev.reference.n_heads)
-                if self._ev is not None else (max(layer, 1), max(head + 1, 1)))
-        layer, head = int(np.clip(layer, 1, L)), int(np.clip(head, 0, h - 1))
-        if (layer, head) == (self._layer, self._head):
-            self._sync_boxes()
+    def _apply(self, selection: Selection, user: bool) -> None:
+        """Make ``selection`` current: controls, tab and the figures it concerns."""
+        if self._shown is not None:
+            ref = self._shown.evaluation.reference
+            selection = selection.clamped(ref.n_layers, ref.n_heads)
+        if selection.mosaic not in MOSAIC_MODES:
+            raise ValueError(f"unknown mosaic mode {selection.mosaic!r}")
+        selection = selection.replace(tab=min(max(selection.tab, 0), len(TABS) - 1))
+        old, self._selection = self._selection, selection
+        self._sync_controls()
+        if selection == old:
             return
-        self._layer, self._head = layer, head
-        self._sync_boxes()
-        if self._ev is not None:
-            self._stale |= {"attention", "token_change"}
+        if selection.difference_range != old.difference_range and "attention" in self._figures:
+            self._figures["attention"].set_difference_range(selection.difference_range)
+        if self._shown is not None:
+            if (selection.layer, selection.head) != (old.layer, old.head):
+                self._stale |= {"attention", "token_change"}
+                if "attention_mosaic" in self._figures:
+                    self._figures["attention_mosaic"].set_selection(selection.layer,
+                                                                    selection.head)
+            if self.look() != mosaic_look(old):
+                self._stale.add("attention_mosaic")
+        if self.tabs.currentIndex() != selection.tab:
+            with self._quietly():
+                self.tabs.setCurrentIndex(selection.tab)    # refreshes the visible figures
+        else:
             self._refresh(self._visible())
-            self._figures["attention_mosaic"].set_selection(layer, head)
         if user:
-            self.selectionChanged.emit(layer, head)
+            self.selectionEdited.emit(selection)
+
+    @contextmanager
+    def _quietly(self):
+        """Tab changes made inside are the program's, not the user's."""
+        self._quiet += 1
+        try:
+            yield
+        finally:
+            self._quiet -= 1
 
     def _visible(self) -> list[str]:
         """Figures on the current tab (the only ones worth repainting now)."""
         return list(TAB_FIGURES[self.tabs.currentIndex()])
 
     def _refresh(self, names) -> None:
-        """Bring stale figures among ``names`` up to date with the current Evaluation."""
-        if self._ev is None:
+        """Bring stale figures among ``names`` up to date with the Shown."""
+        if self._shown is None:
             return
         for name in names:
             if name in self._stale and name in self._figures:
                 self._stale.discard(name)
-                self._figures[name].update_from(self._ev, self._layer, self._head)
+                if name == "attention_mosaic":
+                    self._mosaic_in_look()
+                self._figures[name].update_from(self._shown, self._selection.layer,
+                                                 self._selection.head)
 
-    def _sync_boxes(self) -> None:
-        for box, value in ((self.layer_box, self._layer), (self.head_box, self._head)):
+    def _mosaic_in_look(self) -> None:
+        """Make the Shown's mosaic match the current look: the worker coloured it for
+        the look of its request, and the user may have chosen another since."""
+        ev, views = self._shown.evaluation, self._shown.views
+        look, mosaic = self.look(), views.mosaic
+        if mosaic is not None and mosaic.look == look:
+            return
+        if mosaic is not None and mosaic.look.mode == look.mode:
+            mosaic = recoloured(mosaic, look)            # the same tiles, other colours
+        else:
+            mosaic = make_mosaic(ev, look)
+        self._shown = Shown(ev, replace(views, mosaic=mosaic))
+
+    def _sync_controls(self) -> None:
+        """Show the selection in the controls (without their signals)."""
+        sel = self._selection
+        for box, value in ((self.layer_box, sel.layer), (self.head_box, sel.head)):
             if box.value() != value:
                 box.blockSignals(True)
+                if value > box.maximum():        # no evaluation yet to bound it
+                    box.setMaximum(value)
                 box.setValue(value)
+                box.blockSignals(False)
+        for box, value in ((self.mosaic_box, sel.mosaic),
+                           (self.range_box, sel.difference_range)):
+            index = box.findData(value)
+            if index >= 0 and box.currentIndex() != index:
+                box.blockSignals(True)
+                box.setCurrentIndex(index)
                 box.blockSignals(False)
 
     def _bring_forward(self, figure: Figure) -> None:
@@ -276,48 +345,17 @@ class PlotsPanel(QtWidgets.QWidget):
         for index in range(self.tabs.count()):
             if self.tabs.widget(index).isAncestorOf(figure):
                 if self.tabs.currentIndex() != index:
-                    self.tabs.setCurrentIndex(index)
+                    with self._quietly():
+                        self.tabs.setCurrentIndex(index)
                 break
         QtWidgets.QApplication.processEvents()
 
-    @staticmethod
-    def _writing(path: Path, write) -> Path:
-        try:
-            return write()
-        except OSError as error:
-            raise PosvizInputError(f"cannot write {path}: "
-                                   f"{error.strerror or 'permission denied or no such folder'}") \
-                from None
-
-    def _add_export_actions(self, name: str, figure: Figure) -> None:
-        """'Export figure as PNG/SVG/CSV…' in the figure's context menus."""
-        actions = []
-        for fmt in FORMATS:
-            what = "data as CSV" if fmt == "csv" else f"as {fmt.upper()}"
-            action = QtGui.QAction(f"Export figure {what}…", figure)
-            action.setToolTip(f"Save '{name}' as a .{fmt} file")
-            action.triggered.connect(lambda _=False, n=name, f=fmt: self._export_dialog(n, f))
-            actions.append(action)
-        for label in (figure.heading, figure.message, figure.note):
-            label.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
-            label.addActions(actions)
-        for item in figure.canvas.scene().items():
-            if isinstance(item, pg.ViewBox) and item.menu is not None:
-                item.menu.addSeparator()
-                for action in actions:
-                    item.menu.addAction(action)
-
     def _export_dialog(self, name: str, fmt: str) -> None:
-        filters = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)",
-                   "csv": "CSV table (*.csv)"}
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {name}",
-                                                        f"{name}.{fmt}", filters[fmt])
-        if not path:
+        path = ask_export_path(self, name, fmt)
+        if path is None:
             return
-        if not path.lower().endswith("." + fmt):
-            path += "." + fmt
         try:
-            self.export_figure(name, Path(path))
+            self.export_figure(name, path)
         except PosvizInputError as error:
             QtWidgets.QMessageBox.warning(self, "Export failed", str(error))
         else:

@@ -6,6 +6,8 @@ same colour means the same number before and after a reorder.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -15,8 +17,6 @@ FOREGROUND = (40, 40, 40)
 SEQUENTIAL = "viridis"          # attention weights, in [0, 1]
 DIVERGING = "CET-D1"            # signed differences, white at 0
 ATTENTION_LEVELS = (0.0, 1.0)
-DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)   # choices of the symmetric range ±r
-DEFAULT_DIFFERENCE_RANGE = 0.3
 CURVE_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
                  "#f0e442", "#000000")   # Okabe-Ito, readable for colour-blind users
 
@@ -25,24 +25,14 @@ def colormap(name: str) -> pg.ColorMap:
     return pg.colormap.get(name)
 
 
+@lru_cache(maxsize=None)
 def argb_table(name: str) -> np.ndarray:
-    """(256,) uint32: the colour map as opaque 0xAARRGGBB pixels, for ``colour``."""
+    """(256,) uint32: the colour map as opaque 0xAARRGGBB pixels, for
+    posviz.core.views.colour (one read-only table per map, shared)."""
     rgb = colormap(name).getLookupTable(nPts=256).astype(np.uint32)         # (256, 3)
-    return (0xFF000000 | rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]).astype(np.uint32)
-
-
-def colour(values: np.ndarray, table: np.ndarray, levels) -> np.ndarray:
-    """Map values to pixels as pyqtgraph's ImageItem does: (v - low) * 256 / (high -
-    low), clipped to the table and truncated. Pure numpy, so a worker thread can do it;
-    the result (same shape, uint32) is premultiplied ARGB, so Qt paints it unconverted.
-    NaN gets the lowest colour (the mosaic leaves its gaps out of ``values``).
-    """
-    low, high = levels
-    index = values - np.float32(low)
-    index *= np.float32(table.shape[0] / (high - low))
-    np.fmax(index, 0, out=index)                  # fmax / fmin: NaN becomes the lowest
-    np.fmin(index, table.shape[0] - 1, out=index)
-    return table[index.astype(np.intp)]
+    table = (0xFF000000 | rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]).astype(np.uint32)
+    table.setflags(write=False)
+    return table
 
 
 def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "") -> None:

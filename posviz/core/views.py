@@ -1,0 +1,273 @@
+"""What the figures show of one Evaluation, computed off the GUI thread: no Qt here.
+
+``build_views(ev, look)`` runs on the compute worker after each evaluation and returns
+Views: the mosaic already coloured, the token strip's change bars, the symmetry curves
+and their reading, the branch norms and the positional encoding's views. The plots then
+only hand these arrays to their items. What depends on the reference run alone (the
+encoding, its similarity and its relative-distance profile) is computed once per
+reference run: the engine hands the same reference Trace to every reorder.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .encodings import RelativeProfile, cosine_similarity, make_encoding
+from .engine import Evaluation
+from .mosaic import (MOSAIC_DATA, MOSAIC_GAP, MOSAIC_TILE, Mosaic, MosaicLook,
+                     block_labels, colour, make_mosaic, mosaic_image, mosaic_tiles,
+                     pool_block, pool_signed_max, recoloured)
+from .symmetry import METRICS
+from .trace import Trace
+
+__all__ = [
+    "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
+    "positions_view", "relative_profile", "pe_kind", "built_in_config", "change_bars",
+    "clip_for_log", "symmetry_note", "mean_token_norm", "branch_norms", "BRANCHES",
+    "cosine_similarity", "RelativeProfile",
+    # the mosaic (core.mosaic)
+    "MosaicLook", "Mosaic", "make_mosaic", "recoloured", "colour", "pool_block",
+    "pool_signed_max", "mosaic_tiles", "mosaic_image", "block_labels", "MOSAIC_TILE",
+    "MOSAIC_GAP", "MOSAIC_DATA",
+]
+
+# -- one head's maps ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadMaps:
+    """The selected head's attention before and after the reorder (aligned back)."""
+
+    original: np.ndarray         # (n, n)
+    aligned: np.ndarray          # (n, n)
+    difference: np.ndarray       # (n, n) aligned − original
+    largest: float               # max |difference|
+
+
+def head_maps(ev: Evaluation, layer: int, head: int) -> HeadMaps:
+    """Layer 1..L, head 0..h-1 of the evaluation."""
+    original = ev.reference.attention[layer - 1, head]                    # (n, n)
+    aligned = ev.comparison.attention_aligned[layer - 1, head]            # (n, n)
+    difference = aligned - original                                       # (n, n)
+    largest = float(np.abs(difference).max()) if difference.size else 0.0
+    return HeadMaps(original, aligned, difference, largest)
+
+
+# -- layers ---------------------------------------------------------------------------
+
+
+def change_bars(change, floor: float) -> np.ndarray:
+    """(n,) relative changes -> bar lengths in 0..1 on a log scale: 0 at the noise floor
+    (rounding), 1 at a change as large as the value itself."""
+    change = np.nan_to_num(np.asarray(change, dtype=np.float64), nan=0.0)
+    bars = np.log10(np.maximum(change, floor) / floor) / np.log10(1.0 / floor)
+    return np.clip(bars, 0.0, 1.0)
+
+
+def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
+    """Values for a log axis: exact zeros (and anything below floor/10) drawn at floor/10,
+    NaN kept (pyqtgraph leaves a gap), so "exactly equivariant" still shows as a point."""
+    return np.where(np.isnan(values), np.nan, np.maximum(values, floor / 10))
+
+
+def _first_above(values: np.ndarray, floor: float) -> int | None:
+    above = np.flatnonzero(np.nan_to_num(values, nan=0.0) > floor)
+    return int(above[0]) if above.size else None
+
+
+def _layer_name(layer: int) -> str:
+    return "the input to block 1" if layer == 0 else f"layer {layer}"
+
+
+def symmetry_note(c, order) -> str:
+    """One or two sentences reading the curves: where equivariance breaks, and what the
+    final slot does (the causal-mask leak shows there when the final token stays put)."""
+    floor = c.floor
+    hidden = _first_above(c.hidden_equivariance, floor)
+    if hidden is None:
+        text = "The hidden states are equivariant at every layer."
+    elif hidden == 0:
+        text = ("The hidden states stop being equivariant at the input to block 1 "
+                "(the positions are added there).")
+    else:
+        text = f"The hidden states stop being equivariant from layer {hidden} on."
+    n = len(order)
+    if n and int(order[-1]) == n - 1:
+        last = _first_above(c.last_token_change, floor)
+        if last is None:
+            text += " The output at the final slot (the same token) is unchanged at every layer."
+        elif last > 0:
+            text += (f" The output at the final slot (the same token) is unchanged up to "
+                     f"{_layer_name(last - 1)} and changes from layer {last} on.")
+        else:
+            text += " The output at the final slot (the same token) changes from the input on."
+    elif n:
+        text += " The final slot now holds another token, so its output differs."
+    return text
+
+
+def mean_token_norm(x: np.ndarray) -> np.ndarray:
+    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm."""
+    return np.linalg.norm(x, axis=-1).mean(axis=-1)
+
+
+BRANCHES = ("attention_branch", "mlp_branch")
+
+
+def branch_norms(ev: Evaluation) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
+    """{name: (L+1,)} mean token norms of the residual stream and of each branch's
+    output (NaN at the input, where no block has run yet), for the reordered run and,
+    suffixed "_original", the original one; and the branches the model does not record."""
+    norms, missing = {}, []
+    for suffix, trace in (("", ev.permuted), ("_original", ev.reference)):
+        norms["residual" + suffix] = mean_token_norm(trace.hidden)            # (L+1,)
+        for key, array in zip(BRANCHES, (trace.attn_out, trace.mlp_out)):
+            if array is None:
+                missing.append(key)
+                continue
+            norms[key + suffix] = np.concatenate([[np.nan], mean_token_norm(array)])
+    return norms, tuple(missing)
+
+
+# -- positions ------------------------------------------------------------------------
+
+
+def built_in_config(trace: Trace) -> dict | None:
+    """The built-in model's configuration (ModelConfig.to_dict()), or None."""
+    if trace.extras.get("model") != "built-in":
+        return None
+    config = trace.extras.get("config")
+    return dict(config) if isinstance(config, dict) else None
+
+
+def pe_kind(trace: Trace) -> str | None:
+    """The positional-encoding kind of the model that made this trace, if known."""
+    config = built_in_config(trace)
+    if config is not None:
+        return config.get("pe")
+    for key in ("pe", "position_encoding", "position_embedding_type"):
+        value = trace.extras.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+@lru_cache(maxsize=16)
+def _relative_profile(kind: str, d_model: int, heads: int, scale: float, seed: int,
+                      max_len: int, causal: bool, reach: int) -> RelativeProfile | None:
+    profile = make_encoding(kind, d_model=d_model, n_heads=heads, scale=scale, seed=seed,
+                            max_len=max_len).profile(reach, causal)
+    if profile is not None:               # shared by every caller: nobody writes to it
+        profile.distances.setflags(write=False)
+        profile.values.setflags(write=False)
+    return profile
+
+
+def relative_profile(config: dict, reach: int) -> RelativeProfile | None:
+    """The built-in encoding's profile against Δ in -reach..reach (see
+    PositionalEncoding.profile); ``config`` is a ModelConfig.to_dict()."""
+    return _relative_profile(config["pe"], config["d_model"], config["heads"],
+                             float(config["pe_scale"]), config["seed"], config["max_len"],
+                             config["mask"] == "causal", int(reach))
+
+
+@dataclass(frozen=True, eq=False)
+class PositionsView:
+    """The positional encoding of a reference run: the additive table and the cosine
+    similarity of its rows (when the model adds one), and the profile against relative
+    distance (for the built-in model, whose encodings posviz can rebuild)."""
+
+    kind: str | None                  # the encoding's kind, when known
+    built_in: bool                    # the built-in model (its configuration is known)
+    position_ids: np.ndarray          # (n,)
+    table: np.ndarray | None          # (n, d) additive encoding, or None
+    extent: float                     # max |table| (1 when zero or absent): levels ±extent
+    similarity: np.ndarray | None     # (n, n) cosine between the rows of table
+    reach: int                        # the profile spans Δ in -reach..reach
+    profile: RelativeProfile | None   # built-in model only; None: no fixed relation
+
+
+def positions_view(trace: Trace) -> PositionsView:
+    """What the encoding figures show of this reference run."""
+    config = built_in_config(trace)
+    kind = pe_kind(trace)
+    table = trace.encodings                                               # (n, d) or None
+    reach = max(trace.n_tokens - 1, 16)
+    profile = relative_profile(config, reach) if config is not None else None
+    extent, similarity = 1.0, None
+    if table is not None:
+        extent = float(np.abs(table).max()) or 1.0
+        similarity = cosine_similarity(table)                             # (n, n)
+    return PositionsView(kind, config is not None, trace.position_ids, table, extent,
+                         similarity, reach, profile)
+
+
+class _PerTrace:
+    """A value computed once per Trace object, for the last few traces (held weakly)."""
+
+    def __init__(self, make, size: int = 4):
+        self._make, self._size = make, size
+        self._items: list[tuple[weakref.ref, object]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, trace: Trace):
+        with self._lock:
+            for ref, value in self._items:
+                if ref() is trace:
+                    return value
+        value = self._make(trace)
+        with self._lock:
+            alive = [(r, v) for r, v in self._items if r() is not None]
+            self._items = alive[-(self._size - 1):] + [(weakref.ref(trace), value)]
+        return value
+
+
+_positions_of = _PerTrace(positions_view)
+
+
+# -- everything at once ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Views:
+    """What every figure shows of one Evaluation, apart from the selected head's maps
+    (``head_maps``, cheap enough to slice on the GUI thread when the selection moves)."""
+
+    mosaic: Mosaic | None                 # in the look asked for; None when none was
+    token_bars: np.ndarray                # (n,) in 0..1: the strip's bars, last layer
+    symmetry: dict[str, np.ndarray]       # metric -> (L+1,) as computed, and noise_floor
+    symmetry_curves: dict[str, np.ndarray]  # metric -> (L+1,) ready for a log axis
+    symmetry_note: str                    # the curves read in a sentence or two
+    branch_norms: dict[str, np.ndarray]   # name -> (L+1,), see branch_norms
+    missing_branches: tuple[str, ...]     # branches the model does not record
+    positions: PositionsView              # shared by the evaluations of one reference run
+
+
+@dataclass(frozen=True, eq=False)
+class Shown:
+    """An Evaluation and its Views: what the plots show."""
+
+    evaluation: Evaluation
+    views: Views
+
+
+def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None) -> Views:
+    """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic).
+    ``should_stop`` as in make_mosaic."""
+    mosaic = make_mosaic(ev, look, should_stop) if look is not None else None
+    c = ev.comparison
+    floor = c.floor
+    symmetry = {metric: c.metric(metric).copy() for metric in METRICS}     # (L+1,) each
+    curves = {metric: clip_for_log(values, floor) for metric, values in symmetry.items()}
+    symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
+    norms, missing = branch_norms(ev)
+    return Views(mosaic=mosaic,
+                 token_bars=change_bars(c.token_change[-1], floor),
+                 symmetry=symmetry, symmetry_curves=curves,
+                 symmetry_note=symmetry_note(c, ev.order),
+                 branch_norms=norms, missing_branches=missing,
+                 positions=_positions_of(ev.reference))
