@@ -287,7 +287,8 @@ def test_only_the_newest_result_is_painted(qtbot, window):
     c = window.controller
     s = c.session
     painted = []
-    c.evaluated.connect(lambda ev, ms: painted.append((ev.order.tolist(), s.order.tolist())))
+    c.evaluated.connect(lambda shown, ms: painted.append(
+        (shown.evaluation.order.tolist(), s.order.tolist())))
     for _ in range(6):
         s.rotate()
     settled(qtbot, window)

@@ -227,7 +227,9 @@ class ModelPanel(QWidget):
             self.set_config(spec.config)
             index = 0
         else:
-            index = self.chooser.findData(("real", spec.source))
+            # (QComboBox.findData does not find a tuple: compare the items' data here)
+            index = next((i for i in range(self.chooser.count())
+                          if self.chooser.itemData(i) == ("real", spec.source)), -1)
             if index < 0:     # an opened folder: listed from now on, above "Open folder…"
                 index = self.chooser.count() - 1
                 self.chooser.insertItem(index, spec.name, ("real", spec.source))
