@@ -545,3 +545,32 @@ def test_the_view_selection_belongs_to_the_session(qtbot, window):
     assert (plots.selection().layer, plots.selection().head) == (3, 2)
     assert window.undo_stack.count() == 0        # a view is not an edit
 
+
+
+def test_the_panel_builds_its_fields_from_the_options(qtbot):
+    from PySide6.QtWidgets import QCheckBox, QComboBox
+
+    from posviz.core.options import OPTIONS
+    from posviz.gui.model_panel import CONFIG_FIELDS, ModelPanel
+
+    running = ModelSpec.builtin(ModelConfig(layers=2, max_len=64))
+    panel = ModelPanel(lambda: running)
+    qtbot.addWidget(panel)
+    for name in CONFIG_FIELDS + ("mode", "offset"):
+        option, widget = OPTIONS[name], panel.field(name)
+        assert widget.toolTip() == option.tip
+        if isinstance(widget, QComboBox):
+            assert [widget.itemData(i) for i in range(widget.count())] == list(option.choices)
+        elif isinstance(widget, QCheckBox):
+            assert widget.text() == option.label
+        else:
+            assert (widget.minimum(), widget.maximum()) == (option.low, option.high)
+    assert panel.config() == running.config         # it shows what runs, max_len too
+    asked = []
+    panel.modelRequested.connect(asked.append)
+    panel.field("layers").setValue(3)
+    assert asked == [ModelSpec.builtin(running.config.replace(layers=3))]
+    panel.field("layers").setValue(2)                # back to what runs: nothing to ask
+    assert len(asked) == 1
+    panel.model_failed("refused")                    # shows the running spec again
+    assert panel.config() == running.config and panel.model_status.text() == "refused"
