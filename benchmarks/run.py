@@ -100,7 +100,7 @@ class Window:
 
         from posviz.gui.import_hook import answer_pyside_hook_cheaply
         answer_pyside_hook_cheaply()          # as posviz.gui.app.main does
-        from posviz.gui.main_window import MainWindow
+        from posviz.gui.window import MainWindow
         from probes import PaintProbe, spin, wait_for
 
         self.app = QApplication.instance() or QApplication(["posviz-bench"])

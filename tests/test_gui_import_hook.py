@@ -21,7 +21,7 @@ def reference(module) -> bool:
         return False
 
 
-@pytest.mark.parametrize("name", ["posviz.gui.main_window", "posviz.gui.collector",
+@pytest.mark.parametrize("name", ["posviz.gui.window", "posviz.gui.collector",
                                   "posviz.core.symmetry", "pyqtgraph.Qt", "numpy",
                                   "json", "PySide6.QtCore", "math"])
 def test_the_same_answer_as_pyside(name):
@@ -39,8 +39,8 @@ def test_the_same_answer_as_pyside(name):
 
 def test_modules_of_qt_are_told_from_the_others():
     import posviz.core.symmetry
-    import posviz.gui.main_window
-    assert mentions_pyside(posviz.gui.main_window, reference)
+    import posviz.gui.window
+    assert mentions_pyside(posviz.gui.window, reference)
     assert not mentions_pyside(posviz.core.symmetry, reference)
 
 

@@ -5,7 +5,7 @@ Numbers shown are checked against the core computed directly for the same order.
 from __future__ import annotations
 
 import os
-import time
+import threading
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -17,10 +17,13 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from posviz.core.backend import BuiltinBackend, TokenSequence  # noqa: E402
 from posviz.core.config import ModelConfig  # noqa: E402
+from posviz.core.document import ModelSpec, Selection  # noqa: E402
 from posviz.core.engine import Engine  # noqa: E402
+from posviz.core.errors import PosvizInputError  # noqa: E402
+from posviz.core.events import OrderChanged, SelectionChanged  # noqa: E402
 from posviz.core.symmetry import METRICS  # noqa: E402
 from posviz.gui.app import make_settings  # noqa: E402
-from posviz.gui.main_window import COMPUTING_AFTER_MS, MainWindow  # noqa: E402
+from posviz.gui.window import COMPUTING_AFTER_MS, MainWindow  # noqa: E402
 
 TIMEOUT = 30_000
 
@@ -51,11 +54,17 @@ def settled(qtbot, w):
     s = w.controller.session
 
     def current():
-        ev = w.controller.last_evaluation
-        assert ev is not None and ev.seq == s.seq and np.array_equal(ev.order, s.order)
+        shown = w.controller.last_shown
+        assert shown is not None
+        ev = shown.evaluation
+        assert ev.seq == s.seq and np.array_equal(ev.order, s.order)
         assert ev.positions == s.positions and w.controller.generation_painted()
     qtbot.waitUntil(current, timeout=TIMEOUT)
-    return w.controller.last_evaluation
+    return w.controller.last_shown.evaluation
+
+
+def builtin(config: ModelConfig) -> ModelSpec:
+    return ModelSpec.builtin(config)
 
 
 def moved(order, src, dst):
@@ -91,7 +100,7 @@ def assert_shows_core_numbers(w, ev):
 
 def test_window_opens_computed_with_the_reverse_order(window):
     s = window.controller.session
-    ev = window.controller.last_evaluation
+    ev = window.controller.last_shown.evaluation
     n = len(s.seq)
     assert n > 3
     np.testing.assert_array_equal(ev.order, np.arange(n)[::-1])
@@ -104,12 +113,17 @@ def test_mouse_drag_reorders_and_the_plots_follow(qtbot, window):
     s, strip = window.controller.session, window.strip
     before = s.order.tolist()
     seen = []
-    window.controller.sessionChanged.connect(lambda what: seen.append(s.order.tolist()))
+    s.subscribe(lambda event: isinstance(event, OrderChanged) and seen.append(event))
     drag(qtbot, strip, 0, 3)
     expected = moved(before, 0, 3)
     assert s.order.tolist() == expected
     assert strip.order == expected
     assert len(seen) >= 2          # the order changed live, slot by slot, during the drag
+    # each step is one move of the dragged chip, and the steps chain up to the drop
+    assert seen[0].before.tolist() == before and seen[-1].after.tolist() == expected
+    assert all(e.src is not None and e.after.tolist() == moved(e.before, e.src, e.dst)
+               for e in seen)
+    assert all(a.after.tolist() == b.before.tolist() for a, b in zip(seen, seen[1:]))
     ev = settled(qtbot, window)
     assert_shows_core_numbers(window, ev)
 
@@ -124,7 +138,8 @@ def test_a_drag_is_one_undo_step(qtbot, window):
     window.undo_action.trigger()
     assert s.order.tolist() == before and window.strip.order == before
     window.redo_action.trigger()
-    assert s.order.tolist() == after
+    assert s.order.tolist() == after and window.strip.order == after
+    assert window.undo_stack.count() == 1
     assert_shows_core_numbers(window, settled(qtbot, window))
 
 
@@ -191,12 +206,12 @@ def test_too_long_text_offers_truncation(qtbot, window):
     config = ModelConfig(pe="learned", max_len=6)
     s = window.controller.session
     with qtbot.waitSignal(window.controller.modelFailed, timeout=TIMEOUT) as failed:
-        window.controller.use_builtin(config)      # the 10 words do not fit: refused
+        window.controller.load(builtin(config))    # the 10 words do not fit: refused
     assert "positions" in failed.args[0] and s.backend.config.max_len != 6
     window.text_edit.setText("a short text")
     window.apply_text()
     with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
-        window.controller.use_builtin(config)
+        window.controller.load(builtin(config))
     window.text_edit.setText("one two three four five six seven eight nine")
     window.apply_text()
     assert window.truncate_button.isVisible() and "positions" in window.text_error.text()
@@ -209,18 +224,36 @@ def test_too_long_text_offers_truncation(qtbot, window):
 
 def test_invalid_config_is_told_at_the_field_and_keeps_the_model(qtbot, window):
     panel, c = window.model_panel, window.controller
-    backend, ev = c.session.backend, c.last_evaluation
+    backend, shown = c.session.backend, c.last_shown
+    asked = []
+    panel.modelRequested.connect(asked.append)
     panel.field("heads").setValue(3)             # 3 heads do not divide width 64
     assert "divide" in panel.error_text("heads")
     assert panel.field("heads").styleSheet()     # outlined
-    qtbot.wait(200)
-    assert c.session.backend is backend and c.last_evaluation is ev
+    assert asked == [] and not c.loading         # nothing was asked for
+    assert c.session.backend is backend and c.last_shown is shown
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
         panel.field("heads").setValue(8)
     assert panel.error_text("heads") == ""
+    assert [spec.config.heads for spec in asked] == [8]
     ev = settled(qtbot, window)
     assert ev.permuted.n_heads == 8 and c.session.backend.config.heads == 8
+    assert c.session.spec == asked[0]
     assert_shows_core_numbers(window, ev)
+
+
+def test_a_refused_config_shows_the_running_one_again(qtbot, window):
+    panel, c = window.model_panel, window.controller
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):   # 6 learned positions, unused
+        c.load(builtin(ModelConfig(max_len=6)))
+    running = c.session.spec
+    assert panel.config() == running.config
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
+        # learned positions now: the 10 words do not fit in 6
+        panel.field("pe").setCurrentIndex(panel.field("pe").findData("learned"))
+    assert "positions" in failed.args[0] and c.session.spec == running
+    assert panel.config() == running.config and panel.field("pe").currentData() == "sinusoidal"
+    assert panel.model_status.text() == failed.args[0] and panel.chooser.currentIndex() == 0
 
 
 def test_positions_travel_with_tokens_from_the_panel(qtbot, window):
@@ -236,7 +269,7 @@ def test_positions_travel_with_tokens_from_the_panel(qtbot, window):
 
 def test_pinned_chips_do_not_move(qtbot, window):
     c = window.controller
-    c.session.set_backend(PinnedBackend())
+    c.session.set_model(ModelSpec.pretrained("pinned"), PinnedBackend())
     strip = window.strip
     n = len(strip.order)
     assert strip.pinned[0] and strip.pinned[-1]
@@ -254,7 +287,8 @@ def test_only_the_newest_result_is_painted(qtbot, window):
     c = window.controller
     s = c.session
     painted = []
-    c.evaluated.connect(lambda ev, ms: painted.append((ev.order.tolist(), s.order.tolist())))
+    c.evaluated.connect(lambda shown, ms: painted.append(
+        (shown.evaluation.order.tolist(), s.order.tolist())))
     for _ in range(6):
         s.rotate()
     settled(qtbot, window)
@@ -265,7 +299,7 @@ def test_a_bad_model_folder_is_told_and_changes_nothing(qtbot, window, tmp_path)
     c = window.controller
     backend = c.session.backend
     with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
-        c.load_model(str(tmp_path / "no-such-model"))
+        c.load(ModelSpec.pretrained(str(tmp_path / "no-such-model")))
     assert failed.args[0] and "\n" not in failed.args[0]
     assert c.session.backend is backend
     assert window.model_panel.model_status.text() == failed.args[0]
@@ -296,17 +330,18 @@ def test_settings_are_remembered(qtbot, window, private_settings):
 
 
 class SlowModel:
-    """Stands in for hf.load_backend: takes a while, then returns a model with pinned
-    special tokens, so loading, cancelling and pinned chips are tested in milliseconds."""
+    """Stands in for hf.load_backend: waits until the test lets it finish, then returns
+    a model with pinned special tokens, so loading, cancelling and pinned chips are
+    tested in milliseconds. The source "broken" fails at once."""
 
-    def __init__(self, delay: float = 0.3):
-        import threading
-        self.delay, self.done = delay, threading.Event()
+    def __init__(self):
+        self.release, self.done = threading.Event(), threading.Event()
 
     def __call__(self, spec, progress=None):
-        import time
+        if spec == "broken":
+            raise PosvizInputError("no model named broken")
         progress and progress("loading weights")
-        time.sleep(self.delay)
+        self.release.wait(TIMEOUT / 1000)
         self.done.set()
         return PinnedBackend()
 
@@ -316,15 +351,19 @@ def slow_model(monkeypatch):
     from posviz.core import hf
     model = SlowModel()
     monkeypatch.setattr(hf, "load_backend", model)
-    return model
+    yield model
+    model.release.set()           # never leave the loader waiting
 
 
 def test_loading_a_real_model_shows_pinned_chips_and_locks_the_builtin_fields(
         qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller
-    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
-        c.load_model("fake", "A fake model")
-        assert panel.busy.isVisible() and panel.cancel.isVisible()
+    c.load(ModelSpec.pretrained("fake", "A fake model"))
+    qtbot.waitUntil(lambda: panel.busy.isVisible() and panel.cancel.isVisible(),
+                    timeout=TIMEOUT)
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT) as loaded:
+        slow_model.release.set()
+    assert loaded.args[0] == c.session.spec == ModelSpec.pretrained("fake", "A fake model")
     assert isinstance(c.session.backend, PinnedBackend)
     assert not panel.builtin_box.isEnabled() and not panel.busy.isVisible()
     assert window.strip.pinned[0] and window.strip.pinned[-1]
@@ -340,13 +379,19 @@ def test_loading_a_real_model_shows_pinned_chips_and_locks_the_builtin_fields(
 
 def test_cancelling_a_load_keeps_the_current_model(qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller
-    backend, ev = c.session.backend, c.last_evaluation
-    c.load_model("fake", "A fake model")
+    backend, spec, shown = c.session.backend, c.session.spec, c.last_shown
+    c.load(ModelSpec.pretrained("fake", "A fake model"))
+    qtbot.waitUntil(panel.cancel.isVisible, timeout=TIMEOUT)
     panel.cancel.click()
-    assert not panel.busy.isVisible()
-    assert slow_model.done.wait(10)
-    qtbot.wait(300)                               # the result arrives and is discarded
-    assert c.session.backend is backend and c.last_evaluation is ev
+    assert not panel.busy.isVisible() and panel.chooser.currentIndex() == 0
+    slow_model.release.set()
+    assert slow_model.done.wait(TIMEOUT / 1000)
+    # a load that fails at once comes back after the cancelled one: by then that one's
+    # result has arrived, and been discarded
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT):
+        c.load(ModelSpec.pretrained("broken"))
+    assert c.session.backend is backend and c.session.spec == spec
+    assert c.last_shown is shown
     assert panel.builtin_box.isEnabled() and not panel.builtin_box.isHidden()
     assert panel.model_facts.isHidden()
     assert window.strip.tokens == list(c.session.tokens)
@@ -365,6 +410,7 @@ def test_the_bundled_minilm_from_the_chooser(qtbot, window):
         panel.chooser.setCurrentIndex(index)
         panel.chooser.activated.emit(index)
     s = c.session
+    assert s.spec.source == "minilm" and panel.chooser.currentIndex() == index
     assert s.tokens[0] == "[CLS]" and s.tokens[-1] == "[SEP]"
     window.reverse_action.trigger()
     assert s.order[0] == 0 and s.order[-1] == len(s.seq) - 1
@@ -406,7 +452,7 @@ def test_ctrl_z_in_the_text_field_undoes_the_text_edit(qtbot, window):
 def test_export_dialog_choices_reach_the_panel(qtbot, window, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QDialog
 
-    from posviz.gui.main_window import ExportDialog
+    from posviz.gui.export_dialog import ExportDialog
 
     def choose(dialog):
         dialog.folder_edit.setText(str(tmp_path / "out"))
@@ -426,7 +472,7 @@ def test_export_dialog_choices_reach_the_panel(qtbot, window, tmp_path, monkeypa
 def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
     c, panel = window.controller, window.model_panel
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
-        c.use_builtin(ModelConfig(pe="learned", max_len=12))
+        c.load(builtin(ModelConfig(pe="learned", max_len=12)))
     panel.field("offset").setValue(5)             # 10 tokens from 5 need 15 positions
     assert "positions" in panel.error_text("offset")
     assert c.session.positions.offset == 0
@@ -438,19 +484,21 @@ def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
 
 
 def test_chips_show_how_much_each_token_changed(qtbot, window):
-    from posviz.gui.main_window import change_bars
+    from posviz.core.views import change_bars
 
-    ev = window.controller.last_evaluation
+    shown = window.controller.last_shown
+    ev = shown.evaluation
     c = ev.comparison
     bars = window.strip.change()
     assert bars == pytest.approx(change_bars(c.token_change[-1], c.floor))
+    assert bars == pytest.approx(list(shown.views.token_bars))
     # no positions: every token's output is the same after any reorder, so no bars
     with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
         window.model_panel.field("pe").setCurrentIndex(
             window.model_panel.field("pe").findData("none"))
     settled(qtbot, window)
     assert max(window.strip.change()) == 0.0
-    assert change_bars([c.floor / 10, 1.0, np.nan], c.floor) == [0.0, 1.0, 0.0]
+    assert list(change_bars([c.floor / 10, 1.0, np.nan], c.floor)) == [0.0, 1.0, 0.0]
 
 
 def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, window,
@@ -459,21 +507,70 @@ def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, wind
     window.state_label.setText = lambda text, set_text=window.state_label.setText: (
         said.append(text), set_text(text))
     assert window._computing.interval() == COMPUTING_AFTER_MS
-    window._computing.setInterval(10_000)       # any evaluation here is quicker than that
+    window._computing.setInterval(24 * 3600_000)   # no evaluation takes a day
     with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
         window.controller.session.rotate()
     assert not window._computing.isActive()     # stopped: it will not say it later either
     assert said and "computing…" not in said and "computed in" in said[-1]
 
-    evaluate = Engine.evaluate
+    # an evaluation that cannot end before the status says "computing…"
+    evaluate, release = Engine.evaluate, threading.Event()
 
     def slow(self, *args, **kwargs):
-        time.sleep(0.5)
+        release.wait(TIMEOUT / 1000)
         return evaluate(self, *args, **kwargs)
 
     monkeypatch.setattr(Engine, "evaluate", slow)
     window._computing.setInterval(50)
     said.clear()
-    with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+    try:
         window.controller.session.rotate()
+        qtbot.waitUntil(lambda: "computing…" in said, timeout=TIMEOUT)
+        with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+            release.set()
+    finally:
+        release.set()
     assert said[0] == "computing…" and "computed in" in said[-1]
+
+
+def test_the_view_selection_belongs_to_the_session(qtbot, window):
+    s, plots = window.controller.session, window.plots
+    seen = []
+    s.subscribe(lambda event: isinstance(event, SelectionChanged) and seen.append(event))
+    chosen = s.selection.replace(layer=2, head=1)
+    plots.selectionEdited.emit(chosen)           # as the plots say when the user picks
+    assert s.selection == chosen and [e.selection for e in seen] == [chosen]
+    assert plots.selection().layer == 2 and plots.selection().head == 1
+    s.select(Selection(layer=3, head=2))         # and the plots follow the session
+    assert (plots.selection().layer, plots.selection().head) == (3, 2)
+    assert window.undo_stack.count() == 0        # a view is not an edit
+
+
+
+def test_the_panel_builds_its_fields_from_the_options(qtbot):
+    from PySide6.QtWidgets import QCheckBox, QComboBox
+
+    from posviz.core.options import OPTIONS
+    from posviz.gui.model_panel import CONFIG_FIELDS, ModelPanel
+
+    running = ModelSpec.builtin(ModelConfig(layers=2, max_len=64))
+    panel = ModelPanel(lambda: running)
+    qtbot.addWidget(panel)
+    for name in CONFIG_FIELDS + ("mode", "offset"):
+        option, widget = OPTIONS[name], panel.field(name)
+        assert widget.toolTip() == option.tip
+        if isinstance(widget, QComboBox):
+            assert [widget.itemData(i) for i in range(widget.count())] == list(option.choices)
+        elif isinstance(widget, QCheckBox):
+            assert widget.text() == option.label
+        else:
+            assert (widget.minimum(), widget.maximum()) == (option.low, option.high)
+    assert panel.config() == running.config         # it shows what runs, max_len too
+    asked = []
+    panel.modelRequested.connect(asked.append)
+    panel.field("layers").setValue(3)
+    assert asked == [ModelSpec.builtin(running.config.replace(layers=3))]
+    panel.field("layers").setValue(2)                # back to what runs: nothing to ask
+    assert len(asked) == 1
+    panel.model_failed("refused")                    # shows the running spec again
+    assert panel.config() == running.config and panel.model_status.text() == "refused"

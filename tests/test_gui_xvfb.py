@@ -25,15 +25,17 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv)
 from posviz.gui.app import make_settings
-from posviz.gui.main_window import MainWindow
+from posviz.core.events import OrderChanged
+from posviz.gui.window import MainWindow
 w = MainWindow(make_settings())
 w.move(0, 0)
 w.resize(1200, 800)
 w.show()
 def say(**data):
     print(json.dumps(data), flush=True)
-def first(ev, ms):
+def first(shown, ms):
     w.controller.evaluated.disconnect(first)
+    ev = shown.evaluation
     strip = w.strip
     centres = []
     for slot in range(len(strip.order)):
@@ -41,8 +43,10 @@ def first(ev, ms):
         centres.append([p.x(), p.y()])
     say(event="ready", order=[int(i) for i in ev.order], centres=centres)
 w.controller.evaluated.connect(first)
-w.controller.sessionChanged.connect(
-    lambda what: say(event="order", order=[int(i) for i in w.controller.session.order]))
+def ready():
+    w.session.subscribe(lambda event: isinstance(event, OrderChanged) and
+                        say(event="order", order=[int(i) for i in event.after]))
+w.controller.ready.connect(ready)
 w.strip.dragFinished.connect(lambda before: say(event="dropped", undo=w.undo_stack.count()))
 QTimer.singleShot(30, w.start)
 QTimer.singleShot(90_000, app.quit)

@@ -140,7 +140,7 @@ def test_profile_axis_spans_only_visible_keys_when_causal(panel):
 
 def test_default_window_size_fits_a_small_screen():
     from PySide6.QtCore import QRect
-    from posviz.gui.main_window import default_size
+    from posviz.gui.window import default_size
 
     assert default_size(None).toTuple() == (1440, 900)
     small = default_size(QRect(0, 0, 1280, 800))

@@ -6,9 +6,12 @@ import pytest
 
 from posviz.core.backend import BuiltinBackend, TokenSequence
 from posviz.core.config import ModelConfig, Positions
+from posviz.core.document import ModelSpec, Selection
 from posviz.core.errors import PosvizInputError
 from posviz.core.engine import Engine, position_ids, truncate_sequence
-from posviz.core.session import Session
+from posviz.core.events import (ModelChanged, OrderChanged, PositionsChanged,
+                                SelectionChanged, TextChanged)
+from posviz.core.session import Session, movable_slots
 
 
 class PinnedBackend(BuiltinBackend):
@@ -44,9 +47,58 @@ def test_edits_change_the_order_and_notify():
     assert session.current_tokens == ["d", "b", "a", "c"]
     session.reset()
     assert session.order.tolist() == [0, 1, 2, 3]
-    assert seen == ["order"] * 5
+    assert [type(e) for e in seen] == [OrderChanged] * 5
     session.reset()                                 # no change, no notification
     assert len(seen) == 5
+    first, last = seen[0], seen[-1]
+    assert first.before.tolist() == [0, 1, 2, 3] and first.after.tolist() == [1, 2, 0, 3]
+    assert (first.src, first.dst) == (0, 2)         # a single move names its slots
+    assert (seen[1].src, seen[1].dst) == (None, None)
+    assert last.after.tolist() == [0, 1, 2, 3]
+
+
+def test_events_carry_what_changed_and_a_value_held_already_tells_nothing():
+    session = Session(text="a b c")
+    seen = []
+    session.subscribe(seen.append)
+    session.set_text("a b c")
+    session.set_positions(Positions())
+    session.select(Selection())
+    session.set_order([0, 1, 2])
+    session.set_model(session.spec, session.backend)
+    assert seen == []
+    session.reverse()
+    session.set_text("a b c")                        # the same text keeps the order too
+    assert session.order.tolist() == [2, 1, 0] and len(seen) == 1
+    session.set_text("x y")
+    session.set_positions(Positions("token", 2))
+    session.select(Selection(layer=3, head=1))
+    spec = ModelSpec.builtin(ModelConfig(pe="rope"))
+    session.set_model(spec, BuiltinBackend(spec.config))
+    assert [type(e) for e in seen] == [OrderChanged, TextChanged, PositionsChanged,
+                                       SelectionChanged, ModelChanged]
+    assert seen[1].text == "x y" and seen[2].positions == Positions("token", 2)
+    assert seen[3].selection == session.selection == Selection(layer=3, head=1)
+    assert seen[4].spec == session.spec == spec
+
+
+def test_the_spec_defaults_to_the_builtin_backends_config():
+    config = ModelConfig(layers=2)
+    session = Session(BuiltinBackend(config), text="a b")
+    assert session.spec == ModelSpec.builtin(config) and session.spec.is_builtin
+    named = Session(PinnedBackend(), text="a", spec=ModelSpec.pretrained("bert", "BERT"))
+    assert named.spec.name == "BERT"
+
+
+def test_a_refused_model_changes_nothing():
+    session = Session(text="a b c d e f g h")
+    seen = []
+    session.subscribe(seen.append)
+    spec = ModelSpec.builtin(ModelConfig(pe="learned", max_len=4))
+    old = session.spec, session.backend
+    with pytest.raises(PosvizInputError, match="positions"):
+        session.set_model(spec, BuiltinBackend(spec.config))
+    assert (session.spec, session.backend) == old and seen == []
 
 
 def test_shuffle_is_a_permutation():
@@ -79,7 +131,8 @@ def test_pinned_tokens_keep_their_slots():
         assert session.current_tokens[0] == "[CLS]" and session.current_tokens[-1] == "[SEP]"
     with pytest.raises(PosvizInputError, match="special tokens"):
         session.move(0, 2)
-    assert session.is_pinned(0) and not session.is_pinned(1)
+    assert session.movable_slots().tolist() == [False, True, True, True, False]
+    assert movable_slots((True, False)).tolist() == [False, True]
 
 
 def test_the_reference_run_is_cached():
@@ -120,9 +173,10 @@ def test_truncate_without_pinned_end():
 def test_switching_model_keeps_the_order_when_tokens_agree():
     session = Session(text="a b c")
     session.reverse()
-    session.set_backend(BuiltinBackend(ModelConfig(pe="alibi")))
+    session.set_model(ModelSpec.builtin(ModelConfig(pe="alibi")),
+                      BuiltinBackend(ModelConfig(pe="alibi")))
     assert session.current_tokens == ["c", "b", "a"]
-    session.set_backend(PinnedBackend())
+    session.set_model(ModelSpec.pretrained("pinned"), PinnedBackend())
     assert session.order.tolist() == list(range(5))
 
 

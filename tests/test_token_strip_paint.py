@@ -22,7 +22,7 @@ def strip(qtbot):
     widget.show()
     qtbot.waitExposed(widget)
     tokens = WORDS * 2
-    widget.set_tokens(tokens, [False] * len(tokens), range(len(tokens)))
+    widget.set_tokens(tokens, [False] * len(tokens), range(len(tokens)), [True] * len(tokens))
     return widget
 
 
@@ -73,3 +73,18 @@ def test_a_small_move_slides_and_a_shuffle_jumps(strip, qtbot):
     assert not strip._animation.isActive()
     assert all(strip._shown[i] == strip.chip_rect(s).topLeft()
                for s, i in enumerate(strip.order))
+
+
+def test_the_strip_moves_only_the_slots_it_is_told_are_movable(qtbot):
+    widget = TokenStrip()
+    qtbot.addWidget(widget)
+    widget.resize(700, 200)
+    widget.show()
+    widget.set_tokens(["[CLS]", "a", "b", "[SEP]"], [True, False, False, True], range(4),
+                      [False, True, True, False])
+    widget.select_slots([1])
+    assert widget.movable_step(-1) is None and widget.movable_step(1) == (1, 2)
+    widget.select_slots([2])
+    assert widget.movable_step(1) is None and widget.movable_step(-1) == (2, 1)
+    widget.select_slots([0])
+    assert widget.movable_step(1) is None

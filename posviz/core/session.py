@@ -1,8 +1,12 @@
-"""The session: one source of truth for tokens, order, model and positions.
+"""The session: the whole document, and the one source of truth for it.
 
-Widgets observe a Session and change it only through its methods (a drop is one
-``move(src, dst)``); undo commands call the same methods. Computing is separate
-(``engine.Engine``). The Session never imports Qt.
+It holds the text and its tokens, their current order, the position options, which model
+runs (its spec and backend) and what the user looks at (the view selection). Widgets
+observe a Session and change it only through its methods (a drop is one
+``move(src, dst)``); undo commands call the same methods. Every change tells the
+listeners one typed event (``events.py``); a change to the value already held changes
+nothing and tells nothing, so calling a setter again is always safe. Computing is
+separate (``engine.Engine``). The Session never imports Qt.
 """
 from __future__ import annotations
 
@@ -12,39 +16,59 @@ import numpy as np
 
 from .backend import Backend, BuiltinBackend
 from .config import Positions
+from .document import ModelSpec, Selection
 from .engine import check_length, truncate_sequence
 from .errors import PosvizInputError
+from .events import (Event, ModelChanged, OrderChanged, PositionsChanged, SelectionChanged,
+                     TextChanged)
 from .symmetry import check_permutation
 
-__all__ = ["DEFAULT_TEXT", "Session"]
+__all__ = ["DEFAULT_TEXT", "Session", "movable_slots"]
 
 DEFAULT_TEXT = "the cat sat on the mat because it was warm"
 
 
-class Session:
-    """Tokens, their current order, the backend and the position options.
+def movable_slots(pinned) -> np.ndarray:
+    """(n,) bool per slot: may a reorder change what this slot holds?
 
-    Every change goes through a method here, and each method notifies the listeners
-    (``on_change(what)``, with what in {"text", "order", "model", "positions"}).
-    Pinned tokens (a model's special tokens) keep their slots under every reorder.
+    The one statement of the pinned-token rule: special tokens (a model's [CLS], [SEP],
+    BOS) keep their slots under every reorder, so slot j is fixed exactly when token j is
+    pinned, and the other tokens move only among the other slots."""
+    return ~np.asarray(pinned, dtype=bool)
+
+
+def spec_of(backend: Backend) -> ModelSpec:
+    """The spec a backend was built from, as far as the backend itself tells."""
+    if isinstance(backend, BuiltinBackend):
+        return ModelSpec.builtin(backend.config)
+    return ModelSpec.pretrained(backend.name)
+
+
+class Session:
+    """Text, tokens, their order, position options, model and view selection.
+
+    Every change goes through a method here, and each method tells the listeners one
+    event (``listener(event)``). Pinned tokens keep their slots (``movable_slots``).
     """
 
     def __init__(self, backend: Backend | None = None, text: str = DEFAULT_TEXT,
-                 positions: Positions = Positions()):
+                 positions: Positions = Positions(), spec: ModelSpec | None = None):
         self.backend = backend or BuiltinBackend()
+        self.spec = spec or spec_of(self.backend)
         self.positions = positions.validate()
         self.text = text
         self.seq = self.backend.tokenize(text)
-        self.order = np.arange(len(self.seq))
-        self._listeners: list[Callable[[str], None]] = []
+        self.order = np.arange(len(self.seq))          # (n,) original index per slot
+        self.selection = Selection()
+        self._listeners: list[Callable[[Event], None]] = []
 
     # -- observation ------------------------------------------------------------------
-    def subscribe(self, listener: Callable[[str], None]) -> None:
+    def subscribe(self, listener: Callable[[Event], None]) -> None:
         self._listeners.append(listener)
 
-    def _changed(self, what: str) -> None:
+    def _tell(self, event: Event) -> None:
         for listener in list(self._listeners):
-            listener(what)
+            listener(event)
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -55,54 +79,76 @@ class Session:
         """Tokens in the order currently shown."""
         return [self.seq.tokens[i] for i in self.order]
 
-    def is_pinned(self, slot: int) -> bool:
-        return bool(self.seq.pinned[self.order[slot]])
-
-    # -- edits ------------------------------------------------------------------------
-    def set_text(self, text: str, truncate: bool = False) -> None:
-        """New text: new tokens in their original order. Bad text changes nothing.
-
-        A text longer than the model's positions raises PosvizInputError, or with
-        ``truncate`` is cut to fit (a final pinned token such as [SEP] is kept).
-        """
-        seq = self.backend.tokenize(text)
-        if truncate:
-            seq = truncate_sequence(seq, self.room())
-        check_length(self.backend, len(seq), self.positions)
-        self.text, self.seq = text, seq
-        self.order = np.arange(len(seq))
-        self._changed("text")
-
-    def set_backend(self, backend: Backend) -> None:
-        """Switch model; the text is re-tokenized and the order reset if tokens differ."""
-        seq = backend.tokenize(self.text)
-        check_length(backend, len(seq), self.positions)
-        keep_order = seq.tokens == self.seq.tokens and seq.pinned == self.seq.pinned
-        self.backend, self.seq = backend, seq
-        if not keep_order:
-            self.order = np.arange(len(seq))
-        self._changed("model")
+    def movable_slots(self) -> np.ndarray:
+        """(n,) bool: the slots a reorder may change (see ``movable_slots``)."""
+        return movable_slots(self.seq.pinned)
 
     def room(self) -> int | None:
         """How many tokens fit at the current offset, or None if unbounded."""
         limit = self.backend.max_positions
         return None if limit is None else max(limit - self.positions.offset, 0)
 
+    # -- text, model, positions, view -------------------------------------------------
+    def set_text(self, text: str, truncate: bool = False) -> None:
+        """New text: new tokens in their original order. Bad text changes nothing.
+
+        A text longer than the model's positions raises PosvizInputError, or with
+        ``truncate`` is cut to fit (a final pinned token such as [SEP] is kept). The text
+        already held (tokenized the same) changes nothing, not even the order.
+        """
+        seq = self.backend.tokenize(text)
+        if truncate:
+            seq = truncate_sequence(seq, self.room())
+        if text == self.text and seq == self.seq:
+            return
+        check_length(self.backend, len(seq), self.positions)
+        self.text, self.seq = text, seq
+        self.order = np.arange(len(seq))
+        self._tell(TextChanged(text))
+
+    def set_model(self, spec: ModelSpec, backend: Backend) -> None:
+        """Another model runs; the text is re-tokenized, the order reset if tokens differ.
+
+        A text too long for the new model raises PosvizInputError and changes nothing."""
+        if spec == self.spec and backend is self.backend:
+            return
+        seq = backend.tokenize(self.text)
+        check_length(backend, len(seq), self.positions)
+        keep_order = seq.tokens == self.seq.tokens and seq.pinned == self.seq.pinned
+        self.spec, self.backend, self.seq = spec, backend, seq
+        if not keep_order:
+            self.order = np.arange(len(seq))
+        self._tell(ModelChanged(spec))
+
     def set_positions(self, positions: Positions) -> None:
         positions.validate()
+        if positions == self.positions:
+            return
         check_length(self.backend, len(self.seq), positions)
         self.positions = positions
-        self._changed("positions")
+        self._tell(PositionsChanged(positions))
 
+    def select(self, selection: Selection) -> None:
+        """What the plots show (layer, head, mosaic, range, tab): nothing to compute."""
+        if selection == self.selection:
+            return
+        self.selection = selection
+        self._tell(SelectionChanged(selection))
+
+    # -- order ------------------------------------------------------------------------
     def set_order(self, order) -> None:
         """Show tokens[order]; pinned tokens must stay in their slots."""
+        self._reorder(order)
+
+    def _reorder(self, order, src: int | None = None, dst: int | None = None) -> None:
         order = check_permutation(order, len(self.seq))
-        pinned = np.flatnonzero(np.asarray(self.seq.pinned, dtype=bool))
-        if pinned.size and not np.array_equal(order[pinned], pinned):
+        fixed = np.flatnonzero(~self.movable_slots())
+        if fixed.size and not np.array_equal(order[fixed], fixed):
             raise PosvizInputError("special tokens keep their places; only the others move")
-        if not np.array_equal(order, self.order):
-            self.order = order
-            self._changed("order")
+        if np.array_equal(order, self.order):
+            return
+        before, self.order = self.order, order
+        self._tell(OrderChanged(before.copy(), order.copy(), src, dst))
 
     def move(self, src: int, dst: int) -> None:
         """Take the token at slot src out and insert it at slot dst."""
@@ -111,7 +157,7 @@ class Session:
             raise PosvizInputError(f"slots must lie in 0..{n - 1}")
         order = list(self.order)
         order.insert(dst, order.pop(src))
-        self.set_order(order)
+        self._reorder(order, src, dst)
 
     def swap(self, i: int, j: int) -> None:
         order = self.order.copy()
@@ -120,7 +166,7 @@ class Session:
 
     def _permute_movable(self, rearrange: Callable[[np.ndarray], np.ndarray]) -> None:
         """Rearrange only the tokens in movable slots, leaving pinned ones in place."""
-        slots = np.flatnonzero(~np.asarray(self.seq.pinned, dtype=bool)[self.order])
+        slots = np.flatnonzero(self.movable_slots())
         order = self.order.copy()
         order[slots] = rearrange(order[slots])
         self.set_order(order)

@@ -42,9 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     from .import_hook import answer_pyside_hook_cheaply
     answer_pyside_hook_cheaply()     # before torch, pyqtgraph and the window's imports
     from .. import __version__
-    from .main_window import MainWindow
+    from .collector import collect_in_gui_thread
+    from .window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
+    collect_in_gui_thread()          # never free Qt objects on the compute worker
     app.setOrganizationName("posviz")
     app.setApplicationName("posviz")
     app.setApplicationVersion(__version__)

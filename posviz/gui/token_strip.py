@@ -5,7 +5,8 @@ chip is dragged, each time the pointer passes the middle of a neighbouring chip 
 emits ``moveRequested(src, dst)``; the window turns that into ``session.move(src, dst)``
 and hands the new order back through ``set_order``, so the plots follow the drag live
 and the other chips slide aside. On release ``dragFinished(before_order)`` lets the
-window record the whole drag as one undo step.
+window record the whole drag as one undo step. Which slots may change at all is the
+session's rule (``Session.movable_slots``), handed in with the tokens.
 
 Press / move / release are handled here (no QDrag), so a drag can be driven by
 QTest offscreen and can preview live.
@@ -63,7 +64,8 @@ class TokenStrip(QWidget):
         self._badge_font = QFont(self.font())
         self._badge_font.setPointSizeF(self.font().pointSizeF() * 0.75)
         self.tokens: list[str] = []
-        self.pinned: list[bool] = []
+        self.pinned: list[bool] = []         # per original index: drawn as special
+        self.movable: list[bool] = []        # per slot: may a reorder change it
         self.order: list[int] = []           # order[slot] = original index
         self.selected: list[int] = []        # original indices, in click order
         self._sizes: list[QSize] = []        # per original index
@@ -79,9 +81,13 @@ class TokenStrip(QWidget):
         self._pixmaps: dict[tuple, QPixmap] = {}    # chip look -> its picture
 
     # -- content ----------------------------------------------------------------------
-    def set_tokens(self, tokens, pinned, order) -> None:
-        """New tokens (a new text or model): forget selection and any drag."""
+    def set_tokens(self, tokens, pinned, order, movable) -> None:
+        """New tokens (a new text or model): forget selection and any drag.
+
+        ``movable`` (n,) bool per slot comes from the session: the slots a drag or a
+        key move may change (a special token's slot is not one of them)."""
         self.tokens, self.pinned = list(tokens), [bool(p) for p in pinned]
+        self.movable = [bool(m) for m in movable]
         self.order = [int(i) for i in order]
         self.selected = []
         self._change = None
@@ -214,10 +220,10 @@ class TokenStrip(QWidget):
         """Where the dragged chip belongs: past the middle of a neighbour, it moves."""
         key = self._reading_key(point)
         target = slot
-        while (target + 1 < len(self.order) and not self.pinned[self.order[target + 1]]
+        while (target + 1 < len(self.order) and self.movable[target + 1]
                and key > self._reading_key(self._rects[target + 1].center())):
             target += 1
-        while (target - 1 >= 0 and not self.pinned[self.order[target - 1]]
+        while (target - 1 >= 0 and self.movable[target - 1]
                and key < self._reading_key(self._rects[target - 1].center())):
             target -= 1
         return target
@@ -243,7 +249,7 @@ class TokenStrip(QWidget):
             self.selected = [index]
         self.update()
         self.selectionChanged.emit()
-        if not self.pinned[index]:
+        if self.movable[slot]:
             self._press = (point, index, point - self._rects[slot].topLeft())
 
     def mouseMoveEvent(self, event) -> None:
@@ -328,10 +334,9 @@ class TokenStrip(QWidget):
         """(src, dst) to move the selected chip one slot left (-1) or right (+1), if it can."""
         if len(self.selected) != 1:
             return None
-        index = self.selected[0]
-        src = self.slot_of(index)
+        src = self.slot_of(self.selected[0])
         dst = src + step
-        if self.pinned[index] or not 0 <= dst < len(self.order) or self.pinned[self.order[dst]]:
+        if not 0 <= dst < len(self.order) or not (self.movable[src] and self.movable[dst]):
             return None
         return src, dst
 

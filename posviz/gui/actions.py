@@ -1,0 +1,138 @@
+"""The window's actions, menus, toolbar and shortcuts.
+
+Each action only calls a method of the window (``reorder``, ``swap_selected``,
+``move_selected``, ``export_figures``, ...); what it does to the document is there.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtWidgets import QMessageBox
+
+RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+
+
+def icon(name: str) -> QIcon:
+    path = RESOURCES / "icons" / f"{name}.svg"
+    return QIcon(str(path)) if path.exists() else QIcon()
+
+
+def example_sentences() -> list[str]:
+    path = RESOURCES / "sentences.txt"
+    if not path.exists():
+        return []
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def _action(window, text: str, slot, shortcut=None, tip: str = "", name: str = "") -> QAction:
+    action = QAction(icon(name) if name else QIcon(), text, window)
+    if shortcut:
+        action.setShortcuts(shortcut if isinstance(shortcut, list) else [shortcut])
+        tip = f"{tip} ({QKeySequence(action.shortcut()).toString(QKeySequence.NativeText)})"
+    action.setToolTip(tip or text)
+    action.setStatusTip(tip or text)
+    action.triggered.connect(slot)
+    return action
+
+
+def build_actions(w) -> None:
+    """Give window ``w`` its actions (as attributes), menus and toolbar."""
+    w.undo_action = w.undo_stack.createUndoAction(w, "&Undo")
+    w.undo_action.setShortcut(QKeySequence.Undo)
+    w.undo_action.setIcon(icon("undo"))
+    w.redo_action = w.undo_stack.createRedoAction(w, "&Redo")
+    w.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+    w.redo_action.setIcon(icon("redo"))
+
+    def a(*args, **kwargs) -> QAction:
+        return _action(w, *args, **kwargs)
+    w.shuffle_action = a("Shuffle", lambda: w.reorder("Shuffle", "shuffle"),
+                         QKeySequence("Ctrl+R"), "Put the movable tokens in a random order",
+                         "shuffle")
+    w.reverse_action = a("Reverse", lambda: w.reorder("Reverse", "reverse"),
+                         QKeySequence("Ctrl+Shift+R"), "Reverse the order of the movable "
+                         "tokens", "reverse")
+    w.rotate_action = a("Rotate", lambda: w.reorder("Rotate", "rotate"),
+                        QKeySequence("Ctrl+T"), "Move the last movable token to the front, "
+                        "shifting the others right by one", "rotate")
+    w.swap_action = a("Swap", w.swap_selected, QKeySequence("Ctrl+Shift+X"),
+                      "Swap the two selected chips (Ctrl+click to select a second)", "swap")
+    w.reset_action = a("Original order", lambda: w.reorder("Reset", "reset"),
+                       QKeySequence("Ctrl+0"), "Put every token back in its original place",
+                       "reset")
+    w.left_action = a("Move chip left", lambda: w.move_selected(-1),
+                      QKeySequence("Alt+Left"), "Move the selected chip one slot left")
+    w.right_action = a("Move chip right", lambda: w.move_selected(1),
+                       QKeySequence("Alt+Right"), "Move the selected chip one slot right")
+    w.export_action = a("&Export figures…", w.export_figures, QKeySequence("Ctrl+E"),
+                        "Save every plot as PNG/SVG images (and CSV numbers)", "export")
+    quit_action = a("&Quit", w.close, QKeySequence.Quit, "Quit posviz")
+    quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+    w.reorder_actions = [w.shuffle_action, w.reverse_action, w.rotate_action,
+                         w.swap_action, w.reset_action]
+
+    menu = w.menuBar().addMenu("&File")
+    menu.addAction(w.export_action)
+    menu.addSeparator()
+    menu.addAction(quit_action)
+    menu = w.menuBar().addMenu("&Edit")
+    menu.addActions([w.undo_action, w.redo_action])
+    menu.addSeparator()
+    menu.addActions(w.reorder_actions)
+    menu.addSeparator()
+    menu.addActions([w.left_action, w.right_action])
+    w.examples_menu = w.menuBar().addMenu("E&xamples")
+    for sentence in example_sentences():
+        w.examples_menu.addAction(sentence, lambda s=sentence: w.use_example(s))
+    w.view_menu = w.menuBar().addMenu("&View")
+    w.view_menu.addAction(w.model_dock.toggleViewAction())
+    menu = w.menuBar().addMenu("&Help")
+    menu.addAction(a("&About posviz", w.about, tip="Version and what posviz shows"))
+
+    bar = w.addToolBar("Order")
+    bar.setObjectName("order_toolbar")
+    bar.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+    bar.setMovable(False)
+    bar.addActions(w.reorder_actions)
+    bar.addSeparator()
+    bar.addActions([w.undo_action, w.redo_action, w.export_action])
+    for action in (w.undo_action, w.redo_action):
+        # the undo text names the step ("Undo Drag “cat”"): keep it to menus and tips
+        bar.widgetForAction(action).setToolButtonStyle(Qt.ToolButtonIconOnly)
+    for action in w.reorder_actions + [w.left_action, w.right_action, w.export_action]:
+        w.addAction(action)
+        action.setEnabled(False)
+
+
+def show_about(parent) -> None:
+    from .. import __version__
+    QMessageBox.about(parent, "About posviz",
+                      f"<h3>posviz {__version__}</h3><p>See how positional encodings "
+                      "break the permutation symmetry of self-attention, layer by "
+                      "layer.</p><p>Drag the token chips into a new order: the model is "
+                      "run again and the plots show which outputs changed and which "
+                      "stayed invariant or equivariant.</p>")
+
+
+class UndoPassesThrough(QObject):
+    """Ctrl+Z in the text field undoes the last step (text or reorder) once the field
+    holds the session's text; while typing, it undoes the typing.
+
+    ``settled()`` says whether the field holds the session's text."""
+
+    def __init__(self, field, settled, parent: QObject | None = None):
+        super().__init__(parent)
+        self._field, self._settled = field, settled
+        field.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if (watched is self._field and event.type() == QEvent.ShortcutOverride
+                and (event.matches(QKeySequence.Undo) or event.matches(QKeySequence.Redo)
+                     or event.keyCombination().toCombined() ==
+                     QKeySequence("Ctrl+Shift+Z")[0].toCombined())
+                and self._settled()):
+            return True            # not taken by the field: the window's action runs
+        return super().eventFilter(watched, event)

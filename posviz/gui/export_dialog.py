@@ -1,0 +1,125 @@
+"""File > Export figures: the dialog that asks for folder, formats, size and CSV, and
+the export it starts (told in the window's status line, never as a traceback)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox,
+                               QFileDialog, QFormLayout, QHBoxLayout, QLineEdit, QMessageBox,
+                               QRadioButton, QSpinBox, QToolButton, QVBoxLayout, QWidget)
+
+
+class ExportDialog(QDialog):
+    """Folder, formats, size and CSV for File > Export figures."""
+
+    def __init__(self, parent: QWidget, folder: str):
+        super().__init__(parent)
+        self.setWindowTitle("Export figures")
+        form = QFormLayout(self)
+        row = QHBoxLayout()
+        self.folder_edit = QLineEdit(folder)
+        self.folder_edit.setMinimumWidth(360)         # room for a whole path
+        self.folder_edit.setToolTip("Folder to write into (created if missing); each figure "
+                                    "becomes <name>.png / .svg / .csv")
+        browse = QToolButton(text="…")
+        browse.setToolTip("Choose the folder")
+        browse.clicked.connect(self._browse)
+        row.addWidget(self.folder_edit, 1)
+        row.addWidget(browse)
+        form.addRow("Folder", row)
+        formats = QHBoxLayout()
+        self.png, self.svg = QCheckBox("PNG", checked=True), QCheckBox("SVG", checked=True)
+        formats.addWidget(self.png)
+        formats.addWidget(self.svg)
+        formats.addStretch(1)
+        form.addRow("Formats", formats)
+        size = QVBoxLayout()
+        self.as_shown = QRadioButton("as shown on screen", checked=True)
+        self.by_width = QRadioButton("width in pixels")
+        self.by_dpi = QRadioButton("dots per inch")
+        self.width_spin = QSpinBox(minimum=100, maximum=20000, value=1600, suffix=" px")
+        self.dpi_spin = QSpinBox(minimum=50, maximum=1200, value=300, suffix=" dpi")
+        group = QButtonGroup(self)
+        for button, spin in ((self.as_shown, None), (self.by_width, self.width_spin),
+                             (self.by_dpi, self.dpi_spin)):
+            group.addButton(button)
+            line = QHBoxLayout()
+            line.addWidget(button)
+            if spin is not None:
+                line.addWidget(spin)
+            line.addStretch(1)
+            size.addLayout(line)
+        self.as_shown.setToolTip("Each figure at the size it has in the window")
+        self.width_spin.setToolTip("Every figure scaled to this width; text and lines scale too")
+        self.dpi_spin.setToolTip("Scale the on-screen size to this resolution (e.g. 300 for "
+                                 "print)")
+        self.svg.setToolTip("Vector images for papers and slides")
+        self.png.setToolTip("Bitmap images")
+        form.addRow("Size", size)
+        self.csv = QCheckBox("also write the numbers as CSV", checked=True)
+        self.csv.setToolTip("The values each figure shows, one CSV file per figure")
+        form.addRow("", self.csv)
+        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export to", self.folder_edit.text())
+        if folder:
+            self.folder_edit.setText(folder)
+
+    def folder(self) -> str:
+        return self.folder_edit.text().strip()
+
+    def formats(self) -> list[str]:
+        return [name for name, box in (("png", self.png), ("svg", self.svg)) if box.isChecked()]
+
+    def width(self, panel: QWidget) -> int | None:
+        """Pixels wide, or None for the on-screen size; DPI scales the screen size."""
+        if self.by_width.isChecked():
+            return self.width_spin.value()
+        if self.by_dpi.isChecked():
+            widths = [w.width() for w in panel.figures().values()] or [panel.width()]
+            return round(max(widths) * self.dpi_spin.value() / panel.logicalDpiX())
+        return None
+
+    def accept(self) -> None:
+        if not self.folder():
+            QMessageBox.warning(self, "Export figures", "Choose a folder to export to.")
+            return
+        if not self.formats() and not self.csv.isChecked():
+            QMessageBox.warning(self, "Export figures", "Choose at least one format.")
+            return
+        super().accept()
+
+
+def export_figures(window) -> None:
+    """Ask where and how, then write every figure of the window's plots."""
+    if window.plots is None or window.controller.last_shown is None:
+        window._state("Nothing to export yet", error=True)
+        return
+    settings = window.settings
+    dialog = ExportDialog(window, str(settings.value("export/folder",
+                                                     str(Path.home() / "posviz"))))
+    if dialog.exec() != QDialog.Accepted:
+        return
+    settings.setValue("export/folder", dialog.folder())
+    export_to(window, dialog.folder(), dialog.formats(), dialog.width(window.plots),
+              dialog.csv.isChecked())
+
+
+def export_to(window, folder: str, formats, width, csv: bool) -> list:
+    """Write the figures; tell what was written, or why not, without a traceback."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        written = window.plots.export_all(folder, formats=tuple(formats), width=width,
+                                          csv=csv)
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        QMessageBox.warning(window, "Export failed", f"Could not export to {folder}: "
+                                                     f"{reason}")
+        window._state(f"Export failed: {reason}", error=True)
+        return []
+    window._state(f"Exported {len(written)} files to {folder}")
+    return written

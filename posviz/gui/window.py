@@ -1,0 +1,410 @@
+"""The main window: text and token strip on top, plots in the middle, model on the side.
+
+The window is built in two steps so it appears at once: ``MainWindow()`` needs only Qt
+(the strip, toolbar, menus and status line); ``controller.ready`` arrives once the core
+has been imported on a worker, and then the model panel and the plots are added.
+
+The session holds the document; the window observes its events and shows them, and
+sends every edit to one of its methods. The evaluation shown is the controller's.
+"""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Slot
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import (QDockWidget, QFrame, QHBoxLayout, QLabel, QLineEdit,
+                               QMainWindow, QPushButton, QScrollArea, QStackedWidget,
+                               QVBoxLayout, QWidget)
+
+from .actions import UndoPassesThrough, build_actions, icon, show_about
+from .collector import freeze_start_up
+from .commands import OrderCommand, TextCommand
+from .controller import Controller
+from .export_dialog import export_figures, export_to
+from .token_strip import TokenStrip
+
+ERROR_STYLE = "color: #c62828;"
+TEXT_DEBOUNCE_MS = 700
+COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
+STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
+                                  # so a long text leaves the plots room
+
+
+def default_size(available=None) -> QSize:
+    """1440 x 900, or a little less than the screen when the screen is smaller."""
+    width, height = 1440, 900
+    if available is not None and available.width() > 0:
+        width = min(width, int(available.width() * 0.96))
+        height = min(height, int(available.height() * 0.94))
+    return QSize(width, height)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings | None = None):
+        super().__init__()
+        self.settings = settings or QSettings("posviz", "posviz")
+        self.setWindowTitle("posviz")
+        self.setWindowIcon(icon("posviz"))
+        self.controller = Controller(self)
+        self.undo_stack = QUndoStack(self)
+        self.plots = None                 # the PlotsPanel, once the core is loaded
+        self.model_panel = None
+        self._described = None            # the reference trace the model panel describes
+        self._build_status()
+        self._build_editor()
+        build_actions(self)
+        self.resize(default_size(self.screen().availableGeometry() if self.screen() else None))
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        c = self.controller
+        c.ready.connect(self._on_ready)
+        # "computing…" only for an evaluation that takes a while: during a drag it would
+        # flash at every slot (and re-lay the status bar out twice per reorder).
+        self._computing = QTimer(self, singleShot=True, interval=COMPUTING_AFTER_MS,
+                                 timeout=lambda: self._state("computing…"))
+        c.computing.connect(self._computing.start)
+        c.evaluated.connect(self._on_evaluated)
+        c.evaluationFailed.connect(self._on_evaluation_failed)
+        c.modelLoading.connect(self._on_model_loading)
+        c.modelProgress.connect(lambda text: self.model_panel and
+                                self.model_panel.loading_progress(text))
+        c.modelLoaded.connect(lambda spec: self.model_panel.model_loaded(spec))
+        c.modelFailed.connect(self._on_model_failed)
+
+    # -- building ---------------------------------------------------------------------
+    def _build_editor(self) -> None:
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(8, 6, 8, 4)
+        layout.setSpacing(4)
+        row = QHBoxLayout()
+        caption = QLabel("Text")
+        caption.setStyleSheet("font-weight: 600;")
+        self.text_edit = QLineEdit()
+        self.text_edit.setPlaceholderText("Type a sentence; its tokens become chips below")
+        self.text_edit.setToolTip("The sentence to tokenize. Press Enter (or pause typing) "
+                                  "to turn it into chips; edits can be undone with Ctrl+Z.")
+        self.text_edit.setClearButtonEnabled(True)
+        self.text_edit.returnPressed.connect(self.apply_text)
+        self._text_timer = QTimer(self, singleShot=True, interval=TEXT_DEBOUNCE_MS,
+                                  timeout=self.apply_text)
+        self.text_edit.textEdited.connect(lambda _: self._text_timer.start())
+        self._undo_filter = UndoPassesThrough(
+            self.text_edit, lambda: self.session is not None and
+            self.text_edit.text() == self.session.text, self)
+        row.addWidget(caption)
+        row.addWidget(self.text_edit, 1)
+        layout.addLayout(row)
+        error_row = QHBoxLayout()
+        self.text_error = QLabel(wordWrap=True)
+        self.text_error.setStyleSheet(ERROR_STYLE)
+        self.truncate_button = QPushButton("Truncate")
+        self.truncate_button.setToolTip("Keep only as many tokens as the model has positions")
+        self.truncate_button.clicked.connect(lambda: self.apply_text(truncate=True))
+        self.hint = QLabel("Drag the chips to reorder them · small numbers: original "
+                           "places · orange: moved · grey: special tokens that stay put")
+        self.hint.setStyleSheet("color: #6b7a8c; font-size: 11px;")
+        error_row.addWidget(self.text_error, 1)
+        error_row.addWidget(self.truncate_button)
+        error_row.addStretch(0)
+        error_row.addWidget(self.hint)
+        layout.addLayout(error_row)
+        self._show_text_error("")
+        self.strip = TokenStrip()
+        self.strip_scroll = QScrollArea()
+        self.strip_scroll.setWidget(self.strip)
+        self.strip_scroll.setWidgetResizable(True)
+        self.strip_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.strip_scroll.setFrameShape(QFrame.StyledPanel)
+        self.strip_scroll.setStyleSheet("QScrollArea { background: #fbfcfe; }")
+        self.strip.heightChanged.connect(
+            lambda h: self.strip_scroll.setFixedHeight(min(h, STRIP_MAX_HEIGHT) + 4))
+        self.strip.moveRequested.connect(self._live_move)
+        self.strip.dragFinished.connect(self._drag_finished)
+        self.strip.dragCancelled.connect(self._drag_cancelled)
+        self.strip.selectionChanged.connect(self._update_actions)
+        self.strip.hoverMessage.connect(self.hover_label.setText)
+        layout.addWidget(self.strip_scroll)
+        self.plots_area = QStackedWidget()
+        self.placeholder = QLabel("Loading model…", alignment=Qt.AlignCenter)
+        self.placeholder.setStyleSheet("color: #777; font-size: 16px;")
+        self.placeholder.setWordWrap(True)       # a long message must not widen the window
+        self.plots_area.addWidget(self.placeholder)
+        layout.addWidget(self.plots_area, 1)
+        self.setCentralWidget(central)
+        self.model_dock = QDockWidget("Model", self)
+        self.model_dock.setObjectName("model_dock")
+        self.model_dock.setFeatures(QDockWidget.DockWidgetMovable |
+                                    QDockWidget.DockWidgetFloatable)
+        loading = QLabel("Loading model…", alignment=Qt.AlignTop | Qt.AlignHCenter)
+        loading.setMinimumWidth(260)
+        self.model_dock.setWidget(loading)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.model_dock)
+
+    def _build_status(self) -> None:
+        self.state_label = QLabel("Loading model…")
+        self.hover_label = QLabel()
+        self.hover_label.setStyleSheet("color: #445;")
+        self.statusBar().addWidget(self.state_label, 1)
+        self.statusBar().addPermanentWidget(self.hover_label)
+
+    def _state(self, text: str, error: bool = False) -> None:
+        self.state_label.setText(text)
+        style = ERROR_STYLE if error else ""
+        if self.state_label.styleSheet() != style:     # a style sheet re-polishes: ~1 ms
+            self.state_label.setStyleSheet(style)
+
+    # -- start-up ---------------------------------------------------------------------
+    def start(self) -> None:
+        """Import the core and compute (call once the window is on screen)."""
+        from ..core.config import ModelConfig, Positions
+        from ..core.document import ModelSpec
+
+        s = self.settings
+        try:
+            config = ModelConfig(**json.loads(s.value("model/config", "{}") or "{}"))
+            config.validate()
+        except (TypeError, ValueError):
+            config = ModelConfig()
+        try:
+            positions = Positions(str(s.value("positions/mode", "slot")),
+                                  int(s.value("positions/offset", 0))).validate()
+        except (TypeError, ValueError):
+            positions = Positions()
+        self.controller.start(str(s.value("text", "")), ModelSpec.builtin(config), positions)
+
+    @Slot()
+    def _on_ready(self) -> None:
+        from .model_panel import ModelPanel
+
+        session = self.session
+        session.subscribe(self._on_session_event)
+        self.model_panel = panel = ModelPanel(lambda: self.session.spec, session.positions)
+        panel.modelRequested.connect(self.controller.load)
+        panel.cancelRequested.connect(self.controller.cancel_load)
+        panel.positionsChanged.connect(self._positions_edited)
+        scroll = QScrollArea()
+        scroll.setWidget(panel)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setMinimumWidth(panel.sizeHint().width() + 20)
+        self.model_dock.setWidget(scroll)
+        state = self.settings.value("window/state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+        try:
+            from .plots import PlotsPanel
+            self.plots = PlotsPanel()
+        except ImportError as error:
+            self.placeholder.setText(f"Plots are not available: {error}")
+        else:
+            self.plots_area.addWidget(self.plots)
+            self.plots_area.setCurrentWidget(self.plots)
+            self.plots.hoverMessage.connect(self.hover_label.setText)
+            self.plots.set_selection(session.selection)
+            self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
+            self.controller.set_look(self.plots.look)
+            if self.controller.last_shown is not None:     # computed while we built
+                self._on_evaluated(self.controller.last_shown, self.controller.last_ms)
+        self.text_edit.setText(session.text)
+        self._refresh_tokens()
+        freeze_start_up()            # what exists now lives as long as the window
+
+    # -- session -> widgets -----------------------------------------------------------
+    @property
+    def session(self):
+        return self.controller.session
+
+    def _on_session_event(self, event) -> None:
+        from ..core.events import (ModelChanged, OrderChanged, PositionsChanged,
+                                   SelectionChanged, TextChanged)
+        if isinstance(event, OrderChanged):
+            self.strip.set_order(event.after)
+        elif isinstance(event, SelectionChanged):
+            if self.plots is not None:
+                self.plots.set_selection(event.selection)
+            return
+        elif isinstance(event, PositionsChanged):
+            self.model_panel.set_positions(event.positions)
+        elif isinstance(event, (TextChanged, ModelChanged)):
+            s = self.session
+            if isinstance(event, ModelChanged):
+                if self.strip.tokens != list(s.seq.tokens) or \
+                        self.strip.pinned != list(s.seq.pinned):
+                    self.undo_stack.clear()    # its steps belong to the previous tokens
+                self._described = None
+                self.model_panel.show_spec(event.spec)
+            if self.text_edit.text() != s.text:
+                self.text_edit.setText(s.text)
+            self._show_text_error("")
+            self._refresh_tokens()
+        self._update_actions()
+
+    def _refresh_tokens(self) -> None:
+        s = self.session
+        self.strip.set_tokens(s.seq.tokens, s.seq.pinned, s.order, s.movable_slots())
+        self.setWindowTitle(f"posviz — {s.backend.name} — {len(s.seq)} tokens")
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        ready = self.session is not None
+        for action in (self.shuffle_action, self.reverse_action, self.rotate_action,
+                       self.reset_action, self.export_action):
+            action.setEnabled(ready)
+        self.swap_action.setEnabled(ready and len(self.strip.selected) == 2)
+        self.left_action.setEnabled(ready and self.strip.movable_step(-1) is not None)
+        self.right_action.setEnabled(ready and self.strip.movable_step(1) is not None)
+
+    @Slot(str)
+    def _on_evaluation_failed(self, message: str) -> None:
+        self._computing.stop()
+        self._state(message, error=True)
+
+    @Slot(object, float)
+    def _on_evaluated(self, shown, ms: float) -> None:
+        self._computing.stop()
+        s, ev = self.session, shown.evaluation
+        layers, heads = ev.permuted.n_layers, ev.permuted.n_heads
+        self._state(f"{len(ev.order)} tokens · {layers} layers × {heads} heads · "
+                    f"computed in {ms:.0f} ms")
+        if s is None or self.model_panel is None:
+            return                    # the panels are not built yet: _on_ready shows it
+        if ev.seq == s.seq:
+            self.strip.set_change(shown.views.token_bars)
+        if (self.model_panel is not None and not s.spec.is_builtin
+                and ev.reference is not self._described):
+            self._described = ev.reference        # once per reference run, not per reorder
+            self.model_panel.describe(ev.reference)
+        if self.plots is not None:
+            self.plots.show(shown)
+        s.select(s.selection.clamped(ev.reference.n_layers, ev.reference.n_heads))
+
+    # -- edits: widgets -> session ----------------------------------------------------
+    def apply_text(self, truncate: bool = False) -> None:
+        """Turn the text field into tokens (one undo step); bad text is told inline."""
+        from ..core.errors import PosvizInputError
+
+        self._text_timer.stop()
+        s = self.session
+        if s is None:
+            return
+        text = self.text_edit.text()
+        if text == s.text and not truncate:
+            self._show_text_error("")
+            return
+        before_text, before_order = s.text, s.order.copy()
+        try:
+            s.set_text(text, truncate=truncate)
+        except PosvizInputError as error:
+            self._show_text_error(str(error), can_truncate=self._too_long(text))
+            return
+        self.undo_stack.push(TextCommand(s, before_text, before_order, text))
+
+    def _too_long(self, text: str) -> bool:
+        room = self.session.room()
+        try:
+            return room is not None and len(self.session.backend.tokenize(text)) > room
+        except ValueError:
+            return False
+
+    def _show_text_error(self, message: str, can_truncate: bool = False) -> None:
+        self.text_error.setText(message)
+        self.text_error.setVisible(bool(message))
+        self.hint.setVisible(not message)
+        self.truncate_button.setVisible(can_truncate)
+        self.text_edit.setStyleSheet("QLineEdit { border: 1px solid #c62828; }"
+                                     if message else "")
+
+    def use_example(self, sentence: str) -> None:
+        self.text_edit.setText(sentence)
+        self.apply_text()
+
+    def _live_move(self, src: int, dst: int) -> None:
+        from ..core.errors import PosvizInputError
+        try:
+            self.session.move(src, dst)
+        except PosvizInputError as error:
+            self._state(str(error), error=True)
+
+    def _drag_finished(self, before) -> None:
+        """The whole drag, however many slots it passed, is one undo step."""
+        token = self.session.tokens[self.strip.selected[0]] if self.strip.selected else "token"
+        self._push_order(before, f"Drag “{token}”")
+
+    def _drag_cancelled(self, before) -> None:
+        self.session.set_order(before)
+
+    def _push_order(self, before, label: str) -> None:
+        """Record a reorder already made as one undo step (its first redo does nothing)."""
+        if list(before) != list(self.session.order):
+            self.undo_stack.push(OrderCommand(self.session, before, self.session.order, label))
+
+    def reorder(self, label: str, method: str) -> None:
+        """Shuffle / reverse / rotate / reset as one undo step."""
+        before = self.session.order.copy()
+        getattr(self.session, method)()
+        self._push_order(before, label)
+
+    def swap_selected(self) -> None:
+        slots = self.strip.selected_slots()
+        if len(slots) != 2:
+            return
+        from ..core.errors import PosvizInputError
+        before = self.session.order.copy()
+        try:
+            self.session.swap(*slots)
+        except PosvizInputError as error:
+            self._state(str(error), error=True)
+            return
+        self._push_order(before, "Swap")
+
+    def move_selected(self, step: int) -> None:
+        move = self.strip.movable_step(step)
+        if move is None:
+            return
+        before = self.session.order.copy()
+        self.session.move(*move)
+        self._push_order(before, "Move chip")
+
+    def _positions_edited(self, positions) -> None:
+        from ..core.errors import PosvizInputError
+        try:
+            self.session.set_positions(positions)
+        except PosvizInputError as error:
+            self.model_panel.show_positions_error(str(error))
+
+    # -- models -----------------------------------------------------------------------
+    def _on_model_loading(self, label: str) -> None:
+        if self.model_panel is not None:
+            self.model_panel.loading_started(label)
+        self._state(f"Loading {label}…")
+
+    def _on_model_failed(self, message: str) -> None:
+        self.model_panel.model_failed(message)     # and shows the model still running
+        self._state(message, error=True)
+
+    # -- file and help ----------------------------------------------------------------
+    def export_figures(self) -> None:
+        export_figures(self)
+
+    def export_to(self, folder: str, formats, width, csv: bool) -> list:
+        return export_to(self, folder, formats, width, csv)
+
+    def about(self) -> None:
+        show_about(self)
+
+    def closeEvent(self, event) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        if self.session is not None:
+            s.setValue("text", self.session.text)
+            s.setValue("positions/mode", self.session.positions.mode)
+            s.setValue("positions/offset", self.session.positions.offset)
+            if self.session.spec.is_builtin:
+                s.setValue("model/config", json.dumps(self.session.spec.config.to_dict()))
+        s.sync()
+        self.controller.shutdown()
+        super().closeEvent(event)
