@@ -94,8 +94,8 @@ def test_answered_on_the_versions_it_was_written_for(pyside_s_own):
     check = feature._mod_uses_pyside
     assert check is not original and check.cheap
     import posviz.core.symmetry
-    import posviz.gui.main_window
-    assert check(posviz.gui.main_window) and not check(posviz.core.symmetry)
+    import posviz.gui.window
+    assert check(posviz.gui.window) and not check(posviz.core.symmetry)
 
 
 def test_the_off_switch_keeps_pyside_s_own_check(pyside_s_own, monkeypatch):
