@@ -1,0 +1,386 @@
+"""Computing off the GUI thread: one worker, the newest request wins, stale results dropped.
+
+A ``Scheduler`` runs typed jobs (frozen dataclasses) on one worker thread, in the manner
+of napari's layer slicer. Each ``submit`` returns a ``concurrent.futures.Future`` and
+bumps a generation number. Only one job waits at a time: a newer submit cancels the
+waiting one, so the worker always takes the newest. A running job is handed
+``should_stop()``, which turns True as soon as a newer job is submitted (or on
+``cancel``/``shutdown``); it may then raise ``errors.Cancelled`` (the engine does between
+layers), so the newest request never waits for a whole superseded one. The ``done``
+callback receives an ``Outcome`` only for the current generation: a stale result is never
+delivered. A failure is delivered as an Outcome with a one-line ``message``.
+
+``done`` runs on the worker thread. A receiver on another thread (the GUI) must check
+``is_current(outcome.generation)`` again when the outcome arrives there: a newer request
+may have been made while it travelled.
+
+The jobs this application runs are here too, with what runs them: ``StartJob`` (build the
+session), ``EvaluationJob`` (evaluate one order and prepare the views) and ``LoadJob``
+(build or load a model, on a second Scheduler). Nothing here imports Qt, and importing
+this module imports neither torch nor numpy: the runners import the core when they run.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import platform
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import workarounds
+from .document import ModelSpec
+from .errors import Cancelled, PosvizInputError
+
+__all__ = ["EvaluationJob", "EvaluationRunner", "Evaluated", "LoadJob", "Outcome",
+           "Scheduler", "StartJob", "Started", "load_model", "one_line", "trim_heap"]
+
+ShouldStop = Callable[[], bool]
+
+
+def one_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name if it has none)."""
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def describe_failure(job, error: BaseException) -> str:
+    """One line for the user: bad input as it reads, anything else as a failure."""
+    if isinstance(error, PosvizInputError):
+        return one_line(error)
+    return f"computation failed: {one_line(error)}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a job of the current generation came to: a result, or an error told in one line."""
+
+    generation: int
+    job: Any
+    result: Any = None
+    error: BaseException | None = None
+    message: str = ""                   # for the user, when error is set
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+class Scheduler:
+    """One worker thread running ``run(job, should_stop)``; the newest job wins.
+
+    ``detach``: a job still running when it is superseded (by ``cancel`` or a newer
+    ``submit``) is left to finish on its own thread, whose result is dropped and which
+    then ends; the next job gets a fresh thread. For work that cannot be stopped (a model
+    load), so that it never holds up the next one. Without it (evaluations), the newest
+    job waits until the superseded one stops at its next ``should_stop()``.
+    """
+
+    def __init__(self, run: Callable[[Any, ShouldStop], Any],
+                 done: Callable[[Outcome], None] | None = None, *, name: str = "posviz-worker",
+                 describe: Callable[[Any, BaseException], str] = describe_failure,
+                 detach: bool = False):
+        self._run, self._done, self._describe = run, done, describe
+        self._name, self._detach = name, detach
+        self._lock = threading.Condition(threading.RLock())
+        self._generation = 0
+        self._pending: tuple[int, Any, Future] | None = None    # the one waiting job
+        self._running: int | None = None        # generation on the current worker
+        self._worker: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def generation(self) -> int:
+        """The newest submit's (or cancel's) generation."""
+        return self._generation
+
+    def is_current(self, generation: int) -> bool:
+        return generation == self._generation and not self._closed
+
+    def submit(self, job) -> Future:
+        """Queue ``job`` in place of any waiting one; it runs as soon as the worker is free."""
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"{self._name} is shut down")
+            self._generation += 1
+            dropped, self._pending = self._pending, (self._generation, job, future)
+            self._release_running()
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, name=self._name,
+                                                 daemon=self._detach)
+                self._worker.start()
+            self._lock.notify_all()
+        if dropped is not None:
+            dropped[2].cancel()
+        return future
+
+    def cancel(self) -> None:
+        """Drop the waiting job; the running one is asked to stop and its result dropped."""
+        with self._lock:
+            self._generation += 1
+            dropped, self._pending = self._pending, None
+            self._release_running()
+        if dropped is not None:
+            dropped[2].cancel()
+
+    def shutdown(self, wait: bool = False) -> None:
+        """Stop taking jobs; the running one is asked to stop. ``wait``: join the worker."""
+        with self._lock:
+            self._closed = True
+            dropped, self._pending = self._pending, None
+            worker = self._worker
+            self._lock.notify_all()
+        if dropped is not None:
+            dropped[2].cancel()
+        if wait and worker is not None and worker is not threading.current_thread():
+            worker.join()
+
+    def _release_running(self) -> None:
+        """(locked) With ``detach``, leave a running job's thread to end on its own."""
+        if self._detach and self._running is not None:
+            self._worker, self._running = None, None
+            self._lock.notify_all()
+
+    # -- the worker ---------------------------------------------------------------------
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            with self._lock:
+                while self._pending is None and not self._closed and self._worker is me:
+                    self._lock.wait()
+                if self._closed or self._worker is not me:
+                    return
+                (generation, job, future), self._pending = self._pending, None
+                self._running = generation
+            if future.set_running_or_notify_cancel():
+                self._execute(generation, job, future)
+            del job, future                 # the worker keeps nothing between jobs
+            with self._lock:
+                if self._worker is me:
+                    self._running = None
+
+    def _execute(self, generation: int, job, future: Future) -> None:
+        def should_stop() -> bool:
+            return self._generation != generation or self._closed
+
+        try:
+            result = self._run(job, should_stop)
+        except Cancelled as error:          # superseded: a newer job runs next
+            future.set_exception(error)
+            return
+        except Exception as error:
+            if not isinstance(error, PosvizInputError):
+                traceback.print_exc()       # shown in one line; the details go to stderr
+            future.set_exception(error)
+            self._deliver(generation, lambda: Outcome(generation, job, error=error,
+                                                      message=self._describe(job, error)))
+            return
+        future.set_result(result)
+        self._deliver(generation, lambda: Outcome(generation, job, result=result))
+
+    def _deliver(self, generation: int, outcome: Callable[[], Outcome]) -> None:
+        """Call ``done`` if the generation is still the newest (checked under the lock,
+        so a submit cannot slip in between; ``done`` must be quick and must not wait for
+        the thread that submits)."""
+        with self._lock:
+            if self._done is None or not self.is_current(generation):
+                return
+            try:
+                self._done(outcome())
+            except Exception:               # the worker outlives a broken receiver
+                traceback.print_exc()
+
+
+# -- the jobs -------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class StartJob:
+    """Build the session (imports torch and the core on the worker)."""
+
+    text: str
+    spec: ModelSpec
+    positions: Any                      # config.Positions
+    order: str = "reverse"              # "reverse": start reversed; else the original order
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationJob:
+    """Evaluate one order of a session's tokens and prepare what the plots show."""
+
+    backend: Any                        # backend.Backend
+    seq: Any                            # backend.TokenSequence
+    order: Any                          # (n,) int array, a copy of the session's
+    positions: Any                      # config.Positions
+    look: Any = None                    # views.MosaicLook, or None
+
+
+@dataclass(frozen=True, eq=False)
+class LoadJob:
+    """Build the built-in model or load a pretrained one for ``spec``."""
+
+    spec: ModelSpec
+    progress: Callable[[str], None] | None = None    # told each step of a load
+
+
+@dataclass(frozen=True)
+class Started:
+    session: Any                        # session.Session
+    problem: str | None = None          # why the asked-for model is not the one running
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    shown: Any                          # views.Shown
+    ms: float                           # evaluation and views, milliseconds
+
+
+def load_model(job: LoadJob, should_stop: ShouldStop | None = None):
+    """The backend for ``job.spec``. A pretrained load stops (errors.Cancelled) at its
+    next progress step once ``should_stop()``; within a step nothing can stop it."""
+    spec = job.spec
+    if spec.is_builtin:
+        from .backend import BuiltinBackend
+        return BuiltinBackend(spec.config)
+    try:
+        from . import hf
+    except ImportError:
+        raise PosvizInputError("real models are not available in this installation") from None
+
+    def progress(step: str) -> None:
+        if should_stop is not None and should_stop():
+            raise Cancelled(f"loading {spec.name} was cancelled")
+        if job.progress is not None:
+            job.progress(step)
+    return hf.load_backend(spec.source, progress=progress)
+
+
+class EvaluationRunner:
+    """Runs StartJobs and EvaluationJobs on the compute worker (one thread only).
+
+    Keeps an Engine for the newest backend (its reference run cached). The first
+    evaluation is computed at start, right after the session is built, while the GUI
+    builds its panels; the first EvaluationJob for that same state takes it and only
+    adds the views (which need the GUI's look).
+    """
+
+    def __init__(self):
+        self._engine = None
+        self._early = None              # (state, Evaluation, ms) computed at start
+
+    def __call__(self, job, should_stop: ShouldStop | None = None):
+        if isinstance(job, StartJob):
+            return self.start(job)
+        if isinstance(job, EvaluationJob):
+            return self.evaluate(job, should_stop)
+        raise TypeError(f"no runner for {type(job).__name__}")
+
+    def engine(self, backend):
+        if self._engine is None or self._engine.backend is not backend:
+            from .engine import Engine
+            self._engine = Engine(backend)
+        return self._engine
+
+    def start(self, job: StartJob) -> Started:
+        from .config import ModelConfig, Positions
+        from .session import DEFAULT_TEXT
+
+        try:
+            positions = job.positions.validate()
+        except (AttributeError, TypeError, ValueError):
+            positions = Positions()
+        spec, problem = job.spec, None
+        try:
+            backend = load_model(LoadJob(spec, job.progress))
+        except (ImportError, ValueError) as error:      # PosvizInputError and friends
+            spec, problem = ModelSpec.builtin(ModelConfig()), one_line(error)
+            backend = load_model(LoadJob(spec))
+        try:
+            session = _new_session(backend, job.text or DEFAULT_TEXT, positions, spec)
+            session.set_text(session.text, truncate=True)
+        except ValueError:
+            session = _new_session(backend, DEFAULT_TEXT, positions, spec)
+        if job.order == "reverse":
+            session.reverse()           # no listeners yet: nobody to notify
+        try:
+            start = time.perf_counter()
+            ev = self.engine(backend).evaluate(session.seq, session.order, session.positions)
+            state = (backend, session.seq, tuple(int(i) for i in session.order),
+                     session.positions)
+            self._early = (state, ev, 1000 * (time.perf_counter() - start))
+        except Exception:               # the first EvaluationJob tells what is wrong
+            self._early = None
+        return Started(session, problem)
+
+    def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
+        from . import views
+
+        start = time.perf_counter()
+        early, self._early = self._early, None
+        if early is not None and _same_state(early, job):
+            ev, earlier_ms = early[1], early[2]
+        else:
+            ev = self.engine(job.backend).evaluate(job.seq, job.order, job.positions,
+                                                   should_stop)
+            earlier_ms = 0.0
+        del early
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop))
+        return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
+
+
+def _same_state(early, job: EvaluationJob) -> bool:
+    """Was the evaluation computed at start for the state this job asks about?"""
+    backend, seq, order, positions = early[0]
+    return (backend is job.backend and seq == job.seq and positions == job.positions
+            and order == tuple(int(i) for i in job.order))
+
+
+def _new_session(backend, text: str, positions, spec: ModelSpec):
+    """A Session; the spec goes along where the Session takes one."""
+    import inspect
+
+    from .session import Session
+    if "spec" in inspect.signature(Session).parameters:
+        return Session(backend, text, positions, spec=spec)
+    return Session(backend, text, positions)
+
+
+# -- giving memory back ---------------------------------------------------------------
+TRIM_FROM = 256         # tokens: from here on an evaluation holds hundreds of MB
+GLIBC_TRIMS_ALL = (2, 8)  # glibc 2.8 on: malloc_trim frees pages inside the heap too
+
+
+def trim_heap(n_tokens: int) -> bool:
+    """Workaround ``malloc-trim``: ask glibc to give freed heap pages back to the system.
+
+    After a large evaluation is replaced, glibc keeps the pages of the old one (its
+    arrays are mostly allocated below the mmap threshold, in the heap), so the process
+    grows by hundreds of MB at n >= TRIM_FROM until something else reuses them.
+    ``malloc_trim(0)`` returns them. Linux with glibc >= 2.8 only (not musl, macOS or
+    Windows); takes milliseconds, so call it off the GUI thread. True if it ran.
+    """
+    if n_tokens < TRIM_FROM or not workarounds.enabled("malloc-trim"):
+        return False
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's malloc_trim, or None where there is no such function."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc, version = platform.libc_ver()
+    try:
+        if libc != "glibc" or tuple(int(p) for p in version.split(".")[:2]) < GLIBC_TRIMS_ALL:
+            return None
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError, ValueError):
+        return None
