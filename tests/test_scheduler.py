@@ -20,8 +20,8 @@ from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.document import ModelSpec
 from posviz.core.errors import Cancelled, PosvizInputError
-from posviz.core.scheduler import (EvaluationJob, EvaluationRunner, LoadJob, Scheduler,
-                                   StartJob, load_model, trim_heap)
+from posviz.core.jobs import EvaluationJob, EvaluationRunner, LoadJob, StartJob, load_model
+from posviz.core.scheduler import Scheduler, trim_heap
 
 WAIT = 30                    # seconds: a failsafe against hanging, never a measurement
 
@@ -278,7 +278,8 @@ def job_for(backend, text="a b c d", order=(3, 2, 1, 0), look="a look"):
 def test_evaluation_job_gives_the_views_of_the_evaluation(views):
     backend = CountingBackend(SMALL)
     runner = EvaluationRunner()
-    stop = lambda: False  # noqa: E731
+    def stop():
+        return False
     done = runner(job_for(backend), stop)
     ev = done.shown.evaluation
     assert ev.order.tolist() == [3, 2, 1, 0] and ev.seq.tokens == ("a", "b", "c", "d")
@@ -359,6 +360,41 @@ def test_start_falls_back_to_the_builtin_model_and_says_why(monkeypatch):
                                           Positions(), progress=steps.append))
     assert started.problem == "no model at /nowhere" and steps == ["reading config"]
     assert isinstance(started.session.backend, BuiltinBackend)
+
+
+@pytest.mark.parametrize("remembered, expected", [
+    ({"kind": "builtin", "config": SMALL.to_dict()}, SMALL),
+    (SMALL.to_dict(), SMALL),                                   # a bare config, as settings
+    ({"heads": 3, "d_model": 16}, ModelConfig()),               # no longer valid: default
+    ({"no such field": 1}, ModelConfig()),
+    (None, ModelConfig()),
+])
+def test_start_reads_a_remembered_spec(remembered, expected):
+    started = EvaluationRunner()(StartJob("a b", remembered, ("token", 2)))
+    assert started.problem is None and started.session.backend.config == expected
+    assert started.session.positions == Positions("token", 2)
+
+
+def test_start_reads_a_pretrained_spec_and_bad_positions(monkeypatch):
+    from posviz.core import hf
+    asked = []
+    monkeypatch.setattr(hf, "load_backend",
+                        lambda source, progress=None: asked.append(source) or
+                        BuiltinBackend(SMALL))
+    spec = {"kind": "pretrained", "source": "/models/x", "label": "X"}
+    started = EvaluationRunner()(StartJob("a b", spec, ("diagonal", -1)))
+    assert asked == ["/models/x"] and started.problem is None
+    assert started.session.positions == Positions()
+
+
+def test_importing_the_scheduler_imports_neither_qt_nor_torch():
+    import subprocess
+    code = ("import sys, posviz.core.scheduler, posviz.core.jobs\n"
+            "print(sorted(m for m in ('torch', 'numpy', 'PySide6') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_load_model_builds_the_builtin_one():

@@ -14,10 +14,8 @@ delivered. A failure is delivered as an Outcome with a one-line ``message``.
 ``is_current(outcome.generation)`` again when the outcome arrives there: a newer request
 may have been made while it travelled.
 
-The jobs this application runs are here too, with what runs them: ``StartJob`` (build the
-session), ``EvaluationJob`` (evaluate one order and prepare the views) and ``LoadJob``
-(build or load a model, on a second Scheduler). Nothing here imports Qt, and importing
-this module imports neither torch nor numpy: the runners import the core when they run.
+The jobs this application runs, and what runs them, are in ``core.jobs``. Nothing here
+imports Qt, torch or numpy.
 """
 from __future__ import annotations
 
@@ -26,18 +24,15 @@ import functools
 import platform
 import sys
 import threading
-import time
 import traceback
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import workarounds
-from .document import ModelSpec
 from .errors import Cancelled, PosvizInputError
 
-__all__ = ["EvaluationJob", "EvaluationRunner", "Evaluated", "LoadJob", "Outcome",
-           "Scheduler", "StartJob", "Started", "load_model", "one_line", "trim_heap"]
+__all__ = ["Outcome", "Scheduler", "TRIM_FROM", "describe_failure", "one_line", "trim_heap"]
 
 ShouldStop = Callable[[], bool]
 
@@ -177,176 +172,23 @@ class Scheduler:
             if not isinstance(error, PosvizInputError):
                 traceback.print_exc()       # shown in one line; the details go to stderr
             future.set_exception(error)
-            self._deliver(generation, lambda: Outcome(generation, job, error=error,
-                                                      message=self._describe(job, error)))
+            self._deliver(Outcome(generation, job, error=error,
+                                  message=self._describe(job, error)))
             return
         future.set_result(result)
-        self._deliver(generation, lambda: Outcome(generation, job, result=result))
+        self._deliver(Outcome(generation, job, result=result))
 
-    def _deliver(self, generation: int, outcome: Callable[[], Outcome]) -> None:
+    def _deliver(self, outcome: Outcome) -> None:
         """Call ``done`` if the generation is still the newest (checked under the lock,
         so a submit cannot slip in between; ``done`` must be quick and must not wait for
         the thread that submits)."""
         with self._lock:
-            if self._done is None or not self.is_current(generation):
+            if self._done is None or not self.is_current(outcome.generation):
                 return
             try:
-                self._done(outcome())
+                self._done(outcome)
             except Exception:               # the worker outlives a broken receiver
                 traceback.print_exc()
-
-
-# -- the jobs -------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class StartJob:
-    """Build the session (imports torch and the core on the worker)."""
-
-    text: str
-    spec: ModelSpec
-    positions: Any                      # config.Positions
-    order: str = "reverse"              # "reverse": start reversed; else the original order
-    progress: Callable[[str], None] | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class EvaluationJob:
-    """Evaluate one order of a session's tokens and prepare what the plots show."""
-
-    backend: Any                        # backend.Backend
-    seq: Any                            # backend.TokenSequence
-    order: Any                          # (n,) int array, a copy of the session's
-    positions: Any                      # config.Positions
-    look: Any = None                    # views.MosaicLook, or None
-
-
-@dataclass(frozen=True, eq=False)
-class LoadJob:
-    """Build the built-in model or load a pretrained one for ``spec``."""
-
-    spec: ModelSpec
-    progress: Callable[[str], None] | None = None    # told each step of a load
-
-
-@dataclass(frozen=True)
-class Started:
-    session: Any                        # session.Session
-    problem: str | None = None          # why the asked-for model is not the one running
-
-
-@dataclass(frozen=True)
-class Evaluated:
-    shown: Any                          # views.Shown
-    ms: float                           # evaluation and views, milliseconds
-
-
-def load_model(job: LoadJob, should_stop: ShouldStop | None = None):
-    """The backend for ``job.spec``. A pretrained load stops (errors.Cancelled) at its
-    next progress step once ``should_stop()``; within a step nothing can stop it."""
-    spec = job.spec
-    if spec.is_builtin:
-        from .backend import BuiltinBackend
-        return BuiltinBackend(spec.config)
-    try:
-        from . import hf
-    except ImportError:
-        raise PosvizInputError("real models are not available in this installation") from None
-
-    def progress(step: str) -> None:
-        if should_stop is not None and should_stop():
-            raise Cancelled(f"loading {spec.name} was cancelled")
-        if job.progress is not None:
-            job.progress(step)
-    return hf.load_backend(spec.source, progress=progress)
-
-
-class EvaluationRunner:
-    """Runs StartJobs and EvaluationJobs on the compute worker (one thread only).
-
-    Keeps an Engine for the newest backend (its reference run cached). The first
-    evaluation is computed at start, right after the session is built, while the GUI
-    builds its panels; the first EvaluationJob for that same state takes it and only
-    adds the views (which need the GUI's look).
-    """
-
-    def __init__(self):
-        self._engine = None
-        self._early = None              # (state, Evaluation, ms) computed at start
-
-    def __call__(self, job, should_stop: ShouldStop | None = None):
-        if isinstance(job, StartJob):
-            return self.start(job)
-        if isinstance(job, EvaluationJob):
-            return self.evaluate(job, should_stop)
-        raise TypeError(f"no runner for {type(job).__name__}")
-
-    def engine(self, backend):
-        if self._engine is None or self._engine.backend is not backend:
-            from .engine import Engine
-            self._engine = Engine(backend)
-        return self._engine
-
-    def start(self, job: StartJob) -> Started:
-        from .config import ModelConfig, Positions
-        from .session import DEFAULT_TEXT
-
-        try:
-            positions = job.positions.validate()
-        except (AttributeError, TypeError, ValueError):
-            positions = Positions()
-        spec, problem = job.spec, None
-        try:
-            backend = load_model(LoadJob(spec, job.progress))
-        except (ImportError, ValueError) as error:      # PosvizInputError and friends
-            spec, problem = ModelSpec.builtin(ModelConfig()), one_line(error)
-            backend = load_model(LoadJob(spec))
-        try:
-            session = _new_session(backend, job.text or DEFAULT_TEXT, positions, spec)
-            session.set_text(session.text, truncate=True)
-        except ValueError:
-            session = _new_session(backend, DEFAULT_TEXT, positions, spec)
-        if job.order == "reverse":
-            session.reverse()           # no listeners yet: nobody to notify
-        try:
-            start = time.perf_counter()
-            ev = self.engine(backend).evaluate(session.seq, session.order, session.positions)
-            state = (backend, session.seq, tuple(int(i) for i in session.order),
-                     session.positions)
-            self._early = (state, ev, 1000 * (time.perf_counter() - start))
-        except Exception:               # the first EvaluationJob tells what is wrong
-            self._early = None
-        return Started(session, problem)
-
-    def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
-        from . import views
-
-        start = time.perf_counter()
-        early, self._early = self._early, None
-        if early is not None and _same_state(early, job):
-            ev, earlier_ms = early[1], early[2]
-        else:
-            ev = self.engine(job.backend).evaluate(job.seq, job.order, job.positions,
-                                                   should_stop)
-            earlier_ms = 0.0
-        del early
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop))
-        return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
-
-
-def _same_state(early, job: EvaluationJob) -> bool:
-    """Was the evaluation computed at start for the state this job asks about?"""
-    backend, seq, order, positions = early[0]
-    return (backend is job.backend and seq == job.seq and positions == job.positions
-            and order == tuple(int(i) for i in job.order))
-
-
-def _new_session(backend, text: str, positions, spec: ModelSpec):
-    """A Session; the spec goes along where the Session takes one."""
-    import inspect
-
-    from .session import Session
-    if "spec" in inspect.signature(Session).parameters:
-        return Session(backend, text, positions, spec=spec)
-    return Session(backend, text, positions)
 
 
 # -- giving memory back ---------------------------------------------------------------
