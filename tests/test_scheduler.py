@@ -211,6 +211,19 @@ def test_a_detached_job_does_not_hold_the_next_one(worker, done):
     loads.shutdown(wait=True)
 
 
+def test_a_detached_job_cancelled_at_once_still_runs_to_its_end(worker, done):
+    loads = Scheduler(worker, done.put, name="test-load-at-once", detach=True)
+    gate = threading.Event()
+    future = loads.submit(Job("load", gate))
+    loads.cancel()
+    assert future.running()                         # it started with its submit
+    gate.set()
+    assert future.result(WAIT) == "result of load"
+    worker.threads["load"].join(WAIT)
+    assert nothing_more(done) and worker.stop_seen["load"][-1] is True
+    loads.shutdown(wait=True)
+
+
 def test_shutdown_stops_the_running_job_and_cancels_the_waiting_one(worker, done):
     s = Scheduler(worker, done.put, name="test-shutdown")
     gate = threading.Event()
@@ -404,7 +417,7 @@ def test_load_model_builds_the_builtin_one():
         load_model(LoadJob(ModelSpec.builtin(ModelConfig(heads=3, d_model=16))))
 
 
-def test_a_cancelled_pretrained_load_stops_at_its_next_step(monkeypatch):
+def test_a_superseded_load_runs_to_its_end_and_tells_no_progress(monkeypatch):
     from posviz.core import hf
     reached = []
 
@@ -417,11 +430,10 @@ def test_a_cancelled_pretrained_load_stops_at_its_next_step(monkeypatch):
     told = []
     job = LoadJob(ModelSpec.pretrained("fake"), progress=told.append)
     assert load_model(job, lambda: False) == "backend" and told == reached
-    reached.clear()
-    stop = iter([False, True])
-    with pytest.raises(Cancelled):
-        load_model(job, lambda: next(stop))
-    assert reached == ["reading config"]
+    reached.clear(), told.clear()
+    stop = iter([False, True, True])
+    assert load_model(job, lambda: next(stop)) == "backend"
+    assert told == ["reading config"] and len(reached) == 3
 
 
 def test_a_failed_load_names_the_model(done, monkeypatch):

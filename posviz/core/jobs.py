@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from .errors import Cancelled, PosvizInputError
+from .errors import PosvizInputError
 from .scheduler import one_line
 
 if TYPE_CHECKING:
@@ -66,8 +66,12 @@ class Evaluated:
 
 
 def load_model(job: LoadJob, should_stop: ShouldStop | None = None):
-    """The backend for ``job.spec``. A pretrained load stops (errors.Cancelled) at its
-    next progress step once ``should_stop()``; within a step nothing can stop it."""
+    """The backend for ``job.spec``.
+
+    Nothing stops a load once it runs (torch reads the weights in one call): a
+    superseded one runs to its end and its result is dropped; ``should_stop()`` only
+    keeps its progress from being told.
+    """
     spec = job.spec
     if spec.is_builtin:
         from .backend import BuiltinBackend
@@ -78,9 +82,7 @@ def load_model(job: LoadJob, should_stop: ShouldStop | None = None):
         raise PosvizInputError("real models are not available in this installation") from None
 
     def progress(step: str) -> None:
-        if should_stop is not None and should_stop():
-            raise Cancelled(f"loading {spec.name} was cancelled")
-        if job.progress is not None:
+        if job.progress is not None and not (should_stop is not None and should_stop()):
             job.progress(step)
     return hf.load_backend(spec.source, progress=progress)
 

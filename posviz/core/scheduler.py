@@ -68,11 +68,14 @@ class Outcome:
 class Scheduler:
     """One worker thread running ``run(job, should_stop)``; the newest job wins.
 
-    ``detach``: a job still running when it is superseded (by ``cancel`` or a newer
-    ``submit``) is left to finish on its own thread, whose result is dropped and which
-    then ends; the next job gets a fresh thread. For work that cannot be stopped (a model
-    load), so that it never holds up the next one. Without it (evaluations), the newest
-    job waits until the superseded one stops at its next ``should_stop()``.
+    ``detach``: for work that cannot be stopped (a model load). Each job then runs at
+    once on a thread of its own, which ends with it; a newer submit or ``cancel`` does
+    not prevent or wait for it, it only drops its result. So a cancelled load never
+    holds up the next one (at the price of both running for a while).
+    Without it (evaluations) there is one worker, and the newest job waits until the
+    superseded one stops at its next ``should_stop()``.
+
+    Threads are daemons: call ``shutdown`` to stop the work before the program ends.
     """
 
     def __init__(self, run: Callable[[Any, ShouldStop], Any],
@@ -84,8 +87,7 @@ class Scheduler:
         self._lock = threading.Condition(threading.RLock())
         self._generation = 0
         self._pending: tuple[int, Any, Future] | None = None    # the one waiting job
-        self._running: int | None = None        # generation on the current worker
-        self._worker: threading.Thread | None = None
+        self._threads: set[threading.Thread] = set()            # the worker(s) alive
         self._closed = False
 
     @property
@@ -97,21 +99,26 @@ class Scheduler:
         return generation == self._generation and not self._closed
 
     def submit(self, job) -> Future:
-        """Queue ``job`` in place of any waiting one; it runs as soon as the worker is free."""
+        """Queue ``job`` in place of any waiting one; it runs as soon as the worker is free
+        (with ``detach``: at once)."""
         future: Future = Future()
+        dropped = thread = None
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"{self._name} is shut down")
             self._generation += 1
-            dropped, self._pending = self._pending, (self._generation, job, future)
-            self._release_running()
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._work, name=self._name,
-                                                 daemon=self._detach)
-                self._worker.start()
-            self._lock.notify_all()
+            if self._detach:
+                future.set_running_or_notify_cancel()
+                thread = self._thread(self._execute, (self._generation, job, future))
+            else:
+                dropped, self._pending = self._pending, (self._generation, job, future)
+                if not self._threads:
+                    thread = self._thread(self._work, ())
+                self._lock.notify_all()
         if dropped is not None:
             dropped[2].cancel()
+        if thread is not None:
+            thread.start()
         return future
 
     def cancel(self) -> None:
@@ -119,45 +126,46 @@ class Scheduler:
         with self._lock:
             self._generation += 1
             dropped, self._pending = self._pending, None
-            self._release_running()
         if dropped is not None:
             dropped[2].cancel()
 
     def shutdown(self, wait: bool = False) -> None:
-        """Stop taking jobs; the running one is asked to stop. ``wait``: join the worker."""
+        """Take no more jobs; the running one is asked to stop. ``wait``: until every
+        thread has ended (a detached job that cannot stop runs to its end first)."""
         with self._lock:
             self._closed = True
             dropped, self._pending = self._pending, None
-            worker = self._worker
+            threads = set(self._threads) - {threading.current_thread()}
             self._lock.notify_all()
         if dropped is not None:
             dropped[2].cancel()
-        if wait and worker is not None and worker is not threading.current_thread():
-            worker.join()
+        for thread in threads if wait else ():
+            thread.join()
 
-    def _release_running(self) -> None:
-        """(locked) With ``detach``, leave a running job's thread to end on its own."""
-        if self._detach and self._running is not None:
-            self._worker, self._running = None, None
-            self._lock.notify_all()
+    # -- the worker(s) ------------------------------------------------------------------
+    def _thread(self, target, args) -> threading.Thread:
+        """(locked) A new worker thread, counted until it ends."""
+        def body():
+            try:
+                target(*args)
+            finally:
+                with self._lock:
+                    self._threads.discard(threading.current_thread())
+        thread = threading.Thread(target=body, name=self._name, daemon=True)
+        self._threads.add(thread)
+        return thread
 
-    # -- the worker ---------------------------------------------------------------------
     def _work(self) -> None:
-        me = threading.current_thread()
         while True:
             with self._lock:
-                while self._pending is None and not self._closed and self._worker is me:
+                while self._pending is None and not self._closed:
                     self._lock.wait()
-                if self._closed or self._worker is not me:
+                if self._closed:
                     return
                 (generation, job, future), self._pending = self._pending, None
-                self._running = generation
             if future.set_running_or_notify_cancel():
                 self._execute(generation, job, future)
             del job, future                 # the worker keeps nothing between jobs
-            with self._lock:
-                if self._worker is me:
-                    self._running = None
 
     def _execute(self, generation: int, job, future: Future) -> None:
         def should_stop() -> bool:
