@@ -95,6 +95,10 @@ class Scheduler:
         """The newest submit's (or cancel's) generation."""
         return self._generation
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def is_current(self, generation: int) -> bool:
         return generation == self._generation and not self._closed
 
