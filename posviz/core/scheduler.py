@@ -10,6 +10,9 @@ layers), so the newest request never waits for a whole superseded one. The ``don
 callback receives an ``Outcome`` only for the current generation: a stale result is never
 delivered. A failure is delivered as an Outcome with a one-line ``message``.
 
+With ``detach`` (model loads, which cannot be stopped) each job instead runs at once on a
+thread of its own, and superseding it only drops its result.
+
 ``done`` runs on the worker thread. A receiver on another thread (the GUI) must check
 ``is_current(outcome.generation)`` again when the outcome arrives there: a newer request
 may have been made while it travelled.
@@ -211,10 +214,9 @@ GLIBC_TRIMS_ALL = (2, 8)  # glibc 2.8 on: malloc_trim frees pages inside the hea
 def trim_heap(n_tokens: int) -> bool:
     """Workaround ``malloc-trim``: ask glibc to give freed heap pages back to the system.
 
-    After a large evaluation is replaced, glibc keeps the pages of the old one (its
-    arrays are mostly allocated below the mmap threshold, in the heap), so the process
-    grows by hundreds of MB at n >= TRIM_FROM until something else reuses them.
-    ``malloc_trim(0)`` returns them. Linux with glibc >= 2.8 only (not musl, macOS or
+    After a large evaluation is replaced, glibc keeps much of the memory freed with the
+    old one in its heap instead of returning it, so at n >= TRIM_FROM the process
+    stays hundreds of MB larger than it needs to be. ``malloc_trim(0)`` returns it. Linux with glibc >= 2.8 only (not musl, macOS or
     Windows); takes milliseconds, so call it off the GUI thread. True if it ran.
     """
     if n_tokens < TRIM_FROM or not workarounds.enabled("malloc-trim"):
