@@ -1,16 +1,11 @@
 """The bridge between the Session (GUI thread) and the computation (worker threads).
 
-One evaluation worker owns an Engine (reference run cached). Requests coalesce: each
-carries a generation number, the worker always takes the newest pending one, and a
-result whose generation is no longer the newest is dropped, so a stale result is never
-painted. A running evaluation stops between layers as soon as a newer request is
-pending (``Engine.evaluate(..., should_stop=...)`` raises ``Cancelled``), so the newest
-order never waits for a whole superseded forward. What the plots need beyond the
-Evaluation (the mosaic's pooled tiles and their coloured pixels) is prepared on the
-worker too.
-
-Models are built or loaded on a second worker, so the current model stays usable while
-a new one loads; cancelling discards the result when it arrives.
+The scheduling itself is Qt-free (``core.scheduler``): one evaluation worker where the
+newest request wins and a stale result is never delivered, and a second worker that
+builds or loads models while the current one stays usable. This adapter owns both,
+turns session events into requests, and carries each outcome to the GUI thread (a
+queued Qt signal), where it is checked once more: a newer request may have been made
+while the outcome travelled.
 
 Importing this module costs nothing heavy: torch and the core are imported on the
 worker during ``start()``, after the window is on screen, and the first evaluation is
@@ -18,293 +13,221 @@ computed there right after the session is built, while the window builds its pan
 """
 from __future__ import annotations
 
-import sys
+import importlib
 import threading
-import time
-import traceback
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from ..core.errors import PosvizInputError
+from ..core.jobs import EvaluationJob, EvaluationRunner, LoadJob, StartJob, load_model
+from ..core.scheduler import TRIM_FROM, Outcome, Scheduler, one_line, trim_heap
 from .collector import note_activity
 
-
-TRIM_FROM = 256         # tokens: from here on an evaluation holds hundreds of MB
-
-
-def _find_malloc_trim():
-    """glibc's malloc_trim (Linux), which gives freed heap pages back to the system."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
+if TYPE_CHECKING:               # the core's modules import torch: only on the worker
+    from ..core.document import ModelSpec
 
 
-_malloc_trim = _find_malloc_trim()
+NAMED_CHANGES = ("text", "order", "model", "positions")   # of a session that names them
 
 
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
+def _label(spec: ModelSpec) -> str:
+    return spec.label or ("built-in transformer" if spec.is_builtin else spec.source)
+
+
+def _load_failure(job: LoadJob, error: BaseException) -> str:
+    if isinstance(error, ValueError):       # PosvizInputError and friends
+        return one_line(error)
+    return f"could not load {_label(job.spec)}: {one_line(error)}"
 
 
 class _Bridge(QObject):
-    """Signals emitted on worker threads; Qt queues them to the GUI thread."""
+    """Signals emitted on worker threads; Qt queues them to the GUI thread. Parentless,
+    so a worker that finishes after the window is gone still has someone to tell."""
 
-    booted = Signal(object, object)                 # session or None, error message or None
-    evaluated = Signal(int, object, float)          # generation, Evaluation, milliseconds
-    failed = Signal(int, str)                       # generation, one-line message
-    loaded = Signal(int, object, bool)              # load generation, backend, real
-    load_failed = Signal(int, str)
-    load_progress = Signal(int, str)
+    computed = Signal(object)                       # Outcome of a StartJob/EvaluationJob
+    loaded = Signal(object)                         # Outcome of a LoadJob
+    progress = Signal(object, str)                  # load token, step
 
 
 class Controller(QObject):
     """Owns the Session and the workers; widgets read ``session`` and watch the signals."""
 
     ready = Signal()                    # the session exists (core imported)
-    sessionChanged = Signal(str)        # forwarded Session notification: text/order/model/positions
+    sessionChanged = Signal(object)     # the Session's notification, forwarded
     computing = Signal()
-    evaluated = Signal(object, float)   # the newest Evaluation, milliseconds
+    evaluated = Signal(object, float)   # the newest views.Shown, milliseconds
     evaluationFailed = Signal(str)
     modelLoading = Signal(str)          # label
     modelProgress = Signal(str)
-    modelLoaded = Signal(str, bool)     # backend name, whether it is a real (pretrained) one
+    modelLoaded = Signal(object)        # the ModelSpec now running
     modelFailed = Signal(str)
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.session = None
-        self.last_evaluation = None
+        self.last_shown = None
         self.last_ms = 0.0
-        self._bridge = _Bridge()
-        self._bridge.booted.connect(self._on_booted)
-        self._bridge.evaluated.connect(self._on_evaluated)
-        self._bridge.failed.connect(self._on_failed)
-        self._bridge.loaded.connect(self._on_loaded)
-        self._bridge.load_failed.connect(self._on_load_failed)
-        self._bridge.load_progress.connect(self._on_load_progress)
-        self._compute = ThreadPoolExecutor(1, thread_name_prefix="posviz-compute")
-        self._loader = ThreadPoolExecutor(1, thread_name_prefix="posviz-load")
-        self._lock = threading.Lock()
-        self._pending = None            # newest (generation, backend, seq, order, positions)
-        self._generation = 0
-        self._painted = 0               # generation of last_evaluation
-        self._engine = None             # used on the compute worker only
-        self._prepare_mosaic = None     # the worker's plot preparation, imported lazily
-        self._load_generation = 0
         self.loading = False
+        self._look: Callable[[], object] = lambda: None
+        self._painted = 0               # generation of last_shown
+        self._load_token = None         # the load whose progress is shown
+        self._trimming = threading.Lock()
+        self._bridge = _Bridge()
+        self._bridge.computed.connect(self._on_computed)
+        self._bridge.loaded.connect(self._on_loaded)
+        self._bridge.progress.connect(self._on_progress)
+        self._runner = EvaluationRunner()   # used on the compute worker only
+        self._compute = Scheduler(self._run, self._bridge.computed.emit,
+                                  name="posviz-compute")
+        self._loader = Scheduler(load_model, self._bridge.loaded.emit, name="posviz-load",
+                                 describe=_load_failure, detach=True)
 
     # -- start-up ---------------------------------------------------------------------
-    def start(self, text: str, config: dict | None = None, positions: tuple = ("slot", 0),
+    def start(self, text: str, spec: ModelSpec | dict | None, positions,
               order: str = "reverse") -> None:
-        """Import the core and build the session on the worker; ``ready`` follows."""
-        self._initial_order = order
-        self._compute.submit(self._boot, text, config or {}, positions)
+        """Import the core and build the session on the worker; ``ready`` follows.
 
-    def _boot(self, text, config, positions) -> None:
-        try:
-            from ..core.backend import BuiltinBackend
-            from ..core.config import ModelConfig, Positions
-            from ..core.session import DEFAULT_TEXT, Session
+        ``spec`` may come as settings keep it (``ModelSpec.to_dict()``, or a bare
+        built-in config dict) and ``positions`` as (mode, offset): then the GUI thread
+        needs no core import (which imports torch) before the worker has done it."""
+        self._compute.submit(StartJob(text, spec, positions, order))
 
-            try:
-                cfg = ModelConfig(**config).validate()
-            except (TypeError, ValueError):
-                cfg = ModelConfig()
-            try:
-                pos = Positions(*positions).validate()
-            except (TypeError, ValueError):
-                pos = Positions()
+    def _run(self, job, should_stop):
+        """On the compute worker."""
+        if isinstance(job, StartJob):
             try:        # the plots' modules (pyqtgraph) too, off the GUI thread, and
-                from . import plots  # noqa: F401   before the GUI imports them itself
+                importlib.import_module(".plots", __package__)  # before the GUI does
             except Exception:
                 pass    # the window tells the user when it builds the panel
-            backend = BuiltinBackend(cfg)
-            try:
-                session = Session(backend, text or DEFAULT_TEXT, pos)
-                session.set_text(session.text, truncate=True)
-            except ValueError:
-                session = Session(backend, DEFAULT_TEXT, pos)
-            if self._initial_order == "reverse":
-                session.reverse()       # no listeners yet: nobody to notify
-            # The first evaluation is computed here, at once: the GUI builds its panels
-            # on ``booted`` meanwhile. It answers generation 1 (see _on_booted).
-            with self._lock:
-                self._pending = (1, backend, session.seq, session.order.copy(),
-                                 session.positions)
-            self._bridge.booted.emit(session, None)
-        except Exception as error:      # shown in the status line, never as a traceback
-            traceback.print_exc()
-            self._bridge.booted.emit(None, _one_line(error))
-            return
-        self._evaluate_newest()
+        return self._runner(job, should_stop)
 
-    @Slot(object, object)
-    def _on_booted(self, session, error) -> None:
-        if session is None:
-            self.evaluationFailed.emit(f"could not start the model: {error}")
-            return
-        self.session = session
-        self._generation += 1           # = 1: the worker is already computing it
-        session.subscribe(self._on_session_change)
-        self.computing.emit()
-        self.ready.emit()
+    def set_look(self, provider: Callable[[], object]) -> None:
+        """How the next mosaic is coloured: called on the GUI thread at each request."""
+        self._look = provider
 
     # -- evaluation -------------------------------------------------------------------
-    def _on_session_change(self, what: str) -> None:
-        self.sessionChanged.emit(what)
-        self.request()
+    def _on_session_event(self, event) -> None:
+        self.sessionChanged.emit(event)
+        if isinstance(event, self._computing_events) or event in NAMED_CHANGES:
+            self.request()
 
     def request(self) -> None:
         """Ask for the current session's evaluation; supersedes any pending request."""
         s = self.session
-        if s is None:
+        if s is None or self._compute.closed:
             return
-        self._generation += 1
-        with self._lock:
-            self._pending = (self._generation, s.backend, s.seq, s.order.copy(), s.positions)
+        job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look())
         note_activity()                 # no full garbage collection in the middle of a drag
         self.computing.emit()
-        self._compute.submit(self._evaluate_newest)
+        self._compute.submit(job)
 
     @property
     def generation(self) -> int:
-        return self._generation
+        return self._compute.generation
 
     def generation_painted(self) -> bool:
-        """Is the last evaluation the answer to the newest request?"""
-        return self._painted == self._generation
+        """Is the last result shown the answer to the newest request?"""
+        return self._painted == self._compute.generation
 
-    def _evaluate_newest(self) -> None:
-        with self._lock:
-            job, self._pending = self._pending, None
-        if job is None:                 # an earlier call already took it
-            return
-        generation, backend, seq, order, positions = job
-        from ..core.errors import Cancelled, PosvizInputError
-        from ..core.engine import Engine
-
-        try:
-            if self._engine is None or self._engine.backend is not backend:
-                self._engine = Engine(backend)
-            start = time.perf_counter()
-            ev = self._engine.evaluate(seq, order, positions, should_stop=self._superseded)
-            self._prepare(ev)
-            ms = 1000 * (time.perf_counter() - start)
-            self._bridge.evaluated.emit(generation, ev, ms)
-            del ev                      # the GUI holds it now; the worker keeps nothing
-        except Cancelled:               # a newer request is pending: its job runs next
-            pass
-        except PosvizInputError as error:
-            self._bridge.failed.emit(generation, _one_line(error))
-        except Exception as error:
-            traceback.print_exc()
-            self._bridge.failed.emit(generation, f"computation failed: {_one_line(error)}")
-
-    def _superseded(self) -> bool:
-        """Is a newer request waiting? (asked by the engine between layers)"""
-        return self._pending is not None
-
-    def _prepare(self, ev) -> None:
-        """Work the plots would otherwise do on the GUI thread (the mosaic's image)."""
-        if self._prepare_mosaic is None:
-            try:
-                from .plots.attention import prepare_mosaic
-            except Exception:           # no plots: nothing to prepare
-                prepare_mosaic = False
-            self._prepare_mosaic = prepare_mosaic
-        if self._prepare_mosaic:
-            self._prepare_mosaic(ev, should_stop=self._superseded)
-
-    @Slot(int, object, float)
-    def _on_evaluated(self, generation: int, ev, ms: float) -> None:
-        if generation != self._generation:
+    @Slot(object)
+    def _on_computed(self, outcome: Outcome) -> None:
+        if not self._compute.is_current(outcome.generation):
             return                      # stale: a newer request is on its way
-        self.last_evaluation, self.last_ms, self._painted = ev, ms, generation
-        self.evaluated.emit(ev, ms)
-        if _malloc_trim is not None and len(ev.order) >= TRIM_FROM:
-            # The evaluation shown before is gone now; glibc keeps its pages unless asked.
-            self._loader.submit(_malloc_trim, 0)
+        if isinstance(outcome.job, StartJob):
+            self._on_started(outcome)
+        elif outcome.failed:
+            self.evaluationFailed.emit(outcome.message)
+        else:
+            self._on_evaluated(outcome)
 
-    @Slot(int, str)
-    def _on_failed(self, generation: int, message: str) -> None:
-        if generation == self._generation:
-            self.evaluationFailed.emit(message)
+    def _on_started(self, outcome: Outcome) -> None:
+        if outcome.failed:
+            self.evaluationFailed.emit(f"could not start the model: {outcome.message}")
+            return
+        from ..core.events import COMPUTING_EVENTS     # imported on the worker by now
+        self._computing_events = COMPUTING_EVENTS
+        self.session = outcome.result.session
+        self.session.subscribe(self._on_session_event)
+        self.ready.emit()               # the window builds its panels and sets the look
+        self.request()                  # the evaluation is mostly done already
+        if outcome.result.problem:
+            self.modelFailed.emit(outcome.result.problem)
+
+    def _on_evaluated(self, outcome: Outcome) -> None:
+        shown, ms = outcome.result.shown, outcome.result.ms
+        self.last_shown, self.last_ms, self._painted = shown, ms, outcome.generation
+        self.evaluated.emit(shown, ms)
+        # The result shown before is gone now (workaround "malloc-trim", off the GUI thread)
+        self._trim_heap_soon(len(shown.evaluation.order))
+
+    def _trim_heap_soon(self, n_tokens: int) -> None:
+        if n_tokens >= TRIM_FROM and self._trimming.acquire(blocking=False):  # one at a time
+
+            def trim():
+                try:
+                    trim_heap(n_tokens)
+                finally:
+                    self._trimming.release()
+            threading.Thread(target=trim, name="posviz-trim", daemon=True).start()
 
     # -- models -----------------------------------------------------------------------
-    def use_builtin(self, config) -> None:
-        """Build the built-in model for a valid ModelConfig (in the background)."""
-        from ..core.backend import BuiltinBackend
-        self._load(lambda progress: BuiltinBackend(config), "built-in transformer", False)
-
-    def load_model(self, spec: str, label: str | None = None) -> None:
-        """Load a real pretrained model (a folder, a cache name, or 'minilm')."""
-        def make(progress):
-            try:
-                from ..core import hf
-            except ImportError:
-                from ..core.errors import PosvizInputError
-                raise PosvizInputError("real models are not available in this installation")
-            return hf.load_backend(spec, progress=progress)
-        self._load(make, label or spec, True)
-
-    def _load(self, make, label: str, real: bool) -> None:
-        self._load_generation += 1
-        generation = self._load_generation
+    def load(self, spec: ModelSpec) -> None:
+        """Build or load ``spec``'s model off the GUI thread; the current one stays in
+        use until it is ready. Then the session runs it (ModelChanged) and
+        ``modelLoaded`` follows; a newer load or ``cancel_load`` discards this one."""
+        if self._loader.closed:
+            return
         self.loading = True
-        self.modelLoading.emit(label)
-
-        def progress(*args):
-            if len(args) == 1 and isinstance(args[0], float) and 0 <= args[0] <= 1:
-                text = f"{100 * args[0]:.0f} %"
-            else:
-                text = " ".join(str(a) for a in args)
-            self._bridge.load_progress.emit(generation, text)
-
-        def job():
-            try:
-                self._bridge.loaded.emit(generation, make(progress), real)
-            except ValueError as error:         # PosvizInputError and friends
-                self._bridge.load_failed.emit(generation, _one_line(error))
-            except Exception as error:
-                traceback.print_exc()
-                self._bridge.load_failed.emit(generation, f"could not load {label}: "
-                                                          f"{_one_line(error)}")
-        self._loader.submit(job)
+        self._load_token = token = object()
+        self.modelLoading.emit(_label(spec))
+        self._loader.submit(LoadJob(spec, lambda step: self._bridge.progress.emit(token, step)))
 
     def cancel_load(self) -> None:
-        """Forget the model being loaded; its result is discarded when it arrives."""
-        self._load_generation += 1
+        """Forget the model being loaded, at once: its result is discarded.
+
+        A pretrained load stops at its next step (tokenizer, weights); within a step
+        (reading gigabytes of weights, building a large built-in model) nothing can stop
+        it, so it finishes on its own thread and is thrown away. The next load does not
+        wait for it.
+        """
+        self._loader.cancel()
+        self._load_token = None
         self.loading = False
 
-    @Slot(int, object, bool)
-    def _on_loaded(self, generation: int, backend, real: bool) -> None:
-        if generation != self._load_generation:
+    @Slot(object)
+    def _on_loaded(self, outcome: Outcome) -> None:
+        if not self._loader.is_current(outcome.generation):
             return
         self.loading = False
+        self._load_token = None
+        if outcome.failed:
+            self.modelFailed.emit(outcome.message)
+            return
+        spec, backend = outcome.job.spec, outcome.result
         try:
-            self.session.set_backend(backend)     # notifies "model" -> request()
-        except ValueError as error:
-            self.modelFailed.emit(_one_line(error))
+            self._set_model(spec, backend)      # ModelChanged -> request()
+        except ValueError as error:             # the text does not fit the new model
+            self.modelFailed.emit(one_line(error))
             return
-        self.modelLoaded.emit(backend.name, real)
+        self.modelLoaded.emit(spec)
 
-    @Slot(int, str)
-    def _on_load_failed(self, generation: int, message: str) -> None:
-        if generation == self._load_generation:
-            self.loading = False
-            self.modelFailed.emit(message)
+    def _set_model(self, spec: ModelSpec, backend) -> None:
+        if self.session is None:
+            raise PosvizInputError("the session is not ready yet")
+        set_model = getattr(self.session, "set_model", None)
+        if set_model is not None:
+            set_model(spec, backend)
+        else:                                   # a session that holds no spec
+            self.session.set_backend(backend)
 
-    @Slot(int, str)
-    def _on_load_progress(self, generation: int, message: str) -> None:
-        if generation == self._load_generation:
-            self.modelProgress.emit(message)
+    @Slot(object, str)
+    def _on_progress(self, token, step: str) -> None:
+        if token is self._load_token:
+            self.modelProgress.emit(step)
 
     def shutdown(self) -> None:
-        self._load_generation += 1
-        self._compute.shutdown(wait=False, cancel_futures=True)
-        self._loader.shutdown(wait=False, cancel_futures=True)
+        """Stop both workers: the evaluation at its next layer; a load is abandoned."""
+        self._load_token = None
+        self._compute.shutdown()
+        self._loader.shutdown()

@@ -1,0 +1,205 @@
+"""The controller: session events become requests, outcomes reach the GUI thread.
+
+Offscreen Qt, no window. The views are stood in for, so what the controller hands the
+views (the look) and what it hands on (the Shown) can be checked; waits are on signals.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+from dataclasses import dataclass
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+import posviz.core  # noqa: E402
+from posviz.core.backend import BuiltinBackend  # noqa: E402
+from posviz.core.config import ModelConfig, Positions  # noqa: E402
+from posviz.core.document import ModelSpec, Selection  # noqa: E402
+from posviz.core.errors import PosvizInputError  # noqa: E402
+from posviz.core.events import SelectionChanged  # noqa: E402
+from posviz.gui.controller import Controller  # noqa: E402
+
+TIMEOUT = 30_000
+SMALL = ModelConfig(layers=2, heads=2, d_model=16)
+
+
+@pytest.fixture
+def views(monkeypatch):
+    """Stands in for core.views: records the look and the thread it was called on."""
+    fake = types.ModuleType("posviz.core.views")
+
+    @dataclass(frozen=True)
+    class Shown:
+        evaluation: object
+        views: object
+
+    def build_views(ev, look, should_stop=None):
+        fake.calls.append((look, threading.current_thread()))
+        return "views"
+    fake.Shown, fake.build_views, fake.calls = Shown, build_views, []
+    monkeypatch.setitem(sys.modules, "posviz.core.views", fake)
+    monkeypatch.setattr(posviz.core, "views", fake, raising=False)
+    return fake
+
+
+@pytest.fixture
+def controller(qtbot, views):
+    c = Controller()
+    c.set_look(lambda: "the look")
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        c.start("one two three four", ModelSpec.builtin(SMALL), Positions())
+    yield c
+    c.shutdown()
+
+
+def test_start_builds_the_session_and_shows_it_reversed(controller, views):
+    c = controller
+    assert c.session.tokens == ("one", "two", "three", "four")
+    assert c.session.order.tolist() == [3, 2, 1, 0]
+    assert c.last_shown.evaluation.order.tolist() == [3, 2, 1, 0]
+    assert c.last_shown.views == "views" and c.generation_painted()
+    look, thread = views.calls[-1]
+    assert look == "the look" and thread is not threading.main_thread()
+
+
+def test_start_takes_settings_as_they_are_kept(qtbot, views):
+    c = Controller()
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        c.start("a b", SMALL.to_dict(), ("token", 1), order="original")
+    assert c.session.backend.config == SMALL and c.session.positions == Positions("token", 1)
+    assert c.session.order.tolist() == [0, 1]
+    c.shutdown()
+
+
+def test_a_session_change_is_computed(qtbot, controller):
+    c = controller
+    with qtbot.waitSignal(c.computing, timeout=TIMEOUT):
+        c.session.rotate()
+    assert not c.generation_painted()
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT) as shown:
+        pass
+    assert shown.args[0].evaluation.order.tolist() == c.session.order.tolist()
+    assert c.generation_painted() and shown.args[1] == c.last_ms
+
+
+def test_only_the_newest_of_many_changes_is_shown(qtbot, controller):
+    c = controller
+    painted = []
+    c.evaluated.connect(lambda shown, ms: painted.append(
+        (shown.evaluation.order.tolist(), c.session.order.tolist())))
+    for _ in range(5):
+        c.session.rotate()
+    qtbot.waitUntil(c.generation_painted, timeout=TIMEOUT)
+    assert painted and all(shown == current for shown, current in painted)
+    assert painted[-1][0] == c.session.order.tolist()
+
+
+def test_a_selection_computes_nothing(qtbot, controller):
+    c = controller
+    computing = []
+    c.computing.connect(lambda: computing.append(1))
+    c._on_session_event(SelectionChanged(Selection(layer=2)))
+    assert computing == [] and c.generation_painted()
+
+
+def test_a_failed_evaluation_is_told_in_one_line(qtbot, controller, monkeypatch):
+    from posviz.core.engine import Engine
+
+    def refuse(*args, **kwargs):
+        raise PosvizInputError("no room\nfor details")
+    monkeypatch.setattr(Engine, "evaluate", refuse)
+    with qtbot.waitSignal(controller.evaluationFailed, timeout=TIMEOUT) as failed:
+        controller.request()
+    assert failed.args == ["no room"] and not controller.generation_painted()
+
+
+def test_loading_a_builtin_model(qtbot, controller):
+    c = controller
+    spec = ModelSpec.builtin(ModelConfig(layers=1, heads=2, d_model=16))
+    with qtbot.waitSignal(c.modelLoading, timeout=TIMEOUT) as loading:
+        with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT) as loaded:
+            c.load(spec)
+            assert c.loading
+    assert loading.args == ["built-in transformer"] and loaded.args == [spec]
+    assert not c.loading and c.session.backend.config == spec.config
+    qtbot.waitUntil(lambda: c.generation_painted() and
+                    c.last_shown.evaluation.permuted.n_layers == 1, timeout=TIMEOUT)
+
+
+def test_a_model_the_text_does_not_fit_is_refused(qtbot, controller):
+    c = controller
+    backend = c.session.backend
+    spec = ModelSpec.builtin(ModelConfig(layers=1, heads=2, d_model=16, pe="learned",
+                                         max_len=2))
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
+        c.load(spec)
+    assert "positions" in failed.args[0] and c.session.backend is backend
+
+
+class GatedModel:
+    """Stands in for hf.load_backend: tells a step, then waits until the test lets go."""
+
+    def __init__(self):
+        self.gate, self.returned = threading.Event(), threading.Event()
+        self.threads = []
+
+    def __call__(self, source, progress=None):
+        self.threads.append(threading.current_thread())
+        progress("loading weights")
+        assert self.gate.wait(TIMEOUT / 1000)
+        self.returned.set()
+        return BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=16))
+
+
+@pytest.fixture
+def gated(monkeypatch):
+    from posviz.core import hf
+    model = GatedModel()
+    monkeypatch.setattr(hf, "load_backend", model)
+    return model
+
+
+def test_a_pretrained_load_tells_its_progress(qtbot, controller, gated):
+    c = controller
+    spec = ModelSpec.pretrained("somewhere", "Some model")
+    with qtbot.waitSignal(c.modelProgress, timeout=TIMEOUT) as step:
+        c.load(spec)
+    assert step.args == ["loading weights"]
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT) as loaded:
+        gated.gate.set()
+    assert loaded.args == [spec] and c.session.backend.config.layers == 1
+
+
+def test_a_cancelled_load_is_discarded_and_holds_up_nothing(qtbot, controller, gated):
+    c = controller
+    backend = c.session.backend
+    loaded = []
+    c.modelLoaded.connect(loaded.append)
+    c.load(ModelSpec.pretrained("somewhere", "Some model"))
+    c.cancel_load()
+    assert not c.loading
+    other = ModelSpec.builtin(ModelConfig(layers=3, heads=2, d_model=16))
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(other)                           # while the cancelled one still waits
+    assert not gated.returned.is_set() and c.session.backend.config == other.config
+    gated.gate.set()
+    qtbot.waitUntil(gated.returned.is_set, timeout=TIMEOUT)
+    for thread in gated.threads:
+        thread.join(TIMEOUT / 1000)
+    qtbot.wait(0)                               # anything queued for the GUI arrives
+    assert loaded == [other] and c.session.backend is not backend
+    assert c.session.backend.config == other.config
+
+
+def test_after_shutdown_nothing_is_asked(qtbot, controller):
+    c = controller
+    computing = []
+    c.computing.connect(lambda: computing.append(1))
+    c.shutdown()
+    c.session.rotate()
+    c.load(ModelSpec.builtin(SMALL))
+    assert computing == [] and not c.loading

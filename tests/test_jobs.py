@@ -1,0 +1,229 @@
+"""The jobs and their runners: starting a session, evaluating, loading models.
+
+The views are stood in for, so what the runner hands them can be checked.
+"""
+from __future__ import annotations
+
+import queue
+import sys
+import types
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import posviz.core
+from posviz.core import scheduler as sched
+from posviz.core.backend import BuiltinBackend
+from posviz.core.config import ModelConfig, Positions
+from posviz.core.document import ModelSpec
+from posviz.core.errors import Cancelled, PosvizInputError
+from posviz.core.jobs import EvaluationJob, EvaluationRunner, LoadJob, StartJob, load_model
+from posviz.core.scheduler import Scheduler
+
+WAIT = 30                    # seconds: a failsafe against hanging, never a measurement
+
+
+@pytest.fixture
+def done():
+    return queue.Queue()
+
+
+@pytest.fixture
+def views(monkeypatch):
+    """Stands in for core.views: records what the runner hands it."""
+    fake = types.ModuleType("posviz.core.views")
+
+    @dataclass(frozen=True)
+    class Shown:
+        evaluation: object
+        views: object
+
+    def build_views(ev, look, should_stop=None):
+        fake.calls.append((ev, look, should_stop))
+        if should_stop is not None and should_stop():
+            raise Cancelled("views")
+        return ("views of", tuple(ev.order))
+    fake.Shown, fake.build_views, fake.calls = Shown, build_views, []
+    monkeypatch.setitem(sys.modules, "posviz.core.views", fake)
+    monkeypatch.setattr(posviz.core, "views", fake, raising=False)
+    return fake
+
+
+class CountingBackend(BuiltinBackend):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.runs = []
+
+    def run(self, seq, order, position_ids, should_stop=None):
+        self.runs.append(order.tolist())
+        return super().run(seq, order, position_ids, should_stop)
+
+
+SMALL = ModelConfig(layers=2, heads=2, d_model=16)
+
+
+def job_for(backend, text="a b c d", order=(3, 2, 1, 0), look="a look"):
+    return EvaluationJob(backend, backend.tokenize(text), np.array(order), Positions(), look)
+
+
+def test_evaluation_job_gives_the_views_of_the_evaluation(views):
+    backend = CountingBackend(SMALL)
+    runner = EvaluationRunner()
+    def stop():
+        return False
+    done = runner(job_for(backend), stop)
+    ev = done.shown.evaluation
+    assert ev.order.tolist() == [3, 2, 1, 0] and ev.seq.tokens == ("a", "b", "c", "d")
+    assert done.shown.views == ("views of", (3, 2, 1, 0)) and done.ms >= 0
+    assert views.calls == [(ev, "a look", stop)]
+    from posviz.core.engine import Engine
+    direct = Engine(BuiltinBackend(SMALL)).evaluate(ev.seq, ev.order, ev.positions)
+    np.testing.assert_allclose(ev.comparison.token_change, direct.comparison.token_change)
+
+
+def test_the_engine_is_kept_per_backend(views):
+    backend, other = CountingBackend(SMALL), CountingBackend(SMALL)
+    runner = EvaluationRunner()
+    runner(job_for(backend))
+    runner(job_for(backend, order=(1, 0, 2, 3)))
+    assert backend.runs == [[0, 1, 2, 3], [3, 2, 1, 0], [1, 0, 2, 3]]   # reference once
+    runner(job_for(other))
+    assert other.runs == [[0, 1, 2, 3], [3, 2, 1, 0]]
+
+
+def test_a_superseded_evaluation_stops(views):
+    with pytest.raises(Cancelled):
+        EvaluationRunner()(job_for(CountingBackend(SMALL)), lambda: True)
+
+
+def test_evaluations_through_the_scheduler(views, done):
+    backend = CountingBackend(SMALL)
+    s = Scheduler(EvaluationRunner(), done.put, name="test-evaluate")
+    s.submit(job_for(backend, order=(1, 0, 2, 3)))
+    outcome = done.get(timeout=WAIT)
+    assert outcome.result.shown.evaluation.order.tolist() == [1, 0, 2, 3]
+    s.submit(EvaluationJob(backend, backend.tokenize("a b"), np.array([0, 0]), Positions()))
+    failed = done.get(timeout=WAIT)
+    assert failed.failed and "\n" not in failed.message
+    assert isinstance(failed.error, PosvizInputError)
+    s.shutdown(wait=True)
+
+
+def test_start_builds_the_session_reversed_and_evaluates_it_early(views, monkeypatch):
+    runner = EvaluationRunner()
+    started = runner(StartJob("one two three", ModelSpec.builtin(SMALL), Positions()))
+    s = started.session
+    assert started.problem is None and s.tokens == ("one", "two", "three")
+    assert s.order.tolist() == [2, 1, 0] and s.backend.config == SMALL
+    from posviz.core.engine import Engine
+    calls = []
+
+    def again(*args, **kwargs):
+        calls.append(args)
+        raise RuntimeError("computed again")
+    monkeypatch.setattr(Engine, "evaluate", again)
+    done = runner(EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, "look"))
+    assert calls == []                              # computed at start already
+    assert done.shown.evaluation.order.tolist() == [2, 1, 0]
+    assert views.calls[-1][1] == "look"
+    with pytest.raises(RuntimeError, match="again"):    # the second time: computed
+        runner(EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions))
+    assert len(calls) == 1
+
+
+def test_start_keeps_the_original_order_and_cuts_a_long_text():
+    spec = ModelSpec.builtin(ModelConfig(layers=1, heads=2, d_model=16, pe="learned",
+                                         max_len=3))
+    started = EvaluationRunner()(StartJob("a b c d e", spec, Positions(), order="original"))
+    assert started.session.tokens == ("a", "b", "c")
+    assert started.session.order.tolist() == [0, 1, 2]
+
+
+def test_start_falls_back_to_the_builtin_model_and_says_why(monkeypatch):
+    from posviz.core import hf
+
+    def missing(source, progress=None):
+        progress("reading config")
+        raise PosvizInputError(f"no model at {source}")
+    monkeypatch.setattr(hf, "load_backend", missing)
+    steps = []
+    started = EvaluationRunner()(StartJob("a b", ModelSpec.pretrained("/nowhere"),
+                                          Positions(), progress=steps.append))
+    assert started.problem == "no model at /nowhere" and steps == ["reading config"]
+    assert isinstance(started.session.backend, BuiltinBackend)
+
+
+@pytest.mark.parametrize("remembered, expected", [
+    ({"kind": "builtin", "config": SMALL.to_dict()}, SMALL),
+    (SMALL.to_dict(), SMALL),                                   # a bare config, as settings
+    ({"heads": 3, "d_model": 16}, ModelConfig()),               # no longer valid: default
+    ({"no such field": 1}, ModelConfig()),
+    (None, ModelConfig()),
+])
+def test_start_reads_a_remembered_spec(remembered, expected):
+    started = EvaluationRunner()(StartJob("a b", remembered, ("token", 2)))
+    assert started.problem is None and started.session.backend.config == expected
+    assert started.session.positions == Positions("token", 2)
+
+
+def test_start_reads_a_pretrained_spec_and_bad_positions(monkeypatch):
+    from posviz.core import hf
+    asked = []
+    monkeypatch.setattr(hf, "load_backend",
+                        lambda source, progress=None: asked.append(source) or
+                        BuiltinBackend(SMALL))
+    spec = {"kind": "pretrained", "source": "/models/x", "label": "X"}
+    started = EvaluationRunner()(StartJob("a b", spec, ("diagonal", -1)))
+    assert asked == ["/models/x"] and started.problem is None
+    assert started.session.positions == Positions()
+
+
+def test_importing_the_scheduler_imports_neither_qt_nor_torch():
+    import subprocess
+    code = ("import sys, posviz.core.scheduler, posviz.core.jobs\n"
+            "print(sorted(m for m in ('torch', 'numpy', 'PySide6') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_load_model_builds_the_builtin_one():
+    backend = load_model(LoadJob(ModelSpec.builtin(SMALL)))
+    assert isinstance(backend, BuiltinBackend) and backend.config == SMALL
+    with pytest.raises(PosvizInputError):
+        load_model(LoadJob(ModelSpec.builtin(ModelConfig(heads=3, d_model=16))))
+
+
+def test_a_superseded_load_runs_to_its_end_and_tells_no_progress(monkeypatch):
+    from posviz.core import hf
+    reached = []
+
+    def fake(source, progress=None):
+        for step in ("reading config", "loading tokenizer", "loading weights"):
+            progress(step)
+            reached.append(step)
+        return "backend"
+    monkeypatch.setattr(hf, "load_backend", fake)
+    told = []
+    job = LoadJob(ModelSpec.pretrained("fake"), progress=told.append)
+    assert load_model(job, lambda: False) == "backend" and told == reached
+    reached.clear(), told.clear()
+    stop = iter([False, True, True])
+    assert load_model(job, lambda: next(stop)) == "backend"
+    assert told == ["reading config"] and len(reached) == 3
+
+
+def test_a_failed_load_names_the_model(done, monkeypatch):
+    from posviz.core import hf
+
+    def broken(source, progress=None):
+        raise OSError("disk on fire")
+    monkeypatch.setattr(hf, "load_backend", broken)
+    loads = Scheduler(load_model, done.put, name="test-load-fail", detach=True,
+                      describe=lambda job, e: f"could not load {job.spec.name}: "
+                                              f"{sched.one_line(e)}")
+    loads.submit(LoadJob(ModelSpec.pretrained("fake", "A fake model")))
+    assert done.get(timeout=WAIT).message == "could not load A fake model: disk on fire"
+    loads.shutdown(wait=True)

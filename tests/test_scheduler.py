@@ -1,0 +1,258 @@
+"""The scheduler without Qt: newest wins, stale results dropped, errors told, shutdown.
+
+The worker is steered with events, never with sleeps: a job waits on a gate until the
+test opens it, and the test waits for what the worker delivers.
+"""
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from dataclasses import dataclass
+
+import pytest
+
+from posviz.core import scheduler as sched
+from posviz.core.errors import Cancelled, PosvizInputError
+from posviz.core.scheduler import Scheduler, trim_heap
+
+WAIT = 30                    # seconds: a failsafe against hanging, never a measurement
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    gate: threading.Event | None = None      # the job waits here once it runs
+    error: Exception | None = None
+    stops: bool = False                       # raise Cancelled when superseded
+
+
+class Worker:
+    """The run function: records what ran and what should_stop said, obeys the job."""
+
+    def __init__(self):
+        self.ran, self.started = [], queue.Queue()
+        self.stop_seen: dict[str, list[bool]] = {}
+        self.threads: dict[str, threading.Thread] = {}
+
+    def __call__(self, job: Job, should_stop):
+        self.ran.append(job.name)
+        self.threads[job.name] = threading.current_thread()
+        seen = self.stop_seen.setdefault(job.name, [])
+        seen.append(should_stop())
+        self.started.put(job.name)
+        if job.gate is not None:
+            assert job.gate.wait(WAIT)
+        seen.append(should_stop())
+        if job.stops and should_stop():
+            raise Cancelled(job.name)
+        if job.error is not None:
+            raise job.error
+        return f"result of {job.name}"
+
+
+@pytest.fixture
+def worker():
+    return Worker()
+
+
+@pytest.fixture
+def done():
+    return queue.Queue()
+
+
+@pytest.fixture
+def scheduler(worker, done):
+    s = Scheduler(worker, done.put, name="test-compute")
+    yield s
+    s.shutdown(wait=True)
+
+
+def nothing_more(q: queue.Queue) -> bool:
+    return q.empty()
+
+
+def test_a_job_runs_and_its_result_is_delivered(scheduler, done):
+    future = scheduler.submit(Job("a"))
+    outcome = done.get(timeout=WAIT)
+    assert future.result(WAIT) == "result of a"
+    assert outcome.result == "result of a" and not outcome.failed
+    assert outcome.generation == scheduler.generation == 1 and outcome.job.name == "a"
+
+
+def test_the_newest_waiting_job_wins(scheduler, worker, done):
+    gate = threading.Event()
+    first = scheduler.submit(Job("first", gate))
+    assert worker.started.get(timeout=WAIT) == "first"
+    skipped = [scheduler.submit(Job(f"skipped {k}")) for k in range(3)]
+    newest = scheduler.submit(Job("newest"))
+    assert all(f.cancelled() for f in skipped)
+    gate.set()
+    outcome = done.get(timeout=WAIT)
+    assert outcome.job.name == "newest" and outcome.generation == 5
+    assert newest.result(WAIT) == "result of newest"
+    assert worker.ran == ["first", "newest"]
+    # the superseded first job finished anyway: its future has its result, the
+    # callback never heard of it
+    assert first.result(WAIT) == "result of first"
+    assert nothing_more(done)
+
+
+def test_should_stop_turns_true_once_a_newer_job_is_submitted(scheduler, worker, done):
+    gate = threading.Event()
+    first = scheduler.submit(Job("first", gate, stops=True))
+    assert worker.started.get(timeout=WAIT) == "first"
+    scheduler.submit(Job("second"))
+    gate.set()
+    assert done.get(timeout=WAIT).job.name == "second"
+    assert worker.stop_seen["first"] == [False, True]
+    assert worker.stop_seen["second"] == [False, False]
+    with pytest.raises(Cancelled):
+        first.result(WAIT)
+    assert nothing_more(done)
+
+
+def test_a_stale_failure_is_not_told(scheduler, worker, done):
+    gate = threading.Event()
+    scheduler.submit(Job("bad", gate, error=RuntimeError("boom")))
+    assert worker.started.get(timeout=WAIT) == "bad"
+    scheduler.submit(Job("good"))
+    gate.set()
+    assert done.get(timeout=WAIT).job.name == "good"
+    assert nothing_more(done)
+
+
+def test_bad_input_is_told_in_its_own_line(scheduler, done):
+    future = scheduler.submit(Job("bad", error=PosvizInputError("too many tokens\ndetails")))
+    outcome = done.get(timeout=WAIT)
+    assert outcome.failed and outcome.message == "too many tokens"
+    assert isinstance(outcome.error, PosvizInputError)
+    assert isinstance(future.exception(WAIT), PosvizInputError)
+
+
+def test_an_unexpected_error_is_told_as_a_failure(scheduler, done, capsys):
+    scheduler.submit(Job("broken", error=RuntimeError("index out of range\nmore")))
+    outcome = done.get(timeout=WAIT)
+    assert outcome.failed and outcome.message == "computation failed: index out of range"
+    assert "RuntimeError" in capsys.readouterr().err          # the traceback, for a report
+    scheduler.submit(Job("after"))                             # the worker lives on
+    assert done.get(timeout=WAIT).result == "result of after"
+
+
+def test_the_callback_sees_only_the_current_generation(worker):
+    seen = []
+    got = threading.Event()
+    s = Scheduler(worker, lambda o: (seen.append((o.generation, s.is_current(o.generation))),
+                                     got.set()), name="test-current")
+    s.submit(Job("a"))
+    assert got.wait(WAIT)
+    s.shutdown(wait=True)
+    assert seen == [(1, True)]
+
+
+def test_a_broken_callback_does_not_kill_the_worker(worker, done, capsys):
+    calls = []
+
+    def callback(outcome):
+        calls.append(outcome.job.name)
+        if outcome.job.name == "a":
+            raise ValueError("receiver broke")
+        done.put(outcome)
+    s = Scheduler(worker, callback, name="test-broken")
+    s.submit(Job("a"))
+    assert worker.started.get(timeout=WAIT) == "a"
+    s.submit(Job("b"))
+    assert done.get(timeout=WAIT).job.name == "b"
+    s.shutdown(wait=True)
+    assert "receiver broke" in capsys.readouterr().err
+
+
+def test_cancel_drops_the_waiting_job_and_the_running_result(scheduler, worker, done):
+    gate = threading.Event()
+    running = scheduler.submit(Job("running", gate))
+    assert worker.started.get(timeout=WAIT) == "running"
+    waiting = scheduler.submit(Job("waiting"))
+    scheduler.cancel()
+    assert waiting.cancelled()
+    assert not scheduler.is_current(2)
+    gate.set()
+    assert running.result(WAIT) == "result of running"
+    scheduler.submit(Job("next"))
+    assert done.get(timeout=WAIT).job.name == "next"
+    assert worker.ran == ["running", "next"] and worker.stop_seen["running"] == [False, True]
+    assert nothing_more(done)
+
+
+def test_a_detached_job_does_not_hold_the_next_one(worker, done):
+    """A model load cannot be stopped: the next load gets a fresh thread at once."""
+    loads = Scheduler(worker, done.put, name="test-load", detach=True)
+    stuck = threading.Event()
+    first = loads.submit(Job("slow load", stuck))
+    assert worker.started.get(timeout=WAIT) == "slow load"
+    loads.cancel()
+    loads.submit(Job("next load"))
+    outcome = done.get(timeout=WAIT)                # while the slow load is still stuck
+    assert outcome.job.name == "next load" and not first.done()
+    assert worker.threads["next load"] is not worker.threads["slow load"]
+    stuck.set()
+    assert first.result(WAIT) == "result of slow load"
+    worker.threads["slow load"].join(WAIT)          # its thread ends once it is done
+    assert not worker.threads["slow load"].is_alive()
+    assert nothing_more(done)                       # and its result was dropped
+    loads.submit(Job("third load"))
+    assert done.get(timeout=WAIT).job.name == "third load"
+    loads.shutdown(wait=True)
+
+
+def test_a_detached_job_cancelled_at_once_still_runs_to_its_end(worker, done):
+    loads = Scheduler(worker, done.put, name="test-load-at-once", detach=True)
+    gate = threading.Event()
+    future = loads.submit(Job("load", gate))
+    loads.cancel()
+    assert future.running()                         # it started with its submit
+    gate.set()
+    assert future.result(WAIT) == "result of load"
+    worker.threads["load"].join(WAIT)
+    assert nothing_more(done) and worker.stop_seen["load"][-1] is True
+    loads.shutdown(wait=True)
+
+
+def test_shutdown_stops_the_running_job_and_cancels_the_waiting_one(worker, done):
+    s = Scheduler(worker, done.put, name="test-shutdown")
+    gate = threading.Event()
+    running = s.submit(Job("running", gate, stops=True))
+    assert worker.started.get(timeout=WAIT) == "running"
+    waiting = s.submit(Job("waiting"))
+    s.shutdown()
+    assert waiting.cancelled()
+    gate.set()
+    with pytest.raises(Cancelled):
+        running.result(WAIT)
+    s.shutdown(wait=True)                           # twice is harmless; joins the worker
+    assert not worker.threads["running"].is_alive()
+    assert nothing_more(done) and worker.ran == ["running"]
+    with pytest.raises(RuntimeError):
+        s.submit(Job("late"))
+
+
+def test_no_thread_before_the_first_job(worker):
+    s = Scheduler(worker, name="test-lazy")
+    assert not any(t.name == "test-lazy" for t in threading.enumerate())
+    assert s.submit(Job("a")).result(WAIT) == "result of a"
+    s.shutdown(wait=True)
+
+
+# -- giving memory back -------------------------------------------------------------
+def test_trim_heap_only_after_large_evaluations_and_can_be_turned_off(monkeypatch):
+    assert trim_heap(sched.TRIM_FROM - 1) is False
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "malloc-trim")
+    assert trim_heap(sched.TRIM_FROM) is False
+    monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF")
+    assert trim_heap(sched.TRIM_FROM) is (sched._malloc_trim() is not None)
+
+
+def test_trim_heap_runs_where_glibc_is():
+    import platform
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    assert sched._malloc_trim() is not None
