@@ -117,7 +117,7 @@ class Window:
         self.probe = PaintProbe()
         self.shown = None                 # (time, worker ms) of the newest order's evaluation
         self.last_change = None           # time of the last change to the session
-        self.controller.sessionChanged.connect(self._changed)
+        self.session.subscribe(self._changed)
         self.controller.evaluated.connect(self._evaluated)
         spin(0.3)
 
@@ -129,9 +129,11 @@ class Window:
         from probes import spin, wait_for
 
         done = []
-        self.controller.modelLoaded.connect(lambda name: done.append(name))
+        from posviz.core.document import ModelSpec
+
+        self.controller.modelLoaded.connect(lambda spec: done.append(spec))
         self.controller.modelFailed.connect(lambda message: done.append(None))
-        self.controller.load_model("minilm")
+        self.controller.load(ModelSpec.pretrained("minilm"))
         if not wait_for(self.controller.evaluated, 4 * WAIT_S,
                         lambda: done and self.session.backend.name != "built-in"):
             raise RuntimeError(f"MiniLM did not load: {done}")
@@ -152,21 +154,21 @@ class Window:
             raise RuntimeError(f"could not make a text of {n} tokens")
         self.session.set_text(text)
         if not wait_for(self.controller.evaluated, WAIT_S,
-                        lambda: len(self.controller.last_evaluation.order) == n):
+                        lambda: len(self.controller.last_shown.evaluation.order) == n):
             raise RuntimeError(f"no evaluation for n = {n}")
         spin(0.3)
         return len(self.session.seq)
 
-    def _changed(self, what: str) -> None:
+    def _changed(self, event) -> None:
         self.shown, self.last_change = None, time.monotonic()
 
-    def _evaluated(self, ev, ms: float) -> None:
+    def _evaluated(self, shown, ms: float) -> None:
         """The window has just shown an evaluation (its slot ran first): if it is the
         newest order's, note the time and wait for the visible plots to paint."""
         import numpy as np
         from probes import visible_canvases
 
-        if np.array_equal(ev.order, self.session.order):
+        if np.array_equal(shown.evaluation.order, self.session.order):
             self.shown = (time.monotonic(), ms)
             self.probe.arm(visible_canvases(self.window.plots))
 
@@ -261,6 +263,7 @@ class ComputeVsBare:
         from posviz.core.engine import Engine
 
         self.seq, self.positions = session.seq, session.positions
+        self.movable = session.movable_slots()                  # (n,) bool
         self.engine = Engine(session.backend)
         self.engine.reference(self.seq, self.positions)
         self.forward = bare_forward(session.backend)
@@ -273,7 +276,7 @@ class ComputeVsBare:
         from posviz.core.engine import position_ids
 
         order = np.arange(len(self.seq))
-        movable = self.seq.movable
+        movable = self.movable
         order[movable] = self.rng.permutation(order[movable])
         pos = position_ids(order, self.positions)
         t0 = time.perf_counter()
@@ -295,7 +298,7 @@ def drag(win: Window, n: int) -> dict:
 
     got = win.set_length(n)
     strip = win.window.strip
-    first = int(win.session.seq.movable[0])
+    first = int(np.flatnonzero(win.session.movable_slots())[0])
     rect = strip.chip_rect(first)
     y = int(rect.center().y())
     x0, x1 = int(rect.center().x()), strip.width() - 12
@@ -427,7 +430,7 @@ def profile(win: Window, model: str, n: int, reps: int) -> None:
     compute.start()
     for _ in range(reps):
         order = np.arange(len(session.seq))
-        order[session.seq.movable] = rng.permutation(order[session.seq.movable])
+        order[session.movable_slots()] = rng.permutation(order[session.movable_slots()])
         engine.evaluate(session.seq, order, session.positions)
     compute.stop()
     for title, profiler in ((f"GUI thread, {reps} reorders of {model} n={n}", gui),

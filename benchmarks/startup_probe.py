@@ -63,14 +63,14 @@ class FirstPaints(QObject):
             QTimer.singleShot(0, lambda: say("window"))
         return False
 
-    def _evaluated(self, ev, ms: float) -> None:
+    def _evaluated(self, shown, ms: float) -> None:
         backend = self.window.controller.session.backend
         if self.stage == "plots" or (self.stage == "minilm" and backend.name != "built-in"):
             self.probe.arm(visible_canvases(self.window.plots))
         elif self.stage == "window":           # the window paints before any evaluation
             say("first_evaluation", worker_ms=ms)
             self.stage = "plots"
-            self._evaluated(ev, ms)
+            self._evaluated(shown, ms)
 
     def _painted(self) -> None:
         if self.stage == "plots":
@@ -78,7 +78,8 @@ class FirstPaints(QObject):
             if self.minilm:
                 self.stage = "minilm"
                 self.window.controller.modelFailed.connect(self._failed)
-                self.window.controller.load_model("minilm")
+                from posviz.core.document import ModelSpec
+                self.window.controller.load(ModelSpec.pretrained("minilm"))
                 return
         elif self.stage == "minilm":
             say("minilm_plots")

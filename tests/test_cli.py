@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from posviz.cli import main, make_parser

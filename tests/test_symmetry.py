@@ -11,7 +11,7 @@ from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.encodings import KINDS
 from posviz.core.engine import Engine
-from posviz.core.symmetry import check_permutation, compare, inverse, noise_floor, parse_order
+from posviz.core.symmetry import check_permutation, inverse, noise_floor, parse_order
 from posviz.core.errors import PosvizInputError
 
 TEXT = "the quick brown fox jumps over the lazy dog near a river bank"

@@ -27,11 +27,6 @@ class TokenSequence:
     def __len__(self) -> int:
         return len(self.tokens)
 
-    @property
-    def movable(self) -> np.ndarray:
-        """Slots whose tokens may be reordered."""
-        return np.flatnonzero(~np.asarray(self.pinned, dtype=bool))
-
 
 class Backend(Protocol):
     name: str                      # shown in the window title and reports

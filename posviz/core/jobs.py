@@ -196,10 +196,5 @@ def _start_positions(value):
 
 
 def _new_session(backend, text: str, positions, spec: ModelSpec):
-    """A Session; the spec goes along where the Session takes one."""
-    import inspect
-
     from .session import Session
-    if "spec" in inspect.signature(Session).parameters:
-        return Session(backend, text, positions, spec=spec)
-    return Session(backend, text, positions)
+    return Session(backend, text, positions, spec=spec)

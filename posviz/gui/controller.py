@@ -28,9 +28,6 @@ if TYPE_CHECKING:               # the core's modules import torch: only on the w
     from ..core.document import ModelSpec
 
 
-NAMED_CHANGES = ("text", "order", "model", "positions")   # of a session that names them
-
-
 def _label(spec: ModelSpec) -> str:
     return spec.label or ("built-in transformer" if spec.is_builtin else spec.source)
 
@@ -54,7 +51,6 @@ class Controller(QObject):
     """Owns the Session and the workers; widgets read ``session`` and watch the signals."""
 
     ready = Signal()                    # the session exists (core imported)
-    sessionChanged = Signal(object)     # the Session's notification, forwarded
     computing = Signal()
     evaluated = Signal(object, float)   # the newest views.Shown, milliseconds
     evaluationFailed = Signal(str)
@@ -108,8 +104,7 @@ class Controller(QObject):
 
     # -- evaluation -------------------------------------------------------------------
     def _on_session_event(self, event) -> None:
-        self.sessionChanged.emit(event)
-        if isinstance(event, self._computing_events) or event in NAMED_CHANGES:
+        if isinstance(event, self._computing_events):
             self.request()
 
     def request(self) -> None:
@@ -215,11 +210,7 @@ class Controller(QObject):
     def _set_model(self, spec: ModelSpec, backend) -> None:
         if self.session is None:
             raise PosvizInputError("the session is not ready yet")
-        set_model = getattr(self.session, "set_model", None)
-        if set_model is not None:
-            set_model(spec, backend)
-        else:                                   # a session that holds no spec
-            self.session.set_backend(backend)
+        self.session.set_model(spec, backend)
 
     @Slot(object, str)
     def _on_progress(self, token, step: str) -> None:
