@@ -5,16 +5,19 @@ exists, checks the version it was written against, and asks ``enabled(NAME)`` fi
 any of them can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,name`` (or
 ``all``) in the environment. This module imports nothing heavy and never Qt.
 
-Names in use:
+Names in use, and where each lives:
 
 - ``pyside-import-hook``: answer PySide6's ``__feature__`` import hook by reading bytes
   (posviz.gui.import_hook).
 - ``gui-thread-collector``: collect garbage on the GUI thread only (posviz.gui.collector).
-- ``malloc-trim``: give freed heap pages back to the system after large evaluations.
+- ``malloc-trim``: give freed heap pages back to the system after large evaluations
+  (posviz.core.scheduler.trim_heap).
 - ``heatmap-coloured-pixels``: paint heatmaps from pixels coloured on the worker
-  (posviz.gui.plots.base.HeatmapImage).
-- ``svg-flatten-strokes``: rewrite exported SVG so scaled strokes stay thin.
-- ``hf-offline``: set Hugging Face's offline variables before loading a model.
+  (posviz.gui.plots.workarounds).
+- ``svg-flatten-strokes``: rewrite exported SVG so scaled strokes stay thin
+  (posviz.gui.plots.workarounds).
+- ``hf-offline``: set Hugging Face's offline variables before loading a model
+  (posviz.core.hf.workarounds).
 - ``hf-quiet-gguf``: no tqdm bar on the terminal while transformers de-quantizes a GGUF
   file (posviz.core.hf.workarounds).
 """
