@@ -32,19 +32,20 @@ def _no_additive_message(kind: str | None, built_in: bool) -> str:
             f"{WHERE.get(kind, 'acts inside attention')}. See the relative-distance profile.")
 
 
-class EncodingFigure(Figure):
-    """The additive encoding added to each position: positions × dimensions."""
+class _PositionMap(Figure):
+    """A heatmap over positions of the reference run's additive encoding, redrawn only
+    when the reference run changes; a message instead when the model adds none."""
 
-    name = "encoding"
-    title = "Positional encoding"
-    dims = ("position", "dimension")
+    bottom = "position"                     # what the columns index
+    bar_label = "value"
+    empty_title = ""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.map = _HeatmapPlot(self.canvas, "", style.DIVERGING, (-1, 1),
-                                left="position", bottom="dimension", col=0)
+                                left="position", bottom=self.bottom, col=0)
         self.map.plot.getAxis("bottom").rotate = False     # numbers read best upright
-        self.bar = style.color_bar((-1, 1), style.DIVERGING, "value")
+        self.bar = style.color_bar((-1, 1), style.DIVERGING, self.bar_label)
         self.bar.setImageItem(self.map.image)
         self.canvas.addItem(self.bar, row=0, col=1)
         self._key = None
@@ -54,20 +55,34 @@ class EncodingFigure(Figure):
         if view is self._key:
             return                  # the same reference run: nothing to redraw
         self._key = view
-        table = view.table                                                    # (n, d) or None
-        if table is None:
+        if view.table is None:
             self.data, self.coords = {}, {}
-            self.set_title("Positional encoding added to the token embeddings")
+            self.set_title(self.empty_title)
             self.show_message(_no_additive_message(view.kind, view.built_in))
             return
         self.show_canvas()
+        self.draw(view, view.position_ids.tolist())
+
+    def draw(self, view, ids: list[int]) -> None:
+        raise NotImplementedError
+
+
+class EncodingFigure(_PositionMap):
+    """The additive encoding added to each position: positions × dimensions."""
+
+    name = "encoding"
+    title = "Positional encoding"
+    dims = ("position", "dimension")
+    bottom = "dimension"
+    empty_title = "Positional encoding added to the token embeddings"
+
+    def draw(self, view, ids: list[int]) -> None:
+        table = view.table                                                    # (n, d)
         levels = (-view.extent, view.extent)
         self.bar.setLevels(levels)
         self.map.set_image(table, levels)
-        ids = view.position_ids.tolist()
-        self.map.plot.getAxis("left").set_tokens([str(p) for p in ids])
         d = table.shape[1]
-        self.map.plot.getAxis("bottom").set_tokens([str(j) for j in range(d)])
+        self.map.set_ticks([str(p) for p in ids], [str(j) for j in range(d)])
         self.data = {"encoding": table.copy()}
         self.coords = {"position": ids}
         kind = view.kind
@@ -76,40 +91,20 @@ class EncodingFigure(Figure):
                        f"({len(ids)} positions × {d} dimensions)")
 
 
-class SimilarityFigure(Figure):
+class SimilarityFigure(_PositionMap):
     """Cosine similarity between the encodings of every pair of positions."""
 
     name = "encoding_similarity"
     title = "Position similarity"
     dims = ("position", "position_b")
+    bar_label = "cosine"
+    empty_title = "Similarity between positions"
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.map = _HeatmapPlot(self.canvas, "", style.DIVERGING, (-1, 1),
-                                left="position", bottom="position", col=0)
-        self.map.plot.getAxis("bottom").rotate = False
-        self.bar = style.color_bar((-1, 1), style.DIVERGING, "cosine")
-        self.bar.setImageItem(self.map.image)
-        self.canvas.addItem(self.bar, row=0, col=1)
-        self._key = None
-
-    def update_from(self, shown, layer: int, head: int) -> None:
-        view = shown.views.positions
-        if view is self._key:
-            return
-        self._key = view
-        if view.similarity is None:
-            self.data, self.coords = {}, {}
-            self.set_title("Similarity between positions")
-            self.show_message(_no_additive_message(view.kind, view.built_in))
-            return
-        self.show_canvas()
-        similarity = view.similarity                                          # (n, n)
-        self.map.set_image(similarity, (-1, 1))
-        ids = view.position_ids.tolist()
+    def draw(self, view, ids: list[int]) -> None:
+        self.map.set_image(view.similarity, (-1, 1))                          # (n, n)
         ticks = [str(p) for p in ids]
         self.map.set_ticks(ticks, ticks)
-        self.data = {"cosine": similarity}
+        self.data = {"cosine": view.similarity}
         self.coords = {"position": ids, "position_b": ids}
         self.set_title("Cosine similarity between the encodings of two positions "
                        "(a band along the diagonal: nearby positions look alike)")
