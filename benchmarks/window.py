@@ -1,0 +1,122 @@
+"""The real main window, shown offscreen and driven through its session, for the
+benchmark (``run.py``, which sets up the environment and ``sys.path`` before importing
+this: offscreen Qt, one BLAS thread, no model fetched, ``benchmarks/`` and the project
+importable). Qt, numpy and posviz are imported only when a window is opened.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+WAIT_S = 60                        # give up on one evaluation after this long
+WORDS = ("the cat sat on a mat because it was warm and the dog ran to an old house "
+         "while rain fell over green hills near the small town by the river").split()
+
+
+class Window:
+    """The real MainWindow, shown offscreen, driven through its session."""
+
+    def __init__(self):
+        from PySide6.QtCore import QSettings
+        from PySide6.QtWidgets import QApplication
+
+        from posviz.gui.import_hook import answer_pyside_hook_cheaply
+        answer_pyside_hook_cheaply()          # as posviz.gui.app.main does
+        from posviz.gui.window import MainWindow
+        from probes import PaintProbe, spin, wait_for
+
+        self.app = QApplication.instance() or QApplication(["posviz-bench"])
+        from posviz.gui.collector import collect_in_gui_thread
+        collect_in_gui_thread()               # as posviz.gui.app.main does
+        self._settings_file = tempfile.NamedTemporaryFile(suffix=".ini", delete=False)
+        self.settings = QSettings(self._settings_file.name, QSettings.IniFormat)
+        self.window = MainWindow(self.settings)
+        self.window.show()
+        self.window.start()
+        self.controller = self.window.controller
+        if not wait_for(self.controller.evaluated, WAIT_S):
+            raise RuntimeError("the window never showed a first evaluation")
+        self.probe = PaintProbe()
+        self.shown = None                 # (time, worker ms) of the newest order's evaluation
+        self.last_change = None           # time of the last change to the session
+        self.session.subscribe(self._changed)
+        self.controller.evaluated.connect(self._evaluated)
+        spin(0.3)
+
+    @property
+    def session(self):
+        return self.controller.session
+
+    def load_minilm(self) -> None:
+        from probes import spin, wait_for
+
+        done = []
+        from posviz.core.document import ModelSpec
+
+        self.controller.modelLoaded.connect(lambda spec: done.append(spec))
+        self.controller.modelFailed.connect(lambda message: done.append(None))
+        self.controller.load(ModelSpec.pretrained("minilm"))
+        if not wait_for(self.controller.evaluated, 4 * WAIT_S,
+                        lambda: done and self.session.backend.name != "built-in"):
+            raise RuntimeError(f"MiniLM did not load: {done}")
+        spin(0.3)
+
+    def set_length(self, n: int) -> int:
+        """Give the session a text of exactly n tokens (special tokens included)."""
+        from probes import spin, wait_for
+
+        backend, words = self.session.backend, n
+        for _ in range(20):
+            text = " ".join(WORDS[i % len(WORDS)] for i in range(words))
+            got = len(backend.tokenize(text))
+            if got == n:
+                break
+            words += n - got
+        else:
+            raise RuntimeError(f"could not make a text of {n} tokens")
+        self.session.set_text(text)
+        if not wait_for(self.controller.evaluated, WAIT_S,
+                        lambda: len(self.controller.last_shown.evaluation.order) == n):
+            raise RuntimeError(f"no evaluation for n = {n}")
+        spin(0.3)
+        return len(self.session.seq)
+
+    def _changed(self, event) -> None:
+        self.shown, self.last_change = None, time.monotonic()
+
+    def _evaluated(self, shown, ms: float) -> None:
+        """The window has just shown an evaluation (its slot ran first): if it is the
+        newest order's, note the time and wait for the visible plots to paint."""
+        import numpy as np
+        from probes import visible_canvases
+
+        if np.array_equal(shown.evaluation.order, self.session.order):
+            self.shown = (time.monotonic(), ms)
+            self.probe.arm(visible_canvases(self.window.plots))
+
+    def wait_painted(self) -> None:
+        """Until the newest order's evaluation is shown and its visible plots painted."""
+        from probes import wait_for
+
+        if not wait_for(self.probe.allPainted, WAIT_S,
+                        lambda: self.shown is not None and self.probe.pending == 0
+                        and self.probe.last_paint is not None):
+            raise RuntimeError("the newest order was never shown and painted")
+
+    def reorder_painted(self, rng) -> tuple[float, float, float]:
+        """One random reorder; seconds to shown and to painted, and the worker's ms."""
+        import numpy as np
+
+        before = self.session.order.copy()
+        start = time.monotonic()
+        self.session.shuffle(rng)
+        while np.array_equal(before, self.session.order):   # a shuffle may change nothing
+            self.session.shuffle(rng)
+        self.wait_painted()
+        shown, worker_ms = self.shown
+        return shown - start, self.probe.last_paint - start, worker_ms
+
+    def close(self) -> None:
+        self.window.close()
+        os.unlink(self._settings_file.name)
