@@ -29,10 +29,9 @@ import sys
 from pathlib import Path
 
 from ..core.errors import PosvizInputError
-from ..core.files import check_folder, parse_formats
+from ..core.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
 from .options import add_model_arguments, evaluate
 
-DEFAULT_WIDTH = 1600
 PANEL_SIZE = (1500, 1000)
 
 
@@ -56,8 +55,7 @@ def add_command(subparsers) -> None:
 
 def run(args) -> int:
     formats = parse_formats(args.format)
-    if not 16 <= args.width <= 20000:
-        raise PosvizInputError(f"--width must be from 16 to 20000 pixels (got {args.width})")
+    check_width(args.width, "--width")
     _, ev = evaluate(args)
     L, h = ev.reference.n_layers, ev.reference.n_heads
     if not 1 <= args.layer <= L:

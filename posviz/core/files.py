@@ -11,6 +11,17 @@ from pathlib import Path
 from .errors import PosvizInputError
 
 IMAGE_FORMATS = ("png", "svg")
+FIGURE_FORMATS = IMAGE_FORMATS + ("csv",)      # what one figure can be written as
+WIDTHS = (16, 20000)                           # pixels a PNG may be wide, both included
+DEFAULT_WIDTH = 1600
+
+
+def check_width(width: int | None, what: str = "the width") -> int | None:
+    """The PNG width in pixels (None: as on screen); PosvizInputError outside WIDTHS."""
+    low, high = WIDTHS
+    if width is not None and not low <= width <= high:
+        raise PosvizInputError(f"{what} must be from {low} to {high} pixels (got {width})")
+    return width
 
 
 def parse_formats(text: str) -> list[str]:
