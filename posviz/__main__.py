@@ -6,7 +6,8 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("report", "export", "-h", "--help", "--version"):
+    # A first word is a command (a misspelt one is told, not taken for the window).
+    if argv and (not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version")):
         from .cli import main as cli_main
         return cli_main(argv)
     from .gui.app import main as gui_main

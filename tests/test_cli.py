@@ -5,6 +5,7 @@ loads neither torch nor Qt."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -257,3 +258,12 @@ def test_export_checks_its_own_options_before_running_a_model(capsys, tmp_path):
         err = capsys.readouterr().err
         assert words in err and err.count("\n") == 1
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, said", [(["reprot", "--json"], "invalid choice: 'reprot'"),
+                                         (["--bogus"], "unrecognized arguments: --bogus")])
+def test_a_mistyped_command_is_told_not_taken_for_the_window(argv, said):
+    result = subprocess.run([sys.executable, "-m", "posviz", *argv], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 2
+    assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1

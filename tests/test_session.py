@@ -80,6 +80,21 @@ def test_events_carry_what_changed_and_a_value_held_already_tells_nothing():
     assert seen[1].text == "x y" and seen[2].positions == Positions("token", 2)
     assert seen[3].selection == session.selection == Selection(layer=3, head=1)
     assert seen[4].spec == session.spec == spec
+    assert not seen[4].tokens_changed                 # word tokens are the same: order kept
+
+
+def test_a_model_with_other_tokens_says_so_and_resets_the_order():
+    session = Session(text="a b c")
+    session.reverse()
+    seen = []
+    session.subscribe(seen.append)
+    session.set_model(ModelSpec.pretrained("pinned"), PinnedBackend())
+    assert seen[-1].tokens_changed and session.order.tolist() == list(range(len(session.seq)))
+
+
+def test_a_spec_label_does_not_make_another_model():
+    assert ModelSpec.pretrained("/models/bert", "BERT") == ModelSpec.pretrained("/models/bert")
+    assert ModelSpec.pretrained("/models/bert") != ModelSpec.pretrained("/models/gpt2")
 
 
 def test_the_spec_defaults_to_the_builtin_backends_config():

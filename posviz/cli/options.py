@@ -14,7 +14,7 @@ from ..core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
 
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}
-NOT_ON_THE_COMMAND_LINE = ("max_len",)      # follows from the model, not chosen here
+NOT_ON_THE_COMMAND_LINE = tuple(n for n, o in OPTIONS.items() if not o.chosen)
 
 
 def flag(name: str) -> str:

@@ -5,7 +5,7 @@ undo step can hold the one before.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from .config import ModelConfig
 
@@ -23,7 +23,7 @@ class ModelSpec:
 
     config: ModelConfig | None = ModelConfig()     # the built-in model's, or None
     source: str = ""                                # a pretrained model's
-    label: str = ""                                 # what a menu shows for it
+    label: str = field(default="", compare=False)   # what a menu shows for it
 
     @classmethod
     def builtin(cls, config: ModelConfig | None = None) -> "ModelSpec":

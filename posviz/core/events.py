@@ -9,6 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .config import Positions
+from .document import ModelSpec, Selection
+
 
 @dataclass(frozen=True, eq=False)
 class OrderChanged:
@@ -31,23 +34,25 @@ class TextChanged:
 
 @dataclass(frozen=True)
 class ModelChanged:
-    """Another model runs (the text was tokenized again; the order may have been reset)."""
+    """Another model runs; the text was tokenized again. When the tokens differ from the
+    previous model's, the order was reset and earlier reorders no longer apply."""
 
-    spec: object                 # session.ModelSpec
+    spec: ModelSpec
+    tokens_changed: bool = True
 
 
 @dataclass(frozen=True)
 class PositionsChanged:
     """The position ids changed (mode or offset)."""
 
-    positions: object            # config.Positions
+    positions: Positions
 
 
 @dataclass(frozen=True)
 class SelectionChanged:
     """The view changed (layer, head or a plot option): nothing needs computing."""
 
-    selection: object            # session.Selection
+    selection: Selection
 
 
 Event = OrderChanged | TextChanged | ModelChanged | PositionsChanged | SelectionChanged

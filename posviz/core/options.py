@@ -11,7 +11,11 @@ from dataclasses import dataclass
 
 # The positional encodings, one module each in core/encodings. Named here rather than
 # imported from there so that reading the options (a --help) never loads torch.
-KINDS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+# Each kind's title (with its paper) is what menus and figure headings show.
+TITLES = {"none": "none (NoPE)", "sinusoidal": "sinusoidal (Vaswani 2017)",
+          "learned": "learned absolute", "rope": "RoPE (Su 2021)",
+          "alibi": "ALiBi (Press 2022)", "t5": "T5 relative bias (Raffel 2020)"}
+KINDS = tuple(TITLES)
 
 MASKS = ("bidirectional", "causal")
 NORMS = ("pre", "post", "none")
@@ -31,6 +35,8 @@ class Option:
     high: float | None = None
     choices: tuple = ()            # a fixed set of values, when not a number
     group: str = "model"           # "model" (ModelConfig) or "positions" (Positions)
+    chosen: bool = True            # set by the user (panel, command line), or follows
+                                   # from the model
 
     @property
     def kind(self) -> type:
@@ -70,7 +76,7 @@ OPTIONS: dict[str, Option] = _options(
            tip="Model width d: the size of every token's vector in the residual stream."),
     Option("d_ff", "MLP width", 0, low=0, high=16384,
            tip="Width of each block's feed-forward layer (0 means 4 × model width)."),
-    Option("pe", "Positions", "sinusoidal", choices=KINDS,
+    Option("pe", "Encoding", "sinusoidal", choices=KINDS,
            tip="How position enters the model. 'none' leaves self-attention permutation-"
                "equivariant; absolute encodings (sinusoidal, learned) are added to the "
                "token vectors; RoPE rotates queries and keys; ALiBi and T5 add a bias to "
@@ -94,7 +100,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("dtype", "Precision", "float32", choices=DTYPES,
            tip="Floating-point precision. Differences below the noise floor (about 100 × "
                "machine epsilon) are rounding, not broken symmetry."),
-    Option("max_len", "Learned positions", 1024, low=1, high=1_000_000,
+    Option("max_len", "Learned positions", 1024, low=1, high=1_000_000, chosen=False,
            tip="Rows of the learned position table: the longest input it can encode."),
     Option("mode", "Positions", "slot", choices=POSITION_MODES, group="positions",
            tip="Positions belong to slots: slot j always gets position j, whatever token "

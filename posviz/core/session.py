@@ -38,10 +38,11 @@ def movable_slots(pinned) -> np.ndarray:
 
 
 def spec_of(backend: Backend) -> ModelSpec:
-    """The spec a backend was built from, as far as the backend itself tells."""
+    """The spec that builds this backend again: its config, or the pretrained model's
+    folder (or GGUF file), labelled with its name."""
     if isinstance(backend, BuiltinBackend):
         return ModelSpec.builtin(backend.config)
-    return ModelSpec.pretrained(backend.name)
+    return ModelSpec.pretrained(backend.path, backend.name)
 
 
 class Session:
@@ -118,7 +119,7 @@ class Session:
         self.spec, self.backend, self.seq = spec, backend, seq
         if not keep_order:
             self.order = np.arange(len(seq))
-        self._tell(ModelChanged(spec))
+        self._tell(ModelChanged(spec, tokens_changed=not keep_order))
 
     def set_positions(self, positions: Positions) -> None:
         positions.validate()

@@ -29,8 +29,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--reset-settings", action="store_true",
                         help="forget the remembered window, text and model options")
     parser.add_argument("--text", help="start with this sentence")
-    # Qt's own options (-platform, -style, ...) pass through to QApplication.
-    return parser.parse_known_args(argv)
+    # Qt's own options (-platform, -style, ...) pass through to QApplication; an unknown
+    # long option is a mistake, told in one line (exit 2) rather than passed to Qt.
+    args, qt_args = parser.parse_known_args(argv)
+    unknown = [arg for arg in qt_args if arg.startswith("--")]
+    if unknown:
+        print(f"posviz: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
+        raise SystemExit(2)
+    return args, qt_args
 
 
 def main(argv: list[str] | None = None) -> int:

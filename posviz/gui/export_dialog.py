@@ -112,7 +112,6 @@ def export_figures(window) -> None:
 def export_to(window, folder: str, formats, width, csv: bool) -> list:
     """Write the figures; tell what was written, or why not, without a traceback."""
     try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
         written = window.plots.export_all(folder, formats=tuple(formats), width=width,
                                           csv=csv)
     except (OSError, ValueError) as error:

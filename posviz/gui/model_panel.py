@@ -18,8 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
 
 from ..core.config import ModelConfig, Positions
 from ..core.document import ModelSpec
-from ..core.encodings import TITLES
-from ..core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
+from ..core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
 
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
@@ -29,7 +28,7 @@ CHOOSER_TIP = ("The built-in transformer (random weights, every option below), a
                "Nothing is downloaded.")
 MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
 SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
-HIDDEN = ("max_len",)                     # kept from the running config, not edited here
+HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
 
 
@@ -40,13 +39,6 @@ def choice_text(name: str, value) -> str:
     if name == "mode":
         return MODE_LABELS.get(value, value)
     return str(value)
-
-
-def same_model(a: ModelSpec, b: ModelSpec) -> bool:
-    """Would b run what a runs? (a pretrained model is its source, whatever its label)"""
-    if a.is_builtin or b.is_builtin:
-        return a.is_builtin and b.is_builtin and a.config == b.config
-    return a.source == b.source
 
 
 class ModelPanel(QWidget):
@@ -257,7 +249,7 @@ class ModelPanel(QWidget):
         self._show_problems({"offset": message}, config_fields=False)
 
     def _request(self, spec: ModelSpec) -> None:
-        if not same_model(spec, self._running()):
+        if spec != self._running():
             self.modelRequested.emit(spec)
 
     def _config_edited(self, *_) -> None:

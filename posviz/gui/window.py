@@ -231,8 +231,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, (TextChanged, ModelChanged)):
             s = self.session
             if isinstance(event, ModelChanged):
-                if self.strip.tokens != list(s.seq.tokens) or \
-                        self.strip.pinned != list(s.seq.pinned):
+                if event.tokens_changed:
                     self.undo_stack.clear()    # its steps belong to the previous tokens
                 self._described = None
                 self.model_panel.show_spec(event.spec)

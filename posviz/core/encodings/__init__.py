@@ -1,7 +1,7 @@
 """Positional encodings, one module per kind, each citing its paper."""
 from __future__ import annotations
 
-from ..options import KINDS
+from ..options import KINDS, TITLES
 from .alibi import AlibiEncoding, alibi_slopes
 from .base import PositionalEncoding, RelativeProfile, cosine_similarity
 from .learned import LearnedEncoding
@@ -9,9 +9,6 @@ from .none import NoPositions
 from .rope import RotaryEncoding, apply_rope, rope_angles
 from .sinusoidal import SinusoidalEncoding, sinusoidal_table
 from .t5 import T5RelativeBias, relative_position_bucket
-
-TITLES = {cls.kind: cls.title for cls in (NoPositions, SinusoidalEncoding, LearnedEncoding,
-                                           RotaryEncoding, AlibiEncoding, T5RelativeBias)}
 
 
 def make_encoding(kind: str, *, d_model: int, n_heads: int, scale: float = 1.0,

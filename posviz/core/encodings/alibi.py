@@ -13,6 +13,7 @@ import math
 
 import torch
 
+from ..options import TITLES
 from .base import PositionalEncoding
 
 
@@ -30,7 +31,7 @@ def alibi_slopes(n_heads: int) -> list[float]:
 
 class AlibiEncoding(PositionalEncoding):
     kind = "alibi"
-    title = "ALiBi (Press 2022)"
+    title = TITLES["alibi"]
 
     def __init__(self, n_heads: int, scale: float = 1.0):
         super().__init__(scale)

@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..options import TITLES
+
 
 def cosine_similarity(table: np.ndarray) -> np.ndarray:
     """(n, d) -> (n, n) cosine similarity between the rows (0 for a zero row)."""
@@ -39,7 +41,7 @@ class PositionalEncoding(nn.Module):
     """No positional information at all (NoPE): every method is the identity."""
 
     kind = "none"
-    title = "none (NoPE)"
+    title = TITLES["none"]
 
     def __init__(self, scale: float = 1.0):
         super().__init__()

@@ -9,12 +9,13 @@ from __future__ import annotations
 import torch
 
 from ..errors import PosvizInputError
+from ..options import TITLES
 from .base import PositionalEncoding
 
 
 class LearnedEncoding(PositionalEncoding):
     kind = "learned"
-    title = "learned absolute"
+    title = TITLES["learned"]
 
     def __init__(self, d_model: int, max_len: int = 1024, seed: int = 0, scale: float = 1.0):
         super().__init__(scale)

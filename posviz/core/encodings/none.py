@@ -4,9 +4,10 @@ Kazemnejad et al. 2023, "The Impact of Positional Encoding on Length Generalizat
 Transformers": without positions a bidirectional transformer is permutation-equivariant,
 while a causal one still learns position through its mask.
 """
+from ..options import TITLES
 from .base import PositionalEncoding
 
 
 class NoPositions(PositionalEncoding):
     kind = "none"
-    title = "none (NoPE)"
+    title = TITLES["none"]

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ..errors import PosvizInputError
+from ..options import TITLES
 from .base import PositionalEncoding, RelativeProfile
 
 
@@ -33,7 +34,7 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 
 class RotaryEncoding(PositionalEncoding):
     kind = "rope"
-    title = "RoPE (Su 2021)"
+    title = TITLES["rope"]
 
     def __init__(self, d_head: int, scale: float = 1.0, base: float = 10000.0):
         super().__init__(scale)

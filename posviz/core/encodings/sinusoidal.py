@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..options import TITLES
 from .base import PositionalEncoding, RelativeProfile, cosine_similarity
 
 
@@ -27,7 +28,7 @@ def sinusoidal_table(positions: torch.Tensor, d: int, base: float = 10000.0) -> 
 
 class SinusoidalEncoding(PositionalEncoding):
     kind = "sinusoidal"
-    title = "sinusoidal (Vaswani 2017)"
+    title = TITLES["sinusoidal"]
 
     def __init__(self, d_model: int, scale: float = 1.0):
         super().__init__(scale)

@@ -12,6 +12,7 @@ import math
 
 import torch
 
+from ..options import TITLES
 from .base import PositionalEncoding
 
 
@@ -40,7 +41,7 @@ def relative_position_bucket(relative_position: torch.Tensor, bidirectional: boo
 
 class T5RelativeBias(PositionalEncoding):
     kind = "t5"
-    title = "T5 relative bias (Raffel 2020)"
+    title = TITLES["t5"]
 
     def __init__(self, n_heads: int, seed: int = 0, scale: float = 1.0,
                  num_buckets: int = 32, max_distance: int = 128):

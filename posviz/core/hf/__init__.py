@@ -10,6 +10,7 @@ Importing this package and ``available_models()`` import neither torch nor trans
 """
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import PosvizInputError
@@ -31,6 +32,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# Loads may overlap (a cancelled one runs on while the next starts); each changes
+# transformers' global logging and progress-bar settings and puts them back.
+_QUIET_LOADING = threading.Lock()
+
+
 def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "HFBackend":
     """Load a model by bundled name, folder or cached name, without touching the network.
 
@@ -47,14 +53,34 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
                                "(pip install gguf accelerate)")
     go_offline()                                # before huggingface_hub is imported
     try:
-        import torch
-        import transformers
-        from transformers import AutoModel, AutoTokenizer
+        import torch  # noqa: F401  (the models extra: checked before anything loads)
+        import transformers  # noqa: F401
     except ImportError as error:
         raise PosvizInputError(f"real models need the 'models' extra ({error.name} is "
                                f"missing): pip install 'posviz[models]'") from None
 
     extra = {"gguf_file": gguf_file} if gguf_file else {}
+    with _QUIET_LOADING:    # one load at a time changes transformers' global settings
+        tokenizer, model, info = _read_model(folder, extra, bool(gguf_file), say)
+    family = FAMILIES.get(model.config.model_type)
+    if family is None:
+        raise PosvizInputError(f"model type {model.config.model_type!r} is not supported")
+    missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
+    if missing:
+        raise PosvizInputError(f"the weights in {folder} lack {len(missing)} tensors the "
+                               f"model needs (e.g. {missing[0]})")
+    say("ready")
+    from .backend import HFBackend
+    return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")))
+
+
+def _read_model(folder, extra: dict, gguf: bool, say):
+    """Tokenizer, model and loading info, with transformers' notes and bars silenced
+    (``say`` reports the steps instead); its logging settings are put back after."""
+    import torch
+    import transformers
+    from transformers import AutoModel, AutoTokenizer
+
     log = transformers.logging
     verbosity, bars = log.get_verbosity(), log.is_progress_bar_enabled()
     log.set_verbosity_error()                   # loading notes and progress bars are not
@@ -66,9 +92,9 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
         except Exception as error:               # each tokenizer class fails differently
             raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
                                    f"{first_line(error)}") from None
-        say("de-quantizing weights" if gguf_file else "loading weights")
+        say("de-quantizing weights" if gguf else "loading weights")
         try:
-            with quiet_gguf_progress(bool(gguf_file)):
+            with quiet_gguf_progress(gguf):
                 model, info = AutoModel.from_pretrained(
                     folder, local_files_only=True, attn_implementation="eager",
                     dtype=torch.float32, output_loading_info=True, **extra)
@@ -79,13 +105,4 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
         log.set_verbosity(verbosity)
         if bars:
             log.enable_progress_bar()
-    family = FAMILIES.get(model.config.model_type)
-    if family is None:
-        raise PosvizInputError(f"model type {model.config.model_type!r} is not supported")
-    missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
-    if missing:
-        raise PosvizInputError(f"the weights in {folder} lack {len(missing)} tensors the "
-                               f"model needs (e.g. {missing[0]})")
-    say("ready")
-    from .backend import HFBackend
-    return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")))
+    return tokenizer, model, info
