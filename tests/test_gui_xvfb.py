@@ -107,6 +107,10 @@ def wait_for(events: queue.Queue, kind: str, timeout: float = 60, seen=None) -> 
     raise AssertionError(f"the window did not report {kind!r} in {timeout} s")
 
 
+def xdotool(env, *commands: str) -> None:
+    subprocess.run(["xdotool", *commands], env=env, check=True, timeout=30)
+
+
 def test_real_mouse_drag_moves_a_chip(display, tmp_path):
     env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
                POSVIZ_SETTINGS=str(tmp_path / "settings.ini"))
@@ -116,14 +120,18 @@ def test_real_mouse_drag_moves_a_chip(display, tmp_path):
         events = lines(app)
         ready = wait_for(events, "ready")
         before, centres = ready["order"], ready["centres"]
-        (x0, y0), (x3, y3) = centres[0], centres[3]
-        xdo = ["xdotool", "mousemove", "--sync", str(x0), str(y0), "mousedown", "1"]
-        for k in range(1, 11):   # several small moves, as a hand would make them
-            xdo += ["mousemove", str(round(x0 + (x3 + 3 - x0) * k / 10)),
-                    str(round(y0 + (y3 - y0) * k / 10)), "sleep", "0.03"]
-        xdo += ["mouseup", "1"]
-        subprocess.run(xdo, env=env, check=True, timeout=30)
+        (x0, y0) = centres[0]
+        xdotool(env, "mousemove", "--sync", str(x0), str(y0), "mousedown", "1")
         seen = []
+        for k in (1, 2, 3):      # past the middle of each neighbour in turn, as a hand
+            (xa, ya), (xb, yb) = centres[k - 1], centres[k]
+            steps = []           # would, in small moves; each crossing shows its order
+            for j in range(1, 6):
+                steps += ["mousemove", "--sync", str(round(xa + (xb + 3 - xa) * j / 5)),
+                          str(round(ya + (yb - ya) * j / 5))]
+            xdotool(env, *steps)
+            seen.append(wait_for(events, "order", timeout=30))
+        xdotool(env, "mouseup", "1")
         dropped = wait_for(events, "dropped", timeout=30, seen=seen)
         expected = list(before)
         expected.insert(3, expected.pop(0))
