@@ -143,3 +143,16 @@ def test_no_import_cycle_between_the_parts_of_posviz():
     assert cycle(graph) == [], " -> ".join(cycle(graph)) + ": " + "; ".join(
         f"{m} imports {t}" for a, b in zip(cycle(graph), cycle(graph)[1:])
         for m, t, _ in graph[a][b][:2])
+
+
+def test_the_document_loads_without_torch():
+    """The window builds a ModelSpec and reads the options before its first paint, and
+    the command line validates before any model: none of that may wait for torch."""
+    modules = ["posviz.core.options", "posviz.core.config", "posviz.core.document",
+               "posviz.core.events", "posviz.core.session", "posviz.core.files"]
+    code = (f"import sys, importlib\nfor m in {modules!r}: importlib.import_module(m)\n"
+            "print('torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"

@@ -5,6 +5,7 @@ session, the metrics, the plots and the command line never know which one they d
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -12,8 +13,14 @@ import numpy as np
 
 from .config import ModelConfig
 from .errors import PosvizInputError
-from .model import InstrumentedTransformer, split_words
 from .trace import Trace
+
+WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+
+
+def split_words(text: str) -> list[str]:
+    """Word-level tokens: words (with inner apostrophes) and single punctuation marks."""
+    return WORD.findall(text)
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class BuiltinBackend:
 
     def __init__(self, config: ModelConfig | None = None):
         self.config = (config or ModelConfig()).validate()
+        from .model import InstrumentedTransformer     # torch: only once a model is built
         self.model = InstrumentedTransformer(self.config)
         self.name = "built-in"
         self.dtype = self.config.dtype

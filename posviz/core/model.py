@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from typing import Callable
 
 import numpy as np
@@ -24,14 +23,6 @@ from .encodings import PositionalEncoding, make_encoding
 from .errors import PosvizInputError
 from .hooks import RESID_PRE, HookPoint, Recorder, hook_points, trace_from
 from .trace import Trace
-
-WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
-
-
-def split_words(text: str) -> list[str]:
-    """Word-level tokens: words (with inner apostrophes) and single punctuation marks."""
-    return WORD.findall(text)
-
 
 def residual_depth(cfg: ModelConfig) -> int:
     """How many branch outputs the residual stream sums: 2L with residuals, else 1.

@@ -46,7 +46,8 @@ class Option:
         """One line saying why ``value`` is not allowed, or None when it is."""
         if self.choices:
             if value not in self.choices:
-                return f"{self.name} must be one of {', '.join(map(str, self.choices))} (got {value!r})"
+                allowed = ", ".join(map(str, self.choices))
+                return f"{self.name} must be one of {allowed} (got {value!r})"
             return None
         if self.kind is bool:
             return None if isinstance(value, bool) else f"{self.name} must be true or false"
