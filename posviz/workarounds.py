@@ -14,6 +14,8 @@ Names in use, and where each lives:
   (posviz.core.scheduler.trim_heap).
 - ``heatmap-coloured-pixels``: paint heatmaps from pixels coloured on the worker
   (posviz.gui.plots.workarounds).
+- ``token-axis``: token axes write their own labels, turned when they do not fit
+  (posviz.gui.plots.workarounds).
 - ``svg-flatten-strokes``: rewrite exported SVG so scaled strokes stay thin
   (posviz.gui.plots.workarounds).
 - ``hf-offline``: set Hugging Face's offline variables before loading a model

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from PySide6.QtCore import QObject, Signal  # noqa: E402
 
 import posviz.core  # noqa: E402
 from posviz.core.backend import BuiltinBackend  # noqa: E402
@@ -21,6 +23,7 @@ from posviz.core.config import ModelConfig, Positions  # noqa: E402
 from posviz.core.document import ModelSpec, Selection  # noqa: E402
 from posviz.core.errors import PosvizInputError  # noqa: E402
 from posviz.core.events import SelectionChanged  # noqa: E402
+from posviz.core.mosaic import MosaicLook  # noqa: E402
 from posviz.gui.controller import Controller  # noqa: E402
 
 TIMEOUT = 30_000
@@ -69,7 +72,7 @@ def test_start_builds_the_session_and_shows_it_reversed(controller, views):
 def test_start_takes_settings_as_they_are_kept(qtbot, views):
     c = Controller()
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
-        c.start("a b", SMALL.to_dict(), ("token", 1), order="original")
+        c.start("a b", ModelSpec.builtin(SMALL), Positions("token", 1), order="original")
     assert c.session.backend.config == SMALL and c.session.positions == Positions("token", 1)
     assert c.session.order.tolist() == [0, 1]
     c.shutdown()
@@ -203,3 +206,94 @@ def test_after_shutdown_nothing_is_asked(qtbot, controller):
     c.session.rotate()
     c.load(ModelSpec.builtin(SMALL))
     assert computing == [] and not c.loading
+
+
+TABLE = np.arange(256, dtype=np.uint32) | np.uint32(0xFF000000)
+WIDE = MosaicLook("difference", (-0.3, 0.3), TABLE)
+
+
+class LookPanel(QObject):
+    """Stands in for the plots panel: a look, and a signal when it changes."""
+
+    lookChanged = Signal()
+
+    def __init__(self):
+        super().__init__()
+        self.current = WIDE
+
+    def look(self):
+        return self.current
+
+    def choose(self, look):
+        self.current = look
+        self.lookChanged.emit()
+
+
+@pytest.fixture
+def watched(qtbot):
+    """A controller with the real views, watching a panel's look."""
+    c, panel = Controller(), LookPanel()
+    c.watch_look(panel)
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        c.start("one two three four", ModelSpec.builtin(SMALL), Positions())
+    yield c, panel
+    c.shutdown()
+
+
+def test_a_new_look_prepares_the_views_again_without_evaluating(qtbot, watched, monkeypatch):
+    c, panel = watched
+    from posviz.core.engine import Engine
+    first = c.last_shown
+    assert first.views.mosaic.look == WIDE
+
+    def again(*args, **kwargs):
+        raise AssertionError("evaluated again")
+    monkeypatch.setattr(Engine, "evaluate", again)
+    narrow = MosaicLook("difference", (-0.01, 0.01), TABLE)
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT) as shown:
+        panel.choose(narrow)
+    assert shown.args[0] is c.last_shown and c.generation_painted()
+    assert c.last_shown.evaluation is first.evaluation
+    assert c.last_shown.views.mosaic.look == narrow
+    np.testing.assert_array_equal(c.last_shown.views.mosaic.tiles, first.views.mosaic.tiles)
+    original = MosaicLook("original", (0.0, 1.0), TABLE)
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        panel.choose(original)
+    np.testing.assert_array_equal(c.last_shown.views.mosaic.tiles,
+                                  first.evaluation.reference.attention)
+    with qtbot.assertNotEmitted(c.computing):
+        c.restyle()                             # in that look already: nothing to do
+
+
+def test_a_new_look_during_an_evaluation_asks_for_that_evaluation(qtbot, watched):
+    c, panel = watched
+    painted = []
+    c.evaluated.connect(lambda shown, ms: painted.append(shown))
+    c.session.rotate()                          # an evaluation on its way
+    narrow = MosaicLook("difference", (-0.01, 0.01), TABLE)
+    panel.choose(narrow)
+    qtbot.waitUntil(c.generation_painted, timeout=TIMEOUT)
+    assert painted and painted[-1] is c.last_shown
+    assert c.last_shown.evaluation.order.tolist() == c.session.order.tolist()
+    assert c.last_shown.views.mosaic.look == narrow
+
+
+def test_the_plots_and_the_controller_show_one_look(qtbot):
+    """Wired as the window does: a mode chosen in the panel comes back from the worker
+    as the Shown the controller holds, and the panel shows that one."""
+    from posviz.gui.plots import PlotsPanel
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    c = Controller()
+    c.watch_look(panel)
+    c.evaluated.connect(lambda shown, ms: panel.show(shown))
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        c.start("one two three four", ModelSpec.builtin(SMALL), Positions())
+    assert panel.shown() is c.last_shown
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
+    assert panel.shown() is c.last_shown
+    assert c.last_shown.views.mosaic.look == panel.look() and panel.look().mode == "original"
+    np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["original"],
+                                  c.last_shown.evaluation.reference.attention)
+    c.shutdown()

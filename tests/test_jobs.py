@@ -18,7 +18,8 @@ from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.document import ModelSpec
 from posviz.core.errors import Cancelled, PosvizInputError
-from posviz.core.jobs import EvaluationJob, EvaluationRunner, LoadJob, StartJob, load_model
+from posviz.core.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
+                              load_model)
 from posviz.core.scheduler import Scheduler
 
 WAIT = 30                    # seconds: a failsafe against hanging, never a measurement
@@ -155,14 +156,13 @@ def test_start_falls_back_to_the_builtin_model_and_says_why(monkeypatch):
 
 
 @pytest.mark.parametrize("remembered, expected", [
-    ({"kind": "builtin", "config": SMALL.to_dict()}, SMALL),
-    (SMALL.to_dict(), SMALL),                                   # a bare config, as settings
-    ({"heads": 3, "d_model": 16}, ModelConfig()),               # no longer valid: default
-    ({"no such field": 1}, ModelConfig()),
-    (None, ModelConfig()),
+    (ModelSpec.builtin(SMALL), SMALL),
+    (ModelSpec.builtin(ModelConfig(heads=3, d_model=16)), ModelConfig()),   # cannot be built
+    (ModelSpec.builtin(ModelConfig(pe="no such encoding")), ModelConfig()),
+    (ModelSpec.builtin(), ModelConfig()),
 ])
 def test_start_reads_a_remembered_spec(remembered, expected):
-    started = EvaluationRunner()(StartJob("a b", remembered, ("token", 2)))
+    started = EvaluationRunner()(StartJob("a b", remembered, Positions("token", 2)))
     assert started.problem is None and started.session.backend.config == expected
     assert started.session.positions == Positions("token", 2)
 
@@ -173,10 +173,12 @@ def test_start_reads_a_pretrained_spec_and_bad_positions(monkeypatch):
     monkeypatch.setattr(hf, "load_backend",
                         lambda source, progress=None: asked.append(source) or
                         BuiltinBackend(SMALL))
-    spec = {"kind": "pretrained", "source": "/models/x", "label": "X"}
-    started = EvaluationRunner()(StartJob("a b", spec, ("diagonal", -1)))
+    spec = ModelSpec.pretrained("/models/x", "X")
+    started = EvaluationRunner()(StartJob("a b", spec, Positions("token", 1)))
     assert asked == ["/models/x"] and started.problem is None
-    assert started.session.positions == Positions()
+    assert started.session.positions == Positions("token", 1)
+    with pytest.raises(ValueError):     # the caller validates them (the window does)
+        EvaluationRunner()(StartJob("a b", spec, Positions("diagonal", -1)))
 
 
 def test_importing_the_scheduler_imports_neither_qt_nor_torch():
@@ -227,3 +229,27 @@ def test_a_failed_load_names_the_model(done, monkeypatch):
     loads.submit(LoadJob(ModelSpec.pretrained("fake", "A fake model")))
     assert done.get(timeout=WAIT).message == "could not load A fake model: disk on fire"
     loads.shutdown(wait=True)
+
+
+def test_views_job_prepares_an_evaluation_again_in_another_look():
+    """Only the views: the model does not run again, and a mosaic whose mode stays keeps
+    its tiles (recoloured), while another mode is made anew."""
+    from posviz.core.mosaic import MosaicLook
+
+    table = np.arange(256, dtype=np.uint32) | np.uint32(0xFF000000)
+    backend = CountingBackend(SMALL)
+    runner = EvaluationRunner()
+    first = runner(job_for(backend, look=MosaicLook("difference", (-0.3, 0.3), table)))
+    runs = list(backend.runs)
+    ev, mosaic = first.shown.evaluation, first.shown.views.mosaic
+    narrower = MosaicLook("difference", (-0.01, 0.01), table)
+    again = runner(ViewsJob(ev, narrower, mosaic))
+    assert backend.runs == runs and again.shown.evaluation is ev and again.ms >= 0
+    assert again.shown.views.mosaic.look == narrower
+    assert again.shown.views.mosaic.tiles is mosaic.tiles
+    assert not np.array_equal(again.shown.views.mosaic.argb, mosaic.argb)
+    original = MosaicLook("original", (0.0, 1.0), table)
+    other = runner(ViewsJob(ev, original, mosaic)).shown.views.mosaic
+    assert other.look == original and backend.runs == runs
+    np.testing.assert_array_equal(other.tiles, ev.reference.attention)
+    assert runner(ViewsJob(ev, None, mosaic)).shown.views.mosaic is None

@@ -18,8 +18,9 @@ from posviz.core.document import Selection  # noqa: E402
 from posviz.core.encodings import alibi_slopes, rope_angles  # noqa: E402
 from posviz.core.engine import Engine  # noqa: E402
 from posviz.core.session import Session  # noqa: E402
-from posviz.core.views import (MOSAIC_TILE, Shown, build_views, colour,  # noqa: E402
-                               pool_block, pool_signed_max)
+from posviz.core.mosaic import (MOSAIC_TILE, colour, pool_block,  # noqa: E402
+                                pool_signed_max)
+from posviz.core.views import Shown, build_views  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel, style  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
@@ -38,6 +39,15 @@ def show(panel, ev, look=None):
     """Show ``ev`` as the compute worker hands it over: with its views, the mosaic in
     ``look`` (the panel's current look by default)."""
     panel.show(Shown(ev, build_views(ev, look or panel.look())))
+
+
+def in_view(plot, image, point) -> bool:
+    """Is ``point`` of ``image`` inside its plot's view on screen? (pyqtgraph applies a
+    new view range when the event loop next runs)"""
+    scene_pos = image.mapToScene(point)
+    return plot.vb.sceneBoundingRect().contains(scene_pos) and \
+        plot.scene().views()[0].viewport().rect().contains(
+            plot.scene().views()[0].mapFromScene(scene_pos))
 
 
 @pytest.fixture
@@ -174,14 +184,19 @@ def test_colour_matches_what_pyqtgraph_paints(qtbot):
             assert painted.pixel(col, row) == int(ours[row, col]), (row, col)
 
 
-def test_mosaic_pixels_follow_the_difference_range(panel):
+def test_mosaic_pixels_follow_the_difference_range(panel, qtbot):
     """Prepared on the worker for one range, shown after the user picked another: the
-    pixels are those of the range on screen, and the gaps between tiles transparent."""
+    panel asks for the range on screen, and the mosaic prepared in it has its pixels,
+    the gaps between tiles transparent."""
     ev = evaluate(layers=2, heads=2, d_model=16)
     mosaic = panel.figures()["attention_mosaic"]
     prepared = Shown(ev, build_views(ev, panel.look()))   # in the current look (±0.3)
     panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
-    panel.show(prepared)
+    with qtbot.waitSignal(panel.lookChanged, timeout=1000):
+        panel.show(prepared)
+    assert mosaic.look == prepared.views.mosaic.look      # the old one until the new one
+    with qtbot.assertNotEmitted(panel.lookChanged):
+        show(panel, ev)                                   # as the worker prepares it
     mosaic.image.render()
     shown = mosaic.image.qimage
     tiles = panel.displayed()["attention_mosaic"]["difference"]           # (L, h, n, n)
@@ -209,6 +224,8 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
     assert m <= MOSAIC_TILE
     panel.show(Shown(ev, build_views(ev, None)))          # no mosaic made ahead
     mosaic = panel.figures()["attention_mosaic"]
+    assert panel.displayed()["attention_mosaic"] == {}    # nothing drawn: none made here
+    show(panel, ev)
     shown = panel.displayed()["attention_mosaic"]["difference"]
     np.testing.assert_allclose(shown, expected, rtol=0, atol=0)
     # nothing hidden: the largest difference of the full maps is in the picture
@@ -223,6 +240,7 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["difference"], expected)
     # the attention weights themselves pool to their block maxima
     panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
+    show(panel, ev)                                       # prepared in the new look
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["original"],
                                   pooled_by_loop(ev.reference.attention, block))
 
@@ -231,7 +249,8 @@ def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):
     ev = evaluate()
     show(panel, ev)
     mosaic = panel.figures()["attention_mosaic"]
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: in_view(mosaic.plot, mosaic.image, mosaic.tile_center(3, 2)),
+                    timeout=2000)
     scene_pos = mosaic.image.mapToScene(mosaic.tile_center(3, 2))
     view_pos = mosaic.canvas.mapFromScene(scene_pos)
     with qtbot.waitSignal(panel.selectionEdited, timeout=2000) as signal:
@@ -262,8 +281,9 @@ def test_hovering_a_cell_reports_tokens_and_value(panel, qtbot):
     show(panel, ev)
     panel.set_selection(Selection(layer=1, head=0))
     figure = panel.figures()["attention"]
-    qtbot.wait(50)
     query, key = 1, 5                                            # 'cat' -> 'mat'
+    qtbot.waitUntil(lambda: in_view(figure.original.plot, figure.original.image,
+                                    QtCore.QPointF(key + 0.5, query + 0.5)), timeout=2000)
     scene_pos = figure.original.image.mapToScene(QtCore.QPointF(key + 0.5, query + 0.5))
     view_pos = figure.canvas.mapFromScene(scene_pos)
     messages = []
@@ -413,7 +433,8 @@ def test_user_edits_emit_a_selection_and_the_programs_do_not(panel, qtbot, tmp_p
                                   tab=2)
     assert panel.selection() == edits[-1]
     chosen = Selection(layer=3, head=1, mosaic="reordered", difference_range=0.01, tab=0)
-    panel.set_selection(chosen)
+    with qtbot.waitSignal(panel.lookChanged, timeout=1000):
+        panel.set_selection(chosen)
     assert len(edits) == 4 and panel.selection() == chosen
     assert (panel.tabs.currentIndex(), panel.layer_box.value(), panel.head_box.value(),
             panel.mosaic_box.currentData(), panel.range_box.currentData()) == \
@@ -421,6 +442,7 @@ def test_user_edits_emit_a_selection_and_the_programs_do_not(panel, qtbot, tmp_p
     assert panel.figures()["attention"].difference_range == 0.01
     assert panel.look().mode == "reordered" and panel.look().levels == style.ATTENTION_LEVELS
     # the mosaic on screen follows the selection, in the Shown the panel holds
+    show(panel, ev)                                       # prepared in the new look
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["reordered_aligned"],
                                   ev.comparison.attention_aligned)
     assert panel.shown().views.mosaic.look == panel.look()
@@ -442,6 +464,7 @@ def test_heatmaps_paint_the_same_pixels_with_the_workaround_off(qtbot, monkeypat
     ev = evaluate(layers=2, heads=2, d_model=16)
     show(panel, ev)
     panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
+    show(panel, ev)                                       # prepared in the new range
     mosaic, attention = panel.figures()["attention_mosaic"], panel.figures()["attention"]
     assert not mosaic.image.coloured_pixels and not attention.original.image.coloured_pixels
     mosaic.image.render()
@@ -475,3 +498,32 @@ def test_svg_strokes_are_flattened_unless_switched_off(tmp_path, monkeypatch):
     path.write_text(svg, encoding="utf-8")
     assert not flatten_svg_strokes(path)
     assert path.read_text(encoding="utf-8") == svg
+
+
+def test_a_new_look_is_asked_for_and_the_old_mosaic_stays_until_it_comes(panel):
+    """The panel never makes a mosaic: it asks (lookChanged) and keeps drawing the one
+    it has until a Shown in its look arrives."""
+    ev = evaluate(layers=2, heads=2, d_model=16)
+    show(panel, ev)
+    before = panel.displayed()["attention_mosaic"]
+    asked = []
+    panel.lookChanged.connect(lambda: asked.append(panel.look()))
+    panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
+    assert [look.mode for look in asked] == ["original"]
+    assert panel.shown().views.mosaic.look.mode == "difference"
+    np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["difference"],
+                                  before["difference"])
+    panel.layer_box.setValue(2)                 # the look stays: nothing asked
+    assert len(asked) == 1
+    panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("difference"))
+    assert [look.mode for look in asked] == ["original", "difference"]  # supersedes it
+    panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
+    assert len(asked) == 3 and asked[-1].levels == (-0.01, 0.01)
+    show(panel, ev)                             # prepared in that look: nothing more
+    assert len(asked) == 3 and panel.shown().views.mosaic.look == panel.look()
+    shown = Shown(ev, build_views(ev, panel.look().__class__(
+        "original", style.ATTENTION_LEVELS, style.argb_table(style.SEQUENTIAL))))
+    panel.show(shown)                           # an older look arrives: asked again
+    assert len(asked) == 4 and asked[-1] == panel.look()
+    panel.show(shown)                           # and not twice
+    assert len(asked) == 4

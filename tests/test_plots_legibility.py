@@ -85,7 +85,8 @@ def test_symmetry_legend_fits_its_figure(panel, qtbot, width):
     panel.resize(width, 760)
     show(panel, evaluate())
     figure = panel.figures()["symmetry"]
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: figure.canvas.ci.layout.isActivated() and
+                    figure.legend.layout.isActivated(), timeout=2000)  # laid out anew
     painted(figure)
     legend = figure.legend
     assert len(legend.items) == 4
@@ -171,3 +172,36 @@ def test_thinned_numbered_labels_are_not_numbered_twice(panel):
     assert len(axis.labelled) < 256                          # thinned
     cell = axis.labelled[1]
     assert axis.cell_label(cell) == str(cell)
+
+
+def test_token_axes_are_plain_pyqtgraph_ones_when_switched_off(qtbot, monkeypatch):
+    """Without the "token-axis" workaround pyqtgraph writes the labels, upright and
+    thinned so they do not overlap; the labels still follow the text."""
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "token-axis")
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1100, 760)
+    panel.show()
+    show(panel, evaluate())
+    figure = panel.figures()["attention"]
+    painted(figure)
+    axis = figure.original.plot.getAxis("bottom")
+    assert not axis.draws_labels and not axis.rotated
+    assert axis.labelled and axis.labelled != list(range(10))   # thinned, not turned
+    assert [axis.cell_label(i) for i in axis.labelled] == \
+        [f"{i} {TEXT.split()[i]}" for i in axis.labelled]
+    show(panel, evaluate("a dog ran"))
+    painted(figure)
+    assert axis.tokens == ["a", "dog", "ran"] and axis.labelled == [0, 1, 2]
+
+
+def test_token_axis_falls_back_without_what_it_relies_on():
+    import pyqtgraph as pg
+
+    from posviz.gui.plots.workarounds import token_axis_usable
+
+    class Other(pg.AxisItem):
+        _updateMaxTextSize = None                 # as if a release had renamed it
+    assert token_axis_usable(style.TokenAxis("bottom"))
+    assert not token_axis_usable(Other("bottom"))
+    assert not style.TokenAxis("left").draws_labels

@@ -11,11 +11,12 @@ from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig
 from posviz.core.engine import Engine
 from posviz.core.errors import Cancelled
+from posviz.core.mosaic import (MOSAIC_TILE, MosaicLook, colour, make_mosaic, mosaic_image,
+                                recoloured)
 from posviz.core.session import Session
 from posviz.core.symmetry import METRICS
-from posviz.core.views import (MOSAIC_TILE, MosaicLook, Shown, build_views, change_bars,
-                               clip_for_log, colour, head_maps, make_mosaic, mosaic_image,
-                               recoloured, relative_profile)
+from posviz.core.views import (Shown, build_views, change_bars, clip_for_log, head_maps,
+                               relative_profile)
 
 TEXT = "the cat sat on the mat because it was warm"
 # Two made-up colour tables: what the GUI builds with pyqtgraph, as 0xAARRGGBB.

@@ -1,35 +1,47 @@
 """The jobs the application runs on its workers, as typed values, and what runs them.
 
 ``StartJob`` builds the session, ``EvaluationJob`` evaluates one order and prepares the
-views, both on the compute ``scheduler.Scheduler``; ``LoadJob`` builds or loads a model
-on a second one. Importing this module imports neither torch nor numpy: the runners
-import the core when they run, on the worker.
+views, ``ViewsJob`` prepares the views of an evaluation again in another look (the
+mosaic's mode or colours changed), all on the compute ``scheduler.Scheduler``;
+``LoadJob`` builds or loads a model on a second one. Importing this module imports
+neither torch nor numpy: the runners import the core when they run, on the worker (the
+annotations name the core's types for readers and type checkers only).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from .errors import PosvizInputError
 from .scheduler import one_line
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:               # these import numpy or torch: never at import time
+    import numpy as np
+
+    from .backend import Backend, TokenSequence
+    from .config import Positions
     from .document import ModelSpec
+    from .engine import Evaluation
+    from .mosaic import Mosaic, MosaicLook
+    from .session import Session
+    from .views import Shown
 
 __all__ = ["EvaluationJob", "EvaluationRunner", "Evaluated", "LoadJob", "StartJob",
-           "Started", "load_model"]
+           "Started", "ViewsJob", "load_model"]
 
 ShouldStop = Callable[[], bool]
 
 
 @dataclass(frozen=True, eq=False)
 class StartJob:
-    """Build the session (imports torch and the core on the worker)."""
+    """Build the session (imports torch and the core on the worker). The caller hands
+    a valid spec and positions (the window falls back to the defaults when the remembered
+    ones no longer validate); a model that fails to load falls back to the built-in one."""
 
     text: str
-    spec: Any                           # ModelSpec, or its to_dict() form (see _start_spec)
-    positions: Any                      # config.Positions, or (mode, offset)
+    spec: ModelSpec
+    positions: Positions
     order: str = "reverse"              # "reverse": start reversed; else the original order
     progress: Callable[[str], None] | None = None
 
@@ -38,11 +50,22 @@ class StartJob:
 class EvaluationJob:
     """Evaluate one order of a session's tokens and prepare what the plots show."""
 
-    backend: Any                        # backend.Backend
-    seq: Any                            # backend.TokenSequence
-    order: Any                          # (n,) int array, a copy of the session's
-    positions: Any                      # config.Positions
-    look: Any = None                    # views.MosaicLook, or None
+    backend: Backend
+    seq: TokenSequence
+    order: np.ndarray                   # (n,) int, a copy of the session's
+    positions: Positions
+    look: MosaicLook | None = None      # None: no mosaic
+
+
+@dataclass(frozen=True, eq=False)
+class ViewsJob:
+    """Prepare the views of an evaluation already made, in another look: the user chose
+    another mosaic mode or difference range. ``mosaic``, the one shown, is recoloured
+    when only its levels changed (its tiles stay)."""
+
+    evaluation: Evaluation
+    look: MosaicLook | None
+    mosaic: Mosaic | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,17 +78,17 @@ class LoadJob:
 
 @dataclass(frozen=True)
 class Started:
-    session: Any                        # session.Session
+    session: Session
     problem: str | None = None          # why the asked-for model is not the one running
 
 
 @dataclass(frozen=True)
 class Evaluated:
-    shown: Any                          # views.Shown
+    shown: Shown
     ms: float                           # evaluation and views, milliseconds
 
 
-def load_model(job: LoadJob, should_stop: ShouldStop | None = None):
+def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
     """The backend for ``job.spec``.
 
     Nothing stops a load once it runs (torch reads the weights in one call): a
@@ -88,7 +111,8 @@ def load_model(job: LoadJob, should_stop: ShouldStop | None = None):
 
 
 class EvaluationRunner:
-    """Runs StartJobs and EvaluationJobs on the compute worker (one thread only).
+    """Runs StartJobs, EvaluationJobs and ViewsJobs on the compute worker (one thread
+    only).
 
     Keeps an Engine for the newest backend (its reference run cached). The first
     evaluation is computed at start, right after the session is built, while the GUI
@@ -105,6 +129,8 @@ class EvaluationRunner:
             return self.start(job)
         if isinstance(job, EvaluationJob):
             return self.evaluate(job, should_stop)
+        if isinstance(job, ViewsJob):
+            return self.restyle(job, should_stop)
         raise TypeError(f"no runner for {type(job).__name__}")
 
     def engine(self, backend):
@@ -114,16 +140,17 @@ class EvaluationRunner:
         return self._engine
 
     def start(self, job: StartJob) -> Started:
+        from .document import ModelSpec
         from .session import DEFAULT_TEXT
 
-        spec, positions = _start_spec(job.spec), _start_positions(job.positions)
+        spec, positions = job.spec, job.positions
         problem = None
         try:
             backend = load_model(LoadJob(spec, job.progress))
         except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
-            if not spec.is_builtin:     # (a remembered built-in config that no longer
-                problem = one_line(error)   # validates falls back silently, as always)
-            spec = _start_spec(None)
+            if not spec.is_builtin:     # (a built-in one that cannot be built falls back
+                problem = one_line(error)   # silently, as an invalid remembered one does)
+            spec = ModelSpec.builtin()
             backend = load_model(LoadJob(spec))
         try:
             session = _new_session(backend, job.text or DEFAULT_TEXT, positions, spec)
@@ -157,6 +184,14 @@ class EvaluationRunner:
         shown = views.Shown(ev, views.build_views(ev, job.look, should_stop))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
+    def restyle(self, job: ViewsJob, should_stop: ShouldStop | None = None) -> Evaluated:
+        from . import views
+
+        start = time.perf_counter()
+        ev = job.evaluation
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic))
+        return Evaluated(shown, 1000 * (time.perf_counter() - start))
+
 
 def _same_state(early, job: EvaluationJob) -> bool:
     """Was the evaluation computed at start for the state this job asks about?"""
@@ -165,36 +200,7 @@ def _same_state(early, job: EvaluationJob) -> bool:
             and order == tuple(int(i) for i in job.order))
 
 
-def _start_spec(value) -> "ModelSpec":
-    """A ModelSpec from a spec, its ``to_dict()`` form or a bare built-in config dict (as
-    settings keep them), so the GUI need not import the core to start; the default
-    built-in model for None. A config that does not validate fails when it is built."""
-    from .config import ModelConfig
-    from .document import ModelSpec
-
-    if value is None or isinstance(value, ModelSpec):
-        return value or ModelSpec.builtin()
-    value = dict(value)
-    if value.get("kind") == "pretrained":
-        return ModelSpec.pretrained(str(value.get("source", "")), str(value.get("label", "")))
-    config = value.get("config", {}) if value.get("kind") == "builtin" else value
-    try:
-        return ModelSpec.builtin(ModelConfig(**config))
-    except TypeError:                   # fields of another version
-        return ModelSpec.builtin()
-
-
-def _start_positions(value):
-    """Positions from Positions or (mode, offset); the default ones if they do not validate."""
-    from .config import Positions
-
-    try:
-        positions = value if isinstance(value, Positions) else Positions(*value)
-        return positions.validate()
-    except (TypeError, ValueError):
-        return Positions()
-
-
-def _new_session(backend, text: str, positions, spec: ModelSpec):
+def _new_session(backend: Backend, text: str, positions: Positions,
+                 spec: ModelSpec) -> Session:
     from .session import Session
     return Session(backend, text, positions, spec=spec)

@@ -1,9 +1,11 @@
 """What the figures show of one Evaluation, computed off the GUI thread: no Qt here.
 
-``build_views(ev, look)`` runs on the compute worker after each evaluation and returns
-Views: the mosaic already coloured, the token strip's change bars, the symmetry curves
-and their reading, the branch norms and the positional encoding's views. The plots then
-only hand these arrays to their items. What depends on the reference run alone (the
+``build_views(ev, look)`` runs on the compute worker after each evaluation, and again
+when the user picks another mosaic mode or difference range (jobs.ViewsJob), and
+returns Views: the mosaic (core.mosaic) already coloured, the token strip's change bars,
+the symmetry curves and their reading, the branch norms and the positional encoding's
+views. The plots only hand these arrays to their items; the one thing they compute is
+the selected head's maps (``head_maps``, a slice). What depends on the reference run alone (the
 encoding, its similarity and its relative-distance profile) is computed once per
 reference run: the engine hands the same reference Trace to every reorder.
 """
@@ -18,9 +20,7 @@ import numpy as np
 
 from .encodings import RelativeProfile, cosine_similarity, make_encoding
 from .engine import Evaluation
-from .mosaic import (MOSAIC_DATA, MOSAIC_GAP, MOSAIC_TILE, Mosaic, MosaicLook,
-                     block_labels, colour, make_mosaic, mosaic_image, mosaic_tiles,
-                     pool_block, pool_signed_max, recoloured)
+from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .symmetry import METRICS
 from .trace import Trace
 
@@ -28,11 +28,6 @@ __all__ = [
     "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
     "positions_view", "relative_profile", "pe_kind", "built_in_config", "change_bars",
     "clip_for_log", "symmetry_note", "mean_token_norm", "branch_norms", "BRANCHES",
-    "cosine_similarity", "RelativeProfile",
-    # the mosaic (core.mosaic)
-    "MosaicLook", "Mosaic", "make_mosaic", "recoloured", "colour", "pool_block",
-    "pool_signed_max", "mosaic_tiles", "mosaic_image", "block_labels", "MOSAIC_TILE",
-    "MOSAIC_GAP", "MOSAIC_DATA",
 ]
 
 # -- one head's maps ------------------------------------------------------------------
@@ -255,10 +250,17 @@ class Shown:
     views: Views
 
 
-def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None) -> Views:
+def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None,
+                mosaic: Mosaic | None = None) -> Views:
     """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic).
-    ``should_stop`` as in make_mosaic."""
-    mosaic = make_mosaic(ev, look, should_stop) if look is not None else None
+    ``mosaic``, one made before for ``ev``, is recoloured when it shows ``look``'s mode
+    (its tiles are kept). ``should_stop`` as in make_mosaic."""
+    if look is None:
+        mosaic = None
+    elif mosaic is not None and mosaic.look.mode == look.mode:
+        mosaic = mosaic if mosaic.look == look else recoloured(mosaic, look)
+    else:
+        mosaic = make_mosaic(ev, look, should_stop)
     c = ev.comparison
     floor = c.floor
     symmetry = {metric: c.metric(metric).copy() for metric in METRICS}     # (L+1,) each

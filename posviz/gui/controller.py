@@ -7,9 +7,10 @@ turns session events into requests, and carries each outcome to the GUI thread (
 queued Qt signal), where it is checked once more: a newer request may have been made
 while the outcome travelled.
 
-Importing this module costs nothing heavy: torch and the core are imported on the
-worker during ``start()``, after the window is on screen, and the first evaluation is
-computed there right after the session is built, while the window builds its panels.
+Importing this module costs nothing heavy: torch and the core's computing modules are
+imported on the worker during ``start()``, after the window is on screen, and the first
+evaluation is computed there right after the session is built, while the window builds
+its panels. (The caller imports core.config and core.document, which import neither.)
 """
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ from typing import TYPE_CHECKING, Callable
 from PySide6.QtCore import QObject, Signal, Slot
 
 from ..core.errors import PosvizInputError
-from ..core.jobs import EvaluationJob, EvaluationRunner, LoadJob, StartJob, load_model
+from ..core.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
+                         load_model)
 from ..core.scheduler import TRIM_FROM, Outcome, Scheduler, one_line, trim_heap
 from .collector import note_activity
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
+    from ..core.config import Positions
     from ..core.document import ModelSpec
+    from ..core.mosaic import MosaicLook
 
 
 def _label(spec: ModelSpec) -> str:
@@ -42,7 +46,7 @@ class _Bridge(QObject):
     """Signals emitted on worker threads; Qt queues them to the GUI thread. Parentless,
     so a worker that finishes after the window is gone still has someone to tell."""
 
-    computed = Signal(object)                       # Outcome of a StartJob/EvaluationJob
+    computed = Signal(object)                       # Outcome of a Start/Evaluation/ViewsJob
     loaded = Signal(object)                         # Outcome of a LoadJob
     progress = Signal(object, str)                  # load token, step
 
@@ -65,8 +69,9 @@ class Controller(QObject):
         self.last_shown = None
         self.last_ms = 0.0
         self.loading = False
-        self._look: Callable[[], object] = lambda: None
+        self._look: Callable[[], MosaicLook | None] = lambda: None
         self._painted = 0               # generation of last_shown
+        self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
         self._trimming = threading.Lock()
         self._bridge = _Bridge()
@@ -80,14 +85,16 @@ class Controller(QObject):
                                  describe=_load_failure, detach=True)
 
     # -- start-up ---------------------------------------------------------------------
-    def start(self, text: str, spec: ModelSpec | dict | None, positions,
+    def start(self, text: str, spec: ModelSpec, positions: Positions,
               order: str = "reverse") -> None:
-        """Import the core and build the session on the worker; ``ready`` follows.
+        """Import the rest of the core and build the session on the worker; ``ready``
+        follows. ``spec`` and ``positions`` must be valid (a model that fails to load
+        falls back to the built-in one, and ``modelFailed`` says why)."""
+        self._submit(StartJob(text, spec, positions, order))
 
-        ``spec`` may come as settings keep it (``ModelSpec.to_dict()``, or a bare
-        built-in config dict) and ``positions`` as (mode, offset): then the GUI thread
-        needs no core import (which imports torch) before the worker has done it."""
-        self._compute.submit(StartJob(text, spec, positions, order))
+    def _submit(self, job) -> None:
+        self._newest = job
+        self._compute.submit(job)
 
     def _run(self, job, should_stop):
         """On the compute worker."""
@@ -98,9 +105,15 @@ class Controller(QObject):
                 pass    # the window tells the user when it builds the panel
         return self._runner(job, should_stop)
 
-    def set_look(self, provider: Callable[[], object]) -> None:
+    def set_look(self, provider: Callable[[], MosaicLook | None]) -> None:
         """How the next mosaic is coloured: called on the GUI thread at each request."""
         self._look = provider
+
+    def watch_look(self, panel) -> None:
+        """Colour the mosaic as ``panel`` (a PlotsPanel) asks: its ``look`` for every
+        request, and views prepared again whenever it tells ``lookChanged``."""
+        self.set_look(panel.look)
+        panel.lookChanged.connect(self.restyle)
 
     # -- evaluation -------------------------------------------------------------------
     def _on_session_event(self, event) -> None:
@@ -115,11 +128,26 @@ class Controller(QObject):
         job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look())
         note_activity()                 # no full garbage collection in the middle of a drag
         self.computing.emit()
-        self._compute.submit(job)
+        self._submit(job)
 
-    @property
-    def generation(self) -> int:
-        return self._compute.generation
+    def restyle(self) -> None:
+        """Ask for the views of the evaluation shown again, in the current look (the
+        mosaic's mode or difference range changed); supersedes any pending request, and
+        the result arrives through ``evaluated`` like any other. While an evaluation is
+        still on its way, that is asked again in the new look instead."""
+        s, shown = self.session, self.last_shown
+        if s is None or self._compute.closed:
+            return
+        if shown is None or (not self.generation_painted()
+                             and not isinstance(self._newest, ViewsJob)):
+            self.request()
+            return
+        look = self._look()
+        mosaic = getattr(shown.views, "mosaic", None)
+        if self.generation_painted() and look == (mosaic.look if mosaic else None):
+            return                      # shown in that look already
+        self.computing.emit()
+        self._submit(ViewsJob(shown.evaluation, look, mosaic))
 
     def generation_painted(self) -> bool:
         """Is the last result shown the answer to the newest request?"""

@@ -12,10 +12,12 @@ from PySide6 import QtCore, QtWidgets
 
 from posviz.core.document import MOSAIC_MODES as MODES
 from posviz.core.document import Selection
-from posviz.core.views import MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels, head_maps
+from posviz.core.mosaic import MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels
+from posviz.core.views import head_maps
 
 from . import style
-from .base import Figure, HeatmapImage
+from .base import Figure
+from .workarounds import HeatmapImage
 
 
 def _quote(token: str) -> str:
@@ -70,19 +72,19 @@ class AttentionFigure(Figure):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.difference_range = Selection().difference_range
+        r = Selection().difference_range
         canvas = self.canvas
         self.original = _HeatmapPlot(canvas, "original order", style.SEQUENTIAL,
                                      style.ATTENTION_LEVELS, col=0)
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
                                     style.ATTENTION_LEVELS, col=1)
         self.difference = _HeatmapPlot(canvas, "difference (reordered − original)",
-                                       style.DIVERGING, self._diff_levels(), col=3)
+                                       style.DIVERGING, (-r, r), col=3)
         self.attention_bar = style.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
                                              "attention weight")
         self.attention_bar.setImageItem([self.original.image, self.aligned.image])
         canvas.addItem(self.attention_bar, row=0, col=2)
-        self.difference_bar = style.color_bar(self._diff_levels(), style.DIVERGING,
+        self.difference_bar = style.color_bar((-r, r), style.DIVERGING,
                                               "difference")
         self.difference_bar.setImageItem(self.difference.image)
         canvas.addItem(self.difference_bar, row=0, col=4)
@@ -95,12 +97,17 @@ class AttentionFigure(Figure):
         self.corner.setToolTip("The largest |reordered − original| in the selected head's map")
         canvas.scene().sigMouseMoved.connect(self._mouse_moved)
 
+    @property
+    def difference_range(self) -> float:
+        """The colour range of the difference map: what its colour bar shows (the panel
+        sets it from its selection)."""
+        return float(self.difference_bar.levels()[1])
+
     def _diff_levels(self):
         return (-self.difference_range, self.difference_range)
 
     def set_difference_range(self, r: float) -> None:
-        self.difference_range = float(r)
-        self.difference_bar.setLevels(self._diff_levels())
+        self.difference_bar.setLevels((-float(r), float(r)))
         if "difference" in self.data:
             self.difference.set_image(self.data["difference"], self._diff_levels())
 
@@ -177,8 +184,8 @@ class MosaicFigure(Figure):
 
     A tile is (n, n) pixels, or, for n > MOSAIC_TILE, (m, m) pooled blocks of
     ``block`` x ``block`` cells (see core.mosaic); ``data`` holds exactly what is
-    painted, and query / key index the blocks then. It draws ``shown.views.mosaic``,
-    which the panel keeps in the look of its selection.
+    painted, and query / key index the blocks then. It draws ``shown.views.mosaic``
+    as the compute worker coloured it; a Shown without one leaves a message.
     """
 
     name = "attention_mosaic"
@@ -211,7 +218,6 @@ class MosaicFigure(Figure):
         self.block = 1                        # tokens per pixel of a tile, a side
         self.mode = self.look.mode
         self.tokens: tuple[str, ...] = ()
-        self.selected = (1, 0)
 
     def _set_look(self, look: MosaicLook) -> None:
         """Colour the bar for the mosaic's mode and levels."""
@@ -249,6 +255,11 @@ class MosaicFigure(Figure):
     # -- content --------------------------------------------------------------------
     def update_from(self, shown, layer: int, head: int) -> None:
         mosaic = shown.views.mosaic
+        if mosaic is None:
+            self._grid, self.data, self.labels, self.coords = None, {}, {}, {}
+            self.show_message("The mosaic is being prepared.")
+            return
+        self.show_canvas()
         self._set_look(mosaic.look)
         tiles, self.block = mosaic.tiles, mosaic.block
         L, h, n, _ = tiles.shape                                              # (L, h, m, m)
@@ -278,7 +289,7 @@ class MosaicFigure(Figure):
         self.set_selection(layer, head)
 
     def set_selection(self, layer: int, head: int) -> None:
-        self.selected = (layer, head)
+        """Outline the tile of layer 1..L, head 0..h-1."""
         if self._grid is None:
             return
         x, y = self.tile_origin(layer, head)

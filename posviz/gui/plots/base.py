@@ -20,9 +20,9 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import style
 from .style import BACKGROUND
-from .workarounds import HeatmapImage, drop_export_menu, flatten_svg_strokes
+from .workarounds import drop_export_menu, flatten_svg_strokes
 
-__all__ = ["Figure", "HeatmapImage", "write_table"]
+__all__ = ["Figure", "write_table"]
 
 
 class Figure(QtWidgets.QWidget):

@@ -7,8 +7,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from posviz.core.errors import PosvizInputError
+from posviz.core.files import FIGURE_FORMATS
 
-FORMATS = ("png", "svg", "csv")
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)",
            "csv": "CSV table (*.csv)"}
 
@@ -27,7 +27,7 @@ def add_export_actions(name: str, figure, export) -> None:
     """'Export figure as PNG/SVG/CSV…' in the figure's context menus; ``export(name,
     fmt)`` runs when one is chosen."""
     actions = []
-    for fmt in FORMATS:
+    for fmt in FIGURE_FORMATS:
         what = "data as CSV" if fmt == "csv" else f"as {fmt.upper()}"
         action = QtGui.QAction(f"Export figure {what}…", figure)
         action.setToolTip(f"Save '{name}' as a .{fmt} file")

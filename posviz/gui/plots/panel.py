@@ -5,11 +5,16 @@ posviz.core.views computed (``show(Shown)``, cheap enough to call on every reord
 It holds the one Shown on screen and the Selection (layer, head, mosaic mode,
 difference range, tab); a change made by the user is reported as a new Selection
 (``selectionEdited``), one applied by the program (``set_selection``) is not.
+
+The mosaic comes coloured in the Shown. When the selection asks for another mode or
+difference range, the panel tells ``lookChanged`` and keeps drawing the mosaic it has
+until a Shown in the new ``look()`` arrives (the controller prepares it on the worker:
+Controller.watch_look). Without a controller, build the views with ``look()`` before
+``show``.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,12 +22,13 @@ from PySide6 import QtCore, QtWidgets
 
 from posviz.core.document import DIFFERENCE_RANGES, Selection
 from posviz.core.errors import PosvizInputError
-from posviz.core.files import check_folder
-from posviz.core.views import MosaicLook, Shown, make_mosaic, recoloured
+from posviz.core.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
+from posviz.core.mosaic import MosaicLook
+from posviz.core.views import Shown
 
 from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure, mosaic_look
 from .base import Figure
-from .exporting import FORMATS, add_export_actions, ask_export_path, writing
+from .exporting import add_export_actions, ask_export_path, writing
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
 from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
 
@@ -61,11 +67,15 @@ class PlotsPanel(QtWidgets.QWidget):
 
     selectionEdited = QtCore.Signal(object)      # a new Selection chosen by the user
     hoverMessage = QtCore.Signal(str)            # the value under the mouse, for a status line
+    lookChanged = QtCore.Signal()                # the mosaic shown is not in look() any more
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        # The selection on screen; the session's is the one that counts (the window
+        # applies it here with set_selection, and hears the user's in selectionEdited).
         self._selection = Selection()
         self._shown: Shown | None = None
+        self._asked: MosaicLook | None = None  # the look asked for, until it arrives
         self._quiet = 0                        # > 0: tab changes are the program's own
         self._stale: set[str] = set()          # figures not yet showing self._shown
         self._figures: dict[str, Figure] = {}  # the figures built so far
@@ -174,14 +184,16 @@ class PlotsPanel(QtWidgets.QWidget):
         self._sync_controls()
         self._stale = set(FIGURES)
         self._refresh(self._visible())
+        self._ask_for_look(arrived=True)
 
     def shown(self) -> Shown | None:
-        """The evaluation and views on screen (its mosaic in the current look, once
-        the mosaic has been drawn)."""
+        """The evaluation and views on screen (its mosaic in the look it was prepared
+        in, which may be an older one than ``look()`` for a moment)."""
         return self._shown
 
     def look(self) -> MosaicLook:
-        """The look the next mosaic should be coloured in (any thread may ask)."""
+        """The look the next mosaic should be coloured in (ask on the GUI thread only:
+        the selection changes there)."""
         return mosaic_look(self._selection)
 
     def set_selection(self, selection: Selection) -> None:
@@ -211,11 +223,10 @@ class PlotsPanel(QtWidgets.QWidget):
         self._refresh([name])
         path = Path(path)
         suffix = path.suffix.lower().lstrip(".")
-        if suffix not in FORMATS:
+        if suffix not in FIGURE_FORMATS:
             raise PosvizInputError(f"cannot export {path.name}: the file name must end in "
-                                   f"{', '.join('.' + f for f in FORMATS)}")
-        if width is not None and not 16 <= width <= 20000:
-            raise PosvizInputError(f"the width must be from 16 to 20000 pixels (got {width})")
+                                   f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
+        check_width(width)
         if suffix == "csv":
             return writing(path, lambda: figure.export_csv(path))
         self._bring_forward(figure)
@@ -228,9 +239,10 @@ class PlotsPanel(QtWidgets.QWidget):
         """Write every figure as <folder>/<name>.<format> (and <name>.csv); returns paths."""
         folder = Path(folder)
         formats = [f.lower().lstrip(".") for f in formats]
-        unknown = [f for f in formats if f not in ("png", "svg")]
+        unknown = [f for f in formats if f not in IMAGE_FORMATS]
         if unknown:
-            raise PosvizInputError(f"unknown figure format {unknown[0]!r} (use png, svg)")
+            raise PosvizInputError(f"unknown figure format {unknown[0]!r} "
+                                   f"(use {', '.join(IMAGE_FORMATS)})")
         check_folder(folder)
         current = self.tabs.currentIndex()
         written = []
@@ -271,15 +283,28 @@ class PlotsPanel(QtWidgets.QWidget):
                 if "attention_mosaic" in self._figures:
                     self._figures["attention_mosaic"].set_selection(selection.layer,
                                                                     selection.head)
-            if self.look() != mosaic_look(old):
-                self._stale.add("attention_mosaic")
         if self.tabs.currentIndex() != selection.tab:
             with self._quietly():
                 self.tabs.setCurrentIndex(selection.tab)    # refreshes the visible figures
         else:
             self._refresh(self._visible())
+        if self.look() != mosaic_look(old):
+            self._ask_for_look()
         if user:
             self.selectionEdited.emit(selection)
+
+    def _ask_for_look(self, arrived: bool = False) -> None:
+        """Tell ``lookChanged``, once, when the mosaic shown is not in the current look
+        (mosaics are made on the compute worker), or is but another one was asked for
+        since (that would replace it); ``arrived``: a new Shown is on screen."""
+        if self._shown is None:
+            return
+        look, mosaic = self.look(), self._shown.views.mosaic
+        if mosaic is not None and mosaic.look == look and (arrived or self._asked is None):
+            self._asked = None
+        elif look != self._asked:
+            self._asked = look
+            self.lookChanged.emit()
 
     @contextmanager
     def _quietly(self):
@@ -301,23 +326,8 @@ class PlotsPanel(QtWidgets.QWidget):
         for name in names:
             if name in self._stale and name in self._figures:
                 self._stale.discard(name)
-                if name == "attention_mosaic":
-                    self._mosaic_in_look()
                 self._figures[name].update_from(self._shown, self._selection.layer,
                                                  self._selection.head)
-
-    def _mosaic_in_look(self) -> None:
-        """Make the Shown's mosaic match the current look: the worker coloured it for
-        the look of its request, and the user may have chosen another since."""
-        ev, views = self._shown.evaluation, self._shown.views
-        look, mosaic = self.look(), views.mosaic
-        if mosaic is not None and mosaic.look == look:
-            return
-        if mosaic is not None and mosaic.look.mode == look.mode:
-            mosaic = recoloured(mosaic, look)            # the same tiles, other colours
-        else:
-            mosaic = make_mosaic(ev, look)
-        self._shown = Shown(ev, replace(views, mosaic=mosaic))
 
     def _sync_controls(self) -> None:
         """Show the selection in the controls (without their signals)."""

@@ -12,6 +12,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .workarounds import redraw_axis, reserve_label_room, ticks_and_line, token_axis_usable
+
 BACKGROUND = "w"
 FOREGROUND = (40, 40, 40)
 SEQUENTIAL = "viridis"          # attention weights, in [0, 1]
@@ -28,7 +30,7 @@ def colormap(name: str) -> pg.ColorMap:
 @lru_cache(maxsize=None)
 def argb_table(name: str) -> np.ndarray:
     """(256,) uint32: the colour map as opaque 0xAARRGGBB pixels, for
-    posviz.core.views.colour (one read-only table per map, shared)."""
+    posviz.core.mosaic.colour (one read-only table per map, shared)."""
     rgb = colormap(name).getLookupTable(nPts=256).astype(np.uint32)         # (256, 3)
     table = (0xFF000000 | rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]).astype(np.uint32)
     table.setflags(write=False)
@@ -64,7 +66,8 @@ class TokenAxis(pg.AxisItem):
     a quarter (reading upwards) when they do not: a turned label needs only one line
     height per cell, so every token of a short sentence keeps its label. Past that the
     labels are thinned to every k-th token, k chosen from the axis length in pixels, so
-    they never overlap at any zoom; every cell keeps a tick.
+    they never overlap at any zoom; every cell keeps a tick. (Drawing the labels here
+    is the workaround "token-axis"; without it pyqtgraph writes them, upright.)
     """
 
     def __init__(self, orientation: str, rotate: bool = True, **kwargs):
@@ -72,7 +75,8 @@ class TokenAxis(pg.AxisItem):
         self.enableAutoSIPrefix(False)
         self.tokens: list[str] = []
         self.numbered = True        # every token is its own index (see set_tokens)
-        self.rotate = rotate and orientation == "bottom"   # may labels be turned?
+        self.draws_labels = orientation == "bottom" and token_axis_usable(self)
+        self.rotate = rotate and self.draws_labels          # may labels be turned?
         self.rotated = False        # labels are turned a quarter (bottom axis only)
         self.labelled: list[int] = []   # cells whose label was drawn last time
         self._step = 1
@@ -81,8 +85,7 @@ class TokenAxis(pg.AxisItem):
         self.tokens = [_short(str(t)) for t in tokens]
         # cells labelled by their own index (positions, dimensions) need no index twice
         self.numbered = all(t == str(i) for i, t in enumerate(self.tokens))
-        self.picture = None
-        self.update()
+        redraw_axis(self)
 
     def _metrics(self) -> QtGui.QFontMetricsF:
         return QtGui.QFontMetricsF(self.style.get("tickFont") or self.font())
@@ -135,7 +138,7 @@ class TokenAxis(pg.AxisItem):
     def boundingRect(self):
         """Room for half a turned label beyond each end (the first and last cells')."""
         rect = super().boundingRect()
-        if self.orientation != "bottom":
+        if not self.draws_labels:
             return rect
         margin = np.ceil(self._metrics().height() / 2) + 1
         return rect.adjusted(-margin, 0, margin, 0)
@@ -143,13 +146,9 @@ class TokenAxis(pg.AxisItem):
     def generateDrawSpecs(self, p):
         """Ticks and axis line from pyqtgraph; the labels of a bottom axis placed here,
         upright or turned, as (x, text) under each labelled tick."""
-        if self.orientation != "bottom":
+        if not self.draws_labels:
             return super().generateDrawSpecs(p)
-        self.style["showValues"] = False      # pyqtgraph draws ticks and the line only
-        try:
-            specs = super().generateDrawSpecs(p)
-        finally:
-            self.style["showValues"] = True
+        specs = ticks_and_line(self, p)       # pyqtgraph draws ticks and the line only
         if specs is None:
             return None
         axis_spec, tick_specs, _ = specs
@@ -166,7 +165,7 @@ class TokenAxis(pg.AxisItem):
                     labels.append((x, text))
                     widest = max(widest, metrics.horizontalAdvance(text))
         space = widest + 2 if self.rotated else metrics.height()
-        self._updateMaxTextSize(int(np.ceil(space)))
+        reserve_label_room(self, int(np.ceil(space)))
         return axis_spec, tick_specs, [("labels", labels)]
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):

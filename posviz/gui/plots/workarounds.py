@@ -7,6 +7,9 @@ so it can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=heatmap-coloured-pi
 - ``heatmap-coloured-pixels``: HeatmapImage paints pixels coloured beforehand (on the
   compute worker for the mosaic) and exports its cells sharp; it reaches into
   ImageItem's private render state, as of pyqtgraph 0.13.7 and 0.14.0.
+- ``token-axis``: TokenAxis (style.py) draws a bottom axis's labels itself, upright or
+  turned; it reaches into AxisItem's style, size and cached picture, as of pyqtgraph
+  0.13.7 and 0.14.0.
 - ``svg-flatten-strokes``: flatten_scaled_strokes rewrites an exported SVG so thin
   curves stay thin in renderers that ignore non-scaling strokes (QSvgGenerator of Qt 6).
 - drop_export_menu: no "Export..." entry from pyqtgraph's scene (a plain attribute of
@@ -34,12 +37,18 @@ from posviz.workarounds import enabled
 # lookup table: the same pixels, painted slower.
 
 PRIVATE_RENDER_STATE = ("_renderRequired", "_unrenderable", "_exportOpts")
+RENDER_STATE_VERSIONS = ("0.13.", "0.14.")     # pyqtgraph releases whose render() it knows
 FAST = QtGui.QImage.Format.Format_ARGB32_Premultiplied
+
+
+def _pyqtgraph_is(versions) -> bool:
+    return pg.__version__.startswith(tuple(versions))
 
 
 def coloured_pixels_usable(item: pg.ImageItem) -> bool:
     """May this item be given pixels coloured beforehand?"""
     return (enabled("heatmap-coloured-pixels")
+            and _pyqtgraph_is(RENDER_STATE_VERSIONS)
             and all(hasattr(item, name) for name in PRIVATE_RENDER_STATE)
             and hasattr(pg.functions, "ndarray_to_qimage"))
 
@@ -62,14 +71,14 @@ class HeatmapImage(pg.ImageItem):
         """Show ``values`` (rows, cols) in the colours of ``table`` ((256,) uint32 ARGB)
         spanning ``levels``."""
         if self.coloured_pixels:
-            from posviz.core.views import colour   # cheap: the core is loaded by now
+            from posviz.core.mosaic import colour  # cheap: the core is loaded by now
             self.set_coloured(values, colour(values, table, levels), levels, table)
         else:
             self.set_coloured(values, None, levels, table)
 
     def set_coloured(self, values: np.ndarray, argb, levels, table: np.ndarray) -> None:
         """Show ``values`` (rows, cols) as the pixels ``argb`` (rows, cols, uint32
-        premultiplied ARGB, from views.colour with ``table`` and ``levels``, e.g. on a
+        premultiplied ARGB, from core.mosaic.colour with ``table`` and ``levels``, e.g. on a
         worker): no lookup table runs on the GUI thread."""
         if not self.coloured_pixels or argb is None:
             self.setLookupTable(lookup_table(table), update=False)
@@ -105,6 +114,49 @@ class HeatmapImage(pg.ImageItem):
         sharp = self.qimage.scaled(w * k, h * k, QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
                                    QtCore.Qt.TransformationMode.FastTransformation)
         painter.drawImage(QtCore.QRectF(0, 0, w, h), sharp)
+
+
+# -- token-axis ------------------------------------------------------------------------
+#
+# A bottom TokenAxis writes its labels itself, turned a quarter when they do not fit side
+# by side; AxisItem has no public hook for that. The axis asks pyqtgraph for its ticks
+# and line alone by switching "showValues" off in its style for that one call (setStyle
+# would lay the axis out again in the middle of a paint), tells it the room its labels
+# take through _updateMaxTextSize, and drops its cached picture when its tokens change
+# (its range did not). Written against pyqtgraph 0.13.7 / 0.14.0. Without these
+# attributes (or switched off) it is a plain AxisItem: pyqtgraph writes the labels,
+# upright, thinned by TokenAxis so they do not overlap.
+
+
+def token_axis_usable(axis: pg.AxisItem) -> bool:
+    """May this axis draw its own labels?"""
+    return (enabled("token-axis")
+            and isinstance(getattr(axis, "style", None), dict) and "showValues" in axis.style
+            and callable(getattr(axis, "_updateMaxTextSize", None))
+            and hasattr(axis, "picture"))
+
+
+def ticks_and_line(axis: pg.AxisItem, painter):
+    """AxisItem.generateDrawSpecs of ``axis`` without its tick labels (see above)."""
+    shown, axis.style["showValues"] = axis.style["showValues"], False
+    try:
+        return pg.AxisItem.generateDrawSpecs(axis, painter)
+    finally:
+        axis.style["showValues"] = shown
+
+
+def reserve_label_room(axis: pg.AxisItem, pixels: int) -> None:
+    """Make the axis as deep as labels of ``pixels`` need (across the axis)."""
+    axis._updateMaxTextSize(pixels)
+
+
+def redraw_axis(axis: pg.AxisItem) -> None:
+    """Draw the axis again from scratch: its labels changed, its range did not."""
+    if enabled("token-axis") and hasattr(axis, "picture"):
+        axis.picture = None
+        axis.update()
+    else:                                    # the public way: the same range again
+        axis.setRange(*axis.range)
 
 
 # -- svg-flatten-strokes ---------------------------------------------------------------
