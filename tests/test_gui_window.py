@@ -574,3 +574,17 @@ def test_the_panel_builds_its_fields_from_the_options(qtbot):
     assert len(asked) == 1
     panel.model_failed("refused")                    # shows the running spec again
     assert panel.config() == running.config and panel.model_status.text() == "refused"
+
+
+def test_a_new_mosaic_look_is_computed_on_the_worker_and_shown(qtbot, window):
+    w = window
+    before = w.controller.last_shown
+    w.plots.mosaic_box.setCurrentIndex(w.plots.mosaic_box.findData("original"))
+    assert w.session.selection.mosaic == "original"
+    qtbot.waitUntil(lambda: w.controller.last_shown is not before and
+                    w.controller.last_shown.views.mosaic.look.mode == "original", timeout=10_000)
+    shown = w.controller.last_shown
+    assert shown.evaluation is before.evaluation          # the model did not run again
+    assert w.plots.shown() is shown
+    original = before.evaluation.reference.attention                       # (L, h, n, n)
+    np.testing.assert_array_equal(shown.views.mosaic.tiles, original)

@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
             self.plots.hoverMessage.connect(self.hover_label.setText)
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
-            self.controller.set_look(self.plots.look)
+            self.controller.watch_look(self.plots)
             if self.controller.last_shown is not None:     # computed while we built
                 self._on_evaluated(self.controller.last_shown, self.controller.last_ms)
         self.text_edit.setText(session.text)
