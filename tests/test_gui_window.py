@@ -586,5 +586,6 @@ def test_a_new_mosaic_look_is_computed_on_the_worker_and_shown(qtbot, window):
     shown = w.controller.last_shown
     assert shown.evaluation is before.evaluation          # the model did not run again
     assert w.plots.shown() is shown
+    assert "mosaic coloured in" in w.state_label.text()
     original = before.evaluation.reference.attention                       # (L, h, n, n)
     np.testing.assert_array_equal(shown.views.mosaic.tiles, original)

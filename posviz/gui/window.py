@@ -266,8 +266,11 @@ class MainWindow(QMainWindow):
         self._computing.stop()
         s, ev = self.session, shown.evaluation
         layers, heads = ev.permuted.n_layers, ev.permuted.n_heads
+        before = self.plots.shown() if self.plots is not None else None
+        done = ("mosaic coloured" if before is not None and before.evaluation is ev
+                else "computed")                  # a new look of the same evaluation
         self._state(f"{len(ev.order)} tokens · {layers} layers × {heads} heads · "
-                    f"computed in {ms:.0f} ms")
+                    f"{done} in {ms:.0f} ms")
         if s is None or self.model_panel is None:
             return                    # the panels are not built yet: _on_ready shows it
         if ev.seq == s.seq:
