@@ -478,6 +478,26 @@ def test_cli_reports_a_bad_model_path_in_one_line(capsys):
     assert err.count("\n") == 1 and "/bad/path" in err
 
 
+def test_cli_reports_loading_and_running_steps_on_a_terminal(folders, capsys, monkeypatch):
+    argv = ["report", "--model", str(folders / "bert"), "--text", "the dog plays", "--json"]
+    assert cli.main(argv) == 0
+    plain = capsys.readouterr()
+    assert plain.err == ""                         # a pipe or a log gets the results only
+
+    class Terminal(list):
+        isatty = staticmethod(lambda: True)
+        write = list.append
+        flush = staticmethod(lambda: None)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out == plain.out
+    steps = [line.removeprefix("posviz: ")
+             for line in "".join(terminal).splitlines()]
+    assert steps[:3] == ["reading config", "loading tokenizer", "loading weights"]
+    assert steps[-2:] == ["running the original order", "running the reordered order"]
+
+
 # -- finding models ---------------------------------------------------------------------
 def test_models_in_the_hub_cache_are_listed_and_load(folders, tmp_path, monkeypatch):
     repo = tmp_path / "models--someone--tiny-gpt2"
