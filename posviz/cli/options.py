@@ -124,14 +124,14 @@ def positions(args: argparse.Namespace) -> Positions:
     return Positions(**{name: getattr(args, name) for name in POSITION_OPTIONS}).validate()
 
 
-def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None]:
+def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None] | None:
     """Where the steps of a long run are reported: one line each on stderr when it is a
-    terminal and --quiet is not given; nowhere otherwise, so a log or a pipe gets only
-    the results and, on bad input, the one line that says why."""
+    terminal and --quiet is not given; None otherwise, so a log or a pipe gets only the
+    results and, on bad input, the one line that says why."""
     stream = sys.stderr if stream is None else stream
     isatty = getattr(stream, "isatty", None)
     if getattr(args, "quiet", False) or not (isatty and isatty()):
-        return lambda step: None
+        return None
 
     def say(step: str) -> None:
         print(f"posviz: {step}", file=stream, flush=True)
@@ -139,12 +139,14 @@ def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None]:
 
 
 def build_backend(args: argparse.Namespace, config: ModelConfig | None,
-                  say: Callable[[str], None] = lambda step: None):
-    """The backend the options ask for: a pretrained model, or the built-in one."""
+                  say: Callable[[str], None] | None = None):
+    """The backend the options ask for: a pretrained model, or the built-in one.
+    ``say``, when given, is told each step of loading or building."""
     if args.model:
         from ..core.hf import load_backend
-        return load_backend(args.model, progress=say)
-    say("building the model")
+        return load_backend(args.model, progress=say) if say else load_backend(args.model)
+    if say:
+        say("building the model")
     from ..core.backend import BuiltinBackend
     return BuiltinBackend(config)
 
@@ -172,8 +174,9 @@ def evaluate(args: argparse.Namespace):
     from ..core.engine import Engine, check_length
     from ..core.symmetry import parse_order
 
-    say = progress(args)
-    session = Session(build_backend(args, config, say), text, where)
+    report = progress(args)
+    say = report or (lambda step: None)
+    session = Session(build_backend(args, config, report), text, where)
     if args.order is None:
         session.reverse()
     else:
