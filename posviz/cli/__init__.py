@@ -1,18 +1,22 @@
 """Headless commands over the same core as the window, one module per command.
 
-    posviz report [model options] --text TEXT [--order I,J,...] [--json]
+    posviz report [model options] --text TEXT [--order I,J,...] [--quiet] [--json]
     posviz export [model options] --text TEXT --order I,J,... --out DIR [...]
 
 Bad input exits with status 2 and one line on stderr, never a traceback. Building the
-parser (``--help``, a usage error) imports neither torch nor Qt.
+parser (``--help``, a usage error) imports neither torch nor Qt. On a terminal, stderr
+also tells the steps of a run (loading a model, running each order) unless --quiet;
+stdout holds only the results.
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from ..core.errors import PosvizInputError
 from . import export, report
+from .options import bundled_models
 
 EXIT_BAD_INPUT = 2
 COMMANDS = (report, export)          # each adds its subparser; its ``run`` does the work
@@ -31,7 +35,8 @@ def make_parser() -> argparse.ArgumentParser:
         description="See how positional encodings break the permutation symmetry of "
                     "self-attention. Without a command, posviz opens its window "
                     "(options: --text TEXT, --reset-settings).",
-        epilog="Run 'posviz report -h' or 'posviz export -h' for a command's options.")
+        epilog="Run 'posviz report -h' or 'posviz export -h' for a command's options. "
+               f"Bundled models for --model: {bundled_models()}.")
     parser.add_argument("--version", action="version",
                         version=f"posviz {__import__('posviz').__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
@@ -40,9 +45,26 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# "--order -1,0,2": argparse takes a value that starts with a dash and is not a plain
+# number for an option, and would say only "expected one argument".
+NEGATIVE_START = re.compile(r"-\d")
+
+
+def attach_order_values(argv: list[str]) -> list[str]:
+    """Join "--order -1,..." into "--order=-1,...", so parse_order can say what is wrong."""
+    joined: list[str] = []
+    for word in argv:
+        if joined and joined[-1] == "--order" and NEGATIVE_START.match(word):
+            joined[-1] = f"--order={word}"
+        else:
+            joined.append(word)
+    return joined
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = make_parser().parse_args(argv)
+        args = make_parser().parse_args(attach_order_values(argv))
         return args.func(args)
     except PosvizInputError as error:
         print(f"posviz: error: {error}", file=sys.stderr)

@@ -3,18 +3,27 @@
 Each model and position flag is built from ``core.options.OPTIONS``: its default, its
 choices or range and its help text are read from there, never written here. Building the
 parser imports no torch; only ``evaluate`` runs a model.
+
+The built-in model's flags are left out of the parsed options unless given (their
+default is argparse.SUPPRESS, the registry's default is filled in by ``model_config``),
+so a flag given together with ``--model`` is told, not silently ignored.
 """
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Callable
 
 from ..core.config import ModelConfig, Positions
 from ..core.errors import PosvizInputError
+from ..core.hf.sources import BUNDLED
 from ..core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
 
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}
 NOT_ON_THE_COMMAND_LINE = tuple(n for n, o in OPTIONS.items() if not o.chosen)
+# The settings of the built-in model: a pretrained model (--model) has its own.
+BUILTIN_ONLY = tuple(n for n in MODEL_OPTIONS if n not in NOT_ON_THE_COMMAND_LINE)
 
 
 def flag(name: str) -> str:
@@ -44,52 +53,100 @@ def help_text(option: Option) -> str:
 
 def _add_option(group, name: str) -> None:
     option = OPTIONS[name]
+    # A built-in model's setting stays out of the namespace unless the user gives it.
+    default = argparse.SUPPRESS if name in BUILTIN_ONLY else option.default
     if option.kind is bool:
-        group.add_argument(flag(name), dest=name, default=option.default,
+        group.add_argument(flag(name), dest=name, default=default,
                            action="store_false" if option.default else "store_true",
                            help=help_text(option))
     elif option.choices:
         group.add_argument(flag(name), dest=name, choices=option.choices,
-                           default=option.default, help=help_text(option))
+                           default=default, help=help_text(option))
     else:
-        group.add_argument(flag(name), dest=name, type=option.kind, default=option.default,
+        group.add_argument(flag(name), dest=name, type=option.kind, default=default,
                            help=help_text(option))
+
+
+def bundled_models() -> str:
+    """The bundled model names with their labels, for --help ('minilm (all-MiniLM...)')."""
+    return ", ".join(f"'{spec}' ({label.split(' (')[0]})"
+                     for spec, (label, _, _) in BUNDLED.items())
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that choose and configure a model, shared by every command."""
-    model = parser.add_argument_group("model")
+    model = parser.add_argument_group(
+        "model", "The built-in model, configured by the flags below, unless --model names a "
+                 "pretrained one (which brings its own settings).")
     model.add_argument("--model", metavar="NAME|PATH",
                        help="a real pretrained model: a local folder, a name in the local "
-                            "Hugging Face cache, or 'minilm' (default: the built-in model)")
-    for name in MODEL_OPTIONS:
-        if name not in NOT_ON_THE_COMMAND_LINE:
-            _add_option(model, name)
+                            "Hugging Face cache, or a bundled model: "
+                            f"{bundled_models()} (default: the built-in model)")
+    for name in BUILTIN_ONLY:
+        _add_option(model, name)
     positions = parser.add_argument_group("positions")
     for name in POSITION_OPTIONS:
         _add_option(positions, name)
     parser.add_argument("--text", help="the sentence to tokenize (default: the example "
                                        "sentence the window opens with)")
     parser.add_argument("--order", metavar="I,J,...",
-                        help="the permutation to compare against the original order "
-                             "(default: reverse the movable tokens)")
+                        help="the permutation to compare against the original order: each "
+                             "of 0..n-1 once, comma-separated (default: reverse the "
+                             "movable tokens)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="do not report loading and running steps on a terminal's "
+                             "stderr (default: report them)")
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
-    """The built-in model's settings, validated against OPTIONS."""
-    return ModelConfig(**{name: getattr(args, name) for name in MODEL_OPTIONS
-                          if name not in NOT_ON_THE_COMMAND_LINE}).validate()
+    """The built-in model's settings (the registry's default where none was given),
+    validated against OPTIONS."""
+    return ModelConfig(**{name: getattr(args, name, OPTIONS[name].default)
+                          for name in BUILTIN_ONLY}).validate()
+
+
+def builtin_flags_given(args: argparse.Namespace) -> list[str]:
+    """The built-in model's flags the user gave, in the order given."""
+    return [flag(name) for name in vars(args) if name in BUILTIN_ONLY]
+
+
+def check_model_flags(args: argparse.Namespace) -> None:
+    """Refuse built-in settings next to --model: they would be silently ignored."""
+    given = builtin_flags_given(args) if args.model else []
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise PosvizInputError(f"{', '.join(given)} only {verb} to the built-in model, not "
+                               f"to --model {args.model} (a pretrained model has its own "
+                               f"settings)")
 
 
 def positions(args: argparse.Namespace) -> Positions:
     return Positions(**{name: getattr(args, name) for name in POSITION_OPTIONS}).validate()
 
 
-def build_backend(args: argparse.Namespace, config: ModelConfig | None):
-    """The backend the options ask for: a pretrained model, or the built-in one."""
+def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None] | None:
+    """Where the steps of a long run are reported: one line each on stderr when it is a
+    terminal and --quiet is not given; None otherwise, so a log or a pipe gets only the
+    results and, on bad input, the one line that says why."""
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    if getattr(args, "quiet", False) or not (isatty and isatty()):
+        return None
+
+    def say(step: str) -> None:
+        print(f"posviz: {step}", file=stream, flush=True)
+    return say
+
+
+def build_backend(args: argparse.Namespace, config: ModelConfig | None,
+                  say: Callable[[str], None] | None = None):
+    """The backend the options ask for: a pretrained model, or the built-in one.
+    ``say``, when given, is told each step of loading or building."""
     if args.model:
         from ..core.hf import load_backend
-        return load_backend(args.model)
+        return load_backend(args.model, progress=say) if say else load_backend(args.model)
+    if say:
+        say("building the model")
     from ..core.backend import BuiltinBackend
     return BuiltinBackend(config)
 
@@ -97,22 +154,38 @@ def build_backend(args: argparse.Namespace, config: ModelConfig | None):
 def evaluate(args: argparse.Namespace):
     """Options -> (Session, Evaluation) for the order asked for.
 
-    Every setting is checked before torch is imported, so a bad one fails fast.
+    Every setting is checked before torch is imported, so a bad one fails fast; a
+    built-in model that would not fit in memory is refused before it is built.
     """
     if args.text is not None and not args.text.strip():
         raise PosvizInputError("the text is empty")
+    check_model_flags(args)
     config = None if args.model else model_config(args)
     where = positions(args)
 
-    from ..core.engine import Engine
+    from ..core.backend import split_words
+    from ..core.memory import check_fits
     from ..core.session import DEFAULT_TEXT, Session
+
+    text = DEFAULT_TEXT if args.text is None else args.text
+    if config is not None:
+        check_fits(config, len(split_words(text)))
+
+    from ..core.engine import Engine, check_length
     from ..core.symmetry import parse_order
 
-    session = Session(build_backend(args, config),
-                      DEFAULT_TEXT if args.text is None else args.text, where)
+    report = progress(args)
+    say = report or (lambda step: None)
+    session = Session(build_backend(args, config, report), text, where)
     if args.order is None:
         session.reverse()
     else:
         session.set_order(parse_order(args.order, len(session.seq)))
-    return session, Engine(session.backend).evaluate(session.seq, session.order,
-                                                      session.positions)
+    seq, order, where = session.seq, session.order, session.positions
+    check_length(session.backend, len(seq), where)
+    engine = Engine(session.backend)
+    say("running the original order")
+    engine.reference(seq, where)                  # kept: evaluate below reuses it
+    if order.tolist() != list(range(len(seq))):
+        say("running the reordered order")
+    return session, engine.evaluate(seq, order, where)

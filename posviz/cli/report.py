@@ -1,6 +1,6 @@
 """``posviz report``: the per-layer symmetry metrics of one order, as a table or JSON.
 
-    posviz report [model options] --text TEXT [--order I,J,...] [--json]
+    posviz report [model options] --text TEXT [--order I,J,...] [--quiet] [--json]
 """
 from __future__ import annotations
 

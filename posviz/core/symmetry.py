@@ -18,14 +18,39 @@ METRICS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
            "pooled_change")
 
 
+def _listed(values, verb: str) -> str:
+    """'5 is' / '5, 7 are' (at most five shown), for messages naming bad entries."""
+    shown = ", ".join(map(str, values[:5])) + (", ..." if len(values) > 5 else "")
+    return f"{shown} {verb if len(values) == 1 else 'are'}"
+
+
 def parse_order(text: str, n: int) -> np.ndarray:
-    """'2,0,1' -> array([2, 0, 1]), checked to be a permutation of 0..n-1."""
-    try:
-        values = [int(part) for part in text.replace(" ", "").split(",") if part != ""]
-    except ValueError:
-        raise PosvizInputError(
-            f"the order must be comma-separated whole numbers, like 2,0,1 (got {text!r})"
-        ) from None
+    """'2,0,1' -> array([2, 0, 1]), checked to be a permutation of 0..n-1.
+
+    Every message says what a valid order is, then what is wrong with this one: the
+    entries that are not whole numbers, out of range, repeated or missing.
+    """
+    parts = [part for part in text.replace(" ", "").split(",") if part != ""]
+
+    def refuse(problem: str) -> PosvizInputError:
+        return PosvizInputError(f"the order must be a permutation of 0..{n - 1}, "
+                                f"comma-separated (got {text.strip()!r}: {problem})")
+
+    bad = [repr(part) for part in parts if not part.lstrip("+-").isdigit()]
+    if bad or not parts:
+        raise refuse(f"whole numbers only, and {_listed(bad, 'is')} not" if bad
+                     else "no entries")
+    values = [int(part) for part in parts]
+    outside = [v for v in dict.fromkeys(values) if not 0 <= v < n]
+    if outside:
+        raise refuse(f"{_listed(outside, 'is')} out of range")
+    if len(values) != n:
+        raise refuse(f"it has {len(values)} entries but there are {n} tokens")
+    repeated = sorted(v for v in set(values) if values.count(v) > 1)
+    if repeated:
+        missing = sorted(set(range(n)) - set(values))
+        raise refuse(f"not a permutation: {_listed(repeated, 'repeats')}, "
+                     f"{_listed(missing, 'is')} missing")
     return check_permutation(values, n)
 
 

@@ -10,6 +10,18 @@ from ..hooks import ATTN_OUT, FINAL, MLP_OUT, Recorder, trace_from
 from ..trace import Trace
 from . import layout
 
+STRUCTURAL = ("cls_token_id", "sep_token_id", "bos_token_id", "eos_token_id", "pad_token_id")
+
+
+def structural_ids(tokenizer) -> frozenset[int]:
+    """The ids of the tokens that frame a sequence: [CLS], [SEP], BOS, EOS and padding.
+
+    Only these are pinned to their slots. Other special tokens ([UNK] for a word the
+    vocabulary lacks, [MASK]) stand for content and move like any other token.
+    """
+    ids = (getattr(tokenizer, name, None) for name in STRUCTURAL)
+    return frozenset(int(i) for i in ids if isinstance(i, int))
+
 
 class HFBackend:
     """A Hugging Face base model that runs one ordering of tokens into a Trace.
@@ -36,23 +48,25 @@ class HFBackend:
                               or getattr(cfg, "n_positions", None))
         self.position_encoding = "rope" if family == "llama" else "learned"
         self.mask = "bidirectional" if family == "bert" else "causal"
-        self._special = set(tokenizer.all_special_ids)
+        self._structural = structural_ids(tokenizer)          # pinned
+        self._special = set(tokenizer.all_special_ids)       # shown as written, e.g. [UNK]
 
     # -- Backend -----------------------------------------------------------------------
     def tokenize(self, text: str) -> TokenSequence:
-        """The model's own tokens; special tokens (e.g. [CLS], [SEP], BOS) are pinned."""
+        """The model's own tokens; structural ones ([CLS], [SEP], BOS, EOS, padding) are
+        pinned, while [UNK] and other special tokens move like words."""
         if not text.strip():
             raise PosvizInputError("the text is empty")
         encoded = self.tokenizer(text, add_special_tokens=True, verbose=False)
         ids = tuple(int(i) for i in encoded["input_ids"])
-        pinned = tuple(i in self._special for i in ids)
+        pinned = tuple(i in self._structural for i in ids)
         if all(pinned):
             raise PosvizInputError("the text has no tokens to show")
         vocab = self.model.get_input_embeddings().num_embeddings
         if max(ids) >= vocab:
             raise PosvizInputError(f"the tokenizer gave token id {max(ids)}, but the model "
                                    f"has only {vocab} token embeddings: mismatched files?")
-        return TokenSequence(tuple(self._piece(i, p) for i, p in zip(ids, pinned)),
+        return TokenSequence(tuple(self._piece(i, i in self._special) for i in ids),
                              ids, pinned)
 
     def _piece(self, token_id: int, special: bool) -> str:
