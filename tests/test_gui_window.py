@@ -589,3 +589,14 @@ def test_a_new_mosaic_look_is_computed_on_the_worker_and_shown(qtbot, window):
     assert "mosaic coloured in" in w.state_label.text()
     original = before.evaluation.reference.attention                       # (L, h, n, n)
     np.testing.assert_array_equal(shown.views.mosaic.tiles, original)
+
+
+def test_a_model_too_big_for_memory_is_refused_before_it_is_built(qtbot, window):
+    w = window
+    running = w.session.spec
+    huge = builtin(ModelConfig(layers=64, heads=4, d_model=4096))
+    with qtbot.waitSignal(w.controller.modelFailed, timeout=10_000) as failed:
+        w.controller.load(huge)
+    assert "needs about" in failed.args[0] and "free" in failed.args[0]
+    assert w.session.spec == running
+    assert w.model_panel.config() == running.config          # the panel shows what runs

@@ -74,6 +74,7 @@ class LoadJob:
 
     spec: ModelSpec
     progress: Callable[[str], None] | None = None    # told each step of a load
+    n_tokens: int = 0                 # the text's length now: a built-in model must fit
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
     spec = job.spec
     if spec.is_builtin:
         from .backend import BuiltinBackend
+        from .memory import check_fits
+        check_fits(spec.config, job.n_tokens)     # refused before a byte is allocated
         return BuiltinBackend(spec.config)
     try:
         from . import hf

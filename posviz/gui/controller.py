@@ -204,7 +204,9 @@ class Controller(QObject):
         self.loading = True
         self._load_token = token = object()
         self.modelLoading.emit(_label(spec))
-        self._loader.submit(LoadJob(spec, lambda step: self._bridge.progress.emit(token, step)))
+        n = len(self.session.seq) if self.session is not None else 0
+        self._loader.submit(LoadJob(spec, lambda step: self._bridge.progress.emit(token, step),
+                                    n_tokens=n))
 
     def cancel_load(self) -> None:
         """Forget the model being loaded, at once: its result is discarded.
