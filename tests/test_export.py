@@ -45,8 +45,9 @@ def shown_panel(qtbot):
 
 
 def read_csv(path):
+    """The header and rows of an exported CSV, after its ``# key: value`` lines."""
     with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
+        rows = list(csv.reader(line for line in handle if not line.startswith("# ")))
     return rows[0], rows[1:]
 
 

@@ -16,8 +16,10 @@ Files written, one per figure and format (names are stable):
     encoding_similarity.{png,svg,csv}  cosine similarity between positions
     relative_profile.{png,svg,csv}     score or bias against relative distance
 
-Each CSV holds the numbers its figure shows, one row per index. Every path written is
-printed, one per line. Bad input exits with status 2 and one line.
+Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
+lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
+carry the same in their text chunks and SVGs in a <metadata> element. Every path
+written is printed, one per line. Bad input exits with status 2 and one line.
 
 The figures are the window's own plots panel, driven headlessly; Qt and the plots are
 imported inside ``run`` only, so the rest of the command line never loads them.
@@ -56,7 +58,7 @@ def add_command(subparsers) -> None:
 def run(args) -> int:
     formats = parse_formats(args.format)
     check_width(args.width, "--width")
-    _, ev = evaluate(args)
+    session, ev = evaluate(args)
     L, h = ev.reference.n_layers, ev.reference.n_heads
     if not 1 <= args.layer <= L:
         raise PosvizInputError(f"--layer must be from 1 to {L} (got {args.layer})")
@@ -69,11 +71,14 @@ def run(args) -> int:
     from PySide6 import QtCore, QtWidgets
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    from ..core.provenance import describe_model
     from ..core.views import Shown, build_views
     from ..gui.plots import PlotsPanel
 
     panel = PlotsPanel()
     panel.resize(*PANEL_SIZE)
+    panel.set_provenance({"text": session.text, "model": describe_model(
+        session.backend.describe())})
     selection = panel.selection().replace(layer=args.layer, head=args.head)
     panel.set_selection(selection)
     QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
