@@ -138,6 +138,7 @@ def test_cli_export_writes_the_documented_files(tmp_path, capsys):
     (["--order", "1,0"], "entries"),
     (["--format", "jpg"], "--format"),
     (["--layer", "7"], "--layer"),
+    (["--dpi", "5000"], "--dpi"),
 ])
 def test_cli_export_bad_input_exits_2_with_one_line(tmp_path, capsys, args, words):
     out = tmp_path / "figs"
@@ -300,6 +301,7 @@ def test_cli_export_files_say_what_produced_them(tmp_path, capsys):
     out = tmp_path / "figs"
     status = cli.main(["export", "--text", "a small cat sat", "--order", "3,2,1,0",
                        "--out", str(out), "--layer", "2", "--head", "1", "--pe", "rope",
+                       "--dpi", "150",
                        "--layers", "2", "--heads", "2", "--d-model", "16"])
     assert status == 0
     png, svg, table = _provenance_of_files(out, "attention")
@@ -307,6 +309,8 @@ def test_cli_export_files_say_what_produced_them(tmp_path, capsys):
     assert png["text"] == "a small cat sat" and png["order"] == "3,2,1,0"
     assert (png["layer"], png["head"]) == ("2", "1")
     assert "pe=rope" in png["model"] and "layers=2" in png["model"]
+    image = QtGui.QImage(str(out / "attention.png"))
+    assert round(image.dotsPerMeterX() * 0.0254) == 150
     # with RoPE nothing is added to the embeddings: the tables say so instead of
     # holding only a header
     for name in ("encoding", "encoding_similarity"):

@@ -1,7 +1,7 @@
 """``posviz export``: write every figure of one order to a folder, without a window.
 
     posviz export [model options] --text TEXT --order I,J,... --out DIR
-                  [--format png,svg] [--width PX] [--no-csv]
+                  [--format png,svg] [--width PX | --dpi DPI] [--no-csv]
                   [--layer L] [--head H]
 
 Files written, one per figure and format (names are stable):
@@ -46,6 +46,9 @@ def add_command(subparsers) -> None:
                         help="image formats, comma-separated (default: png,svg)")
     parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
                         help=f"width of PNG images in pixels (default: {DEFAULT_WIDTH})")
+    parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
+                        help="instead of --width: PNG resolution in dots per inch of each "
+                             "figure's size on screen (e.g. 300 for print)")
     parser.add_argument("--no-csv", action="store_true", help="do not write the CSV tables")
     parser.add_argument("--layer", type=int, default=1,
                         help="layer (1..L) of the attention and token-change figures "
@@ -58,6 +61,8 @@ def add_command(subparsers) -> None:
 def run(args) -> int:
     formats = parse_formats(args.format)
     check_width(args.width, "--width")
+    if args.dpi is not None and not 50 <= args.dpi <= 600:
+        raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
     session, ev = evaluate(args)
     L, h = ev.reference.n_layers, ev.reference.n_heads
     if not 1 <= args.layer <= L:
@@ -87,7 +92,9 @@ def run(args) -> int:
     panel.set_selection(selection)
     app.processEvents()
     try:
-        for path in panel.export_all(folder, formats, width=args.width, csv=not args.no_csv):
+        for path in panel.export_all(folder, formats, csv=not args.no_csv,
+                                     **({"dpi": args.dpi} if args.dpi else
+                                        {"width": args.width})):
             print(path)
     finally:
         panel.close()
