@@ -8,7 +8,7 @@ import csv  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from PySide6 import QtGui, QtSvg  # noqa: E402
+from PySide6 import QtCore, QtGui, QtSvg  # noqa: E402
 
 from posviz import cli  # noqa: E402
 from posviz.core.backend import BuiltinBackend  # noqa: E402
@@ -45,8 +45,9 @@ def shown_panel(qtbot):
 
 
 def read_csv(path):
+    """The header and rows of an exported CSV, after its ``# key: value`` lines."""
     with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
+        rows = list(csv.reader(line for line in handle if not line.startswith("# ")))
     return rows[0], rows[1:]
 
 
@@ -137,6 +138,7 @@ def test_cli_export_writes_the_documented_files(tmp_path, capsys):
     (["--order", "1,0"], "entries"),
     (["--format", "jpg"], "--format"),
     (["--layer", "7"], "--layer"),
+    (["--dpi", "5000"], "--dpi"),
 ])
 def test_cli_export_bad_input_exits_2_with_one_line(tmp_path, capsys, args, words):
     out = tmp_path / "figs"
@@ -215,3 +217,130 @@ def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path)
             sizes = [int(w) for w in re.findall(r'<image[^>]* width="(\d+)"', text)]
             assert sizes and max(sizes) >= 10 * n        # cells enlarged, not n pixels wide
         assert QtSvg.QSvgRenderer(str(path)).isValid()
+
+
+def _marker_box(figure, scale: float, half: int = 7):
+    """The box (x, y, w, h) in pixels of an image of ``figure`` drawn at ``scale``
+    around the first marker of its scatter item."""
+    from PySide6 import QtCore
+    item = figure.markers.item
+    point = item.mapToDevice(QtCore.QPointF(float(item.data["x"][0]),
+                                            float(item.data["y"][0])))
+    centre = figure.canvas.mapTo(figure, point.toPoint())
+    side = round(2 * half * scale)
+    return (round((centre.x() - half) * scale), round((centre.y() - half) * scale), side, side)
+
+
+def _pixels(image: QtGui.QImage, box) -> np.ndarray:
+    x, y, w, h = box
+    part = image.copy(x, y, w, h).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    return np.frombuffer(part.constBits(), np.uint32, w * h).reshape(h, w).copy()
+
+
+def test_png_at_300_dpi_is_painted_at_that_resolution(shown_panel, tmp_path):
+    """Markers, lines and text drawn afresh at 300 dpi: the image is not the screen's
+    bitmap enlarged (whose marker edges are blocks of a few colours)."""
+    panel, _ = shown_panel
+    figure = panel.figures()["symmetry"]
+    screen = QtGui.QImage(str(panel.export_figure("symmetry", tmp_path / "screen.png")))
+    sharp = QtGui.QImage(str(panel.export_figure("symmetry", tmp_path / "print.png",
+                                                 dpi=300)))
+    scale = 300 / figure.logicalDpiX()
+    assert screen.size() == figure.size()
+    assert sharp.width() == round(figure.width() * scale)
+    assert sharp.height() == round(figure.height() * scale)
+    assert round(sharp.dotsPerMeterX() * 0.0254) == 300
+    enlarged = screen.scaled(sharp.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
+                             QtCore.Qt.TransformationMode.FastTransformation)
+    box = _marker_box(figure, scale)
+    drawn, blown_up = _pixels(sharp, box), _pixels(enlarged, box)
+    assert len(np.unique(drawn)) > 1.5 * len(np.unique(blown_up))   # finer edge shades
+    assert np.mean(drawn != blown_up) > 0.05
+
+
+def _provenance_of_files(folder, name):
+    """The record read back from <name>.png (text chunks), .svg (<metadata>) and .csv
+    (comment lines)."""
+    import xml.etree.ElementTree as ET
+
+    from posviz.core.provenance import NAMESPACE, read_comment_lines
+    image = QtGui.QImage(str(folder / f"{name}.png"))
+    png = {key: image.text(key) for key in image.textKeys()}
+    root = ET.parse(folder / f"{name}.svg").getroot()
+    entries = root.findall(f"{{http://www.w3.org/2000/svg}}metadata/"
+                           f"{{{NAMESPACE}}}provenance/{{{NAMESPACE}}}entry")
+    svg = {entry.get("key"): entry.text or "" for entry in entries}
+    with open(folder / f"{name}.csv", encoding="utf-8") as handle:
+        table = read_comment_lines(handle)
+    return png, svg, table
+
+
+def test_every_exported_file_says_what_produced_it(shown_panel, tmp_path):
+    import posviz
+    panel, ev = shown_panel
+    panel.set_selection(Selection(layer=3, head=2))
+    panel.set_provenance({"text": TEXT})
+    panel.export_all(tmp_path, formats=("png", "svg"))
+    for name in ("attention", "symmetry"):
+        png, svg, table = _provenance_of_files(tmp_path, name)
+        table.pop("no table", None)
+        assert png == svg == table, name
+        assert png["posviz"] == posviz.__version__
+        assert png["model"].startswith("built-in (") and "pe=sinusoidal" in png["model"]
+        assert png["text"] == TEXT
+        assert png["order"] == ",".join(str(i) for i in ev.order)
+        assert png["figure"] == name
+    png, _, _ = _provenance_of_files(tmp_path, "attention")
+    assert (png["layer"], png["head"]) == ("3", "2")
+    header, rows = read_csv(tmp_path / "token_change.csv")
+    assert header == ["index", "token", "change"]
+    assert rows[0][:2] == ["0", ev.reference.tokens[0]]
+
+
+def test_cli_export_files_say_what_produced_them(tmp_path, capsys):
+    out = tmp_path / "figs"
+    status = cli.main(["export", "--text", "a small cat sat", "--order", "3,2,1,0",
+                       "--out", str(out), "--layer", "2", "--head", "1", "--pe", "rope",
+                       "--dpi", "150",
+                       "--layers", "2", "--heads", "2", "--d-model", "16"])
+    assert status == 0
+    png, svg, table = _provenance_of_files(out, "attention")
+    assert png == svg == table
+    assert png["text"] == "a small cat sat" and png["order"] == "3,2,1,0"
+    assert (png["layer"], png["head"]) == ("2", "1")
+    assert "pe=rope" in png["model"] and "layers=2" in png["model"]
+    image = QtGui.QImage(str(out / "attention.png"))
+    assert round(image.dotsPerMeterX() * 0.0254) == 150
+    # with RoPE nothing is added to the embeddings: the tables say so instead of
+    # holding only a header
+    for name in ("encoding", "encoding_similarity"):
+        _, _, table = _provenance_of_files(out, name)
+        assert "RoPE" in table["no table"], name
+
+
+def test_figure_menu_export_asks_resolution_and_remembers_the_folder(
+        shown_panel, tmp_path, monkeypatch):
+    from PySide6 import QtWidgets
+
+    from posviz.gui.app import make_settings
+    panel, _ = shown_panel
+    folder = tmp_path / "paper"
+    folder.mkdir()
+    offered = []
+
+    def save_as(parent, caption, start, filters):
+        offered.append(start)
+        return str(folder / "fig.png"), ""
+
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(save_as))
+    monkeypatch.setattr(QtWidgets.QInputDialog, "getInt",
+                        staticmethod(lambda *a, **k: (200, True)))
+    figure = panel.figures()["symmetry"]
+    action = next(a for a in figure.heading.actions() if a.text() == "Export figure as PNG…")
+    action.trigger()
+    image = QtGui.QImage(str(folder / "fig.png"))
+    assert image.width() == round(figure.width() * 200 / figure.logicalDpiX())
+    assert image.text("figure") == "symmetry"
+    assert make_settings().value("export/folder") == str(folder)
+    action.trigger()                                  # the next one starts there
+    assert offered[-1] == str(folder / "symmetry.png")

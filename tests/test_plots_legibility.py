@@ -205,3 +205,33 @@ def test_token_axis_falls_back_without_what_it_relies_on():
     assert token_axis_usable(style.TokenAxis("bottom"))
     assert not token_axis_usable(Other("bottom"))
     assert not style.TokenAxis("left").draws_labels
+
+
+@pytest.mark.parametrize("name", ["symmetry", "branch_norms", "token_change",
+                                  "relative_profile"])
+def test_axis_labels_fit_a_small_figure(panel, qtbot, name):
+    """At 450 x 300 pixels no axis label runs past its axis (a rotated left label
+    longer than the plot is high is cut at the figure's edges): a shorter one is
+    shown, and the full one again when there is room."""
+    show(panel, evaluate(pe="alibi"))
+    figure = panel.figures()[name]
+    panel.tabs.setCurrentIndex(next(i for i in range(panel.tabs.count())
+                                     if panel.tabs.widget(i).isAncestorOf(figure)))
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    for size, whole in (((450, 300), False), ((900, 700), True)):
+        figure.resize(*size)
+        figure.show()
+        qtbot.waitExposed(figure)
+        painted(figure)
+        for side in ("left", "bottom"):
+            axis = figure.plot.getAxis(side)
+            room = (axis.geometry().height() if side == "left"
+                    else axis.geometry().width())
+            text = QtGui.QTextDocument()
+            text.setHtml(axis.label.toHtml())
+            text.setDefaultFont(axis.label.font())
+            assert axis.label.isVisible() and axis.labelText, (name, side)
+            assert text.idealWidth() <= room, (name, side, axis.labelText, room)
+        if whole and name == "symmetry":
+            assert figure.plot.getAxis("left").labelText == "relative change (log)"

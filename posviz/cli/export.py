@@ -1,7 +1,7 @@
 """``posviz export``: write every figure of one order to a folder, without a window.
 
     posviz export [model options] --text TEXT --order I,J,... --out DIR
-                  [--format png,svg] [--width PX] [--no-csv]
+                  [--format png,svg] [--width PX | --dpi DPI] [--no-csv]
                   [--layer L] [--head H]
 
 Files written, one per figure and format (names are stable):
@@ -16,8 +16,10 @@ Files written, one per figure and format (names are stable):
     encoding_similarity.{png,svg,csv}  cosine similarity between positions
     relative_profile.{png,svg,csv}     score or bias against relative distance
 
-Each CSV holds the numbers its figure shows, one row per index. Every path written is
-printed, one per line. Bad input exits with status 2 and one line.
+Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
+lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
+carry the same in their text chunks and SVGs in a <metadata> element. Every path
+written is printed, one per line. Bad input exits with status 2 and one line.
 
 The figures are the window's own plots panel, driven headlessly; Qt and the plots are
 imported inside ``run`` only, so the rest of the command line never loads them.
@@ -44,6 +46,9 @@ def add_command(subparsers) -> None:
                         help="image formats, comma-separated (default: png,svg)")
     parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
                         help=f"width of PNG images in pixels (default: {DEFAULT_WIDTH})")
+    parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
+                        help="instead of --width: PNG resolution in dots per inch of each "
+                             "figure's size on screen (e.g. 300 for print)")
     parser.add_argument("--no-csv", action="store_true", help="do not write the CSV tables")
     parser.add_argument("--layer", type=int, default=1,
                         help="layer (1..L) of the attention and token-change figures "
@@ -56,7 +61,9 @@ def add_command(subparsers) -> None:
 def run(args) -> int:
     formats = parse_formats(args.format)
     check_width(args.width, "--width")
-    _, ev = evaluate(args)
+    if args.dpi is not None and not 50 <= args.dpi <= 600:
+        raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
+    session, ev = evaluate(args)
     L, h = ev.reference.n_layers, ev.reference.n_heads
     if not 1 <= args.layer <= L:
         raise PosvizInputError(f"--layer must be from 1 to {L} (got {args.layer})")
@@ -69,11 +76,14 @@ def run(args) -> int:
     from PySide6 import QtCore, QtWidgets
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    from ..core.provenance import describe_model
     from ..core.views import Shown, build_views
     from ..gui.plots import PlotsPanel
 
     panel = PlotsPanel()
     panel.resize(*PANEL_SIZE)
+    panel.set_provenance({"text": session.text, "model": describe_model(
+        session.backend.describe())})
     selection = panel.selection().replace(layer=args.layer, head=args.head)
     panel.set_selection(selection)
     QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
@@ -82,7 +92,9 @@ def run(args) -> int:
     panel.set_selection(selection)
     app.processEvents()
     try:
-        for path in panel.export_all(folder, formats, width=args.width, csv=not args.no_csv):
+        for path in panel.export_all(folder, formats, csv=not args.no_csv,
+                                     **({"dpi": args.dpi} if args.dpi else
+                                        {"width": args.width})):
             print(path)
     finally:
         panel.close()

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import csv
 import itertools
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+
+from posviz.core.provenance import add_to_svg, comment_lines
 
 from . import style
 from .style import BACKGROUND
@@ -124,27 +127,67 @@ class Figure(QtWidgets.QWidget):
         return {key: value.copy() for key, value in self.data.items()}
 
     # -- export ---------------------------------------------------------------------
-    def export_png(self, path: Path, width: int | None = None) -> Path:
-        """Render the figure as shown (title included), scaled to ``width`` pixels."""
-        size = self.size()
-        scale = (width / size.width()) if width else 1.0
-        image = QtGui.QImage(max(1, round(size.width() * scale)),
-                             max(1, round(size.height() * scale)),
-                             QtGui.QImage.Format.Format_ARGB32)
-        image.fill(QtGui.QColor("white"))
-        painter = QtGui.QPainter(image)
-        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
-        painter.scale(scale, scale)
-        self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
-                    QtWidgets.QWidget.RenderFlag.DrawChildren)
-        painter.end()
+    def export_png(self, path: Path, width: int | None = None, dpi: int | None = None,
+                   provenance: dict | None = None) -> Path:
+        """Render the figure as shown (title included) at ``width`` pixels, or at ``dpi``
+        dots per inch of its on-screen size (None: as on screen), written as PNG with
+        ``provenance`` in its text chunks."""
+        image = self.render_image(width, dpi)
+        for key, value in (provenance or {}).items():
+            image.setText(key, str(value))
         if not image.save(str(path), "PNG"):
             raise OSError(0, "could not write", str(path))
         return path
 
-    def export_svg(self, path: Path) -> Path:
-        """Vector export through QSvgGenerator (independent of pyqtgraph's exporter)."""
+    def render_image(self, width: int | None = None, dpi: int | None = None) -> QtGui.QImage:
+        """The figure drawn afresh at the asked resolution: a QImage whose device-pixel
+        ratio is the scale, so text, lines and markers are painted at that resolution
+        (never a screen-size bitmap enlarged)."""
+        size = self.size()
+        if width:
+            scale = width / max(1, size.width())
+        elif dpi:
+            scale = dpi / max(1, self.logicalDpiX())
+        else:
+            scale = 1.0
+        pixels = QtCore.QSize(max(1, round(size.width() * scale)),
+                              max(1, round(size.height() * scale)))
+        image = QtGui.QImage(pixels, QtGui.QImage.Format.Format_ARGB32)
+        image.setDevicePixelRatio(scale)
+        image.fill(QtGui.QColor("white"))
+        if dpi:
+            metres = round(dpi / 0.0254)
+            image.setDotsPerMeterX(metres)
+            image.setDotsPerMeterY(metres)
+        painter = QtGui.QPainter(image)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.SmoothPixmapTransform, False)
+        # In export mode pyqtgraph draws scatter symbols as paths at this resolution,
+        # not as fragments of its screen-resolution pixmap atlas (their size in logical
+        # pixels: the device-pixel ratio scales them).
+        with self._exporting(painter):
+            self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
+                        QtWidgets.QWidget.RenderFlag.DrawChildren)
+        painter.end()
+        image.setDevicePixelRatio(1.0)
+        return image
+
+    @contextmanager
+    def _exporting(self, painter, **options):
+        items = [item for item in self.canvas.scene().items()
+                 if hasattr(item, "setExportMode")]
+        for item in items:
+            item.setExportMode(True, {"antialias": True, "painter": painter, **options})
+        try:
+            yield
+        finally:
+            for item in items:
+                item.setExportMode(False)
+
+    def export_svg(self, path: Path, provenance: dict | None = None) -> Path:
+        """Vector export through QSvgGenerator (independent of pyqtgraph's exporter),
+        with ``provenance`` in a <metadata> element."""
         generator = QtSvg.QSvgGenerator()
         generator.setFileName(str(path))
         generator.setResolution(self.logicalDpiX())
@@ -157,25 +200,29 @@ class Figure(QtWidgets.QWidget):
             raise OSError(0, "could not write", str(path))
         # In export mode pyqtgraph draws scatter symbols as vector paths, not as
         # fragments of a cached pixmap (which QSvgGenerator writes as the whole atlas).
-        items = [item for item in self.canvas.scene().items() if hasattr(item, "setExportMode")]
-        for item in items:
-            item.setExportMode(True, {"antialias": True, "painter": painter})
         try:
-            self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
-                        QtWidgets.QWidget.RenderFlag.DrawChildren)
+            with self._exporting(painter):
+                self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
+                            QtWidgets.QWidget.RenderFlag.DrawChildren)
         finally:
-            for item in items:
-                item.setExportMode(False)
             painter.end()
         if not Path(path).is_file():
             raise OSError(0, "could not write", str(path))
         flatten_svg_strokes(Path(path))
+        if provenance:
+            text = Path(path).read_text(encoding="utf-8")
+            Path(path).write_text(add_to_svg(text, provenance), encoding="utf-8")
         return path
 
-    def export_csv(self, path: Path) -> Path:
-        """One row per index of ``dims``: the coordinates (and token text), then one
-        column per array. Empty when the figure shows nothing."""
+    def export_csv(self, path: Path, provenance: dict | None = None) -> Path:
+        """``# key: value`` lines of ``provenance``, then one row per index of ``dims``:
+        the coordinates (and token text), then one column per array. Only a header
+        (and a comment saying why) when the figure shows nothing."""
         with open(path, "w", newline="", encoding="utf-8") as handle:
+            handle.writelines(comment_lines(provenance or {}))
+            if not self.data and self.stack.currentWidget() is self.message:
+                # what the figure says instead of a plot says why there is no table
+                handle.writelines(comment_lines({"no table": self.message.text()}))
             write_table(handle, self.dims, self.data, self.coords, self.labels)
         return path
 
@@ -185,6 +232,9 @@ def write_table(handle, dims, data, coords, labels) -> None:
     writer = csv.writer(handle)
     header = []
     for dim in dims:
+        if dim == "token" and dim in labels:       # not "token,token_token"
+            header += ["index", "token"]
+            continue
         header.append(dim)
         if dim in labels:
             header.append(f"{dim}_token")

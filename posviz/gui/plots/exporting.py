@@ -43,12 +43,47 @@ def add_export_actions(name: str, figure, export) -> None:
                 item.menu.addAction(action)
 
 
-def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str) -> Path | None:
-    """A file chosen by the user for figure ``name`` in ``fmt``, or None."""
+FOLDER_KEY = "export/folder"        # shared with File > Export figures
+DPI_KEY = "export/dpi"
+DEFAULT_DPI = 300
+
+
+def export_settings():
+    """The application's settings (POSVIZ_SETTINGS honoured), as the window keeps them."""
+    from posviz.gui.app import make_settings
+    return make_settings()
+
+
+def last_folder(settings) -> Path:
+    return Path(str(settings.value(FOLDER_KEY, str(Path.home() / "posviz"))))
+
+
+def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
+                    settings=None) -> tuple[Path, int | None, int | None] | None:
+    """A file chosen by the user for figure ``name`` in ``fmt``, offered in the last
+    export folder (remembered in ``settings``), with the resolution asked for a PNG:
+    (path, width or None, dpi or None), or None when cancelled."""
+    settings = settings if settings is not None else export_settings()
+    folder = last_folder(settings)
+    start = folder / f"{name}.{fmt}" if folder.is_dir() else Path(f"{name}.{fmt}")
     path, _ = QtWidgets.QFileDialog.getSaveFileName(parent, f"Export {name}",
-                                                    f"{name}.{fmt}", FILTERS[fmt])
+                                                    str(start), FILTERS[fmt])
     if not path:
         return None
     if not path.lower().endswith("." + fmt):
         path += "." + fmt
-    return Path(path)
+    path = Path(path)
+    if not path.is_absolute():
+        path = folder / path
+    dpi = None
+    if fmt == "png":
+        remembered = int(settings.value(DPI_KEY, DEFAULT_DPI) or DEFAULT_DPI)
+        dpi, ok = QtWidgets.QInputDialog.getInt(
+            parent, f"Export {name} as PNG",
+            "Resolution in dots per inch (96 = as on screen, 300 = print):",
+            remembered, 50, 600, 10)
+        if not ok:
+            return None
+        settings.setValue(DPI_KEY, dpi)
+    settings.setValue(FOLDER_KEY, str(path.parent))
+    return path, None, dpi

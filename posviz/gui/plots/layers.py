@@ -114,7 +114,7 @@ class SymmetryFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
         style.style_plot(self.plot, "", "relative change (log)",
-                         "layer (in = input to block 1)")
+                         "layer (in = input to block 1)", short_left="change (log)")
         self.plot.setLogMode(x=False, y=True)
         self.plot.hideButtons()
         self.band = pg.LinearRegionItem(orientation="horizontal", movable=False,
@@ -200,7 +200,8 @@ class TokenChangeFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0,
                                         axisItems={"bottom": style.TokenAxis("bottom")})
-        style.style_plot(self.plot, "", "relative change |h′ − h| / |h|", "token (original order)")
+        style.style_plot(self.plot, "", "relative change |h′ − h| / |h|", "token (original order)",
+                         short_left="|h′ − h| / |h|")
         self.plot.hideButtons()
         self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
         self.plot.addItem(self.bars)
@@ -257,7 +258,8 @@ class BranchNormsFigure(Figure):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
-        style.style_plot(self.plot, "", "mean token norm |h|", "layer (in = input to block 1)")
+        style.style_plot(self.plot, "", "mean token norm |h|", "layer (in = input to block 1)",
+                         short_left="norm |h|")
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
         self.curves = {}

@@ -24,11 +24,12 @@ from posviz.core.document import DIFFERENCE_RANGES, Selection
 from posviz.core.errors import PosvizInputError
 from posviz.core.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
 from posviz.core.mosaic import MosaicLook
+from posviz.core.provenance import record
 from posviz.core.views import Shown
 
 from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure, mosaic_look
 from .base import Figure
-from .exporting import add_export_actions, ask_export_path, writing
+from .exporting import add_export_actions, ask_export_path, export_settings, writing
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
 from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
 
@@ -79,6 +80,8 @@ class PlotsPanel(QtWidgets.QWidget):
         self._quiet = 0                        # > 0: tab changes are the program's own
         self._stale: set[str] = set()          # figures not yet showing self._shown
         self._figures: dict[str, Figure] = {}  # the figures built so far
+        self._facts: dict[str, str] = {}       # set_provenance: what the Shown cannot say
+        self.settings = None                   # QSettings for the export folder (None: the app's)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self._pages: list[QtWidgets.QWidget] = []
@@ -217,8 +220,31 @@ class PlotsPanel(QtWidgets.QWidget):
         self._refresh(FIGURES)
         return {name: figure.displayed() for name, figure in figures.items()}
 
-    def export_figure(self, name: str, path: Path, width: int | None = None) -> Path:
-        """Write one figure as .png (at ``width`` pixels), .svg or .csv, by suffix."""
+    def set_provenance(self, facts: dict) -> None:
+        """Facts about the figures' origin that the evaluation does not hold (e.g.
+        ``text``, ``model``): they override the derived ones in every export."""
+        self._facts = {str(key): str(value) for key, value in facts.items()}
+
+    def provenance(self, name: str | None = None) -> dict[str, str]:
+        """What produced the figures on screen (core.provenance.record), written into
+        every exported file; empty before the first evaluation. The layer and head
+        are the selection's for the figures that show one layer or head."""
+        if self._shown is None:
+            return {}
+        sel = self._selection
+        layer = sel.layer if name in (None, "attention", "token_change") else None
+        head = sel.head if name in (None, "attention") else None
+        facts = record(self._shown.evaluation, layer=layer, head=head,
+                       text=self._facts.get("text"), model=self._facts.get("model"))
+        facts.update({k: v for k, v in self._facts.items() if k not in ("text", "model")})
+        if name is not None:
+            facts["figure"] = name
+        return facts
+
+    def export_figure(self, name: str, path: Path, width: int | None = None,
+                      dpi: int | None = None) -> Path:
+        """Write one figure as .png (at ``width`` pixels, or ``dpi`` dots per inch of
+        its size on screen), .svg or .csv, by suffix, each carrying its provenance."""
         figure = self._figure(name)
         self._refresh([name])
         path = Path(path)
@@ -227,15 +253,16 @@ class PlotsPanel(QtWidgets.QWidget):
             raise PosvizInputError(f"cannot export {path.name}: the file name must end in "
                                    f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
         check_width(width)
+        facts = self.provenance(name)
         if suffix == "csv":
-            return writing(path, lambda: figure.export_csv(path))
+            return writing(path, lambda: figure.export_csv(path, facts))
         self._bring_forward(figure)
         if suffix == "png":
-            return writing(path, lambda: figure.export_png(path, width))
-        return writing(path, lambda: figure.export_svg(path))
+            return writing(path, lambda: figure.export_png(path, width, dpi, facts))
+        return writing(path, lambda: figure.export_svg(path, facts))
 
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
-                   csv: bool = True) -> list[Path]:
+                   csv: bool = True, dpi: int | None = None) -> list[Path]:
         """Write every figure as <folder>/<name>.<format> (and <name>.csv); returns paths."""
         folder = Path(folder)
         formats = [f.lower().lstrip(".") for f in formats]
@@ -249,7 +276,8 @@ class PlotsPanel(QtWidgets.QWidget):
         try:
             for name in FIGURES:
                 for fmt in formats + (["csv"] if csv else []):
-                    written.append(self.export_figure(name, folder / f"{name}.{fmt}", width))
+                    written.append(self.export_figure(name, folder / f"{name}.{fmt}", width,
+                                                      dpi))
         finally:
             with self._quietly():
                 self.tabs.setCurrentIndex(current)
@@ -361,11 +389,13 @@ class PlotsPanel(QtWidgets.QWidget):
         QtWidgets.QApplication.processEvents()
 
     def _export_dialog(self, name: str, fmt: str) -> None:
-        path = ask_export_path(self, name, fmt)
-        if path is None:
+        settings = self.settings if self.settings is not None else export_settings()
+        chosen = ask_export_path(self, name, fmt, settings)
+        if chosen is None:
             return
+        path, width, dpi = chosen
         try:
-            self.export_figure(name, path)
+            self.export_figure(name, path, width=width, dpi=dpi)
         except PosvizInputError as error:
             QtWidgets.QMessageBox.warning(self, "Export failed", str(error))
         else:

@@ -171,7 +171,7 @@ class RelativeProfileFigure(Figure):
             self.legend.addItem(curve, name)
         self.legend.setVisible(len(rows) > 1)
         self.fit_legend()
-        self.plot.setLabel("left", profile.axis, color="#202020")
+        style.fit_label(self.plot.getAxis("left"), profile.axis)
         shown = distances[np.isfinite(values).any(axis=0)]     # causal: keys ahead are masked
         self.plot.setXRange(float(shown.min()), float(shown.max()), padding=0.02)
         self.plot.enableAutoRange(axis="y")

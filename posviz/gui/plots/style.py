@@ -37,13 +37,17 @@ def argb_table(name: str) -> np.ndarray:
     return table
 
 
-def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "") -> None:
+def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "",
+               short_left: str = "") -> None:
     """Dark axes and text on a white background, with a title and axis labels.
 
     The right-click menu keeps the view's entries (View All, the axes' ranges) and
     loses pyqtgraph's "Plot Options": its transforms (log x or y, FFT, derivative) would
     relabel axes whose data are already transformed (the symmetry curves are drawn at
     log10) or are token indices, so the figure would say something false.
+
+    The left label becomes ``short_left`` when the plot is too short to hold it whole
+    (fit_label).
     """
     plot.setMenuEnabled(False, enableViewBoxMenu=True)
     for side in ("left", "bottom", "right", "top"):
@@ -54,9 +58,37 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
     if title:
         plot.setTitle(title, color="#202020", size="10pt")
     if left:
-        plot.setLabel("left", left, color="#202020")
+        fit_label(plot.getAxis("left"), left, short_left)
     if bottom:
-        plot.setLabel("bottom", bottom, color="#202020")
+        fit_label(plot.getAxis("bottom"), bottom)
+
+
+LABEL_COLOUR = "#202020"
+
+
+def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
+    """Label ``axis`` with ``text``; while the axis is too short to hold it (a short
+    plot's left axis), with ``short``, and past that with the label elided, so that an
+    axis label is never clipped at the figure's edge."""
+    axis._fit_labels = (text, short)
+    if not getattr(axis, "_fitting", False):
+        axis._fitting = True
+        axis.geometryChanged.connect(lambda a=axis: _refit_label(a))
+    _refit_label(axis)
+
+
+def _refit_label(axis: pg.AxisItem) -> None:
+    text, short = axis._fit_labels
+    size = axis.geometry()
+    room = (size.height() if axis.orientation in ("left", "right") else size.width()) - 6
+    metrics = QtGui.QFontMetricsF(axis.label.font())
+    chosen = text
+    if room > 0 and metrics.horizontalAdvance(text) > room:
+        chosen = short or text
+        if metrics.horizontalAdvance(chosen) > room:
+            chosen = metrics.elidedText(chosen, QtCore.Qt.TextElideMode.ElideRight, room)
+    if chosen != axis.labelText or not axis.label.isVisible():
+        axis.setLabel(chosen, color=LABEL_COLOUR)
 
 
 class TokenAxis(pg.AxisItem):
@@ -220,9 +252,16 @@ def legend_below(canvas: pg.GraphicsLayoutWidget, columns: int = 2) -> pg.Legend
 def legend_width(legend: pg.LegendItem, columns: int) -> float:
     """Pixels the legend needs in ``columns`` columns (items fill rows left to right)."""
     spacing = legend.layout.horizontalSpacing()
-    widths = [sample.width() + label.boundingRect().width() + 2 * spacing
+    # the text's own width: a LabelItem laid out in a wide column stretches to fill it
+    widths = [sample.width() + _text_width(label) + 2 * spacing
               for sample, label in legend.items]
     return sum(max(widths[c::columns], default=0.0) for c in range(columns))
+
+
+def _text_width(label) -> float:
+    item = getattr(label, "item", None)
+    return (item.boundingRect().width() if item is not None
+            else label.boundingRect().width())
 
 
 def fit_legend(legend: pg.LegendItem, width: float, most: int = 2) -> int:
