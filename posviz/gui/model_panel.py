@@ -41,6 +41,13 @@ def choice_text(name: str, value) -> str:
     return str(value)
 
 
+def narrow_combo(combo: QComboBox) -> QComboBox:
+    """A menu whose longest item does not set the panel's width (it elides instead)."""
+    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(8)
+    return combo
+
+
 class ModelPanel(QWidget):
     """Shows the running ModelSpec and Positions; asks for valid new ones."""
 
@@ -83,7 +90,7 @@ class ModelPanel(QWidget):
     def _model_box(self) -> QGroupBox:
         box = QGroupBox("Source")
         layout = QVBoxLayout(box)
-        self.chooser = QComboBox()
+        self.chooser = narrow_combo(QComboBox())
         self.chooser.setToolTip(CHOOSER_TIP)
         self.chooser.addItem("Built-in transformer", ("builtin", ""))
         try:
@@ -123,6 +130,7 @@ class ModelPanel(QWidget):
     def _form(box: QGroupBox) -> QFormLayout:
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)   # narrow: the label goes above
         form.setVerticalSpacing(3)
         return form
 
@@ -130,7 +138,7 @@ class ModelPanel(QWidget):
     def _widget(option: Option) -> QWidget:
         """The field that edits one option, within its allowed values."""
         if option.choices:
-            widget = QComboBox()
+            widget = narrow_combo(QComboBox())
             for value in option.choices:
                 widget.addItem(choice_text(option.name, value), value)
             return widget

@@ -29,6 +29,17 @@ TEXT_DEBOUNCE_MS = 700
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
+DOCK_MIN_WIDTH = 200              # the model panel's narrowest: its rows wrap, then scroll
+PLOTS_MIN_WIDTH = 600             # the plots never get narrower for the model panel
+PLOTS_MIN_HEIGHT = 720            # below this the plots scroll rather than squash a
+                                  # figure to a sliver (two rows of figures need it)
+SHORT_WINDOW = 820                # a window shorter than this drops the hint line
+
+
+def dock_width(window_width: int) -> int:
+    """The model panel's first width: a fifth of the window, within 220-330 pixels, so
+    at 1024 pixels the plots keep almost 800."""
+    return max(220, min(330, round(window_width * 0.2)))
 
 
 def default_size(available=None) -> QSize:
@@ -136,10 +147,12 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.model_dock = QDockWidget("Model", self)
         self.model_dock.setObjectName("model_dock")
-        self.model_dock.setFeatures(QDockWidget.DockWidgetMovable |
+        self.model_dock.setFeatures(QDockWidget.DockWidgetClosable |
+                                    QDockWidget.DockWidgetMovable |
                                     QDockWidget.DockWidgetFloatable)
         loading = QLabel("Loading model…", alignment=Qt.AlignTop | Qt.AlignHCenter)
-        loading.setMinimumWidth(260)
+        loading.setMinimumWidth(DOCK_MIN_WIDTH)
+        central.setMinimumWidth(PLOTS_MIN_WIDTH)
         self.model_dock.setWidget(loading)
         self.addDockWidget(Qt.RightDockWidgetArea, self.model_dock)
 
@@ -189,19 +202,26 @@ class MainWindow(QMainWindow):
         scroll.setWidget(panel)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.NoFrame)
-        scroll.setMinimumWidth(panel.sizeHint().width() + 20)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        scroll.setMinimumWidth(DOCK_MIN_WIDTH)
         self.model_dock.setWidget(scroll)
         state = self.settings.value("window/state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        if not (isinstance(state, QByteArray) and self.restoreState(state)):
+            self.resizeDocks([self.model_dock], [dock_width(self.width())], Qt.Horizontal)
         try:
             from .plots import PlotsPanel
             self.plots = PlotsPanel()
         except ImportError as error:
             self.placeholder.setText(f"Plots are not available: {error}")
         else:
-            self.plots_area.addWidget(self.plots)
-            self.plots_area.setCurrentWidget(self.plots)
+            self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+            self.plots_scroll = QScrollArea()
+            self.plots_scroll.setWidget(self.plots)
+            self.plots_scroll.setWidgetResizable(True)
+            self.plots_scroll.setFrameShape(QFrame.NoFrame)
+            self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+            self.plots_area.addWidget(self.plots_scroll)
+            self.plots_area.setCurrentWidget(self.plots_scroll)
             self.plots.hoverMessage.connect(self.hover_label.setText)
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
@@ -314,7 +334,7 @@ class MainWindow(QMainWindow):
     def _show_text_error(self, message: str, can_truncate: bool = False) -> None:
         self.text_error.setText(message)
         self.text_error.setVisible(bool(message))
-        self.hint.setVisible(not message)
+        self.hint.setVisible(not message and not self._short())
         self.truncate_button.setVisible(can_truncate)
         self.text_edit.setStyleSheet("QLineEdit { border: 1px solid #c62828; }"
                                      if message else "")
@@ -386,6 +406,15 @@ class MainWindow(QMainWindow):
     def _on_model_failed(self, message: str) -> None:
         self.model_panel.model_failed(message)     # and shows the model still running
         self._state(message, error=True)
+
+    def _short(self) -> bool:
+        """A short window (a projector, a small laptop) gives the plots the hint's line;
+        the hint stays in the strip's tooltip."""
+        return self.height() < SHORT_WINDOW
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.hint.setVisible(not self.text_error.text() and not self._short())
 
     # -- file and help ----------------------------------------------------------------
     def export_figures(self) -> None:

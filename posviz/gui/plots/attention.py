@@ -78,8 +78,13 @@ class AttentionFigure(Figure):
                                      style.ATTENTION_LEVELS, col=0)
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
                                     style.ATTENTION_LEVELS, col=1)
-        self.difference = _HeatmapPlot(canvas, "difference (reordered − original)",
+        self.difference = _HeatmapPlot(canvas, "reordered − original",
                                        style.DIVERGING, (-r, r), col=3)
+        # The three maps share their rows: the queries are named once, on the left, so
+        # at 1024 pixels the three still fit side by side (each label would cost ~80).
+        for plot in (self.aligned, self.difference):
+            plot.plot.setLabel("left", "")
+            plot.plot.getAxis("left").setStyle(showValues=False)
         self.attention_bar = style.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
                                              "attention weight")
         self.attention_bar.setImageItem([self.original.image, self.aligned.image])
@@ -126,8 +131,7 @@ class AttentionFigure(Figure):
                 plot.set_ticks(ref.tokens, ref.tokens)
         self.where = f"layer {layer} head {head}"
         gap = maps.largest
-        self.set_title(f"Attention of layer {layer}, head {head}: original, reordered "
-                       f"(aligned back to the original tokens), difference")
+        self.set_title(f"Attention of layer {layer}, head {head}")
         self.set_corner(f"max |Δ| = {gap:.2g}", widest="max |Δ| = 8.8e-88")
 
     def _mouse_moved(self, scene_pos) -> None:
@@ -284,8 +288,10 @@ class MosaicFigure(Figure):
             self.coords.update(query=starts, key=starts)
         pooled = (f" — each pixel: the largest |value| of {self.block}×{self.block} "
                   "tokens" if self.block > 1 else "")
-        self.set_title(f"All layers (rows) × heads (columns): {MOSAIC_MODES[self.mode]}"
-                       f" — click a tile to select it{pooled}")
+        self.set_title(f"All layers × heads: {MOSAIC_MODES[self.mode]}{pooled}")
+        self.heading.setToolTip("Layers run down (wrapped into side-by-side columns of "
+                                "layers when there are many), heads across; click a tile "
+                                "to select its layer and head")
         self.set_selection(layer, head)
 
     def set_selection(self, layer: int, head: int) -> None:
