@@ -589,3 +589,29 @@ def test_a_new_mosaic_look_is_computed_on_the_worker_and_shown(qtbot, window):
     assert "mosaic coloured in" in w.state_label.text()
     original = before.evaluation.reference.attention                       # (L, h, n, n)
     np.testing.assert_array_equal(shown.views.mosaic.tiles, original)
+
+
+def test_the_model_panel_hides_and_shows_with_ctrl_m(qtbot, window):
+    action = window.model_action
+    assert action.isEnabled() and action.shortcut().toString() == "Ctrl+M"
+    assert action in window.view_menu.actions()
+    assert window.model_dock.isVisible()
+    central = window.centralWidget().width()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=TIMEOUT)
+    QTest.keyClick(window.text_edit, Qt.Key_M, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: not window.model_dock.isVisible(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.centralWidget().width() > central, timeout=TIMEOUT)
+    QTest.keyClick(window.text_edit, Qt.Key_M, Qt.ControlModifier)
+    qtbot.waitUntil(window.model_dock.isVisible, timeout=TIMEOUT)
+
+
+def test_the_model_panel_starts_narrow_and_shrinks_with_the_window(qtbot, window):
+    assert window.model_dock.width() <= 0.25 * window.width()
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: window.width() == 1920, timeout=TIMEOUT)
+    window.resizeDocks([window.model_dock], [400], Qt.Horizontal)
+    qtbot.waitUntil(lambda: window.model_dock.width() >= 390, timeout=TIMEOUT)
+    window.resize(1024, 700)
+    qtbot.waitUntil(lambda: window.model_dock.width() <= 0.25 * 1024, timeout=TIMEOUT)
+    assert window.centralWidget().width() >= 0.7 * window.width()

@@ -30,8 +30,9 @@ COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computi
 STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
 DOCK_MIN_WIDTH = 200              # the model panel's narrowest: its rows wrap, then scroll
+DOCK_MAX_SHARE = 0.25             # of a window being made narrower
 PLOTS_MIN_WIDTH = 600             # the plots never get narrower for the model panel
-PLOTS_MIN_HEIGHT = 720            # below this the plots scroll rather than squash a
+PLOTS_MIN_HEIGHT = 760            # below this the plots scroll rather than squash a
                                   # figure to a sliver (two rows of figures need it)
 SHORT_WINDOW = 820                # a window shorter than this drops the hint line
 
@@ -415,6 +416,12 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.hint.setVisible(not self.text_error.text() and not self._short())
+        width = event.size().width()
+        if (0 < width < event.oldSize().width() and self.model_dock.isVisible()
+                and not self.model_dock.isFloating()
+                and self.model_dock.width() > DOCK_MAX_SHARE * width):
+            # a window made smaller (onto a projector) shrinks the panel, not the plots
+            self.resizeDocks([self.model_dock], [dock_width(width)], Qt.Horizontal)
 
     # -- file and help ----------------------------------------------------------------
     def export_figures(self) -> None:
