@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
+from PySide6.QtGui import QFontMetricsF  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
@@ -615,3 +616,42 @@ def test_the_model_panel_starts_narrow_and_shrinks_with_the_window(qtbot, window
     window.resize(1024, 700)
     qtbot.waitUntil(lambda: window.model_dock.width() <= 0.25 * 1024, timeout=TIMEOUT)
     assert window.centralWidget().width() >= 0.7 * window.width()
+
+
+def test_a_deep_models_mosaic_wraps_labels_every_kth_layer_and_clicks_right(qtbot, window):
+    c = window.controller
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(builtin(ModelConfig(layers=30, heads=4, d_model=32)))
+    ev = settled(qtbot, window)
+    assert ev.reference.n_layers == 30
+    mosaic = window.plots.figures()["attention_mosaic"]
+    qtbot.waitUntil(lambda: mosaic.grid is not None and mosaic.grid.layers == 30,
+                    timeout=TIMEOUT)
+    assert mosaic.grid.columns > 1            # 30 layers beside each other, not one column
+    labels = mosaic.layer_labels()
+    height = QFontMetricsF(mosaic.plot.getAxis("left").font()).height()
+    columns = {}
+    for layer, x, y in labels:
+        columns.setdefault(round(x), []).append(y)
+    assert len(columns) == mosaic.grid.columns
+    for ys in columns.values():
+        ys.sort()
+        assert all(b - a >= height for a, b in zip(ys, ys[1:]))   # no two labels overlap
+    assert sorted(layer for layer, _, _ in labels)[0] == 1
+    # a tile of a later block: clicked, it selects its own layer and head
+    layer, head = 23, 2
+    qtbot.waitUntil(lambda: in_view(mosaic, layer, head), timeout=TIMEOUT)
+    pos = mosaic.canvas.mapFromScene(mosaic.image.mapToScene(mosaic.tile_center(layer, head)))
+    QTest.mouseClick(mosaic.canvas.viewport(), Qt.LeftButton, Qt.NoModifier, pos)
+    qtbot.waitUntil(lambda: (window.session.selection.layer,
+                             window.session.selection.head) == (layer, head), timeout=TIMEOUT)
+    assert mosaic.tile_at(*_xy(mosaic.tile_center(layer, head)))[:2] == (layer, head)
+
+
+def _xy(point):
+    return point.x(), point.y()
+
+
+def in_view(mosaic, layer, head) -> bool:
+    scene = mosaic.image.mapToScene(mosaic.tile_center(layer, head))
+    return mosaic.plot.vb.sceneBoundingRect().contains(scene)

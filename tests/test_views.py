@@ -169,6 +169,7 @@ def test_shown_pairs_an_evaluation_with_its_views():
 def test_a_shallow_model_keeps_one_column_of_layers():
     grid = mosaic_grid(4, 4, 10, aspect=1.5)
     assert grid.columns == 1 and grid.block_gap == 0
+    assert mosaic_grid(6, 2, 10, aspect=20).columns == 1      # however wide the view
     assert (grid.width, grid.height) == (4 * 11 - 1, 4 * 11 - 1)
 
 

@@ -170,6 +170,8 @@ def recoloured(mosaic: Mosaic, look: MosaicLook) -> Mosaic:
 
 # -- layout: where each tile goes on screen ----------------------------------------------
 LABEL_STEPS = (1, 2, 5, 10, 20, 50, 100)   # label every k-th layer, k one of these
+WRAP_FROM_LAYERS = 8     # fewer layers always read as one column
+WRAP_GAIN = 1.25         # blocks side by side only when their tiles show this much larger
 
 
 @dataclass(frozen=True)
@@ -232,15 +234,16 @@ def mosaic_grid(layers: int, heads: int, tile: int, aspect: float,
                 gap: int = MOSAIC_GAP) -> MosaicGrid:
     """The layout that shows the tiles largest in a view ``aspect`` = width / height
     (both in pixels): a deep model in a wide view wraps its layers into blocks side by
-    side; the fewest blocks win a tie. Blocks are one tile apart, room for labels."""
+    side (from WRAP_FROM_LAYERS layers, and only for tiles WRAP_GAIN times larger than
+    the best with fewer blocks). Blocks are 1.5 tiles apart: room for their labels."""
     best, best_scale = None, -1.0
-    for columns in range(1, layers + 1):
+    for columns in range(1, layers + 1 if layers >= WRAP_FROM_LAYERS else 2):
         if columns > 1 and -(-layers // columns) == -(-layers // (columns - 1)):
             continue                     # no fewer rows than one block fewer: no gain
         grid = MosaicGrid(layers, heads, tile, columns, gap,
-                          block_gap=tile + 2 * gap if columns > 1 else 0)
+                          block_gap=(3 * tile + 1) // 2 + 2 * gap if columns > 1 else 0)
         scale = min(aspect / grid.width, 1.0 / grid.height)
-        if scale > best_scale * 1.0001:
+        if scale > best_scale * (WRAP_GAIN if columns > 1 else 1):
             best, best_scale = grid, scale
     return best
 
