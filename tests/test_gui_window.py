@@ -655,3 +655,45 @@ def _xy(point):
 def in_view(mosaic, layer, head) -> bool:
     scene = mosaic.image.mapToScene(mosaic.tile_center(layer, head))
     return mosaic.plot.vb.sceneBoundingRect().contains(scene)
+
+
+def test_a_load_shows_step_k_of_n_and_its_message_ends_when_cancelled(
+        qtbot, window, slow_model):
+    panel, c = window.model_panel, window.controller
+    before = window.state_label.text()
+    c.load(ModelSpec.pretrained("fake", "A fake model"))
+    assert window.state_label.text() == "Loading A fake model…"
+    qtbot.waitUntil(lambda: panel.busy.maximum() > 0, timeout=TIMEOUT)   # determinate
+    assert panel.busy.isVisible() and panel.busy.value() == 3
+    assert panel.busy.text() == f"step 3 of {panel.busy.maximum()}"
+    assert "A fake model" in panel.model_status.text()
+    assert "loading weights" in panel.model_status.text()
+    panel.cancel.click()
+    assert not window.state_label.text().startswith("Loading")
+    assert window.state_label.text() == before
+    panel.loading_started("another")                   # a step it does not know: busy
+    panel.loading_progress("counting sheep")
+    assert panel.busy.maximum() == 0 and "counting sheep" in panel.model_status.text()
+
+
+def test_an_error_about_a_refused_change_clears_after_the_next_change(qtbot, window):
+    panel, c = window.model_panel, window.controller
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
+        c.load(ModelSpec.pretrained("no-such-model-here"))
+    assert window.state_label.text() == failed.args[0]
+    assert panel.model_status.text() == failed.args[0]
+    window.reverse_action.trigger()                     # a change that goes through
+    assert window.state_label.text() != failed.args[0]
+    assert panel.model_status.isHidden()
+    settled(qtbot, window)
+    assert "computed" in window.state_label.text()
+    assert window.state_label.styleSheet() == ""
+
+
+def test_loading_a_model_ends_its_loading_message(qtbot, window):
+    c = window.controller
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(builtin(ModelConfig(layers=2)))
+    assert not window.state_label.text().startswith("Loading")
+    settled(qtbot, window)
+    assert "2 layers" in window.state_label.text()

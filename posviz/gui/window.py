@@ -63,6 +63,8 @@ class MainWindow(QMainWindow):
         self.plots = None                 # the PlotsPanel, once the core is loaded
         self.model_panel = None
         self._described = None            # the reference trace the model panel describes
+        self._settled_state = ""          # the last evaluation's status: shown again when
+                                          # an error or a load's message no longer applies
         self._build_status()
         self._build_editor()
         build_actions(self)
@@ -82,7 +84,7 @@ class MainWindow(QMainWindow):
         c.modelLoading.connect(self._on_model_loading)
         c.modelProgress.connect(lambda text: self.model_panel and
                                 self.model_panel.loading_progress(text))
-        c.modelLoaded.connect(lambda spec: self.model_panel.model_loaded(spec))
+        c.modelLoaded.connect(self._on_model_loaded)
         c.modelFailed.connect(self._on_model_failed)
 
     # -- building ---------------------------------------------------------------------
@@ -198,6 +200,7 @@ class MainWindow(QMainWindow):
         self.model_panel = panel = ModelPanel(lambda: self.session.spec, session.positions)
         panel.modelRequested.connect(self.controller.load)
         panel.cancelRequested.connect(self.controller.cancel_load)
+        panel.cancelRequested.connect(lambda: self._state(self._settled_state))
         panel.positionsChanged.connect(self._positions_edited)
         scroll = QScrollArea()
         scroll.setWidget(panel)
@@ -260,7 +263,16 @@ class MainWindow(QMainWindow):
                 self.text_edit.setText(s.text)
             self._show_text_error("")
             self._refresh_tokens()
+        self._change_went_through()
         self._update_actions()
+
+    def _change_went_through(self) -> None:
+        """An edit was made: an error about an earlier, refused one no longer applies
+        (a load's message stays until the load ends)."""
+        if self.state_label.styleSheet() == ERROR_STYLE:
+            self._state(self._settled_state)
+        if self.model_panel is not None and not self.controller.loading:
+            self.model_panel.clear_error()
 
     def _refresh_tokens(self) -> None:
         s = self.session
@@ -290,8 +302,9 @@ class MainWindow(QMainWindow):
         before = self.plots.shown() if self.plots is not None else None
         done = ("mosaic coloured" if before is not None and before.evaluation is ev
                 else "computed")                  # a new look of the same evaluation
-        self._state(f"{len(ev.order)} tokens · {layers} layers × {heads} heads · "
-                    f"{done} in {ms:.0f} ms")
+        self._settled_state = (f"{len(ev.order)} tokens · {layers} layers × {heads} "
+                               f"heads · {done} in {ms:.0f} ms")
+        self._state(self._settled_state)
         if s is None or self.model_panel is None:
             return                    # the panels are not built yet: _on_ready shows it
         if ev.seq == s.seq:
@@ -403,6 +416,11 @@ class MainWindow(QMainWindow):
         if self.model_panel is not None:
             self.model_panel.loading_started(label)
         self._state(f"Loading {label}…")
+
+    def _on_model_loaded(self, spec) -> None:
+        self.model_panel.model_loaded(spec)
+        if self.state_label.text().startswith("Loading "):
+            self._state(f"Loaded {spec.name}; computing…")
 
     def _on_model_failed(self, message: str) -> None:
         self.model_panel.model_failed(message)     # and shows the model still running
