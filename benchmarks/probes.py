@@ -134,6 +134,6 @@ def visible_canvases(panel) -> list:
     found = []
     for figure in panel.current_figures().values():
         canvas = getattr(figure, "canvas", None)
-        if canvas is not None and canvas.isVisible():
+        if canvas is not None and canvas.isVisible() and not canvas.visibleRegion().isEmpty():
             found.append(canvas.viewport())
     return found

@@ -12,6 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
+from PySide6.QtGui import QFontMetricsF  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
@@ -600,3 +601,110 @@ def test_a_model_too_big_for_memory_is_refused_before_it_is_built(qtbot, window)
     assert "needs about" in failed.args[0] and "free" in failed.args[0]
     assert w.session.spec == running
     assert w.model_panel.config() == running.config          # the panel shows what runs
+
+
+def test_the_model_panel_hides_and_shows_with_ctrl_m(qtbot, window):
+    action = window.model_action
+    assert action.isEnabled() and action.shortcut().toString() == "Ctrl+M"
+    assert action in window.view_menu.actions()
+    assert window.model_dock.isVisible()
+    central = window.centralWidget().width()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=TIMEOUT)
+    QTest.keyClick(window.text_edit, Qt.Key_M, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: not window.model_dock.isVisible(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: window.centralWidget().width() > central, timeout=TIMEOUT)
+    QTest.keyClick(window.text_edit, Qt.Key_M, Qt.ControlModifier)
+    qtbot.waitUntil(window.model_dock.isVisible, timeout=TIMEOUT)
+
+
+def test_the_model_panel_starts_narrow_and_shrinks_with_the_window(qtbot, window):
+    assert window.model_dock.width() <= 0.25 * window.width()
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: window.width() == 1920, timeout=TIMEOUT)
+    window.resizeDocks([window.model_dock], [400], Qt.Horizontal)
+    qtbot.waitUntil(lambda: window.model_dock.width() >= 390, timeout=TIMEOUT)
+    window.resize(1024, 700)
+    qtbot.waitUntil(lambda: window.model_dock.width() <= 0.25 * 1024, timeout=TIMEOUT)
+    assert window.centralWidget().width() >= 0.7 * window.width()
+
+
+def test_a_deep_models_mosaic_wraps_labels_every_kth_layer_and_clicks_right(qtbot, window):
+    c = window.controller
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(builtin(ModelConfig(layers=30, heads=4, d_model=32)))
+    ev = settled(qtbot, window)
+    assert ev.reference.n_layers == 30
+    mosaic = window.plots.figures()["attention_mosaic"]
+    qtbot.waitUntil(lambda: mosaic.grid is not None and mosaic.grid.layers == 30,
+                    timeout=TIMEOUT)
+    assert mosaic.grid.columns > 1            # 30 layers beside each other, not one column
+    labels = mosaic.layer_labels()
+    height = QFontMetricsF(mosaic.plot.getAxis("left").font()).height()
+    columns = {}
+    for layer, x, y in labels:
+        columns.setdefault(round(x), []).append(y)
+    assert len(columns) == mosaic.grid.columns
+    for ys in columns.values():
+        ys.sort()
+        assert all(b - a >= height for a, b in zip(ys, ys[1:]))   # no two labels overlap
+    assert sorted(layer for layer, _, _ in labels)[0] == 1
+    # a tile of a later block: clicked, it selects its own layer and head
+    layer, head = 23, 2
+    qtbot.waitUntil(lambda: in_view(mosaic, layer, head), timeout=TIMEOUT)
+    pos = mosaic.canvas.mapFromScene(mosaic.image.mapToScene(mosaic.tile_center(layer, head)))
+    QTest.mouseClick(mosaic.canvas.viewport(), Qt.LeftButton, Qt.NoModifier, pos)
+    qtbot.waitUntil(lambda: (window.session.selection.layer,
+                             window.session.selection.head) == (layer, head), timeout=TIMEOUT)
+    assert mosaic.tile_at(*_xy(mosaic.tile_center(layer, head)))[:2] == (layer, head)
+
+
+def _xy(point):
+    return point.x(), point.y()
+
+
+def in_view(mosaic, layer, head) -> bool:
+    scene = mosaic.image.mapToScene(mosaic.tile_center(layer, head))
+    return mosaic.plot.vb.sceneBoundingRect().contains(scene)
+
+
+def test_a_load_shows_step_k_of_n_and_its_message_ends_when_cancelled(
+        qtbot, window, slow_model):
+    panel, c = window.model_panel, window.controller
+    before = window.state_label.text()
+    c.load(ModelSpec.pretrained("fake", "A fake model"))
+    assert window.state_label.text() == "Loading A fake model…"
+    qtbot.waitUntil(lambda: panel.busy.maximum() > 0, timeout=TIMEOUT)   # determinate
+    assert panel.busy.isVisible() and panel.busy.value() == 3
+    assert panel.busy.text() == f"step 3 of {panel.busy.maximum()}"
+    assert "A fake model" in panel.model_status.text()
+    assert "loading weights" in panel.model_status.text()
+    panel.cancel.click()
+    assert not window.state_label.text().startswith("Loading")
+    assert window.state_label.text() == before
+    panel.loading_started("another")                   # a step it does not know: busy
+    panel.loading_progress("counting sheep")
+    assert panel.busy.maximum() == 0 and "counting sheep" in panel.model_status.text()
+
+
+def test_an_error_about_a_refused_change_clears_after_the_next_change(qtbot, window):
+    panel, c = window.model_panel, window.controller
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
+        c.load(ModelSpec.pretrained("no-such-model-here"))
+    assert window.state_label.text() == failed.args[0]
+    assert panel.model_status.text() == failed.args[0]
+    window.reverse_action.trigger()                     # a change that goes through
+    assert window.state_label.text() != failed.args[0]
+    assert panel.model_status.isHidden()
+    settled(qtbot, window)
+    assert "computed" in window.state_label.text()
+    assert window.state_label.styleSheet() == ""
+
+
+def test_loading_a_model_ends_its_loading_message(qtbot, window):
+    c = window.controller
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(builtin(ModelConfig(layers=2)))
+    assert not window.state_label.text().startswith("Loading")
+    settled(qtbot, window)
+    assert "2 layers" in window.state_label.text()

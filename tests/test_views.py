@@ -11,7 +11,8 @@ from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig
 from posviz.core.engine import Engine
 from posviz.core.errors import Cancelled
-from posviz.core.mosaic import (MOSAIC_TILE, MosaicLook, colour, make_mosaic, mosaic_image,
+from posviz.core.mosaic import (MOSAIC_TILE, MosaicGrid, MosaicLook, colour, label_step,
+                                make_mosaic, mosaic_grid, mosaic_image, wrap_image,
                                 recoloured)
 from posviz.core.session import Session
 from posviz.core.symmetry import METRICS
@@ -163,3 +164,61 @@ def test_shown_pairs_an_evaluation_with_its_views():
     assert shown.evaluation is ev and shown.views is views
     with pytest.raises(dataclasses.FrozenInstanceError):
         shown.views = None
+
+
+def test_a_shallow_model_keeps_one_column_of_layers():
+    grid = mosaic_grid(4, 4, 10, aspect=1.5)
+    assert grid.columns == 1 and grid.block_gap == 0
+    assert mosaic_grid(6, 2, 10, aspect=20).columns == 1      # however wide the view
+    assert (grid.width, grid.height) == (4 * 11 - 1, 4 * 11 - 1)
+
+
+def test_a_deep_model_wraps_its_layers_into_blocks_side_by_side():
+    grid = mosaic_grid(30, 4, 10, aspect=1.5)
+    assert grid.columns > 1
+    one = mosaic_grid(30, 4, 10, aspect=1.5 / 1000)        # a tall, narrow view: no wrap
+    assert one.columns == 1
+    # tiles are shown larger than in one column of 30 layers, in the same wide view
+    assert min(1.5 / grid.width, 1 / grid.height) > 2 * min(1.5 / one.width, 1 / one.height)
+    assert 0.5 < grid.width / grid.height / 1.5 < 2      # about the view's shape
+
+
+def test_every_tile_of_a_wrapped_grid_maps_back_to_its_layer_and_head():
+    grid = mosaic_grid(30, 4, 10, aspect=2.0)
+    seen = set()
+    for layer in range(30):
+        for head in range(4):
+            x, y = grid.origin(layer, head)
+            assert 0 <= x and x + 10 <= grid.width and 0 <= y and y + 10 <= grid.height
+            assert grid.at(x + 0.5, y + 0.5) == (layer, head, 0, 0)
+            assert grid.at(x + 9.5, y + 3.5) == (layer, head, 3, 9)
+            assert grid.at(x + 10.5, y + 0.5) is None       # the gap after the tile
+            seen.add((x, y))
+    assert len(seen) == 120                                 # no two tiles in one place
+    x, _ = grid.origin(0, 3)
+    assert grid.at(x + 10 + grid.block_gap / 2, 0.5) is None    # between two blocks
+    assert grid.at(-0.5, 0.5) is None and grid.at(grid.width + 1, 0.5) is None
+
+
+def test_wrap_image_puts_each_tile_where_the_grid_says():
+    L, h, m = 7, 3, 4
+    tiles = np.zeros((L, h, m, m), np.float32)
+    tiles += (np.arange(L)[:, None] * 10 + np.arange(h)[None, :])[:, :, None, None]
+    grid = MosaicGrid(L, h, m, columns=3, block_gap=m + 2)
+    image = wrap_image(mosaic_image(tiles), grid)
+    assert image.shape == (grid.height, grid.width)
+    for layer in range(L):
+        for head in range(h):
+            x, y = grid.origin(layer, head)
+            np.testing.assert_array_equal(image[y:y + m, x:x + m], tiles[layer, head])
+    assert np.isnan(image).sum() == image.size - L * h * m * m      # NaN everywhere else
+    argb = wrap_image(mosaic_image(tiles.astype(np.uint32), fill=0), grid, fill=0)
+    assert argb.dtype == np.uint32 and argb.shape == image.shape
+
+
+def test_layer_labels_are_spaced_so_they_never_overlap():
+    assert label_step(20, 14) == 1
+    assert label_step(10, 14) == 2
+    assert label_step(3, 14) == 5
+    for spacing in (0.5, 1, 2.5, 4, 7, 13, 40):
+        assert label_step(spacing, 14) * spacing >= 14 or label_step(spacing, 14) == 100

@@ -166,3 +166,111 @@ def recoloured(mosaic: Mosaic, look: MosaicLook) -> Mosaic:
         raise ValueError(f"a {mosaic.look.mode} mosaic cannot be shown as {look.mode}")
     argb = mosaic_image(colour(mosaic.tiles, look.table, look.levels), fill=0)
     return replace(mosaic, look=look, argb=argb)
+
+
+# -- layout: where each tile goes on screen ----------------------------------------------
+LABEL_STEPS = (1, 2, 5, 10, 20, 50, 100)   # label every k-th layer, k one of these
+WRAP_FROM_LAYERS = 8     # fewer layers always read as one column
+WRAP_GAIN = 1.25         # blocks side by side only when their tiles show this much larger
+
+
+@dataclass(frozen=True)
+class MosaicGrid:
+    """Where the (L, h) tiles of m x m pixels go: layers run down in ``columns`` blocks
+    of ``per_column`` layers side by side, heads across within a block, ``gap`` pixels
+    between tiles and ``block_gap`` between blocks (room for the block's layer labels).
+    Coordinates are image pixels, x right and y down; layers count from 0 here."""
+
+    layers: int
+    heads: int
+    tile: int
+    columns: int = 1
+    gap: int = MOSAIC_GAP
+    block_gap: int = 0
+
+    @property
+    def per_column(self) -> int:
+        return -(-self.layers // self.columns)
+
+    @property
+    def block_width(self) -> int:
+        return self.heads * (self.tile + self.gap) - self.gap
+
+    @property
+    def width(self) -> int:
+        return self.columns * self.block_width + (self.columns - 1) * self.block_gap
+
+    @property
+    def height(self) -> int:
+        return self.per_column * (self.tile + self.gap) - self.gap
+
+    def block_x(self, column: int) -> int:
+        """x of the first pixel of a block of layers."""
+        return column * (self.block_width + self.block_gap)
+
+    def origin(self, layer: int, head: int) -> tuple[int, int]:
+        """(x, y) of the top-left pixel of a tile (layer 0..L-1, head 0..h-1)."""
+        column, row = divmod(layer, self.per_column)
+        return (self.block_x(column) + head * (self.tile + self.gap),
+                row * (self.tile + self.gap))
+
+    def at(self, x: float, y: float):
+        """Image coordinates -> (layer 0..L-1, head, query, key), or None over a gap."""
+        col, row = int(np.floor(x)), int(np.floor(y))
+        if col < 0 or row < 0:
+            return None
+        column, inside = divmod(col, self.block_width + self.block_gap)
+        head, key = divmod(inside, self.tile + self.gap)
+        r, query = divmod(row, self.tile + self.gap)
+        layer = column * self.per_column + r
+        if (inside < self.block_width and column < self.columns and r < self.per_column
+                and layer < self.layers and head < self.heads
+                and key < self.tile and query < self.tile):
+            return layer, head, query, key
+        return None
+
+
+def mosaic_grid(layers: int, heads: int, tile: int, aspect: float,
+                gap: int = MOSAIC_GAP) -> MosaicGrid:
+    """The layout that shows the tiles largest in a view ``aspect`` = width / height
+    (both in pixels): a deep model in a wide view wraps its layers into blocks side by
+    side (from WRAP_FROM_LAYERS layers, and only for tiles WRAP_GAIN times larger than
+    the best with fewer blocks). Blocks are 1.5 tiles apart: room for their labels."""
+    best, best_scale = None, -1.0
+    for columns in range(1, layers + 1 if layers >= WRAP_FROM_LAYERS else 2):
+        if columns > 1 and -(-layers // columns) == -(-layers // (columns - 1)):
+            continue                     # no fewer rows than one block fewer: no gain
+        grid = MosaicGrid(layers, heads, tile, columns, gap,
+                          block_gap=(3 * tile + 1) // 2 + 2 * gap if columns > 1 else 0)
+        scale = min(aspect / grid.width, 1.0 / grid.height)
+        if scale > best_scale * (WRAP_GAIN if columns > 1 else 1):
+            best, best_scale = grid, scale
+    return best
+
+
+def label_step(spacing: float, label: float) -> int:
+    """Label every k-th layer so labels ``label`` pixels tall, ``spacing`` pixels apart
+    layer to layer, never overlap: the smallest k of LABEL_STEPS with k * spacing >=
+    label."""
+    for k in LABEL_STEPS:
+        if k * spacing >= label:
+            return k
+    return LABEL_STEPS[-1]
+
+
+def wrap_image(image: np.ndarray, grid: MosaicGrid, fill=np.nan) -> np.ndarray:
+    """The (L*(m+gap)-gap, cols) image of mosaic_image, laid out as ``grid``: each block
+    of ``per_column`` layers beside the one before, ``fill`` between (any dtype)."""
+    if grid.columns == 1:
+        return image
+    band = grid.tile + grid.gap                  # rows per layer
+    out = np.full((grid.height, grid.width), fill, image.dtype)
+    for column in range(grid.columns):
+        first = column * grid.per_column
+        last = min(first + grid.per_column, grid.layers)
+        if first >= last:
+            break
+        rows = image[first * band:last * band - grid.gap]
+        x = grid.block_x(column)
+        out[:rows.shape[0], x:x + grid.block_width] = rows
+    return out

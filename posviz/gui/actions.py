@@ -88,7 +88,14 @@ def build_actions(w) -> None:
     for sentence in example_sentences():
         w.examples_menu.addAction(sentence, lambda s=sentence: w.use_example(s))
     w.view_menu = w.menuBar().addMenu("&View")
-    w.view_menu.addAction(w.model_dock.toggleViewAction())
+    w.model_action = w.model_dock.toggleViewAction()
+    w.model_action.setText("&Model panel")
+    w.model_action.setShortcut(QKeySequence("Ctrl+M"))
+    tip = "Show or hide the model panel: more room for the plots (Ctrl+M)"
+    w.model_action.setToolTip(tip)
+    w.model_action.setStatusTip(tip)
+    w.view_menu.addAction(w.model_action)
+    w.addAction(w.model_action)
     menu = w.menuBar().addMenu("&Help")
     menu.addAction(a("&About posviz", w.about, tip="Version and what posviz shows"))
 

@@ -5,7 +5,8 @@ always shows the model that runs (the session's spec): an invalid setting is tol
 to the field (red text under it, the field outlined) and changes nothing; a valid change
 is asked for at once (``modelRequested(ModelSpec)``), and if the change is refused or
 cancelled, the panel shows the running model again. Pretrained models load in the
-background with a busy bar and a Cancel button.
+background with a progress bar (step k of N when the load tells its steps, else
+busy) and a Cancel button.
 """
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
 SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
+# The steps a pretrained load tells (core.hf.load_backend), numbered: the bar shows
+# "step k of N"; a step not listed here shows a busy bar with its text.
+LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
+              "de-quantizing weights": 3, "ready": 4}
+LOAD_STEP_COUNT = 4
 
 
 def choice_text(name: str, value) -> str:
@@ -39,6 +45,13 @@ def choice_text(name: str, value) -> str:
     if name == "mode":
         return MODE_LABELS.get(value, value)
     return str(value)
+
+
+def narrow_combo(combo: QComboBox) -> QComboBox:
+    """A menu whose longest item does not set the panel's width (it elides instead)."""
+    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(8)
+    return combo
 
 
 class ModelPanel(QWidget):
@@ -52,6 +65,7 @@ class ModelPanel(QWidget):
                  parent: QWidget | None = None):
         super().__init__(parent)
         self._running = running           # the session's spec, read when needed
+        self._loading = "the model"       # what is loading, told in loading_started
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
         self._hidden_values = {name: OPTIONS[name].default for name in HIDDEN}
@@ -83,7 +97,7 @@ class ModelPanel(QWidget):
     def _model_box(self) -> QGroupBox:
         box = QGroupBox("Source")
         layout = QVBoxLayout(box)
-        self.chooser = QComboBox()
+        self.chooser = narrow_combo(QComboBox())
         self.chooser.setToolTip(CHOOSER_TIP)
         self.chooser.addItem("Built-in transformer", ("builtin", ""))
         try:
@@ -98,7 +112,7 @@ class ModelPanel(QWidget):
         layout.addWidget(self.chooser)
         row = QHBoxLayout()
         self.busy = QProgressBar(minimum=0, maximum=0, textVisible=False)
-        self.busy.setMaximumHeight(10)
+        self.busy.setToolTip("What is loading: step k of N when the load tells its steps")
         self.cancel = QPushButton("Cancel")
         self.cancel.setToolTip("Stop waiting for this model; the current one stays in use")
         self.cancel.clicked.connect(self._cancel)
@@ -123,6 +137,7 @@ class ModelPanel(QWidget):
     def _form(box: QGroupBox) -> QFormLayout:
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)   # narrow: the label goes above
         form.setVerticalSpacing(3)
         return form
 
@@ -130,7 +145,7 @@ class ModelPanel(QWidget):
     def _widget(option: Option) -> QWidget:
         """The field that edits one option, within its allowed values."""
         if option.choices:
-            widget = QComboBox()
+            widget = narrow_combo(QComboBox())
             for value in option.choices:
                 widget.addItem(choice_text(option.name, value), value)
             return widget
@@ -299,12 +314,33 @@ class ModelPanel(QWidget):
         self.model_status.setVisible(bool(text))
 
     def loading_started(self, label: str) -> None:
+        self._loading = label
+        self.busy.setRange(0, 0)                 # busy until a step says how far it is
+        self.busy.setTextVisible(False)
         self.busy.show()
         self.cancel.show()
         self._say(f"Loading {label}…")
 
     def loading_progress(self, text: str) -> None:
-        self._say(text)
+        """A step of the load: a known one fills the bar (step k of N), another one
+        leaves it busy; the line under it says what is loading, and which step."""
+        label = self._loading
+        step = LOAD_STEPS.get(text)
+        if step is None:
+            self.busy.setRange(0, 0)
+            self.busy.setTextVisible(False)
+            self._say(f"Loading {label}: {text}…")
+            return
+        self.busy.setRange(0, LOAD_STEP_COUNT)
+        self.busy.setValue(step)
+        self.busy.setFormat(f"step {step} of {LOAD_STEP_COUNT}")
+        self.busy.setTextVisible(True)
+        self._say(f"Loading {label}: {text} (step {step} of {LOAD_STEP_COUNT})…")
+
+    def clear_error(self) -> None:
+        """A change went through: an error about an earlier, refused one no longer applies."""
+        if self.model_status.styleSheet() == ERROR_STYLE:
+            self._say("")
 
     def loading_finished(self) -> None:
         self.busy.hide()

@@ -29,6 +29,18 @@ TEXT_DEBOUNCE_MS = 700
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
+DOCK_MIN_WIDTH = 200              # the model panel's narrowest: its rows wrap, then scroll
+DOCK_MAX_SHARE = 0.25             # of a window being made narrower
+PLOTS_MIN_WIDTH = 600             # the plots never get narrower for the model panel
+PLOTS_MIN_HEIGHT = 760            # below this the plots scroll rather than squash a
+                                  # figure to a sliver (two rows of figures need it)
+SHORT_WINDOW = 820                # a window shorter than this drops the hint line
+
+
+def dock_width(window_width: int) -> int:
+    """The model panel's first width: a fifth of the window, within 220-330 pixels, so
+    at 1024 pixels the plots keep almost 800."""
+    return max(220, min(330, round(window_width * 0.2)))
 
 
 def default_size(available=None) -> QSize:
@@ -51,6 +63,8 @@ class MainWindow(QMainWindow):
         self.plots = None                 # the PlotsPanel, once the core is loaded
         self.model_panel = None
         self._described = None            # the reference trace the model panel describes
+        self._settled_state = ""          # the last evaluation's status: shown again when
+                                          # an error or a load's message no longer applies
         self._build_status()
         self._build_editor()
         build_actions(self)
@@ -70,7 +84,7 @@ class MainWindow(QMainWindow):
         c.modelLoading.connect(self._on_model_loading)
         c.modelProgress.connect(lambda text: self.model_panel and
                                 self.model_panel.loading_progress(text))
-        c.modelLoaded.connect(lambda spec: self.model_panel.model_loaded(spec))
+        c.modelLoaded.connect(self._on_model_loaded)
         c.modelFailed.connect(self._on_model_failed)
 
     # -- building ---------------------------------------------------------------------
@@ -136,10 +150,12 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.model_dock = QDockWidget("Model", self)
         self.model_dock.setObjectName("model_dock")
-        self.model_dock.setFeatures(QDockWidget.DockWidgetMovable |
+        self.model_dock.setFeatures(QDockWidget.DockWidgetClosable |
+                                    QDockWidget.DockWidgetMovable |
                                     QDockWidget.DockWidgetFloatable)
         loading = QLabel("Loading model…", alignment=Qt.AlignTop | Qt.AlignHCenter)
-        loading.setMinimumWidth(260)
+        loading.setMinimumWidth(DOCK_MIN_WIDTH)
+        central.setMinimumWidth(PLOTS_MIN_WIDTH)
         self.model_dock.setWidget(loading)
         self.addDockWidget(Qt.RightDockWidgetArea, self.model_dock)
 
@@ -184,24 +200,32 @@ class MainWindow(QMainWindow):
         self.model_panel = panel = ModelPanel(lambda: self.session.spec, session.positions)
         panel.modelRequested.connect(self.controller.load)
         panel.cancelRequested.connect(self.controller.cancel_load)
+        panel.cancelRequested.connect(lambda: self._state(self._settled_state))
         panel.positionsChanged.connect(self._positions_edited)
         scroll = QScrollArea()
         scroll.setWidget(panel)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.NoFrame)
-        scroll.setMinimumWidth(panel.sizeHint().width() + 20)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        scroll.setMinimumWidth(DOCK_MIN_WIDTH)
         self.model_dock.setWidget(scroll)
         state = self.settings.value("window/state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        if not (isinstance(state, QByteArray) and self.restoreState(state)):
+            self.resizeDocks([self.model_dock], [dock_width(self.width())], Qt.Horizontal)
         try:
             from .plots import PlotsPanel
             self.plots = PlotsPanel()
         except ImportError as error:
             self.placeholder.setText(f"Plots are not available: {error}")
         else:
-            self.plots_area.addWidget(self.plots)
-            self.plots_area.setCurrentWidget(self.plots)
+            self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+            self.plots_scroll = QScrollArea()
+            self.plots_scroll.setWidget(self.plots)
+            self.plots_scroll.setWidgetResizable(True)
+            self.plots_scroll.setFrameShape(QFrame.NoFrame)
+            self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+            self.plots_area.addWidget(self.plots_scroll)
+            self.plots_area.setCurrentWidget(self.plots_scroll)
             self.plots.hoverMessage.connect(self.hover_label.setText)
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
@@ -239,7 +263,16 @@ class MainWindow(QMainWindow):
                 self.text_edit.setText(s.text)
             self._show_text_error("")
             self._refresh_tokens()
+        self._change_went_through()
         self._update_actions()
+
+    def _change_went_through(self) -> None:
+        """An edit was made: an error about an earlier, refused one no longer applies
+        (a load's message stays until the load ends)."""
+        if self.state_label.styleSheet() == ERROR_STYLE:
+            self._state(self._settled_state)
+        if self.model_panel is not None and not self.controller.loading:
+            self.model_panel.clear_error()
 
     def _refresh_tokens(self) -> None:
         s = self.session
@@ -269,8 +302,9 @@ class MainWindow(QMainWindow):
         before = self.plots.shown() if self.plots is not None else None
         done = ("mosaic coloured" if before is not None and before.evaluation is ev
                 else "computed")                  # a new look of the same evaluation
-        self._state(f"{len(ev.order)} tokens · {layers} layers × {heads} heads · "
-                    f"{done} in {ms:.0f} ms")
+        self._settled_state = (f"{len(ev.order)} tokens · {layers} layers × {heads} "
+                               f"heads · {done} in {ms:.0f} ms")
+        self._state(self._settled_state)
         if s is None or self.model_panel is None:
             return                    # the panels are not built yet: _on_ready shows it
         if ev.seq == s.seq:
@@ -314,7 +348,7 @@ class MainWindow(QMainWindow):
     def _show_text_error(self, message: str, can_truncate: bool = False) -> None:
         self.text_error.setText(message)
         self.text_error.setVisible(bool(message))
-        self.hint.setVisible(not message)
+        self.hint.setVisible(not message and not self._short())
         self.truncate_button.setVisible(can_truncate)
         self.text_edit.setStyleSheet("QLineEdit { border: 1px solid #c62828; }"
                                      if message else "")
@@ -383,9 +417,29 @@ class MainWindow(QMainWindow):
             self.model_panel.loading_started(label)
         self._state(f"Loading {label}…")
 
+    def _on_model_loaded(self, spec) -> None:
+        self.model_panel.model_loaded(spec)
+        if self.state_label.text().startswith("Loading "):
+            self._state(f"Loaded {spec.name}; computing…")
+
     def _on_model_failed(self, message: str) -> None:
         self.model_panel.model_failed(message)     # and shows the model still running
         self._state(message, error=True)
+
+    def _short(self) -> bool:
+        """A short window (a projector, a small laptop) gives the plots the hint's line;
+        the hint stays in the strip's tooltip."""
+        return self.height() < SHORT_WINDOW
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.hint.setVisible(not self.text_error.text() and not self._short())
+        width = event.size().width()
+        if (0 < width < event.oldSize().width() and self.model_dock.isVisible()
+                and not self.model_dock.isFloating()
+                and self.model_dock.width() > DOCK_MAX_SHARE * width):
+            # a window made smaller (onto a projector) shrinks the panel, not the plots
+            self.resizeDocks([self.model_dock], [dock_width(width)], Qt.Horizontal)
 
     # -- file and help ----------------------------------------------------------------
     def export_figures(self) -> None:

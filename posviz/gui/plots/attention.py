@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from posviz.core.document import MOSAIC_MODES as MODES
 from posviz.core.document import Selection
-from posviz.core.mosaic import MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels
+from posviz.core.mosaic import (MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels,
+                                label_step, mosaic_grid, wrap_image)
 from posviz.core.views import head_maps
 
 from . import style
@@ -78,8 +79,13 @@ class AttentionFigure(Figure):
                                      style.ATTENTION_LEVELS, col=0)
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
                                     style.ATTENTION_LEVELS, col=1)
-        self.difference = _HeatmapPlot(canvas, "difference (reordered − original)",
+        self.difference = _HeatmapPlot(canvas, "reordered − original",
                                        style.DIVERGING, (-r, r), col=3)
+        # The three maps share their rows: the queries are named once, on the left, so
+        # at 1024 pixels the three still fit side by side (each label would cost ~80).
+        for plot in (self.aligned, self.difference):
+            plot.plot.setLabel("left", "")
+            plot.plot.getAxis("left").setStyle(showValues=False)
         self.attention_bar = style.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
                                              "attention weight")
         self.attention_bar.setImageItem([self.original.image, self.aligned.image])
@@ -126,8 +132,7 @@ class AttentionFigure(Figure):
                 plot.set_ticks(ref.tokens, ref.tokens)
         self.where = f"layer {layer} head {head}"
         gap = maps.largest
-        self.set_title(f"Attention of layer {layer}, head {head}: original, reordered "
-                       f"(aligned back to the original tokens), difference")
+        self.set_title(f"Attention of layer {layer}, head {head}")
         self.set_corner(f"max |Δ| = {gap:.2g}", widest="max |Δ| = 8.8e-88")
 
     def _mouse_moved(self, scene_pos) -> None:
@@ -214,7 +219,12 @@ class MosaicFigure(Figure):
         self.bar = style.color_bar(self.look.levels, style.DIVERGING)
         self.canvas.addItem(self.bar, row=0, col=1)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
-        self._grid = None                     # (L, h, m) of the current layout, m pixels a tile
+        self.plot.vb.sigResized.connect(self._relayout)
+        self._grid = None                     # the MosaicGrid on screen (core.mosaic)
+        self._mosaic = None                   # the core.mosaic.Mosaic drawn
+        self._labels: list = []               # layer labels of the blocks after the first
+        self._steps = None                    # (grid, (k, j)): every k-th layer, j-th head
+        self._selected = (1, 0)               # the outlined tile: layer 1..L, head
         self.block = 1                        # tokens per pixel of a tile, a side
         self.mode = self.look.mode
         self.tokens: tuple[str, ...] = ()
@@ -229,14 +239,18 @@ class MosaicFigure(Figure):
         self.bar.setLevels(look.levels)
 
     # -- geometry -------------------------------------------------------------------
+    @property
+    def grid(self):
+        """The core.mosaic.MosaicGrid on screen (None before a mosaic)."""
+        return self._grid
+
     def tile_origin(self, layer: int, head: int) -> tuple[int, int]:
         """(x, y) of the top-left pixel of a tile, in image (= view) coordinates."""
-        n = self._grid[2]
-        return head * (n + self.gap), (layer - 1) * (n + self.gap)
+        return self._grid.origin(layer - 1, head)
 
     def tile_center(self, layer: int, head: int) -> QtCore.QPointF:
         x, y = self.tile_origin(layer, head)
-        n = self._grid[2]
+        n = self._grid.tile
         return QtCore.QPointF(x + n / 2, y + n / 2)
 
     def tile_at(self, x: float, y: float):
@@ -244,36 +258,108 @@ class MosaicFigure(Figure):
         (query and key count pooled blocks when ``block`` > 1)."""
         if self._grid is None:
             return None
-        L, h, n = self._grid
-        col, row = int(np.floor(x)), int(np.floor(y))
-        head, key = divmod(col, n + self.gap)
-        layer, query = divmod(row, n + self.gap)
-        if 0 <= layer < L and 0 <= head < h and query < n and key < n and col >= 0 and row >= 0:
-            return layer + 1, head, query, key
-        return None
+        hit = self._grid.at(x, y)
+        return None if hit is None else (hit[0] + 1, *hit[1:])
+
+    def _aspect(self) -> float:
+        width, height = self.plot.vb.width(), self.plot.vb.height()
+        return width / height if width > 20 and height > 20 else 1.5
+
+    def _relayout(self, *_) -> None:
+        """Lay the tiles out for the view's shape (a deep model wraps its layers into
+        blocks side by side), then label every k-th layer and head so labels never
+        overlap."""
+        mosaic = self._mosaic
+        if mosaic is None:
+            return
+        L, h, n, _ = mosaic.tiles.shape                                       # (L, h, m, m)
+        grid = mosaic_grid(L, h, n, self._aspect(), self.gap)
+        if grid != self._grid:
+            self._grid = grid
+            self.plot.setRange(xRange=(0, grid.width), yRange=(0, grid.height), padding=0.02)
+            self._paint()
+            self.set_selection(*self._selected)
+        self._label()
+
+    def _paint(self) -> None:
+        mosaic, grid = self._mosaic, self._grid
+        self.image.set_coloured(wrap_image(mosaic.image, grid),
+                                wrap_image(mosaic.argb, grid, fill=0),
+                                mosaic.look.levels, mosaic.look.table)
+
+    def label_spacing(self) -> tuple[float, float]:
+        """Pixels from one layer's row to the next, and from one head to the next."""
+        per_pixel_x, per_pixel_y = self.plot.vb.viewPixelSize()
+        band = self._grid.tile + self.gap
+        return band / max(per_pixel_y, 1e-9), band / max(per_pixel_x, 1e-9)
+
+    def _label(self) -> None:
+        grid = self._grid
+        axis = self.plot.getAxis("left")
+        metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or axis.font())
+        rows, across = self.label_spacing()
+        steps = (label_step(rows, metrics.height()),
+                 label_step(across, metrics.horizontalAdvance(str(grid.heads - 1)) + 6))
+        key = (grid, steps)
+        if key == self._steps:
+            return
+        self._steps = key
+        k, j = steps
+        band = grid.tile + self.gap
+        centre = grid.tile / 2
+        axis.setTicks([[(r * band + centre, str(r + 1))
+                        for r in range(min(grid.per_column, grid.layers)) if r % k == 0], []])
+        self.plot.getAxis("bottom").setTicks(
+            [[(grid.block_x(c) + head * band + centre, str(head))
+              for c in range(grid.columns) for head in range(grid.heads) if head % j == 0],
+             []])
+        for item in self._labels:
+            self.plot.removeItem(item)
+        self._labels = []
+        for c in range(1, grid.columns):          # the blocks after the first: their
+            for r in range(0, grid.per_column, k):  # labels in the gap on their left
+                layer = c * grid.per_column + r
+                if layer >= grid.layers:
+                    break
+                item = pg.TextItem(str(layer + 1), color=style.FOREGROUND, anchor=(1, 0.5))
+                item.setFont(axis.style.get("tickFont") or axis.font())
+                item.setPos(grid.block_x(c) - self.gap, r * band + centre)
+                self.plot.addItem(item)
+                self._labels.append(item)
+
+    def layer_labels(self) -> list[tuple[int, float, float]]:
+        """(layer 1..L, x, y) of every layer label, in pixels of the canvas: the left
+        axis's for the first block, then the other blocks'."""
+        out = []
+        vb = self.plot.vb
+        for value, text in self.plot.getAxis("left")._tickLevels[0]:
+            p = self.canvas.mapFromScene(vb.mapViewToScene(QtCore.QPointF(0, value)))
+            out.append((int(text), p.x(), p.y()))
+        for item in self._labels:
+            p = self.canvas.mapFromScene(vb.mapViewToScene(item.pos()))
+            out.append((int(item.toPlainText()), p.x(), p.y()))
+        return out
 
     # -- content --------------------------------------------------------------------
     def update_from(self, shown, layer: int, head: int) -> None:
         mosaic = shown.views.mosaic
+        self._selected = (layer, head)
         if mosaic is None:
-            self._grid, self.data, self.labels, self.coords = None, {}, {}, {}
+            self._grid, self._mosaic, self.data, self.labels, self.coords = None, None, {}, {}, {}
+            self._steps = None
             self.show_message("The mosaic is being prepared.")
             return
         self.show_canvas()
         self._set_look(mosaic.look)
         tiles, self.block = mosaic.tiles, mosaic.block
         L, h, n, _ = tiles.shape                                              # (L, h, m, m)
-        g = self.gap
-        rows, cols = mosaic.image.shape
-        if self._grid != (L, h, n):
-            self._grid = (L, h, n)
-            self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0.02)
-            self.plot.getAxis("left").setTicks(
-                [[(l * (n + g) + n / 2, str(l + 1)) for l in range(L)], []])
-            self.plot.getAxis("bottom").setTicks(
-                [[(k * (n + g) + n / 2, str(k)) for k in range(h)], []])
-        self.image.set_coloured(mosaic.image, mosaic.argb, mosaic.look.levels,
-                                mosaic.look.table)
+        same_shape = self._mosaic is not None and self._mosaic.tiles.shape == tiles.shape
+        self._mosaic = mosaic
+        if same_shape:
+            self._paint()
+        else:
+            self._grid = None
+            self._relayout()
         self.data = {MOSAIC_DATA[self.mode]: tiles}
         self.tokens = shown.evaluation.reference.tokens
         names = block_labels(self.tokens, self.block)
@@ -284,16 +370,19 @@ class MosaicFigure(Figure):
             self.coords.update(query=starts, key=starts)
         pooled = (f" — each pixel: the largest |value| of {self.block}×{self.block} "
                   "tokens" if self.block > 1 else "")
-        self.set_title(f"All layers (rows) × heads (columns): {MOSAIC_MODES[self.mode]}"
-                       f" — click a tile to select it{pooled}")
+        self.set_title(f"All layers × heads: {MOSAIC_MODES[self.mode]}{pooled}")
+        self.heading.setToolTip("Layers run down (wrapped into side-by-side columns of "
+                                "layers when there are many), heads across; click a tile "
+                                "to select its layer and head")
         self.set_selection(layer, head)
 
     def set_selection(self, layer: int, head: int) -> None:
         """Outline the tile of layer 1..L, head 0..h-1."""
+        self._selected = (layer, head)
         if self._grid is None:
             return
         x, y = self.tile_origin(layer, head)
-        n = self._grid[2]
+        n = self._grid.tile
         self.outline.setRect(QtCore.QRectF(x - 0.5, y - 0.5, n + 1, n + 1))
 
     def _clicked(self, pos) -> None:

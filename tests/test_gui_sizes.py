@@ -1,0 +1,121 @@
+"""Every figure keeps a readable plot area at a projector's, a laptop's and a desktop's
+window size, in a real window (Xvfb, the xcb platform), as a user would start it.
+
+The window runs in its own process; at each size and on each tab it prints the size of
+every figure's plot area (the view box inside the axes). Skipped where Xvfb is missing
+(CI installs it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.xvfb
+
+SIZES = ((1024, 700), (1366, 768), (1920, 1080))
+MIN_AREA = (120, 100)          # pixels: a heatmap of 10 tokens, 10 pixels a cell at least
+MIN_CURVES_WIDTH = 200         # a curve over the layers needs some width
+
+PROBE = r"""
+import json, sys
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from posviz.gui.app import make_settings
+from posviz.gui.window import MainWindow
+sizes = json.loads(sys.argv[1])
+w = MainWindow(make_settings())
+w.move(0, 0)
+w.show()
+steps = []
+for size in sizes:
+    for tab in range(3):
+        steps.append((size, tab))
+def measure():
+    if not steps:
+        print(json.dumps({"event": "done"}), flush=True)
+        app.quit()
+        return
+    (width, height), tab = steps.pop(0)
+    w.resize(width, height)
+    w.plots.tabs.setCurrentIndex(tab)
+    def later():
+        app.processEvents()
+        areas = {}
+        page = w.plots.tabs.currentWidget()
+        for name, figure in w.plots.figures().items():
+            if not page.isAncestorOf(figure) or figure.canvas.isHidden():
+                continue
+            areas[name] = [[round(item.vb.width()), round(item.vb.height())]
+                           for item in figure.canvas.ci.items
+                           if isinstance(item, pg.PlotItem)
+                           and not isinstance(item, pg.ColorBarItem)]
+        print(json.dumps({"event": "areas", "size": [w.width(), w.height()], "tab": tab,
+                          "dock": w.model_dock.width(), "areas": areas}), flush=True)
+        measure()
+    QTimer.singleShot(400, later)
+def first(shown, ms):
+    w.controller.evaluated.disconnect(first)
+    QTimer.singleShot(100, measure)
+w.controller.evaluated.connect(first)
+QTimer.singleShot(30, w.start)
+QTimer.singleShot(90_000, app.quit)
+app.exec()
+"""
+
+
+def free_display() -> int:
+    for number in range(140, 190):
+        if not os.path.exists(f"/tmp/.X11-unix/X{number}") and \
+                not os.path.exists(f"/tmp/.X{number}-lock"):
+            return number
+    pytest.skip("no free X display number")
+
+
+@pytest.fixture
+def display():
+    if not shutil.which("Xvfb"):
+        pytest.skip("needs Xvfb (apt-get install xvfb)")
+    number = free_display()
+    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1920x1080x24",
+                               "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            pytest.skip("Xvfb did not start")
+        time.sleep(0.05)
+    yield f":{number}"
+    server.terminate()
+    server.wait(5)
+
+
+def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path):
+    env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
+               POSVIZ_SETTINGS=str(tmp_path / "settings.ini"))
+    app = subprocess.run([sys.executable, "-c", PROBE, json.dumps(SIZES)], env=env,
+                         text=True, capture_output=True, timeout=120)
+    reports = [json.loads(line) for line in app.stdout.splitlines() if line.startswith("{")]
+    assert reports and reports[-1]["event"] == "done", app.stderr[-2000:]
+    measured = [r for r in reports if r["event"] == "areas"]
+    assert {tuple(r["size"]) for r in measured} == set(SIZES)
+    small = []
+    for report in measured:
+        assert report["areas"], report                  # each tab shows its figures
+        for name, areas in report["areas"].items():
+            for width, height in areas:
+                low_width = MIN_CURVES_WIDTH if name in ("symmetry", "branch_norms",
+                                                          "relative_profile") else MIN_AREA[0]
+                if width < low_width or height < MIN_AREA[1]:
+                    small.append((report["size"], name, width, height))
+        # the model panel leaves the plots most of a small window
+        assert report["dock"] <= 0.25 * report["size"][0]
+    assert not small, (small, measured)
