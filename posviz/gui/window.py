@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QDockWidget, QFrame, QHBoxLayout, QLabel, QLineEd
 
 from .actions import UndoPassesThrough, build_actions, icon, show_about
 from .collector import freeze_start_up
-from .commands import OrderCommand, TextCommand
+from .commands import edit_order, edit_positions, edit_text, history_fits, order_step
 from .controller import Controller
 from .export_dialog import export_figures, export_to
 from .token_strip import TokenStrip
@@ -231,8 +231,10 @@ class MainWindow(QMainWindow):
         elif isinstance(event, (TextChanged, ModelChanged)):
             s = self.session
             if isinstance(event, ModelChanged):
-                if event.tokens_changed:
-                    self.undo_stack.clear()    # its steps belong to the previous tokens
+                if event.tokens_changed or not history_fits(self.undo_stack,
+                                                            s.backend.max_positions):
+                    self.undo_stack.clear()    # its steps belong to the previous tokens,
+                                               # or bring back a text the model cannot hold
                 self._described = None
                 self.model_panel.show_spec(event.spec)
             if self.text_edit.text() != s.text:
@@ -296,13 +298,13 @@ class MainWindow(QMainWindow):
         if text == s.text and not truncate:
             self._show_text_error("")
             return
-        before_text, before_order = s.text, s.order.copy()
         try:
-            s.set_text(text, truncate=truncate)
+            step = edit_text(s, text, truncate=truncate)
         except PosvizInputError as error:
             self._show_text_error(str(error), can_truncate=self._too_long(text))
             return
-        self.undo_stack.push(TextCommand(s, before_text, before_order, text))
+        self._show_text_error("")
+        self._push(step)
 
     def _too_long(self, text: str) -> bool:
         room = self.session.room()
@@ -338,42 +340,38 @@ class MainWindow(QMainWindow):
     def _drag_cancelled(self, before) -> None:
         self.session.set_order(before)
 
+    def _push(self, step) -> None:
+        """Record an edit already made as one undo step (its first redo does nothing)."""
+        if step is not None:
+            self.undo_stack.push(step)
+
     def _push_order(self, before, label: str) -> None:
-        """Record a reorder already made as one undo step (its first redo does nothing)."""
-        if list(before) != list(self.session.order):
-            self.undo_stack.push(OrderCommand(self.session, before, self.session.order, label))
+        self._push(order_step(self.session, before, label))
 
     def reorder(self, label: str, method: str) -> None:
         """Shuffle / reverse / rotate / reset as one undo step."""
-        before = self.session.order.copy()
-        getattr(self.session, method)()
-        self._push_order(before, label)
+        self._push(edit_order(self.session, method, label=label))
 
     def swap_selected(self) -> None:
         slots = self.strip.selected_slots()
         if len(slots) != 2:
             return
         from ..core.errors import PosvizInputError
-        before = self.session.order.copy()
         try:
-            self.session.swap(*slots)
+            self._push(edit_order(self.session, "swap", *slots, label="Swap"))
         except PosvizInputError as error:
             self._state(str(error), error=True)
-            return
-        self._push_order(before, "Swap")
 
     def move_selected(self, step: int) -> None:
         move = self.strip.movable_step(step)
         if move is None:
             return
-        before = self.session.order.copy()
-        self.session.move(*move)
-        self._push_order(before, "Move chip")
+        self._push(edit_order(self.session, "move", *move, label="Move chip"))
 
     def _positions_edited(self, positions) -> None:
         from ..core.errors import PosvizInputError
-        try:
-            self.session.set_positions(positions)
+        try:        # an undo step too: undoing a text edit made before it undoes it first
+            self._push(edit_positions(self.session, positions))
         except PosvizInputError as error:
             self.model_panel.show_positions_error(str(error))
 
