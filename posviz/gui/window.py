@@ -231,12 +231,15 @@ class MainWindow(QMainWindow):
         elif isinstance(event, (TextChanged, ModelChanged)):
             s = self.session
             if isinstance(event, ModelChanged):
+                self._record_drag(ends=True)  # the strip forgets a drag under way
                 if event.tokens_changed or not history_fits(self.undo_stack,
                                                             s.backend.max_positions):
                     self.undo_stack.clear()    # its steps belong to the previous tokens,
                                                # or bring back a text the model cannot hold
                 self._described = None
                 self.model_panel.show_spec(event.spec)
+            else:
+                self._forget_drag()           # (apply_text recorded the drag before)
             if self.text_edit.text() != s.text:
                 self.text_edit.setText(s.text)
             self._show_text_error("")
@@ -298,6 +301,7 @@ class MainWindow(QMainWindow):
         if text == s.text and not truncate:
             self._show_text_error("")
             return
+        self._record_drag()
         try:
             step = edit_text(s, text, truncate=truncate)
         except PosvizInputError as error:
@@ -325,8 +329,17 @@ class MainWindow(QMainWindow):
         self.text_edit.setText(sentence)
         self.apply_text()
 
+    # A drag changes the session at every slot it passes and becomes one undo step when
+    # the mouse is let go. Until then undo and redo wait (they would undo a step from
+    # under the drag); any other edit that arrives meanwhile (a typed text, a position,
+    # a toolbar reorder, a new model) first records the drag so far as a step of its own.
+    _drag_from = None                 # (n,) the order before the drag (or its last record)
+
     def _live_move(self, src: int, dst: int) -> None:
         from ..core.errors import PosvizInputError
+        if self._drag_from is None:
+            self._drag_from = self.session.order.copy()
+            self._hold_undo()
         try:
             self.session.move(src, dst)
         except PosvizInputError as error:
@@ -335,21 +348,47 @@ class MainWindow(QMainWindow):
     def _drag_finished(self, before) -> None:
         """The whole drag, however many slots it passed, is one undo step."""
         token = self.session.tokens[self.strip.selected[0]] if self.strip.selected else "token"
-        self._push_order(before, f"Drag “{token}”")
+        self._record_drag(f"Drag “{token}”", ends=True)
 
     def _drag_cancelled(self, before) -> None:
-        self.session.set_order(before)
+        if self._drag_from is not None:       # back to where the drag (or its record) began
+            self.session.set_order(self._drag_from)
+        self._forget_drag()
+
+    def _record_drag(self, label: str = "Drag", ends: bool = False) -> None:
+        """Push the drag under way so far as one step; it goes on unless ``ends``."""
+        if self._drag_from is None:
+            return
+        before, self._drag_from = self._drag_from, None
+        self._push(order_step(self.session, before, label))
+        if not ends:
+            self._drag_from = self.session.order.copy()
+        self._hold_undo()
+
+    def _forget_drag(self) -> None:
+        self._drag_from = None
+        self._hold_undo()
+
+    def _hold_undo(self) -> None:
+        """Undo and redo wait while a drag is under way."""
+        dragging = self._drag_from is not None
+        self.undo_action.setEnabled(not dragging and self.undo_stack.canUndo())
+        self.redo_action.setEnabled(not dragging and self.undo_stack.canRedo())
 
     def _push(self, step) -> None:
         """Record an edit already made as one undo step (its first redo does nothing)."""
         if step is not None:
             self.undo_stack.push(step)
+            if self._drag_from is not None:     # a drag goes on from the step's result
+                self._drag_from = self.session.order.copy()
+            self._hold_undo()
 
     def _push_order(self, before, label: str) -> None:
         self._push(order_step(self.session, before, label))
 
     def reorder(self, label: str, method: str) -> None:
         """Shuffle / reverse / rotate / reset as one undo step."""
+        self._record_drag()
         self._push(edit_order(self.session, method, label=label))
 
     def swap_selected(self) -> None:
@@ -357,6 +396,7 @@ class MainWindow(QMainWindow):
         if len(slots) != 2:
             return
         from ..core.errors import PosvizInputError
+        self._record_drag()
         try:
             self._push(edit_order(self.session, "swap", *slots, label="Swap"))
         except PosvizInputError as error:
@@ -366,10 +406,12 @@ class MainWindow(QMainWindow):
         move = self.strip.movable_step(step)
         if move is None:
             return
+        self._record_drag()
         self._push(edit_order(self.session, "move", *move, label="Move chip"))
 
     def _positions_edited(self, positions) -> None:
         from ..core.errors import PosvizInputError
+        self._record_drag()
         try:        # an undo step too: undoing a text edit made before it undoes it first
             self._push(edit_positions(self.session, positions))
         except PosvizInputError as error:
