@@ -90,14 +90,18 @@ class Session:
         return None if limit is None else max(limit - self.positions.offset, 0)
 
     # -- text, model, positions, view -------------------------------------------------
-    def set_text(self, text: str, truncate: bool = False) -> None:
+    def set_text(self, text: str, truncate: bool = False, at_most: int | None = None) -> None:
         """New text: new tokens in their original order. Bad text changes nothing.
 
         A text longer than the model's positions raises PosvizInputError, or with
-        ``truncate`` is cut to fit (a final pinned token such as [SEP] is kept). The text
-        already held (tokenized the same) changes nothing, not even the order.
+        ``truncate`` is cut to fit (a final pinned token such as [SEP] is kept). ``at_most``
+        cuts it to that many tokens the same way (an undo step brings back a text cut to
+        fit exactly as it was cut, whatever room the model has now). The text already
+        held (tokenized the same) changes nothing, not even the order.
         """
         seq = self.backend.tokenize(text)
+        if at_most is not None:
+            seq = truncate_sequence(seq, at_most)
         if truncate:
             seq = truncate_sequence(seq, self.room())
         if text == self.text and seq == self.seq:

@@ -283,8 +283,7 @@ class TokenStrip(QWidget):
         if dragging:
             self._shown[index] = self._drag_point - self._grab_offset(index)
             self._relayout(animate=True)
-            if self._before != self.order:
-                self.dragFinished.emit(self._before)
+            self.dragFinished.emit(self._before)   # back where it began too: the drag is over
         self._before = None
         self._hover_at(event.position())
 

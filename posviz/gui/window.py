@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QDockWidget, QFrame, QHBoxLayout, QLabel, QLineEd
 
 from .actions import UndoPassesThrough, build_actions, icon, show_about
 from .collector import freeze_start_up
-from .commands import OrderCommand, TextCommand
+from .commands import edit_order, edit_positions, edit_text, history_fits, order_step
 from .controller import Controller
 from .export_dialog import export_figures, export_to
 from .token_strip import TokenStrip
@@ -255,10 +255,15 @@ class MainWindow(QMainWindow):
         elif isinstance(event, (TextChanged, ModelChanged)):
             s = self.session
             if isinstance(event, ModelChanged):
-                if event.tokens_changed:
-                    self.undo_stack.clear()    # its steps belong to the previous tokens
+                self._record_drag(ends=True)  # the strip forgets a drag under way
+                if event.tokens_changed or not history_fits(self.undo_stack,
+                                                            s.backend.max_positions):
+                    self.undo_stack.clear()    # its steps belong to the previous tokens,
+                                               # or bring back a text the model cannot hold
                 self._described = None
                 self.model_panel.show_spec(event.spec)
+            else:
+                self._forget_drag()           # (apply_text recorded the drag before)
             if self.text_edit.text() != s.text:
                 self.text_edit.setText(s.text)
             self._show_text_error("")
@@ -330,13 +335,14 @@ class MainWindow(QMainWindow):
         if text == s.text and not truncate:
             self._show_text_error("")
             return
-        before_text, before_order = s.text, s.order.copy()
+        self._record_drag()
         try:
-            s.set_text(text, truncate=truncate)
+            step = edit_text(s, text, truncate=truncate)
         except PosvizInputError as error:
             self._show_text_error(str(error), can_truncate=self._too_long(text))
             return
-        self.undo_stack.push(TextCommand(s, before_text, before_order, text))
+        self._show_text_error("")
+        self._push(step)
 
     def _too_long(self, text: str) -> bool:
         room = self.session.room()
@@ -357,8 +363,17 @@ class MainWindow(QMainWindow):
         self.text_edit.setText(sentence)
         self.apply_text()
 
+    # A drag changes the session at every slot it passes and becomes one undo step when
+    # the mouse is let go. Until then undo and redo wait (they would undo a step from
+    # under the drag); any other edit that arrives meanwhile (a typed text, a position,
+    # a toolbar reorder, a new model) first records the drag so far as a step of its own.
+    _drag_from = None                 # (n,) the order before the drag (or its last record)
+
     def _live_move(self, src: int, dst: int) -> None:
         from ..core.errors import PosvizInputError
+        if self._drag_from is None:
+            self._drag_from = self.session.order.copy()
+            self._hold_undo()
         try:
             self.session.move(src, dst)
         except PosvizInputError as error:
@@ -367,47 +382,72 @@ class MainWindow(QMainWindow):
     def _drag_finished(self, before) -> None:
         """The whole drag, however many slots it passed, is one undo step."""
         token = self.session.tokens[self.strip.selected[0]] if self.strip.selected else "token"
-        self._push_order(before, f"Drag “{token}”")
+        self._record_drag(f"Drag “{token}”", ends=True)
 
     def _drag_cancelled(self, before) -> None:
-        self.session.set_order(before)
+        if self._drag_from is not None:       # back to where the drag (or its record) began
+            self.session.set_order(self._drag_from)
+        self._forget_drag()
+
+    def _record_drag(self, label: str = "Drag", ends: bool = False) -> None:
+        """Push the drag under way so far as one step; it goes on unless ``ends``."""
+        if self._drag_from is None:
+            return
+        before, self._drag_from = self._drag_from, None
+        self._push(order_step(self.session, before, label))
+        if not ends:
+            self._drag_from = self.session.order.copy()
+        self._hold_undo()
+
+    def _forget_drag(self) -> None:
+        self._drag_from = None
+        self._hold_undo()
+
+    def _hold_undo(self) -> None:
+        """Undo and redo wait while a drag is under way."""
+        dragging = self._drag_from is not None
+        self.undo_action.setEnabled(not dragging and self.undo_stack.canUndo())
+        self.redo_action.setEnabled(not dragging and self.undo_stack.canRedo())
+
+    def _push(self, step) -> None:
+        """Record an edit already made as one undo step (its first redo does nothing)."""
+        if step is not None:
+            self.undo_stack.push(step)
+            if self._drag_from is not None:     # a drag goes on from the step's result
+                self._drag_from = self.session.order.copy()
+            self._hold_undo()
 
     def _push_order(self, before, label: str) -> None:
-        """Record a reorder already made as one undo step (its first redo does nothing)."""
-        if list(before) != list(self.session.order):
-            self.undo_stack.push(OrderCommand(self.session, before, self.session.order, label))
+        self._push(order_step(self.session, before, label))
 
     def reorder(self, label: str, method: str) -> None:
         """Shuffle / reverse / rotate / reset as one undo step."""
-        before = self.session.order.copy()
-        getattr(self.session, method)()
-        self._push_order(before, label)
+        self._record_drag()
+        self._push(edit_order(self.session, method, label=label))
 
     def swap_selected(self) -> None:
         slots = self.strip.selected_slots()
         if len(slots) != 2:
             return
         from ..core.errors import PosvizInputError
-        before = self.session.order.copy()
+        self._record_drag()
         try:
-            self.session.swap(*slots)
+            self._push(edit_order(self.session, "swap", *slots, label="Swap"))
         except PosvizInputError as error:
             self._state(str(error), error=True)
-            return
-        self._push_order(before, "Swap")
 
     def move_selected(self, step: int) -> None:
         move = self.strip.movable_step(step)
         if move is None:
             return
-        before = self.session.order.copy()
-        self.session.move(*move)
-        self._push_order(before, "Move chip")
+        self._record_drag()
+        self._push(edit_order(self.session, "move", *move, label="Move chip"))
 
     def _positions_edited(self, positions) -> None:
         from ..core.errors import PosvizInputError
-        try:
-            self.session.set_positions(positions)
+        self._record_drag()
+        try:        # an undo step too: undoing a text edit made before it undoes it first
+            self._push(edit_positions(self.session, positions))
         except PosvizInputError as error:
             self.model_panel.show_positions_error(str(error))
 
