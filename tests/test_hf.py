@@ -575,3 +575,13 @@ def test_gguf_progress_bar_is_quiet_only_while_loading(monkeypatch, off):
     with workarounds.quiet_gguf_progress(False):
         assert module.tqdm is original
     assert module.tqdm is original
+
+
+def test_word_pieces_are_marked_only_where_the_tokenizer_marks_word_starts():
+    from posviz.core.hf.backend import mark_word_pieces
+    pinned = (True, False, False, False, False, False)
+    raws = ["<s>", "play", "ing", "Ġball", ",", "Ġok"]
+    pieces = ["<s>", "play", "ing", "ball", ",", "ok"]
+    assert mark_word_pieces(pieces, raws, pinned) == ["<s>", "play", "##ing", "ball", ",", "ok"]
+    wordpiece = ["[CLS]", "play", "##ing", "ball", ",", "ok"]        # marks its own
+    assert mark_word_pieces(wordpiece, wordpiece, pinned) == wordpiece

@@ -51,3 +51,13 @@ def test_causal_leak_in_a_trained_decoder(smollm2):
         .last_token_change
     assert np.all(last[:2] < 1e-4)
     assert np.all(last[2:] > 1e-3)
+
+
+def test_pieces_inside_a_word_are_marked_as_wordpiece_marks_them(smollm2):
+    seq = smollm2.tokenize("unbelievably tokenized words, fine")
+    raws = smollm2.tokenizer.convert_ids_to_tokens(list(seq.ids))
+    for k, (label, raw, pinned) in enumerate(zip(seq.tokens, raws, seq.pinned)):
+        inside = k > 0 and not pinned and raw[:1].isalnum() and not raw.startswith("Ġ")
+        assert label.startswith("##") == inside
+    words = " ".join(seq.tokens).replace(" ##", "")
+    assert "tokenized" in words.split() and "," in words.split()
