@@ -1,5 +1,9 @@
 """Shared test set-up: headless Qt, one BLAS thread, no network, private settings."""
+import contextlib
 import os
+import shutil
+import subprocess
+import time
 
 # Before any Qt or numpy import: Qt tests run without a display unless a test asks for
 # one, numpy's BLAS does not compete with torch for the cores, nothing is downloaded.
@@ -24,3 +28,47 @@ def private_settings(tmp_path, monkeypatch):
     path = tmp_path / "posviz-settings.ini"
     monkeypatch.setenv("POSVIZ_SETTINGS", str(path))
     return path
+
+
+@pytest.fixture
+def window(qtbot):
+    """The real main window, shown offscreen, with its first evaluation painted."""
+    from posviz.gui.app import make_settings
+    from posviz.gui.window import MainWindow
+
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitSignal(w.controller.evaluated, timeout=30_000):
+        w.start()
+    return w
+
+
+@contextlib.contextmanager
+def xvfb(screen: str, needs=("Xvfb",)):
+    """A private X server (Xvfb) of this screen size, e.g. "1600x1000"; the display name.
+    Skips the test where a needed program is missing or no server starts."""
+    missing = [program for program in needs if not shutil.which(program)]
+    if missing:
+        pytest.skip(f"needs {' and '.join(missing)} (apt-get install xvfb xdotool)")
+    number = next((k for k in range(90, 190)
+                   if not os.path.exists(f"/tmp/.X11-unix/X{k}")
+                   and not os.path.exists(f"/tmp/.X{k}-lock")), None)
+    if number is None:
+        pytest.skip("no free X display number")
+    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", f"{screen}x24",
+                               "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):     # the server's socket
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            pytest.skip("Xvfb did not start")
+        time.sleep(0.05)
+    try:
+        yield f":{number}"
+    finally:
+        server.terminate()
+        server.wait(5)

@@ -20,9 +20,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from posviz.core.config import ModelConfig, Positions  # noqa: E402
 from posviz.core.document import ModelSpec  # noqa: E402
-from posviz.gui.app import make_settings  # noqa: E402
 from posviz.gui.model_panel import CONFIG_FIELDS  # noqa: E402
-from posviz.gui.window import MainWindow  # noqa: E402
 
 TIMEOUT = 30_000
 ACTIONS = 1000
@@ -43,18 +41,6 @@ TEXTS = ("the cat sat on the mat",
 # (3 heads do not divide 32; RoPE needs an even head width: 24 / 8 = 3)
 CHOICES = {"layers": (1, 2, 3), "heads": (1, 2, 3, 4, 8), "d_model": (16, 24, 32),
            "d_ff": (0, 32), "pe_scale": (0.0, 0.5, 1.0, 2.0), "seed": (0, 1, 7)}
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(make_settings())
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
-        w.start()
-    return w
 
 
 def is_settled(w) -> bool:

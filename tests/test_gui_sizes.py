@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
 
 import pytest
+from conftest import xvfb
 
 pytestmark = pytest.mark.xvfb
 
@@ -71,31 +70,10 @@ app.exec()
 """
 
 
-def free_display() -> int:
-    for number in range(140, 190):
-        if not os.path.exists(f"/tmp/.X11-unix/X{number}") and \
-                not os.path.exists(f"/tmp/.X{number}-lock"):
-            return number
-    pytest.skip("no free X display number")
-
-
 @pytest.fixture
 def display():
-    if not shutil.which("Xvfb"):
-        pytest.skip("needs Xvfb (apt-get install xvfb)")
-    number = free_display()
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1920x1080x24",
-                               "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            pytest.skip("Xvfb did not start")
-        time.sleep(0.05)
-    yield f":{number}"
-    server.terminate()
-    server.wait(5)
+    with xvfb("1920x1080", needs=("Xvfb",)) as name:
+        yield name
 
 
 def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path):

@@ -38,18 +38,6 @@ class PinnedBackend(BuiltinBackend):
         return TokenSequence(tokens, tokens, (True,) + seq.pinned + (True,))
 
 
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(make_settings())
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
-        w.start()
-    return w
-
-
 def settled(qtbot, w):
     """Wait until the painted evaluation is the one for the session's current state."""
     s = w.controller.session

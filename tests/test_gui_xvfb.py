@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+from conftest import xvfb
 
 pytestmark = pytest.mark.xvfb
 
@@ -54,31 +54,10 @@ app.exec()
 """
 
 
-def free_display() -> int:
-    for number in range(90, 140):
-        if not os.path.exists(f"/tmp/.X11-unix/X{number}") and \
-                not os.path.exists(f"/tmp/.X{number}-lock"):
-            return number
-    pytest.skip("no free X display number")
-
-
 @pytest.fixture
 def display():
-    if not (shutil.which("Xvfb") and shutil.which("xdotool")):
-        pytest.skip("needs Xvfb and xdotool (apt-get install xvfb xdotool)")
-    number = free_display()
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1600x1000x24",
-                               "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            pytest.skip("Xvfb did not start")
-        time.sleep(0.05)
-    yield f":{number}"
-    server.terminate()
-    server.wait(5)
+    with xvfb("1600x1000", needs=("Xvfb", "xdotool")) as name:
+        yield name
 
 
 def lines(process) -> queue.Queue:
