@@ -527,3 +527,12 @@ def test_a_new_look_is_asked_for_and_the_old_mosaic_stays_until_it_comes(panel):
     assert len(asked) == 4 and asked[-1] == panel.look()
     panel.show(shown)                           # and not twice
     assert len(asked) == 4
+
+
+def test_the_mosaic_colour_bar_says_what_it_measures(qtbot):
+    from posviz.gui.plots.attention import MosaicFigure, mosaic_look
+    figure = MosaicFigure()
+    qtbot.addWidget(figure)
+    assert figure.bar.axis.labelText == "difference"
+    figure._set_look(mosaic_look(Selection(mosaic="original")))
+    assert figure.bar.axis.labelText == "attention weight"

@@ -184,6 +184,11 @@ class _TileImage(HeatmapImage):
             super().mouseClickEvent(ev)
 
 
+# What the mosaic's colour bar measures, by mode (the attention figure's bars say the same).
+BAR_LABELS = {"difference": "difference", "original": "attention weight",
+              "reordered": "attention weight"}
+
+
 class MosaicFigure(Figure):
     """Every layer × head as one image (one ImageItem for all tiles: cheap to paint).
 
@@ -216,7 +221,8 @@ class MosaicFigure(Figure):
         # The image arrives coloured (see core.mosaic.Mosaic): the bar shows the same
         # map and levels, and is not linked to the image.
         self.look = mosaic_look(Selection())
-        self.bar = style.color_bar(self.look.levels, style.DIVERGING)
+        self.bar = style.color_bar(self.look.levels, style.DIVERGING,
+                                   BAR_LABELS[self.look.mode])
         self.canvas.addItem(self.bar, row=0, col=1)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.vb.sigResized.connect(self._relayout)
@@ -237,6 +243,7 @@ class MosaicFigure(Figure):
         name = style.DIVERGING if look.mode == "difference" else style.SEQUENTIAL
         self.bar.setColorMap(style.colormap(name))
         self.bar.setLevels(look.levels)
+        self.bar.axis.setLabel(BAR_LABELS[look.mode], color="#202020")
 
     # -- geometry -------------------------------------------------------------------
     @property
