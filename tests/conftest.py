@@ -3,6 +3,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 # Before any Qt or numpy import: Qt tests run without a display unless a test asks for
@@ -12,6 +13,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pytest  # noqa: E402
+
+from posviz.core.backend import BuiltinBackend  # noqa: E402
 
 try:                # as the app does (posviz.gui.app.main), before torch is imported
     import PySide6.QtCore  # noqa: E402,F401
@@ -72,3 +75,45 @@ def xvfb(screen: str, needs=("Xvfb",)):
     finally:
         server.terminate()
         server.wait(5)
+
+
+@pytest.fixture
+def views(monkeypatch):
+    """Stands in for core.views: records what it is handed and on which thread, stops
+    when asked to, and answers ("views of", order)."""
+    import threading
+    import types
+    from dataclasses import dataclass
+
+    import posviz.core
+    from posviz.core.errors import Cancelled
+
+    fake = types.ModuleType("posviz.core.views")
+
+    @dataclass(frozen=True)
+    class Shown:
+        evaluation: object
+        views: object
+
+    def build_views(ev, look, should_stop=None):
+        fake.calls.append((ev, look, should_stop))
+        fake.threads.append(threading.current_thread())
+        if should_stop is not None and should_stop():
+            raise Cancelled("views")
+        return ("views of", tuple(ev.order))
+    fake.Shown, fake.build_views, fake.calls, fake.threads = Shown, build_views, [], []
+    monkeypatch.setitem(sys.modules, "posviz.core.views", fake)
+    monkeypatch.setattr(posviz.core, "views", fake, raising=False)
+    return fake
+
+
+class CountingBackend(BuiltinBackend):
+    """The built-in backend, keeping every order it runs in ``runs``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.runs = []
+
+    def run(self, seq, order, position_ids, should_stop=None):
+        self.runs.append(order.tolist())
+        return super().run(seq, order, position_ids, should_stop)

@@ -6,10 +6,7 @@ views (the look) and what it hands on (the Shown) can be checked; waits are on s
 from __future__ import annotations
 
 import os
-import sys
 import threading
-import types
-from dataclasses import dataclass
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -17,7 +14,6 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QObject, Signal  # noqa: E402
 
-import posviz.core  # noqa: E402
 from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig, Positions  # noqa: E402
 from posviz.core.document import ModelSpec, Selection  # noqa: E402
@@ -28,25 +24,6 @@ from posviz.gui.controller import Controller  # noqa: E402
 
 TIMEOUT = 30_000
 SMALL = ModelConfig(layers=2, heads=2, d_model=16)
-
-
-@pytest.fixture
-def views(monkeypatch):
-    """Stands in for core.views: records the look and the thread it was called on."""
-    fake = types.ModuleType("posviz.core.views")
-
-    @dataclass(frozen=True)
-    class Shown:
-        evaluation: object
-        views: object
-
-    def build_views(ev, look, should_stop=None):
-        fake.calls.append((look, threading.current_thread()))
-        return "views"
-    fake.Shown, fake.build_views, fake.calls = Shown, build_views, []
-    monkeypatch.setitem(sys.modules, "posviz.core.views", fake)
-    monkeypatch.setattr(posviz.core, "views", fake, raising=False)
-    return fake
 
 
 @pytest.fixture
@@ -64,8 +41,8 @@ def test_start_builds_the_session_and_shows_it_reversed(controller, views):
     assert c.session.tokens == ("one", "two", "three", "four")
     assert c.session.order.tolist() == [3, 2, 1, 0]
     assert c.last_shown.evaluation.order.tolist() == [3, 2, 1, 0]
-    assert c.last_shown.views == "views" and c.generation_painted()
-    look, thread = views.calls[-1]
+    assert c.last_shown.views == ("views of", (3, 2, 1, 0)) and c.generation_painted()
+    look, thread = views.calls[-1][1], views.threads[-1]
     assert look == "the look" and thread is not threading.main_thread()
 
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import queue
 import sys
-import types
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from conftest import CountingBackend
 
-import posviz.core
 from posviz.core import scheduler as sched
 from posviz.core.backend import BuiltinBackend
 from posviz.core.config import ModelConfig, Positions
@@ -28,37 +26,6 @@ WAIT = 30                    # seconds: a failsafe against hanging, never a meas
 @pytest.fixture
 def done():
     return queue.Queue()
-
-
-@pytest.fixture
-def views(monkeypatch):
-    """Stands in for core.views: records what the runner hands it."""
-    fake = types.ModuleType("posviz.core.views")
-
-    @dataclass(frozen=True)
-    class Shown:
-        evaluation: object
-        views: object
-
-    def build_views(ev, look, should_stop=None):
-        fake.calls.append((ev, look, should_stop))
-        if should_stop is not None and should_stop():
-            raise Cancelled("views")
-        return ("views of", tuple(ev.order))
-    fake.Shown, fake.build_views, fake.calls = Shown, build_views, []
-    monkeypatch.setitem(sys.modules, "posviz.core.views", fake)
-    monkeypatch.setattr(posviz.core, "views", fake, raising=False)
-    return fake
-
-
-class CountingBackend(BuiltinBackend):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.runs = []
-
-    def run(self, seq, order, position_ids, should_stop=None):
-        self.runs.append(order.tolist())
-        return super().run(seq, order, position_ids, should_stop)
 
 
 SMALL = ModelConfig(layers=2, heads=2, d_model=16)

@@ -184,6 +184,17 @@ def test_colour_matches_what_pyqtgraph_paints(qtbot):
             assert painted.pixel(col, row) == int(ours[row, col]), (row, col)
 
 
+
+def assert_tiles_painted(mosaic, shown, expected) -> None:
+    """Sample pixels of two tiles equal ``expected`` (L, h, m, m) ARGB; the gap is clear."""
+    n = expected.shape[-1]
+    for layer, head in ((1, 0), (2, 1)):
+        x, y = mosaic.tile_origin(layer, head)
+        for q, k in ((0, 0), (n - 1, 2), (3, n - 1)):
+            assert shown.pixel(x + k, y + q) == int(expected[layer - 1, head, q, k])
+    x, y = mosaic.tile_origin(1, 0)
+    assert QtGui.QColor.fromRgba(shown.pixel(x + n, y)).alpha() == 0    # the gap
+
 def test_mosaic_pixels_follow_the_difference_range(panel, qtbot):
     """Prepared on the worker for one range, shown after the user picked another: the
     panel asks for the range on screen, and the mosaic prepared in it has its pixels,
@@ -203,13 +214,7 @@ def test_mosaic_pixels_follow_the_difference_range(panel, qtbot):
     table = style.argb_table(style.DIVERGING)
     expected = colour(tiles, table, (-0.01, 0.01))
     assert not np.array_equal(expected, colour(tiles, table, (-0.3, 0.3)))
-    n = tiles.shape[-1]
-    for layer, head in ((1, 0), (2, 1)):
-        x, y = mosaic.tile_origin(layer, head)
-        for q, k in ((0, 0), (n - 1, 2), (3, n - 1)):
-            assert shown.pixel(x + k, y + q) == int(expected[layer - 1, head, q, k])
-    x, y = mosaic.tile_origin(1, 0)
-    assert QtGui.QColor.fromRgba(shown.pixel(x + n, y)).alpha() == 0    # the gap
+    assert_tiles_painted(mosaic, shown, expected)
 
 
 def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
@@ -471,13 +476,7 @@ def test_heatmaps_paint_the_same_pixels_with_the_workaround_off(qtbot, monkeypat
     shown = mosaic.image.qimage
     tiles = panel.displayed()["attention_mosaic"]["difference"]           # (L, h, n, n)
     expected = colour(tiles, style.argb_table(style.DIVERGING), (-0.01, 0.01))
-    n = tiles.shape[-1]
-    for layer, head in ((1, 0), (2, 1)):
-        x, y = mosaic.tile_origin(layer, head)
-        for q, k in ((0, 0), (n - 1, 2), (3, n - 1)):
-            assert shown.pixel(x + k, y + q) == int(expected[layer - 1, head, q, k])
-    x, y = mosaic.tile_origin(1, 0)
-    assert QtGui.QColor.fromRgba(shown.pixel(x + n, y)).alpha() == 0    # the gap
+    assert_tiles_painted(mosaic, shown, expected)
     attention.original.image.render()
     original = colour(ev.reference.attention[0, 0], style.argb_table(style.SEQUENTIAL),
                       style.ATTENTION_LEVELS)

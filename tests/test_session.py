@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import CountingBackend
 
 from posviz.core.backend import BuiltinBackend, TokenSequence
 from posviz.core.config import ModelConfig, Positions
@@ -21,16 +22,6 @@ class PinnedBackend(BuiltinBackend):
         seq = super().tokenize(text)
         tokens = ("[CLS]",) + seq.tokens + ("[SEP]",)
         return TokenSequence(tokens, tokens, (True,) + seq.pinned + (True,))
-
-
-class CountingBackend(BuiltinBackend):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.runs = []
-
-    def run(self, seq, order, position_ids, should_stop=None):
-        self.runs.append(order.tolist())
-        return super().run(seq, order, position_ids, should_stop)
 
 
 def test_edits_change_the_order_and_notify():
