@@ -396,7 +396,7 @@ def _bad_json(folder):
 
 def _unsupported(folder):
     config = json.loads((folder / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**config, "model_type": "t5"}))
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "bart"}))
 
 
 def _corrupt_weights(folder):
@@ -434,7 +434,7 @@ def _missing_tensors(folder):
     (_missing_tensors, "lack [0-9]+ tensors"),
     (_no_config, "no config.json"),
     (_bad_json, "not valid JSON"),
-    (_unsupported, "model type 't5' is not supported"),
+    (_unsupported, "model type 'bart' is not supported: it is an encoder-decoder"),
     (_corrupt_weights, "cannot read the weights"),
     (_truncated_weights, "cannot read the weights"),
     (_no_weights, "holds no weights"),

@@ -82,6 +82,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                        help="a real pretrained model: a local folder, a name in the local "
                             "Hugging Face cache, or a bundled model: "
                             f"{bundled_models()} (default: the built-in model)")
+    model.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
+                       help="where a --model runs: auto picks an accelerator torch has, "
+                            "else the CPU (default: cpu)")
     for name in BUILTIN_ONLY:
         _add_option(model, name)
     positions = parser.add_argument_group("positions")
@@ -144,7 +147,10 @@ def build_backend(args: argparse.Namespace, config: ModelConfig | None,
     ``say``, when given, is told each step of loading or building."""
     if args.model:
         from ..core.hf import load_backend
-        return load_backend(args.model, progress=say) if say else load_backend(args.model)
+        options = {"device": getattr(args, "device", "cpu"),
+                   "n_tokens": 2 * len((args.text or "").split()) + 64}   # a generous guess
+        return (load_backend(args.model, progress=say, **options) if say
+                else load_backend(args.model, **options))
     if say:
         say("building the model")
     from ..core.backend import BuiltinBackend

@@ -98,3 +98,78 @@ def check_fits(config: ModelConfig, n: int) -> None:
             f"this model needs about {size_text(need)} for {n} tokens, but only "
             f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory): "
             f"use a smaller width, fewer layers or a shorter text")
+
+
+# -- real models ---------------------------------------------------------------------
+# A real model is read as float32 whatever its checkpoint holds; a GGUF file is
+# de-quantized, which takes up to 8 times its size (4-bit weights).
+GGUF_GROWTH = 8
+CHECKPOINT_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2,
+                    "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+
+
+def _safetensors_values(path) -> int | None:
+    """The number of values in a safetensors file, from its header alone."""
+    import json
+    import math
+    import struct
+    try:
+        with open(path, "rb") as file:
+            size = struct.unpack("<Q", file.read(8))[0]
+            if size > min(path.stat().st_size, 1 << 28):      # not a safetensors header
+                return None
+            header = json.loads(file.read(size))
+        return sum(int(math.prod(entry["shape"])) for name, entry in header.items()
+                   if name != "__metadata__")
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, struct.error):
+        return None
+
+
+def checkpoint_weights(folder, gguf_file: str | None, config: dict | None) -> int:
+    """Bytes the weights take once read as float32: counted from safetensors headers,
+    else from the .bin files' sizes and the checkpoint's dtype, else the GGUF size."""
+    from pathlib import Path
+    folder = Path(folder)
+    if gguf_file:
+        return (folder / gguf_file).stat().st_size * GGUF_GROWTH
+    files = sorted(folder.glob("*.safetensors"))
+    if files:
+        counts = [_safetensors_values(f) for f in files]
+        if None not in counts:
+            return 4 * sum(counts)
+        return sum(f.stat().st_size for f in files) * 2
+    stored = _DTYPE_BYTES.get(str((config or {}).get("torch_dtype") or
+                                  (config or {}).get("dtype") or "float32"), 4)
+    return sum(f.stat().st_size for f in folder.glob("*.bin")) * 4 // stored
+
+
+def _first(config: dict, *names, default=0) -> int:
+    return next((int(config[n]) for n in names if isinstance(config.get(n), int)), default)
+
+
+def forward_bytes(config: dict | None, n: int) -> int:
+    """Bytes of the recorded forwards of n tokens: one Trace holds attention L·h·n² and
+    hidden states and branches (3L+1)·n·d in float32, and ``WORKING_FACTOR`` are alive
+    at the peak (the original order's, the reordered one's recorded and stacked)."""
+    config = config or {}
+    L = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers", default=32)
+    h = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads", default=32)
+    d = _first(config, "hidden_size", "n_embd", "d_model", "dim", default=4096)
+    per_trace = 4 * (L * h * n * n + (3 * L + 1) * n * d)
+    return WORKING_FACTOR * per_trace
+
+
+def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int) -> None:
+    """Raise PosvizInputError naming both sizes when a real model's weights and its
+    forwards at n tokens would not fit in the memory that is free."""
+    limit = limit_bytes()
+    if limit is None:
+        return
+    weights = checkpoint_weights(folder, gguf_file, config)
+    running = forward_bytes(config, max(n, 1))
+    if weights + running > limit:
+        raise PosvizInputError(
+            f"this model needs about {size_text(weights)} for its weights and "
+            f"{size_text(running)} for one run with attentions at {n} tokens, but only "
+            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)")

@@ -1,9 +1,10 @@
 """Real pretrained models from Hugging Face, offline, behind the Backend interface.
 
-Three families are read: BERT-like encoders (learned absolute positions, bidirectional),
-GPT-2 (learned absolute positions, causal) and Llama-like decoders (RoPE, causal,
-grouped-query attention). A model comes from a local folder, the local Hugging Face hub
-cache, or a model bundled as a Python package; posviz never downloads.
+The families of core.hf.families are read: BERT, RoBERTa, DistilBERT, GPT-2, OPT,
+GPT-NeoX, Llama-like decoders (Llama, Mistral, Qwen2, Phi-3, Gemma), BLOOM, the T5
+encoder and ModernBERT, each with its own positional scheme computed by transformers. A
+model comes from a local folder, the local Hugging Face hub cache, or a model bundled
+as a Python package; posviz never downloads.
 
 Importing this package and ``available_models()`` import neither torch nor transformers;
 ``load_backend`` imports them when a model is loaded.
@@ -11,11 +12,12 @@ Importing this package and ``available_models()`` import neither torch nor trans
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import PosvizInputError
 from .sources import (BUNDLED, FAMILIES, ModelSource, available_models, cached_models,
-                      first_line, gguf_readable, hub_cache_dir, read_config, resolve)
+                      gguf_readable, hub_cache_dir, read_config, resolve, unsupported)
 from .workarounds import go_offline, quiet_gguf_progress
 
 if TYPE_CHECKING:
@@ -37,20 +39,28 @@ def __getattr__(name: str):
 _QUIET_LOADING = threading.Lock()
 
 
-def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "HFBackend":
+def load_backend(spec: str, progress: Callable[..., None] | None = None,
+                 device: str = "cpu", should_stop: Callable[[], bool] | None = None,
+                 n_tokens: int = 0) -> "HFBackend":
     """Load a model by bundled name, folder or cached name, without touching the network.
 
-    Raises PosvizInputError with one line for a missing folder, a folder that is not a
-    transformer, corrupt weights, a missing tokenizer or an unsupported family.
+    ``progress(step, done=None, total=None)`` is told each step, and the count of tensors
+    read where it is known (a one-argument ``progress(step)`` is told the steps only).
+    ``device`` is "cpu", "cuda", "mps" or "auto". The memory the weights and one forward
+    of ``n_tokens`` need is checked before anything is read. When ``should_stop()`` turns
+    True, raises errors.Cancelled with what was read freed. Raises PosvizInputError with
+    one line for a missing folder, a folder that is not a transformer, corrupt weights,
+    a missing tokenizer, an unsupported family, too little memory or an absent device.
     """
-    say = progress or (lambda step: None)
+    say = _teller(progress)
     say("reading config")
     folder, gguf_file, name = resolve(spec)
-    if gguf_file is None:
-        read_config(folder)
-    elif not gguf_readable():
+    config = read_config(folder) if gguf_file is None else None
+    if gguf_file is not None and not gguf_readable():
         raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
                                "(pip install gguf accelerate)")
+    from ..memory import check_model_fits
+    check_model_fits(folder, gguf_file, config, n_tokens)
     go_offline()                                # before huggingface_hub is imported
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
@@ -58,51 +68,60 @@ def load_backend(spec: str, progress: Callable[[str], None] | None = None) -> "H
     except ImportError as error:
         raise PosvizInputError(f"real models need the 'models' extra ({error.name} is "
                                f"missing): pip install 'posviz[models]'") from None
+    from .loading import pick_device, read_model
+    device = pick_device(device)
 
     extra = {"gguf_file": gguf_file} if gguf_file else {}
-    with _QUIET_LOADING:    # one load at a time changes transformers' global settings
-        tokenizer, model, info = _read_model(folder, extra, bool(gguf_file), say)
-    family = FAMILIES.get(model.config.model_type)
+    kind = config["model_type"] if config else gguf_model_type(folder / gguf_file)
+    family = FAMILIES.get(kind)
     if family is None:
-        raise PosvizInputError(f"model type {model.config.model_type!r} is not supported")
-    missing = [key for key in info.get("missing_keys", ()) if not key.startswith("pooler.")]
-    if missing:
-        raise PosvizInputError(f"the weights in {folder} lack {len(missing)} tensors the "
-                               f"model needs (e.g. {missing[0]})")
+        raise PosvizInputError(unsupported(kind))
+    with _QUIET_LOADING:    # one load at a time changes transformers' global settings
+        with _quiet_transformers(), quiet_gguf_progress(bool(gguf_file)):
+            tokenizer, model, head = read_model(folder, extra, bool(gguf_file), family, say,
+                                                should_stop, device)
     say("ready")
     from .backend import HFBackend
-    return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")))
+    return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
+                     head=head, device=device)
 
 
-def _read_model(folder, extra: dict, gguf: bool, say):
-    """Tokenizer, model and loading info, with transformers' notes and bars silenced
-    (``say`` reports the steps instead); its logging settings are put back after."""
-    import torch
+def _teller(progress):
+    """progress as a three-argument callable, whatever it accepts."""
+    if progress is None:
+        return lambda step, done=None, total=None: None
+    try:
+        import inspect
+        inspect.signature(progress).bind("step", 0, 0)
+        return progress
+    except (TypeError, ValueError):
+        return lambda step, done=None, total=None: (progress(step) if done is None
+                                                    else None)
+
+
+def gguf_model_type(path) -> str:
+    """The architecture a GGUF file declares (as transformers names the model type)."""
+    try:
+        from gguf import GGUFReader
+        field = GGUFReader(path).fields["general.architecture"]
+        return bytes(field.parts[field.data[0]]).decode()
+    except Exception:                            # noqa: BLE001 (read by transformers later)
+        return "llama"
+
+
+@contextmanager
+def _quiet_transformers():
+    """transformers' loading notes and progress bars silenced (``progress`` reports the
+    steps instead); its logging settings are put back after."""
     import transformers
-    from transformers import AutoModel, AutoTokenizer
 
     log = transformers.logging
     verbosity, bars = log.get_verbosity(), log.is_progress_bar_enabled()
-    log.set_verbosity_error()                   # loading notes and progress bars are not
-    log.disable_progress_bar()                  # the user's concern: progress() reports
+    log.set_verbosity_error()
+    log.disable_progress_bar()
     try:
-        say("loading tokenizer")
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
-        except Exception as error:               # each tokenizer class fails differently
-            raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
-                                   f"{first_line(error)}") from None
-        say("de-quantizing weights" if gguf else "loading weights")
-        try:
-            with quiet_gguf_progress(gguf):
-                model, info = AutoModel.from_pretrained(
-                    folder, local_files_only=True, attn_implementation="eager",
-                    dtype=torch.float32, output_loading_info=True, **extra)
-        except Exception as error:
-            raise PosvizInputError(f"cannot read the weights in {folder} (corrupt or "
-                                   f"incomplete?): {first_line(error)}") from None
+        yield
     finally:
         log.set_verbosity(verbosity)
         if bars:
             log.enable_progress_bar()
-    return tokenizer, model, info

@@ -1,6 +1,8 @@
 """A Hugging Face base model behind posviz's Backend interface: tokens in, Trace out."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import torch
 
@@ -8,7 +10,8 @@ from ..backend import TokenSequence
 from ..errors import PosvizInputError
 from ..hooks import ATTN_OUT, FINAL, MLP_OUT, Recorder, trace_from
 from ..trace import Trace
-from . import layout
+from . import families, layout
+from .families import FAMILY
 
 STRUCTURAL = ("cls_token_id", "sep_token_id", "bos_token_id", "eos_token_id", "pad_token_id")
 
@@ -24,30 +27,44 @@ def structural_ids(tokenizer) -> frozenset[int]:
 
 
 class HFBackend:
-    """A Hugging Face base model that runs one ordering of tokens into a Trace.
+    """A Hugging Face model that runs one ordering of tokens into a Trace.
 
-    The Trace holds what transformers itself computes, recorded through forward hooks
-    on its modules under the names of core.hooks (eager attention, so the weights
-    exist): hidden[0] is the block input (BERT: the normalized sum of token, position
-    and segment embeddings; GPT-2: token plus position embeddings; Llama: token
-    embeddings, RoPE acting inside attention), hidden[l] the output of block l, and for
-    the pre-norm decoders hidden[L] comes after the final norm. attn_out and mlp_out are
-    the two branches of each block.
+    The Trace holds what transformers itself computes when the model is called the
+    ordinary way on the reordered tokens (eager attention, its own position handling:
+    offsets, rotary, ALiBi, relative buckets), recorded through forward hooks on its
+    modules under the names of core.hooks: hidden[0] is the block input (BERT: the
+    normalized sum of token, position and segment embeddings; GPT-2: token plus position
+    embeddings; Llama: token embeddings, RoPE acting inside attention), hidden[l] the
+    output of block l, and hidden[L] what the model returns as its last hidden state
+    (after the final norm of a pre-norm model). attn_out and mlp_out are the two
+    branches of each block.
+
+    ``model`` is the loaded model, with its LM head when the checkpoint has one
+    (``head`` "causal" or "masked"); ``base`` the transformer inside it that is tapped.
     """
 
     dtype = "float32"
 
-    def __init__(self, model, tokenizer, family: str, name: str, path: str):
+    def __init__(self, model, tokenizer, family: str, name: str, path: str,
+                 head: str | None = None, device: str = "cpu"):
         self.model = model.eval()
+        self.base = model.base_model if head else model
+        self.head = head
         self.tokenizer = tokenizer
         self.family = family
         self.name = name
         self.path = path
+        self.device = device
         cfg = model.config
-        self.max_positions = (getattr(cfg, "max_position_embeddings", None)
-                              or getattr(cfg, "n_positions", None))
-        self.position_encoding = "rope" if family == "llama" else "learned"
-        self.mask = "bidirectional" if family == "bert" else "causal"
+        kind = FAMILY[family]
+        self.position_encoding = kind.position_encoding
+        self.mask = kind.mask
+        self.position_offset = families.position_offset(family, cfg)
+        self.max_positions = families.max_positions(family, cfg)
+        self._id_shift = families.id_shift(family, cfg)
+        self._blocks = len(layout.blocks(self.base, family))
+        takes = inspect.signature(self.base.forward).parameters
+        self._use_cache = "use_cache" in takes
         self._structural = structural_ids(tokenizer)          # pinned
         self._special = set(tokenizer.all_special_ids)       # shown as written, e.g. [UNK]
 
@@ -88,42 +105,60 @@ class HFBackend:
         hooks); True raises errors.Cancelled and abandons the forward.
         """
         n = len(order)
-        top = int(np.max(position_ids)) if n else 0
-        if self.max_positions is not None and top >= self.max_positions:
-            raise PosvizInputError(f"position {top} is beyond the "
-                                   f"{self.max_positions} positions of {self.name}")
+        self.check_positions(position_ids)
         recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT))
         self.record([seq.ids[i] for i in order], position_ids, recorder)
         return trace_from(
-            recorder, self.model.config.num_hidden_layers,
+            recorder, self._blocks,
             tokens=tuple(seq.tokens[i] for i in order),
             position_ids=np.asarray(position_ids),
             extras={"model": self.name, "family": self.family,
                     "position_encoding": self.position_encoding, "mask": self.mask,
-                    "final_norm": self.family != "bert"})
+                    "final_norm": FAMILY[self.family].final_norm})
 
-    def record(self, ids, position_ids, recorder: Recorder) -> None:
-        """One forward of the (n,) token ids at the (n,) position ids with the model's
-        modules tapped by ``recorder`` (core.hf.layout), hooks removed afterwards.
+    def check_positions(self, position_ids) -> None:
+        """Refuse position ids the model cannot take: beyond its table, or other than the
+        slots 0..n-1 for a model that has no position ids (ALiBi, relative buckets)."""
+        pos = np.asarray(position_ids)
+        top = int(pos.max()) if pos.size else 0
+        if self.max_positions is not None and top >= self.max_positions:
+            raise PosvizInputError(f"position {top} is beyond the "
+                                   f"{self.max_positions} positions of {self.name}")
+        if not FAMILY[self.family].position_ids and not np.array_equal(pos,
+                                                                       np.arange(pos.size)):
+            raise PosvizInputError(
+                f"{self.name} ({self.family}, {FAMILY[self.family].scheme.split(':')[0]}) "
+                f"takes no position ids: positions are the slots, so only 'slot' positions "
+                f"from 0 apply")
 
-        transformers' output_attentions / output_hidden_states are not asked for: they
-        are recorded by the same kind of hooks on the same modules, and would hold every
-        map a second time. A pre-norm decoder's last hidden state, after its final norm,
-        is recorded as FINAL: transformers reports it as the last of its hidden states.
+    def record(self, ids, position_ids, recorder: Recorder, **extra):
+        """One forward of the (n,) token ids at the (n,) position ids with the base
+        model's modules tapped by ``recorder`` (core.hf.layout), hooks removed afterwards;
+        ``extra`` goes to the forward as it is. Returns the base model's output.
+
+        The ordinary call: the token ids with an attention mask of ones (as a tokenizer
+        gives them), and the position ids where the family takes them (shifted to where
+        position 0 lies in RoBERTa's table; OPT adds its own offset); the others compute
+        their positions from the slots. transformers' output_attentions /
+        output_hidden_states are not asked for: the same hooks on the same modules
+        record them. What the model returns as its last hidden state is recorded as FINAL.
         """
-        ids = torch.tensor([list(ids)])                                     # (1, n)
-        pos = torch.as_tensor(np.asarray(position_ids), dtype=torch.long)[None]   # (1, n)
+        device = self.device
+        ids = torch.tensor([list(ids)], device=device)                      # (1, n)
         # An explicit mask of ones: without it, transformers reads non-consecutive
         # position ids as packed sequences and blocks attention between them.
         kwargs = {"attention_mask": torch.ones_like(ids)}
-        if self.family == "bert":
-            kwargs["token_type_ids"] = torch.zeros_like(ids)
-        else:
+        if FAMILY[self.family].position_ids:
+            pos = np.asarray(position_ids) + self._id_shift
+            kwargs["position_ids"] = torch.as_tensor(pos, dtype=torch.long,
+                                                     device=device)[None]  # (1, n)
+        if self._use_cache:
             kwargs["use_cache"] = False
-        with torch.inference_mode(), layout.tap(recorder, self.model, self.family):
-            out = self.model(input_ids=ids, position_ids=pos, **kwargs)
-            if self.family != "bert":
-                recorder.record(FINAL, out.last_hidden_state[0])             # (n, d)
+        kwargs.update(extra)
+        with torch.inference_mode(), layout.tap(recorder, self.base, self.family):
+            out = self.base(input_ids=ids, **kwargs)
+            recorder.record(FINAL, out.last_hidden_state[0].cpu())           # (n, d)
+        return out
 
     def describe(self) -> dict:
         cfg = self.model.config
@@ -131,14 +166,18 @@ class HFBackend:
         info = {
             "model": self.name,
             "family": self.family,
-            "layers": cfg.num_hidden_layers,
+            "layers": self._blocks,
             "heads": heads,
             "d_model": cfg.hidden_size,
             "position_encoding": self.position_encoding,
             "mask": self.mask,
             "max_positions": self.max_positions,
             "path": self.path,
+            "device": self.device,
+            "head": self.head,
         }
+        if self.position_offset:
+            info["position_offset"] = self.position_offset
         kv = getattr(cfg, "num_key_value_heads", None)
         if kv and kv != heads:
             info["kv_heads"] = kv

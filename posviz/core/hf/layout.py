@@ -2,8 +2,9 @@
 names of core.hooks.
 
 transformers records its own hidden states and attentions the same way (forward hooks
-on the decoder layer and attention classes, ``utils/output_capturing.py``); posviz taps
-the same modules, plus the two branches of each block, by name.
+on the layer and attention classes its ``_can_record_outputs`` names,
+``utils/output_capturing.py``); posviz taps the same modules, plus the two branches of
+each block, by name. Values are copied to the CPU as they pass (a no-op there).
 """
 from __future__ import annotations
 
@@ -13,43 +14,70 @@ from ..hooks import (ATTN_OUT, EMBED, MLP_OUT, PATTERN, POS_EMBED, RESID_POST, R
 
 def _unbatched(output):
     """A module's main output without its batch axis: (1, n, ...) -> (n, ...)."""
-    return first(output)[0]
+    return first(output)[0].cpu()
 
 
 def _weights(output):
-    """An eager attention module returns (output, weights): weights (1, h, n, n) -> (h, n, n)."""
-    return output[1][0]
+    """An eager attention module returns (output, [bias,] weights):
+    weights (1, h, n, n) -> (h, n, n)."""
+    return output[-1][0].cpu()
 
 
 def _layer_input(args, kwargs):
     """The hidden states a layer is called with: (1, n, d) -> (n, d)."""
-    return (args[0] if args else kwargs["hidden_states"])[0]
+    return (args[0] if args else kwargs["hidden_states"])[0].cpu()
 
 
 def embeddings(model, family: str) -> tuple:
-    """(token embedding, learned position embedding or None) modules."""
-    if family == "bert":
+    """(token embedding, learned position embedding or None) modules of the base model."""
+    if family in ("bert", "roberta", "distilbert"):
         return model.embeddings.word_embeddings, model.embeddings.position_embeddings
     if family == "gpt2":
         return model.wte, model.wpe
+    if family == "opt":
+        return model.decoder.embed_tokens, model.decoder.embed_positions
+    if family == "gpt_neox":
+        return model.embed_in, None
+    if family == "bloom":
+        return model.word_embeddings, None
+    if family == "t5":
+        return model.encoder.embed_tokens, None
+    if family == "modernbert":
+        return model.embeddings.tok_embeddings, None
     return model.embed_tokens, None
 
 
 def blocks(model, family: str) -> list[tuple]:
-    """Per block: (layer, attention module returning (output, weights), attention branch,
-    MLP branch); the branches' outputs add to the residual stream (BERT: the projections
-    before each add & norm)."""
-    if family == "bert":
+    """Per block: (layer, attention module returning (output, ..., weights), attention
+    branch, MLP branch); the branches' outputs add to the residual stream (post-norm
+    encoders: the projections before each add & norm)."""
+    if family in ("bert", "roberta"):
         return [(layer, layer.attention.self, layer.attention.output.dense, layer.output.dense)
                 for layer in model.encoder.layer]
+    if family == "distilbert":
+        return [(layer, layer.attention, layer.attention.out_lin, layer.ffn.lin2)
+                for layer in model.transformer.layer]
     if family == "gpt2":
         return [(block, block.attn, block.attn, block.mlp) for block in model.h]
+    if family == "opt":
+        return [(layer, layer.self_attn, layer.self_attn, layer.fc2)
+                for layer in model.decoder.layers]
+    if family == "gpt_neox":
+        return [(layer, layer.attention, layer.attention, layer.mlp) for layer in model.layers]
+    if family == "bloom":       # its attention and MLP add the residual themselves
+        return [(block, block.self_attention, block.self_attention.dense,
+                 block.mlp.dense_4h_to_h) for block in model.h]
+    if family == "t5":
+        return [(block, block.layer[0].SelfAttention, block.layer[0].SelfAttention,
+                 block.layer[1].DenseReluDense) for block in model.encoder.block]
+    if family == "modernbert":
+        return [(layer, layer.attn, layer.attn, layer.mlp) for layer in model.layers]
     return [(layer, layer.self_attn, layer.self_attn, layer.mlp) for layer in model.layers]
 
 
 def tap(recorder: Recorder, model, family: str) -> Recorder:
-    """Tap ``model``'s modules into ``recorder`` under the hook names. (A decoder's final
-    norm is recorded from the model's last hidden state: see HFBackend.record.)"""
+    """Tap the base ``model``'s modules into ``recorder`` under the hook names. (The
+    final hidden state is recorded from the model's output: see HFBackend.record.)"""
     token_table, position_table = embeddings(model, family)
     recorder.tap(token_table, EMBED, _unbatched)
     if position_table is not None:

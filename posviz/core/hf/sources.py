@@ -20,9 +20,16 @@ BUNDLED = {
                 "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
 
-# model_type in config.json -> the family whose layout posviz knows.
-FAMILIES = {"bert": "bert", "gpt2": "gpt2", "llama": "llama", "mistral": "llama",
-            "qwen2": "llama"}
+# model_type in config.json -> the family whose layout posviz knows (core.hf.families).
+FAMILIES = {"bert": "bert", "roberta": "roberta", "distilbert": "distilbert", "gpt2": "gpt2",
+            "opt": "opt", "gpt_neox": "gpt_neox", "llama": "llama", "mistral": "llama",
+            "qwen2": "llama", "phi3": "llama", "gemma": "llama", "bloom": "bloom",
+            "t5": "t5", "modernbert": "modernbert"}
+# Why some model types that are not read cannot be, by kind.
+SEQ2SEQ = ("bart", "mbart", "pegasus", "marian", "mt5", "umt5", "led", "prophetnet",
+           "whisper", "blenderbot", "m2m_100", "nllb_moe", "fsmt", "bigbird_pegasus")
+NOT_TEXT = ("vit", "clip", "siglip", "wav2vec2", "hubert", "swin", "convnext", "resnet",
+            "detr", "beit", "deit", "dinov2", "sam", "llava", "blip", "whisper")
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                 "pytorch_model.bin.index.json")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model",
@@ -155,14 +162,26 @@ def read_config(folder: Path) -> dict:
         raise PosvizInputError(f"{path} names no model_type: not a transformer config")
     kind = config["model_type"]
     if kind not in FAMILIES:
-        raise PosvizInputError(f"model type {kind!r} is not supported (posviz reads "
-                               f"{', '.join(sorted(FAMILIES))})")
+        raise PosvizInputError(unsupported(kind))
     if not any((folder / name).is_file() for name in WEIGHT_FILES):
         raise PosvizInputError(f"{folder} holds no weights ({WEIGHT_FILES[0]} or "
                                f"{WEIGHT_FILES[2]})")
     if not any((folder / name).is_file() for name in TOKENIZER_FILES):
         raise PosvizInputError(f"{folder} holds no tokenizer (tokenizer.json or vocab files)")
     return config
+
+
+def unsupported(kind: str) -> str:
+    """One line naming a model type posviz cannot read, and why."""
+    if kind in NOT_TEXT:
+        why = "it is not a text transformer"
+    elif kind in SEQ2SEQ:
+        why = ("it is an encoder-decoder whose layout posviz does not know (of those it "
+               "reads the T5 encoder)")
+    else:
+        why = "posviz does not know where its layers keep attention and hidden states"
+    return (f"model type {kind!r} is not supported: {why} (posviz reads "
+            f"{', '.join(sorted(FAMILIES))})")
 
 
 def first_line(error: BaseException) -> str:

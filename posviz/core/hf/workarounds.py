@@ -65,3 +65,51 @@ def quiet_gguf_progress(active: bool):
     finally:
         if original is not None:
             module.tqdm = original
+
+
+# transformers' loops over the tensors of a checkpoint: (module, step told while in it)
+LOADING_LOOPS = (("transformers.modeling_gguf_pytorch_utils", "de-quantizing weights"),
+                 ("transformers.core_model_loading", "loading weights"))
+
+
+@contextmanager
+def watch_loading(say, should_stop):
+    """``hf-load-progress``: tell how many tensors are read, and stop between two.
+
+    Why: ``from_pretrained`` reads the weights in one call, which tells nothing and
+    cannot be stopped. Its loops over the tensors (one in ``core_model_loading``, one
+    de-quantizing a GGUF file) iterate through the ``tqdm`` their modules import; for
+    the ``with`` block that name is replaced by an iterator that calls
+    ``say(step, done, total)`` after each tensor and raises errors.Cancelled before the
+    next one once ``should_stop()`` is True. Without it (turned off, another
+    transformers) a load still works, with no count and no stop inside it.
+    """
+    from importlib import import_module
+
+    from ..errors import Cancelled
+
+    patched = []
+    if enabled("hf-load-progress") and _written_for_this_transformers():
+        for name, step in LOADING_LOOPS:
+            try:
+                module = import_module(name)
+            except ImportError:
+                continue
+            original = getattr(module, "tqdm", None)
+            if original is None:
+                continue
+
+            def watched(iterable, *args, _step=step, **kwargs):
+                total = len(iterable) if hasattr(iterable, "__len__") else kwargs.get("total")
+                for done, item in enumerate(iterable):
+                    if should_stop():
+                        raise Cancelled("loading cancelled")
+                    yield item
+                    say(_step, done + 1, total)
+            module.tqdm = watched
+            patched.append((module, original))
+    try:
+        yield bool(patched)
+    finally:
+        for module, original in patched:
+            module.tqdm = original
