@@ -127,7 +127,7 @@ class GatedModel:
         self.gate, self.returned = threading.Event(), threading.Event()
         self.threads = []
 
-    def __call__(self, source, progress=None):
+    def __call__(self, source, progress=None, **options):
         self.threads.append(threading.current_thread())
         progress("loading weights")
         assert self.gate.wait(TIMEOUT / 1000)

@@ -326,7 +326,7 @@ class SlowModel:
     def __init__(self):
         self.release, self.done = threading.Event(), threading.Event()
 
-    def __call__(self, spec, progress=None):
+    def __call__(self, spec, progress=None, **options):
         if spec == "broken":
             raise PosvizInputError("no model named broken")
         progress and progress("loading weights")

@@ -111,7 +111,7 @@ def test_start_keeps_the_original_order_and_cuts_a_long_text():
 def test_start_falls_back_to_the_builtin_model_and_says_why(monkeypatch):
     from posviz.core import hf
 
-    def missing(source, progress=None):
+    def missing(source, progress=None, **options):
         progress("reading config")
         raise PosvizInputError(f"no model at {source}")
     monkeypatch.setattr(hf, "load_backend", missing)
@@ -138,7 +138,7 @@ def test_start_reads_a_pretrained_spec_and_bad_positions(monkeypatch):
     from posviz.core import hf
     asked = []
     monkeypatch.setattr(hf, "load_backend",
-                        lambda source, progress=None: asked.append(source) or
+                        lambda source, progress=None, **options: asked.append(source) or
                         BuiltinBackend(SMALL))
     spec = ModelSpec.pretrained("/models/x", "X")
     started = EvaluationRunner()(StartJob("a b", spec, Positions("token", 1)))
@@ -169,7 +169,7 @@ def test_a_superseded_load_runs_to_its_end_and_tells_no_progress(monkeypatch):
     from posviz.core import hf
     reached = []
 
-    def fake(source, progress=None):
+    def fake(source, progress=None, **options):
         for step in ("reading config", "loading tokenizer", "loading weights"):
             progress(step)
             reached.append(step)
@@ -187,7 +187,7 @@ def test_a_superseded_load_runs_to_its_end_and_tells_no_progress(monkeypatch):
 def test_a_failed_load_names_the_model(done, monkeypatch):
     from posviz.core import hf
 
-    def broken(source, progress=None):
+    def broken(source, progress=None, **options):
         raise OSError("disk on fire")
     monkeypatch.setattr(hf, "load_backend", broken)
     loads = Scheduler(load_model, done.put, name="test-load-fail", detach=True,

@@ -73,8 +73,10 @@ class LoadJob:
     """Build the built-in model or load a pretrained one for ``spec``."""
 
     spec: ModelSpec
-    progress: Callable[[str], None] | None = None    # told each step of a load
-    n_tokens: int = 0                 # the text's length now: a built-in model must fit
+    progress: Callable[..., None] | None = None    # told each step of a load, and with
+                                      # (step, done, total) how far a counted one is
+    n_tokens: int = 0                 # the text's length now: the model must fit
+    device: str = "cpu"               # where a pretrained model runs ("auto" picks)
 
 
 @dataclass(frozen=True)
@@ -92,9 +94,10 @@ class Evaluated:
 def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
     """The backend for ``job.spec``.
 
-    Nothing stops a load once it runs (torch reads the weights in one call): a
-    superseded one runs to its end and its result is dropped; ``should_stop()`` only
-    keeps its progress from being told.
+    A pretrained load tells its steps, and how many tensors of how many are read, to
+    ``job.progress`` (a one-argument callback is told the steps only); once
+    ``should_stop()`` is True it stops between two tensors, frees what it read and
+    raises errors.Cancelled (and its progress is no longer told).
     """
     spec = job.spec
     if spec.is_builtin:
@@ -106,11 +109,13 @@ def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
         from . import hf
     except ImportError:
         raise PosvizInputError("real models are not available in this installation") from None
+    tell = hf.teller(job.progress)
 
-    def progress(step: str) -> None:
-        if job.progress is not None and not (should_stop is not None and should_stop()):
-            job.progress(step)
-    return hf.load_backend(spec.source, progress=progress)
+    def progress(step: str, done: int | None = None, total: int | None = None) -> None:
+        if not (should_stop is not None and should_stop()):
+            tell(step, done, total)
+    return hf.load_backend(spec.source, progress=progress, device=job.device,
+                           should_stop=should_stop, n_tokens=job.n_tokens)
 
 
 class EvaluationRunner:

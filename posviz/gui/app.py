@@ -29,6 +29,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--reset-settings", action="store_true",
                         help="forget the remembered window, text and model options")
     parser.add_argument("--text", help="start with this sentence")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
+                        help="where real models run: auto picks an accelerator torch has, "
+                             "else the CPU (default: cpu)")
     # Qt's own options (-platform, -style, ...) pass through to QApplication; an unknown
     # long option is a mistake, told in one line (exit 2) rather than passed to Qt.
     args, qt_args = parser.parse_known_args(argv)
@@ -63,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.text is not None:
         settings.setValue("text", args.text)
     window = MainWindow(settings)
+    window.controller.device = args.device
     window.show()
     # torch, the core and the plots are imported on the worker from now on, beside the
     # first paint; the first evaluation follows there without waiting for the window.

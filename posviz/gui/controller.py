@@ -48,7 +48,7 @@ class _Bridge(QObject):
 
     computed = Signal(object)                       # Outcome of a Start/Evaluation/ViewsJob
     loaded = Signal(object)                         # Outcome of a LoadJob
-    progress = Signal(object, str)                  # load token, step
+    progress = Signal(object, str, object, object)  # load token, step, done, total
 
 
 class Controller(QObject):
@@ -59,7 +59,8 @@ class Controller(QObject):
     evaluated = Signal(object, float)   # the newest views.Shown, milliseconds
     evaluationFailed = Signal(str)
     modelLoading = Signal(str)          # label
-    modelProgress = Signal(str)
+    modelProgress = Signal(str)         # a step of a load
+    modelCount = Signal(str, int, int)  # a counted step: step, done, total (tensors)
     modelLoaded = Signal(object)        # the ModelSpec now running
     modelFailed = Signal(str)
 
@@ -69,6 +70,7 @@ class Controller(QObject):
         self.last_shown = None
         self.last_ms = 0.0
         self.loading = False
+        self.device = "cpu"             # where pretrained models run ("auto" picks)
         self._look: Callable[[], MosaicLook | None] = lambda: None
         self._painted = 0               # generation of last_shown
         self._newest = None             # the job of the newest request
@@ -205,16 +207,16 @@ class Controller(QObject):
         self._load_token = token = object()
         self.modelLoading.emit(_label(spec))
         n = len(self.session.seq) if self.session is not None else 0
-        self._loader.submit(LoadJob(spec, lambda step: self._bridge.progress.emit(token, step),
-                                    n_tokens=n))
+        tell = (lambda step, done=None, total=None:
+                self._bridge.progress.emit(token, step, done, total))
+        self._loader.submit(LoadJob(spec, tell, n_tokens=n, device=self.device))
 
     def cancel_load(self) -> None:
         """Forget the model being loaded, at once: its result is discarded.
 
-        A pretrained load stops at its next step (tokenizer, weights); within a step
-        (reading gigabytes of weights, building a large built-in model) nothing can stop
-        it, so it finishes on its own thread and is thrown away. The next load does not
-        wait for it.
+        A pretrained load stops before its next tensor and frees what it read (a
+        built-in model being built, or a .bin checkpoint that torch reads in one call,
+        finishes on its own thread and is thrown away). The next load does not wait.
         """
         self._loader.cancel()
         self._load_token = None
@@ -242,10 +244,14 @@ class Controller(QObject):
             raise PosvizInputError("the session is not ready yet")
         self.session.set_model(spec, backend)
 
-    @Slot(object, str)
-    def _on_progress(self, token, step: str) -> None:
-        if token is self._load_token:
+    @Slot(object, str, object, object)
+    def _on_progress(self, token, step: str, done, total) -> None:
+        if token is not self._load_token:
+            return
+        if done is None or not total:
             self.modelProgress.emit(step)
+        else:
+            self.modelCount.emit(step, int(done), int(total))
 
     def shutdown(self) -> None:
         """Stop both workers: the evaluation at its next layer; a load is abandoned."""

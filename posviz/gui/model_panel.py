@@ -337,6 +337,14 @@ class ModelPanel(QWidget):
         self.busy.setTextVisible(True)
         self._say(f"Loading {label}: {text} (step {step} of {LOAD_STEP_COUNT})…")
 
+    def loading_count(self, step: str, done: int, total: int) -> None:
+        """How far a counted step is (tensors read of how many): the bar fills with it."""
+        self.busy.setRange(0, total)
+        self.busy.setValue(done)
+        self.busy.setFormat(f"{done} of {total}")
+        self.busy.setTextVisible(True)
+        self._say(f"Loading {self._loading}: {step}, {done} of {total} tensors…")
+
     def clear_error(self) -> None:
         """A change went through: an error about an earlier, refused one no longer applies."""
         if self.model_status.styleSheet() == ERROR_STYLE:

@@ -85,6 +85,8 @@ class MainWindow(WindowEdits, QMainWindow):
         c.modelLoading.connect(self._on_model_loading)
         c.modelProgress.connect(lambda text: self.model_panel and
                                 self.model_panel.loading_progress(text))
+        c.modelCount.connect(lambda step, done, total: self.model_panel and
+                             self.model_panel.loading_count(step, done, total))
         c.modelLoaded.connect(self._on_model_loaded)
         c.modelFailed.connect(self._on_model_failed)
 

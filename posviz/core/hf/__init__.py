@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .backend import HFBackend
 
 __all__ = ["BUNDLED", "FAMILIES", "HFBackend", "ModelSource", "available_models",
-           "cached_models", "hub_cache_dir", "load_backend", "read_config", "resolve"]
+           "cached_models", "hub_cache_dir", "load_backend", "read_config", "resolve",
+           "teller"]
 
 
 def __getattr__(name: str):
@@ -52,7 +53,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     one line for a missing folder, a folder that is not a transformer, corrupt weights,
     a missing tokenizer, an unsupported family, too little memory or an absent device.
     """
-    say = _teller(progress)
+    say = teller(progress)
     say("reading config")
     folder, gguf_file, name = resolve(spec)
     config = read_config(folder) if gguf_file is None else None
@@ -86,8 +87,9 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                      head=head, device=device)
 
 
-def _teller(progress):
-    """progress as a three-argument callable, whatever it accepts."""
+def teller(progress):
+    """``progress`` as a (step, done=None, total=None) callable: a one-argument one is
+    told the steps only, not the counts within them."""
     if progress is None:
         return lambda step, done=None, total=None: None
     try:

@@ -104,7 +104,6 @@ class HFBackend:
         ``should_stop`` is asked after each branch of each block (through the forward
         hooks); True raises errors.Cancelled and abandons the forward.
         """
-        n = len(order)
         self.check_positions(position_ids)
         recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT))
         self.record([seq.ids[i] for i in order], position_ids, recorder)
