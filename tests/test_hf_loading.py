@@ -1,0 +1,213 @@
+"""Loading a real model: counted progress, cancelling frees what was read, the device,
+the memory check before loading, and an architecture posviz cannot read."""
+from __future__ import annotations
+
+import gc
+import json
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from test_hf import byte_bpe_tokenizer  # noqa: E402
+from transformers import GPTNeoXConfig, GPTNeoXForCausalLM  # noqa: E402
+
+from posviz import cli  # noqa: E402
+from posviz.core import hf, memory  # noqa: E402
+from posviz.core.errors import Cancelled, PosvizInputError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A tiny GPT-NeoX (a class no other fixture of this module keeps alive)."""
+    root = tmp_path_factory.mktemp("loading") / "neox"
+    tokenizer = byte_bpe_tokenizer(bos=False)
+    torch.manual_seed(0)
+    GPTNeoXForCausalLM(GPTNeoXConfig(
+        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=64, bos_token_id=None,
+        eos_token_id=None)).save_pretrained(root)
+    tokenizer.save_pretrained(root)
+    return root
+
+
+def tensor_count(folder) -> int:
+    from safetensors import safe_open
+    with safe_open(folder / "model.safetensors", "pt") as file:
+        return len(list(file.keys()))
+
+
+def alive_models() -> int:
+    gc.collect()
+    return sum(type(o) is GPTNeoXForCausalLM for o in gc.get_objects())
+
+
+def test_progress_counts_the_tensors_read(folder):
+    told = []
+    backend = hf.load_backend(str(folder), progress=lambda *a: told.append(a))
+    counted = [(done, total) for step, *rest in told if rest and rest[0] is not None
+               for done, total in [rest]]
+    assert told[0] == ("reading config",) or told[0][0] == "reading config"
+    total = tensor_count(folder)
+    assert [total_ for _, total_ in counted] == [total] * total
+    assert [done for done, _ in counted] == list(range(1, total + 1))
+    assert backend.head == "causal"
+
+
+def test_one_argument_progress_is_told_the_steps_only(folder):
+    steps = []
+    hf.load_backend(str(folder), progress=steps.append)
+    assert steps == ["reading config", "loading tokenizer", "loading weights", "ready"]
+
+
+def test_a_cancelled_load_stops_part_way_and_frees_the_model(folder):
+    before = alive_models()
+    told = []
+
+    def progress(step, done=None, total=None):
+        told.append(done)
+
+    with pytest.raises(Cancelled) as caught:
+        hf.load_backend(str(folder), progress=progress,
+                        should_stop=lambda: sum(d is not None for d in told) >= 3)
+    counted = [d for d in told if d is not None]
+    assert counted == [1, 2, 3] and 3 < tensor_count(folder)      # stopped part-way
+    # Nothing survives, even while the error is kept (as the loader's future keeps it)
+    assert caught.value.__traceback__ is not None
+    assert alive_models() == before
+    backend = hf.load_backend(str(folder))                        # and loading still works
+    assert backend.family == "gpt_neox"
+
+
+def test_auto_device_picks_what_torch_has(folder):
+    backend = hf.load_backend(str(folder), device="auto")
+    expected = ("cuda" if torch.cuda.is_available() else
+                "mps" if torch.backends.mps.is_available() else "cpu")
+    assert backend.device == expected and backend.describe()["device"] == expected
+    seq = backend.tokenize("the cat sat")
+    trace = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))
+    assert trace.hidden.shape == (4, len(seq), 32)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_cuda_without_cuda_is_refused_in_one_line(folder, capsys):
+    with pytest.raises(PosvizInputError, match="'cuda' is not available") as caught:
+        hf.load_backend(str(folder), device="cuda")
+    assert "\n" not in str(caught.value)
+    argv = ["report", "--model", str(folder), "--text", "the cat", "--device", "cuda"]
+    assert cli.main(argv) == cli.EXIT_BAD_INPUT
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "cuda" in err
+
+
+def test_report_says_the_device(folder, capsys):
+    argv = ["report", "--model", str(folder), "--text", "the cat sat", "--json",
+            "--device", "cpu"]
+    assert cli.main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["device"] == "cpu"
+
+
+def test_a_model_too_large_for_the_free_memory_is_refused_before_loading(folder, monkeypatch,
+                                                                         capsys):
+    weights = 4 * sum(p.numel() for p in GPTNeoXForCausalLM.from_pretrained(folder)
+                      .parameters())
+    assert memory.checkpoint_weights(folder, None, None) == weights     # from the header
+    monkeypatch.setattr(memory, "available_bytes", lambda: weights)      # 80 % of it free
+    before = alive_models()
+    with pytest.raises(PosvizInputError, match="for its weights and .* free") as caught:
+        hf.load_backend(str(folder), n_tokens=16)
+    message = str(caught.value)
+    assert memory.size_text(weights) in message and "16 tokens" in message
+    assert memory.size_text(int(weights * memory.SAFETY)) in message
+    assert alive_models() == before
+    capsys.readouterr()                      # transformers' own bar, loading the reference
+    assert cli.main(["report", "--model", str(folder), "--text", "the cat"]) == \
+        cli.EXIT_BAD_INPUT
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_forward_estimate_grows_with_the_square_of_the_length():
+    config = {"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 8}
+    small, large = memory.forward_bytes(config, 10), memory.forward_bytes(config, 20)
+    attention = lambda n: memory.WORKING_FACTOR * 4 * 2 * 3 * n * n   # noqa: E731
+    assert large - small == attention(20) - attention(10) + \
+        memory.WORKING_FACTOR * 4 * 7 * 8 * 10
+
+
+# -- an architecture that cannot be read -----------------------------------------------
+@pytest.fixture
+def unreadable(folder, tmp_path):
+    import shutil
+    target = tmp_path / "unreadable"
+    shutil.copytree(folder, target)
+    config = json.loads((target / "config.json").read_text())
+    (target / "config.json").write_text(json.dumps({**config, "model_type": "mamba"}))
+    return target
+
+
+def test_cli_names_the_model_type_and_why(unreadable, capsys):
+    assert cli.main(["report", "--model", str(unreadable)]) == cli.EXIT_BAD_INPUT
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "model type 'mamba' is not supported: posviz does not know where" in err
+
+
+def test_gui_names_the_model_type_and_why_inline(qtbot, window, unreadable):
+    from posviz.core.document import ModelSpec
+    c = window.controller
+    backend = c.session.backend
+    with qtbot.waitSignal(c.modelFailed, timeout=20_000) as failed:
+        c.load(ModelSpec.pretrained(str(unreadable)))
+    assert "model type 'mamba' is not supported" in failed.args[0]
+    assert "\n" not in failed.args[0]
+    assert window.model_panel.model_status.text() == failed.args[0]
+    assert c.session.backend is backend
+
+
+# -- the window: a determinate bar, and Cancel -------------------------------------------
+def test_gui_bar_counts_the_tensors_of_a_real_load(qtbot, window, folder):
+    from posviz.core.document import ModelSpec
+    c, panel = window.controller, window.model_panel
+    shown = []
+    c.modelCount.connect(lambda step, done, total: shown.append(
+        (step, done, total, panel.busy.maximum(), panel.busy.value())))
+    with qtbot.waitSignal(c.modelLoaded, timeout=30_000):
+        c.load(ModelSpec.pretrained(str(folder), "tiny NeoX"))
+    total = tensor_count(folder)
+    assert [row[1] for row in shown] == list(range(1, total + 1))
+    assert all(row[0] == "loading weights" and row[2] == row[3] == total and row[4] == row[1]
+               for row in shown)
+    assert c.session.backend.family == "gpt_neox"
+
+
+def test_gui_cancel_stops_a_real_load_part_way_and_frees_it(qtbot, window, folder):
+    import threading
+
+    from PySide6.QtCore import Qt
+
+    from posviz.core.document import ModelSpec
+    c, panel = window.controller, window.model_panel
+    backend, before = c.session.backend, alive_models()
+    clicked = threading.Event()
+    reached = []
+
+    def on_worker(token, step, done, total):      # on the loading thread: wait for Cancel
+        if done is not None:
+            reached.append(done)
+            if done == 2:
+                clicked.wait(30)
+    c._bridge.progress.connect(on_worker, Qt.DirectConnection)
+    c.load(ModelSpec.pretrained(str(folder), "tiny NeoX"))
+    qtbot.waitUntil(lambda: panel.busy.isVisible() and 2 in reached, timeout=30_000)
+    panel.cancel.click()
+    clicked.set()
+    qtbot.waitUntil(lambda: not any(t.name == "posviz-load" and t.is_alive()
+                                    for t in threading.enumerate()), timeout=30_000)
+    assert max(reached) <= 3 < tensor_count(folder)           # stopped at the next tensor
+    assert c.session.backend is backend and not c.loading
+    assert alive_models() == before
+    assert "cancelled" in panel.model_status.text()
