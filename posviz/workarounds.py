@@ -22,6 +22,8 @@ Names in use, and where each lives:
   (posviz.core.hf.workarounds).
 - ``hf-quiet-gguf``: no tqdm bar on the terminal while transformers de-quantizes a GGUF
   file (posviz.core.hf.workarounds).
+- ``hf-load-progress``: count the tensors transformers reads and stop between two when
+  a load is cancelled (posviz.core.hf.workarounds).
 """
 from __future__ import annotations
 

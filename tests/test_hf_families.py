@@ -234,3 +234,24 @@ def test_a_checkpoint_without_its_head_loads_as_the_base_model(backends, tmp_pat
     backend = hf.load_backend(str(folder))
     assert backend.head is None and backend.base is backend.model
     assert type(backend.model).__name__ == "RobertaModel"
+
+
+@pytest.mark.parametrize("model_type", [t for t in TYPES if t not in ("bloom", "t5")])
+def test_an_offset_reaches_the_model_as_its_own_position_ids(backends, references,
+                                                             model_type):
+    """Positions from 3: transformers given position ids 3..n+2 in its own numbering
+    (RoBERTa's table starts after its padding row: padding_idx + 1 + position)."""
+    from posviz.core.engine import position_ids
+    backend, model = backends[model_type], references[model_type]
+    seq = backend.tokenize(TEXT)
+    order = shuffled_movable(seq, seed=2)
+    pos = position_ids(order, Positions("token", 3))
+    trace = backend.run(seq, order, pos)
+    shift = model.config.pad_token_id + 1 if model_type == "roberta" else 0
+    ids = torch.tensor([[seq.ids[i] for i in order]])
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=torch.ones_like(ids),
+                    position_ids=torch.tensor([pos + shift]),
+                    output_attentions=True, output_hidden_states=True)
+    assert_close(trace.attention, torch.cat(out.attentions).numpy())
+    assert_close(trace.hidden, torch.cat(out.hidden_states).numpy())

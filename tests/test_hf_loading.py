@@ -211,3 +211,11 @@ def test_gui_cancel_stops_a_real_load_part_way_and_frees_it(qtbot, window, folde
     assert c.session.backend is backend and not c.loading
     assert alive_models() == before
     assert "cancelled" in panel.model_status.text()
+
+
+def test_without_the_progress_workaround_a_load_still_works_uncounted(folder, monkeypatch):
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "hf-load-progress")
+    told = []
+    backend = hf.load_backend(str(folder), progress=lambda *a: told.append(a))
+    assert backend.family == "gpt_neox"
+    assert all(len(call) == 1 or call[1] is None for call in told)
