@@ -85,8 +85,7 @@ def test_a_cancelled_load_stops_part_way_and_frees_the_model(folder):
 
 def test_auto_device_picks_what_torch_has(folder):
     backend = hf.load_backend(str(folder), device="auto")
-    expected = ("cuda" if torch.cuda.is_available() else
-                "mps" if torch.backends.mps.is_available() else "cpu")
+    expected = expected_auto()
     assert backend.device == expected and backend.describe()["device"] == expected
     seq = backend.tokenize("the cat sat")
     trace = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))
@@ -104,11 +103,25 @@ def test_cuda_without_cuda_is_refused_in_one_line(folder, capsys):
     assert out == "" and err.count("\n") == 1 and "cuda" in err
 
 
-def test_report_says_the_device(folder, capsys):
+def expected_auto() -> str:
+    return ("cuda" if torch.cuda.is_available() else
+            "mps" if torch.backends.mps.is_available() else "cpu")
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_report_says_the_device(folder, capsys, device):
     argv = ["report", "--model", str(folder), "--text", "the cat sat", "--json",
-            "--device", "cpu"]
+            "--device", device]
     assert cli.main(argv) == 0
-    assert json.loads(capsys.readouterr().out)["config"]["device"] == "cpu"
+    assert json.loads(capsys.readouterr().out)["config"]["device"] == \
+        (expected_auto() if device == "auto" else device)
+
+
+def test_the_window_takes_a_device_on_its_command_line():
+    pytest.importorskip("PySide6")
+    from posviz.gui.app import parse_args
+    assert parse_args(["--device", "auto"])[0].device == "auto"
+    assert parse_args([])[0].device == "cpu"
 
 
 def test_a_model_too_large_for_the_free_memory_is_refused_before_loading(folder, monkeypatch,
@@ -175,8 +188,10 @@ def test_gui_bar_counts_the_tensors_of_a_real_load(qtbot, window, folder):
     shown = []
     c.modelCount.connect(lambda step, done, total: shown.append(
         (step, done, total, panel.busy.maximum(), panel.busy.value())))
+    c.device = "auto"                           # as `posviz --device auto` sets it
     with qtbot.waitSignal(c.modelLoaded, timeout=30_000):
         c.load(ModelSpec.pretrained(str(folder), "tiny NeoX"))
+    assert c.session.backend.device == expected_auto()
     total = tensor_count(folder)
     assert [row[1] for row in shown] == list(range(1, total + 1))
     assert all(row[0] == "loading weights" and row[2] == row[3] == total and row[4] == row[1]
