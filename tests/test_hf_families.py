@@ -251,7 +251,7 @@ def test_an_offset_reaches_the_model_as_its_own_position_ids(backends, reference
     ids = torch.tensor([[seq.ids[i] for i in order]])
     with torch.no_grad():
         out = model(input_ids=ids, attention_mask=torch.ones_like(ids),
-                    position_ids=torch.tensor([pos + shift]),
+                    position_ids=torch.from_numpy(pos + shift)[None],
                     output_attentions=True, output_hidden_states=True)
     assert_close(trace.attention, torch.cat(out.attentions).numpy())
     assert_close(trace.hidden, torch.cat(out.hidden_states).numpy())

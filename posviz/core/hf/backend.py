@@ -140,7 +140,8 @@ class HFBackend:
         position 0 lies in RoBERTa's table; OPT adds its own offset); the others compute
         their positions from the slots. transformers' output_attentions /
         output_hidden_states are not asked for: the same hooks on the same modules
-        record them. What the model returns as its last hidden state is recorded as FINAL.
+        record them. A pre-norm model's last hidden state, after its final norm, is
+        recorded as FINAL: transformers reports it as the last of its hidden states.
         """
         device = self.device
         ids = torch.tensor([list(ids)], device=device)                      # (1, n)
@@ -156,7 +157,8 @@ class HFBackend:
         kwargs.update(extra)
         with torch.inference_mode(), layout.tap(recorder, self.base, self.family):
             out = self.base(input_ids=ids, **kwargs)
-            recorder.record(FINAL, out.last_hidden_state[0].cpu())           # (n, d)
+            if FAMILY[self.family].final_norm:      # else the last block's output
+                recorder.record(FINAL, out.last_hidden_state[0].cpu())       # (n, d)
         return out
 
     def describe(self) -> dict:
