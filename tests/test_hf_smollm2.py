@@ -61,3 +61,22 @@ def test_pieces_inside_a_word_are_marked_as_wordpiece_marks_them(smollm2):
         assert label.startswith("##") == inside
     words = " ".join(seq.tokens).replace(" ##", "")
     assert "tokenized" in words.split() and "," in words.split()
+
+
+def test_gguf_header_reads_what_the_gguf_package_reads():
+    from gguf import GGUFReader
+
+    from posviz.core.hf.gguf_header import gguf_config
+    folder, name, _ = hf.resolve("smollm2")
+    fields = GGUFReader(folder / name).fields
+
+    def scalar(key):
+        field = fields[key]
+        return field.parts[field.data[0]].tolist()[0]
+    arch = bytes(fields["general.architecture"].parts[
+        fields["general.architecture"].data[0]]).decode()
+    assert gguf_config(folder / name) == {
+        "model_type": arch, "num_hidden_layers": scalar(f"{arch}.block_count"),
+        "num_attention_heads": scalar(f"{arch}.attention.head_count"),
+        "hidden_size": scalar(f"{arch}.embedding_length")}
+    assert gguf_config(folder.parent / "__init__.py") == {}

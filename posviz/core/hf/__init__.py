@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import PosvizInputError
+from .gguf_header import gguf_config
 from .sources import (BUNDLED, FAMILIES, ModelSource, available_models, cached_models,
                       gguf_readable, hub_cache_dir, read_config, resolve, unsupported)
 from .workarounds import go_offline, quiet_gguf_progress
@@ -56,7 +57,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     say = teller(progress)
     say("reading config")
     folder, gguf_file, name = resolve(spec)
-    config = read_config(folder) if gguf_file is None else None
+    config = read_config(folder) if gguf_file is None else gguf_config(folder / gguf_file)
     if gguf_file is not None and not gguf_readable():
         raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
                                "(pip install gguf accelerate)")
@@ -73,7 +74,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     device = pick_device(device)
 
     extra = {"gguf_file": gguf_file} if gguf_file else {}
-    kind = config["model_type"] if config else gguf_model_type(folder / gguf_file)
+    kind = config.get("model_type", "llama")       # (an unreadable GGUF file: told later)
     family = FAMILIES.get(kind)
     if family is None:
         raise PosvizInputError(unsupported(kind))
@@ -99,16 +100,6 @@ def teller(progress):
     except (TypeError, ValueError):
         return lambda step, done=None, total=None: (progress(step) if done is None
                                                     else None)
-
-
-def gguf_model_type(path) -> str:
-    """The architecture a GGUF file declares (as transformers names the model type)."""
-    try:
-        from gguf import GGUFReader
-        field = GGUFReader(path).fields["general.architecture"]
-        return bytes(field.parts[field.data[0]]).decode()
-    except Exception:                            # noqa: BLE001 (read by transformers later)
-        return "llama"
 
 
 @contextmanager
