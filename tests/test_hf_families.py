@@ -255,3 +255,28 @@ def test_an_offset_reaches_the_model_as_its_own_position_ids(backends, reference
                     output_attentions=True, output_hidden_states=True)
     assert_close(trace.attention, torch.cat(out.attentions).numpy())
     assert_close(trace.hidden, torch.cat(out.hidden_states).numpy())
+
+
+POST_NORM = {"roberta": lambda block: (block.attention.output.LayerNorm, block.output.LayerNorm),
+             "distilbert": lambda block: (block.sa_layer_norm, block.output_layer_norm)}
+
+
+@pytest.mark.parametrize("model_type", TYPES)
+def test_branch_outputs_add_up_to_the_residual_stream(backends, model_type):
+    """attn_out and mlp_out are what each block adds to its input (pre-norm, and
+    GPT-NeoX's parallel branches), or what it normalizes with it (post-norm)."""
+    backend = backends[model_type]
+    seq = backend.tokenize(TEXT)
+    order = np.arange(len(seq))
+    trace = backend.run(seq, order, order)
+    n, d = trace.hidden.shape[1:]
+    assert trace.attn_out.shape == trace.mlp_out.shape == (2, n, d)
+    from posviz.core.hf import layout
+    layers = [block[0] for block in layout.blocks(backend.base, backend.family)]
+    x, a, m = (torch.from_numpy(v[0]) for v in (trace.hidden, trace.attn_out, trace.mlp_out))
+    if model_type in POST_NORM:       # the last hidden state is after no final norm
+        first, second = POST_NORM[model_type](layers[0])
+        expected = second(m + first(a + x))
+    else:                             # the last hidden state is after the final norm
+        expected = x + a + m
+    assert_close(trace.hidden[1], expected.detach().numpy())

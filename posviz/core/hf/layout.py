@@ -13,8 +13,10 @@ from ..hooks import (ATTN_OUT, EMBED, MLP_OUT, PATTERN, POS_EMBED, RESID_POST, R
 
 
 def _unbatched(output):
-    """A module's main output without its batch axis: (1, n, ...) -> (n, ...)."""
-    return first(output)[0].cpu()
+    """A module's main output without its batch axis: (1, n, d) -> (n, d). (OPT's MLP
+    runs on the flattened (n, d) tokens: kept as it is.)"""
+    value = first(output)
+    return (value[0] if value.dim() == 3 else value).cpu()
 
 
 def _weights(output):
