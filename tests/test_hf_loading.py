@@ -234,3 +234,11 @@ def test_without_the_progress_workaround_a_load_still_works_uncounted(folder, mo
     backend = hf.load_backend(str(folder), progress=lambda *a: told.append(a))
     assert backend.family == "gpt_neox"
     assert all(len(call) == 1 or call[1] is None for call in told)
+
+
+def test_an_accelerator_for_the_builtin_model_is_told_not_ignored(capsys):
+    assert cli.main(["report", "--text", "the cat", "--device", "cuda"]) == \
+        cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "applies to a --model only" in err
+    assert cli.main(["report", "--text", "the cat", "--device", "auto"]) == 0

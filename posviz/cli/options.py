@@ -151,6 +151,9 @@ def build_backend(args: argparse.Namespace, config: ModelConfig | None,
                    "n_tokens": 2 * len((args.text or "").split()) + 64}   # a generous guess
         return (load_backend(args.model, progress=say, **options) if say
                 else load_backend(args.model, **options))
+    if getattr(args, "device", "cpu") in ("cuda", "mps"):
+        raise PosvizInputError(f"--device {args.device} applies to a --model only: the "
+                               f"built-in model runs on the CPU")
     if say:
         say("building the model")
     from ..core.backend import BuiltinBackend
