@@ -77,6 +77,7 @@ def run(args) -> int:
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
     from ..core.provenance import describe_model
+    from ..core.facts import model_views
     from ..core.views import Shown, build_views
     from ..gui.plots import PlotsPanel
 
@@ -88,7 +89,7 @@ def run(args) -> int:
     panel.set_selection(selection)
     QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
     app.processEvents()
-    panel.show(Shown(ev, build_views(ev, panel.look())))
+    panel.show(Shown(ev, build_views(ev, panel.look()), model_views(session.backend, ev)))
     panel.set_selection(selection)
     app.processEvents()
     try:

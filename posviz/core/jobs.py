@@ -174,6 +174,7 @@ class EvaluationRunner:
 
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from . import views
+        from .facts import model_views
 
         start = time.perf_counter()
         early, self._early = self._early, None
@@ -184,15 +185,18 @@ class EvaluationRunner:
                                                    should_stop)
             earlier_ms = 0.0
         del early
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop))
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop),
+                            model_views(job.backend, ev))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
     def restyle(self, job: ViewsJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from . import views
+        from .facts import model_views_of
 
         start = time.perf_counter()
         ev = job.evaluation
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic))
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic),
+                            model_views_of(ev))
         return Evaluated(shown, 1000 * (time.perf_counter() - start))
 
 

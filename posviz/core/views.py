@@ -248,6 +248,7 @@ class Shown:
 
     evaluation: Evaluation
     views: Views
+    model: object = None    # core.facts.ModelViews: the model's facts, machinery, outputs
 
 
 def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None,
