@@ -13,7 +13,7 @@ import threading
 import weakref
 from dataclasses import asdict, dataclass
 
-__all__ = ["ModelFacts", "ModelViews", "model_facts", "model_views", "model_views_of",
+__all__ = ["ModelFacts", "ModelViews", "model_facts", "model_views", "model_views_of", "shown_model",
            "FAMILY_OF", "SCHEME_TITLES"]
 
 # transformers' model_type -> posviz's family name (core.hf.sources.FAMILIES' values)
@@ -169,7 +169,8 @@ def _scheme(backend, cfg, family: str) -> tuple[str, int]:
 
 def model_facts(backend) -> ModelFacts:
     """The facts of a BuiltinBackend or an HFBackend (read from its configuration)."""
-    if getattr(backend, "name", None) == "built-in" or not hasattr(backend.model, "config"):
+    if getattr(backend, "name", None) == "built-in" or \
+            not hasattr(getattr(backend, "model", None), "config"):
         return _builtin_facts(backend)
     from .predictions import head_kind
     model = getattr(backend, "model")
@@ -234,13 +235,17 @@ class _Weak:
             return next((v for r, v in self._items if r() is key), None)
 
     def put(self, key, value) -> None:
+        try:
+            weakref.ref(key)
+        except TypeError:             # an object that cannot be held weakly: not kept
+            return
         with self._lock:
             alive = [(r, v) for r, v in self._items if r() is not None and r() is not key]
             self._items = alive[-(self._size - 1):] + [(weakref.ref(key), value)]
 
 
 _per_model = _Weak(4)
-_per_evaluation = _Weak(8)
+_per_evaluation = _Weak(64)   # small values: those of the evaluations still shown
 
 
 def _about_model(backend) -> tuple:
@@ -252,7 +257,8 @@ def _about_model(backend) -> tuple:
         except Exception:             # a model posviz cannot describe still runs
             facts = None
         machinery = None
-        if getattr(backend, "name", None) != "built-in" and hasattr(backend.model, "config"):
+        if getattr(backend, "name", None) != "built-in" and \
+                hasattr(getattr(backend, "model", None), "config"):
             from .hf.machinery import machinery_of
             try:
                 machinery = machinery_of(backend)
@@ -286,3 +292,8 @@ def model_views(backend, ev, should_stop=None) -> ModelViews:
 def model_views_of(ev) -> ModelViews | None:
     """The ModelViews already computed for ``ev``, if any (a restyle keeps them)."""
     return _per_evaluation.get(ev)
+
+
+def shown_model(shown) -> ModelViews | None:
+    """The ModelViews of a views.Shown's evaluation (its ``model`` property)."""
+    return model_views_of(shown.evaluation)

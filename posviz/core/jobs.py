@@ -185,18 +185,16 @@ class EvaluationRunner:
                                                    should_stop)
             earlier_ms = 0.0
         del early
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop),
-                            model_views(job.backend, ev))
+        model_views(job.backend, ev)        # the model's facts and outputs, kept with ev
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
     def restyle(self, job: ViewsJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from . import views
-        from .facts import model_views_of
 
         start = time.perf_counter()
         ev = job.evaluation
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic),
-                            model_views_of(ev))
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic))
         return Evaluated(shown, 1000 * (time.perf_counter() - start))
 
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["TopTokens", "Prediction", "Outputs", "compare_outputs", "head_kind",
+__all__ = ["TopTokens", "Prediction", "Outputs", "compare_outputs", "pooled_outputs", "head_kind",
            "head_logits", "top_tokens", "kl_divergence", "pooled_cosine", "TOP_K"]
 
 TOP_K = 5
@@ -38,6 +38,8 @@ class Prediction:
     reordered: TopTokens
     kl: float                        # KL(original ‖ reordered), nats
     slots: tuple[int, int]           # the slot read in the original and reordered run
+    compared: TopTokens | None = None   # the tokens of either top list (m,), and
+    compared_reordered: tuple[float, ...] = ()   # their probabilities after the reorder
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,16 @@ def pooled_cosine(reference, permuted) -> float:
     return float(a @ b / norm) if norm else float("nan")
 
 
+ENCODER_NOTE = ("This model has no language-model head here: the comparison is the "
+                "cosine of the mean-pooled last hidden state after each order.")
+
+
+def pooled_outputs(ev) -> Outputs:
+    """What any model's evaluation gives without a head: the pooled cosine."""
+    return Outputs("encoder", pooled_cosine(ev.reference.hidden[-1], ev.permuted.hidden[-1]),
+                   note=ENCODER_NOTE)
+
+
 def compare_outputs(backend, ev) -> Outputs:
     """The Outputs of evaluation ``ev`` made by ``backend``."""
     cosine = pooled_cosine(ev.reference.hidden[-1], ev.permuted.hidden[-1])
@@ -118,9 +130,7 @@ def compare_outputs(backend, ev) -> Outputs:
     head = getattr(backend, "head", None) or (head_kind(model) if model is not None
                                               else None)
     if head is None:
-        return Outputs("encoder", cosine, note=(
-            "This model has no language-model head here: the comparison is the cosine "
-            "of the mean-pooled last hidden state after each order."))
+        return Outputs("encoder", cosine, note=ENCODER_NOTE)
     import torch
 
     tokenizer = getattr(backend, "tokenizer", None)
@@ -145,8 +155,16 @@ def compare_outputs(backend, ev) -> Outputs:
         hidden_b = torch.as_tensor(ev.permuted.hidden[-1][rows_b]).to(device, dtype)
         log_a = head_logits(model, hidden_a).double().log_softmax(-1).cpu()   # (k, V)
         log_b = head_logits(model, hidden_b).double().log_softmax(-1).cpu()
-    predictions = tuple(
-        Prediction(label, top_tokens(log_a[j], tokenizer), top_tokens(log_b[j], tokenizer),
-                   kl_divergence(log_a[j], log_b[j]), (a, b))
-        for j, (a, b, label) in enumerate(slots))
+    predictions = tuple(_prediction(label, log_a[j], log_b[j], (a, b), tokenizer)
+                        for j, (a, b, label) in enumerate(slots))
     return Outputs(head, cosine, predictions)
+
+
+def _prediction(label: str, log_a, log_b, slots, tokenizer) -> Prediction:
+    """Top tokens after each order; the union of both lists with both probabilities."""
+    a, b = top_tokens(log_a, tokenizer), top_tokens(log_b, tokenizer)
+    ids = tuple(dict.fromkeys(a.ids + b.ids))
+    compared = TopTokens(tuple(_readable(tokenizer, i) for i in ids), ids,
+                         tuple(float(log_a[i].exp()) for i in ids))
+    return Prediction(label, a, b, kl_divergence(log_a, log_b), slots, compared,
+                      tuple(float(log_b[i].exp()) for i in ids))
