@@ -77,6 +77,7 @@ class _PositionMap(Figure):
         self._key = view
         self.dims = type(self).dims
         self.set_note("")
+        self.label_axes("position", self.bottom)
         self.bar.axis.setLabel(self.bar_label, color="#202020")
         if view.table is None:
             self.data, self.coords = {}, {}
@@ -96,14 +97,19 @@ class _PositionMap(Figure):
         raise NotImplementedError
 
     def show_map(self, array: np.ndarray, levels, rows: list[str], cols: list[str],
-                 bar_label: str) -> None:
+                 bar_label: str, left: str = "position", bottom: str | None = None) -> None:
         """A heatmap of ``array`` (NaN cells drawn in the middle colour)."""
         self.show_canvas()
+        self.label_axes(left, bottom or self.bottom)
         self.bar.setLevels(levels)
         self.bar.axis.setLabel(bar_label, color="#202020")
         self.map.set_image(np.where(np.isfinite(array), array, 0.0).astype(np.float32),
                            levels)
         self.map.set_ticks(rows, cols)
+
+    def label_axes(self, left: str, bottom: str) -> None:
+        style.fit_label(self.map.plot.getAxis("left"), left)
+        style.fit_label(self.map.plot.getAxis("bottom"), bottom)
 
     def show_none(self, title: str, machinery) -> None:
         self.data, self.coords = {}, {}
@@ -155,14 +161,16 @@ class EncodingFigure(_PositionMap):
         self.dims = ("position", "dimension")
         if machinery.table is not None:
             table = machinery.table                                           # (P, d)
-            extent = _symmetric(table)
+            # a few outlying dimensions would wash the rest out: colours saturate at the
+            # 99th percentile of |value| (hover and the CSV keep the true values)
+            extent = float(np.percentile(np.abs(table), 99)) or _symmetric(table)
             P, d = table.shape
             self.show_map(table, (-extent, extent), [str(p) for p in range(P)],
                           [str(j) for j in range(d)], "value")
             self.data = {"encoding": table.copy()}
             self.coords = {"position": list(range(P))}
             self.set_title(f"The model's position table ({machinery.title}): positions "
-                           f"0..{P - 1} × {d} dimensions")
+                           f"0..{P - 1} × {d} dimensions (colours saturate at ±{extent:.2g})")
             self.set_note(machinery.note)
             return
         if machinery.parameters is None:
@@ -244,7 +252,8 @@ class SimilarityFigure(_PositionMap):
             return
         extent = 1.0 if machinery.scheme == "rope" else _symmetric(maps)
         self.dims = ("query", "key")
-        self.show_map(array, (-extent, extent), ticks, ticks, machinery.pair_quantity)
+        self.show_map(array, (-extent, extent), ticks, ticks, machinery.pair_quantity,
+                      "query position", "key position")
         self.data = {machinery.pair_quantity.replace(" ", "_"): array.copy()}
         self.coords = {"query": ticks, "key": ticks}
         which = machinery.pair_rows[row]

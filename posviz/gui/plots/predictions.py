@@ -102,11 +102,11 @@ class OutputsFigure(Figure):
         if first is None:
             return
         m = len(first.compared.ids)
-        x = np.arange(m, dtype=float)
+        x = np.arange(m) + 0.5                 # token axes label cell centres
         self.bars[0].setOpts(x=x - 0.2, height=np.array(first.compared.probabilities))
         self.bars[1].setOpts(x=x + 0.2, height=np.array(first.compared_reordered))
         self.plot.getAxis("bottom").set_tokens(first.compared.tokens)
-        self.plot.setXRange(-0.6, m - 0.4, padding=0)
+        self.plot.setXRange(0, m, padding=0)
         top = max(max(first.compared.probabilities), max(first.compared_reordered))
         self.plot.setYRange(0, top * 1.05 or 1, padding=0)
         self.plot.setTitle(f"{first.where}: original (blue), reordered (orange)",
