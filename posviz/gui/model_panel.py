@@ -370,11 +370,12 @@ class ModelPanel(QWidget):
         built-in's scheme and size in a line under its fields. Given a Trace, or a Shown
         without facts, a real model's architecture is read from the trace."""
         facts = getattr(getattr(shown, "model", None), "facts", None)
-        if facts is not None and facts.family == "built-in":
-            self.builtin_facts.setText(" · ".join(
-                value for label, value in facts.rows()
-                if label in ("Positions", "Parameters", "Weights")))
-            self.builtin_facts.show()
+        if self._running().is_builtin:
+            if facts is not None:
+                self.builtin_facts.setText(" · ".join(
+                    value for label, value in facts.rows()
+                    if label in ("Positions", "Parameters", "Weights")))
+                self.builtin_facts.show()
             return
         if facts is not None:
             self._show_rows(facts.rows())
