@@ -372,9 +372,9 @@ class ModelPanel(QWidget):
         facts = getattr(getattr(shown, "model", None), "facts", None)
         if self._running().is_builtin:
             if facts is not None:
-                self.builtin_facts.setText(" · ".join(
-                    value for label, value in facts.rows()
-                    if label in ("Positions", "Parameters", "Weights")))
+                self.builtin_facts.setText(
+                    f"{facts.scheme_text()} · {dict(facts.rows())['Parameters']} "
+                    f"parameters · {facts.dtype} on {facts.device}")
                 self.builtin_facts.show()
             return
         if facts is not None:
