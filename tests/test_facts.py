@@ -259,3 +259,11 @@ def test_t5_bias_equals_compute_bias(models):
 def test_a_model_without_positions_says_so():
     machinery = mach.Machinery.unreadable("odd layout")
     assert machinery.scheme == "none" and "odd layout" in machinery.note
+
+
+def test_a_long_table_is_cut_and_says_so():
+    weight = torch.randn(mach.TABLE_ROWS + 12, 8)
+    machinery = mach.learned_machinery(weight, 2, "learned absolute, offset 2")
+    np.testing.assert_array_equal(machinery.table, weight[2:2 + mach.TABLE_ROWS].numpy())
+    assert f"first {mach.TABLE_ROWS} of {mach.TABLE_ROWS + 10}" in machinery.note
+    assert "first 2 rows are not positions" in machinery.note

@@ -96,10 +96,15 @@ def learned_machinery(weight: torch.Tensor, offset: int, title: str) -> Machiner
     profile = RelativeProfile(lag, mean[None], ("mean over positions",),
                               "cosine between the embeddings of p and p + Δ",
                               "mean cosine")
+    notes = []
+    if offset:
+        notes.append(f"rows {offset}.. of the table hold positions 0.. (the first "
+                     f"{offset} rows are not positions)")
+    if weight.shape[0] - offset > P:
+        notes.append(f"the first {P} of {weight.shape[0] - offset} positions are shown")
     return Machinery("learned", title, table=table, pair_maps=similarity[None],
                      pair_rows=("all heads",), pair_quantity="cosine", profile=profile,
-                     note=(f"rows {offset}.. of the table hold positions 0.. "
-                           f"(the first {offset} rows are not positions)" if offset else ""))
+                     note="; ".join(notes))
 
 
 # -- RoPE -----------------------------------------------------------------------------
