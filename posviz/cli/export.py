@@ -15,6 +15,7 @@ Files written, one per figure and format (names are stable):
     encoding.{png,svg,csv}             the additive positional encoding (positions x dims)
     encoding_similarity.{png,svg,csv}  cosine similarity between positions
     relative_profile.{png,svg,csv}     score or bias against relative distance
+    outputs.{png,svg,csv}              what the model predicts after each order
 
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
