@@ -113,6 +113,7 @@ class _PositionMap(Figure):
 
     def show_none(self, title: str, machinery) -> None:
         self.data, self.coords = {}, {}
+        self.set_note("")
         self.set_title(title)
         self.show_message(machinery.note or f"This model uses {machinery.title}.")
 
@@ -162,7 +163,7 @@ class EncodingFigure(_PositionMap):
         if machinery.table is not None:
             table = machinery.table                                           # (P, d)
             # a few outlying dimensions would wash the rest out: colours saturate at the
-            # 99th percentile of |value| (hover and the CSV keep the true values)
+            # 99th percentile of |value| (the CSV keeps the true values)
             extent = float(np.percentile(np.abs(table), 99)) or _symmetric(table)
             P, d = table.shape
             self.show_map(table, (-extent, extent), [str(p) for p in range(P)],
