@@ -15,6 +15,7 @@ Files written, one per figure and format (names are stable):
     encoding.{png,svg,csv}             the additive positional encoding (positions x dims)
     encoding_similarity.{png,svg,csv}  cosine similarity between positions
     relative_profile.{png,svg,csv}     score or bias against relative distance
+    outputs.{png,svg,csv}              what the model predicts after each order
 
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
@@ -77,6 +78,7 @@ def run(args) -> int:
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
     from ..core.provenance import describe_model
+    from ..core.facts import model_views
     from ..core.views import Shown, build_views
     from ..gui.plots import PlotsPanel
 
@@ -88,6 +90,7 @@ def run(args) -> int:
     panel.set_selection(selection)
     QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
     app.processEvents()
+    model_views(session.backend, ev)          # the model's own machinery and outputs
     panel.show(Shown(ev, build_views(ev, panel.look())))
     panel.set_selection(selection)
     app.processEvents()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+from ..core.predictions import compare_outputs
 from .options import add_model_arguments, evaluate
 
 HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "hidden states")
@@ -34,6 +35,7 @@ def as_json(backend, ev) -> dict:
                    "offset": ev.positions.offset},
         "noise_floor": ev.comparison.floor,
         "layers": ev.comparison.rows(),
+        "outputs": compare_outputs(backend, ev).to_dict(),
     }
 
 

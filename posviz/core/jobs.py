@@ -179,6 +179,7 @@ class EvaluationRunner:
 
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from . import views
+        from .facts import model_views
 
         start = time.perf_counter()
         early, self._early = self._early, None
@@ -189,6 +190,7 @@ class EvaluationRunner:
                                                    should_stop)
             earlier_ms = 0.0
         del early
+        model_views(job.backend, ev)        # the model's facts and outputs, kept with ev
         shown = views.Shown(ev, views.build_views(ev, job.look, should_stop))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from .encodings import RelativeProfile, cosine_similarity, make_encoding
 from .engine import Evaluation
+from .facts import shown_model
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .symmetry import METRICS
 from .trace import Trace
@@ -248,6 +249,7 @@ class Shown:
 
     evaluation: Evaluation
     views: Views
+    model = property(shown_model)         # core.facts.ModelViews of the evaluation
 
 
 def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None,

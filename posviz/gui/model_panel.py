@@ -76,6 +76,12 @@ class ModelPanel(QWidget):
         form = self._form(self.builtin_box)
         for name in CONFIG_FIELDS:
             self._add(form, OPTIONS[name])
+        self.builtin_facts = QLabel(wordWrap=True)       # its scheme and size, in a line
+        self.builtin_facts.setStyleSheet(STATUS_STYLE)
+        self.builtin_facts.setToolTip("What the options above make: the positional "
+                                      "scheme, the number of weights and where they live")
+        self.builtin_facts.hide()
+        form.addRow(self.builtin_facts)
         layout.addWidget(self.builtin_box)
         pos_box = QGroupBox("Position ids")
         form = self._form(pos_box)
@@ -248,6 +254,8 @@ class ModelPanel(QWidget):
         self.model_facts.setVisible(not spec.is_builtin)
         if spec.is_builtin:
             self.model_facts.clear()
+        else:
+            self.builtin_facts.hide()
 
     # -- reactions --------------------------------------------------------------------
     def _show_problems(self, problems: dict[str, str], config_fields: bool) -> None:
@@ -364,8 +372,32 @@ class ModelPanel(QWidget):
         self.show_spec(self._running())
         self._say(message, error=True)
 
-    def describe(self, trace) -> None:
-        """Show a real model's architecture, read from one of its traces."""
+    def describe(self, shown) -> None:
+        """Show the running model's facts (core.facts.ModelFacts, carried by a
+        views.Shown): a real model's in a table in place of the built-in fields, the
+        built-in's scheme and size in a line under its fields. Given a Trace, or a Shown
+        without facts, a real model's architecture is read from the trace."""
+        facts = getattr(getattr(shown, "model", None), "facts", None)
+        if self._running().is_builtin:
+            if facts is not None:
+                self.builtin_facts.setText(
+                    f"{facts.scheme_text()} · {dict(facts.rows())['Parameters']} "
+                    f"parameters · {facts.dtype} on {facts.device}")
+                self.builtin_facts.show()
+            return
+        if facts is not None:
+            self._show_rows(facts.rows())
+            return
+        trace = getattr(shown, "evaluation", None)
+        self._describe_trace(shown if trace is None else trace.reference)
+
+    def _show_rows(self, rows) -> None:
+        self.model_facts.setText(
+            "<table cellspacing='2'>" + "".join(
+                f"<tr><td style='color:#555'>{label}</td><td>{value}</td></tr>"
+                for label, value in rows if value not in (None, "")) + "</table>")
+
+    def _describe_trace(self, trace) -> None:
         extras = trace.extras
         kind = extras.get("position_encoding")
         rows = [("Family", extras.get("family")),
@@ -373,7 +405,4 @@ class ModelPanel(QWidget):
                 ("Width d", trace.d_model),
                 ("Positions", TITLES.get(kind, kind) if kind else None),
                 ("Mask", extras.get("mask"))]
-        self.model_facts.setText(
-            "<table cellspacing='3'>" + "".join(
-                f"<tr><td style='color:#555'>{label}</td><td>{value}</td></tr>"
-                for label, value in rows if value not in (None, "")) + "</table>")
+        self._show_rows(rows)

@@ -317,10 +317,9 @@ class MainWindow(WindowEdits, QMainWindow):
             return                    # the panels are not built yet: _on_ready shows it
         if ev.seq == s.seq:
             self.strip.set_change(shown.views.token_bars)
-        if (self.model_panel is not None and not s.spec.is_builtin
-                and ev.reference is not self._described):
+        if self.model_panel is not None and ev.reference is not self._described:
             self._described = ev.reference        # once per reference run, not per reorder
-            self.model_panel.describe(ev.reference)
+            self.model_panel.describe(shown)
         if self.plots is not None:
             self.plots.show(shown)
         s.select(s.selection.clamped(ev.reference.n_layers, ev.reference.n_heads))

@@ -32,6 +32,7 @@ from .base import Figure
 from .exporting import add_export_actions, ask_export_path, export_settings, writing
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
 from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
+from .predictions import OutputsFigure
 
 # Stable figure names (file names are <name>.png / .svg / .csv), in display order.
 FIGURE_TYPES = {
@@ -39,6 +40,7 @@ FIGURE_TYPES = {
     "symmetry": SymmetryFigure, "token_change": TokenChangeFigure,
     "branch_norms": BranchNormsFigure, "encoding": EncodingFigure,
     "encoding_similarity": SimilarityFigure, "relative_profile": RelativeProfileFigure,
+    "outputs": OutputsFigure,
 }
 FIGURES = tuple(FIGURE_TYPES)          # every figure's name, in the order of the tabs
 _V, _H = QtCore.Qt.Orientation.Vertical, QtCore.Qt.Orientation.Horizontal
@@ -58,6 +60,8 @@ TABS = (
      ("encoding", "encoding_similarity", "relative_profile"),
      lambda f: _split(_V, _split(_H, f["encoding"], f["encoding_similarity"]),
                       f["relative_profile"])),
+    ("Outputs", "What the model predicts after the original and the reordered input",
+     ("outputs",), lambda f: f["outputs"]),
 )
 TAB_FIGURES = tuple(names for _, _, names, _ in TABS)
 assert sum(TAB_FIGURES, ()) == FIGURES

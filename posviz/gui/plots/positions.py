@@ -1,9 +1,11 @@
 """Positional encodings: the additive table, its position-to-position similarity, and
 the score or bias as a function of relative distance.
 
-The numbers come from posviz.core.views (PositionsView): the encoding modules of
-posviz.core.encodings, rebuilt from the built-in model's configuration; a real model is
-shown with what its Trace holds, and the figure says what is not available.
+For the built-in model the numbers come from posviz.core.views (PositionsView): the
+encoding modules of posviz.core.encodings, rebuilt from its configuration. A real model
+shows its own machinery (core.hf.machinery, carried by the Shown's ``model``): its
+learned table and the cosine between its rows; or its RoPE frequencies, ALiBi slopes or
+T5 buckets and the query × key map they make; and the score or bias against distance.
 """
 from __future__ import annotations
 
@@ -15,10 +17,21 @@ from posviz.core.encodings import TITLES
 from . import style
 from .attention import _HeatmapPlot
 from .base import Figure
+from .workarounds import drop_export_menu
 
 WHERE = {"rope": "rotates queries and keys inside attention",
          "alibi": "adds a distance penalty to the attention scores",
          "t5": "adds a learned bias per distance bucket to the attention scores"}
+
+
+def machinery_of(shown):
+    """The real model's positional machinery carried by a Shown, or None."""
+    return getattr(getattr(shown, "model", None), "machinery", None)
+
+
+def _symmetric(array: np.ndarray) -> float:
+    finite = np.abs(array[np.isfinite(array)])
+    return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
 
 
 def _no_additive_message(kind: str | None, built_in: bool) -> str:
@@ -51,10 +64,21 @@ class _PositionMap(Figure):
         self._key = None
 
     def update_from(self, shown, layer: int, head: int) -> None:
+        machinery = machinery_of(shown)
+        if machinery is not None:
+            key = (machinery, self.row_of(machinery, head))
+            if key != self._key:
+                self._key = key
+                self.draw_machinery(machinery, key[1])
+            return
         view = shown.views.positions
         if view is self._key:
             return                  # the same reference run: nothing to redraw
         self._key = view
+        self.dims = type(self).dims
+        self.set_note("")
+        self.label_axes("position", self.bottom)
+        self.bar.axis.setLabel(self.bar_label, color="#202020")
         if view.table is None:
             self.data, self.coords = {}, {}
             self.set_title(self.empty_title)
@@ -65,6 +89,33 @@ class _PositionMap(Figure):
 
     def draw(self, view, ids: list[int]) -> None:
         raise NotImplementedError
+
+    def row_of(self, machinery, head: int) -> int:
+        return 0
+
+    def draw_machinery(self, machinery, row: int) -> None:
+        raise NotImplementedError
+
+    def show_map(self, array: np.ndarray, levels, rows: list[str], cols: list[str],
+                 bar_label: str, left: str = "position", bottom: str | None = None) -> None:
+        """A heatmap of ``array`` (NaN cells drawn in the middle colour)."""
+        self.show_canvas()
+        self.label_axes(left, bottom or self.bottom)
+        self.bar.setLevels(levels)
+        self.bar.axis.setLabel(bar_label, color="#202020")
+        self.map.set_image(np.where(np.isfinite(array), array, 0.0).astype(np.float32),
+                           levels)
+        self.map.set_ticks(rows, cols)
+
+    def label_axes(self, left: str, bottom: str) -> None:
+        style.fit_label(self.map.plot.getAxis("left"), left)
+        style.fit_label(self.map.plot.getAxis("bottom"), bottom)
+
+    def show_none(self, title: str, machinery) -> None:
+        self.data, self.coords = {}, {}
+        self.set_note("")
+        self.set_title(title)
+        self.show_message(machinery.note or f"This model uses {machinery.title}.")
 
 
 class EncodingFigure(_PositionMap):
@@ -90,6 +141,77 @@ class EncodingFigure(_PositionMap):
                        f"{TITLES.get(kind, kind or 'recorded')} "
                        f"({len(ids)} positions × {d} dimensions)")
 
+    def _parameter_plot(self) -> pg.PlotItem:
+        """A line plot in place of the heatmap, for RoPE, ALiBi and T5 parameters."""
+        if getattr(self, "side", None) is None:
+            self.side = pg.GraphicsLayoutWidget()
+            self.side.setBackground(style.BACKGROUND)
+            self.side_plot = self.side.addPlot(row=0, col=0)
+            style.style_plot(self.side_plot, "", "", "")
+            self.side_plot.hideButtons()
+            self.side_legend = style.legend_below(self.side)
+            self.side_curves: list[pg.PlotDataItem] = []
+            drop_export_menu(self.side)
+            self.side_plot.vb.menu.addSeparator()
+            for action in self.heading.actions():          # the panel's export entries
+                self.side_plot.vb.menu.addAction(action)
+            self.stack.addWidget(self.side)
+        return self.side_plot
+
+    def draw_machinery(self, machinery, row: int) -> None:
+        self.dims = ("position", "dimension")
+        if machinery.table is not None:
+            table = machinery.table                                           # (P, d)
+            # a few outlying dimensions would wash the rest out: colours saturate at the
+            # 99th percentile of |value| (the CSV keeps the true values)
+            extent = float(np.percentile(np.abs(table), 99)) or _symmetric(table)
+            P, d = table.shape
+            self.show_map(table, (-extent, extent), [str(p) for p in range(P)],
+                          [str(j) for j in range(d)], "value")
+            self.data = {"encoding": table.copy()}
+            self.coords = {"position": list(range(P))}
+            self.set_title(f"The model's position table ({machinery.title}): positions "
+                           f"0..{P - 1} × {d} dimensions (colours saturate at ±{extent:.2g})")
+            self.set_note(machinery.note)
+            return
+        if machinery.parameters is None:
+            self.show_none("Positional parameters", machinery)
+            return
+        plot = self._parameter_plot()
+        values, coords = machinery.parameters, machinery.parameter_coords    # (c, k), (k,)
+        self.side_legend.clear()
+        for i, curve in enumerate(self.side_curves):
+            curve.setVisible(i < len(values))
+        for i, name in enumerate(machinery.parameter_rows):
+            while len(self.side_curves) <= i:
+                colour = style.CURVE_COLOURS[len(self.side_curves) % len(style.CURVE_COLOURS)]
+                curve = pg.PlotDataItem(pen=style.cosmetic_pen(colour, 2), connect="finite",
+                                        stepMode=None)
+                plot.addItem(curve)
+                self.side_curves.append(curve)
+            curve = self.side_curves[i]
+            curve.setData(coords, values[i])
+            curve.setVisible(True)
+            self.side_legend.addItem(curve, name)
+        self.side_legend.setVisible(len(values) > 1)
+        log = machinery.scheme == "rope"
+        plot.setLogMode(y=log)
+        plot.setLabel("bottom", machinery.parameter_index)
+        style.fit_label(plot.getAxis("left"), machinery.parameter_axis)
+        plot.enableAutoRange()
+        self.stack.setCurrentWidget(self.side)
+        self.dims = ("row", machinery.parameter_index.replace(" ", "_"))
+        self.data = {"value": values.copy()}
+        self.coords = {"row": list(machinery.parameter_rows),
+                       self.dims[1]: coords.tolist()}
+        what = {"rope": "RoPE frequencies θ_i, one per rotated pair of dimensions "
+                        "(log scale)",
+                "alibi": "ALiBi slope m_h of each head",
+                "relative": "T5: the bucket each relative distance Δ falls in"}
+        self.set_title(f"{what.get(machinery.scheme, machinery.parameter_axis)}: "
+                       f"{machinery.title}")
+        self.set_note(machinery.note)
+
 
 class SimilarityFigure(_PositionMap):
     """Cosine similarity between the encodings of every pair of positions."""
@@ -108,6 +230,41 @@ class SimilarityFigure(_PositionMap):
         self.coords = {"position": ids, "position_b": ids}
         self.set_title("Cosine similarity between the encodings of two positions "
                        "(a band along the diagonal: nearby positions look alike)")
+
+    def row_of(self, machinery, head: int) -> int:
+        rows = machinery.pair_rows
+        return min(head, len(rows) - 1) if rows and rows[0].startswith("head") else 0
+
+    def draw_machinery(self, machinery, row: int) -> None:
+        maps = machinery.pair_maps
+        if maps is None:
+            self.show_none("Query × key", machinery)
+            return
+        array = maps[row]                                                     # (P, P)
+        P = array.shape[0]
+        ticks = [str(p) for p in range(P)]
+        if machinery.scheme == "learned":
+            self.dims = ("position", "position_b")
+            self.show_map(array, (-1, 1), ticks, ticks, "cosine")
+            self.data = {"cosine": array.copy()}
+            self.coords = {"position": ticks, "position_b": ticks}
+            self.set_title("Cosine similarity between the model's embeddings of two "
+                           "positions")
+            return
+        extent = 1.0 if machinery.scheme == "rope" else _symmetric(maps)
+        self.dims = ("query", "key")
+        self.show_map(array, (-extent, extent), ticks, ticks, machinery.pair_quantity,
+                      "query position", "key position")
+        self.data = {machinery.pair_quantity.replace(" ", "_"): array.copy()}
+        self.coords = {"query": ticks, "key": ticks}
+        which = machinery.pair_rows[row]
+        masked = " (keys ahead of the query are masked)" if np.isnan(array).any() else ""
+        quantity = {"rope": "Score of a fixed query/key pair (q = k = 1) at each query "
+                            "and key position",
+                    "alibi": "ALiBi bias at each query and key position",
+                    "relative": "T5 bias at each query and key position"}
+        self.set_title(f"{quantity.get(machinery.scheme, machinery.pair_quantity)}, "
+                       f"{which}{masked}")
 
 
 class RelativeProfileFigure(Figure):
@@ -136,13 +293,24 @@ class RelativeProfileFigure(Figure):
         return self.curves[i]
 
     def update_from(self, shown, layer: int, head: int) -> None:
+        machinery = machinery_of(shown)
         view = shown.views.positions
         kind, profile = view.kind, view.profile
         key = (view.built_in, kind, profile)      # profiles are cached: same one, same key
+        if machinery is not None:
+            key = machinery
         if key == self._key:
             return
         self._key = key
         self.data, self.coords = {}, {}
+        if machinery is not None:
+            if machinery.profile is None:
+                self.set_title("Relative-distance profile")
+                self.show_message(machinery.note or f"This model uses {machinery.title}.")
+                return
+            self.draw_profile(machinery.profile, f"{machinery.title}: "
+                              f"{machinery.profile.quantity} against relative distance Δ")
+            return
         if not view.built_in:
             self.set_title("Relative-distance profile")
             self.show_message(
@@ -159,6 +327,10 @@ class RelativeProfileFigure(Figure):
                 "No positional encoding (NoPE): nothing depends on the distance between "
                 "tokens.")
             return
+        self.draw_profile(profile, f"{TITLES.get(kind, kind)}: {profile.quantity} "
+                                   "against relative distance Δ")
+
+    def draw_profile(self, profile, title: str) -> None:
         distances, values, rows = profile.distances, profile.values, profile.rows
         self.show_canvas()
         self.legend.clear()
@@ -177,5 +349,4 @@ class RelativeProfileFigure(Figure):
         self.plot.enableAutoRange(axis="y")
         self.data = {"value": values.copy()}
         self.coords = {"head": list(rows), "distance": distances.tolist()}
-        self.set_title(f"{TITLES.get(kind, kind)}: {profile.quantity} against relative "
-                       "distance Δ")
+        self.set_title(title)

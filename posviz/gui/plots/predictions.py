@@ -1,0 +1,149 @@
+"""What the model predicts after the original and after the reordered input: a compact
+table of the top tokens and their probabilities, the KL divergence between the two
+distributions, and the cosine of the mean-pooled last hidden state.
+
+The numbers come from posviz.core.predictions (the Shown's ``model.outputs``, computed
+on the worker); this figure only writes them out.
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from posviz.core.predictions import pooled_outputs
+
+from . import style
+from .base import Figure
+from .style import TokenAxis
+
+ORIGINAL, REORDERED = "#0072b2", "#d55e00"
+CELL = "padding: 1px 8px 1px 0px;"
+
+
+def _row(token: str, probability: float, colour: str) -> str:
+    width = max(1, round(80 * probability))
+    return (f"<td style='{CELL}'>{html.escape(token)}</td>"
+            f"<td style='{CELL} text-align:right'>{probability:.3f}</td>"
+            f"<td style='{CELL}'><span style='background:{colour}'>"
+            f"{'&nbsp;' * (width // 6 or 1)}</span></td>")
+
+
+def outputs_html(outputs) -> str:
+    """The outputs as one rich-text table per prediction."""
+    parts = []
+    cosine = outputs.pooled_cosine
+    if np.isfinite(cosine):
+        parts.append(f"<p>Mean-pooled last hidden state: cosine <b>{cosine:.6f}</b> "
+                     "between the two orders (1: pooling cannot tell them apart).</p>")
+    for p in outputs.predictions:
+        parts.append(f"<p><b>{html.escape(p.where)}</b> — KL(original ‖ reordered) = "
+                     f"<b>{p.kl:.4g}</b> nats</p>")
+        rows = "".join(
+            f"<tr><td style='{CELL} color:#555'>{rank + 1}</td>"
+            + _row(a, pa, ORIGINAL) + _row(b, pb, REORDERED) + "</tr>"
+            for rank, (a, pa, b, pb) in enumerate(zip(
+                p.original.tokens, p.original.probabilities,
+                p.reordered.tokens, p.reordered.probabilities)))
+        parts.append(
+            "<table cellspacing='0'><tr><th></th>"
+            f"<th colspan='3' style='{CELL} text-align:left; color:{ORIGINAL}'>"
+            "original order</th>"
+            f"<th colspan='3' style='{CELL} text-align:left; color:{REORDERED}'>"
+            "reordered</th></tr>" + rows + "</table>")
+    if outputs.note:
+        parts.append(f"<p style='color:#505050'>{html.escape(outputs.note)}</p>")
+    return "".join(parts)
+
+
+class OutputsFigure(Figure):
+    """Top predictions after each order, their KL divergence, the pooled cosine."""
+
+    name = "outputs"
+    title = "What the model predicts after each order"
+    dims = ("entry",)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = self.canvas.addPlot(row=0, col=0, axisItems={"bottom": TokenAxis("bottom")})
+        style.style_plot(self.plot, "", "probability", "")
+        self.plot.hideButtons()
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.bars = [pg.BarGraphItem(x=[], height=[], width=0.38, brush=colour, pen=None)
+                     for colour in (ORIGINAL, REORDERED)]
+        for bar in self.bars:
+            self.plot.addItem(bar)
+        self.text = QtWidgets.QLabel()
+        self.text.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.text.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft
+                               | QtCore.Qt.AlignmentFlag.AlignTop)
+        self.text.setWordWrap(True)
+        self.text.setContentsMargins(8, 4, 8, 4)
+        self.text.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the text beside the bars, both in the stack's first page
+        self.stack.removeWidget(self.canvas)
+        self.page = QtWidgets.QWidget()
+        row = QtWidgets.QHBoxLayout(self.page)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.text, 1)
+        row.addWidget(self.canvas, 1)
+        self.stack.insertWidget(0, self.page)
+        self.outputs = None
+
+    def show_canvas(self) -> None:
+        self.stack.setCurrentWidget(self.page)
+
+    def draw_bars(self, outputs) -> None:
+        """The probabilities of the first prediction's top tokens under both orders."""
+        first = outputs.predictions[0] if outputs.predictions else None
+        self.canvas.setVisible(first is not None)
+        if first is None:
+            return
+        m = len(first.compared.ids)
+        x = np.arange(m) + 0.5                 # token axes label cell centres
+        self.bars[0].setOpts(x=x - 0.2, height=np.array(first.compared.probabilities))
+        self.bars[1].setOpts(x=x + 0.2, height=np.array(first.compared_reordered))
+        self.plot.getAxis("bottom").set_tokens(first.compared.tokens)
+        self.plot.setXRange(0, m, padding=0)
+        top = max(max(first.compared.probabilities), max(first.compared_reordered))
+        self.plot.setYRange(0, top * 1.05 or 1, padding=0)
+        self.plot.setTitle(f"{first.where}: original (blue), reordered (orange)",
+                           color="#202020", size="9pt")
+
+    def update_from(self, shown, layer: int, head: int) -> None:
+        outputs = getattr(getattr(shown, "model", None), "outputs", None)
+        if outputs is None:             # a Shown made without the model's views
+            outputs = pooled_outputs(shown.evaluation)
+        if outputs is self.outputs:
+            return
+        self.outputs = outputs
+        kind = {"causal": "next token", "masked": "masked tokens",
+                "encoder": "mean-pooled output"}.get(outputs.kind, outputs.kind)
+        self.set_title(f"What the model predicts after each order ({kind})")
+        self.text.setText(outputs_html(outputs))
+        self.draw_bars(outputs)
+        self.show_canvas()
+        entries, tokens, values, ids = table_rows(outputs)
+        self.data = {"value": np.array(values), "token_id": np.array(ids, dtype=float)}
+        self.coords, self.labels = {"entry": entries}, {"entry": tokens}
+
+
+def table_rows(outputs):
+    """One row per number shown: (entries, token texts, values, token ids or NaN)."""
+    entries, tokens, values, ids = ["pooled cosine"], [""], [outputs.pooled_cosine], \
+        [np.nan]
+    for p in outputs.predictions:
+        entries.append(f"{p.where}: KL(original ‖ reordered), nats")
+        tokens.append("")
+        values.append(p.kl)
+        ids.append(np.nan)
+        for order, top in (("original", p.original), ("reordered", p.reordered)):
+            for rank, (token, token_id, probability) in enumerate(zip(
+                    top.tokens, top.ids, top.probabilities)):
+                entries.append(f"{p.where}: {order} #{rank + 1} probability")
+                tokens.append(token)
+                values.append(probability)
+                ids.append(token_id)
+    return entries, tokens, values, ids

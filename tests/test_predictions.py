@@ -1,0 +1,208 @@
+"""What a model predicts after each order, checked against transformers' own forward
+and torch's own softmax and KL divergence, on tiny random head models saved to a
+temporary folder and loaded through posviz."""
+from __future__ import annotations
+
+import json
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from test_hf import byte_bpe_tokenizer, wordpiece_tokenizer  # noqa: E402
+from transformers import (BertConfig, BertForMaskedLM, GPT2Config,  # noqa: E402
+                          GPT2LMHeadModel)
+
+from posviz import cli  # noqa: E402
+from posviz.core import hf  # noqa: E402
+from posviz.core.backend import BuiltinBackend  # noqa: E402
+from posviz.core.config import ModelConfig, Positions  # noqa: E402
+from posviz.core.engine import Engine  # noqa: E402
+from posviz.core.facts import model_views, model_views_of  # noqa: E402
+from posviz.core.predictions import TOP_K, compare_outputs, pooled_cosine  # noqa: E402
+
+F = torch.nn.functional
+
+
+def save_gpt2(folder):
+    tokenizer = byte_bpe_tokenizer(bos=False)
+    torch.manual_seed(1)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2,
+                                       n_head=4, n_positions=64, initializer_range=0.5,
+                                       bos_token_id=None, eos_token_id=None))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def save_bert_mlm(folder):
+    tokenizer = wordpiece_tokenizer()
+    torch.manual_seed(2)
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=32,
+                                       num_hidden_layers=2, num_attention_heads=4,
+                                       intermediate_size=64, max_position_embeddings=64,
+                                       initializer_range=0.5))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("heads")
+    save_gpt2(root / "gpt2")
+    save_bert_mlm(root / "bert")
+    return root
+
+
+class WithHead:
+    """An HFBackend as posviz loads it, with the head model beside it (what the loader
+    keeps once it loads heads: ``model`` with its head, ``base`` inside it, ``head``)."""
+
+    def __init__(self, backend, head_model, head):
+        self._backend, self.model, self.head = backend, head_model.eval(), head
+        self.base = head_model.base_model
+
+    def __getattr__(self, name):
+        return getattr(self._backend, name)
+
+
+def loaded(folder, head_class, head):
+    backend = hf.load_backend(str(folder))
+    model = head_class.from_pretrained(folder, attn_implementation="eager")
+    return WithHead(backend, model, head)
+
+
+def evaluate(backend, text, order=None):
+    seq = backend.tokenize(text)
+    order = np.arange(len(seq))[::-1].copy() if order is None else np.asarray(order)
+    return Engine(backend).evaluate(seq, order, Positions())
+
+
+def ordinary_logits(model, ids, bert=False):
+    """transformers' own forward on the reordered ids, default position ids."""
+    ids = torch.tensor([ids])
+    kwargs = {"token_type_ids": torch.zeros_like(ids)} if bert else {}
+    with torch.no_grad():
+        return model(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs).logits[0]
+
+
+def check_prediction(prediction, logits_a, logits_b, slot_a, slot_b):
+    p = F.softmax(logits_a[slot_a].double(), -1)
+    q = F.softmax(logits_b[slot_b].double(), -1)
+    for top, probs in ((prediction.original, p), (prediction.reordered, q)):
+        values, ids = probs.topk(TOP_K)
+        assert list(top.ids) == ids.tolist()
+        np.testing.assert_allclose(top.probabilities, values.numpy(), rtol=1e-4)
+        assert len(top.tokens) == TOP_K and all(top.tokens)
+    kl = F.kl_div(q.log(), p.log(), log_target=True, reduction="sum")     # KL(p ‖ q)
+    assert prediction.kl == pytest.approx(float(kl), rel=1e-3, abs=1e-6)
+    assert prediction.slots == (slot_a, slot_b)
+
+
+def test_causal_lm_next_token_after_each_order(folders):
+    backend = loaded(folders / "gpt2", GPT2LMHeadModel, "causal")
+    ev = evaluate(backend, "the cat sat on the mat because it was warm")
+    outputs = compare_outputs(backend, ev)
+    assert outputs.kind == "causal" and len(outputs.predictions) == 1
+    ids = list(ev.seq.ids)
+    logits_a = ordinary_logits(backend.model, ids)
+    logits_b = ordinary_logits(backend.model, [ids[i] for i in ev.order])
+    n = len(ids)
+    check_prediction(outputs.predictions[0], logits_a, logits_b, n - 1, n - 1)
+    assert outputs.predictions[0].kl > 1e-6          # another last token: it changes
+
+
+def test_identical_orders_predict_the_same(folders):
+    backend = loaded(folders / "gpt2", GPT2LMHeadModel, "causal")
+    ev = evaluate(backend, "the cat sat on the mat", order=np.arange(6))
+    outputs = compare_outputs(backend, ev)
+    assert outputs.predictions[0].kl == pytest.approx(0.0, abs=1e-9)
+    assert outputs.pooled_cosine == pytest.approx(1.0, abs=1e-9)
+
+
+def test_masked_lm_predictions_at_the_mask_for_both_orders(folders):
+    backend = loaded(folders / "bert", BertForMaskedLM, "masked")
+    ev = evaluate(backend, "the cat [MASK] on the mat")
+    outputs = compare_outputs(backend, ev)
+    assert outputs.kind == "masked" and len(outputs.predictions) == 1
+    ids = list(ev.seq.ids)
+    mask = ids.index(backend.tokenizer.mask_token_id)
+    slot_b = list(ev.order).index(mask)             # where the reorder put the mask
+    logits_a = ordinary_logits(backend.model, ids, bert=True)
+    logits_b = ordinary_logits(backend.model, [ids[i] for i in ev.order], bert=True)
+    check_prediction(outputs.predictions[0], logits_a, logits_b, mask, slot_b)
+    assert "[MASK]" in outputs.predictions[0].where
+
+
+def test_masked_lm_without_a_mask_says_how_to_ask(folders):
+    backend = loaded(folders / "bert", BertForMaskedLM, "masked")
+    outputs = compare_outputs(backend, evaluate(backend, "the cat sat on the mat"))
+    assert outputs.predictions == () and "[MASK]" in outputs.note
+
+
+def test_an_encoder_compares_mean_pooled_states():
+    backend = BuiltinBackend(ModelConfig(pe="none", layers=2, heads=2, d_model=16))
+    ev = evaluate(backend, "a small cat sat on the mat")
+    outputs = compare_outputs(backend, ev)
+    assert outputs.kind == "encoder" and outputs.predictions == ()
+    a = ev.reference.hidden[-1].mean(0)
+    b = ev.permuted.hidden[-1].mean(0)
+    assert outputs.pooled_cosine == pytest.approx(
+        float(F.cosine_similarity(torch.tensor(a), torch.tensor(b), dim=0)), abs=1e-6)
+    # no positions, bidirectional: the pooled state cannot tell the orders apart
+    assert outputs.pooled_cosine == pytest.approx(1.0, abs=1e-6)
+    with_positions = BuiltinBackend(ModelConfig(pe="sinusoidal", layers=2, heads=2,
+                                                d_model=16))
+    assert compare_outputs(with_positions, evaluate(with_positions, "a small cat sat on "
+                                                    "the mat")).pooled_cosine < 1 - 1e-6
+
+
+def test_pooled_cosine_of_orthogonal_means():
+    assert pooled_cosine(np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]])) == 0.0
+
+
+def test_model_views_are_kept_for_the_evaluation(folders):
+    backend = loaded(folders / "gpt2", GPT2LMHeadModel, "causal")
+    ev = evaluate(backend, "the cat sat on the mat")
+    views = model_views(backend, ev)
+    assert model_views_of(ev) is views and model_views(backend, ev) is views
+    assert views.facts.head == "causal" and views.machinery.scheme == "learned"
+    assert views.outputs.kind == "causal"
+
+
+def test_loaded_head_models_predict(folders):
+    """Through the loader alone: it keeps the head model when it loads one."""
+    backend = hf.load_backend(str(folders / "gpt2"))
+    if getattr(backend, "head", None) is None:
+        pytest.skip("the loader returns the base model without its language-model head")
+    ev = evaluate(backend, "the cat sat on the mat")
+    outputs = compare_outputs(backend, ev)
+    assert outputs.kind == "causal"
+    ids = list(ev.seq.ids)
+    check_prediction(outputs.predictions[0], ordinary_logits(backend.model, ids),
+                     ordinary_logits(backend.model, [ids[i] for i in ev.order]),
+                     len(ids) - 1, len(ids) - 1)
+
+
+def test_report_json_has_outputs(capsys):
+    status = cli.main(["report", "--text", "a small cat sat", "--order", "3,2,1,0",
+                       "--layers", "2", "--heads", "2", "--d-model", "16", "--json"])
+    assert status == 0
+    report = json.loads(capsys.readouterr().out)
+    outputs = report["outputs"]
+    assert outputs["kind"] == "encoder" and 0.0 < outputs["pooled_cosine"] <= 1.0
+    assert outputs["predictions"] == []
+
+
+def test_report_json_outputs_of_a_real_model(folders, capsys):
+    status = cli.main(["report", "--model", str(folders / "gpt2"), "--text",
+                       "the cat sat on the mat", "--order", "5,4,3,2,1,0", "--json"])
+    assert status == 0
+    outputs = json.loads(capsys.readouterr().out)["outputs"]
+    assert outputs["kind"] in ("encoder", "causal")   # causal once the head is loaded
+    if outputs["kind"] == "causal":
+        top = outputs["predictions"][0]["original"]["probabilities"]
+        assert len(top) == TOP_K and top == sorted(top, reverse=True)
