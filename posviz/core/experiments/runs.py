@@ -22,7 +22,7 @@ KIND_TIPS = {
     "swap": "every swap of two neighbouring movable tokens (and the map of all pairs)",
     "prefix": "COUNT random reorders of every token but the last",
     "reverse": "the movable tokens reversed",
-    "all": f"every reorder of the movable tokens (at most 7 of them)",
+    "all": "every reorder of the movable tokens (at most 7 of them)",
 }
 ALL_AT_MOST = 7                     # 7! = 5040 orders
 

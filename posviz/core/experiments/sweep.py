@@ -137,7 +137,7 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
                 for name in METRICS:
                     values[name].append(comparison.metric(name))
             if kind == "swap":
-                at = comparison.hidden_equivariance.shape[0] - 1 if layer is None else layer
+                at = check_layer(layer, comparison.hidden_equivariance.shape[0] - 1)
                 changes.append(float(comparison.hidden_equivariance[at]))
             done += 1
             if progress is not None:
@@ -147,6 +147,15 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     result_bands = {name: bands(np.stack(v)) for name, v in values.items()}
     return SweepResult(kind, count, seed, texts, len(values[METRICS[0]]), result_bands,
                        floor, tuple(pairs))
+
+
+def check_layer(layer: int | None, last: int) -> int:
+    """The layer asked for (default: the last), or PosvizInputError."""
+    if layer is None:
+        return last
+    if not 0 <= layer <= last:
+        raise PosvizInputError(f"the layer must lie in 0..{last} (got {layer})")
+    return layer
 
 
 def pair_orders(pinned) -> list[np.ndarray]:
