@@ -36,3 +36,13 @@ def example_texts() -> list[str]:
         if path.exists():
             return parse_texts(path.read_text(encoding="utf-8"))
     return []
+
+
+def random_texts(count: int, length: int, seed: int = 0, vocabulary: int = 200) -> list[str]:
+    """``count`` texts of ``length`` made-up words drawn independently of their place,
+    so whatever position a measurement finds comes from the model, not from the words
+    (nor from the text's length)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return [" ".join(f"w{k}" for k in rng.integers(0, vocabulary, length))
+            for _ in range(count)]
