@@ -55,11 +55,15 @@ class ExperimentFigure(Figure):
         self.plot = self.canvas.addPlot(row=0, col=0)
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
+        self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
         self.show_message("Choose an experiment above and press Run (Ctrl+Return).")
 
     def _reset(self, left: str, bottom: str, log: bool) -> None:
         self.plot.clear()
         self.legend.clear()
+        if self.bar is not None:
+            self.canvas.removeItem(self.bar)
+            self.bar = None
         self.plot.getViewBox().invertY(False)
         self.plot.setLogMode(x=False, y=log)
         style.style_plot(self.plot, "", left, bottom)
@@ -108,8 +112,11 @@ class ExperimentFigure(Figure):
         self._reset("token", "swapped with", log=False)
         self.legend.clear()
         image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
-        image.setLookupTable(style.colormap(style.SEQUENTIAL).getLookupTable(nPts=256))
         self.plot.addItem(image)
+        top = float(pairs.change.max()) or 1.0
+        self.bar = style.color_bar((0.0, top), style.SEQUENTIAL, "relative change")
+        self.bar.setImageItem(image)
+        self.canvas.addItem(self.bar, row=0, col=1)
         self.plot.getViewBox().invertY(True)
         ticks = [[(k + 0.5, f"{k} {t}") for k, t in enumerate(pairs.tokens)], []]
         for side in ("left", "bottom"):
@@ -137,6 +144,8 @@ class ExperimentFigure(Figure):
         self._curve(layers, mae, colour, f"{prefix}probe error".strip())
         self._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(), 1.5,
                     dash=True)
+        self.plot.setYRange(0, 1.1 * max(self.plot.viewRange()[1][1], chance.max()),
+                            padding=0)
         self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
         self.set_title(title)
         key = prefix.strip().replace(" ", "_")
@@ -269,7 +278,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _status_row(self) -> QtWidgets.QHBoxLayout:
         row = QtWidgets.QHBoxLayout()
         self.progress = QtWidgets.QProgressBar()
-        self.progress.setMaximumWidth(260)
+        self.progress.setFixedWidth(200)
         self.progress.setTextVisible(True)
         self.progress.hide()
         self.status = QtWidgets.QLabel()
