@@ -64,3 +64,12 @@ def test_the_probe_needs_texts_to_hold_out():
         probe(engine("none"), ["one text only"])
     with pytest.raises(PosvizInputError, match="features"):
         probe(engine("none"), ["a b", "c d"], features="cubic")
+
+
+def test_two_texts_are_enough_to_hold_one_out():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = probe(engine("learned"), ["the dog bit the man", "the man bit the dog"])
+    assert result.folds == 2
+    assert all(np.isfinite([row.r2, row.mae, row.chance_mae]).all() for row in result.layers)

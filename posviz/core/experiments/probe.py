@@ -83,7 +83,10 @@ def ridge_path(X: np.ndarray, y: np.ndarray, penalties) -> list[tuple[np.ndarray
 
 
 def _choose_penalty(X, y, groups, train: np.ndarray) -> float:
-    """The penalty with the lowest held-out error inside the training texts."""
+    """The penalty with the lowest held-out error inside the training texts (with one
+    training text there is nothing to hold out: the middle penalty)."""
+    if train.size < 2:
+        return RIDGE[len(RIDGE) // 2]
     inner = _folds(train.size, min(3, train.size))
     errors = np.zeros(len(RIDGE))
     for held in inner:
