@@ -80,3 +80,15 @@ def test_the_panel_has_the_experiments_tab(qtbot):
     panel.tabs.setCurrentIndex(panel.tabs.count() - 1)
     assert panel._visible() == []
     panel.experiments.shutdown()
+
+
+def test_a_probe_over_the_example_sentences(qtbot, tab):
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    tab.texts.setCurrentIndex(tab.texts.findData("examples"))
+    assert tab.features.isVisible() and not tab.kind.isVisible()
+    run(qtbot, tab)
+    shown = tab.figure.displayed()
+    layers = tab.result.layers
+    assert np.allclose(shown["mae"], [row.mae for row in layers])
+    assert np.allclose(shown["chance_mae"], [row.chance_mae for row in layers])
+    assert "Position probe" in tab.figure.heading.text()

