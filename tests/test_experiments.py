@@ -158,3 +158,8 @@ def test_texts_files(tmp_path):
     with pytest.raises(PosvizInputError, match="no texts"):
         read_texts(path)
     assert "the dog bit the man" in example_texts()
+
+
+def test_a_text_too_short_to_reorder_is_named():
+    with pytest.raises(PosvizInputError, match=r"text 2 \('hello'\): a random sweep needs"):
+        sweep(engine(), [TEXT, "hello"], "random", 3)

@@ -119,10 +119,16 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     plans = []
     for index, seq in enumerate(seqs):
         rng = np.random.default_rng([seed, index])
-        if kind == "swap":                  # every pair; the adjacent ones make the band
-            plans.append(pair_orders(seq.pinned))
-        else:
-            plans.append(make_orders(kind, seq.pinned, count, rng))
+        try:
+            if kind == "swap":              # every pair; the adjacent ones make the band
+                plans.append(pair_orders(seq.pinned))
+            else:
+                plans.append(make_orders(kind, seq.pinned, count, rng))
+        except PosvizInputError as error:
+            if len(seqs) == 1:
+                raise
+            raise PosvizInputError(f"text {index + 1} ({texts[index][:40]!r}): {error}") \
+                from None
     total, done = sum(len(p) for p in plans), 0
     values = {name: [] for name in METRICS}
     pairs, floor = [], 0.0
