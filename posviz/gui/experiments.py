@@ -43,6 +43,13 @@ def _sample(**style) -> pg.PlotDataItem:
     return pg.PlotDataItem([0], [0], **style)
 
 
+def _short(value) -> str:
+    """Numbers to 3 significant digits, nested dicts included."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {_short(v)}" for k, v in value.items())
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
 class ExperimentFigure(Figure):
     """A sweep's band per layer (log scale, noise floor), a swap map, a probe or a paper
     check: whatever the last experiment produced."""
@@ -172,12 +179,17 @@ class ExperimentFigure(Figure):
             self._reset("slope m_h (log)", "head", log=True)
             self._curve(heads, np.log10(values["paper"]), "#505050", "paper: 2^(-8h/H)",
                         1.5, dash=True)
-            self._curve(heads, np.log10(values["measured"]), "#d55e00", "measured")
+            dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
+                                      size=9, brush="#d55e00", pen=None)
+            self.plot.addItem(dots)
+            self.legend.addItem(_sample(pen=None, symbol="o", symbolBrush="#d55e00",
+                                        symbolPen=None), "measured")
             self.data = {"paper": np.array(values["paper"]),
                          "measured": np.array(values["measured"])}
             self.dims, self.coords, self.labels = ("head",), {"head": heads.tolist()}, {}
         else:
-            self.show_message("\n\n".join(f"{k}: {v}" for k, v in values.items()))
+            self.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
+                                            for k, v in values.items()))
             self.data, self.dims, self.coords, self.labels = {}, (), {}, {}
         self.set_title(f"{check.name}: {'holds' if check.holds else 'does NOT hold'} here")
         self.set_note(f"{check.citation}\nPaper: {check.reports}\nposviz: {check.measures}")
