@@ -2,6 +2,9 @@
 
     posviz report [model options] --text TEXT [--order I,J,...] [--quiet] [--json]
     posviz export [model options] --text TEXT --order I,J,... --out DIR [...]
+    posviz sweep [model options] (--text T | --texts FILE) --kind KIND --count K --seed S
+    posviz probe [model options] [--texts FILE] [--json]
+    posviz paper NAME [--json]
 
 Bad input exits with status 2 and one line on stderr, never a traceback. Building the
 parser (``--help``, a usage error) imports neither torch nor Qt. On a terminal, stderr
@@ -16,10 +19,11 @@ import sys
 
 from ..core.errors import PosvizInputError
 from . import export, report
+from . import paper, probe, sweep
 from .options import bundled_models
 
 EXIT_BAD_INPUT = 2
-COMMANDS = (report, export)          # each adds its subparser; its ``run`` does the work
+COMMANDS = (report, export, sweep, probe, paper)          # each adds its subparser; its ``run`` does the work
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -95,6 +95,10 @@ class PlotsPanel(QtWidgets.QWidget):
             self._pages.append(page)
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         self._build_tab(0)      # the others when first opened: ~0.15 s less at start-up
+        from ..experiments import ExperimentsTab      # its own tab, outside the Selection
+        self.experiments = ExperimentsTab()
+        self.tabs.setTabToolTip(self.tabs.addTab(self.experiments, "Experiments"),
+                                ExperimentsTab.TIP)
         self.tabs.currentChanged.connect(self._tab_changed)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -124,6 +128,8 @@ class PlotsPanel(QtWidgets.QWidget):
             self._build_tab(index)
 
     def _tab_changed(self, index: int) -> None:
+        if index >= len(TABS):                        # the Experiments tab
+            return
         self._build_tab(index)
         if self._quiet or index == self._selection.tab:
             self._refresh(self._visible())
@@ -349,7 +355,8 @@ class PlotsPanel(QtWidgets.QWidget):
 
     def _visible(self) -> list[str]:
         """Figures on the current tab (the only ones worth repainting now)."""
-        return list(TAB_FIGURES[self.tabs.currentIndex()])
+        index = self.tabs.currentIndex()
+        return list(TAB_FIGURES[index]) if index < len(TAB_FIGURES) else []
 
     def _refresh(self, names) -> None:
         """Bring stale figures among ``names`` up to date with the Shown."""

@@ -1,0 +1,52 @@
+"""``posviz probe``: per layer, how well absolute position is read off the hidden states.
+
+    posviz probe [model options] [--texts FILE] [--folds K] [--features linear|quadratic]
+                 [--json]
+"""
+from __future__ import annotations
+
+import json
+
+from ..core.errors import PosvizInputError
+from .sweep import add_experiment_arguments, refuse_order, experiment_engine, experiment_texts, reporter
+
+
+def add_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "probe",
+        help="a ridge probe of absolute position per layer, held out by text")
+    add_experiment_arguments(parser, "a file of texts, one a line (default: the example "
+                                     "sentences)")
+    parser.add_argument("--folds", type=int, default=5,
+                        help="how many groups of texts are held out in turn (default: 5)")
+    parser.add_argument("--features", choices=("linear", "quadratic"), default="linear",
+                        help="what the regression reads: the hidden state, or also its "
+                             "squares (which lets it read a norm) (default: linear)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    refuse_order(args)
+    if args.text is not None:
+        raise PosvizInputError("the probe holds whole texts out, so it needs several: "
+                               "give --texts FILE (one a line) instead of --text")
+    if args.folds < 2:
+        raise PosvizInputError(f"--folds must be at least 2 (got {args.folds})")
+    if args.texts is None:
+        from ..core.experiments.texts import example_texts
+        texts = example_texts()
+    else:
+        texts = experiment_texts(args)
+    engine, where = experiment_engine(args)
+    from ..core.experiments.probe import probe
+    result = probe(engine, texts, where, args.folds, args.features, progress=reporter(args))
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    print(f"position probe ({result.features}): {result.tokens} tokens of {result.texts} "
+          f"texts, {result.folds} folds held out by text\n")
+    print("layer      R²     MAE  chance MAE")
+    for row in result.layers:
+        print(f"{row.layer:>5} {row.r2:>7.3f} {row.mae:>7.2f} {row.chance_mae:>11.2f}")
+    return 0

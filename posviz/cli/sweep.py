@@ -1,0 +1,165 @@
+"""``posviz sweep``: many orders of one text or a file of texts, summarized per layer.
+
+    posviz sweep [model options] (--text T | --texts FILE) --kind KIND --count K
+                 --seed S [--layer L] [--json | --csv FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+
+from ..core.errors import PosvizInputError
+from ..core.experiments.runs import KIND_TIPS
+from ..core.options import OPTIONS
+from .options import add_model_arguments, check_model_flags, model_config, positions, progress
+
+QUANTILES = ("median", "p10", "p90")
+
+
+def add_experiment_arguments(parser: argparse.ArgumentParser, texts_help: str) -> None:
+    """The model options every command shares, and --texts. ``--seed`` is left free for
+    the experiment: the built-in model's seed is ``--model-seed`` here."""
+    add_model_arguments(parser)
+    parser.add_argument("--texts", metavar="FILE", help=texts_help)
+    weights = OPTIONS["seed"]
+    parser.add_argument("--model-seed", dest="seed", type=int, default=argparse.SUPPRESS,
+                        help=f"{weights.tip} (default: {weights.default})")
+
+
+def add_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "sweep", conflict_handler="resolve",
+        help="per-layer median, p10 and p90 of every metric over many orders")
+    add_experiment_arguments(parser, "a file of texts, one a line, instead of --text")
+    parser.add_argument("--kind", default="random",
+                        help="which orders: " + "; ".join(f"{k}: {t}" for k, t in
+                                                          KIND_TIPS.items())
+                             + " (default: random)")
+    parser.add_argument("--count", type=int, default=32,
+                        help="how many orders for random and prefix (default: 32)")
+    parser.add_argument("--seed", dest="order_seed", type=int, default=0,
+                        help="seeds the random orders: the same seed gives the same "
+                             "result (default: 0)")
+    parser.add_argument("--layer", type=int, default=None,
+                        help="the layer whose change the swap map shows (default: the last)")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object")
+    out.add_argument("--csv", metavar="FILE",
+                     help="write one row per layer and metric to FILE ('-': stdout)")
+    parser.set_defaults(func=run)
+
+
+def refuse_order(args) -> None:
+    if getattr(args, "order", None) is not None:
+        raise PosvizInputError(f"--order does not apply to {args.command}, which runs "
+                               "the orders it needs")
+
+
+def experiment_texts(args) -> list[str]:
+    """--text, --texts FILE or the default text."""
+    if args.text is not None and args.texts is not None:
+        raise PosvizInputError("give --text or --texts, not both")
+    if args.texts is not None:
+        from ..core.experiments.texts import read_texts
+        return read_texts(args.texts)
+    if args.text is not None:
+        if not args.text.strip():
+            raise PosvizInputError("the text is empty")
+        return [args.text]
+    from ..core.session import DEFAULT_TEXT
+    return [DEFAULT_TEXT]
+
+
+def experiment_engine(args):
+    """(Engine, Positions) for the model options, checked before anything is built."""
+    if args.model and args.command == "sweep" and "seed" in vars(args):
+        raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
+                               f"--model {args.model}")
+    check_model_flags(args)
+    config = None if args.model else model_config(args)
+    where = positions(args)
+    from ..core.engine import Engine
+    from .options import build_backend
+    return Engine(build_backend(args, config, progress(args))), where
+
+
+def reporter(args):
+    """(done, total) -> a line on a terminal's stderr with the time left, or None."""
+    say = progress(args)
+    if say is None:
+        return None
+    import time
+    start = time.monotonic()
+
+    def told(done: int, total: int) -> None:
+        if done == total or done % max(total // 20, 1) == 0:
+            left = (time.monotonic() - start) / done * (total - done)
+            say(f"run {done} of {total}, about {left:.0f} s left")
+    return told
+
+
+def csv_rows(result) -> list[list]:
+    rows = [["layer", "metric", *QUANTILES]]
+    for row in result.rows():
+        for name, band in row.items():
+            if name != "layer":
+                rows.append([row["layer"], name, *("" if band[q] is None else band[q]
+                                                   for q in QUANTILES)])
+    for pairs in result.pairs:               # the swap map: one row per token pair
+        for i, first in enumerate(pairs.tokens):
+            for j, second in enumerate(pairs.tokens):
+                rows.append([pairs.layer, f"swap {i}:{first} {j}:{second}",
+                             pairs.change[i, j], "", ""])
+    return rows
+
+
+def write_csv(path: str, rows) -> None:
+    if path == "-":
+        csv.writer(sys.stdout).writerows(rows)
+        return
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(rows)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(buffer.getvalue())
+
+
+def fmt(value) -> str:
+    return "—" if value is None else f"{value:.3e}"
+
+
+def as_table(result) -> list[str]:
+    lines = [f"{result.kind} sweep: {result.runs} runs over {len(result.texts)} text(s); "
+             f"noise floor {result.floor:.1e}", "",
+             "layer  metric                   median        p10        p90"]
+    for row in result.rows():
+        for name, band in row.items():
+            if name != "layer":
+                lines.append(f"{row['layer']:>5}  {name:<22} {fmt(band['median']):>10} "
+                             f"{fmt(band['p10']):>10} {fmt(band['p90']):>10}")
+    for pairs in result.pairs:
+        lines += ["", f"swap sensitivity at layer {pairs.layer} (mean change over partners):"]
+        lines += [f"  {i:>3} {token:<16} {value:.3e}"
+                  for i, (token, value) in enumerate(zip(pairs.tokens, pairs.sensitivity))]
+    return lines
+
+
+def run(args) -> int:
+    from ..core.experiments.runs import check_kind
+    check_kind(args.kind, args.count)        # before a model is built
+    refuse_order(args)
+    texts = experiment_texts(args)
+    engine, where = experiment_engine(args)
+    from ..core.experiments.sweep import sweep
+    result = sweep(engine, texts, args.kind, args.count, args.order_seed, where,
+                   layer=args.layer, progress=reporter(args))
+    if args.csv:
+        write_csv(args.csv, csv_rows(result))
+    elif args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print("\n".join(as_table(result)))
+    return 0
+

@@ -1,0 +1,73 @@
+"""An experiment as a job for a worker thread: what to run, and running it.
+
+The job carries the model's spec, not its backend: a backend records its forwards
+through hooks on the one model it holds, so the experiment builds its own (the built-in
+model from its config, the same weights; a pretrained one loaded again) and never runs
+the window's backend beside the window's own evaluations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..config import Positions
+from ..document import ModelSpec
+from ..errors import PosvizInputError
+
+WHATS = ("sweep", "probe", "paper")
+
+
+@dataclass(frozen=True)
+class ExperimentJob:
+    what: str                          # "sweep", "probe" or "paper"
+    spec: ModelSpec = ModelSpec()
+    texts: tuple[str, ...] = ()
+    positions: Positions = Positions()
+    kind: str = "random"               # sweep
+    count: int = 32                    # sweep
+    seed: int = 0                      # sweep
+    features: str = "linear"           # probe
+    paper: str = "haviv2022"           # paper
+
+    def describe(self) -> dict:
+        """What produced the result, for an export's provenance."""
+        facts = {"experiment": self.what, "model": self.spec.name}
+        if self.what == "sweep":
+            facts.update(kind=self.kind, count=self.count, seed=self.seed,
+                         texts=len(self.texts))
+        elif self.what == "probe":
+            facts.update(features=self.features, texts=len(self.texts))
+        else:
+            facts.update(paper=self.paper)
+        return {k: str(v) for k, v in facts.items()}
+
+
+def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None):
+    """A backend of its own for the experiment (see the module's note)."""
+    if spec.is_builtin:
+        from ..backend import BuiltinBackend
+        return BuiltinBackend(spec.config)
+    from ..hf import load_backend
+    if progress is not None:
+        progress("loading the model for the experiment")
+    return load_backend(spec.source)
+
+
+def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = None,
+                   progress: Callable[[int, int], None] | None = None,
+                   say: Callable[[str], None] | None = None):
+    """Run the job: a SweepResult, a ProbeResult or a PaperCheck."""
+    if job.what not in WHATS:
+        raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
+    if job.what == "paper":
+        from .papers import check_paper
+        return check_paper(job.paper, should_stop)
+    from ..engine import Engine
+    engine = Engine(backend_for(job.spec, say))
+    if job.what == "sweep":
+        from .sweep import sweep
+        return sweep(engine, job.texts, job.kind, job.count, job.seed, job.positions,
+                     progress=progress, should_stop=should_stop)
+    from .probe import probe
+    return probe(engine, job.texts, job.positions, features=job.features,
+                 progress=progress, should_stop=should_stop)

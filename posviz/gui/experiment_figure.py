@@ -1,0 +1,175 @@
+"""The Experiments tab's figure: a sweep's band per layer on the log scale with the noise
+floor, a swap map, a position probe or a paper check, exportable like every figure."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
+
+import pyqtgraph as pg  # noqa: I001
+
+from .plots import style
+from .plots.base import Figure
+from .plots.layers import layer_ticks
+
+
+def _log(values: np.ndarray, floor: float) -> np.ndarray:
+    """log10, with values at or below the floor drawn just under it (the band's bottom)."""
+    return np.log10(np.maximum(np.nan_to_num(values, nan=floor / 30), floor / 30))
+
+
+def _sample(**style) -> pg.PlotDataItem:
+    """A legend entry drawn by pyqtgraph's own sample (which reads a PlotDataItem's
+    options; any other item would raise inside a paint, which PySide cannot survive)."""
+    return pg.PlotDataItem([0], [0], **style)
+
+
+def _short(value) -> str:
+    """Numbers to 3 significant digits, nested dicts included."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {_short(v)}" for k, v in value.items())
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+class ExperimentFigure(Figure):
+    """A sweep's band per layer (log scale, noise floor), a swap map, a probe or a paper
+    check: whatever the last experiment produced."""
+
+    name = "experiment"
+    title = "Experiment"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = self.canvas.addPlot(row=0, col=0)
+        self.plot.hideButtons()
+        self.legend = style.legend_below(self.canvas)
+        self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
+        self.show_message("Choose an experiment above and press Run (Ctrl+Return).")
+
+    def _reset(self, left: str, bottom: str, log: bool) -> None:
+        self.plot.clear()
+        self.legend.clear()
+        if self.bar is not None:
+            self.canvas.removeItem(self.bar)
+            self.bar = None
+        self.plot.getViewBox().invertY(False)
+        self.plot.setLogMode(x=False, y=log)
+        style.style_plot(self.plot, "", left, bottom)
+        for side in ("left", "bottom"):
+            self.plot.getAxis(side).setTicks(None)
+        self.show_canvas()
+
+    def _curve(self, x, y, colour, label: str, width=2.0, dash=False) -> pg.PlotCurveItem:
+        pen = style.cosmetic_pen(colour, width, QtCore.Qt.PenStyle.DashLine if dash
+                                 else QtCore.Qt.PenStyle.SolidLine)
+        curve = pg.PlotCurveItem(np.asarray(x, float), np.asarray(y, float), pen=pen)
+        self.plot.addItem(curve)
+        if label:
+            self.legend.addItem(_sample(pen=pen), label)
+        return curve
+
+    def show_sweep(self, result, metric: str) -> None:
+        band, floor = result.bands[metric], result.floor
+        layers = np.arange(band.median.shape[0])
+        self._reset("relative change (log)", "layer (in = input to block 1)", log=True)
+        defined = ~np.isnan(band.median)
+        x = layers[defined]
+        low = self._curve(x, _log(band.p10[defined], floor), (0, 114, 178, 90), "", 1)
+        high = self._curve(x, _log(band.p90[defined], floor), (0, 114, 178, 90), "", 1)
+        fill = pg.FillBetweenItem(low, high, brush=pg.mkBrush(0, 114, 178, 60))
+        self.plot.addItem(fill)
+        self.legend.addItem(_sample(pen=None, symbol="s", symbolSize=12, symbolPen=None,
+                                    symbolBrush=(0, 114, 178, 60)), "p10 to p90 of the runs")
+        self._curve(x, _log(band.median[defined], floor), "#0072b2", "median", 2.5)
+        line = pg.InfiniteLine(pos=np.log10(floor), angle=0, pen=style.cosmetic_pen(
+            (90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
+            label="noise floor", labelOpts={"position": 0.05, "color": (60, 60, 60)})
+        self.plot.addItem(line)
+        top = np.nanmax(np.r_[band.p90[defined], 1.0])
+        self.plot.setYRange(np.log10(floor / 30), np.ceil(np.log10(top) + 0.1), padding=0)
+        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
+                       f"over {len(result.texts)} text(s)")
+        self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
+                      "Below the dashed noise floor a change is floating-point rounding.")
+        self.data = {f"{metric}_{q}": getattr(band, q).copy() for q in ("median", "p10", "p90")}
+        self.dims, self.coords, self.labels = ("layer",), {"layer": layers.tolist()}, {}
+
+    def show_pairs(self, pairs) -> None:
+        n = len(pairs.tokens)
+        self._reset("token", "swapped with", log=False)
+        self.legend.clear()
+        image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
+        self.plot.addItem(image)
+        top = float(pairs.change.max()) or 1.0
+        self.bar = style.color_bar((0.0, top), style.SEQUENTIAL, "relative change")
+        self.bar.setImageItem(image)
+        self.canvas.addItem(self.bar, row=0, col=1)
+        self.plot.getViewBox().invertY(True)
+        ticks = [[(k + 0.5, f"{k} {t}") for k, t in enumerate(pairs.tokens)], []]
+        for side in ("left", "bottom"):
+            self.plot.getAxis(side).setTicks(ticks)
+        self.plot.setRange(xRange=(0, n), yRange=(0, n), padding=0)
+        top = int(np.argmax(pairs.sensitivity))
+        self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
+                       f"j swap (max {pairs.change.max():.2e})")
+        self.set_note(f"Brighter: the layer's output moves more. Most sensitive token: "
+                      f"{pairs.tokens[top]!r} (mean {pairs.sensitivity[top]:.2e} over its "
+                      f"partners).")
+        self.data = {"change": pairs.change.copy()}
+        self.dims = ("token", "partner")
+        self.coords = {}
+        self.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}
+
+    def show_probe(self, rows, title: str, prefix: str = "", colour="#0072b2") -> None:
+        if not prefix:
+            self._reset("mean absolute error (positions)", "layer (in = input to block 1)",
+                        log=False)
+            self.data, self.dims, self.coords, self.labels = {}, ("layer",), {}, {}
+        layers = np.array([r["layer"] for r in rows])
+        mae = np.array([r["mae"] for r in rows])
+        chance = np.array([r["chance_mae"] for r in rows])
+        self._curve(layers, mae, colour, f"{prefix}probe error".strip())
+        self._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(), 1.5,
+                    dash=True)
+        self.plot.setYRange(0, 1.1 * max(self.plot.viewRange()[1][1], chance.max()),
+                            padding=0)
+        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+        self.set_title(title)
+        key = prefix.strip().replace(" ", "_")
+        self.data.update({f"{key}_r2".lstrip("_"): np.array([r["r2"] for r in rows]),
+                          f"{key}_mae".lstrip("_"): mae,
+                          f"{key}_chance_mae".lstrip("_"): chance})
+        self.coords = {"layer": layers.tolist()}
+        self.set_note("R² per layer: " + ", ".join(f"{r['r2']:.2f}" for r in rows)
+                      + ". Lower error than chance: position can be read off the layer.")
+
+    def show_paper(self, check) -> None:
+        values = check.values
+        if check.name == "haviv2022":
+            self.show_probe(values["causal"], "", "causal ", "#d55e00")
+            self.show_probe(values["bidirectional"], "", "bidirectional ", "#0072b2")
+        elif check.name == "chi2023":
+            spread = np.array(values["variance_by_position"])
+            self._reset("variance of the attention output", "position", log=False)
+            self._curve(np.arange(spread.size), spread, "#d55e00", "block 1, causal, no PE")
+            self.data, self.dims = {"variance": spread}, ("position",)
+            self.coords, self.labels = {"position": list(range(spread.size))}, {}
+        elif check.name == "alibi-slopes":
+            heads = np.arange(1, len(values["measured"]) + 1)
+            self._reset("slope m_h (log)", "head", log=True)
+            self._curve(heads, np.log10(values["paper"]), "#505050", "paper: 2^(-8h/H)",
+                        1.5, dash=True)
+            dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
+                                      size=9, brush="#d55e00", pen=None)
+            self.plot.addItem(dots)
+            self.legend.addItem(_sample(pen=None, symbol="o", symbolBrush="#d55e00",
+                                        symbolPen=None), "measured")
+            self.data = {"paper": np.array(values["paper"]),
+                         "measured": np.array(values["measured"])}
+            self.dims, self.coords, self.labels = ("head",), {"head": heads.tolist()}, {}
+        else:
+            self.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
+                                            for k, v in values.items()))
+            self.data, self.dims, self.coords, self.labels = {}, (), {}, {}
+        self.set_title(f"{check.name}: {'holds' if check.holds else 'does NOT hold'} here")
+        self.set_note(f"{check.citation}\nPaper: {check.reports}\nposviz: {check.measures}")

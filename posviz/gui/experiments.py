@@ -1,0 +1,286 @@
+"""The Experiments tab: sweeps, swap maps, position probes and paper checks, run off the
+GUI thread with progress, time left and cancel, drawn in one exportable figure.
+
+What runs is a ``core.experiments.jobs.ExperimentJob`` on a ``core.scheduler.Scheduler``
+(one worker, a newer run supersedes an older one); outcomes and progress travel to the
+GUI thread as Qt signals. The model, text and positions come from the window's session
+when there is one (the built-in model and the default text otherwise).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from posviz.core.document import ModelSpec
+from posviz.core.errors import PosvizInputError
+from posviz.core.experiments.jobs import ExperimentJob
+from posviz.core.experiments.runs import KIND_TIPS, KINDS
+from posviz.core.symmetry import METRICS
+
+from .experiment_figure import ExperimentFigure
+from .plots.exporting import add_export_actions, ask_export_path, writing
+
+PAPERS = ("haviv2022", "chi2023", "rope-decay", "alibi-slopes", "sinha2022")
+TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
+                "file": "Texts from a file…"}
+SWAP_MAP = "swap map"
+
+
+class _Relay(QtCore.QObject):
+    """Carries the worker's outcome and progress to the GUI thread."""
+
+    finished = QtCore.Signal(object)
+    progressed = QtCore.Signal(int, int)
+
+
+class ExperimentsTab(QtWidgets.QWidget):
+    """Controls, a progress line and the experiment figure."""
+
+    TIP = ("Experiments over many orders and texts: sweeps, swap sensitivity, a position "
+           "probe and checks of published claims")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        from posviz.core.scheduler import Scheduler
+        self.result = None
+        self.job: ExperimentJob | None = None
+        self._file: str | None = None
+        self._started = 0.0
+        self._relay = _Relay(self)
+        self._relay.finished.connect(self._finished)
+        self._relay.progressed.connect(self._progressed)
+        self.scheduler = Scheduler(self._run, self._relay.finished.emit,
+                                   name="posviz-experiment")
+        self.figure = ExperimentFigure()
+        add_export_actions("experiment", self.figure, self._export)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(self._controls())
+        layout.addLayout(self._status_row())
+        layout.addWidget(self.figure, 1)
+        app = QtWidgets.QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self._what_changed()
+
+    # -- controls -------------------------------------------------------------------
+    def _combo(self, items, tip: str) -> QtWidgets.QComboBox:
+        box = QtWidgets.QComboBox()
+        for data, text in items:
+            box.addItem(text, data)
+        box.setToolTip(tip)
+        return box
+
+    def _controls(self) -> QtWidgets.QHBoxLayout:
+        row = QtWidgets.QHBoxLayout()
+        self.what = self._combo([("sweep", "Sweep"), ("probe", "Position probe"),
+                                 ("paper", "Paper check")], "Which experiment to run")
+        self.kind = self._combo([(k, k) for k in KINDS], "Which orders a sweep runs:\n"
+                                + "\n".join(f"{k}: {t}" for k, t in KIND_TIPS.items()))
+        self.count = QtWidgets.QSpinBox(minimum=1, maximum=100_000, value=32)
+        self.count.setToolTip("How many orders a random or prefix sweep runs per text")
+        self.seed = QtWidgets.QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
+        self.seed.setToolTip("Seeds the random orders: the same seed gives the same result")
+        self.texts = self._combo(list(TEXT_SOURCES.items()), "Which texts to run on")
+        self.metric_box = self._combo([(m, m.replace("_", " ")) for m in METRICS],
+                                  "Which metric the band shows (no new run needed)")
+        self.features = self._combo([("linear", "linear"), ("quadratic", "with squares")],
+                                    "What the probe's regression reads: the hidden state, "
+                                    "or also its squares (so it can read a norm)")
+        self.paper = self._combo([(p, p) for p in PAPERS], "The published claim to check")
+        self.run_button = QtWidgets.QPushButton("Run")
+        self.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
+        self.run_button.setToolTip("Run the experiment (Ctrl+Return)")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the running experiment (Esc)")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        self.cancel_shortcut = QtGui.QShortcut(QtGui.QKeySequence("Escape"), self)
+        self.cancel_shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.cancel_shortcut.activated.connect(self.cancel)
+        self._labelled = {}
+        for label, widget in (("Experiment", self.what), ("Kind", self.kind),
+                              ("Count", self.count), ("Seed", self.seed),
+                              ("Texts", self.texts), ("Features", self.features),
+                              ("Paper", self.paper), ("Show", self.metric_box)):
+            caption = QtWidgets.QLabel(label)
+            caption.setBuddy(widget)
+            row.addWidget(caption)
+            row.addWidget(widget)
+            self._labelled[widget] = caption
+        row.addStretch(1)
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
+        self.what.currentIndexChanged.connect(self._what_changed)
+        self.kind.currentIndexChanged.connect(self._what_changed)
+        self.metric_box.currentIndexChanged.connect(self._redraw)
+        self.texts.activated.connect(self._texts_chosen)
+        return row
+
+    def _status_row(self) -> QtWidgets.QHBoxLayout:
+        row = QtWidgets.QHBoxLayout()
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setFixedWidth(200)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        self.status = QtWidgets.QLabel()
+        self.status.setWordWrap(True)
+        row.addWidget(self.progress)
+        row.addWidget(self.status, 1)
+        return row
+
+    def _what_changed(self) -> None:
+        what, kind = self.what.currentData(), self.kind.currentData()
+        shown = {self.kind: what == "sweep", self.seed: what == "sweep",
+                 self.count: what == "sweep" and kind in ("random", "prefix"),
+                 self.texts: what != "paper", self.features: what == "probe",
+                 self.paper: what == "paper", self.metric_box: what == "sweep"}
+        for widget, visible in shown.items():
+            widget.setVisible(visible)
+            self._labelled[widget].setVisible(visible)
+        has_map = self.metric_box.findData(SWAP_MAP)
+        if kind == "swap" and has_map < 0:
+            self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
+        elif kind != "swap" and has_map >= 0:
+            self.metric_box.removeItem(has_map)
+
+    def _texts_chosen(self) -> None:
+        if self.texts.currentData() != "file":
+            return
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Texts, one a line",
+                                                        "", "Text files (*.txt);;All (*)")
+        if path:
+            self._file = path
+            self.texts.setItemText(self.texts.currentIndex(), f"Texts from {Path(path).name}")
+        elif self._file is None:
+            self.texts.setCurrentIndex(0)
+
+    # -- running --------------------------------------------------------------------
+    def _session(self):
+        return getattr(self.window(), "session", None)
+
+    def make_job(self) -> ExperimentJob:
+        """The job the controls describe (PosvizInputError for bad texts)."""
+        from posviz.core.config import Positions
+        from posviz.core.experiments.texts import example_texts, read_texts
+        from posviz.core.session import DEFAULT_TEXT
+        session = self._session()
+        source = self.texts.currentData()
+        if source == "examples":
+            texts = example_texts()
+        elif source == "file":
+            if self._file is None:
+                raise PosvizInputError("choose a file of texts first")
+            texts = read_texts(self._file)
+        else:
+            texts = [session.text if session is not None else DEFAULT_TEXT]
+        return ExperimentJob(
+            self.what.currentData(),
+            spec=session.spec if session is not None else ModelSpec(),
+            texts=tuple(texts),
+            positions=session.positions if session is not None else Positions(),
+            kind=self.kind.currentData(), count=self.count.value(), seed=self.seed.value(),
+            features=self.features.currentData(), paper=self.paper.currentData())
+
+    def run(self) -> None:
+        try:
+            job = self.make_job()
+            if job.what == "probe" and len(job.texts) < 2:
+                raise PosvizInputError("the probe holds texts out: choose the example "
+                                       "sentences or a file of texts")
+        except (PosvizInputError, OSError) as error:
+            self._say(str(error).splitlines()[0], error=True)
+            return
+        self.job = job
+        self._started = time.monotonic()
+        self.progress.setRange(0, 0)             # busy until the first run is counted
+        self.progress.show()
+        self.cancel_button.setEnabled(True)
+        self._say(f"running the {job.what}…")
+        self.scheduler.submit(job)
+
+    def _run(self, job: ExperimentJob, should_stop):
+        from posviz.core.experiments.jobs import run_experiment
+        return job, run_experiment(job, should_stop, self._relay.progressed.emit)
+
+    def cancel(self) -> None:
+        if not self.cancel_button.isEnabled():
+            return
+        self.scheduler.cancel()
+        self._idle()
+        self._say("cancelled; what was shown before is kept")
+
+    def shutdown(self) -> None:
+        self.scheduler.shutdown()
+
+    def _idle(self) -> None:
+        self.progress.hide()
+        self.cancel_button.setEnabled(False)
+
+    @QtCore.Slot(int, int)
+    def _progressed(self, done: int, total: int) -> None:
+        if not self.cancel_button.isEnabled():
+            return
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        left = (time.monotonic() - self._started) / max(done, 1) * (total - done)
+        self.progress.setFormat(f"{done} of {total}")
+        self._say(f"{done} of {total} done, about {left:.0f} s left")
+
+    @QtCore.Slot(object)
+    def _finished(self, outcome) -> None:
+        if not self.scheduler.is_current(outcome.generation):
+            return                               # superseded or cancelled on the way
+        self._idle()
+        if outcome.failed:
+            self._say(outcome.message, error=True)
+            return
+        self.job, self.result = outcome.result
+        self._say(f"done in {time.monotonic() - self._started:.1f} s")
+        self._redraw()
+
+    def _redraw(self) -> None:
+        result, job = self.result, self.job
+        if result is None:
+            return
+        if job.what == "sweep":
+            metric = self.metric_box.currentData()
+            if metric == SWAP_MAP and result.pairs:
+                self.figure.show_pairs(result.pairs[0])
+            else:
+                self.figure.show_sweep(result, metric if metric in result.bands
+                                       else METRICS[0])
+        elif job.what == "probe":
+            self.figure.show_probe([vars(r) for r in result.layers],
+                                   f"Position probe ({result.features}): {result.tokens} "
+                                   f"tokens of {result.texts} texts, held out by text")
+        else:
+            self.figure.show_paper(result)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")
+        self.status.setText(text)
+
+    # -- export ---------------------------------------------------------------------
+    def provenance(self) -> dict:
+        return self.job.describe() if self.job is not None else {}
+
+    def _export(self, name: str, fmt: str) -> None:
+        chosen = ask_export_path(self, name, fmt)
+        if chosen is None:
+            return
+        self.export(chosen[0], fmt, chosen[2])
+
+    def export(self, path: Path, fmt: str, dpi: int | None = None) -> Path | None:
+        figure, facts = self.figure, self.provenance()
+        write = {"png": lambda: figure.export_png(path, dpi=dpi, provenance=facts),
+                 "svg": lambda: figure.export_svg(path, provenance=facts),
+                 "csv": lambda: figure.export_csv(path, provenance=facts)}[fmt]
+        try:
+            return writing(path, write)
+        except PosvizInputError as error:
+            self._say(str(error), error=True)
+            return None

@@ -1,0 +1,94 @@
+"""The Experiments tab: runs on the worker, draws the band, cancels, exports."""
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+from posviz.core.experiments.sweep import sweep  # noqa: E402
+from posviz.gui.experiments import SWAP_MAP, ExperimentsTab  # noqa: E402
+
+
+@pytest.fixture
+def tab(qtbot):
+    widget = ExperimentsTab()
+    qtbot.addWidget(widget)
+    widget.resize(1000, 600)
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    widget.shutdown()
+
+
+def run(qtbot, tab):
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+
+
+def test_a_sweep_draws_the_band_of_the_core_result(qtbot, tab):
+    tab.kind.setCurrentIndex(tab.kind.findData("random"))
+    tab.count.setValue(6)
+    tab.seed.setValue(2)
+    run(qtbot, tab)
+    job = tab.job
+    from posviz.core.backend import BuiltinBackend
+    from posviz.core.engine import Engine
+    expected = sweep(Engine(BuiltinBackend(job.spec.config)), job.texts, "random", 6, 2)
+    shown = tab.figure.displayed()
+    assert np.allclose(shown["hidden_equivariance_median"],
+                       expected.bands["hidden_equivariance"].median)
+    assert "random sweep, 6 runs" in tab.figure.heading.text()
+
+
+def test_the_swap_map_and_its_csv(qtbot, tab, tmp_path):
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    run(qtbot, tab)
+    tab.metric_box.setCurrentIndex(tab.metric_box.findData(SWAP_MAP))
+    change = tab.figure.displayed()["change"]
+    assert np.array_equal(change, change.T) and np.all(np.diag(change) == 0)
+    path = tab.export(tmp_path / "swap.csv", "csv")
+    text = path.read_text()
+    assert "# experiment: sweep" in text and "# kind: swap" in text
+    assert tab.export(tmp_path / "swap.png", "png").stat().st_size > 1000
+
+
+def test_a_paper_check_and_a_bad_texts_choice(qtbot, tab):
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("alibi-slopes"))
+    run(qtbot, tab)
+    assert "holds here" in tab.figure.heading.text()
+    tab.what.setCurrentIndex(tab.what.findData("probe"))        # one text: refused inline
+    tab.run()
+    assert "holds texts out" in tab.status.text() and not tab.cancel_button.isEnabled()
+
+
+def test_cancel_stops_and_keeps_what_was_shown(qtbot, tab):
+    tab.count.setValue(100_000)
+    tab.run()
+    qtbot.waitUntil(lambda: tab.progress.maximum() > 0, timeout=30_000)
+    tab.cancel()
+    assert "cancelled" in tab.status.text() and tab.progress.isHidden()
+    assert tab.result is None
+
+
+def test_the_panel_has_the_experiments_tab(qtbot):
+    from posviz.gui.plots import PlotsPanel
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    titles = [panel.tabs.tabText(i) for i in range(panel.tabs.count())]
+    assert titles[-1] == "Experiments"
+    panel.tabs.setCurrentIndex(panel.tabs.count() - 1)
+    assert panel._visible() == []
+    panel.experiments.shutdown()
+
+
+def test_a_probe_over_the_example_sentences(qtbot, tab):
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    tab.texts.setCurrentIndex(tab.texts.findData("examples"))
+    assert tab.features.isVisible() and not tab.kind.isVisible()
+    run(qtbot, tab)
+    shown = tab.figure.displayed()
+    layers = tab.result.layers
+    assert np.allclose(shown["mae"], [row.mae for row in layers])
+    assert np.allclose(shown["chance_mae"], [row.chance_mae for row in layers])
+    assert "Position probe" in tab.figure.heading.text()

