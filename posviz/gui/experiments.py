@@ -71,6 +71,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         for data, text in items:
             box.addItem(text, data)
         box.setToolTip(tip)
+        # Sized to a short text, not the longest item, so the row fits a small window.
+        box.setSizeAdjustPolicy(
+            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        box.setMinimumContentsLength(9)
         return box
 
     def _controls(self) -> QtWidgets.QHBoxLayout:
@@ -112,8 +116,6 @@ class ExperimentsTab(QtWidgets.QWidget):
             row.addWidget(widget)
             self._labelled[widget] = caption
         row.addStretch(1)
-        row.addWidget(self.run_button)
-        row.addWidget(self.cancel_button)
         self.what.currentIndexChanged.connect(self._what_changed)
         self.kind.currentIndexChanged.connect(self._what_changed)
         self.metric_box.currentIndexChanged.connect(self._redraw)
@@ -122,6 +124,8 @@ class ExperimentsTab(QtWidgets.QWidget):
 
     def _status_row(self) -> QtWidgets.QHBoxLayout:
         row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.run_button)
+        row.addWidget(self.cancel_button)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setFixedWidth(200)
         self.progress.setTextVisible(True)
