@@ -77,7 +77,7 @@ def test_equivariant_when_positions_travel_with_tokens(minilm):
 
 def test_report_json_has_seven_layers(minilm, monkeypatch, capsys):
     asked = []
-    monkeypatch.setattr(hf, "load_backend", lambda spec: asked.append(spec) or minilm)
+    monkeypatch.setattr(hf, "load_backend", lambda spec, **_: asked.append(spec) or minilm)
     assert cli.main(["report", "--model", "minilm", "--text", TEXT, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert asked == ["minilm"]

@@ -94,8 +94,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "of 0..n-1 once, comma-separated (default: reverse the "
                              "movable tokens)")
     parser.add_argument("--quiet", action="store_true",
-                        help="do not report loading and running steps on a terminal's "
-                             "stderr (default: report them)")
+                        help="do not report loading and running steps on stderr (default: "
+                             "report them on a terminal, and always for a --model)")
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
@@ -125,17 +125,31 @@ def positions(args: argparse.Namespace) -> Positions:
 
 
 def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None] | None:
-    """Where the steps of a long run are reported: one line each on stderr when it is a
-    terminal and --quiet is not given; None otherwise, so a log or a pipe gets only the
-    results and, on bad input, the one line that says why."""
+    """Where the steps of a long run are reported, one line each on stderr, unless
+    --quiet: always on a terminal; and for a pretrained model (loading and running it
+    takes from seconds to minutes) also on a log or a pipe, so the log shows what ran.
+    The built-in model answers at once, so a pipe gets only its results. None when
+    nothing is reported. Bad options and a model that is not there are refused before
+    the first step is told (evaluate), so they still give exactly one line."""
     stream = sys.stderr if stream is None else stream
     isatty = getattr(stream, "isatty", None)
-    if getattr(args, "quiet", False) or not (isatty and isatty()):
+    terminal = bool(isatty and isatty())
+    if getattr(args, "quiet", False) or not (terminal or getattr(args, "model", None)):
         return None
 
     def say(step: str) -> None:
         print(f"posviz: {step}", file=stream, flush=True)
     return say
+
+
+def check_model_source(spec: str) -> None:
+    """Refuse a pretrained model that is not there (no folder, no config.json, a family
+    posviz does not read) before any step is reported; reads no weights, imports no
+    torch."""
+    from ..core.hf.sources import read_config, resolve
+    folder, gguf_file, _ = resolve(spec)
+    if gguf_file is None:
+        read_config(folder)
 
 
 def build_backend(args: argparse.Namespace, config: ModelConfig | None,
@@ -161,6 +175,8 @@ def evaluate(args: argparse.Namespace):
         raise PosvizInputError("the text is empty")
     check_model_flags(args)
     config = None if args.model else model_config(args)
+    if args.model:
+        check_model_source(args.model)
     where = positions(args)
 
     from ..core.backend import split_words
