@@ -84,7 +84,6 @@ class AttentionFigure(Figure):
         # The three maps share their rows: the queries are named once, on the left, so
         # at 1024 pixels the three still fit side by side (each label would cost ~80).
         for plot in (self.aligned, self.difference):
-            plot.plot.setLabel("left", "")
             plot.plot.getAxis("left").setStyle(showValues=False)
         self.attention_bar = style.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
                                              "attention weight")
@@ -243,7 +242,7 @@ class MosaicFigure(Figure):
         name = style.DIVERGING if look.mode == "difference" else style.SEQUENTIAL
         self.bar.setColorMap(style.colormap(name))
         self.bar.setLevels(look.levels)
-        self.bar.axis.setLabel(BAR_LABELS[look.mode], color="#202020")
+        style.set_bar_label(self.bar, BAR_LABELS[look.mode])
 
     # -- geometry -------------------------------------------------------------------
     @property

@@ -109,6 +109,8 @@ class SymmetryFigure(Figure):
     name = "symmetry"
     title = "Symmetry per layer"
     dims = ("layer",)
+    legend_beside = 520         # a laptop's half window: the plot keeps its height
+    note_one_line = True
 
     def __init__(self, parent=None):
         super().__init__(parent)
