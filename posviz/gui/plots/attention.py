@@ -382,6 +382,9 @@ class MosaicFigure(Figure):
                                 "to select its layer and head")
         self.set_selection(layer, head)
 
+    def chrome(self) -> list:
+        return [self.outline]           # the selection is the window's, not the figure's
+
     def set_selection(self, layer: int, head: int) -> None:
         """Outline the tile of layer 1..L, head 0..h-1."""
         self._selected = (layer, head)

@@ -190,10 +190,17 @@ class Figure(QtWidgets.QWidget):
         image.setDevicePixelRatio(1.0)
         return image
 
+    def chrome(self) -> list:
+        """Items that serve only the screen (a selection outline): left out of exports."""
+        return []
+
     @contextmanager
     def _exporting(self, painter, **options):
         items = [item for item in self.canvas.scene().items()
                  if hasattr(item, "setExportMode")]
+        hidden = [item for item in self.chrome() if item.isVisible()]
+        for item in hidden:
+            item.setVisible(False)
         for item in items:
             item.setExportMode(True, {"antialias": True, "painter": painter, **options})
         try:
@@ -201,6 +208,8 @@ class Figure(QtWidgets.QWidget):
         finally:
             for item in items:
                 item.setExportMode(False)
+            for item in hidden:
+                item.setVisible(True)
 
     def export_svg(self, path: Path, provenance: dict | None = None) -> Path:
         """Vector export through QSvgGenerator (independent of pyqtgraph's exporter),
