@@ -168,3 +168,48 @@ def test_a_dense_numbered_axis_ticks_only_its_labels(qtbot):
     sparse = axis.tickValues(0, 10, 400)          # wide cells: every cell labelled
     assert len(sparse) == 1 and sparse[0][0] == 1.0
     assert sparse[0][1][:10] == [i + 0.5 for i in range(10)]
+
+
+@pytest.fixture
+def shown():
+    from posviz.core.backend import BuiltinBackend
+    from posviz.core.engine import Engine
+    from posviz.core.session import Session
+    from posviz.core.views import Shown, build_views
+    from posviz.gui.plots.attention import mosaic_look
+    from posviz.core.document import Selection
+    session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
+    session.reverse()
+    ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    return Shown(ev, build_views(ev, mosaic_look(Selection())))
+
+
+def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
+    """Wide and short (a laptop's half window): the legend sits beside the curves and
+    the note is one elided line, whole in its tooltip; a narrow figure stacks the legend
+    under the plot; a tall one shows the note whole."""
+    from posviz.gui.plots.layers import SymmetryFigure
+    figure = SymmetryFigure()
+    qtbot.addWidget(figure)
+    figure.show()
+    figure.update_from(shown, 1, 0)
+    note = figure.note.text()
+    assert note and figure.note.toolTip() == note
+
+    def at(width, height):
+        figure.resize(width, height)
+        qtbot.waitUntil(lambda: figure.size() == QtCore.QSize(width, height))
+        QtGui.QGuiApplication.processEvents()
+        return figure.canvas.ci.items[figure.legend], figure.plot.vb.height()
+
+    where, beside_height = at(560, 300)
+    assert where == [(0, 1)]
+    assert figure.note.one_line and figure.note.shown_text().endswith("…")
+    assert figure.note.height() < 2 * figure.note.fontMetrics().height()
+    where, below_height = at(440, 300)
+    assert where == [(1, 0)]
+    assert beside_height > below_height + 15       # the legend's rows given to the curves
+    where, _ = at(560, 520)
+    assert not figure.note.one_line
+    assert figure.note.height() >= 2 * figure.note.fontMetrics().height()   # whole, wrapped
+    assert figure.note.text() == note

@@ -27,6 +27,8 @@ from .workarounds import drop_export_menu, flatten_svg_strokes
 
 __all__ = ["Figure", "write_table"]
 
+NOTE_WRAP_HEIGHT = 400      # pixels: a figure this tall has room for its note whole
+
 
 class Figure(QtWidgets.QWidget):
     """Base class: subclasses build items once in ``__init__`` and refresh them in ``update_from``."""
@@ -85,11 +87,14 @@ class Figure(QtWidgets.QWidget):
     legend_columns = 2          # at most, when the figure is wide enough
     legend_beside = 0           # figure width (pixels) from which the legend sits beside
                                 # the plot in one column, giving the plot its height; 0: never
-    note_one_line = False       # the note is elided to one line (whole in its tooltip)
+    note_one_line = False       # below NOTE_WRAP_HEIGHT the note is one elided line
+                                # (whole in its tooltip); above, it wraps
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.fit_legend()
+        if self.note_one_line:
+            self.note.set_one_line(self.height() < NOTE_WRAP_HEIGHT)
 
     def fit_legend(self) -> None:
         """Give the legend (if any) as many columns as the figure's width holds, or put
@@ -255,27 +260,45 @@ class Figure(QtWidgets.QWidget):
 
 class OneLineLabel(QtWidgets.QLabel):
     """A label that keeps its whole text (``text()``; the figure puts it in the tooltip)
-    and paints one line of it, elided at the right to its width; its text never asks
-    the layout for width."""
+    and, while ``one_line``, paints one line of it elided at the right to its width (its
+    text never asks the layout for width); otherwise it wraps as a QLabel does."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.one_line = True
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
-                           QtWidgets.QSizePolicy.Policy.Fixed)
+                           QtWidgets.QSizePolicy.Policy.Preferred)
+
+    def set_one_line(self, one_line: bool) -> None:
+        if one_line != self.one_line:
+            self.one_line = one_line
+            self.setWordWrap(not one_line)
+            self.updateGeometry()
+            self.update()
 
     def minimumSizeHint(self) -> QtCore.QSize:
+        if not self.one_line:
+            return super().minimumSizeHint()
         margins = self.contentsMargins()
         return QtCore.QSize(20, self.fontMetrics().height() + margins.top() + margins.bottom())
 
     def sizeHint(self) -> QtCore.QSize:
-        return self.minimumSizeHint()
+        return super().sizeHint() if not self.one_line else self.minimumSizeHint()
+
+    def heightForWidth(self, width: int) -> int:
+        return super().heightForWidth(width) if not self.one_line else -1
+
+    def hasHeightForWidth(self) -> bool:
+        return not self.one_line and super().hasHeightForWidth()
 
     def shown_text(self) -> str:
-        """What is painted: the text, elided to the width."""
+        """What is painted while on one line: the text, elided to the width."""
         return self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight,
                                              max(self.contentsRect().width(), 0))
 
     def paintEvent(self, event) -> None:
+        if not self.one_line:
+            return super().paintEvent(event)
         painter = QtGui.QPainter(self)
         painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
         painter.setFont(self.font())
