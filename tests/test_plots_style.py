@@ -85,9 +85,14 @@ def check_figure(name, figure, problems: list) -> None:
         rect = label_rect(axis)
         if rect.isEmpty() or not room.contains(rect):
             problems.append((*where, "label clipped", axis.labelText, rect, room))
+    areas = [plot.vb.sceneBoundingRect() for plot in plots]
     for bar in bars:
         if bar.layout.columnMaximumWidth(1) != style.BAR_WIDTH:
             problems.append((name, "colour bar width", bar.layout.columnMaximumWidth(1)))
+        strip = bar.vb.sceneBoundingRect()        # level with a plot's data area
+        if not any(abs(strip.top() - area.top()) <= 1.5
+                   and abs(strip.bottom() - area.bottom()) <= 1.5 for area in areas):
+            problems.append((name, "colour bar not level with its plot", strip, areas))
     legend = getattr(figure, "legend", None)
     if legend is not None and legend.isVisible():
         if legend.opts.get("labelTextSize") != f"{style.FONT_PT:g}pt":

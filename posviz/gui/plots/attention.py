@@ -93,6 +93,8 @@ class AttentionFigure(Figure):
                                               "difference")
         self.difference_bar.setImageItem(self.difference.image)
         canvas.addItem(self.difference_bar, row=0, col=4)
+        style.align_bar(self.attention_bar, self.aligned.plot)
+        style.align_bar(self.difference_bar, self.difference.plot)
         self.aligned.plot.setXLink(self.original.plot)
         self.aligned.plot.setYLink(self.original.plot)
         self.difference.plot.setXLink(self.original.plot)
@@ -223,6 +225,7 @@ class MosaicFigure(Figure):
         self.bar = style.color_bar(self.look.levels, style.DIVERGING,
                                    BAR_LABELS[self.look.mode])
         self.canvas.addItem(self.bar, row=0, col=1)
+        style.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.vb.sigResized.connect(self._relayout)
         self._grid = None                     # the MosaicGrid on screen (core.mosaic)

@@ -343,6 +343,24 @@ def set_bar_label(bar: pg.ColorBarItem, label: str) -> None:
     bar.axis.setLabel(label, color=TEXT_COLOUR)
 
 
+def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:
+    """Keep the bar's colour strip level with ``plot``'s data area (not with the plot's
+    title and tick labels above and below it), whatever the figure's size."""
+    def align(*_):
+        target, strip = plot.vb.sceneBoundingRect(), bar.vb.sceneBoundingRect()
+        if target.height() < 2 or strip.height() < 2:
+            return
+        left, top, right, bottom = bar.layout.getContentsMargins()
+        top2 = max(0.0, top + target.top() - strip.top())
+        bottom2 = max(0.0, bottom + strip.bottom() - target.bottom())
+        if abs(top2 - top) > 0.5 or abs(bottom2 - bottom) > 0.5:
+            bar.layout.setContentsMargins(left, top2, right, bottom2)
+    plot.vb.sigResized.connect(align)
+    plot.geometryChanged.connect(align)
+    bar.vb.sigResized.connect(align)
+    align()
+
+
 def nice_ceiling(x: float) -> float:
     """The smallest 1, 2 or 5 × 10^k at or above x: an axis limit that stays put while the
     data wiggle (a moving limit relabels the axis and repaints the plot twice)."""
