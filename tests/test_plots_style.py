@@ -132,6 +132,11 @@ def test_the_style_is_one_font_and_one_bar_width():
     assert bar.layout.columnMaximumWidth(1) == style.BAR_WIDTH
     assert bar.axis.labelText == "attention weight"
     assert bar.axis.style["tickFont"] == style.text_font()
+    for levels in ((-0.3, 0.3), (0.0, 1.0), (-0.05, 0.05), (-1.0, 1.0)):
+        bar.setLevels(levels)                 # both ends are numbered, then even steps
+        values = [value for value, _ in bar.axis._tickLevels[0]]
+        assert np.isclose(values[0], levels[0]) and np.isclose(values[-1], levels[1])
+        assert np.allclose(np.diff(values), np.diff(values)[0]) and 3 <= len(values) <= 8
     plot = pg.PlotItem()
     style.style_plot(plot, "a title", "left label", "bottom label")
     for side in ("left", "bottom"):

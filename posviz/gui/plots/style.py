@@ -331,12 +331,38 @@ def fit_legend(legend: pg.LegendItem, width: float, most: int = 2) -> int:
 def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
     """A fixed (non-interactive) colour bar, BAR_WIDTH wide, its axis styled as every
     other and labelled with what its colours measure."""
-    bar = pg.ColorBarItem(values=levels, colorMap=colormap(cmap), interactive=False,
-                          width=BAR_WIDTH, colorMapMenu=False)
+    bar = ColourBar(values=levels, colorMap=colormap(cmap), interactive=False,
+                    width=BAR_WIDTH, colorMapMenu=False)
     style_axis(bar.axis)
+    bar.setLevels(levels)
     if label:
         set_bar_label(bar, label)
     return bar
+
+
+class ColourBar(pg.ColorBarItem):
+    """A colour bar whose numbers include both ends of its range when they fall on its
+    step (pyqtgraph's own ticks drop -0.3 of ±0.3 to rounding)."""
+
+    def setLevels(self, *args, **kwargs):
+        super().setLevels(*args, **kwargs)
+        if getattr(self, "axis", None) is not None:
+            self.axis.setTicks([bar_ticks(*self.levels())])
+
+
+def bar_ticks(low: float, high: float) -> list[tuple[float, str]]:
+    """(value, label) every 1, 2 or 5 × 10^k, about five of them, ends included when
+    they lie on that step."""
+    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
+        return []
+
+    def on_step(value, step):
+        return abs(value / step - round(value / step)) < 1e-6
+    steps = [nice_ceiling((high - low) / count) for count in (6, 5, 4, 8, 7, 3, 2)]
+    step = next((s for s in steps if on_step(low, s) and on_step(high, s)), steps[0])
+    first, last = np.ceil(low / step - 1e-6), np.floor(high / step + 1e-6)
+    values = [float(round(k * step, 12)) + 0.0 for k in np.arange(first, last + 1)]
+    return [(v, f"{v:g}") for v in values]
 
 
 def set_bar_label(bar: pg.ColorBarItem, label: str) -> None:
