@@ -223,3 +223,18 @@ def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     assert not figure.note.one_line
     assert figure.note.height() >= 2 * figure.note.fontMetrics().height()   # whole, wrapped
     assert figure.note.text() == note
+
+
+def test_a_hidden_legend_leaves_no_empty_row(qtbot, shown):
+    """One curve needs no legend: the plot takes the legend's row."""
+    from posviz.gui.plots.positions import RelativeProfileFigure
+    figure = RelativeProfileFigure()
+    qtbot.addWidget(figure)
+    figure.resize(800, 400)
+    figure.show()
+    figure.update_from(shown, 1, 0)
+    QtGui.QGuiApplication.processEvents()
+    assert len(figure.data["value"]) == 1 and not figure.legend.isVisible()
+    assert figure.legend.geometry().height() == 0
+    spacing = figure.canvas.ci.layout.verticalSpacing()
+    assert figure.plot.geometry().bottom() >= figure.canvas.height() - 2 * spacing - 10

@@ -107,7 +107,9 @@ class Figure(QtWidgets.QWidget):
             style.place_legend(self.canvas, legend, beside)
         if not beside:
             # a hidden legend (one curve) leaves no empty row under the plot
-            self.canvas.ci.layout.setRowMaximumHeight(1, 1e6 if legend.isVisible() else 0)
+            room = 1e6 if legend.isVisible() else 0
+            self.canvas.ci.layout.setRowMaximumHeight(1, room)
+            legend.setMaximumHeight(room)
             style.fit_legend(legend, self.width(), self.legend_columns)
 
     # -- content --------------------------------------------------------------------
