@@ -254,6 +254,7 @@ class BranchNormsFigure(Figure):
     name = "branch_norms"
     title = "Residual stream and branch norms"
     dims = ("layer",)
+    legend_beside = 700         # a whole-width figure: the legend's rows go to the curves
     parts = (("residual", "residual stream", 0), ("attention_branch", "attention branch", 1),
              ("mlp_branch", "MLP branch", 2))
 
