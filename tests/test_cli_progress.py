@@ -58,3 +58,27 @@ def test_the_built_in_model_keeps_a_pipe_silent(capsys):
     assert main(["report", "--layers", "1", "--heads", "1", "--d-model", "8",
                  "--text", "a b", "--json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("order, said", [("0,1,1", "1 repeats"), ("0,x,1", "'x' is not"),
+                                         ("-1,0,1", "-1 is out of range")])
+def test_an_order_no_text_can_take_is_refused_before_the_model_loads(capsys, bert, order,
+                                                                      said):
+    code = main(["report", "--model", str(bert), "--text", "the dog plays",
+                 "--order", order])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert "the order must be a permutation" in err and said in err
+
+
+def test_an_order_that_does_not_fit_the_tokens_ends_the_steps_with_one_error(capsys, bert):
+    """Whether an order fits is known once the tokenizer has read the text: the steps
+    told until then stay, and the last line, the only one not a step, says why."""
+    code = main(["report", "--model", str(bert), "--text", "the dog plays",
+                 "--order", "1,0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert [line for line in err if "error" in line] == err[-1:]
+    assert "entries but there are" in err[-1]
+    assert [line.removeprefix("posviz: ") for line in err[:3]] == STEPS

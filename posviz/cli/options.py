@@ -129,8 +129,10 @@ def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None] | N
     --quiet: always on a terminal; and for a pretrained model (loading and running it
     takes from seconds to minutes) also on a log or a pipe, so the log shows what ran.
     The built-in model answers at once, so a pipe gets only its results. None when
-    nothing is reported. Bad options and a model that is not there are refused before
-    the first step is told (evaluate), so they still give exactly one line."""
+    nothing is reported. Bad options, a model that is not there and an order no text
+    could take are refused before the first step is told (evaluate), so they still give
+    exactly one line; an order that does not fit the tokens can only be told once the
+    tokenizer has read them, as the one line after the steps."""
     stream = sys.stderr if stream is None else stream
     isatty = getattr(stream, "isatty", None)
     terminal = bool(isatty and isatty())
@@ -140,6 +142,34 @@ def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None] | N
     def say(step: str) -> None:
         print(f"posviz: {step}", file=stream, flush=True)
     return say
+
+
+def check_order_form(text: str) -> None:
+    """Refuse an order that no token count makes valid (not whole numbers, negative, a
+    number twice) before a pretrained model is loaded, so the refusal is the one line on
+    stderr; whether it fits the tokens is known once they are."""
+    parts = [part for part in text.replace(" ", "").split(",") if part != ""]
+    bad = [repr(part) for part in parts if not part.lstrip("+-").isdigit()]
+    values = [int(part) for part in parts if not bad]
+    negative = [str(v) for v in dict.fromkeys(values) if v < 0]
+    repeated = sorted({str(v) for v in values if values.count(v) > 1}, key=int)
+    if bad:
+        problem = f"whole numbers only, and {', '.join(bad)} {_is(bad)} not"
+    elif not parts:
+        problem = "no entries"
+    elif negative:
+        problem = f"{', '.join(negative)} {_is(negative)} out of range"
+    elif repeated:
+        problem = (f"not a permutation: {', '.join(repeated)} "
+                   f"{'repeats' if len(repeated) == 1 else 'repeat'}")
+    else:
+        return
+    raise PosvizInputError(f"the order must be a permutation of 0..n-1 for n tokens, "
+                           f"comma-separated (got {text.strip()!r}: {problem})")
+
+
+def _is(items) -> str:
+    return "is" if len(items) == 1 else "are"
 
 
 def check_model_source(spec: str) -> None:
@@ -177,6 +207,8 @@ def evaluate(args: argparse.Namespace):
     config = None if args.model else model_config(args)
     if args.model:
         check_model_source(args.model)
+        if args.order is not None:
+            check_order_form(args.order)
     where = positions(args)
 
     from ..core.backend import split_words
