@@ -30,7 +30,6 @@ NOTE_COLOUR = "#505050"
 FONT_PT = 9.0           # tick labels, axis labels, legends, colour-bar labels, notes
 TITLE_PT = 10.0         # a figure's heading and a plot's own title
 TICK_LENGTH = -5        # pixels; negative: into the plot, as pyqtgraph draws them
-TICK_TEXT_OFFSET = 2    # pixels between a tick and its label
 BAR_WIDTH = 14          # pixels: the colour strip of every colour bar
 MIN_TICK_GAP = 4        # pixels: closer than this, a token axis ticks only its labels
 
@@ -48,8 +47,7 @@ def style_axis(axis: pg.AxisItem) -> None:
     axis.setPen(pg.mkPen(FOREGROUND))
     axis.setTextPen(pg.mkPen(FOREGROUND))
     axis.enableAutoSIPrefix(False)
-    axis.setStyle(tickFont=text_font(), tickLength=TICK_LENGTH,
-                  tickTextOffset=TICK_TEXT_OFFSET)
+    axis.setStyle(tickFont=text_font(), tickLength=TICK_LENGTH)
     axis.label.setFont(text_font())
 
 
