@@ -344,3 +344,54 @@ def test_figure_menu_export_asks_resolution_and_remembers_the_folder(
     assert make_settings().value("export/folder") == str(folder)
     action.trigger()                                  # the next one starts there
     assert offered[-1] == str(folder / "symmetry.png")
+
+
+def png_dpi(path) -> tuple[float, float] | None:
+    """The (x, y) dots per inch a PNG's pHYs chunk records (None without one), read from
+    the file's bytes as the PNG specification lays them out, not through Qt."""
+    import struct
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at = 8
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        if kind == b"pHYs":
+            x, y, unit = struct.unpack(">IIB", data[at + 8:at + 17])
+            assert unit == 1                                   # the metre
+            return x * 0.0254, y * 0.0254
+        at += 12 + length
+    return None
+
+
+def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path, monkeypatch):
+    """File > Export at 150 dpi: every PNG records 150 dpi and holds each figure's
+    on-screen size in inches at 150 dpi (as the figure menu and posviz export do); the
+    choice is remembered for the next export."""
+    from PySide6.QtWidgets import QDialog
+
+    from posviz.gui.export_dialog import ExportDialog
+
+    def choose(dialog):
+        dialog.folder_edit.setText(str(tmp_path / "out"))
+        dialog.svg.setChecked(False)
+        dialog.csv.setChecked(False)
+        dialog.by_dpi.setChecked(True)
+        dialog.dpi_spin.setValue(150)
+        return QDialog.Accepted
+    monkeypatch.setattr(ExportDialog, "exec", choose)
+    window.export_action.trigger()
+    files = sorted((tmp_path / "out").glob("*.png"))
+    assert len(files) == len(window.plots.figures())
+    screen_dpi = window.plots.logicalDpiX()
+    for path in files:
+        x, y = png_dpi(path)
+        assert round(x) == round(y) == 150, path.name
+        figure = window.plots.figures()[path.stem]
+        image = QtGui.QImage(str(path))
+        assert abs(image.width() - figure.width() * 150 / screen_dpi) <= 1, path.name
+        assert abs(image.height() - figure.height() * 150 / screen_dpi) <= 1, path.name
+    seen = []
+    monkeypatch.setattr(ExportDialog, "exec", lambda dialog: seen.append(
+        dialog.dpi_spin.value()) or QDialog.Rejected)
+    window.export_action.trigger()
+    assert seen == [150]

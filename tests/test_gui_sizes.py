@@ -18,7 +18,7 @@ from conftest import xvfb
 pytestmark = pytest.mark.xvfb
 
 SIZES = ((1024, 700), (1366, 768), (1920, 1080))
-MIN_AREA = (120, 100)          # pixels: a heatmap of 10 tokens, 10 pixels a cell at least
+MIN_AREA = (120, 120)          # pixels: a heatmap of 10 tokens, 12 pixels a cell at least
 MIN_CURVES_WIDTH = 200         # a curve over the layers needs some width
 
 PROBE = r"""

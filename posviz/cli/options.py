@@ -97,8 +97,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "of 0..n-1 once, comma-separated (default: reverse the "
                              "movable tokens)")
     parser.add_argument("--quiet", action="store_true",
-                        help="do not report loading and running steps on a terminal's "
-                             "stderr (default: report them)")
+                        help="do not report loading and running steps on stderr (default: "
+                             "report them on a terminal, and always for a --model)")
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
@@ -128,17 +128,61 @@ def positions(args: argparse.Namespace) -> Positions:
 
 
 def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None] | None:
-    """Where the steps of a long run are reported: one line each on stderr when it is a
-    terminal and --quiet is not given; None otherwise, so a log or a pipe gets only the
-    results and, on bad input, the one line that says why."""
+    """Where the steps of a long run are reported, one line each on stderr, unless
+    --quiet: always on a terminal; and for a pretrained model (loading and running it
+    takes from seconds to minutes) also on a log or a pipe, so the log shows what ran.
+    The built-in model answers at once, so a pipe gets only its results. None when
+    nothing is reported. Bad options, a model that is not there and an order no text
+    could take are refused before the first step is told (evaluate), so they still give
+    exactly one line; an order that does not fit the tokens can only be told once the
+    tokenizer has read them, as the one line after the steps."""
     stream = sys.stderr if stream is None else stream
     isatty = getattr(stream, "isatty", None)
-    if getattr(args, "quiet", False) or not (isatty and isatty()):
+    terminal = bool(isatty and isatty())
+    if getattr(args, "quiet", False) or not (terminal or getattr(args, "model", None)):
         return None
 
     def say(step: str) -> None:
         print(f"posviz: {step}", file=stream, flush=True)
     return say
+
+
+def check_order_form(text: str) -> None:
+    """Refuse an order that no token count makes valid (not whole numbers, negative, a
+    number twice) before a pretrained model is loaded, so the refusal is the one line on
+    stderr; whether it fits the tokens is known once they are."""
+    parts = [part for part in text.replace(" ", "").split(",") if part != ""]
+    bad = [repr(part) for part in parts if not part.lstrip("+-").isdigit()]
+    values = [int(part) for part in parts if not bad]
+    negative = [str(v) for v in dict.fromkeys(values) if v < 0]
+    repeated = sorted({str(v) for v in values if values.count(v) > 1}, key=int)
+    if bad:
+        problem = f"whole numbers only, and {', '.join(bad)} {_is(bad)} not"
+    elif not parts:
+        problem = "no entries"
+    elif negative:
+        problem = f"{', '.join(negative)} {_is(negative)} out of range"
+    elif repeated:
+        problem = (f"not a permutation: {', '.join(repeated)} "
+                   f"{'repeats' if len(repeated) == 1 else 'repeat'}")
+    else:
+        return
+    raise PosvizInputError(f"the order must be a permutation of 0..n-1 for n tokens, "
+                           f"comma-separated (got {text.strip()!r}: {problem})")
+
+
+def _is(items) -> str:
+    return "is" if len(items) == 1 else "are"
+
+
+def check_model_source(spec: str) -> None:
+    """Refuse a pretrained model that is not there (no folder, no config.json, a family
+    posviz does not read) before any step is reported; reads no weights, imports no
+    torch."""
+    from ..core.hf.sources import read_config, resolve
+    folder, gguf_file, _ = resolve(spec)
+    if gguf_file is None:
+        read_config(folder)
 
 
 def build_backend(args: argparse.Namespace, config: ModelConfig | None,
@@ -170,6 +214,10 @@ def evaluate(args: argparse.Namespace):
         raise PosvizInputError("the text is empty")
     check_model_flags(args)
     config = None if args.model else model_config(args)
+    if args.model:
+        check_model_source(args.model)
+        if args.order is not None:
+            check_order_form(args.order)
     where = positions(args)
 
     from ..core.backend import split_words

@@ -8,11 +8,13 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBo
                                QFileDialog, QFormLayout, QHBoxLayout, QLineEdit, QMessageBox,
                                QRadioButton, QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
+from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY
+
 
 class ExportDialog(QDialog):
     """Folder, formats, size and CSV for File > Export figures."""
 
-    def __init__(self, parent: QWidget, folder: str):
+    def __init__(self, parent: QWidget, folder: str, dpi: int = DEFAULT_DPI):
         super().__init__(parent)
         self.setWindowTitle("Export figures")
         form = QFormLayout(self)
@@ -38,7 +40,7 @@ class ExportDialog(QDialog):
         self.by_width = QRadioButton("width in pixels")
         self.by_dpi = QRadioButton("dots per inch")
         self.width_spin = QSpinBox(minimum=100, maximum=20000, value=1600, suffix=" px")
-        self.dpi_spin = QSpinBox(minimum=50, maximum=1200, value=300, suffix=" dpi")
+        self.dpi_spin = QSpinBox(minimum=50, maximum=1200, value=dpi, suffix=" dpi")
         group = QButtonGroup(self)
         for button, spin in ((self.as_shown, None), (self.by_width, self.width_spin),
                              (self.by_dpi, self.dpi_spin)):
@@ -51,8 +53,8 @@ class ExportDialog(QDialog):
             size.addLayout(line)
         self.as_shown.setToolTip("Each figure at the size it has in the window")
         self.width_spin.setToolTip("Every figure scaled to this width; text and lines scale too")
-        self.dpi_spin.setToolTip("Scale the on-screen size to this resolution (e.g. 300 for "
-                                 "print)")
+        self.dpi_spin.setToolTip("Each figure at its on-screen size in inches, painted at "
+                                 "this resolution (e.g. 300 for print) and tagged with it")
         self.svg.setToolTip("Vector images for papers and slides")
         self.png.setToolTip("Bitmap images")
         form.addRow("Size", size)
@@ -75,14 +77,14 @@ class ExportDialog(QDialog):
     def formats(self) -> list[str]:
         return [name for name, box in (("png", self.png), ("svg", self.svg)) if box.isChecked()]
 
-    def width(self, panel: QWidget) -> int | None:
-        """Pixels wide, or None for the on-screen size; DPI scales the screen size."""
-        if self.by_width.isChecked():
-            return self.width_spin.value()
-        if self.by_dpi.isChecked():
-            widths = [w.width() for w in panel.figures().values()] or [panel.width()]
-            return round(max(widths) * self.dpi_spin.value() / panel.logicalDpiX())
-        return None
+    def width(self) -> int | None:
+        """Pixels wide, or None (the on-screen size, or the DPI asked)."""
+        return self.width_spin.value() if self.by_width.isChecked() else None
+
+    def dpi(self) -> int | None:
+        """Dots per inch, or None: each figure keeps its size in inches on screen and
+        is painted (and tagged) at this resolution, as the figure menu's export is."""
+        return self.dpi_spin.value() if self.by_dpi.isChecked() else None
 
     def accept(self) -> None:
         if not self.folder():
@@ -100,20 +102,23 @@ def export_figures(window) -> None:
         window._state("Nothing to export yet", error=True)
         return
     settings = window.settings
-    dialog = ExportDialog(window, str(settings.value("export/folder",
-                                                     str(Path.home() / "posviz"))))
+    dialog = ExportDialog(window, str(settings.value(FOLDER_KEY, str(Path.home() / "posviz"))),
+                          int(settings.value(DPI_KEY, DEFAULT_DPI) or DEFAULT_DPI))
     if dialog.exec() != QDialog.Accepted:
         return
-    settings.setValue("export/folder", dialog.folder())
-    export_to(window, dialog.folder(), dialog.formats(), dialog.width(window.plots),
-              dialog.csv.isChecked())
+    settings.setValue(FOLDER_KEY, dialog.folder())
+    if dialog.dpi():
+        settings.setValue(DPI_KEY, dialog.dpi())
+    export_to(window, dialog.folder(), dialog.formats(), dialog.width(),
+              dialog.csv.isChecked(), dialog.dpi())
 
 
-def export_to(window, folder: str, formats, width, csv: bool) -> list:
-    """Write the figures; tell what was written, or why not, without a traceback."""
+def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = None) -> list:
+    """Write the figures (PNGs at ``width`` pixels or ``dpi`` dots per inch); tell what
+    was written, or why not, without a traceback."""
     try:
         written = window.plots.export_all(folder, formats=tuple(formats), width=width,
-                                          csv=csv)
+                                          csv=csv, dpi=dpi)
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         QMessageBox.warning(window, "Export failed", f"Could not export to {folder}: "

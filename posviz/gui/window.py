@@ -13,8 +13,8 @@ import json
 
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import (QDockWidget, QFrame, QHBoxLayout, QLabel, QLineEdit,
-                               QMainWindow, QPushButton, QScrollArea, QStackedWidget,
+from PySide6.QtWidgets import (QAbstractSpinBox, QDockWidget, QFrame, QHBoxLayout, QLabel,
+                               QLineEdit, QMainWindow, QPushButton, QScrollArea, QStackedWidget,
                                QVBoxLayout, QWidget)
 
 from .actions import UndoPassesThrough, build_actions, icon, show_about
@@ -235,6 +235,8 @@ class MainWindow(WindowEdits, QMainWindow):
             self.controller.watch_look(self.plots)
             if self.controller.last_shown is not None:     # computed while we built
                 self._on_evaluated(self.controller.last_shown, self.controller.last_ms)
+        for box in self.findChildren(QAbstractSpinBox):   # a number is applied as typed:
+            UndoPassesThrough(box, lambda: True, box)      # Ctrl+Z undoes the session's step
         self.text_edit.setText(session.text)
         self._refresh_tokens()
         freeze_start_up()            # what exists now lives as long as the window

@@ -84,7 +84,6 @@ class AttentionFigure(Figure):
         # The three maps share their rows: the queries are named once, on the left, so
         # at 1024 pixels the three still fit side by side (each label would cost ~80).
         for plot in (self.aligned, self.difference):
-            plot.plot.setLabel("left", "")
             plot.plot.getAxis("left").setStyle(showValues=False)
         self.attention_bar = style.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
                                              "attention weight")
@@ -94,6 +93,8 @@ class AttentionFigure(Figure):
                                               "difference")
         self.difference_bar.setImageItem(self.difference.image)
         canvas.addItem(self.difference_bar, row=0, col=4)
+        style.align_bar(self.attention_bar, self.aligned.plot)
+        style.align_bar(self.difference_bar, self.difference.plot)
         self.aligned.plot.setXLink(self.original.plot)
         self.aligned.plot.setYLink(self.original.plot)
         self.difference.plot.setXLink(self.original.plot)
@@ -224,6 +225,7 @@ class MosaicFigure(Figure):
         self.bar = style.color_bar(self.look.levels, style.DIVERGING,
                                    BAR_LABELS[self.look.mode])
         self.canvas.addItem(self.bar, row=0, col=1)
+        style.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.vb.sigResized.connect(self._relayout)
         self._grid = None                     # the MosaicGrid on screen (core.mosaic)
@@ -243,7 +245,7 @@ class MosaicFigure(Figure):
         name = style.DIVERGING if look.mode == "difference" else style.SEQUENTIAL
         self.bar.setColorMap(style.colormap(name))
         self.bar.setLevels(look.levels)
-        self.bar.axis.setLabel(BAR_LABELS[look.mode], color="#202020")
+        style.set_bar_label(self.bar, BAR_LABELS[look.mode])
 
     # -- geometry -------------------------------------------------------------------
     @property
@@ -382,6 +384,9 @@ class MosaicFigure(Figure):
                                 "layers when there are many), heads across; click a tile "
                                 "to select its layer and head")
         self.set_selection(layer, head)
+
+    def chrome(self) -> list:
+        return [self.outline]           # the selection is the window's, not the figure's
 
     def set_selection(self, layer: int, head: int) -> None:
         """Outline the tile of layer 1..L, head 0..h-1."""

@@ -27,6 +27,8 @@ from .workarounds import drop_export_menu, flatten_svg_strokes
 
 __all__ = ["Figure", "write_table"]
 
+NOTE_WRAP_HEIGHT = 400      # pixels: a figure this tall has room for its note whole
+
 
 class Figure(QtWidgets.QWidget):
     """Base class: subclasses build items once in ``__init__`` and refresh them in ``update_from``."""
@@ -40,12 +42,14 @@ class Figure(QtWidgets.QWidget):
         self.setAutoFillBackground(True)
         palette = self.palette()
         palette.setColor(QtGui.QPalette.ColorRole.Window, QtGui.QColor("white"))
-        palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor("#202020"))
+        palette.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor(style.TEXT_COLOUR))
         self.setPalette(palette)
         self.heading = QtWidgets.QLabel(f"<b>{self.title}</b>")
+        self.heading.setFont(style.text_font(style.TITLE_PT))
         self.heading.setWordWrap(True)
         self.heading.setContentsMargins(6, 4, 6, 0)
         self.corner = QtWidgets.QLabel()        # a number beside the heading (set_corner)
+        self.corner.setFont(style.text_font(style.TITLE_PT))
         self.corner.setContentsMargins(6, 4, 6, 0)
         self.corner.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight)
         self.corner.hide()
@@ -56,10 +60,12 @@ class Figure(QtWidgets.QWidget):
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #505050; font-size: 12pt; padding: 24px;")
-        self.note = QtWidgets.QLabel()          # a short remark under the canvas
-        self.note.setWordWrap(True)
+        # a short remark under the canvas; one elided line where room is short
+        self.note = OneLineLabel() if self.note_one_line else QtWidgets.QLabel()
+        self.note.setFont(style.text_font())
+        self.note.setWordWrap(not self.note_one_line)
         self.note.setContentsMargins(6, 0, 6, 4)
-        self.note.setStyleSheet("color: #505050;")
+        self.note.setStyleSheet(f"color: {style.NOTE_COLOUR};")
         self.note.hide()
         self.stack = QtWidgets.QStackedLayout()
         self.stack.addWidget(self.canvas)
@@ -79,15 +85,31 @@ class Figure(QtWidgets.QWidget):
         self.labels: dict[str, list] = {}    # dim -> token text per index (token dims)
 
     legend_columns = 2          # at most, when the figure is wide enough
+    legend_beside = 0           # figure width (pixels) from which the legend sits beside
+                                # the plot in one column, giving the plot its height; 0: never
+    note_one_line = False       # below NOTE_WRAP_HEIGHT the note is one elided line
+                                # (whole in its tooltip); above, it wraps
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.fit_legend()
+        if self.note_one_line:
+            self.note.set_one_line(self.height() < NOTE_WRAP_HEIGHT)
 
     def fit_legend(self) -> None:
-        """Give the legend (if any) as many columns as the figure's width holds."""
+        """Give the legend (if any) as many columns as the figure's width holds, or put
+        it beside the plot when the figure is wide enough for that."""
         legend = getattr(self, "legend", None)
-        if legend is not None:
+        if legend is None:
+            return
+        beside = bool(self.legend_beside) and self.width() >= self.legend_beside
+        if self.legend_beside:
+            style.place_legend(self.canvas, legend, beside)
+        if not beside:
+            # a hidden legend (one curve) leaves no empty row under the plot
+            room = 1e6 if legend.isVisible() else 0
+            self.canvas.ci.layout.setRowMaximumHeight(1, room)
+            legend.setMaximumHeight(room)
             style.fit_legend(legend, self.width(), self.legend_columns)
 
     # -- content --------------------------------------------------------------------
@@ -106,6 +128,8 @@ class Figure(QtWidgets.QWidget):
     def set_note(self, text: str) -> None:
         self.note.setText(text)
         self.note.setVisible(bool(text))
+        if self.note_one_line:
+            self.note.setToolTip(text)
 
     def set_title(self, text: str) -> None:
         self.heading.setText(f"<b>{text}</b>")
@@ -173,10 +197,17 @@ class Figure(QtWidgets.QWidget):
         image.setDevicePixelRatio(1.0)
         return image
 
+    def chrome(self) -> list:
+        """Items that serve only the screen (a selection outline): left out of exports."""
+        return []
+
     @contextmanager
     def _exporting(self, painter, **options):
         items = [item for item in self.canvas.scene().items()
                  if hasattr(item, "setExportMode")]
+        hidden = [item for item in self.chrome() if item.isVisible()]
+        for item in hidden:
+            item.setVisible(False)
         for item in items:
             item.setExportMode(True, {"antialias": True, "painter": painter, **options})
         try:
@@ -184,6 +215,8 @@ class Figure(QtWidgets.QWidget):
         finally:
             for item in items:
                 item.setExportMode(False)
+            for item in hidden:
+                item.setVisible(True)
 
     def export_svg(self, path: Path, provenance: dict | None = None) -> Path:
         """Vector export through QSvgGenerator (independent of pyqtgraph's exporter),
@@ -225,6 +258,55 @@ class Figure(QtWidgets.QWidget):
                 handle.writelines(comment_lines({"no table": self.message.text()}))
             write_table(handle, self.dims, self.data, self.coords, self.labels)
         return path
+
+
+class OneLineLabel(QtWidgets.QLabel):
+    """A label that keeps its whole text (``text()``; the figure puts it in the tooltip)
+    and, while ``one_line``, paints one line of it elided at the right to its width (its
+    text never asks the layout for width); otherwise it wraps as a QLabel does."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.one_line = True
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
+                           QtWidgets.QSizePolicy.Policy.Preferred)
+
+    def set_one_line(self, one_line: bool) -> None:
+        if one_line != self.one_line:
+            self.one_line = one_line
+            self.setWordWrap(not one_line)
+            self.updateGeometry()
+            self.update()
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        if not self.one_line:
+            return super().minimumSizeHint()
+        margins = self.contentsMargins()
+        return QtCore.QSize(20, self.fontMetrics().height() + margins.top() + margins.bottom())
+
+    def sizeHint(self) -> QtCore.QSize:
+        return super().sizeHint() if not self.one_line else self.minimumSizeHint()
+
+    def heightForWidth(self, width: int) -> int:
+        return super().heightForWidth(width) if not self.one_line else -1
+
+    def hasHeightForWidth(self) -> bool:
+        return not self.one_line and super().hasHeightForWidth()
+
+    def shown_text(self) -> str:
+        """What is painted while on one line: the text, elided to the width."""
+        return self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight,
+                                             max(self.contentsRect().width(), 0))
+
+    def paintEvent(self, event) -> None:
+        if not self.one_line:
+            return super().paintEvent(event)
+        painter = QtGui.QPainter(self)
+        painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
+        painter.setFont(self.font())
+        painter.drawText(self.contentsRect(), int(QtCore.Qt.AlignmentFlag.AlignLeft
+                                                  | QtCore.Qt.AlignmentFlag.AlignVCenter),
+                         self.shown_text())
 
 
 def write_table(handle, dims, data, coords, labels) -> None:

@@ -109,6 +109,8 @@ class SymmetryFigure(Figure):
     name = "symmetry"
     title = "Symmetry per layer"
     dims = ("layer",)
+    legend_beside = 520         # a laptop's half window: the plot keeps its height
+    note_one_line = True
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -252,6 +254,7 @@ class BranchNormsFigure(Figure):
     name = "branch_norms"
     title = "Residual stream and branch norms"
     dims = ("layer",)
+    legend_beside = 700         # a whole-width figure: the legend's rows go to the curves
     parts = (("residual", "residual stream", 0), ("attention_branch", "attention branch", 1),
              ("mlp_branch", "MLP branch", 2))
 

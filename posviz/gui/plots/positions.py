@@ -61,6 +61,7 @@ class _PositionMap(Figure):
         self.bar = style.color_bar((-1, 1), style.DIVERGING, self.bar_label)
         self.bar.setImageItem(self.map.image)
         self.canvas.addItem(self.bar, row=0, col=1)
+        style.align_bar(self.bar, self.map.plot)
         self._key = None
 
     def update_from(self, shown, layer: int, head: int) -> None:

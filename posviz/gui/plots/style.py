@@ -22,6 +22,34 @@ ATTENTION_LEVELS = (0.0, 1.0)
 CURVE_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
                  "#f0e442", "#000000")   # Okabe-Ito, readable for colour-blind users
 
+# The one source of the figures' text and furniture: every axis, colour bar and legend
+# of every figure takes these (style_axis, color_bar, legend_below), so ticks, fonts and
+# bars read the same across plots and in exported files.
+TEXT_COLOUR = "#202020"
+NOTE_COLOUR = "#505050"
+FONT_PT = 9.0           # tick labels, axis labels, legends, colour-bar labels, notes
+TITLE_PT = 10.0         # a figure's heading and a plot's own title
+TICK_LENGTH = -5        # pixels; negative: into the plot, as pyqtgraph draws them
+BAR_WIDTH = 14          # pixels: the colour strip of every colour bar
+MIN_TICK_GAP = 4        # pixels: closer than this, a token axis ticks only its labels
+
+
+def text_font(points: float = FONT_PT, bold: bool = False) -> QtGui.QFont:
+    """The figures' font at ``points``."""
+    font = QtGui.QFont()
+    font.setPointSizeF(points)
+    font.setBold(bold)
+    return font
+
+
+def style_axis(axis: pg.AxisItem) -> None:
+    """Dark line, ticks and text in the figures' font, no SI prefix on the numbers."""
+    axis.setPen(pg.mkPen(FOREGROUND))
+    axis.setTextPen(pg.mkPen(FOREGROUND))
+    axis.enableAutoSIPrefix(False)
+    axis.setStyle(tickFont=text_font(), tickLength=TICK_LENGTH)
+    axis.label.setFont(text_font())
+
 
 def colormap(name: str) -> pg.ColorMap:
     return pg.colormap.get(name)
@@ -51,19 +79,16 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
     """
     plot.setMenuEnabled(False, enableViewBoxMenu=True)
     for side in ("left", "bottom", "right", "top"):
-        axis = plot.getAxis(side)
-        axis.setPen(pg.mkPen(FOREGROUND))
-        axis.setTextPen(pg.mkPen(FOREGROUND))
-        axis.enableAutoSIPrefix(False)
+        style_axis(plot.getAxis(side))
     if title:
-        plot.setTitle(title, color="#202020", size="10pt")
+        plot.setTitle(title, color=TEXT_COLOUR, size=f"{TITLE_PT:g}pt")
     if left:
         fit_label(plot.getAxis("left"), left, short_left)
     if bottom:
         fit_label(plot.getAxis("bottom"), bottom)
 
 
-LABEL_COLOUR = "#202020"
+LABEL_COLOUR = TEXT_COLOUR
 
 
 def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
@@ -144,12 +169,17 @@ class TokenAxis(pg.AxisItem):
             self.rotated = self.rotate and need > pixels
             if self.rotated:
                 need = line
-        self._step = step = max(1, int(np.ceil(need / pixels)))
+        step = max(1, int(np.ceil(need / pixels)))
+        if self.numbered and step > 1:          # positions, dimensions: 2, 5, 10, 20, …
+            step = int(nice_ceiling(step))
+        self._step = step
         cells = range(first, last + 1)
         major = [i + 0.5 for i in cells if i % step == 0]
         self.labelled = [int(v) for v in major]
         if step == 1:
             return [(1.0, major)]
+        if pixels < MIN_TICK_GAP:        # a tick per cell would merge into a grey bar
+            return [(float(step), major)]
         return [(float(step), major), (1.0, [i + 0.5 for i in cells if i % step])]
 
     def cell_label(self, cell: int) -> str:
@@ -240,13 +270,32 @@ def cosmetic_pen(colour, width: float = 2.0, style=QtCore.Qt.PenStyle.SolidLine)
 
 def legend_below(canvas: pg.GraphicsLayoutWidget, columns: int = 2) -> pg.LegendItem:
     """A legend in its own row under the plot, so it never covers data."""
-    legend = pg.LegendItem(labelTextColor=FOREGROUND, colCount=columns, frame=False)
+    legend = pg.LegendItem(labelTextColor=FOREGROUND, colCount=columns, frame=False,
+                           labelTextSize=f"{FONT_PT:g}pt")
     canvas.addItem(legend, row=1, col=0)
     legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred,
                          QtWidgets.QSizePolicy.Policy.Maximum)
     canvas.ci.layout.setRowStretchFactor(0, 10)
     canvas.ci.layout.setRowStretchFactor(1, 0)
     return legend
+
+
+def place_legend(canvas: pg.GraphicsLayoutWidget, legend: pg.LegendItem,
+                 beside: bool) -> None:
+    """Put the legend under the plot (row 1) or beside it (column 1, one entry a row),
+    where it leaves the plot more room; it never covers data either way."""
+    layout = canvas.ci.layout
+    where = (0, 1) if beside else (1, 0)
+    if canvas.ci.items.get(legend) == [where]:
+        return
+    canvas.ci.removeItem(legend)
+    canvas.addItem(legend, row=where[0], col=where[1])
+    layout.setColumnStretchFactor(0, 10)
+    layout.setColumnStretchFactor(1, 0)
+    layout.setRowStretchFactor(1, 0)
+    if beside:
+        legend.setColumnCount(1)
+        layout.setRowMaximumHeight(1, 0)      # the empty row under the plot: no room
 
 
 def legend_width(legend: pg.LegendItem, columns: int) -> float:
@@ -278,15 +327,62 @@ def fit_legend(legend: pg.LegendItem, width: float, most: int = 2) -> int:
 
 
 def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
-    """A fixed (non-interactive) colour bar with dark text."""
-    bar = pg.ColorBarItem(values=levels, colorMap=colormap(cmap), interactive=False,
-                          width=14, colorMapMenu=False)
-    bar.axis.setPen(pg.mkPen(FOREGROUND))
-    bar.axis.setTextPen(pg.mkPen(FOREGROUND))
-    bar.axis.enableAutoSIPrefix(False)
+    """A fixed (non-interactive) colour bar, BAR_WIDTH wide, its axis styled as every
+    other and labelled with what its colours measure."""
+    bar = ColourBar(values=levels, colorMap=colormap(cmap), interactive=False,
+                    width=BAR_WIDTH, colorMapMenu=False)
+    style_axis(bar.axis)
+    bar.setLevels(levels)
     if label:
-        bar.axis.setLabel(label, color="#202020")
+        set_bar_label(bar, label)
     return bar
+
+
+class ColourBar(pg.ColorBarItem):
+    """A colour bar whose numbers include both ends of its range when they fall on its
+    step (pyqtgraph's own ticks drop -0.3 of ±0.3 to rounding)."""
+
+    def setLevels(self, *args, **kwargs):
+        super().setLevels(*args, **kwargs)
+        if getattr(self, "axis", None) is not None:
+            self.axis.setTicks([bar_ticks(*self.levels())])
+
+
+def bar_ticks(low: float, high: float) -> list[tuple[float, str]]:
+    """(value, label) every 1, 2 or 5 × 10^k, about five of them, ends included when
+    they lie on that step."""
+    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
+        return []
+
+    def on_step(value, step):
+        return abs(value / step - round(value / step)) < 1e-6
+    steps = [nice_ceiling((high - low) / count) for count in (6, 5, 4, 8, 7, 3, 2)]
+    step = next((s for s in steps if on_step(low, s) and on_step(high, s)), steps[0])
+    first, last = np.ceil(low / step - 1e-6), np.floor(high / step + 1e-6)
+    values = [float(round(k * step, 12)) + 0.0 for k in np.arange(first, last + 1)]
+    return [(v, f"{v:g}") for v in values]
+
+
+def set_bar_label(bar: pg.ColorBarItem, label: str) -> None:
+    bar.axis.setLabel(label, color=TEXT_COLOUR)
+
+
+def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:
+    """Keep the bar's colour strip level with ``plot``'s data area (not with the plot's
+    title and tick labels above and below it), whatever the figure's size."""
+    def align(*_):
+        target, strip = plot.vb.sceneBoundingRect(), bar.vb.sceneBoundingRect()
+        if target.height() < 2 or strip.height() < 2:
+            return
+        left, top, right, bottom = bar.layout.getContentsMargins()
+        top2 = max(0.0, top + target.top() - strip.top())
+        bottom2 = max(0.0, bottom + strip.bottom() - target.bottom())
+        if abs(top2 - top) > 0.5 or abs(bottom2 - bottom) > 0.5:
+            bar.layout.setContentsMargins(left, top2, right, bottom2)
+    plot.vb.sigResized.connect(align)
+    plot.geometryChanged.connect(align)
+    bar.vb.sigResized.connect(align)
+    align()
 
 
 def nice_ceiling(x: float) -> float:

@@ -1,0 +1,240 @@
+"""Every figure takes its text and furniture from gui.plots.style: the same tick font
+and tick length on every axis, a label on every shown axis and colour bar, colour bars
+of one width, legends and headings in the style's sizes; and no axis or colour-bar
+label is cut off at a projector's or a laptop's window size."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6 import QtCore, QtGui
+
+from posviz.core.config import ModelConfig
+from posviz.core.document import ModelSpec
+from posviz.gui.plots import style
+
+SIZES = ((1024, 700), (1366, 768))
+TIMEOUT = 30_000
+
+
+def settle(qtbot, window, layers: int | None = None):
+    """Wait until the window shows the evaluation of what the session holds (of a
+    model with ``layers`` layers, when given)."""
+    session = window.controller.session
+
+    def current():
+        shown = window.controller.last_shown
+        assert shown is not None and shown.evaluation.seq == session.seq
+        assert layers is None or shown.evaluation.reference.n_layers == layers
+        assert window.controller.generation_painted()
+    qtbot.waitUntil(current, timeout=TIMEOUT)
+
+
+def shown_figures(window):
+    """(name, figure) of the current tab's figures that show a plot, not a message."""
+    page = window.plots.tabs.currentWidget()
+    return [(name, figure) for name, figure in window.plots.figures().items()
+            if page.isAncestorOf(figure) and figure.stack.currentWidget() is figure.canvas]
+
+
+def plot_items(figure):
+    items = figure.canvas.ci.items
+    plots = [item for item in items if isinstance(item, pg.PlotItem)
+             and not isinstance(item, pg.ColorBarItem)]         # a bar is a PlotItem too
+    bars = [item for item in items if isinstance(item, pg.ColorBarItem)]
+    return plots, bars
+
+
+def shown_axes(plot):
+    return [plot.getAxis(side) for side in ("left", "bottom", "right", "top")
+            if plot.getAxis(side).isVisible()]
+
+
+def scene_rect_of(canvas) -> QtCore.QRectF:
+    return canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+
+
+def label_rect(axis) -> QtCore.QRectF:
+    return axis.label.mapRectToScene(axis.label.boundingRect())
+
+
+def check_figure(name, figure, problems: list) -> None:
+    plots, bars = plot_items(figure)
+    assert plots, name
+    want_font = style.text_font()
+    room = scene_rect_of(figure.canvas).adjusted(-1, -1, 1, 1)
+    if figure.heading.font().pointSizeF() != style.TITLE_PT:
+        problems.append((name, "heading size", figure.heading.font().pointSizeF()))
+    axes = [axis for plot in plots for axis in shown_axes(plot)]
+    axes += [bar.axis for bar in bars]
+    for plot in plots:
+        if plot.titleLabel.isVisible() and plot.titleLabel.text:
+            if plot.titleLabel.opts.get("size") != f"{style.TITLE_PT:g}pt":
+                problems.append((name, "plot title size", plot.titleLabel.opts.get("size")))
+    for axis in axes:
+        where = (name, axis.orientation)
+        if not axis.labelText.strip() or not axis.label.isVisible():
+            problems.append((*where, "no label"))
+            continue
+        if axis.style["tickFont"] != want_font:
+            problems.append((*where, "tick font", axis.style["tickFont"].toString()))
+        if axis.label.font().pointSizeF() != style.FONT_PT:
+            problems.append((*where, "label size", axis.label.font().pointSizeF()))
+        if axis.style["tickLength"] != style.TICK_LENGTH:
+            problems.append((*where, "tick length", axis.style["tickLength"]))
+        rect = label_rect(axis)
+        if rect.isEmpty() or not room.contains(rect):
+            problems.append((*where, "label clipped", axis.labelText, rect, room))
+    areas = [plot.vb.sceneBoundingRect() for plot in plots]
+    for bar in bars:
+        if bar.layout.columnMaximumWidth(1) != style.BAR_WIDTH:
+            problems.append((name, "colour bar width", bar.layout.columnMaximumWidth(1)))
+        strip = bar.vb.sceneBoundingRect()        # level with a plot's data area
+        if not any(abs(strip.top() - area.top()) <= 1.5
+                   and abs(strip.bottom() - area.bottom()) <= 1.5 for area in areas):
+            problems.append((name, "colour bar not level with its plot", strip, areas))
+    legend = getattr(figure, "legend", None)
+    if legend is not None and legend.isVisible():
+        if legend.opts.get("labelTextSize") != f"{style.FONT_PT:g}pt":
+            problems.append((name, "legend size", legend.opts.get("labelTextSize")))
+
+
+def check_every_tab(qtbot, window, size, problems, seen, layers):
+    window.resize(*size)
+    for tab in range(window.plots.tabs.count()):
+        window.plots.tabs.setCurrentIndex(tab)
+        settle(qtbot, window, layers)
+        qtbot.wait(0)                   # let the layouts follow the resize and the tab
+        QtGui.QGuiApplication.processEvents()
+        for name, figure in shown_figures(window):
+            seen.add(name)
+            check_figure(name, figure, problems)
+
+
+@pytest.mark.parametrize("config", [ModelConfig(), ModelConfig(pe="rope", layers=3),
+                                    ModelConfig(pe="alibi", mask="causal")],
+                         ids=["sinusoidal", "rope", "alibi-causal"])
+def test_every_figure_has_the_styles_ticks_labels_and_bars_unclipped(qtbot, window, config):
+    if config != ModelConfig():
+        with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+            window.controller.load(ModelSpec.builtin(config))
+    problems, seen = [], set()
+    for size in SIZES:
+        check_every_tab(qtbot, window, size, problems, seen, config.layers)
+    assert not problems, problems
+    assert {"attention", "attention_mosaic", "symmetry", "token_change",
+            "branch_norms"} <= seen
+
+
+def test_the_style_is_one_font_and_one_bar_width():
+    """The constants the figures share are what the helpers hand out."""
+    bar = style.color_bar((0, 1), style.SEQUENTIAL, "attention weight")
+    assert bar.layout.columnMaximumWidth(1) == style.BAR_WIDTH
+    assert bar.axis.labelText == "attention weight"
+    assert bar.axis.style["tickFont"] == style.text_font()
+    for levels in ((-0.3, 0.3), (0.0, 1.0), (-0.05, 0.05), (-1.0, 1.0)):
+        bar.setLevels(levels)                 # both ends are numbered, then even steps
+        values = [value for value, _ in bar.axis._tickLevels[0]]
+        assert np.isclose(values[0], levels[0]) and np.isclose(values[-1], levels[1])
+        assert np.allclose(np.diff(values), np.diff(values)[0]) and 3 <= len(values) <= 8
+    plot = pg.PlotItem()
+    style.style_plot(plot, "a title", "left label", "bottom label")
+    for side in ("left", "bottom"):
+        assert plot.getAxis(side).style["tickFont"].pointSizeF() == style.FONT_PT
+
+
+def test_exports_leave_out_the_on_screen_selection_outline(qtbot, window, tmp_path):
+    """The mosaic's orange outline marks the selected tile on screen only; an exported
+    PNG or SVG shows the tiles alone, and the outline is back on screen after."""
+    window.resize(1366, 768)
+    mosaic = window.plots.figures()["attention_mosaic"]
+    window.plots.tabs.setCurrentIndex(0)
+    settle(qtbot, window)
+    outline = QtGui.QColor("#ff7f0e").rgb()
+
+    def orange(image: QtGui.QImage) -> int:
+        image = image.convertToFormat(QtGui.QImage.Format.Format_RGB32)
+        pixels = np.frombuffer(image.constBits(), np.uint32,
+                               image.width() * image.height())
+        return int(np.count_nonzero(pixels == np.uint32(outline)))
+    assert orange(mosaic.grab().toImage()) > 20          # on screen, it is there
+    assert orange(mosaic.render_image()) == 0
+    path = window.plots.export_figure("attention_mosaic", tmp_path / "mosaic.svg")
+    assert "#ff7f0e" not in path.read_text(encoding="utf-8").lower()
+    assert mosaic.outline.isVisible()
+    assert orange(mosaic.grab().toImage()) > 20
+
+
+def test_a_dense_numbered_axis_ticks_only_its_labels(qtbot):
+    """At 384 dimensions in a few hundred pixels a tick per cell would be a grey bar:
+    the axis ticks its labelled cells only, at a 1-2-5 step."""
+    axis = style.TokenAxis("bottom")
+    axis.set_tokens([str(i) for i in range(384)])
+    levels = axis.tickValues(0, 384, 400)
+    assert len(levels) == 1
+    step, values = levels[0]
+    assert step in (2, 5, 10, 20, 50, 100) and values[0] == 0.5
+    assert np.allclose(np.diff(values), step)
+    sparse = axis.tickValues(0, 10, 400)          # wide cells: every cell labelled
+    assert len(sparse) == 1 and sparse[0][0] == 1.0
+    assert sparse[0][1][:10] == [i + 0.5 for i in range(10)]
+
+
+@pytest.fixture
+def shown():
+    from posviz.core.backend import BuiltinBackend
+    from posviz.core.engine import Engine
+    from posviz.core.session import Session
+    from posviz.core.views import Shown, build_views
+    from posviz.gui.plots.attention import mosaic_look
+    from posviz.core.document import Selection
+    session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
+    session.reverse()
+    ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    return Shown(ev, build_views(ev, mosaic_look(Selection())))
+
+
+def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
+    """Wide and short (a laptop's half window): the legend sits beside the curves and
+    the note is one elided line, whole in its tooltip; a narrow figure stacks the legend
+    under the plot; a tall one shows the note whole."""
+    from posviz.gui.plots.layers import SymmetryFigure
+    figure = SymmetryFigure()
+    qtbot.addWidget(figure)
+    figure.show()
+    figure.update_from(shown, 1, 0)
+    note = figure.note.text()
+    assert note and figure.note.toolTip() == note
+
+    def at(width, height):
+        figure.resize(width, height)
+        qtbot.waitUntil(lambda: figure.size() == QtCore.QSize(width, height))
+        QtGui.QGuiApplication.processEvents()
+        return figure.canvas.ci.items[figure.legend], figure.plot.vb.height()
+
+    where, beside_height = at(560, 300)
+    assert where == [(0, 1)]
+    assert figure.note.one_line and figure.note.shown_text().endswith("…")
+    assert figure.note.height() < 2 * figure.note.fontMetrics().height()
+    where, below_height = at(440, 300)
+    assert where == [(1, 0)]
+    assert beside_height > below_height + 15       # the legend's rows given to the curves
+    where, _ = at(560, 520)
+    assert not figure.note.one_line
+    assert figure.note.height() >= 2 * figure.note.fontMetrics().height()   # whole, wrapped
+    assert figure.note.text() == note
+
+
+def test_a_hidden_legend_leaves_no_empty_row(qtbot, shown):
+    """One curve needs no legend: the plot takes the legend's row."""
+    from posviz.gui.plots.positions import RelativeProfileFigure
+    figure = RelativeProfileFigure()
+    qtbot.addWidget(figure)
+    figure.resize(800, 400)
+    figure.show()
+    figure.update_from(shown, 1, 0)
+    QtGui.QGuiApplication.processEvents()
+    assert len(figure.data["value"]) == 1 and not figure.legend.isVisible()
+    assert figure.legend.geometry().height() == 0
+    spacing = figure.canvas.ci.layout.verticalSpacing()
+    assert figure.plot.geometry().bottom() >= figure.canvas.height() - 2 * spacing - 10
