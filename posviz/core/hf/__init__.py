@@ -55,7 +55,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     a missing tokenizer, an unsupported family, too little memory or an absent device.
     """
     say = teller(progress)
-    say("reading config")
+    # Everything that can be refused is checked before the first step is told, so bad
+    # input stays one line wherever the steps are printed.
     folder, gguf_file, name = resolve(spec)
     config = read_config(folder) if gguf_file is None else gguf_config(folder / gguf_file)
     if gguf_file is not None and not gguf_readable():
@@ -78,6 +79,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     family = FAMILIES.get(kind)
     if family is None:
         raise PosvizInputError(unsupported(kind))
+    say("reading config")
     with _QUIET_LOADING:    # one load at a time changes transformers' global settings
         with _quiet_transformers(), quiet_gguf_progress(bool(gguf_file)):
             tokenizer, model, head = read_model(folder, extra, bool(gguf_file), family, say,
