@@ -102,6 +102,16 @@ class HFBackend:
                     "position_encoding": self.position_encoding, "mask": self.mask,
                     "final_norm": self.family != "bert"})
 
+    def run_cached(self, seq, order, position_ids, should_stop=None):
+        """run, and its keys and values for run_suffix (core.hf.prefix)."""
+        from .prefix import run_cached
+        return run_cached(self, seq, order, position_ids, should_stop)
+
+    def run_suffix(self, seq, order, position_ids, start, reference_cache, should_stop=None):
+        """Slots start..n-1 of run, reusing the reference's earlier ones (core.hf.prefix)."""
+        from .prefix import run_suffix
+        return run_suffix(self, seq, order, position_ids, start, reference_cache, should_stop)
+
     def record(self, ids, position_ids, recorder: Recorder) -> None:
         """One forward of the (n,) token ids at the (n,) position ids with the model's
         modules tapped by ``recorder`` (core.hf.layout), hooks removed afterwards.
