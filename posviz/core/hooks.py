@@ -118,7 +118,9 @@ class Recorder:
         for name, point in points.items():
             if point.name != name:
                 point.name = name
-            point.recorder = self
+            # object's setattr: nn.Module's checks for parameters and submodules cost
+            # ~0.5 ms a forward over the built-in model's 34 points, set and unset
+            object.__setattr__(point, "recorder", self)
             self._points.append(point)
         return self
 
@@ -127,7 +129,7 @@ class Recorder:
             handle.remove()
         for point in self._points:
             if point.recorder is self:
-                point.recorder = None
+                object.__setattr__(point, "recorder", None)
         self._handles.clear()
         self._points.clear()
 
