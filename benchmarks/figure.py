@@ -1,10 +1,14 @@
 """The scaling figure: time against n on log-log axes, compute and bare forward for each
 model, written as PNG and SVG by posviz's own figure export (gui/plots/base.Figure).
 
-Imported by ``run.py`` after the latency rows are measured (Qt is running by then).
+Imported by ``run.py`` after the latency rows are measured; or, to draw it again from
+a run's JSON:  .venv/bin/python benchmarks/figure.py bench.json benchmarks/scaling
 """
 from __future__ import annotations
 
+import json
+import os
+import sys
 from pathlib import Path
 
 
@@ -27,6 +31,8 @@ def write_scaling_figure(rows: list[dict], stem: Path, note: str = "") -> list[P
     style.style_plot(plot, left="milliseconds (median)", bottom="tokens n")
     plot.setLogMode(x=True, y=True)
     plot.showGrid(x=True, y=True, alpha=0.25)
+    sizes = sorted({r["n"] for r in rows})
+    plot.getAxis("bottom").setTicks([[(float(np.log10(n)), str(n)) for n in sizes], []])
     legend = style.legend_below(figure.canvas, columns=2)
     models = list(dict.fromkeys(r["model"] for r in rows))
     for colour, model in zip(style.CURVE_COLOURS, models):
@@ -50,3 +56,26 @@ def write_scaling_figure(rows: list[dict], stem: Path, note: str = "") -> list[P
              figure.export_svg(stem.with_suffix(".svg"))]
     figure.close()
     return paths
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: figure.py RESULTS.json STEM", file=sys.stderr)
+        return 2
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from PySide6.QtWidgets import QApplication
+
+    results = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    app = QApplication.instance() or QApplication(["posviz-bench"])  # noqa: F841
+    m = results["machine"]
+    load = m.get("load_average_at_end", m["load_average_at_start"])[0]
+    note = (f"{m['cpu_count']} cores, torch {m['torch']}, load average {load:.1f}; solid: "
+            f"Engine.evaluate (the model run and the metrics), dashed: the bare forward")
+    for path in write_scaling_figure(results["latency"], Path(argv[1]), note):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

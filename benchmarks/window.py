@@ -64,9 +64,11 @@ class Window:
         self.load("minilm")
 
     def load(self, name: str) -> None:
-        """Load a bundled model ("minilm", "smollm2") and wait for its first evaluation."""
+        """Load a bundled model ("minilm", "smollm2") and wait for its first evaluation.
+        The text is made short first: MiniLM's 512 positions cannot hold 512 words."""
         from probes import spin, wait_for
 
+        self.set_length(16)
         done = []
         from posviz.core.document import ModelSpec
 

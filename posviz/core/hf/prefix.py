@@ -14,6 +14,10 @@ import contextlib
 import numpy as np
 import torch
 
+# The families whose suffix runs are checked against full runs (tests/test_prefix_hf.py);
+# the others run every order in full (OPT, for one, derives positions from the mask).
+FAMILIES = ("gpt2", "llama")
+
 
 def _base(backend):
     """The transformer the backend taps (``base``; ``model`` when it has no head)."""
@@ -46,7 +50,10 @@ def _layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 
 def run_cached(backend, seq, order, position_ids, should_stop=None):
-    """backend.run, and the run's keys and values per layer (for run_suffix)."""
+    """backend.run, and the run's keys and values per layer for run_suffix (None for a
+    family not in FAMILIES: the engine then runs every order in full)."""
+    if getattr(backend, "family", None) not in FAMILIES:
+        return backend.run(seq, order, position_ids, should_stop), None
     from transformers import DynamicCache
 
     cache = DynamicCache()
