@@ -116,9 +116,11 @@ class ComputeVsBare:
         return t1 - t0, t2 - t1
 
 
-def drag(win: Window, n: int) -> dict:
-    """Drag a chip along the first row of the strip with the mouse (a move event every
-    16 ms), while a 5 ms timer measures how late the event loop serves it."""
+def drag(win: Window, n: int, row: str = "first") -> dict:
+    """Drag a chip along the first (or the last) row of the strip with the mouse (a move
+    event every 16 ms), while a 5 ms timer measures how late the event loop serves it.
+    The first row's first movable chip moves the start of the input; the last row's
+    moves only its end, where a causal model reuses the prefix."""
     import numpy as np
     from PySide6.QtCore import QPoint, Qt
     from PySide6.QtTest import QTest
@@ -127,7 +129,11 @@ def drag(win: Window, n: int) -> dict:
 
     got = win.set_length(n)
     strip = win.window.strip
-    first = int(np.flatnonzero(win.session.movable_slots())[0])
+    movable = np.flatnonzero(win.session.movable_slots())
+    if row == "last":
+        bottom = max(strip.chip_rect(int(i)).center().y() for i in movable)
+        movable = [i for i in movable if strip.chip_rect(int(i)).center().y() == bottom]
+    first = int(movable[0])
     rect = strip.chip_rect(first)
     y = int(rect.center().y())
     x0, x1 = int(rect.center().x()), strip.width() - 12
@@ -150,7 +156,7 @@ def drag(win: Window, n: int) -> dict:
     meter.stop()
     last_change = win.last_change
     lateness = np.asarray(meter.lateness) * 1000
-    return {"model": win.session.backend.name, "n": got, "moves": len(moves),
+    return {"model": win.session.backend.name, "n": got, "row": row, "moves": len(moves),
             "evaluations_shown": len(shown), "drag_s": released - start,
             "worst_stall_ms": float(lateness.max()),
             "p99_lateness_ms": float(np.percentile(lateness, 99)),

@@ -11,10 +11,15 @@ bundled all-MiniLM-L6-v2 (if installed):
   compute-only        Engine.evaluate of the same reorders (the model run + the metrics),
                       beside the bare forward pass of the same model with attentions and
                       hidden states, and their ratio
+  prefix reuse        a chip moved within the last quarter of a causal input: evaluate
+                      from the first moved slot on against in full and the bare forward
+                      (the built-in causal model at n=128, and SmolLM2 when installed)
   responsiveness      the longest stall of the GUI event loop (a 5 ms timer's worst
-                      lateness) during a mouse drag of a chip while MiniLM recomputes
+                      lateness) during a mouse drag of a chip while MiniLM recomputes,
+                      and while SmolLM2 (when installed) recomputes at n=128
   start-up            process start -> first painted window, -> first painted plots
-  peak memory         peak RSS of a window that loads MiniLM and runs the largest n
+  peak memory         peak RSS of a window that loads MiniLM and runs n tokens, per n
+  scaling figure      compute and bare forward against n, log-log, as PNG and SVG
 Each number is printed beside its target, with met / missed. The machine is whatever it
 runs on: the table starts with its cores, torch version and thread count.
 """
@@ -38,15 +43,17 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-FULL = {"builtin": (16, 64, 256), "minilm": (16, 64, 128, 512), "reps": 50, "warmup": 5,
-        "drag_n": 512, "memory_n": 512}
+SIZES = (16, 64, 128, 256, 512)
+FULL = {"builtin": SIZES, "minilm": SIZES, "reps": 50, "warmup": 5, "drag_n": 512,
+        "memory_n": SIZES, "prefix_n": 128, "smollm2_n": 128}
 SMOKE = {"builtin": (8, 16), "minilm": (16,), "reps": 4, "warmup": 1,
-         "drag_n": 32, "memory_n": 32}
+         "drag_n": 32, "memory_n": (32,), "prefix_n": 32, "smollm2_n": 32}
 
 # The window driver (window.py) and the measurements (measures.py) live beside this
 # file; peak_rss_mb is imported here too, as the tests ask this script for it.
 from measures import (drag, latency, memory, peak_rss_mb,  # noqa: E402,F401
                       probe_memory, profile, startup)
+from reuse import bare_median_ms, builtin_causal, prefix_reuse, smollm2_installed  # noqa: E402
 from window import Window  # noqa: E402
 
 
@@ -88,29 +95,34 @@ def targets(results: dict) -> list[dict]:
 
     def add(name, measured, limit, unit="ms"):
         if measured is not None:
-            rows.append({"target": name, "measured": round(measured, 1), "limit": limit,
-                         "unit": unit, "met": bool(measured <= limit)})
+            rows.append({"target": name, "measured": round(measured, 2 if unit == "x" else 1),
+                         "limit": limit, "unit": unit, "met": bool(measured <= limit)})
 
-    by = {(r["model"], r["n"]): r for r in results.get("latency", [])}
-    for model, n, limit in (("built-in", 64, 20), ("minilm", 64, 40), ("minilm", 128, 50)):
-        if (model, n) in by:
-            add(f"{model} n={n}: median reorder-to-painted", by[model, n]["painted_ms"]["median"],
-                limit)
-    if ("minilm", 128) in by:
-        add("minilm n=128: compute / bare forward", by["minilm", 128]["ratio"], 1.3, "x")
+    for r in results.get("latency", []):
+        if r["n"] in SIZES:
+            add(f"{r['model']} n={r['n']}: compute / bare forward", r["ratio"], 1.25, "x")
+    for r in results.get("latency", []):
+        if r["n"] <= 128 or r["n"] == 512:
+            add(f"{r['model']} n={r['n']}: painted - bare forward", r["added_ms"],
+                25 if r["n"] <= 128 else 60)
+    for p in results.get("prefix", []):
+        if p["model"] == "built-in causal":
+            add(f"built-in causal n={p['n']}: late move / full forward",
+                p["prefix_over_bare"], 0.5, "x")
     d = results.get("drag")
     if d and d["n"] == 512:
         add("minilm n=512 drag: worst GUI stall", d["worst_stall_ms"], 50)
-        add("minilm n=512 drag: newest order painted", d["newest_painted_after_last_move_ms"],
-            1000)
+    sd = results.get("smollm2_drag")
+    if sd:
+        add(f"smollm2 n={sd['n']} drag: worst GUI stall", sd["worst_stall_ms"], 50)
+        add(f"smollm2 n={sd['n']} drag: newest painted / bare fwd",
+            sd["newest_painted_after_last_move_ms"] / sd["bare_forward_ms"], 1.5, "x")
     s = results.get("startup", {})
-    if "window" in s:
-        add("first painted window", s["window"]["median_ms"], 1000)
     if "plots" in s:
-        add("first painted plots (built-in)", s["plots"]["median_ms"], 2000)
-    m = results.get("memory")
-    if m and m["n"] == 512:
-        add("peak RSS, MiniLM n=512", m["peak_rss_mb"], 1536, "MB")
+        add("first painted plots (built-in)", s["plots"]["median_ms"], 1500)
+    for m in results.get("memory", []):
+        if m["n"] == 512:
+            add("peak RSS, MiniLM n=512", m["peak_rss_mb"], 1200, "MB")
     return rows
 
 
@@ -132,22 +144,40 @@ def print_table(results: dict) -> None:
         print(f"{r['model']:<10}{r['n']:>5}  " + "  ".join(f"{c:>15}" if len(c) > 7 else c
                                                          for c in cells)
               + f"  {r['ratio']:6.2f}  {r['added_ms']:6.1f}")
-    d = results.get("drag")
-    if d:
-        print(f"\ndrag of a chip, {d['model']} n={d['n']}: {d['moves']} moves in "
-              f"{d['drag_s']:.1f} s, {d['evaluations_shown']} evaluations shown; worst stall "
-              f"{d['worst_stall_ms']:.0f} ms (p99 {d['p99_lateness_ms']:.0f} ms); newest order "
-              f"painted {d['newest_painted_after_last_move_ms']:.0f} ms after the last move")
+    prefix = results.get("prefix", [])
+    if prefix:
+        print("\nprefix reuse: a chip moved within the last quarter (ms, median; suffix: "
+              "slots computed)")
+        for p in prefix:
+            print(f"  {p['model']:<24} n={p['n']:<4} prefix reuse {p['prefix_ms']['median']:7.1f}"
+                  f"  in full {p['full_ms']['median']:7.1f}  bare forward "
+                  f"{p['bare_ms']['median']:7.1f}  -> {p['prefix_over_bare']:.2f}x the bare "
+                  f"forward, {p['prefix_over_full']:.2f}x in full (suffix "
+                  f"{p['suffix_slots_median']:.0f})")
+    for d in (results.get("drag"), results.get("smollm2_drag")):
+        if d:
+            bare = (f" (its bare forward {d['bare_forward_ms']:.0f} ms)"
+                    if "bare_forward_ms" in d else "")
+            print(f"\ndrag of a chip along the {d.get('row', 'first')} row, {d['model']} "
+                  f"n={d['n']}: {d['moves']} moves in {d['drag_s']:.1f} s, "
+                  f"{d['evaluations_shown']} evaluations shown; worst stall "
+                  f"{d['worst_stall_ms']:.0f} ms (p99 {d['p99_lateness_ms']:.0f} ms); newest "
+                  f"order painted {d['newest_painted_after_last_move_ms']:.0f} ms after the "
+                  f"last move{bare}")
     s = results.get("startup")
     if s:
         runs = max(v["runs"] for v in s.values())
         print(f"\nstart-up, process start -> (median of {runs} processes): "
               + ", ".join(f"{event} {v['median_ms']:.0f} ms" for event, v in s.items()))
-    mem = results.get("memory")
-    if mem:
+    for mem in results.get("memory", []):
         stages = ", ".join(f"{k} {v:.0f}" for k, v in mem["rss_by_stage_mb"].items())
         print(f"peak RSS with MiniLM at n={mem['n']}: {mem['peak_rss_mb']:.0f} MB "
               f"(RSS by stage, MB: {stages})")
+    for path in results.get("figure", []):
+        print(f"scaling figure: {path}")
+    m_end = m.get("load_average_at_end")
+    if m_end:
+        print(f"\nload average at the end: {m_end[0]:.1f} (1 min), {m_end[1]:.1f} (5 min)")
     print("\ntargets")
     for t in results["targets"]:
         print(f"  {t['target']:<46} {t['measured']:>8} {t['unit']:<2} "
@@ -164,9 +194,13 @@ def parse_args(argv):
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--reps", type=int, help="random reorders per size (default 50)")
     parser.add_argument("--skip", action="append", default=[],
-                        choices=("latency", "minilm", "drag", "startup", "memory"),
+                        choices=("latency", "minilm", "drag", "startup", "memory",
+                                 "prefix", "smollm2", "figure"),
                         help="leave a part out (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--figure", metavar="STEM",
+                        help="where the scaling figure goes, as STEM.png and STEM.svg "
+                             "(default: benchmarks/scaling for a full run, none for --smoke)")
     parser.add_argument("--profile", metavar="MODEL:N",
                         help="instead of the benchmark, profile reorders of one size with "
                              "pyinstrument, e.g. minilm:512 or built-in:64")
@@ -248,16 +282,45 @@ def benchmark(args) -> int:
         if "drag" not in args.skip:
             step(f"MiniLM n={plan['drag_n']}: dragging a chip")
             results["drag"] = drag(win, plan["drag_n"])
+    if "prefix" not in args.skip:
+        step(f"built-in causal n={plan['prefix_n']}: prefix reuse against full")
+        results["prefix"] = [builtin_causal(plan["prefix_n"], plan["reps"], plan["warmup"],
+                                            args.seed)]
+    if "smollm2" in args.skip or not smollm2_installed():
+        results["skipped"].append("SmolLM2 (not installed or --skip smollm2)")
+    elif win is not None:
+        n = plan["smollm2_n"]
+        step("loading SmolLM2")
+        win.load("smollm2")
+        got = win.set_length(n)
+        step(f"SmolLM2 n={got}: bare forward, prefix reuse, dragging a chip")
+        bare_ms = bare_median_ms(win.session, max(3, plan["reps"] // 5), args.seed)
+        if "prefix" not in args.skip:
+            results["prefix"].append(prefix_reuse(
+                win.session.backend, n, max(3, plan["reps"] // 5), 1, args.seed, "SmolLM2"))
+        if "drag" not in args.skip:
+            results["smollm2_drag"] = dict(drag(win, n, row="last"), bare_forward_ms=bare_ms)
     if win is not None:
         win.close()
+    figure = args.figure or (None if args.smoke else str(HERE / "scaling"))
+    if figure and results.get("latency") and "figure" not in args.skip:
+        from figure import write_scaling_figure
+        load = os.getloadavg()[0]
+        results["figure"] = [str(p) for p in write_scaling_figure(
+            results["latency"], Path(figure),
+            f"{results['machine']['cpu_count']} cores, torch "
+            f"{results['machine']['torch']}, load average {load:.1f}; solid: Engine.evaluate "
+            f"(the model run and the metrics), dashed: the bare forward")]
     if "startup" not in args.skip:
         runs = 1 if args.smoke else 5
         what = "the window, then MiniLM" if with_minilm else "the window"
         step(f"start-up of {what} ({runs} processes)")
         results["startup"] = startup(with_minilm, runs)
     if "memory" not in args.skip and with_minilm:
-        step(f"peak memory, MiniLM n={plan['memory_n']}")
-        results["memory"] = memory(plan["memory_n"])
+        results["memory"] = []
+        for n in plan["memory_n"]:
+            step(f"peak memory, MiniLM n={n}")
+            results["memory"].append(memory(n))
     results["machine"]["load_average_at_end"] = list(os.getloadavg())
     results["targets"] = targets(results)
     print_table(results)

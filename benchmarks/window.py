@@ -14,6 +14,18 @@ WORDS = ("the cat sat on a mat because it was warm and the dog ran to an old hou
          "while rain fell over green hills near the small town by the river").split()
 
 
+def text_of(backend, n: int) -> str:
+    """A text of exactly n tokens (special tokens included) for ``backend``."""
+    words = n
+    for _ in range(20):
+        text = " ".join(WORDS[i % len(WORDS)] for i in range(words))
+        got = len(backend.tokenize(text))
+        if got == n:
+            return text
+        words += n - got
+    raise RuntimeError(f"could not make a text of {n} tokens")
+
+
 class Window:
     """The real MainWindow, shown offscreen, driven through its session."""
 
@@ -49,33 +61,30 @@ class Window:
         return self.controller.session
 
     def load_minilm(self) -> None:
+        self.load("minilm")
+
+    def load(self, name: str) -> None:
+        """Load a bundled model ("minilm", "smollm2") and wait for its first evaluation.
+        The text is made short first: MiniLM's 512 positions cannot hold 512 words."""
         from probes import spin, wait_for
 
+        self.set_length(16)
         done = []
         from posviz.core.document import ModelSpec
 
         self.controller.modelLoaded.connect(lambda spec: done.append(spec))
         self.controller.modelFailed.connect(lambda message: done.append(None))
-        self.controller.load(ModelSpec.pretrained("minilm"))
+        self.controller.load(ModelSpec.pretrained(name))
         if not wait_for(self.controller.evaluated, 4 * WAIT_S,
                         lambda: done and self.session.backend.name != "built-in"):
-            raise RuntimeError(f"MiniLM did not load: {done}")
+            raise RuntimeError(f"{name} did not load: {done}")
         spin(0.3)
 
     def set_length(self, n: int) -> int:
         """Give the session a text of exactly n tokens (special tokens included)."""
         from probes import spin, wait_for
 
-        backend, words = self.session.backend, n
-        for _ in range(20):
-            text = " ".join(WORDS[i % len(WORDS)] for i in range(words))
-            got = len(backend.tokenize(text))
-            if got == n:
-                break
-            words += n - got
-        else:
-            raise RuntimeError(f"could not make a text of {n} tokens")
-        self.session.set_text(text)
+        self.session.set_text(text_of(self.session.backend, n))
         if not wait_for(self.controller.evaluated, WAIT_S,
                         lambda: len(self.controller.last_shown.evaluation.order) == n):
             raise RuntimeError(f"no evaluation for n = {n}")

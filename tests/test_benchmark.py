@@ -81,8 +81,52 @@ def test_smoke_with_minilm_when_installed(smoke):
     assert is_duration(drag["newest_painted_after_last_move_ms"])
     s = results["startup"]
     assert s["plots"]["median_ms"] <= s["minilm_plots"]["median_ms"]
-    memory = results["memory"]
-    assert memory["peak_rss_mb"] >= max(memory["rss_by_stage_mb"].values()) > 0
+    assert [m["n"] for m in results["memory"]] == list(results["plan"]["memory_n"])
+    for memory in results["memory"]:
+        assert memory["peak_rss_mb"] >= max(memory["rss_by_stage_mb"].values()) > 0
+
+
+def test_prefix_reuse_is_measured_against_full_and_the_bare_forward(smoke):
+    results, stdout = smoke
+    builtin = results["prefix"][0]
+    assert builtin["model"] == "built-in causal" and builtin["n"] == results["plan"]["prefix_n"]
+    for p in results["prefix"]:
+        for key in ("prefix_ms", "full_ms", "bare_ms"):
+            assert p[key]["count"] == p["reps"] and is_duration(p[key]["median"])
+        assert p["prefix_over_bare"] == pytest.approx(p["prefix_ms"]["median"]
+                                                      / p["bare_ms"]["median"])
+        # a move within the last quarter computes at most that quarter
+        assert 2 <= p["suffix_slots_median"] <= p["n"] - 3 * p["n"] // 4
+    assert "prefix reuse" in stdout
+    if "smollm2_drag" in results:
+        drag = results["smollm2_drag"]
+        assert drag["row"] == "last" and is_duration(drag["bare_forward_ms"])
+    else:
+        assert any("SmolLM2" in note for note in results["skipped"])
+
+
+def test_every_size_has_its_targets(smoke):
+    results, _ = smoke
+    names = [t["target"] for t in results["targets"]]
+    for row in results["latency"]:
+        assert f"{row['model']} n={row['n']}: painted - bare forward" in names
+
+
+def test_the_scaling_figure_is_written_by_posviz_s_export(tmp_path):
+    import sys as _sys
+    _sys.path.insert(0, str(SCRIPT.parent))
+    pytest.importorskip("PySide6")
+    from PySide6.QtWidgets import QApplication
+    from figure import write_scaling_figure
+
+    QApplication.instance() or QApplication([])
+    stats = lambda ms: {"median": ms}                                  # noqa: E731
+    rows = [{"model": "built-in", "n": n, "compute_ms": stats(n / 10), "bare_forward_ms":
+             stats(n / 12)} for n in (16, 64, 256)]
+    png, svg = write_scaling_figure(rows, tmp_path / "scaling", "a note")
+    assert png.read_bytes().startswith(b"\x89PNG")
+    text = svg.read_text(encoding="utf-8")
+    assert "<svg" in text and "tokens n" in text
 
 
 def test_verdicts_follow_the_numbers(smoke):

@@ -74,5 +74,14 @@ class BuiltinBackend:
         words = [seq.ids[i] for i in order]
         return self.model(words, position_ids, should_stop)
 
+    def run_cached(self, seq, order, position_ids, should_stop=None):
+        """As run, and the keys and values a later run_suffix needs (core.prefix)."""
+        return self.model.run([seq.ids[i] for i in order], position_ids, should_stop)
+
+    def run_suffix(self, seq, order, position_ids, start, reference_cache, should_stop=None):
+        """Slots start..n-1 of run, the earlier ones being run_cached's (core.prefix)."""
+        return self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
+                              start, reference_cache)[0]
+
     def describe(self) -> dict:
         return {"model": "built-in", **self.config.to_dict()}

@@ -1,7 +1,8 @@
 """The engine: runs a backend on one order of the tokens and compares it with the original.
 
 An Engine turns (tokens, order, positions) into an Evaluation and caches the reference
-run of the original order, so a reorder runs only the permuted sequence.
+run of the original order, so a reorder runs only the permuted sequence; under a causal
+mask, only the slots from the first moved one on (core.prefix), when the backend can.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 from .backend import Backend, TokenSequence
 from .config import Positions
 from .errors import PosvizInputError
+from .prefix import first_moved, stitch
 from .symmetry import Comparison, check_permutation, compare
 from .trace import Trace
 
@@ -56,23 +58,49 @@ class Evaluation:
     comparison: Comparison
 
 
-class Engine:
-    """Runs a backend; caches the reference run of the original order."""
+def is_causal(backend) -> bool:
+    """Whether the backend's model masks attention causally."""
+    config = getattr(backend, "config", None)
+    return getattr(backend, "mask", None) == "causal" or bool(getattr(config, "causal", False))
 
-    def __init__(self, backend: Backend):
+
+class Engine:
+    """Runs a backend; caches the reference run of the original order (and, for a causal
+    model whose backend offers ``run_cached`` / ``run_suffix``, what a suffix needs of it).
+    ``reuse_prefix=False`` always runs the whole order."""
+
+    def __init__(self, backend: Backend, reuse_prefix: bool = True):
         self.backend = backend
+        self.reuse_prefix = (reuse_prefix and is_causal(backend)
+                             and hasattr(backend, "run_cached")
+                             and hasattr(backend, "run_suffix"))
         self._reference_key = None
         self._reference: Trace | None = None
+        self._cache = None                 # the reference run's keys and values, if kept
 
     def reference(self, seq: TokenSequence, positions: Positions,
                   should_stop: Callable[[], bool] | None = None) -> Trace:
         key = (seq.ids, positions)
         if key != self._reference_key:
             identity = np.arange(len(seq))
-            self._reference = self.backend.run(seq, identity, position_ids(identity, positions),
-                                               should_stop)
+            pos = position_ids(identity, positions)
+            self._reference_key = self._reference = self._cache = None
+            if self.reuse_prefix:
+                self._reference, self._cache = self.backend.run_cached(seq, identity, pos,
+                                                                       should_stop)
+            else:
+                self._reference = self.backend.run(seq, identity, pos, should_stop)
             self._reference_key = key
         return self._reference
+
+    def _run(self, seq, order, positions, reference: Trace, should_stop) -> Trace:
+        """The order's Trace: only its slots from the first moved one on when it can."""
+        pos = position_ids(order, positions)
+        start = first_moved(order, pos, reference.position_ids) if self._cache is not None else 0
+        if start == 0:
+            return self.backend.run(seq, order, pos, should_stop)
+        suffix = self.backend.run_suffix(seq, order, pos, start, self._cache, should_stop)
+        return stitch(reference, suffix, start)
 
     def evaluate(self, seq: TokenSequence, order, positions: Positions,
                  should_stop: Callable[[], bool] | None = None) -> Evaluation:
@@ -88,6 +116,6 @@ class Engine:
         if np.array_equal(order, np.arange(len(seq))):
             permuted = reference
         else:
-            permuted = self.backend.run(seq, order, position_ids(order, positions), should_stop)
+            permuted = self._run(seq, order, positions, reference, should_stop)
         return Evaluation(seq, order, positions, reference, permuted,
                           compare(reference, permuted, order))

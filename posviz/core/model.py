@@ -21,8 +21,13 @@ from torch.nn import functional as F
 from .config import ModelConfig
 from .encodings import PositionalEncoding, make_encoding
 from .errors import PosvizInputError
-from .hooks import RESID_PRE, HookPoint, Recorder, hook_points, trace_from
+from .hooks import (KEYS, RESID_PRE, VALUES, HookPoint, Recorder, block_hook, hook_points,
+                    trace_from)
 from .trace import Trace
+
+# Per layer, the keys and values attention used, (h, n, d_head) each (keys after RoPE):
+# what a causal run's later slots need of its earlier ones.
+KeyValues = list[tuple[torch.Tensor, torch.Tensor]]
 
 def residual_depth(cfg: ModelConfig) -> int:
     """How many branch outputs the residual stream sums: 2L with residuals, else 1.
@@ -49,24 +54,31 @@ class Attention(nn.Module):
         self.w_k = _normal(gen, d, d, std=1.5 / math.sqrt(d))
         self.w_v = _normal(gen, d, d, std=1.0 / math.sqrt(d))
         self.w_o = _normal(gen, d, d, std=1.0 / math.sqrt(d * residual_depth(cfg)))
-        self.hook_attn_scores = HookPoint()                               # (h, n, n)
-        self.hook_pattern = HookPoint()                                   # (h, n, n)
+        self.hook_k = HookPoint()                                         # (h, n, d_head)
+        self.hook_v = HookPoint()                                         # (h, n, d_head)
+        self.hook_attn_scores = HookPoint()                               # (h, m, n)
+        self.hook_pattern = HookPoint()                                   # (h, m, n)
 
-    def forward(self, x, position_ids, encoding: PositionalEncoding, bias, mask):
-        """x: (n, d) -> output (n, d)."""
-        n = x.shape[0]
-        q = (x @ self.w_q).view(n, self.h, self.d_head).transpose(0, 1)   # (h, n, d_head)
-        k = (x @ self.w_k).view(n, self.h, self.d_head).transpose(0, 1)
-        v = (x @ self.w_v).view(n, self.h, self.d_head).transpose(0, 1)
+    def forward(self, x, position_ids, encoding: PositionalEncoding, bias, mask, past=None):
+        """x: (m, d) at the (m,) position_ids -> output (m, d). With ``past`` (the keys
+        and values of the slots before these, (h, n - m, d_head) each) the m rows are
+        the last of n; bias and mask are then their (m, n) rows."""
+        m = x.shape[0]
+        q = (x @ self.w_q).view(m, self.h, self.d_head).transpose(0, 1)   # (h, m, d_head)
+        k = (x @ self.w_k).view(m, self.h, self.d_head).transpose(0, 1)
+        v = (x @ self.w_v).view(m, self.h, self.d_head).transpose(0, 1)
         q, k = encoding.rotate(q, k, position_ids)
-        scores = (q @ k.transpose(1, 2)) / math.sqrt(self.d_head)        # (h, n, n)
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=1), torch.cat([past[1], v], dim=1)  # (h, n, .)
+        k, v = self.hook_k(k), self.hook_v(v)
+        scores = (q @ k.transpose(1, 2)) / math.sqrt(self.d_head)        # (h, m, n)
         if bias is not None:
             scores = scores + bias
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
         scores = self.hook_attn_scores(scores)
-        weights = self.hook_pattern(torch.softmax(scores, dim=-1))       # (h, n, n)
-        return (weights @ v).transpose(0, 1).reshape(n, -1) @ self.w_o   # (n, d)
+        weights = self.hook_pattern(torch.softmax(scores, dim=-1))       # (h, m, n)
+        return (weights @ v).transpose(0, 1).reshape(m, -1) @ self.w_o   # (m, d)
 
 
 class MLP(nn.Module):
@@ -98,13 +110,13 @@ class Block(nn.Module):
         self.hook_mlp_out = HookPoint()                                   # (n, d)
         self.hook_resid_post = HookPoint()                                # (n, d)
 
-    def forward(self, x, position_ids, encoding, bias, mask):
-        """x: (n, d) -> (n, d)."""
+    def forward(self, x, position_ids, encoding, bias, mask, past=None):
+        """x: (m, d) -> (m, d); ``past`` as in Attention.forward."""
         pre = self.cfg.norm == "pre"
         keep = 1.0 if self.cfg.residual else 0.0
         x = self.hook_resid_pre(x)
         a = self.hook_attn_out(self.attn(self.ln1(x) if pre else x, position_ids, encoding,
-                                         bias, mask))
+                                         bias, mask, past))
         x = keep * x + a
         if self.cfg.norm == "post":
             x = self.ln1(x)
@@ -150,15 +162,32 @@ class InstrumentedTransformer(nn.Module):
 
         ``should_stop`` is asked before each block; True raises errors.Cancelled.
         """
+        return self.run(words, position_ids, should_stop)[0]
+
+    def run(self, words, position_ids, should_stop=None, start: int = 0,
+            past: KeyValues | None = None) -> tuple[Trace, KeyValues]:
+        """As forward, and the keys and values of every layer (for later suffixes).
+
+        With ``start`` > 0 (causal mask only) only slots start..n-1 are computed: ``past``
+        holds a run's keys and values whose first ``start`` slots had these same words
+        at these same positions, and the Trace holds the rows of slots start..n-1 only
+        (core.prefix.stitch puts the prefix back)."""
+        if start and (not self.cfg.causal or past is None):
+            raise ValueError("only a causal model with the earlier keys runs a suffix")
         recorder = Recorder(should_stop, stop_after=(RESID_PRE,))
-        pos = self.record(words, position_ids, recorder)
-        return trace_from(recorder, self.cfg.layers, tuple(words), pos.numpy(),
-                          extras={"model": "built-in", "config": self.cfg.to_dict()})
+        pos = self.record(words, position_ids, recorder, start, past)
+        kv = [(recorder.values.pop(block_hook(l, KEYS)),
+               recorder.values.pop(block_hook(l, VALUES))) for l in range(self.cfg.layers)]
+        trace = trace_from(recorder, self.cfg.layers, tuple(words[start:]), pos[start:].numpy(),
+                           extras={"model": "built-in", "config": self.cfg.to_dict()})
+        return trace, kv
 
     @torch.no_grad()
-    def record(self, words, position_ids, recorder: Recorder) -> torch.Tensor:
-        """Run words at position_ids with every hook point tapped by ``recorder``;
-        returns the (n,) position ids as a tensor."""
+    def record(self, words, position_ids, recorder: Recorder, start: int = 0,
+               past: KeyValues | None = None) -> torch.Tensor:
+        """Run words at position_ids with every hook point tapped by ``recorder``
+        (slots start..n-1 only, with ``past`` as in run); returns the (n,) position ids
+        as a tensor."""
         n = len(words)
         if n == 0:
             raise PosvizInputError("there are no tokens to run")
@@ -166,15 +195,20 @@ class InstrumentedTransformer(nn.Module):
         if pos.shape != (n,):
             raise PosvizInputError(f"{pos.numel()} position ids for {n} tokens")
         self.encoding.check(pos)
+        if not 0 <= start < n:
+            raise ValueError(f"a suffix from slot {start} of {n}")
+        ours = pos[start:]                                                  # (m,)
 
         with recorder.watch(self.hook_points):
-            emb = self.hook_embed(torch.stack([self.embed_word(w) for w in words]))  # (n, d)
-            enc = self.encoding.absolute(pos)                               # (n, d) or None
+            emb = self.hook_embed(torch.stack([self.embed_word(w) for w in words[start:]]))
+            enc = self.encoding.absolute(ours)                              # (m, d) or None
             x = emb if enc is None else emb + self.hook_pos_embed(enc.to(self.dtype))
             bias = self.encoding.bias(pos, self.cfg.causal)                  # (h, n, n) or None
             if bias is not None:
-                bias = bias.to(self.dtype)
-            mask = (torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None)
-            for block in self.blocks:
-                x = block(x, pos, self.encoding, bias, mask)
+                bias = bias[:, start:].to(self.dtype)                       # (h, m, n)
+            mask = (torch.ones(n, n, dtype=torch.bool).tril()[start:] if self.cfg.causal
+                    else None)                                              # (m, n)
+            for l, block in enumerate(self.blocks):
+                kv = None if past is None else (past[l][0][:, :start], past[l][1][:, :start])
+                x = block(x, ours, self.encoding, bias, mask, kv)
         return pos

@@ -68,13 +68,14 @@ def pool_signed_max(tiles: np.ndarray, block: int) -> np.ndarray:
 def _block_extremes(x, block: int):
     """(..., m*block, m*block) tensor -> the max and the min of each block, (..., m, m).
 
-    Measured with torch 2.13 on 2 threads, at 6 x 12 maps: for small blocks, element-wise
-    maxima of strided slices are about twice as fast as reductions over a reshaped
-    block, and for blocks of 8 about half as fast; both beat max_pool2d with indices.
+    Measured with torch 2.13 on 2 threads: for blocks of 2, element-wise maxima of
+    strided slices; for larger ones, a reduction over each block's rows (whole rows of
+    the map, contiguous) and then over its columns, 1.5-3x faster at n = 256-512 than
+    one reduction over a reshaped block; both beat max_pool2d with indices.
     """
     import torch
 
-    if block <= 4:
+    if block <= 2:
         def extreme(op):
             cols = x[..., 0::block]
             for k in range(1, block):
@@ -84,9 +85,12 @@ def _block_extremes(x, block: int):
                 rows = op(rows, cols[..., k::block, :])                    # (..., m, m)
             return rows
         return extreme(torch.maximum), extreme(torch.minimum)
-    m = x.shape[-1] // block
-    blocks = x.reshape(*x.shape[:-2], m, block, m, block)
-    return blocks.amax(dim=-1).amax(dim=-2), blocks.amin(dim=-1).amin(dim=-2)
+    lead, size = x.shape[:-2], x.shape[-1]
+    m = size // block
+    rows = x.reshape(*lead, m, block, size)                            # (..., m, block, N)
+    high = rows.amax(dim=-2).reshape(*lead, m, m, block).amax(dim=-1)  # (..., m, m)
+    low = rows.amin(dim=-2).reshape(*lead, m, m, block).amin(dim=-1)
+    return high, low
 
 
 def mosaic_tiles(ev, mode: str, block: int, should_stop=None) -> np.ndarray:

@@ -15,15 +15,18 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .encodings import RelativeProfile, cosine_similarity, make_encoding
 from .engine import Evaluation
 from .facts import shown_model
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .symmetry import METRICS
 from .trace import Trace
+
+if TYPE_CHECKING:          # the encodings import torch: only on the worker, when used
+    from .encodings import RelativeProfile
 
 __all__ = [
     "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
@@ -155,6 +158,7 @@ def pe_kind(trace: Trace) -> str | None:
 @lru_cache(maxsize=16)
 def _relative_profile(kind: str, d_model: int, heads: int, scale: float, seed: int,
                       max_len: int, causal: bool, reach: int) -> RelativeProfile | None:
+    from .encodings import make_encoding
     profile = make_encoding(kind, d_model=d_model, n_heads=heads, scale=scale, seed=seed,
                             max_len=max_len).profile(reach, causal)
     if profile is not None:               # shared by every caller: nobody writes to it
@@ -196,6 +200,7 @@ def positions_view(trace: Trace) -> PositionsView:
     profile = relative_profile(config, reach) if config is not None else None
     extent, similarity = 1.0, None
     if table is not None:
+        from .encodings import cosine_similarity
         extent = float(np.abs(table).max()) or 1.0
         similarity = cosine_similarity(table)                             # (n, n)
     return PositionsView(kind, config is not None, trace.position_ids, table, extent,

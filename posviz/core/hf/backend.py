@@ -130,6 +130,16 @@ class HFBackend:
                 f"takes no position ids: positions are the slots, so only 'slot' positions "
                 f"from 0 apply")
 
+    def run_cached(self, seq, order, position_ids, should_stop=None):
+        """run, and its keys and values for run_suffix (core.hf.prefix)."""
+        from .prefix import run_cached
+        return run_cached(self, seq, order, position_ids, should_stop)
+
+    def run_suffix(self, seq, order, position_ids, start, reference_cache, should_stop=None):
+        """Slots start..n-1 of run, reusing the reference's earlier ones (core.hf.prefix)."""
+        from .prefix import run_suffix
+        return run_suffix(self, seq, order, position_ids, start, reference_cache, should_stop)
+
     def record(self, ids, position_ids, recorder: Recorder, **extra):
         """One forward of the (n,) token ids at the (n,) position ids with the base
         model's modules tapped by ``recorder`` (core.hf.layout), hooks removed afterwards;

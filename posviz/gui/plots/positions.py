@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from posviz.core.encodings import TITLES
+from posviz.core.options import TITLES      # not core.encodings: that imports torch
 
 from . import style
 from .attention import _HeatmapPlot
