@@ -248,7 +248,7 @@ def dumps(doc: SessionDocument) -> str:
     for key in ("tokens", "order"):          # a list on one line, not one item per line
         one_line = json.dumps(data[key], ensure_ascii=False)
         block = json.dumps({key: data[key]}, indent=2, ensure_ascii=False)[2:-2]
-        text = text.replace(block, f'"{key}": {one_line}', 1)
+        text = text.replace(block, f'  "{key}": {one_line}', 1)
     return text + "\n"
 
 

@@ -11,7 +11,9 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+from ..core.scenarios import resources_dir
+
+RESOURCES = resources_dir()
 
 
 def icon(name: str) -> QIcon:

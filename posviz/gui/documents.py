@@ -1,0 +1,279 @@
+"""The window's files: New, Open, Save, Save As, Open Recent, and the last session.
+
+A mixin of MainWindow. A document is read and checked (core.session_file) before
+anything changes; when it names another model, that model loads through the
+controller's usual path first and the rest of the document follows once it runs. A
+document whose pretrained model cannot be loaded opens with the built-in model and
+says so, keeping the text (and the order, when it fits the built-in model's tokens).
+
+The last session is written to ``last-session.posviz`` beside the settings file when
+the window closes and opened again at the next start. Edits to the text, order,
+positions or model mark the document modified (the title's ``*``); what is looked at
+(layer, head, tab) is saved with it but marks nothing.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+RECENT_KEY = "files/recent"
+RECENT_MAX = 10
+FILTER = "posviz sessions (*.posviz);;All files (*)"
+
+
+def ask_unsaved(parent, name: str) -> QMessageBox.StandardButton:
+    """Save, Discard or Cancel for a modified document (tests replace this)."""
+    return QMessageBox.question(
+        parent, "Unsaved changes", f"Save the changes to {name}?",
+        QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+
+
+class WindowDocuments:
+    """File menu behaviour, the modified mark, and the autosaved last session."""
+
+    file_path: Path | None = None
+    _dirty = False
+    _applying = False                 # a document is being applied: no modified mark
+    _pending = None                   # (SessionDocument, path, fallback_reason) to apply
+    scenario_panel = None
+
+    # -- names and marks --------------------------------------------------------------
+    def document_name(self) -> str:
+        return self.file_path.name if self.file_path else "untitled"
+
+    def autosave_path(self) -> Path:
+        return Path(self.settings.fileName()).parent / "last-session.posviz"
+
+    def set_modified(self, modified: bool) -> None:
+        self._dirty = modified
+        self.setWindowModified(modified)
+
+    def is_modified(self) -> bool:
+        return self._dirty
+
+    def _document_event(self, event) -> None:
+        """Session events: a change of content marks the document modified."""
+        from ..core.events import SelectionChanged
+        if not self._applying and self._pending is None and not isinstance(
+                event, SelectionChanged):
+            self.set_modified(True)
+
+    def may_discard(self) -> bool:
+        """True when the document may be replaced: unmodified, saved, or discarded."""
+        if not self._dirty or self.session is None:
+            return True
+        answer = ask_unsaved(self, self.document_name())
+        if answer == QMessageBox.Save:
+            return self.save()
+        return answer == QMessageBox.Discard
+
+    # -- reading ----------------------------------------------------------------------
+    def read_document(self, path):
+        """The checked document at ``path``, or None with the reason on the status line."""
+        from ..core.errors import PosvizInputError
+        from ..core.session_file import read
+        try:
+            return read(path)
+        except PosvizInputError as error:
+            self._state(str(error), error=True)
+            return None
+
+    def open_file(self, path=None) -> bool:
+        """Open a .posviz file (asks for one when ``path`` is None)."""
+        if self.session is None or not self.may_discard():
+            return False
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open session", self._folder(),
+                                                  FILTER)
+            if not path:
+                return False
+        doc = self.read_document(path)
+        if doc is None:
+            return False
+        self.open_document(doc, Path(path))
+        return True
+
+    def open_document(self, doc, path: Path | None, scenario: bool = False) -> None:
+        """Show ``doc``: its model loads first when it is not the one running."""
+        self._pending = (doc, path, None, scenario)
+        if doc.spec == self.session.spec:
+            self._apply_pending()
+        else:
+            self.controller.load(doc.spec)
+
+    def new_document(self) -> None:
+        """The default sentence in the built-in model, untitled."""
+        from ..core.document import ModelSpec
+        from ..core.session import DEFAULT_TEXT
+        from ..core.session_file import SessionDocument
+        if self.session is None or not self.may_discard():
+            return
+        n = len(DEFAULT_TEXT.split())
+        spec = self.session.spec if self.session.spec.is_builtin else ModelSpec.builtin()
+        self.open_document(SessionDocument(DEFAULT_TEXT, tuple(range(n)), spec), None)
+
+    def _on_document_model_loaded(self, spec) -> None:
+        if self._pending is not None and self.session.spec == self._pending[0].spec:
+            self._apply_pending()
+        elif self._pending is not None and self._pending[2] and self.session.spec.is_builtin:
+            self._apply_pending()                    # the built-in stand-in is running
+
+    def _on_document_model_failed(self, message: str) -> None:
+        """The document's model cannot be loaded: the built-in model stands in."""
+        from ..core.document import ModelSpec
+        if self._pending is None:
+            return
+        doc, path, _, scenario = self._pending
+        reason = (f"{doc.spec.name} could not be loaded ({message}): opened with the "
+                  f"built-in model, keeping the text")
+        self._pending = (doc, path, reason, scenario)
+        if self.session.spec.is_builtin:
+            self._apply_pending()
+        else:
+            self.controller.load(ModelSpec.builtin())
+
+    def _apply_pending(self) -> None:
+        from ..core.errors import PosvizInputError
+        from ..core.session_file import model_mismatch
+        doc, path, fallback, scenario = self._pending
+        self._pending = None
+        s = self.session
+        self._record_drag(ends=True)
+        self._applying = True
+        try:
+            if fallback is None:
+                s.restore(doc.text, doc.order, doc.positions, doc.selection, doc.tokens)
+            else:
+                try:                                # keep the order where it fits
+                    s.restore(doc.text, doc.order, doc.positions, doc.selection)
+                    fallback += " and the order"
+                except PosvizInputError:
+                    s.restore(doc.text, range(len(s.backend.tokenize(doc.text))),
+                              doc.positions, doc.selection)
+        except PosvizInputError as error:
+            self._state(f"cannot open {path.name if path else 'the session'}: {error}",
+                        error=True)
+            return
+        finally:
+            self._applying = False
+        self.undo_stack.clear()
+        self.file_path = path if fallback is None else None
+        self.set_modified(False)
+        if path is not None and fallback is None and not scenario:
+            self.remember_recent(path)
+        self._refresh_tokens()
+        problem = fallback or model_mismatch(doc)
+        if problem:
+            self._state(problem, error=True)
+        elif path is not None:
+            self._state(f"Opened {path.name}")
+        self.show_explanation(doc if (doc.title or doc.note) else None)
+
+    # -- writing ----------------------------------------------------------------------
+    def document(self):
+        """What Save writes: the session, with the open document's title and note."""
+        title, note = getattr(self, "_doc_text", ("", ""))
+        return self.session.to_document(title, note)
+
+    def save(self) -> bool:
+        if self.file_path is None:
+            return self.save_as()
+        return self.save_to(self.file_path)
+
+    def save_as(self) -> bool:
+        if self.session is None:
+            return False
+        start = str(self.file_path or Path(self._folder()) / "untitled.posviz")
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", start, FILTER)
+        if not path:
+            return False
+        if not path.endswith(".posviz"):
+            path += ".posviz"
+        return self.save_to(Path(path))
+
+    def save_to(self, path: Path) -> bool:
+        from ..core.errors import PosvizInputError
+        from ..core.session_file import write
+        try:
+            write(path, self.document())
+        except PosvizInputError as error:
+            self._state(str(error), error=True)
+            return False
+        self.file_path = Path(path)
+        self.set_modified(False)
+        self.remember_recent(self.file_path)
+        self._refresh_tokens()
+        self._state(f"Saved {self.file_path.name}")
+        return True
+
+    def autosave(self) -> None:
+        """Write the last session beside the settings; a failure only loses this copy."""
+        from ..core.errors import PosvizInputError
+        from ..core.session_file import write
+        if self.session is None or self._pending is not None:
+            return
+        try:
+            write(self.autosave_path(), self.document())
+        except (PosvizInputError, OSError):
+            return
+        self.settings.setValue("files/current", str(self.file_path or ""))
+        self.settings.setValue("files/modified", self._dirty)
+
+    def last_session(self):
+        """The autosaved document, or None (no file, or one that no longer reads)."""
+        from ..core.errors import PosvizInputError
+        from ..core.session_file import read
+        path = self.autosave_path()
+        if not path.is_file():
+            return None
+        try:
+            return read(path)
+        except PosvizInputError:
+            return None
+
+    # -- recent files -----------------------------------------------------------------
+    def recent_files(self) -> list[str]:
+        value = self.settings.value(RECENT_KEY, [])
+        files = [value] if isinstance(value, str) else list(value or [])
+        return [f for f in files if f][:RECENT_MAX]
+
+    def remember_recent(self, path: Path) -> None:
+        path = str(Path(path).resolve())
+        files = [path] + [f for f in self.recent_files() if f != path]
+        self.settings.setValue(RECENT_KEY, files[:RECENT_MAX])
+
+    def fill_recent_menu(self) -> None:
+        menu = self.recent_menu
+        menu.clear()
+        files = self.recent_files()
+        for number, name in enumerate(files, 1):
+            action = menu.addAction(f"&{number % 10} {Path(name).name}",
+                                    lambda n=name: self.open_file(n))
+            action.setToolTip(name)
+            action.setStatusTip(name)
+        if not files:
+            menu.addAction("No recent sessions").setEnabled(False)
+        else:
+            menu.addSeparator()
+            menu.addAction("Clear list", lambda: self.settings.setValue(RECENT_KEY, []))
+
+    def _folder(self) -> str:
+        if self.file_path is not None:
+            return str(self.file_path.parent)
+        recent = self.recent_files()
+        return str(Path(recent[0]).parent) if recent else str(Path.home())
+
+    # -- the explanation --------------------------------------------------------------
+    def show_explanation(self, doc) -> None:
+        """A document with a title or note shows it in the side panel; one without
+        closes the panel."""
+        self._doc_text = (doc.title, doc.note) if doc is not None else ("", "")
+        from .scenarios import ExplanationPanel
+        if doc is None:
+            if self.scenario_panel is not None:
+                self.scenario_panel.hide()
+            return
+        if self.scenario_panel is None:
+            self.scenario_panel = ExplanationPanel(self)
+        self.scenario_panel.show_document(doc)
