@@ -5,5 +5,6 @@ from setuptools import find_packages, setup
 setup(
     packages=find_packages(include=["posviz", "posviz.*"]) + ["posviz.resources"],
     package_dir={"posviz.resources": "resources"},
-    package_data={"posviz.resources": ["*.txt", "icons/*.svg", "scenarios/*.posviz"]},
+    package_data={"posviz.resources": ["*.txt", "icons/*.svg", "scenarios/*.posviz",
+                                     "desktop/*"]},
 )

@@ -122,7 +122,10 @@ class WindowDocuments:
     def _on_document_model_failed(self, message: str) -> None:
         """The document's model cannot be loaded: the built-in model stands in."""
         from ..core.document import ModelSpec
+        note, self._start_note = getattr(self, "_start_note", None), None
         if self._pending is None:
+            if note:                      # the start's model failed: say what was kept
+                self._state(f"{message} — {note}", error=True)
             return
         doc, path, _, scenario = self._pending
         reason = (f"{doc.spec.name} could not be loaded ({message}): opened with the "
@@ -277,3 +280,21 @@ class WindowDocuments:
         if self.scenario_panel is None:
             self.scenario_panel = ExplanationPanel(self)
         self.scenario_panel.show_document(doc)
+
+    def _start_document(self) -> None:
+        """Once the session exists: show the document the window started with."""
+        start, self._starting = getattr(self, "_starting", None), None
+        if start is None:
+            return
+        doc, path = start
+        modified = path is not None and self.settings.value("files/modified", False) in (
+            True, "true")
+        fallback = None
+        if doc.spec != self.session.spec:           # its model could not be loaded
+            fallback = (f"{doc.spec.name} is not available: opened with the built-in "
+                        f"model, keeping the text")
+        self._pending = (doc, path, fallback, False)
+        self._apply_pending()
+        self._start_note = fallback and self.state_label.text()
+        if modified and self.file_path is not None:
+            self.set_modified(True)

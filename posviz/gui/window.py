@@ -10,6 +10,7 @@ sends every edit to one of its methods. The evaluation shown is the controller's
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QUndoStack
@@ -17,12 +18,14 @@ from PySide6.QtWidgets import (QDockWidget, QFrame, QHBoxLayout, QLabel, QLineEd
                                QMainWindow, QPushButton, QScrollArea, QStackedWidget,
                                QVBoxLayout, QWidget)
 
-from .actions import UndoPassesThrough, build_actions, icon, show_about
+from .actions import UndoPassesThrough, build_actions, icon
 from .collector import freeze_start_up
 from .commands import history_fits
 from .controller import Controller
+from .documents import WindowDocuments
 from .edits import WindowEdits
 from .export_dialog import export_figures, export_to
+from .help import WindowHelp
 from .token_strip import TokenStrip
 
 ERROR_STYLE = "color: #c62828;"
@@ -53,7 +56,7 @@ def default_size(available=None) -> QSize:
     return QSize(width, height)
 
 
-class MainWindow(WindowEdits, QMainWindow):
+class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
     def __init__(self, settings: QSettings | None = None):
         super().__init__()
         self.settings = settings or QSettings("posviz", "posviz")
@@ -87,6 +90,8 @@ class MainWindow(WindowEdits, QMainWindow):
                                 self.model_panel.loading_progress(text))
         c.modelLoaded.connect(self._on_model_loaded)
         c.modelFailed.connect(self._on_model_failed)
+        c.modelLoaded.connect(self._on_document_model_loaded)
+        c.modelFailed.connect(self._on_document_model_failed)
 
     # -- building ---------------------------------------------------------------------
     def _build_editor(self) -> None:
@@ -174,12 +179,22 @@ class MainWindow(WindowEdits, QMainWindow):
             self.state_label.setStyleSheet(style)
 
     # -- start-up ---------------------------------------------------------------------
-    def start(self) -> None:
-        """Import the core and compute (call once the window is on screen)."""
+    def start(self, path=None, last: bool = True) -> None:
+        """Import the core and compute (call once the window is on screen): the session
+        file ``path``, else the last session (unless not ``last``), else the remembered
+        text and options."""
         from ..core.config import ModelConfig, Positions
         from ..core.document import ModelSpec
 
         s = self.settings
+        doc = self.read_document(path) if path else None
+        doc = doc or (self.last_session() if last else None)
+        if doc is not None:
+            current = "" if path else str(s.value("files/current", "") or "")
+            self._starting = (doc, Path(path) if path else (Path(current) if current
+                                                            else None))
+            self.controller.start(doc.text, doc.spec, doc.positions, order="original")
+            return
         try:
             config = ModelConfig(**json.loads(s.value("model/config", "{}") or "{}"))
             config.validate()
@@ -235,6 +250,7 @@ class MainWindow(WindowEdits, QMainWindow):
                 self._on_evaluated(self.controller.last_shown, self.controller.last_ms)
         self.text_edit.setText(session.text)
         self._refresh_tokens()
+        self._start_document()
         freeze_start_up()            # what exists now lives as long as the window
 
     # -- session -> widgets -----------------------------------------------------------
@@ -245,6 +261,7 @@ class MainWindow(WindowEdits, QMainWindow):
     def _on_session_event(self, event) -> None:
         from ..core.events import (ModelChanged, OrderChanged, PositionsChanged,
                                    SelectionChanged, TextChanged)
+        self._document_event(event)
         if isinstance(event, OrderChanged):
             self.strip.set_order(event.after)
         elif isinstance(event, SelectionChanged):
@@ -283,13 +300,15 @@ class MainWindow(WindowEdits, QMainWindow):
     def _refresh_tokens(self) -> None:
         s = self.session
         self.strip.set_tokens(s.seq.tokens, s.seq.pinned, s.order, s.movable_slots())
-        self.setWindowTitle(f"posviz — {s.backend.name} — {len(s.seq)} tokens")
+        self.setWindowTitle(f"{self.document_name()}[*] — posviz — {s.backend.name} — "
+                            f"{len(s.seq)} tokens")
         self._update_actions()
 
     def _update_actions(self) -> None:
         ready = self.session is not None
         for action in (self.shuffle_action, self.reverse_action, self.rotate_action,
-                       self.reset_action, self.export_action):
+                       self.reset_action, self.export_action, *self.file_actions,
+                       self.scenarios_action):
             action.setEnabled(ready)
         self.swap_action.setEnabled(ready and len(self.strip.selected) == 2)
         self.left_action.setEnabled(ready and self.strip.movable_step(-1) is not None)
@@ -321,6 +340,7 @@ class MainWindow(WindowEdits, QMainWindow):
             self.model_panel.describe(ev.reference)
         if self.plots is not None:
             self.plots.show(shown)
+            self._menus_for_copy()
         s.select(s.selection.clamped(ev.reference.n_layers, ev.reference.n_heads))
 
     # -- models -----------------------------------------------------------------------
@@ -360,10 +380,11 @@ class MainWindow(WindowEdits, QMainWindow):
     def export_to(self, folder: str, formats, width, csv: bool) -> list:
         return export_to(self, folder, formats, width, csv)
 
-    def about(self) -> None:
-        show_about(self)
-
     def closeEvent(self, event) -> None:
+        if self.file_path is not None and not self.may_discard():
+            event.ignore()                # a modified file: Cancel keeps the window
+            return
+        self.autosave()                   # the last session, restored at the next start
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/state", self.saveState())

@@ -1,0 +1,150 @@
+"""Sessions in the window: save and open, the modified mark, asking before losing work,
+bad files told inline, the last session restored at start, a missing model replaced."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from posviz.core import session_file
+from posviz.core.config import ModelConfig
+from posviz.core.document import ModelSpec, Selection
+from posviz.core.engine import Engine
+from posviz.core.scenarios import scenario_paths
+from posviz.gui import documents
+from posviz.gui.app import make_settings
+from posviz.gui.window import MainWindow
+
+TIMEOUT = 30_000
+
+
+def _answer(monkeypatch, button):
+    asked = []
+    monkeypatch.setattr(documents, "ask_unsaved",
+                        lambda parent, name: asked.append(name) or button)
+    return asked
+
+
+def _settle(qtbot, w):
+    """Wait until the evaluation shown is the session's current order."""
+    qtbot.waitUntil(lambda: w.controller.last_shown is not None and np.array_equal(
+        w.controller.last_shown.evaluation.order, w.session.order)
+        and w.controller.generation_painted(), timeout=TIMEOUT)
+
+
+def test_save_then_open_brings_the_session_back(qtbot, window, tmp_path, monkeypatch):
+    w, s = window, window.session
+    s.set_order([2, 0, 1] + list(range(3, len(s.order))))
+    s.select(s.selection.replace(layer=2, head=1, tab=1))
+    saved_order, saved_selection = s.order.tolist(), s.selection
+    path = tmp_path / "mine.posviz"
+    assert w.save_to(path)
+    assert "mine.posviz" in w.windowTitle() and not w.isWindowModified()
+    assert w.recent_files()[0] == str(path.resolve())
+    s.reverse()
+    assert w.isWindowModified()
+    asked = _answer(monkeypatch, QMessageBox.Discard)
+    assert w.open_file(path)
+    assert asked == ["mine.posviz"]
+    assert s.order.tolist() == saved_order and s.selection == saved_selection
+    assert not w.isWindowModified() and w.file_path == path
+    _settle(qtbot, w)
+    ev = w.controller.last_shown.evaluation
+    expected = Engine(s.backend).evaluate(s.seq, s.order, s.positions).comparison
+    np.testing.assert_allclose(ev.comparison.hidden_equivariance,
+                               expected.hidden_equivariance, rtol=1e-6, atol=1e-12)
+
+
+def test_cancel_keeps_the_work_and_the_window(qtbot, window, tmp_path, monkeypatch):
+    w = window
+    w.save_to(tmp_path / "a.posviz")
+    w.session.rotate()
+    _answer(monkeypatch, QMessageBox.Cancel)
+    order = w.session.order.tolist()
+    assert not w.open_file(tmp_path / "a.posviz")
+    assert w.session.order.tolist() == order
+    w.close()
+    assert w.isVisible()                       # quitting was cancelled
+    _answer(monkeypatch, QMessageBox.Discard)
+    w.close()
+    assert not w.isVisible()
+
+
+def test_save_from_the_question_writes_the_file(qtbot, window, tmp_path, monkeypatch):
+    w, path = window, tmp_path / "a.posviz"
+    w.save_to(path)
+    w.session.rotate()
+    _answer(monkeypatch, QMessageBox.Save)
+    w.close()
+    assert session_file.read(path).order == tuple(w.session.order.tolist())
+
+
+@pytest.mark.parametrize("content, words", [
+    ('{"format": "posviz-session", "version": 7}', "newer posviz"),
+    ('{"format": "posviz-sess', "not valid JSON"),
+])
+def test_a_bad_file_is_told_inline_and_changes_nothing(qtbot, window, tmp_path, content,
+                                                      words):
+    w, path = window, tmp_path / "bad.posviz"
+    path.write_text(content)
+    before = (w.session.text, w.session.order.tolist(), w.session.spec, w.file_path)
+    assert not w.open_file(path)
+    assert words in w.state_label.text() and "\n" not in w.state_label.text()
+    assert (w.session.text, w.session.order.tolist(), w.session.spec, w.file_path) == before
+
+
+def test_opening_a_file_of_another_model_loads_it_first(qtbot, window, tmp_path):
+    config = ModelConfig(layers=2, heads=2, d_model=16, pe="alibi", seed=5)
+    doc = session_file.SessionDocument("a b c d", (3, 1, 2, 0), ModelSpec.builtin(config),
+                                       ("a", "b", "c", "d"), selection=Selection(layer=2))
+    path = session_file.write(tmp_path / "alibi.posviz", doc)
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.open_file(path)
+    s = window.session
+    assert s.spec == doc.spec and s.order.tolist() == [3, 1, 2, 0]
+    assert s.selection.layer == 2 and not window.isWindowModified()
+
+
+def test_the_last_session_is_restored_at_start(qtbot, window):
+    s = window.session
+    s.set_order(np.roll(np.arange(len(s.order)), 2))
+    s.select(s.selection.replace(layer=3, tab=2))
+    order = s.order.tolist()
+    window.close()                             # untitled: autosaved, nothing asked
+    again = MainWindow(make_settings())
+    qtbot.addWidget(again)
+    with qtbot.waitSignal(again.controller.ready, timeout=TIMEOUT):
+        again.start()
+    assert again.session.order.tolist() == order
+    assert again.session.selection.layer == 3 and again.session.selection.tab == 2
+    assert again.plots is None or again.plots.tabs.currentIndex() == 2
+
+
+def test_a_session_whose_model_is_missing_opens_with_the_built_in_one(qtbot, tmp_path):
+    text = "where is my model today"
+    doc = session_file.SessionDocument(text, (4, 3, 2, 1, 0),
+                                       ModelSpec.pretrained(str(tmp_path / "gone"), "gone"),
+                                       tuple(text.split()))
+    path = session_file.write(tmp_path / "gone.posviz", doc)
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.controller.modelFailed, timeout=TIMEOUT):
+        w.start(str(path))
+    s = w.session
+    assert s.spec.is_builtin and s.text == text and s.order.tolist() == [4, 3, 2, 1, 0]
+    assert "built-in model" in w.state_label.text()
+
+
+def test_a_scenario_opens_with_its_explanation(qtbot, window):
+    from posviz.gui.scenarios import open_scenario
+    path = next(p for p in scenario_paths() if "alibi" in p.name)
+    doc = session_file.read(path)
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        open_scenario(window, path, doc)
+    assert window.session.spec == doc.spec and window.file_path is None
+    panel = window.scenario_panel
+    assert panel.isVisible() and doc.title in panel.windowTitle()
+    assert "What to expect" in panel.browser.toPlainText()
+    panel.close()
+    assert not panel.isVisible()
