@@ -148,3 +148,72 @@ def test_a_scenario_opens_with_its_explanation(qtbot, window):
     assert "What to expect" in panel.browser.toPlainText()
     panel.close()
     assert not panel.isVisible()
+
+
+def test_report_of_a_session_equals_what_the_window_shows(qtbot, window, tmp_path, capsys):
+    import json
+
+    from posviz.cli import main as cli
+    s = window.session
+    s.set_order(np.roll(np.arange(len(s.order)), 3))
+    _settle(qtbot, window)
+    path = tmp_path / "shown.posviz"
+    window.save_to(path)
+    capsys.readouterr()
+    assert cli(["report", "--session", str(path), "--json", "--quiet"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    shown = window.controller.last_shown.evaluation
+    assert report["order"] == shown.order.tolist()
+    assert report["layers"] == shown.comparison.rows()
+
+
+def test_save_session_from_the_command_line_opens_in_the_window(qtbot, window, tmp_path,
+                                                                 capsys, monkeypatch):
+    import json
+
+    from posviz.cli import main as cli
+    path = tmp_path / "cli.posviz"
+    assert cli(["report", "--text", "one two three four five", "--order", "4,2,0,1,3",
+                "--pe", "rope", "--layers", "3", "--heads", "2", "--d-model", "16",
+                "--json", "--save-session", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.open_file(path)
+    _settle(qtbot, window)
+    shown = window.controller.last_shown.evaluation
+    assert shown.order.tolist() == [4, 2, 0, 1, 3]
+    assert report["layers"] == shown.comparison.rows()
+
+
+def test_export_of_a_session_draws_its_view(tmp_path, capsys):
+    from posviz.cli import main as cli
+    doc = session_file.SessionDocument(
+        "a b c d", (3, 2, 1, 0), ModelSpec.builtin(ModelConfig(layers=2, heads=2,
+                                                               d_model=16)),
+        ("a", "b", "c", "d"), selection=Selection(layer=2, head=1))
+    path = session_file.write(tmp_path / "s.posviz", doc)
+    again = tmp_path / "again.posviz"
+    assert cli(["export", "--session", str(path), "--out", str(tmp_path / "out"),
+                "--format", "png", "--no-csv", "--save-session", str(again)]) == 0
+    assert (tmp_path / "out" / "attention.png").is_file()
+    saved = session_file.read(again)
+    assert saved.order == doc.order and saved.spec == doc.spec
+    assert (saved.selection.layer, saved.selection.head) == (2, 1)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--session", "{bad}"], "not valid JSON"),
+    (["--session", "{good}", "--text", "x y"], "--text cannot be given with --session"),
+    (["--session", "{good}", "--pe", "rope"], "--pe cannot be given with --session"),
+    (["--session", "{missing}"], "no such file"),
+])
+def test_a_bad_session_on_the_command_line_is_one_line(tmp_path, capsys, args, words):
+    from posviz.cli import main as cli
+    bad = tmp_path / "bad.posviz"
+    bad.write_text("{")
+    good = session_file.write(tmp_path / "good.posviz", session_file.SessionDocument(
+        "a b", (1, 0), ModelSpec.builtin()))
+    files = {"{bad}": str(bad), "{good}": str(good), "{missing}": str(tmp_path / "no.posviz")}
+    assert cli(["report", *[files.get(a, a) for a in args]]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1

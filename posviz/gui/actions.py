@@ -5,8 +5,6 @@ Each action only calls a method of the window (``reorder``, ``swap_selected``,
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 
