@@ -57,6 +57,8 @@ class ScenarioDialog(QDialog):
         self.scenarios = scenarios                       # [(path, SessionDocument)]
         self.list = QListWidget()
         self.list.setToolTip("Choose a scenario; double-click or Open loads it")
+        self.list.setWordWrap(True)
+        self.list.setSpacing(2)
         for path, doc in scenarios:
             item = QListWidgetItem(doc.title or path.stem)
             item.setToolTip(path.name)
@@ -68,8 +70,8 @@ class ScenarioDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         row = QHBoxLayout()
-        row.addWidget(self.list, 2)
-        row.addWidget(self.preview, 3)
+        row.addWidget(self.list, 1)
+        row.addWidget(self.preview, 1)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Each scenario opens a prepared state and explains what to "
                                 "do, what to expect and why."))
