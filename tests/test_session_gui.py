@@ -133,7 +133,40 @@ def test_a_session_whose_model_is_missing_opens_with_the_built_in_one(qtbot, tmp
         w.start(str(path))
     s = w.session
     assert s.spec.is_builtin and s.text == text and s.order.tolist() == [4, 3, 2, 1, 0]
-    assert "built-in model" in w.state_label.text()
+    qtbot.waitUntil(lambda: "built-in model, keeping the text and the order"
+                    in w.state_label.text(), timeout=TIMEOUT)
+    _settle(qtbot, w)                      # the evaluation that follows keeps saying so
+    assert "keeping the text and the order" in w.state_label.text()
+
+
+def test_a_restored_real_model_loads_through_the_usual_path(qtbot, tmp_path, monkeypatch):
+    from posviz.core import hf
+    from posviz.core.backend import BuiltinBackend, TokenSequence
+
+    class Pinned(BuiltinBackend):
+        name = "fake-bert"
+
+        def tokenize(self, text):
+            seq = super().tokenize(text)
+            tokens = ("[CLS]",) + seq.tokens + ("[SEP]",)
+            return TokenSequence(tokens, tokens, (True,) + seq.pinned + (True,))
+    monkeypatch.setattr(hf, "load_backend", lambda spec, *args, **kwargs: Pinned())
+    doc = session_file.SessionDocument(
+        "a b c", (0, 3, 1, 2, 4), ModelSpec.pretrained("fake-bert"),
+        ("[CLS]", "a", "b", "c", "[SEP]"), selection=Selection(layer=2))
+    path = session_file.write(tmp_path / "real.posviz", doc)
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    loads = []
+    original = w.controller.load
+    monkeypatch.setattr(w.controller, "load", lambda spec: loads.append(spec) or original(spec))
+    with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
+        w.start(str(path))
+    assert loads == [doc.spec]
+    s = w.session
+    assert s.spec == doc.spec and s.order.tolist() == [0, 3, 1, 2, 4]
+    assert s.selection.layer == 2 and w.file_path == path and not w.isWindowModified()
 
 
 def test_a_scenario_opens_with_its_explanation(qtbot, window):

@@ -2,6 +2,7 @@
 
     posviz report [model options] --text TEXT [--order I,J,...] [--quiet] [--json]
     posviz export [model options] --text TEXT --order I,J,... --out DIR [...]
+    posviz report|export --session FILE.posviz [...] [--save-session FILE.posviz]
 
 Bad input exits with status 2 and one line on stderr, never a traceback. Building the
 parser (``--help``, a usage error) imports neither torch nor Qt. On a terminal, stderr
@@ -34,7 +35,8 @@ def make_parser() -> argparse.ArgumentParser:
         prog="posviz",
         description="See how positional encodings break the permutation symmetry of "
                     "self-attention. Without a command, posviz opens its window "
-                    "(options: --text TEXT, --reset-settings).",
+                    "(posviz [FILE.posviz] [--text TEXT] [--reset-settings] "
+                    "[--install-desktop | --uninstall-desktop]).",
         epilog="Run 'posviz report -h' or 'posviz export -h' for a command's options. "
                f"Bundled models for --model: {bundled_models()}.")
     parser.add_argument("--version", action="version",

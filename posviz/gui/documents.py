@@ -13,6 +13,7 @@ positions or model mark the document modified (the title's ``*``); what is looke
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
@@ -29,13 +30,26 @@ def ask_unsaved(parent, name: str) -> QMessageBox.StandardButton:
         QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
 
 
+@dataclass(frozen=True)
+class Pending:
+    """A document waiting for its model to run before it is shown."""
+
+    doc: object                       # core.session_file.SessionDocument
+    path: Path | None                 # the file it is bound to (None: untitled)
+    fallback: str | None = None       # why the built-in model stands in for its own
+    scenario: bool = False            # a scenario: not bound, not in the recent list
+    modified: bool = False            # restored with unsaved changes (the last session)
+
+
 class WindowDocuments:
     """File menu behaviour, the modified mark, and the autosaved last session."""
 
     file_path: Path | None = None
     _dirty = False
     _applying = False                 # a document is being applied: no modified mark
-    _pending = None                   # (SessionDocument, path, fallback_reason) to apply
+    _notice = ""                      # what the opened document says (a model stood in),
+                                      # shown until the next edit
+    _pending: Pending | None = None   # a document whose model is being loaded
     scenario_panel = None
 
     # -- names and marks --------------------------------------------------------------
@@ -96,11 +110,15 @@ class WindowDocuments:
 
     def open_document(self, doc, path: Path | None, scenario: bool = False) -> None:
         """Show ``doc``: its model loads first when it is not the one running."""
-        self._pending = (doc, path, None, scenario)
-        if doc.spec == self.session.spec:
+        self._open(Pending(doc, path, scenario=scenario))
+
+    def _open(self, pending: Pending) -> None:
+        self._pending = pending
+        if pending.doc.spec == self.session.spec or (pending.fallback and
+                                                     self.session.spec.is_builtin):
             self._apply_pending()
-        else:
-            self.controller.load(doc.spec)
+        else:                             # the usual load path: progress, cancel, errors
+            self.controller.load(pending.doc.spec)
 
     def new_document(self) -> None:
         """The default sentence in the built-in model, untitled."""
@@ -114,23 +132,20 @@ class WindowDocuments:
         self.open_document(SessionDocument(DEFAULT_TEXT, tuple(range(n)), spec), None)
 
     def _on_document_model_loaded(self, spec) -> None:
-        if self._pending is not None and self.session.spec == self._pending[0].spec:
-            self._apply_pending()
-        elif self._pending is not None and self._pending[2] and self.session.spec.is_builtin:
-            self._apply_pending()                    # the built-in stand-in is running
+        pending = self._pending
+        if pending is not None and (self.session.spec == pending.doc.spec or (
+                pending.fallback and self.session.spec.is_builtin)):
+            self._apply_pending()         # its model, or the built-in stand-in, runs
 
     def _on_document_model_failed(self, message: str) -> None:
         """The document's model cannot be loaded: the built-in model stands in."""
         from ..core.document import ModelSpec
-        note, self._start_note = getattr(self, "_start_note", None), None
-        if self._pending is None:
-            if note:                      # the start's model failed: say what was kept
-                self._state(f"{message} — {note}", error=True)
+        pending = self._pending
+        if pending is None or pending.fallback:
             return
-        doc, path, _, scenario = self._pending
-        reason = (f"{doc.spec.name} could not be loaded ({message}): opened with the "
-                  f"built-in model, keeping the text")
-        self._pending = (doc, path, reason, scenario)
+        reason = (f"{pending.doc.spec.name} could not be loaded ({message}): opened with "
+                  f"the built-in model, keeping the text")
+        self._pending = replace(pending, fallback=reason)
         if self.session.spec.is_builtin:
             self._apply_pending()
         else:
@@ -139,8 +154,8 @@ class WindowDocuments:
     def _apply_pending(self) -> None:
         from ..core.errors import PosvizInputError
         from ..core.session_file import model_mismatch
-        doc, path, fallback, scenario = self._pending
-        self._pending = None
+        pending, self._pending = self._pending, None
+        doc, path, fallback = pending.doc, pending.path, pending.fallback
         s = self.session
         self._record_drag(ends=True)
         self._applying = True
@@ -162,11 +177,12 @@ class WindowDocuments:
             self._applying = False
         self.undo_stack.clear()
         self.file_path = path if fallback is None else None
-        self.set_modified(False)
-        if path is not None and fallback is None and not scenario:
+        self.set_modified(pending.modified and self.file_path is not None)
+        if path is not None and fallback is None and not pending.scenario:
             self.remember_recent(path)
         self._refresh_tokens()
         problem = fallback or model_mismatch(doc)
+        self._notice = problem or ""
         if problem:
             self._state(problem, error=True)
         elif path is not None:
@@ -281,8 +297,25 @@ class WindowDocuments:
             self.scenario_panel = ExplanationPanel(self)
         self.scenario_panel.show_document(doc)
 
+    def start_document(self, path, last: bool) -> bool:
+        """Start with the session file ``path``, else the last session (when ``last``);
+        False when there is none to start with. A pretrained model is loaded once the
+        window is ready (``_start_document``); the built-in one runs until then."""
+        from ..core.document import ModelSpec
+        doc = self.read_document(path) if path else None
+        doc = doc or (self.last_session() if last else None)
+        if doc is None:
+            return False
+        current = "" if path else str(self.settings.value("files/current", "") or "")
+        self._starting = (doc, Path(path or current) if (path or current) else None)
+        spec = doc.spec if doc.spec.is_builtin else ModelSpec.builtin()
+        self.controller.start(doc.text, spec, doc.positions, order="original")
+        return True
+
     def _start_document(self) -> None:
-        """Once the session exists: show the document the window started with."""
+        """Once the session exists: show the document the window started with. Its
+        pretrained model loads now, through the usual path (the built-in model runs
+        meanwhile, and stands in for it when it cannot be loaded)."""
         start, self._starting = getattr(self, "_starting", None), None
         if start is None:
             return
@@ -290,11 +323,7 @@ class WindowDocuments:
         modified = path is not None and self.settings.value("files/modified", False) in (
             True, "true")
         fallback = None
-        if doc.spec != self.session.spec:           # its model could not be loaded
-            fallback = (f"{doc.spec.name} is not available: opened with the built-in "
-                        f"model, keeping the text")
-        self._pending = (doc, path, fallback, False)
-        self._apply_pending()
-        self._start_note = fallback and self.state_label.text()
-        if modified and self.file_path is not None:
-            self.set_modified(True)
+        if doc.spec.is_builtin and doc.spec != self.session.spec:
+            fallback = ("the session's built-in model could not be built: opened with "
+                        "the default one, keeping the text")
+        self._open(Pending(doc, path, fallback, modified=modified))

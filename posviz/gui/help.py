@@ -169,14 +169,15 @@ def copy_figure(figure) -> bool:
     return True
 
 
-def add_copy_to_menus(panel, figures) -> None:
-    """'Copy plot' in each figure's context menus (once per figure)."""
+def add_copy_to_menus(figures, copy) -> None:
+    """'Copy plot' in each figure's context menus (once per figure); ``copy(figure)``
+    runs when it is chosen."""
     import pyqtgraph as pg
     for figure in figures:
         if getattr(figure, "_copy_action", None) is not None:
             continue
         action = QAction("Copy plot to clipboard (Ctrl+C)", figure)
-        action.triggered.connect(lambda _=False, f=figure: copy_figure(f))
+        action.triggered.connect(lambda _=False, f=figure: copy(f))
         figure._copy_action = action
         for label in (figure.heading, figure.message, figure.note):
             label.addAction(action)
@@ -205,7 +206,9 @@ class WindowHelp:
         """Copy the plot under the mouse (or the tab's first) to the clipboard."""
         if self.plots is None:
             return False
-        figure = figure_to_copy(self.plots)
+        return self.copy_figure(figure_to_copy(self.plots))
+
+    def copy_figure(self, figure) -> bool:
         if not copy_figure(figure):
             return False
         self._state(f"Copied the {type(figure).__name__.removesuffix('Figure').lower()} "
@@ -214,4 +217,4 @@ class WindowHelp:
 
     def _menus_for_copy(self) -> None:
         if self.plots is not None:
-            add_copy_to_menus(self.plots, self.plots.current_figures().values())
+            add_copy_to_menus(self.plots.current_figures().values(), self.copy_figure)

@@ -10,7 +10,6 @@ sends every edit to one of its methods. The evaluation shown is the controller's
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QUndoStack
@@ -186,15 +185,9 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         from ..core.config import ModelConfig, Positions
         from ..core.document import ModelSpec
 
-        s = self.settings
-        doc = self.read_document(path) if path else None
-        doc = doc or (self.last_session() if last else None)
-        if doc is not None:
-            current = "" if path else str(s.value("files/current", "") or "")
-            self._starting = (doc, Path(path) if path else (Path(current) if current
-                                                            else None))
-            self.controller.start(doc.text, doc.spec, doc.positions, order="original")
+        if self.start_document(path, last):
             return
+        s = self.settings
         try:
             config = ModelConfig(**json.loads(s.value("model/config", "{}") or "{}"))
             config.validate()
@@ -243,6 +236,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.plots_area.addWidget(self.plots_scroll)
             self.plots_area.setCurrentWidget(self.plots_scroll)
             self.plots.hoverMessage.connect(self.hover_label.setText)
+            self.plots.tabs.currentChanged.connect(lambda _: self._menus_for_copy())
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
             self.controller.watch_look(self.plots)
@@ -292,6 +286,8 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
     def _change_went_through(self) -> None:
         """An edit was made: an error about an earlier, refused one no longer applies
         (a load's message stays until the load ends)."""
+        if not self._applying:
+            self._notice = ""             # what an opened document said no longer applies
         if self.state_label.styleSheet() == ERROR_STYLE:
             self._state(self._settled_state)
         if self.model_panel is not None and not self.controller.loading:
@@ -329,7 +325,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
                 else "computed")                  # a new look of the same evaluation
         self._settled_state = (f"{len(ev.order)} tokens · {layers} layers × {heads} "
                                f"heads · {done} in {ms:.0f} ms")
-        self._state(self._settled_state)
+        self._state(self._notice or self._settled_state, error=bool(self._notice))
         if s is None or self.model_panel is None:
             return                    # the panels are not built yet: _on_ready shows it
         if ev.seq == s.seq:
