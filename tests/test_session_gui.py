@@ -14,6 +14,7 @@ from posviz.core.scenarios import scenario_paths
 from posviz.gui import documents
 from posviz.gui.app import make_settings
 from posviz.gui.window import MainWindow
+from test_session_file import BAD_FILES
 
 TIMEOUT = 30_000
 
@@ -79,14 +80,17 @@ def test_save_from_the_question_writes_the_file(qtbot, window, tmp_path, monkeyp
     assert session_file.read(path).order == tuple(w.session.order.tolist())
 
 
-@pytest.mark.parametrize("content, words", [
-    ('{"format": "posviz-session", "version": 7}', "newer posviz"),
-    ('{"format": "posviz-sess', "not valid JSON"),
-])
-def test_a_bad_file_is_told_inline_and_changes_nothing(qtbot, window, tmp_path, content,
-                                                      words):
+def _other_tokens() -> str:
+    doc = session_file.SessionDocument("a b c", (2, 1, 0), ModelSpec.builtin(),
+                                       ("a", "b", "x"))
+    return session_file.dumps(doc)
+
+
+@pytest.mark.parametrize("name", [*BAD_FILES, "other tokens"])
+def test_a_bad_file_is_told_inline_and_changes_nothing(qtbot, window, tmp_path, name):
+    content, words = BAD_FILES.get(name) or (_other_tokens(), "other tokens")
     w, path = window, tmp_path / "bad.posviz"
-    path.write_text(content)
+    path.write_text(content, encoding="utf-8")
     before = (w.session.text, w.session.order.tolist(), w.session.spec, w.file_path)
     assert not w.open_file(path)
     assert words in w.state_label.text() and "\n" not in w.state_label.text()
@@ -250,3 +254,21 @@ def test_a_bad_session_on_the_command_line_is_one_line(tmp_path, capsys, args, w
     assert cli(["report", *[files.get(a, a) for a in args]]) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_new_and_the_recent_list(qtbot, window, tmp_path, monkeypatch):
+    from posviz.core.session import DEFAULT_TEXT
+    w = window
+    for k in range(12):
+        w.save_to(tmp_path / f"s{k}.posviz")
+    recent = w.recent_files()
+    assert len(recent) == 10 and recent[0].endswith("s11.posviz")
+    w.fill_recent_menu()
+    names = [a.text() for a in w.recent_menu.actions() if a.text()]
+    assert names[0] == "&1 s11.posviz" and "Clear list" in names
+    w.session.rotate()
+    _answer(monkeypatch, QMessageBox.Discard)
+    w.new_document()
+    s = w.session
+    assert s.text == DEFAULT_TEXT and s.order.tolist() == list(range(len(s.order)))
+    assert w.file_path is None and "untitled" in w.windowTitle()

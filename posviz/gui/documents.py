@@ -105,20 +105,20 @@ class WindowDocuments:
         doc = self.read_document(path)
         if doc is None:
             return False
-        self.open_document(doc, Path(path))
-        return True
+        return self.open_document(doc, Path(path))
 
-    def open_document(self, doc, path: Path | None, scenario: bool = False) -> None:
-        """Show ``doc``: its model loads first when it is not the one running."""
-        self._open(Pending(doc, path, scenario=scenario))
+    def open_document(self, doc, path: Path | None, scenario: bool = False) -> bool:
+        """Show ``doc``: its model loads first when it is not the one running. False
+        when it was refused (told on the status line)."""
+        return self._open(Pending(doc, path, scenario=scenario))
 
-    def _open(self, pending: Pending) -> None:
+    def _open(self, pending: Pending) -> bool:
         self._pending = pending
         if pending.doc.spec == self.session.spec or (pending.fallback and
                                                      self.session.spec.is_builtin):
-            self._apply_pending()
-        else:                             # the usual load path: progress, cancel, errors
-            self.controller.load(pending.doc.spec)
+            return self._apply_pending()
+        self.controller.load(pending.doc.spec)   # the usual path: progress, cancel, errors
+        return True
 
     def new_document(self) -> None:
         """The default sentence in the built-in model, untitled."""
@@ -151,7 +151,7 @@ class WindowDocuments:
         else:
             self.controller.load(ModelSpec.builtin())
 
-    def _apply_pending(self) -> None:
+    def _apply_pending(self) -> bool:
         from ..core.errors import PosvizInputError
         from ..core.session_file import model_mismatch
         pending, self._pending = self._pending, None
@@ -172,7 +172,7 @@ class WindowDocuments:
         except PosvizInputError as error:
             self._state(f"cannot open {path.name if path else 'the session'}: {error}",
                         error=True)
-            return
+            return False
         finally:
             self._applying = False
         self.undo_stack.clear()
@@ -188,6 +188,7 @@ class WindowDocuments:
         elif path is not None:
             self._state(f"Opened {path.name}")
         self.show_explanation(doc if (doc.title or doc.note) else None)
+        return True
 
     # -- writing ----------------------------------------------------------------------
     def document(self):
