@@ -60,7 +60,12 @@ def test_copy_plot_puts_the_figure_on_the_clipboard(qtbot, window):
     image = QApplication.clipboard().image()
     assert not image.isNull() and image.width() > 100
     figure = next(iter(window.plots.current_figures().values()))
-    assert figure._copy_action is not None          # in each figure's context menu
+    from posviz.gui.help import copy_action
+    action = copy_action(figure)                     # in each figure's context menu
+    QApplication.clipboard().clear()
+    action.trigger()
+    assert QApplication.clipboard().image().size() == figure.render_image().size()
+    assert "Copied" in window.state_label.text()
 
 
 def test_install_and_uninstall_the_desktop_entry(tmp_path, monkeypatch, capsys):

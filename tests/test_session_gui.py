@@ -162,9 +162,10 @@ def test_a_restored_real_model_loads_through_the_usual_path(qtbot, tmp_path, mon
     w = MainWindow(make_settings())
     qtbot.addWidget(w)
     w.show()
-    loads = []
-    original = w.controller.load
-    monkeypatch.setattr(w.controller, "load", lambda spec: loads.append(spec) or original(spec))
+    from posviz.gui.controller import Controller
+    loads, original = [], Controller.load
+    monkeypatch.setattr(Controller, "load",
+                        lambda self, spec: loads.append(spec) or original(self, spec))
     with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
         w.start(str(path))
     assert loads == [doc.spec]
@@ -272,3 +273,24 @@ def test_new_and_the_recent_list(qtbot, window, tmp_path, monkeypatch):
     s = w.session
     assert s.text == DEFAULT_TEXT and s.order.tolist() == list(range(len(s.order)))
     assert w.file_path is None and "untitled" in w.windowTitle()
+
+
+def test_splitter_sizes_and_the_tab_come_back(qtbot, window):
+    from PySide6.QtWidgets import QSplitter
+    splitter = window.plots.tabs.widget(0).findChildren(QSplitter)[0]
+    total = sum(splitter.sizes())
+    splitter.setSizes([total // 4, total - total // 4])
+    wanted = splitter.sizes()
+    window.session.select(window.session.selection.replace(tab=1))
+    window.close()
+    again = MainWindow(make_settings())
+    qtbot.addWidget(again)
+    again.resize(1200, 800)
+    again.show()
+    qtbot.waitExposed(again)
+    with qtbot.waitSignal(again.controller.ready, timeout=TIMEOUT):
+        again.start()
+    assert again.plots.tabs.currentIndex() == 1
+    again.plots.tabs.setCurrentIndex(0)
+    restored = again.plots.tabs.widget(0).findChildren(QSplitter)[0].sizes()
+    assert abs(restored[0] / sum(restored) - wanted[0] / sum(wanted)) < 0.02

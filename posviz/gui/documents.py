@@ -16,9 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QSplitter
 
 RECENT_KEY = "files/recent"
+SPLITTERS_KEY = "window/splitters"    # JSON: tab index -> each splitter's sizes
 RECENT_MAX = 10
 FILTER = "posviz sessions (*.posviz);;All files (*)"
 
@@ -328,3 +329,47 @@ class WindowDocuments:
             fallback = ("the session's built-in model could not be built: opened with "
                         "the default one, keeping the text")
         self._open(Pending(doc, path, fallback, modified=modified))
+
+    # -- the plots' splitters ---------------------------------------------------------
+    def _tab_opened(self, index: int) -> None:
+        """A tab on screen (maybe just built): its splitters' sizes, its copy menus."""
+        self.restore_splitters(index)
+        self._menus_for_copy()
+
+    def _tab_splitters(self, index: int) -> list:
+        page = self.plots.tabs.widget(index) if self.plots is not None else None
+        return page.findChildren(QSplitter) if page is not None else []
+
+    def _saved_splitters(self) -> dict:
+        import json
+        try:
+            saved = json.loads(self.settings.value(SPLITTERS_KEY, "{}") or "{}")
+        except (TypeError, ValueError):
+            return {}
+        return saved if isinstance(saved, dict) else {}
+
+    def save_splitters(self) -> None:
+        """The sizes of every splitter in the tabs built so far (others keep theirs)."""
+        import json
+        if self.plots is None:
+            return
+        saved = self._saved_splitters()
+        for index in range(self.plots.tabs.count()):
+            splitters = self._tab_splitters(index)
+            if splitters:
+                saved[str(index)] = [splitter.sizes() for splitter in splitters]
+        self.settings.setValue(SPLITTERS_KEY, json.dumps(saved))
+
+    def restore_splitters(self, index: int) -> None:
+        """Give a tab's splitters their remembered sizes, once, when it is first built."""
+        done = self.__dict__.setdefault("_splitters_restored", set())
+        splitters = self._tab_splitters(index)
+        if index in done or not splitters:
+            return
+        done.add(index)
+        sizes = self._saved_splitters().get(str(index))
+        if isinstance(sizes, list) and len(sizes) == len(splitters):
+            for splitter, each in zip(splitters, sizes):
+                if isinstance(each, list) and len(each) == splitter.count() and all(
+                        isinstance(size, int) and size >= 0 for size in each):
+                    splitter.setSizes(each)

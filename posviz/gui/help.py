@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import metadata
 
 from PySide6 import __version__ as PYSIDE_VERSION
-from PySide6.QtCore import qVersion
+from PySide6.QtCore import Qt, qVersion
 from PySide6.QtGui import QAction, QCursor, QKeySequence
 from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHeaderView,
                                QMessageBox, QTableWidget, QTableWidgetItem, QTextBrowser,
@@ -169,16 +169,26 @@ def copy_figure(figure) -> bool:
     return True
 
 
+COPY_ACTION = "copy_plot"
+
+
+def copy_action(figure):
+    """The figure's 'Copy plot' action, or None before it is added."""
+    return figure.findChild(QAction, COPY_ACTION, Qt.FindDirectChildrenOnly)
+
+
 def add_copy_to_menus(figures, copy) -> None:
     """'Copy plot' in each figure's context menus (once per figure); ``copy(figure)``
     runs when it is chosen."""
     import pyqtgraph as pg
     for figure in figures:
-        if getattr(figure, "_copy_action", None) is not None:
+        if copy_action(figure) is not None:
             continue
         action = QAction("Copy plot to clipboard (Ctrl+C)", figure)
-        action.triggered.connect(lambda _=False, f=figure: copy(f))
-        figure._copy_action = action
+        action.setObjectName(COPY_ACTION)
+        # the figure is found through the action's parent: no reference cycle between
+        # Python wrappers of widgets, which the collector would have to break
+        action.triggered.connect(lambda _=False, a=action: copy(a.parent()))
         for label in (figure.heading, figure.message, figure.note):
             label.addAction(action)
         for item in figure.canvas.scene().items():

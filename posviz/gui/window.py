@@ -236,7 +236,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.plots_area.addWidget(self.plots_scroll)
             self.plots_area.setCurrentWidget(self.plots_scroll)
             self.plots.hoverMessage.connect(self.hover_label.setText)
-            self.plots.tabs.currentChanged.connect(lambda _: self._menus_for_copy())
+            self.plots.tabs.currentChanged.connect(self._tab_opened)
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
             self.controller.watch_look(self.plots)
@@ -245,6 +245,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self.text_edit.setText(session.text)
         self._refresh_tokens()
         self._start_document()
+        self._tab_opened(self.plots.tabs.currentIndex() if self.plots is not None else 0)
         freeze_start_up()            # what exists now lives as long as the window
 
     # -- session -> widgets -----------------------------------------------------------
@@ -381,6 +382,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             event.ignore()                # a modified file: Cancel keeps the window
             return
         self.autosave()                   # the last session, restored at the next start
+        self.save_splitters()
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/state", self.saveState())
