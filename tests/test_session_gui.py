@@ -294,3 +294,24 @@ def test_splitter_sizes_and_the_tab_come_back(qtbot, window):
     again.plots.tabs.setCurrentIndex(0)
     restored = again.plots.tabs.widget(0).findChildren(QSplitter)[0].sizes()
     assert abs(restored[0] / sum(restored) - wanted[0] / sum(wanted)) < 0.02
+
+
+def test_help_scenarios_lists_every_scenario_and_opens_the_chosen(qtbot, window,
+                                                                   monkeypatch):
+    from posviz.gui import scenarios as gui_scenarios
+    from PySide6.QtWidgets import QDialog
+    shown = []
+
+    def choose_the_third(dialog):
+        shown.append([dialog.list.item(k).text() for k in range(dialog.list.count())])
+        dialog.list.setCurrentRow(2)
+        return QDialog.Accepted
+    monkeypatch.setattr(gui_scenarios.ScenarioDialog, "exec", choose_the_third)
+    paths = scenario_paths()
+    third = session_file.read(paths[2])
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.scenarios_action.trigger()      # its model (float64) loads first
+    assert shown[0] == [session_file.read(p).title for p in paths]
+    assert window.session.spec == third.spec
+    assert window.session.order.tolist() == list(third.order)
+    assert window.scenario_panel.isVisible()
