@@ -26,6 +26,15 @@ def _answer(monkeypatch, button):
     return asked
 
 
+@pytest.fixture
+def window(window, qtbot):
+    """The shared window, left only once its newest evaluation is painted: a worker
+    still computing while the window is torn down is not what these tests are about."""
+    yield window
+    if window.isVisible() and window.session is not None:
+        _settle(qtbot, window)
+
+
 def _settle(qtbot, w):
     """Wait until the evaluation shown is the session's current order."""
     qtbot.waitUntil(lambda: w.controller.last_shown is not None and np.array_equal(

@@ -81,7 +81,10 @@ class WindowDocuments:
         answer = ask_unsaved(self, self.document_name())
         if answer == QMessageBox.Save:
             return self.save()
-        return answer == QMessageBox.Discard
+        if answer == QMessageBox.Discard:
+            self.set_modified(False)      # discarded: not asked again (a second close)
+            return True
+        return False
 
     # -- reading ----------------------------------------------------------------------
     def read_document(self, path):
