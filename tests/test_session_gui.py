@@ -324,3 +324,29 @@ def test_help_scenarios_lists_every_scenario_and_opens_the_chosen(qtbot, window,
     assert window.session.spec == third.spec
     assert window.session.order.tolist() == list(third.order)
     assert window.scenario_panel.isVisible()
+
+
+def test_cancelling_the_load_of_a_files_model_opens_nothing(qtbot, window, tmp_path,
+                                                            monkeypatch):
+    import threading
+
+    from posviz.core import hf
+    from posviz.core.backend import BuiltinBackend
+    release = threading.Event()
+
+    def slow(spec, *args, **kwargs):
+        release.wait(TIMEOUT / 1000)
+        return BuiltinBackend()
+    monkeypatch.setattr(hf, "load_backend", slow)
+    doc = session_file.SessionDocument("x y z", (2, 1, 0), ModelSpec.pretrained("slow"),
+                                       ("x", "y", "z"))
+    path = session_file.write(tmp_path / "slow.posviz", doc)
+    s = window.session
+    before = (s.text, s.order.tolist(), s.spec)
+    assert window.open_file(path)
+    window.model_panel.cancelRequested.emit()
+    release.set()
+    assert "cancelled" in window.state_label.text()
+    assert (s.text, s.order.tolist(), s.spec) == before and window.file_path is None
+    s.rotate()
+    assert window.isWindowModified()           # edits count again

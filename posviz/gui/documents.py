@@ -155,6 +155,12 @@ class WindowDocuments:
         else:
             self.controller.load(ModelSpec.builtin())
 
+    def _open_cancelled(self) -> None:
+        """The load of a document's model was cancelled: the document is not opened."""
+        if self._pending is not None:
+            self._pending = None
+            self._state("Opening cancelled: the session shown is unchanged")
+
     def _apply_pending(self) -> bool:
         from ..core.errors import PosvizInputError
         from ..core.session_file import model_mismatch

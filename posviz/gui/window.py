@@ -210,6 +210,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         panel.modelRequested.connect(self.controller.load)
         panel.cancelRequested.connect(self.controller.cancel_load)
         panel.cancelRequested.connect(lambda: self._state(self._settled_state))
+        panel.cancelRequested.connect(self._open_cancelled)
         panel.positionsChanged.connect(self._positions_edited)
         scroll = QScrollArea()
         scroll.setWidget(panel)
