@@ -362,3 +362,11 @@ def test_cancelling_the_load_of_a_files_model_opens_nothing(qtbot, window, tmp_p
     assert (s.text, s.order.tolist(), s.spec) == before and window.file_path is None
     s.rotate()
     assert window.isWindowModified()           # edits count again
+
+
+def test_an_edit_is_autosaved_a_moment_later(qtbot, window, monkeypatch):
+    monkeypatch.setattr(documents, "AUTOSAVE_MS", 10)
+    path = window.autosave_path()
+    window.session.rotate()                 # the first edit creates the timer
+    qtbot.waitUntil(path.exists, timeout=TIMEOUT)
+    assert session_file.read(path).order == tuple(window.session.order.tolist())

@@ -6,8 +6,8 @@ controller's usual path first and the rest of the document follows once it runs.
 document whose pretrained model cannot be loaded opens with the built-in model and
 says so, keeping the text (and the order, when it fits the built-in model's tokens).
 
-The last session is written to ``last-session.posviz`` beside the settings file when
-the window closes and opened again at the next start. Edits to the text, order,
+The last session is written to ``last-session.posviz`` beside the settings file a few
+seconds after each edit and when the window closes, and opened again at the next start. Edits to the text, order,
 positions or model mark the document modified (the title's ``*``); what is looked at
 (layer, head, tab) is saved with it but marks nothing.
 """
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QSplitter
 RECENT_KEY = "files/recent"
 SPLITTERS_KEY = "window/splitters"    # JSON: tab index -> each splitter's sizes
 RECENT_MAX = 10
+AUTOSAVE_MS = 3000                    # quiet time after an edit before the autosave
 FILTER = "posviz sessions (*.posviz);;All files (*)"
 
 
@@ -68,11 +69,19 @@ class WindowDocuments:
         return self._dirty
 
     def _document_event(self, event) -> None:
-        """Session events: a change of content marks the document modified."""
+        """Session events: a change of content marks the document modified; any change
+        is autosaved a moment later, so a crash loses at most that moment."""
         from ..core.events import SelectionChanged
         if not self._applying and self._pending is None and not isinstance(
                 event, SelectionChanged):
             self.set_modified(True)
+        timer = self.__dict__.get("_autosave_timer")
+        if timer is None:
+            from PySide6.QtCore import QTimer
+            timer = self._autosave_timer = QTimer(self, singleShot=True,
+                                                  interval=AUTOSAVE_MS,
+                                                  timeout=self.autosave)
+        timer.start()
 
     def may_discard(self) -> bool:
         """True when the document may be replaced: unmodified, saved, or discarded."""
