@@ -370,3 +370,19 @@ def test_an_edit_is_autosaved_a_moment_later(qtbot, window, monkeypatch):
     window.session.rotate()                 # the first edit creates the timer
     qtbot.waitUntil(path.exists, timeout=TIMEOUT)
     assert session_file.read(path).order == tuple(window.session.order.tolist())
+
+
+def test_a_file_whose_model_now_splits_the_text_otherwise_keeps_its_text(
+        qtbot, window, tmp_path, monkeypatch):
+    from posviz.core import hf
+    from posviz.core.backend import BuiltinBackend
+    monkeypatch.setattr(hf, "load_backend", lambda spec, *a, **k: BuiltinBackend())
+    doc = session_file.SessionDocument("p q r", (2, 0, 1), ModelSpec.pretrained("retrained"),
+                                       ("p", "q", "x"))     # saved with other tokens
+    path = session_file.write(tmp_path / "old.posviz", doc)
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        assert window.open_file(path)
+    s = window.session
+    assert s.spec == doc.spec and s.text == "p q r" and s.order.tolist() == [0, 1, 2]
+    assert "original order" in window.state_label.text()
+    assert window.file_path is None            # a save does not overwrite the old file

@@ -41,6 +41,7 @@ class Pending:
     fallback: str | None = None       # why the built-in model stands in for its own
     scenario: bool = False            # a scenario: not bound, not in the recent list
     modified: bool = False            # restored with unsaved changes (the last session)
+    loaded: bool = False              # its model was loaded for it (already running)
 
 
 class WindowDocuments:
@@ -64,9 +65,6 @@ class WindowDocuments:
     def set_modified(self, modified: bool) -> None:
         self._dirty = modified
         self.setWindowModified(modified)
-
-    def is_modified(self) -> bool:
-        return self._dirty
 
     def _document_event(self, event) -> None:
         """Session events: a change of content marks the document modified; any change
@@ -130,6 +128,7 @@ class WindowDocuments:
         if pending.doc.spec == self.session.spec or (pending.fallback and
                                                      self.session.spec.is_builtin):
             return self._apply_pending()
+        self._pending = replace(pending, loaded=True)
         self.controller.load(pending.doc.spec)   # the usual path: progress, cancel, errors
         return True
 
@@ -189,9 +188,17 @@ class WindowDocuments:
                     s.restore(doc.text, range(len(s.backend.tokenize(doc.text))),
                               doc.positions, doc.selection)
         except PosvizInputError as error:
-            self._state(f"cannot open {path.name if path else 'the session'}: {error}",
-                        error=True)
-            return False
+            message = f"cannot open {path.name if path else 'the session'}: {error}"
+            if not pending.loaded:                  # nothing has changed
+                self._state(message, error=True)
+                return False
+            try:       # its model runs already: its text then, in the original order
+                s.restore(doc.text, range(len(s.backend.tokenize(doc.text))),
+                          doc.positions, doc.selection)
+            except PosvizInputError:
+                self._state(message, error=True)
+                return False
+            fallback = f"{error}: opened the text in its original order"
         finally:
             self._applying = False
         self.undo_stack.clear()
