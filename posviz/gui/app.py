@@ -7,8 +7,8 @@ and computes the first evaluation while the window builds its panels.
 Settings (window geometry, docks, text, model options) live in QSettings under the
 organisation "posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your
 choice and ``--reset-settings`` forgets them. The last session (text, order, model and
-view) is saved as ``last-session.posviz`` beside that file and opened at the next start,
-unless a FILE.posviz, --text or --reset-settings is given.
+view) is saved as ``<name>-last-session.posviz`` beside that file and opened at the
+next start, unless a FILE.posviz, --text or --reset-settings is given.
 """
 from __future__ import annotations
 

@@ -6,10 +6,11 @@ controller's usual path first and the rest of the document follows once it runs.
 document whose pretrained model cannot be loaded opens with the built-in model and
 says so, keeping the text (and the order, when it fits the built-in model's tokens).
 
-The last session is written to ``last-session.posviz`` beside the settings file a few
-seconds after each edit and when the window closes, and opened again at the next start. Edits to the text, order,
-positions or model mark the document modified (the title's ``*``); what is looked at
-(layer, head, tab) is saved with it but marks nothing.
+The last session is written to ``<settings>-last-session.posviz`` beside the settings
+file (``posviz-last-session.posviz`` in ~/.config/posviz on Linux) a few seconds after
+each edit and when the window closes, and opened again at the next start. Edits to the
+text, order, positions or model mark the document modified (the title's ``*``); what is
+looked at (layer, head, tab) is saved with it but marks nothing.
 """
 from __future__ import annotations
 
@@ -60,7 +61,10 @@ class WindowDocuments:
         return self.file_path.name if self.file_path else "untitled"
 
     def autosave_path(self) -> Path:
-        return Path(self.settings.fileName()).parent / "last-session.posviz"
+        """Beside the settings file and named after it, so two settings files in one
+        folder (POSVIZ_SETTINGS) never share a last session."""
+        settings = Path(self.settings.fileName())
+        return settings.with_name(f"{settings.stem}-last-session.posviz")
 
     def set_modified(self, modified: bool) -> None:
         self._dirty = modified
