@@ -1,4 +1,5 @@
-"""Entry point: `posviz` opens the window; `posviz report|export ...` run headless."""
+"""Entry point: `posviz [FILE.posviz]` opens the window; `posviz report|export ...` run
+headless."""
 from __future__ import annotations
 
 import sys
@@ -7,7 +8,10 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # A first word is a command (a misspelt one is told, not taken for the window).
-    if argv and (not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version")):
+    # A session file opens the window.
+    command = bool(argv) and not argv[0].endswith(".posviz") and (
+        not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version"))
+    if command:
         from .cli import main as cli_main
         return cli_main(argv)
     from .gui.app import main as gui_main

@@ -5,6 +5,7 @@
     posviz sweep [model options] (--text T | --texts FILE) --kind KIND --count K --seed S
     posviz probe [model options] [--texts FILE] [--json]
     posviz paper NAME [--json]
+    posviz report|export --session FILE.posviz [...] [--save-session FILE.posviz]
 
 Bad input exits with status 2 and one line on stderr, never a traceback. Building the
 parser (``--help``, a usage error) imports neither torch nor Qt. On a terminal, stderr
@@ -38,7 +39,8 @@ def make_parser() -> argparse.ArgumentParser:
         prog="posviz",
         description="See how positional encodings break the permutation symmetry of "
                     "self-attention. Without a command, posviz opens its window "
-                    "(options: --text TEXT, --reset-settings).",
+                    "(posviz [FILE.posviz] [--text TEXT] [--reset-settings] "
+                    "[--install-desktop | --uninstall-desktop]).",
         epilog="Run 'posviz report -h' or 'posviz export -h' for a command's options. "
                f"Bundled models for --model: {bundled_models()}.")
     parser.add_argument("--version", action="version",

@@ -3,6 +3,11 @@
     posviz export [model options] --text TEXT --order I,J,... --out DIR
                   [--format png,svg] [--width PX | --dpi DPI] [--no-csv]
                   [--layer L] [--head H]
+    posviz export --session FILE.posviz --out DIR [...]
+
+``--session`` draws what the window shows for a saved session (its layer, head, mosaic
+and range too, unless --layer or --head is given); ``--save-session FILE`` writes what
+was drawn as a session file.
 
 Files written, one per figure and format (names are stable):
 
@@ -33,7 +38,8 @@ from pathlib import Path
 
 from ..core.errors import PosvizInputError
 from ..core.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
-from .options import add_model_arguments, evaluate
+from .options import add_model_arguments
+from .report import add_session_arguments, evaluate_command, save_session
 
 PANEL_SIZE = (1500, 1000)
 
@@ -51,10 +57,11 @@ def add_command(subparsers) -> None:
                         help="instead of --width: PNG resolution in dots per inch of each "
                              "figure's size on screen (e.g. 300 for print)")
     parser.add_argument("--no-csv", action="store_true", help="do not write the CSV tables")
-    parser.add_argument("--layer", type=int, default=1,
+    add_session_arguments(parser)
+    parser.add_argument("--layer", type=int, default=None,
                         help="layer (1..L) of the attention and token-change figures "
                              "(default: 1)")
-    parser.add_argument("--head", type=int, default=0,
+    parser.add_argument("--head", type=int, default=None,
                         help="head (0..h-1) of the attention figure (default: 0)")
     parser.set_defaults(func=run)
 
@@ -64,13 +71,17 @@ def run(args) -> int:
     check_width(args.width, "--width")
     if args.dpi is not None and not 50 <= args.dpi <= 600:
         raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
-    session, ev = evaluate(args)
+    session, ev = evaluate_command(args)
     L, h = ev.reference.n_layers, ev.reference.n_heads
-    if not 1 <= args.layer <= L:
+    if args.layer is not None and not 1 <= args.layer <= L:
         raise PosvizInputError(f"--layer must be from 1 to {L} (got {args.layer})")
-    if not 0 <= args.head < h:
+    if args.head is not None and not 0 <= args.head < h:
         raise PosvizInputError(f"--head must be from 0 to {h - 1} (got {args.head})")
     folder = check_folder(Path(args.out))
+    # the session's view (as the window shows it), or the first layer and head
+    shown = session.selection.clamped(L, h) if args.document else None
+    layer = args.layer if args.layer is not None else (shown.layer if shown else 1)
+    head = args.head if args.head is not None else (shown.head if shown else 0)
 
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -86,7 +97,7 @@ def run(args) -> int:
     panel.resize(*PANEL_SIZE)
     panel.set_provenance({"text": session.text, "model": describe_model(
         session.backend.describe())})
-    selection = panel.selection().replace(layer=args.layer, head=args.head)
+    selection = (shown or panel.selection()).replace(layer=layer, head=head)
     panel.set_selection(selection)
     QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
     app.processEvents()
@@ -103,6 +114,8 @@ def run(args) -> int:
         panel.close()
         panel.deleteLater()
         QtCore.qInstallMessageHandler(None)
+    session.select(selection)
+    save_session(args, session)
     sys.stdout.flush()
     return 0
 

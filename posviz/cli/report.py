@@ -1,14 +1,21 @@
 """``posviz report``: the per-layer symmetry metrics of one order, as a table or JSON.
 
     posviz report [model options] --text TEXT [--order I,J,...] [--quiet] [--json]
+    posviz report --session FILE.posviz [--json]
+
+``--session`` takes the text, order, positions and model from a .posviz file (what the
+window shows for it); ``--save-session FILE`` writes what was computed as one.
 """
 from __future__ import annotations
 
 import json
 import math
+import sys
+from pathlib import Path
 
+from ..core.errors import PosvizInputError
 from ..core.predictions import compare_outputs
-from .options import add_model_arguments, evaluate
+from .options import add_model_arguments, builtin_flags_given, evaluate, progress
 
 HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "hidden states")
 ROW = "{:>5}  {:>11}  {:>13}  {:>11}  {:>11}  {}"
@@ -17,8 +24,54 @@ ROW = "{:>5}  {:>11}  {:>13}  {:>11}  {:>11}  {}"
 def add_command(subparsers) -> None:
     parser = subparsers.add_parser("report", help="per-layer symmetry metrics for one order")
     add_model_arguments(parser)
+    add_session_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
+
+
+def add_session_arguments(parser) -> None:
+    group = parser.add_argument_group("sessions")
+    group.add_argument("--session", metavar="FILE.posviz",
+                       help="take the text, order, positions, model and view from a "
+                            "session file saved by the window (instead of --text, "
+                            "--order and the model options)")
+    group.add_argument("--save-session", metavar="FILE.posviz",
+                       help="write what was computed as a session file the window opens")
+
+
+def evaluate_command(args):
+    """(Session, Evaluation) of the options, or of the --session file; the document read
+    (or None) is kept in ``args.document`` for --save-session."""
+    args.document = None
+    if getattr(args, "session", None) is None:
+        return evaluate(args)
+    given = [name for name, value in (("--text", args.text), ("--order", args.order),
+                                      ("--model", args.model)) if value is not None]
+    given += builtin_flags_given(args)
+    if given:
+        raise PosvizInputError(f"{given[0]} cannot be given with --session (the session "
+                               f"holds the text, the order and the model)")
+    from ..core.scenarios import evaluate as evaluate_session
+    from ..core.scenarios import session_of
+    from ..core.session_file import model_mismatch, read
+    doc = args.document = read(args.session)
+    say = progress(args)
+    session = session_of(doc, say)
+    mismatch = model_mismatch(doc)
+    if mismatch:
+        print(f"posviz: warning: {mismatch}", file=sys.stderr)
+    if say:
+        say("running the original and the saved order")
+    return session, evaluate_session(session)
+
+
+def save_session(args, session) -> None:
+    """--save-session: the session as computed, with the read document's title and note."""
+    if getattr(args, "save_session", None):
+        from ..core.session_file import write
+        doc = args.document
+        write(Path(args.save_session), session.to_document(
+            doc.title if doc else "", doc.note if doc else ""))
 
 
 def _format(value) -> str:
@@ -60,7 +113,8 @@ def as_table(backend, ev) -> list[str]:
 
 
 def run(args) -> int:
-    session, ev = evaluate(args)
+    session, ev = evaluate_command(args)
+    save_session(args, session)
     if args.json:
         print(json.dumps(as_json(session.backend, ev), indent=2))
     else:

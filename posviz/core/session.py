@@ -188,3 +188,52 @@ class Session:
 
     def reset(self) -> None:
         self.set_order(np.arange(len(self.seq)))
+
+    # -- documents (core.session_file) ------------------------------------------------
+    def to_document(self, title: str = "", note: str = ""):
+        """The whole document as a session_file.SessionDocument (``.to_dict()`` is JSON)."""
+        from .session_file import document_of
+        return document_of(self, title, note)
+
+    @classmethod
+    def from_document(cls, doc, backend: Backend) -> "Session":
+        """A session of ``doc`` (a SessionDocument) running ``backend``, built for
+        ``doc.spec``; PosvizInputError when the document does not fit the model."""
+        session = cls(backend, doc.text, doc.positions, spec=doc.spec)
+        session.restore(doc.text, doc.order, doc.positions, doc.selection, doc.tokens)
+        return session
+
+    def restore(self, text: str, order, positions: Positions,
+                selection: Selection | None = None, tokens=()) -> None:
+        """Text, positions, order and view of a saved document at once.
+
+        Everything is checked before anything changes: a text too long for the model,
+        tokens other than ``tokens`` (when given: the model tokenizes the text
+        differently from the one it was saved with), an order that is not a permutation
+        of the tokens or moves a pinned one raise PosvizInputError and change nothing.
+        The listeners are told what changed, text first, order last."""
+        positions.validate()
+        seq = self.backend.tokenize(text)
+        if tokens and tuple(tokens) != seq.tokens:
+            raise PosvizInputError(f"{self.backend.name} splits the text into other tokens "
+                                   f"than the session holds ({len(seq)} instead of "
+                                   f"{len(tokens)})")
+        check_length(self.backend, len(seq), positions)
+        order = check_permutation(order, len(seq))
+        fixed = np.flatnonzero(~movable_slots(seq.pinned))
+        if fixed.size and not np.array_equal(order[fixed], fixed):
+            raise PosvizInputError("the order moves special tokens, which keep their places")
+        text_changed = (text, seq) != (self.text, self.seq)
+        positions_changed = positions != self.positions
+        before = self.order
+        self.text, self.seq, self.positions = text, seq, positions
+        self.order = order
+        if text_changed:
+            self._tell(TextChanged(text))
+        if positions_changed:
+            self._tell(PositionsChanged(positions))
+        if text_changed or not np.array_equal(before, order):
+            self._tell(OrderChanged(before.copy() if len(before) == len(order) else order,
+                                    order.copy()))
+        if selection is not None:
+            self.select(selection)

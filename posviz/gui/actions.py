@@ -5,13 +5,12 @@ Each action only calls a method of the window (``reorder``, ``swap_selected``,
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QMessageBox
 
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+from ..core.scenarios import resources_dir
+
+RESOURCES = resources_dir()
 
 
 def icon(name: str) -> QIcon:
@@ -71,10 +70,35 @@ def build_actions(w) -> None:
                         "Save every plot as PNG/SVG images (and CSV numbers)", "export")
     quit_action = a("&Quit", w.close, QKeySequence.Quit, "Quit posviz")
     quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+    w.new_action = a("&New", w.new_document, QKeySequence.New,
+                     "Start again from the example sentence (asks about unsaved changes)")
+    w.open_action = a("&Open…", lambda: w.open_file(), QKeySequence.Open,
+                      "Open a .posviz session: text, order, model and view")
+    w.save_action = a("&Save", w.save, QKeySequence.Save,
+                      "Save the session (text, order, model, view) to its .posviz file")
+    w.save_as_action = a("Save &As…", w.save_as, QKeySequence("Ctrl+Shift+S"),
+                         "Save the session to a new .posviz file")
+    w.copy_plot_action = a("&Copy plot", w.copy_plot, QKeySequence.Copy,
+                           "Copy the plot under the mouse (or the first of the tab) to the "
+                           "clipboard as an image")
+    w.scenarios_action = a("&Scenarios…", w.choose_scenario, QKeySequence("Ctrl+Shift+O"),
+                           "Guided scenarios: a prepared state with what to do, what to "
+                           "expect and why")
+    w.guide_action = a("posviz &guide", w.show_guide, QKeySequence.HelpContents,
+                       "What each plot and metric shows, with its formula")
+    w.shortcuts_action = a("&Keyboard shortcuts", w.show_shortcuts,
+                           QKeySequence("Ctrl+/"), "Every keyboard shortcut")
+    w.file_actions = [w.new_action, w.open_action, w.save_action, w.save_as_action,
+                      w.copy_plot_action]
     w.reorder_actions = [w.shuffle_action, w.reverse_action, w.rotate_action,
                          w.swap_action, w.reset_action]
 
     menu = w.menuBar().addMenu("&File")
+    menu.addActions([w.new_action, w.open_action])
+    w.recent_menu = menu.addMenu("Open &Recent")
+    w.recent_menu.aboutToShow.connect(w.fill_recent_menu)
+    menu.addActions([w.save_action, w.save_as_action])
+    menu.addSeparator()
     menu.addAction(w.export_action)
     menu.addSeparator()
     menu.addAction(quit_action)
@@ -84,6 +108,8 @@ def build_actions(w) -> None:
     menu.addActions(w.reorder_actions)
     menu.addSeparator()
     menu.addActions([w.left_action, w.right_action])
+    menu.addSeparator()
+    menu.addAction(w.copy_plot_action)
     w.examples_menu = w.menuBar().addMenu("E&xamples")
     for sentence in example_sentences():
         w.examples_menu.addAction(sentence, lambda s=sentence: w.use_example(s))
@@ -97,7 +123,9 @@ def build_actions(w) -> None:
     w.view_menu.addAction(w.model_action)
     w.addAction(w.model_action)
     menu = w.menuBar().addMenu("&Help")
-    menu.addAction(a("&About posviz", w.about, tip="Version and what posviz shows"))
+    menu.addActions([w.scenarios_action, w.guide_action, w.shortcuts_action])
+    menu.addSeparator()
+    menu.addAction(a("&About posviz", w.about, tip="Versions and what posviz shows"))
 
     bar = w.addToolBar("Order")
     bar.setObjectName("order_toolbar")
@@ -109,19 +137,11 @@ def build_actions(w) -> None:
     for action in (w.undo_action, w.redo_action):
         # the undo text names the step ("Undo Drag “cat”"): keep it to menus and tips
         bar.widgetForAction(action).setToolButtonStyle(Qt.ToolButtonIconOnly)
-    for action in w.reorder_actions + [w.left_action, w.right_action, w.export_action]:
+    for action in w.reorder_actions + [w.left_action, w.right_action, w.export_action] \
+            + w.file_actions + [w.scenarios_action]:
         w.addAction(action)
         action.setEnabled(False)
-
-
-def show_about(parent) -> None:
-    from .. import __version__
-    QMessageBox.about(parent, "About posviz",
-                      f"<h3>posviz {__version__}</h3><p>See how positional encodings "
-                      "break the permutation symmetry of self-attention, layer by "
-                      "layer.</p><p>Drag the token chips into a new order: the model is "
-                      "run again and the plots show which outputs changed and which "
-                      "stayed invariant or equivariant.</p>")
+    w.addActions([w.guide_action, w.shortcuts_action])
 
 
 class UndoPassesThrough(QObject):

@@ -4,9 +4,11 @@ The window is shown first, with only Qt imported, so it appears in well under a 
 then the controller's worker imports torch, the core and the plots, builds the session
 and computes the first evaluation while the window builds its panels.
 
-Settings (window geometry, text, model options) live in QSettings under the organisation
-"posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your choice and
-``--reset-settings`` forgets them.
+Settings (window geometry, docks, text, model options) live in QSettings under the
+organisation "posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your
+choice and ``--reset-settings`` forgets them. The last session (text, order, model and
+view) is saved as ``<name>-last-session.posviz`` beside that file and opened at the
+next start, unless a FILE.posviz, --text or --reset-settings is given.
 """
 from __future__ import annotations
 
@@ -32,6 +34,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
                         help="where real models run: auto picks an accelerator torch has, "
                              "else the CPU (default: cpu)")
+    parser.add_argument("file", nargs="?", metavar="FILE.posviz",
+                        help="open this session file (default: the last session)")
+    parser.add_argument("--install-desktop", action="store_true",
+                        help="add posviz to the application menu and open .posviz files "
+                             "with it, for the current user")
+    parser.add_argument("--uninstall-desktop", action="store_true",
+                        help="remove what --install-desktop added")
     # Qt's own options (-platform, -style, ...) pass through to QApplication; an unknown
     # long option is a mistake, told in one line (exit 2) rather than passed to Qt.
     args, qt_args = parser.parse_known_args(argv)
@@ -45,6 +54,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args, qt_args = parse_args(argv)
+    if args.install_desktop or args.uninstall_desktop:
+        from ..desktop import main as desktop
+        return desktop("install" if args.install_desktop else "uninstall")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
     from PySide6.QtWidgets import QApplication
 
@@ -70,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     # torch, the core and the plots are imported on the worker from now on, beside the
     # first paint; the first evaluation follows there without waiting for the window.
-    window.start()
+    window.start(args.file, last=args.text is None and not args.reset_settings)
     return app.exec()
 
 

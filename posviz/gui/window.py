@@ -17,12 +17,14 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QDockWidget, QFrame, QHBoxLayou
                                QLineEdit, QMainWindow, QPushButton, QScrollArea, QStackedWidget,
                                QVBoxLayout, QWidget)
 
-from .actions import UndoPassesThrough, build_actions, icon, show_about
+from .actions import UndoPassesThrough, build_actions, icon
 from .collector import freeze_start_up
 from .commands import history_fits
 from .controller import Controller
+from .documents import WindowDocuments
 from .edits import WindowEdits
 from .export_dialog import export_figures, export_to
+from .help import WindowHelp
 from .token_strip import TokenStrip
 
 ERROR_STYLE = "color: #c62828;"
@@ -53,7 +55,7 @@ def default_size(available=None) -> QSize:
     return QSize(width, height)
 
 
-class MainWindow(WindowEdits, QMainWindow):
+class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
     def __init__(self, settings: QSettings | None = None):
         super().__init__()
         self.settings = settings or QSettings("posviz", "posviz")
@@ -89,6 +91,8 @@ class MainWindow(WindowEdits, QMainWindow):
                              self.model_panel.loading_count(step, done, total))
         c.modelLoaded.connect(self._on_model_loaded)
         c.modelFailed.connect(self._on_model_failed)
+        c.modelLoaded.connect(self._on_document_model_loaded)
+        c.modelFailed.connect(self._on_document_model_failed)
 
     # -- building ---------------------------------------------------------------------
     def _build_editor(self) -> None:
@@ -176,11 +180,15 @@ class MainWindow(WindowEdits, QMainWindow):
             self.state_label.setStyleSheet(style)
 
     # -- start-up ---------------------------------------------------------------------
-    def start(self) -> None:
-        """Import the core and compute (call once the window is on screen)."""
+    def start(self, path=None, last: bool = True) -> None:
+        """Import the core and compute (call once the window is on screen): the session
+        file ``path``, else the last session (unless not ``last``), else the remembered
+        text and options."""
         from ..core.config import ModelConfig, Positions
         from ..core.document import ModelSpec
 
+        if self.start_document(path, last):
+            return
         s = self.settings
         try:
             config = ModelConfig(**json.loads(s.value("model/config", "{}") or "{}"))
@@ -204,6 +212,7 @@ class MainWindow(WindowEdits, QMainWindow):
         panel.modelRequested.connect(self.controller.load)
         panel.cancelRequested.connect(self.controller.cancel_load)
         panel.cancelRequested.connect(lambda: self._state(self._settled_state))
+        panel.cancelRequested.connect(self._open_cancelled)
         panel.positionsChanged.connect(self._positions_edited)
         scroll = QScrollArea()
         scroll.setWidget(panel)
@@ -230,6 +239,7 @@ class MainWindow(WindowEdits, QMainWindow):
             self.plots_area.addWidget(self.plots_scroll)
             self.plots_area.setCurrentWidget(self.plots_scroll)
             self.plots.hoverMessage.connect(self.hover_label.setText)
+            self.plots.tabs.currentChanged.connect(self._tab_opened)
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
             self.controller.watch_look(self.plots)
@@ -239,6 +249,8 @@ class MainWindow(WindowEdits, QMainWindow):
             UndoPassesThrough(box, lambda: True, box)      # Ctrl+Z undoes the session's step
         self.text_edit.setText(session.text)
         self._refresh_tokens()
+        self._start_document()
+        self._tab_opened(self.plots.tabs.currentIndex() if self.plots is not None else 0)
         freeze_start_up()            # what exists now lives as long as the window
 
     # -- session -> widgets -----------------------------------------------------------
@@ -249,6 +261,7 @@ class MainWindow(WindowEdits, QMainWindow):
     def _on_session_event(self, event) -> None:
         from ..core.events import (ModelChanged, OrderChanged, PositionsChanged,
                                    SelectionChanged, TextChanged)
+        self._document_event(event)
         if isinstance(event, OrderChanged):
             self.strip.set_order(event.after)
         elif isinstance(event, SelectionChanged):
@@ -279,6 +292,8 @@ class MainWindow(WindowEdits, QMainWindow):
     def _change_went_through(self) -> None:
         """An edit was made: an error about an earlier, refused one no longer applies
         (a load's message stays until the load ends)."""
+        if not self._applying:
+            self._notice = ""             # what an opened document said no longer applies
         if self.state_label.styleSheet() == ERROR_STYLE:
             self._state(self._settled_state)
         if self.model_panel is not None and not self.controller.loading:
@@ -287,13 +302,15 @@ class MainWindow(WindowEdits, QMainWindow):
     def _refresh_tokens(self) -> None:
         s = self.session
         self.strip.set_tokens(s.seq.tokens, s.seq.pinned, s.order, s.movable_slots())
-        self.setWindowTitle(f"posviz — {s.backend.name} — {len(s.seq)} tokens")
+        self.setWindowTitle(f"{self.document_name()}[*] — posviz — {s.backend.name} — "
+                            f"{len(s.seq)} tokens")
         self._update_actions()
 
     def _update_actions(self) -> None:
         ready = self.session is not None
         for action in (self.shuffle_action, self.reverse_action, self.rotate_action,
-                       self.reset_action, self.export_action):
+                       self.reset_action, self.export_action, *self.file_actions,
+                       self.scenarios_action):
             action.setEnabled(ready)
         self.swap_action.setEnabled(ready and len(self.strip.selected) == 2)
         self.left_action.setEnabled(ready and self.strip.movable_step(-1) is not None)
@@ -314,7 +331,7 @@ class MainWindow(WindowEdits, QMainWindow):
                 else "computed")                  # a new look of the same evaluation
         self._settled_state = (f"{len(ev.order)} tokens · {layers} layers × {heads} "
                                f"heads · {done} in {ms:.0f} ms")
-        self._state(self._settled_state)
+        self._state(self._notice or self._settled_state, error=bool(self._notice))
         if s is None or self.model_panel is None:
             return                    # the panels are not built yet: _on_ready shows it
         if ev.seq == s.seq:
@@ -324,6 +341,7 @@ class MainWindow(WindowEdits, QMainWindow):
             self.model_panel.describe(shown)
         if self.plots is not None:
             self.plots.show(shown)
+            self._menus_for_copy()
         s.select(s.selection.clamped(ev.reference.n_layers, ev.reference.n_heads))
 
     # -- models -----------------------------------------------------------------------
@@ -363,10 +381,12 @@ class MainWindow(WindowEdits, QMainWindow):
     def export_to(self, folder: str, formats, width, csv: bool) -> list:
         return export_to(self, folder, formats, width, csv)
 
-    def about(self) -> None:
-        show_about(self)
-
     def closeEvent(self, event) -> None:
+        if self.file_path is not None and not self.may_discard():
+            event.ignore()                # a modified file: Cancel keeps the window
+            return
+        self.autosave()                   # the last session, restored at the next start
+        self.save_splitters()
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/state", self.saveState())

@@ -1,0 +1,110 @@
+"""Help > Scenarios: a list of guided scenarios, and the side panel that explains one.
+
+A scenario is a .posviz file in resources/scenarios (core.scenarios). Choosing one opens
+it as an untitled document (Save asks where, so the installed file is never written)
+and shows its title and explanation in a dock on the left, which can be closed.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QHBoxLayout, QLabel,
+                               QListWidget, QListWidgetItem, QTextBrowser, QVBoxLayout)
+
+PANEL_WIDTH = 330
+
+
+def _markdown(doc) -> str:
+    title = f"### {doc.title}\n\n" if doc.title else ""
+    return title + (doc.note or "")
+
+
+class ExplanationPanel(QDockWidget):
+    """The open document's title and explanation, beside the plots; closable."""
+
+    def __init__(self, window):
+        super().__init__("Scenario", window)
+        self.setObjectName("scenario_dock")
+        self.setFeatures(QDockWidget.DockWidgetClosable | QDockWidget.DockWidgetMovable |
+                         QDockWidget.DockWidgetFloatable)
+        self.browser = QTextBrowser()
+        self.browser.setOpenExternalLinks(True)
+        self.browser.setToolTip("What to do, what to expect, why, and the paper it comes "
+                                "from. Close the panel with its × (View menu brings it "
+                                "back).")
+        self.browser.setMinimumWidth(220)
+        self.setWidget(self.browser)
+        window.addDockWidget(Qt.LeftDockWidgetArea, self)
+        window.resizeDocks([self], [PANEL_WIDTH], Qt.Horizontal)
+        action = self.toggleViewAction()
+        action.setText("&Scenario explanation")
+        action.setToolTip("Show or hide the explanation of the open scenario")
+        window.view_menu.addAction(action)
+
+    def show_document(self, doc) -> None:
+        self.setWindowTitle(f"Scenario: {doc.title}" if doc.title else "Note")
+        self.browser.setMarkdown(_markdown(doc))
+        self.show()
+        self.raise_()
+
+
+class ScenarioDialog(QDialog):
+    """The scenarios, one per line, with the chosen one's explanation beside them."""
+
+    def __init__(self, scenarios, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Scenarios")
+        self.resize(900, 520)
+        self.scenarios = scenarios                       # [(path, SessionDocument)]
+        self.list = QListWidget()
+        self.list.setToolTip("Choose a scenario; double-click or Open loads it")
+        self.list.setWordWrap(True)
+        self.list.setSpacing(2)
+        for path, doc in scenarios:
+            item = QListWidgetItem(doc.title or path.stem)
+            item.setToolTip(path.name)
+            self.list.addItem(item)
+        self.preview = QTextBrowser()
+        self.list.currentRowChanged.connect(self._preview)
+        self.list.itemDoubleClicked.connect(lambda _: self.accept())
+        buttons = QDialogButtonBox(QDialogButtonBox.Open | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        row = QHBoxLayout()
+        row.addWidget(self.list, 1)
+        row.addWidget(self.preview, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Each scenario opens a prepared state and explains what to "
+                                "do, what to expect and why."))
+        layout.addLayout(row, 1)
+        layout.addWidget(buttons)
+        if scenarios:
+            self.list.setCurrentRow(0)
+
+    def _preview(self, row: int) -> None:
+        if 0 <= row < len(self.scenarios):
+            self.preview.setMarkdown(_markdown(self.scenarios[row][1]))
+
+    def chosen(self):
+        row = self.list.currentRow()
+        return self.scenarios[row] if 0 <= row < len(self.scenarios) else None
+
+
+def choose_scenario(window) -> None:
+    """Help > Scenarios: list them; the chosen one opens (after asking about unsaved
+    changes)."""
+    from ..core.errors import PosvizInputError
+    from ..core.scenarios import scenarios
+    try:
+        found = scenarios()
+    except PosvizInputError as error:
+        window._state(str(error), error=True)
+        return
+    dialog = ScenarioDialog(found, window)
+    if dialog.exec() == QDialog.Accepted and dialog.chosen() is not None:
+        open_scenario(window, *dialog.chosen())
+
+
+def open_scenario(window, path, doc) -> None:
+    if window.session is None or not window.may_discard():
+        return
+    window.open_document(doc, None, scenario=True)

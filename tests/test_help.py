@@ -1,0 +1,106 @@
+"""Help: the shortcut list read from the actions, About's versions, the guide, copying a
+plot, and the desktop entry installed for the current user."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication
+
+from posviz import desktop
+from posviz.gui.help import GUIDE, about_text, action_shortcuts, versions
+
+
+@pytest.fixture(autouse=True)
+def collect_between_tests():
+    """Collect the closed windows' reference cycles between tests, while no worker
+    runs. Left to Python's automatic collector, that collection ran on the GUI thread
+    during the next window's start, beside its worker building a model, and crashed
+    the interpreter about once in five runs of these files (the app itself collects
+    only on its GUI-thread timer, gui/collector.py)."""
+    yield
+    import gc
+    gc.collect()
+
+
+def test_the_shortcut_list_holds_every_action_with_a_shortcut(qtbot, window):
+    listed = action_shortcuts(window)
+    shown = {keys for _, keys in listed}
+    with_keys = [a for a in window.findChildren(QAction)
+                 if any(not k.isEmpty() for k in a.shortcuts())]
+    assert len(with_keys) >= 15
+    for action in with_keys:
+        keys = ", ".join(k.toString(QKeySequence.NativeText) for k in action.shortcuts()
+                         if not k.isEmpty())
+        assert keys in shown, action.text()
+    names = {name for name, _ in listed}
+    assert {"New", "Open", "Save", "Save As", "Copy plot", "Scenarios", "posviz guide",
+            "Keyboard shortcuts"} <= names
+    dialog = window.show_shortcuts()
+    assert dialog.table.rowCount() == len(listed)
+    dialog.close()
+
+
+def test_standard_shortcuts(window):
+    assert window.open_action.shortcut() == QKeySequence(QKeySequence.Open)
+    assert window.save_action.shortcut() == QKeySequence("Ctrl+S")
+    assert window.guide_action.shortcut() == QKeySequence("F1")
+
+
+def test_about_names_the_versions():
+    import torch
+    from PySide6.QtCore import qVersion
+    found = versions()
+    assert found["torch"] == torch.__version__ and found["Qt"] == qVersion()
+    assert "transformers" in found
+    text = about_text()
+    assert all(value in text for value in found.values())
+
+
+def test_the_guide_gives_each_metric_its_formula(window):
+    for words in ("hidden equivariance", "‖H′ − H[order]‖_F / ‖H‖_F", "attention equivariance",
+                  "R·A·Rᵀ", "noise floor", "Token change", "Branch norms", "sin(p / 10000"):
+        assert words in GUIDE
+    dialog = window.show_guide()
+    assert dialog.isVisible()
+    dialog.close()
+
+
+def test_copy_plot_puts_the_figure_on_the_clipboard(qtbot, window):
+    QApplication.clipboard().clear()
+    assert window.copy_plot()
+    image = QApplication.clipboard().image()
+    assert not image.isNull() and image.width() > 100
+    figure = next(iter(window.plots.current_figures().values()))
+    from posviz.gui.help import copy_action
+    action = copy_action(figure)                     # in each figure's context menu
+    QApplication.clipboard().clear()
+    action.trigger()
+    assert QApplication.clipboard().image().size() == figure.render_image().size()
+    assert "Copied" in window.state_label.text()
+
+
+def test_install_and_uninstall_the_desktop_entry(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert desktop.main("install") == 0
+    files = desktop.desktop_files(tmp_path)
+    assert all(path.is_file() for path in files.values())
+    entry = files["entry"].read_text()
+    assert "MimeType=application/x-posviz-session;" in entry and "%F" in entry
+    assert "Exec=posviz" not in entry                # this installation's own launcher
+    assert '<glob pattern="*.posviz"/>' in files["mime"].read_text()
+    assert desktop.main("uninstall") == 0
+    assert not any(path.exists() for path in files.values())
+    assert len(capsys.readouterr().out.splitlines()) == 2 * len(files)
+
+
+def test_a_session_file_on_the_command_line_opens_the_window(monkeypatch):
+    import posviz.__main__ as entry
+    import posviz.gui.app as app
+    seen = []
+    monkeypatch.setattr(app, "main", lambda argv: seen.append(argv) or 0)
+    assert entry.main(["lecture.posviz"]) == 0
+    assert seen == [["lecture.posviz"]]
+    assert app.parse_args(["lecture.posviz"])[0].file == "lecture.posviz"
+    assert sys.modules["posviz.gui.app"] is app
