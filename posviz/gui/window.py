@@ -235,7 +235,9 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.plots_scroll.setWidget(self.plots)
             self.plots_scroll.setWidgetResizable(True)
             self.plots_scroll.setFrameShape(QFrame.NoFrame)
-            self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+            # Narrower than the plots' minimum (both side panels open in a small window):
+            # scroll sideways rather than cut the rightmost map off.
+            self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
             self.plots_area.addWidget(self.plots_scroll)
             self.plots_area.setCurrentWidget(self.plots_scroll)
             self.plots.hoverMessage.connect(self.hover_label.setText)
