@@ -220,3 +220,17 @@ def test_minilm_batches_to_its_single_runs():
         assert_same_trace(trace, backend.run(seq, order, p), 1e-5)
     assert len(list(itertools.islice(run_orders(Engine(backend), seq, orders, positions),
                                      10))) == len(orders)
+
+
+def test_the_sweep_benchmark_runs_both_ways_on_the_same_orders():
+    """benchmarks/sweep.py: one tiny measurement, its keys and its arithmetic (no time
+    is asserted)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import sweep as bench
+    row = bench.measure("builtin", n=8, count=4, seed=0, rounds=2)
+    assert (row["n"], row["orders"], row["rounds"]) == (8, 4, 2)
+    assert len(row["times"]["sequential"]) == len(row["times"]["batched"]) == 2
+    assert row["ratio"] == pytest.approx(row["sequential_s"] / row["batched_s"])
+    assert row["met"] == (row["ratio"] >= bench.TARGETS["builtin"])
