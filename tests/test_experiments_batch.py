@@ -117,6 +117,17 @@ def test_chunks_are_bounded_by_the_batch_size_not_the_count():
     assert batch_size(BuiltinBackend(ModelConfig(layers=12, d_model=256)), 512) < size
 
 
+def test_a_backend_that_changes_run_alone_runs_one_order_at_a_time():
+    """Its run_batch (inherited) would not compute what its run does."""
+    class Doubling(BuiltinBackend):
+        def run(self, seq, order, position_ids, should_stop=None):
+            return super().run(seq, order, 2 * np.asarray(position_ids), should_stop)
+
+    backend = Doubling(ModelConfig(layers=1, heads=2, d_model=8))
+    assert not runs.can_batch(backend) and batch_size(backend, 10) == 1
+    assert runs.can_batch(Spy(ModelConfig(layers=1, heads=2, d_model=8)))
+
+
 def test_a_stop_between_chunks_cancels_and_each_order_is_yielded_on_its_own():
     backend = Spy(ModelConfig(layers=1, heads=2, d_model=8))
     seq = backend.tokenize(TEXT)

@@ -33,10 +33,23 @@ BATCH_BYTES = 96 << 20
 MAX_BATCH = 64
 
 
+def _owner(cls: type, name: str) -> type | None:
+    """The class of ``cls``'s MRO that defines attribute ``name``."""
+    return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+
+def can_batch(backend) -> bool:
+    """Whether ``backend`` runs batches that equal its ``run``: it has ``run_batch``,
+    defined by the class that defines ``run`` or a subclass of it (a subclass that
+    changes ``run`` alone runs one order at a time)."""
+    batch, run = _owner(type(backend), "run_batch"), _owner(type(backend), "run")
+    return batch is not None and (run is None or issubclass(batch, run))
+
+
 def batch_size(backend, n: int) -> int:
     """How many orders of n tokens ``backend`` runs in one forward: 1 when it cannot
-    batch (no ``run_batch``), else as many as fit BATCH_BYTES, at most MAX_BATCH."""
-    if not hasattr(backend, "run_batch") or MAX_BATCH <= 1:
+    batch (see can_batch), else as many as fit BATCH_BYTES, at most MAX_BATCH."""
+    if not can_batch(backend) or MAX_BATCH <= 1:
         return 1
     per_order = backend.batch_bytes(n) if hasattr(backend, "batch_bytes") else BATCH_BYTES
     return int(max(1, min(MAX_BATCH, BATCH_BYTES // max(per_order, 1))))
@@ -48,14 +61,15 @@ def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positio
     """Each order's Comparison with the original order, in the order given.
 
     The reference run is computed once (the Engine keeps it). Orders run ``batch`` at a
-    time in one forward when the backend has ``run_batch`` (default: batch_size), else
-    one by one through Engine.evaluate. ``should_stop`` is asked between chunks and
-    inside each forward; True raises errors.Cancelled.
+    time in one forward when the backend can (can_batch; default: batch_size), else one
+    by one through Engine.evaluate. ``should_stop`` is asked before each order's
+    comparison (so between chunks too) and inside each forward; True raises
+    errors.Cancelled.
     """
     reference = engine.reference(seq, positions, should_stop)
     size = batch_size(engine.backend, len(seq)) if batch is None else int(batch)
     orders = iter(orders)
-    if size <= 1 or not hasattr(engine.backend, "run_batch"):
+    if size <= 1 or not can_batch(engine.backend):
         for order in orders:
             _check_stop(should_stop)
             yield engine.evaluate(seq, order, positions, should_stop).comparison
@@ -72,6 +86,7 @@ def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positio
             seq, np.stack(moved), np.stack([position_ids(o, positions) for o in moved]),
             should_stop) if moved else ())
         for order in chunk:
+            _check_stop(should_stop)
             permuted = reference if np.array_equal(order, identity) else next(traces)
             yield compare(reference, permuted, order)
 
