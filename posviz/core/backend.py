@@ -83,5 +83,18 @@ class BuiltinBackend:
         return self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
                               start, reference_cache)[0]
 
+    def run_batch(self, seq, orders, position_ids, should_stop=None) -> list[Trace]:
+        """run for B orders in one forward: orders and position_ids (B, n) -> B Traces."""
+        return self.model.run_batch([[seq.ids[i] for i in order] for order in orders],
+                                    position_ids, should_stop)
+
+    def batch_bytes(self, n: int) -> int:
+        """About how many bytes one order of n tokens takes in run_batch (recorded
+        values, their Trace, the working tensors)."""
+        cfg = self.config
+        item = 8 if cfg.dtype == "float64" else 4
+        per_layer = 3 * cfg.heads * n * n + n * (8 * cfg.d_model + 2 * cfg.ff_width)
+        return item * (cfg.layers * per_layer + 3 * n * cfg.d_model)
+
     def describe(self) -> dict:
         return {"model": "built-in", **self.config.to_dict()}

@@ -162,6 +162,35 @@ def _stack(values: dict, names: list[str]) -> np.ndarray | None:
     return out
 
 
+class Rows:
+    """One order's share of a batched recording: what ``trace_from`` reads of a Recorder."""
+
+    def __init__(self, values: dict[str, torch.Tensor]):
+        self.values = values
+
+
+OWN_COPY = (EMBED, POS_EMBED)     # kept as they are by trace_from: copied, not viewed
+
+
+def batch_rows(recorder: Recorder, batch: int, skip: tuple[str, ...] = (KEYS, VALUES)):
+    """Per order b of a batched forward, a Rows of every value recorded with a leading
+    batch axis of ``batch``, at [b] (the recorder gives up its values); a leading axis
+    of 1 is shared by every order ([0]), and a value without either is given whole."""
+    values = recorder.values
+    recorder.values = {}
+    names = [name for name in values if not name.endswith(skip)]
+    for b in range(batch):
+        rows = {}
+        for name in names:
+            value = values[name]
+            if value.dim() and value.shape[0] in (batch, 1):      # 1: shared by all
+                value = value[b if value.shape[0] == batch else 0]
+                if name in OWN_COPY:
+                    value = value.clone()
+            rows[name] = value
+        yield Rows(rows)
+
+
 def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
                position_ids: np.ndarray, extras: dict) -> Trace:
     """The Trace of one recorded forward (the recorder gives up its values).

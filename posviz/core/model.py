@@ -21,8 +21,8 @@ from torch.nn import functional as F
 from .config import ModelConfig
 from .encodings import PositionalEncoding, make_encoding
 from .errors import PosvizInputError
-from .hooks import (KEYS, RESID_PRE, VALUES, HookPoint, Recorder, block_hook, hook_points,
-                    trace_from)
+from .hooks import (KEYS, RESID_PRE, VALUES, HookPoint, Recorder, batch_rows, block_hook,
+                    hook_points, trace_from)
 from .trace import Trace
 
 # Per layer, the keys and values attention used, (h, n, d_head) each (keys after RoPE):
@@ -62,23 +62,30 @@ class Attention(nn.Module):
     def forward(self, x, position_ids, encoding: PositionalEncoding, bias, mask, past=None):
         """x: (m, d) at the (m,) position_ids -> output (m, d). With ``past`` (the keys
         and values of the slots before these, (h, n - m, d_head) each) the m rows are
-        the last of n; bias and mask are then their (m, n) rows."""
-        m = x.shape[0]
-        q = (x @ self.w_q).view(m, self.h, self.d_head).transpose(0, 1)   # (h, m, d_head)
-        k = (x @ self.w_k).view(m, self.h, self.d_head).transpose(0, 1)
-        v = (x @ self.w_v).view(m, self.h, self.d_head).transpose(0, 1)
-        q, k = encoding.rotate(q, k, position_ids)
+        the last of n; bias and mask are then their (m, n) rows.
+
+        A leading batch axis runs B orders at once: x (B, m, d) at (B, m) position ids,
+        bias (B, h, m, n) or shared, the recorded values (B, h, ., .)."""
+        *batch, m, d = x.shape
+        def heads(w):                                   # (..., m, d) -> (h, B*m, d_head)
+            return (x.reshape(-1, d) @ w).view(-1, self.h, self.d_head).transpose(0, 1)
+        q, k, v = heads(self.w_q), heads(self.w_k), heads(self.w_v)
+        q, k = encoding.rotate(q, k, position_ids.reshape(-1))   # per row: any batch
+        if batch:                                       # (h, B*m, .) -> (B, h, m, .)
+            q, k, v = (t.reshape(self.h, *batch, m, self.d_head).movedim(0, -3)
+                       for t in (q, k, v))
         if past is not None:
-            k, v = torch.cat([past[0], k], dim=1), torch.cat([past[1], v], dim=1)  # (h, n, .)
+            k, v = torch.cat([past[0], k], dim=-2), torch.cat([past[1], v], dim=-2)  # (h, n, .)
         k, v = self.hook_k(k), self.hook_v(v)
-        scores = (q @ k.transpose(1, 2)) / math.sqrt(self.d_head)        # (h, m, n)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_head)      # (h, m, n)
         if bias is not None:
             scores = scores + bias
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
         scores = self.hook_attn_scores(scores)
         weights = self.hook_pattern(torch.softmax(scores, dim=-1))       # (h, m, n)
-        return (weights @ v).transpose(0, 1).reshape(m, -1) @ self.w_o   # (m, d)
+        out = (weights @ v).movedim(-3, -2)                              # (m, h, d_head)
+        return out.reshape(*batch, m, -1) @ self.w_o                     # (m, d)
 
 
 class MLP(nn.Module):
@@ -200,15 +207,56 @@ class InstrumentedTransformer(nn.Module):
         ours = pos[start:]                                                  # (m,)
 
         with recorder.watch(self.hook_points):
-            emb = self.hook_embed(torch.stack([self.embed_word(w) for w in words[start:]]))
-            enc = self.encoding.absolute(ours)                              # (m, d) or None
-            x = emb if enc is None else emb + self.hook_pos_embed(enc.to(self.dtype))
+            emb = torch.stack([self.embed_word(w) for w in words[start:]])  # (m, d)
             bias = self.encoding.bias(pos, self.cfg.causal)                  # (h, n, n) or None
             if bias is not None:
                 bias = bias[:, start:].to(self.dtype)                       # (h, m, n)
             mask = (torch.ones(n, n, dtype=torch.bool).tril()[start:] if self.cfg.causal
                     else None)                                              # (m, n)
-            for l, block in enumerate(self.blocks):
-                kv = None if past is None else (past[l][0][:, :start], past[l][1][:, :start])
-                x = block(x, ours, self.encoding, bias, mask, kv)
+            self._blocks(emb, ours, bias, mask, past, start)
+        return pos
+
+    def _blocks(self, emb, pos, bias, mask, past=None, start=0):
+        """The forward from token embeddings (..., m, d) at position ids (..., m) on,
+        every hook point passed; any leading batch axis is carried through."""
+        emb = self.hook_embed(emb)
+        enc = self.encoding.absolute(pos.reshape(-1))                       # (B*m, d) or None
+        x = emb if enc is None else emb + self.hook_pos_embed(
+            enc.to(self.dtype).reshape(emb.shape))
+        for l, block in enumerate(self.blocks):
+            kv = None if past is None else (past[l][0][:, :start], past[l][1][:, :start])
+            x = block(x, pos, self.encoding, bias, mask, kv)
+
+    def run_batch(self, words, position_ids, should_stop=None) -> list[Trace]:
+        """B orders of the same n words at once: ``words`` B lists of n words,
+        ``position_ids`` (B, n) -> one Trace per order, each the one ``forward`` gives
+        (to rounding). ``should_stop`` is asked before each block."""
+        recorder = Recorder(should_stop, stop_after=(RESID_PRE,))
+        pos = self.record_batch(words, position_ids, recorder)
+        extras = {"model": "built-in", "config": self.cfg.to_dict()}
+        return [trace_from(rows, self.cfg.layers, tuple(words[b]), pos[b].numpy(),
+                           extras=dict(extras))
+                for b, rows in enumerate(batch_rows(recorder, len(words)))]
+
+    @torch.no_grad()
+    def record_batch(self, words, position_ids, recorder: Recorder) -> torch.Tensor:
+        """record for B orders at once (words: B lists of n; position ids (B, n)); every
+        recorded value has a leading batch axis. Returns the (B, n) position ids."""
+        B = len(words)
+        n = len(words[0]) if B else 0
+        if n == 0:
+            raise PosvizInputError("there are no tokens to run")
+        pos = torch.as_tensor(np.asarray(position_ids), dtype=torch.long)   # (B, n)
+        if pos.shape != (B, n) or any(len(w) != n for w in words):
+            raise PosvizInputError(f"{tuple(pos.shape)} position ids for {B} orders of {n}")
+        self.encoding.check(pos.reshape(-1))
+        table = {w: self.embed_word(w) for row in words for w in row}
+        emb = torch.stack([torch.stack([table[w] for w in row]) for row in words])  # (B, n, d)
+        with recorder.watch(self.hook_points):
+            bias = self.encoding.bias(pos[0], self.cfg.causal)              # (h, n, n) or None
+            if bias is not None:                        # per order: its own distances
+                rest = [self.encoding.bias(p, self.cfg.causal) for p in pos[1:]]
+                bias = torch.stack([bias, *rest]).to(self.dtype)            # (B, h, n, n)
+            mask = torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None
+            self._blocks(emb, pos, bias, mask)
         return pos

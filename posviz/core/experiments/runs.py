@@ -1,8 +1,8 @@
 """The one place where an experiment's forwards happen, and the orders it runs.
 
 ``run_orders`` evaluates orders of one tokenized text against its reference run, which
-the Engine computes once and keeps. It runs them one after the other today; running
-several orders in one forward (a batch) belongs here and nowhere else.
+the Engine computes once and keeps. A backend with ``run_batch`` runs several orders in
+one forward (a chunk, bounded in memory); others run one order at a time.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 from ..backend import TokenSequence
 from ..config import Positions
 from ..errors import Cancelled, PosvizInputError
-from ..symmetry import Comparison
+from ..symmetry import Comparison, check_permutation, compare
 
 KINDS = ("random", "swap", "prefix", "reverse", "all")
 KIND_TIPS = {
@@ -27,19 +27,73 @@ KIND_TIPS = {
 ALL_AT_MOST = 7                     # 7! = 5040 orders
 
 
+# Orders run together are bounded by memory, not by how many a sweep has: a chunk takes
+# at most about BATCH_BYTES (backend.batch_bytes per order) and MAX_BATCH orders.
+BATCH_BYTES = 96 << 20
+MAX_BATCH = 64
+
+
+def _owner(cls: type, name: str) -> type | None:
+    """The class of ``cls``'s MRO that defines attribute ``name``."""
+    return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+
+def can_batch(backend) -> bool:
+    """Whether ``backend`` runs batches that equal its ``run``: it has ``run_batch``,
+    defined by the class that defines ``run`` or a subclass of it (a subclass that
+    changes ``run`` alone runs one order at a time)."""
+    batch, run = _owner(type(backend), "run_batch"), _owner(type(backend), "run")
+    return batch is not None and (run is None or issubclass(batch, run))
+
+
+def batch_size(backend, n: int) -> int:
+    """How many orders of n tokens ``backend`` runs in one forward: 1 when it cannot
+    batch (see can_batch), else as many as fit BATCH_BYTES, at most MAX_BATCH."""
+    if not can_batch(backend) or MAX_BATCH <= 1:
+        return 1
+    per_order = backend.batch_bytes(n) if hasattr(backend, "batch_bytes") else BATCH_BYTES
+    return int(max(1, min(MAX_BATCH, BATCH_BYTES // max(per_order, 1))))
+
+
 def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positions: Positions,
-               should_stop: Callable[[], bool] | None = None) -> Iterator[Comparison]:
+               should_stop: Callable[[], bool] | None = None,
+               batch: int | None = None) -> Iterator[Comparison]:
     """Each order's Comparison with the original order, in the order given.
 
-    The reference run is computed once (the Engine keeps it); each order costs one
-    forward. ``should_stop`` is asked between orders and inside each forward; True
-    raises errors.Cancelled.
+    The reference run is computed once (the Engine keeps it). Orders run ``batch`` at a
+    time in one forward when the backend can (can_batch; default: batch_size), else one
+    by one through Engine.evaluate. ``should_stop`` is asked before each order's
+    comparison (so between chunks too) and inside each forward; True raises
+    errors.Cancelled.
     """
-    engine.reference(seq, positions, should_stop)
-    for order in orders:
-        if should_stop is not None and should_stop():
-            raise Cancelled("the experiment was cancelled")
-        yield engine.evaluate(seq, order, positions, should_stop).comparison
+    reference = engine.reference(seq, positions, should_stop)
+    size = batch_size(engine.backend, len(seq)) if batch is None else int(batch)
+    orders = iter(orders)
+    if size <= 1 or not can_batch(engine.backend):
+        for order in orders:
+            _check_stop(should_stop)
+            yield engine.evaluate(seq, order, positions, should_stop).comparison
+        return
+    from ..engine import check_length, position_ids
+    n = len(seq)
+    positions.validate()
+    check_length(engine.backend, n, positions)
+    identity = np.arange(n)
+    while chunk := [check_permutation(order, n) for order in itertools.islice(orders, size)]:
+        _check_stop(should_stop)
+        moved = [order for order in chunk if not np.array_equal(order, identity)]
+        traces = iter(engine.backend.run_batch(
+            seq, np.stack(moved), np.stack([position_ids(o, positions) for o in moved]),
+            should_stop) if moved else ())
+        for order in chunk:
+            _check_stop(should_stop)
+            permuted = reference if np.array_equal(order, identity) else next(traces)
+            yield compare(reference, permuted, order)
+
+
+def _check_stop(should_stop) -> None:
+    if should_stop is not None and should_stop():
+        raise Cancelled("the experiment was cancelled")
 
 
 def movable(pinned) -> np.ndarray:

@@ -8,7 +8,7 @@ import torch
 
 from ..backend import TokenSequence
 from ..errors import PosvizInputError
-from ..hooks import ATTN_OUT, FINAL, MLP_OUT, Recorder, trace_from
+from ..hooks import ATTN_OUT, FINAL, MLP_OUT, Recorder, batch_rows, trace_from
 from ..trace import Trace
 from . import families, layout
 from .families import FAMILY
@@ -169,6 +169,53 @@ class HFBackend:
             out = self.base(input_ids=ids, **kwargs)
             if FAMILY[self.family].final_norm:      # else the last block's output
                 recorder.record(FINAL, out.last_hidden_state[0].cpu())       # (n, d)
+        return out
+
+    def run_batch(self, seq: TokenSequence, orders, position_ids, should_stop=None) -> list:
+        """run for B orders in one forward: orders and position_ids (B, n) -> B Traces,
+        each what run gives for its order (to rounding). Every sequence has n tokens,
+        so no padding enters: the attention mask is all ones as in run."""
+        orders = np.asarray(orders)
+        position_ids = np.asarray(position_ids)
+        for pos in position_ids:
+            self.check_positions(pos)
+        recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT))
+        self.record_batch([[seq.ids[i] for i in order] for order in orders], position_ids,
+                          recorder)
+        extras = {"model": self.name, "family": self.family,
+                  "position_encoding": self.position_encoding, "mask": self.mask,
+                  "final_norm": FAMILY[self.family].final_norm}
+        return [trace_from(rows, self._blocks, tuple(seq.tokens[i] for i in order),
+                           position_ids[b], extras=dict(extras))
+                for b, (order, rows) in enumerate(zip(orders, batch_rows(recorder,
+                                                                           len(orders))))]
+
+    def batch_bytes(self, n: int) -> int:
+        """About how many bytes one order of n tokens takes in run_batch."""
+        cfg = self.model.config
+        d = cfg.hidden_size
+        ff = getattr(cfg, "intermediate_size", None) or 4 * d
+        per_layer = 3 * cfg.num_attention_heads * n * n + n * (8 * d + 2 * ff)
+        return 4 * (self._blocks * per_layer + 3 * n * d)
+
+    def record_batch(self, ids, position_ids, recorder: Recorder, **extra):
+        """record for B sequences of n token ids at (B, n) position ids at once; every
+        recorded value keeps its leading batch axis."""
+        device = self.device
+        ids = torch.tensor([list(row) for row in ids], device=device)        # (B, n)
+        kwargs = {"attention_mask": torch.ones_like(ids)}
+        if FAMILY[self.family].position_ids:
+            pos = np.asarray(position_ids) + self._id_shift
+            kwargs["position_ids"] = torch.as_tensor(pos, dtype=torch.long,
+                                                     device=device)           # (B, n)
+        if self._use_cache:
+            kwargs["use_cache"] = False
+        kwargs.update(extra)
+        with torch.inference_mode(), layout.tap(recorder, self.base, self.family,
+                                                batch=ids.shape[0]):
+            out = self.base(input_ids=ids, **kwargs)
+            if FAMILY[self.family].final_norm:
+                recorder.record(FINAL, out.last_hidden_state.cpu())           # (B, n, d)
         return out
 
     def describe(self) -> dict:

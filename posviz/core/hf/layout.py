@@ -77,17 +77,35 @@ def blocks(model, family: str) -> list[tuple]:
     return [(layer, layer.self_attn, layer.self_attn, layer.mlp) for layer in model.layers]
 
 
-def tap(recorder: Recorder, model, family: str) -> Recorder:
+def _batched(batch: int):
+    """Picks that keep the batch axis of a forward of ``batch`` sequences: (B, n, d),
+    weights (B, h, n, n); OPT's flattened (B*n, d) MLP output back to (B, n, d)."""
+    def output(out):
+        value = first(out)
+        return (value if value.dim() == 3 else value.view(batch, -1, value.shape[-1])).cpu()
+
+    def weights(out):
+        return out[-1].cpu()
+
+    def layer_input(args, kwargs):
+        return (args[0] if args else kwargs["hidden_states"]).cpu()
+    return output, weights, layer_input
+
+
+def tap(recorder: Recorder, model, family: str, batch: int | None = None) -> Recorder:
     """Tap the base ``model``'s modules into ``recorder`` under the hook names. (The
-    final hidden state is recorded from the model's output: see HFBackend.record.)"""
+    final hidden state is recorded from the model's output: see HFBackend.record.)
+    With ``batch``, the values keep their leading batch axis of that size."""
+    output, weights, layer_input = (_unbatched, _weights, _layer_input) if batch is None \
+        else _batched(batch)
     token_table, position_table = embeddings(model, family)
-    recorder.tap(token_table, EMBED, _unbatched)
+    recorder.tap(token_table, EMBED, output)
     if position_table is not None:
-        recorder.tap(position_table, POS_EMBED, _unbatched)
+        recorder.tap(position_table, POS_EMBED, output)
     for l, (layer, attention, attn_branch, mlp_branch) in enumerate(blocks(model, family)):
-        recorder.tap(layer, block_hook(l, RESID_PRE), _layer_input, before=True)
-        recorder.tap(attention, block_hook(l, PATTERN), _weights)
-        recorder.tap(attn_branch, block_hook(l, ATTN_OUT), _unbatched)
-        recorder.tap(mlp_branch, block_hook(l, MLP_OUT), _unbatched)
-        recorder.tap(layer, block_hook(l, RESID_POST), _unbatched)
+        recorder.tap(layer, block_hook(l, RESID_PRE), layer_input, before=True)
+        recorder.tap(attention, block_hook(l, PATTERN), weights)
+        recorder.tap(attn_branch, block_hook(l, ATTN_OUT), output)
+        recorder.tap(mlp_branch, block_hook(l, MLP_OUT), output)
+        recorder.tap(layer, block_hook(l, RESID_POST), output)
     return recorder

@@ -1,0 +1,135 @@
+"""posviz sweep benchmark: do batched forwards make a sweep faster?
+
+    .venv/bin/python benchmarks/sweep.py                 # 256 orders of 64 tokens
+    .venv/bin/python benchmarks/sweep.py --smoke         # 16 orders of 16 tokens
+    .venv/bin/python benchmarks/sweep.py --json out.json --skip minilm
+
+For the built-in 6-layer model and the bundled all-MiniLM-L6-v2 (if installed) it runs
+COUNT random permutations of an N-token text through ``run_orders`` (the code path of
+``posviz sweep`` and the Experiments tab) both ways: one order at a time (batch size 1:
+one Engine.evaluate per order) and batched (the default chunks), taking turns for
+ROUNDS rounds. The reference run is computed before either is timed. It prints the
+median times, their ratio against the target (4x built-in, 1.5x MiniLM) with met /
+missed, the ratio of the fastest rounds, and the load average before and after: the
+ratio is only as good as the machine was quiet.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # see benchmarks/run.py
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TARGETS = {"builtin": 4.0, "minilm": 1.5}
+WORDS = ("the quick brown fox jumps over a lazy dog while seven cats watch from the old "
+         "stone wall near a river").split()
+
+
+def text_of(backend, n: int) -> str:
+    """A text that the backend tokenizes into exactly n tokens (special ones included)."""
+    words = []
+    while len(backend.tokenize(" ".join(words + [WORDS[len(words) % len(WORDS)]]))) <= n:
+        words.append(WORDS[len(words) % len(WORDS)])
+    return " ".join(words)
+
+
+def load(name: str):
+    if name == "builtin":
+        from posviz.core.backend import BuiltinBackend
+        from posviz.core.config import ModelConfig
+        return BuiltinBackend(ModelConfig(layers=6))
+    from posviz.core import hf
+    return hf.load_backend("minilm")
+
+
+def measure(name: str, n: int, count: int, seed: int, rounds: int = 1) -> dict:
+    import numpy as np
+
+    from posviz.core.config import Positions
+    from posviz.core.engine import Engine
+    from posviz.core.experiments.runs import batch_size, make_orders, run_orders
+
+    backend = load(name)
+    seq = backend.tokenize(text_of(backend, n))
+    orders = make_orders("random", seq.pinned, count, np.random.default_rng(seed))
+    engine = Engine(backend)
+    positions = Positions()
+    list(run_orders(engine, seq, orders[:2], positions, batch=2))    # reference, warm-up
+    load_before = os.getloadavg()
+    times = {"sequential": [], "batched": []}
+    for _ in range(rounds):             # taking turns: a change of machine speed hits both
+        for label, size in (("sequential", 1), ("batched", None)):
+            start = time.perf_counter()
+            for _ in run_orders(engine, seq, orders, positions, batch=size):
+                pass
+            times[label].append(time.perf_counter() - start)
+    seq_s, batch_s = (float(np.median(times[k])) for k in ("sequential", "batched"))
+    ratio = seq_s / batch_s
+    return {"model": name, "n": len(seq), "orders": count, "rounds": rounds,
+            "batch_size": batch_size(backend, len(seq)),
+            "sequential_s": seq_s, "batched_s": batch_s, "ratio": ratio,
+            "ratio_of_fastest": min(times["sequential"]) / min(times["batched"]),
+            "times": times, "target": TARGETS[name], "met": ratio >= TARGETS[name],
+            "load_before": list(load_before), "load_after": list(os.getloadavg())}
+
+
+def minilm_installed() -> bool:
+    try:
+        from posviz.core import hf
+        hf.resolve("minilm")
+        import transformers  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def print_row(row: dict) -> None:
+    load = lambda values: "/".join(f"{v:.2f}" for v in values)       # noqa: E731
+    print(f"{row['model']:8} n={row['n']:<4} {row['orders']} orders, batch {row['batch_size']:<3}"
+          f" sequential {row['sequential_s']:7.2f} s  batched {row['batched_s']:7.2f} s  "
+          f"(median of {row['rounds']})  ratio {row['ratio']:5.1f}x, of the fastest "
+          f"{row['ratio_of_fastest']:5.1f}x (target {row['target']:.1f}x: "
+          f"{'met' if row['met'] else 'missed'})  load {load(row['load_before'])} -> "
+          f"{load(row['load_after'])}", flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="16 orders of 16 tokens")
+    parser.add_argument("--count", type=int, help="orders per model (default 256)")
+    parser.add_argument("-n", type=int, help="tokens of the text (default 64)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="turns of sequential then batched per model (default 3)")
+    parser.add_argument("--skip", action="append", default=[], choices=sorted(TARGETS),
+                        help="leave a model out (repeatable)")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+    count = args.count or (16 if args.smoke else 256)
+    n = args.n or (16 if args.smoke else 64)
+    import torch
+    print(f"cores {os.cpu_count()}, torch {torch.__version__} with "
+          f"{torch.get_num_threads()} threads", flush=True)
+    rows = []
+    for name in TARGETS:
+        if name in args.skip:
+            continue
+        if name == "minilm" and not minilm_installed():
+            print("minilm   not installed: skipped", flush=True)
+            continue
+        rows.append(measure(name, n, count, args.seed, 1 if args.smoke else args.rounds))
+        print_row(rows[-1])
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
