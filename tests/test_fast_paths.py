@@ -174,3 +174,18 @@ def test_prefix_reuse_compares_to_the_same_numbers_as_a_full_comparison(pe):
     for name in FIELDS:
         np.testing.assert_array_equal(getattr(ev.comparison, name), getattr(full, name),
                                       err_msg=name)
+
+
+@pytest.mark.parametrize("colours", [256, 300])
+def test_colouring_by_byte_indices_equals_indexing_the_table(colours):
+    from posviz.core.mosaic import colour
+
+    rng = np.random.default_rng(colours)
+    table = rng.integers(0, 2**32, colours, dtype=np.uint32)
+    values = (rng.random((37, 41)) * 3 - 1).astype(np.float32)
+    values[0, :4] = [np.nan, np.inf, -np.inf, 1e30]
+    low, high = -0.25, 1.5
+    index = (values - np.float32(low)) * np.float32(colours / (high - low))
+    index = np.clip(np.nan_to_num(index, nan=0.0), 0, colours - 1)       # NaN: lowest
+    np.testing.assert_array_equal(colour(values, table, (low, high)),
+                                  table[index.astype(np.intp)])
