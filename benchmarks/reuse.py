@@ -1,6 +1,7 @@
 """Causal prefix reuse against a full run: a chip moved within the last quarter of a
 causal input, evaluated from its first moved slot on (core.prefix) and in full, beside
-the bare forward of the same order; the three take turns, repetition by repetition.
+the bare forward of the same order; the three take turns, repetition by repetition,
+each going first in turn.
 
 Imported by ``run.py`` (which sets up the environment and ``sys.path``).
 """
@@ -48,16 +49,15 @@ def prefix_reuse(backend, n: int, reps: int, warmup: int, seed: int, label: str)
     for rep in range(warmup + reps):
         order = late_move(movable, rng)
         pos = position_ids(order, positions)
-        t0 = time.perf_counter()
-        fast.evaluate(seq, order, positions)
-        t1 = time.perf_counter()
-        full.evaluate(seq, order, positions)
-        t2 = time.perf_counter()
-        forward(seq, order, pos)
-        t3 = time.perf_counter()
-        if rep >= warmup:
-            for key, seconds in (("prefix", t1 - t0), ("full", t2 - t1), ("bare", t3 - t2)):
-                times[key].append(seconds)
+        calls = [("prefix", lambda: fast.evaluate(seq, order, positions)),
+                 ("full", lambda: full.evaluate(seq, order, positions)),
+                 ("bare", lambda: forward(seq, order, pos))]
+        shift = rep % 3                 # each goes first in turn: no one pays it always
+        for key, call in calls[shift:] + calls[:shift]:
+            t0 = time.perf_counter()
+            call()
+            if rep >= warmup:
+                times[key].append(time.perf_counter() - t0)
             suffix.append(n - first_moved(order, pos, np.arange(n)))
     stats = {f"{key}_ms": summary(values) for key, values in times.items()}
     return {"model": label, "n": len(seq), "reps": reps, **stats,

@@ -65,3 +65,127 @@ def test_stacking_recorded_layers_equals_torch_stack(shape):
     stacked = hooks._stack(values, names)
     np.testing.assert_array_equal(stacked, torch.stack(parts).numpy())
     assert stacked.dtype == np.float32 and not values
+
+
+def plain_comparison(reference: Trace, permuted: Trace, order: np.ndarray) -> dict:
+    """The metrics by their definitions (core.symmetry's docstrings), nothing cached."""
+    H, Hp = reference.hidden, permuted.hidden
+    inv = inverse(order)
+    diff = Hp - H[:, order]
+    L = H.shape[0]
+    return {
+        "hidden_equivariance": np.linalg.norm(diff.reshape(L, -1), axis=1)
+        / np.linalg.norm(H.reshape(L, -1), axis=1),
+        "token_change": np.linalg.norm(diff[:, inv], axis=2) / np.linalg.norm(H, axis=2),
+        "pooled_change": np.linalg.norm(Hp.mean(axis=1) - H.mean(axis=1), axis=1)
+        / np.linalg.norm(H.mean(axis=1), axis=1),
+        "attention_aligned": permuted.attention[:, :, inv][:, :, :, inv],
+    }
+
+
+def test_reference_norms_kept_per_reference_are_those_of_each_reference():
+    rng = np.random.default_rng(3)
+    n, order = 9, np.random.default_rng(4).permutation(9)
+    refs = [trace_with(rng.random((2, 2, n, n)).astype(np.float32), rng.normal(size=(3, n, 4)))
+            for _ in range(6)]                      # more references than are kept
+    moved = trace_with(rng.random((2, 2, n, n)).astype(np.float32), rng.normal(size=(3, n, 4)))
+    for ref in refs + refs[::-1] + refs:
+        c = compare(ref, moved, order)
+        for name, expected in plain_comparison(ref, moved, order).items():
+            np.testing.assert_allclose(getattr(c, name), expected, rtol=1e-12, err_msg=name)
+
+
+def causal_pair(rng, L, h, n, start, d=4):
+    """A causal reference and a run whose first ``start`` slots are the reference's."""
+    A = np.tril(rng.random((L, h, n, n))).astype(np.float32)
+    Ap = np.tril(rng.random((L, h, n, n))).astype(np.float32)
+    Ap[:, :, :start] = A[:, :, :start]
+    H = rng.normal(size=(L + 1, n, d)).astype(np.float32)
+    Hp = rng.normal(size=(L + 1, n, d)).astype(np.float32)
+    Hp[:, :start] = H[:, :start]
+    return trace_with(A, H), trace_with(Ap, Hp)
+
+
+FIELDS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
+          "pooled_change", "token_change", "attention_aligned")
+
+
+@pytest.mark.parametrize("n, start", [(2, 1), (9, 4), (40, 37), (40, 1)])
+def test_comparing_only_the_moved_rows_gives_the_same_numbers(n, start):
+    rng = np.random.default_rng(n + start)
+    reference, permuted = causal_pair(rng, 3, 2, n, start)
+    order = np.r_[np.arange(start), start + rng.permutation(n - start)]
+    fast = compare(reference, permuted, order, start)
+    slow = compare(reference, permuted, order)
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+    inv = inverse(order)
+    aligned = permuted.attention[:, :, inv][:, :, :, inv]
+    np.testing.assert_array_equal(fast.attention_aligned, aligned)
+    np.testing.assert_array_equal(fast.attention_equivariance[1:],
+                                  np.abs(aligned - reference.attention).max(axis=(1, 2, 3)))
+
+
+@pytest.mark.parametrize("spoil", ["above the diagonal", "nan"])
+def test_a_reference_that_is_not_causal_is_compared_in_full(spoil):
+    rng = np.random.default_rng(5)
+    n, start = 12, 6
+    reference, permuted = causal_pair(rng, 2, 2, n, start)
+    if spoil == "nan":
+        reference.attention[1, 0, 2, 1] = np.nan
+        permuted.attention[1, 0, 2, 1] = np.nan
+    else:
+        reference.attention[0, 1, 3, 9] = 0.25
+        permuted.attention[0, 1, 3, 9] = 0.25
+    order = np.r_[np.arange(start), start + rng.permutation(n - start)]
+    fast = compare(reference, permuted, order, start)
+    inv = inverse(order)
+    aligned = permuted.attention[:, :, inv][:, :, :, inv]
+    np.testing.assert_array_equal(fast.attention_aligned, aligned)
+    np.testing.assert_array_equal(fast.attention_equivariance[1:],
+                                  np.abs(aligned - reference.attention).max(axis=(1, 2, 3)))
+
+
+def test_the_gap_in_one_pass_equals_the_gap_a_layer_at_a_time(monkeypatch):
+    from posviz.core import symmetry
+
+    rng = np.random.default_rng(6)
+    a, b = (rng.random((4, 3, 20, 20)).astype(np.float32) for _ in range(2))
+    one_pass = symmetry._largest_gaps(a, b)
+    monkeypatch.setattr(symmetry, "_ONE_PASS_CELLS", 0)
+    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
+    np.testing.assert_array_equal(one_pass, np.abs(a - b).max(axis=(1, 2, 3)))
+
+
+@pytest.mark.parametrize("pe", ["none", "sinusoidal", "rope", "alibi", "t5"])
+def test_prefix_reuse_compares_to_the_same_numbers_as_a_full_comparison(pe):
+    from posviz.core.backend import BuiltinBackend
+    from posviz.core.config import ModelConfig, Positions
+    from posviz.core.engine import Engine
+
+    backend = BuiltinBackend(ModelConfig(pe=pe, mask="causal", layers=2))
+    seq = backend.tokenize(" ".join(f"w{i}" for i in range(40)))
+    engine = Engine(backend)
+    assert engine.reuse_prefix
+    order = np.arange(40)
+    order[[33, 36]] = order[[36, 33]]
+    ev = engine.evaluate(seq, order, Positions())
+    full = compare(ev.reference, ev.permuted, ev.order)
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(ev.comparison, name), getattr(full, name),
+                                      err_msg=name)
+
+
+@pytest.mark.parametrize("colours", [256, 300])
+def test_colouring_by_byte_indices_equals_indexing_the_table(colours):
+    from posviz.core.mosaic import colour
+
+    rng = np.random.default_rng(colours)
+    table = rng.integers(0, 2**32, colours, dtype=np.uint32)
+    values = (rng.random((37, 41)) * 3 - 1).astype(np.float32)
+    values[0, :4] = [np.nan, np.inf, -np.inf, 1e30]
+    low, high = -0.25, 1.5
+    index = (values - np.float32(low)) * np.float32(colours / (high - low))
+    index = np.clip(np.nan_to_num(index, nan=0.0), 0, colours - 1)       # NaN: lowest
+    np.testing.assert_array_equal(colour(values, table, (low, high)),
+                                  table[index.astype(np.intp)])

@@ -93,14 +93,15 @@ class Engine:
             self._reference_key = key
         return self._reference
 
-    def _run(self, seq, order, positions, reference: Trace, should_stop) -> Trace:
-        """The order's Trace: only its slots from the first moved one on when it can."""
+    def _run(self, seq, order, positions, reference: Trace, should_stop) -> tuple[Trace, int]:
+        """The order's Trace, and the slots before ``start`` it took from the reference
+        (only its slots from the first moved one on are computed, when it can)."""
         pos = position_ids(order, positions)
         start = first_moved(order, pos, reference.position_ids) if self._cache is not None else 0
         if start == 0:
-            return self.backend.run(seq, order, pos, should_stop)
+            return self.backend.run(seq, order, pos, should_stop), 0
         suffix = self.backend.run_suffix(seq, order, pos, start, self._cache, should_stop)
-        return stitch(reference, suffix, start)
+        return stitch(reference, suffix, start), start
 
     def evaluate(self, seq: TokenSequence, order, positions: Positions,
                  should_stop: Callable[[], bool] | None = None) -> Evaluation:
@@ -113,9 +114,10 @@ class Engine:
         positions.validate()
         check_length(self.backend, len(seq), positions)
         reference = self.reference(seq, positions, should_stop)
+        start = 0
         if np.array_equal(order, np.arange(len(seq))):
             permuted = reference
         else:
-            permuted = self._run(seq, order, positions, reference, should_stop)
+            permuted, start = self._run(seq, order, positions, reference, should_stop)
         return Evaluation(seq, order, positions, reference, permuted,
-                          compare(reference, permuted, order))
+                          compare(reference, permuted, order, start))

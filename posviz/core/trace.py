@@ -6,6 +6,8 @@ positional encoding); layer l in 1..L is the residual stream after block l.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,3 +46,24 @@ class Trace:
     @property
     def d_model(self) -> int:
         return self.hidden.shape[2]
+
+
+class PerTrace:
+    """A value computed once per Trace object, for the last few traces (held weakly):
+    the engine hands the same reference Trace to every reorder."""
+
+    def __init__(self, make, size: int = 4):
+        self._make, self._size = make, size
+        self._items: list[tuple[weakref.ref, object]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, trace: Trace):
+        with self._lock:
+            for ref, value in self._items:
+                if ref() is trace:
+                    return value
+        value = self._make(trace)
+        with self._lock:
+            alive = [(r, v) for r, v in self._items if r() is not None]
+            self._items = alive[-(self._size - 1):] + [(weakref.ref(trace), value)]
+        return value

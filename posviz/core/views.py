@@ -11,8 +11,6 @@ reference run: the engine hands the same reference Trace to every reorder.
 """
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -23,7 +21,7 @@ from .engine import Evaluation
 from .facts import shown_model
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .symmetry import METRICS
-from .trace import Trace
+from .trace import PerTrace, Trace
 
 if TYPE_CHECKING:          # the encodings import torch: only on the worker, when used
     from .encodings import RelativeProfile
@@ -207,27 +205,7 @@ def positions_view(trace: Trace) -> PositionsView:
                          similarity, reach, profile)
 
 
-class _PerTrace:
-    """A value computed once per Trace object, for the last few traces (held weakly)."""
-
-    def __init__(self, make, size: int = 4):
-        self._make, self._size = make, size
-        self._items: list[tuple[weakref.ref, object]] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, trace: Trace):
-        with self._lock:
-            for ref, value in self._items:
-                if ref() is trace:
-                    return value
-        value = self._make(trace)
-        with self._lock:
-            alive = [(r, v) for r, v in self._items if r() is not None]
-            self._items = alive[-(self._size - 1):] + [(weakref.ref(trace), value)]
-        return value
-
-
-_positions_of = _PerTrace(positions_view)
+_positions_of = PerTrace(positions_view)
 
 
 # -- everything at once ---------------------------------------------------------------
