@@ -20,6 +20,18 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
+def installed(spec: str, *modules: str) -> bool:
+    """Whether the bundled model ``spec`` and the packages that read it are installed."""
+    try:
+        from posviz.core import hf
+        hf.resolve(spec)
+        for module in ("transformers", *modules):
+            __import__(module)
+    except Exception:
+        return False
+    return True
+
+
 def summary(seconds: list[float]) -> dict:
     """Median, 95th percentile and extremes, in milliseconds."""
     import numpy as np

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from measures import bare_forward, summary
+from measures import bare_forward, installed, summary
 from window import text_of
 
 
@@ -75,14 +75,7 @@ def builtin_causal(n: int, reps: int, warmup: int, seed: int) -> dict:
 
 
 def smollm2_installed() -> bool:
-    try:
-        from posviz.core import hf
-        hf.resolve("smollm2")
-        import gguf  # noqa: F401
-        import transformers  # noqa: F401
-    except Exception:
-        return False
-    return True
+    return installed("smollm2", "gguf")
 
 
 def bare_median_ms(session, reps: int, seed: int) -> float:

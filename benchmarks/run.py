@@ -51,7 +51,7 @@ SMOKE = {"builtin": (8, 16), "minilm": (16,), "reps": 4, "warmup": 1,
 
 # The window driver (window.py) and the measurements (measures.py) live beside this
 # file; peak_rss_mb is imported here too, as the tests ask this script for it.
-from measures import (drag, latency, memory, peak_rss_mb,  # noqa: E402,F401
+from measures import (drag, installed, latency, memory, peak_rss_mb,  # noqa: E402,F401
                       probe_memory, profile, startup)
 from reuse import bare_median_ms, builtin_causal, prefix_reuse, smollm2_installed  # noqa: E402
 from window import Window  # noqa: E402
@@ -76,16 +76,6 @@ def machine() -> dict:
     except ImportError:
         info["transformers"] = None
     return info
-
-
-def minilm_installed() -> bool:
-    try:
-        from posviz.core import hf
-        hf.resolve("minilm")
-        import transformers  # noqa: F401
-    except Exception:
-        return False
-    return True
 
 
 # -- targets and the table ------------------------------------------------------------
@@ -256,7 +246,7 @@ def benchmark(args) -> int:
             return 2
     results = {"mode": "smoke" if args.smoke else "full", "machine": machine(),
                "plan": plan, "skipped": []}
-    with_minilm = "minilm" not in args.skip and minilm_installed()
+    with_minilm = "minilm" not in args.skip and installed("minilm")
     if not with_minilm:
         results["skipped"].append("MiniLM (not installed or --skip minilm)")
     step = lambda text: print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)  # noqa: E731

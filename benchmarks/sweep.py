@@ -24,8 +24,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # see benchmarks/run.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from measures import installed  # noqa: E402  (beside this file)
 
 TARGETS = {"builtin": 4.0, "minilm": 1.5}
 WORDS = ("the quick brown fox jumps over a lazy dog while seven cats watch from the old "
@@ -80,14 +83,6 @@ def measure(name: str, n: int, count: int, seed: int, rounds: int = 1) -> dict:
             "load_before": list(load_before), "load_after": list(os.getloadavg())}
 
 
-def minilm_installed() -> bool:
-    try:
-        from posviz.core import hf
-        hf.resolve("minilm")
-        import transformers  # noqa: F401
-    except Exception:
-        return False
-    return True
 
 
 def print_row(row: dict) -> None:
@@ -121,7 +116,7 @@ def main(argv=None) -> int:
     for name in TARGETS:
         if name in args.skip:
             continue
-        if name == "minilm" and not minilm_installed():
+        if name == "minilm" and not installed("minilm"):
             print("minilm   not installed: skipped", flush=True)
             continue
         rows.append(measure(name, n, count, args.seed, 1 if args.smoke else args.rounds))

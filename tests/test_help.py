@@ -12,16 +12,8 @@ from posviz import desktop
 from posviz.gui.help import GUIDE, about_text, action_shortcuts, versions
 
 
-@pytest.fixture(autouse=True)
-def collect_between_tests():
-    """Collect the closed windows' reference cycles between tests, while no worker
-    runs. Left to Python's automatic collector, that collection ran on the GUI thread
-    during the next window's start, beside its worker building a model, and crashed
-    the interpreter about once in five runs of these files (the app itself collects
-    only on its GUI-thread timer, gui/collector.py)."""
-    yield
-    import gc
-    gc.collect()
+# Collect closed windows between tests, never beside a worker (see conftest).
+pytestmark = pytest.mark.usefixtures("collect_between_tests")
 
 
 def test_the_shortcut_list_holds_every_action_with_a_shortcut(qtbot, window):
