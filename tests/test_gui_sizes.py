@@ -77,6 +77,7 @@ def display():
 
 
 def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path):
+    """... and the three attention maps are within 5% of one width."""
     env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
                POSVIZ_SETTINGS=str(tmp_path / "settings.ini"))
     app = subprocess.run([sys.executable, "-c", PROBE, json.dumps(SIZES)], env=env,
@@ -97,3 +98,16 @@ def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path
         # the model panel leaves the plots most of a small window
         assert report["dock"] <= 0.25 * report["size"][0]
     assert not small, (small, measured)
+    # the three attention maps are equally wide at every size (their queries are named
+    # once, in a column of their own, not inside the first map's column)
+    unequal = []
+    for report in measured:
+        maps = report["areas"].get("attention")
+        if maps:
+            widths = [width for width, _ in maps]
+            assert len(widths) == 3, maps
+            if max(widths) > 1.05 * min(widths):
+                unequal.append((report["size"], widths))
+    assert any(tuple(r["size"]) == (1024, 700) and "attention" in r["areas"]
+               for r in measured)
+    assert not unequal, unequal

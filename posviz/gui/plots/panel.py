@@ -27,7 +27,8 @@ from posviz.core.mosaic import MosaicLook
 from posviz.core.provenance import record
 from posviz.core.views import Shown
 
-from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure, mosaic_look
+from .attention import AttentionFigure
+from .mosaic_figure import MOSAIC_MODES, MosaicFigure, mosaic_look
 from .base import Figure
 from .exporting import add_export_actions, ask_export_path, export_settings, writing
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
