@@ -27,6 +27,7 @@ from posviz.core.mosaic import MosaicLook
 from posviz.core.provenance import record
 from posviz.core.views import Shown
 
+from . import style
 from .attention import AttentionFigure
 from .mosaic_figure import MOSAIC_MODES, MosaicFigure, mosaic_look
 from .base import Figure
@@ -101,6 +102,7 @@ class PlotsPanel(QtWidgets.QWidget):
         self.tabs.setTabToolTip(self.tabs.addTab(self.experiments, "Experiments"),
                                 ExperimentsTab.TIP)
         self.tabs.currentChanged.connect(self._tab_changed)
+        style.size_tabs_by_current_page(self.tabs)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._controls())

@@ -339,3 +339,17 @@ def nice_ceiling(x: float) -> float:
         if step * decade >= x * (1 - 1e-12):
             return float(step * decade)
     return float(10 * decade)
+
+
+def size_tabs_by_current_page(tabs: QtWidgets.QTabWidget) -> None:
+    """Let ``tabs`` be as narrow as its current page allows: a hidden page (a wide row
+    of controls) no longer widens every tab past a small window's viewport."""
+    def follow(current: int) -> None:
+        for index in range(tabs.count()):
+            horizontal = (QtWidgets.QSizePolicy.Policy.Preferred if index == current
+                          else QtWidgets.QSizePolicy.Policy.Ignored)
+            page = tabs.widget(index)
+            page.setSizePolicy(horizontal, page.sizePolicy().verticalPolicy())
+            page.updateGeometry()
+    tabs.currentChanged.connect(follow)
+    follow(tabs.currentIndex())
