@@ -100,6 +100,11 @@ def check_figure(name, figure, problems: list) -> None:
         if not any(abs(strip.top() - area.top()) <= 1.5
                    and abs(strip.bottom() - area.bottom()) <= 1.5 for area in areas):
             problems.append((name, "colour bar not level with its plot", strip, areas))
+    for axis in column_axes(figure):              # the queries' axis: level with the maps
+        strip = axis.mapRectToScene(axis.rect())
+        if not any(abs(strip.top() - area.top()) <= 1.5
+                   and abs(strip.bottom() - area.bottom()) <= 1.5 for area in areas):
+            problems.append((name, "query axis not level with its maps", strip, areas))
     legend = getattr(figure, "legend", None)
     if legend is not None and legend.isVisible():
         if legend.opts.get("labelTextSize") != f"{style.FONT_PT:g}pt":

@@ -63,18 +63,29 @@ class _HeatmapPlot:
 
 class QueryColumn(pg.GraphicsLayout):
     """The queries' token axis of a row of maps, in a column of its own, kept level with
-    ``plot``'s data area (colorbars.align_bar reads ``vb`` and ``layout``) and following
-    its rows."""
+    ``plot``'s data area (margins above and below it) and following its rows."""
 
     def __init__(self, plot: pg.PlotItem):
         super().__init__()
+        self.plot = plot
         self.axis = style.TokenAxis("left")
         style.style_axis(self.axis)
         self.addItem(self.axis, row=0, col=0)
         self.axis.linkToView(plot.vb)
         style.fit_label(self.axis, "query")
-        self.vb = self.axis
-        colorbars.align_bar(self, plot)
+        plot.vb.sigResized.connect(self._align)
+        plot.geometryChanged.connect(self._align)
+        self.geometryChanged.connect(self._align)
+
+    def _align(self, *_) -> None:
+        target, own = self.plot.vb.sceneBoundingRect(), self.sceneBoundingRect()
+        if target.height() < 2 or own.height() < 2:
+            return
+        left, top, right, bottom = self.layout.getContentsMargins()
+        top2 = max(0.0, target.top() - own.top())
+        bottom2 = max(0.0, own.bottom() - target.bottom())
+        if abs(top2 - top) > 0.5 or abs(bottom2 - bottom) > 0.5:
+            self.layout.setContentsMargins(left, top2, right, bottom2)
 
 
 class AttentionFigure(Figure):

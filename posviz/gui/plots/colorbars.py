@@ -65,6 +65,5 @@ def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:
             bar.layout.setContentsMargins(left, top2, right, bottom2)
     plot.vb.sigResized.connect(align)
     plot.geometryChanged.connect(align)
-    resized = getattr(bar.vb, "sigResized", None)      # a bare axis (QueryColumn) has none
-    (resized or bar.vb.geometryChanged).connect(align)
+    bar.vb.sigResized.connect(align)
     align()
