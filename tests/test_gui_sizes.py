@@ -57,7 +57,9 @@ def measure():
                            if isinstance(item, pg.PlotItem)
                            and not isinstance(item, pg.ColorBarItem)]
         print(json.dumps({"event": "areas", "size": [w.width(), w.height()], "tab": tab,
-                          "dock": w.model_dock.width(), "areas": areas}), flush=True)
+                          "dock": w.model_dock.width(), "areas": areas,
+                          "panel": w.plots.width(),
+                          "viewport": w.plots_scroll.viewport().width()}), flush=True)
         measure()
     QTimer.singleShot(400, later)
 def first(shown, ms):
@@ -77,6 +79,7 @@ def display():
 
 
 def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path):
+    """... and the three attention maps are within 5% of one width."""
     env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
                POSVIZ_SETTINGS=str(tmp_path / "settings.ini"))
     app = subprocess.run([sys.executable, "-c", PROBE, json.dumps(SIZES)], env=env,
@@ -96,4 +99,20 @@ def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path
                     small.append((report["size"], name, width, height))
         # the model panel leaves the plots most of a small window
         assert report["dock"] <= 0.25 * report["size"][0]
+        # and the plots are no wider than what shows them (a hidden tab's row of
+        # controls does not widen them), so no figure is cut at the right
+        assert report["panel"] <= report["viewport"], report
     assert not small, (small, measured)
+    # the three attention maps are equally wide at every size (their queries are named
+    # once, in a column of their own, not inside the first map's column)
+    unequal = []
+    for report in measured:
+        maps = report["areas"].get("attention")
+        if maps:
+            widths = [width for width, _ in maps]
+            assert len(widths) == 3, maps
+            if max(widths) > 1.05 * min(widths):
+                unequal.append((report["size"], widths))
+    assert any(tuple(r["size"]) == (1024, 700) and "attention" in r["areas"]
+               for r in measured)
+    assert not unequal, unequal

@@ -529,9 +529,9 @@ def test_a_new_look_is_asked_for_and_the_old_mosaic_stays_until_it_comes(panel):
 
 
 def test_the_mosaic_colour_bar_says_what_it_measures(qtbot):
-    from posviz.gui.plots.attention import MosaicFigure, mosaic_look
+    from posviz.gui.plots.mosaic_figure import MosaicFigure, mosaic_look
     figure = MosaicFigure()
     qtbot.addWidget(figure)
-    assert figure.bar.axis.labelText == "difference"
+    assert figure.bar.axis.labelText == "difference (probability)"
     figure._set_look(mosaic_look(Selection(mosaic="original")))
-    assert figure.bar.axis.labelText == "attention weight"
+    assert figure.bar.axis.labelText == "attention weight (probability)"

@@ -11,7 +11,8 @@ from PySide6 import QtCore, QtGui
 
 from posviz.core.config import ModelConfig
 from posviz.core.document import ModelSpec
-from posviz.gui.plots import style
+from posviz.gui.plots import colorbars, style, units
+from posviz.gui.plots.attention import AttentionFigure, QueryColumn
 
 SIZES = ((1024, 700), (1366, 768))
 TIMEOUT = 30_000
@@ -45,6 +46,12 @@ def plot_items(figure):
     return plots, bars
 
 
+def column_axes(figure):
+    """Axes standing in a column of their own (the attention maps' queries)."""
+    return [item.axis for item in figure.canvas.ci.items
+            if isinstance(item, QueryColumn) and item.isVisible()]
+
+
 def shown_axes(plot):
     return [plot.getAxis(side) for side in ("left", "bottom", "right", "top")
             if plot.getAxis(side).isVisible()]
@@ -66,7 +73,7 @@ def check_figure(name, figure, problems: list) -> None:
     if figure.heading.font().pointSizeF() != style.TITLE_PT:
         problems.append((name, "heading size", figure.heading.font().pointSizeF()))
     axes = [axis for plot in plots for axis in shown_axes(plot)]
-    axes += [bar.axis for bar in bars]
+    axes += [bar.axis for bar in bars] + column_axes(figure)
     for plot in plots:
         if plot.titleLabel.isVisible() and plot.titleLabel.text:
             if plot.titleLabel.opts.get("size") != f"{style.TITLE_PT:g}pt":
@@ -93,13 +100,56 @@ def check_figure(name, figure, problems: list) -> None:
         if not any(abs(strip.top() - area.top()) <= 1.5
                    and abs(strip.bottom() - area.bottom()) <= 1.5 for area in areas):
             problems.append((name, "colour bar not level with its plot", strip, areas))
+    for axis in column_axes(figure):              # the queries' axis: level with the maps
+        strip = axis.mapRectToScene(axis.rect())
+        if not any(abs(strip.top() - area.top()) <= 1.5
+                   and abs(strip.bottom() - area.bottom()) <= 1.5 for area in areas):
+            problems.append((name, "query axis not level with its maps", strip, areas))
     legend = getattr(figure, "legend", None)
     if legend is not None and legend.isVisible():
         if legend.opts.get("labelTextSize") != f"{style.FONT_PT:g}pt":
             problems.append((name, "legend size", legend.opts.get("labelTextSize")))
 
 
-def check_every_tab(qtbot, window, size, problems, seen, layers):
+# The unit each axis names, by figure and axis ("bar" for a colour bar; by the model's
+# encoding where the quantity depends on it), as a paper's reader needs it.
+UNIT_WORDS = {
+    ("attention", "bottom"): "token", ("attention", "queries"): "token",
+    ("attention", "bar"): "probability",
+    ("attention_mosaic", "bar"): "probability",
+    ("symmetry", "left"): "ratio",
+    ("token_change", "left"): "ratio",
+    ("branch_norms", "left"): "L2",
+    ("encoding", "left"): "token index", ("encoding", "bottom"): "index",
+    ("encoding", "bar"): "dimensionless",
+    ("encoding_similarity", "left"): "token index",
+    ("encoding_similarity", "bottom"): "token index",
+    ("encoding_similarity", "bar"): "dimensionless",
+    ("relative_profile", "bottom"): "tokens",
+    ("relative_profile", "left"): {"sinusoidal": "dimensionless", "rope": "logits",
+                                   "alibi-causal": "logits"},
+    ("outputs", "left"): "probability",
+}
+
+
+def unit_problems(name, figure, encoding: str = "sinusoidal") -> list:
+    """Each axis of the figure that UNIT_WORDS lists, whose shown label lacks its unit."""
+    plots, bars = plot_items(figure)
+    labelled = [(axis.orientation, axis) for plot in plots for axis in shown_axes(plot)]
+    labelled += [("bar", bar.axis) for bar in bars]
+    labelled += [("queries", axis) for axis in column_axes(figure)]
+    problems = []
+    for where, axis in labelled:
+        word = UNIT_WORDS.get((name, where))
+        if isinstance(word, dict):
+            word = word[encoding]
+        if word is not None and f"({word}" not in axis.labelText and \
+                f" {word})" not in axis.labelText and f", {word}" not in axis.labelText:
+            problems.append((name, where, axis.labelText, word))
+    return problems
+
+
+def check_every_tab(qtbot, window, size, problems, seen, layers, encoding="sinusoidal"):
     window.resize(*size)
     for tab in range(window.plots.tabs.count()):
         window.plots.tabs.setCurrentIndex(tab)
@@ -109,28 +159,48 @@ def check_every_tab(qtbot, window, size, problems, seen, layers):
         for name, figure in shown_figures(window):
             seen.add(name)
             check_figure(name, figure, problems)
+            problems += unit_problems(name, figure, encoding)
 
 
 @pytest.mark.parametrize("config", [ModelConfig(), ModelConfig(pe="rope", layers=3),
                                     ModelConfig(pe="alibi", mask="causal")],
                          ids=["sinusoidal", "rope", "alibi-causal"])
-def test_every_figure_has_the_styles_ticks_labels_and_bars_unclipped(qtbot, window, config):
+def test_every_figure_has_the_styles_ticks_labels_and_bars_unclipped(qtbot, window, config,
+                                                                     request):
+    """... and every axis that measures something names its unit (UNIT_WORDS)."""
     if config != ModelConfig():
         with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
             window.controller.load(ModelSpec.builtin(config))
+    encoding = request.node.callspec.id
     problems, seen = [], set()
     for size in SIZES:
-        check_every_tab(qtbot, window, size, problems, seen, config.layers)
+        check_every_tab(qtbot, window, size, problems, seen, config.layers, encoding)
     assert not problems, problems
     assert {"attention", "attention_mosaic", "symmetry", "token_change",
-            "branch_norms"} <= seen
+            "branch_norms", "relative_profile"} <= seen
+    assert {figure for figure, _ in UNIT_WORDS} - {"outputs"} <= seen | {
+        "encoding", "encoding_similarity"}
+
+
+def test_a_label_that_loses_its_unit_is_found(qtbot, monkeypatch):
+    """The unit check can fail: with the attention weight's unit gone from the table of
+    units, the attention figure's colour bar is reported."""
+    figure = AttentionFigure()
+    qtbot.addWidget(figure)
+    assert unit_problems("attention", figure) == []
+    monkeypatch.delitem(units.UNITS, "attention weight")
+    monkeypatch.delitem(units.UNITS, "query")
+    figure = AttentionFigure()
+    qtbot.addWidget(figure)
+    found = {(where, label) for _, where, label, _ in unit_problems("attention", figure)}
+    assert found == {("bar", "attention weight"), ("queries", "query")}
 
 
 def test_the_style_is_one_font_and_one_bar_width():
     """The constants the figures share are what the helpers hand out."""
-    bar = style.color_bar((0, 1), style.SEQUENTIAL, "attention weight")
+    bar = colorbars.color_bar((0, 1), style.SEQUENTIAL, "attention weight")
     assert bar.layout.columnMaximumWidth(1) == style.BAR_WIDTH
-    assert bar.axis.labelText == "attention weight"
+    assert bar.axis.labelText == "attention weight (probability)"
     assert bar.axis.style["tickFont"] == style.text_font()
     for levels in ((-0.3, 0.3), (0.0, 1.0), (-0.05, 0.05), (-1.0, 1.0)):
         bar.setLevels(levels)                 # both ends are numbered, then even steps
@@ -186,7 +256,7 @@ def shown():
     from posviz.core.engine import Engine
     from posviz.core.session import Session
     from posviz.core.views import Shown, build_views
-    from posviz.gui.plots.attention import mosaic_look
+    from posviz.gui.plots.mosaic_figure import mosaic_look
     from posviz.core.document import Selection
     session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
     session.reverse()

@@ -7,7 +7,7 @@ from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 
 import pyqtgraph as pg  # noqa: I001
 
-from .plots import style
+from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.layers import layer_ticks
 
@@ -101,7 +101,7 @@ class ExperimentFigure(Figure):
         image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
         self.plot.addItem(image)
         top = float(pairs.change.max()) or 1.0
-        self.bar = style.color_bar((0.0, top), style.SEQUENTIAL, "relative change")
+        self.bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL, "relative change")
         self.bar.setImageItem(image)
         self.canvas.addItem(self.bar, row=0, col=1)
         self.plot.getViewBox().invertY(True)

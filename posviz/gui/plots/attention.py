@@ -1,4 +1,5 @@
-"""Attention maps: the selected head before and after the reorder, and all heads at once.
+"""Attention maps: the selected head before and after the reorder (all heads at once:
+mosaic_figure.py).
 
 Permuted maps are shown *aligned* back to the original token order
 (``Comparison.attention_aligned``): for an equivariant layer they equal the original
@@ -8,17 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore
 
-from posviz.core.document import MOSAIC_MODES as MODES
 from posviz.core.document import Selection
-from posviz.core.mosaic import (MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels,
-                                label_step, mosaic_grid, wrap_image)
 from posviz.core.views import head_maps
 
-from . import style
+from . import colorbars, style
 from .base import Figure
-from .workarounds import HeatmapImage
+from .workarounds import HeatmapImage, let_title_shrink
 
 
 def _quote(token: str) -> str:
@@ -63,6 +61,33 @@ class _HeatmapPlot:
         return None
 
 
+class QueryColumn(pg.GraphicsLayout):
+    """The queries' token axis of a row of maps, in a column of its own, kept level with
+    ``plot``'s data area (margins above and below it) and following its rows."""
+
+    def __init__(self, plot: pg.PlotItem):
+        super().__init__()
+        self.plot = plot
+        self.axis = style.TokenAxis("left")
+        style.style_axis(self.axis)
+        self.addItem(self.axis, row=0, col=0)
+        self.axis.linkToView(plot.vb)
+        style.fit_label(self.axis, "query")
+        plot.vb.sigResized.connect(self._align)
+        plot.geometryChanged.connect(self._align)
+        self.geometryChanged.connect(self._align)
+
+    def _align(self, *_) -> None:
+        target, own = self.plot.vb.sceneBoundingRect(), self.sceneBoundingRect()
+        if target.height() < 2 or own.height() < 2:
+            return
+        left, top, right, bottom = self.layout.getContentsMargins()
+        top2 = max(0.0, target.top() - own.top())
+        bottom2 = max(0.0, own.bottom() - target.bottom())
+        if abs(top2 - top) > 0.5 or abs(bottom2 - bottom) > 0.5:
+            self.layout.setContentsMargins(left, top2, right, bottom2)
+
+
 class AttentionFigure(Figure):
     """Selected layer and head: original, permuted (aligned back), and their difference."""
 
@@ -76,25 +101,33 @@ class AttentionFigure(Figure):
         r = Selection().difference_range
         canvas = self.canvas
         self.original = _HeatmapPlot(canvas, "original order", style.SEQUENTIAL,
-                                     style.ATTENTION_LEVELS, col=0)
+                                     style.ATTENTION_LEVELS, col=1)
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
-                                    style.ATTENTION_LEVELS, col=1)
+                                    style.ATTENTION_LEVELS, col=2)
         self.difference = _HeatmapPlot(canvas, "reordered − original",
-                                       style.DIVERGING, (-r, r), col=3)
-        # The three maps share their rows: the queries are named once, on the left, so
-        # at 1024 pixels the three still fit side by side (each label would cost ~80).
-        for plot in (self.aligned, self.difference):
-            plot.plot.getAxis("left").setStyle(showValues=False)
-        self.attention_bar = style.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
-                                             "attention weight")
+                                       style.DIVERGING, (-r, r), col=4)
+        # The three maps share their rows: the queries are named once, in a column of
+        # their own on the left, so at 1024 pixels the three fit side by side (each
+        # label would cost ~80) and are equally wide.
+        self.queries = QueryColumn(self.original.plot)
+        canvas.addItem(self.queries, row=0, col=0)
+        for plot in (self.original, self.aligned, self.difference):
+            plot.plot.hideAxis("left")
+        layout = canvas.ci.layout     # the maps share the width left by the axis and bars
+        for col, stretch in ((0, 0), (1, 1), (2, 1), (3, 0), (4, 1), (5, 0)):
+            layout.setColumnStretchFactor(col, stretch)
+        for plot in (self.original, self.aligned, self.difference):
+            let_title_shrink(plot.plot)        # not their titles' widths: equal shares
+            plot.plot.setPreferredWidth(100)
+        self.attention_bar = colorbars.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
+                                                 "attention weight")
         self.attention_bar.setImageItem([self.original.image, self.aligned.image])
-        canvas.addItem(self.attention_bar, row=0, col=2)
-        self.difference_bar = style.color_bar((-r, r), style.DIVERGING,
-                                              "difference")
+        canvas.addItem(self.attention_bar, row=0, col=3)
+        self.difference_bar = colorbars.color_bar((-r, r), style.DIVERGING, "difference")
         self.difference_bar.setImageItem(self.difference.image)
-        canvas.addItem(self.difference_bar, row=0, col=4)
-        style.align_bar(self.attention_bar, self.aligned.plot)
-        style.align_bar(self.difference_bar, self.difference.plot)
+        canvas.addItem(self.difference_bar, row=0, col=5)
+        colorbars.align_bar(self.attention_bar, self.aligned.plot)
+        colorbars.align_bar(self.difference_bar, self.difference.plot)
         self.aligned.plot.setXLink(self.original.plot)
         self.aligned.plot.setYLink(self.original.plot)
         self.difference.plot.setXLink(self.original.plot)
@@ -131,6 +164,7 @@ class AttentionFigure(Figure):
             self.labels = {"query": list(ref.tokens), "key": list(ref.tokens)}
             for plot in (self.original, self.aligned, self.difference):
                 plot.set_ticks(ref.tokens, ref.tokens)
+            self.queries.axis.set_tokens(ref.tokens)
         self.where = f"layer {layer} head {head}"
         gap = maps.largest
         self.set_title(f"Attention of layer {layer}, head {head}")
@@ -150,271 +184,3 @@ class AttentionFigure(Figure):
                 self.canvas.setToolTip(text)
                 self.hovered.emit(text)
                 return
-
-
-# What the mosaic's modes (core.document.MOSAIC_MODES) are called on screen.
-MOSAIC_MODES = {
-    "difference": "reordered (aligned) − original",
-    "original": "original order",
-    "reordered": "reordered, aligned back",
-}
-assert tuple(MOSAIC_MODES) == MODES
-
-
-def mosaic_look(selection: Selection) -> MosaicLook:
-    """The look of the mosaic for a selection: its mode, levels and colour table."""
-    if selection.mosaic == "difference":
-        r = float(selection.difference_range)
-        return MosaicLook("difference", (-r, r), style.argb_table(style.DIVERGING))
-    return MosaicLook(selection.mosaic, style.ATTENTION_LEVELS,
-                      style.argb_table(style.SEQUENTIAL))
-
-
-class _TileImage(HeatmapImage):
-    """The mosaic image; a left click reports the pixel it hit."""
-
-    def __init__(self, on_click):
-        super().__init__()
-        self._on_click = on_click
-
-    def mouseClickEvent(self, ev):
-        if ev.button() == QtCore.Qt.MouseButton.LeftButton:
-            ev.accept()
-            self._on_click(ev.pos())
-        else:
-            super().mouseClickEvent(ev)
-
-
-# What the mosaic's colour bar measures, by mode (the attention figure's bars say the same).
-BAR_LABELS = {"difference": "difference", "original": "attention weight",
-              "reordered": "attention weight"}
-
-
-class MosaicFigure(Figure):
-    """Every layer × head as one image (one ImageItem for all tiles: cheap to paint).
-
-    A tile is (n, n) pixels, or, for n > MOSAIC_TILE, (m, m) pooled blocks of
-    ``block`` x ``block`` cells (see core.mosaic); ``data`` holds exactly what is
-    painted, and query / key index the blocks then. It draws ``shown.views.mosaic``
-    as the compute worker coloured it; a Shown without one leaves a message.
-    """
-
-    name = "attention_mosaic"
-    title = "All layers and heads"
-    dims = ("layer", "head", "query", "key")
-    gap = MOSAIC_GAP                          # transparent pixels between tiles
-    hovered = QtCore.Signal(str)
-    tileClicked = QtCore.Signal(int, int)     # layer 1..L, head 0..h-1
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.plot = self.canvas.addPlot(row=0, col=0)
-        style.style_plot(self.plot, "", "layer", "head")
-        self.plot.invertY(True)
-        self.plot.setAspectLocked(True)
-        self.plot.hideButtons()
-        self.image = _TileImage(self._clicked)
-        self.plot.addItem(self.image)
-        self.outline = QtWidgets.QGraphicsRectItem()
-        self.outline.setPen(style.cosmetic_pen("#ff7f0e", 3))
-        self.outline.setZValue(10)
-        self.plot.addItem(self.outline)
-        # The image arrives coloured (see core.mosaic.Mosaic): the bar shows the same
-        # map and levels, and is not linked to the image.
-        self.look = mosaic_look(Selection())
-        self.bar = style.color_bar(self.look.levels, style.DIVERGING,
-                                   BAR_LABELS[self.look.mode])
-        self.canvas.addItem(self.bar, row=0, col=1)
-        style.align_bar(self.bar, self.plot)
-        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
-        self.plot.vb.sigResized.connect(self._relayout)
-        self._grid = None                     # the MosaicGrid on screen (core.mosaic)
-        self._mosaic = None                   # the core.mosaic.Mosaic drawn
-        self._labels: list = []               # layer labels of the blocks after the first
-        self._steps = None                    # (grid, (k, j)): every k-th layer, j-th head
-        self._selected = (1, 0)               # the outlined tile: layer 1..L, head
-        self.block = 1                        # tokens per pixel of a tile, a side
-        self.mode = self.look.mode
-        self.tokens: tuple[str, ...] = ()
-
-    def _set_look(self, look: MosaicLook) -> None:
-        """Colour the bar for the mosaic's mode and levels."""
-        if look == self.look:
-            return
-        self.look, self.mode = look, look.mode
-        name = style.DIVERGING if look.mode == "difference" else style.SEQUENTIAL
-        self.bar.setColorMap(style.colormap(name))
-        self.bar.setLevels(look.levels)
-        style.set_bar_label(self.bar, BAR_LABELS[look.mode])
-
-    # -- geometry -------------------------------------------------------------------
-    @property
-    def grid(self):
-        """The core.mosaic.MosaicGrid on screen (None before a mosaic)."""
-        return self._grid
-
-    def tile_origin(self, layer: int, head: int) -> tuple[int, int]:
-        """(x, y) of the top-left pixel of a tile, in image (= view) coordinates."""
-        return self._grid.origin(layer - 1, head)
-
-    def tile_center(self, layer: int, head: int) -> QtCore.QPointF:
-        x, y = self.tile_origin(layer, head)
-        n = self._grid.tile
-        return QtCore.QPointF(x + n / 2, y + n / 2)
-
-    def tile_at(self, x: float, y: float):
-        """View coordinates -> (layer 1..L, head, query, key), or None over a gap
-        (query and key count pooled blocks when ``block`` > 1)."""
-        if self._grid is None:
-            return None
-        hit = self._grid.at(x, y)
-        return None if hit is None else (hit[0] + 1, *hit[1:])
-
-    def _aspect(self) -> float:
-        width, height = self.plot.vb.width(), self.plot.vb.height()
-        return width / height if width > 20 and height > 20 else 1.5
-
-    def _relayout(self, *_) -> None:
-        """Lay the tiles out for the view's shape (a deep model wraps its layers into
-        blocks side by side), then label every k-th layer and head so labels never
-        overlap."""
-        mosaic = self._mosaic
-        if mosaic is None:
-            return
-        L, h, n, _ = mosaic.tiles.shape                                       # (L, h, m, m)
-        grid = mosaic_grid(L, h, n, self._aspect(), self.gap)
-        if grid != self._grid:
-            self._grid = grid
-            self.plot.setRange(xRange=(0, grid.width), yRange=(0, grid.height), padding=0.02)
-            self._paint()
-            self.set_selection(*self._selected)
-        self._label()
-
-    def _paint(self) -> None:
-        mosaic, grid = self._mosaic, self._grid
-        self.image.set_coloured(wrap_image(mosaic.image, grid),
-                                wrap_image(mosaic.argb, grid, fill=0),
-                                mosaic.look.levels, mosaic.look.table)
-
-    def label_spacing(self) -> tuple[float, float]:
-        """Pixels from one layer's row to the next, and from one head to the next."""
-        per_pixel_x, per_pixel_y = self.plot.vb.viewPixelSize()
-        band = self._grid.tile + self.gap
-        return band / max(per_pixel_y, 1e-9), band / max(per_pixel_x, 1e-9)
-
-    def _label(self) -> None:
-        grid = self._grid
-        axis = self.plot.getAxis("left")
-        metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or axis.font())
-        rows, across = self.label_spacing()
-        steps = (label_step(rows, metrics.height()),
-                 label_step(across, metrics.horizontalAdvance(str(grid.heads - 1)) + 6))
-        key = (grid, steps)
-        if key == self._steps:
-            return
-        self._steps = key
-        k, j = steps
-        band = grid.tile + self.gap
-        centre = grid.tile / 2
-        axis.setTicks([[(r * band + centre, str(r + 1))
-                        for r in range(min(grid.per_column, grid.layers)) if r % k == 0], []])
-        self.plot.getAxis("bottom").setTicks(
-            [[(grid.block_x(c) + head * band + centre, str(head))
-              for c in range(grid.columns) for head in range(grid.heads) if head % j == 0],
-             []])
-        for item in self._labels:
-            self.plot.removeItem(item)
-        self._labels = []
-        for c in range(1, grid.columns):          # the blocks after the first: their
-            for r in range(0, grid.per_column, k):  # labels in the gap on their left
-                layer = c * grid.per_column + r
-                if layer >= grid.layers:
-                    break
-                item = pg.TextItem(str(layer + 1), color=style.FOREGROUND, anchor=(1, 0.5))
-                item.setFont(axis.style.get("tickFont") or axis.font())
-                item.setPos(grid.block_x(c) - self.gap, r * band + centre)
-                self.plot.addItem(item)
-                self._labels.append(item)
-
-    def layer_labels(self) -> list[tuple[int, float, float]]:
-        """(layer 1..L, x, y) of every layer label, in pixels of the canvas: the left
-        axis's for the first block, then the other blocks'."""
-        out = []
-        vb = self.plot.vb
-        for value, text in self.plot.getAxis("left")._tickLevels[0]:
-            p = self.canvas.mapFromScene(vb.mapViewToScene(QtCore.QPointF(0, value)))
-            out.append((int(text), p.x(), p.y()))
-        for item in self._labels:
-            p = self.canvas.mapFromScene(vb.mapViewToScene(item.pos()))
-            out.append((int(item.toPlainText()), p.x(), p.y()))
-        return out
-
-    # -- content --------------------------------------------------------------------
-    def update_from(self, shown, layer: int, head: int) -> None:
-        mosaic = shown.views.mosaic
-        self._selected = (layer, head)
-        if mosaic is None:
-            self._grid, self._mosaic, self.data, self.labels, self.coords = None, None, {}, {}, {}
-            self._steps = None
-            self.show_message("The mosaic is being prepared.")
-            return
-        self.show_canvas()
-        self._set_look(mosaic.look)
-        tiles, self.block = mosaic.tiles, mosaic.block
-        L, h, n, _ = tiles.shape                                              # (L, h, m, m)
-        same_shape = self._mosaic is not None and self._mosaic.tiles.shape == tiles.shape
-        self._mosaic = mosaic
-        if same_shape:
-            self._paint()
-        else:
-            self._grid = None
-            self._relayout()
-        self.data = {MOSAIC_DATA[self.mode]: tiles}
-        self.tokens = shown.evaluation.reference.tokens
-        names = block_labels(self.tokens, self.block)
-        self.labels = {"query": names, "key": names}
-        self.coords = {"layer": list(range(1, L + 1))}
-        if self.block > 1:      # a block's coordinate: the index of its first token
-            starts = list(range(0, len(self.tokens), self.block))
-            self.coords.update(query=starts, key=starts)
-        pooled = (f" — each pixel: the largest |value| of {self.block}×{self.block} "
-                  "tokens" if self.block > 1 else "")
-        self.set_title(f"All layers × heads: {MOSAIC_MODES[self.mode]}{pooled}")
-        self.heading.setToolTip("Layers run down (wrapped into side-by-side columns of "
-                                "layers when there are many), heads across; click a tile "
-                                "to select its layer and head")
-        self.set_selection(layer, head)
-
-    def chrome(self) -> list:
-        return [self.outline]           # the selection is the window's, not the figure's
-
-    def set_selection(self, layer: int, head: int) -> None:
-        """Outline the tile of layer 1..L, head 0..h-1."""
-        self._selected = (layer, head)
-        if self._grid is None:
-            return
-        x, y = self.tile_origin(layer, head)
-        n = self._grid.tile
-        self.outline.setRect(QtCore.QRectF(x - 0.5, y - 0.5, n + 1, n + 1))
-
-    def _clicked(self, pos) -> None:
-        hit = self.tile_at(pos.x(), pos.y())
-        if hit is not None:
-            self.tileClicked.emit(hit[0], hit[1])
-
-    def _mouse_moved(self, scene_pos) -> None:
-        if self._grid is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
-            return
-        point = self.plot.vb.mapSceneToView(scene_pos)
-        hit = self.tile_at(point.x(), point.y())
-        if hit is None:
-            return
-        layer, head, q, k = hit
-        value = float(next(iter(self.data.values()))[layer - 1, head, q, k])
-        names = self.labels["query"]
-        largest = "largest |value| " if self.block > 1 else ""
-        text = (f"layer {layer} head {head}: query {_quote(names[q])} -> key "
-                f"{_quote(names[k])} {self.mode} {largest}= {value:.3f}")
-        self.canvas.setToolTip(text)
-        self.hovered.emit(text)
-

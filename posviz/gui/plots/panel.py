@@ -27,7 +27,9 @@ from posviz.core.mosaic import MosaicLook
 from posviz.core.provenance import record
 from posviz.core.views import Shown
 
-from .attention import MOSAIC_MODES, AttentionFigure, MosaicFigure, mosaic_look
+from . import style
+from .attention import AttentionFigure
+from .mosaic_figure import MOSAIC_MODES, MosaicFigure, mosaic_look
 from .base import Figure
 from .exporting import add_export_actions, ask_export_path, export_settings, writing
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
@@ -100,6 +102,7 @@ class PlotsPanel(QtWidgets.QWidget):
         self.tabs.setTabToolTip(self.tabs.addTab(self.experiments, "Experiments"),
                                 ExperimentsTab.TIP)
         self.tabs.currentChanged.connect(self._tab_changed)
+        style.size_tabs_by_current_page(self.tabs)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._controls())

@@ -14,7 +14,7 @@ import pyqtgraph as pg
 
 from posviz.core.options import TITLES      # not core.encodings: that imports torch
 
-from . import style
+from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
 from .workarounds import drop_export_menu
@@ -58,10 +58,10 @@ class _PositionMap(Figure):
         self.map = _HeatmapPlot(self.canvas, "", style.DIVERGING, (-1, 1),
                                 left="position", bottom=self.bottom, col=0)
         self.map.plot.getAxis("bottom").rotate = False     # numbers read best upright
-        self.bar = style.color_bar((-1, 1), style.DIVERGING, self.bar_label)
+        self.bar = colorbars.color_bar((-1, 1), style.DIVERGING, self.bar_label)
         self.bar.setImageItem(self.map.image)
         self.canvas.addItem(self.bar, row=0, col=1)
-        style.align_bar(self.bar, self.map.plot)
+        colorbars.align_bar(self.bar, self.map.plot)
         self._key = None
 
     def update_from(self, shown, layer: int, head: int) -> None:
@@ -79,7 +79,7 @@ class _PositionMap(Figure):
         self.dims = type(self).dims
         self.set_note("")
         self.label_axes("position", self.bottom)
-        self.bar.axis.setLabel(self.bar_label, color="#202020")
+        colorbars.set_bar_label(self.bar, self.bar_label)
         if view.table is None:
             self.data, self.coords = {}, {}
             self.set_title(self.empty_title)
@@ -103,7 +103,7 @@ class _PositionMap(Figure):
         self.show_canvas()
         self.label_axes(left, bottom or self.bottom)
         self.bar.setLevels(levels)
-        self.bar.axis.setLabel(bar_label, color="#202020")
+        colorbars.set_bar_label(self.bar, bar_label)
         self.map.set_image(np.where(np.isfinite(array), array, 0.0).astype(np.float32),
                            levels)
         self.map.set_ticks(rows, cols)
@@ -197,7 +197,7 @@ class EncodingFigure(_PositionMap):
         self.side_legend.setVisible(len(values) > 1)
         log = machinery.scheme == "rope"
         plot.setLogMode(y=log)
-        plot.setLabel("bottom", machinery.parameter_index)
+        style.fit_label(plot.getAxis("bottom"), machinery.parameter_index)
         style.fit_label(plot.getAxis("left"), machinery.parameter_axis)
         plot.enableAutoRange()
         self.stack.setCurrentWidget(self.side)

@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .units import with_unit
 from .workarounds import redraw_axis, reserve_label_room, ticks_and_line, token_axis_usable
 
 BACKGROUND = "w"
@@ -95,7 +96,7 @@ def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
     """Label ``axis`` with ``text``; while the axis is too short to hold it (a short
     plot's left axis), with ``short``, and past that with the label elided, so that an
     axis label is never clipped at the figure's edge."""
-    axis._fit_labels = (text, short)
+    axis._fit_labels = (with_unit(text), with_unit(short) if short else "")
     if not getattr(axis, "_fitting", False):
         axis._fitting = True
         axis.geometryChanged.connect(lambda a=axis: _refit_label(a))
@@ -105,7 +106,9 @@ def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
 def _refit_label(axis: pg.AxisItem) -> None:
     text, short = axis._fit_labels
     size = axis.geometry()
-    room = (size.height() if axis.orientation in ("left", "right") else size.width()) - 6
+    margins = 2 * axis.label.document().documentMargin()    # the label's text is a document
+    room = (size.height() if axis.orientation in ("left", "right") else size.width()) - 6 \
+        - margins
     metrics = QtGui.QFontMetricsF(axis.label.font())
     chosen = text
     if room > 0 and metrics.horizontalAdvance(text) > room:
@@ -326,65 +329,6 @@ def fit_legend(legend: pg.LegendItem, width: float, most: int = 2) -> int:
     return columns
 
 
-def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
-    """A fixed (non-interactive) colour bar, BAR_WIDTH wide, its axis styled as every
-    other and labelled with what its colours measure."""
-    bar = ColourBar(values=levels, colorMap=colormap(cmap), interactive=False,
-                    width=BAR_WIDTH, colorMapMenu=False)
-    style_axis(bar.axis)
-    bar.setLevels(levels)
-    if label:
-        set_bar_label(bar, label)
-    return bar
-
-
-class ColourBar(pg.ColorBarItem):
-    """A colour bar whose numbers include both ends of its range when they fall on its
-    step (pyqtgraph's own ticks drop -0.3 of ±0.3 to rounding)."""
-
-    def setLevels(self, *args, **kwargs):
-        super().setLevels(*args, **kwargs)
-        if getattr(self, "axis", None) is not None:
-            self.axis.setTicks([bar_ticks(*self.levels())])
-
-
-def bar_ticks(low: float, high: float) -> list[tuple[float, str]]:
-    """(value, label) every 1, 2 or 5 × 10^k, about five of them, ends included when
-    they lie on that step."""
-    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
-        return []
-
-    def on_step(value, step):
-        return abs(value / step - round(value / step)) < 1e-6
-    steps = [nice_ceiling((high - low) / count) for count in (6, 5, 4, 8, 7, 3, 2)]
-    step = next((s for s in steps if on_step(low, s) and on_step(high, s)), steps[0])
-    first, last = np.ceil(low / step - 1e-6), np.floor(high / step + 1e-6)
-    values = [float(round(k * step, 12)) + 0.0 for k in np.arange(first, last + 1)]
-    return [(v, f"{v:g}") for v in values]
-
-
-def set_bar_label(bar: pg.ColorBarItem, label: str) -> None:
-    bar.axis.setLabel(label, color=TEXT_COLOUR)
-
-
-def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:
-    """Keep the bar's colour strip level with ``plot``'s data area (not with the plot's
-    title and tick labels above and below it), whatever the figure's size."""
-    def align(*_):
-        target, strip = plot.vb.sceneBoundingRect(), bar.vb.sceneBoundingRect()
-        if target.height() < 2 or strip.height() < 2:
-            return
-        left, top, right, bottom = bar.layout.getContentsMargins()
-        top2 = max(0.0, top + target.top() - strip.top())
-        bottom2 = max(0.0, bottom + strip.bottom() - target.bottom())
-        if abs(top2 - top) > 0.5 or abs(bottom2 - bottom) > 0.5:
-            bar.layout.setContentsMargins(left, top2, right, bottom2)
-    plot.vb.sigResized.connect(align)
-    plot.geometryChanged.connect(align)
-    bar.vb.sigResized.connect(align)
-    align()
-
-
 def nice_ceiling(x: float) -> float:
     """The smallest 1, 2 or 5 × 10^k at or above x: an axis limit that stays put while the
     data wiggle (a moving limit relabels the axis and repaints the plot twice)."""
@@ -395,3 +339,17 @@ def nice_ceiling(x: float) -> float:
         if step * decade >= x * (1 - 1e-12):
             return float(step * decade)
     return float(10 * decade)
+
+
+def size_tabs_by_current_page(tabs: QtWidgets.QTabWidget) -> None:
+    """Let ``tabs`` be as narrow as its current page allows: a hidden page (a wide row
+    of controls) no longer widens every tab past a small window's viewport."""
+    def follow(current: int) -> None:
+        for index in range(tabs.count()):
+            horizontal = (QtWidgets.QSizePolicy.Policy.Preferred if index == current
+                          else QtWidgets.QSizePolicy.Policy.Ignored)
+            page = tabs.widget(index)
+            page.setSizePolicy(horizontal, page.sizePolicy().verticalPolicy())
+            page.updateGeometry()
+    tabs.currentChanged.connect(follow)
+    follow(tabs.currentIndex())

@@ -12,6 +12,9 @@ so it can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=heatmap-coloured-pi
   0.13.7 and 0.14.0.
 - ``svg-flatten-strokes``: flatten_scaled_strokes rewrites an exported SVG so thin
   curves stay thin in renderers that ignore non-scaling strokes (QSvgGenerator of Qt 6).
+- let_title_shrink: a plot's title does not hold its plot at least as wide as its text
+  (LabelItem.updateMin sets that minimum on every resize, as of pyqtgraph 0.13/0.14),
+  so maps side by side take equal shares of the width (no switch: a layout choice).
 - drop_export_menu: no "Export..." entry from pyqtgraph's scene (a plain attribute of
   GraphicsScene, no switch: it changes what the menu offers, not how anything works).
 """
@@ -238,3 +241,19 @@ def drop_export_menu(canvas: pg.GraphicsLayoutWidget) -> None:
     scene = canvas.scene()
     if isinstance(getattr(scene, "contextMenu", None), list):
         scene.contextMenu = []
+
+
+def let_title_shrink(plot: pg.PlotItem) -> None:
+    """Let ``plot`` be narrower than its title's text (a long title is cut, not the
+    plot's share of the row widened); a no-op if LabelItem keeps no updateMin."""
+    title = plot.titleLabel
+    keep_minimum = getattr(title, "updateMin", None)
+    if keep_minimum is None:
+        return
+
+    def update_min():
+        keep_minimum()
+        title.setMinimumWidth(0)
+    title.updateMin = update_min
+    update_min()
+

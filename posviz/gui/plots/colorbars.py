@@ -1,0 +1,69 @@
+"""Colour bars: one width, a labelled axis styled as every other, both ends of the range
+numbered, and the colour strip level with the data area of the plot it describes."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from .style import BAR_WIDTH, TEXT_COLOUR, colormap, nice_ceiling, style_axis
+from .units import with_unit
+
+
+def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
+    """A fixed (non-interactive) colour bar, BAR_WIDTH wide, its axis styled as every
+    other and labelled with what its colours measure."""
+    bar = ColourBar(values=levels, colorMap=colormap(cmap), interactive=False,
+                    width=BAR_WIDTH, colorMapMenu=False)
+    style_axis(bar.axis)
+    bar.setLevels(levels)
+    if label:
+        set_bar_label(bar, label)
+    return bar
+
+
+class ColourBar(pg.ColorBarItem):
+    """A colour bar whose numbers include both ends of its range when they fall on its
+    step (pyqtgraph's own ticks drop -0.3 of ±0.3 to rounding)."""
+
+    def setLevels(self, *args, **kwargs):
+        super().setLevels(*args, **kwargs)
+        if getattr(self, "axis", None) is not None:
+            self.axis.setTicks([bar_ticks(*self.levels())])
+
+
+def bar_ticks(low: float, high: float) -> list[tuple[float, str]]:
+    """(value, label) every 1, 2 or 5 × 10^k, about five of them, ends included when
+    they lie on that step."""
+    if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
+        return []
+
+    def on_step(value, step):
+        return abs(value / step - round(value / step)) < 1e-6
+    steps = [nice_ceiling((high - low) / count) for count in (6, 5, 4, 8, 7, 3, 2)]
+    step = next((s for s in steps if on_step(low, s) and on_step(high, s)), steps[0])
+    first, last = np.ceil(low / step - 1e-6), np.floor(high / step + 1e-6)
+    values = [float(round(k * step, 12)) + 0.0 for k in np.arange(first, last + 1)]
+    return [(v, f"{v:g}") for v in values]
+
+
+def set_bar_label(bar: pg.ColorBarItem, label: str) -> None:
+    """Label the bar with what its colours measure, in its unit (units.with_unit)."""
+    bar.axis.setLabel(with_unit(label), color=TEXT_COLOUR)
+
+
+def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:
+    """Keep the bar's colour strip level with ``plot``'s data area (not with the plot's
+    title and tick labels above and below it), whatever the figure's size."""
+    def align(*_):
+        target, strip = plot.vb.sceneBoundingRect(), bar.vb.sceneBoundingRect()
+        if target.height() < 2 or strip.height() < 2:
+            return
+        left, top, right, bottom = bar.layout.getContentsMargins()
+        top2 = max(0.0, top + target.top() - strip.top())
+        bottom2 = max(0.0, bottom + strip.bottom() - target.bottom())
+        if abs(top2 - top) > 0.5 or abs(bottom2 - bottom) > 0.5:
+            bar.layout.setContentsMargins(left, top2, right, bottom2)
+    plot.vb.sigResized.connect(align)
+    plot.geometryChanged.connect(align)
+    bar.vb.sigResized.connect(align)
+    align()
