@@ -97,7 +97,9 @@ from posviz.__main__ import main
 for argv in (["--help"], ["report", "--help"], ["export", "--help"],
              ["report", "--layers", "0"], ["report", "--pe", "bogus"],
              ["report", "--offset", "99999999999999999999"],
-             ["export", "--out", "x", "--format", "jpg"]):
+             ["export", "--out", "x", "--format", "jpg"],
+             ["report", "--text", "a b c", "--order=-1,0,1"],
+             ["report", "--text", "a b c", "--order", "0,1,3"]):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
             status = main(argv)
@@ -112,7 +114,7 @@ print("loaded:", ",".join(sorted({m.split(".")[0] for m in sys.modules} &
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[:3] == ["--help 0"] * 3
-    assert [line.split()[-1] for line in lines[3:7]] == ["2"] * 4
+    assert [line.split()[-1] for line in lines[3:9]] == ["2"] * 6
     assert lines[-1] == "loaded: ", lines[-1]
 
 

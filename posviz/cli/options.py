@@ -223,13 +223,16 @@ def evaluate(args: argparse.Namespace):
     from ..core.backend import split_words
     from ..core.memory import check_fits
     from ..core.session import DEFAULT_TEXT, Session
+    from ..core.symmetry import parse_order
 
     text = DEFAULT_TEXT if args.text is None else args.text
     if config is not None:
-        check_fits(config, len(split_words(text)))
+        words = len(split_words(text))
+        check_fits(config, words)
+        if args.order is not None and (config.pe != "learned" or words <= config.max_len):
+            parse_order(args.order, words)       # the built-in's tokens are its words
 
     from ..core.engine import Engine, check_length
-    from ..core.symmetry import parse_order
 
     report = progress(args)
     say = report or (lambda step: None)
