@@ -35,7 +35,7 @@ w.move(0, 0)
 w.show()
 steps = []
 for size in sizes:
-    for tab in range(3):
+    for tab in (0, 1, 2, "experiments"):
         steps.append((size, tab))
 def measure():
     if not steps:
@@ -44,6 +44,8 @@ def measure():
         return
     (width, height), tab = steps.pop(0)
     w.resize(width, height)
+    if tab == "experiments":
+        tab = w.plots.tabs.indexOf(w.plots.experiments)
     w.plots.tabs.setCurrentIndex(tab)
     def later():
         app.processEvents()
@@ -57,6 +59,7 @@ def measure():
                            if isinstance(item, pg.PlotItem)
                            and not isinstance(item, pg.ColorBarItem)]
         print(json.dumps({"event": "areas", "size": [w.width(), w.height()], "tab": tab,
+                          "experiments": page is w.plots.experiments,
                           "dock": w.model_dock.width(), "areas": areas,
                           "panel": w.plots.width(),
                           "viewport": w.plots_scroll.viewport().width()}), flush=True)
@@ -89,8 +92,10 @@ def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path
     measured = [r for r in reports if r["event"] == "areas"]
     assert {tuple(r["size"]) for r in measured} == set(SIZES)
     small = []
+    assert sum(r["experiments"] for r in measured) == len(SIZES)
     for report in measured:
-        assert report["areas"], report                  # each tab shows its figures
+        # each tab of figures shows its figures (the Experiments tab: once it has run)
+        assert report["areas"] or report["experiments"], report
         for name, areas in report["areas"].items():
             for width, height in areas:
                 low_width = MIN_CURVES_WIDTH if name in ("symmetry", "branch_norms",
@@ -100,7 +105,8 @@ def test_every_figure_keeps_a_readable_plot_area_at_every_size(display, tmp_path
         # the model panel leaves the plots most of a small window
         assert report["dock"] <= 0.25 * report["size"][0]
         # and the plots are no wider than what shows them (a hidden tab's row of
-        # controls does not widen them), so no figure is cut at the right
+        # controls does not widen them, nor the Experiments tab's when it is shown), so
+        # no figure or control is cut at the right
         assert report["panel"] <= report["viewport"], report
     assert not small, (small, measured)
     # the three attention maps are equally wide at every size (their queries are named

@@ -77,8 +77,13 @@ class ExperimentsTab(QtWidgets.QWidget):
         box.setMinimumContentsLength(9)
         return box
 
-    def _controls(self) -> QtWidgets.QHBoxLayout:
-        row = QtWidgets.QHBoxLayout()
+    def _controls(self) -> QtWidgets.QVBoxLayout:
+        """Two lines of labelled controls (what and which orders; on what and shown how),
+        so the tab fits a 1024-pixel window beside the model panel."""
+        rows = QtWidgets.QVBoxLayout()
+        first, second = QtWidgets.QHBoxLayout(), QtWidgets.QHBoxLayout()
+        rows.addLayout(first)
+        rows.addLayout(second)
         self.what = self._combo([("sweep", "Sweep"), ("probe", "Position probe"),
                                  ("paper", "Paper check")], "Which experiment to run")
         self.kind = self._combo([(k, k) for k in KINDS], "Which orders a sweep runs:\n"
@@ -106,21 +111,23 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.cancel_shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.cancel_shortcut.activated.connect(self.cancel)
         self._labelled = {}
-        for label, widget in (("Experiment", self.what), ("Kind", self.kind),
-                              ("Count", self.count), ("Seed", self.seed),
-                              ("Texts", self.texts), ("Features", self.features),
-                              ("Paper", self.paper), ("Show", self.metric_box)):
+        for row, label, widget in (
+                (first, "Experiment", self.what), (first, "Kind", self.kind),
+                (first, "Count", self.count), (first, "Seed", self.seed),
+                (second, "Texts", self.texts), (second, "Features", self.features),
+                (second, "Paper", self.paper), (second, "Show", self.metric_box)):
             caption = QtWidgets.QLabel(label)
             caption.setBuddy(widget)
             row.addWidget(caption)
             row.addWidget(widget)
             self._labelled[widget] = caption
-        row.addStretch(1)
+        first.addStretch(1)
+        second.addStretch(1)
         self.what.currentIndexChanged.connect(self._what_changed)
         self.kind.currentIndexChanged.connect(self._what_changed)
         self.metric_box.currentIndexChanged.connect(self._redraw)
         self.texts.activated.connect(self._texts_chosen)
-        return row
+        return rows
 
     def _status_row(self) -> QtWidgets.QHBoxLayout:
         row = QtWidgets.QHBoxLayout()
