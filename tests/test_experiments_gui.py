@@ -79,6 +79,11 @@ def test_the_panel_has_the_experiments_tab(qtbot):
     assert titles[-1] == "Experiments"
     panel.tabs.setCurrentIndex(panel.tabs.count() - 1)
     assert panel._visible() == []
+    # the layer, head, mosaic and range choose what the other tabs show: idle here
+    controls = (panel.layer_box, panel.head_box, panel.mosaic_box, panel.range_box)
+    assert not any(box.isEnabled() for box in controls)
+    panel.tabs.setCurrentIndex(0)
+    assert all(box.isEnabled() for box in controls)
     panel.experiments.shutdown()
 
 

@@ -131,7 +131,10 @@ class PlotsPanel(QtWidgets.QWidget):
             self._build_tab(index)
 
     def _tab_changed(self, index: int) -> None:
-        if index >= len(TABS):                        # the Experiments tab
+        experiments = index >= len(TABS)
+        for widget in (self.layer_box, self.head_box, self.mosaic_box, self.range_box):
+            widget.setEnabled(not experiments)        # they choose what the other tabs show
+        if experiments:
             return
         self._build_tab(index)
         if self._quiet or index == self._selection.tab:
