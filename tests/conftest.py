@@ -94,6 +94,7 @@ def views(monkeypatch):
     class Shown:
         evaluation: object
         views: object
+        model: object = None
 
     def build_views(ev, look, should_stop=None):
         fake.calls.append((ev, look, should_stop))

@@ -52,8 +52,7 @@ def panel(qtbot):
 def shown_of(backend, text=TEXT):
     seq = backend.tokenize(text)
     ev = Engine(backend).evaluate(seq, np.arange(len(seq))[::-1].copy(), Positions())
-    model_views(backend, ev)
-    return Shown(ev, build_views(ev, None))
+    return Shown(ev, build_views(ev, None), model_views(backend, ev))
 
 
 def read_csv(path):
@@ -109,7 +108,7 @@ def test_alibi_and_t5_figures_follow_the_selected_head(panel):
         seq = base.tokenize(TEXT)
         ev = Engine(base).evaluate(seq, np.arange(len(seq))[::-1].copy(), Positions())
         views = model_views(types.SimpleNamespace(model=model, name=name), ev)
-        panel.show(Shown(ev, build_views(ev, None)))
+        panel.show(Shown(ev, build_views(ev, None), views))
         panel.set_selection(panel.selection().replace(head=2))
         shown = panel.displayed()
         maps = views.machinery.pair_maps

@@ -22,7 +22,7 @@ from posviz.core import hf  # noqa: E402
 from posviz.core.backend import BuiltinBackend  # noqa: E402
 from posviz.core.config import ModelConfig, Positions  # noqa: E402
 from posviz.core.engine import Engine  # noqa: E402
-from posviz.core.facts import model_views, model_views_of  # noqa: E402
+from posviz.core.facts import model_views  # noqa: E402
 from posviz.core.predictions import TOP_K, compare_outputs, pooled_cosine  # noqa: E402
 
 F = torch.nn.functional
@@ -164,11 +164,15 @@ def test_pooled_cosine_of_orthogonal_means():
     assert pooled_cosine(np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]])) == 0.0
 
 
-def test_model_views_are_kept_for_the_evaluation(folders):
+def test_model_views_travel_with_the_shown_evaluation(folders):
+    """The worker puts them in the Shown; a restyle (another mosaic look) keeps them."""
+    from posviz.core.jobs import EvaluationRunner, ViewsJob
     backend = loaded(folders / "gpt2", GPT2LMHeadModel, "causal")
     ev = evaluate(backend, "the cat sat on the mat")
     views = model_views(backend, ev)
-    assert model_views_of(ev) is views and model_views(backend, ev) is views
+    assert model_views(backend, ev).facts is views.facts          # once per model
+    restyled = EvaluationRunner().restyle(ViewsJob(ev, None, None, views)).shown
+    assert restyled.model is views and restyled.evaluation is ev
     assert views.facts.head == "causal" and views.machinery.scheme == "learned"
     assert views.outputs.kind == "causal"
 

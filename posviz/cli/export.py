@@ -101,8 +101,7 @@ def run(args) -> int:
     panel.set_selection(selection)
     QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
     app.processEvents()
-    model_views(session.backend, ev)          # the model's own machinery and outputs
-    panel.show(Shown(ev, build_views(ev, panel.look())))
+    panel.show(Shown(ev, build_views(ev, panel.look()), model_views(session.backend, ev)))
     panel.set_selection(selection)
     app.processEvents()
     try:

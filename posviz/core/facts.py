@@ -13,7 +13,7 @@ import threading
 import weakref
 from dataclasses import asdict, dataclass
 
-__all__ = ["ModelFacts", "ModelViews", "model_facts", "model_views", "model_views_of", "shown_model",
+__all__ = ["ModelFacts", "ModelViews", "model_facts", "model_views",
            "FAMILY_OF", "SCHEME_TITLES"]
 
 # transformers' model_type -> posviz's family name (core.hf.sources.FAMILIES' values)
@@ -245,7 +245,6 @@ class _Weak:
 
 
 _per_model = _Weak(4)
-_per_evaluation = _Weak(64)   # small values: those of the evaluations still shown
 
 
 def _about_model(backend) -> tuple:
@@ -272,10 +271,7 @@ def _about_model(backend) -> tuple:
 
 def model_views(backend, ev, should_stop=None) -> ModelViews:
     """The model's facts, machinery and predictions for the evaluation ``ev`` (the
-    first two computed once per model, the predictions once per evaluation)."""
-    known = _per_evaluation.get(ev)
-    if known is not None:
-        return known
+    first two computed once per model); the worker puts them in the views.Shown."""
     facts, machinery = _about_model(backend)
     from .predictions import compare_outputs
     try:
@@ -284,16 +280,4 @@ def model_views(backend, ev, should_stop=None) -> ModelViews:
         from .predictions import Outputs
         outputs = Outputs("error", float("nan"), note=f"posviz could not read this "
                           f"model's predictions: {str(error).splitlines()[0][:200]}")
-    views = ModelViews(facts, machinery, outputs)
-    _per_evaluation.put(ev, views)
-    return views
-
-
-def model_views_of(ev) -> ModelViews | None:
-    """The ModelViews already computed for ``ev``, if any (a restyle keeps them)."""
-    return _per_evaluation.get(ev)
-
-
-def shown_model(shown) -> ModelViews | None:
-    """The ModelViews of a views.Shown's evaluation (its ``model`` property)."""
-    return model_views_of(shown.evaluation)
+    return ModelViews(facts, machinery, outputs)

@@ -66,6 +66,7 @@ class ViewsJob:
     evaluation: Evaluation
     look: MosaicLook | None
     mosaic: Mosaic | None = None
+    model: object = None        # the shown core.facts.ModelViews, kept as they are
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,8 +191,8 @@ class EvaluationRunner:
                                                    should_stop)
             earlier_ms = 0.0
         del early
-        model_views(job.backend, ev)        # the model's facts and outputs, kept with ev
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop))
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop),
+                            model_views(job.backend, ev))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
     def restyle(self, job: ViewsJob, should_stop: ShouldStop | None = None) -> Evaluated:
@@ -199,7 +200,8 @@ class EvaluationRunner:
 
         start = time.perf_counter()
         ev = job.evaluation
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic))
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic),
+                            job.model)
         return Evaluated(shown, 1000 * (time.perf_counter() - start))
 
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .engine import Evaluation
-from .facts import shown_model
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .symmetry import METRICS
 from .trace import PerTrace, Trace
 
 if TYPE_CHECKING:          # the encodings import torch: only on the worker, when used
     from .encodings import RelativeProfile
+    from .facts import ModelViews
 
 __all__ = [
     "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
@@ -232,7 +232,7 @@ class Shown:
 
     evaluation: Evaluation
     views: Views
-    model = property(shown_model)         # core.facts.ModelViews of the evaluation
+    model: "ModelViews | None" = None     # core.facts.model_views: facts, machinery, outputs
 
 
 def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None,
