@@ -27,6 +27,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # see benchmarks/run.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# As posviz does at start (posviz.__main__): glibc keeps freed memory for the next forward.
+from posviz.core.scheduler import keep_heap_pages  # noqa: E402
+keep_heap_pages()
 
 from measures import installed  # noqa: E402  (beside this file)
 

@@ -12,6 +12,8 @@ Names in use, and where each lives:
 - ``gui-thread-collector``: collect garbage on the GUI thread only (posviz.gui.collector).
 - ``malloc-trim``: give freed heap pages back to the system after large evaluations
   (posviz.core.scheduler.trim_heap).
+- ``malloc-thresholds``: keep freed memory in glibc's heap for the next forward instead
+  of fresh pages each time (posviz.core.scheduler.keep_heap_pages).
 - ``heatmap-coloured-pixels``: paint heatmaps from pixels coloured on the worker
   (posviz.gui.plots.workarounds).
 - ``token-axis``: token axes write their own labels, turned when they do not fit

@@ -256,3 +256,32 @@ def test_trim_heap_runs_where_glibc_is():
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
         pytest.skip("glibc only")
     assert sched._malloc_trim() is not None
+
+
+HEAP_PROBE = """
+import ctypes, sys
+from posviz.core.scheduler import keep_heap_pages
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = libc.sbrk.restype = ctypes.c_void_p
+libc.malloc.argtypes, libc.free.argtypes = [ctypes.c_size_t], [ctypes.c_void_p]
+kept = keep_heap_pages()
+block = libc.malloc(8 << 20)          # the first block of 8 MB: below the heap's end?
+print(kept, block < libc.sbrk(0))
+"""
+
+
+def test_keep_heap_pages_serves_large_blocks_from_the_heap_and_can_be_turned_off():
+    import os
+    import platform
+    import subprocess
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+
+    def probe(**env):
+        out = subprocess.run([sys.executable, "-c", HEAP_PROBE], capture_output=True,
+                             text=True, env={**os.environ, **env}, check=True)
+        return out.stdout.split()
+
+    assert probe() == ["True", "True"]
+    # glibc's default maps a first block of 8 MB on fresh pages of its own
+    assert probe(POSVIZ_WORKAROUNDS_OFF="malloc-thresholds") == ["False", "False"]

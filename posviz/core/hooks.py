@@ -59,6 +59,15 @@ class HookPoint(nn.Module):
             self.recorder.record(self.name, x)
         return x
 
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        # nn.Module.__call__ costs ~3 us a call (34 points a forward); it is taken only
+        # when torch hooks are registered on this point or on every module
+        if (self._forward_hooks or self._forward_pre_hooks
+                or nn.modules.module._global_forward_hooks
+                or nn.modules.module._global_forward_pre_hooks):
+            return super().__call__(x)
+        return self.forward(x)
+
 
 def hook_points(root: nn.Module) -> dict[str, HookPoint]:
     """Every HookPoint under ``root`` by its path, each told its name."""

@@ -119,16 +119,15 @@ class Block(nn.Module):
 
     def forward(self, x, position_ids, encoding, bias, mask, past=None):
         """x: (m, d) -> (m, d); ``past`` as in Attention.forward."""
-        pre = self.cfg.norm == "pre"
-        keep = 1.0 if self.cfg.residual else 0.0
+        pre, residual = self.cfg.norm == "pre", self.cfg.residual
         x = self.hook_resid_pre(x)
         a = self.hook_attn_out(self.attn(self.ln1(x) if pre else x, position_ids, encoding,
                                          bias, mask, past))
-        x = keep * x + a
+        x = x + a if residual else a
         if self.cfg.norm == "post":
             x = self.ln1(x)
         m = self.hook_mlp_out(self.mlp(self.ln2(x) if pre else x))
-        x = keep * x + m
+        x = x + m if residual else m
         if self.cfg.norm == "post":
             x = self.ln2(x)
         return self.hook_resid_post(x)
@@ -189,7 +188,7 @@ class InstrumentedTransformer(nn.Module):
                            extras={"model": "built-in", "config": self.cfg.to_dict()})
         return trace, kv
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def record(self, words, position_ids, recorder: Recorder, start: int = 0,
                past: KeyValues | None = None) -> torch.Tensor:
         """Run words at position_ids with every hook point tapped by ``recorder``
