@@ -141,6 +141,33 @@ def test_trace_from_leaves_out_what_was_not_recorded():
     assert trace.attn_out.shape == (2, 2, 64) and trace.hidden.shape == (3, 2, 64)
 
 
+def test_large_maps_are_stacked_as_they_pass_and_equal_the_maps_of_each_block():
+    from posviz.core.hooks import SMALL
+    cfg = ModelConfig(layers=3, heads=4, pe="alibi", mask="causal")
+    n = 300                                    # 3 x 4 x 300 x 300 floats > SMALL bytes
+    assert 4 * 3 * 4 * n * n >= SMALL
+    words = [f"w{i % 37}" for i in range(n)]
+    model = BuiltinBackend(cfg).model
+    kept, stacked = Recorder(), Recorder(layers=3)
+    model.record(words, np.arange(n), kept)
+    model.record(words, np.arange(n), stacked)
+    for hook in (PATTERN, ATTN_SCORES):
+        assert not any(name.endswith(hook) for name in stacked.values)  # not kept twice
+        expected = torch.stack([kept.values[block_hook(l, hook)] for l in range(3)]).numpy()
+        np.testing.assert_array_equal(stacked.stacked(hook), expected)
+    trace = trace_from(stacked, 3, tuple(words), np.arange(n), {})
+    assert trace.attention is stacked.stacks[PATTERN] and trace.scores is stacked.stacks[ATTN_SCORES]
+
+
+def test_a_stack_missing_a_block_is_not_taken_for_the_maps():
+    from posviz.core.hooks import SMALL
+    recorder = Recorder(layers=3)
+    side = int((SMALL / 4 / 3) ** 0.5) + 1           # one (1, side, side) map: a third of SMALL
+    for l in (0, 2):                                 # block 1 never recorded
+        recorder.record(block_hook(l, PATTERN), torch.ones(1, side, side))
+    assert PATTERN in recorder.stacks and recorder.stacked(PATTERN) is None
+
+
 # -- a Hugging Face model -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def hf_backends(tmp_path_factory):

@@ -30,6 +30,8 @@ ATTN_OUT = "hook_attn_out"                # (n, d) attention-branch output
 MLP_OUT = "hook_mlp_out"                  # (n, d) MLP-branch output
 RESID_POST = "hook_resid_post"            # (n, d) residual stream out of block l
 BLOCK_HOOKS = (RESID_PRE, KEYS, VALUES, ATTN_SCORES, PATTERN, ATTN_OUT, MLP_OUT, RESID_POST)
+MAPS = (PATTERN, ATTN_SCORES)             # the (h, n, n) values: the largest by far
+SMALL = 1 << 22          # bytes: below this, stacking at once is cheaper than freeing
 # Once per forward:
 EMBED = "hook_embed"                      # (n, d) token embeddings
 POS_EMBED = "hook_pos_embed"              # (n, d) additive positional encoding
@@ -95,18 +97,48 @@ class Recorder:
     """
 
     def __init__(self, should_stop: Callable[[], bool] | None = None,
-                 stop_after: tuple[str, ...] = ()):
+                 stop_after: tuple[str, ...] = (), layers: int | None = None):
         self.values: dict[str, torch.Tensor] = {}
+        # With ``layers``: per hook of MAPS, one (layers, ...) array that each block's
+        # map is copied into as it passes, when they take SMALL bytes or more together
+        self.stacks: dict[str, np.ndarray] = {}
+        self._filled: dict[str, int] = {}
+        self._layers = layers
         self._should_stop = should_stop
         self._stop_after = tuple(stop_after)
         self._handles: list = []
         self._points: list[HookPoint] = []
 
     def record(self, name: str, value: torch.Tensor) -> None:
-        self.values[name] = value
+        if self._layers is None or not name.endswith(MAPS) or not self._into_stack(name, value):
+            self.values[name] = value
         if (self._should_stop is not None and name.endswith(self._stop_after)
                 and self._should_stop()):
             raise Cancelled("superseded by a newer request")
+
+    def _into_stack(self, name: str, value: torch.Tensor) -> bool:
+        """Copy one block's (h, n, n) map into its hook's stack, while it is still in the
+        cache and before the next block allocates its own; False when the maps are small
+        (trace_from stacks those at once) or the name is not a block's."""
+        prefix, _, rest = name.partition(".")
+        layer, _, hook = rest.partition(".")
+        if prefix != "blocks" or not layer.isdigit():
+            return False
+        stack = self.stacks.get(hook)
+        if stack is None:
+            if value.numel() * value.element_size() * self._layers < SMALL:
+                return False
+            # numpy: a large array on transparent huge pages (see _stack)
+            stack = self.stacks[hook] = np.empty((self._layers, *value.shape),
+                                                 dtype=value.numpy().dtype)
+        stack[int(layer)] = value.numpy()
+        self._filled[hook] = self._filled.get(hook, 0) + 1
+        return True
+
+    def stacked(self, hook: str) -> np.ndarray | None:
+        """The stack of ``hook`` when every block's map went into it, else None."""
+        stack = self.stacks.get(hook)
+        return stack if stack is not None and self._filled.get(hook) == len(stack) else None
 
     def tap(self, module: nn.Module, name: str, pick: Callable = first,
             before: bool = False) -> None:
@@ -149,7 +181,6 @@ class Recorder:
         self.close()
 
 
-SMALL = 1 << 22          # bytes: below this, stacking at once is cheaper than freeing
 
 
 def _stack(values: dict, names: list[str]) -> np.ndarray | None:
@@ -209,6 +240,11 @@ def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
     """
     values = recorder.values
     per_layer = lambda hook: [block_hook(l, hook) for l in range(n_layers)]   # noqa: E731
+
+    def maps(hook: str) -> np.ndarray | None:           # (L, h, m, n), or None
+        if isinstance(recorder, Recorder) and hook in recorder.stacks:
+            return recorder.stacked(hook)
+        return _stack(values, per_layer(hook))
     last = [FINAL] if FINAL in values else per_layer(RESID_POST)[-1:]
     hidden = _stack(values, per_layer(RESID_PRE)[:1] + per_layer(RESID_POST)[:-1] + last)
     encodings = values.get(POS_EMBED)
@@ -218,8 +254,8 @@ def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
         embeddings=values[EMBED].numpy(),                     # (n, d)
         encodings=None if encodings is None else encodings.numpy(),
         hidden=hidden,                                        # (L+1, n, d)
-        attention=_stack(values, per_layer(PATTERN)),         # (L, h, n, n)
-        scores=_stack(values, per_layer(ATTN_SCORES)),        # (L, h, n, n) or None
+        attention=maps(PATTERN),                              # (L, h, n, n)
+        scores=maps(ATTN_SCORES),                             # (L, h, n, n) or None
         attn_out=_stack(values, per_layer(ATTN_OUT)),         # (L, n, d) or None
         mlp_out=_stack(values, per_layer(MLP_OUT)),           # (L, n, d) or None
         extras=extras,

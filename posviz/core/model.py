@@ -180,7 +180,7 @@ class InstrumentedTransformer(nn.Module):
         (core.prefix.stitch puts the prefix back)."""
         if start and (not self.cfg.causal or past is None):
             raise ValueError("only a causal model with the earlier keys runs a suffix")
-        recorder = Recorder(should_stop, stop_after=(RESID_PRE,))
+        recorder = Recorder(should_stop, stop_after=(RESID_PRE,), layers=self.cfg.layers)
         pos = self.record(words, position_ids, recorder, start, past)
         kv = [(recorder.values.pop(block_hook(l, KEYS)),
                recorder.values.pop(block_hook(l, VALUES))) for l in range(self.cfg.layers)]

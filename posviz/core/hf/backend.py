@@ -105,7 +105,7 @@ class HFBackend:
         hooks); True raises errors.Cancelled and abandons the forward.
         """
         self.check_positions(position_ids)
-        recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT))
+        recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT), layers=self._blocks)
         self.record([seq.ids[i] for i in order], position_ids, recorder)
         return trace_from(
             recorder, self._blocks,
