@@ -93,7 +93,8 @@ class Recorder:
     pre-hook) that records any module's output (or input) under a name. Leaving the
     ``with`` block (or ``close``) detaches it from all of them. Recording a
     name that ends with one of ``stop_after`` asks ``should_stop``; True raises
-    errors.Cancelled and so abandons the forward.
+    errors.Cancelled and so abandons the forward. Told the number of ``layers``, it
+    copies each block's attention maps into one array as they pass (see _into_stack).
     """
 
     def __init__(self, should_stop: Callable[[], bool] | None = None,
@@ -181,13 +182,11 @@ class Recorder:
         self.close()
 
 
-
-
 def _stack(values: dict, names: list[str]) -> np.ndarray | None:
     """The recorded tensors ``names`` (each of one shape) as one array, or None if any is
     missing; they leave ``values``. A large stack is copied one layer at a time, each
-    freed once copied, so the maps are not held twice (75 MB of attention at n = 512 for
-    MiniLM)."""
+    freed once copied, so the maps are not held twice (a Recorder told its layers copies
+    large maps as they pass instead: 75 MB of attention at n = 512 for MiniLM)."""
     if not names or not all(name in values for name in names):
         return None
     parts = [values.pop(name) for name in names]
@@ -245,6 +244,7 @@ def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
         if isinstance(recorder, Recorder) and hook in recorder.stacks:
             return recorder.stacked(hook)
         return _stack(values, per_layer(hook))
+
     last = [FINAL] if FINAL in values else per_layer(RESID_POST)[-1:]
     hidden = _stack(values, per_layer(RESID_PRE)[:1] + per_layer(RESID_POST)[:-1] + last)
     encodings = values.get(POS_EMBED)
