@@ -27,6 +27,19 @@ def test_sinusoidal_matches_the_formula_for_even_and_odd_widths(d):
             assert pe[p, j] == pytest.approx(expected, abs=1e-12)
 
 
+def test_sinusoidal_rows_kept_for_a_range_are_the_table_of_any_positions_asked_for():
+    from posviz.core.encodings import SinusoidalEncoding
+    enc = SinusoidalEncoding(15, scale=0.5)
+    gen = torch.Generator().manual_seed(0)
+    asked = [torch.arange(12), torch.randperm(12, generator=gen), torch.tensor([11, 0]),
+             torch.arange(40, 70), torch.arange(30)[torch.randperm(30, generator=gen)],
+             torch.arange(3 * SinusoidalEncoding.KEPT_ROWS),          # too many to keep
+             torch.tensor([7]), torch.arange(5, dtype=torch.float64) / 2]  # between slots
+    for positions in asked:
+        expected = 0.5 * sinusoidal_table(positions.to(torch.float64), 15)
+        assert torch.equal(enc.absolute(positions), expected)
+
+
 @pytest.mark.parametrize("d", [16, 15])
 def test_sinusoidal_shift_is_a_fixed_linear_map(d):
     """PE(p + k) = M_k PE(p) for every p, with M_k independent of p (Vaswani 2017, §3.5).

@@ -30,13 +30,31 @@ class SinusoidalEncoding(PositionalEncoding):
     kind = "sinusoidal"
     title = TITLES["sinusoidal"]
 
+    # Rows of the table kept for the last range of positions asked for (float64 sin and
+    # cos of n x d/2 angles took 0.12 ms, a seventh of the default model's forward at
+    # n = 16), when that range is at most this long
+    KEPT_ROWS = 1 << 14
+
     def __init__(self, d_model: int, scale: float = 1.0):
         super().__init__(scale)
         self.d_model = d_model
+        self._kept: tuple[int, torch.Tensor] | None = None   # (first position, rows)
 
     def absolute(self, position_ids: torch.Tensor) -> torch.Tensor:
-        table = sinusoidal_table(position_ids.to(torch.float64), self.d_model)
-        return self.scale * table
+        """(n,) int -> (n, d) float64: rows of a table kept for the range of positions
+        asked for last (any order of them: a reorder asks for the same range)."""
+        if position_ids.numel() == 0 or position_ids.is_floating_point():
+            return self.scale * sinusoidal_table(position_ids.to(torch.float64), self.d_model)
+        low, high = int(position_ids.min()), int(position_ids.max()) + 1
+        kept = self._kept
+        if kept is None or low < kept[0] or high > kept[0] + kept[1].shape[0]:
+            if high - low > self.KEPT_ROWS:
+                return self.scale * sinusoidal_table(position_ids.to(torch.float64),
+                                                     self.d_model)
+            rows = self.scale * sinusoidal_table(torch.arange(low, high, dtype=torch.float64),
+                                                 self.d_model)        # (high - low, d)
+            kept = self._kept = (low, rows)
+        return kept[1][position_ids - kept[0]]
 
     def profile(self, reach, causal):
         """The cosine of PE(p) and PE(p + Δ): the same for every p (a Toeplitz matrix)."""
