@@ -121,14 +121,14 @@ class Recorder:
         """Copy one block's (h, n, n) map into its hook's stack, while it is still in the
         cache and before the next block allocates its own; False when the maps are small
         (trace_from stacks those at once) or the name is not a block's."""
+        if not self.stacks and value.numel() * value.element_size() * self._layers < SMALL:
+            return False
         prefix, _, rest = name.partition(".")
         layer, _, hook = rest.partition(".")
         if prefix != "blocks" or not layer.isdigit():
             return False
         stack = self.stacks.get(hook)
         if stack is None:
-            if value.numel() * value.element_size() * self._layers < SMALL:
-                return False
             # numpy: a large array on transparent huge pages (see _stack)
             stack = self.stacks[hook] = np.empty((self._layers, *value.shape),
                                                  dtype=value.numpy().dtype)

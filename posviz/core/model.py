@@ -149,6 +149,7 @@ class InstrumentedTransformer(nn.Module):
         self.dtype = getattr(torch, cfg.dtype)
         self.to(self.dtype)
         self._embedding_cache: dict[str, torch.Tensor] = {}
+        self._config = cfg.to_dict()        # for each Trace's extras (asdict is slow)
 
     def embed_word(self, word: str) -> torch.Tensor:
         """One word -> its (d,) embedding: the same for every occurrence (case-folded)."""
@@ -185,7 +186,7 @@ class InstrumentedTransformer(nn.Module):
         kv = [(recorder.values.pop(block_hook(l, KEYS)),
                recorder.values.pop(block_hook(l, VALUES))) for l in range(self.cfg.layers)]
         trace = trace_from(recorder, self.cfg.layers, tuple(words[start:]), pos[start:].numpy(),
-                           extras={"model": "built-in", "config": self.cfg.to_dict()})
+                           extras={"model": "built-in", "config": dict(self._config)})
         return trace, kv
 
     @torch.inference_mode()
