@@ -97,3 +97,17 @@ def test_a_probe_over_the_example_sentences(qtbot, tab):
     assert np.allclose(shown["mae"], [row.mae for row in layers])
     assert np.allclose(shown["chance_mae"], [row.chance_mae for row in layers])
     assert "Position probe" in tab.figure.heading.text()
+
+
+def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):
+    from types import SimpleNamespace
+
+    from posviz.core.config import Positions
+    from posviz.core.document import ModelSpec
+    loaded = object()
+    session = SimpleNamespace(spec=ModelSpec.pretrained("some/model"), backend=loaded,
+                              text="a b c d", positions=Positions())
+    monkeypatch.setattr(tab, "_session", lambda: session)
+    assert tab.make_job().backend is loaded           # its twin runs: nothing loaded again
+    session.spec = ModelSpec()                        # the built-in model is rebuilt
+    assert tab.make_job().backend is None

@@ -191,6 +191,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         return ExperimentJob(
             self.what.currentData(),
             spec=session.spec if session is not None else ModelSpec(),
+            backend=(session.backend if session is not None and not session.spec.is_builtin
+                     else None),
             texts=tuple(texts),
             positions=session.positions if session is not None else Positions(),
             kind=self.kind.currentData(), count=self.count.value(), seed=self.seed.value(),

@@ -1,9 +1,10 @@
 """An experiment as a job for a worker thread: what to run, and running it.
 
-The job carries the model's spec, not its backend: a backend records its forwards
-through hooks on the one model it holds, so the experiment builds its own (the built-in
-model from its config, the same weights; a pretrained one loaded again) and never runs
-the window's backend beside the window's own evaluations.
+A backend records its forwards through hooks on the one model it holds, so the
+experiment never runs the window's backend beside the window's own evaluations: it
+builds the built-in model again from its config (the same weights, in milliseconds),
+and runs a pretrained model through a twin of the window's backend (its own modules on
+the same weight tensors, HFBackend.twin), loading it only when the window has none.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class ExperimentJob:
     seed: int = 0                      # sweep
     features: str = "linear"           # probe
     paper: str = "haviv2022"           # paper
+    backend: object = None             # the window's backend of ``spec``, if loaded
 
     def describe(self) -> dict:
         """What produced the result, for an export's provenance."""
@@ -42,11 +44,15 @@ class ExperimentJob:
         return {k: str(v) for k, v in facts.items()}
 
 
-def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None):
-    """A backend of its own for the experiment (see the module's note)."""
+def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None,
+                loaded=None):
+    """A backend of its own for the experiment (see the module's note); ``loaded``, the
+    window's backend of ``spec`` if any, lends its weights to a pretrained one."""
     if spec.is_builtin:
         from ..backend import BuiltinBackend
         return BuiltinBackend(spec.config)
+    if loaded is not None and hasattr(loaded, "twin"):
+        return loaded.twin()
     from ..hf import load_backend
     if progress is not None:
         progress("loading the model for the experiment")
@@ -63,7 +69,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         from .papers import check_paper
         return check_paper(job.paper, should_stop)
     from ..engine import Engine
-    engine = Engine(backend_for(job.spec, say))
+    engine = Engine(backend_for(job.spec, say, job.backend))
     if job.what == "sweep":
         from .sweep import sweep
         return sweep(engine, job.texts, job.kind, job.count, job.seed, job.positions,

@@ -1,7 +1,10 @@
 """A Hugging Face base model behind posviz's Backend interface: tokens in, Trace out."""
 from __future__ import annotations
 
+import copy
 import inspect
+import itertools
+import threading
 
 import numpy as np
 import torch
@@ -46,7 +49,13 @@ class HFBackend:
     dtype = "float32"
 
     def __init__(self, model, tokenizer, family: str, name: str, path: str,
-                 head: str | None = None, device: str = "cpu"):
+                 head: str | None = None, device: str = "cpu", tokenizer_lock=None):
+        # Held while hooks are on the modules (a forward, a prefix run): twin() copies
+        # the modules only between two of them
+        self.hooked = threading.RLock()
+        # A fast tokenizer may change its own settings in a call: one call at a time,
+        # among the twins that share it
+        self._tokenizer_lock = tokenizer_lock or threading.Lock()
         self.model = model.eval()
         self.base = model.base_model if head else model
         self.head = head
@@ -74,7 +83,8 @@ class HFBackend:
         pinned, while [UNK] and other special tokens move like words."""
         if not text.strip():
             raise PosvizInputError("the text is empty")
-        encoded = self.tokenizer(text, add_special_tokens=True, verbose=False)
+        with self._tokenizer_lock:
+            encoded = self.tokenizer(text, add_special_tokens=True, verbose=False)
         ids = tuple(int(i) for i in encoded["input_ids"])
         pinned = tuple(i in self._structural for i in ids)
         if all(pinned):
@@ -133,12 +143,27 @@ class HFBackend:
     def run_cached(self, seq, order, position_ids, should_stop=None):
         """run, and its keys and values for run_suffix (core.hf.prefix)."""
         from .prefix import run_cached
-        return run_cached(self, seq, order, position_ids, should_stop)
+        with self.hooked:
+            return run_cached(self, seq, order, position_ids, should_stop)
 
     def run_suffix(self, seq, order, position_ids, start, reference_cache, should_stop=None):
         """Slots start..n-1 of run, reusing the reference's earlier ones (core.hf.prefix)."""
         from .prefix import run_suffix
-        return run_suffix(self, seq, order, position_ids, start, reference_cache, should_stop)
+        with self.hooked:
+            return run_suffix(self, seq, order, position_ids, start, reference_cache,
+                              should_stop)
+
+    def twin(self) -> "HFBackend":
+        """Another backend on the same weights, for another thread (an experiment beside
+        the window's evaluations): module objects of its own, so that the hooks one
+        thread's forward attaches are never called by the other's, sharing every
+        parameter and buffer (no second copy of the weights) and the tokenizer."""
+        with self.hooked:               # no forward's hooks are on the modules now
+            shared = {id(t): t for t in itertools.chain(self.model.parameters(),
+                                                         self.model.buffers())}
+            model = copy.deepcopy(self.model, shared)
+        return HFBackend(model, self.tokenizer, self.family, self.name, self.path,
+                         self.head, self.device, self._tokenizer_lock)
 
     def record(self, ids, position_ids, recorder: Recorder, **extra):
         """One forward of the (n,) token ids at the (n,) position ids with the base
@@ -165,7 +190,7 @@ class HFBackend:
         if self._use_cache:
             kwargs["use_cache"] = False
         kwargs.update(extra)
-        with torch.inference_mode(), layout.tap(recorder, self.base, self.family):
+        with self.hooked, torch.inference_mode(), layout.tap(recorder, self.base, self.family):
             out = self.base(input_ids=ids, **kwargs)
             if FAMILY[self.family].final_norm:      # else the last block's output
                 recorder.record(FINAL, out.last_hidden_state[0].cpu())       # (n, d)
@@ -211,8 +236,8 @@ class HFBackend:
         if self._use_cache:
             kwargs["use_cache"] = False
         kwargs.update(extra)
-        with torch.inference_mode(), layout.tap(recorder, self.base, self.family,
-                                                batch=ids.shape[0]):
+        with self.hooked, torch.inference_mode(), layout.tap(recorder, self.base, self.family,
+                                                             batch=ids.shape[0]):
             out = self.base(input_ids=ids, **kwargs)
             if FAMILY[self.family].final_norm:
                 recorder.record(FINAL, out.last_hidden_state.cpu())           # (B, n, d)
