@@ -23,7 +23,6 @@ from .commands import history_fits
 from .controller import Controller
 from .documents import WindowDocuments
 from .edits import WindowEdits
-from .export_dialog import export_figures, export_to
 from .help import WindowHelp
 from .token_strip import TokenStrip
 
@@ -377,10 +376,13 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.resizeDocks([self.model_dock], [dock_width(width)], Qt.Horizontal)
 
     # -- file and help ----------------------------------------------------------------
+    # (the export dialog imports the plots, hence pyqtgraph: not before the first paint)
     def export_figures(self) -> None:
+        from .export_dialog import export_figures
         export_figures(self)
 
     def export_to(self, folder: str, formats, width, csv: bool) -> list:
+        from .export_dialog import export_to
         return export_to(self, folder, formats, width, csv)
 
     def closeEvent(self, event) -> None:
