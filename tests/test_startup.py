@@ -1,5 +1,6 @@
-"""Start-up: what is imported before the window's first paint. (The benchmark times
-it; these check what happens.)"""
+"""Start-up: what is imported before the window's first paint, torch's libraries loaded
+without Python's lock, the plots panel built before the core is ready. (The benchmark
+times it; these check what happens, and that the window is the same.)"""
 import subprocess
 import sys
 
@@ -29,3 +30,59 @@ def test_the_window_is_built_without_the_plots_or_torch():
               "{'pyqtgraph', 'torch', 'transformers', 'posviz.gui.plots'}))\n"
               "print('posviz.gui.plots' in sys.modules)")
     assert out.splitlines() == ["[]", "False"]
+
+
+PRELOAD = """
+import sys
+from posviz.gui.preload import preload_torch_libraries
+def mapped():
+    return sorted({line.rsplit('/', 1)[-1].strip() for line in open('/proc/self/maps')
+                   if 'libtorch' in line})
+print(mapped())
+print(preload_torch_libraries())
+print('torch' in sys.modules, mapped())
+import torch
+x = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+print(float((x @ x.T).trace()), preload_torch_libraries())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+def test_torch_libraries_are_loaded_without_importing_torch():
+    before, loaded, after, used = run(PRELOAD).splitlines()
+    assert before == "[]"
+    assert loaded == "['libtorch_global_deps.so', 'libtorch_cpu.so']"
+    # the libraries are in the process, torch's Python modules are not
+    assert after.startswith("False") and "libtorch_cpu.so" in after
+    # torch imported afterwards works: trace(X X^T) = sum of squares 0..11 = 506
+    assert used == "506.0 []"          # and a second call does nothing (torch is in)
+
+
+def test_preloading_can_be_switched_off():
+    before, loaded, after, used = run(PRELOAD, "torch-preload").splitlines()
+    assert loaded == "[]" and after == "False []"
+    assert used == "506.0 []"
+
+
+def test_the_plots_are_built_before_the_core_is_ready(qtbot):
+    """The worker says the plots' modules are in; the window builds its panel then,
+    hidden behind "Loading model…" until the session is ready, and shows it after."""
+    from posviz.gui.app import make_settings
+    from posviz.gui.window import MainWindow
+
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    seen = []
+    w.controller.plotsImported.connect(
+        lambda: seen.append((w.plots is not None, w.session is None,
+                             w.plots_area.currentWidget() is w.placeholder)))
+    with qtbot.waitSignal(w.controller.evaluated, timeout=60_000):
+        w.start(last=False)
+    assert seen == [(True, True, True)]         # built, before ready, not yet shown
+    assert w.plots_area.currentWidget() is w.plots_scroll
+    assert w.plots.shown() is not None
+    panel = w.plots
+    w._build_plots()                            # once only
+    assert w.plots is panel and w.plots_area.count() == 2

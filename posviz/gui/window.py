@@ -63,6 +63,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self.controller = Controller(self)
         self.undo_stack = QUndoStack(self)
         self.plots = None                 # the PlotsPanel, once the core is loaded
+        self._plots_tried = False         # _build_plots ran (plots may be None: no pyqtgraph)
         self.model_panel = None
         self._described = None            # the reference trace the model panel describes
         self._settled_state = ""          # the last evaluation's status: shown again when
@@ -76,6 +77,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.restoreGeometry(geometry)
         c = self.controller
         c.ready.connect(self._on_ready)
+        c.plotsImported.connect(self._build_plots)
         # "computing…" only for an evaluation that takes a while: during a drag it would
         # flash at every slot (and re-lay the status bar out twice per reorder).
         self._computing = QTimer(self, singleShot=True, interval=COMPUTING_AFTER_MS,
@@ -223,23 +225,9 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         state = self.settings.value("window/state")
         if not (isinstance(state, QByteArray) and self.restoreState(state)):
             self.resizeDocks([self.model_dock], [dock_width(self.width())], Qt.Horizontal)
-        try:
-            from .plots import PlotsPanel
-            self.plots = PlotsPanel()
-        except ImportError as error:
-            self.placeholder.setText(f"Plots are not available: {error}")
-        else:
-            self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
-            self.plots_scroll = QScrollArea()
-            self.plots_scroll.setWidget(self.plots)
-            self.plots_scroll.setWidgetResizable(True)
-            self.plots_scroll.setFrameShape(QFrame.NoFrame)
-            # Narrower than the plots' minimum (both side panels open in a small window):
-            # scroll sideways rather than cut the rightmost map off.
-            self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
-            self.plots_area.addWidget(self.plots_scroll)
+        self._build_plots()
+        if self.plots is not None:
             self.plots_area.setCurrentWidget(self.plots_scroll)
-            self.plots.hoverMessage.connect(self.hover_label.setText)
             self.plots.tabs.currentChanged.connect(self._tab_opened)
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
@@ -253,6 +241,31 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self._start_document()
         self._tab_opened(self.plots.tabs.currentIndex() if self.plots is not None else 0)
         freeze_start_up()            # what exists now lives as long as the window
+
+    @Slot()
+    def _build_plots(self) -> None:
+        """Build the plots panel, still hidden behind "Loading model…", once: as soon as
+        the worker has imported the plots' modules (it loads torch's libraries then,
+        without Python's lock, while this runs), else on ``ready``."""
+        if self._plots_tried:
+            return
+        self._plots_tried = True
+        try:
+            from .plots import PlotsPanel
+            self.plots = PlotsPanel()
+        except ImportError as error:
+            self.placeholder.setText(f"Plots are not available: {error}")
+            return
+        self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+        self.plots_scroll = QScrollArea()
+        self.plots_scroll.setWidget(self.plots)
+        self.plots_scroll.setWidgetResizable(True)
+        self.plots_scroll.setFrameShape(QFrame.NoFrame)
+        # Narrower than the plots' minimum (both side panels open in a small window):
+        # scroll sideways rather than cut the rightmost map off.
+        self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.plots_area.addWidget(self.plots_scroll)
+        self.plots.hoverMessage.connect(self.hover_label.setText)
 
     # -- session -> widgets -----------------------------------------------------------
     @property
