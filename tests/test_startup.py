@@ -1,6 +1,7 @@
 """Start-up: what is imported before the window's first paint, torch's libraries loaded
-without Python's lock, the plots panel built before the core is ready. (The benchmark
-times it; these check what happens, and that the window is the same.)"""
+without Python's lock, torch imported past PySide6's hook, the plots panel built before
+the core is ready. (The benchmark times it; these check what happens, and that the
+window is the same.)"""
 import subprocess
 import sys
 
@@ -62,6 +63,42 @@ def test_preloading_can_be_switched_off():
     before, loaded, after, used = run(PRELOAD, "torch-preload").splitlines()
     assert loaded == "[]" and after == "False []"
     assert used == "506.0 []"
+
+
+HOOK = """
+import builtins, sys
+import PySide6.QtCore
+import shibokensupport.feature as feature
+from posviz.gui.import_hook import past_pyside_hook
+hook = builtins.__import__
+with past_pyside_hook() as skipped:
+    inside = builtins.__import__ is getattr(builtins, '__orig_import__', None)
+    import colorsys
+print(skipped, inside, builtins.__import__ is hook)
+print(feature.pyside_feature_dict.get('colorsys'))
+import colorsys                        # imported again after: filed as the hook would
+print(feature.pyside_feature_dict.get('colorsys'))
+try:
+    with past_pyside_hook():
+        raise KeyError
+except KeyError:
+    pass
+print(builtins.__import__ is hook)
+"""
+
+
+def test_imports_past_the_hook_are_filed_as_the_hook_would_later():
+    skipped, inside, afterwards, restored = run(HOOK).splitlines()
+    assert skipped == "True True True"     # Python's own import inside, the hook after
+    assert inside == "None"                # not seen by the hook
+    assert afterwards == "-1"              # a module that does not use PySide6
+    assert restored == "True"              # an error inside still puts the hook back
+
+
+def test_skipping_the_hook_can_be_switched_off():
+    skipped, inside, afterwards, restored = run(HOOK, "pyside-import-hook").splitlines()
+    assert skipped == "False False True"
+    assert inside == "-1"                  # the hook saw it
 
 
 def test_the_plots_are_built_before_the_core_is_ready(qtbot):
