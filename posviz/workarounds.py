@@ -11,6 +11,8 @@ Names in use, and where each lives:
   and import torch and transformers past it (posviz.gui.import_hook).
 - ``torch-preload``: load torch's libraries without Python's lock at start-up
   (posviz.gui.preload).
+- ``pyqtgraph-lazy-qt``: pyqtgraph's mirror of Qt's classes filled as they are used,
+  not all at its import (posviz.gui.qt_mirror).
 - ``gui-thread-collector``: collect garbage on the GUI thread only (posviz.gui.collector).
 - ``malloc-trim``: give freed heap pages back to the system after large evaluations
   (posviz.core.scheduler.trim_heap).

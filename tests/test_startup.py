@@ -123,3 +123,60 @@ def test_the_plots_are_built_before_the_core_is_ready(qtbot):
     panel = w.plots
     w._build_plots()                            # once only
     assert w.plots is panel and w.plots_area.count() == 2
+
+
+MIRROR = """
+import hashlib, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6 import QtCore, QtGui, QtWidgets
+app = QtWidgets.QApplication([])
+from posviz.gui.qt_mirror import import_pyqtgraph_lazily
+pg = import_pyqtgraph_lazily() if sys.argv[1] == "lazy" else __import__("pyqtgraph")
+made = len(QtWidgets.__dict__)
+from posviz.core.backend import BuiltinBackend
+from posviz.core.config import ModelConfig
+from posviz.core.engine import Engine
+from posviz.core.session import Session
+from posviz.core.views import Shown, build_views
+from posviz.gui.plots import PlotsPanel
+session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
+session.reverse()
+ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+panel = PlotsPanel()
+panel.resize(1200, 800)
+panel.show()
+for _ in range(5):
+    app.processEvents()
+panel.show(Shown(ev, build_views(ev, panel.look())))
+for _ in range(5):
+    app.processEvents()
+image = panel.grab().toImage()
+pixels = bytes(image.constBits())
+mirrors = (("QtCore", QtCore), ("QtGui", QtGui), ("QtWidgets", QtWidgets))
+names = [(getattr(pg.Qt, q), src, n) for q, src in mirrors for n in dir(src)
+         if n.isidentifier() and not n.startswith("__") and hasattr(src, n)]
+same = all(getattr(m, n) is getattr(src, n) for m, src, n in names if hasattr(m, n))
+missing = [n for m, src, n in names if not hasattr(m, n)]   # made after pyqtgraph's copy
+print(hashlib.sha1(pixels).hexdigest(), image.width(), image.height())
+print(len(names) > 600, same, pg.Qt.QtGui.QFileSystemModel is QtWidgets.QFileSystemModel,
+      not missing)
+print(made < len(dir(QtWidgets)))
+"""
+
+
+def test_pyqtgraph_with_its_qt_mirror_filled_on_use_paints_the_same_plots():
+    """Imported lazily, pyqtgraph's QtCore/QtGui/QtWidgets give the very same classes
+    under the same names, and the plots of an evaluation come out pixel for pixel as
+    with the plain import; fewer of PySide6's classes were made at import."""
+    lazy = run(MIRROR.replace("sys.argv[1]", "'lazy'")).splitlines()
+    plain = run(MIRROR.replace("sys.argv[1]", "'plain'")).splitlines()
+    assert lazy[0] == plain[0]                  # the same pixels
+    assert lazy[1] == "True True True True"     # every name, the very same object
+    assert plain[1].startswith("True True True")   # (pyqtgraph's copy misses a few
+                                                   # PySide6 makes while it copies)
+    assert lazy[2] == "True" and plain[2] == "False"   # only the lazy import left some out
+
+
+def test_the_qt_mirror_can_be_switched_off():
+    out = run(MIRROR.replace("sys.argv[1]", "'lazy'"), "pyqtgraph-lazy-qt").splitlines()
+    assert out[2] == "False"                    # pyqtgraph made every class, as it does

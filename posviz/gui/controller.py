@@ -29,6 +29,7 @@ from ..core.scheduler import TRIM_FROM, Outcome, Scheduler, one_line, trim_heap
 from .collector import note_activity
 from .import_hook import past_pyside_hook
 from .preload import preload_torch_libraries
+from .qt_mirror import import_pyqtgraph_lazily
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
     from ..core.config import Positions
@@ -120,11 +121,12 @@ class Controller(QObject):
 
     def _prepare_start(self) -> None:
         """On the compute worker, before the session is built: the plots' modules
-        (pyqtgraph), then torch. The window builds its plots panel as soon as it hears
+        (pyqtgraph, its mirror of Qt filled as used), then torch. The window builds its plots panel as soon as it hears
         ``plotsImported``, while torch's libraries load here without Python's lock
         (the only part of start-up that two cores can do side by side); torch's own
         modules are then imported past PySide6's import hook."""
         try:
+            import_pyqtgraph_lazily()
             importlib.import_module(".plots", __package__)
         except Exception:
             pass        # the window tells the user when it builds the panel
