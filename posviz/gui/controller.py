@@ -121,10 +121,10 @@ class Controller(QObject):
 
     def _prepare_start(self) -> None:
         """On the compute worker, before the session is built: the plots' modules
-        (pyqtgraph, its mirror of Qt filled as used), then torch. The window builds its plots panel as soon as it hears
-        ``plotsImported``, while torch's libraries load here without Python's lock
-        (the only part of start-up that two cores can do side by side); torch's own
-        modules are then imported past PySide6's import hook."""
+        (pyqtgraph, its mirror of Qt filled as used), then torch. The window builds
+        its plots panel as soon as it hears ``plotsImported``, while torch's libraries
+        load here without Python's lock (the only part of start-up that two cores can
+        do side by side); torch's own modules are then imported past PySide6's hook."""
         try:
             import_pyqtgraph_lazily()
             importlib.import_module(".plots", __package__)

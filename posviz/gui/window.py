@@ -244,9 +244,8 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
 
     @Slot()
     def _build_plots(self) -> None:
-        """Build the plots panel, still hidden behind "Loading model…", once: as soon as
-        the worker has imported the plots' modules (it loads torch's libraries then,
-        without Python's lock, while this runs), else on ``ready``."""
+        """The plots panel, once, hidden until ``ready``: built as soon as the worker has
+        the plots' modules (torch's libraries load there meanwhile), else on ``ready``."""
         if self._plots_tried:
             return
         self._plots_tried = True
