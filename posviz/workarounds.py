@@ -7,8 +7,12 @@ any of them can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,name`` (
 
 Names in use, and where each lives:
 
-- ``pyside-import-hook``: answer PySide6's ``__feature__`` import hook by reading bytes
-  (posviz.gui.import_hook).
+- ``pyside-import-hook``: answer PySide6's ``__feature__`` import hook by reading bytes,
+  and import torch and transformers past it (posviz.gui.import_hook).
+- ``torch-preload``: load torch's libraries without Python's lock at start-up
+  (posviz.gui.preload).
+- ``pyqtgraph-lazy-qt``: pyqtgraph's mirror of Qt's classes filled as they are used,
+  not all at its import (posviz.gui.qt_mirror).
 - ``gui-thread-collector``: collect garbage on the GUI thread only (posviz.gui.collector).
 - ``malloc-trim``: give freed heap pages back to the system after large evaluations
   (posviz.core.scheduler.trim_heap).

@@ -7,10 +7,12 @@ turns session events into requests, and carries each outcome to the GUI thread (
 queued Qt signal), where it is checked once more: a newer request may have been made
 while the outcome travelled.
 
-Importing this module costs nothing heavy: torch and the core's computing modules are
-imported on the worker during ``start()``, after the window is on screen, and the first
-evaluation is computed there right after the session is built, while the window builds
-its panels. (The caller imports core.config and core.document, which import neither.)
+Importing this module costs nothing heavy: the plots' modules, torch and the core's
+computing modules are imported on the worker during ``start()``, after the window is on
+screen, and the first evaluation is computed there right after the session is built.
+The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
+torch's libraries load without Python's lock), and its model panel on ``ready``.
+(The caller imports core.config and core.document, which import neither.)
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ from ..core.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, Vie
                          load_model)
 from ..core.scheduler import TRIM_FROM, Outcome, Scheduler, one_line, trim_heap
 from .collector import note_activity
+from .import_hook import past_pyside_hook
+from .preload import preload_torch_libraries
+from .qt_mirror import import_pyqtgraph_lazily
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
     from ..core.config import Positions
@@ -42,12 +47,20 @@ def _load_failure(job: LoadJob, error: BaseException) -> str:
     return f"could not load {_label(job.spec)}: {one_line(error)}"
 
 
+def _load_model(job: LoadJob, should_stop=None):
+    """``load_model`` on the load worker, the libraries of a pretrained model
+    (transformers and its ~1400 modules) imported past PySide6's import hook: ~0.08 s less."""
+    with past_pyside_hook():
+        return load_model(job, should_stop)
+
+
 class _Bridge(QObject):
     """Signals emitted on worker threads; Qt queues them to the GUI thread. Parentless,
     so a worker that finishes after the window is gone still has someone to tell."""
 
     computed = Signal(object)                       # Outcome of a Start/Evaluation/ViewsJob
     loaded = Signal(object)                         # Outcome of a LoadJob
+    plotsImported = Signal()                        # the plots' modules are imported
     progress = Signal(object, str, object, object)  # load token, step, done, total
 
 
@@ -55,6 +68,7 @@ class Controller(QObject):
     """Owns the Session and the workers; widgets read ``session`` and watch the signals."""
 
     ready = Signal()                    # the session exists (core imported)
+    plotsImported = Signal()            # at start: the plots can be built (torch follows)
     computing = Signal()
     evaluated = Signal(object, float)   # the newest views.Shown, milliseconds
     evaluationFailed = Signal(str)
@@ -80,10 +94,11 @@ class Controller(QObject):
         self._bridge.computed.connect(self._on_computed)
         self._bridge.loaded.connect(self._on_loaded)
         self._bridge.progress.connect(self._on_progress)
+        self._bridge.plotsImported.connect(self.plotsImported)
         self._runner = EvaluationRunner()   # used on the compute worker only
         self._compute = Scheduler(self._run, self._bridge.computed.emit,
                                   name="posviz-compute")
-        self._loader = Scheduler(load_model, self._bridge.loaded.emit, name="posviz-load",
+        self._loader = Scheduler(_load_model, self._bridge.loaded.emit, name="posviz-load",
                                  describe=_load_failure, detach=True)
 
     # -- start-up ---------------------------------------------------------------------
@@ -101,11 +116,28 @@ class Controller(QObject):
     def _run(self, job, should_stop):
         """On the compute worker."""
         if isinstance(job, StartJob):
-            try:        # the plots' modules (pyqtgraph) too, off the GUI thread, and
-                importlib.import_module(".plots", __package__)  # before the GUI does
-            except Exception:
-                pass    # the window tells the user when it builds the panel
+            self._prepare_start()
         return self._runner(job, should_stop)
+
+    def _prepare_start(self) -> None:
+        """On the compute worker, before the session is built: the plots' modules
+        (pyqtgraph, its mirror of Qt filled as used), then torch. The window builds
+        its plots panel as soon as it hears ``plotsImported``, while torch's libraries
+        load here without Python's lock (the only part of start-up that two cores can
+        do side by side); torch's own modules are then imported past PySide6's hook."""
+        try:
+            import_pyqtgraph_lazily()
+            importlib.import_module(".plots", __package__)
+        except Exception:
+            pass        # the window tells the user when it builds the panel
+        else:
+            self._bridge.plotsImported.emit()
+        preload_torch_libraries()
+        with past_pyside_hook():
+            try:
+                import torch  # noqa: F401
+            except Exception:
+                pass    # the runner meets the same error and tells it
 
     def set_look(self, provider: Callable[[], MosaicLook | None]) -> None:
         """How the next mosaic is coloured: called on the GUI thread at each request."""

@@ -23,7 +23,6 @@ from .commands import history_fits
 from .controller import Controller
 from .documents import WindowDocuments
 from .edits import WindowEdits
-from .export_dialog import export_figures, export_to
 from .help import WindowHelp
 from .token_strip import TokenStrip
 
@@ -64,6 +63,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self.controller = Controller(self)
         self.undo_stack = QUndoStack(self)
         self.plots = None                 # the PlotsPanel, once the core is loaded
+        self._plots_tried = False         # _build_plots ran (plots may be None: no pyqtgraph)
         self.model_panel = None
         self._described = None            # the reference trace the model panel describes
         self._settled_state = ""          # the last evaluation's status: shown again when
@@ -77,6 +77,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.restoreGeometry(geometry)
         c = self.controller
         c.ready.connect(self._on_ready)
+        c.plotsImported.connect(self._build_plots)
         # "computing…" only for an evaluation that takes a while: during a drag it would
         # flash at every slot (and re-lay the status bar out twice per reorder).
         self._computing = QTimer(self, singleShot=True, interval=COMPUTING_AFTER_MS,
@@ -224,23 +225,9 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         state = self.settings.value("window/state")
         if not (isinstance(state, QByteArray) and self.restoreState(state)):
             self.resizeDocks([self.model_dock], [dock_width(self.width())], Qt.Horizontal)
-        try:
-            from .plots import PlotsPanel
-            self.plots = PlotsPanel()
-        except ImportError as error:
-            self.placeholder.setText(f"Plots are not available: {error}")
-        else:
-            self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
-            self.plots_scroll = QScrollArea()
-            self.plots_scroll.setWidget(self.plots)
-            self.plots_scroll.setWidgetResizable(True)
-            self.plots_scroll.setFrameShape(QFrame.NoFrame)
-            # Narrower than the plots' minimum (both side panels open in a small window):
-            # scroll sideways rather than cut the rightmost map off.
-            self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
-            self.plots_area.addWidget(self.plots_scroll)
+        self._build_plots()
+        if self.plots is not None:
             self.plots_area.setCurrentWidget(self.plots_scroll)
-            self.plots.hoverMessage.connect(self.hover_label.setText)
             self.plots.tabs.currentChanged.connect(self._tab_opened)
             self.plots.set_selection(session.selection)
             self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
@@ -254,6 +241,30 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self._start_document()
         self._tab_opened(self.plots.tabs.currentIndex() if self.plots is not None else 0)
         freeze_start_up()            # what exists now lives as long as the window
+
+    @Slot()
+    def _build_plots(self) -> None:
+        """The plots panel, once, hidden until ``ready``: built as soon as the worker has
+        the plots' modules (torch's libraries load there meanwhile), else on ``ready``."""
+        if self._plots_tried:
+            return
+        self._plots_tried = True
+        try:
+            from .plots import PlotsPanel
+            self.plots = PlotsPanel()
+        except ImportError as error:
+            self.placeholder.setText(f"Plots are not available: {error}")
+            return
+        self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+        self.plots_scroll = QScrollArea()
+        self.plots_scroll.setWidget(self.plots)
+        self.plots_scroll.setWidgetResizable(True)
+        self.plots_scroll.setFrameShape(QFrame.NoFrame)
+        # Narrower than the plots' minimum (both side panels open in a small window):
+        # scroll sideways rather than cut the rightmost map off.
+        self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.plots_area.addWidget(self.plots_scroll)
+        self.plots.hoverMessage.connect(self.hover_label.setText)
 
     # -- session -> widgets -----------------------------------------------------------
     @property
@@ -377,10 +388,13 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.resizeDocks([self.model_dock], [dock_width(width)], Qt.Horizontal)
 
     # -- file and help ----------------------------------------------------------------
+    # (the export dialog imports the plots, hence pyqtgraph: not before the first paint)
     def export_figures(self) -> None:
+        from .export_dialog import export_figures
         export_figures(self)
 
     def export_to(self, folder: str, formats, width, csv: bool) -> list:
+        from .export_dialog import export_to
         return export_to(self, folder, formats, width, csv)
 
     def closeEvent(self, event) -> None:
