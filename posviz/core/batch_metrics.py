@@ -10,8 +10,8 @@ max |A'[j, k] - A[order j, order k]| is the same set of differences as compare's
 max |A'[inv j, inv k] - A[j, k]|, cell for cell.
 
 ``MetricsRecorder`` does the same while a batched forward runs: it reduces each layer's
-attention weights to B numbers as they pass and keeps only the hidden states, so a
-chunk's memory is its hidden states and one layer's working tensors.
+hidden states and attention weights to B numbers (and B x n for token_change) as they
+pass and keeps neither, so a chunk's memory is one layer's working tensors.
 """
 from __future__ import annotations
 

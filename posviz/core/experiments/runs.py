@@ -31,7 +31,10 @@ ALL_AT_MOST = 7                     # 7! = 5040 orders
 # at most about BATCH_BYTES (backend.batch_bytes per order) and MAX_BATCH orders.
 BATCH_BYTES = 96 << 20
 MAX_BATCH = 64
-MAX_BATCH_METRICS = 256            # compare_batch keeps no maps: more orders fit
+# compare_batch keeps no maps, so more orders fit the budget; but past ~64 orders of 64
+# tokens the built-in model's forward gets slower per order (its working tensors leave
+# the caches: 256 at once took 1.3-1.6x as long as 4 x 64), so no more than this
+MAX_BATCH_METRICS = 64
 
 
 def _owner(cls: type, name: str) -> type | None:
