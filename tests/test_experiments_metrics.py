@@ -68,8 +68,8 @@ def test_compare_batch_equals_compare_of_single_runs(pe, mask, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_the_batched_arithmetic_is_compare_on_the_same_runs(dtype):
-    """Fed the single runs' own arrays, the chunk's metrics are compare's but for the
-    order of summation."""
+    """Fed the single runs' own arrays, the chunk's metrics are compare's, bit for bit:
+    the same differences, reduced in the same order."""
     backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe="rope",
                                          mask="causal", dtype=dtype))
     seq = backend.tokenize(TEXT)
@@ -79,9 +79,11 @@ def test_the_batched_arithmetic_is_compare_on_the_same_runs(dtype):
     reference = runs_[0]
     got = batch_compare(reference, np.stack([t.hidden for t in runs_]),
                         np.stack([t.attention for t in runs_]), np.stack(orders))
-    tol = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-15)}
     for comparison, trace, order in zip(got, runs_, orders):
-        assert_same_metrics(comparison, compare(reference, trace, order), tol[dtype])
+        want = compare(reference, trace, order)
+        assert_same_metrics(comparison, want, dict(rtol=0, atol=0))
+        for name in NAMES:
+            np.testing.assert_array_equal(comparison.metric(name), want.metric(name), name)
     # the identity order: every measure exactly 0, as compare gives
     for name in ("hidden_equivariance", "last_token_change", "token_change"):
         assert not got[0].metric(name).any(), name

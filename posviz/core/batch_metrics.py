@@ -26,17 +26,17 @@ from .trace import Trace
 
 
 class ReferenceTensors:
-    """What the metrics need of the reference run, as torch tensors (shared memory)."""
+    """What the metrics need of the reference run (arrays shared with it)."""
 
     def __init__(self, reference: Trace):
         norms = _norms_of(reference)                     # the denominators compare uses
         tiny = np.finfo(reference.hidden.dtype).tiny     # as symmetry._relative
-        self.hidden = torch.from_numpy(reference.hidden)                  # (L+1, n, d)
+        self.hidden = reference.hidden                                    # (L+1, n, d)
         self.attention = reference.attention                              # (L, h, n, n)
-        self.total = torch.from_numpy(np.maximum(norms.total, tiny))      # (L+1,)
-        self.token = torch.from_numpy(np.maximum(norms.token, tiny))      # (L+1, n)
-        self.mean = torch.from_numpy(norms.mean)                          # (L+1, d)
-        self.mean_norm = torch.from_numpy(np.maximum(norms.mean_norm, tiny))  # (L+1,)
+        self.total = np.maximum(norms.total, tiny)                        # (L+1,)
+        self.token = np.maximum(norms.token, tiny)                        # (L+1, n)
+        self.mean = norms.mean                                            # (L+1, d)
+        self.mean_norm = np.maximum(norms.mean_norm, tiny)                # (L+1,)
         self.floor = noise_floor(reference.hidden.dtype)
 
 
@@ -46,36 +46,41 @@ class ChunkMetrics:
     def __init__(self, reference: ReferenceTensors, orders: np.ndarray):
         self.ref = reference
         self.orders = np.asarray(orders, dtype=np.int64)                  # (B, n)
-        self.flat = torch.from_numpy(self.orders).view(-1)                # (B*n,)
         B, n = self.orders.shape
         L, h = reference.attention.shape[:2]
         dtype = reference.hidden.dtype
         # (B*n*n,) entry (j, k) of order b's map is entry (order j, order k) of the
         # reference's
         self.cells = (self.orders[:, :, None] * n + self.orders[:, None, :]).ravel()
-        self.hidden_equivariance = torch.zeros(B, L + 1, dtype=dtype)
-        self.last_token_change = torch.zeros(B, L + 1, dtype=dtype)
-        self.pooled_change = torch.zeros(B, L + 1, dtype=dtype)
-        self.slot_change = torch.zeros(B, L + 1, n, dtype=dtype)          # per slot j
+        self.hidden_equivariance = np.zeros((B, L + 1), dtype)
+        self.last_token_change = np.zeros((B, L + 1), dtype)
+        self.pooled_change = np.zeros((B, L + 1), dtype)
+        self.slot_change = np.zeros((B, L + 1, n), dtype)                 # per slot j
         # float64 whatever the runs' precision, as compare's (NaN at layer 0)
-        self.attention_equivariance = torch.full((B, L + 1), float("nan"),
-                                                 dtype=torch.float64)
+        self.attention_equivariance = np.full((B, L + 1), np.nan)
         self._gathered: np.ndarray | None = None                          # (h, B*n*n)
 
     def hidden(self, layer: int, hidden: torch.Tensor) -> None:
-        """Layer ``layer``'s hidden states (B, n, d) of the orders."""
-        ref, flat = self.ref, self.flat
-        B, n, d = hidden.shape
+        """Layer ``layer``'s hidden states (B, n, d) of the orders.
+
+        compare's operations in numpy, one order per row where compare has one layer
+        per row: the same reductions over the same values, so equal inputs give equal
+        numbers, bit for bit (at a layer where the orders' runs equal the reference's to
+        the last bit, say, both give the same rounding, not two different ones)."""
+        ref = self.ref
+        Hp = hidden.numpy()                                               # (B, n, d)
+        B = Hp.shape[0]
         H = ref.hidden[layer]                                             # (n, d)
-        diff = torch.sub(hidden, H.index_select(0, flat).view(B, n, d))   # (B, n, d)
-        rows = torch.linalg.vector_norm(diff, dim=-1)                     # (B, n)
-        self.hidden_equivariance[:, layer] = (torch.linalg.vector_norm(rows, dim=-1)
+        diff = np.take(H, self.orders, axis=0)                            # (B, n, d)
+        squares = np.square(np.subtract(Hp, diff, out=diff), out=diff)
+        self.hidden_equivariance[:, layer] = (np.sqrt(squares.reshape(B, -1).sum(axis=1))
                                               / ref.total[layer])
-        self.slot_change[:, layer] = rows / ref.token[layer].index_select(0, flat).view(B, n)
-        self.last_token_change[:, layer] = torch.linalg.vector_norm(
-            hidden[:, -1] - H[-1], dim=-1) / ref.token[layer, -1]
-        self.pooled_change[:, layer] = torch.linalg.vector_norm(
-            hidden.mean(dim=1) - ref.mean[layer], dim=-1) / ref.mean_norm[layer]
+        self.slot_change[:, layer] = (np.sqrt(squares.sum(axis=2))
+                                      / ref.token[layer][self.orders])
+        self.last_token_change[:, layer] = (np.linalg.norm(Hp[:, -1] - H[-1], axis=1)
+                                            / ref.token[layer, -1])
+        self.pooled_change[:, layer] = (np.linalg.norm(Hp.mean(axis=1) - ref.mean[layer],
+                                                       axis=1) / ref.mean_norm[layer])
 
     def attention(self, layer: int, maps: torch.Tensor) -> None:
         """Block ``layer``'s (0-based) attention weights (B, h, n, n) of the orders: the
@@ -93,18 +98,18 @@ class ChunkMetrics:
                 out=self._gathered, mode="wrap")                          # (h, B*n*n)
         gap = torch.from_numpy(self._gathered).view(h, B, n * n)
         gap.sub_(maps.reshape(B, h, n * n).transpose(0, 1))
-        self.attention_equivariance[:, layer + 1] = gap.abs_().amax(dim=(0, 2))
+        self.attention_equivariance[:, layer + 1] = gap.abs_().amax(dim=(0, 2)).numpy()
 
     def comparisons(self) -> list[Comparison]:
         """One Comparison per order, as compare gives it but with attention_aligned None."""
-        slot = self.slot_change.numpy()
+        slot = self.slot_change
         token = np.empty_like(slot)                                       # (B, L+1, n)
         # per original token i: the change of the slot it moved to
         np.put_along_axis(token, np.broadcast_to(self.orders[:, None, :], slot.shape), slot,
                           axis=2)
         equivariance, last, pooled, attention = (
-            m.numpy() for m in (self.hidden_equivariance, self.last_token_change,
-                                self.pooled_change, self.attention_equivariance))
+            self.hidden_equivariance, self.last_token_change, self.pooled_change,
+            self.attention_equivariance)
         return [Comparison(order=self.orders[b], hidden_equivariance=equivariance[b],
                            attention_equivariance=attention[b], last_token_change=last[b],
                            pooled_change=pooled[b], token_change=token[b],

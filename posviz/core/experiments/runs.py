@@ -96,7 +96,8 @@ def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positio
     while chunk := list(itertools.islice(orders, size)):
         _check_stop(should_stop)
         chunk = _permutations(chunk, n)                                   # (B, n)
-        moved = chunk[(chunk != identity).any(axis=1)]                    # (B', n)
+        still = (chunk == identity).all(axis=1)                           # (B,)
+        moved = chunk[~still]                                             # (B', n)
         if not len(moved):
             results = iter(())
         elif traces:
@@ -106,10 +107,9 @@ def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positio
         else:
             results = iter(engine.backend.compare_batch(
                 seq, moved, _positions(moved, positions), reference, should_stop))
-        for order in chunk:
+        for order, same in zip(chunk, still):
             _check_stop(should_stop)
-            yield (compare(reference, reference, order) if np.array_equal(order, identity)
-                   else next(results))
+            yield compare(reference, reference, order) if same else next(results)
 
 
 def _permutations(orders: list, n: int) -> np.ndarray:
