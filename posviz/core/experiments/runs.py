@@ -2,7 +2,8 @@
 
 ``run_orders`` evaluates orders of one tokenized text against its reference run, which
 the Engine computes once and keeps. A backend with ``run_batch`` runs several orders in
-one forward (a chunk, bounded in memory); others run one order at a time.
+one forward (a chunk, bounded in memory); with ``compare_batch`` it measures a chunk
+without building its Traces (what a sweep uses); others run one order at a time.
 """
 from __future__ import annotations
 
