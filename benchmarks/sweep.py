@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/sweep.py                 # 256 orders of 64 tokens
     .venv/bin/python benchmarks/sweep.py --smoke         # 16 orders of 16 tokens
     .venv/bin/python benchmarks/sweep.py --json out.json --skip minilm
+    .venv/bin/python benchmarks/sweep.py --skip minilm --rounds 7 --parts
 
 For the built-in 6-layer model and the bundled all-MiniLM-L6-v2 (if installed) it runs
 COUNT random permutations of an N-token text through ``run_orders`` (the code path of
@@ -11,7 +12,9 @@ one Engine.evaluate per order) and batched (the default chunks), taking turns fo
 ROUNDS rounds. The reference run is computed before either is timed. It prints the
 median times, their ratio against the target (4x built-in, 1.5x MiniLM) with met /
 missed, the ratio of the fastest rounds, and the load average before and after: the
-ratio is only as good as the machine was quiet.
+ratio is only as good as the machine was quiet. With --parts it also times, in the same
+turns, the batched run that keeps every Trace and the forwards alone (recording
+nothing), batched and one order at a time: what bounds the ratio.
 """
 from __future__ import annotations
 
@@ -55,7 +58,40 @@ def load(name: str):
     return hf.load_backend("minilm")
 
 
-def measure(name: str, n: int, count: int, seed: int, rounds: int = 1) -> dict:
+def forwards(backend, seq, orders, positions, size: int) -> None:
+    """The forwards alone of run_orders, ``size`` orders at a time (1: one order's
+    forward as Engine.evaluate runs it, without its Trace and comparison), recording
+    nothing: what no measure on top of them can go below."""
+    import numpy as np
+
+    from posviz.core.experiments.runs import _positions
+    from posviz.core.hooks import Recorder
+
+    class Nothing(Recorder):
+        def record(self, name, value):
+            pass
+    ids = np.array(seq.ids, dtype=object)
+    for start in range(0, len(orders), size):
+        chunk = np.stack(orders[start:start + size])
+        rows, pos = ids[chunk].tolist(), _positions(chunk, positions)
+        if hasattr(backend, "model") and hasattr(backend.model, "record_batch"):   # built-in
+            if size == 1:
+                backend.model.record(rows[0], pos[0], Nothing())
+            else:
+                backend.model.record_batch(rows, pos, Nothing())
+        elif size == 1:
+            backend.record(rows[0], pos[0], Nothing())
+        else:
+            backend.record_batch(rows, pos, Nothing())
+
+
+def measure(name: str, n: int, count: int, seed: int, rounds: int = 1,
+            parts: bool = False, clock=time.perf_counter) -> dict:
+    """Time COUNT random orders of an N-token text through run_orders one at a time and
+    batched (the sweep's path), taking turns for ROUNDS rounds; with ``parts`` also the
+    batched run that keeps Traces (run_batch, then compare per order) and the forwards
+    alone (see ``forwards``), batched and one at a time. ``clock``: wall clock, or
+    time.thread_time (with torch on one thread)."""
     import numpy as np
 
     from posviz.core.config import Positions
@@ -67,25 +103,34 @@ def measure(name: str, n: int, count: int, seed: int, rounds: int = 1) -> dict:
     orders = make_orders("random", seq.pinned, count, np.random.default_rng(seed))
     engine = Engine(backend)
     positions = Positions()
+    size = batch_size(backend, len(seq), traces=False)
     list(run_orders(engine, seq, orders[:2], positions, batch=2))    # reference, warm-up
+    runs = {"sequential": lambda: run_orders(engine, seq, orders, positions, batch=1,
+                                             traces=False),
+            "batched": lambda: run_orders(engine, seq, orders, positions, traces=False)}
+    if parts:
+        runs.update({
+            "batched_traces": lambda: run_orders(engine, seq, orders, positions),
+            "forward_sequential": lambda: forwards(backend, seq, orders, positions, 1) or (),
+            "forward_batched": lambda: forwards(backend, seq, orders, positions, size) or ()})
     load_before = os.getloadavg()
-    times = {"sequential": [], "batched": []}
-    for _ in range(rounds):             # taking turns: a change of machine speed hits both
-        for label, size in (("sequential", 1), ("batched", None)):
-            start = time.perf_counter()
-            for _ in run_orders(engine, seq, orders, positions, batch=size):
+    times = {label: [] for label in runs}
+    for _ in range(rounds):             # taking turns: a change of machine speed hits all
+        for label, run in runs.items():
+            start = clock()
+            for _ in run():
                 pass
-            times[label].append(time.perf_counter() - start)
-    seq_s, batch_s = (float(np.median(times[k])) for k in ("sequential", "batched"))
+            times[label].append(clock() - start)
+    medians = {label: float(np.median(t)) for label, t in times.items()}
+    seq_s, batch_s = medians["sequential"], medians["batched"]
     ratio = seq_s / batch_s
     return {"model": name, "n": len(seq), "orders": count, "rounds": rounds,
-            "batch_size": batch_size(backend, len(seq)),
+            "batch_size": size, "batch_size_traces": batch_size(backend, len(seq)),
             "sequential_s": seq_s, "batched_s": batch_s, "ratio": ratio,
             "ratio_of_fastest": min(times["sequential"]) / min(times["batched"]),
-            "times": times, "target": TARGETS[name], "met": ratio >= TARGETS[name],
+            "medians": medians, "times": times, "target": TARGETS[name],
+            "met": ratio >= TARGETS[name],
             "load_before": list(load_before), "load_after": list(os.getloadavg())}
-
-
 
 
 def print_row(row: dict) -> None:
@@ -96,6 +141,15 @@ def print_row(row: dict) -> None:
           f"{row['ratio_of_fastest']:5.1f}x (target {row['target']:.1f}x: "
           f"{'met' if row['met'] else 'missed'})  load {load(row['load_before'])} -> "
           f"{load(row['load_after'])}", flush=True)
+    medians = row["medians"]
+    if "forward_batched" in medians:
+        seq_s = row["sequential_s"]
+        print(f"{'':8} parts (medians): batched keeping Traces (batch "
+              f"{row['batch_size_traces']}) {medians['batched_traces']:.3f} s; forwards alone: "
+              f"one at a time {medians['forward_sequential']:.3f} s, batched "
+              f"{medians['forward_batched']:.3f} s (sequential / that = "
+              f"{seq_s / medians['forward_batched']:.1f}x at most); the batched metrics "
+              f"and the rest {row['batched_s'] - medians['forward_batched']:.3f} s", flush=True)
 
 
 def main(argv=None) -> int:
@@ -109,12 +163,20 @@ def main(argv=None) -> int:
     parser.add_argument("--skip", action="append", default=[], choices=sorted(TARGETS),
                         help="leave a model out (repeatable)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="torch on one thread, timed by the thread's CPU time (for a "
+                             "busy machine, where wall clock says little)")
+    parser.add_argument("--parts", action="store_true",
+                        help="also time the forwards alone and the batched run with Traces")
     args = parser.parse_args(argv)
     count = args.count or (16 if args.smoke else 256)
     n = args.n or (16 if args.smoke else 64)
     import torch
+    if args.cpu_time:
+        torch.set_num_threads(1)
     print(f"cores {os.cpu_count()}, torch {torch.__version__} with "
-          f"{torch.get_num_threads()} threads", flush=True)
+          f"{torch.get_num_threads()} threads, timed by "
+          f"{'thread CPU time' if args.cpu_time else 'wall clock'}", flush=True)
     rows = []
     for name in TARGETS:
         if name in args.skip:
@@ -122,7 +184,9 @@ def main(argv=None) -> int:
         if name == "minilm" and not installed("minilm"):
             print("minilm   not installed: skipped", flush=True)
             continue
-        rows.append(measure(name, n, count, args.seed, 1 if args.smoke else args.rounds))
+        rows.append(measure(name, n, count, args.seed, 1 if args.smoke else args.rounds,
+                            args.parts, time.thread_time if args.cpu_time else time.perf_counter))
+        rows[-1]["clock"] = "thread CPU time" if args.cpu_time else "wall clock"
         print_row(rows[-1])
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))

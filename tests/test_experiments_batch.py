@@ -3,7 +3,8 @@
 The single-order run (Engine.evaluate, with causal prefix reuse where it applies) is
 the reference: a batched Trace must equal it to rounding for every encoding, mask,
 norm placement, residual setting and position mode, and a sweep must give the same
-numbers whatever its batch size.
+numbers whatever its batch size. The batched metrics (backend.compare_batch,
+core.batch_metrics) must equal core.symmetry.compare of the single runs.
 """
 from __future__ import annotations
 
@@ -144,6 +145,7 @@ def test_a_stop_between_chunks_cancels_and_each_order_is_yielded_on_its_own():
 
 def sweep_json(capsys, monkeypatch, max_batch, *args):
     monkeypatch.setattr(runs, "MAX_BATCH", max_batch)
+    monkeypatch.setattr(runs, "MAX_BATCH_METRICS", max_batch)      # what a sweep uses
     assert main(["sweep", "--layers", "2", "--heads", "2", "--d-model", "16",
                  "--text", TEXT, "--json", *args]) == 0
     return json.loads(capsys.readouterr().out)

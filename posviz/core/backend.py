@@ -88,12 +88,27 @@ class BuiltinBackend:
         return self.model.run_batch([[seq.ids[i] for i in order] for order in orders],
                                     position_ids, should_stop)
 
-    def batch_bytes(self, n: int) -> int:
+    def compare_batch(self, seq, orders, position_ids, reference: Trace,
+                      should_stop=None) -> list:
+        """compare(reference, run(...)) for B orders in one forward, without the aligned
+        maps (core.batch_metrics): orders and position_ids (B, n) -> B Comparisons."""
+        from .batch_metrics import MetricsRecorder, ReferenceTensors
+        from .hooks import RESID_PRE
+        recorder = MetricsRecorder(ReferenceTensors(reference), orders, self.config.layers,
+                                   should_stop, stop_after=(RESID_PRE,))
+        words = np.array(seq.ids, dtype=object)[np.asarray(orders)].tolist()   # (B, n)
+        self.model.record_batch(words, position_ids, recorder)
+        return recorder.comparisons()
+
+    def batch_bytes(self, n: int, traces: bool = True) -> int:
         """About how many bytes one order of n tokens takes in run_batch (recorded
-        values, their Trace, the working tensors)."""
+        values, their Trace, the working tensors), or with ``traces`` False in
+        compare_batch (one layer's working tensors, the gap to the reference's maps)."""
         cfg = self.config
         item = 8 if cfg.dtype == "float64" else 4
         per_layer = 3 * cfg.heads * n * n + n * (8 * cfg.d_model + 2 * cfg.ff_width)
+        if not traces:
+            return item * (per_layer + cfg.heads * n * n) + 8 * n * n
         return item * (cfg.layers * per_layer + 3 * n * cfg.d_model)
 
     def describe(self) -> dict:

@@ -10,6 +10,7 @@ symmetry argument needs (it holds for every choice of weights).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 from typing import Callable
 
@@ -220,9 +221,11 @@ class InstrumentedTransformer(nn.Module):
         """The forward from token embeddings (..., m, d) at position ids (..., m) on,
         every hook point passed; any leading batch axis is carried through."""
         emb = self.hook_embed(emb)
-        enc = self.encoding.absolute(pos.reshape(-1))                       # (B*m, d) or None
+        rows = pos.reshape(-1, pos.shape[-1])                               # (B, m)
+        shared = rows.shape[0] > 1 and bool((rows == rows[0]).all())      # encoded once
+        enc = self.encoding.absolute(rows[0] if shared else pos.reshape(-1))  # (B*m, d) or None
         x = emb if enc is None else emb + self.hook_pos_embed(
-            enc.to(self.dtype).reshape(emb.shape))
+            enc.to(self.dtype).reshape((1, *enc.shape) if shared else emb.shape))
         for l, block in enumerate(self.blocks):
             kv = None if past is None else (past[l][0][:, :start], past[l][1][:, :start])
             x = block(x, pos, self.encoding, bias, mask, kv)
@@ -250,11 +253,14 @@ class InstrumentedTransformer(nn.Module):
         if pos.shape != (B, n) or any(len(w) != n for w in words):
             raise PosvizInputError(f"{tuple(pos.shape)} position ids for {B} orders of {n}")
         self.encoding.check(pos.reshape(-1))
-        table = {w: self.embed_word(w) for row in words for w in row}
-        emb = torch.stack([torch.stack([table[w] for w in row]) for row in words])  # (B, n, d)
+        index = {w: i for i, w in enumerate(dict.fromkeys(itertools.chain(*words)))}
+        table = torch.stack([self.embed_word(w) for w in index])            # (U, d)
+        emb = table[torch.tensor([list(map(index.__getitem__, row)) for row in words])]
         with recorder.watch(self.hook_points):
             bias = self.encoding.bias(pos[0], self.cfg.causal)              # (h, n, n) or None
-            if bias is not None:                        # per order: its own distances
+            if bias is not None and bool((pos == pos[0]).all()):
+                bias = bias.to(self.dtype)              # every order: the same positions
+            elif bias is not None:                      # per order: its own distances
                 rest = [self.encoding.bias(p, self.cfg.causal) for p in pos[1:]]
                 bias = torch.stack([bias, *rest]).to(self.dtype)            # (B, h, n, n)
             mask = torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None

@@ -100,7 +100,8 @@ class Comparison:
     pooled_change: np.ndarray            # (L+1,) ||mean H' - mean H|| / ||mean H||
     token_change: np.ndarray             # (L+1, n) per original token i:
                                          #   ||H'[inv[i]] - H[i]|| / ||H[i]||
-    attention_aligned: np.ndarray        # (L, h, n, n) A' with rows/cols back in original order
+    attention_aligned: np.ndarray | None  # (L, h, n, n) A' with rows/cols back in original
+                                         #   order; None from core.batch_metrics (sweeps)
     floor: float                         # noise floor for the traces' dtype
 
     def metric(self, name: str) -> np.ndarray:

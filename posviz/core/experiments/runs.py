@@ -2,7 +2,8 @@
 
 ``run_orders`` evaluates orders of one tokenized text against its reference run, which
 the Engine computes once and keeps. A backend with ``run_batch`` runs several orders in
-one forward (a chunk, bounded in memory); others run one order at a time.
+one forward (a chunk, bounded in memory); with ``compare_batch`` it measures a chunk
+without building its Traces (what a sweep uses); others run one order at a time.
 """
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ ALL_AT_MOST = 7                     # 7! = 5040 orders
 # at most about BATCH_BYTES (backend.batch_bytes per order) and MAX_BATCH orders.
 BATCH_BYTES = 96 << 20
 MAX_BATCH = 64
+# compare_batch keeps no maps, so more orders fit the budget; but past ~64 orders of 64
+# tokens the built-in model's forward gets slower per order (its working tensors leave
+# the caches: 256 at once took 1.3-1.6x as long as 4 x 64), so no more than this
+MAX_BATCH_METRICS = 64
 
 
 def _owner(cls: type, name: str) -> type | None:
@@ -38,57 +43,97 @@ def _owner(cls: type, name: str) -> type | None:
     return next((c for c in cls.__mro__ if name in vars(c)), None)
 
 
-def can_batch(backend) -> bool:
-    """Whether ``backend`` runs batches that equal its ``run``: it has ``run_batch``,
-    defined by the class that defines ``run`` or a subclass of it (a subclass that
-    changes ``run`` alone runs one order at a time)."""
-    batch, run = _owner(type(backend), "run_batch"), _owner(type(backend), "run")
+def can_batch(backend, traces: bool = True) -> bool:
+    """Whether ``backend`` runs batches that equal its ``run``: it has ``run_batch``
+    (with ``traces`` False: ``compare_batch``), defined by the class that defines
+    ``run`` or a subclass of it (a subclass that changes ``run`` alone runs one order at
+    a time)."""
+    name = "run_batch" if traces else "compare_batch"
+    batch, run = _owner(type(backend), name), _owner(type(backend), "run")
     return batch is not None and (run is None or issubclass(batch, run))
 
 
-def batch_size(backend, n: int) -> int:
+def batch_size(backend, n: int, traces: bool = True) -> int:
     """How many orders of n tokens ``backend`` runs in one forward: 1 when it cannot
-    batch (see can_batch), else as many as fit BATCH_BYTES, at most MAX_BATCH."""
-    if not can_batch(backend) or MAX_BATCH <= 1:
+    batch (see can_batch), else as many as fit BATCH_BYTES, at most MAX_BATCH (with
+    ``traces`` False, the comparisons alone: MAX_BATCH_METRICS)."""
+    most = MAX_BATCH if traces else MAX_BATCH_METRICS
+    if not can_batch(backend, traces) or most <= 1:
         return 1
-    per_order = backend.batch_bytes(n) if hasattr(backend, "batch_bytes") else BATCH_BYTES
-    return int(max(1, min(MAX_BATCH, BATCH_BYTES // max(per_order, 1))))
+    if not hasattr(backend, "batch_bytes"):
+        per_order = BATCH_BYTES
+    else:
+        per_order = (backend.batch_bytes(n) if traces
+                     else backend.batch_bytes(n, traces=False))
+    return int(max(1, min(most, BATCH_BYTES // max(per_order, 1))))
 
 
 def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positions: Positions,
                should_stop: Callable[[], bool] | None = None,
-               batch: int | None = None) -> Iterator[Comparison]:
+               batch: int | None = None, traces: bool = True) -> Iterator[Comparison]:
     """Each order's Comparison with the original order, in the order given.
 
     The reference run is computed once (the Engine keeps it). Orders run ``batch`` at a
     time in one forward when the backend can (can_batch; default: batch_size), else one
-    by one through Engine.evaluate. ``should_stop`` is asked before each order's
-    comparison (so between chunks too) and inside each forward; True raises
-    errors.Cancelled.
+    by one through Engine.evaluate. With ``traces`` False a batched chunk gives the
+    metrics alone (backend.compare_batch, core.batch_metrics): its Comparisons hold no
+    ``attention_aligned`` (None), and it records and keeps less, so chunks are larger.
+    ``should_stop`` is asked before each order's comparison (so between chunks too) and
+    inside each forward; True raises errors.Cancelled.
     """
     reference = engine.reference(seq, positions, should_stop)
-    size = batch_size(engine.backend, len(seq)) if batch is None else int(batch)
+    size = batch_size(engine.backend, len(seq), traces) if batch is None else int(batch)
     orders = iter(orders)
-    if size <= 1 or not can_batch(engine.backend):
+    if size <= 1 or not can_batch(engine.backend, traces):
         for order in orders:
             _check_stop(should_stop)
             yield engine.evaluate(seq, order, positions, should_stop).comparison
         return
-    from ..engine import check_length, position_ids
+    from ..engine import check_length
     n = len(seq)
     positions.validate()
     check_length(engine.backend, n, positions)
     identity = np.arange(n)
-    while chunk := [check_permutation(order, n) for order in itertools.islice(orders, size)]:
+    while chunk := list(itertools.islice(orders, size)):
         _check_stop(should_stop)
-        moved = [order for order in chunk if not np.array_equal(order, identity)]
-        traces = iter(engine.backend.run_batch(
-            seq, np.stack(moved), np.stack([position_ids(o, positions) for o in moved]),
-            should_stop) if moved else ())
-        for order in chunk:
+        chunk = _permutations(chunk, n)                                   # (B, n)
+        still = (chunk == identity).all(axis=1)                           # (B,)
+        moved = chunk[~still]                                             # (B', n)
+        if not len(moved):
+            results = iter(())
+        elif traces:
+            results = (compare(reference, trace, order) for trace, order in zip(
+                engine.backend.run_batch(seq, moved, _positions(moved, positions),
+                                         should_stop), moved))
+        else:
+            results = iter(engine.backend.compare_batch(
+                seq, moved, _positions(moved, positions), reference, should_stop))
+        for order, same in zip(chunk, still):
             _check_stop(should_stop)
-            permuted = reference if np.array_equal(order, identity) else next(traces)
-            yield compare(reference, permuted, order)
+            yield compare(reference, reference, order) if same else next(results)
+
+
+def _permutations(orders: list, n: int) -> np.ndarray:
+    """(B, n) int64 from B orders, each checked to be a permutation of 0..n-1 (at once
+    when they are; check_permutation names the first that is not)."""
+    try:
+        stacked = np.asarray(orders)
+    except ValueError:                  # ragged
+        stacked = None
+    if (stacked is not None and stacked.shape == (len(orders), n)
+            and np.issubdtype(stacked.dtype, np.integer)
+            and (np.sort(stacked, axis=1) == np.arange(n)).all()):
+        return stacked.astype(np.int64)
+    return np.stack([check_permutation(order, n) for order in orders])
+
+
+def _positions(orders: np.ndarray, positions: Positions) -> np.ndarray:
+    """(B, n) the position ids of orders (B, n): as engine.position_ids gives each."""
+    from ..engine import position_ids
+    if positions.mode == "slot":
+        return np.broadcast_to(position_ids(np.arange(orders.shape[1]), positions),
+                               orders.shape).copy()
+    return np.stack([position_ids(order, positions) for order in orders])
 
 
 def _check_stop(should_stop) -> None:

@@ -1,7 +1,8 @@
 """Sweeps: many orders of one or many texts, summarized per layer by quantiles.
 
 For each text the sweep runs the orders of its kind (``runs.make_orders``), compares each
-with the original order (``core.symmetry.compare``), and reports per layer the median,
+with the original order (the metrics of ``core.symmetry.compare``, a chunk of orders
+at a time: ``core.batch_metrics``), and reports per layer the median,
 10th and 90th percentile of every metric over all runs of all texts.
 """
 from __future__ import annotations
@@ -137,7 +138,7 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
             if kind == "swap" else None
         changes = []
         for order, comparison in zip(plan, run_orders(engine, seq, plan, positions,
-                                                      should_stop)):
+                                                      should_stop, traces=False)):
             floor = comparison.floor
             if adjacent is None or tuple(order) in adjacent:
                 for name in METRICS:

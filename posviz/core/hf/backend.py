@@ -215,19 +215,36 @@ class HFBackend:
                 for b, (order, rows) in enumerate(zip(orders, batch_rows(recorder,
                                                                            len(orders))))]
 
-    def batch_bytes(self, n: int) -> int:
-        """About how many bytes one order of n tokens takes in run_batch."""
+    def compare_batch(self, seq: TokenSequence, orders, position_ids, reference: Trace,
+                      should_stop=None) -> list:
+        """compare(reference, run(...)) for B orders in one forward, without the aligned
+        maps (core.batch_metrics): orders and position_ids (B, n) -> B Comparisons."""
+        from ..batch_metrics import MetricsRecorder, ReferenceTensors
+        position_ids = np.asarray(position_ids)
+        for pos in position_ids:
+            self.check_positions(pos)
+        recorder = MetricsRecorder(ReferenceTensors(reference), orders, self._blocks,
+                                   should_stop, stop_after=(ATTN_OUT, MLP_OUT))
+        self.record_batch(np.asarray(seq.ids)[np.asarray(orders)], position_ids, recorder)
+        return recorder.comparisons()
+
+    def batch_bytes(self, n: int, traces: bool = True) -> int:
+        """About how many bytes one order of n tokens takes in run_batch, or with
+        ``traces`` False in compare_batch (one layer's work, the gap to the maps)."""
         cfg = self.model.config
         d = cfg.hidden_size
         ff = getattr(cfg, "intermediate_size", None) or 4 * d
-        per_layer = 3 * cfg.num_attention_heads * n * n + n * (8 * d + 2 * ff)
+        heads = cfg.num_attention_heads
+        per_layer = 3 * heads * n * n + n * (8 * d + 2 * ff)
+        if not traces:
+            return 4 * (per_layer + heads * n * n) + 8 * n * n
         return 4 * (self._blocks * per_layer + 3 * n * d)
 
     def record_batch(self, ids, position_ids, recorder: Recorder, **extra):
         """record for B sequences of n token ids at (B, n) position ids at once; every
         recorded value keeps its leading batch axis."""
         device = self.device
-        ids = torch.tensor([list(row) for row in ids], device=device)        # (B, n)
+        ids = torch.as_tensor(np.asarray(ids, dtype=np.int64), device=device)  # (B, n)
         kwargs = {"attention_mask": torch.ones_like(ids)}
         if FAMILY[self.family].position_ids:
             pos = np.asarray(position_ids) + self._id_shift

@@ -1,0 +1,157 @@
+"""The per-layer metrics of core.symmetry.compare for many orders at once, without Traces.
+
+A sweep reads only the four METRICS (and token_change) of each comparison, never the
+aligned attention maps. Here they are computed for a chunk of B orders of one text
+against its reference run from stacked tensors: hidden (B, L+1, n, d), attention
+(B, L, h, n, n), orders (B, n). Everything is measured in the permuted frame: slot j of
+order b holds token orders[b, j], so the reference is gathered into each order's frame
+(a gather from the small reference rather than from the large permuted maps), and
+max |A'[j, k] - A[order j, order k]| is the same set of differences as compare's
+max |A'[inv j, inv k] - A[j, k]|, cell for cell.
+
+``MetricsRecorder`` does the same while a batched forward runs: it reduces each layer's
+hidden states and attention weights to B numbers (and B x n for token_change) as they
+pass and keeps neither, so a chunk's memory is one layer's working tensors.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .hooks import FINAL, PATTERN, RESID_POST, RESID_PRE, Recorder, block_hook
+from .symmetry import Comparison, _norms_of, noise_floor
+from .trace import Trace
+
+
+class ReferenceTensors:
+    """What the metrics need of the reference run (arrays shared with it)."""
+
+    def __init__(self, reference: Trace):
+        norms = _norms_of(reference)                     # the denominators compare uses
+        tiny = np.finfo(reference.hidden.dtype).tiny     # as symmetry._relative
+        self.hidden = reference.hidden                                    # (L+1, n, d)
+        self.attention = reference.attention                              # (L, h, n, n)
+        self.total = np.maximum(norms.total, tiny)                        # (L+1,)
+        self.token = np.maximum(norms.token, tiny)                        # (L+1, n)
+        self.mean = norms.mean                                            # (L+1, d)
+        self.mean_norm = np.maximum(norms.mean_norm, tiny)                # (L+1,)
+        self.floor = noise_floor(reference.hidden.dtype)
+
+
+class ChunkMetrics:
+    """The metrics of B orders (B, n) of one text, filled in a layer at a time."""
+
+    def __init__(self, reference: ReferenceTensors, orders: np.ndarray):
+        self.ref = reference
+        self.orders = np.asarray(orders, dtype=np.int64)                  # (B, n)
+        B, n = self.orders.shape
+        L, h = reference.attention.shape[:2]
+        dtype = reference.hidden.dtype
+        # (B*n*n,) entry (j, k) of order b's map is entry (order j, order k) of the
+        # reference's
+        self.cells = (self.orders[:, :, None] * n + self.orders[:, None, :]).ravel()
+        self.hidden_equivariance = np.zeros((B, L + 1), dtype)
+        self.last_token_change = np.zeros((B, L + 1), dtype)
+        self.pooled_change = np.zeros((B, L + 1), dtype)
+        self.slot_change = np.zeros((B, L + 1, n), dtype)                 # per slot j
+        # float64 whatever the runs' precision, as compare's (NaN at layer 0)
+        self.attention_equivariance = np.full((B, L + 1), np.nan)
+        self._gathered: np.ndarray | None = None                          # (h, B*n*n)
+
+    def hidden(self, layer: int, hidden: torch.Tensor) -> None:
+        """Layer ``layer``'s hidden states (B, n, d) of the orders.
+
+        compare's operations in numpy, one order per row where compare has one layer
+        per row: the same reductions over the same values, so equal inputs give equal
+        numbers, bit for bit (at a layer where the orders' runs equal the reference's to
+        the last bit, say, both give the same rounding, not two different ones)."""
+        ref = self.ref
+        Hp = hidden.numpy()                                               # (B, n, d)
+        B = Hp.shape[0]
+        H = ref.hidden[layer]                                             # (n, d)
+        diff = np.take(H, self.orders, axis=0)                            # (B, n, d)
+        squares = np.square(np.subtract(Hp, diff, out=diff), out=diff)
+        self.hidden_equivariance[:, layer] = (np.sqrt(squares.reshape(B, -1).sum(axis=1))
+                                              / ref.total[layer])
+        self.slot_change[:, layer] = (np.sqrt(squares.sum(axis=2))
+                                      / ref.token[layer][self.orders])
+        self.last_token_change[:, layer] = (np.linalg.norm(Hp[:, -1] - H[-1], axis=1)
+                                            / ref.token[layer, -1])
+        self.pooled_change[:, layer] = (np.linalg.norm(Hp.mean(axis=1) - ref.mean[layer],
+                                                       axis=1) / ref.mean_norm[layer])
+
+    def attention(self, layer: int, maps: torch.Tensor) -> None:
+        """Block ``layer``'s (0-based) attention weights (B, h, n, n) of the orders: the
+        max over heads and cells of |A'[j, k] - A[order j, order k]|."""
+        B, h, n, _ = maps.shape
+        if maps.numel() == 0:
+            self.attention_equivariance[:, layer + 1] = 0.0
+            return
+        if self._gathered is None or self._gathered.shape != (h, B * n * n):
+            self._gathered = np.empty((h, B * n * n), self.ref.attention.dtype)
+        # numpy's take from the small reference, "wrap" skipping the bounds checks (all
+        # cells are in range): ~2x faster than torch's index_select here; into one
+        # buffer for every layer (a fresh one costs its page faults each time)
+        np.take(self.ref.attention[layer].reshape(h, n * n), self.cells, axis=1,
+                out=self._gathered, mode="wrap")                          # (h, B*n*n)
+        gap = torch.from_numpy(self._gathered).view(h, B, n * n)
+        gap.sub_(maps.reshape(B, h, n * n).transpose(0, 1))
+        self.attention_equivariance[:, layer + 1] = gap.abs_().amax(dim=(0, 2)).numpy()
+
+    def comparisons(self) -> list[Comparison]:
+        """One Comparison per order, as compare gives it but with attention_aligned None."""
+        slot = self.slot_change
+        token = np.empty_like(slot)                                       # (B, L+1, n)
+        # per original token i: the change of the slot it moved to
+        np.put_along_axis(token, np.broadcast_to(self.orders[:, None, :], slot.shape), slot,
+                          axis=2)
+        equivariance, last, pooled, attention = (
+            self.hidden_equivariance, self.last_token_change, self.pooled_change,
+            self.attention_equivariance)
+        return [Comparison(order=self.orders[b], hidden_equivariance=equivariance[b],
+                           attention_equivariance=attention[b], last_token_change=last[b],
+                           pooled_change=pooled[b], token_change=token[b],
+                           attention_aligned=None, floor=self.ref.floor)
+                for b in range(len(self.orders))]
+
+
+class MetricsRecorder(Recorder):
+    """A Recorder for a batched forward of ``orders`` (B, n) that measures each layer's
+    hidden states (B, n, d) and attention weights (B, h, n, n) against the reference as
+    they pass and keeps neither; ``comparisons`` then gives one Comparison per order.
+    hidden[0] is block 0's input, hidden[l] block l's output, and a recorded final norm
+    stands for the last (as in hooks.trace_from)."""
+
+    def __init__(self, reference: ReferenceTensors, orders: np.ndarray, n_layers: int,
+                 should_stop: Callable[[], bool] | None = None,
+                 stop_after: tuple[str, ...] = ()):
+        super().__init__(should_stop, stop_after)
+        self.metrics = ChunkMetrics(reference, orders)
+        self._maps = {block_hook(l, PATTERN): l for l in range(n_layers)}
+        self._hidden = {block_hook(0, RESID_PRE): 0, FINAL: n_layers,
+                        **{block_hook(l, RESID_POST): l + 1 for l in range(n_layers)}}
+
+    def record(self, name: str, value: torch.Tensor) -> None:
+        if name in self._maps:
+            self.metrics.attention(self._maps[name], value)
+        elif name in self._hidden:
+            self.metrics.hidden(self._hidden[name], value)
+        super().record(name, value)              # asks should_stop
+        del self.values[name]
+
+    def comparisons(self) -> list[Comparison]:
+        return self.metrics.comparisons()
+
+
+def batch_compare(reference: Trace, hidden: np.ndarray, attention: np.ndarray,
+                  orders) -> list[Comparison]:
+    """compare(reference, run_b, orders[b]) for each b, without aligned maps, from the
+    runs' stacked hidden (B, L+1, n, d) and attention (B, L, h, n, n)."""
+    metrics = ChunkMetrics(ReferenceTensors(reference), np.asarray(orders))
+    for layer in range(hidden.shape[1]):
+        metrics.hidden(layer, torch.from_numpy(hidden[:, layer]))
+    for layer in range(attention.shape[1]):
+        metrics.attention(layer, torch.from_numpy(attention[:, layer]))
+    return metrics.comparisons()
