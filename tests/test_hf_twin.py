@@ -78,7 +78,8 @@ def test_a_backend_and_its_twin_evaluate_side_by_side_without_mixing(backends, f
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(120)
+        assert not thread.is_alive(), "the two forwards wait for each other"
     for name in together:
         assert len(together[name]) == len(orders)
         for single, side_by_side in zip(alone, together[name]):
