@@ -375,3 +375,13 @@ def test_a_model_too_big_for_memory_is_refused_before_it_is_built(capsys, monkey
     assert code == 2 and out == ""
     assert "this model needs about 103.1 GB for 512 tokens, but only 6.4 GB are free" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly():
+    # `posviz report --json | head`: the pipe is closed before the report is written
+    process = subprocess.Popen([sys.executable, "-m", "posviz", "report", "--json", "--text",
+                                "the cat sat on the mat"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(120) == 128 + 13 and stderr == ""

@@ -15,6 +15,7 @@ stdout holds only the results.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
@@ -24,6 +25,7 @@ from . import paper, probe, sweep
 from .options import bundled_models
 
 EXIT_BAD_INPUT = 2
+EXIT_BROKEN_PIPE = 128 + 13     # as a shell reports a command ended by SIGPIPE
 COMMANDS = (report, export, sweep, probe, paper)          # each adds its subparser; its ``run`` does the work
 
 
@@ -75,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     except PosvizInputError as error:
         print(f"posviz: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # the reader stopped reading (`posviz ... --json | head`): stop quietly, as other
+        # command-line tools do, with the shell's status for it; what is still buffered
+        # goes nowhere, so that flushing it at exit raises nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as error:
         print(f"posviz: error: {error.strerror or error}: {error.filename or ''}".rstrip(": "),
               file=sys.stderr)
