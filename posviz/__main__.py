@@ -7,8 +7,6 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from .core.scheduler import keep_heap_pages
-    keep_heap_pages()                # before the first forward allocates anything
     # A first word is a command (a misspelt one is told, not taken for the window).
     # A session file opens the window.
     command = bool(argv) and not argv[0].endswith(".posviz") and (

@@ -236,12 +236,12 @@ class InstrumentedTransformer(nn.Module):
         (to rounding). ``should_stop`` is asked before each block."""
         recorder = Recorder(should_stop, stop_after=(RESID_PRE,))
         pos = self.record_batch(words, position_ids, recorder)
-        extras = {"model": "built-in", "config": self.cfg.to_dict()}
+        extras = {"model": "built-in", "config": dict(self._config)}
         return [trace_from(rows, self.cfg.layers, tuple(words[b]), pos[b].numpy(),
                            extras=dict(extras))
                 for b, rows in enumerate(batch_rows(recorder, len(words)))]
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def record_batch(self, words, position_ids, recorder: Recorder) -> torch.Tensor:
         """record for B orders at once (words: B lists of n; position ids (B, n)); every
         recorded value has a leading batch axis. Returns the (B, n) position ids."""

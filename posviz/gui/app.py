@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return desktop("install" if args.install_desktop else "uninstall")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
     from ..core.scheduler import keep_heap_pages
-    keep_heap_pages()                # as posviz.__main__ does, for callers of this main
+    keep_heap_pages()                # before the first forward allocates anything
     from PySide6.QtWidgets import QApplication
 
     from .import_hook import answer_pyside_hook_cheaply

@@ -73,7 +73,6 @@ def answer_pyside_hook_cheaply() -> bool:
     return True
 
 
-
 @contextmanager
 def past_pyside_hook():
     """``with past_pyside_hook(): import torch``: imports made meanwhile (in any

@@ -43,17 +43,17 @@ class SinusoidalEncoding(PositionalEncoding):
     def absolute(self, position_ids: torch.Tensor) -> torch.Tensor:
         """(n,) int -> (n, d) float64: rows of a table kept for the range of positions
         asked for last (any order of them: a reorder asks for the same range)."""
+        def table(positions):
+            return self.scale * sinusoidal_table(positions.to(torch.float64), self.d_model)
+
         if position_ids.numel() == 0 or position_ids.is_floating_point():
-            return self.scale * sinusoidal_table(position_ids.to(torch.float64), self.d_model)
+            return table(position_ids)
         low, high = int(position_ids.min()), int(position_ids.max()) + 1
         kept = self._kept
         if kept is None or low < kept[0] or high > kept[0] + kept[1].shape[0]:
             if high - low > self.KEPT_ROWS:
-                return self.scale * sinusoidal_table(position_ids.to(torch.float64),
-                                                     self.d_model)
-            rows = self.scale * sinusoidal_table(torch.arange(low, high, dtype=torch.float64),
-                                                 self.d_model)        # (high - low, d)
-            kept = self._kept = (low, rows)
+                return table(position_ids)
+            kept = self._kept = (low, table(torch.arange(low, high)))  # (high - low, d)
         return kept[1][position_ids - kept[0]]
 
     def profile(self, reach, causal):
