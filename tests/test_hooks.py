@@ -84,7 +84,8 @@ def direct_forward(model, words, pos):
         s = (q @ k.transpose(1, 2) / math.sqrt(dh)).masked_fill(~mask, float("-inf"))
         a = (s.softmax(-1) @ v).transpose(0, 1).reshape(n, -1) @ att.w_o      # (n, d)
         x = x + a
-        m = F.gelu(block.ln2(x) @ block.mlp.w_in + block.mlp.b_in) @ block.mlp.w_out
+        # the bias added inside the product, as the model does (one rounding fewer)
+        m = F.gelu(torch.addmm(block.mlp.b_in, block.ln2(x), block.mlp.w_in)) @ block.mlp.w_out
         x = x + m
         hidden.append(x)
         weights.append(s.softmax(-1))

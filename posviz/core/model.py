@@ -70,7 +70,10 @@ class Attention(nn.Module):
         *batch, m, d = x.shape
         def heads(w):                                   # (..., m, d) -> (h, B*m, d_head)
             return (x.reshape(-1, d) @ w).view(-1, self.h, self.d_head).transpose(0, 1)
-        q, k, v = heads(self.w_q), heads(self.w_k), heads(self.w_v)
+        # q scaled by 1/sqrt(d_head) here, a pass over (m, d) rather than the (h, m, n)
+        # scores (exact when d_head is a power of 4; RoPE's rotation is linear)
+        q = heads(self.w_q) * (1 / math.sqrt(self.d_head))
+        k, v = heads(self.w_k), heads(self.w_v)
         q, k = encoding.rotate(q, k, position_ids.reshape(-1))   # per row: any batch
         if batch:                                       # (h, B*m, .) -> (B, h, m, .)
             q, k, v = (t.reshape(self.h, *batch, m, self.d_head).movedim(0, -3)
@@ -78,7 +81,7 @@ class Attention(nn.Module):
         if past is not None:
             k, v = torch.cat([past[0], k], dim=-2), torch.cat([past[1], v], dim=-2)  # (h, n, .)
         k, v = self.hook_k(k), self.hook_v(v)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_head)      # (h, m, n)
+        scores = q @ k.transpose(-2, -1)                                 # (h, m, n)
         if bias is not None:
             scores = scores + bias
         if mask is not None:
@@ -99,7 +102,7 @@ class MLP(nn.Module):
 
     def forward(self, x):
         """(n, d) -> (n, d)."""
-        return F.gelu(x @ self.w_in + self.b_in) @ self.w_out
+        return F.gelu(F.linear(x, self.w_in.T, self.b_in)) @ self.w_out  # bias in the product
 
 
 class Block(nn.Module):
