@@ -74,11 +74,11 @@ def forwards(backend, seq, orders, positions, size: int) -> None:
     for start in range(0, len(orders), size):
         chunk = np.stack(orders[start:start + size])
         rows, pos = ids[chunk].tolist(), _positions(chunk, positions)
-        if hasattr(backend, "model") and hasattr(backend.model, "record_batch"):   # built-in
+        if hasattr(backend, "model") and hasattr(backend.model, "record_aligned"):  # built-in
             if size == 1:
                 backend.model.record(rows[0], pos[0], Nothing())
-            else:
-                backend.model.record_batch(rows, pos, Nothing())
+            else:                       # as compare_batch runs it
+                backend.model.record_aligned(list(seq.ids), chunk, pos, Nothing())
         elif size == 1:
             backend.record(rows[0], pos[0], Nothing())
         else:

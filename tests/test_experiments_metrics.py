@@ -66,6 +66,48 @@ def test_compare_batch_equals_compare_of_single_runs(pe, mask, dtype):
             assert_same_metrics(comparison, want, TOL[dtype], f"{norm} {positions}")
 
 
+@pytest.mark.parametrize("mask", ["bidirectional", "causal"])
+@pytest.mark.parametrize("pe", PES)
+def test_an_aligned_batch_is_each_run_put_back_in_the_original_order(pe, mask):
+    """record_aligned computes order b in the words' own order, with positions and mask
+    permuted instead of the words: what it records is the single run of order b with
+    rows (and map columns) put back, the frame the reference is in."""
+    from posviz.core.hooks import ATTN_SCORES, PATTERN, RESID_POST, Recorder, block_hook
+    for k, positions in enumerate((Positions(), Positions("token", 3), Positions("slot", 2))):
+        cfg = ModelConfig(layers=2, heads=2, d_model=16, pe=pe, mask=mask, dtype="float64",
+                          seed=k, max_len=64)
+        backend = BuiltinBackend(cfg)
+        seq = backend.tokenize(TEXT)
+        orders = np.stack(random_orders(len(seq), 4, seed=k))
+        recorder = Recorder()
+        backend.model.record_aligned(list(seq.ids), orders,
+                                     np.stack([position_ids(o, positions) for o in orders]),
+                                     recorder)
+        engine = Engine(backend, reuse_prefix=False)
+        for b, order in enumerate(orders):
+            run = engine.evaluate(seq, order, positions).permuted
+            back = np.argsort(order)                     # slot of each original token
+            for l in range(cfg.layers):
+                for hook, want in ((RESID_POST, run.hidden[l + 1][back]),
+                                   (PATTERN, run.attention[l][:, back][:, :, back]),
+                                   (ATTN_SCORES, run.scores[l][:, back][:, :, back])):
+                    got = recorder.values[block_hook(l, hook)][b].numpy()
+                    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12,
+                                               err_msg=f"{hook} {l} {positions}")
+
+
+def test_an_aligned_batch_refuses_what_is_not_a_permutation():
+    from posviz.core.errors import PosvizInputError
+    from posviz.core.hooks import Recorder
+    backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
+    words = list(backend.tokenize(TEXT).ids)
+    n = len(words)
+    for orders, message in (([[0] * n], "permutation"), ([list(range(n - 1))], "tokens")):
+        with pytest.raises(PosvizInputError, match=message):
+            backend.model.record_aligned(words, np.array(orders), np.zeros_like(orders),
+                                         Recorder())
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_the_batched_arithmetic_is_compare_on_the_same_runs(dtype):
     """Fed the single runs' own arrays, the chunk's metrics are compare's, bit for bit:

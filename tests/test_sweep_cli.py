@@ -36,7 +36,8 @@ def test_reverse_sweep_matches_one_evaluation_of_the_reverse(capsys):
         assert set(got) == {"layer", *METRICS}
         for name in ("hidden_equivariance", "last_token_change", "pooled_change"):
             for q in ("median", "p10", "p90"):      # one run: every quantile is that run
-                assert got[name][q] == pytest.approx(want[name])
+                # to rounding: the sweep runs the order in another frame (record_aligned)
+                assert got[name][q] == pytest.approx(want[name], rel=1e-5, abs=1e-6)
 
 
 def test_the_same_seed_gives_the_same_output(capsys, tmp_path):

@@ -95,9 +95,8 @@ class BuiltinBackend:
         from .batch_metrics import MetricsRecorder, ReferenceTensors
         from .hooks import RESID_PRE
         recorder = MetricsRecorder(ReferenceTensors(reference), orders, self.config.layers,
-                                   should_stop, stop_after=(RESID_PRE,))
-        words = np.array(seq.ids, dtype=object)[np.asarray(orders)].tolist()   # (B, n)
-        self.model.record_batch(words, position_ids, recorder)
+                                   should_stop, stop_after=(RESID_PRE,), aligned=True)
+        self.model.record_aligned(list(seq.ids), orders, position_ids, recorder)
         return recorder.comparisons()
 
     def batch_bytes(self, n: int, traces: bool = True) -> int:

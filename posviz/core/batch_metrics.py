@@ -55,7 +55,7 @@ class ChunkMetrics:
         self.hidden_equivariance = np.zeros((B, L + 1), dtype)
         self.last_token_change = np.zeros((B, L + 1), dtype)
         self.pooled_change = np.zeros((B, L + 1), dtype)
-        self.slot_change = np.zeros((B, L + 1, n), dtype)                 # per slot j
+        self.row_change = np.zeros((B, L + 1, n), dtype)    # per row: slot j (token i aligned)
         # float64 whatever the runs' precision, as compare's (NaN at layer 0)
         self.attention_equivariance = np.full((B, L + 1), np.nan)
         self._gathered: np.ndarray | None = None                          # (h, B*n*n)
@@ -75,7 +75,7 @@ class ChunkMetrics:
         squares = np.square(np.subtract(Hp, diff, out=diff), out=diff)
         self.hidden_equivariance[:, layer] = (np.sqrt(squares.reshape(B, -1).sum(axis=1))
                                               / ref.total[layer])
-        self.slot_change[:, layer] = (np.sqrt(squares.sum(axis=2))
+        self.row_change[:, layer] = (np.sqrt(squares.sum(axis=2))
                                       / ref.token[layer][self.orders])
         self.last_token_change[:, layer] = (np.linalg.norm(Hp[:, -1] - H[-1], axis=1)
                                             / ref.token[layer, -1])
@@ -100,13 +100,17 @@ class ChunkMetrics:
         gap.sub_(maps.reshape(B, h, n * n).transpose(0, 1))
         self.attention_equivariance[:, layer + 1] = gap.abs_().amax(dim=(0, 2)).numpy()
 
-    def comparisons(self) -> list[Comparison]:
-        """One Comparison per order, as compare gives it but with attention_aligned None."""
-        slot = self.slot_change
-        token = np.empty_like(slot)                                       # (B, L+1, n)
-        # per original token i: the change of the slot it moved to
+    def token_change(self) -> np.ndarray:
+        """(B, L+1, n) per original token i: the change of the slot it moved to."""
+        slot = self.row_change
+        token = np.empty_like(slot)
         np.put_along_axis(token, np.broadcast_to(self.orders[:, None, :], slot.shape), slot,
                           axis=2)
+        return token
+
+    def comparisons(self) -> list[Comparison]:
+        """One Comparison per order, as compare gives it but with attention_aligned None."""
+        token = self.token_change()                                       # (B, L+1, n)
         equivariance, last, pooled, attention = (
             self.hidden_equivariance, self.last_token_change, self.pooled_change,
             self.attention_equivariance)
@@ -115,6 +119,50 @@ class ChunkMetrics:
                            pooled_change=pooled[b], token_change=token[b],
                            attention_aligned=None, floor=self.ref.floor)
                 for b in range(len(self.orders))]
+
+
+class AlignedChunkMetrics(ChunkMetrics):
+    """ChunkMetrics of runs already in the reference's frame (InstrumentedTransformer.
+    record_aligned): row i of every order is token i, so each measure is a difference
+    with the reference as it stands, taken in torch (on every core) with no gather.
+    The same measures as compare's, to rounding."""
+
+    def __init__(self, reference: ReferenceTensors, orders: np.ndarray):
+        super().__init__(reference, orders)
+        self.cells = None                                # nothing to gather
+        self._rows = np.arange(len(self.orders))                          # (B,)
+        self._gap: torch.Tensor | None = None                             # (B, h, n, n)
+
+    def hidden(self, layer: int, hidden: torch.Tensor) -> None:
+        """Layer ``layer``'s hidden states (B, n, d), row i token i's: the one pass over
+        all of them in torch, the rest on (B, n) or (B, d) in numpy (for so few values
+        each torch call costs more than its arithmetic)."""
+        ref = self.ref
+        H = ref.hidden[layer]                                             # (n, d)
+        squares = (hidden - torch.from_numpy(H)).square_().sum(dim=2).numpy()  # (B, n)
+        self.hidden_equivariance[:, layer] = np.sqrt(squares.sum(axis=1)) / ref.total[layer]
+        self.row_change[:, layer] = np.sqrt(squares) / ref.token[layer]
+        # the last slot holds token orders[b, -1]; compare measures it against the
+        # reference's last slot
+        last = hidden.numpy()[self._rows, self.orders[:, -1]] - H[-1]      # (B, d)
+        self.last_token_change[:, layer] = np.linalg.norm(last, axis=1) / ref.token[layer, -1]
+        pooled = hidden.mean(dim=1).numpy() - ref.mean[layer]              # (B, d)
+        self.pooled_change[:, layer] = np.linalg.norm(pooled, axis=1) / ref.mean_norm[layer]
+
+    def attention(self, layer: int, maps: torch.Tensor) -> None:
+        """Block ``layer``'s attention weights (B, h, n, n), rows and columns token i's:
+        the max over heads and cells of |A'[i, k] - A[i, k]|."""
+        B = maps.shape[0]
+        if maps.numel() == 0:
+            self.attention_equivariance[:, layer + 1] = 0.0
+            return
+        if self._gap is None or self._gap.shape != maps.shape:
+            self._gap = torch.empty_like(maps)           # one buffer for every layer
+        gap = torch.sub(maps, torch.from_numpy(self.ref.attention[layer]), out=self._gap)
+        self.attention_equivariance[:, layer + 1] = gap.abs_().view(B, -1).amax(dim=1).numpy()
+
+    def token_change(self) -> np.ndarray:
+        return self.row_change                           # row i is token i already
 
 
 class MetricsRecorder(Recorder):
@@ -126,9 +174,9 @@ class MetricsRecorder(Recorder):
 
     def __init__(self, reference: ReferenceTensors, orders: np.ndarray, n_layers: int,
                  should_stop: Callable[[], bool] | None = None,
-                 stop_after: tuple[str, ...] = ()):
+                 stop_after: tuple[str, ...] = (), aligned: bool = False):
         super().__init__(should_stop, stop_after)
-        self.metrics = ChunkMetrics(reference, orders)
+        self.metrics = (AlignedChunkMetrics if aligned else ChunkMetrics)(reference, orders)
         self._maps = {block_hook(l, PATTERN): l for l in range(n_layers)}
         self._hidden = {block_hook(0, RESID_PRE): 0, FINAL: n_layers,
                         **{block_hook(l, RESID_POST): l + 1 for l in range(n_layers)}}

@@ -250,22 +250,58 @@ class InstrumentedTransformer(nn.Module):
         recorded value has a leading batch axis. Returns the (B, n) position ids."""
         B = len(words)
         n = len(words[0]) if B else 0
-        if n == 0:
-            raise PosvizInputError("there are no tokens to run")
-        pos = torch.as_tensor(np.asarray(position_ids), dtype=torch.long)   # (B, n)
-        if pos.shape != (B, n) or any(len(w) != n for w in words):
+        pos = self._batch_positions(position_ids, B, n)                     # (B, n)
+        if any(len(w) != n for w in words):
             raise PosvizInputError(f"{tuple(pos.shape)} position ids for {B} orders of {n}")
-        self.encoding.check(pos.reshape(-1))
         index = {w: i for i, w in enumerate(dict.fromkeys(itertools.chain(*words)))}
         table = torch.stack([self.embed_word(w) for w in index])            # (U, d)
         emb = table[torch.tensor([list(map(index.__getitem__, row)) for row in words])]
         with recorder.watch(self.hook_points):
-            bias = self.encoding.bias(pos[0], self.cfg.causal)              # (h, n, n) or None
-            if bias is not None and bool((pos == pos[0]).all()):
-                bias = bias.to(self.dtype)              # every order: the same positions
-            elif bias is not None:                      # per order: its own distances
-                rest = [self.encoding.bias(p, self.cfg.causal) for p in pos[1:]]
-                bias = torch.stack([bias, *rest]).to(self.dtype)            # (B, h, n, n)
             mask = torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None
-            self._blocks(emb, pos, bias, mask)
+            self._blocks(emb, pos, self._batch_bias(pos), mask)
         return pos
+
+    @torch.inference_mode()
+    def record_aligned(self, words, orders, position_ids, recorder: Recorder) -> None:
+        """record_batch of the B ``orders`` (B, n) of ``words`` (n,) at ``position_ids``
+        (B, n, by slot), each computed in the words' own order: row i of order b is word
+        i, at the position id and under the mask it has at its slot in that order.
+
+        Every operation but attention works row by row, and attention sees its keys
+        permuted together with their positions and mask, so order b's recorded values are
+        its run's (record_batch's) with rows and columns put back in the original order,
+        to rounding: aligned with the reference run, with no gather."""
+        orders = torch.as_tensor(np.asarray(orders), dtype=torch.long)      # (B, n)
+        B, n = orders.shape
+        if len(words) != n:
+            raise PosvizInputError(f"orders of {n} tokens for {len(words)} words")
+        if not bool((orders.sort(dim=1).values == torch.arange(n)).all()):
+            raise PosvizInputError("each order must be a permutation of the words")
+        by_slot = self._batch_positions(position_ids, B, n)                 # (B, n)
+        slot_of = torch.empty_like(orders).scatter_(1, orders, torch.arange(n).expand(B, n))
+        pos = by_slot.gather(1, slot_of)              # (B, n) word i's position id in order b
+        emb = torch.stack([self.embed_word(w) for w in words]).expand(B, n, -1)  # (B, n, d)
+        with recorder.watch(self.hook_points):
+            # word i sees word k where the order puts k no later than i: (B, 1, n, n)
+            mask = ((slot_of[:, None, :] <= slot_of[:, :, None])[:, None] if self.cfg.causal
+                    else None)
+            self._blocks(emb, pos, self._batch_bias(pos), mask)
+
+    def _batch_positions(self, position_ids, B: int, n: int) -> torch.Tensor:
+        """(B, n) position ids as a tensor, checked for B orders of n tokens."""
+        if n == 0:
+            raise PosvizInputError("there are no tokens to run")
+        pos = torch.as_tensor(np.asarray(position_ids), dtype=torch.long)   # (B, n)
+        if pos.shape != (B, n):
+            raise PosvizInputError(f"{tuple(pos.shape)} position ids for {B} orders of {n}")
+        self.encoding.check(pos.reshape(-1))
+        return pos
+
+    def _batch_bias(self, pos: torch.Tensor) -> torch.Tensor | None:
+        """The score bias of B orders at position ids (B, n): (h, n, n) when they share
+        their positions, else (B, h, n, n); None for an encoding without one."""
+        bias = self.encoding.bias(pos[0], self.cfg.causal)                  # (h, n, n) or None
+        if bias is None or bool((pos == pos[0]).all()):
+            return None if bias is None else bias.to(self.dtype)
+        rest = [self.encoding.bias(p, self.cfg.causal) for p in pos[1:]]
+        return torch.stack([bias, *rest]).to(self.dtype)                    # (B, h, n, n)
