@@ -47,7 +47,10 @@ def test_evaluation_job_gives_the_views_of_the_evaluation(views):
     assert views.calls == [(ev, "a look", stop)]
     from posviz.core.engine import Engine
     direct = Engine(BuiltinBackend(SMALL)).evaluate(ev.seq, ev.order, ev.positions)
-    np.testing.assert_allclose(ev.comparison.token_change, direct.comparison.token_change)
+    # the counting backend changes run, so it runs in slot order; the plain one in the
+    # original tokens' frame (test_aligned): the same numbers, rounding apart
+    np.testing.assert_allclose(ev.comparison.token_change, direct.comparison.token_change,
+                               rtol=1e-6)
 
 
 def test_the_engine_is_kept_per_backend(views):

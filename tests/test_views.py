@@ -104,7 +104,7 @@ def test_a_model_without_config_or_branches():
     strip = lambda t: dataclasses.replace(t, attn_out=None, mlp_out=None,  # noqa: E731
                                           encodings=None,
                                           extras={"model": "some/real-model", "pe": "rope"})
-    ev = dataclasses.replace(ev, reference=strip(ev.reference), permuted=strip(ev.permuted))
+    ev = dataclasses.replace(ev, reference=strip(ev.reference), run=strip(ev.run))
     views = build_views(ev, None)
     assert set(views.branch_norms) == {"residual", "residual_original"}
     assert set(views.missing_branches) == {"attention_branch", "mlp_branch"}

@@ -35,6 +35,17 @@ class TokenSequence:
         return len(self.tokens)
 
 
+def offers(backend, name: str) -> bool:
+    """Whether ``backend`` has method ``name`` from the class that defines its ``run``
+    or from a subclass of it: a subclass that changes ``run`` alone must not be served
+    by a sibling method (a batch, a run in another frame) that still computes the old
+    one."""
+    def owner(attribute: str) -> type | None:
+        return next((c for c in type(backend).__mro__ if attribute in vars(c)), None)
+    method, run = owner(name), owner("run")
+    return method is not None and (run is None or issubclass(method, run))
+
+
 class Backend(Protocol):
     name: str                      # shown in the window title and reports
     max_positions: int | None      # largest position id + 1 the model accepts, if bounded
@@ -82,6 +93,11 @@ class BuiltinBackend:
         """Slots start..n-1 of run, the earlier ones being run_cached's (core.prefix)."""
         return self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
                               start, reference_cache)[0]
+
+    def run_aligned(self, seq, order, position_ids, should_stop=None) -> Trace:
+        """run of the order, recorded in the original tokens' order (model.run_aligned):
+        trace.in_slot_order of it is run's Trace, to rounding."""
+        return self.model.run_aligned(list(seq.ids), order, position_ids, should_stop)
 
     def run_batch(self, seq, orders, position_ids, should_stop=None) -> list[Trace]:
         """run for B orders in one forward: orders and position_ids (B, n) -> B Traces."""

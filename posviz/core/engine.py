@@ -7,16 +7,17 @@ mask, only the slots from the first moved one on (core.prefix), when the backend
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
-from .backend import Backend, TokenSequence
+from .backend import Backend, TokenSequence, offers
 from .config import Positions
 from .errors import PosvizInputError
 from .prefix import first_moved, stitch
 from .symmetry import Comparison, check_permutation, compare
-from .trace import Trace
+from .trace import Trace, in_slot_order
 
 
 def position_ids(order: np.ndarray, positions: Positions) -> np.ndarray:
@@ -54,8 +55,22 @@ class Evaluation:
     order: np.ndarray            # (n,)
     positions: Positions
     reference: Trace             # the original order
-    permuted: Trace              # the order being shown
+    run: Trace                   # the order being shown: in slot order, or when
+                                 #   ``aligned``, rows (and map columns) by original token
     comparison: Comparison
+    aligned: bool = False
+
+    @cached_property
+    def permuted(self) -> Trace:
+        """The order's run in slot order (row j: slot j). From an aligned run it is
+        gathered on first use, every map included: what is read per reorder (means,
+        shapes, a few rows) reads ``run`` instead."""
+        return in_slot_order(self.run, self.order) if self.aligned else self.run
+
+    def slot_hidden(self, layer: int) -> np.ndarray:
+        """(n, d) the order's hidden states of ``layer``, row j slot j's."""
+        hidden = self.run.hidden[layer]
+        return hidden[self.order] if self.aligned else hidden
 
 
 def is_causal(backend) -> bool:
@@ -74,6 +89,8 @@ class Engine:
         self.reuse_prefix = (reuse_prefix and is_causal(backend)
                              and hasattr(backend, "run_cached")
                              and hasattr(backend, "run_suffix"))
+        # a run in the original tokens' frame, whose maps need no gather to compare
+        self.aligns = offers(backend, "run_aligned") and getattr(backend, "aligns", True)
         self._reference_key = None
         self._reference: Trace | None = None
         self._cache = None                 # the reference run's keys and values, if kept
@@ -93,15 +110,19 @@ class Engine:
             self._reference_key = key
         return self._reference
 
-    def _run(self, seq, order, positions, reference: Trace, should_stop) -> tuple[Trace, int]:
-        """The order's Trace, and the slots before ``start`` it took from the reference
-        (only its slots from the first moved one on are computed, when it can)."""
+    def _run(self, seq, order, positions, reference: Trace,
+             should_stop) -> tuple[Trace, int, bool]:
+        """The order's Trace, the slots before ``start`` it took from the reference (only
+        its slots from the first moved one on are computed, when it can), and whether
+        it was run in the original tokens' frame (Backend.run_aligned)."""
         pos = position_ids(order, positions)
         start = first_moved(order, pos, reference.position_ids) if self._cache is not None else 0
-        if start == 0:
-            return self.backend.run(seq, order, pos, should_stop), 0
-        suffix = self.backend.run_suffix(seq, order, pos, start, self._cache, should_stop)
-        return stitch(reference, suffix, start), start
+        if start:
+            suffix = self.backend.run_suffix(seq, order, pos, start, self._cache, should_stop)
+            return stitch(reference, suffix, start), start, False
+        if self.aligns:
+            return self.backend.run_aligned(seq, order, pos, should_stop), 0, True
+        return self.backend.run(seq, order, pos, should_stop), 0, False
 
     def evaluate(self, seq: TokenSequence, order, positions: Positions,
                  should_stop: Callable[[], bool] | None = None) -> Evaluation:
@@ -114,10 +135,9 @@ class Engine:
         positions.validate()
         check_length(self.backend, len(seq), positions)
         reference = self.reference(seq, positions, should_stop)
-        start = 0
         if np.array_equal(order, np.arange(len(seq))):
-            permuted = reference
+            run, start, aligned = reference, 0, False
         else:
-            permuted, start = self._run(seq, order, positions, reference, should_stop)
-        return Evaluation(seq, order, positions, reference, permuted,
-                          compare(reference, permuted, order, start))
+            run, start, aligned = self._run(seq, order, positions, reference, should_stop)
+        return Evaluation(seq, order, positions, reference, run,
+                          compare(reference, run, order, start, aligned), aligned)

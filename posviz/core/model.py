@@ -261,31 +261,50 @@ class InstrumentedTransformer(nn.Module):
             self._blocks(emb, pos, self._batch_bias(pos), mask)
         return pos
 
+    def run_aligned(self, words, order, position_ids, should_stop=None) -> Trace:
+        """As run of the words in ``order`` (n,) at ``position_ids`` (n,, by slot), but
+        recorded in the words' own order (see record_aligned): row i, and column i of
+        every map, is word i's wherever the order put it. trace.in_slot_order gives run's
+        Trace from it; core.symmetry.compare(aligned=True) needs no gather."""
+        recorder = Recorder(should_stop, stop_after=(RESID_PRE,), layers=self.cfg.layers)
+        pos = self.record_aligned(words, order, position_ids, recorder)
+        return trace_from(recorder, self.cfg.layers, tuple(words), pos.numpy(),
+                          extras={"model": "built-in", "config": dict(self._config)})
+
     @torch.inference_mode()
-    def record_aligned(self, words, orders, position_ids, recorder: Recorder) -> None:
-        """record_batch of the B ``orders`` (B, n) of ``words`` (n,) at ``position_ids``
-        (B, n, by slot), each computed in the words' own order: row i of order b is word
-        i, at the position id and under the mask it has at its slot in that order.
+    def record_aligned(self, words, orders, position_ids, recorder: Recorder) -> torch.Tensor:
+        """record of the ``orders`` (B, n), or of one order (n,), of ``words`` (n,) at
+        ``position_ids`` (by slot, the orders' shape), each computed in the words' own
+        order: row i is word i, at the position id and under the mask it has at its slot
+        in that order. Returns each word's position ids, (B, n) or (n,).
 
         Every operation but attention works row by row, and attention sees its keys
-        permuted together with their positions and mask, so order b's recorded values are
-        its run's (record_batch's) with rows and columns put back in the original order,
-        to rounding: aligned with the reference run, with no gather."""
-        orders = torch.as_tensor(np.asarray(orders), dtype=torch.long)      # (B, n)
+        permuted together with their positions and mask, so what is recorded for an
+        order is its run's (record's) with rows and columns put back in the original
+        order, to rounding: aligned with the reference run, with no gather."""
+        orders = torch.as_tensor(np.asarray(orders), dtype=torch.long)
+        single = orders.ndim == 1
+        orders = orders.reshape(-1, orders.shape[-1])                         # (B, n)
         B, n = orders.shape
         if len(words) != n:
             raise PosvizInputError(f"orders of {n} tokens for {len(words)} words")
         if not bool((orders.sort(dim=1).values == torch.arange(n)).all()):
             raise PosvizInputError("each order must be a permutation of the words")
-        by_slot = self._batch_positions(position_ids, B, n)                 # (B, n)
+        by_slot = self._batch_positions(np.reshape(position_ids, (B, -1)) if single
+                                        else position_ids, B, n)            # (B, n)
         slot_of = torch.empty_like(orders).scatter_(1, orders, torch.arange(n).expand(B, n))
         pos = by_slot.gather(1, slot_of)              # (B, n) word i's position id in order b
-        emb = torch.stack([self.embed_word(w) for w in words]).expand(B, n, -1)  # (B, n, d)
+        emb = torch.stack([self.embed_word(w) for w in words])              # (n, d)
         with recorder.watch(self.hook_points):
             # word i sees word k where the order puts k no later than i: (B, 1, n, n)
             mask = ((slot_of[:, None, :] <= slot_of[:, :, None])[:, None] if self.cfg.causal
                     else None)
-            self._blocks(emb, pos, self._batch_bias(pos), mask)
+            bias = self._batch_bias(pos)              # (h, n, n) or (B, h, n, n) or None
+            if single:
+                self._blocks(emb, pos[0], bias, None if mask is None else mask[0, 0])
+            else:
+                self._blocks(emb.expand(B, n, -1), pos, bias, mask)
+        return pos[0] if single else pos
 
     def _batch_positions(self, position_ids, B: int, n: int) -> torch.Tensor:
         """(B, n) position ids as a tensor, checked for B orders of n tokens."""

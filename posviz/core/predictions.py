@@ -119,13 +119,13 @@ ENCODER_NOTE = ("This model has no language-model head here: the comparison is t
 
 def pooled_outputs(ev) -> Outputs:
     """What any model's evaluation gives without a head: the pooled cosine."""
-    return Outputs("encoder", pooled_cosine(ev.reference.hidden[-1], ev.permuted.hidden[-1]),
+    return Outputs("encoder", pooled_cosine(ev.reference.hidden[-1], ev.run.hidden[-1]),
                    note=ENCODER_NOTE)
 
 
 def compare_outputs(backend, ev) -> Outputs:
     """The Outputs of evaluation ``ev`` made by ``backend``."""
-    cosine = pooled_cosine(ev.reference.hidden[-1], ev.permuted.hidden[-1])
+    cosine = pooled_cosine(ev.reference.hidden[-1], ev.run.hidden[-1])   # means: any frame
     model = getattr(backend, "model", None)
     head = getattr(backend, "head", None) or (head_kind(model) if model is not None
                                               else None)
@@ -152,7 +152,7 @@ def compare_outputs(backend, ev) -> Outputs:
         dtype = next(model.parameters()).dtype
         device = next(model.parameters()).device
         hidden_a = torch.as_tensor(ev.reference.hidden[-1][rows_a]).to(device, dtype)
-        hidden_b = torch.as_tensor(ev.permuted.hidden[-1][rows_b]).to(device, dtype)
+        hidden_b = torch.as_tensor(ev.slot_hidden(-1)[rows_b]).to(device, dtype)
         log_a = head_logits(model, hidden_a).double().log_softmax(-1).cpu()   # (k, V)
         log_b = head_logits(model, hidden_b).double().log_softmax(-1).cpu()
     predictions = tuple(_prediction(label, log_a[j], log_b[j], (a, b), tokenizer)

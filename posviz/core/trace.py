@@ -48,6 +48,24 @@ class Trace:
         return self.hidden.shape[2]
 
 
+def in_slot_order(aligned: Trace, order: np.ndarray) -> Trace:
+    """The Trace of a run of tokens[order] from the same run recorded in the original
+    tokens' order (row i token i, as Backend.run_aligned gives it): row j, and column j
+    of every map, become slot j's. A gather of every map: done only when asked for."""
+    def rows(array, axis):
+        return None if array is None else np.take(array, order, axis=axis)
+
+    def maps(array):                                   # (L, h, n, n): rows and columns
+        return None if array is None else rows(rows(array, 2), 3)
+
+    return Trace(tokens=tuple(aligned.tokens[i] for i in order),
+                 position_ids=aligned.position_ids[order],
+                 embeddings=rows(aligned.embeddings, 0), encodings=rows(aligned.encodings, 0),
+                 hidden=rows(aligned.hidden, 1), attention=maps(aligned.attention),
+                 scores=maps(aligned.scores), attn_out=rows(aligned.attn_out, 1),
+                 mlp_out=rows(aligned.mlp_out, 1), extras=aligned.extras)
+
+
 class PerTrace:
     """A value computed once per Trace object, for the last few traces (held weakly):
     the engine hands the same reference Trace to every reorder."""

@@ -120,7 +120,7 @@ def branch_norms(ev: Evaluation) -> tuple[dict[str, np.ndarray], tuple[str, ...]
     output (NaN at the input, where no block has run yet), for the reordered run and,
     suffixed "_original", the original one; and the branches the model does not record."""
     norms, missing = {}, []
-    for suffix, trace in (("", ev.permuted), ("_original", ev.reference)):
+    for suffix, trace in (("", ev.run), ("_original", ev.reference)):   # means: any frame
         norms["residual" + suffix] = mean_token_norm(trace.hidden)            # (L+1,)
         for key, array in zip(BRANCHES, (trace.attn_out, trace.mlp_out)):
             if array is None:

@@ -338,7 +338,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
     def _on_evaluated(self, shown, ms: float) -> None:
         self._computing.stop()
         s, ev = self.session, shown.evaluation
-        layers, heads = ev.permuted.n_layers, ev.permuted.n_heads
+        layers, heads = ev.reference.n_layers, ev.reference.n_heads
         before = self.plots.shown() if self.plots is not None else None
         done = ("mosaic coloured" if before is not None and before.evaluation is ev
                 else "computed")                  # a new look of the same evaluation

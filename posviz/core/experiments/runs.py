@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..backend import TokenSequence
+from ..backend import TokenSequence, offers
 from ..config import Positions
 from ..errors import Cancelled, PosvizInputError
 from ..symmetry import Comparison, check_permutation, compare
@@ -38,19 +38,11 @@ MAX_BATCH = 64
 MAX_BATCH_METRICS = 64
 
 
-def _owner(cls: type, name: str) -> type | None:
-    """The class of ``cls``'s MRO that defines attribute ``name``."""
-    return next((c for c in cls.__mro__ if name in vars(c)), None)
-
-
 def can_batch(backend, traces: bool = True) -> bool:
-    """Whether ``backend`` runs batches that equal its ``run``: it has ``run_batch``
-    (with ``traces`` False: ``compare_batch``), defined by the class that defines
-    ``run`` or a subclass of it (a subclass that changes ``run`` alone runs one order at
-    a time)."""
-    name = "run_batch" if traces else "compare_batch"
-    batch, run = _owner(type(backend), name), _owner(type(backend), "run")
-    return batch is not None and (run is None or issubclass(batch, run))
+    """Whether ``backend`` runs batches that equal its ``run``: it offers ``run_batch``
+    (with ``traces`` False: ``compare_batch``) consistently with ``run``
+    (backend.offers: a subclass that changes ``run`` alone runs one order at a time)."""
+    return offers(backend, "run_batch" if traces else "compare_batch")
 
 
 def batch_size(backend, n: int, traces: bool = True) -> int:

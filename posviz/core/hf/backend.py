@@ -12,9 +12,17 @@ import torch
 from ..backend import TokenSequence
 from ..errors import PosvizInputError
 from ..hooks import ATTN_OUT, FINAL, MLP_OUT, Recorder, batch_rows, trace_from
+from ..symmetry import per_token
 from ..trace import Trace
 from . import families, layout
 from .families import FAMILY
+
+# Families whose mask is bidirectional and whose every position signal is the position
+# ids: the original tokens at the position ids an order gives them is that order's run
+# with its rows put back (run_aligned). Not a causal family (its mask follows the
+# slots), nor T5 or BLOOM (their positions are the slots), nor ModernBERT (the window
+# of its local layers follows the slots).
+ALIGNED_FAMILIES = frozenset({"bert", "roberta", "distilbert"})
 
 STRUCTURAL = ("cls_token_id", "sep_token_id", "bos_token_id", "eos_token_id", "pad_token_id")
 
@@ -115,15 +123,35 @@ class HFBackend:
         hooks); True raises errors.Cancelled and abandons the forward.
         """
         self.check_positions(position_ids)
+        return self._run_ids([seq.ids[i] for i in order], tuple(seq.tokens[i] for i in order),
+                             np.asarray(position_ids), should_stop)
+
+    @property
+    def aligns(self) -> bool:
+        """Whether run_aligned computes what run does (ALIGNED_FAMILIES)."""
+        return self.family in ALIGNED_FAMILIES
+
+    def run_aligned(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
+                    should_stop=None) -> Trace:
+        """run of the order recorded in the original tokens' order: the original ids,
+        each at the position id the order gives it (row i, and column i of every map,
+        token i's). Only where ``aligns``."""
+        if not self.aligns:
+            raise ValueError(f"a {self.family} model runs its orders in slot order only")
+        self.check_positions(position_ids)
+        return self._run_ids(list(seq.ids), seq.tokens, per_token(order, position_ids),
+                             should_stop)
+
+    def _run_ids(self, ids, tokens, position_ids, should_stop) -> Trace:
         recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT), layers=self._blocks)
-        self.record([seq.ids[i] for i in order], position_ids, recorder)
-        return trace_from(
-            recorder, self._blocks,
-            tokens=tuple(seq.tokens[i] for i in order),
-            position_ids=np.asarray(position_ids),
-            extras={"model": self.name, "family": self.family,
-                    "position_encoding": self.position_encoding, "mask": self.mask,
-                    "final_norm": FAMILY[self.family].final_norm})
+        self.record(ids, position_ids, recorder)
+        return trace_from(recorder, self._blocks, tokens=tuple(tokens),
+                          position_ids=np.asarray(position_ids), extras=self._extras())
+
+    def _extras(self) -> dict:
+        return {"model": self.name, "family": self.family,
+                "position_encoding": self.position_encoding, "mask": self.mask,
+                "final_norm": FAMILY[self.family].final_norm}
 
     def check_positions(self, position_ids) -> None:
         """Refuse position ids the model cannot take: beyond its table, or other than the
@@ -207,11 +235,8 @@ class HFBackend:
         recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT))
         self.record_batch([[seq.ids[i] for i in order] for order in orders], position_ids,
                           recorder)
-        extras = {"model": self.name, "family": self.family,
-                  "position_encoding": self.position_encoding, "mask": self.mask,
-                  "final_norm": FAMILY[self.family].final_norm}
         return [trace_from(rows, self._blocks, tuple(seq.tokens[i] for i in order),
-                           position_ids[b], extras=dict(extras))
+                           position_ids[b], extras=self._extras())
                 for b, (order, rows) in enumerate(zip(orders, batch_rows(recorder,
                                                                            len(orders))))]
 
@@ -223,9 +248,15 @@ class HFBackend:
         position_ids = np.asarray(position_ids)
         for pos in position_ids:
             self.check_positions(pos)
+        orders = np.asarray(orders)
         recorder = MetricsRecorder(ReferenceTensors(reference), orders, self._blocks,
-                                   should_stop, stop_after=(ATTN_OUT, MLP_OUT))
-        self.record_batch(np.asarray(seq.ids)[np.asarray(orders)], position_ids, recorder)
+                                   should_stop, stop_after=(ATTN_OUT, MLP_OUT),
+                                   aligned=self.aligns)
+        if self.aligns:                 # the original ids, at each order's position ids
+            self.record_batch(np.broadcast_to(seq.ids, orders.shape),
+                              per_token(orders, position_ids), recorder)
+        else:
+            self.record_batch(np.asarray(seq.ids)[orders], position_ids, recorder)
         return recorder.comparisons()
 
     def batch_bytes(self, n: int, traces: bool = True) -> int:

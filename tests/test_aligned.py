@@ -1,0 +1,169 @@
+"""A reorder run in the original tokens' frame (Backend.run_aligned): the original tokens
+at the positions, and under the mask, that the order gives them. Every operation but
+attention works row by row, and attention sees its keys permuted with their positions
+and mask, so this is the order's run with its rows put back, to rounding. The engine
+compares it with no gather; the slot-order Trace is gathered only when asked for.
+
+Checked here against the run in slot order (Backend.run, itself checked against
+transformers' outputs in test_hf and test_hf_families), on the built-in model for every
+encoding and mask and on tiny random Hugging Face models of every family that can.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posviz.core.backend import BuiltinBackend, offers
+from posviz.core.config import ModelConfig, Positions
+from posviz.core.engine import Engine, position_ids
+from posviz.core.predictions import compare_outputs
+from posviz.core.symmetry import METRICS, per_token
+from posviz.core.trace import in_slot_order
+from posviz.core.views import build_views
+
+TEXT = "the cat sat on the mat because it was warm and dry"
+PES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+POSITIONS = (Positions(), Positions("token", 3), Positions("slot", 2))
+FIELDS = ("hidden", "attention", "scores", "attn_out", "mlp_out", "embeddings", "encodings")
+
+
+def assert_traces_close(got, want, tol):
+    assert got.tokens == want.tokens
+    assert np.array_equal(got.position_ids, want.position_ids)
+    for name in FIELDS:
+        a, b = getattr(got, name), getattr(want, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert a.shape == b.shape and a.dtype == b.dtype, name
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=name)
+
+
+def assert_same_comparisons(got, want, tol):
+    for name in (*METRICS, "token_change", "attention_aligned"):
+        np.testing.assert_allclose(got.metric(name), want.metric(name), rtol=tol, atol=tol,
+                                   err_msg=name)
+
+
+def orders_of(n: int, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    first_moved = np.r_[1, 0, np.arange(2, n)]      # under a causal mask: no prefix kept
+    return [rng.permutation(n) for _ in range(3)] + [first_moved, np.arange(n)[::-1].copy()]
+
+
+@pytest.mark.parametrize("mask", ["bidirectional", "causal"])
+@pytest.mark.parametrize("pe", PES)
+def test_an_aligned_run_is_the_run_with_its_rows_put_back(pe, mask):
+    for k, positions in enumerate(POSITIONS):
+        backend = BuiltinBackend(ModelConfig(layers=2, heads=2, d_model=16, pe=pe, mask=mask,
+                                             dtype="float64", seed=k, max_len=64))
+        seq = backend.tokenize(TEXT)
+        for order in orders_of(len(seq), seed=k):
+            pos = position_ids(order, positions)
+            aligned = backend.run_aligned(seq, order, pos)
+            assert aligned.tokens == tuple(seq.ids)
+            assert np.array_equal(aligned.position_ids, per_token(order, pos))
+            assert_traces_close(in_slot_order(aligned, order), backend.run(seq, order, pos),
+                                1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mask", ["bidirectional", "causal"])
+def test_the_engine_compares_an_aligned_run_as_it_compares_one_in_slot_order(mask, dtype):
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for pe in PES:
+        backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe=pe, mask=mask,
+                                             dtype=dtype, max_len=64))
+        seq = backend.tokenize(TEXT)
+        aligned, in_slots = Engine(backend, reuse_prefix=False), Engine(backend,
+                                                                        reuse_prefix=False)
+        in_slots.aligns = False
+        assert aligned.aligns
+        for order in orders_of(len(seq)):
+            got = aligned.evaluate(seq, order, Positions("token", 1))
+            want = in_slots.evaluate(seq, order, Positions("token", 1))
+            assert got.aligned and not want.aligned
+            assert_same_comparisons(got.comparison, want.comparison, tol)
+            assert_traces_close(got.permuted, want.permuted, tol)
+            np.testing.assert_allclose(got.slot_hidden(2), want.permuted.hidden[2],
+                                       rtol=tol, atol=tol)
+
+
+def test_the_theory_holds_in_the_original_frame():
+    """Without positions and mask every layer is equivariant; under a causal mask the
+    leak shows from the first block on (as in test_symmetry, now with no gather)."""
+    for mask, equivariant in (("bidirectional", True), ("causal", False)):
+        backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe="none",
+                                             mask=mask))
+        seq = backend.tokenize(TEXT)
+        ev = Engine(backend).evaluate(seq, orders_of(len(seq))[0], Positions())
+        assert ev.aligned
+        c = ev.comparison
+        assert bool((c.hidden_equivariance[1:] < c.floor).all()) == equivariant
+        assert bool((c.attention_equivariance[1:] < c.floor).all()) == equivariant
+
+
+def test_what_a_reorder_shows_gathers_no_map():
+    """The views and outputs read the aligned run as it is: the slot-order Trace (a
+    gather of every map) is built only when something asks for it."""
+    backend = BuiltinBackend(ModelConfig(layers=2, heads=2, d_model=16))
+    seq = backend.tokenize(TEXT)
+    ev = Engine(backend).evaluate(seq, orders_of(len(seq))[0], Positions())
+    build_views(ev, None)
+    compare_outputs(backend, ev)
+    assert "permuted" not in vars(ev)
+    assert ev.permuted is ev.permuted                  # built once, when asked
+
+
+def test_a_backend_that_changes_run_alone_runs_in_slot_order():
+    class Doubling(BuiltinBackend):
+        def run(self, seq, order, position_ids, should_stop=None):
+            return super().run(seq, order, 2 * np.asarray(position_ids), should_stop)
+
+    backend = Doubling(ModelConfig(layers=1, heads=2, d_model=8))
+    assert not offers(backend, "run_aligned") and not Engine(backend).aligns
+    seq = backend.tokenize(TEXT)
+    ev = Engine(backend).evaluate(seq, orders_of(len(seq))[0], Positions())
+    assert not ev.aligned
+    np.testing.assert_array_equal(ev.permuted.position_ids, 2 * np.arange(len(seq)))
+
+
+# -- Hugging Face models ---------------------------------------------------------------
+pytest.importorskip("transformers")
+hf_families = pytest.importorskip("test_hf_families")
+from test_hf import save_tiny, shuffled_movable  # noqa: E402
+from test_hf_families import EXPECTED, TYPES, folders  # noqa: E402,F401  (a fixture)
+
+ALIGNED = {"bert", "roberta", "distilbert"}
+
+
+@pytest.fixture(scope="module")
+def family_backends(folders, tmp_path_factory):  # noqa: F811
+    from posviz.core import hf
+    backends = {t: hf.load_backend(str(folders / t)) for t in TYPES}
+    for family in ("bert", "gpt2"):
+        folder = tmp_path_factory.mktemp(family)
+        save_tiny(family, folder)
+        backends[family] = hf.load_backend(str(folder))
+    return backends
+
+
+@pytest.mark.parametrize("model_type", (*TYPES, "bert", "gpt2"))
+def test_bidirectional_families_with_position_ids_run_aligned(family_backends, model_type):
+    backend = family_backends[model_type]
+    assert backend.aligns == (backend.family in ALIGNED)
+    assert Engine(backend).aligns == backend.aligns
+    seq = backend.tokenize(hf_families.TEXT)
+    order = shuffled_movable(seq, 1)
+    if not backend.aligns:
+        with pytest.raises(ValueError):
+            backend.run_aligned(seq, order, np.arange(len(seq)))
+        assert not Engine(backend).evaluate(seq, order, Positions()).aligned
+        return
+    for positions in (Positions(), Positions("token", 2)):
+        pos = position_ids(order, positions)
+        aligned = backend.run_aligned(seq, order, pos)
+        assert_traces_close(in_slot_order(aligned, order), backend.run(seq, order, pos), 1e-5)
+        engine, in_slots = Engine(backend), Engine(backend)
+        in_slots.aligns = False
+        assert_same_comparisons(engine.evaluate(seq, order, positions).comparison,
+                                in_slots.evaluate(seq, order, positions).comparison, 1e-5)
