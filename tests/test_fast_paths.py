@@ -154,6 +154,10 @@ def test_the_gap_in_one_pass_equals_the_gap_a_layer_at_a_time(monkeypatch):
     one_pass = symmetry._largest_gaps(a, b)
     monkeypatch.setattr(symmetry, "_ONE_PASS_CELLS", 0)
     np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
+    monkeypatch.setattr(symmetry, "_THREADED_CELLS", 0)          # in torch
+    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
+    np.testing.assert_array_equal(symmetry._largest_gaps(a[:, :, 5:], b[:, :, 5:]),
+                                  np.abs(a - b)[:, :, 5:].max(axis=(1, 2, 3)))
     np.testing.assert_array_equal(one_pass, np.abs(a - b).max(axis=(1, 2, 3)))
 
 
