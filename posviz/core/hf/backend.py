@@ -253,7 +253,7 @@ class HFBackend:
                                    should_stop, stop_after=(ATTN_OUT, MLP_OUT),
                                    aligned=self.aligns)
         if self.aligns:                 # the original ids, at each order's position ids
-            self.record_batch(np.broadcast_to(seq.ids, orders.shape),
+            self.record_batch(np.tile(np.asarray(seq.ids), (len(orders), 1)),
                               per_token(orders, position_ids), recorder)
         else:
             self.record_batch(np.asarray(seq.ids)[orders], position_ids, recorder)
