@@ -46,6 +46,23 @@ def test_start_builds_the_session_and_shows_it_reversed(controller, views):
     assert look == "the look" and thread is not threading.main_thread()
 
 
+def test_the_heap_is_trimmed_once_evaluations_stop_not_after_each(qtbot, controller,
+                                                                    monkeypatch):
+    from posviz.gui import controller as module
+    trims = []
+    monkeypatch.setattr(module, "TRIM_FROM", 4)          # the 4-token text counts as large
+    monkeypatch.setattr(module, "trim_heap", trims.append)
+    c = controller
+    c._trim_timer.setInterval(1500)
+    for _ in range(3):                                    # a drag: one evaluation after another
+        with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+            c.session.rotate()
+    assert trims == []                                    # the next one reuses the pages
+    qtbot.waitUntil(lambda: trims == [4], timeout=TIMEOUT)
+    qtbot.wait(600)
+    assert trims == [4]                                   # once, when the window went quiet
+
+
 def test_start_takes_settings_as_they_are_kept(qtbot, views):
     c = Controller()
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
