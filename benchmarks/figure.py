@@ -12,6 +12,18 @@ import sys
 from pathlib import Path
 
 
+def round_ticks(low: float, high: float) -> list[float]:
+    """The 1-2-5 values from just below ``low`` to just above ``high`` (log axis labels
+    that read as numbers, not as 2·10¹)."""
+    import math
+    ticks = []
+    for decade in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        ticks += [step * 10.0 ** decade for step in (1, 2, 5)]
+    below = max([t for t in ticks if t <= low], default=ticks[0])
+    above = min([t for t in ticks if t >= high], default=ticks[-1])
+    return [t for t in ticks if below <= t <= above]
+
+
 def write_scaling_figure(rows: list[dict], stem: Path, note: str = "") -> list[Path]:
     """rows: the benchmark's latency rows -> ``stem``.png and ``stem``.svg."""
     import numpy as np
@@ -33,6 +45,9 @@ def write_scaling_figure(rows: list[dict], stem: Path, note: str = "") -> list[P
     plot.showGrid(x=True, y=True, alpha=0.25)
     sizes = sorted({r["n"] for r in rows})
     plot.getAxis("bottom").setTicks([[(float(np.log10(n)), str(n)) for n in sizes], []])
+    medians = [r[key]["median"] for r in rows for key in ("compute_ms", "bare_forward_ms")]
+    plot.getAxis("left").setTicks([[(float(np.log10(ms)), f"{ms:g}")
+                                    for ms in round_ticks(min(medians), max(medians))], []])
     legend = style.legend_below(figure.canvas, columns=2)
     models = list(dict.fromkeys(r["model"] for r in rows))
     for colour, model in zip(style.CURVE_COLOURS, models):

@@ -129,6 +129,15 @@ def test_the_scaling_figure_is_written_by_posviz_s_export(tmp_path):
     assert "<svg" in text and "tokens n" in text
 
 
+def test_the_figure_s_time_axis_is_labelled_with_round_numbers():
+    import sys as _sys
+    _sys.path.insert(0, str(SCRIPT.parent))
+    from figure import round_ticks
+    assert round_ticks(6.9, 148.8) == [5, 10, 20, 50, 100, 200]
+    assert round_ticks(2.0, 2.0) == [2]
+    assert round_ticks(0.3, 0.6) == [0.2, 0.5, 1.0]
+
+
 def test_verdicts_follow_the_numbers(smoke):
     results, _ = smoke
     for target in results["targets"]:
