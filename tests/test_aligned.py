@@ -17,7 +17,7 @@ from posviz.core.backend import BuiltinBackend, offers
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.engine import Engine, position_ids
 from posviz.core.predictions import compare_outputs
-from posviz.core.symmetry import METRICS, per_token
+from posviz.core.symmetry import METRICS, compare, per_token
 from posviz.core.trace import in_slot_order
 from posviz.core.views import build_views
 
@@ -88,18 +88,33 @@ def test_the_engine_compares_an_aligned_run_as_it_compares_one_in_slot_order(mas
                                        rtol=tol, atol=tol)
 
 
-def test_the_theory_holds_in_the_original_frame():
+def test_the_theory_holds_in_either_frame():
     """Without positions and mask every layer is equivariant; under a causal mask the
-    leak shows from the first block on (as in test_symmetry, now with no gather)."""
+    leak shows from the first block on (as in test_symmetry). In the original frame the
+    bidirectional case is the reference's own computation; in slot order it is a
+    different one that rounds alike."""
     for mask, equivariant in (("bidirectional", True), ("causal", False)):
         backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe="none",
                                              mask=mask))
         seq = backend.tokenize(TEXT)
-        ev = Engine(backend).evaluate(seq, orders_of(len(seq))[0], Positions())
-        assert ev.aligned
-        c = ev.comparison
-        assert bool((c.hidden_equivariance[1:] < c.floor).all()) == equivariant
-        assert bool((c.attention_equivariance[1:] < c.floor).all()) == equivariant
+        for aligns in (True, False):
+            engine = Engine(backend)
+            engine.aligns = aligns
+            ev = engine.evaluate(seq, orders_of(len(seq))[0], Positions())
+            assert ev.aligned == aligns
+            c = ev.comparison
+            assert bool((c.hidden_equivariance[1:] < c.floor).all()) == equivariant
+            assert bool((c.attention_equivariance[1:] < c.floor).all()) == equivariant
+
+
+def test_compare_refuses_an_aligned_run_of_other_tokens():
+    backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
+    seq = backend.tokenize(TEXT)
+    order = orders_of(len(seq))[0]
+    in_slots = backend.run(seq, order, np.arange(len(seq)))
+    reference = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))
+    with pytest.raises(ValueError, match="aligned"):
+        compare(reference, in_slots, order, aligned=True)
 
 
 def test_what_a_reorder_shows_gathers_no_map():
@@ -161,9 +176,27 @@ def test_bidirectional_families_with_position_ids_run_aligned(family_backends, m
         return
     for positions in (Positions(), Positions("token", 2)):
         pos = position_ids(order, positions)
-        aligned = backend.run_aligned(seq, order, pos)
-        assert_traces_close(in_slot_order(aligned, order), backend.run(seq, order, pos), 1e-5)
+        assert_traces_close(in_slot_order(backend.run_aligned(seq, order, pos), order),
+                            backend.run(seq, order, pos), 1e-5)
         engine, in_slots = Engine(backend), Engine(backend)
         in_slots.aligns = False
         assert_same_comparisons(engine.evaluate(seq, order, positions).comparison,
                                 in_slots.evaluate(seq, order, positions).comparison, 1e-5)
+
+
+def test_a_bert_configured_as_a_decoder_runs_in_slot_order(tmp_path):
+    """transformers masks such a BERT causally, by row: the original frame would not be
+    its reordered run."""
+    from transformers import AutoModel
+    from posviz.core import hf
+    save_tiny("bert", tmp_path)
+    model = AutoModel.from_pretrained(tmp_path, is_decoder=True, attn_implementation="eager")
+    model.save_pretrained(tmp_path)
+    backend = hf.load_backend(str(tmp_path))
+    assert backend.family == "bert" and not backend.aligns
+    seq = backend.tokenize(hf_families.TEXT)
+    order = shuffled_movable(seq, 1)
+    ev = Engine(backend).evaluate(seq, order, Positions())
+    assert not ev.aligned
+    np.testing.assert_allclose(ev.permuted.hidden, backend.run(seq, order,
+                                                                np.arange(len(seq))).hidden)

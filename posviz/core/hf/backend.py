@@ -128,8 +128,10 @@ class HFBackend:
 
     @property
     def aligns(self) -> bool:
-        """Whether run_aligned computes what run does (ALIGNED_FAMILIES)."""
-        return self.family in ALIGNED_FAMILIES
+        """Whether run_aligned computes what run does (ALIGNED_FAMILIES; not a BERT or
+        RoBERTa configured as a decoder: transformers then masks it causally, by row)."""
+        return (self.family in ALIGNED_FAMILIES
+                and not getattr(self.model.config, "is_decoder", False))
 
     def run_aligned(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
                     should_stop=None) -> Trace:
