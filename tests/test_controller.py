@@ -53,14 +53,17 @@ def test_the_heap_is_trimmed_once_evaluations_stop_not_after_each(qtbot, control
     monkeypatch.setattr(module, "TRIM_FROM", 4)          # the 4-token text counts as large
     monkeypatch.setattr(module, "trim_heap", trims.append)
     c = controller
-    c._trim_timer.setInterval(1500)
+    c._trim_timer.setInterval(60_000)                     # a quiet time no drag reaches
     for _ in range(3):                                    # a drag: one evaluation after another
         with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
             c.session.rotate()
+        assert c._trim_timer.isActive() and c._trim_timer.remainingTime() > 50_000
     assert trims == []                                    # the next one reuses the pages
+    c._trim_timer.setInterval(100)                        # the window goes quiet
+    c._trim_timer.start()
     qtbot.waitUntil(lambda: trims == [4], timeout=TIMEOUT)
-    qtbot.wait(600)
-    assert trims == [4]                                   # once, when the window went quiet
+    qtbot.wait(300)
+    assert trims == [4]                                   # once
 
 
 def test_start_takes_settings_as_they_are_kept(qtbot, views):

@@ -42,8 +42,10 @@ def assert_same_metrics(got, want, tol, where=""):
 
 
 def single_comparisons(backend, seq, orders, positions):
-    """compare of one full single run per order (no prefix reuse)."""
+    """compare of one full single run per order, in slot order (no prefix reuse, no
+    run in the original tokens' frame: the plain computation to check against)."""
     engine = Engine(backend, reuse_prefix=False)
+    engine.aligns = False
     return [engine.evaluate(seq, order, positions).comparison for order in orders]
 
 
@@ -83,9 +85,8 @@ def test_an_aligned_batch_is_each_run_put_back_in_the_original_order(pe, mask):
         backend.model.record_aligned(list(seq.ids), orders,
                                      np.stack([position_ids(o, positions) for o in orders]),
                                      recorder)
-        engine = Engine(backend, reuse_prefix=False)
         for b, order in enumerate(orders):
-            run = engine.evaluate(seq, order, positions).permuted
+            run = backend.run(seq, order, position_ids(order, positions))   # slot order
             back = np.argsort(order)                     # slot of each original token
             for l in range(cfg.layers):
                 for hook, want in ((RESID_POST, run.hidden[l + 1][back]),

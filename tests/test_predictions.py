@@ -137,6 +137,26 @@ def test_masked_lm_predictions_at_the_mask_for_both_orders(folders):
     assert "[MASK]" in outputs.predictions[0].where
 
 
+def test_masked_lm_predictions_of_a_reorder_run_in_the_original_frame(folders):
+    """A BERT as the loader makes it (the backend holding its head) runs a reorder in
+    the original tokens' frame: the reordered guess is still the one transformers
+    gives at the slot the mask moved to."""
+    plain = hf.load_backend(str(folders / "bert"))
+    model = BertForMaskedLM.from_pretrained(folders / "bert", attn_implementation="eager")
+    from posviz.core.hf.backend import HFBackend
+    backend = HFBackend(model, plain.tokenizer, plain.family, plain.name, plain.path,
+                        head="masked")
+    ev = evaluate(backend, "the cat [MASK] on the mat")
+    assert ev.aligned
+    outputs = compare_outputs(backend, ev)
+    ids = list(ev.seq.ids)
+    mask = ids.index(backend.tokenizer.mask_token_id)
+    check_prediction(outputs.predictions[0], ordinary_logits(model, ids, bert=True),
+                     ordinary_logits(model, [ids[i] for i in ev.order], bert=True),
+                     mask, list(ev.order).index(mask))
+    assert "permuted" not in vars(ev)              # read from the run as it is
+
+
 def test_masked_lm_without_a_mask_says_how_to_ask(folders):
     backend = loaded(folders / "bert", BertForMaskedLM, "masked")
     outputs = compare_outputs(backend, evaluate(backend, "the cat sat on the mat"))

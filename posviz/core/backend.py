@@ -110,9 +110,21 @@ class BuiltinBackend:
         maps (core.batch_metrics): orders and position_ids (B, n) -> B Comparisons."""
         from .batch_metrics import MetricsRecorder, ReferenceTensors
         from .hooks import RESID_PRE
+        orders, position_ids = np.asarray(orders), np.asarray(position_ids)
+        # In the original tokens' frame nothing is gathered, but a score bias (ALiBi, T5)
+        # is then one (h, n, n) per order, float64 while it is built: at n = 512 about
+        # 20 MB an order, more than the rest of a chunk. Where the orders' slots share
+        # their positions (the default), the slot order shares one bias among them;
+        # the two took about as long (128 orders, n = 64 and 128)
+        aligned = not (self.model.encoding.adds_bias
+                       and bool((position_ids == position_ids[0]).all()))
         recorder = MetricsRecorder(ReferenceTensors(reference), orders, self.config.layers,
-                                   should_stop, stop_after=(RESID_PRE,), aligned=True)
-        self.model.record_aligned(list(seq.ids), orders, position_ids, recorder)
+                                   should_stop, stop_after=(RESID_PRE,), aligned=aligned)
+        if aligned:
+            self.model.record_aligned(list(seq.ids), orders, position_ids, recorder)
+        else:
+            words = np.array(seq.ids, dtype=object)[orders].tolist()       # (B, n)
+            self.model.record_batch(words, position_ids, recorder)
         return recorder.comparisons()
 
     def batch_bytes(self, n: int, traces: bool = True) -> int:

@@ -3,11 +3,13 @@
 A sweep reads only the four METRICS (and token_change) of each comparison, never the
 aligned attention maps. Here they are computed for a chunk of B orders of one text
 against its reference run from stacked tensors: hidden (B, L+1, n, d), attention
-(B, L, h, n, n), orders (B, n). Everything is measured in the permuted frame: slot j of
+(B, L, h, n, n), orders (B, n). ``ChunkMetrics`` measures runs in slot order: slot j of
 order b holds token orders[b, j], so the reference is gathered into each order's frame
 (a gather from the small reference rather than from the large permuted maps), and
 max |A'[j, k] - A[order j, order k]| is the same set of differences as compare's
-max |A'[inv j, inv k] - A[j, k]|, cell for cell.
+max |A'[inv j, inv k] - A[j, k]|, cell for cell. ``AlignedChunkMetrics`` measures runs
+made in the original tokens' frame (row i token i, InstrumentedTransformer.
+record_aligned), against the reference as it stands.
 
 ``MetricsRecorder`` does the same while a batched forward runs: it reduces each layer's
 hidden states and attention weights to B numbers (and B x n for token_change) as they
@@ -15,13 +17,14 @@ pass and keeps neither, so a chunk's memory is one layer's working tensors.
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 import torch
 
 from .hooks import FINAL, PATTERN, RESID_POST, RESID_PRE, Recorder, block_hook
-from .symmetry import Comparison, _norms_of, noise_floor
+from .symmetry import Comparison, _norms_of, noise_floor, per_token
 from .trace import Trace
 
 
@@ -49,9 +52,6 @@ class ChunkMetrics:
         B, n = self.orders.shape
         L, h = reference.attention.shape[:2]
         dtype = reference.hidden.dtype
-        # (B*n*n,) entry (j, k) of order b's map is entry (order j, order k) of the
-        # reference's
-        self.cells = (self.orders[:, :, None] * n + self.orders[:, None, :]).ravel()
         self.hidden_equivariance = np.zeros((B, L + 1), dtype)
         self.last_token_change = np.zeros((B, L + 1), dtype)
         self.pooled_change = np.zeros((B, L + 1), dtype)
@@ -59,6 +59,13 @@ class ChunkMetrics:
         # float64 whatever the runs' precision, as compare's (NaN at layer 0)
         self.attention_equivariance = np.full((B, L + 1), np.nan)
         self._gathered: np.ndarray | None = None                          # (h, B*n*n)
+
+    @cached_property
+    def cells(self) -> np.ndarray:
+        """(B*n*n,): entry (j, k) of order b's map is entry (order j, order k) of the
+        reference's."""
+        n = self.orders.shape[1]
+        return (self.orders[:, :, None] * n + self.orders[:, None, :]).ravel()
 
     def hidden(self, layer: int, hidden: torch.Tensor) -> None:
         """Layer ``layer``'s hidden states (B, n, d) of the orders.
@@ -103,10 +110,7 @@ class ChunkMetrics:
     def token_change(self) -> np.ndarray:
         """(B, L+1, n) per original token i: the change of the slot it moved to."""
         slot = self.row_change
-        token = np.empty_like(slot)
-        np.put_along_axis(token, np.broadcast_to(self.orders[:, None, :], slot.shape), slot,
-                          axis=2)
-        return token
+        return per_token(np.broadcast_to(self.orders[:, None, :], slot.shape), slot)
 
     def comparisons(self) -> list[Comparison]:
         """One Comparison per order, as compare gives it but with attention_aligned None."""
@@ -129,7 +133,6 @@ class AlignedChunkMetrics(ChunkMetrics):
 
     def __init__(self, reference: ReferenceTensors, orders: np.ndarray):
         super().__init__(reference, orders)
-        self.cells = None                                # nothing to gather
         self._rows = np.arange(len(self.orders))                          # (B,)
         self._gap: torch.Tensor | None = None                             # (B, h, n, n)
 
@@ -157,7 +160,7 @@ class AlignedChunkMetrics(ChunkMetrics):
             self.attention_equivariance[:, layer + 1] = 0.0
             return
         if self._gap is None or self._gap.shape != maps.shape:
-            self._gap = torch.empty_like(maps)           # one buffer for every layer
+            self._gap = torch.empty(maps.shape, dtype=maps.dtype)   # one for every layer
         gap = torch.sub(maps, torch.from_numpy(self.ref.attention[layer]), out=self._gap)
         self.attention_equivariance[:, layer + 1] = gap.abs_().view(B, -1).amax(dim=1).numpy()
 

@@ -1,8 +1,9 @@
 """The engine: runs a backend on one order of the tokens and compares it with the original.
 
 An Engine turns (tokens, order, positions) into an Evaluation and caches the reference
-run of the original order, so a reorder runs only the permuted sequence; under a causal
-mask, only the slots from the first moved one on (core.prefix), when the backend can.
+run of the original order, so a reorder runs only the permuted sequence: in the original
+tokens' frame when the backend can (Backend.run_aligned: the maps come out aligned with
+the reference), and under a causal mask only from the first moved slot on (core.prefix).
 """
 from __future__ import annotations
 

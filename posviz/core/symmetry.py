@@ -226,6 +226,8 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
     """
     n = reference.n_tokens
     order = check_permutation(order, n)
+    if aligned and (start or permuted.tokens != reference.tokens):
+        raise ValueError("an aligned run holds the reference's tokens, and all of them")
     inv = inverse(order)
     H, Hp = reference.hidden, permuted.hidden                     # (L+1, n, d)
     norms = _norms_of(reference)

@@ -63,7 +63,7 @@ def in_slot_order(aligned: Trace, order: np.ndarray) -> Trace:
                  embeddings=rows(aligned.embeddings, 0), encodings=rows(aligned.encodings, 0),
                  hidden=rows(aligned.hidden, 1), attention=maps(aligned.attention),
                  scores=maps(aligned.scores), attn_out=rows(aligned.attn_out, 1),
-                 mlp_out=rows(aligned.mlp_out, 1), extras=aligned.extras)
+                 mlp_out=rows(aligned.mlp_out, 1), extras=dict(aligned.extras))
 
 
 class PerTrace:

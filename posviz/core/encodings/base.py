@@ -50,6 +50,11 @@ class PositionalEncoding(nn.Module):
     def check(self, position_ids: torch.Tensor) -> None:
         """Raise PosvizInputError if these positions cannot be encoded."""
 
+    @property
+    def adds_bias(self) -> bool:
+        """Whether ``bias`` adds a term to the scores (an encoding that defines it)."""
+        return type(self).bias is not PositionalEncoding.bias
+
     def absolute(self, position_ids: torch.Tensor) -> torch.Tensor | None:
         """(n,) int -> (n, d) additive encoding, or None."""
         return None
