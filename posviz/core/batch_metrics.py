@@ -50,7 +50,7 @@ class ChunkMetrics:
         self.ref = reference
         self.orders = np.asarray(orders, dtype=np.int64)                  # (B, n)
         B, n = self.orders.shape
-        L, h = reference.attention.shape[:2]
+        L = reference.attention.shape[0]
         dtype = reference.hidden.dtype
         self.hidden_equivariance = np.zeros((B, L + 1), dtype)
         self.last_token_change = np.zeros((B, L + 1), dtype)
@@ -83,7 +83,7 @@ class ChunkMetrics:
         self.hidden_equivariance[:, layer] = (np.sqrt(squares.reshape(B, -1).sum(axis=1))
                                               / ref.total[layer])
         self.row_change[:, layer] = (np.sqrt(squares.sum(axis=2))
-                                      / ref.token[layer][self.orders])
+                                     / ref.token[layer][self.orders])
         self.last_token_change[:, layer] = (np.linalg.norm(Hp[:, -1] - H[-1], axis=1)
                                             / ref.token[layer, -1])
         self.pooled_change[:, layer] = (np.linalg.norm(Hp.mean(axis=1) - ref.mean[layer],

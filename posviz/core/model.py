@@ -262,7 +262,7 @@ class InstrumentedTransformer(nn.Module):
         return pos
 
     def run_aligned(self, words, order, position_ids, should_stop=None) -> Trace:
-        """As run of the words in ``order`` (n,) at ``position_ids`` (n,, by slot), but
+        """As run of the words in ``order`` (n,) at ``position_ids`` (n,) by slot, but
         recorded in the words' own order (see record_aligned): row i, and column i of
         every map, is word i's wherever the order put it. trace.in_slot_order gives run's
         Trace from it; core.symmetry.compare(aligned=True) needs no gather."""

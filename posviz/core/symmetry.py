@@ -249,7 +249,7 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
 
     A, Ap = reference.attention, permuted.attention               # (L, h, n, n)
     if aligned:
-        start, aligned_maps = 0, Ap
+        aligned_maps = Ap
     else:
         if not (0 < start < n and np.array_equal(order[:start], np.arange(start))
                 and _causal_of(reference)):

@@ -145,6 +145,7 @@ class HFBackend:
                              should_stop)
 
     def _run_ids(self, ids, tokens, position_ids, should_stop) -> Trace:
+        """The Trace of one forward of ``ids`` (n,) at ``position_ids`` (n,)."""
         recorder = Recorder(should_stop, stop_after=(ATTN_OUT, MLP_OUT), layers=self._blocks)
         self.record(ids, position_ids, recorder)
         return trace_from(recorder, self._blocks, tokens=tuple(tokens),
