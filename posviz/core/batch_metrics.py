@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from .hooks import FINAL, PATTERN, RESID_POST, RESID_PRE, Recorder, block_hook
-from .symmetry import Comparison, _norms_of, noise_floor, per_token
+from .symmetry import Comparison, noise_floor, per_token, reference_norms
 from .trace import Trace
 
 
@@ -32,7 +32,7 @@ class ReferenceTensors:
     """What the metrics need of the reference run (arrays shared with it)."""
 
     def __init__(self, reference: Trace):
-        norms = _norms_of(reference)                     # the denominators compare uses
+        norms = reference_norms(reference)               # the denominators compare uses
         tiny = np.finfo(reference.hidden.dtype).tiny     # as symmetry._relative
         self.hidden = reference.hidden                                    # (L+1, n, d)
         self.attention = reference.attention                              # (L, h, n, n)

@@ -128,8 +128,9 @@ class Comparison:
 
 
 @dataclass(frozen=True, eq=False)
-class _ReferenceNorms:
-    """What compare needs of the reference run alone, computed once per reference."""
+class ReferenceNorms:
+    """What compare needs of the reference run alone, computed once per reference
+    (reference_norms; core.batch_metrics divides by the same)."""
 
     total: np.ndarray         # (L+1,) ||H||_F
     token: np.ndarray         # (L+1, n) ||H[i]||
@@ -137,10 +138,10 @@ class _ReferenceNorms:
     mean: np.ndarray          # (L+1, d)
 
 
-def _reference_norms(reference: Trace) -> _ReferenceNorms:
+def _norms(reference: Trace) -> ReferenceNorms:
     H = reference.hidden                                           # (L+1, n, d)
     mean = H.mean(axis=1)                                          # (L+1, d)
-    return _ReferenceNorms(np.linalg.norm(H.reshape(H.shape[0], -1), axis=1),
+    return ReferenceNorms(np.linalg.norm(H.reshape(H.shape[0], -1), axis=1),
                            np.linalg.norm(H, axis=2), np.linalg.norm(mean, axis=1), mean)
 
 
@@ -152,7 +153,7 @@ def _causal_zeros(reference: Trace) -> bool:
     return bool(np.isfinite(A).all() and not A[..., above].any())
 
 
-_norms_of = PerTrace(_reference_norms)
+reference_norms = PerTrace(_norms)
 _causal_of = PerTrace(_causal_zeros)
 
 # Below this many cells the maps' gap is taken in one pass, above it a layer at a time
@@ -230,7 +231,7 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
         raise ValueError("an aligned run holds the reference's tokens, and all of them")
     inv = inverse(order)
     H, Hp = reference.hidden, permuted.hidden                     # (L+1, n, d)
-    norms = _norms_of(reference)
+    norms = reference_norms(reference)
 
     if aligned:                                                   # row i: token i
         diff = Hp - H                                             # (L+1, n, d)
