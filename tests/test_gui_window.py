@@ -366,6 +366,35 @@ def test_loading_a_real_model_shows_pinned_chips_and_locks_the_builtin_fields(
     assert f"<td>{ev.reference.d_model}</td>" in facts
 
 
+def test_the_window_opens_with_the_model_given_on_its_command_line(qtbot, slow_model,
+                                                                    private_settings):
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    slow_model.release.set()
+    with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
+        w.start(model="fake")
+    c = w.controller
+    assert c.session.spec == ModelSpec.pretrained("fake")
+    assert isinstance(c.session.backend, PinnedBackend)
+    assert w.model_panel.chooser.currentData() == ("real", "fake")
+    assert w.strip.pinned[0] and w.strip.pinned[-1]
+
+
+def test_a_model_on_the_command_line_that_cannot_load_is_told_in_the_window(
+        qtbot, slow_model, private_settings):
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.controller.modelFailed, timeout=TIMEOUT) as failed:
+        w.start(model="broken")
+    assert "no model named broken" in failed.args[0]
+    settled(qtbot, w)
+    assert w.controller.session.spec.is_builtin        # the window runs, with the built-in
+    status = w.model_panel.model_status                # told inline, and it stays there
+    assert "no model named broken" in status.text() and status.isVisible()
+
+
 def test_cancelling_a_load_keeps_the_current_model(qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller
     backend, spec, shown = c.session.backend, c.session.spec, c.last_shown

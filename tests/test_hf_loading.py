@@ -124,6 +124,18 @@ def test_the_window_takes_a_device_on_its_command_line():
     assert parse_args([])[0].device == "cpu"
 
 
+def test_the_window_takes_a_model_on_its_command_line_but_not_beside_a_session(capsys):
+    pytest.importorskip("PySide6")
+    from posviz.gui.app import parse_args
+    assert parse_args(["--model", "minilm"])[0].model == "minilm"
+    assert parse_args([])[0].model is None
+    with pytest.raises(SystemExit) as stopped:
+        parse_args(["lecture.posviz", "--model", "minilm"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "session file" in err
+
+
 def test_a_model_too_large_for_the_free_memory_is_refused_before_loading(folder, monkeypatch,
                                                                          capsys):
     weights = 4 * sum(p.numel() for p in GPTNeoXForCausalLM.from_pretrained(folder)

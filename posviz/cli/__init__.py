@@ -41,8 +41,8 @@ def make_parser() -> argparse.ArgumentParser:
         prog="posviz",
         description="See how positional encodings break the permutation symmetry of "
                     "self-attention. Without a command, posviz opens its window "
-                    "(posviz [FILE.posviz] [--text TEXT] [--reset-settings] "
-                    "[--install-desktop | --uninstall-desktop]).",
+                    "(posviz [FILE.posviz] [--text TEXT] [--model NAME|PATH] "
+                    "[--reset-settings] [--install-desktop | --uninstall-desktop]).",
         epilog="Run 'posviz report -h' or 'posviz export -h' for a command's options. "
                f"Bundled models for --model: {bundled_models()}.")
     parser.add_argument("--version", action="version",

@@ -8,7 +8,7 @@ Settings (window geometry, docks, text, model options) live in QSettings under t
 organisation "posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your
 choice and ``--reset-settings`` forgets them. The last session (text, order, model and
 view) is saved as ``<name>-last-session.posviz`` beside that file and opened at the
-next start, unless a FILE.posviz, --text or --reset-settings is given.
+next start, unless a FILE.posviz, --text, --model or --reset-settings is given.
 """
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--reset-settings", action="store_true",
                         help="forget the remembered window, text and model options")
     parser.add_argument("--text", help="start with this sentence")
+    parser.add_argument("--model", metavar="NAME|PATH",
+                        help="start with this pretrained model: a local folder, a name in "
+                             "the local Hugging Face cache, or a bundled one ('minilm', "
+                             "'smollm2'); one that cannot be loaded is told in the window, "
+                             "which starts with the built-in model (default: the built-in "
+                             "model, or the last session's)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
                         help="where real models run: auto picks an accelerator torch has, "
                              "else the CPU (default: cpu)")
@@ -47,6 +53,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     unknown = [arg for arg in qt_args if arg.startswith("--")]
     if unknown:
         print(f"posviz: error: unrecognized arguments: {' '.join(unknown)}", file=sys.stderr)
+        raise SystemExit(2)
+    if args.model is not None and args.file is not None:
+        print("posviz: error: --model and a session file cannot go together: the file "
+              "names its own model", file=sys.stderr)
         raise SystemExit(2)
     return args, qt_args
 
@@ -84,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     # torch, the core and the plots are imported on the worker from now on, beside the
     # first paint; the first evaluation follows there without waiting for the window.
-    window.start(args.file, last=args.text is None and not args.reset_settings)
+    window.start(args.file, last=(args.text is None and args.model is None
+                                  and not args.reset_settings), model=args.model)
     return app.exec()
 
 

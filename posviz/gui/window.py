@@ -181,10 +181,11 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self.state_label.setStyleSheet(style)
 
     # -- start-up ---------------------------------------------------------------------
-    def start(self, path=None, last: bool = True) -> None:
+    def start(self, path=None, last: bool = True, model: str | None = None) -> None:
         """Import the core and compute (call once the window is on screen): the session
         file ``path``, else the last session (unless not ``last``), else the remembered
-        text and options."""
+        text and options, with the pretrained ``model`` (core.hf.load_backend's source)
+        instead of the built-in one when given."""
         from ..core.config import ModelConfig, Positions
         from ..core.document import ModelSpec
 
@@ -201,7 +202,8 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
                                   int(s.value("positions/offset", 0))).validate()
         except (TypeError, ValueError):
             positions = Positions()
-        self.controller.start(str(s.value("text", "")), ModelSpec.builtin(config), positions)
+        spec = ModelSpec.builtin(config) if model is None else ModelSpec.pretrained(model)
+        self.controller.start(str(s.value("text", "")), spec, positions)
 
     @Slot()
     def _on_ready(self) -> None:
