@@ -327,6 +327,7 @@ class SlowModel:
         self.release, self.done = threading.Event(), threading.Event()
 
     def __call__(self, spec, progress=None, **options):
+        self.options = options
         if spec == "broken":
             raise PosvizInputError("no model named broken")
         progress and progress("loading weights")
@@ -372,9 +373,11 @@ def test_the_window_opens_with_the_model_given_on_its_command_line(qtbot, slow_m
     qtbot.addWidget(w)
     w.show()
     slow_model.release.set()
+    w.controller.device = "auto"                       # posviz --model fake --device auto
     with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
         w.start(model="fake")
     c = w.controller
+    assert slow_model.options["device"] == "auto"
     assert c.session.spec == ModelSpec.pretrained("fake")
     assert isinstance(c.session.backend, PinnedBackend)
     assert w.model_panel.chooser.currentData() == ("real", "fake")

@@ -44,6 +44,7 @@ class StartJob:
     positions: Positions
     order: str = "reverse"              # "reverse": start reversed; else the original order
     progress: Callable[[str], None] | None = None
+    device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,7 +156,7 @@ class EvaluationRunner:
         spec, positions = job.spec, job.positions
         problem = None
         try:
-            backend = load_model(LoadJob(spec, job.progress))
+            backend = load_model(LoadJob(spec, job.progress, device=job.device))
         except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
             if not spec.is_builtin:     # (a built-in one that cannot be built falls back
                 problem = one_line(error)   # silently, as an invalid remembered one does)

@@ -112,7 +112,7 @@ class Controller(QObject):
         """Import the rest of the core and build the session on the worker; ``ready``
         follows. ``spec`` and ``positions`` must be valid (a model that fails to load
         falls back to the built-in one, and ``modelFailed`` says why)."""
-        self._submit(StartJob(text, spec, positions, order))
+        self._submit(StartJob(text, spec, positions, order, device=self.device))
 
     def _submit(self, job) -> None:
         self._newest = job
