@@ -21,21 +21,11 @@ from posviz.core.symmetry import METRICS, compare, per_token
 from posviz.core.trace import in_slot_order
 from posviz.core.views import build_views
 
+from test_prefix import assert_traces_close
+
 TEXT = "the cat sat on the mat because it was warm and dry"
 PES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 POSITIONS = (Positions(), Positions("token", 3), Positions("slot", 2))
-FIELDS = ("hidden", "attention", "scores", "attn_out", "mlp_out", "embeddings", "encodings")
-
-
-def assert_traces_close(got, want, tol):
-    assert got.tokens == want.tokens
-    assert np.array_equal(got.position_ids, want.position_ids)
-    for name in FIELDS:
-        a, b = getattr(got, name), getattr(want, name)
-        assert (a is None) == (b is None), name
-        if a is not None:
-            assert a.shape == b.shape and a.dtype == b.dtype, name
-            np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=name)
 
 
 def assert_same_comparisons(got, want, tol):
@@ -145,7 +135,7 @@ def test_a_backend_that_changes_run_alone_runs_in_slot_order():
 # -- Hugging Face models ---------------------------------------------------------------
 pytest.importorskip("transformers")
 hf_families = pytest.importorskip("test_hf_families")
-from test_hf import save_tiny, shuffled_movable  # noqa: E402
+from test_hf import load_tiny, save_tiny, shuffled_movable  # noqa: E402
 from test_hf_families import EXPECTED, TYPES, folders  # noqa: E402,F401  (a fixture)
 
 ALIGNED = {"bert", "roberta", "distilbert"}
@@ -154,12 +144,8 @@ ALIGNED = {"bert", "roberta", "distilbert"}
 @pytest.fixture(scope="module")
 def family_backends(folders, tmp_path_factory):  # noqa: F811
     from posviz.core import hf
-    backends = {t: hf.load_backend(str(folders / t)) for t in TYPES}
-    for family in ("bert", "gpt2"):
-        folder = tmp_path_factory.mktemp(family)
-        save_tiny(family, folder)
-        backends[family] = hf.load_backend(str(folder))
-    return backends
+    return {**{t: hf.load_backend(str(folders / t)) for t in TYPES},
+            **load_tiny(("bert", "gpt2"), tmp_path_factory.mktemp("tiny"))}
 
 
 @pytest.mark.parametrize("model_type", (*TYPES, "bert", "gpt2"))

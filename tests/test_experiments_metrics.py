@@ -230,20 +230,14 @@ def test_bad_orders_in_a_chunk_are_refused_in_one_line():
 
 # -- Hugging Face models ---------------------------------------------------------------
 hf_families = pytest.importorskip("test_hf_families")
-from test_hf import save_tiny, shuffled_movable  # noqa: E402
+from test_hf import load_tiny, shuffled_movable  # noqa: E402
 from test_hf_families import TYPES, folders  # noqa: E402,F401  (a fixture)
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """Tiny random BERT, GPT-2 and Llama models, loaded the way a real one is."""
-    from posviz.core import hf
-    root = tmp_path_factory.mktemp("tiny")
-    backends = {}
-    for family in ("bert", "gpt2", "llama"):
-        save_tiny(family, root / family)
-        backends[family] = hf.load_backend(str(root / family))
-    return backends
+    return load_tiny(("bert", "gpt2", "llama"), tmp_path_factory.mktemp("tiny"))
 
 
 def assert_hf_metrics(backend, text, positions=Positions()):

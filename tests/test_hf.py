@@ -94,6 +94,17 @@ def save_tiny(family: str, folder) -> None:
     tokenizer.save_pretrained(folder)
 
 
+def load_tiny(families, root) -> dict:
+    """family -> a backend of its tiny random model, saved under ``root`` and loaded the
+    way a real one is."""
+    from posviz.core import hf
+    backends = {}
+    for family in families:
+        save_tiny(family, root / family)
+        backends[family] = hf.load_backend(str(root / family))
+    return backends
+
+
 FAMILIES = ("bert", "gpt2", "llama")
 LLAMA_LIKE = ("mistral", "qwen2")      # same layout as Llama: RoPE, causal, GQA
 

@@ -21,15 +21,8 @@ TEXT = "the cat sat on the mat because it was warm and the dog ran"
 
 @pytest.fixture(scope="module")
 def backends(tmp_path_factory):
-    from test_hf import save_tiny
-
-    from posviz.core import hf
-    root = tmp_path_factory.mktemp("twins")
-    loaded = {}
-    for family in ("bert", "gpt2"):
-        save_tiny(family, root / family)
-        loaded[family] = hf.load_backend(str(root / family))
-    return loaded
+    from test_hf import load_tiny
+    return load_tiny(("bert", "gpt2"), tmp_path_factory.mktemp("twins"))
 
 
 def hooks_on(model) -> int:

@@ -173,14 +173,8 @@ def test_a_stack_missing_a_block_is_not_taken_for_the_maps():
 @pytest.fixture(scope="module")
 def hf_backends(tmp_path_factory):
     pytest.importorskip("transformers")
-    from test_hf import save_tiny           # the same tiny models as test_hf
-    from posviz.core import hf
-    root = tmp_path_factory.mktemp("hooked")
-    backends = {}
-    for family in ("bert", "llama"):
-        save_tiny(family, root / family)
-        backends[family] = hf.load_backend(str(root / family))
-    return backends
+    from test_hf import load_tiny           # the same tiny models as test_hf
+    return load_tiny(("bert", "llama"), tmp_path_factory.mktemp("hooked"))
 
 
 @pytest.mark.parametrize("family", ["bert", "llama"])

@@ -25,7 +25,7 @@ def assert_traces_close(fast: Trace, slow: Trace, tol: float = TOL) -> None:
         a, b = getattr(fast, name), getattr(slow, name)
         assert (a is None) == (b is None), name
         if a is not None:
-            assert a.shape == b.shape, name
+            assert a.shape == b.shape and a.dtype == b.dtype, name
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=name)
 
 

@@ -263,7 +263,8 @@ def keep_heap_pages() -> bool:
     time: the built-in model's forward at n = 512 took 23-30 ms instead of 13, MiniLM's
     recorded maps as long to copy as to compute. Blocks up to MMAP_THRESHOLD now come from
     the heap, and up to TRIM_THRESHOLD of free memory stays there (trim_heap still gives
-    it back after large evaluations). Call once at start; True if it ran.
+    it back once the window has been quiet after a large evaluation). Call once at
+    start; True if it ran.
     """
     if not workarounds.enabled("malloc-thresholds"):
         return False

@@ -52,11 +52,8 @@ def batch_size(backend, n: int, traces: bool = True) -> int:
     most = MAX_BATCH if traces else MAX_BATCH_METRICS
     if not can_batch(backend, traces) or most <= 1:
         return 1
-    if not hasattr(backend, "batch_bytes"):
-        per_order = BATCH_BYTES
-    else:
-        per_order = (backend.batch_bytes(n) if traces
-                     else backend.batch_bytes(n, traces=False))
+    per_order = (backend.batch_bytes(n, traces=traces) if hasattr(backend, "batch_bytes")
+                 else BATCH_BYTES)
     return int(max(1, min(most, BATCH_BYTES // max(per_order, 1))))
 
 
