@@ -146,19 +146,18 @@ def test_a_reference_that_is_not_causal_is_compared_in_full(spoil):
                                   np.abs(aligned - reference.attention).max(axis=(1, 2, 3)))
 
 
-def test_the_gap_in_one_pass_equals_the_gap_a_layer_at_a_time(monkeypatch):
-    from posviz.core import symmetry
+@pytest.mark.parametrize("block, n, from_row", [(1, 20, 0), (1, 20, 7), (2, 21, 0),
+                                                (3, 20, 7), (8, 64, 40), (8, 61, 61)])
+def test_the_pooled_difference_is_the_plain_one_and_holds_the_largest_gap(block, n, from_row):
+    from posviz.core.mosaic import pooled_difference
 
-    rng = np.random.default_rng(6)
-    a, b = (rng.random((4, 3, 20, 20)).astype(np.float32) for _ in range(2))
-    one_pass = symmetry._largest_gaps(a, b)
-    monkeypatch.setattr(symmetry, "_ONE_PASS_CELLS", 0)
-    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
-    monkeypatch.setattr(symmetry, "_THREADED_CELLS", 0)          # in torch
-    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
-    np.testing.assert_array_equal(symmetry._largest_gaps(a[:, :, 5:], b[:, :, 5:]),
-                                  np.abs(a - b)[:, :, 5:].max(axis=(1, 2, 3)))
-    np.testing.assert_array_equal(one_pass, np.abs(a - b).max(axis=(1, 2, 3)))
+    rng = np.random.default_rng(block * n + from_row)
+    a, b = (rng.random((4, 3, n, n)).astype(np.float32) for _ in range(2))
+    a[:, :, :from_row] = b[:, :, :from_row]           # a kept prefix: those rows agree
+    pooled = pooled_difference(a, b, block, from_row)
+    np.testing.assert_array_equal(pooled, pooled_plainly(a - b, block))
+    gap = np.abs(pooled).max(axis=(1, 2, 3))
+    np.testing.assert_array_equal(gap, np.abs(a - b).max(axis=(1, 2, 3)))
 
 
 @pytest.mark.parametrize("pe", ["none", "sinusoidal", "rope", "alibi", "t5"])

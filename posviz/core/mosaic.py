@@ -22,7 +22,10 @@ from .errors import Cancelled
 
 MOSAIC_TILE = 64
 MOSAIC_GAP = 1         # pixels between tiles
-POOL_CHUNK_BYTES = 16 << 20   # layers pooled at once: their difference stays this small
+POOL_CHUNK_BYTES = 16 << 20   # maps pooled between two asks whether to stop
+# of the maps' difference at once (pooled_difference); measured at MiniLM's n = 512 with
+# 1, 2, 4 and 16 MB: 12.5, 11.4, 10.7 and 17.0 ms (fastest of 20)
+DIFFERENCE_CHUNK_BYTES = 4 << 20
 # What a tile shows in each mode, and the name of those numbers in displayed() / CSV.
 MOSAIC_DATA = {"difference": "difference", "original": "original",
                "reordered": "reordered_aligned"}
@@ -57,19 +60,59 @@ def pool_signed_max(tiles: np.ndarray, block: int) -> np.ndarray:
     if block == 1:
         return tiles
     import torch
+
+    return _pooled(torch.from_numpy(np.ascontiguousarray(tiles)), block).numpy()
+
+
+def pooled_difference(aligned: np.ndarray, original: np.ndarray, block: int,
+                      from_row: int = 0) -> np.ndarray:
+    """(L, h, n, n) maps twice -> (L, h, m, m): aligned - original as the mosaic shows it
+    (pool_signed_max), taken a few maps at a time into one reused buffer on torch's
+    threads, so the whole difference never exists (75 MB at MiniLM's n = 512). Rows
+    before ``from_row`` are known to differ by exactly 0 (a kept causal prefix): their
+    blocks are 0 and are not computed. Its largest |value| per layer is the largest gap
+    between the maps (core.symmetry.compare)."""
+    import torch
+
+    L, h, n, _ = aligned.shape
+    m = -(-n // block)
+    out = np.zeros((L, h, m, m), aligned.dtype)                       # (L, h, m, m)
+    first = min(from_row, n) // block                # the first block row computed
+    a = torch.from_numpy(aligned)[:, :, first * block:]               # (L, h, n', n)
+    o = torch.from_numpy(original)[:, :, first * block:]
+    if a.numel() == 0:
+        return out
+    pooled = torch.from_numpy(out)[:, :, first:]                      # (L, h, m', m)
+    if block == 1:                                  # the difference itself
+        torch.sub(a, o, out=pooled)
+        return out
+    # a few maps at a time, so that their difference stays in the cache: one temporary
+    # of DIFFERENCE_CHUNK_BYTES or one map, reused (.view never copies: writes land in out)
+    a, o = (t.view(L * h, *t.shape[2:]) for t in (a, o))              # (L*h, n', n)
+    pooled = pooled.view(L * h, *pooled.shape[2:])                     # (L*h, m', m)
+    step = max(1, DIFFERENCE_CHUNK_BYTES // (a[0].numel() * a.element_size()))
+    gap = torch.empty((min(step, L * h), *a.shape[1:]), dtype=a.dtype)  # (step, n', n)
+    for start in range(0, L * h, step):
+        maps = slice(start, start + step)
+        within = gap[:pooled[maps].shape[0]]
+        pooled[maps] = _pooled(torch.sub(a[maps], o[maps], out=within), block)
+    return out
+
+
+def _pooled(x, block: int):
+    """(..., r, c) tensor -> (..., ceil(r / block), ceil(c / block)): pool_signed_max."""
+    import torch
     import torch.nn.functional as F
 
-    x = torch.from_numpy(np.ascontiguousarray(tiles))                        # (..., n, n)
-    n = x.shape[-1]
-    m = -(-n // block)
-    if m * block != n:
-        x = F.pad(x, (0, m * block - n, 0, m * block - n))
-    high, low = _block_extremes(x, block)                                    # (..., m, m)
-    return torch.where(high >= -low, high, low).numpy()
+    pad_rows, pad_cols = -x.shape[-2] % block, -x.shape[-1] % block
+    if pad_rows or pad_cols:
+        x = F.pad(x, (0, pad_cols, 0, pad_rows))
+    high, low = _block_extremes(x, block)                            # (..., r', c')
+    return torch.where(high >= -low, high, low)
 
 
 def _block_extremes(x, block: int):
-    """(..., m*block, m*block) tensor -> the max and the min of each block, (..., m, m).
+    """(..., r*block, c*block) tensor -> the max and the min of each block, (..., r, c).
 
     Measured with torch 2.13 on 2 threads: for blocks of 2, element-wise maxima of
     strided slices; for larger ones, a reduction over each block's rows (whole rows of
@@ -82,37 +125,40 @@ def _block_extremes(x, block: int):
         def extreme(op):
             cols = x[..., 0::block]
             for k in range(1, block):
-                cols = op(cols, x[..., k::block])                          # (..., N, m)
+                cols = op(cols, x[..., k::block])                          # (..., R, c)
             rows = cols[..., 0::block, :]
             for k in range(1, block):
-                rows = op(rows, cols[..., k::block, :])                    # (..., m, m)
+                rows = op(rows, cols[..., k::block, :])                    # (..., r, c)
             return rows
         return extreme(torch.maximum), extreme(torch.minimum)
-    lead, size = x.shape[:-2], x.shape[-1]
-    m = size // block
-    rows = x.reshape(*lead, m, block, size)                            # (..., m, block, N)
-    high = rows.amax(dim=-2).reshape(*lead, m, m, block).amax(dim=-1)  # (..., m, m)
-    low = rows.amin(dim=-2).reshape(*lead, m, m, block).amin(dim=-1)
+    *lead, R, C = x.shape
+    r, c = R // block, C // block
+    rows = x.reshape(*lead, r, block, C)                               # (..., r, block, C)
+    high = rows.amax(dim=-2).reshape(*lead, r, c, block).amax(dim=-1)  # (..., r, c)
+    low = rows.amin(dim=-2).reshape(*lead, r, c, block).amin(dim=-1)
     return high, low
 
 
 def mosaic_tiles(ev, mode: str, block: int, should_stop=None) -> np.ndarray:
-    """(L, h, m, m): what each tile of ``mode`` shows, pooled in blocks, a few layers
-    at a time (at n = 512 one layer's difference is 12 MB: it never exists whole)."""
+    """(L, h, m, m): what each tile of ``mode`` shows, pooled in blocks of ``block``.
+    The difference is the one compare pooled already; the maps themselves are pooled
+    a few layers at a time, ``should_stop`` asked between them (as in make_mosaic)."""
     original = ev.reference.attention                                     # (L, h, n, n)
     aligned = ev.comparison.attention_aligned                             # (L, h, n, n)
-    shown = {"difference": lambda a, b: a - b, "original": lambda a, b: b,
-             "reordered": lambda a, b: a}[mode]
+    if mode == "difference":
+        pooled = ev.comparison.attention_difference                       # (L, h, m, m)
+        if pooled is None or block != pool_block(original.shape[-1]):
+            pooled = pooled_difference(aligned, original, block)
+        return pooled
+    shown = aligned if mode == "reordered" else original
     if block == 1:
-        return shown(aligned, original)
-    L = original.shape[0]
+        return shown
     step = max(1, POOL_CHUNK_BYTES // original[0].nbytes)
     chunks = []
-    for first in range(0, L, step):
+    for first in range(0, shown.shape[0], step):
         if should_stop is not None and should_stop():
             raise Cancelled("superseded by a newer request")
-        layers = slice(first, first + step)
-        chunks.append(pool_signed_max(shown(aligned[layers], original[layers]), block))
+        chunks.append(pool_signed_max(shown[first:first + step], block))
     return np.concatenate(chunks)                                         # (L, h, m, m)
 
 
