@@ -192,11 +192,16 @@ def startup(minilm: bool, runs: int) -> dict:
     """Process start (just before Popen) -> first painted window, core ready, first
     evaluation, first painted plots (built-in model) and, with ``minilm``, MiniLM's
     plots painted (asked for as soon as the built-in plots painted); the median of each
-    over fresh processes."""
+    over fresh processes. Beside each, a fresh process that only imports torch
+    ("import_torch"): the part of start-up that follows the machine, not posviz."""
     import numpy as np
 
     moments: dict[str, list] = {}
     for _ in range(runs):
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import torch"], check=True, cwd=ROOT,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        moments.setdefault("import_torch", []).append(time.monotonic() - start)
         with tempfile.TemporaryDirectory() as folder:
             command = [sys.executable, str(HERE / "startup_probe.py"),
                        "--settings", str(Path(folder) / "settings.ini")]

@@ -161,7 +161,11 @@ def print_table(results: dict) -> None:
     if s:
         runs = max(v["runs"] for v in s.values())
         print(f"\nstart-up, process start -> (median of {runs} processes): "
-              + ", ".join(f"{event} {v['median_ms']:.0f} ms" for event, v in s.items()))
+              + ", ".join(f"{event} {v['median_ms']:.0f} ms" for event, v in s.items()
+                          if event != "import_torch"))
+        if "import_torch" in s:
+            print(f"  beside them, a process that only imports torch: "
+                  f"{s['import_torch']['median_ms']:.0f} ms")
     for mem in results.get("memory", []):
         stages = ", ".join(f"{k} {v:.0f}" for k, v in mem["rss_by_stage_mb"].items())
         print(f"peak RSS with MiniLM at n={mem['n']}: {mem['peak_rss_mb']:.0f} MB "

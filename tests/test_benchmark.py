@@ -65,6 +65,10 @@ def test_smoke_writes_every_measurement(smoke):
          for event in ("window", "core_ready", "first_evaluation", "plots")}
     assert 0 < s["window"] <= s["plots"]
     assert 0 < s["core_ready"] <= s["first_evaluation"] <= s["plots"]
+    torch_alone = results["startup"]["import_torch"]
+    assert torch_alone["runs"] == results["startup"]["plots"]["runs"]
+    assert is_duration(torch_alone["median_ms"])
+    assert f"only imports torch: {torch_alone['median_ms']:.0f} ms" in stdout
     # the same numbers are printed in the table
     first = results["latency"][0]
     assert f"{first['painted_ms']['median']:7.1f}" in stdout
