@@ -146,18 +146,33 @@ def test_a_reference_that_is_not_causal_is_compared_in_full(spoil):
                                   np.abs(aligned - reference.attention).max(axis=(1, 2, 3)))
 
 
-@pytest.mark.parametrize("block, n, from_row", [(1, 20, 0), (1, 20, 7), (2, 21, 0),
-                                                (3, 20, 7), (8, 64, 40), (8, 61, 61)])
-def test_the_pooled_difference_is_the_plain_one_and_holds_the_largest_gap(block, n, from_row):
-    from posviz.core.mosaic import pooled_difference
+def test_the_gap_in_one_pass_equals_the_gap_a_layer_at_a_time(monkeypatch):
+    from posviz.core import symmetry
 
-    rng = np.random.default_rng(block * n + from_row)
+    rng = np.random.default_rng(6)
+    a, b = (rng.random((4, 3, 20, 20)).astype(np.float32) for _ in range(2))
+    one_pass = symmetry._largest_gaps(a, b)
+    monkeypatch.setattr(symmetry, "_ONE_PASS_CELLS", 0)
+    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
+    monkeypatch.setattr(symmetry, "_THREADED_CELLS", 0)          # in torch
+    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
+    np.testing.assert_array_equal(symmetry._largest_gaps(a[:, :, 5:], b[:, :, 5:]),
+                                  np.abs(a - b)[:, :, 5:].max(axis=(1, 2, 3)))
+    np.testing.assert_array_equal(one_pass, np.abs(a - b).max(axis=(1, 2, 3)))
+
+
+@pytest.mark.parametrize("block, n", [(1, 20), (2, 21), (3, 20), (8, 64), (8, 61)])
+@pytest.mark.parametrize("chunk_bytes", [1, 1 << 30])      # a map at a time / all at once
+def test_the_pooled_difference_is_the_plain_one(block, n, chunk_bytes, monkeypatch):
+    from posviz.core import mosaic
+
+    monkeypatch.setattr(mosaic, "DIFFERENCE_CHUNK_BYTES", chunk_bytes)
+    rng = np.random.default_rng(block * n)
     a, b = (rng.random((4, 3, n, n)).astype(np.float32) for _ in range(2))
-    a[:, :, :from_row] = b[:, :, :from_row]           # a kept prefix: those rows agree
-    pooled = pooled_difference(a, b, block, from_row)
+    pooled = mosaic.pooled_difference(a, b, block)
     np.testing.assert_array_equal(pooled, pooled_plainly(a - b, block))
-    gap = np.abs(pooled).max(axis=(1, 2, 3))
-    np.testing.assert_array_equal(gap, np.abs(a - b).max(axis=(1, 2, 3)))
+    # nothing hidden: the largest difference of the full maps is in the picture
+    assert np.abs(pooled).max() == np.abs(a - b).max()
 
 
 @pytest.mark.parametrize("pe", ["none", "sinusoidal", "rope", "alibi", "t5"])
@@ -177,6 +192,31 @@ def test_prefix_reuse_compares_to_the_same_numbers_as_a_full_comparison(pe):
     for name in FIELDS:
         np.testing.assert_array_equal(getattr(ev.comparison, name), getattr(full, name),
                                       err_msg=name)
+
+
+@pytest.mark.parametrize("n, mask", [(40, "bidirectional"), (70, "bidirectional"),
+                                     (131, "causal")])
+def test_a_comparison_that_pools_the_difference_finds_the_same_gap(n, mask):
+    from posviz.core.backend import BuiltinBackend
+    from posviz.core.config import ModelConfig, Positions
+    from posviz.core.engine import Engine
+    from posviz.core.mosaic import pool_block
+
+    backend = BuiltinBackend(ModelConfig(mask=mask, layers=2, heads=2, d_model=16))
+    seq = backend.tokenize(" ".join(f"w{i}" for i in range(n)))
+    order = np.arange(n)
+    order[n - 9:] = order[n - 9:][::-1]          # causal: the prefix before is reused
+    block = pool_block(n)
+    plain = Engine(backend).evaluate(seq, order, Positions())
+    pooled = Engine(backend).evaluate(seq, order, Positions(), pool=block)
+    assert plain.comparison.attention_difference is None
+    for name in FIELDS:
+        np.testing.assert_array_equal(getattr(pooled.comparison, name),
+                                      getattr(plain.comparison, name), err_msg=name)
+    c = pooled.comparison
+    np.testing.assert_array_equal(
+        c.attention_difference,
+        pooled_plainly(c.attention_aligned - pooled.reference.attention, block))
 
 
 @pytest.mark.parametrize("colours", [256, 300])

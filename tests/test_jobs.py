@@ -53,6 +53,27 @@ def test_evaluation_job_gives_the_views_of_the_evaluation(views):
                                rtol=1e-6)
 
 
+def test_a_job_showing_the_difference_has_compare_pool_it_once():
+    from posviz.core.mosaic import MosaicLook, pool_block, pooled_difference
+
+    backend = BuiltinBackend(SMALL)
+    text = " ".join(f"w{i}" for i in range(70))
+    order = np.arange(70)[::-1]
+    table = np.zeros(256, np.uint32)
+    done = EvaluationRunner()(job_for(backend, text, order,
+                                      MosaicLook("difference", (-0.3, 0.3), table)))
+    c = done.shown.evaluation.comparison
+    assert c.attention_difference is not None
+    assert done.shown.views.mosaic.tiles is c.attention_difference        # not made again
+    np.testing.assert_array_equal(
+        c.attention_difference,
+        pooled_difference(c.attention_aligned, done.shown.evaluation.reference.attention,
+                          pool_block(70)))
+    shown = EvaluationRunner()(job_for(backend, text, order,
+                                       MosaicLook("original", (0, 1), table))).shown
+    assert shown.evaluation.comparison.attention_difference is None    # not shown: not made
+
+
 def test_the_engine_is_kept_per_backend(views):
     backend, other = CountingBackend(SMALL), CountingBackend(SMALL)
     runner = EvaluationRunner()

@@ -150,7 +150,7 @@ def test_a_long_mosaic_stops_when_superseded():
     words = TEXT.split()
     text = " ".join(words[i % len(words)] for i in range(MOSAIC_TILE + 6))
     ev = evaluate(session(text, layers=2, heads=2, d_model=16))
-    look = MosaicLook("original", (0.0, 1.0), GREYS)   # pooled here, not by compare
+    look = MosaicLook("difference", (-0.3, 0.3), GREYS)
     with pytest.raises(Cancelled):
         build_views(ev, look, should_stop=lambda: True)
     mosaic = build_views(ev, look, should_stop=lambda: False).mosaic

@@ -121,8 +121,7 @@ class ChunkMetrics:
         return [Comparison(order=self.orders[b], hidden_equivariance=equivariance[b],
                            attention_equivariance=attention[b], last_token_change=last[b],
                            pooled_change=pooled[b], token_change=token[b],
-                           attention_aligned=None, attention_difference=None,
-                           floor=self.ref.floor)
+                           attention_aligned=None, floor=self.ref.floor)
                 for b in range(len(self.orders))]
 
 

@@ -126,11 +126,12 @@ class Engine:
         return self.backend.run(seq, order, pos, should_stop), 0, False
 
     def evaluate(self, seq: TokenSequence, order, positions: Positions,
-                 should_stop: Callable[[], bool] | None = None) -> Evaluation:
+                 should_stop: Callable[[], bool] | None = None, pool: int = 0) -> Evaluation:
         """Run the order (the reference only when not cached) and compare the two.
 
         ``should_stop`` is asked between layers; when it returns True the work stops
         with errors.Cancelled, so a superseded request does not hold up a newer one.
+        ``pool`` as in symmetry.compare: the mosaic of the difference is going to be shown.
         """
         order = check_permutation(order, len(seq))
         positions.validate()
@@ -141,4 +142,4 @@ class Engine:
         else:
             run, start, aligned = self._run(seq, order, positions, reference, should_stop)
         return Evaluation(seq, order, positions, reference, run,
-                          compare(reference, run, order, start, aligned), aligned)
+                          compare(reference, run, order, start, aligned, pool), aligned)

@@ -65,34 +65,28 @@ def pool_signed_max(tiles: np.ndarray, block: int) -> np.ndarray:
 
 
 def pooled_difference(aligned: np.ndarray, original: np.ndarray, block: int,
-                      from_row: int = 0) -> np.ndarray:
+                      should_stop=None) -> np.ndarray:
     """(L, h, n, n) maps twice -> (L, h, m, m): aligned - original as the mosaic shows it
     (pool_signed_max), taken a few maps at a time into one reused buffer on torch's
-    threads, so the whole difference never exists (75 MB at MiniLM's n = 512). Rows
-    before ``from_row`` are known to differ by exactly 0 (a kept causal prefix): their
-    blocks are 0 and are not computed. Its largest |value| per layer is the largest gap
-    between the maps (core.symmetry.compare)."""
+    threads, so the whole difference never exists (75 MB at MiniLM's n = 512).
+    ``should_stop`` is asked between them (as in make_mosaic)."""
     import torch
 
     L, h, n, _ = aligned.shape
-    m = -(-n // block)
-    out = np.zeros((L, h, m, m), aligned.dtype)                       # (L, h, m, m)
-    first = min(from_row, n) // block                # the first block row computed
-    a = torch.from_numpy(aligned)[:, :, first * block:]               # (L, h, n', n)
-    o = torch.from_numpy(original)[:, :, first * block:]
-    if a.numel() == 0:
-        return out
-    pooled = torch.from_numpy(out)[:, :, first:]                      # (L, h, m', m)
     if block == 1:                                  # the difference itself
-        torch.sub(a, o, out=pooled)
-        return out
+        return aligned - original
+    m = -(-n // block)
+    out = np.empty((L, h, m, m), aligned.dtype)                       # (L, h, m, m)
     # a few maps at a time, so that their difference stays in the cache: one temporary
     # of DIFFERENCE_CHUNK_BYTES or one map, reused (.view never copies: writes land in out)
-    a, o = (t.view(L * h, *t.shape[2:]) for t in (a, o))              # (L*h, n', n)
-    pooled = pooled.view(L * h, *pooled.shape[2:])                     # (L*h, m', m)
+    a, o = (torch.from_numpy(np.ascontiguousarray(t)).view(L * h, n, n)
+            for t in (aligned, original))                              # (L*h, n, n)
+    pooled = torch.from_numpy(out).view(L * h, m, m)                   # (L*h, m, m)
     step = max(1, DIFFERENCE_CHUNK_BYTES // (a[0].numel() * a.element_size()))
-    gap = torch.empty((min(step, L * h), *a.shape[1:]), dtype=a.dtype)  # (step, n', n)
+    gap = torch.empty((min(step, L * h), n, n), dtype=a.dtype)        # (step, n, n)
     for start in range(0, L * h, step):
+        if should_stop is not None and should_stop():
+            raise Cancelled("superseded by a newer request")
         maps = slice(start, start + step)
         within = gap[:pooled[maps].shape[0]]
         pooled[maps] = _pooled(torch.sub(a[maps], o[maps], out=within), block)
@@ -142,15 +136,15 @@ def _block_extremes(x, block: int):
 
 def mosaic_tiles(ev, mode: str, block: int, should_stop=None) -> np.ndarray:
     """(L, h, m, m): what each tile of ``mode`` shows, pooled in blocks of ``block``.
-    The difference is the one compare pooled already; the maps themselves are pooled
-    a few layers at a time, ``should_stop`` asked between them (as in make_mosaic)."""
+    Pooled a few maps at a time, ``should_stop`` asked between them (as in
+    make_mosaic)."""
     original = ev.reference.attention                                     # (L, h, n, n)
     aligned = ev.comparison.attention_aligned                             # (L, h, n, n)
     if mode == "difference":
-        pooled = ev.comparison.attention_difference                       # (L, h, m, m)
-        if pooled is None or block != pool_block(original.shape[-1]):
-            pooled = pooled_difference(aligned, original, block)
-        return pooled
+        pooled = ev.comparison.attention_difference       # pooled by compare, if asked
+        if pooled is not None and pooled.shape[-1] == -(-original.shape[-1] // block):
+            return pooled
+        return pooled_difference(aligned, original, block, should_stop)
     shown = aligned if mode == "reordered" else original
     if block == 1:
         return shown
