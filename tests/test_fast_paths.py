@@ -208,7 +208,7 @@ def test_a_comparison_that_pools_the_difference_finds_the_same_gap(n, mask):
     order[n - 9:] = order[n - 9:][::-1]          # causal: the prefix before is reused
     block = pool_block(n)
     plain = Engine(backend).evaluate(seq, order, Positions())
-    pooled = Engine(backend).evaluate(seq, order, Positions(), pool=block)
+    pooled = Engine(backend).evaluate(seq, order, Positions(), pool_difference=True)
     assert plain.comparison.attention_difference is None
     for name in FIELDS:
         np.testing.assert_array_equal(getattr(pooled.comparison, name),

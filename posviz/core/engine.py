@@ -126,12 +126,14 @@ class Engine:
         return self.backend.run(seq, order, pos, should_stop), 0, False
 
     def evaluate(self, seq: TokenSequence, order, positions: Positions,
-                 should_stop: Callable[[], bool] | None = None, pool: int = 0) -> Evaluation:
+                 should_stop: Callable[[], bool] | None = None,
+                 pool_difference: bool = False) -> Evaluation:
         """Run the order (the reference only when not cached) and compare the two.
 
         ``should_stop`` is asked between layers; when it returns True the work stops
         with errors.Cancelled, so a superseded request does not hold up a newer one.
-        ``pool`` as in symmetry.compare: the mosaic of the difference is going to be shown.
+        ``pool_difference`` as in symmetry.compare: the caller shows the difference's
+        mosaic.
         """
         order = check_permutation(order, len(seq))
         positions.validate()
@@ -142,4 +144,5 @@ class Engine:
         else:
             run, start, aligned = self._run(seq, order, positions, reference, should_stop)
         return Evaluation(seq, order, positions, reference, run,
-                          compare(reference, run, order, start, aligned, pool), aligned)
+                          compare(reference, run, order, start, aligned,
+                                  pool_difference), aligned)

@@ -182,7 +182,6 @@ class EvaluationRunner:
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from . import views
         from .facts import model_views
-        from .mosaic import pool_block
 
         start = time.perf_counter()
         early, self._early = self._early, None
@@ -190,10 +189,9 @@ class EvaluationRunner:
             ev, earlier_ms = early[1], early[2]
         else:
             # a mosaic of the difference to come: compare pools it as it takes the gap
-            shows_difference = getattr(job.look, "mode", None) == "difference"
-            pool = pool_block(len(job.seq)) if shows_difference else 0
+            difference = getattr(job.look, "mode", None) == "difference"
             ev = self.engine(job.backend).evaluate(job.seq, job.order, job.positions,
-                                                   should_stop, pool)
+                                                   should_stop, difference)
             earlier_ms = 0.0
         del early
         shown = views.Shown(ev, views.build_views(ev, job.look, should_stop),

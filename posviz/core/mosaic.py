@@ -142,7 +142,7 @@ def mosaic_tiles(ev, mode: str, block: int, should_stop=None) -> np.ndarray:
     aligned = ev.comparison.attention_aligned                             # (L, h, n, n)
     if mode == "difference":
         pooled = ev.comparison.attention_difference       # pooled by compare, if asked
-        if pooled is not None and pooled.shape[-1] == -(-original.shape[-1] // block):
+        if pooled is not None and block == pool_block(original.shape[-1]):
             return pooled
         return pooled_difference(aligned, original, block, should_stop)
     shown = aligned if mode == "reordered" else original

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import PosvizInputError
-from .mosaic import pooled_difference
+from .mosaic import pool_block, pooled_difference
 from .trace import PerTrace, Trace
 
 METRICS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
@@ -113,7 +113,8 @@ class Comparison:
                                          #   order; None from core.batch_metrics (sweeps)
     floor: float                         # noise floor for the traces' dtype
     attention_difference: np.ndarray | None = None  # (L, h, m, m) attention_aligned - A
-                                         #   pooled for the mosaic (compare's ``pool``)
+                                         #   pooled as the mosaic shows it (compare's
+                                         #   pool_difference), else None
 
     def metric(self, name: str) -> np.ndarray:
         return getattr(self, name)
@@ -215,7 +216,7 @@ def _put_back(Ap: np.ndarray, A: np.ndarray, inv: np.ndarray, start: int) -> np.
 
 
 def compare(reference: Trace, permuted: Trace, order, start: int = 0,
-            aligned: bool = False, pool: int = 0) -> Comparison:
+            aligned: bool = False, pool_difference: bool = False) -> Comparison:
     """Measure how far the permuted run is from the permuted reference, layer by layer.
 
     ``start`` > 0 says that the order leaves slots 0..start-1 in place and that the
@@ -228,9 +229,9 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
     (Backend.run_aligned: row i token i): its maps are the aligned ones as they stand,
     and nothing is gathered.
 
-    ``pool`` > 0, the block of a mosaic of the difference that the caller is going to
-    show (core.mosaic.pool_block), pools the difference here (attention_difference)
-    and takes the largest gap from it: one pass over the maps instead of two.
+    ``pool_difference`` says that the caller is going to show the mosaic of the
+    difference: it is pooled here, as the mosaic shows it (attention_difference), and
+    the largest gap is taken from it: one pass over the maps instead of two.
     """
     n = reference.n_tokens
     order = check_permutation(order, n)
@@ -264,8 +265,8 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
             start = 0
         aligned_maps = _put_back(Ap, A, inv, start)
     difference = None
-    if pool:                                # its largest |value| is the largest gap
-        difference = pooled_difference(aligned_maps, A, pool)                # (L, h, m, m)
+    if pool_difference:                     # its largest |value| is the largest gap
+        difference = pooled_difference(aligned_maps, A, pool_block(n))       # (L, h, m, m)
         flat = difference.reshape(difference.shape[0], -1)
         attn_gap = np.maximum(flat.max(axis=1), -flat.min(axis=1))
     else:
