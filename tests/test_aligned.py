@@ -16,6 +16,7 @@ import pytest
 from posviz.core.backend import BuiltinBackend, offers
 from posviz.core.config import ModelConfig, Positions
 from posviz.core.engine import Engine, position_ids
+from posviz.core.facts import model_facts
 from posviz.core.predictions import compare_outputs
 from posviz.core.symmetry import METRICS, compare, per_token
 from posviz.core.trace import in_slot_order
@@ -170,9 +171,9 @@ def test_bidirectional_families_with_position_ids_run_aligned(family_backends, m
                                 in_slots.evaluate(seq, order, positions).comparison, 1e-5)
 
 
-def test_a_bert_configured_as_a_decoder_runs_in_slot_order(tmp_path):
-    """transformers masks such a BERT causally, by row: the original frame would not be
-    its reordered run."""
+def test_a_bert_configured_as_a_decoder_is_causal_and_runs_in_slot_order(tmp_path):
+    """transformers masks such a BERT causally, by row: it is said to be causal, and the
+    original frame would not be its reordered run."""
     from transformers import AutoModel
     from posviz.core import hf
     save_tiny("bert", tmp_path)
@@ -180,9 +181,16 @@ def test_a_bert_configured_as_a_decoder_runs_in_slot_order(tmp_path):
     model.save_pretrained(tmp_path)
     backend = hf.load_backend(str(tmp_path))
     assert backend.family == "bert" and not backend.aligns
+    assert backend.mask == "causal" and model_facts(backend).mask == "causal"
     seq = backend.tokenize(hf_families.TEXT)
     order = shuffled_movable(seq, 1)
     ev = Engine(backend).evaluate(seq, order, Positions())
     assert not ev.aligned
     np.testing.assert_allclose(ev.permuted.hidden, backend.run(seq, order,
                                                                 np.arange(len(seq))).hidden)
+    # and masked so: no slot attends to a later one, and the first moved slot's
+    # predecessors keep the hidden states they had (the causal leak runs one way)
+    assert not np.triu(ev.permuted.attention, 1).any()
+    first = int(np.flatnonzero(order != np.arange(len(seq)))[0])
+    np.testing.assert_allclose(ev.permuted.hidden[:, :first], ev.reference.hidden[:, :first],
+                               rtol=1e-5, atol=1e-6)

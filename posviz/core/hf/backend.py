@@ -73,9 +73,8 @@ class HFBackend:
         self.path = path
         self.device = device
         cfg = model.config
-        kind = FAMILY[family]
-        self.position_encoding = kind.position_encoding
-        self.mask = kind.mask
+        self.position_encoding = FAMILY[family].position_encoding
+        self.mask = families.mask(family, cfg)         # a BERT decoder is causal
         self.position_offset = families.position_offset(family, cfg)
         self.max_positions = families.max_positions(family, cfg)
         self._id_shift = families.id_shift(family, cfg)
@@ -128,10 +127,9 @@ class HFBackend:
 
     @property
     def aligns(self) -> bool:
-        """Whether run_aligned computes what run does (ALIGNED_FAMILIES; not a BERT or
-        RoBERTa configured as a decoder: transformers then masks it causally, by row)."""
-        return (self.family in ALIGNED_FAMILIES
-                and not getattr(self.model.config, "is_decoder", False))
+        """Whether run_aligned computes what run does (ALIGNED_FAMILIES, unmasked: not a
+        BERT or RoBERTa configured as a decoder, whose causal mask follows the slots)."""
+        return self.family in ALIGNED_FAMILIES and self.mask == "bidirectional"
 
     def run_aligned(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
                     should_stop=None) -> Trace:

@@ -49,6 +49,19 @@ FAMILY = {f.name: f for f in (
 )}
 
 
+# Families that a config can make a decoder (``is_decoder``): transformers then masks
+# their attention causally, row by row.
+DECODER_CAPABLE = ("bert", "roberta")
+
+
+def mask(family: str, config) -> str:
+    """How the model masks attention: as its family does, but "causal" for a BERT or
+    RoBERTa configured as a decoder."""
+    if family in DECODER_CAPABLE and getattr(config, "is_decoder", False):
+        return "causal"
+    return FAMILY[family].mask
+
+
 def position_offset(family: str, config) -> int:
     """Where position 0 lies in the model's learned table: RoBERTa padding_idx + 1, OPT 2
     (added inside its embedding module), else 0."""
