@@ -38,6 +38,10 @@ def test_a_sweep_draws_the_band_of_the_core_result(qtbot, tab):
     assert np.allclose(shown["hidden_equivariance_median"],
                        expected.bands["hidden_equivariance"].median)
     assert "random sweep, 6 runs" in tab.figure.heading.text()
+    # its thread ends with it: no torch threads of it stay beside the compute worker's
+    import threading
+    qtbot.waitUntil(lambda: not any(t.name == "posviz-experiment"
+                                    for t in threading.enumerate()), timeout=10_000)
 
 
 def test_the_swap_map_and_its_csv(qtbot, tab, tmp_path):

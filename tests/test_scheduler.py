@@ -235,6 +235,29 @@ def test_shutdown_stops_the_running_job_and_cancels_the_waiting_one(worker, done
         s.submit(Job("late"))
 
 
+def test_a_worker_that_ends_when_idle_ends_after_each_burst_and_loses_no_job(worker, done):
+    """Its thread (and the OpenMP threads torch gave it) is gone once no job waits; a job
+    submitted while the last one runs still runs on it, a later one on a new thread."""
+    s = Scheduler(worker, done.put, name="test-idle", ends_when_idle=True)
+    gate = threading.Event()
+    first = s.submit(Job("first", gate))
+    assert worker.started.get(timeout=WAIT) == "first"
+    s.submit(Job("queued"))                         # while "first" runs
+    gate.set()
+    assert first.result(WAIT) == "result of first"
+    assert done.get(timeout=WAIT).job.name == "queued"       # the newest is told
+    assert worker.threads["queued"] is worker.threads["first"]
+    worker.threads["first"].join(WAIT)
+    assert not worker.threads["first"].is_alive()  # no job waits: it ended
+    assert s.submit(Job("later")).result(WAIT) == "result of later"
+    assert worker.threads["later"] is not worker.threads["first"]
+    worker.threads["later"].join(WAIT)
+    assert not worker.threads["later"].is_alive()
+    for i in range(50):                             # a submit racing the thread's end
+        assert s.submit(Job(f"race {i}")).result(WAIT) == f"result of race {i}"
+    s.shutdown(wait=True)
+
+
 def test_no_thread_before_the_first_job(worker):
     s = Scheduler(worker, name="test-lazy")
     assert not any(t.name == "test-lazy" for t in threading.enumerate())

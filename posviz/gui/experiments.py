@@ -51,8 +51,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._relay = _Relay(self)
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
+        # its thread (and torch's threads of it) ends after each experiment: see
+        # Scheduler's ends_when_idle
         self.scheduler = Scheduler(self._run, self._relay.finished.emit,
-                                   name="posviz-experiment")
+                                   name="posviz-experiment", ends_when_idle=True)
         self.figure = ExperimentFigure()
         add_export_actions("experiment", self.figure, self._export)
         layout = QtWidgets.QVBoxLayout(self)
