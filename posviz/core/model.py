@@ -153,6 +153,7 @@ class InstrumentedTransformer(nn.Module):
         self.dtype = getattr(torch, cfg.dtype)
         self.to(self.dtype)
         self._embedding_cache: dict[str, torch.Tensor] = {}
+        self._embedded: tuple[tuple, torch.Tensor] | None = None  # the last words stacked
         self._config = cfg.to_dict()        # for each Trace's extras (asdict is slow)
 
     def embed_word(self, word: str) -> torch.Tensor:
@@ -166,6 +167,14 @@ class InstrumentedTransformer(nn.Module):
             vector = vector.to(self.dtype)
             self._embedding_cache[key] = vector
         return vector
+
+    def embed_words(self, words) -> torch.Tensor:
+        """(n,) words -> their (n, d) embeddings. The last words asked for are kept: runs in
+        the original tokens' frame (run_aligned) embed the same words every time."""
+        key = tuple(words)
+        if self._embedded is None or self._embedded[0] != key:
+            self._embedded = key, torch.stack([self.embed_word(w) for w in key])
+        return self._embedded[1]
 
     def forward(self, words: list[str] | tuple[str, ...], position_ids,
                 should_stop: Callable[[], bool] | None = None) -> Trace:
@@ -294,7 +303,7 @@ class InstrumentedTransformer(nn.Module):
                                         else position_ids, B, n)            # (B, n)
         slot_of = torch.empty_like(orders).scatter_(1, orders, torch.arange(n).expand(B, n))
         pos = by_slot.gather(1, slot_of)              # (B, n) word i's position id in order b
-        emb = torch.stack([self.embed_word(w) for w in words])              # (n, d)
+        emb = self.embed_words(words)                                      # (n, d)
         with recorder.watch(self.hook_points):
             # word i sees word k where the order puts k no later than i: (B, 1, n, n)
             mask = ((slot_of[:, None, :] <= slot_of[:, :, None])[:, None] if self.cfg.causal
