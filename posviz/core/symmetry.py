@@ -164,10 +164,14 @@ _causal_of = PerTrace(_causal_zeros)
 # (a fresh large temporary costs its page faults: at n = 128 one pass of 1 MB was
 # 2x slower; at MiniLM's n = 512 it would be 75 MB).
 _ONE_PASS_CELLS = 1 << 16
-# From this many cells a layer, torch's threads take the gap faster than numpy's one:
-# MiniLM's 3M-cell layers at n = 512, 17 -> 8 ms for 12 layers; the built-in model's
-# 1M-cell layers there stayed faster in numpy (1.8 vs 2.3 ms for 4 layers).
-_THREADED_CELLS = 1 << 21
+# From this many cells a layer, torch's threads take the gap faster than numpy's one.
+# Measured with torch alone on one thread of the process (numpy / torch, two runs): the
+# built-in model's 4 layers at n = 256 0.30-0.40 / 0.22-0.31 ms, at n = 512 1.7-2.0 /
+# 1.4-1.6 ms; MiniLM's 6 at n = 128 0.33-0.39 / 0.27-0.32 ms; at 64k cells a layer
+# numpy stays faster (0.08-0.11 / 0.09-0.18 ms). (Beside a second thread running torch,
+# torch's threads wake slowly, and the built-in's layers at n = 512 had seemed faster
+# in numpy: core.scheduler's ends_when_idle.)
+_THREADED_CELLS = 1 << 17
 
 
 def _largest_gaps(aligned: np.ndarray, original: np.ndarray) -> np.ndarray:
