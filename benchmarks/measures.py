@@ -42,18 +42,20 @@ def summary(seconds: list[float]) -> dict:
 
 
 def latency(win: Window, model: str, n: int, reps: int, warmup: int, seed: int) -> dict:
-    """Reorder-to-painted in the window, compute-only and the bare forward outside it,
-    the three interleaved repetition by repetition, so that a change in how fast the
+    """Reorder-to-painted in the window, compute-only and the bare forward outside it
+    (on the window's compute worker, while the window is idle: Window.on_worker), the
+    three interleaved repetition by repetition, so that a change in how fast the
     shared machine runs hits all three alike (``added`` compares them)."""
     import numpy as np
 
     got = win.set_length(n)
     rng = np.random.default_rng(seed)
-    compute_and_bare = ComputeVsBare(win.session, seed)
+    session = win.session
+    compute_and_bare = win.on_worker(lambda: ComputeVsBare(session, seed))
     shown, painted, worker, compute, bare = [], [], [], [], []
     for rep in range(warmup + reps):
         s, p, w = win.reorder_painted(rng)
-        c, b = compute_and_bare.once()
+        c, b = win.on_worker(compute_and_bare.once)
         if rep >= warmup:
             shown.append(s)
             painted.append(p)

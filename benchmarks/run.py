@@ -279,10 +279,12 @@ def benchmark(args) -> int:
         if "drag" not in args.skip:
             step(f"MiniLM n={plan['drag_n']}: dragging a chip")
             results["drag"] = drag(win, plan["drag_n"])
+    # torch on one thread only: the window's compute worker while there is a window
+    on_torch_thread = win.on_worker if win is not None else (lambda measure: measure())
     if "prefix" not in args.skip:
         step(f"built-in causal n={plan['prefix_n']}: prefix reuse against full")
-        results["prefix"] = [builtin_causal(plan["prefix_n"], plan["reps"], plan["warmup"],
-                                            args.seed)]
+        results["prefix"] = [on_torch_thread(lambda: builtin_causal(
+            plan["prefix_n"], plan["reps"], plan["warmup"], args.seed))]
     if "smollm2" in args.skip or not smollm2_installed():
         results["skipped"].append("SmolLM2 (not installed or --skip smollm2)")
     elif win is not None:
@@ -291,10 +293,11 @@ def benchmark(args) -> int:
         win.load("smollm2")
         got = win.set_length(n)
         step(f"SmolLM2 n={got}: bare forward, prefix reuse, dragging a chip")
-        bare_ms = bare_median_ms(win.session, max(3, plan["reps"] // 5), args.seed)
+        reps, session = max(3, plan["reps"] // 5), win.session
+        bare_ms = win.on_worker(lambda: bare_median_ms(session, reps, args.seed))
         if "prefix" not in args.skip:
-            results["prefix"].append(prefix_reuse(
-                win.session.backend, n, max(3, plan["reps"] // 5), 1, args.seed, "SmolLM2"))
+            results["prefix"].append(win.on_worker(lambda: prefix_reuse(
+                session.backend, n, reps, 1, args.seed, "SmolLM2")))
         if "drag" not in args.skip:
             results["smollm2_drag"] = dict(drag(win, n, row="last"), bare_forward_ms=bare_ms)
     if win is not None:
