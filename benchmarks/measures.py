@@ -275,7 +275,8 @@ def probe_memory(n: int) -> None:
 
 def profile(win: Window, model: str, n: int, reps: int) -> None:
     """Profile reorders of one size with pyinstrument (the `bench` extra): the GUI
-    thread while the window follows them, then Engine.evaluate on its own."""
+    thread while the window follows them, then Engine.evaluate on its own (on the
+    window's compute worker, as the latency rows time it)."""
     import numpy as np
     from pyinstrument import Profiler
 
@@ -290,15 +291,19 @@ def profile(win: Window, model: str, n: int, reps: int) -> None:
         win.reorder_painted(rng)
     gui.stop()
     session = win.session
-    engine = Engine(session.backend)
-    engine.reference(session.seq, session.positions)
-    compute = Profiler(interval=0.001)
-    compute.start()
-    for _ in range(reps):
-        order = np.arange(len(session.seq))
-        order[session.movable_slots()] = rng.permutation(order[session.movable_slots()])
-        engine.evaluate(session.seq, order, session.positions)
-    compute.stop()
+
+    def evaluations() -> Profiler:
+        engine = Engine(session.backend)
+        engine.reference(session.seq, session.positions)
+        profiler = Profiler(interval=0.001)
+        profiler.start()
+        for _ in range(reps):
+            order = np.arange(len(session.seq))
+            order[session.movable_slots()] = rng.permutation(order[session.movable_slots()])
+            engine.evaluate(session.seq, order, session.positions)
+        profiler.stop()
+        return profiler
+    compute = win.on_worker(evaluations)
     for title, profiler in ((f"GUI thread, {reps} reorders of {model} n={n}", gui),
                             (f"Engine.evaluate, {reps} reorders of {model} n={n}", compute)):
         print(f"\n== {title}")
