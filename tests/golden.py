@@ -1,0 +1,80 @@
+"""The numbers posviz's commands print, for a fixed set of inputs: written once by
+``python tests/golden.py`` (tests/data/golden.json) and compared by
+tests/test_golden.py, so a change of the code that moves any of them is seen."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+GOLDEN = Path(__file__).with_name("data") / "golden.json"
+TEXT = "the cat sat on the mat because the mat was warm"
+ORDERS = ("10,9,8,7,6,5,4,3,2,1,0", "3,0,1,2,4,5,6,7,8,9,10", "0,1,2,3,4,5,6,8,7,9,10",
+          "1,0,2,3,4,5,6,7,8,9,10")
+
+# (name, argv): every encoding under both masks and both position modes, the norms,
+# residuals, precision, offsets and sizes, the real models, and the experiments
+CASES: list[tuple[str, list[str]]] = []
+for pe in ("none", "sinusoidal", "learned", "rope", "alibi", "t5"):
+    for mask in ("bidirectional", "causal"):
+        for positions in ("slot", "token"):
+            for order in ORDERS[:2] if positions == "token" else ORDERS:
+                CASES.append((f"report {pe} {mask} {positions} {order}",
+                              ["report", "--pe", pe, "--mask", mask, "--positions",
+                               positions, "--text", TEXT, "--order", order, "--json"]))
+for extra in (["--norm", "post"], ["--norm", "none"], ["--no-residual"],
+              ["--dtype", "float64"], ["--offset", "7"], ["--layers", "2", "--heads", "2",
+              "--d-model", "28", "--d-ff", "50", "--seed", "3"], ["--pe-scale", "4"],
+              ["--layers", "6", "--heads", "8", "--d-model", "64", "--mask", "causal"]):
+    for pe in ("sinusoidal", "rope", "alibi"):
+        CASES.append((f"report {pe} {' '.join(extra)}",
+                      ["report", "--pe", pe, *extra, "--text", TEXT, "--order", ORDERS[0],
+                       "--json"]))
+CASES.append(("report minilm", ["report", "--model", "minilm", "--text",
+                                 "the cat sat on the [MASK] .", "--json"]))
+CASES.append(("report minilm prefix", ["report", "--model", "minilm", "--text", TEXT,
+                                        "--order", "0,2,1,3,4,5,6,7,8,9,10,11,12", "--json"]))
+for order in ORDERS:
+    CASES.append((f"report smollm2 {order}", ["report", "--model", "smollm2", "--text", TEXT,
+                                              "--order", order, "--json"]))
+for pe in ("sinusoidal", "alibi"):
+    CASES.append((f"report {pe} odd width", ["report", "--pe", pe, "--d-model", "63", "--heads",
+                                             "3", "--text", TEXT, "--json"]))
+for model in ("minilm", "smollm2"):
+    CASES.append((f"report {model} token 3", ["report", "--model", model, "--text", TEXT,
+                                              "--positions", "token", "--offset", "3",
+                                              "--json"]))
+for kind in ("random", "swap", "prefix", "reverse"):
+    for pe, mask in (("none", "causal"), ("rope", "bidirectional"), ("t5", "causal")):
+        CASES.append((f"sweep {kind} {pe} {mask}",
+                      ["sweep", "--pe", pe, "--mask", mask, "--text", TEXT, "--kind", kind,
+                       "--count", "12", "--seed", "1", "--json"]))
+CASES.append(("sweep all", ["sweep", "--text", "a b c d e", "--kind", "all", "--json"]))
+CASES.append(("sweep minilm", ["sweep", "--model", "minilm", "--text", TEXT, "--kind",
+                               "random", "--count", "6", "--json"]))
+for pe, mask in (("sinusoidal", "bidirectional"), ("none", "causal")):
+    CASES.append((f"probe {pe} {mask}", ["probe", "--pe", pe, "--mask", mask, "--json"]))
+for paper in ("haviv2022", "chi2023", "rope-decay", "alibi-slopes", "sinha2022"):
+    CASES.append((f"paper {paper}", ["paper", paper, "--json"]))
+
+
+def run(argv: list[str]) -> dict:
+    """One command's JSON output, run in this process."""
+    from posviz.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        status = main([*argv, "--quiet"] if argv[0] in ("report", "sweep") else argv)
+    if status not in (0, None):
+        raise RuntimeError(f"{' '.join(argv)} exited {status}")
+    return json.loads(out.getvalue())
+
+
+if __name__ == "__main__":
+    results = {}
+    for name, argv in CASES:
+        print(name, file=sys.stderr)
+        results[name] = run(argv)
+    GOLDEN.write_text(json.dumps(results, indent=0, sort_keys=True) + "\n")
+    print(f"{len(results)} cases -> {GOLDEN}", file=sys.stderr)

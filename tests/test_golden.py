@@ -1,0 +1,48 @@
+"""Every number the commands print stays what it was (tests/golden.py wrote them): a
+change of structure or speed must not move any of them beyond 1e-6."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from golden import CASES, GOLDEN, run
+
+EXPECTED = json.loads(GOLDEN.read_text())
+TOLERANCE = 1e-6
+
+
+def differences(expected, got, where="") -> list[str]:
+    """Where ``got`` differs from ``expected``: numbers beyond TOLERANCE (absolute and
+    relative), anything else unequal; keys ``got`` adds are new facts, not differences."""
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return [f"{where}: {got!r} is not an object"]
+        return [line for key in expected
+                for line in (differences(expected[key], got[key], f"{where}.{key}")
+                             if key in got else [f"{where}.{key}: missing"])]
+    if isinstance(expected, list):
+        if not isinstance(got, list) or len(got) != len(expected):
+            return [f"{where}: {len(expected)} items expected"]
+        return [line for i, (a, b) in enumerate(zip(expected, got))
+                for line in differences(a, b, f"{where}[{i}]")]
+    if isinstance(expected, float) and isinstance(got, (int, float)):
+        if math.isclose(expected, got, rel_tol=TOLERANCE, abs_tol=TOLERANCE):
+            return []
+        return [f"{where}: {got!r} instead of {expected!r}"]
+    return [] if expected == got else [f"{where}: {got!r} instead of {expected!r}"]
+
+
+@pytest.mark.parametrize("name, argv", CASES, ids=[name for name, _ in CASES])
+def test_the_numbers_stay(name, argv):
+    if any(model in argv for model in ("minilm", "smollm2")):
+        pytest.importorskip("transformers")
+    found = differences(EXPECTED[name], run(argv))
+    assert not found, "\n".join(found[:20])
+
+
+def test_differences_sees_a_moved_number():
+    assert differences({"a": [1.0, 2.0]}, {"a": [1.0, 2.0 + 1e-3]})
+    assert not differences({"a": [0.0]}, {"a": [1e-8], "b": 1})
+    assert differences({"a": "x"}, {"a": "y"})
