@@ -23,7 +23,7 @@ ROOT = HERE.parent
 def installed(spec: str, *modules: str) -> bool:
     """Whether the bundled model ``spec`` and the packages that read it are installed."""
     try:
-        from posviz.core import hf
+        from posviz.models import hf
         hf.resolve(spec)
         for module in ("transformers", *modules):
             __import__(module)
@@ -83,7 +83,7 @@ def bare_forward(backend):
 
         def run(seq, order, position_ids):
             ids = torch.tensor([[seq.ids[i] for i in order]])              # (1, n)
-            extra = ({"token_type_ids": torch.zeros_like(ids)} if backend.family == "bert"
+            extra = ({"token_type_ids": torch.zeros_like(ids)} if backend.family.name == "bert"
                      else {"use_cache": False})
             with torch.inference_mode():
                 return model(input_ids=ids, attention_mask=torch.ones_like(ids),
@@ -104,7 +104,7 @@ class ComputeVsBare:
     def __init__(self, session, seed: int):
         import numpy as np
 
-        from posviz.core.engine import Engine
+        from posviz.analysis.engine import Engine
 
         self.seq, self.positions = session.seq, session.positions
         self.movable = session.movable_slots()                  # (n,) bool
@@ -118,12 +118,12 @@ class ComputeVsBare:
         """Seconds of one evaluate and of one bare forward of a new random order."""
         import numpy as np
 
-        from posviz.core.engine import position_ids
+
 
         order = np.arange(len(self.seq))
         movable = self.movable
         order[movable] = self.rng.permutation(order[movable])
-        pos = position_ids(order, self.positions)
+        pos = self.positions.ids(order)
         # which goes first alternates: the first call after the window's reorder may
         # find torch's threads asleep, and that should not count against one of them
         self.evaluate_first = not self.evaluate_first
@@ -148,10 +148,9 @@ def drag(win: Window, n: int, row: str = "first") -> dict:
     The first row's first movable chip moves the start of the input; the last row's
     moves only its end, where a causal model reuses the prefix."""
     import numpy as np
+    from probes import StallMeter, spin
     from PySide6.QtCore import QPoint, Qt
     from PySide6.QtTest import QTest
-
-    from probes import StallMeter, spin
 
     got = win.set_length(n)
     strip = win.window.strip
@@ -280,7 +279,7 @@ def profile(win: Window, model: str, n: int, reps: int) -> None:
     import numpy as np
     from pyinstrument import Profiler
 
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
 
     win.set_length(n)
     rng = np.random.default_rng(0)

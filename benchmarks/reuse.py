@@ -29,10 +29,9 @@ def prefix_reuse(backend, n: int, reps: int, warmup: int, seed: int, label: str)
     """Medians of Engine.evaluate with prefix reuse, without it, and the bare forward."""
     import numpy as np
 
-    from posviz.core.config import Positions
-    from posviz.core.engine import Engine, position_ids
-    from posviz.core.prefix import first_moved
-    from posviz.core.session import movable_slots
+    from posviz.analysis.engine import Engine
+    from posviz.analysis.prefix import first_moved
+    from posviz.models.config import Positions
 
     seq = backend.tokenize(text_of(backend, n))
     positions = Positions()
@@ -42,13 +41,13 @@ def prefix_reuse(backend, n: int, reps: int, warmup: int, seed: int, label: str)
     fast.reference(seq, positions)
     full.reference(seq, positions)
     forward = bare_forward(backend)
-    movable = np.asarray(movable_slots(seq.pinned))
+    movable = seq.movable()
     rng = np.random.default_rng(seed)
     times = {"prefix": [], "full": [], "bare": []}
     suffix = []
     for rep in range(warmup + reps):
         order = late_move(movable, rng)
-        pos = position_ids(order, positions)
+        pos = positions.ids(order)
         calls = [("prefix", lambda: fast.evaluate(seq, order, positions)),
                  ("full", lambda: full.evaluate(seq, order, positions)),
                  ("bare", lambda: forward(seq, order, pos))]
@@ -67,8 +66,8 @@ def prefix_reuse(backend, n: int, reps: int, warmup: int, seed: int, label: str)
 
 
 def builtin_causal(n: int, reps: int, warmup: int, seed: int) -> dict:
-    from posviz.core.backend import BuiltinBackend
-    from posviz.core.config import ModelConfig
+    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.config import ModelConfig
 
     return prefix_reuse(BuiltinBackend(ModelConfig(mask="causal")), n, reps, warmup, seed,
                         "built-in causal")
@@ -81,7 +80,6 @@ def smollm2_installed() -> bool:
 def bare_median_ms(session, reps: int, seed: int) -> float:
     """The median bare forward of random reorders of the session's model and text."""
     import numpy as np
-
     from measures import ComputeVsBare
 
     pair = ComputeVsBare(session, seed)

@@ -43,7 +43,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # As posviz does at start (posviz.__main__): glibc keeps freed memory for the next forward.
-from posviz.core.scheduler import keep_heap_pages  # noqa: E402
+from posviz.workarounds import keep_heap_pages  # noqa: E402
+
 keep_heap_pages()
 
 SIZES = (16, 64, 128, 256, 512)
@@ -63,8 +64,8 @@ from window import Window  # noqa: E402
 # -- the machine ----------------------------------------------------------------------
 def machine() -> dict:
     import numpy
-    import PySide6
     import pyqtgraph
+    import PySide6
     import torch
 
     info = {"python": platform.python_version(), "platform": platform.platform(),

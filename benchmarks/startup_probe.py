@@ -20,10 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from probes import PaintProbe, now, visible_canvases  # noqa: E402
 from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
-
-from probes import PaintProbe, now, visible_canvases  # noqa: E402
 
 TIMEOUT_S = 120
 
@@ -78,7 +77,7 @@ class FirstPaints(QObject):
             if self.minilm:
                 self.stage = "minilm"
                 self.window.controller.modelFailed.connect(self._failed)
-                from posviz.core.document import ModelSpec
+                from posviz.document.spec import ModelSpec
                 self.window.controller.load(ModelSpec.pretrained("minilm"))
                 return
         elif self.stage == "minilm":

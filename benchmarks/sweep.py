@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # see benchmarks/run.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # As posviz does at start (posviz.__main__): glibc keeps freed memory for the next forward.
-from posviz.core.scheduler import keep_heap_pages  # noqa: E402
+from posviz.workarounds import keep_heap_pages  # noqa: E402
+
 keep_heap_pages()
 
 from measures import installed  # noqa: E402  (beside this file)
@@ -51,10 +52,10 @@ def text_of(backend, n: int) -> str:
 
 def load(name: str):
     if name == "builtin":
-        from posviz.core.backend import BuiltinBackend
-        from posviz.core.config import ModelConfig
+        from posviz.models.builtin import BuiltinBackend
+        from posviz.models.config import ModelConfig
         return BuiltinBackend(ModelConfig(layers=6))
-    from posviz.core import hf
+    from posviz.models import hf
     return hf.load_backend("minilm")
 
 
@@ -64,53 +65,41 @@ def forwards(backend, seq, orders, positions, size: int) -> None:
     nothing: what no measure on top of them can go below."""
     import numpy as np
 
-    from posviz.core.experiments.runs import _positions
-    from posviz.core.hooks import Recorder
+    from posviz.models.hooks import Recorder
 
     class Nothing(Recorder):
         def record(self, name, value):
             pass
-    ids = np.array(seq.ids, dtype=object)
     for start in range(0, len(orders), size):
         chunk = np.stack(orders[start:start + size])
-        rows, pos = ids[chunk].tolist(), _positions(chunk, positions)
-        if hasattr(backend, "model") and hasattr(backend.model, "record_aligned"):  # built-in
-            if size == 1:
-                backend.model.record(rows[0], pos[0], Nothing())
-            else:                       # as compare_batch runs it
-                backend.model.record_aligned(list(seq.ids), chunk, pos, Nothing())
-        elif size == 1:
-            backend.record(rows[0], pos[0], Nothing())
-        else:
-            backend.record_batch(rows, pos, Nothing())
+        # as compare_batch runs them (a chunk of one: as a single order is run)
+        backend.record(seq, chunk, positions.ids(chunk), Nothing(),
+                       aligned=backend.capabilities.aligned and size > 1)
 
 
 def measure(name: str, n: int, count: int, seed: int, rounds: int = 1,
             parts: bool = False, clock=time.perf_counter) -> dict:
     """Time COUNT random orders of an N-token text through run_orders one at a time and
     batched (the sweep's path), taking turns for ROUNDS rounds; with ``parts`` also the
-    batched run that keeps Traces (run_batch, then compare per order) and the forwards
-    alone (see ``forwards``), batched and one at a time. ``clock``: wall clock, or
+    forwards alone (see ``forwards``), batched and one at a time. ``clock``: wall clock, or
     time.thread_time (with torch on one thread)."""
     import numpy as np
 
-    from posviz.core.config import Positions
-    from posviz.core.engine import Engine
-    from posviz.core.experiments.runs import batch_size, make_orders, run_orders
+    from posviz.analysis.engine import Engine
+    from posviz.analysis.experiments.runs import batch_size, make_orders, run_orders
+    from posviz.models.config import Positions
 
     backend = load(name)
     seq = backend.tokenize(text_of(backend, n))
-    orders = make_orders("random", seq.pinned, count, np.random.default_rng(seed))
+    orders = make_orders("random", seq, count, np.random.default_rng(seed))
     engine = Engine(backend)
     positions = Positions()
-    size = batch_size(backend, len(seq), traces=False)
+    size = batch_size(backend, len(seq))
     list(run_orders(engine, seq, orders[:2], positions, batch=2))    # reference, warm-up
-    runs = {"sequential": lambda: run_orders(engine, seq, orders, positions, batch=1,
-                                             traces=False),
-            "batched": lambda: run_orders(engine, seq, orders, positions, traces=False)}
+    runs = {"sequential": lambda: run_orders(engine, seq, orders, positions, batch=1),
+            "batched": lambda: run_orders(engine, seq, orders, positions)}
     if parts:
         runs.update({
-            "batched_traces": lambda: run_orders(engine, seq, orders, positions),
             "forward_sequential": lambda: forwards(backend, seq, orders, positions, 1) or (),
             "forward_batched": lambda: forwards(backend, seq, orders, positions, size) or ()})
     load_before = os.getloadavg()
@@ -125,7 +114,7 @@ def measure(name: str, n: int, count: int, seed: int, rounds: int = 1,
     seq_s, batch_s = medians["sequential"], medians["batched"]
     ratio = seq_s / batch_s
     return {"model": name, "n": len(seq), "orders": count, "rounds": rounds,
-            "batch_size": size, "batch_size_traces": batch_size(backend, len(seq)),
+            "batch_size": size,
             "sequential_s": seq_s, "batched_s": batch_s, "ratio": ratio,
             "ratio_of_fastest": min(times["sequential"]) / min(times["batched"]),
             "medians": medians, "times": times, "target": TARGETS[name],
@@ -144,9 +133,7 @@ def print_row(row: dict) -> None:
     medians = row["medians"]
     if "forward_batched" in medians:
         seq_s = row["sequential_s"]
-        print(f"{'':8} parts (medians): batched keeping Traces (batch "
-              f"{row['batch_size_traces']}) {medians['batched_traces']:.3f} s; forwards alone: "
-              f"one at a time {medians['forward_sequential']:.3f} s, batched "
+        print(f"{'':8} parts (medians): forwards alone: one at a time {medians['forward_sequential']:.3f} s, batched "
               f"{medians['forward_batched']:.3f} s (sequential / that = "
               f"{seq_s / medians['forward_batched']:.1f}x at most); the batched metrics "
               f"and the rest {row['batched_s'] - medians['forward_batched']:.3f} s", flush=True)
@@ -167,7 +154,7 @@ def main(argv=None) -> int:
                         help="torch on one thread, timed by the thread's CPU time (for a "
                              "busy machine, where wall clock says little)")
     parser.add_argument("--parts", action="store_true",
-                        help="also time the forwards alone and the batched run with Traces")
+                        help="also time the forwards alone")
     args = parser.parse_args(argv)
     count = args.count or (16 if args.smoke else 256)
     n = args.n or (16 if args.smoke else 64)

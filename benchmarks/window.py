@@ -42,8 +42,9 @@ class Window:
 
         from posviz.gui.import_hook import answer_pyside_hook_cheaply
         answer_pyside_hook_cheaply()          # as posviz.gui.app.main does
-        from posviz.gui.window import MainWindow
         from probes import PaintProbe, spin, wait_for
+
+        from posviz.gui.window import MainWindow
 
         self.app = QApplication.instance() or QApplication(["posviz-bench"])
         from posviz.gui.collector import collect_in_gui_thread
@@ -67,7 +68,7 @@ class Window:
     def _measure_on_the_worker(self) -> None:
         """Let on_worker run measurements on the compute worker's thread, telling the
         controller nothing of them (they end as Cancelled: nothing is delivered)."""
-        from posviz.core.errors import Cancelled
+        from posviz.errors import Cancelled
 
         compute = self.controller._compute
         run = compute._run
@@ -89,7 +90,7 @@ class Window:
         waits for its threads to wake (the built-in forward at n = 16: 1.2-1.6 ms before
         the window opened, 5.2-7.1 ms after). A user's window runs torch on its compute
         worker alone, and so do the measurements here."""
-        from posviz.core.errors import Cancelled
+        from posviz.errors import Cancelled
 
         job = _OnWorker(measure)
         try:
@@ -112,7 +113,7 @@ class Window:
 
         self.set_length(16)
         done = []
-        from posviz.core.document import ModelSpec
+        from posviz.document.spec import ModelSpec
 
         self.controller.modelLoaded.connect(lambda spec: done.append(spec))
         self.controller.modelFailed.connect(lambda message: done.append(None))

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .core.scenarios import resource
+from .document.scenarios import resource
 
 MIME = "application/x-posviz-session"
 

@@ -14,7 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pytest  # noqa: E402
 
-from posviz.core.backend import BuiltinBackend  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
 
 try:                # as the app does (posviz.gui.app.main), before torch is imported
     import PySide6.QtCore  # noqa: E402,F401
@@ -36,7 +36,7 @@ def private_settings(tmp_path, monkeypatch):
 @pytest.fixture
 def window(qtbot):
     """The real main window, shown offscreen, with its first evaluation painted."""
-    from posviz.gui.app import make_settings
+    from posviz.gui.settings import make_settings
     from posviz.gui.window import MainWindow
 
     w = MainWindow(make_settings())
@@ -85,10 +85,10 @@ def views(monkeypatch):
     import types
     from dataclasses import dataclass
 
-    import posviz.core
-    from posviz.core.errors import Cancelled
+    import posviz.views
+    from posviz.errors import Cancelled
 
-    fake = types.ModuleType("posviz.core.views")
+    fake = types.ModuleType("posviz.views.shown")
 
     @dataclass(frozen=True)
     class Shown:
@@ -103,21 +103,26 @@ def views(monkeypatch):
             raise Cancelled("views")
         return ("views of", tuple(ev.order))
     fake.Shown, fake.build_views, fake.calls, fake.threads = Shown, build_views, [], []
-    monkeypatch.setitem(sys.modules, "posviz.core.views", fake)
-    monkeypatch.setattr(posviz.core, "views", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "posviz.views.shown", fake)
+    monkeypatch.setattr(posviz.views, "shown", fake, raising=False)
     return fake
 
 
 class CountingBackend(BuiltinBackend):
-    """The built-in backend, keeping every order it runs in ``runs``."""
+    """The built-in backend, keeping every order it runs in ``runs`` (those of a batch
+    too)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.runs = []
 
-    def run(self, seq, order, position_ids, should_stop=None):
-        self.runs.append(order.tolist())
-        return super().run(seq, order, position_ids, should_stop)
+    def run(self, seq, order, position_ids, should_stop=None, **options):
+        self.runs.append(list(map(int, order)))
+        return super().run(seq, order, position_ids, should_stop, **options)
+
+    def record(self, seq, orders, position_ids, recorder, **options):
+        self.runs.extend(list(map(int, order)) for order in orders)
+        return super().record(seq, orders, position_ids, recorder, **options)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A reorder run in the original tokens' frame (Backend.run_aligned): the original tokens
+"""A reorder run in the original tokens' frame (Backend.run(aligned=True)): the original tokens
 at the positions, and under the mask, that the order gives them. Every operation but
 attention works row by row, and attention sees its keys permuted with their positions
 and mask, so this is the order's run with its rows put back, to rounding. The engine
@@ -10,19 +10,20 @@ encoding and mask and on tiny random Hugging Face models of every family that ca
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
-
-from posviz.core.backend import BuiltinBackend, offers
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.engine import Engine, position_ids
-from posviz.core.facts import model_facts
-from posviz.core.predictions import compare_outputs
-from posviz.core.symmetry import METRICS, compare, per_token
-from posviz.core.trace import in_slot_order
-from posviz.core.views import build_views
-
 from test_prefix import assert_traces_close
+
+from posviz.analysis.engine import Engine
+from posviz.analysis.predictions import compare_outputs
+from posviz.analysis.symmetry import METRICS, compare
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+from posviz.models.orders import per_token
+from posviz.models.trace import in_slot_order
+from posviz.views.shown import build_views
 
 TEXT = "the cat sat on the mat because it was warm and dry"
 PES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
@@ -49,8 +50,8 @@ def test_an_aligned_run_is_the_run_with_its_rows_put_back(pe, mask):
                                              dtype="float64", seed=k, max_len=64))
         seq = backend.tokenize(TEXT)
         for order in orders_of(len(seq), seed=k):
-            pos = position_ids(order, positions)
-            aligned = backend.run_aligned(seq, order, pos)
+            pos = positions.ids(order)
+            aligned = backend.run(seq, order, pos, aligned=True)
             assert aligned.tokens == tuple(seq.ids)
             assert np.array_equal(aligned.position_ids, per_token(order, pos))
             assert_traces_close(in_slot_order(aligned, order), backend.run(seq, order, pos),
@@ -120,17 +121,13 @@ def test_what_a_reorder_shows_gathers_no_map():
     assert ev.permuted is ev.permuted                  # built once, when asked
 
 
-def test_a_backend_that_changes_run_alone_runs_in_slot_order():
-    class Doubling(BuiltinBackend):
-        def run(self, seq, order, position_ids, should_stop=None):
-            return super().run(seq, order, 2 * np.asarray(position_ids), should_stop)
-
-    backend = Doubling(ModelConfig(layers=1, heads=2, d_model=8))
-    assert not offers(backend, "run_aligned") and not Engine(backend).aligns
+def test_a_backend_that_declares_no_aligned_frame_runs_in_slot_order():
+    backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
+    backend.capabilities = dataclasses.replace(backend.capabilities, aligned=False)
+    assert not Engine(backend).aligns
     seq = backend.tokenize(TEXT)
     ev = Engine(backend).evaluate(seq, orders_of(len(seq))[0], Positions())
-    assert not ev.aligned
-    np.testing.assert_array_equal(ev.permuted.position_ids, 2 * np.arange(len(seq)))
+    assert not ev.aligned and ev.run is ev.permuted
 
 
 # -- Hugging Face models ---------------------------------------------------------------
@@ -144,7 +141,7 @@ ALIGNED = {"bert", "roberta", "distilbert"}
 
 @pytest.fixture(scope="module")
 def family_backends(folders, tmp_path_factory):  # noqa: F811
-    from posviz.core import hf
+    from posviz.models import hf
     return {**{t: hf.load_backend(str(folders / t)) for t in TYPES},
             **load_tiny(("bert", "gpt2"), tmp_path_factory.mktemp("tiny"))}
 
@@ -152,18 +149,19 @@ def family_backends(folders, tmp_path_factory):  # noqa: F811
 @pytest.mark.parametrize("model_type", (*TYPES, "bert", "gpt2"))
 def test_bidirectional_families_with_position_ids_run_aligned(family_backends, model_type):
     backend = family_backends[model_type]
-    assert backend.aligns == (backend.family in ALIGNED)
-    assert Engine(backend).aligns == backend.aligns
+    aligns = backend.capabilities.aligned
+    assert aligns == (backend.family.name in ALIGNED)
+    assert Engine(backend).aligns == aligns
     seq = backend.tokenize(hf_families.TEXT)
     order = shuffled_movable(seq, 1)
-    if not backend.aligns:
+    if not aligns:
         with pytest.raises(ValueError):
-            backend.run_aligned(seq, order, np.arange(len(seq)))
+            backend.run(seq, order, np.arange(len(seq)), aligned=True)
         assert not Engine(backend).evaluate(seq, order, Positions()).aligned
         return
     for positions in (Positions(), Positions("token", 2)):
-        pos = position_ids(order, positions)
-        assert_traces_close(in_slot_order(backend.run_aligned(seq, order, pos), order),
+        pos = positions.ids(order)
+        assert_traces_close(in_slot_order(backend.run(seq, order, pos, aligned=True), order),
                             backend.run(seq, order, pos), 1e-5)
         engine, in_slots = Engine(backend), Engine(backend)
         in_slots.aligns = False
@@ -175,13 +173,14 @@ def test_a_bert_configured_as_a_decoder_is_causal_and_runs_in_slot_order(tmp_pat
     """transformers masks such a BERT causally, by row: it is said to be causal, and the
     original frame would not be its reordered run."""
     from transformers import AutoModel
-    from posviz.core import hf
+
+    from posviz.models import hf
     save_tiny("bert", tmp_path)
     model = AutoModel.from_pretrained(tmp_path, is_decoder=True, attn_implementation="eager")
     model.save_pretrained(tmp_path)
     backend = hf.load_backend(str(tmp_path))
-    assert backend.family == "bert" and not backend.aligns
-    assert backend.mask == "causal" and model_facts(backend).mask == "causal"
+    assert backend.family.name == "bert" and not backend.capabilities.aligned
+    assert backend.mask == "causal" and backend.facts().mask == "causal"
     seq = backend.tokenize(hf_families.TEXT)
     order = shuffled_movable(seq, 1)
     ev = Engine(backend).evaluate(seq, order, Positions())

@@ -1,6 +1,6 @@
-"""The shape of the code: the core never imports Qt (DESIGN.md, principle 1), and the
-three packages import one way only: cli -> gui -> core, the GUI from the command line
-only inside a function (so a command that needs no window never loads Qt)."""
+"""The shape of the code (DESIGN.md): layers that import one way only, no import circle
+between any two modules, nothing below the GUI that loads Qt, and the document and the
+options readable without torch."""
 from __future__ import annotations
 
 import ast
@@ -9,27 +9,18 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "posviz"
-CORE = PACKAGE / "core"
-# package -> the packages it may import at module level / also inside a function
-EAGER = {"core": set(), "gui": {"core"}, "cli": {"core"}}
-LAZY = {"core": set(), "gui": {"core"}, "cli": {"core", "gui"}}
 
-
-def test_core_modules_load_without_qt():
-    modules = sorted(
-        "posviz.core." + ".".join(p.relative_to(CORE).with_suffix("").parts).removesuffix(
-            ".__init__")
-        for p in CORE.rglob("*.py")
-    )
-    code = (f"import sys, importlib\nfor m in {modules!r}: importlib.import_module(m.rstrip('.'))\n"
-            "bad = [m for m in sys.modules if m.split('.')[0] in "
-            "('PySide6', 'PyQt5', 'PyQt6', 'pyqtgraph', 'qtpy')]\n"
-            "print(','.join(bad))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "", f"Qt loaded by the core: {result.stdout}"
-    assert len(modules) >= 10
+# The layers, lowest first. A module imports its own layer and the layers below it;
+# the command line imports the GUI only inside a function (a command that needs no
+# window never loads Qt).
+LAYERS = ("errors", "workarounds", "models", "analysis", "document", "views", "runtime",
+          "desktop", "gui", "cli", "__main__")
+LAZY_ONLY = {("cli", "gui")}
+# Within the models, lowest first: the encodings' records, the options and configuration
+# that read them, what a run records, the backend interface, then the two kinds of model.
+MODEL_PARTS = ("encodings", "options", "config", "facts", "orders", "trace", "hooks",
+               "backend", "transformer", "builtin", "memory", "hf")
+QT = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy")
 
 
 def module_name(path: Path) -> str:
@@ -37,56 +28,55 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(source: str, module: str, is_package: bool) -> list[tuple[str, bool]]:
-    """(imported module, inside a function?) for every import statement in ``source``.
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
-    ``from a import b`` counts as importing both a and a.b (b may be a module).
-    """
+
+def imports(source: str, module: str, is_package: bool) -> list[tuple[str, bool]]:
+    """(imported module, inside a function?) for every import statement in ``source``,
+    except those under ``if TYPE_CHECKING``. ``from a import b`` imports the module a.b
+    when there is one, else a."""
     package = module.split(".") if is_package else module.split(".")[:-1]
     found = []
 
     def visit(node, lazy: bool) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return
         if isinstance(node, ast.Import):
             found.extend((alias.name, lazy) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
             target = ".".join(base + ([node.module] if node.module else []))
-            found.append((target, lazy))
-            found.extend((f"{target}.{alias.name}", lazy) for alias in node.names)
+            for alias in node.names:
+                inner = f"{target}.{alias.name}"
+                found.append((inner if inner in MODULES else target, lazy))
         inner = lazy or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         for child in ast.iter_child_nodes(node):
             visit(child, inner)
 
     visit(ast.parse(source), False)
-    return found
+    return list(dict.fromkeys(found))
 
 
-def unit(module: str) -> str | None:
-    """The top-level package or module of posviz that ``module`` belongs to (None for
-    anything else, such as posviz.__version__)."""
-    parts = module.split(".")
-    if len(parts) < 2 or parts[0] != "posviz":
-        return None
-    exists = (PACKAGE / parts[1]).is_dir() or (PACKAGE / f"{parts[1]}.py").is_file()
-    return parts[1] if exists else None
-
-
-def import_graph() -> dict[str, dict[str, list[tuple[str, str, bool]]]]:
-    """unit -> other unit -> [(importing module, imported module, lazy)]."""
-    graph: dict = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = module_name(path)
-        own = unit(module)
+def module_graph() -> dict[str, dict[str, bool]]:
+    """posviz module -> {posviz module it imports: only inside functions?}."""
+    graph = {}
+    for module, path in MODULES.items():
+        edges: dict[str, bool] = {}
         for target, lazy in imports(path.read_text(encoding="utf-8"), module,
                                     path.name == "__init__.py"):
-            other = unit(target)
-            if own and other and other != own:
-                graph.setdefault(own, {}).setdefault(other, []).append((module, target, lazy))
+            if target in MODULES and target != module:
+                edges[target] = edges.get(target, True) and lazy
+        graph[module] = edges
     return graph
 
 
+def layer(module: str, layers=LAYERS, depth: int = 1) -> str | None:
+    parts = module.split(".")
+    return parts[depth] if len(parts) > depth and parts[depth] in layers else None
+
+
 def cycle(graph) -> list[str]:
-    """One cycle of units (first unit repeated at the end), or [] when there is none."""
+    """One cycle (its first node repeated at the end), or [] when there is none."""
     done: set = set()
 
     def walk(node, path):
@@ -108,51 +98,84 @@ def cycle(graph) -> list[str]:
     return []
 
 
-def test_the_import_scanner_sees_relative_and_lazy_imports():
-    source = ("from ..core.files import check_folder\nfrom . import report\n"
+def test_the_import_scanner_sees_relative_lazy_and_typing_imports():
+    source = ("from ..document.files import check_folder\nfrom . import report\n"
               "import posviz.gui.app\n"
-              "def run():\n    from ..gui.plots import PlotsPanel\n")
+              "from typing import TYPE_CHECKING\n"
+              "if TYPE_CHECKING:\n    from ..views import mosaic\n"
+              "def run():\n    from ..gui.plots import panel\n")
     assert imports(source, "posviz.cli.export", False) == [
-        ("posviz.core.files", False), ("posviz.core.files.check_folder", False),
-        ("posviz.cli", False), ("posviz.cli.report", False),
-        ("posviz.gui.app", False),
-        ("posviz.gui.plots", True), ("posviz.gui.plots.PlotsPanel", True)]
-    assert imports("from .. import cli\n", "posviz.gui", True)[1] == ("posviz.cli", False)
+        ("posviz.document.files", False), ("posviz.cli.report", False),
+        ("posviz.gui.app", False), ("typing", False), ("posviz.gui.plots.panel", True)]
 
 
 def test_the_cycle_finder():
-    assert cycle({"a": {"b": []}, "b": {"c": []}}) == []
-    assert cycle({"a": {"b": []}, "b": {"c": []}, "c": {"b": []}}) == ["b", "c", "b"]
+    assert cycle({"a": {"b": 0}, "b": {"c": 0}}) == []
+    assert cycle({"a": {"b": 0}, "b": {"c": 0}, "c": {"b": 0}}) == ["b", "c", "b"]
 
 
-def test_packages_import_one_way():
-    """core imports neither gui nor cli; gui never imports cli; cli imports gui only
-    inside a function. Imports inside functions count too."""
-    graph = import_graph()
-    wrong = [f"{module} imports {target}" + " (in a function)" * lazy
-             for own in EAGER for other, edges in graph.get(own, {}).items() if other in EAGER
-             for module, target, lazy in edges
-             if other not in (LAZY if lazy else EAGER)[own]]
-    assert not wrong, "imports against the direction cli -> gui -> core:\n" + "\n".join(wrong)
-    assert "gui" in graph["cli"] and "core" in graph["gui"]      # the scan sees them
+def test_every_module_is_in_a_layer():
+    loose = [m for m in MODULES if m != "posviz" and layer(m) is None]
+    assert not loose, f"modules outside the layers {LAYERS}: {loose}"
 
 
-def test_no_import_cycle_between_the_parts_of_posviz():
-    """Not even through a top-level module (as cli -> export -> gui -> export once was)."""
-    graph = import_graph()
-    assert cycle(graph) == [], " -> ".join(cycle(graph)) + ": " + "; ".join(
-        f"{m} imports {t}" for a, b in zip(cycle(graph), cycle(graph)[1:])
-        for m, t, _ in graph[a][b][:2])
+def test_layers_import_downward_only():
+    """Imports inside functions count too: a lazy import is still a dependency."""
+    wrong = []
+    for module, edges in module_graph().items():
+        own = layer(module)
+        for target, lazy in edges.items():
+            other = layer(target)
+            if own is None or other is None or other == own:
+                continue
+            allowed = (LAYERS.index(other) < LAYERS.index(own)
+                       and ((own, other) not in LAZY_ONLY or lazy))
+            if not allowed:
+                wrong.append(f"{module} imports {target}" + " (in a function)" * lazy)
+    assert not wrong, f"imports against the layers {' < '.join(LAYERS)}:\n" + "\n".join(wrong)
+
+
+def test_the_models_import_downward_only():
+    wrong = [f"{module} imports {target}"
+             for module, edges in module_graph().items() if layer(module) == "models"
+             for target in edges if layer(target) == "models"
+             and layer(module, MODEL_PARTS, 2) and layer(target, MODEL_PARTS, 2)
+             and MODEL_PARTS.index(layer(target, MODEL_PARTS, 2))
+             > MODEL_PARTS.index(layer(module, MODEL_PARTS, 2))]
+    assert not wrong, f"imports against {' < '.join(MODEL_PARTS)}:\n" + "\n".join(wrong)
+
+
+def test_no_import_circle_between_any_two_modules():
+    graph = module_graph()
+    found = cycle(graph)
+    assert found == [], "an import circle: " + " -> ".join(found)
+
+
+def test_nothing_below_the_gui_loads_qt():
+    below = [m for m in MODULES if layer(m) in LAYERS[:LAYERS.index("desktop")]]
+    code = (f"import sys, importlib\nfor m in {below!r}: importlib.import_module(m)\n"
+            f"print(','.join(m for m in sys.modules if m.split('.')[0] in {QT!r}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "", f"Qt loaded below the GUI: {result.stdout}"
+    assert len(below) >= 40
 
 
 def test_the_document_loads_without_torch():
     """The window builds a ModelSpec and reads the options before its first paint, and
     the command line validates before any model: none of that may wait for torch."""
-    modules = ["posviz.core.options", "posviz.core.config", "posviz.core.document",
-               "posviz.core.events", "posviz.core.session", "posviz.core.files"]
+    modules = ["posviz.models.options", "posviz.models.config", "posviz.document.spec",
+               "posviz.document.events", "posviz.document.session", "posviz.document.files"]
     code = (f"import sys, importlib\nfor m in {modules!r}: importlib.import_module(m)\n"
             "print('torch' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_no_source_file_is_long():
+    long = {m: n for m, p in MODULES.items() if layer(m) != "gui"   # the GUI: recomposed next
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, f"files over 400 lines: {long}"

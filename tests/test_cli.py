@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
+from posviz.analysis.engine import Engine
 from posviz.cli import main, make_parser
 from posviz.cli.options import NOT_ON_THE_COMMAND_LINE, flag
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.engine import Engine
-from posviz.core.errors import PosvizInputError
-from posviz.core.files import check_folder, parse_formats
-from posviz.core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS
+from posviz.document.files import check_folder, parse_formats
+from posviz.errors import PosvizInputError
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+from posviz.models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS
 
 BASE = ["report", "--layers", "2", "--heads", "2", "--d-model", "16", "--seed", "3"]
 
@@ -140,10 +140,10 @@ def test_help_lists_every_default_and_range_from_the_registry(capsys):
 
 
 def test_every_encoding_is_a_choice_of_pe():
-    from posviz.core.encodings import TITLES
+    from posviz.models.encodings import KINDS
     action = next(a for a in make_parser()._subparsers._group_actions[0].choices["report"]
                   ._actions if a.dest == "pe")
-    assert tuple(action.choices) == tuple(TITLES)
+    assert tuple(action.choices) == KINDS
 
 
 @pytest.mark.parametrize("args, name", [
@@ -313,7 +313,7 @@ def test_a_bad_order_says_what_a_valid_order_is(capsys, order, named):
 
 
 def test_help_names_every_bundled_model(capsys):
-    from posviz.core.hf.sources import BUNDLED
+    from posviz.models.hf.sources import BUNDLED
     for argv in (["--help"], ["report", "--help"], ["export", "--help"]):
         with pytest.raises(SystemExit):
             main(argv)
@@ -363,7 +363,8 @@ def test_steps_are_reported_on_a_terminal_and_stdout_is_unchanged(capsys, monkey
 # -- memory ---------------------------------------------------------------------------------
 
 def test_a_model_too_big_for_memory_is_refused_before_it_is_built(capsys, monkeypatch):
-    from posviz.core import backend, memory
+    from posviz.models import builtin as backend
+    from posviz.models import memory
     monkeypatch.setattr(memory, "available_bytes", lambda: 8 * 10**9)
 
     def never(*_):

@@ -14,13 +14,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import QObject, Signal  # noqa: E402
 
-from posviz.core.backend import BuiltinBackend  # noqa: E402
-from posviz.core.config import ModelConfig, Positions  # noqa: E402
-from posviz.core.document import ModelSpec, Selection  # noqa: E402
-from posviz.core.errors import PosvizInputError  # noqa: E402
-from posviz.core.events import SelectionChanged  # noqa: E402
-from posviz.core.mosaic import MosaicLook  # noqa: E402
+from posviz.document.events import SelectionChanged  # noqa: E402
+from posviz.document.spec import ModelSpec, Selection  # noqa: E402
+from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.controller import Controller  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig, Positions  # noqa: E402
+from posviz.views.mosaic import MosaicLook  # noqa: E402
 
 TIMEOUT = 30_000
 SMALL = ModelConfig(layers=2, heads=2, d_model=16)
@@ -107,7 +107,7 @@ def test_a_selection_computes_nothing(qtbot, controller):
 
 
 def test_a_failed_evaluation_is_told_in_one_line(qtbot, controller, monkeypatch):
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
 
     def refuse(*args, **kwargs):
         raise PosvizInputError("no room\nfor details")
@@ -157,7 +157,7 @@ class GatedModel:
 
 @pytest.fixture
 def gated(monkeypatch):
-    from posviz.core import hf
+    from posviz.models import hf
     model = GatedModel()
     monkeypatch.setattr(hf, "load_backend", model)
     return model
@@ -239,7 +239,7 @@ def watched(qtbot):
 
 def test_a_new_look_prepares_the_views_again_without_evaluating(qtbot, watched, monkeypatch):
     c, panel = watched
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
     first = c.last_shown
     assert first.views.mosaic.look == WIDE
 

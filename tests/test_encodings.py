@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from posviz.core.encodings import (AlibiEncoding, LearnedEncoding, RotaryEncoding,
-                                   T5RelativeBias, alibi_slopes, apply_rope, make_encoding,
-                                   relative_position_bucket, rope_angles, sinusoidal_table)
-from posviz.core.errors import PosvizInputError
+from posviz.errors import PosvizInputError
+from posviz.models.encodings import (AlibiEncoding, LearnedEncoding, RotaryEncoding,
+                                     T5RelativeBias, alibi_slopes, apply_rope, make_encoding,
+                                     relative_position_bucket, rope_angles, sinusoidal_table)
 
 
 # -- sinusoidal ----------------------------------------------------------------------
@@ -28,7 +28,7 @@ def test_sinusoidal_matches_the_formula_for_even_and_odd_widths(d):
 
 
 def test_sinusoidal_rows_kept_for_a_range_are_the_table_of_any_positions_asked_for():
-    from posviz.core.encodings import SinusoidalEncoding
+    from posviz.models.encodings import SinusoidalEncoding
     enc = SinusoidalEncoding(15, scale=0.5)
     gen = torch.Generator().manual_seed(0)
     asked = [torch.arange(12), torch.randperm(12, generator=gen), torch.tensor([11, 0]),

@@ -3,14 +3,15 @@ import numpy as np
 import pytest
 from conftest import CountingBackend
 
-from posviz.core.backend import BuiltinBackend, TokenSequence
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.engine import Engine
-from posviz.core.errors import Cancelled, PosvizInputError
-from posviz.core.experiments.runs import ALL_AT_MOST, make_orders, run_orders
-from posviz.core.experiments.sweep import sweep
-from posviz.core.experiments.texts import example_texts, read_texts
-from posviz.core.symmetry import METRICS
+from posviz.analysis.engine import Engine
+from posviz.analysis.experiments.runs import ALL_AT_MOST, make_orders, run_orders
+from posviz.analysis.experiments.sweep import sweep
+from posviz.analysis.experiments.texts import example_texts, read_texts
+from posviz.analysis.symmetry import METRICS
+from posviz.errors import Cancelled, PosvizInputError
+from posviz.models.backend import TokenSequence
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
 
 TEXT = "the cat sat on the mat because it was warm"
 SMALL = dict(layers=4, d_model=32, heads=4)
@@ -18,6 +19,12 @@ SMALL = dict(layers=4, d_model=32, heads=4)
 
 def engine(**config) -> Engine:
     return Engine(BuiltinBackend(ModelConfig(**{**SMALL, **config})))
+
+
+def tokens(pinned) -> TokenSequence:
+    """A sequence whose tokens are pinned as ``pinned`` says."""
+    words = tuple(f"w{i}" for i in range(len(pinned)))
+    return TokenSequence(words, words, tuple(pinned))
 
 
 def pin_ends(seq: TokenSequence) -> TokenSequence:
@@ -38,7 +45,7 @@ class CountingPinningBackend(CountingBackend):
 @pytest.mark.parametrize("kind", ["random", "swap", "prefix", "reverse", "all"])
 def test_orders_are_permutations_that_keep_pinned_tokens(kind):
     pinned = (True, False, False, False, False, True)
-    orders = make_orders(kind, pinned, 5, np.random.default_rng(0))
+    orders = make_orders(kind, tokens(pinned), 5, np.random.default_rng(0))
     assert orders
     for order in orders:
         assert sorted(order.tolist()) == list(range(6))
@@ -46,7 +53,7 @@ def test_orders_are_permutations_that_keep_pinned_tokens(kind):
 
 
 def test_orders_of_each_kind():
-    free = (False,) * 5
+    free = tokens((False,) * 5)
     rng = np.random.default_rng(1)
     assert [o.tolist() for o in make_orders("reverse", free, 9, rng)] == [[4, 3, 2, 1, 0]]
     swaps = make_orders("swap", free, 9, rng)
@@ -66,14 +73,14 @@ def test_orders_of_each_kind():
 ])
 def test_bad_sweeps_are_refused_in_one_line(kind, count, pinned, words):
     with pytest.raises(PosvizInputError, match=words) as caught:
-        make_orders(kind, pinned, count, np.random.default_rng(0))
+        make_orders(kind, tokens(pinned), count, np.random.default_rng(0))
     assert "\n" not in str(caught.value)
 
 
 def test_run_orders_runs_the_reference_once():
     backend = CountingBackend(ModelConfig(**SMALL))
     seq = backend.tokenize(TEXT)
-    orders = make_orders("random", seq.pinned, 5, np.random.default_rng(0))
+    orders = make_orders("random", seq, 5, np.random.default_rng(0))
     comparisons = list(run_orders(Engine(backend), seq, orders, Positions()))
     identity = list(range(len(seq)))
     assert backend.runs.count(identity) == 1

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from posviz.core.experiments.sweep import sweep  # noqa: E402
+from posviz.analysis.experiments.sweep import sweep  # noqa: E402
 from posviz.gui.experiments import SWAP_MAP, ExperimentsTab  # noqa: E402
 
 
@@ -31,8 +31,8 @@ def test_a_sweep_draws_the_band_of_the_core_result(qtbot, tab):
     tab.seed.setValue(2)
     run(qtbot, tab)
     job = tab.job
-    from posviz.core.backend import BuiltinBackend
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
+    from posviz.models.builtin import BuiltinBackend
     expected = sweep(Engine(BuiltinBackend(job.spec.config)), job.texts, "random", 6, 2)
     shown = tab.figure.displayed()
     assert np.allclose(shown["hidden_equivariance_median"],
@@ -106,8 +106,8 @@ def test_a_probe_over_the_example_sentences(qtbot, tab):
 def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):
     from types import SimpleNamespace
 
-    from posviz.core.config import Positions
-    from posviz.core.document import ModelSpec
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import Positions
     loaded = object()
     session = SimpleNamespace(spec=ModelSpec.pretrained("some/model"), backend=loaded,
                               text="a b c d", positions=Positions())

@@ -1,5 +1,5 @@
-"""A sweep's metrics for a chunk of orders at once (core.batch_metrics and the backends'
-compare_batch) equal core.symmetry.compare of one single run per order: for the
+"""A sweep's metrics for a chunk of orders at once (analysis.batch_metrics.compare_batch)
+equal analysis.symmetry.compare of one single run per order: for the
 built-in model over every encoding, mask, norm placement and precision, and for tiny
 random Hugging Face models. Chunks stay within their memory budget, a stop cancels, and
 the reference is run once.
@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from posviz.core.backend import BuiltinBackend
-from posviz.core.batch_metrics import batch_compare
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.engine import Engine, position_ids
-from posviz.core.errors import Cancelled
-from posviz.core.experiments import runs
-from posviz.core.experiments.runs import batch_size, run_orders
-from posviz.core.symmetry import METRICS, compare
+from posviz.analysis.batch_metrics import batch_compare, compare_batch
+from posviz.analysis.engine import Engine
+from posviz.analysis.experiments import runs
+from posviz.analysis.experiments.runs import batch_size, run_orders
+from posviz.analysis.symmetry import METRICS, compare
+from posviz.errors import Cancelled
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
 
 TEXT = "the cat sat on the mat because it was warm and dry"
 PES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
@@ -61,8 +61,7 @@ def test_compare_batch_equals_compare_of_single_runs(pe, mask, dtype):
         seq = backend.tokenize(TEXT)
         orders = np.stack(random_orders(len(seq), 5, seed=k))
         reference = Engine(backend).reference(seq, positions)
-        got = backend.compare_batch(seq, orders, np.stack([position_ids(o, positions)
-                                                           for o in orders]), reference)
+        got = compare_batch(backend, seq, orders, positions.ids(orders), reference)
         assert len(got) == len(orders)
         for comparison, want in zip(got, single_comparisons(backend, seq, orders, positions)):
             assert_same_metrics(comparison, want, TOL[dtype], f"{norm} {positions}")
@@ -71,10 +70,10 @@ def test_compare_batch_equals_compare_of_single_runs(pe, mask, dtype):
 @pytest.mark.parametrize("mask", ["bidirectional", "causal"])
 @pytest.mark.parametrize("pe", PES)
 def test_an_aligned_batch_is_each_run_put_back_in_the_original_order(pe, mask):
-    """record_aligned computes order b in the words' own order, with positions and mask
+    """record(orders=) computes order b in the words' own order, with positions and mask
     permuted instead of the words: what it records is the single run of order b with
     rows (and map columns) put back, the frame the reference is in."""
-    from posviz.core.hooks import ATTN_SCORES, PATTERN, RESID_POST, Recorder, block_hook
+    from posviz.models.hooks import ATTN_SCORES, PATTERN, RESID_POST, Recorder, block_hook
     for k, positions in enumerate((Positions(), Positions("token", 3), Positions("slot", 2))):
         cfg = ModelConfig(layers=2, heads=2, d_model=16, pe=pe, mask=mask, dtype="float64",
                           seed=k, max_len=64)
@@ -82,11 +81,9 @@ def test_an_aligned_batch_is_each_run_put_back_in_the_original_order(pe, mask):
         seq = backend.tokenize(TEXT)
         orders = np.stack(random_orders(len(seq), 4, seed=k))
         recorder = Recorder()
-        backend.model.record_aligned(list(seq.ids), orders,
-                                     np.stack([position_ids(o, positions) for o in orders]),
-                                     recorder)
+        backend.model.record(list(seq.ids), positions.ids(orders), recorder, orders=orders)
         for b, order in enumerate(orders):
-            run = backend.run(seq, order, position_ids(order, positions))   # slot order
+            run = backend.run(seq, order, positions.ids(order))   # slot order
             back = np.argsort(order)                     # slot of each original token
             for l in range(cfg.layers):
                 for hook, want in ((RESID_POST, run.hidden[l + 1][back]),
@@ -98,15 +95,15 @@ def test_an_aligned_batch_is_each_run_put_back_in_the_original_order(pe, mask):
 
 
 def test_an_aligned_batch_refuses_what_is_not_a_permutation():
-    from posviz.core.errors import PosvizInputError
-    from posviz.core.hooks import Recorder
+    from posviz.errors import PosvizInputError
+    from posviz.models.hooks import Recorder
     backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
     words = list(backend.tokenize(TEXT).ids)
     n = len(words)
     for orders, message in (([[0] * n], "permutation"), ([list(range(n - 1))], "tokens")):
         with pytest.raises(PosvizInputError, match=message):
-            backend.model.record_aligned(words, np.array(orders), np.zeros_like(orders),
-                                         Recorder())
+            backend.model.record(words, np.zeros_like(orders), Recorder(),
+                                 orders=np.array(orders))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -134,7 +131,7 @@ def test_the_batched_arithmetic_is_compare_on_the_same_runs(dtype):
     assert not got[0].attention_equivariance[1:].any()
 
 
-def test_run_orders_without_traces_gives_compare_in_the_order_given():
+def test_run_orders_gives_compare_in_the_order_given():
     backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe="alibi",
                                          mask="causal"))
     seq = backend.tokenize(TEXT)
@@ -143,8 +140,7 @@ def test_run_orders_without_traces_gives_compare_in_the_order_given():
     positions = Positions("token", 2)
     want = single_comparisons(backend, seq, orders, positions)
     for size in (1, 4, None):
-        got = list(run_orders(Engine(backend), seq, orders, positions, batch=size,
-                              traces=False))
+        got = list(run_orders(Engine(backend), seq, orders, positions, batch=size))
         assert len(got) == len(orders)
         for comparison, single in zip(got, want):
             for name in NAMES:
@@ -159,33 +155,31 @@ class Spy(BuiltinBackend):
         super().__init__(config)
         self.sizes, self.runs = [], 0
 
-    def run(self, seq, order, position_ids, should_stop=None):
+    def run(self, seq, order, position_ids, should_stop=None, **options):
         self.runs += 1
-        return super().run(seq, order, position_ids, should_stop)
+        return super().run(seq, order, position_ids, should_stop, **options)
 
-    def compare_batch(self, seq, orders, position_ids, reference, should_stop=None):
+    def record(self, seq, orders, position_ids, recorder, **options):
         self.sizes.append(len(orders))
-        return super().compare_batch(seq, orders, position_ids, reference, should_stop)
+        return super().record(seq, orders, position_ids, recorder, **options)
 
 
 def test_chunks_of_metrics_stay_within_their_memory_budget():
     backend = Spy(ModelConfig(layers=2, heads=2, d_model=16))
     seq = backend.tokenize(TEXT)
     n = len(seq)
-    size = batch_size(backend, n, traces=False)
-    assert 1 < size <= runs.MAX_BATCH_METRICS
-    assert size * backend.batch_bytes(n, traces=False) <= runs.BATCH_BYTES
-    # the metrics keep no maps: at least as many orders fit as with traces
-    assert size >= batch_size(backend, n)
+    size = batch_size(backend, n)
+    assert 1 < size <= runs.MAX_BATCH
+    assert size * backend.batch_bytes(n) <= runs.BATCH_BYTES
     orders = random_orders(n, 2 * size + 3)
-    list(run_orders(Engine(backend), seq, orders, Positions(), traces=False))
+    list(run_orders(Engine(backend), seq, orders, Positions()))
     assert backend.sizes == [size, size, 3]
     assert backend.runs == 1                       # the reference, once
     # a long text on a wide model: fewer orders at once, each chunk within the budget
     wide = BuiltinBackend(ModelConfig(layers=12, heads=8, d_model=256))
-    long_size = batch_size(wide, 512, traces=False)
+    long_size = batch_size(wide, 512)
     assert long_size < size
-    assert long_size * wide.batch_bytes(512, traces=False) <= runs.BATCH_BYTES \
+    assert long_size * wide.batch_bytes(512) <= runs.BATCH_BYTES \
         or long_size == 1
 
 
@@ -201,30 +195,30 @@ def test_a_stop_inside_a_chunk_of_metrics_cancels():
         return len(asked) > 2
     with pytest.raises(Cancelled):
         list(run_orders(engine, seq, random_orders(len(seq), 8), Positions(),
-                        should_stop=should_stop, batch=8, traces=False))
+                        should_stop=should_stop, batch=8))
     assert backend.sizes == [8]
 
 
-def test_a_backend_that_changes_run_alone_measures_one_order_at_a_time():
-    class Doubling(BuiltinBackend):
-        def run(self, seq, order, position_ids, should_stop=None):
-            return super().run(seq, order, 2 * np.asarray(position_ids), should_stop)
-
-    backend = Doubling(ModelConfig(layers=1, heads=2, d_model=8))
-    assert not runs.can_batch(backend, traces=False)
-    assert batch_size(backend, 10, traces=False) == 1
-    assert runs.can_batch(Spy(ModelConfig(layers=1, heads=2, d_model=8)), traces=False)
+def test_a_backend_that_runs_no_batches_measures_one_order_at_a_time():
+    import dataclasses
+    backend = Spy(ModelConfig(layers=1, heads=2, d_model=8))
+    backend.capabilities = dataclasses.replace(backend.capabilities, batched=False)
+    seq = backend.tokenize(TEXT)
+    assert batch_size(backend, 10) == 1
+    assert len(list(run_orders(Engine(backend), seq, random_orders(len(seq), 3),
+                               Positions()))) == 3
+    assert backend.sizes == [] and backend.runs == 4
 
 
 def test_bad_orders_in_a_chunk_are_refused_in_one_line():
-    from posviz.core.errors import PosvizInputError
+    from posviz.errors import PosvizInputError
     backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
     seq = backend.tokenize(TEXT)
     n = len(seq)
     for bad, words in (([0] * n, "not a permutation"), (list(range(n - 1)), "entries")):
         orders = random_orders(n, 3) + [np.array(bad)]
         with pytest.raises(PosvizInputError, match=words) as caught:
-            list(run_orders(Engine(backend), seq, orders, Positions(), traces=False))
+            list(run_orders(Engine(backend), seq, orders, Positions()))
         assert "\n" not in str(caught.value)
 
 
@@ -244,8 +238,7 @@ def assert_hf_metrics(backend, text, positions=Positions()):
     seq = backend.tokenize(text)
     orders = np.stack([shuffled_movable(seq, seed) for seed in range(4)])
     reference = Engine(backend).reference(seq, positions)
-    got = backend.compare_batch(seq, orders, np.stack([position_ids(o, positions)
-                                                       for o in orders]), reference)
+    got = compare_batch(backend, seq, orders, positions.ids(orders), reference)
     for comparison, want in zip(got, single_comparisons(backend, seq, orders, positions)):
         assert_same_metrics(comparison, want, dict(rtol=1e-4, atol=1e-6))
 
@@ -260,7 +253,7 @@ def test_compare_batch_equals_compare_on_tiny_hf_models(tiny, family):
 
 @pytest.fixture(scope="module")
 def family_backends(folders):  # noqa: F811
-    from posviz.core import hf
+    from posviz.models import hf
     return {t: hf.load_backend(str(folders / t)) for t in TYPES}
 
 

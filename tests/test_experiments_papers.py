@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pytest
 
+from posviz.analysis.experiments import papers
 from posviz.cli import main
-from posviz.core.errors import PosvizInputError
-from posviz.core.experiments import papers
+from posviz.errors import PosvizInputError
 
 
 def test_alibi_slopes_are_the_papers_geometric_sequence():

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig
-from posviz.core.engine import Engine
-from posviz.core.errors import PosvizInputError
-from posviz.core.experiments.probe import probe, ridge_fit
+from posviz.analysis.engine import Engine
+from posviz.analysis.experiments.probe import probe, ridge_fit
+from posviz.errors import PosvizInputError
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig
 
 VOCAB = ("the a cat dog sat ran on under mat rug and but it was warm cold big small red "
          "blue").split()

@@ -11,14 +11,14 @@ import pytest  # noqa: E402
 from PySide6 import QtCore, QtGui, QtSvg  # noqa: E402
 
 from posviz import cli  # noqa: E402
-from posviz.core.backend import BuiltinBackend  # noqa: E402
-from posviz.core.config import ModelConfig  # noqa: E402
-from posviz.core.errors import PosvizInputError  # noqa: E402
-from posviz.core.engine import Engine  # noqa: E402
-from posviz.core.document import Selection  # noqa: E402
-from posviz.core.session import Session  # noqa: E402
-from posviz.core.views import Shown, build_views  # noqa: E402
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
+from posviz.document.spec import Selection  # noqa: E402
+from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.views.shown import Shown, build_views  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
 
@@ -161,8 +161,8 @@ def test_cli_export_unwritable_folder_is_one_line(tmp_path, capsys):
 
 def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
     panel, _ = shown_panel
-    from PySide6 import QtWidgets
     import pyqtgraph as pg
+    from PySide6 import QtWidgets
     for name, figure in panel.figures().items():
         boxes = [item for item in figure.canvas.scene().items()
                  if isinstance(item, pg.ViewBox) and item.menu is not None]
@@ -263,7 +263,7 @@ def _provenance_of_files(folder, name):
     (comment lines)."""
     import xml.etree.ElementTree as ET
 
-    from posviz.core.provenance import NAMESPACE, read_comment_lines
+    from posviz.document.provenance import NAMESPACE, read_comment_lines
     image = QtGui.QImage(str(folder / f"{name}.png"))
     png = {key: image.text(key) for key in image.textKeys()}
     root = ET.parse(folder / f"{name}.svg").getroot()
@@ -322,7 +322,7 @@ def test_figure_menu_export_asks_resolution_and_remembers_the_folder(
         shown_panel, tmp_path, monkeypatch):
     from PySide6 import QtWidgets
 
-    from posviz.gui.app import make_settings
+    from posviz.gui.settings import make_settings
     panel, _ = shown_panel
     folder = tmp_path / "paper"
     folder.mkdir()

@@ -15,10 +15,11 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from posviz.core.backend import BuiltinBackend  # noqa: E402
-from posviz.core.config import ModelConfig  # noqa: E402
-from posviz.core.facts import ModelFacts, model_facts  # noqa: E402
-from posviz.core.hf import machinery as mach  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.models.facts import ModelFacts  # noqa: E402
+from posviz.models.hf import machinery as mach  # noqa: E402
+from posviz.models.hf.families import BY_MODEL_TYPE, facts_of  # noqa: E402
 
 V = 99
 COMMON = dict(vocab_size=V)
@@ -69,16 +70,16 @@ FAMILIES = {
 # what each family's configuration says, written from the papers and model cards
 EXPECTED = {
     "bert": ("bert", "learned", 0, "bidirectional"),
-    "roberta": ("roberta", "learned+offset", 2, "bidirectional"),
+    "roberta": ("roberta", "learned", 2, "bidirectional"),
     "distilbert": ("distilbert", "learned", 0, "bidirectional"),
     "gpt2": ("gpt2", "learned", 0, "causal"),
-    "opt": ("opt", "learned+offset", 2, "causal"),
+    "opt": ("opt", "learned", 2, "causal"),
     "gpt_neox": ("gpt_neox", "rope", 0, "causal"),
     "llama": ("llama", "rope", 0, "causal"),
     "phi3": ("llama", "rope", 0, "causal"),
     "gemma": ("llama", "rope", 0, "causal"),
     "bloom": ("bloom", "alibi", 0, "causal"),
-    "t5": ("t5", "relative", 0, "bidirectional"),
+    "t5": ("t5", "t5", 0, "bidirectional"),
     "modernbert": ("modernbert", "rope", 0, "bidirectional"),
 }
 
@@ -89,15 +90,19 @@ def models():
 
 
 def backend_of(model, name="tiny"):
-    """What model_facts reads of an HFBackend: its model (and name)."""
-    return types.SimpleNamespace(model=model, name=name)
+    """What the machinery reads of an HFBackend: its model and its facts (its family's
+    record read from the model's configuration)."""
+    head = "causal" if type(model).__name__.endswith("LMHeadModel") else None
+    family = BY_MODEL_TYPE[model.config.model_type]
+    return types.SimpleNamespace(model=model, name=name,
+                                 facts=lambda: facts_of(model, family, name, head))
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))
 def test_facts_equal_what_the_configuration_says(models, name):
     model = models[name]
     cfg = model.config
-    facts = model_facts(backend_of(model))
+    facts = backend_of(model).facts()
     family, scheme, offset, mask = EXPECTED[name]
     assert (facts.family, facts.scheme, facts.position_offset, facts.mask) == \
         (family, scheme, offset, mask)
@@ -106,16 +111,17 @@ def test_facts_equal_what_the_configuration_says(models, name):
     assert facts.heads == cfg.num_attention_heads == 4
     assert facts.kv_heads == {"llama": 2, "gemma": 1}.get(name, 4)
     assert facts.width == cfg.hidden_size == 32
-    assert facts.max_positions == (None if scheme in ("alibi", "relative") else
-                                   {"roberta": 66}.get(name, 64))
+    # what the model accepts: RoBERTa's table holds its padding rows before position 0
+    assert facts.max_positions == (None if scheme in ("alibi", "t5") else 64)
     assert facts.parameters == sum(p.numel() for p in model.parameters())
     assert (facts.dtype, facts.device) == ("float32", "cpu")
     assert facts.head == ("causal" if name == "gpt2" else None)
     rope = {"gpt_neox": (500.0, 0.25), "llama": (5000.0, 1.0), "phi3": (10000.0, 0.5),
             "gemma": (10000.0, 1.0), "modernbert": (1000.0, 1.0)}
-    assert (facts.rope_base, facts.rotary_fraction) == rope.get(name, (None, None))
-    assert facts.local_rope_base == (100.0 if name == "modernbert" else None)
-    assert (facts.relative_buckets, facts.relative_max_distance) == \
+    params = facts.encoding_parameters
+    assert (params.get("base"), params.get("rotary_fraction")) == rope.get(name, (None, None))
+    assert params.get("local_base") == (100.0 if name == "modernbert" else None)
+    assert (params.get("buckets"), params.get("max_distance")) == \
         ((16, 40) if name == "t5" else (None, None))
     data = facts.to_dict()
     assert ModelFacts(**data) == facts
@@ -126,12 +132,13 @@ def test_facts_equal_what_the_configuration_says(models, name):
 def test_facts_of_the_built_in_model(pe):
     config = ModelConfig(pe=pe, layers=2, heads=2, d_model=16, mask="causal")
     backend = BuiltinBackend(config)
-    facts = model_facts(backend)
+    facts = backend.facts()
     assert facts.family == "built-in"
-    assert facts.scheme == {"t5": "relative"}.get(pe, pe)
+    assert facts.scheme == pe
     assert (facts.layers, facts.heads, facts.kv_heads, facts.width) == (2, 2, 2, 16)
     assert facts.mask == "causal" and facts.dtype == config.dtype
-    assert facts.parameters == sum(p.numel() for p in backend.model.parameters())
+    table = {"learned": 1024 * 16, "t5": 32 * 2}.get(pe, 0)       # the encoding's own
+    assert facts.parameters == sum(p.numel() for p in backend.model.parameters()) + table
     assert facts.max_positions == backend.max_positions
 
 

@@ -18,15 +18,16 @@ transformers = pytest.importorskip("transformers")
 from test_hf import save_tiny  # noqa: E402
 
 from posviz import cli  # noqa: E402
-from posviz.core import hf  # noqa: E402
-from posviz.core.backend import BuiltinBackend  # noqa: E402
-from posviz.core.config import ModelConfig, Positions  # noqa: E402
-from posviz.core.document import ModelSpec  # noqa: E402
-from posviz.core.engine import Engine  # noqa: E402
-from posviz.core.facts import model_views  # noqa: E402
-from posviz.core.views import Shown, build_views  # noqa: E402
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.model_panel import ModelPanel  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
+from posviz.models import hf  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig, Positions  # noqa: E402
+from posviz.models.hf.machinery import machinery_of  # noqa: E402
+from posviz.views.model import model_views  # noqa: E402
+from posviz.views.shown import Shown, build_views  # noqa: E402
 
 TEXT = "the cat sat on the mat"
 
@@ -101,13 +102,16 @@ def test_positions_tab_shows_rope_frequencies_and_score(panel, folders):
 
 def test_alibi_and_t5_figures_follow_the_selected_head(panel):
     """Models the loader may not read yet: their machinery shown beside a built-in run."""
-    from test_facts import FAMILIES, build
+    from test_facts import FAMILIES, backend_of, build
     base = BuiltinBackend(ModelConfig(pe="none", layers=2, heads=4, d_model=16))
     for name in ("bloom", "t5"):
         model = build(*FAMILIES[name][:2], **FAMILIES[name][2])
         seq = base.tokenize(TEXT)
         ev = Engine(base).evaluate(seq, np.arange(len(seq))[::-1].copy(), Positions())
-        views = model_views(types.SimpleNamespace(model=model, name=name), ev)
+        real = backend_of(model, name)
+        real.machinery = lambda real=real: machinery_of(real)
+        real.head = None
+        views = model_views(real, ev)
         panel.show(Shown(ev, build_views(ev, None), views))
         panel.set_selection(panel.selection().replace(head=2))
         shown = panel.displayed()

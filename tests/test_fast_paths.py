@@ -6,10 +6,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from posviz.core import hooks
-from posviz.core.mosaic import pool_signed_max
-from posviz.core.symmetry import compare, inverse
-from posviz.core.trace import Trace
+from posviz.analysis.symmetry import compare
+from posviz.models import hooks
+from posviz.models.orders import inverse
+from posviz.models.trace import Trace
+from posviz.views.mosaic import pool_signed_max
 
 
 def trace_with(attention: np.ndarray, hidden: np.ndarray) -> Trace:
@@ -146,25 +147,10 @@ def test_a_reference_that_is_not_causal_is_compared_in_full(spoil):
                                   np.abs(aligned - reference.attention).max(axis=(1, 2, 3)))
 
 
-def test_the_gap_in_one_pass_equals_the_gap_a_layer_at_a_time(monkeypatch):
-    from posviz.core import symmetry
-
-    rng = np.random.default_rng(6)
-    a, b = (rng.random((4, 3, 20, 20)).astype(np.float32) for _ in range(2))
-    one_pass = symmetry._largest_gaps(a, b)
-    monkeypatch.setattr(symmetry, "_ONE_PASS_CELLS", 0)
-    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
-    monkeypatch.setattr(symmetry, "_THREADED_CELLS", 0)          # in torch
-    np.testing.assert_array_equal(symmetry._largest_gaps(a, b), one_pass)
-    np.testing.assert_array_equal(symmetry._largest_gaps(a[:, :, 5:], b[:, :, 5:]),
-                                  np.abs(a - b)[:, :, 5:].max(axis=(1, 2, 3)))
-    np.testing.assert_array_equal(one_pass, np.abs(a - b).max(axis=(1, 2, 3)))
-
-
 @pytest.mark.parametrize("block, n", [(1, 20), (2, 21), (3, 20), (8, 64), (8, 61)])
 @pytest.mark.parametrize("chunk_bytes", [1, 1 << 30])      # a map at a time / all at once
 def test_the_pooled_difference_is_the_plain_one(block, n, chunk_bytes, monkeypatch):
-    from posviz.core import mosaic
+    from posviz.views import mosaic
 
     monkeypatch.setattr(mosaic, "DIFFERENCE_CHUNK_BYTES", chunk_bytes)
     rng = np.random.default_rng(block * n)
@@ -177,9 +163,9 @@ def test_the_pooled_difference_is_the_plain_one(block, n, chunk_bytes, monkeypat
 
 @pytest.mark.parametrize("pe", ["none", "sinusoidal", "rope", "alibi", "t5"])
 def test_prefix_reuse_compares_to_the_same_numbers_as_a_full_comparison(pe):
-    from posviz.core.backend import BuiltinBackend
-    from posviz.core.config import ModelConfig, Positions
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
+    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.config import ModelConfig, Positions
 
     backend = BuiltinBackend(ModelConfig(pe=pe, mask="causal", layers=2))
     seq = backend.tokenize(" ".join(f"w{i}" for i in range(40)))
@@ -194,34 +180,9 @@ def test_prefix_reuse_compares_to_the_same_numbers_as_a_full_comparison(pe):
                                       err_msg=name)
 
 
-@pytest.mark.parametrize("n, mask", [(40, "bidirectional"), (70, "bidirectional"),
-                                     (131, "causal")])
-def test_a_comparison_that_pools_the_difference_finds_the_same_gap(n, mask):
-    from posviz.core.backend import BuiltinBackend
-    from posviz.core.config import ModelConfig, Positions
-    from posviz.core.engine import Engine
-    from posviz.core.mosaic import pool_block
-
-    backend = BuiltinBackend(ModelConfig(mask=mask, layers=2, heads=2, d_model=16))
-    seq = backend.tokenize(" ".join(f"w{i}" for i in range(n)))
-    order = np.arange(n)
-    order[n - 9:] = order[n - 9:][::-1]          # causal: the prefix before is reused
-    block = pool_block(n)
-    plain = Engine(backend).evaluate(seq, order, Positions())
-    pooled = Engine(backend).evaluate(seq, order, Positions(), pool_difference=True)
-    assert plain.comparison.attention_difference is None
-    for name in FIELDS:
-        np.testing.assert_array_equal(getattr(pooled.comparison, name),
-                                      getattr(plain.comparison, name), err_msg=name)
-    c = pooled.comparison
-    np.testing.assert_array_equal(
-        c.attention_difference,
-        pooled_plainly(c.attention_aligned - pooled.reference.attention, block))
-
-
 @pytest.mark.parametrize("colours", [256, 300])
 def test_colouring_by_byte_indices_equals_indexing_the_table(colours):
-    from posviz.core.mosaic import colour
+    from posviz.views.mosaic import colour
 
     rng = np.random.default_rng(colours)
     table = rng.integers(0, 2**32, colours, dtype=np.uint32)

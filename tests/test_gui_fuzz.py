@@ -18,9 +18,9 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
-from posviz.core.config import ModelConfig, Positions  # noqa: E402
-from posviz.core.document import ModelSpec  # noqa: E402
+from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.model_panel import CONFIG_FIELDS  # noqa: E402
+from posviz.models.config import ModelConfig, Positions  # noqa: E402
 
 TIMEOUT = 30_000
 ACTIONS = 1000

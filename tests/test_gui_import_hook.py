@@ -22,7 +22,7 @@ def reference(module) -> bool:
 
 
 @pytest.mark.parametrize("name", ["posviz.gui.window", "posviz.gui.collector",
-                                  "posviz.core.symmetry", "pyqtgraph.Qt", "numpy",
+                                  "posviz.analysis.symmetry", "pyqtgraph.Qt", "numpy",
                                   "json", "PySide6.QtCore", "math"])
 def test_the_same_answer_as_pyside(name):
     module = pytest.importorskip(name)
@@ -38,10 +38,10 @@ def test_the_same_answer_as_pyside(name):
 
 
 def test_modules_of_qt_are_told_from_the_others():
-    import posviz.core.symmetry
+    import posviz.analysis.symmetry
     import posviz.gui.window
     assert mentions_pyside(posviz.gui.window, reference)
-    assert not mentions_pyside(posviz.core.symmetry, reference)
+    assert not mentions_pyside(posviz.analysis.symmetry, reference)
 
 
 PROBE = """
@@ -93,9 +93,9 @@ def test_answered_on_the_versions_it_was_written_for(pyside_s_own):
     assert answer_pyside_hook_cheaply() is True
     check = feature._mod_uses_pyside
     assert check is not original and check.cheap
-    import posviz.core.symmetry
+    import posviz.analysis.symmetry
     import posviz.gui.window
-    assert check(posviz.gui.window) and not check(posviz.core.symmetry)
+    assert check(posviz.gui.window) and not check(posviz.analysis.symmetry)
 
 
 def test_the_off_switch_keeps_pyside_s_own_check(pyside_s_own, monkeypatch):

@@ -27,7 +27,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv)
-from posviz.gui.app import make_settings
+from posviz.gui.settings import make_settings
 from posviz.gui.window import MainWindow
 sizes = json.loads(sys.argv[1])
 w = MainWindow(make_settings())

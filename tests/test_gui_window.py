@@ -16,15 +16,16 @@ from PySide6.QtGui import QFontMetricsF  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from posviz.core.backend import BuiltinBackend, TokenSequence  # noqa: E402
-from posviz.core.config import ModelConfig  # noqa: E402
-from posviz.core.document import ModelSpec, Selection  # noqa: E402
-from posviz.core.engine import Engine  # noqa: E402
-from posviz.core.errors import PosvizInputError  # noqa: E402
-from posviz.core.events import OrderChanged, SelectionChanged  # noqa: E402
-from posviz.core.symmetry import METRICS  # noqa: E402
-from posviz.gui.app import make_settings  # noqa: E402
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.analysis.symmetry import METRICS  # noqa: E402
+from posviz.document.events import OrderChanged, SelectionChanged  # noqa: E402
+from posviz.document.spec import ModelSpec, Selection  # noqa: E402
+from posviz.errors import PosvizInputError  # noqa: E402
+from posviz.gui.settings import make_settings  # noqa: E402
 from posviz.gui.window import COMPUTING_AFTER_MS, MainWindow  # noqa: E402
+from posviz.models.backend import TokenSequence  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
 
 TIMEOUT = 30_000
 
@@ -338,7 +339,7 @@ class SlowModel:
 
 @pytest.fixture
 def slow_model(monkeypatch):
-    from posviz.core import hf
+    from posviz.models import hf
     model = SlowModel()
     monkeypatch.setattr(hf, "load_backend", model)
     yield model
@@ -505,7 +506,7 @@ def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
 
 
 def test_chips_show_how_much_each_token_changed(qtbot, window):
-    from posviz.core.views import change_bars
+    from posviz.views.shown import change_bars
 
     shown = window.controller.last_shown
     ev = shown.evaluation
@@ -571,8 +572,8 @@ def test_the_view_selection_belongs_to_the_session(qtbot, window):
 def test_the_panel_builds_its_fields_from_the_options(qtbot):
     from PySide6.QtWidgets import QCheckBox, QComboBox
 
-    from posviz.core.options import OPTIONS
     from posviz.gui.model_panel import CONFIG_FIELDS, ModelPanel
+    from posviz.models.options import OPTIONS
 
     running = ModelSpec.builtin(ModelConfig(layers=2, max_len=64))
     panel = ModelPanel(lambda: running)

@@ -24,8 +24,8 @@ import json, sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv)
-from posviz.gui.app import make_settings
-from posviz.core.events import OrderChanged
+from posviz.gui.settings import make_settings
+from posviz.document.events import OrderChanged
 from posviz.gui.window import MainWindow
 w = MainWindow(make_settings())
 w.move(0, 0)

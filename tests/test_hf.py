@@ -20,17 +20,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-from tokenizers import trainers
+from tokenizers import (Tokenizer, decoders, models, normalizers, pre_tokenizers, processors,
+                        trainers)
 from transformers import (AutoModel, BertConfig, GPT2Config, LlamaConfig, MistralConfig,
                           PreTrainedTokenizerFast, Qwen2Config)
 
 from posviz import cli
-from posviz.core import hf
-from posviz.core.config import Positions
-from posviz.core.errors import PosvizInputError
-from posviz.core.engine import Engine, position_ids
-from posviz.core.session import Session, movable_slots
+from posviz.analysis.engine import Engine
+from posviz.document.session import Session
+from posviz.errors import PosvizInputError
+from posviz.models import hf
+from posviz.models.config import Positions
 
 TEXTS = ["the cat sat on the mat because it was warm", "a dog was playing in the park",
          "héllo wörld, the birds are singing!"]
@@ -97,7 +97,7 @@ def save_tiny(family: str, folder) -> None:
 def load_tiny(families, root) -> dict:
     """family -> a backend of its tiny random model, saved under ``root`` and loaded the
     way a real one is."""
-    from posviz.core import hf
+    from posviz.models import hf
     backends = {}
     for family in families:
         save_tiny(family, root / family)
@@ -144,7 +144,7 @@ def reference_outputs(model, ids, pos, mask: bool):
 def shuffled_movable(seq, seed=0, keep_last=False) -> np.ndarray:
     """A permutation that moves every movable token (pinned ones stay)."""
     order = np.arange(len(seq))
-    movable = np.flatnonzero(movable_slots(seq.pinned))
+    movable = np.flatnonzero(seq.movable())
     slots = movable[:-1] if keep_last else movable
     rng = np.random.default_rng(seed)
     while True:
@@ -179,7 +179,7 @@ def test_bert_tokens_pin_cls_and_sep_and_keep_wordpiece_marks(backends):
     seq = backends["bert"].tokenize("The dog plays")
     assert seq.tokens == ("[CLS]", "the", "dog", "play", "##s", "[SEP]")
     assert seq.pinned == (True,) + (False,) * 4 + (True,)
-    assert np.flatnonzero(movable_slots(seq.pinned)).tolist() == [1, 2, 3, 4]
+    assert np.flatnonzero(seq.movable()).tolist() == [1, 2, 3, 4]
 
 
 def test_unknown_word_is_a_movable_unk_and_only_cls_sep_are_pinned(backends):
@@ -247,7 +247,7 @@ def test_trace_matches_transformers(backends, references, family, mode, offset):
     backend = backends[family]
     seq = backend.tokenize(TEXTS[0])
     order = shuffled_movable(seq)
-    pos = position_ids(order, Positions(mode, offset))
+    pos = Positions(mode, offset).ids(order)
     trace = backend.run(seq, order, pos)
     ids = [seq.ids[i] for i in order]
     # Non-consecutive position ids (token mode) need the explicit mask of ones that
@@ -274,7 +274,7 @@ def test_llama_like_models_match_transformers(folders, model_type):
                                           attn_implementation="eager").eval()
     seq = backend.tokenize(TEXTS[2])
     order = shuffled_movable(seq)
-    pos = position_ids(order, Positions("token", 4))
+    pos = Positions("token", 4).ids(order)
     trace = backend.run(seq, order, pos)
     attention, hidden = reference_outputs(reference, [seq.ids[i] for i in order],
                                           pos.tolist(), mask=True)
@@ -309,7 +309,7 @@ def test_token_positions_keep_a_plain_causal_mask(backends, family):
     backend = backends[family]
     seq = backend.tokenize(TEXTS[0])
     order = shuffled_movable(seq)
-    trace = backend.run(seq, order, position_ids(order, Positions("token")))
+    trace = backend.run(seq, order, Positions("token").ids(order))
     n = len(seq)
     below = np.tril(np.ones((n, n), dtype=bool))
     assert np.all(trace.attention[:, :, ~below] == 0)
@@ -527,7 +527,7 @@ def test_models_in_the_hub_cache_are_listed_and_load(folders, tmp_path, monkeypa
 
 
 def test_listing_models_imports_neither_torch_nor_transformers():
-    code = ("import sys; from posviz.core import hf; hf.available_models(); "
+    code = ("import sys; from posviz.models import hf; hf.available_models(); "
             "print(sorted(m for m in ('torch', 'transformers', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
@@ -535,7 +535,7 @@ def test_listing_models_imports_neither_torch_nor_transformers():
 
 
 def test_a_superseded_forward_stops_early(backends):
-    from posviz.core.errors import Cancelled
+    from posviz.errors import Cancelled
     backend = backends["bert"]
     seq = backend.tokenize("the cat sat on the mat")
     asked = []
@@ -553,7 +553,7 @@ def test_a_superseded_forward_stops_early(backends):
 
 # -- workarounds of transformers' behaviour ---------------------------------------------
 def test_offline_variables_are_set_unless_turned_off(monkeypatch):
-    from posviz.core.hf import workarounds
+    from posviz.models.hf import workarounds
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "hf-offline")
@@ -565,7 +565,7 @@ def test_offline_variables_are_set_unless_turned_off(monkeypatch):
 
 
 def test_workarounds_wait_for_a_transformers_they_were_written_for(monkeypatch):
-    from posviz.core.hf import workarounds
+    from posviz.models.hf import workarounds
     module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(workarounds.metadata, "version", lambda name: "6.0.0")
@@ -577,7 +577,7 @@ def test_workarounds_wait_for_a_transformers_they_were_written_for(monkeypatch):
 
 @pytest.mark.parametrize("off", ["", "hf-quiet-gguf"])
 def test_gguf_progress_bar_is_quiet_only_while_loading(monkeypatch, off):
-    from posviz.core.hf import workarounds
+    from posviz.models.hf import workarounds
     module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
     monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", off)
     original = module.tqdm
@@ -590,7 +590,7 @@ def test_gguf_progress_bar_is_quiet_only_while_loading(monkeypatch, off):
 
 
 def test_word_pieces_are_marked_only_where_the_tokenizer_marks_word_starts():
-    from posviz.core.hf.backend import mark_word_pieces
+    from posviz.models.hf.backend import mark_word_pieces
     pinned = (True, False, False, False, False, False)
     raws = ["<s>", "play", "ing", "Ġball", ",", "Ġok"]
     pieces = ["<s>", "play", "ing", "ball", ",", "ok"]

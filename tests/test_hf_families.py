@@ -20,9 +20,9 @@ from transformers import (AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
                           T5EncoderModel)
 
 from posviz import cli  # noqa: E402
-from posviz.core import hf  # noqa: E402
-from posviz.core.config import Positions  # noqa: E402
-from posviz.core.errors import PosvizInputError  # noqa: E402
+from posviz.errors import PosvizInputError  # noqa: E402
+from posviz.models import hf  # noqa: E402
+from posviz.models.config import Positions  # noqa: E402
 
 T = transformers
 TEXT = "the cat sat on the mat because it was warm"
@@ -73,7 +73,7 @@ EXPECTED = {
     "phi3": ("llama", "rope", "causal", "causal", 0, "bpe+bos"),
     "gemma": ("llama", "rope", "causal", "causal", 0, "bpe+bos"),
     "bloom": ("bloom", "alibi", "causal", "causal", 0, "bpe"),
-    "t5": ("t5", "relative", "bidirectional", None, 0, "wordpiece"),
+    "t5": ("t5", "t5", "bidirectional", None, 0, "wordpiece"),
     "modernbert": ("modernbert", "rope", "bidirectional", "masked", 0, "wordpiece"),
 }
 TYPES = tuple(EXPECTED)
@@ -142,7 +142,7 @@ def assert_close(actual, expected):
 def test_family_loads_with_its_scheme(backends, model_type):
     backend = backends[model_type]
     family, scheme, mask, head, offset, _ = EXPECTED[model_type]
-    assert (backend.family, backend.position_encoding, backend.mask, backend.head,
+    assert (backend.family.name, backend.position_encoding, backend.mask, backend.head,
             backend.position_offset, backend.device) == (family, scheme, mask, head, offset,
                                                          "cpu")
     assert backend.model.config._attn_implementation == "eager"
@@ -205,7 +205,7 @@ def test_positions_travel_with_tokens_where_the_family_takes_position_ids(backen
                                                                           references):
     """RoBERTa's explicit ids are shifted to its table: token positions then make the
     encoder equivariant again, as the symmetry argument predicts."""
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
     backend = backends["roberta"]
     seq = backend.tokenize(TEXT)
     order = shuffled_movable(seq)
@@ -219,7 +219,7 @@ def test_positions_travel_with_tokens_where_the_family_takes_position_ids(backen
 @pytest.mark.parametrize("positions", [Positions("token"), Positions("slot", 3)])
 def test_position_options_are_refused_where_positions_are_the_slots(backends, model_type,
                                                                     positions):
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
     backend = backends[model_type]
     seq = backend.tokenize(TEXT)
     with pytest.raises(PosvizInputError, match="takes no position ids") as caught:
@@ -243,11 +243,11 @@ def test_an_offset_reaches_the_model_as_its_own_position_ids(backends, reference
                                                              model_type):
     """Positions from 3: transformers given position ids 3..n+2 in its own numbering
     (RoBERTa's table starts after its padding row: padding_idx + 1 + position)."""
-    from posviz.core.engine import position_ids
+
     backend, model = backends[model_type], references[model_type]
     seq = backend.tokenize(TEXT)
     order = shuffled_movable(seq, seed=2)
-    pos = position_ids(order, Positions("token", 3))
+    pos = Positions("token", 3).ids(order)
     trace = backend.run(seq, order, pos)
     shift = model.config.pad_token_id + 1 if model_type == "roberta" else 0
     ids = torch.tensor([[seq.ids[i] for i in order]])
@@ -273,8 +273,7 @@ def test_branch_outputs_add_up_to_the_residual_stream(backends, model_type):
     trace = backend.run(seq, order, order)
     n, d = trace.hidden.shape[1:]
     assert trace.attn_out.shape == trace.mlp_out.shape == (2, n, d)
-    from posviz.core.hf import layout
-    layers = [block[0] for block in layout.blocks(backend.base, backend.family)]
+    layers = [block[0] for block in backend.family.blocks(backend.base)]
     x, a, m = (torch.from_numpy(v[0]) for v in (trace.hidden, trace.attn_out, trace.mlp_out))
     if model_type in POST_NORM:       # the last hidden state is after no final norm
         first, second = POST_NORM[model_type](layers[0])

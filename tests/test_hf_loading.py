@@ -17,8 +17,9 @@ from test_hf import byte_bpe_tokenizer  # noqa: E402
 from transformers import GPTNeoXConfig, GPTNeoXForCausalLM  # noqa: E402
 
 from posviz import cli  # noqa: E402
-from posviz.core import hf, memory  # noqa: E402
-from posviz.core.errors import Cancelled, PosvizInputError  # noqa: E402
+from posviz.errors import Cancelled, PosvizInputError  # noqa: E402
+from posviz.models import memory  # noqa: E402
+from posviz.models import hf
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ def test_a_cancelled_load_stops_part_way_and_frees_the_model(folder):
     assert caught.value.__traceback__ is not None
     assert alive_models() == before
     backend = hf.load_backend(str(folder))                        # and loading still works
-    assert backend.family == "gpt_neox"
+    assert backend.family.name == "gpt_neox"
 
 
 def test_auto_device_picks_what_torch_has(folder):
@@ -182,7 +183,7 @@ def test_cli_names_the_model_type_and_why(unreadable, capsys):
 
 
 def test_gui_names_the_model_type_and_why_inline(qtbot, window, unreadable):
-    from posviz.core.document import ModelSpec
+    from posviz.document.spec import ModelSpec
     c = window.controller
     backend = c.session.backend
     with qtbot.waitSignal(c.modelFailed, timeout=20_000) as failed:
@@ -195,7 +196,7 @@ def test_gui_names_the_model_type_and_why_inline(qtbot, window, unreadable):
 
 # -- the window: a determinate bar, and Cancel -------------------------------------------
 def test_gui_bar_counts_the_tensors_of_a_real_load(qtbot, window, folder):
-    from posviz.core.document import ModelSpec
+    from posviz.document.spec import ModelSpec
     c, panel = window.controller, window.model_panel
     shown = []
     c.modelCount.connect(lambda step, done, total: shown.append(
@@ -208,7 +209,7 @@ def test_gui_bar_counts_the_tensors_of_a_real_load(qtbot, window, folder):
     assert [row[1] for row in shown] == list(range(1, total + 1))
     assert all(row[0] == "loading weights" and row[2] == row[3] == total and row[4] == row[1]
                for row in shown)
-    assert c.session.backend.family == "gpt_neox"
+    assert c.session.backend.family.name == "gpt_neox"
 
 
 def test_gui_cancel_stops_a_real_load_part_way_and_frees_it(qtbot, window, folder):
@@ -216,7 +217,7 @@ def test_gui_cancel_stops_a_real_load_part_way_and_frees_it(qtbot, window, folde
 
     from PySide6.QtCore import Qt
 
-    from posviz.core.document import ModelSpec
+    from posviz.document.spec import ModelSpec
     c, panel = window.controller, window.model_panel
     backend, before = c.session.backend, alive_models()
     clicked = threading.Event()
@@ -244,7 +245,7 @@ def test_without_the_progress_workaround_a_load_still_works_uncounted(folder, mo
     monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "hf-load-progress")
     told = []
     backend = hf.load_backend(str(folder), progress=lambda *a: told.append(a))
-    assert backend.family == "gpt_neox"
+    assert backend.family.name == "gpt_neox"
     assert all(len(call) == 1 or call[1] is None for call in told)
 
 

@@ -15,11 +15,11 @@ import torch
 from transformers import AutoModel
 
 from posviz import cli
-from posviz.core import hf
-from posviz.core.config import Positions
-from posviz.core.errors import PosvizInputError
-from posviz.core.engine import Engine, position_ids
-from posviz.core.session import Session
+from posviz.analysis.engine import Engine
+from posviz.document.session import Session
+from posviz.errors import PosvizInputError
+from posviz.models import hf
+from posviz.models.config import Positions
 
 pytestmark = pytest.mark.slow
 TEXT = "Positional encodings break the symmetry of self-attention."
@@ -51,7 +51,7 @@ def test_trace_matches_the_model_called_directly(minilm):
     seq = minilm.tokenize(TEXT)
     order = np.arange(len(seq))
     order[1:-1] = order[1:-1][::-1]
-    pos = position_ids(order, Positions("slot", 7))
+    pos = Positions("slot", 7).ids(order)
     trace = minilm.run(seq, order, pos)
     reference = AutoModel.from_pretrained(minilm_package.get_model_path(),
                                           attn_implementation="eager").eval()

@@ -8,9 +8,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import numpy as np
 import pytest
 
-from posviz.core import hf
-from posviz.core.config import Positions
-from posviz.core.engine import Engine
+from posviz.analysis.engine import Engine
+from posviz.models import hf
+from posviz.models.config import Positions
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ def test_pieces_inside_a_word_are_marked_as_wordpiece_marks_them(smollm2):
 def test_gguf_header_reads_what_the_gguf_package_reads():
     from gguf import GGUFReader
 
-    from posviz.core.hf.gguf_header import gguf_config
+    from posviz.models.hf.gguf_header import gguf_config
     folder, name, _ = hf.resolve("smollm2")
     fields = GGUFReader(folder / name).fields
 

@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from posviz.core.config import Positions  # noqa: E402
-from posviz.core.engine import Engine  # noqa: E402
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.models.config import Positions  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm and the dog ran"
 
@@ -109,9 +109,9 @@ def test_a_twin_made_during_a_forward_waits_for_it_and_carries_none_of_its_hooks
 
 
 def test_an_experiment_on_a_loaded_model_runs_a_twin_and_loads_nothing(backends, monkeypatch):
-    from posviz.core import hf
-    from posviz.core.document import ModelSpec
-    from posviz.core.experiments.jobs import ExperimentJob, run_experiment
+    from posviz.document.spec import ModelSpec
+    from posviz.models import hf
+    from posviz.runtime.experiments import ExperimentJob, run_experiment
 
     def no_load(*args, **kwargs):
         raise AssertionError("the model was loaded again")
@@ -120,7 +120,7 @@ def test_an_experiment_on_a_loaded_model_runs_a_twin_and_loads_nothing(backends,
     job = ExperimentJob("sweep", spec=ModelSpec.pretrained(backend.path), texts=(TEXT,),
                         kind="swap", backend=backend)
     result = run_experiment(job)
-    from posviz.core.experiments.sweep import sweep
+    from posviz.analysis.experiments.sweep import sweep
     direct = sweep(Engine(backend), (TEXT,), "swap")
     assert result.runs == direct.runs > 0
     for name, band in direct.bands.items():

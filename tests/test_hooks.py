@@ -16,13 +16,12 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.engine import position_ids
-from posviz.core.errors import Cancelled
-from posviz.core.hooks import (ATTN_OUT, ATTN_SCORES, BLOCK_HOOKS, EMBED, FINAL, MLP_OUT,
-                               PATTERN, POS_EMBED, RESID_POST, RESID_PRE, HookPoint,
-                               Recorder, block_hook, trace_from)
+from posviz.errors import Cancelled
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+from posviz.models.hooks import (ATTN_OUT, ATTN_SCORES, BLOCK_HOOKS, EMBED, FINAL, MLP_OUT,
+                                 PATTERN, POS_EMBED, RESID_POST, RESID_PRE, HookPoint,
+                                 Recorder, block_hook, trace_from)
 
 TEXT = "the cat sat on the mat because it was warm"
 HF_BLOCK_HOOKS = (RESID_PRE, PATTERN, ATTN_OUT, MLP_OUT, RESID_POST)   # no scores
@@ -101,7 +100,7 @@ def test_a_builtin_trace_recorded_through_hooks_is_the_direct_computation(pe):
     backend = BuiltinBackend(cfg)
     seq = backend.tokenize(TEXT)
     order = np.arange(len(seq))[::-1].copy()
-    pos = position_ids(order, Positions("slot", 2))
+    pos = Positions("slot", 2).ids(order)
     words = [seq.ids[i] for i in order]
     trace = backend.run(seq, order, pos)
     with torch.no_grad():
@@ -114,20 +113,20 @@ def test_a_builtin_trace_recorded_through_hooks_is_the_direct_computation(pe):
     assert trace.tokens == tuple(words)
 
 
-def test_the_stop_question_is_asked_before_each_block():
+def test_the_stop_question_is_asked_before_each_block_and_after_each_branch():
     backend = BuiltinBackend(ModelConfig(layers=4))
     asked = []
 
-    def stop_at_third():
+    def stop_at_fourth():
         asked.append(len(recorder.values))
-        return len(asked) == 3
+        return len(asked) == 4
 
-    recorder = Recorder(stop_at_third, stop_after=(RESID_PRE,))
+    recorder = Recorder(stop_at_fourth)
     with pytest.raises(Cancelled):
         backend.model.record(["a", "b", "c"], [0, 1, 2], recorder)
-    assert len(asked) == 3
-    assert block_hook(2, RESID_PRE) in recorder.values             # asked as block 2 began
-    assert block_hook(2, ATTN_OUT) not in recorder.values          # and it did not run
+    assert len(asked) == 4                 # block 0: as it began, after each branch
+    assert block_hook(1, RESID_PRE) in recorder.values             # asked as block 1 began
+    assert block_hook(1, ATTN_OUT) not in recorder.values          # and it did not run
 
 
 def test_trace_from_leaves_out_what_was_not_recorded():
@@ -143,7 +142,7 @@ def test_trace_from_leaves_out_what_was_not_recorded():
 
 
 def test_large_maps_are_stacked_as_they_pass_and_equal_the_maps_of_each_block():
-    from posviz.core.hooks import SMALL
+    from posviz.models.hooks import SMALL
     cfg = ModelConfig(layers=3, heads=4, pe="alibi", mask="causal")
     n = 300                                    # 3 x 4 x 300 x 300 floats > SMALL bytes
     assert 4 * 3 * 4 * n * n >= SMALL
@@ -161,7 +160,7 @@ def test_large_maps_are_stacked_as_they_pass_and_equal_the_maps_of_each_block():
 
 
 def test_a_stack_missing_a_block_is_not_taken_for_the_maps():
-    from posviz.core.hooks import SMALL
+    from posviz.models.hooks import SMALL
     recorder = Recorder(layers=3)
     side = int((SMALL / 4 / 3) ** 0.5) + 1           # one (1, side, side) map: a third of SMALL
     for l in (0, 2):                                 # block 1 never recorded
@@ -173,7 +172,7 @@ def test_a_stack_missing_a_block_is_not_taken_for_the_maps():
 @pytest.fixture(scope="module")
 def hf_backends(tmp_path_factory):
     pytest.importorskip("transformers")
-    from test_hf import load_tiny           # the same tiny models as test_hf
+    from test_hf import load_tiny  # the same tiny models as test_hf
     return load_tiny(("bert", "llama"), tmp_path_factory.mktemp("hooked"))
 
 
@@ -182,12 +181,13 @@ def test_hf_records_the_same_names_per_layer(hf_backends, family):
     backend = hf_backends[family]
     seq = backend.tokenize(TEXT)
     recorder = Recorder()
-    backend.record(seq.ids, np.arange(len(seq)), recorder)
+    order = np.arange(len(seq))
+    backend.record(seq, order[None], order[None], recorder)           # a batch of one
     once = {EMBED, POS_EMBED} if family == "bert" else {EMBED, FINAL}
     assert set(recorder.values) == names_per_layer(3, HF_BLOCK_HOOKS) | once
     n = len(seq)
-    assert recorder.values[block_hook(0, PATTERN)].shape == (4, n, n)
-    assert recorder.values[block_hook(2, RESID_POST)].shape == (n, 32)
+    assert recorder.values[block_hook(0, PATTERN)].shape == (1, 4, n, n)
+    assert recorder.values[block_hook(2, RESID_POST)].shape == (1, n, 32)
     # the hooks are gone: a plain call of the model records nothing more
     seen = dict(recorder.values)
     with torch.no_grad():
@@ -203,7 +203,7 @@ def test_hf_bert_trace_is_the_direct_computation(hf_backends):
     seq = backend.tokenize(TEXT)
     order = np.arange(len(seq))
     order[1:-1] = order[1:-1][::-1]
-    pos = position_ids(order, Positions("token", 3))
+    pos = Positions("token", 3).ids(order)
     trace = backend.run(seq, order, pos)
     ids = torch.tensor([seq.ids[i] for i in order])
     n, h = len(seq), 4
@@ -253,12 +253,13 @@ def test_hf_stop_question_is_asked_after_each_branch(hf_backends):
     seq = backend.tokenize(TEXT)
     asked = []
 
-    def stop_at_fourth():
+    def stop_at_sixth():                 # three asks a block: as it begins, each branch
         asked.append(1)
-        return len(asked) == 4
+        return len(asked) == 6
 
-    recorder = Recorder(stop_at_fourth, stop_after=(ATTN_OUT, MLP_OUT))
+    recorder = Recorder(stop_at_sixth)
+    order = np.arange(len(seq))
     with pytest.raises(Cancelled):
-        backend.record(seq.ids, np.arange(len(seq)), recorder)
+        backend.record(seq, order[None], order[None], recorder)
     assert block_hook(1, MLP_OUT) in recorder.values          # the fourth branch ran
     assert block_hook(1, RESID_POST) not in recorder.values   # its block did not end

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from conftest import CountingBackend
 
-from posviz.core import scheduler as sched
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.document import ModelSpec
-from posviz.core.errors import Cancelled, PosvizInputError
-from posviz.core.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
-                              load_model)
-from posviz.core.scheduler import Scheduler
+from posviz.document.spec import ModelSpec
+from posviz.errors import Cancelled, PosvizInputError
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+from posviz.runtime import scheduler as sched
+from posviz.runtime.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
+                                 load_model)
+from posviz.runtime.scheduler import Scheduler
 
 WAIT = 30                    # seconds: a failsafe against hanging, never a measurement
 
@@ -45,33 +45,12 @@ def test_evaluation_job_gives_the_views_of_the_evaluation(views):
     assert ev.order.tolist() == [3, 2, 1, 0] and ev.seq.tokens == ("a", "b", "c", "d")
     assert done.shown.views == ("views of", (3, 2, 1, 0)) and done.ms >= 0
     assert views.calls == [(ev, "a look", stop)]
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
     direct = Engine(BuiltinBackend(SMALL)).evaluate(ev.seq, ev.order, ev.positions)
     # the counting backend changes run, so it runs in slot order; the plain one in the
     # original tokens' frame (test_aligned): the same numbers, rounding apart
     np.testing.assert_allclose(ev.comparison.token_change, direct.comparison.token_change,
                                rtol=1e-6)
-
-
-def test_a_job_showing_the_difference_has_compare_pool_it_once():
-    from posviz.core.mosaic import MosaicLook, pool_block, pooled_difference
-
-    backend = BuiltinBackend(SMALL)
-    text = " ".join(f"w{i}" for i in range(70))
-    order = np.arange(70)[::-1]
-    table = np.zeros(256, np.uint32)
-    done = EvaluationRunner()(job_for(backend, text, order,
-                                      MosaicLook("difference", (-0.3, 0.3), table)))
-    c = done.shown.evaluation.comparison
-    assert c.attention_difference is not None
-    assert done.shown.views.mosaic.tiles is c.attention_difference        # not made again
-    np.testing.assert_array_equal(
-        c.attention_difference,
-        pooled_difference(c.attention_aligned, done.shown.evaluation.reference.attention,
-                          pool_block(70)))
-    shown = EvaluationRunner()(job_for(backend, text, order,
-                                       MosaicLook("original", (0, 1), table))).shown
-    assert shown.evaluation.comparison.attention_difference is None    # not shown: not made
 
 
 def test_the_engine_is_kept_per_backend(views):
@@ -108,7 +87,7 @@ def test_start_builds_the_session_reversed_and_evaluates_it_early(views, monkeyp
     s = started.session
     assert started.problem is None and s.tokens == ("one", "two", "three")
     assert s.order.tolist() == [2, 1, 0] and s.backend.config == SMALL
-    from posviz.core.engine import Engine
+    from posviz.analysis.engine import Engine
     calls = []
 
     def again(*args, **kwargs):
@@ -133,7 +112,7 @@ def test_start_keeps_the_original_order_and_cuts_a_long_text():
 
 
 def test_start_falls_back_to_the_builtin_model_and_says_why(monkeypatch):
-    from posviz.core import hf
+    from posviz.models import hf
 
     def missing(source, progress=None, **options):
         progress("reading config")
@@ -159,7 +138,7 @@ def test_start_reads_a_remembered_spec(remembered, expected):
 
 
 def test_start_reads_a_pretrained_spec_and_bad_positions(monkeypatch):
-    from posviz.core import hf
+    from posviz.models import hf
     asked = []
     monkeypatch.setattr(hf, "load_backend",
                         lambda source, progress=None, **options: asked.append(source) or
@@ -174,7 +153,7 @@ def test_start_reads_a_pretrained_spec_and_bad_positions(monkeypatch):
 
 def test_importing_the_scheduler_imports_neither_qt_nor_torch():
     import subprocess
-    code = ("import sys, posviz.core.scheduler, posviz.core.jobs\n"
+    code = ("import sys, posviz.runtime.scheduler, posviz.runtime.jobs\n"
             "print(sorted(m for m in ('torch', 'numpy', 'PySide6') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
@@ -190,7 +169,7 @@ def test_load_model_builds_the_builtin_one():
 
 
 def test_a_superseded_load_runs_to_its_end_and_tells_no_progress(monkeypatch):
-    from posviz.core import hf
+    from posviz.models import hf
     reached = []
 
     def fake(source, progress=None, **options):
@@ -209,7 +188,7 @@ def test_a_superseded_load_runs_to_its_end_and_tells_no_progress(monkeypatch):
 
 
 def test_a_failed_load_names_the_model(done, monkeypatch):
-    from posviz.core import hf
+    from posviz.models import hf
 
     def broken(source, progress=None, **options):
         raise OSError("disk on fire")
@@ -225,7 +204,7 @@ def test_a_failed_load_names_the_model(done, monkeypatch):
 def test_views_job_prepares_an_evaluation_again_in_another_look():
     """Only the views: the model does not run again, and a mosaic whose mode stays keeps
     its tiles (recoloured), while another mode is made anew."""
-    from posviz.core.mosaic import MosaicLook
+    from posviz.views.mosaic import MosaicLook
 
     table = np.arange(256, dtype=np.uint32) | np.uint32(0xFF000000)
     backend = CountingBackend(SMALL)

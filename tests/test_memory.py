@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from posviz.core import memory
-from posviz.core.config import ModelConfig
-from posviz.core.errors import PosvizInputError
+from posviz.errors import PosvizInputError
+from posviz.models import memory
+from posviz.models.config import ModelConfig
 
 GB = 10**9
 HUGE = ModelConfig(d_model=4096, layers=64)       # the width and depth at their maximum
@@ -76,8 +76,8 @@ def test_available_memory_is_read_from_the_system():
 
 
 def test_the_check_imports_no_torch():
-    code = ("import sys; from posviz.core.memory import check_fits; "
-            "from posviz.core.config import ModelConfig; check_fits(ModelConfig(), 64); "
+    code = ("import sys; from posviz.models.memory import check_fits; "
+            "from posviz.models.config import ModelConfig; check_fits(ModelConfig(), 64); "
             "print('torch' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60)

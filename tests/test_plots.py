@@ -7,21 +7,20 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import dataclasses  # noqa: E402
 
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
+import pytest  # noqa: E402
 from PySide6 import QtCore, QtGui  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
-from posviz.core.backend import BuiltinBackend  # noqa: E402
-from posviz.core.config import ModelConfig  # noqa: E402
-from posviz.core.document import Selection  # noqa: E402
-from posviz.core.encodings import alibi_slopes, rope_angles  # noqa: E402
-from posviz.core.engine import Engine  # noqa: E402
-from posviz.core.session import Session  # noqa: E402
-from posviz.core.mosaic import (MOSAIC_TILE, colour, pool_block,  # noqa: E402
-                                pool_signed_max)
-from posviz.core.views import Shown, build_views  # noqa: E402
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
+from posviz.document.spec import Selection  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel, style  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.models.encodings import alibi_slopes, rope_angles  # noqa: E402
+from posviz.views.mosaic import MOSAIC_TILE, colour, pool_block, pool_signed_max  # noqa: E402
+from posviz.views.shown import Shown, build_views  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
 
@@ -384,11 +383,21 @@ def test_rope_profile_is_the_roformer_decay(panel):
     np.testing.assert_allclose(values, theory, atol=1e-12)
 
 
-def test_a_model_without_branches_or_config_says_so(panel):
+def test_a_model_without_branches_or_a_built_encoding_says_so(panel):
+    class RealLike:                  # records no branches; its encoding is not posviz's
+        def facts(self):
+            return None
+
+        def profile(self, reach):
+            return None
+
+        def machinery(self):
+            return None
+
     ev = evaluate()
-    strip = lambda t: dataclasses.replace(t, attn_out=None, mlp_out=None, encodings=None,  # noqa: E731
-                                          extras={"model": "some/real-model"})
-    ev = dataclasses.replace(ev, reference=strip(ev.reference), run=strip(ev.run))
+    strip = lambda t: dataclasses.replace(t, attn_out=None, mlp_out=None, encodings=None)  # noqa: E731
+    ev = dataclasses.replace(ev, reference=strip(ev.reference), run=strip(ev.run),
+                             backend=RealLike())
     show(panel, ev)
     panel.displayed()
     norms = panel.figures()["branch_norms"]

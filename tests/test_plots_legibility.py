@@ -8,13 +8,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6 import QtGui  # noqa: E402
 
-from posviz.core.backend import BuiltinBackend  # noqa: E402
-from posviz.core.config import ModelConfig  # noqa: E402
-from posviz.core.engine import Engine  # noqa: E402
-from posviz.core.session import Session  # noqa: E402
-from posviz.core.views import Shown, build_views  # noqa: E402
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
 from posviz.gui.plots import style  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.views.shown import Shown, build_views  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
 
@@ -140,6 +140,7 @@ def test_profile_axis_spans_only_visible_keys_when_causal(panel):
 
 def test_default_window_size_fits_a_small_screen():
     from PySide6.QtCore import QRect
+
     from posviz.gui.window import default_size
 
     assert default_size(None).toTuple() == (1440, 900)

@@ -9,10 +9,10 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui
 
-from posviz.core.config import ModelConfig
-from posviz.core.document import ModelSpec
+from posviz.document.spec import ModelSpec
 from posviz.gui.plots import colorbars, style, units
 from posviz.gui.plots.attention import AttentionFigure, QueryColumn
+from posviz.models.config import ModelConfig
 
 SIZES = ((1024, 700), (1366, 768))
 TIMEOUT = 30_000
@@ -252,12 +252,12 @@ def test_a_dense_numbered_axis_ticks_only_its_labels(qtbot):
 
 @pytest.fixture
 def shown():
-    from posviz.core.backend import BuiltinBackend
-    from posviz.core.engine import Engine
-    from posviz.core.session import Session
-    from posviz.core.views import Shown, build_views
+    from posviz.analysis.engine import Engine
+    from posviz.document.session import Session
+    from posviz.document.spec import Selection
     from posviz.gui.plots.mosaic_figure import mosaic_look
-    from posviz.core.document import Selection
+    from posviz.models.builtin import BuiltinBackend
+    from posviz.views.shown import Shown, build_views
     session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
     session.reverse()
     ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)

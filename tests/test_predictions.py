@@ -14,16 +14,15 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from test_hf import byte_bpe_tokenizer, wordpiece_tokenizer  # noqa: E402
-from transformers import (BertConfig, BertForMaskedLM, GPT2Config,  # noqa: E402
-                          GPT2LMHeadModel)
+from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel  # noqa: E402
 
 from posviz import cli  # noqa: E402
-from posviz.core import hf  # noqa: E402
-from posviz.core.backend import BuiltinBackend  # noqa: E402
-from posviz.core.config import ModelConfig, Positions  # noqa: E402
-from posviz.core.engine import Engine  # noqa: E402
-from posviz.core.facts import model_views  # noqa: E402
-from posviz.core.predictions import TOP_K, compare_outputs, pooled_cosine  # noqa: E402
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.analysis.predictions import TOP_K, compare_outputs, pooled_cosine  # noqa: E402
+from posviz.models import hf  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig, Positions  # noqa: E402
+from posviz.views.model import model_views  # noqa: E402
 
 F = torch.nn.functional
 
@@ -143,7 +142,7 @@ def test_masked_lm_predictions_of_a_reorder_run_in_the_original_frame(folders):
     gives at the slot the mask moved to."""
     plain = hf.load_backend(str(folders / "bert"))
     model = BertForMaskedLM.from_pretrained(folders / "bert", attn_implementation="eager")
-    from posviz.core.hf.backend import HFBackend
+    from posviz.models.hf.backend import HFBackend
     backend = HFBackend(model, plain.tokenizer, plain.family, plain.name, plain.path,
                         head="masked")
     ev = evaluate(backend, "the cat [MASK] on the mat")
@@ -186,7 +185,7 @@ def test_pooled_cosine_of_orthogonal_means():
 
 def test_model_views_travel_with_the_shown_evaluation(folders):
     """The worker puts them in the Shown; a restyle (another mosaic look) keeps them."""
-    from posviz.core.jobs import EvaluationRunner, ViewsJob
+    from posviz.runtime.jobs import EvaluationRunner, ViewsJob
     backend = loaded(folders / "gpt2", GPT2LMHeadModel, "causal")
     ev = evaluate(backend, "the cat sat on the mat")
     views = model_views(backend, ev)

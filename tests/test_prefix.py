@@ -7,11 +7,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.engine import Engine, position_ids
-from posviz.core.prefix import first_moved
-from posviz.core.trace import Trace
+from posviz.analysis.engine import Engine
+from posviz.analysis.prefix import first_moved
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+from posviz.models.trace import Trace
 
 TEXT = " ".join("the cat sat on a mat because it was warm and the dog ran home".split() * 2)
 TOL = 1e-5
@@ -45,17 +45,9 @@ class Counting(BuiltinBackend):
         super().__init__(config)
         self.slots = []
 
-    def run(self, seq, order, position_ids, should_stop=None):
-        self.slots.append(len(order))
-        return super().run(seq, order, position_ids, should_stop)
-
-    def run_cached(self, seq, order, position_ids, should_stop=None):
-        self.slots.append(len(order))
-        return super().run_cached(seq, order, position_ids, should_stop)
-
-    def run_suffix(self, seq, order, position_ids, start, cache, should_stop=None):
+    def run(self, seq, order, position_ids, should_stop=None, *, start=0, **options):
         self.slots.append(len(order) - start)
-        return super().run_suffix(seq, order, position_ids, start, cache, should_stop)
+        return super().run(seq, order, position_ids, should_stop, start=start, **options)
 
 
 def test_first_moved_is_the_first_slot_whose_token_or_position_changed():
@@ -91,7 +83,7 @@ def test_a_suffix_run_equals_a_full_recomputation(pe, norm):
                                            getattr(b.comparison, metric),
                                            rtol=1e-4, atol=TOL, err_msg=metric)
     # the reference once per positions, then only the slots from the first moved one on
-    start = first_moved(orders[0], position_ids(orders[0], Positions()), np.arange(n))
+    start = first_moved(orders[0], Positions().ids(orders[0]), np.arange(n))
     assert fast_backend.slots[:2] == [n, n - start] and n - start <= n // 4
 
 

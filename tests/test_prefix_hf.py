@@ -13,15 +13,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
+from test_prefix import assert_traces_close, moved_late
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import AutoModel, GPT2Config, LlamaConfig, PreTrainedTokenizerFast
 
-from posviz.core import hf
-from posviz.core.config import Positions
-from posviz.core.engine import Engine, position_ids
-from posviz.core.prefix import first_moved
-
-from test_prefix import assert_traces_close, moved_late
+from posviz.analysis.engine import Engine
+from posviz.analysis.prefix import first_moved
+from posviz.models import hf
+from posviz.models.config import Positions
 
 WORDS = "the cat sat on a mat because it was warm and dog ran home".split()
 TEXT = " ".join(WORDS * 3)
@@ -81,15 +80,17 @@ def test_a_suffix_run_equals_transformers_own_forward(backend, monkeypatch):
     """The stitched Trace against the model called directly on the reordered ids."""
     seq = backend.tokenize(TEXT)
     order = moved_late(len(seq), 5)
-    pos = position_ids(order, Positions())
+    pos = Positions().ids(order)
     start = first_moved(order, pos, np.arange(len(seq)))
     assert start > 0
-    suffixes = []
-    run_suffix = backend.run_suffix
-    monkeypatch.setattr(backend, "run_suffix", lambda *args: suffixes.append(
-        run_suffix(*args)) or suffixes[-1])
-    permuted = Engine(backend).evaluate(seq, order, Positions()).permuted
-    assert [s.n_tokens for s in suffixes] == [len(seq) - start]     # only the suffix ran
+    engine = Engine(backend)
+    engine.reference(seq, Positions())
+    runs = []
+    run = backend.run
+    monkeypatch.setattr(backend, "run", lambda *args, **options: runs.append(
+        run(*args, **options)) or runs[-1])
+    permuted = engine.evaluate(seq, order, Positions()).permuted
+    assert [t.n_tokens for t in runs] == [len(seq) - start]         # only the suffix ran
     ids = torch.tensor([[seq.ids[i] for i in order]])
     model = getattr(backend, "base", None) or backend.model
     with torch.inference_mode():

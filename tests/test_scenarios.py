@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from posviz.core.config import Positions
-from posviz.core.scenarios import evaluate, resources_dir, scenario_paths, session_of
-from posviz.core.session_file import model_mismatch, read
+from posviz.document.scenarios import evaluate, resources_dir, scenario_paths, session_of
+from posviz.document.session_file import model_mismatch, read
+from posviz.models.config import Positions
 
 EXACT = 1e-12          # "below 1e-12" in the scenarios' texts
 BROKEN = 1e-2          # "above 1e-2"
@@ -97,7 +97,7 @@ def test_alibi_reversal_is_equivariant_and_a_rotation_is_not():
 def test_odd_width_runs_and_its_last_column_is_a_lone_sine():
     import torch
 
-    from posviz.core.encodings.sinusoidal import sinusoidal_table
+    from posviz.models.encodings.sinusoidal import sinusoidal_table
     doc, s, ev = load("07-odd-width")
     d = doc.spec.config.d_model
     assert d % 2 == 1

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from posviz.core import scheduler as sched
-from posviz.core.errors import Cancelled, PosvizInputError
-from posviz.core.scheduler import Scheduler, trim_heap
+from posviz import workarounds as sched
+from posviz.errors import Cancelled, PosvizInputError
+from posviz.runtime.scheduler import Scheduler
+from posviz.workarounds import trim_heap
 
 WAIT = 30                    # seconds: a failsafe against hanging, never a measurement
 
@@ -283,7 +284,7 @@ def test_trim_heap_runs_where_glibc_is():
 
 HEAP_PROBE = """
 import ctypes, sys
-from posviz.core.scheduler import keep_heap_pages
+from posviz.workarounds import keep_heap_pages
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = libc.sbrk.restype = ctypes.c_void_p
 libc.malloc.argtypes, libc.free.argtypes = [ctypes.c_size_t], [ctypes.c_void_p]

@@ -5,14 +5,15 @@ import numpy as np
 import pytest
 from conftest import CountingBackend
 
-from posviz.core.backend import BuiltinBackend, TokenSequence
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.document import ModelSpec, Selection
-from posviz.core.errors import PosvizInputError
-from posviz.core.engine import Engine, position_ids, truncate_sequence
-from posviz.core.events import (ModelChanged, OrderChanged, PositionsChanged,
-                                SelectionChanged, TextChanged)
-from posviz.core.session import Session, movable_slots
+from posviz.analysis.engine import Engine
+from posviz.document.events import (ModelChanged, OrderChanged, PositionsChanged,
+                                    SelectionChanged, TextChanged)
+from posviz.document.session import Session
+from posviz.document.spec import ModelSpec, Selection
+from posviz.errors import PosvizInputError
+from posviz.models.backend import TokenSequence, truncate_sequence
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
 
 
 class PinnedBackend(BuiltinBackend):
@@ -138,7 +139,7 @@ def test_pinned_tokens_keep_their_slots():
     with pytest.raises(PosvizInputError, match="special tokens"):
         session.move(0, 2)
     assert session.movable_slots().tolist() == [False, True, True, True, False]
-    assert movable_slots((True, False)).tolist() == [False, True]
+    assert TokenSequence(("a", "b"), ("a", "b"), (True, False)).movable().tolist() == [False, True]
 
 
 def test_the_reference_run_is_cached():
@@ -156,8 +157,8 @@ def test_the_reference_run_is_cached():
 
 def test_position_ids():
     order = np.array([2, 0, 1])
-    assert position_ids(order, Positions("slot", 5)).tolist() == [5, 6, 7]
-    assert position_ids(order, Positions("token", 5)).tolist() == [7, 5, 6]
+    assert Positions("slot", 5).ids(order).tolist() == [5, 6, 7]
+    assert Positions("token", 5).ids(order).tolist() == [7, 5, 6]
 
 
 def test_too_long_text_is_refused_or_truncated():
@@ -187,7 +188,7 @@ def test_switching_model_keeps_the_order_when_tokens_agree():
 
 
 def test_a_superseded_evaluation_stops_between_layers():
-    from posviz.core.errors import Cancelled
+    from posviz.errors import Cancelled
     backend = BuiltinBackend(ModelConfig(layers=6))
     seq = backend.tokenize("a b c d")
     engine = Engine(backend)

@@ -5,13 +5,13 @@ import os
 import numpy as np
 import pytest
 
-from posviz.core import session_file
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.document import ModelSpec, Selection
-from posviz.core.engine import Engine
-from posviz.core.errors import PosvizInputError
-from posviz.core.session import Session
+from posviz.analysis.engine import Engine
+from posviz.document import session_file
+from posviz.document.session import Session
+from posviz.document.spec import ModelSpec, Selection
+from posviz.errors import PosvizInputError
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
 
 CONFIG = ModelConfig(layers=2, heads=2, d_model=16, pe="rope", mask="causal", seed=3,
                      dtype="float64")

@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QMessageBox
-
-from posviz.core import session_file
-from posviz.core.config import ModelConfig
-from posviz.core.document import ModelSpec, Selection
-from posviz.core.engine import Engine
-from posviz.core.scenarios import scenario_paths
-from posviz.gui import documents
-from posviz.gui.app import make_settings
-from posviz.gui.window import MainWindow
 from test_session_file import BAD_FILES
+
+from posviz.analysis.engine import Engine
+from posviz.document import session_file
+from posviz.document.scenarios import scenario_paths
+from posviz.document.spec import ModelSpec, Selection
+from posviz.gui import documents
+from posviz.gui.settings import make_settings
+from posviz.gui.window import MainWindow
+from posviz.models.config import ModelConfig
 
 TIMEOUT = 30_000
 
@@ -157,8 +157,9 @@ def test_a_session_whose_model_is_missing_opens_with_the_built_in_one(qtbot, tmp
 
 
 def test_a_restored_real_model_loads_through_the_usual_path(qtbot, tmp_path, monkeypatch):
-    from posviz.core import hf
-    from posviz.core.backend import BuiltinBackend, TokenSequence
+    from posviz.models import hf
+    from posviz.models.backend import TokenSequence
+    from posviz.models.builtin import BuiltinBackend
 
     class Pinned(BuiltinBackend):
         name = "fake-bert"
@@ -271,7 +272,7 @@ def test_a_bad_session_on_the_command_line_is_one_line(tmp_path, capsys, args, w
 
 
 def test_new_and_the_recent_list(qtbot, window, tmp_path, monkeypatch):
-    from posviz.core.session import DEFAULT_TEXT
+    from posviz.document.session import DEFAULT_TEXT
     w = window
     for k in range(12):
         w.save_to(tmp_path / f"s{k}.posviz")
@@ -311,8 +312,9 @@ def test_splitter_sizes_and_the_tab_come_back(qtbot, window):
 
 def test_help_scenarios_lists_every_scenario_and_opens_the_chosen(qtbot, window,
                                                                    monkeypatch):
-    from posviz.gui import scenarios as gui_scenarios
     from PySide6.QtWidgets import QDialog
+
+    from posviz.gui import scenarios as gui_scenarios
     shown = []
 
     def choose_the_third(dialog):
@@ -334,8 +336,8 @@ def test_cancelling_the_load_of_a_files_model_opens_nothing(qtbot, window, tmp_p
                                                             monkeypatch):
     import threading
 
-    from posviz.core import hf
-    from posviz.core.backend import BuiltinBackend
+    from posviz.models import hf
+    from posviz.models.builtin import BuiltinBackend
     release = threading.Event()
 
     def slow(spec, *args, **kwargs):
@@ -366,8 +368,8 @@ def test_an_edit_is_autosaved_a_moment_later(qtbot, window, monkeypatch):
 
 def test_a_file_whose_model_now_splits_the_text_otherwise_keeps_its_text(
         qtbot, window, tmp_path, monkeypatch):
-    from posviz.core import hf
-    from posviz.core.backend import BuiltinBackend
+    from posviz.models import hf
+    from posviz.models.builtin import BuiltinBackend
     monkeypatch.setattr(hf, "load_backend", lambda spec, *a, **k: BuiltinBackend())
     doc = session_file.SessionDocument("p q r", (2, 0, 1), ModelSpec.pretrained("retrained"),
                                        ("p", "q", "x"))     # saved with other tokens

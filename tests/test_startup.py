@@ -104,7 +104,7 @@ def test_skipping_the_hook_can_be_switched_off():
 def test_the_plots_are_built_before_the_core_is_ready(qtbot):
     """The worker says the plots' modules are in; the window builds its panel then,
     hidden behind "Loading model…" until the session is ready, and shows it after."""
-    from posviz.gui.app import make_settings
+    from posviz.gui.settings import make_settings
     from posviz.gui.window import MainWindow
 
     w = MainWindow(make_settings())
@@ -133,11 +133,11 @@ app = QtWidgets.QApplication([])
 from posviz.gui.qt_mirror import import_pyqtgraph_lazily
 pg = import_pyqtgraph_lazily() if sys.argv[1] == "lazy" else __import__("pyqtgraph")
 made = len(QtWidgets.__dict__)
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig
-from posviz.core.engine import Engine
-from posviz.core.session import Session
-from posviz.core.views import Shown, build_views
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig
+from posviz.analysis.engine import Engine
+from posviz.document.session import Session
+from posviz.views.shown import Shown, build_views
 from posviz.gui.plots import PlotsPanel
 session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
 session.reverse()

@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pytest
 
+from posviz.analysis.engine import Engine
+from posviz.analysis.symmetry import METRICS
 from posviz.cli import main
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.engine import Engine
-from posviz.core.symmetry import METRICS
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
 
 SMALL = ["--layers", "2", "--heads", "2", "--d-model", "16", "--model-seed", "3"]
 TEXT = "the cat sat on the mat"

@@ -7,12 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig, Positions
-from posviz.core.encodings import KINDS
-from posviz.core.engine import Engine
-from posviz.core.symmetry import check_permutation, inverse, noise_floor, parse_order
-from posviz.core.errors import PosvizInputError
+from posviz.analysis.engine import Engine
+from posviz.analysis.symmetry import noise_floor
+from posviz.errors import PosvizInputError
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+from posviz.models.encodings import KINDS
+from posviz.models.orders import check_permutation, inverse, parse_order
 
 TEXT = "the quick brown fox jumps over the lazy dog near a river bank"
 TOL = {"float32": 1e-5, "float64": 1e-10}

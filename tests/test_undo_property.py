@@ -17,14 +17,15 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtGui import QUndoStack  # noqa: E402
 
-from posviz.core.backend import BuiltinBackend, TokenSequence  # noqa: E402
-from posviz.core.config import ModelConfig, Positions  # noqa: E402
-from posviz.core.document import ModelSpec  # noqa: E402
-from posviz.core.errors import PosvizInputError  # noqa: E402
-from posviz.core.events import ModelChanged  # noqa: E402
-from posviz.core.session import Session  # noqa: E402
+from posviz.document.events import ModelChanged  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
+from posviz.document.spec import ModelSpec  # noqa: E402
+from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.commands import (PositionsCommand, TextCommand, edit_order,  # noqa: E402
                                  edit_positions, edit_text, history_fits)
+from posviz.models.backend import TokenSequence  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig, Positions  # noqa: E402
 
 TEXTS = ("the cat sat on the mat",
          "a b",

@@ -1,23 +1,23 @@
-"""core.views computes what every figure shows, without Qt: once per evaluation, and
+"""views.shown computes what every figure shows, without Qt: once per evaluation, and
 what depends on the reference run alone once per reference run."""
 import dataclasses
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
 
-from posviz.core.backend import BuiltinBackend
-from posviz.core.config import ModelConfig
-from posviz.core.engine import Engine
-from posviz.core.errors import Cancelled
-from posviz.core.mosaic import (MOSAIC_TILE, MosaicGrid, MosaicLook, colour, label_step,
-                                make_mosaic, mosaic_grid, mosaic_image, wrap_image,
-                                recoloured)
-from posviz.core.session import Session
-from posviz.core.symmetry import METRICS
-from posviz.core.views import (Shown, build_views, change_bars, clip_for_log, head_maps,
-                               relative_profile)
+from posviz.analysis.engine import Engine
+from posviz.analysis.symmetry import METRICS
+from posviz.document.session import Session
+from posviz.errors import Cancelled
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig
+from posviz.views.mosaic import (MOSAIC_TILE, MosaicGrid, MosaicLook, colour, label_step,
+                                 make_mosaic, mosaic_grid, mosaic_image, recoloured,
+                                 wrap_image)
+from posviz.views.shown import Shown, build_views, change_bars, clip_for_log, head_maps
 
 TEXT = "the cat sat on the mat because it was warm"
 # Two made-up colour tables: what the GUI builds with pyqtgraph, as 0xAARRGGBB.
@@ -36,7 +36,7 @@ def evaluate(s, engine=None):
 
 
 def test_core_views_import_no_qt():
-    code = ("import sys, posviz.core.views; "
+    code = ("import sys, posviz.views.shown; "
             "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('PySide6', 'pyqtgraph', 'shiboken6')]; assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -99,12 +99,24 @@ def test_positions_are_computed_once_per_reference_run():
     assert other.positions is not first.positions
 
 
-def test_a_model_without_config_or_branches():
+def test_a_model_without_branches_or_a_built_encoding():
+    """What the views show of a model that records no branches and whose encoding
+    posviz does not build (a real model's, read from its weights instead)."""
+    class RealLike:
+        def facts(self):
+            return types.SimpleNamespace(scheme="rope", family="llama")
+
+        def profile(self, reach):
+            return None
+
+        def machinery(self):
+            return None
+
     ev = evaluate(session())
     strip = lambda t: dataclasses.replace(t, attn_out=None, mlp_out=None,  # noqa: E731
-                                          encodings=None,
-                                          extras={"model": "some/real-model", "pe": "rope"})
-    ev = dataclasses.replace(ev, reference=strip(ev.reference), run=strip(ev.run))
+                                          encodings=None)
+    ev = dataclasses.replace(ev, reference=strip(ev.reference), run=strip(ev.run),
+                             backend=RealLike())
     views = build_views(ev, None)
     assert set(views.branch_norms) == {"residual", "residual_original"}
     assert set(views.missing_branches) == {"attention_branch", "mlp_branch"}
@@ -113,15 +125,14 @@ def test_a_model_without_config_or_branches():
         ("rope", False, None, None, None)
 
 
-def test_relative_profile_is_cached_and_read_only():
-    config = ModelConfig(pe="alibi", heads=4).to_dict()
-    profile = relative_profile(config, 16)
-    assert relative_profile(config, 16) is profile
-    assert profile.rows == ("head 0", "head 1", "head 2", "head 3")
-    with pytest.raises(ValueError):
-        profile.values[0, 0] = 1.0
-    assert relative_profile(ModelConfig(pe="learned").to_dict(), 16) is None
-    assert relative_profile(ModelConfig(pe="none").to_dict(), 16) is None
+@pytest.mark.parametrize("pe, rows", [("alibi", ("head 0", "head 1", "head 2", "head 3")),
+                                      ("learned", None), ("none", None)])
+def test_the_profile_is_the_built_in_encodings(pe, rows):
+    view = build_views(evaluate(session(pe=pe, heads=4)), None).positions
+    if rows is None:
+        assert view.profile is None
+    else:
+        assert view.profile.rows == rows and view.reach == 16
 
 
 def test_head_maps_are_one_head_before_and_after():

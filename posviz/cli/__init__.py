@@ -19,9 +19,8 @@ import os
 import re
 import sys
 
-from ..core.errors import PosvizInputError
-from . import export, report
-from . import paper, probe, sweep
+from ..errors import PosvizInputError
+from . import export, paper, probe, report, sweep
 from .options import bundled_models
 
 EXIT_BAD_INPUT = 2
@@ -71,7 +70,7 @@ def attach_order_values(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    from ..core.scheduler import keep_heap_pages
+    from ..workarounds import keep_heap_pages
     keep_heap_pages()                # before the first forward allocates anything
     try:
         args = make_parser().parse_args(attach_order_values(argv))

@@ -36,8 +36,8 @@ import os
 import sys
 from pathlib import Path
 
-from ..core.errors import PosvizInputError
-from ..core.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
+from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
+from ..errors import PosvizInputError
 from .options import add_model_arguments
 from .report import add_session_arguments, evaluate_command, save_session
 
@@ -88,10 +88,10 @@ def run(args) -> int:
     from PySide6 import QtCore, QtWidgets
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
-    from ..core.provenance import describe_model
-    from ..core.facts import model_views
-    from ..core.views import Shown, build_views
+    from ..document.provenance import describe_model
     from ..gui.plots import PlotsPanel
+    from ..views.model import model_views
+    from ..views.shown import Shown, build_views
 
     panel = PlotsPanel()
     panel.resize(*PANEL_SIZE)

@@ -14,10 +14,10 @@ import argparse
 import sys
 from typing import Callable
 
-from ..core.config import ModelConfig, Positions
-from ..core.errors import PosvizInputError
-from ..core.hf.sources import BUNDLED
-from ..core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
+from ..errors import PosvizInputError
+from ..models.config import ModelConfig, Positions
+from ..models.hf.sources import BUNDLED
+from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
 
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}
@@ -179,7 +179,7 @@ def check_model_source(spec: str) -> None:
     """Refuse a pretrained model that is not there (no folder, no config.json, a family
     posviz does not read) before any step is reported; reads no weights, imports no
     torch."""
-    from ..core.hf.sources import read_config, resolve
+    from ..models.hf.sources import read_config, resolve
     folder, gguf_file, _ = resolve(spec)
     if gguf_file is None:
         read_config(folder)
@@ -190,7 +190,7 @@ def build_backend(args: argparse.Namespace, config: ModelConfig | None,
     """The backend the options ask for: a pretrained model, or the built-in one.
     ``say``, when given, is told each step of loading or building."""
     if args.model:
-        from ..core.hf import load_backend
+        from ..models.hf import load_backend
         options = {"device": getattr(args, "device", "cpu"),
                    "n_tokens": 2 * len((args.text or "").split()) + 64}   # a generous guess
         return (load_backend(args.model, progress=say, **options) if say
@@ -200,7 +200,7 @@ def build_backend(args: argparse.Namespace, config: ModelConfig | None,
                                f"built-in model runs on the CPU")
     if say:
         say("building the model")
-    from ..core.backend import BuiltinBackend
+    from ..models.builtin import BuiltinBackend
     return BuiltinBackend(config)
 
 
@@ -220,10 +220,10 @@ def evaluate(args: argparse.Namespace):
             check_order_form(args.order)
     where = positions(args)
 
-    from ..core.backend import split_words
-    from ..core.memory import check_fits
-    from ..core.session import DEFAULT_TEXT, Session
-    from ..core.symmetry import parse_order
+    from ..document.session import DEFAULT_TEXT, Session
+    from ..models.backend import split_words
+    from ..models.memory import check_fits
+    from ..models.orders import parse_order
 
     text = DEFAULT_TEXT if args.text is None else args.text
     if config is not None:
@@ -232,7 +232,8 @@ def evaluate(args: argparse.Namespace):
         if args.order is not None and (config.pe != "learned" or words <= config.max_len):
             parse_order(args.order, words)       # the built-in's tokens are its words
 
-    from ..core.engine import Engine, check_length
+    from ..analysis.engine import Engine
+    from ..models.backend import check_length
 
     report = progress(args)
     say = report or (lambda step: None)

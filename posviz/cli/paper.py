@@ -25,7 +25,7 @@ def wrap(label: str, text: str) -> str:
 
 
 def run(args) -> int:
-    from ..core.experiments.papers import check_paper
+    from ..analysis.experiments.papers import check_paper
     check = check_paper(args.name)
     if args.json:
         print(json.dumps(check.to_dict(), indent=2))

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from ..core.errors import PosvizInputError
-from .sweep import add_experiment_arguments, refuse_order, experiment_engine, experiment_texts, reporter
+from ..errors import PosvizInputError
+from .sweep import (add_experiment_arguments, experiment_engine, experiment_texts,
+                    refuse_order, reporter)
 
 
 def add_command(subparsers) -> None:
@@ -34,12 +35,12 @@ def run(args) -> int:
     if args.folds < 2:
         raise PosvizInputError(f"--folds must be at least 2 (got {args.folds})")
     if args.texts is None:
-        from ..core.experiments.texts import example_texts
+        from ..analysis.experiments.texts import example_texts
         texts = example_texts()
     else:
         texts = experiment_texts(args)
     engine, where = experiment_engine(args)
-    from ..core.experiments.probe import probe
+    from ..analysis.experiments.probe import probe
     result = probe(engine, texts, where, args.folds, args.features, progress=reporter(args))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))

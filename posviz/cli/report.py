@@ -13,8 +13,8 @@ import math
 import sys
 from pathlib import Path
 
-from ..core.errors import PosvizInputError
-from ..core.predictions import compare_outputs
+from ..analysis.predictions import compare_outputs
+from ..errors import PosvizInputError
 from .options import add_model_arguments, builtin_flags_given, evaluate, progress
 
 HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "hidden states")
@@ -51,9 +51,9 @@ def evaluate_command(args):
     if given:
         raise PosvizInputError(f"{given[0]} cannot be given with --session (the session "
                                f"holds the text, the order and the model)")
-    from ..core.scenarios import evaluate as evaluate_session
-    from ..core.scenarios import session_of
-    from ..core.session_file import model_mismatch, read
+    from ..document.scenarios import evaluate as evaluate_session
+    from ..document.scenarios import session_of
+    from ..document.session_file import model_mismatch, read
     doc = args.document = read(args.session)
     say = progress(args)
     session = session_of(doc, say)
@@ -68,7 +68,7 @@ def evaluate_command(args):
 def save_session(args, session) -> None:
     """--save-session: the session as computed, with the read document's title and note."""
     if getattr(args, "save_session", None):
-        from ..core.session_file import write
+        from ..document.session_file import write
         doc = args.document
         write(Path(args.save_session), session.to_document(
             doc.title if doc else "", doc.note if doc else ""))

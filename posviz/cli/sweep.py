@@ -11,9 +11,9 @@ import io
 import json
 import sys
 
-from ..core.errors import PosvizInputError
-from ..core.experiments.runs import KIND_TIPS
-from ..core.options import OPTIONS
+from ..analysis.experiments.runs import KIND_TIPS
+from ..errors import PosvizInputError
+from ..models.options import OPTIONS
 from .options import add_model_arguments, check_model_flags, model_config, positions, progress
 
 QUANTILES = ("median", "p10", "p90")
@@ -63,13 +63,13 @@ def experiment_texts(args) -> list[str]:
     if args.text is not None and args.texts is not None:
         raise PosvizInputError("give --text or --texts, not both")
     if args.texts is not None:
-        from ..core.experiments.texts import read_texts
+        from ..analysis.experiments.texts import read_texts
         return read_texts(args.texts)
     if args.text is not None:
         if not args.text.strip():
             raise PosvizInputError("the text is empty")
         return [args.text]
-    from ..core.session import DEFAULT_TEXT
+    from ..document.session import DEFAULT_TEXT
     return [DEFAULT_TEXT]
 
 
@@ -81,7 +81,7 @@ def experiment_engine(args):
     check_model_flags(args)
     config = None if args.model else model_config(args)
     where = positions(args)
-    from ..core.engine import Engine
+    from ..analysis.engine import Engine
     from .options import build_backend
     return Engine(build_backend(args, config, progress(args))), where
 
@@ -147,12 +147,12 @@ def as_table(result) -> list[str]:
 
 
 def run(args) -> int:
-    from ..core.experiments.runs import check_kind
+    from ..analysis.experiments.runs import check_kind
     check_kind(args.kind, args.count)        # before a model is built
     refuse_order(args)
     texts = experiment_texts(args)
     engine, where = experiment_engine(args)
-    from ..core.experiments.sweep import sweep
+    from ..analysis.experiments.sweep import sweep
     result = sweep(engine, texts, args.kind, args.count, args.order_seed, where,
                    layer=args.layer, progress=reporter(args))
     if args.csv:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 
-from ..core.scenarios import resources_dir
+from ..document.scenarios import resources_dir
 
 RESOURCES = resources_dir()
 

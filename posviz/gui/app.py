@@ -16,14 +16,7 @@ import argparse
 import os
 import sys
 
-
-def make_settings():
-    from PySide6.QtCore import QSettings
-
-    path = os.environ.get("POSVIZ_SETTINGS")
-    if path:
-        return QSettings(path, QSettings.IniFormat)
-    return QSettings("posviz", "posviz")
+from .settings import make_settings
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -68,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         from ..desktop import main as desktop
         return desktop("install" if args.install_desktop else "uninstall")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
-    from ..core.scheduler import keep_heap_pages
+    from ..workarounds import keep_heap_pages
     keep_heap_pages()                # before the first forward allocates anything
     from PySide6.QtWidgets import QApplication
 

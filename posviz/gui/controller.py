@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from ..core.errors import PosvizInputError
-from ..core.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
-                         load_model)
-from ..core.scheduler import TRIM_FROM, Outcome, Scheduler, one_line, trim_heap
+from ..errors import PosvizInputError, one_line
+from ..runtime.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
+                            load_model)
+from ..runtime.scheduler import Outcome, Scheduler
+from ..workarounds import TRIM_FROM, trim_heap
 from .collector import note_activity
 from .import_hook import past_pyside_hook
 from .preload import preload_torch_libraries
@@ -34,9 +35,9 @@ from .qt_mirror import import_pyqtgraph_lazily
 TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
-    from ..core.config import Positions
-    from ..core.document import ModelSpec
-    from ..core.mosaic import MosaicLook
+    from ..document.spec import ModelSpec
+    from ..models.config import Positions
+    from ..views.mosaic import MosaicLook
 
 
 def _label(spec: ModelSpec) -> str:
@@ -207,7 +208,7 @@ class Controller(QObject):
         if outcome.failed:
             self.evaluationFailed.emit(f"could not start the model: {outcome.message}")
             return
-        from ..core.events import COMPUTING_EVENTS     # imported on the worker by now
+        from ..document.events import COMPUTING_EVENTS  # imported on the worker by now
         self._computing_events = COMPUTING_EVENTS
         self.session = outcome.result.session
         self.session.subscribe(self._on_session_event)

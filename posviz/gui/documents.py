@@ -73,7 +73,7 @@ class WindowDocuments:
     def _document_event(self, event) -> None:
         """Session events: a change of content marks the document modified; any change
         is autosaved a moment later, so a crash loses at most that moment."""
-        from ..core.events import SelectionChanged
+        from ..document.events import SelectionChanged
         if not self._applying and self._pending is None and not isinstance(
                 event, SelectionChanged):
             self.set_modified(True)
@@ -100,8 +100,8 @@ class WindowDocuments:
     # -- reading ----------------------------------------------------------------------
     def read_document(self, path):
         """The checked document at ``path``, or None with the reason on the status line."""
-        from ..core.errors import PosvizInputError
-        from ..core.session_file import read
+        from ..document.session_file import read
+        from ..errors import PosvizInputError
         try:
             return read(path)
         except PosvizInputError as error:
@@ -138,9 +138,9 @@ class WindowDocuments:
 
     def new_document(self) -> None:
         """The default sentence in the built-in model, untitled."""
-        from ..core.document import ModelSpec
-        from ..core.session import DEFAULT_TEXT
-        from ..core.session_file import SessionDocument
+        from ..document.session import DEFAULT_TEXT
+        from ..document.session_file import SessionDocument
+        from ..document.spec import ModelSpec
         if self.session is None or not self.may_discard():
             return
         n = len(DEFAULT_TEXT.split())
@@ -155,7 +155,7 @@ class WindowDocuments:
 
     def _on_document_model_failed(self, message: str) -> None:
         """The document's model cannot be loaded: the built-in model stands in."""
-        from ..core.document import ModelSpec
+        from ..document.spec import ModelSpec
         pending = self._pending
         if pending is None or pending.fallback:
             return
@@ -174,8 +174,8 @@ class WindowDocuments:
             self._state("Opening cancelled: the session shown is unchanged")
 
     def _apply_pending(self) -> bool:
-        from ..core.errors import PosvizInputError
-        from ..core.session_file import model_mismatch
+        from ..document.session_file import model_mismatch
+        from ..errors import PosvizInputError
         pending, self._pending = self._pending, None
         doc, path, fallback = pending.doc, pending.path, pending.fallback
         s = self.session
@@ -243,8 +243,8 @@ class WindowDocuments:
         return self.save_to(Path(path))
 
     def save_to(self, path: Path) -> bool:
-        from ..core.errors import PosvizInputError
-        from ..core.session_file import write
+        from ..document.session_file import write
+        from ..errors import PosvizInputError
         try:
             write(path, self.document())
         except PosvizInputError as error:
@@ -259,8 +259,8 @@ class WindowDocuments:
 
     def autosave(self) -> None:
         """Write the last session beside the settings; a failure only loses this copy."""
-        from ..core.errors import PosvizInputError
-        from ..core.session_file import write
+        from ..document.session_file import write
+        from ..errors import PosvizInputError
         if self.session is None or self._pending is not None:
             return
         try:
@@ -272,8 +272,8 @@ class WindowDocuments:
 
     def last_session(self):
         """The autosaved document, or None (no file, or one that no longer reads)."""
-        from ..core.errors import PosvizInputError
-        from ..core.session_file import read
+        from ..document.session_file import read
+        from ..errors import PosvizInputError
         path = self.autosave_path()
         if not path.is_file():
             return None
@@ -332,7 +332,7 @@ class WindowDocuments:
         """Start with the session file ``path``, else the last session (when ``last``);
         False when there is none to start with. A pretrained model is loaded once the
         window is ready (``_start_document``); the built-in one runs until then."""
-        from ..core.document import ModelSpec
+        from ..document.spec import ModelSpec
         doc = self.read_document(path) if path else None
         doc = doc or (self.last_session() if last else None)
         if doc is None:

@@ -14,7 +14,7 @@ class WindowEdits:
 
     def apply_text(self, truncate: bool = False) -> None:
         """Turn the text field into tokens (one undo step); bad text is told inline."""
-        from ..core.errors import PosvizInputError
+        from ..errors import PosvizInputError
 
         self._text_timer.stop()
         s = self.session
@@ -59,7 +59,7 @@ class WindowEdits:
     _drag_from = None                 # (n,) the order before the drag (or its last record)
 
     def _live_move(self, src: int, dst: int) -> None:
-        from ..core.errors import PosvizInputError
+        from ..errors import PosvizInputError
         if self._drag_from is None:
             self._drag_from = self.session.order.copy()
             self._hold_undo()
@@ -118,7 +118,7 @@ class WindowEdits:
         slots = self.strip.selected_slots()
         if len(slots) != 2:
             return
-        from ..core.errors import PosvizInputError
+        from ..errors import PosvizInputError
         self._record_drag()
         try:
             self._push(edit_order(self.session, "swap", *slots, label="Swap"))
@@ -133,7 +133,7 @@ class WindowEdits:
         self._push(edit_order(self.session, "move", *move, label="Move chip"))
 
     def _positions_edited(self, positions) -> None:
-        from ..core.errors import PosvizInputError
+        from ..errors import PosvizInputError
         self._record_drag()
         try:        # an undo step too: undoing a text edit made before it undoes it first
             self._push(edit_positions(self.session, positions))

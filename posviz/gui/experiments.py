@@ -13,14 +13,13 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from posviz.core.document import ModelSpec
-from posviz.core.errors import PosvizInputError
-from posviz.core.experiments.jobs import ExperimentJob
-from posviz.core.experiments.runs import KIND_TIPS, KINDS
-from posviz.core.symmetry import METRICS
-
 from .experiment_figure import ExperimentFigure
 from .plots.exporting import add_export_actions, ask_export_path, writing
+from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
+from posviz.analysis.symmetry import METRICS
+from posviz.document.spec import ModelSpec
+from posviz.errors import PosvizInputError, one_line
+from posviz.runtime.experiments import ExperimentJob
 
 PAPERS = ("haviv2022", "chi2023", "rope-decay", "alibi-slopes", "sinha2022")
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
@@ -43,7 +42,7 @@ class ExperimentsTab(QtWidgets.QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        from posviz.core.scheduler import Scheduler
+        from posviz.runtime.scheduler import Scheduler
         self.result = None
         self.job: ExperimentJob | None = None
         self._file: str | None = None
@@ -177,9 +176,9 @@ class ExperimentsTab(QtWidgets.QWidget):
 
     def make_job(self) -> ExperimentJob:
         """The job the controls describe (PosvizInputError for bad texts)."""
-        from posviz.core.config import Positions
-        from posviz.core.experiments.texts import example_texts, read_texts
-        from posviz.core.session import DEFAULT_TEXT
+        from posviz.analysis.experiments.texts import example_texts, read_texts
+        from posviz.document.session import DEFAULT_TEXT
+        from posviz.models.config import Positions
         session = self._session()
         source = self.texts.currentData()
         if source == "examples":
@@ -207,7 +206,7 @@ class ExperimentsTab(QtWidgets.QWidget):
                 raise PosvizInputError("the probe holds texts out: choose the example "
                                        "sentences or a file of texts")
         except (PosvizInputError, OSError) as error:
-            self._say(str(error).splitlines()[0], error=True)
+            self._say(one_line(error), error=True)
             return
         self.job = job
         self._started = time.monotonic()
@@ -218,7 +217,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.scheduler.submit(job)
 
     def _run(self, job: ExperimentJob, should_stop):
-        from posviz.core.experiments.jobs import run_experiment
+        from posviz.runtime.experiments import run_experiment
         return job, run_experiment(job, should_stop, self._relay.progressed.emit)
 
     def cancel(self) -> None:

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QGroupBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
-from ..core.config import ModelConfig, Positions
-from ..core.document import ModelSpec
-from ..core.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
+from ..document.spec import ModelSpec
+from ..models.config import ModelConfig, Positions
+from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
 
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
@@ -107,7 +107,7 @@ class ModelPanel(QWidget):
         self.chooser.setToolTip(CHOOSER_TIP)
         self.chooser.addItem("Built-in transformer", ("builtin", ""))
         try:
-            from ..core import hf
+            from ..models import hf
             sources = hf.available_models()
         except Exception:       # no real-model support here: the built-in model only
             sources = []

@@ -92,8 +92,8 @@ class ScenarioDialog(QDialog):
 def choose_scenario(window) -> None:
     """Help > Scenarios: list them; the chosen one opens (after asking about unsaved
     changes)."""
-    from ..core.errors import PosvizInputError
-    from ..core.scenarios import scenarios
+    from ..document.scenarios import scenarios
+    from ..errors import PosvizInputError
     try:
         found = scenarios()
     except PosvizInputError as error:

@@ -14,8 +14,8 @@ import json
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QAbstractSpinBox, QDockWidget, QFrame, QHBoxLayout, QLabel,
-                               QLineEdit, QMainWindow, QPushButton, QScrollArea, QStackedWidget,
-                               QVBoxLayout, QWidget)
+                               QLineEdit, QMainWindow, QPushButton, QScrollArea,
+                               QStackedWidget, QVBoxLayout, QWidget)
 
 from .actions import UndoPassesThrough, build_actions, icon
 from .collector import freeze_start_up
@@ -186,8 +186,8 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         file ``path``, else the last session (unless not ``last``), else the remembered
         text and options, with the pretrained ``model`` (core.hf.load_backend's source)
         instead of the built-in one when given."""
-        from ..core.config import ModelConfig, Positions
-        from ..core.document import ModelSpec
+        from ..document.spec import ModelSpec
+        from ..models.config import ModelConfig, Positions
 
         if self.start_document(path, last):
             return
@@ -274,8 +274,8 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         return self.controller.session
 
     def _on_session_event(self, event) -> None:
-        from ..core.events import (ModelChanged, OrderChanged, PositionsChanged,
-                                   SelectionChanged, TextChanged)
+        from ..document.events import (ModelChanged, OrderChanged, PositionsChanged,
+                                       SelectionChanged, TextChanged)
         self._document_event(event)
         if isinstance(event, OrderChanged):
             self.strip.set_order(event.after)

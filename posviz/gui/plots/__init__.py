@@ -4,7 +4,7 @@ Figure names (stable; exported files are ``<name>.png``, ``<name>.svg``, ``<name
 
 - ``attention``: the selected layer and head, original / reordered aligned back / difference
 - ``attention_mosaic``: every layer × head in one image; click a tile to select it
-- ``symmetry``: the per-layer metrics of posviz.core.symmetry on a log axis, noise floor marked
+- ``symmetry``: the per-layer metrics of posviz.analysis.symmetry on a log axis, noise floor marked
 - ``token_change``: how much each token's hidden state changed at the selected layer
 - ``branch_norms``: residual stream, attention-branch and MLP-branch norms per layer
 - ``encoding``: the additive positional encoding, positions × dimensions

@@ -11,12 +11,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-from posviz.core.document import Selection
-from posviz.core.views import head_maps
-
 from . import colorbars, style
 from .base import Figure
 from .workarounds import HeatmapImage, let_title_shrink
+from posviz.document.spec import Selection
+from posviz.views.shown import head_maps
 
 
 def _quote(token: str) -> str:

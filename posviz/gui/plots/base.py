@@ -1,6 +1,6 @@
 """A figure: one titled, exportable view of an Evaluation, and the numbers it shows.
 
-A figure only draws: ``update_from(shown, layer, head)`` hands what posviz.core.views
+A figure only draws: ``update_from(shown, layer, head)`` hands what posviz.views.shown
 computed (the panel holds the one Shown) to its items.
 
 Each figure is a QWidget holding a title, a pyqtgraph canvas and a centred message shown
@@ -19,11 +19,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
-from posviz.core.provenance import add_to_svg, comment_lines
-
 from . import style
 from .style import BACKGROUND
 from .workarounds import drop_export_menu, flatten_svg_strokes
+from posviz.document.provenance import add_to_svg, comment_lines
 
 __all__ = ["Figure", "write_table"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from posviz.core.errors import PosvizInputError
-from posviz.core.files import FIGURE_FORMATS
+from posviz.document.files import FIGURE_FORMATS
+from posviz.errors import PosvizInputError
 
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)",
            "csv": "CSV table (*.csv)"}
@@ -50,7 +50,7 @@ DEFAULT_DPI = 300
 
 def export_settings():
     """The application's settings (POSVIZ_SETTINGS honoured), as the window keeps them."""
-    from posviz.gui.app import make_settings
+    from ..settings import make_settings
     return make_settings()
 
 

@@ -5,12 +5,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-from posviz.core.symmetry import METRICS
-from posviz.core.views import BRANCHES
-
 from . import style
 from .base import Figure
-
+from posviz.analysis.symmetry import METRICS
+from posviz.views.shown import BRANCHES
 
 # Legend entries, short enough for two columns in a narrow figure; the tooltip says
 # which symmetry each one tests.
@@ -104,7 +102,7 @@ class _LegendSample(pg.PlotDataItem):
 
 
 class SymmetryFigure(Figure):
-    """The four metrics of posviz.core.symmetry against layer, on a log axis."""
+    """The four metrics of posviz.analysis.symmetry against layer, on a log axis."""
 
     name = "symmetry"
     title = "Symmetry per layer"

@@ -4,16 +4,14 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from posviz.core.document import MOSAIC_MODES as MODES
-from posviz.core.document import Selection
-from posviz.core.mosaic import (MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels,
-                                label_step, mosaic_grid, wrap_image)
-
 from . import colorbars, style
 from .attention import _quote
 from .base import Figure
 from .workarounds import HeatmapImage
-
+from posviz.document.spec import MOSAIC_MODES as MODES
+from posviz.document.spec import Selection
+from posviz.views.mosaic import (MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels, label_step,
+                                 mosaic_grid, wrap_image)
 
 # What the mosaic's modes (core.document.MOSAIC_MODES) are called on screen.
 MOSAIC_MODES = {

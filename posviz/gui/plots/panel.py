@@ -1,7 +1,7 @@
 """PlotsPanel: every figure of one Evaluation, the view selection, and export.
 
 The panel only shows: it never runs a model, and its figures only draw what
-posviz.core.views computed (``show(Shown)``, cheap enough to call on every reorder).
+posviz.views.shown computed (``show(Shown)``, cheap enough to call on every reorder).
 It holds the one Shown on screen and the Selection (layer, head, mosaic mode,
 difference range, tab); a change made by the user is reported as a new Selection
 (``selectionEdited``), one applied by the program (``set_selection``) is not.
@@ -20,21 +20,20 @@ from pathlib import Path
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from posviz.core.document import DIFFERENCE_RANGES, Selection
-from posviz.core.errors import PosvizInputError
-from posviz.core.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
-from posviz.core.mosaic import MosaicLook
-from posviz.core.provenance import record
-from posviz.core.views import Shown
-
 from . import style
 from .attention import AttentionFigure
-from .mosaic_figure import MOSAIC_MODES, MosaicFigure, mosaic_look
 from .base import Figure
 from .exporting import add_export_actions, ask_export_path, export_settings, writing
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
+from .mosaic_figure import MOSAIC_MODES, MosaicFigure, mosaic_look
 from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
 from .predictions import OutputsFigure
+from posviz.document.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
+from posviz.document.provenance import record
+from posviz.document.spec import DIFFERENCE_RANGES, Selection
+from posviz.errors import PosvizInputError
+from posviz.views.mosaic import MosaicLook
+from posviz.views.shown import Shown
 
 # Stable figure names (file names are <name>.png / .svg / .csv), in display order.
 FIGURE_TYPES = {
@@ -97,7 +96,7 @@ class PlotsPanel(QtWidgets.QWidget):
             self._pages.append(page)
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         self._build_tab(0)      # the others when first opened: ~0.15 s less at start-up
-        from ..experiments import ExperimentsTab      # its own tab, outside the Selection
+        from ..experiments import ExperimentsTab  # its own tab, outside the Selection
         self.experiments = ExperimentsTab()
         self.tabs.setTabToolTip(self.tabs.addTab(self.experiments, "Experiments"),
                                 ExperimentsTab.TIP)

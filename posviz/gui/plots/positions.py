@@ -1,8 +1,8 @@
 """Positional encodings: the additive table, its position-to-position similarity, and
 the score or bias as a function of relative distance.
 
-For the built-in model the numbers come from posviz.core.views (PositionsView): the
-encoding modules of posviz.core.encodings, rebuilt from its configuration. A real model
+For the built-in model the numbers come from posviz.views.shown (PositionsView): the
+encoding modules of posviz.models.encodings, rebuilt from its configuration. A real model
 shows its own machinery (core.hf.machinery, carried by the Shown's ``model``): its
 learned table and the cosine between its rows; or its RoPE frequencies, ALiBi slopes or
 T5 buckets and the query × key map they make; and the score or bias against distance.
@@ -12,12 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from posviz.core.options import TITLES      # not core.encodings: that imports torch
-
 from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
 from .workarounds import drop_export_menu
+from posviz.models.options import TITLES  # not core.encodings: that imports torch
 
 WHERE = {"rope": "rotates queries and keys inside attention",
          "alibi": "adds a distance penalty to the attention scores",
@@ -208,7 +207,7 @@ class EncodingFigure(_PositionMap):
         what = {"rope": "RoPE frequencies θ_i, one per rotated pair of dimensions "
                         "(log scale)",
                 "alibi": "ALiBi slope m_h of each head",
-                "relative": "T5: the bucket each relative distance Δ falls in"}
+                "t5": "T5: the bucket each relative distance Δ falls in"}
         self.set_title(f"{what.get(machinery.scheme, machinery.parameter_axis)}: "
                        f"{machinery.title}")
         self.set_note(machinery.note)
@@ -263,7 +262,7 @@ class SimilarityFigure(_PositionMap):
         quantity = {"rope": "Score of a fixed query/key pair (q = k = 1) at each query "
                             "and key position",
                     "alibi": "ALiBi bias at each query and key position",
-                    "relative": "T5 bias at each query and key position"}
+                    "t5": "T5 bias at each query and key position"}
         self.set_title(f"{quantity.get(machinery.scheme, machinery.pair_quantity)}, "
                        f"{which}{masked}")
 

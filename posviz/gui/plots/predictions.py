@@ -2,7 +2,7 @@
 table of the top tokens and their probabilities, the KL divergence between the two
 distributions, and the cosine of the mean-pooled last hidden state.
 
-The numbers come from posviz.core.predictions (the Shown's ``model.outputs``, computed
+The numbers come from posviz.analysis.predictions (the Shown's ``model.outputs``, computed
 on the worker); this figure only writes them out.
 """
 from __future__ import annotations
@@ -13,11 +13,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from posviz.core.predictions import pooled_outputs
-
 from . import style
 from .base import Figure
 from .style import TokenAxis
+from posviz.analysis.predictions import pooled_outputs
 
 ORIGINAL, REORDERED = "#0072b2", "#d55e00"
 CELL = "padding: 1px 8px 1px 0px;"

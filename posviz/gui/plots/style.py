@@ -59,7 +59,7 @@ def colormap(name: str) -> pg.ColorMap:
 @lru_cache(maxsize=None)
 def argb_table(name: str) -> np.ndarray:
     """(256,) uint32: the colour map as opaque 0xAARRGGBB pixels, for
-    posviz.core.mosaic.colour (one read-only table per map, shared)."""
+    posviz.views.mosaic.colour (one read-only table per map, shared)."""
     rgb = colormap(name).getLookupTable(nPts=256).astype(np.uint32)         # (256, 3)
     table = (0xFF000000 | rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]).astype(np.uint32)
     table.setflags(write=False)

@@ -74,7 +74,7 @@ class HeatmapImage(pg.ImageItem):
         """Show ``values`` (rows, cols) in the colours of ``table`` ((256,) uint32 ARGB)
         spanning ``levels``."""
         if self.coloured_pixels:
-            from posviz.core.mosaic import colour  # cheap: the core is loaded by now
+            from posviz.views.mosaic import colour  # cheap: the core is loaded by now
             self.set_coloured(values, colour(values, table, levels), levels, table)
         else:
             self.set_coloured(values, None, levels, table)

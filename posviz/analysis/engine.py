@@ -1,0 +1,107 @@
+"""The engine: runs a backend on one order of the tokens and compares it with the original.
+
+An Engine turns (tokens, order, positions) into an Evaluation and caches the reference
+run of the original order, so a reorder runs only the permuted sequence. How it runs
+follows from what the backend declares (models.backend.Capabilities): under a causal
+mask only the slots from the first moved one on (analysis.prefix), else in the original
+tokens' frame when the backend can (the maps then come out aligned with the reference
+and nothing is gathered), else in slot order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+
+from ..models.backend import Backend, TokenSequence, check_length
+from ..models.config import Positions
+from ..models.orders import check_permutation
+from ..models.trace import Trace, in_slot_order
+from .prefix import first_moved, stitch
+from .symmetry import Comparison, compare
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything the plots show for one order."""
+
+    seq: TokenSequence
+    order: np.ndarray            # (n,)
+    positions: Positions
+    reference: Trace             # the original order
+    run: Trace                   # the order being shown: in slot order, or when
+                                 #   ``aligned``, rows (and map columns) by original token
+    comparison: Comparison
+    aligned: bool = False
+    backend: Backend | None = None   # what ran it (its facts, its encoding's profile)
+
+    @cached_property
+    def permuted(self) -> Trace:
+        """The order's run in slot order (row j: slot j). From an aligned run it is
+        gathered on first use, every map included: what is read per reorder (means,
+        shapes, a few rows) reads ``run`` instead."""
+        return in_slot_order(self.run, self.order) if self.aligned else self.run
+
+    def slot_hidden(self, layer: int) -> np.ndarray:
+        """(n, d) the order's hidden states of ``layer``, row j slot j's."""
+        hidden = self.run.hidden[layer]
+        return hidden[self.order] if self.aligned else hidden
+
+
+class Engine:
+    """Runs a backend; caches the reference run of the original order (with its keys
+    and values, when the backend reuses a causal prefix). ``reuse_prefix=False`` always
+    runs the whole order."""
+
+    def __init__(self, backend: Backend, reuse_prefix: bool = True):
+        self.backend = backend
+        self.reuse_prefix = reuse_prefix and backend.capabilities.prefix
+        self.aligns = backend.capabilities.aligned
+        self._reference_key = None
+        self._reference: Trace | None = None
+
+    def reference(self, seq: TokenSequence, positions: Positions,
+                  should_stop: Callable[[], bool] | None = None) -> Trace:
+        key = (seq.ids, positions)
+        if key != self._reference_key:
+            identity = np.arange(len(seq))
+            self._reference_key = self._reference = None
+            self._reference = self.backend.run(seq, identity, positions.ids(identity),
+                                               should_stop, keep_past=self.reuse_prefix)
+            self._reference_key = key
+        return self._reference
+
+    def _run(self, seq, order, positions, reference: Trace,
+             should_stop) -> tuple[Trace, int, bool]:
+        """The order's Trace, the slots before ``start`` it took from the reference, and
+        whether it was run in the original tokens' frame."""
+        pos = positions.ids(order)
+        start = (first_moved(order, pos, reference.position_ids)
+                 if self.reuse_prefix and reference.past is not None else 0)
+        if start:
+            suffix = self.backend.run(seq, order, pos, should_stop, start=start,
+                                      past=reference.past)
+            return stitch(reference, suffix, start), start, False
+        run = self.backend.run(seq, order, pos, should_stop, aligned=self.aligns)
+        return run, 0, self.aligns
+
+    def evaluate(self, seq: TokenSequence, order, positions: Positions,
+                 should_stop: Callable[[], bool] | None = None) -> Evaluation:
+        """Run the order (the reference only when not cached) and compare the two.
+
+        ``should_stop`` is asked between layers; when it returns True the work stops
+        with errors.Cancelled, so a superseded request does not hold up a newer one.
+        """
+        order = check_permutation(order, len(seq))
+        positions.validate()
+        check_length(self.backend, len(seq), positions)
+        reference = self.reference(seq, positions, should_stop)
+        if np.array_equal(order, np.arange(len(seq))):
+            run, start, aligned = reference, 0, False
+        else:
+            run, start, aligned = self._run(seq, order, positions, reference, should_stop)
+        return Evaluation(seq, order, positions, reference, run,
+                          compare(reference, run, order, start, aligned), aligned,
+                          self.backend)

@@ -1,0 +1,151 @@
+"""Position probe: how well a token's absolute position can be read off its hidden state.
+
+Per layer, a ridge regression from the hidden state (d,) of each token to its slot
+index, fitted on some texts and scored on held-out ones (k-fold over texts, so a text's
+tokens are never both fitted and scored). Reported beside it: chance, the mean absolute
+error of predicting the training tokens' mean position.
+
+``features="quadratic"`` gives the regression each coordinate's square as well, so it
+can read a norm: in an untrained causal model without positions the leak is mostly in
+the spread of the attention output, which shrinks with the number of tokens averaged
+(Chi et al. 2023), and a purely linear read-out sees little of it. Without positional information
+and with a bidirectional mask a hidden state does not know its slot; a causal mask leaks
+it from the first block on (Haviv et al. 2022, "Transformer language models without
+positional encodings still learn positional information").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ...errors import Cancelled, PosvizInputError
+from ...models.config import Positions
+
+FEATURES = ("linear", "quadratic")
+RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
+
+
+@dataclass(frozen=True)
+class ProbeLayer:
+    layer: int
+    r2: float                  # 1 - SSE / SS around the held-out mean
+    mae: float                 # mean |predicted - true position| on held-out tokens
+    chance_mae: float          # the same for predicting the training mean
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    layers: tuple[ProbeLayer, ...]
+    texts: int
+    tokens: int
+    folds: int
+    features: str = "linear"
+
+    def to_dict(self) -> dict:
+        return {"texts": self.texts, "tokens": self.tokens, "folds": self.folds,
+                "features": self.features,
+                "layers": [vars(row).copy() for row in self.layers]}
+
+
+def ridge_fit(X: np.ndarray, y: np.ndarray, penalty: float):
+    """Closed-form ridge on centred data: X (m, d), y (m,) -> (w (d,), bias)."""
+    mean_x, mean_y = X.mean(axis=0), y.mean()
+    Xc = X - mean_x
+    d = X.shape[1]
+    scale = penalty * max(float((Xc ** 2).sum()) / max(X.shape[0], 1) / d, 1e-12)
+    if X.shape[0] >= d:                          # (d, d) system
+        w = np.linalg.solve(Xc.T @ Xc + scale * np.eye(d), Xc.T @ (y - mean_y))
+    else:                                        # kernel form: (m, m) system
+        alpha = np.linalg.solve(Xc @ Xc.T + scale * np.eye(X.shape[0]), y - mean_y)
+        w = Xc.T @ alpha
+    return w, mean_y - mean_x @ w
+
+
+def _folds(n_texts: int, folds: int) -> list[np.ndarray]:
+    return [np.arange(n_texts)[k::folds] for k in range(folds)]
+
+
+def ridge_path(X: np.ndarray, y: np.ndarray, penalties) -> list[tuple[np.ndarray, float]]:
+    """ridge_fit for several penalties at the cost of one eigendecomposition."""
+    mean_x, mean_y = X.mean(axis=0), y.mean()
+    Xc = X - mean_x
+    d = X.shape[1]
+    unit = max(float((Xc ** 2).sum()) / max(X.shape[0], 1) / d, 1e-12)
+    values, vectors = np.linalg.eigh(Xc.T @ Xc)                  # (d,), (d, d)
+    projected = vectors.T @ (Xc.T @ (y - mean_y))                # (d,)
+    fits = []
+    for penalty in penalties:
+        w = vectors @ (projected / (np.maximum(values, 0) + penalty * unit))
+        fits.append((w, mean_y - mean_x @ w))
+    return fits
+
+
+def _choose_penalty(X, y, groups, train: np.ndarray) -> float:
+    """The penalty with the lowest held-out error inside the training texts (with one
+    training text there is nothing to hold out: the middle penalty)."""
+    if train.size < 2:
+        return RIDGE[len(RIDGE) // 2]
+    inner = _folds(train.size, min(3, train.size))
+    errors = np.zeros(len(RIDGE))
+    for held in inner:
+        out = np.isin(groups, train[held])
+        fit = np.isin(groups, train) & ~out
+        for k, (w, b) in enumerate(ridge_path(X[fit], y[fit], RIDGE)):
+            errors[k] += float(np.abs(X[out] @ w + b - y[out]).sum())
+    return RIDGE[int(np.argmin(errors))]
+
+
+def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int):
+    """Cross-validated (r2, mae, chance_mae) of a ridge probe X (m, d) -> y (m,)."""
+    n_texts = int(groups.max()) + 1
+    predicted, chance = np.empty_like(y), np.empty_like(y)
+    for held in _folds(n_texts, folds):
+        train = np.setdiff1d(np.arange(n_texts), held)
+        out, fit = np.isin(groups, held), np.isin(groups, train)
+        w, b = ridge_fit(X[fit], y[fit], _choose_penalty(X, y, groups, train))
+        predicted[out] = X[out] @ w + b
+        chance[out] = y[fit].mean()
+    sse, sst = ((predicted - y) ** 2).sum(), ((y - y.mean()) ** 2).sum()
+    return (float(1 - sse / sst) if sst > 0 else float("nan"),
+            float(np.abs(predicted - y).mean()), float(np.abs(chance - y).mean()))
+
+
+def hidden_states(engine, texts, positions: Positions = Positions(),
+                  progress: Callable[[int, int], None] | None = None,
+                  should_stop: Callable[[], bool] | None = None):
+    """Run every text in its original order: (features (L+1, m, d), positions (m,),
+    text index (m,)) over all m tokens of all texts."""
+    hidden, slots, groups = [], [], []
+    for index, text in enumerate(texts):
+        if should_stop is not None and should_stop():
+            raise Cancelled("the probe was cancelled")
+        seq = engine.backend.tokenize(text)
+        trace = engine.reference(seq, positions, should_stop)
+        hidden.append(np.asarray(trace.hidden, dtype=np.float64))        # (L+1, n, d)
+        slots.append(np.arange(len(seq), dtype=np.float64))
+        groups.append(np.full(len(seq), index))
+        if progress is not None:
+            progress(index + 1, len(texts))
+    return np.concatenate(hidden, axis=1), np.concatenate(slots), np.concatenate(groups)
+
+
+def probe(engine, texts, positions: Positions = Positions(), folds: int = 5,
+          features: str = "linear", progress: Callable[[int, int], None] | None = None,
+          should_stop: Callable[[], bool] | None = None) -> ProbeResult:
+    """Per layer, the cross-validated ridge probe of absolute position."""
+    texts = list(texts)
+    if len(texts) < 2:
+        raise PosvizInputError(f"the probe holds texts out to score it, so it needs at "
+                               f"least 2 texts (got {len(texts)})")
+    if features not in FEATURES:
+        raise PosvizInputError(f"the probe's features must be one of {', '.join(FEATURES)} "
+                               f"(got {features!r})")
+    folds = max(2, min(folds, len(texts)))
+    H, y, groups = hidden_states(engine, texts, positions, progress, should_stop)
+    if features == "quadratic":
+        H = np.concatenate([H, H ** 2], axis=2)                          # (L+1, m, 2d)
+    rows = tuple(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds))
+                 for layer in range(H.shape[0]))
+    return ProbeResult(rows, len(texts), int(y.size), folds, features)

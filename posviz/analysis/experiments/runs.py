@@ -1,0 +1,146 @@
+"""The one place where an experiment's forwards happen, and the orders it runs.
+
+``run_orders`` evaluates orders of one tokenized text against its reference run, which
+the Engine computes once and keeps. A backend that runs batches (capabilities.batched)
+measures a chunk of orders in one forward without building their Traces
+(analysis.batch_metrics); others run one order at a time.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from ...errors import Cancelled, PosvizInputError
+from ...models.backend import TokenSequence, check_length
+from ...models.config import Positions
+from ...models.orders import check_permutation
+from ..symmetry import Comparison, compare
+
+KINDS = ("random", "swap", "prefix", "reverse", "all")
+KIND_TIPS = {
+    "random": "COUNT random reorders of the movable tokens",
+    "swap": "every swap of two neighbouring movable tokens (and the map of all pairs)",
+    "prefix": "COUNT random reorders of every token but the last",
+    "reverse": "the movable tokens reversed",
+    "all": "every reorder of the movable tokens (at most 7 of them)",
+}
+ALL_AT_MOST = 7                     # 7! = 5040 orders
+
+# Orders run together take at most about BATCH_BYTES (backend.batch_bytes per order) and
+# MAX_BATCH orders: past ~64 orders of 64 tokens the built-in model's forward gets slower
+# per order (its working tensors leave the caches: 256 at once took 1.3-1.6x as long as
+# 4 x 64)
+BATCH_BYTES = 96 << 20
+MAX_BATCH = 64
+
+
+def batch_size(backend, n: int) -> int:
+    """How many orders of n tokens ``backend`` measures in one forward: 1 when it does
+    not run batches, else as many as fit BATCH_BYTES, at most MAX_BATCH."""
+    if not backend.capabilities.batched:
+        return 1
+    return int(max(1, min(MAX_BATCH, BATCH_BYTES // max(backend.batch_bytes(n), 1))))
+
+
+def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positions: Positions,
+               should_stop: Callable[[], bool] | None = None,
+               batch: int | None = None) -> Iterator[Comparison]:
+    """Each order's Comparison with the original order, in the order given.
+
+    The reference run is computed once (the Engine keeps it). Orders are measured
+    ``batch`` at a time in one forward when the backend runs batches (default:
+    batch_size); those Comparisons hold no ``attention_aligned`` (None). Otherwise
+    they run one by one through Engine.evaluate. ``should_stop`` is asked before each
+    order's comparison (so between chunks too) and inside each forward; True raises
+    errors.Cancelled.
+    """
+    reference = engine.reference(seq, positions, should_stop)
+    size = batch_size(engine.backend, len(seq)) if batch is None else int(batch)
+    orders = iter(orders)
+    if size <= 1 or not engine.backend.capabilities.batched:
+        for order in orders:
+            _check_stop(should_stop)
+            yield engine.evaluate(seq, order, positions, should_stop).comparison
+        return
+    from ..batch_metrics import compare_batch  # torch: only once there is a model
+    n = len(seq)
+    positions.validate()
+    check_length(engine.backend, n, positions)
+    identity = np.arange(n)
+    while chunk := list(itertools.islice(orders, size)):
+        _check_stop(should_stop)
+        chunk = _permutations(chunk, n)                                   # (B, n)
+        still = (chunk == identity).all(axis=1)                           # (B,)
+        moved = chunk[~still]                                             # (B', n)
+        results = iter(compare_batch(engine.backend, seq, moved, positions.ids(moved),
+                                     reference, should_stop) if len(moved) else ())
+        for order, same in zip(chunk, still):
+            _check_stop(should_stop)
+            yield compare(reference, reference, order) if same else next(results)
+
+
+def _permutations(orders: list, n: int) -> np.ndarray:
+    """(B, n) int64 from B orders, each checked to be a permutation of 0..n-1 (at once
+    when they are; check_permutation names the first that is not)."""
+    try:
+        stacked = np.asarray(orders)
+    except ValueError:                  # ragged
+        stacked = None
+    if (stacked is not None and stacked.shape == (len(orders), n)
+            and np.issubdtype(stacked.dtype, np.integer)
+            and (np.sort(stacked, axis=1) == np.arange(n)).all()):
+        return stacked.astype(np.int64)
+    return np.stack([check_permutation(order, n) for order in orders])
+
+
+def _check_stop(should_stop) -> None:
+    if should_stop is not None and should_stop():
+        raise Cancelled("the experiment was cancelled")
+
+
+def _placed(n: int, slots: np.ndarray, arrangement) -> np.ndarray:
+    order = np.arange(n)
+    order[slots] = arrangement
+    return order
+
+
+def check_kind(kind: str, count: int) -> None:
+    if kind not in KINDS:
+        raise PosvizInputError(f"the kind must be one of {', '.join(KINDS)} (got {kind!r})")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise PosvizInputError(f"the count must be a whole number of at least 1 (got {count})")
+
+
+def make_orders(kind: str, seq: TokenSequence, count: int,
+                rng: np.random.Generator | None) -> list[np.ndarray]:
+    """The (n,) orders a sweep of this kind runs for ``seq`` (its pinned tokens stay).
+    ``count`` applies to random and prefix; PosvizInputError when the text has too few
+    tokens to reorder, or too many for ``all``."""
+    check_kind(kind, count)
+    n = len(seq)
+    slots = np.flatnonzero(seq.movable())
+    if kind == "prefix":
+        slots = slots[slots != n - 1]
+    if slots.size < 2:
+        what = "tokens before the last one" if kind == "prefix" else "tokens"
+        raise PosvizInputError(f"a {kind} sweep needs at least 2 movable {what}, "
+                               f"this text has {slots.size}")
+    if kind in ("random", "prefix"):
+        return [_placed(n, slots, rng.permutation(slots)) for _ in range(count)]
+    if kind == "reverse":
+        return [_placed(n, slots, slots[::-1])]
+    if kind == "swap":
+        return [swap_order(n, slots[a], slots[a + 1]) for a in range(slots.size - 1)]
+    if slots.size > ALL_AT_MOST:
+        raise PosvizInputError(f"'all' runs every reorder of at most {ALL_AT_MOST} movable "
+                               f"tokens, this text has {slots.size}; use random instead")
+    return [_placed(n, slots, np.array(p)) for p in itertools.permutations(slots)][1:]
+
+
+def swap_order(n: int, i: int, j: int) -> np.ndarray:
+    """(n,) the order that swaps slots i and j."""
+    order = np.arange(n)
+    order[[i, j]] = order[[j, i]]
+    return order

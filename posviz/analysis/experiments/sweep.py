@@ -1,0 +1,182 @@
+"""Sweeps: many orders of one or many texts, summarized per layer by quantiles.
+
+For each text the sweep runs the orders of its kind (``runs.make_orders``), compares each
+with the original order (the metrics of ``core.symmetry.compare``, a chunk of orders
+at a time: ``core.batch_metrics``), and reports per layer the median,
+10th and 90th percentile of every metric over all runs of all texts.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ...errors import PosvizInputError
+from ...models.config import Positions
+from ..symmetry import METRICS
+from .runs import check_kind, make_orders, run_orders, swap_order
+
+QUANTILES = {"median": 50, "p10": 10, "p90": 90}
+Progress = Callable[[int, int], None]          # (done, total) runs
+
+
+@dataclass(frozen=True)
+class Band:
+    """One metric across runs, per layer: arrays of shape (L+1,), NaN where undefined."""
+
+    median: np.ndarray
+    p10: np.ndarray
+    p90: np.ndarray
+
+
+def bands(values: np.ndarray) -> Band:
+    """values (runs, L+1) -> the per-layer median, p10 and p90 (NaNs left out)."""
+    with warnings.catch_warnings():                # an all-NaN layer stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        q = {k: np.nanpercentile(values, p, axis=0) for k, p in QUANTILES.items()}
+    return Band(**q)
+
+
+@dataclass(frozen=True)
+class SwapMap:
+    """How much a layer's output changes when tokens i and j swap, for one text."""
+
+    text: str
+    tokens: tuple[str, ...]
+    layer: int
+    change: np.ndarray           # (n, n) hidden_equivariance at the layer; symmetric,
+                                 #   0 on the diagonal and for pinned tokens
+    movable: np.ndarray          # (n,) bool
+
+    @property
+    def sensitivity(self) -> np.ndarray:
+        """(n,) per token: the mean change over its movable partners (0 when pinned)."""
+        partners = self.movable.sum() - 1
+        total = (self.change * self.movable[None, :]).sum(axis=1)
+        return np.where(self.movable, total / max(partners, 1), 0.0)
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "tokens": list(self.tokens), "layer": self.layer,
+                "matrix": self.change.tolist(), "sensitivity": self.sensitivity.tolist()}
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    kind: str
+    count: int
+    seed: int
+    texts: tuple[str, ...]
+    runs: int                                   # comparisons summarized
+    bands: dict[str, Band]                      # metric name -> per-layer band
+    floor: float                                # noise floor of the traces' dtype
+    pairs: tuple[SwapMap, ...] = field(default=())
+
+    @property
+    def n_layers(self) -> int:
+        return next(iter(self.bands.values())).median.shape[0]
+
+    def rows(self) -> list[dict]:
+        """One dict per layer: {"layer", metric: {"median", "p10", "p90"}}; NaN -> None."""
+        rows = []
+        for layer in range(self.n_layers):
+            row: dict = {"layer": layer}
+            for name, band in self.bands.items():
+                row[name] = {k: _number(getattr(band, k)[layer]) for k in QUANTILES}
+            rows.append(row)
+        return rows
+
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind, "count": self.count, "seed": self.seed,
+               "texts": list(self.texts), "runs": self.runs, "noise_floor": self.floor,
+               "layers": self.rows()}
+        if self.kind == "swap":
+            out["pairs"] = [p.to_dict() for p in self.pairs]
+        return out
+
+
+def _number(value) -> float | None:
+    value = float(value)
+    return None if np.isnan(value) else value
+
+
+def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
+          positions: Positions = Positions(), layer: int | None = None,
+          progress: Progress | None = None,
+          should_stop: Callable[[], bool] | None = None) -> SweepResult:
+    """Run a sweep of ``kind`` over ``texts`` with ``engine``'s backend.
+
+    Every order is drawn from a generator seeded by (seed, text index), so the same
+    seed gives the same result. ``kind="swap"`` also measures every pair of movable
+    tokens at ``layer`` (default: the last) into ``pairs``. ``progress(done, total)`` is
+    told after each run; ``should_stop`` cancels (errors.Cancelled).
+    """
+    check_kind(kind, count)
+    texts = tuple(texts)
+    if not texts:
+        raise PosvizInputError("there are no texts to sweep")
+    seqs = [engine.backend.tokenize(text) for text in texts]
+    plans = []
+    for index, seq in enumerate(seqs):
+        rng = np.random.default_rng([seed, index])
+        try:
+            if kind == "swap":              # every pair; the adjacent ones make the band
+                plans.append(pair_orders(seq))
+            else:
+                plans.append(make_orders(kind, seq, count, rng))
+        except PosvizInputError as error:
+            if len(seqs) == 1:
+                raise
+            raise PosvizInputError(f"text {index + 1} ({texts[index][:40]!r}): {error}") \
+                from None
+    total, done = sum(len(p) for p in plans), 0
+    values = {name: [] for name in METRICS}
+    pairs, floor = [], 0.0
+    for text, seq, plan in zip(texts, seqs, plans):
+        adjacent = {tuple(o) for o in make_orders("swap", seq, 1, None)} \
+            if kind == "swap" else None
+        changes = []
+        for order, comparison in zip(plan, run_orders(engine, seq, plan, positions,
+                                                      should_stop)):
+            floor = comparison.floor
+            if adjacent is None or tuple(order) in adjacent:
+                for name in METRICS:
+                    values[name].append(comparison.metric(name))
+            if kind == "swap":
+                at = check_layer(layer, comparison.hidden_equivariance.shape[0] - 1)
+                changes.append(float(comparison.hidden_equivariance[at]))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        if kind == "swap":
+            pairs.append(swap_map(text, seq, plan, changes, at))
+    result_bands = {name: bands(np.stack(v)) for name, v in values.items()}
+    return SweepResult(kind, count, seed, texts, len(values[METRICS[0]]), result_bands,
+                       floor, tuple(pairs))
+
+
+def check_layer(layer: int | None, last: int) -> int:
+    """The layer asked for (default: the last), or PosvizInputError."""
+    if layer is None:
+        return last
+    if not 0 <= layer <= last:
+        raise PosvizInputError(f"the layer must lie in 0..{last} (got {layer})")
+    return layer
+
+
+def pair_orders(seq) -> list[np.ndarray]:
+    """Every swap of two movable slots i < j (at least one pair; see make_orders)."""
+    make_orders("swap", seq, 1, None)              # refuses a text with < 2 movable
+    slots, n = np.flatnonzero(seq.movable()), len(seq)
+    return [swap_order(n, i, j) for a, i in enumerate(slots) for j in slots[a + 1:]]
+
+
+def swap_map(text, seq, plan, changes, layer) -> SwapMap:
+    """Fill the (n, n) map from the runs of ``pair_orders``, in its order."""
+    n = len(seq)
+    change = np.zeros((n, n))
+    for order, value in zip(plan, changes):
+        i, j = np.flatnonzero(order != np.arange(n))
+        change[i, j] = change[j, i] = value
+    return SwapMap(text, seq.tokens, layer, change, seq.movable())

@@ -1,0 +1,48 @@
+"""Where the texts of an experiment come from: one text, a file of texts, or the examples."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import PosvizInputError
+
+PACKAGE = Path(__file__).resolve().parents[2]            # posviz/
+# The example sentences: in the package, or in a top-level resources/ folder beside it.
+SENTENCE_FILES = (PACKAGE / "resources" / "sentences.txt",
+                  PACKAGE.parent / "resources" / "sentences.txt")
+
+
+def parse_texts(content: str) -> list[str]:
+    """One text a line; blank lines and lines starting with '#' are left out."""
+    return [line.strip() for line in content.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def read_texts(path: str | Path) -> list[str]:
+    """The texts of a file, one a line; PosvizInputError if it holds none."""
+    path = Path(path)
+    try:
+        content = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise PosvizInputError(f"{path} is not a UTF-8 text file") from None
+    texts = parse_texts(content)
+    if not texts:
+        raise PosvizInputError(f"{path} holds no texts (one a line; '#' starts a comment)")
+    return texts
+
+
+def example_texts() -> list[str]:
+    """The example sentences the window offers (empty if the file is missing)."""
+    for path in SENTENCE_FILES:
+        if path.exists():
+            return parse_texts(path.read_text(encoding="utf-8"))
+    return []
+
+
+def random_texts(count: int, length: int, seed: int = 0, vocabulary: int = 200) -> list[str]:
+    """``count`` texts of ``length`` made-up words drawn independently of their place,
+    so whatever position a measurement finds comes from the model, not from the words
+    (nor from the text's length)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return [" ".join(f"w{k}" for k in rng.integers(0, vocabulary, length))
+            for _ in range(count)]

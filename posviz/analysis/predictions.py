@@ -1,0 +1,140 @@
+"""What a model predicts after the original order and after the reordered one.
+
+- A causal language model (with its head): the top next tokens after each order, with
+  their probabilities, and the KL divergence between the two next-token distributions.
+- A masked language model: the top tokens at each [MASK] (the same token, wherever the
+  reorder put it), with the KL divergence between the two distributions there.
+- Every model, heads or not (the built-in one too): the cosine between the mean-pooled
+  last hidden states of the two orders (1 when reordering changed nothing pooled).
+
+The logits come from the model's own head applied to the last hidden states the Trace
+recorded (no second forward); models.hf.heads knows where each family keeps its head.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+__all__ = ["TopTokens", "Prediction", "Outputs", "compare_outputs", "pooled_outputs",
+           "top_tokens", "kl_divergence", "pooled_cosine", "TOP_K"]
+
+TOP_K = 5
+
+
+@dataclass(frozen=True)
+class TopTokens:
+    tokens: tuple[str, ...]          # (k,) readable text of each token
+    ids: tuple[int, ...]             # (k,)
+    probabilities: tuple[float, ...]  # (k,) in decreasing order
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One predicted distribution compared across the two orders."""
+
+    where: str                       # "next token", or "[MASK] (token 3)"
+    original: TopTokens
+    reordered: TopTokens
+    kl: float                        # KL(original ‖ reordered), nats
+    slots: tuple[int, int]           # the slot read in the original and reordered run
+    compared: TopTokens | None = None   # the tokens of either top list (m,), and
+    compared_reordered: tuple[float, ...] = ()   # their probabilities after the reorder
+
+
+@dataclass(frozen=True)
+class Outputs:
+    kind: str                        # "causal", "masked" or "encoder"
+    pooled_cosine: float             # cos(mean-pooled last hidden state, both orders)
+    predictions: tuple[Prediction, ...] = ()
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def kl_divergence(log_p, log_q) -> float:
+    """KL(p ‖ q) = Σ p (log p − log q) in nats, from (V,) log-probabilities."""
+    p = log_p.exp()
+    return float((p * (log_p - log_q)).sum())
+
+
+def top_tokens(log_probs, tokenizer, k: int = TOP_K) -> TopTokens:
+    values, ids = log_probs.topk(k)
+    ids = [int(i) for i in ids]
+    return TopTokens(tuple(_readable(tokenizer, i) for i in ids), tuple(ids),
+                     tuple(float(v) for v in values.exp()))
+
+
+def _readable(tokenizer, token_id: int) -> str:
+    text = tokenizer.decode([token_id]) if tokenizer is not None else str(token_id)
+    if not text.strip() or "\ufffd" in text:
+        text = tokenizer.convert_ids_to_tokens(token_id) if tokenizer is not None else text
+    return text.strip() or repr(text)
+
+
+def pooled_cosine(reference, permuted) -> float:
+    """cos between the token means of two (n, d) last hidden states."""
+    a = np.asarray(reference, np.float64).mean(axis=0)
+    b = np.asarray(permuted, np.float64).mean(axis=0)
+    norm = np.linalg.norm(a) * np.linalg.norm(b)
+    return float(a @ b / norm) if norm else float("nan")
+
+
+ENCODER_NOTE = ("This model has no language-model head here: the comparison is the "
+                "cosine of the mean-pooled last hidden state after each order.")
+
+
+def pooled_outputs(ev) -> Outputs:
+    """What any model's evaluation gives without a head: the pooled cosine."""
+    return Outputs("encoder", pooled_cosine(ev.reference.hidden[-1], ev.run.hidden[-1]),
+                   note=ENCODER_NOTE)
+
+
+def compare_outputs(backend, ev) -> Outputs:
+    """The Outputs of evaluation ``ev`` made by ``backend``."""
+    cosine = pooled_cosine(ev.reference.hidden[-1], ev.run.hidden[-1])   # means: any frame
+    head = backend.head
+    if head is None:
+        return Outputs("encoder", cosine, note=ENCODER_NOTE)
+    import torch
+
+    from ..models.hf.heads import head_logits
+
+    model = backend.model
+    tokenizer = getattr(backend, "tokenizer", None)
+    n = len(ev.order)
+    if head == "causal":
+        slots = [(n - 1, n - 1, "next token")]
+    else:
+        mask_id = getattr(tokenizer, "mask_token_id", None)
+        where = {int(token): slot for slot, token in enumerate(ev.order)}
+        slots = [(i, where[i], f"{tokenizer.mask_token} (token {i})")
+                 for i, token in enumerate(ev.seq.ids) if token == mask_id]
+        if not slots:
+            return Outputs("masked", cosine, note=(
+                f"Type {getattr(tokenizer, 'mask_token', '[MASK]')} where a word should "
+                "be predicted: the model's guesses there are compared across orders."))
+    rows_a = [a for a, _, _ in slots]
+    rows_b = [b for _, b, _ in slots]
+    with torch.inference_mode():
+        dtype = next(model.parameters()).dtype
+        device = next(model.parameters()).device
+        hidden_a = torch.as_tensor(ev.reference.hidden[-1][rows_a]).to(device, dtype)
+        hidden_b = torch.as_tensor(ev.slot_hidden(-1)[rows_b]).to(device, dtype)
+        log_a = head_logits(model, hidden_a).double().log_softmax(-1).cpu()   # (k, V)
+        log_b = head_logits(model, hidden_b).double().log_softmax(-1).cpu()
+    predictions = tuple(_prediction(label, log_a[j], log_b[j], (a, b), tokenizer)
+                        for j, (a, b, label) in enumerate(slots))
+    return Outputs(head, cosine, predictions)
+
+
+def _prediction(label: str, log_a, log_b, slots, tokenizer) -> Prediction:
+    """Top tokens after each order; the union of both lists with both probabilities."""
+    a, b = top_tokens(log_a, tokenizer), top_tokens(log_b, tokenizer)
+    ids = tuple(dict.fromkeys(a.ids + b.ids))
+    compared = TopTokens(tuple(_readable(tokenizer, i) for i in ids), ids,
+                         tuple(float(log_a[i].exp()) for i in ids))
+    return Prediction(label, a, b, kl_divergence(log_a, log_b), slots, compared,
+                      tuple(float(log_b[i].exp()) for i in ids))

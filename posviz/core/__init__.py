@@ -1,1 +1,0 @@
-"""Pure computation: numpy and torch only, never Qt."""

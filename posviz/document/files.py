@@ -1,0 +1,49 @@
+"""Where exported figures go: the folder check and the image formats, without Qt.
+
+The window's export and ``posviz export`` share these, so a folder that cannot be
+written is refused with the same one-line message everywhere.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import PosvizInputError
+
+IMAGE_FORMATS = ("png", "svg")
+FIGURE_FORMATS = IMAGE_FORMATS + ("csv",)      # what one figure can be written as
+WIDTHS = (16, 20000)                           # pixels a PNG may be wide, both included
+DEFAULT_WIDTH = 1600
+
+
+def check_width(width: int | None, what: str = "the width") -> int | None:
+    """The PNG width in pixels (None: as on screen); PosvizInputError outside WIDTHS."""
+    low, high = WIDTHS
+    if width is not None and not low <= width <= high:
+        raise PosvizInputError(f"{what} must be from {low} to {high} pixels (got {width})")
+    return width
+
+
+def parse_formats(text: str) -> list[str]:
+    """'png, SVG' -> ['png', 'svg']: the image formats asked for, each once, in order."""
+    formats = [part.strip().lower().lstrip(".") for part in text.split(",") if part.strip()]
+    bad = [f for f in formats if f not in IMAGE_FORMATS]
+    if not formats or bad:
+        raise PosvizInputError(f"--format takes png, svg or png,svg (got {text!r})")
+    return list(dict.fromkeys(formats))
+
+
+def check_folder(folder: Path) -> Path:
+    """Create the folder if needed; PosvizInputError naming it if it cannot be written."""
+    if folder.exists() and not folder.is_dir():
+        raise PosvizInputError(f"{folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise PosvizInputError(f"cannot create the folder {folder}: "
+                               f"{error.strerror or error}") from None
+    if not folder.is_dir():
+        raise PosvizInputError(f"{folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PosvizInputError(f"cannot write into the folder {folder}: permission denied")
+    return folder

@@ -1,0 +1,96 @@
+"""What a session holds besides its tokens: which model runs, and what the user looks at.
+
+Both are plain, frozen values, so a session can be saved, compared and restored, and an
+undo step can hold the one before.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..errors import PosvizInputError
+from ..models.config import ModelConfig
+
+MOSAIC_MODES = ("difference", "original", "reordered")
+DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)    # choices of the symmetric range ±r
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which model runs: the built-in transformer with a config, or a pretrained model.
+
+    ``source`` of a pretrained model is what ``posviz.models.hf.load_backend`` takes: a
+    bundled name ("minilm"), a folder, or a name in the local Hugging Face cache.
+    """
+
+    config: ModelConfig | None = ModelConfig()     # the built-in model's, or None
+    source: str = ""                                # a pretrained model's
+    label: str = field(default="", compare=False)   # what a menu shows for it
+
+    @classmethod
+    def builtin(cls, config: ModelConfig | None = None) -> "ModelSpec":
+        return cls(config=config or ModelConfig())
+
+    @classmethod
+    def pretrained(cls, source: str, label: str = "") -> "ModelSpec":
+        return cls(config=None, source=source, label=label or source)
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.config is not None
+
+    @property
+    def name(self) -> str:
+        return "built-in" if self.is_builtin else (self.label or self.source)
+
+    def load(self, progress=None, device: str = "cpu", should_stop=None,
+             n_tokens: int = 0):
+        """The backend this spec names: the built-in model built, or a pretrained one
+        loaded (models.hf.load_backend); torch is imported here.
+
+        The memory a model and a run of ``n_tokens`` need is checked first. A pretrained
+        load tells its steps, and how many tensors of how many are read, to
+        ``progress`` (a one-argument callback is told the steps only); once
+        ``should_stop()`` is True it stops between two tensors, frees what it read and
+        raises errors.Cancelled (and its progress is no longer told)."""
+        if self.is_builtin:
+            from ..models.builtin import BuiltinBackend
+            from ..models.memory import check_fits
+            check_fits(self.config, n_tokens)     # refused before a byte is allocated
+            return BuiltinBackend(self.config)
+        try:
+            from ..models import hf
+        except ImportError:
+            raise PosvizInputError("real models are not available in this "
+                                   "installation") from None
+        tell = hf.teller(progress)
+
+        def told(step: str, done: int | None = None, total: int | None = None) -> None:
+            if not (should_stop is not None and should_stop()):
+                tell(step, done, total)
+        return hf.load_backend(self.source, progress=told, device=device,
+                               should_stop=should_stop, n_tokens=n_tokens)
+
+    def to_dict(self) -> dict:
+        if self.is_builtin:
+            return {"kind": "builtin", "config": self.config.to_dict()}
+        return {"kind": "pretrained", "source": self.source, "label": self.label}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the plots show of an evaluation: a layer (1..L), a head (0..h-1), what the
+    mosaic's tiles hold, the colour range of difference maps, and the open tab."""
+
+    layer: int = 1
+    head: int = 0
+    mosaic: str = "difference"
+    difference_range: float = 0.3
+    tab: int = 0
+
+    def replace(self, **changes) -> "Selection":
+        return replace(self, **changes)
+
+    def clamped(self, layers: int, heads: int) -> "Selection":
+        """The same selection with layer and head inside a model of this size."""
+        return replace(self, layer=min(max(self.layer, 1), max(layers, 1)),
+                       head=min(max(self.head, 0), max(heads - 1, 0)))

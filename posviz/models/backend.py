@@ -1,0 +1,134 @@
+"""What a model must offer posviz: tokenize a text, run one order of its tokens into a
+Trace, and say in one typed place what else it can do.
+
+The built-in transformer (models.builtin) and every Hugging Face model (models.hf) sit
+behind this interface, so the session, the metrics, the plots and the command line
+never know which one they drive.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+import numpy as np
+
+from ..errors import PosvizInputError
+from .config import Positions
+from .trace import Trace
+
+WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+
+
+def split_words(text: str) -> list[str]:
+    """Word-level tokens: words (with inner apostrophes) and single punctuation marks."""
+    return WORD.findall(text)
+
+
+@dataclass(frozen=True)
+class TokenSequence:
+    """A tokenized text in its original order."""
+
+    tokens: tuple[str, ...]        # (n,) what each chip shows
+    ids: tuple                     # (n,) what the backend feeds its model (words or ids)
+    pinned: tuple[bool, ...]       # (n,) special tokens that keep their slot in every order
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def movable(self) -> np.ndarray:
+        """(n,) bool per slot: may a reorder change what this slot holds?
+
+        The one statement of the pinned-token rule: special tokens (a model's [CLS],
+        [SEP], BOS) keep their slots under every reorder, so slot j is fixed exactly when
+        token j is pinned, and the other tokens move only among the other slots."""
+        return ~np.asarray(self.pinned, dtype=bool)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do besides ``run``, declared once; the engine and the
+    experiments read it (and nothing else) to choose how to run."""
+
+    batched: bool = False    # ``record`` runs B orders in one forward
+    aligned: bool = False    # ``run(aligned=True)`` computes an order in the original
+                             #   tokens' frame: row i is token i wherever it moved, and
+                             #   equals the slot-order run with its rows put back
+    prefix: bool = False     # causal: ``run(start=, past=)`` computes only the slots
+                             #   from ``start`` on, from an earlier run's keys and values
+
+
+ShouldStop = Callable[[], bool]
+
+
+class Backend(Protocol):
+    name: str                      # shown in the window title and reports
+    max_positions: int | None      # largest position id + 1 the model accepts, if bounded
+    dtype: str                     # "float32" or "float64"
+    mask: str                      # "causal" or "bidirectional"
+    capabilities: Capabilities
+
+    def tokenize(self, text: str) -> TokenSequence: ...
+
+    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
+            should_stop: ShouldStop | None = None, *, aligned: bool = False,
+            start: int = 0, past=None, keep_past: bool = False) -> Trace:
+        """Run tokens seq[order] at the (n,) position ids (by slot).
+
+        ``aligned`` (capabilities.aligned): record in the original tokens' frame.
+        ``start`` > 0 with ``past`` (capabilities.prefix): only slots start..n-1, the
+        earlier ones being those of the run whose ``Trace.past`` this is; the Trace holds
+        those rows only (analysis.prefix.stitch puts the others back). ``keep_past``:
+        the Trace keeps the keys and values such a later run needs. If ``should_stop``
+        returns True at a layer boundary, raise errors.Cancelled.
+        """
+        ...
+
+    def record(self, seq: TokenSequence, orders: np.ndarray, position_ids: np.ndarray,
+               recorder, *, aligned: bool = False) -> None:
+        """(capabilities.batched) Run the orders (B, n) at position ids (B, n) in one
+        forward with every hook point tapped by ``recorder``: each recorded value has a
+        leading batch axis of B (``aligned``: in the original tokens' frame)."""
+        ...
+
+    def batch_bytes(self, n: int) -> int:
+        """About how many bytes one order of n tokens takes in ``record``."""
+        ...
+
+    def describe(self) -> dict: ...
+
+    def facts(self):
+        """models.facts.ModelFacts: what the model is."""
+        ...
+
+    def profile(self, reach: int):
+        """Its encoding against relative distance Δ in -reach..reach
+        (models.encodings' RelativeProfile) when posviz builds the encoding itself, else
+        None."""
+        ...
+
+    def machinery(self):
+        """A real model's own positional machinery read from its weights
+        (models.hf.machinery.Machinery), else None."""
+        ...
+
+
+def check_length(backend: Backend, n: int, positions: Positions) -> None:
+    """Raise PosvizInputError if n tokens at this offset exceed the model's positions."""
+    limit = backend.max_positions
+    if limit is not None and positions.offset + n > limit:
+        raise PosvizInputError(
+            f"{n} tokens from position {positions.offset} need {positions.offset + n} "
+            f"positions, but {backend.name} has {limit}"
+        )
+
+
+def truncate_sequence(seq: TokenSequence, room: int | None) -> TokenSequence:
+    """Cut seq to at most ``room`` tokens, keeping a final pinned token (e.g. [SEP])."""
+    if room is None or len(seq) <= room:
+        return seq
+    keep = list(range(room))
+    if seq.pinned[-1] and room >= 2:
+        keep[-1] = len(seq) - 1
+    return TokenSequence(tuple(seq.tokens[i] for i in keep), tuple(seq.ids[i] for i in keep),
+                         tuple(seq.pinned[i] for i in keep))

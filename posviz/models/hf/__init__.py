@@ -1,0 +1,123 @@
+"""Real pretrained models from Hugging Face, offline, behind the Backend interface.
+
+The families of core.hf.families are read: BERT, RoBERTa, DistilBERT, GPT-2, OPT,
+GPT-NeoX, Llama-like decoders (Llama, Mistral, Qwen2, Phi-3, Gemma), BLOOM, the T5
+encoder and ModernBERT, each with its own positional scheme computed by transformers. A
+model comes from a local folder, the local Hugging Face hub cache, or a model bundled
+as a Python package; posviz never downloads.
+
+Importing this package and ``available_models()`` import neither torch nor transformers;
+``load_backend`` imports them when a model is loaded.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable
+
+from ...errors import PosvizInputError
+from .families import BY_MODEL_TYPE
+from .gguf_header import gguf_config
+from .sources import (BUNDLED, ModelSource, available_models, cached_models, gguf_readable,
+                      hub_cache_dir, read_config, resolve, unsupported)
+from .workarounds import go_offline, quiet_gguf_progress
+
+if TYPE_CHECKING:
+    from .backend import HFBackend
+
+__all__ = ["BUNDLED", "HFBackend", "ModelSource", "available_models",
+           "cached_models", "hub_cache_dir", "load_backend", "read_config", "resolve",
+           "teller"]
+
+
+def __getattr__(name: str):
+    if name == "HFBackend":                    # torch comes with it
+        from .backend import HFBackend
+        return HFBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Loads may overlap (a cancelled one runs on while the next starts); each changes
+# transformers' global logging and progress-bar settings and puts them back.
+_QUIET_LOADING = threading.Lock()
+
+
+def load_backend(spec: str, progress: Callable[..., None] | None = None,
+                 device: str = "cpu", should_stop: Callable[[], bool] | None = None,
+                 n_tokens: int = 0) -> "HFBackend":
+    """Load a model by bundled name, folder or cached name, without touching the network.
+
+    ``progress(step, done=None, total=None)`` is told each step, and the count of tensors
+    read where it is known (a one-argument ``progress(step)`` is told the steps only).
+    ``device`` is "cpu", "cuda", "mps" or "auto". The memory the weights and one forward
+    of ``n_tokens`` need is checked before anything is read. When ``should_stop()`` turns
+    True, raises errors.Cancelled with what was read freed. Raises PosvizInputError with
+    one line for a missing folder, a folder that is not a transformer, corrupt weights,
+    a missing tokenizer, an unsupported family, too little memory or an absent device.
+    """
+    say = teller(progress)
+    # Everything that can be refused is checked before the first step is told, so bad
+    # input stays one line wherever the steps are printed.
+    folder, gguf_file, name = resolve(spec)
+    config = read_config(folder) if gguf_file is None else gguf_config(folder / gguf_file)
+    if gguf_file is not None and not gguf_readable():
+        raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
+                               "(pip install gguf accelerate)")
+    from ..memory import check_model_fits
+    check_model_fits(folder, gguf_file, config, n_tokens)
+    go_offline()                                # before huggingface_hub is imported
+    try:
+        import torch  # noqa: F401  (the models extra: checked before anything loads)
+        import transformers  # noqa: F401
+    except ImportError as error:
+        raise PosvizInputError(f"real models need the 'models' extra ({error.name} is "
+                               f"missing): pip install 'posviz[models]'") from None
+    from .loading import pick_device, read_model
+    device = pick_device(device)
+
+    extra = {"gguf_file": gguf_file} if gguf_file else {}
+    kind = config.get("model_type", "llama")       # (an unreadable GGUF file: told later)
+    family = BY_MODEL_TYPE.get(kind)
+    if family is None:
+        raise PosvizInputError(unsupported(kind))
+    say("reading config")
+    with _QUIET_LOADING:    # one load at a time changes transformers' global settings
+        with _quiet_transformers(), quiet_gguf_progress(bool(gguf_file)):
+            tokenizer, model, head = read_model(folder, extra, bool(gguf_file), family, say,
+                                                should_stop, device)
+    say("ready")
+    from .backend import HFBackend
+    return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
+                     head=head, device=device)
+
+
+def teller(progress):
+    """``progress`` as a (step, done=None, total=None) callable: a one-argument one is
+    told the steps only, not the counts within them."""
+    if progress is None:
+        return lambda step, done=None, total=None: None
+    try:
+        import inspect
+        inspect.signature(progress).bind("step", 0, 0)
+        return progress
+    except (TypeError, ValueError):
+        return lambda step, done=None, total=None: (progress(step) if done is None
+                                                    else None)
+
+
+@contextmanager
+def _quiet_transformers():
+    """transformers' loading notes and progress bars silenced (``progress`` reports the
+    steps instead); its logging settings are put back after."""
+    import transformers
+
+    log = transformers.logging
+    verbosity, bars = log.get_verbosity(), log.is_progress_bar_enabled()
+    log.set_verbosity_error()
+    log.disable_progress_bar()
+    try:
+        yield
+    finally:
+        log.set_verbosity(verbosity)
+        if bars:
+            log.enable_progress_bar()

@@ -1,0 +1,133 @@
+"""Reading a model folder: the device, the class with the model's LM head, the weights
+read with determinate progress and a stop between tensors.
+
+transformers reads a checkpoint tensor by tensor (``core_model_loading``) and de-quantizes
+a GGUF file tensor by tensor; posviz watches those loops (workaround ``hf-load-progress``
+in core.hf.workarounds) to tell how many tensors are read and to stop when asked. A
+stopped load raises errors.Cancelled after everything it read is freed.
+"""
+from __future__ import annotations
+
+import gc
+from typing import Callable
+
+from ...errors import Cancelled, PosvizInputError, one_line
+from .families import Family
+from .workarounds import watch_loading
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+Say = Callable[..., None]          # say(step, done=None, total=None)
+
+
+def pick_device(name: str) -> str:
+    """"auto" -> the accelerator torch has ("cuda", then "mps"), else "cpu"; an asked-for
+    accelerator torch lacks is refused in one line."""
+    import torch
+
+    if name not in DEVICES:
+        raise PosvizInputError(f"unknown device {name!r} (choose {', '.join(DEVICES)})")
+    has = {"cuda": torch.cuda.is_available(),
+           "mps": bool(getattr(torch.backends, "mps", None)) and torch.backends.mps.is_available()}
+    if name == "auto":
+        return next((device for device in ("cuda", "mps") if has[device]), "cpu")
+    if name != "cpu" and not has[name]:
+        raise PosvizInputError(f"device {name!r} is not available to torch {torch.__version__} "
+                               f"on this machine: use --device cpu or auto")
+    return name
+
+
+def model_classes(family: Family) -> list:
+    """The transformers classes to try, the one with the family's LM head first."""
+    import transformers as t
+
+    if family.encoder_only:
+        return [t.AutoModelForTextEncoding]          # the encoder alone: T5EncoderModel
+    first = {"causal": [t.AutoModelForCausalLM], "masked": [t.AutoModelForMaskedLM]}
+    return first.get(family.head, []) + [t.AutoModel]
+
+
+def split_missing(model, missing) -> tuple[list[str], list[str]]:
+    """Missing keys of the base model (an error) and of the head (the checkpoint holds
+    the base model alone, e.g. a sentence encoder)."""
+    base = model.base_model
+    prefix = model.base_model_prefix + "."
+    in_head = (lambda key: False) if base is model else (lambda key: not key.startswith(prefix))
+    head = [key for key in missing if in_head(key)]
+    body = [key for key in missing if not in_head(key)
+            and not key.removeprefix(prefix).startswith("pooler.")]
+    return body, head
+
+
+def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
+               should_stop: Callable[[], bool] | None, device: str):
+    """(tokenizer, model, head) read from ``folder`` onto ``device``: ``model`` has its LM
+    head when the checkpoint holds one (``head`` "causal" or "masked"), else it is the
+    base model (``head`` None). Raises PosvizInputError in one line, Cancelled when
+    ``should_stop()`` turns True (with everything read freed)."""
+    stop = should_stop or (lambda: False)
+    try:
+        outcome = _read(folder, extra, gguf, family, say, stop, device)
+    except Cancelled:
+        outcome = None                  # leave the except block: its traceback holds
+    if outcome is None:                 # the frames that hold the half-read model
+        free_memory()
+        raise Cancelled("loading cancelled")
+    return outcome
+
+
+def free_memory() -> None:
+    """Collect what a stopped load left and give the heap back to the system."""
+    from ...workarounds import TRIM_FROM, trim_heap
+
+    gc.collect()
+    trim_heap(TRIM_FROM)
+
+
+def _check(stop) -> None:
+    if stop():
+        raise Cancelled("loading cancelled")
+
+
+def _read(folder, extra, gguf, family, say, stop, device):
+    import torch
+    from transformers import AutoTokenizer
+
+    say("loading tokenizer")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
+    except Exception as error:                   # each tokenizer class fails differently
+        raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
+                               f"{one_line(error)}") from None
+    _check(stop)
+    step = "de-quantizing weights" if gguf else "loading weights"
+    say(step)
+    model = info = None
+    for cls in model_classes(family):
+        try:
+            with watch_loading(say, stop):
+                model, info = cls.from_pretrained(
+                    folder, local_files_only=True, attn_implementation="eager",
+                    dtype=torch.float32, output_loading_info=True, **extra)
+            break
+        except Cancelled:
+            raise
+        except ValueError as error:              # no such head for this configuration
+            if "Unrecognized configuration class" in str(error):
+                continue
+            raise PosvizInputError(f"cannot read the weights in {folder} (corrupt or "
+                                   f"incomplete?): {one_line(error)}") from None
+        except Exception as error:
+            raise PosvizInputError(f"cannot read the weights in {folder} (corrupt or "
+                                   f"incomplete?): {one_line(error)}") from None
+    _check(stop)
+    body, head_missing = split_missing(model, info.get("missing_keys", ()))
+    if body:
+        raise PosvizInputError(f"the weights in {folder} lack {len(body)} tensors the "
+                               f"model needs (e.g. {body[0]})")
+    head = family.head if model.base_model is not model else None
+    if head_missing:                             # a base model's checkpoint: no head
+        model, head = model.base_model, None
+    if device != "cpu":
+        say(f"moving the model to {device}")
+        model = model.to(device)
+    return tokenizer, model.eval(), head

@@ -1,0 +1,122 @@
+"""Every option of the built-in model and of the position ids, defined once.
+
+Each ``Option`` holds a setting's default, its allowed values (a range or a list of
+choices), its label in the model panel and its tooltip. The configuration classes
+validate against it, the model panel builds its fields from it, and the command line
+builds its ``--help`` from it, so a range is never written twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .encodings import ENCODINGS, KINDS
+
+# Each encoding's title (with its paper): what menus and figure headings show.
+TITLES = {kind: encoding.title for kind, encoding in ENCODINGS.items()}
+
+MASKS = ("bidirectional", "causal")
+NORMS = ("pre", "post", "none")
+DTYPES = ("float32", "float64")
+POSITION_MODES = ("slot", "token")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its type, default, allowed values, and the words a user reads."""
+
+    name: str                      # field of ModelConfig or Positions
+    label: str                     # caption in the model panel
+    default: object
+    tip: str                       # tooltip in the panel, help text on the command line
+    low: float | None = None       # numbers: the allowed range, both ends included
+    high: float | None = None
+    choices: tuple = ()            # a fixed set of values, when not a number
+    group: str = "model"           # "model" (ModelConfig) or "positions" (Positions)
+    chosen: bool = True            # set by the user (panel, command line), or follows
+                                   # from the model
+
+    @property
+    def kind(self) -> type:
+        return type(self.default)
+
+    def problem(self, value) -> str | None:
+        """One line saying why ``value`` is not allowed, or None when it is."""
+        if self.choices:
+            if value not in self.choices:
+                allowed = ", ".join(map(str, self.choices))
+                return f"{self.name} must be one of {allowed} (got {value!r})"
+            return None
+        if self.kind is bool:
+            return None if isinstance(value, bool) else f"{self.name} must be true or false"
+        if self.kind is int:
+            if isinstance(value, bool) or not isinstance(value, int) or not (
+                    self.low <= value <= self.high):
+                return (f"{self.name} must be a whole number from {self.low} to "
+                        f"{self.high} (got {value})")
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                self.low <= value <= self.high):          # NaN fails both comparisons
+            return f"{self.name} must be a number from {self.low:g} to {self.high:g} (got {value})"
+        return None
+
+
+def _options(*options: Option) -> dict[str, Option]:
+    return {option.name: option for option in options}
+
+
+OPTIONS: dict[str, Option] = _options(
+    Option("layers", "Layers", 4, low=1, high=64,
+           tip="Number of transformer blocks L. Each block is attention, then a "
+               "feed-forward MLP."),
+    Option("heads", "Heads", 4, low=1, high=128,
+           tip="Attention heads h per block. Must divide the model width."),
+    Option("d_model", "Width d", 64, low=1, high=4096,
+           tip="Model width d: the size of every token's vector in the residual stream."),
+    Option("d_ff", "MLP width", 0, low=0, high=16384,
+           tip="Width of each block's feed-forward layer (0 means 4 × model width)."),
+    Option("pe", "Encoding", "sinusoidal", choices=KINDS,
+           tip="How position enters the model:\n" + "\n".join(
+               f"{kind}: {encoding.summary}." for kind, encoding in ENCODINGS.items())),
+    Option("pe_scale", "Position scale", 1.0, low=0.0, high=100.0,
+           tip="Weight of the positional signal against the token content (0 switches it "
+               "off; large values let position dominate)."),
+    Option("mask", "Mask", "bidirectional", choices=MASKS,
+           tip="bidirectional: every token attends to every token (an encoder such as "
+               "BERT). causal: each token attends only to the tokens before it (a decoder "
+               "such as GPT); the mask itself leaks position."),
+    Option("residual", "Residual connections", True,
+           tip="Residual (skip) connections add each block's input to its output; they "
+               "carry positional information from layer to layer."),
+    Option("norm", "LayerNorm", "pre", choices=NORMS,
+           tip="Where LayerNorm sits: before each sub-layer (pre, as in GPT-2), after the "
+               "residual sum (post, as in the original Transformer and BERT), or nowhere."),
+    Option("seed", "Seed", 0, low=0, high=2**31 - 1,
+           tip="Seed of the random weights. The model is untrained: the symmetry argument "
+               "holds for any weights, and two equal settings give equal weights."),
+    Option("dtype", "Precision", "float32", choices=DTYPES,
+           tip="Floating-point precision. Differences below the noise floor (about 100 × "
+               "machine epsilon) are rounding, not broken symmetry."),
+    Option("max_len", "Learned positions", 1024, low=1, high=1_000_000, chosen=False,
+           tip="Rows of the learned position table: the longest input it can encode."),
+    Option("mode", "Positions", "slot", choices=POSITION_MODES, group="positions",
+           tip="Positions belong to slots: slot j always gets position j, whatever token "
+               "sits there (how a model is normally fed).\nPositions travel with tokens: "
+               "each token keeps the position id of its original place, so absolute "
+               "encodings become equivariant again."),
+    Option("offset", "First position", 0, low=0, high=1_000_000, group="positions",
+           tip="Position id of the first slot (e.g. to mimic left padding or a prompt "
+               "that came before)."),
+)
+
+MODEL_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.group == "model")
+POSITION_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.group == "positions")
+
+
+def problems_of(values: dict, names) -> dict[str, str]:
+    """Field name -> one-line message for every value in ``values`` outside its option."""
+    found = {}
+    for name in names:
+        message = OPTIONS[name].problem(values[name])
+        if message:
+            found[name] = message
+    return found

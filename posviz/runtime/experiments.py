@@ -1,0 +1,79 @@
+"""An experiment as a job for a worker thread: what to run, and running it.
+
+A backend records its forwards through hooks on the one model it holds, so the
+experiment never runs the window's backend beside the window's own evaluations: it
+builds the built-in model again from its config (the same weights, in milliseconds),
+and runs a pretrained model through a twin of the window's backend (its own modules on
+the same weight tensors, HFBackend.twin), loading it only when the window has none.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..document.spec import ModelSpec
+from ..errors import PosvizInputError
+from ..models.config import Positions
+
+WHATS = ("sweep", "probe", "paper")
+
+
+@dataclass(frozen=True)
+class ExperimentJob:
+    what: str                          # "sweep", "probe" or "paper"
+    spec: ModelSpec = ModelSpec()
+    texts: tuple[str, ...] = ()
+    positions: Positions = Positions()
+    kind: str = "random"               # sweep
+    count: int = 32                    # sweep
+    seed: int = 0                      # sweep
+    features: str = "linear"           # probe
+    paper: str = "haviv2022"           # paper
+    backend: object = None             # the window's backend of ``spec``, if loaded
+
+    def describe(self) -> dict:
+        """What produced the result, for an export's provenance."""
+        facts = {"experiment": self.what, "model": self.spec.name}
+        if self.what == "sweep":
+            facts.update(kind=self.kind, count=self.count, seed=self.seed,
+                         texts=len(self.texts))
+        elif self.what == "probe":
+            facts.update(features=self.features, texts=len(self.texts))
+        else:
+            facts.update(paper=self.paper)
+        return {k: str(v) for k, v in facts.items()}
+
+
+def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None,
+                loaded=None):
+    """A backend of its own for the experiment (see the module's note); ``loaded``, the
+    window's backend of ``spec`` if any, lends its weights to a pretrained one."""
+    if spec.is_builtin:
+        from ..models.builtin import BuiltinBackend
+        return BuiltinBackend(spec.config)
+    if loaded is not None and hasattr(loaded, "twin"):
+        return loaded.twin()
+    from ..models.hf import load_backend
+    if progress is not None:
+        progress("loading the model for the experiment")
+    return load_backend(spec.source)
+
+
+def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = None,
+                   progress: Callable[[int, int], None] | None = None,
+                   say: Callable[[str], None] | None = None):
+    """Run the job: a SweepResult, a ProbeResult or a PaperCheck."""
+    if job.what not in WHATS:
+        raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
+    if job.what == "paper":
+        from ..analysis.experiments.papers import check_paper
+        return check_paper(job.paper, should_stop)
+    from ..analysis.engine import Engine
+    engine = Engine(backend_for(job.spec, say, job.backend))
+    if job.what == "sweep":
+        from ..analysis.experiments.sweep import sweep
+        return sweep(engine, job.texts, job.kind, job.count, job.seed, job.positions,
+                     progress=progress, should_stop=should_stop)
+    from ..analysis.experiments.probe import probe
+    return probe(engine, job.texts, job.positions, features=job.features,
+                 progress=progress, should_stop=should_stop)

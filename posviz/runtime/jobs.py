@@ -1,0 +1,197 @@
+"""The jobs the application runs on its workers, as typed values, and what runs them.
+
+``StartJob`` builds the session, ``EvaluationJob`` evaluates one order and prepares the
+views, ``ViewsJob`` prepares the views of an evaluation again in another look (the
+mosaic's mode or colours changed), all on the compute ``scheduler.Scheduler``;
+``LoadJob`` builds or loads a model on a second one. Importing this module imports
+neither torch nor numpy: the runners import the core when they run, on the worker (the
+annotations name the core's types for readers and type checkers only).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import one_line
+
+if TYPE_CHECKING:               # these import numpy or torch: never at import time
+    import numpy as np
+
+    from ..analysis.engine import Evaluation
+    from ..document.session import Session
+    from ..document.spec import ModelSpec
+    from ..models.backend import Backend, TokenSequence
+    from ..models.config import Positions
+    from ..views.mosaic import Mosaic, MosaicLook
+    from ..views.shown import Shown
+
+__all__ = ["EvaluationJob", "EvaluationRunner", "Evaluated", "LoadJob", "StartJob",
+           "Started", "ViewsJob", "load_model"]
+
+ShouldStop = Callable[[], bool]
+
+
+@dataclass(frozen=True, eq=False)
+class StartJob:
+    """Build the session (imports torch and the core on the worker). The caller hands
+    a valid spec and positions (the window falls back to the defaults when the remembered
+    ones no longer validate); a model that fails to load falls back to the built-in one."""
+
+    text: str
+    spec: ModelSpec
+    positions: Positions
+    order: str = "reverse"              # "reverse": start reversed; else the original order
+    progress: Callable[[str], None] | None = None
+    device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationJob:
+    """Evaluate one order of a session's tokens and prepare what the plots show."""
+
+    backend: Backend
+    seq: TokenSequence
+    order: np.ndarray                   # (n,) int, a copy of the session's
+    positions: Positions
+    look: MosaicLook | None = None      # None: no mosaic
+
+
+@dataclass(frozen=True, eq=False)
+class ViewsJob:
+    """Prepare the views of an evaluation already made, in another look: the user chose
+    another mosaic mode or difference range. ``mosaic``, the one shown, is recoloured
+    when only its levels changed (its tiles stay)."""
+
+    evaluation: Evaluation
+    look: MosaicLook | None
+    mosaic: Mosaic | None = None
+    model: object = None        # the shown core.facts.ModelViews, kept as they are
+
+
+@dataclass(frozen=True, eq=False)
+class LoadJob:
+    """Build the built-in model or load a pretrained one for ``spec``."""
+
+    spec: ModelSpec
+    progress: Callable[..., None] | None = None    # told each step of a load, and with
+                                      # (step, done, total) how far a counted one is
+    n_tokens: int = 0                 # the text's length now: the model must fit
+    device: str = "cpu"               # where a pretrained model runs ("auto" picks)
+
+
+@dataclass(frozen=True)
+class Started:
+    session: Session
+    problem: str | None = None          # why the asked-for model is not the one running
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    shown: Shown
+    ms: float                           # evaluation and views, milliseconds
+
+
+def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
+    """The backend for ``job.spec`` (ModelSpec.load), telling its progress."""
+    return job.spec.load(job.progress, device=job.device, should_stop=should_stop,
+                         n_tokens=job.n_tokens)
+
+
+class EvaluationRunner:
+    """Runs StartJobs, EvaluationJobs and ViewsJobs on the compute worker (one thread
+    only).
+
+    Keeps an Engine for the newest backend (its reference run cached). The first
+    evaluation is computed at start, right after the session is built, while the GUI
+    builds its panels; the first EvaluationJob for that same state takes it and only
+    adds the views (which need the GUI's look).
+    """
+
+    def __init__(self):
+        self._engine = None
+        self._early = None              # (state, Evaluation, ms) computed at start
+
+    def __call__(self, job, should_stop: ShouldStop | None = None):
+        if isinstance(job, StartJob):
+            return self.start(job)
+        if isinstance(job, EvaluationJob):
+            return self.evaluate(job, should_stop)
+        if isinstance(job, ViewsJob):
+            return self.restyle(job, should_stop)
+        raise TypeError(f"no runner for {type(job).__name__}")
+
+    def engine(self, backend):
+        if self._engine is None or self._engine.backend is not backend:
+            from ..analysis.engine import Engine
+            self._engine = Engine(backend)
+        return self._engine
+
+    def start(self, job: StartJob) -> Started:
+        from ..document.session import DEFAULT_TEXT
+        from ..document.spec import ModelSpec
+
+        spec, positions = job.spec, job.positions
+        problem = None
+        try:
+            backend = load_model(LoadJob(spec, job.progress, device=job.device))
+        except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
+            if not spec.is_builtin:     # (a built-in one that cannot be built falls back
+                problem = one_line(error)   # silently, as an invalid remembered one does)
+            spec = ModelSpec.builtin()
+            backend = load_model(LoadJob(spec))
+        try:
+            session = _new_session(backend, job.text or DEFAULT_TEXT, positions, spec)
+            session.set_text(session.text, truncate=True)
+        except ValueError:
+            session = _new_session(backend, DEFAULT_TEXT, positions, spec)
+        if job.order == "reverse":
+            session.reverse()           # no listeners yet: nobody to notify
+        try:
+            start = time.perf_counter()
+            ev = self.engine(backend).evaluate(session.seq, session.order, session.positions)
+            state = (backend, session.seq, tuple(int(i) for i in session.order),
+                     session.positions)
+            self._early = (state, ev, 1000 * (time.perf_counter() - start))
+        except Exception:               # the first EvaluationJob tells what is wrong
+            self._early = None
+        return Started(session, problem)
+
+    def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
+        from ..views import shown as views
+        from ..views.model import model_views
+
+        start = time.perf_counter()
+        early, self._early = self._early, None
+        if early is not None and _same_state(early, job):
+            ev, earlier_ms = early[1], early[2]
+        else:
+            ev = self.engine(job.backend).evaluate(job.seq, job.order, job.positions,
+                                                   should_stop)
+            earlier_ms = 0.0
+        del early
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop),
+                            model_views(job.backend, ev))
+        return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
+
+    def restyle(self, job: ViewsJob, should_stop: ShouldStop | None = None) -> Evaluated:
+        from ..views import shown as views
+
+        start = time.perf_counter()
+        ev = job.evaluation
+        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic),
+                            job.model)
+        return Evaluated(shown, 1000 * (time.perf_counter() - start))
+
+
+def _same_state(early, job: EvaluationJob) -> bool:
+    """Was the evaluation computed at start for the state this job asks about?"""
+    backend, seq, order, positions = early[0]
+    return (backend is job.backend and seq == job.seq and positions == job.positions
+            and order == tuple(int(i) for i in job.order))
+
+
+def _new_session(backend: Backend, text: str, positions: Positions,
+                 spec: ModelSpec) -> Session:
+    from ..document.session import Session
+    return Session(backend, text, positions, spec=spec)

@@ -1,0 +1,226 @@
+"""What the figures show of one Evaluation, computed off the GUI thread: no Qt here.
+
+``build_views(ev, look)`` runs on the compute worker after each evaluation, and again
+when the user picks another mosaic mode or difference range (jobs.ViewsJob), and
+returns Views: the mosaic (core.mosaic) already coloured, the token strip's change bars,
+the symmetry curves and their reading, the branch norms and the positional encoding's
+views. The plots only hand these arrays to their items; the one thing they compute is
+the selected head's maps (``head_maps``, a slice). What depends on the reference run alone (the
+encoding, its similarity and its relative-distance profile) is computed once per
+reference run: the engine hands the same reference Trace to every reorder.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..analysis.engine import Evaluation
+from ..analysis.symmetry import METRICS
+from ..models.trace import PerTrace, Trace
+from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
+
+if TYPE_CHECKING:          # the encodings import torch: only on the worker, when used
+    from ..models.encodings import RelativeProfile
+    from .model import ModelViews
+
+__all__ = [
+    "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
+    "positions_view", "change_bars",
+    "clip_for_log", "symmetry_note", "mean_token_norm", "branch_norms", "BRANCHES",
+]
+
+# -- one head's maps ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadMaps:
+    """The selected head's attention before and after the reorder (aligned back)."""
+
+    original: np.ndarray         # (n, n)
+    aligned: np.ndarray          # (n, n)
+    difference: np.ndarray       # (n, n) aligned − original
+    largest: float               # max |difference|
+
+
+def head_maps(ev: Evaluation, layer: int, head: int) -> HeadMaps:
+    """Layer 1..L, head 0..h-1 of the evaluation."""
+    original = ev.reference.attention[layer - 1, head]                    # (n, n)
+    aligned = ev.comparison.attention_aligned[layer - 1, head]            # (n, n)
+    difference = aligned - original                                       # (n, n)
+    largest = float(np.abs(difference).max()) if difference.size else 0.0
+    return HeadMaps(original, aligned, difference, largest)
+
+
+# -- layers ---------------------------------------------------------------------------
+
+
+def change_bars(change, floor: float) -> np.ndarray:
+    """(n,) relative changes -> bar lengths in 0..1 on a log scale: 0 at the noise floor
+    (rounding), 1 at a change as large as the value itself."""
+    change = np.nan_to_num(np.asarray(change, dtype=np.float64), nan=0.0)
+    bars = np.log10(np.maximum(change, floor) / floor) / np.log10(1.0 / floor)
+    return np.clip(bars, 0.0, 1.0)
+
+
+def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
+    """Values for a log axis: exact zeros (and anything below floor/10) drawn at floor/10,
+    NaN kept (pyqtgraph leaves a gap), so "exactly equivariant" still shows as a point."""
+    return np.where(np.isnan(values), np.nan, np.maximum(values, floor / 10))
+
+
+def _first_above(values: np.ndarray, floor: float) -> int | None:
+    above = np.flatnonzero(np.nan_to_num(values, nan=0.0) > floor)
+    return int(above[0]) if above.size else None
+
+
+def _layer_name(layer: int) -> str:
+    return "the input to block 1" if layer == 0 else f"layer {layer}"
+
+
+def symmetry_note(c, order) -> str:
+    """One or two sentences reading the curves: where equivariance breaks, and what the
+    final slot does (the causal-mask leak shows there when the final token stays put)."""
+    floor = c.floor
+    hidden = _first_above(c.hidden_equivariance, floor)
+    if hidden is None:
+        text = "The hidden states are equivariant at every layer."
+    elif hidden == 0:
+        text = ("The hidden states stop being equivariant at the input to block 1 "
+                "(the positions are added there).")
+    else:
+        text = f"The hidden states stop being equivariant from layer {hidden} on."
+    n = len(order)
+    if n and int(order[-1]) == n - 1:
+        last = _first_above(c.last_token_change, floor)
+        if last is None:
+            text += " The output at the final slot (the same token) is unchanged at every layer."
+        elif last > 0:
+            text += (f" The output at the final slot (the same token) is unchanged up to "
+                     f"{_layer_name(last - 1)} and changes from layer {last} on.")
+        else:
+            text += " The output at the final slot (the same token) changes from the input on."
+    elif n:
+        text += " The final slot now holds another token, so its output differs."
+    return text
+
+
+def mean_token_norm(x: np.ndarray) -> np.ndarray:
+    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm."""
+    return np.linalg.norm(x, axis=-1).mean(axis=-1)
+
+
+BRANCHES = ("attention_branch", "mlp_branch")
+
+
+def branch_norms(ev: Evaluation) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
+    """{name: (L+1,)} mean token norms of the residual stream and of each branch's
+    output (NaN at the input, where no block has run yet), for the reordered run and,
+    suffixed "_original", the original one; and the branches the model does not record."""
+    norms, missing = {}, []
+    for suffix, trace in (("", ev.run), ("_original", ev.reference)):   # means: any frame
+        norms["residual" + suffix] = mean_token_norm(trace.hidden)            # (L+1,)
+        for key, array in zip(BRANCHES, (trace.attn_out, trace.mlp_out)):
+            if array is None:
+                missing.append(key)
+                continue
+            norms[key + suffix] = np.concatenate([[np.nan], mean_token_norm(array)])
+    return norms, tuple(missing)
+
+
+# -- positions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PositionsView:
+    """The positional encoding of a reference run: the additive table and the cosine
+    similarity of its rows (when the model adds one), and the profile against relative
+    distance (for the built-in model, whose encodings posviz can rebuild)."""
+
+    kind: str | None                  # the encoding's kind (models.encodings), when known
+    built_in: bool                    # the built-in model, whose encoding posviz builds
+    position_ids: np.ndarray          # (n,)
+    table: np.ndarray | None          # (n, d) additive encoding, or None
+    extent: float                     # max |table| (1 when zero or absent): levels ±extent
+    similarity: np.ndarray | None     # (n, n) cosine between the rows of table
+    reach: int                        # the profile spans Δ in -reach..reach
+    profile: RelativeProfile | None   # built-in model only; None: no fixed relation
+
+
+def positions_view(ev: Evaluation) -> PositionsView:
+    """What the encoding figures show of the evaluation's reference run and its model
+    (computed once per reference run: the engine hands the same one to every reorder)."""
+    return _positions_of(ev.reference, ev.backend)
+
+
+def _positions_view(trace: Trace, backend) -> PositionsView:
+    from .model import about_model
+
+    facts = about_model(backend)[0] if backend is not None else None
+    table = trace.encodings                                               # (n, d) or None
+    reach = max(trace.n_tokens - 1, 16)
+    profile = backend.profile(reach) if backend is not None else None
+    extent, similarity = 1.0, None
+    if table is not None:
+        from ..models.encodings import cosine_similarity
+        extent = float(np.abs(table).max()) or 1.0
+        similarity = cosine_similarity(table)                             # (n, n)
+    return PositionsView(None if facts is None else facts.scheme,
+                         facts is not None and facts.family == "built-in",
+                         trace.position_ids, table, extent, similarity, reach, profile)
+
+
+_positions_of = PerTrace(_positions_view)
+
+
+# -- everything at once ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Views:
+    """What every figure shows of one Evaluation, apart from the selected head's maps
+    (``head_maps``, cheap enough to slice on the GUI thread when the selection moves)."""
+
+    mosaic: Mosaic | None                 # in the look asked for; None when none was
+    token_bars: np.ndarray                # (n,) in 0..1: the strip's bars, last layer
+    symmetry: dict[str, np.ndarray]       # metric -> (L+1,) as computed, and noise_floor
+    symmetry_curves: dict[str, np.ndarray]  # metric -> (L+1,) ready for a log axis
+    symmetry_note: str                    # the curves read in a sentence or two
+    branch_norms: dict[str, np.ndarray]   # name -> (L+1,), see branch_norms
+    missing_branches: tuple[str, ...]     # branches the model does not record
+    positions: PositionsView              # shared by the evaluations of one reference run
+
+
+@dataclass(frozen=True, eq=False)
+class Shown:
+    """An Evaluation and its Views: what the plots show."""
+
+    evaluation: Evaluation
+    views: Views
+    model: "ModelViews | None" = None     # core.facts.model_views: facts, machinery, outputs
+
+
+def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None,
+                mosaic: Mosaic | None = None) -> Views:
+    """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic).
+    ``mosaic``, one made before for ``ev``, is recoloured when it shows ``look``'s mode
+    (its tiles are kept). ``should_stop`` as in make_mosaic."""
+    if look is None:
+        mosaic = None
+    elif mosaic is not None and mosaic.look.mode == look.mode:
+        mosaic = mosaic if mosaic.look == look else recoloured(mosaic, look)
+    else:
+        mosaic = make_mosaic(ev, look, should_stop)
+    c = ev.comparison
+    floor = c.floor
+    symmetry = {metric: c.metric(metric).copy() for metric in METRICS}     # (L+1,) each
+    curves = {metric: clip_for_log(values, floor) for metric, values in symmetry.items()}
+    symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
+    norms, missing = branch_norms(ev)
+    return Views(mosaic=mosaic,
+                 token_bars=change_bars(c.token_change[-1], floor),
+                 symmetry=symmetry, symmetry_curves=curves,
+                 symmetry_note=symmetry_note(c, ev.order),
+                 branch_norms=norms, missing_branches=missing,
+                 positions=positions_view(ev))
