@@ -66,7 +66,11 @@ class HFBackend:
         causal = self.mask == "causal"
         self.capabilities = Capabilities(batched=True, aligned=family.aligned and not causal,
                                          prefix=family.prefix and causal)
-        self._use_cache = "use_cache" in inspect.signature(self.base.forward).parameters
+        takes = inspect.signature(self.base.forward).parameters
+        self._use_cache = "use_cache" in takes
+        # the keyword a cache goes in: "cache" from transformers 5.2x on, before it
+        # "past_key_values" (which now warns on every call)
+        self._cache_keyword = "cache" if "cache" in takes else "past_key_values"
         self._structural = structural_ids(tokenizer)          # pinned
         self._special = set(tokenizer.all_special_ids)       # shown as written, e.g. [UNK]
 
@@ -267,7 +271,7 @@ class HFBackend:
             return
 
         def add_cache(_module, args, kwargs):
-            kwargs["past_key_values"] = cache
+            kwargs[self._cache_keyword] = cache
             kwargs["use_cache"] = True
             kwargs["attention_mask"] = torch.ones((1, total), dtype=torch.long,
                                                   device=self.device)
