@@ -159,9 +159,10 @@ def test_a_model_too_large_for_the_free_memory_is_refused_before_loading(folder,
 def test_the_forward_estimate_grows_with_the_square_of_the_length():
     config = {"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 8}
     small, large = memory.forward_bytes(config, 10), memory.forward_bytes(config, 20)
-    attention = lambda n: memory.WORKING_FACTOR * 4 * 2 * 3 * n * n   # noqa: E731
-    assert large - small == attention(20) - attention(10) + \
-        memory.WORKING_FACTOR * 4 * 7 * 8 * 10
+    assert large == memory.comparison_bytes(2, 3, 8, 20, 4, memory.HF_LAYER_FACTOR)
+    # the reference's and the kept aligned maps (2 layers, 3 heads), one layer at work
+    attention = lambda n: (2 * 2 + memory.HF_LAYER_FACTOR) * 3 * n * n * 4   # noqa: E731
+    assert large - small == attention(20) - attention(10) + 2 * 9 * 8 * 10 * 4
 
 
 # -- an architecture that cannot be read -----------------------------------------------

@@ -19,7 +19,8 @@ from posviz.gui.plots import FIGURES, PlotsPanel, style  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.encodings import alibi_slopes, rope_angles  # noqa: E402
-from posviz.views.mosaic import MOSAIC_TILE, colour, pool_block, pool_signed_max  # noqa: E402
+from posviz.views.mosaic import colour  # noqa: E402
+from posviz.views.pooling import MOSAIC_TILE, pool_block, pool_signed_max  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
@@ -106,10 +107,12 @@ def test_displayed_arrays_are_the_cores_numbers(panel):
     np.testing.assert_array_equal(att["original"], ref.attention[1, 3])
     np.testing.assert_array_equal(att["reordered_aligned"], c.attention_aligned[1, 3])
     np.testing.assert_array_equal(att["difference"], c.attention_aligned[1, 3] - ref.attention[1, 3])
-    # aligned back by hand, independently of Comparison: A'[inv][:, inv]
+    # aligned back by hand, independently of Comparison: A'[inv][:, inv] of the order's
+    # run in slot order (the engine ran it in the original tokens' frame: rounding apart)
     inv = np.argsort(ev.order)
-    np.testing.assert_allclose(att["reordered_aligned"],
-                               ev.permuted.attention[1, 3][inv][:, inv], rtol=0, atol=0)
+    run = ev.backend.run(ev.seq, ev.order, ev.positions.ids(ev.order))
+    np.testing.assert_allclose(att["reordered_aligned"], run.attention[1, 3][inv][:, inv],
+                               rtol=1e-5, atol=1e-6)
 
     np.testing.assert_array_equal(shown["attention_mosaic"]["difference"],
                                   c.attention_aligned - ref.attention)

@@ -55,7 +55,7 @@ class ModelSpec:
         if self.is_builtin:
             from ..models.builtin import BuiltinBackend
             from ..models.memory import check_fits
-            check_fits(self.config, n_tokens)     # refused before a byte is allocated
+            check_fits(self.config.validate(), n_tokens)   # before a byte is allocated
             return BuiltinBackend(self.config)
         try:
             from ..models import hf

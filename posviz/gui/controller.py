@@ -187,7 +187,8 @@ class Controller(QObject):
         if self.generation_painted() and look == (mosaic.look if mosaic else None):
             return                      # shown in that look already
         self.computing.emit()
-        self._submit(ViewsJob(shown.evaluation, look, mosaic, shown.model))
+        self._submit(ViewsJob(shown.evaluation, look, mosaic, shown.model,
+                              getattr(shown.views, "tiles", None)))
 
     def generation_painted(self) -> bool:
         """Is the last result shown the answer to the newest request?"""

@@ -10,8 +10,9 @@ from .base import Figure
 from .workarounds import HeatmapImage
 from posviz.document.spec import MOSAIC_MODES as MODES
 from posviz.document.spec import Selection
-from posviz.views.mosaic import (MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels, label_step,
-                                 mosaic_grid, wrap_image)
+from posviz.views.mosaic import (MOSAIC_GAP, MosaicLook, block_labels, label_step, mosaic_grid,
+                                 wrap_image)
+from posviz.views.pooling import MOSAIC_DATA
 
 # What the mosaic's modes (core.document.MOSAIC_MODES) are called on screen.
 MOSAIC_MODES = {

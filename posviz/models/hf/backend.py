@@ -106,7 +106,7 @@ class HFBackend:
 
     def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
             should_stop=None, *, aligned=False, start=0, past=None,
-            keep_past=False) -> Trace:
+            keep_past=False, maps=None, scores=False) -> Trace:
         """models.backend.Backend.run: one forward of seq.ids[order] at the (n,)
         position ids. ``should_stop`` is asked after each branch of each block (through
         the forward hooks); True raises errors.Cancelled and abandons the forward."""
@@ -120,7 +120,7 @@ class HFBackend:
             ids = [seq.ids[i] for i in order[start:]]
             tokens = tuple(seq.tokens[i] for i in order[start:])
             position_ids = position_ids[start:]
-        recorder = Recorder(should_stop, layers=self._blocks)
+        recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores)
         cache = None
         if start or keep_past:
             if not self.capabilities.prefix:
