@@ -9,7 +9,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication
 
 from posviz import desktop
-from posviz.gui.help import GUIDE, about_text, action_shortcuts, versions
+from posviz.gui.help import about_text, action_shortcuts, guide, versions
 
 
 # Collect closed windows between tests, never beside a worker (see conftest).
@@ -51,9 +51,14 @@ def test_about_names_the_versions():
 
 
 def test_the_guide_gives_each_metric_its_formula(window):
+    from posviz.gui.plots.figures import FIGURE_TYPES
+    text = guide()
     for words in ("hidden equivariance", "‖H′ − H[order]‖_F / ‖H‖_F", "attention equivariance",
-                  "R·A·Rᵀ", "noise floor", "Token change", "Branch norms", "sin(p / 10000"):
-        assert words in GUIDE
+                  "R·A·Rᵀ", "noise floor", "sin(p / 10000", "KL(original ‖ reordered)"):
+        assert words in text
+    for figure in FIGURE_TYPES.values():            # each figure, as it describes itself
+        assert figure.guide and f"**{figure.title}**: {figure.guide}" in text
+        assert f"### {figure.tab.title} tab" in text
     dialog = window.show_guide()
     assert dialog.isVisible()
     dialog.close()

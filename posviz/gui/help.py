@@ -11,55 +11,34 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHeaderV
                                QMessageBox, QTableWidget, QTableWidgetItem, QTextBrowser,
                                QVBoxLayout)
 
-GUIDE = r"""
+GUIDE_NOTATION = """
 ## The plots and their metrics
 
 Notation: the original order runs first and gives hidden states **H** (n tokens × d
 width) at every layer ℓ = 0 (the input to block 1) … L, and attention maps **A** (one n × n
 map per head). A reorder is a permutation *order*: slot j holds original token order[j].
 The reordered run gives **H′** and **A′**.
-
-**Symmetry plot** (Attention tab), one curve per metric against the layer, on a log
-axis. The dashed line is the *noise floor*, 100 × machine epsilon of the model's
-precision (2.2e-14 in float64, 1.2e-5 in float32): below it a difference is rounding.
-
-- *hidden equivariance* = ‖H′ − H[order]‖_F / ‖H‖_F. Zero when the model is
-  permutation-equivariant: the reordered run is the original one reordered.
-- *attention equivariance* = max over heads of max |A′ − A[order][:, order]|: zero when
-  every map is the original map with rows and columns permuted (R·A·Rᵀ).
-- *last token* = ‖H′[n−1] − H[n−1]‖ / ‖H[n−1]‖: the output at the final slot. When the
-  last token stays put, a causal model keeps it unchanged after one layer and leaks the
-  order from layer 2.
-- *pooled* = ‖mean H′ − mean H‖ / ‖mean H‖: a mean-pooled output; invariant whenever the
-  hidden states are equivariant.
-
-**Attention maps**: the selected layer and head, original A, reordered A′ aligned back to
-the original tokens (rows and columns in the original order), and their difference
-A′_aligned − A on a symmetric colour range ±r (the range box). Hover a cell for its value.
-
-**Mosaic**: every layer × head at once (rows: layers, columns: heads), showing the
-difference maps, or the original or reordered maps. Click a tile to select that layer and
-head.
-
-**Token change** (Tokens and norms tab): per original token i at the selected layer,
-‖H′[inv i] − H[i]‖ / ‖H[i]‖, where inv i is the slot token i moved to. The chips' bars show
-the same on a log scale from the noise floor (empty) to 1 (full).
-
-**Branch norms**: the mean norm per token of the residual stream, the attention branch and
-the MLP branch at each layer: how much each sub-layer adds to what the stream carries.
-
-**Positions tab**: the additive encoding's table PE(p) (positions × dimensions; sinusoidal:
-PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d))), the cosine
-similarity cos(PE(p), PE(q)) between positions, and the profile against relative distance
-Δ: the cosine of PE(p) and PE(p+Δ), RoPE's score qᵀR(Δ)k of a fixed pair, or the bias
-ALiBi (−m_h·|Δ|) and T5 add to the scores.
-
+"""
+GUIDE_TRY = """
 ## What to try
 
 Help > Scenarios opens prepared states, each with what to do, what to expect and why.
 Drag chips (or use the Edit menu's reorders); switch positions between *slot* (the usual
 input) and *travel with tokens* in the model panel.
 """
+
+
+def guide() -> str:
+    """The guide (markdown): the notation, then each tab's figures as they describe
+    themselves (their title and ``guide``), then what to try."""
+    from .plots.figures import FIGURE_TYPES
+    from .plots.tabs import TABS
+    parts = [GUIDE_NOTATION]
+    for tab in TABS:
+        parts.append(f"### {tab.title} tab\n")
+        parts += [f"**{figure.title}**: {figure.guide}\n"
+                  for figure in FIGURE_TYPES.values() if figure.tab is tab]
+    return "\n".join(parts + [GUIDE_TRY])
 
 
 def action_shortcuts(window) -> list[tuple[str, str]]:
@@ -135,7 +114,7 @@ def show_guide(window) -> QDialog:
         dialog = window._guide = QDialog(window)
         dialog.setWindowTitle("posviz guide")
         browser = QTextBrowser()
-        browser.setMarkdown(GUIDE)
+        browser.setMarkdown(guide())
         layout = QVBoxLayout(dialog)
         layout.addWidget(browser)
         layout.addWidget(QDialogButtonBox(QDialogButtonBox.Close, rejected=dialog.reject))

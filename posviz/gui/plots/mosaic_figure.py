@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from . import colorbars, style
 from .attention import _quote
 from .base import Figure
+from .tabs import ATTENTION
 from .workarounds import HeatmapImage
 from posviz.document.spec import MOSAIC_MODES as MODES
 from posviz.document.spec import Selection
@@ -62,10 +63,13 @@ class MosaicFigure(Figure):
 
     name = "attention_mosaic"
     title = "All layers and heads"
+    tab = ATTENTION
+    row = 1
     dims = ("layer", "head", "query", "key")
+    guide = ("every layer × head at once (rows: layers, columns: heads), showing the "
+             "difference maps, or the original or reordered maps. Click a tile to select "
+             "that layer and head.")
     gap = MOSAIC_GAP                          # transparent pixels between tiles
-    hovered = QtCore.Signal(str)
-    tileClicked = QtCore.Signal(int, int)     # layer 1..L, head 0..h-1
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -148,7 +152,7 @@ class MosaicFigure(Figure):
             self._grid = grid
             self.plot.setRange(xRange=(0, grid.width), yRange=(0, grid.height), padding=0.02)
             self._paint()
-            self.set_selection(*self._selected)
+            self._outline(*self._selected)
         self._label()
 
     def _paint(self) -> None:
@@ -244,12 +248,15 @@ class MosaicFigure(Figure):
         self.heading.setToolTip("Layers run down (wrapped into side-by-side columns of "
                                 "layers when there are many), heads across; click a tile "
                                 "to select its layer and head")
-        self.set_selection(layer, head)
+        self._outline(layer, head)
 
     def chrome(self) -> list:
         return [self.outline]           # the selection is the window's, not the figure's
 
-    def set_selection(self, layer: int, head: int) -> None:
+    def follow(self, selection) -> None:
+        self._outline(selection.layer, selection.head)
+
+    def _outline(self, layer: int, head: int) -> None:
         """Outline the tile of layer 1..L, head 0..h-1."""
         self._selected = (layer, head)
         if self._grid is None:
@@ -261,7 +268,7 @@ class MosaicFigure(Figure):
     def _clicked(self, pos) -> None:
         hit = self.tile_at(pos.x(), pos.y())
         if hit is not None:
-            self.tileClicked.emit(hit[0], hit[1])
+            self.picked.emit(hit[0], hit[1])
 
     def _mouse_moved(self, scene_pos) -> None:
         if self._grid is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):

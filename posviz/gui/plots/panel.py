@@ -21,13 +21,11 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from . import style
-from .attention import AttentionFigure
 from .base import Figure
 from .exporting import add_export_actions, ask_export_path, export_settings, writing
-from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
-from .mosaic_figure import MOSAIC_MODES, MosaicFigure, mosaic_look
-from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
-from .predictions import OutputsFigure
+from .figures import FIGURE_TYPES, FIGURES, tab_figures
+from .mosaic_figure import MOSAIC_MODES, mosaic_look
+from .tabs import TABS
 from posviz.document.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
 from posviz.document.provenance import record
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
@@ -35,37 +33,7 @@ from posviz.errors import PosvizInputError
 from posviz.views.mosaic import MosaicLook
 from posviz.views.shown import Shown
 
-# Stable figure names (file names are <name>.png / .svg / .csv), in display order.
-FIGURE_TYPES = {
-    "attention": AttentionFigure, "attention_mosaic": MosaicFigure,
-    "symmetry": SymmetryFigure, "token_change": TokenChangeFigure,
-    "branch_norms": BranchNormsFigure, "encoding": EncodingFigure,
-    "encoding_similarity": SimilarityFigure, "relative_profile": RelativeProfileFigure,
-    "outputs": OutputsFigure,
-}
-FIGURES = tuple(FIGURE_TYPES)          # every figure's name, in the order of the tabs
-_V, _H = QtCore.Qt.Orientation.Vertical, QtCore.Qt.Orientation.Horizontal
-# (title, tooltip, its figures, arrange: {name: figure} -> the tab's widget), in order
-TABS = (
-    ("Attention", "The selected head before and after the reorder, all heads at once, "
-                  "and the symmetry metrics per layer",
-     ("attention", "attention_mosaic", "symmetry"),
-     lambda f: _split(_V, f["attention"], _split(_H, f["attention_mosaic"], f["symmetry"],
-                                                  sizes=(1, 1)), sizes=(1, 1))),
-    ("Tokens and norms", "Which tokens changed at the selected layer, and how large the "
-                         "residual stream and its branches are",
-     ("token_change", "branch_norms"),
-     lambda f: _split(_V, f["token_change"], f["branch_norms"])),
-    ("Positions", "The positional encoding itself: its table, the similarity between "
-                  "positions and its effect against distance",
-     ("encoding", "encoding_similarity", "relative_profile"),
-     lambda f: _split(_V, _split(_H, f["encoding"], f["encoding_similarity"]),
-                      f["relative_profile"])),
-    ("Outputs", "What the model predicts after the original and the reordered input",
-     ("outputs",), lambda f: f["outputs"]),
-)
-TAB_FIGURES = tuple(names for _, _, names, _ in TABS)
-assert sum(TAB_FIGURES, ()) == FIGURES
+TAB_FIGURES = tuple(map(tab_figures, TABS))     # the names of each tab's figures
 
 
 class PlotsPanel(QtWidgets.QWidget):
@@ -90,11 +58,11 @@ class PlotsPanel(QtWidgets.QWidget):
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self._pages: list[QtWidgets.QWidget] = []
-        for title, tip, _, _ in TABS:
+        for tab in TABS:
             page = QtWidgets.QWidget()
             QtWidgets.QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
             self._pages.append(page)
-            self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
+            self.tabs.setTabToolTip(self.tabs.addTab(page, tab.title), tab.tip)
         self._build_tab(0)      # the others when first opened: ~0.15 s less at start-up
         from ..experiments import ExperimentsTab  # its own tab, outside the Selection
         self.experiments = ExperimentsTab()
@@ -112,18 +80,14 @@ class PlotsPanel(QtWidgets.QWidget):
         page = self._pages[index]
         if page.layout().count():
             return
-        _, _, names, arrange = TABS[index]
-        made = {name: FIGURE_TYPES[name]() for name in names}
+        made = {name: FIGURE_TYPES[name]() for name in TAB_FIGURES[index]}
         for name, figure in made.items():
-            if hasattr(figure, "hovered"):
-                figure.hovered.connect(self.hoverMessage)
-            if name == "attention_mosaic":
-                figure.tileClicked.connect(self._tile_clicked)
-            if name == "attention":
-                figure.set_difference_range(self._selection.difference_range)
+            figure.hovered.connect(self.hoverMessage)
+            figure.picked.connect(self._tile_clicked)
+            figure.follow(self._selection)
             add_export_actions(name, figure, self._export_dialog)
         self._figures.update(made)
-        page.layout().addWidget(arrange(made))
+        page.layout().addWidget(arrange(list(made.values()), TABS[index].even))
 
     def _build_all(self) -> None:
         for index in range(len(TABS)):
@@ -246,9 +210,9 @@ class PlotsPanel(QtWidgets.QWidget):
         are the selection's for the figures that show one layer or head."""
         if self._shown is None:
             return {}
-        sel = self._selection
-        layer = sel.layer if name in (None, "attention", "token_change") else None
-        head = sel.head if name in (None, "attention") else None
+        sel, shows = self._selection, FIGURE_TYPES[name].selects if name else ("layer", "head")
+        layer = sel.layer if "layer" in shows else None
+        head = sel.head if "head" in shows else None
         facts = record(self._shown.evaluation, layer=layer, head=head,
                        text=self._facts.get("text"), model=self._facts.get("model"))
         facts.update({k: v for k, v in self._facts.items() if k not in ("text", "model")})
@@ -318,14 +282,10 @@ class PlotsPanel(QtWidgets.QWidget):
         self._sync_controls()
         if selection == old:
             return
-        if selection.difference_range != old.difference_range and "attention" in self._figures:
-            self._figures["attention"].set_difference_range(selection.difference_range)
-        if self._shown is not None:
-            if (selection.layer, selection.head) != (old.layer, old.head):
-                self._stale |= {"attention", "token_change"}
-                if "attention_mosaic" in self._figures:
-                    self._figures["attention_mosaic"].set_selection(selection.layer,
-                                                                    selection.head)
+        for name, figure in self._figures.items():
+            figure.follow(selection)
+            if any(getattr(selection, part) != getattr(old, part) for part in figure.selects):
+                self._stale.add(name)
         if self.tabs.currentIndex() != selection.tab:
             with self._quietly():
                 self.tabs.setCurrentIndex(selection.tab)    # refreshes the visible figures
@@ -418,12 +378,22 @@ class PlotsPanel(QtWidgets.QWidget):
             self.hoverMessage.emit(f"saved {path}")
 
 
-def _split(orientation, *widgets, sizes=None) -> QtWidgets.QSplitter:
+def arrange(figures: list[Figure], even: bool) -> QtWidgets.QWidget:
+    """A tab's figures in their rows: the figures of a row side by side, the rows one
+    under the other (splitters between them); ``even``: sharing the room evenly."""
+    rows: dict[int, list[Figure]] = {}
+    for figure in figures:
+        rows.setdefault(figure.row, []).append(figure)
+    lines = [_split(QtCore.Qt.Orientation.Horizontal, row, even) if len(row) > 1 else row[0]
+             for _, row in sorted(rows.items())]
+    return _split(QtCore.Qt.Orientation.Vertical, lines, even) if len(lines) > 1 else lines[0]
+
+
+def _split(orientation, widgets, even: bool) -> QtWidgets.QSplitter:
     splitter = QtWidgets.QSplitter(orientation)
     splitter.setChildrenCollapsible(False)
-    for widget in widgets:
+    for index, widget in enumerate(widgets):
         splitter.addWidget(widget)
-    if sizes:
-        for index, stretch in enumerate(sizes):
-            splitter.setStretchFactor(index, stretch)
+        if even:
+            splitter.setStretchFactor(index, 1)
     return splitter

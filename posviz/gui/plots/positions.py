@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
+from .tabs import POSITIONS
 from .workarounds import drop_export_menu
 from posviz.models.options import TITLES  # not core.encodings: that imports torch
 
@@ -123,7 +124,10 @@ class EncodingFigure(_PositionMap):
 
     name = "encoding"
     title = "Positional encoding"
+    tab = POSITIONS
     dims = ("position", "dimension")
+    guide = ("the additive encoding's table PE(p), positions × dimensions (sinusoidal: "
+             "PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d))).")
     bottom = "dimension"
     empty_title = "Positional encoding added to the token embeddings"
 
@@ -218,7 +222,9 @@ class SimilarityFigure(_PositionMap):
 
     name = "encoding_similarity"
     title = "Position similarity"
+    tab = POSITIONS
     dims = ("position", "position_b")
+    guide = "the cosine similarity cos(PE(p), PE(q)) between the encodings of two positions."
     bar_label = "cosine"
     empty_title = "Similarity between positions"
 
@@ -272,7 +278,12 @@ class RelativeProfileFigure(Figure):
 
     name = "relative_profile"
     title = "Relative-distance profile"
+    tab = POSITIONS
+    row = 1
     dims = ("head", "distance")
+    guide = ("the encoding against relative distance Δ: the cosine of PE(p) and "
+             "PE(p+Δ), RoPE's score qᵀR(Δ)k of a fixed pair, or the bias ALiBi "
+             "(−m_h·|Δ|) and T5 add to the scores.")
     legend_columns = 8
 
     def __init__(self, parent=None):
