@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-                               QGroupBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
+                               QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
+                               QWidget)
 
 from ..document.spec import ModelSpec
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
+from .fields import edited, narrow_combo, option_widget, set_value, value_of
 
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
@@ -27,8 +28,6 @@ STATUS_STYLE = "color: #555; font-size: 11px;"
 CHOOSER_TIP = ("The built-in transformer (random weights, every option below), a real "
                "pretrained model found on this computer, or a model folder you choose. "
                "Nothing is downloaded.")
-MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
-SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
 # The steps a pretrained load tells (core.hf.load_backend), numbered: the bar shows
@@ -36,22 +35,6 @@ CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
               "de-quantizing weights": 3, "ready": 4}
 LOAD_STEP_COUNT = 4
-
-
-def choice_text(name: str, value) -> str:
-    """How a choice reads in its menu."""
-    if name == "pe":
-        return TITLES.get(value, value)
-    if name == "mode":
-        return MODE_LABELS.get(value, value)
-    return str(value)
-
-
-def narrow_combo(combo: QComboBox) -> QComboBox:
-    """A menu whose longest item does not set the panel's width (it elides instead)."""
-    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(8)
-    return combo
 
 
 class ModelPanel(QWidget):
@@ -93,11 +76,8 @@ class ModelPanel(QWidget):
         self.show_spec(running())
         self.set_positions(positions)
         for name, widget in self._fields.items():
-            signal = (widget.toggled if isinstance(widget, QCheckBox) else
-                      widget.currentIndexChanged if isinstance(widget, QComboBox) else
-                      widget.valueChanged)
-            signal.connect(self._positions_edited if name in POSITION_OPTIONS
-                           else self._config_edited)
+            edited(widget).connect(self._positions_edited if name in POSITION_OPTIONS
+                                   else self._config_edited)
 
     # -- construction helpers ---------------------------------------------------------
     def _model_box(self) -> QGroupBox:
@@ -147,28 +127,8 @@ class ModelPanel(QWidget):
         form.setVerticalSpacing(3)
         return form
 
-    @staticmethod
-    def _widget(option: Option) -> QWidget:
-        """The field that edits one option, within its allowed values."""
-        if option.choices:
-            widget = narrow_combo(QComboBox())
-            for value in option.choices:
-                widget.addItem(choice_text(option.name, value), value)
-            return widget
-        if option.kind is bool:
-            return QCheckBox(option.label)
-        if option.kind is int:
-            widget = QSpinBox(minimum=int(option.low), maximum=int(option.high))
-            if option.name in SPECIAL_TEXT:
-                widget.setSpecialValueText(SPECIAL_TEXT[option.name])
-        else:
-            widget = QDoubleSpinBox(decimals=2, minimum=option.low, maximum=option.high,
-                                    singleStep=0.25)
-        widget.setKeyboardTracking(False)     # one change per Enter / arrow, not per digit
-        return widget
-
     def _add(self, form: QFormLayout, option: Option) -> None:
-        widget = self._widget(option)
+        widget = option_widget(option)
         widget.setToolTip(option.tip)
         widget.setObjectName(option.name)
         error = QLabel(wordWrap=True)
@@ -195,42 +155,24 @@ class ModelPanel(QWidget):
         label = self._errors[name]
         return label.text() if not label.isHidden() else ""
 
-    def _value(self, name: str):
-        widget = self._fields[name]
-        if isinstance(widget, QCheckBox):
-            return widget.isChecked()
-        if isinstance(widget, QComboBox):
-            return widget.currentData()
-        return widget.value()
-
-    def _set_value(self, name: str, value) -> None:
-        widget = self._fields[name]
-        widget.blockSignals(True)
-        if isinstance(widget, QCheckBox):
-            widget.setChecked(bool(value))
-        elif isinstance(widget, QComboBox):
-            widget.setCurrentIndex(max(widget.findData(value), 0))
-        else:
-            widget.setValue(value)
-        widget.blockSignals(False)
-
     def config(self) -> ModelConfig:
         """The config the fields show (possibly invalid: see ``problems()``)."""
-        return ModelConfig(**{n: self._value(n) for n in CONFIG_FIELDS}, **self._hidden_values)
+        return ModelConfig(**{n: value_of(self._fields[n]) for n in CONFIG_FIELDS},
+                           **self._hidden_values)
 
     def positions(self) -> Positions:
-        return Positions(*(self._value(n) for n in POSITION_OPTIONS))
+        return Positions(*(value_of(self._fields[n]) for n in POSITION_OPTIONS))
 
     def set_config(self, config: ModelConfig) -> None:
         values = config.to_dict()
         for name in CONFIG_FIELDS:
-            self._set_value(name, values[name])
+            set_value(self._fields[name], values[name])
         self._hidden_values = {name: values[name] for name in HIDDEN}
         self._show_problems({}, config_fields=True)
 
     def set_positions(self, positions: Positions) -> None:
         for name in POSITION_OPTIONS:
-            self._set_value(name, getattr(positions, name))
+            set_value(self._fields[name], getattr(positions, name))
         self._show_problems({}, config_fields=False)
 
     def show_spec(self, spec: ModelSpec) -> None:
