@@ -70,7 +70,7 @@ def test_copy_plot_puts_the_figure_on_the_clipboard(qtbot, window):
     image = QApplication.clipboard().image()
     assert not image.isNull() and image.width() > 100
     figure = next(iter(window.plots.current_figures().values()))
-    from posviz.gui.help import copy_action
+    from posviz.gui.plots.exporting import copy_action
     action = copy_action(figure)                     # in each figure's context menu
     QApplication.clipboard().clear()
     action.trigger()

@@ -35,7 +35,7 @@ from .qt_mirror import import_pyqtgraph_lazily
 TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
-    from ..document.spec import ModelSpec
+    from ..document.spec import ModelSpec, Selection
     from ..models.config import Positions
     from ..views.mosaic import MosaicLook
 
@@ -88,7 +88,8 @@ class Controller(QObject):
         self.last_ms = 0.0
         self.loading = False
         self.device = "cpu"             # where pretrained models run ("auto" picks)
-        self._look: Callable[[], MosaicLook | None] = lambda: None
+        self._look_of: Callable[[Selection], MosaicLook | None] = lambda selection: None
+        self.restyled = False           # last_shown is a new look of the evaluation before
         self._painted = 0               # generation of last_shown
         self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
@@ -145,20 +146,22 @@ class Controller(QObject):
             except Exception:
                 pass    # the runner meets the same error and tells it
 
-    def set_look(self, provider: Callable[[], MosaicLook | None]) -> None:
-        """How the next mosaic is coloured: called on the GUI thread at each request."""
-        self._look = provider
+    def set_look(self, look_of: Callable[[Selection], MosaicLook | None]) -> None:
+        """How the mosaic is coloured for a view Selection (the plots' mosaic_look): each
+        request colours it for the session's selection, and a selection in another look
+        has the views prepared again (``restyle``)."""
+        self._look_of = look_of
 
-    def watch_look(self, panel) -> None:
-        """Colour the mosaic as ``panel`` (a PlotsPanel) asks: its ``look`` for every
-        request, and views prepared again whenever it tells ``lookChanged``."""
-        self.set_look(panel.look)
-        panel.lookChanged.connect(self.restyle)
+    def _look(self) -> MosaicLook | None:
+        return self._look_of(self.session.selection)
 
     # -- evaluation -------------------------------------------------------------------
     def _on_session_event(self, event) -> None:
-        if isinstance(event, self._computing_events):
+        from ..document.events import COMPUTING_EVENTS, SelectionChanged
+        if isinstance(event, COMPUTING_EVENTS):
             self.request()
+        elif isinstance(event, SelectionChanged):
+            self.restyle()
 
     def request(self) -> None:
         """Ask for the current session's evaluation; supersedes any pending request."""
@@ -171,22 +174,23 @@ class Controller(QObject):
         self._submit(job)
 
     def restyle(self) -> None:
-        """Ask for the views of the evaluation shown again, in the current look (the
-        mosaic's mode or difference range changed); supersedes any pending request, and
-        the result arrives through ``evaluated`` like any other. While an evaluation is
-        still on its way, that is asked again in the new look instead."""
+        """Ask for the views of the evaluation shown again when the session's selection
+        is in another look than the one asked for last (the mosaic's mode or difference
+        range changed); supersedes any pending request, and the result arrives through
+        ``evaluated`` like any other. While an evaluation is still on its way, that is
+        asked again in the new look instead."""
         s, shown = self.session, self.last_shown
         if s is None or self._compute.closed:
             return
+        look = self._look()
+        if look == getattr(self._newest, "look", None):
+            return                      # shown, or on its way, in that look already
         if shown is None or (not self.generation_painted()
                              and not isinstance(self._newest, ViewsJob)):
             self.request()
             return
-        look = self._look()
-        mosaic = getattr(shown.views, "mosaic", None)
-        if self.generation_painted() and look == (mosaic.look if mosaic else None):
-            return                      # shown in that look already
         self.computing.emit()
+        mosaic = getattr(shown.views, "mosaic", None)
         self._submit(ViewsJob(shown.evaluation, look, mosaic, shown.model))
 
     def generation_painted(self) -> bool:
@@ -208,8 +212,6 @@ class Controller(QObject):
         if outcome.failed:
             self.evaluationFailed.emit(f"could not start the model: {outcome.message}")
             return
-        from ..document.events import COMPUTING_EVENTS  # imported on the worker by now
-        self._computing_events = COMPUTING_EVENTS
         self.session = outcome.result.session
         self.session.subscribe(self._on_session_event)
         self.ready.emit()               # the window builds its panels and sets the look
@@ -220,6 +222,7 @@ class Controller(QObject):
     def _on_evaluated(self, outcome: Outcome) -> None:
         shown, ms = outcome.result.shown, outcome.result.ms
         self.last_shown, self.last_ms, self._painted = shown, ms, outcome.generation
+        self.restyled = isinstance(outcome.job, ViewsJob)
         self.evaluated.emit(shown, ms)
         # The result shown before is gone now (workaround "malloc-trim")
         self._trim_heap_soon(len(shown.evaluation.order))

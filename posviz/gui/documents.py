@@ -361,9 +361,8 @@ class WindowDocuments:
 
     # -- the plots' splitters ---------------------------------------------------------
     def _tab_opened(self, index: int) -> None:
-        """A tab on screen (maybe just built): its splitters' sizes, its copy menus."""
+        """A tab on screen (maybe just built): its splitters' sizes."""
         self.restore_splitters(index)
-        self._menus_for_copy()
 
     def _tab_splitters(self, index: int) -> list:
         page = self.plots.tabs.widget(index) if self.plots is not None else None

@@ -1,15 +1,14 @@
 """Help: the keyboard shortcuts (read from the window's actions), About with versions,
-the guide to every plot and metric (F1), and copying a plot to the clipboard."""
+and the guide to every plot and metric (F1)."""
 from __future__ import annotations
 
 from importlib import metadata
 
 from PySide6 import __version__ as PYSIDE_VERSION
-from PySide6.QtCore import Qt, qVersion
-from PySide6.QtGui import QAction, QCursor, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHeaderView,
-                               QMessageBox, QTableWidget, QTableWidgetItem, QTextBrowser,
-                               QVBoxLayout)
+from PySide6.QtCore import qVersion
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QMessageBox,
+                               QTableWidget, QTableWidgetItem, QTextBrowser, QVBoxLayout)
 
 GUIDE_NOTATION = """
 ## The plots and their metrics
@@ -124,57 +123,6 @@ def show_guide(window) -> QDialog:
     return dialog
 
 
-# -- copying a plot -----------------------------------------------------------------
-def figure_to_copy(panel):
-    """The figure under the mouse, else the one holding the focus, else the first of the
-    tab on screen (None before the plots exist)."""
-    figures = panel.current_figures()
-
-    def owner(widget):
-        while widget is not None:
-            for figure in figures.values():
-                if widget is figure:
-                    return figure
-            widget = widget.parentWidget()
-        return None
-    return (owner(QApplication.widgetAt(QCursor.pos())) or owner(QApplication.focusWidget())
-            or next(iter(figures.values()), None))
-
-
-def copy_figure(figure) -> bool:
-    if figure is None:
-        return False
-    QApplication.clipboard().setImage(figure.render_image())
-    return True
-
-
-COPY_ACTION = "copy_plot"
-
-
-def copy_action(figure):
-    """The figure's 'Copy plot' action, or None before it is added."""
-    return figure.findChild(QAction, COPY_ACTION, Qt.FindDirectChildrenOnly)
-
-
-def add_copy_to_menus(figures, copy) -> None:
-    """'Copy plot' in each figure's context menus (once per figure); ``copy(figure)``
-    runs when it is chosen."""
-    import pyqtgraph as pg
-    for figure in figures:
-        if copy_action(figure) is not None:
-            continue
-        action = QAction("Copy plot to clipboard (Ctrl+C)", figure)
-        action.setObjectName(COPY_ACTION)
-        # the figure is found through the action's parent: no reference cycle between
-        # Python wrappers of widgets, which the collector would have to break
-        action.triggered.connect(lambda _=False, a=action: copy(a.parent()))
-        for label in (figure.heading, figure.message, figure.note):
-            label.addAction(action)
-        for item in figure.canvas.scene().items():
-            if isinstance(item, pg.ViewBox) and item.menu is not None:
-                item.menu.addAction(action)
-
-
 class WindowHelp:
     """The Help menu's and Copy plot's slots, a mixin of MainWindow."""
 
@@ -193,17 +141,4 @@ class WindowHelp:
 
     def copy_plot(self) -> bool:
         """Copy the plot under the mouse (or the tab's first) to the clipboard."""
-        if self.plots is None:
-            return False
-        return self.copy_figure(figure_to_copy(self.plots))
-
-    def copy_figure(self, figure) -> bool:
-        if not copy_figure(figure):
-            return False
-        self._state(f"Copied the {type(figure).__name__.removesuffix('Figure').lower()} "
-                    f"plot to the clipboard")
-        return True
-
-    def _menus_for_copy(self) -> None:
-        if self.plots is not None:
-            add_copy_to_menus(self.plots.current_figures().values(), self.copy_figure)
+        return self.plots is not None and self.plots.copy_plot()

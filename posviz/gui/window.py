@@ -63,6 +63,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self.controller = Controller(self)
         self.undo_stack = QUndoStack(self)
         self.plots = None                 # the PlotsPanel, once the core is loaded
+        self.experiments = None           # the Experiments tab, with the plots
         self._plots_tried = False         # _build_plots ran (plots may be None: no pyqtgraph)
         self.model_panel = None
         self._described = None            # the reference trace the model panel describes
@@ -231,11 +232,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         if self.plots is not None:
             self.plots_area.setCurrentWidget(self.plots_scroll)
             self.plots.tabs.currentChanged.connect(self._tab_opened)
-            self.plots.set_selection(session.selection)
-            self.plots.selectionEdited.connect(lambda selection: self.session.select(selection))
-            self.controller.watch_look(self.plots)
-            if self.controller.last_shown is not None:     # computed while we built
-                self._on_evaluated(self.controller.last_shown, self.controller.last_ms)
+            self.plots.set_session(session)
         for box in self.findChildren(QAbstractSpinBox):   # a number is applied as typed:
             UndoPassesThrough(box, lambda: True, box)      # Ctrl+Z undoes the session's step
         self.text_edit.setText(session.text)
@@ -252,11 +249,15 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             return
         self._plots_tried = True
         try:
-            from .plots import PlotsPanel
-            self.plots = PlotsPanel()
+            from .experiments import ExperimentsTab
+            from .plots import PlotsPanel, mosaic_look
+            self.plots = PlotsPanel(self.settings)
         except ImportError as error:
             self.placeholder.setText(f"Plots are not available: {error}")
             return
+        self.controller.set_look(mosaic_look)
+        self.experiments = ExperimentsTab(lambda: self.session, self.settings)
+        self.plots.add_page(self.experiments, "Experiments", ExperimentsTab.TIP)
         self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
         self.plots_scroll = QScrollArea()
         self.plots_scroll.setWidget(self.plots)
@@ -267,6 +268,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.plots_area.addWidget(self.plots_scroll)
         self.plots.hoverMessage.connect(self.hover_label.setText)
+        self.plots.message.connect(self._state)
 
     # -- session -> widgets -----------------------------------------------------------
     @property
@@ -280,9 +282,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         if isinstance(event, OrderChanged):
             self.strip.set_order(event.after)
         elif isinstance(event, SelectionChanged):
-            if self.plots is not None:
-                self.plots.set_selection(event.selection)
-            return
+            return                            # the plots draw it
         elif isinstance(event, PositionsChanged):
             self.model_panel.set_positions(event.positions)
         elif isinstance(event, (TextChanged, ModelChanged)):
@@ -341,9 +341,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self._computing.stop()
         s, ev = self.session, shown.evaluation
         layers, heads = ev.reference.n_layers, ev.reference.n_heads
-        before = self.plots.shown() if self.plots is not None else None
-        done = ("mosaic coloured" if before is not None and before.evaluation is ev
-                else "computed")                  # a new look of the same evaluation
+        done = "mosaic coloured" if self.controller.restyled else "computed"
         self._settled_state = (f"{len(ev.order)} tokens · {layers} layers × {heads} "
                                f"heads · {done} in {ms:.0f} ms")
         self._state(self._notice or self._settled_state, error=bool(self._notice))
@@ -355,9 +353,7 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
             self._described = ev.reference        # once per reference run, not per reorder
             self.model_panel.describe(shown)
         if self.plots is not None:
-            self.plots.show(shown)
-            self._menus_for_copy()
-        s.select(s.selection.clamped(ev.reference.n_layers, ev.reference.n_heads))
+            self.plots.show_evaluation(shown)
 
     # -- models -----------------------------------------------------------------------
     def _on_model_loading(self, label: str) -> None:

@@ -224,7 +224,10 @@ class SimilarityFigure(_PositionMap):
     title = "Position similarity"
     tab = POSITIONS
     dims = ("position", "position_b")
-    guide = "the cosine similarity cos(PE(p), PE(q)) between the encodings of two positions."
+    selects = ("head",)         # a real model's per-head biases (ALiBi, T5): the head's
+    guide = ("the cosine similarity cos(PE(p), PE(q)) between the encodings of two "
+             "positions; for a real model whose encoding acts on the scores, what it "
+             "adds at each query and key position (the selected head's ALiBi or T5 bias).")
     bar_label = "cosine"
     empty_title = "Similarity between positions"
 
