@@ -29,7 +29,7 @@ def test_the_shortcut_list_holds_every_action_with_a_shortcut(qtbot, window):
     names = {name for name, _ in listed}
     assert {"New", "Open", "Save", "Save As", "Copy plot", "Scenarios", "posviz guide",
             "Keyboard shortcuts"} <= names
-    dialog = window.show_shortcuts()
+    dialog = window.help.show_shortcuts()
     assert dialog.table.rowCount() == len(listed)
     dialog.close()
 
@@ -59,14 +59,14 @@ def test_the_guide_gives_each_metric_its_formula(window):
     for figure in FIGURE_TYPES.values():            # each figure, as it describes itself
         assert figure.guide and f"**{figure.title}**: {figure.guide}" in text
         assert f"### {figure.tab.title} tab" in text
-    dialog = window.show_guide()
+    dialog = window.help.show_guide()
     assert dialog.isVisible()
     dialog.close()
 
 
 def test_copy_plot_puts_the_figure_on_the_clipboard(qtbot, window):
     QApplication.clipboard().clear()
-    assert window.copy_plot()
+    assert window.plots.copy_plot()
     image = QApplication.clipboard().image()
     assert not image.isNull() and image.width() > 100
     figure = next(iter(window.plots.current_figures().values()))

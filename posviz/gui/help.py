@@ -103,42 +103,30 @@ def about_text() -> str:
             f"<table>{rows}</table>")
 
 
-def show_about(parent) -> None:
-    QMessageBox.about(parent, "About posviz", about_text())
+class Help:
+    """The Help menu of ``window`` (the parent of its dialogs, whose actions the
+    shortcut list reads): the shortcuts, the guide and About."""
 
-
-def show_guide(window) -> QDialog:
-    dialog = getattr(window, "_guide", None)
-    if dialog is None:
-        dialog = window._guide = QDialog(window)
-        dialog.setWindowTitle("posviz guide")
-        browser = QTextBrowser()
-        browser.setMarkdown(guide())
-        layout = QVBoxLayout(dialog)
-        layout.addWidget(browser)
-        layout.addWidget(QDialogButtonBox(QDialogButtonBox.Close, rejected=dialog.reject))
-        dialog.resize(720, 640)
-    dialog.show()
-    dialog.raise_()
-    return dialog
-
-
-class WindowHelp:
-    """The Help menu's and Copy plot's slots, a mixin of MainWindow."""
+    def __init__(self, window):
+        self._window = window
+        self._guide: QDialog | None = None
 
     def show_shortcuts(self) -> QDialog:
-        return show_shortcuts(self)
+        return show_shortcuts(self._window)
 
     def show_guide(self) -> QDialog:
-        return show_guide(self)
+        if self._guide is None:
+            self._guide = dialog = QDialog(self._window)
+            dialog.setWindowTitle("posviz guide")
+            browser = QTextBrowser()
+            browser.setMarkdown(guide())
+            layout = QVBoxLayout(dialog)
+            layout.addWidget(browser)
+            layout.addWidget(QDialogButtonBox(QDialogButtonBox.Close, rejected=dialog.reject))
+            dialog.resize(720, 640)
+        self._guide.show()
+        self._guide.raise_()
+        return self._guide
 
     def about(self) -> None:
-        show_about(self)
-
-    def choose_scenario(self) -> None:
-        from .scenarios import choose_scenario
-        choose_scenario(self)
-
-    def copy_plot(self) -> bool:
-        """Copy the plot under the mouse (or the tab's first) to the clipboard."""
-        return self.plots is not None and self.plots.copy_plot()
+        QMessageBox.about(self._window, "About posviz", about_text())

@@ -48,6 +48,7 @@ class ModelPanel(QWidget):
                  parent: QWidget | None = None):
         super().__init__(parent)
         self._running = running           # the session's spec, read when needed
+        self._described = None            # the reference trace described (once per run)
         self._loading = "the model"       # what is loading, told in loading_started
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
@@ -189,6 +190,7 @@ class ModelPanel(QWidget):
                 index = self.chooser.count() - 1
                 self.chooser.insertItem(index, spec.name, ("real", spec.source))
         self.chooser.setCurrentIndex(index)
+        self._described = None            # its facts are described afresh
         # A real model's own architecture replaces the built-in fields (greyed-out
         # built-in values would misdescribe it).
         self.builtin_box.setEnabled(spec.is_builtin)
@@ -317,8 +319,14 @@ class ModelPanel(QWidget):
     def describe(self, shown) -> None:
         """Show the running model's facts (core.facts.ModelFacts, carried by a
         views.Shown): a real model's in a table in place of the built-in fields, the
-        built-in's scheme and size in a line under its fields. Given a Trace, or a Shown
-        without facts, a real model's architecture is read from the trace."""
+        built-in's scheme and size in a line under its fields (once per reference run).
+        Given a Trace, or a Shown without facts, a real model's architecture is read
+        from the trace."""
+        evaluation = getattr(shown, "evaluation", None)
+        reference = shown if evaluation is None else evaluation.reference
+        if reference is self._described:
+            return
+        self._described = reference
         facts = getattr(getattr(shown, "model", None), "facts", None)
         if self._running().is_builtin:
             if facts is not None:
@@ -330,8 +338,7 @@ class ModelPanel(QWidget):
         if facts is not None:
             self._show_rows(facts.rows())
             return
-        trace = getattr(shown, "evaluation", None)
-        self._describe_trace(shown if trace is None else trace.reference)
+        self._describe_trace(reference)
 
     def _show_rows(self, rows) -> None:
         self.model_facts.setText(
