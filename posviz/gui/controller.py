@@ -7,8 +7,9 @@ turns session events into requests, and carries each outcome to the GUI thread (
 queued Qt signal), where it is checked once more: a newer request may have been made
 while the outcome travelled.
 
-Importing this module costs nothing heavy: the plots' modules, torch and the core's
-computing modules are imported on the worker during ``start()``, after the window is on
+Importing this module costs nothing heavy: the plots' modules (``import_plots``, the
+window's), torch and the core's computing modules are imported on the worker during
+``start()``, after the window is on
 screen, and the first evaluation is computed there right after the session is built.
 The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
 torch's libraries load without Python's lock), and its model panel on ``ready``.
@@ -16,7 +17,6 @@ torch's libraries load without Python's lock), and its model panel on ``ready``.
 """
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import TYPE_CHECKING, Callable
 
@@ -81,8 +81,10 @@ class Controller(QObject):
     modelLoaded = Signal(object)        # the ModelSpec now running
     modelFailed = Signal(str)
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None,
+                 import_plots: Callable[[], None] = lambda: None):
         super().__init__(parent)
+        self._import_plots = import_plots   # on the worker at start: the window's plots
         self.session = None
         self.last_shown = None
         self.last_ms = 0.0
@@ -134,7 +136,7 @@ class Controller(QObject):
         do side by side); torch's own modules are then imported past PySide6's hook."""
         try:
             import_pyqtgraph_lazily()
-            importlib.import_module(".plots", __package__)
+            self._import_plots()
         except Exception:
             pass        # the window tells the user when it builds the panel
         else:

@@ -53,13 +53,19 @@ def default_size(available=None) -> QSize:
     return QSize(width, height)
 
 
+def import_plots() -> None:
+    """The plots' modules (pyqtgraph with them): imported on the compute worker at
+    start-up, so the window builds its plots as soon as they are in."""
+    from . import plots  # noqa: F401
+
+
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None):
         super().__init__()
         self.settings = settings or QSettings("posviz", "posviz")
         self.setWindowTitle("posviz")
         self.setWindowIcon(icon("posviz"))
-        self.controller = c = Controller(self)
+        self.controller = c = Controller(self, import_plots=import_plots)
         self.undo_stack = QUndoStack(self)
         self.plots = None                 # the PlotsPanel, once its modules are in
         self.experiments = None           # the Experiments tab, with the plots
