@@ -231,9 +231,7 @@ class Controller(QObject):
 
     def _trim_heap_soon(self, n_tokens: int) -> None:
         """Give freed heap pages back once no evaluation has been shown for
-        TRIM_AFTER_MS: during a drag the next evaluation reuses them. (Trimming after
-        each one made the next page-fault its activations afresh: thread CPU of an
-        evaluation at n = 512, built-in 20 -> 32 ms, MiniLM 211 -> 231 ms.)"""
+        TRIM_AFTER_MS: during a drag the next evaluation reuses them."""
         if n_tokens >= TRIM_FROM:
             self._trim_tokens = n_tokens
             self._trim_timer.start()                # again: the quiet time starts now

@@ -150,7 +150,7 @@ class Figure(QtWidgets.QWidget):
     def set_corner(self, text: str, widest: str) -> None:
         """Show a short number beside the heading, one that changes at every reorder.
         Its label keeps the size of ``widest``: a label whose size may change re-lays
-        the whole window out at each change and repaints its panels (1-2 ms a reorder).
+        the whole window out at each change and repaints its panels.
         """
         if self.corner.isHidden():
             margins, metrics = self.corner.contentsMargins(), self.corner.fontMetrics()
