@@ -9,18 +9,9 @@
 and range too, unless --layer or --head is given); ``--save-session FILE`` writes what
 was drawn as a session file.
 
-Files written, one per figure and format (names are stable):
-
-    attention.{png,svg,csv}            the selected layer/head: original, reordered
-                                       (aligned back to the original tokens), difference
-    attention_mosaic.{png,svg,csv}     every layer x head: reordered minus original
-    symmetry.{png,svg,csv}             per-layer equivariance/invariance metrics, noise floor
-    token_change.{png,svg,csv}         per-token change at the selected layer
-    branch_norms.{png,svg,csv}         residual stream, attention and MLP branch norms
-    encoding.{png,svg,csv}             the additive positional encoding (positions x dims)
-    encoding_similarity.{png,svg,csv}  cosine similarity between positions
-    relative_profile.{png,svg,csv}     score or bias against relative distance
-    outputs.{png,svg,csv}              what the model predicts after each order
+Files written: ``<name>.png``, ``.svg`` and ``.csv`` for every figure, named after it
+(stable names; each figure declares its own on its class, and gui/plots/figures.py lists
+them in the order of the window's tabs).
 
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
