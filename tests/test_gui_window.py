@@ -533,7 +533,7 @@ def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, wind
     window.status.computing.setInterval(24 * 3600_000)   # no evaluation takes a day
     with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
         window.controller.session.rotate()
-    assert not window.status.computing.isActive()     # stopped: it will not say it later either
+    assert not window.status.computing.isActive()   # stopped: it will not say it later either
     assert said and "computing…" not in said and "computed in" in said[-1]
 
     # an evaluation that cannot end before the status says "computing…"

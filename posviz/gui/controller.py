@@ -1,6 +1,6 @@
 """The bridge between the Session (GUI thread) and the computation (worker threads).
 
-The scheduling itself is Qt-free (``core.scheduler``): one evaluation worker where the
+The scheduling itself is Qt-free (``runtime.scheduler``): one evaluation worker where the
 newest request wins and a stale result is never delivered, and a second worker that
 builds or loads models while the current one stays usable. This adapter owns both,
 turns session events into requests, and carries each outcome to the GUI thread (a
@@ -13,7 +13,7 @@ window's), torch and the core's computing modules are imported on the worker dur
 screen, and the first evaluation is computed there right after the session is built.
 The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
 torch's libraries load without Python's lock), and its model panel on ``ready``.
-(The caller imports core.config and core.document, which import neither.)
+(The caller imports models.config and document.spec, which import neither.)
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The Experiments tab: sweeps, swap maps, position probes and paper checks, run off the
 GUI thread with progress, time left and cancel, drawn in one exportable figure.
 
-What runs is a ``core.experiments.jobs.ExperimentJob`` on a ``core.scheduler.Scheduler``
+What runs is a ``runtime.experiments.ExperimentJob`` on a ``runtime.scheduler.Scheduler``
 (one worker, a newer run supersedes an older one); outcomes and progress travel to the
 GUI thread as Qt signals. The model, text and positions come from the window's session
 (``session()``, handed in; the built-in model and the default text without one).

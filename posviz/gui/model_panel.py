@@ -1,6 +1,6 @@
 """The model panel: which model runs, every option of the built-in one, and positions.
 
-Its fields (ranges, defaults, labels, tooltips) come from ``core.options.OPTIONS``. It
+Its fields (ranges, defaults, labels, tooltips) come from ``models.options.OPTIONS``. It
 always shows the model that runs (the session's spec): an invalid setting is told next
 to the field (red text under it, the field outlined) and changes nothing; a valid change
 is asked for at once (``modelRequested(ModelSpec)``), and if the change is refused or
@@ -30,7 +30,7 @@ CHOOSER_TIP = ("The built-in transformer (random weights, every option below), a
                "Nothing is downloaded.")
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
-# The steps a pretrained load tells (core.hf.load_backend), numbered: the bar shows
+# The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
 # "step k of N"; a step not listed here shows a busy bar with its text.
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
               "de-quantizing weights": 3, "ready": 4}
@@ -317,7 +317,7 @@ class ModelPanel(QWidget):
         self._say(message, error=True)
 
     def describe(self, shown) -> None:
-        """Show the running model's facts (core.facts.ModelFacts, carried by a
+        """Show the running model's facts (models.facts.ModelFacts, carried by a
         views.Shown): a real model's in a table in place of the built-in fields, the
         built-in's scheme and size in a line under its fields (once per reference run).
         Given a Trace, or a Shown without facts, a real model's architecture is read

@@ -1,6 +1,6 @@
 """Help > Scenarios: a list of guided scenarios, and the side panel that explains one.
 
-A scenario is a .posviz file in resources/scenarios (core.scenarios). Choosing one opens
+A scenario is a .posviz file in resources/scenarios (document.scenarios). Choosing one opens
 it as an untitled document (Save asks where, so the installed file is never written)
 and shows its title and explanation in a dock on the left, which can be closed.
 """

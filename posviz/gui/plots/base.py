@@ -34,7 +34,7 @@ NOTE_WRAP_HEIGHT = 400      # pixels: a figure this tall has room for its note w
 
 
 class Figure(QtWidgets.QWidget):
-    """Subclasses build their items once in ``__init__`` and refresh them in ``update_from``."""
+    """Subclasses build their items in ``__init__`` and refresh them in ``update_from``."""
 
     name = "figure"             # stable: export writes <name>.png, .svg and .csv
     title = "figure"            # the heading until the first evaluation, and the guide's
@@ -123,7 +123,7 @@ class Figure(QtWidgets.QWidget):
 
     # -- content --------------------------------------------------------------------
     def update_from(self, shown, layer: int, head: int) -> None:
-        """Draw what ``shown`` (a core.views.Shown) holds for layer 1..L, head 0..h-1."""
+        """Draw what ``shown`` (a views.shown.Shown) holds for layer 1..L, head 0..h-1."""
         raise NotImplementedError
 
     def follow(self, selection) -> None:

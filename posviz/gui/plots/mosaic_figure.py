@@ -14,7 +14,7 @@ from posviz.document.spec import Selection
 from posviz.views.mosaic import (MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels, label_step,
                                  mosaic_grid, wrap_image)
 
-# What the mosaic's modes (core.document.MOSAIC_MODES) are called on screen.
+# What the mosaic's modes (document.spec.MOSAIC_MODES) are called on screen.
 MOSAIC_MODES = {
     "difference": "reordered (aligned) − original",
     "original": "original order",
@@ -56,7 +56,7 @@ class MosaicFigure(Figure):
     """Every layer × head as one image (one ImageItem for all tiles: cheap to paint).
 
     A tile is (n, n) pixels, or, for n > MOSAIC_TILE, (m, m) pooled blocks of
-    ``block`` x ``block`` cells (see core.mosaic); ``data`` holds exactly what is
+    ``block`` x ``block`` cells (see views.mosaic); ``data`` holds exactly what is
     painted, and query / key index the blocks then. It draws ``shown.views.mosaic``
     as the compute worker coloured it; a Shown without one leaves a message.
     """
@@ -84,7 +84,7 @@ class MosaicFigure(Figure):
         self.outline.setPen(style.cosmetic_pen("#ff7f0e", 3))
         self.outline.setZValue(10)
         self.plot.addItem(self.outline)
-        # The image arrives coloured (see core.mosaic.Mosaic): the bar shows the same
+        # The image arrives coloured (see views.mosaic.Mosaic): the bar shows the same
         # map and levels, and is not linked to the image.
         self.look = mosaic_look(Selection())
         self.bar = colorbars.color_bar(self.look.levels, style.DIVERGING,
@@ -93,8 +93,8 @@ class MosaicFigure(Figure):
         colorbars.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.vb.sigResized.connect(self._relayout)
-        self._grid = None                     # the MosaicGrid on screen (core.mosaic)
-        self._mosaic = None                   # the core.mosaic.Mosaic drawn
+        self._grid = None                     # the MosaicGrid on screen (views.mosaic)
+        self._mosaic = None                   # the views.mosaic.Mosaic drawn
         self._labels: list = []               # layer labels of the blocks after the first
         self._steps = None                    # (grid, (k, j)): every k-th layer, j-th head
         self._selected = (1, 0)               # the outlined tile: layer 1..L, head
@@ -115,7 +115,7 @@ class MosaicFigure(Figure):
     # -- geometry -------------------------------------------------------------------
     @property
     def grid(self):
-        """The core.mosaic.MosaicGrid on screen (None before a mosaic)."""
+        """The views.mosaic.MosaicGrid on screen (None before a mosaic)."""
         return self._grid
 
     def tile_origin(self, layer: int, head: int) -> tuple[int, int]:

@@ -45,7 +45,7 @@ class PlotsPanel(QtWidgets.QWidget):
         self._session = None                   # whose Selection is drawn (set_session)
         self._shown: Shown | None = None       # the evaluation drawn, as handed in
         self._generation = 0                   # counts the Shown handed in
-        self._drawn: dict[str, tuple] = {}     # figure -> what it draws: (generation, layer?, head?)
+        self._drawn: dict[str, tuple] = {}     # figure -> (generation, layer?, head?) drawn
         self._quiet = 0                        # > 0: tab changes are the program's own
         self._figures: dict[str, Figure] = {}  # the figures built so far
         self._facts: dict[str, str] = {}       # set_provenance: what the Shown cannot say
@@ -198,12 +198,13 @@ class PlotsPanel(QtWidgets.QWidget):
         self._facts = {str(key): str(value) for key, value in facts.items()}
 
     def provenance(self, name: str | None = None) -> dict[str, str]:
-        """What produced the figures on screen (core.provenance.record), written into
+        """What produced the figures on screen (document.provenance.record), written into
         every exported file; empty before the first evaluation. The layer and head
         are the selection's for the figures that show one layer or head."""
         if self._shown is None:
             return {}
-        sel, shows = self.selection(), FIGURE_TYPES[name].selects if name else ("layer", "head")
+        sel = self.selection()
+        shows = FIGURE_TYPES[name].selects if name else ("layer", "head")
         facts = record(self._shown.evaluation, layer=sel.layer if "layer" in shows else None,
                        head=sel.head if "head" in shows else None,
                        text=self._facts.get("text"), model=self._facts.get("model"))

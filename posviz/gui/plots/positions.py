@@ -3,7 +3,7 @@ the score or bias as a function of relative distance.
 
 For the built-in model the numbers come from posviz.views.shown (PositionsView): the
 encoding modules of posviz.models.encodings, rebuilt from its configuration. A real model
-shows its own machinery (core.hf.machinery, carried by the Shown's ``model``): its
+shows its own machinery (models.hf.machinery, carried by the Shown's ``model``): its
 learned table and the cosine between its rows; or its RoPE frequencies, ALiBi slopes or
 T5 buckets and the query × key map they make; and the score or bias against distance.
 """
@@ -17,7 +17,7 @@ from .attention import _HeatmapPlot
 from .base import Figure
 from .tabs import POSITIONS
 from .workarounds import drop_export_menu
-from posviz.models.options import TITLES  # not core.encodings: that imports torch
+from posviz.models.options import TITLES  # not models.encodings: that imports torch
 
 WHERE = {"rope": "rotates queries and keys inside attention",
          "alibi": "adds a distance penalty to the attention scores",
