@@ -128,6 +128,7 @@ def test_alibi_and_t5_figures_follow_the_selected_head(panel, view):
         maps = views.machinery.pair_maps
         np.testing.assert_array_equal(next(iter(shown["encoding_similarity"].values())),
                                       maps[2])
+        assert panel.provenance("encoding_similarity")["head"] == "2"     # the head's map
         np.testing.assert_array_equal(shown["encoding"]["value"], views.machinery.parameters)
         np.testing.assert_array_equal(shown["relative_profile"]["value"],
                                       views.machinery.profile.values)

@@ -42,6 +42,7 @@ class Figure(QtWidgets.QWidget):
     row = 0                     # its row in the tab; the figures of a row sit side by side
     dims: tuple[str, ...] = ()  # the named dimensions of every array in ``data``
     selects: tuple[str, ...] = ()   # what of the Selection it draws: "layer", "head"
+                                    # (a figure may set its own as it draws a model)
     guide = ""                  # what it shows, for the guide (markdown, after the title)
     hovered = QtCore.Signal(str)        # the value under the mouse, in words
     picked = QtCore.Signal(int, int)    # a layer 1..L and head 0..h-1 clicked on it

@@ -204,7 +204,8 @@ class PlotsPanel(QtWidgets.QWidget):
         if self._shown is None:
             return {}
         sel = self.selection()
-        shows = FIGURE_TYPES[name].selects if name else ("layer", "head")
+        shows = (self._figures.get(name) or FIGURE_TYPES[name]).selects if name else (
+            "layer", "head")
         facts = record(self._shown.evaluation, layer=sel.layer if "layer" in shows else None,
                        head=sel.head if "head" in shows else None,
                        text=self._facts.get("text"), model=self._facts.get("model"))

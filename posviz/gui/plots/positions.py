@@ -224,12 +224,18 @@ class SimilarityFigure(_PositionMap):
     title = "Position similarity"
     tab = POSITIONS
     dims = ("position", "position_b")
-    selects = ("head",)         # a real model's per-head biases (ALiBi, T5): the head's
     guide = ("the cosine similarity cos(PE(p), PE(q)) between the encodings of two "
              "positions; for a real model whose encoding acts on the scores, what it "
              "adds at each query and key position (the selected head's ALiBi or T5 bias).")
     bar_label = "cosine"
     empty_title = "Similarity between positions"
+
+    def update_from(self, shown, layer: int, head: int) -> None:
+        machinery = machinery_of(shown)
+        rows = machinery.pair_rows if machinery is not None else ()
+        # a real model's per-head biases (ALiBi, T5) show the selected head's
+        self.selects = ("head",) if rows and rows[0].startswith("head") else ()
+        super().update_from(shown, layer, head)
 
     def draw(self, view, ids: list[int]) -> None:
         self.map.set_image(view.similarity, (-1, 1))                          # (n, n)
@@ -241,8 +247,7 @@ class SimilarityFigure(_PositionMap):
                        "(a band along the diagonal: nearby positions look alike)")
 
     def row_of(self, machinery, head: int) -> int:
-        rows = machinery.pair_rows
-        return min(head, len(rows) - 1) if rows and rows[0].startswith("head") else 0
+        return min(head, len(machinery.pair_rows) - 1) if self.selects else 0
 
     def draw_machinery(self, machinery, row: int) -> None:
         maps = machinery.pair_maps
