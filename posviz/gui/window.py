@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         self.controller = c = Controller(self, import_plots=import_plots)
         self.undo_stack = QUndoStack(self)
         self.plots = None                 # the PlotsPanel, once its modules are in
+        self.plots_scroll = None          # and the scroll area holding it
         self.experiments = None           # the Experiments tab, with the plots
         self.splitters = None             # the plots' splitter sizes, kept per tab
         self._plots_tried = False         # _build_plots ran (plots may be None: no pyqtgraph)

@@ -94,6 +94,7 @@ class Figure(QtWidgets.QWidget):
         self.coords: dict[str, list] = {}    # dim -> coordinate value per index
         self.labels: dict[str, list] = {}    # dim -> token text per index (token dims)
 
+    legend = None               # a figure with curves puts its LegendItem here
     legend_columns = 2          # at most, when the figure is wide enough
     legend_beside = 0           # figure width (pixels) from which the legend sits beside
                                 # the plot in one column, giving the plot its height; 0: never
@@ -109,7 +110,7 @@ class Figure(QtWidgets.QWidget):
     def fit_legend(self) -> None:
         """Give the legend (if any) as many columns as the figure's width holds, or put
         it beside the plot when the figure is wide enough for that."""
-        legend = getattr(self, "legend", None)
+        legend = self.legend
         if legend is None:
             return
         beside = bool(self.legend_beside) and self.width() >= self.legend_beside

@@ -130,6 +130,7 @@ class EncodingFigure(_PositionMap):
              "PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d))).")
     bottom = "dimension"
     empty_title = "Positional encoding added to the token embeddings"
+    side = None                 # the line plot of RoPE, ALiBi or T5 parameters, once made
 
     def draw(self, view, ids: list[int]) -> None:
         table = view.table                                                    # (n, d)
@@ -147,7 +148,7 @@ class EncodingFigure(_PositionMap):
 
     def _parameter_plot(self) -> pg.PlotItem:
         """A line plot in place of the heatmap, for RoPE, ALiBi and T5 parameters."""
-        if getattr(self, "side", None) is None:
+        if self.side is None:
             self.side = pg.GraphicsLayoutWidget()
             self.side.setBackground(style.BACKGROUND)
             self.side_plot = self.side.addPlot(row=0, col=0)
