@@ -119,7 +119,7 @@ def test_the_plots_are_built_before_the_core_is_ready(qtbot):
         w.start(last=False)
     assert seen == [(True, True, True)]         # built, before ready, not yet shown
     assert w.plots_area.currentWidget() is w.plots_scroll
-    assert w.plots.shown() is not None
+    assert w.plots.provenance()               # an evaluation drawn
     panel = w.plots
     w._build_plots()                            # once only
     assert w.plots is panel and w.plots_area.count() == 2
@@ -138,7 +138,7 @@ from posviz.models.config import ModelConfig
 from posviz.analysis.engine import Engine
 from posviz.document.session import Session
 from posviz.views.shown import Shown, build_views
-from posviz.gui.plots import PlotsPanel
+from posviz.gui.plots import PlotsPanel, mosaic_look
 session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
 session.reverse()
 ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
@@ -147,7 +147,7 @@ panel.resize(1200, 800)
 panel.show()
 for _ in range(5):
     app.processEvents()
-panel.show(Shown(ev, build_views(ev, panel.look())))
+panel.show_evaluation(Shown(ev, build_views(ev, mosaic_look(panel.selection()))))
 for _ in range(5):
     app.processEvents()
 image = panel.grab().toImage()

@@ -1,22 +1,22 @@
 """The bridge between the Session (GUI thread) and the computation (worker threads).
 
-The scheduling itself is Qt-free (``core.scheduler``): one evaluation worker where the
+The scheduling itself is Qt-free (``runtime.scheduler``): one evaluation worker where the
 newest request wins and a stale result is never delivered, and a second worker that
 builds or loads models while the current one stays usable. This adapter owns both,
 turns session events into requests, and carries each outcome to the GUI thread (a
 queued Qt signal), where it is checked once more: a newer request may have been made
 while the outcome travelled.
 
-Importing this module costs nothing heavy: the plots' modules, torch and the core's
-computing modules are imported on the worker during ``start()``, after the window is on
+Importing this module costs nothing heavy: the plots' modules (``import_plots``, the
+window's), torch and the core's computing modules are imported on the worker during
+``start()``, after the window is on
 screen, and the first evaluation is computed there right after the session is built.
 The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
 torch's libraries load without Python's lock), and its model panel on ``ready``.
-(The caller imports core.config and core.document, which import neither.)
+(The caller imports models.config and document.spec, which import neither.)
 """
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import TYPE_CHECKING, Callable
 
@@ -35,7 +35,7 @@ from .qt_mirror import import_pyqtgraph_lazily
 TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
-    from ..document.spec import ModelSpec
+    from ..document.spec import ModelSpec, Selection
     from ..models.config import Positions
     from ..views.mosaic import MosaicLook
 
@@ -81,14 +81,17 @@ class Controller(QObject):
     modelLoaded = Signal(object)        # the ModelSpec now running
     modelFailed = Signal(str)
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None,
+                 import_plots: Callable[[], None] = lambda: None):
         super().__init__(parent)
+        self._import_plots = import_plots   # on the worker at start: the window's plots
         self.session = None
         self.last_shown = None
         self.last_ms = 0.0
         self.loading = False
         self.device = "cpu"             # where pretrained models run ("auto" picks)
-        self._look: Callable[[], MosaicLook | None] = lambda: None
+        self._look_of: Callable[[Selection], MosaicLook | None] = lambda selection: None
+        self.restyled = False           # last_shown is a new look of the evaluation before
         self._painted = 0               # generation of last_shown
         self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
@@ -133,7 +136,7 @@ class Controller(QObject):
         do side by side); torch's own modules are then imported past PySide6's hook."""
         try:
             import_pyqtgraph_lazily()
-            importlib.import_module(".plots", __package__)
+            self._import_plots()
         except Exception:
             pass        # the window tells the user when it builds the panel
         else:
@@ -145,50 +148,66 @@ class Controller(QObject):
             except Exception:
                 pass    # the runner meets the same error and tells it
 
-    def set_look(self, provider: Callable[[], MosaicLook | None]) -> None:
-        """How the next mosaic is coloured: called on the GUI thread at each request."""
-        self._look = provider
+    def set_look(self, look_of: Callable[[Selection], MosaicLook | None]) -> None:
+        """How the mosaic is coloured for a view Selection (the plots' mosaic_look): each
+        request colours it for the session's selection, and a selection in another look
+        has the views prepared again (``restyle``)."""
+        self._look_of = look_of
 
-    def watch_look(self, panel) -> None:
-        """Colour the mosaic as ``panel`` (a PlotsPanel) asks: its ``look`` for every
-        request, and views prepared again whenever it tells ``lookChanged``."""
-        self.set_look(panel.look)
-        panel.lookChanged.connect(self.restyle)
+    def _look(self) -> MosaicLook | None:
+        return self._look_of(self.session.selection)
 
     # -- evaluation -------------------------------------------------------------------
     def _on_session_event(self, event) -> None:
-        if isinstance(event, self._computing_events):
+        from ..document.events import COMPUTING_EVENTS, SelectionChanged
+        if isinstance(event, COMPUTING_EVENTS):
             self.request()
+        elif isinstance(event, SelectionChanged):
+            self.restyle()
 
     def request(self) -> None:
         """Ask for the current session's evaluation; supersedes any pending request."""
         s = self.session
         if s is None or self._compute.closed:
             return
-        job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look())
+        selection = s.selection
+        job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look(),
+                            keep=(selection.layer - 1, selection.head))
         note_activity()                 # no full garbage collection in the middle of a drag
         self.computing.emit()
         self._submit(job)
 
     def restyle(self) -> None:
-        """Ask for the views of the evaluation shown again, in the current look (the
-        mosaic's mode or difference range changed); supersedes any pending request, and
-        the result arrives through ``evaluated`` like any other. While an evaluation is
-        still on its way, that is asked again in the new look instead."""
+        """Ask for the views of the evaluation shown again when the session's selection
+        is in another look than the one asked for last (the mosaic's mode or difference
+        range changed); supersedes any pending request, and the result arrives through
+        ``evaluated`` like any other. While an evaluation is still on its way, that is
+        asked again in the new look instead."""
         s, shown = self.session, self.last_shown
         if s is None or self._compute.closed:
             return
+        if shown is not None and not self._has_head(shown.evaluation):
+            self.request()              # a long input kept another head's maps: run again
+            return
+        look = self._look()
+        if look == getattr(self._newest, "look", None):
+            return                      # shown, or on its way, in that look already
         if shown is None or (not self.generation_painted()
                              and not isinstance(self._newest, ViewsJob)):
             self.request()
             return
-        look = self._look()
-        mosaic = getattr(shown.views, "mosaic", None)
-        if self.generation_painted() and look == (mosaic.look if mosaic else None):
-            return                      # shown in that look already
         self.computing.emit()
+        mosaic = getattr(shown.views, "mosaic", None)
         self._submit(ViewsJob(shown.evaluation, look, mosaic, shown.model,
                               getattr(shown.views, "tiles", None)))
+
+    def _has_head(self, ev) -> bool:
+        """Does the evaluation hold the maps of the selected layer and head (all of a
+        run's when small enough; else the one kept: Engine.evaluate's keep)?"""
+        selection = self.session.selection
+        if ev.comparison.attention_aligned is not None:
+            return True
+        return ev.kept is not None and ev.kept[:2] == (selection.layer - 1, selection.head)
 
     def generation_painted(self) -> bool:
         """Is the last result shown the answer to the newest request?"""
@@ -209,8 +228,6 @@ class Controller(QObject):
         if outcome.failed:
             self.evaluationFailed.emit(f"could not start the model: {outcome.message}")
             return
-        from ..document.events import COMPUTING_EVENTS  # imported on the worker by now
-        self._computing_events = COMPUTING_EVENTS
         self.session = outcome.result.session
         self.session.subscribe(self._on_session_event)
         self.ready.emit()               # the window builds its panels and sets the look
@@ -221,15 +238,14 @@ class Controller(QObject):
     def _on_evaluated(self, outcome: Outcome) -> None:
         shown, ms = outcome.result.shown, outcome.result.ms
         self.last_shown, self.last_ms, self._painted = shown, ms, outcome.generation
+        self.restyled = isinstance(outcome.job, ViewsJob)
         self.evaluated.emit(shown, ms)
         # The result shown before is gone now (workaround "malloc-trim")
         self._trim_heap_soon(len(shown.evaluation.order))
 
     def _trim_heap_soon(self, n_tokens: int) -> None:
         """Give freed heap pages back once no evaluation has been shown for
-        TRIM_AFTER_MS: during a drag the next evaluation reuses them. (Trimming after
-        each one made the next page-fault its activations afresh: thread CPU of an
-        evaluation at n = 512, built-in 20 -> 32 ms, MiniLM 211 -> 231 ms.)"""
+        TRIM_AFTER_MS: during a drag the next evaluation reuses them."""
         if n_tokens >= TRIM_FROM:
             self._trim_tokens = n_tokens
             self._trim_timer.start()                # again: the quiet time starts now

@@ -1,6 +1,6 @@
 """The model panel: which model runs, every option of the built-in one, and positions.
 
-Its fields (ranges, defaults, labels, tooltips) come from ``core.options.OPTIONS``. It
+Its fields (ranges, defaults, labels, tooltips) come from ``models.options.OPTIONS``. It
 always shows the model that runs (the session's spec): an invalid setting is told next
 to the field (red text under it, the field outlined) and changes nothing; a valid change
 is asked for at once (``modelRequested(ModelSpec)``), and if the change is refused or
@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-                               QGroupBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
+                               QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
+                               QWidget)
 
 from ..document.spec import ModelSpec
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
+from .fields import edited, narrow_combo, option_widget, set_value, value_of
 
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
@@ -27,31 +28,13 @@ STATUS_STYLE = "color: #555; font-size: 11px;"
 CHOOSER_TIP = ("The built-in transformer (random weights, every option below), a real "
                "pretrained model found on this computer, or a model folder you choose. "
                "Nothing is downloaded.")
-MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
-SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
-# The steps a pretrained load tells (core.hf.load_backend), numbered: the bar shows
+# The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
 # "step k of N"; a step not listed here shows a busy bar with its text.
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
               "de-quantizing weights": 3, "ready": 4}
 LOAD_STEP_COUNT = 4
-
-
-def choice_text(name: str, value) -> str:
-    """How a choice reads in its menu."""
-    if name == "pe":
-        return TITLES.get(value, value)
-    if name == "mode":
-        return MODE_LABELS.get(value, value)
-    return str(value)
-
-
-def narrow_combo(combo: QComboBox) -> QComboBox:
-    """A menu whose longest item does not set the panel's width (it elides instead)."""
-    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(8)
-    return combo
 
 
 class ModelPanel(QWidget):
@@ -65,6 +48,7 @@ class ModelPanel(QWidget):
                  parent: QWidget | None = None):
         super().__init__(parent)
         self._running = running           # the session's spec, read when needed
+        self._described = None            # the reference trace described (once per run)
         self._loading = "the model"       # what is loading, told in loading_started
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
@@ -93,11 +77,8 @@ class ModelPanel(QWidget):
         self.show_spec(running())
         self.set_positions(positions)
         for name, widget in self._fields.items():
-            signal = (widget.toggled if isinstance(widget, QCheckBox) else
-                      widget.currentIndexChanged if isinstance(widget, QComboBox) else
-                      widget.valueChanged)
-            signal.connect(self._positions_edited if name in POSITION_OPTIONS
-                           else self._config_edited)
+            edited(widget).connect(self._positions_edited if name in POSITION_OPTIONS
+                                   else self._config_edited)
 
     # -- construction helpers ---------------------------------------------------------
     def _model_box(self) -> QGroupBox:
@@ -147,28 +128,8 @@ class ModelPanel(QWidget):
         form.setVerticalSpacing(3)
         return form
 
-    @staticmethod
-    def _widget(option: Option) -> QWidget:
-        """The field that edits one option, within its allowed values."""
-        if option.choices:
-            widget = narrow_combo(QComboBox())
-            for value in option.choices:
-                widget.addItem(choice_text(option.name, value), value)
-            return widget
-        if option.kind is bool:
-            return QCheckBox(option.label)
-        if option.kind is int:
-            widget = QSpinBox(minimum=int(option.low), maximum=int(option.high))
-            if option.name in SPECIAL_TEXT:
-                widget.setSpecialValueText(SPECIAL_TEXT[option.name])
-        else:
-            widget = QDoubleSpinBox(decimals=2, minimum=option.low, maximum=option.high,
-                                    singleStep=0.25)
-        widget.setKeyboardTracking(False)     # one change per Enter / arrow, not per digit
-        return widget
-
     def _add(self, form: QFormLayout, option: Option) -> None:
-        widget = self._widget(option)
+        widget = option_widget(option)
         widget.setToolTip(option.tip)
         widget.setObjectName(option.name)
         error = QLabel(wordWrap=True)
@@ -195,42 +156,24 @@ class ModelPanel(QWidget):
         label = self._errors[name]
         return label.text() if not label.isHidden() else ""
 
-    def _value(self, name: str):
-        widget = self._fields[name]
-        if isinstance(widget, QCheckBox):
-            return widget.isChecked()
-        if isinstance(widget, QComboBox):
-            return widget.currentData()
-        return widget.value()
-
-    def _set_value(self, name: str, value) -> None:
-        widget = self._fields[name]
-        widget.blockSignals(True)
-        if isinstance(widget, QCheckBox):
-            widget.setChecked(bool(value))
-        elif isinstance(widget, QComboBox):
-            widget.setCurrentIndex(max(widget.findData(value), 0))
-        else:
-            widget.setValue(value)
-        widget.blockSignals(False)
-
     def config(self) -> ModelConfig:
         """The config the fields show (possibly invalid: see ``problems()``)."""
-        return ModelConfig(**{n: self._value(n) for n in CONFIG_FIELDS}, **self._hidden_values)
+        return ModelConfig(**{n: value_of(self._fields[n]) for n in CONFIG_FIELDS},
+                           **self._hidden_values)
 
     def positions(self) -> Positions:
-        return Positions(*(self._value(n) for n in POSITION_OPTIONS))
+        return Positions(*(value_of(self._fields[n]) for n in POSITION_OPTIONS))
 
     def set_config(self, config: ModelConfig) -> None:
         values = config.to_dict()
         for name in CONFIG_FIELDS:
-            self._set_value(name, values[name])
+            set_value(self._fields[name], values[name])
         self._hidden_values = {name: values[name] for name in HIDDEN}
         self._show_problems({}, config_fields=True)
 
     def set_positions(self, positions: Positions) -> None:
         for name in POSITION_OPTIONS:
-            self._set_value(name, getattr(positions, name))
+            set_value(self._fields[name], getattr(positions, name))
         self._show_problems({}, config_fields=False)
 
     def show_spec(self, spec: ModelSpec) -> None:
@@ -247,6 +190,7 @@ class ModelPanel(QWidget):
                 index = self.chooser.count() - 1
                 self.chooser.insertItem(index, spec.name, ("real", spec.source))
         self.chooser.setCurrentIndex(index)
+        self._described = None            # its facts are described afresh
         # A real model's own architecture replaces the built-in fields (greyed-out
         # built-in values would misdescribe it).
         self.builtin_box.setEnabled(spec.is_builtin)
@@ -373,10 +317,16 @@ class ModelPanel(QWidget):
         self._say(message, error=True)
 
     def describe(self, shown) -> None:
-        """Show the running model's facts (core.facts.ModelFacts, carried by a
+        """Show the running model's facts (models.facts.ModelFacts, carried by a
         views.Shown): a real model's in a table in place of the built-in fields, the
-        built-in's scheme and size in a line under its fields. Given a Trace, or a Shown
-        without facts, a real model's architecture is read from the trace."""
+        built-in's scheme and size in a line under its fields (once per reference run).
+        Given a Trace, or a Shown without facts, a real model's architecture is read
+        from the trace."""
+        evaluation = getattr(shown, "evaluation", None)
+        reference = shown if evaluation is None else evaluation.reference
+        if reference is self._described:
+            return
+        self._described = reference
         facts = getattr(getattr(shown, "model", None), "facts", None)
         if self._running().is_builtin:
             if facts is not None:
@@ -388,8 +338,7 @@ class ModelPanel(QWidget):
         if facts is not None:
             self._show_rows(facts.rows())
             return
-        trace = getattr(shown, "evaluation", None)
-        self._describe_trace(shown if trace is None else trace.reference)
+        self._describe_trace(reference)
 
     def _show_rows(self, rows) -> None:
         self.model_facts.setText(
