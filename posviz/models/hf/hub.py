@@ -189,7 +189,7 @@ def fetch(download: Download, say: Say, should_stop: Callable[[], bool]) -> Path
                             etag_timeout=ANSWER_SECONDS,
                             tqdm_class=_counting_bar(say, step, done, total, should_stop))
             done += size
-        say(f"downloaded {download.describe()}", total, total)
+        say(f"downloaded {download.describe()}")
     except BaseException as error:       # Cancel, a failure, Ctrl+C: no half snapshot
         _take_back(folder, before)
         if isinstance(error, (Cancelled, PosvizInputError)) or \
@@ -209,18 +209,19 @@ def _entries(folder: Path) -> list[str]:
 
 
 def _take_back(folder: Path, before: set[str]) -> None:
-    """Remove what was linked into ``folder`` since ``before``, and the folder when
-    that leaves it empty."""
+    """Remove what was linked into ``folder`` since ``before``, and the folder (and the
+    snapshots folder above it) when that leaves it empty."""
     for entry in sorted(set(_entries(folder)) - before, reverse=True):
         path = folder / entry
         try:
             path.rmdir() if path.is_dir() and not path.is_symlink() else path.unlink()
         except OSError:
             pass
-    try:
-        folder.rmdir()                     # only when empty
-    except OSError:
-        pass
+    for empty in (folder, folder.parent):
+        try:
+            empty.rmdir()                  # only when empty
+        except OSError:
+            break
 
 
 def _write_ref(name: HubName, commit: str) -> None:
