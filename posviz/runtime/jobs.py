@@ -44,6 +44,8 @@ class StartJob:
     order: str = "reverse"              # "reverse": start reversed; else the original order
     progress: Callable[[str], None] | None = None
     device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
+    online: bool = False                # may a hub model be downloaded?
+    ask_above: int | None = None        # bytes a download may take without asking
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,12 +80,16 @@ class LoadJob:
                                       # (step, done, total) how far a counted one is
     n_tokens: int = 0                 # the text's length now: the model must fit
     device: str = "cpu"               # where a pretrained model runs ("auto" picks)
+    online: bool = False              # may a hub model be downloaded?
+    ask_above: int | None = None      # bytes a download may take without asking (None:
+                                      # any; above it hf.LargeDownload says how much)
 
 
 @dataclass(frozen=True)
 class Started:
     session: Session
     problem: str | None = None          # why the asked-for model is not the one running
+    download: str | None = None         # or: how large its download is, to ask first
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class Evaluated:
 def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
     """The backend for ``job.spec`` (ModelSpec.load), telling its progress."""
     return job.spec.load(job.progress, device=job.device, should_stop=should_stop,
-                         n_tokens=job.n_tokens)
+                         n_tokens=job.n_tokens, online=job.online, ask_above=job.ask_above)
 
 
 class EvaluationRunner:
@@ -130,13 +136,17 @@ class EvaluationRunner:
     def start(self, job: StartJob) -> Started:
         from ..document.session import DEFAULT_TEXT
         from ..document.spec import ModelSpec
+        from ..models.hf.hub import LargeDownload
 
         spec, positions = job.spec, job.positions
-        problem = None
+        problem = download = None
         try:
-            backend = load_model(LoadJob(spec, job.progress, device=job.device))
-        except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
-            if not spec.is_builtin:     # (a built-in one that cannot be built falls back
+            backend = load_model(LoadJob(spec, job.progress, device=job.device,
+                                         online=job.online, ask_above=job.ask_above))
+        except (ImportError, TypeError, ValueError, LargeDownload) as error:
+            if isinstance(error, LargeDownload):    # asked once the window is ready
+                download = one_line(error)
+            elif not spec.is_builtin:   # (a built-in one that cannot be built falls back
                 problem = one_line(error)   # silently, as an invalid remembered one does)
             spec = ModelSpec.builtin()
             backend = load_model(LoadJob(spec))
@@ -155,7 +165,7 @@ class EvaluationRunner:
             self._early = (state, ev, 1000 * (time.perf_counter() - start))
         except Exception:               # the first EvaluationJob tells what is wrong
             self._early = None
-        return Started(session, problem)
+        return Started(session, problem, download)
 
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from ..views import shown as views
