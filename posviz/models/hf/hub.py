@@ -174,20 +174,24 @@ def fetch(download: Download, say: Say, should_stop: Callable[[], bool]) -> Path
     refs/REVISION at the commit. When ``should_stop()`` turns True (between two chunks
     of a file), or anything fails, the files this download linked into the snapshot are
     taken back and errors.Cancelled (or the one-line error) is raised."""
+    import inspect
+
     from huggingface_hub import hf_hub_download
 
     folder, total, done = download.folder, download.size, 0
     before = set(_entries(folder))
+    # a huggingface_hub without it (before 1.0) is told and stopped between files only
+    chunks = "tqdm_class" in inspect.signature(hf_hub_download).parameters
     try:
         for k, (path, size) in enumerate(download.files, 1):
             if should_stop():
                 raise Cancelled("download cancelled")
             step = f"{DOWNLOAD_STEP} {k} of {len(download.files)} ({path})"
             say(step, done, total)
+            counting = {"tqdm_class": _counting_bar(say, step, done, total, should_stop)}
             hf_hub_download(download.name.repo, path, revision=download.commit,
                             cache_dir=hub_cache_dir(), endpoint=endpoint(),
-                            etag_timeout=ANSWER_SECONDS,
-                            tqdm_class=_counting_bar(say, step, done, total, should_stop))
+                            etag_timeout=ANSWER_SECONDS, **(counting if chunks else {}))
             done += size
         say(f"downloaded {download.describe()}")
     except BaseException as error:       # Cancel, a failure, Ctrl+C: no half snapshot
