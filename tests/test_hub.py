@@ -180,8 +180,11 @@ def test_a_revision_by_tag_is_cached_under_its_ref(online, tmp_path, capsys):
     assert code == 0, err
     ref = tmp_path / "home" / "hub" / "models--someone--tiny-gpt2" / "refs" / "v1"
     assert ref.read_text() == online.repos[NAME].refs["v1"]
-    code, again, err = cli_report(f"{NAME}@v1", capsys, "--offline")
-    assert code == 0 and json.loads(again) == json.loads(first)
+    asked = len(online.requests)
+    for more in (["--offline"], []):                 # the cache first, online or not
+        code, again, err = cli_report(f"{NAME}@v1", capsys, *more)
+        assert code == 0 and json.loads(again) == json.loads(first)
+    assert online.requests[asked:] == []
     assert cli_report(NAME, capsys, "--offline")[0] == 2     # refs/main was never written
 
 
@@ -222,7 +225,9 @@ def test_loading_a_folder_asks_the_network_nothing(online, saved, capsys):
 # -- in this process: cancel, the question before a large download ------------------------
 def test_cancel_leaves_nothing_a_later_load_trusts(online, tmp_path):
     """Cancelled halfway through the weights (the first file), then halfway through
-    config.json (the last, after three files were linked into the snapshot)."""
+    config.json (the last, after three files were linked into the snapshot), then
+    interrupted (Ctrl+C) as the third file begins, then failed (the hub lost the second
+    file)."""
     told = []
 
     def stop_in(file_number: int):
@@ -231,12 +236,29 @@ def test_cancel_leaves_nothing_a_later_load_trusts(online, tmp_path):
                        for step, _, _ in told)
         return should_stop
 
+    def interrupt(step, done=None, total=None):
+        if step.startswith("downloading file 3 "):
+            raise KeyboardInterrupt
+
+    files = online.repos[NAME].commits[online.repos[NAME].refs["main"]].files
+    kept = dict(files)
+
+    def lose_a_file(step, done=None, total=None):
+        if step.startswith("downloading file 2 "):
+            files.pop("tokenizer.json", None)
+
     repo = tmp_path / "home" / "hub" / "models--someone--tiny-gpt2"
-    for file_number in (1, 4):
+    for file_number in (1, 4, "Ctrl+C", "lost"):
         told.clear()
-        with pytest.raises(Cancelled):
-            hf.load_backend(NAME, progress=lambda *a: told.append((a + (None, None))[:3]),
-                            online=True, should_stop=stop_in(file_number))
+        expected = {"Ctrl+C": KeyboardInterrupt, "lost": PosvizInputError}
+        with pytest.raises(expected.get(file_number, Cancelled)) as stopped:
+            if file_number == "Ctrl+C":
+                hf.load_backend(NAME, progress=interrupt, online=True)
+            elif file_number == "lost":
+                hf.load_backend(NAME, progress=lose_a_file, online=True)
+            else:
+                hf.load_backend(NAME, online=True, should_stop=stop_in(file_number),
+                                progress=lambda *a: told.append((a + (None, None))[:3]))
         assert not (repo / "snapshots").exists() or not any((repo / "snapshots").iterdir())
         assert not (repo / "refs").exists()
         assert cache.cached_models() == {}
@@ -246,6 +268,9 @@ def test_cancel_leaves_nothing_a_later_load_trusts(online, tmp_path):
         with pytest.raises(OSError):                        # nor does transformers
             AutoConfig.from_pretrained(NAME, local_files_only=True,
                                        cache_dir=str(cache.hub_cache_dir()))
+    assert str(stopped.value).startswith("the hub at http://127.0.0.1:") and \
+        " answered 404 for someone/tiny-gpt2, tokenizer.json: " in str(stopped.value)
+    files.update(kept)
     fetched = len(online.files_fetched())
     backend = hf.load_backend(NAME, online=True)            # the next attempt completes
     assert backend.revision == online.repos[NAME].refs["main"]

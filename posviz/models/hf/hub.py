@@ -88,8 +88,8 @@ class LargeDownload(Exception):
         self.download = download
 
 
-def _hub_error(name: HubName, error: Exception) -> PosvizInputError:
-    """One line for a failed question to the hub."""
+def _hub_error(name: HubName, error: Exception, path: str = "") -> PosvizInputError:
+    """One line for a failed question to the hub (about the file ``path``, if any)."""
     from huggingface_hub import errors
 
     where = endpoint()
@@ -103,8 +103,9 @@ def _hub_error(name: HubName, error: Exception) -> PosvizInputError:
         return PosvizInputError(f"no model {name.repo!r} on the hub at {where} (or it is "
                                 f"private: log in with hf auth login, or set HF_TOKEN)")
     if isinstance(error, errors.HfHubHTTPError) and error.response is not None:
+        about = f"{name}, {path}" if path else str(name)
         return PosvizInputError(f"the hub at {where} answered {error.response.status_code} "
-                                f"for {name}: {one_line(error)}")
+                                f"for {about}: {one_line(error)}")
     return PosvizInputError(f"cannot reach the hub at {where} to download {name} "
                             f"({one_line(error)}); it is not in the local cache either")
 
@@ -178,7 +179,7 @@ def fetch(download: Download, say: Say, should_stop: Callable[[], bool]) -> Path
 
     from huggingface_hub import hf_hub_download
 
-    folder, total, done = download.folder, download.size, 0
+    folder, total, done, path = download.folder, download.size, 0, ""
     before = set(_entries(folder))
     # a huggingface_hub without it (before 1.0) is told and stopped between files only
     chunks = "tqdm_class" in inspect.signature(hf_hub_download).parameters
@@ -199,7 +200,7 @@ def fetch(download: Download, say: Say, should_stop: Callable[[], bool]) -> Path
         if isinstance(error, (Cancelled, PosvizInputError)) or \
                 not isinstance(error, Exception):
             raise
-        raise _hub_error(download.name, error) from None
+        raise _hub_error(download.name, error, path) from None
     if not COMMIT.match(download.name.revision):
         _write_ref(download.name, download.commit)
     return folder
