@@ -126,3 +126,41 @@ def test_downloads_turned_off_load_only_what_is_cached(qtbot, online, window):
     assert online.requests == []
     panel.set_offline(True)                             # posviz --offline
     assert not panel.downloads.isEnabled() and "--offline" in panel.downloads.toolTip()
+
+
+def test_a_hub_name_on_the_command_line_downloads_once_the_window_is_ready(
+        qtbot, online, private_settings):
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    c = w.controller
+    counted = []
+    c.modelCount.connect(lambda step, done, total: counted.append(step))
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):      # posviz --model NAME
+        w.start(model=NAME)
+    assert any(step.startswith("downloading file 4 of 4 ") for step in counted)
+    assert c.session.spec == ModelSpec.pretrained(NAME)
+    assert w.model_panel.model_status.text() == f"Using {NAME}."
+
+
+def test_a_pinned_session_opens_its_commit_on_another_computer(qtbot, online, saved, window,
+                                                               tmp_path, monkeypatch):
+    from posviz.document.session_file import read, write
+    from posviz.models.hf import load_backend
+    session = tmp_path / "pinned.posviz"
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.controller.load(ModelSpec.pretrained(NAME))
+    write(session, document_of(window.controller.session))
+    commit = online.repos[NAME].refs["main"]
+    online.add(NAME, saved / "bert")                         # main moves on
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "elsewhere"))
+    doc = read(session)
+    assert doc.spec.revision == commit
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.open_document(doc, session)
+    backend = window.controller.session.backend
+    assert backend.revision == commit and backend.family.name == "gpt2"
+    assert str(tmp_path / "elsewhere") in backend.path
+    assert load_backend(NAME, online=True).family.name == "bert"   # the name alone: main

@@ -117,9 +117,10 @@ class Controller(QObject):
               order: str = "reverse") -> None:
         """Import the rest of the core and build the session on the worker; ``ready``
         follows. ``spec`` and ``positions`` must be valid (a model that fails to load
-        falls back to the built-in one, and ``modelFailed`` says why)."""
+        falls back to the built-in one, and ``modelFailed`` says why; a hub model that
+        is not cached is then downloaded and loaded as ``load`` does it)."""
         self._submit(StartJob(text, spec, positions, order, device=self.device,
-                              online=self.downloads_on(), ask_above=ASK_ABOVE_BYTES))
+                              online=self.downloads_on()))
 
     def downloads_on(self) -> bool:
         """May a hub model be downloaded now? Not with --offline, the model panel's
@@ -228,8 +229,8 @@ class Controller(QObject):
         self.request()                  # the evaluation is mostly done already
         if outcome.result.problem:
             self.modelFailed.emit(outcome.result.problem)
-        elif outcome.result.download:   # the built-in model runs while this is asked
-            self.downloadAsked.emit(outcome.job.spec, outcome.result.download)
+        elif outcome.result.later:      # a hub model: downloaded while the built-in runs
+            self.load(outcome.result.later)
 
     def _on_evaluated(self, outcome: Outcome) -> None:
         shown, ms = outcome.result.shown, outcome.result.ms

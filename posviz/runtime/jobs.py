@@ -44,8 +44,8 @@ class StartJob:
     order: str = "reverse"              # "reverse": start reversed; else the original order
     progress: Callable[[str], None] | None = None
     device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
-    online: bool = False                # may a hub model be downloaded?
-    ask_above: int | None = None        # bytes a download may take without asking
+    online: bool = False                # may a hub model be downloaded? (then by a LoadJob
+                                        # once the window is ready, not here)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,7 +89,8 @@ class LoadJob:
 class Started:
     session: Session
     problem: str | None = None          # why the asked-for model is not the one running
-    download: str | None = None         # or: how large its download is, to ask first
+    later: ModelSpec | None = None      # a hub model to download and load once the window
+                                        # is ready (with progress and Cancel)
 
 
 @dataclass(frozen=True)
@@ -136,16 +137,15 @@ class EvaluationRunner:
     def start(self, job: StartJob) -> Started:
         from ..document.session import DEFAULT_TEXT
         from ..document.spec import ModelSpec
-        from ..models.hf.hub import LargeDownload
+        from ..models.hf.cache import NotCached
 
         spec, positions = job.spec, job.positions
-        problem = download = None
+        problem = later = None
         try:
-            backend = load_model(LoadJob(spec, job.progress, device=job.device,
-                                         online=job.online, ask_above=job.ask_above))
-        except (ImportError, TypeError, ValueError, LargeDownload) as error:
-            if isinstance(error, LargeDownload):    # asked once the window is ready
-                download = one_line(error)
+            backend = load_model(LoadJob(spec, job.progress, device=job.device))
+        except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
+            if isinstance(error, NotCached) and job.online:
+                later = spec            # downloaded where the window shows its progress
             elif not spec.is_builtin:   # (a built-in one that cannot be built falls back
                 problem = one_line(error)   # silently, as an invalid remembered one does)
             spec = ModelSpec.builtin()
@@ -165,7 +165,7 @@ class EvaluationRunner:
             self._early = (state, ev, 1000 * (time.perf_counter() - start))
         except Exception:               # the first EvaluationJob tells what is wrong
             self._early = None
-        return Started(session, problem, download)
+        return Started(session, problem, later)
 
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from ..views import shown as views
