@@ -85,11 +85,11 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
                                f"{'applies' if len(given) == 1 else 'apply'} to the built-in "
                                f"model, not to --model {source} (a pretrained model has its "
                                f"own settings)")
+    from .document.session import spec_of
     from .models.hf.cache import network_allowed
-    spec = ModelSpec.pretrained(source)
-    backend = spec.load(say, device=device, n_tokens=n_tokens,
-                        online=not offline and network_allowed())
-    return Model(backend, spec.pinned(getattr(backend, "revision", "")))
+    backend = ModelSpec.pretrained(source).load(say, device=device, n_tokens=n_tokens,
+                                                online=not offline and network_allowed())
+    return Model(backend, spec_of(backend))     # a hub model pinned to its commit
 
 
 def load_session(path, *, device: str = "cpu", offline: bool = False,
