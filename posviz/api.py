@@ -103,7 +103,8 @@ def load_session(path, *, device: str = "cpu", offline: bool = False,
     doc = read(path)
     say = _progress(progress)
     session = session_of(doc, say, online=not offline and network_allowed(), device=device)
-    return Model(session.backend, doc.spec).report(session, say, document=doc)
+    spec = doc.spec.pinned(getattr(session.backend, "revision", ""))
+    return Model(session.backend, spec).report(session, say, document=doc)
 
 
 class Model:
