@@ -24,8 +24,6 @@ Names in use, and where each lives:
   (posviz.gui.plots.workarounds).
 - ``svg-flatten-strokes``: rewrite exported SVG so scaled strokes stay thin
   (posviz.gui.plots.workarounds).
-- ``hf-offline``: set Hugging Face's offline variables before loading a model
-  (posviz.models.hf.workarounds).
 - ``hf-quiet-gguf``: no tqdm bar on the terminal while transformers de-quantizes a GGUF
   file (posviz.models.hf.workarounds).
 - ``hf-load-progress``: count the tensors transformers reads and stop between two when

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "posviz"
 # the command line imports the GUI only inside a function (a command that needs no
 # window never loads Qt).
 LAYERS = ("errors", "workarounds", "models", "analysis", "document", "views", "runtime",
-          "desktop", "gui", "cli", "__main__")
+          "api", "desktop", "gui", "cli", "__main__")
 LAZY_ONLY = {("cli", "gui")}
 # Within the models, lowest first: the encodings' records, the options and configuration
 # that read them, what a run records, the backend interface, then the two kinds of model.

@@ -552,24 +552,10 @@ def test_a_superseded_forward_stops_early(backends):
 
 
 # -- workarounds of transformers' behaviour ---------------------------------------------
-def test_offline_variables_are_set_unless_turned_off(monkeypatch):
-    from posviz.models.hf import workarounds
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "hf-offline")
-    assert not workarounds.go_offline()
-    assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ
-    monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF")
-    assert workarounds.go_offline()
-    assert os.environ["HF_HUB_OFFLINE"] == os.environ["TRANSFORMERS_OFFLINE"] == "1"
-
-
 def test_workarounds_wait_for_a_transformers_they_were_written_for(monkeypatch):
     from posviz.models.hf import workarounds
     module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(workarounds.metadata, "version", lambda name: "6.0.0")
-    assert not workarounds.go_offline() and "HF_HUB_OFFLINE" not in os.environ
     original = module.tqdm
     with workarounds.quiet_gguf_progress(True):
         assert module.tqdm is original

@@ -62,7 +62,8 @@ def run(args) -> int:
     check_width(args.width, "--width")
     if args.dpi is not None and not 50 <= args.dpi <= 600:
         raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
-    session, ev = evaluate_command(args)
+    report = evaluate_command(args)
+    session, ev = report.session, report.evaluation
     L, h = ev.reference.n_layers, ev.reference.n_heads
     if args.layer is not None and not 1 <= args.layer <= L:
         raise PosvizInputError(f"--layer must be from 1 to {L} (got {args.layer})")

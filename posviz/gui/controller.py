@@ -31,8 +31,10 @@ from .collector import note_activity
 from .import_hook import past_pyside_hook
 from .preload import preload_torch_libraries
 from .qt_mirror import import_pyqtgraph_lazily
+from .settings import downloads_allowed
 
 TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
+ASK_ABOVE_BYTES = 500 * 10**6   # a larger download of a hub model is asked for first
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
     from ..document.spec import ModelSpec, Selection
@@ -77,9 +79,11 @@ class Controller(QObject):
     evaluationFailed = Signal(str)
     modelLoading = Signal(str)          # label
     modelProgress = Signal(str)         # a step of a load
-    modelCount = Signal(str, int, int)  # a counted step: step, done, total (tensors)
+    modelCount = Signal(str, object, object)  # a counted step: step, done, total
+                                        # (tensors, or bytes of a download: beyond int32)
     modelLoaded = Signal(object)        # the ModelSpec now running
     modelFailed = Signal(str)
+    downloadAsked = Signal(object, str)  # a ModelSpec, and what its download would take
 
     def __init__(self, parent: QObject | None = None,
                  import_plots: Callable[[], None] = lambda: None):
@@ -90,6 +94,7 @@ class Controller(QObject):
         self.last_ms = 0.0
         self.loading = False
         self.device = "cpu"             # where pretrained models run ("auto" picks)
+        self.online = True              # False: --offline (no download in this run)
         self._look_of: Callable[[Selection], MosaicLook | None] = lambda selection: None
         self.restyled = False           # last_shown is a new look of the evaluation before
         self._painted = 0               # generation of last_shown
@@ -115,8 +120,16 @@ class Controller(QObject):
               order: str = "reverse") -> None:
         """Import the rest of the core and build the session on the worker; ``ready``
         follows. ``spec`` and ``positions`` must be valid (a model that fails to load
-        falls back to the built-in one, and ``modelFailed`` says why)."""
-        self._submit(StartJob(text, spec, positions, order, device=self.device))
+        falls back to the built-in one, and ``modelFailed`` says why; a hub model that
+        is not cached is then downloaded and loaded as ``load`` does it)."""
+        self._submit(StartJob(text, spec, positions, order, device=self.device,
+                              online=self.downloads_on()))
+
+    def downloads_on(self) -> bool:
+        """May a hub model be downloaded now? Not with --offline, the model panel's
+        setting turned off, or HF_HUB_OFFLINE=1."""
+        from ..models.hf.cache import network_allowed
+        return self.online and downloads_allowed() and network_allowed()
 
     def _submit(self, job) -> None:
         self._newest = job
@@ -234,6 +247,8 @@ class Controller(QObject):
         self.request()                  # the evaluation is mostly done already
         if outcome.result.problem:
             self.modelFailed.emit(outcome.result.problem)
+        elif outcome.result.later:      # a hub model: downloaded while the built-in runs
+            self.load(outcome.result.later)
 
     def _on_evaluated(self, outcome: Outcome) -> None:
         shown, ms = outcome.result.shown, outcome.result.ms
@@ -263,10 +278,12 @@ class Controller(QObject):
             threading.Thread(target=trim, name="posviz-trim", daemon=True).start()
 
     # -- models -----------------------------------------------------------------------
-    def load(self, spec: ModelSpec) -> None:
+    def load(self, spec: ModelSpec, confirmed: bool = False) -> None:
         """Build or load ``spec``'s model off the GUI thread; the current one stays in
         use until it is ready. Then the session runs it (ModelChanged) and
-        ``modelLoaded`` follows; a newer load or ``cancel_load`` discards this one."""
+        ``modelLoaded`` follows; a newer load or ``cancel_load`` discards this one. A
+        hub model's download above ASK_ABOVE_BYTES is not started but asked for
+        (``downloadAsked``) unless ``confirmed``."""
         if self._loader.closed:
             return
         self.loading = True
@@ -275,7 +292,13 @@ class Controller(QObject):
         n = len(self.session.seq) if self.session is not None else 0
         tell = (lambda step, done=None, total=None:
                 self._bridge.progress.emit(token, step, done, total))
-        self._loader.submit(LoadJob(spec, tell, n_tokens=n, device=self.device))
+        self._loader.submit(LoadJob(spec, tell, n_tokens=n, device=self.device,
+                                    online=self.downloads_on(),
+                                    ask_above=None if confirmed else ASK_ABOVE_BYTES))
+
+    def load_confirmed(self, spec: ModelSpec) -> None:
+        """Load ``spec``, downloading it whatever its size: the user said yes."""
+        self.load(spec, confirmed=True)
 
     def cancel_load(self) -> None:
         """Forget the model being loaded, at once: its result is discarded.
@@ -295,7 +318,11 @@ class Controller(QObject):
         self.loading = False
         self._load_token = None
         if outcome.failed:
-            self.modelFailed.emit(outcome.message)
+            from ..models.hf.hub import LargeDownload
+            if isinstance(outcome.error, LargeDownload):
+                self.downloadAsked.emit(outcome.job.spec, one_line(outcome.error))
+            else:
+                self.modelFailed.emit(outcome.message)
             return
         spec, backend = outcome.job.spec, outcome.result
         try:

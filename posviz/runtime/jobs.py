@@ -44,6 +44,8 @@ class StartJob:
     order: str = "reverse"              # "reverse": start reversed; else the original order
     progress: Callable[[str], None] | None = None
     device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
+    online: bool = False                # may a hub model be downloaded? (then by a LoadJob
+                                        # once the window is ready, not here)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,12 +83,17 @@ class LoadJob:
                                       # (step, done, total) how far a counted one is
     n_tokens: int = 0                 # the text's length now: the model must fit
     device: str = "cpu"               # where a pretrained model runs ("auto" picks)
+    online: bool = False              # may a hub model be downloaded?
+    ask_above: int | None = None      # bytes a download may take without asking (None:
+                                      # any; above it hf.LargeDownload says how much)
 
 
 @dataclass(frozen=True)
 class Started:
     session: Session
     problem: str | None = None          # why the asked-for model is not the one running
+    later: ModelSpec | None = None      # a hub model to download and load once the window
+                                        # is ready (with progress and Cancel)
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ class Evaluated:
 def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
     """The backend for ``job.spec`` (ModelSpec.load), telling its progress."""
     return job.spec.load(job.progress, device=job.device, should_stop=should_stop,
-                         n_tokens=job.n_tokens)
+                         n_tokens=job.n_tokens, online=job.online, ask_above=job.ask_above)
 
 
 class EvaluationRunner:
@@ -133,13 +140,16 @@ class EvaluationRunner:
     def start(self, job: StartJob) -> Started:
         from ..document.session import DEFAULT_TEXT
         from ..document.spec import ModelSpec
+        from ..models.hf.cache import NotCached
 
         spec, positions = job.spec, job.positions
-        problem = None
+        problem = later = None
         try:
             backend = load_model(LoadJob(spec, job.progress, device=job.device))
         except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
-            if not spec.is_builtin:     # (a built-in one that cannot be built falls back
+            if isinstance(error, NotCached) and job.online:
+                later = spec            # downloaded where the window shows its progress
+            elif not spec.is_builtin:   # (a built-in one that cannot be built falls back
                 problem = one_line(error)   # silently, as an invalid remembered one does)
             spec = ModelSpec.builtin()
             backend = load_model(LoadJob(spec))
@@ -159,7 +169,7 @@ class EvaluationRunner:
             self._early = (state, ev, tiles, 1000 * (time.perf_counter() - start))
         except Exception:               # the first EvaluationJob tells what is wrong
             self._early = None
-        return Started(session, problem)
+        return Started(session, problem, later)
 
     def _evaluate(self, backend, seq, order, positions, should_stop=None, keep=None):
         """The Evaluation and its mosaic's tiles, pooled as the comparison passes."""

@@ -36,12 +36,15 @@ class HFBackend:
     ``model`` is the loaded model, with its LM head when the checkpoint has one
     (``head`` "causal" or "masked"); ``base`` the transformer inside it that is tapped.
     What it can do besides a run follows from its family record and its mask.
+    ``source`` is what loads it again (a bundled name, a hub name, a folder) and
+    ``revision`` the hub commit its files came from ("" when not from the hub).
     """
 
     dtype = "float32"
 
     def __init__(self, model, tokenizer, family: Family, name: str, path: str,
-                 head: str | None = None, device: str = "cpu", tokenizer_lock=None):
+                 head: str | None = None, device: str = "cpu", tokenizer_lock=None,
+                 source: str = "", revision: str = ""):
         # Held while hooks are on the modules (a forward, a prefix run): twin() copies
         # the modules only between two of them
         self.hooked = threading.RLock()
@@ -55,6 +58,8 @@ class HFBackend:
         self.family = family
         self.name = name
         self.path = path
+        self.source = source or path
+        self.revision = revision
         self.device = device
         cfg = model.config
         self.position_encoding = family.encoding_of(cfg)
@@ -178,6 +183,8 @@ class HFBackend:
                 "position_encoding": self.position_encoding, "mask": self.mask,
                 "max_positions": self.max_positions, "path": self.path,
                 "device": self.device, "head": self.head}
+        if self.revision:
+            info["revision"] = self.revision
         if self.position_offset:
             info["position_offset"] = self.position_offset
         kv = getattr(cfg, "num_key_value_heads", None)
@@ -208,7 +215,8 @@ class HFBackend:
                                                          self.model.buffers())}
             model = copy.deepcopy(self.model, shared)
         return HFBackend(model, self.tokenizer, self.family, self.name, self.path,
-                         self.head, self.device, self._tokenizer_lock)
+                         self.head, self.device, self._tokenizer_lock, self.source,
+                         self.revision)
 
     # -- one forward ---------------------------------------------------------------------
     def _extras(self) -> dict:

@@ -6,7 +6,6 @@ on another major version neither is applied, and loading goes on without it.
 """
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from importlib import metadata
 
@@ -23,23 +22,6 @@ def _written_for_this_transformers() -> bool:
     except (metadata.PackageNotFoundError, ValueError):
         return False
     return major in WRITTEN_FOR
-
-
-def go_offline() -> bool:
-    """``hf-offline``: set HF_HUB_OFFLINE and TRANSFORMERS_OFFLINE, for this whole process.
-
-    Why: posviz never downloads, yet a load that reaches for the hub (a name that is not
-    a local folder, a tokenizer file looked up remotely) waits about 49 s for the network
-    before failing. ``local_files_only=True`` keeps posviz's own loads of local folders
-    off the network; these variables also cover what it misses. They must be set before
-    huggingface_hub is first imported (it reads them once, into its constants), which is
-    why they are set process-wide rather than around the load. True if set.
-    """
-    if not enabled("hf-offline") or not _written_for_this_transformers():
-        return False
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    return True
 
 
 @contextmanager
