@@ -159,7 +159,7 @@ def test_a_pinned_session_opens_its_commit_on_another_computer(qtbot, online, sa
     doc = read(session)
     assert doc.spec.revision == commit
     with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
-        window.open_document(doc, session)
+        window.files.open_document(doc, session)
     backend = window.controller.session.backend
     assert backend.revision == commit and backend.family.name == "gpt2"
     assert str(tmp_path / "elsewhere") in backend.path
