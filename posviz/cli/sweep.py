@@ -14,7 +14,8 @@ import sys
 from ..analysis.experiments.runs import KIND_TIPS
 from ..errors import PosvizInputError
 from ..models.options import OPTIONS
-from .options import add_model_arguments, check_model_flags, model_config, positions, progress
+from .options import (add_model_arguments, builtin_config, check_model_flags, positions,
+                      progress)
 
 QUANTILES = ("median", "p10", "p90")
 
@@ -79,7 +80,7 @@ def experiment_engine(args):
         raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
                                f"--model {args.model}")
     check_model_flags(args)
-    config = None if args.model else model_config(args)
+    config = None if args.model else builtin_config(args)
     where = positions(args)
     from ..analysis.engine import Engine
     from .options import build_backend

@@ -32,7 +32,7 @@ def spec_of(backend: Backend) -> ModelSpec:
     """The spec that builds this backend again: its config, or the pretrained model's
     folder (or GGUF file), labelled with its name."""
     if isinstance(backend, BuiltinBackend):
-        return ModelSpec.builtin(backend.config)
+        return ModelSpec(config=backend.config, weights=backend.weights)
     return ModelSpec.pretrained(backend.path, backend.name)
 
 

@@ -129,12 +129,13 @@ def _model(value) -> tuple[ModelSpec, str]:
     model = _mapping(value, "'model'")
     kind = model.get("kind")
     if kind == "builtin":
-        _unknown(model, ("kind", "config"), "'model'")
+        _unknown(model, ("kind", "config", "weights"), "'model'")
         config = _mapping(model.get("config", {}), "'model.config'")
         names = [f.name for f in fields(ModelConfig)]
         _unknown(config, names, "'model.config'")
+        weights = _string(model.get("weights", "random"), "'model.weights'").strip()
         try:
-            return ModelSpec.builtin(ModelConfig(**config).validate()), ""
+            return ModelSpec.builtin(ModelConfig(**config).validate(), weights), ""
         except TypeError as error:
             raise PosvizInputError(f"'model.config' is invalid: {error}") from None
     if kind == "pretrained":

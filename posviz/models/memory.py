@@ -3,7 +3,8 @@
 The estimate counts what posviz keeps, not what a framework might cache:
 
 - the weights: per block 4 d² for the attention projections, 2 d·d_ff for the MLP, the
-  MLP bias d_ff and two LayerNorms (2·2d), plus the learned position table max_len·d;
+  MLP bias d_ff and two LayerNorms (2·2d), plus the encoding's own (the learned position
+  table max_len·d, T5's buckets);
   they are drawn in float64 and then cast, so building needs 8 bytes a weight for a
   moment, and keeps ``dtype`` bytes a weight;
 - one recorded forward (a Trace) at n tokens: hidden states (L+1)·n·d, attention
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from ..errors import PosvizInputError
 from .config import ModelConfig
+from .encodings import ENCODINGS
 
 DTYPE_BYTES = {"float32": 4, "float64": 8}
 DRAW_BYTES = 8              # weights are drawn in float64, then cast to the model's dtype
@@ -36,7 +38,7 @@ def weight_count(config: ModelConfig) -> int:
     d, f = config.d_model, config.ff_width
     norms = 0 if config.norm == "none" else 2 * 2 * d
     per_block = 4 * d * d + 2 * d * f + f + norms
-    table = config.max_len * d if config.pe == "learned" else 0
+    table = ENCODINGS[config.pe].weight_count(d, config.heads, config.max_len)
     return config.layers * per_block + table
 
 
