@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import PosvizInputError
 from .config import ModelConfig
+from .encodings import KINDS
 
 if TYPE_CHECKING:
     from .bpe import Tokenizer
@@ -192,12 +193,13 @@ def zoo_folder() -> Path | None:
 
 
 def zoo() -> list[Checkpoint]:
-    """The shipped checkpoints, one per encoding."""
+    """The shipped checkpoints, one per encoding, in the encodings' order."""
     folder = zoo_folder()
     if folder is None:
         return []
-    return [Checkpoint.read(sub) for sub in sorted(folder.iterdir())
-            if (sub / FILES["config"]).is_file()]
+    found = [Checkpoint.read(sub) for sub in folder.iterdir()
+             if (sub / FILES["config"]).is_file()]
+    return sorted(found, key=lambda c: (KINDS.index(c.config.pe), str(c.folder)))
 
 
 def find(weights: str, config: ModelConfig) -> Checkpoint:
