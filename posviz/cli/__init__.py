@@ -4,7 +4,7 @@
     posviz export [model options] --text TEXT --order I,J,... --out DIR [...]
     posviz sweep [model options] (--text T | --texts FILE) --kind KIND --count K --seed S
     posviz probe [model options] [--texts FILE] [--json]
-    posviz paper NAME [--json]
+    posviz paper NAME [--weights random|trained] [--json]
     posviz train [built-in model options] --out DIR [--corpus kjv|FILE] [--steps N] [...]
     posviz report|export --session FILE.posviz [...] [--save-session FILE.posviz]
 
