@@ -18,13 +18,15 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
                                QSpinBox, QVBoxLayout, QWidget)
 
 from ..document.spec import ModelSpec
+from ..errors import PosvizInputError
+from ..models.checkpoint import RANDOM, TRAINED, WEIGHTS_TIP
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
 
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
 STATUS_STYLE = "color: #555; font-size: 11px;"
-CHOOSER_TIP = ("The built-in transformer (random weights, every option below), a real "
+CHOOSER_TIP = ("The built-in transformer (random or trained weights, the options below), a real "
                "pretrained model found on this computer, or a model folder you choose. "
                "Nothing is downloaded.")
 MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
@@ -74,6 +76,7 @@ class ModelPanel(QWidget):
         layout.addWidget(self._model_box())
         self.builtin_box = QGroupBox("Built-in transformer")
         form = self._form(self.builtin_box)
+        self._add_weights(form)
         for name in CONFIG_FIELDS:
             self._add(form, OPTIONS[name])
         self.builtin_facts = QLabel(wordWrap=True)       # its scheme and size, in a line
@@ -138,6 +141,51 @@ class ModelPanel(QWidget):
         self.cancel.hide()
         self.model_status.hide()
         return box
+
+    def _add_weights(self, form: QFormLayout) -> None:
+        """The weights choice: random (from the seed), the shipped trained checkpoint of
+        the configuration, or a checkpoint folder; its refusal is told under it."""
+        self.weights = narrow_combo(QComboBox())
+        self.weights.setObjectName("weights")
+        self.weights.setToolTip(WEIGHTS_TIP + ". The symmetry views hold for any weights: "
+                                "random is the default.")
+        self.weights.addItem("random (seed)", RANDOM)
+        self.weights.addItem("trained", TRAINED)
+        self.weights.addItem("Checkpoint folder…", "")
+        self.weights.activated.connect(self._weights_chosen)
+        self.weights_error = QLabel(wordWrap=True)
+        self.weights_error.setStyleSheet(ERROR_STYLE)
+        self.weights_error.hide()
+        column = QVBoxLayout()
+        column.setSpacing(1)
+        column.addWidget(self.weights)
+        column.addWidget(self.weights_error)
+        caption = QLabel("Weights")
+        caption.setToolTip(self.weights.toolTip())
+        form.addRow(caption, column)
+
+    def _weights_value(self) -> str:
+        return self.weights.currentData() or RANDOM
+
+    def _set_weights(self, weights: str) -> None:
+        index = self.weights.findData(weights)
+        if index < 0:                # a folder: listed from now on, above "Checkpoint…"
+            index = self.weights.count() - 1
+            self.weights.insertItem(index, weights.rstrip("/").rsplit("/", 1)[-1], weights)
+            self.weights.setItemData(index, weights, Qt.ToolTipRole)
+        self.weights.setCurrentIndex(index)
+        self._fields["seed"].setEnabled(weights == RANDOM)   # the seed draws random ones
+        self.weights_error.hide()
+
+    def _weights_chosen(self, index: int) -> None:
+        if self.weights.itemData(index) == "":
+            folder = QFileDialog.getExistingDirectory(self, "Open a checkpoint folder "
+                                                      "(posviz train)")
+            if not folder:
+                self.show_spec(self._running())
+                return
+            self._set_weights(folder)
+        self._config_edited()
 
     @staticmethod
     def _form(box: QGroupBox) -> QFormLayout:
@@ -238,6 +286,7 @@ class ModelPanel(QWidget):
         a pretrained one by name (its architecture follows in ``describe``)."""
         if spec.is_builtin:
             self.set_config(spec.config)
+            self._set_weights(spec.weights)
             index = 0
         else:
             # (QComboBox.findData does not find a tuple: compare the items' data here)
@@ -275,12 +324,30 @@ class ModelPanel(QWidget):
         if spec != self._running():
             self.modelRequested.emit(spec)
 
+    def _builtin_spec(self, config: ModelConfig) -> ModelSpec | None:
+        """The built-in model with the weights chosen, or None with the refusal told
+        under the weights (no checkpoint for this configuration)."""
+        weights = self._weights_value()
+        if weights == RANDOM and self._running().trained:   # the checkpoint's table size
+            config = config.replace(**{name: OPTIONS[name].default for name in HIDDEN})
+        try:
+            spec = ModelSpec.builtin(config, weights)
+        except PosvizInputError as error:
+            self.weights_error.setText(str(error))
+            self.weights_error.show()
+            self.weights.setStyleSheet(INVALID)
+            return None
+        self.weights_error.hide()
+        self.weights.setStyleSheet("")
+        return spec
+
     def _config_edited(self, *_) -> None:
         config = self.config()
         problems = config.problems()
         self._show_problems(problems, config_fields=True)
-        if not problems:
-            self._request(ModelSpec.builtin(config))
+        spec = None if problems else self._builtin_spec(config)
+        if spec is not None:
+            self._request(spec)
 
     def _positions_edited(self, *_) -> None:
         positions = self.positions()
@@ -294,10 +361,11 @@ class ModelPanel(QWidget):
         if kind == "builtin":
             config = self.config()
             problems = config.problems()
+            spec = None if problems else self._builtin_spec(config)
             if problems:
                 self.model_failed(next(iter(problems.values())))
-            else:
-                self._request(ModelSpec.builtin(config))
+            elif spec is not None:
+                self._request(spec)
             return
         if kind == "open":
             source = QFileDialog.getExistingDirectory(self, "Open a model folder")
@@ -382,7 +450,8 @@ class ModelPanel(QWidget):
             if facts is not None:
                 self.builtin_facts.setText(
                     f"{facts.scheme_text()} · {dict(facts.rows())['Parameters']} "
-                    f"parameters · {facts.dtype} on {facts.device}")
+                    f"parameters · {facts.weights or 'random'} weights · {facts.dtype} "
+                    f"on {facts.device}")
                 self.builtin_facts.show()
             return
         if facts is not None:
