@@ -48,7 +48,8 @@ def test_the_loss_falls_and_the_record_says_how_it_was_trained(trained):
     curve = np.array(record["loss_curve"])                                # (steps, 2)
     assert curve[0, 0] == 1 and curve[-1, 0] == RECIPE.steps and not record["interrupted"]
     assert curve[-5:, 1].mean() < curve[:5, 1].mean() - 0.5
-    assert curve[0, 1] == pytest.approx(math.log(400), rel=0.1)   # starts near uniform
+    # starts near uniform: logits of unit spread add about 1/2 to log V
+    assert math.log(400) < curve[0, 1] < math.log(400) + 1.5
     assert record["recipe"]["steps"] == 40 and record["config"]["pe"] == "t5"
     assert record["data"]["held_out_sections"] == 1 and record["data"]["vocab"] == 400
     assert sum(record["token_counts"]) == record["data"]["train_tokens"]
@@ -162,7 +163,7 @@ def test_the_kjv_listing_becomes_chapters_without_references():
                "Ge2:1 Thus the heavens and the earth were finished.\n"
                "1Sa1:1 Now there was a certain man.\n")
     assert kjv_sections(listing) == [
-        "In the beginning God created the heaven and the earth.\n"
+        "In the beginning God created the heaven and the earth. "
         "And the earth was without form, and void.",
         "Thus the heavens and the earth were finished.", "Now there was a certain man."]
 
@@ -191,3 +192,21 @@ def test_the_tokenizer_reads_any_text_and_marks_word_pieces(trained):
     assert any(c.startswith("##") for c in chips) and not any("Ġ" in c for c in chips)
     stream = token_stream(tokenizer, ["a b", "c"])
     assert (stream == tokenizer.end_id).sum() == 2 and stream[-1] == tokenizer.end_id
+
+
+def test_ctrl_c_saves_what_was_trained(tmp_path, monkeypatch):
+    """KeyboardInterrupt during the steps (here from the first progress report, at step
+    1): the model trained so far is evaluated and written, its record marked."""
+    def interrupt(progress):
+        raise KeyboardInterrupt
+    short = Recipe(corpus=str(SAMPLE), vocab=300, length=16, batch=4, steps=50, warmup=0)
+    checkpoint, _ = train(TINY, short, tmp_path / "a", progress=interrupt)
+    assert checkpoint.record["interrupted"] and checkpoint.record["steps"] == 1
+    assert BuiltinBackend(TINY, str(checkpoint.folder)).checkpoint.summary().startswith(
+        "trained 1 step (interrupted)")
+    import posviz.cli.train as command
+    monkeypatch.setattr(command, "reporter", lambda args: (None, interrupt))
+    status, out, _ = cli("train", "--corpus", str(SAMPLE), "--vocab", "300", "--length",
+                         "16", "--steps", "50", "--layers", "1", "--out", str(tmp_path / "b"))
+    assert status == 130 and ": 1 step in" in out
+    assert Checkpoint.read(tmp_path / "b").record["interrupted"]

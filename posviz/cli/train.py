@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..errors import PosvizInputError
 from .options import add_builtin_options, model_config
@@ -70,8 +71,10 @@ def reporter(args: argparse.Namespace):
     if args.quiet:
         return None, None
 
+    name = Path(args.out).name              # which run, when several share a log
+
     def say(text: str) -> None:
-        print(f"posviz: {text}", file=sys.stderr, flush=True)
+        print(f"posviz: {name}: {text}", file=sys.stderr, flush=True)
 
     def progress(p) -> None:
         say(f"step {p.step} of {p.steps}, loss {p.loss:.3f}, "
@@ -81,7 +84,7 @@ def reporter(args: argparse.Namespace):
 
 
 def run(args) -> int:
-    from ..models.checkpoint import Recipe
+    from ..models.checkpoint import Recipe, plural
     config = model_config(argparse.Namespace(**{**vars(args), "mask": "causal"}))
     recipe = Recipe(corpus=args.corpus, vocab=args.vocab, length=args.length,
                     batch=args.batch, steps=args.steps, lr=args.lr, warmup=args.warmup,
@@ -102,7 +105,7 @@ def run(args) -> int:
         print("posviz: interrupted: nothing saved", file=sys.stderr)
         return EXIT_INTERRUPTED
     r = checkpoint.record
-    print(f"{checkpoint.folder}: {r['steps']} steps in {duration(r['seconds'])}, final "
-          f"loss {r['final_loss']:.3f}, held-out perplexity {r['held_out_perplexity']:.1f} "
+    print(f"{checkpoint.folder}: {plural(r['steps'], 'step')} in {duration(r['seconds'])}, "
+          f"final loss {r['final_loss']:.3f}, held-out perplexity {r['held_out_perplexity']:.1f} "
           f"(unigram {r['unigram_perplexity']:.1f})")
     return EXIT_INTERRUPTED if r["interrupted"] else 0

@@ -75,6 +75,10 @@ class Recipe:
         return found
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def architecture(config: ModelConfig) -> tuple:
     return tuple(getattr(config, name) for name in ARCHITECTURE)
 
@@ -146,8 +150,8 @@ class Checkpoint:
     def summary(self) -> str:
         """The training record in a line: corpus, steps, held-out perplexity."""
         r = self.record
-        steps = f"{r.get('steps', '?')} steps" + (" (interrupted)" if r.get("interrupted")
-                                                  else "")
+        steps = plural(r.get("steps", 0), "step") + (" (interrupted)" if r.get("interrupted")
+                                                     else "")
         text = f"trained {steps} on {r.get('data', {}).get('short', '?')}"
         if r.get("held_out_perplexity") is not None:
             text += (f", held-out perplexity {r['held_out_perplexity']:.1f} at "

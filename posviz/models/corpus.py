@@ -6,8 +6,11 @@ Two sources:
   Debian package's copyright file says so; in the United Kingdom the Crown still
   licenses its printing), as the Debian package bible-kjv prints it:
   ``bible -f "Gen1:1-Rev22:21"``, one verse a line after its reference ("Ge1:1 In the
-  beginning ..."). A section is a chapter, its verses one a line.
+  beginning ..."). A section is a chapter, its verses one running text.
 - a text file: a section is a paragraph (paragraphs are separated by blank lines).
+
+A section is running text, its line breaks read as spaces: a word at the start of a
+verse is tokenized as the same word typed anywhere in a sentence.
 
 One section in ``HELD_OUT_EVERY`` (the 10th, the 30th, ...) is held out: neither the
 tokenizer nor the model ever sees it, and the held-out perplexity is measured on it.
@@ -62,20 +65,21 @@ class Corpus:
 
 
 def kjv_sections(listing: str) -> list[str]:
-    """``bible -f`` output -> one section a chapter, its verses one a line, references
-    left out."""
+    """``bible -f`` output -> one section a chapter, its verses in one running text,
+    references left out."""
     chapters: dict[tuple[str, str], list[str]] = {}
     for line in listing.splitlines():
         match = VERSE.match(line.strip())
         if match:
             book, chapter, _, text = match.groups()
             chapters.setdefault((book, chapter), []).append(text.strip())
-    return ["\n".join(verses) for verses in chapters.values()]
+    return [" ".join(verses) for verses in chapters.values()]
 
 
 def paragraphs(text: str) -> list[str]:
-    """A text's paragraphs (separated by blank lines), their lines kept."""
-    return [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
+    """A text's paragraphs (separated by blank lines), each one running text."""
+    return [" ".join(block.split()) for block in re.split(r"\n\s*\n", text)
+            if block.strip()]
 
 
 def read_kjv() -> str:
