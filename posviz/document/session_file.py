@@ -1,8 +1,9 @@
 """``.posviz`` session files: the whole document as readable, diffable JSON.
 
 A file holds the format name and version, the text and its tokens, their order, the
-position options, the model (the built-in model's config, or a pretrained model's
-source with a hash of its config.json, so a changed model is reported), the view
+position options, the model (the built-in model's config and, when trained, its weights;
+or a pretrained model's source with a hash of its config.json, so a changed model is
+reported), the view
 selection, and an optional title and note. ``read`` checks everything before anything
 is used: a newer version, broken JSON, an order that is not a permutation of the tokens
 or an unknown key is one PosvizInputError line. ``write`` is atomic: a temporary file in
