@@ -34,6 +34,9 @@ def choose(widget, data) -> None:
 def test_trained_weights_are_asked_for_and_shown_with_their_record(panel, zoo):
     widget, running, asked = panel
     assert widget.weights.currentData() == "random" and widget.field("seed").isEnabled()
+    widget.describe(type("Shown", (), {"model": type("Views", (), {
+        "facts": running[0].load().facts()})()})())
+    assert "random weights (seed 0)" in widget.builtin_facts.text()
     choose(widget, "trained")
     assert len(asked) == 1 and asked[0].weights == "trained" and asked[0].trained
     assert asked[0].config.pe == "alibi" and asked[0].config.mask == "causal"
@@ -92,3 +95,21 @@ def test_the_compare_view_draws_each_encoding_on_the_same_reorder(qtbot, zoo, tm
     tab.run()
     assert "at least two encodings" in tab.status.text()
     tab.shutdown()
+
+
+def test_a_checkpoint_folder_fixes_the_architecture(panel, zoo, monkeypatch):
+    widget, running, asked = panel
+    from posviz.gui import model_panel
+    folder = str(zoo / "learned")
+    monkeypatch.setattr(model_panel.QFileDialog, "getExistingDirectory",
+                        staticmethod(lambda *args: folder))
+    choose(widget, "")                                          # "Checkpoint folder…"
+    assert len(asked) == 1 and asked[0].weights == folder and asked[0].config.pe == "learned"
+    running[0] = asked[0]
+    widget.show_spec(running[0])
+    assert widget.weights.currentText() == "learned"
+    assert not widget.field("pe").isEnabled() and not widget.field("layers").isEnabled()
+    assert widget.field("pe_scale").isEnabled() and widget.field("dtype").isEnabled()
+    choose(widget, "random")                                    # back: the table's default
+    assert asked[-1].weights == "random" and asked[-1].config.max_len == 1024
+    assert asked[-1].config.pe == "learned"

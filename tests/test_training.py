@@ -210,3 +210,13 @@ def test_ctrl_c_saves_what_was_trained(tmp_path, monkeypatch):
                          "16", "--steps", "50", "--layers", "1", "--out", str(tmp_path / "b"))
     assert status == 130 and ": 1 step in" in out
     assert Checkpoint.read(tmp_path / "b").record["interrupted"]
+
+
+def test_a_trained_trace_reads_as_its_chips(trained):
+    backend = BuiltinBackend(TINY, str(trained[0].folder))
+    seq = backend.tokenize(TEXT)
+    order = np.arange(len(seq))[::-1]
+    from posviz.analysis.engine import Engine
+    ev = Engine(backend).evaluate(seq, order, Positions())
+    assert ev.reference.tokens == seq.tokens and "##" in "".join(seq.tokens)
+    assert ev.run.tokens in (seq.tokens, tuple(seq.tokens[i] for i in order))

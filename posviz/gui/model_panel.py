@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
 
 from ..document.spec import ModelSpec
 from ..errors import PosvizInputError
-from ..models.checkpoint import RANDOM, TRAINED, WEIGHTS_TIP
+from ..models.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_TIP
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
 
@@ -38,6 +38,7 @@ CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
               "de-quantizing weights": 3, "ready": 4}
 LOAD_STEP_COUNT = 4
+FIXED_BY_A_FOLDER = tuple("d_ff" if n == "ff_width" else n for n in ARCHITECTURE)
 
 
 def choice_text(name: str, value) -> str:
@@ -174,7 +175,11 @@ class ModelPanel(QWidget):
             self.weights.insertItem(index, weights.rstrip("/").rsplit("/", 1)[-1], weights)
             self.weights.setItemData(index, weights, Qt.ToolTipRole)
         self.weights.setCurrentIndex(index)
-        self._fields["seed"].setEnabled(weights == RANDOM)   # the seed draws random ones
+        # the seed draws random weights; a checkpoint folder fixes the architecture
+        fixed = () if weights in (RANDOM, TRAINED) else FIXED_BY_A_FOLDER
+        for name, widget in self._fields.items():
+            if name not in POSITION_OPTIONS:
+                widget.setEnabled(name not in fixed and (name != "seed" or weights == RANDOM))
         self.weights_error.hide()
 
     def _weights_chosen(self, index: int) -> None:
@@ -450,8 +455,7 @@ class ModelPanel(QWidget):
             if facts is not None:
                 self.builtin_facts.setText(
                     f"{facts.scheme_text()} · {dict(facts.rows())['Parameters']} "
-                    f"parameters · {facts.weights or 'random'} weights · {facts.dtype} "
-                    f"on {facts.device}")
+                    f"parameters · {facts.weights} · {facts.dtype} on {facts.device}")
                 self.builtin_facts.show()
             return
         if facts is not None:

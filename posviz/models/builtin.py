@@ -2,6 +2,8 @@
 the words of a text, or a trained checkpoint's weights on its BPE tokens."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import PosvizInputError
@@ -65,9 +67,15 @@ class BuiltinBackend:
             past=None, keep_past=False) -> Trace:
         """models.backend.Backend.run; a causal run always keeps its keys and values."""
         if aligned:
-            return self.model.run(list(seq.ids), position_ids, should_stop, order=order)
-        return self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
-                              start=start, past=past)
+            trace = self.model.run(list(seq.ids), position_ids, should_stop, order=order)
+            shown = seq.tokens
+        else:
+            trace = self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
+                                   start=start, past=past)
+            shown = [seq.tokens[i] for i in order][start:]
+        if self.tokenizer is not None:         # it ran ids: its Trace reads as the chips
+            trace = replace(trace, tokens=tuple(shown))
+        return trace
 
     def record(self, seq, orders, position_ids, recorder, *, aligned=False) -> None:
         """models.backend.Backend.record: orders and position ids (B, n)."""
@@ -96,10 +104,10 @@ class BuiltinBackend:
         return described
 
     def weights_text(self) -> str:
-        """Which weights run, in a few words: 'random (seed 0)', or the training record's
-        summary."""
+        """Which weights run, in a few words: 'random weights (seed 0)', or the training
+        record's summary."""
         if self.checkpoint is None:
-            return f"random (seed {self.config.seed})"
+            return f"random weights (seed {self.config.seed})"
         return self.checkpoint.summary()
 
     def facts(self) -> ModelFacts:

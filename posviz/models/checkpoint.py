@@ -154,8 +154,8 @@ class Checkpoint:
                                                      else "")
         text = f"trained {steps} on {r.get('data', {}).get('short', '?')}"
         if r.get("held_out_perplexity") is not None:
-            text += (f", held-out perplexity {r['held_out_perplexity']:.1f} at "
-                     f"{r.get('recipe', {}).get('length', '?')} tokens")
+            text += (f" (held-out perplexity {r['held_out_perplexity']:.1f} at "
+                     f"{r.get('recipe', {}).get('length', '?')} tokens)")
         return text
 
     def load_weights(self, model) -> None:

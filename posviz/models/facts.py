@@ -31,7 +31,7 @@ class ModelFacts:
     position_offset: int = 0         # learned table rows before position 0
     encoding_parameters: dict = field(default_factory=dict)   # θ, rotated share, buckets:
                                      #   what the encoding's ``describe`` reads
-    weights: str = ""                # the built-in model's: "random (seed 0)" or how
+    weights: str = ""                # the built-in model's: "random weights (seed 0)" or how
                                      #   its checkpoint was trained
 
     def to_dict(self) -> dict:

@@ -28,7 +28,7 @@ class EncodingCurves:
     title: str                         # the encoding's title, with its paper
     rows: tuple[dict, ...]             # (L + 1,) analysis.symmetry.Comparison.rows()
     floor: float                       # its noise floor
-    weights: str                       # "random (seed 0)" or its training record's summary
+    weights: str                       # "random weights (seed 0)" or its training summary
 
     def curve(self, metric: str) -> np.ndarray:
         """(L + 1,) the metric per layer, NaN where it is undefined."""
@@ -81,10 +81,8 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
     from ...models.builtin import BuiltinBackend
     from ...models.orders import parse_order
     from ..engine import Engine
-    backends = []
-    for kind in kinds:
-        backend = BuiltinBackend(config.replace(pe=kind), weights)  # refused when untrained
-        backends.append(backend)
+    # each refused in one line when it has no trained checkpoint
+    backends = [BuiltinBackend(config.replace(pe=kind), weights) for kind in kinds]
     seqs = [backend.tokenize(text) for backend in backends]
     if any(seq.tokens != seqs[0].tokens for seq in seqs[1:]):
         raise PosvizInputError("the models read the text as different tokens: one order "

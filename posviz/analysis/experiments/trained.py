@@ -49,27 +49,26 @@ def press2022(should_stop=None) -> PaperCheck:
     ids = token_stream(first.tokenizer(), first.held_out())                  # (M,)
     count = min(PRESS_TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), ids[1:count + 1])
-    table, notes = {}, {}
+    table, notes = {}, {}                 # {encoding: {str(length): perplexity or None}}
     for checkpoint in checkpoints:
         kind, model = checkpoint.config.pe, _backend(checkpoint).model
+        limit = model.encoding.table_length(checkpoint.config.max_len)
         table[kind] = {}
         for n in lengths:
             if should_stop is not None and should_stop():
                 raise Cancelled()
-            limit = model.encoding.table_length(checkpoint.config.max_len)
             if limit is not None and n > limit:
                 table[kind][str(n)] = None
                 notes[kind] = f"its learned table has {limit} positions: longer is refused"
-                continue
-            table[kind][str(n)] = perplexity(model, ids, n, count)
-    at = {k: v for k, v in table.items()}
-    alibi, sinusoidal = at.get("alibi", {}), at.get("sinusoidal", {})
-    grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in at.items()
-             if v.get(str(lengths[-1])) is not None}
+            else:
+                table[kind][str(n)] = perplexity(model, ids, n, count)
+    alibi, sinusoidal = table.get("alibi", {}), table.get("sinusoidal", {})
+    grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()
+             if v[str(lengths[-1])] is not None}
     holds = bool(alibi and sinusoidal
                  and all(alibi[str(n)] <= 1.02 * alibi[str(length)] for n in lengths)
                  and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)]
-                 and all(v[str(length)] < 0.25 * unigram for v in at.values()))
+                 and all(v[str(length)] < 0.25 * unigram for v in table.values()))
     values = {"train_length": length, "lengths": list(lengths), "tokens": count,
               "unigram_perplexity": unigram, "perplexity": table,
               "growth_at_4x": grows, "refused": notes}
