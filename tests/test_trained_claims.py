@@ -113,8 +113,39 @@ def test_compare_refuses_in_one_line(zoo):
     for argv, words in ((["--pe", "none"], "at least two different encodings"),
                         (["--pe", "none,nope"], "got 'nope'"),
                         (["--pe", "none,rope", "--model", "minilm"], "--model does not apply"),
+                        (["--pe", "none,alibi", "--weights", str(zoo / "none")],
+                         "a checkpoint folder holds one encoding"),
                         (["--pe", "none,rope", "--weights", "trained", "--mask", "causal",
                           "--layers", "2", "--heads", "2", "--d-model", "32"],
                          "no trained checkpoint for rope")):
         status, _, err = cli("compare", *argv, "--text", TEXT)
         assert status == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+TINY_FLAGS = ("--mask", "causal", "--layers", "2", "--heads", "2", "--d-model", "32")
+
+
+def test_sweep_probe_and_export_take_trained_weights(zoo, tmp_path):
+    status, out, err = cli("sweep", "--weights", "trained", "--pe", "alibi", *TINY_FLAGS,
+                           "--text", TEXT, "--kind", "reverse", "--json", "--quiet")
+    assert status == 0, err
+    swept = json.loads(out)
+    _, reported, _ = cli("report", "--weights", "trained", "--pe", "alibi", *TINY_FLAGS,
+                         "--text", TEXT, "--json", "--quiet")
+    layers = json.loads(reported)["layers"]
+    assert [row["hidden_equivariance"]["median"] for row in swept["layers"]] == \
+        pytest.approx([row["hidden_equivariance"] for row in layers], rel=1e-5)
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(f"{TEXT} {k}" for k in range(6)))
+    status, out, err = cli("probe", "--weights", "trained", "--pe", "none", *TINY_FLAGS,
+                           "--texts", str(texts), "--json", "--quiet")
+    assert status == 0 and len(json.loads(out)["layers"]) == 3, err
+    status, out, err = cli("probe", "--weights", "trained", "--model-seed", "2", *TINY_FLAGS,
+                           "--texts", str(texts))
+    assert status == 2 and "--model-seed draws random weights" in err
+    status, out, err = cli("export", "--weights", "trained", "--pe", "learned", *TINY_FLAGS,
+                           "--text", TEXT, "--out", str(tmp_path / "figures"), "--format",
+                           "png", "--quiet")
+    assert status == 0, err
+    symmetry = (tmp_path / "figures" / "symmetry.csv").read_text()
+    assert "weights=trained" in symmetry and "pe=learned" in symmetry

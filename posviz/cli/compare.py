@@ -54,6 +54,9 @@ def compared(args):
     if args.model:
         raise PosvizInputError("compare runs the built-in model with several encodings; "
                                "--model does not apply")
+    if args.weights not in ("random", "trained"):
+        raise PosvizInputError("compare takes --weights random or trained: a checkpoint "
+                               "folder holds one encoding")
     if args.text is not None and not args.text.strip():
         raise PosvizInputError("the text is empty")
     kinds = parse_kinds(args.pe)

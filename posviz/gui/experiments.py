@@ -172,19 +172,13 @@ class ExperimentsTab(QtWidgets.QWidget):
             action.setData(kind)
             action.toggled.connect(self._encodings_changed)
         button.setMenu(menu)
-        self._encodings_changed()
         return button
 
     def chosen_encodings(self) -> tuple[str, ...]:
-        button = getattr(self, "encodings", None)
-        if button is None:
-            return COMPARED
-        return tuple(a.data() for a in button.menu().actions() if a.isChecked())
+        return tuple(a.data() for a in self.encodings.menu().actions() if a.isChecked())
 
     def _encodings_changed(self) -> None:
-        button = getattr(self, "encodings", None)
-        if button is not None:
-            button.setText(", ".join(self.chosen_encodings()) or "none chosen")
+        self.encodings.setText(", ".join(self.chosen_encodings()) or "none chosen")
 
     def _paper_chosen(self) -> None:
         """A paper's check runs on the weights it speaks of: random where it can."""

@@ -67,8 +67,7 @@ def press2022(should_stop=None) -> PaperCheck:
              if v[str(lengths[-1])] is not None}
     holds = bool(alibi and sinusoidal
                  and all(alibi[str(n)] <= 1.02 * alibi[str(length)] for n in lengths)
-                 and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)]
-                 and all(v[str(length)] < 0.25 * unigram for v in table.values()))
+                 and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)])
     values = {"train_length": length, "lengths": list(lengths), "tokens": count,
               "unigram_perplexity": unigram, "perplexity": table,
               "growth_at_4x": grows, "refused": notes}
@@ -76,16 +75,17 @@ def press2022(should_stop=None) -> PaperCheck:
         "press2022",
         "Press, Smith, Lewis (2022). Train short, test long: attention with linear biases "
         "enables input length extrapolation. ICLR.",
-        "Models trained at one length and evaluated on longer inputs (non-overlapping "
-        "windows): sinusoidal positions fail at once past the training length, rotary "
-        "degrades, T5's bias extrapolates somewhat, and ALiBi keeps (even improves) its "
-        "perplexity at several times the training length.",
+        "Language models trained at one length and evaluated on longer inputs "
+        "(non-overlapping windows): sinusoidal, rotary and T5 positions give worse "
+        "perplexity as the inputs grow past the training length, sinusoidal worst, and "
+        "ALiBi does not; a 1.3B-parameter ALiBi model trained at 1024 tokens reaches at "
+        "2048 the perplexity of a sinusoidal one trained at 2048.",
         f"Held-out perplexity of the shipped checkpoints (the built-in model, causal, "
         f"trained alike on {first.record['data']['short']}) on the same {count} held-out "
         f"tokens, cut into windows of {', '.join(map(str, lengths))} tokens, beside a "
         f"unigram model of the training tokens. Holds: ALiBi stays within 2 % of its "
-        f"perplexity at the training length, sinusoidal grows by more than 10 % at "
-        f"twice it, and every model is below a quarter of the unigram perplexity.",
+        f"perplexity at the training length, and sinusoidal grows by more than 10 % at "
+        f"twice it.",
         values, holds, weights=TRAINED)
 
 
