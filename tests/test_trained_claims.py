@@ -104,6 +104,9 @@ def test_compare_gives_each_encoding_the_numbers_report_gives_it(zoo, tmp_path):
     assert status == 0, err
     assert (tmp_path / "compare.png").stat().st_size > 5000
     assert "<svg" in (tmp_path / "compare.svg").read_text()
+    table = (tmp_path / "compare.csv").read_text()
+    assert f"# text: {TEXT}\n" in table and "# weights: random" in table
+    assert "# posviz: " in table and "mask=causal" in table
     rows = [r for r in csv.reader((tmp_path / "compare.csv").open()) if r[0][0] != "#"]
     assert rows[0] == ["layer", "none", "alibi", "learned"] and len(rows) == 1 + 5
     assert float(rows[1][1]) == 0.0 and float(rows[1][3]) > 0    # learned moves the input

@@ -113,3 +113,26 @@ def test_a_checkpoint_folder_fixes_the_architecture(panel, zoo, monkeypatch):
     choose(widget, "random")                                    # back: the table's default
     assert asked[-1].weights == "random" and asked[-1].config.max_len == 1024
     assert asked[-1].config.pe == "learned"
+
+
+def test_press2022_draws_perplexity_against_length_in_view(qtbot, zoo, monkeypatch):
+    from posviz.analysis.experiments import trained
+    monkeypatch.setattr(trained, "PRESS_TOKENS", 4 * 16 * 6)
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    tab.resize(1000, 600)
+    tab.show()
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("press2022"))
+    assert tab.weights.currentData() == "trained"          # the weights it speaks of
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+    shown = tab.figure.displayed()
+    assert list(shown) == ["none", "learned", "alibi", "unigram"]
+    assert np.isnan(shown["learned"][1:]).all() and not np.isnan(shown["alibi"]).any()
+    low, high = tab.figure.plot.viewRange()[1]                # log10 of perplexity
+    values = np.concatenate([v[~np.isnan(v)] for v in shown.values()])
+    assert low <= np.log10(values.min()) and np.log10(values.max()) <= high
+    assert "press2022 (trained weights)" in tab.figure.heading.text()
+    tab.shutdown()

@@ -120,9 +120,15 @@ def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
     app.processEvents()
     figure.show_compare(result, args.metric)
     app.processEvents()
-    facts = {"experiment": "compare", "encodings": ",".join(m.kind for m in result.models),
-             "weights": result.weights, "text": " ".join(result.tokens),
-             "order": ",".join(map(str, result.order)), "metric": args.metric}
+    from .. import __version__
+    from ..document.provenance import describe_model
+    facts = {"posviz": __version__, "experiment": "compare",
+             "model": describe_model({"model": "built-in", "config": result.config}),
+             "encodings": ",".join(m.kind for m in result.models), "weights": result.weights,
+             "text": result.text, "tokens": json.dumps(list(result.tokens)),
+             "order": ",".join(map(str, result.order)),
+             "positions": f"mode={result.positions.mode}, offset={result.positions.offset}",
+             "metric": args.metric}
     written = []
     try:
         for fmt in formats:

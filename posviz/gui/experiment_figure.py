@@ -239,7 +239,11 @@ class ExperimentFigure(Figure):
         self.plot.addItem(pg.InfiniteLine(
             pos=values["train_length"], angle=90, label="training length",
             pen=style.cosmetic_pen((120, 120, 120), 1, QtCore.Qt.PenStyle.DotLine),
-            labelOpts={"position": 0.9, "color": (60, 60, 60)}))
+            labelOpts={"position": 0.5, "color": (60, 60, 60)}))
         self.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
         self.data["unigram"] = np.full(lengths.size, unigram)
+        shown = np.concatenate([v[~np.isnan(v)] for v in self.data.values()])
+        self.plot.setYRange(np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25),
+                            padding=0)
+        self.plot.setXRange(lengths[0] * 0.9, lengths[-1] * 1.05, padding=0)
         self.coords = {"length": lengths.astype(int).tolist()}

@@ -38,6 +38,8 @@ class EncodingCurves:
 
 @dataclass(frozen=True)
 class EncodingComparison:
+    text: str
+    config: dict                       # the models' ModelConfig but for their encodings
     tokens: tuple[str, ...]            # (n,) in their original order
     order: tuple[int, ...]             # (n,) the reorder: slot j holds tokens[order[j]]
     positions: Positions
@@ -49,7 +51,8 @@ class EncodingComparison:
         return max(model.floor for model in self.models)
 
     def to_dict(self) -> dict:
-        return {"tokens": list(self.tokens), "order": list(self.order),
+        return {"text": self.text, "config": self.config,
+                "tokens": list(self.tokens), "order": list(self.order),
                 "positions": self.positions.mode, "offset": self.positions.offset,
                 "weights": self.weights, "noise_floor": self.floor,
                 "models": [{"pe": m.kind, "title": m.title, "weights": m.weights,
@@ -102,8 +105,9 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
                                      backend.weights_text()))
         if progress is not None:
             progress(done + 1, len(kinds))
-    return EncodingComparison(seqs[0].tokens, tuple(int(i) for i in order), positions,
-                              weights, tuple(models))
+    shared = {k: v for k, v in backends[0].config.to_dict().items() if k != "pe"}
+    return EncodingComparison(text, shared, seqs[0].tokens, tuple(int(i) for i in order),
+                              positions, weights, tuple(models))
 
 
 __all__ = ["EncodingComparison", "EncodingCurves", "METRICS", "compare_encodings",
