@@ -27,7 +27,8 @@ def step_timer(vocab: int, fused: bool, batch: int, length: int):
     for p in model.parameters():
         p.requires_grad_(True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=fused or None)
-    ids = torch.randint(0, vocab, (batch, length + 1), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(0, vocab, (batch, length + 1),
+                        generator=torch.Generator().manual_seed(0))
 
     def step() -> float:
         start = time.perf_counter()

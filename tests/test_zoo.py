@@ -4,7 +4,6 @@ run by --weights trained, and the README's tables are theirs."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest

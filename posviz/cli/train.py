@@ -106,6 +106,6 @@ def run(args) -> int:
         return EXIT_INTERRUPTED
     r = checkpoint.record
     print(f"{checkpoint.folder}: {plural(r['steps'], 'step')} in {duration(r['seconds'])}, "
-          f"final loss {r['final_loss']:.3f}, held-out perplexity {r['held_out_perplexity']:.1f} "
-          f"(unigram {r['unigram_perplexity']:.1f})")
+          f"final loss {r['final_loss']:.3f}, held-out perplexity "
+          f"{r['held_out_perplexity']:.1f} (unigram {r['unigram_perplexity']:.1f})")
     return EXIT_INTERRUPTED if r["interrupted"] else 0

@@ -26,8 +26,8 @@ from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, O
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
 STATUS_STYLE = "color: #555; font-size: 11px;"
-CHOOSER_TIP = ("The built-in transformer (random or trained weights, the options below), a real "
-               "pretrained model found on this computer, or a model folder you choose. "
+CHOOSER_TIP = ("The built-in transformer (random or trained weights, the options below), a "
+               "real pretrained model found on this computer, or a model folder you choose. "
                "Nothing is downloaded.")
 MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
 SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value

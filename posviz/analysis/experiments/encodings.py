@@ -84,6 +84,7 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
     from ...models.builtin import BuiltinBackend
     from ...models.orders import parse_order
     from ..engine import Engine
+
     # each refused in one line when it has no trained checkpoint
     backends = [BuiltinBackend(config.replace(pe=kind), weights) for kind in kinds]
     seqs = [backend.tokenize(text) for backend in backends]
