@@ -52,8 +52,9 @@ def builtin_config(options: dict) -> ModelConfig:
 
 
 def load(source: str | None = None, *, config: ModelConfig | None = None,
-         device: str = "cpu", offline: bool = False, progress: Progress | bool | None = None,
-         n_tokens: int = 0, **options) -> "Model":
+         weights: str = "random", device: str = "cpu", offline: bool = False,
+         progress: Progress | bool | None = None, n_tokens: int = 0,
+         **options) -> "Model":
     """A model to compare orders with.
 
     ``source`` is a bundled model ("minilm", "smollm2"), a model folder, a .gguf file or
@@ -62,7 +63,9 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     HF_HUB_OFFLINE=1). Without ``source``, the built-in transformer, configured by
     ``config`` or by the command line's options as keywords (``layers``, ``heads``,
     ``d_model``, ``d_ff``, ``pe``, ``pe_scale``, ``mask``, ``residual``, ``norm``,
-    ``seed``, ``dtype``), e.g. ``load(pe="rope", mask="causal", layers=4, seed=0)``.
+    ``seed``, ``dtype``), e.g. ``load(pe="rope", mask="causal", layers=4, seed=0)``;
+    its ``weights`` are "random" (drawn from the seed), "trained" (the shipped checkpoint
+    of that encoding and mask) or a checkpoint folder written by ``posviz train``.
 
     ``device`` ("cpu", "cuda", "mps", "auto") is where a pretrained model runs.
     ``progress(step, done=None, total=None)`` is told each step of a load, with the
@@ -76,11 +79,12 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         if device in ("cuda", "mps"):
             raise PosvizInputError(f"--device {device} applies to a --model only: the "
                                    f"built-in model runs on the CPU")
-        spec = ModelSpec.builtin(config or builtin_config(options))
+        spec = ModelSpec.builtin(config or builtin_config(options), weights)
         say("building the model")
         return Model(spec.load(n_tokens=n_tokens), spec)
-    if options or config is not None:
-        given = [f"--{name.replace('_', '-')}" for name in options] or ["config"]
+    if options or config is not None or weights != "random":
+        given = ([f"--{name.replace('_', '-')}" for name in options]
+                 + (["--weights"] if weights != "random" else []) or ["config"])
         raise PosvizInputError(f"{', '.join(given)} only "
                                f"{'applies' if len(given) == 1 else 'apply'} to the built-in "
                                f"model, not to --model {source} (a pretrained model has its "

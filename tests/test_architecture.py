@@ -17,9 +17,11 @@ LAYERS = ("errors", "workarounds", "models", "analysis", "document", "views", "r
           "api", "desktop", "gui", "cli", "__main__")
 LAZY_ONLY = {("cli", "gui")}
 # Within the models, lowest first: the encodings' records, the options and configuration
-# that read them, what a run records, the backend interface, then the two kinds of model.
+# that read them, what a run records, the backend interface, a checkpoint's tokenizer,
+# corpus and record, then the two kinds of model (and the built-in one's training).
 MODEL_PARTS = ("encodings", "options", "config", "facts", "orders", "trace", "hooks",
-               "backend", "transformer", "builtin", "memory", "hf")
+               "backend", "bpe", "corpus", "checkpoint", "transformer", "builtin", "memory",
+               "training", "hf")
 QT = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy")
 
 

@@ -20,6 +20,7 @@ from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.facts import ModelFacts  # noqa: E402
 from posviz.models.hf import machinery as mach  # noqa: E402
 from posviz.models.hf.families import BY_MODEL_TYPE, facts_of  # noqa: E402
+from posviz.models.memory import weight_count  # noqa: E402
 
 V = 99
 COMMON = dict(vocab_size=V)
@@ -138,7 +139,9 @@ def test_facts_of_the_built_in_model(pe):
     assert (facts.layers, facts.heads, facts.kv_heads, facts.width) == (2, 2, 2, 16)
     assert facts.mask == "causal" and facts.dtype == config.dtype
     table = {"learned": 1024 * 16, "t5": 32 * 2}.get(pe, 0)       # the encoding's own
-    assert facts.parameters == sum(p.numel() for p in backend.model.parameters()) + table
+    assert facts.parameters == sum(p.numel() for p in backend.model.parameters())
+    assert facts.parameters == weight_count(config)
+    assert weight_count(config) - weight_count(config.replace(pe="none")) == table
     assert facts.max_positions == backend.max_positions
 
 

@@ -244,7 +244,7 @@ def test_a_refused_config_shows_the_running_one_again(qtbot, window):
         panel.field("pe").setCurrentIndex(panel.field("pe").findData("learned"))
     assert "positions" in failed.args[0] and c.session.spec == running
     assert panel.config() == running.config and panel.field("pe").currentData() == "sinusoidal"
-    assert panel.model_status.text() == failed.args[0] and panel.chooser.currentIndex() == 0
+    assert panel.load.status.text() == failed.args[0] and panel.chooser.currentIndex() == 0
 
 
 def test_positions_travel_with_tokens_from_the_panel(qtbot, window):
@@ -293,7 +293,7 @@ def test_a_bad_model_folder_is_told_and_changes_nothing(qtbot, window, tmp_path)
         c.load(ModelSpec.pretrained(str(tmp_path / "no-such-model")))
     assert failed.args[0] and "\n" not in failed.args[0]
     assert c.session.backend is backend
-    assert window.model_panel.model_status.text() == failed.args[0]
+    assert window.model_panel.load.status.text() == failed.args[0]
 
 
 def test_export_writes_files_and_reports_errors(qtbot, window, tmp_path, monkeypatch):
@@ -351,13 +351,13 @@ def test_loading_a_real_model_shows_pinned_chips_and_locks_the_builtin_fields(
         qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller
     c.load(ModelSpec.pretrained("fake", "A fake model"))
-    qtbot.waitUntil(lambda: panel.busy.isVisible() and panel.cancel.isVisible(),
+    qtbot.waitUntil(lambda: panel.load.busy.isVisible() and panel.load.cancel.isVisible(),
                     timeout=TIMEOUT)
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT) as loaded:
         slow_model.release.set()
     assert loaded.args[0] == c.session.spec == ModelSpec.pretrained("fake", "A fake model")
     assert isinstance(c.session.backend, PinnedBackend)
-    assert not panel.builtin_box.isEnabled() and not panel.busy.isVisible()
+    assert not panel.builtin_box.isEnabled() and not panel.load.busy.isVisible()
     assert window.strip.pinned[0] and window.strip.pinned[-1]
     ev = settled(qtbot, window)
     assert ev.seq.tokens[0] == "[CLS]"
@@ -396,7 +396,7 @@ def test_a_model_on_the_command_line_that_cannot_load_is_told_in_the_window(
     assert "no model named broken" in failed.args[0]
     settled(qtbot, w)
     assert w.controller.session.spec.is_builtin        # the window runs, with the built-in
-    status = w.model_panel.model_status                # told inline, and it stays there
+    status = w.model_panel.load.status                # told inline, and it stays there
     assert "no model named broken" in status.text() and status.isVisible()
 
 
@@ -404,9 +404,9 @@ def test_cancelling_a_load_keeps_the_current_model(qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller
     backend, spec, shown = c.session.backend, c.session.spec, c.last_shown
     c.load(ModelSpec.pretrained("fake", "A fake model"))
-    qtbot.waitUntil(panel.cancel.isVisible, timeout=TIMEOUT)
-    panel.cancel.click()
-    assert not panel.busy.isVisible() and panel.chooser.currentIndex() == 0
+    qtbot.waitUntil(panel.load.cancel.isVisible, timeout=TIMEOUT)
+    panel.load.cancel.click()
+    assert not panel.load.busy.isVisible() and panel.chooser.currentIndex() == 0
     slow_model.release.set()
     assert slow_model.done.wait(TIMEOUT / 1000)
     # a load that fails at once comes back after the cancelled one: by then that one's
@@ -597,7 +597,7 @@ def test_the_panel_builds_its_fields_from_the_options(qtbot):
     panel.field("layers").setValue(2)                # back to what runs: nothing to ask
     assert len(asked) == 1
     panel.model_failed("refused")                    # shows the running spec again
-    assert panel.config() == running.config and panel.model_status.text() == "refused"
+    assert panel.config() == running.config and panel.load.status.text() == "refused"
 
 
 def test_a_new_mosaic_look_is_computed_on_the_worker_and_shown(qtbot, window):
@@ -697,17 +697,17 @@ def test_a_load_shows_step_k_of_n_and_its_message_ends_when_cancelled(
     before = window.state_label.text()
     c.load(ModelSpec.pretrained("fake", "A fake model"))
     assert window.state_label.text() == "Loading A fake model…"
-    qtbot.waitUntil(lambda: panel.busy.maximum() > 0, timeout=TIMEOUT)   # determinate
-    assert panel.busy.isVisible() and panel.busy.value() == 3
-    assert panel.busy.text() == f"step 3 of {panel.busy.maximum()}"
-    assert "A fake model" in panel.model_status.text()
-    assert "loading weights" in panel.model_status.text()
-    panel.cancel.click()
+    qtbot.waitUntil(lambda: panel.load.busy.maximum() > 0, timeout=TIMEOUT)   # determinate
+    assert panel.load.busy.isVisible() and panel.load.busy.value() == 3
+    assert panel.load.busy.text() == f"step 3 of {panel.load.busy.maximum()}"
+    assert "A fake model" in panel.load.status.text()
+    assert "loading weights" in panel.load.status.text()
+    panel.load.cancel.click()
     assert not window.state_label.text().startswith("Loading")
     assert window.state_label.text() == before
     panel.loading_started("another")                   # a step it does not know: busy
-    panel.loading_progress("counting sheep")
-    assert panel.busy.maximum() == 0 and "counting sheep" in panel.model_status.text()
+    panel.load.step("counting sheep")
+    assert panel.load.busy.maximum() == 0 and "counting sheep" in panel.load.status.text()
 
 
 def test_an_error_about_a_refused_change_clears_after_the_next_change(qtbot, window):
@@ -715,10 +715,10 @@ def test_an_error_about_a_refused_change_clears_after_the_next_change(qtbot, win
     with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
         c.load(ModelSpec.pretrained("no-such-model-here"))
     assert window.state_label.text() == failed.args[0]
-    assert panel.model_status.text() == failed.args[0]
+    assert panel.load.status.text() == failed.args[0]
     window.reverse_action.trigger()                     # a change that goes through
     assert window.state_label.text() != failed.args[0]
-    assert panel.model_status.isHidden()
+    assert panel.load.status.isHidden()
     settled(qtbot, window)
     assert "computed" in window.state_label.text()
     assert window.state_label.styleSheet() == ""

@@ -191,7 +191,7 @@ def test_gui_names_the_model_type_and_why_inline(qtbot, window, unreadable):
         c.load(ModelSpec.pretrained(str(unreadable)))
     assert "model type 'mamba' is not supported" in failed.args[0]
     assert "\n" not in failed.args[0]
-    assert window.model_panel.model_status.text() == failed.args[0]
+    assert window.model_panel.load.status.text() == failed.args[0]
     assert c.session.backend is backend
 
 
@@ -201,7 +201,7 @@ def test_gui_bar_counts_the_tensors_of_a_real_load(qtbot, window, folder):
     c, panel = window.controller, window.model_panel
     shown = []
     c.modelCount.connect(lambda step, done, total: shown.append(
-        (step, done, total, panel.busy.maximum(), panel.busy.value())))
+        (step, done, total, panel.load.busy.maximum(), panel.load.busy.value())))
     c.device = "auto"                           # as `posviz --device auto` sets it
     with qtbot.waitSignal(c.modelLoaded, timeout=30_000):
         c.load(ModelSpec.pretrained(str(folder), "tiny NeoX"))
@@ -231,15 +231,15 @@ def test_gui_cancel_stops_a_real_load_part_way_and_frees_it(qtbot, window, folde
                 clicked.wait(30)
     c._bridge.progress.connect(on_worker, Qt.DirectConnection)
     c.load(ModelSpec.pretrained(str(folder), "tiny NeoX"))
-    qtbot.waitUntil(lambda: panel.busy.isVisible() and 2 in reached, timeout=30_000)
-    panel.cancel.click()
+    qtbot.waitUntil(lambda: panel.load.busy.isVisible() and 2 in reached, timeout=30_000)
+    panel.load.cancel.click()
     clicked.set()
     qtbot.waitUntil(lambda: not any(t.name == "posviz-load" and t.is_alive()
                                     for t in threading.enumerate()), timeout=30_000)
     assert max(reached) <= 3 < tensor_count(folder)           # stopped at the next tensor
     assert c.session.backend is backend and not c.loading
     assert alive_models() == before
-    assert "cancelled" in panel.model_status.text()
+    assert "cancelled" in panel.load.status.text()
 
 
 def test_without_the_progress_workaround_a_load_still_works_uncounted(folder, monkeypatch):

@@ -27,8 +27,8 @@ def test_a_hub_name_downloads_with_a_determinate_bar_and_is_pinned(qtbot, online
     c, panel = window.controller, window.model_panel
     shown = []
     c.modelCount.connect(lambda step, done, total: shown.append(
-        (step, done, total, panel.busy.maximum(), panel.busy.value(), panel.busy.text(),
-         panel.model_status.text())))
+        (step, done, total, panel.load.busy.maximum(), panel.load.busy.value(),
+         panel.load.busy.text(), panel.load.status.text())))
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
         c.load(ModelSpec.pretrained(NAME))
     downloads = [row for row in shown if row[0].startswith("downloading file")]
@@ -39,7 +39,7 @@ def test_a_hub_name_downloads_with_a_determinate_bar_and_is_pinned(qtbot, online
     for step, done, _, maximum, value, text, status in downloads:
         assert value == 1000 * done // total and text == f"{value // 10}%"
         assert status.startswith(f"{NAME}: {step}: ") and status.endswith("%)…")
-    assert panel.model_status.text() == f"Using {NAME}."
+    assert panel.load.status.text() == f"Using {NAME}."
     commit = online.repos[NAME].refs["main"]
     assert c.session.backend.revision == commit
     assert document_of(c.session).spec == ModelSpec.pretrained(NAME, revision=commit)
@@ -55,20 +55,20 @@ def test_a_large_download_is_asked_for_and_cancel_starts_nothing(qtbot, online, 
     with qtbot.waitSignal(c.downloadAsked, timeout=TIMEOUT) as asked:
         c.load(ModelSpec.pretrained(NAME))
     assert asked.args[0] == ModelSpec.pretrained(NAME)
-    assert panel.download.isVisible() and panel.cancel.isVisible()
-    assert not panel.busy.isVisible()
-    question = panel.model_status.text()
+    assert panel.load.download.isVisible() and panel.load.cancel.isVisible()
+    assert not panel.load.busy.isVisible()
+    question = panel.load.status.text()
     assert question.startswith(f"{NAME} at ") and ": 4 files, 0.2 MB to download into " \
         in question and question.endswith(". Download it?")
     assert online.files_fetched() == ["config.json"] and cache.cached_models() == {}
-    panel.cancel.click()
-    assert panel.model_status.text().startswith("Download not started")
-    assert not panel.download.isVisible() and c.session.backend is backend
+    panel.load.cancel.click()
+    assert panel.load.status.text().startswith("Download not started")
+    assert not panel.load.download.isVisible() and c.session.backend is backend
 
     with qtbot.waitSignal(c.downloadAsked, timeout=TIMEOUT):
         c.load(ModelSpec.pretrained(NAME))
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
-        panel.download.click()                          # yes: whatever its size
+        panel.load.download.click()                          # yes: whatever its size
     assert c.session.spec == ModelSpec.pretrained(NAME)
     assert list(cache.cached_models()) == [NAME]
 
@@ -85,12 +85,12 @@ def test_cancel_halfway_leaves_nothing_a_later_load_trusts(qtbot, online, window
             clicked.wait(30)
     c._bridge.progress.connect(on_worker, Qt.DirectConnection)
     c.load(ModelSpec.pretrained(NAME))
-    qtbot.waitUntil(lambda: bool(reached) and panel.busy.isVisible(), timeout=TIMEOUT)
-    panel.cancel.click()
+    qtbot.waitUntil(lambda: bool(reached) and panel.load.busy.isVisible(), timeout=TIMEOUT)
+    panel.load.cancel.click()
     clicked.set()
     qtbot.waitUntil(loader_idle, timeout=TIMEOUT)
     assert c.session.backend is backend and not c.loading
-    assert "cancelled" in panel.model_status.text()
+    assert "cancelled" in panel.load.status.text()
     repo = cache.repo_folder(NAME)
     assert not (repo / "snapshots").exists() or not any((repo / "snapshots").iterdir())
     assert cache.cached_models() == {} and not (repo / "refs").exists()
@@ -105,7 +105,7 @@ def test_the_chooser_takes_a_hub_name_with_its_revision(qtbot, online, window, m
                  if panel.chooser.itemData(i) == ("hub", ""))
     monkeypatch.setattr(QInputDialog, "getText", lambda *a: ("not a name", True))
     panel._model_chosen(index)
-    assert "'not a name' is not a hub name" in panel.model_status.text()
+    assert "'not a name' is not a hub name" in panel.load.status.text()
     assert c.session.spec.is_builtin
     monkeypatch.setattr(QInputDialog, "getText", lambda *a: (f" {NAME}@v1 ", True))
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT) as loaded:
@@ -142,7 +142,7 @@ def test_a_hub_name_on_the_command_line_downloads_once_the_window_is_ready(
         w.start(model=NAME)
     assert any(step.startswith("downloading file 4 of 4 ") for step in counted)
     assert c.session.spec == ModelSpec.pretrained(NAME)
-    assert w.model_panel.model_status.text() == f"Using {NAME}."
+    assert w.model_panel.load.status.text() == f"Using {NAME}."
 
 
 def test_a_pinned_session_opens_its_commit_on_another_computer(qtbot, online, saved, window,

@@ -8,7 +8,8 @@
   last hidden states of the two orders (1 when reordering changed nothing pooled).
 
 The logits come from the model's own head applied to the last hidden states the Trace
-recorded (no second forward); models.hf.heads knows where each family keeps its head.
+recorded (no second forward); models.hf.heads knows where each family keeps its head,
+and the built-in model with trained weights computes its own (``logits``).
 """
 from __future__ import annotations
 
@@ -123,8 +124,9 @@ def compare_outputs(backend, ev) -> Outputs:
         device = next(model.parameters()).device
         hidden_a = torch.as_tensor(ev.reference.hidden[-1][rows_a]).to(device, dtype)
         hidden_b = torch.as_tensor(ev.slot_hidden(-1)[rows_b]).to(device, dtype)
-        log_a = head_logits(model, hidden_a).double().log_softmax(-1).cpu()   # (k, V)
-        log_b = head_logits(model, hidden_b).double().log_softmax(-1).cpu()
+        logits = getattr(model, "logits", None) or (lambda h: head_logits(model, h))
+        log_a = logits(hidden_a).double().log_softmax(-1).cpu()               # (k, V)
+        log_b = logits(hidden_b).double().log_softmax(-1).cpu()
     predictions = tuple(_prediction(label, log_a[j], log_b[j], (a, b), tokenizer)
                         for j, (a, b, label) in enumerate(slots))
     return Outputs(head, cosine, predictions)

@@ -4,7 +4,10 @@
     posviz export [model options] --text TEXT --order I,J,... --out DIR [...]
     posviz sweep [model options] (--text T | --texts FILE) --kind KIND --count K --seed S
     posviz probe [model options] [--texts FILE] [--json]
-    posviz paper NAME [--json]
+    posviz paper NAME [--weights random|trained] [--json]
+    posviz compare --pe KIND,KIND,... [--weights random|trained] [model options]
+                   [--text T] [--order I,J,...] [--json] [--out DIR]
+    posviz train [built-in model options] --out DIR [--corpus kjv|FILE] [--steps N] [...]
     posviz report|export --session FILE.posviz [...] [--save-session FILE.posviz]
 
 Bad input exits with status 2 and one line on stderr, never a traceback. Building the
@@ -20,12 +23,13 @@ import re
 import sys
 
 from ..errors import PosvizInputError
-from . import export, paper, probe, report, sweep
+from . import compare, export, paper, probe, report, sweep, train
 from .options import bundled_models
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + 13     # as a shell reports a command ended by SIGPIPE
-COMMANDS = (report, export, sweep, probe, paper)          # each adds its subparser; its ``run`` does the work
+# each adds its subparser; its ``run`` does the work
+COMMANDS = (report, export, sweep, probe, paper, compare, train)
 
 
 class OneLineParser(argparse.ArgumentParser):

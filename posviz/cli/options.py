@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from ..errors import PosvizInputError
+from ..models.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_TIP
 from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
@@ -67,6 +68,13 @@ def _add_option(group, name: str) -> None:
                            help=help_text(option))
 
 
+def add_builtin_options(group, leave_out: tuple[str, ...] = ()) -> None:
+    """The built-in model's flags (the registry's default filled in by model_config)."""
+    for name in BUILTIN_ONLY:
+        if name not in leave_out:
+            _add_option(group, name)
+
+
 def bundled_models() -> str:
     """The bundled model names with their labels, for --help ('minilm (all-MiniLM...)')."""
     return ", ".join(f"'{spec}' ({label.split(' (')[0]})"
@@ -90,8 +98,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
                        help="where a --model runs: auto picks an accelerator torch has, "
                             "else the CPU (default: cpu)")
-    for name in BUILTIN_ONLY:
-        _add_option(model, name)
+    add_builtin_options(model)
+    model.add_argument("--weights", metavar="random|trained|PATH", default=RANDOM,
+                       help=f"the built-in model's weights: {WEIGHTS_TIP} (default: "
+                            f"random)")
     positions = parser.add_argument_group("positions")
     for name in POSITION_OPTIONS:
         _add_option(positions, name)
@@ -113,6 +123,30 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
                           for name in BUILTIN_ONLY}).validate()
 
 
+def builtin_config(args: argparse.Namespace) -> ModelConfig:
+    """The built-in model's settings (model_config), those of its checkpoint with
+    --weights trained or PATH: refused in one line when there is none, when --seed (which
+    draws random weights) is given, or when a flag contradicts the checkpoint's."""
+    config = model_config(args)
+    weights = getattr(args, "weights", RANDOM)
+    if weights == RANDOM:
+        return config
+    seed = "--model-seed" if args.command in ("sweep", "probe") else "--seed"
+    if "seed" in vars(args):
+        raise PosvizInputError(f"{seed} draws random weights: it does not apply to "
+                               f"--weights {weights}")
+    from ..models.checkpoint import find
+    checkpoint = find(weights, config)
+    if weights != TRAINED:
+        for name in ARCHITECTURE:
+            given = "d_ff" if name == "ff_width" else name
+            ours, theirs = getattr(config, name), getattr(checkpoint.config, name)
+            if given in vars(args) and ours != theirs:
+                raise PosvizInputError(f"{flag(given)} {ours} contradicts the checkpoint "
+                                       f"in {weights}, whose {name} is {theirs}")
+    return checkpoint.config_for(config)
+
+
 def builtin_flags_given(args: argparse.Namespace) -> list[str]:
     """The built-in model's flags the user gave, in the order given."""
     return [flag(name) for name in vars(args) if name in BUILTIN_ONLY]
@@ -121,6 +155,8 @@ def builtin_flags_given(args: argparse.Namespace) -> list[str]:
 def check_model_flags(args: argparse.Namespace) -> None:
     """Refuse built-in settings next to --model: they would be silently ignored."""
     given = builtin_flags_given(args) if args.model else []
+    if args.model and getattr(args, "weights", RANDOM) != RANDOM:
+        given.append("--weights")
     if given:
         verb = "applies" if len(given) == 1 else "apply"
         raise PosvizInputError(f"{', '.join(given)} only {verb} to the built-in model, not "
@@ -209,7 +245,8 @@ def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None):
         return load(args.model, device=getattr(args, "device", "cpu"),
                     offline=not online(args), progress=quiet,
                     n_tokens=2 * len((args.text or "").split()) + 64)   # a generous guess
-    return load(config=config, device=getattr(args, "device", "cpu"), progress=quiet)
+    return load(config=config, weights=getattr(args, "weights", RANDOM),
+                device=getattr(args, "device", "cpu"), progress=quiet)
 
 
 def evaluate(args: argparse.Namespace):
@@ -222,7 +259,7 @@ def evaluate(args: argparse.Namespace):
     if args.text is not None and not args.text.strip():
         raise PosvizInputError("the text is empty")
     check_model_flags(args)
-    config = None if args.model else model_config(args)
+    config = None if args.model else builtin_config(args)
     if args.model:
         check_model_source(args.model, online(args))
         if args.order is not None:
@@ -238,8 +275,9 @@ def evaluate(args: argparse.Namespace):
     if config is not None:
         words = len(split_words(text))
         check_fits(config, words)
-        if args.order is not None and (config.pe != "learned" or words <= config.max_len):
-            parse_order(args.order, words)       # the built-in's tokens are its words
+        if args.order is not None and args.weights == RANDOM and (
+                config.pe != "learned" or words <= config.max_len):
+            parse_order(args.order, words)       # random weights' tokens are words
 
     say = progress(args)
     model = load_model(args, config, say)

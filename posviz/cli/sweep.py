@@ -14,7 +14,7 @@ import sys
 from ..analysis.experiments.runs import KIND_TIPS
 from ..errors import PosvizInputError
 from ..models.options import OPTIONS
-from .options import (add_model_arguments, check_model_flags, load_model, model_config,
+from .options import (add_model_arguments, builtin_config, check_model_flags, load_model,
                       positions, progress)
 
 QUANTILES = ("median", "p10", "p90")
@@ -80,7 +80,7 @@ def experiment_model(args):
         raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
                                f"--model {args.model}")
     check_model_flags(args)
-    config = None if args.model else model_config(args)
+    config = None if args.model else builtin_config(args)
     where = positions(args)
     return load_model(args, config, progress(args)), where
 

@@ -33,7 +33,7 @@ def spec_of(backend: Backend) -> ModelSpec:
     source (a bundled or hub name, a folder or a GGUF file) at the hub commit it came
     from, labelled with its name."""
     if isinstance(backend, BuiltinBackend):
-        return ModelSpec.builtin(backend.config)
+        return ModelSpec(config=backend.config, weights=backend.weights)
     return ModelSpec(config=None, source=getattr(backend, "source", "") or backend.path,
                      label=backend.name, revision=getattr(backend, "revision", ""))
 

@@ -1,9 +1,9 @@
 """``.posviz`` session files: the whole document as readable, diffable JSON.
 
 A file holds the format name and version, the text and its tokens, their order, the
-position options, the model (the built-in model's config, or a pretrained model's
-source, the hub commit it came from, and a hash of its config.json, so a changed model
-is reported), the view
+position options, the model (the built-in model's config and, when trained, its weights;
+or a pretrained model's source, the hub commit it came from, and a hash of its
+config.json, so a changed model is reported), the view
 selection, and an optional title and note. ``read`` checks everything before anything
 is used: a newer version, broken JSON, an order that is not a permutation of the tokens
 or an unknown key is one PosvizInputError line. ``write`` is atomic: a temporary file in
@@ -132,12 +132,13 @@ def _model(value) -> tuple[ModelSpec, str]:
     model = _mapping(value, "'model'")
     kind = model.get("kind")
     if kind == "builtin":
-        _unknown(model, ("kind", "config"), "'model'")
+        _unknown(model, ("kind", "config", "weights"), "'model'")
         config = _mapping(model.get("config", {}), "'model.config'")
         names = [f.name for f in fields(ModelConfig)]
         _unknown(config, names, "'model.config'")
+        weights = _string(model.get("weights", "random"), "'model.weights'").strip()
         try:
-            return ModelSpec.builtin(ModelConfig(**config).validate()), ""
+            return ModelSpec.builtin(ModelConfig(**config).validate(), weights), ""
         except TypeError as error:
             raise PosvizInputError(f"'model.config' is invalid: {error}") from None
     if kind == "pretrained":

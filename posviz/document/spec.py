@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import PosvizInputError
+from ..models.checkpoint import RANDOM, TRAINED, find
 from ..models.config import ModelConfig
 from ..models.hf.cache import parse_hub_name
 
@@ -18,22 +19,40 @@ DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)    # choices of the symmetric ra
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Which model runs: the built-in transformer with a config, or a pretrained model.
+    """Which model runs: the built-in transformer with a config and its weights, or a
+    pretrained model.
 
-    ``source`` of a pretrained model is a bundled name ("minilm"), a folder, a .gguf
-    file or a hub name ("EleutherAI/pythia-70m"); ``revision`` pins a hub name to a
-    branch, tag or commit ("" is its default branch). ``address`` is what
-    ``posviz.models.hf.load_backend`` takes.
+    ``weights`` of the built-in model (models.checkpoint): "random" (drawn from the
+    config's seed), "trained" (the shipped checkpoint of the config's architecture) or
+    a checkpoint folder; with trained weights the config is the checkpoint's (only its
+    position scale and precision are the user's). ``source`` of a pretrained model is a
+    bundled name ("minilm"), a folder, a .gguf file or a hub name
+    ("EleutherAI/pythia-70m"); ``revision`` pins a hub name to a branch, tag or commit
+    ("" is its default branch). ``address`` is what ``posviz.models.hf.load_backend``
+    takes.
     """
 
     config: ModelConfig | None = ModelConfig()     # the built-in model's, or None
     source: str = ""                                # a pretrained model's
     label: str = field(default="", compare=False)   # what a menu shows for it
     revision: str = ""                              # a hub name's branch, tag or commit
+    weights: str = RANDOM                           # the built-in model's
 
     @classmethod
-    def builtin(cls, config: ModelConfig | None = None) -> "ModelSpec":
-        return cls(config=config or ModelConfig())
+    def builtin(cls, config: ModelConfig | None = None,
+                weights: str = RANDOM) -> "ModelSpec":
+        """The built-in model; with trained weights, PosvizInputError (one line, naming
+        the checkpoints there are) when there is no checkpoint for ``config``."""
+        config = config or ModelConfig()
+        if weights != RANDOM:
+            checkpoint = find(weights, config)
+            config = checkpoint.config_for(config)
+            weights = TRAINED if weights == TRAINED else str(checkpoint.folder.resolve())
+        return cls(config=config, weights=weights)
+
+    @property
+    def trained(self) -> bool:
+        return self.is_builtin and self.weights != RANDOM
 
     @classmethod
     def pretrained(cls, source: str, label: str = "", revision: str = "") -> "ModelSpec":
@@ -59,7 +78,9 @@ class ModelSpec:
 
     @property
     def name(self) -> str:
-        return "built-in" if self.is_builtin else (self.label or self.source)
+        if self.is_builtin:
+            return "built-in (trained)" if self.trained else "built-in"
+        return self.label or self.source
 
     def load(self, progress=None, device: str = "cpu", should_stop=None,
              n_tokens: int = 0, online: bool = False, ask_above: int | None = None):
@@ -77,7 +98,7 @@ class ModelSpec:
             from ..models.builtin import BuiltinBackend
             from ..models.memory import check_fits
             check_fits(self.config.validate(), n_tokens)   # before a byte is allocated
-            return BuiltinBackend(self.config)
+            return BuiltinBackend(self.config, self.weights)
         try:
             from ..models import hf
         except ImportError:
@@ -94,7 +115,8 @@ class ModelSpec:
 
     def to_dict(self) -> dict:
         if self.is_builtin:
-            return {"kind": "builtin", "config": self.config.to_dict()}
+            model = {"kind": "builtin", "config": self.config.to_dict()}
+            return model if self.weights == RANDOM else {**model, "weights": self.weights}
         model = {"kind": "pretrained", "source": self.source, "label": self.label}
         if self.revision:
             model["revision"] = self.revision

@@ -1,5 +1,6 @@
 """The Experiments tab's figure: a sweep's band per layer on the log scale with the noise
-floor, a swap map, a position probe or a paper check, exportable like every figure."""
+floor, a swap map, a position probe, a paper check or several encodings' curves for one
+reorder, exportable like every figure."""
 from __future__ import annotations
 
 import numpy as np
@@ -143,9 +144,51 @@ class ExperimentFigure(Figure):
         self.set_note("R² per layer: " + ", ".join(f"{r['r2']:.2f}" for r in rows)
                       + ". Lower error than chance: position can be read off the layer.")
 
+    def show_compare(self, result, metric: str) -> None:
+        """One curve per encoding: ``metric`` per layer for the same text and reorder
+        (analysis.experiments.encodings.EncodingComparison)."""
+        floor = result.floor
+        self._reset("relative change (log)", "layer (in = input to block 1)", log=True)
+        self.data, self.dims, self.labels = {}, ("layer",), {}
+        top, layers = 1.0, np.arange(len(result.models[0].rows))
+        for k, model in enumerate(result.models):
+            values = model.curve(metric)                                     # (L + 1,)
+            defined = ~np.isnan(values)
+            colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
+            self._curve(layers[defined], _log(values[defined], floor), colour, model.title)
+            dots = pg.ScatterPlotItem(layers[defined].astype(float),
+                                      _log(values[defined], floor), size=7, pen=None,
+                                      brush=colour)
+            self.plot.addItem(dots)
+            top = max(top, float(np.nanmax(np.r_[values[defined], 0.0])))
+            self.data[model.kind] = values
+        self.plot.addItem(pg.InfiniteLine(
+            pos=np.log10(floor), angle=0, label="noise floor",
+            pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
+            labelOpts={"position": 0.05, "color": (60, 60, 60)}))
+        self.plot.setYRange(np.log10(floor / 30), np.ceil(np.log10(top) + 0.1), padding=0)
+        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+        self.coords = {"layer": layers.tolist()}
+        tokens = result.tokens
+        moved = " ".join(tokens[i] for i in result.order)
+        self.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
+                       f"{result.weights} weights, one reorder")
+        self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
+                      f"encoding ({result.weights} weights), on the same tokens and the "
+                      f"same reorder. Below the dashed noise floor a change is "
+                      f"floating-point rounding.")
+
     def show_paper(self, check) -> None:
         values = check.values
-        if check.name == "haviv2022":
+        if check.name == "press2022":
+            self._show_lengths(values)
+        elif check.name == "haviv2022" and check.weights == "trained":
+            # the model without positions against one with learned positions (the
+            # values hold every checkpoint's rows)
+            self.show_probe(values["none"], "", "no positions ", "#d55e00")
+            if "learned" in values:
+                self.show_probe(values["learned"], "", "learned positions ", "#0072b2")
+        elif check.name == "haviv2022":
             self.show_probe(values["causal"], "", "causal ", "#d55e00")
             self.show_probe(values["bidirectional"], "", "bidirectional ", "#0072b2")
         elif check.name == "chi2023":
@@ -171,5 +214,36 @@ class ExperimentFigure(Figure):
             self.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
                                             for k, v in values.items()))
             self.data, self.dims, self.coords, self.labels = {}, (), {}, {}
-        self.set_title(f"{check.name}: {'holds' if check.holds else 'does NOT hold'} here")
+        self.set_title(f"{check.name} ({check.weights} weights): "
+                       f"{'holds' if check.holds else 'does NOT hold'} here")
         self.set_note(f"{check.citation}\nPaper: {check.reports}\nposviz: {check.measures}")
+
+    def _show_lengths(self, values: dict) -> None:
+        """press2022: held-out perplexity against the evaluation length, one curve per
+        encoding, the unigram baseline dashed."""
+        lengths = np.array(values["lengths"], dtype=float)
+        self._reset("held-out perplexity (log)", "evaluation length (tokens)", log=True)
+        self.data, self.dims, self.labels = {}, ("length",), {}
+        for k, (kind, row) in enumerate(values["perplexity"].items()):
+            ppl = np.array([np.nan if row[str(int(n))] is None else row[str(int(n))]
+                            for n in lengths])
+            colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
+            defined = ~np.isnan(ppl)
+            self._curve(lengths[defined], np.log10(ppl[defined]), colour, kind)
+            self.plot.addItem(pg.ScatterPlotItem(lengths[defined], np.log10(ppl[defined]),
+                                                 size=7, pen=None, brush=colour))
+            self.data[kind] = ppl
+        unigram = values["unigram_perplexity"]
+        self._curve(lengths, np.log10(np.full(lengths.size, unigram)), "#505050",
+                    "unigram", 1.5, dash=True)
+        self.plot.addItem(pg.InfiniteLine(
+            pos=values["train_length"], angle=90, label="training length",
+            pen=style.cosmetic_pen((120, 120, 120), 1, QtCore.Qt.PenStyle.DotLine),
+            labelOpts={"position": 0.5, "color": (60, 60, 60)}))
+        self.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
+        self.data["unigram"] = np.full(lengths.size, unigram)
+        shown = np.concatenate([v[~np.isnan(v)] for v in self.data.values()])
+        self.plot.setYRange(np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25),
+                            padding=0)
+        self.plot.setXRange(lengths[0] * 0.9, lengths[-1] * 1.05, padding=0)
+        self.coords = {"length": lengths.astype(int).tolist()}

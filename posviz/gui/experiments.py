@@ -1,5 +1,6 @@
-"""The Experiments tab: sweeps, swap maps, position probes and paper checks, run off the
-GUI thread with progress, time left and cancel, drawn in one exportable figure.
+"""The Experiments tab: sweeps, swap maps, position probes, paper checks and several
+encodings compared on one reorder, run off the GUI thread with progress, time left and
+cancel, drawn in one exportable figure.
 
 What runs is a ``runtime.experiments.ExperimentJob`` on a ``runtime.scheduler.Scheduler``
 (one worker, a newer run supersedes an older one); outcomes and progress travel to the
@@ -16,16 +17,19 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
 from .plots.exporting import add_export_actions, ask_export_path, writing
+from posviz.analysis.experiments.papers import PAPERS, default_weights
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError, one_line
+from posviz.models.checkpoint import RANDOM, TRAINED
+from posviz.models.options import TITLES
 from posviz.runtime.experiments import ExperimentJob
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
 
-PAPERS = ("haviv2022", "chi2023", "rope-decay", "alibi-slopes", "sinha2022")
+COMPARED = ("none", "sinusoidal", "rope")      # the encodings Compare starts with
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "file": "Texts from a file…"}
 SWAP_MAP = "swap map"
@@ -93,7 +97,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         rows.addLayout(first)
         rows.addLayout(second)
         self.what = self._combo([("sweep", "Sweep"), ("probe", "Position probe"),
-                                 ("paper", "Paper check")], "Which experiment to run")
+                                 ("paper", "Paper check"), ("compare", "Compare encodings")],
+                                "Which experiment to run")
         self.kind = self._combo([(k, k) for k in KINDS], "Which orders a sweep runs:\n"
                                 + "\n".join(f"{k}: {t}" for k, t in KIND_TIPS.items()))
         self.count = QtWidgets.QSpinBox(minimum=1, maximum=100_000, value=32)
@@ -107,6 +112,12 @@ class ExperimentsTab(QtWidgets.QWidget):
                                     "What the probe's regression reads: the hidden state, "
                                     "or also its squares (so it can read a norm)")
         self.paper = self._combo([(p, p) for p in PAPERS], "The published claim to check")
+        self.weights = self._combo([(RANDOM, "random"), (TRAINED, "trained")],
+                                   "The built-in model's weights: random (from the seed; "
+                                   "the claims that follow from the architecture) or the "
+                                   "shipped checkpoints, trained as causal language models")
+        self.encodings = self._encodings_button()
+        self._encodings_changed()
         self.run_button = QtWidgets.QPushButton("Run")
         self.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
         self.run_button.setToolTip("Run the experiment (Ctrl+Return)")
@@ -122,8 +133,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         for row, label, widget in (
                 (first, "Experiment", self.what), (first, "Kind", self.kind),
                 (first, "Count", self.count), (first, "Seed", self.seed),
+                (first, "Encodings", self.encodings),
                 (second, "Texts", self.texts), (second, "Features", self.features),
-                (second, "Paper", self.paper), (second, "Show", self.metric_box)):
+                (second, "Paper", self.paper), (second, "Weights", self.weights),
+                (second, "Show", self.metric_box)):
             caption = QtWidgets.QLabel(label)
             caption.setBuddy(widget)
             row.addWidget(caption)
@@ -133,6 +146,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         second.addStretch(1)
         self.what.currentIndexChanged.connect(self._what_changed)
         self.kind.currentIndexChanged.connect(self._what_changed)
+        self.paper.currentIndexChanged.connect(self._paper_chosen)
         self.metric_box.currentIndexChanged.connect(self._redraw)
         self.texts.activated.connect(self._texts_chosen)
         return rows
@@ -151,15 +165,51 @@ class ExperimentsTab(QtWidgets.QWidget):
         row.addWidget(self.status, 1)
         return row
 
+    def _encodings_button(self) -> QtWidgets.QToolButton:
+        """A menu of the encodings Compare runs, each checkable."""
+        button = QtWidgets.QToolButton()
+        button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        button.setToolTip("The encodings Compare runs on the current text and order, each "
+                          "the built-in model with the window's settings")
+        menu = QtWidgets.QMenu(button)
+        for kind, title in TITLES.items():
+            action = menu.addAction(title)
+            action.setCheckable(True)
+            action.setChecked(kind in COMPARED)
+            action.setData(kind)
+            action.toggled.connect(self._encodings_changed)
+        button.setMenu(menu)
+        return button
+
+    def chosen_encodings(self) -> tuple[str, ...]:
+        return tuple(a.data() for a in self.encodings.menu().actions() if a.isChecked())
+
+    def _encodings_changed(self) -> None:
+        self.encodings.setText(", ".join(self.chosen_encodings()) or "none chosen")
+
+    def _paper_chosen(self) -> None:
+        """A paper's check runs on the weights it speaks of: random where it can."""
+        self.weights.setCurrentIndex(self.weights.findData(
+            default_weights(self.paper.currentData())))
+
     def _what_changed(self) -> None:
         what, kind = self.what.currentData(), self.kind.currentData()
         shown = {self.kind: what == "sweep", self.seed: what == "sweep",
                  self.count: what == "sweep" and kind in ("random", "prefix"),
-                 self.texts: what != "paper", self.features: what == "probe",
-                 self.paper: what == "paper", self.metric_box: what == "sweep"}
+                 self.texts: what in ("sweep", "probe"), self.features: what == "probe",
+                 self.paper: what == "paper", self.encodings: what == "compare",
+                 self.weights: what in ("paper", "compare"),
+                 self.metric_box: what in ("sweep", "compare")}
         for widget, visible in shown.items():
             widget.setVisible(visible)
             self._labelled[widget].setVisible(visible)
+        session = self._session()
+        if what == "paper":
+            self._paper_chosen()
+        elif what == "compare":            # the window's kind of weights, to start with
+            trained = session is not None and session.spec.trained
+            self.weights.setCurrentIndex(self.weights.findData(TRAINED if trained
+                                                               else RANDOM))
         has_map = self.metric_box.findData(SWAP_MAP)
         if kind == "swap" and has_map < 0:
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
@@ -184,6 +234,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         from posviz.document.session import DEFAULT_TEXT
         from posviz.models.config import Positions
         session = self._session()
+        if self.what.currentData() == "compare":
+            return self._compare_job(session)
         source = self.texts.currentData()
         if source == "examples":
             texts = example_texts()
@@ -201,7 +253,26 @@ class ExperimentsTab(QtWidgets.QWidget):
             texts=tuple(texts),
             positions=session.positions if session is not None else Positions(),
             kind=self.kind.currentData(), count=self.count.value(), seed=self.seed.value(),
-            features=self.features.currentData(), paper=self.paper.currentData())
+            features=self.features.currentData(), paper=self.paper.currentData(),
+            weights=self.weights.currentData())
+
+    def _compare_job(self, session) -> ExperimentJob:
+        """Compare: the window's text, order and positions; its order only when the
+        models read the same tokens (the same kind of weights), else the reverse."""
+        from posviz.document.session import DEFAULT_TEXT
+        from posviz.models.config import Positions
+        encodings = self.chosen_encodings()
+        if len(encodings) < 2:
+            raise PosvizInputError("choose at least two encodings to compare")
+        weights = self.weights.currentData()
+        spec = session.spec if session is not None and session.spec.is_builtin else ModelSpec()
+        same_tokens = session is not None and spec is session.spec and (
+            (weights == TRAINED) == spec.trained)
+        return ExperimentJob(
+            "compare", spec=spec, texts=(session.text if session else DEFAULT_TEXT,),
+            positions=session.positions if session is not None else Positions(),
+            weights=weights, encodings=encodings,
+            order=tuple(int(i) for i in session.order) if same_tokens else None)
 
     def run(self) -> None:
         try:
@@ -264,7 +335,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         result, job = self.result, self.job
         if result is None:
             return
-        if job.what == "sweep":
+        if job.what == "compare":
+            metric = self.metric_box.currentData()
+            self.figure.show_compare(result, metric if metric in METRICS else METRICS[0])
+        elif job.what == "sweep":
             metric = self.metric_box.currentData()
             if metric == SWAP_MAP and result.pairs:
                 self.figure.show_pairs(result.pairs[0])

@@ -6,6 +6,10 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QW
 
 from ..models.options import TITLES, Option
 
+# an option's refusal: the field outlined, the message under it in small red text
+INVALID = "border: 1px solid #c62828; border-radius: 3px;"
+ERROR_STYLE = "color: #c62828; font-size: 11px;"
+STATUS_STYLE = "color: #555; font-size: 11px;"
 MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
 SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
 

@@ -16,25 +16,25 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
-                               QHBoxLayout, QInputDialog, QLabel, QProgressBar, QPushButton,
-                               QVBoxLayout, QWidget)
+                               QInputDialog, QLabel, QVBoxLayout, QWidget)
 
 from ..document.spec import ModelSpec
+from ..errors import PosvizInputError
+from ..models.checkpoint import ARCHITECTURE, RANDOM, TRAINED
 from ..models.config import ModelConfig, Positions
 from ..models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
-from ..models.hf.hub import DOWNLOAD_STEP, count_text
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
-from .fields import edited, narrow_combo, option_widget, set_value, value_of
+from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, edited, narrow_combo, option_widget,
+                     set_value, value_of)
+from .load_progress import LoadProgress
 from .settings import DOWNLOADS_KEY, downloads_allowed, make_settings
+from .weights_choice import WeightsChoice
 
-INVALID = "border: 1px solid #c62828; border-radius: 3px;"
-ERROR_STYLE = "color: #c62828; font-size: 11px;"
-STATUS_STYLE = "color: #555; font-size: 11px;"
-CHOOSER_TIP = ("The built-in transformer (random weights, every option below), a real "
-               "pretrained model found on this computer (bundled, or in the Hugging Face "
-               "cache), a model folder you choose, or a model by its hub name, downloaded "
-               "into the Hugging Face cache when it is not there (unless downloads are off "
-               "below).")
+CHOOSER_TIP = ("The built-in transformer (random or trained weights, the options below), a "
+               "real pretrained model found on this computer (bundled, or in the Hugging "
+               "Face cache), a model folder you choose, or a model by its hub name, "
+               "downloaded into the Hugging Face cache when it is not there (unless "
+               "downloads are off below).")
 HUB_NAME_PROMPT = ("A model on the Hugging Face hub, as ORG/NAME or ORG/NAME@REVISION "
                    "(a branch, a tag or a commit):")
 DOWNLOADS_TIP = ("Let posviz download a model you name from the Hugging Face hub "
@@ -43,11 +43,7 @@ DOWNLOADS_TIP = ("Let posviz download a model you name from the Hugging Face hub
                  "downloads off.")
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
-# The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
-# "step k of N"; a step not listed here shows a busy bar with its text.
-LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
-              "de-quantizing weights": 3, "ready": 4}
-LOAD_STEP_COUNT = 4
+FIXED_BY_A_FOLDER = tuple("d_ff" if n == "ff_width" else n for n in ARCHITECTURE)
 
 
 class ModelPanel(QWidget):
@@ -63,7 +59,6 @@ class ModelPanel(QWidget):
         super().__init__(parent)
         self._running = running           # the session's spec, read when needed
         self._described = None            # the reference trace described (once per run)
-        self._loading = "the model"       # what is loading, told in loading_started
         self._asked: ModelSpec | None = None    # a model whose download is asked for
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
@@ -73,6 +68,7 @@ class ModelPanel(QWidget):
         layout.addWidget(self._model_box())
         self.builtin_box = QGroupBox("Built-in transformer")
         form = self._form(self.builtin_box)
+        self._add_weights(form)
         for name in CONFIG_FIELDS:
             self._add(form, OPTIONS[name])
         self.builtin_facts = QLabel(wordWrap=True)       # its scheme and size, in a line
@@ -125,35 +121,16 @@ class ModelPanel(QWidget):
             lambda on: make_settings().setValue(DOWNLOADS_KEY, bool(on)))
         layout.addWidget(self.downloads)
         self.set_offline(False)
-        row = QHBoxLayout()
-        self.busy = QProgressBar(minimum=0, maximum=0, textVisible=False)
-        self.busy.setToolTip("What is loading: step k of N when the load tells its steps, "
-                             "the bytes of a download")
-        self.download = QPushButton("Download")
-        self.download.setToolTip("Download this model into the Hugging Face cache, then "
-                                 "load it")
-        self.download.clicked.connect(self._download_accepted)
-        self.cancel = QPushButton("Cancel")
-        self.cancel.setToolTip("Stop waiting for this model; the current one stays in use "
-                               "(a download stops and leaves nothing half done in the cache)")
-        self.cancel.clicked.connect(self._cancel)
-        row.addWidget(self.busy, 1)
-        row.addWidget(self.download)
-        row.addWidget(self.cancel)
-        layout.addLayout(row)
-        self.model_status = QLabel(wordWrap=True)
-        self.model_status.setStyleSheet(STATUS_STYLE)
-        layout.addWidget(self.model_status)
+        self.load = LoadProgress()
+        self.load.download.clicked.connect(self._download_accepted)
+        self.load.cancel.clicked.connect(self._cancel)
+        layout.addWidget(self.load)
         self.model_facts = QLabel(wordWrap=True)          # a real model's architecture
         self.model_facts.setTextFormat(Qt.RichText)
         self.model_facts.setToolTip("Real models keep their own architecture; the position "
                                     "ids below still apply.")
         self.model_facts.hide()
         layout.addWidget(self.model_facts)
-        self.busy.hide()
-        self.download.hide()
-        self.cancel.hide()
-        self.model_status.hide()
         return box
 
     def set_offline(self, forced: bool) -> None:
@@ -164,6 +141,24 @@ class ModelPanel(QWidget):
         self.downloads.setEnabled(not why)
         if why:
             self.downloads.setToolTip(f"Downloads are off in this run ({why}).")
+
+    def _add_weights(self, form: QFormLayout) -> None:
+        self.weights = WeightsChoice()
+        self.weights.chosen.connect(self._weights_chosen)
+        self.weights.cancelled.connect(lambda: self.show_spec(self._running()))
+        form.addRow(self.weights.caption, self.weights)
+
+    def _set_weights(self, weights: str) -> None:
+        self.weights.set(weights)
+        # the seed draws random weights; a checkpoint folder fixes the architecture
+        fixed = () if weights in (RANDOM, TRAINED) else FIXED_BY_A_FOLDER
+        for name, widget in self._fields.items():
+            if name not in POSITION_OPTIONS:
+                widget.setEnabled(name not in fixed and (name != "seed" or weights == RANDOM))
+
+    def _weights_chosen(self, weights: str) -> None:
+        self._set_weights(weights)
+        self._config_edited()
 
     @staticmethod
     def _form(box: QGroupBox) -> QFormLayout:
@@ -226,6 +221,7 @@ class ModelPanel(QWidget):
         a pretrained one by name (its architecture follows in ``describe``)."""
         if spec.is_builtin:
             self.set_config(spec.config)
+            self._set_weights(spec.weights)
             index = 0
         else:
             # (QComboBox.findData does not find a tuple: compare the items' data here)
@@ -264,12 +260,27 @@ class ModelPanel(QWidget):
         if spec != self._running():
             self.modelRequested.emit(spec)
 
+    def _builtin_spec(self, config: ModelConfig) -> ModelSpec | None:
+        """The built-in model with the weights chosen, or None with the refusal told
+        under the weights (no checkpoint for this configuration)."""
+        weights = self.weights.value()
+        if weights == RANDOM and self._running().trained:   # the checkpoint's table size
+            config = config.replace(**{name: OPTIONS[name].default for name in HIDDEN})
+        try:
+            spec = ModelSpec.builtin(config, weights)
+        except PosvizInputError as error:
+            self.weights.refuse(str(error))
+            return None
+        self.weights.accept()
+        return spec
+
     def _config_edited(self, *_) -> None:
         config = self.config()
         problems = config.problems()
         self._show_problems(problems, config_fields=True)
-        if not problems:
-            self._request(ModelSpec.builtin(config))
+        spec = None if problems else self._builtin_spec(config)
+        if spec is not None:
+            self._request(spec)
 
     def _positions_edited(self, *_) -> None:
         positions = self.positions()
@@ -283,10 +294,11 @@ class ModelPanel(QWidget):
         if kind == "builtin":
             config = self.config()
             problems = config.problems()
+            spec = None if problems else self._builtin_spec(config)
             if problems:
                 self.model_failed(next(iter(problems.values())))
-            else:
-                self._request(ModelSpec.builtin(config))
+            elif spec is not None:
+                self._request(spec)
             return
         if kind == "open":
             source = QFileDialog.getExistingDirectory(self, "Open a model folder")
@@ -313,94 +325,38 @@ class ModelPanel(QWidget):
     def _cancel(self) -> None:
         asked, self._asked = self._asked, None
         self.cancelRequested.emit()
-        self.loading_finished()
+        self.load.finished()
         self.show_spec(self._running())
-        self._say("Download not started; the current model stays in use." if asked else
+        self.load.say("Download not started; the current model stays in use." if asked else
                   "Loading cancelled; the current model stays in use.")
 
     def _download_accepted(self) -> None:
         spec, self._asked = self._asked, None
-        self.download.hide()
+        self.load.download.hide()
         if spec is not None:
             self.downloadAccepted.emit(spec)
 
     # -- told by the window as a load progresses --------------------------------------
-    def _say(self, text: str, error: bool = False) -> None:
-        self.model_status.setText(text)
-        self.model_status.setStyleSheet(ERROR_STYLE if error else STATUS_STYLE)
-        self.model_status.setVisible(bool(text))
-
     def ask_download(self, spec: ModelSpec, size: str) -> None:
         """A hub model's download is large: say what it takes (``size``: files, bytes,
         where to), and wait for Download or Cancel."""
         self._asked = spec
         self.show_spec(self._running())
-        self.busy.hide()
-        self.download.show()
-        self.cancel.show()
-        self._say(f"{size}. Download it?")
+        self.load.ask(size)
 
     def loading_started(self, label: str) -> None:
         self._asked = None
-        self.download.hide()
-        self._loading = label
-        self.busy.setRange(0, 0)                 # busy until a step says how far it is
-        self.busy.setTextVisible(False)
-        self.busy.show()
-        self.cancel.show()
-        self._say(f"Loading {label}…")
-
-    def loading_progress(self, text: str) -> None:
-        """A step of the load: a known one fills the bar (step k of N), another one
-        leaves it busy; the line under it says what is loading, and which step."""
-        label = self._loading
-        step = LOAD_STEPS.get(text)
-        if step is None:
-            self.busy.setRange(0, 0)
-            self.busy.setTextVisible(False)
-            self._say(f"Loading {label}: {text}…")
-            return
-        self.busy.setRange(0, LOAD_STEP_COUNT)
-        self.busy.setValue(step)
-        self.busy.setFormat(f"step {step} of {LOAD_STEP_COUNT}")
-        self.busy.setTextVisible(True)
-        self._say(f"Loading {label}: {text} (step {step} of {LOAD_STEP_COUNT})…")
-
-    def loading_count(self, step: str, done: int, total: int) -> None:
-        """How far a counted step is (tensors read of how many, or bytes downloaded of
-        the whole download): the bar fills with it."""
-        if step.startswith(DOWNLOAD_STEP):      # bytes: beyond a bar's int range
-            self.busy.setRange(0, 1000)
-            self.busy.setValue(min(1000, 1000 * done // max(total, 1)))
-            self.busy.setFormat("%p%")
-            self.busy.setTextVisible(True)
-            self._say(f"{self._loading}: {count_text(step, done, total)}…")
-            return
-        self.busy.setRange(0, total)
-        self.busy.setValue(done)
-        self.busy.setFormat(f"{done} of {total}")
-        self.busy.setTextVisible(True)
-        self._say(f"Loading {self._loading}: {step}, {done} of {total} tensors…")
-
-    def clear_error(self) -> None:
-        """A change went through: an error about an earlier, refused one no longer applies."""
-        if self.model_status.styleSheet() == ERROR_STYLE:
-            self._say("")
-
-    def loading_finished(self) -> None:
-        self.busy.hide()
-        self.download.hide()
-        self.cancel.hide()
+        self.load.started(label)
 
     def model_loaded(self, spec: ModelSpec) -> None:
-        self.loading_finished()
-        self._say("" if spec.is_builtin else f"Using {spec.name}.")
+        self.load.finished()
+        self.load.say("" if spec.is_builtin else f"Using {spec.name}.")
 
     def model_failed(self, message: str) -> None:
         """A change was refused: say why, and show what still runs."""
-        self.loading_finished()
+        self.load.finished()
         self.show_spec(self._running())
-        self._say(message, error=True)
+        self.load.say(message, error=True)
 
     def describe(self, shown) -> None:
         """Show the running model's facts (models.facts.ModelFacts, carried by a
@@ -418,7 +374,7 @@ class ModelPanel(QWidget):
             if facts is not None:
                 self.builtin_facts.setText(
                     f"{facts.scheme_text()} · {dict(facts.rows())['Parameters']} "
-                    f"parameters · {facts.dtype} on {facts.device}")
+                    f"parameters · {facts.weights} · {facts.dtype} on {facts.device}")
                 self.builtin_facts.show()
             return
         if facts is not None:

@@ -99,9 +99,9 @@ class MainWindow(QMainWindow):
         c.evaluationFailed.connect(self.status.failed)
         c.modelLoading.connect(self._on_model_loading)
         c.modelProgress.connect(lambda text: self.model_panel and
-                                self.model_panel.loading_progress(text))
+                                self.model_panel.load.step(text))
         c.modelCount.connect(lambda step, done, total: self.model_panel and
-                             self.model_panel.loading_count(step, done, total))
+                             self.model_panel.load.count(step, done, total))
         c.modelLoaded.connect(self._on_model_loaded)
         c.modelFailed.connect(self._on_model_failed)
         c.modelLoaded.connect(self.files.model_loaded)
@@ -264,7 +264,7 @@ class MainWindow(QMainWindow):
             self._refresh_tokens()
         self.status.edited()
         if self.model_panel is not None and not self.controller.loading:
-            self.model_panel.clear_error()
+            self.model_panel.load.clear_error()
         self._update_actions()
 
     def _refresh_tokens(self) -> None:

@@ -25,6 +25,27 @@ def split_words(text: str) -> list[str]:
     return WORD.findall(text)
 
 
+WORD_START = ("Ġ", "▁")      # byte-level BPE (GPT-2, Llama 3) and SentencePiece mark
+CONTINUES = "##"             # WordPiece's mark of a piece inside a word, used for all
+
+
+def mark_word_pieces(pieces: list[str], raws: list[str], pinned) -> list[str]:
+    """Labels that show where a word starts, whatever the tokenizer: a piece that
+    continues a word reads "##ing", as WordPiece writes it ("play ##ing" is one word in
+    two tokens). Tokenizers that mark word starts instead (Ġ, ▁) have their other word
+    pieces marked; punctuation, the first piece and pieces after a pinned token are not.
+    """
+    if not any(raw.startswith(WORD_START) for raw in raws):
+        return pieces                          # WordPiece marks its own, or one word
+    marked = list(pieces)
+    for k in range(1, len(pieces)):
+        raw = raws[k]
+        if (not pinned[k] and not pinned[k - 1] and not raw.startswith(WORD_START)
+                and raw[:1].isalnum()):
+            marked[k] = CONTINUES + pieces[k]
+    return marked
+
+
 @dataclass(frozen=True)
 class TokenSequence:
     """A tokenized text in its original order."""

@@ -1,11 +1,14 @@
-"""The built-in instrumented transformer behind the Backend interface, with word-level
-tokens."""
+"""The built-in instrumented transformer behind the Backend interface: random weights on
+the words of a text, or a trained checkpoint's weights on its BPE tokens."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import PosvizInputError
 from .backend import Capabilities, TokenSequence, split_words
+from .checkpoint import RANDOM, TRAINED, find
 from .config import ModelConfig
 from .encodings import ENCODINGS
 from .facts import ModelFacts, weight_facts
@@ -13,18 +16,34 @@ from .trace import Trace
 
 
 class BuiltinBackend:
-    """models.transformer.InstrumentedTransformer on the words of a text.
+    """models.transformer.InstrumentedTransformer with random weights on the words of a
+    text, or with a checkpoint's weights (``weights``: models.checkpoint.WEIGHTS) on its
+    tokenizer's tokens, with its language-model head.
 
     It runs any order in the original tokens' frame (``run(aligned=True)``), a causal
     one's suffixes from a kept prefix, and batches of orders in one forward."""
 
     name = "built-in"
-    head = None                      # no language-model head
+    head = None                      # "causal" with trained weights
+    tokenizer = None                 # the checkpoint's (models.bpe.Tokenizer)
+    checkpoint = None                # models.checkpoint.Checkpoint, when trained
 
-    def __init__(self, config: ModelConfig | None = None):
+    def __init__(self, config: ModelConfig | None = None, weights: str = RANDOM):
         self.config = (config or ModelConfig()).validate()
+        self.weights = weights
         from .transformer import InstrumentedTransformer  # torch: once a model is built
-        self.model = InstrumentedTransformer(self.config)
+        if weights == RANDOM:
+            self.model = InstrumentedTransformer(self.config)
+        else:
+            self.checkpoint = find(weights, self.config)
+            self.config = self.checkpoint.config_for(self.config)
+            if weights != TRAINED:                    # a folder, as a session saves it
+                self.weights = str(self.checkpoint.folder.resolve())
+            self.tokenizer = self.checkpoint.tokenizer()
+            self.model = InstrumentedTransformer(self.config, vocab=self.checkpoint.vocab)
+            self.checkpoint.load_weights(self.model)
+            self.name, self.head = "built-in (trained)", "causal"
+            self.model.extras["weights"] = self.weights
         self.dtype = self.config.dtype
         self.mask = self.config.mask
         self.encoding = ENCODINGS[self.config.pe]
@@ -33,6 +52,12 @@ class BuiltinBackend:
                                          prefix=self.config.causal)
 
     def tokenize(self, text: str) -> TokenSequence:
+        if self.tokenizer is not None:
+            ids = self.tokenizer.encode(text.strip())
+            if not ids:
+                raise PosvizInputError("the text has no tokens to show")
+            return TokenSequence(tuple(self.tokenizer.chips(ids)), tuple(ids),
+                                 (False,) * len(ids))
         words = split_words(text)
         if not words:
             raise PosvizInputError("the text has no words to show")
@@ -42,10 +67,16 @@ class BuiltinBackend:
             past=None, keep_past=False, maps=None, scores=False) -> Trace:
         """models.backend.Backend.run; a causal run always keeps its keys and values."""
         if aligned:
-            return self.model.run(list(seq.ids), position_ids, should_stop, order=order,
-                                  maps=maps, scores=scores)
-        return self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
-                              start=start, past=past, maps=maps, scores=scores)
+            trace = self.model.run(list(seq.ids), position_ids, should_stop, order=order,
+                                   maps=maps, scores=scores)
+            shown = seq.tokens
+        else:
+            trace = self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
+                                   start=start, past=past, maps=maps, scores=scores)
+            shown = [seq.tokens[i] for i in order][start:]
+        if self.tokenizer is not None:         # it ran ids: its Trace reads as the chips
+            trace = replace(trace, tokens=tuple(shown))
+        return trace
 
     def record(self, seq, orders, position_ids, recorder, *, aligned=False) -> None:
         """models.backend.Backend.record: orders and position ids (B, n)."""
@@ -68,7 +99,17 @@ class BuiltinBackend:
         return item * (4 * maps + n * (8 * cfg.d_model + 2 * cfg.ff_width)) + 8 * n * n + bias
 
     def describe(self) -> dict:
-        return {"model": "built-in", **self.config.to_dict()}
+        described = {"model": "built-in", **self.config.to_dict()}
+        if self.checkpoint is not None:
+            described["weights"] = self.weights
+        return described
+
+    def weights_text(self) -> str:
+        """Which weights run, in a few words: 'random weights (seed 0)', or the training
+        record's summary."""
+        if self.checkpoint is None:
+            return f"random weights (seed {self.config.seed})"
+        return self.checkpoint.summary()
 
     def facts(self) -> ModelFacts:
         c = self.config
@@ -77,9 +118,9 @@ class BuiltinBackend:
             model="built-in", family="built-in", model_type="built-in", scheme=c.pe,
             layers=c.layers, heads=c.heads, kv_heads=c.heads, width=c.d_model,
             max_positions=self.max_positions, mask=c.mask,
-            parameters=count + self.encoding.weight_count(c.d_model, c.heads, c.max_len),
-            dtype=c.dtype, device=device,
-            encoding_parameters=self.encoding.parameters(c.d_model, c.heads))
+            parameters=count, dtype=c.dtype, device=device, head=self.head,
+            encoding_parameters=self.encoding.parameters(c.d_model, c.heads),
+            weights=self.weights_text())
 
     def profile(self, reach: int):
         """Its encoding against relative distance (PositionalEncoding.profile)."""

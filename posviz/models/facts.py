@@ -31,6 +31,8 @@ class ModelFacts:
     position_offset: int = 0         # learned table rows before position 0
     encoding_parameters: dict = field(default_factory=dict)   # θ, rotated share, buckets:
                                      #   what the encoding's ``describe`` reads
+    weights: str = ""                # the built-in model's: "random weights (seed 0)" or how
+                                     #   its checkpoint was trained
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -54,7 +56,8 @@ class ModelFacts:
                 ("Max positions", "unbounded" if self.max_positions is None
                  else str(self.max_positions)),
                 ("Mask", self.mask), ("Parameters", _count(self.parameters)),
-                ("Weights", f"{self.dtype} on {self.device}")]
+                ("Weights", f"{self.weights + ', ' if self.weights else ''}{self.dtype} "
+                            f"on {self.device}")]
         if self.head:
             rows.insert(1, ("Head", f"{self.head} language model"))
         return rows

@@ -4,9 +4,10 @@ The estimate counts what a comparison of two orders keeps (analysis.engine), not
 framework might cache:
 
 - the weights: the built-in model's per block 4 d² for the attention projections,
-  2 d·d_ff for the MLP, the MLP bias d_ff and two LayerNorms (2·2d), plus what its
-  encoding adds (a learned table max_len·d); drawn in float64 and then cast, so building
-  needs 8 bytes a weight for a moment, and keeps ``dtype`` bytes a weight;
+  2 d·d_ff for the MLP, the MLP bias d_ff and two LayerNorms (2·2d), plus the encoding's
+  own (the learned position table max_len·d, T5's buckets); drawn in float64 and then
+  cast, so building needs 8 bytes a weight for a moment, and keeps ``dtype`` bytes a
+  weight;
 - per run (the reference and the reordered one): hidden states, branch outputs and
   embeddings, (3L + 3)·n·d;
 - the reference's attention maps L·h·n², in memory up to models.maps.IN_MEMORY (the rest

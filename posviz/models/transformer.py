@@ -4,8 +4,9 @@ A small encoder (or decoder, with a causal mask) written out in full, in the spi
 nanoGPT and minGPT, that records everything it computes into a Trace: attention is
 computed explicitly (never through a fused kernel) so its weights can be shown. Each
 value worth seeing passes a named HookPoint (core.hooks), which is how it is recorded.
-Weights are drawn from a seeded generator: the model is untrained, which is what the
-symmetry argument needs (it holds for every choice of weights).
+Weights are drawn from a seeded generator (the symmetry argument holds for every choice
+of weights); a model with a vocabulary can also be trained (models.training) and its
+weights read from a checkpoint (models.checkpoint): the same code runs both.
 """
 from __future__ import annotations
 
@@ -95,7 +96,10 @@ class Attention(nn.Module):
 
 def _softmax_(scores: torch.Tensor) -> torch.Tensor:
     """softmax over the last axis, in place: exp(s - max) / sum (each row has at least
-    one finite score, its own)."""
+    one finite score, its own); out of place while training, whose backward needs exp's
+    output as it was."""
+    if scores.requires_grad:
+        return torch.softmax(scores, dim=-1)
     scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
     return scores.div_(scores.sum(dim=-1, keepdim=True))
 
@@ -146,22 +150,40 @@ class Block(nn.Module):
 
 
 class InstrumentedTransformer(nn.Module):
-    """Word embeddings + positional encoding + L blocks, recording a Trace per forward."""
+    """Token embeddings + positional encoding + L blocks, recording a Trace per forward.
 
-    def __init__(self, cfg: ModelConfig):
+    Without a vocabulary (``vocab`` 0) its tokens are words, each embedded by a seeded
+    hash of it, so any text runs. With one, its tokens are ids into an embedding table
+    of ``vocab`` rows, and a final norm and that table, tied, give next-token logits
+    (``logits``): what a trained checkpoint holds.
+    """
+
+    def __init__(self, cfg: ModelConfig, vocab: int = 0):
         super().__init__()
         self.cfg = cfg.validate()
         gen = torch.Generator().manual_seed(cfg.seed)
         self.encoding = make_encoding(cfg.pe, d_model=cfg.d_model, n_heads=cfg.heads,
                                       scale=cfg.pe_scale, seed=cfg.seed, max_len=cfg.max_len)
         self.blocks = nn.ModuleList(Block(cfg, gen) for _ in range(cfg.layers))
+        self.vocab = vocab
+        if vocab:           # drawn after the blocks: they are the random model's
+            self.embed = nn.Embedding.from_pretrained(torch.randn(    # (V, d), fixed
+                vocab, cfg.d_model, generator=gen, dtype=torch.float64))  # until trained
+            self.ln_final = (nn.LayerNorm(cfg.d_model, dtype=torch.float64)
+                             if cfg.norm == "pre" else nn.Identity())
         self.hook_embed = HookPoint()                                     # (n, d)
         self.hook_pos_embed = HookPoint()                                 # (n, d)
         self.hook_points = hook_points(self)       # "blocks.0.attn.hook_pattern" -> point
         self.dtype = getattr(torch, cfg.dtype)
         self.to(self.dtype)
+        # A learned table (learned positions, T5's buckets) is a weight like the others,
+        # kept in float64 as the encoding computes
+        table = getattr(self.encoding, "table", None)
+        if table is not None:
+            self.encoding.table = self.pe_table = nn.Parameter(table, requires_grad=False)
         self._embedding_cache: dict[str, torch.Tensor] = {}
-        self._config = cfg.to_dict()        # for each Trace's extras (asdict is slow)
+        # each Trace's extras (asdict is slow); the backend adds which weights it loaded
+        self.extras = {"model": "built-in", "config": cfg.to_dict()}
 
     def embed_word(self, word: str) -> torch.Tensor:
         """One word -> its (d,) embedding: the same for every occurrence (case-folded)."""
@@ -174,6 +196,28 @@ class InstrumentedTransformer(nn.Module):
             vector = vector.to(self.dtype)
             self._embedding_cache[key] = vector
         return vector
+
+    def embed_tokens(self, tokens) -> torch.Tensor:
+        """U tokens -> (U, d): ids into the table of a model with a vocabulary, else
+        words (embed_word)."""
+        if self.vocab:
+            return self.embed.weight[torch.as_tensor(list(tokens), dtype=torch.long)]
+        return torch.stack([self.embed_word(w) for w in tokens])
+
+    def hidden(self, ids: torch.Tensor) -> torch.Tensor:
+        """Token ids (B, n) at positions 0..n-1 -> the last hidden states (B, n, d):
+        the forward a training step differentiates, nothing recorded."""
+        B, n = ids.shape
+        pos = torch.arange(n).expand(B, n)                                  # (B, n)
+        self.encoding.check(pos[0])
+        mask = torch.ones(n, n, dtype=torch.bool).tril() if self.cfg.causal else None
+        return self._blocks(self.embed(ids), pos, self._bias(pos[:1]), mask)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(..., d) last hidden states -> (..., V) next-token logits: the final norm,
+        then the embedding table, scaled by 1/sqrt(d) as T5 scales a tied head."""
+        table = self.embed.weight                                           # (V, d)
+        return (self.ln_final(hidden.to(table.dtype)) @ table.T) * self.cfg.d_model ** -0.5
 
     def forward(self, words, position_ids, should_stop: Callable[[], bool] | None = None,
                 **options) -> Trace:
@@ -196,7 +240,7 @@ class InstrumentedTransformer(nn.Module):
         kv = [(recorder.values.pop(block_hook(l, KEYS)),
                recorder.values.pop(block_hook(l, VALUES))) for l in range(L)]
         trace = trace_from(recorder, L, tuple(words[start:]), pos[start:].numpy(),
-                           extras={"model": "built-in", "config": dict(self._config)})
+                           extras={**self.extras, "config": dict(self.extras["config"])})
         return replace(trace, past=kv) if self.cfg.causal and order is None else trace
 
     @torch.inference_mode()
@@ -234,7 +278,7 @@ class InstrumentedTransformer(nn.Module):
                              "runs a suffix")
         self.encoding.check(pos.reshape(-1))
         index = {w: i for i, w in enumerate(dict.fromkeys(itertools.chain(*rows)))}
-        table = torch.stack([self.embed_word(w) for w in index])            # (U, d)
+        table = self.embed_tokens(index)                                    # (U, d)
         ids = torch.tensor([[index[w] for w in row] for row in rows])       # (B, n)
         emb = table[ids if batch else ids[0, start:]]                       # (B, n, d) or (m, d)
         bias = self._bias(pos)                        # (h, n, n), (B, h, n, n) or None
@@ -261,7 +305,7 @@ class InstrumentedTransformer(nn.Module):
         self.encoding.check(by_slot.reshape(-1))
         slot_of = torch.empty_like(orders).scatter_(1, orders, torch.arange(n).expand(B, n))
         pos = by_slot.reshape(B, n).gather(1, slot_of)   # (B, n) word i's id in order b
-        emb = torch.stack([self.embed_word(w) for w in words])            # (n, d)
+        emb = self.embed_tokens(words)                                    # (n, d)
         # word i sees word k where the order puts k no later than i: (B, 1, n, n)
         mask = ((slot_of[:, None, :] <= slot_of[:, :, None])[:, None] if self.cfg.causal
                 else None)
@@ -273,9 +317,10 @@ class InstrumentedTransformer(nn.Module):
                 self._blocks(emb.expand(B, n, -1), pos, bias, mask)
         return pos[0] if single else pos
 
-    def _blocks(self, emb, pos, bias, mask, past=None, start=0):
-        """The forward from token embeddings (..., m, d) at position ids (..., m) on,
-        every hook point passed; any leading batch axis is carried through."""
+    def _blocks(self, emb, pos, bias, mask, past=None, start=0) -> torch.Tensor:
+        """The forward from token embeddings (..., m, d) at position ids (..., m) to the
+        last hidden states (..., m, d), every hook point passed; any leading batch axis
+        is carried through."""
         emb = self.hook_embed(emb)
         rows = pos.reshape(-1, pos.shape[-1])                               # (B, m)
         shared = rows.shape[0] > 1 and bool((rows == rows[0]).all())      # encoded once
@@ -285,6 +330,7 @@ class InstrumentedTransformer(nn.Module):
         for l, block in enumerate(self.blocks):
             kv = None if past is None else (past[l][0][:, :start], past[l][1][:, :start])
             x = block(x, pos, self.encoding, bias, mask, kv)
+        return x
 
     def _bias(self, pos: torch.Tensor) -> torch.Tensor | None:
         """The score bias at position ids (n,) or (B, n): (h, n, n) when the rows share

@@ -15,12 +15,12 @@ from ..document.spec import ModelSpec
 from ..errors import PosvizInputError
 from ..models.config import Positions
 
-WHATS = ("sweep", "probe", "paper")
+WHATS = ("sweep", "probe", "paper", "compare")
 
 
 @dataclass(frozen=True)
 class ExperimentJob:
-    what: str                          # "sweep", "probe" or "paper"
+    what: str                          # "sweep", "probe", "paper" or "compare"
     spec: ModelSpec = ModelSpec()
     texts: tuple[str, ...] = ()
     positions: Positions = Positions()
@@ -29,6 +29,9 @@ class ExperimentJob:
     seed: int = 0                      # sweep
     features: str = "linear"           # probe
     paper: str = "haviv2022"           # paper
+    weights: str | None = None         # paper, compare: "random" or "trained"
+    encodings: tuple[str, ...] = ()    # compare: the built-in model's encodings
+    order: tuple[int, ...] | None = None   # compare: the reorder (None: reversed)
     backend: object = None             # the window's backend of ``spec``, if loaded
 
     def describe(self) -> dict:
@@ -39,8 +42,13 @@ class ExperimentJob:
                          texts=len(self.texts))
         elif self.what == "probe":
             facts.update(features=self.features, texts=len(self.texts))
+        elif self.what == "compare":
+            facts.update(encodings=",".join(self.encodings), weights=self.weights,
+                         text=self.texts[0] if self.texts else "",
+                         order="reversed" if self.order is None else
+                         ",".join(map(str, self.order)))
         else:
-            facts.update(paper=self.paper)
+            facts.update(paper=self.paper, weights=self.weights or "the paper's default")
         return {k: str(v) for k, v in facts.items()}
 
 
@@ -62,12 +70,20 @@ def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None,
 def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    say: Callable[[str], None] | None = None):
-    """Run the job: a SweepResult, a ProbeResult or a PaperCheck."""
+    """Run the job: a SweepResult, a ProbeResult, a PaperCheck or an
+    EncodingComparison."""
     if job.what not in WHATS:
         raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
     if job.what == "paper":
         from ..analysis.experiments.papers import check_paper
-        return check_paper(job.paper, should_stop)
+        return check_paper(job.paper, should_stop, job.weights)
+    if job.what == "compare":
+        from ..analysis.experiments.encodings import compare_encodings
+        from ..models.config import ModelConfig
+        config = job.spec.config if job.spec.is_builtin else ModelConfig()
+        return compare_encodings(config, job.encodings, job.weights or "random",
+                                 job.texts[0], job.order, job.positions, progress,
+                                 should_stop)
     from ..analysis.engine import Engine
     engine = Engine(backend_for(job.spec, say, job.backend))
     if job.what == "sweep":

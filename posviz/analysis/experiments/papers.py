@@ -1,32 +1,24 @@
 """Published claims about positions, each checked on the built-in model in one call.
 
 Each preset returns a ``PaperCheck``: the citation, what the paper reports, what posviz
-measured, and whether the qualitative claim holds here. The models are untrained (seeded
-random weights): the claims checked are the ones that follow from the architecture.
+measured, and whether the qualitative claim holds here. The presets here run on random
+(seeded) weights: the claims that follow from the architecture; those about trained
+models run on the shipped checkpoints (experiments.trained).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from ...errors import PosvizInputError
+from ...models.checkpoint import RANDOM, TRAINED
 from ...models.config import ModelConfig, Positions
+from . import trained
+from .claim import PaperCheck
 from .texts import random_texts
 
-
-@dataclass(frozen=True)
-class PaperCheck:
-    name: str
-    citation: str
-    reports: str                   # the paper's claim, in words
-    measures: str                  # what posviz measured, in words
-    values: dict                   # the measurements (JSON-ready)
-    holds: bool                    # does the qualitative claim hold here
-
-    def to_dict(self) -> dict:
-        return dict(vars(self))
+__all__ = ["PaperCheck", "PRESETS", "TRAINED_PRESETS", "PAPERS", "check_paper"]
 
 
 def _engine(**config):
@@ -188,12 +180,34 @@ def sinha2022(should_stop=None) -> PaperCheck:
         values, holds)
 
 
-PRESETS: dict[str, Callable[..., PaperCheck]] = {
+PRESETS: dict[str, Callable[..., PaperCheck]] = {          # on random weights
     "haviv2022": haviv2022, "chi2023": chi2023, "rope-decay": rope_decay,
     "alibi-slopes": alibi_slopes, "sinha2022": sinha2022}
+TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {  # on the shipped checkpoints
+    "haviv2022": trained.haviv2022, "press2022": trained.press2022}
+PAPERS = tuple(dict.fromkeys([*PRESETS, *TRAINED_PRESETS]))
 
 
-def check_paper(name: str, should_stop=None) -> PaperCheck:
-    if name not in PRESETS:
-        raise PosvizInputError(f"the paper must be one of {', '.join(PRESETS)} (got {name!r})")
-    return PRESETS[name](should_stop)
+def default_weights(name: str) -> str:
+    """The weights a paper's check runs on unless told: random where it can."""
+    return RANDOM if name in PRESETS else TRAINED
+
+
+def check_paper(name: str, should_stop=None, weights: str | None = None) -> PaperCheck:
+    """Check paper ``name`` on ``weights`` ("random" or "trained"; default_weights)."""
+    if name not in PAPERS:
+        raise PosvizInputError(f"the paper must be one of {', '.join(PAPERS)} (got {name!r})")
+    weights = weights or default_weights(name)
+    presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}.get(weights)
+    if presets is None:
+        raise PosvizInputError(f"a paper runs on --weights random or trained (got "
+                               f"{weights!r})")
+    if name not in presets:
+        others = ", ".join(p for p in presets) or "none"
+        raise PosvizInputError(f"{name} checks a claim about {_about(name)} weights; on "
+                               f"{weights} weights posviz checks: {others}")
+    return presets[name](should_stop)
+
+
+def _about(name: str) -> str:
+    return "trained" if name not in PRESETS else "the architecture's, so random"

@@ -11,13 +11,13 @@ import numpy as np
 import torch
 
 from ...errors import PosvizInputError
-from ..backend import Capabilities, TokenSequence
+from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
 from ..orders import per_token
 from ..trace import Trace
 from . import layout
 from .families import Family, facts_of
-from .tokens import mark_word_pieces, structural_ids
+from .tokens import structural_ids
 
 
 class HFBackend:

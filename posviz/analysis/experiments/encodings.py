@@ -1,0 +1,115 @@
+"""Several encodings answering the same reorder: the per-layer metrics of the built-in
+model with each encoding, one text, one order, side by side.
+
+Each model has the same configuration and the same kind of weights: "random" (drawn from
+the same seed, so the blocks are the same and only the encoding differs) or "trained"
+(each encoding's shipped checkpoint, trained alike). The text reads as the same tokens
+in every model (random weights read words; the shipped checkpoints share one
+tokenizer), so one order is the same reorder for all.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ...errors import Cancelled, PosvizInputError
+from ...models.config import ModelConfig, Positions
+from ...models.encodings import ENCODINGS
+from ..symmetry import METRICS
+
+
+@dataclass(frozen=True)
+class EncodingCurves:
+    """One model's per-layer metrics (layer 0 = the input to block 1)."""
+
+    kind: str                          # its encoding (models.encodings)
+    title: str                         # the encoding's title, with its paper
+    rows: tuple[dict, ...]             # (L + 1,) analysis.symmetry.Comparison.rows()
+    floor: float                       # its noise floor
+    weights: str                       # "random weights (seed 0)" or its training summary
+
+    def curve(self, metric: str) -> np.ndarray:
+        """(L + 1,) the metric per layer, NaN where it is undefined."""
+        return np.array([np.nan if row[metric] is None else row[metric]
+                         for row in self.rows], dtype=float)
+
+
+@dataclass(frozen=True)
+class EncodingComparison:
+    text: str
+    config: dict                       # the models' ModelConfig but for their encodings
+    tokens: tuple[str, ...]            # (n,) in their original order
+    order: tuple[int, ...]             # (n,) the reorder: slot j holds tokens[order[j]]
+    positions: Positions
+    weights: str                       # "random" or "trained"
+    models: tuple[EncodingCurves, ...]
+
+    @property
+    def floor(self) -> float:
+        return max(model.floor for model in self.models)
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "config": self.config,
+                "tokens": list(self.tokens), "order": list(self.order),
+                "positions": self.positions.mode, "offset": self.positions.offset,
+                "weights": self.weights, "noise_floor": self.floor,
+                "models": [{"pe": m.kind, "title": m.title, "weights": m.weights,
+                            "noise_floor": m.floor, "layers": list(m.rows)}
+                           for m in self.models]}
+
+
+def parse_kinds(text: str) -> tuple[str, ...]:
+    """'none,rope' -> ('none', 'rope'): each an encoding, at least two, none twice."""
+    kinds = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [kind for kind in kinds if kind not in ENCODINGS]
+    if unknown:
+        raise PosvizInputError(f"--pe takes encodings separated by commas, from "
+                               f"{', '.join(ENCODINGS)} (got {unknown[0]!r})")
+    if len(kinds) < 2 or len(set(kinds)) != len(kinds):
+        raise PosvizInputError(f"compare needs at least two different encodings (got "
+                               f"{text!r})")
+    return kinds
+
+
+def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order=None,
+                      positions: Positions = Positions(),
+                      progress: Callable[[int, int], None] | None = None,
+                      should_stop: Callable[[], bool] | None = None
+                      ) -> EncodingComparison:
+    """The built-in model of ``config`` with each encoding of ``kinds`` and ``weights``
+    ("random" or "trained") on ``text`` reordered by ``order`` ((n,), or a string
+    "I,J,..."; default: reversed)."""
+    from ...models.builtin import BuiltinBackend
+    from ...models.orders import parse_order
+    from ..engine import Engine
+
+    # each refused in one line when it has no trained checkpoint
+    backends = [BuiltinBackend(config.replace(pe=kind), weights) for kind in kinds]
+    seqs = [backend.tokenize(text) for backend in backends]
+    if any(seq.tokens != seqs[0].tokens for seq in seqs[1:]):
+        raise PosvizInputError("the models read the text as different tokens: one order "
+                               "cannot reorder them alike")
+    n = len(seqs[0])
+    if order is None:
+        order = np.arange(n)[::-1]
+    elif isinstance(order, str):
+        order = parse_order(order, n)
+    models = []
+    for done, (kind, backend, seq) in enumerate(zip(kinds, backends, seqs)):
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        ev = Engine(backend).evaluate(seq, order, positions, should_stop)
+        models.append(EncodingCurves(kind, ENCODINGS[kind].title,
+                                     tuple(ev.comparison.rows()), ev.comparison.floor,
+                                     backend.weights_text()))
+        if progress is not None:
+            progress(done + 1, len(kinds))
+    shared = {k: v for k, v in backends[0].config.to_dict().items() if k != "pe"}
+    return EncodingComparison(text, shared, seqs[0].tokens, tuple(int(i) for i in order),
+                              positions, weights, tuple(models))
+
+
+__all__ = ["EncodingComparison", "EncodingCurves", "METRICS", "compare_encodings",
+           "parse_kinds"]

@@ -1,0 +1,131 @@
+"""Published claims about trained models, checked on the shipped checkpoints (the zoo:
+the built-in model trained with each encoding on the same data, steps and seed).
+
+``press2022`` measures held-out perplexity at the training length and beyond it;
+``haviv2022`` probes the trained model without positions. Both read the zoo's
+held-out text, which no checkpoint was trained on.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import Cancelled, PosvizInputError
+from ...models.checkpoint import TRAINED, Checkpoint, zoo
+from .claim import PaperCheck
+
+PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
+PROBE_TEXTS = 120                # held-out passages the probe reads,
+PROBE_WORDS = 0.375              # each of this many words a position of the training length
+
+
+def shipped() -> list[Checkpoint]:
+    """The zoo, checked to share one tokenizer, corpus and training length."""
+    checkpoints = zoo()
+    if not checkpoints:
+        raise PosvizInputError("no trained checkpoints are installed (resources/"
+                               "checkpoints); scripts/train-zoo trains them")
+    first = checkpoints[0]
+    tokens = first.path("tokenizer").read_bytes()
+    for other in checkpoints[1:]:
+        if (other.path("tokenizer").read_bytes() != tokens
+                or other.record["recipe"] != first.record["recipe"]):
+            raise PosvizInputError(f"the checkpoints in {first.folder.parent} were not "
+                                   f"trained alike ({other.folder.name} differs)")
+    return checkpoints
+
+
+def _backend(checkpoint: Checkpoint):
+    from ...models.builtin import BuiltinBackend
+    return BuiltinBackend(checkpoint.config, str(checkpoint.folder))
+
+
+def press2022(should_stop=None) -> PaperCheck:
+    from ...models.corpus import token_stream, unigram_perplexity
+    from ...models.training import perplexity
+    checkpoints = shipped()
+    first = checkpoints[0]
+    length = first.record["recipe"]["length"]
+    lengths = (length, 2 * length, 4 * length)
+    ids = token_stream(first.tokenizer(), first.held_out())                  # (M,)
+    count = min(PRESS_TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
+    unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), ids[1:count + 1])
+    table, notes = {}, {}                 # {encoding: {str(length): perplexity or None}}
+    for checkpoint in checkpoints:
+        kind, model = checkpoint.config.pe, _backend(checkpoint).model
+        limit = model.encoding.table_length(checkpoint.config.max_len)
+        table[kind] = {}
+        for n in lengths:
+            if should_stop is not None and should_stop():
+                raise Cancelled()
+            if limit is not None and n > limit:
+                table[kind][str(n)] = None
+                notes[kind] = f"its learned table has {limit} positions: longer is refused"
+            else:
+                table[kind][str(n)] = perplexity(model, ids, n, count)
+    alibi, sinusoidal = table.get("alibi", {}), table.get("sinusoidal", {})
+    grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()
+             if v[str(lengths[-1])] is not None}
+    holds = bool(alibi and sinusoidal
+                 and all(alibi[str(n)] <= 1.02 * alibi[str(length)] for n in lengths)
+                 and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)])
+    values = {"train_length": length, "lengths": list(lengths), "tokens": count,
+              "unigram_perplexity": unigram, "perplexity": table,
+              "growth_at_4x": grows, "refused": notes}
+    return PaperCheck(
+        "press2022",
+        "Press, Smith, Lewis (2022). Train short, test long: attention with linear biases "
+        "enables input length extrapolation. ICLR.",
+        "Language models trained at one length and evaluated on longer inputs "
+        "(non-overlapping windows): sinusoidal, rotary and T5 positions give worse "
+        "perplexity as the inputs grow past the training length, sinusoidal worst, and "
+        "ALiBi does not; a 1.3B-parameter ALiBi model trained at 1024 tokens reaches at "
+        "2048 the perplexity of a sinusoidal one trained at 2048.",
+        f"Held-out perplexity of the shipped checkpoints (the built-in model, causal, "
+        f"trained alike on {first.record['data']['short']}) on the same {count} held-out "
+        f"tokens, cut into windows of {', '.join(map(str, lengths))} tokens, beside a "
+        f"unigram model of the training tokens. Holds: ALiBi stays within 2 % of its "
+        f"perplexity at the training length, and sinusoidal grows by more than 10 % at "
+        f"twice it.",
+        values, holds, weights=TRAINED)
+
+
+def probe_texts(checkpoint: Checkpoint) -> list[str]:
+    """Up to PROBE_TEXTS held-out passages of equally many words, spread over the
+    held-out text, each within the training length in tokens."""
+    length = checkpoint.record["recipe"]["length"]
+    size = max(round(PROBE_WORDS * length), 4)
+    words = " ".join(checkpoint.held_out()).split()
+    step = max(len(words) // PROBE_TEXTS, size)
+    tokenizer = checkpoint.tokenizer()
+    texts = [" ".join(words[k:k + size]) for k in range(0, len(words) - size + 1, step)]
+    return [t for t in texts if len(tokenizer.encode(t)) <= length][:PROBE_TEXTS]
+
+
+def haviv2022(should_stop=None) -> PaperCheck:
+    from ..engine import Engine
+    from .probe import probe
+    checkpoints = shipped()
+    by_kind = {c.config.pe: c for c in checkpoints}
+    if "none" not in by_kind:
+        raise PosvizInputError("haviv2022 needs the trained checkpoint without positions")
+    texts = probe_texts(by_kind["none"])
+    runs = {kind: probe(Engine(_backend(c)), texts, features="linear",
+                        should_stop=should_stop) for kind, c in by_kind.items()}
+    values = {kind: [vars(row).copy() for row in r.layers] for kind, r in runs.items()}
+    values["perplexity"] = {kind: c.record["held_out_perplexity"]
+                            for kind, c in by_kind.items()}
+    nope = runs["none"].layers
+    holds = all(row.mae < 0.9 * row.chance_mae for row in nope[1:])
+    return PaperCheck(
+        "haviv2022",
+        "Haviv, Ram, Press, Izsak, Levy (2022). Transformer language models without "
+        "positional encodings still learn positional information. Findings of EMNLP.",
+        "A causal language model trained without positional encodings reaches a "
+        "perplexity close to models with positions, and a probe reads absolute position "
+        "off its hidden states nearly as well as off theirs.",
+        f"A linear ridge probe (hidden state -> position, held out by text) per layer on "
+        f"{len(texts)} held-out passages of {len(texts[0].split())} words, for each shipped "
+        f"checkpoint (trained, causal); beside it their held-out perplexities. Holds: the "
+        f"probe of the model without positions beats chance (error below 0.9 × the "
+        f"chance error) at every layer after the embeddings.",
+        values, holds, weights=TRAINED)

@@ -1,0 +1,148 @@
+"""``posviz compare``: several encodings answering the same reorder, side by side.
+
+    posviz compare --pe none,sinusoidal,rope [--weights random|trained] [model options]
+                   [--text TEXT] [--order I,J,...] [--metric NAME] [--json]
+                   [--out DIR [--format png,svg] [--width PX | --dpi DPI] [--no-csv]]
+
+The built-in model with each encoding (the same configuration and kind of weights) runs
+the text in its original order and in the new one; the table (or JSON) gives the metric
+per layer for each, and ``--out`` draws the curves in one figure, written as
+compare.png, compare.svg and compare.csv (the window's Experiments tab draws the same).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ..analysis.symmetry import METRICS
+from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
+from ..errors import PosvizInputError
+from ..models.encodings import KINDS
+from .options import add_model_arguments, builtin_config, positions, progress
+
+
+def add_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare", conflict_handler="resolve",
+        help="the per-layer metrics of several encodings for one text and one reorder")
+    add_model_arguments(parser)
+    parser.add_argument("--pe", default=",".join(KINDS), metavar="KIND,KIND,...",
+                        help=f"the encodings to compare, separated by commas, from "
+                             f"{', '.join(KINDS)} (default: all of them)")
+    parser.add_argument("--metric", choices=METRICS, default=METRICS[0],
+                        help="the metric the table and the figure show (the JSON and the "
+                             "CSV hold all) (default: %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write the figure to this folder as compare.png/svg/csv")
+    parser.add_argument("--format", default="png,svg", metavar="png,svg",
+                        help="with --out: image formats, comma-separated (default: png,svg)")
+    parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
+                        help=f"with --out: PNG width in pixels (default: {DEFAULT_WIDTH})")
+    parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
+                        help="with --out, instead of --width: PNG resolution in dots per "
+                             "inch of the figure's size on screen")
+    parser.add_argument("--no-csv", action="store_true", help="with --out: no CSV table")
+    parser.set_defaults(func=run)
+
+
+def compared(args):
+    """The EncodingComparison the options ask for, every option checked first."""
+    from ..analysis.experiments.encodings import compare_encodings, parse_kinds
+    if args.model:
+        raise PosvizInputError("compare runs the built-in model with several encodings; "
+                               "--model does not apply")
+    if args.weights not in ("random", "trained"):
+        raise PosvizInputError("compare takes --weights random or trained: a checkpoint "
+                               "folder holds one encoding")
+    if args.text is not None and not args.text.strip():
+        raise PosvizInputError("the text is empty")
+    kinds = parse_kinds(args.pe)
+    args.pe = kinds[0]                       # a valid config first, each kind in turn
+    config = builtin_config(args)
+    from ..document.session import DEFAULT_TEXT
+    say = progress(args)
+    if say:
+        say(f"running {len(kinds)} models")
+    return compare_encodings(config, kinds, args.weights,
+                             DEFAULT_TEXT if args.text is None else args.text,
+                             args.order, positions(args))
+
+
+def as_table(result, metric: str) -> list[str]:
+    tokens = result.tokens
+    lines = [f"{metric.replace('_', ' ')} per layer, {result.weights} weights; noise floor "
+             f"{result.floor:.1e}",
+             f"order:  {','.join(map(str, result.order))}  ->  "
+             f"{' '.join(tokens[i] for i in result.order)}", "",
+             "layer " + "".join(f"{m.kind:>12}" for m in result.models)]
+    for layer in range(len(result.models[0].rows)):
+        cells = [m.rows[layer][metric] for m in result.models]
+        lines.append(f"{layer:>5} " + "".join("           —" if v is None else f"{v:>12.3e}"
+                                              for v in cells))
+    return lines
+
+
+def run(args) -> int:
+    if args.out:
+        formats = parse_formats(args.format)
+        check_width(args.width, "--width")
+        if args.dpi is not None and not 50 <= args.dpi <= 600:
+            raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
+        folder = check_folder(Path(args.out))
+    result = compared(args)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print("\n".join(as_table(result, args.metric)))
+    if args.out:
+        for path in draw(result, args, folder, formats):
+            print(path)
+    sys.stdout.flush()
+    return 0
+
+
+def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
+    """The figure the Experiments tab's Compare view draws, written to ``folder``."""
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6 import QtCore, QtWidgets
+
+    from .export import _quiet_platform_notes
+    QtCore.qInstallMessageHandler(_quiet_platform_notes)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    from ..gui.experiment_figure import ExperimentFigure
+    figure = ExperimentFigure()
+    figure.resize(900, 600)
+    figure.show()
+    app.processEvents()
+    figure.show_compare(result, args.metric)
+    app.processEvents()
+    from .. import __version__
+    from ..document.provenance import describe_model
+    facts = {"posviz": __version__, "experiment": "compare",
+             "model": describe_model({"model": "built-in", "config": result.config}),
+             "encodings": ",".join(m.kind for m in result.models), "weights": result.weights,
+             "text": result.text, "tokens": json.dumps(list(result.tokens)),
+             "order": ",".join(map(str, result.order)),
+             "positions": f"mode={result.positions.mode}, offset={result.positions.offset}",
+             "metric": args.metric}
+    written = []
+    try:
+        for fmt in formats:
+            path = folder / f"compare.{fmt}"
+            if fmt == "png":
+                figure.export_png(path, **({"dpi": args.dpi} if args.dpi else
+                                           {"width": args.width}), provenance=facts)
+            else:
+                figure.export_svg(path, provenance=facts)
+            written.append(path)
+        if not args.no_csv:
+            written.append(figure.export_csv(folder / "compare.csv", provenance=facts))
+    finally:
+        figure.close()
+        figure.deleteLater()
+        QtCore.qInstallMessageHandler(None)
+    return written

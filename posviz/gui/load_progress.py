@@ -1,0 +1,106 @@
+"""What a model load is doing, under the model chooser: a progress bar (step k of N when
+the load tells its steps, the bytes of a download, else busy), Download and Cancel
+buttons, and a line of text that says what is loading or why a change was refused."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
+                               QWidget)
+
+from ..models.hf.hub import DOWNLOAD_STEP, count_text
+from .fields import ERROR_STYLE, STATUS_STYLE
+
+# The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
+# "step k of N"; a step not listed here shows a busy bar with its text.
+LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
+              "de-quantizing weights": 3, "ready": 4}
+LOAD_STEP_COUNT = 4
+
+
+class LoadProgress(QWidget):
+    """The bar, its buttons (``download``, ``cancel``: the owner connects them) and the
+    ``status`` line."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._loading = "the model"       # what is loading, told in ``started``
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        self.busy = QProgressBar(minimum=0, maximum=0, textVisible=False)
+        self.busy.setToolTip("What is loading: step k of N when the load tells its steps, "
+                             "the bytes of a download")
+        self.download = QPushButton("Download")
+        self.download.setToolTip("Download this model into the Hugging Face cache, then "
+                                 "load it")
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setToolTip("Stop waiting for this model; the current one stays in use "
+                               "(a download stops and leaves nothing half done in the cache)")
+        row.addWidget(self.busy, 1)
+        row.addWidget(self.download)
+        row.addWidget(self.cancel)
+        layout.addLayout(row)
+        self.status = QLabel(wordWrap=True)
+        self.status.setStyleSheet(STATUS_STYLE)
+        layout.addWidget(self.status)
+        for widget in (self.busy, self.download, self.cancel, self.status):
+            widget.hide()
+
+    def say(self, text: str, error: bool = False) -> None:
+        self.status.setText(text)
+        self.status.setStyleSheet(ERROR_STYLE if error else STATUS_STYLE)
+        self.status.setVisible(bool(text))
+
+    def clear_error(self) -> None:
+        """A change went through: an error about an earlier, refused one no longer applies."""
+        if self.status.styleSheet() == ERROR_STYLE:
+            self.say("")
+
+    def ask(self, size: str) -> None:
+        """A large download is asked for (``size``: files, bytes, where to)."""
+        self.busy.hide()
+        self.download.show()
+        self.cancel.show()
+        self.say(f"{size}. Download it?")
+
+    def started(self, label: str) -> None:
+        self.download.hide()
+        self._loading = label
+        self.busy.setRange(0, 0)                 # busy until a step says how far it is
+        self.busy.setTextVisible(False)
+        self.busy.show()
+        self.cancel.show()
+        self.say(f"Loading {label}…")
+
+    def step(self, text: str) -> None:
+        """A step of the load: a known one fills the bar (step k of N), another one
+        leaves it busy; the line under it says what is loading, and which step."""
+        label = self._loading
+        step = LOAD_STEPS.get(text)
+        if step is None:
+            self.busy.setRange(0, 0)
+            self.busy.setTextVisible(False)
+            self.say(f"Loading {label}: {text}…")
+            return
+        self._fill(step, LOAD_STEP_COUNT, f"step {step} of {LOAD_STEP_COUNT}")
+        self.say(f"Loading {label}: {text} (step {step} of {LOAD_STEP_COUNT})…")
+
+    def count(self, step: str, done: int, total: int) -> None:
+        """How far a counted step is (tensors read of how many, or bytes downloaded of
+        the whole download): the bar fills with it."""
+        if step.startswith(DOWNLOAD_STEP):      # bytes: beyond a bar's int range
+            self._fill(min(1000, 1000 * done // max(total, 1)), 1000, "%p%")
+            self.say(f"{self._loading}: {count_text(step, done, total)}…")
+            return
+        self._fill(done, total, f"{done} of {total}")
+        self.say(f"Loading {self._loading}: {step}, {done} of {total} tensors…")
+
+    def _fill(self, value: int, maximum: int, text: str) -> None:
+        self.busy.setRange(0, maximum)
+        self.busy.setValue(value)
+        self.busy.setFormat(text)
+        self.busy.setTextVisible(True)
+
+    def finished(self) -> None:
+        self.busy.hide()
+        self.download.hide()
+        self.cancel.hide()

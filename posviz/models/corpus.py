@@ -1,0 +1,137 @@
+"""The text the built-in model is trained on, in sections, with a held-out part.
+
+Two sources:
+
+- ``kjv``: the King James Version of the Bible (1611), whose copyright has expired (the
+  Debian package's copyright file says so; in the United Kingdom the Crown still
+  licenses its printing), as the Debian package bible-kjv prints it:
+  ``bible -f "Gen1:1-Rev22:21"``, one verse a line after its reference ("Ge1:1 In the
+  beginning ..."). A section is a chapter, its verses one running text.
+- a text file: a section is a paragraph (paragraphs are separated by blank lines).
+
+A section is running text, its line breaks read as spaces: a word at the start of a
+verse is tokenized as the same word typed anywhere in a sentence.
+
+One section in ``HELD_OUT_EVERY`` (the 10th, the 30th, ...) is held out: neither the
+tokenizer nor the model ever sees it, and the held-out perplexity is measured on it.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import PosvizInputError
+
+KJV = "kjv"
+KJV_TITLE = "the King James Version of the Bible (1611), from the Debian package bible-kjv"
+KJV_RANGE = "Gen1:1-Rev22:21"
+VERSE = re.compile(r"^(\d?[A-Za-z]+)(\d+):(\d+) (.*)$")   # book, chapter, verse, text
+HELD_OUT_EVERY = 20
+HELD_OUT_AT = 9                  # the 10th section of every 20
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A corpus's sections, split into the part trained on and the part held out."""
+
+    name: str                    # "kjv" or the file's path
+    title: str                   # what the training record calls it
+    short: str                   # the same in a few words
+    sections: tuple[str, ...]
+
+    def held(self, index: int) -> bool:
+        return index % HELD_OUT_EVERY == HELD_OUT_AT
+
+    @property
+    def train(self) -> list[str]:
+        return [s for i, s in enumerate(self.sections) if not self.held(i)]
+
+    @property
+    def held_out(self) -> list[str]:
+        return [s for i, s in enumerate(self.sections) if self.held(i)]
+
+    def describe(self) -> dict:
+        return {"corpus": self.name, "title": self.title, "short": self.short,
+                "sections": len(self.sections),
+                "held_out_sections": len(self.held_out),
+                "held_out_rule": f"section i (from 0) where i % {HELD_OUT_EVERY} == "
+                                 f"{HELD_OUT_AT}",
+                "characters": sum(len(s) for s in self.sections)}
+
+
+def kjv_sections(listing: str) -> list[str]:
+    """``bible -f`` output -> one section a chapter, its verses in one running text,
+    references left out."""
+    chapters: dict[tuple[str, str], list[str]] = {}
+    for line in listing.splitlines():
+        match = VERSE.match(line.strip())
+        if match:
+            book, chapter, _, text = match.groups()
+            chapters.setdefault((book, chapter), []).append(text.strip())
+    return [" ".join(verses) for verses in chapters.values()]
+
+
+def paragraphs(text: str) -> list[str]:
+    """A text's paragraphs (separated by blank lines), each one running text."""
+    return [" ".join(block.split()) for block in re.split(r"\n\s*\n", text)
+            if block.strip()]
+
+
+def read_kjv() -> str:
+    """The whole King James text as ``bible`` prints it."""
+    program = shutil.which("bible")
+    if program is None:
+        raise PosvizInputError("the King James text needs the Debian package bible-kjv "
+                               "(apt-get install bible-kjv), or give --corpus FILE")
+    result = subprocess.run([program, "-f", KJV_RANGE], capture_output=True, text=True,
+                            timeout=120)
+    if result.returncode != 0 or not result.stdout.strip():
+        raise PosvizInputError(f"bible -f {KJV_RANGE} failed: "
+                               f"{result.stderr.strip() or 'no output'}")
+    return result.stdout
+
+
+def read_corpus(source: str) -> Corpus:
+    """The corpus ``source`` names: "kjv", or a UTF-8 text file."""
+    if source == KJV:
+        sections = kjv_sections(read_kjv())
+        return Corpus(KJV, KJV_TITLE, "the King James Bible", tuple(sections))
+    path = Path(source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PosvizInputError(f"{path}: no such corpus file (or give --corpus kjv)") from None
+    except UnicodeDecodeError:
+        raise PosvizInputError(f"{path} is not a UTF-8 text file") from None
+    sections = paragraphs(text)
+    if len(sections) <= HELD_OUT_AT:
+        raise PosvizInputError(f"{path} has {len(sections)} paragraphs; at least "
+                               f"{HELD_OUT_AT + 1} are needed, one of them held out")
+    return Corpus(str(path), f"the text file {path.name}", path.name, tuple(sections))
+
+
+def token_stream(tokenizer, sections: list[str]) -> np.ndarray:
+    """(N,) int64: each section's token ids, each followed by the end-of-text token."""
+    ids: list[int] = []
+    for encoded in tokenizer.encode_batch(list(sections)):
+        ids.extend(encoded)
+        ids.append(tokenizer.end_id)
+    return np.asarray(ids, dtype=np.int64)
+
+
+def token_counts(ids: np.ndarray, vocab: int) -> np.ndarray:
+    """(V,) how often each token occurs in ``ids``."""
+    return np.bincount(ids, minlength=vocab)
+
+
+def unigram_perplexity(counts: np.ndarray, targets: np.ndarray) -> float:
+    """exp of the mean negative log-probability of ``targets`` under the unigram model
+    of ``counts`` (add-one smoothed): the baseline that knows no context at all."""
+    counts = np.asarray(counts, dtype=np.float64) + 1.0
+    log_p = np.log(counts / counts.sum())                                # (V,)
+    return float(np.exp(-log_p[np.asarray(targets)].mean()))

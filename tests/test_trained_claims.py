@@ -1,0 +1,155 @@
+"""Claims on trained models and encodings side by side: press2022 and haviv2022 on a zoo
+of tiny checkpoints trained alike (tests/tiny_zoo.py; the shipped zoo is checked in
+test_zoo.py), and `posviz compare` against `posviz report`."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+from posviz.analysis.experiments import trained as claims
+from posviz.analysis.experiments.papers import check_paper
+from posviz.models import checkpoint as checkpoints
+from posviz.models.corpus import token_stream
+from posviz.models.training import perplexity
+from test_training import cli
+from tiny_zoo import KINDS, tiny_zoo_folder
+
+TEXT = "and the evening and the morning were the first day"
+
+
+@pytest.fixture
+def zoo(monkeypatch):
+    """The tiny zoo as the shipped one, press2022 reading six windows at 4 × 16."""
+    folder = tiny_zoo_folder()
+    monkeypatch.setattr(checkpoints, "ZOO_FOLDERS", (folder,))
+    monkeypatch.setattr(claims, "PRESS_TOKENS", 4 * 16 * 6)
+    return folder
+
+
+def test_press2022_reports_perplexity_by_length_beside_the_unigram_baseline(zoo):
+    check = check_paper("press2022")
+    values = check.values
+    assert check.weights == "trained" and values["train_length"] == 16
+    assert values["lengths"] == [16, 32, 64] and values["tokens"] == 384
+    assert set(values["perplexity"]) == set(KINDS)
+    assert values["perplexity"]["learned"]["32"] is None            # beyond its table
+    assert values["perplexity"]["learned"]["64"] is None
+    assert "16 positions" in values["refused"]["learned"]
+    # each value is the perplexity function's on the same held-out tokens
+    first = checkpoints.Checkpoint.read(zoo / "alibi")
+    from posviz.models.builtin import BuiltinBackend
+    model = BuiltinBackend(first.config, str(first.folder)).model
+    ids = token_stream(first.tokenizer(), first.held_out())
+    assert values["perplexity"]["alibi"]["32"] == pytest.approx(perplexity(model, ids, 32,
+                                                                           384))
+    counts = np.asarray(first.record["token_counts"]) + 1.0
+    unigram = math.exp(-np.log(counts / counts.sum())[ids[1:385]].mean())
+    assert values["unigram_perplexity"] == pytest.approx(unigram)
+    status, out, err = cli("paper", "press2022", "--json")
+    assert status == 0 and json.loads(out)["values"]["perplexity"] == values["perplexity"]
+
+
+def test_haviv2022_on_trained_weights_probes_every_checkpoint(zoo):
+    check = check_paper("haviv2022", weights="trained")
+    assert check.weights == "trained" and set(KINDS) <= set(check.values)
+    rows = check.values["none"]
+    assert [row["layer"] for row in rows] == [0, 1, 2]
+    assert all(row["chance_mae"] > 0 for row in rows)
+    assert check.holds == all(r["mae"] < 0.9 * r["chance_mae"] for r in rows[1:])
+    assert check_paper("haviv2022").weights == "random"             # the default
+
+
+def test_a_paper_on_weights_it_does_not_speak_of_is_refused_in_one_line(zoo):
+    for argv, words in ((["press2022", "--weights", "random"], "about trained weights"),
+                        (["alibi-slopes", "--weights", "trained"], "on trained weights "
+                                                                   "posviz checks")):
+        status, _, err = cli("paper", *argv)
+        assert status == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_missing_zoo_or_checkpoint_is_refused_naming_what_there_is(zoo, monkeypatch):
+    status, _, err = cli("report", "--weights", "trained", "--pe", "rope", "--mask",
+                         "causal", "--text", TEXT)
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert "no trained checkpoint for rope, causal" in err
+    assert "none, learned, alibi (causal, 2 layers × 2 heads, d 32)" in err
+    monkeypatch.setattr(checkpoints, "ZOO_FOLDERS", ())
+    status, _, err = cli("paper", "press2022")
+    assert status == 2 and "no trained checkpoints are installed" in err
+
+
+def test_compare_gives_each_encoding_the_numbers_report_gives_it(zoo, tmp_path):
+    order = "1,0,2,3,4,5,6,7,8,9"
+    for weights, extra in (("random", []), ("trained", ["--layers", "2", "--heads", "2",
+                                                        "--d-model", "32"])):
+        given = ["--order", order] if weights == "random" else []   # BPE: reversed
+        status, out, err = cli("compare", "--pe", "none,alibi", "--weights", weights,
+                               "--mask", "causal", *extra, "--text", TEXT, *given, "--json",
+                               "--quiet")
+        assert status == 0, err
+        result = json.loads(out)
+        assert [m["pe"] for m in result["models"]] == ["none", "alibi"]
+        for model in result["models"]:
+            _, alone, _ = cli("report", "--pe", model["pe"], "--weights", weights, "--mask",
+                              "causal", *extra, "--text", TEXT, "--order",
+                              ",".join(map(str, result["order"])), "--json", "--quiet")
+            assert model["layers"] == json.loads(alone)["layers"]
+    status, out, err = cli("compare", "--pe", "none,alibi,learned", "--mask", "causal",
+                           "--text", TEXT, "--order", order, "--out", str(tmp_path),
+                           "--format", "png,svg", "--quiet")
+    assert status == 0, err
+    assert (tmp_path / "compare.png").stat().st_size > 5000
+    assert "<svg" in (tmp_path / "compare.svg").read_text()
+    table = (tmp_path / "compare.csv").read_text()
+    assert f"# text: {TEXT}\n" in table and "# weights: random" in table
+    assert "# posviz: " in table and "mask=causal" in table
+    rows = [r for r in csv.reader((tmp_path / "compare.csv").open()) if r[0][0] != "#"]
+    assert rows[0] == ["layer", "none", "alibi", "learned"] and len(rows) == 1 + 5
+    assert float(rows[1][1]) == 0.0 and float(rows[1][3]) > 0    # learned moves the input
+
+
+def test_compare_refuses_in_one_line(zoo):
+    for argv, words in ((["--pe", "none"], "at least two different encodings"),
+                        (["--pe", "none,nope"], "got 'nope'"),
+                        (["--pe", "none,rope", "--model", "minilm"], "--model does not apply"),
+                        (["--pe", "none,alibi", "--weights", str(zoo / "none")],
+                         "a checkpoint folder holds one encoding"),
+                        (["--pe", "none,rope", "--weights", "trained", "--mask", "causal",
+                          "--layers", "2", "--heads", "2", "--d-model", "32"],
+                         "no trained checkpoint for rope")):
+        status, _, err = cli("compare", *argv, "--text", TEXT)
+        assert status == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+TINY_FLAGS = ("--mask", "causal", "--layers", "2", "--heads", "2", "--d-model", "32")
+
+
+def test_sweep_probe_and_export_take_trained_weights(zoo, tmp_path):
+    status, out, err = cli("sweep", "--weights", "trained", "--pe", "alibi", *TINY_FLAGS,
+                           "--text", TEXT, "--kind", "reverse", "--json", "--quiet")
+    assert status == 0, err
+    swept = json.loads(out)
+    _, reported, _ = cli("report", "--weights", "trained", "--pe", "alibi", *TINY_FLAGS,
+                         "--text", TEXT, "--json", "--quiet")
+    layers = json.loads(reported)["layers"]
+    assert [row["hidden_equivariance"]["median"] for row in swept["layers"]] == \
+        pytest.approx([row["hidden_equivariance"] for row in layers], rel=1e-5)
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(f"{TEXT} {k}" for k in range(6)))
+    status, out, err = cli("probe", "--weights", "trained", "--pe", "none", *TINY_FLAGS,
+                           "--texts", str(texts), "--json", "--quiet")
+    assert status == 0 and len(json.loads(out)["layers"]) == 3, err
+    status, out, err = cli("probe", "--weights", "trained", "--model-seed", "2", *TINY_FLAGS,
+                           "--texts", str(texts))
+    assert status == 2 and "--model-seed draws random weights" in err
+    # the tiny learned table has the training length's 16 positions: a shorter text
+    status, out, err = cli("export", "--weights", "trained", "--pe", "learned", *TINY_FLAGS,
+                           "--text", "the evening and the morning", "--out", str(tmp_path / "figures"), "--format",
+                           "png", "--quiet")
+    assert status == 0, err
+    symmetry = (tmp_path / "figures" / "symmetry.csv").read_text()
+    assert "weights=trained" in symmetry and "pe=learned" in symmetry
