@@ -78,7 +78,8 @@ def bare_forward(backend):
     import numpy as np
     import torch
 
-    if hasattr(backend, "model") and hasattr(backend, "tokenizer"):     # Hugging Face
+    from posviz.models.builtin import BuiltinBackend
+    if not isinstance(backend, BuiltinBackend):                         # Hugging Face
         model = backend.model
 
         def run(seq, order, position_ids):
