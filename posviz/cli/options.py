@@ -276,7 +276,7 @@ def evaluate(args: argparse.Namespace):
         words = len(split_words(text))
         check_fits(config, words)
         if args.order is not None and args.weights == RANDOM and (
-                config.pe != "learned" or words <= config.max_len):
+                words <= (config.table_length or words)):
             parse_order(args.order, words)       # random weights' tokens are words
 
     say = progress(args)

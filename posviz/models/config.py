@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..errors import PosvizInputError
+from .encodings import ENCODINGS
 from .options import (DTYPES, MASKS, MODEL_OPTIONS, NORMS, OPTIONS, POSITION_MODES,
                       POSITION_OPTIONS, problems_of)
 
@@ -48,6 +49,11 @@ class ModelConfig:
         return self.d_model // self.heads
 
     @property
+    def table_length(self) -> int | None:
+        """The most positions its encoding takes (a learned table's rows), or None."""
+        return ENCODINGS[self.pe].table_length(self.max_len)
+
+    @property
     def ff_width(self) -> int:
         return self.d_ff or 4 * self.d_model
 
@@ -68,9 +74,9 @@ class ModelConfig:
             if self.d_model % self.heads:
                 found["heads"] = (f"{self.heads} heads do not divide the model width "
                                   f"{self.d_model}")
-            elif self.pe == "rope" and self.d_head % 2 and "pe" not in found:
-                found["pe"] = (f"RoPE needs an even head width, but {self.d_model} / "
-                               f"{self.heads} heads = {self.d_head}")
+            elif ENCODINGS[self.pe].pairs_dimensions and self.d_head % 2 and "pe" not in found:
+                found["pe"] = (f"{ENCODINGS[self.pe].short} needs an even head width, but "
+                               f"{self.d_model} / {self.heads} heads = {self.d_head}")
         return found
 
     def validate(self) -> "ModelConfig":

@@ -59,7 +59,7 @@ def trained_config(config: ModelConfig, length: int) -> ModelConfig:
     if config.mask != "causal":
         raise PosvizInputError("posviz train trains a causal language model: give "
                                "--mask causal")
-    return config.replace(max_len=length) if config.pe == "learned" else config
+    return config.replace(max_len=length) if config.table_length else config
 
 
 @torch.inference_mode()

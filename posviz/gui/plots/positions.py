@@ -17,11 +17,8 @@ from .attention import _HeatmapPlot
 from .base import Figure
 from .tabs import POSITIONS
 from .workarounds import drop_export_menu
-from posviz.models.options import TITLES  # not models.encodings: that imports torch
-
-WHERE = {"rope": "rotates queries and keys inside attention",
-         "alibi": "adds a distance penalty to the attention scores",
-         "t5": "adds a learned bias per distance bucket to the attention scores"}
+from posviz.models.encodings import ENCODINGS
+from posviz.models.options import TITLES
 
 
 def machinery_of(shown):
@@ -41,8 +38,9 @@ def _no_additive_message(kind: str | None, built_in: bool) -> str:
                     "embeddings, so only a causal mask can tell positions apart.")
         return "This model records no additive positional encoding."
     title = TITLES.get(kind, kind)
-    return (f"No additive encoding: this model uses {title}, which "
-            f"{WHERE.get(kind, 'acts inside attention')}. See the relative-distance profile.")
+    where = ENCODINGS[kind].where if kind in ENCODINGS else "acts inside attention"
+    return (f"No additive encoding: this model uses {title}, which {where}. See the "
+            f"relative-distance profile.")
 
 
 class _PositionMap(Figure):
@@ -199,8 +197,7 @@ class EncodingFigure(_PositionMap):
             curve.setVisible(True)
             self.side_legend.addItem(curve, name)
         self.side_legend.setVisible(len(values) > 1)
-        log = machinery.scheme == "rope"
-        plot.setLogMode(y=log)
+        plot.setLogMode(y=machinery.parameter_log)
         style.fit_label(plot.getAxis("bottom"), machinery.parameter_index)
         style.fit_label(plot.getAxis("left"), machinery.parameter_axis)
         plot.enableAutoRange()
@@ -209,11 +206,7 @@ class EncodingFigure(_PositionMap):
         self.data = {"value": values.copy()}
         self.coords = {"row": list(machinery.parameter_rows),
                        self.dims[1]: coords.tolist()}
-        what = {"rope": "RoPE frequencies θ_i, one per rotated pair of dimensions "
-                        "(log scale)",
-                "alibi": "ALiBi slope m_h of each head",
-                "t5": "T5: the bucket each relative distance Δ falls in"}
-        self.set_title(f"{what.get(machinery.scheme, machinery.parameter_axis)}: "
+        self.set_title(f"{machinery.parameter_title or machinery.parameter_axis}: "
                        f"{machinery.title}")
         self.set_note(machinery.note)
 
@@ -258,15 +251,14 @@ class SimilarityFigure(_PositionMap):
         array = maps[row]                                                     # (P, P)
         P = array.shape[0]
         ticks = [str(p) for p in range(P)]
-        if machinery.scheme == "learned":
+        if machinery.table is not None:             # an absolute table: cosines
             self.dims = ("position", "position_b")
             self.show_map(array, (-1, 1), ticks, ticks, "cosine")
             self.data = {"cosine": array.copy()}
             self.coords = {"position": ticks, "position_b": ticks}
-            self.set_title("Cosine similarity between the model's embeddings of two "
-                           "positions")
+            self.set_title(machinery.pair_title)
             return
-        extent = 1.0 if machinery.scheme == "rope" else _symmetric(maps)
+        extent = machinery.pair_extent or _symmetric(maps)
         self.dims = ("query", "key")
         self.show_map(array, (-extent, extent), ticks, ticks, machinery.pair_quantity,
                       "query position", "key position")
@@ -274,11 +266,7 @@ class SimilarityFigure(_PositionMap):
         self.coords = {"query": ticks, "key": ticks}
         which = machinery.pair_rows[row]
         masked = " (keys ahead of the query are masked)" if np.isnan(array).any() else ""
-        quantity = {"rope": "Score of a fixed query/key pair (q = k = 1) at each query "
-                            "and key position",
-                    "alibi": "ALiBi bias at each query and key position",
-                    "t5": "T5 bias at each query and key position"}
-        self.set_title(f"{quantity.get(machinery.scheme, machinery.pair_quantity)}, "
+        self.set_title(f"{machinery.pair_title or machinery.pair_quantity}, "
                        f"{which}{masked}")
 
 
@@ -343,7 +331,8 @@ class RelativeProfileFigure(Figure):
             self.set_title("Relative-distance profile")
             self.show_message(
                 "Learned absolute positions have no fixed relation between p and p + Δ: "
-                "see the similarity matrix." if kind == "learned" else
+                "see the similarity matrix." if kind in ENCODINGS and
+                ENCODINGS[kind].acts == "absolute" else
                 "No positional encoding (NoPE): nothing depends on the distance between "
                 "tokens.")
             return

@@ -31,6 +31,8 @@ class AlibiEncoding(PositionalEncoding):
     title = "ALiBi (Press 2022)"
     acts = "bias"
     summary = "a bias on the attention scores, minus a slope per head times the distance"
+    where = "adds a distance penalty to the attention scores"
+    short = "ALiBi"
 
     def __init__(self, n_heads: int, scale: float = 1.0):
         import torch

@@ -50,6 +50,9 @@ class PositionalEncoding:
     title = "none (NoPE)"        # menus and headings, with the paper
     acts: str | None = None      # "absolute", "rotate" or "bias": where it acts
     summary = "no position at all: self-attention stays permutation-equivariant"
+    where = "adds nothing"       # what it does to a transformer, after "which"
+    short = "NoPE"               # its name in a sentence
+    pairs_dimensions = False     # acts on pairs of a head's dimensions (an even width)
 
     def __init__(self, scale: float = 1.0):
         self.scale = float(scale)

@@ -15,6 +15,8 @@ class LearnedEncoding(PositionalEncoding):
     title = "learned absolute"
     acts = "absolute"
     summary = "a table of one vector per position, added to each token"
+    where = "adds a vector from a table to each token embedding"
+    short = "learned absolute"
 
     def __init__(self, d_model: int, max_len: int = 1024, seed: int = 0, scale: float = 1.0):
         import torch

@@ -40,6 +40,9 @@ class RotaryEncoding(PositionalEncoding):
     title = "RoPE (Su 2021)"
     acts = "rotate"
     summary = "queries and keys rotated by angles proportional to their positions"
+    where = "rotates queries and keys inside attention"
+    short = "RoPE"
+    pairs_dimensions = True
 
     def __init__(self, d_head: int, scale: float = 1.0, base: float = BASE):
         super().__init__(scale)

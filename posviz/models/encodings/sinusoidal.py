@@ -31,6 +31,8 @@ class SinusoidalEncoding(PositionalEncoding):
     title = "sinusoidal (Vaswani 2017)"
     acts = "absolute"
     summary = "a fixed vector of sines and cosines of the position, added to each token"
+    where = "adds a fixed sinusoid to each token embedding"
+    short = "sinusoidal"
 
     # The rows of the last range of positions asked for are kept when it is at most this
     # long: their sines and cosines took 0.12 ms of the default model's 0.9 ms forward

@@ -45,6 +45,8 @@ class T5RelativeBias(PositionalEncoding):
     title = "T5 relative bias (Raffel 2020)"
     acts = "bias"
     summary = "a bias on the attention scores, one learned scalar per head and bucket of distance"
+    where = "adds a learned bias per distance bucket to the attention scores"
+    short = "T5 relative bias"
 
     def __init__(self, n_heads: int, seed: int = 0, scale: float = 1.0,
                  num_buckets: int = BUCKETS, max_distance: int = MAX_DISTANCE):

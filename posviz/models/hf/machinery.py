@@ -42,10 +42,14 @@ class Machinery:
     parameter_rows: tuple[str, ...] = ()   # (c,) what each row of parameters is
     parameter_index: str = ""            # what k counts: "pair i", "head", "Δ"
     parameter_axis: str = ""             # what the values are
+    parameter_title: str = ""            # the parameters' figure heading, in words
+    parameter_log: bool = False          # drawn on a log scale (RoPE's θ_i)
     parameter_coords: np.ndarray | None = None   # (k,) the index values
     pair_maps: np.ndarray | None = None  # (c, P, P) query × key (learned: cosine)
     pair_rows: tuple[str, ...] = ()      # (c,) one map per head, or one in all
     pair_quantity: str = ""
+    pair_title: str = ""                 # the pair maps' figure heading, in words
+    pair_extent: float | None = None     # the colour scale's ±extent (None: the data's)
     profile: RelativeProfile | None = None   # against distance
     note: str = ""                       # what is not shown, and why
 
@@ -102,6 +106,8 @@ def learned_machinery(weight: torch.Tensor, offset: int, title: str) -> Machiner
     if weight.shape[0] - offset > P:
         notes.append(f"the first {P} of {weight.shape[0] - offset} positions are shown")
     return Machinery("learned", title, table=table, pair_maps=similarity[None],
+                     pair_title="Cosine similarity between the model's embeddings of two "
+                                "positions", pair_extent=1.0,
                      pair_rows=("all heads",), pair_quantity="cosine", profile=profile,
                      note="; ".join(notes))
 
@@ -170,6 +176,10 @@ def rope_machinery(variants, head_dim: int, bases: dict, causal: bool,
                               "score / d_head")
     return Machinery("rope", title, parameters=freqs, parameter_rows=names,
                      parameter_index="pair i", parameter_axis="θ_i (radians per position)",
+                     parameter_title="RoPE frequencies θ_i, one per rotated pair of "
+                                     "dimensions (log scale)", parameter_log=True,
+                     pair_title="Score of a fixed query/key pair (q = k = 1) at each "
+                                "query and key position", pair_extent=1.0,
                      parameter_coords=np.arange(k), pair_maps=_mask_ahead(maps, causal),
                      pair_rows=names, pair_quantity="score / d_head", profile=profile,
                      note="" if fraction >= 1 else
@@ -197,6 +207,8 @@ def alibi_machinery(heads: int, causal: bool = True, reach: int = 128) -> Machin
                               f"{slopes[-1]:.3g}", parameters=slopes[None],
                      parameter_rows=("slope m_h",), parameter_index="head",
                      parameter_axis="slope m_h", parameter_coords=np.arange(heads),
+                     parameter_title="ALiBi slope m_h of each head",
+                     pair_title="ALiBi bias at each query and key position",
                      pair_maps=_mask_ahead(maps, causal), pair_rows=rows,
                      pair_quantity="bias", profile=profile)
 
@@ -235,6 +247,8 @@ def t5_machinery(weight: torch.Tensor, bidirectional: bool, max_distance: int,
                      parameters=ids.numpy()[None].astype(np.float64),
                      parameter_rows=("bucket",), parameter_index="Δ",
                      parameter_axis="bucket of Δ", parameter_coords=distances,
+                     parameter_title="T5: the bucket each relative distance Δ falls in",
+                     pair_title="T5 bias at each query and key position",
                      pair_maps=_mask_ahead(maps, not bidirectional), pair_rows=rows,
                      pair_quantity="bias", profile=profile)
 
