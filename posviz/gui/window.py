@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QDockWidget, QFrame, QHBoxLayou
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from .actions import UndoPassesThrough, build_actions, icon
-from .collector import freeze_start_up
 from .commands import history_fits
 from .controller import Controller
 from .documents import WindowDocuments
@@ -242,7 +241,6 @@ class MainWindow(WindowEdits, WindowDocuments, WindowHelp, QMainWindow):
         self._refresh_tokens()
         self._start_document()
         self._tab_opened(self.plots.tabs.currentIndex() if self.plots is not None else 0)
-        freeze_start_up()            # what exists now lives as long as the window
 
     @Slot()
     def _build_plots(self) -> None:

@@ -1,7 +1,7 @@
 """Where the plots work around pyqtgraph and SVG renderers, each in one named place.
 
 Every workaround says why it exists, checks that what it relies on is there (falling
-back to plain pyqtgraph otherwise) and asks ``posviz.workarounds.enabled(NAME)`` first,
+back to plain pyqtgraph otherwise) and asks ``posviz.boot.enabled(NAME)`` first,
 so it can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=heatmap-coloured-pixels``.
 
 - ``heatmap-coloured-pixels``: HeatmapImage paints pixels coloured beforehand (on the
@@ -27,7 +27,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from posviz.workarounds import enabled
+from posviz.boot import enabled
 
 # -- heatmap-coloured-pixels -----------------------------------------------------------
 #

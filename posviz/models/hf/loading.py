@@ -77,7 +77,7 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
 
 def free_memory() -> None:
     """Collect what a stopped load left and give the heap back to the system."""
-    from ...workarounds import TRIM_FROM, trim_heap
+    from ...boot import TRIM_FROM, trim_heap
 
     gc.collect()
     trim_heap(TRIM_FROM)

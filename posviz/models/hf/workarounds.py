@@ -1,5 +1,5 @@
 """posviz's workarounds of transformers' behaviour while loading a model, one function
-each; ``posviz.workarounds`` lists their names and turns them off.
+each; ``posviz.boot`` lists their names and turns them off.
 
 Both were written against transformers 5.23 (and the 4.x line posviz also accepts):
 on another major version neither is applied, and loading goes on without it.
@@ -10,7 +10,7 @@ import os
 from contextlib import contextmanager
 from importlib import metadata
 
-from ...workarounds import enabled
+from ...boot import enabled
 
 WRITTEN_FOR = (4, 5)          # transformers major versions
 
