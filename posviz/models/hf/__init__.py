@@ -11,6 +11,7 @@ Importing this package and ``available_models()`` import neither torch nor trans
 """
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
@@ -20,7 +21,6 @@ from .families import BY_MODEL_TYPE
 from .gguf_header import gguf_config
 from .sources import (BUNDLED, ModelSource, available_models, cached_models, gguf_readable,
                       hub_cache_dir, read_config, resolve, unsupported)
-from .workarounds import go_offline, quiet_gguf_progress
 
 if TYPE_CHECKING:
     from .backend import HFBackend
@@ -65,7 +65,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                                "(pip install gguf accelerate)")
     from ..memory import check_model_fits
     check_model_fits(folder, gguf_file, config, n_tokens)
-    go_offline()                                # before huggingface_hub is imported
+    # never download (a load reaching for the hub waits ~49 s): set before hub's import
+    os.environ["HF_HUB_OFFLINE"] = os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401
@@ -82,7 +83,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
         raise PosvizInputError(unsupported(kind))
     say("reading config")
     with _QUIET_LOADING:    # one load at a time changes transformers' global settings
-        with _quiet_transformers(), quiet_gguf_progress(bool(gguf_file)):
+        with _quiet_transformers():
             tokenizer, model, head = read_model(folder, extra, bool(gguf_file), family, say,
                                                 should_stop, device)
     say("ready")
