@@ -2,7 +2,7 @@
 
 Entry points: ``command_line()`` or ``window(app)`` once per process, ``before_torch()``
 on the thread about to import torch (Qt is imported inside them only). Each workaround
-(SWITCHES: some live in models.hf and gui.plots' ``workarounds``) checks the versions it
+(SWITCHES: two live in models.hf and gui.plots' ``workarounds``) checks the versions it
 was written for, pays by a measurement (benchmarks/README.md) and can be turned off to
 compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``.
 """
@@ -18,8 +18,7 @@ import time
 
 OFF_VARIABLE = "POSVIZ_WORKAROUNDS_OFF"
 SWITCHES = ("pyside-import-hook", "torch-preload", "gui-thread-collector",
-            "malloc-thresholds", "malloc-trim", "hf-gguf-progress", "heatmap-coloured-pixels",
-            "token-axis", "svg-flatten-strokes")
+            "malloc-thresholds", "malloc-trim", "hf-gguf-progress", "heatmap-coloured-pixels")
 PYSIDE = ((6, 6), (6, 11))      # low <= (major, minor) < high, whose private check it knows
 PYTHONS = ((3, 10), (3, 14))    # generational collectors (3.14's is incremental)
 

@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
-from .workarounds import drop_export_menu
+from .exporting import drop_export_menu
 from posviz.models.options import TITLES  # not core.encodings: that imports torch
 
 WHERE = {"rope": "rotates queries and keys inside attention",
