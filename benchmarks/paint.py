@@ -38,7 +38,7 @@ def child(n: int) -> dict:
 
     from posviz.analysis.engine import Engine
     from posviz.document.session import Session
-    from posviz.gui.plots import PlotsPanel
+    from posviz.gui.plots import PlotsPanel, mosaic_look
     from posviz.models.builtin import BuiltinBackend
     from posviz.views.shown import Shown, build_views
 
@@ -53,10 +53,10 @@ def child(n: int) -> dict:
     for _ in range(WARMUP + REPS):
         order = rng.permutation(len(session.seq))
         ev = engine.evaluate(session.seq, order, session.positions)
-        shown = Shown(ev, build_views(ev, panel.look()))
+        shown = Shown(ev, build_views(ev, mosaic_look(panel.selection())))
         app.processEvents()
         start, cpu = time.perf_counter(), time.thread_time()
-        panel.show(shown)
+        panel.show_evaluation(shown)
         for figure in panel.current_figures().values():
             figure.canvas.viewport().grab()       # its paint event, into a pixmap
         times.append((time.thread_time() - cpu, time.perf_counter() - start))

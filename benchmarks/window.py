@@ -169,4 +169,4 @@ class Window:
     def close(self) -> None:
         self.window.close()
         os.unlink(self._settings_file.name)
-        self.window.autosave_path().unlink(missing_ok=True)   # the session it autosaved
+        self.window.files.autosave_path().unlink(missing_ok=True)   # its autosaved session

@@ -79,14 +79,13 @@ def xvfb(screen: str, needs=("Xvfb",)):
 
 @pytest.fixture
 def views(monkeypatch):
-    """Stands in for core.views: records what it is handed and on which thread, stops
-    when asked to, and answers ("views of", order)."""
+    """Stands in for views.shown: records what it is handed and on which thread, and
+    answers ("views of", order)."""
     import threading
     import types
     from dataclasses import dataclass
 
     import posviz.views
-    from posviz.errors import Cancelled
 
     fake = types.ModuleType("posviz.views.shown")
 
@@ -96,11 +95,9 @@ def views(monkeypatch):
         views: object
         model: object = None
 
-    def build_views(ev, look, should_stop=None):
-        fake.calls.append((ev, look, should_stop))
+    def build_views(ev, look, tiles=None, mosaic=None):
+        fake.calls.append((ev, look, tiles))
         fake.threads.append(threading.current_thread())
-        if should_stop is not None and should_stop():
-            raise Cancelled("views")
         return ("views of", tuple(ev.order))
     fake.Shown, fake.build_views, fake.calls, fake.threads = Shown, build_views, [], []
     monkeypatch.setitem(sys.modules, "posviz.views.shown", fake)

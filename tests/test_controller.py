@@ -12,7 +12,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from PySide6.QtCore import QObject, Signal  # noqa: E402
 
 from posviz.document.events import SelectionChanged  # noqa: E402
 from posviz.document.spec import ModelSpec, Selection  # noqa: E402
@@ -29,7 +28,7 @@ SMALL = ModelConfig(layers=2, heads=2, d_model=16)
 @pytest.fixture
 def controller(qtbot, views):
     c = Controller()
-    c.set_look(lambda: "the look")
+    c.set_look(lambda selection: "the look")
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
         c.start("one two three four", ModelSpec.builtin(SMALL), Positions())
     yield c
@@ -209,31 +208,32 @@ TABLE = np.arange(256, dtype=np.uint32) | np.uint32(0xFF000000)
 WIDE = MosaicLook("difference", (-0.3, 0.3), TABLE)
 
 
-class LookPanel(QObject):
-    """Stands in for the plots panel: a look, and a signal when it changes."""
+def look_of(selection):
+    """A look for each selection, as the plots' mosaic_look gives one."""
+    r = selection.difference_range
+    levels = (-r, r) if selection.mosaic == "difference" else (0.0, 1.0)
+    return MosaicLook(selection.mosaic, levels, TABLE)
 
-    lookChanged = Signal()
 
-    def __init__(self):
-        super().__init__()
-        self.current = WIDE
+class LookPanel:
+    """Chooses a look as the plots' controls do: through the session's selection."""
 
-    def look(self):
-        return self.current
+    def __init__(self, controller):
+        self.controller = controller
 
     def choose(self, look):
-        self.current = look
-        self.lookChanged.emit()
+        s = self.controller.session
+        s.select(s.selection.replace(mosaic=look.mode, difference_range=look.levels[1]))
 
 
 @pytest.fixture
 def watched(qtbot):
-    """A controller with the real views, watching a panel's look."""
-    c, panel = Controller(), LookPanel()
-    c.watch_look(panel)
+    """A controller with the real views, colouring the mosaic for the selection."""
+    c = Controller()
+    c.set_look(look_of)
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
         c.start("one two three four", ModelSpec.builtin(SMALL), Positions())
-    yield c, panel
+    yield c, LookPanel(c)
     c.shutdown()
 
 
@@ -260,6 +260,19 @@ def test_a_new_look_prepares_the_views_again_without_evaluating(qtbot, watched, 
                                   first.evaluation.reference.attention)
     with qtbot.assertNotEmitted(c.computing):
         c.restyle()                             # in that look already: nothing to do
+        c.session.select(c.session.selection.replace(layer=2, tab=1))   # the same look
+
+
+def test_a_look_asked_for_is_not_asked_again_while_on_its_way(qtbot, watched):
+    c, panel = watched
+    computing = []
+    c.computing.connect(lambda: computing.append(1))
+    narrow = MosaicLook("difference", (-0.01, 0.01), TABLE)
+    panel.choose(narrow)
+    c.session.select(c.session.selection.replace(head=1))    # the same look: not again
+    assert len(computing) == 1
+    qtbot.waitUntil(c.generation_painted, timeout=TIMEOUT)
+    assert c.restyled and c.last_shown.views.mosaic.look == narrow
 
 
 def test_a_new_look_during_an_evaluation_asks_for_that_evaluation(qtbot, watched):
@@ -276,21 +289,25 @@ def test_a_new_look_during_an_evaluation_asks_for_that_evaluation(qtbot, watched
 
 
 def test_the_plots_and_the_controller_show_one_look(qtbot):
-    """Wired as the window does: a mode chosen in the panel comes back from the worker
-    as the Shown the controller holds, and the panel shows that one."""
-    from posviz.gui.plots import PlotsPanel
+    """Wired as the window does: a mode chosen in the panel's controls is the session's
+    selection, whose look the controller has the worker prepare; the panel draws the
+    Shown that comes back."""
+    from posviz.gui.plots import PlotsPanel, mosaic_look
     panel = PlotsPanel()
     qtbot.addWidget(panel)
     c = Controller()
-    c.watch_look(panel)
-    c.evaluated.connect(lambda shown, ms: panel.show(shown))
+    c.set_look(mosaic_look)
+    c.ready.connect(lambda: panel.set_session(c.session))
+    c.evaluated.connect(lambda shown, ms: panel.show_evaluation(shown))
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
         c.start("one two three four", ModelSpec.builtin(SMALL), Positions())
-    assert panel.shown() is c.last_shown
+    mosaic = panel.figures()["attention_mosaic"]
+    assert mosaic.look == c.last_shown.views.mosaic.look
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
         panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
-    assert panel.shown() is c.last_shown
-    assert c.last_shown.views.mosaic.look == panel.look() and panel.look().mode == "original"
+    assert c.session.selection.mosaic == "original" and c.restyled
+    assert c.last_shown.views.mosaic.look == mosaic_look(c.session.selection)
+    assert mosaic.look == c.last_shown.views.mosaic.look and mosaic.look.mode == "original"
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["original"],
                                   c.last_shown.evaluation.reference.attention)
     c.shutdown()

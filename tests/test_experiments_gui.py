@@ -75,12 +75,11 @@ def test_cancel_stops_and_keeps_what_was_shown(qtbot, tab):
     assert tab.result is None
 
 
-def test_the_panel_has_the_experiments_tab(qtbot):
-    from posviz.gui.plots import PlotsPanel
-    panel = PlotsPanel()
-    qtbot.addWidget(panel)
+def test_the_window_puts_the_experiments_tab_last_and_idles_the_controls(qtbot, window):
+    panel = window.plots
     titles = [panel.tabs.tabText(i) for i in range(panel.tabs.count())]
     assert titles[-1] == "Experiments"
+    assert panel.tabs.widget(panel.tabs.count() - 1) is window.experiments
     panel.tabs.setCurrentIndex(panel.tabs.count() - 1)
     assert panel._visible() == []
     # the layer, head, mosaic and range choose what the other tabs show: idle here
@@ -88,7 +87,6 @@ def test_the_panel_has_the_experiments_tab(qtbot):
     assert not any(box.isEnabled() for box in controls)
     panel.tabs.setCurrentIndex(0)
     assert all(box.isEnabled() for box in controls)
-    panel.experiments.shutdown()
 
 
 def test_a_probe_over_the_example_sentences(qtbot, tab):

@@ -80,10 +80,10 @@ def test_an_aligned_batch_is_each_run_put_back_in_the_original_order(pe, mask):
         backend = BuiltinBackend(cfg)
         seq = backend.tokenize(TEXT)
         orders = np.stack(random_orders(len(seq), 4, seed=k))
-        recorder = Recorder()
+        recorder = Recorder(scores=True)
         backend.model.record(list(seq.ids), positions.ids(orders), recorder, orders=orders)
         for b, order in enumerate(orders):
-            run = backend.run(seq, order, positions.ids(order))   # slot order
+            run = backend.run(seq, order, positions.ids(order), scores=True)   # slot order
             back = np.argsort(order)                     # slot of each original token
             for l in range(cfg.layers):
                 for hook, want in ((RESID_POST, run.hidden[l + 1][back]),
@@ -114,8 +114,7 @@ def test_the_batched_arithmetic_is_compare_on_the_same_runs(dtype):
                                          mask="causal", dtype=dtype))
     seq = backend.tokenize(TEXT)
     orders = [np.arange(len(seq))] + random_orders(len(seq), 6)
-    engine = Engine(backend, reuse_prefix=False)
-    runs_ = [engine.evaluate(seq, order, Positions()).permuted for order in orders]
+    runs_ = [backend.run(seq, order, np.arange(len(seq))) for order in orders]  # whole
     reference = runs_[0]
     got = batch_compare(reference, np.stack([t.hidden for t in runs_]),
                         np.stack([t.attention for t in runs_]), np.stack(orders))

@@ -15,7 +15,7 @@ from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import Selection  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
-from posviz.gui.plots import FIGURES, PlotsPanel  # noqa: E402
+from posviz.gui.plots import FIGURES, PlotsPanel, mosaic_look  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
@@ -31,16 +31,23 @@ def distinct_colours(image: QtGui.QImage, step: int = 3) -> int:
 
 
 @pytest.fixture
-def shown_panel(qtbot):
+def session():
     session = Session(BuiltinBackend(ModelConfig()), TEXT)
     session.reverse()
+    return session
+
+
+@pytest.fixture
+def shown_panel(qtbot, session):
+    from posviz.gui.settings import make_settings
     ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
-    panel = PlotsPanel()
+    panel = PlotsPanel(make_settings())
+    panel.set_session(session)
     qtbot.addWidget(panel)
     panel.resize(1300, 850)
     panel.show()
     qtbot.waitExposed(panel)
-    panel.show(Shown(ev, build_views(ev, panel.look())))
+    panel.show_evaluation(Shown(ev, build_views(ev, mosaic_look(session.selection))))
     return panel, ev
 
 
@@ -72,9 +79,9 @@ def test_every_figure_exports_png_svg_and_csv(shown_panel, tmp_path):
         assert len(rows) == size, name
 
 
-def test_csv_holds_the_numbers_shown(shown_panel, tmp_path):
+def test_csv_holds_the_numbers_shown(shown_panel, session, tmp_path):
     panel, ev = shown_panel
-    panel.set_selection(Selection(layer=3, head=1))
+    session.select(Selection(layer=3, head=1))
     path = panel.export_figure("attention", tmp_path / "attention.csv")
     header, rows = read_csv(path)
     assert header == ["query", "query_token", "key", "key_token", "original",
@@ -275,10 +282,10 @@ def _provenance_of_files(folder, name):
     return png, svg, table
 
 
-def test_every_exported_file_says_what_produced_it(shown_panel, tmp_path):
+def test_every_exported_file_says_what_produced_it(shown_panel, session, tmp_path):
     import posviz
     panel, ev = shown_panel
-    panel.set_selection(Selection(layer=3, head=2))
+    session.select(Selection(layer=3, head=2))
     panel.set_provenance({"text": TEXT})
     panel.export_all(tmp_path, formats=("png", "svg"))
     for name in ("attention", "symmetry"):
@@ -292,6 +299,10 @@ def test_every_exported_file_says_what_produced_it(shown_panel, tmp_path):
         assert png["figure"] == name
     png, _, _ = _provenance_of_files(tmp_path, "attention")
     assert (png["layer"], png["head"]) == ("3", "2")
+    for name, shows in (("token_change", ("3", "")), ("symmetry", ("", "")),
+                        ("encoding_similarity", ("", ""))):    # what each figure declares
+        png, _, _ = _provenance_of_files(tmp_path, name)
+        assert (png["layer"], png["head"]) == shows, name
     header, rows = read_csv(tmp_path / "token_change.csv")
     assert header == ["index", "token", "change"]
     assert rows[0][:2] == ["0", ev.reference.tokens[0]]

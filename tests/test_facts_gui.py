@@ -19,6 +19,7 @@ from test_hf import save_tiny  # noqa: E402
 
 from posviz import cli  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.model_panel import ModelPanel  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
@@ -41,8 +42,15 @@ def folders(tmp_path_factory):
 
 
 @pytest.fixture
-def panel(qtbot):
+def view():
+    """The session whose view selection the panel draws."""
+    return Session()
+
+
+@pytest.fixture
+def panel(qtbot, view):
     widget = PlotsPanel()
+    widget.set_session(view)
     qtbot.addWidget(widget)
     widget.resize(1300, 850)
     widget.show()
@@ -64,7 +72,7 @@ def read_csv(path):
 
 def test_positions_tab_shows_a_learned_table_and_its_similarity(panel, folders, tmp_path):
     backend = hf.load_backend(str(folders / "bert"))
-    panel.show(shown_of(backend))
+    panel.show_evaluation(shown_of(backend))
     shown = panel.displayed()
     weight = backend.model.embeddings.position_embeddings.weight.detach().numpy()   # (64, d)
     np.testing.assert_array_equal(shown["encoding"]["encoding"], weight)
@@ -81,7 +89,7 @@ def test_positions_tab_shows_a_learned_table_and_its_similarity(panel, folders, 
 
 def test_positions_tab_shows_rope_frequencies_and_score(panel, folders):
     backend = hf.load_backend(str(folders / "llama"))
-    panel.show(shown_of(backend))
+    panel.show_evaluation(shown_of(backend))
     shown = panel.displayed()
     figure = panel.figures()["encoding"]
     assert figure.stack.currentWidget() is figure.side
@@ -100,7 +108,7 @@ def test_positions_tab_shows_rope_frequencies_and_score(panel, folders):
     assert np.isnan(next(iter(score.values()))[0, 1])            # causal: key ahead
 
 
-def test_alibi_and_t5_figures_follow_the_selected_head(panel):
+def test_alibi_and_t5_figures_follow_the_selected_head(panel, view):
     """Models the loader may not read yet: their machinery shown beside a built-in run."""
     from test_facts import FAMILIES, backend_of, build
     base = BuiltinBackend(ModelConfig(pe="none", layers=2, heads=4, d_model=16))
@@ -112,12 +120,15 @@ def test_alibi_and_t5_figures_follow_the_selected_head(panel):
         real.machinery = lambda real=real: machinery_of(real)
         real.head = None
         views = model_views(real, ev)
-        panel.show(Shown(ev, build_views(ev, None), views))
-        panel.set_selection(panel.selection().replace(head=2))
+        panel.show_evaluation(Shown(ev, build_views(ev, None), views))
+        view.select(view.selection.replace(head=0))
+        panel.tabs.setCurrentIndex(2)                 # on screen, then another head
+        view.select(view.selection.replace(head=2))
         shown = panel.displayed()
         maps = views.machinery.pair_maps
         np.testing.assert_array_equal(next(iter(shown["encoding_similarity"].values())),
                                       maps[2])
+        assert panel.provenance("encoding_similarity")["head"] == "2"     # the head's map
         np.testing.assert_array_equal(shown["encoding"]["value"], views.machinery.parameters)
         np.testing.assert_array_equal(shown["relative_profile"]["value"],
                                       views.machinery.profile.values)
@@ -126,7 +137,7 @@ def test_alibi_and_t5_figures_follow_the_selected_head(panel):
 def test_outputs_tab_shows_the_pooled_cosine_and_exports_it(panel, tmp_path):
     backend = BuiltinBackend(ModelConfig(pe="sinusoidal", layers=2, heads=2, d_model=16))
     shown = shown_of(backend)
-    panel.show(shown)
+    panel.show_evaluation(shown)
     panel.tabs.setCurrentIndex(3)
     data = panel.displayed()["outputs"]
     assert data["value"][0] == pytest.approx(shown.model.outputs.pooled_cosine)
@@ -148,7 +159,7 @@ def test_outputs_figure_shows_top_tokens_of_a_head_model(panel):
     proxy = WithHead(backend, head, "causal")
     proxy.tokenizer = tokenizer
     shown = shown_of(proxy)
-    panel.show(shown)
+    panel.show_evaluation(shown)
     panel.tabs.setCurrentIndex(3)
     data = panel.displayed()["outputs"]
     prediction = shown.model.outputs.predictions[0]

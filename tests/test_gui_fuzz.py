@@ -20,6 +20,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.model_panel import CONFIG_FIELDS  # noqa: E402
+from posviz.gui.plots import mosaic_look  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 
 TIMEOUT = 30_000
@@ -60,8 +61,8 @@ def check_settled(w) -> None:
     shown = c.last_shown
     assert shown.evaluation.order.tolist() == s.order.tolist()
     assert shown.evaluation.seq == s.seq and shown.evaluation.positions == s.positions
-    assert w.plots.shown() is shown
-    assert w.plots.shown().views.mosaic.look == w.plots.look()     # in the look chosen
+    assert w.plots.provenance()["order"] == ",".join(map(str, s.order))   # drawn
+    assert shown.views.mosaic.look == mosaic_look(s.selection)     # in the look chosen
     assert w.strip.tokens == list(s.tokens) and w.strip.order == s.order.tolist()
     assert s.spec.is_builtin
     config = panel.config()

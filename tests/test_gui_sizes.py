@@ -45,7 +45,7 @@ def measure():
     (width, height), tab = steps.pop(0)
     w.resize(width, height)
     if tab == "experiments":
-        tab = w.plots.tabs.indexOf(w.plots.experiments)
+        tab = w.plots.tabs.indexOf(w.experiments)
     w.plots.tabs.setCurrentIndex(tab)
     def later():
         app.processEvents()
@@ -59,7 +59,7 @@ def measure():
                            if isinstance(item, pg.PlotItem)
                            and not isinstance(item, pg.ColorBarItem)]
         print(json.dumps({"event": "areas", "size": [w.width(), w.height()], "tab": tab,
-                          "experiments": page is w.plots.experiments,
+                          "experiments": page is w.experiments,
                           "dock": w.model_dock.width(), "areas": areas,
                           "panel": w.plots.width(),
                           "viewport": w.plots_scroll.viewport().width()}), flush=True)

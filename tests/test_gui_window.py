@@ -22,7 +22,8 @@ from posviz.document.events import OrderChanged, SelectionChanged  # noqa: E402
 from posviz.document.spec import ModelSpec, Selection  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.settings import make_settings  # noqa: E402
-from posviz.gui.window import COMPUTING_AFTER_MS, MainWindow  # noqa: E402
+from posviz.gui.status import COMPUTING_AFTER_MS  # noqa: E402
+from posviz.gui.window import MainWindow  # noqa: E402
 from posviz.models.backend import TokenSequence  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
@@ -528,11 +529,11 @@ def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, wind
     said = []
     window.state_label.setText = lambda text, set_text=window.state_label.setText: (
         said.append(text), set_text(text))
-    assert window._computing.interval() == COMPUTING_AFTER_MS
-    window._computing.setInterval(24 * 3600_000)   # no evaluation takes a day
+    assert window.status.computing.interval() == COMPUTING_AFTER_MS
+    window.status.computing.setInterval(24 * 3600_000)   # no evaluation takes a day
     with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
         window.controller.session.rotate()
-    assert not window._computing.isActive()     # stopped: it will not say it later either
+    assert not window.status.computing.isActive()   # stopped: it will not say it later either
     assert said and "computing…" not in said and "computed in" in said[-1]
 
     # an evaluation that cannot end before the status says "computing…"
@@ -543,7 +544,7 @@ def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, wind
         return evaluate(self, *args, **kwargs)
 
     monkeypatch.setattr(Engine, "evaluate", slow)
-    window._computing.setInterval(50)
+    window.status.computing.setInterval(50)
     said.clear()
     try:
         window.controller.session.rotate()
@@ -559,9 +560,10 @@ def test_the_view_selection_belongs_to_the_session(qtbot, window):
     s, plots = window.controller.session, window.plots
     seen = []
     s.subscribe(lambda event: isinstance(event, SelectionChanged) and seen.append(event))
+    plots.layer_box.setValue(2)                  # the user picks in the plots' controls
+    plots.head_box.setValue(1)
     chosen = s.selection.replace(layer=2, head=1)
-    plots.selectionEdited.emit(chosen)           # as the plots say when the user picks
-    assert s.selection == chosen and [e.selection for e in seen] == [chosen]
+    assert s.selection == chosen and [e.selection for e in seen][-1] == chosen
     assert plots.selection().layer == 2 and plots.selection().head == 1
     s.select(Selection(layer=3, head=2))         # and the plots follow the session
     assert (plots.selection().layer, plots.selection().head) == (3, 2)
@@ -607,7 +609,7 @@ def test_a_new_mosaic_look_is_computed_on_the_worker_and_shown(qtbot, window):
                     w.controller.last_shown.views.mosaic.look.mode == "original", timeout=10_000)
     shown = w.controller.last_shown
     assert shown.evaluation is before.evaluation          # the model did not run again
-    assert w.plots.shown() is shown
+    assert w.plots.figures()["attention_mosaic"].look == shown.views.mosaic.look
     assert "mosaic coloured in" in w.state_label.text()
     original = before.evaluation.reference.attention                       # (L, h, n, n)
     np.testing.assert_array_equal(shown.views.mosaic.tiles, original)

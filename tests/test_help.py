@@ -9,7 +9,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication
 
 from posviz import desktop
-from posviz.gui.help import GUIDE, about_text, action_shortcuts, versions
+from posviz.gui.help import about_text, action_shortcuts, guide, versions
 
 
 # Collect closed windows between tests, never beside a worker (see conftest).
@@ -29,7 +29,7 @@ def test_the_shortcut_list_holds_every_action_with_a_shortcut(qtbot, window):
     names = {name for name, _ in listed}
     assert {"New", "Open", "Save", "Save As", "Copy plot", "Scenarios", "posviz guide",
             "Keyboard shortcuts"} <= names
-    dialog = window.show_shortcuts()
+    dialog = window.help.show_shortcuts()
     assert dialog.table.rowCount() == len(listed)
     dialog.close()
 
@@ -51,21 +51,26 @@ def test_about_names_the_versions():
 
 
 def test_the_guide_gives_each_metric_its_formula(window):
+    from posviz.gui.plots.figures import FIGURE_TYPES
+    text = guide()
     for words in ("hidden equivariance", "‖H′ − H[order]‖_F / ‖H‖_F", "attention equivariance",
-                  "R·A·Rᵀ", "noise floor", "Token change", "Branch norms", "sin(p / 10000"):
-        assert words in GUIDE
-    dialog = window.show_guide()
+                  "R·A·Rᵀ", "noise floor", "sin(p / 10000", "KL(original ‖ reordered)"):
+        assert words in text
+    for figure in FIGURE_TYPES.values():            # each figure, as it describes itself
+        assert figure.guide and f"**{figure.title}**: {figure.guide}" in text
+        assert f"### {figure.tab.title} tab" in text
+    dialog = window.help.show_guide()
     assert dialog.isVisible()
     dialog.close()
 
 
 def test_copy_plot_puts_the_figure_on_the_clipboard(qtbot, window):
     QApplication.clipboard().clear()
-    assert window.copy_plot()
+    assert window.plots.copy_plot()
     image = QApplication.clipboard().image()
     assert not image.isNull() and image.width() > 100
     figure = next(iter(window.plots.current_figures().values()))
-    from posviz.gui.help import copy_action
+    from posviz.gui.plots.exporting import copy_action
     action = copy_action(figure)                     # in each figure's context menu
     QApplication.clipboard().clear()
     action.trigger()

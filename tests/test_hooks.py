@@ -45,7 +45,7 @@ def test_builtin_hook_points_are_named_per_layer():
 def test_a_builtin_forward_records_every_hook_point(pe):
     backend = BuiltinBackend(ModelConfig(layers=3, pe=pe))
     words = backend.tokenize(TEXT).ids
-    recorder = Recorder()
+    recorder = Recorder(scores=True)
     backend.model.record(words, np.arange(len(words)), recorder)
     additive = {POS_EMBED} if pe == "sinusoidal" else set()   # RoPE acts inside attention
     assert set(recorder.values) == names_per_layer(3, BLOCK_HOOKS) | {EMBED} | additive
@@ -81,13 +81,16 @@ def direct_forward(model, words, pos):
         q, k, v = ((y @ w).view(n, h, dh).transpose(0, 1) for w in (att.w_q, att.w_k, att.w_v))
         q, k = enc.rotate(q, k, pos)
         s = (q @ k.transpose(1, 2) / math.sqrt(dh)).masked_fill(~mask, float("-inf"))
-        a = (s.softmax(-1) @ v).transpose(0, 1).reshape(n, -1) @ att.w_o      # (n, d)
+        e = (s - s.amax(-1, keepdim=True)).exp()                              # the softmax,
+        p = e / e.sum(-1, keepdim=True)                                       # as written
+        a = (p @ v).transpose(0, 1).reshape(n, -1) @ att.w_o                  # (n, d)
         x = x + a
         # the bias added inside the product, as the model does (one rounding fewer)
         m = F.gelu(torch.addmm(block.mlp.b_in, block.ln2(x), block.mlp.w_in)) @ block.mlp.w_out
         x = x + m
         hidden.append(x)
-        weights.append(s.softmax(-1))
+        weights.append(p)
+        np.testing.assert_allclose(p, s.softmax(-1), rtol=1e-6, atol=1e-7)   # torch's own
         scores.append(s)
         branches.append((a, m))
     return (torch.stack(hidden), torch.stack(weights), torch.stack(scores),
@@ -102,7 +105,7 @@ def test_a_builtin_trace_recorded_through_hooks_is_the_direct_computation(pe):
     order = np.arange(len(seq))[::-1].copy()
     pos = Positions("slot", 2).ids(order)
     words = [seq.ids[i] for i in order]
-    trace = backend.run(seq, order, pos)
+    trace = backend.run(seq, order, pos, scores=True)
     with torch.no_grad():
         hidden, weights, scores, attn_out, mlp_out = direct_forward(backend.model, words, pos)
     for recorded, direct in ((trace.hidden, hidden), (trace.attention, weights),
@@ -131,7 +134,7 @@ def test_the_stop_question_is_asked_before_each_block_and_after_each_branch():
 
 def test_trace_from_leaves_out_what_was_not_recorded():
     backend = BuiltinBackend(ModelConfig(layers=2, pe="rope"))
-    recorder = Recorder()
+    recorder = Recorder(scores=True)
     backend.model.record(["a", "b"], [0, 1], recorder)
     for l in range(2):
         del recorder.values[block_hook(l, ATTN_SCORES)]
@@ -141,31 +144,38 @@ def test_trace_from_leaves_out_what_was_not_recorded():
     assert trace.attn_out.shape == (2, 2, 64) and trace.hidden.shape == (3, 2, 64)
 
 
-def test_large_maps_are_stacked_as_they_pass_and_equal_the_maps_of_each_block():
-    from posviz.models.hooks import SMALL
+@pytest.mark.parametrize("in_memory", [1 << 30, 0])        # in memory / on disk
+def test_maps_are_kept_as_they_pass_and_equal_the_maps_of_each_block(in_memory):
+    from posviz.models.maps import LayerMaps
     cfg = ModelConfig(layers=3, heads=4, pe="alibi", mask="causal")
-    n = 300                                    # 3 x 4 x 300 x 300 floats > SMALL bytes
-    assert 4 * 3 * 4 * n * n >= SMALL
+    n = 50
     words = [f"w{i % 37}" for i in range(n)]
     model = BuiltinBackend(cfg).model
-    kept, stacked = Recorder(), Recorder(layers=3)
+    kept, stored = Recorder(), Recorder(maps=LayerMaps(3, in_memory))
     model.record(words, np.arange(n), kept)
-    model.record(words, np.arange(n), stacked)
-    for hook in (PATTERN, ATTN_SCORES):
-        assert not any(name.endswith(hook) for name in stacked.values)  # not kept twice
-        expected = torch.stack([kept.values[block_hook(l, hook)] for l in range(3)]).numpy()
-        np.testing.assert_array_equal(stacked.stacked(hook), expected)
-    trace = trace_from(stacked, 3, tuple(words), np.arange(n), {})
-    assert trace.attention is stacked.stacks[PATTERN] and trace.scores is stacked.stacks[ATTN_SCORES]
+    model.record(words, np.arange(n), stored)
+    assert not any(name.endswith(PATTERN) for name in stored.values)    # not kept twice
+    trace = trace_from(stored, 3, tuple(words), np.arange(n), {})
+    assert isinstance(trace.attention, np.ndarray) == bool(in_memory)
+    assert trace.attention.shape == (3, 4, n, n)
+    for l in range(3):
+        expected = kept.values[block_hook(l, PATTERN)].numpy()
+        np.testing.assert_array_equal(trace.attention[l], expected)
+        np.testing.assert_array_equal(trace.attention[l, 2], expected[2])
+    assert trace.scores is None                     # scores only when asked for
 
 
-def test_a_stack_missing_a_block_is_not_taken_for_the_maps():
-    from posviz.models.hooks import SMALL
-    recorder = Recorder(layers=3)
-    side = int((SMALL / 4 / 3) ** 0.5) + 1           # one (1, side, side) map: a third of SMALL
-    for l in (0, 2):                                 # block 1 never recorded
-        recorder.record(block_hook(l, PATTERN), torch.ones(1, side, side))
-    assert PATTERN in recorder.stacks and recorder.stacked(PATTERN) is None
+def test_a_maps_store_takes_its_layers_in_order_and_reads_only_those_it_has():
+    from posviz.models.maps import LayerMaps
+    maps = LayerMaps(3, in_memory=0)
+    maps.put(0, np.ones((2, 4, 4), np.float32))
+    with pytest.raises(ValueError, match="layer 2 given after 1"):
+        maps.put(2, np.ones((2, 4, 4), np.float32))
+    with pytest.raises(IndexError):
+        maps[1]
+    np.testing.assert_array_equal(maps[-3, 1], np.ones((4, 4)))
+    with pytest.raises(MemoryError):
+        np.asarray(maps)
 
 
 # -- a Hugging Face model -----------------------------------------------------------------

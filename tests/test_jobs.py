@@ -44,7 +44,9 @@ def test_evaluation_job_gives_the_views_of_the_evaluation(views):
     ev = done.shown.evaluation
     assert ev.order.tolist() == [3, 2, 1, 0] and ev.seq.tokens == ("a", "b", "c", "d")
     assert done.shown.views == ("views of", (3, 2, 1, 0)) and done.ms >= 0
-    assert views.calls == [(ev, "a look", stop)]
+    (handed, look, tiles), = views.calls
+    assert handed is ev and look == "a look"
+    assert set(tiles.tiles) == {"original", "reordered", "difference"}   # pooled as it ran
     from posviz.analysis.engine import Engine
     direct = Engine(BuiltinBackend(SMALL)).evaluate(ev.seq, ev.order, ev.positions)
     # the counting backend changes run, so it runs in slot order; the plain one in the

@@ -56,14 +56,32 @@ def test_the_estimate_grows_with_the_square_of_the_tokens_and_with_the_layers():
     cfg = ModelConfig(layers=4, heads=8, d_model=64)
     weights = memory.weight_count(cfg) * 4
     running = [memory.estimate_bytes(cfg, n) - weights for n in (256, 512, 1024)]
-    # Doubling n multiplies the (mostly quadratic) Trace part by nearly 4.
+    # Doubling n multiplies the (mostly quadratic) maps by nearly 4.
     assert 3.8 < running[1] / running[0] < 4.0 and 3.8 < running[2] / running[1] < 4.0
-    assert memory.trace_bytes(cfg, 100) == 4 * (5 * 100 * 64 + 2 * 4 * 8 * 100**2
-                                                + 2 * 4 * 100 * 64)
-    deeper = cfg.replace(layers=8)
-    assert memory.estimate_bytes(deeper, 512) == pytest.approx(
-        2 * memory.estimate_bytes(cfg, 512), rel=0.01)
-    assert memory.trace_bytes(cfg.replace(dtype="float64"), 50) == 2 * memory.trace_bytes(cfg, 50)
+    n, item = 100, 4
+    maps = 4 * 8 * n * n * item                                  # every layer's, one run
+    assert memory.comparison_bytes(4, 8, 64, n, item) == (
+        2 * (3 * 4 + 3) * n * 64 * item            # hidden states, branches, embeddings
+        + 2 * maps                                 # the reference's and the kept aligned
+        + memory.LAYER_FACTOR * 8 * n * n * item)  # the layer being computed
+    n = 3000
+    assert 4 * 8 * n * n * item > max(memory.maps.IN_MEMORY, memory.maps.KEEP_ALL)
+    assert memory.comparison_bytes(4, 8, 64, n, item) == (      # past both budgets
+        2 * (3 * 4 + 3) * n * 64 * item + n * n * item          # one head kept
+        + memory.LAYER_FACTOR * 8 * n * n * item)
+    assert memory.estimate_bytes(cfg.replace(dtype="float64"), 50) == \
+        2 * memory.estimate_bytes(cfg, 50)
+
+
+def test_a_long_input_keeps_one_layer_of_maps_not_every_layer():
+    """Past the maps kept in memory the estimate grows with one layer's maps, not with
+    the layers (a long input's reference maps go to disk, one head stays on screen)."""
+    n = 4096
+    cfg = ModelConfig(layers=4, heads=4, d_model=64)
+    shallow, deep = (memory.estimate_bytes(c, n) for c in (cfg, cfg.replace(layers=8)))
+    one_layer = 4 * n * n * 4
+    assert deep - shallow < one_layer / 4        # the hidden states of 4 more layers
+    assert memory.estimate_bytes(cfg, n) < 1.2e9
 
 
 def test_available_memory_is_read_from_the_system():

@@ -13,13 +13,15 @@ from PySide6 import QtCore, QtGui  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.events import SelectionChanged  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import Selection  # noqa: E402
-from posviz.gui.plots import FIGURES, PlotsPanel, style  # noqa: E402
+from posviz.gui.plots import FIGURES, PlotsPanel, mosaic_look, style  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.encodings import alibi_slopes, rope_angles  # noqa: E402
-from posviz.views.mosaic import MOSAIC_TILE, colour, pool_block, pool_signed_max  # noqa: E402
+from posviz.views.mosaic import colour  # noqa: E402
+from posviz.views.pooling import MOSAIC_TILE, pool_block, pool_signed_max  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
@@ -36,8 +38,8 @@ def evaluate(text=TEXT, order=None, **config):
 
 def show(panel, ev, look=None):
     """Show ``ev`` as the compute worker hands it over: with its views, the mosaic in
-    ``look`` (the panel's current look by default)."""
-    panel.show(Shown(ev, build_views(ev, look or panel.look())))
+    ``look`` (the look of the selection drawn by default, as the controller asks)."""
+    panel.show_evaluation(Shown(ev, build_views(ev, look or mosaic_look(panel.selection()))))
 
 
 def in_view(plot, image, point) -> bool:
@@ -50,8 +52,15 @@ def in_view(plot, image, point) -> bool:
 
 
 @pytest.fixture
-def panel(qtbot):
+def view():
+    """The session whose view selection the panel draws."""
+    return Session()
+
+
+@pytest.fixture
+def panel(qtbot, view):
     widget = PlotsPanel()
+    widget.set_session(view)
     qtbot.addWidget(widget)
     widget.resize(1400, 900)
     widget.show()
@@ -94,10 +103,10 @@ def test_the_largest_difference_sits_beside_the_heading_in_a_label_of_fixed_size
     assert len(sizes) == 1 and "max" not in figure.heading.text()
 
 
-def test_displayed_arrays_are_the_cores_numbers(panel):
+def test_displayed_arrays_are_the_cores_numbers(panel, view):
     ev = evaluate(order=[3, 0, 9, 1, 2, 8, 4, 7, 5, 6])
     show(panel, ev)
-    panel.set_selection(Selection(layer=2, head=3))
+    view.select(Selection(layer=2, head=3))
     assert (panel.selection().layer, panel.selection().head) == (2, 3)
     shown = panel.displayed()
     c, ref = ev.comparison, ev.reference
@@ -106,10 +115,12 @@ def test_displayed_arrays_are_the_cores_numbers(panel):
     np.testing.assert_array_equal(att["original"], ref.attention[1, 3])
     np.testing.assert_array_equal(att["reordered_aligned"], c.attention_aligned[1, 3])
     np.testing.assert_array_equal(att["difference"], c.attention_aligned[1, 3] - ref.attention[1, 3])
-    # aligned back by hand, independently of Comparison: A'[inv][:, inv]
+    # aligned back by hand, independently of Comparison: A'[inv][:, inv] of the order's
+    # run in slot order (the engine ran it in the original tokens' frame: rounding apart)
     inv = np.argsort(ev.order)
-    np.testing.assert_allclose(att["reordered_aligned"],
-                               ev.permuted.attention[1, 3][inv][:, inv], rtol=0, atol=0)
+    run = ev.backend.run(ev.seq, ev.order, ev.positions.ids(ev.order))
+    np.testing.assert_allclose(att["reordered_aligned"], run.attention[1, 3][inv][:, inv],
+                               rtol=1e-5, atol=1e-6)
 
     np.testing.assert_array_equal(shown["attention_mosaic"]["difference"],
                                   c.attention_aligned - ref.attention)
@@ -196,19 +207,19 @@ def assert_tiles_painted(mosaic, shown, expected) -> None:
     x, y = mosaic.tile_origin(1, 0)
     assert QtGui.QColor.fromRgba(shown.pixel(x + n, y)).alpha() == 0    # the gap
 
-def test_mosaic_pixels_follow_the_difference_range(panel, qtbot):
+def test_mosaic_pixels_follow_the_difference_range(panel, view, qtbot):
     """Prepared on the worker for one range, shown after the user picked another: the
-    panel asks for the range on screen, and the mosaic prepared in it has its pixels,
-    the gaps between tiles transparent."""
+    mosaic drawn stays until one prepared in the range chosen arrives (the controller
+    asks for it), which has its pixels, the gaps between tiles transparent."""
     ev = evaluate(layers=2, heads=2, d_model=16)
     mosaic = panel.figures()["attention_mosaic"]
-    prepared = Shown(ev, build_views(ev, panel.look()))   # in the current look (±0.3)
+    prepared = Shown(ev, build_views(ev, mosaic_look(panel.selection())))   # ±0.3
     panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
-    with qtbot.waitSignal(panel.lookChanged, timeout=1000):
-        panel.show(prepared)
+    assert view.selection.difference_range == 0.01
+    panel.show_evaluation(prepared)
     assert mosaic.look == prepared.views.mosaic.look      # the old one until the new one
-    with qtbot.assertNotEmitted(panel.lookChanged):
-        show(panel, ev)                                   # as the worker prepares it
+    show(panel, ev)                                       # as the worker prepares it
+    assert mosaic.look == mosaic_look(view.selection)
     mosaic.image.render()
     shown = mosaic.image.qimage
     tiles = panel.displayed()["attention_mosaic"]["difference"]           # (L, h, n, n)
@@ -228,7 +239,7 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
     expected = pooled_by_loop(ev.comparison.attention_aligned - ev.reference.attention, block)
     m = expected.shape[-1]
     assert m <= MOSAIC_TILE
-    panel.show(Shown(ev, build_views(ev, None)))          # no mosaic made ahead
+    panel.show_evaluation(Shown(ev, build_views(ev, None)))   # no mosaic made ahead
     mosaic = panel.figures()["attention_mosaic"]
     assert panel.displayed()["attention_mosaic"] == {}    # nothing drawn: none made here
     show(panel, ev)
@@ -251,7 +262,7 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
                                   pooled_by_loop(ev.reference.attention, block))
 
 
-def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):
+def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, view, qtbot):
     ev = evaluate()
     show(panel, ev)
     mosaic = panel.figures()["attention_mosaic"]
@@ -259,10 +270,10 @@ def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):
                     timeout=2000)
     scene_pos = mosaic.image.mapToScene(mosaic.tile_center(3, 2))
     view_pos = mosaic.canvas.mapFromScene(scene_pos)
-    with qtbot.waitSignal(panel.selectionEdited, timeout=2000) as signal:
-        QTest.mouseClick(mosaic.canvas.viewport(), QtCore.Qt.MouseButton.LeftButton,
-                         QtCore.Qt.KeyboardModifier.NoModifier, view_pos)
-    assert (signal.args[0].layer, signal.args[0].head) == (3, 2)
+    QTest.mouseClick(mosaic.canvas.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                     QtCore.Qt.KeyboardModifier.NoModifier, view_pos)
+    qtbot.waitUntil(lambda: (view.selection.layer, view.selection.head) == (3, 2),
+                    timeout=2000)
     assert (panel.selection().layer, panel.selection().head) == (3, 2)
     np.testing.assert_array_equal(panel.displayed()["attention"]["original"],
                                   ev.reference.attention[2, 2])
@@ -273,19 +284,24 @@ def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, qtbot):
     assert outline.contains(QtCore.QPointF(x + 1, y + 1))
 
 
-def test_set_selection_does_not_emit_and_is_clamped(panel, qtbot):
+def test_the_sessions_selection_is_drawn_within_the_model_and_not_echoed(panel, view):
     show(panel, evaluate())
-    with qtbot.assertNotEmitted(panel.selectionEdited):
-        panel.set_selection(Selection(layer=4, head=3))
+    told = []
+    view.subscribe(lambda event: told.append(event))
+    view.select(Selection(layer=4, head=3))
+    assert len(told) == 1                       # the panel drew it, and said nothing back
     assert (panel.selection().layer, panel.selection().head) == (4, 3)
+    assert (panel.layer_box.value(), panel.head_box.value()) == (4, 3)
     show(panel, evaluate(layers=2, heads=2, d_model=8))
     assert (panel.selection().layer, panel.selection().head) == (2, 1)
+    assert (panel.layer_box.value(), panel.head_box.value()) == (2, 1)
+    assert (view.selection.layer, len(told)) == (4, 1)   # the session keeps its choice
 
 
-def test_hovering_a_cell_reports_tokens_and_value(panel, qtbot):
+def test_hovering_a_cell_reports_tokens_and_value(panel, view, qtbot):
     ev = evaluate()
     show(panel, ev)
-    panel.set_selection(Selection(layer=1, head=0))
+    view.select(Selection(layer=1, head=0))
     figure = panel.figures()["attention"]
     query, key = 1, 5                                            # 'cat' -> 'mat'
     qtbot.waitUntil(lambda: in_view(figure.original.plot, figure.original.image,
@@ -435,11 +451,13 @@ def test_symmetry_legend_entry_hides_its_curve(panel):
     assert curve.line.isVisible() and len(marked()) == len(shown)
 
 
-def test_user_edits_emit_a_selection_and_the_programs_do_not(panel, qtbot, tmp_path):
+def test_a_choice_in_the_panel_is_the_sessions_and_the_sessions_is_drawn(panel, view,
+                                                                         tmp_path):
     ev = evaluate()
     show(panel, ev)
     edits = []
-    panel.selectionEdited.connect(edits.append)
+    view.subscribe(lambda event: isinstance(event, SelectionChanged) and
+                   edits.append(event.selection))
     panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
     panel.range_box.setCurrentIndex(panel.range_box.findData(0.1))
     panel.tabs.setCurrentIndex(2)
@@ -447,26 +465,26 @@ def test_user_edits_emit_a_selection_and_the_programs_do_not(panel, qtbot, tmp_p
     assert len(edits) == 4
     assert edits[-1] == Selection(layer=2, head=0, mosaic="original", difference_range=0.1,
                                   tab=2)
-    assert panel.selection() == edits[-1]
+    assert view.selection == panel.selection() == edits[-1]
     chosen = Selection(layer=3, head=1, mosaic="reordered", difference_range=0.01, tab=0)
-    with qtbot.waitSignal(panel.lookChanged, timeout=1000):
-        panel.set_selection(chosen)
-    assert len(edits) == 4 and panel.selection() == chosen
+    view.select(chosen)                           # the program's: drawn, not echoed
+    assert len(edits) == 5 and panel.selection() == chosen
     assert (panel.tabs.currentIndex(), panel.layer_box.value(), panel.head_box.value(),
             panel.mosaic_box.currentData(), panel.range_box.currentData()) == \
         (0, 3, 1, "reordered", 0.01)
     assert panel.figures()["attention"].difference_range == 0.01
-    assert panel.look().mode == "reordered" and panel.look().levels == style.ATTENTION_LEVELS
-    # the mosaic on screen follows the selection, in the Shown the panel holds
+    look = mosaic_look(chosen)
+    assert look.mode == "reordered" and look.levels == style.ATTENTION_LEVELS
+    # the mosaic on screen follows the selection, in the Shown the panel is handed
     show(panel, ev)                                       # prepared in the new look
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["reordered_aligned"],
                                   ev.comparison.attention_aligned)
-    assert panel.shown().views.mosaic.look == panel.look()
-    assert panel.shown().evaluation is ev
+    assert panel.figures()["attention_mosaic"].look == look
+    assert panel.provenance()["order"] == ",".join(map(str, ev.order))
     panel.tabs.setCurrentIndex(1)
-    assert len(edits) == 5 and edits[-1] == chosen.replace(tab=1)
+    assert len(edits) == 6 and edits[-1] == chosen.replace(tab=1)
     panel.export_all(tmp_path, formats=["png"], width=300, csv=False)   # visits every tab
-    assert len(edits) == 5 and panel.tabs.currentIndex() == 1
+    assert len(edits) == 6 and panel.tabs.currentIndex() == 1
 
 
 def test_heatmaps_paint_the_same_pixels_with_the_workaround_off(qtbot, monkeypatch):
@@ -474,6 +492,7 @@ def test_heatmaps_paint_the_same_pixels_with_the_workaround_off(qtbot, monkeypat
     same pixels, the gaps between tiles transparent."""
     monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "heatmap-coloured-pixels")
     panel = PlotsPanel()
+    panel.set_session(Session())
     qtbot.addWidget(panel)
     panel.resize(1400, 900)
     panel.show()
@@ -508,33 +527,24 @@ def test_svg_strokes_are_flattened(tmp_path):
     assert '<g transform="matrix(2,0,0,3,0,0)"><ellipse' in text    # not known: as written
 
 
-def test_a_new_look_is_asked_for_and_the_old_mosaic_stays_until_it_comes(panel):
-    """The panel never makes a mosaic: it asks (lookChanged) and keeps drawing the one
-    it has until a Shown in its look arrives."""
+def test_the_mosaic_drawn_stays_until_one_in_the_selections_look_comes(panel, view):
+    """The panel never makes a mosaic: a new mode or range is the session's selection
+    (the controller has the worker colour the mosaic for it, test_controller.py), and
+    the panel keeps drawing the one it has until a Shown in that look arrives."""
     ev = evaluate(layers=2, heads=2, d_model=16)
     show(panel, ev)
     before = panel.displayed()["attention_mosaic"]
-    asked = []
-    panel.lookChanged.connect(lambda: asked.append(panel.look()))
+    mosaic = panel.figures()["attention_mosaic"]
     panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("original"))
-    assert [look.mode for look in asked] == ["original"]
-    assert panel.shown().views.mosaic.look.mode == "difference"
+    assert view.selection.mosaic == "original" and mosaic.look.mode == "difference"
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["difference"],
                                   before["difference"])
-    panel.layer_box.setValue(2)                 # the look stays: nothing asked
-    assert len(asked) == 1
-    panel.mosaic_box.setCurrentIndex(panel.mosaic_box.findData("difference"))
-    assert [look.mode for look in asked] == ["original", "difference"]  # supersedes it
     panel.range_box.setCurrentIndex(panel.range_box.findData(0.01))
-    assert len(asked) == 3 and asked[-1].levels == (-0.01, 0.01)
-    show(panel, ev)                             # prepared in that look: nothing more
-    assert len(asked) == 3 and panel.shown().views.mosaic.look == panel.look()
-    shown = Shown(ev, build_views(ev, panel.look().__class__(
-        "original", style.ATTENTION_LEVELS, style.argb_table(style.SEQUENTIAL))))
-    panel.show(shown)                           # an older look arrives: asked again
-    assert len(asked) == 4 and asked[-1] == panel.look()
-    panel.show(shown)                           # and not twice
-    assert len(asked) == 4
+    assert mosaic.look.levels == (-0.3, 0.3)
+    show(panel, ev)                             # prepared in the selection's look
+    assert mosaic.look == mosaic_look(view.selection) and mosaic.look.mode == "original"
+    np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["original"],
+                                  ev.reference.attention)
 
 
 def test_the_mosaic_colour_bar_says_what_it_measures(qtbot):

@@ -10,8 +10,7 @@ from PySide6 import QtGui  # noqa: E402
 
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
-from posviz.gui.plots import PlotsPanel  # noqa: E402
-from posviz.gui.plots import style  # noqa: E402
+from posviz.gui.plots import PlotsPanel, mosaic_look, style  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
@@ -27,7 +26,7 @@ def evaluate(text=TEXT, **config):
 
 def show(panel, ev):
     """Show ``ev`` as the compute worker hands it over, with its views."""
-    panel.show(Shown(ev, build_views(ev, panel.look())))
+    panel.show_evaluation(Shown(ev, build_views(ev, mosaic_look(panel.selection()))))
 
 
 @pytest.fixture

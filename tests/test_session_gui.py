@@ -52,16 +52,16 @@ def test_save_then_open_brings_the_session_back(qtbot, window, tmp_path, monkeyp
     s.select(s.selection.replace(layer=2, head=1, tab=1))
     saved_order, saved_selection = s.order.tolist(), s.selection
     path = tmp_path / "mine.posviz"
-    assert w.save_to(path)
+    assert w.files.save_to(path)
     assert "mine.posviz" in w.windowTitle() and not w.isWindowModified()
-    assert w.recent_files()[0] == str(path.resolve())
+    assert w.files.recent_files()[0] == str(path.resolve())
     s.reverse()
     assert w.isWindowModified()
     asked = _answer(monkeypatch, QMessageBox.Discard)
-    assert w.open_file(path)
+    assert w.files.open_file(path)
     assert asked == ["mine.posviz"]
     assert s.order.tolist() == saved_order and s.selection == saved_selection
-    assert not w.isWindowModified() and w.file_path == path
+    assert not w.isWindowModified() and w.files.path == path
     _settle(qtbot, w)
     ev = w.controller.last_shown.evaluation
     expected = Engine(s.backend).evaluate(s.seq, s.order, s.positions).comparison
@@ -71,11 +71,11 @@ def test_save_then_open_brings_the_session_back(qtbot, window, tmp_path, monkeyp
 
 def test_cancel_keeps_the_work_and_the_window(qtbot, window, tmp_path, monkeypatch):
     w = window
-    w.save_to(tmp_path / "a.posviz")
+    w.files.save_to(tmp_path / "a.posviz")
     w.session.rotate()
     _answer(monkeypatch, QMessageBox.Cancel)
     order = w.session.order.tolist()
-    assert not w.open_file(tmp_path / "a.posviz")
+    assert not w.files.open_file(tmp_path / "a.posviz")
     assert w.session.order.tolist() == order
     w.close()
     assert w.isVisible()                       # quitting was cancelled
@@ -86,7 +86,7 @@ def test_cancel_keeps_the_work_and_the_window(qtbot, window, tmp_path, monkeypat
 
 def test_save_from_the_question_writes_the_file(qtbot, window, tmp_path, monkeypatch):
     w, path = window, tmp_path / "a.posviz"
-    w.save_to(path)
+    w.files.save_to(path)
     w.session.rotate()
     _answer(monkeypatch, QMessageBox.Save)
     w.close()
@@ -104,10 +104,10 @@ def test_a_bad_file_is_told_inline_and_changes_nothing(qtbot, window, tmp_path, 
     content, words = BAD_FILES.get(name) or (_other_tokens(), "other tokens")
     w, path = window, tmp_path / "bad.posviz"
     path.write_text(content, encoding="utf-8")
-    before = (w.session.text, w.session.order.tolist(), w.session.spec, w.file_path)
-    assert not w.open_file(path)
+    before = (w.session.text, w.session.order.tolist(), w.session.spec, w.files.path)
+    assert not w.files.open_file(path)
     assert words in w.state_label.text() and "\n" not in w.state_label.text()
-    assert (w.session.text, w.session.order.tolist(), w.session.spec, w.file_path) == before
+    assert (w.session.text, w.session.order.tolist(), w.session.spec, w.files.path) == before
 
 
 def test_opening_a_file_of_another_model_loads_it_first(qtbot, window, tmp_path):
@@ -116,7 +116,7 @@ def test_opening_a_file_of_another_model_loads_it_first(qtbot, window, tmp_path)
                                        ("a", "b", "c", "d"), selection=Selection(layer=2))
     path = session_file.write(tmp_path / "alibi.posviz", doc)
     with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
-        window.open_file(path)
+        window.files.open_file(path)
     s = window.session
     assert s.spec == doc.spec and s.order.tolist() == [3, 1, 2, 0]
     assert s.selection.layer == 2 and not window.isWindowModified()
@@ -185,7 +185,7 @@ def test_a_restored_real_model_loads_through_the_usual_path(qtbot, tmp_path, mon
     assert loads == [doc.spec]
     s = w.session
     assert s.spec == doc.spec and s.order.tolist() == [0, 3, 1, 2, 4]
-    assert s.selection.layer == 2 and w.file_path == path and not w.isWindowModified()
+    assert s.selection.layer == 2 and w.files.path == path and not w.isWindowModified()
 
 
 def test_a_scenario_opens_with_its_explanation(qtbot, window):
@@ -193,8 +193,8 @@ def test_a_scenario_opens_with_its_explanation(qtbot, window):
     path = next(p for p in scenario_paths() if "alibi" in p.name)
     doc = session_file.read(path)
     with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
-        open_scenario(window, path, doc)
-    assert window.session.spec == doc.spec and window.file_path is None
+        open_scenario(window.files, path, doc)
+    assert window.session.spec == doc.spec and window.files.path is None
     panel = window.scenario_panel
     assert panel.isVisible() and doc.title in panel.windowTitle()
     assert "What to expect" in panel.browser.toPlainText()
@@ -210,7 +210,7 @@ def test_report_of_a_session_equals_what_the_window_shows(qtbot, window, tmp_pat
     s.set_order(np.roll(np.arange(len(s.order)), 3))
     _settle(qtbot, window)
     path = tmp_path / "shown.posviz"
-    window.save_to(path)
+    window.files.save_to(path)
     capsys.readouterr()
     assert cli(["report", "--session", str(path), "--json", "--quiet"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -230,7 +230,7 @@ def test_save_session_from_the_command_line_opens_in_the_window(qtbot, window, t
                 "--json", "--save-session", str(path)]) == 0
     report = json.loads(capsys.readouterr().out)
     with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
-        window.open_file(path)
+        window.files.open_file(path)
     _settle(qtbot, window)
     shown = window.controller.last_shown.evaluation
     assert shown.order.tolist() == [4, 2, 0, 1, 3]
@@ -275,18 +275,18 @@ def test_new_and_the_recent_list(qtbot, window, tmp_path, monkeypatch):
     from posviz.document.session import DEFAULT_TEXT
     w = window
     for k in range(12):
-        w.save_to(tmp_path / f"s{k}.posviz")
-    recent = w.recent_files()
+        w.files.save_to(tmp_path / f"s{k}.posviz")
+    recent = w.files.recent_files()
     assert len(recent) == 10 and recent[0].endswith("s11.posviz")
-    w.fill_recent_menu()
+    w.files.fill_recent_menu(w.recent_menu)
     names = [a.text() for a in w.recent_menu.actions() if a.text()]
     assert names[0] == "&1 s11.posviz" and "Clear list" in names
     w.session.rotate()
     _answer(monkeypatch, QMessageBox.Discard)
-    w.new_document()
+    w.files.new_document()
     s = w.session
     assert s.text == DEFAULT_TEXT and s.order.tolist() == list(range(len(s.order)))
-    assert w.file_path is None and "untitled" in w.windowTitle()
+    assert w.files.path is None and "untitled" in w.windowTitle()
 
 
 def test_splitter_sizes_and_the_tab_come_back(qtbot, window):
@@ -349,19 +349,19 @@ def test_cancelling_the_load_of_a_files_model_opens_nothing(qtbot, window, tmp_p
     path = session_file.write(tmp_path / "slow.posviz", doc)
     s = window.session
     before = (s.text, s.order.tolist(), s.spec)
-    assert window.open_file(path)
+    assert window.files.open_file(path)
     window.model_panel.cancelRequested.emit()
     release.set()
     assert "cancelled" in window.state_label.text()
-    assert (s.text, s.order.tolist(), s.spec) == before and window.file_path is None
+    assert (s.text, s.order.tolist(), s.spec) == before and window.files.path is None
     s.rotate()
     assert window.isWindowModified()           # edits count again
 
 
-def test_an_edit_is_autosaved_a_moment_later(qtbot, window, monkeypatch):
-    monkeypatch.setattr(documents, "AUTOSAVE_MS", 10)
-    path = window.autosave_path()
-    window.session.rotate()                 # the first edit creates the timer
+def test_an_edit_is_autosaved_a_moment_later(qtbot, window):
+    window.files.autosave_timer.setInterval(10)
+    path = window.files.autosave_path()
+    window.session.rotate()
     qtbot.waitUntil(path.exists, timeout=TIMEOUT)
     assert session_file.read(path).order == tuple(window.session.order.tolist())
 
@@ -375,8 +375,8 @@ def test_a_file_whose_model_now_splits_the_text_otherwise_keeps_its_text(
                                        ("p", "q", "x"))     # saved with other tokens
     path = session_file.write(tmp_path / "old.posviz", doc)
     with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
-        assert window.open_file(path)
+        assert window.files.open_file(path)
     s = window.session
     assert s.spec == doc.spec and s.text == "p q r" and s.order.tolist() == [0, 1, 2]
     assert "original order" in window.state_label.text()
-    assert window.file_path is None            # a save does not overwrite the old file
+    assert window.files.path is None            # a save does not overwrite the old file

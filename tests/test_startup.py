@@ -82,7 +82,7 @@ def test_the_plots_are_built_before_the_core_is_ready(qtbot):
         w.start(last=False)
     assert seen == [(True, True, True)]         # built, before ready, not yet shown
     assert w.plots_area.currentWidget() is w.plots_scroll
-    assert w.plots.shown() is not None
+    assert w.plots.provenance()               # an evaluation drawn
     panel = w.plots
     w._build_plots()                            # once only
     assert w.plots is panel and w.plots_area.count() == 2

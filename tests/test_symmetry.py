@@ -140,9 +140,15 @@ def test_metrics_by_their_definitions():
     assert np.isnan(c.attention_equivariance[0])
 
 
+def run(order, **config):
+    """The full Trace of one order, maps and scores included."""
+    backend = BuiltinBackend(ModelConfig(**config))
+    seq = backend.tokenize(" ".join(f"w{i}" for i in range(len(order))))
+    return backend.run(seq, order, np.arange(len(order)), scores=True)
+
+
 def test_trace_shapes():
-    ev = evaluate(generic_order(13), layers=3, heads=2, d_model=10, d_ff=7)
-    t = ev.permuted
+    t = run(generic_order(13), layers=3, heads=2, d_model=10, d_ff=7)
     assert t.hidden.shape == (4, 13, 10) and t.attention.shape == (3, 2, 13, 13)
     assert t.scores.shape == (3, 2, 13, 13) and t.attn_out.shape == (3, 13, 10)
     assert t.mlp_out.shape == (3, 13, 10) and t.encodings.shape == (13, 10)
@@ -150,7 +156,7 @@ def test_trace_shapes():
 
 
 def test_causal_attention_is_lower_triangular():
-    t = evaluate(generic_order(13), mask="causal").permuted
+    t = run(generic_order(13), mask="causal")
     upper = np.triu(np.ones((13, 13), dtype=bool), k=1)
     assert np.all(t.attention[..., upper] == 0)
     assert np.all(np.isneginf(t.scores[..., upper]))

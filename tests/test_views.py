@@ -14,9 +14,9 @@ from posviz.document.session import Session
 from posviz.errors import Cancelled
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig
-from posviz.views.mosaic import (MOSAIC_TILE, MosaicGrid, MosaicLook, colour, label_step,
-                                 make_mosaic, mosaic_grid, mosaic_image, recoloured,
-                                 wrap_image)
+from posviz.views.mosaic import (MosaicGrid, MosaicLook, colour, label_step, make_mosaic,
+                                 mosaic_grid, mosaic_image, recoloured, wrap_image)
+from posviz.views.pooling import MOSAIC_TILE
 from posviz.views.shown import Shown, build_views, change_bars, clip_for_log, head_maps
 
 TEXT = "the cat sat on the mat because it was warm"
@@ -145,11 +145,12 @@ def test_head_maps_are_one_head_before_and_after():
 
 
 def test_recoloured_mosaic_equals_one_made_in_that_look():
-    ev = evaluate(session())
-    mosaic = make_mosaic(ev, MosaicLook("difference", (-0.3, 0.3), GREYS))
+    from posviz.views.pooling import MosaicTiles
+    tiles = MosaicTiles.of(evaluate(session()))
+    mosaic = make_mosaic(tiles, MosaicLook("difference", (-0.3, 0.3), GREYS))
     look = MosaicLook("difference", (-0.01, 0.01), REDS)
     again = recoloured(mosaic, look)
-    made = make_mosaic(ev, look)
+    made = make_mosaic(tiles, look)
     np.testing.assert_array_equal(again.argb, made.argb)
     assert again.tiles is mosaic.tiles and again.look == look
     assert not np.array_equal(again.argb, mosaic.argb)
@@ -157,15 +158,22 @@ def test_recoloured_mosaic_equals_one_made_in_that_look():
         recoloured(mosaic, MosaicLook("original", (0.0, 1.0), GREYS))
 
 
-def test_a_long_mosaic_stops_when_superseded():
+def test_a_long_mosaic_is_pooled_as_the_evaluation_runs_and_stops_with_it():
+    from posviz.views.pooling import MosaicTiles, pool_signed_max
     words = TEXT.split()
     text = " ".join(words[i % len(words)] for i in range(MOSAIC_TILE + 6))
-    ev = evaluate(session(text, layers=2, heads=2, d_model=16))
-    look = MosaicLook("difference", (-0.3, 0.3), GREYS)
+    s = session(text, layers=2, heads=2, d_model=16)
+    engine = Engine(s.backend)
+    tiles = MosaicTiles(engine.reference(s.seq, s.positions))
     with pytest.raises(Cancelled):
-        build_views(ev, look, should_stop=lambda: True)
-    mosaic = build_views(ev, look, should_stop=lambda: False).mosaic
+        engine.evaluate(s.seq, s.order, s.positions, lambda: True, consumers=(tiles,))
+    tiles = MosaicTiles(engine.reference(s.seq, s.positions))
+    ev = engine.evaluate(s.seq, s.order, s.positions, consumers=(tiles,))
+    look = MosaicLook("difference", (-0.3, 0.3), GREYS)
+    mosaic = build_views(ev, look, tiles).mosaic
     assert mosaic.block == 2 and mosaic.tiles.shape == (2, 2, 35, 35)
+    difference = ev.comparison.attention_aligned - ev.reference.attention
+    np.testing.assert_array_equal(mosaic.tiles, pool_signed_max(difference, 2))
 
 
 def test_shown_pairs_an_evaluation_with_its_views():

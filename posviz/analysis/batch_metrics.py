@@ -192,7 +192,7 @@ class MetricsRecorder(Recorder):
         elif name in self._hidden:
             self.metrics.hidden(self._hidden[name], value)
         super().record(name, value)              # asks should_stop
-        del self.values[name]
+        self.values.pop(name, None)
 
     def comparisons(self) -> list[Comparison]:
         return self.metrics.comparisons()

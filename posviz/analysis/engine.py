@@ -1,15 +1,16 @@
 """The engine: runs a backend on one order of the tokens and compares it with the original.
 
 An Engine turns (tokens, order, positions) into an Evaluation and caches the reference
-run of the original order, so a reorder runs only the permuted sequence. How it runs
-follows from what the backend declares (models.backend.Capabilities): under a causal
-mask only the slots from the first moved one on (analysis.prefix), else in the original
-tokens' frame when the backend can (the maps then come out aligned with the reference
-and nothing is gathered), else in slot order.
+run of the original order, so a reorder runs only the permuted sequence, its maps
+compared a layer at a time as they are computed and then let go. How it runs follows
+from what the backend declares (models.backend.Capabilities): under a causal mask only
+the slots from the first moved one on (analysis.prefix), else in the original tokens'
+frame when the backend can (the maps then come out aligned with the reference and
+nothing is gathered), else in slot order.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
@@ -20,7 +21,7 @@ from ..models.config import Positions
 from ..models.orders import check_permutation
 from ..models.trace import Trace, in_slot_order
 from .prefix import first_moved, stitch
-from .symmetry import Comparison, compare
+from .symmetry import AttentionGaps, Comparison, compare
 
 
 @dataclass(frozen=True)
@@ -36,13 +37,20 @@ class Evaluation:
     comparison: Comparison
     aligned: bool = False
     backend: Backend | None = None   # what ran it (its facts, its encoding's profile)
+    kept: tuple | None = None        # (layer 0..L-1, head, (n, n) aligned map): the head
+                                     #   kept when comparison.attention_aligned is not
 
     @cached_property
     def permuted(self) -> Trace:
-        """The order's run in slot order (row j: slot j). From an aligned run it is
-        gathered on first use, every map included: what is read per reorder (means,
-        shapes, a few rows) reads ``run`` instead."""
-        return in_slot_order(self.run, self.order) if self.aligned else self.run
+        """The order's run in slot order (row j: slot j), gathered on first use: what is
+        read per reorder (means, shapes, a few rows) reads ``run`` instead. Its maps are
+        the compared ones put back in slot order, when they were kept whole."""
+        run = in_slot_order(self.run, self.order) if self.aligned else self.run
+        kept = self.comparison.attention_aligned                     # (L, h, n, n)
+        if run.attention is None and kept is not None:
+            order = self.order                      # slot j, k <- token order[j], order[k]
+            run = replace(run, attention=kept[:, :, order][:, :, :, order])
+        return run
 
     def slot_hidden(self, layer: int) -> np.ndarray:
         """(n, d) the order's hidden states of ``layer``, row j slot j's."""
@@ -73,35 +81,40 @@ class Engine:
             self._reference_key = key
         return self._reference
 
-    def _run(self, seq, order, positions, reference: Trace,
-             should_stop) -> tuple[Trace, int, bool]:
-        """The order's Trace, the slots before ``start`` it took from the reference, and
-        whether it was run in the original tokens' frame."""
-        pos = positions.ids(order)
-        start = (first_moved(order, pos, reference.position_ids)
-                 if self.reuse_prefix and reference.past is not None else 0)
-        if start:
-            suffix = self.backend.run(seq, order, pos, should_stop, start=start,
-                                      past=reference.past)
-            return stitch(reference, suffix, start), start, False
-        run = self.backend.run(seq, order, pos, should_stop, aligned=self.aligns)
-        return run, 0, self.aligns
-
     def evaluate(self, seq: TokenSequence, order, positions: Positions,
-                 should_stop: Callable[[], bool] | None = None) -> Evaluation:
+                 should_stop: Callable[[], bool] | None = None, *, consumers=(),
+                 keep: tuple[int, int] | None = None) -> Evaluation:
         """Run the order (the reference only when not cached) and compare the two.
 
-        ``should_stop`` is asked between layers; when it returns True the work stops
-        with errors.Cancelled, so a superseded request does not hold up a newer one.
+        The reordered run's maps are compared a layer at a time as the forward computes
+        them (symmetry.AttentionGaps): each layer, back in the original order, also goes
+        to each of ``consumers`` (``consumer(layer, original, aligned)``, (h, n, n)
+        each); ``keep`` = (layer 0..L-1, head) is the head kept when the aligned maps
+        are too large to keep whole. ``should_stop`` is asked between layers; when it
+        returns True the work stops with errors.Cancelled, so a superseded request does
+        not hold up a newer one.
         """
         order = check_permutation(order, len(seq))
         positions.validate()
         check_length(self.backend, len(seq), positions)
         reference = self.reference(seq, positions, should_stop)
-        if np.array_equal(order, np.arange(len(seq))):
+        pos = positions.ids(order)
+        if np.array_equal(order, np.arange(len(seq))):            # the reference itself
             run, start, aligned = reference, 0, False
+            gaps = AttentionGaps(reference, order, consumers=consumers, keep=keep)
+            for layer in range(reference.n_layers):
+                gaps(layer, reference.attention[layer])
         else:
-            run, start, aligned = self._run(seq, order, positions, reference, should_stop)
+            start = (first_moved(order, pos, reference.position_ids)
+                     if self.reuse_prefix and reference.past is not None else 0)
+            aligned = self.aligns and not start
+            gaps = AttentionGaps(reference, order, start, aligned, consumers, keep)
+            run = self.backend.run(seq, order, pos, should_stop, aligned=aligned,
+                                   start=start, past=reference.past if start else None,
+                                   maps=gaps)
+            if start:
+                run = stitch(reference, run, start)
+        kept = None if gaps.kept_head is None else (*keep, gaps.kept_head)
         return Evaluation(seq, order, positions, reference, run,
-                          compare(reference, run, order, start, aligned), aligned,
-                          self.backend)
+                          compare(reference, run, order, start, aligned, gaps), aligned,
+                          self.backend, kept)

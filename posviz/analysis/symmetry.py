@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..models import maps as layer_maps
 from ..models.orders import check_permutation, inverse
 from ..models.trace import PerTrace, Trace
 
@@ -40,7 +41,8 @@ class Comparison:
     token_change: np.ndarray             # (L+1, n) per original token i:
                                          #   ||H'[inv[i]] - H[i]|| / ||H[i]||
     attention_aligned: np.ndarray | None  # (L, h, n, n) A' with rows/cols back in original
-                                         #   order; None from core.batch_metrics (sweeps)
+                                         #   order; None past AttentionGaps' KEEP_ALL and
+                                         #   from analysis.batch_metrics (sweeps)
     floor: float                         # noise floor for the traces' dtype
 
     def metric(self, name: str) -> np.ndarray:
@@ -76,68 +78,107 @@ def _norms(reference: Trace) -> ReferenceNorms:
                            np.linalg.norm(H, axis=2), np.linalg.norm(mean, axis=1), mean)
 
 
-def _causal_zeros(reference: Trace) -> bool:
-    """Whether every map is finite and exactly 0 above its diagonal (a causal run)."""
+def _causal_layers(reference: Trace) -> np.ndarray:
+    """(L,) bool: is each layer's every map finite and exactly 0 above its diagonal (a
+    causal run)? Read a layer at a time (a long input's maps may be on disk)."""
     A = reference.attention                                        # (L, h, n, n)
     n = A.shape[-1]
     above = np.triu(np.ones((n, n), dtype=bool), 1)                # (n, n)
-    return bool(np.isfinite(A).all() and not A[..., above].any())
+    return np.array([bool(np.isfinite(maps).all() and not maps[..., above].any())
+                     for maps in (A[l] for l in range(len(A)))])
 
 
 reference_norms = PerTrace(_norms)
-_causal_of = PerTrace(_causal_zeros)
+_causal_of = PerTrace(_causal_layers)
 
-def _largest_gaps(aligned: np.ndarray, original: np.ndarray) -> np.ndarray:
-    """(L, h, m, n) twice -> (L,) max |aligned - original| per layer (0 when m = 0),
-    a layer at a time in one reused buffer on torch's threads."""
-    import torch  # loaded already: the runs came from a model
 
-    L = aligned.shape[0]
-    out = np.zeros(L, aligned.dtype)                                   # (L,)
-    if aligned.size == 0:
+class AttentionGaps:
+    """The attention side of compare, a layer at a time: handed each layer's maps of
+    the reordered run as the forward computes them (Backend.run's ``maps``), it puts
+    them back in the original order, takes the largest gap to the reference's, hands
+    both to each of ``consumers`` (``consumer(layer, original, aligned)``, (h, n, n)
+    each, valid during the call) and lets the layer go.
+
+    The maps arrive in slot order, or with ``aligned`` already by original token (a run
+    in the original tokens' frame: nothing is gathered). With ``start`` > 0 they hold
+    slots start..n-1 only (causal prefix reuse, analysis.prefix): the slots before are
+    the reference's, and on a causal reference their rows differ by exactly 0, so only
+    the later rows are compared.
+
+    ``aligned_maps`` keeps every layer's aligned maps (L, h, n, n) when they take at
+    most models.maps.KEEP_ALL bytes, else only head ``keep`` = (layer 0..L-1, head) in
+    ``kept_head`` (n, n)."""
+
+    def __init__(self, reference: Trace, order, start: int = 0, aligned: bool = False,
+                 consumers=(), keep: tuple[int, int] | None = None):
+        self.reference = reference.attention                      # (L, h, n, n)
+        L, h, n, _ = self.reference.shape
+        self.order = check_permutation(order, n)
+        self.inv = inverse(self.order)
+        self.start, self.aligned = start, aligned
+        self.causal = _causal_of(reference) if start else np.zeros(L, bool)   # (L,)
+        self.consumers, self.keep = tuple(consumers), keep
+        self.gaps = np.zeros(L, self.reference.dtype)                          # (L,)
+        whole = L * h * n * n * self.reference.dtype.itemsize <= layer_maps.KEEP_ALL
+        self.aligned_maps = (np.empty(self.reference.shape, self.reference.dtype)
+                             if whole else None)                               # (L, h, n, n)
+        self.kept_head: np.ndarray | None = None                               # (n, n)
+        self._gap = None                                                       # (m, n)
+
+    def __call__(self, layer: int, maps) -> None:
+        """Layer ``layer``'s maps of the reordered run, (h, m, n), a tensor or array."""
+        import torch  # loaded already: the maps came from a model
+
+        Ap = maps.numpy() if isinstance(maps, torch.Tensor) else np.asarray(maps)
+        A = self.reference[layer]                                          # (h, n, n)
+        aligned = self._put_back(Ap, A, self.causal[layer])                # (h, n, n)
+        s = self.start if self.causal[layer] else 0
+        a, o = torch.from_numpy(aligned[:, s:]), torch.from_numpy(A[:, s:])
+        if a.numel():                   # a head at a time: one (m, n) buffer, reused
+            if self._gap is None or self._gap.shape != a.shape[1:]:
+                self._gap = torch.empty(a.shape[1:], dtype=a.dtype)
+            self.gaps[layer] = max(torch.sub(a[k], o[k], out=self._gap).abs_().amax()
+                                   for k in range(a.shape[0]))
+        for consumer in self.consumers:
+            consumer(layer, A, aligned)
+        if self.aligned_maps is not None:
+            self.aligned_maps[layer] = aligned
+        elif self.keep is not None and self.keep[0] == layer:
+            self.kept_head = aligned[self.keep[1]].copy()
+
+    def _put_back(self, Ap: np.ndarray, A: np.ndarray, causal: bool) -> np.ndarray:
+        """The maps Ap (h, m, n) with rows and columns back in the original order; rows
+        0..start-1 (a suffix run's) are the reference's A, whose columns past the first
+        start are 0 when it is ``causal`` (else they are put back in order too).
+
+        One gather over flattened maps: entry (j, k) of an aligned map is entry
+        (inv[j], inv[k]) of the permuted one; mode "wrap" skips the bounds check of
+        every cell (all are in range)."""
+        if self.aligned:
+            return Ap
+        h, m, n = Ap.shape
+        start, inv = self.start, self.inv
+        # rows start..n-1: inv maps them onto themselves, row inv[i] - start of Ap
+        cells = ((inv[start:, None] - start) * n + inv[None, :]).ravel()      # (m*n,)
+        rows = np.take(Ap.reshape(h, m * n), cells, axis=1, mode="wrap").reshape(h, m, n)
+        if not start:
+            return rows
+        out = np.empty((h, n, n), Ap.dtype)                                  # (h, n, n)
+        out[:, :start] = A[:, :start] if causal else A[:, :start][..., inv]
+        out[:, start:] = rows
         return out
-    a, o = torch.from_numpy(aligned), torch.from_numpy(original)
-    gap = torch.empty(a.shape[1:], dtype=a.dtype)                       # (h, m, n)
-    for layer in range(L):
-        out[layer] = torch.sub(a[layer], o[layer], out=gap).abs_().amax()
-    return out
-
-
-def _put_back(Ap: np.ndarray, A: np.ndarray, inv: np.ndarray, start: int) -> np.ndarray:
-    """The permuted run's maps Ap (L, h, n, n) with rows and columns back in the original
-    order; with ``start`` > 0 (see compare) rows 0..start-1 are the reference's A.
-
-    One gather over flattened maps: entry (j, k) of an aligned map is entry
-    (inv[j], inv[k]) of the permuted one. ~1.3-1.7x faster than two np.take passes,
-    ~3x faster than chained fancy indexing (75 MB per trace at n = 512); mode "wrap"
-    skips the bounds check of every cell (all are in range): ~1.7-2x faster again."""
-    L, h, _, n = Ap.shape
-    if not start:
-        cells = (inv[:, None] * n + inv[None, :]).ravel()                    # (n*n,)
-        return np.take(Ap.reshape(L * h, n * n), cells, axis=1,
-                       mode="wrap").reshape(L, h, n, n)
-    aligned = np.empty_like(Ap)                                   # (L, h, n, n)
-    aligned[:, :, :start] = A[:, :, :start]
-    # rows start..n-1 of the aligned maps: inv maps start..n-1 onto themselves
-    cells = (inv[start:, None] * n + inv[None, :]).ravel()                   # (m*n,)
-    aligned[:, :, start:] = np.take(Ap.reshape(L * h, n * n), cells, axis=1,
-                                    mode="wrap").reshape(L, h, n - start, n)
-    return aligned
 
 
 def compare(reference: Trace, permuted: Trace, order, start: int = 0,
-            aligned: bool = False) -> Comparison:
+            aligned: bool = False, attention: AttentionGaps | None = None) -> Comparison:
     """Measure how far the permuted run is from the permuted reference, layer by layer.
 
     ``start`` > 0 says that the order leaves slots 0..start-1 in place and that the
-    permuted run's rows there are the reference's (causal prefix reuse, core.prefix).
-    When the reference's maps are causal (exactly 0 above the diagonal), the aligned
-    maps' first ``start`` rows are then the reference's and differ from them by exactly
-    0, so only the later rows are gathered and compared: the same numbers.
-
-    ``aligned`` says that ``permuted`` was recorded in the original tokens' order
-    (Backend.run_aligned: row i token i): its maps are the aligned ones as they stand,
-    and nothing is gathered.
+    permuted run's rows there are the reference's (causal prefix reuse,
+    analysis.prefix). ``aligned`` says that ``permuted`` was recorded in the original
+    tokens' order (Backend.run(aligned=True): row i token i). ``attention`` is the
+    AttentionGaps the permuted run's maps went to as they were computed; without it,
+    the permuted Trace's maps go through one here.
     """
     n = reference.n_tokens
     order = check_permutation(order, n)
@@ -162,24 +203,18 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
     mean_p = Hp.mean(axis=1)                                      # (L+1, d)
     pooled = _relative(np.linalg.norm(mean_p - norms.mean, axis=1), norms.mean_norm)
 
-    A, Ap = reference.attention, permuted.attention               # (L, h, n, n)
-    if aligned:
-        aligned_maps = Ap
-    else:
-        if not (0 < start < n and np.array_equal(order[:start], np.arange(start))
-                and _causal_of(reference)):
-            start = 0
-        aligned_maps = _put_back(Ap, A, inv, start)
-    attn_gap = _largest_gaps(aligned_maps[:, :, start:], A[:, :, start:])  # (L,)
-    attention_eq = np.concatenate([[np.nan], attn_gap])
-
+    if attention is None:
+        attention = AttentionGaps(reference, order, start, aligned)
+        for layer in range(len(permuted.attention)):
+            maps = permuted.attention[layer]                      # (h, n or n - start, n)
+            attention(layer, maps[:, start:] if maps.shape[-2] == n else maps)
     return Comparison(
         order=order,
         hidden_equivariance=hidden_eq,
-        attention_equivariance=attention_eq,
+        attention_equivariance=np.concatenate([[np.nan], attention.gaps]),
         last_token_change=last,
         pooled_change=pooled,
         token_change=token_change,
-        attention_aligned=aligned_maps,
+        attention_aligned=attention.aligned_maps,
         floor=noise_floor(H.dtype),
     )

@@ -9,18 +9,9 @@
 and range too, unless --layer or --head is given); ``--save-session FILE`` writes what
 was drawn as a session file.
 
-Files written, one per figure and format (names are stable):
-
-    attention.{png,svg,csv}            the selected layer/head: original, reordered
-                                       (aligned back to the original tokens), difference
-    attention_mosaic.{png,svg,csv}     every layer x head: reordered minus original
-    symmetry.{png,svg,csv}             per-layer equivariance/invariance metrics, noise floor
-    token_change.{png,svg,csv}         per-token change at the selected layer
-    branch_norms.{png,svg,csv}         residual stream, attention and MLP branch norms
-    encoding.{png,svg,csv}             the additive positional encoding (positions x dims)
-    encoding_similarity.{png,svg,csv}  cosine similarity between positions
-    relative_profile.{png,svg,csv}     score or bias against relative distance
-    outputs.{png,svg,csv}              what the model predicts after each order
+Files written: ``<name>.png``, ``.svg`` and ``.csv`` for every figure, named after it
+(stable names; each figure declares its own on its class, and gui/plots/figures.py lists
+them in the order of the window's tabs).
 
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
@@ -71,17 +62,18 @@ def run(args) -> int:
     check_width(args.width, "--width")
     if args.dpi is not None and not 50 <= args.dpi <= 600:
         raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
-    session, ev = evaluate_command(args)
+    report = evaluate_command(args)
+    session, ev = report.session, report.evaluation
     L, h = ev.reference.n_layers, ev.reference.n_heads
     if args.layer is not None and not 1 <= args.layer <= L:
         raise PosvizInputError(f"--layer must be from 1 to {L} (got {args.layer})")
     if args.head is not None and not 0 <= args.head < h:
         raise PosvizInputError(f"--head must be from 0 to {h - 1} (got {args.head})")
     folder = check_folder(Path(args.out))
-    # the session's view (as the window shows it), or the first layer and head
-    shown = session.selection.clamped(L, h) if args.document else None
-    layer = args.layer if args.layer is not None else (shown.layer if shown else 1)
-    head = args.head if args.head is not None else (shown.head if shown else 0)
+    # the session's view (as the window shows it: the first layer and head without one)
+    view = session.selection.clamped(L, h)
+    session.select(view.replace(layer=view.layer if args.layer is None else args.layer,
+                                head=view.head if args.head is None else args.head))
 
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -89,20 +81,19 @@ def run(args) -> int:
     QtCore.qInstallMessageHandler(_quiet_platform_notes)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
     from ..document.provenance import describe_model
-    from ..gui.plots import PlotsPanel
+    from ..gui.plots import PlotsPanel, mosaic_look
     from ..views.model import model_views
     from ..views.shown import Shown, build_views
 
     panel = PlotsPanel()
     panel.resize(*PANEL_SIZE)
+    panel.set_session(session)
     panel.set_provenance({"text": session.text, "model": describe_model(
         session.backend.describe())})
-    selection = (shown or panel.selection()).replace(layer=layer, head=head)
-    panel.set_selection(selection)
-    QtWidgets.QWidget.show(panel)          # the widget itself; PlotsPanel.show takes data
+    panel.show()
     app.processEvents()
-    panel.show(Shown(ev, build_views(ev, panel.look()), model_views(session.backend, ev)))
-    panel.set_selection(selection)
+    panel.show_evaluation(Shown(ev, build_views(ev, mosaic_look(session.selection)),
+                                model_views(session.backend, ev)))
     app.processEvents()
     try:
         for path in panel.export_all(folder, formats, csv=not args.no_csv,
@@ -113,7 +104,6 @@ def run(args) -> int:
         panel.close()
         panel.deleteLater()
         QtCore.qInstallMessageHandler(None)
-    session.select(selection)
     save_session(args, session)
     sys.stdout.flush()
     return 0

@@ -2,7 +2,8 @@
 
 Each model and position flag is built from ``core.options.OPTIONS``: its default, its
 choices or range and its help text are read from there, never written here. Building the
-parser imports no torch; only ``evaluate`` runs a model.
+parser imports no torch; only ``evaluate`` runs a model, through the Python API
+(posviz.api), which is what the commands print.
 
 The built-in model's flags are left out of the parsed options unless given (their
 default is argparse.SUPPRESS, the registry's default is filled in by ``model_config``),
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
 
 from ..errors import PosvizInputError
 from ..models.config import ModelConfig, Positions
@@ -79,9 +79,14 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "model", "The built-in model, configured by the flags below, unless --model names a "
                  "pretrained one (which brings its own settings).")
     model.add_argument("--model", metavar="NAME|PATH",
-                       help="a real pretrained model: a local folder, a name in the local "
-                            "Hugging Face cache, or a bundled model: "
-                            f"{bundled_models()} (default: the built-in model)")
+                       help=f"a pretrained model: {bundled_models()} (bundled); "
+                            "a hub name ORG/NAME[@REVISION], taken from the local Hugging "
+                            "Face cache and downloaded into it when absent (unless "
+                            "--offline); a model folder; or a .gguf file (default: the "
+                            "built-in model)")
+    model.add_argument("--offline", action="store_true",
+                       help="never download: a hub name must be in the local cache (also "
+                            "when HF_HUB_OFFLINE=1)")
     model.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
                        help="where a --model runs: auto picks an accelerator torch has, "
                             "else the CPU (default: cpu)")
@@ -127,24 +132,28 @@ def positions(args: argparse.Namespace) -> Positions:
     return Positions(**{name: getattr(args, name) for name in POSITION_OPTIONS}).validate()
 
 
-def progress(args: argparse.Namespace, stream=None) -> Callable[[str], None] | None:
+def progress(args: argparse.Namespace, stream=None):
     """Where the steps of a long run are reported, one line each on stderr, unless
     --quiet: always on a terminal; and for a pretrained model (loading and running it
-    takes from seconds to minutes) also on a log or a pipe, so the log shows what ran.
-    The built-in model answers at once, so a pipe gets only its results. None when
-    nothing is reported. Bad options, a model that is not there and an order no text
-    could take are refused before the first step is told (evaluate), so they still give
-    exactly one line; an order that does not fit the tokens can only be told once the
-    tokenizer has read them, as the one line after the steps."""
+    takes from seconds to minutes, downloading it longer) also on a log or a pipe, so
+    the log shows what ran. The built-in model answers at once, so a pipe gets only its
+    results. None when nothing is reported. Bad options, a model that is not there and
+    an order no text could take are refused before the first step is told (evaluate),
+    so they still give exactly one line; an order that does not fit the tokens can only
+    be told once the tokenizer has read them, as the one line after the steps."""
     stream = sys.stderr if stream is None else stream
     isatty = getattr(stream, "isatty", None)
     terminal = bool(isatty and isatty())
     if getattr(args, "quiet", False) or not (terminal or getattr(args, "model", None)):
         return None
+    from ..api import StepPrinter
+    return StepPrinter(stream)
 
-    def say(step: str) -> None:
-        print(f"posviz: {step}", file=stream, flush=True)
-    return say
+
+def online(args: argparse.Namespace) -> bool:
+    """May a hub name be downloaded? Not with --offline, nor with HF_HUB_OFFLINE=1."""
+    from ..models.hf.cache import network_allowed
+    return not getattr(args, "offline", False) and network_allowed()
 
 
 def check_order_form(text: str) -> None:
@@ -175,37 +184,37 @@ def _is(items) -> str:
     return "is" if len(items) == 1 else "are"
 
 
-def check_model_source(spec: str) -> None:
+def check_model_source(spec: str, may_download: bool = False) -> None:
     """Refuse a pretrained model that is not there (no folder, no config.json, a family
-    posviz does not read) before any step is reported; reads no weights, imports no
-    torch."""
+    posviz does not read, a hub name not cached when it may not be downloaded) before
+    any step is reported; reads no weights, imports no torch."""
+    from ..models.hf.cache import NotCached
     from ..models.hf.sources import read_config, resolve
-    folder, gguf_file, _ = resolve(spec)
+    try:
+        folder, gguf_file, _ = resolve(spec)
+    except NotCached:
+        if may_download:
+            return                              # the hub answers for it, in one line
+        raise
     if gguf_file is None:
         read_config(folder)
 
 
-def build_backend(args: argparse.Namespace, config: ModelConfig | None,
-                  say: Callable[[str], None] | None = None):
-    """The backend the options ask for: a pretrained model, or the built-in one.
-    ``say``, when given, is told each step of loading or building."""
+def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None):
+    """The model the options ask for (posviz.api.load): a pretrained model, or the
+    built-in one. ``say``, when given, is told each step of loading or building."""
+    from ..api import load
+    quiet = say or False
     if args.model:
-        from ..models.hf import load_backend
-        options = {"device": getattr(args, "device", "cpu"),
-                   "n_tokens": 2 * len((args.text or "").split()) + 64}   # a generous guess
-        return (load_backend(args.model, progress=say, **options) if say
-                else load_backend(args.model, **options))
-    if getattr(args, "device", "cpu") in ("cuda", "mps"):
-        raise PosvizInputError(f"--device {args.device} applies to a --model only: the "
-                               f"built-in model runs on the CPU")
-    if say:
-        say("building the model")
-    from ..models.builtin import BuiltinBackend
-    return BuiltinBackend(config)
+        return load(args.model, device=getattr(args, "device", "cpu"),
+                    offline=not online(args), progress=quiet,
+                    n_tokens=2 * len((args.text or "").split()) + 64)   # a generous guess
+    return load(config=config, device=getattr(args, "device", "cpu"), progress=quiet)
 
 
 def evaluate(args: argparse.Namespace):
-    """Options -> (Session, Evaluation) for the order asked for.
+    """Options -> the api.Report of the order asked for (``report.session`` holds the
+    session, ``report.evaluation`` what was computed).
 
     Every setting is checked before torch is imported, so a bad one fails fast; a
     built-in model that would not fit in memory is refused before it is built.
@@ -215,12 +224,12 @@ def evaluate(args: argparse.Namespace):
     check_model_flags(args)
     config = None if args.model else model_config(args)
     if args.model:
-        check_model_source(args.model)
+        check_model_source(args.model, online(args))
         if args.order is not None:
             check_order_form(args.order)
     where = positions(args)
 
-    from ..document.session import DEFAULT_TEXT, Session
+    from ..document.session import DEFAULT_TEXT
     from ..models.backend import split_words
     from ..models.memory import check_fits
     from ..models.orders import parse_order
@@ -232,21 +241,7 @@ def evaluate(args: argparse.Namespace):
         if args.order is not None and (config.pe != "learned" or words <= config.max_len):
             parse_order(args.order, words)       # the built-in's tokens are its words
 
-    from ..analysis.engine import Engine
-    from ..models.backend import check_length
-
-    report = progress(args)
-    say = report or (lambda step: None)
-    session = Session(build_backend(args, config, report), text, where)
-    if args.order is None:
-        session.reverse()
-    else:
-        session.set_order(parse_order(args.order, len(session.seq)))
-    seq, order, where = session.seq, session.order, session.positions
-    check_length(session.backend, len(seq), where)
-    engine = Engine(session.backend)
-    say("running the original order")
-    engine.reference(seq, where)                  # kept: evaluate below reuses it
-    if order.tolist() != list(range(len(seq))):
-        say("running the reordered order")
-    return session, engine.evaluate(seq, order, where)
+    say = progress(args)
+    model = load_model(args, config, say)
+    return model.compare(text, args.order, positions=where.mode, offset=where.offset,
+                         progress=say or False)

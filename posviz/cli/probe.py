@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from ..errors import PosvizInputError
-from .sweep import (add_experiment_arguments, experiment_engine, experiment_texts,
-                    refuse_order, reporter)
+from .sweep import (add_experiment_arguments, experiment_model, experiment_texts, refuse_order,
+                    reporter)
 
 
 def add_command(subparsers) -> None:
@@ -39,9 +39,10 @@ def run(args) -> int:
         texts = example_texts()
     else:
         texts = experiment_texts(args)
-    engine, where = experiment_engine(args)
+    model, where = experiment_model(args)
     from ..analysis.experiments.probe import probe
-    result = probe(engine, texts, where, args.folds, args.features, progress=reporter(args))
+    result = probe(model.engine, texts, where, args.folds, args.features,
+                   progress=reporter(args))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0

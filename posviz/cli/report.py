@@ -4,7 +4,8 @@
     posviz report --session FILE.posviz [--json]
 
 ``--session`` takes the text, order, positions and model from a .posviz file (what the
-window shows for it); ``--save-session FILE`` writes what was computed as one.
+window shows for it); ``--save-session FILE`` writes what was computed as one. The JSON
+is the Python API's report (posviz.api.Report.to_dict).
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import math
 import sys
 from pathlib import Path
 
-from ..analysis.predictions import compare_outputs
 from ..errors import PosvizInputError
-from .options import add_model_arguments, builtin_flags_given, evaluate, progress
+from .options import add_model_arguments, builtin_flags_given, evaluate, online, progress
 
 HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "hidden states")
 ROW = "{:>5}  {:>11}  {:>13}  {:>11}  {:>11}  {}"
@@ -40,8 +40,8 @@ def add_session_arguments(parser) -> None:
 
 
 def evaluate_command(args):
-    """(Session, Evaluation) of the options, or of the --session file; the document read
-    (or None) is kept in ``args.document`` for --save-session."""
+    """The api.Report of the options, or of the --session file; the document read (or
+    None) is kept in ``args.document`` for --save-session."""
     args.document = None
     if getattr(args, "session", None) is None:
         return evaluate(args)
@@ -51,18 +51,29 @@ def evaluate_command(args):
     if given:
         raise PosvizInputError(f"{given[0]} cannot be given with --session (the session "
                                f"holds the text, the order and the model)")
-    from ..document.scenarios import evaluate as evaluate_session
-    from ..document.scenarios import session_of
-    from ..document.session_file import model_mismatch, read
-    doc = args.document = read(args.session)
+    from ..api import load_session
+    from ..document.session_file import model_mismatch
     say = progress(args)
-    session = session_of(doc, say)
+    report = load_session(args.session, device=getattr(args, "device", "cpu"),
+                          offline=not online(args), progress=_before_run(say))
+    doc = args.document = report.document
     mismatch = model_mismatch(doc)
     if mismatch:
         print(f"posviz: warning: {mismatch}", file=sys.stderr)
-    if say:
-        say("running the original and the saved order")
-    return session, evaluate_session(session)
+    return report
+
+
+def _before_run(say):
+    """``say`` with the runs of a saved session told as one step."""
+    if say is None:
+        return False
+
+    def told(step: str, done=None, total=None) -> None:
+        if step == "running the original order":
+            say("running the original and the saved order")
+        elif step != "running the reordered order":
+            say(step, done, total)
+    return told
 
 
 def save_session(args, session) -> None:
@@ -79,21 +90,9 @@ def _format(value) -> str:
         else f"{value:.3e}"
 
 
-def as_json(backend, ev) -> dict:
-    """The report as one JSON-ready object."""
-    return {
-        "tokens": list(ev.seq.tokens),
-        "order": ev.order.tolist(),
-        "config": {**backend.describe(), "positions": ev.positions.mode,
-                   "offset": ev.positions.offset},
-        "noise_floor": ev.comparison.floor,
-        "layers": ev.comparison.rows(),
-        "outputs": compare_outputs(backend, ev).to_dict(),
-    }
-
-
-def as_table(backend, ev) -> list[str]:
+def as_table(report) -> list[str]:
     """The report as lines of text: the model, the order, then one row per layer."""
+    backend, ev = report.model.backend, report.evaluation
     tokens, floor = ev.seq.tokens, ev.comparison.floor
     lines = [
         f"model:  {backend.name}  "
@@ -103,7 +102,7 @@ def as_table(backend, ev) -> list[str]:
         f"noise floor: {floor:.1e} (differences below it are rounding)\n",
         ROW.format(*HEADER),
     ]
-    for row in ev.comparison.rows():
+    for row in report.layers:
         verdict = "equivariant" if row["hidden_equivariance"] <= floor else "changed"
         lines.append(ROW.format(
             row["layer"], _format(row["hidden_equivariance"]),
@@ -113,10 +112,10 @@ def as_table(backend, ev) -> list[str]:
 
 
 def run(args) -> int:
-    session, ev = evaluate_command(args)
-    save_session(args, session)
+    report = evaluate_command(args)
+    save_session(args, report.session)
     if args.json:
-        print(json.dumps(as_json(session.backend, ev), indent=2))
+        print(json.dumps(report.to_dict(), indent=2))
     else:
-        print("\n".join(as_table(session.backend, ev)))
+        print("\n".join(as_table(report)))
     return 0

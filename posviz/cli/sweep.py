@@ -14,7 +14,8 @@ import sys
 from ..analysis.experiments.runs import KIND_TIPS
 from ..errors import PosvizInputError
 from ..models.options import OPTIONS
-from .options import add_model_arguments, check_model_flags, model_config, positions, progress
+from .options import (add_model_arguments, check_model_flags, load_model, model_config,
+                      positions, progress)
 
 QUANTILES = ("median", "p10", "p90")
 
@@ -73,17 +74,15 @@ def experiment_texts(args) -> list[str]:
     return [DEFAULT_TEXT]
 
 
-def experiment_engine(args):
-    """(Engine, Positions) for the model options, checked before anything is built."""
+def experiment_model(args):
+    """(api.Model, Positions) for the model options, checked before anything is built."""
     if args.model and args.command == "sweep" and "seed" in vars(args):
         raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
                                f"--model {args.model}")
     check_model_flags(args)
     config = None if args.model else model_config(args)
     where = positions(args)
-    from ..analysis.engine import Engine
-    from .options import build_backend
-    return Engine(build_backend(args, config, progress(args))), where
+    return load_model(args, config, progress(args)), where
 
 
 def reporter(args):
@@ -151,10 +150,9 @@ def run(args) -> int:
     check_kind(args.kind, args.count)        # before a model is built
     refuse_order(args)
     texts = experiment_texts(args)
-    engine, where = experiment_engine(args)
-    from ..analysis.experiments.sweep import sweep
-    result = sweep(engine, texts, args.kind, args.count, args.order_seed, where,
-                   layer=args.layer, progress=reporter(args))
+    model, where = experiment_model(args)
+    result = model.sweep(texts, args.kind, args.count, args.order_seed, layer=args.layer,
+                         positions=where.mode, offset=where.offset, progress=reporter(args))
     if args.csv:
         write_csv(args.csv, csv_rows(result))
     elif args.json:

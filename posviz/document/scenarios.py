@@ -38,11 +38,13 @@ def scenarios() -> list[tuple[Path, SessionDocument]]:
     return [(path, read(path)) for path in scenario_paths()]
 
 
-def session_of(doc: SessionDocument, progress=None):
+def session_of(doc: SessionDocument, progress=None, online: bool = False,
+               device: str = "cpu"):
     """The Session a document describes, its model built or loaded (torch is imported
-    here); PosvizInputError when the model is missing or the document does not fit it."""
+    here; a pinned hub model downloaded at its commit when ``online`` and not cached);
+    PosvizInputError when the model is missing or the document does not fit it."""
     from .session import Session
-    return Session.from_document(doc, doc.spec.load(progress))
+    return Session.from_document(doc, doc.spec.load(progress, device=device, online=online))
 
 
 def evaluate(session, should_stop=None):

@@ -30,10 +30,12 @@ DEFAULT_TEXT = "the cat sat on the mat because it was warm"
 
 def spec_of(backend: Backend) -> ModelSpec:
     """The spec that builds this backend again: its config, or the pretrained model's
-    folder (or GGUF file), labelled with its name."""
+    source (a bundled or hub name, a folder or a GGUF file) at the hub commit it came
+    from, labelled with its name."""
     if isinstance(backend, BuiltinBackend):
         return ModelSpec.builtin(backend.config)
-    return ModelSpec.pretrained(backend.path, backend.name)
+    return ModelSpec(config=None, source=getattr(backend, "source", "") or backend.path,
+                     label=backend.name, revision=getattr(backend, "revision", ""))
 
 
 class Session:

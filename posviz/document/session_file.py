@@ -2,7 +2,8 @@
 
 A file holds the format name and version, the text and its tokens, their order, the
 position options, the model (the built-in model's config, or a pretrained model's
-source with a hash of its config.json, so a changed model is reported), the view
+source, the hub commit it came from, and a hash of its config.json, so a changed model
+is reported), the view
 selection, and an optional title and note. ``read`` checks everything before anything
 is used: a newer version, broken JSON, an order that is not a permutation of the tokens
 or an unknown key is one PosvizInputError line. ``write`` is atomic: a temporary file in
@@ -69,7 +70,8 @@ class SessionDocument:
 
 def config_hash(source: str) -> str:
     """sha256 of a pretrained model's config.json (of a GGUF file's name and size), or ""
-    when the model cannot be found."""
+    when the model cannot be found (without the network). ``source`` is a spec's
+    address."""
     try:
         from ..models.hf.sources import resolve
         folder, gguf_file, _ = resolve(source)
@@ -88,7 +90,7 @@ def model_mismatch(doc: SessionDocument) -> str | None:
     with (its config.json changed); None when it matches or nothing can be compared."""
     if doc.spec.is_builtin or not doc.config_sha256:
         return None
-    now = config_hash(doc.spec.source)
+    now = config_hash(doc.spec.address)
     if now and now != doc.config_sha256:
         return (f"{doc.spec.name} differs from the model this session was saved with "
                 f"(its config.json changed): the numbers may differ")
@@ -96,13 +98,14 @@ def model_mismatch(doc: SessionDocument) -> str | None:
 
 
 def document_of(session, title: str = "", note: str = "") -> SessionDocument:
-    """The document of a live ``core.session.Session``."""
-    spec = session.spec
+    """The document of a live ``core.session.Session``; a hub model's spec is pinned to
+    the commit its files came from, so the file loads that revision anywhere."""
+    spec = session.spec.pinned(getattr(session.backend, "revision", ""))
     return SessionDocument(
         text=session.text, order=tuple(int(i) for i in session.order), spec=spec,
         tokens=tuple(session.tokens), positions=session.positions,
         selection=session.selection, title=title, note=note,
-        config_sha256="" if spec.is_builtin else config_hash(spec.source))
+        config_sha256="" if spec.is_builtin else config_hash(spec.address))
 
 
 # -- reading ----------------------------------------------------------------------------
@@ -138,13 +141,14 @@ def _model(value) -> tuple[ModelSpec, str]:
         except TypeError as error:
             raise PosvizInputError(f"'model.config' is invalid: {error}") from None
     if kind == "pretrained":
-        _unknown(model, ("kind", "source", "label", "config_sha256"), "'model'")
+        _unknown(model, ("kind", "source", "revision", "label", "config_sha256"), "'model'")
         source = _string(model.get("source"), "'model.source'").strip()
         if not source:
             raise PosvizInputError("'model.source' is empty")
         label = _string(model.get("label", ""), "'model.label'")
+        revision = _string(model.get("revision", ""), "'model.revision'").strip()
         digest = _string(model.get("config_sha256", ""), "'model.config_sha256'")
-        return ModelSpec.pretrained(source, label), digest
+        return ModelSpec.pretrained(source, label, revision), digest
     raise PosvizInputError(f"'model.kind' must be 'builtin' or 'pretrained' (got {kind!r})")
 
 

@@ -6,9 +6,11 @@ undo step can hold the one before.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from ..errors import PosvizInputError
 from ..models.config import ModelConfig
+from ..models.hf.cache import parse_hub_name
 
 MOSAIC_MODES = ("difference", "original", "reordered")
 DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)    # choices of the symmetric range ±r
@@ -18,21 +20,38 @@ DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)    # choices of the symmetric ra
 class ModelSpec:
     """Which model runs: the built-in transformer with a config, or a pretrained model.
 
-    ``source`` of a pretrained model is what ``posviz.models.hf.load_backend`` takes: a
-    bundled name ("minilm"), a folder, or a name in the local Hugging Face cache.
+    ``source`` of a pretrained model is a bundled name ("minilm"), a folder, a .gguf
+    file or a hub name ("EleutherAI/pythia-70m"); ``revision`` pins a hub name to a
+    branch, tag or commit ("" is its default branch). ``address`` is what
+    ``posviz.models.hf.load_backend`` takes.
     """
 
     config: ModelConfig | None = ModelConfig()     # the built-in model's, or None
     source: str = ""                                # a pretrained model's
     label: str = field(default="", compare=False)   # what a menu shows for it
+    revision: str = ""                              # a hub name's branch, tag or commit
 
     @classmethod
     def builtin(cls, config: ModelConfig | None = None) -> "ModelSpec":
         return cls(config=config or ModelConfig())
 
     @classmethod
-    def pretrained(cls, source: str, label: str = "") -> "ModelSpec":
-        return cls(config=None, source=source, label=label or source)
+    def pretrained(cls, source: str, label: str = "", revision: str = "") -> "ModelSpec":
+        """A pretrained model; a hub name written NAME@REVISION is split in two."""
+        source = source.strip()
+        name = parse_hub_name(source) if not revision else None
+        if name is not None and name.revision and not Path(source).expanduser().exists():
+            source, revision = name.repo, name.revision
+        return cls(config=None, source=source, label=label or source, revision=revision)
+
+    @property
+    def address(self) -> str:
+        """What loads the model: its source, with ``@revision`` when pinned."""
+        return f"{self.source}@{self.revision}" if self.revision else self.source
+
+    def pinned(self, revision: str) -> "ModelSpec":
+        """The same model at this revision (the commit a hub model was loaded from)."""
+        return self if self.is_builtin or not revision else replace(self, revision=revision)
 
     @property
     def is_builtin(self) -> bool:
@@ -43,19 +62,21 @@ class ModelSpec:
         return "built-in" if self.is_builtin else (self.label or self.source)
 
     def load(self, progress=None, device: str = "cpu", should_stop=None,
-             n_tokens: int = 0):
+             n_tokens: int = 0, online: bool = False, ask_above: int | None = None):
         """The backend this spec names: the built-in model built, or a pretrained one
         loaded (models.hf.load_backend); torch is imported here.
 
-        The memory a model and a run of ``n_tokens`` need is checked first. A pretrained
-        load tells its steps, and how many tensors of how many are read, to
-        ``progress`` (a one-argument callback is told the steps only); once
-        ``should_stop()`` is True it stops between two tensors, frees what it read and
-        raises errors.Cancelled (and its progress is no longer told)."""
+        The memory a model and a run of ``n_tokens`` need is checked first. A hub name
+        not in the local cache is downloaded only when ``online`` (and, above
+        ``ask_above`` bytes, only after hf.LargeDownload has said how much). A
+        pretrained load tells its steps, and how many bytes or tensors of how many are
+        done, to ``progress`` (a one-argument callback is told the steps only); once
+        ``should_stop()`` is True it stops between two chunks or tensors, frees what it
+        read and raises errors.Cancelled (and its progress is no longer told)."""
         if self.is_builtin:
             from ..models.builtin import BuiltinBackend
             from ..models.memory import check_fits
-            check_fits(self.config, n_tokens)     # refused before a byte is allocated
+            check_fits(self.config.validate(), n_tokens)   # before a byte is allocated
             return BuiltinBackend(self.config)
         try:
             from ..models import hf
@@ -67,13 +88,17 @@ class ModelSpec:
         def told(step: str, done: int | None = None, total: int | None = None) -> None:
             if not (should_stop is not None and should_stop()):
                 tell(step, done, total)
-        return hf.load_backend(self.source, progress=told, device=device,
-                               should_stop=should_stop, n_tokens=n_tokens)
+        return hf.load_backend(self.address, progress=told, device=device,
+                               should_stop=should_stop, n_tokens=n_tokens, online=online,
+                               ask_above=ask_above)
 
     def to_dict(self) -> dict:
         if self.is_builtin:
             return {"kind": "builtin", "config": self.config.to_dict()}
-        return {"kind": "pretrained", "source": self.source, "label": self.label}
+        model = {"kind": "pretrained", "source": self.source, "label": self.label}
+        if self.revision:
+            model["revision"] = self.revision
+        return model
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The window's actions, menus, toolbar and shortcuts.
 
-Each action only calls a method of the window (``reorder``, ``swap_selected``,
-``move_selected``, ``export_figures``, ...); what it does to the document is there.
+Each action only calls a method of one of the window's parts (its edits, files, help
+or plots); what it does to the document is there.
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 
 from ..document.scenarios import resources_dir
+from .scenarios import choose_scenario
 
 RESOURCES = resources_dir()
 
@@ -48,45 +49,48 @@ def build_actions(w) -> None:
 
     def a(*args, **kwargs) -> QAction:
         return _action(w, *args, **kwargs)
-    w.shuffle_action = a("Shuffle", lambda: w.reorder("Shuffle", "shuffle"),
+    edits, files, help_ = w.edits, w.files, w.help
+    w.shuffle_action = a("Shuffle", lambda: edits.reorder("Shuffle", "shuffle"),
                          QKeySequence("Ctrl+R"), "Put the movable tokens in a random order",
                          "shuffle")
-    w.reverse_action = a("Reverse", lambda: w.reorder("Reverse", "reverse"),
+    w.reverse_action = a("Reverse", lambda: edits.reorder("Reverse", "reverse"),
                          QKeySequence("Ctrl+Shift+R"), "Reverse the order of the movable "
                          "tokens", "reverse")
-    w.rotate_action = a("Rotate", lambda: w.reorder("Rotate", "rotate"),
+    w.rotate_action = a("Rotate", lambda: edits.reorder("Rotate", "rotate"),
                         QKeySequence("Ctrl+T"), "Move the last movable token to the front, "
                         "shifting the others right by one", "rotate")
-    w.swap_action = a("Swap", w.swap_selected, QKeySequence("Ctrl+Shift+X"),
+    w.swap_action = a("Swap", edits.swap_selected, QKeySequence("Ctrl+Shift+X"),
                       "Swap the two selected chips (Ctrl+click to select a second)", "swap")
-    w.reset_action = a("Original order", lambda: w.reorder("Reset", "reset"),
+    w.reset_action = a("Original order", lambda: edits.reorder("Reset", "reset"),
                        QKeySequence("Ctrl+0"), "Put every token back in its original place",
                        "reset")
-    w.left_action = a("Move chip left", lambda: w.move_selected(-1),
+    w.left_action = a("Move chip left", lambda: edits.move_selected(-1),
                       QKeySequence("Alt+Left"), "Move the selected chip one slot left")
-    w.right_action = a("Move chip right", lambda: w.move_selected(1),
+    w.right_action = a("Move chip right", lambda: edits.move_selected(1),
                        QKeySequence("Alt+Right"), "Move the selected chip one slot right")
     w.export_action = a("&Export figures…", w.export_figures, QKeySequence("Ctrl+E"),
                         "Save every plot as PNG/SVG images (and CSV numbers)", "export")
     quit_action = a("&Quit", w.close, QKeySequence.Quit, "Quit posviz")
     quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-    w.new_action = a("&New", w.new_document, QKeySequence.New,
+    w.new_action = a("&New", files.new_document, QKeySequence.New,
                      "Start again from the example sentence (asks about unsaved changes)")
-    w.open_action = a("&Open…", lambda: w.open_file(), QKeySequence.Open,
+    w.open_action = a("&Open…", lambda: files.open_file(), QKeySequence.Open,
                       "Open a .posviz session: text, order, model and view")
-    w.save_action = a("&Save", w.save, QKeySequence.Save,
+    w.save_action = a("&Save", files.save, QKeySequence.Save,
                       "Save the session (text, order, model, view) to its .posviz file")
-    w.save_as_action = a("Save &As…", w.save_as, QKeySequence("Ctrl+Shift+S"),
+    w.save_as_action = a("Save &As…", files.save_as, QKeySequence("Ctrl+Shift+S"),
                          "Save the session to a new .posviz file")
-    w.copy_plot_action = a("&Copy plot", w.copy_plot, QKeySequence.Copy,
+    w.copy_plot_action = a("&Copy plot", lambda: w.plots and w.plots.copy_plot(),
+                           QKeySequence.Copy,
                            "Copy the plot under the mouse (or the first of the tab) to the "
                            "clipboard as an image")
-    w.scenarios_action = a("&Scenarios…", w.choose_scenario, QKeySequence("Ctrl+Shift+O"),
+    w.scenarios_action = a("&Scenarios…", lambda: choose_scenario(w, files, w.status),
+                           QKeySequence("Ctrl+Shift+O"),
                            "Guided scenarios: a prepared state with what to do, what to "
                            "expect and why")
-    w.guide_action = a("posviz &guide", w.show_guide, QKeySequence.HelpContents,
+    w.guide_action = a("posviz &guide", help_.show_guide, QKeySequence.HelpContents,
                        "What each plot and metric shows, with its formula")
-    w.shortcuts_action = a("&Keyboard shortcuts", w.show_shortcuts,
+    w.shortcuts_action = a("&Keyboard shortcuts", help_.show_shortcuts,
                            QKeySequence("Ctrl+/"), "Every keyboard shortcut")
     w.file_actions = [w.new_action, w.open_action, w.save_action, w.save_as_action,
                       w.copy_plot_action]
@@ -96,7 +100,7 @@ def build_actions(w) -> None:
     menu = w.menuBar().addMenu("&File")
     menu.addActions([w.new_action, w.open_action])
     w.recent_menu = menu.addMenu("Open &Recent")
-    w.recent_menu.aboutToShow.connect(w.fill_recent_menu)
+    w.recent_menu.aboutToShow.connect(lambda: files.fill_recent_menu(w.recent_menu))
     menu.addActions([w.save_action, w.save_as_action])
     menu.addSeparator()
     menu.addAction(w.export_action)
@@ -125,7 +129,7 @@ def build_actions(w) -> None:
     menu = w.menuBar().addMenu("&Help")
     menu.addActions([w.scenarios_action, w.guide_action, w.shortcuts_action])
     menu.addSeparator()
-    menu.addAction(a("&About posviz", w.about, tip="Versions and what posviz shows"))
+    menu.addAction(a("&About posviz", help_.about, tip="Versions and what posviz shows"))
 
     bar = w.addToolBar("Order")
     bar.setObjectName("order_toolbar")

@@ -25,11 +25,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="forget the remembered window, text and model options")
     parser.add_argument("--text", help="start with this sentence")
     parser.add_argument("--model", metavar="NAME|PATH",
-                        help="start with this pretrained model: a local folder, a name in "
-                             "the local Hugging Face cache, or a bundled one ('minilm', "
-                             "'smollm2'); one that cannot be loaded is told in the window, "
-                             "which starts with the built-in model (default: the built-in "
-                             "model, or the last session's)")
+                        help="start with this pretrained model: a bundled one ('minilm', "
+                             "'smollm2'), a hub name ORG/NAME[@REVISION] (from the local "
+                             "Hugging Face cache, downloaded when absent unless --offline), "
+                             "a model folder or a .gguf file; one that cannot be loaded is "
+                             "told in the window, which starts with the built-in model "
+                             "(default: the built-in model, or the last session's)")
+    parser.add_argument("--offline", action="store_true",
+                        help="download no model in this run (also HF_HUB_OFFLINE=1, or "
+                             "the model panel's setting)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
                         help="where real models run: auto picks an accelerator torch has, "
                              "else the CPU (default: cpu)")
@@ -80,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         settings.setValue("text", args.text)
     window = MainWindow(settings)
     window.controller.device = args.device
+    window.controller.online = not args.offline
     window.show()
     # torch, the core and the plots are imported on the worker from now on, beside the
     # first paint; the first evaluation follows there without waiting for the window.

@@ -1,22 +1,22 @@
 """The bridge between the Session (GUI thread) and the computation (worker threads).
 
-The scheduling itself is Qt-free (``core.scheduler``): one evaluation worker where the
+The scheduling itself is Qt-free (``runtime.scheduler``): one evaluation worker where the
 newest request wins and a stale result is never delivered, and a second worker that
 builds or loads models while the current one stays usable. This adapter owns both,
 turns session events into requests, and carries each outcome to the GUI thread (a
 queued Qt signal), where it is checked once more: a newer request may have been made
 while the outcome travelled.
 
-Importing this module costs nothing heavy: the plots' modules, torch and the core's
-computing modules are imported on the worker during ``start()``, after the window is on
+Importing this module costs nothing heavy: the plots' modules (``import_plots``, the
+window's), torch and the core's computing modules are imported on the worker during
+``start()``, after the window is on
 screen, and the first evaluation is computed there right after the session is built.
 The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
 torch's libraries load without Python's lock), and its model panel on ``ready``.
-(The caller imports core.config and core.document, which import neither.)
+(The caller imports models.config and document.spec, which import neither.)
 """
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import TYPE_CHECKING, Callable
 
@@ -27,11 +27,13 @@ from ..errors import PosvizInputError, one_line
 from ..runtime.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
                             load_model)
 from ..runtime.scheduler import Outcome, Scheduler
+from .settings import downloads_allowed
 
 TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
+ASK_ABOVE_BYTES = 500 * 10**6   # a larger download of a hub model is asked for first
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
-    from ..document.spec import ModelSpec
+    from ..document.spec import ModelSpec, Selection
     from ..models.config import Positions
     from ..views.mosaic import MosaicLook
 
@@ -66,18 +68,24 @@ class Controller(QObject):
     evaluationFailed = Signal(str)
     modelLoading = Signal(str)          # label
     modelProgress = Signal(str)         # a step of a load
-    modelCount = Signal(str, int, int)  # a counted step: step, done, total (tensors)
+    modelCount = Signal(str, object, object)  # a counted step: step, done, total
+                                        # (tensors, or bytes of a download: beyond int32)
     modelLoaded = Signal(object)        # the ModelSpec now running
     modelFailed = Signal(str)
+    downloadAsked = Signal(object, str)  # a ModelSpec, and what its download would take
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None,
+                 import_plots: Callable[[], None] = lambda: None):
         super().__init__(parent)
+        self._import_plots = import_plots   # on the worker at start: the window's plots
         self.session = None
         self.last_shown = None
         self.last_ms = 0.0
         self.loading = False
         self.device = "cpu"             # where pretrained models run ("auto" picks)
-        self._look: Callable[[], MosaicLook | None] = lambda: None
+        self.online = True              # False: --offline (no download in this run)
+        self._look_of: Callable[[Selection], MosaicLook | None] = lambda selection: None
+        self.restyled = False           # last_shown is a new look of the evaluation before
         self._painted = 0               # generation of last_shown
         self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
@@ -101,8 +109,16 @@ class Controller(QObject):
               order: str = "reverse") -> None:
         """Import the rest of the core and build the session on the worker; ``ready``
         follows. ``spec`` and ``positions`` must be valid (a model that fails to load
-        falls back to the built-in one, and ``modelFailed`` says why)."""
-        self._submit(StartJob(text, spec, positions, order, device=self.device))
+        falls back to the built-in one, and ``modelFailed`` says why; a hub model that
+        is not cached is then downloaded and loaded as ``load`` does it)."""
+        self._submit(StartJob(text, spec, positions, order, device=self.device,
+                              online=self.downloads_on()))
+
+    def downloads_on(self) -> bool:
+        """May a hub model be downloaded now? Not with --offline, the model panel's
+        setting turned off, or HF_HUB_OFFLINE=1."""
+        from ..models.hf.cache import network_allowed
+        return self.online and downloads_allowed() and network_allowed()
 
     def _submit(self, job) -> None:
         self._newest = job
@@ -120,7 +136,7 @@ class Controller(QObject):
         while torch's libraries load here without Python's lock (the only part of
         start-up that two cores can do side by side)."""
         try:
-            importlib.import_module(".plots", __package__)
+            self._import_plots()
         except Exception:
             pass        # the window tells the user when it builds the panel
         else:
@@ -131,49 +147,66 @@ class Controller(QObject):
         except Exception:
             pass        # the runner meets the same error and tells it
 
-    def set_look(self, provider: Callable[[], MosaicLook | None]) -> None:
-        """How the next mosaic is coloured: called on the GUI thread at each request."""
-        self._look = provider
+    def set_look(self, look_of: Callable[[Selection], MosaicLook | None]) -> None:
+        """How the mosaic is coloured for a view Selection (the plots' mosaic_look): each
+        request colours it for the session's selection, and a selection in another look
+        has the views prepared again (``restyle``)."""
+        self._look_of = look_of
 
-    def watch_look(self, panel) -> None:
-        """Colour the mosaic as ``panel`` (a PlotsPanel) asks: its ``look`` for every
-        request, and views prepared again whenever it tells ``lookChanged``."""
-        self.set_look(panel.look)
-        panel.lookChanged.connect(self.restyle)
+    def _look(self) -> MosaicLook | None:
+        return self._look_of(self.session.selection)
 
     # -- evaluation -------------------------------------------------------------------
     def _on_session_event(self, event) -> None:
-        if isinstance(event, self._computing_events):
+        from ..document.events import COMPUTING_EVENTS, SelectionChanged
+        if isinstance(event, COMPUTING_EVENTS):
             self.request()
+        elif isinstance(event, SelectionChanged):
+            self.restyle()
 
     def request(self) -> None:
         """Ask for the current session's evaluation; supersedes any pending request."""
         s = self.session
         if s is None or self._compute.closed:
             return
-        job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look())
+        selection = s.selection
+        job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look(),
+                            keep=(selection.layer - 1, selection.head))
         note_activity()                 # no full garbage collection in the middle of a drag
         self.computing.emit()
         self._submit(job)
 
     def restyle(self) -> None:
-        """Ask for the views of the evaluation shown again, in the current look (the
-        mosaic's mode or difference range changed); supersedes any pending request, and
-        the result arrives through ``evaluated`` like any other. While an evaluation is
-        still on its way, that is asked again in the new look instead."""
+        """Ask for the views of the evaluation shown again when the session's selection
+        is in another look than the one asked for last (the mosaic's mode or difference
+        range changed); supersedes any pending request, and the result arrives through
+        ``evaluated`` like any other. While an evaluation is still on its way, that is
+        asked again in the new look instead."""
         s, shown = self.session, self.last_shown
         if s is None or self._compute.closed:
             return
+        if shown is not None and not self._has_head(shown.evaluation):
+            self.request()              # a long input kept another head's maps: run again
+            return
+        look = self._look()
+        if look == getattr(self._newest, "look", None):
+            return                      # shown, or on its way, in that look already
         if shown is None or (not self.generation_painted()
                              and not isinstance(self._newest, ViewsJob)):
             self.request()
             return
-        look = self._look()
-        mosaic = getattr(shown.views, "mosaic", None)
-        if self.generation_painted() and look == (mosaic.look if mosaic else None):
-            return                      # shown in that look already
         self.computing.emit()
-        self._submit(ViewsJob(shown.evaluation, look, mosaic, shown.model))
+        mosaic = getattr(shown.views, "mosaic", None)
+        self._submit(ViewsJob(shown.evaluation, look, mosaic, shown.model,
+                              getattr(shown.views, "tiles", None)))
+
+    def _has_head(self, ev) -> bool:
+        """Does the evaluation hold the maps of the selected layer and head (all of a
+        run's when small enough; else the one kept: Engine.evaluate's keep)?"""
+        selection = self.session.selection
+        if ev.comparison.attention_aligned is not None:
+            return True
+        return ev.kept is not None and ev.kept[:2] == (selection.layer - 1, selection.head)
 
     def generation_painted(self) -> bool:
         """Is the last result shown the answer to the newest request?"""
@@ -194,27 +227,26 @@ class Controller(QObject):
         if outcome.failed:
             self.evaluationFailed.emit(f"could not start the model: {outcome.message}")
             return
-        from ..document.events import COMPUTING_EVENTS  # imported on the worker by now
-        self._computing_events = COMPUTING_EVENTS
         self.session = outcome.result.session
         self.session.subscribe(self._on_session_event)
         self.ready.emit()               # the window builds its panels and sets the look
         self.request()                  # the evaluation is mostly done already
         if outcome.result.problem:
             self.modelFailed.emit(outcome.result.problem)
+        elif outcome.result.later:      # a hub model: downloaded while the built-in runs
+            self.load(outcome.result.later)
 
     def _on_evaluated(self, outcome: Outcome) -> None:
         shown, ms = outcome.result.shown, outcome.result.ms
         self.last_shown, self.last_ms, self._painted = shown, ms, outcome.generation
+        self.restyled = isinstance(outcome.job, ViewsJob)
         self.evaluated.emit(shown, ms)
         # The result shown before is gone now (workaround "malloc-trim")
         self._trim_heap_soon(len(shown.evaluation.order))
 
     def _trim_heap_soon(self, n_tokens: int) -> None:
         """Give freed heap pages back once no evaluation has been shown for
-        TRIM_AFTER_MS: during a drag the next evaluation reuses them. (Trimming after
-        each one made the next page-fault its activations afresh: thread CPU of an
-        evaluation at n = 512, built-in 20 -> 32 ms, MiniLM 211 -> 231 ms.)"""
+        TRIM_AFTER_MS: during a drag the next evaluation reuses them."""
         if n_tokens >= TRIM_FROM:
             self._trim_tokens = n_tokens
             self._trim_timer.start()                # again: the quiet time starts now
@@ -232,10 +264,12 @@ class Controller(QObject):
             threading.Thread(target=trim, name="posviz-trim", daemon=True).start()
 
     # -- models -----------------------------------------------------------------------
-    def load(self, spec: ModelSpec) -> None:
+    def load(self, spec: ModelSpec, confirmed: bool = False) -> None:
         """Build or load ``spec``'s model off the GUI thread; the current one stays in
         use until it is ready. Then the session runs it (ModelChanged) and
-        ``modelLoaded`` follows; a newer load or ``cancel_load`` discards this one."""
+        ``modelLoaded`` follows; a newer load or ``cancel_load`` discards this one. A
+        hub model's download above ASK_ABOVE_BYTES is not started but asked for
+        (``downloadAsked``) unless ``confirmed``."""
         if self._loader.closed:
             return
         self.loading = True
@@ -244,7 +278,13 @@ class Controller(QObject):
         n = len(self.session.seq) if self.session is not None else 0
         tell = (lambda step, done=None, total=None:
                 self._bridge.progress.emit(token, step, done, total))
-        self._loader.submit(LoadJob(spec, tell, n_tokens=n, device=self.device))
+        self._loader.submit(LoadJob(spec, tell, n_tokens=n, device=self.device,
+                                    online=self.downloads_on(),
+                                    ask_above=None if confirmed else ASK_ABOVE_BYTES))
+
+    def load_confirmed(self, spec: ModelSpec) -> None:
+        """Load ``spec``, downloading it whatever its size: the user said yes."""
+        self.load(spec, confirmed=True)
 
     def cancel_load(self) -> None:
         """Forget the model being loaded, at once: its result is discarded.
@@ -264,7 +304,11 @@ class Controller(QObject):
         self.loading = False
         self._load_token = None
         if outcome.failed:
-            self.modelFailed.emit(outcome.message)
+            from ..models.hf.hub import LargeDownload
+            if isinstance(outcome.error, LargeDownload):
+                self.downloadAsked.emit(outcome.job.spec, one_line(outcome.error))
+            else:
+                self.modelFailed.emit(outcome.message)
             return
         spec, backend = outcome.job.spec, outcome.result
         try:

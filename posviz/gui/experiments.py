@@ -1,15 +1,16 @@
 """The Experiments tab: sweeps, swap maps, position probes and paper checks, run off the
 GUI thread with progress, time left and cancel, drawn in one exportable figure.
 
-What runs is a ``core.experiments.jobs.ExperimentJob`` on a ``core.scheduler.Scheduler``
+What runs is a ``runtime.experiments.ExperimentJob`` on a ``runtime.scheduler.Scheduler``
 (one worker, a newer run supersedes an older one); outcomes and progress travel to the
 GUI thread as Qt signals. The model, text and positions come from the window's session
-when there is one (the built-in model and the default text otherwise).
+(``session()``, handed in; the built-in model and the default text without one).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -20,6 +21,9 @@ from posviz.analysis.symmetry import METRICS
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError, one_line
 from posviz.runtime.experiments import ExperimentJob
+
+if TYPE_CHECKING:
+    from posviz.document.session import Session
 
 PAPERS = ("haviv2022", "chi2023", "rope-decay", "alibi-slopes", "sinha2022")
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
@@ -40,9 +44,12 @@ class ExperimentsTab(QtWidgets.QWidget):
     TIP = ("Experiments over many orders and texts: sweeps, swap sensitivity, a position "
            "probe and checks of published claims")
 
-    def __init__(self, parent=None):
+    def __init__(self, session: Callable[[], Session | None] = lambda: None, settings=None,
+                 parent=None):
         super().__init__(parent)
         from posviz.runtime.scheduler import Scheduler
+        self._session = session            # the session whose model, text and positions run
+        self.settings = settings           # QSettings for the export folder (the window's)
         self.result = None
         self.job: ExperimentJob | None = None
         self._file: str | None = None
@@ -171,9 +178,6 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.texts.setCurrentIndex(0)
 
     # -- running --------------------------------------------------------------------
-    def _session(self):
-        return getattr(self.window(), "session", None)
-
     def make_job(self) -> ExperimentJob:
         """The job the controls describe (PosvizInputError for bad texts)."""
         from posviz.analysis.experiments.texts import example_texts, read_texts
@@ -283,7 +287,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         return self.job.describe() if self.job is not None else {}
 
     def _export(self, name: str, fmt: str) -> None:
-        chosen = ask_export_path(self, name, fmt)
+        chosen = ask_export_path(self, name, fmt, self.settings)
         if chosen is None:
             return
         self.export(chosen[0], fmt, chosen[2])

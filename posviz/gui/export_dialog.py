@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox,
-                               QFileDialog, QFormLayout, QHBoxLayout, QLineEdit, QMessageBox,
-                               QRadioButton, QSpinBox, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog,
+                               QFormLayout, QHBoxLayout, QLineEdit, QMessageBox, QRadioButton,
+                               QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
 from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY
 
@@ -99,7 +99,7 @@ class ExportDialog(QDialog):
 def export_figures(window) -> None:
     """Ask where and how, then write every figure of the window's plots."""
     if window.plots is None or window.controller.last_shown is None:
-        window._state("Nothing to export yet", error=True)
+        window.status.say("Nothing to export yet", error=True)
         return
     settings = window.settings
     dialog = ExportDialog(window, str(settings.value(FOLDER_KEY, str(Path.home() / "posviz"))),
@@ -123,7 +123,7 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
         reason = getattr(error, "strerror", None) or str(error)
         QMessageBox.warning(window, "Export failed", f"Could not export to {folder}: "
                                                      f"{reason}")
-        window._state(f"Export failed: {reason}", error=True)
+        window.status.say(f"Export failed: {reason}", error=True)
         return []
-    window._state(f"Exported {len(written)} files to {folder}")
+    window.status.say(f"Exported {len(written)} files to {folder}")
     return written

@@ -1,65 +1,43 @@
 """Help: the keyboard shortcuts (read from the window's actions), About with versions,
-the guide to every plot and metric (F1), and copying a plot to the clipboard."""
+and the guide to every plot and metric (F1)."""
 from __future__ import annotations
 
 from importlib import metadata
 
 from PySide6 import __version__ as PYSIDE_VERSION
-from PySide6.QtCore import Qt, qVersion
-from PySide6.QtGui import QAction, QCursor, QKeySequence
-from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHeaderView,
-                               QMessageBox, QTableWidget, QTableWidgetItem, QTextBrowser,
-                               QVBoxLayout)
+from PySide6.QtCore import qVersion
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QMessageBox,
+                               QTableWidget, QTableWidgetItem, QTextBrowser, QVBoxLayout)
 
-GUIDE = r"""
+GUIDE_NOTATION = """
 ## The plots and their metrics
 
 Notation: the original order runs first and gives hidden states **H** (n tokens × d
 width) at every layer ℓ = 0 (the input to block 1) … L, and attention maps **A** (one n × n
 map per head). A reorder is a permutation *order*: slot j holds original token order[j].
 The reordered run gives **H′** and **A′**.
-
-**Symmetry plot** (Attention tab), one curve per metric against the layer, on a log
-axis. The dashed line is the *noise floor*, 100 × machine epsilon of the model's
-precision (2.2e-14 in float64, 1.2e-5 in float32): below it a difference is rounding.
-
-- *hidden equivariance* = ‖H′ − H[order]‖_F / ‖H‖_F. Zero when the model is
-  permutation-equivariant: the reordered run is the original one reordered.
-- *attention equivariance* = max over heads of max |A′ − A[order][:, order]|: zero when
-  every map is the original map with rows and columns permuted (R·A·Rᵀ).
-- *last token* = ‖H′[n−1] − H[n−1]‖ / ‖H[n−1]‖: the output at the final slot. When the
-  last token stays put, a causal model keeps it unchanged after one layer and leaks the
-  order from layer 2.
-- *pooled* = ‖mean H′ − mean H‖ / ‖mean H‖: a mean-pooled output; invariant whenever the
-  hidden states are equivariant.
-
-**Attention maps**: the selected layer and head, original A, reordered A′ aligned back to
-the original tokens (rows and columns in the original order), and their difference
-A′_aligned − A on a symmetric colour range ±r (the range box). Hover a cell for its value.
-
-**Mosaic**: every layer × head at once (rows: layers, columns: heads), showing the
-difference maps, or the original or reordered maps. Click a tile to select that layer and
-head.
-
-**Token change** (Tokens and norms tab): per original token i at the selected layer,
-‖H′[inv i] − H[i]‖ / ‖H[i]‖, where inv i is the slot token i moved to. The chips' bars show
-the same on a log scale from the noise floor (empty) to 1 (full).
-
-**Branch norms**: the mean norm per token of the residual stream, the attention branch and
-the MLP branch at each layer: how much each sub-layer adds to what the stream carries.
-
-**Positions tab**: the additive encoding's table PE(p) (positions × dimensions; sinusoidal:
-PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d))), the cosine
-similarity cos(PE(p), PE(q)) between positions, and the profile against relative distance
-Δ: the cosine of PE(p) and PE(p+Δ), RoPE's score qᵀR(Δ)k of a fixed pair, or the bias
-ALiBi (−m_h·|Δ|) and T5 add to the scores.
-
+"""
+GUIDE_TRY = """
 ## What to try
 
 Help > Scenarios opens prepared states, each with what to do, what to expect and why.
 Drag chips (or use the Edit menu's reorders); switch positions between *slot* (the usual
 input) and *travel with tokens* in the model panel.
 """
+
+
+def guide() -> str:
+    """The guide (markdown): the notation, then each tab's figures as they describe
+    themselves (their title and ``guide``), then what to try."""
+    from .plots.figures import FIGURE_TYPES
+    from .plots.tabs import TABS
+    parts = [GUIDE_NOTATION]
+    for tab in TABS:
+        parts.append(f"### {tab.title} tab\n")
+        parts += [f"**{figure.title}**: {figure.guide}\n"
+                  for figure in FIGURE_TYPES.values() if figure.tab is tab]
+    return "\n".join(parts + [GUIDE_TRY])
 
 
 def action_shortcuts(window) -> list[tuple[str, str]]:
@@ -125,106 +103,30 @@ def about_text() -> str:
             f"<table>{rows}</table>")
 
 
-def show_about(parent) -> None:
-    QMessageBox.about(parent, "About posviz", about_text())
+class Help:
+    """The Help menu of ``window`` (the parent of its dialogs, whose actions the
+    shortcut list reads): the shortcuts, the guide and About."""
 
-
-def show_guide(window) -> QDialog:
-    dialog = getattr(window, "_guide", None)
-    if dialog is None:
-        dialog = window._guide = QDialog(window)
-        dialog.setWindowTitle("posviz guide")
-        browser = QTextBrowser()
-        browser.setMarkdown(GUIDE)
-        layout = QVBoxLayout(dialog)
-        layout.addWidget(browser)
-        layout.addWidget(QDialogButtonBox(QDialogButtonBox.Close, rejected=dialog.reject))
-        dialog.resize(720, 640)
-    dialog.show()
-    dialog.raise_()
-    return dialog
-
-
-# -- copying a plot -----------------------------------------------------------------
-def figure_to_copy(panel):
-    """The figure under the mouse, else the one holding the focus, else the first of the
-    tab on screen (None before the plots exist)."""
-    figures = panel.current_figures()
-
-    def owner(widget):
-        while widget is not None:
-            for figure in figures.values():
-                if widget is figure:
-                    return figure
-            widget = widget.parentWidget()
-        return None
-    return (owner(QApplication.widgetAt(QCursor.pos())) or owner(QApplication.focusWidget())
-            or next(iter(figures.values()), None))
-
-
-def copy_figure(figure) -> bool:
-    if figure is None:
-        return False
-    QApplication.clipboard().setImage(figure.render_image())
-    return True
-
-
-COPY_ACTION = "copy_plot"
-
-
-def copy_action(figure):
-    """The figure's 'Copy plot' action, or None before it is added."""
-    return figure.findChild(QAction, COPY_ACTION, Qt.FindDirectChildrenOnly)
-
-
-def add_copy_to_menus(figures, copy) -> None:
-    """'Copy plot' in each figure's context menus (once per figure); ``copy(figure)``
-    runs when it is chosen."""
-    import pyqtgraph as pg
-    for figure in figures:
-        if copy_action(figure) is not None:
-            continue
-        action = QAction("Copy plot to clipboard (Ctrl+C)", figure)
-        action.setObjectName(COPY_ACTION)
-        # the figure is found through the action's parent: no reference cycle between
-        # Python wrappers of widgets, which the collector would have to break
-        action.triggered.connect(lambda _=False, a=action: copy(a.parent()))
-        for label in (figure.heading, figure.message, figure.note):
-            label.addAction(action)
-        for item in figure.canvas.scene().items():
-            if isinstance(item, pg.ViewBox) and item.menu is not None:
-                item.menu.addAction(action)
-
-
-class WindowHelp:
-    """The Help menu's and Copy plot's slots, a mixin of MainWindow."""
+    def __init__(self, window):
+        self._window = window
+        self._guide: QDialog | None = None
 
     def show_shortcuts(self) -> QDialog:
-        return show_shortcuts(self)
+        return show_shortcuts(self._window)
 
     def show_guide(self) -> QDialog:
-        return show_guide(self)
+        if self._guide is None:
+            self._guide = dialog = QDialog(self._window)
+            dialog.setWindowTitle("posviz guide")
+            browser = QTextBrowser()
+            browser.setMarkdown(guide())
+            layout = QVBoxLayout(dialog)
+            layout.addWidget(browser)
+            layout.addWidget(QDialogButtonBox(QDialogButtonBox.Close, rejected=dialog.reject))
+            dialog.resize(720, 640)
+        self._guide.show()
+        self._guide.raise_()
+        return self._guide
 
     def about(self) -> None:
-        show_about(self)
-
-    def choose_scenario(self) -> None:
-        from .scenarios import choose_scenario
-        choose_scenario(self)
-
-    def copy_plot(self) -> bool:
-        """Copy the plot under the mouse (or the tab's first) to the clipboard."""
-        if self.plots is None:
-            return False
-        return self.copy_figure(figure_to_copy(self.plots))
-
-    def copy_figure(self, figure) -> bool:
-        if not copy_figure(figure):
-            return False
-        self._state(f"Copied the {type(figure).__name__.removesuffix('Figure').lower()} "
-                    f"plot to the clipboard")
-        return True
-
-    def _menus_for_copy(self) -> None:
-        if self.plots is not None:
-            add_copy_to_menus(self.plots.current_figures().values(), self.copy_figure)
+        QMessageBox.about(self._window, "About posviz", about_text())

@@ -1,57 +1,53 @@
 """The model panel: which model runs, every option of the built-in one, and positions.
 
-Its fields (ranges, defaults, labels, tooltips) come from ``core.options.OPTIONS``. It
+Its fields (ranges, defaults, labels, tooltips) come from ``models.options.OPTIONS``. It
 always shows the model that runs (the session's spec): an invalid setting is told next
 to the field (red text under it, the field outlined) and changes nothing; a valid change
 is asked for at once (``modelRequested(ModelSpec)``), and if the change is refused or
 cancelled, the panel shows the running model again. Pretrained models load in the
-background with a progress bar (step k of N when the load tells its steps, else
-busy) and a Cancel button.
+background with a progress bar (step k of N when the load tells its steps, the bytes
+of a download, else busy) and a Cancel button. A hub model is chosen from the local
+cache or by its name (Hub name…); a large download is asked for first, and a setting
+here turns downloads off.
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-                               QGroupBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
+                               QHBoxLayout, QInputDialog, QLabel, QProgressBar, QPushButton,
+                               QVBoxLayout, QWidget)
 
 from ..document.spec import ModelSpec
 from ..models.config import ModelConfig, Positions
+from ..models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
+from ..models.hf.hub import DOWNLOAD_STEP, count_text
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
+from .fields import edited, narrow_combo, option_widget, set_value, value_of
+from .settings import DOWNLOADS_KEY, downloads_allowed, make_settings
 
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
 STATUS_STYLE = "color: #555; font-size: 11px;"
 CHOOSER_TIP = ("The built-in transformer (random weights, every option below), a real "
-               "pretrained model found on this computer, or a model folder you choose. "
-               "Nothing is downloaded.")
-MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
-SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
+               "pretrained model found on this computer (bundled, or in the Hugging Face "
+               "cache), a model folder you choose, or a model by its hub name, downloaded "
+               "into the Hugging Face cache when it is not there (unless downloads are off "
+               "below).")
+HUB_NAME_PROMPT = ("A model on the Hugging Face hub, as ORG/NAME or ORG/NAME@REVISION "
+                   "(a branch, a tag or a commit):")
+DOWNLOADS_TIP = ("Let posviz download a model you name from the Hugging Face hub "
+                 "($HF_ENDPOINT) into its cache ({cache}). Off: only models already "
+                 "on this computer load. posviz --offline and HF_HUB_OFFLINE=1 also turn "
+                 "downloads off.")
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
-# The steps a pretrained load tells (core.hf.load_backend), numbered: the bar shows
+# The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
 # "step k of N"; a step not listed here shows a busy bar with its text.
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
               "de-quantizing weights": 3, "ready": 4}
 LOAD_STEP_COUNT = 4
-
-
-def choice_text(name: str, value) -> str:
-    """How a choice reads in its menu."""
-    if name == "pe":
-        return TITLES.get(value, value)
-    if name == "mode":
-        return MODE_LABELS.get(value, value)
-    return str(value)
-
-
-def narrow_combo(combo: QComboBox) -> QComboBox:
-    """A menu whose longest item does not set the panel's width (it elides instead)."""
-    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(8)
-    return combo
 
 
 class ModelPanel(QWidget):
@@ -60,12 +56,15 @@ class ModelPanel(QWidget):
     modelRequested = Signal(object)       # a ModelSpec to load (its config is valid)
     positionsChanged = Signal(object)     # a valid Positions
     cancelRequested = Signal()
+    downloadAccepted = Signal(object)     # a ModelSpec whose large download the user wants
 
     def __init__(self, running: Callable[[], ModelSpec], positions: Positions = Positions(),
                  parent: QWidget | None = None):
         super().__init__(parent)
         self._running = running           # the session's spec, read when needed
+        self._described = None            # the reference trace described (once per run)
         self._loading = "the model"       # what is loading, told in loading_started
+        self._asked: ModelSpec | None = None    # a model whose download is asked for
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
         self._hidden_values = {name: OPTIONS[name].default for name in HIDDEN}
@@ -93,11 +92,8 @@ class ModelPanel(QWidget):
         self.show_spec(running())
         self.set_positions(positions)
         for name, widget in self._fields.items():
-            signal = (widget.toggled if isinstance(widget, QCheckBox) else
-                      widget.currentIndexChanged if isinstance(widget, QComboBox) else
-                      widget.valueChanged)
-            signal.connect(self._positions_edited if name in POSITION_OPTIONS
-                           else self._config_edited)
+            edited(widget).connect(self._positions_edited if name in POSITION_OPTIONS
+                                   else self._config_edited)
 
     # -- construction helpers ---------------------------------------------------------
     def _model_box(self) -> QGroupBox:
@@ -113,16 +109,36 @@ class ModelPanel(QWidget):
             sources = []
         for source in sources:
             self.chooser.addItem(source.label, ("real", source.spec))
+            if source.kind == "cache":
+                self.chooser.setItemData(self.chooser.count() - 1,
+                                         f"{source.spec} in the Hugging Face cache",
+                                         Qt.ToolTipRole)
         self.chooser.addItem("Open folder…", ("open", ""))
+        self.chooser.addItem("Hub name…", ("hub", ""))
+        self.chooser.setItemData(self.chooser.count() - 1, HUB_NAME_PROMPT, Qt.ToolTipRole)
         self.chooser.activated.connect(self._model_chosen)
         layout.addWidget(self.chooser)
+        self.downloads = QCheckBox("Download models from the hub")
+        self.downloads.setToolTip(DOWNLOADS_TIP.format(cache=hub_cache_dir()))
+        self.downloads.setChecked(downloads_allowed())
+        self.downloads.toggled.connect(
+            lambda on: make_settings().setValue(DOWNLOADS_KEY, bool(on)))
+        layout.addWidget(self.downloads)
+        self.set_offline(False)
         row = QHBoxLayout()
         self.busy = QProgressBar(minimum=0, maximum=0, textVisible=False)
-        self.busy.setToolTip("What is loading: step k of N when the load tells its steps")
+        self.busy.setToolTip("What is loading: step k of N when the load tells its steps, "
+                             "the bytes of a download")
+        self.download = QPushButton("Download")
+        self.download.setToolTip("Download this model into the Hugging Face cache, then "
+                                 "load it")
+        self.download.clicked.connect(self._download_accepted)
         self.cancel = QPushButton("Cancel")
-        self.cancel.setToolTip("Stop waiting for this model; the current one stays in use")
+        self.cancel.setToolTip("Stop waiting for this model; the current one stays in use "
+                               "(a download stops and leaves nothing half done in the cache)")
         self.cancel.clicked.connect(self._cancel)
         row.addWidget(self.busy, 1)
+        row.addWidget(self.download)
         row.addWidget(self.cancel)
         layout.addLayout(row)
         self.model_status = QLabel(wordWrap=True)
@@ -135,9 +151,19 @@ class ModelPanel(QWidget):
         self.model_facts.hide()
         layout.addWidget(self.model_facts)
         self.busy.hide()
+        self.download.hide()
         self.cancel.hide()
         self.model_status.hide()
         return box
+
+    def set_offline(self, forced: bool) -> None:
+        """Downloads turned off for this run (posviz --offline), or by HF_HUB_OFFLINE:
+        the setting is shown greyed out, saying why."""
+        why = ("posviz --offline" if forced else
+               "HF_HUB_OFFLINE=1" if not network_allowed() else "")
+        self.downloads.setEnabled(not why)
+        if why:
+            self.downloads.setToolTip(f"Downloads are off in this run ({why}).")
 
     @staticmethod
     def _form(box: QGroupBox) -> QFormLayout:
@@ -147,28 +173,8 @@ class ModelPanel(QWidget):
         form.setVerticalSpacing(3)
         return form
 
-    @staticmethod
-    def _widget(option: Option) -> QWidget:
-        """The field that edits one option, within its allowed values."""
-        if option.choices:
-            widget = narrow_combo(QComboBox())
-            for value in option.choices:
-                widget.addItem(choice_text(option.name, value), value)
-            return widget
-        if option.kind is bool:
-            return QCheckBox(option.label)
-        if option.kind is int:
-            widget = QSpinBox(minimum=int(option.low), maximum=int(option.high))
-            if option.name in SPECIAL_TEXT:
-                widget.setSpecialValueText(SPECIAL_TEXT[option.name])
-        else:
-            widget = QDoubleSpinBox(decimals=2, minimum=option.low, maximum=option.high,
-                                    singleStep=0.25)
-        widget.setKeyboardTracking(False)     # one change per Enter / arrow, not per digit
-        return widget
-
     def _add(self, form: QFormLayout, option: Option) -> None:
-        widget = self._widget(option)
+        widget = option_widget(option)
         widget.setToolTip(option.tip)
         widget.setObjectName(option.name)
         error = QLabel(wordWrap=True)
@@ -195,42 +201,24 @@ class ModelPanel(QWidget):
         label = self._errors[name]
         return label.text() if not label.isHidden() else ""
 
-    def _value(self, name: str):
-        widget = self._fields[name]
-        if isinstance(widget, QCheckBox):
-            return widget.isChecked()
-        if isinstance(widget, QComboBox):
-            return widget.currentData()
-        return widget.value()
-
-    def _set_value(self, name: str, value) -> None:
-        widget = self._fields[name]
-        widget.blockSignals(True)
-        if isinstance(widget, QCheckBox):
-            widget.setChecked(bool(value))
-        elif isinstance(widget, QComboBox):
-            widget.setCurrentIndex(max(widget.findData(value), 0))
-        else:
-            widget.setValue(value)
-        widget.blockSignals(False)
-
     def config(self) -> ModelConfig:
         """The config the fields show (possibly invalid: see ``problems()``)."""
-        return ModelConfig(**{n: self._value(n) for n in CONFIG_FIELDS}, **self._hidden_values)
+        return ModelConfig(**{n: value_of(self._fields[n]) for n in CONFIG_FIELDS},
+                           **self._hidden_values)
 
     def positions(self) -> Positions:
-        return Positions(*(self._value(n) for n in POSITION_OPTIONS))
+        return Positions(*(value_of(self._fields[n]) for n in POSITION_OPTIONS))
 
     def set_config(self, config: ModelConfig) -> None:
         values = config.to_dict()
         for name in CONFIG_FIELDS:
-            self._set_value(name, values[name])
+            set_value(self._fields[name], values[name])
         self._hidden_values = {name: values[name] for name in HIDDEN}
         self._show_problems({}, config_fields=True)
 
     def set_positions(self, positions: Positions) -> None:
         for name in POSITION_OPTIONS:
-            self._set_value(name, getattr(positions, name))
+            set_value(self._fields[name], getattr(positions, name))
         self._show_problems({}, config_fields=False)
 
     def show_spec(self, spec: ModelSpec) -> None:
@@ -242,11 +230,12 @@ class ModelPanel(QWidget):
         else:
             # (QComboBox.findData does not find a tuple: compare the items' data here)
             index = next((i for i in range(self.chooser.count())
-                          if self.chooser.itemData(i) == ("real", spec.source)), -1)
-            if index < 0:     # an opened folder: listed from now on, above "Open folder…"
-                index = self.chooser.count() - 1
-                self.chooser.insertItem(index, spec.name, ("real", spec.source))
+                          if self.chooser.itemData(i) == ("real", spec.address)), -1)
+            if index < 0:     # an opened folder or hub name: listed from now on, above
+                index = self.chooser.count() - 2              # "Open folder…"
+                self.chooser.insertItem(index, spec.name, ("real", spec.address))
         self.chooser.setCurrentIndex(index)
+        self._described = None            # its facts are described afresh
         # A real model's own architecture replaces the built-in fields (greyed-out
         # built-in values would misdescribe it).
         self.builtin_box.setEnabled(spec.is_builtin)
@@ -305,15 +294,35 @@ class ModelPanel(QWidget):
                 self.show_spec(self._running())
                 return
             label = source
+        elif kind == "hub":
+            source, accepted = QInputDialog.getText(self, "Open a model by its hub name",
+                                                    HUB_NAME_PROMPT)
+            source = source.strip()
+            if not accepted or not source:
+                self.show_spec(self._running())
+                return
+            if parse_hub_name(source) is None:
+                self.model_failed(f"{source!r} is not a hub name (ORG/NAME or "
+                                  f"ORG/NAME@REVISION)")
+                return
+            label = ""
         else:
             label = self.chooser.itemText(index)
         self._request(ModelSpec.pretrained(source, label))
 
     def _cancel(self) -> None:
+        asked, self._asked = self._asked, None
         self.cancelRequested.emit()
         self.loading_finished()
         self.show_spec(self._running())
-        self._say("Loading cancelled; the current model stays in use.")
+        self._say("Download not started; the current model stays in use." if asked else
+                  "Loading cancelled; the current model stays in use.")
+
+    def _download_accepted(self) -> None:
+        spec, self._asked = self._asked, None
+        self.download.hide()
+        if spec is not None:
+            self.downloadAccepted.emit(spec)
 
     # -- told by the window as a load progresses --------------------------------------
     def _say(self, text: str, error: bool = False) -> None:
@@ -321,7 +330,19 @@ class ModelPanel(QWidget):
         self.model_status.setStyleSheet(ERROR_STYLE if error else STATUS_STYLE)
         self.model_status.setVisible(bool(text))
 
+    def ask_download(self, spec: ModelSpec, size: str) -> None:
+        """A hub model's download is large: say what it takes (``size``: files, bytes,
+        where to), and wait for Download or Cancel."""
+        self._asked = spec
+        self.show_spec(self._running())
+        self.busy.hide()
+        self.download.show()
+        self.cancel.show()
+        self._say(f"{size}. Download it?")
+
     def loading_started(self, label: str) -> None:
+        self._asked = None
+        self.download.hide()
         self._loading = label
         self.busy.setRange(0, 0)                 # busy until a step says how far it is
         self.busy.setTextVisible(False)
@@ -346,7 +367,15 @@ class ModelPanel(QWidget):
         self._say(f"Loading {label}: {text} (step {step} of {LOAD_STEP_COUNT})…")
 
     def loading_count(self, step: str, done: int, total: int) -> None:
-        """How far a counted step is (tensors read of how many): the bar fills with it."""
+        """How far a counted step is (tensors read of how many, or bytes downloaded of
+        the whole download): the bar fills with it."""
+        if step.startswith(DOWNLOAD_STEP):      # bytes: beyond a bar's int range
+            self.busy.setRange(0, 1000)
+            self.busy.setValue(min(1000, 1000 * done // max(total, 1)))
+            self.busy.setFormat("%p%")
+            self.busy.setTextVisible(True)
+            self._say(f"{self._loading}: {count_text(step, done, total)}…")
+            return
         self.busy.setRange(0, total)
         self.busy.setValue(done)
         self.busy.setFormat(f"{done} of {total}")
@@ -360,6 +389,7 @@ class ModelPanel(QWidget):
 
     def loading_finished(self) -> None:
         self.busy.hide()
+        self.download.hide()
         self.cancel.hide()
 
     def model_loaded(self, spec: ModelSpec) -> None:
@@ -373,10 +403,16 @@ class ModelPanel(QWidget):
         self._say(message, error=True)
 
     def describe(self, shown) -> None:
-        """Show the running model's facts (core.facts.ModelFacts, carried by a
+        """Show the running model's facts (models.facts.ModelFacts, carried by a
         views.Shown): a real model's in a table in place of the built-in fields, the
-        built-in's scheme and size in a line under its fields. Given a Trace, or a Shown
-        without facts, a real model's architecture is read from the trace."""
+        built-in's scheme and size in a line under its fields (once per reference run).
+        Given a Trace, or a Shown without facts, a real model's architecture is read
+        from the trace."""
+        evaluation = getattr(shown, "evaluation", None)
+        reference = shown if evaluation is None else evaluation.reference
+        if reference is self._described:
+            return
+        self._described = reference
         facts = getattr(getattr(shown, "model", None), "facts", None)
         if self._running().is_builtin:
             if facts is not None:
@@ -388,8 +424,7 @@ class ModelPanel(QWidget):
         if facts is not None:
             self._show_rows(facts.rows())
             return
-        trace = getattr(shown, "evaluation", None)
-        self._describe_trace(shown if trace is None else trace.reference)
+        self._describe_trace(reference)
 
     def _show_rows(self, rows) -> None:
         self.model_facts.setText(

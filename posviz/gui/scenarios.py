@@ -1,6 +1,6 @@
 """Help > Scenarios: a list of guided scenarios, and the side panel that explains one.
 
-A scenario is a .posviz file in resources/scenarios (core.scenarios). Choosing one opens
+A scenario is a .posviz file in resources/scenarios (document.scenarios). Choosing one opens
 it as an untitled document (Save asks where, so the installed file is never written)
 and shows its title and explanation in a dock on the left, which can be closed.
 """
@@ -89,22 +89,22 @@ class ScenarioDialog(QDialog):
         return self.scenarios[row] if 0 <= row < len(self.scenarios) else None
 
 
-def choose_scenario(window) -> None:
-    """Help > Scenarios: list them; the chosen one opens (after asking about unsaved
-    changes)."""
+def choose_scenario(parent, files, status) -> None:
+    """Help > Scenarios: list them; the chosen one opens in ``files`` (a Documents, after
+    asking about unsaved changes)."""
     from ..document.scenarios import scenarios
     from ..errors import PosvizInputError
     try:
         found = scenarios()
     except PosvizInputError as error:
-        window._state(str(error), error=True)
+        status.say(str(error), error=True)
         return
-    dialog = ScenarioDialog(found, window)
+    dialog = ScenarioDialog(found, parent)
     if dialog.exec() == QDialog.Accepted and dialog.chosen() is not None:
-        open_scenario(window, *dialog.chosen())
+        open_scenario(files, *dialog.chosen())
 
 
-def open_scenario(window, path, doc) -> None:
-    if window.session is None or not window.may_discard():
+def open_scenario(files, path, doc) -> None:
+    if files.session is None or not files.may_discard():
         return
-    window.open_document(doc, None, scenario=True)
+    files.open_document(doc, None, scenario=True)

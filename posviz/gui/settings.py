@@ -12,3 +12,13 @@ def make_settings():
     if path:
         return QSettings(path, QSettings.IniFormat)
     return QSettings("posviz", "posviz")
+
+
+DOWNLOADS_KEY = "models/downloads"      # may a model be downloaded from the hub?
+
+
+def downloads_allowed(settings=None) -> bool:
+    """The window's setting that lets a hub model be downloaded (on unless turned off in
+    the model panel)."""
+    value = (settings or make_settings()).value(DOWNLOADS_KEY, True)
+    return value not in (False, "false", "0", 0)

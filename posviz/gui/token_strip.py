@@ -18,23 +18,14 @@ a reorder that moves many chips at once (shuffle, reverse) jumps instead of slid
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QCursor, QFont, QFontMetricsF, QPainter, QPainterPath,
-                           QPen, QPixmap, QRegion)
+from PySide6.QtGui import QCursor, QFont, QPainter, QPen, QPixmap, QRegion
 from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
 
+from .chips import COLORS, chip_size, draw_chip
+
 MARGIN, SPACING, ROW_SPACING = 8.0, 6.0, 8.0
-PAD_X, PAD_Y, BADGE_GAP = 9.0, 6.0, 5.0
 ANIMATE_UP_TO = 256           # chips; beyond this they jump instead of sliding
 ANIMATE_MOVED_UP_TO = 16      # a reorder moving more chips than this jumps (shuffle)
-
-COLORS = {
-    "chip": QColor("#e8f0fb"), "chip_border": QColor("#9db7dc"),
-    "moved": QColor("#fff1dc"), "moved_border": QColor("#e0a656"),
-    "pinned": QColor("#eeeeee"), "pinned_border": QColor("#a8a8a8"),
-    "selected_border": QColor("#2f6fd0"), "text": QColor("#1d2733"),
-    "badge": QColor("#6b7a8c"), "badge_moved": QColor("#b86e0b"),
-    "shadow": QColor(0, 0, 0, 45), "focus": QColor("#2f6fd0"), "change": QColor("#c62828"),
-}
 
 
 class TokenStrip(QWidget):
@@ -92,11 +83,8 @@ class TokenStrip(QWidget):
         self.selected = []
         self._change = None
         self._press, self._dragging = None, False
-        metrics, badge = QFontMetricsF(self._font), QFontMetricsF(self._badge_font)
-        height = metrics.height() + 2 * PAD_Y
-        self._sizes = [QSize(int(metrics.horizontalAdvance(t) + badge.horizontalAdvance(str(i))
-                                 + 2 * PAD_X + BADGE_GAP + 1), int(height))
-                       for i, t in enumerate(self.tokens)]
+        self._sizes = [chip_size(token, i, self._font, self._badge_font)
+                       for i, token in enumerate(self.tokens)]
         self._shown = {}
         self._pixmaps.clear()
         self._relayout(animate=False)
@@ -395,26 +383,6 @@ class TokenStrip(QWidget):
     def _draw_chip(self, painter: QPainter, rect: QRectF, index: int, slot: int,
                    lifted: bool = False) -> None:
         """The chip itself (its change bar is drawn over the cached picture)."""
-        pinned, moved = self.pinned[index], index != slot
-        fill = COLORS["pinned" if pinned else "moved" if moved else "chip"]
-        border = COLORS["pinned_border" if pinned else "moved_border" if moved
-                        else "chip_border"]
-        selected = index in self.selected
-        if lifted:
-            fill = fill.lighter(104)
-        path = QPainterPath()
-        path.addRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 7, 7)
-        painter.fillPath(path, fill)
-        pen = QPen(COLORS["selected_border"] if selected else border, 2.0 if selected else 1.0,
-                   Qt.DashLine if pinned else Qt.SolidLine)
-        painter.setPen(pen)
-        painter.drawPath(path)
-        badge = str(index)
-        badge_w = QFontMetricsF(self._badge_font).horizontalAdvance(badge)
-        text_rect = rect.adjusted(PAD_X, 0, -(PAD_X + BADGE_GAP + badge_w), 0)
-        painter.setFont(self._font)
-        painter.setPen(COLORS["text"] if not pinned else COLORS["badge"])
-        painter.drawText(text_rect, Qt.AlignVCenter | Qt.AlignLeft, self.tokens[index])
-        painter.setFont(self._badge_font)
-        painter.setPen(COLORS["badge_moved" if moved else "badge"])
-        painter.drawText(rect.adjusted(0, 3, -PAD_X + 2, 0), Qt.AlignTop | Qt.AlignRight, badge)
+        draw_chip(painter, rect, self.tokens[index], index, (self._font, self._badge_font),
+                  pinned=self.pinned[index], moved=index != slot,
+                  selected=index in self.selected, lifted=lifted)

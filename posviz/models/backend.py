@@ -72,15 +72,19 @@ class Backend(Protocol):
 
     def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
             should_stop: ShouldStop | None = None, *, aligned: bool = False,
-            start: int = 0, past=None, keep_past: bool = False) -> Trace:
+            start: int = 0, past=None, keep_past: bool = False, maps=None,
+            scores: bool = False) -> Trace:
         """Run tokens seq[order] at the (n,) position ids (by slot).
 
         ``aligned`` (capabilities.aligned): record in the original tokens' frame.
         ``start`` > 0 with ``past`` (capabilities.prefix): only slots start..n-1, the
         earlier ones being those of the run whose ``Trace.past`` this is; the Trace holds
         those rows only (analysis.prefix.stitch puts the others back). ``keep_past``:
-        the Trace keeps the keys and values such a later run needs. If ``should_stop``
-        returns True at a layer boundary, raise errors.Cancelled.
+        the Trace keeps the keys and values such a later run needs. The attention maps
+        go to ``maps(layer, (h, m, n) tensor)`` as each block computes them when given
+        (the Trace then holds none), else into the Trace (models.maps.LayerMaps keeps a
+        long input's on disk); the pre-softmax scores only with ``scores``. If
+        ``should_stop`` returns True at a layer boundary, raise errors.Cancelled.
         """
         ...
 

@@ -39,12 +39,13 @@ class BuiltinBackend:
         return TokenSequence(tuple(words), tuple(words), (False,) * len(words))
 
     def run(self, seq, order, position_ids, should_stop=None, *, aligned=False, start=0,
-            past=None, keep_past=False) -> Trace:
+            past=None, keep_past=False, maps=None, scores=False) -> Trace:
         """models.backend.Backend.run; a causal run always keeps its keys and values."""
         if aligned:
-            return self.model.run(list(seq.ids), position_ids, should_stop, order=order)
+            return self.model.run(list(seq.ids), position_ids, should_stop, order=order,
+                                  maps=maps, scores=scores)
         return self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
-                              start=start, past=past)
+                              start=start, past=past, maps=maps, scores=scores)
 
     def record(self, seq, orders, position_ids, recorder, *, aligned=False) -> None:
         """models.backend.Backend.record: orders and position ids (B, n)."""

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from ..errors import Cancelled
+from .maps import LayerMaps
 from .trace import Trace
 
 # The names, as in TransformerLens. Per block l, prefixed "blocks.{l}.":
@@ -30,9 +31,7 @@ ATTN_OUT = "hook_attn_out"                # (n, d) attention-branch output
 MLP_OUT = "hook_mlp_out"                  # (n, d) MLP-branch output
 RESID_POST = "hook_resid_post"            # (n, d) residual stream out of block l
 BLOCK_HOOKS = (RESID_PRE, KEYS, VALUES, ATTN_SCORES, PATTERN, ATTN_OUT, MLP_OUT, RESID_POST)
-MAPS = (PATTERN, ATTN_SCORES)             # the (h, n, n) values: the largest by far
 STOP_AFTER = (RESID_PRE, ATTN_OUT, MLP_OUT)   # where a Recorder asks whether to stop
-SMALL = 1 << 22          # bytes: below this, stacking at once is cheaper than freeing
 # Once per forward:
 EMBED = "hook_embed"                      # (n, d) token embeddings
 POS_EMBED = "hook_pos_embed"              # (n, d) additive positional encoding
@@ -94,52 +93,35 @@ class Recorder:
     pre-hook) that records any module's output (or input) under a name. Leaving the
     ``with`` block (or ``close``) detaches it from all of them. Recording a block's
     input or the output of one of its branches (STOP_AFTER) asks ``should_stop``; True
-    raises errors.Cancelled and so abandons the forward. Told the number of ``layers``, it
-    copies each block's attention maps into one array as they pass (see _into_stack).
+    raises errors.Cancelled and so abandons the forward.
+
+    Each block's attention weights (PATTERN) go to ``maps(layer, value)`` when given
+    (and are not kept), else into a LayerMaps store of ``layers`` layers as they pass
+    (``self.maps``; models.maps). Pre-softmax scores (ATTN_SCORES) are kept, as a copy,
+    only with ``scores``.
     """
 
     def __init__(self, should_stop: Callable[[], bool] | None = None,
-                 layers: int | None = None):
+                 layers: int | None = None, maps: Callable | None = None,
+                 scores: bool = False):
         self.values: dict[str, torch.Tensor] = {}
-        # With ``layers``: per hook of MAPS, one (layers, ...) array that each block's
-        # map is copied into as it passes, when they take SMALL bytes or more together
-        self.stacks: dict[str, np.ndarray] = {}
-        self._filled: dict[str, int] = {}
-        self._layers = layers
+        self.maps = maps if maps is not None or layers is None else LayerMaps(layers)
+        self._scores = scores
         self._should_stop = should_stop
         self._handles: list = []
         self._points: list[HookPoint] = []
 
     def record(self, name: str, value: torch.Tensor) -> None:
-        if self._layers is None or not name.endswith(MAPS) or not self._into_stack(name, value):
+        if name.endswith(PATTERN) and self.maps is not None:
+            layer = int(name.split(".")[1])                  # "blocks.{l}.attn.hook_pattern"
+            (self.maps.put if isinstance(self.maps, LayerMaps) else self.maps)(layer, value)
+        elif not name.endswith(ATTN_SCORES):
             self.values[name] = value
+        elif self._scores:                  # a copy: the model may go on in place
+            self.values[name] = value.clone()
         if (self._should_stop is not None and name.endswith(STOP_AFTER)
                 and self._should_stop()):
             raise Cancelled("superseded by a newer request")
-
-    def _into_stack(self, name: str, value: torch.Tensor) -> bool:
-        """Copy one block's (h, n, n) map into its hook's stack, while it is still in the
-        cache and before the next block allocates its own; False when the maps are small
-        (trace_from stacks those at once) or the name is not a block's."""
-        if not self.stacks and value.numel() * value.element_size() * self._layers < SMALL:
-            return False
-        prefix, _, rest = name.partition(".")
-        layer, _, hook = rest.partition(".")
-        if prefix != "blocks" or not layer.isdigit():
-            return False
-        stack = self.stacks.get(hook)
-        if stack is None:
-            # numpy: a large array on transparent huge pages (see _stack)
-            stack = self.stacks[hook] = np.empty((self._layers, *value.shape),
-                                                 dtype=value.numpy().dtype)
-        stack[int(layer)] = value.numpy()
-        self._filled[hook] = self._filled.get(hook, 0) + 1
-        return True
-
-    def stacked(self, hook: str) -> np.ndarray | None:
-        """The stack of ``hook`` when every block's map went into it, else None."""
-        stack = self.stacks.get(hook)
-        return stack if stack is not None and self._filled.get(hook) == len(stack) else None
 
     def tap(self, module: nn.Module, name: str, pick: Callable = first,
             before: bool = False) -> None:
@@ -184,21 +166,10 @@ class Recorder:
 
 def _stack(values: dict, names: list[str]) -> np.ndarray | None:
     """The recorded tensors ``names`` (each of one shape) as one array, or None if any is
-    missing; they leave ``values``. A large stack is copied one layer at a time, each
-    freed once copied, so the maps are not held twice (a Recorder told its layers copies
-    large maps as they pass instead: 75 MB of attention at n = 512 for MiniLM)."""
+    missing; they leave ``values``."""
     if not names or not all(name in values for name in names):
         return None
-    parts = [values.pop(name) for name in names]
-    if parts[0].numel() * parts[0].element_size() * len(parts) < SMALL:
-        return torch.stack(parts).numpy()
-    # numpy allocates a large array on transparent huge pages (madvise), torch does not:
-    # filling 75 MB fresh from torch took 3-4x as long, most of it in page faults.
-    out = np.empty((len(parts), *parts[0].shape), dtype=parts[0].numpy().dtype)
-    for i in range(len(parts)):
-        out[i] = parts[i].numpy()
-        parts[i] = None
-    return out
+    return torch.stack([values.pop(name) for name in names]).numpy()
 
 
 def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
@@ -211,11 +182,11 @@ def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
     values = recorder.values
     per_layer = lambda hook: [block_hook(l, hook) for l in range(n_layers)]   # noqa: E731
 
-    def maps(hook: str) -> np.ndarray | None:           # (L, h, m, n), or None
-        if hook in recorder.stacks:
-            return recorder.stacked(hook)
-        return _stack(values, per_layer(hook))
-
+    maps = recorder.maps
+    if isinstance(maps, LayerMaps):      # (L, h, m, n): the array, or the store itself
+        attention = maps.array if maps.array is not None else maps
+    else:                                # handed on as they passed (or not recorded)
+        attention = _stack(values, per_layer(PATTERN))
     last = [FINAL] if FINAL in values else per_layer(RESID_POST)[-1:]
     hidden = _stack(values, per_layer(RESID_PRE)[:1] + per_layer(RESID_POST)[:-1] + last)
     encodings = values.get(POS_EMBED)
@@ -225,8 +196,8 @@ def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
         embeddings=values[EMBED].numpy(),                     # (n, d)
         encodings=None if encodings is None else encodings.numpy(),
         hidden=hidden,                                        # (L+1, n, d)
-        attention=maps(PATTERN),                              # (L, h, n, n)
-        scores=maps(ATTN_SCORES),                             # (L, h, n, n) or None
+        attention=attention,                                  # (L, h, n, n) or None
+        scores=_stack(values, per_layer(ATTN_SCORES)),        # (L, h, n, n) or None
         attn_out=_stack(values, per_layer(ATTN_OUT)),         # (L, n, d) or None
         mlp_out=_stack(values, per_layer(MLP_OUT)),           # (L, n, d) or None
         extras=extras,

@@ -1,18 +1,18 @@
-"""Will a built-in model and its recorded runs fit in memory? Asked before anything is built.
+"""Will a model and its runs fit in memory? Asked before anything is built or read.
 
-The estimate counts what posviz keeps, not what a framework might cache:
+The estimate counts what a comparison of two orders keeps (analysis.engine), not what a
+framework might cache:
 
-- the weights: per block 4 d² for the attention projections, 2 d·d_ff for the MLP, the
-  MLP bias d_ff and two LayerNorms (2·2d), plus the learned position table max_len·d;
-  they are drawn in float64 and then cast, so building needs 8 bytes a weight for a
-  moment, and keeps ``dtype`` bytes a weight;
-- one recorded forward (a Trace) at n tokens: hidden states (L+1)·n·d, attention
-  weights and scores 2·L·h·n², the two branch outputs 2·L·n·d, times the dtype size;
-- ``WORKING_FACTOR`` such Traces at once: the reference run's Trace is kept while the
-  reordered run records its values (one Trace's worth of tensors) and stacks them into
-  its own Trace (a second copy), and the comparison then aligns every attention map of
-  the reordered run (about one more). The activations of the block being computed are
-  small next to these.
+- the weights: the built-in model's per block 4 d² for the attention projections,
+  2 d·d_ff for the MLP, the MLP bias d_ff and two LayerNorms (2·2d), plus what its
+  encoding adds (a learned table max_len·d); drawn in float64 and then cast, so building
+  needs 8 bytes a weight for a moment, and keeps ``dtype`` bytes a weight;
+- per run (the reference and the reordered one): hidden states, branch outputs and
+  embeddings, (3L + 3)·n·d;
+- the reference's attention maps L·h·n², in memory up to models.maps.IN_MEMORY (the rest
+  on disk), and the reordered run's aligned maps, kept whole up to models.maps.KEEP_ALL
+  (else one head, n²);
+- the layer being computed: a few times its h·n² maps (``LAYER_FACTOR``).
 
 The limit is the memory the system calls available (MemAvailable in /proc/meminfo, or
 psutil elsewhere) times ``SAFETY``: the window, Qt and the plots need their share. When
@@ -23,11 +23,16 @@ Nothing here imports torch, so a configuration is checked before the model is bu
 from __future__ import annotations
 
 from ..errors import PosvizInputError
+from . import maps
 from .config import ModelConfig
+from .encodings import ENCODINGS
 
-DTYPE_BYTES = {"float32": 4, "float64": 8}
+DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 DRAW_BYTES = 8              # weights are drawn in float64, then cast to the model's dtype
-WORKING_FACTOR = 3          # Traces alive at the peak (see the module docstring)
+# One layer's h·n² maps alive at once: the built-in model's scores (turned into weights in
+# place), the reordered maps put back in order and the reference's read back from disk;
+# transformers' eager attention keeps three of its own (scores, masked, weights)
+LAYER_FACTOR, HF_LAYER_FACTOR = 3, 5
 SAFETY = 0.8                # share of the available memory one evaluation may take
 
 
@@ -36,23 +41,28 @@ def weight_count(config: ModelConfig) -> int:
     d, f = config.d_model, config.ff_width
     norms = 0 if config.norm == "none" else 2 * 2 * d
     per_block = 4 * d * d + 2 * d * f + f + norms
-    table = config.max_len * d if config.pe == "learned" else 0
-    return config.layers * per_block + table
+    encoding = ENCODINGS[config.pe].weight_count(d, config.heads, config.max_len)
+    return config.layers * per_block + encoding
 
 
-def trace_bytes(config: ModelConfig, n: int) -> int:
-    """Bytes of one recorded forward of n tokens."""
-    L, h, d = config.layers, config.heads, config.d_model
-    values = (L + 1) * n * d + 2 * L * h * n * n + 2 * L * n * d
-    return values * DTYPE_BYTES[config.dtype]
+def comparison_bytes(layers: int, heads: int, width: int, n: int, item: int,
+                     layer_factor: int = LAYER_FACTOR) -> int:
+    """Bytes a comparison of two orders of n tokens keeps beside the weights (the module
+    docstring), for values of ``item`` bytes."""
+    one_run = layers * heads * n * n * item               # one run's attention maps
+    runs = 2 * (3 * layers + 3) * n * width * item
+    in_memory = one_run if one_run <= maps.IN_MEMORY else 0      # else on disk
+    kept = one_run if one_run <= maps.KEEP_ALL else n * n * item
+    return runs + in_memory + kept + layer_factor * heads * n * n * item
 
 
 def estimate_bytes(config: ModelConfig, n: int) -> int:
     """Peak bytes for building the model and evaluating one order of n tokens."""
     weights = weight_count(config)
-    building = weights * DRAW_BYTES
-    running = weights * DTYPE_BYTES[config.dtype] + WORKING_FACTOR * trace_bytes(config, n)
-    return max(building, running)
+    item = DTYPE_BYTES[config.dtype]
+    running = weights * item + comparison_bytes(config.layers, config.heads,
+                                                config.d_model, n, item)
+    return max(weights * DRAW_BYTES, running)
 
 
 def available_bytes() -> int | None:
@@ -104,9 +114,6 @@ def check_fits(config: ModelConfig, n: int) -> None:
 # A real model is read as float32 whatever its checkpoint holds; a GGUF file is
 # de-quantized, which takes up to 8 times its size (4-bit weights).
 GGUF_GROWTH = 8
-CHECKPOINT_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2,
-                    "I8": 1, "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
-_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
 
 
 def _safetensors_values(path) -> int | None:
@@ -139,7 +146,7 @@ def checkpoint_weights(folder, gguf_file: str | None, config: dict | None) -> in
         if None not in counts:
             return 4 * sum(counts)
         return sum(f.stat().st_size for f in files) * 2
-    stored = _DTYPE_BYTES.get(str((config or {}).get("torch_dtype") or
+    stored = DTYPE_BYTES.get(str((config or {}).get("torch_dtype") or
                                   (config or {}).get("dtype") or "float32"), 4)
     return sum(f.stat().st_size for f in folder.glob("*.bin")) * 4 // stored
 
@@ -149,15 +156,13 @@ def _first(config: dict, *names, default=0) -> int:
 
 
 def forward_bytes(config: dict | None, n: int) -> int:
-    """Bytes of the recorded forwards of n tokens: one Trace holds attention L·h·n² and
-    hidden states and branches (3L+1)·n·d in float32, and ``WORKING_FACTOR`` are alive
-    at the peak (the original order's, the reordered one's recorded and stacked)."""
+    """Bytes a comparison of n tokens keeps beside a real model's weights (float32):
+    comparison_bytes of the sizes its config.json gives."""
     config = config or {}
     L = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers", default=32)
     h = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads", default=32)
     d = _first(config, "hidden_size", "n_embd", "d_model", "dim", default=4096)
-    per_trace = 4 * (L * h * n * n + (3 * L + 1) * n * d)
-    return WORKING_FACTOR * per_trace
+    return comparison_bytes(L, h, d, n, 4, HF_LAYER_FACTOR)
 
 
 def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int) -> None:

@@ -25,7 +25,9 @@ class Trace:
     embeddings: np.ndarray           # (n, d) token embeddings, before positions
     encodings: np.ndarray | None     # (n, d) additive positional encoding, or None
     hidden: np.ndarray               # (L+1, n, d) residual stream; [0] is the block input
-    attention: np.ndarray            # (L, h, n, n) softmax weights, rows = queries
+    attention: np.ndarray | None     # (L, h, n, n) softmax weights, rows = queries: an
+                                     #   array, a models.maps.LayerMaps (a long input's),
+                                     #   or None when they went elsewhere as computed
     scores: np.ndarray | None = None     # (L, h, n, n) pre-softmax scores (masked: -inf)
     attn_out: np.ndarray | None = None   # (L, n, d) attention-branch output per block
     mlp_out: np.ndarray | None = None    # (L, n, d) MLP-branch output per block
@@ -35,7 +37,7 @@ class Trace:
 
     @property
     def n_layers(self) -> int:
-        return self.attention.shape[0]
+        return self.hidden.shape[0] - 1
 
     @property
     def n_heads(self) -> int:

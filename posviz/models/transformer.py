@@ -81,15 +81,23 @@ class Attention(nn.Module):
         if past is not None:
             k, v = torch.cat([past[0], k], dim=-2), torch.cat([past[1], v], dim=-2)  # (h, n, .)
         k, v = self.hook_k(k), self.hook_v(v)
+        # one (h, m, n) tensor for the scores and then, in place, the weights: the
+        # largest of a long input's values (268 MB a layer at n = 4,096)
         scores = q @ k.transpose(-2, -1)                                 # (h, m, n)
         if bias is not None:
-            scores = scores + bias
+            scores += bias
         if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        scores = self.hook_attn_scores(scores)
-        weights = self.hook_pattern(torch.softmax(scores, dim=-1))       # (h, m, n)
+            scores.masked_fill_(~mask, float("-inf"))
+        weights = self.hook_pattern(_softmax_(self.hook_attn_scores(scores)))  # (h, m, n)
         out = (weights @ v).movedim(-3, -2)                              # (m, h, d_head)
         return out.reshape(*batch, m, -1) @ self.w_o                     # (m, d)
+
+
+def _softmax_(scores: torch.Tensor) -> torch.Tensor:
+    """softmax over the last axis, in place: exp(s - max) / sum (each row has at least
+    one finite score, its own)."""
+    scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()
+    return scores.div_(scores.sum(dim=-1, keepdim=True))
 
 
 class MLP(nn.Module):
@@ -173,13 +181,16 @@ class InstrumentedTransformer(nn.Module):
         return self.run(words, position_ids, should_stop, **options)
 
     def run(self, words, position_ids, should_stop: Callable[[], bool] | None = None, *,
-            order=None, start: int = 0, past: KeyValues | None = None) -> Trace:
+            order=None, start: int = 0, past: KeyValues | None = None, maps=None,
+            scores: bool = False) -> Trace:
         """The Trace of one order: ``words`` (n,) in slot order at ``position_ids`` (n,)
         (``order``, ``start`` and ``past`` as in ``record``). ``should_stop`` is asked
-        before each block; True raises errors.Cancelled. A causal model's Trace keeps
-        its keys and values (``Trace.past``) for later suffix runs."""
+        before each block and after each branch; True raises errors.Cancelled. The
+        attention maps go to ``maps(layer, (h, m, n))`` as they pass when given, else
+        into the Trace; the pre-softmax scores only with ``scores``. A causal model's
+        Trace keeps its keys and values (``Trace.past``) for later suffix runs."""
         L = self.cfg.layers
-        recorder = Recorder(should_stop, layers=L)
+        recorder = Recorder(should_stop, layers=L, maps=maps, scores=scores)
         pos = self.record(words, position_ids, recorder, orders=order, start=start,
                           past=past)
         kv = [(recorder.values.pop(block_hook(l, KEYS)),

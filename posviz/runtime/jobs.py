@@ -44,6 +44,8 @@ class StartJob:
     order: str = "reverse"              # "reverse": start reversed; else the original order
     progress: Callable[[str], None] | None = None
     device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
+    online: bool = False                # may a hub model be downloaded? (then by a LoadJob
+                                        # once the window is ready, not here)
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +57,8 @@ class EvaluationJob:
     order: np.ndarray                   # (n,) int, a copy of the session's
     positions: Positions
     look: MosaicLook | None = None      # None: no mosaic
+    keep: tuple[int, int] | None = None  # (layer 0..L-1, head) on screen: kept when the
+                                        #   maps are too large to keep whole
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,7 +70,8 @@ class ViewsJob:
     evaluation: Evaluation
     look: MosaicLook | None
     mosaic: Mosaic | None = None
-    model: object = None        # the shown core.facts.ModelViews, kept as they are
+    model: object = None        # the shown views.model.ModelViews, kept as they are
+    tiles: object = None        # the shown views.pooling.MosaicTiles
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,12 +83,17 @@ class LoadJob:
                                       # (step, done, total) how far a counted one is
     n_tokens: int = 0                 # the text's length now: the model must fit
     device: str = "cpu"               # where a pretrained model runs ("auto" picks)
+    online: bool = False              # may a hub model be downloaded?
+    ask_above: int | None = None      # bytes a download may take without asking (None:
+                                      # any; above it hf.LargeDownload says how much)
 
 
 @dataclass(frozen=True)
 class Started:
     session: Session
     problem: str | None = None          # why the asked-for model is not the one running
+    later: ModelSpec | None = None      # a hub model to download and load once the window
+                                        # is ready (with progress and Cancel)
 
 
 @dataclass(frozen=True)
@@ -95,7 +105,7 @@ class Evaluated:
 def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
     """The backend for ``job.spec`` (ModelSpec.load), telling its progress."""
     return job.spec.load(job.progress, device=job.device, should_stop=should_stop,
-                         n_tokens=job.n_tokens)
+                         n_tokens=job.n_tokens, online=job.online, ask_above=job.ask_above)
 
 
 class EvaluationRunner:
@@ -110,7 +120,7 @@ class EvaluationRunner:
 
     def __init__(self):
         self._engine = None
-        self._early = None              # (state, Evaluation, ms) computed at start
+        self._early = None              # (state, Evaluation, tiles, ms) made at start
 
     def __call__(self, job, should_stop: ShouldStop | None = None):
         if isinstance(job, StartJob):
@@ -130,13 +140,16 @@ class EvaluationRunner:
     def start(self, job: StartJob) -> Started:
         from ..document.session import DEFAULT_TEXT
         from ..document.spec import ModelSpec
+        from ..models.hf.cache import NotCached
 
         spec, positions = job.spec, job.positions
-        problem = None
+        problem = later = None
         try:
             backend = load_model(LoadJob(spec, job.progress, device=job.device))
         except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
-            if not spec.is_builtin:     # (a built-in one that cannot be built falls back
+            if isinstance(error, NotCached) and job.online:
+                later = spec            # downloaded where the window shows its progress
+            elif not spec.is_builtin:   # (a built-in one that cannot be built falls back
                 problem = one_line(error)   # silently, as an invalid remembered one does)
             spec = ModelSpec.builtin()
             backend = load_model(LoadJob(spec))
@@ -149,13 +162,24 @@ class EvaluationRunner:
             session.reverse()           # no listeners yet: nobody to notify
         try:
             start = time.perf_counter()
-            ev = self.engine(backend).evaluate(session.seq, session.order, session.positions)
+            ev, tiles = self._evaluate(backend, session.seq, session.order,
+                                       session.positions)
             state = (backend, session.seq, tuple(int(i) for i in session.order),
                      session.positions)
-            self._early = (state, ev, 1000 * (time.perf_counter() - start))
+            self._early = (state, ev, tiles, 1000 * (time.perf_counter() - start))
         except Exception:               # the first EvaluationJob tells what is wrong
             self._early = None
-        return Started(session, problem)
+        return Started(session, problem, later)
+
+    def _evaluate(self, backend, seq, order, positions, should_stop=None, keep=None):
+        """The Evaluation and its mosaic's tiles, pooled as the comparison passes."""
+        from ..views.pooling import MosaicTiles
+
+        engine = self.engine(backend)
+        tiles = MosaicTiles(engine.reference(seq, positions, should_stop))
+        ev = engine.evaluate(seq, order, positions, should_stop, consumers=(tiles,),
+                             keep=keep)
+        return ev, tiles
 
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from ..views import shown as views
@@ -164,13 +188,13 @@ class EvaluationRunner:
         start = time.perf_counter()
         early, self._early = self._early, None
         if early is not None and _same_state(early, job):
-            ev, earlier_ms = early[1], early[2]
+            ev, tiles, earlier_ms = early[1:]
         else:
-            ev = self.engine(job.backend).evaluate(job.seq, job.order, job.positions,
-                                                   should_stop)
+            ev, tiles = self._evaluate(job.backend, job.seq, job.order, job.positions,
+                                       should_stop, job.keep)
             earlier_ms = 0.0
         del early
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop),
+        shown = views.Shown(ev, views.build_views(ev, job.look, tiles),
                             model_views(job.backend, ev))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
@@ -179,7 +203,7 @@ class EvaluationRunner:
 
         start = time.perf_counter()
         ev = job.evaluation
-        shown = views.Shown(ev, views.build_views(ev, job.look, should_stop, job.mosaic),
+        shown = views.Shown(ev, views.build_views(ev, job.look, job.tiles, job.mosaic),
                             job.model)
         return Evaluated(shown, 1000 * (time.perf_counter() - start))
 

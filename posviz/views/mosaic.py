@@ -3,11 +3,9 @@
 At n = 512 the mosaic of a 6-layer, 12-head model would hold 19 M pixels, and even at
 n = 128 1.2 M: too many to colour and paint during a drag, and more than a screen
 shows (Qt would drop the rows and columns it has no room for, hiding whatever they
-hold). A tile larger than MOSAIC_TILE pixels a side is therefore pooled in blocks of
-``block`` x ``block`` cells, each block showing its value of largest magnitude, sign
-kept: no difference is hidden (the block is at least as dark as its darkest cell), and
-attention weights (>= 0) show their block maximum. The figure's ``displayed()`` and CSV
-hold these pooled numbers, with each query / key labelled by the tokens of its block.
+hold). Its tiles are therefore pooled to at most MOSAIC_TILE pixels a side
+(views.pooling). The figure's ``displayed()`` and CSV hold these pooled numbers, with
+each query / key labelled by the tokens of its block.
 
 Pure numpy / torch, so the compute worker makes the mosaic ahead and the GUI thread only
 hands its pixels to Qt. Colour tables come in through MosaicLook.table.
@@ -18,17 +16,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import Cancelled
+from .pooling import MosaicTiles
 
-MOSAIC_TILE = 64
 MOSAIC_GAP = 1         # pixels between tiles
-POOL_CHUNK_BYTES = 16 << 20   # maps pooled between two asks whether to stop
-# of the maps' difference at once (pooled_difference); measured at MiniLM's n = 512 with
-# 1, 2, 4 and 16 MB: 12.5, 11.4, 10.7 and 17.0 ms (fastest of 20)
-DIFFERENCE_CHUNK_BYTES = 4 << 20
-# What a tile shows in each mode, and the name of those numbers in displayed() / CSV.
-MOSAIC_DATA = {"difference": "difference", "original": "original",
-               "reordered": "reordered_aligned"}
 
 
 def colour(values: np.ndarray, table: np.ndarray, levels) -> np.ndarray:
@@ -46,112 +36,6 @@ def colour(values: np.ndarray, table: np.ndarray, levels) -> np.ndarray:
     # colours takes byte indices (a quarter of the memory of intp): ~1.4x faster
     small = np.uint8 if table.shape[0] <= 256 else np.intp
     return np.take(table, index.astype(small), mode="wrap")
-
-
-def pool_block(n: int) -> int:
-    """Cells per block a side so that an (n, n) tile is at most MOSAIC_TILE pixels."""
-    return 1 if n <= MOSAIC_TILE else -(-n // MOSAIC_TILE)
-
-
-def pool_signed_max(tiles: np.ndarray, block: int) -> np.ndarray:
-    """(..., n, n) -> (..., m, m), m = ceil(n / block): per block the entry of largest
-    |value|, with its sign (of +v and -v, +v). The last block of a row or column may be
-    smaller: it is padded with zeros, which never outweigh a value of the block."""
-    if block == 1:
-        return tiles
-    import torch
-
-    return _pooled(torch.from_numpy(np.ascontiguousarray(tiles)), block).numpy()
-
-
-def pooled_difference(aligned: np.ndarray, original: np.ndarray, block: int,
-                      should_stop=None) -> np.ndarray:
-    """(L, h, n, n) maps twice -> (L, h, m, m): aligned - original as the mosaic shows it
-    (pool_signed_max), taken a few maps at a time into one reused buffer on torch's
-    threads, so the whole difference never exists (75 MB at MiniLM's n = 512).
-    ``should_stop`` is asked between them (as in make_mosaic)."""
-    import torch
-
-    L, h, n, _ = aligned.shape
-    if block == 1:                                  # the difference itself
-        return aligned - original
-    m = -(-n // block)
-    out = np.empty((L, h, m, m), aligned.dtype)                       # (L, h, m, m)
-    # a few maps at a time, so that their difference stays in the cache: one temporary
-    # of DIFFERENCE_CHUNK_BYTES or one map, reused (.view never copies: writes land in out)
-    a, o = (torch.from_numpy(np.ascontiguousarray(t)).view(L * h, n, n)
-            for t in (aligned, original))                              # (L*h, n, n)
-    pooled = torch.from_numpy(out).view(L * h, m, m)                   # (L*h, m, m)
-    step = max(1, DIFFERENCE_CHUNK_BYTES // (a[0].numel() * a.element_size()))
-    gap = torch.empty((min(step, L * h), n, n), dtype=a.dtype)        # (step, n, n)
-    for start in range(0, L * h, step):
-        if should_stop is not None and should_stop():
-            raise Cancelled("superseded by a newer request")
-        maps = slice(start, start + step)
-        within = gap[:pooled[maps].shape[0]]
-        pooled[maps] = _pooled(torch.sub(a[maps], o[maps], out=within), block)
-    return out
-
-
-def _pooled(x, block: int):
-    """(..., r, c) tensor -> (..., ceil(r / block), ceil(c / block)): pool_signed_max."""
-    import torch
-    import torch.nn.functional as F
-
-    pad_rows, pad_cols = -x.shape[-2] % block, -x.shape[-1] % block
-    if pad_rows or pad_cols:
-        x = F.pad(x, (0, pad_cols, 0, pad_rows))
-    high, low = _block_extremes(x, block)                            # (..., r', c')
-    return torch.where(high >= -low, high, low)
-
-
-def _block_extremes(x, block: int):
-    """(..., r*block, c*block) tensor -> the max and the min of each block, (..., r, c).
-
-    Measured with torch 2.13 on 2 threads: for blocks of 2, element-wise maxima of
-    strided slices, pairs of rows first (whole rows: 1.5-2x faster than columns first
-    at n = 128); for larger ones, a reduction over each block's rows (whole rows of
-    the map, contiguous) and then over its columns, 1.5-3x faster at n = 256-512 than
-    one reduction over a reshaped block; both beat max_pool2d with indices.
-    """
-    import torch
-
-    if block <= 2:
-        def extreme(op):
-            rows = x[..., 0::block, :]
-            for k in range(1, block):
-                rows = op(rows, x[..., k::block, :])                       # (..., r, C)
-            cells = rows[..., 0::block]
-            for k in range(1, block):
-                cells = op(cells, rows[..., k::block])                     # (..., r, c)
-            return cells
-        return extreme(torch.maximum), extreme(torch.minimum)
-    *lead, R, C = x.shape
-    r, c = R // block, C // block
-    rows = x.reshape(*lead, r, block, C)                               # (..., r, block, C)
-    high = rows.amax(dim=-2).reshape(*lead, r, c, block).amax(dim=-1)  # (..., r, c)
-    low = rows.amin(dim=-2).reshape(*lead, r, c, block).amin(dim=-1)
-    return high, low
-
-
-def mosaic_tiles(ev, mode: str, block: int, should_stop=None) -> np.ndarray:
-    """(L, h, m, m): what each tile of ``mode`` shows, pooled in blocks of ``block``.
-    Pooled a few maps at a time, ``should_stop`` asked between them (as in
-    make_mosaic)."""
-    original = ev.reference.attention                                     # (L, h, n, n)
-    aligned = ev.comparison.attention_aligned                             # (L, h, n, n)
-    if mode == "difference":
-        return pooled_difference(aligned, original, block, should_stop)
-    shown = aligned if mode == "reordered" else original
-    if block == 1:
-        return shown
-    step = max(1, POOL_CHUNK_BYTES // original[0].nbytes)
-    chunks = []
-    for first in range(0, shown.shape[0], step):
-        if should_stop is not None and should_stop():
-            raise Cancelled("superseded by a newer request")
-        chunks.append(pool_signed_max(shown[first:first + step], block))
-    return np.concatenate(chunks)                                         # (L, h, m, m)
 
 
 def mosaic_image(tiles: np.ndarray, gap: int = MOSAIC_GAP, fill=np.nan) -> np.ndarray:
@@ -196,13 +80,11 @@ class Mosaic:
     argb: np.ndarray             # (rows, cols) uint32 premultiplied ARGB, 0 in the gaps
 
 
-def make_mosaic(ev, look: MosaicLook, should_stop=None) -> Mosaic:
-    """The evaluation's mosaic in ``look`` (any thread; ``should_stop`` is asked between
-    chunks of layers, and errors.Cancelled raised when it says yes)."""
-    block = pool_block(ev.reference.attention.shape[-1])
-    tiles = mosaic_tiles(ev, look.mode, block, should_stop)                 # (L, h, m, m)
-    argb = mosaic_image(colour(tiles, look.table, look.levels), fill=0)
-    return Mosaic(tiles, mosaic_image(tiles), block, look, argb)
+def make_mosaic(tiles: MosaicTiles, look: MosaicLook) -> Mosaic:
+    """The mosaic of ``look.mode``'s tiles (views.pooling), coloured for ``look``."""
+    shown = tiles.tiles[look.mode]                                          # (L, h, m, m)
+    argb = mosaic_image(colour(shown, look.table, look.levels), fill=0)
+    return Mosaic(shown, mosaic_image(shown), tiles.block, look, argb)
 
 
 def recoloured(mosaic: Mosaic, look: MosaicLook) -> Mosaic:

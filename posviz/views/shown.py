@@ -20,6 +20,7 @@ from ..analysis.engine import Evaluation
 from ..analysis.symmetry import METRICS
 from ..models.trace import PerTrace, Trace
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
+from .pooling import MosaicTiles
 
 if TYPE_CHECKING:          # the encodings import torch: only on the worker, when used
     from ..models.encodings import RelativeProfile
@@ -44,10 +45,17 @@ class HeadMaps:
     largest: float               # max |difference|
 
 
-def head_maps(ev: Evaluation, layer: int, head: int) -> HeadMaps:
-    """Layer 1..L, head 0..h-1 of the evaluation."""
+def head_maps(ev: Evaluation, layer: int, head: int) -> HeadMaps | None:
+    """Layer 1..L, head 0..h-1 of the evaluation; None when the reordered run's maps
+    of that head were not kept (a long input keeps one head: Engine.evaluate's
+    ``keep``)."""
+    if ev.comparison.attention_aligned is not None:
+        aligned = ev.comparison.attention_aligned[layer - 1, head]        # (n, n)
+    elif ev.kept is not None and ev.kept[:2] == (layer - 1, head):
+        aligned = ev.kept[2]
+    else:
+        return None
     original = ev.reference.attention[layer - 1, head]                    # (n, n)
-    aligned = ev.comparison.attention_aligned[layer - 1, head]            # (n, n)
     difference = aligned - original                                       # (n, n)
     largest = float(np.abs(difference).max()) if difference.size else 0.0
     return HeadMaps(original, aligned, difference, largest)
@@ -183,6 +191,7 @@ class Views:
     (``head_maps``, cheap enough to slice on the GUI thread when the selection moves)."""
 
     mosaic: Mosaic | None                 # in the look asked for; None when none was
+    tiles: MosaicTiles | None             # every mode's tiles, for another look
     token_bars: np.ndarray                # (n,) in 0..1: the strip's bars, last layer
     symmetry: dict[str, np.ndarray]       # metric -> (L+1,) as computed, and noise_floor
     symmetry_curves: dict[str, np.ndarray]  # metric -> (L+1,) ready for a log axis
@@ -201,24 +210,26 @@ class Shown:
     model: "ModelViews | None" = None     # core.facts.model_views: facts, machinery, outputs
 
 
-def build_views(ev: Evaluation, look: MosaicLook | None, should_stop=None,
+def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | None = None,
                 mosaic: Mosaic | None = None) -> Views:
-    """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic).
-    ``mosaic``, one made before for ``ev``, is recoloured when it shows ``look``'s mode
-    (its tiles are kept). ``should_stop`` as in make_mosaic."""
-    if look is None:
+    """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic)
+    from ``tiles`` (pooled as the evaluation ran; without them, from its aligned maps
+    when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
+    when it shows ``look``'s mode."""
+    tiles = tiles if tiles is not None else MosaicTiles.of(ev)
+    if look is None or tiles is None:
         mosaic = None
     elif mosaic is not None and mosaic.look.mode == look.mode:
         mosaic = mosaic if mosaic.look == look else recoloured(mosaic, look)
     else:
-        mosaic = make_mosaic(ev, look, should_stop)
+        mosaic = make_mosaic(tiles, look)
     c = ev.comparison
     floor = c.floor
     symmetry = {metric: c.metric(metric).copy() for metric in METRICS}     # (L+1,) each
     curves = {metric: clip_for_log(values, floor) for metric, values in symmetry.items()}
     symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
     norms, missing = branch_norms(ev)
-    return Views(mosaic=mosaic,
+    return Views(mosaic=mosaic, tiles=tiles,
                  token_bars=change_bars(c.token_change[-1], floor),
                  symmetry=symmetry, symmetry_curves=curves,
                  symmetry_note=symmetry_note(c, ev.order),

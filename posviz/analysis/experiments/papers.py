@@ -35,6 +35,14 @@ def _engine(**config):
     return Engine(BuiltinBackend(ModelConfig(**config)))
 
 
+def _with_scores(engine, text: str, positions: Positions, should_stop):
+    """The Trace of the text in its own order, pre-softmax scores included."""
+    seq = engine.backend.tokenize(text)
+    identity = np.arange(len(seq))
+    return engine.backend.run(seq, identity, positions.ids(identity), should_stop,
+                              scores=True)
+
+
 def haviv2022(should_stop=None) -> PaperCheck:
     from .probe import probe
     texts = random_texts(120, 12, seed=0, vocabulary=20)
@@ -128,8 +136,8 @@ def alibi_slopes(should_stop=None) -> PaperCheck:
     text = " ".join(f"w{k}" for k in range(n))
     traces = {}
     for pe in ("alibi", "none"):              # same seed: the same weights, bias aside
-        engine = _engine(pe=pe, mask="causal", heads=heads, d_model=64, layers=1)
-        traces[pe] = engine.reference(engine.backend.tokenize(text), Positions(), should_stop)
+        traces[pe] = _with_scores(_engine(pe=pe, mask="causal", heads=heads, d_model=64,
+                                          layers=1), text, Positions(), should_stop)
     i, j = np.tril_indices(n, -1)                 # below the diagonal: not masked
     bias = traces["alibi"].scores[0][:, i, j] - traces["none"].scores[0][:, i, j]  # (h, m)
     distance = (i - j).astype(float)
@@ -154,10 +162,9 @@ def sinha2022(should_stop=None) -> PaperCheck:
     values, floor = {}, 0.0
     for pe in ("sinusoidal", "learned", "rope"):
         engine = _engine(pe=pe)
-        seq = engine.backend.tokenize(text)
-        base = engine.reference(seq, Positions(offset=0), should_stop)
-        moved = engine.reference(seq, Positions(offset=shift), should_stop)
-        comparison = compare(base, moved, np.arange(len(seq)))
+        base = _with_scores(engine, text, Positions(offset=0), should_stop)
+        moved = _with_scores(engine, text, Positions(offset=shift), should_stop)
+        comparison = compare(base, moved, np.arange(base.n_tokens))
         finite = np.isfinite(base.scores)
         score_change = float(np.abs(moved.scores - base.scores)[finite].max()
                              / np.abs(base.scores[finite]).max())

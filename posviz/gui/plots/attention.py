@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore
 
 from . import colorbars, style
 from .base import Figure
+from .tabs import ATTENTION
 from .workarounds import HeatmapImage, let_title_shrink
 from posviz.document.spec import Selection
 from posviz.views.shown import head_maps
@@ -92,8 +92,13 @@ class AttentionFigure(Figure):
 
     name = "attention"
     title = "Attention of the selected head"
+    tab = ATTENTION
     dims = ("query", "key")
-    hovered = QtCore.Signal(str)
+    selects = ("layer", "head")
+    guide = ("the selected layer and head, original A, reordered A′ aligned back to the "
+             "original tokens (rows and columns in the original order), and their "
+             "difference A′_aligned − A on a symmetric colour range ±r (the range box). "
+             "Hover a cell for its value.")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -138,21 +143,32 @@ class AttentionFigure(Figure):
 
     @property
     def difference_range(self) -> float:
-        """The colour range of the difference map: what its colour bar shows (the panel
-        sets it from its selection)."""
+        """The colour range of the difference map: what its colour bar shows (the
+        selection's, see ``follow``)."""
         return float(self.difference_bar.levels()[1])
 
     def _diff_levels(self):
         return (-self.difference_range, self.difference_range)
 
-    def set_difference_range(self, r: float) -> None:
-        self.difference_bar.setLevels((-float(r), float(r)))
+    def follow(self, selection) -> None:
+        """The difference map in the selection's colour range."""
+        r = float(selection.difference_range)
+        if r == self.difference_range:
+            return
+        self.difference_bar.setLevels((-r, r))
         if "difference" in self.data:
             self.difference.set_image(self.data["difference"], self._diff_levels())
 
     def update_from(self, shown, layer: int, head: int) -> None:
         ref = shown.evaluation.reference
         maps = head_maps(shown.evaluation, layer, head)                       # (n, n) each
+        if maps is None:                # a long input keeps the head it was asked for
+            self.data = {}
+            self.show_message(f"Computing layer {layer}, head {head}: a long input keeps "
+                              "only the maps of the head on screen, so the order runs "
+                              "again for another one.")
+            return
+        self.show_canvas()
         self.data = {"original": maps.original, "reordered_aligned": maps.aligned,
                      "difference": maps.difference}
         self.original.set_image(maps.original, style.ATTENTION_LEVELS)

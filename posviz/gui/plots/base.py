@@ -1,7 +1,10 @@
 """A figure: one titled, exportable view of an Evaluation, and the numbers it shows.
 
 A figure only draws: ``update_from(shown, layer, head)`` hands what posviz.views.shown
-computed (the panel holds the one Shown) to its items.
+computed to its items. Each figure declares itself once, as class attributes (its name,
+tab, row, title, data dimensions, what of the selection it shows and its paragraph of
+the guide); the panel, export, provenance and the guide read those (figures.py lists
+the figures).
 
 Each figure is a QWidget holding a title, a pyqtgraph canvas and a centred message shown
 in place of the canvas when there is nothing to plot. It keeps the arrays it currently
@@ -22,6 +25,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 from . import style
 from .exporting import drop_export_menu, flatten_scaled_strokes
 from .style import BACKGROUND
+from .tabs import Tab
 from posviz.document.provenance import add_to_svg, comment_lines
 
 __all__ = ["Figure", "write_table"]
@@ -30,11 +34,18 @@ NOTE_WRAP_HEIGHT = 400      # pixels: a figure this tall has room for its note w
 
 
 class Figure(QtWidgets.QWidget):
-    """Base class: subclasses build items once in ``__init__`` and refresh them in ``update_from``."""
+    """Subclasses build their items in ``__init__`` and refresh them in ``update_from``."""
 
-    name = "figure"
-    title = "figure"
-    dims: tuple[str, ...] = ()
+    name = "figure"             # stable: export writes <name>.png, .svg and .csv
+    title = "figure"            # the heading until the first evaluation, and the guide's
+    tab: Tab | None = None      # the tab it sits in
+    row = 0                     # its row in the tab; the figures of a row sit side by side
+    dims: tuple[str, ...] = ()  # the named dimensions of every array in ``data``
+    selects: tuple[str, ...] = ()   # what of the Selection it draws: "layer", "head"
+                                    # (a figure may set its own as it draws a model)
+    guide = ""                  # what it shows, for the guide (markdown, after the title)
+    hovered = QtCore.Signal(str)        # the value under the mouse, in words
+    picked = QtCore.Signal(int, int)    # a layer 1..L and head 0..h-1 clicked on it
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -83,6 +94,7 @@ class Figure(QtWidgets.QWidget):
         self.coords: dict[str, list] = {}    # dim -> coordinate value per index
         self.labels: dict[str, list] = {}    # dim -> token text per index (token dims)
 
+    legend = None               # a figure with curves puts its LegendItem here
     legend_columns = 2          # at most, when the figure is wide enough
     legend_beside = 0           # figure width (pixels) from which the legend sits beside
                                 # the plot in one column, giving the plot its height; 0: never
@@ -98,7 +110,7 @@ class Figure(QtWidgets.QWidget):
     def fit_legend(self) -> None:
         """Give the legend (if any) as many columns as the figure's width holds, or put
         it beside the plot when the figure is wide enough for that."""
-        legend = getattr(self, "legend", None)
+        legend = self.legend
         if legend is None:
             return
         beside = bool(self.legend_beside) and self.width() >= self.legend_beside
@@ -113,8 +125,12 @@ class Figure(QtWidgets.QWidget):
 
     # -- content --------------------------------------------------------------------
     def update_from(self, shown, layer: int, head: int) -> None:
-        """Draw what ``shown`` (a core.views.Shown) holds for layer 1..L, head 0..h-1."""
+        """Draw what ``shown`` (a views.shown.Shown) holds for layer 1..L, head 0..h-1."""
         raise NotImplementedError
+
+    def follow(self, selection) -> None:
+        """Show a part of the view Selection that needs no new data (a colour range, an
+        outline); called whenever the selection changes."""
 
     def show_message(self, text: str) -> None:
         """Replace the canvas by a centred message (nothing to plot)."""
@@ -136,7 +152,7 @@ class Figure(QtWidgets.QWidget):
     def set_corner(self, text: str, widest: str) -> None:
         """Show a short number beside the heading, one that changes at every reorder.
         Its label keeps the size of ``widest``: a label whose size may change re-lays
-        the whole window out at each change and repaints its panels (1-2 ms a reorder).
+        the whole window out at each change and repaints its panels.
         """
         if self.corner.isHidden():
             margins, metrics = self.corner.contentsMargins(), self.corner.fontMetrics()

@@ -1,4 +1,5 @@
-"""How a figure is written to a file from its context menu, and what a failed write says."""
+"""A figure's context menu: written to a file (and what a failed write says), or copied
+to the clipboard."""
 from __future__ import annotations
 
 import re
@@ -44,15 +45,56 @@ def add_export_actions(name: str, figure, export) -> None:
                 item.menu.addAction(action)
 
 
+COPY_ACTION = "copy_plot"
+
+
+def add_copy_action(figure, copy) -> None:
+    """'Copy plot to clipboard' in the figure's context menus; ``copy(figure)`` runs
+    when it is chosen."""
+    action = QtGui.QAction("Copy plot to clipboard (Ctrl+C)", figure)
+    action.setObjectName(COPY_ACTION)
+    # the figure is found through the action's parent: no reference cycle between
+    # Python wrappers of widgets, which the collector would have to break
+    action.triggered.connect(lambda _=False, a=action: copy(a.parent()))
+    for label in (figure.heading, figure.message, figure.note):
+        label.addAction(action)
+    for item in figure.canvas.scene().items():
+        if isinstance(item, pg.ViewBox) and item.menu is not None:
+            item.menu.addAction(action)
+
+
+def copy_action(figure) -> QtGui.QAction | None:
+    """The figure's 'Copy plot' action."""
+    return figure.findChild(QtGui.QAction, COPY_ACTION,
+                            QtCore.Qt.FindChildOption.FindDirectChildrenOnly)
+
+
+def figure_to_copy(figures):
+    """Of ``figures``, the one under the mouse, else the one holding the focus, else the
+    first (None when there is none)."""
+    figures = list(figures)
+
+    def owner(widget):
+        while widget is not None:
+            if any(widget is figure for figure in figures):
+                return widget
+            widget = widget.parentWidget()
+        return None
+    return (owner(QtWidgets.QApplication.widgetAt(QtGui.QCursor.pos()))
+            or owner(QtWidgets.QApplication.focusWidget()) or next(iter(figures), None))
+
+
+def copy_figure(figure) -> bool:
+    """The figure as drawn, onto the clipboard (False for None)."""
+    if figure is None:
+        return False
+    QtWidgets.QApplication.clipboard().setImage(figure.render_image())
+    return True
+
+
 FOLDER_KEY = "export/folder"        # shared with File > Export figures
 DPI_KEY = "export/dpi"
 DEFAULT_DPI = 300
-
-
-def export_settings():
-    """The application's settings (POSVIZ_SETTINGS honoured), as the window keeps them."""
-    from ..settings import make_settings
-    return make_settings()
 
 
 def last_folder(settings) -> Path:
@@ -62,9 +104,10 @@ def last_folder(settings) -> Path:
 def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
                     settings=None) -> tuple[Path, int | None, int | None] | None:
     """A file chosen by the user for figure ``name`` in ``fmt``, offered in the last
-    export folder (remembered in ``settings``), with the resolution asked for a PNG:
-    (path, width or None, dpi or None), or None when cancelled."""
-    settings = settings if settings is not None else export_settings()
+    export folder (remembered in ``settings``, the window's; None: the application's
+    default QSettings), with the resolution asked for a PNG: (path, width or None, dpi
+    or None), or None when cancelled."""
+    settings = settings if settings is not None else QtCore.QSettings()
     folder = last_folder(settings)
     start = folder / f"{name}.{fmt}" if folder.is_dir() else Path(f"{name}.{fmt}")
     path, _ = QtWidgets.QFileDialog.getSaveFileName(parent, f"Export {name}",

@@ -7,6 +7,7 @@ from PySide6 import QtCore
 
 from . import style
 from .base import Figure
+from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
 from posviz.views.shown import BRANCHES
 
@@ -35,9 +36,8 @@ def layer_ticks(n_layers_plus_one: int):
 
 class LogCurve:
     """A line on a log-y plot, updated for a fraction of what a PlotDataItem costs (its
-    setData re-derives log data, bounds and auto-range: ~0.5 ms a curve, against ~0.07
-    ms here). Its markers are drawn by the figure's ``Markers``. ``yData`` keeps the
-    values before the log."""
+    setData re-derives log data, bounds and auto-range). Its markers are drawn by the
+    figure's ``Markers``. ``yData`` keeps the values before the log."""
 
     def __init__(self, plot, markers: "Markers", pen, symbol: str, brush):
         self.line = pg.PlotCurveItem(pen=pen, connect="finite")
@@ -69,7 +69,7 @@ class LogCurve:
 
 class Markers:
     """The markers of a figure's LogCurves, all in one ScatterPlotItem: one item to
-    update and paint instead of one per curve (about 1 ms less per reorder)."""
+    update and paint instead of one per curve."""
 
     def __init__(self, plot):
         self.item = pg.ScatterPlotItem(size=8, pen=None)
@@ -106,7 +106,22 @@ class SymmetryFigure(Figure):
 
     name = "symmetry"
     title = "Symmetry per layer"
+    tab = ATTENTION
+    row = 1
     dims = ("layer",)
+    guide = """one curve per metric against the layer, on a log axis. The dashed
+line is the *noise floor*, 100 × machine epsilon of the model's precision (2.2e-14 in
+float64, 1.2e-5 in float32): below it a difference is rounding.
+
+- *hidden equivariance* = ‖H′ − H[order]‖_F / ‖H‖_F. Zero when the model is
+  permutation-equivariant: the reordered run is the original one reordered.
+- *attention equivariance* = max over heads of max |A′ − A[order][:, order]|: zero when
+  every map is the original map with rows and columns permuted (R·A·Rᵀ).
+- *last token* = ‖H′[n−1] − H[n−1]‖ / ‖H[n−1]‖: the output at the final slot. When the
+  last token stays put, a causal model keeps it unchanged after one layer and leaks the
+  order from layer 2.
+- *pooled* = ‖mean H′ − mean H‖ / ‖mean H‖: a mean-pooled output; invariant whenever the
+  hidden states are equivariant."""
     legend_beside = 520         # a laptop's half window: the plot keeps its height
     note_one_line = True
 
@@ -127,8 +142,8 @@ class SymmetryFigure(Figure):
             label="noise floor: below it, exactly equivariant",
             labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
         self.plot.addItem(self.floor_line)
-        self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k (pyqtgraph's grid
-                                                   # costs ~15 ms a paint; lines < 1 ms)
+        self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k: cheaper to
+                                                   # paint than pyqtgraph's grid
         self.legend = style.legend_below(self.canvas)
         self.markers = Markers(self.plot)
         self.curves = {}
@@ -193,8 +208,12 @@ class TokenChangeFigure(Figure):
 
     name = "token_change"
     title = "Change per token"
+    tab = TOKENS
     dims = ("token",)
-    hovered = QtCore.Signal(str)
+    selects = ("layer",)
+    guide = ("per original token i at the selected layer, ‖H′[inv i] − H[i]‖ / ‖H[i]‖, "
+             "where inv i is the slot token i moved to. The chips' bars show the same on "
+             "a log scale from the noise floor (empty) to 1 (full).")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -251,7 +270,12 @@ class BranchNormsFigure(Figure):
 
     name = "branch_norms"
     title = "Residual stream and branch norms"
+    tab = TOKENS
+    row = 1
     dims = ("layer",)
+    guide = ("the mean norm per token of the residual stream, the attention branch and "
+             "the MLP branch at each layer: how much each sub-layer adds to what the "
+             "stream carries.")
     legend_beside = 700         # a whole-width figure: the legend's rows go to the curves
     parts = (("residual", "residual stream", 0), ("attention_branch", "attention branch", 1),
              ("mlp_branch", "MLP branch", 2))

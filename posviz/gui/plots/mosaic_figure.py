@@ -7,13 +7,15 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from . import colorbars, style
 from .attention import _quote
 from .base import Figure
+from .tabs import ATTENTION
 from .workarounds import HeatmapImage
 from posviz.document.spec import MOSAIC_MODES as MODES
 from posviz.document.spec import Selection
-from posviz.views.mosaic import (MOSAIC_DATA, MOSAIC_GAP, MosaicLook, block_labels, label_step,
-                                 mosaic_grid, wrap_image)
+from posviz.views.mosaic import (MOSAIC_GAP, MosaicLook, block_labels, label_step, mosaic_grid,
+                                 wrap_image)
+from posviz.views.pooling import MOSAIC_DATA
 
-# What the mosaic's modes (core.document.MOSAIC_MODES) are called on screen.
+# What the mosaic's modes (document.spec.MOSAIC_MODES) are called on screen.
 MOSAIC_MODES = {
     "difference": "reordered (aligned) − original",
     "original": "original order",
@@ -55,17 +57,20 @@ class MosaicFigure(Figure):
     """Every layer × head as one image (one ImageItem for all tiles: cheap to paint).
 
     A tile is (n, n) pixels, or, for n > MOSAIC_TILE, (m, m) pooled blocks of
-    ``block`` x ``block`` cells (see core.mosaic); ``data`` holds exactly what is
+    ``block`` x ``block`` cells (see views.mosaic); ``data`` holds exactly what is
     painted, and query / key index the blocks then. It draws ``shown.views.mosaic``
     as the compute worker coloured it; a Shown without one leaves a message.
     """
 
     name = "attention_mosaic"
     title = "All layers and heads"
+    tab = ATTENTION
+    row = 1
     dims = ("layer", "head", "query", "key")
+    guide = ("every layer × head at once (rows: layers, columns: heads), showing the "
+             "difference maps, or the original or reordered maps. Click a tile to select "
+             "that layer and head.")
     gap = MOSAIC_GAP                          # transparent pixels between tiles
-    hovered = QtCore.Signal(str)
-    tileClicked = QtCore.Signal(int, int)     # layer 1..L, head 0..h-1
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -80,7 +85,7 @@ class MosaicFigure(Figure):
         self.outline.setPen(style.cosmetic_pen("#ff7f0e", 3))
         self.outline.setZValue(10)
         self.plot.addItem(self.outline)
-        # The image arrives coloured (see core.mosaic.Mosaic): the bar shows the same
+        # The image arrives coloured (see views.mosaic.Mosaic): the bar shows the same
         # map and levels, and is not linked to the image.
         self.look = mosaic_look(Selection())
         self.bar = colorbars.color_bar(self.look.levels, style.DIVERGING,
@@ -89,8 +94,8 @@ class MosaicFigure(Figure):
         colorbars.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.vb.sigResized.connect(self._relayout)
-        self._grid = None                     # the MosaicGrid on screen (core.mosaic)
-        self._mosaic = None                   # the core.mosaic.Mosaic drawn
+        self._grid = None                     # the MosaicGrid on screen (views.mosaic)
+        self._mosaic = None                   # the views.mosaic.Mosaic drawn
         self._labels: list = []               # layer labels of the blocks after the first
         self._steps = None                    # (grid, (k, j)): every k-th layer, j-th head
         self._selected = (1, 0)               # the outlined tile: layer 1..L, head
@@ -111,7 +116,7 @@ class MosaicFigure(Figure):
     # -- geometry -------------------------------------------------------------------
     @property
     def grid(self):
-        """The core.mosaic.MosaicGrid on screen (None before a mosaic)."""
+        """The views.mosaic.MosaicGrid on screen (None before a mosaic)."""
         return self._grid
 
     def tile_origin(self, layer: int, head: int) -> tuple[int, int]:
@@ -148,7 +153,7 @@ class MosaicFigure(Figure):
             self._grid = grid
             self.plot.setRange(xRange=(0, grid.width), yRange=(0, grid.height), padding=0.02)
             self._paint()
-            self.set_selection(*self._selected)
+            self._outline(*self._selected)
         self._label()
 
     def _paint(self) -> None:
@@ -244,12 +249,15 @@ class MosaicFigure(Figure):
         self.heading.setToolTip("Layers run down (wrapped into side-by-side columns of "
                                 "layers when there are many), heads across; click a tile "
                                 "to select its layer and head")
-        self.set_selection(layer, head)
+        self._outline(layer, head)
 
     def chrome(self) -> list:
         return [self.outline]           # the selection is the window's, not the figure's
 
-    def set_selection(self, layer: int, head: int) -> None:
+    def follow(self, selection) -> None:
+        self._outline(selection.layer, selection.head)
+
+    def _outline(self, layer: int, head: int) -> None:
         """Outline the tile of layer 1..L, head 0..h-1."""
         self._selected = (layer, head)
         if self._grid is None:
@@ -261,7 +269,7 @@ class MosaicFigure(Figure):
     def _clicked(self, pos) -> None:
         hit = self.tile_at(pos.x(), pos.y())
         if hit is not None:
-            self.tileClicked.emit(hit[0], hit[1])
+            self.picked.emit(hit[0], hit[1])
 
     def _mouse_moved(self, scene_pos) -> None:
         if self._grid is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):

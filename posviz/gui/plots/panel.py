@@ -1,16 +1,12 @@
-"""PlotsPanel: every figure of one Evaluation, the view selection, and export.
+"""PlotsPanel: every figure of one Evaluation, the view selection's controls, and export.
 
 The panel only shows: it never runs a model, and its figures only draw what
-posviz.views.shown computed (``show(Shown)``, cheap enough to call on every reorder).
-It holds the one Shown on screen and the Selection (layer, head, mosaic mode,
-difference range, tab); a change made by the user is reported as a new Selection
-(``selectionEdited``), one applied by the program (``set_selection``) is not.
-
-The mosaic comes coloured in the Shown. When the selection asks for another mode or
-difference range, the panel tells ``lookChanged`` and keeps drawing the mosaic it has
-until a Shown in the new ``look()`` arrives (the controller prepares it on the worker:
-Controller.watch_look). Without a controller, build the views with ``look()`` before
-``show``.
+posviz.views.shown computed (``show_evaluation(Shown)``, cheap enough to call on every
+reorder). What is looked at (layer, head, mosaic mode, difference range, tab) is the
+session's Selection (``set_session``): the panel draws it, clamped to the evaluation
+shown, and a choice made in its controls, tabs or mosaic is a ``Session.select`` call.
+The mosaic comes coloured in the Shown; in which look is the controller's business
+(Controller.set_look), so the panel draws the mosaic it is handed.
 """
 from __future__ import annotations
 
@@ -21,85 +17,47 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from . import style
-from .attention import AttentionFigure
 from .base import Figure
-from .exporting import add_export_actions, ask_export_path, export_settings, writing
-from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
-from .mosaic_figure import MOSAIC_MODES, MosaicFigure, mosaic_look
-from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
-from .predictions import OutputsFigure
+from .exporting import (add_copy_action, add_export_actions, ask_export_path, copy_figure,
+                        figure_to_copy, writing)
+from .figures import FIGURE_TYPES, FIGURES, tab_figures
+from .mosaic_figure import MOSAIC_MODES
+from .tabs import TABS
+from posviz.document.events import SelectionChanged
 from posviz.document.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
 from posviz.document.provenance import record
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
 from posviz.errors import PosvizInputError
-from posviz.views.mosaic import MosaicLook
 from posviz.views.shown import Shown
 
-# Stable figure names (file names are <name>.png / .svg / .csv), in display order.
-FIGURE_TYPES = {
-    "attention": AttentionFigure, "attention_mosaic": MosaicFigure,
-    "symmetry": SymmetryFigure, "token_change": TokenChangeFigure,
-    "branch_norms": BranchNormsFigure, "encoding": EncodingFigure,
-    "encoding_similarity": SimilarityFigure, "relative_profile": RelativeProfileFigure,
-    "outputs": OutputsFigure,
-}
-FIGURES = tuple(FIGURE_TYPES)          # every figure's name, in the order of the tabs
-_V, _H = QtCore.Qt.Orientation.Vertical, QtCore.Qt.Orientation.Horizontal
-# (title, tooltip, its figures, arrange: {name: figure} -> the tab's widget), in order
-TABS = (
-    ("Attention", "The selected head before and after the reorder, all heads at once, "
-                  "and the symmetry metrics per layer",
-     ("attention", "attention_mosaic", "symmetry"),
-     lambda f: _split(_V, f["attention"], _split(_H, f["attention_mosaic"], f["symmetry"],
-                                                  sizes=(1, 1)), sizes=(1, 1))),
-    ("Tokens and norms", "Which tokens changed at the selected layer, and how large the "
-                         "residual stream and its branches are",
-     ("token_change", "branch_norms"),
-     lambda f: _split(_V, f["token_change"], f["branch_norms"])),
-    ("Positions", "The positional encoding itself: its table, the similarity between "
-                  "positions and its effect against distance",
-     ("encoding", "encoding_similarity", "relative_profile"),
-     lambda f: _split(_V, _split(_H, f["encoding"], f["encoding_similarity"]),
-                      f["relative_profile"])),
-    ("Outputs", "What the model predicts after the original and the reordered input",
-     ("outputs",), lambda f: f["outputs"]),
-)
-TAB_FIGURES = tuple(names for _, _, names, _ in TABS)
-assert sum(TAB_FIGURES, ()) == FIGURES
+TAB_FIGURES = tuple(map(tab_figures, TABS))     # the names of each tab's figures
 
 
 class PlotsPanel(QtWidgets.QWidget):
-    """All plots for one Evaluation, in three tabs, with the view selection."""
+    """All plots for one Evaluation, in tabs, with the view selection's controls."""
 
-    selectionEdited = QtCore.Signal(object)      # a new Selection chosen by the user
     hoverMessage = QtCore.Signal(str)            # the value under the mouse, for a status line
-    lookChanged = QtCore.Signal()                # the mosaic shown is not in look() any more
+    message = QtCore.Signal(str)                 # what a figure's menu did, for a status line
 
-    def __init__(self, parent=None):
+    def __init__(self, settings=None, parent=None):
         super().__init__(parent)
-        # The selection on screen; the session's is the one that counts (the window
-        # applies it here with set_selection, and hears the user's in selectionEdited).
-        self._selection = Selection()
-        self._shown: Shown | None = None
-        self._asked: MosaicLook | None = None  # the look asked for, until it arrives
+        self.settings = settings               # QSettings for the export folder (the window's)
+        self._session = None                   # whose Selection is drawn (set_session)
+        self._shown: Shown | None = None       # the evaluation drawn, as handed in
+        self._generation = 0                   # counts the Shown handed in
+        self._drawn: dict[str, tuple] = {}     # figure -> (generation, layer?, head?) drawn
         self._quiet = 0                        # > 0: tab changes are the program's own
-        self._stale: set[str] = set()          # figures not yet showing self._shown
         self._figures: dict[str, Figure] = {}  # the figures built so far
         self._facts: dict[str, str] = {}       # set_provenance: what the Shown cannot say
-        self.settings = None                   # QSettings for the export folder (None: the app's)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self._pages: list[QtWidgets.QWidget] = []
-        for title, tip, _, _ in TABS:
+        for tab in TABS:
             page = QtWidgets.QWidget()
             QtWidgets.QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
             self._pages.append(page)
-            self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
-        self._build_tab(0)      # the others when first opened: ~0.15 s less at start-up
-        from ..experiments import ExperimentsTab  # its own tab, outside the Selection
-        self.experiments = ExperimentsTab()
-        self.tabs.setTabToolTip(self.tabs.addTab(self.experiments, "Experiments"),
-                                ExperimentsTab.TIP)
+            self.tabs.setTabToolTip(self.tabs.addTab(page, tab.title), tab.tip)
+        self._build_tab(0)      # the others when first opened: a quicker start
         self.tabs.currentChanged.connect(self._tab_changed)
         style.size_tabs_by_current_page(self.tabs)
         layout = QtWidgets.QVBoxLayout(self)
@@ -107,39 +65,37 @@ class PlotsPanel(QtWidgets.QWidget):
         layout.addLayout(self._controls())
         layout.addWidget(self.tabs, 1)
 
+    def add_page(self, widget: QtWidgets.QWidget, title: str, tip: str) -> None:
+        """A tab of its own after the figures' (the Experiments tab): the selection's
+        controls are idle while it is open."""
+        self.tabs.setTabToolTip(self.tabs.addTab(widget, title), tip)
+
     def _build_tab(self, index: int) -> None:
         """Create the figures of one tab, once."""
         page = self._pages[index]
         if page.layout().count():
             return
-        _, _, names, arrange = TABS[index]
-        made = {name: FIGURE_TYPES[name]() for name in names}
+        made = {name: FIGURE_TYPES[name]() for name in TAB_FIGURES[index]}
         for name, figure in made.items():
-            if hasattr(figure, "hovered"):
-                figure.hovered.connect(self.hoverMessage)
-            if name == "attention_mosaic":
-                figure.tileClicked.connect(self._tile_clicked)
-            if name == "attention":
-                figure.set_difference_range(self._selection.difference_range)
+            figure.hovered.connect(self.hoverMessage)
+            figure.picked.connect(self._picked)
+            figure.follow(self.selection())
             add_export_actions(name, figure, self._export_dialog)
+            add_copy_action(figure, self._copy)
         self._figures.update(made)
-        page.layout().addWidget(arrange(made))
-
-    def _build_all(self) -> None:
-        for index in range(len(TABS)):
-            self._build_tab(index)
+        page.layout().addWidget(arrange(list(made.values()), TABS[index].even))
 
     def _tab_changed(self, index: int) -> None:
-        experiments = index >= len(TABS)
+        own_page = index >= len(TABS)
         for widget in (self.layer_box, self.head_box, self.mosaic_box, self.range_box):
-            widget.setEnabled(not experiments)        # they choose what the other tabs show
-        if experiments:
+            widget.setEnabled(not own_page)           # they choose what the other tabs show
+        if own_page:
             return
         self._build_tab(index)
-        if self._quiet or index == self._selection.tab:
-            self._refresh(self._visible())
+        if not self._quiet and self._session is not None and index != self.selection().tab:
+            self._select(tab=index)                   # drawn once the session tells
         else:
-            self._apply(self._selection.replace(tab=index), user=True)
+            self._refresh(self._visible())
 
     # -- controls -------------------------------------------------------------------
     def _controls(self) -> QtWidgets.QHBoxLayout:
@@ -160,14 +116,15 @@ class PlotsPanel(QtWidgets.QWidget):
         self.range_box.setToolTip("Colour range of the difference maps; fixed across "
                                   "reorders so colours compare")
         for label, widget in (("Layer", self.layer_box), ("Head", self.head_box),
-                              ("Mosaic", self.mosaic_box), ("Difference range", self.range_box)):
+                              ("Mosaic", self.mosaic_box),
+                              ("Difference range", self.range_box)):
             text = QtWidgets.QLabel(label)
             text.setBuddy(widget)
             row.addWidget(text)
             row.addWidget(widget)
             row.addSpacing(8)
         row.addStretch(1)
-        self._sync_controls()
+        self._sync_controls(Selection())
         for box in (self.layer_box, self.head_box):
             box.valueChanged.connect(self._controls_edited)
         for box in (self.mosaic_box, self.range_box):
@@ -175,51 +132,45 @@ class PlotsPanel(QtWidgets.QWidget):
         return row
 
     def _controls_edited(self) -> None:
-        self._apply(self._selection.replace(
-            layer=self.layer_box.value(), head=self.head_box.value(),
-            mosaic=self.mosaic_box.currentData(),
-            difference_range=self.range_box.currentData()), user=True)
+        self._select(layer=self.layer_box.value(), head=self.head_box.value(),
+                     mosaic=self.mosaic_box.currentData(),
+                     difference_range=self.range_box.currentData())
 
-    def _tile_clicked(self, layer: int, head: int) -> None:
-        self._apply(self._selection.replace(layer=layer, head=head), user=True)
+    def _picked(self, layer: int, head: int) -> None:
+        self._select(layer=layer, head=head)
+
+    def _select(self, **changes) -> None:
+        """The user chose: the session's selection changes (and is drawn when it does)."""
+        if self._session is not None:
+            self._session.select(self.selection().replace(**changes))
 
     # -- the contract ---------------------------------------------------------------
-    def show(self, shown: Shown | None = None) -> None:
+    def set_session(self, session) -> None:
+        """Draw this Session's view selection from now on, and send choices to it."""
+        self._session = session
+        session.subscribe(self._on_session_event)
+        self._show_selection()
+
+    def show_evaluation(self, shown: Shown) -> None:
         """Show an evaluation and its views: repaint the visible figures; the others
-        refresh when their tab is opened, exported or asked for ``displayed()``.
-        Without an argument, QWidget.show: put the panel on screen."""
-        if shown is None:
-            return super().show()
-        self._shown = shown
+        refresh when their tab is opened, exported or asked for ``displayed()``."""
+        self._shown, self._generation = shown, self._generation + 1
         ref = shown.evaluation.reference
-        L, h = ref.n_layers, ref.n_heads
-        for box, top in ((self.layer_box, L), (self.head_box, h - 1)):
+        for box, top in ((self.layer_box, ref.n_layers), (self.head_box, ref.n_heads - 1)):
             if box.maximum() != top:
                 box.blockSignals(True)
                 box.setMaximum(top)
                 box.blockSignals(False)
-        self._selection = self._selection.clamped(L, h)
-        self._sync_controls()
-        self._stale = set(FIGURES)
+        self._sync_controls(self.selection())
         self._refresh(self._visible())
-        self._ask_for_look(arrived=True)
-
-    def shown(self) -> Shown | None:
-        """The evaluation and views on screen (its mosaic in the look it was prepared
-        in, which may be an older one than ``look()`` for a moment)."""
-        return self._shown
-
-    def look(self) -> MosaicLook:
-        """The look the next mosaic should be coloured in (ask on the GUI thread only:
-        the selection changes there)."""
-        return mosaic_look(self._selection)
-
-    def set_selection(self, selection: Selection) -> None:
-        """Apply a selection (clamped to the evaluation shown); emits nothing."""
-        self._apply(selection, user=False)
 
     def selection(self) -> Selection:
-        return self._selection
+        """The session's selection as drawn: within the evaluation shown and the tabs."""
+        selection = self._session.selection if self._session is not None else Selection()
+        if self._shown is not None:
+            ref = self._shown.evaluation.reference
+            selection = selection.clamped(ref.n_layers, ref.n_heads)
+        return selection.replace(tab=min(max(selection.tab, 0), len(TABS) - 1))
 
     def current_figures(self) -> dict[str, QtWidgets.QWidget]:
         """The figures of the tab on screen, by name."""
@@ -227,7 +178,8 @@ class PlotsPanel(QtWidgets.QWidget):
 
     def figures(self) -> dict[str, QtWidgets.QWidget]:
         """Every figure, by name (building those of tabs not yet opened)."""
-        self._build_all()
+        for index in range(len(TABS)):
+            self._build_tab(index)
         return {name: self._figures[name] for name in FIGURES}
 
     def displayed(self) -> dict[str, dict[str, np.ndarray]]:
@@ -235,21 +187,27 @@ class PlotsPanel(QtWidgets.QWidget):
         self._refresh(FIGURES)
         return {name: figure.displayed() for name, figure in figures.items()}
 
+    def copy_plot(self) -> bool:
+        """Copy the plot under the mouse (or holding the focus, or the tab's first) to
+        the clipboard; False before there is one."""
+        return self._copy(figure_to_copy(self.current_figures().values()))
+
     def set_provenance(self, facts: dict) -> None:
         """Facts about the figures' origin that the evaluation does not hold (e.g.
         ``text``, ``model``): they override the derived ones in every export."""
         self._facts = {str(key): str(value) for key, value in facts.items()}
 
     def provenance(self, name: str | None = None) -> dict[str, str]:
-        """What produced the figures on screen (core.provenance.record), written into
+        """What produced the figures on screen (document.provenance.record), written into
         every exported file; empty before the first evaluation. The layer and head
         are the selection's for the figures that show one layer or head."""
         if self._shown is None:
             return {}
-        sel = self._selection
-        layer = sel.layer if name in (None, "attention", "token_change") else None
-        head = sel.head if name in (None, "attention") else None
-        facts = record(self._shown.evaluation, layer=layer, head=head,
+        sel = self.selection()
+        shows = (self._figures.get(name) or FIGURE_TYPES[name]).selects if name else (
+            "layer", "head")
+        facts = record(self._shown.evaluation, layer=sel.layer if "layer" in shows else None,
+                       head=sel.head if "head" in shows else None,
                        text=self._facts.get("text"), model=self._facts.get("model"))
         facts.update({k: v for k, v in self._facts.items() if k not in ("text", "model")})
         if name is not None:
@@ -299,55 +257,28 @@ class PlotsPanel(QtWidgets.QWidget):
         return written
 
     # -- helpers --------------------------------------------------------------------
+    def _on_session_event(self, event) -> None:
+        if isinstance(event, SelectionChanged):
+            self._show_selection()
+
+    def _show_selection(self) -> None:
+        """Draw the session's selection: controls, tab and the figures it concerns."""
+        selection = self.selection()
+        self._sync_controls(selection)
+        for figure in self._figures.values():
+            figure.follow(selection)
+        if self.tabs.currentIndex() != selection.tab:
+            with self._quietly():
+                self.tabs.setCurrentIndex(selection.tab)    # refreshes the visible figures
+        else:
+            self._refresh(self._visible())
+
     def _figure(self, name: str) -> Figure:
         for index, names in enumerate(TAB_FIGURES):
             if name in names:
                 self._build_tab(index)
                 return self._figures[name]
         raise PosvizInputError(f"no figure named {name!r} (one of {', '.join(FIGURES)})")
-
-    def _apply(self, selection: Selection, user: bool) -> None:
-        """Make ``selection`` current: controls, tab and the figures it concerns."""
-        if self._shown is not None:
-            ref = self._shown.evaluation.reference
-            selection = selection.clamped(ref.n_layers, ref.n_heads)
-        if selection.mosaic not in MOSAIC_MODES:
-            raise ValueError(f"unknown mosaic mode {selection.mosaic!r}")
-        selection = selection.replace(tab=min(max(selection.tab, 0), len(TABS) - 1))
-        old, self._selection = self._selection, selection
-        self._sync_controls()
-        if selection == old:
-            return
-        if selection.difference_range != old.difference_range and "attention" in self._figures:
-            self._figures["attention"].set_difference_range(selection.difference_range)
-        if self._shown is not None:
-            if (selection.layer, selection.head) != (old.layer, old.head):
-                self._stale |= {"attention", "token_change"}
-                if "attention_mosaic" in self._figures:
-                    self._figures["attention_mosaic"].set_selection(selection.layer,
-                                                                    selection.head)
-        if self.tabs.currentIndex() != selection.tab:
-            with self._quietly():
-                self.tabs.setCurrentIndex(selection.tab)    # refreshes the visible figures
-        else:
-            self._refresh(self._visible())
-        if self.look() != mosaic_look(old):
-            self._ask_for_look()
-        if user:
-            self.selectionEdited.emit(selection)
-
-    def _ask_for_look(self, arrived: bool = False) -> None:
-        """Tell ``lookChanged``, once, when the mosaic shown is not in the current look
-        (mosaics are made on the compute worker), or is but another one was asked for
-        since (that would replace it); ``arrived``: a new Shown is on screen."""
-        if self._shown is None:
-            return
-        look, mosaic = self.look(), self._shown.views.mosaic
-        if mosaic is not None and mosaic.look == look and (arrived or self._asked is None):
-            self._asked = None
-        elif look != self._asked:
-            self._asked = look
-            self.lookChanged.emit()
 
     @contextmanager
     def _quietly(self):
@@ -364,27 +295,31 @@ class PlotsPanel(QtWidgets.QWidget):
         return list(TAB_FIGURES[index]) if index < len(TAB_FIGURES) else []
 
     def _refresh(self, names) -> None:
-        """Bring stale figures among ``names`` up to date with the Shown."""
+        """Redraw the built figures among ``names`` that do not show the Shown and the
+        parts of the selection they draw."""
         if self._shown is None:
             return
+        selection = self.selection()
         for name in names:
-            if name in self._stale and name in self._figures:
-                self._stale.discard(name)
-                self._figures[name].update_from(self._shown, self._selection.layer,
-                                                 self._selection.head)
+            figure = self._figures.get(name)
+            if figure is None:
+                continue
+            drawing = (self._generation, *(getattr(selection, p) for p in figure.selects))
+            if self._drawn.get(name) != drawing:
+                self._drawn[name] = drawing
+                figure.update_from(self._shown, selection.layer, selection.head)
 
-    def _sync_controls(self) -> None:
+    def _sync_controls(self, selection: Selection) -> None:
         """Show the selection in the controls (without their signals)."""
-        sel = self._selection
-        for box, value in ((self.layer_box, sel.layer), (self.head_box, sel.head)):
+        for box, value in ((self.layer_box, selection.layer), (self.head_box, selection.head)):
             if box.value() != value:
                 box.blockSignals(True)
                 if value > box.maximum():        # no evaluation yet to bound it
                     box.setMaximum(value)
                 box.setValue(value)
                 box.blockSignals(False)
-        for box, value in ((self.mosaic_box, sel.mosaic),
-                           (self.range_box, sel.difference_range)):
+        for box, value in ((self.mosaic_box, selection.mosaic),
+                           (self.range_box, selection.difference_range)):
             index = box.findData(value)
             if index >= 0 and box.currentIndex() != index:
                 box.blockSignals(True)
@@ -405,8 +340,7 @@ class PlotsPanel(QtWidgets.QWidget):
         QtWidgets.QApplication.processEvents()
 
     def _export_dialog(self, name: str, fmt: str) -> None:
-        settings = self.settings if self.settings is not None else export_settings()
-        chosen = ask_export_path(self, name, fmt, settings)
+        chosen = ask_export_path(self, name, fmt, self.settings)
         if chosen is None:
             return
         path, width, dpi = chosen
@@ -417,13 +351,29 @@ class PlotsPanel(QtWidgets.QWidget):
         else:
             self.hoverMessage.emit(f"saved {path}")
 
+    def _copy(self, figure: Figure | None) -> bool:
+        if not copy_figure(figure):
+            return False
+        self.message.emit(f"Copied the {figure.name.replace('_', ' ')} plot to the clipboard")
+        return True
 
-def _split(orientation, *widgets, sizes=None) -> QtWidgets.QSplitter:
+
+def arrange(figures: list[Figure], even: bool) -> QtWidgets.QWidget:
+    """A tab's figures in their rows: the figures of a row side by side, the rows one
+    under the other (splitters between them); ``even``: sharing the room evenly."""
+    rows: dict[int, list[Figure]] = {}
+    for figure in figures:
+        rows.setdefault(figure.row, []).append(figure)
+    lines = [_split(QtCore.Qt.Orientation.Horizontal, row, even) if len(row) > 1 else row[0]
+             for _, row in sorted(rows.items())]
+    return _split(QtCore.Qt.Orientation.Vertical, lines, even) if len(lines) > 1 else lines[0]
+
+
+def _split(orientation, widgets, even: bool) -> QtWidgets.QSplitter:
     splitter = QtWidgets.QSplitter(orientation)
     splitter.setChildrenCollapsible(False)
-    for widget in widgets:
+    for index, widget in enumerate(widgets):
         splitter.addWidget(widget)
-    if sizes:
-        for index, stretch in enumerate(sizes):
-            splitter.setStretchFactor(index, stretch)
+        if even:
+            splitter.setStretchFactor(index, 1)
     return splitter

@@ -3,7 +3,7 @@ the score or bias as a function of relative distance.
 
 For the built-in model the numbers come from posviz.views.shown (PositionsView): the
 encoding modules of posviz.models.encodings, rebuilt from its configuration. A real model
-shows its own machinery (core.hf.machinery, carried by the Shown's ``model``): its
+shows its own machinery (models.hf.machinery, carried by the Shown's ``model``): its
 learned table and the cosine between its rows; or its RoPE frequencies, ALiBi slopes or
 T5 buckets and the query × key map they make; and the score or bias against distance.
 """
@@ -16,7 +16,8 @@ from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
 from .exporting import drop_export_menu
-from posviz.models.options import TITLES  # not core.encodings: that imports torch
+from .tabs import POSITIONS
+from posviz.models.options import TITLES  # not models.encodings: that imports torch
 
 WHERE = {"rope": "rotates queries and keys inside attention",
          "alibi": "adds a distance penalty to the attention scores",
@@ -123,9 +124,13 @@ class EncodingFigure(_PositionMap):
 
     name = "encoding"
     title = "Positional encoding"
+    tab = POSITIONS
     dims = ("position", "dimension")
+    guide = ("the additive encoding's table PE(p), positions × dimensions (sinusoidal: "
+             "PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d))).")
     bottom = "dimension"
     empty_title = "Positional encoding added to the token embeddings"
+    side = None                 # the line plot of RoPE, ALiBi or T5 parameters, once made
 
     def draw(self, view, ids: list[int]) -> None:
         table = view.table                                                    # (n, d)
@@ -143,7 +148,7 @@ class EncodingFigure(_PositionMap):
 
     def _parameter_plot(self) -> pg.PlotItem:
         """A line plot in place of the heatmap, for RoPE, ALiBi and T5 parameters."""
-        if getattr(self, "side", None) is None:
+        if self.side is None:
             self.side = pg.GraphicsLayoutWidget()
             self.side.setBackground(style.BACKGROUND)
             self.side_plot = self.side.addPlot(row=0, col=0)
@@ -218,9 +223,20 @@ class SimilarityFigure(_PositionMap):
 
     name = "encoding_similarity"
     title = "Position similarity"
+    tab = POSITIONS
     dims = ("position", "position_b")
+    guide = ("the cosine similarity cos(PE(p), PE(q)) between the encodings of two "
+             "positions; for a real model whose encoding acts on the scores, what it "
+             "adds at each query and key position (the selected head's ALiBi or T5 bias).")
     bar_label = "cosine"
     empty_title = "Similarity between positions"
+
+    def update_from(self, shown, layer: int, head: int) -> None:
+        machinery = machinery_of(shown)
+        rows = machinery.pair_rows if machinery is not None else ()
+        # a real model's per-head biases (ALiBi, T5) show the selected head's
+        self.selects = ("head",) if rows and rows[0].startswith("head") else ()
+        super().update_from(shown, layer, head)
 
     def draw(self, view, ids: list[int]) -> None:
         self.map.set_image(view.similarity, (-1, 1))                          # (n, n)
@@ -232,8 +248,7 @@ class SimilarityFigure(_PositionMap):
                        "(a band along the diagonal: nearby positions look alike)")
 
     def row_of(self, machinery, head: int) -> int:
-        rows = machinery.pair_rows
-        return min(head, len(rows) - 1) if rows and rows[0].startswith("head") else 0
+        return min(head, len(machinery.pair_rows) - 1) if self.selects else 0
 
     def draw_machinery(self, machinery, row: int) -> None:
         maps = machinery.pair_maps
@@ -272,7 +287,12 @@ class RelativeProfileFigure(Figure):
 
     name = "relative_profile"
     title = "Relative-distance profile"
+    tab = POSITIONS
+    row = 1
     dims = ("head", "distance")
+    guide = ("the encoding against relative distance Δ: the cosine of PE(p) and "
+             "PE(p+Δ), RoPE's score qᵀR(Δ)k of a fixed pair, or the bias ALiBi "
+             "(−m_h·|Δ|) and T5 add to the scores.")
     legend_columns = 8
 
     def __init__(self, parent=None):

@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtWidgets
 from . import style
 from .base import Figure
 from .style import TokenAxis
+from .tabs import OUTPUTS
 from posviz.analysis.predictions import pooled_outputs
 
 ORIGINAL, REORDERED = "#0072b2", "#d55e00"
@@ -62,7 +63,13 @@ class OutputsFigure(Figure):
 
     name = "outputs"
     title = "What the model predicts after each order"
+    tab = OUTPUTS
     dims = ("entry",)
+    guide = ("the top tokens a language model predicts (the next token of a causal "
+             "model, each [MASK] of a masked one) after the original and after the "
+             "reordered input, with their probabilities and KL(original ‖ reordered) in "
+             "nats; for every model, the cosine between the mean-pooled last hidden "
+             "states of the two orders (1: pooling cannot tell them apart).")
 
     def __init__(self, parent=None):
         super().__init__(parent)

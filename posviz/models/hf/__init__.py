@@ -3,31 +3,34 @@
 The families of core.hf.families are read: BERT, RoBERTa, DistilBERT, GPT-2, OPT,
 GPT-NeoX, Llama-like decoders (Llama, Mistral, Qwen2, Phi-3, Gemma), BLOOM, the T5
 encoder and ModernBERT, each with its own positional scheme computed by transformers. A
-model comes from a local folder, the local Hugging Face hub cache, or a model bundled
-as a Python package; posviz never downloads.
+model comes from a local folder, a model bundled as a Python package, or by its hub
+name from the local Hugging Face hub cache, downloaded there first (hub.py) only when
+the caller allows the network.
 
 Importing this package and ``available_models()`` import neither torch nor transformers;
 ``load_backend`` imports them when a model is loaded.
 """
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
-from ...errors import PosvizInputError
+from ...errors import Cancelled, PosvizInputError
+from . import cache, hub
+from .cache import NotCached, cached_models, hub_cache_dir, network_allowed
 from .families import BY_MODEL_TYPE
 from .gguf_header import gguf_config
-from .sources import (BUNDLED, ModelSource, available_models, cached_models, gguf_readable,
-                      hub_cache_dir, read_config, resolve, unsupported)
+from .hub import LargeDownload
+from .sources import (BUNDLED, ModelSource, available_models, gguf_readable, read_config,
+                      resolve, unsupported)
 
 if TYPE_CHECKING:
     from .backend import HFBackend
 
-__all__ = ["BUNDLED", "HFBackend", "ModelSource", "available_models",
-           "cached_models", "hub_cache_dir", "load_backend", "read_config", "resolve",
-           "teller"]
+__all__ = ["BUNDLED", "HFBackend", "LargeDownload", "ModelSource", "NotCached",
+           "available_models", "cached_models", "hub_cache_dir", "load_backend",
+           "network_allowed", "read_config", "resolve", "teller"]
 
 
 def __getattr__(name: str):
@@ -44,29 +47,40 @@ _QUIET_LOADING = threading.Lock()
 
 def load_backend(spec: str, progress: Callable[..., None] | None = None,
                  device: str = "cpu", should_stop: Callable[[], bool] | None = None,
-                 n_tokens: int = 0) -> "HFBackend":
-    """Load a model by bundled name, folder or cached name, without touching the network.
+                 n_tokens: int = 0, online: bool = False,
+                 ask_above: int | None = None) -> "HFBackend":
+    """Load a model by bundled name, folder, .gguf file or hub name ORG/NAME[@REVISION].
 
-    ``progress(step, done=None, total=None)`` is told each step, and the count of tensors
-    read where it is known (a one-argument ``progress(step)`` is told the steps only).
-    ``device`` is "cpu", "cuda", "mps" or "auto". The memory the weights and one forward
-    of ``n_tokens`` need is checked before anything is read. When ``should_stop()`` turns
-    True, raises errors.Cancelled with what was read freed. Raises PosvizInputError with
-    one line for a missing folder, a folder that is not a transformer, corrupt weights,
-    a missing tokenizer, an unsupported family, too little memory or an absent device.
+    A hub name comes from the local cache; when the cache does not hold it and
+    ``online`` is True it is downloaded first (hub.py), unless that is more than
+    ``ask_above`` bytes: then LargeDownload says how much, and nothing is fetched.
+    ``progress(step, done=None, total=None)`` is told each step, and the count of
+    bytes downloaded or tensors read where it is known (a one-argument ``progress(step)``
+    is told the steps only). ``device`` is "cpu", "cuda", "mps" or "auto". The memory
+    the weights and one forward of ``n_tokens`` need is checked before anything is
+    read. When ``should_stop()`` turns True, raises errors.Cancelled with what was read
+    freed (and no partial download left in the cache). Raises PosvizInputError with one
+    line for a missing folder or name, an unreachable hub, a folder that is not a
+    transformer, corrupt weights, a missing tokenizer, an unsupported family, too
+    little memory or an absent device.
     """
     say = teller(progress)
+    stop = should_stop or (lambda: False)
     # Everything that can be refused is checked before the first step is told, so bad
     # input stays one line wherever the steps are printed.
-    folder, gguf_file, name = resolve(spec)
+    try:
+        folder, gguf_file, name = resolve(spec)
+    except NotCached as missing:
+        if not online:
+            raise
+        download(missing.name, say, stop, ask_above)
+        folder, gguf_file, name = resolve(spec)
     config = read_config(folder) if gguf_file is None else gguf_config(folder / gguf_file)
     if gguf_file is not None and not gguf_readable():
         raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
                                "(pip install gguf accelerate)")
     from ..memory import check_model_fits
     check_model_fits(folder, gguf_file, config, n_tokens)
-    # never download (a load reaching for the hub waits ~49 s): set before hub's import
-    os.environ["HF_HUB_OFFLINE"] = os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401
@@ -88,8 +102,41 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                                                 should_stop, device)
     say("ready")
     from .backend import HFBackend
+    source, revision = origin(spec, folder)
     return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
-                     head=head, device=device)
+                     head=head, device=device, source=source, revision=revision)
+
+
+def download(name: "cache.HubName", say, should_stop, ask_above: int | None = None) -> None:
+    """Fetch a hub model into the local cache: ask the hub what it takes (failing in
+    one line within seconds when it cannot be reached), check its family from its
+    config.json, tell the size (LargeDownload above ``ask_above`` bytes), then download
+    with progress. Nothing is told before the hub has answered, so a refusal is the
+    only line."""
+    plan = hub.plan(name)
+    config = hub.peek_config(plan)
+    kind = config.get("model_type")
+    if kind is None:
+        raise PosvizInputError(f"the config.json of {name} names no model_type: not a "
+                               f"transformer config")
+    if kind not in BY_MODEL_TYPE:
+        raise PosvizInputError(unsupported(kind))
+    if ask_above is not None and plan.size > ask_above:
+        raise LargeDownload(plan)
+    if should_stop():
+        raise Cancelled("download cancelled")
+    say(f"downloading {plan.describe()} into {hub_cache_dir()}")
+    hub.fetch(plan, say, should_stop)
+
+
+def origin(spec: str, folder) -> tuple[str, str]:
+    """(what loads the model again, its hub commit or ""): a snapshot of the hub cache
+    by its hub name and commit, a bundled model by its name, else the path."""
+    found = cache.identity(folder)
+    if found is not None and folder.parent.parent.parent.resolve() == \
+            hub_cache_dir().resolve():
+        return found.repo, found.revision
+    return (spec.strip() if spec.strip() in BUNDLED else ""), ""
 
 
 def teller(progress):

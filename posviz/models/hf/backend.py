@@ -36,12 +36,15 @@ class HFBackend:
     ``model`` is the loaded model, with its LM head when the checkpoint has one
     (``head`` "causal" or "masked"); ``base`` the transformer inside it that is tapped.
     What it can do besides a run follows from its family record and its mask.
+    ``source`` is what loads it again (a bundled name, a hub name, a folder) and
+    ``revision`` the hub commit its files came from ("" when not from the hub).
     """
 
     dtype = "float32"
 
     def __init__(self, model, tokenizer, family: Family, name: str, path: str,
-                 head: str | None = None, device: str = "cpu", tokenizer_lock=None):
+                 head: str | None = None, device: str = "cpu", tokenizer_lock=None,
+                 source: str = "", revision: str = ""):
         # Held while hooks are on the modules (a forward, a prefix run): twin() copies
         # the modules only between two of them
         self.hooked = threading.RLock()
@@ -55,6 +58,8 @@ class HFBackend:
         self.family = family
         self.name = name
         self.path = path
+        self.source = source or path
+        self.revision = revision
         self.device = device
         cfg = model.config
         self.position_encoding = family.encoding_of(cfg)
@@ -66,7 +71,11 @@ class HFBackend:
         causal = self.mask == "causal"
         self.capabilities = Capabilities(batched=True, aligned=family.aligned and not causal,
                                          prefix=family.prefix and causal)
-        self._use_cache = "use_cache" in inspect.signature(self.base.forward).parameters
+        takes = inspect.signature(self.base.forward).parameters
+        self._use_cache = "use_cache" in takes
+        # the keyword a cache goes in: "cache" from transformers 5.2x on, before it
+        # "past_key_values" (which now warns on every call)
+        self._cache_keyword = "cache" if "cache" in takes else "past_key_values"
         self._structural = structural_ids(tokenizer)          # pinned
         self._special = set(tokenizer.all_special_ids)       # shown as written, e.g. [UNK]
 
@@ -102,7 +111,7 @@ class HFBackend:
 
     def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
             should_stop=None, *, aligned=False, start=0, past=None,
-            keep_past=False) -> Trace:
+            keep_past=False, maps=None, scores=False) -> Trace:
         """models.backend.Backend.run: one forward of seq.ids[order] at the (n,)
         position ids. ``should_stop`` is asked after each branch of each block (through
         the forward hooks); True raises errors.Cancelled and abandons the forward."""
@@ -116,7 +125,7 @@ class HFBackend:
             ids = [seq.ids[i] for i in order[start:]]
             tokens = tuple(seq.tokens[i] for i in order[start:])
             position_ids = position_ids[start:]
-        recorder = Recorder(should_stop, layers=self._blocks)
+        recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores)
         cache = None
         if start or keep_past:
             if not self.capabilities.prefix:
@@ -174,6 +183,8 @@ class HFBackend:
                 "position_encoding": self.position_encoding, "mask": self.mask,
                 "max_positions": self.max_positions, "path": self.path,
                 "device": self.device, "head": self.head}
+        if self.revision:
+            info["revision"] = self.revision
         if self.position_offset:
             info["position_offset"] = self.position_offset
         kv = getattr(cfg, "num_key_value_heads", None)
@@ -204,7 +215,8 @@ class HFBackend:
                                                          self.model.buffers())}
             model = copy.deepcopy(self.model, shared)
         return HFBackend(model, self.tokenizer, self.family, self.name, self.path,
-                         self.head, self.device, self._tokenizer_lock)
+                         self.head, self.device, self._tokenizer_lock, self.source,
+                         self.revision)
 
     # -- one forward ---------------------------------------------------------------------
     def _extras(self) -> dict:
@@ -267,7 +279,7 @@ class HFBackend:
             return
 
         def add_cache(_module, args, kwargs):
-            kwargs["past_key_values"] = cache
+            kwargs[self._cache_keyword] = cache
             kwargs["use_cache"] = True
             kwargs["attention_mask"] = torch.ones((1, total), dtype=torch.long,
                                                   device=self.device)

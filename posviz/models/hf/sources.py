@@ -1,17 +1,19 @@
-"""Where models are: bundled packages, local folders, the local Hugging Face hub cache.
+"""Where models are: bundled packages, local folders, the local Hugging Face hub cache
+(by hub name, hub.py).
 
-Nothing here imports numpy, torch or transformers, so a window can list the models at
-once and a bad folder is refused before any heavy import.
+Nothing here imports numpy, torch, transformers or huggingface_hub, so a window can list
+the models at once and a bad folder is refused before any heavy import.
 """
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import PosvizInputError
+from .cache import (NotCached, cached_models, cached_snapshot, identity, newest_snapshot,
+                    parse_hub_name)
 from .families import BY_MODEL_TYPE
 
 # Bundled models: spec -> (label, Python package, file inside the package).
@@ -42,45 +44,6 @@ class ModelSource:
 
 
 # -- finding models -------------------------------------------------------------------
-def hub_cache_dir() -> Path:
-    """The local Hugging Face hub cache, located the way huggingface_hub does."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    cache = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    return Path(cache).expanduser() / "huggingface" / "hub"
-
-
-def _snapshot(repo: Path) -> Path | None:
-    """The snapshot folder of a cached repository (refs/main first) holding config.json."""
-    snapshots = repo / "snapshots"
-    ref = repo / "refs" / "main"
-    try:
-        if ref.is_file():
-            folder = snapshots / ref.read_text().strip()
-            if (folder / "config.json").is_file():
-                return folder
-        candidates = [f for f in snapshots.iterdir() if (f / "config.json").is_file()]
-    except OSError:
-        return None
-    return max(candidates, key=lambda f: f.stat().st_mtime, default=None)
-
-
-def cached_models() -> dict[str, Path]:
-    """Model name ("org/name") -> snapshot folder, for every model in the hub cache."""
-    found = {}
-    try:
-        repos = sorted(hub_cache_dir().glob("models--*"))
-    except OSError:
-        return found
-    for repo in repos:
-        folder = _snapshot(repo)
-        if folder is not None:
-            found[repo.name[len("models--"):].replace("--", "/")] = folder
-    return found
-
-
 def gguf_readable() -> bool:
     """transformers reads GGUF files only with the gguf and accelerate packages."""
     return all(importlib.util.find_spec(name) for name in ("gguf", "accelerate"))
@@ -105,13 +68,18 @@ def available_models() -> list[ModelSource]:
         return []
     sources = [ModelSource(label, spec, "bundled")
                for spec, (label, _, _) in BUNDLED.items() if _bundled_path(spec)]
-    sources += [ModelSource(name, name, "cache") for name in cached_models()]
+    sources += [ModelSource(name if "@" not in name else f"{name[:name.index('@') + 8]}",
+                            name, "cache") for name in cached_models()]
     return sources
 
 
 # -- checking a folder before the heavy imports ---------------------------------------
 def resolve(spec: str) -> tuple[Path, str | None, str]:
-    """spec -> (folder, gguf file name or None, display name); PosvizInputError if absent."""
+    """spec -> (folder, gguf file name or None, display name), without the network.
+
+    ``spec`` is a bundled name, a folder, a .gguf file, or a hub name ORG/NAME[@REVISION]
+    found whole in the local cache. PosvizInputError when absent; hub.NotCached (one) for
+    a hub name the cache does not hold, which the caller may download."""
     spec = spec.strip()
     if not spec:
         raise PosvizInputError("no model given")
@@ -128,21 +96,22 @@ def resolve(spec: str) -> tuple[Path, str | None, str]:
     path = Path(spec).expanduser()
     if path.is_dir():
         if path.name.startswith("models--") and not (path / "config.json").exists():
-            snapshot = _snapshot(path)           # a repository folder of the hub cache
+            snapshot = newest_snapshot(path)     # a repository folder of the hub cache
             if snapshot is not None:
                 return snapshot, None, path.name[len("models--"):].replace("--", "/")
-        return path, None, path.resolve().name
+        found = identity(path.resolve())
+        return path, None, found.repo if found else path.resolve().name
     if path.is_file() and path.suffix == ".gguf":
         return path.parent, path.name, path.stem
     if path.exists():
         raise PosvizInputError(f"{spec} is a file, not a model folder")
-    cached = cached_models().get(spec)
-    if cached is not None:
-        return cached, None, spec
-    if spec.startswith(("/", ".", "~")) or spec.count("/") > 1:   # a path, not a name
+    name = parse_hub_name(spec)
+    if name is None or spec.startswith(("/", ".", "~")):          # a path, not a name
         raise PosvizInputError(f"no model folder at {spec}")
-    raise PosvizInputError(f"no model folder at {spec}, and no model {spec!r} in the local "
-                           f"Hugging Face cache ({hub_cache_dir()}); posviz does not download")
+    snapshot = cached_snapshot(name)
+    if snapshot is None:
+        raise NotCached(name)
+    return snapshot, None, name.repo
 
 
 def read_config(folder: Path) -> dict:

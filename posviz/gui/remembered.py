@@ -1,0 +1,35 @@
+"""What the window remembers between runs besides the last session: the text, the
+position ids and the built-in model's options, read at start and written at close."""
+from __future__ import annotations
+
+import json
+
+
+def remembered(settings, model: str | None = None) -> tuple:
+    """(text, ModelSpec, Positions) to start with: the remembered ones (defaults where
+    missing or no longer valid), with the pretrained ``model`` (models.hf.load_backend's
+    source) instead of the built-in one when given."""
+    from ..document.spec import ModelSpec
+    from ..models.config import ModelConfig, Positions
+
+    try:
+        config = ModelConfig(**json.loads(settings.value("model/config", "{}") or "{}"))
+        config.validate()
+    except (TypeError, ValueError):
+        config = ModelConfig()
+    try:
+        positions = Positions(str(settings.value("positions/mode", "slot")),
+                              int(settings.value("positions/offset", 0))).validate()
+    except (TypeError, ValueError):
+        positions = Positions()
+    spec = ModelSpec.builtin(config) if model is None else ModelSpec.pretrained(model)
+    return str(settings.value("text", "")), spec, positions
+
+
+def remember(settings, session) -> None:
+    """Keep the session's text, position ids and built-in model options for next time."""
+    settings.setValue("text", session.text)
+    settings.setValue("positions/mode", session.positions.mode)
+    settings.setValue("positions/offset", session.positions.offset)
+    if session.spec.is_builtin:
+        settings.setValue("model/config", json.dumps(session.spec.config.to_dict()))

@@ -1,0 +1,69 @@
+"""The text to tokenize: a field applied on Enter or after a pause in typing, with its
+error under it (and a Truncate button when the text is too long for the model)."""
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+
+from .status import ERROR_STYLE
+
+TEXT_DEBOUNCE_MS = 700
+
+
+class TextRow(QWidget):
+    """The field (``edit``), its error (``error``), ``truncate_button`` and a hint line;
+    ``applyRequested(truncate)`` asks for the text to become tokens."""
+
+    applyRequested = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        row = QHBoxLayout()
+        caption = QLabel("Text")
+        caption.setStyleSheet("font-weight: 600;")
+        self.edit = QLineEdit()
+        self.edit.setPlaceholderText("Type a sentence; its tokens become chips below")
+        self.edit.setToolTip("The sentence to tokenize. Press Enter (or pause typing) "
+                             "to turn it into chips; edits can be undone with Ctrl+Z.")
+        self.edit.setClearButtonEnabled(True)
+        self.typing = QTimer(self, singleShot=True, interval=TEXT_DEBOUNCE_MS,
+                             timeout=lambda: self.applyRequested.emit(False))
+        self.edit.returnPressed.connect(lambda: self.applyRequested.emit(False))
+        self.edit.textEdited.connect(lambda _: self.typing.start())
+        row.addWidget(caption)
+        row.addWidget(self.edit, 1)
+        layout.addLayout(row)
+        error_row = QHBoxLayout()
+        self.error = QLabel(wordWrap=True)
+        self.error.setStyleSheet(ERROR_STYLE)
+        self.truncate_button = QPushButton("Truncate")
+        self.truncate_button.setToolTip("Keep only as many tokens as the model has positions")
+        self.truncate_button.clicked.connect(lambda: self.applyRequested.emit(True))
+        self.hint = QLabel("Drag the chips to reorder them · small numbers: original "
+                           "places · orange: moved · grey: special tokens that stay put")
+        self.hint.setStyleSheet("color: #6b7a8c; font-size: 11px;")
+        error_row.addWidget(self.error, 1)
+        error_row.addWidget(self.truncate_button)
+        error_row.addStretch(0)
+        error_row.addWidget(self.hint)
+        layout.addLayout(error_row)
+        self.short = False        # a short window gives the plots the hint's line
+        self.show_error("")
+
+    def show_error(self, message: str, can_truncate: bool = False) -> None:
+        """Tell what is wrong with the text ("" when nothing is)."""
+        self.error.setText(message)
+        self.error.setVisible(bool(message))
+        self.hint.setVisible(not message and not self.short)
+        self.truncate_button.setVisible(can_truncate)
+        self.edit.setStyleSheet("QLineEdit { border: 1px solid #c62828; }"
+                                if message else "")
+
+    def set_short(self, short: bool) -> None:
+        """In a short window (a projector, a small laptop) the hint gives its line to
+        the plots; it stays in the strip's tooltip."""
+        self.short = short
+        self.hint.setVisible(not self.error.text() and not short)

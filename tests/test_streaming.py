@@ -1,0 +1,125 @@
+"""The engine compares a reorder a layer at a time as the forward computes it, keeping
+no layer's maps once compared (analysis.symmetry.AttentionGaps), and keeps a long
+input's reference maps on disk (models.maps.LayerMaps). Every number must equal the
+plain computation over whole Traces: the reordered run in slot order with all its maps,
+compared with compare(); on every built-in configuration and on tiny Hugging Face
+models of every family, with the maps in memory and on disk, kept whole or one head."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from posviz.analysis.engine import Engine
+from posviz.analysis.symmetry import METRICS, compare
+from posviz.models import maps as layer_maps
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+from posviz.views.pooling import MosaicTiles, pool_block, pool_signed_max
+
+TEXT = "the cat sat on the mat because it was warm and the dog ran home"
+TOL = {"float32": 1e-6, "float64": 1e-12}
+PES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+VARIANTS = [("pre", True, Positions()), ("post", True, Positions("token", 3)),
+            ("none", False, Positions("slot", 5))]
+
+
+def orders_of(n: int, seed: int) -> list[np.ndarray]:
+    """A shuffle, a reversal, and a late swap (a causal run reuses its prefix there)."""
+    rng = np.random.default_rng(seed)
+    late = np.arange(n)
+    late[[n - 3, n - 1]] = late[[n - 1, n - 3]]
+    return [rng.permutation(n), np.arange(n)[::-1].copy(), late]
+
+
+def plainly(backend, seq, order, positions):
+    """compare() of the reference and the order's run in slot order, and the run's maps
+    put back in the original order by fancy indexing, every map whole."""
+    identity = np.arange(len(seq))
+    reference = backend.run(seq, identity, positions.ids(identity))
+    run = backend.run(seq, order, positions.ids(order))
+    inv = np.argsort(order)
+    aligned = np.stack([run.attention[l][:, inv][:, :, inv]
+                        for l in range(run.n_layers)])                  # (L, h, n, n)
+    original = np.stack([reference.attention[l] for l in range(run.n_layers)])
+    return original, aligned, compare(reference, run, order)
+
+
+def assert_streamed_equals_plain(backend, seq, order, positions, tol, keep=None):
+    engine = Engine(backend)
+    tiles = MosaicTiles(engine.reference(seq, positions))
+    ev = engine.evaluate(seq, order, positions, consumers=(tiles,), keep=keep)
+    assert ev.run.attention is None                       # no layer's maps kept in it
+    original, aligned, want = plainly(backend, seq, order, positions)
+    got = ev.comparison
+    for name in (*METRICS, "token_change"):
+        np.testing.assert_allclose(got.metric(name), want.metric(name), rtol=tol, atol=tol,
+                                   err_msg=name)
+    if got.attention_aligned is not None:
+        np.testing.assert_allclose(got.attention_aligned, aligned, rtol=tol, atol=tol)
+    else:                                              # one head kept: the one asked for
+        layer, head, kept = ev.kept
+        assert (layer, head) == keep
+        np.testing.assert_allclose(kept, aligned[layer, head], rtol=tol, atol=tol)
+    block = pool_block(len(seq))
+    for mode, maps in (("original", original), ("reordered", aligned),
+                       ("difference", aligned - original)):
+        np.testing.assert_allclose(tiles.tiles[mode], pool_signed_max(maps, block),
+                                   rtol=tol, atol=tol, err_msg=mode)
+    return ev
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mask", ["bidirectional", "causal"])
+@pytest.mark.parametrize("pe", PES)
+def test_a_streamed_comparison_equals_the_plain_one(pe, mask, dtype):
+    for k, (norm, residual, positions) in enumerate(VARIANTS):
+        backend = BuiltinBackend(ModelConfig(layers=2, heads=2, d_model=16, pe=pe, mask=mask,
+                                             norm=norm, residual=residual, dtype=dtype,
+                                             seed=k, max_len=64))
+        seq = backend.tokenize(TEXT)
+        for order in orders_of(len(seq), k):
+            assert_streamed_equals_plain(backend, seq, order, positions, TOL[dtype])
+
+
+@pytest.mark.parametrize("mask", ["bidirectional", "causal"])
+def test_maps_on_disk_and_one_head_kept_give_the_same_numbers(mask, monkeypatch):
+    """A long input's case, forced at a small size: the reference's maps written to a
+    temporary file, and the reordered run keeping only the head on screen."""
+    monkeypatch.setattr(layer_maps, "IN_MEMORY", 0)
+    monkeypatch.setattr(layer_maps, "KEEP_ALL", 0)
+    words = TEXT.split()
+    text = " ".join(words[i % len(words)] for i in range(70))      # pooled in blocks of 2
+    backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe="rope",
+                                         mask=mask))
+    seq = backend.tokenize(text)
+    for order, keep in zip(orders_of(len(seq), 0), itertools.cycle([(1, 1), (2, 0)])):
+        ev = assert_streamed_equals_plain(backend, seq, order, Positions(), 1e-6, keep)
+        assert isinstance(ev.reference.attention, layer_maps.LayerMaps)
+        assert ev.comparison.attention_aligned is None
+
+
+# -- Hugging Face models ---------------------------------------------------------------
+hf_families = pytest.importorskip("test_hf_families")
+from test_hf import load_tiny, shuffled_movable  # noqa: E402
+from test_hf_families import TYPES, folders  # noqa: E402,F401  (a fixture)
+
+
+@pytest.fixture(scope="module")
+def family_backends(folders, tmp_path_factory):  # noqa: F811
+    from posviz.models import hf
+    return {**{t: hf.load_backend(str(folders / t)) for t in TYPES},
+            **load_tiny(("bert", "gpt2", "llama"), tmp_path_factory.mktemp("tiny"))}
+
+
+@pytest.mark.parametrize("model_type", (*TYPES, "bert", "gpt2", "llama"))
+def test_a_streamed_comparison_equals_the_plain_one_on_every_family(family_backends,
+                                                                    model_type):
+    backend = family_backends[model_type]
+    seq = backend.tokenize(hf_families.TEXT)
+    n = len(seq)
+    late = np.arange(n)
+    late[[n - 3, n - 2]] = late[[n - 2, n - 3]]            # a causal model reuses the prefix
+    for order in (shuffled_movable(seq, 1), late):
+        assert_streamed_equals_plain(backend, seq, order, Positions(), 1e-5)
