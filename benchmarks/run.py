@@ -42,10 +42,10 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# As posviz does at start (posviz.__main__): glibc keeps freed memory for the next forward.
-from posviz.workarounds import keep_heap_pages  # noqa: E402
+# As posviz does at start (posviz.boot): glibc keeps freed memory for the next forward.
+from posviz import boot  # noqa: E402
 
-keep_heap_pages()
+boot.command_line()
 
 SIZES = (16, 64, 128, 256, 512)
 FULL = {"builtin": SIZES, "minilm": SIZES, "reps": 50, "warmup": 5, "drag_n": 512,

@@ -1,7 +1,8 @@
 """Start posviz's window as ``python -m posviz`` would, and print when it first painted.
 
 Run by ``benchmarks/run.py`` in a fresh process (offscreen). It prints one JSON line per
-moment, on the system-wide monotonic clock, then quits:
+moment, on the system-wide monotonic clock (with ``cpu``, the process's CPU time so
+far, all threads), then quits:
     {"event": "window", "t": ...}        the main window's first paint
     {"event": "core_ready", "t": ...}    the core imported and the session built
     {"event": "first_evaluation", ...}   the first evaluation reached the window
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -28,7 +30,8 @@ TIMEOUT_S = 120
 
 
 def say(event: str, **values) -> None:
-    print(json.dumps({"event": event, "t": now(), **values}), flush=True)
+    print(json.dumps({"event": event, "t": now(), "cpu": time.process_time(), **values}),
+          flush=True)
 
 
 class FirstPaints(QObject):

@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # see benchmarks/run.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# As posviz does at start (posviz.__main__): glibc keeps freed memory for the next forward.
-from posviz.workarounds import keep_heap_pages  # noqa: E402
+# As posviz does at start (posviz.boot): glibc keeps freed memory for the next forward.
+from posviz import boot  # noqa: E402
 
-keep_heap_pages()
+boot.command_line()
 
 from measures import installed  # noqa: E402  (beside this file)
 

@@ -37,18 +37,15 @@ class Window:
     """The real MainWindow, shown offscreen, driven through its session."""
 
     def __init__(self):
+        from probes import PaintProbe, spin, wait_for
         from PySide6.QtCore import QSettings
         from PySide6.QtWidgets import QApplication
 
-        from posviz.gui.import_hook import answer_pyside_hook_cheaply
-        answer_pyside_hook_cheaply()          # as posviz.gui.app.main does
-        from probes import PaintProbe, spin, wait_for
-
-        from posviz.gui.window import MainWindow
+        from posviz import boot
 
         self.app = QApplication.instance() or QApplication(["posviz-bench"])
-        from posviz.gui.collector import collect_in_gui_thread
-        collect_in_gui_thread()               # as posviz.gui.app.main does
+        boot.window(self.app)                 # as posviz.gui.app.main does
+        from posviz.gui.window import MainWindow
         self._settings_file = tempfile.NamedTemporaryFile(suffix=".ini", delete=False)
         self.settings = QSettings(self._settings_file.name, QSettings.IniFormat)
         self.window = MainWindow(self.settings)

@@ -21,8 +21,8 @@ try:                # as the app does (posviz.gui.app.main), before torch is imp
 except ImportError:
     pass
 else:
-    from posviz.gui.import_hook import answer_pyside_hook_cheaply  # noqa: E402
-    answer_pyside_hook_cheaply()
+    from posviz.boot import answer_pyside_hook  # noqa: E402
+    answer_pyside_hook()
 
 
 @pytest.fixture(autouse=True)
@@ -128,7 +128,7 @@ def collect_between_tests():
     Left to Python's automatic collector, that collection ran on the GUI thread during
     the next window's start, beside its worker building a model, and crashed the
     interpreter about once in five runs of the session and help tests (the app itself
-    collects only on its GUI-thread timer, gui/collector.py)."""
+    collects only on its GUI-thread timer, posviz.boot)."""
     yield
     import gc
     gc.collect()

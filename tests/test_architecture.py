@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "posviz"
 # The layers, lowest first. A module imports its own layer and the layers below it;
 # the command line imports the GUI only inside a function (a command that needs no
 # window never loads Qt).
-LAYERS = ("errors", "workarounds", "models", "analysis", "document", "views", "runtime",
+LAYERS = ("errors", "boot", "models", "analysis", "document", "views", "runtime",
           "api", "desktop", "gui", "cli", "__main__")
 LAZY_ONLY = {("cli", "gui")}
 # Within the models, lowest first: the encodings' records, the options and configuration

@@ -8,9 +8,15 @@ import pytest
 
 PySide6 = pytest.importorskip("PySide6.QtCore")
 
-from posviz import workarounds  # noqa: E402
-from posviz.gui import import_hook  # noqa: E402
-from posviz.gui.import_hook import answer_pyside_hook_cheaply, mentions_pyside  # noqa: E402
+from posviz import boot  # noqa: E402
+from posviz.boot import answer_pyside_hook, mentions_pyside  # noqa: E402
+
+NAME = "pyside-import-hook"
+
+
+def written_for(version) -> bool:
+    low, high = boot.PYSIDE
+    return low <= tuple(version[:2]) < high
 
 
 def reference(module) -> bool:
@@ -21,7 +27,7 @@ def reference(module) -> bool:
         return False
 
 
-@pytest.mark.parametrize("name", ["posviz.gui.window", "posviz.gui.collector",
+@pytest.mark.parametrize("name", ["posviz.gui.window", "posviz.gui.controller",
                                   "posviz.analysis.symmetry", "pyqtgraph.Qt", "numpy",
                                   "json", "PySide6.QtCore", "math"])
 def test_the_same_answer_as_pyside(name):
@@ -48,13 +54,13 @@ PROBE = """
 import linecache, os, sys
 import PySide6.QtCore
 import shibokensupport.feature as feature
-from posviz.gui.import_hook import answer_pyside_hook_cheaply
+from posviz.boot import answer_pyside_hook
 if sys.argv[1] == "cheap":
-    assert answer_pyside_hook_cheaply()
-    assert not answer_pyside_hook_cheaply()      # once is enough
+    assert answer_pyside_hook()
+    assert not answer_pyside_hook()              # once is enough
 if sys.argv[1] == "off":
     os.environ["POSVIZ_WORKAROUNDS_OFF"] = "pyside-import-hook"
-    assert not answer_pyside_hook_cheaply()      # PySide6's own check stays
+    assert not answer_pyside_hook()              # PySide6's own check stays
 import xml.dom.minidom                         # xml.dom imports: the hook checks it
 checked = sys.modules["xml.dom"]
 print(feature.pyside_feature_dict.get(checked.__name__), checked.__file__ in linecache.cache)
@@ -64,9 +70,9 @@ print(feature.pyside_feature_dict.get(checked.__name__), checked.__file__ in lin
 @pytest.mark.parametrize("mode, kept", [("original", True), ("cheap", False),
                                         ("off", True)])
 def test_new_imports_are_checked_without_keeping_their_source(mode, kept):
-    if mode == "cheap" and not import_hook.written_for(PySide6.__version_info__):
+    if mode == "cheap" and not written_for(PySide6.__version_info__):
         pytest.skip(f"PySide6 {PySide6.__version__}: not a version it was written for")
-    env = {k: v for k, v in os.environ.items() if k != workarounds.OFF_VARIABLE}
+    env = {k: v for k, v in os.environ.items() if k != boot.OFF_VARIABLE}
     out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True,
                          text=True, check=True, env=env).stdout.split()
     assert out == ["-1", str(kept)]     # -1: "does not use PySide6", both ways
@@ -77,7 +83,7 @@ def pyside_s_own(monkeypatch):
     """PySide6's hook as it is before posviz answers it (a stand-in for the original
     check, which conftest has already replaced in this process); put back afterwards."""
     feature = pytest.importorskip("shibokensupport.feature")
-    monkeypatch.delenv(workarounds.OFF_VARIABLE, raising=False)
+    monkeypatch.delenv(boot.OFF_VARIABLE, raising=False)
 
     def original(module) -> bool:
         return reference(module)
@@ -88,9 +94,9 @@ def pyside_s_own(monkeypatch):
 
 def test_answered_on_the_versions_it_was_written_for(pyside_s_own):
     feature, original = pyside_s_own
-    if not import_hook.written_for(PySide6.__version_info__):
+    if not written_for(PySide6.__version_info__):
         pytest.skip(f"PySide6 {PySide6.__version__}: not a version it was written for")
-    assert answer_pyside_hook_cheaply() is True
+    assert answer_pyside_hook() is True
     check = feature._mod_uses_pyside
     assert check is not original and check.cheap
     import posviz.analysis.symmetry
@@ -100,19 +106,19 @@ def test_answered_on_the_versions_it_was_written_for(pyside_s_own):
 
 def test_the_off_switch_keeps_pyside_s_own_check(pyside_s_own, monkeypatch):
     feature, original = pyside_s_own
-    for off in (import_hook.NAME, "all", f"malloc-trim, {import_hook.NAME}"):
-        monkeypatch.setenv(workarounds.OFF_VARIABLE, off)
-        assert answer_pyside_hook_cheaply() is False
+    for off in (NAME, "all", f"malloc-trim, {NAME}"):
+        monkeypatch.setenv(boot.OFF_VARIABLE, off)
+        assert answer_pyside_hook() is False
         assert feature._mod_uses_pyside is original
 
 
 def test_other_pyside_versions_keep_pyside_s_own_check(pyside_s_own, monkeypatch):
     feature, original = pyside_s_own
-    low, high = import_hook.PYSIDE_VERSIONS
-    assert import_hook.written_for((6, 10, 3, "", ""))
-    assert import_hook.written_for(low) and not import_hook.written_for(high)
-    assert not import_hook.written_for((6, 11, 0)) and not import_hook.written_for((6, 5, 3))
-    assert not import_hook.written_for(())                  # no version at all
-    monkeypatch.setattr(import_hook, "PYSIDE_VERSIONS", ((5, 0), (5, 15)))
-    assert answer_pyside_hook_cheaply() is False
+    low, high = boot.PYSIDE
+    assert written_for((6, 10, 3, "", ""))
+    assert written_for(low) and not written_for(high)
+    assert not written_for((6, 11, 0)) and not written_for((6, 5, 3))
+    assert not written_for(())                              # no version at all
+    monkeypatch.setattr(boot, "PYSIDE", ((5, 0), (5, 15)))
+    assert answer_pyside_hook() is False
     assert feature._mod_uses_pyside is original

@@ -551,28 +551,34 @@ def test_a_superseded_forward_stops_early(backends):
     assert trace.n_layers == backend.model.config.num_hidden_layers
 
 
-# -- workarounds of transformers' behaviour ---------------------------------------------
-def test_workarounds_wait_for_a_transformers_they_were_written_for(monkeypatch):
+# -- posviz's one patch of transformers --------------------------------------------------
+def test_the_gguf_patch_waits_for_a_transformers_it_was_written_for(monkeypatch):
     from posviz.models.hf import workarounds
     module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF", raising=False)
     monkeypatch.setattr(workarounds.metadata, "version", lambda name: "6.0.0")
     original = module.tqdm
-    with workarounds.quiet_gguf_progress(True):
-        assert module.tqdm is original
+    with workarounds.gguf_loop(lambda loop, total: loop) as patched:
+        assert module.tqdm is original and not patched
 
 
-@pytest.mark.parametrize("off", ["", "hf-quiet-gguf"])
-def test_gguf_progress_bar_is_quiet_only_while_loading(monkeypatch, off):
+@pytest.mark.parametrize("off", ["", "hf-gguf-progress"])
+def test_the_gguf_loop_is_wrapped_only_while_loading(monkeypatch, off):
+    """The de-quantizing loop goes through ``wrap`` (posviz counts it; no bar is drawn)
+    inside the block only, and not at all when switched off."""
     from posviz.models.hf import workarounds
     module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
     monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", off)
-    original = module.tqdm
-    with workarounds.quiet_gguf_progress(True):
-        assert (module.tqdm is original) == bool(off)
-        assert list(module.tqdm([1, 2], desc="de-quantizing")) == [1, 2]
-    with workarounds.quiet_gguf_progress(False):
-        assert module.tqdm is original
-    assert module.tqdm is original
+    original, seen = module.tqdm, []
+
+    def wrap(loop, total):
+        seen.append(total)
+        return iter(loop)
+
+    with workarounds.gguf_loop(wrap) as patched:
+        assert patched is not bool(off) and (module.tqdm is original) == bool(off)
+        assert list(module.tqdm([1, 2], desc="de-quantizing", total=2)) == [1, 2]
+    assert seen == ([] if off else [2]) and module.tqdm is original
 
 
 def test_word_pieces_are_marked_only_where_the_tokenizer_marks_word_starts():

@@ -242,12 +242,26 @@ def test_gui_cancel_stops_a_real_load_part_way_and_frees_it(qtbot, window, folde
     assert "cancelled" in panel.load.status.text()
 
 
-def test_without_the_progress_workaround_a_load_still_works_uncounted(folder, monkeypatch):
-    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "hf-load-progress")
+def test_a_load_is_counted_through_transformers_own_hook_and_puts_it_back(folder,
+                                                                         monkeypatch):
+    """posviz's one patch (GGUF files) switched off, a safetensors load is counted all
+    the same: its loop runs through transformers' public tqdm hook, which is put back."""
+    from transformers.utils import logging
+    if not hasattr(logging, "set_tqdm_hook"):
+        pytest.skip("this transformers has no tqdm hook: its loads are not counted")
+    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "hf-gguf-progress")
+
+    def someone_else_s(factory, args, kwargs):
+        return factory(*args, **kwargs)
+
+    previous = logging.set_tqdm_hook(someone_else_s)
     told = []
-    backend = hf.load_backend(str(folder), progress=lambda *a: told.append(a))
-    assert backend.family.name == "gpt_neox"
-    assert all(len(call) == 1 or call[1] is None for call in told)
+    try:
+        hf.load_backend(str(folder), progress=lambda *a: told.append(a))
+    finally:
+        assert logging.set_tqdm_hook(previous) is someone_else_s
+    counted = [call[1] for call in told if len(call) > 1 and call[1] is not None]
+    assert counted == list(range(1, tensor_count(folder) + 1))
 
 
 def test_an_accelerator_for_the_builtin_model_is_told_not_ignored(capsys):

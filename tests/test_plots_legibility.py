@@ -173,36 +173,28 @@ def test_thinned_numbered_labels_are_not_numbered_twice(panel):
     assert axis.cell_label(cell) == str(cell)
 
 
-def test_token_axes_are_plain_pyqtgraph_ones_when_switched_off(qtbot, monkeypatch):
-    """Without the "token-axis" workaround pyqtgraph writes the labels, upright and
-    thinned so they do not overlap; the labels still follow the text."""
-    monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "token-axis")
+def test_a_token_axis_takes_the_room_its_labels_need(qtbot):
+    """Turned labels make the bottom axis deeper (as deep as the longest label is
+    wide); upright ones again shallower; the labels follow the text."""
     panel = PlotsPanel()
     qtbot.addWidget(panel)
     panel.resize(1100, 760)
     panel.show()
-    show(panel, evaluate())
     figure = panel.figures()["attention"]
-    painted(figure)
     axis = figure.original.plot.getAxis("bottom")
-    assert not axis.draws_labels and not axis.rotated
-    assert axis.labelled and axis.labelled != list(range(10))   # thinned, not turned
-    assert [axis.cell_label(i) for i in axis.labelled] == \
-        [f"{i} {TEXT.split()[i]}" for i in axis.labelled]
+    def laid_out():                     # painted, laid out for the room asked, painted
+        painted(figure)
+        qtbot.wait(50)
+        painted(figure)
+        return axis.height()
+
+    show(panel, evaluate("extraordinarily lengthy vocabulary " * 4))
+    turned = laid_out()
+    assert axis.rotated
     show(panel, evaluate("a dog ran"))
-    painted(figure)
+    upright = laid_out()
     assert axis.tokens == ["a", "dog", "ran"] and axis.labelled == [0, 1, 2]
-
-
-def test_token_axis_falls_back_without_what_it_relies_on():
-    import pyqtgraph as pg
-
-    from posviz.gui.plots.workarounds import token_axis_usable
-
-    class Other(pg.AxisItem):
-        _updateMaxTextSize = None                 # as if a release had renamed it
-    assert token_axis_usable(style.TokenAxis("bottom"))
-    assert not token_axis_usable(Other("bottom"))
+    assert not axis.rotated and upright < turned - 20, (upright, turned)
     assert not style.TokenAxis("left").draws_labels
 
 

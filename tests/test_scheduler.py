@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from posviz import workarounds as sched
+from posviz import boot as sched
+from posviz.boot import trim_heap
 from posviz.errors import Cancelled, PosvizInputError
 from posviz.runtime.scheduler import Scheduler
-from posviz.workarounds import trim_heap
 
 WAIT = 30                    # seconds: a failsafe against hanging, never a measurement
 
@@ -272,19 +272,19 @@ def test_trim_heap_only_after_large_evaluations_and_can_be_turned_off(monkeypatc
     monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", "malloc-trim")
     assert trim_heap(sched.TRIM_FROM) is False
     monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF")
-    assert trim_heap(sched.TRIM_FROM) is (sched._malloc_trim() is not None)
+    assert trim_heap(sched.TRIM_FROM) is (sched._glibc("malloc_trim") is not None)
 
 
 def test_trim_heap_runs_where_glibc_is():
     import platform
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
         pytest.skip("glibc only")
-    assert sched._malloc_trim() is not None
+    assert sched._glibc("malloc_trim") is not None
 
 
 HEAP_PROBE = """
 import ctypes, sys
-from posviz.workarounds import keep_heap_pages
+from posviz.boot import keep_heap_pages
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = libc.sbrk.restype = ctypes.c_void_p
 libc.malloc.argtypes, libc.free.argtypes = [ctypes.c_size_t], [ctypes.c_void_p]

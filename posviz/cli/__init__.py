@@ -74,8 +74,8 @@ def attach_order_values(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    from ..workarounds import keep_heap_pages
-    keep_heap_pages()                # before the first forward allocates anything
+    from .. import boot
+    boot.command_line()              # before the first forward allocates anything
     try:
         args = make_parser().parse_args(attach_order_values(argv))
         return args.func(args)

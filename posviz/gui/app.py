@@ -65,18 +65,14 @@ def main(argv: list[str] | None = None) -> int:
         from ..desktop import main as desktop
         return desktop("install" if args.install_desktop else "uninstall")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
-    from ..workarounds import keep_heap_pages
-    keep_heap_pages()                # before the first forward allocates anything
     from PySide6.QtWidgets import QApplication
 
-    from .import_hook import answer_pyside_hook_cheaply
-    answer_pyside_hook_cheaply()     # before torch, pyqtgraph and the window's imports
-    from .. import __version__
-    from .collector import collect_in_gui_thread
-    from .window import MainWindow
+    from .. import __version__, boot
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
-    collect_in_gui_thread()          # never free Qt objects on the compute worker
+    boot.window(app)                 # before the window's modules are imported
+    from .window import MainWindow
+
     app.setOrganizationName("posviz")
     app.setApplicationName("posviz")
     app.setApplicationVersion(__version__)

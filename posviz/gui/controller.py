@@ -22,15 +22,11 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from ..boot import TRIM_FROM, before_torch, note_activity, trim_heap
 from ..errors import PosvizInputError, one_line
 from ..runtime.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
                             load_model)
 from ..runtime.scheduler import Outcome, Scheduler
-from ..workarounds import TRIM_FROM, trim_heap
-from .collector import note_activity
-from .import_hook import past_pyside_hook
-from .preload import preload_torch_libraries
-from .qt_mirror import import_pyqtgraph_lazily
 from .settings import downloads_allowed
 
 TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
@@ -50,13 +46,6 @@ def _load_failure(job: LoadJob, error: BaseException) -> str:
     if isinstance(error, ValueError):       # PosvizInputError and friends
         return one_line(error)
     return f"could not load {_label(job.spec)}: {one_line(error)}"
-
-
-def _load_model(job: LoadJob, should_stop=None):
-    """``load_model`` on the load worker, the libraries of a pretrained model
-    (transformers and its ~1400 modules) imported past PySide6's import hook: ~0.08 s less."""
-    with past_pyside_hook():
-        return load_model(job, should_stop)
 
 
 class _Bridge(QObject):
@@ -112,7 +101,7 @@ class Controller(QObject):
         self._runner = EvaluationRunner()   # used on the compute worker only
         self._compute = Scheduler(self._run, self._bridge.computed.emit,
                                   name="posviz-compute")
-        self._loader = Scheduler(_load_model, self._bridge.loaded.emit, name="posviz-load",
+        self._loader = Scheduler(load_model, self._bridge.loaded.emit, name="posviz-load",
                                  describe=_load_failure, detach=True)
 
     # -- start-up ---------------------------------------------------------------------
@@ -142,24 +131,21 @@ class Controller(QObject):
         return self._runner(job, should_stop)
 
     def _prepare_start(self) -> None:
-        """On the compute worker, before the session is built: the plots' modules
-        (pyqtgraph, its mirror of Qt filled as used), then torch. The window builds
-        its plots panel as soon as it hears ``plotsImported``, while torch's libraries
-        load here without Python's lock (the only part of start-up that two cores can
-        do side by side); torch's own modules are then imported past PySide6's hook."""
+        """On the compute worker, before the session is built: the plots' modules, then
+        torch. The window builds its plots panel as soon as it hears ``plotsImported``,
+        while torch's libraries load here without Python's lock (the only part of
+        start-up that two cores can do side by side)."""
         try:
-            import_pyqtgraph_lazily()
             self._import_plots()
         except Exception:
             pass        # the window tells the user when it builds the panel
         else:
             self._bridge.plotsImported.emit()
-        preload_torch_libraries()
-        with past_pyside_hook():
-            try:
-                import torch  # noqa: F401
-            except Exception:
-                pass    # the runner meets the same error and tells it
+        before_torch()
+        try:
+            import torch  # noqa: F401
+        except Exception:
+            pass        # the runner meets the same error and tells it
 
     def set_look(self, look_of: Callable[[Selection], MosaicLook | None]) -> None:
         """How the mosaic is coloured for a view Selection (the plots' mosaic_look): each

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QDockWidget, QFrame, QLabel, QM
                                QScrollArea, QStackedWidget, QVBoxLayout, QWidget)
 
 from .actions import UndoPassesThrough, build_actions, icon
-from .collector import freeze_start_up
 from .controller import Controller
 from .documents import Documents
 from .edits import Edits
@@ -206,7 +205,6 @@ class MainWindow(QMainWindow):
         self.files.show_started()
         if self.plots is not None:
             self.splitters.restore(self.plots.tabs.currentIndex())
-        freeze_start_up()            # what exists now lives as long as the window
 
     @Slot()
     def _build_plots(self) -> None:

@@ -24,7 +24,6 @@ Nothing here imports torch, so a configuration is checked before the model is bu
 from __future__ import annotations
 
 from ..errors import PosvizInputError
-from . import maps
 from .config import ModelConfig
 from .encodings import ENCODINGS
 
@@ -50,6 +49,8 @@ def comparison_bytes(layers: int, heads: int, width: int, n: int, item: int,
                      layer_factor: int = LAYER_FACTOR) -> int:
     """Bytes a comparison of two orders of n tokens keeps beside the weights (the module
     docstring), for values of ``item`` bytes."""
+    from . import maps  # imports numpy: not for listing or resolving models
+
     one_run = layers * heads * n * n * item               # one run's attention maps
     runs = 2 * (3 * layers + 3) * n * width * item
     in_memory = one_run if one_run <= maps.IN_MEMORY else 0      # else on disk

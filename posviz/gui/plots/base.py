@@ -23,9 +23,9 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import style
+from .exporting import drop_export_menu, flatten_scaled_strokes
 from .style import BACKGROUND
 from .tabs import Tab
-from .workarounds import drop_export_menu, flatten_svg_strokes
 from posviz.document.provenance import add_to_svg, comment_lines
 
 __all__ = ["Figure", "write_table"]
@@ -256,7 +256,7 @@ class Figure(QtWidgets.QWidget):
             painter.end()
         if not Path(path).is_file():
             raise OSError(0, "could not write", str(path))
-        flatten_svg_strokes(Path(path))
+        flatten_scaled_strokes(Path(path))
         if provenance:
             text = Path(path).read_text(encoding="utf-8")
             Path(path).write_text(add_to_svg(text, provenance), encoding="utf-8")

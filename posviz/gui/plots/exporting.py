@@ -2,6 +2,7 @@
 to the clipboard."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -130,3 +131,68 @@ def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
         settings.setValue(DPI_KEY, dpi)
     settings.setValue(FOLDER_KEY, str(path.parent))
     return path, None, dpi
+
+
+def drop_export_menu(canvas: pg.GraphicsLayoutWidget) -> None:
+    """No "Export..." from pyqtgraph in the canvas's right-click menu: it would save the
+    canvas without the figure's heading and note (the panel adds "Export figure as
+    PNG / SVG / CSV…" instead). GraphicsScene.contextMenu holds it in pyqtgraph 0.13
+    and 0.14; on a scene without that list nothing is changed."""
+    scene = canvas.scene()
+    if isinstance(getattr(scene, "contextMenu", None), list):
+        scene.contextMenu = []
+
+
+# -- SVG for every renderer --------------------------------------------------------------
+_MATRIX = re.compile(r'transform="matrix\(([^)]*)\)"')
+_GROUP = re.compile(r"(<g [^>]*>)(.*?)(</g>)", re.S)
+_NUMBER = r"-?[\d.]+(?:[eE][-+]?\d+)?"
+_PAIR = re.compile(rf"({_NUMBER}),({_NUMBER})")
+
+
+def flatten_scaled_strokes(path: Path) -> None:
+    """Move data-to-pixel scalings from the groups of an SVG that QSvgGenerator (Qt 6)
+    wrote into the coordinates they hold, so thin curves stay thin in renderers that
+    ignore ``vector-effect="non-scaling-stroke"`` (librsvg, Inkscape, LibreOffice).
+
+    pyqtgraph draws curves in data coordinates under a scaling transform with cosmetic
+    pens; such a renderer scales the stroke too, and a curve becomes a band hundreds of
+    pixels wide. Only groups whose children are polylines, polygons, absolute M/L/C/Z
+    paths and unrotated rectangles are rewritten; everything else is left as written.
+    """
+    text = path.read_text(encoding="utf-8")
+
+    def rewrite(group: re.Match) -> str:
+        opening, body, closing = group.groups()
+        found = _MATRIX.search(opening)
+        if found is None:
+            return group.group(0)
+        a, b, c, d, e, f = (float(v) for v in found.group(1).split(","))
+        if (a, b, c, d) == (1.0, 0.0, 0.0, 1.0):
+            return group.group(0)            # a translation does not scale strokes
+        shapes = re.findall(r"<(\w+)", body)
+        if not shapes or any(s not in ("polyline", "polygon", "path", "rect") for s in shapes):
+            return group.group(0)
+        if "rect" in shapes and (b, c) != (0.0, 0.0):
+            return group.group(0)            # a rotated rectangle is no longer a rect
+        if re.search(r'\sd="[^"]*[^MLCZ\d\s.,eE+-][^"]*"', body):
+            return group.group(0)            # a path command other than M, L, C, Z
+
+        def move(pair: re.Match) -> str:
+            x, y = float(pair.group(1)), float(pair.group(2))
+            return f"{a * x + c * y + e:.6g},{b * x + d * y + f:.6g}"
+
+        def move_rect(rect: re.Match) -> str:
+            x, y, w, h = (float(rect.group(k)) for k in ("x", "y", "w", "h"))
+            x0, x1 = sorted((a * x + e, a * (x + w) + e))
+            y0, y1 = sorted((d * y + f, d * (y + h) + f))
+            return (f'<rect{rect.group("pre")}x="{x0:.6g}" y="{y0:.6g}" '
+                    f'width="{x1 - x0:.6g}" height="{y1 - y0:.6g}"')
+
+        body = re.sub(r'(points|d)="([^"]*)"',
+                      lambda attr: f'{attr.group(1)}="{_PAIR.sub(move, attr.group(2))}"', body)
+        body = re.sub(rf'<rect(?P<pre>[^>]*?)x="(?P<x>{_NUMBER})" y="(?P<y>{_NUMBER})" '
+                      rf'width="(?P<w>{_NUMBER})" height="(?P<h>{_NUMBER})"', move_rect, body)
+        return _MATRIX.sub('transform="matrix(1,0,0,1,0,0)"', opening) + body + closing
+
+    path.write_text(_GROUP.sub(rewrite, text), encoding="utf-8")

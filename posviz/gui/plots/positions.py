@@ -15,8 +15,8 @@ import pyqtgraph as pg
 from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
+from .exporting import drop_export_menu
 from .tabs import POSITIONS
-from .workarounds import drop_export_menu
 from posviz.models.encodings import ENCODINGS
 from posviz.models.options import TITLES
 

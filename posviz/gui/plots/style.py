@@ -13,7 +13,6 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .units import with_unit
-from .workarounds import redraw_axis, reserve_label_room, ticks_and_line, token_axis_usable
 
 BACKGROUND = "w"
 FOREGROUND = (40, 40, 40)
@@ -64,6 +63,12 @@ def argb_table(name: str) -> np.ndarray:
     table = (0xFF000000 | rgb[:, 0] << 16 | rgb[:, 1] << 8 | rgb[:, 2]).astype(np.uint32)
     table.setflags(write=False)
     return table
+
+
+def lookup_table(table: np.ndarray) -> np.ndarray:
+    """(256,) uint32 0xAARRGGBB -> (256, 3) uint8 RGB, what ImageItem.setLookupTable takes."""
+    return np.stack([(table >> 16) & 0xFF, (table >> 8) & 0xFF, table & 0xFF],
+                    axis=1).astype(np.uint8)
 
 
 def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "",
@@ -126,8 +131,8 @@ class TokenAxis(pg.AxisItem):
     a quarter (reading upwards) when they do not: a turned label needs only one line
     height per cell, so every token of a short sentence keeps its label. Past that the
     labels are thinned to every k-th token, k chosen from the axis length in pixels, so
-    they never overlap at any zoom; every cell keeps a tick. (Drawing the labels here
-    is the workaround "token-axis"; without it pyqtgraph writes them, upright.)
+    they never overlap at any zoom; every cell keeps a tick. (A bottom axis draws its
+    labels itself, and tells pyqtgraph the room they take.)
     """
 
     def __init__(self, orientation: str, rotate: bool = True, **kwargs):
@@ -135,7 +140,9 @@ class TokenAxis(pg.AxisItem):
         self.enableAutoSIPrefix(False)
         self.tokens: list[str] = []
         self.numbered = True        # every token is its own index (see set_tokens)
-        self.draws_labels = orientation == "bottom" and token_axis_usable(self)
+        self.draws_labels = orientation == "bottom"
+        if self.draws_labels:                   # the room for labels: as _reserve says
+            self.setStyle(autoExpandTextSpace=False)
         self.rotate = rotate and self.draws_labels          # may labels be turned?
         self.rotated = False        # labels are turned a quarter (bottom axis only)
         self.labelled: list[int] = []   # cells whose label was drawn last time
@@ -145,7 +152,7 @@ class TokenAxis(pg.AxisItem):
         self.tokens = [_short(str(t)) for t in tokens]
         # cells labelled by their own index (positions, dimensions) need no index twice
         self.numbered = all(t == str(i) for i, t in enumerate(self.tokens))
-        redraw_axis(self)
+        self.setRange(*self.range)              # drawn again: same range, new labels
 
     def _metrics(self) -> QtGui.QFontMetricsF:
         return QtGui.QFontMetricsF(self.style.get("tickFont") or self.font())
@@ -213,7 +220,7 @@ class TokenAxis(pg.AxisItem):
         upright or turned, as (x, text) under each labelled tick."""
         if not self.draws_labels:
             return super().generateDrawSpecs(p)
-        specs = ticks_and_line(self, p)       # pyqtgraph draws ticks and the line only
+        specs = super().generateDrawSpecs(p)   # its labels are not drawn (drawPicture)
         if specs is None:
             return None
         axis_spec, tick_specs, _ = specs
@@ -229,9 +236,14 @@ class TokenAxis(pg.AxisItem):
                     text = self.cell_label(cell)
                     labels.append((x, text))
                     widest = max(widest, metrics.horizontalAdvance(text))
-        space = widest + 2 if self.rotated else metrics.height()
-        reserve_label_room(self, int(np.ceil(space)))
+        self._reserve(int(np.ceil(widest + 2 if self.rotated else metrics.height())))
         return axis_spec, tick_specs, [("labels", labels)]
+
+    def _reserve(self, room: int) -> None:
+        """Make the axis as deep as labels ``room`` pixels deep need, as pyqtgraph sizes
+        its own (larger at once, smaller only by more than 10 pixels)."""
+        if not self.style["tickTextHeight"] - 10 <= room <= self.style["tickTextHeight"]:
+            self.setStyle(tickTextHeight=room)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         if not (textSpecs and textSpecs[0][0] == "labels"):

@@ -24,7 +24,6 @@ from .gguf_header import gguf_config
 from .hub import LargeDownload
 from .sources import (BUNDLED, ModelSource, available_models, gguf_readable, read_config,
                       resolve, unsupported)
-from .workarounds import quiet_gguf_progress
 
 if TYPE_CHECKING:
     from .backend import HFBackend
@@ -98,7 +97,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
         raise PosvizInputError(unsupported(kind))
     say("reading config")
     with _QUIET_LOADING:    # one load at a time changes transformers' global settings
-        with _quiet_transformers(), quiet_gguf_progress(bool(gguf_file)):
+        with _quiet_transformers():
             tokenizer, model, head = read_model(folder, extra, bool(gguf_file), family, say,
                                                 should_stop, device)
     say("ready")

@@ -1,19 +1,19 @@
 """Reading a model folder: the device, the class with the model's LM head, the weights
 read with determinate progress and a stop between tensors.
 
-transformers reads a checkpoint tensor by tensor (``core_model_loading``) and de-quantizes
-a GGUF file tensor by tensor; posviz watches those loops (workaround ``hf-load-progress``
-in core.hf.workarounds) to tell how many tensors are read and to stop when asked. A
-stopped load raises errors.Cancelled after everything it read is freed.
+transformers reads a checkpoint tensor by tensor and de-quantizes a GGUF file tensor by
+tensor; posviz counts those loops (``counting``) to tell how many tensors are read and to
+stop when asked. A stopped load raises errors.Cancelled after everything it read is freed.
 """
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 from typing import Callable
 
 from ...errors import Cancelled, PosvizInputError, one_line
 from .families import Family
-from .workarounds import watch_loading
+from .workarounds import gguf_loop
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 Say = Callable[..., None]          # say(step, done=None, total=None)
@@ -77,10 +77,40 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
 
 def free_memory() -> None:
     """Collect what a stopped load left and give the heap back to the system."""
-    from ...workarounds import TRIM_FROM, trim_heap
+    from ...boot import TRIM_FROM, trim_heap
 
     gc.collect()
     trim_heap(TRIM_FROM)
+
+
+@contextmanager
+def counting(say: Say, should_stop: Callable[[], bool]):
+    """``say(step, done, total)`` after each tensor transformers reads, and Cancelled
+    before the next once ``should_stop()``: its loop over a checkpoint's tensors runs
+    through its tqdm hook (``set_tqdm_hook``; older versions load uncounted), a GGUF
+    file's through posviz's patch (posviz.models.hf.workarounds)."""
+    from transformers.utils import logging
+
+    def counted(iterable, step: str, total=None):
+        total = len(iterable) if hasattr(iterable, "__len__") else total
+        for done, item in enumerate(iterable):
+            _check(should_stop)
+            yield item
+            say(step, done + 1, total)
+
+    def hook(factory, args, kwargs):          # a loop is counted, anything else drawn
+        if args and hasattr(args[0], "__iter__"):
+            return counted(args[0], "loading weights", kwargs.get("total"))
+        return factory(*args, **kwargs)
+
+    set_hook = getattr(logging, "set_tqdm_hook", None)
+    previous = set_hook(hook) if set_hook else None
+    try:
+        with gguf_loop(lambda loop, total: counted(loop, "de-quantizing weights", total)):
+            yield
+    finally:
+        if set_hook:
+            set_hook(previous)
 
 
 def _check(stop) -> None:
@@ -104,7 +134,7 @@ def _read(folder, extra, gguf, family, say, stop, device):
     model = info = None
     for cls in model_classes(family):
         try:
-            with watch_loading(say, stop):
+            with counting(say, stop):
                 model, info = cls.from_pretrained(
                     folder, local_files_only=True, attn_implementation="eager",
                     dtype=torch.float32, output_loading_info=True, **extra)
