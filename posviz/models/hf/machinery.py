@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..encodings import (RelativeProfile, alibi_slopes, cosine_similarity,
+from ..encodings import (ENCODINGS, AlibiEncoding, LearnedEncoding, RelativeProfile,
+                         RotaryEncoding, T5RelativeBias, alibi_slopes, cosine_similarity,
                          relative_position_bucket)
 from .families import rope_parameters
 
@@ -105,7 +106,7 @@ def learned_machinery(weight: torch.Tensor, offset: int, title: str) -> Machiner
                      f"{offset} rows are not positions)")
     if weight.shape[0] - offset > P:
         notes.append(f"the first {P} of {weight.shape[0] - offset} positions are shown")
-    return Machinery("learned", title, table=table, pair_maps=similarity[None],
+    return Machinery(LearnedEncoding.kind, title, table=table, pair_maps=similarity[None],
                      pair_title="Cosine similarity between the model's embeddings of two "
                                 "positions", pair_extent=1.0,
                      pair_rows=("all heads",), pair_quantity="cosine", profile=profile,
@@ -174,7 +175,7 @@ def rope_machinery(variants, head_dim: int, bases: dict, causal: bool,
     profile = RelativeProfile(distances, scores, names,
                               "score of a fixed query/key pair (q = k = 1) / d_head",
                               "score / d_head")
-    return Machinery("rope", title, parameters=freqs, parameter_rows=names,
+    return Machinery(RotaryEncoding.kind, title, parameters=freqs, parameter_rows=names,
                      parameter_index="pair i", parameter_axis="θ_i (radians per position)",
                      parameter_title="RoPE frequencies θ_i, one per rotated pair of "
                                      "dimensions (log scale)", parameter_log=True,
@@ -203,7 +204,7 @@ def alibi_machinery(heads: int, causal: bool = True, reach: int = 128) -> Machin
     profile = RelativeProfile(distances, bias, rows,
                               "bias added to the score (−m_h·|Δ|, up to a constant "
                               "per query)", "bias")
-    return Machinery("alibi", f"ALiBi, {heads} slopes from {slopes[0]:.3g} to "
+    return Machinery(AlibiEncoding.kind, f"ALiBi, {heads} slopes from {slopes[0]:.3g} to "
                               f"{slopes[-1]:.3g}", parameters=slopes[None],
                      parameter_rows=("slope m_h",), parameter_index="head",
                      parameter_axis="slope m_h", parameter_coords=np.arange(heads),
@@ -241,7 +242,7 @@ def t5_machinery(weight: torch.Tensor, bidirectional: bool, max_distance: int,
     rows = tuple(f"head {i}" for i in range(heads))
     profile = RelativeProfile(distances, bias, rows,
                               "learned bias added to the score", "bias")
-    return Machinery("t5", f"T5 relative buckets ({buckets} buckets, exact up to "
+    return Machinery(T5RelativeBias.kind, f"T5 relative buckets ({buckets} buckets, exact up to "
                                  f"{buckets // (4 if bidirectional else 2)}, "
                                  f"logarithmic to {max_distance})",
                      parameters=ids.numpy()[None].astype(np.float64),
@@ -263,13 +264,14 @@ def machinery_of(backend) -> Machinery:
     base = base_model(backend)
     cfg = backend.model.config
     causal = facts.mask == "causal"
-    if facts.scheme in ("learned", "sinusoidal"):
+    encoding = ENCODINGS.get(facts.scheme)
+    if encoding is not None and encoding.acts == "absolute":
         module = position_table(base)
         if module is None:
             return Machinery("none", facts.scheme_text(),
                              note="no position embedding table was found in this model")
         return learned_machinery(module.weight, facts.position_offset, facts.scheme_text())
-    if facts.scheme == "rope":
+    if encoding is RotaryEncoding:
         variants = rope_variants(base)
         if not variants:
             return Machinery("none", facts.scheme_text(),
@@ -283,9 +285,9 @@ def machinery_of(backend) -> Machinery:
         head_dim = int(getattr(cfg, "head_dim", None) or facts.width // facts.heads)
         reach = min(facts.max_positions or ROPE_REACH, ROPE_REACH) - 1
         return rope_machinery(variants, head_dim, bases, causal, reach)
-    if facts.scheme == "alibi":
+    if encoding is AlibiEncoding:
         return alibi_machinery(facts.heads, causal)
-    if facts.scheme == "t5":
+    if encoding is T5RelativeBias:
         module = t5_bias_module(base)
         if module is None:
             return Machinery("none", facts.scheme_text(),
