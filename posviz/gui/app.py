@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .import_hook import answer_pyside_hook_cheaply
     answer_pyside_hook_cheaply()     # before torch, pyqtgraph and the window's imports
-    from .. import __version__
+    from ..version import __version__
     from .collector import collect_in_gui_thread
     from .window import MainWindow
 
