@@ -10,7 +10,7 @@ From Python (posviz.api; importing posviz loads neither torch nor Qt)::
 
 from .version import __version__
 
-__all__ = ["Model", "Report", "load", "load_session"]
+__all__ = ["Model", "Report", "load", "load_session", "read_texts"]
 
 
 def __getattr__(name: str):

@@ -7,7 +7,7 @@
     r.layers                               # the per-layer rows of `posviz report --json`
     r.attention(layer=1, head=0).difference        # (n, n) numpy array
     r.figure("symmetry").save("symmetry.pdf")      # a figure of the window, off screen
-    s = m.sweep(["the cat sat on the mat"], kind="random", count=64)
+    s = m.sweep(posviz.read_texts("sentences.txt"), kind="random", count=64)
 
 The command line parses its options into these calls and prints what they return, so a
 report's ``to_dict()`` is what ``report --json`` prints. Bad input raises
@@ -35,7 +35,8 @@ if TYPE_CHECKING:          # these import numpy or torch: only when used
     from .gui.plots.headless import ReportFigure
     from .views.shown import HeadMaps
 
-__all__ = ["Model", "Report", "StepPrinter", "load", "load_session", "builtin_config"]
+__all__ = ["Model", "Report", "StepPrinter", "load", "load_session", "read_texts",
+           "builtin_config"]
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 BUILTIN_OPTIONS = tuple(name for name in MODEL_OPTIONS if OPTIONS[name].chosen)
@@ -111,6 +112,17 @@ def load_session(path, *, device: str = "cpu", offline: bool = False,
     session = session_of(doc, say, online=not offline and network_allowed(), device=device)
     spec = doc.spec.pinned(getattr(session.backend, "revision", ""))
     return Model(session.backend, spec).report(session, say, document=doc)
+
+
+def read_texts(path) -> list[str]:
+    """The texts of a file, one a line (blank lines and lines starting with '#' left
+    out), as ``posviz sweep --texts FILE`` reads them; PosvizInputError if none."""
+    from .analysis.experiments.texts import read_texts as read
+    try:
+        return read(path)
+    except OSError as error:          # in the command line's words
+        raise PosvizInputError(f"{error.strerror or error}: {error.filename or path}") \
+            from None
 
 
 class Model:

@@ -193,3 +193,4 @@ def test_every_figure_menu_offers_pdf(report):
     finally:
         panel.close()
         panel.deleteLater()
+
