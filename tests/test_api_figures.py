@@ -184,9 +184,14 @@ def test_bad_figure_requests_are_one_line_errors(report, tmp_path):
 
 
 def test_every_figure_menu_offers_pdf(report):
+    from PySide6 import QtCore
+
     from posviz.gui.plots.headless import drawn_panel
     panel = drawn_panel(report.session, report.evaluation)
     try:
+        # laid out and painted, but never put on a screen where there is one
+        assert panel.isVisible() and panel.testAttribute(
+            QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
         for name, figure in panel.figures().items():
             texts = [action.text() for action in figure.heading.actions()]
             assert "Export figure as PDF…" in texts, name
@@ -194,3 +199,11 @@ def test_every_figure_menu_offers_pdf(report):
         panel.close()
         panel.deleteLater()
 
+
+
+def test_the_readme_names_every_figure():
+    from posviz.gui.plots import FIGURES
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("`r.figure(name, layer=, head=)` takes the name of any file")
+    listed = readme[readme.index("(", start + 40):readme.index(")", start + 40)]
+    assert re.findall(r"`(\w+)`", listed) == list(FIGURES)

@@ -267,6 +267,7 @@ class Figure(QtWidgets.QWidget):
         """Vector export through QPdfWriter: one page the figure's size on screen, text as
         text, lines as paths, heatmaps as images Qt scales up without smoothing (crisp
         cells in any viewer); ``provenance`` in its XMP metadata."""
+        open(path, "wb").close()          # an unwritable path: the OSError saying why
         writer = QtGui.QPdfWriter(str(path))
         dpi = self.logicalDpiX()
         writer.setResolution(dpi)

@@ -34,30 +34,40 @@ def application() -> QtWidgets.QApplication:
     return QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
 
 
+def _pass_on_all_but_notes(mode, context, message: str) -> None:
+    if "propagateSizeHints" not in message:
+        print(message, file=sys.stderr)
+
+
+_quiet = [0]            # how many quiet_platform_notes blocks are open
+
+
 @contextmanager
 def quiet_platform_notes():
-    """Drop the offscreen platform's harmless notes; pass every other Qt message on."""
-    def handler(mode, context, message: str) -> None:
-        if "propagateSizeHints" not in message:
-            print(message, file=sys.stderr)
-    QtCore.qInstallMessageHandler(handler)
+    """Drop the offscreen platform's harmless notes; pass every other Qt message on
+    (Qt's own handler again once the outermost of nested blocks ends)."""
+    if not _quiet[0]:
+        QtCore.qInstallMessageHandler(_pass_on_all_but_notes)
+    _quiet[0] += 1
     try:
         yield
     finally:
-        QtCore.qInstallMessageHandler(None)
+        _quiet[0] -= 1
+        if not _quiet[0]:
+            QtCore.qInstallMessageHandler(None)
 
 
 def drawn_panel(session, evaluation) -> PlotsPanel:
     """A PlotsPanel of PANEL_SIZE showing ``evaluation`` (an engine.Evaluation) of
     ``session`` as the window would, laid out but not on screen."""
     app = application()
-    panel = PlotsPanel()
-    panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
-    panel.resize(*PANEL_SIZE)
-    panel.set_session(session)
-    panel.set_provenance({"text": session.text,
-                          "model": describe_model(session.backend.describe())})
     with quiet_platform_notes():
+        panel = PlotsPanel()
+        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+        panel.resize(*PANEL_SIZE)
+        panel.set_session(session)
+        panel.set_provenance({"text": session.text,
+                              "model": describe_model(session.backend.describe())})
         panel.show()
         app.processEvents()
         panel.show_evaluation(Shown(evaluation, build_views(
@@ -113,23 +123,25 @@ class ReportFigure:
         (its numbers), by suffix, each recording what produced it; returns the path."""
         if dpi is not None and not 50 <= dpi <= 600:
             raise PosvizInputError(f"--dpi must be from 50 to 600 (got {dpi})")
-        panel = self.panel()
         with quiet_platform_notes():
-            return panel.export_figure(self.name, Path(path), width=width, dpi=dpi)
+            return self.panel().export_figure(self.name, Path(path), width=width, dpi=dpi)
 
     @property
     def data(self) -> dict:
         """The arrays the figure draws, by name, all indexed by ``dims``."""
-        return self.panel().displayed(self.name)[self.name]
+        with quiet_platform_notes():
+            return self.panel().displayed(self.name)[self.name]
 
     @property
     def dims(self) -> tuple[str, ...]:
         """The names of the dimensions of every array in ``data``."""
-        return self.panel().figures()[self.name].dims
+        with quiet_platform_notes():
+            return self.panel().figures()[self.name].dims
 
     def size(self) -> tuple[int, int]:
         """(width, height) in pixels on screen."""
-        return self.panel().figures()[self.name].size().toTuple()
+        with quiet_platform_notes():
+            return self.panel().figures()[self.name].size().toTuple()
 
     def _rendered(self, suffix: str, **options) -> bytes:
         with tempfile.TemporaryDirectory(prefix="posviz-") as folder:
