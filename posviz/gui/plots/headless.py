@@ -141,7 +141,7 @@ class ReportFigure:
     def size(self) -> tuple[int, int]:
         """(width, height) in pixels on screen."""
         with quiet_platform_notes():
-            return self.panel().figures()[self.name].size().toTuple()
+            return self.panel().laid_out(self.name).size().toTuple()
 
     def _rendered(self, suffix: str, **options) -> bytes:
         with tempfile.TemporaryDirectory(prefix="posviz-") as folder:

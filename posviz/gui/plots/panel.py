@@ -189,6 +189,14 @@ class PlotsPanel(QtWidgets.QWidget):
         self._refresh(names)
         return {name: figures[name].displayed() for name in names}
 
+    def laid_out(self, name: str) -> Figure:
+        """Figure ``name``, drawn and laid out at its size in the panel (its tab made
+        current): as export renders it."""
+        figure = self._figure(name)
+        self._refresh([name])
+        self._bring_forward(figure)
+        return figure
+
     def copy_plot(self) -> bool:
         """Copy the plot under the mouse (or holding the focus, or the tab's first) to
         the clipboard; False before there is one."""
