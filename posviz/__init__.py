@@ -8,9 +8,9 @@ From Python (posviz.api; importing posviz loads neither torch nor Qt)::
     r.layers                                   # the rows of `posviz report --json`
 """
 
-__version__ = "0.1.0"
+from .version import __version__
 
-__all__ = ["Model", "Report", "load", "load_session"]
+__all__ = ["Model", "Report", "load", "load_session", "read_texts"]
 
 
 def __getattr__(name: str):

@@ -6,12 +6,13 @@
     r = m.compare("the cat sat on the mat", order=[5, 4, 3, 2, 1, 0])
     r.layers                               # the per-layer rows of `posviz report --json`
     r.attention(layer=1, head=0).difference        # (n, n) numpy array
-    s = m.sweep(["the cat sat on the mat"], kind="random", count=64)
+    r.figure("symmetry").save("symmetry.pdf")      # a figure of the window, off screen
+    s = m.sweep(posviz.read_texts("sentences.txt"), kind="random", count=64)
 
 The command line parses its options into these calls and prints what they return, so a
 report's ``to_dict()`` is what ``report --json`` prints. Bad input raises
 posviz.errors.PosvizInputError with the one line the command line prints. Importing
-this module imports neither torch nor Qt: ``load`` imports torch.
+this module imports neither torch nor Qt: ``load`` imports torch, ``figure`` Qt.
 """
 from __future__ import annotations
 
@@ -31,9 +32,11 @@ if TYPE_CHECKING:          # these import numpy or torch: only when used
     from .analysis.experiments.sweep import SweepResult
     from .document.session import Session
     from .document.spec import ModelSpec
+    from .gui.plots.headless import ReportFigure
     from .views.shown import HeadMaps
 
-__all__ = ["Model", "Report", "StepPrinter", "load", "load_session", "builtin_config"]
+__all__ = ["Model", "Report", "StepPrinter", "load", "load_session", "read_texts",
+           "builtin_config"]
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 BUILTIN_OPTIONS = tuple(name for name in MODEL_OPTIONS if OPTIONS[name].chosen)
@@ -109,6 +112,17 @@ def load_session(path, *, device: str = "cpu", offline: bool = False,
     session = session_of(doc, say, online=not offline and network_allowed(), device=device)
     spec = doc.spec.pinned(getattr(session.backend, "revision", ""))
     return Model(session.backend, spec).report(session, say, document=doc)
+
+
+def read_texts(path) -> list[str]:
+    """The texts of a file, one a line (blank lines and lines starting with '#' left
+    out), as ``posviz sweep --texts FILE`` reads them; PosvizInputError if none."""
+    from .analysis.experiments.texts import read_texts as read
+    try:
+        return read(path)
+    except OSError as error:          # in the command line's words
+        raise PosvizInputError(f"{error.strerror or error}: {error.filename or path}") \
+            from None
 
 
 class Model:
@@ -280,6 +294,17 @@ class Report:
             raise PosvizInputError(f"the layer must be from 0 to {ev.reference.n_layers} "
                                    f"(got {layer})")
         return ev.reference.hidden[layer], ev.slot_hidden(layer)
+
+    def figure(self, name: str, *, layer: int | None = None,
+               head: int | None = None) -> "ReportFigure":
+        """One of the window's figures by its stable name, one of those ``posviz
+        export`` writes (attention, attention_mosaic, symmetry, token_change, …), drawn
+        off screen by the window's own plots: it shows itself in a notebook, and
+        ``.save("fig.pdf")`` writes .png (``dpi=`` or ``width=``), .svg, .pdf or .csv;
+        ``.data`` holds its arrays. ``layer`` 1..L and ``head`` 0..h-1: what the
+        figures of one layer or head show (default 1 and 0). Imports Qt."""
+        from .gui.plots.headless import ReportFigure
+        return ReportFigure(self, name, layer, head)
 
     def to_dict(self) -> dict:
         """The report as one JSON-ready object: what ``posviz report --json`` prints."""

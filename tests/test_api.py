@@ -146,3 +146,14 @@ def test_the_readme_example_runs():
     exec(compile(code, "README.md", "exec"), scope)
     assert scope["maps"].difference.shape == (6, 6) and scope["before"].shape == (6, 64)
     assert scope["s"].runs == 128 and len(scope["r"].layers) == 5
+
+
+def test_read_texts_reads_as_sweep_texts_does(tmp_path, capsys):
+    path = tmp_path / "texts.txt"
+    path.write_text("# a comment\nthe cat sat\n\n  a dog ran  \n", encoding="utf-8")
+    assert posviz.read_texts(path) == ["the cat sat", "a dog ran"]
+    for bad in (tmp_path / "missing.txt", tmp_path):
+        with pytest.raises(PosvizInputError) as raised:
+            posviz.read_texts(bad)
+        assert main(["sweep", "--texts", str(bad), "--count", "2"]) == 2
+        assert capsys.readouterr().err == f"posviz: error: {raised.value}\n"

@@ -11,11 +11,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "posviz"
 
 # The layers, lowest first. A module imports its own layer and the layers below it;
-# the command line imports the GUI only inside a function (a command that needs no
-# window never loads Qt).
-LAYERS = ("errors", "boot", "models", "analysis", "document", "views", "runtime",
-          "api", "desktop", "gui", "cli", "__main__")
-LAZY_ONLY = {("cli", "gui")}
+# the command line and the Python API import the GUI only inside a function (a command
+# or a call that draws no figure never loads Qt).
+LAYERS = ("version", "errors", "boot", "models", "analysis", "document", "views",
+          "runtime", "desktop", "gui", "api", "cli", "__main__")
+LAZY_ONLY = {("cli", "gui"), ("api", "gui")}
 # Within the models, lowest first: the encodings' records, the options and configuration
 # that read them, what a run records, the backend interface, a checkpoint's tokenizer,
 # corpus and record, then the two kinds of model (and the built-in one's training).

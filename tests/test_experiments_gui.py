@@ -54,6 +54,9 @@ def test_the_swap_map_and_its_csv(qtbot, tab, tmp_path):
     text = path.read_text()
     assert "# experiment: sweep" in text and "# kind: swap" in text
     assert tab.export(tmp_path / "swap.png", "png").stat().st_size > 1000
+    from posviz.document.provenance import read_xmp
+    pdf = tab.export(tmp_path / "swap.pdf", "pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-") and read_xmp(pdf)["kind"] == "swap"
 
 
 def test_a_paper_check_and_a_bad_texts_choice(qtbot, tab):

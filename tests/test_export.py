@@ -208,6 +208,7 @@ def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path)
     """Viewers that ignore vector-effect (librsvg, Inkscape) must see thin curves:
     no stroked shape may sit under a scaling transform, and heatmap cells are embedded
     enlarged so that no viewer blurs them."""
+    import base64
     import re
     panel, ev = shown_panel
     for name in ("symmetry", "attention", "attention_mosaic", "branch_norms"):
@@ -221,8 +222,11 @@ def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path)
             assert (abs(a), abs(d), b, c) == (1.0, 1.0, 0.0, 0.0), (name, opening[:120])
         if name == "attention":
             n = len(ev.seq)
-            sizes = [int(w) for w in re.findall(r'<image[^>]* width="(\d+)"', text)]
-            assert sizes and max(sizes) >= 10 * n        # cells enlarged, not n pixels wide
+            embedded = [QtGui.QImage.fromData(base64.b64decode(data)) for data in
+                        re.findall(r'<image[^>]*href="data:image/png;base64,([^"]+)"', text)]
+            maps = [image for image in embedded if image.width() > 1]    # not colour bars
+            assert len(maps) == 3 and all(
+                image.width() >= 10 * n for image in maps)   # cells enlarged, not n pixels
         assert QtSvg.QSvgRenderer(str(path)).isValid()
 
 

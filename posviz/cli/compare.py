@@ -2,7 +2,7 @@
 
     posviz compare --pe none,sinusoidal,rope [--weights random|trained] [model options]
                    [--text TEXT] [--order I,J,...] [--metric NAME] [--json]
-                   [--out DIR [--format png,svg] [--width PX | --dpi DPI] [--no-csv]]
+                   [--out DIR [--format png,svg,pdf] [--width PX | --dpi DPI] [--no-csv]]
 
 The built-in model with each encoding (the same configuration and kind of weights) runs
 the text in its original order and in the new one; the table (or JSON) gives the metric
@@ -12,7 +12,6 @@ compare.png, compare.svg and compare.csv (the window's Experiments tab draws the
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -38,7 +37,8 @@ def add_command(subparsers) -> None:
     parser.add_argument("--out", metavar="DIR",
                         help="write the figure to this folder as compare.png/svg/csv")
     parser.add_argument("--format", default="png,svg", metavar="png,svg",
-                        help="with --out: image formats, comma-separated (default: png,svg)")
+                        help="with --out: image formats, comma-separated, of png, svg and "
+                             "pdf (default: png,svg)")
     parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
                         help=f"with --out: PNG width in pixels (default: {DEFAULT_WIDTH})")
     parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
@@ -106,22 +106,13 @@ def run(args) -> int:
 
 def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
     """The figure the Experiments tab's Compare view draws, written to ``folder``."""
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
-    from .export import _quiet_platform_notes
-    QtCore.qInstallMessageHandler(_quiet_platform_notes)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
-    from ..gui.experiment_figure import ExperimentFigure
-    figure = ExperimentFigure()
-    figure.resize(900, 600)
-    figure.show()
-    app.processEvents()
-    figure.show_compare(result, args.metric)
-    app.processEvents()
-    from .. import __version__
     from ..document.provenance import describe_model
+    from ..gui.experiment_figure import ExperimentFigure
+    from ..gui.plots.headless import application, quiet_platform_notes
+    from ..version import __version__
+    app = application()
     facts = {"posviz": __version__, "experiment": "compare",
              "model": describe_model({"model": "built-in", "config": result.config}),
              "encodings": ",".join(m.kind for m in result.models), "weights": result.weights,
@@ -129,20 +120,23 @@ def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
              "order": ",".join(map(str, result.order)),
              "positions": f"mode={result.positions.mode}, offset={result.positions.offset}",
              "metric": args.metric}
+    figure = ExperimentFigure()
+    figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+    figure.resize(900, 600)
     written = []
-    try:
-        for fmt in formats:
-            path = folder / f"compare.{fmt}"
-            if fmt == "png":
-                figure.export_png(path, **({"dpi": args.dpi} if args.dpi else
-                                           {"width": args.width}), provenance=facts)
-            else:
-                figure.export_svg(path, provenance=facts)
-            written.append(path)
-        if not args.no_csv:
-            written.append(figure.export_csv(folder / "compare.csv", provenance=facts))
-    finally:
-        figure.close()
-        figure.deleteLater()
-        QtCore.qInstallMessageHandler(None)
+    with quiet_platform_notes():
+        try:
+            figure.show()
+            app.processEvents()
+            figure.show_compare(result, args.metric)
+            app.processEvents()
+            for fmt in formats:
+                written.append(figure.export(folder / f"compare.{fmt}", **(
+                    {"dpi": args.dpi} if args.dpi else {"width": args.width}),
+                    provenance=facts))
+            if not args.no_csv:
+                written.append(figure.export_csv(folder / "compare.csv", provenance=facts))
+        finally:
+            figure.close()
+            figure.deleteLater()
     return written

@@ -1,7 +1,7 @@
 """``posviz export``: write every figure of one order to a folder, without a window.
 
     posviz export [model options] --text TEXT --order I,J,... --out DIR
-                  [--format png,svg] [--width PX | --dpi DPI] [--no-csv]
+                  [--format png,svg,pdf] [--width PX | --dpi DPI] [--no-csv]
                   [--layer L] [--head H]
     posviz export --session FILE.posviz --out DIR [...]
 
@@ -9,21 +9,20 @@
 and range too, unless --layer or --head is given); ``--save-session FILE`` writes what
 was drawn as a session file.
 
-Files written: ``<name>.png``, ``.svg`` and ``.csv`` for every figure, named after it
-(stable names; each figure declares its own on its class, and gui/plots/figures.py lists
-them in the order of the window's tabs).
+Files written: ``<name>.png``, ``.svg`` (``.pdf`` when asked) and ``.csv`` for every
+figure, named after it (stable names; each figure declares its own on its class, and
+gui/plots/figures.py lists them in the order of the window's tabs).
 
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
-carry the same in their text chunks and SVGs in a <metadata> element. Every path
-written is printed, one per line. Bad input exits with status 2 and one line.
+carry the same in their text chunks, SVGs in a <metadata> element and PDFs in their XMP
+metadata. Every path written is printed, one per line. Bad input exits with status 2 and one line.
 
 The figures are the window's own plots panel, driven headlessly; Qt and the plots are
 imported inside ``run`` only, so the rest of the command line never loads them.
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -32,16 +31,16 @@ from ..errors import PosvizInputError
 from .options import add_model_arguments
 from .report import add_session_arguments, evaluate_command, save_session
 
-PANEL_SIZE = (1500, 1000)
-
 
 def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
-        "export", help="write every figure as PNG/SVG (and its numbers as CSV) to a folder")
+        "export",
+        help="write every figure as PNG/SVG/PDF (and its numbers as CSV) to a folder")
     add_model_arguments(parser)
     parser.add_argument("--out", required=True, metavar="DIR", help="folder to write into")
     parser.add_argument("--format", default="png,svg", metavar="png,svg",
-                        help="image formats, comma-separated (default: png,svg)")
+                        help="image formats, comma-separated, of png, svg and pdf "
+                             "(default: png,svg)")
     parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
                         help=f"width of PNG images in pixels (default: {DEFAULT_WIDTH})")
     parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
@@ -75,42 +74,18 @@ def run(args) -> int:
     session.select(view.replace(layer=view.layer if args.layer is None else args.layer,
                                 head=view.head if args.head is None else args.head))
 
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6 import QtCore, QtWidgets
-    QtCore.qInstallMessageHandler(_quiet_platform_notes)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
-    from ..document.provenance import describe_model
-    from ..gui.plots import PlotsPanel, mosaic_look
-    from ..views.model import model_views
-    from ..views.shown import Shown, build_views
-
-    panel = PlotsPanel()
-    panel.resize(*PANEL_SIZE)
-    panel.set_session(session)
-    panel.set_provenance({"text": session.text, "model": describe_model(
-        session.backend.describe())})
-    panel.show()
-    app.processEvents()
-    panel.show_evaluation(Shown(ev, build_views(ev, mosaic_look(session.selection)),
-                                model_views(session.backend, ev)))
-    app.processEvents()
+    from ..gui.plots.headless import drawn_panel, quiet_platform_notes
+    panel = drawn_panel(session, ev)
     try:
-        for path in panel.export_all(folder, formats, csv=not args.no_csv,
-                                     **({"dpi": args.dpi} if args.dpi else
-                                        {"width": args.width})):
-            print(path)
+        with quiet_platform_notes():
+            for path in panel.export_all(folder, formats, csv=not args.no_csv,
+                                         **({"dpi": args.dpi} if args.dpi else
+                                            {"width": args.width})):
+                print(path)
     finally:
         panel.close()
         panel.deleteLater()
-        QtCore.qInstallMessageHandler(None)
     save_session(args, session)
     sys.stdout.flush()
     return 0
 
-
-def _quiet_platform_notes(mode, context, message: str) -> None:
-    """Drop the offscreen platform's harmless notes; pass every other Qt message on."""
-    if "propagateSizeHints" in message:
-        return
-    print(message, file=sys.stderr)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import PosvizInputError
 
-IMAGE_FORMATS = ("png", "svg")
+IMAGE_FORMATS = ("png", "svg", "pdf")
 FIGURE_FORMATS = IMAGE_FORMATS + ("csv",)      # what one figure can be written as
 WIDTHS = (16, 20000)                           # pixels a PNG may be wide, both included
 DEFAULT_WIDTH = 1600
@@ -29,7 +29,8 @@ def parse_formats(text: str) -> list[str]:
     formats = [part.strip().lower().lstrip(".") for part in text.split(",") if part.strip()]
     bad = [f for f in formats if f not in IMAGE_FORMATS]
     if not formats or bad:
-        raise PosvizInputError(f"--format takes png, svg or png,svg (got {text!r})")
+        raise PosvizInputError(f"--format takes png, svg, pdf or a list such as png,svg "
+                               f"(got {text!r})")
     return list(dict.fromkeys(formats))
 
 

@@ -1,17 +1,18 @@
 """What produced a figure: the record every exported file carries, without Qt.
 
-A PNG holds it in its text chunks, an SVG in a ``<metadata>`` element and a CSV as
-``# key: value`` lines before its header, so a figure found later in a paper's folder
-still says which posviz, model, text, order, layer and head made it.
+A PNG holds it in its text chunks, an SVG in a ``<metadata>`` element, a PDF in its XMP
+metadata and a CSV as ``# key: value`` lines before its header, so a figure found later
+in a paper's folder still says which posviz, model, text, order, layer and head made it.
 """
 from __future__ import annotations
 
 import json
 from xml.sax.saxutils import escape, quoteattr
 
-from .. import __version__
+from ..version import __version__
 
 NAMESPACE = "urn:posviz:provenance"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 KEYS = ("posviz", "model", "text", "tokens", "order", "positions", "layer", "head")
 
 
@@ -84,6 +85,33 @@ def add_to_svg(svg: str, facts: dict) -> str:
     if start < 0 or end < 0:
         return svg
     return svg[:end + 1] + "\n" + svg_metadata(facts) + svg[end + 1:]
+
+
+def xmp_metadata(facts: dict, title: str = "") -> bytes:
+    """An XMP packet for a PDF: its title and creator, and the record as posviz
+    properties (one element per key, in the provenance namespace)."""
+    entries = "".join(f"<posviz:entry posviz:key={quoteattr(str(key))}>"
+                      f"{escape(_line(value))}</posviz:entry>" for key, value in facts.items())
+    return (f'<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>'
+            f'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="{RDF}">'
+            f'<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" '
+            f'xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:posviz="{NAMESPACE}">'
+            f'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">{escape(title)}</rdf:li>'
+            f'</rdf:Alt></dc:title><xmp:CreatorTool>posviz {__version__}</xmp:CreatorTool>'
+            f'<posviz:provenance rdf:parseType="Literal">{entries}</posviz:provenance>'
+            f'</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="w"?>').encode("utf-8")
+
+
+def read_xmp(pdf: bytes) -> dict[str, str]:
+    """The record written by xmp_metadata, read back from a PDF's bytes (its metadata
+    stream is stored uncompressed); empty when there is none."""
+    import xml.etree.ElementTree as ET
+    start, end = pdf.find(b"<x:xmpmeta"), pdf.find(b"</x:xmpmeta>")
+    if start < 0 or end < 0:
+        return {}
+    root = ET.fromstring(pdf[start:end + len(b"</x:xmpmeta>")].decode("utf-8"))
+    return {entry.get(f"{{{NAMESPACE}}}key"): entry.text or ""
+            for entry in root.iter(f"{{{NAMESPACE}}}entry")}
 
 
 def _line(value) -> str:

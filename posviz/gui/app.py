@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
     from PySide6.QtWidgets import QApplication
 
-    from .. import __version__, boot
+    from .. import boot
+    from ..version import __version__
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
     boot.window(app)                 # before the window's modules are imported

@@ -367,12 +367,11 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.export(chosen[0], fmt, chosen[2])
 
     def export(self, path: Path, fmt: str, dpi: int | None = None) -> Path | None:
+        """Write the figure as ``fmt`` (png at ``dpi``, svg, pdf or csv) to ``path``."""
+        path = Path(path).with_suffix(f".{fmt}")
         figure, facts = self.figure, self.provenance()
-        write = {"png": lambda: figure.export_png(path, dpi=dpi, provenance=facts),
-                 "svg": lambda: figure.export_svg(path, provenance=facts),
-                 "csv": lambda: figure.export_csv(path, provenance=facts)}[fmt]
         try:
-            return writing(path, write)
+            return writing(path, lambda: figure.export(path, dpi=dpi, provenance=facts))
         except PosvizInputError as error:
             self._say(str(error), error=True)
             return None

@@ -22,7 +22,7 @@ class ExportDialog(QDialog):
         self.folder_edit = QLineEdit(folder)
         self.folder_edit.setMinimumWidth(360)         # room for a whole path
         self.folder_edit.setToolTip("Folder to write into (created if missing); each figure "
-                                    "becomes <name>.png / .svg / .csv")
+                                    "becomes <name>.png / .svg / .pdf / .csv")
         browse = QToolButton(text="…")
         browse.setToolTip("Choose the folder")
         browse.clicked.connect(self._browse)
@@ -31,8 +31,10 @@ class ExportDialog(QDialog):
         form.addRow("Folder", row)
         formats = QHBoxLayout()
         self.png, self.svg = QCheckBox("PNG", checked=True), QCheckBox("SVG", checked=True)
+        self.pdf = QCheckBox("PDF", checked=False)
         formats.addWidget(self.png)
         formats.addWidget(self.svg)
+        formats.addWidget(self.pdf)
         formats.addStretch(1)
         form.addRow("Formats", formats)
         size = QVBoxLayout()
@@ -57,6 +59,7 @@ class ExportDialog(QDialog):
                                  "this resolution (e.g. 300 for print) and tagged with it")
         self.svg.setToolTip("Vector images for papers and slides")
         self.png.setToolTip("Bitmap images")
+        self.pdf.setToolTip("Vector documents, one page per figure, for LaTeX and print")
         form.addRow("Size", size)
         self.csv = QCheckBox("also write the numbers as CSV", checked=True)
         self.csv.setToolTip("The values each figure shows, one CSV file per figure")
@@ -75,7 +78,8 @@ class ExportDialog(QDialog):
         return self.folder_edit.text().strip()
 
     def formats(self) -> list[str]:
-        return [name for name, box in (("png", self.png), ("svg", self.svg)) if box.isChecked()]
+        return [name for name, box in (("png", self.png), ("svg", self.svg), ("pdf", self.pdf))
+                if box.isChecked()]
 
     def width(self) -> int | None:
         """Pixels wide, or None (the on-screen size, or the DPI asked)."""

@@ -80,7 +80,7 @@ def show_shortcuts(window) -> QDialog:
 def versions() -> dict[str, str]:
     """posviz and the libraries it runs on, read from the installed metadata (nothing
     heavy is imported)."""
-    from .. import __version__
+    from ..version import __version__
 
     def installed(name: str) -> str:
         try:

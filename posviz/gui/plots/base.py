@@ -26,7 +26,7 @@ from . import style
 from .exporting import drop_export_menu, flatten_scaled_strokes
 from .style import BACKGROUND
 from .tabs import Tab
-from posviz.document.provenance import add_to_svg, comment_lines
+from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
 
@@ -36,7 +36,7 @@ NOTE_WRAP_HEIGHT = 400      # pixels: a figure this tall has room for its note w
 class Figure(QtWidgets.QWidget):
     """Subclasses build their items in ``__init__`` and refresh them in ``update_from``."""
 
-    name = "figure"             # stable: export writes <name>.png, .svg and .csv
+    name = "figure"             # stable: export writes <name>.png, .svg, .pdf, .csv
     title = "figure"            # the heading until the first evaluation, and the guide's
     tab: Tab | None = None      # the tab it sits in
     row = 0                     # its row in the tab; the figures of a row sit side by side
@@ -223,6 +223,8 @@ class Figure(QtWidgets.QWidget):
         hidden = [item for item in self.chrome() if item.isVisible()]
         for item in hidden:
             item.setVisible(False)
+        cache = self.canvas.cacheMode()     # a cached background: a bitmap in SVG and PDF
+        self.canvas.setCacheMode(QtWidgets.QGraphicsView.CacheModeFlag.CacheNone)
         for item in items:
             item.setExportMode(True, {"antialias": True, "painter": painter, **options})
         try:
@@ -230,8 +232,19 @@ class Figure(QtWidgets.QWidget):
         finally:
             for item in items:
                 item.setExportMode(False)
+            self.canvas.setCacheMode(cache)
             for item in hidden:
                 item.setVisible(True)
+
+    def export(self, path: Path, width: int | None = None, dpi: int | None = None,
+               provenance: dict | None = None) -> Path:
+        """Write the figure as .png (at ``width`` pixels or ``dpi``), .svg, .pdf or .csv,
+        by the path's suffix (one of FIGURE_FORMATS), with ``provenance`` inside."""
+        suffix = Path(path).suffix.lower().lstrip(".")
+        if suffix == "png":
+            return self.export_png(path, width, dpi, provenance)
+        writers = {"svg": self.export_svg, "pdf": self.export_pdf, "csv": self.export_csv}
+        return writers[suffix](path, provenance)
 
     def export_svg(self, path: Path, provenance: dict | None = None) -> Path:
         """Vector export through QSvgGenerator (independent of pyqtgraph's exporter),
@@ -243,11 +256,37 @@ class Figure(QtWidgets.QWidget):
         generator.setViewBox(self.rect())
         generator.setTitle(self.title)
         generator.setDescription(f"posviz figure '{self.name}'")
+        self._paint_vector(generator, path)
+        flatten_scaled_strokes(Path(path))
+        if provenance:
+            text = Path(path).read_text(encoding="utf-8")
+            Path(path).write_text(add_to_svg(text, provenance), encoding="utf-8")
+        return path
+
+    def export_pdf(self, path: Path, provenance: dict | None = None) -> Path:
+        """Vector export through QPdfWriter: one page the figure's size on screen, text as
+        text, lines as paths, heatmaps as images Qt scales up without smoothing (crisp
+        cells in any viewer); ``provenance`` in its XMP metadata."""
+        open(path, "wb").close()          # an unwritable path: the OSError saying why
+        writer = QtGui.QPdfWriter(str(path))
+        dpi = self.logicalDpiX()
+        writer.setResolution(dpi)
+        points = QtCore.QSizeF(self.width() * 72 / dpi, self.height() * 72 / dpi)
+        writer.setPageSize(QtGui.QPageSize(points, QtGui.QPageSize.Unit.Point, self.name,
+                                           QtGui.QPageSize.SizeMatchPolicy.ExactMatch))
+        writer.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
+        writer.setTitle(self.title)
+        writer.setCreator(f"posviz figure '{self.name}'")
+        if provenance:
+            writer.setDocumentXmpMetadata(xmp_metadata(provenance, self.title))
+        return self._paint_vector(writer, path)
+
+    def _paint_vector(self, device, path: Path) -> Path:
         painter = QtGui.QPainter()
-        if not painter.begin(generator):
+        if not painter.begin(device):
             raise OSError(0, "could not write", str(path))
         # In export mode pyqtgraph draws scatter symbols as vector paths, not as
-        # fragments of a cached pixmap (which QSvgGenerator writes as the whole atlas).
+        # fragments of a cached pixmap (which a vector device writes as the whole atlas).
         try:
             with self._exporting(painter):
                 self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
@@ -256,10 +295,6 @@ class Figure(QtWidgets.QWidget):
             painter.end()
         if not Path(path).is_file():
             raise OSError(0, "could not write", str(path))
-        flatten_scaled_strokes(Path(path))
-        if provenance:
-            text = Path(path).read_text(encoding="utf-8")
-            Path(path).write_text(add_to_svg(text, provenance), encoding="utf-8")
         return path
 
     def export_csv(self, path: Path, provenance: dict | None = None) -> Path:

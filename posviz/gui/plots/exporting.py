@@ -12,7 +12,7 @@ from posviz.document.files import FIGURE_FORMATS
 from posviz.errors import PosvizInputError
 
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG drawing (*.svg)",
-           "csv": "CSV table (*.csv)"}
+           "pdf": "PDF document (*.pdf)", "csv": "CSV table (*.csv)"}
 
 
 def writing(path: Path, write) -> Path:
@@ -26,7 +26,7 @@ def writing(path: Path, write) -> Path:
 
 
 def add_export_actions(name: str, figure, export) -> None:
-    """'Export figure as PNG/SVG/CSV…' in the figure's context menus; ``export(name,
+    """'Export figure as PNG/SVG/PDF/CSV…' in the figure's context menus; ``export(name,
     fmt)`` runs when one is chosen."""
     actions = []
     for fmt in FIGURE_FORMATS:

@@ -182,10 +182,20 @@ class PlotsPanel(QtWidgets.QWidget):
             self._build_tab(index)
         return {name: self._figures[name] for name in FIGURES}
 
-    def displayed(self) -> dict[str, dict[str, np.ndarray]]:
+    def displayed(self, *names: str) -> dict[str, dict[str, np.ndarray]]:
+        """The arrays each figure of ``names`` (default: every one) draws, by name."""
+        names = names or FIGURES
         figures = self.figures()
-        self._refresh(FIGURES)
-        return {name: figure.displayed() for name, figure in figures.items()}
+        self._refresh(names)
+        return {name: figures[name].displayed() for name in names}
+
+    def laid_out(self, name: str) -> Figure:
+        """Figure ``name``, drawn and laid out at its size in the panel (its tab made
+        current): as export renders it."""
+        figure = self._figure(name)
+        self._refresh([name])
+        self._bring_forward(figure)
+        return figure
 
     def copy_plot(self) -> bool:
         """Copy the plot under the mouse (or holding the focus, or the tab's first) to
@@ -217,7 +227,7 @@ class PlotsPanel(QtWidgets.QWidget):
     def export_figure(self, name: str, path: Path, width: int | None = None,
                       dpi: int | None = None) -> Path:
         """Write one figure as .png (at ``width`` pixels, or ``dpi`` dots per inch of
-        its size on screen), .svg or .csv, by suffix, each carrying its provenance."""
+        its size on screen), .svg, .pdf or .csv, by suffix, each carrying its provenance."""
         figure = self._figure(name)
         self._refresh([name])
         path = Path(path)
@@ -227,12 +237,9 @@ class PlotsPanel(QtWidgets.QWidget):
                                    f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
         check_width(width)
         facts = self.provenance(name)
-        if suffix == "csv":
-            return writing(path, lambda: figure.export_csv(path, facts))
-        self._bring_forward(figure)
-        if suffix == "png":
-            return writing(path, lambda: figure.export_png(path, width, dpi, facts))
-        return writing(path, lambda: figure.export_svg(path, facts))
+        if suffix != "csv":
+            self._bring_forward(figure)
+        return writing(path, lambda: figure.export(path, width, dpi, facts))
 
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
                    csv: bool = True, dpi: int | None = None) -> list[Path]:

@@ -1,0 +1,157 @@
+"""The plots panel without a window: what ``posviz export`` writes and the Python API's
+``Report.figure`` shows, drawn off screen by the window's own figures.
+
+Without a display Qt runs on its offscreen platform; with one, the panel is laid out
+and painted but never put on the screen (Qt.WA_DontShowOnScreen).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from weakref import WeakKeyDictionary
+
+from PySide6 import QtCore, QtWidgets
+
+from .figures import FIGURE_TYPES, FIGURES
+from .mosaic_figure import mosaic_look
+from .panel import PlotsPanel
+from posviz.document.provenance import describe_model
+from posviz.errors import PosvizInputError
+from posviz.views.model import model_views
+from posviz.views.shown import Shown, build_views
+
+PANEL_SIZE = (1500, 1000)       # pixels: the figures' sizes are their share of it
+SHARPNESS = 2                   # a notebook's PNG: device pixels per pixel shown
+
+
+def application() -> QtWidgets.QApplication:
+    """The running QApplication, else a new one (offscreen when there is no display)."""
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+
+
+def _pass_on_all_but_notes(mode, context, message: str) -> None:
+    if "propagateSizeHints" not in message:
+        print(message, file=sys.stderr)
+
+
+_quiet = [0]            # how many quiet_platform_notes blocks are open
+
+
+@contextmanager
+def quiet_platform_notes():
+    """Drop the offscreen platform's harmless notes; pass every other Qt message on
+    (Qt's own handler again once the outermost of nested blocks ends)."""
+    if not _quiet[0]:
+        QtCore.qInstallMessageHandler(_pass_on_all_but_notes)
+    _quiet[0] += 1
+    try:
+        yield
+    finally:
+        _quiet[0] -= 1
+        if not _quiet[0]:
+            QtCore.qInstallMessageHandler(None)
+
+
+def drawn_panel(session, evaluation) -> PlotsPanel:
+    """A PlotsPanel of PANEL_SIZE showing ``evaluation`` (an engine.Evaluation) of
+    ``session`` as the window would, laid out but not on screen."""
+    app = application()
+    with quiet_platform_notes():
+        panel = PlotsPanel()
+        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+        panel.resize(*PANEL_SIZE)
+        panel.set_session(session)
+        panel.set_provenance({"text": session.text,
+                              "model": describe_model(session.backend.describe())})
+        panel.show()
+        app.processEvents()
+        panel.show_evaluation(Shown(evaluation, build_views(
+            evaluation, mosaic_look(session.selection)), model_views(session.backend,
+                                                                      evaluation)))
+        app.processEvents()
+    return panel
+
+
+_PANELS: WeakKeyDictionary = WeakKeyDictionary()      # Report -> its drawn PlotsPanel
+
+
+class ReportFigure:
+    """One figure of a Report, by its stable name, as ``posviz export`` writes it.
+
+    Shows itself in a notebook (``_repr_png_``, ``_repr_svg_``); ``save(path)`` writes
+    .png, .svg, .pdf or .csv; ``data`` holds the arrays it draws (what the CSV holds).
+    ``layer`` (1..L) and ``head`` (0..h-1) choose what the figures of one layer or head
+    show (default: the report's selection, the first layer and head)."""
+
+    def __init__(self, report, name: str, layer: int | None = None,
+                 head: int | None = None):
+        if name not in FIGURE_TYPES:
+            raise PosvizInputError(f"no figure named {name!r} (one of {', '.join(FIGURES)})")
+        reference = report.evaluation.reference
+        L, h = reference.n_layers, reference.n_heads
+        if layer is not None and not (isinstance(layer, int) and 1 <= layer <= L):
+            raise PosvizInputError(f"--layer must be from 1 to {L} (got {layer})")
+        if head is not None and not (isinstance(head, int) and 0 <= head < h):
+            raise PosvizInputError(f"--head must be from 0 to {h - 1} (got {head})")
+        self.report, self.name = report, name
+        view = report.session.selection.clamped(L, h)
+        self.layer = view.layer if layer is None else layer
+        self.head = view.head if head is None else head
+
+    def __repr__(self) -> str:
+        return f"<posviz figure {self.name!r} of {self.report!r}>"
+
+    def panel(self) -> PlotsPanel:
+        """The report's panel (drawn once per report), showing this figure's layer and
+        head."""
+        panel = _PANELS.get(self.report)
+        if panel is None:
+            panel = _PANELS[self.report] = drawn_panel(self.report.session,
+                                                       self.report.evaluation)
+        session = self.report.session
+        session.select(session.selection.replace(layer=self.layer, head=self.head))
+        return panel
+
+    def save(self, path, *, width: int | None = None, dpi: int | None = None) -> Path:
+        """Write the figure to ``path`` as .png (at ``width`` pixels, or ``dpi`` dots per
+        inch of its size on screen; default as on screen), .svg, .pdf (vector) or .csv
+        (its numbers), by suffix, each recording what produced it; returns the path."""
+        if dpi is not None and not 50 <= dpi <= 600:
+            raise PosvizInputError(f"--dpi must be from 50 to 600 (got {dpi})")
+        with quiet_platform_notes():
+            return self.panel().export_figure(self.name, Path(path), width=width, dpi=dpi)
+
+    @property
+    def data(self) -> dict:
+        """The arrays the figure draws, by name, all indexed by ``dims``."""
+        with quiet_platform_notes():
+            return self.panel().displayed(self.name)[self.name]
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        """The names of the dimensions of every array in ``data``."""
+        with quiet_platform_notes():
+            return self.panel().figures()[self.name].dims
+
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels on screen."""
+        with quiet_platform_notes():
+            return self.panel().laid_out(self.name).size().toTuple()
+
+    def _rendered(self, suffix: str, **options) -> bytes:
+        with tempfile.TemporaryDirectory(prefix="posviz-") as folder:
+            return self.save(Path(folder) / f"{self.name}.{suffix}", **options).read_bytes()
+
+    def _repr_png_(self) -> tuple[bytes, dict]:
+        """A PNG at SHARPNESS times the size on screen, shown at that size."""
+        width, height = self.size()
+        png = self._rendered("png", width=width * SHARPNESS)
+        return png, {"width": width, "height": height}
+
+    def _repr_svg_(self) -> str:
+        return self._rendered("svg").decode("utf-8")

@@ -1,0 +1,217 @@
+"""Report.figure: the window's figures by name, drawn off screen by the export code, in a
+process without a display; their numbers are the report's; PDF is vector."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import posviz
+from posviz.cli import main
+from posviz.errors import PosvizInputError
+
+TEXT = "the cat sat on the mat"
+LEAK = {"pe": "none", "mask": "causal", "layers": 4, "seed": 0}
+LEAK_FLAGS = ["--pe", "none", "--mask", "causal", "--layers", "4", "--seed", "0"]
+ORDER = [4, 3, 2, 1, 0, 5]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def report():
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return posviz.load(**LEAK).compare(TEXT, order=ORDER)
+
+
+def table(path: Path) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of an exported CSV, after its ``# key: value`` lines."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(line for line in handle if not line.startswith("# ")))
+    return rows[0], rows[1:]
+
+
+def test_figures_render_without_a_display(tmp_path):
+    """A process with no DISPLAY and no QT_QPA_PLATFORM: the figure chooses the offscreen
+    platform itself, and shows itself as a notebook would ask it to."""
+    script = f"""
+import json, sys
+import posviz
+r = posviz.load(**{LEAK!r}).compare({TEXT!r}, order={ORDER!r})
+figure = r.figure("symmetry")
+png, shown = figure._repr_png_()
+svg = figure._repr_svg_()
+pdf = figure.save(sys.argv[1]).read_bytes()
+from PySide6 import QtGui
+print(json.dumps({{"platform": QtGui.QGuiApplication.platformName(), "shown": shown,
+                  "size": figure.size(), "png": png[:8].hex(), "png_bytes": len(png),
+                  "png_width": QtGui.QImage.fromData(png).width(),
+                  "svg": svg[:200], "svg_end": svg[-10:], "pdf": pdf[:5].decode()}}))
+"""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["PYTHONPATH"] = str(ROOT)
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "symmetry.pdf")],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "propagateSizeHints" not in result.stderr
+    out = json.loads(result.stdout)
+    assert out["platform"] == "offscreen"
+    width, height = out["size"]
+    assert width > 300 and height > 200
+    assert out["png"] == "89504e470d0a1a0a" and out["png_bytes"] > 20_000
+    # drawn at twice its size for a sharp picture, shown at its size
+    assert out["shown"] == {"width": width, "height": height}
+    assert out["png_width"] == 2 * width
+    assert "<svg" in out["svg"] and out["svg_end"].strip().endswith("</svg>")
+    assert out["pdf"] == "%PDF-"
+
+
+def test_the_symmetry_figure_holds_the_reports_layers(report, tmp_path):
+    figure = report.figure("symmetry")
+    header, rows = table(figure.save(tmp_path / "symmetry.csv"))
+    assert header[0] == "layer" and [int(row[0]) for row in rows] == [
+        row["layer"] for row in report.layers]
+    for metric in ("hidden_equivariance", "attention_equivariance", "last_token_change",
+                   "pooled_change"):
+        column = header.index(metric)
+        written = [None if row[column] == "" else float(row[column]) for row in rows]
+        expected = [row[metric] for row in report.layers]
+        assert written == expected, metric        # every digit: CSV floats round-trip
+        shown = figure.data[metric].tolist()
+        assert [None if np.isnan(v) else v for v in shown] == expected, metric
+    assert figure.dims == ("layer",)
+    # the causal leak, as the figure shows it: the final slot holds its token, unchanged
+    # after block 1 and changed from block 2 on
+    change = figure.data["last_token_change"]
+    assert change[1] < report.noise_floor < change[2]
+
+
+def test_the_attention_figure_holds_the_reports_maps(report):
+    for layer, head in ((1, 0), (3, 2)):
+        data = report.figure("attention", layer=layer, head=head).data
+        maps = report.attention(layer, head)
+        np.testing.assert_array_equal(data["original"], maps.original)
+        np.testing.assert_array_equal(data["reordered_aligned"], maps.aligned)
+        np.testing.assert_allclose(data["difference"], maps.difference, atol=1e-7)
+
+
+def test_a_saved_figure_is_the_file_posviz_export_writes(report, tmp_path, capsys):
+    out = tmp_path / "exported"
+    code = main(["export", *LEAK_FLAGS, "--text", TEXT, "--order", ",".join(map(str, ORDER)),
+                 "--layer", "2", "--head", "1", "--format", "pdf", "--out", str(out)])
+    printed = capsys.readouterr().out.split()
+    assert code == 0
+    from posviz.gui.plots import FIGURES
+    assert printed == [str(out / f"{name}.{fmt}")
+                       for name in FIGURES for fmt in ("pdf", "csv")]
+    for name in ("attention", "symmetry", "token_change"):
+        mine = report.figure(name, layer=2, head=1).save(tmp_path / f"{name}.csv")
+        assert mine.read_text(encoding="utf-8") == (out / f"{name}.csv").read_text(
+            encoding="utf-8"), name
+        assert (out / f"{name}.pdf").read_bytes().startswith(b"%PDF-")
+
+
+def pdf_images(data: bytes) -> list[tuple[int, int]]:
+    """(width, height) in pixels of every image a PDF embeds."""
+    found = []
+    for match in re.finditer(rb"/Subtype\s*/Image(.{0,400})", data, re.S):
+        width = re.search(rb"/Width\s+(\d+)", match.group(1))
+        height = re.search(rb"/Height\s+(\d+)", match.group(1))
+        found.append((int(width.group(1)), int(height.group(1))))
+    return found
+
+
+def test_pdf_is_vector_with_sharp_heatmaps_and_says_what_made_it(report, tmp_path):
+    from posviz.document.provenance import read_xmp
+    figure = report.figure("attention", layer=2, head=1)
+    data = figure.save(tmp_path / "attention.pdf").read_bytes()
+    assert data.startswith(b"%PDF-") and data.count(b"/Type /Page\n") + data.count(
+        b"/Type /Page\r") + len(re.findall(rb"/Type\s*/Page[^s]", data)) >= 1
+    width, height = figure.size()
+    box = [float(v) for v in re.search(rb"/MediaBox\s*\[([^\]]*)\]", data).group(1).split()]
+    assert box == pytest.approx([0, 0, width * 72 / 96, height * 72 / 96], abs=0.5)
+    assert b"/FontFile2" in data or b"/FontFile" in data        # text as text, embedded
+    n = len(report.tokens)
+    images = pdf_images(data)
+    maps = [size for size in images if min(size) > 1]            # not the colour bars
+    # the three maps, each n x n cells enlarged whole (no smoothing can blur them), and
+    # no bitmap of the whole figure under the vector drawing
+    assert len(maps) == 3 and all(w == h and w % n == 0 and w >= 10 * n for w, h in maps)
+    assert all(w < width for w, h in images)
+    facts = read_xmp(data)
+    png = figure.save(tmp_path / "attention.png")
+    from PySide6 import QtGui
+    image = QtGui.QImage(str(png))
+    assert facts == {key: image.text(key) for key in image.textKeys()}
+    assert facts["figure"] == "attention" and (facts["layer"], facts["head"]) == ("2", "1")
+    assert facts["text"] == TEXT and facts["order"] == ",".join(map(str, ORDER))
+
+
+def test_png_at_a_dpi_and_a_width(report, tmp_path):
+    from PySide6 import QtGui
+    figure = report.figure("symmetry")
+    width, height = figure.size()
+    image = QtGui.QImage(str(figure.save(tmp_path / "a.png", dpi=300)))
+    assert image.width() == round(width * 300 / 96)
+    assert round(image.dotsPerMeterX() * 0.0254) == 300
+    assert QtGui.QImage(str(figure.save(tmp_path / "b.png", width=500))).width() == 500
+
+
+def test_a_figure_of_a_tab_not_yet_opened_shows_at_its_own_size(tmp_path):
+    from PySide6 import QtGui
+    fresh = posviz.load(**LEAK).compare(TEXT, order=ORDER)     # a panel of its own
+    png, shown = fresh.figure("outputs")._repr_png_()
+    plain = QtGui.QImage(str(fresh.figure("outputs").save(tmp_path / "outputs.png")))
+    assert (shown["width"], shown["height"]) == (plain.width(), plain.height())
+    assert plain.width() > 1000 and QtGui.QImage.fromData(png).width() == 2 * plain.width()
+
+def test_bad_figure_requests_are_one_line_errors(report, tmp_path):
+    from posviz.gui.plots import FIGURES
+    with pytest.raises(PosvizInputError) as raised:
+        report.figure("heatmap")
+    assert str(raised.value) == f"no figure named 'heatmap' (one of {', '.join(FIGURES)})"
+    with pytest.raises(PosvizInputError, match="--layer must be from 1 to 4 .got 5."):
+        report.figure("attention", layer=5)
+    with pytest.raises(PosvizInputError, match="--head must be from 0 to 3 .got 4."):
+        report.figure("attention", head=4)
+    with pytest.raises(PosvizInputError, match="must end in .png, .svg, .pdf, .csv"):
+        report.figure("symmetry").save(tmp_path / "symmetry.jpg")
+    with pytest.raises(PosvizInputError, match="--dpi must be from 50 to 600"):
+        report.figure("symmetry").save(tmp_path / "symmetry.png", dpi=5000)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(PosvizInputError, match="cannot write"):
+        report.figure("symmetry").save(blocker / "symmetry.pdf")
+
+
+def test_every_figure_menu_offers_pdf(report):
+    from PySide6 import QtCore
+
+    from posviz.gui.plots.headless import drawn_panel
+    panel = drawn_panel(report.session, report.evaluation)
+    try:
+        # laid out and painted, but never put on a screen where there is one
+        assert panel.isVisible() and panel.testAttribute(
+            QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+        for name, figure in panel.figures().items():
+            texts = [action.text() for action in figure.heading.actions()]
+            assert "Export figure as PDF…" in texts, name
+    finally:
+        panel.close()
+        panel.deleteLater()
+
+
+
+def test_the_readme_names_every_figure():
+    from posviz.gui.plots import FIGURES
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("`r.figure(name, layer=, head=)` takes the name of any file")
+    listed = readme[readme.index("(", start + 40):readme.index(")", start + 40)]
+    assert re.findall(r"`(\w+)`", listed) == list(FIGURES)

