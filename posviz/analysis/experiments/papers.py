@@ -101,7 +101,7 @@ def chi2023(should_stop=None) -> PaperCheck:
     holds = bool(rank[0, 1] < -0.9 and by_position[-1] < 0.5 * by_position[0])
     return PaperCheck(
         "chi2023",
-        "Chi, Fan, Rudnicky, Ramadge (2023). Latent positional information is in the "
+        "Chi, Fan, Chen, Rudnicky, Ramadge (2023). Latent positional information is in the "
         "self-attention variance of transformer language models without positional "
         "embeddings. ACL.",
         "In a causal model without positions the variance of the attention output "
