@@ -126,3 +126,10 @@ def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):
     assert tab.make_job().backend is loaded           # its twin runs: nothing loaded again
     session.spec = ModelSpec()                        # the built-in model is rebuilt
     assert tab.make_job().backend is None
+
+
+def test_the_paper_list_shows_titles_from_the_one_catalogue(tab):
+    from posviz.analysis.experiments.papers import CATALOGUE
+    shown = [(tab.paper.itemData(k), tab.paper.itemText(k)) for k in range(tab.paper.count())]
+    assert shown == [(p.name, p.title) for p in CATALOGUE]
+    assert tab.paper.itemText(0).startswith("Haviv et al. 2022 — ")

@@ -114,6 +114,8 @@ class ExperimentsTab(QtWidgets.QWidget):
                                     "or also its squares (so it can read a norm)")
         self.paper = self._combo([(p.name, p.title) for p in CATALOGUE],
                                  "The published claim to check")
+        self.paper.setSizeAdjustPolicy(   # the titles whole, not cut to "Press et al. 20"
+            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.weights = self._combo([(RANDOM, "random"), (TRAINED, "trained")],
                                    "The built-in model's weights: random (from the seed; "
                                    "the claims that follow from the architecture) or the "
