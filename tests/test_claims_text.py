@@ -63,8 +63,8 @@ def test_the_symmetry_legend_says_which_curves_test_which_symmetry():
     pytest.importorskip("PySide6")
     from posviz.gui.plots import layers
     labels = layers.CURVE_LABELS
-    assert labels["hidden_equivariance"].endswith("(equivariance)")
-    assert labels["attention_equivariance"].endswith("(equivariance)")
+    assert labels["hidden_equivariance"].endswith("(equivar.)")
+    assert labels["attention_equivariance"].endswith("(equivar.)")
     assert labels["last_token_change"].endswith("(invariance)")
     assert labels["pooled_change"].endswith("(invariance)")
     import inspect

@@ -11,13 +11,13 @@ from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
 from posviz.views.shown import BRANCHES
 
-# Legend entries, short enough for two columns in a narrow figure; the tooltip says
-# which symmetry each one tests.
+# Legend entries, short enough for two columns in a narrow figure, each naming the
+# symmetry it tests; the tooltip says more.
 CURVE_LABELS = {
-    "hidden_equivariance": "hidden states (equivariance)",
-    "attention_equivariance": "attention, worst head (equivariance)",
-    "last_token_change": "output at the final slot (invariance)",
-    "pooled_change": "mean-pooled output (invariance)",
+    "hidden_equivariance": "hidden states (equivar.)",
+    "attention_equivariance": "attention (equivar.)",
+    "last_token_change": "final slot (invariance)",
+    "pooled_change": "pooled (invariance)",
 }
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
