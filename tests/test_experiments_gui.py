@@ -64,9 +64,21 @@ def test_a_paper_check_and_a_bad_texts_choice(qtbot, tab):
     tab.paper.setCurrentIndex(tab.paper.findData("alibi-slopes"))
     run(qtbot, tab)
     assert "holds here" in tab.figure.heading.text()
-    tab.what.setCurrentIndex(tab.what.findData("probe"))        # one text: refused inline
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    tab.texts.setCurrentIndex(tab.texts.findData("current"))    # one text: refused inline
     tab.run()
     assert "holds texts out" in tab.status.text() and not tab.cancel_button.isEnabled()
+
+
+def test_the_probe_starts_on_generated_texts_and_reads_the_position(qtbot, tab):
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    assert tab.texts.currentData() == "generated"      # not the current text, refused
+    run(qtbot, tab)
+    assert tab.result.generated and not tab.result.too_few
+    assert tab.result.layers[0].r2 > 0.9 or tab.job.spec.config.pe == "none"
+    assert "too few" not in tab.status.text()
+    tab.what.setCurrentIndex(tab.what.findData("sweep"))      # a sweep: not generated
+    assert tab.texts.currentData() == "current"
 
 
 def test_cancel_stops_and_keeps_what_was_shown(qtbot, tab):
@@ -102,6 +114,7 @@ def test_a_probe_over_the_example_sentences(qtbot, tab):
     assert np.allclose(shown["mae"], [row.mae for row in layers])
     assert np.allclose(shown["chance_mae"], [row.chance_mae for row in layers])
     assert "Position probe" in tab.figure.heading.text()
+    assert tab.result.too_few and "too few samples" in tab.status.text()   # 9 short texts
 
 
 def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):
@@ -116,3 +129,10 @@ def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):
     assert tab.make_job().backend is loaded           # its twin runs: nothing loaded again
     session.spec = ModelSpec()                        # the built-in model is rebuilt
     assert tab.make_job().backend is None
+
+
+def test_the_paper_list_shows_titles_from_the_one_catalogue(tab):
+    from posviz.analysis.experiments.papers import CATALOGUE
+    shown = [(tab.paper.itemData(k), tab.paper.itemText(k)) for k in range(tab.paper.count())]
+    assert shown == [(p.name, p.title) for p in CATALOGUE]
+    assert tab.paper.itemText(0).startswith("Haviv et al. 2022 — ")

@@ -9,11 +9,30 @@ from posviz.cli import main
 from posviz.errors import PosvizInputError
 
 
-def test_alibi_slopes_are_the_papers_geometric_sequence():
+def reference_slopes(n: int) -> list[float]:
+    """Press et al.'s reference code (attention_with_linear_biases, get_slopes)."""
+    import math
+
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + reference_slopes(2 * closest)[0::2][:n - closest]
+
+
+def test_alibi_slopes_are_the_papers_rule_for_6_8_and_12_heads():
     check = papers.alibi_slopes()
     heads = len(check.values["measured"])
     expected = [2.0 ** (-8 * h / heads) for h in range(1, heads + 1)]   # Press et al. 2022
     assert check.values["measured"] == pytest.approx(expected, rel=1e-4)
+    for count in (6, 12):                   # where 2^(-8h/H) is off by up to 0.69 (12)
+        measured = check.values["by_heads"][str(count)]["measured"]
+        assert measured == pytest.approx(reference_slopes(count), rel=1e-4)
+        closed_form = [2.0 ** (-8 * h / count) for h in range(1, count + 1)]
+        assert measured != pytest.approx(closed_form, rel=1e-2)
+    assert "power of" in check.reports and "6, 8 and 12 heads" in check.measures
     assert check.holds
 
 
@@ -47,6 +66,36 @@ def test_a_causal_mask_leaks_position_and_a_bidirectional_one_does_not():
     assert all(row["mae"] < 0.9 * row["chance_mae"] for row in causal[1:])
     assert all(row["mae"] > 0.95 * row["chance_mae"] for row in bidirectional)
     assert check.holds
+    # the verdict reads quadratic features, and says so; the linear probe is beside it
+    assert check.values["features"] == "quadratic" and "quadratic" in check.tests
+    linear = check.values["linear"]["causal"]
+    worst = max(row["mae"] / row["chance_mae"] for row in linear[1:])
+    assert worst > 0.9 and not check.values["holds_linear"]
+    assert f"{worst:.2f} × chance" in check.measures and "does not hold" in check.measures
+
+
+@pytest.mark.parametrize("name", ["chi2023", "rope-decay", "alibi-slopes", "sinha2022"])
+def test_every_check_names_its_weights_and_the_claim_it_tests(name, capsys):
+    assert main(["paper", name, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["weights"] == "random"
+    if name == "rope-decay":
+        assert data["ran_on"].startswith("no model") and "seed 0" in data["ran_on"]
+    else:
+        assert data["ran_on"].startswith("the built-in model, untrained") and \
+            "seed 0" in data["ran_on"]
+    assert data["tests"].startswith("What the")          # what the architecture implies
+    assert main(["paper", name]) == 0
+    out = capsys.readouterr().out
+    assert "ran on:   random weights: " in out and "\ntests:    What the" in out
+    assert "holds here: yes (on random weights), for the claim under tests" in out
+
+
+def test_one_record_per_paper_with_its_title():
+    assert [p.name for p in papers.CATALOGUE] == list(papers.PAPERS)
+    assert set(papers.PRESETS) | set(papers.TRAINED_PRESETS) == set(papers.PAPERS)
+    assert papers.TITLES["haviv2022"].startswith("Haviv et al. 2022 — ")
+    assert all(" et al. 20" in title for title in papers.TITLES.values())
 
 
 def test_paper_command(capsys):

@@ -73,3 +73,25 @@ def test_two_texts_are_enough_to_hold_one_out():
         result = probe(engine("learned"), ["the dog bit the man", "the man bit the dog"])
     assert result.folds == 2
     assert all(np.isfinite([row.r2, row.mae, row.chance_mae]).all() for row in result.layers)
+
+
+def test_the_default_probe_has_enough_samples_and_reads_sinusoidal_positions(capsys):
+    import json
+
+    from posviz.cli import main
+    assert main(["probe", "--pe", "sinusoidal", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["layers"][0]["r2"] >= 0.9                  # the position is in the input
+    assert data["tokens"] >= data["tokens_needed"] == 10 * data["feature_count"] == 640
+    assert not data["too_few_samples"] and data["note"] == "" and data["generated_texts"]
+
+
+def test_a_probe_with_fewer_samples_than_features_says_so(capsys, tmp_path):
+    from posviz.cli import main
+    texts = tmp_path / "few.txt"
+    texts.write_text("\n".join(random_texts(6)))
+    assert main(["probe", "--pe", "sinusoidal", "--texts", str(texts)]) == 0
+    out = capsys.readouterr().out
+    assert "too few samples: 72 tokens for 64 features" in out and "held out" in out
+    result = probe(engine("sinusoidal"), random_texts(6), features="quadratic")
+    assert result.too_few and result.to_dict()["tokens_needed"] == 1280

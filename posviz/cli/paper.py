@@ -1,26 +1,28 @@
-"""``posviz paper``: a published claim about positions, checked on the built-in model.
+"""``posviz paper``: a published claim about positions, checked on weights it names.
 
     posviz paper NAME [--weights random|trained] [--json]
-        NAME: haviv2022, chi2023, rope-decay, alibi-slopes, sinha2022 (random weights:
-        what follows from the architecture); press2022, haviv2022 --weights trained (the
-        shipped trained checkpoints)
+        NAME: one of papers.CATALOGUE; random weights test what the architecture
+        implies, trained ones (the shipped checkpoints, the bundled pretrained models)
+        the paper's claim about trained models
 """
 from __future__ import annotations
 
 import json
 import textwrap
 
-from ..analysis.experiments.papers import PAPERS, PRESETS, TRAINED_PRESETS
+from ..analysis.experiments.papers import CATALOGUE, PAPERS, PRESETS, TRAINED_PRESETS
 
 
 def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
-        "paper", help="check a paper's claim: its citation, what it reports, what posviz "
-                      "measures")
-    parser.add_argument("name", metavar="NAME", help=f"one of {', '.join(PAPERS)}")
+        "paper", help="check a paper's claim: its citation, what it reports, the weights "
+                      "it ran on, the claim tested there, what posviz measures")
+    parser.add_argument("name", metavar="NAME", help="one of: " + "; ".join(
+        f"{p.name} ({p.title})" for p in CATALOGUE))
     parser.add_argument("--weights", choices=("random", "trained"), default=None,
-                        help=f"the built-in model's weights: random (seeded: "
-                             f"{', '.join(PRESETS)}) or the shipped trained checkpoints "
+                        help=f"random: the built-in model untrained, from its seed (what "
+                             f"the architecture implies: {', '.join(PRESETS)}); trained: "
+                             f"the shipped checkpoints and bundled pretrained models "
                              f"({', '.join(TRAINED_PRESETS)}) (default: random where the "
                              f"paper's check has it)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -38,7 +40,9 @@ def run(args) -> int:
         print(json.dumps(check.to_dict(), indent=2))
         return 0
     print("\n".join([wrap("paper:    ", check.citation), wrap("reports:  ", check.reports),
-                     wrap("measures: ", check.measures), f"weights:  {check.weights}",
+                     wrap("ran on:   ", f"{check.weights} weights: {check.ran_on}"),
+                     wrap("tests:    ", check.tests),
+                     wrap("measures: ", check.measures),
                      wrap("values:   ", json.dumps(check.values)),
-                     f"holds here: {'yes' if check.holds else 'NO'}"]))
+                     f"holds here: {check.verdict}, for the claim under tests"]))
     return 0

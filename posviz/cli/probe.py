@@ -16,8 +16,8 @@ def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "probe",
         help="a ridge probe of absolute position per layer, held out by text")
-    add_experiment_arguments(parser, "a file of texts, one a line (default: the example "
-                                     "sentences)")
+    add_experiment_arguments(parser, "a file of texts, one a line (default: generated "
+                                     "texts of made-up words, enough for the features)")
     parser.add_argument("--folds", type=int, default=5,
                         help="how many groups of texts are held out in turn (default: 5)")
     parser.add_argument("--features", choices=("linear", "quadratic"), default="linear",
@@ -34,11 +34,7 @@ def run(args) -> int:
                                "give --texts FILE (one a line) instead of --text")
     if args.folds < 2:
         raise PosvizInputError(f"--folds must be at least 2 (got {args.folds})")
-    if args.texts is None:
-        from ..analysis.experiments.texts import example_texts
-        texts = example_texts()
-    else:
-        texts = experiment_texts(args)
+    texts = None if args.texts is None else experiment_texts(args)
     model, where = experiment_model(args)
     from ..analysis.experiments.probe import probe
     result = probe(model.engine, texts, where, args.folds, args.features,
@@ -46,8 +42,13 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
-    print(f"position probe ({result.features}): {result.tokens} tokens of {result.texts} "
-          f"texts, {result.folds} folds held out by text\n")
+    print(f"position probe ({result.features}, {result.width} features): {result.tokens} "
+          f"tokens of {result.texts} texts, {result.folds} folds held out by text")
+    if result.generated:
+        print(f"texts: generated, {result.generated}")
+    if result.note:
+        print(f"note: {result.note}")
+    print("\nheld out: R² and mean absolute error of the predicted position\n")
     print("layer      R²     MAE  chance MAE")
     for row in result.layers:
         print(f"{row.layer:>5} {row.r2:>7.3f} {row.mae:>7.2f} {row.chance_mae:>11.2f}")

@@ -11,6 +11,7 @@ import pyqtgraph as pg  # noqa: I001
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.layers import layer_ticks
+from posviz.analysis.experiments.papers import TITLES
 
 
 def _log(values: np.ndarray, floor: float) -> np.ndarray:
@@ -191,6 +192,9 @@ class ExperimentFigure(Figure):
         elif check.name == "haviv2022":
             self.show_probe(values["causal"], "", "causal ", "#d55e00")
             self.show_probe(values["bidirectional"], "", "bidirectional ", "#0072b2")
+            if "linear" in values:          # the verdict's features are quadratic
+                self.show_probe(values["linear"]["causal"], "", "linear causal ",
+                                "#009e73")
         elif check.name == "chi2023":
             spread = np.array(values["variance_by_position"])
             self._reset("variance of the attention output", "position", log=False)
@@ -200,7 +204,7 @@ class ExperimentFigure(Figure):
         elif check.name == "alibi-slopes":
             heads = np.arange(1, len(values["measured"]) + 1)
             self._reset("slope m_h (log)", "head", log=True)
-            self._curve(heads, np.log10(values["paper"]), "#505050", "paper: 2^(-8h/H)",
+            self._curve(heads, np.log10(values["paper"]), "#505050", "paper, H = 8: 2^(-8h/H)",
                         1.5, dash=True)
             dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
                                       size=9, brush="#d55e00", pen=None)
@@ -214,9 +218,11 @@ class ExperimentFigure(Figure):
             self.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
                                             for k, v in values.items()))
             self.data, self.dims, self.coords, self.labels = {}, (), {}, {}
-        self.set_title(f"{check.name} ({check.weights} weights): "
+        self.set_title(f"{TITLES.get(check.name, check.name)} ({check.weights} weights): "
                        f"{'holds' if check.holds else 'does NOT hold'} here")
-        self.set_note(f"{check.citation}\nPaper: {check.reports}\nposviz: {check.measures}")
+        self.set_note(f"{check.citation}\nPaper: {check.reports}\nRan on: {check.weights} "
+                      f"weights, {check.ran_on}\nTests: {check.tests}\nposviz: "
+                      f"{check.measures}")
 
     def _show_lengths(self, values: dict) -> None:
         """press2022: held-out perplexity against the evaluation length, one curve per

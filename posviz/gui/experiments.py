@@ -17,7 +17,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
 from .plots.exporting import add_export_actions, ask_export_path, writing
-from posviz.analysis.experiments.papers import PAPERS, default_weights
+from posviz.analysis.experiments.papers import CATALOGUE, default_weights
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
 from posviz.document.spec import ModelSpec
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 COMPARED = ("none", "sinusoidal", "rope")      # the encodings Compare starts with
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
+                "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
 SWAP_MAP = "swap map"
 
@@ -111,7 +112,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.features = self._combo([("linear", "linear"), ("quadratic", "with squares")],
                                     "What the probe's regression reads: the hidden state, "
                                     "or also its squares (so it can read a norm)")
-        self.paper = self._combo([(p, p) for p in PAPERS], "The published claim to check")
+        self.paper = self._combo([(p.name, p.title) for p in CATALOGUE],
+                                 "The published claim to check")
+        self.paper.setSizeAdjustPolicy(   # the titles whole, not cut to "Press et al. 20"
+            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.weights = self._combo([(RANDOM, "random"), (TRAINED, "trained")],
                                    "The built-in model's weights: random (from the seed; "
                                    "the claims that follow from the architecture) or the "
@@ -204,6 +208,11 @@ class ExperimentsTab(QtWidgets.QWidget):
             widget.setVisible(visible)
             self._labelled[widget].setVisible(visible)
         session = self._session()
+        source = self.texts.currentData()
+        if what == "probe" and source == "current":    # one text cannot be held out
+            self.texts.setCurrentIndex(self.texts.findData("generated"))
+        elif what == "sweep" and source == "generated":
+            self.texts.setCurrentIndex(self.texts.findData("current"))
         if what == "paper":
             self._paper_chosen()
         elif what == "compare":            # the window's kind of weights, to start with
@@ -243,6 +252,11 @@ class ExperimentsTab(QtWidgets.QWidget):
             if self._file is None:
                 raise PosvizInputError("choose a file of texts first")
             texts = read_texts(self._file)
+        elif source == "generated":
+            if self.what.currentData() != "probe":
+                raise PosvizInputError("generated texts are for the probe: a sweep runs "
+                                       "on the current text, the examples or a file")
+            texts = []                            # the probe generates enough
         else:
             texts = [session.text if session is not None else DEFAULT_TEXT]
         return ExperimentJob(
@@ -277,9 +291,9 @@ class ExperimentsTab(QtWidgets.QWidget):
     def run(self) -> None:
         try:
             job = self.make_job()
-            if job.what == "probe" and len(job.texts) < 2:
-                raise PosvizInputError("the probe holds texts out: choose the example "
-                                       "sentences or a file of texts")
+            if job.what == "probe" and len(job.texts) == 1:
+                raise PosvizInputError("the probe holds texts out: choose generated "
+                                       "texts, the example sentences or a file of texts")
         except (PosvizInputError, OSError) as error:
             self._say(one_line(error), error=True)
             return
@@ -349,6 +363,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.figure.show_probe([vars(r) for r in result.layers],
                                    f"Position probe ({result.features}): {result.tokens} "
                                    f"tokens of {result.texts} texts, held out by text")
+            if result.note:
+                self._say(result.note, error=True)
         else:
             self.figure.show_paper(result)
 

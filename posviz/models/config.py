@@ -91,7 +91,8 @@ class Positions:
 
     mode "slot": slot j gets position offset + j, whatever token sits there (the usual
     model input). mode "token": each token keeps offset + its original index, so the
-    positions travel with the tokens and absolute encodings become equivariant again.
+    positions travel with the tokens, and with a bidirectional mask every encoding is
+    equivariant again (a causal mask still tells slots apart).
     """
 
     mode: str = _default("mode")

@@ -82,8 +82,8 @@ OPTIONS: dict[str, Option] = _options(
                "off; large values let position dominate)."),
     Option("mask", "Mask", "bidirectional", choices=MASKS,
            tip="bidirectional: every token attends to every token (an encoder such as "
-               "BERT). causal: each token attends only to the tokens before it (a decoder "
-               "such as GPT); the mask itself leaks position."),
+               "BERT). causal: each token attends to itself and the tokens before it (a "
+               "decoder such as GPT); the mask itself leaks position."),
     Option("residual", "Residual connections", True,
            tip="Residual (skip) connections add each block's input to its output; they "
                "carry positional information from layer to layer."),
@@ -101,8 +101,9 @@ OPTIONS: dict[str, Option] = _options(
     Option("mode", "Positions", "slot", choices=POSITION_MODES, group="positions",
            tip="Positions belong to slots: slot j always gets position j, whatever token "
                "sits there (how a model is normally fed).\nPositions travel with tokens: "
-               "each token keeps the position id of its original place, so absolute "
-               "encodings become equivariant again."),
+               "each token keeps the position id of its original place, so with a "
+               "bidirectional mask every encoding is equivariant again (a causal mask "
+               "still tells slots apart)."),
     Option("offset", "First position", 0, low=0, high=1_000_000, group="positions",
            tip="Position id of the first slot (e.g. to mimic left padding or a prompt "
                "that came before)."),

@@ -41,7 +41,7 @@ class ExperimentJob:
             facts.update(kind=self.kind, count=self.count, seed=self.seed,
                          texts=len(self.texts))
         elif self.what == "probe":
-            facts.update(features=self.features, texts=len(self.texts))
+            facts.update(features=self.features, texts=len(self.texts) or "generated")
         elif self.what == "compare":
             facts.update(encodings=",".join(self.encodings), weights=self.weights,
                          text=self.texts[0] if self.texts else "",

@@ -1,12 +1,15 @@
-"""Published claims about positions, each checked on the built-in model in one call.
+"""Published claims about positions, each checked in one call.
 
-Each preset returns a ``PaperCheck``: the citation, what the paper reports, what posviz
-measured, and whether the qualitative claim holds here. The presets here run on random
-(seeded) weights: the claims that follow from the architecture; those about trained
-models run on the shipped checkpoints (experiments.trained).
+Each check returns a ``PaperCheck``: the citation, what the paper reports, the weights
+it ran on, the claim it tests there, what posviz measured, and whether that claim holds.
+The checks here run on untrained (seeded random) weights: they test what the
+architecture implies, not what training does; the claims about trained models run on
+the shipped checkpoints and the bundled pretrained models (experiments.trained and
+experiments.pretrained). ``CATALOGUE`` is the one list of papers, with their titles.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -14,17 +17,27 @@ import numpy as np
 from ...errors import PosvizInputError
 from ...models.checkpoint import RANDOM, TRAINED
 from ...models.config import ModelConfig, Positions
-from . import trained
+from . import pretrained, trained
 from .claim import PaperCheck
 from .texts import random_texts
 
-__all__ = ["PaperCheck", "PRESETS", "TRAINED_PRESETS", "PAPERS", "check_paper"]
+__all__ = ["PaperCheck", "Paper", "CATALOGUE", "PRESETS", "TRAINED_PRESETS", "PAPERS",
+           "TITLES", "check_paper"]
+ARCHITECTURE = "What the architecture implies, on untrained weights: "
 
 
 def _engine(**config):
     from ...models.builtin import BuiltinBackend
     from ..engine import Engine
     return Engine(BuiltinBackend(ModelConfig(**config)))
+
+
+def untrained(detail: str = "", **config) -> str:
+    """What an untrained built-in model is: its seed and size, then ``detail``."""
+    cfg = ModelConfig(**config)
+    return (f"the built-in model, untrained: random weights drawn from seed {cfg.seed} "
+            f"({cfg.layers} layers, {cfg.heads} heads, width {cfg.d_model})"
+            + (f", {detail}" if detail else ""))
 
 
 def _with_scores(engine, text: str, positions: Positions, should_stop):
@@ -38,12 +51,24 @@ def _with_scores(engine, text: str, positions: Positions, should_stop):
 def haviv2022(should_stop=None) -> PaperCheck:
     from .probe import probe
     texts = random_texts(120, 12, seed=0, vocabulary=20)
-    runs = {mask: probe(_engine(pe="none", mask=mask), texts, features="quadratic",
-                        should_stop=should_stop) for mask in ("causal", "bidirectional")}
-    values = {mask: [vars(row).copy() for row in r.layers] for mask, r in runs.items()}
-    causal, bidir = runs["causal"].layers, runs["bidirectional"].layers
-    holds = (all(row.mae < 0.9 * row.chance_mae for row in causal[1:])
-             and all(row.mae > 0.95 * row.chance_mae for row in bidir))
+    masks = ("causal", "bidirectional")
+
+    def verdict(runs) -> bool:
+        causal, bidir = runs["causal"].layers, runs["bidirectional"].layers
+        return (all(row.mae < 0.9 * row.chance_mae for row in causal[1:])
+                and all(row.mae > 0.95 * row.chance_mae for row in bidir))
+
+    by_features = {features: {mask: probe(_engine(pe="none", mask=mask), texts,
+                                          features=features, should_stop=should_stop)
+                              for mask in masks} for features in ("quadratic", "linear")}
+    values = {mask: [vars(row).copy() for row in r.layers]
+              for mask, r in by_features["quadratic"].items()}
+    values["features"] = "quadratic"
+    values["linear"] = {mask: [vars(row).copy() for row in r.layers]
+                        for mask, r in by_features["linear"].items()}
+    holds, values["holds_linear"] = (verdict(by_features["quadratic"]),
+                                     verdict(by_features["linear"]))
+    worst = max(row.mae / row.chance_mae for row in by_features["linear"]["causal"].layers[1:])
     return PaperCheck(
         "haviv2022",
         "Haviv, Ram, Press, Izsak, Levy (2022). Transformer language models without "
@@ -51,9 +76,17 @@ def haviv2022(should_stop=None) -> PaperCheck:
         "Without positional encodings a causal language model still knows absolute "
         "position (a probe reads it off its hidden states); a bidirectional (masked) one "
         "does not.",
-        "A ridge probe (hidden state and its squares -> position, held out by text) on "
-        "the built-in model without positions: causal vs bidirectional, per layer.",
-        values, holds)
+        f"A ridge probe of position, held out by text, per layer, on 120 generated texts "
+        f"of 12 words, the built-in model without positions, causal vs bidirectional. The "
+        f"verdict reads the quadratic probe (hidden state and its squares, so it can read "
+        f"a norm); the linear probe (hidden state only) is beside it: its causal error is "
+        f"up to {worst:.2f} × chance, so with linear features alone the claim "
+        f"{'holds too' if values['holds_linear'] else 'does not hold here'}.",
+        values, holds,
+        ran_on=untrained("no positions, causal and bidirectional", pe="none"),
+        tests=ARCHITECTURE + "a causal mask alone lets a quadratic probe read position "
+              "(error below 0.9 × chance after the embeddings) and a bidirectional mask "
+              "does not (above 0.95 × chance at every layer); not that training keeps it.")
 
 
 def chi2023(should_stop=None) -> PaperCheck:
@@ -68,7 +101,7 @@ def chi2023(should_stop=None) -> PaperCheck:
     holds = bool(rank[0, 1] < -0.9 and by_position[-1] < 0.5 * by_position[0])
     return PaperCheck(
         "chi2023",
-        "Chi, Fan, Rudnicky, Ramadge (2023). Latent positional information is in the "
+        "Chi, Fan, Chen, Rudnicky, Ramadge (2023). Latent positional information is in the "
         "self-attention variance of transformer language models without positional "
         "embeddings. ACL.",
         "In a causal model without positions the variance of the attention output "
@@ -78,7 +111,10 @@ def chi2023(should_stop=None) -> PaperCheck:
         "averaged over 64 random texts of 32 tokens (built-in model, no positions, causal).",
         {"variance_by_position": by_position.tolist(),
          "rank_correlation_with_position": float(rank[0, 1]),
-         "last_over_first": float(by_position[-1] / by_position[0])}, holds)
+         "last_over_first": float(by_position[-1] / by_position[0])}, holds,
+        ran_on=untrained("no positions, causal", pe="none", layers=2),
+        tests=ARCHITECTURE + "the variance falls with position (rank correlation below "
+              "-0.9, the last position's under half the first's).")
 
 
 def rope_decay(should_stop=None) -> PaperCheck:
@@ -115,37 +151,69 @@ def rope_decay(should_stop=None) -> PaperCheck:
         "rotary position embedding. arXiv:2104.09864; Barbero, Vitvitskyi, Perivolaropoulos, "
         "Pascanu, Veličković (2024). Round and round we go! What makes rotary positional "
         "encodings useful? arXiv:2410.06205.",
-        "RoPE's long-term decay: the score of a query and key that point the same way "
-        "falls with their distance; Barbero et al. note it does not hold for random "
-        "(e.g. Gaussian) queries and keys, whose expected score does not decay.",
-        "posviz's RoPE (d_head 64, base 10000): |score| / d_head of an aligned pair, and "
-        "the mean |score| of 256 Gaussian pairs, at distances 1-8 against 256-511.",
-        values, holds)
+        "RoPE's long-term decay (RoFormer §3.4.3): an upper bound on the score of a "
+        "query and key that falls with their distance. Barbero et al. show the score "
+        "itself need not fall: for random (e.g. Gaussian) queries and keys its expected "
+        "size does not decay.",
+        "posviz's RoPE (d_head 64, base 10000): |score| / d_head of one aligned pair "
+        "(q = k = all ones, a pair whose score falls: an example under the bound, not the "
+        "bound), and the mean |score| of 256 Gaussian pairs, at distances 1-8 against "
+        "256-511.",
+        values, holds,
+        ran_on="no model: posviz's RoPE rotation applied to an aligned pair and to 256 "
+               "Gaussian query-key pairs drawn from seed 0",
+        tests="What the rotation implies, no weights involved: the aligned pair's score "
+              "at 256-511 is under 0.6 × its score at 1-8, and the Gaussian pairs' mean "
+              "stays within 0.7-1.4 × of it.")
 
 
-def alibi_slopes(should_stop=None) -> PaperCheck:
-    heads, n = 8, 12
+def _alibi_measured(heads: int, should_stop) -> np.ndarray:
+    """Each head's slope (h,), read from the built-in model's pre-softmax scores."""
+    n = 12
     text = " ".join(f"w{k}" for k in range(n))
     traces = {}
     for pe in ("alibi", "none"):              # same seed: the same weights, bias aside
-        traces[pe] = _with_scores(_engine(pe=pe, mask="causal", heads=heads, d_model=64,
-                                          layers=1), text, Positions(), should_stop)
+        traces[pe] = _with_scores(_engine(pe=pe, mask="causal", heads=heads,
+                                          d_model=8 * heads, layers=1), text, Positions(),
+                                  should_stop)
     i, j = np.tril_indices(n, -1)                 # below the diagonal: not masked
     bias = traces["alibi"].scores[0][:, i, j] - traces["none"].scores[0][:, i, j]  # (h, m)
     distance = (i - j).astype(float)
-    measured = np.array([-(b @ distance) / (distance @ distance) for b in bias])
-    paper = np.array([2.0 ** (-8 * (h + 1) / heads) for h in range(heads)])
-    holds = bool(np.allclose(measured, paper, rtol=1e-4)
+    return np.array([-(b @ distance) / (distance @ distance) for b in bias])
+
+
+ALIBI_HEADS = (6, 8, 12)       # a power of two, and two counts the closed form misses
+
+
+def alibi_slopes(should_stop=None) -> PaperCheck:
+    from ...models.encodings.alibi import alibi_slopes as reference_rule
+    by_heads = {}
+    for heads in ALIBI_HEADS:
+        measured = _alibi_measured(heads, should_stop)
+        by_heads[str(heads)] = {"measured": measured.tolist(),
+                                "rule": list(reference_rule(heads))}
+    measured = np.array(by_heads["8"]["measured"])
+    paper = np.array([2.0 ** (-8 * (h + 1) / 8) for h in range(8)])
+    holds = bool(all(np.allclose(row["measured"], row["rule"], rtol=1e-4)
+                     for row in by_heads.values())
+                 and np.allclose(measured, paper, rtol=1e-4)
                  and np.allclose(measured[1:] / measured[:-1], measured[1] / measured[0]))
     return PaperCheck(
         "alibi-slopes",
         "Press, Smith, Lewis (2022). Train short, test long: attention with linear biases "
         "enables input length extrapolation. ICLR.",
-        f"Head h adds -m_h x distance to its scores, with geometric slopes m_h = "
-        f"2^(-8h/H): for H = {heads}, 1/2, 1/4, ..., 1/256.",
+        "Head h adds -m_h x distance to its scores, with geometric slopes: for a power of "
+        "two H, m_h = 2^(-8h/H) (H = 8: 1/2, 1/4, ..., 1/256); otherwise the slopes of "
+        "the power of two below H, then every other slope of the one above (the "
+        "authors' reference code).",
         "The slope of (scores with ALiBi - scores without) against distance per head, "
-        "read from the recorded pre-softmax scores of the built-in model (same weights).",
-        {"measured": measured.tolist(), "paper": paper.tolist()}, holds)
+        "read from the recorded pre-softmax scores of the built-in model (same weights), "
+        "for 6, 8 and 12 heads, against that rule.",
+        {"measured": measured.tolist(), "paper": paper.tolist(), "by_heads": by_heads},
+        holds, ran_on=f"the built-in model, untrained: random weights drawn from seed "
+                      f"{ModelConfig().seed}, 1 layer, causal, 6, 8 and 12 heads of width 8",
+        tests="What the architecture implies: the slopes the scores show are the paper's "
+              "rule to 1e-4 for 6, 8 and 12 heads, and geometric for 8.")
 
 
 def sinha2022(should_stop=None) -> PaperCheck:
@@ -177,15 +245,40 @@ def sinha2022(should_stop=None) -> PaperCheck:
         "RoPE see only differences and are unchanged.",
         f"The relative change of the last layer's hidden states and of the pre-softmax "
         f"scores when the positions start at {shift} instead of 0 (built-in model).",
-        values, holds)
+        values, holds, ran_on=untrained("bidirectional, one model per encoding"),
+        tests=ARCHITECTURE + "the shift moves the sinusoidal and learned models' last "
+              "layer by more than 100 × the noise floor and RoPE's scores and last layer "
+              "by less than it; whether trained models' predictions move is --weights "
+              "trained.")
 
 
-PRESETS: dict[str, Callable[..., PaperCheck]] = {          # on random weights
-    "haviv2022": haviv2022, "chi2023": chi2023, "rope-decay": rope_decay,
-    "alibi-slopes": alibi_slopes, "sinha2022": sinha2022}
-TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {  # on the shipped checkpoints
-    "haviv2022": trained.haviv2022, "press2022": trained.press2022}
-PAPERS = tuple(dict.fromkeys([*PRESETS, *TRAINED_PRESETS]))
+@dataclass(frozen=True)
+class Paper:
+    """One published claim: its name, its title as a list shows it, its checks."""
+
+    name: str
+    title: str
+    random: Callable[..., PaperCheck] | None = None      # on untrained weights
+    trained: Callable[..., PaperCheck] | None = None     # on trained ones
+
+
+CATALOGUE = (
+    Paper("haviv2022", "Haviv et al. 2022 — language models without positional encodings "
+          "still learn position", haviv2022, trained.haviv2022),
+    Paper("chi2023", "Chi et al. 2023 — position in the self-attention variance", chi2023),
+    Paper("rope-decay", "Su et al. 2021, Barbero et al. 2024 — RoPE's long-term decay",
+          rope_decay),
+    Paper("alibi-slopes", "Press et al. 2022 — ALiBi's slopes per head", alibi_slopes),
+    Paper("sinha2022", "Sinha et al. 2022 — the curious case of absolute position "
+          "embeddings", sinha2022, pretrained.sinha2022),
+    Paper("press2022", "Press et al. 2022 — train short, test long", None,
+          trained.press2022))
+PRESETS: dict[str, Callable[..., PaperCheck]] = {
+    p.name: p.random for p in CATALOGUE if p.random is not None}
+TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {
+    p.name: p.trained for p in CATALOGUE if p.trained is not None}
+PAPERS = tuple(p.name for p in CATALOGUE)
+TITLES = {p.name: p.title for p in CATALOGUE}
 
 
 def default_weights(name: str) -> str:

@@ -22,9 +22,17 @@ import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
 from ...models.config import Positions
+from .texts import random_texts
 
 FEATURES = ("linear", "quadratic")
 RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
+PER_FEATURE = 10             # tokens a held-out fit needs per feature it reads
+# The texts a probe runs on when given none: made-up words drawn independently of their
+# place (so the words carry no position), from a vocabulary small enough that their
+# embeddings span few of the model's dimensions (so what is left shows the position).
+GENERATED_WORDS, GENERATED_VOCABULARY = 24, 16
+GENERATED_TEXTS = ("{words} made-up words a text, each drawn at random from the same "
+                   "{vocabulary}, independently of its place")
 
 
 @dataclass(frozen=True)
@@ -42,10 +50,33 @@ class ProbeResult:
     tokens: int
     folds: int
     features: str = "linear"
+    width: int = 0             # the features the regression reads (d, or 2d with squares)
+    generated: str = ""        # how the texts were made when none were given, else ""
+
+    @property
+    def tokens_needed(self) -> int:
+        """Held-out tokens a fit of ``width`` features needs: PER_FEATURE each."""
+        return PER_FEATURE * self.width
+
+    @property
+    def too_few(self) -> bool:
+        return self.tokens < self.tokens_needed
+
+    @property
+    def note(self) -> str:
+        """One line when the fit had fewer samples than its features need, else ""."""
+        if not self.too_few:
+            return ""
+        return (f"too few samples: {self.tokens} tokens for {self.width} features, fewer "
+                f"than the {self.tokens_needed} ({PER_FEATURE} a feature) a held-out fit "
+                f"needs; a low R² here may mean too few texts, not no position (give more "
+                f"texts, or none for generated ones)")
 
     def to_dict(self) -> dict:
         return {"texts": self.texts, "tokens": self.tokens, "folds": self.folds,
-                "features": self.features,
+                "features": self.features, "feature_count": self.width,
+                "tokens_needed": self.tokens_needed, "too_few_samples": self.too_few,
+                "note": self.note, "generated_texts": self.generated,
                 "layers": [vars(row).copy() for row in self.layers]}
 
 
@@ -131,10 +162,33 @@ def hidden_states(engine, texts, positions: Positions = Positions(),
     return np.concatenate(hidden, axis=1), np.concatenate(slots), np.concatenate(groups)
 
 
-def probe(engine, texts, positions: Positions = Positions(), folds: int = 5,
+def generated_texts(engine, features: str = "linear", folds: int = 5) -> list[str]:
+    """Enough generated texts (GENERATED_TEXTS) for a probe of ``engine``'s hidden
+    states with ``features``: at least PER_FEATURE tokens a feature, and 2 a fold."""
+    width = engine.reference(engine.backend.tokenize("w0 w1"), Positions()).hidden.shape[-1]
+    needed = PER_FEATURE * width * (2 if features == "quadratic" else 1)
+    texts, tokens, seed = [], 0, 0
+    while tokens < needed or len(texts) < 2 * folds:
+        batch = random_texts(16, GENERATED_WORDS, seed, GENERATED_VOCABULARY)
+        for text in batch:
+            texts.append(text)
+            tokens += len(engine.backend.tokenize(text))
+            if tokens >= needed and len(texts) >= 2 * folds:
+                break
+        seed += 1
+    return texts
+
+
+def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5,
           features: str = "linear", progress: Callable[[int, int], None] | None = None,
           should_stop: Callable[[], bool] | None = None) -> ProbeResult:
-    """Per layer, the cross-validated ridge probe of absolute position."""
+    """Per layer, the cross-validated ridge probe of absolute position; without
+    ``texts`` (None or empty), on generated_texts."""
+    generated = ""
+    if not texts and features in FEATURES:
+        texts = generated_texts(engine, features, folds)
+        generated = GENERATED_TEXTS.format(words=GENERATED_WORDS,
+                                           vocabulary=GENERATED_VOCABULARY)
     texts = list(texts)
     if len(texts) < 2:
         raise PosvizInputError(f"the probe holds texts out to score it, so it needs at "
@@ -148,4 +202,4 @@ def probe(engine, texts, positions: Positions = Positions(), folds: int = 5,
         H = np.concatenate([H, H ** 2], axis=2)                          # (L+1, m, 2d)
     rows = tuple(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds))
                  for layer in range(H.shape[0]))
-    return ProbeResult(rows, len(texts), int(y.size), folds, features)
+    return ProbeResult(rows, len(texts), int(y.size), folds, features, H.shape[2], generated)

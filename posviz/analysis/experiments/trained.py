@@ -34,6 +34,18 @@ def shipped() -> list[Checkpoint]:
     return checkpoints
 
 
+def described(checkpoints: list[Checkpoint]) -> str:
+    """Which trained weights: the zoo's folder, its checkpoints and how they were made."""
+    first = checkpoints[0]
+    recipe = first.record["recipe"]
+    return (f"the shipped trained checkpoints in {first.folder.parent.name}/ "
+            f"({', '.join(c.folder.name for c in checkpoints)}): the built-in model "
+            f"({first.config.layers} layers, width {first.config.d_model}), causal, trained "
+            f"as a language model on {first.record['data']['short']} for "
+            f"{recipe['steps']} steps of {recipe['length']}-token windows, seed "
+            f"{first.config.seed}")
+
+
 def _backend(checkpoint: Checkpoint):
     from ...models.builtin import BuiltinBackend
     return BuiltinBackend(checkpoint.config, str(checkpoint.folder))
@@ -86,7 +98,9 @@ def press2022(should_stop=None) -> PaperCheck:
         f"unigram model of the training tokens. Holds: ALiBi stays within 2 % of its "
         f"perplexity at the training length, and sinusoidal grows by more than 10 % at "
         f"twice it.",
-        values, holds, weights=TRAINED)
+        values, holds, weights=TRAINED, ran_on=described(checkpoints),
+        tests="The trained-model claim, at this small scale: ALiBi's perplexity stays "
+              "flat past the training length while sinusoidal's grows.")
 
 
 def probe_texts(checkpoint: Checkpoint) -> list[str]:
@@ -128,4 +142,7 @@ def haviv2022(should_stop=None) -> PaperCheck:
         f"checkpoint (trained, causal); beside it their held-out perplexities. Holds: the "
         f"probe of the model without positions beats chance (error below 0.9 × the "
         f"chance error) at every layer after the embeddings.",
-        values, holds, weights=TRAINED)
+        values, holds, weights=TRAINED, ran_on=described(checkpoints),
+        tests="The trained-model claim, at this small scale, with a linear probe: the "
+              "causal model trained without positions knows absolute position after the "
+              "embeddings.")

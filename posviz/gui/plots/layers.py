@@ -11,13 +11,13 @@ from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
 from posviz.views.shown import BRANCHES
 
-# Legend entries, short enough for two columns in a narrow figure; the tooltip says
-# which symmetry each one tests.
+# Legend entries, short enough for two columns in a narrow figure, each naming the
+# symmetry it tests; the tooltip says more.
 CURVE_LABELS = {
-    "hidden_equivariance": "hidden states",
-    "attention_equivariance": "attention (worst head)",
-    "last_token_change": "output at the final slot",
-    "pooled_change": "mean-pooled output",
+    "hidden_equivariance": "hidden states (equivar.)",
+    "attention_equivariance": "attention (equivar.)",
+    "last_token_change": "final slot (invariance)",
+    "pooled_change": "pooled (invariance)",
 }
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
@@ -121,7 +121,13 @@ float64, 1.2e-5 in float32): below it a difference is rounding.
   last token stays put, a causal model keeps it unchanged after one layer and leaks the
   order from layer 2.
 - *pooled* = ‖mean H′ − mean H‖ / ‖mean H‖: a mean-pooled output; invariant whenever the
-  hidden states are equivariant."""
+  hidden states are equivariant.
+
+The first two measure *equivariance* (does the output move with the tokens?), the last
+two *invariance* (does it stay put?). An equivariant model need not be invariant at the
+final slot: with no positions and a bidirectional mask, after a reversal the first two
+and the pooled output lie on the floor while the final slot's output changes (above 1),
+because another token now sits there."""
     legend_beside = 520         # a laptop's half window: the plot keeps its height
     note_one_line = True
 
@@ -139,7 +145,7 @@ float64, 1.2e-5 in float32): below it a difference is rounding.
         self.plot.addItem(self.band)
         self.floor_line = pg.InfiniteLine(
             angle=0, pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            label="noise floor: below it, exactly equivariant",
+            label="noise floor: below it, unchanged up to rounding",
             labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
         self.plot.addItem(self.floor_line)
         self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k: cheaper to

@@ -81,8 +81,9 @@ class RotaryEncoding(PositionalEncoding):
         return apply_rope(q, angles), apply_rope(k, angles)
 
     def profile(self, reach, causal):
-        """q·k / d_head for q = k = 1 against Δ: the long-term decay of RoFormer §3.4.3,
-        the same for every head."""
+        """q·k / d_head for q = k = 1 against Δ, the same for every head: one aligned
+        pair whose score falls with distance, under the bound RoFormer §3.4.3 proves
+        (the score of other pairs need not fall: Barbero et al. 2024)."""
         import numpy as np
         import torch
 
@@ -92,5 +93,6 @@ class RotaryEncoding(PositionalEncoding):
             rotated = apply_rope(ones, self.angles(positions))[0]         # (D, d_head)
             values = (rotated @ rotated[reach]).numpy() / self.d_head     # (D,)
         return RelativeProfile(np.arange(-reach, reach + 1), values[None], ("all heads",),
-                               "q·k / d_head for q = k = 1 (RoFormer §3.4.3)",
+                               "q·k / d_head for q = k = 1 "
+                               "(one pair; RoFormer §3.4.3 bounds it)",
                                "score q·k / d_head")

@@ -1,0 +1,121 @@
+"""Sinha et al. 2022 on trained weights: does shifting every position id change what a
+trained model predicts?
+
+It runs on the shipped checkpoints with sinusoidal, learned and rotary positions (trained
+alike) and on the bundled pretrained models: all-MiniLM-L6-v2 (learned absolute
+positions; its output is the mean-pooled sentence embedding) and SmolLM2-135M-Instruct
+(RoPE; its output is the next-token distribution at every slot).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import Cancelled, PosvizInputError
+from ...models.checkpoint import TRAINED
+from ...models.config import Positions
+from .claim import PaperCheck
+from .texts import example_texts
+
+SHIFT = 7
+ZOO_KINDS = ("sinusoidal", "learned", "rope")
+BUNDLED_MODELS = ("minilm", "smollm2")
+MOVED, STILL = 1e-3, 1e-6      # an output change above MOVED moved; below STILL it did not
+
+
+def _outputs(backend, hidden):
+    """(n, d) last hidden states -> (n, V) log-probabilities of the next token, or None
+    for a model without a language-model head."""
+    import torch
+    model = backend.model
+    logits = getattr(model, "logits", None)
+    if logits is None:
+        if getattr(backend, "head", None) != "causal":
+            return None
+        from ...models.hf.heads import head_logits
+        logits = lambda h: head_logits(model, h)                           # noqa: E731
+    parameter = next(model.parameters())
+    with torch.inference_mode():
+        h = torch.as_tensor(np.asarray(hidden)).to(parameter.device, parameter.dtype)
+        return logits(h).double().log_softmax(-1).cpu().numpy()
+
+
+def shift_change(backend, texts, should_stop=None) -> dict:
+    """What a shift of every position id by SHIFT changes, over ``texts``: the last
+    layer (norm-weighted relative change) and the output (next-token KL and top-token
+    changes with a causal head, else 1 − cosine of the mean-pooled last layer)."""
+    moved_sq = base_sq = 0.0
+    kls, flips, pooled = [], [], []
+    for text in texts:
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        seq = backend.tokenize(text)
+        identity = np.arange(len(seq))
+        runs = [backend.run(seq, identity, Positions(offset=offset).ids(identity),
+                            should_stop) for offset in (0, SHIFT)]
+        base, moved = (np.asarray(r.hidden[-1], np.float64) for r in runs)   # (n, d)
+        moved_sq += float(((moved - base) ** 2).sum())
+        base_sq += float((base ** 2).sum())
+        a, b = base.mean(axis=0), moved.mean(axis=0)
+        pooled.append(1 - float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))))
+        log_p, log_q = (_outputs(backend, r.hidden[-1]) for r in runs)       # (n, V)
+        if log_p is not None:
+            kls.extend((np.exp(log_p) * (log_p - log_q)).sum(-1).tolist())
+            flips.extend((log_p.argmax(-1) != log_q.argmax(-1)).tolist())
+    row = {"last_layer_change": float(np.sqrt(moved_sq / base_sq)),
+           "pooled_output_change": float(np.mean(pooled))}
+    if kls:
+        row.update(next_token_kl_mean=float(np.mean(kls)), next_token_kl_max=float(max(kls)),
+                   top_token_changed=float(np.mean(flips)))
+    return row
+
+
+def output_change(row: dict) -> float:
+    """The change of what the model outputs: next-token KL if it predicts, else pooled."""
+    return row.get("next_token_kl_mean", row["pooled_output_change"])
+
+
+def sinha2022(should_stop=None) -> PaperCheck:
+    from ...models.hf import BUNDLED, load_backend
+    from .trained import _backend, shipped
+    texts = example_texts()
+    by_kind = {c.config.pe: c for c in shipped()}
+    values, absolute, relative = {}, [], []
+    for kind in ZOO_KINDS:
+        if kind in by_kind:
+            values[f"trained {kind}"] = shift_change(_backend(by_kind[kind]), texts,
+                                                     should_stop)
+            (relative if kind == "rope" else absolute).append(f"trained {kind}")
+    names = []
+    for name in BUNDLED_MODELS:
+        try:
+            backend = load_backend(name, should_stop=should_stop)
+        except PosvizInputError:                      # not installed here: left out
+            continue
+        names.append(BUNDLED[name][0])
+        values[name] = shift_change(backend, texts, should_stop)
+        (relative if name == "smollm2" else absolute).append(name)
+    holds = bool(absolute and relative
+                 and all(output_change(values[k]) > MOVED for k in absolute)
+                 and all(output_change(values[k]) < STILL
+                         and not values[k].get("top_token_changed") for k in relative))
+    values.update(shift=SHIFT, texts=len(texts), absolute=absolute, relative=relative)
+    return PaperCheck(
+        "sinha2022",
+        "Sinha, Kazemnejad, Reddy, Pineau, Hupkes, Williams (2022). The curious case of "
+        "absolute position embeddings. Findings of EMNLP.",
+        "Shifting every position id by the same offset changes what a trained language "
+        "model with absolute (learned or sinusoidal) positions predicts; relative schemes "
+        "such as RoPE see only differences and are unchanged.",
+        f"Every position id shifted by {SHIFT}, over the {len(texts)} example sentences: "
+        f"the change of the last layer (norm-weighted) and of the output, the next-token "
+        f"distribution at every slot (mean and largest KL, nats, and the share of slots "
+        f"whose top token changes) where the model predicts, else 1 − cosine of the "
+        f"mean-pooled last layer (MiniLM's sentence embedding).",
+        values, holds, weights=TRAINED,
+        ran_on="the shipped trained checkpoints with " + ", ".join(
+            k for k in ZOO_KINDS if k in by_kind) + " positions (resources/checkpoints)"
+               + (f" and the bundled pretrained {' and '.join(names)}" if names else ""),
+        tests=f"The trained-model claim: the shift moves the output of every model with "
+              f"absolute positions by more than {MOVED:g} ({', '.join(absolute)}), and "
+              f"moves the RoPE models' ({', '.join(relative)}) by less than {STILL:g} "
+              f"nats, no top token changed.")
