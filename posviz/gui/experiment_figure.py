@@ -10,7 +10,7 @@ import pyqtgraph as pg  # noqa: I001
 
 from .plots import colorbars, style
 from .plots.base import Figure
-from .plots.layers import layer_ticks
+from .plots.layers import set_layer_ticks
 
 
 def _log(values: np.ndarray, floor: float) -> np.ndarray:
@@ -59,8 +59,8 @@ class ExperimentFigure(Figure):
         view.enableAutoRange(enable=False)
         self.plot.setLogMode(x=False, y=log)
         style.style_plot(self.plot, "", left, bottom)
-        for side in ("left", "bottom"):
-            self.plot.getAxis(side).setTicks(None)
+        self.plot.getAxis("left").setTicks(None)
+        set_layer_ticks(self.plot.getAxis("bottom"), 0)
         self.show_canvas()
 
     def _frame(self, y_range: tuple[float, float] | None = None, layers: int = 0,
@@ -115,7 +115,7 @@ class ExperimentFigure(Figure):
         self.plot.addItem(line)
         top = np.nanmax(np.r_[band.p90[defined], 1.0])
         self._frame((np.log10(floor / 30), np.ceil(np.log10(top) + 0.1)), layers.size)
-        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+        set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
                        f"over {len(result.texts)} text(s)")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
@@ -183,7 +183,7 @@ class ExperimentFigure(Figure):
             self._curve(self.coords["layer"], chances[0], "#505050",
                         f"chance (the mean){both}", 1.5, dash=True)
         self._frame((0.0, 1.1 * top), len(self.coords["layer"]))
-        self.plot.getAxis("bottom").setTicks(layer_ticks(len(self.coords["layer"])))
+        set_layer_ticks(self.plot.getAxis("bottom"), len(self.coords["layer"]))
         self.set_title(title)
         self.set_note("; ".join(n.strip() for n in notes)
                       + ". Lower error than chance: position can be read off the layer.")
@@ -211,7 +211,7 @@ class ExperimentFigure(Figure):
             pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
             labelOpts={"position": 0.05, "color": (60, 60, 60)}))
         self._frame((np.log10(floor / 30), np.ceil(np.log10(top) + 0.1)), layers.size)
-        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+        set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens
         moved = " ".join(tokens[i] for i in result.order)
