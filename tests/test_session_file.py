@@ -158,3 +158,19 @@ def test_restore_checks_everything_before_changing_anything():
     assert s.current_tokens == ["c", "b", "a"] and s.selection.layer == 1
     assert [type(e).__name__ for e in events] == ["TextChanged", "PositionsChanged",
                                                   "OrderChanged", "SelectionChanged"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_a_saved_file_has_the_mode_the_users_umask_gives(tmp_path, umask):
+    """Readable from a shared folder under the usual umask (it was always 0600); a file
+    saved over keeps its own mode."""
+    old = os.umask(umask)
+    try:
+        path = session_file.write(tmp_path / "a.posviz", _session().to_document())
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    session_file.write(path, _session().to_document())
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["a.posviz"]     # no temporary left

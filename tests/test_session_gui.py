@@ -2,6 +2,8 @@
 bad files told inline, the last session restored at start, a missing model replaced."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QMessageBox
@@ -380,3 +382,17 @@ def test_a_file_whose_model_now_splits_the_text_otherwise_keeps_its_text(
     assert s.spec == doc.spec and s.text == "p q r" and s.order.tolist() == [0, 1, 2]
     assert "original order" in window.state_label.text()
     assert window.files.path is None            # a save does not overwrite the old file
+
+
+def test_the_tab_saved_is_the_tab_open_experiments_too(qtbot, window, tmp_path):
+    """Experiments open when saving: the file says so (it said Outputs), and reopens it."""
+    tabs = window.plots.tabs
+    tabs.setCurrentWidget(window.experiments)
+    index = tabs.currentIndex()
+    assert window.files.save_to(tmp_path / "lecture.posviz")
+    saved = json.loads((tmp_path / "lecture.posviz").read_text())
+    assert saved["view"]["tab"] == index
+    tabs.setCurrentIndex(0)
+    assert window.session.selection.tab == 0
+    window.files.open_file(tmp_path / "lecture.posviz")
+    qtbot.waitUntil(lambda: tabs.currentWidget() is window.experiments, timeout=TIMEOUT)
