@@ -396,3 +396,27 @@ def test_the_tab_saved_is_the_tab_open_experiments_too(qtbot, window, tmp_path):
     assert window.session.selection.tab == 0
     window.files.open_file(tmp_path / "lecture.posviz")
     qtbot.waitUntil(lambda: tabs.currentWidget() is window.experiments, timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("change", ["text", "model"])
+def test_a_scenarios_title_and_note_let_go_once_its_text_or_model_changes(
+        qtbot, window, tmp_path, change):
+    from posviz.document.scenarios import resources_dir
+    from posviz.gui.scenarios import open_scenario
+    path = resources_dir() / "scenarios" / "01-nope-equivariance.posviz"
+    doc = session_file.read(path)
+    with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+        open_scenario(window.files, path, doc)
+    panel = window.scenario_panel
+    assert window.files.document().title == doc.title and doc.title in panel.windowTitle()
+    with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+        if change == "text":
+            window.session.set_text("two thousand other words")
+        else:
+            window.model_panel.field("layers").setValue(window.session.spec.config.layers + 1)
+    saved = window.files.document()
+    assert (saved.title, saved.note) == ("", "")
+    assert window.files.save_to(tmp_path / "mine.posviz")
+    assert session_file.read(tmp_path / "mine.posviz").title == ""
+    assert "left" in panel.windowTitle()
+    assert f"You changed the {change}" in panel.browser.toPlainText()

@@ -51,6 +51,7 @@ class Documents(QObject):
 
     renamed = Signal()                # the document's file (or none) changed
     opened = Signal(object)           # the SessionDocument shown (its title and note)
+    detached = Signal(str)            # its title and note no longer apply: "text", "model"
 
     def __init__(self, window, settings, controller, undo_stack, edits, status):
         super().__init__(window)
@@ -91,12 +92,17 @@ class Documents(QObject):
         """A change of content marks the document modified; any change is autosaved a
         moment later, so a crash loses at most that moment. An edit ends the notice of
         the document opened."""
-        from ..document.events import SelectionChanged
+        from ..document.events import ModelChanged, SelectionChanged, TextChanged
         if not isinstance(event, SelectionChanged):
             if not self._applying:
                 self._status.notice = ""
             if not self._applying and self._pending is None:
                 self.set_modified(True)
+                if isinstance(event, (TextChanged, ModelChanged)) and any(self._texts):
+                    # the title and note spoke of the text and model the document had
+                    self._texts = ("", "")
+                    self.detached.emit("text" if isinstance(event, TextChanged)
+                                       else "model")
         self.autosave_timer.start()
 
     def may_discard(self) -> bool:

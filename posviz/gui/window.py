@@ -93,6 +93,8 @@ class MainWindow(QMainWindow):
         self.edits.undoWaits.connect(self._hold_undo)
         self.files.renamed.connect(self._refresh_title)
         self.files.opened.connect(self._explain)
+        self.files.detached.connect(
+            lambda what: self.scenario_panel and self.scenario_panel.detach(what))
         c.ready.connect(self._on_ready)
         c.plotsImported.connect(self._build_plots)
         c.computing.connect(self.status.computing.start)
