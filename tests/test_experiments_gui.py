@@ -113,3 +113,23 @@ def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):
     assert tab.make_job().backend is loaded           # its twin runs: nothing loaded again
     session.spec = ModelSpec()                        # the built-in model is rebuilt
     assert tab.make_job().backend is None
+
+
+def test_copy_plot_puts_the_experiment_plot_on_the_clipboard(qtbot, window):
+    from PySide6 import QtGui, QtWidgets
+
+    from posviz.gui.plots.exporting import COPY_ACTION
+    clipboard = QtWidgets.QApplication.clipboard()
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("alibi-slopes"))
+    run(qtbot, tab)
+    clipboard.clear()
+    window.copy_plot_action.trigger()                       # Edit › Copy plot, Ctrl+C
+    image = clipboard.image()
+    assert not image.isNull() and image.size() == tab.figure.render_image().size()
+    assert "Copied the experiment plot" in tab.status.text()
+    clipboard.clear()
+    tab.figure.findChild(QtGui.QAction, COPY_ACTION).trigger()     # the plot's own menu
+    assert not clipboard.image().isNull()

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
-from .plots.exporting import add_export_actions, ask_export_path, writing
+from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
+                              copy_figure, writing)
 from posviz.analysis.experiments.papers import PAPERS, default_weights
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
@@ -67,6 +68,7 @@ class ExperimentsTab(QtWidgets.QWidget):
                                    name="posviz-experiment", ends_when_idle=True)
         self.figure = ExperimentFigure()
         add_export_actions("experiment", self.figure, self._export)
+        add_copy_action(self.figure, lambda figure: figure.parentWidget().copy_plot())
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(self._controls())
@@ -359,6 +361,12 @@ class ExperimentsTab(QtWidgets.QWidget):
     # -- export ---------------------------------------------------------------------
     def provenance(self) -> dict:
         return self.job.describe() if self.job is not None else {}
+
+    def copy_plot(self) -> bool:
+        """The experiment's plot as drawn, onto the clipboard (Edit › Copy plot, Ctrl+C)."""
+        copy_figure(self.figure)
+        self._say("Copied the experiment plot to the clipboard")
+        return True
 
     def _export(self, name: str, fmt: str) -> None:
         chosen = ask_export_path(self, name, fmt, self.settings)

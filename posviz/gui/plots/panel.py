@@ -192,7 +192,9 @@ class PlotsPanel(QtWidgets.QWidget):
 
     def copy_plot(self) -> bool:
         """Copy the plot under the mouse (or holding the focus, or the tab's first) to
-        the clipboard; False before there is one."""
+        the clipboard; False before there is one. A tab of its own copies its plot."""
+        if self.tabs.currentIndex() >= len(TABS):
+            return bool(getattr(self.tabs.currentWidget(), "copy_plot", lambda: False)())
         return self._copy(figure_to_copy(self.current_figures().values()))
 
     def set_provenance(self, facts: dict) -> None:
