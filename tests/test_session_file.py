@@ -151,8 +151,11 @@ def test_restore_checks_everything_before_changing_anything():
     s.subscribe(events.append)
     with pytest.raises(PosvizInputError):
         s.restore("a b c", [0, 1, 2, 3], Positions(), Selection(layer=2))
-    with pytest.raises(PosvizInputError, match="other tokens"):
+    with pytest.raises(PosvizInputError, match="other tokens") as refused:
         s.restore("a b c", [0, 1, 2], Positions(), tokens=("a", "b", "x"))
+    assert str(refused.value).endswith("token 2 is 'c' now, 'x' saved")   # not "3 instead of 3"
+    with pytest.raises(PosvizInputError, match="3 tokens now, 4 saved"):
+        s.restore("a b c", [0, 1, 2], Positions(), tokens=("a", "b", "c", "d"))
     assert (s.text, s.order.tolist(), s.positions, s.selection) == before and not events
     s.restore("a b c", [2, 1, 0], Positions(), Selection(layer=1))
     assert s.current_tokens == ["c", "b", "a"] and s.selection.layer == 1

@@ -20,6 +20,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from .folders import remember_folder, start_folder
+
 RECENT_KEY = "files/recent"
 RECENT_MAX = 10
 AUTOSAVE_MS = 3000                    # quiet time after an edit before the autosave
@@ -137,6 +139,7 @@ class Documents(QObject):
                                                   self._folder(), FILTER)
             if not path:
                 return False
+            remember_folder(self.settings, path)
         doc = self.read(path)
         if doc is None:
             return False
@@ -273,6 +276,7 @@ class Documents(QObject):
         self.path = Path(path)
         self.set_modified(False)
         self.remember_recent(self.path)
+        remember_folder(self.settings, self.path)
         self.renamed.emit()
         self._status.say(f"Saved {self.path.name}")
         return True
@@ -330,8 +334,7 @@ class Documents(QObject):
     def _folder(self) -> str:
         if self.path is not None:
             return str(self.path.parent)
-        recent = self.recent_files()
-        return str(Path(recent[0]).parent) if recent else str(Path.home())
+        return str(start_folder(self.settings))
 
     # -- start-up ---------------------------------------------------------------------
     def start(self, path, last: bool) -> bool:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
+from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
 from posviz.analysis.experiments.papers import PAPERS, default_weights
@@ -221,9 +222,11 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _texts_chosen(self) -> None:
         if self.texts.currentData() != "file":
             return
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Texts, one a line",
-                                                        "", "Text files (*.txt);;All (*)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Texts, one a line", str(start_folder(self.settings)),
+            "Text files (*.txt);;All (*)")
         if path:
+            remember_folder(self.settings, path)
             self._file = path
             self.texts.setItemText(self.texts.currentIndex(), f"Texts from {Path(path).name}")
         elif self._file is None:

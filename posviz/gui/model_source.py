@@ -6,20 +6,20 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
+from .folders import remember_folder, start_folder
 from .settings import make_settings
 
 OPEN_ITEMS = {"open": ("Open folder…", "A folder holding a model's config, weights and "
                                         "tokenizer files"),
               "gguf": ("Open .gguf file…", "One GGUF file (e.g. a llama.cpp model): read "
                                            "and de-quantised to float32")}
-LAST_FOLDER = "models/last_folder"
 
 
 def ask_model_path(parent, kind: str) -> str | None:
     """A folder (``kind`` "open") or a .gguf file (``kind`` "gguf") the user picks; None
     if they cancel."""
     settings = make_settings()
-    start = str(settings.value(LAST_FOLDER, "") or "")
+    start = str(start_folder(settings))
     if kind == "gguf":
         path, _ = QFileDialog.getOpenFileName(parent, "Open a GGUF model file", start,
                                               "GGUF models (*.gguf);;All files (*)")
@@ -27,5 +27,5 @@ def ask_model_path(parent, kind: str) -> str | None:
         path = QFileDialog.getExistingDirectory(parent, "Open a model folder", start)
     if not path:
         return None
-    settings.setValue(LAST_FOLDER, str(Path(path).parent))
+    remember_folder(settings, Path(path).parent)
     return path
