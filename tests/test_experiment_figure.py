@@ -79,7 +79,7 @@ def test_a_paper_check_after_a_probe_draws_only_its_own_curves(figure):
     figure.show_probe(probe_rows([2.6] * LAYERS, chance), "probe")
     figure.show_paper(haviv(chance))
     assert legend_labels(figure) == ["bidirectional probe error", "causal probe error",
-                                     "chance (the mean) (the same for all)"]
+                                     "chance (the mean), the same for both"]
     curves = [i for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
     assert len(curves) == 3
     assert_in_view(figure)

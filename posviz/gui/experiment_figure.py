@@ -179,7 +179,7 @@ class ExperimentFigure(Figure):
             notes.append(f"{prefix}".strip() + " R² per layer: "
                          + ", ".join(f"{r['r2']:.2f}" for r in rows))
         if shared:
-            both = " (the same for all)" if len(runs) > 1 else ""
+            both = {1: "", 2: ", the same for both"}.get(len(runs), ", the same for all")
             self._curve(self.coords["layer"], chances[0], "#505050",
                         f"chance (the mean){both}", 1.5, dash=True)
         self._frame((0.0, 1.1 * top), len(self.coords["layer"]))
