@@ -194,7 +194,7 @@ class Model:
         say("running the original order")
         self.engine.reference(seq, where)             # kept: evaluate below reuses it
         if order.tolist() != list(range(len(seq))):
-            say("running the reordered order")
+            say("running the chosen order")
         return Report(self, session, self.engine.evaluate(seq, order, where), document)
 
     def sweep(self, texts: Iterable[str] | str, kind: str = "random", count: int = 32,

@@ -353,7 +353,7 @@ def test_steps_are_reported_on_a_terminal_and_stdout_is_unchanged(capsys, monkey
     assert capsys.readouterr().out == plain.out
     assert terminal.text().splitlines() == ["posviz: building the model",
                                             "posviz: running the original order",
-                                            "posviz: running the reordered order"]
+                                            "posviz: running the chosen order"]
     quiet = Terminal()
     monkeypatch.setattr(sys, "stderr", quiet)
     assert main([*FIXED_ARGS, "--json", "--quiet"]) == 0

@@ -37,7 +37,7 @@ def test_a_real_models_steps_reach_a_piped_stderr(bert):
     assert all(line.startswith("posviz: ") for line in lines), lines
     steps = [line.removeprefix("posviz: ") for line in lines]
     assert steps[:3] == STEPS
-    assert steps[-2:] == ["running the original order", "running the reordered order"]
+    assert steps[-2:] == ["running the original order", "running the chosen order"]
     assert quiet.stderr == ""                              # --quiet: results only
     assert json.loads(told.stdout) == json.loads(quiet.stdout)
 

@@ -136,3 +136,23 @@ def test_the_paper_list_shows_titles_from_the_one_catalogue(tab):
     shown = [(tab.paper.itemData(k), tab.paper.itemText(k)) for k in range(tab.paper.count())]
     assert shown == [(p.name, p.title) for p in CATALOGUE]
     assert tab.paper.itemText(0).startswith("Haviv et al. 2022 — ")
+
+
+def test_copy_plot_puts_the_experiment_plot_on_the_clipboard(qtbot, window):
+    from PySide6 import QtGui, QtWidgets
+
+    from posviz.gui.plots.exporting import COPY_ACTION
+    clipboard = QtWidgets.QApplication.clipboard()
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("alibi-slopes"))
+    run(qtbot, tab)
+    clipboard.clear()
+    window.copy_plot_action.trigger()                       # Edit › Copy plot, Ctrl+C
+    image = clipboard.image()
+    assert not image.isNull() and image.size() == tab.figure.render_image().size()
+    assert "Copied the experiment plot" in tab.status.text()
+    clipboard.clear()
+    tab.figure.findChild(QtGui.QAction, COPY_ACTION).trigger()     # the plot's own menu
+    assert not clipboard.image().isNull()

@@ -99,8 +99,6 @@ def test_one_record_per_paper_with_its_title():
 
 
 def test_paper_command(capsys):
-    from posviz.cli.paper import PAPERS
-    assert PAPERS == papers.PAPERS and set(papers.PRESETS) <= set(PAPERS)
     assert main(["paper", "alibi-slopes", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {"name", "citation", "reports", "measures", "values", "holds"} <= set(data)

@@ -507,7 +507,7 @@ def test_cli_reports_loading_and_running_steps_on_a_terminal(folders, capsys, mo
     steps = [line.removeprefix("posviz: ")
              for line in "".join(terminal).splitlines()]
     assert steps[:3] == ["reading config", "loading tokenizer", "loading weights"]
-    assert steps[-2:] == ["running the original order", "running the reordered order"]
+    assert steps[-2:] == ["running the original order", "running the chosen order"]
 
 
 # -- finding models ---------------------------------------------------------------------

@@ -80,3 +80,20 @@ def test_gguf_header_reads_what_the_gguf_package_reads():
         "num_attention_heads": scalar(f"{arch}.attention.head_count"),
         "hidden_size": scalar(f"{arch}.embedding_length")}
     assert gguf_config(folder.parent / "__init__.py") == {}
+
+
+def test_byte_level_tokens_read_back_as_the_text(smollm2):
+    """Accents, Greek and Japanese split over byte tokens: each chip shows the text it
+    stands for (a byte that is no whole character as <0x..>), so the chips read back."""
+    from posviz.analysis.predictions import _readable
+    text = "café naïve Ελληνικά 日本語"
+    seq = smollm2.tokenize(text)
+    shown = [t for t, pinned in zip(seq.tokens, seq.pinned) if not pinned]
+    assert not any(mark in t for t in shown for mark in ("Ã", "Î", "æ", "\ufffd"))
+    words = " ".join(t for t in shown if not t.startswith("<0x")).replace(" ##", "")
+    assert words == text
+    assert "<0x95>" in shown                 # Ε's second byte, a token of its own
+    tokenizer = smollm2.tokenizer
+    starts, inside = (tokenizer.convert_tokens_to_ids(t) for t in ("Ġsleep", "etime"))
+    assert (_readable(tokenizer, starts), _readable(tokenizer, inside)) == \
+        ("sleep", "##etime")

@@ -399,6 +399,33 @@ def test_rope_profile_is_the_roformer_decay(panel):
     np.testing.assert_allclose(values, theory, atol=1e-12)
 
 
+def test_the_profile_reaches_as_far_as_chosen(panel):
+    """±16 by default for a short text; RoPE's long range and T5's buckets to 128 on
+    request, the curve still the theory's."""
+    ev = evaluate(pe="rope", heads=4, d_model=32)
+    show(panel, ev)
+    panel.tabs.setCurrentIndex(2)
+    figure = panel.figures()["relative_profile"]
+    assert figure.coords["distance"] == list(range(-16, 17))
+    figure.span.setCurrentIndex(figure.span.findData(256))
+    distance = np.asarray(figure.coords["distance"])
+    assert distance.tolist() == list(range(-256, 257))
+    import torch
+    theta = rope_angles(torch.ones(1), 8).numpy()[0]
+    theory = np.cos(distance[:, None] * theta[None]).mean(axis=1)
+    np.testing.assert_allclose(figure.displayed()["value"][0], theory, atol=1e-12)
+    (x0, x1), _ = figure.plot.viewRange()
+    assert x0 < -250 and x1 > 250
+    show(panel, evaluate(pe="t5", heads=4))                   # the choice stays
+    values = figure.displayed()["value"]
+    distance = np.asarray(figure.coords["distance"])
+    assert distance.max() == 256
+    far = values[:, (distance > 16) & (distance <= 128)]      # buckets past 16 differ
+    assert np.unique(far[0]).size > 1
+    figure.span.setCurrentIndex(0)
+    assert figure.coords["distance"] == list(range(-16, 17))
+
+
 def test_a_model_without_branches_or_a_built_encoding_says_so(panel):
     class RealLike:                  # records no branches; its encoding is not posviz's
         def facts(self):

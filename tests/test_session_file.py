@@ -151,10 +151,29 @@ def test_restore_checks_everything_before_changing_anything():
     s.subscribe(events.append)
     with pytest.raises(PosvizInputError):
         s.restore("a b c", [0, 1, 2, 3], Positions(), Selection(layer=2))
-    with pytest.raises(PosvizInputError, match="other tokens"):
+    with pytest.raises(PosvizInputError, match="other tokens") as refused:
         s.restore("a b c", [0, 1, 2], Positions(), tokens=("a", "b", "x"))
+    assert str(refused.value).endswith("token 2 is 'c' now, 'x' saved")   # not "3 instead of 3"
+    with pytest.raises(PosvizInputError, match="3 tokens now, 4 saved"):
+        s.restore("a b c", [0, 1, 2], Positions(), tokens=("a", "b", "c", "d"))
     assert (s.text, s.order.tolist(), s.positions, s.selection) == before and not events
     s.restore("a b c", [2, 1, 0], Positions(), Selection(layer=1))
     assert s.current_tokens == ["c", "b", "a"] and s.selection.layer == 1
     assert [type(e).__name__ for e in events] == ["TextChanged", "PositionsChanged",
                                                   "OrderChanged", "SelectionChanged"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_a_saved_file_has_the_mode_the_users_umask_gives(tmp_path, umask):
+    """Readable from a shared folder under the usual umask (it was always 0600); a file
+    saved over keeps its own mode."""
+    old = os.umask(umask)
+    try:
+        path = session_file.write(tmp_path / "a.posviz", _session().to_document())
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    session_file.write(path, _session().to_document())
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["a.posviz"]     # no temporary left

@@ -2,6 +2,8 @@
 bad files told inline, the last session restored at start, a missing model replaced."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QMessageBox
@@ -380,3 +382,41 @@ def test_a_file_whose_model_now_splits_the_text_otherwise_keeps_its_text(
     assert s.spec == doc.spec and s.text == "p q r" and s.order.tolist() == [0, 1, 2]
     assert "original order" in window.state_label.text()
     assert window.files.path is None            # a save does not overwrite the old file
+
+
+def test_the_tab_saved_is_the_tab_open_experiments_too(qtbot, window, tmp_path):
+    """Experiments open when saving: the file says so (it said Outputs), and reopens it."""
+    tabs = window.plots.tabs
+    tabs.setCurrentWidget(window.experiments)
+    index = tabs.currentIndex()
+    assert window.files.save_to(tmp_path / "lecture.posviz")
+    saved = json.loads((tmp_path / "lecture.posviz").read_text())
+    assert saved["view"]["tab"] == index
+    tabs.setCurrentIndex(0)
+    assert window.session.selection.tab == 0
+    window.files.open_file(tmp_path / "lecture.posviz")
+    qtbot.waitUntil(lambda: tabs.currentWidget() is window.experiments, timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("change", ["text", "model"])
+def test_a_scenarios_title_and_note_let_go_once_its_text_or_model_changes(
+        qtbot, window, tmp_path, change):
+    from posviz.document.scenarios import resources_dir
+    from posviz.gui.scenarios import open_scenario
+    path = resources_dir() / "scenarios" / "01-nope-equivariance.posviz"
+    doc = session_file.read(path)
+    with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+        open_scenario(window.files, path, doc)
+    panel = window.scenario_panel
+    assert window.files.document().title == doc.title and doc.title in panel.windowTitle()
+    with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+        if change == "text":
+            window.session.set_text("two thousand other words")
+        else:
+            window.model_panel.field("layers").setValue(window.session.spec.config.layers + 1)
+    saved = window.files.document()
+    assert (saved.title, saved.note) == ("", "")
+    assert window.files.save_to(tmp_path / "mine.posviz")
+    assert session_file.read(tmp_path / "mine.posviz").title == ""
+    assert "left" in panel.windowTitle()
+    assert f"You changed the {change}" in panel.browser.toPlainText()

@@ -63,7 +63,16 @@ def test_swap_gives_the_pairs_and_a_csv(capsys, tmp_path):
     assert main(["sweep", *SMALL, "--text", TEXT, "--kind", "swap", "--csv", str(path)]) == 0
     lines = path.read_text().splitlines()
     assert lines[0] == "layer,metric,median,p10,p90"
-    assert sum(line.split(",")[1].startswith("swap ") for line in lines) == 36
+    assert all(len(line.split(",")) == 5 and "swap" not in line for line in lines)
+    import csv
+    with open(tmp_path / "sweep-pairs.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["text_id", "layer", "i", "token_i", "j", "token_j", "change",
+                             "text"]
+    assert len(rows) == 36 and {r["text_id"] for r in rows} == {"0"}
+    assert {r["text"] for r in rows} == {TEXT} and {r["layer"] for r in rows} == {"2"}
+    shown = np.array([float(r["change"]) for r in rows]).reshape(6, 6)
+    assert np.allclose(shown, matrix)
 
 
 @pytest.mark.parametrize("args, words", [

@@ -94,7 +94,7 @@ def test_positions_are_computed_once_per_reference_run():
     assert view.extent == float(np.abs(table).max())
     unit = table / np.linalg.norm(table, axis=1, keepdims=True)
     np.testing.assert_allclose(view.similarity, unit @ unit.T)
-    assert view.reach == 16 and view.profile.distances.tolist() == list(range(-16, 17))
+    assert view.reach == 256 and view.profile.distances.tolist() == list(range(-256, 257))
     other = build_views(evaluate(session("a dog ran", pe="sinusoidal")), None)
     assert other.positions is not first.positions
 
@@ -132,7 +132,7 @@ def test_the_profile_is_the_built_in_encodings(pe, rows):
     if rows is None:
         assert view.profile is None
     else:
-        assert view.profile.rows == rows and view.reach == 16
+        assert view.profile.rows == rows and view.reach == 256
 
 
 def test_head_maps_are_one_head_before_and_after():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import textwrap
 
-from ..analysis.experiments.papers import CATALOGUE, PAPERS, PRESETS, TRAINED_PRESETS
+from ..analysis.experiments.papers import CATALOGUE, PRESETS, TRAINED_PRESETS
 
 
 def add_command(subparsers) -> None:

@@ -71,7 +71,7 @@ def _before_run(say):
     def told(step: str, done=None, total=None) -> None:
         if step == "running the original order":
             say("running the original and the saved order")
-        elif step != "running the reordered order":
+        elif step != "running the chosen order":
             say(step, done, total)
     return told
 

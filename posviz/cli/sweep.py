@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import sys
+from pathlib import Path
 
 from ..analysis.experiments.runs import KIND_TIPS
 from ..errors import PosvizInputError
@@ -49,7 +50,9 @@ def add_command(subparsers) -> None:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object")
     out.add_argument("--csv", metavar="FILE",
-                     help="write one row per layer and metric to FILE ('-': stdout)")
+                     help="write one row per layer and metric to FILE ('-': stdout); a "
+                          "swap sweep writes its maps, one row per token pair, to "
+                          "FILE-pairs.csv (on stdout: after a blank line)")
     parser.set_defaults(func=run)
 
 
@@ -101,18 +104,35 @@ def reporter(args):
 
 
 def csv_rows(result) -> list[list]:
+    """The layer table: one row per layer and metric."""
     rows = [["layer", "metric", *QUANTILES]]
     for row in result.rows():
         for name, band in row.items():
             if name != "layer":
                 rows.append([row["layer"], name, *("" if band[q] is None else band[q]
                                                    for q in QUANTILES)])
-    for pairs in result.pairs:               # the swap map: one row per token pair
+    return rows
+
+
+PAIR_COLUMNS = ["text_id", "layer", "i", "token_i", "j", "token_j", "change", "text"]
+
+
+def pair_rows(result) -> list[list]:
+    """The swap maps: one row per text and token pair (text_id counts the texts from 0
+    in the order given)."""
+    rows = [PAIR_COLUMNS]
+    for text_id, pairs in enumerate(result.pairs):
         for i, first in enumerate(pairs.tokens):
             for j, second in enumerate(pairs.tokens):
-                rows.append([pairs.layer, f"swap {i}:{first} {j}:{second}",
-                             pairs.change[i, j], "", ""])
+                rows.append([text_id, pairs.layer, i, first, j, second, pairs.change[i, j],
+                             pairs.text])
     return rows
+
+
+def pairs_path(path: str) -> str:
+    """Where the swap maps go beside the layer table: sweep.csv -> sweep-pairs.csv."""
+    where = Path(path)
+    return str(where.with_name(f"{where.stem}-pairs{where.suffix or '.csv'}"))
 
 
 def write_csv(path: str, rows) -> None:
@@ -155,6 +175,10 @@ def run(args) -> int:
                          positions=where.mode, offset=where.offset, progress=reporter(args))
     if args.csv:
         write_csv(args.csv, csv_rows(result))
+        if result.pairs:                 # a table of their own (on stdout after a blank line)
+            if args.csv == "-":
+                print()
+            write_csv(pairs_path(args.csv) if args.csv != "-" else "-", pair_rows(result))
     elif args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:

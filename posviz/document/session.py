@@ -38,6 +38,15 @@ def spec_of(backend: Backend) -> ModelSpec:
                      label=backend.name, revision=getattr(backend, "revision", ""))
 
 
+def differ(now, saved) -> str:
+    """Where two token lists part, in words: "8 tokens now, 9 saved" or "token 3 is
+    'sa' now, 'sat' saved"."""
+    if len(now) != len(saved):
+        return f"{len(now)} tokens now, {len(saved)} saved"
+    k = next(i for i, (a, b) in enumerate(zip(now, saved)) if a != b)
+    return f"token {k} is {now[k]!r} now, {saved[k]!r} saved"
+
+
 class Session:
     """Text, tokens, their order, position options, model and view selection.
 
@@ -209,8 +218,7 @@ class Session:
         seq = self.backend.tokenize(text)
         if tokens and tuple(tokens) != seq.tokens:
             raise PosvizInputError(f"{self.backend.name} splits the text into other tokens "
-                                   f"than the session holds ({len(seq)} instead of "
-                                   f"{len(tokens)})")
+                                   f"than the session holds: {differ(seq.tokens, tokens)}")
         check_length(self.backend, len(seq), positions)
         order = check_permutation(order, len(seq))
         fixed = np.flatnonzero(~seq.movable())

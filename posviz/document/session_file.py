@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
+import stat
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -257,14 +258,32 @@ def dumps(doc: SessionDocument) -> str:
     return text + "\n"
 
 
+def _create_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file beside ``path``, open for writing, with the mode a new file
+    gets from the user's umask (mkstemp's is 0600: unreadable to a class sharing the
+    folder), or the mode of the file it will replace."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = None
+    while True:
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            os.chmod(temporary, mode)
+        return handle, str(temporary)
+
+
 def write(path, doc: SessionDocument) -> Path:
     """Write atomically: a temporary file beside ``path``, synced, then renamed over it.
     On any failure the old file (if any) is left as it was and the temporary removed."""
     path = Path(path)
     text = dumps(doc)
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                             dir=path.parent)
+        handle, temporary = _create_beside(path)
     except OSError as error:
         raise PosvizInputError(f"cannot write into {path.parent}: "
                                f"{error.strerror or error}") from None

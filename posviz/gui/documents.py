@@ -20,6 +20,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from .folders import remember_folder, start_folder
+
 RECENT_KEY = "files/recent"
 RECENT_MAX = 10
 AUTOSAVE_MS = 3000                    # quiet time after an edit before the autosave
@@ -51,6 +53,7 @@ class Documents(QObject):
 
     renamed = Signal()                # the document's file (or none) changed
     opened = Signal(object)           # the SessionDocument shown (its title and note)
+    detached = Signal(str)            # its title and note no longer apply: "text", "model"
 
     def __init__(self, window, settings, controller, undo_stack, edits, status):
         super().__init__(window)
@@ -91,12 +94,17 @@ class Documents(QObject):
         """A change of content marks the document modified; any change is autosaved a
         moment later, so a crash loses at most that moment. An edit ends the notice of
         the document opened."""
-        from ..document.events import SelectionChanged
+        from ..document.events import ModelChanged, SelectionChanged, TextChanged
         if not isinstance(event, SelectionChanged):
             if not self._applying:
                 self._status.notice = ""
             if not self._applying and self._pending is None:
                 self.set_modified(True)
+                if isinstance(event, (TextChanged, ModelChanged)) and any(self._texts):
+                    # the title and note spoke of the text and model the document had
+                    self._texts = ("", "")
+                    self.detached.emit("text" if isinstance(event, TextChanged)
+                                       else "model")
         self.autosave_timer.start()
 
     def may_discard(self) -> bool:
@@ -131,6 +139,7 @@ class Documents(QObject):
                                                   self._folder(), FILTER)
             if not path:
                 return False
+            remember_folder(self.settings, path)
         doc = self.read(path)
         if doc is None:
             return False
@@ -267,6 +276,7 @@ class Documents(QObject):
         self.path = Path(path)
         self.set_modified(False)
         self.remember_recent(self.path)
+        remember_folder(self.settings, self.path)
         self.renamed.emit()
         self._status.say(f"Saved {self.path.name}")
         return True
@@ -324,8 +334,7 @@ class Documents(QObject):
     def _folder(self) -> str:
         if self.path is not None:
             return str(self.path.parent)
-        recent = self.recent_files()
-        return str(Path(recent[0]).parent) if recent else str(Path.home())
+        return str(start_folder(self.settings))
 
     # -- start-up ---------------------------------------------------------------------
     def start(self, path, last: bool) -> bool:

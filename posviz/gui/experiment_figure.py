@@ -4,13 +4,12 @@ reorder, exportable like every figure."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
-
 import pyqtgraph as pg  # noqa: I001
+from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 
 from .plots import colorbars, style
 from .plots.base import Figure
-from .plots.layers import layer_ticks
+from .plots.layers import set_layer_ticks
 from posviz.analysis.experiments.papers import TITLES
 
 
@@ -48,17 +47,45 @@ class ExperimentFigure(Figure):
         self.show_message("Choose an experiment above and press Run (Ctrl+Return).")
 
     def _reset(self, left: str, bottom: str, log: bool) -> None:
+        """Remove every item of the previous drawing (curves, lines, legend entries, the
+        colour bar, token ticks) and its view (inverted axis, log mode, zoom)."""
         self.plot.clear()
         self.legend.clear()
         if self.bar is not None:
             self.canvas.removeItem(self.bar)
             self.bar = None
-        self.plot.getViewBox().invertY(False)
+        view = self.plot.getViewBox()
+        view.invertY(False)
+        view.enableAutoRange(enable=False)
         self.plot.setLogMode(x=False, y=log)
         style.style_plot(self.plot, "", left, bottom)
-        for side in ("left", "bottom"):
-            self.plot.getAxis(side).setTicks(None)
+        self.plot.getAxis("left").setTicks(None)
+        set_layer_ticks(self.plot.getAxis("bottom"), 0)
         self.show_canvas()
+
+    def _frame(self, y_range: tuple[float, float] | None = None, layers: int = 0,
+               pad: float = 0.04) -> None:
+        """Fit the view to every curve and dot drawn (x over ``layers`` rows, in to L, if
+        given; y unless ``y_range``), so no drawing keeps the previous one's range or
+        clips its own data."""
+        xs, ys = [], []
+        for item in self.plot.items:
+            if isinstance(item, (pg.PlotCurveItem, pg.ScatterPlotItem)):
+                x, y = item.getData()
+                if x is not None and len(x):
+                    xs.append(np.asarray(x, float))
+                    ys.append(np.asarray(y, float))
+        if not xs:
+            return
+        x, y = np.concatenate(xs), np.concatenate(ys)
+        x_low, x_high = (0, layers - 1) if layers else (np.nanmin(x), np.nanmax(x))
+        if y_range is None:
+            y_range = (np.nanmin(y), np.nanmax(y))
+            y_range = (y_range[0] - pad * (y_range[1] - y_range[0] or 1),
+                       y_range[1] + pad * (y_range[1] - y_range[0] or 1))
+        x_pad = pad * (x_high - x_low or 1)
+        self.plot.setRange(xRange=(x_low - x_pad, x_high + x_pad), yRange=y_range,
+                           padding=0)
 
     def _curve(self, x, y, colour, label: str, width=2.0, dash=False) -> pg.PlotCurveItem:
         pen = style.cosmetic_pen(colour, width, QtCore.Qt.PenStyle.DashLine if dash
@@ -87,8 +114,8 @@ class ExperimentFigure(Figure):
             label="noise floor", labelOpts={"position": 0.05, "color": (60, 60, 60)})
         self.plot.addItem(line)
         top = np.nanmax(np.r_[band.p90[defined], 1.0])
-        self.plot.setYRange(np.log10(floor / 30), np.ceil(np.log10(top) + 0.1), padding=0)
-        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+        self._frame((np.log10(floor / 30), np.ceil(np.log10(top) + 0.1)), layers.size)
+        set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
                        f"over {len(result.texts)} text(s)")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
@@ -99,7 +126,6 @@ class ExperimentFigure(Figure):
     def show_pairs(self, pairs) -> None:
         n = len(pairs.tokens)
         self._reset("token", "swapped with", log=False)
-        self.legend.clear()
         image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
         self.plot.addItem(image)
         top = float(pairs.change.max()) or 1.0
@@ -122,27 +148,44 @@ class ExperimentFigure(Figure):
         self.coords = {}
         self.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}
 
-    def show_probe(self, rows, title: str, prefix: str = "", colour="#0072b2") -> None:
-        if not prefix:
-            self._reset("mean absolute error (positions)", "layer (in = input to block 1)",
-                        log=False)
-            self.data, self.dims, self.coords, self.labels = {}, ("layer",), {}, {}
-        layers = np.array([r["layer"] for r in rows])
-        mae = np.array([r["mae"] for r in rows])
-        chance = np.array([r["chance_mae"] for r in rows])
-        self._curve(layers, mae, colour, f"{prefix}probe error".strip())
-        self._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(), 1.5,
-                    dash=True)
-        self.plot.setYRange(0, 1.1 * max(self.plot.viewRange()[1][1], chance.max()),
-                            padding=0)
-        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+    def show_probe(self, rows, title: str) -> None:
+        """A probe's error per layer against chance (predicting the mean position)."""
+        self._probes(title, {"": (rows, "#0072b2")})
+
+    def _probes(self, title: str, runs: dict) -> None:
+        """One or more probes (``runs``: prefix -> (rows, colour)) on one fresh plot; a
+        chance line the runs share is drawn once, so none hides under another."""
+        self._reset("mean absolute error (positions)", "layer (in = input to block 1)",
+                    log=False)
+        self.data, self.dims, self.coords, self.labels = {}, ("layer",), {}, {}
+        chances = [np.array([r["chance_mae"] for r in rows]) for rows, _ in runs.values()]
+        shared = all(c.shape == chances[0].shape and np.allclose(c, chances[0])
+                     for c in chances)
+        notes, top = [], 0.0
+        for prefix, (rows, colour) in runs.items():
+            layers = np.array([r["layer"] for r in rows])
+            mae = np.array([r["mae"] for r in rows])
+            chance = np.array([r["chance_mae"] for r in rows])
+            self._curve(layers, mae, colour, f"{prefix}probe error".strip())
+            if not shared:
+                self._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(),
+                            1.5, dash=True)
+            top = max(top, float(np.nanmax(np.r_[mae, chance])))
+            key = prefix.strip().replace(" ", "_")
+            self.data.update({f"{key}_r2".lstrip("_"): np.array([r["r2"] for r in rows]),
+                              f"{key}_mae".lstrip("_"): mae,
+                              f"{key}_chance_mae".lstrip("_"): chance})
+            self.coords = {"layer": layers.tolist()}
+            notes.append(f"{prefix}".strip() + " R² per layer: "
+                         + ", ".join(f"{r['r2']:.2f}" for r in rows))
+        if shared:
+            both = {1: "", 2: ", the same for both"}.get(len(runs), ", the same for all")
+            self._curve(self.coords["layer"], chances[0], "#505050",
+                        f"chance (the mean){both}", 1.5, dash=True)
+        self._frame((0.0, 1.1 * top), len(self.coords["layer"]))
+        set_layer_ticks(self.plot.getAxis("bottom"), len(self.coords["layer"]))
         self.set_title(title)
-        key = prefix.strip().replace(" ", "_")
-        self.data.update({f"{key}_r2".lstrip("_"): np.array([r["r2"] for r in rows]),
-                          f"{key}_mae".lstrip("_"): mae,
-                          f"{key}_chance_mae".lstrip("_"): chance})
-        self.coords = {"layer": layers.tolist()}
-        self.set_note("R² per layer: " + ", ".join(f"{r['r2']:.2f}" for r in rows)
+        self.set_note("; ".join(n.strip() for n in notes)
                       + ". Lower error than chance: position can be read off the layer.")
 
     def show_compare(self, result, metric: str) -> None:
@@ -167,8 +210,8 @@ class ExperimentFigure(Figure):
             pos=np.log10(floor), angle=0, label="noise floor",
             pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
             labelOpts={"position": 0.05, "color": (60, 60, 60)}))
-        self.plot.setYRange(np.log10(floor / 30), np.ceil(np.log10(top) + 0.1), padding=0)
-        self.plot.getAxis("bottom").setTicks(layer_ticks(layers.size))
+        self._frame((np.log10(floor / 30), np.ceil(np.log10(top) + 0.1)), layers.size)
+        set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens
         moved = " ".join(tokens[i] for i in result.order)
@@ -186,19 +229,21 @@ class ExperimentFigure(Figure):
         elif check.name == "haviv2022" and check.weights == "trained":
             # the model without positions against one with learned positions (the
             # values hold every checkpoint's rows)
-            self.show_probe(values["none"], "", "no positions ", "#d55e00")
+            runs = {"no positions ": (values["none"], "#d55e00")}
             if "learned" in values:
-                self.show_probe(values["learned"], "", "learned positions ", "#0072b2")
+                runs["learned positions "] = (values["learned"], "#0072b2")
+            self._probes("", runs)
         elif check.name == "haviv2022":
-            self.show_probe(values["causal"], "", "causal ", "#d55e00")
-            self.show_probe(values["bidirectional"], "", "bidirectional ", "#0072b2")
+            runs = {"causal ": (values["causal"], "#d55e00"),
+                    "bidirectional ": (values["bidirectional"], "#0072b2")}
             if "linear" in values:          # the verdict's features are quadratic
-                self.show_probe(values["linear"]["causal"], "", "linear causal ",
-                                "#009e73")
+                runs["linear causal "] = (values["linear"]["causal"], "#009e73")
+            self._probes("", runs)
         elif check.name == "chi2023":
             spread = np.array(values["variance_by_position"])
             self._reset("variance of the attention output", "position", log=False)
             self._curve(np.arange(spread.size), spread, "#d55e00", "block 1, causal, no PE")
+            self._frame()
             self.data, self.dims = {"variance": spread}, ("position",)
             self.coords, self.labels = {"position": list(range(spread.size))}, {}
         elif check.name == "alibi-slopes":
@@ -211,10 +256,12 @@ class ExperimentFigure(Figure):
             self.plot.addItem(dots)
             self.legend.addItem(_sample(pen=None, symbol="o", symbolBrush="#d55e00",
                                         symbolPen=None), "measured")
+            self._frame()
             self.data = {"paper": np.array(values["paper"]),
                          "measured": np.array(values["measured"])}
             self.dims, self.coords, self.labels = ("head",), {"head": heads.tolist()}, {}
         else:
+            self._reset("", "", log=False)
             self.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
                                             for k, v in values.items()))
             self.data, self.dims, self.coords, self.labels = {}, (), {}, {}
@@ -249,7 +296,7 @@ class ExperimentFigure(Figure):
         self.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
         self.data["unigram"] = np.full(lengths.size, unigram)
         shown = np.concatenate([v[~np.isnan(v)] for v in self.data.values()])
-        self.plot.setYRange(np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25),
-                            padding=0)
-        self.plot.setXRange(lengths[0] * 0.9, lengths[-1] * 1.05, padding=0)
+        self.plot.setRange(xRange=(lengths[0] * 0.9, lengths[-1] * 1.05),
+                           yRange=(np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)),
+                           padding=0)
         self.coords = {"length": lengths.astype(int).tolist()}

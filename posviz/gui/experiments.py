@@ -1,11 +1,9 @@
-"""The Experiments tab: sweeps, swap maps, position probes, paper checks and several
-encodings compared on one reorder, run off the GUI thread with progress, time left and
-cancel, drawn in one exportable figure.
-
-What runs is a ``runtime.experiments.ExperimentJob`` on a ``runtime.scheduler.Scheduler``
-(one worker, a newer run supersedes an older one); outcomes and progress travel to the
-GUI thread as Qt signals. The model, text and positions come from the window's session
-(``session()``, handed in; the built-in model and the default text without one).
+"""The Experiments tab: sweeps, swap maps, position probes, paper checks and encodings
+compared on one reorder, run off the GUI thread (progress, time left, cancel) and drawn in
+one exportable figure. What runs is a ``runtime.experiments.ExperimentJob`` on a
+``runtime.scheduler.Scheduler`` (one worker, a newer run supersedes an older one); its
+outcomes and progress reach the GUI thread as Qt signals. The model, text and positions
+come from the window's session (``session()``: the built-in model and text without one).
 """
 from __future__ import annotations
 
@@ -16,7 +14,9 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
-from .plots.exporting import add_export_actions, ask_export_path, writing
+from .folders import remember_folder, start_folder
+from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
+                              copy_figure, writing)
 from posviz.analysis.experiments.papers import CATALOGUE, default_weights
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
@@ -68,6 +68,7 @@ class ExperimentsTab(QtWidgets.QWidget):
                                    name="posviz-experiment", ends_when_idle=True)
         self.figure = ExperimentFigure()
         add_export_actions("experiment", self.figure, self._export)
+        add_copy_action(self.figure, lambda figure: figure.parentWidget().copy_plot())
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(self._controls())
@@ -228,9 +229,11 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _texts_chosen(self) -> None:
         if self.texts.currentData() != "file":
             return
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Texts, one a line",
-                                                        "", "Text files (*.txt);;All (*)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Texts, one a line", str(start_folder(self.settings)),
+            "Text files (*.txt);;All (*)")
         if path:
+            remember_folder(self.settings, path)
             self._file = path
             self.texts.setItemText(self.texts.currentIndex(), f"Texts from {Path(path).name}")
         elif self._file is None:
@@ -349,11 +352,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         result, job = self.result, self.job
         if result is None:
             return
+        metric = self.metric_box.currentData()
         if job.what == "compare":
-            metric = self.metric_box.currentData()
             self.figure.show_compare(result, metric if metric in METRICS else METRICS[0])
         elif job.what == "sweep":
-            metric = self.metric_box.currentData()
             if metric == SWAP_MAP and result.pairs:
                 self.figure.show_pairs(result.pairs[0])
             else:
@@ -372,9 +374,14 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")
         self.status.setText(text)
 
-    # -- export ---------------------------------------------------------------------
     def provenance(self) -> dict:
         return self.job.describe() if self.job is not None else {}
+
+    def copy_plot(self) -> bool:
+        """The experiment's plot as drawn, onto the clipboard (Edit › Copy plot, Ctrl+C)."""
+        copy_figure(self.figure)
+        self._say("Copied the experiment plot to the clipboard")
+        return True
 
     def _export(self, name: str, fmt: str) -> None:
         chosen = ask_export_path(self, name, fmt, self.settings)

@@ -2,13 +2,12 @@
 the export it starts (told in the window's status line, never as a traceback)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLineEdit, QMessageBox, QRadioButton,
                                QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
-from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY
+from .folders import remember_folder
+from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, last_folder
 
 
 class ExportDialog(QDialog):
@@ -106,11 +105,12 @@ def export_figures(window) -> None:
         window.status.say("Nothing to export yet", error=True)
         return
     settings = window.settings
-    dialog = ExportDialog(window, str(settings.value(FOLDER_KEY, str(Path.home() / "posviz"))),
+    dialog = ExportDialog(window, str(last_folder(settings)),
                           int(settings.value(DPI_KEY, DEFAULT_DPI) or DEFAULT_DPI))
     if dialog.exec() != QDialog.Accepted:
         return
     settings.setValue(FOLDER_KEY, dialog.folder())
+    remember_folder(settings, dialog.folder())
     if dialog.dpi():
         settings.setValue(DPI_KEY, dialog.dpi())
     export_to(window, dialog.folder(), dialog.formats(), dialog.width(),

@@ -6,17 +6,17 @@ to the field (red text under it, the field outlined) and changes nothing; a vali
 is asked for at once (``modelRequested(ModelSpec)``), and if the change is refused or
 cancelled, the panel shows the running model again. Pretrained models load in the
 background with a progress bar (step k of N when the load tells its steps, the bytes
-of a download, else busy) and a Cancel button. A hub model is chosen from the local
-cache or by its name (Hub name…); a large download is asked for first, and a setting
-here turns downloads off.
+of a download, else busy) and a Cancel button. A model is opened from a folder or a
+.gguf file; a hub model is chosen from the local cache or by its name (Hub name…); a
+large download is asked for first, and a setting here turns downloads off.
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QGroupBox,
-                               QInputDialog, QLabel, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QInputDialog,
+                               QLabel, QVBoxLayout, QWidget)
 
 from ..document.spec import ModelSpec
 from ..errors import PosvizInputError
@@ -27,6 +27,7 @@ from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, O
 from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, edited, narrow_combo, option_widget,
                      set_value, value_of)
 from .load_progress import LoadProgress
+from .model_source import OPEN_ITEMS, ask_model_path
 from .settings import DOWNLOADS_KEY, downloads_allowed, make_settings
 from .weights_choice import WeightsChoice
 
@@ -109,9 +110,9 @@ class ModelPanel(QWidget):
                 self.chooser.setItemData(self.chooser.count() - 1,
                                          f"{source.spec} in the Hugging Face cache",
                                          Qt.ToolTipRole)
-        self.chooser.addItem("Open folder…", ("open", ""))
-        self.chooser.addItem("Hub name…", ("hub", ""))
-        self.chooser.setItemData(self.chooser.count() - 1, HUB_NAME_PROMPT, Qt.ToolTipRole)
+        for k, (text, tip) in {**OPEN_ITEMS, "hub": ("Hub name…", HUB_NAME_PROMPT)}.items():
+            self.chooser.addItem(text, (k, ""))
+            self.chooser.setItemData(self.chooser.count() - 1, tip, Qt.ToolTipRole)
         self.chooser.activated.connect(self._model_chosen)
         layout.addWidget(self.chooser)
         self.downloads = QCheckBox("Download models from the hub")
@@ -228,7 +229,7 @@ class ModelPanel(QWidget):
             index = next((i for i in range(self.chooser.count())
                           if self.chooser.itemData(i) == ("real", spec.address)), -1)
             if index < 0:     # an opened folder or hub name: listed from now on, above
-                index = self.chooser.count() - 2              # "Open folder…"
+                index = self.chooser.count() - 1 - len(OPEN_ITEMS)      # "Open folder…"
                 self.chooser.insertItem(index, spec.name, ("real", spec.address))
         self.chooser.setCurrentIndex(index)
         self._described = None            # its facts are described afresh
@@ -300,8 +301,8 @@ class ModelPanel(QWidget):
             elif spec is not None:
                 self._request(spec)
             return
-        if kind == "open":
-            source = QFileDialog.getExistingDirectory(self, "Open a model folder")
+        if kind in OPEN_ITEMS:
+            source = ask_model_path(self, kind)
             if not source:
                 self.show_spec(self._running())
                 return

@@ -41,10 +41,22 @@ class ExplanationPanel(QDockWidget):
         window.view_menu.addAction(action)
 
     def show_document(self, doc) -> None:
+        self.doc = doc
         self.setWindowTitle(f"Scenario: {doc.title}" if doc.title else "Note")
         self.browser.setMarkdown(_markdown(doc))
         self.show()
         self.raise_()
+
+    def detach(self, what: str) -> None:
+        """The user changed the ``what`` ("text" or "model") the explanation speaks of:
+        it stays readable, marked as no longer about what is shown (nor saved with it)."""
+        self.setWindowTitle("Scenario left (was: "
+                            f"{self.doc.title or 'a note'})")
+        self.browser.setMarkdown(
+            f"**You changed the {what}.** What follows was written for the scenario's "
+            f"own text and model: it no longer describes the plots, and Save no longer "
+            f"stores it. Help › Scenarios opens the scenario again.\n\n---\n\n"
+            + _markdown(self.doc))
 
 
 class ScenarioDialog(QDialog):

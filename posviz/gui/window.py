@@ -70,6 +70,7 @@ class MainWindow(QMainWindow):
         self.plots_scroll = None          # and the scroll area holding it
         self.experiments = None           # the Experiments tab, with the plots
         self.splitters = None             # the plots' splitter sizes, kept per tab
+        self.veil = None                  # dims the plots while they show an old order
         self._plots_tried = False         # _build_plots ran (plots may be None: no pyqtgraph)
         self.model_panel = None           # once the core is loaded
         self.scenario_panel = None        # once a document with an explanation opens
@@ -91,6 +92,8 @@ class MainWindow(QMainWindow):
         self.edits.undoWaits.connect(self._hold_undo)
         self.files.renamed.connect(self._refresh_title)
         self.files.opened.connect(self._explain)
+        self.files.detached.connect(
+            lambda what: self.scenario_panel and self.scenario_panel.detach(what))
         c.ready.connect(self._on_ready)
         c.plotsImported.connect(self._build_plots)
         c.computing.connect(self.status.computing.start)
@@ -218,6 +221,7 @@ class MainWindow(QMainWindow):
             from .experiments import ExperimentsTab
             from .plots import PlotsPanel, mosaic_look
             from .splitters import TabSplitters
+            from .stale import StaleVeil
             self.plots = PlotsPanel(self.settings)
         except ImportError as error:
             self.placeholder.setText(f"Plots are not available: {error}")
@@ -238,6 +242,10 @@ class MainWindow(QMainWindow):
         self.plots.message.connect(self.status.say)
         self.splitters = TabSplitters(self.plots.tabs, self.settings)
         self.plots.tabs.currentChanged.connect(self.splitters.restore)
+        self.veil = veil = StaleVeil(self.plots.tabs, spared=self.experiments)
+        self.controller.computing.connect(veil.computing)
+        self.controller.evaluated.connect(veil.arrived)      # after the plots drew it
+        self.controller.evaluationFailed.connect(veil.failed)
 
     # -- session -> widgets -----------------------------------------------------------
     @property

@@ -13,6 +13,7 @@ from typing import Iterable
 
 from ..errors import PosvizInputError
 from .backend import mark_word_pieces
+from .pieces import byte_labels, shown
 
 END = "<|endoftext|>"          # between two sections of a corpus, id 0
 
@@ -74,10 +75,5 @@ class Tokenizer:
         """How each token reads on its chip: its text, "##" before a piece that
         continues a word, "↵" for a line break and "␣" for a space."""
         raws = [self.convert_ids_to_tokens(i) for i in ids]
-        pieces = []
-        for token_id, raw in zip(ids, raws):
-            text = self.decode([token_id])
-            if "\ufffd" in text:                  # part of a multi-byte character
-                text = raw.replace("Ġ", " ")
-            pieces.append(text.strip() or ("↵" if "\n" in text else "␣"))
-        return mark_word_pieces(pieces, raws, [False] * len(raws))
+        texts = byte_labels(raws) or [self.decode([i]) for i in ids]
+        return mark_word_pieces([shown(t) for t in texts], raws, [False] * len(raws))

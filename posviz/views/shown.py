@@ -156,6 +156,10 @@ class PositionsView:
     profile: RelativeProfile | None   # built-in model only; None: no fixed relation
 
 
+PROFILE_REACH = 256     # Δ the profile spans at least: T5's buckets end at 128, and RoPE's
+                        # slow frequencies turn over only past a hundred tokens
+
+
 def positions_view(ev: Evaluation) -> PositionsView:
     """What the encoding figures show of the evaluation's reference run and its model
     (computed once per reference run: the engine hands the same one to every reorder)."""
@@ -167,7 +171,7 @@ def _positions_view(trace: Trace, backend) -> PositionsView:
 
     facts = about_model(backend)[0] if backend is not None else None
     table = trace.encodings                                               # (n, d) or None
-    reach = max(trace.n_tokens - 1, 16)
+    reach = max(trace.n_tokens - 1, PROFILE_REACH)
     profile = backend.profile(reach) if backend is not None else None
     extent, similarity = 1.0, None
     if table is not None:

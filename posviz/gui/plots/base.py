@@ -26,6 +26,7 @@ from . import style
 from .exporting import drop_export_menu, flatten_scaled_strokes
 from .style import BACKGROUND
 from .tabs import Tab
+from .wheel import zoom_with_ctrl
 from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
@@ -66,6 +67,7 @@ class Figure(QtWidgets.QWidget):
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground(BACKGROUND)
         drop_export_menu(self.canvas)          # the panel adds its own export entries
+        zoom_with_ctrl(self.canvas)            # a plain wheel scrolls the page
         self.message = QtWidgets.QLabel()
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..folders import remember_folder, start_folder
 from posviz.document.files import FIGURE_FORMATS
 from posviz.errors import PosvizInputError
 
@@ -98,7 +99,10 @@ DEFAULT_DPI = 300
 
 
 def last_folder(settings) -> Path:
-    return Path(str(settings.value(FOLDER_KEY, str(Path.home() / "posviz"))))
+    """The last export folder while it exists, else the last folder any file dialog
+    used (gui.folders), else the home folder."""
+    folder = Path(str(settings.value(FOLDER_KEY, "") or ""))
+    return folder if str(folder) != "." and folder.is_dir() else start_folder(settings)
 
 
 def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
@@ -109,7 +113,7 @@ def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
     or None), or None when cancelled."""
     settings = settings if settings is not None else QtCore.QSettings()
     folder = last_folder(settings)
-    start = folder / f"{name}.{fmt}" if folder.is_dir() else Path(f"{name}.{fmt}")
+    start = folder / f"{name}.{fmt}"
     path, _ = QtWidgets.QFileDialog.getSaveFileName(parent, f"Export {name}",
                                                     str(start), FILTERS[fmt])
     if not path:
@@ -130,6 +134,7 @@ def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
             return None
         settings.setValue(DPI_KEY, dpi)
     settings.setValue(FOLDER_KEY, str(path.parent))
+    remember_folder(settings, path)
     return path, None, dpi
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 
 from . import style
 from .base import Figure
@@ -30,8 +30,43 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "Below the dashed noise floor a difference is floating-point rounding.")
 
 
-def layer_ticks(n_layers_plus_one: int):
-    return [[(l, "in" if l == 0 else str(l)) for l in range(n_layers_plus_one)], []]
+def layer_ticks(n_layers_plus_one: int, every: int = 1):
+    """Ticks for layers in, 1..L: every ``every``-th layer, always "in" and L, and no
+    label so close to L's that they would touch."""
+    last = n_layers_plus_one - 1
+    shown = [0, *(l for l in range(every, last, every) if last - l >= every * 0.75), last]
+    return [[(l, "in" if l == 0 else str(l)) for l in sorted(set(shown))], []]
+
+
+STEPS = (1, 2, 5, 10, 20, 50, 100)      # layers between labels, the fewest that fit
+LABEL_GAP = 10                          # pixels between two tick labels
+
+
+def set_layer_ticks(axis: pg.AxisItem, n_layers_plus_one: int) -> None:
+    """Label a layer axis with as many layers as its width holds whenever it is drawn
+    (window, resize, zoom, export), always "in" and the last layer; 0: plain ticks."""
+    axis.setTicks(None)
+    if not n_layers_plus_one:
+        for name in ("tickValues", "tickStrings"):
+            axis.__dict__.pop(name, None)
+        axis.setStyle(hideOverlappingLabels=True)
+        return
+    metrics = QtGui.QFontMetrics(axis.style["tickFont"] or axis.font())
+    room = metrics.horizontalAdvance(max("in", str(n_layers_plus_one - 1), key=len))
+    room += LABEL_GAP
+
+    def values(low, high, pixels):
+        per_layer = pixels / max(high - low, 1e-9)
+        every = next((k for k in STEPS if k * per_layer >= room), STEPS[-1])
+        return [(every, [l for l, _ in layer_ticks(n_layers_plus_one, every)[0]])]
+
+    axis.tickValues = values
+    axis.tickStrings = lambda ticks, scale, spacing: ["in" if t == 0 else f"{t:g}"
+                                                      for t in ticks]
+    # "in" and the last layer sit near the ends: their labels may pass the axis a little
+    axis.setStyle(hideOverlappingLabels=room)
+    axis.picture = None
+    axis.update()
 
 
 class LogCurve:
@@ -189,7 +224,7 @@ because another token now sits there."""
         if self._layers != layers.shape[0]:
             self._layers = layers.shape[0]
             self.plot.setXRange(-0.2, layers[-1] + 0.2, padding=0)
-            self.plot.getAxis("bottom").setTicks(layer_ticks(layers.shape[0]))
+            set_layer_ticks(self.plot.getAxis("bottom"), layers.shape[0])
         self.data = dict(views.symmetry)
         self.coords = {"layer": layers.tolist()}
         self.set_title("Symmetry per layer: reordered run against the original "
@@ -331,7 +366,7 @@ class BranchNormsFigure(Figure):
             self.plot.setYRange(0, top, padding=0)
         if self._layers != L + 1:
             self._layers = L + 1
-            self.plot.getAxis("bottom").setTicks(layer_ticks(L + 1))
+            set_layer_ticks(self.plot.getAxis("bottom"), L + 1)
             self.plot.setXRange(-0.2, L + 0.2, padding=0)
         self.coords = {"layer": layers.tolist()}
         self.set_title("Residual stream and branch norms per layer "

@@ -89,10 +89,13 @@ class PlotsPanel(QtWidgets.QWidget):
         own_page = index >= len(TABS)
         for widget in (self.layer_box, self.head_box, self.mosaic_box, self.range_box):
             widget.setEnabled(not own_page)           # they choose what the other tabs show
-        if own_page:
+        chosen = not self._quiet and self._session is not None
+        if own_page:                                  # recorded, so a saved file reopens it
+            if chosen and index != self.selection().tab:
+                self._select(tab=index)
             return
         self._build_tab(index)
-        if not self._quiet and self._session is not None and index != self.selection().tab:
+        if chosen and index != self.selection().tab:
             self._select(tab=index)                   # drawn once the session tells
         else:
             self._refresh(self._visible())
@@ -170,7 +173,7 @@ class PlotsPanel(QtWidgets.QWidget):
         if self._shown is not None:
             ref = self._shown.evaluation.reference
             selection = selection.clamped(ref.n_layers, ref.n_heads)
-        return selection.replace(tab=min(max(selection.tab, 0), len(TABS) - 1))
+        return selection.replace(tab=min(max(selection.tab, 0), self.tabs.count() - 1))
 
     def current_figures(self) -> dict[str, QtWidgets.QWidget]:
         """The figures of the tab on screen, by name."""
@@ -199,7 +202,9 @@ class PlotsPanel(QtWidgets.QWidget):
 
     def copy_plot(self) -> bool:
         """Copy the plot under the mouse (or holding the focus, or the tab's first) to
-        the clipboard; False before there is one."""
+        the clipboard; False before there is one. A tab of its own copies its plot."""
+        if self.tabs.currentIndex() >= len(TABS):
+            return bool(getattr(self.tabs.currentWidget(), "copy_plot", lambda: False)())
         return self._copy(figure_to_copy(self.current_figures().values()))
 
     def set_provenance(self, facts: dict) -> None:

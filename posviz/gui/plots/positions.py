@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
 
 from . import colorbars, style
 from .attention import _HeatmapPlot
@@ -270,6 +271,9 @@ class SimilarityFigure(_PositionMap):
                        f"{which}{masked}")
 
 
+SPANS = ((0, "Δ: the text's"), (64, "Δ: ±64"), (128, "Δ: ±128"), (256, "Δ: ±256"))
+
+
 class RelativeProfileFigure(Figure):
     """What a relative encoding adds as a function of Δ = key position − query position."""
 
@@ -291,6 +295,16 @@ class RelativeProfileFigure(Figure):
         self.legend = style.legend_below(self.canvas)
         self.curves: list[pg.PlotDataItem] = []
         self._key = None
+        self._last = None                   # (shown, layer, head) drawn last
+        self.span = QtWidgets.QComboBox()
+        for reach, text in SPANS:
+            self.span.addItem(text, reach)
+        self.span.setToolTip("How far the profile reaches: the text's own distances "
+                             "(at least ±16), or further to see RoPE's long-range "
+                             "turn-over and T5's log-spaced buckets (to 128)")
+        self.span.currentIndexChanged.connect(self._span_chosen)
+        self.layout().itemAt(0).layout().addWidget(self.span, 0,
+                                                   QtCore.Qt.AlignmentFlag.AlignTop)
 
     def _curve(self, i: int) -> pg.PlotDataItem:
         while len(self.curves) <= i:
@@ -300,13 +314,25 @@ class RelativeProfileFigure(Figure):
             self.curves.append(curve)
         return self.curves[i]
 
+    def _span_chosen(self) -> None:
+        self._key = None
+        if self._last is not None:
+            self.update_from(*self._last)
+
+    def reach(self) -> int:
+        """The largest |Δ| shown: the chosen span, or the text's (at least 16)."""
+        chosen = self.span.currentData()
+        return chosen if chosen else max(self._tokens - 1, 16)
+
     def update_from(self, shown, layer: int, head: int) -> None:
+        self._last = (shown, layer, head)
         machinery = machinery_of(shown)
         view = shown.views.positions
+        self._tokens = len(view.position_ids)
         kind, profile = view.kind, view.profile
-        key = (view.built_in, kind, profile)      # profiles are cached: same one, same key
+        key = (view.built_in, kind, profile, self.reach())    # profiles are cached
         if machinery is not None:
-            key = machinery
+            key = (machinery, self.reach())
         if key == self._key:
             return
         self._key = key
@@ -340,7 +366,9 @@ class RelativeProfileFigure(Figure):
                                    "against relative distance Δ")
 
     def draw_profile(self, profile, title: str) -> None:
-        distances, values, rows = profile.distances, profile.values, profile.rows
+        within = np.abs(profile.distances) <= self.reach()
+        distances, values, rows = profile.distances[within], profile.values[:, within], \
+            profile.rows
         self.show_canvas()
         self.legend.clear()
         for i, curve in enumerate(self.curves):

@@ -14,6 +14,7 @@ from ...errors import PosvizInputError
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
 from ..orders import per_token
+from ..pieces import byte_labels, is_byte_level, shown
 from ..trace import Trace
 from . import layout
 from .families import Family, facts_of
@@ -78,6 +79,7 @@ class HFBackend:
         self._cache_keyword = "cache" if "cache" in takes else "past_key_values"
         self._structural = structural_ids(tokenizer)          # pinned
         self._special = set(tokenizer.all_special_ids)       # shown as written, e.g. [UNK]
+        self._byte_level = is_byte_level(tokenizer)           # GPT-2's byte alphabet
 
     # -- Backend -----------------------------------------------------------------------
     def tokenize(self, text: str) -> TokenSequence:
@@ -95,8 +97,11 @@ class HFBackend:
         if max(ids) >= vocab:
             raise PosvizInputError(f"the tokenizer gave token id {max(ids)}, but the model "
                                    f"has only {vocab} token embeddings: mismatched files?")
-        pieces = [self._piece(i, i in self._special) for i in ids]
         raws = self.tokenizer.convert_ids_to_tokens(list(ids))
+        texts = byte_labels(raws) if self._byte_level else None
+        pieces = ([raw if i in self._special else shown(text)
+                   for i, raw, text in zip(ids, raws, texts)] if texts is not None
+                  else [self._piece(i, i in self._special) for i in ids])
         return TokenSequence(tuple(mark_word_pieces(pieces, raws, pinned)), ids, pinned)
 
     def _piece(self, token_id: int, special: bool) -> str:

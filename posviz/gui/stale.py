@@ -1,0 +1,97 @@
+"""A veil over the plots while a slow evaluation runs: the figures dimmed, and a line
+saying which order they still show, until the new result arrives."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+STALE_AFTER_MS = 400        # a quicker evaluation (a drag on a small model) never veils
+DIM = QtGui.QColor(255, 255, 255, 150)
+ORDER_CHARS = 90            # the order shown, elided past this many characters
+
+
+def order_text(shown) -> str:
+    """The tokens of a Shown in the order it was computed, e.g. "warm was it …"."""
+    ev = shown.evaluation
+    text = " ".join(ev.seq.tokens[i] for i in ev.order)
+    return text if len(text) <= ORDER_CHARS else text[:ORDER_CHARS - 1] + "…"
+
+
+class StaleVeil(QtWidgets.QWidget):
+    """Covers the pages of ``tabs`` (not its tab bar, nor the page ``spared``, which
+    shows its own results) while the figures show an order that is no longer current."""
+
+    def __init__(self, tabs: QtWidgets.QTabWidget, spared: QtWidgets.QWidget | None = None):
+        super().__init__(tabs)
+        self.tabs, self.spared = tabs, spared
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.shown_order = ""           # the order the figures show
+        self.text = ""
+        self.stale = False              # a newer order is being computed (or failed)
+        self.timer = QtCore.QTimer(self, singleShot=True, interval=STALE_AFTER_MS,
+                                   timeout=self._veil)
+        tabs.installEventFilter(self)
+        tabs.currentChanged.connect(self._place)
+        self.hide()
+
+    # -- what the controller says ---------------------------------------------------
+    def computing(self) -> None:
+        """A new evaluation was asked for: veil the figures if it takes a while."""
+        if not self.stale:
+            self.timer.start()
+
+    def arrived(self, shown, *_) -> None:
+        """The figures now show ``shown``: lift the veil."""
+        self.timer.stop()
+        self.stale = False
+        self.shown_order = order_text(shown)
+        self._place()
+
+    def failed(self, message: str) -> None:
+        """The new order could not be computed: the figures keep the previous one."""
+        self.timer.stop()
+        if self.shown_order:
+            self.stale = True
+            self.text = (f"Not computed ({message}).\nThese plots still show the "
+                         f"previous order: {self.shown_order}")
+            self._place()
+
+    def _veil(self) -> None:
+        if not self.shown_order:
+            return                      # nothing drawn yet: no figure to mark
+        self.stale = True
+        self.text = (f"Computing the new order… these plots still show the previous "
+                     f"one: {self.shown_order}")
+        self._place()
+
+    # -- placement and painting -----------------------------------------------------
+    def _place(self, *_) -> None:
+        visible = self.stale and self.tabs.currentWidget() is not self.spared
+        if visible:
+            top = self.tabs.tabBar().height()
+            self.setGeometry(0, top, self.tabs.width(), self.tabs.height() - top)
+            self.raise_()
+            self.setToolTip(self.text)
+            self.update()
+        self.setVisible(visible)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.Resize and self.isVisible():
+            self._place()
+        return False
+
+    def paintEvent(self, event) -> None:
+        painter = QtGui.QPainter(self)
+        painter.fillRect(self.rect(), DIM)
+        font = painter.font()
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        painter.setFont(font)
+        flags = (QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
+        room = self.rect().adjusted(40, 0, -40, 0)
+        box = painter.boundingRect(room, flags, self.text).adjusted(-14, -8, 14, 8)
+        box.moveTop(12)
+        painter.setPen(QtGui.QPen(QtGui.QColor(120, 120, 120)))
+        painter.setBrush(QtGui.QColor(255, 248, 225, 240))
+        painter.drawRoundedRect(box, 6, 6)
+        painter.setPen(QtGui.QColor(40, 40, 40))
+        painter.drawText(box, flags, self.text)
+        painter.end()

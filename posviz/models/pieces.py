@@ -1,0 +1,94 @@
+"""Byte-level BPE tokens (GPT-2, Llama 3, Qwen, SmolLM2) read as the text they stand for.
+
+Such a tokenizer writes each byte of the UTF-8 text as one printable character (GPT-2's
+``bytes_to_unicode``: a space is "Ġ", é's two bytes are "Ã©"), and a character of two to
+four bytes may be split over tokens. ``byte_labels`` undoes the byte alphabet: each
+character is shown on the token holding its first byte, and a token holding only later
+bytes of a character shows them as ``<0x95>`` (as SentencePiece names its byte tokens),
+so the labels of a text, placeholders left out, read back as the text.
+"""
+from __future__ import annotations
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's map from each byte to the printable character that stands for it."""
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
+    chars, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            chars[byte] = chr(byte)
+        else:
+            chars[byte] = chr(256 + extra)
+            extra += 1
+    return chars
+
+
+BYTE_OF = {char: byte for byte, char in _bytes_to_unicode().items()}
+
+
+def placeholder(data: bytes) -> str:
+    """Bytes that are no whole character, written so they are seen: "<0xE6><0x97>"."""
+    return "".join(f"<0x{byte:02X}>" for byte in data)
+
+
+def _length(lead: int) -> int:
+    """How many bytes the UTF-8 character starting with byte ``lead`` has (0: not a
+    lead byte)."""
+    for bits, size in ((0x80, 1), (0xE0, 2), (0xF0, 3), (0xF8, 4)):
+        if lead & bits == (bits << 1) & 0xFF:
+            return size
+    return 0
+
+
+def byte_labels(raws: list[str]) -> list[str] | None:
+    """(n,) labels for (n,) byte-level tokens as the tokenizer writes them: the text of
+    each (spaces kept), each character on the token of its first byte, a token holding
+    only later bytes of a character as ``<0x..>`` placeholders. None when a token is not
+    written in the byte alphabet (a special token, another kind of tokenizer)."""
+    if not all(raws) or not all(c in BYTE_OF for raw in raws for c in raw):
+        return None
+    owner, stream = [], bytearray()            # (total bytes,) token of each byte
+    for k, raw in enumerate(raws):
+        stream.extend(BYTE_OF[c] for c in raw)
+        owner.extend([k] * len(raw))
+    labels = [""] * len(raws)
+    started = [False] * len(raws)              # does a character start in token k?
+    i = 0
+    while i < len(stream):
+        size = _length(stream[i])
+        try:
+            char = bytes(stream[i:i + size]).decode("utf-8") if size else None
+        except UnicodeDecodeError:
+            char = None
+        if char is None:                       # a stray byte: shown as itself
+            labels[owner[i]] += placeholder(stream[i:i + 1])
+            started[owner[i]] = True
+            i += 1
+            continue
+        labels[owner[i]] += char
+        started[owner[i]] = True
+        i += size
+    for k, raw in enumerate(raws):
+        if not started[k]:                     # only the tail of an earlier character
+            labels[k] = placeholder(bytes(BYTE_OF[c] for c in raw))
+    return labels
+
+
+def is_byte_level(tokenizer) -> bool:
+    """Does ``tokenizer`` (transformers' or a ``tokenizers.Tokenizer``, or posviz's
+    wrapper of one) write bytes in GPT-2's byte alphabet? Read from its decoder."""
+    if hasattr(tokenizer, "byte_decoder"):                 # a slow GPT-2 tokenizer
+        return True
+    inner = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "inner",
+                                                                    tokenizer)
+    try:
+        return b'"ByteLevel"' in inner.decoder.__getstate__()
+    except AttributeError:                 # no decoder (None) or not a tokenizers one
+        return False
+
+
+def shown(label: str) -> str:
+    """A label as a chip shows it: without its leading space; "↵" for a line break, "␣"
+    for spaces only."""
+    return label.strip() or ("↵" if "\n" in label else "␣")

@@ -1,0 +1,139 @@
+"""The Experiments figure draws each result on a clean plot: only its own items, in a
+range that holds all of its data, however the plot was reached."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+import pyqtgraph as pg  # noqa: E402
+
+from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+
+LAYERS = 5                      # rows: in, 1..4
+
+
+def probe_rows(mae, chance):
+    return [{"layer": k, "mae": m, "chance_mae": c, "r2": 0.5}
+            for k, (m, c) in enumerate(zip(mae, chance))]
+
+
+def sweep_result(floor=1.2e-5):
+    median = np.array([np.nan, 0.003, 0.03, 0.1, 0.16])
+    band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
+    return SimpleNamespace(bands={"pooled_change": band}, floor=floor, kind="random",
+                           runs=6, texts=("a b c",))
+
+
+def pairs(n=10):
+    change = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) * 1e-3
+    return SimpleNamespace(tokens=[f"t{k}" for k in range(n)], change=change,
+                           sensitivity=change.mean(1), layer=2)
+
+
+def haviv(chance):
+    return SimpleNamespace(
+        name="haviv2022", weights="random", holds=True, citation="c", reports="r",
+        measures="m", values={"causal": probe_rows([2.0, 1.5, 1.2, 1.1, 1.0], chance),
+                              "bidirectional": probe_rows([3.0] * 5, chance)})
+
+
+@pytest.fixture
+def figure(qtbot):
+    widget = ExperimentFigure()
+    qtbot.addWidget(widget)
+    widget.resize(900, 600)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def legend_labels(figure):
+    return sorted(label.text for _, label in figure.legend.items)
+
+
+def drawn_points(figure):
+    """(x, y) of every curve and dot on the plot."""
+    xs, ys = [], []
+    for item in figure.plot.items:
+        if isinstance(item, (pg.PlotCurveItem, pg.ScatterPlotItem)):
+            x, y = item.getData()
+            xs.append(np.asarray(x, float))
+            ys.append(np.asarray(y, float))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def assert_in_view(figure):
+    (x0, x1), (y0, y1) = figure.plot.viewRange()
+    x, y = drawn_points(figure)
+    x, y = x[np.isfinite(y)], y[np.isfinite(y)]
+    assert x0 <= x.min() and x.max() <= x1, (x0, x1, x.min(), x.max())
+    assert y0 <= y.min() and y.max() <= y1, (y0, y1, y.min(), y.max())
+    # and the view is about the data, not a previous drawing's range
+    assert x1 - x0 < 2 * (x.max() - x.min() + 1)
+
+
+def test_a_paper_check_after_a_probe_draws_only_its_own_curves(figure):
+    chance = [2.5] * LAYERS
+    figure.show_probe(probe_rows([2.6] * LAYERS, chance), "probe")
+    figure.show_paper(haviv(chance))
+    assert legend_labels(figure) == ["bidirectional probe error", "causal probe error",
+                                     "chance (the mean), the same for both"]
+    curves = [i for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
+    assert len(curves) == 3
+    assert_in_view(figure)
+
+
+def test_masks_with_different_chance_lines_each_draw_theirs(figure):
+    check = haviv([2.5] * LAYERS)
+    check.values["bidirectional"] = probe_rows([3.0] * LAYERS, [2.7] * LAYERS)
+    figure.show_paper(check)
+    assert legend_labels(figure) == ["bidirectional chance (the mean)",
+                                     "bidirectional probe error", "causal chance (the mean)",
+                                     "causal probe error"]
+
+
+def test_the_probe_plot_holds_errors_above_chance(figure):
+    """RoPE, causal: errors 3.44 to 3.72 over a chance of 3.1 were cut at 3.4."""
+    figure.show_probe(probe_rows([3.44, 3.5, 3.6, 3.7, 3.72], [3.1] * LAYERS), "probe")
+    assert_in_view(figure)
+    assert figure.plot.viewRange()[1][1] >= 3.72
+
+
+@pytest.mark.parametrize("before", ["pairs", "probe", "alibi", "none"])
+def test_a_sweep_after_any_other_drawing_has_its_own_axes(figure, before):
+    if before == "pairs":
+        figure.show_pairs(pairs())
+    elif before == "probe":
+        figure.show_probe(probe_rows([30.0] * LAYERS, [20.0] * LAYERS), "probe")
+    elif before == "alibi":
+        figure.show_paper(SimpleNamespace(
+            name="alibi-slopes", weights="random", holds=True, citation="", reports="",
+            measures="", values={"paper": [0.5, 0.25], "measured": [0.5, 0.25]}))
+    figure.plot.getViewBox().scaleBy((1e3, 1e3))       # a zoom the user left behind
+    figure.show_sweep(sweep_result(), "pooled_change")
+    assert figure.plot.getAxis("left").logMode and not figure.plot.getViewBox().yInverted()
+    assert figure.bar is None
+    (x0, x1), (y0, y1) = figure.plot.viewRange()
+    assert (x0, x1) == pytest.approx((-0.16, 4.16), abs=0.01)
+    assert y0 == pytest.approx(np.log10(1.2e-5 / 30)) and y1 == pytest.approx(1.0)
+    floor = [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
+    assert [line.value() for line in floor] == pytest.approx([np.log10(1.2e-5)])
+    assert_in_view(figure)
+
+
+def test_a_probe_after_a_sweep_is_linear_again(figure):
+    figure.show_sweep(sweep_result(), "pooled_change")
+    figure.show_probe(probe_rows([2.0] * LAYERS, [2.5] * LAYERS), "probe")
+    assert not figure.plot.getAxis("left").logMode
+    assert not [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
+    assert_in_view(figure)
+
+
+def test_the_swap_map_after_a_sweep_spans_its_tokens(figure):
+    figure.show_sweep(sweep_result(), "pooled_change")
+    figure.show_pairs(pairs(10))
+    (x0, x1), (y0, y1) = figure.plot.viewRange()
+    assert (x0, x1, y0, y1) == (0, 10, 0, 10)
+    assert not figure.plot.getAxis("left").logMode and legend_labels(figure) == []

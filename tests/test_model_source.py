@@ -1,0 +1,56 @@
+"""The model panel opens a model folder or a single .gguf file (as --model PATH does),
+and its dialogs start where the last model was opened from."""
+import pytest
+
+pytest.importorskip("PySide6")
+
+from posviz.document.spec import ModelSpec  # noqa: E402
+from posviz.gui import model_source  # noqa: E402
+from posviz.gui.model_panel import ModelPanel  # noqa: E402
+from posviz.models.config import ModelConfig, Positions  # noqa: E402
+
+
+@pytest.fixture
+def panel(qtbot):
+    widget = ModelPanel(lambda: ModelSpec.builtin(ModelConfig()), Positions())
+    qtbot.addWidget(widget)
+    return widget
+
+
+def choose(panel, kind):
+    index = next(i for i in range(panel.chooser.count())
+                 if panel.chooser.itemData(i) == (kind, ""))
+    panel.chooser.setCurrentIndex(index)
+    panel._model_chosen(index)
+
+
+def test_a_gguf_file_can_be_opened(panel, monkeypatch, tmp_path):
+    model = tmp_path / "models" / "tiny.gguf"
+    model.parent.mkdir()
+    model.write_bytes(b"GGUF")
+    starts = []
+
+    def pick(parent, caption, start, filters):
+        starts.append(start)
+        assert "*.gguf" in filters
+        return str(model), filters.split(";;")[0]
+
+    monkeypatch.setattr(model_source.QFileDialog, "getOpenFileName", staticmethod(pick))
+    asked = []
+    panel.modelRequested.connect(asked.append)
+    choose(panel, "gguf")
+    assert [spec.source for spec in asked] == [str(model)]
+    choose(panel, "gguf")                              # starts where the last one was
+    assert starts[-1] == str(model.parent)
+
+
+def test_a_folder_still_opens_and_a_cancel_changes_nothing(panel, monkeypatch, tmp_path):
+    folders = [str(tmp_path), ""]
+    monkeypatch.setattr(model_source.QFileDialog, "getExistingDirectory",
+                        staticmethod(lambda parent, caption, start: folders.pop(0)))
+    asked = []
+    panel.modelRequested.connect(asked.append)
+    choose(panel, "open")
+    choose(panel, "open")                              # cancelled
+    assert [spec.source for spec in asked] == [str(tmp_path)]
+    assert panel.chooser.currentIndex() == 0           # the running built-in model again

@@ -1,0 +1,55 @@
+"""Byte-level BPE tokens read as the text they stand for (models.pieces)."""
+import pytest
+
+from posviz.models.backend import CONTINUES, mark_word_pieces
+from posviz.models.pieces import BYTE_OF, byte_labels, placeholder
+
+TEXT = "café naïve Ελληνικά 日本語 🙂"
+CHAR_OF = {byte: char for char, byte in BYTE_OF.items()}
+
+
+def as_raws(text: str, cuts: list[int]) -> list[str]:
+    """The UTF-8 bytes of ``text`` cut at byte offsets ``cuts``, in GPT-2's alphabet."""
+    data = text.encode()
+    edges = [0, *cuts, len(data)]
+    return ["".join(CHAR_OF[b] for b in data[a:b]) for a, b in zip(edges, edges[1:])]
+
+
+def read_back(labels: list[str]) -> str:
+    """Labels joined, the placeholders of bytes left out."""
+    return "".join("" if label.startswith("<0x") else label for label in labels)
+
+
+def test_the_byte_alphabet_is_gpt2s():
+    assert len(BYTE_OF) == 256 and BYTE_OF["Ġ"] == 0x20 and BYTE_OF["Ċ"] == 0x0A
+    assert BYTE_OF["Ã"] == 0xC3 and BYTE_OF["©"] == 0xA9
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 5, 7])
+def test_labels_read_back_as_the_text_however_the_bytes_are_cut(step):
+    size = len(TEXT.encode())
+    raws = as_raws(TEXT, list(range(step, size, step)))
+    labels = byte_labels(raws)
+    assert read_back(labels) == TEXT
+    assert not any("\ufffd" in label or "Ã" in label for label in labels)
+
+
+def test_a_character_sits_on_its_first_bytes_token_the_rest_are_placeholders():
+    raws = as_raws(" 日本", [2, 4])           # " \xe6" | "\x97\xa5" | "本"
+    assert byte_labels(raws) == [" 日", "<0x97><0xA5>", "本"]
+    assert placeholder(b"\xe6") == "<0xE6>"
+    assert byte_labels(as_raws("é", [1])) == ["é", "<0xA9>"]
+
+
+def test_a_stray_byte_is_a_placeholder_and_other_tokens_are_not_byte_level():
+    assert byte_labels([CHAR_OF[0xE6]]) == ["<0xE6>"]
+    assert byte_labels(["[CLS]", "ok"]) == ["[CLS]", "ok"]     # ASCII is its own byte
+    assert byte_labels(["▁cat"]) is None and byte_labels([""]) is None
+
+
+def test_word_pieces_of_byte_level_text_continue_and_placeholders_do_not():
+    raws = ["c", "af", "Ã©", "Ġna", "Ã¯ve", "ĠÎ", "ķ", "Î»"]
+    labels = [label.strip() for label in byte_labels(raws)]
+    assert mark_word_pieces(labels, raws, [False] * len(raws)) == [
+        "c", CONTINUES + "af", CONTINUES + "é", "na", CONTINUES + "ïve", "Ε", "<0x95>",
+        CONTINUES + "λ"]

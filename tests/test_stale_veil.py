@@ -1,0 +1,55 @@
+"""While a slow evaluation runs, the plots say they show the previous order: dimmed, with
+that order named, on every plot tab (Outputs too) but Experiments, until the result."""
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from posviz.gui.stale import STALE_AFTER_MS  # noqa: E402
+from posviz.runtime.jobs import EvaluationRunner  # noqa: E402
+
+
+@pytest.fixture
+def slow(monkeypatch):
+    """Evaluations wait for ``release`` (a slow model), at most 20 s."""
+    release = threading.Event()
+    evaluate = EvaluationRunner.evaluate
+
+    def slowly(self, job, should_stop=None):
+        release.wait(20)
+        return evaluate(self, job, should_stop)
+
+    monkeypatch.setattr(EvaluationRunner, "evaluate", slowly)
+    yield release
+    release.set()
+
+
+def test_plots_are_marked_stale_until_the_new_order_arrives(qtbot, window, slow):
+    veil, tabs = window.veil, window.plots.tabs
+    before = " ".join(window.session.current_tokens)
+    assert not veil.isVisible()
+    outputs = next(i for i in range(tabs.count()) if tabs.tabText(i) == "Outputs")
+    tabs.setCurrentIndex(outputs)
+    window.session.reverse()
+    qtbot.wait(STALE_AFTER_MS + 300)
+    assert veil.isVisible() and before in veil.text and "previous" in veil.text
+    assert veil.geometry().height() > tabs.height() // 2      # over the page, dimmed
+    tabs.setCurrentWidget(window.experiments)                 # its own results: not veiled
+    assert not veil.isVisible()
+    tabs.setCurrentIndex(outputs)
+    assert veil.isVisible()
+    after = " ".join(window.session.current_tokens)
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        slow.set()
+    assert not veil.isVisible() and veil.shown_order == after
+
+
+def test_a_quick_evaluation_is_never_veiled(qtbot, window):
+    seen = []
+    window.veil.timer.timeout.connect(lambda: seen.append(time.monotonic()))
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        window.session.reverse()
+    qtbot.wait(STALE_AFTER_MS + 100)
+    assert not window.veil.isVisible() and not seen
