@@ -117,7 +117,6 @@ def test_odd_width_runs_and_its_last_column_is_a_lone_sine():
     assert (ev.comparison.hidden_equivariance > BROKEN).all()
     s.set_positions(Positions("token"))
     assert evaluate(s).comparison.hidden_equivariance.max() < EXACT
-    assert s.spec.config.mask == "bidirectional" and "with this bidirectional mask" in doc.note
 
 
 def test_without_residuals_position_fades_and_with_them_it_stays():

@@ -134,5 +134,6 @@ def test_press2022_draws_perplexity_against_length_in_view(qtbot, zoo, monkeypat
     low, high = tab.figure.plot.viewRange()[1]                # log10 of perplexity
     values = np.concatenate([v[~np.isnan(v)] for v in shown.values()])
     assert low <= np.log10(values.min()) and np.log10(values.max()) <= high
-    assert "press2022 (trained weights)" in tab.figure.heading.text()
+    assert "Press et al. 2022 — train short, test long (trained weights)" in \
+        tab.figure.heading.text()
     tab.shutdown()
