@@ -11,6 +11,8 @@ import numpy as np
 import torch
 
 from ...errors import PosvizInputError
+from ...workarounds import TRIM_EACH_LAYER_FROM
+from .. import maps as layer_maps
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
 from ..orders import per_token
@@ -125,7 +127,11 @@ class HFBackend:
             ids = [seq.ids[i] for i in order[start:]]
             tokens = tuple(seq.tokens[i] for i in order[start:])
             position_ids = position_ids[start:]
-        recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores)
+        branches = 2 * self._blocks * len(ids) * self.model.config.hidden_size * 4
+        recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores,
+                            branches=("both" if branches <= layer_maps.BRANCHES_WHOLE
+                                      else "norms"),
+                            trim=len(ids) >= TRIM_EACH_LAYER_FROM)
         cache = None
         if start or keep_past:
             if not self.capabilities.prefix:
