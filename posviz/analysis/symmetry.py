@@ -20,8 +20,10 @@ METRICS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
 
 
 def noise_floor(dtype) -> float:
-    """Differences below this are floating-point rounding, not a broken symmetry."""
-    return 100.0 * float(np.finfo(np.dtype(dtype)).eps)
+    """Differences below this are floating-point rounding, not a broken symmetry (of
+    values computed in ``dtype``: a numpy dtype or "bfloat16", numpy has none)."""
+    eps = 2.0 ** -7 if str(dtype) == "bfloat16" else float(np.finfo(np.dtype(dtype)).eps)
+    return 100.0 * eps
 
 
 def _relative(diff_norm: np.ndarray, ref_norm: np.ndarray) -> np.ndarray:
@@ -239,5 +241,5 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
         pooled_change=pooled,
         token_change=token_change,
         attention_aligned=attention.aligned_maps,
-        floor=noise_floor(H.dtype),
+        floor=noise_floor(reference.extras.get("dtype", H.dtype)),   # computed in it
     )

@@ -121,8 +121,9 @@ def check_fits(config: ModelConfig, n: int) -> None:
 
 
 # -- real models ---------------------------------------------------------------------
-# A real model is read as float32 whatever its checkpoint holds; a GGUF file is
-# de-quantized, which takes up to 8 times its size (4-bit weights).
+# A real model is read as float32 (or the dtype asked for) whatever its checkpoint holds;
+# a GGUF file is de-quantized, which takes up to 8 times its size (4-bit weights) in
+# float32.
 GGUF_GROWTH = 8
 
 
@@ -185,8 +186,9 @@ def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
     limit = limit_bytes()
     if limit is None:
         return
-    weights = checkpoint_weights(folder, gguf_file, config)
-    running = forward_bytes(config, max(n, 1))
+    item = DTYPE_BYTES[dtype]
+    weights = 0 if offloaded else checkpoint_weights(folder, gguf_file, config) * item // 4
+    running = forward_bytes(config, max(n, 1), item)
     if weights + running > limit:
         raise PosvizInputError(
             f"this model needs about {size_text(weights)} for its weights and "

@@ -42,11 +42,10 @@ class HFBackend:
     ``revision`` the hub commit its files came from ("" when not from the hub).
     """
 
-    dtype = "float32"
-
     def __init__(self, model, tokenizer, family: Family, name: str, path: str,
                  head: str | None = None, device: str = "cpu", tokenizer_lock=None,
-                 source: str = "", revision: str = ""):
+                 source: str = "", revision: str = "", dtype: str = "float32"):
+        self.dtype = dtype                  # what it computes in; recorded as float32
         # Held while hooks are on the modules (a forward, a prefix run): twin() copies
         # the modules only between two of them
         self.hooked = threading.RLock()
@@ -191,6 +190,11 @@ class HFBackend:
                 "device": self.device, "head": self.head}
         if self.revision:
             info["revision"] = self.revision
+        if self.dtype != "float32":
+            info["dtype"] = self.dtype
+        placed = layers_on(self.model)
+        if placed:
+            info["layers_on"] = placed
         if self.position_offset:
             info["position_offset"] = self.position_offset
         kv = getattr(cfg, "num_key_value_heads", None)
@@ -222,11 +226,11 @@ class HFBackend:
             model = copy.deepcopy(self.model, shared)
         return HFBackend(model, self.tokenizer, self.family, self.name, self.path,
                          self.head, self.device, self._tokenizer_lock, self.source,
-                         self.revision)
+                         self.revision, self.dtype)
 
     # -- one forward ---------------------------------------------------------------------
     def _extras(self) -> dict:
-        return {"model": self.name, "family": self.family.name,
+        return {"model": self.name, "family": self.family.name, "dtype": self.dtype,
                 "position_encoding": self.position_encoding, "mask": self.mask,
                 "final_norm": self.family.final_norm}
 
@@ -259,7 +263,7 @@ class HFBackend:
             out = self.base(input_ids=ids, **kwargs)
             if self.family.final_norm:                  # else the last block's output
                 last = out.last_hidden_state                                # (B, n, d)
-                recorder.record(FINAL, (last[0] if single else last).cpu())
+                recorder.record(FINAL, layout.host(last[0] if single else last))
         return out
 
     # -- prefix reuse: the keys and values of the slots before ---------------------------
@@ -307,3 +311,14 @@ def _with_past(trace: Trace, cache) -> Trace:
     else:                                                          # older
         kv = [(k.detach(), v.detach()) for k, v in zip(cache.key_cache, cache.value_cache)]
     return replace(trace, past=kv)
+
+
+def layers_on(model) -> dict[str, int]:
+    """How many of the model's modules accelerate placed on each device ("cpu", "disk",
+    "cuda:0", ...), when it placed them (device_map), else {}."""
+    placed = getattr(model, "hf_device_map", None) or {}
+    counts: dict[str, int] = {}
+    for where in placed.values():
+        where = f"cuda:{where}" if isinstance(where, int) else str(where)
+        counts[where] = counts.get(where, 0) + 1
+    return counts if set(counts) != {"cpu"} or len(placed) > 1 else {}
