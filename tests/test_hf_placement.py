@@ -59,6 +59,8 @@ def test_an_offloaded_model_puts_layers_on_disk_and_gives_the_same_numbers(llama
                                 max_memory={"cpu": budget})
     placed = offloaded.describe()["layers_on"]
     assert placed.get("disk", 0) >= 1 and set(placed) <= {"cpu", "disk"}
+    where = offloaded.facts().device                 # the model panel's "float32 on ..."
+    assert f"disk ({placed['disk']} module" in where and plain.facts().device == "cpu"
     # not in memory: read from the checkpoint (or the folder) as each layer runs
     assert any(p.device.type == "meta" for p in offloaded.model.parameters())
     (_, want), (_, got) = metrics(plain), metrics(offloaded)

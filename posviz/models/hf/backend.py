@@ -203,7 +203,12 @@ class HFBackend:
         return info
 
     def facts(self):
-        return facts_of(self.model, self.family, self.name, self.head, self.device)
+        """The model facts; where accelerate placed the modules, their devices: "cpu (5
+        modules) and disk (3 modules)"."""
+        placed = layers_on(self.model)
+        where = " and ".join(f"{device} ({count} module{'s' * (count != 1)})"
+                             for device, count in placed.items()) or self.device
+        return facts_of(self.model, self.family, self.name, self.head, where)
 
     def profile(self, reach: int):
         """None: a real model's encoding is read from its weights (``machinery``)."""
