@@ -78,7 +78,7 @@ def bare_forward(backend):
     import numpy as np
     import torch
 
-    if hasattr(backend, "model") and hasattr(backend, "tokenizer"):     # Hugging Face
+    if hasattr(backend, "family"):     # Hugging Face (the built-in model has a tokenizer too)
         model = backend.model
 
         def run(seq, order, position_ids):
