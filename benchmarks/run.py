@@ -19,6 +19,8 @@ bundled all-MiniLM-L6-v2 (if installed):
                       and while SmolLM2 (when installed) recomputes at n=128
   start-up            process start -> first painted window, -> first painted plots
   peak memory         peak RSS of a window that loads MiniLM and runs n tokens, per n
+  long inputs         the built-in model at n = 1024, 2048, 4096 and SmolLM2 at 1024, 2048:
+                      compute / bare forward, painted - bare, peak RSS (long.py)
   scaling figure      compute and bare forward against n, log-log, as PNG and SVG
 Each number is printed beside its target, with met / missed. The machine is whatever it
 runs on: the table starts with its cores, torch version and thread count.
@@ -53,8 +55,9 @@ FULL = {"builtin": SIZES, "minilm": SIZES, "reps": 50, "warmup": 5, "drag_n": 51
 SMOKE = {"builtin": (8, 16), "minilm": (16,), "reps": 4, "warmup": 1,
          "drag_n": 32, "memory_n": (32,), "prefix_n": 32, "smollm2_n": 32}
 
-# The window driver (window.py) and the measurements (measures.py) live beside this
+# The window driver (window.py), the measurements (measures.py, long.py) live beside this
 # file; peak_rss_mb is imported here too, as the tests ask this script for it.
+from long import LONG, REPS, SMOKE_LONG, long_rows, print_long, probe_long  # noqa: E402
 from measures import (drag, installed, latency, memory, peak_rss_mb,  # noqa: E402,F401
                       probe_memory, profile, startup)
 from reuse import bare_median_ms, builtin_causal, prefix_reuse, smollm2_installed  # noqa: E402
@@ -171,6 +174,7 @@ def print_table(results: dict) -> None:
         stages = ", ".join(f"{k} {v:.0f}" for k, v in mem["rss_by_stage_mb"].items())
         print(f"peak RSS with MiniLM at n={mem['n']}: {mem['peak_rss_mb']:.0f} MB "
               f"(RSS by stage, MB: {stages})")
+    print_long(results.get("long", []))
     for path in results.get("figure", []):
         print(f"scaling figure: {path}")
     m_end = m.get("load_average_at_end")
@@ -193,7 +197,7 @@ def parse_args(argv):
     parser.add_argument("--reps", type=int, help="random reorders per size (default 50)")
     parser.add_argument("--skip", action="append", default=[],
                         choices=("latency", "minilm", "drag", "startup", "memory",
-                                 "prefix", "smollm2", "figure"),
+                                 "prefix", "smollm2", "figure", "long"),
                         help="leave a part out (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--figure", metavar="STEM",
@@ -203,6 +207,7 @@ def parse_args(argv):
                         help="instead of the benchmark, profile reorders of one size with "
                              "pyinstrument, e.g. minilm:512 or built-in:64")
     parser.add_argument("--probe-memory", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--probe-long", help=argparse.SUPPRESS)      # MODEL:N
     args = parser.parse_args(argv)
     if args.reps is not None and args.reps < 1:
         parser.error("--reps must be at least 1")
@@ -226,6 +231,10 @@ def main(argv=None) -> int:
 def benchmark(args) -> int:
     if args.probe_memory:
         probe_memory(args.probe_memory)
+        return 0
+    if args.probe_long:
+        model, _, n = args.probe_long.partition(":")
+        probe_long(model, int(n), args.reps or REPS, args.seed)
         return 0
     if args.profile:
         try:
@@ -322,6 +331,10 @@ def benchmark(args) -> int:
         for n in plan["memory_n"]:
             step(f"peak memory, MiniLM n={n}")
             results["memory"].append(memory(n))
+    if "long" not in args.skip:
+        results["long"] = long_rows(SMOKE_LONG if args.smoke else LONG,
+                                    2 if args.smoke else args.reps or REPS,
+                                    "smollm2" not in args.skip and smollm2_installed(), step)
     results["machine"]["load_average_at_end"] = list(os.getloadavg())
     results["targets"] = targets(results)
     print_table(results)

@@ -57,6 +57,7 @@ def builtin_config(options: dict) -> ModelConfig:
 def load(source: str | None = None, *, config: ModelConfig | None = None,
          weights: str = "random", device: str = "cpu", offline: bool = False,
          progress: Progress | bool | None = None, n_tokens: int = 0,
+         offload_folder: str | None = None, max_memory: dict | None = None,
          **options) -> "Model":
     """A model to compare orders with.
 
@@ -70,7 +71,10 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     its ``weights`` are "random" (drawn from the seed), "trained" (the shipped checkpoint
     of that encoding and mask) or a checkpoint folder written by ``posviz train``.
 
-    ``device`` ("cpu", "cuda", "mps", "auto") is where a pretrained model runs.
+    ``device`` ("cpu", "cuda", "mps", "auto") is where a pretrained model runs, and
+    ``dtype`` ("float32", "bfloat16", "float16") what it computes in; with
+    ``offload_folder`` accelerate places its layers (``device_map="auto"``, within
+    ``max_memory``, {device: bytes}) on the accelerator, the CPU and that folder.
     ``progress(step, done=None, total=None)`` is told each step of a load, with the
     bytes or tensors done when counted; by default only a download is told, on stderr
     (``progress=False``: nothing). ``n_tokens``: the longest text you mean to run, for
@@ -85,6 +89,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         say("building the model")
         return Model(spec.load(n_tokens=n_tokens), spec)
+    dtype = options.pop("dtype", "float32")
     if options or config is not None or weights != "random":
         given = ([f"--{name.replace('_', '-')}" for name in options]
                  + (["--weights"] if weights != "random" else []) or ["config"])
@@ -95,7 +100,9 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     from .document.session import spec_of
     from .models.hf.cache import network_allowed
     backend = ModelSpec.pretrained(source).load(say, device=device, n_tokens=n_tokens,
-                                                online=not offline and network_allowed())
+                                                online=not offline and network_allowed(),
+                                                dtype=dtype, offload_folder=offload_folder,
+                                                max_memory=max_memory)
     return Model(backend, spec_of(backend))     # a hub model pinned to its commit
 
 

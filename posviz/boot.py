@@ -146,6 +146,7 @@ def note_activity() -> None:
 # of free memory kept there, so a forward's same-sized tensors page-fault once;
 # malloc-trim: that memory given back once the window is quiet after a large evaluation.
 TRIM_FROM = 256                 # tokens: from here on an evaluation holds hundreds of MB
+TRIM_EACH_LAYER_FROM = 1024     # tokens: a long run's freed maps go back after each layer
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3              # mallopt's parameters (malloc.h)
 
 

@@ -74,6 +74,21 @@ def test_smoke_writes_every_measurement(smoke):
     assert f"{first['painted_ms']['median']:7.1f}" in stdout
 
 
+def test_long_inputs_have_their_rows_with_a_peak_of_their_own(smoke):
+    """Each long row comes from a fresh process: its latency as the other rows, and the
+    peak RSS of that process (the window at n tokens), which a window cannot undercut."""
+    results, stdout = smoke
+    rows = results["long"]
+    assert [(r["model"], r["n"]) for r in rows] == [("built-in", 64)]
+    for row in rows:
+        assert row["ratio"] == pytest.approx(row["compute_ms"]["median"]
+                                             / row["bare_forward_ms"]["median"])
+        assert row["added_ms"] == pytest.approx(row["painted_ms"]["median"]
+                                                - row["bare_forward_ms"]["median"])
+        assert 100 < row["peak_rss_mb"] < 4096
+        assert f"n={row['n']:<5} painted" in stdout and f"{row['peak_rss_mb']:6.0f} MB" in stdout
+
+
 def test_smoke_with_minilm_when_installed(smoke):
     results, _ = smoke
     if not any(r["model"] == "minilm" for r in results["latency"]):

@@ -13,7 +13,7 @@ import pytest
 
 from posviz.analysis.engine import Engine
 from posviz.cli import main, make_parser
-from posviz.cli.options import NOT_ON_THE_COMMAND_LINE, flag
+from posviz.cli.options import HALF, NOT_ON_THE_COMMAND_LINE, flag
 from posviz.document.files import check_folder, parse_formats
 from posviz.errors import PosvizInputError
 from posviz.models.builtin import BuiltinBackend
@@ -130,7 +130,11 @@ def test_help_lists_every_default_and_range_from_the_registry(capsys):
         option = OPTIONS[name]
         assert flag(name) in text, name
         assert squeeze(option.tip) in text, name
-        if option.choices:
+        if name == "dtype":                 # a --model also takes half precision
+            assert "{" + ",".join(option.choices + HALF) + "}" in text
+            assert squeeze(f"(default: {option.default}; a --model: float32, bfloat16 or "
+                           f"float16)") in text
+        elif option.choices:
             assert "{" + ",".join(option.choices) + "}" in text, name
             assert squeeze(f"(default: {option.default})") in text, name
         elif option.kind is not bool:

@@ -18,7 +18,7 @@ from transformers import GPTNeoXConfig, GPTNeoXForCausalLM  # noqa: E402
 
 from posviz import cli  # noqa: E402
 from posviz.errors import Cancelled, PosvizInputError  # noqa: E402
-from posviz.models import memory  # noqa: E402
+from posviz.models import maps, memory  # noqa: E402
 from posviz.models import hf
 
 
@@ -159,10 +159,22 @@ def test_a_model_too_large_for_the_free_memory_is_refused_before_loading(folder,
 def test_the_forward_estimate_grows_with_the_square_of_the_length():
     config = {"num_hidden_layers": 2, "num_attention_heads": 3, "hidden_size": 8}
     small, large = memory.forward_bytes(config, 10), memory.forward_bytes(config, 20)
-    assert large == memory.comparison_bytes(2, 3, 8, 20, 4, memory.HF_LAYER_FACTOR)
+    # keys and values of 3 heads of width 8 // 3 for the causal prefix reuse
+    assert large == memory.comparison_bytes(2, 3, 8, 20, 4, memory.HF_LAYER_FACTOR,
+                                            real=True, kv_width=6)
     # the reference's and the kept aligned maps (2 layers, 3 heads), one layer at work
     attention = lambda n: (2 * 2 + memory.HF_LAYER_FACTOR) * 3 * n * n * 4   # noqa: E731
-    assert large - small == attention(20) - attention(10) + 2 * 9 * 8 * 10 * 4
+    assert large - small == attention(20) - attention(10) + (2 * 9 * 8 + 2 * 2 * 6) * 10 * 4
+
+
+def test_a_long_input_counts_a_real_models_branches_as_norms():
+    """Past models.maps.BRANCHES_WHOLE a run keeps its branches' per-token norms (2L·n)
+    instead of their outputs (2L·n·d), and the estimate counts them so."""
+    L, h, d, n = 30, 9, 576, 2350                             # SmolLM2's sizes
+    assert 2 * L * n * d * 4 > maps.BRANCHES_WHOLE
+    real = memory.comparison_bytes(L, h, d, n, 4, real=True)
+    builtin = memory.comparison_bytes(L, h, d, n, 4)
+    assert builtin - real == 2 * 2 * L * n * (d - 1) * 4
 
 
 # -- an architecture that cannot be read -----------------------------------------------

@@ -46,10 +46,13 @@ def plainly(backend, seq, order, positions):
     return original, aligned, compare(reference, run, order)
 
 
-def assert_streamed_equals_plain(backend, seq, order, positions, tol, keep=None):
+def assert_streamed_equals_plain(backend, seq, order, positions, tol, keep=None,
+                                 mosaic=True):
+    """Without ``mosaic`` nobody takes a layer whole: it is compared a head at a time."""
     engine = Engine(backend)
     tiles = MosaicTiles(engine.reference(seq, positions))
-    ev = engine.evaluate(seq, order, positions, consumers=(tiles,), keep=keep)
+    ev = engine.evaluate(seq, order, positions, consumers=(tiles,) if mosaic else (),
+                         keep=keep)
     assert ev.run.attention is None                       # no layer's maps kept in it
     original, aligned, want = plainly(backend, seq, order, positions)
     got = ev.comparison
@@ -62,6 +65,8 @@ def assert_streamed_equals_plain(backend, seq, order, positions, tol, keep=None)
         layer, head, kept = ev.kept
         assert (layer, head) == keep
         np.testing.assert_allclose(kept, aligned[layer, head], rtol=tol, atol=tol)
+    if not mosaic:
+        return ev
     block = pool_block(len(seq))
     for mode, maps in (("original", original), ("reordered", aligned),
                        ("difference", aligned - original)):
@@ -95,9 +100,11 @@ def test_maps_on_disk_and_one_head_kept_give_the_same_numbers(mask, monkeypatch)
                                          mask=mask))
     seq = backend.tokenize(text)
     for order, keep in zip(orders_of(len(seq), 0), itertools.cycle([(1, 1), (2, 0)])):
-        ev = assert_streamed_equals_plain(backend, seq, order, Positions(), 1e-6, keep)
-        assert isinstance(ev.reference.attention, layer_maps.LayerMaps)
-        assert ev.comparison.attention_aligned is None
+        for mosaic in (True, False):
+            ev = assert_streamed_equals_plain(backend, seq, order, Positions(), 1e-6, keep,
+                                              mosaic)
+            assert isinstance(ev.reference.attention, layer_maps.LayerMaps)
+            assert ev.comparison.attention_aligned is None
 
 
 # -- Hugging Face models ---------------------------------------------------------------
@@ -123,3 +130,29 @@ def test_a_streamed_comparison_equals_the_plain_one_on_every_family(family_backe
     late[[n - 3, n - 2]] = late[[n - 2, n - 3]]            # a causal model reuses the prefix
     for order in (shuffled_movable(seq, 1), late):
         assert_streamed_equals_plain(backend, seq, order, Positions(), 1e-5)
+
+
+@pytest.mark.parametrize("model_type", ("bert", "gpt2", "llama"))
+def test_a_long_input_keeps_branch_norms_and_compares_by_head(family_backends, model_type,
+                                                              monkeypatch):
+    """Past BRANCHES_WHOLE a real model's run keeps its branches' per-token norms only:
+    they are the norms of the outputs a short run keeps, and the views' branch curves are
+    unchanged; with the maps on disk and no mosaic, every metric is the plain one."""
+    from posviz.views.shown import branch_norms
+    backend = family_backends[model_type]
+    seq = backend.tokenize(hf_families.TEXT)
+    order = shuffled_movable(seq, 2)
+    whole = Engine(backend).evaluate(seq, order, Positions())
+    monkeypatch.setattr(layer_maps, "BRANCHES_WHOLE", 0)
+    monkeypatch.setattr(layer_maps, "IN_MEMORY", 0)
+    monkeypatch.setattr(layer_maps, "KEEP_ALL", 0)
+    ev = assert_streamed_equals_plain(backend, seq, order, Positions(), 1e-5, (1, 1),
+                                      mosaic=False)
+    for trace, full in ((ev.reference, whole.reference), (ev.run, whole.run)):
+        assert trace.attn_out is None and trace.mlp_out is None
+        np.testing.assert_array_equal(trace.attn_norm, np.linalg.norm(full.attn_out, axis=2))
+        np.testing.assert_array_equal(trace.mlp_norm, np.linalg.norm(full.mlp_out, axis=2))
+    got, want = branch_norms(ev)[0], branch_norms(whole)[0]
+    assert got.keys() == want.keys() and len(got) == 6
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key], err_msg=key)

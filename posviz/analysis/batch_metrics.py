@@ -42,7 +42,7 @@ class ReferenceTensors:
         self.token = np.maximum(norms.token, tiny)                        # (L+1, n)
         self.mean = norms.mean                                            # (L+1, d)
         self.mean_norm = np.maximum(norms.mean_norm, tiny)                # (L+1,)
-        self.floor = noise_floor(reference.hidden.dtype)
+        self.floor = noise_floor(reference.extras.get("dtype", reference.hidden.dtype))
 
 
 class ChunkMetrics:

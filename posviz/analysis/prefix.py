@@ -52,5 +52,7 @@ def stitch(reference: Trace, suffix: Trace, start: int) -> Trace:
         scores=_rows(reference.scores, suffix.scores, start, 2),
         attn_out=_rows(reference.attn_out, suffix.attn_out, start, 1),
         mlp_out=_rows(reference.mlp_out, suffix.mlp_out, start, 1),
+        attn_norm=_rows(reference.attn_norm, suffix.attn_norm, start, 1),
+        mlp_norm=_rows(reference.mlp_norm, suffix.mlp_norm, start, 1),
         extras=suffix.extras,
     )

@@ -20,8 +20,10 @@ METRICS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
 
 
 def noise_floor(dtype) -> float:
-    """Differences below this are floating-point rounding, not a broken symmetry."""
-    return 100.0 * float(np.finfo(np.dtype(dtype)).eps)
+    """Differences below this are floating-point rounding, not a broken symmetry (of
+    values computed in ``dtype``: a numpy dtype or "bfloat16", numpy has none)."""
+    eps = 2.0 ** -7 if str(dtype) == "bfloat16" else float(np.finfo(np.dtype(dtype)).eps)
+    return 100.0 * eps
 
 
 def _relative(diff_norm: np.ndarray, ref_norm: np.ndarray) -> np.ndarray:
@@ -130,6 +132,9 @@ class AttentionGaps:
         import torch  # loaded already: the maps came from a model
 
         Ap = maps.numpy() if isinstance(maps, torch.Tensor) else np.asarray(maps)
+        if not self.consumers and self.aligned_maps is None:
+            self._by_head(layer, Ap)
+            return
         A = self.reference[layer]                                          # (h, n, n)
         aligned = self._put_back(Ap, A, self.causal[layer])                # (h, n, n)
         s = self.start if self.causal[layer] else 0
@@ -145,6 +150,26 @@ class AttentionGaps:
             self.aligned_maps[layer] = aligned
         elif self.keep is not None and self.keep[0] == layer:
             self.kept_head = aligned[self.keep[1]].copy()
+
+    def _by_head(self, layer: int, Ap: np.ndarray) -> None:
+        """The same for a layer nobody takes whole: a head at a time, the reference's
+        read one head at a time too, so a long input's layer is never copied whole."""
+        import torch
+
+        causal = self.causal[layer]
+        s = self.start if causal else 0
+        gap = None
+        for k in range(Ap.shape[0]):
+            A = self.reference[layer, k][None]                             # (1, n, n)
+            aligned = self._put_back(Ap[k:k + 1], A, causal)               # (1, n, n)
+            if self.keep == (layer, k):
+                self.kept_head = aligned[0].copy()
+            a, o = torch.from_numpy(aligned[0, s:]), torch.from_numpy(A[0, s:])
+            if a.numel():                                      # (m, n) one head's gap
+                head_gap = torch.sub(a, o).abs_().amax()
+                gap = head_gap if gap is None else max(gap, head_gap)
+        if gap is not None:
+            self.gaps[layer] = gap
 
     def _put_back(self, Ap: np.ndarray, A: np.ndarray, causal: bool) -> np.ndarray:
         """The maps Ap (h, m, n) with rows and columns back in the original order; rows
@@ -216,5 +241,5 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
         pooled_change=pooled,
         token_change=token_change,
         attention_aligned=attention.aligned_maps,
-        floor=noise_floor(H.dtype),
+        floor=noise_floor(reference.extras.get("dtype", H.dtype)),   # computed in it
     )

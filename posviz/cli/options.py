@@ -23,8 +23,10 @@ from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}
 NOT_ON_THE_COMMAND_LINE = tuple(n for n, o in OPTIONS.items() if not o.chosen)
-# The settings of the built-in model: a pretrained model (--model) has its own.
+# The settings of the built-in model: a pretrained model (--model) has its own, but for
+# the precision it computes in, which may also be half (models.hf.DTYPES)
 BUILTIN_ONLY = tuple(n for n in MODEL_OPTIONS if n not in NOT_ON_THE_COMMAND_LINE)
+HALF = ("bfloat16", "float16")
 
 
 def flag(name: str) -> str:
@@ -60,6 +62,10 @@ def _add_option(group, name: str) -> None:
         group.add_argument(flag(name), dest=name, default=default,
                            action="store_false" if option.default else "store_true",
                            help=help_text(option))
+    elif name == "dtype":                       # a --model also reads half precision
+        group.add_argument(flag(name), dest=name, choices=option.choices + HALF,
+                           default=default, help=help_text(option).removesuffix(")")
+                           + "; a --model: float32, bfloat16 or float16)")
     elif option.choices:
         group.add_argument(flag(name), dest=name, choices=option.choices,
                            default=default, help=help_text(option))
@@ -98,6 +104,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
                        help="where a --model runs: auto picks an accelerator torch has, "
                             "else the CPU (default: cpu)")
+    model.add_argument("--offload-folder", metavar="DIR",
+                       help="a --model larger than the memory: accelerate places its layers "
+                            "on the accelerator, then the CPU, then this folder on disk "
+                            "(device_map='auto'); the model facts say where they are")
     add_builtin_options(model)
     model.add_argument("--weights", metavar="random|trained|PATH", default=RANDOM,
                        help=f"the built-in model's weights: {WEIGHTS_TIP} (default: "
@@ -154,7 +164,12 @@ def builtin_flags_given(args: argparse.Namespace) -> list[str]:
 
 def check_model_flags(args: argparse.Namespace) -> None:
     """Refuse built-in settings next to --model: they would be silently ignored."""
-    given = builtin_flags_given(args) if args.model else []
+    given = [f for f in builtin_flags_given(args) if f != "--dtype"] if args.model else []
+    if args.model and getattr(args, "dtype", "float32") not in ("float32", *HALF):
+        raise PosvizInputError(f"--dtype {args.dtype} applies to the built-in model only: a "
+                               f"--model computes in float32, bfloat16 or float16")
+    if not args.model and getattr(args, "offload_folder", None):
+        raise PosvizInputError("--offload-folder applies to a --model only")
     if args.model and getattr(args, "weights", RANDOM) != RANDOM:
         given.append("--weights")
     if given:
@@ -244,7 +259,9 @@ def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None):
     if args.model:
         return load(args.model, device=getattr(args, "device", "cpu"),
                     offline=not online(args), progress=quiet,
-                    n_tokens=2 * len((args.text or "").split()) + 64)   # a generous guess
+                    n_tokens=2 * len((args.text or "").split()) + 64,   # a generous guess
+                    dtype=getattr(args, "dtype", "float32"),
+                    offload_folder=getattr(args, "offload_folder", None))
     return load(config=config, weights=getattr(args, "weights", RANDOM),
                 device=getattr(args, "device", "cpu"), progress=quiet)
 

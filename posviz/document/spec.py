@@ -83,7 +83,8 @@ class ModelSpec:
         return self.label or self.source
 
     def load(self, progress=None, device: str = "cpu", should_stop=None,
-             n_tokens: int = 0, online: bool = False, ask_above: int | None = None):
+             n_tokens: int = 0, online: bool = False, ask_above: int | None = None,
+             **placement):
         """The backend this spec names: the built-in model built, or a pretrained one
         loaded (models.hf.load_backend); torch is imported here.
 
@@ -93,7 +94,8 @@ class ModelSpec:
         pretrained load tells its steps, and how many bytes or tensors of how many are
         done, to ``progress`` (a one-argument callback is told the steps only); once
         ``should_stop()`` is True it stops between two chunks or tensors, frees what it
-        read and raises errors.Cancelled (and its progress is no longer told)."""
+        read and raises errors.Cancelled (and its progress is no longer told).
+        ``placement`` (dtype, offload_folder, max_memory) goes to hf.load_backend."""
         if self.is_builtin:
             from ..models.builtin import BuiltinBackend
             from ..models.memory import check_fits
@@ -111,7 +113,7 @@ class ModelSpec:
                 tell(step, done, total)
         return hf.load_backend(self.address, progress=told, device=device,
                                should_stop=should_stop, n_tokens=n_tokens, online=online,
-                               ask_above=ask_above)
+                               ask_above=ask_above, **placement)
 
     def to_dict(self) -> dict:
         if self.is_builtin:

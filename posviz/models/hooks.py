@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..boot import TRIM_FROM, trim_heap
 from ..errors import Cancelled
 from .maps import LayerMaps
 from .trace import Trace
@@ -29,9 +30,12 @@ ATTN_SCORES = "attn.hook_attn_scores"     # (h, n, n) pre-softmax scores (masked
 PATTERN = "attn.hook_pattern"             # (h, n, n) softmax weights, rows = queries
 ATTN_OUT = "hook_attn_out"                # (n, d) attention-branch output
 MLP_OUT = "hook_mlp_out"                  # (n, d) MLP-branch output
+ATTN_NORM = "hook_attn_out_norm"          # (n,) per-token L2 norm of the attention branch
+MLP_NORM = "hook_mlp_out_norm"            # (n,) per-token L2 norm of the MLP branch
 RESID_POST = "hook_resid_post"            # (n, d) residual stream out of block l
 BLOCK_HOOKS = (RESID_PRE, KEYS, VALUES, ATTN_SCORES, PATTERN, ATTN_OUT, MLP_OUT, RESID_POST)
 STOP_AFTER = (RESID_PRE, ATTN_OUT, MLP_OUT)   # where a Recorder asks whether to stop
+NORM_OF = {ATTN_OUT: ATTN_NORM, MLP_OUT: MLP_NORM}
 # Once per forward:
 EMBED = "hook_embed"                      # (n, d) token embeddings
 POS_EMBED = "hook_pos_embed"              # (n, d) additive positional encoding
@@ -81,6 +85,12 @@ def hook_points(root: nn.Module) -> dict[str, HookPoint]:
     return points
 
 
+def token_norms(value: torch.Tensor) -> torch.Tensor:
+    """(..., n, d) -> (..., n) the L2 norm of each token's vector, as numpy takes it (the
+    views' numbers are numpy's)."""
+    return torch.from_numpy(np.linalg.norm(value.numpy(), axis=-1))
+
+
 def first(output):
     """A module's main output: the first item of a tuple, else the output itself."""
     return output[0] if isinstance(output, tuple) else output
@@ -98,13 +108,19 @@ class Recorder:
     Each block's attention weights (PATTERN) go to ``maps(layer, value)`` when given
     (and are not kept), else into a LayerMaps store of ``layers`` layers as they pass
     (``self.maps``; models.maps). Pre-softmax scores (ATTN_SCORES) are kept, as a copy,
-    only with ``scores``.
+    only with ``scores``. The branches' outputs (ATTN_OUT, MLP_OUT) are kept with
+    ``branches`` "whole", their per-token norms (ATTN_NORM, MLP_NORM) with "norms",
+    both with "both". With ``trim`` the heap's freed pages are given back to the system
+    after each block (boot.trim_heap): a long input's layers otherwise leave
+    holes in the heap that the next layer does not fill.
     """
 
     def __init__(self, should_stop: Callable[[], bool] | None = None,
                  layers: int | None = None, maps: Callable | None = None,
-                 scores: bool = False):
+                 scores: bool = False, branches: str = "whole", trim: bool = False):
         self.values: dict[str, torch.Tensor] = {}
+        self._branches = branches
+        self._trim = trim
         self.maps = maps if maps is not None or layers is None else LayerMaps(layers)
         self._scores = scores
         self._should_stop = should_stop
@@ -115,10 +131,17 @@ class Recorder:
         if name.endswith(PATTERN) and self.maps is not None:
             layer = int(name.split(".")[1])                  # "blocks.{l}.attn.hook_pattern"
             (self.maps.put if isinstance(self.maps, LayerMaps) else self.maps)(layer, value)
+        elif name.endswith((ATTN_OUT, MLP_OUT)) and self._branches != "whole":
+            branch = ATTN_OUT if name.endswith(ATTN_OUT) else MLP_OUT
+            self.values[name.removesuffix(branch) + NORM_OF[branch]] = token_norms(value)
+            if self._branches == "both":
+                self.values[name] = value
         elif not name.endswith(ATTN_SCORES):
             self.values[name] = value
         elif self._scores:                  # a copy: the model may go on in place
             self.values[name] = value.clone()
+        if self._trim and name.endswith(RESID_POST):
+            trim_heap(TRIM_FROM)
         if (self._should_stop is not None and name.endswith(STOP_AFTER)
                 and self._should_stop()):
             raise Cancelled("superseded by a newer request")
@@ -200,5 +223,7 @@ def trace_from(recorder: Recorder, n_layers: int, tokens: tuple[str, ...],
         scores=_stack(values, per_layer(ATTN_SCORES)),        # (L, h, n, n) or None
         attn_out=_stack(values, per_layer(ATTN_OUT)),         # (L, n, d) or None
         mlp_out=_stack(values, per_layer(MLP_OUT)),           # (L, n, d) or None
+        attn_norm=_stack(values, per_layer(ATTN_NORM)),       # (L, n) or None
+        mlp_norm=_stack(values, per_layer(MLP_NORM)),         # (L, n) or None
         extras=extras,
     )

@@ -20,6 +20,10 @@ IN_MEMORY = 512 << 20
 # (every layer and head on screen at once); past it only the head on screen
 # (analysis.symmetry.AttentionGaps)
 KEEP_ALL = 256 << 20
+# A real model's branch outputs of one run, (2, L, n, d), kept whole up to this many
+# bytes; past it only their per-token norms (2, L, n), all the views read of them
+# (models.hf.backend): SmolLM2's at 2,350 tokens would take 330 MB a run
+BRANCHES_WHOLE = 64 << 20
 
 
 class LayerMaps:

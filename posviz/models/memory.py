@@ -9,7 +9,9 @@ framework might cache:
   cast, so building needs 8 bytes a weight for a moment, and keeps ``dtype`` bytes a
   weight;
 - per run (the reference and the reordered one): hidden states, branch outputs and
-  embeddings, (3L + 3)·n·d;
+  embeddings, (3L + 3)·n·d; a real model's branch outputs past
+  models.maps.BRANCHES_WHOLE as their per-token norms only, 2L·n, and a causal one's
+  keys and values for prefix reuse, 2L·n·(kv heads · head width);
 - the reference's attention maps L·h·n², in memory up to models.maps.IN_MEMORY (the rest
   on disk), and the reordered run's aligned maps, kept whole up to models.maps.KEEP_ALL
   (else one head, n²);
@@ -31,8 +33,9 @@ DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 DRAW_BYTES = 8              # weights are drawn in float64, then cast to the model's dtype
 # One layer's h·n² maps alive at once: the built-in model's scores (turned into weights in
 # place), the reordered maps put back in order and the reference's read back from disk;
-# transformers' eager attention keeps three of its own (scores, masked, weights)
-LAYER_FACTOR, HF_LAYER_FACTOR = 3, 5
+# transformers' eager attention holds two of its own at a time (scores and masked scores,
+# then those and the weights), and a layer nobody takes whole is compared a head at a time
+LAYER_FACTOR, HF_LAYER_FACTOR = 3, 3
 SAFETY = 0.8                # share of the available memory one evaluation may take
 
 
@@ -46,13 +49,19 @@ def weight_count(config: ModelConfig) -> int:
 
 
 def comparison_bytes(layers: int, heads: int, width: int, n: int, item: int,
-                     layer_factor: int = LAYER_FACTOR) -> int:
+                     layer_factor: int = LAYER_FACTOR, real: bool = False,
+                     kv_width: int = 0) -> int:
     """Bytes a comparison of two orders of n tokens keeps beside the weights (the module
-    docstring), for values of ``item`` bytes."""
+    docstring), for values of ``item`` bytes; ``real`` for a Hugging Face model, whose
+    keys and values (``kv_width`` a token) a causal run keeps."""
     from . import maps  # imports numpy: not for listing or resolving models
 
     one_run = layers * heads * n * n * item               # one run's attention maps
-    runs = 2 * (3 * layers + 3) * n * width * item
+    branches = 2 * layers * n * width * item
+    if real and 2 * layers * n * width * 4 > maps.BRANCHES_WHOLE:
+        branches = 2 * layers * n * item                  # their per-token norms
+    past = 2 * layers * n * kv_width * item
+    runs = 2 * ((layers + 3) * n * width * item + branches) + past
     in_memory = one_run if one_run <= maps.IN_MEMORY else 0      # else on disk
     kept = one_run if one_run <= maps.KEEP_ALL else n * n * item
     return runs + in_memory + kept + layer_factor * heads * n * n * item
@@ -113,8 +122,9 @@ def check_fits(config: ModelConfig, n: int) -> None:
 
 
 # -- real models ---------------------------------------------------------------------
-# A real model is read as float32 whatever its checkpoint holds; a GGUF file is
-# de-quantized, which takes up to 8 times its size (4-bit weights).
+# A real model is read as float32 (or the dtype asked for) whatever its checkpoint holds;
+# a GGUF file is de-quantized, which takes up to 8 times its size (4-bit weights) in
+# float32.
 GGUF_GROWTH = 8
 
 
@@ -157,24 +167,29 @@ def _first(config: dict, *names, default=0) -> int:
     return next((int(config[n]) for n in names if isinstance(config.get(n), int)), default)
 
 
-def forward_bytes(config: dict | None, n: int) -> int:
-    """Bytes a comparison of n tokens keeps beside a real model's weights (float32):
-    comparison_bytes of the sizes its config.json gives."""
+def forward_bytes(config: dict | None, n: int, item: int = 4) -> int:
+    """Bytes a comparison of n tokens keeps beside a real model's weights (values of
+    ``item`` bytes): comparison_bytes of the sizes its config.json gives."""
     config = config or {}
     L = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers", default=32)
     h = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads", default=32)
     d = _first(config, "hidden_size", "n_embd", "d_model", "dim", default=4096)
-    return comparison_bytes(L, h, d, n, 4, HF_LAYER_FACTOR)
+    kv = _first(config, "num_key_value_heads", default=h) * _first(config, "head_dim",
+                                                                     default=d // max(h, 1))
+    return comparison_bytes(L, h, d, n, item, HF_LAYER_FACTOR, real=True, kv_width=kv)
 
 
-def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int) -> None:
-    """Raise PosvizInputError naming both sizes when a real model's weights and its
-    forwards at n tokens would not fit in the memory that is free."""
+def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
+                     dtype: str = "float32", offloaded: bool = False) -> None:
+    """Raise PosvizInputError naming both sizes when a real model's weights (read as
+    ``dtype``; none when accelerate places them, ``offloaded``, as the memory allows)
+    and its forwards at n tokens would not fit in the memory that is free."""
     limit = limit_bytes()
     if limit is None:
         return
-    weights = checkpoint_weights(folder, gguf_file, config)
-    running = forward_bytes(config, max(n, 1))
+    item = DTYPE_BYTES[dtype]
+    weights = 0 if offloaded else checkpoint_weights(folder, gguf_file, config) * item // 4
+    running = forward_bytes(config, max(n, 1), item)
     if weights + running > limit:
         raise PosvizInputError(
             f"this model needs about {size_text(weights)} for its weights and "

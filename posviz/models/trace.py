@@ -31,6 +31,8 @@ class Trace:
     scores: np.ndarray | None = None     # (L, h, n, n) pre-softmax scores (masked: -inf)
     attn_out: np.ndarray | None = None   # (L, n, d) attention-branch output per block
     mlp_out: np.ndarray | None = None    # (L, n, d) MLP-branch output per block
+    attn_norm: np.ndarray | None = None  # (L, n) per-token L2 norm of attn_out: what the
+    mlp_norm: np.ndarray | None = None   #   views read, kept where the outputs are not
     extras: dict = field(default_factory=dict)  # backend-specific notes (e.g. model name)
     past: object = None                  # a causal run's keys and values per layer, kept for
                                          #   later runs of its suffixes (analysis.prefix)
@@ -67,7 +69,8 @@ def in_slot_order(aligned: Trace, order: np.ndarray) -> Trace:
                  embeddings=rows(aligned.embeddings, 0), encodings=rows(aligned.encodings, 0),
                  hidden=rows(aligned.hidden, 1), attention=maps(aligned.attention),
                  scores=maps(aligned.scores), attn_out=rows(aligned.attn_out, 1),
-                 mlp_out=rows(aligned.mlp_out, 1), extras=dict(aligned.extras))
+                 mlp_out=rows(aligned.mlp_out, 1), attn_norm=rows(aligned.attn_norm, 1),
+                 mlp_norm=rows(aligned.mlp_norm, 1), extras=dict(aligned.extras))
 
 
 class PerTrace:

@@ -129,11 +129,16 @@ def branch_norms(ev: Evaluation) -> tuple[dict[str, np.ndarray], tuple[str, ...]
     norms, missing = {}, []
     for suffix, trace in (("", ev.run), ("_original", ev.reference)):   # means: any frame
         norms["residual" + suffix] = mean_token_norm(trace.hidden)            # (L+1,)
-        for key, array in zip(BRANCHES, (trace.attn_out, trace.mlp_out)):
-            if array is None:
+        for key, array, token_norms in zip(BRANCHES, (trace.attn_out, trace.mlp_out),
+                                           (trace.attn_norm, trace.mlp_norm)):
+            if token_norms is not None:                                      # (L, n)
+                means = token_norms.mean(axis=-1)
+            elif array is not None:                                          # (L, n, d)
+                means = mean_token_norm(array)
+            else:
                 missing.append(key)
                 continue
-            norms[key + suffix] = np.concatenate([[np.nan], mean_token_norm(array)])
+            norms[key + suffix] = np.concatenate([[np.nan], means])
     return norms, tuple(missing)
 
 

@@ -48,7 +48,9 @@ _QUIET_LOADING = threading.Lock()
 def load_backend(spec: str, progress: Callable[..., None] | None = None,
                  device: str = "cpu", should_stop: Callable[[], bool] | None = None,
                  n_tokens: int = 0, online: bool = False,
-                 ask_above: int | None = None) -> "HFBackend":
+                 ask_above: int | None = None, dtype: str = "float32",
+                 offload_folder: str | None = None,
+                 max_memory: dict | None = None) -> "HFBackend":
     """Load a model by bundled name, folder, .gguf file or hub name ORG/NAME[@REVISION].
 
     A hub name comes from the local cache; when the cache does not hold it and
@@ -63,7 +65,16 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     line for a missing folder or name, an unreachable hub, a folder that is not a
     transformer, corrupt weights, a missing tokenizer, an unsupported family, too
     little memory or an absent device.
+
+    ``dtype`` ("float32", "bfloat16", "float16") is what the weights are read as and the
+    model computes in (the recorded values are read as float32). With
+    ``offload_folder`` the layers are placed by accelerate's ``device_map="auto"``
+    within ``max_memory`` ({device: bytes}, by default what each has free), on the
+    accelerator, then the CPU, then that folder on disk; HFBackend.describe says where.
     """
+    if dtype not in DTYPES:
+        raise PosvizInputError(f"unknown dtype {dtype!r} for a real model (choose "
+                               f"{', '.join(DTYPES)})")
     say = teller(progress)
     stop = should_stop or (lambda: False)
     # Everything that can be refused is checked before the first step is told, so bad
@@ -80,7 +91,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
         raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
                                "(pip install gguf accelerate)")
     from ..memory import check_model_fits
-    check_model_fits(folder, gguf_file, config, n_tokens)
+    check_model_fits(folder, gguf_file, config, n_tokens, dtype,
+                     offloaded=offload_folder is not None)
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401
@@ -99,12 +111,33 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     with _QUIET_LOADING:    # one load at a time changes transformers' global settings
         with _quiet_transformers():
             tokenizer, model, head = read_model(folder, extra, bool(gguf_file), family, say,
-                                                should_stop, device)
+                                                should_stop, device, dtype,
+                                                placement(offload_folder, max_memory))
     say("ready")
     from .backend import HFBackend
     source, revision = origin(spec, folder)
     return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
-                     head=head, device=device, source=source, revision=revision)
+                     head=head, device=device, source=source, revision=revision,
+                     dtype=dtype)
+
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def placement(offload_folder, max_memory: dict | None) -> dict | None:
+    """from_pretrained's keywords that have accelerate place the layers, or None."""
+    if offload_folder is None:
+        return None
+    from pathlib import Path
+    folder = Path(offload_folder).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise PosvizInputError(f"cannot use {folder} as the offload folder: "
+                               f"{error.strerror}") from None
+    keywords = {"device_map": "auto", "offload_folder": str(folder),
+                "offload_state_dict": True}
+    return keywords if max_memory is None else {**keywords, "max_memory": max_memory}
 
 
 def download(name: "cache.HubName", say, should_stop, ask_above: int | None = None) -> None:

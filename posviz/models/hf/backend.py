@@ -10,7 +10,9 @@ import threading
 import numpy as np
 import torch
 
+from ...boot import TRIM_EACH_LAYER_FROM
 from ...errors import PosvizInputError
+from .. import maps as layer_maps
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
 from ..orders import per_token
@@ -41,11 +43,10 @@ class HFBackend:
     ``revision`` the hub commit its files came from ("" when not from the hub).
     """
 
-    dtype = "float32"
-
     def __init__(self, model, tokenizer, family: Family, name: str, path: str,
                  head: str | None = None, device: str = "cpu", tokenizer_lock=None,
-                 source: str = "", revision: str = ""):
+                 source: str = "", revision: str = "", dtype: str = "float32"):
+        self.dtype = dtype                  # what it computes in; recorded as float32
         # Held while hooks are on the modules (a forward, a prefix run): twin() copies
         # the modules only between two of them
         self.hooked = threading.RLock()
@@ -130,7 +131,11 @@ class HFBackend:
             ids = [seq.ids[i] for i in order[start:]]
             tokens = tuple(seq.tokens[i] for i in order[start:])
             position_ids = position_ids[start:]
-        recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores)
+        branches = 2 * self._blocks * len(ids) * self.model.config.hidden_size * 4
+        recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores,
+                            branches=("both" if branches <= layer_maps.BRANCHES_WHOLE
+                                      else "norms"),
+                            trim=len(ids) >= TRIM_EACH_LAYER_FROM)
         cache = None
         if start or keep_past:
             if not self.capabilities.prefix:
@@ -190,6 +195,11 @@ class HFBackend:
                 "device": self.device, "head": self.head}
         if self.revision:
             info["revision"] = self.revision
+        if self.dtype != "float32":
+            info["dtype"] = self.dtype
+        placed = layers_on(self.model)
+        if placed:
+            info["layers_on"] = placed
         if self.position_offset:
             info["position_offset"] = self.position_offset
         kv = getattr(cfg, "num_key_value_heads", None)
@@ -198,7 +208,12 @@ class HFBackend:
         return info
 
     def facts(self):
-        return facts_of(self.model, self.family, self.name, self.head, self.device)
+        """The model facts; where accelerate placed the modules, their devices: "cpu (5
+        modules) and disk (3 modules)"."""
+        placed = layers_on(self.model)
+        where = " and ".join(f"{device} ({count} module{'s' * (count != 1)})"
+                             for device, count in placed.items()) or self.device
+        return facts_of(self.model, self.family, self.name, self.head, where)
 
     def profile(self, reach: int):
         """None: a real model's encoding is read from its weights (``machinery``)."""
@@ -221,11 +236,11 @@ class HFBackend:
             model = copy.deepcopy(self.model, shared)
         return HFBackend(model, self.tokenizer, self.family, self.name, self.path,
                          self.head, self.device, self._tokenizer_lock, self.source,
-                         self.revision)
+                         self.revision, self.dtype)
 
     # -- one forward ---------------------------------------------------------------------
     def _extras(self) -> dict:
-        return {"model": self.name, "family": self.family.name,
+        return {"model": self.name, "family": self.family.name, "dtype": self.dtype,
                 "position_encoding": self.position_encoding, "mask": self.mask,
                 "final_norm": self.family.final_norm}
 
@@ -258,7 +273,7 @@ class HFBackend:
             out = self.base(input_ids=ids, **kwargs)
             if self.family.final_norm:                  # else the last block's output
                 last = out.last_hidden_state                                # (B, n, d)
-                recorder.record(FINAL, (last[0] if single else last).cpu())
+                recorder.record(FINAL, layout.host(last[0] if single else last))
         return out
 
     # -- prefix reuse: the keys and values of the slots before ---------------------------
@@ -306,3 +321,14 @@ def _with_past(trace: Trace, cache) -> Trace:
     else:                                                          # older
         kv = [(k.detach(), v.detach()) for k, v in zip(cache.key_cache, cache.value_cache)]
     return replace(trace, past=kv)
+
+
+def layers_on(model) -> dict[str, int]:
+    """How many of the model's modules accelerate placed on each device ("cpu", "disk",
+    "cuda:0", ...), when it placed them (device_map), else {}."""
+    placed = getattr(model, "hf_device_map", None) or {}
+    counts: dict[str, int] = {}
+    for where in placed.values():
+        where = f"cuda:{where}" if isinstance(where, int) else str(where)
+        counts[where] = counts.get(where, 0) + 1
+    return counts if set(counts) != {"cpu"} or len(placed) > 1 else {}

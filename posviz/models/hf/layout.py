@@ -4,7 +4,8 @@ family record says they are) under the names of models.hooks.
 transformers records its own hidden states and attentions the same way (forward hooks
 on the layer and attention classes its ``_can_record_outputs`` names,
 ``utils/output_capturing.py``); posviz taps the same modules, plus the two branches of
-each block, by name. Values are copied to the CPU as they pass (a no-op there).
+each block, by name. Values are copied to the CPU as they pass (a no-op there), a
+half-precision model's as float32 (numpy has no bfloat16).
 """
 from __future__ import annotations
 
@@ -13,22 +14,28 @@ from ..hooks import (ATTN_OUT, EMBED, MLP_OUT, PATTERN, POS_EMBED, RESID_POST, R
 from .families import Family
 
 
+def host(value):
+    """A recorded tensor on the CPU, in float32 when it was computed in half precision."""
+    value = value.cpu()
+    return value.float() if value.dtype.is_floating_point and value.itemsize < 4 else value
+
+
 def _unbatched(output):
     """A module's main output without its batch axis: (1, n, d) -> (n, d). (OPT's MLP
     runs on the flattened (n, d) tokens: kept as it is.)"""
     value = first(output)
-    return (value[0] if value.dim() == 3 else value).cpu()
+    return host(value[0] if value.dim() == 3 else value)
 
 
 def _weights(output):
     """An eager attention module returns (output, [bias,] weights):
     weights (1, h, n, n) -> (h, n, n)."""
-    return output[-1][0].cpu()
+    return host(output[-1][0])
 
 
 def _layer_input(args, kwargs):
     """The hidden states a layer is called with: (1, n, d) -> (n, d)."""
-    return (args[0] if args else kwargs["hidden_states"])[0].cpu()
+    return host((args[0] if args else kwargs["hidden_states"])[0])
 
 
 def _batched(batch: int):
@@ -36,13 +43,13 @@ def _batched(batch: int):
     weights (B, h, n, n); OPT's flattened (B*n, d) MLP output back to (B, n, d)."""
     def output(out):
         value = first(out)
-        return (value if value.dim() == 3 else value.view(batch, -1, value.shape[-1])).cpu()
+        return host(value if value.dim() == 3 else value.view(batch, -1, value.shape[-1]))
 
     def weights(out):
-        return out[-1].cpu()
+        return host(out[-1])
 
     def layer_input(args, kwargs):
-        return (args[0] if args else kwargs["hidden_states"]).cpu()
+        return host(args[0] if args else kwargs["hidden_states"])
     return output, weights, layer_input
 
 

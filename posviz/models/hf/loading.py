@@ -59,14 +59,18 @@ def split_missing(model, missing) -> tuple[list[str], list[str]]:
 
 
 def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
-               should_stop: Callable[[], bool] | None, device: str):
-    """(tokenizer, model, head) read from ``folder`` onto ``device``: ``model`` has its LM
-    head when the checkpoint holds one (``head`` "causal" or "masked"), else it is the
-    base model (``head`` None). Raises PosvizInputError in one line, Cancelled when
+               should_stop: Callable[[], bool] | None, device: str,
+               dtype: str = "float32", placement: dict | None = None):
+    """(tokenizer, model, head) read from ``folder`` onto ``device`` in ``dtype``:
+    ``model`` has its LM head when the checkpoint holds one (``head`` "causal" or
+    "masked"), else it is the base model (``head`` None). ``placement`` (device_map,
+    max_memory, offload_folder) hands the layers to accelerate, which puts them on the
+    devices, the CPU and the disk. Raises PosvizInputError in one line, Cancelled when
     ``should_stop()`` turns True (with everything read freed)."""
     stop = should_stop or (lambda: False)
+    extra = {**extra, **(placement or {})}
     try:
-        outcome = _read(folder, extra, gguf, family, say, stop, device)
+        outcome = _read(folder, extra, gguf, family, say, stop, device, dtype)
     except Cancelled:
         outcome = None                  # leave the except block: its traceback holds
     if outcome is None:                 # the frames that hold the half-read model
@@ -118,13 +122,15 @@ def _check(stop) -> None:
         raise Cancelled("loading cancelled")
 
 
-def _read(folder, extra, gguf, family, say, stop, device):
+def _read(folder, extra, gguf, family, say, stop, device, dtype):
     import torch
     from transformers import AutoTokenizer
 
     say("loading tokenizer")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
+                                                  **{k: v for k, v in extra.items()
+                                                     if k == "gguf_file"})
     except Exception as error:                   # each tokenizer class fails differently
         raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
                                f"{one_line(error)}") from None
@@ -137,7 +143,7 @@ def _read(folder, extra, gguf, family, say, stop, device):
             with counting(say, stop):
                 model, info = cls.from_pretrained(
                     folder, local_files_only=True, attn_implementation="eager",
-                    dtype=torch.float32, output_loading_info=True, **extra)
+                    dtype=getattr(torch, dtype), output_loading_info=True, **extra)
             break
         except Cancelled:
             raise
@@ -156,8 +162,12 @@ def _read(folder, extra, gguf, family, say, stop, device):
                                f"model needs (e.g. {body[0]})")
     head = family.head if model.base_model is not model else None
     if head_missing:                             # a base model's checkpoint: no head
+        placed = getattr(model, "hf_device_map", None)
         model, head = model.base_model, None
-    if device != "cpu":
+        if placed:                               # where accelerate put its modules
+            model.hf_device_map = placed
+    free_memory()                                # what de-quantizing left in the heap
+    if device != "cpu" and "device_map" not in extra:
         say(f"moving the model to {device}")
         model = model.to(device)
     return tokenizer, model.eval(), head
