@@ -53,3 +53,11 @@ def test_word_pieces_of_byte_level_text_continue_and_placeholders_do_not():
     assert mark_word_pieces(labels, raws, [False] * len(raws)) == [
         "c", CONTINUES + "af", CONTINUES + "é", "na", CONTINUES + "ïve", "Ε", "<0x95>",
         CONTINUES + "λ"]
+
+
+def test_a_tokenizer_without_a_decoder_is_not_byte_level():
+    from types import SimpleNamespace
+
+    from posviz.models.pieces import is_byte_level
+    assert not is_byte_level(SimpleNamespace(backend_tokenizer=SimpleNamespace(decoder=None)))
+    assert not is_byte_level(object())

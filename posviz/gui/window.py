@@ -92,8 +92,7 @@ class MainWindow(QMainWindow):
         self.edits.undoWaits.connect(self._hold_undo)
         self.files.renamed.connect(self._refresh_title)
         self.files.opened.connect(self._explain)
-        self.files.detached.connect(
-            lambda what: self.scenario_panel and self.scenario_panel.detach(what))
+        self.files.detached.connect(self._detach_explanation)
         c.ready.connect(self._on_ready)
         c.plotsImported.connect(self._build_plots)
         c.computing.connect(self.status.computing.start)
@@ -351,6 +350,11 @@ class MainWindow(QMainWindow):
         if self.scenario_panel is None:
             self.scenario_panel = ExplanationPanel(self)
         self.scenario_panel.show_document(doc)
+
+    def _detach_explanation(self, what: str) -> None:
+        """The open scenario's text or model was changed: its explanation says so."""
+        if self.scenario_panel is not None:
+            self.scenario_panel.detach(what)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

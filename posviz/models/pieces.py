@@ -82,10 +82,8 @@ def is_byte_level(tokenizer) -> bool:
         return True
     inner = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "inner",
                                                                     tokenizer)
-    try:
-        return b'"ByteLevel"' in inner.decoder.__getstate__()
-    except AttributeError:                 # no decoder (None) or not a tokenizers one
-        return False
+    state = getattr(getattr(inner, "decoder", None), "__getstate__", lambda: None)()
+    return isinstance(state, bytes) and b'"ByteLevel"' in state   # None: no decoder
 
 
 def shown(label: str) -> str:

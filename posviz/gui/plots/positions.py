@@ -299,9 +299,8 @@ class RelativeProfileFigure(Figure):
         self.span = QtWidgets.QComboBox()
         for reach, text in SPANS:
             self.span.addItem(text, reach)
-        self.span.setToolTip("How far the profile reaches: the text's own distances "
-                             "(at least ±16), or further to see RoPE's long-range "
-                             "turn-over and T5's log-spaced buckets (to 128)")
+        self.span.setToolTip("How far Δ reaches: the text's (at least ±16), or further, "
+                             "for RoPE's long range and T5's log buckets (to 128)")
         self.span.currentIndexChanged.connect(self._span_chosen)
         self.layout().itemAt(0).layout().addWidget(self.span, 0,
                                                    QtCore.Qt.AlignmentFlag.AlignTop)
@@ -319,10 +318,10 @@ class RelativeProfileFigure(Figure):
         if self._last is not None:
             self.update_from(*self._last)
 
-    def reach(self) -> int:
-        """The largest |Δ| shown: the chosen span, or the text's (at least 16)."""
-        chosen = self.span.currentData()
-        return chosen if chosen else max(self._tokens - 1, 16)
+    def reach(self, own: int = 0) -> int:
+        """The largest |Δ| shown: the span chosen, else ``own`` (a real model's profile
+        whole), else the text's (at least 16)."""
+        return self.span.currentData() or own or max(self._tokens - 1, 16)
 
     def update_from(self, shown, layer: int, head: int) -> None:
         self._last = (shown, layer, head)
@@ -332,7 +331,7 @@ class RelativeProfileFigure(Figure):
         kind, profile = view.kind, view.profile
         key = (view.built_in, kind, profile, self.reach())    # profiles are cached
         if machinery is not None:
-            key = (machinery, self.reach())
+            key = (machinery, self.span.currentData())
         if key == self._key:
             return
         self._key = key
@@ -343,7 +342,8 @@ class RelativeProfileFigure(Figure):
                 self.show_message(machinery.note or f"This model uses {machinery.title}.")
                 return
             self.draw_profile(machinery.profile, f"{machinery.title}: "
-                              f"{machinery.profile.quantity} against relative distance Δ")
+                              f"{machinery.profile.quantity} against relative distance Δ",
+                              self.reach(int(np.abs(machinery.profile.distances).max())))
             return
         if not view.built_in:
             self.set_title("Relative-distance profile")
@@ -363,12 +363,12 @@ class RelativeProfileFigure(Figure):
                 "tokens.")
             return
         self.draw_profile(profile, f"{TITLES.get(kind, kind)}: {profile.quantity} "
-                                   "against relative distance Δ")
+                                   "against relative distance Δ", self.reach())
 
-    def draw_profile(self, profile, title: str) -> None:
-        within = np.abs(profile.distances) <= self.reach()
-        distances, values, rows = profile.distances[within], profile.values[:, within], \
-            profile.rows
+    def draw_profile(self, profile, title: str, reach: int) -> None:
+        within = np.abs(profile.distances) <= reach
+        distances, rows = profile.distances[within], profile.rows
+        values = profile.values[:, within]                                       # (h, D)
         self.show_canvas()
         self.legend.clear()
         for i, curve in enumerate(self.curves):
