@@ -8,7 +8,7 @@ From Python (posviz.api; importing posviz loads neither torch nor Qt)::
     r.layers                                   # the rows of `posviz report --json`
 """
 
-from .version import __version__
+from .version import __version__ as __version__
 
 __all__ = ["Model", "Report", "load", "load_session", "read_texts"]
 
