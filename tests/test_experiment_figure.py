@@ -35,7 +35,7 @@ def pairs(n=10):
 def haviv(chance):
     return SimpleNamespace(
         name="haviv2022", weights="random", holds=True, citation="c", reports="r",
-        measures="m", values={"causal": probe_rows([2.0, 1.5, 1.2, 1.1, 1.0], chance),
+        measures="m", ran_on="the built-in model", tests="t", values={"causal": probe_rows([2.0, 1.5, 1.2, 1.1, 1.0], chance),
                               "bidirectional": probe_rows([3.0] * 5, chance)})
 
 
@@ -110,7 +110,7 @@ def test_a_sweep_after_any_other_drawing_has_its_own_axes(figure, before):
     elif before == "alibi":
         figure.show_paper(SimpleNamespace(
             name="alibi-slopes", weights="random", holds=True, citation="", reports="",
-            measures="", values={"paper": [0.5, 0.25], "measured": [0.5, 0.25]}))
+            measures="", ran_on="", tests="", values={"paper": [0.5, 0.25], "measured": [0.5, 0.25]}))
     figure.plot.getViewBox().scaleBy((1e3, 1e3))       # a zoom the user left behind
     figure.show_sweep(sweep_result(), "pooled_change")
     assert figure.plot.getAxis("left").logMode and not figure.plot.getViewBox().yInverted()
@@ -137,3 +137,24 @@ def test_the_swap_map_after_a_sweep_spans_its_tokens(figure):
     (x0, x1), (y0, y1) = figure.plot.viewRange()
     assert (x0, x1, y0, y1) == (0, 10, 0, 10)
     assert not figure.plot.getAxis("left").logMode and legend_labels(figure) == []
+
+
+def test_compared_encodings_stay_apart_when_their_curves_meet(figure):
+    """NoPE and RoPE give almost the same curve under a causal mask: each encoding has
+    its own marker, so a curve drawn under another still shows, and the log axis is
+    labelled at decades in short labels (they ran into the axis title)."""
+    from posviz.analysis.experiments.encodings import compare_encodings
+    from posviz.models.config import ModelConfig
+
+    result = compare_encodings(ModelConfig(layers=2, heads=2, d_model=16, mask="causal"),
+                               ("none", "sinusoidal", "rope"), "random",
+                               "a b c d e f", order=[1, 0, 2, 3, 4, 5])
+    figure.show_compare(result, "hidden_equivariance")
+    dots = [item for item in figure.plot.items if isinstance(item, pg.ScatterPlotItem)]
+    shapes = {(item.opts["symbol"], item.opts["size"]) for item in dots}
+    assert len(dots) == 3 and len({s for s, _ in shapes}) == 3 and len(shapes) == 3
+    assert legend_labels(figure) == sorted(m.title for m in result.models)
+    ticks = figure.plot.getAxis("left")._tickLevels[0]
+    assert ticks and all(len(label) <= 4 for _, label in ticks)
+    assert {"1", "10⁻⁵"} <= {label for _, label in ticks}
+    assert_in_view(figure)

@@ -18,6 +18,20 @@ def _log(values: np.ndarray, floor: float) -> np.ndarray:
     return np.log10(np.maximum(np.nan_to_num(values, nan=floor / 30), floor / 30))
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
+
+
+def _decade_ticks(axis: pg.AxisItem, low: float, high: float) -> None:
+    """Label a log axis (values log10) at whole decades as 10⁻⁵, 0.1, 1, 10: short
+    labels that never run into the axis title; every other decade when there are many."""
+    exponents = range(int(np.ceil(low)), int(np.floor(high)) + 1)
+    step = 1 if len(exponents) <= 8 else 2
+    names = {-1: "0.1", 0: "1", 1: "10"}
+    axis.setTicks([[(e, names.get(e, f"10{str(e).translate(SUPERSCRIPT)}"))
+                    for e in exponents if e % step == 0], []])
+
+
 def _sample(**style) -> pg.PlotDataItem:
     """A legend entry drawn by pyqtgraph's own sample (which reads a PlotDataItem's
     options; any other item would raise inside a paint, which PySide cannot survive)."""
@@ -114,7 +128,9 @@ class ExperimentFigure(Figure):
             label="noise floor", labelOpts={"position": 0.05, "color": (60, 60, 60)})
         self.plot.addItem(line)
         top = np.nanmax(np.r_[band.p90[defined], 1.0])
-        self._frame((np.log10(floor / 30), np.ceil(np.log10(top) + 0.1)), layers.size)
+        y_range = (np.log10(floor / 30), np.ceil(np.log10(top) + 0.1))
+        self._frame(y_range, layers.size)
+        _decade_ticks(self.plot.getAxis("left"), *y_range)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
                        f"over {len(result.texts)} text(s)")
@@ -199,18 +215,25 @@ class ExperimentFigure(Figure):
             values = model.curve(metric)                                     # (L + 1,)
             defined = ~np.isnan(values)
             colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
-            self._curve(layers[defined], _log(values[defined], floor), colour, model.title)
-            dots = pg.ScatterPlotItem(layers[defined].astype(float),
-                                      _log(values[defined], floor), size=7, pen=None,
-                                      brush=colour)
-            self.plot.addItem(dots)
+            # its own marker, each smaller than the one before: equal values stay visible
+            symbol, size = SYMBOLS[k % len(SYMBOLS)], max(13 - 2 * k, 5)
+            pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
+            self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float),
+                                               _log(values[defined], floor), pen=pen))
+            self.plot.addItem(pg.ScatterPlotItem(
+                layers[defined].astype(float), _log(values[defined], floor), size=size,
+                symbol=symbol, pen=pg.mkPen("w", width=1), brush=colour))
+            self.legend.addItem(_sample(pen=pen, symbol=symbol, symbolSize=9,
+                                        symbolBrush=colour, symbolPen="w"), model.title)
             top = max(top, float(np.nanmax(np.r_[values[defined], 0.0])))
             self.data[model.kind] = values
         self.plot.addItem(pg.InfiniteLine(
             pos=np.log10(floor), angle=0, label="noise floor",
             pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
             labelOpts={"position": 0.05, "color": (60, 60, 60)}))
-        self._frame((np.log10(floor / 30), np.ceil(np.log10(top) + 0.1)), layers.size)
+        y_range = (np.log10(floor / 30), np.ceil(np.log10(top) + 0.1))
+        self._frame(y_range, layers.size)
+        _decade_ticks(self.plot.getAxis("left"), *y_range)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens
