@@ -74,7 +74,7 @@ class ModelConfig:
             if self.d_model % self.heads:
                 found["heads"] = (f"{self.heads} heads do not divide the model width "
                                   f"{self.d_model}")
-            elif ENCODINGS[self.pe].pairs_dimensions and self.d_head % 2 and "pe" not in found:
+            elif "pe" not in found and ENCODINGS[self.pe].pairs_dimensions and self.d_head % 2:
                 found["pe"] = (f"{ENCODINGS[self.pe].short} needs an even head width, but "
                                f"{self.d_model} / {self.heads} heads = {self.d_head}")
         return found
