@@ -76,7 +76,7 @@ def test_figures_have_the_documented_names(panel):
 def test_a_tab_is_built_and_shows_the_evaluation_when_first_opened(panel):
     ev = evaluate(pe="sinusoidal")
     show(panel, ev)
-    assert list(panel.current_figures()) == ["attention", "attention_mosaic", "symmetry"]
+    assert list(panel.current_figures()) == ["attention_mosaic", "symmetry", "attention"]
     panel.tabs.setCurrentIndex(1)
     shown = panel.current_figures()
     assert list(shown) == ["token_change", "branch_norms"]

@@ -85,10 +85,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         for data, text in items:
             box.addItem(text, data)
         box.setToolTip(tip)
-        # Sized to a short text, not the longest item, so the row fits a small window.
-        box.setSizeAdjustPolicy(
-            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        box.setMinimumContentsLength(9)
+        # its texts whole ("hidden equivariance", a paper's title), never cut
+        box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         return box
 
     def _controls(self) -> QtWidgets.QVBoxLayout:
@@ -115,8 +113,6 @@ class ExperimentsTab(QtWidgets.QWidget):
                                     "or also its squares (so it can read a norm)")
         self.paper = self._combo([(p.name, p.title) for p in CATALOGUE],
                                  "The published claim to check")
-        self.paper.setSizeAdjustPolicy(   # the titles whole, not cut to "Press et al. 20"
-            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.weights = self._combo([(RANDOM, "random"), (TRAINED, "trained")],
                                    "The built-in model's weights: random (from the seed; "
                                    "the claims that follow from the architecture) or the "

@@ -2,8 +2,11 @@
 allowed values, and its value read and written without signals."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QStyle,
+                               QStyleOptionComboBox, QStylePainter, QWidget)
 
+from ..models.encodings import ENCODINGS
 from ..models.options import TITLES, Option
 
 # an option's refusal: the field outlined, the message under it in small red text
@@ -11,6 +14,7 @@ INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
 STATUS_STYLE = "color: #555; font-size: 11px;"
 MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
+MODE_SHORT = {"slot": "by slot", "token": "with tokens"}
 SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
 
 
@@ -23,19 +27,80 @@ def choice_text(name: str, value) -> str:
     return str(value)
 
 
-def narrow_combo(combo: QComboBox) -> QComboBox:
-    """A menu whose longest item does not set the panel's width (it elides instead)."""
-    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(8)
-    return combo
+def short_text(name: str, value) -> str | None:
+    """How a choice reads in its closed menu when its whole text is long (the encoding's
+    name without its paper: "sinusoidal", "RoPE", "T5")."""
+    if name == "pe" and value in ENCODINGS:
+        return ENCODINGS[value].short.split()[0]
+    return MODE_SHORT.get(value) if name == "mode" else None
+
+
+class ShortCombo(QComboBox):
+    """A menu that lists its items' whole texts and, closed, shows the current one whole
+    where it fits, else its short form (given, or the text before " ("): a narrow panel
+    shows "sinusoidal", never "sinusoidal (Vaswani 20"; the whole is in the open menu
+    and the item's tooltip."""
+
+    SHORT = Qt.ItemDataRole.UserRole + 1      # the closed box's text when room is short
+    WIDEST = 22                               # characters: a longer short form is elided
+
+    def add(self, text: str, data, short: str | None = None) -> None:
+        self.addItem(text, data)
+        if short:
+            self.setItemData(self.count() - 1, short, self.SHORT)
+            self.setItemData(self.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
+
+    def short_form(self, index: int) -> str:
+        return self.itemData(index, self.SHORT) or self.itemText(index).split(" (")[0]
+
+    def _field(self) -> tuple[QStyleOptionComboBox, int]:
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        rect = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                           QStyle.SubControl.SC_ComboBoxEditField, self)
+        return option, rect.width()
+
+    def shown_text(self, index: int | None = None) -> str:
+        """The text the closed box shows for item ``index`` (default: the current)."""
+        index = self.currentIndex() if index is None else index
+        metrics, room = self.fontMetrics(), self._field()[1]
+        for text in (self.itemText(index), self.short_form(index)):
+            if metrics.horizontalAdvance(text) <= room:
+                return text
+        return metrics.elidedText(self.short_form(index), Qt.TextElideMode.ElideRight, room)
+
+    def paintEvent(self, event) -> None:
+        painter = QStylePainter(self)
+        option = self._field()[0]
+        option.currentText = self.shown_text()
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+
+    def sizeHint(self) -> QSize:
+        """Room for the longest short form (up to WIDEST characters), frame and arrow."""
+        metrics = self.fontMetrics()
+        text = max((metrics.horizontalAdvance(self.short_form(i))
+                    for i in range(self.count())), default=40)
+        text = min(text, self.WIDEST * metrics.averageCharWidth())
+        height = super().sizeHint().height()
+        size = self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox,
+                                             self._field()[0], QSize(text + 4, height), self)
+        return QSize(size.width(), height)
+
+    minimumSizeHint = sizeHint
+
+    def showPopup(self) -> None:
+        view = self.view()                        # the whole texts in the open menu
+        view.setMinimumWidth(view.sizeHintForColumn(0) + 2 * view.frameWidth() + 24)
+        super().showPopup()
 
 
 def option_widget(option: Option) -> QWidget:
     """The field that edits one option, within its allowed values."""
     if option.choices:
-        widget = narrow_combo(QComboBox())
+        widget = ShortCombo()
         for value in option.choices:
-            widget.addItem(choice_text(option.name, value), value)
+            widget.add(choice_text(option.name, value), value, short_text(option.name, value))
         return widget
     if option.kind is bool:
         return QCheckBox(option.label)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QInputDialog,
-                               QLabel, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QFormLayout, QGroupBox, QInputDialog, QLabel,
+                               QVBoxLayout, QWidget)
 
 from ..document.spec import ModelSpec
 from ..errors import PosvizInputError
@@ -24,7 +24,7 @@ from ..models.checkpoint import ARCHITECTURE, RANDOM, TRAINED
 from ..models.config import ModelConfig, Positions
 from ..models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
-from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, edited, narrow_combo, option_widget,
+from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, ShortCombo, edited, option_widget,
                      set_value, value_of)
 from .load_progress import LoadProgress
 from .model_source import OPEN_ITEMS, ask_model_path
@@ -96,7 +96,7 @@ class ModelPanel(QWidget):
     def _model_box(self) -> QGroupBox:
         box = QGroupBox("Source")
         layout = QVBoxLayout(box)
-        self.chooser = narrow_combo(QComboBox())
+        self.chooser = ShortCombo()
         self.chooser.setToolTip(CHOOSER_TIP)
         self.chooser.addItem("Built-in transformer", ("builtin", ""))
         try:

@@ -4,10 +4,10 @@ a refusal (no checkpoint for this configuration) is told under it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from ..models.checkpoint import RANDOM, TRAINED, WEIGHTS_TIP
-from .fields import ERROR_STYLE, INVALID, narrow_combo
+from .fields import ERROR_STYLE, INVALID, ShortCombo
 
 
 class WeightsChoice(QWidget):
@@ -18,13 +18,13 @@ class WeightsChoice(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.combo = narrow_combo(QComboBox())
+        self.combo = ShortCombo()
         self.combo.setObjectName("weights")
         self.combo.setToolTip(WEIGHTS_TIP + ". The symmetry views hold for any weights: "
                               "random is the default.")
         self.combo.addItem("random (seed)", RANDOM)
         self.combo.addItem("trained", TRAINED)
-        self.combo.addItem("Checkpoint folder…", "")
+        self.combo.add("Checkpoint folder…", "", short="Folder…")
         self.combo.activated.connect(self._activated)
         self.error = QLabel(wordWrap=True)
         self.error.setStyleSheet(ERROR_STYLE)

@@ -31,7 +31,8 @@ STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
 DOCK_MIN_WIDTH = 200              # the model panel's narrowest: its rows wrap, then scroll
 DOCK_MAX_SHARE = 0.25             # of a window being made narrower
-PLOTS_MIN_WIDTH = 600             # the plots never get narrower for the model panel
+PLOTS_MIN_WIDTH = 560             # the plots never get narrower for the model panel;
+                                  # with its narrowest, they fit a 800-pixel screen
 PLOTS_MIN_HEIGHT = 760            # below this the plots scroll rather than squash a
                                   # figure to a sliver (two rows of figures need it)
 SHORT_WINDOW = 820                # a window shorter than this drops the hint line

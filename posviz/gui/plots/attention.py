@@ -93,6 +93,7 @@ class AttentionFigure(Figure):
     name = "attention"
     title = "Attention of the selected head"
     tab = ATTENTION
+    row = 2                     # under the curves and the mosaic: they are in sight first
     dims = ("query", "key")
     selects = ("layer", "head")
     guide = ("the selected layer and head, original A, reordered A′ aligned back to the "

@@ -12,7 +12,7 @@ from .predictions import OutputsFigure
 from .tabs import TABS, Tab
 
 FIGURE_TYPES: dict[str, type[Figure]] = {figure.name: figure for figure in (
-    AttentionFigure, MosaicFigure, SymmetryFigure, TokenChangeFigure, BranchNormsFigure,
+    MosaicFigure, SymmetryFigure, AttentionFigure, TokenChangeFigure, BranchNormsFigure,
     EncodingFigure, SimilarityFigure, RelativeProfileFigure, OutputsFigure)}
 FIGURES = tuple(FIGURE_TYPES)           # every figure's name, in the order of the tabs
 

@@ -28,6 +28,7 @@ from posviz.document.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, c
 from posviz.document.provenance import record
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
 from posviz.errors import PosvizInputError
+from posviz.gui.fields import ShortCombo
 from posviz.views.shown import Shown
 
 TAB_FIGURES = tuple(map(tab_figures, TABS))     # the names of each tab's figures
@@ -69,6 +70,7 @@ class PlotsPanel(QtWidgets.QWidget):
         """A tab of its own after the figures' (the Experiments tab): the selection's
         controls are idle while it is open."""
         self.tabs.setTabToolTip(self.tabs.addTab(widget, title), tip)
+        style.size_tabs_by_current_page(self.tabs)   # its width too: only while open
 
     def _build_tab(self, index: int) -> None:
         """Create the figures of one tab, once."""
@@ -109,9 +111,9 @@ class PlotsPanel(QtWidgets.QWidget):
         self.head_box = QtWidgets.QSpinBox(minimum=0, maximum=0)
         self.head_box.setToolTip("Attention head shown in the large maps "
                                  "(or click a tile of the mosaic)")
-        self.mosaic_box = QtWidgets.QComboBox()
+        self.mosaic_box = ShortCombo()          # "difference" (the whole in its menu)
         for mode, text in MOSAIC_MODES.items():
-            self.mosaic_box.addItem(text, mode)
+            self.mosaic_box.add(text, mode, short=mode)
         self.mosaic_box.setToolTip("What each mosaic tile shows")
         self.range_box = QtWidgets.QComboBox()
         for r in DIFFERENCE_RANGES:

@@ -1,0 +1,94 @@
+"""The window's first screen: the tool's message (the symmetry curves and the mosaic)
+in sight without scrolling at a laptop's and a projector's window size, the colour
+bars whole at 800 × 600, and the controls' texts whole."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox  # noqa: E402
+
+from posviz.gui.fields import ShortCombo  # noqa: E402
+from posviz.gui.settings import make_settings  # noqa: E402
+from posviz.gui.window import MainWindow  # noqa: E402
+
+
+def opened(qtbot, width: int, height: int) -> MainWindow:
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.resize(width, height)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitSignal(w.controller.evaluated, timeout=30_000):
+        w.start()
+    qtbot.wait(100)
+    return w
+
+
+def in_sight(w: MainWindow, widget) -> QRect:
+    """The widget's rectangle in the plots' viewport's coordinates."""
+    viewport = w.plots_scroll.viewport()
+    return QRect(widget.mapTo(viewport, QPoint(0, 0)), widget.size())
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1366, 768)])
+def test_the_curves_and_the_mosaic_are_in_sight_when_the_window_opens(qtbot, size):
+    w = opened(qtbot, *size)
+    assert w.plots_scroll.verticalScrollBar().value() == 0
+    shown = w.plots_scroll.viewport().rect()
+    figures = w.plots.current_figures()
+    for name in ("symmetry", "attention_mosaic"):
+        rect = in_sight(w, figures[name])
+        assert shown.contains(rect), (name, rect, shown)
+        assert rect.height() >= 200, (name, rect)      # sight of a plot, not a strip
+
+
+def test_at_800_by_600_the_difference_colour_bar_is_whole(qtbot):
+    w = opened(qtbot, 800, 600)
+    figure = w.plots.current_figures()["attention"]
+    bar = figure.difference_bar.sceneBoundingRect().toAlignedRect()
+    canvas = figure.canvas
+    corner = canvas.mapFromScene(bar.topRight())        # the bar's right edge, on screen
+    right = canvas.mapTo(w.plots_scroll.viewport(), corner).x()
+    assert right <= w.plots_scroll.viewport().width(), (right,
+                                                        w.plots_scroll.viewport().width())
+
+
+def cut_texts(w: MainWindow) -> list:
+    """The visible combo boxes whose longest closed text is wider than their text field."""
+    cut = []
+    for box in w.findChildren(QComboBox):
+        if not box.isVisible() or not box.count():
+            continue
+        option = QStyleOptionComboBox()
+        box.initStyleOption(option)
+        field = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                           QStyle.SubControl.SC_ComboBoxEditField, box)
+        shown = getattr(box, "shown_text", box.itemText)
+        texts = [shown(i) for i in range(box.count())]
+        widest = max(texts, key=box.fontMetrics().horizontalAdvance)
+        if box.fontMetrics().horizontalAdvance(widest) > field.width():
+            cut.append((widest, field.width()))
+    return cut
+
+
+def test_no_combo_box_cuts_its_text(qtbot):
+    """... in the model panel, above the plots and on the Experiments tab, whatever
+    experiment it shows; a long encoding name is whole in the open menu."""
+    w = opened(qtbot, 1024, 700)
+    cut = cut_texts(w)
+    w.plots.tabs.setCurrentWidget(w.experiments)
+    for index in range(w.experiments.what.count()):
+        w.experiments.what.setCurrentIndex(index)
+        qtbot.wait(20)
+        cut += cut_texts(w)
+    assert not cut, cut
+    encoding = next(box for box in w.findChildren(ShortCombo)
+                    if box.findData("sinusoidal") >= 0)
+    whole = encoding.itemText(encoding.findData("sinusoidal"))
+    assert whole == "sinusoidal (Vaswani 2017)"
+    assert encoding.itemData(encoding.findData("sinusoidal"),
+                             Qt.ItemDataRole.ToolTipRole) == whole
