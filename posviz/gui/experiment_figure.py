@@ -10,6 +10,7 @@ from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.layers import set_layer_ticks
+from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 
 
@@ -98,8 +99,7 @@ class ExperimentFigure(Figure):
             y_range = (y_range[0] - pad * (y_range[1] - y_range[0] or 1),
                        y_range[1] + pad * (y_range[1] - y_range[0] or 1))
         x_pad = pad * (x_high - x_low or 1)
-        self.plot.setRange(xRange=(x_low - x_pad, x_high + x_pad), yRange=y_range,
-                           padding=0)
+        frame(self.plot, (x_low - x_pad, x_high + x_pad), y_range)
 
     def _curve(self, x, y, colour, label: str, width=2.0, dash=False) -> pg.PlotCurveItem:
         pen = style.cosmetic_pen(colour, width, QtCore.Qt.PenStyle.DashLine if dash
@@ -152,7 +152,7 @@ class ExperimentFigure(Figure):
         ticks = [[(k + 0.5, f"{k} {t}") for k, t in enumerate(pairs.tokens)], []]
         for side in ("left", "bottom"):
             self.plot.getAxis(side).setTicks(ticks)
-        self.plot.setRange(xRange=(0, n), yRange=(0, n), padding=0)
+        frame(self.plot, (0, n), (0, n))
         top = int(np.argmax(pairs.sensitivity))
         self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
                        f"j swap (max {pairs.change.max():.2e})")
@@ -319,7 +319,6 @@ class ExperimentFigure(Figure):
         self.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
         self.data["unigram"] = np.full(lengths.size, unigram)
         shown = np.concatenate([v[~np.isnan(v)] for v in self.data.values()])
-        self.plot.setRange(xRange=(lengths[0] * 0.9, lengths[-1] * 1.05),
-                           yRange=(np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)),
-                           padding=0)
+        frame(self.plot, (lengths[0] * 0.9, lengths[-1] * 1.05),
+              (np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)))
         self.coords = {"length": lengths.astype(int).tolist()}

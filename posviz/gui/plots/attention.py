@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from . import colorbars, style
 from .base import Figure
 from .tabs import ATTENTION
+from .wheel import frame
 from .workarounds import HeatmapImage, let_title_shrink
 from posviz.document.spec import Selection
 from posviz.views.shown import head_maps
@@ -43,7 +44,7 @@ class _HeatmapPlot:
         if array.shape != self.shape:
             self.shape = array.shape
             rows, cols = array.shape
-            self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
+            frame(self.plot, (0, cols), (0, rows))
 
     def set_ticks(self, row_labels, col_labels) -> None:
         self.plot.getAxis("left").set_tokens(row_labels)
