@@ -34,7 +34,8 @@ DOCK_MAX_SHARE = 0.25             # of a window being made narrower
 PLOTS_MIN_WIDTH = 560             # the plots never get narrower for the model panel;
                                   # with its narrowest, they fit a 800-pixel screen
 PLOTS_MIN_HEIGHT = 760            # below this the plots scroll rather than squash a
-                                  # figure to a sliver (two rows of figures need it)
+                                  # figure to a sliver (two rows of figures need it;
+                                  # a tab showing one row, half)
 SHORT_WINDOW = 820                # a window shorter than this drops the hint line
 
 
@@ -229,7 +230,7 @@ class MainWindow(QMainWindow):
         self.controller.set_look(mosaic_look)
         self.experiments = ExperimentsTab(lambda: self.session, self.settings)
         self.plots.add_page(self.experiments, "Experiments", ExperimentsTab.TIP)
-        self.plots.setMinimumHeight(PLOTS_MIN_HEIGHT)
+        self.plots.set_row_height(PLOTS_MIN_HEIGHT // 2)
         self.plots_scroll = QScrollArea()
         self.plots_scroll.setWidget(self.plots)
         self.plots_scroll.setWidgetResizable(True)

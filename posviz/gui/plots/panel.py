@@ -17,6 +17,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from . import style
+from .arrange import arrange, show_by_content
 from .base import Figure
 from .exporting import (add_copy_action, add_export_actions, ask_export_path, copy_figure,
                         figure_to_copy, writing)
@@ -50,6 +51,7 @@ class PlotsPanel(QtWidgets.QWidget):
         self._quiet = 0                        # > 0: tab changes are the program's own
         self._figures: dict[str, Figure] = {}  # the figures built so far
         self._facts: dict[str, str] = {}       # set_provenance: what the Shown cannot say
+        self._row_height = 0                   # set_row_height: each row's least height
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self._pages: list[QtWidgets.QWidget] = []
@@ -87,6 +89,22 @@ class PlotsPanel(QtWidgets.QWidget):
         self._figures.update(made)
         page.layout().addWidget(arrange(list(made.values()), TABS[index].even))
 
+    def set_row_height(self, pixels: int) -> None:
+        """Give each row of figures at least ``pixels`` of the panel's height (controls
+        included; two rows' worth at least): the panel scrolls rather than squash a
+        figure, and a tab laid out by content showing one row (a relative encoding's
+        profile alone) is not made to scroll."""
+        self._row_height = pixels
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        index = self.tabs.currentIndex()
+        rows = 2 if index >= len(TABS) or not TABS[index].by_content else len({
+            figure.row for name, figure in self._figures.items()
+            if name in TAB_FIGURES[index] and not figure.isHidden()})
+        if self._row_height:
+            self.setMinimumHeight(self._row_height * max(rows, 1))
+
     def _tab_changed(self, index: int) -> None:
         own_page = index >= len(TABS)
         for widget in (self.layer_box, self.head_box, self.mosaic_box, self.range_box):
@@ -97,6 +115,7 @@ class PlotsPanel(QtWidgets.QWidget):
                 self._select(tab=index)
             return
         self._build_tab(index)
+        self._fit_height()
         if chosen and index != self.selection().tab:
             self._select(tab=index)                   # drawn once the session tells
         else:
@@ -322,6 +341,11 @@ class PlotsPanel(QtWidgets.QWidget):
             if self._drawn.get(name) != drawing:
                 self._drawn[name] = drawing
                 figure.update_from(self._shown, selection.layer, selection.head)
+        for index, tab in enumerate(TABS):
+            if tab.by_content and set(names) & set(TAB_FIGURES[index]):
+                show_by_content([self._figures[n] for n in TAB_FIGURES[index]
+                                 if n in self._figures])
+                self._fit_height()
 
     def _sync_controls(self, selection: Selection) -> None:
         """Show the selection in the controls (without their signals)."""
@@ -370,24 +394,3 @@ class PlotsPanel(QtWidgets.QWidget):
             return False
         self.message.emit(f"Copied the {figure.name.replace('_', ' ')} plot to the clipboard")
         return True
-
-
-def arrange(figures: list[Figure], even: bool) -> QtWidgets.QWidget:
-    """A tab's figures in their rows: the figures of a row side by side, the rows one
-    under the other (splitters between them); ``even``: sharing the room evenly."""
-    rows: dict[int, list[Figure]] = {}
-    for figure in figures:
-        rows.setdefault(figure.row, []).append(figure)
-    lines = [_split(QtCore.Qt.Orientation.Horizontal, row, even) if len(row) > 1 else row[0]
-             for _, row in sorted(rows.items())]
-    return _split(QtCore.Qt.Orientation.Vertical, lines, even) if len(lines) > 1 else lines[0]
-
-
-def _split(orientation, widgets, even: bool) -> QtWidgets.QSplitter:
-    splitter = QtWidgets.QSplitter(orientation)
-    splitter.setChildrenCollapsible(False)
-    for index, widget in enumerate(widgets):
-        splitter.addWidget(widget)
-        if even:
-            splitter.setStretchFactor(index, 1)
-    return splitter

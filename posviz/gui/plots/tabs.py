@@ -10,6 +10,7 @@ class Tab:
     title: str
     tip: str
     even: bool = False        # its rows, and the figures of a row, share the room evenly
+    by_content: bool = False  # a figure with nothing to plot leaves the room to the others
 
 
 ATTENTION = Tab("Attention", "The selected head before and after the reorder, all heads "
@@ -17,6 +18,6 @@ ATTENTION = Tab("Attention", "The selected head before and after the reorder, al
 TOKENS = Tab("Tokens and norms", "Which tokens changed at the selected layer, and how large "
              "the residual stream and its branches are")
 POSITIONS = Tab("Positions", "The positional encoding itself: its table, the similarity "
-                "between positions and its effect against distance")
+                "between positions and its effect against distance", by_content=True)
 OUTPUTS = Tab("Outputs", "What the model predicts after the original and the reordered input")
 TABS = (ATTENTION, TOKENS, POSITIONS, OUTPUTS)

@@ -1,0 +1,81 @@
+"""The Positions tab shows the figures the model's encoding has, each with room to read:
+an absolute table and its cosine map, a relative encoding's profile, both for sinusoidal,
+and one message when there is no positional encoding at all."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
+from posviz.gui.plots import PlotsPanel, mosaic_look  # noqa: E402
+from posviz.gui.plots.tabs import POSITIONS, TABS  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.views.shown import Shown, build_views  # noqa: E402
+
+TABLE, SIMILARITY, PROFILE = "encoding", "encoding_similarity", "relative_profile"
+SHOWN = {"sinusoidal": {TABLE, SIMILARITY, PROFILE}, "learned": {TABLE, SIMILARITY},
+         "rope": {PROFILE}, "alibi": {PROFILE}, "t5": {PROFILE}, "none": {TABLE}}
+PANEL_HEIGHT = 760         # the plots' height in the window (window.PLOTS_MIN_HEIGHT)
+
+
+def shown_for(pe: str) -> Shown:
+    session = Session(BuiltinBackend(ModelConfig(pe=pe)), "the cat sat on the mat")
+    session.reverse()
+    ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    return Shown(ev, build_views(ev, mosaic_look(session.selection)))
+
+
+@pytest.fixture
+def panel(qtbot):
+    widget = PlotsPanel()
+    widget.set_session(Session())
+    qtbot.addWidget(widget)
+    widget.resize(1000, PANEL_HEIGHT)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.tabs.setCurrentIndex(TABS.index(POSITIONS))
+    return widget
+
+
+@pytest.mark.parametrize("pe", sorted(SHOWN))
+def test_the_positions_tab_shows_what_the_encoding_has(panel, qtbot, pe):
+    panel.show_evaluation(shown_for(pe))
+    qtbot.wait(50)
+    figures = panel.current_figures()
+    visible = {name for name, figure in figures.items() if figure.isVisible()}
+    assert visible == SHOWN[pe]
+    for name in visible:
+        figure = figures[name]
+        # a figure shown has room: half the tab's height when it shares it, most of it
+        # when alone (no strip of 60 pixels, no placeholder taking the room)
+        share = 0.4 if len(visible) > 1 else 0.8
+        assert figure.height() >= share * panel.tabs.currentWidget().height(), (
+            name, figure.height(), panel.tabs.currentWidget().height())
+    if pe == "none":
+        message = figures[TABLE].message
+        assert figures[TABLE].stack.currentWidget() is message and "NoPE" in message.text()
+
+
+def test_the_tab_follows_a_change_of_encoding(panel, qtbot):
+    panel.show_evaluation(shown_for("rope"))
+    panel.show_evaluation(shown_for("learned"))
+    qtbot.wait(50)
+    figures = panel.current_figures()
+    assert {name for name, figure in figures.items() if figure.isVisible()} == SHOWN["learned"]
+
+
+def test_a_tab_showing_one_row_asks_for_one_row_s_height(panel, qtbot):
+    """The window scrolls two rows of figures rather than squash them; a profile alone
+    (RoPE) asks for half that, so at 1024 × 700 it is whole in sight."""
+    panel.set_row_height(PANEL_HEIGHT // 2)
+    panel.show_evaluation(shown_for("rope"))
+    assert panel.minimumHeight() == PANEL_HEIGHT // 2
+    panel.show_evaluation(shown_for("sinusoidal"))
+    assert panel.minimumHeight() == PANEL_HEIGHT
+    panel.tabs.setCurrentIndex(0)                    # the curves and mosaic, the maps
+    assert panel.minimumHeight() == PANEL_HEIGHT
