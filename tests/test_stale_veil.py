@@ -53,3 +53,23 @@ def test_a_quick_evaluation_is_never_veiled(qtbot, window):
         window.session.reverse()
     qtbot.wait(STALE_AFTER_MS + 100)
     assert not window.veil.isVisible() and not seen
+
+
+def test_the_veil_s_label_hides_no_figure_title(qtbot, window, slow):
+    """The label naming the order shown sits under the titles, on every plot tab."""
+    veil, tabs = window.veil, window.plots.tabs
+    window.session.reverse()
+    qtbot.wait(STALE_AFTER_MS + 300)
+    assert veil.isVisible()
+    for index in range(tabs.count()):
+        tabs.setCurrentIndex(index)
+        if tabs.currentWidget() is window.experiments:
+            continue
+        qtbot.wait(50)
+        titles = veil.titles()
+        assert titles                                   # the figures' titles are seen
+        box = veil.label_box()
+        assert not [title for title in titles if title.intersects(box)], (box, titles)
+        assert box.bottom() < veil.height()
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        slow.set()

@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 STALE_AFTER_MS = 400        # a quicker evaluation (a drag on a small model) never veils
 DIM = QtGui.QColor(255, 255, 255, 150)
 ORDER_CHARS = 90            # the order shown, elided past this many characters
+FLAGS = QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap
 
 
 def order_text(shown) -> str:
@@ -79,19 +80,44 @@ class StaleVeil(QtWidgets.QWidget):
             self._place()
         return False
 
+    def titles(self) -> list[QtCore.QRect]:
+        """Where the figures' titles (and the numbers beside them) lie on the veil."""
+        page = self.tabs.currentWidget()
+        if page is None:
+            return []
+        return [QtCore.QRect(label.mapTo(self.tabs, QtCore.QPoint(0, 0)) - self.pos(),
+                             label.size())
+                for figure in page.findChildren(QtWidgets.QWidget)
+                if hasattr(figure, "heading") and figure.isVisible()
+                for label in (figure.heading, figure.corner) if label.isVisible()]
+
+    def label_box(self, font: QtGui.QFont | None = None) -> QtCore.QRect:
+        """The label's box: near the top, under any title it would hide."""
+        metrics = QtGui.QFontMetrics(font or self.label_font())
+        room = self.rect().adjusted(40, 0, -40, 0)
+        box = metrics.boundingRect(room, int(FLAGS), self.text).adjusted(-14, -8, 14, 8)
+        box.moveTop(12)
+        titles = self.titles()
+        for _ in range(len(titles)):
+            hidden = [title for title in titles if title.intersects(box)]
+            if not hidden:
+                break
+            box.moveTop(max(title.bottom() for title in hidden) + 6)
+        return box
+
+    def label_font(self) -> QtGui.QFont:
+        font = QtGui.QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * 1.1)
+        return font
+
     def paintEvent(self, event) -> None:
         painter = QtGui.QPainter(self)
         painter.fillRect(self.rect(), DIM)
-        font = painter.font()
-        font.setPointSizeF(font.pointSizeF() * 1.1)
-        painter.setFont(font)
-        flags = (QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap)
-        room = self.rect().adjusted(40, 0, -40, 0)
-        box = painter.boundingRect(room, flags, self.text).adjusted(-14, -8, 14, 8)
-        box.moveTop(12)
+        painter.setFont(self.label_font())
+        box = self.label_box(painter.font())
         painter.setPen(QtGui.QPen(QtGui.QColor(120, 120, 120)))
         painter.setBrush(QtGui.QColor(255, 248, 225, 240))
         painter.drawRoundedRect(box, 6, 6)
         painter.setPen(QtGui.QColor(40, 40, 40))
-        painter.drawText(box, flags, self.text)
+        painter.drawText(box, int(FLAGS), self.text)
         painter.end()
