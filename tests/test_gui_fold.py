@@ -92,3 +92,13 @@ def test_no_combo_box_cuts_its_text(qtbot):
     assert whole == "sinusoidal (Vaswani 2017)"
     assert encoding.itemData(encoding.findData("sinusoidal"),
                              Qt.ItemDataRole.ToolTipRole) == whole
+
+
+def test_the_model_panel_fits_its_dock_at_1024_by_700(qtbot):
+    """No field of the model panel is cut at the dock's right edge (its rows once asked
+    for 249 pixels of a 220-pixel dock)."""
+    w = opened(qtbot, 1024, 700)
+    scroll = w.model_dock.widget()
+    qtbot.wait(50)
+    assert scroll.horizontalScrollBar().maximum() == 0, (
+        w.model_panel.minimumSizeHint().width(), scroll.viewport().width())

@@ -115,7 +115,7 @@ class ModelPanel(QWidget):
             self.chooser.setItemData(self.chooser.count() - 1, tip, Qt.ToolTipRole)
         self.chooser.activated.connect(self._model_chosen)
         layout.addWidget(self.chooser)
-        self.downloads = QCheckBox("Download models from the hub")
+        self.downloads = QCheckBox("Download from the hub")
         self.downloads.setToolTip(DOWNLOADS_TIP.format(cache=hub_cache_dir()))
         self.downloads.setChecked(downloads_allowed())
         self.downloads.toggled.connect(
