@@ -102,3 +102,17 @@ def test_the_model_panel_fits_its_dock_at_1024_by_700(qtbot):
     qtbot.wait(50)
     assert scroll.horizontalScrollBar().maximum() == 0, (
         w.model_panel.minimumSizeHint().width(), scroll.viewport().width())
+
+
+def test_the_head_maps_titles_do_not_run_into_each_other_at_800_pixels(qtbot):
+    w = opened(qtbot, 800, 600)
+    figure = w.plots.current_figures()["attention"]
+    qtbot.wait(50)
+    plots = (figure.original, figure.aligned, figure.difference)
+    for heatmap in plots:
+        title = heatmap.plot.titleLabel
+        width = title.item.boundingRect().width()        # the text drawn
+        assert width <= heatmap.plot.vb.width(), (title.text, width, heatmap.plot.vb.width())
+    assert {heatmap.plot.titleLabel.text for heatmap in plots} <= {
+        "original order", "original", "reordered, aligned back", "reordered",
+        "reordered − original", "difference"}

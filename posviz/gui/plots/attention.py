@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6 import QtGui
 
 from . import colorbars, style
 from .base import Figure
@@ -27,9 +28,13 @@ class _HeatmapPlot:
     """One labelled heatmap: a PlotItem with a single row-major ImageItem, rows at top."""
 
     def __init__(self, canvas: pg.GraphicsLayoutWidget, title: str, cmap: str, levels,
-                 left: str = "query", bottom: str = "key", row=None, col=None):
+                 left: str = "query", bottom: str = "key", row=None, col=None,
+                 short_title: str = ""):
         self.plot = canvas.addPlot(row=row, col=col, axisItems=style.token_axes())
         style.style_plot(self.plot, title, left, bottom)
+        self.titles = (title, short_title or title)     # the short one where room is short
+        if short_title:
+            self.plot.vb.sigResized.connect(self._fit_title)
         self.plot.invertY(True)
         self.plot.hideButtons()
         self.image = HeatmapImage()
@@ -38,6 +43,15 @@ class _HeatmapPlot:
         self.plot.addItem(self.image)
         self.table = style.argb_table(cmap)
         self.shape = None
+
+    def _fit_title(self, *_) -> None:
+        """The whole title where the map is wide enough, else the short one: maps side
+        by side in a narrow window do not run their titles into each other."""
+        metrics = QtGui.QFontMetrics(style.text_font(style.TITLE_PT))
+        fits = metrics.horizontalAdvance(self.titles[0]) + 8 <= self.plot.vb.width()
+        title = self.titles[0 if fits else 1]
+        if self.plot.titleLabel.text != title:
+            self.plot.setTitle(title, color=style.TEXT_COLOUR, size=f"{style.TITLE_PT:g}pt")
 
     def set_image(self, array: np.ndarray, levels) -> None:
         self.image.set_values(array, self.table, levels)
@@ -107,11 +121,11 @@ class AttentionFigure(Figure):
         r = Selection().difference_range
         canvas = self.canvas
         self.original = _HeatmapPlot(canvas, "original order", style.SEQUENTIAL,
-                                     style.ATTENTION_LEVELS, col=1)
+                                     style.ATTENTION_LEVELS, col=1, short_title="original")
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
-                                    style.ATTENTION_LEVELS, col=2)
-        self.difference = _HeatmapPlot(canvas, "reordered − original",
-                                       style.DIVERGING, (-r, r), col=4)
+                                    style.ATTENTION_LEVELS, col=2, short_title="reordered")
+        self.difference = _HeatmapPlot(canvas, "reordered − original", style.DIVERGING,
+                                       (-r, r), col=4, short_title="difference")
         # The three maps share their rows: the queries are named once, in a column of
         # their own on the left, so at 1024 pixels the three fit side by side (each
         # label would cost ~80) and are equally wide.
