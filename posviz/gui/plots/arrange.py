@@ -9,15 +9,26 @@ from .base import Figure
 
 def show_by_content(figures: list[Figure]) -> None:
     """Show only the figures that plot something (the model's encoding has it), or the
-    first one's message when none does (no positional encoding at all)."""
+    first one's message when none does (no positional encoding at all). Only a change
+    is applied: a figure shown by its tab is left to it (shown in its turn)."""
     plotting = [figure.stack.currentWidget() is not figure.message for figure in figures]
     for k, figure in enumerate(figures):
-        figure.setVisible(plotting[k] or (not any(plotting) and k == 0))
+        hide = not (plotting[k] or (not any(plotting) and k == 0))
+        if hide != hidden_by_content(figure):
+            figure.hidden_by_content = hide
+            figure.setHidden(hide)
     for row in {figure.parentWidget() for figure in figures}:   # a row of hidden figures
         if isinstance(row, QtWidgets.QSplitter) and isinstance(row.parentWidget(),
                                                                QtWidgets.QSplitter):
-            row.setVisible(any(not figure.isHidden() for figure in figures
-                               if figure.parentWidget() is row))
+            hide = all(hidden_by_content(figure) for figure in figures
+                       if figure.parentWidget() is row)
+            if hide != hidden_by_content(row):
+                row.hidden_by_content = hide
+                row.setHidden(hide)
+
+
+def hidden_by_content(widget: QtWidgets.QWidget) -> bool:
+    return getattr(widget, "hidden_by_content", False)
 
 
 def arrange(figures: list[Figure], even: bool) -> QtWidgets.QWidget:

@@ -17,7 +17,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from . import style
-from .arrange import arrange, show_by_content
+from .arrange import arrange, hidden_by_content, show_by_content
 from .base import Figure
 from .exporting import (add_copy_action, add_export_actions, ask_export_path, copy_figure,
                         figure_to_copy, writing)
@@ -101,7 +101,7 @@ class PlotsPanel(QtWidgets.QWidget):
         index = self.tabs.currentIndex()
         rows = 2 if index >= len(TABS) or not TABS[index].by_content else len({
             figure.row for name, figure in self._figures.items()
-            if name in TAB_FIGURES[index] and not figure.isHidden()})
+            if name in TAB_FIGURES[index] and not hidden_by_content(figure)})
         if self._row_height:
             self.setMinimumHeight(self._row_height * max(rows, 1))
 
