@@ -79,3 +79,14 @@ def test_a_tab_showing_one_row_asks_for_one_row_s_height(panel, qtbot):
     assert panel.minimumHeight() == PANEL_HEIGHT
     panel.tabs.setCurrentIndex(0)                    # the curves and mosaic, the maps
     assert panel.minimumHeight() == PANEL_HEIGHT
+
+
+def test_copy_plot_takes_a_figure_on_screen(panel, qtbot, monkeypatch):
+    """With RoPE the tab's first figure (the absolute table) is hidden: Copy plot copies
+    the profile, not the hidden placeholder."""
+    from posviz.gui.plots import panel as panel_module
+    copied = []
+    monkeypatch.setattr(panel_module, "copy_figure", lambda f: copied.append(f) or True)
+    panel.show_evaluation(shown_for("rope"))
+    assert panel.copy_plot()
+    assert [figure.name for figure in copied] == [PROFILE]

@@ -226,7 +226,8 @@ class PlotsPanel(QtWidgets.QWidget):
         the clipboard; False before there is one. A tab of its own copies its plot."""
         if self.tabs.currentIndex() >= len(TABS):
             return bool(getattr(self.tabs.currentWidget(), "copy_plot", lambda: False)())
-        return self._copy(figure_to_copy(self.current_figures().values()))
+        return self._copy(figure_to_copy(figure for figure in self.current_figures().values()
+                                         if not hidden_by_content(figure)))
 
     def set_provenance(self, facts: dict) -> None:
         """Facts about the figures' origin that the evaluation does not hold (e.g.
