@@ -90,3 +90,13 @@ def test_copy_plot_takes_a_figure_on_screen(panel, qtbot, monkeypatch):
     panel.show_evaluation(shown_for("rope"))
     assert panel.copy_plot()
     assert [figure.name for figure in copied] == [PROFILE]
+
+
+def test_a_hidden_figure_is_exported_at_a_figure_s_size_and_stays_hidden(panel, tmp_path):
+    from PySide6 import QtGui
+    panel.show_evaluation(shown_for("rope"))
+    path = panel.export_figure(TABLE, tmp_path / "encoding.png")
+    image = QtGui.QImage(str(path))
+    assert image.width() >= 300 and image.height() >= 200, (image.width(), image.height())
+    assert not panel.current_figures()[TABLE].isVisible()
+    assert panel.current_figures()[PROFILE].isVisible()

@@ -2,6 +2,8 @@
 on a tab laid out by content, only the figures that plot something."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from PySide6 import QtCore, QtWidgets
 
 from .base import Figure
@@ -29,6 +31,20 @@ def show_by_content(figures: list[Figure]) -> None:
 
 def hidden_by_content(widget: QtWidgets.QWidget) -> bool:
     return getattr(widget, "hidden_by_content", False)
+
+
+@contextmanager
+def shown_while(figure: Figure, drawn: bool = True):
+    """A figure hidden for lack of content shown (with its row) while it is drawn into
+    a file, so it is written at a figure's size, not one pixel wide."""
+    hidden = [w for w in (figure, figure.parentWidget()) if drawn and hidden_by_content(w)]
+    for widget in hidden:
+        widget.setHidden(False)
+    try:
+        yield
+    finally:
+        for widget in hidden:
+            widget.setHidden(True)
 
 
 def arrange(figures: list[Figure], even: bool) -> QtWidgets.QWidget:

@@ -17,7 +17,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from . import style
-from .arrange import arrange, hidden_by_content, show_by_content
+from .arrange import arrange, hidden_by_content, show_by_content, shown_while
 from .base import Figure
 from .exporting import (add_copy_action, add_export_actions, ask_export_path, copy_figure,
                         figure_to_copy, writing)
@@ -264,9 +264,10 @@ class PlotsPanel(QtWidgets.QWidget):
                                    f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
         check_width(width)
         facts = self.provenance(name)
-        if suffix != "csv":
-            self._bring_forward(figure)
-        return writing(path, lambda: figure.export(path, width, dpi, facts))
+        with shown_while(figure, suffix != "csv"):      # laid out as it would be shown
+            if suffix != "csv":
+                self._bring_forward(figure)
+            return writing(path, lambda: figure.export(path, width, dpi, facts))
 
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
                    csv: bool = True, dpi: int | None = None) -> list[Path]:
