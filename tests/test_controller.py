@@ -23,12 +23,13 @@ from posviz.views.mosaic import MosaicLook  # noqa: E402
 
 TIMEOUT = 30_000
 SMALL = ModelConfig(layers=2, heads=2, d_model=16)
+THE_LOOK = MosaicLook("difference", (-1.0, 1.0), np.zeros(256, np.uint32))
 
 
 @pytest.fixture
 def controller(qtbot, views):
     c = Controller()
-    c.set_look(lambda selection: "the look")
+    c.set_look(lambda selection: THE_LOOK)
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
         c.start("one two three four", ModelSpec.builtin(SMALL), Positions())
     yield c
@@ -42,7 +43,7 @@ def test_start_builds_the_session_and_shows_it_reversed(controller, views):
     assert c.last_shown.evaluation.order.tolist() == [3, 2, 1, 0]
     assert c.last_shown.views == ("views of", (3, 2, 1, 0)) and c.generation_painted()
     look, thread = views.calls[-1][1], views.threads[-1]
-    assert look == "the look" and thread is not threading.main_thread()
+    assert look == THE_LOOK and thread is not threading.main_thread()
 
 
 def test_the_heap_is_trimmed_once_evaluations_stop_not_after_each(qtbot, controller,

@@ -31,8 +31,15 @@ def done():
 SMALL = ModelConfig(layers=2, heads=2, d_model=16)
 
 
-def job_for(backend, text="a b c d", order=(3, 2, 1, 0), look="a look"):
-    return EvaluationJob(backend, backend.tokenize(text), np.array(order), Positions(), look)
+def a_look(mode="reordered", levels=(0.0, 1.0)):
+    from posviz.views.mosaic import MosaicLook
+    return MosaicLook(mode, levels, np.arange(256, dtype=np.uint32) | np.uint32(0xFF000000))
+
+
+def job_for(backend, text="a b c d", order=(3, 2, 1, 0), look=None, keep=None):
+    look = a_look() if look is None else look
+    return EvaluationJob(backend, backend.tokenize(text), np.array(order), Positions(), look,
+                         keep)
 
 
 def test_evaluation_job_gives_the_views_of_the_evaluation(views):
@@ -45,8 +52,8 @@ def test_evaluation_job_gives_the_views_of_the_evaluation(views):
     assert ev.order.tolist() == [3, 2, 1, 0] and ev.seq.tokens == ("a", "b", "c", "d")
     assert done.shown.views == ("views of", (3, 2, 1, 0)) and done.ms >= 0
     (handed, look, tiles), = views.calls
-    assert handed is ev and look == "a look"
-    assert set(tiles.tiles) == {"original", "reordered", "difference"}   # pooled as it ran
+    assert handed is ev and look == a_look()
+    assert set(tiles.tiles) == {"original", "reordered"}     # the look's, pooled as it ran
     from posviz.analysis.engine import Engine
     direct = Engine(BuiltinBackend(SMALL)).evaluate(ev.seq, ev.order, ev.positions)
     # the counting backend changes run, so it runs in slot order; the plain one in the
@@ -96,10 +103,11 @@ def test_start_builds_the_session_reversed_and_evaluates_it_early(views, monkeyp
         calls.append(args)
         raise RuntimeError("computed again")
     monkeypatch.setattr(Engine, "evaluate", again)
-    done = runner(EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, "look"))
+    look = a_look(s.selection.mosaic)                   # the mode pooled at start
+    done = runner(EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, look))
     assert calls == []                              # computed at start already
     assert done.shown.evaluation.order.tolist() == [2, 1, 0]
-    assert views.calls[-1][1] == "look"
+    assert views.calls[-1][1] == look
     with pytest.raises(RuntimeError, match="again"):    # the second time: computed
         runner(EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions))
     assert len(calls) == 1
@@ -225,3 +233,34 @@ def test_views_job_prepares_an_evaluation_again_in_another_look():
     assert other.look == original and backend.runs == runs
     np.testing.assert_array_equal(other.tiles, ev.reference.attention)
     assert runner(ViewsJob(ev, None, mosaic)).shown.views.mosaic is None
+
+
+def test_another_mode_of_maps_not_kept_whole_runs_the_order_again(monkeypatch):
+    """A reorder pools only the mode on screen; another mode comes from the aligned maps
+    kept whole, or (a long input's, not kept) from running the order again: the same
+    tiles as pooling every mode at once."""
+    from posviz.models import maps as layer_maps
+    from posviz.views.pooling import MosaicTiles
+
+    backend = CountingBackend(SMALL)
+    runner = EvaluationRunner()
+    text = " ".join("abcdefgh")
+    whole = runner(job_for(backend, text, order=range(7, -1, -1), look=a_look("difference")))
+    every = MosaicTiles.of(whole.shown.evaluation)
+    assert set(whole.shown.views.tiles.tiles) == {"original", "difference"}
+    runs = len(backend.runs)
+    kept = runner(ViewsJob(whole.shown.evaluation, a_look(), None, None,
+                           whole.shown.views.tiles))
+    assert len(backend.runs) == runs                            # from the kept maps
+    np.testing.assert_array_equal(kept.shown.views.mosaic.tiles, every.tiles["reordered"])
+
+    monkeypatch.setattr(layer_maps, "KEEP_ALL", 0)              # as for a long input
+    first = runner(job_for(backend, text, order=range(7, -1, -1), look=a_look("difference"),
+                           keep=(1, 0)))
+    assert first.shown.evaluation.comparison.attention_aligned is None
+    runs = len(backend.runs)
+    other = runner(ViewsJob(first.shown.evaluation, a_look(), None, None,
+                            first.shown.views.tiles))
+    assert len(backend.runs) == runs + 1                        # the order ran again
+    assert other.shown.evaluation.kept[:2] == (1, 0)            # the same head kept
+    np.testing.assert_array_equal(other.shown.views.mosaic.tiles, every.tiles["reordered"])

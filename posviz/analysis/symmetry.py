@@ -8,6 +8,7 @@ attention is equivariant when A' = A[order][:, order] for every head.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -94,12 +95,24 @@ reference_norms = PerTrace(_norms)
 _causal_of = PerTrace(_causal_layers)
 
 
+class MapsConsumer(Protocol):
+    """What takes each layer's maps as AttentionGaps passes them (views.pooling's
+    MosaicTiles); the arrays are valid only during the call."""
+
+    def difference(self, layer: int, head: int, difference: np.ndarray) -> None:
+        """One head's aligned maps minus the reference's, (n, n)."""
+
+    def maps(self, layer: int, original: np.ndarray, aligned: np.ndarray) -> None:
+        """The layer's reference maps and the reordered run's put back, (h, n, n) each,
+        after every head's ``difference``."""
+
+
 class AttentionGaps:
     """The attention side of compare, a layer at a time: handed each layer's maps of
     the reordered run as the forward computes them (Backend.run's ``maps``), it puts
     them back in the original order, takes the largest gap to the reference's, hands
-    both to each of ``consumers`` (``consumer(layer, original, aligned)``, (h, n, n)
-    each, valid during the call) and lets the layer go.
+    what it made to each of ``consumers`` (a MapsConsumer: each head's difference as
+    it is taken, then both layers' maps) and lets the layer go.
 
     The maps arrive in slot order, or with ``aligned`` already by original token (a run
     in the original tokens' frame: nothing is gathered). With ``start`` > 0 they hold
@@ -137,15 +150,10 @@ class AttentionGaps:
             return
         A = self.reference[layer]                                          # (h, n, n)
         aligned = self._put_back(Ap, A, self.causal[layer])                # (h, n, n)
-        s = self.start if self.causal[layer] else 0
-        a, o = torch.from_numpy(aligned[:, s:]), torch.from_numpy(A[:, s:])
-        if a.numel():                   # a head at a time: one (m, n) buffer, reused
-            if self._gap is None or self._gap.shape != a.shape[1:]:
-                self._gap = torch.empty(a.shape[1:], dtype=a.dtype)
-            self.gaps[layer] = max(torch.sub(a[k], o[k], out=self._gap).abs_().amax()
-                                   for k in range(a.shape[0]))
+        self.gaps[layer] = np.max([self._head_gap(layer, k, aligned[k], A[k])
+                                   for k in range(len(A))])                # NaN if any is
         for consumer in self.consumers:
-            consumer(layer, A, aligned)
+            consumer.maps(layer, A, aligned)
         if self.aligned_maps is not None:
             self.aligned_maps[layer] = aligned
         elif self.keep is not None and self.keep[0] == layer:
@@ -154,22 +162,26 @@ class AttentionGaps:
     def _by_head(self, layer: int, Ap: np.ndarray) -> None:
         """The same for a layer nobody takes whole: a head at a time, the reference's
         read one head at a time too, so a long input's layer is never copied whole."""
-        import torch
-
         causal = self.causal[layer]
-        s = self.start if causal else 0
-        gap = None
+        gaps = []
         for k in range(Ap.shape[0]):
             A = self.reference[layer, k][None]                             # (1, n, n)
             aligned = self._put_back(Ap[k:k + 1], A, causal)               # (1, n, n)
             if self.keep == (layer, k):
                 self.kept_head = aligned[0].copy()
-            a, o = torch.from_numpy(aligned[0, s:]), torch.from_numpy(A[0, s:])
-            if a.numel():                                      # (m, n) one head's gap
-                head_gap = torch.sub(a, o).abs_().amax()
-                gap = head_gap if gap is None else max(gap, head_gap)
-        if gap is not None:
-            self.gaps[layer] = gap
+            gaps.append(self._head_gap(layer, k, aligned[0], A[0]))
+        self.gaps[layer] = np.max(gaps)                                    # NaN if any is
+
+    def _head_gap(self, layer: int, head: int, aligned: np.ndarray, A: np.ndarray) -> float:
+        """max |aligned - A| of one head's (n, n) maps, the difference handed to the
+        consumers on the way (one (n, n) buffer, reused). Rows before ``start`` of a
+        causal layer are the reference's own (_put_back), so they add exact zeros."""
+        if self._gap is None or self._gap.shape != A.shape or self._gap.dtype != A.dtype:
+            self._gap = np.empty(A.shape, A.dtype)
+        difference = np.subtract(aligned, A, out=self._gap)                # (n, n)
+        for consumer in self.consumers:
+            consumer.difference(layer, head, difference)
+        return np.abs(difference, out=difference).max() if difference.size else 0.0
 
     def _put_back(self, Ap: np.ndarray, A: np.ndarray, causal: bool) -> np.ndarray:
         """The maps Ap (h, m, n) with rows and columns back in the original order; rows

@@ -8,8 +8,12 @@ and the state it starts in. No Qt and no torch here.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .session_file import SessionDocument, read
+# Session files are read lazily: the window's menus, before its first paint, need only
+# resources_dir, not the models a session file's spec imports (~0.1 s).
+if TYPE_CHECKING:
+    from .session_file import SessionDocument
 
 __all__ = ["resources_dir", "resource", "scenario_paths", "scenarios"]
 
@@ -35,6 +39,7 @@ def scenario_paths() -> list[Path]:
 
 def scenarios() -> list[tuple[Path, SessionDocument]]:
     """Every scenario, read and checked (a broken one raises PosvizInputError)."""
+    from .session_file import read
     return [(path, read(path)) for path in scenario_paths()]
 
 

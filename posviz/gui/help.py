@@ -2,8 +2,6 @@
 and the guide to every plot and metric (F1)."""
 from __future__ import annotations
 
-from importlib import metadata
-
 from PySide6 import __version__ as PYSIDE_VERSION
 from PySide6.QtCore import qVersion
 from PySide6.QtGui import QAction, QKeySequence
@@ -79,7 +77,9 @@ def show_shortcuts(window) -> QDialog:
 
 def versions() -> dict[str, str]:
     """posviz and the libraries it runs on, read from the installed metadata (nothing
-    heavy is imported)."""
+    heavy is imported; importlib.metadata only here, not before the window's first paint)."""
+    from importlib import metadata
+
     from ..version import __version__
 
     def installed(name: str) -> str:

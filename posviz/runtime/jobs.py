@@ -163,7 +163,7 @@ class EvaluationRunner:
         try:
             start = time.perf_counter()
             ev, tiles = self._evaluate(backend, session.seq, session.order,
-                                       session.positions)
+                                       session.positions, mode=session.selection.mosaic)
             state = (backend, session.seq, tuple(int(i) for i in session.order),
                      session.positions)
             self._early = (state, ev, tiles, 1000 * (time.perf_counter() - start))
@@ -171,15 +171,27 @@ class EvaluationRunner:
             self._early = None
         return Started(session, problem, later)
 
-    def _evaluate(self, backend, seq, order, positions, should_stop=None, keep=None):
-        """The Evaluation and its mosaic's tiles, pooled as the comparison passes."""
+    def _evaluate(self, backend, seq, order, positions, should_stop=None, keep=None,
+                  mode: str | None = None):
+        """The Evaluation and its mosaic's tiles of ``mode`` (None: no mosaic), pooled as
+        the comparison passes."""
         from ..views.pooling import MosaicTiles
 
         engine = self.engine(backend)
-        tiles = MosaicTiles(engine.reference(seq, positions, should_stop))
+        tiles = MosaicTiles(engine.reference(seq, positions, should_stop), (mode,))
         ev = engine.evaluate(seq, order, positions, should_stop, consumers=(tiles,),
                              keep=keep)
         return ev, tiles
+
+    def _in_look(self, ev, tiles, look, should_stop=None):
+        """(ev, tiles) whose tiles hold ``look``'s mode: as they are, from the aligned maps
+        kept whole (views.build_views pools them), or else by running the order again."""
+        if (look is None or tiles is None or tiles.has(look.mode)
+                or ev.comparison.attention_aligned is not None):
+            return ev, tiles
+        keep = None if ev.kept is None else ev.kept[:2]
+        return self._evaluate(ev.backend, ev.seq, ev.order, ev.positions, should_stop,
+                              keep, look.mode)
 
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from ..views import shown as views
@@ -187,11 +199,13 @@ class EvaluationRunner:
 
         start = time.perf_counter()
         early, self._early = self._early, None
+        mode = None if job.look is None else job.look.mode
         if early is not None and _same_state(early, job):
             ev, tiles, earlier_ms = early[1:]
+            ev, tiles = self._in_look(ev, tiles, job.look, should_stop)
         else:
             ev, tiles = self._evaluate(job.backend, job.seq, job.order, job.positions,
-                                       should_stop, job.keep)
+                                       should_stop, job.keep, mode)
             earlier_ms = 0.0
         del early
         shown = views.Shown(ev, views.build_views(ev, job.look, tiles),
@@ -202,8 +216,8 @@ class EvaluationRunner:
         from ..views import shown as views
 
         start = time.perf_counter()
-        ev = job.evaluation
-        shown = views.Shown(ev, views.build_views(ev, job.look, job.tiles, job.mosaic),
+        ev, tiles = self._in_look(job.evaluation, job.tiles, job.look, should_stop)
+        shown = views.Shown(ev, views.build_views(ev, job.look, tiles, job.mosaic),
                             job.model)
         return Evaluated(shown, 1000 * (time.perf_counter() - start))
 

@@ -3,9 +3,9 @@
 A tile larger than MOSAIC_TILE cells a side is pooled in blocks of ``block`` x
 ``block`` cells, each block showing its value of largest magnitude, sign kept: no
 difference is hidden (the block is at least as dark as its darkest cell), and attention
-weights (>= 0) show their block maximum. ``MosaicTiles`` pools every mode a layer at a
-time as the comparison passes (a consumer of Engine.evaluate), so a long input's maps
-are pooled without ever being held whole.
+weights (>= 0) show their block maximum. ``MosaicTiles`` pools the modes asked for a
+layer at a time as the comparison passes (a consumer of Engine.evaluate), so a long
+input's maps are pooled without ever being held whole.
 """
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ MOSAIC_TILE = 64
 # What a tile shows in each mode, and the name of those numbers in displayed() / CSV.
 MOSAIC_DATA = {"difference": "difference", "original": "original",
                "reordered": "reordered_aligned"}
+# Modes pooled per evaluation ("original" is pooled once per reference run).
+PER_ORDER = ("difference", "reordered")
 
 
 def pool_block(n: int) -> int:
@@ -65,51 +67,64 @@ original_tiles = PerTrace(_original_tiles)       # once per reference run
 
 
 class MosaicTiles:
-    """Every mode's tiles, (L, h, m, m) each (``tiles[mode]``), in blocks of ``block``.
+    """The tiles of ``modes`` and the original's, (L, h, m, m) each (``tiles[mode]``), in
+    blocks of ``block``.
 
-    Handed each layer's original and aligned maps, (h, n, n), as the comparison passes
-    (``consumer(layer, original, aligned)``: see Engine.evaluate); the original's tiles
-    are pooled once per reference run."""
+    A MapsConsumer of Engine.evaluate (analysis.symmetry): handed each head's difference
+    and each layer's original and aligned maps as the comparison passes; the original's
+    tiles are pooled once per reference run. Only the modes asked for are pooled (the
+    one on screen, as a reorder needs: pooling both cost the built-in model 4-8 ms a
+    reorder at n = 128, benchmarks/README.md)."""
 
-    def __init__(self, reference):
+    def __init__(self, reference, modes=PER_ORDER):
         self.reference = reference
         self.block = pool_block(reference.n_tokens)
-        self._reordered: list[np.ndarray] = []
-        self._difference: list[np.ndarray] = []
-        self._gap = None                                                   # (n, n)
+        self.modes = frozenset(modes) & set(PER_ORDER)
+        self._pooled: dict[str, list[np.ndarray]] = {mode: [] for mode in self.modes}
+        self._heads: list[np.ndarray] = []                  # this layer's difference tiles
+        self._layers = 0
 
-    def __call__(self, layer: int, original: np.ndarray, aligned: np.ndarray) -> None:
-        import torch
+    def has(self, mode: str) -> bool:
+        return mode == "original" or mode in self.modes
 
-        if layer != len(self._reordered):
-            raise ValueError(f"layer {layer} given after {len(self._reordered)} layers")
-        a, o = torch.from_numpy(aligned), torch.from_numpy(original)
+    def _pool(self, maps: np.ndarray) -> np.ndarray:
+        """(..., n, n) -> (..., m, m), a new array (``maps`` may be a reused buffer)."""
         if self.block == 1:
-            self._reordered.append(aligned.copy())
-            self._difference.append((aligned - original))
-            return
-        if self._gap is None or self._gap.shape != a.shape[1:]:
-            self._gap = torch.empty(a.shape[1:], dtype=a.dtype)           # one for all heads
-        self._reordered.append(_pooled(a, self.block).numpy())
-        self._difference.append(np.stack([                                # a head at a time
-            _pooled(torch.sub(a[k], o[k], out=self._gap), self.block).numpy()
-            for k in range(a.shape[0])]))
+            return maps.copy()
+        import torch
+        return _pooled(torch.from_numpy(maps), self.block).numpy()
+
+    def difference(self, layer: int, head: int, difference: np.ndarray) -> None:
+        if "difference" in self.modes:
+            self._heads.append(self._pool(difference))                     # (m, m)
+
+    def maps(self, layer: int, original: np.ndarray, aligned: np.ndarray) -> None:
+        if layer != self._layers:
+            raise ValueError(f"layer {layer} given after {self._layers} layers")
+        self._layers += 1
+        if "reordered" in self.modes:
+            self._pooled["reordered"].append(self._pool(aligned))          # (h, m, m)
+        if "difference" in self.modes:
+            self._pooled["difference"].append(np.stack(self._heads))       # (h, m, m)
+            self._heads = []
 
     @cached_property
     def tiles(self) -> dict[str, np.ndarray]:
-        """mode -> (L, h, m, m), once every layer has passed."""
-        return {"difference": np.stack(self._difference),
-                "original": original_tiles(self.reference),
-                "reordered": np.stack(self._reordered)}
+        """mode -> (L, h, m, m), once every layer has passed: the modes pooled."""
+        return {"original": original_tiles(self.reference),
+                **{mode: np.stack(layers) for mode, layers in self._pooled.items()}}
 
     @classmethod
-    def of(cls, ev) -> "MosaicTiles | None":
+    def of(cls, ev, modes=PER_ORDER) -> "MosaicTiles | None":
         """The tiles of an evaluation whose aligned maps were kept whole
         (Comparison.attention_aligned), else None."""
         aligned = ev.comparison.attention_aligned                         # (L, h, n, n)
         if aligned is None:
             return None
-        tiles = cls(ev.reference)
+        tiles = cls(ev.reference, modes)
         for layer in range(len(aligned)):
-            tiles(layer, ev.reference.attention[layer], aligned[layer])
+            original = ev.reference.attention[layer]                      # (h, n, n)
+            for head in range(len(original)):
+                tiles.difference(layer, head, aligned[layer, head] - original[head])
+            tiles.maps(layer, original, aligned[layer])
         return tiles

@@ -200,7 +200,7 @@ class Views:
     (``head_maps``, cheap enough to slice on the GUI thread when the selection moves)."""
 
     mosaic: Mosaic | None                 # in the look asked for; None when none was
-    tiles: MosaicTiles | None             # every mode's tiles, for another look
+    tiles: MosaicTiles | None             # the modes' tiles pooled, for another look
     token_bars: np.ndarray                # (n,) in 0..1: the strip's bars, last layer
     symmetry: dict[str, np.ndarray]       # metric -> (L+1,) as computed, and noise_floor
     symmetry_curves: dict[str, np.ndarray]  # metric -> (L+1,) ready for a log axis
@@ -225,7 +225,8 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     from ``tiles`` (pooled as the evaluation ran; without them, from its aligned maps
     when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
     when it shows ``look``'s mode."""
-    tiles = tiles if tiles is not None else MosaicTiles.of(ev)
+    if tiles is None or (look is not None and not tiles.has(look.mode)):
+        tiles = MosaicTiles.of(ev)
     if look is None or tiles is None:
         mosaic = None
     elif mosaic is not None and mosaic.look.mode == look.mode:
