@@ -88,11 +88,11 @@ class Engine:
 
         The reordered run's maps are compared a layer at a time as the forward computes
         them (symmetry.AttentionGaps): each head's difference and each layer, back in the
-        original order, also go to each of ``consumers`` (symmetry.MapsConsumer); ``keep``
-        = (layer 0..L-1, head) is the head kept when the aligned maps
-        are too large to keep whole. ``should_stop`` is asked between layers; when it
-        returns True the work stops with errors.Cancelled, so a superseded request does
-        not hold up a newer one.
+        original order, also go to each of ``consumers`` (symmetry.MapsConsumer);
+        ``keep`` = (layer 0..L-1, head) is the head kept when the aligned maps are too
+        large to keep whole. ``should_stop`` is asked between layers; when it returns
+        True the work stops with errors.Cancelled, so a superseded request does not hold
+        up a newer one.
         """
         order = check_permutation(order, len(seq))
         positions.validate()

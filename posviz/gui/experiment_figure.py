@@ -12,6 +12,7 @@ from .plots.base import Figure
 from .plots.layers import set_layer_ticks
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
+from posviz.models.encodings import LearnedEncoding, NoPositions
 
 
 def _log(values: np.ndarray, floor: float) -> np.ndarray:
@@ -252,9 +253,9 @@ class ExperimentFigure(Figure):
         elif check.name == "haviv2022" and check.weights == "trained":
             # the model without positions against one with learned positions (the
             # values hold every checkpoint's rows)
-            runs = {"no positions ": (values["none"], "#d55e00")}
-            if "learned" in values:
-                runs["learned positions "] = (values["learned"], "#0072b2")
+            runs = {"no positions ": (values[NoPositions.kind], "#d55e00")}
+            if LearnedEncoding.kind in values:
+                runs["learned positions "] = (values[LearnedEncoding.kind], "#0072b2")
             self._probes("", runs)
         elif check.name == "haviv2022":
             runs = {"causal ": (values["causal"], "#d55e00"),

@@ -23,13 +23,14 @@ from posviz.analysis.symmetry import METRICS
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
+from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncoding
 from posviz.models.options import TITLES
 from posviz.runtime.experiments import ExperimentJob
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
 
-COMPARED = ("none", "sinusoidal", "rope")      # the encodings Compare starts with
+COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # Compare's start
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .encodings import ENCODINGS, KINDS
+from .encodings import ENCODINGS, KINDS, SinusoidalEncoding
 
 # Each encoding's title (with its paper): what menus and figure headings show.
 TITLES = {kind: encoding.title for kind, encoding in ENCODINGS.items()}
@@ -74,7 +74,7 @@ OPTIONS: dict[str, Option] = _options(
            tip="Model width d: the size of every token's vector in the residual stream."),
     Option("d_ff", "MLP width", 0, low=0, high=16384,
            tip="Width of each block's feed-forward layer (0 means 4 × model width)."),
-    Option("pe", "Encoding", "sinusoidal", choices=KINDS,
+    Option("pe", "Encoding", SinusoidalEncoding.kind, choices=KINDS,
            tip="How position enters the model:\n" + "\n".join(
                f"{kind}: {encoding.summary}." for kind, encoding in ENCODINGS.items())),
     Option("pe_scale", "Position scale", 1.0, low=0.0, high=100.0,

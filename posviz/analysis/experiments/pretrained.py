@@ -13,11 +13,12 @@ import numpy as np
 from ...errors import Cancelled, PosvizInputError
 from ...models.checkpoint import TRAINED
 from ...models.config import Positions
+from ...models.encodings import ENCODINGS, LearnedEncoding, RotaryEncoding, SinusoidalEncoding
 from .claim import PaperCheck
 from .texts import example_texts
 
 SHIFT = 7
-ZOO_KINDS = ("sinusoidal", "learned", "rope")
+ZOO_KINDS = (SinusoidalEncoding.kind, LearnedEncoding.kind, RotaryEncoding.kind)
 BUNDLED_MODELS = ("minilm", "smollm2")
 MOVED, STILL = 1e-3, 1e-6      # an output change above MOVED moved; below STILL it did not
 
@@ -84,7 +85,8 @@ def sinha2022(should_stop=None) -> PaperCheck:
         if kind in by_kind:
             values[f"trained {kind}"] = shift_change(_backend(by_kind[kind]), texts,
                                                      should_stop)
-            (relative if kind == "rope" else absolute).append(f"trained {kind}")
+            added = ENCODINGS[kind].acts == "absolute"       # to the embeddings, or inside
+            (absolute if added else relative).append(f"trained {kind}")
     names = []
     for name in BUNDLED_MODELS:
         try:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
 from ...models.checkpoint import TRAINED, Checkpoint, zoo
+from ...models.encodings import AlibiEncoding, SinusoidalEncoding
 from .claim import PaperCheck
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
@@ -74,7 +75,8 @@ def press2022(should_stop=None) -> PaperCheck:
                 notes[kind] = f"its learned table has {limit} positions: longer is refused"
             else:
                 table[kind][str(n)] = perplexity(model, ids, n, count)
-    alibi, sinusoidal = table.get("alibi", {}), table.get("sinusoidal", {})
+    alibi = table.get(AlibiEncoding.kind, {})
+    sinusoidal = table.get(SinusoidalEncoding.kind, {})
     grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()
              if v[str(lengths[-1])] is not None}
     holds = bool(alibi and sinusoidal
