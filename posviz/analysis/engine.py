@@ -6,7 +6,9 @@ compared a layer at a time as they are computed and then let go. How it runs fol
 from what the backend declares (models.backend.Capabilities): under a causal mask only
 the slots from the first moved one on (analysis.prefix), else in the original tokens'
 frame when the backend can (the maps then come out aligned with the reference and
-nothing is gathered), else in slot order.
+nothing is gathered), else in slot order. ``Positions.literal`` turns both fast frames
+off: the reorder then runs as given, so rounding shows where the fast frames give exact
+zeros by construction.
 """
 from __future__ import annotations
 
@@ -66,9 +68,13 @@ class Engine:
     def __init__(self, backend: Backend, reuse_prefix: bool = True):
         self.backend = backend
         self.reuse_prefix = reuse_prefix and backend.capabilities.prefix
-        self.aligns = backend.capabilities.aligned
         self._reference_key = None
         self._reference: Trace | None = None
+
+    def aligned(self, positions: Positions) -> bool:
+        """Does a reorder run in the original tokens' frame (the backend can, and
+        ``positions.literal`` does not ask for the input as given)?"""
+        return self.backend.capabilities.aligned and not positions.literal
 
     def reference(self, seq: TokenSequence, positions: Positions,
                   should_stop: Callable[[], bool] | None = None) -> Trace:
@@ -77,7 +83,7 @@ class Engine:
             identity = np.arange(len(seq))
             self._reference_key = self._reference = None
             self._reference = self.backend.run(seq, identity, positions.ids(identity),
-                                               should_stop, keep_past=self.reuse_prefix)
+                                               should_stop, keep_past=self._reuses(positions))
             self._reference_key = key
         return self._reference
 
@@ -106,8 +112,8 @@ class Engine:
                 gaps(layer, reference.attention[layer])
         else:
             start = (first_moved(order, pos, reference.position_ids)
-                     if self.reuse_prefix and reference.past is not None else 0)
-            aligned = self.aligns and not start
+                     if self._reuses(positions) and reference.past is not None else 0)
+            aligned = self.aligned(positions) and not start
             gaps = AttentionGaps(reference, order, start, aligned, consumers, keep)
             run = self.backend.run(seq, order, pos, should_stop, aligned=aligned,
                                    start=start, past=reference.past if start else None,
@@ -118,3 +124,6 @@ class Engine:
         return Evaluation(seq, order, positions, reference, run,
                           compare(reference, run, order, start, aligned, gaps), aligned,
                           self.backend, kept)
+
+    def _reuses(self, positions: Positions) -> bool:
+        return self.reuse_prefix and not positions.literal

@@ -107,6 +107,15 @@ OPTIONS: dict[str, Option] = _options(
     Option("offset", "First position", 0, low=0, high=1_000_000, group="positions",
            tip="Position id of the first slot (e.g. to mimic left padding or a prompt "
                "that came before)."),
+    Option("literal", "Run the reorder as given", False, group="positions",
+           tip="Off: a reorder runs the fast way the model allows: a causal model from "
+               "the first moved slot on (the slots before it keep the original run's "
+               "values), else the built-in model and bidirectional pretrained ones in the "
+               "original tokens' frame (each token in its own row, at its slot's position "
+               "id); where the symmetry holds the change is then exactly 0 by "
+               "construction. On: the reordered input runs through the ordinary forward "
+               "as given, so rounding shows as it really happens (below the noise floor, "
+               "not 0)."),
 )
 
 MODEL_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.group == "model")
