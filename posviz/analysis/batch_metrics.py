@@ -27,7 +27,7 @@ import torch
 from ..models.hooks import FINAL, PATTERN, RESID_POST, RESID_PRE, Recorder, block_hook
 from ..models.orders import per_token
 from ..models.trace import Trace
-from .symmetry import Comparison, noise_floor, reference_norms
+from .symmetry import Comparison, floor_of, reference_norms
 
 
 class ReferenceTensors:
@@ -42,7 +42,7 @@ class ReferenceTensors:
         self.token = np.maximum(norms.token, tiny)                        # (L+1, n)
         self.mean = norms.mean                                            # (L+1, d)
         self.mean_norm = np.maximum(norms.mean_norm, tiny)                # (L+1,)
-        self.floor = noise_floor(reference.extras.get("dtype", reference.hidden.dtype))
+        self.floor = floor_of(reference)
 
 
 class ChunkMetrics:

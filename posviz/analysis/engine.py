@@ -22,6 +22,7 @@ from ..models.backend import Backend, TokenSequence, check_length
 from ..models.config import Positions
 from ..models.orders import check_permutation
 from ..models.trace import Trace, in_slot_order
+from .floor import measured_floor, with_floor
 from .prefix import first_moved, stitch
 from .symmetry import AttentionGaps, Comparison, compare
 
@@ -82,8 +83,11 @@ class Engine:
         if key != self._reference_key:
             identity = np.arange(len(seq))
             self._reference_key = self._reference = None
-            self._reference = self.backend.run(seq, identity, positions.ids(identity),
-                                               should_stop, keep_past=self._reuses(positions))
+            reference = self.backend.run(seq, identity, positions.ids(identity),
+                                         should_stop, keep_past=self._reuses(positions))
+            # the floor, measured once per reference: a drag reads it (analysis.floor)
+            self._reference = with_floor(reference, measured_floor(
+                self.backend, seq, positions, reference, should_stop))
             self._reference_key = key
         return self._reference
 

@@ -26,7 +26,7 @@ TOKEN_LABEL = "median token (25–75%)"
 FLOOR_LABELS = {"reference": "noise floor; the original order: every change is 0",
                 "aligned": "noise floor; an exact 0 is drawn at the bottom",
                 "prefix": "noise floor; copied slots' 0 drawn at the bottom",
-                "given": "noise floor: below it, rounding (run as given)"}
+                "given": "noise floor: below it, rounding"}
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
               "same way (equivariance)\n"
@@ -91,8 +91,17 @@ class SymmetryFigure(Figure):
     row = 1
     dims = ("layer",)
     guide = """one curve per metric against the layer, on a log axis. The dashed
-line is the *noise floor*, 100 × machine epsilon of the model's precision (2.2e-14 in
-float64, 1.2e-5 in float32): below it a difference is rounding.
+line is the *noise floor*: below it a difference is rounding. It is at least 100 × machine
+epsilon of the model's precision (2.2e-14 in float64, 1.2e-5 in float32), and it is
+measured once per reference run (text, model and options; never per reorder): when a
+common shift of every position id changes nothing in exact arithmetic (no encoding,
+RoPE, ALiBi, T5), the original order runs once more with its position ids shifted up by
+one more than the largest it uses, and 3 × the largest relative change of the hidden
+states over the layers raises the floor when it is larger. Rounding that grows with the
+position ids and with depth raises it so: SmolLM2 at first position 4000 has a floor of
+1.1e-4, above the 1.25e-5 by which its hidden states move between first position 0 and
+4000 (RoPE makes that shift exactly nothing; transformers computes its angles in
+float32). A learned or sinusoidal encoding keeps 100 × epsilon.
 
 - *hidden equivariance* = ‖H′ − H[order]‖_F / ‖H‖_F. Zero when the model is
   permutation-equivariant: the reordered run is the original one reordered.
