@@ -164,7 +164,7 @@ class Model:
         return f"<posviz.Model {self.name}>"
 
     def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
-                positions: str = "slot", offset: int = 0,
+                positions: str = "slot", offset: int = 0, literal: bool = False,
                 progress: Progress | bool | None = False) -> "Report":
         """Run ``text`` in its original order and in ``order`` and compare them, layer
         by layer, as ``posviz report`` does.
@@ -173,14 +173,15 @@ class Model:
         ``order[j] = i`` puts token i in slot j (a list, an array or "5,4,3,…"); None
         reverses the movable tokens (special tokens such as [CLS] keep their places).
         ``positions`` "slot" gives slot j position ``offset + j`` whatever token is
-        there; "token" lets each token keep its original position. ``text`` None is
-        the example sentence the window opens with.
+        there; "token" lets each token keep its original position. ``literal`` runs
+        the reordered input as given (Positions.literal). ``text`` None is the example
+        sentence the window opens with.
         """
         from .document.session import DEFAULT_TEXT, Session
         from .models.orders import parse_order
         if text is not None and not text.strip():
             raise PosvizInputError("the text is empty")
-        where = Positions(positions, offset).validate()
+        where = Positions(positions, offset, literal).validate()
         session = Session(self.backend, DEFAULT_TEXT if text is None else text, where,
                           spec=self.spec)
         if order is None:
@@ -206,8 +207,8 @@ class Model:
 
     def sweep(self, texts: Iterable[str] | str, kind: str = "random", count: int = 32,
               seed: int = 0, *, layer: int | None = None, positions: str = "slot",
-              offset: int = 0, progress: Callable[[int, int], None] | None = None
-              ) -> "SweepResult":
+              offset: int = 0, literal: bool = False,
+              progress: Callable[[int, int], None] | None = None) -> "SweepResult":
         """The per-layer median, p10 and p90 of every metric over many orders of each
         text, as ``posviz sweep`` computes them (its ``to_dict()`` is ``sweep --json``).
 
@@ -220,7 +221,7 @@ class Model:
         from .analysis.experiments.runs import check_kind
         from .analysis.experiments.sweep import sweep
         check_kind(kind, count)
-        where = Positions(positions, offset).validate()
+        where = Positions(positions, offset, literal).validate()
         texts = [texts] if isinstance(texts, str) else list(texts)
         return sweep(self.engine, texts, kind, count, seed, where, layer=layer,
                      progress=progress)
@@ -262,12 +263,31 @@ class Report:
         """Differences below this are floating-point rounding of the model's dtype."""
         return self.evaluation.comparison.floor
 
-    @property
+    @cached_property
     def layers(self) -> list[dict]:
         """(L+1,) one dict per layer: ``layer`` and the four metrics
         ``hidden_equivariance``, ``attention_equivariance`` (None at layer 0),
-        ``last_token_change`` and ``pooled_change``; the rows of ``report --json``."""
-        return self.evaluation.comparison.rows()
+        ``last_token_change`` and ``pooled_change``; the quartiles over tokens of each
+        token's own change (``token_p25``, ``token_median``, ``token_p75``) and the two
+        tokens that moved most with their cumulative share of the squared change
+        (``top_tokens``, ``top_tokens_share``); the rows of ``report --json``."""
+        from .views.reading import token_spread
+        spread, rows = token_spread(self.evaluation), self.evaluation.comparison.rows()
+        for layer, row in enumerate(rows):
+            row.update({f"token_{q}": float(getattr(spread, q)[layer])
+                        for q in ("p25", "median", "p75")})
+            row["top_tokens"] = spread.top[layer].tolist()
+            row["top_tokens_share"] = spread.top_share[layer].tolist()
+        return rows
+
+    @cached_property
+    def notes(self) -> list[str]:
+        """What qualifies the numbers: the tokens that carry a layer's change, and how
+        the reorder ran when a curve reaches the floor (views.reading)."""
+        from .views.reading import frame_note, one_token_note, token_spread
+        ev = self.evaluation
+        return [note for note in (one_token_note(ev, token_spread(ev)), frame_note(ev))
+                if note]
 
     @cached_property
     def outputs(self) -> dict:
@@ -314,15 +334,19 @@ class Report:
         return ReportFigure(self, name, layer, head)
 
     def to_dict(self) -> dict:
-        """The report as one JSON-ready object: what ``posviz report --json`` prints."""
+        """The report as one JSON-ready object: what ``posviz report --json`` prints
+        ("run": how the reorder ran, views.reading.frame)."""
+        from .views.reading import frame
         ev, backend = self.evaluation, self.model.backend
         return {
             "tokens": self.tokens,
             "order": self.order,
             "config": {**backend.describe(), "positions": ev.positions.mode,
-                       "offset": ev.positions.offset},
+                       "offset": ev.positions.offset, "literal": ev.positions.literal},
             "noise_floor": self.noise_floor,
+            "run": frame(ev),
             "layers": self.layers,
+            "notes": self.notes,
             "outputs": self.outputs,
         }
 

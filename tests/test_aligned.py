@@ -66,13 +66,11 @@ def test_the_engine_compares_an_aligned_run_as_it_compares_one_in_slot_order(mas
         backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe=pe, mask=mask,
                                              dtype=dtype, max_len=64))
         seq = backend.tokenize(TEXT)
-        aligned, in_slots = Engine(backend, reuse_prefix=False), Engine(backend,
-                                                                        reuse_prefix=False)
-        in_slots.aligns = False
-        assert aligned.aligns
+        engine = Engine(backend, reuse_prefix=False)
+        assert engine.aligned(Positions()) and not engine.aligned(Positions(literal=True))
         for order in orders_of(len(seq)):
-            got = aligned.evaluate(seq, order, Positions("token", 1))
-            want = in_slots.evaluate(seq, order, Positions("token", 1))
+            got = engine.evaluate(seq, order, Positions("token", 1))
+            want = engine.evaluate(seq, order, Positions("token", 1, literal=True))
             assert got.aligned and not want.aligned
             assert_same_comparisons(got.comparison, want.comparison, tol)
             assert_traces_close(got.permuted, want.permuted, tol)
@@ -90,9 +88,8 @@ def test_the_theory_holds_in_either_frame():
                                              mask=mask))
         seq = backend.tokenize(TEXT)
         for aligns in (True, False):
-            engine = Engine(backend)
-            engine.aligns = aligns
-            ev = engine.evaluate(seq, orders_of(len(seq))[0], Positions())
+            ev = Engine(backend).evaluate(seq, orders_of(len(seq))[0],
+                                          Positions(literal=not aligns))
             assert ev.aligned == aligns
             c = ev.comparison
             assert bool((c.hidden_equivariance[1:] < c.floor).all()) == equivariant
@@ -124,7 +121,7 @@ def test_what_a_reorder_shows_gathers_no_map():
 def test_a_backend_that_declares_no_aligned_frame_runs_in_slot_order():
     backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
     backend.capabilities = dataclasses.replace(backend.capabilities, aligned=False)
-    assert not Engine(backend).aligns
+    assert not Engine(backend).aligned(Positions())
     seq = backend.tokenize(TEXT)
     ev = Engine(backend).evaluate(seq, orders_of(len(seq))[0], Positions())
     assert not ev.aligned and np.array_equal(ev.permuted.hidden, ev.run.hidden)
@@ -151,7 +148,7 @@ def test_bidirectional_families_with_position_ids_run_aligned(family_backends, m
     backend = family_backends[model_type]
     aligns = backend.capabilities.aligned
     assert aligns == (backend.family.name in ALIGNED)
-    assert Engine(backend).aligns == aligns
+    assert Engine(backend).aligned(Positions()) == aligns
     seq = backend.tokenize(hf_families.TEXT)
     order = shuffled_movable(seq, 1)
     if not aligns:
@@ -163,10 +160,9 @@ def test_bidirectional_families_with_position_ids_run_aligned(family_backends, m
         pos = positions.ids(order)
         assert_traces_close(in_slot_order(backend.run(seq, order, pos, aligned=True), order),
                             backend.run(seq, order, pos), 1e-5)
-        engine, in_slots = Engine(backend), Engine(backend)
-        in_slots.aligns = False
+        engine, literal = Engine(backend), dataclasses.replace(positions, literal=True)
         assert_same_comparisons(engine.evaluate(seq, order, positions).comparison,
-                                in_slots.evaluate(seq, order, positions).comparison, 1e-5)
+                                engine.evaluate(seq, order, literal).comparison, 1e-5)
 
 
 def test_a_bert_configured_as_a_decoder_is_causal_and_runs_in_slot_order(tmp_path):

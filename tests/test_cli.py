@@ -19,6 +19,7 @@ from posviz.errors import PosvizInputError
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS
+from posviz.views.reading import FRAME_WORDS, frame, frame_note, one_token_note, token_spread
 
 BASE = ["report", "--layers", "2", "--heads", "2", "--d-model", "16", "--seed", "3"]
 
@@ -193,15 +194,24 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
     backend, ev = core_evaluation()
     outputs = data.pop("outputs")            # what the model predicts: test_predictions.py
     assert outputs["kind"] == "encoder" and outputs["predictions"] == []
+    spread = token_spread(ev)
+    rows = ev.comparison.rows()
+    for layer, row in enumerate(rows):
+        row.update(token_p25=spread.p25[layer], token_median=spread.median[layer],
+                   token_p75=spread.p75[layer], top_tokens=spread.top[layer].tolist(),
+                   top_tokens_share=spread.top_share[layer].tolist())
     assert data == {
         "tokens": ["one", "two", "three", "four", "five"],
         "order": [1, 3, 0, 4, 2],
-        "config": {**backend.describe(), "positions": "token", "offset": 4},
+        "config": {**backend.describe(), "positions": "token", "offset": 4,
+                   "literal": False},
         "noise_floor": ev.comparison.floor,
-        "layers": json.loads(json.dumps(ev.comparison.rows())),
+        "run": frame(ev),
+        "layers": json.loads(json.dumps(rows)),
+        "notes": [note for note in (one_token_note(ev, spread), frame_note(ev)) if note],
     }
     assert data["config"] == {"model": "built-in", **ModelConfig(**FIXED).to_dict(),
-                              "positions": "token", "offset": 4}
+                              "positions": "token", "offset": 4, "literal": False}
 
 
 def test_table_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
@@ -214,15 +224,17 @@ def test_table_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
     assert lines[1] == "tokens: one two three four five"
     assert lines[2] == "order:  1,3,0,4,2  ->  two four one five three"
     assert lines[3] == f"noise floor: {floor:.1e} (differences below it are rounding)"
-    assert lines[5].split()[0] == "layer"
-    rows = [line.split() for line in lines[6:]]
+    assert lines[4] == f"run:    {FRAME_WORDS[frame(ev)]}"
+    assert lines[6].split()[0] == "layer"
+    rows = [line.split() for line in lines[7:7 + ev.reference.n_layers + 1]]
     assert len(rows) == ev.reference.n_layers + 1
     for got, want in zip(rows, ev.comparison.rows()):
         assert got[0] == str(want["layer"])
         for cell, key in zip(got[1:5], ("hidden_equivariance", "attention_equivariance",
                                         "last_token_change", "pooled_change")):
             assert cell == ("—" if want[key] is None else f"{want[key]:.3e}"), key
-        assert got[5] == ("equivariant" if want["hidden_equivariance"] <= floor
+        assert got[5] == f"{token_spread(ev).median[want['layer']]:.3e}"
+        assert got[7] == ("equivariant" if want["hidden_equivariance"] <= floor
                           else "changed")
 
 

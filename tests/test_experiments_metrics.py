@@ -6,6 +6,8 @@ the reference is run once.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -44,9 +46,8 @@ def assert_same_metrics(got, want, tol, where=""):
 def single_comparisons(backend, seq, orders, positions):
     """compare of one full single run per order, in slot order (no prefix reuse, no
     run in the original tokens' frame: the plain computation to check against)."""
-    engine = Engine(backend, reuse_prefix=False)
-    engine.aligns = False
-    return [engine.evaluate(seq, order, positions).comparison for order in orders]
+    engine, literal = Engine(backend), dataclasses.replace(positions, literal=True)
+    return [engine.evaluate(seq, order, literal).comparison for order in orders]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -87,7 +87,7 @@ def test_symmetry_legend_fits_its_figure(panel, qtbot, width):
                     figure.legend.layout.isActivated(), timeout=2000)  # laid out anew
     painted(figure)
     legend = figure.legend
-    assert len(legend.items) == 4
+    assert len(legend.items) == 5            # the four metrics and the median token
     room = figure.canvas.viewport().width()
     assert style.legend_width(legend, legend.columnCount) <= room
     # the plot and its legend lie inside the visible canvas

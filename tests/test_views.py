@@ -53,7 +53,10 @@ def test_views_hold_the_cores_numbers():
     for metric in METRICS:
         np.testing.assert_array_equal(views.symmetry[metric], c.metric(metric))
         np.testing.assert_array_equal(views.symmetry_curves[metric],
-                                      clip_for_log(c.metric(metric), c.floor))
+                                      clip_for_log(c.metric(metric), c.floor,
+                                                   views.zero_level))
+        drawn = c.metric(metric)[c.metric(metric) > 0]
+        assert views.zero_level <= c.floor / 10 and (drawn > views.zero_level).all()
     assert (views.symmetry["noise_floor"] == c.floor).all()
     assert views.symmetry_note.startswith("The hidden states")
     np.testing.assert_allclose(views.branch_norms["residual_original"],

@@ -27,7 +27,7 @@ import torch
 from ..models.hooks import FINAL, PATTERN, RESID_POST, RESID_PRE, Recorder, block_hook
 from ..models.orders import per_token
 from ..models.trace import Trace
-from .symmetry import Comparison, noise_floor, reference_norms
+from .symmetry import Comparison, floor_of, reference_norms
 
 
 class ReferenceTensors:
@@ -42,7 +42,7 @@ class ReferenceTensors:
         self.token = np.maximum(norms.token, tiny)                        # (L+1, n)
         self.mean = norms.mean                                            # (L+1, d)
         self.mean_norm = np.maximum(norms.mean_norm, tiny)                # (L+1,)
-        self.floor = noise_floor(reference.extras.get("dtype", reference.hidden.dtype))
+        self.floor = floor_of(reference)
 
 
 class ChunkMetrics:
@@ -211,12 +211,13 @@ def batch_compare(reference: Trace, hidden: np.ndarray, attention: np.ndarray,
 
 
 def compare_batch(backend, seq, orders, position_ids, reference: Trace,
-                  should_stop=None) -> list[Comparison]:
+                  should_stop=None, aligned: bool | None = None) -> list[Comparison]:
     """compare(reference, run of each order) for B orders (B, n) at position ids (B, n)
     in one forward of a backend with ``capabilities.batched``, in the original tokens'
-    frame when it can, without the aligned maps: B Comparisons."""
+    frame when ``aligned`` (default: when it can; Engine.aligned), without the aligned
+    maps: B Comparisons."""
     orders = np.asarray(orders)
-    aligned = backend.capabilities.aligned
+    aligned = backend.capabilities.aligned if aligned is None else aligned
     n_layers = reference.n_layers
     recorder = MetricsRecorder(ReferenceTensors(reference), orders, n_layers, should_stop,
                                aligned=aligned)

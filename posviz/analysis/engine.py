@@ -6,7 +6,9 @@ compared a layer at a time as they are computed and then let go. How it runs fol
 from what the backend declares (models.backend.Capabilities): under a causal mask only
 the slots from the first moved one on (analysis.prefix), else in the original tokens'
 frame when the backend can (the maps then come out aligned with the reference and
-nothing is gathered), else in slot order.
+nothing is gathered), else in slot order. ``Positions.literal`` turns both fast frames
+off: the reorder then runs as given, so rounding shows where the fast frames give exact
+zeros by construction.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..models.backend import Backend, TokenSequence, check_length
 from ..models.config import Positions
 from ..models.orders import check_permutation
 from ..models.trace import Trace, in_slot_order
+from .floor import measured_floor, with_floor
 from .prefix import first_moved, stitch
 from .symmetry import AttentionGaps, Comparison, compare
 
@@ -39,6 +42,7 @@ class Evaluation:
     backend: Backend | None = None   # what ran it (its facts, its encoding's profile)
     kept: tuple | None = None        # (layer 0..L-1, head, (n, n) aligned map): the head
                                      #   kept when comparison.attention_aligned is not
+    start: int = 0                   # the first slot the run computed (analysis.prefix)
 
     @cached_property
     def permuted(self) -> Trace:
@@ -66,9 +70,13 @@ class Engine:
     def __init__(self, backend: Backend, reuse_prefix: bool = True):
         self.backend = backend
         self.reuse_prefix = reuse_prefix and backend.capabilities.prefix
-        self.aligns = backend.capabilities.aligned
         self._reference_key = None
         self._reference: Trace | None = None
+
+    def aligned(self, positions: Positions) -> bool:
+        """Does a reorder run in the original tokens' frame (the backend can, and
+        ``positions.literal`` does not ask for the input as given)?"""
+        return self.backend.capabilities.aligned and not positions.literal
 
     def reference(self, seq: TokenSequence, positions: Positions,
                   should_stop: Callable[[], bool] | None = None) -> Trace:
@@ -76,8 +84,11 @@ class Engine:
         if key != self._reference_key:
             identity = np.arange(len(seq))
             self._reference_key = self._reference = None
-            self._reference = self.backend.run(seq, identity, positions.ids(identity),
-                                               should_stop, keep_past=self.reuse_prefix)
+            reference = self.backend.run(seq, identity, positions.ids(identity),
+                                         should_stop, keep_past=self._reuses(positions))
+            # the floor, measured once per reference: a drag reads it (analysis.floor)
+            self._reference = with_floor(reference, measured_floor(
+                self.backend, seq, positions, reference, should_stop))
             self._reference_key = key
         return self._reference
 
@@ -106,8 +117,8 @@ class Engine:
                 gaps(layer, reference.attention[layer])
         else:
             start = (first_moved(order, pos, reference.position_ids)
-                     if self.reuse_prefix and reference.past is not None else 0)
-            aligned = self.aligns and not start
+                     if self._reuses(positions) and reference.past is not None else 0)
+            aligned = self.aligned(positions) and not start
             gaps = AttentionGaps(reference, order, start, aligned, consumers, keep)
             run = self.backend.run(seq, order, pos, should_stop, aligned=aligned,
                                    start=start, past=reference.past if start else None,
@@ -117,4 +128,7 @@ class Engine:
         kept = None if gaps.kept_head is None else (*keep, gaps.kept_head)
         return Evaluation(seq, order, positions, reference, run,
                           compare(reference, run, order, start, aligned, gaps), aligned,
-                          self.backend, kept)
+                          self.backend, kept, start)
+
+    def _reuses(self, positions: Positions) -> bool:
+        return self.reuse_prefix and not positions.literal

@@ -27,6 +27,15 @@ def noise_floor(dtype) -> float:
     return 100.0 * eps
 
 
+def floor_of(reference: Trace) -> float:
+    """The reference's noise floor: measured (analysis.floor, when the engine ran it),
+    else noise_floor of the precision it was computed in."""
+    measured = reference.extras.get("floor")
+    if measured is not None:
+        return float(measured)
+    return noise_floor(reference.extras.get("dtype", reference.hidden.dtype))
+
+
 def _relative(diff_norm: np.ndarray, ref_norm: np.ndarray) -> np.ndarray:
     tiny = np.finfo(ref_norm.dtype).tiny
     return diff_norm / np.maximum(ref_norm, tiny)
@@ -46,7 +55,7 @@ class Comparison:
     attention_aligned: np.ndarray | None  # (L, h, n, n) A' with rows/cols back in original
                                          #   order; None past AttentionGaps' KEEP_ALL and
                                          #   from analysis.batch_metrics (sweeps)
-    floor: float                         # noise floor for the traces' dtype
+    floor: float                         # noise floor of the reference (floor_of)
 
     def metric(self, name: str) -> np.ndarray:
         return getattr(self, name)
@@ -253,5 +262,5 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
         pooled_change=pooled,
         token_change=token_change,
         attention_aligned=attention.aligned_maps,
-        floor=noise_floor(reference.extras.get("dtype", H.dtype)),   # computed in it
+        floor=floor_of(reference),
     )

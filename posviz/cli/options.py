@@ -299,4 +299,4 @@ def evaluate(args: argparse.Namespace):
     say = progress(args)
     model = load_model(args, config, say)
     return model.compare(text, args.order, positions=where.mode, offset=where.offset,
-                         progress=say or False)
+                         literal=where.literal, progress=say or False)

@@ -17,8 +17,9 @@ from pathlib import Path
 from ..errors import PosvizInputError
 from .options import add_model_arguments, builtin_flags_given, evaluate, online, progress
 
-HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "hidden states")
-ROW = "{:>5}  {:>11}  {:>13}  {:>11}  {:>11}  {}"
+HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "token median",
+          "tokens 25–75%", "hidden states")
+ROW = "{:>5}  {:>11}  {:>13}  {:>11}  {:>11}  {:>12}  {:>15}  {}"
 
 
 def add_command(subparsers) -> None:
@@ -91,7 +92,10 @@ def _format(value) -> str:
 
 
 def as_table(report) -> list[str]:
-    """The report as lines of text: the model, the order, then one row per layer."""
+    """The report as lines of text: the model, the order, how it ran, one row per layer
+    (with the median and middle half over tokens of each token's own change), then the
+    notes that qualify the numbers."""
+    from ..views.reading import FRAME_WORDS, frame
     backend, ev = report.model.backend, report.evaluation
     tokens, floor = ev.seq.tokens, ev.comparison.floor
     lines = [
@@ -99,7 +103,8 @@ def as_table(report) -> list[str]:
         + " ".join(f"{k}={v}" for k, v in backend.describe().items() if k != "model"),
         f"tokens: {' '.join(tokens)}",
         f"order:  {','.join(map(str, ev.order))}  ->  {' '.join(tokens[i] for i in ev.order)}",
-        f"noise floor: {floor:.1e} (differences below it are rounding)\n",
+        f"noise floor: {floor:.1e} (differences below it are rounding)",
+        f"run:    {FRAME_WORDS[frame(ev)]}\n",
         ROW.format(*HEADER),
     ]
     for row in report.layers:
@@ -107,8 +112,9 @@ def as_table(report) -> list[str]:
         lines.append(ROW.format(
             row["layer"], _format(row["hidden_equivariance"]),
             _format(row["attention_equivariance"]), _format(row["last_token_change"]),
-            _format(row["pooled_change"]), verdict))
-    return lines
+            _format(row["pooled_change"]), _format(row["token_median"]),
+            f"{row['token_p25']:.1e}–{row['token_p75']:.1e}", verdict))
+    return lines + [f"\n{note}" for note in report.notes]
 
 
 def run(args) -> int:

@@ -172,7 +172,8 @@ def run(args) -> int:
     texts = experiment_texts(args)
     model, where = experiment_model(args)
     result = model.sweep(texts, args.kind, args.count, args.order_seed, layer=args.layer,
-                         positions=where.mode, offset=where.offset, progress=reporter(args))
+                         positions=where.mode, offset=where.offset,
+                         literal=where.literal, progress=reporter(args))
     if args.csv:
         write_csv(args.csv, csv_rows(result))
         if result.pairs:                 # a table of their own (on stdout after a blank line)

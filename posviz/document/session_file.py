@@ -59,8 +59,11 @@ class SessionDocument:
             doc["title"] = self.title
         if self.note:
             doc["note"] = self.note
+        positions = asdict(self.positions)
+        if not positions["literal"]:        # written only when on: older files stay as they were
+            del positions["literal"]
         doc.update({"text": self.text, "tokens": list(self.tokens), "order": list(self.order),
-                    "positions": asdict(self.positions), "model": model,
+                    "positions": positions, "model": model,
                     "view": asdict(self.selection)})
         return doc
 
@@ -206,7 +209,7 @@ def from_dict(doc) -> SessionDocument:
     tokens = tuple(tokens)
     order = _order(doc["order"], tokens)
     positions = _mapping(doc.get("positions", {}), "'positions'")
-    _unknown(positions, ("mode", "offset"), "'positions'")
+    _unknown(positions, ("mode", "offset", "literal"), "'positions'")
     try:
         where = Positions(**positions).validate()
     except TypeError as error:

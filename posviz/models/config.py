@@ -92,11 +92,15 @@ class Positions:
     mode "slot": slot j gets position offset + j, whatever token sits there (the usual
     model input). mode "token": each token keeps offset + its original index, so the
     positions travel with the tokens, and with a bidirectional mask every encoding is
-    equivariant again (a causal mask still tells slots apart).
+    equivariant again (a causal mask still tells slots apart). ``literal``: a reorder
+    runs as given through the ordinary forward (analysis.engine), not in a faster frame
+    where a symmetric case is exactly 0 by construction.
     """
 
     mode: str = _default("mode")
     offset: int = _default("offset")
+    literal: bool = _default("literal")   # run a reorder as given, not in the
+                                          #   original tokens' frame (Engine.aligned)
 
     def problems(self) -> dict[str, str]:
         return problems_of(asdict(self), POSITION_OPTIONS)

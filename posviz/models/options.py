@@ -94,8 +94,9 @@ OPTIONS: dict[str, Option] = _options(
            tip="Seed of the random weights. The model is untrained: the symmetry argument "
                "holds for any weights, and two equal settings give equal weights."),
     Option("dtype", "Precision", "float32", choices=DTYPES,
-           tip="Floating-point precision. Differences below the noise floor (about 100 × "
-               "machine epsilon) are rounding, not broken symmetry."),
+           tip="Floating-point precision. Differences below the noise floor (at least "
+               "100 × machine epsilon; more where shifting the position ids shows more "
+               "rounding) are rounding, not broken symmetry."),
     Option("max_len", "Learned positions", 1024, low=1, high=1_000_000, chosen=False,
            tip="Rows of the learned position table: the longest input it can encode."),
     Option("mode", "Positions", "slot", choices=POSITION_MODES, group="positions",
@@ -107,6 +108,15 @@ OPTIONS: dict[str, Option] = _options(
     Option("offset", "First position", 0, low=0, high=1_000_000, group="positions",
            tip="Position id of the first slot (e.g. to mimic left padding or a prompt "
                "that came before)."),
+    Option("literal", "Run the reorder as given", False, group="positions",
+           tip="Off: a reorder runs the fast way the model allows: a causal model from "
+               "the first moved slot on (the slots before it keep the original run's "
+               "values), else the built-in model and bidirectional pretrained ones in the "
+               "original tokens' frame (each token in its own row, at its slot's position "
+               "id); where the symmetry holds the change is then exactly 0 by "
+               "construction. On: the reordered input runs through the ordinary forward "
+               "as given, so rounding shows as it really happens (below the noise floor, "
+               "not 0)."),
 )
 
 MODEL_OPTIONS = tuple(name for name, o in OPTIONS.items() if o.group == "model")

@@ -21,6 +21,7 @@ from ..analysis.symmetry import METRICS
 from ..models.trace import PerTrace, Trace
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .pooling import MosaicTiles
+from .reading import frame_note, one_token_note, token_spread
 
 if TYPE_CHECKING:          # the encodings import torch: only on the worker, when used
     from ..models.encodings import RelativeProfile
@@ -29,7 +30,8 @@ if TYPE_CHECKING:          # the encodings import torch: only on the worker, whe
 __all__ = [
     "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
     "positions_view", "change_bars",
-    "clip_for_log", "symmetry_note", "mean_token_norm", "branch_norms", "BRANCHES",
+    "clip_for_log", "zero_level", "symmetry_note", "mean_token_norm", "branch_norms",
+    "BRANCHES",
 ]
 
 # -- one head's maps ------------------------------------------------------------------
@@ -72,10 +74,21 @@ def change_bars(change, floor: float) -> np.ndarray:
     return np.clip(bars, 0.0, 1.0)
 
 
-def clip_for_log(values: np.ndarray, floor: float) -> np.ndarray:
-    """Values for a log axis: exact zeros (and anything below floor/10) drawn at floor/10,
-    NaN kept (pyqtgraph leaves a gap), so "exactly equivariant" still shows as a point."""
-    return np.where(np.isnan(values), np.nan, np.maximum(values, floor / 10))
+def zero_level(curves, floor: float) -> float:
+    """Where an exact 0 is drawn on a log axis: a tenth of the floor, or a tenth of the
+    smallest positive value when one lies lower (rounding of a reorder run as given), so
+    a 0 always sits below every other point."""
+    values = np.concatenate([np.ravel(v) for v in curves])
+    positive = values[np.nan_to_num(values, nan=0.0) > 0]
+    return float(min(floor, positive.min() if positive.size else floor) / 10)
+
+
+def clip_for_log(values: np.ndarray, floor: float, level: float | None = None) -> np.ndarray:
+    """Values for a log axis: exact zeros (and anything below ``level``, default floor/10)
+    drawn at ``level``, NaN kept (pyqtgraph leaves a gap), so "exactly equivariant" still
+    shows as a point."""
+    level = floor / 10 if level is None else level
+    return np.where(np.isnan(values), np.nan, np.maximum(values, level))
 
 
 def _first_above(values: np.ndarray, floor: float) -> int | None:
@@ -202,9 +215,13 @@ class Views:
     mosaic: Mosaic | None                 # in the look asked for; None when none was
     tiles: MosaicTiles | None             # the modes' tiles pooled, for another look
     token_bars: np.ndarray                # (n,) in 0..1: the strip's bars, last layer
-    symmetry: dict[str, np.ndarray]       # metric -> (L+1,) as computed, and noise_floor
+    symmetry: dict[str, np.ndarray]       # metric -> (L+1,) as computed, noise_floor,
+                                          #   and the per-token change's quartiles
+                                          #   (token_p25, token_median, token_p75)
     symmetry_curves: dict[str, np.ndarray]  # metric -> (L+1,) ready for a log axis
-    symmetry_note: str                    # the curves read in a sentence or two
+    symmetry_note: str                    # the curves read in a sentence or two, how the
+                                          #   reorder ran, and the tokens that carry it
+    zero_level: float                     # where the curves draw an exact 0 (zero_level)
     branch_norms: dict[str, np.ndarray]   # name -> (L+1,), see branch_norms
     missing_branches: tuple[str, ...]     # branches the model does not record
     positions: PositionsView              # shared by the evaluations of one reference run
@@ -236,12 +253,18 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     c = ev.comparison
     floor = c.floor
     symmetry = {metric: c.metric(metric).copy() for metric in METRICS}     # (L+1,) each
-    curves = {metric: clip_for_log(values, floor) for metric, values in symmetry.items()}
+    spread = token_spread(ev)
+    for name in ("p25", "median", "p75"):
+        symmetry[f"token_{name}"] = getattr(spread, name)                 # (L+1,)
+    level = zero_level(symmetry.values(), floor)
+    curves = {name: clip_for_log(values, floor, level) for name, values in symmetry.items()}
     symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
+    note = " ".join(filter(None, (symmetry_note(c, ev.order), one_token_note(ev, spread),
+                                  frame_note(ev))))
     norms, missing = branch_norms(ev)
     return Views(mosaic=mosaic, tiles=tiles,
                  token_bars=change_bars(c.token_change[-1], floor),
                  symmetry=symmetry, symmetry_curves=curves,
-                 symmetry_note=symmetry_note(c, ev.order),
+                 symmetry_note=note, zero_level=level,
                  branch_norms=norms, missing_branches=missing,
                  positions=positions_view(ev))

@@ -75,7 +75,8 @@ def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positio
         still = (chunk == identity).all(axis=1)                           # (B,)
         moved = chunk[~still]                                             # (B', n)
         results = iter(compare_batch(engine.backend, seq, moved, positions.ids(moved),
-                                     reference, should_stop) if len(moved) else ())
+                                     reference, should_stop, engine.aligned(positions))
+                       if len(moved) else ())
         for order, same in zip(chunk, still):
             _check_stop(should_stop)
             yield compare(reference, reference, order) if same else next(results)

@@ -7,8 +7,10 @@ from PySide6 import QtCore, QtGui
 
 from . import style
 from .base import Figure
+from .log_curves import LogCurve, Markers, QuartileBand
 from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
+from posviz.views.reading import frame
 from posviz.views.shown import BRANCHES
 
 # Legend entries, short enough for two columns in a narrow figure, each naming the
@@ -19,6 +21,12 @@ CURVE_LABELS = {
     "last_token_change": "final slot (invariance)",
     "pooled_change": "pooled (invariance)",
 }
+TOKEN_LABEL = "median token (25–75%)"
+# The floor's label, by how the reorder ran (views.reading.frame)
+FLOOR_LABELS = {"reference": "noise floor; the original order: every change is 0",
+                "aligned": "noise floor; an exact 0 is drawn at the bottom",
+                "prefix": "noise floor; copied slots' 0 drawn at the bottom",
+                "given": "noise floor: below it, rounding"}
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
               "same way (equivariance)\n"
@@ -27,7 +35,12 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• output at the final slot: the last position's vector in both runs "
               "(invariance; a causal decoder predicts from it)\n"
               "• mean-pooled output: the average over tokens in both runs (invariance)\n"
-              "Below the dashed noise floor a difference is floating-point rounding.")
+              "• median token: the median over tokens of each token's own change "
+              "‖H′[inv i] − H[i]‖ / ‖H[i]‖, its band the middle half of the tokens "
+              "(25th–75th percentile); the hidden-state curve weighs tokens by their norm, "
+              "so one very large token can stand for the layer\n"
+              "Below the dashed noise floor a difference is floating-point rounding. An "
+              "exact 0 is drawn at the bottom, below every other point.")
 
 
 def layer_ticks(n_layers_plus_one: int, every: int = 1):
@@ -69,73 +82,6 @@ def set_layer_ticks(axis: pg.AxisItem, n_layers_plus_one: int) -> None:
     axis.update()
 
 
-class LogCurve:
-    """A line on a log-y plot, updated for a fraction of what a PlotDataItem costs (its
-    setData re-derives log data, bounds and auto-range). Its markers are drawn by the
-    figure's ``Markers``. ``yData`` keeps the values before the log."""
-
-    def __init__(self, plot, markers: "Markers", pen, symbol: str, brush):
-        self.line = pg.PlotCurveItem(pen=pen, connect="finite")
-        plot.addItem(self.line)
-        self.symbol, self.brush = symbol, pg.mkBrush(brush)
-        self.points = (np.empty(0), np.empty(0))    # (k,) x and log10 y of finite values
-        self.markers = markers
-        markers.curves.append(self)
-        self.sample = _LegendSample(self, pen=pen, symbol=symbol, symbolBrush=brush,
-                                    symbolPen=None, symbolSize=8)
-        self.xData = self.yData = None
-
-    def setData(self, x: np.ndarray, y: np.ndarray) -> None:
-        """x, y: (k,) with y > 0 or NaN (a gap); drawn at log10(y). The markers follow
-        at the figure's next ``Markers.refresh``."""
-        self.xData, self.yData = x, y
-        logged = np.log10(y)
-        self.line.setData(x, logged)
-        finite = np.isfinite(logged)
-        self.points = (x[finite], logged[finite])
-
-    def setVisible(self, visible: bool) -> None:
-        self.line.setVisible(visible)
-        self.markers.refresh()
-
-    def isVisible(self) -> bool:
-        return self.line.isVisible()
-
-
-class Markers:
-    """The markers of a figure's LogCurves, all in one ScatterPlotItem: one item to
-    update and paint instead of one per curve."""
-
-    def __init__(self, plot):
-        self.item = pg.ScatterPlotItem(size=8, pen=None)
-        plot.addItem(self.item)
-        self.item.setZValue(1)                      # over every curve's line
-        self.curves: list[LogCurve] = []
-
-    def refresh(self) -> None:
-        """Show the points of the visible curves, each with its curve's symbol and brush."""
-        shown = [curve for curve in self.curves if curve.isVisible()]
-        counts = [len(curve.points[0]) for curve in shown]
-        self.item.setData(
-            x=np.concatenate([curve.points[0] for curve in shown] or [np.empty(0)]),
-            y=np.concatenate([curve.points[1] for curve in shown] or [np.empty(0)]),
-            symbol=[curve.symbol for curve, k in zip(shown, counts) for _ in range(k)],
-            brush=[curve.brush for curve, k in zip(shown, counts) for _ in range(k)])
-
-
-class _LegendSample(pg.PlotDataItem):
-    """What the legend draws for a LogCurve (it reads a PlotDataItem's options); never
-    plotted. A click on the legend entry shows or hides the curve it stands for."""
-
-    def __init__(self, curve: LogCurve, **opts):
-        super().__init__([0.0], [0.0], **opts)    # one point, so the symbol options exist
-        self._curve = curve
-
-    def setVisible(self, visible: bool) -> None:
-        super().setVisible(visible)
-        self._curve.setVisible(visible)
-
-
 class SymmetryFigure(Figure):
     """The four metrics of posviz.analysis.symmetry against layer, on a log axis."""
 
@@ -145,8 +91,17 @@ class SymmetryFigure(Figure):
     row = 1
     dims = ("layer",)
     guide = """one curve per metric against the layer, on a log axis. The dashed
-line is the *noise floor*, 100 × machine epsilon of the model's precision (2.2e-14 in
-float64, 1.2e-5 in float32): below it a difference is rounding.
+line is the *noise floor*: below it a difference is rounding. It is at least 100 × machine
+epsilon of the model's precision (2.2e-14 in float64, 1.2e-5 in float32), and it is
+measured once per reference run (text, model and options; never per reorder): when a
+common shift of every position id changes nothing in exact arithmetic (no encoding,
+RoPE, ALiBi, T5), the original order runs once more with its position ids shifted up by
+one more than the largest it uses, and 3 × the largest relative change of the hidden
+states over the layers raises the floor when it is larger. Rounding that grows with the
+position ids and with depth raises it so: SmolLM2 at first position 4000 has a floor of
+1.1e-4, above the 1.25e-5 by which its hidden states move between first position 0 and
+4000 (RoPE makes that shift exactly nothing; transformers computes its angles in
+float32). A learned or sinusoidal encoding keeps 100 × epsilon.
 
 - *hidden equivariance* = ‖H′ − H[order]‖_F / ‖H‖_F. Zero when the model is
   permutation-equivariant: the reordered run is the original one reordered.
@@ -162,7 +117,22 @@ The first two measure *equivariance* (does the output move with the tokens?), th
 two *invariance* (does it stay put?). An equivariant model need not be invariant at the
 final slot: with no positions and a bidirectional mask, after a reversal the first two
 and the pooled output lie on the floor while the final slot's output changes (above 1),
-because another token now sits there."""
+because another token now sits there.
+
+*How the reorder ran* decides what an exact symmetry shows. By default a reorder runs the
+fast way the model allows: a causal model from the first moved slot on, else the built-in
+model and bidirectional pretrained ones in the original tokens' frame (each token in its
+own row, at its slot's position id). Where the symmetry holds the change is then exactly
+0 by construction (drawn at the bottom, below
+every other point). With "Run the reorder as given" (Position ids; `--literal`) the
+reordered input runs through the ordinary forward, so the same case shows its rounding,
+below the floor. The note under the plot says which ran.
+
+The dashed *median token* curve is the median over tokens of each token's own change
+‖H′[inv i] − H[i]‖ / ‖H[i]‖, its band the middle half of the tokens. The hidden-state
+curve weighs each token by its norm, so one very large token (SmolLM2's first slot, norm
+about 20,000 against about 180) can stand for the whole layer; the note then names the
+tokens that carry at least 90% of the squared change."""
     legend_beside = 520         # a laptop's half window: the plot keeps its height
     note_one_line = True
 
@@ -193,6 +163,12 @@ because another token now sits there."""
                              symbol=symbol, brush=colour)
             self.legend.addItem(curve.sample, CURVE_LABELS[metric])
             self.curves[metric] = curve
+        self.token_band = QuartileBand(self.plot, self.markers,
+                                       pen=style.cosmetic_pen(style.CURVE_COLOURS[0], 1.5,
+                                                              QtCore.Qt.PenStyle.DashLine),
+                                       symbol="x", brush=style.CURVE_COLOURS[0],
+                                       fill=(0, 114, 178, 40))
+        self.legend.addItem(self.token_band.sample, TOKEN_LABEL)
         self.canvas.setToolTip(CURVES_TIP)
         self.heading.setToolTip(CURVES_TIP)
         self._layers = None
@@ -210,11 +186,18 @@ because another token now sits there."""
             finite = values[np.isfinite(values)]
             if finite.size:
                 top = max(top, float(finite.max()))
+        curves = views.symmetry_curves
+        self.token_band.set_quartiles(layers, curves["token_p25"], curves["token_median"],
+                                      curves["token_p75"])
         self.markers.refresh()
-        low = np.log10(floor / 30)
-        if floor != self._floor:                        # the same for every reorder
-            self._floor = floor
-            self.band.setRegion((low, np.log10(floor)))  # exactly to the bottom: SVG has no clip
+        label = FLOOR_LABELS[frame(shown.evaluation)]
+        if label != self.floor_line.label.format:
+            self.floor_line.label.setFormat(label)
+        # below a drawn 0, at a whole decade: the view moves only when the decade does
+        low = min(np.log10(floor / 30), np.floor(np.log10(views.zero_level / 3)))
+        if (floor, low) != self._floor:                 # the same for most reorders
+            self._floor = (floor, low)
+            self.band.setRegion((low, np.log10(floor)))  # to the bottom: SVG has no clip
             self.floor_line.setPos(np.log10(floor))
         span = (low, float(np.ceil(np.log10(top) + 0.1)))    # a whole decade above the top
         if span != self._span:                      # moving the view costs a relayout

