@@ -84,11 +84,12 @@ class ModelSpec:
 
     def load(self, progress=None, device: str = "cpu", should_stop=None,
              n_tokens: int = 0, online: bool = False, ask_above: int | None = None,
-             **placement):
+             check_memory: bool = True, **placement):
         """The backend this spec names: the built-in model built, or a pretrained one
         loaded (models.hf.load_backend); torch is imported here.
 
-        The memory a model and a run of ``n_tokens`` need is checked first. A hub name
+        The memory a model and a run of ``n_tokens`` need is checked first (unless not
+        ``check_memory``: the user asked for it anyway). A hub name
         not in the local cache is downloaded only when ``online`` (and, above
         ``ask_above`` bytes, only after hf.LargeDownload has said how much). A
         pretrained load tells its steps, and how many bytes or tensors of how many are
@@ -99,7 +100,9 @@ class ModelSpec:
         if self.is_builtin:
             from ..models.builtin import BuiltinBackend
             from ..models.memory import check_fits
-            check_fits(self.config.validate(), n_tokens)   # before a byte is allocated
+            config = self.config.validate()
+            if check_memory:
+                check_fits(config, n_tokens)           # before a byte is allocated
             return BuiltinBackend(self.config, self.weights)
         try:
             from ..models import hf
@@ -113,7 +116,19 @@ class ModelSpec:
                 tell(step, done, total)
         return hf.load_backend(self.address, progress=told, device=device,
                                should_stop=should_stop, n_tokens=n_tokens, online=online,
-                               ask_above=ask_above, **placement)
+                               ask_above=ask_above, check_memory=check_memory,
+                               **placement)
+
+    def check_memory(self, n_tokens: int) -> None:
+        """Raise PosvizInputError, in the memory check's words, when this model and a
+        comparison of ``n_tokens`` would not fit (models.memory); nothing is built, read
+        or imported beyond the checkpoint's headers."""
+        if self.is_builtin:
+            from ..models.memory import check_fits
+            check_fits(self.config.validate(), n_tokens)
+            return
+        from ..models.hf import check_memory
+        check_memory(self.address, n_tokens)
 
     def to_dict(self) -> dict:
         if self.is_builtin:
