@@ -101,3 +101,29 @@ def test_the_check_imports_no_torch():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60)
     assert result.stdout.strip() == "False", result.stderr
+
+
+@pytest.mark.parametrize("value, cap", [("2G", 2 * GB), ("500M", 5 * 10**8),
+                                        ("1.5gb", 15 * 10**8), ("123456", 123456)])
+def test_posviz_memory_caps_what_is_counted_as_available(monkeypatch, value, cap):
+    monkeypatch.setattr(memory, "system_available", lambda: 8 * GB)
+    monkeypatch.setenv("POSVIZ_MEMORY", value)
+    assert memory.available_bytes() == cap
+    monkeypatch.setattr(memory, "system_available", lambda: 10**8)  # less free than the cap
+    assert memory.available_bytes() == min(cap, 10**8)
+    monkeypatch.setattr(memory, "system_available", lambda: None)    # unknown: the cap
+    assert memory.available_bytes() == cap
+
+
+def test_a_cap_refuses_what_the_system_would_allow(monkeypatch):
+    monkeypatch.setattr(memory, "system_available", lambda: 16 * GB)
+    memory.check_fits(ModelConfig(), 4096)
+    monkeypatch.setenv("POSVIZ_MEMORY", "10M")
+    with pytest.raises(PosvizInputError, match="only 8.0 MB are free"):
+        memory.check_fits(ModelConfig(), 4096)
+
+
+def test_a_cap_that_is_not_a_size_is_one_line(monkeypatch):
+    monkeypatch.setenv("POSVIZ_MEMORY", "lots")
+    with pytest.raises(PosvizInputError, match="POSVIZ_MEMORY='lots' is not a size"):
+        memory.available_bytes()

@@ -146,14 +146,17 @@ def _model(value) -> tuple[ModelSpec, str]:
         except TypeError as error:
             raise PosvizInputError(f"'model.config' is invalid: {error}") from None
     if kind == "pretrained":
-        _unknown(model, ("kind", "source", "revision", "label", "config_sha256"), "'model'")
+        _unknown(model, ("kind", "source", "revision", "label", "config_sha256", "dtype",
+                         "offload_folder"), "'model'")
         source = _string(model.get("source"), "'model.source'").strip()
         if not source:
             raise PosvizInputError("'model.source' is empty")
         label = _string(model.get("label", ""), "'model.label'")
         revision = _string(model.get("revision", ""), "'model.revision'").strip()
         digest = _string(model.get("config_sha256", ""), "'model.config_sha256'")
-        return ModelSpec.pretrained(source, label, revision), digest
+        dtype = _string(model.get("dtype", "float32"), "'model.dtype'")
+        offload = _string(model.get("offload_folder", ""), "'model.offload_folder'")
+        return ModelSpec.pretrained(source, label, revision, dtype, offload), digest
     raise PosvizInputError(f"'model.kind' must be 'builtin' or 'pretrained' (got {kind!r})")
 
 

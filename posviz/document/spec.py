@@ -15,6 +15,7 @@ from ..models.hf.cache import parse_hub_name
 
 MOSAIC_MODES = ("difference", "original", "reordered")
 DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)    # choices of the symmetric range ±r
+PRETRAINED_DTYPES = ("float32", "bfloat16", "float16")  # what a real model is read as
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ModelSpec:
     bundled name ("minilm"), a folder, a .gguf file or a hub name
     ("EleutherAI/pythia-70m"); ``revision`` pins a hub name to a branch, tag or commit
     ("" is its default branch). ``address`` is what ``posviz.models.hf.load_backend``
-    takes.
+    takes; ``dtype`` and ``offload_folder`` are how it loads one (hf.load_backend's).
     """
 
     config: ModelConfig | None = ModelConfig()     # the built-in model's, or None
@@ -37,6 +38,9 @@ class ModelSpec:
     label: str = field(default="", compare=False)   # what a menu shows for it
     revision: str = ""                              # a hub name's branch, tag or commit
     weights: str = RANDOM                           # the built-in model's
+    dtype: str = "float32"                          # what a pretrained model is read as
+    offload_folder: str = ""                        # its layers placed by accelerate,
+                                                    # spilling to this folder ("": none)
 
     @classmethod
     def builtin(cls, config: ModelConfig | None = None,
@@ -55,13 +59,19 @@ class ModelSpec:
         return self.is_builtin and self.weights != RANDOM
 
     @classmethod
-    def pretrained(cls, source: str, label: str = "", revision: str = "") -> "ModelSpec":
-        """A pretrained model; a hub name written NAME@REVISION is split in two."""
+    def pretrained(cls, source: str, label: str = "", revision: str = "",
+                   dtype: str = "float32", offload_folder: str = "") -> "ModelSpec":
+        """A pretrained model; a hub name written NAME@REVISION is split in two.
+        PosvizInputError for a dtype other than float32, bfloat16 or float16."""
+        if dtype not in PRETRAINED_DTYPES:
+            raise PosvizInputError(f"unknown dtype {dtype!r} for a real model (choose "
+                                   f"{', '.join(PRETRAINED_DTYPES)})")
         source = source.strip()
         name = parse_hub_name(source) if not revision else None
         if name is not None and name.revision and not Path(source).expanduser().exists():
             source, revision = name.repo, name.revision
-        return cls(config=None, source=source, label=label or source, revision=revision)
+        return cls(config=None, source=source, label=label or source, revision=revision,
+                   dtype=dtype, offload_folder=offload_folder)
 
     @property
     def address(self) -> str:
@@ -84,11 +94,12 @@ class ModelSpec:
 
     def load(self, progress=None, device: str = "cpu", should_stop=None,
              n_tokens: int = 0, online: bool = False, ask_above: int | None = None,
-             **placement):
+             check_memory: bool = True, **placement):
         """The backend this spec names: the built-in model built, or a pretrained one
         loaded (models.hf.load_backend); torch is imported here.
 
-        The memory a model and a run of ``n_tokens`` need is checked first. A hub name
+        The memory a model and a run of ``n_tokens`` need is checked first (unless not
+        ``check_memory``: the user asked for it anyway). A hub name
         not in the local cache is downloaded only when ``online`` (and, above
         ``ask_above`` bytes, only after hf.LargeDownload has said how much). A
         pretrained load tells its steps, and how many bytes or tensors of how many are
@@ -99,7 +110,9 @@ class ModelSpec:
         if self.is_builtin:
             from ..models.builtin import BuiltinBackend
             from ..models.memory import check_fits
-            check_fits(self.config.validate(), n_tokens)   # before a byte is allocated
+            config = self.config.validate()
+            if check_memory:
+                check_fits(config, n_tokens)           # before a byte is allocated
             return BuiltinBackend(self.config, self.weights)
         try:
             from ..models import hf
@@ -111,9 +124,23 @@ class ModelSpec:
         def told(step: str, done: int | None = None, total: int | None = None) -> None:
             if not (should_stop is not None and should_stop()):
                 tell(step, done, total)
+        placement = {"dtype": self.dtype, "offload_folder": self.offload_folder or None,
+                     **placement}
         return hf.load_backend(self.address, progress=told, device=device,
                                should_stop=should_stop, n_tokens=n_tokens, online=online,
-                               ask_above=ask_above, **placement)
+                               ask_above=ask_above, check_memory=check_memory,
+                               **placement)
+
+    def check_memory(self, n_tokens: int) -> None:
+        """Raise PosvizInputError, in the memory check's words, when this model and a
+        comparison of ``n_tokens`` would not fit (models.memory); nothing is built, read
+        or imported beyond the checkpoint's headers."""
+        if self.is_builtin:
+            from ..models.memory import check_fits
+            check_fits(self.config.validate(), n_tokens)
+            return
+        from ..models.hf import check_memory
+        check_memory(self.address, n_tokens, self.dtype, bool(self.offload_folder))
 
     def to_dict(self) -> dict:
         if self.is_builtin:
@@ -122,6 +149,10 @@ class ModelSpec:
         model = {"kind": "pretrained", "source": self.source, "label": self.label}
         if self.revision:
             model["revision"] = self.revision
+        if self.dtype != "float32":
+            model["dtype"] = self.dtype
+        if self.offload_folder:
+            model["offload_folder"] = self.offload_folder
         return model
 
 

@@ -84,6 +84,7 @@ class Controller(QObject):
         self.loading = False
         self.device = "cpu"             # where pretrained models run ("auto" picks)
         self.online = True              # False: --offline (no download in this run)
+        self.held = False               # the session is shown, not computed (it would not fit)
         self._look_of: Callable[[Selection], MosaicLook | None] = lambda selection: None
         self.restyled = False           # last_shown is a new look of the evaluation before
         self._painted = 0               # generation of last_shown
@@ -106,13 +107,15 @@ class Controller(QObject):
 
     # -- start-up ---------------------------------------------------------------------
     def start(self, text: str, spec: ModelSpec, positions: Positions,
-              order: str = "reverse") -> None:
+              order: str = "reverse", held: bool = False) -> None:
         """Import the rest of the core and build the session on the worker; ``ready``
         follows. ``spec`` and ``positions`` must be valid (a model that fails to load
         falls back to the built-in one, and ``modelFailed`` says why; a hub model that
-        is not cached is then downloaded and loaded as ``load`` does it)."""
+        is not cached is then downloaded and loaded as ``load`` does it). ``held``: the
+        session is built and shown but nothing is computed until ``held`` is False."""
+        self.held = held
         self._submit(StartJob(text, spec, positions, order, device=self.device,
-                              online=self.downloads_on()))
+                              online=self.downloads_on(), evaluate=not held))
 
     def downloads_on(self) -> bool:
         """May a hub model be downloaded now? Not with --offline, the model panel's
@@ -167,7 +170,7 @@ class Controller(QObject):
     def request(self) -> None:
         """Ask for the current session's evaluation; supersedes any pending request."""
         s = self.session
-        if s is None or self._compute.closed:
+        if s is None or self._compute.closed or self.held:
             return
         selection = s.selection
         job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look(),
@@ -183,7 +186,7 @@ class Controller(QObject):
         ``evaluated`` like any other. While an evaluation is still on its way, that is
         asked again in the new look instead."""
         s, shown = self.session, self.last_shown
-        if s is None or self._compute.closed:
+        if s is None or self._compute.closed or self.held:
             return
         if shown is not None and not self._has_head(shown.evaluation):
             self.request()              # a long input kept another head's maps: run again
@@ -264,12 +267,14 @@ class Controller(QObject):
             threading.Thread(target=trim, name="posviz-trim", daemon=True).start()
 
     # -- models -----------------------------------------------------------------------
-    def load(self, spec: ModelSpec, confirmed: bool = False) -> None:
+    def load(self, spec: ModelSpec, confirmed: bool = False,
+             check_memory: bool = True) -> None:
         """Build or load ``spec``'s model off the GUI thread; the current one stays in
         use until it is ready. Then the session runs it (ModelChanged) and
         ``modelLoaded`` follows; a newer load or ``cancel_load`` discards this one. A
         hub model's download above ASK_ABOVE_BYTES is not started but asked for
-        (``downloadAsked``) unless ``confirmed``."""
+        (``downloadAsked``) unless ``confirmed``; the memory check is skipped when not
+        ``check_memory`` (the user asked for the model anyway)."""
         if self._loader.closed:
             return
         self.loading = True
@@ -280,7 +285,8 @@ class Controller(QObject):
                 self._bridge.progress.emit(token, step, done, total))
         self._loader.submit(LoadJob(spec, tell, n_tokens=n, device=self.device,
                                     online=self.downloads_on(),
-                                    ask_above=None if confirmed else ASK_ABOVE_BYTES))
+                                    ask_above=None if confirmed else ASK_ABOVE_BYTES,
+                                    check_memory=check_memory))
 
     def load_confirmed(self, spec: ModelSpec) -> None:
         """Load ``spec``, downloading it whatever its size: the user said yes."""

@@ -10,7 +10,9 @@ The last session is written to ``<settings>-last-session.posviz`` beside the set
 file (``posviz-last-session.posviz`` in ~/.config/posviz on Linux) a few seconds after
 each edit and when the window closes, and opened again at the next start. Edits to the
 text, order, positions or model mark the document modified (the title's ``*``); what is
-looked at (layer, head, tab) is saved with it but marks nothing.
+looked at (layer, head, tab) is saved with it but marks nothing. A document that would not
+fit in memory (models.memory) is shown at start, not computed (``held``): the file keeps
+its model, and one click runs it anyway or opens the built-in model (gui.held_start).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from .folders import remember_folder, start_folder
+from .held_start import HoldsStart, too_large
 
 RECENT_KEY = "files/recent"
 RECENT_MAX = 10
@@ -47,13 +50,15 @@ class Pending:
     loaded: bool = False              # its model was loaded for it (already running)
 
 
-class Documents(QObject):
+class Documents(HoldsStart, QObject):
     """File menu behaviour, the modified mark, and the autosaved last session, for
     ``window`` (the parent of its dialogs, which shows the modified mark)."""
 
     renamed = Signal()                # the document's file (or none) changed
     opened = Signal(object)           # the SessionDocument shown (its title and note)
     detached = Signal(str)            # its title and note no longer apply: "text", "model"
+    held = Signal(str)                # the document started with is shown, not run: why
+    released = Signal()               # ... and now runs (or the built-in model does)
 
     def __init__(self, window, settings, controller, undo_stack, edits, status):
         super().__init__(window)
@@ -69,6 +74,8 @@ class Documents(QObject):
         self._pending: Pending | None = None   # a document whose model is being loaded
         self._starting: tuple | None = None    # (document, path) to show once ready
         self._texts = ("", "")            # the open document's title and note
+        self._held: Pending | None = None      # shown, not computed: it would not fit
+        self._held_edited = False         # ... and edited since
         self.autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_MS,
                                      timeout=self.autosave)
 
@@ -98,6 +105,7 @@ class Documents(QObject):
         if not isinstance(event, SelectionChanged):
             if not self._applying:
                 self._status.notice = ""
+                self._held_edited = True
             if not self._applying and self._pending is None:
                 self.set_modified(True)
                 if isinstance(event, (TextChanged, ModelChanged)) and any(self._texts):
@@ -171,6 +179,9 @@ class Documents(QObject):
         self.open_document(SessionDocument(DEFAULT_TEXT, tuple(range(n)), spec), None)
 
     def model_loaded(self, spec) -> None:
+        if self._held is not None and self._pending is None:
+            self._release()               # another model was chosen: the hold is over
+            self._controller.request()
         pending = self._pending
         if pending is not None and (self.session.spec == pending.doc.spec or (
                 pending.fallback and self.session.spec.is_builtin)):
@@ -246,8 +257,14 @@ class Documents(QObject):
 
     # -- writing ----------------------------------------------------------------------
     def document(self):
-        """What Save writes: the session, with the open document's title and note."""
-        return self.session.to_document(*self._texts)
+        """What Save writes: the session, with the open document's title and note; a
+        document held at start keeps its model (and, unedited, all it holds)."""
+        doc = self.session.to_document(*self._texts)
+        if self._held is None:
+            return doc
+        held = self._held.doc
+        return doc.replace(spec=held.spec, config_sha256=held.config_sha256) if (
+            self._held_edited) else held
 
     def save(self) -> bool:
         if self.path is None:
@@ -347,9 +364,12 @@ class Documents(QObject):
         if doc is None:
             return False
         current = "" if path else str(self.settings.value("files/current", "") or "")
-        self._starting = (doc, Path(path or current) if (path or current) else None)
-        spec = doc.spec if doc.spec.is_builtin else ModelSpec.builtin()
-        self._controller.start(doc.text, spec, doc.positions, order="original")
+        reason = too_large(doc)
+        self._starting = (doc, Path(path or current) if (path or current) else None,
+                          reason)
+        spec = doc.spec if doc.spec.is_builtin and not reason else ModelSpec.builtin()
+        self._controller.start(doc.text, spec, doc.positions, order="original",
+                               held=reason is not None)
         return True
 
     def show_started(self) -> None:
@@ -359,11 +379,15 @@ class Documents(QObject):
         start, self._starting = self._starting, None
         if start is None:
             return
-        doc, path = start
+        doc, path, reason = start
         modified = path is not None and self.settings.value("files/modified", False) in (
             True, "true")
+        if reason is not None:
+            self._hold(Pending(doc, path, modified=modified), reason)
+            return
         fallback = None
         if doc.spec.is_builtin and doc.spec != self.session.spec:
             fallback = ("the session's built-in model could not be built: opened with "
                         "the default one, keeping the text")
         self._open(Pending(doc, path, fallback, modified=modified))
+

@@ -27,21 +27,12 @@ from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, O
 from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, ShortCombo, edited, option_widget,
                      set_value, value_of)
 from .load_progress import LoadProgress
-from .model_source import OPEN_ITEMS, ask_model_path
+from .model_source import (CHOOSER_TIP, DOWNLOADS_TIP, HUB_NAME_PROMPT, OPEN_ITEMS,
+                           ask_model_path)
+from .precision_choice import PrecisionChoice
 from .settings import DOWNLOADS_KEY, downloads_allowed, make_settings
 from .weights_choice import WeightsChoice
 
-CHOOSER_TIP = ("The built-in transformer (random or trained weights, the options below), a "
-               "real pretrained model found on this computer (bundled, or in the Hugging "
-               "Face cache), a model folder you choose, or a model by its hub name, "
-               "downloaded into the Hugging Face cache when it is not there (unless "
-               "downloads are off below).")
-HUB_NAME_PROMPT = ("A model on the Hugging Face hub, as ORG/NAME or ORG/NAME@REVISION "
-                   "(a branch, a tag or a commit):")
-DOWNLOADS_TIP = ("Let posviz download a model you name from the Hugging Face hub "
-                 "($HF_ENDPOINT) into its cache ({cache}). Off: only models already "
-                 "on this computer load. posviz --offline and HF_HUB_OFFLINE=1 also turn "
-                 "downloads off.")
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
 FIXED_BY_A_FOLDER = tuple("d_ff" if n == "ff_width" else n for n in ARCHITECTURE)
@@ -122,6 +113,9 @@ class ModelPanel(QWidget):
             lambda on: make_settings().setValue(DOWNLOADS_KEY, bool(on)))
         layout.addWidget(self.downloads)
         self.set_offline(False)
+        self.precision = PrecisionChoice()        # a real model's dtype and placement
+        self.precision.chosen.connect(lambda: self._request(self._running()))
+        layout.addWidget(self.precision)
         self.load = LoadProgress()
         self.load.download.clicked.connect(self._download_accepted)
         self.load.cancel.clicked.connect(self._cancel)
@@ -232,6 +226,7 @@ class ModelPanel(QWidget):
                 index = self.chooser.count() - 1 - len(OPEN_ITEMS)      # "Open folder…"
                 self.chooser.insertItem(index, spec.name, ("real", spec.address))
         self.chooser.setCurrentIndex(index)
+        self.precision.show_spec(spec)
         self._described = None            # its facts are described afresh
         # A real model's own architecture replaces the built-in fields (greyed-out
         # built-in values would misdescribe it).
@@ -258,6 +253,7 @@ class ModelPanel(QWidget):
         self._show_problems({"offset": message}, config_fields=False)
 
     def _request(self, spec: ModelSpec) -> None:
+        spec = spec if spec.is_builtin else self.precision.applied(spec)
         if spec != self._running():
             self.modelRequested.emit(spec)
 

@@ -21,6 +21,7 @@ from .actions import UndoPassesThrough, build_actions, icon
 from .controller import Controller
 from .documents import Documents
 from .edits import Edits
+from .held_start import attach_held_notice
 from .help import Help
 from .remembered import remember, remembered
 from .status import StatusLine
@@ -81,6 +82,7 @@ class MainWindow(QMainWindow):
         self.edits = Edits(c, self.undo_stack, self.strip, self.status, self)
         self.files = Documents(self, self.settings, c, self.undo_stack, self.edits,
                                self.status)
+        attach_held_notice(self)          # a start that would not fit: why, and what now
         self.help = Help(self)
         build_actions(self)
         self.resize(default_size(self.screen().availableGeometry() if self.screen() else None))

@@ -19,7 +19,9 @@ framework might cache:
 
 The limit is the memory the system calls available (MemAvailable in /proc/meminfo, or
 psutil elsewhere) times ``SAFETY``: the window, Qt and the plots need their share. When
-the available memory cannot be read, nothing is refused.
+the available memory cannot be read, nothing is refused. ``POSVIZ_MEMORY`` (bytes, or a
+size such as ``2G`` or ``500M``) caps the memory counted as available: a machine shared
+with other work, or a container whose limit the system does not report.
 
 Nothing here imports torch, so a configuration is checked before the model is built.
 """
@@ -37,6 +39,8 @@ DRAW_BYTES = 8              # weights are drawn in float64, then cast to the mod
 # then those and the weights), and a layer nobody takes whole is compared a head at a time
 LAYER_FACTOR, HF_LAYER_FACTOR = 3, 3
 SAFETY = 0.8                # share of the available memory one evaluation may take
+MEMORY_VARIABLE = "POSVIZ_MEMORY"
+UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 
 def weight_count(config: ModelConfig) -> int:
@@ -76,7 +80,30 @@ def estimate_bytes(config: ModelConfig, n: int) -> int:
     return max(weights * DRAW_BYTES, running)
 
 
+def memory_cap() -> int | None:
+    """The bytes ``POSVIZ_MEMORY`` allows ("2G", "500M", "1500000000"), or None when it
+    is unset; a value that does not read raises PosvizInputError."""
+    import os
+    value = os.environ.get(MEMORY_VARIABLE, "").strip().upper().removesuffix("B")
+    if not value:
+        return None
+    number, unit = value.rstrip("KMGT"), value[len(value.rstrip("KMGT")):]
+    try:
+        cap = float(number) * UNITS[unit]
+    except (ValueError, KeyError):
+        raise PosvizInputError(f"{MEMORY_VARIABLE}={os.environ[MEMORY_VARIABLE]!r} is not a "
+                               f"size (write it as 2G, 500M or a number of bytes)") from None
+    return int(cap)
+
+
 def available_bytes() -> int | None:
+    """Memory the system can give without swapping, at most ``POSVIZ_MEMORY``, or None
+    when neither can be read."""
+    cap, free = memory_cap(), system_available()
+    return cap if free is None else free if cap is None else min(cap, free)
+
+
+def system_available() -> int | None:
     """Memory the system can give without swapping, or None when it cannot be read."""
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:

@@ -46,6 +46,7 @@ class StartJob:
     device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
     online: bool = False                # may a hub model be downloaded? (then by a LoadJob
                                         # once the window is ready, not here)
+    evaluate: bool = True               # False: built, not computed (it would not fit)
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,6 +87,7 @@ class LoadJob:
     online: bool = False              # may a hub model be downloaded?
     ask_above: int | None = None      # bytes a download may take without asking (None:
                                       # any; above it hf.LargeDownload says how much)
+    check_memory: bool = True         # False: loaded although it may not fit (asked for)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,8 @@ class Evaluated:
 def load_model(job: LoadJob, should_stop: ShouldStop | None = None) -> Backend:
     """The backend for ``job.spec`` (ModelSpec.load), telling its progress."""
     return job.spec.load(job.progress, device=job.device, should_stop=should_stop,
-                         n_tokens=job.n_tokens, online=job.online, ask_above=job.ask_above)
+                         n_tokens=job.n_tokens, online=job.online, ask_above=job.ask_above,
+                         check_memory=job.check_memory)
 
 
 class EvaluationRunner:
@@ -145,7 +148,9 @@ class EvaluationRunner:
         spec, positions = job.spec, job.positions
         problem = later = None
         try:
-            backend = load_model(LoadJob(spec, job.progress, device=job.device))
+            # held: the built-in model only shows the text, it computes nothing yet
+            backend = load_model(LoadJob(spec, job.progress, device=job.device,
+                                         check_memory=job.evaluate))
         except (ImportError, TypeError, ValueError) as error:  # PosvizInputError and friends
             if isinstance(error, NotCached) and job.online:
                 later = spec            # downloaded where the window shows its progress
@@ -160,6 +165,9 @@ class EvaluationRunner:
             session = _new_session(backend, DEFAULT_TEXT, positions, spec)
         if job.order == "reverse":
             session.reverse()           # no listeners yet: nobody to notify
+        self._early = None
+        if not job.evaluate:
+            return Started(session, problem, later)
         try:
             start = time.perf_counter()
             ev, tiles = self._evaluate(backend, session.seq, session.order,

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from .backend import HFBackend
 
 __all__ = ["BUNDLED", "HFBackend", "LargeDownload", "ModelSource", "NotCached",
-           "available_models", "cached_models", "hub_cache_dir", "load_backend",
+           "available_models", "cached_models", "check_memory", "hub_cache_dir",
+           "load_backend",
            "network_allowed", "read_config", "resolve", "teller"]
 
 
@@ -45,12 +46,28 @@ def __getattr__(name: str):
 _QUIET_LOADING = threading.Lock()
 
 
+def check_memory(spec: str, n_tokens: int, dtype: str = "float32",
+                 offloaded: bool = False) -> None:
+    """memory.check_model_fits for the model ``spec`` names, from its files' headers
+    alone (nothing is read, nothing imported); a model this machine does not hold, or
+    cannot read, passes: its download or its load says why."""
+    try:
+        folder, gguf_file, _ = resolve(spec)
+        config = read_config(folder) if gguf_file is None else gguf_config(folder /
+                                                                           gguf_file)
+    except (PosvizInputError, OSError, ValueError):
+        return
+    from ..memory import check_model_fits
+    check_model_fits(folder, gguf_file, config, n_tokens, dtype, offloaded)
+
+
 def load_backend(spec: str, progress: Callable[..., None] | None = None,
                  device: str = "cpu", should_stop: Callable[[], bool] | None = None,
                  n_tokens: int = 0, online: bool = False,
                  ask_above: int | None = None, dtype: str = "float32",
                  offload_folder: str | None = None,
-                 max_memory: dict | None = None) -> "HFBackend":
+                 max_memory: dict | None = None,
+                 check_memory: bool = True) -> "HFBackend":
     """Load a model by bundled name, folder, .gguf file or hub name ORG/NAME[@REVISION].
 
     A hub name comes from the local cache; when the cache does not hold it and
@@ -60,9 +77,9 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     bytes downloaded or tensors read where it is known (a one-argument ``progress(step)``
     is told the steps only). ``device`` is "cpu", "cuda", "mps" or "auto". The memory
     the weights and one forward of ``n_tokens`` need is checked before anything is
-    read. When ``should_stop()`` turns True, raises errors.Cancelled with what was read
-    freed (and no partial download left in the cache). Raises PosvizInputError with one
-    line for a missing folder or name, an unreachable hub, a folder that is not a
+    read (not when ``check_memory`` is False: asked for anyway). When
+    ``should_stop()`` turns True, raises errors.Cancelled with what was read freed (and
+    no partial download left in the cache). Raises PosvizInputError with one line for a missing folder or name, an unreachable hub, a folder that is not a
     transformer, corrupt weights, a missing tokenizer, an unsupported family, too
     little memory or an absent device.
 
@@ -91,8 +108,9 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
         raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
                                "(pip install gguf accelerate)")
     from ..memory import check_model_fits
-    check_model_fits(folder, gguf_file, config, n_tokens, dtype,
-                     offloaded=offload_folder is not None)
+    if check_memory:
+        check_model_fits(folder, gguf_file, config, n_tokens, dtype,
+                         offloaded=offload_folder is not None)
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401
