@@ -8,10 +8,10 @@ import importlib.util
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QFormLayout, QLabel, QWidget
+from PySide6.QtWidgets import QCheckBox, QFileDialog, QFormLayout, QLabel, QWidget
 
 from ..document.spec import PRETRAINED_DTYPES
-from .fields import STATUS_STYLE, narrow_combo
+from .fields import STATUS_STYLE, ShortCombo
 
 DTYPE_TIPS = {"float32": "Full precision: the reference numbers",
               "bfloat16": "Half the memory of float32; about 3 significant digits "
@@ -52,7 +52,7 @@ class PrecisionChoice(QWidget):
         super().__init__(parent)
         self.folder = ""
         self._spec = None           # the pretrained spec shown
-        self.dtype = narrow_combo(QComboBox())
+        self.dtype = ShortCombo()
         self.dtype.setObjectName("dtype")
         for index, name in enumerate(PRETRAINED_DTYPES):
             self.dtype.addItem(name, name)
