@@ -156,8 +156,8 @@ def test_tiles_pooled_a_layer_and_a_head_at_a_time_are_the_plain_pooling(n):
     tiles = MosaicTiles(reference)
     for layer in range(4):
         for head in range(3):
-            tiles.difference(layer, head, a[layer, head] - b[layer, head])
-        tiles.maps(layer, b[layer], a[layer])
+            tiles.head(layer, head, b[layer, head], a[layer, head], a[layer, head] - b[layer, head])
+        tiles.layer_done(layer)
     block = pool_block(n)
     for mode, maps in (("difference", a - b), ("reordered", a), ("original", b)):
         np.testing.assert_array_equal(tiles.tiles[mode], pooled_plainly(maps, block), mode)

@@ -105,29 +105,30 @@ _causal_of = PerTrace(_causal_layers)
 
 
 class MapsConsumer(Protocol):
-    """What takes each layer's maps as AttentionGaps passes them (views.pooling's
+    """What takes the maps as AttentionGaps passes them, a head at a time (views.pooling's
     MosaicTiles); the arrays are valid only during the call."""
 
-    def difference(self, layer: int, head: int, difference: np.ndarray) -> None:
-        """One head's aligned maps minus the reference's, (n, n)."""
+    def head(self, layer: int, head: int, original: np.ndarray, aligned: np.ndarray,
+             difference: np.ndarray) -> None:
+        """One head's reference map, the reordered run's put back, and aligned - original,
+        (n, n) each."""
 
-    def maps(self, layer: int, original: np.ndarray, aligned: np.ndarray) -> None:
-        """The layer's reference maps and the reordered run's put back, (h, n, n) each,
-        after every head's ``difference``."""
+    def layer_done(self, layer: int) -> None:
+        """Every head of ``layer`` has passed."""
 
 
 class AttentionGaps:
     """The attention side of compare, a layer at a time: handed each layer's maps of
     the reordered run as the forward computes them (Backend.run's ``maps``), it puts
-    them back in the original order, takes the largest gap to the reference's, hands
-    what it made to each of ``consumers`` (a MapsConsumer: each head's difference as
-    it is taken, then both layers' maps) and lets the layer go.
+    them back in the original order a head at a time, takes the largest gap to the
+    reference's, hands each head to each of ``consumers`` (MapsConsumer) and lets the
+    layer go: a long input's layer is never copied whole.
 
     The maps arrive in slot order, or with ``aligned`` already by original token (a run
     in the original tokens' frame: nothing is gathered). With ``start`` > 0 they hold
     slots start..n-1 only (causal prefix reuse, analysis.prefix): the slots before are
-    the reference's, and on a causal reference their rows differ by exactly 0, so only
-    the later rows are compared.
+    the reference's, and on a causal reference their rows differ by exactly 0 (they are
+    the reference's own rows here).
 
     ``aligned_maps`` keeps every layer's aligned maps (L, h, n, n) when they take at
     most models.maps.KEEP_ALL bytes, else only head ``keep`` = (layer 0..L-1, head) in
@@ -147,71 +148,60 @@ class AttentionGaps:
         self.aligned_maps = (np.empty(self.reference.shape, self.reference.dtype)
                              if whole else None)                               # (L, h, n, n)
         self.kept_head: np.ndarray | None = None                               # (n, n)
-        self._gap = None                                                       # (m, n)
+        self._cells: np.ndarray | None = None                                  # (m*n,)
+        self._gap: np.ndarray | None = None                                    # (n, n)
 
     def __call__(self, layer: int, maps) -> None:
         """Layer ``layer``'s maps of the reordered run, (h, m, n), a tensor or array."""
         import torch  # loaded already: the maps came from a model
 
         Ap = maps.numpy() if isinstance(maps, torch.Tensor) else np.asarray(maps)
-        if not self.consumers and self.aligned_maps is None:
-            self._by_head(layer, Ap)
-            return
-        A = self.reference[layer]                                          # (h, n, n)
-        aligned = self._put_back(Ap, A, self.causal[layer])                # (h, n, n)
-        self.gaps[layer] = np.max([self._head_gap(layer, k, aligned[k], A[k])
-                                   for k in range(len(A))])                # NaN if any is
-        for consumer in self.consumers:
-            consumer.maps(layer, A, aligned)
-        if self.aligned_maps is not None:
-            self.aligned_maps[layer] = aligned
-        elif self.keep is not None and self.keep[0] == layer:
-            self.kept_head = aligned[self.keep[1]].copy()
-
-    def _by_head(self, layer: int, Ap: np.ndarray) -> None:
-        """The same for a layer nobody takes whole: a head at a time, the reference's
-        read one head at a time too, so a long input's layer is never copied whole."""
         causal = self.causal[layer]
         gaps = []
         for k in range(Ap.shape[0]):
-            A = self.reference[layer, k][None]                             # (1, n, n)
-            aligned = self._put_back(Ap[k:k + 1], A, causal)               # (1, n, n)
-            if self.keep == (layer, k):
-                self.kept_head = aligned[0].copy()
-            gaps.append(self._head_gap(layer, k, aligned[0], A[0]))
+            A = self.reference[layer, k]                                   # (n, n)
+            aligned = self._put_back(Ap[k], A, causal)                     # (n, n)
+            if self.aligned_maps is not None:
+                self.aligned_maps[layer, k] = aligned
+            elif self.keep == (layer, k):
+                self.kept_head = aligned.copy()
+            gaps.append(self._head_gap(layer, k, aligned, A))
         self.gaps[layer] = np.max(gaps)                                    # NaN if any is
+        for consumer in self.consumers:
+            consumer.layer_done(layer)
 
     def _head_gap(self, layer: int, head: int, aligned: np.ndarray, A: np.ndarray) -> float:
         """max |aligned - A| of one head's (n, n) maps, the difference handed to the
-        consumers on the way (one (n, n) buffer, reused). Rows before ``start`` of a
-        causal layer are the reference's own (_put_back), so they add exact zeros."""
+        consumers on the way (one (n, n) buffer, reused)."""
         if self._gap is None or self._gap.shape != A.shape or self._gap.dtype != A.dtype:
             self._gap = np.empty(A.shape, A.dtype)
         difference = np.subtract(aligned, A, out=self._gap)                # (n, n)
         for consumer in self.consumers:
-            consumer.difference(layer, head, difference)
+            consumer.head(layer, head, A, aligned, difference)
         return np.abs(difference, out=difference).max() if difference.size else 0.0
 
     def _put_back(self, Ap: np.ndarray, A: np.ndarray, causal: bool) -> np.ndarray:
-        """The maps Ap (h, m, n) with rows and columns back in the original order; rows
-        0..start-1 (a suffix run's) are the reference's A, whose columns past the first
-        start are 0 when it is ``causal`` (else they are put back in order too).
+        """One head's map Ap (m, n) with rows and columns back in the original order;
+        rows 0..start-1 (a suffix run's) are the reference's A (n, n), whose columns past
+        the first start are 0 when it is ``causal`` (else they are put back in order too).
 
-        One gather over flattened maps: entry (j, k) of an aligned map is entry
+        One gather over the flattened map: entry (j, k) of an aligned map is entry
         (inv[j], inv[k]) of the permuted one; mode "wrap" skips the bounds check of
-        every cell (all are in range)."""
+        every cell (all are in range). The cells are the same for every head."""
         if self.aligned:
             return Ap
-        h, m, n = Ap.shape
+        m, n = Ap.shape
         start, inv = self.start, self.inv
-        # rows start..n-1: inv maps them onto themselves, row inv[i] - start of Ap
-        cells = ((inv[start:, None] - start) * n + inv[None, :]).ravel()      # (m*n,)
-        rows = np.take(Ap.reshape(h, m * n), cells, axis=1, mode="wrap").reshape(h, m, n)
+        if self._cells is None:     # rows start..n-1: row inv[i] - start of Ap
+            index = np.int32 if m * n < 2**31 else np.int64
+            self._cells = ((inv[start:, None] - start) * n + inv[None, :]).astype(
+                index).ravel()                                             # (m*n,)
+        rows = np.take(Ap.reshape(m * n), self._cells, mode="wrap").reshape(m, n)
         if not start:
             return rows
-        out = np.empty((h, n, n), Ap.dtype)                                  # (h, n, n)
-        out[:, :start] = A[:, :start] if causal else A[:, :start][..., inv]
-        out[:, start:] = rows
+        out = np.empty((n, n), Ap.dtype)                                     # (n, n)
+        out[:start] = A[:start] if causal else A[:start][:, inv]
+        out[start:] = rows
         return out
 
 

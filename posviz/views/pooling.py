@@ -70,43 +70,43 @@ class MosaicTiles:
     """The tiles of ``modes`` and the original's, (L, h, m, m) each (``tiles[mode]``), in
     blocks of ``block``.
 
-    A MapsConsumer of Engine.evaluate (analysis.symmetry): handed each head's difference
-    and each layer's original and aligned maps as the comparison passes; the original's
-    tiles are pooled once per reference run. Only the modes asked for are pooled (the
-    one on screen, as a reorder needs: pooling both cost the built-in model 4-8 ms a
-    reorder at n = 128, benchmarks/README.md)."""
+    A MapsConsumer of Engine.evaluate (analysis.symmetry): handed each head's maps as
+    the comparison passes, it pools them a head at a time; the original's tiles are
+    pooled once per reference run. Only the modes asked for are pooled (the one on
+    screen, as a reorder needs: pooling both cost the built-in model 4-8 ms a reorder
+    at n = 128, benchmarks/README.md)."""
 
     def __init__(self, reference, modes=PER_ORDER):
         self.reference = reference
         self.block = pool_block(reference.n_tokens)
-        self.modes = frozenset(modes) & set(PER_ORDER)
+        self.modes = tuple(mode for mode in PER_ORDER if mode in modes)
         self._pooled: dict[str, list[np.ndarray]] = {mode: [] for mode in self.modes}
-        self._heads: list[np.ndarray] = []                  # this layer's difference tiles
+        self._heads: dict[str, list[np.ndarray]] = {mode: [] for mode in self.modes}
         self._layers = 0
 
     def has(self, mode: str) -> bool:
         return mode == "original" or mode in self.modes
 
     def _pool(self, maps: np.ndarray) -> np.ndarray:
-        """(..., n, n) -> (..., m, m), a new array (``maps`` may be a reused buffer)."""
+        """(n, n) -> (m, m), a new array (``maps`` may be a reused buffer)."""
         if self.block == 1:
             return maps.copy()
         import torch
         return _pooled(torch.from_numpy(maps), self.block).numpy()
 
-    def difference(self, layer: int, head: int, difference: np.ndarray) -> None:
-        if "difference" in self.modes:
-            self._heads.append(self._pool(difference))                     # (m, m)
-
-    def maps(self, layer: int, original: np.ndarray, aligned: np.ndarray) -> None:
+    def head(self, layer: int, head: int, original: np.ndarray, aligned: np.ndarray,
+             difference: np.ndarray) -> None:
         if layer != self._layers:
             raise ValueError(f"layer {layer} given after {self._layers} layers")
+        shown = {"difference": difference, "reordered": aligned}
+        for mode in self.modes:
+            self._heads[mode].append(self._pool(shown[mode]))              # (m, m)
+
+    def layer_done(self, layer: int) -> None:
+        for mode in self.modes:
+            self._pooled[mode].append(np.stack(self._heads[mode]))         # (h, m, m)
+            self._heads[mode] = []
         self._layers += 1
-        if "reordered" in self.modes:
-            self._pooled["reordered"].append(self._pool(aligned))          # (h, m, m)
-        if "difference" in self.modes:
-            self._pooled["difference"].append(np.stack(self._heads))       # (h, m, m)
-            self._heads = []
 
     @cached_property
     def tiles(self) -> dict[str, np.ndarray]:
@@ -125,6 +125,7 @@ class MosaicTiles:
         for layer in range(len(aligned)):
             original = ev.reference.attention[layer]                      # (h, n, n)
             for head in range(len(original)):
-                tiles.difference(layer, head, aligned[layer, head] - original[head])
-            tiles.maps(layer, original, aligned[layer])
+                tiles.head(layer, head, original[head], aligned[layer, head],
+                           aligned[layer, head] - original[head])
+            tiles.layer_done(layer)
         return tiles
