@@ -82,17 +82,30 @@ def test_gguf_header_reads_what_the_gguf_package_reads():
     assert gguf_config(folder.parent / "__init__.py") == {}
 
 
-def test_byte_level_tokens_read_back_as_the_text(smollm2):
-    """Accents, Greek and Japanese split over byte tokens: each chip shows the text it
-    stands for (a byte that is no whole character as <0x..>), so the chips read back."""
-    from posviz.analysis.predictions import _readable
-    text = "café naïve Ελληνικά 日本語"
+@pytest.mark.parametrize("text", ["café naïve Ελληνικά 日本語",
+                                  "emoji 🙂🎉 👩‍👧 crème brûlée Ñandú Straße"])
+def test_byte_level_tokens_read_back_as_the_text(smollm2, text):
+    """Accents, Greek, Japanese and emoji split over byte tokens: each character shows
+    once, on the token of its first byte, and a token holding only the rest of one shows
+    REST, so the chips, REST left out, read back as the text."""
+    from posviz.models.pieces import REST, byte_labels
     seq = smollm2.tokenize(text)
     shown = [t for t, pinned in zip(seq.tokens, seq.pinned) if not pinned]
-    assert not any(mark in t for t in shown for mark in ("Ã", "Î", "æ", "\ufffd"))
-    words = " ".join(t for t in shown if not t.startswith("<0x")).replace(" ##", "")
-    assert words == text
-    assert "<0x95>" in shown                 # Ε's second byte, a token of its own
+    assert not any(mark in t for t in shown for mark in ("Ã", "Î", "æ", "\ufffd", "<0x"))
+    raws = smollm2.tokenizer.convert_ids_to_tokens(list(seq.ids))
+    assert "".join(t for t in byte_labels(raws) if t != REST) == text   # spaces kept
+    chips = "".join(t.removeprefix("##") for t in shown if t != REST)  # spaces stripped
+    assert chips == text.replace(" ", "")         # each character once, in its place
+    assert REST in shown
+
+
+def test_a_character_split_over_tokens_shows_once(smollm2):
+    from posviz.analysis.predictions import _readable
+    from posviz.models.pieces import REST
+    seq = smollm2.tokenize("café naïve Ελληνικά 日本語")
+    shown = [t for t, pinned in zip(seq.tokens, seq.pinned) if not pinned]
+    assert shown[shown.index("Ε"):][:3] == ["Ε", REST, "##λ"]  # Ε's second byte alone
+    assert shown[shown.index("日"):] == ["日", REST, REST, "##本", "##語", REST, REST]
     tokenizer = smollm2.tokenizer
     starts, inside = (tokenizer.convert_tokens_to_ids(t) for t in ("Ġsleep", "etime"))
     assert (_readable(tokenizer, starts), _readable(tokenizer, inside)) == \

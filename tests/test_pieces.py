@@ -2,9 +2,9 @@
 import pytest
 
 from posviz.models.backend import CONTINUES, mark_word_pieces
-from posviz.models.pieces import BYTE_OF, byte_labels, placeholder
+from posviz.models.pieces import BYTE_OF, REST, byte_labels, placeholder
 
-TEXT = "café naïve Ελληνικά 日本語 🙂"
+TEXT = "café naïve Ελληνικά 日本語 🙂 👩‍👧 crème brûlée Straße"
 CHAR_OF = {byte: char for char, byte in BYTE_OF.items()}
 
 
@@ -16,8 +16,8 @@ def as_raws(text: str, cuts: list[int]) -> list[str]:
 
 
 def read_back(labels: list[str]) -> str:
-    """Labels joined, the placeholders of bytes left out."""
-    return "".join("" if label.startswith("<0x") else label for label in labels)
+    """Labels joined, the marks of a character's rest left out."""
+    return "".join("" if label == REST else label for label in labels)
 
 
 def test_the_byte_alphabet_is_gpt2s():
@@ -31,14 +31,32 @@ def test_labels_read_back_as_the_text_however_the_bytes_are_cut(step):
     raws = as_raws(TEXT, list(range(step, size, step)))
     labels = byte_labels(raws)
     assert read_back(labels) == TEXT
-    assert not any("\ufffd" in label or "Ã" in label for label in labels)
+    assert not any(mark in label for label in labels for mark in ("\ufffd", "Ã", "<0x"))
 
 
-def test_a_character_sits_on_its_first_bytes_token_the_rest_are_placeholders():
+@pytest.mark.parametrize("seed", range(20))
+def test_each_character_is_shown_once_on_the_token_of_its_first_byte(seed):
+    """Random cuts: each token shows exactly the characters whose first byte it holds,
+    REST when it holds none, so no character shows twice."""
+    import random
+    data = TEXT.encode()
+    cuts = sorted(random.Random(seed).sample(range(1, len(data)), 25))
+    first_byte, at = [], 0                      # (characters,) offset of each first byte
+    for char in TEXT:
+        first_byte.append(at)
+        at += len(char.encode())
+    labels = byte_labels(as_raws(TEXT, cuts))
+    for a, b, label in zip([0, *cuts], [*cuts, len(data)], labels):
+        starting = "".join(c for c, i in zip(TEXT, first_byte) if a <= i < b)
+        assert label == (starting or REST)
+
+
+def test_a_character_sits_on_its_first_bytes_token_its_rest_is_marked():
     raws = as_raws(" 日本", [2, 4])           # " \xe6" | "\x97\xa5" | "本"
-    assert byte_labels(raws) == [" 日", "<0x97><0xA5>", "本"]
+    assert byte_labels(raws) == [" 日", REST, "本"]
     assert placeholder(b"\xe6") == "<0xE6>"
-    assert byte_labels(as_raws("é", [1])) == ["é", "<0xA9>"]
+    assert byte_labels(as_raws("é", [1])) == ["é", REST]
+    assert byte_labels(as_raws("日", [1, 2])) == ["日", REST, REST]
 
 
 def test_a_stray_byte_is_a_placeholder_and_other_tokens_are_not_byte_level():
@@ -51,7 +69,7 @@ def test_word_pieces_of_byte_level_text_continue_and_placeholders_do_not():
     raws = ["c", "af", "Ã©", "Ġna", "Ã¯ve", "ĠÎ", "ķ", "Î»"]
     labels = [label.strip() for label in byte_labels(raws)]
     assert mark_word_pieces(labels, raws, [False] * len(raws)) == [
-        "c", CONTINUES + "af", CONTINUES + "é", "na", CONTINUES + "ïve", "Ε", "<0x95>",
+        "c", CONTINUES + "af", CONTINUES + "é", "na", CONTINUES + "ïve", "Ε", REST,
         CONTINUES + "λ"]
 
 

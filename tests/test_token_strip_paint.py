@@ -88,3 +88,11 @@ def test_the_strip_moves_only_the_slots_it_is_told_are_movable(qtbot):
     assert widget.movable_step(1) is None and widget.movable_step(-1) == (2, 1)
     widget.select_slots([0])
     assert widget.movable_step(1) is None
+
+
+def test_the_strip_says_what_its_marks_mean(strip):
+    from posviz.models.backend import CONTINUES
+    from posviz.models.pieces import REST
+    tip = strip.toolTip()
+    assert f"{CONTINUES}: a piece inside a word" in tip
+    assert f"{REST}: only the rest of the character on the chip before" in tip

@@ -22,6 +22,8 @@ from PySide6.QtGui import QCursor, QFont, QPainter, QPen, QPixmap, QRegion
 from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
 
 from .chips import COLORS, chip_size, draw_chip
+from posviz.models.backend import CONTINUES
+from posviz.models.pieces import REST
 
 MARGIN, SPACING, ROW_SPACING = 8.0, 6.0, 8.0
 ANIMATE_UP_TO = 256           # chips; beyond this they jump instead of sliding
@@ -46,6 +48,8 @@ class TokenStrip(QWidget):
         self.setToolTip("Drag a chip to reorder the tokens; the plots follow as you drag.\n"
                         "Click to select, Ctrl+click to select a second chip for Swap.\n"
                         "The small number is each token's original index.\n"
+                        f"{CONTINUES}: a piece inside a word. {REST}: only the rest of "
+                        "the character on the chip before.\n"
                         "Grey chips are special tokens: they keep their places.\n"
                         "The red bar under a chip: how much that token's output changed "
                         "at the last layer (log scale, from rounding to 100 %).")

@@ -3,9 +3,10 @@
 Such a tokenizer writes each byte of the UTF-8 text as one printable character (GPT-2's
 ``bytes_to_unicode``: a space is "Ġ", é's two bytes are "Ã©"), and a character of two to
 four bytes may be split over tokens. ``byte_labels`` undoes the byte alphabet: each
-character is shown on the token holding its first byte, and a token holding only later
-bytes of a character shows them as ``<0x95>`` (as SentencePiece names its byte tokens),
-so the labels of a text, placeholders left out, read back as the text.
+character is shown once, on the token holding its first byte, and a token holding only
+later bytes of it shows REST, so the labels of a text, REST left out, read back as the
+text. Bytes that are no whole character at all show as ``<0x95>`` (as SentencePiece
+names its byte tokens).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def _bytes_to_unicode() -> dict[int, str]:
 
 
 BYTE_OF = {char: byte for byte, char in _bytes_to_unicode().items()}
+REST = "·"      # a token holding only the rest of a character shown on an earlier token
 
 
 def placeholder(data: bytes) -> str:
@@ -44,8 +46,9 @@ def _length(lead: int) -> int:
 def byte_labels(raws: list[str]) -> list[str] | None:
     """(n,) labels for (n,) byte-level tokens as the tokenizer writes them: the text of
     each (spaces kept), each character on the token of its first byte, a token holding
-    only later bytes of a character as ``<0x..>`` placeholders. None when a token is not
-    written in the byte alphabet (a special token, another kind of tokenizer)."""
+    only later bytes of a character as REST, a byte that is no whole character as a
+    ``<0x..>`` placeholder. None when a token is not written in the byte alphabet (a
+    special token, another kind of tokenizer)."""
     if not all(raws) or not all(c in BYTE_OF for raw in raws for c in raw):
         return None
     owner, stream = [], bytearray()            # (total bytes,) token of each byte
@@ -69,10 +72,7 @@ def byte_labels(raws: list[str]) -> list[str] | None:
         labels[owner[i]] += char
         started[owner[i]] = True
         i += size
-    for k, raw in enumerate(raws):
-        if not started[k]:                     # only the tail of an earlier character
-            labels[k] = placeholder(bytes(BYTE_OF[c] for c in raw))
-    return labels
+    return [label if started[k] else REST for k, label in enumerate(labels)]
 
 
 def is_byte_level(tokenizer) -> bool:
