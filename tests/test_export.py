@@ -312,6 +312,26 @@ def test_every_exported_file_says_what_produced_it(shown_panel, session, tmp_pat
     assert rows[0][:2] == ["0", ev.reference.tokens[0]]
 
 
+def test_the_window_exports_the_text_as_typed_not_its_tokens_joined(qtbot, tmp_path):
+    """Without facts set by its caller (as in the window), the panel's provenance holds
+    the session's text as typed while the session holds that text's tokens."""
+    from posviz.gui.settings import make_settings
+    typed = "The cat, sat.  Then   it slept!"
+    session = Session(BuiltinBackend(ModelConfig()), typed)
+    ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    assert " ".join(ev.seq.tokens) != typed
+    panel = PlotsPanel(make_settings())
+    panel.set_session(session)
+    qtbot.addWidget(panel)
+    panel.show_evaluation(Shown(ev, build_views(ev, mosaic_look(session.selection))))
+    panel.export_figure("token_change", tmp_path / "token_change.csv")
+    from posviz.document.provenance import read_comment_lines
+    with open(tmp_path / "token_change.csv", encoding="utf-8") as handle:
+        assert read_comment_lines(handle)["text"] == typed
+    session.set_text("a new text not yet run")      # the figures still show the old one
+    assert panel.provenance()["text"] == " ".join(ev.seq.tokens)
+
+
 def test_cli_export_files_say_what_produced_them(tmp_path, capsys):
     out = tmp_path / "figs"
     status = cli.main(["export", "--text", "a small cat sat", "--order", "3,2,1,0",

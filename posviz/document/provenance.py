@@ -55,6 +55,14 @@ def record(evaluation, layer: int | None = None, head: int | None = None,
     return {key: _line(value) for key, value in facts.items()}
 
 
+def typed_text(session, evaluation) -> str | None:
+    """The text as typed that ``evaluation`` ran, from ``session`` (a document.Session)
+    while it holds that text's tokens; None otherwise (the text has changed since)."""
+    if session is None or session.seq != evaluation.seq:
+        return None
+    return session.text
+
+
 def comment_lines(facts: dict) -> list[str]:
     """``# key: value`` lines (each ending in a newline) for the top of a CSV file."""
     return [f"# {key}: {_line(value)}\n" for key, value in facts.items()]

@@ -26,7 +26,7 @@ from .mosaic_figure import MOSAIC_MODES
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
 from posviz.document.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
-from posviz.document.provenance import record
+from posviz.document.provenance import record, typed_text
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
 from posviz.errors import PosvizInputError
 from posviz.gui.fields import ShortCombo
@@ -243,9 +243,10 @@ class PlotsPanel(QtWidgets.QWidget):
         sel = self.selection()
         shows = (self._figures.get(name) or FIGURE_TYPES[name]).selects if name else (
             "layer", "head")
+        text = self._facts.get("text") or typed_text(self._session, self._shown.evaluation)
         facts = record(self._shown.evaluation, layer=sel.layer if "layer" in shows else None,
                        head=sel.head if "head" in shows else None,
-                       text=self._facts.get("text"), model=self._facts.get("model"))
+                       text=text, model=self._facts.get("model"))
         facts.update({k: v for k, v in self._facts.items() if k not in ("text", "model")})
         if name is not None:
             facts["figure"] = name
