@@ -249,6 +249,7 @@ class MainWindow(QMainWindow):
         self.controller.computing.connect(veil.computing)
         self.controller.evaluated.connect(veil.arrived)      # after the plots drew it
         self.controller.evaluationFailed.connect(veil.failed)
+        self.files.awaiting.connect(veil.awaiting)
 
     # -- session -> widgets -----------------------------------------------------------
     @property
