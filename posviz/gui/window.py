@@ -266,6 +266,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, PositionsChanged):
             self.model_panel.set_positions(event.positions)
         elif isinstance(event, (TextChanged, ModelChanged)):
+            self.hover_label.clear()      # it named tokens or values of what was shown
             if isinstance(event, ModelChanged):
                 self.model_panel.show_spec(event.spec)
             if self.text_edit.text() != self.session.text:
