@@ -134,6 +134,16 @@ def test_alibi_and_t5_figures_follow_the_selected_head(panel, view):
                                       views.machinery.profile.values)
 
 
+def test_the_pooled_cosine_below_1_is_not_read_as_indistinguishable():
+    from posviz.analysis.predictions import Outputs
+    from posviz.gui.plots.predictions import outputs_html
+    text = outputs_html(Outputs("encoder", 0.998248))
+    assert "Cosine <b>0.998248</b> between the two orders' mean-pooled last hidden " in text
+    assert "(exactly 1 would mean pooling cannot tell the orders apart; below 1, their " \
+        "pooled outputs differ)" in text
+    assert "(1: pooling" not in text
+
+
 def test_outputs_tab_shows_the_pooled_cosine_and_exports_it(panel, tmp_path):
     backend = BuiltinBackend(ModelConfig(pe="sinusoidal", layers=2, heads=2, d_model=16))
     shown = shown_of(backend)

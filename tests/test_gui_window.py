@@ -731,3 +731,24 @@ def test_loading_a_model_ends_its_loading_message(qtbot, window):
     assert not window.state_label.text().startswith("Loading")
     settled(qtbot, window)
     assert "2 layers" in window.state_label.text()
+
+
+def test_the_hover_text_goes_when_the_model_or_the_text_changes(qtbot, window):
+    from PySide6.QtCore import QPointF
+
+    def hover() -> None:
+        settled(qtbot, window)
+        original = window.plots.figures()["attention"].original
+        canvas = window.plots.figures()["attention"].canvas
+        point = canvas.mapFromScene(original.image.mapToScene(QPointF(0.5, 0.5)))
+        QTest.mouseMove(canvas.viewport(), point + QPoint(1, 0))
+        QTest.mouseMove(canvas.viewport(), point)
+        qtbot.waitUntil(lambda: "query" in window.hover_label.text(), timeout=TIMEOUT)
+    hover()
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.controller.load(ModelSpec.builtin(ModelConfig(pe="rope")))
+    assert window.hover_label.text() == ""
+    hover()
+    window.text_edit.setText("positions break the symmetry")
+    QTest.keyClick(window.text_edit, Qt.Key_Return)
+    assert window.hover_label.text() == ""

@@ -119,3 +119,30 @@ def test_a_session_that_fits_starts_as_before(qtbot, tmp_path):
         w.start(str(session_file.write(tmp_path / "small.posviz", doc)))
     assert not w.controller.held and w.held_notice is None
     w.close()
+
+
+def test_while_the_sessions_model_loads_the_plots_say_they_are_the_built_in_ones(
+        qtbot, tmp_path, monkeypatch):
+    import threading
+
+    from posviz.models.builtin import BuiltinBackend
+    release = threading.Event()
+
+    def slow(spec, *args, **kwargs):
+        release.wait(TIMEOUT / 1000)
+        return BuiltinBackend()
+    monkeypatch.setattr(hf, "load_backend", slow)
+    doc = session_file.SessionDocument("x y z", (2, 1, 0), ModelSpec.pretrained("slow"),
+                                       ("x", "y", "z"))
+    w = _started(qtbot, session_file.write(tmp_path / "slow.posviz", doc))
+    qtbot.waitUntil(lambda: w.controller.last_shown is not None, timeout=TIMEOUT)
+    assert w.session.spec.is_builtin                   # the built-in model's plots, drawn
+    assert w.veil.isVisible()
+    assert w.veil.text == ("Loading slow… these plots are the built-in model's, "
+                           "not this session's")
+    with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
+        release.set()
+    qtbot.waitUntil(lambda: not w.veil.isVisible(), timeout=TIMEOUT)
+    assert w.session.spec == doc.spec
+    assert w.controller.last_shown.evaluation.order.tolist() == [2, 1, 0]
+    w.close()

@@ -165,3 +165,22 @@ def test_smollm2_s_first_slot_is_a_sink_beyond_the_mask_s_share():
         received = trace.attention.mean(axis=(1, 2))     # (L, n) mean over heads, queries
         assert received.shape[0] == 30
         assert (received[:, 0] > 1.5 * harmonic_share(n)).sum() >= 25
+
+def test_each_scenario_opens_on_the_tab_it_points_to_and_names_curves_as_the_legend():
+    """A plot a scenario's text names lies on the tab it opens on; a curve it names is
+    one of the symmetry plot's legend entries, by the legend's words."""
+    pytest.importorskip("pyqtgraph")
+    from posviz.gui.plots.layers import CURVE_LABELS, TOKEN_LABEL, SymmetryFigure
+    from posviz.gui.plots.mosaic_figure import MosaicFigure
+    from posviz.gui.plots.tabs import POSITIONS, TABS
+    tabs = {"symmetry plot": SymmetryFigure.tab, "mosaic": MosaicFigure.tab,
+            "positions tab": POSITIONS}
+    legend = {label.split(" (")[0] for label in (*CURVE_LABELS.values(), TOKEN_LABEL)}
+    for path in scenario_paths():
+        doc = read(path)
+        note = doc.note.split("**Why.**")[0]            # what the user is told to look at
+        for phrase, tab in tabs.items():
+            if phrase in note.lower():
+                assert doc.selection.tab == TABS.index(tab), (path.name, phrase)
+        for name in re.findall(r"the \*?([a-z ]+?)\*? curve\b", note):
+            assert name in legend, (path.name, name)

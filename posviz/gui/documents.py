@@ -59,6 +59,7 @@ class Documents(HoldsStart, QObject):
     detached = Signal(str)            # its title and note no longer apply: "text", "model"
     held = Signal(str)                # the document started with is shown, not run: why
     released = Signal()               # ... and now runs (or the built-in model does)
+    awaiting = Signal(str)            # its model, loading at start: its name; "" once over
 
     def __init__(self, window, settings, controller, undo_stack, edits, status):
         super().__init__(window)
@@ -186,6 +187,7 @@ class Documents(HoldsStart, QObject):
         if pending is not None and (self.session.spec == pending.doc.spec or (
                 pending.fallback and self.session.spec.is_builtin)):
             self._apply_pending()         # its model, or the built-in stand-in, runs
+        self.awaiting.emit("")
 
     def model_failed(self, message: str) -> None:
         """The document's model cannot be loaded: the built-in model stands in."""
@@ -198,11 +200,13 @@ class Documents(HoldsStart, QObject):
         self._pending = replace(pending, fallback=reason)
         if self.session.spec.is_builtin:
             self._apply_pending()
+            self.awaiting.emit("")
         else:
             self._controller.load(ModelSpec.builtin())
 
     def load_cancelled(self) -> None:
         """The load of a document's model was cancelled: the document is not opened."""
+        self.awaiting.emit("")
         if self._pending is not None:
             self._pending = None
             self._status.say("Opening cancelled: the session shown is unchanged")
@@ -390,4 +394,6 @@ class Documents(HoldsStart, QObject):
             fallback = ("the session's built-in model could not be built: opened with "
                         "the default one, keeping the text")
         self._open(Pending(doc, path, fallback, modified=modified))
+        if self._pending is not None:     # its model loads: the plots are not its result
+            self.awaiting.emit(doc.spec.name)
 

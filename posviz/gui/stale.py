@@ -1,5 +1,6 @@
 """A veil over the plots while a slow evaluation runs: the figures dimmed, and a line
-saying which order they still show, until the new result arrives."""
+saying which order they still show, until the new result arrives. At start, while the
+session's own model loads, it says the plots are the built-in model's."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -28,6 +29,8 @@ class StaleVeil(QtWidgets.QWidget):
         self.shown_order = ""           # the order the figures show
         self.text = ""
         self.stale = False              # a newer order is being computed (or failed)
+        self.awaited = ""               # the session's model loading at start: its name
+        self.on_its_way = False         # an evaluation was asked for and has not arrived
         self.timer = QtCore.QTimer(self, singleShot=True, interval=STALE_AFTER_MS,
                                    timeout=self._veil)
         tabs.installEventFilter(self)
@@ -37,20 +40,37 @@ class StaleVeil(QtWidgets.QWidget):
     # -- what the controller says ---------------------------------------------------
     def computing(self) -> None:
         """A new evaluation was asked for: veil the figures if it takes a while."""
+        self.on_its_way = True
         if not self.stale:
             self.timer.start()
 
+    def awaiting(self, name: str) -> None:
+        """The session started with waits for its model ``name``: the figures are the
+        built-in model's until it has run. "" once it is in (or given up)."""
+        if name:
+            self.timer.stop()
+            self.awaited, self.stale = name, True
+            self.text = (f"Loading {name}… these plots are the built-in model's, "
+                         f"not this session's")
+        elif self.awaited:
+            self.awaited, self.stale = "", self.on_its_way
+            self.text = "Computing this session… these plots are still the built-in model's"
+        self._place()
+
     def arrived(self, shown, *_) -> None:
-        """The figures now show ``shown``: lift the veil."""
+        """The figures now show ``shown``: lift the veil (unless they are the built-in
+        model's while the session's own loads)."""
         self.timer.stop()
-        self.stale = False
+        self.on_its_way = False
         self.shown_order = order_text(shown)
+        self.stale = bool(self.awaited)
         self._place()
 
     def failed(self, message: str) -> None:
         """The new order could not be computed: the figures keep the previous one."""
         self.timer.stop()
-        if self.shown_order:
+        self.on_its_way = False
+        if self.shown_order and not self.awaited:
             self.stale = True
             self.text = (f"Not computed ({message}).\nThese plots still show the "
                          f"previous order: {self.shown_order}")

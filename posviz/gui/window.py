@@ -249,6 +249,7 @@ class MainWindow(QMainWindow):
         self.controller.computing.connect(veil.computing)
         self.controller.evaluated.connect(veil.arrived)      # after the plots drew it
         self.controller.evaluationFailed.connect(veil.failed)
+        self.files.awaiting.connect(veil.awaiting)
 
     # -- session -> widgets -----------------------------------------------------------
     @property
@@ -265,6 +266,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, PositionsChanged):
             self.model_panel.set_positions(event.positions)
         elif isinstance(event, (TextChanged, ModelChanged)):
+            self.hover_label.clear()      # it named tokens or values of what was shown
             if isinstance(event, ModelChanged):
                 self.model_panel.show_spec(event.spec)
             if self.text_edit.text() != self.session.text:

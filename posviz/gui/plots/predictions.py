@@ -21,6 +21,8 @@ from posviz.analysis.predictions import pooled_outputs
 
 ORIGINAL, REORDERED = "#0072b2", "#d55e00"
 CELL = "padding: 1px 8px 1px 0px;"
+POOLED_MEANING = ("exactly 1 would mean pooling cannot tell the orders apart; below 1, "
+                  "their pooled outputs differ")
 
 
 def _row(token: str, probability: float, colour: str) -> str:
@@ -36,8 +38,8 @@ def outputs_html(outputs) -> str:
     parts = []
     cosine = outputs.pooled_cosine
     if np.isfinite(cosine):
-        parts.append(f"<p>Mean-pooled last hidden state: cosine <b>{cosine:.6f}</b> "
-                     "between the two orders (1: pooling cannot tell them apart).</p>")
+        parts.append(f"<p>Cosine <b>{cosine:.6f}</b> between the two orders' mean-pooled "
+                     f"last hidden states ({POOLED_MEANING}).</p>")
     for p in outputs.predictions:
         parts.append(f"<p><b>{html.escape(p.where)}</b> — KL(original ‖ reordered) = "
                      f"<b>{p.kl:.4g}</b> nats</p>")
@@ -69,7 +71,7 @@ class OutputsFigure(Figure):
              "model, each [MASK] of a masked one) after the original and after the "
              "reordered input, with their probabilities and KL(original ‖ reordered) in "
              "nats; for every model, the cosine between the mean-pooled last hidden "
-             "states of the two orders (1: pooling cannot tell them apart).")
+             f"states of the two orders ({POOLED_MEANING}).")
 
     def __init__(self, parent=None):
         super().__init__(parent)
