@@ -156,3 +156,18 @@ def test_copy_plot_puts_the_experiment_plot_on_the_clipboard(qtbot, window):
     clipboard.clear()
     tab.figure.findChild(QtGui.QAction, COPY_ACTION).trigger()     # the plot's own menu
     assert not clipboard.image().isNull()
+
+
+def test_each_experiment_checks_only_its_own_controls(qtbot, tab):
+    tab.what.setCurrentIndex(tab.what.findData("probe"))         # texts: generated
+    tab.what.setCurrentIndex(tab.what.findData("paper"))         # has no texts
+    tab.paper.setCurrentIndex(tab.paper.findData("alibi-slopes"))
+    run(qtbot, tab)
+    assert "holds here" in tab.figure.heading.text() and "done in" in tab.status.text()
+    tab.what.setCurrentIndex(tab.what.findData("sweep"))
+    tab.texts.setCurrentIndex(tab.texts.findData("generated"))   # refused for a sweep
+    tab.run()
+    assert "generated texts are for the probe" in tab.status.text()
+    tab.what.setCurrentIndex(tab.what.findData("compare"))       # said of the sweep: gone
+    assert "generated" not in tab.status.text()
+

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
+from .experiment_jobs import make_job
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
 from posviz.analysis.experiments.papers import CATALOGUE, default_weights
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
-from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
 from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncoding
@@ -222,6 +222,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
         elif kind != "swap" and has_map >= 0:
             self.metric_box.removeItem(has_map)
+        if self.status.property("error"):      # said of the previous choice
+            self._say("")
 
     def _texts_chosen(self) -> None:
         if self.texts.currentData() != "file":
@@ -239,54 +241,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     # -- running --------------------------------------------------------------------
     def make_job(self) -> ExperimentJob:
         """The job the controls describe (PosvizInputError for bad texts)."""
-        from posviz.analysis.experiments.texts import example_texts, read_texts
-        from posviz.document.session import DEFAULT_TEXT
-        from posviz.models.config import Positions
-        session = self._session()
-        if self.what.currentData() == "compare":
-            return self._compare_job(session)
-        source = self.texts.currentData()
-        if source == "examples":
-            texts = example_texts()
-        elif source == "file":
-            if self._file is None:
-                raise PosvizInputError("choose a file of texts first")
-            texts = read_texts(self._file)
-        elif source == "generated":
-            if self.what.currentData() != "probe":
-                raise PosvizInputError("generated texts are for the probe: a sweep runs "
-                                       "on the current text, the examples or a file")
-            texts = []                            # the probe generates enough
-        else:
-            texts = [session.text if session is not None else DEFAULT_TEXT]
-        return ExperimentJob(
-            self.what.currentData(),
-            spec=session.spec if session is not None else ModelSpec(),
-            backend=(session.backend if session is not None and not session.spec.is_builtin
-                     else None),
-            texts=tuple(texts),
-            positions=session.positions if session is not None else Positions(),
-            kind=self.kind.currentData(), count=self.count.value(), seed=self.seed.value(),
-            features=self.features.currentData(), paper=self.paper.currentData(),
-            weights=self.weights.currentData())
-
-    def _compare_job(self, session) -> ExperimentJob:
-        """Compare: the window's text, order and positions; its order only when the
-        models read the same tokens (the same kind of weights), else the reverse."""
-        from posviz.document.session import DEFAULT_TEXT
-        from posviz.models.config import Positions
-        encodings = self.chosen_encodings()
-        if len(encodings) < 2:
-            raise PosvizInputError("choose at least two encodings to compare")
-        weights = self.weights.currentData()
-        spec = session.spec if session is not None and session.spec.is_builtin else ModelSpec()
-        same_tokens = session is not None and spec is session.spec and (
-            (weights == TRAINED) == spec.trained)
-        return ExperimentJob(
-            "compare", spec=spec, texts=(session.text if session else DEFAULT_TEXT,),
-            positions=session.positions if session is not None else Positions(),
-            weights=weights, encodings=encodings,
-            order=tuple(int(i) for i in session.order) if same_tokens else None)
+        return make_job(self, self._session())
 
     def run(self) -> None:
         try:
@@ -370,6 +325,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")
         self.status.setText(text)
+        self.status.setProperty("error", error and bool(text))
 
     def provenance(self) -> dict:
         return self.job.describe() if self.job is not None else {}
