@@ -171,3 +171,52 @@ def test_each_experiment_checks_only_its_own_controls(qtbot, tab):
     tab.what.setCurrentIndex(tab.what.findData("compare"))       # said of the sweep: gone
     assert "generated" not in tab.status.text()
 
+
+def _session(text="the cat sat on the mat", spec=None):
+    from types import SimpleNamespace
+
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import Positions
+    return SimpleNamespace(spec=spec or ModelSpec(), backend=None, text=text,
+                           positions=Positions(), order=range(len(text.split())))
+
+
+def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch):
+    from posviz.document.spec import ModelSpec
+    session = _session()
+    monkeypatch.setattr(tab, "_session", lambda: session)
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    run(qtbot, tab)
+    assert not tab.figure.is_stale() and not tab.stale
+    session.text = "a b c d"                                     # the window's text changes
+    tab.refresh_stale()
+    assert tab.stale and tab.figure.is_stale()
+    assert "computed for the previous text" in tab.status.text()
+    session.text = "the cat sat on the mat"                      # back: current again
+    tab.refresh_stale()
+    assert not tab.stale and not tab.figure.is_stale()
+    assert "done in" in tab.status.text()
+    session.spec = ModelSpec.pretrained("some/model")            # another model loaded
+    tab.refresh_stale()
+    assert tab.stale and "previous model" in tab.status.text()
+    session.spec = ModelSpec()
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))       # the sweep's own options
+    assert tab.stale and "previous options" in tab.status.text()
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    assert not tab.stale
+    tab.what.setCurrentIndex(tab.what.findData("paper"))         # another experiment
+    assert tab.stale and "sweep run before" in tab.status.text()
+    assert "done in" not in tab.status.text()
+
+
+def test_the_window_marks_the_result_stale_when_its_text_changes(qtbot, window):
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))
+    run(qtbot, tab)
+    assert not tab.stale
+    window.text_edit.setText("a b c d")
+    window.apply_text()
+    qtbot.waitUntil(lambda: tab.stale, timeout=10_000)
+    assert "previous text" in tab.status.text()
+

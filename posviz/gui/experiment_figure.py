@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
-from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
+from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .plots import colorbars, style
 from .plots.base import Figure
@@ -60,7 +60,26 @@ class ExperimentFigure(Figure):
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
+        # a white veil over a result of other inputs: dimmed on screen, whole in exports
+        self.veil = QtWidgets.QWidget(self)
+        self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_StyledBackground)
+        self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
+        self.veil.hide()
         self.show_message("Choose an experiment above and press Run (Ctrl+Return).")
+
+    def set_stale(self, stale: bool) -> None:
+        """Dim the drawing (its inputs are no longer the controls') or show it plainly."""
+        self.veil.setGeometry(self.rect())
+        self.veil.raise_()
+        self.veil.setVisible(stale)
+
+    def is_stale(self) -> bool:
+        return self.veil.isVisibleTo(self)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.veil.setGeometry(self.rect())
 
     def _reset(self, left: str, bottom: str, log: bool) -> None:
         """Remove every item of the previous drawing (curves, lines, legend entries, the

@@ -1,11 +1,21 @@
-"""The job the Experiments tab's controls describe: each experiment reads only its own
-controls."""
+"""The job the Experiments tab's controls describe, and which of its inputs differ from
+those of the job whose result is shown (so a result of other inputs is marked stale)."""
 from __future__ import annotations
 
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError
 from posviz.models.checkpoint import TRAINED
 from posviz.runtime.experiments import ExperimentJob
+
+# the job's fields each experiment reads (run_experiment), named as a user calls them
+USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
+        "probe": ("spec", "texts", "positions", "features"),
+        "paper": ("paper", "weights"),
+        "compare": ("spec", "texts", "positions", "order", "weights", "encodings")}
+NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order"}
+WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
+              "compare": "encodings compared"}
+
 
 def make_job(tab, session) -> ExperimentJob:
     """The job ``tab``'s controls describe on ``session`` (None: the built-in model and
@@ -62,3 +72,17 @@ def compare_job(tab, session) -> ExperimentJob:
         positions=session.positions if session is not None else Positions(),
         weights=weights, encodings=encodings,
         order=tuple(int(i) for i in session.order) if same_tokens else None)
+
+
+def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[str]:
+    """What differs between the inputs of the ``shown`` result and the controls (their
+    experiment ``what`` and job ``now``, None when they describe no valid job): [] when
+    the result is current, ["experiment"] when another experiment is chosen, else the
+    names of the inputs that changed."""
+    if what != shown.what:
+        return ["experiment"]
+    if now is None:
+        return ["options"]
+    names = [NAMES.get(field, "options") for field in USES[shown.what]
+             if getattr(shown, field) != getattr(now, field)]
+    return list(dict.fromkeys(names))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
-from .experiment_jobs import make_job
+from .experiment_jobs import WHAT_NAMES, changed, make_job
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
@@ -60,6 +60,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.job: ExperimentJob | None = None
         self._file: str | None = None
         self._started = 0.0
+        self._done = ""                    # the status line of the result shown
+        self.stale = False                 # the result shown is of other inputs
         self._relay = _Relay(self)
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
@@ -151,6 +153,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.paper.currentIndexChanged.connect(self._paper_chosen)
         self.metric_box.currentIndexChanged.connect(self._redraw)
         self.texts.activated.connect(self._texts_chosen)
+        for signal in (self.count.valueChanged, self.seed.valueChanged,
+                       self.texts.currentIndexChanged, self.features.currentIndexChanged,
+                       self.paper.currentIndexChanged, self.weights.currentIndexChanged):
+            signal.connect(self.refresh_stale)
         return rows
 
     def _status_row(self) -> QtWidgets.QHBoxLayout:
@@ -180,6 +186,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             action.setChecked(kind in COMPARED)
             action.setData(kind)
             action.toggled.connect(self._encodings_changed)
+            action.toggled.connect(self.refresh_stale)
         button.setMenu(menu)
         return button
 
@@ -224,6 +231,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.metric_box.removeItem(has_map)
         if self.status.property("error"):      # said of the previous choice
             self._say("")
+        self.refresh_stale()
 
     def _texts_chosen(self) -> None:
         if self.texts.currentData() != "file":
@@ -237,6 +245,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.texts.setItemText(self.texts.currentIndex(), f"Texts from {Path(path).name}")
         elif self._file is None:
             self.texts.setCurrentIndex(0)
+        self.refresh_stale()
 
     # -- running --------------------------------------------------------------------
     def make_job(self) -> ExperimentJob:
@@ -297,8 +306,36 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._say(outcome.message, error=True)
             return
         self.job, self.result = outcome.result
-        self._say(f"done in {time.monotonic() - self._started:.1f} s")
+        self._done = f"done in {time.monotonic() - self._started:.1f} s"
+        self._say(self._done)
+        self.stale = False
+        self.figure.set_stale(False)
         self._redraw()
+        self.refresh_stale()              # the inputs may have changed while it ran
+
+    def refresh_stale(self) -> None:
+        """Dim the result shown when its inputs (experiment, model, text, positions,
+        order, options) are no longer the controls' and say so; undim it when they are
+        again. The window calls it when its session changes."""
+        if self.result is None or self.cancel_button.isEnabled():
+            return
+        try:
+            now = self.make_job()
+        except (PosvizInputError, OSError):
+            now = None
+        differ = changed(self.job, now, self.what.currentData())
+        self.figure.set_stale(bool(differ))
+        if not differ and self.stale:
+            self._say(self._done)
+        self.stale = bool(differ)
+        shown = WHAT_NAMES[self.job.what]
+        if differ == ["experiment"]:
+            self._say(f"The dimmed plot is the {shown} run before: press Run "
+                      "(Ctrl+Return) for this experiment")
+        elif differ:
+            names = " and ".join(filter(None, (", ".join(differ[:-1]), differ[-1])))
+            self._say(f"The dimmed {shown} was computed for the previous {names}: press "
+                      "Run (Ctrl+Return) for the current ones")
 
     def _redraw(self) -> None:
         result, job = self.result, self.job
