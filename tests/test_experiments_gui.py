@@ -220,3 +220,20 @@ def test_the_window_marks_the_result_stale_when_its_text_changes(qtbot, window):
     qtbot.waitUntil(lambda: tab.stale, timeout=10_000)
     assert "previous text" in tab.status.text()
 
+
+def test_compare_draws_an_exact_zero_inside_the_floor_band(qtbot, tab, tmp_path):
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    assert tab.chosen_encodings()[0] == "none"
+    run(qtbot, tab)
+    import pyqtgraph as pg
+    none = tab.result.models[0].curve("hidden_equivariance")
+    assert np.all(none[~np.isnan(none)] == 0)                    # no positions: exactly 0
+    dots = [i for i in tab.figure.plot.items if isinstance(i, pg.ScatterPlotItem)][0]
+    bottom = tab.figure.plot.getViewBox().viewRange()[1][0]
+    floor = np.log10(tab.result.floor)
+    _, y = dots.getData()
+    assert np.all(y > bottom + 0.3) and np.all(y < floor)        # visible, under the floor
+    assert "exactly 0 is drawn" in tab.figure.note.text()
+    assert b"<svg" in tab.export(tmp_path / "compare.svg", "svg").read_bytes()
+    assert "none, sinusoidal, rope" in tab.encodings.toolTip()
+    assert tab.encodings.width() >= tab.encodings.sizeHint().width()

@@ -35,6 +35,8 @@ TEXT_SOURCES = {"current": "The current text", "examples": "The example sentence
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
 SWAP_MAP = "swap map"
+ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
+                 "built-in model with the window's settings")
 
 
 class _Relay(QtCore.QObject):
@@ -177,8 +179,6 @@ class ExperimentsTab(QtWidgets.QWidget):
         """A menu of the encodings Compare runs, each checkable."""
         button = QtWidgets.QToolButton()
         button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
-        button.setToolTip("The encodings Compare runs on the current text and order, each "
-                          "the built-in model with the window's settings")
         menu = QtWidgets.QMenu(button)
         for kind, title in TITLES.items():
             action = menu.addAction(title)
@@ -194,7 +194,12 @@ class ExperimentsTab(QtWidgets.QWidget):
         return tuple(a.data() for a in self.encodings.menu().actions() if a.isChecked())
 
     def _encodings_changed(self) -> None:
-        self.encodings.setText(", ".join(self.chosen_encodings()) or "none chosen")
+        chosen = ", ".join(self.chosen_encodings()) or "none chosen"
+        self.encodings.setText(chosen)
+        self.encodings.setToolTip(f"Compares: {chosen}. {ENCODINGS_TIP}")
+        # never cut: the text and, beside it, the menu's arrow
+        self.encodings.setMinimumWidth(self.encodings.sizeHint().width()
+                                       + self.encodings.fontMetrics().horizontalAdvance("MM"))
 
     def _paper_chosen(self) -> None:
         """A paper's check runs on the weights it speaks of: random where it can."""
