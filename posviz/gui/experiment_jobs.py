@@ -14,7 +14,7 @@ USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
         "compare": ("spec", "texts", "positions", "order", "weights", "encodings")}
 NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order"}
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
-              "compare": "encodings compared"}
+              "compare": "comparison of encodings"}
 
 
 def make_job(tab, session) -> ExperimentJob:
