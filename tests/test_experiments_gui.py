@@ -156,3 +156,84 @@ def test_copy_plot_puts_the_experiment_plot_on_the_clipboard(qtbot, window):
     clipboard.clear()
     tab.figure.findChild(QtGui.QAction, COPY_ACTION).trigger()     # the plot's own menu
     assert not clipboard.image().isNull()
+
+
+def test_each_experiment_checks_only_its_own_controls(qtbot, tab):
+    tab.what.setCurrentIndex(tab.what.findData("probe"))         # texts: generated
+    tab.what.setCurrentIndex(tab.what.findData("paper"))         # has no texts
+    tab.paper.setCurrentIndex(tab.paper.findData("alibi-slopes"))
+    run(qtbot, tab)
+    assert "holds here" in tab.figure.heading.text() and "done in" in tab.status.text()
+    tab.what.setCurrentIndex(tab.what.findData("sweep"))
+    tab.texts.setCurrentIndex(tab.texts.findData("generated"))   # refused for a sweep
+    tab.run()
+    assert "generated texts are for the probe" in tab.status.text()
+    tab.what.setCurrentIndex(tab.what.findData("compare"))       # said of the sweep: gone
+    assert "generated" not in tab.status.text()
+
+
+def _session(text="the cat sat on the mat", spec=None):
+    from types import SimpleNamespace
+
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import Positions
+    return SimpleNamespace(spec=spec or ModelSpec(), backend=None, text=text,
+                           positions=Positions(), order=range(len(text.split())))
+
+
+def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch):
+    from posviz.document.spec import ModelSpec
+    session = _session()
+    monkeypatch.setattr(tab, "_session", lambda: session)
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    run(qtbot, tab)
+    assert not tab.figure.is_stale() and not tab.stale
+    session.text = "a b c d"                                     # the window's text changes
+    tab.refresh_stale()
+    assert tab.stale and tab.figure.is_stale()
+    assert "computed for the previous text" in tab.status.text()
+    session.text = "the cat sat on the mat"                      # back: current again
+    tab.refresh_stale()
+    assert not tab.stale and not tab.figure.is_stale()
+    assert "done in" in tab.status.text()
+    session.spec = ModelSpec.pretrained("some/model")            # another model loaded
+    tab.refresh_stale()
+    assert tab.stale and "previous model" in tab.status.text()
+    session.spec = ModelSpec()
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))       # the sweep's own options
+    assert tab.stale and "previous options" in tab.status.text()
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    assert not tab.stale
+    tab.what.setCurrentIndex(tab.what.findData("paper"))         # another experiment
+    assert tab.stale and "sweep run before" in tab.status.text()
+    assert "done in" not in tab.status.text()
+
+
+def test_the_window_marks_the_result_stale_when_its_text_changes(qtbot, window):
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))
+    run(qtbot, tab)
+    assert not tab.stale
+    window.text_edit.setText("a b c d")
+    window.apply_text()
+    qtbot.waitUntil(lambda: tab.stale, timeout=10_000)
+    assert "previous text" in tab.status.text()
+
+
+def test_compare_draws_an_exact_zero_inside_the_floor_band(qtbot, tab, tmp_path):
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    assert tab.chosen_encodings()[0] == "none"
+    run(qtbot, tab)
+    import pyqtgraph as pg
+    none = tab.result.models[0].curve("hidden_equivariance")
+    assert np.all(none[~np.isnan(none)] == 0)                    # no positions: exactly 0
+    dots = [i for i in tab.figure.plot.items if isinstance(i, pg.ScatterPlotItem)][0]
+    bottom = tab.figure.plot.getViewBox().viewRange()[1][0]
+    floor = np.log10(tab.result.floor)
+    _, y = dots.getData()
+    assert np.all(y > bottom + 0.3) and np.all(y < floor)        # visible, under the floor
+    assert "exactly 0 is drawn" in tab.figure.note.text()
+    assert b"<svg" in tab.export(tmp_path / "compare.svg", "svg").read_bytes()
+    assert "none, sinusoidal, rope" in tab.encodings.toolTip()
+    assert tab.encodings.width() >= tab.encodings.sizeHint().width()

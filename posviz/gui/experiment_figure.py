@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
-from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
+from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .plots import colorbars, style
 from .plots.base import Figure
@@ -13,6 +13,7 @@ from .plots.layers import set_layer_ticks
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 from posviz.models.encodings import LearnedEncoding, NoPositions
+from posviz.views.shown import clip_for_log, zero_level
 
 
 def _log(values: np.ndarray, floor: float) -> np.ndarray:
@@ -60,7 +61,26 @@ class ExperimentFigure(Figure):
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
+        # a white veil over a result of other inputs: dimmed on screen, whole in exports
+        self.veil = QtWidgets.QWidget(self)
+        self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_StyledBackground)
+        self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
+        self.veil.hide()
         self.show_message("Choose an experiment above and press Run (Ctrl+Return).")
+
+    def set_stale(self, stale: bool) -> None:
+        """Dim the drawing (its inputs are no longer the controls') or show it plainly."""
+        self.veil.setGeometry(self.rect())
+        self.veil.raise_()
+        self.veil.setVisible(stale)
+
+    def is_stale(self) -> bool:
+        return self.veil.isVisibleTo(self)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.veil.setGeometry(self.rect())
 
     def _reset(self, left: str, bottom: str, log: bool) -> None:
         """Remove every item of the previous drawing (curves, lines, legend entries, the
@@ -212,17 +232,26 @@ class ExperimentFigure(Figure):
         self._reset("relative change (log)", "layer (in = input to block 1)", log=True)
         self.data, self.dims, self.labels = {}, ("layer",), {}
         top, layers = 1.0, np.arange(len(result.models[0].rows))
-        for k, model in enumerate(result.models):
-            values = model.curve(metric)                                     # (L + 1,)
+        curves = [model.curve(metric) for model in result.models]          # (L + 1,) each
+        # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
+        level = zero_level(curves, floor)
+        low = min(np.log10(floor / 30), np.floor(np.log10(level / 3)))
+        band = pg.LinearRegionItem((low, np.log10(floor)), orientation="horizontal",
+                                   movable=False, brush=pg.mkBrush(150, 150, 150, 60),
+                                   pen=pg.mkPen(None))
+        band.setZValue(-10)                                   # under every curve
+        self.plot.addItem(band, ignoreBounds=True)
+        for k, (model, values) in enumerate(zip(result.models, curves)):
             defined = ~np.isnan(values)
             colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
             # its own marker, each smaller than the one before: equal values stay visible
             symbol, size = SYMBOLS[k % len(SYMBOLS)], max(13 - 2 * k, 5)
             pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
-            self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float),
-                                               _log(values[defined], floor), pen=pen))
+            drawn = np.log10(clip_for_log(values[defined], floor, level))
+            self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float), drawn,
+                                               pen=pen))
             self.plot.addItem(pg.ScatterPlotItem(
-                layers[defined].astype(float), _log(values[defined], floor), size=size,
+                layers[defined].astype(float), drawn, size=size,
                 symbol=symbol, pen=pg.mkPen("w", width=1), brush=colour))
             self.legend.addItem(_sample(pen=pen, symbol=symbol, symbolSize=9,
                                         symbolBrush=colour, symbolPen="w"), model.title)
@@ -232,7 +261,7 @@ class ExperimentFigure(Figure):
             pos=np.log10(floor), angle=0, label="noise floor",
             pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
             labelOpts={"position": 0.05, "color": (60, 60, 60)}))
-        y_range = (np.log10(floor / 30), np.ceil(np.log10(top) + 0.1))
+        y_range = (low, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         _decade_ticks(self.plot.getAxis("left"), *y_range)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
@@ -244,7 +273,8 @@ class ExperimentFigure(Figure):
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "
                       f"same reorder. Below the dashed noise floor a change is "
-                      f"floating-point rounding.")
+                      f"floating-point rounding; a change of exactly 0 is drawn at "
+                      f"{level:.0e}, inside the grey band.")
 
     def show_paper(self, check) -> None:
         values = check.values

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
+from .experiment_jobs import WHAT_NAMES, changed, make_job
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
 from posviz.analysis.experiments.papers import CATALOGUE, default_weights
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
-from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
 from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncoding
@@ -35,6 +35,8 @@ TEXT_SOURCES = {"current": "The current text", "examples": "The example sentence
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
 SWAP_MAP = "swap map"
+ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
+                 "built-in model with the window's settings")
 
 
 class _Relay(QtCore.QObject):
@@ -60,6 +62,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.job: ExperimentJob | None = None
         self._file: str | None = None
         self._started = 0.0
+        self._done = ""                    # the status line of the result shown
+        self.stale = False                 # the result shown is of other inputs
         self._relay = _Relay(self)
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
@@ -151,6 +155,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.paper.currentIndexChanged.connect(self._paper_chosen)
         self.metric_box.currentIndexChanged.connect(self._redraw)
         self.texts.activated.connect(self._texts_chosen)
+        for signal in (self.count.valueChanged, self.seed.valueChanged,
+                       self.texts.currentIndexChanged, self.features.currentIndexChanged,
+                       self.paper.currentIndexChanged, self.weights.currentIndexChanged):
+            signal.connect(self.refresh_stale)
         return rows
 
     def _status_row(self) -> QtWidgets.QHBoxLayout:
@@ -171,8 +179,6 @@ class ExperimentsTab(QtWidgets.QWidget):
         """A menu of the encodings Compare runs, each checkable."""
         button = QtWidgets.QToolButton()
         button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
-        button.setToolTip("The encodings Compare runs on the current text and order, each "
-                          "the built-in model with the window's settings")
         menu = QtWidgets.QMenu(button)
         for kind, title in TITLES.items():
             action = menu.addAction(title)
@@ -180,6 +186,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             action.setChecked(kind in COMPARED)
             action.setData(kind)
             action.toggled.connect(self._encodings_changed)
+            action.toggled.connect(self.refresh_stale)
         button.setMenu(menu)
         return button
 
@@ -187,7 +194,12 @@ class ExperimentsTab(QtWidgets.QWidget):
         return tuple(a.data() for a in self.encodings.menu().actions() if a.isChecked())
 
     def _encodings_changed(self) -> None:
-        self.encodings.setText(", ".join(self.chosen_encodings()) or "none chosen")
+        chosen = ", ".join(self.chosen_encodings()) or "none chosen"
+        self.encodings.setText(chosen)
+        self.encodings.setToolTip(f"Compares: {chosen}. {ENCODINGS_TIP}")
+        # never cut: the text and, beside it, the menu's arrow
+        self.encodings.setMinimumWidth(self.encodings.sizeHint().width()
+                                       + self.encodings.fontMetrics().horizontalAdvance("MM"))
 
     def _paper_chosen(self) -> None:
         """A paper's check runs on the weights it speaks of: random where it can."""
@@ -222,6 +234,9 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
         elif kind != "swap" and has_map >= 0:
             self.metric_box.removeItem(has_map)
+        if self.status.property("error"):      # said of the previous choice
+            self._say("")
+        self.refresh_stale()
 
     def _texts_chosen(self) -> None:
         if self.texts.currentData() != "file":
@@ -235,58 +250,12 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.texts.setItemText(self.texts.currentIndex(), f"Texts from {Path(path).name}")
         elif self._file is None:
             self.texts.setCurrentIndex(0)
+        self.refresh_stale()
 
     # -- running --------------------------------------------------------------------
     def make_job(self) -> ExperimentJob:
         """The job the controls describe (PosvizInputError for bad texts)."""
-        from posviz.analysis.experiments.texts import example_texts, read_texts
-        from posviz.document.session import DEFAULT_TEXT
-        from posviz.models.config import Positions
-        session = self._session()
-        if self.what.currentData() == "compare":
-            return self._compare_job(session)
-        source = self.texts.currentData()
-        if source == "examples":
-            texts = example_texts()
-        elif source == "file":
-            if self._file is None:
-                raise PosvizInputError("choose a file of texts first")
-            texts = read_texts(self._file)
-        elif source == "generated":
-            if self.what.currentData() != "probe":
-                raise PosvizInputError("generated texts are for the probe: a sweep runs "
-                                       "on the current text, the examples or a file")
-            texts = []                            # the probe generates enough
-        else:
-            texts = [session.text if session is not None else DEFAULT_TEXT]
-        return ExperimentJob(
-            self.what.currentData(),
-            spec=session.spec if session is not None else ModelSpec(),
-            backend=(session.backend if session is not None and not session.spec.is_builtin
-                     else None),
-            texts=tuple(texts),
-            positions=session.positions if session is not None else Positions(),
-            kind=self.kind.currentData(), count=self.count.value(), seed=self.seed.value(),
-            features=self.features.currentData(), paper=self.paper.currentData(),
-            weights=self.weights.currentData())
-
-    def _compare_job(self, session) -> ExperimentJob:
-        """Compare: the window's text, order and positions; its order only when the
-        models read the same tokens (the same kind of weights), else the reverse."""
-        from posviz.document.session import DEFAULT_TEXT
-        from posviz.models.config import Positions
-        encodings = self.chosen_encodings()
-        if len(encodings) < 2:
-            raise PosvizInputError("choose at least two encodings to compare")
-        weights = self.weights.currentData()
-        spec = session.spec if session is not None and session.spec.is_builtin else ModelSpec()
-        same_tokens = session is not None and spec is session.spec and (
-            (weights == TRAINED) == spec.trained)
-        return ExperimentJob(
-            "compare", spec=spec, texts=(session.text if session else DEFAULT_TEXT,),
-            positions=session.positions if session is not None else Positions(),
-            weights=weights, encodings=encodings,
-            order=tuple(int(i) for i in session.order) if same_tokens else None)
+        return make_job(self, self._session())
 
     def run(self) -> None:
         try:
@@ -342,8 +311,36 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._say(outcome.message, error=True)
             return
         self.job, self.result = outcome.result
-        self._say(f"done in {time.monotonic() - self._started:.1f} s")
+        self._done = f"done in {time.monotonic() - self._started:.1f} s"
+        self._say(self._done)
+        self.stale = False
+        self.figure.set_stale(False)
         self._redraw()
+        self.refresh_stale()              # the inputs may have changed while it ran
+
+    def refresh_stale(self) -> None:
+        """Dim the result shown when its inputs (experiment, model, text, positions,
+        order, options) are no longer the controls' and say so; undim it when they are
+        again. The window calls it when its session changes."""
+        if self.result is None or self.cancel_button.isEnabled():
+            return
+        try:
+            now = self.make_job()
+        except (PosvizInputError, OSError):
+            now = None
+        differ = changed(self.job, now, self.what.currentData())
+        self.figure.set_stale(bool(differ))
+        if not differ and self.stale:
+            self._say(self._done)
+        self.stale = bool(differ)
+        shown = WHAT_NAMES[self.job.what]
+        if differ == ["experiment"]:
+            self._say(f"The dimmed plot is the {shown} run before: press Run "
+                      "(Ctrl+Return) for this experiment")
+        elif differ:
+            names = " and ".join(filter(None, (", ".join(differ[:-1]), differ[-1])))
+            self._say(f"The dimmed {shown} was computed for the previous {names}: press "
+                      "Run (Ctrl+Return) for the current ones")
 
     def _redraw(self) -> None:
         result, job = self.result, self.job
@@ -370,6 +367,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")
         self.status.setText(text)
+        self.status.setProperty("error", error and bool(text))
 
     def provenance(self) -> dict:
         return self.job.describe() if self.job is not None else {}

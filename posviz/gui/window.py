@@ -273,6 +273,8 @@ class MainWindow(QMainWindow):
                 self.text_edit.setText(self.session.text)
             self.text_row.show_error("")
             self._refresh_tokens()
+        if self.experiments is not None:     # its result may be of the previous inputs
+            self.experiments.refresh_stale()
         self.status.edited()
         if self.model_panel is not None and not self.controller.loading:
             self.model_panel.load.clear_error()

@@ -1,0 +1,88 @@
+"""The job the Experiments tab's controls describe, and which of its inputs differ from
+those of the job whose result is shown (so a result of other inputs is marked stale)."""
+from __future__ import annotations
+
+from posviz.document.spec import ModelSpec
+from posviz.errors import PosvizInputError
+from posviz.models.checkpoint import TRAINED
+from posviz.runtime.experiments import ExperimentJob
+
+# the job's fields each experiment reads (run_experiment), named as a user calls them
+USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
+        "probe": ("spec", "texts", "positions", "features"),
+        "paper": ("paper", "weights"),
+        "compare": ("spec", "texts", "positions", "order", "weights", "encodings")}
+NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order"}
+WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
+              "compare": "comparison of encodings"}
+
+
+def make_job(tab, session) -> ExperimentJob:
+    """The job ``tab``'s controls describe on ``session`` (None: the built-in model and
+    text); PosvizInputError for a bad choice of texts. Each experiment reads only its
+    own controls: a paper check has no texts to refuse."""
+    from posviz.models.config import Positions
+    what = tab.what.currentData()
+    if what == "compare":
+        return compare_job(tab, session)
+    texts = _texts(tab, session) if what in ("sweep", "probe") else ()
+    return ExperimentJob(
+        what, spec=session.spec if session is not None else ModelSpec(),
+        backend=(session.backend if session is not None and not session.spec.is_builtin
+                 else None),
+        texts=tuple(texts),
+        positions=session.positions if session is not None else Positions(),
+        kind=tab.kind.currentData(), count=tab.count.value(), seed=tab.seed.value(),
+        features=tab.features.currentData(), paper=tab.paper.currentData(),
+        weights=tab.weights.currentData())
+
+
+def _texts(tab, session) -> list[str]:
+    from posviz.analysis.experiments.texts import example_texts, read_texts
+    from posviz.document.session import DEFAULT_TEXT
+    source = tab.texts.currentData()
+    if source == "examples":
+        return example_texts()
+    if source == "file":
+        if tab._file is None:
+            raise PosvizInputError("choose a file of texts first")
+        return read_texts(tab._file)
+    if source == "generated":
+        if tab.what.currentData() != "probe":
+            raise PosvizInputError("generated texts are for the probe: a sweep runs "
+                                   "on the current text, the examples or a file")
+        return []                                 # the probe generates enough
+    return [session.text if session is not None else DEFAULT_TEXT]
+
+
+def compare_job(tab, session) -> ExperimentJob:
+    """Compare: the window's text, order and positions; its order only when the models
+    read the same tokens (the same kind of weights), else the reverse."""
+    from posviz.document.session import DEFAULT_TEXT
+    from posviz.models.config import Positions
+    encodings = tab.chosen_encodings()
+    if len(encodings) < 2:
+        raise PosvizInputError("choose at least two encodings to compare")
+    weights = tab.weights.currentData()
+    spec = session.spec if session is not None and session.spec.is_builtin else ModelSpec()
+    same_tokens = session is not None and spec is session.spec and (
+        (weights == TRAINED) == spec.trained)
+    return ExperimentJob(
+        "compare", spec=spec, texts=(session.text if session else DEFAULT_TEXT,),
+        positions=session.positions if session is not None else Positions(),
+        weights=weights, encodings=encodings,
+        order=tuple(int(i) for i in session.order) if same_tokens else None)
+
+
+def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[str]:
+    """What differs between the inputs of the ``shown`` result and the controls (their
+    experiment ``what`` and job ``now``, None when they describe no valid job): [] when
+    the result is current, ["experiment"] when another experiment is chosen, else the
+    names of the inputs that changed."""
+    if what != shown.what:
+        return ["experiment"]
+    if now is None:
+        return ["options"]
+    names = [NAMES.get(field, "options") for field in USES[shown.what]
+             if getattr(shown, field) != getattr(now, field)]
+    return list(dict.fromkeys(names))
