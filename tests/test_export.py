@@ -410,3 +410,24 @@ def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path
         dialog.dpi_spin.value()) or QDialog.Rejected)
     window.export_action.trigger()
     assert seen == [150]
+
+
+def test_exports_hold_the_figure_not_its_controls(shown_panel, tmp_path):
+    """The relative profile's range control is on screen only: the exported PNG is
+    blank where it sits, and neither the SVG nor the PDF carries its text."""
+    panel, _ = shown_panel
+    figure = panel.figures()["relative_profile"]
+    panel.tabs.setCurrentIndex(next(i for i in range(panel.tabs.count())
+                                     if panel.tabs.widget(i).isAncestorOf(figure)))
+    QtCore.QCoreApplication.processEvents()
+    assert figure.span.isVisible() and figure.span.currentText().startswith("Δ range")
+    box = figure.span.geometry()
+    image = figure.render_image().convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    pixels = np.frombuffer(image.constBits(), np.uint32,
+                           image.width() * image.height()).reshape(image.height(), -1)
+    inside = pixels[box.top():box.bottom(), box.left():box.right()]
+    assert (inside == pixels[box.top(), box.left()]).all(), "the control was drawn"
+    svg = figure.export_svg(tmp_path / "profile.svg").read_text(encoding="utf-8")
+    assert "range" not in svg and "key − query" in svg
+    figure.export_pdf(tmp_path / "profile.pdf")
+    assert figure.span.isVisible()          # back on screen after the exports

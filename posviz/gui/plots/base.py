@@ -215,14 +215,18 @@ class Figure(QtWidgets.QWidget):
         return image
 
     def chrome(self) -> list:
-        """Items that serve only the screen (a selection outline): left out of exports."""
+        """Items and widgets that serve only the screen (a selection outline, a control):
+        left out of exports."""
         return []
 
     @contextmanager
     def _exporting(self, painter, **options):
         items = [item for item in self.canvas.scene().items()
                  if hasattr(item, "setExportMode")]
-        hidden = [item for item in self.chrome() if item.isVisible()]
+        # a widget counts by its own flag: a figure exported unshown has none visible
+        hidden = [item for item in self.chrome()
+                  if (not item.isHidden() if isinstance(item, QtWidgets.QWidget)
+                      else item.isVisible())]
         for item in hidden:
             item.setVisible(False)
         cache = self.canvas.cacheMode()     # a cached background: a bitmap in SVG and PDF

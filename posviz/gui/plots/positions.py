@@ -271,7 +271,8 @@ class SimilarityFigure(_PositionMap):
                        f"{which}{masked}")
 
 
-SPANS = ((0, "Δ: the text's"), (64, "Δ: ±64"), (128, "Δ: ±128"), (256, "Δ: ±256"))
+SPANS = ((0, "Δ range: the text's length"), (64, "Δ range: ±64"), (128, "Δ range: ±128"),
+         (256, "Δ range: ±256"))
 
 
 class RelativeProfileFigure(Figure):
@@ -299,11 +300,15 @@ class RelativeProfileFigure(Figure):
         self.span = QtWidgets.QComboBox()
         for reach, text in SPANS:
             self.span.addItem(text, reach)
-        self.span.setToolTip("How far Δ reaches: the text's (at least ±16), or further, "
-                             "for RoPE's long range and T5's log buckets (to 128)")
+        self.span.setToolTip("Range of Δ shown: ± the text's length − 1 (at least ±16), "
+                             "or a fixed ±64, ±128, ±256 for RoPE's long range and T5's "
+                             "log buckets (to 128)")
         self.span.currentIndexChanged.connect(self._span_chosen)
         self.layout().itemAt(0).layout().addWidget(self.span, 0,
                                                    QtCore.Qt.AlignmentFlag.AlignTop)
+
+    def chrome(self) -> list:
+        return [self.span]              # a control on screen, not part of the figure
 
     def _curve(self, i: int) -> pg.PlotDataItem:
         while len(self.curves) <= i:
