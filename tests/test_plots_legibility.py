@@ -4,6 +4,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import re  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6 import QtGui  # noqa: E402
@@ -226,3 +228,46 @@ def test_axis_labels_fit_a_small_figure(panel, qtbot, name):
             assert text.idealWidth() <= room, (name, side, axis.labelText, room)
         if whole and name == "symmetry":
             assert figure.plot.getAxis("left").labelText == "relative change (ratio, log scale)"
+
+
+def _alone(panel, qtbot, name, size):
+    """The figure ``name`` out of its tab at ``size``, shown and painted."""
+    figure = panel.figures()[name]
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(*size)
+    figure.show()
+    qtbot.waitExposed(figure)
+    painted(figure)
+    return figure
+
+
+@pytest.mark.parametrize("size", [(550, 330), (600, 450), (900, 700)])
+def test_noise_floor_label_ends_inside_the_plot(panel, qtbot, size):
+    """The floor's label is never cut at the plot's right edge: the whole one where it
+    fits (a wide plot), else its short form."""
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "symmetry", size)
+    label = figure.floor_line.label
+    view = figure.plot.vb.sceneBoundingRect()
+    right = label.mapRectToScene(label.boundingRect()).right()
+    assert right <= view.right(), (label.format, right, view.right())
+    from posviz.gui.plots.layers import FLOOR_LABELS, FLOOR_SHORT
+    assert label.format in (FLOOR_SHORT, *FLOOR_LABELS.values())
+    if size[0] >= 900:
+        assert label.format != FLOOR_SHORT
+
+
+def test_an_exported_note_is_whole(panel, qtbot, tmp_path):
+    """A short figure elides its note on screen (whole in the tooltip); its exports,
+    which have no tooltip, write the whole sentence, wrapped."""
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "symmetry", (550, 330))
+    text = figure.note.text()
+    assert figure.note.one_line and figure.note.shown_text() != text  # elided on screen
+    svg = figure.export_svg(tmp_path / "symmetry.svg").read_text(encoding="utf-8")
+    words = " ".join(re.findall(r">([^<]*)</text>", svg)).split()
+    assert " ".join(words).endswith(" ".join(text.split()[-4:])), words[-8:]
+    assert "…" not in svg
+    assert figure.note.one_line                                   # one line again
+
