@@ -271,3 +271,15 @@ def test_an_exported_note_is_whole(panel, qtbot, tmp_path):
     assert "…" not in svg
     assert figure.note.one_line                                   # one line again
 
+
+@pytest.mark.parametrize("width", [420, 560, 700, 1100])
+def test_a_short_map_title_keeps_its_meaning(panel, qtbot, width):
+    """The middle map is the reordered one aligned back: a shortened title still says
+    so (never a bare "reordered" beside "reordered − original"), and ends in the map."""
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "attention", (width, 330))
+    plot = figure.aligned.plot
+    title = plot.titleLabel.text
+    assert "aligned" in title, title
+    width_needed = QtGui.QFontMetrics(style.text_font(style.TITLE_PT)).horizontalAdvance(title)
+    assert width_needed <= plot.vb.width() or title == "aligned", (title, plot.vb.width())
