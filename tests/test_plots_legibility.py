@@ -283,3 +283,25 @@ def test_a_short_map_title_keeps_its_meaning(panel, qtbot, width):
     assert "aligned" in title, title
     width_needed = QtGui.QFontMetrics(style.text_font(style.TITLE_PT)).horizontalAdvance(title)
     assert width_needed <= plot.vb.width() or title == "aligned", (title, plot.vb.width())
+
+
+def _notation(label: str) -> str:
+    return "power" if any(c in label for c in "⁰¹²³⁴⁵⁶⁷⁸⁹") else "decimal"
+
+
+@pytest.mark.parametrize("size", [(550, 330), (900, 700)])
+def test_a_log_axis_writes_its_ticks_in_one_notation(panel, qtbot, size):
+    """The symmetry plot spans 10⁻⁸ to 10: every tick label a power of ten, not
+    pyqtgraph's 10¹, 1, 0.1, ..., 0.0001, 10⁻⁵; a narrow span in decimals only."""
+    from posviz.gui.plots.log_ticks import log_tick_strings
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "symmetry", size)
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    levels = axis.tickValues(low, high, axis.height())
+    labels = [label for spacing, values in levels
+              for label in axis.tickStrings(values, axis.scale, spacing)]
+    assert len(labels) >= 3 and len({_notation(label) for label in labels}) == 1, labels
+    assert log_tick_strings([1, 0, -1, -2, -5]) == ["10¹", "10⁰", "10⁻¹", "10⁻²", "10⁻⁵"]
+    assert log_tick_strings([1, 0, -1, -3]) == ["10", "1", "0.1", "0.001"]
+    assert log_tick_strings([np.log10(2e-5)]) == ["2·10⁻⁵"]

@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtGui
 from . import style
 from .base import Figure
 from .log_curves import LogCurve, Markers, QuartileBand
+from .log_ticks import one_notation
 from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
@@ -144,6 +145,7 @@ tokens that carry at least 90% of the squared change."""
         style.style_plot(self.plot, "", "relative change (log)",
                          "layer (in = input to block 1)", short_left="change (log)")
         self.plot.setLogMode(x=False, y=True)
+        one_notation(self.plot.getAxis("left"))
         self.plot.hideButtons()
         self.band = pg.LinearRegionItem(orientation="horizontal", movable=False,
                                         brush=pg.mkBrush(150, 150, 150, 60),

@@ -17,6 +17,7 @@ from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
 from .exporting import drop_export_menu
+from .log_ticks import one_notation
 from .tabs import POSITIONS
 from posviz.models.encodings import ENCODINGS
 from posviz.models.options import TITLES
@@ -199,6 +200,7 @@ class EncodingFigure(_PositionMap):
             self.side_legend.addItem(curve, name)
         self.side_legend.setVisible(len(values) > 1)
         plot.setLogMode(y=machinery.parameter_log)
+        one_notation(plot.getAxis("left"))
         style.fit_label(plot.getAxis("bottom"), machinery.parameter_index)
         style.fit_label(plot.getAxis("left"), machinery.parameter_axis)
         plot.enableAutoRange()
