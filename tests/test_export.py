@@ -434,14 +434,14 @@ def test_exports_hold_the_figure_not_its_controls(shown_panel, tmp_path):
     assert figure.span.isVisible()          # back on screen after the exports
 
 
-def test_an_export_is_laid_out_as_a_painted_figure(shown_panel):
+def test_an_export_is_laid_out_as_a_painted_figure(shown_panel, tmp_path):
     """The axes take the room their labels need while painting: a figure exported
     before it was ever painted (its tab not opened, scrolled away) comes out as it does
     once painted, not with turned key labels under the axis title."""
     panel, _ = shown_panel
     figure = panel.figures()["attention"]
-    first = figure.render_image(dpi=150)
+    first = QtGui.QImage(str(figure.export(tmp_path / "first.png", dpi=150)))
     for _ in range(3):
         figure.grab()
         QtCore.QCoreApplication.processEvents()
-    assert first == figure.render_image(dpi=150)
+    assert first == QtGui.QImage(str(figure.export(tmp_path / "painted.png", dpi=150)))

@@ -185,7 +185,6 @@ class Figure(QtWidgets.QWidget):
         """The figure drawn afresh at the asked resolution: a QImage whose device-pixel
         ratio is the scale, so text, lines and markers are painted at that resolution
         (never a screen-size bitmap enlarged)."""
-        self._settle()
         size = self.export_size()
         if width:
             scale = width / max(1, size.width())
@@ -298,6 +297,8 @@ class Figure(QtWidgets.QWidget):
         """Write the figure as .png (at ``width`` pixels or ``dpi``), .svg, .pdf or .csv,
         by the path's suffix (one of FIGURE_FORMATS), with ``provenance`` inside."""
         suffix = Path(path).suffix.lower().lstrip(".")
+        if suffix != "csv":
+            self._settle()
         if suffix == "png":
             return self.export_png(path, width, dpi, provenance)
         writers = {"svg": self.export_svg, "pdf": self.export_pdf, "csv": self.export_csv}
@@ -306,7 +307,6 @@ class Figure(QtWidgets.QWidget):
     def export_svg(self, path: Path, provenance: dict | None = None) -> Path:
         """Vector export through QSvgGenerator (independent of pyqtgraph's exporter),
         with ``provenance`` in a <metadata> element."""
-        self._settle()
         generator = QtSvg.QSvgGenerator()
         generator.setFileName(str(path))
         generator.setResolution(self.logicalDpiX())
@@ -327,7 +327,6 @@ class Figure(QtWidgets.QWidget):
         text, lines as paths, heatmaps as images Qt scales up without smoothing (crisp
         cells in any viewer); ``provenance`` in its XMP metadata."""
         open(path, "wb").close()          # an unwritable path: the OSError saying why
-        self._settle()
         writer = QtGui.QPdfWriter(str(path))
         dpi = self.logicalDpiX()
         writer.setResolution(dpi)

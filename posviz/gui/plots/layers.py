@@ -42,7 +42,8 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "‖H′[inv i] − H[i]‖ / ‖H[i]‖, its band the middle half of the tokens "
               "(25th–75th percentile); the hidden-state curve weighs tokens by their norm, "
               "so one very large token can stand for the layer\n"
-              "Below the dashed noise floor a difference is floating-point rounding. An "
+              "Below the dashed noise floor a curve is unchanged up to rounding: a "
+              "difference there is floating-point rounding. An "
               "exact 0 is drawn at the bottom, below every other point.")
 
 
