@@ -257,9 +257,9 @@ def test_png_at_300_dpi_is_painted_at_that_resolution(shown_panel, tmp_path):
     sharp = QtGui.QImage(str(panel.export_figure("symmetry", tmp_path / "print.png",
                                                  dpi=300)))
     scale = 300 / figure.logicalDpiX()
-    assert screen.size() == figure.size()
+    assert screen.size() == figure.export_size()
     assert sharp.width() == round(figure.width() * scale)
-    assert sharp.height() == round(figure.height() * scale)
+    assert sharp.height() == round(figure.export_size().height() * scale)
     assert round(sharp.dotsPerMeterX() * 0.0254) == 300
     enlarged = screen.scaled(sharp.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
                              QtCore.Qt.TransformationMode.FastTransformation)
@@ -424,9 +424,44 @@ def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path
         figure = window.plots.figures()[path.stem]
         image = QtGui.QImage(str(path))
         assert abs(image.width() - figure.width() * 150 / screen_dpi) <= 1, path.name
-        assert abs(image.height() - figure.height() * 150 / screen_dpi) <= 1, path.name
+        height = figure.export_size().height()          # a note elided on screen: whole
+        assert abs(image.height() - height * 150 / screen_dpi) <= 1, path.name
     seen = []
     monkeypatch.setattr(ExportDialog, "exec", lambda dialog: seen.append(
         dialog.dpi_spin.value()) or QDialog.Rejected)
     window.export_action.trigger()
     assert seen == [150]
+
+
+def test_exports_hold_the_figure_not_its_controls(shown_panel, tmp_path):
+    """The relative profile's range control is on screen only: the exported PNG is
+    blank where it sits, and neither the SVG nor the PDF carries its text."""
+    panel, _ = shown_panel
+    figure = panel.figures()["relative_profile"]
+    panel.tabs.setCurrentIndex(next(i for i in range(panel.tabs.count())
+                                     if panel.tabs.widget(i).isAncestorOf(figure)))
+    QtCore.QCoreApplication.processEvents()
+    assert figure.span.isVisible() and figure.span.currentText().startswith("Δ range")
+    box = figure.span.geometry()
+    image = figure.render_image().convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    pixels = np.frombuffer(image.constBits(), np.uint32,
+                           image.width() * image.height()).reshape(image.height(), -1)
+    inside = pixels[box.top():box.bottom(), box.left():box.right()]
+    assert (inside == pixels[box.top(), box.left()]).all(), "the control was drawn"
+    svg = figure.export_svg(tmp_path / "profile.svg").read_text(encoding="utf-8")
+    assert "range" not in svg and "key − query" in svg
+    figure.export_pdf(tmp_path / "profile.pdf")
+    assert figure.span.isVisible()          # back on screen after the exports
+
+
+def test_an_export_is_laid_out_as_a_painted_figure(shown_panel, tmp_path):
+    """The axes take the room their labels need while painting: a figure exported
+    before it was ever painted (its tab not opened, scrolled away) comes out as it does
+    once painted, not with turned key labels under the axis title."""
+    panel, _ = shown_panel
+    figure = panel.figures()["attention"]
+    first = QtGui.QImage(str(figure.export(tmp_path / "first.png", dpi=150)))
+    for _ in range(3):
+        figure.grab()
+        QtCore.QCoreApplication.processEvents()
+    assert first == QtGui.QImage(str(figure.export(tmp_path / "painted.png", dpi=150)))

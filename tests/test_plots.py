@@ -284,6 +284,19 @@ def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, view, qtbot):
     assert outline.contains(QtCore.QPointF(x + 1, y + 1))
 
 
+def test_the_mosaic_outline_frames_the_selected_tile_of_a_short_text(panel, qtbot):
+    """Four tokens make tiles of 4 × 4 pixels, each many screen pixels wide: the outline
+    lies on the tile's own edges (not half a tile pixel out), inside the view."""
+    show(panel, evaluate("one two three four"))
+    mosaic = panel.figures()["attention_mosaic"]
+    mosaic.grab()
+    x, y = mosaic.tile_origin(1, 0)
+    n = mosaic.grid.tile
+    assert n == 4
+    assert mosaic.outline.rect() == QtCore.QRectF(x, y, n, n)
+    assert mosaic.plot.vb.viewRect().contains(mosaic.outline.rect())
+
+
 def test_the_sessions_selection_is_drawn_within_the_model_and_not_echoed(panel, view):
     show(panel, evaluate())
     told = []

@@ -4,6 +4,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import re  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6 import QtGui  # noqa: E402
@@ -226,3 +228,80 @@ def test_axis_labels_fit_a_small_figure(panel, qtbot, name):
             assert text.idealWidth() <= room, (name, side, axis.labelText, room)
         if whole and name == "symmetry":
             assert figure.plot.getAxis("left").labelText == "relative change (ratio, log scale)"
+
+
+def _alone(panel, qtbot, name, size):
+    """The figure ``name`` out of its tab at ``size``, shown and painted."""
+    figure = panel.figures()[name]
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(*size)
+    figure.show()
+    qtbot.waitExposed(figure)
+    painted(figure)
+    return figure
+
+
+@pytest.mark.parametrize("size", [(550, 330), (600, 450), (900, 700)])
+def test_noise_floor_label_ends_inside_the_plot(panel, qtbot, size):
+    """The floor's label is never cut at the plot's right edge: the whole one where it
+    fits (a wide plot), else its short form."""
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "symmetry", size)
+    label = figure.floor_line.label
+    view = figure.plot.vb.sceneBoundingRect()
+    right = label.mapRectToScene(label.boundingRect()).right()
+    assert right <= view.right(), (label.format, right, view.right())
+    from posviz.gui.plots.layers import FLOOR_LABELS, FLOOR_SHORT
+    assert label.format in (FLOOR_SHORT, *FLOOR_LABELS.values())
+    if size[0] >= 900:
+        assert label.format != FLOOR_SHORT
+
+
+def test_an_exported_note_is_whole(panel, qtbot, tmp_path):
+    """A short figure elides its note on screen (whole in the tooltip); its exports,
+    which have no tooltip, write the whole sentence, wrapped."""
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "symmetry", (550, 330))
+    text = figure.note.text()
+    assert figure.note.one_line and figure.note.shown_text() != text  # elided on screen
+    svg = figure.export_svg(tmp_path / "symmetry.svg").read_text(encoding="utf-8")
+    words = " ".join(re.findall(r">([^<]*)</text>", svg)).split()
+    assert " ".join(words).endswith(" ".join(text.split()[-4:])), words[-8:]
+    assert "…" not in svg
+    assert figure.note.one_line                                   # one line again
+
+
+@pytest.mark.parametrize("width", [420, 560, 700, 1100])
+def test_a_short_map_title_keeps_its_meaning(panel, qtbot, width):
+    """The middle map is the reordered one aligned back: a shortened title still says
+    so (never a bare "reordered" beside "reordered − original"), and ends in the map."""
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "attention", (width, 330))
+    plot = figure.aligned.plot
+    title = plot.titleLabel.text
+    assert "aligned" in title, title
+    width_needed = QtGui.QFontMetrics(style.text_font(style.TITLE_PT)).horizontalAdvance(title)
+    assert width_needed <= plot.vb.width() or title == "aligned", (title, plot.vb.width())
+
+
+def _notation(label: str) -> str:
+    return "power" if any(c in label for c in "⁰¹²³⁴⁵⁶⁷⁸⁹") else "decimal"
+
+
+@pytest.mark.parametrize("size", [(550, 330), (900, 700)])
+def test_a_log_axis_writes_its_ticks_in_one_notation(panel, qtbot, size):
+    """The symmetry plot spans 10⁻⁸ to 10: every tick label a power of ten, not
+    pyqtgraph's 10¹, 1, 0.1, ..., 0.0001, 10⁻⁵; a narrow span in decimals only."""
+    from posviz.gui.plots.log_ticks import log_tick_strings
+    show(panel, evaluate())
+    figure = _alone(panel, qtbot, "symmetry", size)
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    levels = axis.tickValues(low, high, axis.height())
+    labels = [label for spacing, values in levels
+              for label in axis.tickStrings(values, axis.scale, spacing)]
+    assert len(labels) >= 3 and len({_notation(label) for label in labels}) == 1, labels
+    assert log_tick_strings([1, 0, -1, -2, -5]) == ["10¹", "10⁰", "10⁻¹", "10⁻²", "10⁻⁵"]
+    assert log_tick_strings([1, 0, -1, -3]) == ["10", "1", "0.1", "0.001"]
+    assert log_tick_strings([np.log10(2e-5)]) == ["2·10⁻⁵"]

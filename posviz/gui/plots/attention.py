@@ -29,10 +29,12 @@ class _HeatmapPlot:
 
     def __init__(self, canvas: pg.GraphicsLayoutWidget, title: str, cmap: str, levels,
                  left: str = "query", bottom: str = "key", row=None, col=None,
-                 short_title: str = ""):
+                 short_title: str | tuple[str, ...] = ""):
         self.plot = canvas.addPlot(row=row, col=col, axisItems=style.token_axes())
         style.style_plot(self.plot, title, left, bottom)
-        self.titles = (title, short_title or title)     # the short one where room is short
+        # shorter ones, each keeping the meaning, where room is short
+        shorts = (short_title,) if isinstance(short_title, str) else short_title
+        self.titles = (title, *(s for s in shorts if s))
         if short_title:
             self.plot.vb.sigResized.connect(self._fit_title)
         self.plot.invertY(True)
@@ -45,11 +47,13 @@ class _HeatmapPlot:
         self.shape = None
 
     def _fit_title(self, *_) -> None:
-        """The whole title where the map is wide enough, else the short one: maps side
-        by side in a narrow window do not run their titles into each other."""
+        """The whole title where the map is wide enough, else the longest short one that
+        fits (the shortest past that): maps side by side in a narrow window do not run
+        their titles into each other."""
         metrics = QtGui.QFontMetrics(style.text_font(style.TITLE_PT))
-        fits = metrics.horizontalAdvance(self.titles[0]) + 8 <= self.plot.vb.width()
-        title = self.titles[0 if fits else 1]
+        room = self.plot.vb.width()
+        title = next((t for t in self.titles if metrics.horizontalAdvance(t) + 8 <= room),
+                     self.titles[-1])
         if self.plot.titleLabel.text != title:
             self.plot.setTitle(title, color=style.TEXT_COLOUR, size=f"{style.TITLE_PT:g}pt")
 
@@ -123,7 +127,8 @@ class AttentionFigure(Figure):
         self.original = _HeatmapPlot(canvas, "original order", style.SEQUENTIAL,
                                      style.ATTENTION_LEVELS, col=1, short_title="original")
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
-                                    style.ATTENTION_LEVELS, col=2, short_title="reordered")
+                                    style.ATTENTION_LEVELS, col=2,
+                                    short_title=("reordered, aligned", "aligned"))
         self.difference = _HeatmapPlot(canvas, "reordered − original", style.DIVERGING,
                                        (-r, r), col=4, short_title="difference")
         # The three maps share their rows: the queries are named once, in a column of

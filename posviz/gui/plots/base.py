@@ -24,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import style
 from .exporting import drop_export_menu, flatten_scaled_strokes
+from .one_line import OneLineLabel
 from .style import BACKGROUND
 from .tabs import Tab
 from .wheel import zoom_with_ctrl
@@ -184,7 +185,7 @@ class Figure(QtWidgets.QWidget):
         """The figure drawn afresh at the asked resolution: a QImage whose device-pixel
         ratio is the scale, so text, lines and markers are painted at that resolution
         (never a screen-size bitmap enlarged)."""
-        size = self.size()
+        size = self.export_size()
         if width:
             scale = width / max(1, size.width())
         elif dpi:
@@ -196,10 +197,9 @@ class Figure(QtWidgets.QWidget):
         image = QtGui.QImage(pixels, QtGui.QImage.Format.Format_ARGB32)
         image.setDevicePixelRatio(scale)
         image.fill(QtGui.QColor("white"))
-        if dpi:
-            metres = round(dpi / 0.0254)
-            image.setDotsPerMeterX(metres)
-            image.setDotsPerMeterY(metres)
+        # painted at the screen's dots per inch, which sizes text given in points as the
+        # layout measured it (the device-pixel ratio alone scales it); then the dpi asked
+        self._set_dpi(image, self.logicalDpiX())
         painter = QtGui.QPainter(image)
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
@@ -207,22 +207,31 @@ class Figure(QtWidgets.QWidget):
         # In export mode pyqtgraph draws scatter symbols as paths at this resolution,
         # not as fragments of its screen-resolution pixmap atlas (their size in logical
         # pixels: the device-pixel ratio scales them).
-        with self._exporting(painter):
-            self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
-                        QtWidgets.QWidget.RenderFlag.DrawChildren)
+        self._render_all(painter)
         painter.end()
         image.setDevicePixelRatio(1.0)
+        if dpi:
+            self._set_dpi(image, dpi)
         return image
 
+    @staticmethod
+    def _set_dpi(image: QtGui.QImage, dpi: float) -> None:
+        image.setDotsPerMeterX(round(dpi / 0.0254))
+        image.setDotsPerMeterY(round(dpi / 0.0254))
+
     def chrome(self) -> list:
-        """Items that serve only the screen (a selection outline): left out of exports."""
+        """Items and widgets that serve only the screen (a selection outline, a control):
+        left out of exports."""
         return []
 
     @contextmanager
     def _exporting(self, painter, **options):
         items = [item for item in self.canvas.scene().items()
                  if hasattr(item, "setExportMode")]
-        hidden = [item for item in self.chrome() if item.isVisible()]
+        # a widget counts by its own flag: a figure exported unshown has none visible
+        hidden = [item for item in self.chrome()
+                  if (not item.isHidden() if isinstance(item, QtWidgets.QWidget)
+                      else item.isVisible())]
         for item in hidden:
             item.setVisible(False)
         cache = self.canvas.cacheMode()     # a cached background: a bitmap in SVG and PDF
@@ -238,11 +247,58 @@ class Figure(QtWidgets.QWidget):
             for item in hidden:
                 item.setVisible(True)
 
+    def _settle(self) -> None:
+        """Paint the figure off screen and lay it out, twice: its axes take the room
+        their labels need while painting, so a figure never yet drawn (a tab not
+        opened, a part scrolled away) would be exported with labels over its titles."""
+        for _ in range(2):
+            self.grab()
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
+
+    def _whole_note(self) -> QtCore.QRect | None:
+        """Where an export writes the note whole, wrapped, when the screen shows it elided
+        (an export has no tooltip): its box, from the note's top down; else None."""
+        note = self.note
+        if not (self.note_one_line and note.one_line and not note.isHidden()):
+            return None
+        margins = note.contentsMargins()
+        box = note.geometry().adjusted(margins.left(), margins.top(), -margins.right(), 0)
+        box.setHeight(note.fontMetrics().boundingRect(
+            QtCore.QRect(0, 0, box.width(), 1 << 20), int(QtCore.Qt.TextFlag.TextWordWrap),
+            note.text()).height())
+        return box
+
+    def export_size(self) -> QtCore.QSize:
+        """The figure's size in an export: as on screen, taller by the lines of a note
+        the screen shows elided."""
+        box = self._whole_note()
+        if box is None:
+            return self.size()
+        bottom = box.bottom() + 1 + self.note.contentsMargins().bottom()
+        return QtCore.QSize(self.width(), max(self.height(), bottom))
+
+    def _render_all(self, painter) -> None:
+        """Paint the figure (the exporting state on) and its note whole where elided."""
+        box = self._whole_note()
+        with self._exporting(painter):
+            self.note.blank = box is not None
+            try:
+                self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
+                            QtWidgets.QWidget.RenderFlag.DrawChildren)
+            finally:
+                self.note.blank = False
+        if box is not None:
+            painter.setPen(self.note.palette().color(QtGui.QPalette.ColorRole.WindowText))
+            painter.setFont(self.note.font())
+            painter.drawText(box, int(QtCore.Qt.TextFlag.TextWordWrap), self.note.text())
+
     def export(self, path: Path, width: int | None = None, dpi: int | None = None,
                provenance: dict | None = None) -> Path:
         """Write the figure as .png (at ``width`` pixels or ``dpi``), .svg, .pdf or .csv,
         by the path's suffix (one of FIGURE_FORMATS), with ``provenance`` inside."""
         suffix = Path(path).suffix.lower().lstrip(".")
+        if suffix != "csv":
+            self._settle()
         if suffix == "png":
             return self.export_png(path, width, dpi, provenance)
         writers = {"svg": self.export_svg, "pdf": self.export_pdf, "csv": self.export_csv}
@@ -254,8 +310,9 @@ class Figure(QtWidgets.QWidget):
         generator = QtSvg.QSvgGenerator()
         generator.setFileName(str(path))
         generator.setResolution(self.logicalDpiX())
-        generator.setSize(self.size())
-        generator.setViewBox(self.rect())
+        size = self.export_size()
+        generator.setSize(size)
+        generator.setViewBox(QtCore.QRect(QtCore.QPoint(), size))
         generator.setTitle(self.title)
         generator.setDescription(f"posviz figure '{self.name}'")
         self._paint_vector(generator, path)
@@ -273,7 +330,8 @@ class Figure(QtWidgets.QWidget):
         writer = QtGui.QPdfWriter(str(path))
         dpi = self.logicalDpiX()
         writer.setResolution(dpi)
-        points = QtCore.QSizeF(self.width() * 72 / dpi, self.height() * 72 / dpi)
+        size = self.export_size()
+        points = QtCore.QSizeF(size.width() * 72 / dpi, size.height() * 72 / dpi)
         writer.setPageSize(QtGui.QPageSize(points, QtGui.QPageSize.Unit.Point, self.name,
                                            QtGui.QPageSize.SizeMatchPolicy.ExactMatch))
         writer.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
@@ -290,9 +348,7 @@ class Figure(QtWidgets.QWidget):
         # In export mode pyqtgraph draws scatter symbols as vector paths, not as
         # fragments of a cached pixmap (which a vector device writes as the whole atlas).
         try:
-            with self._exporting(painter):
-                self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
-                            QtWidgets.QWidget.RenderFlag.DrawChildren)
+            self._render_all(painter)
         finally:
             painter.end()
         if not Path(path).is_file():
@@ -310,55 +366,6 @@ class Figure(QtWidgets.QWidget):
                 handle.writelines(comment_lines({"no table": self.message.text()}))
             write_table(handle, self.dims, self.data, self.coords, self.labels)
         return path
-
-
-class OneLineLabel(QtWidgets.QLabel):
-    """A label that keeps its whole text (``text()``; the figure puts it in the tooltip)
-    and, while ``one_line``, paints one line of it elided at the right to its width (its
-    text never asks the layout for width); otherwise it wraps as a QLabel does."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.one_line = True
-        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
-                           QtWidgets.QSizePolicy.Policy.Preferred)
-
-    def set_one_line(self, one_line: bool) -> None:
-        if one_line != self.one_line:
-            self.one_line = one_line
-            self.setWordWrap(not one_line)
-            self.updateGeometry()
-            self.update()
-
-    def minimumSizeHint(self) -> QtCore.QSize:
-        if not self.one_line:
-            return super().minimumSizeHint()
-        margins = self.contentsMargins()
-        return QtCore.QSize(20, self.fontMetrics().height() + margins.top() + margins.bottom())
-
-    def sizeHint(self) -> QtCore.QSize:
-        return super().sizeHint() if not self.one_line else self.minimumSizeHint()
-
-    def heightForWidth(self, width: int) -> int:
-        return super().heightForWidth(width) if not self.one_line else -1
-
-    def hasHeightForWidth(self) -> bool:
-        return not self.one_line and super().hasHeightForWidth()
-
-    def shown_text(self) -> str:
-        """What is painted while on one line: the text, elided to the width."""
-        return self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight,
-                                             max(self.contentsRect().width(), 0))
-
-    def paintEvent(self, event) -> None:
-        if not self.one_line:
-            return super().paintEvent(event)
-        painter = QtGui.QPainter(self)
-        painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
-        painter.setFont(self.font())
-        painter.drawText(self.contentsRect(), int(QtCore.Qt.AlignmentFlag.AlignLeft
-                                                  | QtCore.Qt.AlignmentFlag.AlignVCenter),
-                         self.shown_text())
 
 
 def write_table(handle, dims, data, coords, labels) -> None:

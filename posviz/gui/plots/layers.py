@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtGui
 from . import style
 from .base import Figure
 from .log_curves import LogCurve, Markers, QuartileBand
+from .log_ticks import one_notation
 from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
@@ -22,7 +23,9 @@ CURVE_LABELS = {
     "pooled_change": "pooled (invariance)",
 }
 TOKEN_LABEL = "median token (25–75%)"
-# The floor's label, by how the reorder ran (views.reading.frame)
+# The floor's label, by how the reorder ran (views.reading.frame); where the plot is too
+# narrow for it, FLOOR_SHORT (the figure's tooltip says the rest)
+FLOOR_SHORT = "noise floor"
 FLOOR_LABELS = {"reference": "noise floor; the original order: every change is 0",
                 "aligned": "noise floor; an exact 0 is drawn at the bottom",
                 "prefix": "noise floor; copied slots' 0 drawn at the bottom",
@@ -39,7 +42,8 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "‖H′[inv i] − H[i]‖ / ‖H[i]‖, its band the middle half of the tokens "
               "(25th–75th percentile); the hidden-state curve weighs tokens by their norm, "
               "so one very large token can stand for the layer\n"
-              "Below the dashed noise floor a difference is floating-point rounding. An "
+              "Below the dashed noise floor a curve is unchanged up to rounding: a "
+              "difference there is floating-point rounding. An "
               "exact 0 is drawn at the bottom, below every other point.")
 
 
@@ -142,6 +146,7 @@ tokens that carry at least 90% of the squared change."""
         style.style_plot(self.plot, "", "relative change (log)",
                          "layer (in = input to block 1)", short_left="change (log)")
         self.plot.setLogMode(x=False, y=True)
+        one_notation(self.plot.getAxis("left"))
         self.plot.hideButtons()
         self.band = pg.LinearRegionItem(orientation="horizontal", movable=False,
                                         brush=pg.mkBrush(150, 150, 150, 60),
@@ -150,9 +155,11 @@ tokens that carry at least 90% of the squared change."""
         self.plot.addItem(self.band)
         self.floor_line = pg.InfiniteLine(
             angle=0, pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            label="noise floor: below it, unchanged up to rounding",
+            label=FLOOR_SHORT,
             labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
         self.plot.addItem(self.floor_line)
+        self._floor_text = FLOOR_SHORT              # the label when there is room
+        self.plot.vb.sigResized.connect(self._fit_floor_label)
         self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k: cheaper to
                                                    # paint than pyqtgraph's grid
         self.legend = style.legend_below(self.canvas)
@@ -190,9 +197,8 @@ tokens that carry at least 90% of the squared change."""
         self.token_band.set_quartiles(layers, curves["token_p25"], curves["token_median"],
                                       curves["token_p75"])
         self.markers.refresh()
-        label = FLOOR_LABELS[frame(shown.evaluation)]
-        if label != self.floor_line.label.format:
-            self.floor_line.label.setFormat(label)
+        self._floor_text = FLOOR_LABELS[frame(shown.evaluation)]
+        self._fit_floor_label()
         # below a drawn 0, at a whole decade: the view moves only when the decade does
         low = min(np.log10(floor / 30), np.floor(np.log10(views.zero_level / 3)))
         if (floor, low) != self._floor:                 # the same for most reorders
@@ -213,6 +219,18 @@ tokens that carry at least 90% of the squared change."""
         self.set_title("Symmetry per layer: reordered run against the original "
                        "(lower = more symmetric)")
         self.set_note(views.symmetry_note)
+
+    def _fit_floor_label(self) -> None:
+        """The floor's whole label where the plot is wide enough for it, else its short
+        form: never one cut at the plot's right edge."""
+        label = self.floor_line.label
+        room = self.plot.vb.width() * (1 - 0.02) - 8          # it starts 2 % in
+        metrics = QtGui.QFontMetricsF(label.textItem.font())
+        # a tenth to spare: PDF and PNG lay text out a little wider than the screen
+        text = (self._floor_text if metrics.horizontalAdvance(self._floor_text) * 1.1 <= room
+                else FLOOR_SHORT)
+        if text != label.format:
+            label.setFormat(text)
 
     def _set_decades(self, exponents) -> None:
         exponents = list(exponents)

@@ -258,13 +258,15 @@ class MosaicFigure(Figure):
         self._outline(selection.layer, selection.head)
 
     def _outline(self, layer: int, head: int) -> None:
-        """Outline the tile of layer 1..L, head 0..h-1."""
+        """Outline the tile of layer 1..L, head 0..h-1: on its edges (a margin in
+        pixels of the tile would be several screen pixels wide for a short text, and
+        leave the view above the first layer)."""
         self._selected = (layer, head)
         if self._grid is None:
             return
         x, y = self.tile_origin(layer, head)
         n = self._grid.tile
-        self.outline.setRect(QtCore.QRectF(x - 0.5, y - 0.5, n + 1, n + 1))
+        self.outline.setRect(QtCore.QRectF(x, y, n, n))
 
     def _clicked(self, pos) -> None:
         hit = self.tile_at(pos.x(), pos.y())

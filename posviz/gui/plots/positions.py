@@ -17,6 +17,7 @@ from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
 from .exporting import drop_export_menu
+from .log_ticks import one_notation
 from .tabs import POSITIONS
 from posviz.models.encodings import ENCODINGS
 from posviz.models.options import TITLES
@@ -199,6 +200,7 @@ class EncodingFigure(_PositionMap):
             self.side_legend.addItem(curve, name)
         self.side_legend.setVisible(len(values) > 1)
         plot.setLogMode(y=machinery.parameter_log)
+        one_notation(plot.getAxis("left"))
         style.fit_label(plot.getAxis("bottom"), machinery.parameter_index)
         style.fit_label(plot.getAxis("left"), machinery.parameter_axis)
         plot.enableAutoRange()
@@ -271,7 +273,8 @@ class SimilarityFigure(_PositionMap):
                        f"{which}{masked}")
 
 
-SPANS = ((0, "Δ: the text's"), (64, "Δ: ±64"), (128, "Δ: ±128"), (256, "Δ: ±256"))
+SPANS = ((0, "Δ range: the text's length"), (64, "Δ range: ±64"), (128, "Δ range: ±128"),
+         (256, "Δ range: ±256"))
 
 
 class RelativeProfileFigure(Figure):
@@ -299,11 +302,15 @@ class RelativeProfileFigure(Figure):
         self.span = QtWidgets.QComboBox()
         for reach, text in SPANS:
             self.span.addItem(text, reach)
-        self.span.setToolTip("How far Δ reaches: the text's (at least ±16), or further, "
-                             "for RoPE's long range and T5's log buckets (to 128)")
+        self.span.setToolTip("Range of Δ shown: ± the text's length − 1 (at least ±16), "
+                             "or a fixed ±64, ±128, ±256 for RoPE's long range and T5's "
+                             "log buckets (to 128)")
         self.span.currentIndexChanged.connect(self._span_chosen)
         self.layout().itemAt(0).layout().addWidget(self.span, 0,
                                                    QtCore.Qt.AlignmentFlag.AlignTop)
+
+    def chrome(self) -> list:
+        return [self.span]              # a control on screen, not part of the figure
 
     def _curve(self, i: int) -> pg.PlotDataItem:
         while len(self.curves) <= i:

@@ -99,9 +99,9 @@ LABEL_COLOUR = TEXT_COLOUR
 
 def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
     """Label ``axis`` with ``text``; while the axis is too short to hold it (a short
-    plot's left axis), with ``short``, and past that with the label elided, so that an
-    axis label is never clipped at the figure's edge."""
-    axis._fit_labels = (with_unit(text), with_unit(short) if short else "")
+    plot's left axis), with ``short`` (with its unit, else without), and past that with the
+    label elided, so that an axis label is never clipped at the figure's edge."""
+    axis._fit_labels = (with_unit(text), with_unit(short) if short else "", short)
     if not getattr(axis, "_fitting", False):
         axis._fitting = True
         axis.geometryChanged.connect(lambda a=axis: _refit_label(a))
@@ -109,7 +109,7 @@ def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
 
 
 def _refit_label(axis: pg.AxisItem) -> None:
-    text, short = axis._fit_labels
+    text, short, bare = axis._fit_labels
     size = axis.geometry()
     margins = 2 * axis.label.document().documentMargin()    # the label's text is a document
     room = (size.height() if axis.orientation in ("left", "right") else size.width()) - 6 \
@@ -118,6 +118,8 @@ def _refit_label(axis: pg.AxisItem) -> None:
     chosen = text
     if room > 0 and metrics.horizontalAdvance(text) > room:
         chosen = short or text
+        if bare and metrics.horizontalAdvance(chosen) > room:
+            chosen = bare
         if metrics.horizontalAdvance(chosen) > room:
             chosen = metrics.elidedText(chosen, QtCore.Qt.TextElideMode.ElideRight, room)
     if chosen != axis.labelText or not axis.label.isVisible():

@@ -1,0 +1,56 @@
+"""A label painted on one elided line where room is short (a figure's note)."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+
+class OneLineLabel(QtWidgets.QLabel):
+    """A label that keeps its whole text (``text()``; the figure puts it in the tooltip)
+    and, while ``one_line``, paints one line of it elided at the right to its width (its
+    text never asks the layout for width); otherwise it wraps as a QLabel does."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.one_line = True
+        self.blank = False          # paints nothing (an export writes the text itself)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
+                           QtWidgets.QSizePolicy.Policy.Preferred)
+
+    def set_one_line(self, one_line: bool) -> None:
+        if one_line != self.one_line:
+            self.one_line = one_line
+            self.setWordWrap(not one_line)
+            self.updateGeometry()
+            self.update()
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        if not self.one_line:
+            return super().minimumSizeHint()
+        margins = self.contentsMargins()
+        return QtCore.QSize(20, self.fontMetrics().height() + margins.top() + margins.bottom())
+
+    def sizeHint(self) -> QtCore.QSize:
+        return super().sizeHint() if not self.one_line else self.minimumSizeHint()
+
+    def heightForWidth(self, width: int) -> int:
+        return super().heightForWidth(width) if not self.one_line else -1
+
+    def hasHeightForWidth(self) -> bool:
+        return not self.one_line and super().hasHeightForWidth()
+
+    def shown_text(self) -> str:
+        """What is painted while on one line: the text, elided to the width."""
+        return self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight,
+                                             max(self.contentsRect().width(), 0))
+
+    def paintEvent(self, event) -> None:
+        if self.blank:
+            return
+        if not self.one_line:
+            return super().paintEvent(event)
+        painter = QtGui.QPainter(self)
+        painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
+        painter.setFont(self.font())
+        painter.drawText(self.contentsRect(), int(QtCore.Qt.AlignmentFlag.AlignLeft
+                                                  | QtCore.Qt.AlignmentFlag.AlignVCenter),
+                         self.shown_text())
