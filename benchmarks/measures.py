@@ -147,7 +147,8 @@ def drag(win: Window, n: int, row: str = "first") -> dict:
     """Drag a chip along the first (or the last) row of the strip with the mouse (a move
     event every 16 ms), while a 5 ms timer measures how late the event loop serves it.
     The first row's first movable chip moves the start of the input; the last row's
-    moves only its end, where a causal model reuses the prefix."""
+    (the lowest with two movable chips: the last may hold one alone) moves only its end,
+    where a causal model reuses the prefix."""
     import numpy as np
     from probes import StallMeter, spin
     from PySide6.QtCore import QPoint, Qt
@@ -157,8 +158,11 @@ def drag(win: Window, n: int, row: str = "first") -> dict:
     strip = win.window.strip
     movable = np.flatnonzero(win.session.movable_slots())
     if row == "last":
-        bottom = max(strip.chip_rect(int(i)).center().y() for i in movable)
-        movable = [i for i in movable if strip.chip_rect(int(i)).center().y() == bottom]
+        rows: dict[float, list[int]] = {}
+        for i in movable:
+            rows.setdefault(strip.chip_rect(int(i)).center().y(), []).append(int(i))
+        movable = next((chips for _, chips in sorted(rows.items(), reverse=True)
+                        if len(chips) > 1), movable)
     first = int(movable[0])
     rect = strip.chip_rect(first)
     y = int(rect.center().y())
