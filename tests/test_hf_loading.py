@@ -282,3 +282,22 @@ def test_an_accelerator_for_the_builtin_model_is_told_not_ignored(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "applies to a --model only" in err
     assert cli.main(["report", "--text", "the cat", "--device", "auto"]) == 0
+
+
+def test_a_load_on_a_worker_leaves_collecting_to_the_gui_thread(monkeypatch):
+    """The window loads on a worker: a collection there can free a Qt object off the GUI
+    thread and deadlock against it; the command line loads on the main thread and
+    collects."""
+    import gc
+    import threading
+
+    from posviz.models.hf import loading
+    collected = []
+    monkeypatch.setattr(gc, "collect", lambda *args: collected.append(
+        threading.current_thread().name) or 0)
+    worker = threading.Thread(target=loading.free_memory, name="loader")
+    worker.start()
+    worker.join()
+    assert collected == []
+    loading.free_memory()
+    assert collected == [threading.main_thread().name]

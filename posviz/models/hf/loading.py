@@ -8,6 +8,7 @@ stop when asked. A stopped load raises errors.Cancelled after everything it read
 from __future__ import annotations
 
 import gc
+import threading
 from contextlib import contextmanager
 from typing import Callable
 
@@ -80,10 +81,14 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
 
 
 def free_memory() -> None:
-    """Collect what a stopped load left and give the heap back to the system."""
+    """Collect what a load left and give the heap back to the system. Off the main
+    thread (the window's loader) the collecting is left to the GUI thread's collector
+    (boot: gui-thread-collector): a Qt object freed on a worker can deadlock against
+    the GUI thread, as a load's collection did once the window held more Qt objects."""
     from ...boot import TRIM_FROM, trim_heap
 
-    gc.collect()
+    if threading.current_thread() is threading.main_thread():
+        gc.collect()
     trim_heap(TRIM_FROM)
 
 
