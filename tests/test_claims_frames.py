@@ -150,7 +150,7 @@ def test_the_scenarios_say_what_each_way_of_running_shows(stem):
     doc = loads((resources_dir() / "scenarios" / f"{stem}.posviz").read_text())
     note = " ".join(doc.note.split())
     assert "exactly 0" in note and "below 1e-14" in note
-    assert '"Run the reorder as given" (Position ids)' in note
+    assert '"Run as given" (Position ids)' in note
     session = session_of(doc)
     for literal in (False, True):
         positions = dataclasses.replace(session.positions, literal=literal)

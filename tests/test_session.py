@@ -148,9 +148,11 @@ def test_the_reference_run_is_cached():
     engine = Engine(backend)
     for order in ([1, 0, 2, 3], [3, 2, 1, 0], [0, 1, 3, 2]):
         engine.evaluate(session.seq, order, session.positions)
-    assert backend.runs == [[0, 1, 2, 3], [1, 0, 2, 3], [3, 2, 1, 0], [0, 1, 3, 2]]
+    # the reference, and once more at shifted ids to measure RoPE's floor (analysis.floor)
+    assert backend.runs == [[0, 1, 2, 3], [0, 1, 2, 3], [1, 0, 2, 3], [3, 2, 1, 0],
+                            [0, 1, 3, 2]]
     engine.evaluate(session.seq, [0, 1, 2, 3], session.positions)   # the reference itself
-    assert len(backend.runs) == 4
+    assert len(backend.runs) == 5
     engine.evaluate(session.seq, [1, 0, 2, 3], Positions("slot", 3))  # new reference
     assert backend.runs[-2:] == [[0, 1, 2, 3], [1, 0, 2, 3]]
 

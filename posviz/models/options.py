@@ -108,7 +108,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("offset", "First position", 0, low=0, high=1_000_000, group="positions",
            tip="Position id of the first slot (e.g. to mimic left padding or a prompt "
                "that came before)."),
-    Option("literal", "Run the reorder as given", False, group="positions",
+    Option("literal", "Run as given", False, group="positions",
            tip="Off: a reorder runs the fast way the model allows: a causal model from "
                "the first moved slot on (the slots before it keep the original run's "
                "values), else the built-in model and bidirectional pretrained ones in the "

@@ -35,7 +35,7 @@ FRAME_NOTES = {
     "reference": "",
     "aligned": ("The reorder ran in the original tokens' frame (each token in its own row, "
                 "at its slot's position id): where the symmetry holds the change is "
-                "exactly 0 by construction; \"Run the reorder as given\" (--literal) "
+                "exactly 0 by construction; \"Run as given\" (--literal) "
                 "shows the rounding instead."),
     "prefix": ("The reorder ran from its first moved slot on: the slots before it keep the "
                "original run's values (exactly 0 there by construction); \"Run the "
