@@ -16,6 +16,29 @@ import pytest  # noqa: E402
 
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 
+COLLECT_ALL_EVERY = 20      # tests: the oldest generation is collected this often
+
+
+def pytest_configure(config):
+    """No automatic garbage collection, as in the window (posviz.boot): started by an
+    allocation on a worker thread (a model being built), a collection frees the closed
+    windows' Qt objects there and can deadlock against the GUI thread (the suite hung
+    so in test_gui_fuzz and test_hub_gui). Tests collect between them instead."""
+    import gc
+    gc.disable()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Collect on the main thread once the test and its fixtures (its windows, their
+    workers) are gone; a test that turned collection on finds it off again after."""
+    yield
+    import gc
+    item.session.posviz_tests = getattr(item.session, "posviz_tests", 0) + 1
+    gc.collect() if item.session.posviz_tests % COLLECT_ALL_EVERY == 0 else gc.collect(1)
+    gc.disable()
+
+
 try:                # as the app does (posviz.gui.app.main), before torch is imported
     import PySide6.QtCore  # noqa: E402,F401
 except ImportError:
