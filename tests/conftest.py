@@ -155,3 +155,24 @@ def collect_between_tests():
     yield
     import gc
     gc.collect()
+
+
+@pytest.fixture
+def slow_model_file(tmp_path, monkeypatch):
+    """A session file whose pretrained model ("slow") loads only once ``release`` is set
+    (the built-in model stands in for it): (path, document, release)."""
+    import threading
+
+    from posviz.document import session_file
+    from posviz.document.spec import ModelSpec
+    from posviz.models import hf
+    release = threading.Event()
+
+    def slow(spec, *args, **kwargs):
+        release.wait(30)
+        return BuiltinBackend()
+    monkeypatch.setattr(hf, "load_backend", slow)
+    doc = session_file.SessionDocument("x y z", (2, 1, 0), ModelSpec.pretrained("slow"),
+                                       ("x", "y", "z"))
+    yield session_file.write(tmp_path / "slow.posviz", doc), doc, release
+    release.set()

@@ -122,19 +122,9 @@ def test_a_session_that_fits_starts_as_before(qtbot, tmp_path):
 
 
 def test_while_the_sessions_model_loads_the_plots_say_they_are_the_built_in_ones(
-        qtbot, tmp_path, monkeypatch):
-    import threading
-
-    from posviz.models.builtin import BuiltinBackend
-    release = threading.Event()
-
-    def slow(spec, *args, **kwargs):
-        release.wait(TIMEOUT / 1000)
-        return BuiltinBackend()
-    monkeypatch.setattr(hf, "load_backend", slow)
-    doc = session_file.SessionDocument("x y z", (2, 1, 0), ModelSpec.pretrained("slow"),
-                                       ("x", "y", "z"))
-    w = _started(qtbot, session_file.write(tmp_path / "slow.posviz", doc))
+        qtbot, slow_model_file):
+    path, doc, release = slow_model_file
+    w = _started(qtbot, path)
     qtbot.waitUntil(lambda: w.controller.last_shown is not None, timeout=TIMEOUT)
     assert w.session.spec.is_builtin                   # the built-in model's plots, drawn
     assert w.veil.isVisible()

@@ -334,21 +334,8 @@ def test_help_scenarios_lists_every_scenario_and_opens_the_chosen(qtbot, window,
     assert window.scenario_panel.isVisible()
 
 
-def test_cancelling_the_load_of_a_files_model_opens_nothing(qtbot, window, tmp_path,
-                                                            monkeypatch):
-    import threading
-
-    from posviz.models import hf
-    from posviz.models.builtin import BuiltinBackend
-    release = threading.Event()
-
-    def slow(spec, *args, **kwargs):
-        release.wait(TIMEOUT / 1000)
-        return BuiltinBackend()
-    monkeypatch.setattr(hf, "load_backend", slow)
-    doc = session_file.SessionDocument("x y z", (2, 1, 0), ModelSpec.pretrained("slow"),
-                                       ("x", "y", "z"))
-    path = session_file.write(tmp_path / "slow.posviz", doc)
+def test_cancelling_the_load_of_a_files_model_opens_nothing(qtbot, window, slow_model_file):
+    path, _, release = slow_model_file
     s = window.session
     before = (s.text, s.order.tolist(), s.spec)
     assert window.files.open_file(path)
