@@ -194,7 +194,7 @@ class EvaluationRunner:
     def _in_look(self, ev, tiles, look, should_stop=None):
         """(ev, tiles) whose tiles hold ``look``'s mode: as they are, from the aligned maps
         kept whole (views.build_views pools them), or else by running the order again."""
-        if (look is None or tiles is None or tiles.has(look.mode)
+        if (look is None or (tiles is not None and tiles.has(look.mode))
                 or ev.comparison.attention_aligned is not None):
             return ev, tiles
         keep = None if ev.kept is None else ev.kept[:2]

@@ -242,8 +242,8 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     from ``tiles`` (pooled as the evaluation ran; without them, from its aligned maps
     when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
     when it shows ``look``'s mode."""
-    if tiles is None or (look is not None and not tiles.has(look.mode)):
-        tiles = MosaicTiles.of(ev)
+    if look is not None and (tiles is None or not tiles.has(look.mode)):
+        tiles = MosaicTiles.of(ev, (look.mode,))     # only what the look shows
     if look is None or tiles is None:
         mosaic = None
     elif mosaic is not None and mosaic.look.mode == look.mode:
