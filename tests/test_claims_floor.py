@@ -114,3 +114,17 @@ def test_the_measuring_shift_stays_inside_the_model():
     reference = Engine(backend).reference(seq, Positions())
     floor = measured_floor(backend, seq, Positions(), reference)
     assert floor == max(noise_floor("float32"), floor) and SAFETY >= 1
+
+
+def test_a_model_whose_positions_are_its_slots_keeps_the_floor_of_its_precision():
+    import dataclasses
+
+    from posviz.models.hf.families import BY_MODEL_TYPE
+    assert not BY_MODEL_TYPE["bloom"].position_ids              # Bloom's ALiBi: slots only
+    backend = Counting(ModelConfig(pe="alibi"))               # shift-invariant, but ...
+    backend.capabilities = dataclasses.replace(backend.capabilities, position_ids=False)
+    seq = backend.tokenize(TEXT)
+    Counting.runs = 0
+    reference = Engine(backend).reference(seq, Positions())
+    assert Counting.runs == 1                                  # ... no shifted run
+    assert reference.extras["floor"] == noise_floor("float32")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PosvizInputError
 from ..models.backend import Backend, TokenSequence
 from ..models.config import Positions
 from ..models.encodings import ENCODINGS
@@ -51,7 +50,7 @@ def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
     identity = np.arange(len(seq))
     ids = positions.ids(identity)                                        # (n,)
     shift = shift_for(ids, backend.max_positions) if shift_invariant(backend) else 0
-    if not shift or not _takes(backend, ids + shift):
+    if not shift or not backend.capabilities.position_ids:    # Bloom's ALiBi: slots only
         return floor
     shifted = backend.run(seq, identity, ids + shift, should_stop,
                           maps=lambda layer, maps: None)
@@ -60,16 +59,6 @@ def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
     size = np.linalg.norm(H.reshape(len(H), -1), axis=1)                 # (L+1,)
     relative = change / np.maximum(size, np.finfo(np.float64).tiny)
     return max(floor, SAFETY * float(relative.max()))
-
-
-def _takes(backend: Backend, position_ids: np.ndarray) -> bool:
-    """Does the model take these position ids? (One whose positions are its slots, such
-    as Bloom's ALiBi, takes no others: its floor stays 100 × eps.)"""
-    try:
-        getattr(backend, "check_positions", lambda ids: None)(position_ids)
-    except PosvizInputError:
-        return False
-    return True
 
 
 def with_floor(reference: Trace, floor: float) -> Trace:

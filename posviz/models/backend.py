@@ -77,6 +77,8 @@ class Capabilities:
                              #   equals the slot-order run with its rows put back
     prefix: bool = False     # causal: ``run(start=, past=)`` computes only the slots
                              #   from ``start`` on, from an earlier run's keys and values
+    position_ids: bool = True   # ``run`` takes position ids other than the slots 0..n-1
+                                #   (a model whose positions are its slots takes none)
 
 
 ShouldStop = Callable[[], bool]

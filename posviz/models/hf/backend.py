@@ -72,7 +72,8 @@ class HFBackend:
         self._blocks = len(family.blocks(self.base))
         causal = self.mask == "causal"
         self.capabilities = Capabilities(batched=True, aligned=family.aligned and not causal,
-                                         prefix=family.prefix and causal)
+                                         prefix=family.prefix and causal,
+                                         position_ids=family.position_ids)
         takes = inspect.signature(self.base.forward).parameters
         self._use_cache = "use_cache" in takes
         # the keyword a cache goes in: "cache" from transformers 5.2x on, before it
