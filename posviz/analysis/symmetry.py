@@ -104,14 +104,19 @@ reference_norms = PerTrace(_norms)
 _causal_of = PerTrace(_causal_layers)
 
 
-class MapsConsumer(Protocol):
-    """What takes the maps as AttentionGaps passes them, a head at a time (views.pooling's
-    MosaicTiles); the arrays are valid only during the call."""
+# Heads taken together by AttentionGaps: a layer at a time for short inputs (fewer calls),
+# one head of a long one (no layer copied whole; larger batches were slower at n = 512)
+HEADS_BYTES = 1 << 20
 
-    def head(self, layer: int, head: int, original: np.ndarray, aligned: np.ndarray,
-             difference: np.ndarray) -> None:
-        """One head's reference map, the reordered run's put back, and aligned - original,
-        (n, n) each."""
+
+class MapsConsumer(Protocol):
+    """What takes the maps as AttentionGaps passes them, a few heads at a time
+    (views.pooling's MosaicTiles); the arrays are valid only during the call."""
+
+    def heads(self, layer: int, heads: slice, original: np.ndarray, aligned: np.ndarray,
+              difference: np.ndarray) -> None:
+        """Heads ``heads`` of ``layer``: the reference's maps, the reordered run's put
+        back, and aligned - original, (k, n, n) each."""
 
     def layer_done(self, layer: int) -> None:
         """Every head of ``layer`` has passed."""
@@ -120,9 +125,9 @@ class MapsConsumer(Protocol):
 class AttentionGaps:
     """The attention side of compare, a layer at a time: handed each layer's maps of
     the reordered run as the forward computes them (Backend.run's ``maps``), it puts
-    them back in the original order a head at a time, takes the largest gap to the
-    reference's, hands each head to each of ``consumers`` (MapsConsumer) and lets the
-    layer go: a long input's layer is never copied whole.
+    them back in the original order a few heads at a time (at most HEADS_BYTES), takes
+    the largest gap to the reference's, hands the heads to each of ``consumers``
+    (MapsConsumer) and lets the layer go: a long input's layer is never copied whole.
 
     The maps arrive in slot order, or with ``aligned`` already by original token (a run
     in the original tokens' frame: nothing is gathered). With ``start`` > 0 they hold
@@ -148,60 +153,77 @@ class AttentionGaps:
         self.aligned_maps = (np.empty(self.reference.shape, self.reference.dtype)
                              if whole else None)                               # (L, h, n, n)
         self.kept_head: np.ndarray | None = None                               # (n, n)
+        self.step = max(1, HEADS_BYTES // max(1, n * n * self.reference.dtype.itemsize))
         self._cells: np.ndarray | None = None                                  # (m*n,)
-        self._gap: np.ndarray | None = None                                    # (n, n)
+        self._gap: np.ndarray | None = None                                    # (step, n, n)
 
     def __call__(self, layer: int, maps) -> None:
         """Layer ``layer``'s maps of the reordered run, (h, m, n), a tensor or array."""
         import torch  # loaded already: the maps came from a model
 
         Ap = maps.numpy() if isinstance(maps, torch.Tensor) else np.asarray(maps)
-        causal = self.causal[layer]
-        gaps = []
-        for k in range(Ap.shape[0]):
-            A = self.reference[layer, k]                                   # (n, n)
-            aligned = self._put_back(Ap[k], A, causal)                     # (n, n)
-            if self.aligned_maps is not None:
-                self.aligned_maps[layer, k] = aligned
-            elif self.keep == (layer, k):
-                self.kept_head = aligned.copy()
-            gaps.append(self._head_gap(layer, k, aligned, A))
-        self.gaps[layer] = np.max(gaps)                                    # NaN if any is
+        h, causal = Ap.shape[0], self.causal[layer]
+        gap = np.zeros((), self.reference.dtype)
+        for first in range(0, h, self.step):
+            heads = slice(first, min(first + self.step, h))
+            A = self.reference[layer, heads]                               # (k, n, n)
+            kept = None if self.aligned_maps is None else self.aligned_maps[layer, heads]
+            aligned = self._put_back(Ap[heads], A, causal, kept)           # (k, n, n)
+            if kept is not None:
+                if aligned is not kept:
+                    kept[...] = aligned
+            elif self.keep is not None and self.keep[0] == layer and (
+                    heads.start <= self.keep[1] < heads.stop):
+                self.kept_head = aligned[self.keep[1] - first].copy()
+            gap = np.maximum(gap, self._gap_of(layer, heads, aligned, A))  # NaN if any is
+        self.gaps[layer] = gap
         for consumer in self.consumers:
             consumer.layer_done(layer)
 
-    def _head_gap(self, layer: int, head: int, aligned: np.ndarray, A: np.ndarray) -> float:
-        """max |aligned - A| of one head's (n, n) maps, the difference handed to the
-        consumers on the way (one (n, n) buffer, reused)."""
-        if self._gap is None or self._gap.shape != A.shape or self._gap.dtype != A.dtype:
-            self._gap = np.empty(A.shape, A.dtype)
-        difference = np.subtract(aligned, A, out=self._gap)                # (n, n)
+    def _gap_of(self, layer: int, heads: slice, aligned: np.ndarray, A: np.ndarray):
+        """max |aligned - A| of some heads' (k, n, n) maps, NaN if any is; the
+        difference is handed to the consumers on the way (one buffer, reused)."""
+        k = len(A)
+        if self._gap is None or self._gap.shape[1:] != A.shape[1:] or (
+                len(self._gap) < k or self._gap.dtype != A.dtype):
+            self._gap = np.empty((max(k, self.step), *A.shape[1:]), A.dtype)
+        difference = np.subtract(aligned, A, out=self._gap[:k])            # (k, n, n)
         for consumer in self.consumers:
-            consumer.head(layer, head, A, aligned, difference)
-        return np.abs(difference, out=difference).max() if difference.size else 0.0
+            consumer.heads(layer, heads, A, aligned, difference)
+        if not difference.size:
+            return np.zeros((), A.dtype)
+        # max and min read the difference twice; abs would write it once more
+        return np.maximum(difference.max(), -difference.min())
 
-    def _put_back(self, Ap: np.ndarray, A: np.ndarray, causal: bool) -> np.ndarray:
-        """One head's map Ap (m, n) with rows and columns back in the original order;
-        rows 0..start-1 (a suffix run's) are the reference's A (n, n), whose columns past
-        the first start are 0 when it is ``causal`` (else they are put back in order too).
+    def _put_back(self, Ap: np.ndarray, A: np.ndarray, causal: bool,
+                  out: np.ndarray | None = None) -> np.ndarray:
+        """Some heads' maps Ap (k, m, n) with rows and columns back in the original
+        order; rows 0..start-1 (a suffix run's) are the reference's A (k, n, n), whose
+        columns past the first start are 0 when it is ``causal`` (else they are put back
+        in order too). A full run's are gathered into ``out`` (k, n, n) when given.
 
-        One gather over the flattened map: entry (j, k) of an aligned map is entry
+        One gather over each flattened map: entry (j, k) of an aligned map is entry
         (inv[j], inv[k]) of the permuted one; mode "wrap" skips the bounds check of
         every cell (all are in range). The cells are the same for every head."""
         if self.aligned:
             return Ap
-        m, n = Ap.shape
+        k, m, n = Ap.shape
         start, inv = self.start, self.inv
         if self._cells is None:     # rows start..n-1: row inv[i] - start of Ap
             index = np.int32 if m * n < 2**31 else np.int64
             self._cells = ((inv[start:, None] - start) * n + inv[None, :]).astype(
                 index).ravel()                                             # (m*n,)
-        rows = np.take(Ap.reshape(m * n), self._cells, mode="wrap").reshape(m, n)
+        if not start and out is not None:
+            np.take(Ap.reshape(k, m * n), self._cells, axis=1, mode="wrap",
+                    out=out.reshape(k, m * n))
+            return out
+        rows = np.take(Ap.reshape(k, m * n), self._cells, axis=1,
+                       mode="wrap").reshape(k, m, n)
         if not start:
             return rows
-        out = np.empty((n, n), Ap.dtype)                                     # (n, n)
-        out[:start] = A[:start] if causal else A[:start][:, inv]
-        out[start:] = rows
+        out = np.empty((k, n, n), Ap.dtype)                                  # (k, n, n)
+        out[:, :start] = A[:, :start] if causal else A[:, :start][:, :, inv]
+        out[:, start:] = rows
         return out
 
 

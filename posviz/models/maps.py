@@ -89,6 +89,12 @@ class LayerMaps:
         item = self.dtype.itemsize
         if head is None:
             out, offset = np.empty((h, m, n), self.dtype), layer * h * m * n * item
+        elif isinstance(head, slice):                          # heads next to each other
+            heads = range(h)[head]
+            if heads.step != 1:
+                raise IndexError("heads are read from disk in a run, step 1")
+            out = np.empty((len(heads), m, n), self.dtype)
+            offset = (layer * h + heads.start) * m * n * item
         else:
             out, offset = np.empty((m, n), self.dtype), ((layer * h) + head) * m * n * item
         with self._lock:

@@ -70,8 +70,8 @@ class MosaicTiles:
     """The tiles of ``modes`` and the original's, (L, h, m, m) each (``tiles[mode]``), in
     blocks of ``block``.
 
-    A MapsConsumer of Engine.evaluate (analysis.symmetry): handed each head's maps as
-    the comparison passes, it pools them a head at a time; the original's tiles are
+    A MapsConsumer of Engine.evaluate (analysis.symmetry): handed the heads' maps as
+    the comparison passes, it pools them a few heads at a time; the original's tiles are
     pooled once per reference run. Only the modes asked for are pooled (the one on
     screen, as a reorder needs: pooling both cost the built-in model 4-8 ms a reorder
     at n = 128, benchmarks/README.md)."""
@@ -88,23 +88,23 @@ class MosaicTiles:
         return mode == "original" or mode in self.modes
 
     def _pool(self, maps: np.ndarray) -> np.ndarray:
-        """(n, n) -> (m, m), a new array (``maps`` may be a reused buffer)."""
+        """(k, n, n) -> (k, m, m), a new array (``maps`` may be a reused buffer)."""
         if self.block == 1:
             return maps.copy()
         import torch
-        return _pooled(torch.from_numpy(maps), self.block).numpy()
+        return _pooled(torch.from_numpy(np.ascontiguousarray(maps)), self.block).numpy()
 
-    def head(self, layer: int, head: int, original: np.ndarray, aligned: np.ndarray,
-             difference: np.ndarray) -> None:
+    def heads(self, layer: int, heads: slice, original: np.ndarray, aligned: np.ndarray,
+              difference: np.ndarray) -> None:
         if layer != self._layers:
             raise ValueError(f"layer {layer} given after {self._layers} layers")
         shown = {"difference": difference, "reordered": aligned}
         for mode in self.modes:
-            self._heads[mode].append(self._pool(shown[mode]))              # (m, m)
+            self._heads[mode].append(self._pool(shown[mode]))              # (k, m, m)
 
     def layer_done(self, layer: int) -> None:
         for mode in self.modes:
-            self._pooled[mode].append(np.stack(self._heads[mode]))         # (h, m, m)
+            self._pooled[mode].append(np.concatenate(self._heads[mode]))   # (h, m, m)
             self._heads[mode] = []
         self._layers += 1
 
@@ -124,8 +124,7 @@ class MosaicTiles:
         tiles = cls(ev.reference, modes)
         for layer in range(len(aligned)):
             original = ev.reference.attention[layer]                      # (h, n, n)
-            for head in range(len(original)):
-                tiles.head(layer, head, original[head], aligned[layer, head],
-                           aligned[layer, head] - original[head])
+            tiles.heads(layer, slice(0, len(original)), original, aligned[layer],
+                        aligned[layer] - original)
             tiles.layer_done(layer)
         return tiles
