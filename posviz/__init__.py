@@ -3,7 +3,7 @@
 From Python (posviz.api; importing posviz loads neither torch nor Qt)::
 
     import posviz
-    m = posviz.load("minilm")                  # or posviz.load(pe="rope", mask="causal")
+    m = posviz.load("minilm")                  # or the built-in model: see posviz.load
     r = m.compare("the cat sat on the mat", order=[5, 4, 3, 2, 1, 0])
     r.layers                                   # the rows of `posviz report --json`
 """

@@ -61,7 +61,7 @@ class EncodingComparison:
 
 
 def parse_kinds(text: str) -> tuple[str, ...]:
-    """'none,rope' -> ('none', 'rope'): each an encoding, at least two, none twice."""
+    """'none,t5' -> ('none', 't5'): each an encoding, at least two, none twice."""
     kinds = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [kind for kind in kinds if kind not in ENCODINGS]
     if unknown:

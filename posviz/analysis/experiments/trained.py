@@ -11,7 +11,7 @@ import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
 from ...models.checkpoint import TRAINED, Checkpoint, zoo
-from ...models.encodings import AlibiEncoding, SinusoidalEncoding
+from ...models.encodings import AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
@@ -122,15 +122,15 @@ def haviv2022(should_stop=None) -> PaperCheck:
     from .probe import probe
     checkpoints = shipped()
     by_kind = {c.config.pe: c for c in checkpoints}
-    if "none" not in by_kind:
+    if NoPositions.kind not in by_kind:
         raise PosvizInputError("haviv2022 needs the trained checkpoint without positions")
-    texts = probe_texts(by_kind["none"])
+    texts = probe_texts(by_kind[NoPositions.kind])
     runs = {kind: probe(Engine(_backend(c)), texts, features="linear",
                         should_stop=should_stop) for kind, c in by_kind.items()}
     values = {kind: [vars(row).copy() for row in r.layers] for kind, r in runs.items()}
     values["perplexity"] = {kind: c.record["held_out_perplexity"]
                             for kind, c in by_kind.items()}
-    nope = runs["none"].layers
+    nope = runs[NoPositions.kind].layers
     holds = all(row.mae < 0.9 * row.chance_mae for row in nope[1:])
     return PaperCheck(
         "haviv2022",

@@ -19,7 +19,7 @@ from .base import Figure
 from .exporting import drop_export_menu
 from .log_ticks import one_notation
 from .tabs import POSITIONS
-from posviz.models.encodings import ENCODINGS
+from posviz.models.encodings import ENCODINGS, NoPositions
 from posviz.models.options import TITLES
 
 
@@ -34,7 +34,7 @@ def _symmetric(array: np.ndarray) -> float:
 
 
 def _no_additive_message(kind: str | None, built_in: bool) -> str:
-    if kind in (None, "none"):
+    if kind in (None, NoPositions.kind):
         if built_in:
             return ("No positional encoding (NoPE): nothing is added to the token "
                     "embeddings, so only a causal mask can tell positions apart.")
