@@ -54,6 +54,7 @@ class ExperimentFigure(Figure):
 
     name = "experiment"
     title = "Experiment"
+    note_one_line = True        # a paper check's note took a short window's whole plot
 
     def __init__(self, parent=None):
         super().__init__(parent)
