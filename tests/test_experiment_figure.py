@@ -154,8 +154,32 @@ def test_compared_encodings_stay_apart_when_their_curves_meet(figure):
     shapes = {(item.opts["symbol"], item.opts["size"]) for item in dots}
     assert len(dots) == 3 and len({s for s, _ in shapes}) == 3 and len(shapes) == 3
     assert legend_labels(figure) == sorted(m.title for m in result.models)
-    ticks = figure.plot.getAxis("left")._tickLevels[0]
-    assert ticks and all(len(label) <= 4 for _, label in ticks)
-    labels = {label for _, label in ticks}          # decades: 1, 10⁻², 10⁻⁴ ...
-    assert "1" in labels and all(label == "1" or label.startswith("10") for label in labels)
+    assert_one_notation(figure)
     assert_in_view(figure)
+
+
+def tick_labels(figure) -> list[str]:
+    """The left axis's labels as drawn at its present size and range."""
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    return [label for spacing, values in axis.tickValues(low, high, axis.height())
+            for label in axis.tickStrings(values, axis.scale, spacing)]
+
+
+def assert_one_notation(figure):
+    """The log axis in the notation of every other log axis (plots.log_ticks): all powers
+    of ten or all decimals, never 10, 1, 0.1, 10⁻² mixed."""
+    from posviz.gui.plots.log_ticks import log_tick_strings
+    axis = figure.plot.getAxis("left")
+    labels = tick_labels(figure)
+    powers = {any(c in label for c in "⁰¹²³⁴⁵⁶⁷⁸⁹") for label in labels}
+    assert len(labels) >= 3 and len(powers) == 1, labels
+    low, high = figure.plot.vb.viewRange()[1]
+    majors = axis.tickValues(low, high, axis.height())[0][1]
+    assert labels[:len(majors)] == log_tick_strings(majors), labels
+
+
+@pytest.mark.parametrize("floor", [1.2e-5, 2.2e-14])
+def test_the_sweep_axis_labels_decades_as_every_log_axis_does(figure, floor):
+    figure.show_sweep(sweep_result(floor), "pooled_change")
+    assert_one_notation(figure)

@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.layers import set_layer_ticks
+from .plots.log_ticks import one_notation
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 from posviz.models.encodings import LearnedEncoding, NoPositions
@@ -21,18 +22,7 @@ def _log(values: np.ndarray, floor: float) -> np.ndarray:
     return np.log10(np.maximum(np.nan_to_num(values, nan=floor / 30), floor / 30))
 
 
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
-
-
-def _decade_ticks(axis: pg.AxisItem, low: float, high: float) -> None:
-    """Label a log axis (values log10) at whole decades as 10⁻⁵, 0.1, 1, 10: short
-    labels that never run into the axis title; every other decade when there are many."""
-    exponents = range(int(np.ceil(low)), int(np.floor(high)) + 1)
-    step = 1 if len(exponents) <= 8 else 2
-    names = {-1: "0.1", 0: "1", 1: "10"}
-    axis.setTicks([[(e, names.get(e, f"10{str(e).translate(SUPERSCRIPT)}"))
-                    for e in exponents if e % step == 0], []])
 
 
 def _sample(**style) -> pg.PlotDataItem:
@@ -60,6 +50,7 @@ class ExperimentFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
         self.plot.hideButtons()
+        one_notation(self.plot.getAxis("left"))     # as every log axis: 10⁻⁴ ... 10⁰
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
@@ -95,7 +86,8 @@ class ExperimentFigure(Figure):
         view.invertY(False)
         view.enableAutoRange(enable=False)
         self.plot.setLogMode(x=False, y=log)
-        style.style_plot(self.plot, "", left, bottom)
+        style.style_plot(self.plot, "", left, bottom,
+                         short_left="change (log)" if left.startswith("relative") else "")
         self.plot.getAxis("left").setTicks(None)
         set_layer_ticks(self.plot.getAxis("bottom"), 0)
         self.show_canvas()
@@ -152,7 +144,6 @@ class ExperimentFigure(Figure):
         top = np.nanmax(np.r_[band.p90[defined], 1.0])
         y_range = (np.log10(floor / 30), np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
-        _decade_ticks(self.plot.getAxis("left"), *y_range)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
                        f"over {len(result.texts)} text(s)")
@@ -264,7 +255,6 @@ class ExperimentFigure(Figure):
             labelOpts={"position": 0.05, "color": (60, 60, 60)}))
         y_range = (low, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
-        _decade_ticks(self.plot.getAxis("left"), *y_range)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens
