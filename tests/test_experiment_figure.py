@@ -117,7 +117,7 @@ def test_a_sweep_after_any_other_drawing_has_its_own_axes(figure, before):
     assert figure.bar is None
     (x0, x1), (y0, y1) = figure.plot.viewRange()
     assert (x0, x1) == pytest.approx((-0.16, 4.16), abs=0.01)
-    assert y0 == pytest.approx(np.log10(1.2e-5 / 30)) and y1 == pytest.approx(1.0)
+    assert y0 == pytest.approx(-7) and y1 == pytest.approx(1.0)   # a decade under 1.2e-6
     floor = [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
     assert [line.value() for line in floor] == pytest.approx([np.log10(1.2e-5)])
     assert_in_view(figure)
@@ -183,3 +183,21 @@ def assert_one_notation(figure):
 def test_the_sweep_axis_labels_decades_as_every_log_axis_does(figure, floor):
     figure.show_sweep(sweep_result(floor), "pooled_change")
     assert_one_notation(figure)
+
+
+def test_a_sweep_draws_an_exact_zero_inside_the_view_and_says_so(figure):
+    """A layer whose median change is exactly 0 (an equivariant layer run the fast way)
+    was drawn on the axis's bottom edge, half cut, unexplained: it sits in the grey band
+    above the edge, with its own legend entry."""
+    result = sweep_result()
+    band = result.bands["pooled_change"]
+    band.median[1] = band.p10[1] = band.p90[1] = 0.0
+    band.p10[2] = 0.0
+    figure.show_sweep(result, "pooled_change")
+    (_, _), (y0, y1) = figure.plot.viewRange()
+    _, y = drawn_points(figure)
+    y = y[np.isfinite(y)]
+    assert y.min() == pytest.approx(np.log10(1.2e-6)) and y.min() > y0 + 0.5, (y.min(), y0)
+    assert "median 0 (exact), drawn at 1e-06" in legend_labels(figure)
+    assert "exactly 0 is drawn at 1e-06" in figure.note.text()
+    assert_in_view(figure)
