@@ -298,6 +298,9 @@ def test_every_exported_file_says_what_produced_it(shown_panel, session, tmp_pat
         assert png == svg == table, name
         assert png["posviz"] == posviz.__version__
         assert png["model"].startswith("built-in (") and "pe=sinusoidal" in png["model"]
+        # the MLP's real width (4 × d by default), not the option's 0 that stands for it
+        width = 4 * ev.reference.extras["config"]["d_model"]
+        assert f"d_ff={width}," in png["model"] and "d_ff=0" not in png["model"]
         assert png["text"] == TEXT
         assert png["order"] == ",".join(str(i) for i in ev.order)
         assert png["figure"] == name

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from xml.sax.saxutils import escape, quoteattr
 
+from ..models.config import ModelConfig
 from ..version import __version__
 
 NAMESPACE = "urn:posviz:provenance"
@@ -23,6 +24,8 @@ def describe_model(extras: dict) -> str:
     name = str(extras.pop("model", "unknown"))
     config = extras.pop("config", None)
     if isinstance(config, dict):
+        if config.get("d_ff") == 0:      # 0 stands for the default width: write it out
+            config = {**config, "d_ff": ModelConfig(**config).ff_width}
         extras = {**config, **extras}
     if not extras:
         return name
