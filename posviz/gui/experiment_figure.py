@@ -16,7 +16,6 @@ from posviz.analysis.experiments.papers import TITLES
 from posviz.models.encodings import LearnedEncoding, NoPositions
 from posviz.views.shown import clip_for_log, zero_level
 
-
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
 
 
