@@ -201,3 +201,17 @@ def test_a_sweep_draws_an_exact_zero_inside_the_view_and_says_so(figure):
     assert "median 0 (exact), drawn at 1e-06" in legend_labels(figure)
     assert "exactly 0 is drawn at 1e-06" in figure.note.text()
     assert_in_view(figure)
+
+
+def test_a_note_of_several_lines_on_one_line_joins_them(figure):
+    """In a short figure the note is one elided line: Compare's two lines ("Reorder: ..."
+    and the explanation) were painted over each other."""
+    from posviz.analysis.experiments.encodings import compare_encodings
+    from posviz.models.config import ModelConfig
+    figure.resize(700, 300)
+    result = compare_encodings(ModelConfig(layers=2, heads=2, d_model=16), ("none", "rope"),
+                               "random", "a b c d", order=[1, 0, 2, 3])
+    figure.show_compare(result, "hidden_equivariance")
+    assert "\n" in figure.note.text() and figure.note.one_line
+    shown = figure.note.shown_text()
+    assert "\n" not in shown and shown.startswith("Reorder: b a c d — Each curve"), shown
