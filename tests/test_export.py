@@ -347,6 +347,7 @@ def test_cli_export_files_say_what_produced_them(tmp_path, capsys):
     assert png["text"] == "a small cat sat" and png["order"] == "3,2,1,0"
     assert (png["layer"], png["head"]) == ("2", "1")
     assert "pe=rope" in png["model"] and "layers=2" in png["model"]
+    assert "d_ff=64," in png["model"]           # 4 × d for the default, not 0
     image = QtGui.QImage(str(out / "attention.png"))
     assert round(image.dotsPerMeterX() * 0.0254) == 150
     # with RoPE nothing is added to the embeddings: the tables say so instead of

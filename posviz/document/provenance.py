@@ -17,16 +17,24 @@ RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 KEYS = ("posviz", "model", "text", "tokens", "order", "positions", "layer", "head")
 
 
+def model_options(extras: dict) -> dict:
+    """The options of a model description (a Trace's ``extras`` or a backend's
+    ``describe()``), its config's keys brought up, the built-in MLP's width as the number
+    (the option's 0 stands for 4 × d)."""
+    extras = dict(extras or {})
+    config = extras.pop("config", None)
+    if isinstance(config, dict):
+        extras = {**config, **extras}
+    if extras.get("d_ff") == 0 and "d_model" in extras:
+        extras["d_ff"] = ModelConfig(d_model=extras["d_model"]).ff_width
+    return extras
+
+
 def describe_model(extras: dict) -> str:
     """One line for the model a Trace came from (its ``extras``): the built-in model
     with its options, or a pretrained one by name and family."""
-    extras = dict(extras or {})
+    extras = model_options(extras)
     name = str(extras.pop("model", "unknown"))
-    config = extras.pop("config", None)
-    if isinstance(config, dict):
-        if config.get("d_ff") == 0:      # 0 stands for the default width: write it out
-            config = {**config, "d_ff": ModelConfig(**config).ff_width}
-        extras = {**config, **extras}
     if not extras:
         return name
     options = ", ".join(f"{key}={_plain(value)}" for key, value in extras.items())
