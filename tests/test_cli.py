@@ -59,6 +59,8 @@ def test_table_report(capsys):
     code, out, _ = run(capsys, "--pe", "none", "--text", "a b c d", "--dtype", "float64")
     assert code == 0
     assert "hidden eq." in out and out.count("equivariant") >= 3
+    model = out.splitlines()[0]            # the MLP's width, not the 0 that stands for 4 × d
+    assert "d_model=16 d_ff=64 " in model and "d_ff=0" not in model, model
 
 
 @pytest.mark.parametrize("args, message", [

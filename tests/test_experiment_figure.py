@@ -117,7 +117,7 @@ def test_a_sweep_after_any_other_drawing_has_its_own_axes(figure, before):
     assert figure.bar is None
     (x0, x1), (y0, y1) = figure.plot.viewRange()
     assert (x0, x1) == pytest.approx((-0.16, 4.16), abs=0.01)
-    assert y0 == pytest.approx(np.log10(1.2e-5 / 30)) and y1 == pytest.approx(1.0)
+    assert y0 == pytest.approx(-7) and y1 == pytest.approx(1.0)   # a decade under 1.2e-6
     floor = [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
     assert [line.value() for line in floor] == pytest.approx([np.log10(1.2e-5)])
     assert_in_view(figure)
@@ -154,8 +154,64 @@ def test_compared_encodings_stay_apart_when_their_curves_meet(figure):
     shapes = {(item.opts["symbol"], item.opts["size"]) for item in dots}
     assert len(dots) == 3 and len({s for s, _ in shapes}) == 3 and len(shapes) == 3
     assert legend_labels(figure) == sorted(m.title for m in result.models)
-    ticks = figure.plot.getAxis("left")._tickLevels[0]
-    assert ticks and all(len(label) <= 4 for _, label in ticks)
-    labels = {label for _, label in ticks}          # decades: 1, 10⁻², 10⁻⁴ ...
-    assert "1" in labels and all(label == "1" or label.startswith("10") for label in labels)
+    assert_one_notation(figure)
     assert_in_view(figure)
+
+
+def tick_labels(figure) -> list[str]:
+    """The left axis's labels as drawn at its present size and range."""
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    return [label for spacing, values in axis.tickValues(low, high, axis.height())
+            for label in axis.tickStrings(values, axis.scale, spacing)]
+
+
+def assert_one_notation(figure):
+    """The log axis in the notation of every other log axis (plots.log_ticks): all powers
+    of ten or all decimals, never 10, 1, 0.1, 10⁻² mixed."""
+    from posviz.gui.plots.log_ticks import log_tick_strings
+    axis = figure.plot.getAxis("left")
+    labels = tick_labels(figure)
+    powers = {any(c in label for c in "⁰¹²³⁴⁵⁶⁷⁸⁹") for label in labels}
+    assert len(labels) >= 3 and len(powers) == 1, labels
+    low, high = figure.plot.vb.viewRange()[1]
+    majors = axis.tickValues(low, high, axis.height())[0][1]
+    assert labels[:len(majors)] == log_tick_strings(majors), labels
+
+
+@pytest.mark.parametrize("floor", [1.2e-5, 2.2e-14])
+def test_the_sweep_axis_labels_decades_as_every_log_axis_does(figure, floor):
+    figure.show_sweep(sweep_result(floor), "pooled_change")
+    assert_one_notation(figure)
+
+
+def test_a_sweep_draws_an_exact_zero_inside_the_view_and_says_so(figure):
+    """A layer whose median change is exactly 0 (an equivariant layer run the fast way)
+    was drawn on the axis's bottom edge, half cut, unexplained: it sits in the grey band
+    above the edge, with its own legend entry."""
+    result = sweep_result()
+    band = result.bands["pooled_change"]
+    band.median[1] = band.p10[1] = band.p90[1] = 0.0
+    band.p10[2] = 0.0
+    figure.show_sweep(result, "pooled_change")
+    (_, _), (y0, y1) = figure.plot.viewRange()
+    _, y = drawn_points(figure)
+    y = y[np.isfinite(y)]
+    assert y.min() == pytest.approx(np.log10(1.2e-6)) and y.min() > y0 + 0.5, (y.min(), y0)
+    assert "median 0 (exact), drawn at 1e-06" in legend_labels(figure)
+    assert "exactly 0 is drawn at 1e-06" in figure.note.text()
+    assert_in_view(figure)
+
+
+def test_a_note_of_several_lines_on_one_line_joins_them(figure):
+    """In a short figure the note is one elided line: Compare's two lines ("Reorder: ..."
+    and the explanation) were painted over each other."""
+    from posviz.analysis.experiments.encodings import compare_encodings
+    from posviz.models.config import ModelConfig
+    figure.resize(700, 300)
+    result = compare_encodings(ModelConfig(layers=2, heads=2, d_model=16), ("none", "rope"),
+                               "random", "a b c d", order=[1, 0, 2, 3])
+    figure.show_compare(result, "hidden_equivariance")
+    assert "\n" in figure.note.text() and figure.note.one_line
+    shown = figure.note.shown_text()
+    assert "\n" not in shown and shown.startswith("Reorder: b a c d — Each curve"), shown

@@ -298,6 +298,9 @@ def test_every_exported_file_says_what_produced_it(shown_panel, session, tmp_pat
         assert png == svg == table, name
         assert png["posviz"] == posviz.__version__
         assert png["model"].startswith("built-in (") and "pe=sinusoidal" in png["model"]
+        # the MLP's real width (4 × d by default), not the option's 0 that stands for it
+        width = 4 * ev.reference.extras["config"]["d_model"]
+        assert f"d_ff={width}," in png["model"] and "d_ff=0" not in png["model"]
         assert png["text"] == TEXT
         assert png["order"] == ",".join(str(i) for i in ev.order)
         assert png["figure"] == name
@@ -344,6 +347,7 @@ def test_cli_export_files_say_what_produced_them(tmp_path, capsys):
     assert png["text"] == "a small cat sat" and png["order"] == "3,2,1,0"
     assert (png["layer"], png["head"]) == ("2", "1")
     assert "pe=rope" in png["model"] and "layers=2" in png["model"]
+    assert "d_ff=64," in png["model"]           # 4 × d for the default, not 0
     image = QtGui.QImage(str(out / "attention.png"))
     assert round(image.dotsPerMeterX() * 0.0254) == 150
     # with RoPE nothing is added to the embeddings: the tables say so instead of

@@ -116,3 +116,28 @@ def test_the_head_maps_titles_do_not_run_into_each_other_at_800_pixels(qtbot):
     assert {heatmap.plot.titleLabel.text for heatmap in plots} <= {
         "original order", "original", "reordered, aligned back", "reordered, aligned",
         "aligned", "reordered − original", "difference"}
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1920, 1080)])
+def test_the_experiment_plot_and_its_legend_are_in_sight(qtbot, monkeypatch, size):
+    """Compare encodings: the plot and its legend without scrolling. On a real 1920 × 1080
+    screen a canvas asks for three quarters of it (QGraphicsView's size hint), which made
+    the scrolling page taller than the window; offscreen, the hint is set so here."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QSize
+    monkeypatch.setattr(pg.GraphicsLayoutWidget, "sizeHint", lambda self: QSize(1440, 810))
+    w = opened(qtbot, *size)
+    tab = w.experiments
+    w.plots.tabs.setCurrentWidget(tab)
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    tab.run()
+    qtbot.waitUntil(lambda: not tab.cancel_button.isEnabled(), timeout=60_000)
+    qtbot.wait(100)
+    assert w.plots_scroll.verticalScrollBar().maximum() == 0
+    figure, shown = tab.figure, w.plots_scroll.viewport().rect()
+    for item in (figure.plot.vb, figure.legend):
+        box = item.sceneBoundingRect().toAlignedRect()
+        corner = figure.canvas.mapTo(w.plots_scroll.viewport(),
+                                     figure.canvas.mapFromScene(box.bottomRight()))
+        assert shown.contains(corner), (item, corner, shown)
+    assert figure.plot.vb.height() >= 150

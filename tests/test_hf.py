@@ -589,3 +589,59 @@ def test_word_pieces_are_marked_only_where_the_tokenizer_marks_word_starts():
     assert mark_word_pieces(pieces, raws, pinned) == ["<s>", "play", "##ing", "ball", ",", "ok"]
     wordpiece = ["[CLS]", "play", "##ing", "ball", ",", "ok"]        # marks its own
     assert mark_word_pieces(wordpiece, wordpiece, pinned) == wordpiece
+
+
+# -- pieces that stand for bytes or draw nothing ------------------------------------------
+def sentencepiece_tokenizer() -> PreTrainedTokenizerFast:
+    """A Llama 2-style SentencePiece tokenizer: "▁" for a space, a word-start "▁" before
+    the text, and byte fallback: a character outside the vocabulary becomes one
+    ``<0xE6>`` token per UTF-8 byte (its vocabulary: letters, "▁" and the 256 bytes)."""
+    specials = ["<unk>", "<s>", "</s>"]
+    pieces = ["▁", "▁c", "at", *"abcdefghijklmnopqrstuvwxyz"]
+    vocab = specials + pieces + [f"<0x{b:02X}>" for b in range(256)]
+    tok = Tokenizer(models.BPE({p: i for i, p in enumerate(vocab)}, [("▁", "c"), ("a", "t")],
+                               unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"),
+                                           normalizers.Replace(" ", "▁")])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A",
+                                                       special_tokens=[("<s>", 1)])
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(),
+                                     decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
+                                   unk_token="<unk>")
+
+
+def read_back(tokens) -> str:
+    from posviz.models.backend import CONTINUES
+    from posviz.models.pieces import REST
+    return "".join(t[len(CONTINUES):] if t.startswith(CONTINUES) else " " + t
+                   for t in tokens if t != REST).replace("␣", " ")
+
+
+def test_sentencepiece_byte_tokens_read_as_the_text(tmp_path):
+    """Llama 2-style byte fallback: "café 日本" is ▁c a f <0xC3> <0xA9> ▁ <0xE6> ...; the
+    chips read "cat ##é 日 · ·" as byte-level BPE's do, never "<0xE6>"."""
+    from posviz.models.pieces import REST, is_byte_fallback
+    tokenizer = sentencepiece_tokenizer()
+    raws = tokenizer.convert_ids_to_tokens(tokenizer("the cat café 日本")["input_ids"])
+    assert "<0xE6>" in raws and "<0xC3>" in raws         # the tokenizer falls back to bytes
+    assert is_byte_fallback(tokenizer)
+    torch.manual_seed(0)
+    AutoModel.from_config(tiny_config("llama", len(tokenizer)),
+                          attn_implementation="eager").save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    backend = hf.load_backend(str(tmp_path))
+    tokens = backend.tokenize("the cat café 日本").tokens
+    assert not any("<0x" in t for t in tokens), tokens
+    assert tokens[0] == "<s>" and "日" in tokens and REST in tokens, tokens
+    assert "##é" in tokens                  # é continues "caf"; 日 follows a bare "▁"
+    assert read_back(tokens[1:]).replace(" ", "") == "thecatcafé日本"
+    outputs = backend.tokenize("the cat 日本")
+    assert [t for t in outputs.tokens if t != REST][-2:] == ["日", "##本"]   # one word
+
+
+def test_a_zero_width_joiner_alone_on_a_token_is_named(backends):
+    """"👩‍💻" in byte-level pieces: the joiner's token shows "⟨ZWJ⟩", not an empty chip."""
+    tokens = backends["gpt2"].tokenize("coder 👩\u200d💻").tokens
+    assert "⟨ZWJ⟩" in tokens, tokens
+    assert all(t.strip() and t.strip("\u200d\ufe0f") for t in tokens), tokens

@@ -65,3 +65,25 @@ def test_the_symmetry_figure_of_a_30_layer_model(qtbot, window, tmp_path):
     assert_readable(drawn_labels(figure.plot.getAxis("bottom")), 30)
     assert figure.export_png(tmp_path / "symmetry.png").stat().st_size > 1000
     assert_readable(drawn_labels(figure.plot.getAxis("bottom")), 30)
+
+
+@pytest.mark.parametrize("name", ["symmetry", "branch_norms"])
+def test_the_last_layer_of_30_is_whole_in_a_1024_pixel_window(qtbot, window, name):
+    """At 1024 × 700 a 30-layer plot gives each layer about 10 pixels: a fixed margin of
+    0.2 layer left the last layer's markers half cut at the plot's edge."""
+    from PySide6.QtCore import QPointF
+    window.resize(1024, 700)
+    panel = window.model_panel
+    with qtbot.waitSignal(window.controller.evaluated, timeout=120_000):
+        panel.field("layers").setValue(30)
+    if name == "branch_norms":
+        window.plots.tabs.setCurrentIndex(1)
+    qtbot.wait(200)
+    plot = window.plots.figures()[name].plot
+    view = plot.vb
+    assert view.width() < 600                       # the crowded case
+    right = view.mapViewToScene(QPointF(30, 0)).x()
+    left = view.mapViewToScene(QPointF(0, 0)).x()
+    box = view.sceneBoundingRect()
+    assert box.right() - right >= 8 and left - box.left() >= 8, (box, left, right)
+    assert_readable(drawn_labels(plot.getAxis("bottom")), 30)

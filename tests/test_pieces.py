@@ -79,3 +79,40 @@ def test_a_tokenizer_without_a_decoder_is_not_byte_level():
     from posviz.models.pieces import is_byte_level
     assert not is_byte_level(SimpleNamespace(backend_tokenizer=SimpleNamespace(decoder=None)))
     assert not is_byte_level(object())
+
+
+def as_sentencepiece(text: str) -> list[str]:
+    """``text`` as a byte-fallback SentencePiece tokenizer with an ASCII-only vocabulary
+    writes it: ASCII in pieces of two ("▁" for a space), every other byte as ``<0xNN>``."""
+    pieces, ascii_run = [], ""
+    for char in text.replace(" ", "▁"):
+        if char.isascii() or char == "▁":
+            ascii_run += char
+            if len(ascii_run) == 2:
+                pieces.append(ascii_run)
+                ascii_run = ""
+            continue
+        if ascii_run:
+            pieces.append(ascii_run)
+            ascii_run = ""
+        pieces += [f"<0x{b:02X}>" for b in char.encode()]
+    return pieces + ([ascii_run] if ascii_run else [])
+
+
+def test_sentencepiece_byte_tokens_read_back_as_the_text():
+    from posviz.models.pieces import sentencepiece_labels
+    raws = as_sentencepiece(TEXT)
+    assert "<0xE6>" in raws
+    labels = sentencepiece_labels(raws)
+    assert read_back(labels) == TEXT
+    assert not any("<0x" in label for label in labels)
+    assert sentencepiece_labels(["▁caf", "<0xC3>", "<0xA9>", "<0xE6>"]) == [
+        " caf", "é", REST, "<0xE6>"]                # a byte that is no character stays
+
+
+def test_a_chip_of_characters_that_draw_nothing_names_them():
+    from posviz.models.pieces import shown
+    assert shown("\u200d") == "⟨ZWJ⟩" and shown(" \ufe0f") == "⟨VS16⟩"
+    assert shown("\u0301") == "⟨U+0301⟩"
+    assert shown("👩\u200d") == "👩\u200d" and shown(" cat") == "cat"      # seen as they are
+    assert shown("  ") == "␣" and shown("\n") == "↵"

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..models.backend import CONTINUES
-from ..models.pieces import byte_labels, is_byte_level, shown
+from ..models.pieces import (byte_labels, is_byte_fallback, is_byte_level,
+                             sentencepiece_labels, shown)
 
 __all__ = ["TopTokens", "Prediction", "Outputs", "compare_outputs", "pooled_outputs",
            "top_tokens", "kl_divergence", "pooled_cosine", "TOP_K"]
@@ -72,13 +73,15 @@ def top_tokens(log_probs, tokenizer, k: int = TOP_K) -> TopTokens:
 
 
 def _readable(tokenizer, token_id: int) -> str:
-    """A predicted token as its chip would read: its text, "##" before a byte-level
-    piece that continues a word, ``<0x..>`` for bytes that are no whole character."""
+    """A predicted token as its chip would read: its text, "##" before a byte-level or
+    SentencePiece piece that continues a word, ``<0x..>`` for bytes that are no whole
+    character."""
     if tokenizer is None:
         return str(token_id)
-    if is_byte_level(tokenizer):
+    if is_byte_level(tokenizer) or is_byte_fallback(tokenizer):
         raw = tokenizer.convert_ids_to_tokens(token_id)
-        labels = byte_labels([raw]) if isinstance(raw, str) else None
+        read = byte_labels if is_byte_level(tokenizer) else sentencepiece_labels
+        labels = read([raw]) if isinstance(raw, str) else None
         if labels is not None:
             text = shown(labels[0])
             return (CONTINUES + text if not labels[0][:1].isspace() and text[:1].isalnum()

@@ -95,12 +95,14 @@ def as_table(report) -> list[str]:
     """The report as lines of text: the model, the order, how it ran, one row per layer
     (with the median and middle half over tokens of each token's own change), then the
     notes that qualify the numbers."""
+    from ..document.provenance import model_options
     from ..views.reading import FRAME_WORDS, frame
     backend, ev = report.model.backend, report.evaluation
     tokens, floor = ev.seq.tokens, ev.comparison.floor
     lines = [
         f"model:  {backend.name}  "
-        + " ".join(f"{k}={v}" for k, v in backend.describe().items() if k != "model"),
+        + " ".join(f"{k}={v}" for k, v in model_options(backend.describe()).items()
+                   if k != "model"),
         f"tokens: {' '.join(tokens)}",
         f"order:  {','.join(map(str, ev.order))}  ->  {' '.join(tokens[i] for i in ev.order)}",
         f"noise floor: {floor:.1e} (differences below it are rounding)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from xml.sax.saxutils import escape, quoteattr
 
+from ..models.config import ModelConfig
 from ..version import __version__
 
 NAMESPACE = "urn:posviz:provenance"
@@ -16,14 +17,24 @@ RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 KEYS = ("posviz", "model", "text", "tokens", "order", "positions", "layer", "head")
 
 
-def describe_model(extras: dict) -> str:
-    """One line for the model a Trace came from (its ``extras``): the built-in model
-    with its options, or a pretrained one by name and family."""
+def model_options(extras: dict) -> dict:
+    """The options of a model description (a Trace's ``extras`` or a backend's
+    ``describe()``), its config's keys brought up, the built-in MLP's width as the number
+    (the option's 0 stands for 4 × d)."""
     extras = dict(extras or {})
-    name = str(extras.pop("model", "unknown"))
     config = extras.pop("config", None)
     if isinstance(config, dict):
         extras = {**config, **extras}
+    if extras.get("d_ff") == 0 and "d_model" in extras:
+        extras["d_ff"] = ModelConfig(d_model=extras["d_model"]).ff_width
+    return extras
+
+
+def describe_model(extras: dict) -> str:
+    """One line for the model a Trace came from (its ``extras``): the built-in model
+    with its options, or a pretrained one by name and family."""
+    extras = model_options(extras)
+    name = str(extras.pop("model", "unknown"))
     if not extras:
         return name
     options = ", ".join(f"{key}={_plain(value)}" for key, value in extras.items())

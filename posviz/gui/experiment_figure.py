@@ -10,29 +10,13 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.layers import set_layer_ticks
+from .plots.log_ticks import one_notation
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 from posviz.models.encodings import LearnedEncoding, NoPositions
 from posviz.views.shown import clip_for_log, zero_level
 
-
-def _log(values: np.ndarray, floor: float) -> np.ndarray:
-    """log10, with values at or below the floor drawn just under it (the band's bottom)."""
-    return np.log10(np.maximum(np.nan_to_num(values, nan=floor / 30), floor / 30))
-
-
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
-
-
-def _decade_ticks(axis: pg.AxisItem, low: float, high: float) -> None:
-    """Label a log axis (values log10) at whole decades as 10⁻⁵, 0.1, 1, 10: short
-    labels that never run into the axis title; every other decade when there are many."""
-    exponents = range(int(np.ceil(low)), int(np.floor(high)) + 1)
-    step = 1 if len(exponents) <= 8 else 2
-    names = {-1: "0.1", 0: "1", 1: "10"}
-    axis.setTicks([[(e, names.get(e, f"10{str(e).translate(SUPERSCRIPT)}"))
-                    for e in exponents if e % step == 0], []])
 
 
 def _sample(**style) -> pg.PlotDataItem:
@@ -54,11 +38,13 @@ class ExperimentFigure(Figure):
 
     name = "experiment"
     title = "Experiment"
+    note_one_line = True        # a paper check's note took a short window's whole plot
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
         self.plot.hideButtons()
+        one_notation(self.plot.getAxis("left"))     # as every log axis: 10⁻⁴ ... 10⁰
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
@@ -94,7 +80,8 @@ class ExperimentFigure(Figure):
         view.invertY(False)
         view.enableAutoRange(enable=False)
         self.plot.setLogMode(x=False, y=log)
-        style.style_plot(self.plot, "", left, bottom)
+        style.style_plot(self.plot, "", left, bottom,
+                         short_left="change (log)" if left.startswith("relative") else "")
         self.plot.getAxis("left").setTicks(None)
         set_layer_ticks(self.plot.getAxis("bottom"), 0)
         self.show_canvas()
@@ -137,28 +124,58 @@ class ExperimentFigure(Figure):
         self._reset("relative change (log)", "layer (in = input to block 1)", log=True)
         defined = ~np.isnan(band.median)
         x = layers[defined]
-        low = self._curve(x, _log(band.p10[defined], floor), (0, 114, 178, 90), "", 1)
-        high = self._curve(x, _log(band.p90[defined], floor), (0, 114, 178, 90), "", 1)
-        fill = pg.FillBetweenItem(low, high, brush=pg.mkBrush(0, 114, 178, 60))
-        self.plot.addItem(fill)
+        p10, median, p90 = (q[defined] for q in (band.p10, band.median, band.p90))
+        # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
+        level = zero_level((p10, median, p90), floor)
+        low = self._floor_band(floor, level)
+        lower = self._curve(x, self._drawn(p10, floor, level), (0, 114, 178, 90), "", 1)
+        upper = self._curve(x, self._drawn(p90, floor, level), (0, 114, 178, 90), "", 1)
+        self.plot.addItem(pg.FillBetweenItem(lower, upper,
+                                             brush=pg.mkBrush(0, 114, 178, 60)))
         self.legend.addItem(_sample(pen=None, symbol="s", symbolSize=12, symbolPen=None,
                                     symbolBrush=(0, 114, 178, 60)), "p10 to p90 of the runs")
-        self._curve(x, _log(band.median[defined], floor), "#0072b2", "median", 2.5)
-        line = pg.InfiniteLine(pos=np.log10(floor), angle=0, pen=style.cosmetic_pen(
-            (90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            label="noise floor", labelOpts={"position": 0.05, "color": (60, 60, 60)})
-        self.plot.addItem(line)
-        top = np.nanmax(np.r_[band.p90[defined], 1.0])
-        y_range = (np.log10(floor / 30), np.ceil(np.log10(top) + 0.1))
+        self._curve(x, self._drawn(median, floor, level), "#0072b2", "median", 2.5)
+        zeros = median == 0
+        if zeros.any():
+            self.plot.addItem(pg.ScatterPlotItem(
+                x[zeros].astype(float), np.full(zeros.sum(), np.log10(level)), size=10,
+                symbol="o", pen=pg.mkPen("#0072b2", width=2), brush="w"))
+            self.legend.addItem(_sample(pen=None, symbol="o", symbolSize=10, symbolBrush="w",
+                                        symbolPen=pg.mkPen("#0072b2", width=2)),
+                                f"median 0 (exact), drawn at {level:.0e}")
+        self._floor_line(floor)
+        top = np.nanmax(np.r_[p90, 1.0])
+        y_range = (low, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
-        _decade_ticks(self.plot.getAxis("left"), *y_range)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
                        f"over {len(result.texts)} text(s)")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
-                      "Below the dashed noise floor a change is floating-point rounding.")
+                      "Below the dashed noise floor a change is floating-point rounding; a "
+                      f"change of exactly 0 is drawn at {level:.0e}, inside the grey band.")
         self.data = {f"{metric}_{q}": getattr(band, q).copy() for q in ("median", "p10", "p90")}
         self.dims, self.coords, self.labels = ("layer",), {"layer": layers.tolist()}, {}
+
+    @staticmethod
+    def _drawn(values: np.ndarray, floor: float, level: float) -> np.ndarray:
+        """log10 of ``values`` for the log axis, an exact 0 at ``level`` (clip_for_log)."""
+        return np.log10(clip_for_log(values, floor, level))
+
+    def _floor_band(self, floor: float, level: float) -> float:
+        """Grey under the noise floor down to a decade below ``level``; its bottom (log10)."""
+        low = min(np.log10(floor / 30), np.floor(np.log10(level / 3)))
+        band = pg.LinearRegionItem((low, np.log10(floor)), orientation="horizontal",
+                                   movable=False, brush=pg.mkBrush(150, 150, 150, 60),
+                                   pen=pg.mkPen(None))
+        band.setZValue(-10)                                   # under every curve
+        self.plot.addItem(band, ignoreBounds=True)
+        return low
+
+    def _floor_line(self, floor: float) -> None:
+        self.plot.addItem(pg.InfiniteLine(
+            pos=np.log10(floor), angle=0, label="noise floor",
+            pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
+            labelOpts={"position": 0.05, "color": (60, 60, 60)}))
 
     def show_pairs(self, pairs) -> None:
         n = len(pairs.tokens)
@@ -235,19 +252,14 @@ class ExperimentFigure(Figure):
         curves = [model.curve(metric) for model in result.models]          # (L + 1,) each
         # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
         level = zero_level(curves, floor)
-        low = min(np.log10(floor / 30), np.floor(np.log10(level / 3)))
-        band = pg.LinearRegionItem((low, np.log10(floor)), orientation="horizontal",
-                                   movable=False, brush=pg.mkBrush(150, 150, 150, 60),
-                                   pen=pg.mkPen(None))
-        band.setZValue(-10)                                   # under every curve
-        self.plot.addItem(band, ignoreBounds=True)
+        low = self._floor_band(floor, level)
         for k, (model, values) in enumerate(zip(result.models, curves)):
             defined = ~np.isnan(values)
             colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
             # its own marker, each smaller than the one before: equal values stay visible
             symbol, size = SYMBOLS[k % len(SYMBOLS)], max(13 - 2 * k, 5)
             pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
-            drawn = np.log10(clip_for_log(values[defined], floor, level))
+            drawn = self._drawn(values[defined], floor, level)
             self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float), drawn,
                                                pen=pen))
             self.plot.addItem(pg.ScatterPlotItem(
@@ -257,13 +269,9 @@ class ExperimentFigure(Figure):
                                         symbolBrush=colour, symbolPen="w"), model.title)
             top = max(top, float(np.nanmax(np.r_[values[defined], 0.0])))
             self.data[model.kind] = values
-        self.plot.addItem(pg.InfiniteLine(
-            pos=np.log10(floor), angle=0, label="noise floor",
-            pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            labelOpts={"position": 0.05, "color": (60, 60, 60)}))
+        self._floor_line(floor)
         y_range = (low, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
-        _decade_ticks(self.plot.getAxis("left"), *y_range)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens

@@ -72,6 +72,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.scheduler = Scheduler(self._run, self._relay.finished.emit,
                                    name="posviz-experiment", ends_when_idle=True)
         self.figure = ExperimentFigure()
+        # its height is what the page leaves: the canvas's size hint (3/4 of the screen)
+        # made the scrolling page taller than the window, the legend under the fold
+        self.figure.canvas.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
+                                         QtWidgets.QSizePolicy.Policy.Ignored)
         add_export_actions("experiment", self.figure, self._export)
         add_copy_action(self.figure, lambda figure: figure.parentWidget().copy_plot())
         layout = QtWidgets.QVBoxLayout(self)

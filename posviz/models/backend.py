@@ -41,6 +41,7 @@ def mark_word_pieces(pieces: list[str], raws: list[str], pinned) -> list[str]:
     for k in range(1, len(pieces)):
         raw = raws[k]
         if (not pinned[k] and not pinned[k - 1] and not raw.startswith(WORD_START)
+                and raws[k - 1] not in WORD_START      # a bare "▁" starts this word
                 and pieces[k][:1].isalnum()):
             marked[k] = CONTINUES + pieces[k]
     return marked

@@ -7,8 +7,15 @@ character is shown once, on the token holding its first byte, and a token holdin
 later bytes of it shows REST, so the labels of a text, REST left out, read back as the
 text. Bytes that are no whole character at all show as ``<0x95>`` (as SentencePiece
 names its byte tokens).
+
+SentencePiece with byte fallback (Llama 2, Mistral, Gemma) writes a character outside its
+vocabulary as one ``<0xE6>`` token per byte and a space as "▁": ``sentencepiece_labels``
+reads those the same way.
 """
 from __future__ import annotations
+
+import re
+import unicodedata
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -51,12 +58,31 @@ def byte_labels(raws: list[str]) -> list[str] | None:
     special token, another kind of tokenizer)."""
     if not all(raws) or not all(c in BYTE_OF for raw in raws for c in raw):
         return None
+    return _labels([bytes(BYTE_OF[c] for c in raw) for raw in raws])
+
+
+SENTENCEPIECE_BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def sentencepiece_labels(raws: list[str]) -> list[str]:
+    """(n,) labels for (n,) SentencePiece tokens with byte fallback, as byte_labels reads
+    byte-level ones: "▁" a space, a ``<0xE6>`` token its byte, the bytes of a character
+    shown on the token of its first one, REST on the tokens of its rest."""
+    def data(raw: str) -> bytes:
+        byte = SENTENCEPIECE_BYTE.fullmatch(raw)
+        return bytes([int(byte[1], 16)]) if byte else raw.replace("▁", " ").encode()
+    return _labels([data(raw) for raw in raws])
+
+
+def _labels(pieces: list[bytes]) -> list[str]:
+    """(n,) labels for (n,) tokens' bytes: each character on the token of its first
+    byte, REST for a token holding only later bytes, ``<0x..>`` for a stray byte."""
     owner, stream = [], bytearray()            # (total bytes,) token of each byte
-    for k, raw in enumerate(raws):
-        stream.extend(BYTE_OF[c] for c in raw)
-        owner.extend([k] * len(raw))
-    labels = [""] * len(raws)
-    started = [False] * len(raws)              # does a character start in token k?
+    for k, data in enumerate(pieces):
+        stream.extend(data)
+        owner.extend([k] * len(data))
+    labels = [""] * len(pieces)
+    started = [False] * len(pieces)            # does a character start in token k?
     i = 0
     while i < len(stream):
         size = _length(stream[i])
@@ -75,18 +101,39 @@ def byte_labels(raws: list[str]) -> list[str] | None:
     return [label if started[k] else REST for k, label in enumerate(labels)]
 
 
-def is_byte_level(tokenizer) -> bool:
-    """Does ``tokenizer`` (transformers' or a ``tokenizers.Tokenizer``, or posviz's
-    wrapper of one) write bytes in GPT-2's byte alphabet? Read from its decoder."""
-    if hasattr(tokenizer, "byte_decoder"):                 # a slow GPT-2 tokenizer
-        return True
+def _decoder_state(tokenizer) -> bytes | None:
+    """The serialised decoder of ``tokenizer`` (transformers' or a
+    ``tokenizers.Tokenizer``, or posviz's wrapper of one); None without one."""
     inner = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "inner",
                                                                     tokenizer)
     state = getattr(getattr(inner, "decoder", None), "__getstate__", lambda: None)()
-    return isinstance(state, bytes) and b'"ByteLevel"' in state   # None: no decoder
+    return state if isinstance(state, bytes) else None
+
+
+def is_byte_level(tokenizer) -> bool:
+    """Does ``tokenizer`` write bytes in GPT-2's byte alphabet? Read from its decoder."""
+    if hasattr(tokenizer, "byte_decoder"):                 # a slow GPT-2 tokenizer
+        return True
+    return b'"ByteLevel"' in (_decoder_state(tokenizer) or b"")
+
+
+def is_byte_fallback(tokenizer) -> bool:
+    """Does ``tokenizer`` write characters outside its vocabulary as ``<0x..>`` byte
+    tokens (SentencePiece's byte fallback)? Read from its decoder."""
+    return b'"ByteFallback"' in (_decoder_state(tokenizer) or b"")
+
+
+# characters that draw nothing on their own (joiners, selectors, marks): named on a chip
+# that holds nothing else, so it is seen
+INVISIBLE = {"\u200d": "ZWJ", "\u200c": "ZWNJ", "\u200b": "ZWSP", "\u2060": "WJ",
+             "\ufeff": "BOM", "\ufe0f": "VS16", "\ufe0e": "VS15", "\u00ad": "SHY"}
+DRAWS_NOTHING = ("Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp")     # Unicode categories
 
 
 def shown(label: str) -> str:
     """A label as a chip shows it: without its leading space; "↵" for a line break, "␣"
-    for spaces only."""
-    return label.strip() or ("↵" if "\n" in label else "␣")
+    for spaces only; characters that draw nothing alone by name ("⟨ZWJ⟩", "⟨U+0301⟩")."""
+    text = label.strip()
+    if text and all(unicodedata.category(c) in DRAWS_NOTHING for c in text):
+        return "⟨" + " ".join(INVISIBLE.get(c, f"U+{ord(c):04X}") for c in text) + "⟩"
+    return text or ("↵" if "\n" in label else "␣")

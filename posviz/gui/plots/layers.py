@@ -86,6 +86,24 @@ def set_layer_ticks(axis: pg.AxisItem, n_layers_plus_one: int) -> None:
     axis.update()
 
 
+END_MARGIN = 9      # pixels beside "in" and the last layer: end markers and labels whole
+
+
+def set_layer_range(plot: pg.PlotItem, n_layers_plus_one: int) -> None:
+    """Show layers in..L with END_MARGIN pixels beside each end, kept as the plot resizes
+    (a fixed 0.2 layer is 2 pixels at 30 layers in a laptop's window: half markers)."""
+    if getattr(plot, "layer_count", None) is None:
+        plot.vb.sigResized.connect(lambda *_: _fit_layer_range(plot))
+    plot.layer_count = n_layers_plus_one
+    _fit_layer_range(plot)
+
+
+def _fit_layer_range(plot: pg.PlotItem) -> None:
+    last, room = plot.layer_count - 1, plot.vb.width() - 2 * END_MARGIN
+    pad = max(0.2, END_MARGIN * last / room) if room > 0 else 0.2
+    plot.setXRange(-pad, last + pad, padding=0)
+
+
 class SymmetryFigure(Figure):
     """The four metrics of posviz.analysis.symmetry against layer, on a log axis."""
 
@@ -212,7 +230,7 @@ tokens that carry at least 90% of the squared change."""
             self._set_decades(range(int(np.ceil(span[0])), int(np.floor(span[1])) + 1))
         if self._layers != layers.shape[0]:
             self._layers = layers.shape[0]
-            self.plot.setXRange(-0.2, layers[-1] + 0.2, padding=0)
+            set_layer_range(self.plot, layers.shape[0])
             set_layer_ticks(self.plot.getAxis("bottom"), layers.shape[0])
         self.data = dict(views.symmetry)
         self.coords = {"layer": layers.tolist()}
@@ -368,7 +386,7 @@ class BranchNormsFigure(Figure):
         if self._layers != L + 1:
             self._layers = L + 1
             set_layer_ticks(self.plot.getAxis("bottom"), L + 1)
-            self.plot.setXRange(-0.2, L + 0.2, padding=0)
+            set_layer_range(self.plot, L + 1)
         self.coords = {"layer": layers.tolist()}
         self.set_title("Residual stream and branch norms per layer "
                        "(solid: reordered, dashed: original order)")

@@ -39,8 +39,10 @@ class OneLineLabel(QtWidgets.QLabel):
         return not self.one_line and super().hasHeightForWidth()
 
     def shown_text(self) -> str:
-        """What is painted while on one line: the text, elided to the width."""
-        return self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight,
+        """What is painted while on one line: the text, its lines joined by " — ", elided
+        to the width (a line break would paint a second line over the first)."""
+        text = " — ".join(line for line in self.text().splitlines() if line.strip())
+        return self.fontMetrics().elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
                                              max(self.contentsRect().width(), 0))
 
     def paintEvent(self, event) -> None:

@@ -98,8 +98,8 @@ class PlotsPanel(QtWidgets.QWidget):
         self._fit_height()
 
     def _fit_height(self) -> None:
-        index = self.tabs.currentIndex()
-        rows = 2 if index >= len(TABS) or not TABS[index].by_content else len({
+        index = self.tabs.currentIndex()       # a page of its own (Experiments): one row
+        rows = 1 if index >= len(TABS) else 2 if not TABS[index].by_content else len({
             figure.row for name, figure in self._figures.items()
             if name in TAB_FIGURES[index] and not hidden_by_content(figure)})
         if self._row_height:
@@ -111,6 +111,7 @@ class PlotsPanel(QtWidgets.QWidget):
             widget.setEnabled(not own_page)           # they choose what the other tabs show
         chosen = not self._quiet and self._session is not None
         if own_page:                                  # recorded, so a saved file reopens it
+            self._fit_height()
             if chosen and index != self.selection().tab:
                 self._select(tab=index)
             return

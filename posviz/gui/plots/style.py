@@ -124,6 +124,7 @@ def _refit_label(axis: pg.AxisItem) -> None:
             chosen = metrics.elidedText(chosen, QtCore.Qt.TextElideMode.ElideRight, room)
     if chosen != axis.labelText or not axis.label.isVisible():
         axis.setLabel(chosen, color=LABEL_COLOUR)
+        axis.resizeEvent()      # centre the new text: pyqtgraph places it only on a resize
 
 
 class TokenAxis(pg.AxisItem):

@@ -16,7 +16,7 @@ from .. import maps as layer_maps
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
 from ..orders import per_token
-from ..pieces import byte_labels, is_byte_level, shown
+from ..pieces import byte_labels, is_byte_fallback, is_byte_level, sentencepiece_labels, shown
 from ..trace import Trace
 from . import layout
 from .families import Family, facts_of
@@ -82,6 +82,7 @@ class HFBackend:
         self._structural = structural_ids(tokenizer)          # pinned
         self._special = set(tokenizer.all_special_ids)       # shown as written, e.g. [UNK]
         self._byte_level = is_byte_level(tokenizer)           # GPT-2's byte alphabet
+        self._byte_fallback = is_byte_fallback(tokenizer)     # SentencePiece's <0x..>
 
     # -- Backend -----------------------------------------------------------------------
     def tokenize(self, text: str) -> TokenSequence:
@@ -100,7 +101,8 @@ class HFBackend:
             raise PosvizInputError(f"the tokenizer gave token id {max(ids)}, but the model "
                                    f"has only {vocab} token embeddings: mismatched files?")
         raws = self.tokenizer.convert_ids_to_tokens(list(ids))
-        texts = byte_labels(raws) if self._byte_level else None
+        texts = (byte_labels(raws) if self._byte_level else sentencepiece_labels(raws)
+                 if self._byte_fallback else None)
         pieces = ([raw if i in self._special else shown(text)
                    for i, raw, text in zip(ids, raws, texts)] if texts is not None
                   else [self._piece(i, i in self._special) for i in ids])
@@ -114,7 +116,7 @@ class HFBackend:
         text = self.tokenizer.decode([token_id])
         if "\ufffd" in text:                      # part of a multi-byte character
             text = raw.replace("Ġ", " ").replace("▁", " ")
-        return text.strip() or "␣"
+        return shown(text)
 
     def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
             should_stop=None, *, aligned=False, start=0, past=None,
