@@ -19,6 +19,7 @@ import numpy as np
 from ..analysis.engine import Evaluation
 from ..analysis.symmetry import METRICS
 from ..models.trace import PerTrace, Trace
+from .head import HeadImages, head_images
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .pooling import MosaicTiles
 from .reading import frame_note, one_token_note, token_spread
@@ -225,6 +226,7 @@ class Views:
     branch_norms: dict[str, np.ndarray]   # name -> (L+1,), see branch_norms
     missing_branches: tuple[str, ...]     # branches the model does not record
     positions: PositionsView              # shared by the evaluations of one reference run
+    head: HeadImages | None = None        # the head on screen as painted, when asked for
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,11 +239,12 @@ class Shown:
 
 
 def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | None = None,
-                mosaic: Mosaic | None = None) -> Views:
+                mosaic: Mosaic | None = None, head: tuple[int, int] | None = None) -> Views:
     """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic)
     from ``tiles`` (pooled as the evaluation ran; without them, from its aligned maps
     when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
-    when it shows ``look``'s mode."""
+    when it shows ``look``'s mode. ``head`` = (layer 0..L-1, head): that head's maps as
+    painted (views.head), made here rather than on the GUI thread."""
     if look is not None and (tiles is None or not tiles.has(look.mode)):
         tiles = MosaicTiles.of(ev, (look.mode,))     # only what the look shows
     if look is None or tiles is None:
@@ -267,4 +270,5 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
                  symmetry=symmetry, symmetry_curves=curves,
                  symmetry_note=note, zero_level=level,
                  branch_norms=norms, missing_branches=missing,
-                 positions=positions_view(ev))
+                 positions=positions_view(ev),
+                 head=None if head is None else head_images(ev, head[0] + 1, head[1]))
