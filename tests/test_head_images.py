@@ -149,3 +149,31 @@ def test_the_figure_paints_pooled_maps_says_so_and_hovers_true_values(panel, qtb
     assert value != figure.displayed()["original"][query // block, key // block]
     assert messages[-1] == (f"layer 1 head 1: query '{ev.reference.tokens[query]}' -> key "
                             f"'{ev.reference.tokens[key]}' = {value:.3f}")
+
+
+def test_a_long_inputs_position_similarity_is_pooled_like_the_maps():
+    from posviz.models.encodings import cosine_similarity
+    from posviz.views.head import pooled_cosine
+
+    table = np.random.default_rng(1).normal(size=(300, 8)).astype(np.float32)
+    table[7] = 0                                          # a zero row: cosine 0
+    full = cosine_similarity(table)
+    same, block = pooled_cosine(table)
+    assert block == 1 and np.array_equal(same, full)
+    pooled, block = pooled_cosine(table, side=64)
+    assert block == 5 and pooled.shape == (60, 60)
+    np.testing.assert_allclose(pooled, by_loop(full, 5, np.mean), rtol=1e-5, atol=1e-6)
+
+
+def test_the_similarity_figure_says_it_is_pooled(panel, monkeypatch):
+    from posviz.gui.plots import mosaic_look
+
+    monkeypatch.setattr(head_module, "HEAD_SIDE", 8)
+    ev = evaluate(30, layers=1, pe="sinusoidal")
+    panel.show_evaluation(Shown(ev, build_views(ev, mosaic_look(panel.selection()))))
+    panel.tabs.setCurrentIndex(2)
+    figure = panel.figures()["encoding_similarity"]
+    n, block = len(ev.order), -(-len(ev.order) // 8)
+    assert figure.map.image.image.shape == (-(-n // block),) * 2
+    assert f"each pixel the mean of {block}×{block} pairs" in figure.heading.text()
+    assert figure.coords["position"] == list(range(0, n, block))

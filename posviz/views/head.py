@@ -96,6 +96,23 @@ def head_images(ev: Evaluation, layer: int, head: int,
                       block_means(aligned, block), np.concatenate(parts), largest)
 
 
+def pooled_cosine(table: np.ndarray, side: int | None = None) -> tuple[np.ndarray, int]:
+    """(n, d) rows -> ((m, m) block means of their cosine similarity, block): the
+    whole (n, n) matrix up to ``side`` (HEAD_SIDE) positions, else made a few rows at a
+    time and pooled as the attention maps are."""
+    from ..models.encodings import cosine_similarity
+
+    n = table.shape[0]
+    block = head_block(n, side)
+    if block == 1:
+        return cosine_similarity(table), 1
+    norms = np.linalg.norm(table, axis=1, keepdims=True)                  # (n, 1)
+    unit = table / np.where(norms > 0, norms, 1)                          # (n, d)
+    step = max(block, ROWS_AT_ONCE // block * block)
+    return np.concatenate([block_means(unit[r:r + step] @ unit.T, block)
+                           for r in range(0, n, step)]), block
+
+
 def head_cell(ev: Evaluation, layer: int, head: int, query: int, key: int):
     """(A, A′ aligned) at one cell of layer 1..L, head 0..h-1, read without copying a
     whole map (a long input's reference maps may be in a file); None when not kept."""
