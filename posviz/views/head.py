@@ -1,12 +1,13 @@
 """The selected head's three maps as the attention figure paints them: at most HEAD_SIDE
-pixels a side, so a long input's (n, n) maps never reach the screen whole.
+pixels a side, so a long input's (n, n) maps never reach the screen whole (three maps
+side by side get about 500 screen pixels each; the GUI thread colours every pixel at
+each reorder: benchmarks/README.md, long inputs).
 
-At n = 4,096 one map is 64 MB of float32 and its pixels another 64 MB; three of them,
-painted on the GUI thread, took about half a second per reorder. Past HEAD_SIDE tokens
-each pixel is a block of ``block`` × ``block`` tokens: the attention weights averaged
-over the block (an overview of where attention goes), the difference the entry of
-largest |value| with its sign (views.pooling's rule: no difference is hidden). The
-values on hover are the true ones, read cell by cell (``head_cell``).
+Past HEAD_SIDE tokens each pixel is a block of ``block`` × ``block`` tokens: the
+attention weights averaged over the block (an overview of where attention goes), the
+difference the entry of largest |value| with its sign (views.pooling's rule: no
+difference is hidden). The values on hover are the true ones, read cell by cell
+(``head_cell``).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from ..analysis.engine import Evaluation
 
-HEAD_SIDE = 1024        # pixels a side of a head's painted maps at most
+HEAD_SIDE = 512         # pixels a side of a head's painted maps at most
 ROWS_AT_ONCE = 256      # rows of the difference made at a time (not an (n, n) copy)
 
 

@@ -124,7 +124,7 @@ class AttentionFigure(Figure):
     guide = ("the selected layer and head, original A, reordered A′ aligned back to the "
              "original tokens (rows and columns in the original order), and their "
              "difference A′_aligned − A on a symmetric colour range ±r (the range box). "
-             "Past 1,024 tokens each pixel is a block of tokens (the heading says how "
+             "Past 512 tokens each pixel is a block of tokens (the heading says how "
              "many): the weights averaged, the difference the largest |Δ| with its sign. "
              "Hover a cell for its value (a token's own, pooled or not).")
 
