@@ -98,6 +98,11 @@ class LayerMaps:
             self._file.seek(0, os.SEEK_END)
         return out
 
+    def heads(self, layer: int):
+        """Layer ``layer``'s maps (h, m, n) to read a head at a time: the array in
+        memory, else HeadsOf (a file-backed layer is not read whole)."""
+        return self.array[layer] if self.array is not None else HeadsOf(self, layer)
+
     def cell(self, layer: int, head: int, row: int, col: int):
         """One value of head ``head`` of ``layer``: a hover reads it, not the map."""
         if self.array is not None:
@@ -120,3 +125,14 @@ class LayerMaps:
             raise MemoryError(f"the maps take {self.nbytes >> 20} MB, more than are kept "
                               "in memory: read them a layer at a time")
         return self.array if dtype is None else self.array.astype(dtype)
+
+
+class HeadsOf:
+    """One layer of file-backed LayerMaps, (h, m, n), read a head at a time."""
+
+    def __init__(self, maps: LayerMaps, layer: int):
+        self.maps, self.layer = maps, layer
+        self.shape = maps.shape[1:]
+
+    def __getitem__(self, head: int) -> np.ndarray:
+        return self.maps[self.layer, head]                                # (m, n)
