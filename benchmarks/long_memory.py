@@ -39,17 +39,20 @@ def window_probe(model: str, n: int) -> None:
     window.WAIT_S = 1800
     stages = {}
     win = Window()
-    stages["window"] = rss_now_mb()
+
+    def note(stage: str) -> None:           # RSS now, and the peak so far
+        stages[stage] = (rss_now_mb(), peak_rss_mb())
+    note("window")
     if model == "smollm2":
         win.load("smollm2")
-        stages["model loaded"] = rss_now_mb()
+        note("model loaded")
     got = win.set_length(n)
     win.wait_painted()
-    stages[f"n={got} shown"] = rss_now_mb()
+    note(f"n={got} shown")
     win.reorder_painted(np.random.default_rng(0))
-    stages["a reorder painted"] = rss_now_mb()
+    note("a reorder painted")
     dragged = drag(win, got)
-    stages["dragged"] = rss_now_mb()
+    note("dragged")
     print(json.dumps({"n": got, "peak_rss_mb": peak_rss_mb(), "rss_by_stage_mb": stages,
                       "text": window.text_of(win.session.backend, got),
                       "worst_stall_ms": dragged["worst_stall_ms"],
@@ -106,8 +109,8 @@ def main() -> int:
     print(f"{args.model} n={row['n']}: window peak {row['peak_rss_mb']:.0f} MiB, "
           f"report peak {cli:.0f} MiB, window - report {row['peak_rss_mb'] - cli:+.0f} MiB; "
           f"drag ({row['moves']} moves): worst GUI stall {row['worst_stall_ms']:.0f} ms")
-    for stage, mb in row["rss_by_stage_mb"].items():
-        print(f"  RSS after {stage:<22} {mb:7.0f} MiB")
+    for stage, (now, peak) in row["rss_by_stage_mb"].items():
+        print(f"  after {stage:<22} RSS {now:7.0f} MiB, peak so far {peak:7.0f} MiB")
     return 0
 
 
