@@ -2,6 +2,7 @@
 means of the weights and the signed largest difference, checked against loops over the
 full maps; the values on hover stay the true ones, from memory or from a file."""
 import os
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -120,6 +121,8 @@ def test_the_figure_paints_pooled_maps_says_so_and_hovers_true_values(panel, qtb
     from posviz.gui.plots.attention import AttentionFigure
 
     assert f"Past {head_module.HEAD_SIDE:,} tokens each pixel" in AttentionFigure.guide
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"Past {head_module.HEAD_SIDE:,} tokens each pixel of" in " ".join(readme.split())
     monkeypatch.setattr(head_module, "HEAD_SIDE", 8)
     ev = evaluate(30, layers=1)
     n = len(ev.order)
