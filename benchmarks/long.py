@@ -1,6 +1,7 @@
 """Long inputs: for each model and length, a fresh process (its peak RSS its own) opens
-the window, shows n tokens and paints a few reorders, then takes the peak RSS; then the
-same reorders painted, compute and the bare forward in turns (measures.latency).
+the window, shows n tokens, paints a few reorders and drags a chip along the strip's
+first row (the GUI thread's worst stall, measures.drag), then takes the peak RSS; then
+the same reorders painted, compute and the bare forward in turns (measures.latency).
 
 The peak is taken before the bare forwards: they keep every layer's maps (SmolLM2 at
 n = 2048: 4.5 GB), which posviz itself no longer does.
@@ -48,7 +49,7 @@ def probe_long(model: str, n: int, reps: int, seed: int) -> None:
     """(In the child process.) The window at n tokens: peak RSS, then latency."""
     import numpy as np
     import window
-    from measures import latency, peak_rss_mb
+    from measures import drag, latency, peak_rss_mb
     from window import Window
 
     window.WAIT_S = 1800            # one evaluation at these lengths may take minutes here
@@ -59,9 +60,10 @@ def probe_long(model: str, n: int, reps: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     for _ in range(reps):
         win.reorder_painted(rng)
+    stall = drag(win, got)["worst_stall_ms"]
     peak = peak_rss_mb()
     row = latency(win, model, got, reps, 1, seed)
-    print(json.dumps({**row, "peak_rss_mb": peak}), flush=True)
+    print(json.dumps({**row, "peak_rss_mb": peak, "drag_worst_stall_ms": stall}), flush=True)
     win.close()
 
 
@@ -69,7 +71,8 @@ def print_long(rows: list[dict]) -> None:
     if not rows:
         return
     print("\nlong inputs (ms, medians; ratio: compute / bare forward; added: painted - "
-          "bare forward; peak RSS of the window before the bare forwards)")
+          "bare forward; stall: a drag's worst GUI stall; peak RSS of the window, with the "
+          "drag, before the bare forwards)")
     for r in rows:
         if "error" in r:
             print(f"  {r['model']:<10}n={r['n']:<5} not measured: {r['error']}")
@@ -77,4 +80,5 @@ def print_long(rows: list[dict]) -> None:
         print(f"  {r['model']:<10}n={r['n']:<5} painted {r['painted_ms']['median']:9.0f}  "
               f"compute {r['compute_ms']['median']:9.0f}  bare forward "
               f"{r['bare_forward_ms']['median']:9.0f}  ratio {r['ratio']:5.2f}  added "
-              f"{r['added_ms']:8.0f}  peak RSS {r['peak_rss_mb']:6.0f} MB")
+              f"{r['added_ms']:8.0f}  stall {r['drag_worst_stall_ms']:5.0f}  "
+              f"peak RSS {r['peak_rss_mb']:6.0f} MB")

@@ -118,7 +118,7 @@ def views(monkeypatch):
         views: object
         model: object = None
 
-    def build_views(ev, look, tiles=None, mosaic=None):
+    def build_views(ev, look, tiles=None, mosaic=None, head=None):
         fake.calls.append((ev, look, tiles))
         fake.threads.append(threading.current_thread())
         return ("views of", tuple(ev.order))

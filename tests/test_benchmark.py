@@ -86,6 +86,8 @@ def test_long_inputs_have_their_rows_with_a_peak_of_their_own(smoke):
         assert row["added_ms"] == pytest.approx(row["painted_ms"]["median"]
                                                 - row["bare_forward_ms"]["median"])
         assert 100 < row["peak_rss_mb"] < 4096
+        assert row["drag_worst_stall_ms"] >= 0
+        assert f"stall {row['drag_worst_stall_ms']:5.0f}  peak RSS" in stdout
         assert f"n={row['n']:<5} painted" in stdout and f"{row['peak_rss_mb']:6.0f} MB" in stdout
 
 

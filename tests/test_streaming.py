@@ -107,6 +107,26 @@ def test_maps_on_disk_and_one_head_kept_give_the_same_numbers(mask, monkeypatch)
             assert ev.comparison.attention_aligned is None
 
 
+def test_the_original_order_on_disk_is_compared_a_head_at_a_time(monkeypatch):
+    """The reference compared with itself (the window's first evaluation of a new text)
+    reads its file a head at a time, never a whole layer, and gives the same numbers."""
+    backend = BuiltinBackend(ModelConfig(layers=2, heads=2, d_model=16))
+    seq = backend.tokenize(TEXT)
+    identity = np.arange(len(seq))
+    plain = Engine(backend).evaluate(seq, identity, Positions())
+    monkeypatch.setattr(layer_maps, "IN_MEMORY", 0)
+    reads = []
+    read = layer_maps.LayerMaps.__getitem__
+    monkeypatch.setattr(layer_maps.LayerMaps, "__getitem__",
+                        lambda self, key: reads.append(key) or read(self, key))
+    ev = Engine(backend).evaluate(seq, identity, Positions())
+    assert ev.reference.attention.array is None and reads
+    assert all(not np.isscalar(key) for key in reads)            # (layer, head) each
+    for metric in METRICS:
+        np.testing.assert_array_equal(ev.comparison.metric(metric),
+                                      plain.comparison.metric(metric))
+
+
 # -- Hugging Face models ---------------------------------------------------------------
 hf_families = pytest.importorskip("test_hf_families")
 from test_hf import load_tiny, shuffled_movable  # noqa: E402

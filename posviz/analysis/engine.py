@@ -113,8 +113,9 @@ class Engine:
         if np.array_equal(order, np.arange(len(seq))):            # the reference itself
             run, start, aligned = reference, 0, False
             gaps = AttentionGaps(reference, order, consumers=consumers, keep=keep)
+            maps = reference.attention                                    # (L, h, n, n)
             for layer in range(reference.n_layers):
-                gaps(layer, reference.attention[layer])
+                gaps(layer, maps.heads(layer) if hasattr(maps, "heads") else maps[layer])
         else:
             start = (first_moved(order, pos, reference.position_ids)
                      if self._reuses(positions) and reference.past is not None else 0)

@@ -158,10 +158,12 @@ class AttentionGaps:
         self._gap: np.ndarray | None = None                                    # (step, n, n)
 
     def __call__(self, layer: int, maps) -> None:
-        """Layer ``layer``'s maps of the reordered run, (h, m, n), a tensor or array."""
+        """Layer ``layer``'s maps of the reordered run, (h, m, n), a tensor, an array or
+        a file-backed layer read a head at a time (models.maps.HeadsOf)."""
         import torch  # loaded already: the maps came from a model
 
-        Ap = maps.numpy() if isinstance(maps, torch.Tensor) else np.asarray(maps)
+        Ap = (maps.numpy() if isinstance(maps, torch.Tensor) else
+              maps if isinstance(maps, layer_maps.HeadsOf) else np.asarray(maps))
         h, causal = Ap.shape[0], self.causal[layer]
         gap = np.zeros((), self.reference.dtype)
         for first in range(0, h, self.step):

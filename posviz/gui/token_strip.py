@@ -22,10 +22,10 @@ from PySide6.QtGui import QCursor, QFont, QPainter, QPen, QPixmap, QRegion
 from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
 
 from .chips import COLORS, chip_size, draw_chip
+from .strip_layout import MARGIN, ROW_SPACING, SPACING, slots_between, wrap
 from posviz.models.backend import CONTINUES
 from posviz.models.pieces import REST
 
-MARGIN, SPACING, ROW_SPACING = 8.0, 6.0, 8.0
 ANIMATE_UP_TO = 256           # chips; beyond this they jump instead of sliding
 ANIMATE_MOVED_UP_TO = 16      # a reorder moving more chips than this jumps (shuffle)
 
@@ -66,6 +66,7 @@ class TokenStrip(QWidget):
         self._sizes: list[QSize] = []        # per original index
         self._rects: list[QRectF] = []       # per slot: where the layout puts it
         self._rows: list[tuple[float, float]] = []   # (top, bottom) of each row
+        self._layout = None                  # strip_layout.Layout of _rects and _rows
         self._shown: dict[int, QPointF] = {}  # original index -> drawn top-left (animated)
         self._press = None                   # (point, original index, grab offset)
         self._dragging = False
@@ -91,6 +92,7 @@ class TokenStrip(QWidget):
                        for i, token in enumerate(self.tokens)]
         self._shown = {}
         self._pixmaps.clear()
+        self._layout = None                  # chips of other sizes: laid out afresh
         self._relayout(animate=False)
         self.selectionChanged.emit()
 
@@ -133,28 +135,17 @@ class TokenStrip(QWidget):
 
     # -- layout -----------------------------------------------------------------------
     def _relayout(self, animate: bool) -> None:
-        width = max(self.width(), 200)
-        x, y, row_h = MARGIN, MARGIN, 0.0
-        self._rects, self._rows = [], []
-        row_top = y
-        for index in self.order:
-            size = self._sizes[index]
-            if x > MARGIN and x + size.width() > width - MARGIN:
-                self._rows.append((row_top, row_top + row_h))
-                x, y = MARGIN, y + row_h + ROW_SPACING
-                row_top, row_h = y, 0.0
-            self._rects.append(QRectF(x, y, size.width(), size.height()))
-            x += size.width() + SPACING
-            row_h = max(row_h, size.height())
-        if self.order:
-            self._rows.append((row_top, row_top + row_h))
+        self._layout = wrap(self._sizes, self.order, max(self.width(), 200), self._layout)
+        self._rects, self._rows = self._layout.rects, self._layout.rows
         height = int((self._rows[-1][1] if self._rows else 30) + MARGIN)
         if self.minimumHeight() != height:
             self.setMinimumHeight(height)
             self.setMaximumHeight(height)
             self.heightChanged.emit(height)
-        animate = animate and len(self.order) <= ANIMATE_UP_TO and self.isVisible()
-        for slot, index in enumerate(self.order):
+        few = len(self.order) <= ANIMATE_UP_TO     # many: chips jump, only moved ones
+        animate = animate and few and self.isVisible()
+        for slot in range(len(self.order)) if few else self._layout.changed:
+            index = self.order[slot]
             if not animate or index not in self._shown:
                 self._shown[index] = self._rects[slot].topLeft()
         if animate:
@@ -194,7 +185,11 @@ class TokenStrip(QWidget):
 
     # -- hit testing ------------------------------------------------------------------
     def slot_at(self, point: QPointF) -> int | None:
-        for slot, rect in enumerate(self._rects):
+        if self._layout is None:
+            return None
+        for slot in slots_between(self._layout, point.y() - ROW_SPACING,
+                                  point.y() + ROW_SPACING):
+            rect = self._rects[slot]
             if rect.adjusted(-SPACING / 2, -ROW_SPACING / 2, SPACING / 2,
                              ROW_SPACING / 2).contains(point):
                 return slot
@@ -339,7 +334,9 @@ class TokenStrip(QWidget):
         bounds = event.rect()                  # rows outside it are skipped cheaply
         top, bottom = bounds.top() - 1, bounds.bottom() + 1
         dragged = self._press[1] if self._dragging else None
-        for slot, index in enumerate(self.order):
+        many = len(self.order) > ANIMATE_UP_TO and self._layout is not None
+        for slot in slots_between(self._layout, top, bottom) if many else range(len(self.order)):
+            index = self.order[slot]
             at = self._shown[index]
             size = self._sizes[index]
             if index == dragged or at.y() > bottom or at.y() + size.height() < top:

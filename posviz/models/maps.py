@@ -104,8 +104,41 @@ class LayerMaps:
             self._file.seek(0, os.SEEK_END)
         return out
 
+    def heads(self, layer: int):
+        """Layer ``layer``'s maps (h, m, n) to read a head at a time: the array in
+        memory, else HeadsOf (a file-backed layer is not read whole)."""
+        return self.array[layer] if self.array is not None else HeadsOf(self, layer)
+
+    def cell(self, layer: int, head: int, row: int, col: int):
+        """One value of head ``head`` of ``layer``: a hover reads it, not the map."""
+        if self.array is not None:
+            return self.array[layer, head, row, col]
+        h, m, n = self.shape[1:]
+        if not (0 <= layer < self._filled and 0 <= head < h and 0 <= row < m
+                and 0 <= col < n):
+            raise IndexError(f"no cell ({layer}, {head}, {row}, {col}) of {self.shape}")
+        out = np.empty(1, self.dtype)
+        with self._lock:
+            self._file.flush()
+            self._file.seek((((layer * h) + head) * m + row) * n * out.itemsize
+                            + col * out.itemsize)
+            self._file.readinto(memoryview(out).cast("B"))
+            self._file.seek(0, os.SEEK_END)
+        return out[0]
+
     def __array__(self, dtype=None, copy=None):
         if self.array is None:
             raise MemoryError(f"the maps take {self.nbytes >> 20} MB, more than are kept "
                               "in memory: read them a layer at a time")
         return self.array if dtype is None else self.array.astype(dtype)
+
+
+class HeadsOf:
+    """One layer of file-backed LayerMaps, (h, m, n), read a head at a time."""
+
+    def __init__(self, maps: LayerMaps, layer: int):
+        self.maps, self.layer = maps, layer
+        self.shape = maps.shape[1:]
+
+    def __getitem__(self, head: int | slice) -> np.ndarray:
+        return self.maps[self.layer, head]                  # (m, n), or (k, m, n) of k heads

@@ -216,7 +216,7 @@ class EvaluationRunner:
                                        should_stop, job.keep, mode)
             earlier_ms = 0.0
         del early
-        shown = views.Shown(ev, views.build_views(ev, job.look, tiles),
+        shown = views.Shown(ev, views.build_views(ev, job.look, tiles, head=job.keep),
                             model_views(job.backend, ev))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
@@ -225,7 +225,8 @@ class EvaluationRunner:
 
         start = time.perf_counter()
         ev, tiles = self._in_look(job.evaluation, job.tiles, job.look, should_stop)
-        shown = views.Shown(ev, views.build_views(ev, job.look, tiles, job.mosaic),
+        keep = None if ev.kept is None else ev.kept[:2]      # the head a long input kept
+        shown = views.Shown(ev, views.build_views(ev, job.look, tiles, job.mosaic, keep),
                             job.model)
         return Evaluated(shown, 1000 * (time.perf_counter() - start))
 

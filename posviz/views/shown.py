@@ -19,6 +19,7 @@ import numpy as np
 from ..analysis.engine import Evaluation
 from ..analysis.symmetry import METRICS
 from ..models.trace import PerTrace, Trace
+from .head import HeadImages, head_images, pooled_cosine
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .pooling import MosaicTiles
 from .reading import frame_note, one_token_note, token_spread
@@ -169,9 +170,11 @@ class PositionsView:
     position_ids: np.ndarray          # (n,)
     table: np.ndarray | None          # (n, d) additive encoding, or None
     extent: float                     # max |table| (1 when zero or absent): levels ±extent
-    similarity: np.ndarray | None     # (n, n) cosine between the rows of table
+    similarity: np.ndarray | None     # (m, m) cosine between the rows of table, m = n
+                                      #   or, past HEAD_SIDE rows, block means
     reach: int                        # the profile spans Δ in -reach..reach
     profile: RelativeProfile | None   # built-in model only; None: no fixed relation
+    similarity_block: int = 1         # positions a side per cell of ``similarity``
 
 
 PROFILE_REACH = 256     # Δ the profile spans at least: T5's buckets end at 128, and RoPE's
@@ -191,14 +194,14 @@ def _positions_view(trace: Trace, backend) -> PositionsView:
     table = trace.encodings                                               # (n, d) or None
     reach = max(trace.n_tokens - 1, PROFILE_REACH)
     profile = backend.profile(reach) if backend is not None else None
-    extent, similarity = 1.0, None
+    extent, similarity, block = 1.0, None, 1
     if table is not None:
-        from ..models.encodings import cosine_similarity
         extent = float(np.abs(table).max()) or 1.0
-        similarity = cosine_similarity(table)                             # (n, n)
+        similarity, block = pooled_cosine(table)                          # (m, m)
     return PositionsView(None if facts is None else facts.scheme,
                          facts is not None and facts.family == "built-in",
-                         trace.position_ids, table, extent, similarity, reach, profile)
+                         trace.position_ids, table, extent, similarity, reach, profile,
+                         block)
 
 
 _positions_of = PerTrace(_positions_view)
@@ -225,6 +228,7 @@ class Views:
     branch_norms: dict[str, np.ndarray]   # name -> (L+1,), see branch_norms
     missing_branches: tuple[str, ...]     # branches the model does not record
     positions: PositionsView              # shared by the evaluations of one reference run
+    head: HeadImages | None = None        # the head on screen as painted, when asked for
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,11 +241,12 @@ class Shown:
 
 
 def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | None = None,
-                mosaic: Mosaic | None = None) -> Views:
+                mosaic: Mosaic | None = None, head: tuple[int, int] | None = None) -> Views:
     """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic)
     from ``tiles`` (pooled as the evaluation ran; without them, from its aligned maps
     when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
-    when it shows ``look``'s mode."""
+    when it shows ``look``'s mode. ``head`` = (layer 0..L-1, head): that head's maps as
+    painted (views.head), made here rather than on the GUI thread."""
     if look is not None and (tiles is None or not tiles.has(look.mode)):
         tiles = MosaicTiles.of(ev, (look.mode,))     # only what the look shows
     if look is None or tiles is None:
@@ -267,4 +272,5 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
                  symmetry=symmetry, symmetry_curves=curves,
                  symmetry_note=note, zero_level=level,
                  branch_norms=norms, missing_branches=missing,
-                 positions=positions_view(ev))
+                 positions=positions_view(ev),
+                 head=None if head is None else head_images(ev, head[0] + 1, head[1]))

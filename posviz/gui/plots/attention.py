@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 from . import colorbars, style
 from .base import Figure
@@ -17,7 +17,8 @@ from .tabs import ATTENTION
 from .wheel import frame
 from .workarounds import HeatmapImage, let_title_shrink
 from posviz.document.spec import Selection
-from posviz.views.shown import head_maps
+from posviz.views.head import head_cell, head_images
+from posviz.views.mosaic import block_labels
 
 
 def _quote(token: str) -> str:
@@ -44,7 +45,7 @@ class _HeatmapPlot:
         self.image.setLevels(levels)
         self.plot.addItem(self.image)
         self.table = style.argb_table(cmap)
-        self.shape = None
+        self.shape = None           # (rows, cols) of tokens the map spans
 
     def _fit_title(self, *_) -> None:
         """The whole title where the map is wide enough, else the longest short one that
@@ -57,12 +58,17 @@ class _HeatmapPlot:
         if self.plot.titleLabel.text != title:
             self.plot.setTitle(title, color=style.TEXT_COLOUR, size=f"{style.TITLE_PT:g}pt")
 
-    def set_image(self, array: np.ndarray, levels) -> None:
+    def set_image(self, array: np.ndarray, levels, block: int = 1,
+                  n: int | None = None) -> None:
+        """Paint ``array`` (m, m), each pixel ``block`` tokens a side of an (n, n) map:
+        the view keeps counting tokens, so axes and hover read the same at any block."""
         self.image.set_values(array, self.table, levels)
-        if array.shape != self.shape:
-            self.shape = array.shape
-            rows, cols = array.shape
-            frame(self.plot, (0, cols), (0, rows))
+        rows, cols = array.shape
+        self.image.setRect(QtCore.QRectF(0, 0, cols * block, rows * block))
+        shape = (rows, cols) if n is None else (n, n)
+        if shape != self.shape:
+            self.shape = shape
+            frame(self.plot, (0, shape[1]), (0, shape[0]))
 
     def set_ticks(self, row_labels, col_labels) -> None:
         self.plot.getAxis("left").set_tokens(row_labels)
@@ -118,7 +124,9 @@ class AttentionFigure(Figure):
     guide = ("the selected layer and head, original A, reordered A′ aligned back to the "
              "original tokens (rows and columns in the original order), and their "
              "difference A′_aligned − A on a symmetric colour range ±r (the range box). "
-             "Hover a cell for its value.")
+             "Past 512 tokens each pixel is a block of tokens (the heading says how "
+             "many): the weights averaged, the difference the largest |Δ| with its sign. "
+             "Hover a cell for its value (a token's own, pooled or not).")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -159,6 +167,8 @@ class AttentionFigure(Figure):
         self.difference.plot.setYLink(self.original.plot)
         self.tokens: tuple[str, ...] = ()
         self.where = ""
+        self.shown_head = None       # (evaluation, layer, head) whose values hover reads
+        self.block = 1               # tokens a side per pixel of the maps painted
         self.corner.setToolTip("The largest |reordered − original| in the selected head's map")
         canvas.scene().sigMouseMoved.connect(self._mouse_moved)
 
@@ -178,41 +188,55 @@ class AttentionFigure(Figure):
             return
         self.difference_bar.setLevels((-r, r))
         if "difference" in self.data:
-            self.difference.set_image(self.data["difference"], self._diff_levels())
+            self.difference.set_image(self.data["difference"], self._diff_levels(),
+                                      self.block, len(self.tokens))
 
     def update_from(self, shown, layer: int, head: int) -> None:
         ref = shown.evaluation.reference
-        maps = head_maps(shown.evaluation, layer, head)                       # (n, n) each
+        maps = shown.views.head             # made on the worker, for the head asked for
+        if maps is None or (maps.layer, maps.head) != (layer, head):
+            maps = head_images(shown.evaluation, layer, head)                 # (m, m) each
         if maps is None:                # a long input keeps the head it was asked for
-            self.data = {}
+            self.data, self.shown_head = {}, None
             self.show_message(f"Computing layer {layer}, head {head}: a long input keeps "
                               "only the maps of the head on screen, so the order runs "
                               "again for another one.")
             return
         self.show_canvas()
+        self.shown_head = (shown.evaluation, layer, head)
         self.data = {"original": maps.original, "reordered_aligned": maps.aligned,
                      "difference": maps.difference}
-        self.original.set_image(maps.original, style.ATTENTION_LEVELS)
-        self.aligned.set_image(maps.aligned, style.ATTENTION_LEVELS)
-        self.difference.set_image(maps.difference, self._diff_levels())
-        if ref.tokens != self.tokens:
-            self.tokens = ref.tokens
-            self.labels = {"query": list(ref.tokens), "key": list(ref.tokens)}
+        block, n = maps.block, maps.n
+        self.original.set_image(maps.original, style.ATTENTION_LEVELS, block, n)
+        self.aligned.set_image(maps.aligned, style.ATTENTION_LEVELS, block, n)
+        self.difference.set_image(maps.difference, self._diff_levels(), block, n)
+        if ref.tokens != self.tokens or block != self.block:
+            self.tokens, self.block = ref.tokens, block
+            names = block_labels(ref.tokens, block)         # the CSV's: one per pixel
+            self.labels = {"query": names, "key": names}
+            starts = list(range(0, n, block))       # a block's coordinate: its first token
+            self.coords = {} if block == 1 else {"query": starts, "key": starts}
             for plot in (self.original, self.aligned, self.difference):
                 plot.set_ticks(ref.tokens, ref.tokens)
             self.queries.axis.set_tokens(ref.tokens)
         self.where = f"layer {layer} head {head}"
         gap = maps.largest
-        self.set_title(f"Attention of layer {layer}, head {head}")
+        pooled = (f" — each pixel {block}×{block} tokens: weights averaged, difference "
+                  "the largest |Δ|" if block > 1 else "")
+        self.set_title(f"Attention of layer {layer}, head {head}{pooled}")
         self.set_corner(f"max |Δ| = {gap:.2g}", widest="max |Δ| = 8.8e-88")
 
     def _mouse_moved(self, scene_pos) -> None:
         for plot, key in ((self.original, "original"), (self.aligned, "reordered_aligned"),
                           (self.difference, "difference")):
             cell = plot.cell_at(scene_pos)
-            if cell is not None and key in self.data:
+            values = None if cell is None or self.shown_head is None else head_cell(
+                *self.shown_head, *cell)                # the true values, not the block's
+            if values is not None:
                 q, k = cell
-                value = float(self.data[key][q, k])
+                original, aligned = values
+                value = {"original": original, "reordered_aligned": aligned,
+                         "difference": aligned - original}[key]
                 what = {"original": "", "reordered_aligned": " reordered",
                         "difference": " difference"}[key]
                 text = (f"{self.where}: query {_quote(self.tokens[q])} -> key "

@@ -235,13 +235,15 @@ class SimilarityFigure(_PositionMap):
         super().update_from(shown, layer, head)
 
     def draw(self, view, ids: list[int]) -> None:
-        self.map.set_image(view.similarity, (-1, 1))                          # (n, n)
+        block = view.similarity_block                    # (m, m): m = n unless pooled
+        self.map.set_image(view.similarity, (-1, 1), block, len(ids))
         ticks = [str(p) for p in ids]
         self.map.set_ticks(ticks, ticks)
         self.data = {"cosine": view.similarity}
-        self.coords = {"position": ids, "position_b": ids}
+        self.coords = {"position": ids[::block], "position_b": ids[::block]}
+        pooled = f" — each pixel the mean of {block}×{block} pairs" if block > 1 else ""
         self.set_title("Cosine similarity between the encodings of two positions "
-                       "(a band along the diagonal: nearby positions look alike)")
+                       f"(a band along the diagonal: nearby positions look alike){pooled}")
 
     def row_of(self, machinery, head: int) -> int:
         return min(head, len(machinery.pair_rows) - 1) if self.selects else 0

@@ -23,13 +23,14 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def cosine_similarity(table: np.ndarray) -> np.ndarray:
-    """(n, d) -> (n, n) cosine similarity between the rows (0 for a zero row)."""
+def cosine_similarity(table: np.ndarray, row: int | None = None) -> np.ndarray:
+    """(n, d) -> (n, n) cosine similarity between the rows (0 for a zero row), or only
+    ``row``'s (n,) against every row (a profile at n = 4,096 needs one row of 8,191)."""
     import numpy as np
 
     norms = np.linalg.norm(table, axis=1, keepdims=True)                  # (n, 1)
     unit = table / np.where(norms > 0, norms, 1)
-    return unit @ unit.T
+    return unit @ unit.T if row is None else unit @ unit[row]
 
 
 @dataclass(frozen=True, eq=False)

@@ -77,6 +77,6 @@ class SinusoidalEncoding(PositionalEncoding):
         positions = torch.arange(2 * reach + 1)                           # query at `reach`
         with torch.no_grad():
             table = self.absolute(positions).numpy()                      # (D, d)
-        values = cosine_similarity(table)[reach]                          # (D,)
+        values = cosine_similarity(table, row=reach)                      # (D,)
         return RelativeProfile(np.arange(-reach, reach + 1), values[None], ("all positions",),
                                "cosine of PE(p) and PE(p+Δ)", "cosine")
