@@ -189,3 +189,14 @@ def test_a_bert_configured_as_a_decoder_is_causal_and_runs_in_slot_order(tmp_pat
     first = int(np.flatnonzero(order != np.arange(len(seq)))[0])
     np.testing.assert_allclose(ev.permuted.hidden[:, :first], ev.reference.hidden[:, :first],
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("orders", [[0, 0, 2, 3], [[0, 1, 2, 3], [3, 2, 1, 1]], [0, 1, 2, 4]])
+def test_an_aligned_record_refuses_orders_that_are_not_permutations(orders):
+    from posviz.errors import PosvizInputError
+    from posviz.models.hooks import Recorder
+    model = BuiltinBackend(ModelConfig()).model
+    words = "the cat sat down".split()
+    pos = np.zeros(np.shape(orders), dtype=np.int64) + np.arange(4)
+    with pytest.raises(PosvizInputError, match="permutation"):
+        model.record(words, pos, Recorder(), orders=orders)
