@@ -81,7 +81,9 @@ class Engine:
     def reference(self, seq: TokenSequence, positions: Positions,
                   should_stop: Callable[[], bool] | None = None) -> Trace:
         key = (seq.ids, positions)
-        if key != self._reference_key:
+        if key != self._reference_key:      # checked once per text and positions
+            positions.validate()
+            check_length(self.backend, len(seq), positions)
             identity = np.arange(len(seq))
             self._reference_key = self._reference = None
             reference = self.backend.run(seq, identity, positions.ids(identity),
@@ -106,8 +108,6 @@ class Engine:
         up a newer one.
         """
         order = check_permutation(order, len(seq))
-        positions.validate()
-        check_length(self.backend, len(seq), positions)
         reference = self.reference(seq, positions, should_stop)
         pos = positions.ids(order)
         if np.array_equal(order, np.arange(len(seq))):            # the reference itself
