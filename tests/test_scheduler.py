@@ -309,3 +309,40 @@ def test_keep_heap_pages_serves_large_blocks_from_the_heap_and_can_be_turned_off
     assert probe() == ["True", "True"]
     # glibc's default maps a first block of 8 MB on fresh pages of its own
     assert probe(POSVIZ_WORKAROUNDS_OFF="malloc-thresholds") == ["False", "False"]
+
+
+def test_a_superseded_job_lets_go_of_what_its_frames_held(done):
+    """A cancelled forward's tensors go when it stops, not at the next collection: the
+    future keeps the Cancelled without the traceback whose frames hold them."""
+    import gc
+    import weakref
+
+    class Tensors:                          # stands for a layer's maps
+        pass
+
+    held, gate, started = [], threading.Event(), threading.Event()
+
+    def run(job, should_stop):
+        tensors = Tensors()
+        held.append(weakref.ref(tensors))
+        if job == "first":
+            started.set()
+            assert gate.wait(WAIT)
+            if should_stop():
+                raise Cancelled("superseded")
+        return job
+
+    s = Scheduler(run, done.put, name="test-frees")
+    gc.disable()
+    try:
+        first = s.submit("first")
+        assert started.wait(WAIT)
+        s.submit("second")
+        gate.set()
+        assert done.get(timeout=WAIT).job == "second"
+        with pytest.raises(Cancelled):
+            first.result(WAIT)
+        assert held[0]() is None            # no collection ran: nothing held it
+    finally:
+        gc.enable()
+        s.shutdown(wait=True)

@@ -182,11 +182,15 @@ class Scheduler:
         try:
             result = self._run(job, should_stop)
         except Cancelled as error:          # superseded: a newer job runs next
-            future.set_exception(error)
+            # without its traceback: its frames hold the abandoned forward's tensors (a
+            # layer's maps), and the traceback, the future and this frame form a cycle
+            # that only a collection would free
+            future.set_exception(error.with_traceback(None))
             return
         except Exception as error:
             if not isinstance(error, PosvizInputError):
                 traceback.print_exc()       # shown in one line; the details go to stderr
+            error = error.with_traceback(None)      # as above: its frames go now
             future.set_exception(error)
             self._deliver(Outcome(generation, job, error=error,
                                   message=self._describe(job, error)))
