@@ -143,7 +143,8 @@ def prefix_line(p: dict) -> str:
 
 
 def drag_line(d: dict) -> str:
-    bare = f" (its bare forward {d['bare_forward_ms']:.0f} ms)" if "bare_forward_ms" in d else ""
+    bare = (f" (its bare forward {d['bare_forward_ms']:.0f} ms)" if "bare_forward_ms" in d
+            else "")
     return (f"drag of a chip along the {d.get('row', 'first')} row, {d['model']} "
             f"n={d['n']}: {d['moves']} moves in {d['drag_s']:.1f} s, "
             f"{d['evaluations_shown']} evaluations shown; worst stall "

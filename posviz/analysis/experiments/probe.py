@@ -214,4 +214,5 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
         rows.append(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds)))
         if progress is not None:
             progress(layer + 1, H.shape[0])
-    return ProbeResult(tuple(rows), len(texts), int(y.size), folds, features, H.shape[2], generated)
+    return ProbeResult(tuple(rows), len(texts), int(y.size), folds, features, H.shape[2],
+                       generated)
