@@ -74,7 +74,8 @@ def test_smoke_writes_every_measurement(smoke):
     assert f"{first['painted_ms']['median']:7.1f}" in stdout
     # each part's row is printed as it finishes, before the table at the end
     table = stdout.index("posviz benchmark (smoke)")
-    for part in (f"built-in {first['n']:>5}", "start-up, process start", "peak RSS with"):
+    for part in (f"{first['model']:<10}{first['n']:>5}", "start-up, process start",
+                 "peak RSS with"):
         assert -1 < stdout.find(part) < table, part
 
 
