@@ -20,8 +20,9 @@ SMOKE_LONG = {"built-in": (64,)}
 REPS = 3                       # a SmolLM2 reorder at n = 2048 takes minutes here
 
 
-def long_rows(plan: dict, reps: int, smollm2: bool, step) -> list[dict]:
-    """One row per (model, n) of ``plan``; SmolLM2's only when ``smollm2``."""
+def long_rows(plan: dict, reps: int, smollm2: bool, step, done=None) -> list[dict]:
+    """One row per (model, n) of ``plan``; SmolLM2's only when ``smollm2``; each told to
+    ``done`` (its line) as it is measured."""
     rows = []
     for model, sizes in plan.items():
         if model == "smollm2" and not smollm2:
@@ -32,6 +33,8 @@ def long_rows(plan: dict, reps: int, smollm2: bool, step) -> list[dict]:
                 rows.append(long_row(model, n, reps))
             except (RuntimeError, subprocess.TimeoutExpired) as error:   # the next size
                 rows.append({"model": model, "n": n, "error": str(error)})
+            if done is not None:
+                done(long_line(rows[-1]))
     return rows
 
 
@@ -74,11 +77,14 @@ def print_long(rows: list[dict]) -> None:
           "bare forward; stall: a drag's worst GUI stall; peak RSS of the window, with the "
           "drag, before the bare forwards)")
     for r in rows:
-        if "error" in r:
-            print(f"  {r['model']:<10}n={r['n']:<5} not measured: {r['error']}")
-            continue
-        print(f"  {r['model']:<10}n={r['n']:<5} painted {r['painted_ms']['median']:9.0f}  "
-              f"compute {r['compute_ms']['median']:9.0f}  bare forward "
-              f"{r['bare_forward_ms']['median']:9.0f}  ratio {r['ratio']:5.2f}  added "
-              f"{r['added_ms']:8.0f}  stall {r['drag_worst_stall_ms']:5.0f}  "
-              f"peak RSS {r['peak_rss_mb']:6.0f} MB")
+        print(long_line(r))
+
+
+def long_line(r: dict) -> str:
+    if "error" in r:
+        return f"  {r['model']:<10}n={r['n']:<5} not measured: {r['error']}"
+    return (f"  {r['model']:<10}n={r['n']:<5} painted {r['painted_ms']['median']:9.0f}  "
+            f"compute {r['compute_ms']['median']:9.0f}  bare forward "
+            f"{r['bare_forward_ms']['median']:9.0f}  ratio {r['ratio']:5.2f}  added "
+            f"{r['added_ms']:8.0f}  stall {r['drag_worst_stall_ms']:5.0f}  "
+            f"peak RSS {r['peak_rss_mb']:6.0f} MB")

@@ -1,6 +1,6 @@
 """posviz benchmark: does the window follow a drag live on this machine?
 
-    .venv/bin/python benchmarks/run.py                  # the full run (a few minutes)
+    .venv/bin/python benchmarks/run.py                  # the full run (20 minutes or more)
     .venv/bin/python benchmarks/run.py --smoke          # tiny sizes, a few repetitions
     .venv/bin/python benchmarks/run.py --json out.json  # also write the numbers as JSON
 
@@ -124,6 +124,52 @@ def targets(results: dict) -> list[dict]:
     return rows
 
 
+# -- one line of each part, printed as the part finishes and again in the table ---------
+def latency_line(r: dict) -> str:
+    cells = [f"{r[k]['median']:7.1f} /{r[k]['p95']:6.1f}"
+             for k in ("painted_ms", "shown_ms", "compute_ms", "bare_forward_ms")]
+    cells.insert(2, f"{r['worker_ms']['median']:7.1f}")
+    return (f"{r['model']:<10}{r['n']:>5}  " + "  ".join(f"{c:>15}" if len(c) > 7 else c
+                                                        for c in cells)
+            + f"  {r['ratio']:6.2f}  {r['added_ms']:6.1f}")
+
+
+def prefix_line(p: dict) -> str:
+    return (f"  {p['model']:<24} n={p['n']:<4} prefix reuse {p['prefix_ms']['median']:7.1f}"
+            f"  in full {p['full_ms']['median']:7.1f}  bare forward "
+            f"{p['bare_ms']['median']:7.1f}  -> {p['prefix_over_bare']:.2f}x the bare "
+            f"forward, {p['prefix_over_full']:.2f}x in full (suffix "
+            f"{p['suffix_slots_median']:.0f})")
+
+
+def drag_line(d: dict) -> str:
+    bare = (f" (its bare forward {d['bare_forward_ms']:.0f} ms)" if "bare_forward_ms" in d
+            else "")
+    return (f"drag of a chip along the {d.get('row', 'first')} row, {d['model']} "
+            f"n={d['n']}: {d['moves']} moves in {d['drag_s']:.1f} s, "
+            f"{d['evaluations_shown']} evaluations shown; worst stall "
+            f"{d['worst_stall_ms']:.0f} ms (p99 {d['p99_lateness_ms']:.0f} ms); newest "
+            f"order painted {d['newest_painted_after_last_move_ms']:.0f} ms after the "
+            f"last move{bare}")
+
+
+def startup_line(s: dict) -> str:
+    runs = max(v["runs"] for v in s.values())
+    line = (f"start-up, process start -> (median of {runs} processes): "
+            + ", ".join(f"{event} {v['median_ms']:.0f} ms" for event, v in s.items()
+                        if event != "import_torch"))
+    if "import_torch" in s:
+        line += (f"\n  beside them, a process that only imports torch: "
+                 f"{s['import_torch']['median_ms']:.0f} ms")
+    return line
+
+
+def memory_line(mem: dict) -> str:
+    stages = ", ".join(f"{k} {v:.0f}" for k, v in mem["rss_by_stage_mb"].items())
+    return (f"peak RSS with MiniLM at n={mem['n']}: {mem['peak_rss_mb']:.0f} MB "
+            f"(RSS by stage, MB: {stages})")
+
+
 def print_table(results: dict) -> None:
     m = results["machine"]
     print(f"\nposviz benchmark ({results['mode']}) — {m['cpu_count']} cores, torch {m['torch']} "
@@ -136,45 +182,20 @@ def print_table(results: dict) -> None:
     print(header)
     print("-" * len(header))
     for r in results.get("latency", []):
-        cells = [f"{r[k]['median']:7.1f} /{r[k]['p95']:6.1f}"
-                 for k in ("painted_ms", "shown_ms", "compute_ms", "bare_forward_ms")]
-        cells.insert(2, f"{r['worker_ms']['median']:7.1f}")
-        print(f"{r['model']:<10}{r['n']:>5}  " + "  ".join(f"{c:>15}" if len(c) > 7 else c
-                                                         for c in cells)
-              + f"  {r['ratio']:6.2f}  {r['added_ms']:6.1f}")
+        print(latency_line(r))
     prefix = results.get("prefix", [])
     if prefix:
         print("\nprefix reuse: a chip moved within the last quarter (ms, median; suffix: "
               "slots computed)")
         for p in prefix:
-            print(f"  {p['model']:<24} n={p['n']:<4} prefix reuse {p['prefix_ms']['median']:7.1f}"
-                  f"  in full {p['full_ms']['median']:7.1f}  bare forward "
-                  f"{p['bare_ms']['median']:7.1f}  -> {p['prefix_over_bare']:.2f}x the bare "
-                  f"forward, {p['prefix_over_full']:.2f}x in full (suffix "
-                  f"{p['suffix_slots_median']:.0f})")
+            print(prefix_line(p))
     for d in (results.get("drag"), results.get("smollm2_drag")):
         if d:
-            bare = (f" (its bare forward {d['bare_forward_ms']:.0f} ms)"
-                    if "bare_forward_ms" in d else "")
-            print(f"\ndrag of a chip along the {d.get('row', 'first')} row, {d['model']} "
-                  f"n={d['n']}: {d['moves']} moves in {d['drag_s']:.1f} s, "
-                  f"{d['evaluations_shown']} evaluations shown; worst stall "
-                  f"{d['worst_stall_ms']:.0f} ms (p99 {d['p99_lateness_ms']:.0f} ms); newest "
-                  f"order painted {d['newest_painted_after_last_move_ms']:.0f} ms after the "
-                  f"last move{bare}")
-    s = results.get("startup")
-    if s:
-        runs = max(v["runs"] for v in s.values())
-        print(f"\nstart-up, process start -> (median of {runs} processes): "
-              + ", ".join(f"{event} {v['median_ms']:.0f} ms" for event, v in s.items()
-                          if event != "import_torch"))
-        if "import_torch" in s:
-            print(f"  beside them, a process that only imports torch: "
-                  f"{s['import_torch']['median_ms']:.0f} ms")
+            print(f"\n{drag_line(d)}")
+    if results.get("startup"):
+        print(f"\n{startup_line(results['startup'])}")
     for mem in results.get("memory", []):
-        stages = ", ".join(f"{k} {v:.0f}" for k, v in mem["rss_by_stage_mb"].items())
-        print(f"peak RSS with MiniLM at n={mem['n']}: {mem['peak_rss_mb']:.0f} MB "
-              f"(RSS by stage, MB: {stages})")
+        print(memory_line(mem))
     print_long(results.get("long", []))
     for path in results.get("figure", []):
         print(f"scaling figure: {path}")
@@ -272,6 +293,9 @@ def benchmark(args) -> int:
         results["skipped"].append("MiniLM (not installed or --skip minilm)")
     step = lambda text: print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)  # noqa: E731
 
+    def done(line: str) -> None:          # a part's row as it finishes, not only at the end
+        print(f"    {line.strip()}", flush=True)
+
     win = None
     if "latency" not in args.skip or ("drag" not in args.skip and with_minilm):
         step("opening the window offscreen")
@@ -282,6 +306,7 @@ def benchmark(args) -> int:
             step(f"built-in n={n}: {plan['reps']} reorders")
             results["latency"].append(latency(win, "built-in", n, plan["reps"],
                                               plan["warmup"], args.seed))
+            done(latency_line(results["latency"][-1]))
     if with_minilm and ("latency" not in args.skip or "drag" not in args.skip):
         step("loading MiniLM")
         win.load_minilm()
@@ -290,15 +315,18 @@ def benchmark(args) -> int:
                 step(f"MiniLM n={n}: {plan['reps']} reorders")
                 results["latency"].append(latency(win, "minilm", n, plan["reps"],
                                                   plan["warmup"], args.seed))
+                done(latency_line(results["latency"][-1]))
         if "drag" not in args.skip:
             step(f"MiniLM n={plan['drag_n']}: dragging a chip")
             results["drag"] = drag(win, plan["drag_n"])
+            done(drag_line(results["drag"]))
     # torch on one thread only: the window's compute worker while there is a window
     on_torch_thread = win.on_worker if win is not None else (lambda measure: measure())
     if "prefix" not in args.skip:
         step(f"built-in causal n={plan['prefix_n']}: prefix reuse against full")
         results["prefix"] = [on_torch_thread(lambda: builtin_causal(
             plan["prefix_n"], plan["reps"], plan["warmup"], args.seed))]
+        done(prefix_line(results["prefix"][0]))
     if "smollm2" in args.skip or not smollm2_installed():
         results["skipped"].append("SmolLM2 (not installed or --skip smollm2)")
     elif win is not None:
@@ -312,8 +340,10 @@ def benchmark(args) -> int:
         if "prefix" not in args.skip:
             results["prefix"].append(win.on_worker(lambda: prefix_reuse(
                 session.backend, n, reps, 1, args.seed, "SmolLM2")))
+            done(prefix_line(results["prefix"][-1]))
         if "drag" not in args.skip:
             results["smollm2_drag"] = dict(drag(win, n, row="last"), bare_forward_ms=bare_ms)
+            done(drag_line(results["smollm2_drag"]))
     if win is not None:
         win.close()
     figure = args.figure or (None if args.smoke else str(HERE / "scaling"))
@@ -330,18 +360,21 @@ def benchmark(args) -> int:
         what = "the window, then MiniLM" if with_minilm else "the window"
         step(f"start-up of {what} ({runs} processes)")
         results["startup"] = startup(with_minilm, runs)
+        done(startup_line(results["startup"]))
     if "memory" not in args.skip and with_minilm:
         results["memory"] = []
         for n in plan["memory_n"]:
             step(f"peak memory, MiniLM n={n}")
             results["memory"].append(memory(n))
+            done(memory_line(results["memory"][-1]))
     if "long" not in args.skip:
         plan_long = SMOKE_LONG if args.smoke else LONG
         if args.long_model:
             plan_long = {m: n for m, n in plan_long.items() if m in args.long_model}
         results["long"] = long_rows(plan_long,
                                     2 if args.smoke else args.reps or REPS,
-                                    "smollm2" not in args.skip and smollm2_installed(), step)
+                                    "smollm2" not in args.skip and smollm2_installed(), step,
+                                    done)
     results["machine"]["load_average_at_end"] = list(os.getloadavg())
     results["targets"] = targets(results)
     print_table(results)

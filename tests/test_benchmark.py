@@ -72,6 +72,11 @@ def test_smoke_writes_every_measurement(smoke):
     # the same numbers are printed in the table
     first = results["latency"][0]
     assert f"{first['painted_ms']['median']:7.1f}" in stdout
+    # each part's row is printed as it finishes, before the table at the end
+    table = stdout.index("posviz benchmark (smoke)")
+    for part in (f"{first['model']:<10}{first['n']:>5}", "start-up, process start",
+                 "peak RSS with"):
+        assert -1 < stdout.find(part) < table, part
 
 
 def test_long_inputs_have_their_rows_with_a_peak_of_their_own(smoke):

@@ -95,3 +95,16 @@ def test_a_probe_with_fewer_samples_than_features_says_so(capsys, tmp_path):
     assert "too few samples: 72 tokens for 64 features" in out and "held out" in out
     result = probe(engine("sinusoidal"), random_texts(6), features="quadratic")
     assert result.too_few and result.to_dict()["tokens_needed"] == 1280
+
+
+def test_the_probe_counts_its_texts_then_its_fits_and_says_each_stage():
+    told = []
+    texts = random_texts(4, 6)
+    result = probe(engine("sinusoidal"), texts, folds=2,
+                   progress=lambda done, total: told.append((done, total)),
+                   say=lambda stage: told.append(stage))
+    layers = len(result.layers)
+    assert told == (["running the texts (the probe's fits follow)"]
+                    + [(k, 4) for k in range(1, 5)]
+                    + ["fitting the probe, one layer at a time"]
+                    + [(k, layers) for k in range(1, layers + 1)])

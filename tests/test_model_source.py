@@ -54,3 +54,26 @@ def test_a_folder_still_opens_and_a_cancel_changes_nothing(panel, monkeypatch, t
     choose(panel, "open")                              # cancelled
     assert [spec.source for spec in asked] == [str(tmp_path)]
     assert panel.chooser.currentIndex() == 0           # the running built-in model again
+
+
+def test_a_file_that_is_not_gguf_is_named_with_the_real_problem(qtbot, window, monkeypatch,
+                                                                 tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(bytes(range(256)))
+    monkeypatch.setattr(model_source.QFileDialog, "getOpenFileName",
+                        staticmethod(lambda *args: (str(bad), "GGUF models (*.gguf)")))
+    with qtbot.waitSignal(window.controller.modelFailed, timeout=60_000) as failed:
+        choose(window.model_panel, "gguf")
+    said = f"{bad} is not a GGUF file (it does not start with the GGUF magic bytes)"
+    assert failed.args[0] == said and "tokenizer" not in failed.args[0]
+    assert window.status.label.text() == said and window.status.is_error()
+
+
+def test_the_command_line_names_a_file_that_is_not_gguf_in_one_line(capsys, tmp_path):
+    from posviz.cli import main
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"")
+    assert main(["report", "--model", str(bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"posviz: error: {bad} is not a GGUF file (it does not "
+                                 "start with the GGUF magic bytes)\n")

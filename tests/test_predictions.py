@@ -229,3 +229,22 @@ def test_report_json_outputs_of_a_real_model(folders, capsys):
     if outputs["kind"] == "causal":
         top = outputs["predictions"][0]["original"]["probabilities"]
         assert len(top) == TOP_K and top == sorted(top, reverse=True)
+
+
+def test_the_outputs_heading_says_what_it_shows_for_a_model_without_a_head(qtbot):
+    pytest.importorskip("PySide6")
+    from posviz.analysis.engine import Engine
+    from posviz.document.session import Session
+    from posviz.gui.plots.predictions import OutputsFigure
+    from posviz.views.shown import Shown
+    session = Session()                                  # the built-in model: no head
+    session.reverse()
+    evaluation = Engine(session.backend).evaluate(session.seq, session.order,
+                                                  session.positions)
+    figure = OutputsFigure()
+    qtbot.addWidget(figure)
+    figure.update_from(Shown(evaluation, None), 1, 0)
+    heading = figure.heading.text()
+    assert "predicts" not in heading
+    assert "mean-pooled output changes with the order" in heading
+    assert "no language-model head" in heading

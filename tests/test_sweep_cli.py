@@ -131,3 +131,23 @@ def test_a_pretrained_model_keeps_cls_and_sep_in_place(capsys):
     inner = matrix[1:-1, 1:-1]
     assert np.array_equal(inner, inner.T)
     assert np.all(inner[~np.eye(len(inner), dtype=bool)] > 0)   # learned positions: seen
+
+
+def test_the_readme_s_texts_examples_run_as_written(tmp_path, monkeypatch, capsys):
+    """Every ``--texts FILE`` the README's examples name is in the checkout, and its
+    swap sweep runs as written (from the checkout, its CSV written there)."""
+    import re
+    import shlex
+    from pathlib import Path
+    from posviz.analysis.experiments.texts import read_texts
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    named = re.findall(r"--texts (\S+)", readme)
+    assert named and all(read_texts(root / path) for path in named)
+    line = next(line for line in readme.splitlines()
+                if line.startswith(".venv/bin/posviz sweep") and "--texts" in line)
+    argv = shlex.split(line)[1:]
+    argv[argv.index("--csv") + 1] = str(tmp_path / "swaps.csv")
+    monkeypatch.chdir(root)
+    assert main(argv) == 0
+    assert (tmp_path / "swaps-pairs.csv").read_text().count("\n") > 9

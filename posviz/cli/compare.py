@@ -121,6 +121,7 @@ def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
              "positions": f"mode={result.positions.mode}, offset={result.positions.offset}",
              "metric": args.metric}
     figure = ExperimentFigure()
+    figure.subtitle = f"built-in model, {result.config['mask']} mask, {result.weights} weights"
     figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
     figure.resize(900, 600)
     written = []

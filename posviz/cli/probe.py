@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from ..errors import PosvizInputError
+from .options import progress
 from .sweep import (add_experiment_arguments, experiment_model, experiment_texts, refuse_order,
                     reporter)
 
@@ -38,7 +39,7 @@ def run(args) -> int:
     model, where = experiment_model(args)
     from ..analysis.experiments.probe import probe
     result = probe(model.engine, texts, where, args.folds, args.features,
-                   progress=reporter(args))
+                   progress=reporter(args, "step"), say=progress(args))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0

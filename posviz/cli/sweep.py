@@ -88,18 +88,21 @@ def experiment_model(args):
     return load_model(args, config, progress(args)), where
 
 
-def reporter(args):
+def reporter(args, unit: str = "run"):
     """(done, total) -> a line on a terminal's stderr with the time left, or None."""
     say = progress(args)
     if say is None:
         return None
     import time
-    start = time.monotonic()
+    clock = {"start": time.monotonic(), "done": 0}
 
     def told(done: int, total: int) -> None:
+        if done < clock["done"]:           # a new stage (a probe's fits) counts from 1
+            clock["start"] = time.monotonic()
+        clock["done"] = done
         if done == total or done % max(total // 20, 1) == 0:
-            left = (time.monotonic() - start) / done * (total - done)
-            say(f"run {done} of {total}, about {left:.0f} s left")
+            left = (time.monotonic() - clock["start"]) / done * (total - done)
+            say(f"{unit} {done} of {total}, about {left:.0f} s left")
     return told
 
 

@@ -92,6 +92,17 @@ class ModelSpec:
             return "built-in (trained)" if self.trained else "built-in"
         return self.label or self.source
 
+    @property
+    def headline(self) -> str:
+        """The model in one line for a figure's subtitle: the built-in one's encoding,
+        mask and weights, or a pretrained one's name."""
+        if not self.is_builtin:
+            return f"{self.name} (pretrained)"
+        from ..models.encodings import ENCODINGS
+        weights = "trained" if self.trained else "random"
+        return (f"built-in model: {ENCODINGS[self.config.pe].short}, {self.config.mask} "
+                f"mask, {weights} weights")
+
     def load(self, progress=None, device: str = "cpu", should_stop=None,
              n_tokens: int = 0, online: bool = False, ask_above: int | None = None,
              check_memory: bool = True, **placement):

@@ -72,6 +72,7 @@ class Controller(QObject):
                                         # (tensors, or bytes of a download: beyond int32)
     modelLoaded = Signal(object)        # the ModelSpec now running
     modelFailed = Signal(str)
+    loadCancelled = Signal()            # the user gave up the model being loaded
     downloadAsked = Signal(object, str)  # a ModelSpec, and what its download would take
 
     def __init__(self, parent: QObject | None = None,
@@ -302,6 +303,7 @@ class Controller(QObject):
         self._loader.cancel()
         self._load_token = None
         self.loading = False
+        self.loadCancelled.emit()
 
     @Slot(object)
     def _on_loaded(self, outcome: Outcome) -> None:

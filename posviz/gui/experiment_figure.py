@@ -3,6 +3,8 @@ floor, a swap map, a position probe, a paper check or several encodings' curves 
 reorder, exportable like every figure."""
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
@@ -13,10 +15,12 @@ from .plots.layers import set_layer_ticks
 from .plots.log_ticks import one_notation
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
+from posviz.analysis.symmetry import METRICS
 from posviz.models.encodings import LearnedEncoding, NoPositions
 from posviz.views.shown import clip_for_log, zero_level
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
+SWAP_MAP = "swap map"                        # the sweep's Show choice of the pair map
 
 
 def _sample(**style) -> pg.PlotDataItem:
@@ -39,6 +43,8 @@ class ExperimentFigure(Figure):
     name = "experiment"
     title = "Experiment"
     note_one_line = True        # a paper check's note took a short window's whole plot
+    subtitle = ""               # what the drawing shows ran on (experiment_jobs.caption)
+    INVITATION = "Choose an experiment above and press Run (Ctrl+Return)."
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -53,7 +59,33 @@ class ExperimentFigure(Figure):
         self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_StyledBackground)
         self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
         self.veil.hide()
-        self.show_message("Choose an experiment above and press Run (Ctrl+Return).")
+        self.show_message(self.INVITATION)
+
+    def set_title(self, text: str) -> None:
+        """The title in bold and, on a line below, ``subtitle``: what ran (the model, its
+        encoding, mask and weights), on screen and in every export."""
+        below = (f"<br><span style='font-weight: normal;'>{escape(self.subtitle)}</span>"
+                 if self.subtitle else "")
+        self.heading.setText(f"<b>{text}</b>{below}")
+
+    def draw(self, job, result, metric: str) -> str:
+        """Draw ``result`` of ``job`` (runtime.experiments.ExperimentJob), a sweep or a
+        comparison by ``metric`` (or its swap map); a line to say beside it, or ""."""
+        if job.what == "compare":
+            self.show_compare(result, metric if metric in METRICS else METRICS[0])
+        elif job.what == "sweep":
+            if metric == SWAP_MAP and result.pairs:
+                self.show_pairs(result.pairs[0])
+            else:
+                self.show_sweep(result, metric if metric in result.bands else METRICS[0])
+        elif job.what == "probe":
+            self.show_probe([vars(r) for r in result.layers],
+                            f"Position probe ({result.features}): {result.tokens} tokens "
+                            f"of {result.texts} texts, held out by text")
+            return result.note
+        else:
+            self.show_paper(result)
+        return ""
 
     def set_stale(self, stale: bool) -> None:
         """Dim the drawing (its inputs are no longer the controls') or show it plainly."""

@@ -1,6 +1,9 @@
-"""The job the Experiments tab's controls describe, and which of its inputs differ from
-those of the job whose result is shown (so a result of other inputs is marked stale)."""
+"""The job the Experiments tab's controls describe, the relay of its run, its caption, and
+which of its inputs differ from those of the job whose result is shown (so a result of
+other inputs is marked stale)."""
 from __future__ import annotations
+
+from PySide6 import QtCore
 
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError
@@ -15,6 +18,14 @@ USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
 NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order"}
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
               "compare": "comparison of encodings"}
+
+
+class Relay(QtCore.QObject):
+    """Carries the worker's outcome, progress and stages to the GUI thread."""
+
+    finished = QtCore.Signal(object)
+    progressed = QtCore.Signal(int, int)
+    said = QtCore.Signal(str)          # the stage that starts ("fitting the probe, …")
 
 
 def make_job(tab, session) -> ExperimentJob:
@@ -72,6 +83,24 @@ def compare_job(tab, session) -> ExperimentJob:
         positions=session.positions if session is not None else Positions(),
         weights=weights, encodings=encodings,
         order=tuple(int(i) for i in session.order) if same_tokens else None)
+
+
+def caption(job: ExperimentJob) -> str:
+    """The subtitle naming what ran, so a plot or an exported figure says which model,
+    encoding, mask, weights and position ids it shows ("" for a paper check, whose
+    title and note name its own models)."""
+    if job.what == "paper":
+        return ""
+    spec = job.spec
+    if job.what == "compare":          # the encodings are the legend's
+        order = "reversed" if job.order is None else "the window's"
+        line = f"built-in model, {spec.config.mask} mask, {job.weights} weights; {order} order"
+    else:
+        line = spec.headline
+    positions = job.positions
+    if positions.mode != "slot" or positions.offset:
+        line += f"; position ids by {positions.mode}, from {positions.offset}"
+    return line
 
 
 def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[str]:

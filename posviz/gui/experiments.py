@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .experiment_figure import ExperimentFigure
-from .experiment_jobs import WHAT_NAMES, changed, make_job
+from .experiment_figure import SWAP_MAP, ExperimentFigure
+from .experiment_jobs import WHAT_NAMES, Relay, caption, changed, make_job
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
@@ -34,16 +34,8 @@ COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # 
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
-SWAP_MAP = "swap map"
 ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
                  "built-in model with the window's settings")
-
-
-class _Relay(QtCore.QObject):
-    """Carries the worker's outcome and progress to the GUI thread."""
-
-    finished = QtCore.Signal(object)
-    progressed = QtCore.Signal(int, int)
 
 
 class ExperimentsTab(QtWidgets.QWidget):
@@ -64,9 +56,11 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._started = 0.0
         self._done = ""                    # the status line of the result shown
         self.stale = False                 # the result shown is of other inputs
-        self._relay = _Relay(self)
+        self._relay = Relay(self)
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
+        self._relay.said.connect(self._stage_started)
+        self._stage, self._since = "", 0.0   # what the run does now, since when
         # its thread (and torch's threads of it) ends after each experiment: see
         # Scheduler's ends_when_idle
         self.scheduler = Scheduler(self._run, self._relay.finished.emit,
@@ -271,16 +265,20 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._say(one_line(error), error=True)
             return
         self.job = job
-        self._started = time.monotonic()
-        self.progress.setRange(0, 0)             # busy until the first run is counted
+        self._started = self._since = time.monotonic()
         self.progress.show()
         self.cancel_button.setEnabled(True)
-        self._say(f"running the {job.what}…")
+        self._stage = f"running the {WHAT_NAMES[job.what]}"
+        self._progressed(0, 0)                   # busy until the first step is counted
+        if self.result is None:                  # not the invitation to press Run
+            self.figure.show_message(f"R{self._stage[1:]}: its plot appears here when it "
+                                     "is done.")
         self.scheduler.submit(job)
 
     def _run(self, job: ExperimentJob, should_stop):
         from posviz.runtime.experiments import run_experiment
-        return job, run_experiment(job, should_stop, self._relay.progressed.emit)
+        return job, run_experiment(job, should_stop, self._relay.progressed.emit,
+                                   self._relay.said.emit)
 
     def cancel(self) -> None:
         if not self.cancel_button.isEnabled():
@@ -295,16 +293,29 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _idle(self) -> None:
         self.progress.hide()
         self.cancel_button.setEnabled(False)
+        if self.result is None:                  # nothing ran: the invitation again
+            self.figure.show_message(ExperimentFigure.INVITATION)
+
+    @QtCore.Slot(str)
+    def _stage_started(self, stage: str) -> None:
+        """A new stage (a probe's forwards, then its fits) counts its own steps and time."""
+        self._stage, self._since = stage, time.monotonic()
+        self._progressed(0, 0)
 
     @QtCore.Slot(int, int)
     def _progressed(self, done: int, total: int) -> None:
         if not self.cancel_button.isEnabled():
             return
+        if not total:                    # a stage starts: busy until its first step
+            self.progress.setRange(0, 0)
+            self._say(f"{self._stage}…")
+            return
         self.progress.setRange(0, total)
         self.progress.setValue(done)
-        left = (time.monotonic() - self._started) / max(done, 1) * (total - done)
         self.progress.setFormat(f"{done} of {total}")
-        self._say(f"{done} of {total} done, about {left:.0f} s left")
+        left = (time.monotonic() - self._since) / max(done, 1) * (total - done)
+        stage = f"{self._stage}: " if self._stage else ""
+        self._say(f"{stage}{done} of {total} done, about {left:.0f} s left")
 
     @QtCore.Slot(object)
     def _finished(self, outcome) -> None:
@@ -323,9 +334,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.refresh_stale()              # the inputs may have changed while it ran
 
     def refresh_stale(self) -> None:
-        """Dim the result shown when its inputs (experiment, model, text, positions,
-        order, options) are no longer the controls' and say so; undim it when they are
-        again. The window calls it when its session changes."""
+        """Dim the result shown, saying why, while its inputs (experiment, model, text,
+        positions, order, options) are not the controls' (called at session changes)."""
         if self.result is None or self.cancel_button.isEnabled():
             return
         try:
@@ -347,26 +357,11 @@ class ExperimentsTab(QtWidgets.QWidget):
                       "Run (Ctrl+Return) for the current ones")
 
     def _redraw(self) -> None:
-        result, job = self.result, self.job
-        if result is None:
-            return
-        metric = self.metric_box.currentData()
-        if job.what == "compare":
-            self.figure.show_compare(result, metric if metric in METRICS else METRICS[0])
-        elif job.what == "sweep":
-            if metric == SWAP_MAP and result.pairs:
-                self.figure.show_pairs(result.pairs[0])
-            else:
-                self.figure.show_sweep(result, metric if metric in result.bands
-                                       else METRICS[0])
-        elif job.what == "probe":
-            self.figure.show_probe([vars(r) for r in result.layers],
-                                   f"Position probe ({result.features}): {result.tokens} "
-                                   f"tokens of {result.texts} texts, held out by text")
-            if result.note:
-                self._say(result.note, error=True)
-        else:
-            self.figure.show_paper(result)
+        if self.result is not None:
+            self.figure.subtitle = caption(self.job)
+            note = self.figure.draw(self.job, self.result, self.metric_box.currentData())
+            if note:
+                self._say(note, error=True)
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")

@@ -23,7 +23,8 @@ from ..errors import PosvizInputError
 from ..models.checkpoint import ARCHITECTURE, RANDOM, TRAINED
 from ..models.config import ModelConfig, Positions
 from ..models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
-from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, TITLES, Option
+from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
+from .facts_table import facts_table, trace_rows
 from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, ShortCombo, edited, option_widget,
                      set_value, value_of)
 from .load_progress import LoadProgress
@@ -52,6 +53,8 @@ class ModelPanel(QWidget):
         self._running = running           # the session's spec, read when needed
         self._described = None            # the reference trace described (once per run)
         self._asked: ModelSpec | None = None    # a model whose download is asked for
+        self._loading = ""                # the model loading, and the running one's facts
+        self._facts_before = ""
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
         self._hidden_values = {name: OPTIONS[name].default for name in HIDDEN}
@@ -322,8 +325,7 @@ class ModelPanel(QWidget):
     def _cancel(self) -> None:
         asked, self._asked = self._asked, None
         self.cancelRequested.emit()
-        self.load.finished()
-        self.show_spec(self._running())
+        self._load_over()
         self.load.say("Download not started; the current model stays in use." if asked else
                   "Loading cancelled; the current model stays in use.")
 
@@ -342,18 +344,33 @@ class ModelPanel(QWidget):
         self.load.ask(size)
 
     def loading_started(self, label: str) -> None:
-        self._asked = None
+        """``label`` loads: the running model's facts and weight size, which would read
+        as its, give way to its name until it has run."""
+        if not self._loading:
+            self._facts_before = self.model_facts.text()
+        self._asked, self._loading = None, label
         self.load.started(label)
+        self.model_facts.setText(f"<i>Loading {label}: its architecture shows here once "
+                                 f"it has run.</i>")
+        self.precision.estimate.clear()
 
     def model_loaded(self, spec: ModelSpec) -> None:
+        self._loading = ""
         self.load.finished()
         self.load.say("" if spec.is_builtin else f"Using {spec.name}.")
 
     def model_failed(self, message: str) -> None:
         """A change was refused: say why, and show what still runs."""
+        self._load_over()
+        self.load.say(message, error=True)
+
+    def _load_over(self) -> None:
+        """No model comes of the load: the running one's facts, settings and size again."""
+        if self._loading:
+            self._loading = ""
+            self.model_facts.setText(self._facts_before)
         self.load.finished()
         self.show_spec(self._running())
-        self.load.say(message, error=True)
 
     def describe(self, shown) -> None:
         """Show the running model's facts (models.facts.ModelFacts, carried by a
@@ -363,7 +380,7 @@ class ModelPanel(QWidget):
         from the trace."""
         evaluation = getattr(shown, "evaluation", None)
         reference = shown if evaluation is None else evaluation.reference
-        if reference is self._described:
+        if reference is self._described or self._loading:    # not the loading one's
             return
         self._described = reference
         facts = getattr(getattr(shown, "model", None), "facts", None)
@@ -374,23 +391,5 @@ class ModelPanel(QWidget):
                     f"parameters · {facts.weights} · {facts.dtype} on {facts.device}")
                 self.builtin_facts.show()
             return
-        if facts is not None:
-            self._show_rows(facts.rows())
-            return
-        self._describe_trace(reference)
-
-    def _show_rows(self, rows) -> None:
-        self.model_facts.setText(
-            "<table cellspacing='2'>" + "".join(
-                f"<tr><td style='color:#555'>{label}</td><td>{value}</td></tr>"
-                for label, value in rows if value not in (None, "")) + "</table>")
-
-    def _describe_trace(self, trace) -> None:
-        extras = trace.extras
-        kind = extras.get("position_encoding")
-        rows = [("Family", extras.get("family")),
-                ("Layers × heads", f"{trace.n_layers} × {trace.n_heads}"),
-                ("Width d", trace.d_model),
-                ("Positions", TITLES.get(kind, kind) if kind else None),
-                ("Mask", extras.get("mask"))]
-        self._show_rows(rows)
+        self.model_facts.setText(facts_table(facts.rows() if facts is not None
+                                             else trace_rows(reference)))

@@ -30,6 +30,7 @@ class StaleVeil(QtWidgets.QWidget):
         self.text = ""
         self.stale = False              # a newer order is being computed (or failed)
         self.awaited = ""               # the session's model loading at start: its name
+        self.loading = ""               # a model loading now (chosen, or a file's): its name
         self.on_its_way = False         # an evaluation was asked for and has not arrived
         self.timer = QtCore.QTimer(self, singleShot=True, interval=STALE_AFTER_MS,
                                    timeout=self._veil)
@@ -38,6 +39,16 @@ class StaleVeil(QtWidgets.QWidget):
         self.hide()
 
     # -- what the controller says ---------------------------------------------------
+    def follow(self, controller) -> None:
+        """Listen to ``controller`` (gui.controller.Controller): evaluations and loads."""
+        controller.computing.connect(self.computing)
+        controller.evaluated.connect(self.arrived)
+        controller.evaluationFailed.connect(self.failed)
+        controller.modelLoading.connect(self.model_loading)
+        controller.modelLoaded.connect(self.model_loaded)
+        controller.loadCancelled.connect(lambda: self.model_loading(""))
+        # a failed load ends it unless another follows (a file's model: the built-in one)
+        controller.modelFailed.connect(lambda _: controller.loading or self.model_loading(""))
     def computing(self) -> None:
         """A new evaluation was asked for: veil the figures if it takes a while."""
         self.on_its_way = True
@@ -57,13 +68,43 @@ class StaleVeil(QtWidgets.QWidget):
             self.text = "Computing this session… these plots are still the built-in model's"
         self._place()
 
+    def model_loading(self, name: str) -> None:
+        """Model ``name`` loads: if it takes a while, the figures are veiled as the
+        running model's until it has run. "" when the load ends with no new model
+        (failed or cancelled)."""
+        self.loading = name
+        if name:
+            QtCore.QTimer.singleShot(STALE_AFTER_MS, lambda: self._veil_load(name))
+        else:
+            self.stale = bool(self.awaited)
+            if self.on_its_way:                 # the running model's own new result
+                self.timer.start()
+            self._place()
+
+    def _veil_load(self, name: str) -> None:
+        if self.loading != name or self.awaited:   # loaded, or said at start already
+            return
+        self.timer.stop()
+        self.stale = True
+        self.text = (f"Loading {name}… these plots still show the model that ran before "
+                     "it" + (f": {self.shown_order}" if self.shown_order else ""))
+        self._place()
+
+    def model_loaded(self, spec) -> None:
+        """The model loaded: a veiled figure stays veiled until its first result."""
+        if self.loading and self.stale and not self.awaited:
+            self.text = (f"Computing with {spec.name}… these plots still show the model "
+                         f"that ran before it")
+            self._place()
+        self.loading = ""
+
     def arrived(self, shown, *_) -> None:
         """The figures now show ``shown``: lift the veil (unless they are the built-in
         model's while the session's own loads)."""
         self.timer.stop()
         self.on_its_way = False
         self.shown_order = order_text(shown)
-        self.stale = bool(self.awaited)
+        self.stale = bool(self.awaited) or (self.stale and bool(self.loading))
         self._place()
 
     def failed(self, message: str) -> None:

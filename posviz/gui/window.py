@@ -245,11 +245,9 @@ class MainWindow(QMainWindow):
         self.plots.message.connect(self.status.say)
         self.splitters = TabSplitters(self.plots.tabs, self.settings)
         self.plots.tabs.currentChanged.connect(self.splitters.restore)
-        self.veil = veil = StaleVeil(self.plots.tabs, spared=self.experiments)
-        self.controller.computing.connect(veil.computing)
-        self.controller.evaluated.connect(veil.arrived)      # after the plots drew it
-        self.controller.evaluationFailed.connect(veil.failed)
-        self.files.awaiting.connect(veil.awaiting)
+        self.veil = StaleVeil(self.plots.tabs, spared=self.experiments)
+        self.veil.follow(self.controller)       # after the plots: they draw a result first
+        self.files.awaiting.connect(self.veil.awaiting)
 
     # -- session -> widgets -----------------------------------------------------------
     @property

@@ -92,4 +92,4 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
                      progress=progress, should_stop=should_stop)
     from ..analysis.experiments.probe import probe
     return probe(engine, job.texts, job.positions, features=job.features,
-                 progress=progress, should_stop=should_stop)
+                 progress=progress, should_stop=should_stop, say=say)

@@ -181,9 +181,12 @@ def generated_texts(engine, features: str = "linear", folds: int = 5) -> list[st
 
 def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5,
           features: str = "linear", progress: Callable[[int, int], None] | None = None,
-          should_stop: Callable[[], bool] | None = None) -> ProbeResult:
+          should_stop: Callable[[], bool] | None = None,
+          say: Callable[[str], None] | None = None) -> ProbeResult:
     """Per layer, the cross-validated ridge probe of absolute position; without
-    ``texts`` (None or empty), on generated_texts."""
+    ``texts`` (None or empty), on generated_texts. ``progress`` counts the texts run and
+    then, from 0 again, the layers fitted (on a large model the fits take longer than
+    the forwards); ``say`` is told each of the two stages as it starts."""
     generated = ""
     if not texts and features in FEATURES:
         texts = generated_texts(engine, features, folds)
@@ -197,9 +200,19 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
         raise PosvizInputError(f"the probe's features must be one of {', '.join(FEATURES)} "
                                f"(got {features!r})")
     folds = max(2, min(folds, len(texts)))
+    if say is not None:
+        say("running the texts (the probe's fits follow)")
     H, y, groups = hidden_states(engine, texts, positions, progress, should_stop)
     if features == "quadratic":
         H = np.concatenate([H, H ** 2], axis=2)                          # (L+1, m, 2d)
-    rows = tuple(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds))
-                 for layer in range(H.shape[0]))
-    return ProbeResult(rows, len(texts), int(y.size), folds, features, H.shape[2], generated)
+    if say is not None:
+        say("fitting the probe, one layer at a time")
+    rows = []
+    for layer in range(H.shape[0]):
+        if should_stop is not None and should_stop():
+            raise Cancelled("the probe was cancelled")
+        rows.append(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds)))
+        if progress is not None:
+            progress(layer + 1, H.shape[0])
+    return ProbeResult(tuple(rows), len(texts), int(y.size), folds, features, H.shape[2],
+                       generated)

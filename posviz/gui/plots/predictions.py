@@ -60,6 +60,14 @@ def outputs_html(outputs) -> str:
     return "".join(parts)
 
 
+# what the tab shows for each kind of model: a model without a language-model head
+# predicts nothing, so only its pooled outputs are compared
+HEADINGS = {"causal": "What the model predicts after each order (next token)",
+            "masked": "What the model predicts after each order (masked tokens)",
+            "encoder": "How much the model's mean-pooled output changes with the order "
+                       "(no language-model head to predict with)"}
+
+
 class OutputsFigure(Figure):
     """Top predictions after each order, their KL divergence, the pooled cosine."""
 
@@ -127,9 +135,7 @@ class OutputsFigure(Figure):
         if outputs is self.outputs:
             return
         self.outputs = outputs
-        kind = {"causal": "next token", "masked": "masked tokens",
-                "encoder": "mean-pooled output"}.get(outputs.kind, outputs.kind)
-        self.set_title(f"What the model predicts after each order ({kind})")
+        self.set_title(HEADINGS.get(outputs.kind, f"{self.title} ({outputs.kind})"))
         self.text.setText(outputs_html(outputs))
         self.draw_bars(outputs)
         self.show_canvas()

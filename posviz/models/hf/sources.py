@@ -102,6 +102,7 @@ def resolve(spec: str) -> tuple[Path, str | None, str]:
         found = identity(path.resolve())
         return path, None, found.repo if found else path.resolve().name
     if path.is_file() and path.suffix == ".gguf":
+        _check_gguf(path)
         return path.parent, path.name, path.stem
     if path.exists():
         raise PosvizInputError(f"{spec} is a file, not a model folder")
@@ -112,6 +113,18 @@ def resolve(spec: str) -> tuple[Path, str | None, str]:
     if snapshot is None:
         raise NotCached(name)
     return snapshot, None, name.repo
+
+
+def _check_gguf(path: Path) -> None:
+    """PosvizInputError naming ``path`` unless it starts as a GGUF file does."""
+    try:
+        with open(path, "rb") as file:
+            magic = file.read(4)
+    except OSError as error:
+        raise PosvizInputError(f"cannot read {path}: {error.strerror}") from None
+    if magic != b"GGUF":
+        raise PosvizInputError(f"{path} is not a GGUF file (it does not start with the "
+                               "GGUF magic bytes)")
 
 
 def read_config(folder: Path) -> dict:

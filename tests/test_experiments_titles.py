@@ -1,0 +1,117 @@
+"""An experiment's plot names what ran (model, encoding, mask, weights) and, while it
+runs, says what it is doing."""
+import threading
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from posviz.document.spec import ModelSpec  # noqa: E402
+from posviz.gui.experiment_jobs import caption  # noqa: E402
+from posviz.gui.experiments import ExperimentsTab  # noqa: E402
+from posviz.models.config import ModelConfig, Positions  # noqa: E402
+from posviz.runtime.experiments import ExperimentJob  # noqa: E402
+
+
+class _Session:
+    """What the tab reads of a window's session."""
+
+    def __init__(self, spec: ModelSpec, text: str = "the cat sat on the mat"):
+        self.spec, self.text, self.positions, self.backend = spec, text, Positions(), None
+        self.order = list(range(len(text.split())))
+
+
+@pytest.fixture
+def tab(qtbot):
+    holder = {"session": None}
+    widget = ExperimentsTab(session=lambda: holder["session"])
+    widget.holder = holder
+    qtbot.addWidget(widget)
+    widget.resize(1000, 600)
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    widget.shutdown()
+
+
+def run(qtbot, tab):
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+
+
+def test_the_sweep_title_names_the_built_in_model_its_encoding_mask_and_weights(
+        qtbot, tab, tmp_path):
+    spec = ModelSpec.builtin(ModelConfig(pe="alibi", mask="causal", layers=2))
+    tab.holder["session"] = _Session(spec)
+    tab.count.setValue(4)
+    run(qtbot, tab)
+    heading = tab.figure.heading.text()
+    assert "random sweep, 4 runs" in heading
+    assert "built-in model: ALiBi, causal mask, random weights" in heading
+    # the heading is drawn into every export: the vector files hold its words
+    svg = tab.export(tmp_path / "sweep.svg", "svg").read_text(encoding="utf-8")
+    assert "ALiBi, causal mask" in svg
+
+
+def test_captions_name_a_pretrained_model_and_compare_s_mask_and_weights():
+    probe = ExperimentJob("probe", spec=ModelSpec.pretrained("smollm2"))
+    assert caption(probe) == "smollm2 (pretrained)"
+    compare = ExperimentJob("compare", spec=ModelSpec.builtin(ModelConfig(mask="causal")),
+                            weights="trained", encodings=("none", "rope"))
+    assert caption(compare) == ("built-in model, causal mask, trained weights; reversed "
+                                "order")
+    moved = ExperimentJob("sweep", positions=Positions(mode="token", offset=3))
+    assert caption(moved).endswith("position ids by token, from 3")
+    assert "bidirectional mask" in caption(moved)
+    assert caption(ExperimentJob("paper")) == ""        # its title names its own models
+
+
+def test_the_probe_title_names_the_model(qtbot, tab):
+    spec = ModelSpec.builtin(ModelConfig(pe="rope", mask="causal", layers=1))
+    tab.holder["session"] = _Session(spec)
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    tab.texts.setCurrentIndex(tab.texts.findData("examples"))
+    run(qtbot, tab)
+    heading = tab.figure.heading.text()
+    assert "Position probe" in heading and "RoPE, causal mask, random weights" in heading
+
+
+def test_the_progress_says_each_stage_and_the_plot_says_it_runs(qtbot, tab, monkeypatch):
+    """A stand-in experiment tells two stages (a probe's forwards, then its fits) and
+    waits between them, so each message can be read as the user would."""
+    import posviz.runtime.experiments as experiments
+    gates = [threading.Event() for _ in range(3)]
+
+    def stand_in(job, should_stop, progress, say):
+        say("running the texts (the probe's fits follow)")
+        progress(1, 2)
+        progress(2, 2)
+        gates[0].wait(10)
+        say("fitting the probe, one layer at a time")
+        gates[1].wait(10)
+        progress(1, 3)
+        gates[2].wait(10)
+        raise experiments.PosvizInputError("stand-in stops here")
+
+    monkeypatch.setattr(experiments, "run_experiment", stand_in)
+    said = []
+    monkeypatch.setattr(tab, "_say", lambda text, error=False: said.append(text))
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    tab.run()
+    assert said[-1] == "running the position probe…"
+    assert "Running the position probe" in tab.figure.message.text()
+    assert tab.figure.stack.currentWidget() is tab.figure.message
+    qtbot.waitUntil(lambda: said[-1].startswith("running the texts (the probe's fits "
+                                                "follow): 2 of 2 done"))
+    gates[0].set()
+    qtbot.waitUntil(lambda: said[-1] == "fitting the probe, one layer at a time…")
+    assert tab.progress.maximum() == 0                 # busy, not "2 of 2" any more
+    gates[1].set()
+    qtbot.waitUntil(lambda: said[-1].startswith("fitting the probe, one layer at a time: "
+                                                "1 of 3 done, about "))
+    assert tab.progress.maximum() == 3 and tab.progress.value() == 1
+    gates[2].set()
+    qtbot.waitUntil(lambda: said[-1] == "stand-in stops here")
+    # nothing ran: the plot invites a run again
+    assert "press Run" in tab.figure.message.text()
