@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_figure import ExperimentFigure
-from .experiment_jobs import WHAT_NAMES, changed, make_job
+from .experiment_jobs import SWAP_MAP, WHAT_NAMES, changed, make_job, shown_metric
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
@@ -34,7 +34,6 @@ COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # 
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
-SWAP_MAP = "swap map"
 ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
                  "built-in model with the window's settings")
 
@@ -233,10 +232,10 @@ class ExperimentsTab(QtWidgets.QWidget):
             trained = session is not None and session.spec.trained
             self.weights.setCurrentIndex(self.weights.findData(TRAINED if trained
                                                                else RANDOM))
-        has_map = self.metric_box.findData(SWAP_MAP)
-        if kind == "swap" and has_map < 0:
+        has_map = self.metric_box.findData(SWAP_MAP)        # a swap sweep's choice only
+        if (what, kind) == ("sweep", "swap") and has_map < 0:
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
-        elif kind != "swap" and has_map >= 0:
+        elif (what, kind) != ("sweep", "swap") and has_map >= 0:
             self.metric_box.removeItem(has_map)
         if self.status.property("error"):      # said of the previous choice
             self._say("")
@@ -350,15 +349,16 @@ class ExperimentsTab(QtWidgets.QWidget):
         result, job = self.result, self.job
         if result is None:
             return
-        metric = self.metric_box.currentData()
+        metric = shown_metric(job, result, self.metric_box.currentData())
+        if metric is not None:                  # the Show box names what is drawn
+            with QtCore.QSignalBlocker(self.metric_box):
+                self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
         if job.what == "compare":
-            self.figure.show_compare(result, metric if metric in METRICS else METRICS[0])
+            self.figure.show_compare(result, metric)
+        elif job.what == "sweep" and metric == SWAP_MAP:
+            self.figure.show_pairs(result.pairs[0])
         elif job.what == "sweep":
-            if metric == SWAP_MAP and result.pairs:
-                self.figure.show_pairs(result.pairs[0])
-            else:
-                self.figure.show_sweep(result, metric if metric in result.bands
-                                       else METRICS[0])
+            self.figure.show_sweep(result, metric)
         elif job.what == "probe":
             self.figure.show_probe([vars(r) for r in result.layers],
                                    f"Position probe ({result.features}): {result.tokens} "
