@@ -274,3 +274,37 @@ def test_log_tick_labels_never_touch(figure, height):
     assert np.diff(shown).min() >= size, np.diff(shown)
     labels = {label for _, label in drawn_labels(figure)}
     assert {"0.01", "0.1"} <= labels
+
+
+@pytest.mark.parametrize("size", [(700, 330), (700, 500), (1200, 700)])
+def test_the_swap_map_s_bar_is_level_with_it_and_its_labels_never_touch(figure, qtbot,
+                                                                        size):
+    """At 1024×700 the bar was about 37 px taller than the map and "5 mat" touched
+    "6 because" under it."""
+    from PySide6 import QtGui
+    change = pairs().change
+    words = "the cat sat on the mat because it was warm".split()
+    figure.show_sweep(sweep_result(), "pooled_change")
+    figure.resize(*size)
+    figure.show_pairs(SimpleNamespace(tokens=words, change=change,
+                                      sensitivity=change.mean(1), layer=2))
+
+    def level():            # once the layout has settled (the labels' room is set on paint)
+        strip, data = figure.bar.vb.sceneBoundingRect(), figure.plot.vb.sceneBoundingRect()
+        return abs(strip.top() - data.top()) <= 1 and abs(strip.bottom() - data.bottom()) <= 1
+    qtbot.waitUntil(level, timeout=3000)
+    data = figure.plot.vb.sceneBoundingRect()
+    axis = figure.plot.getAxis("bottom")
+    metrics = QtGui.QFontMetricsF(axis.style["tickFont"])
+    (x0, x1), _ = figure.plot.viewRange()
+    pixels = data.width() / (x1 - x0)
+    shown = [(cell + 0.5) * pixels for cell in axis.labelled]
+    sizes = [metrics.height() if axis.rotated else metrics.horizontalAdvance(
+        axis.cell_label(cell)) for cell in axis.labelled]
+    assert len(shown) >= 2
+    for k in range(1, len(shown)):
+        assert shown[k] - shown[k - 1] >= (sizes[k] + sizes[k - 1]) / 2 + 2, axis.labelled
+    assert figure.plot.getAxis("left").labelled
+    figure.show_sweep(sweep_result(), "pooled_change")           # number axes again
+    qtbot.wait(50)
+    assert_one_notation(figure)

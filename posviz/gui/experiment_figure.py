@@ -46,7 +46,8 @@ class ExperimentFigure(Figure):
         self.plot.hideButtons()
         one_notation(self.plot.getAxis("left"))     # as every log axis: 10⁻⁴ ... 10⁰
         self.legend = style.legend_below(self.canvas)
-        self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
+        self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar, if shown
+        self._map_bar: pg.ColorBarItem | None = None    # made (and aligned) once
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
         self.veil = QtWidgets.QWidget(self)
         self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
@@ -68,14 +69,19 @@ class ExperimentFigure(Figure):
         super().resizeEvent(event)
         self.veil.setGeometry(self.rect())
 
-    def _reset(self, left: str, bottom: str, log: bool) -> None:
+    def _reset(self, left: str, bottom: str, log: bool, tokens: bool = False) -> None:
         """Remove every item of the previous drawing (curves, lines, legend entries, the
-        colour bar, token ticks) and its view (inverted axis, log mode, zoom)."""
+        colour bar, token axes) and its view (inverted axis, log mode, zoom); ``tokens``:
+        token axes (a swap map), else number axes."""
         self.plot.clear()
         self.legend.clear()
         if self.bar is not None:
             self.canvas.removeItem(self.bar)
             self.bar = None
+        if isinstance(self.plot.getAxis("left"), style.TokenAxis) != tokens:
+            self.plot.setAxisItems(style.token_axes() if tokens else
+                                   {side: pg.AxisItem(side) for side in ("left", "bottom")})
+            one_notation(self.plot.getAxis("left"))
         view = self.plot.getViewBox()
         view.invertY(False)
         view.enableAutoRange(enable=False)
@@ -83,7 +89,8 @@ class ExperimentFigure(Figure):
         style.style_plot(self.plot, "", left, bottom,
                          short_left="change (log)" if left.startswith("relative") else "")
         self.plot.getAxis("left").setTicks(None)
-        set_layer_ticks(self.plot.getAxis("bottom"), 0)
+        if not tokens:
+            set_layer_ticks(self.plot.getAxis("bottom"), 0)
         self.show_canvas()
 
     def _frame(self, y_range: tuple[float, float] | None = None, layers: int = 0,
@@ -179,17 +186,24 @@ class ExperimentFigure(Figure):
 
     def show_pairs(self, pairs) -> None:
         n = len(pairs.tokens)
-        self._reset("token", "swapped with", log=False)
+        # token axes: labels turned or thinned (with their index) so that none touch
+        self._reset("token", "swapped with", log=False, tokens=True)
         image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
         self.plot.addItem(image)
         top = float(pairs.change.max()) or 1.0
-        self.bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL, "relative change")
+        new = self._map_bar is None
+        if new:
+            self._map_bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL,
+                                                "relative change")
+        self.bar = self._map_bar
+        self.bar.setLevels((0.0, top))
         self.bar.setImageItem(image)
         self.canvas.addItem(self.bar, row=0, col=1)
+        if new:                              # its strip level with the map, not the axes
+            colorbars.align_bar(self.bar, self.plot)
         self.plot.getViewBox().invertY(True)
-        ticks = [[(k + 0.5, f"{k} {t}") for k, t in enumerate(pairs.tokens)], []]
         for side in ("left", "bottom"):
-            self.plot.getAxis(side).setTicks(ticks)
+            self.plot.getAxis(side).set_tokens(pairs.tokens)
         frame(self.plot, (0, n), (0, n))
         top = int(np.argmax(pairs.sensitivity))
         self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
