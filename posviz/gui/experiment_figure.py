@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .plots import colorbars, style
 from .plots.base import Figure
-from .plots.layers import set_layer_ticks
+from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import one_notation
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
