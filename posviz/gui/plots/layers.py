@@ -9,7 +9,7 @@ from . import style
 from .base import Figure
 from .layer_axis import set_layer_range, set_layer_ticks
 from .log_curves import LogCurve, Markers, QuartileBand
-from .log_ticks import one_notation
+from .log_ticks import one_notation, zero_row
 from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
@@ -28,9 +28,10 @@ TOKEN_LABEL = "median token (25–75%)"
 # narrow for it, FLOOR_SHORT (the figure's tooltip says the rest)
 FLOOR_SHORT = "noise floor"
 FLOOR_LABELS = {"reference": "noise floor; the original order: every change is 0",
-                "aligned": "noise floor; an exact 0 is drawn at the bottom",
-                "prefix": "noise floor; copied slots' 0 drawn at the bottom",
+                "aligned": "noise floor; an exact 0 is drawn on the row marked 0",
+                "prefix": "noise floor; copied slots' 0 on the row marked 0",
                 "given": "noise floor: below it, rounding"}
+ZERO_MARGIN = 0.3       # decades under the zero row, so its markers show whole
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
               "same way (equivariance)\n"
@@ -44,8 +45,9 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "(25th–75th percentile); the hidden-state curve weighs tokens by their norm, "
               "so one very large token can stand for the layer\n"
               "Below the dashed noise floor a curve is unchanged up to rounding: a "
-              "difference there is floating-point rounding. An "
-              "exact 0 is drawn at the bottom, below every other point.")
+              "difference there is floating-point rounding. An exact 0 has no place "
+              "on a log axis: it is drawn on the bottom row, marked 0, more than a decade "
+              "below every other point.")
 
 
 class SymmetryFigure(Figure):
@@ -148,26 +150,30 @@ tokens that carry at least 90% of the squared change."""
         views = shown.views
         floor = shown.evaluation.comparison.floor
         layers = np.arange(views.symmetry["noise_floor"].shape[0])            # (L+1,)
+        # the zero row: a whole decade under a tenth of every nonzero value (zero_level),
+        # labelled 0; the view moves only when that decade does
+        low = min(np.log10(floor / 30), np.floor(np.log10(views.zero_level / 3)))
+        curves = {name: np.where(values <= views.zero_level, 10.0 ** low, values)
+                  for name, values in views.symmetry_curves.items()}       # NaN kept
         top = 1.0
         for metric, curve in self.curves.items():
             values = views.symmetry[metric]                                   # (L+1,)
-            curve.setData(layers, views.symmetry_curves[metric])
+            curve.setData(layers, curves[metric])
             finite = values[np.isfinite(values)]
             if finite.size:
                 top = max(top, float(finite.max()))
-        curves = views.symmetry_curves
         self.token_band.set_quartiles(layers, curves["token_p25"], curves["token_median"],
                                       curves["token_p75"])
         self.markers.refresh()
         self._floor_text = FLOOR_LABELS[frame(shown.evaluation)]
         self._fit_floor_label()
-        # below a drawn 0, at a whole decade: the view moves only when the decade does
-        low = min(np.log10(floor / 30), np.floor(np.log10(views.zero_level / 3)))
         if (floor, low) != self._floor:                 # the same for most reorders
             self._floor = (floor, low)
-            self.band.setRegion((low, np.log10(floor)))  # to the bottom: SVG has no clip
+            self.band.setRegion((low - ZERO_MARGIN, np.log10(floor)))  # SVG has no clip
             self.floor_line.setPos(np.log10(floor))
-        span = (low, float(np.ceil(np.log10(top) + 0.1)))    # a whole decade above the top
+            zero_row(self.plot.getAxis("left"), low)
+        # room under the zero row for its markers; a whole decade above the top
+        span = (low - ZERO_MARGIN, float(np.ceil(np.log10(top) + 0.1)))
         if span != self._span:                      # moving the view costs a relayout
             self._span = span
             self.plot.setYRange(*span, padding=0)

@@ -55,6 +55,32 @@ def fitting(values, labels: list[str], axis: pg.AxisItem) -> list[str]:
 
 def one_notation(axis: pg.AxisItem) -> None:
     """Label ``axis``, in log mode, in one notation (log_tick_strings), leaving out the
-    labels that would touch another (fitting)."""
-    axis.logTickStrings = lambda values, scale=1.0, spacing=None: fitting(
-        values, log_tick_strings(values, scale, spacing), axis)
+    labels that would touch another (fitting); "0" on its zero row (zero_row)."""
+    def strings(values, scale=1.0, spacing=None):
+        row = getattr(axis, "zero_row", None)
+        labels = log_tick_strings(values, scale, spacing)
+        return fitting(values, ["0" if row is not None and abs(v - row) < 1e-6 else label
+                                for v, label in zip(values, labels)], axis)
+    axis.logTickStrings = strings
+
+
+def zero_row(axis: pg.AxisItem, row: float | None) -> None:
+    """Make the whole decade ``row`` (log10, None: none) of a one_notation ``axis`` the
+    row where exact zeros are drawn: its tick labelled "0", none between it and the
+    decade above (a log axis has no place for 0, so it is given a row of its own)."""
+    if not hasattr(axis, "zero_row"):
+        plain = axis.tickValues
+
+        def values(low, high, size):
+            levels, row = plain(low, high, size), axis.zero_row
+            if row is None or not axis.logMode or not low <= row <= high:
+                return levels
+            levels = [(spacing, [v for v in ticks if not row < v < row + 1 - 1e-9])
+                      for spacing, ticks in levels]
+            if levels and not any(abs(v - row) < 1e-6 for _, ticks in levels for v in ticks):
+                levels[0] = (levels[0][0], sorted([row, *levels[0][1]]))
+            return levels
+        axis.tickValues = values
+    axis.zero_row = row
+    axis.picture = None
+    axis.update()
