@@ -336,3 +336,34 @@ def test_an_exact_zero_sits_on_its_own_row_marked_0(panel, qtbot, pe):
     assert not any(row < v < row + 1 and text for v, text in labels.items())
     assert "row marked 0" in FLOOR_LABELS["aligned"]
     assert "marked 0" in SymmetryFigure(None).canvas.toolTip()
+
+
+@pytest.mark.parametrize("change, factor", [((2e-4, 1.5e-4, 5e-5, 1e-4), "×10⁻⁴"),
+                                            ((0.3, 0.02, 0.11, 0.0), "")])
+def test_the_token_change_axis_writes_its_ticks_in_one_notation(qtbot, change, factor):
+    """SmolLM2's changes (about 1e-4) were labelled 0.0002, 0.00015, 0.0001, 5e-05: one
+    notation, decimals of a common power of ten that the axis label names."""
+    from types import SimpleNamespace
+
+    from posviz.gui.plots.layers import TokenChangeFigure
+    figure = TokenChangeFigure()
+    qtbot.addWidget(figure)
+    figure.resize(700, 400)
+    figure.show()
+    qtbot.waitExposed(figure)
+    comparison = SimpleNamespace(token_change=np.array([change]), floor=1.2e-7)
+    ev = SimpleNamespace(comparison=comparison,
+                         reference=SimpleNamespace(tokens=("a", "b", "c", "d")))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    painted(figure)
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    unit = {"×10⁻⁴": 1e-4, "": 1.0}[factor]
+    ticks = [(v, label) for spacing, values in axis.tickValues(low, high, axis.height())
+             for v, label in zip(values, axis.tickStrings(values, 1.0, spacing))]
+    assert len(ticks) >= 3
+    for value, label in ticks:
+        assert re.fullmatch(r"\d+(\.\d+)?", label), ticks        # decimals only
+        assert float(label) * unit == pytest.approx(value, abs=1e-3 * unit), (value, label)
+    assert high >= max(change)
+    assert axis.labelText.endswith(f", {factor})" if factor else "(ratio)"), axis.labelText

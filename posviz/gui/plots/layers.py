@@ -8,9 +8,11 @@ from PySide6 import QtCore, QtGui
 from . import style
 from .base import Figure
 from .layer_axis import set_layer_range, set_layer_ticks
+from .linear_ticks import common_scale, scaled
 from .log_curves import LogCurve, Markers, QuartileBand
 from .log_ticks import one_notation, zero_row
 from .tabs import ATTENTION, TOKENS
+from .units import with_unit
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
 from posviz.views.shown import BRANCHES
@@ -213,6 +215,9 @@ tokens that carry at least 90% of the squared change."""
                 line.setPos(exponents[i])
 
 
+CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
+
+
 class TokenChangeFigure(Figure):
     """How much each original token's hidden state moved at the selected layer."""
 
@@ -229,8 +234,8 @@ class TokenChangeFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0,
                                         axisItems={"bottom": style.TokenAxis("bottom")})
-        style.style_plot(self.plot, "", "relative change |h′ − h| / |h|", "token (original order)",
-                         short_left="|h′ − h| / |h|")
+        style.style_plot(self.plot, "", CHANGE, "token (original order)",
+                         short_left=CHANGE_SHORT)
         self.plot.hideButtons()
         self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
         self.plot.addItem(self.bars)
@@ -258,6 +263,10 @@ class TokenChangeFigure(Figure):
         if top != self._top:
             self._top = top
             self.plot.setYRange(0, top, padding=0)
+            axis = self.plot.getAxis("left")            # one notation: 0.5, 1.0 (×10⁻⁴)
+            factor = common_scale(axis, top)
+            style.fit_label(axis, scaled(with_unit(CHANGE), factor),
+                            scaled(with_unit(CHANGE_SHORT), factor))
         self.data = {"change": change.copy()}
         self.labels = {"token": list(self.tokens)}
         self.where = f"layer {layer}"
