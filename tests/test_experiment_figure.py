@@ -167,13 +167,14 @@ def tick_labels(figure) -> list[str]:
 
 
 def assert_one_notation(figure):
-    """The log axis in the notation of every other log axis (plots.log_ticks): all powers
-    of ten or all decimals, never 10, 1, 0.1, 10⁻² mixed."""
+    """The log axis in the notation of every other log axis (plots.log_ticks): all shown
+    powers of ten or all decimals, never 10, 1, 0.1, 10⁻² mixed."""
     from posviz.gui.plots.log_ticks import log_tick_strings
     axis = figure.plot.getAxis("left")
     labels = tick_labels(figure)
-    powers = {any(c in label for c in "⁰¹²³⁴⁵⁶⁷⁸⁹") for label in labels}
-    assert len(labels) >= 3 and len(powers) == 1, labels
+    shown = [label for label in labels if label]        # a blank one: left out, no room
+    powers = {any(c in label for c in "⁰¹²³⁴⁵⁶⁷⁸⁹") for label in shown}
+    assert len(shown) >= 3 and len(powers) == 1, labels
     low, high = figure.plot.vb.viewRange()[1]
     majors = axis.tickValues(low, high, axis.height())[0][1]
     assert labels[:len(majors)] == log_tick_strings(majors), labels
@@ -215,3 +216,95 @@ def test_a_note_of_several_lines_on_one_line_joins_them(figure):
     assert "\n" in figure.note.text() and figure.note.one_line
     shown = figure.note.shown_text()
     assert "\n" not in shown and shown.startswith("Reorder: b a c d — Each curve"), shown
+
+
+def paper(name, values, weights="trained"):
+    return SimpleNamespace(name=name, weights=weights, holds=True, citation="c",
+                           reports="r", measures="m", ran_on="x", tests="t", values=values)
+
+
+ALIBI = paper("alibi-slopes", {"paper": [2.0 ** -(h + 1) for h in range(8)],
+                               "measured": [2.0 ** -(h + 1) for h in range(8)]})
+PRESS = paper("press2022", {
+    "train_length": 32, "lengths": [32, 64, 128], "tokens": 100, "unigram_perplexity": 377.0,
+    "perplexity": {"sinusoidal": {"32": 64.0, "64": 90.0, "128": 116.0},
+                   "alibi": {"32": 66.0, "64": 66.5, "128": 67.0}}})
+
+
+def drawn_labels(figure) -> list[tuple[float, str]]:
+    """(log10 value, label) of every left tick as pyqtgraph draws it: each level's
+    strings at the axis's SI scale times its scale, a value labelled once."""
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    seen, drawn = set(), []
+    for spacing, values in axis.tickValues(low, high, axis.height()):
+        strings = axis.tickStrings(values, axis.autoSIPrefixScale * axis.scale, spacing)
+        for value, label in zip(values, strings):
+            if round(value, 9) not in seen:
+                seen.add(round(value, 9))
+                drawn.append((value, label))
+    return drawn
+
+
+def test_a_paper_after_a_log_range_under_one_labels_its_own_values(figure):
+    """After the slopes (a log axis under 1) the perplexities 64 to 377 were labelled
+    6·10⁴ to 4·10⁵: a scale pyqtgraph set for the slopes stayed on the axis."""
+    figure.show_paper(ALIBI)
+    figure.show_paper(PRESS)
+    low, high = figure.plot.vb.viewRange()[1]
+    assert low < np.log10(64) and np.log10(377) < high
+    for value, label in drawn_labels(figure):
+        if label:
+            assert float(label) == pytest.approx(10 ** value, rel=0.05), (value, label)
+    assert {"100", "200", "300"} <= {label for _, label in drawn_labels(figure)}
+
+
+@pytest.mark.parametrize("height", [300, 600])
+def test_log_tick_labels_never_touch(figure, height):
+    """The slopes' minor labels 0.09, 0.08, 0.07 ... were drawn over each other."""
+    from PySide6 import QtGui
+    figure.resize(700, height)
+    figure.show_paper(ALIBI)
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    size = QtGui.QFontMetricsF(axis.style["tickFont"]).height() * 0.8
+    shown = sorted((value - low) / (high - low) * axis.height()
+                   for value, label in drawn_labels(figure) if label)
+    assert len(shown) >= 3
+    assert np.diff(shown).min() >= size, np.diff(shown)
+    labels = {label for _, label in drawn_labels(figure)}
+    assert {"0.01", "0.1"} <= labels
+
+
+@pytest.mark.parametrize("size", [(700, 330), (700, 500), (1200, 700)])
+def test_the_swap_map_s_bar_is_level_with_it_and_its_labels_never_touch(figure, qtbot,
+                                                                        size):
+    """At 1024×700 the bar was about 37 px taller than the map and "5 mat" touched
+    "6 because" under it."""
+    from PySide6 import QtGui
+    change = pairs().change
+    words = "the cat sat on the mat because it was warm".split()
+    figure.show_sweep(sweep_result(), "pooled_change")
+    figure.resize(*size)
+    figure.show_pairs(SimpleNamespace(tokens=words, change=change,
+                                      sensitivity=change.mean(1), layer=2))
+
+    def level():            # once the layout has settled (the labels' room is set on paint)
+        strip, data = figure.bar.vb.sceneBoundingRect(), figure.plot.vb.sceneBoundingRect()
+        return abs(strip.top() - data.top()) <= 1 and abs(strip.bottom() - data.bottom()) <= 1
+    qtbot.waitUntil(level, timeout=3000)
+    data = figure.plot.vb.sceneBoundingRect()
+    axis = figure.plot.getAxis("bottom")
+    metrics = QtGui.QFontMetricsF(axis.style["tickFont"])
+    (x0, x1), _ = figure.plot.viewRange()
+    pixels = data.width() / (x1 - x0)
+    shown = [(cell + 0.5) * pixels for cell in axis.labelled]
+    sizes = [metrics.height() if axis.rotated else metrics.horizontalAdvance(
+        axis.cell_label(cell)) for cell in axis.labelled]
+    assert len(shown) >= 2
+    for k in range(1, len(shown)):
+        assert shown[k] - shown[k - 1] >= (sizes[k] + sizes[k - 1]) / 2 + 2, axis.labelled
+    assert figure.plot.getAxis("left").labelled
+    figure.show_sweep(sweep_result(), "pooled_change")           # number axes again
+    qtbot.wait(50)
+    assert_one_notation(figure)

@@ -237,3 +237,24 @@ def test_compare_draws_an_exact_zero_inside_the_floor_band(qtbot, tab, tmp_path)
     assert b"<svg" in tab.export(tmp_path / "compare.svg", "svg").read_bytes()
     assert "none, sinusoidal, rope" in tab.encodings.toolTip()
     assert tab.encodings.width() >= tab.encodings.sizeHint().width()
+
+
+def test_the_show_box_names_what_is_plotted(qtbot, tab):
+    """After a swap map, Compare drew its encodings' curves while Show still said "swap
+    map (all pairs)": Show offers the map only for a swap sweep and names the metric
+    drawn."""
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    run(qtbot, tab)
+    tab.metric_box.setCurrentIndex(tab.metric_box.findData(SWAP_MAP))
+    assert "Swap sensitivity" in tab.figure.heading.text()
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    assert tab.metric_box.findData(SWAP_MAP) < 0
+    run(qtbot, tab)
+    shown = tab.metric_box.currentData()
+    heading = tab.figure.heading.text().removeprefix("<b>")
+    assert shown != SWAP_MAP and heading.startswith(f"{shown.replace('_', ' ')}: 3 enc"), (
+        shown, heading)
+    assert tab.metric_box.currentText() == shown.replace("_", " ")
+    tab.metric_box.setCurrentIndex(tab.metric_box.count() - 1)      # another metric: drawn
+    last = tab.metric_box.currentData()
+    assert tab.figure.heading.text().removeprefix("<b>").startswith(last.replace("_", " "))

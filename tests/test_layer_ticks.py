@@ -8,7 +8,7 @@ pytest.importorskip("PySide6")
 import pyqtgraph as pg  # noqa: E402
 from PySide6 import QtGui  # noqa: E402
 
-from posviz.gui.plots.layers import layer_ticks, set_layer_ticks  # noqa: E402
+from posviz.gui.plots.layer_axis import layer_ticks, set_layer_ticks  # noqa: E402
 
 
 def drawn_labels(axis: pg.AxisItem) -> list[tuple[str, object]]:

@@ -469,7 +469,9 @@ def test_symmetry_legend_entry_hides_its_curve(panel):
     show(panel, ev)
     curve = panel.figures()["symmetry"].curves["pooled_change"]
     c = ev.comparison
-    shown = np.maximum(c.pooled_change, c.floor / 10)   # exact zeros drawn under the floor
+    row = panel.figures()["symmetry"].plot.getAxis("left").zero_row    # the row marked 0
+    assert row < np.log10(c.floor / 30)
+    shown = np.where(c.pooled_change == 0, 10.0 ** row, c.pooled_change)  # exact 0 there
     np.testing.assert_allclose(curve.yData, shown)
     x, y = curve.line.getData()
     np.testing.assert_allclose(10 ** y, shown, rtol=1e-6)

@@ -300,8 +300,70 @@ def test_a_log_axis_writes_its_ticks_in_one_notation(panel, qtbot, size):
     low, high = figure.plot.vb.viewRange()[1]
     levels = axis.tickValues(low, high, axis.height())
     labels = [label for spacing, values in levels
-              for label in axis.tickStrings(values, axis.scale, spacing)]
+              for label in axis.tickStrings(values, axis.scale, spacing)
+              if label and label != "0"]                  # blank: no room; 0: the zero row
     assert len(labels) >= 3 and len({_notation(label) for label in labels}) == 1, labels
     assert log_tick_strings([1, 0, -1, -2, -5]) == ["10¹", "10⁰", "10⁻¹", "10⁻²", "10⁻⁵"]
     assert log_tick_strings([1, 0, -1, -3]) == ["10", "1", "0.1", "0.001"]
     assert log_tick_strings([np.log10(2e-5)]) == ["2·10⁻⁵"]
+
+
+@pytest.mark.parametrize("pe", ["alibi", "none"])
+def test_an_exact_zero_sits_on_its_own_row_marked_0(panel, qtbot, pe):
+    """Exact zeros were drawn at a tenth of the floor (1e-6) on an axis going down to
+    1e-7, so they read as a measured 10⁻⁶: they sit on the bottom row, whose tick says
+    0, more than a decade under every nonzero point, and the floor's label says so."""
+    from posviz.gui.plots.layers import FLOOR_LABELS, SymmetryFigure
+    ev = evaluate(pe=pe)
+    show(panel, ev)
+    figure = _alone(panel, qtbot, "symmetry", (900, 700))
+    symmetry = panel.figures()["symmetry"].data
+    zeros = [m for m in figure.curves if np.any(symmetry[m] == 0)]
+    assert zeros, "the case must hold exact zeros"
+    drawn = {m: np.asarray(c.line.getData()[1]) for m, c in figure.curves.items()}
+    row = min(np.nanmin(y) for y in drawn.values())
+    for m, y in drawn.items():
+        exact = symmetry[m] == 0
+        assert y[exact] == pytest.approx(np.full(exact.sum(), row), abs=1e-5)
+        assert np.all(y[~exact & (symmetry[m] > 0)] > row + 1), m     # a decade above
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    assert low < row - 0.1                                      # the markers whole
+    labels = {round(v, 6): text for spacing, values in axis.tickValues(low, high,
+                                                                        axis.height())
+              for v, text in zip(values, axis.tickStrings(values, 1.0, spacing))}
+    assert labels[round(row, 6)] == "0"
+    assert not any(row < v < row + 1 and text for v, text in labels.items())
+    assert "row marked 0" in FLOOR_LABELS["aligned"]
+    assert "marked 0" in SymmetryFigure(None).canvas.toolTip()
+
+
+@pytest.mark.parametrize("change, factor", [((2e-4, 1.5e-4, 5e-5, 1e-4), "×10⁻⁴"),
+                                            ((0.3, 0.02, 0.11, 0.0), "")])
+def test_the_token_change_axis_writes_its_ticks_in_one_notation(qtbot, change, factor):
+    """SmolLM2's changes (about 1e-4) were labelled 0.0002, 0.00015, 0.0001, 5e-05: one
+    notation, decimals of a common power of ten that the axis label names."""
+    from types import SimpleNamespace
+
+    from posviz.gui.plots.layers import TokenChangeFigure
+    figure = TokenChangeFigure()
+    qtbot.addWidget(figure)
+    figure.resize(700, 400)
+    figure.show()
+    qtbot.waitExposed(figure)
+    comparison = SimpleNamespace(token_change=np.array([change]), floor=1.2e-7)
+    ev = SimpleNamespace(comparison=comparison,
+                         reference=SimpleNamespace(tokens=("a", "b", "c", "d")))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    painted(figure)
+    axis = figure.plot.getAxis("left")
+    low, high = figure.plot.vb.viewRange()[1]
+    unit = {"×10⁻⁴": 1e-4, "": 1.0}[factor]
+    ticks = [(v, label) for spacing, values in axis.tickValues(low, high, axis.height())
+             for v, label in zip(values, axis.tickStrings(values, 1.0, spacing))]
+    assert len(ticks) >= 3
+    for value, label in ticks:
+        assert re.fullmatch(r"\d+(\.\d+)?", label), ticks        # decimals only
+        assert float(label) * unit == pytest.approx(value, abs=1e-3 * unit), (value, label)
+    assert high >= max(change)
+    assert axis.labelText.endswith(f", {factor})" if factor else "(ratio)"), axis.labelText

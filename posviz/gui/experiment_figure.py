@@ -9,18 +9,15 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
+from .experiment_jobs import SWAP_MAP
 from .plots import colorbars, style
 from .plots.base import Figure
-from .plots.layers import set_layer_ticks
+from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import one_notation
 from .plots.wheel import frame
-from posviz.analysis.experiments.papers import TITLES
-from posviz.analysis.symmetry import METRICS
-from posviz.models.encodings import LearnedEncoding, NoPositions
 from posviz.views.shown import clip_for_log, zero_level
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
-SWAP_MAP = "swap map"                        # the sweep's Show choice of the pair map
 
 
 def _sample(**style) -> pg.PlotDataItem:
@@ -52,7 +49,8 @@ class ExperimentFigure(Figure):
         self.plot.hideButtons()
         one_notation(self.plot.getAxis("left"))     # as every log axis: 10⁻⁴ ... 10⁰
         self.legend = style.legend_below(self.canvas)
-        self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar
+        self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar, if shown
+        self._map_bar: pg.ColorBarItem | None = None    # made (and aligned) once
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
         self.veil = QtWidgets.QWidget(self)
         self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
@@ -68,16 +66,16 @@ class ExperimentFigure(Figure):
                  if self.subtitle else "")
         self.heading.setText(f"<b>{text}</b>{below}")
 
-    def draw(self, job, result, metric: str) -> str:
+    def draw(self, job, result, metric: str | None) -> str:
         """Draw ``result`` of ``job`` (runtime.experiments.ExperimentJob), a sweep or a
-        comparison by ``metric`` (or its swap map); a line to say beside it, or ""."""
+        comparison by ``metric`` (experiment_jobs.shown_metric: one it has, or the swap
+        map); a line to say beside it, or ""."""
         if job.what == "compare":
-            self.show_compare(result, metric if metric in METRICS else METRICS[0])
+            self.show_compare(result, metric)
+        elif job.what == "sweep" and metric == SWAP_MAP:
+            self.show_pairs(result.pairs[0])
         elif job.what == "sweep":
-            if metric == SWAP_MAP and result.pairs:
-                self.show_pairs(result.pairs[0])
-            else:
-                self.show_sweep(result, metric if metric in result.bands else METRICS[0])
+            self.show_sweep(result, metric)
         elif job.what == "probe":
             self.show_probe([vars(r) for r in result.layers],
                             f"Position probe ({result.features}): {result.tokens} tokens "
@@ -100,14 +98,19 @@ class ExperimentFigure(Figure):
         super().resizeEvent(event)
         self.veil.setGeometry(self.rect())
 
-    def _reset(self, left: str, bottom: str, log: bool) -> None:
+    def _reset(self, left: str, bottom: str, log: bool, tokens: bool = False) -> None:
         """Remove every item of the previous drawing (curves, lines, legend entries, the
-        colour bar, token ticks) and its view (inverted axis, log mode, zoom)."""
+        colour bar, token axes) and its view (inverted axis, log mode, zoom); ``tokens``:
+        token axes (a swap map), else number axes."""
         self.plot.clear()
         self.legend.clear()
         if self.bar is not None:
             self.canvas.removeItem(self.bar)
             self.bar = None
+        if isinstance(self.plot.getAxis("left"), style.TokenAxis) != tokens:
+            self.plot.setAxisItems(style.token_axes() if tokens else
+                                   {side: pg.AxisItem(side) for side in ("left", "bottom")})
+            one_notation(self.plot.getAxis("left"))
         view = self.plot.getViewBox()
         view.invertY(False)
         view.enableAutoRange(enable=False)
@@ -115,7 +118,8 @@ class ExperimentFigure(Figure):
         style.style_plot(self.plot, "", left, bottom,
                          short_left="change (log)" if left.startswith("relative") else "")
         self.plot.getAxis("left").setTicks(None)
-        set_layer_ticks(self.plot.getAxis("bottom"), 0)
+        if not tokens:
+            set_layer_ticks(self.plot.getAxis("bottom"), 0)
         self.show_canvas()
 
     def _frame(self, y_range: tuple[float, float] | None = None, layers: int = 0,
@@ -185,7 +189,8 @@ class ExperimentFigure(Figure):
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
                       "Below the dashed noise floor a change is floating-point rounding; a "
                       f"change of exactly 0 is drawn at {level:.0e}, inside the grey band.")
-        self.data = {f"{metric}_{q}": getattr(band, q).copy() for q in ("median", "p10", "p90")}
+        self.data = {f"{metric}_{q}": getattr(band, q).copy()
+                     for q in ("median", "p10", "p90")}
         self.dims, self.coords, self.labels = ("layer",), {"layer": layers.tolist()}, {}
 
     @staticmethod
@@ -211,17 +216,24 @@ class ExperimentFigure(Figure):
 
     def show_pairs(self, pairs) -> None:
         n = len(pairs.tokens)
-        self._reset("token", "swapped with", log=False)
+        # token axes: labels turned or thinned (with their index) so that none touch
+        self._reset("token", "swapped with", log=False, tokens=True)
         image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
         self.plot.addItem(image)
         top = float(pairs.change.max()) or 1.0
-        self.bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL, "relative change")
+        new = self._map_bar is None
+        if new:
+            self._map_bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL,
+                                                "relative change")
+        self.bar = self._map_bar
+        self.bar.setLevels((0.0, top))
         self.bar.setImageItem(image)
         self.canvas.addItem(self.bar, row=0, col=1)
+        if new:                              # its strip level with the map, not the axes
+            colorbars.align_bar(self.bar, self.plot)
         self.plot.getViewBox().invertY(True)
-        ticks = [[(k + 0.5, f"{k} {t}") for k, t in enumerate(pairs.tokens)], []]
         for side in ("left", "bottom"):
-            self.plot.getAxis(side).setTicks(ticks)
+            self.plot.getAxis(side).set_tokens(pairs.tokens)
         frame(self.plot, (0, n), (0, n))
         top = int(np.argmax(pairs.sensitivity))
         self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
@@ -317,79 +329,5 @@ class ExperimentFigure(Figure):
                       f"{level:.0e}, inside the grey band.")
 
     def show_paper(self, check) -> None:
-        values = check.values
-        if check.name == "press2022":
-            self._show_lengths(values)
-        elif check.name == "haviv2022" and check.weights == "trained":
-            # the model without positions against one with learned positions (the
-            # values hold every checkpoint's rows)
-            runs = {"no positions ": (values[NoPositions.kind], "#d55e00")}
-            if LearnedEncoding.kind in values:
-                runs["learned positions "] = (values[LearnedEncoding.kind], "#0072b2")
-            self._probes("", runs)
-        elif check.name == "haviv2022":
-            runs = {"causal ": (values["causal"], "#d55e00"),
-                    "bidirectional ": (values["bidirectional"], "#0072b2")}
-            if "linear" in values:          # the verdict's features are quadratic
-                runs["linear causal "] = (values["linear"]["causal"], "#009e73")
-            self._probes("", runs)
-        elif check.name == "chi2023":
-            spread = np.array(values["variance_by_position"])
-            self._reset("variance of the attention output", "position", log=False)
-            self._curve(np.arange(spread.size), spread, "#d55e00", "block 1, causal, no PE")
-            self._frame()
-            self.data, self.dims = {"variance": spread}, ("position",)
-            self.coords, self.labels = {"position": list(range(spread.size))}, {}
-        elif check.name == "alibi-slopes":
-            heads = np.arange(1, len(values["measured"]) + 1)
-            self._reset("slope m_h (log)", "head", log=True)
-            self._curve(heads, np.log10(values["paper"]), "#505050", "paper, H = 8: 2^(-8h/H)",
-                        1.5, dash=True)
-            dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
-                                      size=9, brush="#d55e00", pen=None)
-            self.plot.addItem(dots)
-            self.legend.addItem(_sample(pen=None, symbol="o", symbolBrush="#d55e00",
-                                        symbolPen=None), "measured")
-            self._frame()
-            self.data = {"paper": np.array(values["paper"]),
-                         "measured": np.array(values["measured"])}
-            self.dims, self.coords, self.labels = ("head",), {"head": heads.tolist()}, {}
-        else:
-            self._reset("", "", log=False)
-            self.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
-                                            for k, v in values.items()))
-            self.data, self.dims, self.coords, self.labels = {}, (), {}, {}
-        self.set_title(f"{TITLES.get(check.name, check.name)} ({check.weights} weights): "
-                       f"{'holds' if check.holds else 'does NOT hold'} here")
-        self.set_note(f"{check.citation}\nPaper: {check.reports}\nRan on: {check.weights} "
-                      f"weights, {check.ran_on}\nTests: {check.tests}\nposviz: "
-                      f"{check.measures}")
-
-    def _show_lengths(self, values: dict) -> None:
-        """press2022: held-out perplexity against the evaluation length, one curve per
-        encoding, the unigram baseline dashed."""
-        lengths = np.array(values["lengths"], dtype=float)
-        self._reset("held-out perplexity (log)", "evaluation length (tokens)", log=True)
-        self.data, self.dims, self.labels = {}, ("length",), {}
-        for k, (kind, row) in enumerate(values["perplexity"].items()):
-            ppl = np.array([np.nan if row[str(int(n))] is None else row[str(int(n))]
-                            for n in lengths])
-            colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
-            defined = ~np.isnan(ppl)
-            self._curve(lengths[defined], np.log10(ppl[defined]), colour, kind)
-            self.plot.addItem(pg.ScatterPlotItem(lengths[defined], np.log10(ppl[defined]),
-                                                 size=7, pen=None, brush=colour))
-            self.data[kind] = ppl
-        unigram = values["unigram_perplexity"]
-        self._curve(lengths, np.log10(np.full(lengths.size, unigram)), "#505050",
-                    "unigram", 1.5, dash=True)
-        self.plot.addItem(pg.InfiniteLine(
-            pos=values["train_length"], angle=90, label="training length",
-            pen=style.cosmetic_pen((120, 120, 120), 1, QtCore.Qt.PenStyle.DotLine),
-            labelOpts={"position": 0.5, "color": (60, 60, 60)}))
-        self.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
-        self.data["unigram"] = np.full(lengths.size, unigram)
-        shown = np.concatenate([v[~np.isnan(v)] for v in self.data.values()])
-        frame(self.plot, (lengths[0] * 0.9, lengths[-1] * 1.05),
-              (np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)))
-        self.coords = {"length": lengths.astype(int).tolist()}
+        from .experiment_papers import draw_paper
+        draw_paper(self, check)

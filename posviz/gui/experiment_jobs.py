@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore
 
+from posviz.analysis.symmetry import METRICS
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError
 from posviz.models.checkpoint import TRAINED
@@ -16,6 +17,7 @@ USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
         "paper": ("paper", "weights"),
         "compare": ("spec", "texts", "positions", "order", "weights", "encodings")}
 NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order"}
+SWAP_MAP = "swap map"            # the Show box's choice of a swap sweep's pair map
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
               "compare": "comparison of encodings"}
 
@@ -115,3 +117,16 @@ def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[
     names = [NAMES.get(field, "options") for field in USES[shown.what]
              if getattr(shown, field) != getattr(now, field)]
     return list(dict.fromkeys(names))
+
+
+def shown_metric(job: ExperimentJob, result, chosen: str | None) -> str | None:
+    """What the figure draws of ``job``'s ``result`` when the Show box says ``chosen``:
+    the swap map only for a swap sweep that made one, a metric the result has, else the
+    first metric; None for an experiment the Show box does not apply to."""
+    if job.what == "sweep" and chosen == SWAP_MAP and result.pairs:
+        return SWAP_MAP
+    if job.what == "sweep":
+        return chosen if chosen in result.bands else METRICS[0]
+    if job.what == "compare":
+        return chosen if chosen in METRICS else METRICS[0]
+    return None

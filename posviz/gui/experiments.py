@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .experiment_figure import SWAP_MAP, ExperimentFigure
-from .experiment_jobs import WHAT_NAMES, Relay, caption, changed, make_job
+from .experiment_figure import ExperimentFigure
+from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, make_job,
+                              shown_metric)
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
@@ -227,10 +228,10 @@ class ExperimentsTab(QtWidgets.QWidget):
             trained = session is not None and session.spec.trained
             self.weights.setCurrentIndex(self.weights.findData(TRAINED if trained
                                                                else RANDOM))
-        has_map = self.metric_box.findData(SWAP_MAP)
-        if kind == "swap" and has_map < 0:
+        has_map = self.metric_box.findData(SWAP_MAP)        # a swap sweep's choice only
+        if (what, kind) == ("sweep", "swap") and has_map < 0:
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
-        elif kind != "swap" and has_map >= 0:
+        elif (what, kind) != ("sweep", "swap") and has_map >= 0:
             self.metric_box.removeItem(has_map)
         if self.status.property("error"):      # said of the previous choice
             self._say("")
@@ -357,11 +358,15 @@ class ExperimentsTab(QtWidgets.QWidget):
                       "Run (Ctrl+Return) for the current ones")
 
     def _redraw(self) -> None:
-        if self.result is not None:
-            self.figure.subtitle = caption(self.job)
-            note = self.figure.draw(self.job, self.result, self.metric_box.currentData())
-            if note:
-                self._say(note, error=True)
+        if self.result is None:
+            return
+        metric = shown_metric(self.job, self.result, self.metric_box.currentData())
+        if metric is not None:                  # the Show box names what is drawn
+            with QtCore.QSignalBlocker(self.metric_box):
+                self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
+        self.figure.subtitle = caption(self.job)
+        if note := self.figure.draw(self.job, self.result, metric):
+            self._say(note, error=True)
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")

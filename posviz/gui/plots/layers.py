@@ -7,9 +7,12 @@ from PySide6 import QtCore, QtGui
 
 from . import style
 from .base import Figure
+from .layer_axis import set_layer_range, set_layer_ticks
+from .linear_ticks import common_scale, scaled
 from .log_curves import LogCurve, Markers, QuartileBand
-from .log_ticks import one_notation
+from .log_ticks import one_notation, zero_row
 from .tabs import ATTENTION, TOKENS
+from .units import with_unit
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
 from posviz.views.shown import BRANCHES
@@ -27,9 +30,10 @@ TOKEN_LABEL = "median token (25–75%)"
 # narrow for it, FLOOR_SHORT (the figure's tooltip says the rest)
 FLOOR_SHORT = "noise floor"
 FLOOR_LABELS = {"reference": "noise floor; the original order: every change is 0",
-                "aligned": "noise floor; an exact 0 is drawn at the bottom",
-                "prefix": "noise floor; copied slots' 0 drawn at the bottom",
+                "aligned": "noise floor; an exact 0 is drawn on the row marked 0",
+                "prefix": "noise floor; copied slots' 0 on the row marked 0",
                 "given": "noise floor: below it, rounding"}
+ZERO_MARGIN = 0.3       # decades under the zero row, so its markers show whole
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
               "same way (equivariance)\n"
@@ -43,65 +47,9 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "(25th–75th percentile); the hidden-state curve weighs tokens by their norm, "
               "so one very large token can stand for the layer\n"
               "Below the dashed noise floor a curve is unchanged up to rounding: a "
-              "difference there is floating-point rounding. An "
-              "exact 0 is drawn at the bottom, below every other point.")
-
-
-def layer_ticks(n_layers_plus_one: int, every: int = 1):
-    """Ticks for layers in, 1..L: every ``every``-th layer, always "in" and L, and no
-    label so close to L's that they would touch."""
-    last = n_layers_plus_one - 1
-    shown = [0, *(l for l in range(every, last, every) if last - l >= every * 0.75), last]
-    return [[(l, "in" if l == 0 else str(l)) for l in sorted(set(shown))], []]
-
-
-STEPS = (1, 2, 5, 10, 20, 50, 100)      # layers between labels, the fewest that fit
-LABEL_GAP = 10                          # pixels between two tick labels
-
-
-def set_layer_ticks(axis: pg.AxisItem, n_layers_plus_one: int) -> None:
-    """Label a layer axis with as many layers as its width holds whenever it is drawn
-    (window, resize, zoom, export), always "in" and the last layer; 0: plain ticks."""
-    axis.setTicks(None)
-    if not n_layers_plus_one:
-        for name in ("tickValues", "tickStrings"):
-            axis.__dict__.pop(name, None)
-        axis.setStyle(hideOverlappingLabels=True)
-        return
-    metrics = QtGui.QFontMetrics(axis.style["tickFont"] or axis.font())
-    room = metrics.horizontalAdvance(max("in", str(n_layers_plus_one - 1), key=len))
-    room += LABEL_GAP
-
-    def values(low, high, pixels):
-        per_layer = pixels / max(high - low, 1e-9)
-        every = next((k for k in STEPS if k * per_layer >= room), STEPS[-1])
-        return [(every, [l for l, _ in layer_ticks(n_layers_plus_one, every)[0]])]
-
-    axis.tickValues = values
-    axis.tickStrings = lambda ticks, scale, spacing: ["in" if t == 0 else f"{t:g}"
-                                                      for t in ticks]
-    # "in" and the last layer sit near the ends: their labels may pass the axis a little
-    axis.setStyle(hideOverlappingLabels=room)
-    axis.picture = None
-    axis.update()
-
-
-END_MARGIN = 9      # pixels beside "in" and the last layer: end markers and labels whole
-
-
-def set_layer_range(plot: pg.PlotItem, n_layers_plus_one: int) -> None:
-    """Show layers in..L with END_MARGIN pixels beside each end, kept as the plot resizes
-    (a fixed 0.2 layer is 2 pixels at 30 layers in a laptop's window: half markers)."""
-    if getattr(plot, "layer_count", None) is None:
-        plot.vb.sigResized.connect(lambda *_: _fit_layer_range(plot))
-    plot.layer_count = n_layers_plus_one
-    _fit_layer_range(plot)
-
-
-def _fit_layer_range(plot: pg.PlotItem) -> None:
-    last, room = plot.layer_count - 1, plot.vb.width() - 2 * END_MARGIN
-    pad = max(0.2, END_MARGIN * last / room) if room > 0 else 0.2
-    plot.setXRange(-pad, last + pad, padding=0)
+              "difference there is floating-point rounding. An exact 0 has no place "
+              "on a log axis: it is drawn on the bottom row, marked 0, more than a decade "
+              "below every other point.")
 
 
 class SymmetryFigure(Figure):
@@ -204,26 +152,30 @@ tokens that carry at least 90% of the squared change."""
         views = shown.views
         floor = shown.evaluation.comparison.floor
         layers = np.arange(views.symmetry["noise_floor"].shape[0])            # (L+1,)
+        # the zero row: a whole decade under a tenth of every nonzero value (zero_level),
+        # labelled 0; the view moves only when that decade does
+        low = min(np.log10(floor / 30), np.floor(np.log10(views.zero_level / 3)))
+        curves = {name: np.where(values <= views.zero_level, 10.0 ** low, values)
+                  for name, values in views.symmetry_curves.items()}       # NaN kept
         top = 1.0
         for metric, curve in self.curves.items():
             values = views.symmetry[metric]                                   # (L+1,)
-            curve.setData(layers, views.symmetry_curves[metric])
+            curve.setData(layers, curves[metric])
             finite = values[np.isfinite(values)]
             if finite.size:
                 top = max(top, float(finite.max()))
-        curves = views.symmetry_curves
         self.token_band.set_quartiles(layers, curves["token_p25"], curves["token_median"],
                                       curves["token_p75"])
         self.markers.refresh()
         self._floor_text = FLOOR_LABELS[frame(shown.evaluation)]
         self._fit_floor_label()
-        # below a drawn 0, at a whole decade: the view moves only when the decade does
-        low = min(np.log10(floor / 30), np.floor(np.log10(views.zero_level / 3)))
         if (floor, low) != self._floor:                 # the same for most reorders
             self._floor = (floor, low)
-            self.band.setRegion((low, np.log10(floor)))  # to the bottom: SVG has no clip
+            self.band.setRegion((low - ZERO_MARGIN, np.log10(floor)))  # SVG has no clip
             self.floor_line.setPos(np.log10(floor))
-        span = (low, float(np.ceil(np.log10(top) + 0.1)))    # a whole decade above the top
+            zero_row(self.plot.getAxis("left"), low)
+        # room under the zero row for its markers; a whole decade above the top
+        span = (low - ZERO_MARGIN, float(np.ceil(np.log10(top) + 0.1)))
         if span != self._span:                      # moving the view costs a relayout
             self._span = span
             self.plot.setYRange(*span, padding=0)
@@ -263,6 +215,9 @@ tokens that carry at least 90% of the squared change."""
                 line.setPos(exponents[i])
 
 
+CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
+
+
 class TokenChangeFigure(Figure):
     """How much each original token's hidden state moved at the selected layer."""
 
@@ -279,8 +234,8 @@ class TokenChangeFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0,
                                         axisItems={"bottom": style.TokenAxis("bottom")})
-        style.style_plot(self.plot, "", "relative change |h′ − h| / |h|", "token (original order)",
-                         short_left="|h′ − h| / |h|")
+        style.style_plot(self.plot, "", CHANGE, "token (original order)",
+                         short_left=CHANGE_SHORT)
         self.plot.hideButtons()
         self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
         self.plot.addItem(self.bars)
@@ -308,6 +263,10 @@ class TokenChangeFigure(Figure):
         if top != self._top:
             self._top = top
             self.plot.setYRange(0, top, padding=0)
+            axis = self.plot.getAxis("left")            # one notation: 0.5, 1.0 (×10⁻⁴)
+            factor = common_scale(axis, top)
+            style.fit_label(axis, scaled(with_unit(CHANGE), factor),
+                            scaled(with_unit(CHANGE_SHORT), factor))
         self.data = {"change": change.copy()}
         self.labels = {"token": list(self.tokens)}
         self.where = f"layer {layer}"

@@ -1,12 +1,17 @@
-"""Tick labels of a log axis in one notation: pyqtgraph's own mix 10¹, 1, 0.1, 10⁻⁵."""
+"""Tick labels of a log axis in one notation (pyqtgraph's own mix 10¹, 1, 0.1, 10⁻⁵),
+and only as many as fit (its minor labels 0.09, 0.08, 0.07 ... are drawn over each other
+on a short axis)."""
 from __future__ import annotations
 
 import math
 
 import pyqtgraph as pg
+from PySide6 import QtGui
 
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 PLAIN = (-3, 3)         # decades written as decimals (0.001 to 1000) when all ticks lie here
+RANK = {1: 0, 2: 1, 5: 1}   # labels kept first: decades, then 2 and 5, then the rest
+GAP = 2.0               # pixels between two labels' text at least
 
 
 def log_tick_strings(values, scale: float = 1.0, spacing=None) -> list[str]:
@@ -24,6 +29,58 @@ def log_tick_strings(values, scale: float = 1.0, spacing=None) -> list[str]:
     return labels
 
 
+def fitting(values, labels: list[str], axis: pg.AxisItem) -> list[str]:
+    """``labels`` of ticks at log10 ``values`` with those that would touch a label kept
+    before them blanked: decades kept first, then 2 and 5, then the others."""
+    low, high = axis.range
+    vertical = axis.orientation in ("left", "right")
+    length = axis.height() if vertical else axis.width()
+    if high <= low or length <= 0:
+        return labels
+    metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or axis.font())
+    extent = [metrics.height() * 0.8 if vertical else metrics.horizontalAdvance(label)
+              for label in labels]                  # 0.8: as pyqtgraph measures them
+    where = [(v - low) / (high - low) * length for v in values]
+
+    def rank(k: int) -> int:
+        mantissa = round(10.0 ** (values[k] - math.floor(values[k] + 1e-9)))
+        return RANK.get(mantissa, 2)
+
+    kept: list[int] = []
+    for k in sorted(range(len(labels)), key=lambda k: (rank(k), values[k])):
+        if all(abs(where[k] - where[j]) >= (extent[k] + extent[j]) / 2 + GAP for j in kept):
+            kept.append(k)
+    return [label if k in kept else "" for k, label in enumerate(labels)]
+
+
 def one_notation(axis: pg.AxisItem) -> None:
-    """Label ``axis``, in log mode, in one notation (log_tick_strings)."""
-    axis.logTickStrings = log_tick_strings
+    """Label ``axis``, in log mode, in one notation (log_tick_strings), leaving out the
+    labels that would touch another (fitting); "0" on its zero row (zero_row)."""
+    def strings(values, scale=1.0, spacing=None):
+        row = getattr(axis, "zero_row", None)
+        labels = log_tick_strings(values, scale, spacing)
+        return fitting(values, ["0" if row is not None and abs(v - row) < 1e-6 else label
+                                for v, label in zip(values, labels)], axis)
+    axis.logTickStrings = strings
+
+
+def zero_row(axis: pg.AxisItem, row: float | None) -> None:
+    """Make the whole decade ``row`` (log10, None: none) of a one_notation ``axis`` the
+    row where exact zeros are drawn: its tick labelled "0", none between it and the
+    decade above (a log axis has no place for 0, so it is given a row of its own)."""
+    if not hasattr(axis, "zero_row"):
+        plain = axis.tickValues
+
+        def values(low, high, size):
+            levels, row = plain(low, high, size), axis.zero_row
+            if row is None or not axis.logMode or not low <= row <= high:
+                return levels
+            levels = [(spacing, [v for v in ticks if not row < v < row + 1 - 1e-9])
+                      for spacing, ticks in levels]
+            if levels and not any(abs(v - row) < 1e-6 for _, ticks in levels for v in ticks):
+                levels[0] = (levels[0][0], sorted([row, *levels[0][1]]))
+            return levels
+        axis.tickValues = values
+    axis.zero_row = row
+    axis.picture = None
+    axis.update()

@@ -46,9 +46,17 @@ def style_axis(axis: pg.AxisItem) -> None:
     """Dark line, ticks and text in the figures' font, no SI prefix on the numbers."""
     axis.setPen(pg.mkPen(FOREGROUND))
     axis.setTextPen(pg.mkPen(FOREGROUND))
-    axis.enableAutoSIPrefix(False)
+    no_si_prefix(axis)
     axis.setStyle(tickFont=text_font(), tickLength=TICK_LENGTH)
     axis.label.setFont(text_font())
+
+
+def no_si_prefix(axis: pg.AxisItem) -> None:
+    """Numbers on ``axis`` as they are, whatever its range was or will be."""
+    axis.enableAutoSIPrefix(False)
+    # pyqtgraph still sets a scale from the present range (×1000 after a log range under
+    # 1) and, disabled, never resets it: every later label would be multiplied by it
+    axis.autoSIPrefixScale, axis.labelUnitPrefix = 1.0, ""
 
 
 def colormap(name: str) -> pg.ColorMap:
@@ -140,7 +148,7 @@ class TokenAxis(pg.AxisItem):
 
     def __init__(self, orientation: str, rotate: bool = True, **kwargs):
         super().__init__(orientation, **kwargs)
-        self.enableAutoSIPrefix(False)
+        no_si_prefix(self)
         self.tokens: list[str] = []
         self.numbered = True        # every token is its own index (see set_tokens)
         self.draws_labels = orientation == "bottom"

@@ -1,0 +1,95 @@
+"""How the Experiments figure draws each paper check: the curves a paper's claim is read
+from, its verdict in the title, and what it tests in the note."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg  # noqa: I001
+from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
+
+from .experiment_figure import _sample, _short
+from .plots import style
+from .plots.wheel import frame
+from posviz.analysis.experiments.papers import TITLES
+from posviz.models.encodings import LearnedEncoding, NoPositions
+
+
+def draw_paper(figure, check) -> None:
+    """Draw a paper check (analysis.experiments.claim.PaperCheck) on the Experiments
+    figure: each paper's own plot, its verdict in the title and its terms in the note."""
+    values = check.values
+    if check.name == "press2022":
+        _show_lengths(figure, values)
+    elif check.name == "haviv2022" and check.weights == "trained":
+        # the model without positions against one with learned positions (the
+        # values hold every checkpoint's rows)
+        runs = {"no positions ": (values[NoPositions.kind], "#d55e00")}
+        if LearnedEncoding.kind in values:
+            runs["learned positions "] = (values[LearnedEncoding.kind], "#0072b2")
+        figure._probes("", runs)
+    elif check.name == "haviv2022":
+        runs = {"causal ": (values["causal"], "#d55e00"),
+                "bidirectional ": (values["bidirectional"], "#0072b2")}
+        if "linear" in values:          # the verdict's features are quadratic
+            runs["linear causal "] = (values["linear"]["causal"], "#009e73")
+        figure._probes("", runs)
+    elif check.name == "chi2023":
+        spread = np.array(values["variance_by_position"])
+        figure._reset("variance of the attention output", "position", log=False)
+        figure._curve(np.arange(spread.size), spread, "#d55e00", "block 1, causal, no PE")
+        figure._frame()
+        figure.data, figure.dims = {"variance": spread}, ("position",)
+        figure.coords, figure.labels = {"position": list(range(spread.size))}, {}
+    elif check.name == "alibi-slopes":
+        heads = np.arange(1, len(values["measured"]) + 1)
+        figure._reset("slope m_h (log)", "head", log=True)
+        figure._curve(heads, np.log10(values["paper"]), "#505050", "paper, H = 8: 2^(-8h/H)",
+                      1.5, dash=True)
+        dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
+                                  size=9, brush="#d55e00", pen=None)
+        figure.plot.addItem(dots)
+        figure.legend.addItem(_sample(pen=None, symbol="o", symbolBrush="#d55e00",
+                                      symbolPen=None), "measured")
+        figure._frame()
+        figure.data = {"paper": np.array(values["paper"]),
+                       "measured": np.array(values["measured"])}
+        figure.dims, figure.coords, figure.labels = ("head",), {"head": heads.tolist()}, {}
+    else:
+        figure._reset("", "", log=False)
+        figure.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
+                                        for k, v in values.items()))
+        figure.data, figure.dims, figure.coords, figure.labels = {}, (), {}, {}
+    figure.set_title(f"{TITLES.get(check.name, check.name)} ({check.weights} weights): "
+                     f"{'holds' if check.holds else 'does NOT hold'} here")
+    figure.set_note(f"{check.citation}\nPaper: {check.reports}\nRan on: {check.weights} "
+                    f"weights, {check.ran_on}\nTests: {check.tests}\nposviz: "
+                    f"{check.measures}")
+
+
+def _show_lengths(figure, values: dict) -> None:
+    """press2022: held-out perplexity against the evaluation length, one curve per
+    encoding, the unigram baseline dashed."""
+    lengths = np.array(values["lengths"], dtype=float)
+    figure._reset("held-out perplexity (log)", "evaluation length (tokens)", log=True)
+    figure.data, figure.dims, figure.labels = {}, ("length",), {}
+    for k, (kind, row) in enumerate(values["perplexity"].items()):
+        ppl = np.array([np.nan if row[str(int(n))] is None else row[str(int(n))]
+                        for n in lengths])
+        colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
+        defined = ~np.isnan(ppl)
+        figure._curve(lengths[defined], np.log10(ppl[defined]), colour, kind)
+        figure.plot.addItem(pg.ScatterPlotItem(lengths[defined], np.log10(ppl[defined]),
+                                               size=7, pen=None, brush=colour))
+        figure.data[kind] = ppl
+    unigram = values["unigram_perplexity"]
+    figure._curve(lengths, np.log10(np.full(lengths.size, unigram)), "#505050",
+                  "unigram", 1.5, dash=True)
+    figure.plot.addItem(pg.InfiniteLine(
+        pos=values["train_length"], angle=90, label="training length",
+        pen=style.cosmetic_pen((120, 120, 120), 1, QtCore.Qt.PenStyle.DotLine),
+        labelOpts={"position": 0.5, "color": (60, 60, 60)}))
+    figure.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
+    figure.data["unigram"] = np.full(lengths.size, unigram)
+    shown = np.concatenate([v[~np.isnan(v)] for v in figure.data.values()])
+    frame(figure.plot, (lengths[0] * 0.9, lengths[-1] * 1.05),
+          (np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)))
+    figure.coords = {"length": lengths.astype(int).tolist()}
