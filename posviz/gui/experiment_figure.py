@@ -20,19 +20,6 @@ from posviz.views.shown import clip_for_log, zero_level
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
 
 
-def _sample(**style) -> pg.PlotDataItem:
-    """A legend entry drawn by pyqtgraph's own sample (which reads a PlotDataItem's
-    options; any other item would raise inside a paint, which PySide cannot survive)."""
-    return pg.PlotDataItem([0], [0], **style)
-
-
-def _short(value) -> str:
-    """Numbers to 3 significant digits, nested dicts included."""
-    if isinstance(value, dict):
-        return ", ".join(f"{k.replace('_', ' ')} {_short(v)}" for k, v in value.items())
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
-
-
 class ExperimentFigure(Figure):
     """A sweep's band per layer (log scale, noise floor), a swap map, a probe or a paper
     check: whatever the last experiment produced."""
@@ -151,7 +138,7 @@ class ExperimentFigure(Figure):
         curve = pg.PlotCurveItem(np.asarray(x, float), np.asarray(y, float), pen=pen)
         self.plot.addItem(curve)
         if label:
-            self.legend.addItem(_sample(pen=pen), label)
+            self.legend.addItem(style.legend_sample(pen=pen), label)
         return curve
 
     def show_sweep(self, result, metric: str) -> None:
@@ -168,16 +155,18 @@ class ExperimentFigure(Figure):
         upper = self._curve(x, self._drawn(p90, floor, level), (0, 114, 178, 90), "", 1)
         self.plot.addItem(pg.FillBetweenItem(lower, upper,
                                              brush=pg.mkBrush(0, 114, 178, 60)))
-        self.legend.addItem(_sample(pen=None, symbol="s", symbolSize=12, symbolPen=None,
-                                    symbolBrush=(0, 114, 178, 60)), "p10 to p90 of the runs")
+        self.legend.addItem(style.legend_sample(pen=None, symbol="s", symbolSize=12,
+                                                symbolPen=None, symbolBrush=(0, 114, 178, 60)),
+                            "p10 to p90 of the runs")
         self._curve(x, self._drawn(median, floor, level), "#0072b2", "median", 2.5)
         zeros = median == 0
         if zeros.any():
             self.plot.addItem(pg.ScatterPlotItem(
                 x[zeros].astype(float), np.full(zeros.sum(), np.log10(level)), size=10,
                 symbol="o", pen=pg.mkPen("#0072b2", width=2), brush="w"))
-            self.legend.addItem(_sample(pen=None, symbol="o", symbolSize=10, symbolBrush="w",
-                                        symbolPen=pg.mkPen("#0072b2", width=2)),
+            self.legend.addItem(style.legend_sample(pen=None, symbol="o", symbolSize=10,
+                                                    symbolBrush="w",
+                                                    symbolPen=pg.mkPen("#0072b2", width=2)),
                                 f"median 0 (exact), drawn at {level:.0e}")
         self._floor_line(floor)
         top = np.nanmax(np.r_[p90, 1.0])
@@ -309,8 +298,9 @@ class ExperimentFigure(Figure):
             self.plot.addItem(pg.ScatterPlotItem(
                 layers[defined].astype(float), drawn, size=size,
                 symbol=symbol, pen=pg.mkPen("w", width=1), brush=colour))
-            self.legend.addItem(_sample(pen=pen, symbol=symbol, symbolSize=9,
-                                        symbolBrush=colour, symbolPen="w"), model.title)
+            self.legend.addItem(style.legend_sample(pen=pen, symbol=symbol, symbolSize=9,
+                                                    symbolBrush=colour, symbolPen="w"),
+                                model.title)
             top = max(top, float(np.nanmax(np.r_[values[defined], 0.0])))
             self.data[model.kind] = values
         self._floor_line(floor)

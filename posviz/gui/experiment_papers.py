@@ -6,11 +6,17 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 
-from .experiment_figure import _sample, _short
 from .plots import style
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 from posviz.models.encodings import LearnedEncoding, NoPositions
+
+
+def _short(value) -> str:
+    """Numbers to 3 significant digits, nested dicts included."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {_short(v)}" for k, v in value.items())
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
 def draw_paper(figure, check) -> None:
@@ -47,8 +53,8 @@ def draw_paper(figure, check) -> None:
         dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
                                   size=9, brush="#d55e00", pen=None)
         figure.plot.addItem(dots)
-        figure.legend.addItem(_sample(pen=None, symbol="o", symbolBrush="#d55e00",
-                                      symbolPen=None), "measured")
+        figure.legend.addItem(style.legend_sample(pen=None, symbol="o", symbolBrush="#d55e00",
+                                                  symbolPen=None), "measured")
         figure._frame()
         figure.data = {"paper": np.array(values["paper"]),
                        "measured": np.array(values["measured"])}

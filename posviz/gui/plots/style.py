@@ -376,3 +376,9 @@ def size_tabs_by_current_page(tabs: QtWidgets.QTabWidget) -> None:
             page.updateGeometry()
     tabs.currentChanged.connect(follow)
     follow(tabs.currentIndex())
+
+
+def legend_sample(**style) -> pg.PlotDataItem:
+    """A legend entry drawn by pyqtgraph's own sample (which reads a PlotDataItem's
+    options; any other item would raise inside a paint, which PySide cannot survive)."""
+    return pg.PlotDataItem([0], [0], **style)
