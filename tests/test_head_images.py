@@ -78,6 +78,14 @@ def test_views_hold_the_head_asked_for_as_painted():
     assert build_views(ev, None).head is None
 
 
+@pytest.mark.parametrize("head", [(2, 0), (0, 2), (-1, 0)])
+def test_a_head_the_model_does_not_have_paints_nothing(head):
+    """A selection made for a larger model (the window's, before a smaller one's result
+    has arrived) asks for a head that is not there: no images, no error."""
+    ev = evaluate(10)                                       # 2 layers, 2 heads
+    assert build_views(ev, None, head=head).head is None
+
+
 @pytest.mark.parametrize("in_memory", [None, 0])
 def test_a_cell_reads_the_same_from_memory_and_from_a_file(in_memory):
     rng = np.random.default_rng(0)

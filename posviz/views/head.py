@@ -76,7 +76,11 @@ def signed_largest(maps: np.ndarray, block: int) -> np.ndarray:
 def head_images(ev: Evaluation, layer: int, head: int,
                 side: int | None = None) -> HeadImages | None:
     """Layer 1..L, head 0..h-1 as painted; None when the reordered run's maps of that
-    head were not kept (a long input keeps one head: Engine.evaluate's ``keep``)."""
+    head were not kept (a long input keeps one head: Engine.evaluate's ``keep``), or when
+    the model has no such head (a selection made for another model)."""
+    L, h = ev.reference.attention.shape[:2]
+    if not (1 <= layer <= L and 0 <= head < h):
+        return None
     aligned = _aligned_map(ev, layer, head)
     if aligned is None:
         return None
