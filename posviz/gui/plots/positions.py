@@ -270,5 +270,5 @@ class SimilarityFigure(_PositionMap):
         self.coords = {"query": ticks, "key": ticks}
         which = machinery.pair_rows[row]
         masked = " (keys ahead of the query are masked)" if np.isnan(array).any() else ""
-        self.set_title(f"{machinery.pair_title or machinery.pair_quantity}, "
-                       f"{which}{masked}")
+        self.set_title(f"{machinery.pair_title or machinery.pair_quantity} "
+                       f"(0…{P - 1}), {which}{masked}")

@@ -15,7 +15,7 @@ from posviz.models.encodings import ENCODINGS
 from posviz.models.options import TITLES
 
 SPANS = ((0, "Δ range: the text's length"), (64, "Δ range: ±64"), (128, "Δ range: ±128"),
-         (256, "Δ range: ±256"))
+         (256, "Δ range: ±256"))    # each item renamed to the Δ it plots once drawn
 
 
 class RelativeProfileFigure(Figure):
@@ -43,9 +43,12 @@ class RelativeProfileFigure(Figure):
         self.span = QtWidgets.QComboBox()
         for reach, text in SPANS:
             self.span.addItem(text, reach)
-        self.span.setToolTip("Range of Δ shown: ± the text's length − 1 (at least ±16), "
-                             "or a fixed ±64, ±128, ±256 for RoPE's long range and T5's "
-                             "log buckets (to 128)")
+        self.span.setToolTip("Range of Δ shown (each item names the Δ it plots): the "
+                             "first, ± the text's length − 1 (at least ±16) for the "
+                             "built-in model or a real model's whole profile; or at most "
+                             "±64, ±128, ±256 for RoPE's long range and T5's log buckets "
+                             "(to 128). Keys ahead of a causal query are masked.")
+        self.span.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.span.currentIndexChanged.connect(self._span_chosen)
         self.layout().itemAt(0).layout().addWidget(self.span, 0,
                                                    QtCore.Qt.AlignmentFlag.AlignTop)
@@ -91,7 +94,8 @@ class RelativeProfileFigure(Figure):
                 return
             self.draw_profile(machinery.profile, f"{machinery.title}: "
                               f"{machinery.profile.quantity} against relative distance Δ",
-                              self.reach(int(np.abs(machinery.profile.distances).max())))
+                              int(np.abs(machinery.profile.distances).max()),
+                              "the whole profile")
             return
         if not view.built_in:
             self.set_title("Relative-distance profile")
@@ -111,9 +115,30 @@ class RelativeProfileFigure(Figure):
                 "tokens.")
             return
         self.draw_profile(profile, f"{TITLES.get(kind, kind)}: {profile.quantity} "
-                                   "against relative distance Δ", self.reach())
+                                   "against relative distance Δ", self.reach(),
+                          "the text's length" + ("" if self._tokens > 17 else ", at least 16"))
 
-    def draw_profile(self, profile, title: str, reach: int) -> None:
+    def show_message(self, text: str) -> None:
+        super().show_message(text)
+        self.span.setEnabled(False)             # nothing a range of Δ would change
+
+    def _name_spans(self, profile, own: int, whole: str) -> None:
+        """Rename each item of the range box to the Δ it plots for ``profile`` (a
+        causal model's keys ahead are masked, so its Δ stop at 0)."""
+        finite = np.isfinite(profile.values).any(axis=0)
+        for index in range(self.span.count()):
+            reach = self.span.itemData(index) or own
+            shown = profile.distances[finite & (np.abs(profile.distances) <= reach)]
+            lo, hi = (int(shown.min()), int(shown.max())) if shown.size else (0, 0)
+            text = f"Δ range: {lo}…{hi}".replace("-", "−")
+            self.span.setItemText(index, text + (f" ({whole})" if index == 0 else ""))
+        self.span.setEnabled(True)
+
+    def draw_profile(self, profile, title: str, own: int, whole: str) -> None:
+        """Draw ``profile`` over the Δ chosen (the first item: |Δ| ≤ ``own``, which
+        ``whole`` describes)."""
+        self._name_spans(profile, own, whole)
+        reach = self.span.currentData() or own
         within = np.abs(profile.distances) <= reach
         distances, rows = profile.distances[within], profile.rows
         values = profile.values[:, within]                                       # (h, D)
