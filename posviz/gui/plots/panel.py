@@ -98,11 +98,10 @@ class PlotsPanel(QtWidgets.QWidget):
 
     def _fit_height(self) -> None:
         index = self.tabs.currentIndex()       # a page of its own (Experiments): one row
-        rows = 1 if index >= len(TABS) else 2 if not TABS[index].by_content else len({
-            figure.row for name, figure in self._figures.items()
-            if name in TAB_FIGURES[index] and not hidden_by_content(figure)})
-        if self._row_height:
-            self.setMinimumHeight(self._row_height * max(rows, 1))
+        rows = {FIGURE_TYPES[name].row for name in (TAB_FIGURES[index] if index < len(
+            TABS) else ()) if not hidden_by_content(self._figures.get(name))}
+        if self._row_height:                   # two rows' worth at most (then they share)
+            self.setMinimumHeight(self._row_height * min(max(len(rows), 1), 2))
 
     def _tab_changed(self, index: int) -> None:
         own_page = index >= len(TABS)
