@@ -8,7 +8,7 @@ import csv  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from PySide6 import QtCore, QtGui, QtSvg  # noqa: E402
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets  # noqa: E402
 
 from posviz import cli  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
@@ -418,6 +418,7 @@ def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path
         return QDialog.Accepted
     monkeypatch.setattr(ExportDialog, "exec", choose)
     window.export_action.trigger()
+    QtWidgets.QApplication.processEvents()      # the tab shown again, laid out as before
     files = sorted((tmp_path / "out").glob("*.png"))
     assert len(files) == len(window.plots.figures())
     screen_dpi = window.plots.logicalDpiX()
