@@ -109,8 +109,10 @@ def test_a_saved_figure_is_the_file_posviz_export_writes(report, tmp_path, capsy
     printed = capsys.readouterr().out.split()
     assert code == 0
     from posviz.gui.plots import FIGURES
-    assert printed == [str(out / f"{name}.{fmt}")
-                       for name in FIGURES for fmt in ("pdf", "csv")]
+    # no positional encoding: the Positions tab's figures only say so, and are not written
+    positions = ("encoding", "encoding_similarity", "relative_profile")
+    assert printed == [str(out / f"{name}.{fmt}") for name in FIGURES
+                       if name not in positions for fmt in ("pdf", "csv")]
     for name in ("attention", "symmetry", "token_change"):
         mine = report.figure(name, layer=2, head=1).save(tmp_path / f"{name}.csv")
         assert mine.read_text(encoding="utf-8") == (out / f"{name}.csv").read_text(

@@ -178,6 +178,28 @@ def test_outputs_figure_shows_top_tokens_of_a_head_model(panel):
     figure = panel.figures()["outputs"]
     assert "KL" in figure.text.text() and prediction.original.tokens[0] in figure.text.text()
     assert figure.canvas.isVisibleTo(figure)
+    # the chart takes what the text does not need: no half of the figure left blank
+    panel.resize(1900, 850)
+    from PySide6 import QtWidgets
+    QtWidgets.QApplication.processEvents()
+    assert figure.canvas.width() >= 0.6 * figure.width(), (figure.canvas.width(),
+                                                           figure.width())
+    assert figure.text.sizeHint().height() <= figure.text.height()   # the text whole
+    # one figure on the tab: one row's height asked of the window, so at 1920 × 1050
+    # the chart's token labels are in sight without scrolling
+    panel.set_row_height(380)
+    assert panel.minimumHeight() == 380
+    panel.tabs.setCurrentIndex(0)
+    assert panel.minimumHeight() == 760
+
+
+def test_outputs_without_predictions_use_the_whole_width(panel):
+    backend = BuiltinBackend(ModelConfig(pe="sinusoidal", layers=2, heads=2, d_model=16))
+    panel.show_evaluation(shown_of(backend))
+    panel.tabs.setCurrentIndex(3)
+    figure = panel.figures()["outputs"]
+    assert not figure.canvas.isVisibleTo(figure)
+    assert figure.text.width() >= 0.9 * figure.width()
 
 
 def test_model_panel_shows_the_facts_block(qtbot, folders):

@@ -297,7 +297,7 @@ def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
 
 def test_a_hidden_legend_leaves_no_empty_row(qtbot, shown):
     """One curve needs no legend: the plot takes the legend's row."""
-    from posviz.gui.plots.positions import RelativeProfileFigure
+    from posviz.gui.plots.profile import RelativeProfileFigure
     figure = RelativeProfileFigure()
     qtbot.addWidget(figure)
     figure.resize(800, 400)

@@ -100,3 +100,50 @@ def test_a_hidden_figure_is_exported_at_a_figure_s_size_and_stays_hidden(panel, 
     assert image.width() >= 300 and image.height() >= 200, (image.width(), image.height())
     assert not panel.current_figures()[TABLE].isVisible()
     assert panel.current_figures()[PROFILE].isVisible()
+
+
+def test_saved_splitter_sizes_never_collapse_a_pane_with_content(qtbot, tmp_path):
+    """Quit while RoPE shows only the profile (the table's row had size 0), start again
+    and choose sinusoidal: the table and cosine map get their share, not a sliver; the
+    sizes a user dragged to are kept, and the ones taken with a pane hidden are not."""
+    import json
+
+    from PySide6 import QtCore
+
+    from posviz.gui.splitters import SPLITTERS_KEY, TabSplitters
+    settings = QtCore.QSettings(str(tmp_path / "posviz.ini"), QtCore.QSettings.IniFormat)
+    index = TABS.index(POSITIONS)
+
+    def started(pe: str) -> PlotsPanel:
+        widget = PlotsPanel(settings)
+        widget.set_session(Session())
+        qtbot.addWidget(widget)
+        widget.resize(1000, PANEL_HEIGHT)
+        splitters = TabSplitters(widget.tabs, settings)
+        widget.tabs.currentChanged.connect(splitters.restore)
+        widget.show()
+        qtbot.waitExposed(widget)
+        widget.tabs.setCurrentIndex(index)
+        widget.show_evaluation(shown_for(pe))
+        qtbot.wait(50)
+        widget.splitters = splitters
+        return widget
+
+    first = started("rope")
+    first.splitters.save()
+    saved = json.loads(settings.value(SPLITTERS_KEY))[str(index)]
+    assert all(0 not in (sizes or [1]) for sizes in saved), saved
+    first.close()
+    # the state a previous version wrote: the hidden row at 0
+    settings.setValue(SPLITTERS_KEY, json.dumps({str(index): [[0, 474], [250, 250]]}))
+    second = started("sinusoidal")
+    figures = second.current_figures()
+    page = second.tabs.currentWidget().height()
+    for name in (TABLE, SIMILARITY, PROFILE):
+        assert figures[name].height() >= 0.3 * page, (name, figures[name].height(), page)
+    vertical = figures[PROFILE].parentWidget()
+    vertical.setSizes([500, 200])                     # the user's own choice is kept
+    second.splitters.save()
+    third = started("sinusoidal")
+    kept = third.current_figures()[PROFILE].parentWidget().sizes()
+    assert abs(kept[0] / sum(kept) - 5 / 7) < 0.05, kept

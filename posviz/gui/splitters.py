@@ -6,6 +6,7 @@ import json
 from PySide6.QtWidgets import QSplitter, QTabWidget
 
 SPLITTERS_KEY = "window/splitters"    # JSON: tab index -> each splitter's sizes
+MIN_PANE = 80                         # pixels: less is a pane that was hidden or squashed
 
 
 class TabSplitters:
@@ -29,12 +30,19 @@ class TabSplitters:
         return saved if isinstance(saved, dict) else {}
 
     def save(self) -> None:
-        """The sizes of every splitter in the tabs built so far (others keep theirs)."""
+        """The sizes of every splitter in the tabs built so far (others keep theirs); a
+        splitter with a pane hidden for lack of content (size 0) keeps what it had."""
         saved = self._saved()
         for index in range(self._tabs.count()):
             splitters = self._splitters(index)
-            if splitters:
-                saved[str(index)] = [splitter.sizes() for splitter in splitters]
+            if not splitters:
+                continue
+            before = saved.get(str(index))
+            before = before if isinstance(before, list) and len(before) == len(
+                splitters) else [None] * len(splitters)
+            saved[str(index)] = [
+                splitter.sizes() if _fits(splitter, splitter.sizes()) else old
+                for splitter, old in zip(splitters, before)]
         self._settings.setValue(SPLITTERS_KEY, json.dumps(saved))
 
     def restore(self, index: int) -> None:
@@ -46,6 +54,13 @@ class TabSplitters:
         sizes = self._saved().get(str(index))
         if isinstance(sizes, list) and len(sizes) == len(splitters):
             for splitter, each in zip(splitters, sizes):
-                if isinstance(each, list) and len(each) == splitter.count() and all(
-                        isinstance(size, int) and size >= 0 for size in each):
+                if _fits(splitter, each):
                     splitter.setSizes(each)
+
+
+def _fits(splitter: QSplitter, sizes) -> bool:
+    """``sizes`` give each of the splitter's panes room to show a figure: never a pane
+    collapsed to nothing (one hidden when the sizes were taken), which would keep a pane
+    with content a sliver once it is shown again."""
+    return isinstance(sizes, list) and len(sizes) == splitter.count() and all(
+        isinstance(size, int) and size >= MIN_PANE for size in sizes)

@@ -33,18 +33,31 @@ def hidden_by_content(widget: QtWidgets.QWidget) -> bool:
     return getattr(widget, "hidden_by_content", False)
 
 
+def plots_nothing(figure: Figure) -> bool:
+    """A figure showing only a message in place of a plot (no numbers behind it)."""
+    return figure.stack.currentWidget() is figure.message and not figure.data
+
+
 @contextmanager
 def shown_while(figure: Figure, drawn: bool = True):
     """A figure hidden for lack of content shown (with its row) while it is drawn into
-    a file, so it is written at a figure's size, not one pixel wide."""
+    a file, its splitters sharing their room evenly meanwhile: a pane shown again keeps
+    the size 0 it had while hidden, and would be written one pixel high."""
     hidden = [w for w in (figure, figure.parentWidget()) if drawn and hidden_by_content(w)]
+    splitters = [(w.parentWidget(), w.parentWidget().sizes()) for w in hidden
+                 if isinstance(w.parentWidget(), QtWidgets.QSplitter)]
     for widget in hidden:
         widget.setHidden(False)
+    QtWidgets.QApplication.sendPostedEvents()         # the splitters take the shown panes in
+    for splitter, _ in splitters:
+        splitter.setSizes([1 << 12] * splitter.count())     # scaled to the room there is
     try:
         yield
     finally:
         for widget in hidden:
-            widget.setHidden(True)
+            widget.setHidden(hidden_by_content(widget))     # unless drawn with content now
+        for splitter, sizes in splitters:
+            splitter.setSizes(sizes)
 
 
 def arrange(figures: list[Figure], even: bool) -> QtWidgets.QWidget:

@@ -14,6 +14,9 @@ def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
     other and labelled with what its colours measure."""
     bar = ColourBar(values=levels, colorMap=colormap(cmap), interactive=False,
                     width=BAR_WIDTH, colorMapMenu=False)
+    # its margins (align_bar) must not make it ask for more height than its row has:
+    # a taller bar would grow the row and its margins with it, and squeeze the strip
+    bar.setMinimumHeight(0)
     style_axis(bar.axis)
     bar.setLevels(levels)
     if label:
@@ -55,15 +58,18 @@ def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:
     """Keep the bar's colour strip level with ``plot``'s data area (not with the plot's
     title and tick labels above and below it), whatever the figure's size."""
     def align(*_):
-        target, strip = plot.vb.sceneBoundingRect(), bar.vb.sceneBoundingRect()
-        if target.height() < 2 or strip.height() < 2:
+        # from the bar's own box, not its strip's: a strip squeezed to nothing by an
+        # earlier layout (a long text's deep labels) must not keep it squeezed
+        target, own = plot.vb.sceneBoundingRect(), bar.mapRectToScene(bar.rect())
+        if target.height() < 2 or own.height() < 2:
             return
         left, top, right, bottom = bar.layout.getContentsMargins()
-        top2 = max(0.0, top + target.top() - strip.top())
-        bottom2 = max(0.0, bottom + strip.bottom() - target.bottom())
+        top2 = min(max(0.0, target.top() - own.top()), own.height() - 2)
+        bottom2 = min(max(0.0, own.bottom() - target.bottom()), own.height() - 2 - top2)
         if abs(top2 - top) > 0.5 or abs(bottom2 - bottom) > 0.5:
             bar.layout.setContentsMargins(left, top2, right, bottom2)
     plot.vb.sigResized.connect(align)
     plot.geometryChanged.connect(align)
     bar.vb.sigResized.connect(align)
+    bar.geometryChanged.connect(align)
     align()

@@ -7,8 +7,9 @@ from .attention import AttentionFigure
 from .base import Figure
 from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
 from .mosaic_figure import MosaicFigure
-from .positions import EncodingFigure, RelativeProfileFigure, SimilarityFigure
+from .positions import EncodingFigure, SimilarityFigure
 from .predictions import OutputsFigure
+from .profile import RelativeProfileFigure
 from .tabs import TABS, Tab
 
 FIGURE_TYPES: dict[str, type[Figure]] = {figure.name: figure for figure in (

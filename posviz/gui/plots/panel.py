@@ -17,7 +17,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from . import style
-from .arrange import arrange, hidden_by_content, show_by_content, shown_while
+from .arrange import arrange, hidden_by_content, plots_nothing, show_by_content, shown_while
 from .base import Figure
 from .exporting import (add_copy_action, add_export_actions, ask_export_path, copy_figure,
                         figure_to_copy, writing)
@@ -91,19 +91,17 @@ class PlotsPanel(QtWidgets.QWidget):
 
     def set_row_height(self, pixels: int) -> None:
         """Give each row of figures at least ``pixels`` of the panel's height (controls
-        included; two rows' worth at least): the panel scrolls rather than squash a
-        figure, and a tab laid out by content showing one row (a relative encoding's
-        profile alone) is not made to scroll."""
+        included): the panel scrolls rather than squash a figure (a tab laid out by
+        content counts the rows it shows)."""
         self._row_height = pixels
         self._fit_height()
 
     def _fit_height(self) -> None:
         index = self.tabs.currentIndex()       # a page of its own (Experiments): one row
-        rows = 1 if index >= len(TABS) else 2 if not TABS[index].by_content else len({
-            figure.row for name, figure in self._figures.items()
-            if name in TAB_FIGURES[index] and not hidden_by_content(figure)})
-        if self._row_height:
-            self.setMinimumHeight(self._row_height * max(rows, 1))
+        rows = {FIGURE_TYPES[name].row for name in (TAB_FIGURES[index] if index < len(
+            TABS) else ()) if not hidden_by_content(self._figures.get(name))}
+        if self._row_height:                   # two rows' worth at most (then they share)
+            self.setMinimumHeight(self._row_height * min(max(len(rows), 1), 2))
 
     def _tab_changed(self, index: int) -> None:
         own_page = index >= len(TABS)
@@ -215,8 +213,7 @@ class PlotsPanel(QtWidgets.QWidget):
         return {name: figures[name].displayed() for name in names}
 
     def laid_out(self, name: str) -> Figure:
-        """Figure ``name``, drawn and laid out at its size in the panel (its tab made
-        current): as export renders it."""
+        """Figure ``name`` drawn and laid out in its tab (made current), as exported."""
         figure = self._figure(name)
         self._refresh([name])
         self._bring_forward(figure)
@@ -266,14 +263,14 @@ class PlotsPanel(QtWidgets.QWidget):
                                    f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
         check_width(width)
         facts = self.provenance(name)
-        with shown_while(figure, suffix != "csv"):      # laid out as it would be shown
-            if suffix != "csv":
-                self._bring_forward(figure)
+        if suffix != "csv":
+            self._bring_forward(figure)                 # its tab drawn, then shown as is
+        with shown_while(figure, suffix != "csv"):
             return writing(path, lambda: figure.export(path, width, dpi, facts))
 
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
                    csv: bool = True, dpi: int | None = None) -> list[Path]:
-        """Write every figure as <folder>/<name>.<format> (and <name>.csv); returns paths."""
+        """Write each figure that plots something as <folder>/<name>.<fmt> (and .csv)."""
         folder = Path(folder)
         formats = [f.lower().lstrip(".") for f in formats]
         unknown = [f for f in formats if f not in IMAGE_FORMATS]
@@ -285,6 +282,8 @@ class PlotsPanel(QtWidgets.QWidget):
         written = []
         try:
             for name in FIGURES:
+                if plots_nothing(self.laid_out(name)):
+                    continue                # a message ("no additive encoding") is no figure
                 for fmt in formats + (["csv"] if csv else []):
                     written.append(self.export_figure(name, folder / f"{name}.{fmt}", width,
                                                       dpi))

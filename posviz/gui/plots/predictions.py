@@ -21,6 +21,7 @@ from posviz.analysis.predictions import pooled_outputs
 
 ORIGINAL, REORDERED = "#0072b2", "#d55e00"
 CELL = "padding: 1px 8px 1px 0px;"
+UNBOUNDED = (1 << 24) - 1                 # Qt's QWIDGETSIZE_MAX: no maximum width
 POOLED_MEANING = ("exactly 1 would mean pooling cannot tell the orders apart; below 1, "
                   "their pooled outputs differ")
 
@@ -103,8 +104,8 @@ class OutputsFigure(Figure):
         self.page = QtWidgets.QWidget()
         row = QtWidgets.QHBoxLayout(self.page)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.text, 1)
-        row.addWidget(self.canvas, 1)
+        row.addWidget(self.text, 2)            # at most 2/5 of a narrow figure
+        row.addWidget(self.canvas, 3)
         self.stack.insertWidget(0, self.page)
         self.outputs = None
 
@@ -115,6 +116,10 @@ class OutputsFigure(Figure):
         """The probabilities of the first prediction's top tokens under both orders."""
         first = outputs.predictions[0] if outputs.predictions else None
         self.canvas.setVisible(first is not None)
+        # beside the chart, the text as wide as its tables (long lines wrapped) and the
+        # chart the rest: no half of the figure left blank beside a few lines of text
+        self.text.setMaximumWidth(UNBOUNDED if first is None else
+                                  self.text.fontMetrics().horizontalAdvance("x" * 60))
         if first is None:
             return
         m = len(first.compared.ids)

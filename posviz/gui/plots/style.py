@@ -240,15 +240,26 @@ class TokenAxis(pg.AxisItem):
         scale = bounds.width() / (high - low) if high != low else 1.0
         metrics = self._metrics()
         labels, widest = [], 0.0
+        deepest = self._deepest_label()
         for cell in self.labelled:
             if 0 <= cell < len(self.tokens):
                 x = bounds.left() + (cell + 0.5 - low) * scale
                 if bounds.left() - 1 <= x <= bounds.right() + 1:
                     text = self.cell_label(cell)
+                    if self.rotated and metrics.horizontalAdvance(text) > deepest:
+                        text = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
+                                                  deepest)
                     labels.append((x, text))
                     widest = max(widest, metrics.horizontalAdvance(text))
         self._reserve(int(np.ceil(widest + 2 if self.rotated else metrics.height())))
         return axis_spec, tick_specs, [("labels", labels)]
+
+    def _deepest_label(self) -> float:
+        """How deep a turned label may reach: a third of the canvas (at least three
+        lines), so a short figure keeps room for its data and no label runs off it."""
+        views = self.scene().views() if self.scene() is not None else []
+        height = views[0].height() if views else 0
+        return max(3 * self._metrics().height(), height / 3) if height else float("inf")
 
     def _reserve(self, room: int) -> None:
         """Make the axis as deep as labels ``room`` pixels deep need, as pyqtgraph sizes

@@ -1,0 +1,66 @@
+"""The attention maps of a long text in a short figure: the colour bars keep their strip
+level with the maps (never squeezed to a sliver that stays after a short text), and the
+keys' turned labels stay inside the figure (elided past a third of its height)."""
+from __future__ import annotations
+
+import os
+import random
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
+from posviz.gui.plots import mosaic_look  # noqa: E402
+from posviz.gui.plots.attention import AttentionFigure  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.views.shown import Shown, build_views  # noqa: E402
+
+WORDS = "the cat sat on a mat dog big red hill tree ran with under over because warm".split()
+SHORT = "the cat sat on the mat because it was warm"
+
+
+@pytest.fixture
+def figure(qtbot):
+    widget = AttentionFigure()
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def show(qtbot, figure, text: str, height: int) -> None:
+    backend = BuiltinBackend(ModelConfig(pe="alibi", layers=1, heads=1, d_model=16))
+    session = Session(backend, text)
+    session.reverse()
+    ev = Engine(backend).evaluate(session.seq, session.order, session.positions)
+    figure.resize(1270, height)
+    figure.update_from(Shown(ev, build_views(ev, mosaic_look(session.selection))), 1, 0)
+    qtbot.wait(100)
+
+
+def check_laid_out(figure) -> None:
+    for bar, plot in ((figure.attention_bar, figure.aligned),
+                      (figure.difference_bar, figure.difference)):
+        strip, maps = bar.vb.sceneBoundingRect(), plot.plot.vb.sceneBoundingRect()
+        assert maps.height() > 50, maps.height()
+        level = max(abs(strip.top() - maps.top()), abs(strip.bottom() - maps.bottom()))
+        assert level <= 2, (strip.getRect(), maps.getRect())
+    canvas = figure.canvas.height()
+    for plot in (figure.original, figure.aligned, figure.difference):
+        axis = plot.plot.getAxis("bottom")
+        assert axis.sceneBoundingRect().bottom() <= canvas + 1, (
+            axis.sceneBoundingRect().getRect(), canvas)
+
+
+def test_a_long_text_in_a_short_figure_keeps_its_bars_and_labels(qtbot, figure):
+    random.seed(0)
+    long = " ".join(random.choice(WORDS) for _ in range(700))
+    show(qtbot, figure, long, 260)
+    check_laid_out(figure)
+    show(qtbot, figure, SHORT, 400)                   # and back: nothing stays squeezed
+    check_laid_out(figure)
+    show(qtbot, figure, long, 400)
+    check_laid_out(figure)
