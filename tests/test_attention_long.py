@@ -38,7 +38,16 @@ def show(qtbot, figure, text: str, height: int) -> None:
     ev = Engine(backend).evaluate(session.seq, session.order, session.positions)
     figure.resize(1270, height)
     figure.update_from(Shown(ev, build_views(ev, mosaic_look(session.selection))), 1, 0)
-    qtbot.wait(100)
+    # laid out once Qt has handled the resize (a loaded machine takes longer than 0.1 s)
+    qtbot.waitUntil(lambda: laid_out(figure), timeout=5000)
+
+
+def laid_out(figure) -> bool:
+    try:
+        check_laid_out(figure)
+    except AssertionError:
+        return False
+    return True
 
 
 def check_laid_out(figure) -> None:
