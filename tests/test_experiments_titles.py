@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from test_experiments_gui import run  # noqa: E402  (run a tab's experiment, wait for it)
+
 from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.experiment_jobs import caption  # noqa: E402
 from posviz.gui.experiments import ExperimentsTab  # noqa: E402
@@ -32,12 +34,6 @@ def tab(qtbot):
     qtbot.waitExposed(widget)
     yield widget
     widget.shutdown()
-
-
-def run(qtbot, tab):
-    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
-        tab.run()
-    qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
 
 
 def test_the_sweep_title_names_the_built_in_model_its_encoding_mask_and_weights(
