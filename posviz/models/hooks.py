@@ -109,10 +109,10 @@ class Recorder:
     (and are not kept), else into a LayerMaps store of ``layers`` layers as they pass
     (``self.maps``; models.maps). Pre-softmax scores (ATTN_SCORES) are kept, as a copy,
     only with ``scores``. The branches' outputs (ATTN_OUT, MLP_OUT) are kept with
-    ``branches`` "whole", their per-token norms (ATTN_NORM, MLP_NORM) with "norms",
-    both with "both". With ``trim`` the heap's freed pages are given back to the system
-    after each block (boot.trim_heap): a long input's layers otherwise leave
-    holes in the heap that the next layer does not fill.
+    ``branches`` "whole", only their per-token norms (ATTN_NORM, MLP_NORM) with
+    "norms" (the views read no more of them). With ``trim`` the heap's freed pages are
+    given back to the system after each block (boot.trim_heap): a long input's layers
+    otherwise leave holes in the heap that the next layer does not fill.
     """
 
     def __init__(self, should_stop: Callable[[], bool] | None = None,
@@ -134,8 +134,6 @@ class Recorder:
         elif name.endswith((ATTN_OUT, MLP_OUT)) and self._branches != "whole":
             branch = ATTN_OUT if name.endswith(ATTN_OUT) else MLP_OUT
             self.values[name.removesuffix(branch) + NORM_OF[branch]] = token_norms(value)
-            if self._branches == "both":
-                self.values[name] = value
         elif not name.endswith(ATTN_SCORES):
             self.values[name] = value
         elif self._scores:                  # a copy: the model may go on in place

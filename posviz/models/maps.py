@@ -142,3 +142,32 @@ class HeadsOf:
 
     def __getitem__(self, head: int | slice) -> np.ndarray:
         return self.maps[self.layer, head]                  # (m, n), or (k, m, n) of k heads
+
+
+class MapsByLayer:
+    """(L, h, n, n) maps held as the L arrays (h, n, n) they were made in, not copied
+    into one: a reordered run's maps put back (analysis.symmetry.AttentionGaps). Read
+    by layer (``maps[l]``), head or cell (``maps[l, k, q, c]``) without a copy;
+    ``np.asarray`` stacks them."""
+
+    def __init__(self, layers: list[np.ndarray]):
+        self.layers = layers
+        self.shape = (len(layers), *layers[0].shape)
+        self.dtype = layers[0].dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def __getitem__(self, key):
+        layer, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        if isinstance(layer, (int, np.integer)):
+            return self.layers[layer][rest]
+        return np.asarray(self)[key]                       # slices of layers: a copy
+
+    def __array__(self, dtype=None, copy=None):
+        stacked = np.stack(self.layers)
+        return stacked if dtype is None else stacked.astype(dtype)

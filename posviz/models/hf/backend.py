@@ -136,7 +136,7 @@ class HFBackend:
             position_ids = position_ids[start:]
         branches = 2 * self._blocks * len(ids) * self.model.config.hidden_size * 4
         recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores,
-                            branches=("both" if branches <= layer_maps.BRANCHES_WHOLE
+                            branches=("whole" if branches <= layer_maps.BRANCHES_WHOLE
                                       else "norms"),
                             trim=len(ids) >= TRIM_EACH_LAYER_FROM)
         cache = None
