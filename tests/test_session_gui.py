@@ -14,6 +14,7 @@ from posviz.document import session_file
 from posviz.document.scenarios import scenario_paths
 from posviz.document.spec import ModelSpec, Selection
 from posviz.gui import documents
+from posviz.gui.folders import recent_files
 from posviz.gui.settings import make_settings
 from posviz.gui.window import MainWindow
 from posviz.models.config import ModelConfig
@@ -56,7 +57,7 @@ def test_save_then_open_brings_the_session_back(qtbot, window, tmp_path, monkeyp
     path = tmp_path / "mine.posviz"
     assert w.files.save_to(path)
     assert "mine.posviz" in w.windowTitle() and not w.isWindowModified()
-    assert w.files.recent_files()[0] == str(path.resolve())
+    assert recent_files(w.settings)[0] == str(path.resolve())
     s.reverse()
     assert w.isWindowModified()
     asked = _answer(monkeypatch, QMessageBox.Discard)
@@ -278,7 +279,7 @@ def test_new_and_the_recent_list(qtbot, window, tmp_path, monkeypatch):
     w = window
     for k in range(12):
         w.files.save_to(tmp_path / f"s{k}.posviz")
-    recent = w.files.recent_files()
+    recent = recent_files(w.settings)
     assert len(recent) == 10 and recent[0].endswith("s11.posviz")
     w.files.fill_recent_menu(w.recent_menu)
     names = [a.text() for a in w.recent_menu.actions() if a.text()]
@@ -414,3 +415,24 @@ def metrics_of(layers: list[dict]) -> list[dict]:
     a Comparison holds."""
     from posviz.analysis.symmetry import METRICS
     return [{key: row[key] for key in ("layer", *METRICS)} for row in layers]
+
+
+def test_the_timers_autosave_writes_while_the_window_goes_on(qtbot, window, monkeypatch):
+    import threading
+    release, wrote = threading.Event(), []
+    real_write = session_file.write
+
+    def slow_write(path, doc):                  # a disk that takes its time to sync
+        release.wait(10)
+        wrote.append(threading.current_thread() is threading.main_thread())
+        return real_write(path, doc)
+
+    monkeypatch.setattr(session_file, "write", slow_write)
+    path = window.files.autosave_path()
+    window.session.rotate()
+    window.files.autosave(background=True)      # returns before the write is done
+    assert not wrote and not path.exists()
+    release.set()
+    qtbot.waitUntil(path.exists, timeout=TIMEOUT)
+    assert wrote == [False]
+    assert session_file.read(path).order == tuple(window.session.order.tolist())

@@ -16,17 +16,17 @@ its model, and one click runs it anyway or opens the built-in model (gui.held_st
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from .folders import remember_folder, start_folder
+from .folders import (forget_recent, recent_files, remember_folder, remember_recent,
+                      start_folder)
 from .held_start import HoldsStart, too_large
 
-RECENT_KEY = "files/recent"
-RECENT_MAX = 10
 AUTOSAVE_MS = 3000                    # quiet time after an edit before the autosave
 FILTER = "posviz sessions (*.posviz);;All files (*)"
 
@@ -77,8 +77,11 @@ class Documents(HoldsStart, QObject):
         self._texts = ("", "")            # the open document's title and note
         self._held: Pending | None = None      # shown, not computed: it would not fit
         self._held_edited = False         # ... and edited since
+        # the timer's autosave writes (and syncs) on a thread of its own: on a long input
+        # it held the window for 40-100 ms; one thread keeps the writes in order
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="posviz-autosave")
         self.autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_MS,
-                                     timeout=self.autosave)
+                                     timeout=lambda: self.autosave(background=True))
 
     @property
     def session(self):
@@ -247,7 +250,7 @@ class Documents(HoldsStart, QObject):
         self.path = path if fallback is None else None
         self.set_modified(pending.modified and self.path is not None)
         if path is not None and fallback is None and not pending.scenario:
-            self.remember_recent(path)
+            remember_recent(self.settings, path)
         self.renamed.emit()
         problem = fallback or model_mismatch(doc)
         self._status.notice = problem or ""
@@ -296,22 +299,25 @@ class Documents(HoldsStart, QObject):
             return False
         self.path = Path(path)
         self.set_modified(False)
-        self.remember_recent(self.path)
+        remember_recent(self.settings, self.path)
         remember_folder(self.settings, self.path)
         self.renamed.emit()
         self._status.say(f"Saved {self.path.name}")
         return True
 
-    def autosave(self) -> None:
-        """Write the last session beside the settings; a failure only loses this copy."""
+    def autosave(self, background: bool = False) -> None:
+        """Write the last session beside the settings, after any write still under way;
+        ``background`` returns at once. A failure only loses this copy."""
         from ..document.session_file import write
         from ..errors import PosvizInputError
         if self.session is None or self._pending is not None:
             return
-        try:
-            write(self.autosave_path(), self.document())
-        except (PosvizInputError, OSError):
-            return
+        written = self._writer.submit(write, self.autosave_path(), self.document())
+        if not background:
+            try:
+                written.result()
+            except (PosvizInputError, OSError):
+                return
         self.settings.setValue("files/current", str(self.path or ""))
         self.settings.setValue("files/modified", self.modified)
 
@@ -328,19 +334,9 @@ class Documents(HoldsStart, QObject):
             return None
 
     # -- recent files -----------------------------------------------------------------
-    def recent_files(self) -> list[str]:
-        value = self.settings.value(RECENT_KEY, [])
-        files = [value] if isinstance(value, str) else list(value or [])
-        return [f for f in files if f][:RECENT_MAX]
-
-    def remember_recent(self, path: Path) -> None:
-        path = str(Path(path).resolve())
-        files = [path] + [f for f in self.recent_files() if f != path]
-        self.settings.setValue(RECENT_KEY, files[:RECENT_MAX])
-
     def fill_recent_menu(self, menu) -> None:
         menu.clear()
-        files = self.recent_files()
+        files = recent_files(self.settings)
         for number, name in enumerate(files, 1):
             action = menu.addAction(f"&{number % 10} {Path(name).name}",
                                     lambda n=name: self.open_file(n))
@@ -350,7 +346,7 @@ class Documents(HoldsStart, QObject):
             menu.addAction("No recent sessions").setEnabled(False)
         else:
             menu.addSeparator()
-            menu.addAction("Clear list", lambda: self.settings.setValue(RECENT_KEY, []))
+            menu.addAction("Clear list", lambda: forget_recent(self.settings))
 
     def _folder(self) -> str:
         if self.path is not None:
