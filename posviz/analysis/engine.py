@@ -20,6 +20,7 @@ import numpy as np
 
 from ..models.backend import Backend, TokenSequence, check_length
 from ..models.config import Positions
+from ..models.maps import LayerMaps
 from ..models.orders import check_permutation
 from ..models.trace import Trace, in_slot_order
 from .floor import measured_floor, with_floor
@@ -115,7 +116,7 @@ class Engine:
             gaps = AttentionGaps(reference, order, consumers=consumers, keep=keep)
             maps = reference.attention                                    # (L, h, n, n)
             for layer in range(reference.n_layers):
-                gaps(layer, maps.heads(layer) if hasattr(maps, "heads") else maps[layer])
+                gaps(layer, maps.heads(layer) if isinstance(maps, LayerMaps) else maps[layer])
         else:
             start = (first_moved(order, pos, reference.position_ids)
                      if self._reuses(positions) and reference.past is not None else 0)
