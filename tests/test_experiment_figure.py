@@ -10,6 +10,7 @@ pytest.importorskip("PySide6")
 import pyqtgraph as pg  # noqa: E402
 
 from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from posviz.gui.plots.log_ticks import ZERO_MARGIN  # noqa: E402
 
 LAYERS = 5                      # rows: in, 1..4
 
@@ -117,7 +118,8 @@ def test_a_sweep_after_any_other_drawing_has_its_own_axes(figure, before):
     assert figure.bar is None
     (x0, x1), (y0, y1) = figure.plot.viewRange()
     assert (x0, x1) == pytest.approx((-0.16, 4.16), abs=0.01)
-    assert y0 == pytest.approx(-7) and y1 == pytest.approx(1.0)   # a decade under 1.2e-6
+    # the zero row a decade under 1.2e-6, and room for its markers under it
+    assert y0 == pytest.approx(-7 - ZERO_MARGIN) and y1 == pytest.approx(1.0)
     floor = [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
     assert [line.value() for line in floor] == pytest.approx([np.log10(1.2e-5)])
     assert_in_view(figure)
@@ -172,12 +174,15 @@ def assert_one_notation(figure):
     from posviz.gui.plots.log_ticks import log_tick_strings
     axis = figure.plot.getAxis("left")
     labels = tick_labels(figure)
-    shown = [label for label in labels if label]        # a blank one: left out, no room
+    # a blank one: left out, no room; "0": the row of exact zeros (log_ticks.zero_row)
+    shown = [label for label in labels if label and label != "0"]
     powers = {any(c in label for c in "⁰¹²³⁴⁵⁶⁷⁸⁹") for label in shown}
     assert len(shown) >= 3 and len(powers) == 1, labels
     low, high = figure.plot.vb.viewRange()[1]
     majors = axis.tickValues(low, high, axis.height())[0][1]
-    assert labels[:len(majors)] == log_tick_strings(majors), labels
+    expected = ["0" if v == axis.zero_row else label
+                for v, label in zip(majors, log_tick_strings(majors))]
+    assert labels[:len(majors)] == expected, labels
 
 
 @pytest.mark.parametrize("floor", [1.2e-5, 2.2e-14])
@@ -186,10 +191,11 @@ def test_the_sweep_axis_labels_decades_as_every_log_axis_does(figure, floor):
     assert_one_notation(figure)
 
 
-def test_a_sweep_draws_an_exact_zero_inside_the_view_and_says_so(figure):
+def test_a_sweep_draws_an_exact_zero_on_the_row_marked_0(figure):
     """A layer whose median change is exactly 0 (an equivariant layer run the fast way)
-    was drawn on the axis's bottom edge, half cut, unexplained: it sits in the grey band
-    above the edge, with its own legend entry."""
+    was drawn on the axis's bottom edge, half cut, unexplained, and then at 1e-6 on an
+    axis that said 10⁻⁶: it sits on a row of its own labelled 0 (as in the symmetry
+    plot), inside the grey band, markers whole, with its own legend entry."""
     result = sweep_result()
     band = result.bands["pooled_change"]
     band.median[1] = band.p10[1] = band.p90[1] = 0.0
@@ -198,10 +204,28 @@ def test_a_sweep_draws_an_exact_zero_inside_the_view_and_says_so(figure):
     (_, _), (y0, y1) = figure.plot.viewRange()
     _, y = drawn_points(figure)
     y = y[np.isfinite(y)]
-    assert y.min() == pytest.approx(np.log10(1.2e-6)) and y.min() > y0 + 0.5, (y.min(), y0)
-    assert "median 0 (exact), drawn at 1e-06" in legend_labels(figure)
-    assert "exactly 0 is drawn at 1e-06" in figure.note.text()
+    row = y.min()
+    assert row < np.log10(result.floor) - 1 and row > y0 + 0.2, (row, y0)
+    assert (y[y > row] > np.log10(1.2e-6) - 1e-9).all()        # only zeros on the row
+    axis = figure.plot.getAxis("left")
+    labels = {value: label for spacing, values in axis.tickValues(y0, y1, axis.height())
+              for value, label in zip(values, axis.tickStrings(values, axis.scale, spacing))}
+    assert labels.get(row) == "0", labels
+    assert "median 0 (exact), on the row marked 0" in legend_labels(figure)
+    assert "exactly 0 is drawn on the row marked 0" in figure.note.text()
     assert_in_view(figure)
+
+
+def test_a_log_drawing_after_a_sweep_has_no_row_marked_0(figure):
+    """The ALiBi slopes (a log axis, no exact zeros) after a sweep: no decade of theirs
+    may be labelled 0."""
+    figure.show_sweep(sweep_result(), "pooled_change")
+    assert figure.plot.getAxis("left").zero_row is not None
+    figure.show_paper(SimpleNamespace(
+        name="alibi-slopes", weights="random", holds=True, citation="", reports="",
+        measures="", ran_on="", tests="", values={"paper": [0.5, 0.25], "measured": [0.5, 0.25]}))
+    assert figure.plot.getAxis("left").logMode
+    assert figure.plot.getAxis("left").zero_row is None and "0" not in tick_labels(figure)
 
 
 def test_a_note_of_several_lines_on_one_line_joins_them(figure):

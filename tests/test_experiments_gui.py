@@ -232,8 +232,10 @@ def test_compare_draws_an_exact_zero_inside_the_floor_band(qtbot, tab, tmp_path)
     bottom = tab.figure.plot.getViewBox().viewRange()[1][0]
     floor = np.log10(tab.result.floor)
     _, y = dots.getData()
-    assert np.all(y > bottom + 0.3) and np.all(y < floor)        # visible, under the floor
-    assert "exactly 0 is drawn" in tab.figure.note.text()
+    # on the row marked 0, whole markers above the view's bottom, under the floor
+    assert np.all(y == tab.figure.plot.getAxis("left").zero_row) and np.all(y < floor)
+    assert np.all(y > bottom + 0.25)
+    assert "exactly 0 is drawn on the row marked 0" in tab.figure.note.text()
     assert b"<svg" in tab.export(tmp_path / "compare.svg", "svg").read_bytes()
     assert "none, sinusoidal, rope" in tab.encodings.toolTip()
     assert tab.encodings.width() >= tab.encodings.sizeHint().width()

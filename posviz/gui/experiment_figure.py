@@ -13,9 +13,9 @@ from .experiment_jobs import SWAP_MAP
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.layer_axis import set_layer_ticks
-from .plots.log_ticks import one_notation
+from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.wheel import frame
-from posviz.views.shown import clip_for_log, zero_level
+from posviz.views.shown import zero_level
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
 
@@ -106,6 +106,7 @@ class ExperimentFigure(Figure):
                          short_left="change (log)" if left.startswith("relative") else "")
         self.plot.getAxis("left").setTicks(None)
         if not tokens:
+            zero_row(self.plot.getAxis("left"), None)     # a drawing with zeros sets it
             set_layer_ticks(self.plot.getAxis("bottom"), 0)
         self.show_canvas()
 
@@ -150,52 +151,57 @@ class ExperimentFigure(Figure):
         p10, median, p90 = (q[defined] for q in (band.p10, band.median, band.p90))
         # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
         level = zero_level((p10, median, p90), floor)
-        low = self._floor_band(floor, level)
-        lower = self._curve(x, self._drawn(p10, floor, level), (0, 114, 178, 90), "", 1)
-        upper = self._curve(x, self._drawn(p90, floor, level), (0, 114, 178, 90), "", 1)
+        row = self._floor_band(floor, level)
+        lower = self._curve(x, self._drawn(p10, level, row), (0, 114, 178, 90), "", 1)
+        upper = self._curve(x, self._drawn(p90, level, row), (0, 114, 178, 90), "", 1)
         self.plot.addItem(pg.FillBetweenItem(lower, upper,
                                              brush=pg.mkBrush(0, 114, 178, 60)))
         self.legend.addItem(style.legend_sample(pen=None, symbol="s", symbolSize=12,
                                                 symbolPen=None, symbolBrush=(0, 114, 178, 60)),
                             "p10 to p90 of the runs")
-        self._curve(x, self._drawn(median, floor, level), "#0072b2", "median", 2.5)
+        self._curve(x, self._drawn(median, level, row), "#0072b2", "median", 2.5)
         zeros = median == 0
         if zeros.any():
             self.plot.addItem(pg.ScatterPlotItem(
-                x[zeros].astype(float), np.full(zeros.sum(), np.log10(level)), size=10,
+                x[zeros].astype(float), np.full(zeros.sum(), row), size=10,
                 symbol="o", pen=pg.mkPen("#0072b2", width=2), brush="w"))
             self.legend.addItem(style.legend_sample(pen=None, symbol="o", symbolSize=10,
                                                     symbolBrush="w",
                                                     symbolPen=pg.mkPen("#0072b2", width=2)),
-                                f"median 0 (exact), drawn at {level:.0e}")
+                                "median 0 (exact), on the row marked 0")
         self._floor_line(floor)
         top = np.nanmax(np.r_[p90, 1.0])
-        y_range = (low, np.ceil(np.log10(top) + 0.1))
+        y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
                        f"over {len(result.texts)} text(s)")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
                       "Below the dashed noise floor a change is floating-point rounding; a "
-                      f"change of exactly 0 is drawn at {level:.0e}, inside the grey band.")
+                      "change of exactly 0 is drawn on the row marked 0, inside the grey "
+                      "band.")
         self.data = {f"{metric}_{q}": getattr(band, q).copy()
                      for q in ("median", "p10", "p90")}
         self.dims, self.coords, self.labels = ("layer",), {"layer": layers.tolist()}, {}
 
     @staticmethod
-    def _drawn(values: np.ndarray, floor: float, level: float) -> np.ndarray:
-        """log10 of ``values`` for the log axis, an exact 0 at ``level`` (clip_for_log)."""
-        return np.log10(clip_for_log(values, floor, level))
+    def _drawn(values: np.ndarray, level: float, row: float) -> np.ndarray:
+        """log10 of ``values`` for the log axis; an exact 0 (at most ``level``,
+        zero_level) on the zero ``row``; NaN kept (a gap)."""
+        with np.errstate(invalid="ignore"):
+            return np.where(values <= level, row, np.log10(np.maximum(values, level)))
 
     def _floor_band(self, floor: float, level: float) -> float:
-        """Grey under the noise floor down to a decade below ``level``; its bottom (log10)."""
-        low = min(np.log10(floor / 30), np.floor(np.log10(level / 3)))
-        band = pg.LinearRegionItem((low, np.log10(floor)), orientation="horizontal",
-                                   movable=False, brush=pg.mkBrush(150, 150, 150, 60),
-                                   pen=pg.mkPen(None))
+        """Grey under the noise floor down past the zero row, as the symmetry plot has
+        it (the row labelled 0, log_ticks.zero_row); the zero row (log10)."""
+        row = zero_decade(floor, level)
+        band = pg.LinearRegionItem((row - ZERO_MARGIN, np.log10(floor)),
+                                   orientation="horizontal", movable=False,
+                                   brush=pg.mkBrush(150, 150, 150, 60), pen=pg.mkPen(None))
         band.setZValue(-10)                                   # under every curve
         self.plot.addItem(band, ignoreBounds=True)
-        return low
+        zero_row(self.plot.getAxis("left"), row)
+        return row
 
     def _floor_line(self, floor: float) -> None:
         self.plot.addItem(pg.InfiniteLine(
@@ -285,14 +291,14 @@ class ExperimentFigure(Figure):
         curves = [model.curve(metric) for model in result.models]          # (L + 1,) each
         # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
         level = zero_level(curves, floor)
-        low = self._floor_band(floor, level)
+        row = self._floor_band(floor, level)
         for k, (model, values) in enumerate(zip(result.models, curves)):
             defined = ~np.isnan(values)
             colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
             # its own marker, each smaller than the one before: equal values stay visible
             symbol, size = SYMBOLS[k % len(SYMBOLS)], max(13 - 2 * k, 5)
             pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
-            drawn = self._drawn(values[defined], floor, level)
+            drawn = self._drawn(values[defined], level, row)
             self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float), drawn,
                                                pen=pen))
             self.plot.addItem(pg.ScatterPlotItem(
@@ -304,7 +310,7 @@ class ExperimentFigure(Figure):
             top = max(top, float(np.nanmax(np.r_[values[defined], 0.0])))
             self.data[model.kind] = values
         self._floor_line(floor)
-        y_range = (low, np.ceil(np.log10(top) + 0.1))
+        y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.coords = {"layer": layers.tolist()}
@@ -315,8 +321,8 @@ class ExperimentFigure(Figure):
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "
                       f"same reorder. Below the dashed noise floor a change is "
-                      f"floating-point rounding; a change of exactly 0 is drawn at "
-                      f"{level:.0e}, inside the grey band.")
+                      f"floating-point rounding; a change of exactly 0 is drawn on the row "
+                      f"marked 0, inside the grey band.")
 
     def show_paper(self, check) -> None:
         from .experiment_papers import draw_paper

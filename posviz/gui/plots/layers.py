@@ -10,7 +10,7 @@ from .base import Figure
 from .layer_axis import set_layer_range, set_layer_ticks
 from .linear_ticks import common_scale, scaled
 from .log_curves import LogCurve, Markers, QuartileBand
-from .log_ticks import one_notation, zero_row
+from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .tabs import ATTENTION, TOKENS
 from .units import with_unit
 from posviz.analysis.symmetry import METRICS
@@ -33,7 +33,6 @@ FLOOR_LABELS = {"reference": "noise floor; the original order: every change is 0
                 "aligned": "noise floor; an exact 0 is drawn on the row marked 0",
                 "prefix": "noise floor; copied slots' 0 on the row marked 0",
                 "given": "noise floor: below it, rounding"}
-ZERO_MARGIN = 0.3       # decades under the zero row, so its markers show whole
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
               "same way (equivariance)\n"
@@ -154,7 +153,7 @@ tokens that carry at least 90% of the squared change."""
         layers = np.arange(views.symmetry["noise_floor"].shape[0])            # (L+1,)
         # the zero row: a whole decade under a tenth of every nonzero value (zero_level),
         # labelled 0; the view moves only when that decade does
-        low = min(np.log10(floor / 30), np.floor(np.log10(views.zero_level / 3)))
+        low = zero_decade(floor, views.zero_level)
         curves = {name: np.where(values <= views.zero_level, 10.0 ** low, values)
                   for name, values in views.symmetry_curves.items()}       # NaN kept
         top = 1.0

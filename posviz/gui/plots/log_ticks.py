@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtGui
 
@@ -62,6 +63,16 @@ def one_notation(axis: pg.AxisItem) -> None:
         return fitting(values, ["0" if row is not None and abs(v - row) < 1e-6 else label
                                 for v, label in zip(values, labels)], axis)
     axis.logTickStrings = strings
+
+
+ZERO_MARGIN = 0.3       # decades under the zero row, so its markers show whole
+
+
+def zero_decade(floor: float, level: float) -> np.float64:
+    """log10 of the row where exact zeros are drawn: a whole decade under ``level`` (a
+    tenth of every nonzero value, views.shown.zero_level) and under a thirtieth of the
+    noise ``floor``; a float64, so that curves drawn with it are float64 too."""
+    return min(np.log10(np.float64(floor) / 30), np.floor(np.log10(np.float64(level) / 3)))
 
 
 def zero_row(axis: pg.AxisItem, row: float | None) -> None:
