@@ -136,24 +136,28 @@ def mean_token_norm(x: np.ndarray) -> np.ndarray:
 BRANCHES = ("attention_branch", "mlp_branch")
 
 
+def _trace_norms(trace: Trace) -> dict[str, np.ndarray]:
+    """{name: (L+1,)} one run's mean token norms (branch_norms), in any frame."""
+    norms = {"residual": mean_token_norm(trace.hidden)}                       # (L+1,)
+    for key, array, token_norms in zip(BRANCHES, (trace.attn_out, trace.mlp_out),
+                                       (trace.attn_norm, trace.mlp_norm)):
+        if token_norms is not None:                                          # (L, n)
+            norms[key] = np.concatenate([[np.nan], token_norms.mean(axis=-1)])
+        elif array is not None:                                              # (L, n, d)
+            norms[key] = np.concatenate([[np.nan], mean_token_norm(array)])
+    return norms
+
+
+_norms_of = PerTrace(_trace_norms)      # the original's, once per reference run
+
+
 def branch_norms(ev: Evaluation) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
     """{name: (L+1,)} mean token norms of the residual stream and of each branch's
     output (NaN at the input, where no block has run yet), for the reordered run and,
     suffixed "_original", the original one; and the branches the model does not record."""
-    norms, missing = {}, []
-    for suffix, trace in (("", ev.run), ("_original", ev.reference)):   # means: any frame
-        norms["residual" + suffix] = mean_token_norm(trace.hidden)            # (L+1,)
-        for key, array, token_norms in zip(BRANCHES, (trace.attn_out, trace.mlp_out),
-                                           (trace.attn_norm, trace.mlp_norm)):
-            if token_norms is not None:                                      # (L, n)
-                means = token_norms.mean(axis=-1)
-            elif array is not None:                                          # (L, n, d)
-                means = mean_token_norm(array)
-            else:
-                missing.append(key)
-                continue
-            norms[key + suffix] = np.concatenate([[np.nan], means])
-    return norms, tuple(missing)
+    run, original = _trace_norms(ev.run), _norms_of(ev.reference)
+    norms = {**run, **{name + "_original": values for name, values in original.items()}}
+    return norms, tuple(key for key in BRANCHES if key not in run)
 
 
 # -- positions ------------------------------------------------------------------------
