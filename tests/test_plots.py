@@ -380,6 +380,20 @@ def test_sinusoidal_similarity_depends_only_on_distance(panel):
     np.testing.assert_allclose(cosine, theory, atol=1e-5)
 
 
+def test_a_random_learned_table_is_not_said_to_have_a_band(panel):
+    """The similarity title said "(a band along the diagonal: nearby positions look
+    alike)" for every encoding; a learned table with random weights has none: its
+    neighbours are no more alike than far positions."""
+    ev = evaluate(pe="learned", d_model=64)
+    show(panel, ev)
+    cosine = panel.displayed()["encoding_similarity"]["cosine"]         # (n, n)
+    near = np.diagonal(cosine, 1).mean()
+    far = cosine[np.triu_indices_from(cosine, 3)].mean()
+    assert abs(near - far) < 0.2                                       # no band
+    title = panel.figures()["encoding_similarity"].heading.text()
+    assert "band along the diagonal:" not in title and "where a band runs" in title
+
+
 def test_odd_width_encoding_is_shown_whole(panel):
     ev = evaluate(pe="sinusoidal", d_model=9, heads=3)
     show(panel, ev)

@@ -241,8 +241,10 @@ class SimilarityFigure(_PositionMap):
         self.data = {"cosine": view.similarity}
         self.coords = {"position": ids[::block], "position_b": ids[::block]}
         pooled = f" — each pixel the mean of {block}×{block} pairs" if block > 1 else ""
+        # a hint, not a claim: a random learned table has no band
         self.set_title("Cosine similarity between the encodings of two positions "
-                       f"(a band along the diagonal: nearby positions look alike){pooled}")
+                       f"(where a band runs along the diagonal, nearby positions look "
+                       f"alike){pooled}")
 
     def row_of(self, machinery, head: int) -> int:
         return min(head, len(machinery.pair_rows) - 1) if self.selects else 0
