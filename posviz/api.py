@@ -282,12 +282,14 @@ class Report:
 
     @cached_property
     def notes(self) -> list[str]:
-        """What qualifies the numbers: the tokens that carry a layer's change, and how
-        the reorder ran when a curve reaches the floor (views.reading)."""
+        """What qualifies the numbers: an order that changes nothing of the input, the
+        tokens that carry a layer's change, and how the reorder ran when a curve reaches
+        the floor (views.shown, views.reading)."""
         from .views.reading import frame_note, one_token_note, token_spread
+        from .views.shown import same_input_note
         ev = self.evaluation
-        return [note for note in (one_token_note(ev, token_spread(ev)), frame_note(ev))
-                if note]
+        return [note for note in (same_input_note(ev), one_token_note(ev, token_spread(ev)),
+                                  frame_note(ev)) if note]
 
     @cached_property
     def outputs(self) -> dict:

@@ -244,3 +244,22 @@ def test_layer_labels_are_spaced_so_they_never_overlap():
     assert label_step(3, 14) == 5
     for spacing in (0.5, 1, 2.5, 4, 7, 13, 40):
         assert label_step(spacing, 14) * spacing >= 14 or label_step(spacing, 14) == 100
+
+
+def test_an_order_exchanging_identical_tokens_says_the_input_is_unchanged():
+    """Swapping "the" (0) and "the" (4) under a causal mask without positions leaves the
+    input as it was, yet its equivariance is far above the floor (slots 0 and 4 see
+    other prefixes): the note says what that number then measures."""
+    from posviz.views.shown import same_input_note, symmetry_note
+    session = Session(BuiltinBackend(ModelConfig(pe="none", mask="causal")),
+                      "the cat sat on the mat")
+    assert session.seq.tokens[0] == session.seq.tokens[4] == "the"
+    session.set_order([4, 1, 2, 3, 0, 5])
+    ev = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    assert ev.comparison.hidden_equivariance[1] > 100 * ev.comparison.floor
+    assert "input is unchanged" in same_input_note(ev)
+    assert "input is unchanged" in build_views(ev, None).symmetry_note
+    assert symmetry_note(ev.comparison, ev.order) in build_views(ev, None).symmetry_note
+    session.set_order([1, 0, 2, 3, 4, 5])                         # "cat" and "the"
+    other = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+    assert same_input_note(other) == ""

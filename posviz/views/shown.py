@@ -101,6 +101,18 @@ def _layer_name(layer: int) -> str:
     return "the input to block 1" if layer == 0 else f"layer {layer}"
 
 
+def same_input_note(ev: Evaluation) -> str:
+    """When the reorder only exchanges identical tokens (the input is unchanged), what
+    the curves then measure; '' otherwise."""
+    tokens, order = ev.seq.tokens, ev.order
+    if (order == np.arange(len(order))).all() or any(
+            tokens[i] != token for i, token in zip(order, tokens)):
+        return ""
+    return ("This order only exchanges identical tokens, so the input is unchanged: "
+            "the curves show how differently the model treats one token at the slots "
+            "exchanged (the original's rows moved against the same run).")
+
+
 def symmetry_note(c, order) -> str:
     """One or two sentences reading the curves: where equivariance breaks, and what the
     final slot does (the causal-mask leak shows there when the final token stays put)."""
@@ -268,8 +280,8 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     level = zero_level(symmetry.values(), floor)
     curves = {name: clip_for_log(values, floor, level) for name, values in symmetry.items()}
     symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
-    note = " ".join(filter(None, (symmetry_note(c, ev.order), one_token_note(ev, spread),
-                                  frame_note(ev))))
+    note = " ".join(filter(None, (same_input_note(ev), symmetry_note(c, ev.order),
+                                  one_token_note(ev, spread), frame_note(ev))))
     norms, missing = branch_norms(ev)
     return Views(mosaic=mosaic, tiles=tiles,
                  token_bars=change_bars(c.token_change[-1], floor),
