@@ -174,7 +174,7 @@ def press_values(values: dict) -> dict:
                        else row[str(n)]) for n in lengths}
         rows[kind][f"{longest} / {train}"] = values["growth_at_4x"].get(kind)
     shown = {k: v for k, v in values.items()
-             if k not in ("perplexity", "growth_at_4x", "lengths", "refused")}
+             if k not in ("perplexity", "growth_at_4x", "lengths", "refused", "table_length")}
     return {**shown, "perplexity": rows, "refused": values["refused"]}
 
 

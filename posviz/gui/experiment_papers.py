@@ -22,9 +22,9 @@ def _short(value) -> str:
 def draw_paper(figure, check) -> None:
     """Draw a paper check (analysis.experiments.claim.PaperCheck) on the Experiments
     figure: each paper's own plot, its verdict in the title and its terms in the note."""
-    values = check.values
+    values, said = check.values, ""
     if check.name == "press2022":
-        _show_lengths(figure, values)
+        said = _show_lengths(figure, values)
     elif check.name == "haviv2022" and check.weights == "trained":
         # the model without positions against one with learned positions (the
         # values hold every checkpoint's rows)
@@ -68,21 +68,26 @@ def draw_paper(figure, check) -> None:
                      f"{'holds' if check.holds else 'does NOT hold'} here")
     figure.set_note(f"{check.citation}\nPaper: {check.reports}\nRan on: {check.weights} "
                     f"weights, {check.ran_on}\nTests: {check.tests}\nposviz: "
-                    f"{check.measures}")
+                    f"{check.measures}" + (f"\nDrawn: {said}" if said else ""))
 
 
-def _show_lengths(figure, values: dict) -> None:
+def _show_lengths(figure, values: dict) -> str:
     """press2022: held-out perplexity against the evaluation length, one curve per
-    encoding, the unigram baseline dashed."""
+    encoding, the unigram baseline dashed; what a lone point means, to say."""
     lengths = np.array(values["lengths"], dtype=float)
     figure._reset("held-out perplexity (log)", "evaluation length (tokens)", log=True)
     figure.data, figure.dims, figure.labels = {}, ("length",), {}
+    said = []
     for k, (kind, row) in enumerate(values["perplexity"].items()):
         ppl = np.array([np.nan if row[str(int(n))] is None else row[str(int(n))]
                         for n in lengths])
         colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
         defined = ~np.isnan(ppl)
-        figure._curve(lengths[defined], np.log10(ppl[defined]), colour, kind)
+        label = kind
+        if kind in values.get("refused", {}):   # a learned table has no rows past its own
+            label = _refused(kind, values, lengths[defined])
+            said.append(label)
+        figure._curve(lengths[defined], np.log10(ppl[defined]), colour, label)
         figure.plot.addItem(pg.ScatterPlotItem(lengths[defined], np.log10(ppl[defined]),
                                                size=7, pen=None, brush=colour))
         figure.data[kind] = ppl
@@ -99,3 +104,12 @@ def _show_lengths(figure, values: dict) -> None:
     frame(figure.plot, (lengths[0] * 0.9, lengths[-1] * 1.05),
           (np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)))
     figure.coords = {"length": lengths.astype(int).tolist()}
+    return "; ".join(said)
+
+
+def _refused(kind: str, values: dict, shown: np.ndarray) -> str:
+    """The legend of an encoding measured at some lengths only: why the others are not."""
+    limit = values.get("table_length", {}).get(kind)
+    only = " and ".join(str(int(n)) for n in shown) or "none"
+    past = f"no positions past {limit}" if limit else "longer inputs refused"
+    return f"{kind}: {past}, so only length {only}"

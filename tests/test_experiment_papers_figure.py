@@ -1,0 +1,71 @@
+"""Each paper check draws what it measured as a plot (never a list of numbers): its
+axes, a legend that names every series, categories at whole ticks, and a note of the
+conditions it ran under."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+import pyqtgraph as pg  # noqa: E402
+
+from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+
+
+@pytest.fixture
+def figure(qtbot):
+    widget = ExperimentFigure()
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def paper(name, values, weights="random", ran_on="the built-in model, untrained"):
+    return SimpleNamespace(name=name, weights=weights, holds=True, citation="c",
+                           reports="r", measures="m", ran_on=ran_on, tests="t",
+                           values=values)
+
+
+def legend_labels(figure) -> list[str]:
+    return [label.text for _, label in figure.legend.items]
+
+
+def bottom_ticks(figure) -> list[tuple[float, str]]:
+    """The bottom axis's ticks as drawn: the fixed ones when set, else pyqtgraph's."""
+    axis = figure.plot.getAxis("bottom")
+    if axis._tickLevels is not None:
+        return [tick for level in axis._tickLevels for tick in level]
+    low, high = figure.plot.viewRange()[0]
+    return [(v, s) for spacing, values in axis.tickValues(low, high, axis.width())
+            for v, s in zip(values, axis.tickStrings(values, 1, spacing))]
+
+
+def assert_a_plot(figure, ran_on: str) -> None:
+    assert figure.stack.currentWidget() is figure.canvas        # not a centred message
+    assert figure.plot.getAxis("left").labelText and figure.plot.getAxis("bottom").labelText
+    assert f"Ran on: {figure.heading.text().split('(')[-1].split()[0]} weights, {ran_on}" \
+        in figure.note.text()
+
+
+def curves(figure) -> list:
+    return [i for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
+
+
+def dots(figure) -> list:
+    return [i for i in figure.plot.items if isinstance(i, pg.ScatterPlotItem)]
+
+
+def test_press_says_why_the_learned_table_has_one_point(figure):
+    values = {"train_length": 128, "lengths": [128, 256, 512], "tokens": 100,
+              "unigram_perplexity": 377.0,
+              "perplexity": {"alibi": {"128": 67.7, "256": 67.1, "512": 66.9},
+                             "learned": {"128": 105.8, "256": None, "512": None}},
+              "refused": {"learned": "its learned table has 128 positions"},
+              "table_length": {"learned": 128}}
+    figure.show_paper(paper("press2022", values, "trained", "the shipped checkpoints"))
+    said = "learned: no positions past 128, so only length 128"
+    assert said in legend_labels(figure) and "alibi" in legend_labels(figure)
+    assert said in figure.note.text()
