@@ -58,6 +58,24 @@ def dots(figure) -> list:
     return [i for i in figure.plot.items if isinstance(i, pg.ScatterPlotItem)]
 
 
+def test_alibi_draws_every_head_count_at_whole_heads_from_0(figure):
+    from posviz.models.encodings.alibi import alibi_slopes
+    by_heads = {str(h): {"measured": list(alibi_slopes(h)), "rule": list(alibi_slopes(h))}
+                for h in (6, 8, 12)}
+    figure.show_paper(paper("alibi-slopes", {"measured": by_heads["8"]["measured"],
+                                             "paper": by_heads["8"]["rule"],
+                                             "by_heads": by_heads}))
+    assert_a_plot(figure, "the built-in model, untrained")
+    ticks = bottom_ticks(figure)
+    assert [s for _, s in ticks] == [str(h) for h in range(12)]
+    assert all(float(v).is_integer() for v, _ in ticks)
+    assert len(legend_labels(figure)) == 3
+    assert all(label.startswith(f"{h} heads") for label, h in
+               zip(legend_labels(figure), (6, 8, 12)))
+    assert sorted(len(d.getData()[0]) for d in dots(figure)) == [6, 8, 12]
+    assert min(d.getData()[0].min() for d in dots(figure)) == 0
+
+
 def test_press_says_why_the_learned_table_has_one_point(figure):
     values = {"train_length": 128, "lengths": [128, 256, 512], "tokens": 100,
               "unigram_perplexity": 377.0,

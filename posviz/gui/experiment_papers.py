@@ -46,19 +46,7 @@ def draw_paper(figure, check) -> None:
         figure.data, figure.dims = {"variance": spread}, ("position",)
         figure.coords, figure.labels = {"position": list(range(spread.size))}, {}
     elif check.name == "alibi-slopes":
-        heads = np.arange(1, len(values["measured"]) + 1)
-        figure._reset("slope m_h (log)", "head", log=True)
-        figure._curve(heads, np.log10(values["paper"]), "#505050", "paper, H = 8: 2^(-8h/H)",
-                      1.5, dash=True)
-        dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
-                                  size=9, brush="#d55e00", pen=None)
-        figure.plot.addItem(dots)
-        figure.legend.addItem(style.legend_sample(pen=None, symbol="o", symbolBrush="#d55e00",
-                                                  symbolPen=None), "measured")
-        figure._frame()
-        figure.data = {"paper": np.array(values["paper"]),
-                       "measured": np.array(values["measured"])}
-        figure.dims, figure.coords, figure.labels = ("head",), {"head": heads.tolist()}, {}
+        _show_slopes(figure, values)
     else:
         figure._reset("", "", log=False)
         figure.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
@@ -113,3 +101,35 @@ def _refused(kind: str, values: dict, shown: np.ndarray) -> str:
     only = " and ".join(str(int(n)) for n in shown) or "none"
     past = f"no positions past {limit}" if limit else "longer inputs refused"
     return f"{kind}: {past}, so only length {only}"
+
+
+def _integer_ticks(axis, names) -> None:
+    """One tick a category (a head from 0, a model): never a fraction between two."""
+    axis.setTicks([[(k, str(name)) for k, name in enumerate(names)], []])
+
+
+def _show_slopes(figure, values: dict) -> None:
+    """alibi-slopes: each head's slope (from 0), measured (dots) and by the reference
+    rule (dashed), one colour for each head count the check ran."""
+    by_heads = values.get("by_heads") or {"8": {"measured": values["measured"],
+                                                 "rule": values["paper"]}}
+    most = max(len(row["measured"]) for row in by_heads.values())
+    figure._reset("slope m_h (log)", "head (from 0)", log=True)
+    figure.data = {}
+    for k, (heads, row) in enumerate(by_heads.items()):
+        colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
+        h = np.arange(len(row["measured"]))
+        pen = style.cosmetic_pen(colour, 1.5, QtCore.Qt.PenStyle.DashLine)
+        figure.plot.addItem(pg.PlotCurveItem(h.astype(float), np.log10(row["rule"]), pen=pen))
+        size = max(12 - 3 * k, 6)            # smaller each time: equal slopes stay visible
+        figure.plot.addItem(pg.ScatterPlotItem(h.astype(float), np.log10(row["measured"]),
+                                               size=size, brush=colour, pen="w"))
+        figure.legend.addItem(style.legend_sample(pen=pen, symbol="o", symbolBrush=colour,
+                                                  symbolPen="w", symbolSize=size),
+                              f"{heads} heads: measured (dots), the rule (dashed)")
+        padded = np.full(most, np.nan)
+        padded[:h.size] = row["measured"]
+        figure.data[f"measured_{heads}_heads"] = padded
+    figure._frame()
+    _integer_ticks(figure.plot.getAxis("bottom"), range(most))
+    figure.dims, figure.coords, figure.labels = ("head",), {"head": list(range(most))}, {}
