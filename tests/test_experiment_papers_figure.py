@@ -58,6 +58,19 @@ def dots(figure) -> list:
     return [i for i in figure.plot.items if isinstance(i, pg.ScatterPlotItem)]
 
 
+def test_rope_decay_draws_its_curves_against_distance(figure):
+    from posviz.analysis.experiments.papers import rope_decay
+    check = rope_decay()
+    figure.show_paper(check)
+    assert_a_plot(figure, check.ran_on)
+    assert len(curves(figure)) == 3
+    assert any("bound" in label for label in legend_labels(figure))
+    assert any("Gaussian" in label for label in legend_labels(figure))
+    assert "distance" in figure.plot.getAxis("bottom").labelText
+    bound, aligned = curves(figure)[0].getData()[1], curves(figure)[1].getData()[1]
+    assert np.all(bound >= aligned - 1e-12) and curves(figure)[0].getData()[0][-1] == 511
+
+
 def test_alibi_draws_every_head_count_at_whole_heads_from_0(figure):
     from posviz.models.encodings.alibi import alibi_slopes
     by_heads = {str(h): {"measured": list(alibi_slopes(h)), "rule": list(alibi_slopes(h))}

@@ -159,3 +159,17 @@ def test_paper_prints_probe_runs_as_tables_by_layer(capsys, monkeypatch):
     assert lines[r2 + 2].split() == ["none", "0.740", "0.250", "0.031", "-0.012"]
     assert len({len(line) for line in lines[r2 + 1:r2 + 4]}) == 1
     assert any(line.split() == ["none:", "80.0"] for line in lines)
+
+
+def test_rope_s_bound_by_distance_is_roformer_s_and_holds_over_the_aligned_pair():
+    values = papers.rope_decay().values
+    aligned, bound = (np.array(values[k]) for k in ("aligned_by_distance",
+                                                     "bound_by_distance"))
+    assert aligned.shape == bound.shape == (512,)
+    assert bound[0] == pytest.approx((64 / 2 + 1) / 2)        # sum_j j over pairs, × 2/d
+    assert aligned[0] == pytest.approx(1.0)                   # q · k / d_head, q = k = 1
+    assert np.all(aligned <= bound + 1e-12)
+    assert bound[256:].mean() < 0.3 * bound[0]                # the bound decays
+    assert aligned[1:9].mean() == pytest.approx(values["aligned_near"])
+    assert np.array(values["random_by_distance"])[256:].mean() == pytest.approx(
+        values["random_far"])

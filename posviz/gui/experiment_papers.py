@@ -47,6 +47,8 @@ def draw_paper(figure, check) -> None:
         figure.coords, figure.labels = {"position": list(range(spread.size))}, {}
     elif check.name == "alibi-slopes":
         _show_slopes(figure, values)
+    elif check.name == "rope-decay":
+        _show_decay(figure, values)
     else:
         figure._reset("", "", log=False)
         figure.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
@@ -133,3 +135,26 @@ def _show_slopes(figure, values: dict) -> None:
     figure._frame()
     _integer_ticks(figure.plot.getAxis("bottom"), range(most))
     figure.dims, figure.coords, figure.labels = ("head",), {"head": list(range(most))}, {}
+
+
+def _show_decay(figure, values: dict) -> None:
+    """rope-decay: |score| / d_head against the distance of query and key: the aligned
+    pair under RoFormer's bound, and the Gaussian pairs' mean, which does not fall."""
+    aligned = np.array(values["aligned_by_distance"])                       # (n,)
+    distance = np.arange(aligned.size)
+    figure._reset("|score| / d_head (log scale)", "relative distance (positions)", log=True)
+    curves = {"bound": (values["bound_by_distance"], "#505050",
+                        "RoFormer's bound for the aligned pair", True),
+              "aligned": (aligned, "#d55e00", "aligned pair (q = k = all ones)", False),
+              "gaussian_mean": (values["random_by_distance"], "#0072b2",
+                                "mean of 256 Gaussian pairs (seed 0)", False)}
+    figure.data = {}
+    low = 10 ** np.floor(np.log10(np.min(values["random_by_distance"])) - 1)
+    for key, (curve, colour, label, dashed) in curves.items():
+        curve = np.maximum(np.asarray(curve, float), low)    # a cosine's zero: drawn low
+        figure._curve(distance, np.log10(curve), colour, label, 1.5 if dashed else 1.2,
+                      dash=dashed)
+        figure.data[key] = np.asarray(curve)
+    figure._frame()
+    figure.dims, figure.coords, figure.labels = ("distance",), {
+        "distance": distance.tolist()}, {}

@@ -143,7 +143,10 @@ def rope_decay(should_stop=None) -> PaperCheck:
               "random_far": float(random[far].mean())}
     aligned_ratio = values["aligned_far"] / values["aligned_near"]
     random_ratio = values["random_far"] / values["random_near"]
-    values.update(aligned_ratio=aligned_ratio, random_ratio=random_ratio)
+    values.update(aligned_ratio=aligned_ratio, random_ratio=random_ratio,
+                  aligned_by_distance=np.abs(aligned).tolist(),
+                  random_by_distance=random.tolist(),
+                  bound_by_distance=_rope_bound(d_head, n).tolist())
     holds = aligned_ratio < 0.6 and 0.7 < random_ratio < 1.4
     return PaperCheck(
         "rope-decay",
@@ -158,13 +161,22 @@ def rope_decay(should_stop=None) -> PaperCheck:
         "posviz's RoPE (d_head 64, base 10000): |score| / d_head of one aligned pair "
         "(q = k = all ones, a pair whose score falls: an example under the bound, not the "
         "bound), and the mean |score| of 256 Gaussian pairs, at distances 1-8 against "
-        "256-511.",
+        "256-511; beside them RoFormer's bound for the aligned pair at each distance.",
         values, holds,
         ran_on="no model: posviz's RoPE rotation applied to an aligned pair and to 256 "
                "Gaussian query-key pairs drawn from seed 0",
         tests="What the rotation implies, no weights involved: the aligned pair's score "
               "at 256-511 is under 0.6 × its score at 1-8, and the Gaussian pairs' mean "
               "stays within 0.7-1.4 × of it.")
+
+
+def _rope_bound(d_head: int, n: int, base: float = 10000.0) -> np.ndarray:
+    """RoFormer's bound (§3.4.3) on the aligned pair's |score| / d_head at distances
+    0..n-1 (n,): its pairs' weights are all 2 / d_head, so by Abel summation
+    |score(m)| <= 2 / d_head × sum_j |S_j(m)|, S_j(m) = sum_{i<j} e^(i m theta_i)."""
+    theta = base ** (-np.arange(0, d_head, 2) / d_head)                  # (d_head/2,)
+    partial = np.cumsum(np.exp(1j * np.arange(n)[:, None] * theta), axis=1)   # (n, d/2)
+    return 2 / d_head * np.abs(partial).sum(axis=1)
 
 
 def _alibi_measured(heads: int, should_stop) -> np.ndarray:
