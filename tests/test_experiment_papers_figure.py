@@ -71,6 +71,43 @@ def test_rope_decay_draws_its_curves_against_distance(figure):
     assert np.all(bound >= aligned - 1e-12) and curves(figure)[0].getData()[0][-1] == 511
 
 
+SHIFT = {"sinusoidal": {"output_change": 0.5, "score_change": 0.69},
+         "learned": {"output_change": 0.96, "score_change": 0.93},
+         "rope": {"output_change": 2.2e-7, "score_change": 0.0}, "noise_floor": 1.2e-5}
+
+
+def test_sinha_draws_each_encoding_s_change_against_the_floor(figure):
+    figure.show_paper(paper("sinha2022", SHIFT))
+    assert_a_plot(figure, "the built-in model, untrained")
+    assert [s for _, s in bottom_ticks(figure)] == ["sinusoidal", "learned", "rope"]
+    assert sorted(legend_labels(figure)) == ["last layer's change",
+                                             "pre-softmax scores' change"]
+    floor = np.log10(1.2e-5)
+    heights = {tuple(d.getData()[0]): d.getData()[1] for d in dots(figure)}
+    for y in heights.values():
+        assert (y[:2] > floor).all() and y[2] < floor            # RoPE under the floor
+    (x0, x1) = figure.plot.viewRange()[0]
+    assert x0 <= -0.4 and x1 >= 2.4                              # no name cut at an edge
+
+
+def test_sinha_on_trained_weights_draws_every_model_and_the_thresholds(figure):
+    row = {"last_layer_change": 0.2, "pooled_output_change": 0.01, "next_token_kl_mean": 0.07}
+    still = {"last_layer_change": 4e-7, "pooled_output_change": 5e-14,
+             "next_token_kl_mean": 4e-13}
+    values = {"trained sinusoidal": row, "trained rope": still,
+              "minilm": {"last_layer_change": 0.49, "pooled_output_change": 0.13},
+              "shift": 7, "texts": 9, "absolute": ["trained sinusoidal", "minilm"],
+              "relative": ["trained rope"]}
+    figure.show_paper(paper("sinha2022", values, "trained", "the shipped checkpoints"))
+    assert_a_plot(figure, "the shipped checkpoints")
+    assert [s for _, s in bottom_ticks(figure)] == [
+        "trained sinusoidal (absolute)", "trained rope (relative)", "minilm (absolute)"]
+    lines = [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
+    assert sorted(line.value() for line in lines) == pytest.approx([-6, -3])
+    outputs = next(d for d in dots(figure) if d.opts["symbol"] == "s").getData()[1]
+    assert outputs == pytest.approx(np.log10([0.07, 4e-13, 0.13]))   # KL, else pooled
+
+
 def test_alibi_draws_every_head_count_at_whole_heads_from_0(figure):
     from posviz.models.encodings.alibi import alibi_slopes
     by_heads = {str(h): {"measured": list(alibi_slopes(h)), "rule": list(alibi_slopes(h))}

@@ -7,6 +7,7 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 
 from .plots import style
+from .plots.log_ticks import ZERO_MARGIN
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 from posviz.models.encodings import LearnedEncoding, NoPositions
@@ -49,6 +50,10 @@ def draw_paper(figure, check) -> None:
         _show_slopes(figure, values)
     elif check.name == "rope-decay":
         _show_decay(figure, values)
+    elif check.name == "sinha2022" and check.weights == "trained":
+        _show_trained_shift(figure, values)
+    elif check.name == "sinha2022":
+        _show_shift(figure, values)
     else:
         figure._reset("", "", log=False)
         figure.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
@@ -105,9 +110,24 @@ def _refused(kind: str, values: dict, shown: np.ndarray) -> str:
     return f"{kind}: {past}, so only length {only}"
 
 
+def _dots(figure, x, y, colour, label: str, symbol="o", size=9) -> None:
+    """Markers (a measurement at separate points), with their legend entry."""
+    figure.plot.addItem(pg.ScatterPlotItem(np.asarray(x, float), np.asarray(y, float),
+                                           size=size, symbol=symbol, brush=colour,
+                                           pen=pg.mkPen("w", width=1)))
+    figure.legend.addItem(style.legend_sample(pen=None, symbol=symbol, symbolBrush=colour,
+                                              symbolPen="w", symbolSize=size), label)
+
+
 def _integer_ticks(axis, names) -> None:
     """One tick a category (a head from 0, a model): never a fraction between two."""
     axis.setTicks([[(k, str(name)) for k, name in enumerate(names)], []])
+
+
+def _categories(figure, names, y_range) -> None:
+    """A tick a category, each with half a column either side, so no name is cut."""
+    _integer_ticks(figure.plot.getAxis("bottom"), names)
+    frame(figure.plot, (-0.5, len(names) - 0.5), y_range)
 
 
 def _show_slopes(figure, values: dict) -> None:
@@ -158,3 +178,59 @@ def _show_decay(figure, values: dict) -> None:
     figure._frame()
     figure.dims, figure.coords, figure.labels = ("distance",), {
         "distance": distance.tolist()}, {}
+
+
+def _show_shift(figure, values: dict) -> None:
+    """sinha2022 (random weights): what shifting every position id changes, per
+    encoding: the last layer and the scores, against the noise floor."""
+    from posviz.views.shown import zero_level
+    kinds = [k for k, v in values.items() if isinstance(v, dict)]
+    changes = {"output_change": ("last layer's change", "o", "#d55e00"),
+               "score_change": ("pre-softmax scores' change", "s", "#0072b2")}
+    floor = values["noise_floor"]
+    figure._reset("relative change (log)", "encoding (built-in model, random weights)",
+                  log=True)
+    drawn = {key: np.array([values[k][key] for k in kinds]) for key in changes}
+    level = zero_level(list(drawn.values()), floor)
+    row = figure._floor_band(floor, level)
+    for size, (key, (label, symbol, colour)) in zip((12, 8), changes.items()):
+        _dots(figure, np.arange(len(kinds)), figure._drawn(drawn[key], level, row), colour,
+              label, symbol, size)
+    figure._floor_line(floor)
+    top = max(1.0, float(max(v.max() for v in drawn.values())))
+    _categories(figure, kinds, (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1)))
+    figure.data = drawn
+    figure.dims, figure.coords, figure.labels = ("encoding",), {}, {"encoding": kinds}
+
+
+def _show_trained_shift(figure, values: dict) -> None:
+    """sinha2022 (trained weights): per model, the last layer's change and the output's
+    when every position id shifts, against the verdict's two thresholds."""
+    from posviz.analysis.experiments.pretrained import MOVED, STILL, output_change
+    models = [k for k, v in values.items() if isinstance(v, dict)]
+    relative = set(values.get("relative", ()))
+    names = [f"{m} ({'relative' if m in relative else 'absolute'})" for m in models]
+    drawn = {"last_layer_change": np.array([values[m]["last_layer_change"] for m in models]),
+             "output_change": np.array([output_change(values[m]) for m in models])}
+    figure._reset("change: ratio, or KL in nats (log scale)", "model (trained weights)",
+                  log=True)
+    labels = {"last_layer_change": ("last layer's change (relative)", "o", "#d55e00", 12),
+              "output_change": ("output's change: next-token KL (nats); MiniLM: "
+                                "1 − cosine of its pooled embedding", "s", "#0072b2", 8)}
+    for key, (label, symbol, colour, size) in labels.items():
+        shown = drawn[key] > 0
+        _dots(figure, np.arange(len(models))[shown], np.log10(drawn[key][shown]), colour,
+              label, symbol, size)
+    for value, text, dash in ((MOVED, f"moved: output above {MOVED:g}",
+                               QtCore.Qt.PenStyle.DashLine),
+                              (STILL, f"unchanged: output below {STILL:g}",
+                               QtCore.Qt.PenStyle.DotLine)):
+        figure.plot.addItem(pg.InfiniteLine(
+            pos=np.log10(value), angle=0, label=text,
+            pen=style.cosmetic_pen((90, 90, 90), 1.5, dash),
+            labelOpts={"position": 0.85, "color": (60, 60, 60)}))
+    positive = np.concatenate([v[v > 0] for v in drawn.values()])
+    _categories(figure, names, (np.floor(np.log10(min(positive.min(), STILL))) - 0.5,
+                                np.ceil(np.log10(max(positive.max(), 1.0))) + 0.1))
+    figure.data = drawn
+    figure.dims, figure.coords, figure.labels = ("model",), {}, {"model": models}
