@@ -161,7 +161,7 @@ def rope_decay(should_stop=None) -> PaperCheck:
         "posviz's RoPE (d_head 64, base 10000): |score| / d_head of one aligned pair "
         "(q = k = all ones, a pair whose score falls: an example under the bound, not the "
         "bound), and the mean |score| of 256 Gaussian pairs, at distances 1-8 against "
-        "256-511; beside them RoFormer's bound for the aligned pair at each distance.",
+        "256-511.",
         values, holds,
         ran_on="no model: posviz's RoPE rotation applied to an aligned pair and to 256 "
                "Gaussian query-key pairs drawn from seed 0",
