@@ -173,3 +173,11 @@ def test_rope_s_bound_by_distance_is_roformer_s_and_holds_over_the_aligned_pair(
     assert aligned[1:9].mean() == pytest.approx(values["aligned_near"])
     assert np.array(values["random_by_distance"])[256:].mean() == pytest.approx(
         values["random_far"])
+
+
+def test_paper_prints_a_long_curve_by_its_ends_and_a_short_one_whole(capsys, monkeypatch):
+    values = {"bound_by_distance": [16.5 - k / 100 for k in range(512)],
+              "measured": [0.5, 0.25, 0.00390625]}
+    lines = printed_values(capsys, monkeypatch, "rope-decay", values)
+    assert lines == ["  bound by distance: 512 values, 16.5 … 11.4 (all of them in --json)",
+                     "  measured: 0.5, 0.25, 0.00391"]
