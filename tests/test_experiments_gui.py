@@ -199,9 +199,14 @@ def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch)
     session.spec = ModelSpec.pretrained("some/model")            # another model loaded
     tab.refresh_stale()
     assert tab.stale and "previous model" in tab.status.text()
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))       # and the sweep's kind
+    assert tab.stale and "previous model and kind" in tab.status.text()
     session.spec = ModelSpec()
-    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))       # the sweep's own options
-    assert tab.stale and "previous options" in tab.status.text()
+    tab.refresh_stale()
+    assert tab.stale and "previous kind:" in tab.status.text()
+    tab.seed.setValue(3)
+    assert "previous kind and seed:" in tab.status.text()
+    tab.seed.setValue(0)
     tab.kind.setCurrentIndex(tab.kind.findData("swap"))
     assert not tab.stale
     tab.what.setCurrentIndex(tab.what.findData("paper"))         # another experiment

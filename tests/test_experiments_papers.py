@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from posviz.analysis.experiments import papers
+from posviz.analysis.experiments.claim import PaperCheck
 from posviz.cli import main
 from posviz.errors import PosvizInputError
 
@@ -107,3 +108,76 @@ def test_paper_command(capsys):
     assert "must be one of" in capsys.readouterr().err
     with pytest.raises(PosvizInputError):
         papers.check_paper("nope")
+
+
+PRESS_VALUES = {
+    "train_length": 128, "lengths": [128, 256, 512], "tokens": 32768,
+    "unigram_perplexity": 377.38298162368653,
+    "perplexity": {"sinusoidal": {"128": 81.64691274565965, "256": 98.24792538642134,
+                                  "512": 115.62615320001589},
+                   "learned": {"128": 105.81049332876148, "256": None, "512": None},
+                   "alibi": {"128": 67.70703511915616, "256": 67.08837501112136,
+                             "512": 66.85152327255722}},
+    "growth_at_4x": {"sinusoidal": 1.4161729979944966, "alibi": 0.9873645058435457},
+    "refused": {"learned": "its learned table has 128 positions: longer is refused"}}
+PROBE = [{"layer": k, "r2": r2, "mae": 17.9 - k / 10, "chance_mae": 17.9}
+         for k, r2 in enumerate([0.74, 0.25, 0.031, -0.012])]
+
+
+def printed_values(capsys, monkeypatch, name, values) -> list[str]:
+    """The lines ``posviz paper NAME`` prints under "values:" for ``values``."""
+    check = PaperCheck(name, "c", "r", "m", values, True, weights="trained")
+    monkeypatch.setattr(papers, "check_paper", lambda *a, **k: check)
+    assert main(["paper", name]) == 0
+    out = capsys.readouterr().out.splitlines()
+    return out[out.index("values:") + 1:-1]
+
+
+def test_paper_prints_press2022_as_its_readme_table(capsys, monkeypatch):
+    lines = printed_values(capsys, monkeypatch, "press2022", PRESS_VALUES)
+    assert not any("{" in line or '"' in line for line in lines)
+    header = next(line for line in lines if "128 (trained)" in line)
+    assert header.endswith("512  512 / 128")
+    rows = {line.split()[0]: line.split()[1:] for line in lines[lines.index(header) + 1:]
+            if line.split() and line.split()[0] in PRESS_VALUES["perplexity"]}
+    assert rows == {"sinusoidal": ["81.6", "98.2", "115.6", "1.42"],
+                    "learned": ["105.8", "refused", "refused", "—"],
+                    "alibi": ["67.7", "67.1", "66.9", "0.99"]}
+    table = lines[lines.index(header):lines.index(header) + 4]
+    assert len({len(line) for line in table}) == 1            # right-aligned columns
+    assert "unigram perplexity: 377.4" in [" ".join(line.split()) for line in lines]
+    assert any("learned: its learned table has 128 positions" in line for line in lines)
+
+
+def test_paper_prints_probe_runs_as_tables_by_layer(capsys, monkeypatch):
+    values = {"none": PROBE, "sinusoidal": PROBE, "perplexity": {"none": 80.0,
+                                                                 "sinusoidal": 85.7}}
+    lines = printed_values(capsys, monkeypatch, "haviv2022", values)
+    assert len(lines) < 20 and not any("{" in line for line in lines)
+    r2 = lines.index("  probe R² (held out) by layer:")
+    assert lines[r2 + 1].split() == ["0", "1", "2", "3"]
+    assert lines[r2 + 2].split() == ["none", "0.740", "0.250", "0.031", "-0.012"]
+    assert len({len(line) for line in lines[r2 + 1:r2 + 4]}) == 1
+    assert any(line.split() == ["none:", "80.0"] for line in lines)
+
+
+def test_rope_s_bound_by_distance_is_roformer_s_and_holds_over_the_aligned_pair():
+    values = papers.rope_decay().values
+    aligned, bound = (np.array(values[k]) for k in ("aligned_by_distance",
+                                                     "bound_by_distance"))
+    assert aligned.shape == bound.shape == (512,)
+    assert bound[0] == pytest.approx((64 / 2 + 1) / 2)        # sum_j j over pairs, × 2/d
+    assert aligned[0] == pytest.approx(1.0)                   # q · k / d_head, q = k = 1
+    assert np.all(aligned <= bound + 1e-12)
+    assert bound[256:].mean() < 0.3 * bound[0]                # the bound decays
+    assert aligned[1:9].mean() == pytest.approx(values["aligned_near"])
+    assert np.array(values["random_by_distance"])[256:].mean() == pytest.approx(
+        values["random_far"])
+
+
+def test_paper_prints_a_long_curve_by_its_ends_and_a_short_one_whole(capsys, monkeypatch):
+    values = {"bound_by_distance": [16.5 - k / 100 for k in range(512)],
+              "measured": [0.5, 0.25, 0.00390625]}
+    lines = printed_values(capsys, monkeypatch, "rope-decay", values)
+    assert lines == ["  bound by distance: 512 values, 16.5 … 11.4 (all of them in --json)",
+                     "  measured: 0.5, 0.25, 0.00391"]

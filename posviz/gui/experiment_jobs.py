@@ -16,7 +16,10 @@ USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
         "probe": ("spec", "texts", "positions", "features"),
         "paper": ("paper", "weights"),
         "compare": ("spec", "texts", "positions", "order", "weights", "encodings")}
-NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order"}
+# each field as its control is labelled, so a stale result names what changed
+NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order",
+         "kind": "kind", "count": "count", "seed": "seed", "features": "features",
+         "paper": "paper", "weights": "weights", "encodings": "encodings"}
 SWAP_MAP = "swap map"            # the Show box's choice of a swap sweep's pair map
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
               "compare": "comparison of encodings"}
@@ -114,7 +117,7 @@ def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[
         return ["experiment"]
     if now is None:
         return ["options"]
-    names = [NAMES.get(field, "options") for field in USES[shown.what]
+    names = [NAMES[field] for field in USES[shown.what]
              if getattr(shown, field) != getattr(now, field)]
     return list(dict.fromkeys(names))
 

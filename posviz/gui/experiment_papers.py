@@ -7,6 +7,7 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 
 from .plots import style
+from .plots.log_ticks import ZERO_MARGIN
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 from posviz.models.encodings import LearnedEncoding, NoPositions
@@ -22,9 +23,9 @@ def _short(value) -> str:
 def draw_paper(figure, check) -> None:
     """Draw a paper check (analysis.experiments.claim.PaperCheck) on the Experiments
     figure: each paper's own plot, its verdict in the title and its terms in the note."""
-    values = check.values
+    values, said = check.values, ""
     if check.name == "press2022":
-        _show_lengths(figure, values)
+        said = _show_lengths(figure, values)
     elif check.name == "haviv2022" and check.weights == "trained":
         # the model without positions against one with learned positions (the
         # values hold every checkpoint's rows)
@@ -46,19 +47,13 @@ def draw_paper(figure, check) -> None:
         figure.data, figure.dims = {"variance": spread}, ("position",)
         figure.coords, figure.labels = {"position": list(range(spread.size))}, {}
     elif check.name == "alibi-slopes":
-        heads = np.arange(1, len(values["measured"]) + 1)
-        figure._reset("slope m_h (log)", "head", log=True)
-        figure._curve(heads, np.log10(values["paper"]), "#505050", "paper, H = 8: 2^(-8h/H)",
-                      1.5, dash=True)
-        dots = pg.ScatterPlotItem(heads.astype(float), np.log10(values["measured"]),
-                                  size=9, brush="#d55e00", pen=None)
-        figure.plot.addItem(dots)
-        figure.legend.addItem(style.legend_sample(pen=None, symbol="o", symbolBrush="#d55e00",
-                                                  symbolPen=None), "measured")
-        figure._frame()
-        figure.data = {"paper": np.array(values["paper"]),
-                       "measured": np.array(values["measured"])}
-        figure.dims, figure.coords, figure.labels = ("head",), {"head": heads.tolist()}, {}
+        _show_slopes(figure, values)
+    elif check.name == "rope-decay":
+        _show_decay(figure, values)
+    elif check.name == "sinha2022" and check.weights == "trained":
+        _show_trained_shift(figure, values)
+    elif check.name == "sinha2022":
+        _show_shift(figure, values)
     else:
         figure._reset("", "", log=False)
         figure.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
@@ -68,21 +63,26 @@ def draw_paper(figure, check) -> None:
                      f"{'holds' if check.holds else 'does NOT hold'} here")
     figure.set_note(f"{check.citation}\nPaper: {check.reports}\nRan on: {check.weights} "
                     f"weights, {check.ran_on}\nTests: {check.tests}\nposviz: "
-                    f"{check.measures}")
+                    f"{check.measures}" + (f"\nDrawn: {said}" if said else ""))
 
 
-def _show_lengths(figure, values: dict) -> None:
+def _show_lengths(figure, values: dict) -> str:
     """press2022: held-out perplexity against the evaluation length, one curve per
-    encoding, the unigram baseline dashed."""
+    encoding, the unigram baseline dashed; what a lone point means, to say."""
     lengths = np.array(values["lengths"], dtype=float)
     figure._reset("held-out perplexity (log)", "evaluation length (tokens)", log=True)
     figure.data, figure.dims, figure.labels = {}, ("length",), {}
+    said = []
     for k, (kind, row) in enumerate(values["perplexity"].items()):
         ppl = np.array([np.nan if row[str(int(n))] is None else row[str(int(n))]
                         for n in lengths])
         colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
         defined = ~np.isnan(ppl)
-        figure._curve(lengths[defined], np.log10(ppl[defined]), colour, kind)
+        label = kind
+        if kind in values.get("refused", {}):   # a learned table has no rows past its own
+            label = _refused(kind, values, lengths[defined])
+            said.append(label)
+        figure._curve(lengths[defined], np.log10(ppl[defined]), colour, label)
         figure.plot.addItem(pg.ScatterPlotItem(lengths[defined], np.log10(ppl[defined]),
                                                size=7, pen=None, brush=colour))
         figure.data[kind] = ppl
@@ -99,3 +99,138 @@ def _show_lengths(figure, values: dict) -> None:
     frame(figure.plot, (lengths[0] * 0.9, lengths[-1] * 1.05),
           (np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)))
     figure.coords = {"length": lengths.astype(int).tolist()}
+    return "; ".join(said)
+
+
+def _refused(kind: str, values: dict, shown: np.ndarray) -> str:
+    """The legend of an encoding measured at some lengths only: why the others are not."""
+    limit = values.get("table_length", {}).get(kind)
+    only = " and ".join(str(int(n)) for n in shown) or "none"
+    past = f"no positions past {limit}" if limit else "longer inputs refused"
+    return f"{kind}: {past}, so only length {only}"
+
+
+def _dots(figure, x, y, colour, label: str, symbol="o", size=9) -> None:
+    """Markers (a measurement at separate points), with their legend entry."""
+    figure.plot.addItem(pg.ScatterPlotItem(np.asarray(x, float), np.asarray(y, float),
+                                           size=size, symbol=symbol, brush=colour,
+                                           pen=pg.mkPen("w", width=1)))
+    figure.legend.addItem(style.legend_sample(pen=None, symbol=symbol, symbolBrush=colour,
+                                              symbolPen="w", symbolSize=size), label)
+
+
+def _integer_ticks(axis, names) -> None:
+    """One tick a category (a head from 0, a model): never a fraction between two."""
+    axis.setTicks([[(k, str(name)) for k, name in enumerate(names)], []])
+
+
+def _categories(figure, names, y_range) -> None:
+    """A tick a category, each with half a column either side, so no name is cut."""
+    _integer_ticks(figure.plot.getAxis("bottom"), names)
+    frame(figure.plot, (-0.5, len(names) - 0.5), y_range)
+
+
+def _show_slopes(figure, values: dict) -> None:
+    """alibi-slopes: each head's slope (from 0), measured (dots) and by the reference
+    rule (dashed), one colour for each head count the check ran."""
+    by_heads = values.get("by_heads") or {"8": {"measured": values["measured"],
+                                                 "rule": values["paper"]}}
+    most = max(len(row["measured"]) for row in by_heads.values())
+    figure._reset("slope m_h (log)", "head (from 0)", log=True)
+    figure.data = {}
+    for k, (heads, row) in enumerate(by_heads.items()):
+        colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
+        h = np.arange(len(row["measured"]))
+        pen = style.cosmetic_pen(colour, 1.5, QtCore.Qt.PenStyle.DashLine)
+        figure.plot.addItem(pg.PlotCurveItem(h.astype(float), np.log10(row["rule"]), pen=pen))
+        size = max(12 - 3 * k, 6)            # smaller each time: equal slopes stay visible
+        figure.plot.addItem(pg.ScatterPlotItem(h.astype(float), np.log10(row["measured"]),
+                                               size=size, brush=colour, pen="w"))
+        figure.legend.addItem(style.legend_sample(pen=pen, symbol="o", symbolBrush=colour,
+                                                  symbolPen="w", symbolSize=size),
+                              f"{heads} heads: measured (dots), the rule (dashed)")
+        padded = np.full(most, np.nan)
+        padded[:h.size] = row["measured"]
+        figure.data[f"measured_{heads}_heads"] = padded
+    figure._frame()
+    _integer_ticks(figure.plot.getAxis("bottom"), range(most))
+    figure.dims, figure.coords, figure.labels = ("head",), {"head": list(range(most))}, {}
+
+
+def _show_decay(figure, values: dict) -> None:
+    """rope-decay: |score| / d_head against the distance of query and key: the aligned
+    pair under RoFormer's bound, and the Gaussian pairs' mean, which does not fall."""
+    aligned = np.array(values["aligned_by_distance"])                       # (n,)
+    distance = np.arange(aligned.size)
+    figure._reset("|score| / d_head (log scale)", "relative distance (positions)", log=True)
+    curves = {"bound": (values["bound_by_distance"], "#505050",
+                        "RoFormer's bound for the aligned pair", True),
+              "aligned": (aligned, "#d55e00", "aligned pair (q = k = all ones)", False),
+              "gaussian_mean": (values["random_by_distance"], "#0072b2",
+                                "mean of 256 Gaussian pairs (seed 0)", False)}
+    figure.data = {}
+    low = 10 ** np.floor(np.log10(np.min(values["random_by_distance"])) - 1)
+    for key, (curve, colour, label, dashed) in curves.items():
+        curve = np.maximum(np.asarray(curve, float), low)    # a cosine's zero: drawn low
+        figure._curve(distance, np.log10(curve), colour, label, 1.5 if dashed else 1.2,
+                      dash=dashed)
+        figure.data[key] = np.asarray(curve)
+    figure._frame()
+    figure.dims, figure.coords, figure.labels = ("distance",), {
+        "distance": distance.tolist()}, {}
+
+
+def _show_shift(figure, values: dict) -> None:
+    """sinha2022 (random weights): what shifting every position id changes, per
+    encoding: the last layer and the scores, against the noise floor."""
+    from posviz.views.shown import zero_level
+    kinds = [k for k, v in values.items() if isinstance(v, dict)]
+    changes = {"output_change": ("last layer's change", "o", "#d55e00"),
+               "score_change": ("pre-softmax scores' change", "s", "#0072b2")}
+    floor = values["noise_floor"]
+    figure._reset("relative change (log)", "encoding (built-in model, random weights)",
+                  log=True)
+    drawn = {key: np.array([values[k][key] for k in kinds]) for key in changes}
+    level = zero_level(list(drawn.values()), floor)
+    row = figure._floor_band(floor, level)
+    for size, (key, (label, symbol, colour)) in zip((12, 8), changes.items()):
+        _dots(figure, np.arange(len(kinds)), figure._drawn(drawn[key], level, row), colour,
+              label, symbol, size)
+    figure._floor_line(floor)
+    top = max(1.0, float(max(v.max() for v in drawn.values())))
+    _categories(figure, kinds, (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1)))
+    figure.data = drawn
+    figure.dims, figure.coords, figure.labels = ("encoding",), {}, {"encoding": kinds}
+
+
+def _show_trained_shift(figure, values: dict) -> None:
+    """sinha2022 (trained weights): per model, the last layer's change and the output's
+    when every position id shifts, against the verdict's two thresholds."""
+    from posviz.analysis.experiments.pretrained import MOVED, STILL, output_change
+    models = [k for k, v in values.items() if isinstance(v, dict)]
+    relative = set(values.get("relative", ()))
+    names = [f"{m} ({'relative' if m in relative else 'absolute'})" for m in models]
+    drawn = {"last_layer_change": np.array([values[m]["last_layer_change"] for m in models]),
+             "output_change": np.array([output_change(values[m]) for m in models])}
+    figure._reset("change: ratio, or KL in nats (log scale)", "model (trained weights)",
+                  log=True)
+    labels = {"last_layer_change": ("last layer's change (relative)", "o", "#d55e00", 12),
+              "output_change": ("output's change: next-token KL (nats); MiniLM: "
+                                "1 − cosine of its pooled embedding", "s", "#0072b2", 8)}
+    for key, (label, symbol, colour, size) in labels.items():
+        shown = drawn[key] > 0
+        _dots(figure, np.arange(len(models))[shown], np.log10(drawn[key][shown]), colour,
+              label, symbol, size)
+    for value, text, dash in ((MOVED, f"moved: output above {MOVED:g}",
+                               QtCore.Qt.PenStyle.DashLine),
+                              (STILL, f"unchanged: output below {STILL:g}",
+                               QtCore.Qt.PenStyle.DotLine)):
+        figure.plot.addItem(pg.InfiniteLine(
+            pos=np.log10(value), angle=0, label=text,
+            pen=style.cosmetic_pen((90, 90, 90), 1.5, dash),
+            labelOpts={"position": 0.85, "color": (60, 60, 60)}))
+    positive = np.concatenate([v[v > 0] for v in drawn.values()])
+    _categories(figure, names, (np.floor(np.log10(min(positive.min(), STILL))) - 0.5,
+                                np.ceil(np.log10(max(positive.max(), 1.0))) + 0.1))
+    figure.data = drawn
+    figure.dims, figure.coords, figure.labels = ("model",), {}, {"model": models}

@@ -143,7 +143,10 @@ def rope_decay(should_stop=None) -> PaperCheck:
               "random_far": float(random[far].mean())}
     aligned_ratio = values["aligned_far"] / values["aligned_near"]
     random_ratio = values["random_far"] / values["random_near"]
-    values.update(aligned_ratio=aligned_ratio, random_ratio=random_ratio)
+    values.update(aligned_ratio=aligned_ratio, random_ratio=random_ratio,
+                  aligned_by_distance=np.abs(aligned).tolist(),
+                  random_by_distance=random.tolist(),
+                  bound_by_distance=_rope_bound(d_head, n).tolist())
     holds = aligned_ratio < 0.6 and 0.7 < random_ratio < 1.4
     return PaperCheck(
         "rope-decay",
@@ -165,6 +168,15 @@ def rope_decay(should_stop=None) -> PaperCheck:
         tests="What the rotation implies, no weights involved: the aligned pair's score "
               "at 256-511 is under 0.6 × its score at 1-8, and the Gaussian pairs' mean "
               "stays within 0.7-1.4 × of it.")
+
+
+def _rope_bound(d_head: int, n: int, base: float = 10000.0) -> np.ndarray:
+    """RoFormer's bound (§3.4.3) on the aligned pair's |score| / d_head at distances
+    0..n-1 (n,): its pairs' weights are all 2 / d_head, so by Abel summation
+    |score(m)| <= 2 / d_head × sum_j |S_j(m)|, S_j(m) = sum_{i<j} e^(i m theta_i)."""
+    theta = base ** (-np.arange(0, d_head, 2) / d_head)                  # (d_head/2,)
+    partial = np.cumsum(np.exp(1j * np.arange(n)[:, None] * theta), axis=1)   # (n, d/2)
+    return 2 / d_head * np.abs(partial).sum(axis=1)
 
 
 def _alibi_measured(heads: int, should_stop) -> np.ndarray:

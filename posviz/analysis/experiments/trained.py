@@ -63,6 +63,7 @@ def press2022(should_stop=None) -> PaperCheck:
     count = min(PRESS_TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), ids[1:count + 1])
     table, notes = {}, {}                 # {encoding: {str(length): perplexity or None}}
+    limits = {}                           # {encoding: positions its table has}, if refused
     for checkpoint in checkpoints:
         kind, model = checkpoint.config.pe, _backend(checkpoint).model
         limit = model.encoding.table_length(checkpoint.config.max_len)
@@ -73,6 +74,7 @@ def press2022(should_stop=None) -> PaperCheck:
             if limit is not None and n > limit:
                 table[kind][str(n)] = None
                 notes[kind] = f"its learned table has {limit} positions: longer is refused"
+                limits[kind] = limit
             else:
                 table[kind][str(n)] = perplexity(model, ids, n, count)
     alibi = table.get(AlibiEncoding.kind, {})
@@ -84,7 +86,7 @@ def press2022(should_stop=None) -> PaperCheck:
                  and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)])
     values = {"train_length": length, "lengths": list(lengths), "tokens": count,
               "unigram_perplexity": unigram, "perplexity": table,
-              "growth_at_4x": grows, "refused": notes}
+              "growth_at_4x": grows, "refused": notes, "table_length": limits}
     return PaperCheck(
         "press2022",
         "Press, Smith, Lewis (2022). Train short, test long: attention with linear biases "

@@ -1,0 +1,139 @@
+"""Each paper check draws what it measured as a plot (never a list of numbers): its
+axes, a legend that names every series, categories at whole ticks, and a note of the
+conditions it ran under."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+import pyqtgraph as pg  # noqa: E402
+
+from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+
+
+@pytest.fixture
+def figure(qtbot):
+    widget = ExperimentFigure()
+    qtbot.addWidget(widget)
+    widget.resize(1000, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def paper(name, values, weights="random", ran_on="the built-in model, untrained"):
+    return SimpleNamespace(name=name, weights=weights, holds=True, citation="c",
+                           reports="r", measures="m", ran_on=ran_on, tests="t",
+                           values=values)
+
+
+def legend_labels(figure) -> list[str]:
+    return [label.text for _, label in figure.legend.items]
+
+
+def bottom_ticks(figure) -> list[tuple[float, str]]:
+    """The bottom axis's ticks as drawn: the fixed ones when set, else pyqtgraph's."""
+    axis = figure.plot.getAxis("bottom")
+    if axis._tickLevels is not None:
+        return [tick for level in axis._tickLevels for tick in level]
+    low, high = figure.plot.viewRange()[0]
+    return [(v, s) for spacing, values in axis.tickValues(low, high, axis.width())
+            for v, s in zip(values, axis.tickStrings(values, 1, spacing))]
+
+
+def assert_a_plot(figure, ran_on: str) -> None:
+    assert figure.stack.currentWidget() is figure.canvas        # not a centred message
+    assert figure.plot.getAxis("left").labelText and figure.plot.getAxis("bottom").labelText
+    assert f"Ran on: {figure.heading.text().split('(')[-1].split()[0]} weights, {ran_on}" \
+        in figure.note.text()
+
+
+def curves(figure) -> list:
+    return [i for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
+
+
+def dots(figure) -> list:
+    return [i for i in figure.plot.items if isinstance(i, pg.ScatterPlotItem)]
+
+
+def test_rope_decay_draws_its_curves_against_distance(figure):
+    from posviz.analysis.experiments.papers import rope_decay
+    check = rope_decay()
+    figure.show_paper(check)
+    assert_a_plot(figure, check.ran_on)
+    assert len(curves(figure)) == 3
+    assert any("bound" in label for label in legend_labels(figure))
+    assert any("Gaussian" in label for label in legend_labels(figure))
+    assert "distance" in figure.plot.getAxis("bottom").labelText
+    bound, aligned = curves(figure)[0].getData()[1], curves(figure)[1].getData()[1]
+    assert np.all(bound >= aligned - 1e-12) and curves(figure)[0].getData()[0][-1] == 511
+
+
+SHIFT = {"sinusoidal": {"output_change": 0.5, "score_change": 0.69},
+         "learned": {"output_change": 0.96, "score_change": 0.93},
+         "rope": {"output_change": 2.2e-7, "score_change": 0.0}, "noise_floor": 1.2e-5}
+
+
+def test_sinha_draws_each_encoding_s_change_against_the_floor(figure):
+    figure.show_paper(paper("sinha2022", SHIFT))
+    assert_a_plot(figure, "the built-in model, untrained")
+    assert [s for _, s in bottom_ticks(figure)] == ["sinusoidal", "learned", "rope"]
+    assert sorted(legend_labels(figure)) == ["last layer's change",
+                                             "pre-softmax scores' change"]
+    floor = np.log10(1.2e-5)
+    heights = {tuple(d.getData()[0]): d.getData()[1] for d in dots(figure)}
+    for y in heights.values():
+        assert (y[:2] > floor).all() and y[2] < floor            # RoPE under the floor
+    (x0, x1) = figure.plot.viewRange()[0]
+    assert x0 <= -0.4 and x1 >= 2.4                              # no name cut at an edge
+
+
+def test_sinha_on_trained_weights_draws_every_model_and_the_thresholds(figure):
+    row = {"last_layer_change": 0.2, "pooled_output_change": 0.01, "next_token_kl_mean": 0.07}
+    still = {"last_layer_change": 4e-7, "pooled_output_change": 5e-14,
+             "next_token_kl_mean": 4e-13}
+    values = {"trained sinusoidal": row, "trained rope": still,
+              "minilm": {"last_layer_change": 0.49, "pooled_output_change": 0.13},
+              "shift": 7, "texts": 9, "absolute": ["trained sinusoidal", "minilm"],
+              "relative": ["trained rope"]}
+    figure.show_paper(paper("sinha2022", values, "trained", "the shipped checkpoints"))
+    assert_a_plot(figure, "the shipped checkpoints")
+    assert [s for _, s in bottom_ticks(figure)] == [
+        "trained sinusoidal (absolute)", "trained rope (relative)", "minilm (absolute)"]
+    lines = [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
+    assert sorted(line.value() for line in lines) == pytest.approx([-6, -3])
+    outputs = next(d for d in dots(figure) if d.opts["symbol"] == "s").getData()[1]
+    assert outputs == pytest.approx(np.log10([0.07, 4e-13, 0.13]))   # KL, else pooled
+
+
+def test_alibi_draws_every_head_count_at_whole_heads_from_0(figure):
+    from posviz.models.encodings.alibi import alibi_slopes
+    by_heads = {str(h): {"measured": list(alibi_slopes(h)), "rule": list(alibi_slopes(h))}
+                for h in (6, 8, 12)}
+    figure.show_paper(paper("alibi-slopes", {"measured": by_heads["8"]["measured"],
+                                             "paper": by_heads["8"]["rule"],
+                                             "by_heads": by_heads}))
+    assert_a_plot(figure, "the built-in model, untrained")
+    ticks = bottom_ticks(figure)
+    assert [s for _, s in ticks] == [str(h) for h in range(12)]
+    assert all(float(v).is_integer() for v, _ in ticks)
+    assert len(legend_labels(figure)) == 3
+    assert all(label.startswith(f"{h} heads") for label, h in
+               zip(legend_labels(figure), (6, 8, 12)))
+    assert sorted(len(d.getData()[0]) for d in dots(figure)) == [6, 8, 12]
+    assert min(d.getData()[0].min() for d in dots(figure)) == 0
+
+
+def test_press_says_why_the_learned_table_has_one_point(figure):
+    values = {"train_length": 128, "lengths": [128, 256, 512], "tokens": 100,
+              "unigram_perplexity": 377.0,
+              "perplexity": {"alibi": {"128": 67.7, "256": 67.1, "512": 66.9},
+                             "learned": {"128": 105.8, "256": None, "512": None}},
+              "refused": {"learned": "its learned table has 128 positions"},
+              "table_length": {"learned": 128}}
+    figure.show_paper(paper("press2022", values, "trained", "the shipped checkpoints"))
+    said = "learned: no positions past 128, so only length 128"
+    assert said in legend_labels(figure) and "alibi" in legend_labels(figure)
+    assert said in figure.note.text()
