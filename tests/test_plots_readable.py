@@ -1,0 +1,86 @@
+"""What a new reader misread: the row of exact zeros, the floor's label under curves,
+curves hidden under equal ones, words that do not match what is drawn."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from types import SimpleNamespace  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6 import QtCore, QtGui  # noqa: E402
+from test_plots_legibility import evaluate, show  # noqa: E402
+
+from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from posviz.gui.plots import PlotsPanel  # noqa: E402
+
+
+@pytest.fixture
+def panel(qtbot):
+    widget = PlotsPanel()
+    qtbot.addWidget(widget)
+    widget.resize(1100, 760)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def alone(figure, qtbot, size):
+    """``figure`` out of its tab at ``size``, shown and painted."""
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(*size)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.grab()
+    return figure
+
+
+def drawn_ticks(axis) -> list[tuple[QtCore.QRectF, str]]:
+    """The labels ``axis`` paints, as pyqtgraph lays them out (it may skip a level)."""
+    image = QtGui.QImage(10, 10, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(rect, text) for rect, _, text in texts if text]
+
+
+def assert_zero_row_labelled(plot):
+    """The zero row's tick says 0, on the row, and no other label touches it."""
+    axis = plot.getAxis("left")
+    texts = drawn_ticks(axis)
+    zeros = [rect for rect, text in texts if text == "0"]
+    assert len(zeros) == 1, [text for _, text in texts]
+    low, high = plot.vb.viewRange()[1]
+    y = (high - axis.zero_row) / (high - low) * axis.height()     # from the axis's top
+    assert abs(zeros[0].center().y() - y) < 2, (zeros[0], y)
+    for rect, text in texts:
+        if text != "0":
+            assert not rect.intersects(zeros[0]), (text, rect, zeros[0])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("size", [(550, 250), (550, 330), (900, 700)])
+def test_the_zero_row_keeps_its_0_in_the_symmetry_plot(panel, qtbot, dtype, size):
+    """In float64 (floor 2.2e-14) the row at 10⁻¹⁶ lost its "0" to 10⁻¹⁵, so the zeros
+    read as a measured 1e-16."""
+    show(panel, evaluate(pe="none", dtype=dtype))
+    figure = alone(panel.figures()["symmetry"], qtbot, size)
+    assert figure.plot.getAxis("left").zero_row == {"float64": -16, "float32": -7}[dtype]
+    assert_zero_row_labelled(figure.plot)
+
+
+@pytest.mark.parametrize("floor", [2.2e-14, 1.2e-5])
+@pytest.mark.parametrize("size", [(700, 260), (700, 330), (1200, 800)])
+def test_the_zero_row_keeps_its_0_in_the_sweep(qtbot, floor, size):
+    median = np.array([0.0, 0.0, 0.03, 0.1, 0.16])
+    band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
+    result = SimpleNamespace(bands={"pooled_change": band}, floor=floor, kind="random",
+                             runs=6, texts=("a b c",))
+    figure = ExperimentFigure()
+    alone(figure, qtbot, size)
+    figure.show_sweep(result, "pooled_change")
+    figure.grab()
+    assert_zero_row_labelled(figure.plot)
