@@ -84,3 +84,51 @@ def test_the_zero_row_keeps_its_0_in_the_sweep(qtbot, floor, size):
     figure.show_sweep(result, "pooled_change")
     figure.grab()
     assert_zero_row_labelled(figure.plot)
+
+
+def crossing_evaluation():
+    """A causal model with no positions, its first two tokens swapped: the final slot's
+    curve rises from 0 through the noise floor between layers 1 and 2."""
+    from posviz.analysis.engine import Engine
+    from posviz.document.session import Session
+    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.config import ModelConfig
+    session = Session(BuiltinBackend(ModelConfig(mask="causal", pe="none")),
+                      "the cat sat on the mat because it was warm")
+    session.swap(0, 1)
+    return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+
+
+def assert_floor_label_over_curves(plot, line, svg: str):
+    """The floor's label on a light backing, above every curve and marker, and that
+    backing in the SVG export too."""
+    import pyqtgraph as pg
+    fill = line.label.fill.color()
+    assert fill.lightness() > 240 and fill.alpha() >= 200, fill.getRgb()
+    curves = [item for item in plot.items
+              if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem))
+              or hasattr(item, "scatter")]
+    assert curves
+    assert all(line.zValue() > item.zValue() for item in curves)
+    alpha = f'fill="#ffffff" fill-opacity="{fill.alpha() / 255:.4f}'[:-1]
+    assert alpha in svg, alpha
+
+
+def test_the_floor_label_reads_over_a_curve_in_the_symmetry_plot(panel, qtbot, tmp_path):
+    show(panel, crossing_evaluation())
+    figure = alone(panel.figures()["symmetry"], qtbot, (960, 520))
+    svg = figure.export_svg(tmp_path / "symmetry.svg").read_text(encoding="utf-8")
+    assert_floor_label_over_curves(figure.plot, figure.floor_line, svg)
+
+
+def test_the_floor_label_reads_over_a_curve_in_the_sweep(qtbot, tmp_path):
+    import pyqtgraph as pg
+    median = np.array([1e-7, 3e-5, 0.03, 0.1, 0.16])
+    band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
+    result = SimpleNamespace(bands={"pooled_change": band}, floor=1.2e-5, kind="random",
+                             runs=6, texts=("a b c",))
+    figure = alone(ExperimentFigure(), qtbot, (960, 520))
+    figure.show_sweep(result, "pooled_change")
+    line = next(item for item in figure.plot.items if isinstance(item, pg.InfiniteLine))
+    svg = figure.export_svg(tmp_path / "sweep.svg").read_text(encoding="utf-8")
+    assert_floor_label_over_curves(figure.plot, line, svg)

@@ -14,6 +14,7 @@ from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
+from .plots.noise_floor import floor_line
 from .plots.wheel import frame
 from posviz.views.shown import zero_level
 
@@ -204,10 +205,7 @@ class ExperimentFigure(Figure):
         return row
 
     def _floor_line(self, floor: float) -> None:
-        self.plot.addItem(pg.InfiniteLine(
-            pos=np.log10(floor), angle=0, label="noise floor",
-            pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            labelOpts={"position": 0.05, "color": (60, 60, 60)}))
+        self.plot.addItem(floor_line("noise floor", 0.05, pos=np.log10(floor)))
 
     def show_pairs(self, pairs) -> None:
         n = len(pairs.tokens)

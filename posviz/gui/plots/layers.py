@@ -11,6 +11,7 @@ from .layer_axis import set_layer_range, set_layer_ticks
 from .linear_ticks import common_scale, scaled
 from .log_curves import LogCurve, Markers, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
+from .noise_floor import floor_line
 from .tabs import ATTENTION, TOKENS
 from .units import with_unit
 from posviz.analysis.symmetry import METRICS
@@ -118,10 +119,7 @@ tokens that carry at least 90% of the squared change."""
                                         pen=pg.mkPen(None))
         self.band.setZValue(-10)
         self.plot.addItem(self.band)
-        self.floor_line = pg.InfiniteLine(
-            angle=0, pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            label=FLOOR_SHORT,
-            labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
+        self.floor_line = floor_line(FLOOR_SHORT, anchors=[(0, 1), (0, 1)])
         self.plot.addItem(self.floor_line)
         self._floor_text = FLOOR_SHORT              # the label when there is room
         self.plot.vb.sigResized.connect(self._fit_floor_label)
