@@ -132,3 +132,31 @@ def test_the_floor_label_reads_over_a_curve_in_the_sweep(qtbot, tmp_path):
     line = next(item for item in figure.plot.items if isinstance(item, pg.InfiniteLine))
     svg = figure.export_svg(tmp_path / "sweep.svg").read_text(encoding="utf-8")
     assert_floor_label_over_curves(figure.plot, line, svg)
+
+
+def test_coinciding_layers_are_named_in_words():
+    from posviz.gui.plots.coincide import layer_words, same_at
+    a = np.array([np.nan, 1.0, 2.0, 0.0, 5.0, 7.0])
+    b = np.array([np.nan, 1.0, 2.0 * (1 + 1e-9), 0.0, 5.1, 7.0])
+    assert same_at(a, b).tolist() == [False, True, True, True, False, True]
+    assert layer_words(np.flatnonzero(same_at(a, b))) == "layers 1–3, 5"
+    assert layer_words([0, 1]) == "layers in–1" and layer_words([2]) == "layer 2"
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_a_residual_stream_equal_to_the_mlp_branch_shows_and_is_named(panel, residual):
+    """With residual connections off the residual stream is the MLP branch's output: its
+    curve was hidden under the MLP branch's."""
+    show(panel, evaluate(residual=residual))
+    panel.tabs.setCurrentIndex(1)
+    figure = panel.figures()["branch_norms"]
+    note = figure.note.text()
+    for suffix in ("", "_original"):
+        wide = figure.curves["residual" + suffix].opts["pen"].widthF()
+        over = figure.curves["mlp_branch" + suffix].opts["pen"].widthF()
+        assert (wide > over + 2) == (not residual), (suffix, wide, over)
+    if residual:
+        assert "coincide" not in note
+    else:
+        assert "equals the MLP branch's output at layers 1–4" in note, note
+        assert "the two curves coincide" in note

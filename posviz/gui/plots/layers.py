@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui
 
 from . import style
 from .base import Figure
+from .coincide import HALO_ALPHA, WIDE, layer_words, same_at
 from .layer_axis import set_layer_range, set_layer_ticks
 from .linear_ticks import common_scale, scaled
 from .log_curves import LogCurve, Markers, QuartileBand
@@ -346,9 +347,31 @@ class BranchNormsFigure(Figure):
         self.coords = {"layer": layers.tolist()}
         self.set_title("Residual stream and branch norms per layer "
                        "(solid: reordered, dashed: original order)")
+        notes = [self._coinciding()]
         if missing:
             names = sorted({k.replace("_branch", "") for k in missing})
-            self.set_note(f"This model does not record its {' and '.join(names).replace('mlp', 'MLP')}"
-                          "-branch outputs; only the residual stream is shown.")
-        else:
-            self.set_note("")
+            notes.append(f"This model does not record its "
+                         f"{' and '.join(names).replace('mlp', 'MLP')}"
+                         "-branch outputs; only the residual stream is shown.")
+        self.set_note(" ".join(filter(None, notes)))
+
+    def _coinciding(self) -> str:
+        """Draw the residual stream wide where the MLP branch (drawn after it) would hide
+        it; the sentence that says so, or ""."""
+        layers = set()
+        for suffix in ("", "_original"):
+            same = (same_at(self.data["residual" + suffix], self.data["mlp_branch" + suffix])
+                    if "mlp_branch" + suffix in self.data else np.zeros(0, bool))
+            curve = self.curves["residual" + suffix]
+            pen = curve.opts["pen"]
+            width = WIDE if same.any() else 2
+            if pen.widthF() != width:                   # wide and light: a halo
+                colour = QtGui.QColor(style.CURVE_COLOURS[0])
+                colour.setAlpha(HALO_ALPHA if same.any() else 255)
+                curve.setPen(style.cosmetic_pen(colour, width, pen.style()))
+            layers |= set(np.flatnonzero(same).tolist())
+        if not layers:
+            return ""
+        return (f"The residual stream equals the MLP branch's output at "
+                f"{layer_words(layers)} (as with residual connections off): the two curves "
+                "coincide, the residual stream drawn wide and light under the MLP branch.")
