@@ -160,3 +160,23 @@ def test_a_residual_stream_equal_to_the_mlp_branch_shows_and_is_named(panel, res
     else:
         assert "equals the MLP branch's output at layers 1–4" in note, note
         assert "the two curves coincide" in note
+
+
+@pytest.mark.parametrize("change, words", [
+    ((0.3, 0.0, 1e-9, 0.1), "2 of 4 tokens beyond the noise floor; unchanged: no "
+                            "visible bar)"),
+    ((5e-8, 8e-8, 6e-8, 9e-8), "0 of 4 tokens beyond the noise floor; grey: unchanged)"),
+    ((5e-6, 0.0, 9e-8, 1e-6), "2 of 4 tokens beyond the noise floor; unchanged: grey, "
+                              "or no visible bar)"),
+    ((0.3, 0.2, 0.1, 0.1), "4 of 4 tokens beyond the noise floor)")])
+def test_the_token_change_title_says_what_an_unchanged_token_looks_like(qtbot, change,
+                                                                        words):
+    """The title said "grey: unchanged" where unchanged tokens had no bar to see."""
+    from posviz.gui.plots.layers import TokenChangeFigure
+    figure = TokenChangeFigure()
+    qtbot.addWidget(figure)
+    comparison = SimpleNamespace(token_change=np.array([change]), floor=1e-7)
+    ev = SimpleNamespace(comparison=comparison,
+                         reference=SimpleNamespace(tokens=("a", "b", "c", "d")))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    assert figure.heading.text().endswith(words + "</b>"), figure.heading.text()

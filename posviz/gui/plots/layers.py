@@ -216,6 +216,19 @@ tokens that carry at least 90% of the squared change."""
 CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
 
 
+VISIBLE = 0.01          # of the axis's height: a bar shorter than this (3 px) is not seen
+
+
+def unchanged_words(unchanged: np.ndarray, top: float) -> str:
+    """How the ``unchanged`` tokens' bars (grey, at most the floor) show on an axis up to
+    ``top``: "; grey: unchanged", "; unchanged: no visible bar", both, or ""."""
+    if not unchanged.size:
+        return ""
+    seen = unchanged >= VISIBLE * top
+    return ("; grey: unchanged" if seen.all() else "; unchanged: no visible bar"
+            if not seen.any() else "; unchanged: grey, or no visible bar")
+
+
 class TokenChangeFigure(Figure):
     """How much each original token's hidden state moved at the selected layer."""
 
@@ -269,8 +282,8 @@ class TokenChangeFigure(Figure):
         self.labels = {"token": list(self.tokens)}
         self.where = f"layer {layer}"
         self.set_title(f"Change per token after layer {layer} "
-                       f"({int(broken.sum())} of {n} tokens beyond the noise floor; "
-                       "grey: unchanged)")
+                       f"({int(broken.sum())} of {n} tokens beyond the noise floor"
+                       f"{unchanged_words(change[~broken], top)})")
 
     def _mouse_moved(self, scene_pos) -> None:
         if "change" not in self.data or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
