@@ -180,3 +180,53 @@ def test_the_token_change_title_says_what_an_unchanged_token_looks_like(qtbot, c
                          reference=SimpleNamespace(tokens=("a", "b", "c", "d")))
     figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
     assert figure.heading.text().endswith(words + "</b>"), figure.heading.text()
+
+
+def test_coinciding_curves_are_grouped_by_the_layers_they_share():
+    from posviz.gui.plots.coincide import coinciding, coinciding_words
+    curves = {"none": np.array([0.0, 0.3, 0.4, 0.5]),
+              "sinusoidal": np.array([0.1, 0.2, 0.4, 0.6]),
+              "RoPE": np.array([0.0, 0.3, 0.4, 0.5]),
+              "ALiBi": np.array([0.0, 0.9, 0.8, 0.5])}
+    groups = coinciding(curves)
+    assert groups == [(("none", "RoPE", "ALiBi"), [0, 3]), (("none", "RoPE"), [1]),
+                      (("none", "sinusoidal", "RoPE"), [2])]
+    assert coinciding_words(groups[1:2]) == "none and RoPE coincide at layer 1"
+    curves["RoPE"] = np.array([0.1, 0.1, 0.1, np.nan])           # NaN: no layer there
+    assert coinciding(curves) == [(("none", "ALiBi"), [0, 3]), (("sinusoidal", "RoPE"), [0]),
+                                  (("none", "sinusoidal"), [2])]
+
+
+def compared(curves: dict):
+    """A Compare result (analysis.experiments.encodings) of ``curves``: title -> (L+1,)."""
+    def model(title, values):
+        values = np.array(values)
+        return SimpleNamespace(title=title, kind=title.split()[0], rows=[None] * len(values),
+                               curve=lambda metric: values)
+    return SimpleNamespace(floor=1.2e-5, weights="random", tokens=["the", "cat", "sat"],
+                           order=[1, 0, 2], models=[model(*item) for item in curves.items()])
+
+
+def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
+    """Under a causal mask NoPE and RoPE gave the same values at most layers and the NoPE
+    line lay hidden under RoPE's."""
+    import pyqtgraph as pg
+    figure = alone(ExperimentFigure(), qtbot, (900, 600))
+    figure.show_compare(compared({"none (NoPE)": [0.0, 0.12, 0.16, 0.22, 0.21],
+                                  "sinusoidal (Vaswani 2017)": [0.07, 0.11, 0.14, 0.19, 0.3],
+                                  "RoPE (Su 2021)": [0.0, 0.12, 0.16, 0.22, 0.25]}),
+                        "hidden_equivariance")
+    assert "none and RoPE coincide at layers in–3" in figure.note.text(), figure.note.text()
+    pens = [item.opts["pen"] for item in figure.plot.items
+            if isinstance(item, pg.PlotCurveItem)]
+    none, sinusoidal, rope = pens
+    assert rope.style() == QtCore.Qt.PenStyle.DashLine
+    assert none.style() == sinusoidal.style() == QtCore.Qt.PenStyle.SolidLine
+    assert none.widthF() > rope.widthF() + 2 and sinusoidal.widthF() == rope.widthF()
+    apart = {"none (NoPE)": [0.0, 0.1, 0.2], "RoPE (Su 2021)": [0.0, 0.3, 0.4]}
+    figure.show_compare(compared(apart), "hidden_equivariance")
+    assert "none and RoPE coincide at layer in" in figure.note.text()
+    pens = [item.opts["pen"] for item in figure.plot.items
+            if isinstance(item, pg.PlotCurveItem)]
+    solid = QtCore.Qt.PenStyle.SolidLine
+    assert {(pen.style(), pen.widthF()) for pen in pens} == {(solid, 2.0)}

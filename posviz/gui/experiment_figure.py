@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 from .experiment_jobs import SWAP_MAP
 from .plots import colorbars, style
 from .plots.base import Figure
+from .plots.coincide import coinciding, coinciding_words, shares_a_line
 from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
@@ -290,12 +291,21 @@ class ExperimentFigure(Figure):
         # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
         level = zero_level(curves, floor)
         row = self._floor_band(floor, level)
+        names = [model.title.split(" (")[0] for model in result.models]   # "RoPE"
+        groups = coinciding(dict(zip(names, curves)))
+        # a curve on one drawn before it between two layers: dashed, on the earlier one
+        # drawn wider, so that both show
+        shared = [(j, k) for k in range(len(curves)) for j in range(k)
+                  if shares_a_line(curves[j], curves[k])]
+        later, under = {names[k] for _, k in shared}, {names[j] for j, _ in shared}
         for k, (model, values) in enumerate(zip(result.models, curves)):
             defined = ~np.isnan(values)
             colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
             # its own marker, each smaller than the one before: equal values stay visible
             symbol, size = SYMBOLS[k % len(SYMBOLS)], max(13 - 2 * k, 5)
-            pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
+            pen = style.cosmetic_pen(colour, 4.5 if names[k] in under else 2.0,
+                                     QtCore.Qt.PenStyle.DashLine if names[k] in later
+                                     else QtCore.Qt.PenStyle.SolidLine)
             drawn = self._drawn(values[defined], level, row)
             self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float), drawn,
                                                pen=pen))
@@ -316,11 +326,14 @@ class ExperimentFigure(Figure):
         moved = " ".join(tokens[i] for i in result.order)
         self.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
                        f"{result.weights} weights, one reorder")
+        dashed = ", dashed on a wider line where it runs on another's" if later else ""
+        same = (f"\n{coinciding_words(groups)} (each later one on a smaller marker"
+                f"{dashed})." if groups else "")
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "
                       f"same reorder. Below the dashed noise floor a change is "
                       f"floating-point rounding; a change of exactly 0 is drawn on the row "
-                      f"marked 0, inside the grey band.")
+                      f"marked 0, inside the grey band.{same}")
 
     def show_paper(self, check) -> None:
         from .experiment_papers import draw_paper

@@ -17,6 +17,13 @@ def same_at(a, b) -> np.ndarray:
         return np.isfinite(a) & np.isfinite(b) & np.isclose(a, b, rtol=EQUAL, atol=0.0)
 
 
+def shares_a_line(a, b) -> bool:
+    """Curves ``a`` and ``b`` (L+1,) are equal at two neighbouring layers: the segment
+    between them drawn later hides the earlier one's."""
+    same = same_at(a, b)
+    return bool((same[:-1] & same[1:]).any())
+
+
 def layer_words(layers) -> str:
     """Layers by index (0 = in) as "layer 2", "layers 1–4" or "layers in, 2–3"."""
     layers = sorted(int(k) for k in layers)
@@ -32,3 +39,30 @@ def layer_words(layers) -> str:
         first, last = name.get(run[0], str(run[0])), name.get(run[-1], str(run[-1]))
         return first if len(run) == 1 else f"{first}–{last}"
     return ("layer " if len(layers) == 1 else "layers ") + ", ".join(map(span, runs))
+
+
+def coinciding(curves: dict[str, np.ndarray]) -> list[tuple[tuple[str, ...], list[int]]]:
+    """Groups of ``curves`` (name -> (L+1,)) equal at some layers: (names in the
+    dict's order, the layers where exactly those are equal), first layer first."""
+    names = list(curves)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for layer in range(len(next(iter(curves.values()), ()))):
+        taken: set[str] = set()
+        for i, name in enumerate(names):
+            if name in taken:
+                continue
+            group = [name] + [other for other in names[i + 1:] if other not in taken and
+                              same_at(curves[name][layer:layer + 1],
+                                      curves[other][layer:layer + 1])[0]]
+            if len(group) > 1:
+                taken.update(group)
+                groups.setdefault(tuple(group), []).append(layer)
+    return sorted(groups.items(), key=lambda item: item[1][0])
+
+
+def coinciding_words(groups) -> str:
+    """"none and RoPE coincide at layers 1–4; …" for ``coinciding``'s groups, or ""."""
+    def names(group):
+        return group[0] if len(group) == 1 else ", ".join(group[:-1]) + " and " + group[-1]
+    return "; ".join(f"{names(group)} coincide at {layer_words(layers)}"
+                     for group, layers in groups)
