@@ -230,3 +230,43 @@ def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
             if isinstance(item, pg.PlotCurveItem)]
     solid = QtCore.Qt.PenStyle.SolidLine
     assert {(pen.style(), pen.widthF()) for pen in pens} == {(solid, 2.0)}
+
+
+@pytest.mark.parametrize("text", ["the cat sat on the mat", "a cat sat on my mat"])
+def test_the_swap_map_marks_pairs_of_identical_tokens(qtbot, text):
+    """"the"(0) ↔ "the"(4) showed a large change although the swap leaves the input
+    as it was: the cell is outlined, the note and the hover text say why."""
+    from PySide6 import QtWidgets
+
+    from posviz.gui.experiment_swaps import IDENTICAL_NOTE
+    words = text.split()
+    change = np.full((6, 6), 0.1)
+    np.fill_diagonal(change, 0.0)
+    pairs = SimpleNamespace(tokens=words, change=change, sensitivity=change.mean(1), layer=2)
+    figure = alone(ExperimentFigure(), qtbot, (900, 600))
+    figure.show_pairs(pairs)
+    outlined = [item.path() for item in figure.plot.items
+                if type(item) is QtWidgets.QGraphicsPathItem]     # not a FillBetweenItem
+    hovered = []
+    figure.hovered.connect(hovered.append)
+
+    def hover(i, j):
+        figure._mouse_moved(figure.plot.vb.mapViewToScene(QtCore.QPointF(j + 0.5, i + 0.5)))
+        return hovered[-1]
+    if words[0] == words[4]:
+        assert outlined and all(path.contains(QtCore.QPointF(4.5, 0.5)) and    # (x, y)
+                                path.contains(QtCore.QPointF(0.5, 4.5)) and
+                                not path.contains(QtCore.QPointF(2.5, 0.5))
+                                for path in outlined)
+        assert figure.note.text().endswith("\n" + IDENTICAL_NOTE)
+        assert hover(0, 4).startswith("'the'(0) ↔ 'the'(4)")
+        assert "identical tokens: the input does not change" in hover(4, 0)
+    else:
+        assert not outlined and "identical" not in figure.note.text()
+    assert "identical" not in hover(1, 2) and hover(1, 2).startswith("'cat'(1) ↔ 'sat'(2)")
+    figure.show_sweep(SimpleNamespace(
+        bands={"pooled_change": SimpleNamespace(median=np.full(3, 0.1), p10=np.full(3, 0.1),
+                                                p90=np.full(3, 0.1))},
+        floor=1e-5, kind="random", runs=2, texts=("a",)), "pooled_change")
+    assert not any(type(item) is QtWidgets.QGraphicsPathItem for item in figure.plot.items)
+    assert figure.canvas.toolTip() == ""

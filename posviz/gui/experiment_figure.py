@@ -10,6 +10,7 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
+from .experiment_swaps import IDENTICAL_NOTE, hover_text, identical_pairs, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.coincide import coinciding, coinciding_words, shares_a_line
@@ -46,7 +47,20 @@ class ExperimentFigure(Figure):
         self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_StyledBackground)
         self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
         self.veil.hide()
+        self._pairs = None
+        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.show_message(self.INVITATION)
+
+    def _mouse_moved(self, scene_pos) -> None:
+        """A swap map's cell under the mouse, in words (tooltip and status line)."""
+        if self._pairs is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return
+        point = self.plot.vb.mapSceneToView(scene_pos)
+        i, j, n = int(np.floor(point.y())), int(np.floor(point.x())), len(self._pairs.tokens)
+        if 0 <= i < n and 0 <= j < n:
+            text = hover_text(self._pairs, i, j)
+            self.canvas.setToolTip(text)
+            self.hovered.emit(text)
 
     def set_title(self, text: str) -> None:
         """The title in bold and, on a line below, ``subtitle``: what ran (the model, its
@@ -93,6 +107,8 @@ class ExperimentFigure(Figure):
         token axes (a swap map), else number axes."""
         self.plot.clear()
         self.legend.clear()
+        self._pairs = None                          # the swap map under the mouse, if shown
+        self.canvas.setToolTip("")
         if self.bar is not None:
             self.canvas.removeItem(self.bar)
             self.bar = None
@@ -229,12 +245,16 @@ class ExperimentFigure(Figure):
         for side in ("left", "bottom"):
             self.plot.getAxis(side).set_tokens(pairs.tokens)
         frame(self.plot, (0, n), (0, n))
+        identical = identical_pairs(pairs.tokens)
+        if identical.any():
+            outline_cells(self.plot, identical)
+        self._pairs = pairs
         top = int(np.argmax(pairs.sensitivity))
         self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
                        f"j swap (max {pairs.change.max():.2e})")
         self.set_note(f"Brighter: the layer's output moves more. Most sensitive token: "
                       f"{pairs.tokens[top]!r} (mean {pairs.sensitivity[top]:.2e} over its "
-                      f"partners).")
+                      f"partners)." + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
         self.data = {"change": pairs.change.copy()}
         self.dims = ("token", "partner")
         self.coords = {}
