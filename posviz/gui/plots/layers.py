@@ -94,8 +94,8 @@ because another token now sits there.
 fast way the model allows: a causal model from the first moved slot on, else the built-in
 model and bidirectional pretrained ones in the original tokens' frame (each token in its
 own row, at its slot's position id). Where the symmetry holds the change is then exactly
-0 by construction (drawn at the bottom, below
-every other point). With "Run as given" (Position ids; `--literal`) the
+0 by construction, drawn on the row marked 0 at the bottom, more than a
+decade below every other point (a log axis has no place for 0). With "Run as given" (Position ids; `--literal`) the
 reordered input runs through the ordinary forward, so the same case shows its rounding,
 below the floor. The note under the plot says which ran.
 
