@@ -270,3 +270,20 @@ def test_the_swap_map_marks_pairs_of_identical_tokens(qtbot, text):
         floor=1e-5, kind="random", runs=2, texts=("a",)), "pooled_change")
     assert not any(type(item) is QtWidgets.QGraphicsPathItem for item in figure.plot.items)
     assert figure.canvas.toolTip() == ""
+
+
+@pytest.mark.parametrize("width", [560, 700, 1200])
+def test_the_sweep_floor_label_starts_inside_the_plot(qtbot, width):
+    """Centred at 5 % of a narrow sweep, "noise floor" began over the left axis."""
+    import pyqtgraph as pg
+    median = np.array([0.0, 0.0, 0.03, 0.1, 0.16])
+    band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
+    result = SimpleNamespace(bands={"pooled_change": band}, floor=2.2e-14, kind="random",
+                             runs=6, texts=("a b c",))
+    figure = alone(ExperimentFigure(), qtbot, (width, 300))
+    figure.show_sweep(result, "pooled_change")
+    figure.grab()
+    label = next(item for item in figure.plot.items if isinstance(item, pg.InfiniteLine)).label
+    view = figure.plot.vb.sceneBoundingRect()
+    shown = label.mapRectToScene(label.boundingRect())
+    assert view.left() < shown.left() and shown.right() < view.right(), (shown, view)

@@ -222,7 +222,7 @@ class ExperimentFigure(Figure):
         return row
 
     def _floor_line(self, floor: float) -> None:
-        self.plot.addItem(floor_line("noise floor", 0.05, pos=np.log10(floor)))
+        self.plot.addItem(floor_line("noise floor", 0.02, pos=np.log10(floor)))
 
     def show_pairs(self, pairs) -> None:
         n = len(pairs.tokens)

@@ -120,7 +120,7 @@ tokens that carry at least 90% of the squared change."""
                                         pen=pg.mkPen(None))
         self.band.setZValue(-10)
         self.plot.addItem(self.band)
-        self.floor_line = floor_line(FLOOR_SHORT, anchors=[(0, 1), (0, 1)])
+        self.floor_line = floor_line(FLOOR_SHORT)
         self.plot.addItem(self.floor_line)
         self._floor_text = FLOOR_SHORT              # the label when there is room
         self.plot.vb.sigResized.connect(self._fit_floor_label)

@@ -11,12 +11,12 @@ LABEL_FILL = (255, 255, 255, 215)   # light enough to read over a curve, which s
 OVER_CURVES = 2                     # above curves (0) and their markers (log_curves: 1)
 
 
-def floor_line(label: str, position: float = 0.02, anchors=None, pos=None) -> pg.InfiniteLine:
-    """A horizontal dashed line at log10 ``pos`` labelled ``label`` ``position`` of the way
-    along it (pyqtgraph's InfLineLabel ``anchors``, if given)."""
-    options = {"position": position, "color": (60, 60, 60), "fill": LABEL_FILL}
-    if anchors is not None:
-        options["anchors"] = anchors
+def floor_line(label: str, position: float = 0.02, pos=None) -> pg.InfiniteLine:
+    """A horizontal dashed line at log10 ``pos`` labelled ``label``, the label's left end
+    ``position`` of the way along it (centred, it crossed the left axis of a narrow plot)
+    and above it."""
+    options = {"position": position, "color": (60, 60, 60), "fill": LABEL_FILL,
+               "anchors": [(0, 1), (0, 1)]}
     line = pg.InfiniteLine(
         pos=pos, angle=0, label=label, labelOpts=options,
         pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine))
