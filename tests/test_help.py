@@ -101,3 +101,14 @@ def test_a_session_file_on_the_command_line_opens_the_window(monkeypatch):
     assert seen == [["lecture.posviz"]]
     assert app.parse_args(["lecture.posviz"])[0].file == "lecture.posviz"
     assert sys.modules["posviz.gui.app"] is app
+
+
+def test_the_guide_says_where_zeros_are_drawn_and_covers_the_experiments_tab():
+    text = guide()
+    assert "drawn at the bottom, below" not in text
+    assert "drawn on the row marked 0" in text
+    section = text[text.index("### Experiments tab"):]
+    for words in ("**Sweep**", "**Swap map**", "**Position probe**", "**Paper check**",
+                  "**Compare encodings**", "identical tokens are outlined",
+                  "10th to\n  90th percentile"):
+        assert words in section, words

@@ -286,15 +286,23 @@ def test_clicking_a_mosaic_tile_selects_that_layer_and_head(panel, view, qtbot):
 
 def test_the_mosaic_outline_frames_the_selected_tile_of_a_short_text(panel, qtbot):
     """Four tokens make tiles of 4 × 4 pixels, each many screen pixels wide: the outline
-    lies on the tile's own edges (not half a tile pixel out), inside the view."""
+    lies just outside the tile's edges (a few screen pixels, not half a tile pixel out),
+    covering none of its first row and column, inside the view."""
+    from posviz.gui.plots.mosaic_figure import OUTLINE_PX
     show(panel, evaluate("one two three four"))
     mosaic = panel.figures()["attention_mosaic"]
     mosaic.grab()
     x, y = mosaic.tile_origin(1, 0)
     n = mosaic.grid.tile
     assert n == 4
-    assert mosaic.outline.rect() == QtCore.QRectF(x, y, n, n)
-    assert mosaic.plot.vb.viewRect().contains(mosaic.outline.rect())
+    outline = mosaic.outline.rect()
+    pixel = mosaic.plot.vb.viewPixelSize()                 # view units per screen pixel
+    for inner, outer, size in ((x, outline.left(), pixel[0]), (y, outline.top(), pixel[1]),
+                               (x + n, outline.right(), -pixel[0]),
+                               (y + n, outline.bottom(), -pixel[1])):
+        out = (inner - outer) / size                       # screen pixels out of the tile
+        assert OUTLINE_PX / 2 <= out <= OUTLINE_PX + 1, (inner, outer, out)
+    assert mosaic.plot.vb.viewRect().contains(outline)
 
 
 def test_the_sessions_selection_is_drawn_within_the_model_and_not_echoed(panel, view):

@@ -10,10 +10,13 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
+from .experiment_swaps import IDENTICAL_NOTE, hover_text, identical_pairs, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
+from .plots.coincide import coinciding, coinciding_words, shares_a_line
 from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
+from .plots.noise_floor import floor_line
 from .plots.wheel import frame
 from posviz.views.shown import zero_level
 
@@ -44,7 +47,20 @@ class ExperimentFigure(Figure):
         self.veil.setAttribute(QtCore.Qt.WidgetAttribute.WA_StyledBackground)
         self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
         self.veil.hide()
+        self._pairs = None
+        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.show_message(self.INVITATION)
+
+    def _mouse_moved(self, scene_pos) -> None:
+        """A swap map's cell under the mouse, in words (tooltip and status line)."""
+        if self._pairs is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return
+        point = self.plot.vb.mapSceneToView(scene_pos)
+        i, j, n = int(np.floor(point.y())), int(np.floor(point.x())), len(self._pairs.tokens)
+        if 0 <= i < n and 0 <= j < n:
+            text = hover_text(self._pairs, i, j)
+            self.canvas.setToolTip(text)
+            self.hovered.emit(text)
 
     def set_title(self, text: str) -> None:
         """The title in bold and, on a line below, ``subtitle``: what ran (the model, its
@@ -91,6 +107,8 @@ class ExperimentFigure(Figure):
         token axes (a swap map), else number axes."""
         self.plot.clear()
         self.legend.clear()
+        self._pairs = None                          # the swap map under the mouse, if shown
+        self.canvas.setToolTip("")
         if self.bar is not None:
             self.canvas.removeItem(self.bar)
             self.bar = None
@@ -204,10 +222,7 @@ class ExperimentFigure(Figure):
         return row
 
     def _floor_line(self, floor: float) -> None:
-        self.plot.addItem(pg.InfiniteLine(
-            pos=np.log10(floor), angle=0, label="noise floor",
-            pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            labelOpts={"position": 0.05, "color": (60, 60, 60)}))
+        self.plot.addItem(floor_line("noise floor", 0.02, pos=np.log10(floor)))
 
     def show_pairs(self, pairs) -> None:
         n = len(pairs.tokens)
@@ -230,12 +245,16 @@ class ExperimentFigure(Figure):
         for side in ("left", "bottom"):
             self.plot.getAxis(side).set_tokens(pairs.tokens)
         frame(self.plot, (0, n), (0, n))
+        identical = identical_pairs(pairs.tokens)
+        if identical.any():
+            outline_cells(self.plot, identical)
+        self._pairs = pairs
         top = int(np.argmax(pairs.sensitivity))
         self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
                        f"j swap (max {pairs.change.max():.2e})")
         self.set_note(f"Brighter: the layer's output moves more. Most sensitive token: "
                       f"{pairs.tokens[top]!r} (mean {pairs.sensitivity[top]:.2e} over its "
-                      f"partners).")
+                      f"partners)." + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
         self.data = {"change": pairs.change.copy()}
         self.dims = ("token", "partner")
         self.coords = {}
@@ -292,12 +311,21 @@ class ExperimentFigure(Figure):
         # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
         level = zero_level(curves, floor)
         row = self._floor_band(floor, level)
+        names = [model.title.split(" (")[0] for model in result.models]   # "RoPE"
+        groups = coinciding(dict(zip(names, curves)))
+        # a curve on one drawn before it between two layers: dashed, on the earlier one
+        # drawn wider, so that both show
+        shared = [(j, k) for k in range(len(curves)) for j in range(k)
+                  if shares_a_line(curves[j], curves[k])]
+        later, under = {names[k] for _, k in shared}, {names[j] for j, _ in shared}
         for k, (model, values) in enumerate(zip(result.models, curves)):
             defined = ~np.isnan(values)
             colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
             # its own marker, each smaller than the one before: equal values stay visible
             symbol, size = SYMBOLS[k % len(SYMBOLS)], max(13 - 2 * k, 5)
-            pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
+            pen = style.cosmetic_pen(colour, 4.5 if names[k] in under else 2.0,
+                                     QtCore.Qt.PenStyle.DashLine if names[k] in later
+                                     else QtCore.Qt.PenStyle.SolidLine)
             drawn = self._drawn(values[defined], level, row)
             self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float), drawn,
                                                pen=pen))
@@ -318,11 +346,14 @@ class ExperimentFigure(Figure):
         moved = " ".join(tokens[i] for i in result.order)
         self.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
                        f"{result.weights} weights, one reorder")
+        dashed = ", dashed on a wider line where it runs on another's" if later else ""
+        same = (f"\n{coinciding_words(groups)} (each later one on a smaller marker"
+                f"{dashed})." if groups else "")
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "
                       f"same reorder. Below the dashed noise floor a change is "
                       f"floating-point rounding; a change of exactly 0 is drawn on the row "
-                      f"marked 0, inside the grey band.")
+                      f"marked 0, inside the grey band.{same}")
 
     def show_paper(self, check) -> None:
         from .experiment_papers import draw_paper

@@ -16,6 +16,30 @@ width) at every layer ℓ = 0 (the input to block 1) … L, and attention maps *
 map per head). A reorder is a permutation *order*: slot j holds original token order[j].
 The reordered run gives **H′** and **A′**.
 """
+GUIDE_EXPERIMENTS = """
+### Experiments tab
+
+Runs over many orders, texts or models: choose one and press Run (Ctrl+Return). Sweep
+and Position probe run the window's model; the line under the title says what ran, the
+note how to read it.
+
+- **Sweep**: many reorders of a kind (random, swap, prefix, reverse, all) of one or more
+  texts; per layer the median of the chosen metric over the runs (line) and its 10th to
+  90th percentile (shaded), on a log axis with the noise floor and the row marked 0.
+- **Swap map** (Sweep, kind swap, "swap map (all pairs)"): the hidden-state change at one
+  layer (named in the title) for every swap of two tokens i and j, brighter for more.
+  Pairs of identical tokens are outlined: that swap leaves the input as it was, and their
+  value is how much the two slots' outputs differ in one run.
+- **Position probe**: per layer, how well a ridge regression reads each token's position
+  off its hidden state, fitted on some texts and scored on held-out ones: its mean
+  absolute error against chance (always guessing the mean position); R² in the note.
+- **Paper check**: a published claim checked here, drawn as the measurement it rests on
+  (or listed as numbers); the title says whether it holds here, the note cites the paper
+  and says on which model and weights it ran and what was measured.
+- **Compare encodings**: the built-in model with each chosen encoding, one curve each
+  (its own marker) for the same text and the same reorder (the window's, or reversed);
+  the note names encodings whose curves coincide.
+"""
 GUIDE_TRY = """
 ## What to try
 
@@ -35,7 +59,7 @@ def guide() -> str:
         parts.append(f"### {tab.title} tab\n")
         parts += [f"**{figure.title}**: {figure.guide}\n"
                   for figure in FIGURE_TYPES.values() if figure.tab is tab]
-    return "\n".join(parts + [GUIDE_TRY])
+    return "\n".join(parts + [GUIDE_EXPERIMENTS, GUIDE_TRY])
 
 
 def action_shortcuts(window) -> list[tuple[str, str]]:

@@ -7,10 +7,12 @@ from PySide6 import QtCore, QtGui
 
 from . import style
 from .base import Figure
+from .coincide import HALO_ALPHA, WIDE, layer_words, same_at
 from .layer_axis import set_layer_range, set_layer_ticks
 from .linear_ticks import common_scale, scaled
 from .log_curves import LogCurve, Markers, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
+from .noise_floor import floor_line
 from .tabs import ATTENTION, TOKENS
 from .units import with_unit
 from posviz.analysis.symmetry import METRICS
@@ -92,8 +94,8 @@ because another token now sits there.
 fast way the model allows: a causal model from the first moved slot on, else the built-in
 model and bidirectional pretrained ones in the original tokens' frame (each token in its
 own row, at its slot's position id). Where the symmetry holds the change is then exactly
-0 by construction (drawn at the bottom, below
-every other point). With "Run as given" (Position ids; `--literal`) the
+0 by construction, drawn on the row marked 0 at the bottom, more than a
+decade below every other point (a log axis has no place for 0). With "Run as given" (Position ids; `--literal`) the
 reordered input runs through the ordinary forward, so the same case shows its rounding,
 below the floor. The note under the plot says which ran.
 
@@ -118,10 +120,7 @@ tokens that carry at least 90% of the squared change."""
                                         pen=pg.mkPen(None))
         self.band.setZValue(-10)
         self.plot.addItem(self.band)
-        self.floor_line = pg.InfiniteLine(
-            angle=0, pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine),
-            label=FLOOR_SHORT,
-            labelOpts={"position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]})
+        self.floor_line = floor_line(FLOOR_SHORT)
         self.plot.addItem(self.floor_line)
         self._floor_text = FLOOR_SHORT              # the label when there is room
         self.plot.vb.sigResized.connect(self._fit_floor_label)
@@ -217,6 +216,19 @@ tokens that carry at least 90% of the squared change."""
 CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
 
 
+VISIBLE = 0.01          # of the axis's height: a bar shorter than this (3 px) is not seen
+
+
+def unchanged_words(unchanged: np.ndarray, top: float) -> str:
+    """How the ``unchanged`` tokens' bars (grey, at most the floor) show on an axis up to
+    ``top``: "; grey: unchanged", "; unchanged: no visible bar", both, or ""."""
+    if not unchanged.size:
+        return ""
+    seen = unchanged >= VISIBLE * top
+    return ("; grey: unchanged" if seen.all() else "; unchanged: no visible bar"
+            if not seen.any() else "; unchanged: grey, or no visible bar")
+
+
 class TokenChangeFigure(Figure):
     """How much each original token's hidden state moved at the selected layer."""
 
@@ -270,8 +282,8 @@ class TokenChangeFigure(Figure):
         self.labels = {"token": list(self.tokens)}
         self.where = f"layer {layer}"
         self.set_title(f"Change per token after layer {layer} "
-                       f"({int(broken.sum())} of {n} tokens beyond the noise floor; "
-                       "grey: unchanged)")
+                       f"({int(broken.sum())} of {n} tokens beyond the noise floor"
+                       f"{unchanged_words(change[~broken], top)})")
 
     def _mouse_moved(self, scene_pos) -> None:
         if "change" not in self.data or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
@@ -348,9 +360,31 @@ class BranchNormsFigure(Figure):
         self.coords = {"layer": layers.tolist()}
         self.set_title("Residual stream and branch norms per layer "
                        "(solid: reordered, dashed: original order)")
+        notes = [self._coinciding()]
         if missing:
             names = sorted({k.replace("_branch", "") for k in missing})
-            self.set_note(f"This model does not record its {' and '.join(names).replace('mlp', 'MLP')}"
-                          "-branch outputs; only the residual stream is shown.")
-        else:
-            self.set_note("")
+            notes.append(f"This model does not record its "
+                         f"{' and '.join(names).replace('mlp', 'MLP')}"
+                         "-branch outputs; only the residual stream is shown.")
+        self.set_note(" ".join(filter(None, notes)))
+
+    def _coinciding(self) -> str:
+        """Draw the residual stream wide where the MLP branch (drawn after it) would hide
+        it; the sentence that says so, or ""."""
+        layers = set()
+        for suffix in ("", "_original"):
+            same = (same_at(self.data["residual" + suffix], self.data["mlp_branch" + suffix])
+                    if "mlp_branch" + suffix in self.data else np.zeros(0, bool))
+            curve = self.curves["residual" + suffix]
+            pen = curve.opts["pen"]
+            width = WIDE if same.any() else 2
+            if pen.widthF() != width:                   # wide and light: a halo
+                colour = QtGui.QColor(style.CURVE_COLOURS[0])
+                colour.setAlpha(HALO_ALPHA if same.any() else 255)
+                curve.setPen(style.cosmetic_pen(colour, width, pen.style()))
+            layers |= set(np.flatnonzero(same).tolist())
+        if not layers:
+            return ""
+        return (f"The residual stream equals the MLP branch's output at "
+                f"{layer_words(layers)} (as with residual connections off): the two curves "
+                "coincide, the residual stream drawn wide and light under the MLP branch.")

@@ -47,8 +47,9 @@ def fitting(values, labels: list[str], axis: pg.AxisItem) -> list[str]:
         mantissa = round(10.0 ** (values[k] - math.floor(values[k] + 1e-9)))
         return RANK.get(mantissa, 2)
 
-    kept: list[int] = []
-    for k in sorted(range(len(labels)), key=lambda k: (rank(k), values[k])):
+    kept: list[int] = []                            # the zero row's "0" before any other
+    for k in sorted(range(len(labels)),
+                    key=lambda k: (labels[k] != "0", rank(k), values[k])):
         if all(abs(where[k] - where[j]) >= (extent[k] + extent[j]) / 2 + GAP for j in kept):
             kept.append(k)
     return [label if k in kept else "" for k, label in enumerate(labels)]
@@ -77,8 +78,9 @@ def zero_decade(floor: float, level: float) -> np.float64:
 
 def zero_row(axis: pg.AxisItem, row: float | None) -> None:
     """Make the whole decade ``row`` (log10, None: none) of a one_notation ``axis`` the
-    row where exact zeros are drawn: its tick labelled "0", none between it and the
-    decade above (a log axis has no place for 0, so it is given a row of its own)."""
+    row where exact zeros are drawn: its tick labelled "0" and always kept (fitting drops
+    a neighbour that would touch it instead), none under it or between it and the decade
+    above (a log axis has no place for 0, so it is given a row of its own)."""
     if not hasattr(axis, "zero_row"):
         plain = axis.tickValues
 
@@ -86,10 +88,12 @@ def zero_row(axis: pg.AxisItem, row: float | None) -> None:
             levels, row = plain(low, high, size), axis.zero_row
             if row is None or not axis.logMode or not low <= row <= high:
                 return levels
-            levels = [(spacing, [v for v in ticks if not row < v < row + 1 - 1e-9])
+            # none under the zero row or between it and the decade above; the row in
+            # the first level, which pyqtgraph always labels (it may skip the others)
+            levels = [(spacing, [v for v in ticks if not v < row + 1 - 1e-9])
                       for spacing, ticks in levels]
-            if levels and not any(abs(v - row) < 1e-6 for _, ticks in levels for v in ticks):
-                levels[0] = (levels[0][0], sorted([row, *levels[0][1]]))
+            if levels:
+                levels[0] = (levels[0][0], [row, *levels[0][1]])
             return levels
         axis.tickValues = values
     axis.zero_row = row

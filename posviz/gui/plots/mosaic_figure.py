@@ -51,6 +51,7 @@ class _TileImage(HeatmapImage):
 # What the mosaic's colour bar measures, by mode (the attention figure's bars say the same).
 BAR_LABELS = {"difference": "difference", "original": "attention weight",
               "reordered": "attention weight"}
+OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 
 
 class MosaicFigure(Figure):
@@ -82,7 +83,7 @@ class MosaicFigure(Figure):
         self.image = _TileImage(self._clicked)
         self.plot.addItem(self.image)
         self.outline = QtWidgets.QGraphicsRectItem()
-        self.outline.setPen(style.cosmetic_pen("#ff7f0e", 3))
+        self.outline.setPen(style.cosmetic_pen("#ff7f0e", OUTLINE_PX))
         self.outline.setZValue(10)
         self.plot.addItem(self.outline)
         # The image arrives coloured (see views.mosaic.Mosaic): the bar shows the same
@@ -94,6 +95,8 @@ class MosaicFigure(Figure):
         colorbars.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.vb.sigResized.connect(self._relayout)
+        # the outline lies a fixed number of screen pixels out: again at every zoom
+        self.plot.vb.sigTransformChanged.connect(lambda *_: self._outline(*self._selected))
         self._grid = None                     # the MosaicGrid on screen (views.mosaic)
         self._mosaic = None                   # the views.mosaic.Mosaic drawn
         self._labels: list = []               # layer labels of the blocks after the first
@@ -258,15 +261,18 @@ class MosaicFigure(Figure):
         self._outline(selection.layer, selection.head)
 
     def _outline(self, layer: int, head: int) -> None:
-        """Outline the tile of layer 1..L, head 0..h-1: on its edges (a margin in
-        pixels of the tile would be several screen pixels wide for a short text, and
-        leave the view above the first layer)."""
+        """Outline the tile of layer 1..L, head 0..h-1 just outside its edges: its pen
+        (OUTLINE_PX screen pixels) centred OUTLINE_PX / 2 + 1 screen pixels out, so it
+        covers none of the tile's rows and columns (a margin in pixels of the tile
+        would be several screen pixels wide for a short text)."""
         self._selected = (layer, head)
         if self._grid is None:
             return
         x, y = self.tile_origin(layer, head)
         n = self._grid.tile
-        self.outline.setRect(QtCore.QRectF(x, y, n, n))
+        pixel = self.plot.vb.viewPixelSize()                # a screen pixel, in view units
+        dx, dy = ((OUTLINE_PX / 2 + 1) * abs(p) for p in pixel)
+        self.outline.setRect(QtCore.QRectF(x - dx, y - dy, n + 2 * dx, n + 2 * dy))
 
     def _clicked(self, pos) -> None:
         hit = self.tile_at(pos.x(), pos.y())

@@ -1,0 +1,49 @@
+"""The swap map's cells of identical tokens: outlined, named in the note and on hover.
+Swapping two equal tokens leaves the input as it was; their value (equivariance against
+the original's rows permuted) is how much the two slots' outputs differ in one run."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg  # noqa: I001
+from PySide6 import QtCore, QtGui, QtWidgets  # before pyqtgraph, so it binds PySide6
+
+from .plots import style
+
+IDENTICAL_NOTE = ("Pairs of identical tokens (outlined): the input does not change; their "
+                  "value is how much the two slots' outputs differ in one run.")
+IDENTICAL_HOVER = ("identical tokens: the input does not change; this is how much the two "
+                   "slots' outputs differ")
+INSET = 0.1             # of a cell: neighbouring outlines stay apart
+
+
+def identical_pairs(tokens) -> np.ndarray:
+    """(n, n) bool: slots i ≠ j holding the same token."""
+    tokens = np.asarray(list(tokens), dtype=object)
+    same = tokens[:, None] == tokens[None, :]
+    np.fill_diagonal(same, False)
+    return same
+
+
+def outline_cells(plot: pg.PlotItem, cells: np.ndarray) -> list[QtWidgets.QGraphicsItem]:
+    """Outline the map's ``cells`` (n, n) bool, [row i, column j] at x = j, y = i: a
+    black line under a white dashed one, seen on every colour of the map."""
+    path = QtGui.QPainterPath()
+    for i, j in zip(*np.nonzero(cells)):
+        path.addRect(QtCore.QRectF(j + INSET, i + INSET, 1 - 2 * INSET, 1 - 2 * INSET))
+    items = []
+    for colour, width, dash in (("k", 3.0, QtCore.Qt.PenStyle.SolidLine),
+                                ("w", 1.5, QtCore.Qt.PenStyle.DashLine)):
+        item = QtWidgets.QGraphicsPathItem(path)
+        item.setPen(style.cosmetic_pen(colour, width, dash))
+        item.setZValue(5)
+        plot.addItem(item)
+        items.append(item)
+    return items
+
+
+def hover_text(pairs, i: int, j: int) -> str:
+    """What the swap map's cell (token i, swapped with j) holds, in words."""
+    tokens = pairs.tokens
+    text = (f"{tokens[i]!r}({i}) ↔ {tokens[j]!r}({j}): relative change "
+            f"{pairs.change[i, j]:.3g}")
+    return f"{text} ({IDENTICAL_HOVER})" if i != j and tokens[i] == tokens[j] else text

@@ -1,0 +1,68 @@
+"""Where two curves of a figure are one on screen: the layers they share, in words, so
+the note can say so and the earlier curve can be drawn where the later cannot hide it."""
+from __future__ import annotations
+
+import numpy as np
+
+EQUAL = 1e-6            # relative: equal as drawn (a pixel is about 1e-3 of an axis)
+WIDE = 6.0              # pixels: an earlier curve drawn this wide shows around a later one
+HALO_ALPHA = 100        # ... and this light, so that the later one reads on it
+
+
+def same_at(a, b) -> np.ndarray:
+    """(L+1,) bool: the layers where curves ``a`` and ``b`` (L+1,) are both defined and
+    equal (both 0 included)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(a) & np.isfinite(b) & np.isclose(a, b, rtol=EQUAL, atol=0.0)
+
+
+def shares_a_line(a, b) -> bool:
+    """Curves ``a`` and ``b`` (L+1,) are equal at two neighbouring layers: the segment
+    between them drawn later hides the earlier one's."""
+    same = same_at(a, b)
+    return bool((same[:-1] & same[1:]).any())
+
+
+def layer_words(layers) -> str:
+    """Layers by index (0 = in) as "layer 2", "layers 1–4" or "layers in, 2–3"."""
+    layers = sorted(int(k) for k in layers)
+    runs: list[list[int]] = []
+    for k in layers:
+        if runs and k == runs[-1][-1] + 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    name = {0: "in"}
+
+    def span(run):
+        first, last = name.get(run[0], str(run[0])), name.get(run[-1], str(run[-1]))
+        return first if len(run) == 1 else f"{first}–{last}"
+    return ("layer " if len(layers) == 1 else "layers ") + ", ".join(map(span, runs))
+
+
+def coinciding(curves: dict[str, np.ndarray]) -> list[tuple[tuple[str, ...], list[int]]]:
+    """Groups of ``curves`` (name -> (L+1,)) equal at some layers: (names in the
+    dict's order, the layers where exactly those are equal), first layer first."""
+    names = list(curves)
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for layer in range(len(next(iter(curves.values()), ()))):
+        taken: set[str] = set()
+        for i, name in enumerate(names):
+            if name in taken:
+                continue
+            group = [name] + [other for other in names[i + 1:] if other not in taken and
+                              same_at(curves[name][layer:layer + 1],
+                                      curves[other][layer:layer + 1])[0]]
+            if len(group) > 1:
+                taken.update(group)
+                groups.setdefault(tuple(group), []).append(layer)
+    return sorted(groups.items(), key=lambda item: item[1][0])
+
+
+def coinciding_words(groups) -> str:
+    """"none and RoPE coincide at layers 1–4; …" for ``coinciding``'s groups, or ""."""
+    def names(group):
+        return group[0] if len(group) == 1 else ", ".join(group[:-1]) + " and " + group[-1]
+    return "; ".join(f"{names(group)} coincide at {layer_words(layers)}"
+                     for group, layers in groups)

@@ -1,0 +1,289 @@
+"""What a new reader misread: the row of exact zeros, the floor's label under curves,
+curves hidden under equal ones, words that do not match what is drawn."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from types import SimpleNamespace  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6 import QtCore, QtGui  # noqa: E402
+from test_plots_legibility import evaluate, show  # noqa: E402
+
+from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from posviz.gui.plots import PlotsPanel  # noqa: E402
+
+
+@pytest.fixture
+def panel(qtbot):
+    widget = PlotsPanel()
+    qtbot.addWidget(widget)
+    widget.resize(1100, 760)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def alone(figure, qtbot, size):
+    """``figure`` out of its tab at ``size``, shown and painted."""
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(*size)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.grab()
+    return figure
+
+
+def drawn_ticks(axis) -> list[tuple[QtCore.QRectF, str]]:
+    """The labels ``axis`` paints, as pyqtgraph lays them out (it may skip a level)."""
+    image = QtGui.QImage(10, 10, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [(rect, text) for rect, _, text in texts if text]
+
+
+def assert_zero_row_labelled(plot):
+    """The zero row's tick says 0, on the row, and no other label touches it."""
+    axis = plot.getAxis("left")
+    texts = drawn_ticks(axis)
+    zeros = [rect for rect, text in texts if text == "0"]
+    assert len(zeros) == 1, [text for _, text in texts]
+    low, high = plot.vb.viewRange()[1]
+    y = (high - axis.zero_row) / (high - low) * axis.height()     # from the axis's top
+    assert abs(zeros[0].center().y() - y) < 2, (zeros[0], y)
+    for rect, text in texts:
+        if text != "0":
+            assert not rect.intersects(zeros[0]), (text, rect, zeros[0])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("size", [(550, 250), (550, 330), (900, 700)])
+def test_the_zero_row_keeps_its_0_in_the_symmetry_plot(panel, qtbot, dtype, size):
+    """In float64 (floor 2.2e-14) the row at 10⁻¹⁶ lost its "0" to 10⁻¹⁵, so the zeros
+    read as a measured 1e-16."""
+    show(panel, evaluate(pe="none", dtype=dtype))
+    figure = alone(panel.figures()["symmetry"], qtbot, size)
+    assert figure.plot.getAxis("left").zero_row == {"float64": -16, "float32": -7}[dtype]
+    assert_zero_row_labelled(figure.plot)
+
+
+@pytest.mark.parametrize("floor", [2.2e-14, 1.2e-5])
+@pytest.mark.parametrize("size", [(700, 260), (700, 330), (1200, 800)])
+def test_the_zero_row_keeps_its_0_in_the_sweep(qtbot, floor, size):
+    median = np.array([0.0, 0.0, 0.03, 0.1, 0.16])
+    band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
+    result = SimpleNamespace(bands={"pooled_change": band}, floor=floor, kind="random",
+                             runs=6, texts=("a b c",))
+    figure = ExperimentFigure()
+    alone(figure, qtbot, size)
+    figure.show_sweep(result, "pooled_change")
+    figure.grab()
+    assert_zero_row_labelled(figure.plot)
+
+
+def crossing_evaluation():
+    """A causal model with no positions, its first two tokens swapped: the final slot's
+    curve rises from 0 through the noise floor between layers 1 and 2."""
+    from posviz.analysis.engine import Engine
+    from posviz.document.session import Session
+    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.config import ModelConfig
+    session = Session(BuiltinBackend(ModelConfig(mask="causal", pe="none")),
+                      "the cat sat on the mat because it was warm")
+    session.swap(0, 1)
+    return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
+
+
+def assert_floor_label_over_curves(plot, line, svg: str):
+    """The floor's label on a light backing, above every curve and marker, and that
+    backing in the SVG export too."""
+    import pyqtgraph as pg
+    fill = line.label.fill.color()
+    assert fill.lightness() > 240 and fill.alpha() >= 200, fill.getRgb()
+    curves = [item for item in plot.items
+              if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem))
+              or hasattr(item, "scatter")]
+    assert curves
+    assert all(line.zValue() > item.zValue() for item in curves)
+    alpha = f'fill="#ffffff" fill-opacity="{fill.alpha() / 255:.4f}'[:-1]
+    assert alpha in svg, alpha
+
+
+def test_the_floor_label_reads_over_a_curve_in_the_symmetry_plot(panel, qtbot, tmp_path):
+    show(panel, crossing_evaluation())
+    figure = alone(panel.figures()["symmetry"], qtbot, (960, 520))
+    svg = figure.export_svg(tmp_path / "symmetry.svg").read_text(encoding="utf-8")
+    assert_floor_label_over_curves(figure.plot, figure.floor_line, svg)
+
+
+def test_the_floor_label_reads_over_a_curve_in_the_sweep(qtbot, tmp_path):
+    import pyqtgraph as pg
+    median = np.array([1e-7, 3e-5, 0.03, 0.1, 0.16])
+    band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
+    result = SimpleNamespace(bands={"pooled_change": band}, floor=1.2e-5, kind="random",
+                             runs=6, texts=("a b c",))
+    figure = alone(ExperimentFigure(), qtbot, (960, 520))
+    figure.show_sweep(result, "pooled_change")
+    line = next(item for item in figure.plot.items if isinstance(item, pg.InfiniteLine))
+    svg = figure.export_svg(tmp_path / "sweep.svg").read_text(encoding="utf-8")
+    assert_floor_label_over_curves(figure.plot, line, svg)
+
+
+def test_coinciding_layers_are_named_in_words():
+    from posviz.gui.plots.coincide import layer_words, same_at
+    a = np.array([np.nan, 1.0, 2.0, 0.0, 5.0, 7.0])
+    b = np.array([np.nan, 1.0, 2.0 * (1 + 1e-9), 0.0, 5.1, 7.0])
+    assert same_at(a, b).tolist() == [False, True, True, True, False, True]
+    assert layer_words(np.flatnonzero(same_at(a, b))) == "layers 1–3, 5"
+    assert layer_words([0, 1]) == "layers in–1" and layer_words([2]) == "layer 2"
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_a_residual_stream_equal_to_the_mlp_branch_shows_and_is_named(panel, residual):
+    """With residual connections off the residual stream is the MLP branch's output: its
+    curve was hidden under the MLP branch's."""
+    show(panel, evaluate(residual=residual))
+    panel.tabs.setCurrentIndex(1)
+    figure = panel.figures()["branch_norms"]
+    note = figure.note.text()
+    for suffix in ("", "_original"):
+        wide = figure.curves["residual" + suffix].opts["pen"].widthF()
+        over = figure.curves["mlp_branch" + suffix].opts["pen"].widthF()
+        assert (wide > over + 2) == (not residual), (suffix, wide, over)
+    if residual:
+        assert "coincide" not in note
+    else:
+        assert "equals the MLP branch's output at layers 1–4" in note, note
+        assert "the two curves coincide" in note
+
+
+@pytest.mark.parametrize("change, words", [
+    ((0.3, 0.0, 1e-9, 0.1), "2 of 4 tokens beyond the noise floor; unchanged: no "
+                            "visible bar)"),
+    ((5e-8, 8e-8, 6e-8, 9e-8), "0 of 4 tokens beyond the noise floor; grey: unchanged)"),
+    ((5e-6, 0.0, 9e-8, 1e-6), "2 of 4 tokens beyond the noise floor; unchanged: grey, "
+                              "or no visible bar)"),
+    ((0.3, 0.2, 0.1, 0.1), "4 of 4 tokens beyond the noise floor)")])
+def test_the_token_change_title_says_what_an_unchanged_token_looks_like(qtbot, change,
+                                                                        words):
+    """The title said "grey: unchanged" where unchanged tokens had no bar to see."""
+    from posviz.gui.plots.layers import TokenChangeFigure
+    figure = TokenChangeFigure()
+    qtbot.addWidget(figure)
+    comparison = SimpleNamespace(token_change=np.array([change]), floor=1e-7)
+    ev = SimpleNamespace(comparison=comparison,
+                         reference=SimpleNamespace(tokens=("a", "b", "c", "d")))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    assert figure.heading.text().endswith(words + "</b>"), figure.heading.text()
+
+
+def test_coinciding_curves_are_grouped_by_the_layers_they_share():
+    from posviz.gui.plots.coincide import coinciding, coinciding_words
+    curves = {"none": np.array([0.0, 0.3, 0.4, 0.5]),
+              "sinusoidal": np.array([0.1, 0.2, 0.4, 0.6]),
+              "RoPE": np.array([0.0, 0.3, 0.4, 0.5]),
+              "ALiBi": np.array([0.0, 0.9, 0.8, 0.5])}
+    groups = coinciding(curves)
+    assert groups == [(("none", "RoPE", "ALiBi"), [0, 3]), (("none", "RoPE"), [1]),
+                      (("none", "sinusoidal", "RoPE"), [2])]
+    assert coinciding_words(groups[1:2]) == "none and RoPE coincide at layer 1"
+    curves["RoPE"] = np.array([0.1, 0.1, 0.1, np.nan])           # NaN: no layer there
+    assert coinciding(curves) == [(("none", "ALiBi"), [0, 3]), (("sinusoidal", "RoPE"), [0]),
+                                  (("none", "sinusoidal"), [2])]
+
+
+def compared(curves: dict):
+    """A Compare result (analysis.experiments.encodings) of ``curves``: title -> (L+1,)."""
+    def model(title, values):
+        values = np.array(values)
+        return SimpleNamespace(title=title, kind=title.split()[0], rows=[None] * len(values),
+                               curve=lambda metric: values)
+    return SimpleNamespace(floor=1.2e-5, weights="random", tokens=["the", "cat", "sat"],
+                           order=[1, 0, 2], models=[model(*item) for item in curves.items()])
+
+
+def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
+    """Under a causal mask NoPE and RoPE gave the same values at most layers and the NoPE
+    line lay hidden under RoPE's."""
+    import pyqtgraph as pg
+    figure = alone(ExperimentFigure(), qtbot, (900, 600))
+    figure.show_compare(compared({"none (NoPE)": [0.0, 0.12, 0.16, 0.22, 0.21],
+                                  "sinusoidal (Vaswani 2017)": [0.07, 0.11, 0.14, 0.19, 0.3],
+                                  "RoPE (Su 2021)": [0.0, 0.12, 0.16, 0.22, 0.25]}),
+                        "hidden_equivariance")
+    assert "none and RoPE coincide at layers in–3" in figure.note.text(), figure.note.text()
+    pens = [item.opts["pen"] for item in figure.plot.items
+            if isinstance(item, pg.PlotCurveItem)]
+    none, sinusoidal, rope = pens
+    assert rope.style() == QtCore.Qt.PenStyle.DashLine
+    assert none.style() == sinusoidal.style() == QtCore.Qt.PenStyle.SolidLine
+    assert none.widthF() > rope.widthF() + 2 and sinusoidal.widthF() == rope.widthF()
+    apart = {"none (NoPE)": [0.0, 0.1, 0.2], "RoPE (Su 2021)": [0.0, 0.3, 0.4]}
+    figure.show_compare(compared(apart), "hidden_equivariance")
+    assert "none and RoPE coincide at layer in" in figure.note.text()
+    pens = [item.opts["pen"] for item in figure.plot.items
+            if isinstance(item, pg.PlotCurveItem)]
+    solid = QtCore.Qt.PenStyle.SolidLine
+    assert {(pen.style(), pen.widthF()) for pen in pens} == {(solid, 2.0)}
+
+
+@pytest.mark.parametrize("text", ["the cat sat on the mat", "a cat sat on my mat"])
+def test_the_swap_map_marks_pairs_of_identical_tokens(qtbot, text):
+    """"the"(0) ↔ "the"(4) showed a large change although the swap leaves the input
+    as it was: the cell is outlined, the note and the hover text say why."""
+    from PySide6 import QtWidgets
+
+    from posviz.gui.experiment_swaps import IDENTICAL_NOTE
+    words = text.split()
+    change = np.full((6, 6), 0.1)
+    np.fill_diagonal(change, 0.0)
+    pairs = SimpleNamespace(tokens=words, change=change, sensitivity=change.mean(1), layer=2)
+    figure = alone(ExperimentFigure(), qtbot, (900, 600))
+    figure.show_pairs(pairs)
+    outlined = [item.path() for item in figure.plot.items
+                if type(item) is QtWidgets.QGraphicsPathItem]     # not a FillBetweenItem
+    hovered = []
+    figure.hovered.connect(hovered.append)
+
+    def hover(i, j):
+        figure._mouse_moved(figure.plot.vb.mapViewToScene(QtCore.QPointF(j + 0.5, i + 0.5)))
+        return hovered[-1]
+    if words[0] == words[4]:
+        assert outlined and all(path.contains(QtCore.QPointF(4.5, 0.5)) and    # (x, y)
+                                path.contains(QtCore.QPointF(0.5, 4.5)) and
+                                not path.contains(QtCore.QPointF(2.5, 0.5))
+                                for path in outlined)
+        assert figure.note.text().endswith("\n" + IDENTICAL_NOTE)
+        assert hover(0, 4).startswith("'the'(0) ↔ 'the'(4)")
+        assert "identical tokens: the input does not change" in hover(4, 0)
+    else:
+        assert not outlined and "identical" not in figure.note.text()
+    assert "identical" not in hover(1, 2) and hover(1, 2).startswith("'cat'(1) ↔ 'sat'(2)")
+    figure.show_sweep(SimpleNamespace(
+        bands={"pooled_change": SimpleNamespace(median=np.full(3, 0.1), p10=np.full(3, 0.1),
+                                                p90=np.full(3, 0.1))},
+        floor=1e-5, kind="random", runs=2, texts=("a",)), "pooled_change")
+    assert not any(type(item) is QtWidgets.QGraphicsPathItem for item in figure.plot.items)
+    assert figure.canvas.toolTip() == ""
+
+
+@pytest.mark.parametrize("width", [560, 700, 1200])
+def test_the_sweep_floor_label_starts_inside_the_plot(qtbot, width):
+    """Centred at 5 % of a narrow sweep, "noise floor" began over the left axis."""
+    import pyqtgraph as pg
+    median = np.array([0.0, 0.0, 0.03, 0.1, 0.16])
+    band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
+    result = SimpleNamespace(bands={"pooled_change": band}, floor=2.2e-14, kind="random",
+                             runs=6, texts=("a b c",))
+    figure = alone(ExperimentFigure(), qtbot, (width, 300))
+    figure.show_sweep(result, "pooled_change")
+    figure.grab()
+    label = next(item for item in figure.plot.items if isinstance(item, pg.InfiniteLine)).label
+    view = figure.plot.vb.sceneBoundingRect()
+    shown = label.mapRectToScene(label.boundingRect())
+    assert view.left() < shown.left() and shown.right() < view.right(), (shown, view)
