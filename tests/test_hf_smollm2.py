@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from posviz.analysis.engine import Engine
-from posviz.models import hf
+from posviz.models import hf, memory
 from posviz.models.config import Positions
 
 pytestmark = pytest.mark.slow
@@ -112,3 +112,14 @@ def test_a_character_split_over_tokens_shows_once(smollm2):
     starts, inside = (tokenizer.convert_tokens_to_ids(t) for t in ("Ġsleep", "etime"))
     assert (_readable(tokenizer, starts), _readable(tokenizer, inside)) == \
         ("sleep", "##etime")
+
+
+def test_the_weight_estimate_is_the_loaded_models_parameter_bytes(smollm2):
+    """Counted from the GGUF header (the tied output embedding once), not from the
+    file's size: 538 MB in float32, not the 787 MB eight times the 4-bit file gave."""
+    folder, gguf_file, _ = hf.resolve("smollm2")
+    parameters = {id(p): p for p in smollm2.model.parameters()}.values()
+    assert smollm2.model.config.tie_word_embeddings
+    assert memory.checkpoint_weights(folder, gguf_file, None) == \
+        sum(p.numel() * p.element_size() for p in parameters) == 538_060_032
+    assert memory.size_text(538_060_032) == "538 MB"
