@@ -63,6 +63,16 @@ def test_table_report(capsys):
     assert "d_model=16 d_ff=64 " in model and "d_ff=0" not in model, model
 
 
+def test_json_report_gives_the_mlp_width_its_text_gives_and_the_session_keeps_4d(
+        capsys, tmp_path):
+    """The session file keeps the option's 0 ("4 × d", following the width when it is
+    edited); what the report shows is the width itself, in its text and its JSON."""
+    saved = tmp_path / "s.posviz"
+    code, out, _ = run(capsys, "--text", "a b c d", "--json", "--save-session", str(saved))
+    assert code == 0 and json.loads(out)["config"]["d_ff"] == 64
+    assert json.loads(saved.read_text())["model"]["config"]["d_ff"] == 0
+
+
 @pytest.mark.parametrize("args, message", [
     (["--text", "   "], "text is empty"),
     (["--text", "a b c", "--order", "0,1"], "has 2 entries but there are 3 tokens"),
@@ -213,6 +223,7 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
         "notes": [note for note in (one_token_note(ev, spread), frame_note(ev)) if note],
     }
     assert data["config"] == {"model": "built-in", **ModelConfig(**FIXED).to_dict(),
+                              "d_ff": ModelConfig(**FIXED).ff_width,
                               "positions": "token", "offset": 4, "literal": False}
 
 
