@@ -183,6 +183,16 @@ def test_pooled_cosine_of_orthogonal_means():
     assert pooled_cosine(np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]])) == 0.0
 
 
+def test_pooled_cosine_of_equal_means_is_at_most_one():
+    """The token means of (5, 7) states and their reverse are equal; rounding alone
+    puts their raw cosine at 1 + 2e-16 (seed 8), which no cosine can be."""
+    hidden = np.random.default_rng(8).standard_normal((5, 7))
+    a, b = hidden.mean(0), hidden[::-1].mean(0)
+    assert a @ b / (np.linalg.norm(a) * np.linalg.norm(b)) > 1.0
+    assert pooled_cosine(hidden, hidden[::-1]) == 1.0
+    assert pooled_cosine(hidden, -hidden[::-1]) == -1.0
+
+
 def test_model_views_travel_with_the_shown_evaluation(folders):
     """The worker puts them in the Shown; a restyle (another mosaic look) keeps them."""
     from posviz.runtime.jobs import EvaluationRunner, ViewsJob
