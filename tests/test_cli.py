@@ -63,6 +63,16 @@ def test_table_report(capsys):
     assert "d_model=16 d_ff=64 " in model and "d_ff=0" not in model, model
 
 
+def test_a_layer_where_nothing_changed_lists_no_top_tokens(capsys):
+    code, out, _ = run(capsys, "--text", "a b c d", "--order", "0,1,2,3", "--json")
+    layers = json.loads(out)["layers"]
+    assert code == 0 and all(row["hidden_equivariance"] == 0 for row in layers)
+    assert all(row["top_tokens"] == row["top_tokens_share"] == [] for row in layers)
+    code, out, _ = run(capsys, "--text", "a b c d", "--order", "1,0,2,3", "--json")
+    shares = [row["top_tokens_share"] for row in json.loads(out)["layers"]]
+    assert all(len(s) == 2 and 0 < s[0] <= s[1] <= 1 for s in shares)   # cumulative
+
+
 def test_json_report_gives_the_mlp_width_its_text_gives_and_the_session_keeps_4d(
         capsys, tmp_path):
     """The session file keeps the option's 0 ("4 × d", following the width when it is
@@ -212,6 +222,8 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
         row.update(token_p25=spread.p25[layer], token_median=spread.median[layer],
                    token_p75=spread.p75[layer], top_tokens=spread.top[layer].tolist(),
                    top_tokens_share=spread.top_share[layer].tolist())
+        if not spread.top_share[layer, -1]:                # nothing changed: no tokens
+            row.update(top_tokens=[], top_tokens_share=[])
     assert data == {
         "tokens": ["one", "two", "three", "four", "five"],
         "order": [1, 3, 0, 4, 2],
