@@ -258,3 +258,11 @@ def test_the_outputs_heading_says_what_it_shows_for_a_model_without_a_head(qtbot
     assert "predicts" not in heading
     assert "mean-pooled output changes with the order" in heading
     assert "no language-model head" in heading
+
+
+def test_a_predicted_token_of_part_of_a_character_reads_as_its_bytes():
+    """A lone byte of a three-byte character shows as the chips show it: ⟨EF⟩, not
+    <0xEF> (cut on a plot's axis) nor the byte alphabet's "ï"."""
+    from posviz.analysis.predictions import _readable
+    tokenizer = byte_bpe_tokenizer(bos=False)
+    assert _readable(tokenizer, tokenizer.convert_tokens_to_ids("ï")) == "⟨EF⟩"

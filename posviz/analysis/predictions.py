@@ -74,8 +74,8 @@ def top_tokens(log_probs, tokenizer, k: int = TOP_K) -> TopTokens:
 
 def _readable(tokenizer, token_id: int) -> str:
     """A predicted token as its chip would read: its text, "##" before a byte-level or
-    SentencePiece piece that continues a word, ``<0x..>`` for bytes that are no whole
-    character."""
+    SentencePiece piece that continues a word, ``⟨EF BC⟩`` for bytes that are no whole
+    character (models.pieces)."""
     if tokenizer is None:
         return str(token_id)
     if is_byte_level(tokenizer) or is_byte_fallback(tokenizer):
