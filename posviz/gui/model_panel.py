@@ -290,6 +290,7 @@ class ModelPanel(QWidget):
             self.positionsChanged.emit(positions)
 
     def _model_chosen(self, index: int) -> None:
+        self.load.clear_error()                 # it was about the source chosen before
         kind, source = self.chooser.itemData(index)
         if kind == "builtin":
             config = self.config()
