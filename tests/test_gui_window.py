@@ -220,6 +220,7 @@ def test_invalid_config_is_told_at_the_field_and_keeps_the_model(qtbot, window):
     panel.modelRequested.connect(asked.append)
     panel.field("heads").setValue(3)             # 3 heads do not divide width 64
     assert "divide" in panel.error_text("heads")
+    assert panel.error_text("heads").endswith(" — the plots show the model as it was")
     assert panel.field("heads").styleSheet()     # outlined
     assert asked == [] and not c.loading         # nothing was asked for
     assert c.session.backend is backend and c.last_shown is shown
@@ -523,6 +524,7 @@ def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
         c.load(builtin(ModelConfig(pe="learned", max_len=12)))
     panel.field("offset").setValue(5)             # 10 tokens from 5 need 15 positions
     assert "positions" in panel.error_text("offset")
+    assert panel.error_text("offset").endswith("the plots show the positions as they were")
     assert c.session.positions.offset == 0
     panel.field("offset").setValue(2)
     assert panel.error_text("offset") == "" and c.session.positions.offset == 2
