@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -351,6 +352,27 @@ def test_a_bad_order_says_what_a_valid_order_is(capsys, order, named):
     assert code == 2 and out == ""
     assert "the order must be a permutation of 0..2, comma-separated" in err
     assert named in err and len(err.strip().splitlines()) == 1
+
+
+def test_help_names_every_option_of_the_window(capsys):
+    """`posviz --help` is what a user reads for the window too: every option its parser
+    takes (with the choices), and every one the README gives the window, are named."""
+    import re
+
+    from posviz.gui.app import window_parser
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    taken = {option: action for action in window_parser()._actions
+             for option in action.option_strings if option.startswith("--")}
+    for option, action in taken.items():
+        if option != "--help":
+            choices = f" {{{','.join(action.choices)}}}" if action.choices else ""
+            assert f"[{option}{choices}" in text or f"| {option}]" in text, option
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text("utf-8").split())
+    said = re.findall(r"`(--[a-z-]+)[^`]*` \((?:commands and window|[a-z, ]+and the window)\)",
+                      readme)
+    assert set(said) == {"--offline", "--device"} and set(said) <= set(taken)
 
 
 def test_help_names_every_bundled_model(capsys):
