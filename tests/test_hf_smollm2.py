@@ -66,7 +66,7 @@ def test_pieces_inside_a_word_are_marked_as_wordpiece_marks_them(smollm2):
 def test_gguf_header_reads_what_the_gguf_package_reads():
     from gguf import GGUFReader
 
-    from posviz.models.hf.gguf_header import gguf_config
+    from posviz.models.gguf_header import gguf_config
     folder, name, _ = hf.resolve("smollm2")
     fields = GGUFReader(folder / name).fields
 

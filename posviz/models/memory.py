@@ -179,7 +179,7 @@ def checkpoint_weights(folder, gguf_file: str | None, config: dict | None) -> in
     ids), else from the files' sizes and the checkpoint's dtype."""
     from pathlib import Path
 
-    from .hf.gguf_header import gguf_values
+    from .gguf_header import gguf_values
     folder = Path(folder)
     if gguf_file:
         values = gguf_values(folder / gguf_file)
