@@ -101,7 +101,8 @@ class BuiltinBackend:
     def describe(self) -> dict:
         """Its options, the MLP's width as the number it is (the option's 0 means 4 × d:
         the session file keeps that choice, what a reader sees is the width)."""
-        described = {"model": "built-in", **self.config.to_dict(), "d_ff": self.config.ff_width}
+        described = {"model": "built-in", **self.config.to_dict(),
+                     "d_ff": self.config.ff_width}
         if self.checkpoint is not None:
             described["weights"] = self.weights
         return described
