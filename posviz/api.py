@@ -270,14 +270,16 @@ class Report:
         ``last_token_change`` and ``pooled_change``; the quartiles over tokens of each
         token's own change (``token_p25``, ``token_median``, ``token_p75``) and the two
         tokens that moved most with their cumulative share of the squared change
-        (``top_tokens``, ``top_tokens_share``); the rows of ``report --json``."""
+        (``top_tokens``, ``top_tokens_share``: the second share counts both tokens; none
+        where nothing changed); the rows of ``report --json``."""
         from .views.reading import token_spread
         spread, rows = token_spread(self.evaluation), self.evaluation.comparison.rows()
         for layer, row in enumerate(rows):
             row.update({f"token_{q}": float(getattr(spread, q)[layer])
                         for q in ("p25", "median", "p75")})
-            row["top_tokens"] = spread.top[layer].tolist()
-            row["top_tokens_share"] = spread.top_share[layer].tolist()
+            changed = spread.top_share[layer, -1] > 0           # else no token moved at all
+            row["top_tokens"] = spread.top[layer].tolist() if changed else []
+            row["top_tokens_share"] = spread.top_share[layer].tolist() if changed else []
         return rows
 
     @cached_property

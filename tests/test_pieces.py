@@ -31,7 +31,7 @@ def test_labels_read_back_as_the_text_however_the_bytes_are_cut(step):
     raws = as_raws(TEXT, list(range(step, size, step)))
     labels = byte_labels(raws)
     assert read_back(labels) == TEXT
-    assert not any(mark in label for label in labels for mark in ("\ufffd", "Ã", "<0x"))
+    assert not any(mark in label for label in labels for mark in ("\ufffd", "Ã", "<0x", "⟨"))
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -54,13 +54,17 @@ def test_each_character_is_shown_once_on_the_token_of_its_first_byte(seed):
 def test_a_character_sits_on_its_first_bytes_token_its_rest_is_marked():
     raws = as_raws(" 日本", [2, 4])           # " \xe6" | "\x97\xa5" | "本"
     assert byte_labels(raws) == [" 日", REST, "本"]
-    assert placeholder(b"\xe6") == "<0xE6>"
+    assert placeholder(b"\xe6") == "⟨E6⟩" and placeholder(b"\xef\xbc") == "⟨EF BC⟩"
     assert byte_labels(as_raws("é", [1])) == ["é", REST]
     assert byte_labels(as_raws("日", [1, 2])) == ["日", REST, REST]
 
 
 def test_a_stray_byte_is_a_placeholder_and_other_tokens_are_not_byte_level():
-    assert byte_labels([CHAR_OF[0xE6]]) == ["<0xE6>"]
+    assert byte_labels([CHAR_OF[0xE6]]) == ["⟨E6⟩"]
+    # the first two of fullwidth comma's three bytes (EF BC 8C): one placeholder, not two
+    assert byte_labels([CHAR_OF[0xEF] + CHAR_OF[0xBC]]) == ["⟨EF BC⟩"]
+    assert byte_labels(["a" + CHAR_OF[0xEF] + CHAR_OF[0xBC], "b"]) == ["a⟨EF BC⟩", "b"]
+    assert byte_labels([CHAR_OF[0xEF], CHAR_OF[0xBC] + "b"]) == ["⟨EF⟩", "⟨BC⟩b"]  # own token
     assert byte_labels(["[CLS]", "ok"]) == ["[CLS]", "ok"]     # ASCII is its own byte
     assert byte_labels(["▁cat"]) is None and byte_labels([""]) is None
 
@@ -105,9 +109,9 @@ def test_sentencepiece_byte_tokens_read_back_as_the_text():
     assert "<0xE6>" in raws
     labels = sentencepiece_labels(raws)
     assert read_back(labels) == TEXT
-    assert not any("<0x" in label for label in labels)
+    assert not any("<0x" in label or "⟨" in label for label in labels)
     assert sentencepiece_labels(["▁caf", "<0xC3>", "<0xA9>", "<0xE6>"]) == [
-        " caf", "é", REST, "<0xE6>"]                # a byte that is no character stays
+        " caf", "é", REST, "⟨E6⟩"]                  # a byte that is no character stays
 
 
 def test_a_chip_of_characters_that_draw_nothing_names_them():

@@ -183,6 +183,16 @@ def test_pooled_cosine_of_orthogonal_means():
     assert pooled_cosine(np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]])) == 0.0
 
 
+def test_pooled_cosine_of_equal_means_is_at_most_one():
+    """The token means of (5, 7) states and their reverse are equal; rounding alone
+    puts their raw cosine at 1 + 2e-16 (seed 8), which no cosine can be."""
+    hidden = np.random.default_rng(8).standard_normal((5, 7))
+    a, b = hidden.mean(0), hidden[::-1].mean(0)
+    assert a @ b / (np.linalg.norm(a) * np.linalg.norm(b)) > 1.0
+    assert pooled_cosine(hidden, hidden[::-1]) == 1.0
+    assert pooled_cosine(hidden, -hidden[::-1]) == -1.0
+
+
 def test_model_views_travel_with_the_shown_evaluation(folders):
     """The worker puts them in the Shown; a restyle (another mosaic look) keeps them."""
     from posviz.runtime.jobs import EvaluationRunner, ViewsJob
@@ -248,3 +258,11 @@ def test_the_outputs_heading_says_what_it_shows_for_a_model_without_a_head(qtbot
     assert "predicts" not in heading
     assert "mean-pooled output changes with the order" in heading
     assert "no language-model head" in heading
+
+
+def test_a_predicted_token_of_part_of_a_character_reads_as_its_bytes():
+    """A lone byte of a three-byte character shows as the chips show it: ⟨EF⟩, not
+    <0xEF> (cut on a plot's axis) nor the byte alphabet's "ï"."""
+    from posviz.analysis.predictions import _readable
+    tokenizer = byte_bpe_tokenizer(bos=False)
+    assert _readable(tokenizer, tokenizer.convert_tokens_to_ids("ï")) == "⟨EF⟩"

@@ -74,8 +74,8 @@ def top_tokens(log_probs, tokenizer, k: int = TOP_K) -> TopTokens:
 
 def _readable(tokenizer, token_id: int) -> str:
     """A predicted token as its chip would read: its text, "##" before a byte-level or
-    SentencePiece piece that continues a word, ``<0x..>`` for bytes that are no whole
-    character."""
+    SentencePiece piece that continues a word, ``⟨EF BC⟩`` for bytes that are no whole
+    character (models.pieces)."""
     if tokenizer is None:
         return str(token_id)
     if is_byte_level(tokenizer) or is_byte_fallback(tokenizer):
@@ -93,11 +93,12 @@ def _readable(tokenizer, token_id: int) -> str:
 
 
 def pooled_cosine(reference, permuted) -> float:
-    """cos between the token means of two (n, d) last hidden states."""
+    """cos between the token means of two (n, d) last hidden states, in [-1, 1] (the
+    rounding of equal means can give 1 + 2e-16)."""
     a = np.asarray(reference, np.float64).mean(axis=0)
     b = np.asarray(permuted, np.float64).mean(axis=0)
     norm = np.linalg.norm(a) * np.linalg.norm(b)
-    return float(a @ b / norm) if norm else float("nan")
+    return float(np.clip(a @ b / norm, -1.0, 1.0)) if norm else float("nan")
 
 
 ENCODER_NOTE = ("This model has no language-model head here: the comparison is the "

@@ -21,6 +21,7 @@ import argparse
 import os
 import re
 import sys
+import textwrap
 
 from ..errors import PosvizInputError
 from . import compare, export, paper, probe, report, sweep, train
@@ -39,15 +40,22 @@ class OneLineParser(argparse.ArgumentParser):
         raise PosvizInputError(message)
 
 
+def _wrapped(text: str) -> str:
+    """``text`` in lines of 79, an option never cut at its hyphen ("--reset- settings")."""
+    return textwrap.fill(text, 79, break_on_hyphens=False, break_long_words=False)
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="posviz",
-        description="See how positional encodings break the permutation symmetry of "
-                    "self-attention. Without a command, posviz opens its window "
-                    "(posviz [FILE.posviz] [--text TEXT] [--model NAME|PATH] "
-                    "[--reset-settings] [--install-desktop | --uninstall-desktop]).",
-        epilog="Run 'posviz report -h' or 'posviz export -h' for a command's options. "
-               f"Bundled models for --model: {bundled_models()}.")
+        prog="posviz", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_wrapped(
+            "See how positional encodings break the permutation symmetry of "
+            "self-attention. Without a command, posviz opens its window "
+            "(posviz [FILE.posviz] [--text TEXT] [--model NAME|PATH] [--offline] "
+            "[--device {auto,cpu,cuda,mps}] [--reset-settings] "
+            "[--install-desktop | --uninstall-desktop])."),
+        epilog=_wrapped("Run 'posviz report -h' or 'posviz export -h' for a command's "
+                        f"options. Bundled models for --model: {bundled_models()}."))
     parser.add_argument("--version", action="version",
                         version=f"posviz {__import__('posviz').__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)

@@ -39,6 +39,7 @@ class ModelChanged:
 
     spec: ModelSpec
     tokens_changed: bool = True
+    order_reset: bool = False        # the tokens changed and a reorder was lost with them
 
 
 @dataclass(frozen=True)

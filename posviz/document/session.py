@@ -122,10 +122,12 @@ class Session:
         seq = backend.tokenize(self.text)
         check_length(backend, len(seq), self.positions)
         keep_order = seq.tokens == self.seq.tokens and seq.pinned == self.seq.pinned
+        reordered = bool(np.any(self.order != np.arange(len(self.order))))
         self.spec, self.backend, self.seq = spec, backend, seq
         if not keep_order:
             self.order = np.arange(len(seq))
-        self._tell(ModelChanged(spec, tokens_changed=not keep_order))
+        self._tell(ModelChanged(spec, tokens_changed=not keep_order,
+                                order_reset=reordered and not keep_order))
 
     def set_positions(self, positions: Positions) -> None:
         positions.validate()

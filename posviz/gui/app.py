@@ -19,7 +19,8 @@ import sys
 from .settings import make_settings
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def window_parser() -> argparse.ArgumentParser:
+    """The window's options (``posviz --help`` names them in its description)."""
     parser = argparse.ArgumentParser(prog="posviz", description="Open the posviz window.")
     parser.add_argument("--reset-settings", action="store_true",
                         help="forget the remembered window, text and model options")
@@ -44,6 +45,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                              "with it, for the current user")
     parser.add_argument("--uninstall-desktop", action="store_true",
                         help="remove what --install-desktop added")
+    return parser
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = window_parser()
     # Qt's own options (-platform, -style, ...) pass through to QApplication; an unknown
     # long option is a mistake, told in one line (exit 2) rather than passed to Qt.
     args, qt_args = parser.parse_known_args(argv)

@@ -10,6 +10,16 @@ from PySide6.QtCore import QObject, Signal
 from .commands import edit_order, edit_positions, edit_text, history_fits, order_step
 
 
+def model_remark(event) -> str:
+    """What a new model (a ModelChanged) undid: the order, the undo history or both."""
+    name = "The built-in model" if event.spec.is_builtin else event.spec.name
+    if not event.tokens_changed:
+        return f"{name} cannot hold the earlier texts: undo starts again here"
+    lost = "the order starts again from the original" if event.order_reset else \
+        "the order stays the original"
+    return f"{name} splits the text into its own tokens: {lost}, and undo starts here"
+
+
 class Edits(QObject):
     """Widgets -> session: text, drags, toolbar reorders, positions; undo bookkeeping.
 
@@ -149,7 +159,10 @@ class Edits(QObject):
             self.record_drag(ends=True)        # the strip forgets a drag under way
             if event.tokens_changed or not history_fits(
                     self._stack, self.session.backend.max_positions):
+                steps = self._stack.count()
                 self._stack.clear()    # its steps belong to the previous tokens, or
                                        # bring back a text the model cannot hold
+                if event.order_reset or steps:
+                    self._status.remark = model_remark(event)
         elif isinstance(event, TextChanged):
             self.forget_drag()

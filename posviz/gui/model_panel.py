@@ -36,6 +36,8 @@ from .weights_choice import WeightsChoice
 
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
 CONFIG_FIELDS = tuple(name for name in MODEL_OPTIONS if name not in HIDDEN)
+KEPT = {True: "the plots show the model as it was",
+        False: "the plots show the positions as they were"}
 FIXED_BY_A_FOLDER = tuple("d_ff" if n == "ff_width" else n for n in ARCHITECTURE)
 
 
@@ -243,11 +245,12 @@ class ModelPanel(QWidget):
 
     # -- reactions --------------------------------------------------------------------
     def _show_problems(self, problems: dict[str, str], config_fields: bool) -> None:
+        kept = KEPT[config_fields]              # nothing runs until the fields are valid
         for name, widget in self._fields.items():
             if (name in POSITION_OPTIONS) == config_fields:
                 continue
             message = problems.get(name, "")
-            self._errors[name].setText(message)
+            self._errors[name].setText(f"{message} — {kept}" if message else "")
             self._errors[name].setVisible(bool(message))
             widget.setStyleSheet(INVALID if message else "")
 
@@ -290,6 +293,7 @@ class ModelPanel(QWidget):
             self.positionsChanged.emit(positions)
 
     def _model_chosen(self, index: int) -> None:
+        self.load.clear_error()                 # it was about the source chosen before
         kind, source = self.chooser.itemData(index)
         if kind == "builtin":
             config = self.config()

@@ -28,7 +28,7 @@ def accelerate_installed() -> bool:
 
 
 def weights_text(spec) -> str:
-    """'weights about 257 MB in bfloat16', from the checkpoint's headers; "" when they
+    """'weights about 269 MB in bfloat16', from the checkpoint's headers; "" when they
     cannot be read (the load says why)."""
     from ..models import hf
     from ..models.memory import DTYPE_BYTES, checkpoint_weights, size_text

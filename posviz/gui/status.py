@@ -18,6 +18,8 @@ class StatusLine(QObject):
         self.label = label
         self.settled = ""         # the last evaluation's line
         self.notice = ""          # what the opened document says (a model stood in)
+        self.remark = ""          # what an edit undid, before the evaluations' lines
+        self._remarked = False    # the remark was shown: the next edit ends it
         # "computing…" only for an evaluation that takes a while: during a drag it would
         # flash at every slot (and re-lay the status bar out twice per reorder).
         self.computing = QTimer(self, singleShot=True, interval=COMPUTING_AFTER_MS,
@@ -35,8 +37,9 @@ class StatusLine(QObject):
     def evaluated(self, text: str) -> None:
         """An evaluation was shown: its line, unless a notice stands."""
         self.computing.stop()
-        self.settled = text
-        self.say(self.notice or text, error=bool(self.notice))
+        self.settled = f"{self.remark} · {text}" if self.remark else text
+        self._remarked = bool(self.remark)
+        self.say(self.notice or self.settled, error=bool(self.notice))
 
     def failed(self, text: str) -> None:
         self.computing.stop()
@@ -48,6 +51,8 @@ class StatusLine(QObject):
 
     def edited(self) -> None:
         """An edit went through: an error about an earlier, refused one no longer
-        applies."""
+        applies, nor a remark shown about it."""
+        if self._remarked:
+            self.remark, self._remarked = "", False
         if self.is_error():
             self.settle()

@@ -188,6 +188,7 @@ class MainWindow(QMainWindow):
         panel.positionsChanged.connect(self.edits.positions_edited)
         self.edits.positionsRefused.connect(panel.show_positions_error)
         panel.downloadAccepted.connect(self.controller.load_confirmed)
+        self.files.opened.connect(lambda _: panel.load.clear_error())   # the status says it
         self.controller.downloadAsked.connect(panel.ask_download)
         panel.set_offline(not self.controller.online)
         scroll = QScrollArea()

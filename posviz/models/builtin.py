@@ -99,7 +99,10 @@ class BuiltinBackend:
         return item * (4 * maps + n * (8 * cfg.d_model + 2 * cfg.ff_width)) + 8 * n * n + bias
 
     def describe(self) -> dict:
-        described = {"model": "built-in", **self.config.to_dict()}
+        """Its options, the MLP's width as the number it is (the option's 0 means 4 × d:
+        the session file keeps that choice, what a reader sees is the width)."""
+        described = {"model": "built-in", **self.config.to_dict(),
+                     "d_ff": self.config.ff_width}
         if self.checkpoint is not None:
             described["weights"] = self.weights
         return described

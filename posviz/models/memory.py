@@ -151,8 +151,9 @@ def check_fits(config: ModelConfig, n: int) -> None:
 # -- real models ---------------------------------------------------------------------
 # A real model is read as float32 (or the dtype asked for) whatever its checkpoint holds;
 # a GGUF file is de-quantized, which takes up to 8 times its size (4-bit weights) in
-# float32.
+# float32 when its header cannot be read.
 GGUF_GROWTH = 8
+INTEGER_DTYPES = {"I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "BOOL"}  # buffers
 
 
 def _safetensors_values(path) -> int | None:
@@ -167,18 +168,23 @@ def _safetensors_values(path) -> int | None:
                 return None
             header = json.loads(file.read(size))
         return sum(int(math.prod(entry["shape"])) for name, entry in header.items()
-                   if name != "__metadata__")
+                   if name != "__metadata__" and entry["dtype"] not in INTEGER_DTYPES)
     except (OSError, ValueError, TypeError, KeyError, AttributeError, struct.error):
         return None
 
 
 def checkpoint_weights(folder, gguf_file: str | None, config: dict | None) -> int:
-    """Bytes the weights take once read as float32: counted from safetensors headers,
-    else from the .bin files' sizes and the checkpoint's dtype, else the GGUF size."""
+    """Bytes the weights take once read as float32: counted from the GGUF or safetensors
+    headers (floating-point tensors only: integer ones are buffers such as position
+    ids), else from the files' sizes and the checkpoint's dtype."""
     from pathlib import Path
+
+    from .gguf_header import gguf_values
     folder = Path(folder)
     if gguf_file:
-        return (folder / gguf_file).stat().st_size * GGUF_GROWTH
+        values = gguf_values(folder / gguf_file)
+        return 4 * values if values is not None else \
+            (folder / gguf_file).stat().st_size * GGUF_GROWTH
     files = sorted(folder.glob("*.safetensors"))
     if files:
         counts = [_safetensors_values(f) for f in files]

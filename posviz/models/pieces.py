@@ -5,8 +5,9 @@ Such a tokenizer writes each byte of the UTF-8 text as one printable character (
 four bytes may be split over tokens. ``byte_labels`` undoes the byte alphabet: each
 character is shown once, on the token holding its first byte, and a token holding only
 later bytes of it shows REST, so the labels of a text, REST left out, read back as the
-text. Bytes that are no whole character at all show as ``<0x95>`` (as SentencePiece
-names its byte tokens).
+text. Bytes that are no whole character at all (a lone lead byte, a token of the first
+two of a character's three bytes) show as their hex values in angle brackets,
+``⟨EF BC⟩``: short and readable on a chip or a plot's axis.
 
 SentencePiece with byte fallback (Llama 2, Mistral, Gemma) writes a character outside its
 vocabulary as one ``<0xE6>`` token per byte and a space as "▁": ``sentencepiece_labels``
@@ -37,8 +38,8 @@ REST = "·"      # a token holding only the rest of a character shown on an earl
 
 
 def placeholder(data: bytes) -> str:
-    """Bytes that are no whole character, written so they are seen: "<0xE6><0x97>"."""
-    return "".join(f"<0x{byte:02X}>" for byte in data)
+    """Bytes that are no whole character, written so they are seen: "⟨E6 97⟩"."""
+    return f"⟨{data.hex(' ').upper()}⟩"
 
 
 def _length(lead: int) -> int:
@@ -53,8 +54,8 @@ def _length(lead: int) -> int:
 def byte_labels(raws: list[str]) -> list[str] | None:
     """(n,) labels for (n,) byte-level tokens as the tokenizer writes them: the text of
     each (spaces kept), each character on the token of its first byte, a token holding
-    only later bytes of a character as REST, a byte that is no whole character as a
-    ``<0x..>`` placeholder. None when a token is not written in the byte alphabet (a
+    only later bytes of a character as REST, bytes that are no whole character as a
+    ``⟨EF BC⟩`` placeholder. None when a token is not written in the byte alphabet (a
     special token, another kind of tokenizer)."""
     if not all(raws) or not all(c in BYTE_OF for raw in raws for c in raw):
         return None
@@ -76,13 +77,15 @@ def sentencepiece_labels(raws: list[str]) -> list[str]:
 
 def _labels(pieces: list[bytes]) -> list[str]:
     """(n,) labels for (n,) tokens' bytes: each character on the token of its first
-    byte, REST for a token holding only later bytes, ``<0x..>`` for a stray byte."""
+    byte, REST for a token holding only later bytes, one ``⟨EF BC⟩`` placeholder for
+    a token's run of stray bytes."""
     owner, stream = [], bytearray()            # (total bytes,) token of each byte
     for k, data in enumerate(pieces):
         stream.extend(data)
         owner.extend([k] * len(data))
     labels = [""] * len(pieces)
     started = [False] * len(pieces)            # does a character start in token k?
+    stray = bytearray()                        # stray bytes of token owner[i - 1], unshown
     i = 0
     while i < len(stream):
         size = _length(stream[i])
@@ -90,14 +93,19 @@ def _labels(pieces: list[bytes]) -> list[str]:
             char = bytes(stream[i:i + size]).decode("utf-8") if size else None
         except UnicodeDecodeError:
             char = None
-        if char is None:                       # a stray byte: shown as itself
-            labels[owner[i]] += placeholder(stream[i:i + 1])
+        if stray and (char is not None or owner[i] != owner[i - 1]):
+            labels[owner[i - 1]] += placeholder(bytes(stray))
+            stray.clear()
+        if char is None:                       # a stray byte: shown with its neighbours
+            stray.append(stream[i])
             started[owner[i]] = True
             i += 1
             continue
         labels[owner[i]] += char
         started[owner[i]] = True
         i += size
+    if stray:
+        labels[owner[-1]] += placeholder(bytes(stray))
     return [label if started[k] else REST for k, label in enumerate(labels)]
 
 

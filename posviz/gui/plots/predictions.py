@@ -42,7 +42,7 @@ def outputs_html(outputs) -> str:
         parts.append(f"<p>Cosine <b>{cosine:.6f}</b> between the two orders' mean-pooled "
                      f"last hidden states ({POOLED_MEANING}).</p>")
     for p in outputs.predictions:
-        parts.append(f"<p><b>{html.escape(p.where)}</b> — KL(original ‖ reordered) = "
+        parts.append(f"<p><b>{html.escape(p.where)}</b> — KL(original || reordered) = "
                      f"<b>{p.kl:.4g}</b> nats</p>")
         rows = "".join(
             f"<tr><td style='{CELL} color:#555'>{rank + 1}</td>"
@@ -78,7 +78,7 @@ class OutputsFigure(Figure):
     dims = ("entry",)
     guide = ("the top tokens a language model predicts (the next token of a causal "
              "model, each [MASK] of a masked one) after the original and after the "
-             "reordered input, with their probabilities and KL(original ‖ reordered) in "
+             "reordered input, with their probabilities and KL(original || reordered) in "
              "nats; for every model, the cosine between the mean-pooled last hidden "
              f"states of the two orders ({POOLED_MEANING}).")
 
@@ -154,7 +154,7 @@ def table_rows(outputs):
     entries, tokens, values, ids = ["pooled cosine"], [""], [outputs.pooled_cosine], \
         [np.nan]
     for p in outputs.predictions:
-        entries.append(f"{p.where}: KL(original ‖ reordered), nats")
+        entries.append(f"{p.where}: KL(original || reordered), nats")
         tokens.append("")
         values.append(p.kl)
         ids.append(np.nan)

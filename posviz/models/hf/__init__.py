@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from ...errors import Cancelled, PosvizInputError
+from ..gguf_header import gguf_config
 from . import cache, hub
 from .cache import NotCached, cached_models, hub_cache_dir, network_allowed
 from .families import BY_MODEL_TYPE
-from .gguf_header import gguf_config
 from .hub import LargeDownload
 from .sources import (BUNDLED, ModelSource, available_models, gguf_readable, read_config,
                       resolve, unsupported)

@@ -2,9 +2,11 @@
 
 gguf's GGUFReader parses every tensor's description too (about 2.6 s for SmolLM2's
 file); posviz needs only the architecture and three sizes before loading (which family,
-how much memory), so it reads the key-value section and stops there. Layout: "GGUF",
-version (u32), tensor count (u64), key-value count (u64), then each key (u64 length +
-UTF-8) with a u32 value type and the value. Nothing here imports numpy or torch.
+how much memory), so it reads the key-value section and, for the weights' size, the
+tensor descriptions after it. Layout: "GGUF", version (u32), tensor count (u64),
+key-value count (u64), then each key (u64 length + UTF-8) with a u32 value type and the
+value, then each tensor's name (u64 length + UTF-8), dimensions (u32), shape (u64 each),
+type (u32) and offset (u64). Nothing here imports numpy or torch.
 """
 from __future__ import annotations
 
@@ -47,18 +49,44 @@ def _value(file, kind: int):
     raise ValueError(f"unknown GGUF value type {kind}")
 
 
+def _metadata(file) -> tuple[int, dict]:
+    """(tensor count, metadata) of an open GGUF file, left at its first tensor."""
+    if file.read(4) != b"GGUF":
+        raise ValueError("not a GGUF file")
+    _read(file, "<I")                             # version
+    tensors, meta = _read(file, "<Q"), {}
+    for _ in range(_read(file, "<Q")):
+        key = _string(file)
+        meta[key] = _value(file, _read(file, "<I"))
+    return tensors, meta
+
+
+def gguf_values(path) -> int | None:
+    """The number of values the file's tensors hold once de-quantized (a tied output
+    embedding is stored once, as the model holds it); None when it is not readable."""
+    import io
+    import math
+    try:
+        with open(path, "rb") as raw:
+            file = io.BufferedReader(raw, 1 << 20)
+            tensors, _ = _metadata(file)
+            total = 0
+            for _ in range(tensors):
+                _string(file)
+                dims = _read(file, "<I")
+                total += math.prod(struct.unpack(f"<{dims}Q", file.read(8 * dims)))
+                file.read(12)                     # type, offset
+            return total
+    except (OSError, ValueError, struct.error):
+        return None
+
+
 def gguf_config(path) -> dict:
     """{"model_type", "num_hidden_layers", "num_attention_heads", "hidden_size"} as far as
     the file's metadata tells them; {} when it is not a readable GGUF file."""
     try:
         with open(path, "rb") as file:
-            if file.read(4) != b"GGUF":
-                return {}
-            _read(file, "<I"), _read(file, "<Q")  # version, tensor count
-            meta = {}
-            for _ in range(_read(file, "<Q")):
-                key = _string(file)
-                meta[key] = _value(file, _read(file, "<I"))
+            _, meta = _metadata(file)
     except (OSError, ValueError, struct.error):
         return {}
     arch = meta.get("general.architecture")
