@@ -332,3 +332,28 @@ def test_the_swap_map_s_bar_is_level_with_it_and_its_labels_never_touch(figure, 
     figure.show_sweep(sweep_result(), "pooled_change")           # number axes again
     qtbot.wait(50)
     assert_one_notation(figure)
+
+
+def test_a_swap_map_of_zeros_names_no_most_sensitive_token(figure):
+    """Without positions and a bidirectional mask every swap gives 0: the note said
+    "Most sensitive token: 'the' (mean 0.00e+00 ...)"."""
+    tokens = "the cat sat on the mat".split()
+    zero = np.zeros((6, 6))
+    figure.show_pairs(SimpleNamespace(tokens=tokens, change=zero, sensitivity=zero.mean(1),
+                                      layer=2))
+    assert "Most sensitive" not in figure.note.text()
+    assert "No swap of two different tokens moves" in figure.note.text()
+
+
+def test_the_swap_maps_colours_span_the_swaps_that_change_the_input(figure):
+    """The two "the" (identical: the input does not change) are the largest cell; the
+    colour bar ends at the largest swap of different tokens instead."""
+    tokens = "the cat sat on the mat".split()
+    change = np.full((6, 6), 0.1)
+    np.fill_diagonal(change, 0.0)
+    change[0, 4] = change[4, 0] = 0.6
+    change[1, 2] = change[2, 1] = 0.3
+    figure.show_pairs(SimpleNamespace(tokens=tokens, change=change, sensitivity=change.mean(1),
+                                      layer=2))
+    assert figure.bar.levels() == pytest.approx((0.0, 0.3))
+    assert "max 3.00e-01" in figure.heading.text()

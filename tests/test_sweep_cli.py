@@ -58,7 +58,8 @@ def test_swap_gives_the_pairs_and_a_csv(capsys, tmp_path):
     matrix = np.array(pairs["matrix"])
     assert matrix.shape == (6, 6) and np.array_equal(matrix, matrix.T)
     assert np.all(np.diag(matrix) == 0) and pairs["layer"] == 2
-    assert pairs["sensitivity"] == pytest.approx(matrix.sum(axis=1) / 5)
+    other = np.array([[a != b for b in pairs["tokens"]] for a in pairs["tokens"]])
+    assert pairs["sensitivity"] == pytest.approx((matrix * other).sum(axis=1) / other.sum(1))
     path = tmp_path / "sweep.csv"
     assert main(["sweep", *SMALL, "--text", TEXT, "--kind", "swap", "--csv", str(path)]) == 0
     lines = path.read_text().splitlines()

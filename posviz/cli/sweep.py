@@ -162,7 +162,8 @@ def as_table(result) -> list[str]:
                 lines.append(f"{row['layer']:>5}  {name:<22} {fmt(band['median']):>10} "
                              f"{fmt(band['p10']):>10} {fmt(band['p90']):>10}")
     for pairs in result.pairs:
-        lines += ["", f"swap sensitivity at layer {pairs.layer} (mean change over partners):"]
+        lines += ["", f"swap sensitivity at layer {pairs.layer} (mean change over partners "
+                  "holding another token):"]
         lines += [f"  {i:>3} {token:<16} {value:.3e}"
                   for i, (token, value) in enumerate(zip(pairs.tokens, pairs.sensitivity))]
     return lines

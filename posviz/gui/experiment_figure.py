@@ -230,7 +230,11 @@ class ExperimentFigure(Figure):
         self._reset("token", "swapped with", log=False, tokens=True)
         image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
         self.plot.addItem(image)
-        top = float(pairs.change.max()) or 1.0
+        identical = identical_pairs(pairs.tokens)                          # (n, n)
+        # the colours span the swaps that change the input (identical pairs: outlined)
+        differing = pairs.change[~identical]
+        largest = float(differing.max()) if differing.size else 0.0
+        top = largest or 1.0
         new = self._map_bar is None
         if new:
             self._map_bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL,
@@ -245,16 +249,18 @@ class ExperimentFigure(Figure):
         for side in ("left", "bottom"):
             self.plot.getAxis(side).set_tokens(pairs.tokens)
         frame(self.plot, (0, n), (0, n))
-        identical = identical_pairs(pairs.tokens)
         if identical.any():
             outline_cells(self.plot, identical)
         self._pairs = pairs
-        top = int(np.argmax(pairs.sensitivity))
+        most = int(np.argmax(pairs.sensitivity))
         self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
-                       f"j swap (max {pairs.change.max():.2e})")
-        self.set_note(f"Brighter: the layer's output moves more. Most sensitive token: "
-                      f"{pairs.tokens[top]!r} (mean {pairs.sensitivity[top]:.2e} over its "
-                      f"partners)." + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
+                       f"j swap (max {largest:.2e})")
+        sensitive = (f"Most sensitive token: {pairs.tokens[most]!r} (mean "
+                     f"{pairs.sensitivity[most]:.2e} over its partners holding another "
+                     f"token)." if pairs.sensitivity[most] > 0 else
+                     "No swap of two different tokens moves this layer's output.")
+        self.set_note(f"Brighter: the layer's output moves more. {sensitive}"
+                      + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
         self.data = {"change": pairs.change.copy()}
         self.dims = ("token", "partner")
         self.coords = {}

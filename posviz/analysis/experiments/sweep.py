@@ -52,10 +52,14 @@ class SwapMap:
 
     @property
     def sensitivity(self) -> np.ndarray:
-        """(n,) per token: the mean change over its movable partners (0 when pinned)."""
-        partners = self.movable.sum() - 1
-        total = (self.change * self.movable[None, :]).sum(axis=1)
-        return np.where(self.movable, total / max(partners, 1), 0.0)
+        """(n,) per token: the mean change over its movable partners that hold another
+        token (swapping two identical tokens leaves the input as it was); 0 when pinned
+        or without such partners."""
+        tokens = np.asarray(self.tokens, dtype=object)
+        partners = self.movable[None, :] & (tokens[:, None] != tokens[None, :])  # (n, n)
+        count = partners.sum(axis=1)
+        total = (self.change * partners).sum(axis=1)
+        return np.where(self.movable & (count > 0), total / np.maximum(count, 1), 0.0)
 
     def to_dict(self) -> dict:
         return {"text": self.text, "tokens": list(self.tokens), "layer": self.layer,
