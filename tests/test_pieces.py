@@ -119,4 +119,13 @@ def test_a_chip_of_characters_that_draw_nothing_names_them():
     assert shown("\u200d") == "⟨ZWJ⟩" and shown(" \ufe0f") == "⟨VS16⟩"
     assert shown("\u0301") == "⟨U+0301⟩"
     assert shown("👩\u200d") == "👩\u200d" and shown(" cat") == "cat"      # seen as they are
-    assert shown("  ") == "␣" and shown("\n") == "↵"
+    assert shown(" ") == "␣" and shown("\n") == "↵"
+
+
+def test_tokens_of_whitespace_alone_read_apart():
+    """SmolLM2's next-token chart labelled two candidates "↵": one line break and two."""
+    from posviz.models.pieces import shown
+    assert shown("\n") == "↵" and shown("\n\n") == "↵↵" and shown("\r\n") == "↵"
+    assert shown("  ") == "␣␣" and shown("\t") == "⇥" and shown(" \n") == "␣↵"
+    labels = [shown(t) for t in ("\n", "\n\n", " ", "  ", "\t")]
+    assert len(set(labels)) == len(labels)

@@ -136,12 +136,14 @@ def is_byte_fallback(tokenizer) -> bool:
 INVISIBLE = {"\u200d": "ZWJ", "\u200c": "ZWNJ", "\u200b": "ZWSP", "\u2060": "WJ",
              "\ufeff": "BOM", "\ufe0f": "VS16", "\ufe0e": "VS15", "\u00ad": "SHY"}
 DRAWS_NOTHING = ("Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp")     # Unicode categories
+WHITESPACE = {"\n": "↵", "\r": "", "\t": "⇥"}               # others: "␣"
 
 
 def shown(label: str) -> str:
-    """A label as a chip shows it: without its leading space; "↵" for a line break, "␣"
-    for spaces only; characters that draw nothing alone by name ("⟨ZWJ⟩", "⟨U+0301⟩")."""
+    """A label as a chip shows it: without its leading space; whitespace alone as one
+    sign per character ("↵" a line break, "⇥" a tab, "␣" a space: "\n\n" reads "↵↵");
+    characters that draw nothing alone by name ("⟨ZWJ⟩", "⟨U+0301⟩")."""
     text = label.strip()
     if text and all(unicodedata.category(c) in DRAWS_NOTHING for c in text):
         return "⟨" + " ".join(INVISIBLE.get(c, f"U+{ord(c):04X}") for c in text) + "⟩"
-    return text or ("↵" if "\n" in label else "␣")
+    return text or "".join(WHITESPACE.get(c, "␣") for c in label) or "␣"
