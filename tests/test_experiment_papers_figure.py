@@ -124,6 +124,11 @@ def test_alibi_draws_every_head_count_at_whole_heads_from_0(figure):
                zip(legend_labels(figure), (6, 8, 12)))
     assert sorted(len(d.getData()[0]) for d in dots(figure)) == [6, 8, 12]
     assert min(d.getData()[0].min() for d in dots(figure)) == 0
+    # the 8 heads' slopes are the 12 heads' first 8 (Press et al.'s rule): said, as the
+    # 8-head dots sit under the 12-head ones; heads from 0 against the formula's h
+    note = figure.note.text()
+    assert "the 8 heads' slopes are the 12 heads' first 8" in note
+    assert "the 6 heads'" not in note and "head 0 is the formula's h = 1" in note
 
 
 def test_press_says_why_the_learned_table_has_one_point(figure):

@@ -47,7 +47,7 @@ def draw_paper(figure, check) -> None:
         figure.data, figure.dims = {"variance": spread}, ("position",)
         figure.coords, figure.labels = {"position": list(range(spread.size))}, {}
     elif check.name == "alibi-slopes":
-        _show_slopes(figure, values)
+        said = _show_slopes(figure, values)
     elif check.name == "rope-decay":
         _show_decay(figure, values)
     elif check.name == "sinha2022" and check.weights == "trained":
@@ -130,9 +130,10 @@ def _categories(figure, names, y_range) -> None:
     frame(figure.plot, (-0.5, len(names) - 0.5), y_range)
 
 
-def _show_slopes(figure, values: dict) -> None:
+def _show_slopes(figure, values: dict) -> str:
     """alibi-slopes: each head's slope (from 0), measured (dots) and by the reference
-    rule (dashed), one colour for each head count the check ran."""
+    rule (dashed), one colour for each head count the check ran; what the note says of
+    the drawing (how heads count, which series lie on one another)."""
     by_heads = values.get("by_heads") or {"8": {"measured": values["measured"],
                                                  "rule": values["paper"]}}
     most = max(len(row["measured"]) for row in by_heads.values())
@@ -155,6 +156,16 @@ def _show_slopes(figure, values: dict) -> None:
     figure._frame()
     _integer_ticks(figure.plot.getAxis("bottom"), range(most))
     figure.dims, figure.coords, figure.labels = ("head",), {"head": list(range(most))}, {}
+    said = ["heads count from 0: head 0 is the formula's h = 1"]
+    for heads, row in by_heads.items():                 # a smaller count's slopes that are
+        for more, other in by_heads.items():            #   a larger one's first ones
+            k = len(row["measured"])
+            if len(other["measured"]) > k and np.allclose(other["measured"][:k],
+                                                          row["measured"]):
+                said.append(f"the {heads} heads' slopes are the {more} heads' first {k}, "
+                            f"so their dots lie on one another")
+                break
+    return "; ".join(said) + "."
 
 
 def _show_decay(figure, values: dict) -> None:
