@@ -265,3 +265,20 @@ def test_the_show_box_names_what_is_plotted(qtbot, tab):
     tab.metric_box.setCurrentIndex(tab.metric_box.count() - 1)      # another metric: drawn
     last = tab.metric_box.currentData()
     assert tab.figure.heading.text().removeprefix("<b>").startswith(last.replace("_", " "))
+
+
+def test_the_show_choice_and_its_plot_outlast_a_look_at_another_experiment(qtbot, tab):
+    """Sweep (swap) with the swap map shown, then Position probe, then Sweep again: Show
+    fell back to "pooled change" and the dimmed plot under the probe's controls was the
+    pooled change, not the map that had been on screen."""
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    run(qtbot, tab)
+    tab.metric_box.setCurrentIndex(tab.metric_box.findData(SWAP_MAP))
+    assert "Swap sensitivity" in tab.figure.heading.text()
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    assert "Swap sensitivity" in tab.figure.heading.text()        # dimmed, as it was
+    tab.what.setCurrentIndex(tab.what.findData("sweep"))
+    assert tab.metric_box.currentData() == SWAP_MAP
+    assert "Swap sensitivity" in tab.figure.heading.text()
+    tab.kind.setCurrentIndex(tab.kind.findData("random"))           # no map to choose
+    assert tab.metric_box.findData(SWAP_MAP) < 0

@@ -228,10 +228,10 @@ class ExperimentsTab(QtWidgets.QWidget):
             trained = session is not None and session.spec.trained
             self.weights.setCurrentIndex(self.weights.findData(TRAINED if trained
                                                                else RANDOM))
-        has_map = self.metric_box.findData(SWAP_MAP)        # a swap sweep's choice only
+        has_map = self.metric_box.findData(SWAP_MAP)   # a swap sweep's; kept while hidden
         if (what, kind) == ("sweep", "swap") and has_map < 0:
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
-        elif (what, kind) != ("sweep", "swap") and has_map >= 0:
+        elif has_map >= 0 and (what == "compare" or what == "sweep" and kind != "swap"):
             self.metric_box.removeItem(has_map)
         if self.status.property("error"):      # said of the previous choice
             self._say("")
