@@ -263,3 +263,20 @@ def test_an_order_exchanging_identical_tokens_says_the_input_is_unchanged():
     session.set_order([1, 0, 2, 3, 4, 5])                         # "cat" and "the"
     other = Engine(session.backend).evaluate(session.seq, session.order, session.positions)
     assert same_input_note(other) == ""
+
+
+def test_the_report_table_calls_rows_of_an_unchanged_input_rows_that_differ(capsys):
+    """`report --order 4,1,2,3,0,5` of "the cat sat on the mat", causal, no positions:
+    the table said "changed" at every layer while its note said the input is unchanged."""
+    from posviz.cli import main
+    text, order = "the cat sat on the mat", "4,1,2,3,0,5"
+    assert main(["report", "--pe", "none", "--mask", "causal", "--text", text,
+                 "--order", order, "--layers", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert len(rows) == 3 and rows[0].rstrip().endswith("equivariant")
+    assert all(row.rstrip().endswith("rows differ") for row in rows[1:]), rows
+    assert "input is unchanged" in out
+    assert main(["report", "--pe", "none", "--mask", "causal", "--text", text,
+                 "--order", "1,0,2,3,4,5", "--layers", "2"]) == 0
+    assert "changed" in capsys.readouterr().out

@@ -109,8 +109,10 @@ def as_table(report) -> list[str]:
         f"run:    {FRAME_WORDS[frame(ev)]}\n",
         ROW.format(*HEADER),
     ]
+    same_input = tuple(tokens[i] for i in ev.order) == tuple(tokens)   # twins exchanged
     for row in report.layers:
-        verdict = "equivariant" if row["hidden_equivariance"] <= floor else "changed"
+        verdict = ("equivariant" if row["hidden_equivariance"] <= floor else
+                   "rows differ" if same_input else "changed")
         lines.append(ROW.format(
             row["layer"], _format(row["hidden_equivariance"]),
             _format(row["attention_equivariance"]), _format(row["last_token_change"]),
