@@ -357,3 +357,14 @@ def test_the_swap_maps_colours_span_the_swaps_that_change_the_input(figure):
                                       layer=2))
     assert figure.bar.levels() == pytest.approx((0.0, 0.3))
     assert "max 3.00e-01" in figure.heading.text()
+
+
+def test_beside_a_linear_probe_the_verdicts_probes_are_named_quadratic(figure):
+    """The legend read "causal probe error" beside "linear causal probe error", while
+    the first is the quadratic probe that decides the verdict."""
+    check = haviv([2.5] * LAYERS)
+    check.values["linear"] = {"causal": probe_rows([2.4] * LAYERS, [2.5] * LAYERS)}
+    figure.show_paper(check)
+    labels = legend_labels(figure)
+    assert "quadratic causal probe error" in labels and "linear causal probe error" in labels
+    assert "causal probe error" not in labels

@@ -53,7 +53,7 @@ def test_about_names_the_versions():
 def test_the_guide_gives_each_metric_its_formula(window):
     from posviz.gui.plots.figures import FIGURE_TYPES
     text = guide()
-    for words in ("hidden equivariance", "‖H′ − H[order]‖_F / ‖H‖_F", "attention equivariance",
+    for words in ("hidden equivariance", "‖H′ − H[order]‖ / ‖H‖, Frobenius norms", "attention equivariance",
                   "R·A·Rᵀ", "noise floor", "sin(p / 10000", "KL(original || reordered)"):
         assert words in text
     for figure in FIGURE_TYPES.values():            # each figure, as it describes itself

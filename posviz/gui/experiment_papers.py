@@ -34,9 +34,11 @@ def draw_paper(figure, check) -> None:
             runs["learned positions "] = (values[LearnedEncoding.kind], "#0072b2")
         figure._probes("", runs)
     elif check.name == "haviv2022":
-        runs = {"causal ": (values["causal"], "#d55e00"),
-                "bidirectional ": (values["bidirectional"], "#0072b2")}
-        if "linear" in values:          # the verdict's features are quadratic
+        # the verdict's features are quadratic: named so beside a linear probe
+        both = "quadratic " if "linear" in values else ""
+        runs = {f"{both}causal ": (values["causal"], "#d55e00"),
+                f"{both}bidirectional ": (values["bidirectional"], "#0072b2")}
+        if "linear" in values:
             runs["linear causal "] = (values["linear"]["causal"], "#009e73")
         figure._probes("", runs)
     elif check.name == "chi2023":

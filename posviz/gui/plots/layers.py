@@ -74,7 +74,7 @@ position ids and with depth raises it so: SmolLM2 at first position 4000 has a f
 4000 (RoPE makes that shift exactly nothing; transformers computes its angles in
 float32). A learned or sinusoidal encoding keeps 100 × epsilon.
 
-- *hidden equivariance* = ‖H′ − H[order]‖_F / ‖H‖_F. Zero when the model is
+- *hidden equivariance* = ‖H′ − H[order]‖ / ‖H‖, Frobenius norms. Zero when the model is
   permutation-equivariant: the reordered run is the original one reordered.
 - *attention equivariance* = max over heads of max |A′ − A[order][:, order]|: zero when
   every map is the original map with rows and columns permuted (R·A·Rᵀ).
