@@ -368,3 +368,15 @@ def test_beside_a_linear_probe_the_verdicts_probes_are_named_quadratic(figure):
     labels = legend_labels(figure)
     assert "quadratic causal probe error" in labels and "linear causal probe error" in labels
     assert "causal probe error" not in labels
+
+
+def test_a_sweep_whose_runs_agree_lists_no_band(figure):
+    """NoPE, bidirectional: every run is exactly 0, no band is drawn, and the legend
+    listed "p10 to p90 of the runs" all the same."""
+    result = sweep_result()
+    band = result.bands["pooled_change"]
+    band.p10[:] = band.median[:] = band.p90[:] = 0.0
+    figure.show_sweep(result, "pooled_change")
+    assert "p10 to p90 of the runs" not in legend_labels(figure)
+    figure.show_sweep(sweep_result(), "pooled_change")
+    assert "p10 to p90 of the runs" in legend_labels(figure)

@@ -174,9 +174,10 @@ class ExperimentFigure(Figure):
         upper = self._curve(x, self._drawn(p90, level, row), (0, 114, 178, 90), "", 1)
         self.plot.addItem(pg.FillBetweenItem(lower, upper,
                                              brush=pg.mkBrush(0, 114, 178, 60)))
-        self.legend.addItem(style.legend_sample(pen=None, symbol="s", symbolSize=12,
-                                                symbolPen=None, symbolBrush=(0, 114, 178, 60)),
-                            "p10 to p90 of the runs")
+        if (p90 > p10).any():                    # a band only where the runs spread
+            self.legend.addItem(style.legend_sample(
+                pen=None, symbol="s", symbolSize=12, symbolPen=None,
+                symbolBrush=(0, 114, 178, 60)), "p10 to p90 of the runs")
         self._curve(x, self._drawn(median, level, row), "#0072b2", "median", 2.5)
         zeros = median == 0
         if zeros.any():
