@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QApplication
 from posviz import desktop
 from posviz.gui.help import about_text, action_shortcuts, guide, versions
 
-
 # Collect closed windows between tests, never beside a worker (see conftest).
 pytestmark = pytest.mark.usefixtures("collect_between_tests")
 

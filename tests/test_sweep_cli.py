@@ -140,6 +140,7 @@ def test_the_readme_s_texts_examples_run_as_written(tmp_path, monkeypatch, capsy
     import re
     import shlex
     from pathlib import Path
+
     from posviz.analysis.experiments.texts import read_texts
     root = Path(__file__).resolve().parents[1]
     readme = (root / "README.md").read_text(encoding="utf-8")
