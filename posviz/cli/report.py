@@ -97,6 +97,7 @@ def as_table(report) -> list[str]:
     notes that qualify the numbers."""
     from ..document.provenance import model_options
     from ..views.reading import FRAME_WORDS, frame
+    from ..views.shown import same_input
     backend, ev = report.model.backend, report.evaluation
     tokens, floor = ev.seq.tokens, ev.comparison.floor
     lines = [
@@ -109,10 +110,10 @@ def as_table(report) -> list[str]:
         f"run:    {FRAME_WORDS[frame(ev)]}\n",
         ROW.format(*HEADER),
     ]
-    same_input = tuple(tokens[i] for i in ev.order) == tuple(tokens)   # twins exchanged
+    twins = same_input(ev)                  # only identical tokens exchanged
     for row in report.layers:
         verdict = ("equivariant" if row["hidden_equivariance"] <= floor else
-                   "rows differ" if same_input else "changed")
+                   "rows differ" if twins else "changed")
         lines.append(ROW.format(
             row["layer"], _format(row["hidden_equivariance"]),
             _format(row["attention_equivariance"]), _format(row["last_token_change"]),

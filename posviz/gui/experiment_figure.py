@@ -10,7 +10,7 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
-from .experiment_swaps import IDENTICAL_NOTE, hover_text, identical_pairs, outline_cells
+from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.coincide import coinciding, coinciding_words, shares_a_line
@@ -18,6 +18,7 @@ from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
 from .plots.wheel import frame
+from posviz.analysis.experiments.sweep import identical_pairs
 from posviz.views.shown import zero_level
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding

@@ -16,14 +16,6 @@ IDENTICAL_HOVER = ("identical tokens: the input does not change; this is how muc
 INSET = 0.1             # of a cell: neighbouring outlines stay apart
 
 
-def identical_pairs(tokens) -> np.ndarray:
-    """(n, n) bool: slots i ≠ j holding the same token."""
-    tokens = np.asarray(list(tokens), dtype=object)
-    same = tokens[:, None] == tokens[None, :]
-    np.fill_diagonal(same, False)
-    return same
-
-
 def outline_cells(plot: pg.PlotItem, cells: np.ndarray) -> list[QtWidgets.QGraphicsItem]:
     """Outline the map's ``cells`` (n, n) bool, [row i, column j] at x = j, y = i: a
     black line under a white dashed one, seen on every colour of the map."""

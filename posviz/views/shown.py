@@ -101,12 +101,18 @@ def _layer_name(layer: int) -> str:
     return "the input to block 1" if layer == 0 else f"layer {layer}"
 
 
+def same_input(ev: Evaluation) -> bool:
+    """Does the order only exchange identical tokens (a reorder whose input is the
+    original's)?"""
+    tokens, order = ev.seq.tokens, ev.order
+    return bool((order != np.arange(len(order))).any()) and all(
+        tokens[i] == token for i, token in zip(order, tokens))
+
+
 def same_input_note(ev: Evaluation) -> str:
     """When the reorder only exchanges identical tokens (the input is unchanged), what
     the curves then measure; '' otherwise."""
-    tokens, order = ev.seq.tokens, ev.order
-    if (order == np.arange(len(order))).all() or any(
-            tokens[i] != token for i, token in zip(order, tokens)):
+    if not same_input(ev):
         return ""
     return ("This order only exchanges identical tokens, so the input is unchanged: "
             "the curves show how differently the model treats one token at the slots "

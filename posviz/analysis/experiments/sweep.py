@@ -39,6 +39,15 @@ def bands(values: np.ndarray) -> Band:
     return Band(**q)
 
 
+def identical_pairs(tokens) -> np.ndarray:
+    """(n, n) bool: slots i ≠ j holding the same token (their swap leaves the input as
+    it was)."""
+    tokens = np.asarray(list(tokens), dtype=object)
+    same = tokens[:, None] == tokens[None, :]
+    np.fill_diagonal(same, False)
+    return same
+
+
 @dataclass(frozen=True)
 class SwapMap:
     """How much a layer's output changes when tokens i and j swap, for one text."""
@@ -55,8 +64,9 @@ class SwapMap:
         """(n,) per token: the mean change over its movable partners that hold another
         token (swapping two identical tokens leaves the input as it was); 0 when pinned
         or without such partners."""
-        tokens = np.asarray(self.tokens, dtype=object)
-        partners = self.movable[None, :] & (tokens[:, None] != tokens[None, :])  # (n, n)
+        n = len(self.tokens)
+        other = ~(identical_pairs(self.tokens) | np.eye(n, dtype=bool))       # (n, n)
+        partners = self.movable[None, :] & other
         count = partners.sum(axis=1)
         total = (self.change * partners).sum(axis=1)
         return np.where(self.movable & (count > 0), total / np.maximum(count, 1), 0.0)
