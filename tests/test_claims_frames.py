@@ -17,7 +17,7 @@ from posviz.document.session_file import dumps, loads
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.options import OPTIONS
-from posviz.views.reading import frame, frame_note, one_token_note, token_spread
+from posviz.views.reading import _quartiles, frame, frame_note, one_token_note, token_spread
 from posviz.views.shown import build_views
 
 TEXT = "the cat sat on the mat because it was warm"
@@ -184,3 +184,19 @@ def test_the_readme_numbers_of_smollm2s_large_token():
     assert {tuple(sorted(top)) for top in spread.top[layers]} == {(0, 10)}   # out of, into
     assert ev.order[0] == 10 and "tokens 0 'the' and 10 'warm' carry at least" in \
         " ".join(report.notes)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 16, 513])
+def test_the_per_token_quartiles_are_numpys_percentiles(n):
+    """The band under the median token curve: the same numbers np.percentile gives (its
+    linear interpolation), a row with a NaN NaN throughout, an all-zero row 0."""
+    rng = np.random.default_rng(n)
+    values = rng.random((5, n)) * 10.0 ** rng.integers(-12, 2, (5, 1))   # (L+1, n)
+    values[3] = 0.0
+    if n > 2:
+        values[1, 1] = np.nan
+    want = np.percentile(values, (25, 50, 75), axis=1)                    # (3, L+1)
+    got = _quartiles(values)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+    assert (got[:, 3] == 0).all()

@@ -123,6 +123,7 @@ tokens that carry at least 90% of the squared change."""
         self.floor_line = floor_line(FLOOR_SHORT)
         self.plot.addItem(self.floor_line)
         self._floor_text = FLOOR_SHORT              # the label when there is room
+        self._floor_fitted = None                   # (text, room) it was fitted to
         self.plot.vb.sigResized.connect(self._fit_floor_label)
         self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k: cheaper to
                                                    # paint than pyqtgraph's grid
@@ -193,6 +194,9 @@ tokens that carry at least 90% of the squared change."""
         form: never one cut at the plot's right edge."""
         label = self.floor_line.label
         room = self.plot.vb.width() * (1 - 0.02) - 8          # it starts 2 % in
+        if (self._floor_text, room) == self._floor_fitted:     # most reorders
+            return
+        self._floor_fitted = (self._floor_text, room)
         metrics = QtGui.QFontMetricsF(label.textItem.font())
         # a tenth to spare: PDF and PNG lay text out a little wider than the screen
         text = (self._floor_text if metrics.horizontalAdvance(self._floor_text) * 1.1 <= room
