@@ -133,7 +133,8 @@ hf_families = pytest.importorskip("test_hf_families")
 from test_hf import load_tiny, save_tiny, shuffled_movable  # noqa: E402
 from test_hf_families import EXPECTED, TYPES, folders  # noqa: E402,F401  (a fixture)
 
-ALIGNED = {"bert", "roberta", "distilbert"}
+# every position signal in the position ids; a causal one's mask taken as given
+ALIGNED = {"bert", "roberta", "distilbert", "gpt2", "llama"}
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +145,10 @@ def family_backends(folders, tmp_path_factory):  # noqa: F811
 
 
 @pytest.mark.parametrize("model_type", (*TYPES, "bert", "gpt2"))
-def test_bidirectional_families_with_position_ids_run_aligned(family_backends, model_type):
+def test_families_with_position_ids_run_aligned(family_backends, model_type):
+    """Bidirectional ones as they are; causal ones (GPT-2, Llama's kin) with their mask
+    handed over in the tokens' frame, which the slot-order run must match, maps
+    included."""
     backend = family_backends[model_type]
     aligns = backend.capabilities.aligned
     assert aligns == (backend.family.name in ALIGNED)

@@ -91,9 +91,11 @@ and the pooled output lie on the floor while the final slot's output changes (ab
 because another token now sits there.
 
 *How the reorder ran* decides what an exact symmetry shows. By default a reorder runs the
-fast way the model allows: a causal model from the first moved slot on, else the built-in
-model and bidirectional pretrained ones in the original tokens' frame (each token in its
-own row, at its slot's position id). Where the symmetry holds the change is then exactly
+fast way the model allows: a causal model from the first moved slot on, and a run of the
+whole input in the original tokens' frame (each token in its own row, at its slot's
+position id and under its slot's mask) for the built-in model and pretrained families
+whose positions are all in their position ids (BERT, RoBERTa, DistilBERT, GPT-2, Llama
+and its kin without a sliding window). Where the symmetry holds the change is then exactly
 0 by construction, drawn on the row marked 0 at the bottom, more than a
 decade below every other point (a log axis has no place for 0). With "Run as given" (Position ids; `--literal`) the
 reordered input runs through the ordinary forward, so the same case shows its rounding,

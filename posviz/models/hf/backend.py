@@ -71,7 +71,12 @@ class HFBackend:
         self._id_shift = family.id_shift(cfg)
         self._blocks = len(family.blocks(self.base))
         causal = self.mask == "causal"
-        self.capabilities = Capabilities(batched=True, aligned=family.aligned and not causal,
+        # a causal model's frame needs its mask as given: a BERT made a decoder builds
+        # its own, and a sliding window would be lost
+        windowed = getattr(cfg, "use_sliding_window", True) and getattr(
+            cfg, "sliding_window", None)
+        self.capabilities = Capabilities(batched=True, aligned=family.aligned and not (
+                                             causal and (family.decoder_capable or windowed)),
                                          prefix=family.prefix and causal,
                                          position_ids=family.position_ids)
         takes = inspect.signature(self.base.forward).parameters
@@ -126,10 +131,12 @@ class HFBackend:
         the forward hooks); True raises errors.Cancelled and abandons the forward."""
         self.check_positions(position_ids)
         order, position_ids = np.asarray(order), np.asarray(position_ids)
+        mask = None
         if aligned:                  # the original ids, at the position ids of their slots
             if not self.capabilities.aligned:
                 raise ValueError(f"a {self.family.name} model runs its orders in slot order")
             ids, tokens, position_ids = list(seq.ids), seq.tokens, per_token(order, position_ids)
+            mask = self._frame_mask(order)
         else:
             ids = [seq.ids[i] for i in order[start:]]
             tokens = tuple(seq.tokens[i] for i in order[start:])
@@ -145,7 +152,7 @@ class HFBackend:
                 raise ValueError(f"a {self.family.name} model runs every order in full")
             cache = self._cache(past, start)
         with self._calls_with(cache, start + len(ids)):
-            self._forward(ids, position_ids, recorder)
+            self._forward(ids, position_ids, recorder, mask)
         trace = trace_from(recorder, self._blocks, tokens=tuple(tokens),
                            position_ids=position_ids, extras=self._extras())
         if keep_past:
@@ -158,12 +165,14 @@ class HFBackend:
         orders, position_ids = np.asarray(orders), np.asarray(position_ids)
         for pos in position_ids:
             self.check_positions(pos)
+        mask = None
         if aligned:                     # the original ids, at each order's position ids
             ids = np.tile(np.asarray(seq.ids), (len(orders), 1))
             position_ids = per_token(orders, position_ids)
+            mask = self._frame_mask(orders)
         else:
             ids = np.asarray(seq.ids)[orders]
-        self._forward(ids, position_ids, recorder)
+        self._forward(ids, position_ids, recorder, mask)
 
     def batch_bytes(self, n: int) -> int:
         """About how many bytes one order of n tokens takes in ``record`` while metrics
@@ -172,7 +181,8 @@ class HFBackend:
         d = cfg.hidden_size
         ff = getattr(cfg, "intermediate_size", None) or 4 * d
         heads = cfg.num_attention_heads
-        return 4 * (4 * heads * n * n + n * (8 * d + 2 * ff)) + 8 * n * n
+        frame_mask = 4 * n * n if self.mask == "causal" and self.capabilities.aligned else 0
+        return 4 * (4 * heads * n * n + n * (8 * d + 2 * ff)) + 8 * n * n + frame_mask
 
     def check_positions(self, position_ids) -> None:
         """Refuse position ids the model cannot take: beyond its table, or other than the
@@ -247,13 +257,27 @@ class HFBackend:
                 "position_encoding": self.position_encoding, "mask": self.mask,
                 "final_norm": self.family.final_norm}
 
-    def _forward(self, ids, position_ids, recorder: Recorder):
+    def _frame_mask(self, orders) -> torch.Tensor | None:
+        """A causal model's mask in the original tokens' frame, for orders (n,) or (B, n):
+        token i sees token k where the order puts k no later than i, (B, 1, n, n) as
+        the scores' addend (0 or the dtype's lowest); None for a bidirectional model."""
+        if self.mask != "causal":
+            return None
+        orders = np.asarray(orders).reshape(-1, np.shape(orders)[-1])          # (B, n)
+        slot_of = torch.as_tensor(np.argsort(orders, axis=1), device=self.device)
+        sees = slot_of[:, None, :] <= slot_of[:, :, None]                      # (B, n, n)
+        dtype = self.model.dtype
+        return torch.zeros(sees.shape, dtype=dtype, device=self.device).masked_fill_(
+            ~sees, torch.finfo(dtype).min)[:, None]
+
+    def _forward(self, ids, position_ids, recorder: Recorder, mask=None):
         """One forward of the token ids (n,) or (B, n) at position ids of the same shape
         with the base model's modules tapped by ``recorder`` (models.hf.layout), hooks
         removed afterwards; a batch keeps its leading axis in every recorded value.
 
         The ordinary call: the token ids with an attention mask of ones (as a tokenizer
-        gives them), and the position ids where the family takes them (shifted to where
+        gives them; ``mask``, a causal model's (B, 1, n, n) in the tokens' frame, instead
+        when given), and the position ids where the family takes them (shifted to where
         position 0 lies in RoBERTa's table; OPT adds its own offset); the others compute
         their positions from the slots. transformers' output_attentions /
         output_hidden_states are not asked for: the same hooks on the same modules
@@ -265,7 +289,7 @@ class HFBackend:
         ids = ids.reshape(-1, ids.shape[-1])                                # (B, n)
         # An explicit mask of ones: without it, transformers reads non-consecutive
         # position ids as packed sequences and blocks attention between them.
-        kwargs = {"attention_mask": torch.ones_like(ids)}
+        kwargs = {"attention_mask": torch.ones_like(ids) if mask is None else mask}
         if self.family.position_ids:
             pos = np.asarray(position_ids).reshape(ids.shape) + self._id_shift
             kwargs["position_ids"] = torch.as_tensor(pos, dtype=torch.long, device=self.device)

@@ -63,7 +63,9 @@ class Family:
                                        #   (output, ..., weights), attention branch, MLP
                                        #   branch)], the branches adding to the residual
     aligned: bool = False              # runs an order in the original tokens' frame: every
-                                       #   position signal is in the position ids
+                                       #   position signal is in the position ids, and a
+                                       #   causal model takes its mask as a 4D tensor as
+                                       #   given (transformers' masking utilities)
     prefix: bool = False               # suffix runs from a DynamicCache equal full runs
                                        #   (tested): a causal reorder runs from its first
                                        #   moved slot on
@@ -145,7 +147,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("gpt2", ("gpt2",), "learned", "causal", "causal", True, True,
            "learned absolute positions", lambda b: (b.wte, b.wpe),
            lambda b: [(block, block.attn, block.attn, block.mlp) for block in b.h],
-           prefix=True),
+           aligned=True, prefix=True),
     Family("opt", ("opt",), "learned", "causal", "causal", True, True,
            "learned absolute positions, offset by 2",
            lambda b: (b.decoder.embed_tokens, b.decoder.embed_positions),
@@ -158,7 +160,7 @@ FAMILIES: tuple[Family, ...] = (
                       for layer in b.layers], parameters=_rope),
     Family("llama", ("llama", "mistral", "qwen2", "phi3", "gemma"), "rope", "causal",
            "causal", True, True, "RoPE, grouped-query attention",
-           lambda b: (b.embed_tokens, None), _decoder_blocks, prefix=True,
+           lambda b: (b.embed_tokens, None), _decoder_blocks, aligned=True, prefix=True,
            parameters=_rope),
     Family("bloom", ("bloom",), "alibi", "causal", "causal", False, True,
            "ALiBi: a linear bias per head against distance",
