@@ -124,8 +124,11 @@ def test_downloads_turned_off_load_only_what_is_cached(qtbot, online, window):
         c.load(ModelSpec.pretrained(NAME))
     assert failed.args[0].startswith(f"no model '{NAME}' in the local Hugging Face cache")
     assert online.requests == []
+    panel.downloads.setChecked(True)
     panel.set_offline(True)                             # posviz --offline
     assert not panel.downloads.isEnabled() and "--offline" in panel.downloads.toolTip()
+    assert not panel.downloads.isChecked()              # not "on" while greyed out
+    assert downloads_allowed()                          # the next run's setting is kept
 
 
 def test_a_hub_name_on_the_command_line_downloads_once_the_window_is_ready(

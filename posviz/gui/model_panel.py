@@ -114,8 +114,8 @@ class ModelPanel(QWidget):
         self.downloads = QCheckBox("Download from the hub")
         self.downloads.setToolTip(DOWNLOADS_TIP.format(cache=hub_cache_dir()))
         self.downloads.setChecked(downloads_allowed())
-        self.downloads.toggled.connect(
-            lambda on: make_settings().setValue(DOWNLOADS_KEY, bool(on)))
+        self.downloads.toggled.connect(lambda on: self.downloads.isEnabled() and
+                                       make_settings().setValue(DOWNLOADS_KEY, bool(on)))
         layout.addWidget(self.downloads)
         self.set_offline(False)
         self.precision = PrecisionChoice()        # a real model's dtype and placement
@@ -135,12 +135,13 @@ class ModelPanel(QWidget):
 
     def set_offline(self, forced: bool) -> None:
         """Downloads turned off for this run (posviz --offline), or by HF_HUB_OFFLINE:
-        the setting is shown greyed out, saying why."""
+        the box is shown unticked and greyed out, saying why (the setting is kept)."""
         why = ("posviz --offline" if forced else
                "HF_HUB_OFFLINE=1" if not network_allowed() else "")
         self.downloads.setEnabled(not why)
         if why:
             self.downloads.setToolTip(f"Downloads are off in this run ({why}).")
+            self.downloads.setChecked(False)    # greyed out: not written to the settings
 
     def _add_weights(self, form: QFormLayout) -> None:
         self.weights = WeightsChoice()
