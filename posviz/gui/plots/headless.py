@@ -139,9 +139,10 @@ class ReportFigure:
             return self.panel().figures()[self.name].dims
 
     def size(self) -> tuple[int, int]:
-        """(width, height) in pixels on screen."""
+        """(width, height) in pixels on screen, as an export draws it (a note the
+        screen elides written whole; the outputs' text without a chart, alone)."""
         with quiet_platform_notes():
-            return self.panel().laid_out(self.name).size().toTuple()
+            return self.panel().laid_out(self.name).export_size().toTuple()
 
     def _rendered(self, suffix: str, **options) -> bytes:
         with tempfile.TemporaryDirectory(prefix="posviz-") as folder:

@@ -22,6 +22,7 @@ from posviz.analysis.predictions import pooled_outputs
 ORIGINAL, REORDERED = "#0072b2", "#d55e00"
 CELL = "padding: 1px 8px 1px 0px;"
 UNBOUNDED = (1 << 24) - 1                 # Qt's QWIDGETSIZE_MAX: no maximum width
+TEXT_MARGIN = 8                           # pixels under the text of an export without a chart
 POOLED_MEANING = ("exactly 1 would mean pooling cannot tell the orders apart; below 1, "
                   "their pooled outputs differ")
 
@@ -111,6 +112,16 @@ class OutputsFigure(Figure):
 
     def show_canvas(self) -> None:
         self.stack.setCurrentWidget(self.page)
+
+    def export_size(self) -> QtCore.QSize:
+        """Without a chart (no language-model head), only as tall as the heading and the
+        text: not a page holding two lines."""
+        size = super().export_size()
+        if not self.canvas.isHidden() or not self.note.isHidden():
+            return size
+        text = self.text
+        bottom = text.mapTo(self, QtCore.QPoint(0, 0)).y() + text.heightForWidth(text.width())
+        return QtCore.QSize(size.width(), min(size.height(), bottom + TEXT_MARGIN))
 
     def draw_bars(self, outputs) -> None:
         """The probabilities of the first prediction's top tokens under both orders."""
