@@ -185,23 +185,42 @@ def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
     assert QtSvg.QSvgRenderer(str(target)).isValid()
 
 
-def test_the_right_click_menu_cannot_relabel_a_figure(shown_panel):
-    """The menu a right-click raises (the view's, then its parents', as pyqtgraph's
-    ViewBox.raiseContextMenu builds it) has our exports and View All, but neither
-    "Plot Options" (log / FFT transforms) nor pyqtgraph's export of the bare canvas."""
+PYQTGRAPH_ONLY = ("X axis", "Y axis", "Mouse Mode", "Plot Options", "Export...")
+
+
+def right_click_menus(canvas):
+    """The texts of each menu a right-click on one of the canvas's views raises (the
+    view's, then its parents', as pyqtgraph's ViewBox.raiseContextMenu builds it)."""
     from types import SimpleNamespace
 
     import pyqtgraph as pg
+    scene = canvas.scene()
+    return [[a.text() for a in scene.addParentContextMenus(
+                box, box.getMenu(None), SimpleNamespace(acceptedItem=box)).actions()]
+            for box in scene.items() if isinstance(box, pg.ViewBox) and box.menuEnabled()]
+
+
+def test_the_right_click_menu_cannot_relabel_a_figure(qtbot, shown_panel):
+    """The menus have our exports, copy and View All, but none of pyqtgraph's axis and
+    mouse-mode submenus, "Plot Options" (log / FFT transforms) nor its export of the bare
+    canvas; so on every figure, the positional encoding's line plot (RoPE) and the
+    Experiments tab's figure."""
+    from posviz.gui.experiments import ExperimentsTab
     panel, _ = shown_panel
-    for name, figure in panel.figures().items():
-        scene = figure.canvas.scene()
-        for box in [item for item in scene.items()
-                    if isinstance(item, pg.ViewBox) and item.menuEnabled()]:
-            menu = scene.addParentContextMenus(box, box.getMenu(None),
-                                               SimpleNamespace(acceptedItem=box))
-            texts = [a.text() for a in menu.actions()]
+    canvases = {name: figure.canvas for name, figure in panel.figures().items()}
+    encoding = panel.figures()["encoding"]
+    encoding._parameter_plot()
+    canvases["encoding (parameters)"] = encoding.side
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    canvases["experiment"] = tab.figure.canvas
+    for name, canvas in canvases.items():
+        menus = right_click_menus(canvas)
+        assert menus, name
+        for texts in menus:
             assert "View All" in texts and "Export figure as PNG…" in texts, name
-            assert "Plot Options" not in texts and "Export..." not in texts, (name, texts)
+            assert "Copy plot to clipboard (Ctrl+C)" in texts or "parameters" in name, name
+            assert not set(PYQTGRAPH_ONLY) & set(texts), (name, texts)
 
 
 def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path):
