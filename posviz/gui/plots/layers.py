@@ -367,6 +367,9 @@ class BranchNormsFigure(Figure):
         self.set_title("Residual stream and branch norms per layer "
                        "(solid: reordered, dashed: original order)")
         notes = [self._coinciding()]
+        if shown.evaluation.reference.extras.get("final_norm"):
+            notes.append(f"Layer {L} is after the model's final norm: transformers reports "
+                         "the last hidden state normalised, not the last block's output.")
         if missing:
             names = sorted({k.replace("_branch", "") for k in missing})
             notes.append(f"This model does not record its "
