@@ -111,9 +111,9 @@ tokens that carry at least 90% of the squared change."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.plot = self.canvas.addPlot(row=0, col=0)
-        style.style_plot(self.plot, "", "relative change (log)",
-                         "layer (in = input to block 1)", short_left="change (log)")
+        self.plot = plot = self.canvas.addPlot(row=0, col=0)
+        style.style_plot(plot, "", "relative change (log)", "layer (in = input to block 1)",
+                         short_left=("change (log)", "change (ratio)"))
         self.plot.setLogMode(x=False, y=True)
         one_notation(self.plot.getAxis("left"))
         self.plot.hideButtons()
