@@ -67,7 +67,7 @@ def test_every_figure_exports_png_svg_and_csv(shown_panel, tmp_path):
     for name in FIGURES:
         image = QtGui.QImage(str(tmp_path / f"{name}.png"))
         assert not image.isNull(), name
-        assert image.width() == 900 and image.height() > 100, name
+        assert image.width() <= 900 and image.height() > (40 if name == "outputs" else 100)
         assert distinct_colours(image) > 20, f"{name}.png looks blank"
         renderer = QtSvg.QSvgRenderer(str(tmp_path / f"{name}.svg"))
         assert renderer.isValid(), name
@@ -103,6 +103,44 @@ def test_csv_holds_the_numbers_shown(shown_panel, session, tmp_path):
     assert rows[0][header.index("attention_equivariance")] == ""      # NaN at layer 0
 
 
+def title_cap_height(path) -> int:
+    """Pixels from top to bottom of the first letter of a PNG's title (a capital): the
+    first line of ink at the top, its leftmost glyph."""
+    image = QtGui.QImage(str(path)).convertToFormat(QtGui.QImage.Format.Format_Grayscale8)
+    pixels = np.frombuffer(image.constBits(), np.uint8,
+                           image.bytesPerLine() * image.height()).reshape(image.height(), -1)
+    ink = pixels[:, :image.width()] < 110
+    rows = np.flatnonzero(ink.any(axis=1))
+    top = rows[0]
+    gap = np.flatnonzero(~ink[top:].any(axis=1))[0]             # the title's first line
+    line = ink[top:top + gap]
+    columns = line.any(axis=0)
+    left = np.flatnonzero(columns)[0]
+    right = left + np.flatnonzero(~columns[left:])[0]
+    letter = np.flatnonzero(line[:, left:right].any(axis=1))
+    return int(letter[-1] - letter[0] + 1)
+
+
+def test_one_export_has_one_text_size(shown_panel, tmp_path):
+    """A folder for a slide or a paper: every PNG at one scale of its size on screen, the
+    widest figure the width asked, so the same font is as many pixels tall in each."""
+    panel, _ = shown_panel
+    panel.export_all(tmp_path, formats=["png"], width=1600, csv=False)
+    figures = panel.figures()
+    scales, heights = {}, {}
+    for path in tmp_path.glob("*.png"):
+        name = path.stem
+        scales[name] = QtGui.QImage(str(path)).width() / figures[name].export_size().width()
+        title = figures[name].heading.text().removeprefix("<b>")
+        if name != "outputs" and title[0].isupper():    # outputs: a table, a small title
+            heights[name] = title_cap_height(path)
+    assert len(scales) == len(FIGURES)
+    assert max(scales.values()) == pytest.approx(min(scales.values()), rel=0.01), scales
+    widest = max(figures, key=lambda n: figures[n].export_size().width())
+    assert QtGui.QImage(str(tmp_path / f"{widest}.png")).width() == 1600
+    assert max(heights.values()) - min(heights.values()) <= 2, sorted(heights.items())
+
+
 def test_png_width_scales_the_render(shown_panel, tmp_path):
     panel, _ = shown_panel
     small = QtGui.QImage(str(panel.export_figure("symmetry", tmp_path / "a.png", width=400)))
@@ -136,7 +174,8 @@ def test_cli_export_writes_the_documented_files(tmp_path, capsys):
     assert printed == expected
     for path in printed:
         assert os.path.getsize(path) > 0
-    assert QtGui.QImage(str(out / "attention_mosaic.png")).width() == 700
+    widths = {name: QtGui.QImage(str(out / f"{name}.png")).width() for name in FIGURES}
+    assert max(widths.values()) == 700 and widths["attention_mosaic"] < 400   # half as wide
     assert not list(out.glob("*.svg"))
 
 
@@ -185,23 +224,42 @@ def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
     assert QtSvg.QSvgRenderer(str(target)).isValid()
 
 
-def test_the_right_click_menu_cannot_relabel_a_figure(shown_panel):
-    """The menu a right-click raises (the view's, then its parents', as pyqtgraph's
-    ViewBox.raiseContextMenu builds it) has our exports and View All, but neither
-    "Plot Options" (log / FFT transforms) nor pyqtgraph's export of the bare canvas."""
+PYQTGRAPH_ONLY = ("X axis", "Y axis", "Mouse Mode", "Plot Options", "Export...")
+
+
+def right_click_menus(canvas):
+    """The texts of each menu a right-click on one of the canvas's views raises (the
+    view's, then its parents', as pyqtgraph's ViewBox.raiseContextMenu builds it)."""
     from types import SimpleNamespace
 
     import pyqtgraph as pg
+    scene = canvas.scene()
+    return [[a.text() for a in scene.addParentContextMenus(
+                box, box.getMenu(None), SimpleNamespace(acceptedItem=box)).actions()]
+            for box in scene.items() if isinstance(box, pg.ViewBox) and box.menuEnabled()]
+
+
+def test_the_right_click_menu_cannot_relabel_a_figure(qtbot, shown_panel):
+    """The menus have our exports, copy and View All, but none of pyqtgraph's axis and
+    mouse-mode submenus, "Plot Options" (log / FFT transforms) nor its export of the bare
+    canvas; so on every figure, the positional encoding's line plot (RoPE) and the
+    Experiments tab's figure."""
+    from posviz.gui.experiments import ExperimentsTab
     panel, _ = shown_panel
-    for name, figure in panel.figures().items():
-        scene = figure.canvas.scene()
-        for box in [item for item in scene.items()
-                    if isinstance(item, pg.ViewBox) and item.menuEnabled()]:
-            menu = scene.addParentContextMenus(box, box.getMenu(None),
-                                               SimpleNamespace(acceptedItem=box))
-            texts = [a.text() for a in menu.actions()]
+    canvases = {name: figure.canvas for name, figure in panel.figures().items()}
+    encoding = panel.figures()["encoding"]
+    encoding._parameter_plot()
+    canvases["encoding (parameters)"] = encoding.side
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    canvases["experiment"] = tab.figure.canvas
+    for name, canvas in canvases.items():
+        menus = right_click_menus(canvas)
+        assert menus, name
+        for texts in menus:
             assert "View All" in texts and "Export figure as PNG…" in texts, name
-            assert "Plot Options" not in texts and "Export..." not in texts, (name, texts)
+            assert "Copy plot to clipboard (Ctrl+C)" in texts or "parameters" in name, name
+            assert not set(PYQTGRAPH_ONLY) & set(texts), (name, texts)
 
 
 def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path):

@@ -46,6 +46,25 @@ def test_the_curves_and_the_mosaic_are_in_sight_when_the_window_opens(qtbot, siz
         assert rect.height() >= 200, (name, rect)      # sight of a plot, not a strip
 
 
+def test_the_attention_maps_key_labels_are_in_sight_at_the_default_size(qtbot):
+    """At the default 1440 × 900 both rows of the Attention tab are whole: the three
+    maps' key axes, their token labels and "key (token)" under them, without scrolling."""
+    import pyqtgraph as pg
+    w = opened(qtbot, 1440, 900)
+    assert w.plots_scroll.verticalScrollBar().maximum() == 0
+    shown = w.plots_scroll.viewport().rect()
+    figure = w.plots.current_figures()["attention"]
+    axes = [item for item in figure.canvas.scene().items()
+            if isinstance(item, pg.AxisItem) and item.orientation == "bottom"
+            and item.isVisible() and item.labelText == "key (token)"]
+    assert len(axes) == 3
+    for axis in axes:
+        assert len(axis.labelled) == len(axis.tokens) == 10      # every token labelled
+        box = axis.sceneBoundingRect()
+        corner = figure.canvas.mapFromScene(box.bottomRight())
+        assert shown.contains(figure.canvas.mapTo(w.plots_scroll.viewport(), corner))
+
+
 def test_at_800_by_600_the_difference_colour_bar_is_whole(qtbot):
     w = opened(qtbot, 800, 600)
     figure = w.plots.current_figures()["attention"]

@@ -111,3 +111,35 @@ def test_the_guide_says_where_zeros_are_drawn_and_covers_the_experiments_tab():
                   "**Compare encodings**", "identical tokens are outlined",
                   "10th to\n  90th percentile"):
         assert words in section, words
+
+
+def test_the_guide_takes_the_keyboard_and_closes_with_escape(qtbot, window):
+    """F1 opens the guide as the active window, so Esc (sent where the keyboard is)
+    closes it, as it closes any dialog; F1 brings it back, active again."""
+    from PySide6.QtCore import Qt
+    window.activateWindow()
+    for _ in range(2):
+        window.guide_action.trigger()
+        dialog = window.help.show_guide()
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=2000)
+        qtbot.keyClick(QApplication.focusWidget() or QApplication.activeWindow(),
+                       Qt.Key.Key_Escape)
+        qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=2000)
+
+
+@pytest.mark.xvfb
+def test_the_guide_closes_with_escape_on_an_x_server():
+    """Offscreen Qt activates every window it shows; an X server activates only what
+    asks: the test above, run on the xcb platform."""
+    import os
+    import subprocess
+
+    from conftest import xvfb
+    test = f"{__file__}::test_the_guide_takes_the_keyboard_and_closes_with_escape"
+    with xvfb("1440x900") as display:
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xvfb",
+             test],
+            env=dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb"),
+            capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]

@@ -486,6 +486,23 @@ def test_a_model_without_branches_or_a_built_encoding_says_so(panel):
     assert panel.displayed()["relative_profile"] == {}
 
 
+def test_branch_norms_say_the_last_layer_is_after_a_final_norm(panel, tmp_path):
+    """A model whose last hidden state is after its final norm (SmolLM2, GPT-2...) has
+    its last residual-stream point on another scale: the note says so, in exports too;
+    a model without one (the built-in) says nothing of it."""
+    ev = evaluate(layers=3)
+    norms = panel.figures()["branch_norms"]
+    show(panel, ev)
+    panel.displayed()
+    assert "final norm" not in norms.note.text()
+    normed = lambda t: dataclasses.replace(t, extras={**t.extras, "final_norm": True})  # noqa: E731
+    show(panel, dataclasses.replace(ev, reference=normed(ev.reference), run=normed(ev.run)))
+    panel.displayed()
+    assert "Layer 3 is after the model's final norm" in norms.note.text()
+    svg = panel.export_figure("branch_norms", tmp_path / "norms.svg").read_text()
+    assert "final norm" in svg
+
+
 def test_symmetry_legend_entry_hides_its_curve(panel):
     ev = evaluate(pe="rope")
     show(panel, ev)

@@ -20,7 +20,7 @@ from posviz.views.shown import Shown, build_views  # noqa: E402
 TABLE, SIMILARITY, PROFILE = "encoding", "encoding_similarity", "relative_profile"
 SHOWN = {"sinusoidal": {TABLE, SIMILARITY, PROFILE}, "learned": {TABLE, SIMILARITY},
          "rope": {PROFILE}, "alibi": {PROFILE}, "t5": {PROFILE}, "none": {TABLE}}
-PANEL_HEIGHT = 760         # the plots' height in the window (window.PLOTS_MIN_HEIGHT)
+PANEL_HEIGHT = 710         # the plots' height in the window (window.PLOTS_MIN_HEIGHT)
 
 
 def shown_for(pe: str) -> Shown:

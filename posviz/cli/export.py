@@ -9,6 +9,9 @@
 and range too, unless --layer or --head is given); ``--save-session FILE`` writes what
 was drawn as a session file.
 
+PNGs share one scale of the figures' sizes on screen (their text one size): the widest
+is ``--width`` pixels wide, or each is painted at ``--dpi``.
+
 Files written: ``<name>.png``, ``.svg`` (``.pdf`` when asked) and ``.csv`` for every
 figure, named after it (stable names; each figure declares its own on its class, and
 gui/plots/figures.py lists them in the order of the window's tabs).
@@ -42,10 +45,13 @@ def add_command(subparsers) -> None:
                         help="image formats, comma-separated, of png, svg and pdf "
                              "(default: png,svg)")
     parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
-                        help=f"width of PNG images in pixels (default: {DEFAULT_WIDTH})")
+                        help="width in pixels of the widest PNG; the others are drawn at "
+                             "the same scale, so text has one size in every file "
+                             f"(default: {DEFAULT_WIDTH})")
     parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
-                        help="instead of --width: PNG resolution in dots per inch of each "
-                             "figure's size on screen (e.g. 300 for print)")
+                        help="instead of --width: every PNG at this many dots per inch "
+                             "of its figure's size on screen, tagged with it "
+                             "(e.g. 300 for print)")
     parser.add_argument("--no-csv", action="store_true", help="do not write the CSV tables")
     add_session_arguments(parser)
     parser.add_argument("--layer", type=int, default=None,

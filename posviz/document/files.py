@@ -34,6 +34,17 @@ def parse_formats(text: str) -> list[str]:
     return list(dict.fromkeys(formats))
 
 
+def check_formats(formats) -> list[str]:
+    """('PNG', '.svg') -> ['png', 'svg']; PosvizInputError naming one not in IMAGE_FORMATS
+    (none at all is allowed: a folder of CSV tables only)."""
+    formats = [str(f).lower().lstrip(".") for f in formats]
+    unknown = next((f for f in formats if f not in IMAGE_FORMATS), None)
+    if unknown:
+        raise PosvizInputError(f"unknown figure format {unknown!r} "
+                               f"(use {', '.join(IMAGE_FORMATS)})")
+    return formats
+
+
 def check_folder(folder: Path) -> Path:
     """Create the folder if needed; PosvizInputError naming it if it cannot be written."""
     if folder.exists() and not folder.is_dir():

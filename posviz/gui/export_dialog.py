@@ -38,7 +38,7 @@ class ExportDialog(QDialog):
         form.addRow("Formats", formats)
         size = QVBoxLayout()
         self.as_shown = QRadioButton("as shown on screen", checked=True)
-        self.by_width = QRadioButton("width in pixels")
+        self.by_width = QRadioButton("widest figure, in pixels")
         self.by_dpi = QRadioButton("dots per inch")
         self.width_spin = QSpinBox(minimum=100, maximum=20000, value=1600, suffix=" px")
         self.dpi_spin = QSpinBox(minimum=50, maximum=1200, value=dpi, suffix=" dpi")
@@ -53,7 +53,8 @@ class ExportDialog(QDialog):
             line.addStretch(1)
             size.addLayout(line)
         self.as_shown.setToolTip("Each figure at the size it has in the window")
-        self.width_spin.setToolTip("Every figure scaled to this width; text and lines scale too")
+        self.width_spin.setToolTip("The widest figure this wide, the others at the same "
+                                   "scale: text has one size in every file")
         self.dpi_spin.setToolTip("Each figure at its on-screen size in inches, painted at "
                                  "this resolution (e.g. 300 for print) and tagged with it")
         self.svg.setToolTip("Vector images for papers and slides")
@@ -81,7 +82,8 @@ class ExportDialog(QDialog):
                 if box.isChecked()]
 
     def width(self) -> int | None:
-        """Pixels wide, or None (the on-screen size, or the DPI asked)."""
+        """The widest figure's width in pixels (all at its scale), or None (the on-screen
+        size, or the DPI asked)."""
         return self.width_spin.value() if self.by_width.isChecked() else None
 
     def dpi(self) -> int | None:
@@ -118,8 +120,8 @@ def export_figures(window) -> None:
 
 
 def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = None) -> list:
-    """Write the figures (PNGs at ``width`` pixels or ``dpi`` dots per inch); tell what
-    was written, or why not, without a traceback."""
+    """Write the figures (PNGs at one scale: the widest ``width`` pixels wide, or ``dpi``
+    dots per inch); tell what was written, or why not, without a traceback."""
     try:
         written = window.plots.export_all(folder, formats=tuple(formats), width=width,
                                           csv=csv, dpi=dpi)

@@ -150,6 +150,7 @@ class Help:
             dialog.resize(720, 640)
         self._guide.show()
         self._guide.raise_()
+        self._guide.activateWindow()        # the keyboard's: Esc closes it, not the window's
         return self._guide
 
     def about(self) -> None:

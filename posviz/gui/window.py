@@ -34,9 +34,10 @@ DOCK_MIN_WIDTH = 200              # the model panel's narrowest: its rows wrap, 
 DOCK_MAX_SHARE = 0.25             # of a window being made narrower
 PLOTS_MIN_WIDTH = 560             # the plots never get narrower for the model panel;
                                   # with its narrowest, they fit a 800-pixel screen
-PLOTS_MIN_HEIGHT = 760            # below this the plots scroll rather than squash a
+PLOTS_MIN_HEIGHT = 710            # below this the plots scroll rather than squash a
                                   # figure to a sliver (two rows of figures need it;
-                                  # a tab showing one row, half)
+                                  # a tab showing one row, half); the default 1440 x 900
+                                  # window shows both rows whole
 SHORT_WINDOW = 820                # a window shorter than this drops the hint line
 
 

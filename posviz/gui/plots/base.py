@@ -170,28 +170,25 @@ class Figure(QtWidgets.QWidget):
 
     # -- export ---------------------------------------------------------------------
     def export_png(self, path: Path, width: int | None = None, dpi: int | None = None,
-                   provenance: dict | None = None) -> Path:
-        """Render the figure as shown (title included) at ``width`` pixels, or at ``dpi``
-        dots per inch of its on-screen size (None: as on screen), written as PNG with
-        ``provenance`` in its text chunks."""
-        image = self.render_image(width, dpi)
+                   provenance: dict | None = None, scale: float | None = None) -> Path:
+        """Render the figure as shown (title included) at ``width`` pixels, at ``dpi``
+        dots per inch of its on-screen size, or ``scale`` times that size (None: as on
+        screen), written as PNG with ``provenance`` in its text chunks."""
+        image = self.render_image(width, dpi, scale)
         for key, value in (provenance or {}).items():
             image.setText(key, str(value))
         if not image.save(str(path), "PNG"):
             raise OSError(0, "could not write", str(path))
         return path
 
-    def render_image(self, width: int | None = None, dpi: int | None = None) -> QtGui.QImage:
-        """The figure drawn afresh at the asked resolution: a QImage whose device-pixel
-        ratio is the scale, so text, lines and markers are painted at that resolution
-        (never a screen-size bitmap enlarged)."""
+    def render_image(self, width: int | None = None, dpi: int | None = None,
+                     scale: float | None = None) -> QtGui.QImage:
+        """The figure drawn afresh at the asked resolution (``scale`` first, then
+        ``width``, then ``dpi``): a QImage whose device-pixel ratio is the scale, so text,
+        lines and markers are painted at that resolution (never a bitmap enlarged)."""
         size = self.export_size()
-        if width:
-            scale = width / max(1, size.width())
-        elif dpi:
-            scale = dpi / max(1, self.logicalDpiX())
-        else:
-            scale = 1.0
+        scale = scale or (width / max(1, size.width()) if width else
+                          dpi / max(1, self.logicalDpiX()) if dpi else 1.0)
         pixels = QtCore.QSize(max(1, round(size.width() * scale)),
                               max(1, round(size.height() * scale)))
         image = QtGui.QImage(pixels, QtGui.QImage.Format.Format_ARGB32)
@@ -293,14 +290,14 @@ class Figure(QtWidgets.QWidget):
             painter.drawText(box, int(QtCore.Qt.TextFlag.TextWordWrap), self.note.text())
 
     def export(self, path: Path, width: int | None = None, dpi: int | None = None,
-               provenance: dict | None = None) -> Path:
-        """Write the figure as .png (at ``width`` pixels or ``dpi``), .svg, .pdf or .csv,
-        by the path's suffix (one of FIGURE_FORMATS), with ``provenance`` inside."""
+               provenance: dict | None = None, scale: float | None = None) -> Path:
+        """Write the figure as .png (at ``width`` pixels, ``dpi`` or ``scale``), .svg,
+        .pdf or .csv, by the path's suffix (of FIGURE_FORMATS), with ``provenance``."""
         suffix = Path(path).suffix.lower().lstrip(".")
         if suffix != "csv":
             self._settle()
         if suffix == "png":
-            return self.export_png(path, width, dpi, provenance)
+            return self.export_png(path, width, dpi, provenance, scale)
         writers = {"svg": self.export_svg, "pdf": self.export_pdf, "csv": self.export_csv}
         return writers[suffix](path, provenance)
 

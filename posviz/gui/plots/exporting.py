@@ -26,9 +26,18 @@ def writing(path: Path, write) -> Path:
             from None
 
 
+def keep_own_entries(menu: QtWidgets.QMenu) -> None:
+    """Take pyqtgraph's submenus (X axis, Y axis, Mouse Mode) out of a ViewBox's menu:
+    they would unlink, invert, re-range or pan-lock axes each figure sets. View All and
+    the entries posviz adds (none a submenu) stay."""
+    for action in menu.actions():
+        if action.menu() is not None:
+            menu.removeAction(action)
+
+
 def add_export_actions(name: str, figure, export) -> None:
-    """'Export figure as PNG/SVG/PDF/CSV…' in the figure's context menus; ``export(name,
-    fmt)`` runs when one is chosen."""
+    """'Export figure as PNG/SVG/PDF/CSV…' in the figure's context menus (rid of
+    pyqtgraph's axis and mouse submenus); ``export(name, fmt)`` runs when one is chosen."""
     actions = []
     for fmt in FIGURE_FORMATS:
         what = "data as CSV" if fmt == "csv" else f"as {fmt.upper()}"
@@ -40,7 +49,10 @@ def add_export_actions(name: str, figure, export) -> None:
         label.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.ActionsContextMenu)
         label.addActions(actions)
     for item in figure.canvas.scene().items():
+        if isinstance(item, pg.PlotItem):
+            item.setMenuEnabled(False, enableViewBoxMenu=None)     # no "Plot Options"
         if isinstance(item, pg.ViewBox) and item.menu is not None:
+            keep_own_entries(item.menu)
             item.menu.addSeparator()
             for action in actions:
                 item.menu.addAction(action)

@@ -111,9 +111,9 @@ tokens that carry at least 90% of the squared change."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.plot = self.canvas.addPlot(row=0, col=0)
-        style.style_plot(self.plot, "", "relative change (log)",
-                         "layer (in = input to block 1)", short_left="change (log)")
+        self.plot = plot = self.canvas.addPlot(row=0, col=0)
+        style.style_plot(plot, "", "relative change (log)", "layer (in = input to block 1)",
+                         short_left=("change (log)", "change (ratio)"))
         self.plot.setLogMode(x=False, y=True)
         one_notation(self.plot.getAxis("left"))
         self.plot.hideButtons()
@@ -367,6 +367,9 @@ class BranchNormsFigure(Figure):
         self.set_title("Residual stream and branch norms per layer "
                        "(solid: reordered, dashed: original order)")
         notes = [self._coinciding()]
+        if shown.evaluation.reference.extras.get("final_norm"):
+            notes.append(f"Layer {L} is after the model's final norm: transformers reports "
+                         "the last hidden state normalised, not the last block's output.")
         if missing:
             names = sorted({k.replace("_branch", "") for k in missing})
             notes.append(f"This model does not record its "

@@ -25,7 +25,7 @@ from .figures import FIGURE_TYPES, FIGURES, tab_figures
 from .mosaic_figure import MOSAIC_MODES
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
-from posviz.document.files import FIGURE_FORMATS, IMAGE_FORMATS, check_folder, check_width
+from posviz.document.files import FIGURE_FORMATS, check_folder, check_formats, check_width
 from posviz.document.provenance import record, typed_text
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
 from posviz.errors import PosvizInputError
@@ -251,9 +251,9 @@ class PlotsPanel(QtWidgets.QWidget):
         return facts
 
     def export_figure(self, name: str, path: Path, width: int | None = None,
-                      dpi: int | None = None) -> Path:
-        """Write one figure as .png (at ``width`` pixels, or ``dpi`` dots per inch of
-        its size on screen), .svg, .pdf or .csv, by suffix, each carrying its provenance."""
+                      dpi: int | None = None, scale: float | None = None) -> Path:
+        """Write one figure as .png (``width`` pixels wide, at ``dpi`` or ``scale`` times its
+        size on screen), .svg, .pdf or .csv, by suffix, each carrying its provenance."""
         figure = self._figure(name)
         self._refresh([name])
         path = Path(path)
@@ -266,27 +266,26 @@ class PlotsPanel(QtWidgets.QWidget):
         if suffix != "csv":
             self._bring_forward(figure)                 # its tab drawn, then shown as is
         with shown_while(figure, suffix != "csv"):
-            return writing(path, lambda: figure.export(path, width, dpi, facts))
+            return writing(path, lambda: figure.export(path, width, dpi, facts, scale))
 
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
                    csv: bool = True, dpi: int | None = None) -> list[Path]:
-        """Write each figure that plots something as <folder>/<name>.<fmt> (and .csv)."""
-        folder = Path(folder)
-        formats = [f.lower().lstrip(".") for f in formats]
-        unknown = [f for f in formats if f not in IMAGE_FORMATS]
-        if unknown:
-            raise PosvizInputError(f"unknown figure format {unknown[0]!r} "
-                                   f"(use {', '.join(IMAGE_FORMATS)})")
+        """Write each figure that plots something as <folder>/<name>.<fmt> (and .csv); the
+        PNGs share one scale, so one text size: the widest ``width`` pixels wide, else
+        ``dpi`` dots per inch of their size on screen, else as on screen."""
+        folder, formats = Path(folder), check_formats(formats)
         check_folder(folder)
+        check_width(width)
         current = self.tabs.currentIndex()
         written = []
-        try:
-            for name in FIGURES:
-                if plots_nothing(self.laid_out(name)):
-                    continue                # a message ("no additive encoding") is no figure
+        try:        # a message ("no additive encoding") is no figure
+            names = [name for name in FIGURES if not plots_nothing(self.laid_out(name))]
+            widest = max((self._figures[n].export_size().width() for n in names), default=1)
+            scale = width / widest if width else None
+            for name in names:
                 for fmt in formats + (["csv"] if csv else []):
-                    written.append(self.export_figure(name, folder / f"{name}.{fmt}", width,
-                                                      dpi))
+                    written.append(self.export_figure(name, folder / f"{name}.{fmt}",
+                                                      dpi=dpi, scale=scale))
         finally:
             with self._quietly():
                 self.tabs.setCurrentIndex(current)

@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
-from .exporting import drop_export_menu
+from .exporting import drop_export_menu, keep_own_entries
 from .log_ticks import one_notation
 from .tabs import POSITIONS
 from posviz.models.encodings import ENCODINGS, NoPositions
@@ -156,6 +156,7 @@ class EncodingFigure(_PositionMap):
             self.side_legend = style.legend_below(self.side)
             self.side_curves: list[pg.PlotDataItem] = []
             drop_export_menu(self.side)
+            keep_own_entries(self.side_plot.vb.menu)
             self.side_plot.vb.menu.addSeparator()
             for action in self.heading.actions():          # the panel's export entries
                 self.side_plot.vb.menu.addAction(action)

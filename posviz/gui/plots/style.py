@@ -80,7 +80,7 @@ def lookup_table(table: np.ndarray) -> np.ndarray:
 
 
 def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "",
-               short_left: str = "") -> None:
+               short_left: str | tuple[str, ...] = "") -> None:
     """Dark axes and text on a white background, with a title and axis labels.
 
     The right-click menu keeps the view's entries (View All, the axes' ranges) and
@@ -88,8 +88,8 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
     relabel axes whose data are already transformed (the symmetry curves are drawn at
     log10) or are token indices, so the figure would say something false.
 
-    The left label becomes ``short_left`` when the plot is too short to hold it whole
-    (fit_label).
+    The left label becomes ``short_left`` (or the first of a few that fits) when the
+    plot is too short to hold it whole (fit_label).
     """
     plot.setMenuEnabled(False, enableViewBoxMenu=True)
     for side in ("left", "bottom", "right", "top"):
@@ -105,11 +105,13 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
 LABEL_COLOUR = TEXT_COLOUR
 
 
-def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
+def fit_label(axis: pg.AxisItem, text: str, short: str | tuple[str, ...] = "") -> None:
     """Label ``axis`` with ``text``; while the axis is too short to hold it (a short
-    plot's left axis), with ``short`` (with its unit, else without), and past that with the
-    label elided, so that an axis label is never clipped at the figure's edge."""
-    axis._fit_labels = (with_unit(text), with_unit(short) if short else "", short)
+    plot's left axis), with the first of ``short`` (one or a few, longest first) that
+    fits, with its unit, else the last without, and past that with the label elided, so
+    that an axis label is never clipped at the figure's edge."""
+    shorts = tuple(filter(None, (short,) if isinstance(short, str) else short))
+    axis._fit_labels = (with_unit(text), *map(with_unit, shorts), *shorts[-1:])
     if not getattr(axis, "_fitting", False):
         axis._fitting = True
         axis.geometryChanged.connect(lambda a=axis: _refit_label(a))
@@ -117,17 +119,16 @@ def fit_label(axis: pg.AxisItem, text: str, short: str = "") -> None:
 
 
 def _refit_label(axis: pg.AxisItem) -> None:
-    text, short, bare = axis._fit_labels
+    labels = axis._fit_labels
     size = axis.geometry()
     margins = 2 * axis.label.document().documentMargin()    # the label's text is a document
     room = (size.height() if axis.orientation in ("left", "right") else size.width()) - 6 \
         - margins
     metrics = QtGui.QFontMetricsF(axis.label.font())
-    chosen = text
-    if room > 0 and metrics.horizontalAdvance(text) > room:
-        chosen = short or text
-        if bare and metrics.horizontalAdvance(chosen) > room:
-            chosen = bare
+    chosen = labels[0]
+    if room > 0 and metrics.horizontalAdvance(chosen) > room:
+        chosen = next((t for t in labels if metrics.horizontalAdvance(t) <= room),
+                      labels[-1])
         if metrics.horizontalAdvance(chosen) > room:
             chosen = metrics.elidedText(chosen, QtCore.Qt.TextElideMode.ElideRight, room)
     if chosen != axis.labelText or not axis.label.isVisible():
