@@ -115,6 +115,11 @@ def test_a_probe_over_the_example_sentences(qtbot, tab):
     assert np.allclose(shown["chance_mae"], [row.chance_mae for row in layers])
     assert "Position probe" in tab.figure.heading.text()
     assert tab.result.too_few and "too few samples" in tab.status.text()   # 9 short texts
+    # the note says what the plotted errors show, with the caveat where it bears
+    assert tab.result.verdict in tab.figure.note.text()
+    below = (shown["mae"] < shown["chance_mae"]).sum()
+    assert ("At no layer" in tab.figure.note.text()) == (below == 0)
+    assert ("too few texts" in tab.figure.note.text()) == (below < len(layers))
 
 
 def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):

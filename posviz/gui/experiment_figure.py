@@ -3,7 +3,9 @@ floor, a swap map, a position probe, a paper check or several encodings' curves 
 reorder, exportable like every figure."""
 from __future__ import annotations
 
+import re
 from html import escape
+from types import SimpleNamespace
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
@@ -18,7 +20,9 @@ from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
 from .plots.wheel import frame
+from posviz.analysis.experiments.probe import FEATURE_NAMES, verdict
 from posviz.analysis.experiments.sweep import identical_pairs
+from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
@@ -82,8 +86,10 @@ class ExperimentFigure(Figure):
             self.show_sweep(result, metric)
         elif job.what == "probe":
             self.show_probe([vars(r) for r in result.layers],
-                            f"Position probe ({result.features}): {result.tokens} tokens "
-                            f"of {result.texts} texts, held out by text")
+                            f"Position probe ({FEATURE_NAMES[result.features]}): "
+                            f"{plural(result.tokens, 'token')} of "
+                            f"{plural(result.texts, 'text')}, held out by text",
+                            result.verdict)
             return result.note
         else:
             self.show_paper(result)
@@ -194,8 +200,8 @@ class ExperimentFigure(Figure):
         y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
-        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
-                       f"over {len(result.texts)} text(s)")
+        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, "
+                       f"{plural(result.runs, 'run')} over {plural(len(result.texts), 'text')}")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
                       "Below the dashed noise floor a change is floating-point rounding; a "
                       "change of exactly 0 is drawn on the row marked 0, inside the grey "
@@ -268,13 +274,17 @@ class ExperimentFigure(Figure):
         self.coords = {}
         self.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}
 
-    def show_probe(self, rows, title: str) -> None:
-        """A probe's error per layer against chance (predicting the mean position)."""
-        self._probes(title, {"": (rows, "#0072b2")})
+    def show_probe(self, rows, title: str, said: str | None = None) -> None:
+        """A probe's error per layer against chance (predicting the mean position), and
+        in the note what it shows (``said``, else probe.verdict of a linear probe)."""
+        if said is None:
+            said = verdict([SimpleNamespace(**row) for row in rows])
+        self._probes(title, {"": (rows, "#0072b2")}, said)
 
-    def _probes(self, title: str, runs: dict) -> None:
+    def _probes(self, title: str, runs: dict, said: str = "") -> None:
         """One or more probes (``runs``: prefix -> (rows, colour)) on one fresh plot; a
-        chance line the runs share is drawn once, so none hides under another."""
+        chance line the runs share is drawn once, so none hides under another; the note:
+        R² per layer, then ``said``."""
         self._reset("mean absolute error (positions)", "layer (in = input to block 1)",
                     log=False)
         self.data, self.dims, self.coords, self.labels = {}, ("layer",), {}, {}
@@ -291,7 +301,7 @@ class ExperimentFigure(Figure):
                 self._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(),
                             1.5, dash=True)
             top = max(top, float(np.nanmax(np.r_[mae, chance])))
-            key = prefix.strip().replace(" ", "_")
+            key = "_".join(re.findall(r"\w+", prefix))          # causal_with_squares
             self.data.update({f"{key}_r2".lstrip("_"): np.array([r["r2"] for r in rows]),
                               f"{key}_mae".lstrip("_"): mae,
                               f"{key}_chance_mae".lstrip("_"): chance})
@@ -305,8 +315,7 @@ class ExperimentFigure(Figure):
         self._frame((0.0, 1.1 * top), len(self.coords["layer"]))
         set_layer_ticks(self.plot.getAxis("bottom"), len(self.coords["layer"]))
         self.set_title(title)
-        self.set_note("; ".join(n.strip() for n in notes)
-                      + ". Lower error than chance: position can be read off the layer.")
+        self.set_note("; ".join(n.strip() for n in notes) + (f".\n{said}" if said else "."))
 
     def show_compare(self, result, metric: str) -> None:
         """One curve per encoding: ``metric`` per layer for the same text and reorder

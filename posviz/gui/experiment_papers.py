@@ -10,6 +10,7 @@ from .plots import style
 from .plots.log_ticks import ZERO_MARGIN
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
+from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.models.encodings import LearnedEncoding, NoPositions
 
 
@@ -34,12 +35,13 @@ def draw_paper(figure, check) -> None:
             runs["learned positions "] = (values[LearnedEncoding.kind], "#0072b2")
         figure._probes("", runs)
     elif check.name == "haviv2022":
-        # the verdict's features are quadratic: named so beside a linear probe
-        both = "quadratic " if "linear" in values else ""
-        runs = {f"{both}causal ": (values["causal"], "#d55e00"),
-                f"{both}bidirectional ": (values["bidirectional"], "#0072b2")}
+        # the verdict's features are quadratic: named so (as the probe's control names
+        # them) beside a linear probe
+        both = f"({FEATURE_NAMES['quadratic']}) " if "linear" in values else ""
+        runs = {f"causal {both}": (values["causal"], "#d55e00"),
+                f"bidirectional {both}": (values["bidirectional"], "#0072b2")}
         if "linear" in values:
-            runs["linear causal "] = (values["linear"]["causal"], "#009e73")
+            runs["causal (linear) "] = (values["linear"]["causal"], "#009e73")
         figure._probes("", runs)
     elif check.name == "chi2023":
         spread = np.array(values["variance_by_position"])

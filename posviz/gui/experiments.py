@@ -20,6 +20,7 @@ from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
 from posviz.analysis.experiments.papers import CATALOGUE, default_weights
+from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
 from posviz.errors import PosvizInputError, one_line
@@ -112,7 +113,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.texts = self._combo(list(TEXT_SOURCES.items()), "Which texts to run on")
         self.metric_box = self._combo([(m, m.replace("_", " ")) for m in METRICS],
                                   "Which metric the band shows (no new run needed)")
-        self.features = self._combo([("linear", "linear"), ("quadratic", "with squares")],
+        self.features = self._combo(list(FEATURE_NAMES.items()),
                                     "What the probe's regression reads: the hidden state, "
                                     "or also its squares (so it can read a norm)")
         self.paper = self._combo([(p.name, p.title) for p in CATALOGUE],
