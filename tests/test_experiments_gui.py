@@ -287,3 +287,21 @@ def test_the_show_choice_and_its_plot_outlast_a_look_at_another_experiment(qtbot
     assert "Swap sensitivity" in tab.figure.heading.text()
     tab.kind.setCurrentIndex(tab.kind.findData("random"))           # no map to choose
     assert tab.metric_box.findData(SWAP_MAP) < 0
+
+
+def test_the_encodings_checklist_stays_open_while_several_are_ticked(qtbot, tab):
+    from PySide6 import QtCore
+    from PySide6.QtTest import QTest
+    menu = tab.encodings.menu()
+    menu.popup(tab.mapToGlobal(QtCore.QPoint(10, 10)))
+    qtbot.waitExposed(menu)
+    before = tab.chosen_encodings()
+    clicked = [a for a in menu.actions() if a.data() not in before][:2]
+    for action in clicked:
+        QTest.mouseClick(menu, QtCore.Qt.MouseButton.LeftButton,
+                         pos=menu.actionGeometry(action).center())
+        assert menu.isVisible()                               # a plain QMenu closed here
+    assert set(tab.chosen_encodings()) == set(before) | {a.data() for a in clicked}
+    assert all(a.data() in tab.encodings.text() for a in clicked)
+    QTest.keyClick(menu, QtCore.Qt.Key.Key_Escape)
+    assert not menu.isVisible()

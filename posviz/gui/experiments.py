@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .experiment_encodings import EncodingsButton
 from .experiment_figure import ExperimentFigure
 from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, make_job,
                               shown_metric)
@@ -25,19 +26,14 @@ from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
-from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncoding
-from posviz.models.options import TITLES
 from posviz.runtime.experiments import ExperimentJob
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
 
-COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # Compare's start
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
-ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
-                 "built-in model with the window's settings")
 
 
 class ExperimentsTab(QtWidgets.QWidget):
@@ -122,8 +118,8 @@ class ExperimentsTab(QtWidgets.QWidget):
                                    "The built-in model's weights: random (from the seed; "
                                    "the claims that follow from the architecture) or the "
                                    "shipped checkpoints, trained as causal language models")
-        self.encodings = self._encodings_button()
-        self._encodings_changed()
+        self.encodings = EncodingsButton()
+        self.encodings.changed.connect(self.refresh_stale)
         self.run_button = QtWidgets.QPushButton("Run")
         self.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
         self.run_button.setToolTip("Run the experiment (Ctrl+Return)")
@@ -175,31 +171,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         row.addWidget(self.status, 1)
         return row
 
-    def _encodings_button(self) -> QtWidgets.QToolButton:
-        """A menu of the encodings Compare runs, each checkable."""
-        button = QtWidgets.QToolButton()
-        button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QtWidgets.QMenu(button)
-        for kind, title in TITLES.items():
-            action = menu.addAction(title)
-            action.setCheckable(True)
-            action.setChecked(kind in COMPARED)
-            action.setData(kind)
-            action.toggled.connect(self._encodings_changed)
-            action.toggled.connect(self.refresh_stale)
-        button.setMenu(menu)
-        return button
-
     def chosen_encodings(self) -> tuple[str, ...]:
-        return tuple(a.data() for a in self.encodings.menu().actions() if a.isChecked())
-
-    def _encodings_changed(self) -> None:
-        chosen = ", ".join(self.chosen_encodings()) or "none chosen"
-        self.encodings.setText(chosen)
-        self.encodings.setToolTip(f"Compares: {chosen}. {ENCODINGS_TIP}")
-        # never cut: the text and, beside it, the menu's arrow
-        self.encodings.setMinimumWidth(self.encodings.sizeHint().width()
-                                       + self.encodings.fontMetrics().horizontalAdvance("MM"))
+        return self.encodings.chosen()
 
     def _paper_chosen(self) -> None:
         """A paper's check runs on the weights it speaks of: random where it can."""
