@@ -305,3 +305,44 @@ def test_the_encodings_checklist_stays_open_while_several_are_ticked(qtbot, tab)
     assert all(a.data() in tab.encodings.text() for a in clicked)
     QTest.keyClick(menu, QtCore.Qt.Key.Key_Escape)
     assert not menu.isVisible()
+
+
+def darkest(path) -> int:
+    from PySide6 import QtGui
+    image = QtGui.QImage(str(path)).convertToFormat(QtGui.QImage.Format.Format_Grayscale8)
+    pixels = np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes())
+    return int(pixels.min())
+
+
+def test_an_export_of_a_stale_sweep_says_what_it_was_computed_for(qtbot, tab, tmp_path,
+                                                                   monkeypatch):
+    """Dimmed on screen after the text changed, the export came out faded grey, with no
+    word of it, and its metadata said "texts: 1" but neither the text nor posviz's
+    version."""
+    from types import SimpleNamespace
+
+    from PySide6 import QtGui
+
+    from posviz.document.session import DEFAULT_TEXT
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import Positions
+    from posviz.version import __version__
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))
+    run(qtbot, tab)
+    fresh = tab.export(tmp_path / "fresh.png", "png")
+    monkeypatch.setattr(tab, "_session", lambda: SimpleNamespace(
+        spec=ModelSpec(), backend=None, text="a scenario's other text",
+        positions=Positions()))
+    tab.refresh_stale()
+    assert tab.figure.is_stale() and "previous text" in tab.status.text()
+    heading = tab.figure.heading.text()
+    assert f"Computed for the text “{DEFAULT_TEXT[:20]}" in heading
+    assert "before the window's text changed" in heading
+    stale = tab.export(tmp_path / "stale.png", "png", 300)
+    assert darkest(stale) == darkest(fresh) < 60               # black text, not faded grey
+    image = QtGui.QImage(str(stale))
+    assert image.text("text") == DEFAULT_TEXT and image.text("posviz") == __version__
+    assert "NoPE" in image.text("model") or "mask" in image.text("model")
+    assert "before the window's text changed" in image.text("stale")
+    assert "Computed for" not in QtGui.QImage(str(fresh)).text("stale")
+    assert tab.figure.veil.isVisible()                        # dimmed on screen still

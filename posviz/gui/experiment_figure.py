@@ -25,6 +25,7 @@ from posviz.analysis.experiments.sweep import identical_pairs
 from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
 
+STALE_COLOUR = "#9a3b00"     # the line of a drawing of other inputs: dark orange, on white
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
 
 
@@ -36,6 +37,8 @@ class ExperimentFigure(Figure):
     title = "Experiment"
     note_one_line = True        # a paper check's note took a short window's whole plot
     subtitle = ""               # what the drawing shows ran on (experiment_jobs.caption)
+    stale_line = ""             # what a drawing of other inputs was computed for
+    _title = ""
     INVITATION = "Choose an experiment above and press Run (Ctrl+Return)."
 
     def __init__(self, parent=None):
@@ -69,9 +72,13 @@ class ExperimentFigure(Figure):
 
     def set_title(self, text: str) -> None:
         """The title in bold and, on a line below, ``subtitle``: what ran (the model, its
-        encoding, mask and weights), on screen and in every export."""
-        below = (f"<br><span style='font-weight: normal;'>{escape(self.subtitle)}</span>"
-                 if self.subtitle else "")
+        encoding, mask and weights), and ``stale_line`` while the figure is of other
+        inputs than the controls', on screen and in every export."""
+        self._title = text
+        lines = ((self.subtitle, ""), (self.stale_line, f" color: {STALE_COLOUR};"))
+        below = "".join(f"<br><span style='font-weight: normal;{colour}'>"
+                        f"{escape(line, quote=False)}</span>"
+                        for line, colour in lines if line)
         self.heading.setText(f"<b>{text}</b>{below}")
 
     def draw(self, job, result, metric: str | None) -> str:
@@ -95,11 +102,21 @@ class ExperimentFigure(Figure):
             self.show_paper(result)
         return ""
 
-    def set_stale(self, stale: bool) -> None:
-        """Dim the drawing (its inputs are no longer the controls') or show it plainly."""
+    def set_stale(self, stale: bool, said: str = "") -> None:
+        """Dim the drawing (its inputs are no longer the controls') or show it plainly;
+        ``said``: what it was computed for, a line under the subtitle while it is dimmed
+        (exports show it undimmed, with that line)."""
         self.veil.setGeometry(self.rect())
         self.veil.raise_()
         self.veil.setVisible(stale)
+        said = said if stale else ""
+        if said != self.stale_line:
+            self.stale_line = said
+            self.set_title(self._title)
+
+    def chrome(self) -> list:
+        """The veil dims a stale drawing on screen only: an export is drawn whole."""
+        return [self.veil]
 
     def is_stale(self) -> bool:
         return self.veil.isVisibleTo(self)
@@ -200,8 +217,8 @@ class ExperimentFigure(Figure):
         y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
-        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, "
-                       f"{plural(result.runs, 'run')} over {plural(len(result.texts), 'text')}")
+        runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
+        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
                       "Below the dashed noise floor a change is floating-point rounding; a "
                       "change of exactly 0 is drawn on the row marked 0, inside the grey "

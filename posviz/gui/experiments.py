@@ -15,8 +15,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_encodings import EncodingsButton
 from .experiment_figure import ExperimentFigure
-from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, make_job,
-                              shown_metric)
+from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
+                              make_job, provenance, shown_metric)
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
@@ -54,6 +54,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._started = 0.0
         self._done = ""                    # the status line of the result shown
         self.stale = False                 # the result shown is of other inputs
+        self.differ: list[str] = []        # which (experiment_jobs.changed)
         self._relay = Relay(self)
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
@@ -303,7 +304,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.job, self.result = outcome.result
         self._done = f"done in {time.monotonic() - self._started:.1f} s"
         self._say(self._done)
-        self.stale = False
+        self.stale, self.differ = False, []
         self.figure.set_stale(False)
         self._redraw()
         self.refresh_stale()              # the inputs may have changed while it ran
@@ -318,7 +319,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         except (PosvizInputError, OSError):
             now = None
         differ = changed(self.job, now, self.what.currentData())
-        self.figure.set_stale(bool(differ))
+        self.differ = differ
+        self.figure.set_stale(bool(differ), computed_for(self.job, differ))
         if not differ and self.stale:
             self._say(self._done)
         self.stale = bool(differ)
@@ -348,7 +350,9 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.status.setProperty("error", error and bool(text))
 
     def provenance(self) -> dict:
-        return self.job.describe() if self.job is not None else {}
+        """What an export carries: experiment_jobs.provenance of the result shown."""
+        return (provenance(self.job, self.result, self.differ) if self.job is not None
+                else {})
 
     def copy_plot(self) -> bool:
         """The experiment's plot as drawn, onto the clipboard (Edit › Copy plot, Ctrl+C)."""
