@@ -346,3 +346,17 @@ def test_an_export_of_a_stale_sweep_says_what_it_was_computed_for(qtbot, tab, tm
     assert "before the window's text changed" in image.text("stale")
     assert "Computed for" not in QtGui.QImage(str(fresh)).text("stale")
     assert tab.figure.veil.isVisible()                        # dimmed on screen still
+
+
+def test_the_probe_greys_out_the_current_text_and_says_why(tab):
+    """The probe offered "The current text" and refused it in red after Run."""
+    from PySide6 import QtCore
+    index = tab.texts.findData("current")
+    item = tab.texts.model().item(index)
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    assert not item.isEnabled() and "needs several" in tab.texts.itemText(index)
+    tip = tab.texts.itemData(index, QtCore.Qt.ItemDataRole.ToolTipRole)
+    assert "scores on others it held out" in tip
+    tab.what.setCurrentIndex(tab.what.findData("sweep"))        # a sweep runs on it
+    assert item.isEnabled() and tab.texts.itemText(index) == "The current text"
+    assert tab.texts.currentData() == "current"

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
+CURRENT_REFUSED = ("The position probe fits on some texts and scores on others it held "
+                   "out, so it needs several: the window's text is one")
 
 
 class ExperimentsTab(QtWidgets.QWidget):
@@ -192,6 +194,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             widget.setVisible(visible)
             self._labelled[widget].setVisible(visible)
         session = self._session()
+        self._offer_current_text(what != "probe")
         source = self.texts.currentData()
         if what == "probe" and source == "current":    # one text cannot be held out
             self.texts.setCurrentIndex(self.texts.findData("generated"))
@@ -211,6 +214,16 @@ class ExperimentsTab(QtWidgets.QWidget):
         if self.status.property("error"):      # said of the previous choice
             self._say("")
         self.refresh_stale()
+
+    def _offer_current_text(self, offered: bool) -> None:
+        """The probe scores on texts it holds out, so the window's one text is greyed
+        out for it, saying why in the list, not refused after Run."""
+        index = self.texts.findData("current")
+        self.texts.model().item(index).setEnabled(offered)
+        self.texts.setItemText(index, TEXT_SOURCES["current"] if offered else
+                               f"{TEXT_SOURCES['current']} (one: the probe needs several)")
+        self.texts.setItemData(index, None if offered else CURRENT_REFUSED,
+                               QtCore.Qt.ItemDataRole.ToolTipRole)
 
     def _texts_chosen(self) -> None:
         if self.texts.currentData() != "file":
