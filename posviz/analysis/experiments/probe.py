@@ -149,7 +149,8 @@ def verdict(layers, features: str = "linear", too_few: tuple[int, int] | None = 
     if too_few is not None and len(below) < len(layers):
         tokens, width = too_few
         said += (f" With {tokens} tokens for {width} features (fewer than {PER_FEATURE} a "
-                 f"feature), an error at or above chance may mean too few texts, not no position.")
+                 f"feature), an error at or above chance may mean too few texts, not no "
+                 f"position.")
     return said
 
 
