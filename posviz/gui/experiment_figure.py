@@ -26,6 +26,14 @@ from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
 
 STALE_COLOUR = "#9a3b00"     # the line of a drawing of other inputs: dark orange, on white
+# each left-axis title's short form, with its unit, for a plot too short to hold it whole
+SHORT_LEFT = {"relative change (log)": "change (log)",
+              "mean absolute error (positions)": "error (positions)",
+              "variance of the attention output": "variance (units²)",
+              "held-out perplexity (log)": "perplexity (log)",
+              "slope m_h (log)": "slope m_h (log)",
+              "|score| / d_head (log scale)": "|score| / d_head (log)",
+              "change: ratio, or KL in nats (log scale)": "change (log)"}
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
 
 
@@ -144,8 +152,7 @@ class ExperimentFigure(Figure):
         view.invertY(False)
         view.enableAutoRange(enable=False)
         self.plot.setLogMode(x=False, y=log)
-        style.style_plot(self.plot, "", left, bottom,
-                         short_left="change (log)" if left.startswith("relative") else "")
+        style.style_plot(self.plot, "", left, bottom, short_left=SHORT_LEFT.get(left, ""))
         self.plot.getAxis("left").setTicks(None)
         if not tokens:
             zero_row(self.plot.getAxis("left"), None)     # a drawing with zeros sets it
