@@ -394,3 +394,10 @@ def test_the_probe_note_says_what_the_plotted_errors_show(figure):
     assert "At no layer is the error below chance" in note and "can be read" not in note
     figure.show_probe(probe_rows([3.2, 2.0, 2.5, 3.4, 3.5], [3.15] * LAYERS), "probe")
     assert "below chance at layers 1–2 only" in figure.note.text()
+
+
+def test_a_short_probe_note_shows_what_the_errors_show_first(figure):
+    figure.resize(700, 330)
+    figure.show_probe(probe_rows([3.2, 3.3, 3.25, 3.4, 3.57], [3.15] * LAYERS), "probe")
+    assert figure.note.one_line
+    assert figure.note.shown_text().startswith("At no layer is the error below chance")

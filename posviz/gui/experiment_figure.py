@@ -308,7 +308,7 @@ class ExperimentFigure(Figure):
     def _probes(self, title: str, runs: dict, said: str = "") -> None:
         """One or more probes (``runs``: prefix -> (rows, colour)) on one fresh plot; a
         chance line the runs share is drawn once, so none hides under another; the note:
-        R² per layer, then ``said``."""
+        ``said``, then R² per layer."""
         self._reset("mean absolute error (positions)", "layer (in = input to block 1)",
                     log=False)
         self.data, self.dims, self.coords, self.labels = {}, ("layer",), {}, {}
@@ -339,7 +339,9 @@ class ExperimentFigure(Figure):
         self._frame((0.0, 1.1 * top), len(self.coords["layer"]))
         set_layer_ticks(self.plot.getAxis("bottom"), len(self.coords["layer"]))
         self.set_title(title)
-        self.set_note("; ".join(n.strip() for n in notes) + (f".\n{said}" if said else "."))
+        # what the errors show first: a short window's note is one elided line
+        r2 = "; ".join(n.strip() for n in notes) + "."
+        self.set_note(f"{said}\n{r2}" if said else r2)
 
     def show_compare(self, result, metric: str) -> None:
         """One curve per encoding: ``metric`` per layer for the same text and reorder
