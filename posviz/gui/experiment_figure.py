@@ -3,7 +3,6 @@ floor, a swap map, a position probe, a paper check or several encodings' curves 
 reorder, exportable like every figure."""
 from __future__ import annotations
 
-import re
 from html import escape
 from types import SimpleNamespace
 
@@ -12,6 +11,7 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
+from .experiment_probes import draw_probes
 from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
@@ -303,45 +303,10 @@ class ExperimentFigure(Figure):
         in the note what it shows (``said``, else probe.verdict of a linear probe)."""
         if said is None:
             said = verdict([SimpleNamespace(**row) for row in rows])
-        self._probes(title, {"": (rows, "#0072b2")}, said)
+        draw_probes(self, title, {"": (rows, "#0072b2")}, said)
 
     def _probes(self, title: str, runs: dict, said: str = "") -> None:
-        """One or more probes (``runs``: prefix -> (rows, colour)) on one fresh plot; a
-        chance line the runs share is drawn once, so none hides under another; the note:
-        ``said``, then R² per layer."""
-        self._reset("mean absolute error (positions)", "layer (in = input to block 1)",
-                    log=False)
-        self.data, self.dims, self.coords, self.labels = {}, ("layer",), {}, {}
-        chances = [np.array([r["chance_mae"] for r in rows]) for rows, _ in runs.values()]
-        shared = all(c.shape == chances[0].shape and np.allclose(c, chances[0])
-                     for c in chances)
-        notes, top = [], 0.0
-        for prefix, (rows, colour) in runs.items():
-            layers = np.array([r["layer"] for r in rows])
-            mae = np.array([r["mae"] for r in rows])
-            chance = np.array([r["chance_mae"] for r in rows])
-            self._curve(layers, mae, colour, f"{prefix}probe error".strip())
-            if not shared:
-                self._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(),
-                            1.5, dash=True)
-            top = max(top, float(np.nanmax(np.r_[mae, chance])))
-            key = "_".join(re.findall(r"\w+", prefix))          # causal_with_squares
-            self.data.update({f"{key}_r2".lstrip("_"): np.array([r["r2"] for r in rows]),
-                              f"{key}_mae".lstrip("_"): mae,
-                              f"{key}_chance_mae".lstrip("_"): chance})
-            self.coords = {"layer": layers.tolist()}
-            notes.append(f"{prefix}".strip() + " R² per layer: "
-                         + ", ".join(f"{r['r2']:.2f}" for r in rows))
-        if shared:
-            both = {1: "", 2: ", the same for both"}.get(len(runs), ", the same for all")
-            self._curve(self.coords["layer"], chances[0], "#505050",
-                        f"chance (the mean){both}", 1.5, dash=True)
-        self._frame((0.0, 1.1 * top), len(self.coords["layer"]))
-        set_layer_ticks(self.plot.getAxis("bottom"), len(self.coords["layer"]))
-        self.set_title(title)
-        # what the errors show first: a short window's note is one elided line
-        r2 = "; ".join(n.strip() for n in notes) + "."
-        self.set_note(f"{said}\n{r2}" if said else r2)
+        draw_probes(self, title, runs, said)
 
     def show_compare(self, result, metric: str) -> None:
         """One curve per encoding: ``metric`` per layer for the same text and reorder
