@@ -344,6 +344,7 @@ def test_an_export_of_a_stale_sweep_says_what_it_was_computed_for(qtbot, tab, tm
     assert image.text("text") == DEFAULT_TEXT and image.text("posviz") == __version__
     assert "NoPE" in image.text("model") or "mask" in image.text("model")
     assert "before the window's text changed" in image.text("stale")
+    assert image.text("kind") == "reverse" and not image.text("count")   # not read
     assert "Computed for" not in QtGui.QImage(str(fresh)).text("stale")
     assert tab.figure.veil.isVisible()                        # dimmed on screen still
 

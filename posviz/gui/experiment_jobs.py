@@ -170,6 +170,8 @@ def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, 
     as ``text``, several as a JSON list), the experiment's options, and, when the
     controls now ``differ``, a line saying so."""
     facts = {"posviz": __version__, **job.describe()}
+    if job.what == "sweep" and job.kind not in ("random", "prefix"):
+        facts.pop("count", None)           # its orders are fixed: the count is not read
     if job.what != "paper":
         facts["model"] = caption(job)
         if len(job.texts) == 1:
