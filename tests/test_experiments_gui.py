@@ -337,14 +337,18 @@ def test_an_export_of_a_stale_sweep_says_what_it_was_computed_for(qtbot, tab, tm
     assert tab.figure.is_stale() and "previous text" in tab.status.text()
     heading = tab.figure.heading.text()
     assert f"Computed for the text “{DEFAULT_TEXT[:20]}" in heading
-    assert "before the window's text changed" in heading
+    assert "before the text changed" in heading
     stale = tab.export(tmp_path / "stale.png", "png", 300)
     assert darkest(stale) == darkest(fresh) < 60               # black text, not faded grey
     image = QtGui.QImage(str(stale))
     assert image.text("text") == DEFAULT_TEXT and image.text("posviz") == __version__
     assert "NoPE" in image.text("model") or "mask" in image.text("model")
-    assert "before the window's text changed" in image.text("stale")
+    assert "before the text changed" in image.text("stale")
     assert image.text("kind") == "reverse" and not image.text("count")   # not read
+    from posviz.gui.experiment_jobs import computed_for
+    paper = tab.job.__class__("paper", paper="alibi-slopes")
+    assert computed_for(paper, ["paper"]) == "Computed before the paper changed"
+    assert computed_for(paper, ["experiment"]) == ""
     assert "Computed for" not in QtGui.QImage(str(fresh)).text("stale")
     assert tab.figure.veil.isVisible()                        # dimmed on screen still
 

@@ -145,9 +145,9 @@ def _quoted(text: str) -> str:
 
 def texts_named(job: ExperimentJob) -> str:
     """The texts ``job`` ran on, for a figure: a text quoted (elided past QUOTED), the
-    count and the first of several, generated ones, or what a paper check ran on."""
+    count and the first of several, or generated ones ("" for a paper check: no texts)."""
     if job.what == "paper":
-        return "the paper and weights in the title"
+        return ""
     if not job.texts:
         return "generated texts"
     if len(job.texts) == 1:
@@ -158,10 +158,12 @@ def texts_named(job: ExperimentJob) -> str:
 def computed_for(job: ExperimentJob, differ: list[str]) -> str:
     """The line a figure of other inputs than the controls' carries (``differ``:
     changed), on screen and in every export: what it was computed for."""
+    texts = texts_named(job)
+    ran = f"Computed for {texts}" if texts else "Computed"
     if differ in ([], ["experiment"]):
-        return f"Computed for {texts_named(job)}" if differ else ""
+        return ran if differ and texts else ""
     names = " and ".join(filter(None, (", ".join(differ[:-1]), differ[-1])))
-    return f"Computed for {texts_named(job)}, before the window's {names} changed"
+    return f"{ran}{', ' if texts else ' '}before the {names} changed"
 
 
 def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, str]:
