@@ -157,8 +157,13 @@ def _categories(figure, names, y_range) -> None:
         return [(1.0, [k for k in range(len(names)) if low <= k <= high])]
 
     axis.tickValues = values
-    axis.tickStrings = lambda ticks, scale, spacing: [
-        wrapped(names[int(k)], metrics, column[0] - CATEGORY_GAP) for k in ticks]
+    def strings(ticks, scale, spacing):
+        lines = [wrapped(names[int(k)], metrics, column[0] - CATEGORY_GAP) for k in ticks]
+        # pyqtgraph makes room for 0.8 of a label's height: a blank last line keeps
+        # wrapped lines off the axis title
+        return [f"{text}\n" if "\n" in text else text for text in lines]
+
+    axis.tickStrings = strings
     axis.picture = None
     axis.update()
     frame(figure.plot, (-0.5, len(names) - 0.5), y_range)
