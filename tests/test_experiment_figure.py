@@ -359,14 +359,16 @@ def test_the_swap_maps_colours_span_the_swaps_that_change_the_input(figure):
     assert "max 3.00e-01" in figure.heading.text()
 
 
-def test_beside_a_linear_probe_the_verdicts_probes_are_named_quadratic(figure):
+def test_beside_a_linear_probe_the_verdicts_probes_are_named_with_squares(figure):
     """The legend read "causal probe error" beside "linear causal probe error", while
-    the first is the quadratic probe that decides the verdict."""
+    the first is the quadratic probe that decides the verdict; it is named as the
+    probe's Features control names it."""
     check = haviv([2.5] * LAYERS)
     check.values["linear"] = {"causal": probe_rows([2.4] * LAYERS, [2.5] * LAYERS)}
     figure.show_paper(check)
     labels = legend_labels(figure)
-    assert "quadratic causal probe error" in labels and "linear causal probe error" in labels
+    assert "causal (with squares) probe error" in labels
+    assert "causal (linear) probe error" in labels
     assert "causal probe error" not in labels
 
 
@@ -380,3 +382,22 @@ def test_a_sweep_whose_runs_agree_lists_no_band(figure):
     assert "p10 to p90 of the runs" not in legend_labels(figure)
     figure.show_sweep(sweep_result(), "pooled_change")
     assert "p10 to p90 of the runs" in legend_labels(figure)
+
+
+def test_the_probe_note_says_what_the_plotted_errors_show(figure):
+    """NoPE, causal: every error above chance, and the note said "Lower error than
+    chance: position can be read off the layer"."""
+    figure.show_probe(probe_rows([3.2, 3.3, 3.25, 3.4, 3.57], [3.15] * LAYERS), "probe")
+    note = figure.note.text()
+    shown = figure.displayed()
+    assert (shown["mae"] > shown["chance_mae"]).all()
+    assert "At no layer is the error below chance" in note and "can be read" not in note
+    figure.show_probe(probe_rows([3.2, 2.0, 2.5, 3.4, 3.5], [3.15] * LAYERS), "probe")
+    assert "below chance at layers 1–2 only" in figure.note.text()
+
+
+def test_a_short_probe_note_shows_what_the_errors_show_first(figure):
+    figure.resize(700, 330)
+    figure.show_probe(probe_rows([3.2, 3.3, 3.25, 3.4, 3.57], [3.15] * LAYERS), "probe")
+    assert figure.note.one_line
+    assert figure.note.shown_text().startswith("At no layer is the error below chance")

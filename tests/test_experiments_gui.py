@@ -115,6 +115,11 @@ def test_a_probe_over_the_example_sentences(qtbot, tab):
     assert np.allclose(shown["chance_mae"], [row.chance_mae for row in layers])
     assert "Position probe" in tab.figure.heading.text()
     assert tab.result.too_few and "too few samples" in tab.status.text()   # 9 short texts
+    # the note says what the plotted errors show, with the caveat where it bears
+    assert tab.result.verdict in tab.figure.note.text()
+    below = (shown["mae"] < shown["chance_mae"]).sum()
+    assert ("At no layer" in tab.figure.note.text()) == (below == 0)
+    assert ("too few texts" in tab.figure.note.text()) == (below < len(layers))
 
 
 def test_a_job_on_a_loaded_model_lends_the_window_s_backend(tab, monkeypatch):
@@ -282,3 +287,81 @@ def test_the_show_choice_and_its_plot_outlast_a_look_at_another_experiment(qtbot
     assert "Swap sensitivity" in tab.figure.heading.text()
     tab.kind.setCurrentIndex(tab.kind.findData("random"))           # no map to choose
     assert tab.metric_box.findData(SWAP_MAP) < 0
+
+
+def test_the_encodings_checklist_stays_open_while_several_are_ticked(qtbot, tab):
+    from PySide6 import QtCore
+    from PySide6.QtTest import QTest
+    menu = tab.encodings.menu()
+    menu.popup(tab.mapToGlobal(QtCore.QPoint(10, 10)))
+    qtbot.waitExposed(menu)
+    before = tab.chosen_encodings()
+    clicked = [a for a in menu.actions() if a.data() not in before][:2]
+    for action in clicked:
+        QTest.mouseClick(menu, QtCore.Qt.MouseButton.LeftButton,
+                         pos=menu.actionGeometry(action).center())
+        assert menu.isVisible()                               # a plain QMenu closed here
+    assert set(tab.chosen_encodings()) == set(before) | {a.data() for a in clicked}
+    assert all(a.data() in tab.encodings.text() for a in clicked)
+    QTest.keyClick(menu, QtCore.Qt.Key.Key_Escape)
+    assert not menu.isVisible()
+
+
+def darkest(path) -> int:
+    from PySide6 import QtGui
+    image = QtGui.QImage(str(path)).convertToFormat(QtGui.QImage.Format.Format_Grayscale8)
+    pixels = np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes())
+    return int(pixels.min())
+
+
+def test_an_export_of_a_stale_sweep_says_what_it_was_computed_for(qtbot, tab, tmp_path,
+                                                                   monkeypatch):
+    """Dimmed on screen after the text changed, the export came out faded grey, with no
+    word of it, and its metadata said "texts: 1" but neither the text nor posviz's
+    version."""
+    from types import SimpleNamespace
+
+    from PySide6 import QtGui
+
+    from posviz.document.session import DEFAULT_TEXT
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import Positions
+    from posviz.version import __version__
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))
+    run(qtbot, tab)
+    fresh = tab.export(tmp_path / "fresh.png", "png")
+    monkeypatch.setattr(tab, "_session", lambda: SimpleNamespace(
+        spec=ModelSpec(), backend=None, text="a scenario's other text",
+        positions=Positions()))
+    tab.refresh_stale()
+    assert tab.figure.is_stale() and "previous text" in tab.status.text()
+    heading = tab.figure.heading.text()
+    assert f"Computed for the text “{DEFAULT_TEXT[:20]}" in heading
+    assert "before the text changed" in heading
+    stale = tab.export(tmp_path / "stale.png", "png", 300)
+    assert darkest(stale) == darkest(fresh) < 60               # black text, not faded grey
+    image = QtGui.QImage(str(stale))
+    assert image.text("text") == DEFAULT_TEXT and image.text("posviz") == __version__
+    assert "NoPE" in image.text("model") or "mask" in image.text("model")
+    assert "before the text changed" in image.text("stale")
+    assert image.text("kind") == "reverse" and not image.text("count")   # not read
+    from posviz.gui.experiment_jobs import computed_for
+    paper = tab.job.__class__("paper", paper="alibi-slopes")
+    assert computed_for(paper, ["paper"]) == "Computed before the paper changed"
+    assert computed_for(paper, ["experiment"]) == ""
+    assert "Computed for" not in QtGui.QImage(str(fresh)).text("stale")
+    assert tab.figure.veil.isVisible()                        # dimmed on screen still
+
+
+def test_the_probe_greys_out_the_current_text_and_says_why(tab):
+    """The probe offered "The current text" and refused it in red after Run."""
+    from PySide6 import QtCore
+    index = tab.texts.findData("current")
+    item = tab.texts.model().item(index)
+    tab.what.setCurrentIndex(tab.what.findData("probe"))
+    assert not item.isEnabled() and "needs several" in tab.texts.itemText(index)
+    tip = tab.texts.itemData(index, QtCore.Qt.ItemDataRole.ToolTipRole)
+    assert "scores on others it held out" in tip
+    tab.what.setCurrentIndex(tab.what.findData("sweep"))        # a sweep runs on it
+    assert item.isEnabled() and tab.texts.itemText(index) == "The current text"
+    assert tab.texts.currentData() == "current"

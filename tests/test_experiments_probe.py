@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from posviz.analysis.engine import Engine
-from posviz.analysis.experiments.probe import probe, ridge_fit
+from posviz.analysis.experiments.probe import ProbeLayer, probe, ridge_fit, verdict
 from posviz.errors import PosvizInputError
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig
@@ -93,6 +93,9 @@ def test_a_probe_with_fewer_samples_than_features_says_so(capsys, tmp_path):
     assert main(["probe", "--pe", "sinusoidal", "--texts", str(texts)]) == 0
     out = capsys.readouterr().out
     assert "too few samples: 72 tokens for 64 features" in out and "held out" in out
+    # the command line's verdict is the sentence under the GUI's plot, for these numbers
+    said = probe(engine("sinusoidal"), random_texts(6)).verdict
+    assert out.rstrip().endswith("\n" + said)
     result = probe(engine("sinusoidal"), random_texts(6), features="quadratic")
     assert result.too_few and result.to_dict()["tokens_needed"] == 1280
 
@@ -108,3 +111,45 @@ def test_the_probe_counts_its_texts_then_its_fits_and_says_each_stage():
                     + [(k, 4) for k in range(1, 5)]
                     + ["fitting the probe, one layer at a time"]
                     + [(k, layers) for k in range(1, layers + 1)])
+
+
+def layers(mae, chance):
+    return tuple(ProbeLayer(k, 0.0, m, c) for k, (m, c) in enumerate(zip(mae, chance)))
+
+
+def test_the_verdict_says_no_layer_beats_chance_when_none_does():
+    """NoPE, causal, the example sentences with squares: errors 3.20 to 3.57 over a
+    chance of 3.15 were called "lower error than chance"."""
+    said = verdict(layers([3.2, 3.3, 3.25, 3.4, 3.57], [3.15] * 5), "quadratic")
+    assert said.startswith("At no layer is the error below chance (error 3.20–3.57 against "
+                           "chance 3.15 positions)")
+    assert "cannot be read off linearly" in said and "can be read" not in said
+
+
+def test_the_verdict_names_the_layers_below_chance_and_by_how_much():
+    said = verdict(layers([3.2, 2.0, 2.5, 3.4, 3.5], [3.15] * 5))
+    assert "below chance at layers 1–2 only" in said
+    assert "layer 1: 2.00 against 3.15; layer 2: 2.50 against 3.15 positions" in said
+    assert "not at" not in said and "layer in:" not in said
+    every = verdict(layers([1.0, 1.5, 2.0, 2.5, 3.0, 0.5], [3.0, 3.0, 3.0, 3.0, 4.0, 4.0]))
+    # more layers than named one by one: the span of the cut against chance, and its best
+    assert "at every layer (17–88% below chance, most at layer 5)" in every
+    assert verdict(layers([3.2, 2.0, 3.3, 1.0], [3.15] * 4)).count("at layers 1 and 3 only")
+
+
+def test_the_verdict_carries_the_too_few_samples_caveat_where_it_bears():
+    above = verdict(layers([3.2, 3.3], [3.15] * 2), "quadratic", too_few=(78, 128))
+    assert "With 78 tokens for 128 features" in above and "too few texts" in above
+    # every layer below chance: too few samples do not weaken a reading of position
+    below = verdict(layers([1.0, 2.0], [3.15] * 2), "quadratic", too_few=(78, 128))
+    assert "too few" not in below
+
+
+def test_the_result_s_verdict_and_json_say_the_same():
+    result = probe(engine("none", "causal"), random_texts(6, 8), features="quadratic")
+    assert result.too_few
+    assert result.verdict == verdict(result.layers, "quadratic",
+                                     (result.tokens, result.width))
+    assert result.to_dict()["verdict"] == result.verdict
+    below = [row for row in result.layers if row.mae < row.chance_mae]
+    assert ("At no layer" in result.verdict) == (not below)

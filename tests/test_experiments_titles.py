@@ -111,3 +111,21 @@ def test_the_progress_says_each_stage_and_the_plot_says_it_runs(qtbot, tab, monk
     qtbot.waitUntil(lambda: said[-1] == "stand-in stops here")
     # nothing ran: the plot invites a run again
     assert "press Run" in tab.figure.message.text()
+
+
+def test_counts_agree_with_their_nouns(qtbot):
+    """The reverse sweep's title read "1 runs over 1 text(s)"."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from posviz.analysis.experiments.papers import untrained
+    from posviz.gui.experiment_figure import ExperimentFigure
+    figure = ExperimentFigure()
+    qtbot.addWidget(figure)
+    band = SimpleNamespace(median=np.array([np.nan, 0.1]), p10=np.array([np.nan, 0.1]),
+                           p90=np.array([np.nan, 0.1]))
+    figure.show_sweep(SimpleNamespace(bands={"pooled_change": band}, floor=1e-5,
+                                      kind="reverse", runs=1, texts=["a b"]), "pooled_change")
+    assert "reverse sweep, 1 run over 1 text</b>" in figure.heading.text()
+    assert "(1 layer, 1 head," in untrained(layers=1, heads=1)

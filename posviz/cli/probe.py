@@ -53,4 +53,5 @@ def run(args) -> int:
     print("layer      R²     MAE  chance MAE")
     for row in result.layers:
         print(f"{row.layer:>5} {row.r2:>7.3f} {row.mae:>7.2f} {row.chance_mae:>11.2f}")
+    print(f"\n{result.verdict}")             # the sentence under the GUI's probe plot
     return 0

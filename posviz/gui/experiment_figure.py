@@ -4,12 +4,14 @@ reorder, exportable like every figure."""
 from __future__ import annotations
 
 from html import escape
+from types import SimpleNamespace
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
+from .experiment_probes import draw_probes
 from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
@@ -18,9 +20,20 @@ from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
 from .plots.wheel import frame
+from posviz.analysis.experiments.probe import FEATURE_NAMES, verdict
 from posviz.analysis.experiments.sweep import identical_pairs
+from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
 
+STALE_COLOUR = "#9a3b00"     # the line of a drawing of other inputs: dark orange, on white
+# each left-axis title's short form, with its unit, for a plot too short to hold it whole
+SHORT_LEFT = {"relative change (log)": "change (log)",
+              "mean absolute error (positions)": "error (positions)",
+              "variance of the attention output": "variance (units²)",
+              "held-out perplexity (log)": "perplexity (log)",
+              "slope m_h (log)": "slope m_h (log)",
+              "|score| / d_head (log scale)": "|score| / d_head (log)",
+              "change: ratio, or KL in nats (log scale)": "change (log)"}
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
 
 
@@ -32,6 +45,8 @@ class ExperimentFigure(Figure):
     title = "Experiment"
     note_one_line = True        # a paper check's note took a short window's whole plot
     subtitle = ""               # what the drawing shows ran on (experiment_jobs.caption)
+    stale_line = ""             # what a drawing of other inputs was computed for
+    _title = ""
     INVITATION = "Choose an experiment above and press Run (Ctrl+Return)."
 
     def __init__(self, parent=None):
@@ -65,9 +80,13 @@ class ExperimentFigure(Figure):
 
     def set_title(self, text: str) -> None:
         """The title in bold and, on a line below, ``subtitle``: what ran (the model, its
-        encoding, mask and weights), on screen and in every export."""
-        below = (f"<br><span style='font-weight: normal;'>{escape(self.subtitle)}</span>"
-                 if self.subtitle else "")
+        encoding, mask and weights), and ``stale_line`` while the figure is of other
+        inputs than the controls', on screen and in every export."""
+        self._title = text
+        lines = ((self.subtitle, ""), (self.stale_line, f" color: {STALE_COLOUR};"))
+        below = "".join(f"<br><span style='font-weight: normal;{colour}'>"
+                        f"{escape(line, quote=False)}</span>"
+                        for line, colour in lines if line)
         self.heading.setText(f"<b>{text}</b>{below}")
 
     def draw(self, job, result, metric: str | None) -> str:
@@ -82,18 +101,30 @@ class ExperimentFigure(Figure):
             self.show_sweep(result, metric)
         elif job.what == "probe":
             self.show_probe([vars(r) for r in result.layers],
-                            f"Position probe ({result.features}): {result.tokens} tokens "
-                            f"of {result.texts} texts, held out by text")
+                            f"Position probe ({FEATURE_NAMES[result.features]}): "
+                            f"{plural(result.tokens, 'token')} of "
+                            f"{plural(result.texts, 'text')}, held out by text",
+                            result.verdict)
             return result.note
         else:
             self.show_paper(result)
         return ""
 
-    def set_stale(self, stale: bool) -> None:
-        """Dim the drawing (its inputs are no longer the controls') or show it plainly."""
+    def set_stale(self, stale: bool, said: str = "") -> None:
+        """Dim the drawing (its inputs are no longer the controls') or show it plainly;
+        ``said``: what it was computed for, a line under the subtitle while it is dimmed
+        (exports show it undimmed, with that line)."""
         self.veil.setGeometry(self.rect())
         self.veil.raise_()
         self.veil.setVisible(stale)
+        said = said if stale else ""
+        if said != self.stale_line:
+            self.stale_line = said
+            self.set_title(self._title)
+
+    def chrome(self) -> list:
+        """The veil dims a stale drawing on screen only: an export is drawn whole."""
+        return [self.veil]
 
     def is_stale(self) -> bool:
         return self.veil.isVisibleTo(self)
@@ -121,8 +152,7 @@ class ExperimentFigure(Figure):
         view.invertY(False)
         view.enableAutoRange(enable=False)
         self.plot.setLogMode(x=False, y=log)
-        style.style_plot(self.plot, "", left, bottom,
-                         short_left="change (log)" if left.startswith("relative") else "")
+        style.style_plot(self.plot, "", left, bottom, short_left=SHORT_LEFT.get(left, ""))
         self.plot.getAxis("left").setTicks(None)
         if not tokens:
             zero_row(self.plot.getAxis("left"), None)     # a drawing with zeros sets it
@@ -194,8 +224,8 @@ class ExperimentFigure(Figure):
         y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
-        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {result.runs} runs "
-                       f"over {len(result.texts)} text(s)")
+        runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
+        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
                       "Below the dashed noise floor a change is floating-point rounding; a "
                       "change of exactly 0 is drawn on the row marked 0, inside the grey "
@@ -268,45 +298,15 @@ class ExperimentFigure(Figure):
         self.coords = {}
         self.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}
 
-    def show_probe(self, rows, title: str) -> None:
-        """A probe's error per layer against chance (predicting the mean position)."""
-        self._probes(title, {"": (rows, "#0072b2")})
+    def show_probe(self, rows, title: str, said: str | None = None) -> None:
+        """A probe's error per layer against chance (predicting the mean position), and
+        in the note what it shows (``said``, else probe.verdict of a linear probe)."""
+        if said is None:
+            said = verdict([SimpleNamespace(**row) for row in rows])
+        draw_probes(self, title, {"": (rows, "#0072b2")}, said)
 
-    def _probes(self, title: str, runs: dict) -> None:
-        """One or more probes (``runs``: prefix -> (rows, colour)) on one fresh plot; a
-        chance line the runs share is drawn once, so none hides under another."""
-        self._reset("mean absolute error (positions)", "layer (in = input to block 1)",
-                    log=False)
-        self.data, self.dims, self.coords, self.labels = {}, ("layer",), {}, {}
-        chances = [np.array([r["chance_mae"] for r in rows]) for rows, _ in runs.values()]
-        shared = all(c.shape == chances[0].shape and np.allclose(c, chances[0])
-                     for c in chances)
-        notes, top = [], 0.0
-        for prefix, (rows, colour) in runs.items():
-            layers = np.array([r["layer"] for r in rows])
-            mae = np.array([r["mae"] for r in rows])
-            chance = np.array([r["chance_mae"] for r in rows])
-            self._curve(layers, mae, colour, f"{prefix}probe error".strip())
-            if not shared:
-                self._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(),
-                            1.5, dash=True)
-            top = max(top, float(np.nanmax(np.r_[mae, chance])))
-            key = prefix.strip().replace(" ", "_")
-            self.data.update({f"{key}_r2".lstrip("_"): np.array([r["r2"] for r in rows]),
-                              f"{key}_mae".lstrip("_"): mae,
-                              f"{key}_chance_mae".lstrip("_"): chance})
-            self.coords = {"layer": layers.tolist()}
-            notes.append(f"{prefix}".strip() + " R² per layer: "
-                         + ", ".join(f"{r['r2']:.2f}" for r in rows))
-        if shared:
-            both = {1: "", 2: ", the same for both"}.get(len(runs), ", the same for all")
-            self._curve(self.coords["layer"], chances[0], "#505050",
-                        f"chance (the mean){both}", 1.5, dash=True)
-        self._frame((0.0, 1.1 * top), len(self.coords["layer"]))
-        set_layer_ticks(self.plot.getAxis("bottom"), len(self.coords["layer"]))
-        self.set_title(title)
-        self.set_note("; ".join(n.strip() for n in notes)
-                      + ". Lower error than chance: position can be read off the layer.")
+    def _probes(self, title: str, runs: dict, said: str = "") -> None:
+        draw_probes(self, title, runs, said)
 
     def show_compare(self, result, metric: str) -> None:
         """One curve per encoding: ``metric`` per layer for the same text and reorder

@@ -3,6 +3,8 @@ which of its inputs differ from those of the job whose result is shown (so a res
 other inputs is marked stale)."""
 from __future__ import annotations
 
+import json
+
 from PySide6 import QtCore
 
 from posviz.analysis.symmetry import METRICS
@@ -10,6 +12,7 @@ from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError
 from posviz.models.checkpoint import TRAINED
 from posviz.runtime.experiments import ExperimentJob
+from posviz.version import __version__
 
 # the job's fields each experiment reads (run_experiment), named as a user calls them
 USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
@@ -21,6 +24,7 @@ NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "o
          "kind": "kind", "count": "count", "seed": "seed", "features": "features",
          "paper": "paper", "weights": "weights", "encodings": "encodings"}
 SWAP_MAP = "swap map"            # the Show box's choice of a swap sweep's pair map
+QUOTED = 60                      # characters of a text the figure quotes; the file has all
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
               "compare": "comparison of encodings"}
 
@@ -133,3 +137,54 @@ def shown_metric(job: ExperimentJob, result, chosen: str | None) -> str | None:
     if job.what == "compare":
         return chosen if chosen in METRICS else METRICS[0]
     return None
+
+
+def _quoted(text: str) -> str:
+    return f"“{text if len(text) <= QUOTED else text[:QUOTED - 1] + '…'}”"
+
+
+def texts_named(job: ExperimentJob) -> str:
+    """The texts ``job`` ran on, for a figure: a text quoted (elided past QUOTED), the
+    count and the first of several, or generated ones ("" for a paper check: no texts)."""
+    if job.what == "paper":
+        return ""
+    if not job.texts:
+        return "generated texts"
+    if len(job.texts) == 1:
+        return f"the text {_quoted(job.texts[0])}"
+    return f"{len(job.texts)} texts, the first {_quoted(job.texts[0])}"
+
+
+def computed_for(job: ExperimentJob, differ: list[str]) -> str:
+    """The line a figure of other inputs than the controls' carries (``differ``:
+    changed), on screen and in every export: what it was computed for."""
+    texts = texts_named(job)
+    ran = f"Computed for {texts}" if texts else "Computed"
+    if differ in ([], ["experiment"]):
+        return ran if differ and texts else ""
+    names = " and ".join(filter(None, (", ".join(differ[:-1]), differ[-1])))
+    return f"{ran}{', ' if texts else ' '}before the {names} changed"
+
+
+def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, str]:
+    """What an export of ``result`` of ``job`` carries (as the main figures' provenance
+    does): the posviz version, the model as its subtitle names it, the texts whole (one
+    as ``text``, several as a JSON list), the experiment's options, and, when the
+    controls now ``differ``, a line saying so."""
+    facts = {"posviz": __version__, **job.describe()}
+    if job.what == "sweep" and job.kind not in ("random", "prefix"):
+        facts.pop("count", None)           # its orders are fixed: the count is not read
+    if job.what != "paper":
+        facts["model"] = caption(job)
+        if len(job.texts) == 1:
+            facts.pop("texts", None)
+            facts["text"] = job.texts[0]
+        elif job.texts:
+            facts["texts"] = json.dumps(list(job.texts), ensure_ascii=False)
+        else:
+            facts["texts"] = f"generated: {getattr(result, 'generated', '')}"
+    elif getattr(result, "ran_on", ""):
+        facts["ran_on"] = result.ran_on
+    if differ and differ != ["experiment"]:
+        facts["stale"] = computed_for(job, list(differ))
+    return {key: " ".join(str(value).split()) for key, value in facts.items()}

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
-from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
+from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 
 from .plots import style
 from .plots.log_ticks import ZERO_MARGIN
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
+from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.models.encodings import LearnedEncoding, NoPositions
+
+CATEGORY_GAP = 12                  # pixels between two categories' names
 
 
 def _short(value) -> str:
@@ -34,12 +37,13 @@ def draw_paper(figure, check) -> None:
             runs["learned positions "] = (values[LearnedEncoding.kind], "#0072b2")
         figure._probes("", runs)
     elif check.name == "haviv2022":
-        # the verdict's features are quadratic: named so beside a linear probe
-        both = "quadratic " if "linear" in values else ""
-        runs = {f"{both}causal ": (values["causal"], "#d55e00"),
-                f"{both}bidirectional ": (values["bidirectional"], "#0072b2")}
+        # the verdict's features are quadratic: named so (as the probe's control names
+        # them) beside a linear probe
+        both = f"({FEATURE_NAMES['quadratic']}) " if "linear" in values else ""
+        runs = {f"causal {both}": (values["causal"], "#d55e00"),
+                f"bidirectional {both}": (values["bidirectional"], "#0072b2")}
         if "linear" in values:
-            runs["linear causal "] = (values["linear"]["causal"], "#009e73")
+            runs["causal (linear) "] = (values["linear"]["causal"], "#009e73")
         figure._probes("", runs)
     elif check.name == "chi2023":
         spread = np.array(values["variance_by_position"])
@@ -61,11 +65,12 @@ def draw_paper(figure, check) -> None:
         figure.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
                                         for k, v in values.items()))
         figure.data, figure.dims, figure.coords, figure.labels = {}, (), {}, {}
+    # what ran, under the title as every experiment names its model
+    figure.subtitle = f"Ran on {check.ran_on}" if check.ran_on else ""
     figure.set_title(f"{TITLES.get(check.name, check.name)} ({check.weights} weights): "
                      f"{'holds' if check.holds else 'does NOT hold'} here")
-    figure.set_note(f"{check.citation}\nPaper: {check.reports}\nRan on: {check.weights} "
-                    f"weights, {check.ran_on}\nTests: {check.tests}\nposviz: "
-                    f"{check.measures}" + (f"\nDrawn: {said}" if said else ""))
+    figure.set_note(f"{check.citation}\nPaper: {check.reports}\nTests: {check.tests}\n"
+                    f"posviz: {check.measures}" + (f"\nDrawn: {said}" if said else ""))
 
 
 def _show_lengths(figure, values: dict) -> str:
@@ -126,9 +131,41 @@ def _integer_ticks(axis, names) -> None:
     axis.setTicks([[(k, str(name)) for k, name in enumerate(names)], []])
 
 
+def wrapped(name: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
+    """``name`` broken at spaces into lines of at most ``room`` pixels (a word longer
+    than that keeps a line of its own)."""
+    lines: list[str] = []
+    for word in name.split(" "):
+        if lines and metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
 def _categories(figure, names, y_range) -> None:
-    """A tick a category, each with half a column either side, so no name is cut."""
-    _integer_ticks(figure.plot.getAxis("bottom"), names)
+    """A tick a category, each with half a column either side, its name wrapped to the
+    column's width at every drawing (a narrow window, an export), so that no name is cut
+    at an edge, hidden, or runs into the next."""
+    axis = figure.plot.getAxis("bottom")
+    axis.setTicks(None)
+    metrics = QtGui.QFontMetricsF(axis.style["tickFont"] or axis.font())
+    column = [0.0]                         # pixels a category has, at the last drawing
+
+    def values(low, high, pixels):
+        column[0] = pixels / max(high - low, 1e-9)
+        return [(1.0, [k for k in range(len(names)) if low <= k <= high])]
+
+    axis.tickValues = values
+    def strings(ticks, scale, spacing):
+        lines = [wrapped(names[int(k)], metrics, column[0] - CATEGORY_GAP) for k in ticks]
+        # pyqtgraph makes room for 0.8 of a label's height: a blank last line keeps
+        # wrapped lines off the axis title
+        return [f"{text}\n" if "\n" in text else text for text in lines]
+
+    axis.tickStrings = strings
+    axis.picture = None
+    axis.update()
     frame(figure.plot, (-0.5, len(names) - 0.5), y_range)
 
 

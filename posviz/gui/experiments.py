@@ -13,30 +13,29 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .experiment_encodings import EncodingsButton
 from .experiment_figure import ExperimentFigure
-from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, make_job,
-                              shown_metric)
+from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
+                              make_job, provenance, shown_metric)
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
 from posviz.analysis.experiments.papers import CATALOGUE, default_weights
+from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
-from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncoding
-from posviz.models.options import TITLES
 from posviz.runtime.experiments import ExperimentJob
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
 
-COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # Compare's start
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "generated": "Generated texts (enough for the probe)",
                 "file": "Texts from a file…"}
-ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
-                 "built-in model with the window's settings")
+CURRENT_REFUSED = ("The position probe fits on some texts and scores on others it held "
+                   "out, so it needs several: the window's text is one")
 
 
 class ExperimentsTab(QtWidgets.QWidget):
@@ -57,6 +56,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._started = 0.0
         self._done = ""                    # the status line of the result shown
         self.stale = False                 # the result shown is of other inputs
+        self.differ: list[str] = []        # which (experiment_jobs.changed)
         self._relay = Relay(self)
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
@@ -112,7 +112,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.texts = self._combo(list(TEXT_SOURCES.items()), "Which texts to run on")
         self.metric_box = self._combo([(m, m.replace("_", " ")) for m in METRICS],
                                   "Which metric the band shows (no new run needed)")
-        self.features = self._combo([("linear", "linear"), ("quadratic", "with squares")],
+        self.features = self._combo(list(FEATURE_NAMES.items()),
                                     "What the probe's regression reads: the hidden state, "
                                     "or also its squares (so it can read a norm)")
         self.paper = self._combo([(p.name, p.title) for p in CATALOGUE],
@@ -121,8 +121,8 @@ class ExperimentsTab(QtWidgets.QWidget):
                                    "The built-in model's weights: random (from the seed; "
                                    "the claims that follow from the architecture) or the "
                                    "shipped checkpoints, trained as causal language models")
-        self.encodings = self._encodings_button()
-        self._encodings_changed()
+        self.encodings = EncodingsButton()
+        self.encodings.changed.connect(self.refresh_stale)
         self.run_button = QtWidgets.QPushButton("Run")
         self.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
         self.run_button.setToolTip("Run the experiment (Ctrl+Return)")
@@ -174,31 +174,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         row.addWidget(self.status, 1)
         return row
 
-    def _encodings_button(self) -> QtWidgets.QToolButton:
-        """A menu of the encodings Compare runs, each checkable."""
-        button = QtWidgets.QToolButton()
-        button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QtWidgets.QMenu(button)
-        for kind, title in TITLES.items():
-            action = menu.addAction(title)
-            action.setCheckable(True)
-            action.setChecked(kind in COMPARED)
-            action.setData(kind)
-            action.toggled.connect(self._encodings_changed)
-            action.toggled.connect(self.refresh_stale)
-        button.setMenu(menu)
-        return button
-
     def chosen_encodings(self) -> tuple[str, ...]:
-        return tuple(a.data() for a in self.encodings.menu().actions() if a.isChecked())
-
-    def _encodings_changed(self) -> None:
-        chosen = ", ".join(self.chosen_encodings()) or "none chosen"
-        self.encodings.setText(chosen)
-        self.encodings.setToolTip(f"Compares: {chosen}. {ENCODINGS_TIP}")
-        # never cut: the text and, beside it, the menu's arrow
-        self.encodings.setMinimumWidth(self.encodings.sizeHint().width()
-                                       + self.encodings.fontMetrics().horizontalAdvance("MM"))
+        return self.encodings.chosen()
 
     def _paper_chosen(self) -> None:
         """A paper's check runs on the weights it speaks of: random where it can."""
@@ -217,6 +194,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             widget.setVisible(visible)
             self._labelled[widget].setVisible(visible)
         session = self._session()
+        self._offer_current_text(what != "probe")
         source = self.texts.currentData()
         if what == "probe" and source == "current":    # one text cannot be held out
             self.texts.setCurrentIndex(self.texts.findData("generated"))
@@ -236,6 +214,16 @@ class ExperimentsTab(QtWidgets.QWidget):
         if self.status.property("error"):      # said of the previous choice
             self._say("")
         self.refresh_stale()
+
+    def _offer_current_text(self, offered: bool) -> None:
+        """The probe scores on texts it holds out, so the window's one text is greyed
+        out for it, saying why in the list, not refused after Run."""
+        index = self.texts.findData("current")
+        self.texts.model().item(index).setEnabled(offered)
+        self.texts.setItemText(index, TEXT_SOURCES["current"] if offered else
+                               f"{TEXT_SOURCES['current']} (one: the probe needs several)")
+        self.texts.setItemData(index, None if offered else CURRENT_REFUSED,
+                               QtCore.Qt.ItemDataRole.ToolTipRole)
 
     def _texts_chosen(self) -> None:
         if self.texts.currentData() != "file":
@@ -329,7 +317,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.job, self.result = outcome.result
         self._done = f"done in {time.monotonic() - self._started:.1f} s"
         self._say(self._done)
-        self.stale = False
+        self.stale, self.differ = False, []
         self.figure.set_stale(False)
         self._redraw()
         self.refresh_stale()              # the inputs may have changed while it ran
@@ -344,7 +332,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         except (PosvizInputError, OSError):
             now = None
         differ = changed(self.job, now, self.what.currentData())
-        self.figure.set_stale(bool(differ))
+        self.differ = differ
+        self.figure.set_stale(bool(differ), computed_for(self.job, differ))
         if not differ and self.stale:
             self._say(self._done)
         self.stale = bool(differ)
@@ -374,7 +363,9 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.status.setProperty("error", error and bool(text))
 
     def provenance(self) -> dict:
-        return self.job.describe() if self.job is not None else {}
+        """What an export carries: experiment_jobs.provenance of the result shown."""
+        return (provenance(self.job, self.result, self.differ) if self.job is not None
+                else {})
 
     def copy_plot(self) -> bool:
         """The experiment's plot as drawn, onto the clipboard (Edit › Copy plot, Ctrl+C)."""

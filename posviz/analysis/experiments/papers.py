@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import PosvizInputError
-from ...models.checkpoint import RANDOM, TRAINED
+from ...models.checkpoint import RANDOM, TRAINED, plural
 from ...models.config import ModelConfig, Positions
 from . import pretrained, trained
 from .claim import PaperCheck
@@ -36,7 +36,8 @@ def untrained(detail: str = "", **config) -> str:
     """What an untrained built-in model is: its seed and size, then ``detail``."""
     cfg = ModelConfig(**config)
     return (f"the built-in model, untrained: random weights drawn from seed {cfg.seed} "
-            f"({cfg.layers} layers, {cfg.heads} heads, width {cfg.d_model})"
+            f"({plural(cfg.layers, 'layer')}, {plural(cfg.heads, 'head')}, "
+            f"width {cfg.d_model})"
             + (f", {detail}" if detail else ""))
 
 

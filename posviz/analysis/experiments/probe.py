@@ -25,6 +25,12 @@ from ...models.config import Positions
 from .texts import random_texts
 
 FEATURES = ("linear", "quadratic")
+# each as the GUI's control and the figure's title name it
+FEATURE_NAMES = {"linear": "linear", "quadratic": "with squares"}
+# what a probe of each reads position with, in the verdict's words
+READ_WITH = {"linear": "linearly",
+             "quadratic": "linearly from the hidden state and its squares"}
+LISTED = 4                 # below-chance layers named one by one, at most; past it, a span
 RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
 PER_FEATURE = 10             # tokens a held-out fit needs per feature it reads
 # The texts a probe runs on when given none: made-up words drawn independently of their
@@ -72,12 +78,80 @@ class ProbeResult:
                 f"needs; a low R² here may mean too few texts, not no position (give more "
                 f"texts, or none for generated ones)")
 
+    @property
+    def verdict(self) -> str:
+        """What the held-out errors against chance say, layer by layer (verdict)."""
+        return verdict(self.layers, self.features,
+                       (self.tokens, self.width) if self.too_few else None)
+
     def to_dict(self) -> dict:
         return {"texts": self.texts, "tokens": self.tokens, "folds": self.folds,
                 "features": self.features, "feature_count": self.width,
                 "tokens_needed": self.tokens_needed, "too_few_samples": self.too_few,
-                "note": self.note, "generated_texts": self.generated,
+                "note": self.note, "verdict": self.verdict,
+                "generated_texts": self.generated,
                 "layers": [vars(row).copy() for row in self.layers]}
+
+
+def layer_name(layer: int) -> str:
+    """Layer 0 is the input to block 1, "in" as the layer axes write it."""
+    return "in" if layer == 0 else str(layer)
+
+
+def _spans(layers: list[int]) -> str:
+    """Layers as runs: [0, 1, 2, 4] -> "in–2 and 4"."""
+    runs: list[list[int]] = []
+    for layer in layers:
+        if runs and layer == runs[-1][-1] + 1:
+            runs[-1].append(layer)
+        else:
+            runs.append([layer])
+    parts = [layer_name(r[0]) if len(r) == 1 else f"{layer_name(r[0])}–{layer_name(r[-1])}"
+             for r in runs]
+    return " and ".join(filter(None, (", ".join(parts[:-1]), parts[-1])))
+
+
+def _span(values) -> str:
+    """Numbers as "low–high" to 2 decimals, or one number when they round alike."""
+    values = list(values)
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def verdict(layers, features: str = "linear", too_few: tuple[int, int] | None = None) -> str:
+    """What a probe's ``layers`` (ProbeLayer each) show: at which layers the held-out error
+    is below chance and by how much, or that it is at none; ``too_few`` ((tokens,
+    features) of a fit with fewer samples than PER_FEATURE a feature) adds that an error
+    at or above chance may then come from too few texts."""
+    how = READ_WITH.get(features, features)
+    below = [row for row in layers if row.mae < row.chance_mae]
+    if not below:
+        errors = _span(r.mae for r in layers)
+        said = (f"At no layer is the error below chance (error {errors} against chance "
+                f"{_span(r.chance_mae for r in layers)} positions): position cannot be "
+                f"read off {how}.")
+    else:
+        if len(below) <= LISTED:
+            by = "; ".join(f"layer {layer_name(r.layer)}: {r.mae:.2f} against "
+                           f"{r.chance_mae:.2f}" for r in below) + " positions"
+        else:
+            cut = [1 - r.mae / r.chance_mae for r in below]
+            best = below[max(range(len(below)), key=cut.__getitem__)]
+            by = (f"{100 * min(cut):.0f}–{100 * max(cut):.0f}% below chance, most at "
+                  f"layer {layer_name(best.layer)}")
+        if len(below) == len(layers):
+            where, there = "at every layer", f"every layer {how}"
+        else:
+            where = (f"at layer{'s' if len(below) > 1 else ''} "
+                     f"{_spans([r.layer for r in below])} only")
+            there = f"those {how}, not the others"
+        said = f"The error is below chance {where} ({by}): position can be read off {there}."
+    if too_few is not None and len(below) < len(layers):
+        tokens, width = too_few
+        said += (f" With {tokens} tokens for {width} features (fewer than {PER_FEATURE} a "
+                 f"feature), an error at or above chance may mean too few texts, not no "
+                 f"position.")
+    return said
 
 
 def ridge_fit(X: np.ndarray, y: np.ndarray, penalty: float):

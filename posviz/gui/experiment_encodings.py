@@ -1,0 +1,65 @@
+"""Compare's checklist of encodings: a button whose menu stays open while the user ticks
+several (a plain QMenu closes at every click) and whose text names the ones ticked."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncoding
+from posviz.models.options import TITLES
+
+COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # Compare's start
+ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
+                 "built-in model with the window's settings")
+
+
+class Checklist(QtWidgets.QMenu):
+    """A menu of checkable entries that toggles an entry on a click (or Return, Space)
+    and stays open; Esc or a click outside closes it."""
+
+    def mouseReleaseEvent(self, event) -> None:
+        action = self.activeAction()
+        if action is not None and action.isCheckable() and action.isEnabled():
+            action.toggle()
+            return
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event) -> None:
+        action = self.activeAction()
+        keys = (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter, QtCore.Qt.Key.Key_Space)
+        if action is not None and action.isCheckable() and event.key() in keys:
+            action.toggle()
+            return
+        super().keyPressEvent(event)
+
+
+class EncodingsButton(QtWidgets.QToolButton):
+    """The encodings Compare runs: a checklist, its choice as the button's text."""
+
+    changed = QtCore.Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = Checklist(self)
+        for kind, title in TITLES.items():
+            action = menu.addAction(title)
+            action.setCheckable(True)
+            action.setChecked(kind in COMPARED)
+            action.setData(kind)
+            action.toggled.connect(self._changed)
+        menu.setToolTipsVisible(True)
+        self.setMenu(menu)
+        self._changed()
+
+    def chosen(self) -> tuple[str, ...]:
+        return tuple(a.data() for a in self.menu().actions() if a.isChecked())
+
+    def _changed(self) -> None:
+        chosen = ", ".join(self.chosen()) or "none chosen"
+        self.setText(chosen)
+        self.setToolTip(f"Compares: {chosen}. {ENCODINGS_TIP}. The menu stays open while "
+                        "you tick several (Esc closes it).")
+        # never cut: the text and, beside it, the menu's arrow
+        self.setMinimumWidth(self.sizeHint().width()
+                             + self.fontMetrics().horizontalAdvance("MM"))
+        self.changed.emit()
