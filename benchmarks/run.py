@@ -40,14 +40,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
-# Before numpy and Qt are imported: numpy's BLAS threads beside torch's double the model
-# time (see NOTES), there is no display, and a model must never be fetched.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Before numpy and Qt are imported: there is no display, and a model must never be fetched.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# As posviz does at start (posviz.boot): glibc keeps freed memory for the next forward.
+# As posviz does at start (posviz.boot): one BLAS thread and torch's threads asleep when
+# idle, and glibc keeps freed memory for the next forward.
 from posviz import boot  # noqa: E402
 
+boot.quiet_threads()
 boot.command_line()
 
 SIZES = (16, 64, 128, 256, 512)
@@ -77,6 +77,7 @@ def machine() -> dict:
             "torch_threads": torch.get_num_threads(), "numpy": numpy.__version__,
             "pyside6": PySide6.__version__, "pyqtgraph": pyqtgraph.__version__,
             "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
             "load_average_at_start": list(os.getloadavg())}
     try:
         import transformers

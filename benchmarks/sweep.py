@@ -28,11 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")     # see benchmarks/run.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# As posviz does at start (posviz.boot): glibc keeps freed memory for the next forward.
+# As posviz does at start (posviz.boot): one BLAS thread and torch's threads asleep when
+# idle, and glibc keeps freed memory for the next forward.
 from posviz import boot  # noqa: E402
 
+boot.quiet_threads()
 boot.command_line()
 
 from measures import installed  # noqa: E402  (beside this file)

@@ -1,7 +1,8 @@
 """posviz's start-up, and the switches of the workarounds of other libraries it keeps.
 
-Entry points: ``command_line()`` or ``window(app)`` once per process, ``before_torch()``
-on the thread about to import torch (Qt is imported inside them only). Each workaround
+Entry points: ``quiet_threads()`` before numpy and torch are imported, then
+``command_line()`` or ``window(app)`` once per process, ``before_torch()`` on the thread
+about to import torch (Qt is imported inside them only). Each workaround
 (SWITCHES: two live in models.hf and gui.plots' ``workarounds``) checks the versions it
 was written for, pays by a measurement (benchmarks/README.md) and can be turned off to
 compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``.
@@ -27,6 +28,14 @@ def enabled(name: str) -> bool:
     """Is the workaround ``name`` on? (all are, unless the environment turns them off)"""
     off = {part.strip() for part in os.environ.get(OFF_VARIABLE, "").split(",")}
     return not ({"all", name} & off)
+
+
+def quiet_threads() -> None:
+    """numpy's BLAS on one thread beside torch's, and torch's OpenMP threads asleep when
+    idle (each unless the environment says otherwise): on a busy machine, threads that
+    spin starve the next small op. Read once, when numpy and torch load."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def command_line() -> None:

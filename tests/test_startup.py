@@ -112,3 +112,39 @@ def test_the_window_boots_in_one_call():
               "app = QApplication([])\nboot.window(app)\n"
               "print(hasattr(feature._mod_uses_pyside, 'cheap'), gc.isenabled())", "all")
     assert off == "False True"
+
+
+
+QUIET_THREADS_PROBE = """
+import os, sys
+seen = {}
+
+class Watch:                       # what the environment says when numpy and torch load
+    def find_spec(self, name, path=None, target=None):
+        if name in ("numpy", "torch") and name not in seen:
+            seen[name] = (os.environ.get("OPENBLAS_NUM_THREADS"),
+                          os.environ.get("OMP_WAIT_POLICY"))
+
+sys.meta_path.insert(0, Watch())
+from posviz.__main__ import main
+main(["paper", "chi2023"])
+print(seen)
+"""
+
+
+@pytest.mark.parametrize("policy", [None, "ACTIVE"])
+def test_a_command_loads_numpy_and_torch_with_quiet_threads(policy):
+    """The command line, like the window, has numpy's BLAS on one thread and torch's
+    OpenMP threads asleep when idle before either library loads; a user's own setting
+    stays."""
+    import os
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY")}
+    if policy:
+        env["OMP_WAIT_POLICY"] = policy
+    result = subprocess.run([sys.executable, "-c", QUIET_THREADS_PROBE], capture_output=True,
+                            text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    expected = ("1", policy or "PASSIVE")
+    assert result.stdout.strip().splitlines()[-1] == str({"numpy": expected,
+                                                          "torch": expected})

@@ -13,7 +13,6 @@ next start, unless a FILE.posviz, --text, --model or --reset-settings is given.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from .settings import make_settings
@@ -70,10 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.install_desktop or args.uninstall_desktop:
         from ..desktop import main as desktop
         return desktop("install" if args.install_desktop else "uninstall")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # numpy beside torch: one thread
+    from .. import boot
+    boot.quiet_threads()
     from PySide6.QtWidgets import QApplication
 
-    from .. import boot
     from ..version import __version__
 
     app = QApplication.instance() or QApplication([sys.argv[0], *qt_args])
