@@ -391,7 +391,7 @@ def test_the_probe_note_says_what_the_plotted_errors_show(figure):
     note = figure.note.text()
     shown = figure.displayed()
     assert (shown["mae"] > shown["chance_mae"]).all()
-    assert "At no layer is the error below chance" in note and "can be read" not in note
+    assert "At no layer is the error below chance" in note and "no better than" in note
     figure.show_probe(probe_rows([3.2, 2.0, 2.5, 3.4, 3.5], [3.15] * LAYERS), "probe")
     assert "below chance at layers 1–2 only" in figure.note.text()
 

@@ -128,8 +128,8 @@ def verdict(layers, features: str = "linear", too_few: tuple[int, int] | None = 
     if not below:
         errors = _span(r.mae for r in layers)
         said = (f"At no layer is the error below chance (error {errors} against chance "
-                f"{_span(r.chance_mae for r in layers)} positions): position cannot be "
-                f"read off {how}.")
+                f"{_span(r.chance_mae for r in layers)} positions): a held-out fit reads "
+                f"position {how} no better than guessing.")
     else:
         if len(below) <= LISTED:
             by = "; ".join(f"layer {layer_name(r.layer)}: {r.mae:.2f} against "
@@ -140,12 +140,13 @@ def verdict(layers, features: str = "linear", too_few: tuple[int, int] | None = 
             by = (f"{100 * min(cut):.0f}–{100 * max(cut):.0f}% below chance, most at "
                   f"layer {layer_name(best.layer)}")
         if len(below) == len(layers):
-            where, there = "at every layer", f"every layer {how}"
+            where, there = "at every layer", "there"
         else:
             where = (f"at layer{'s' if len(below) > 1 else ''} "
                      f"{_spans([r.layer for r in below])} only")
-            there = f"those {how}, not the others"
-        said = f"The error is below chance {where} ({by}): position can be read off {there}."
+            there = "there, not at the others"
+        said = (f"The error is below chance {where} ({by}): a held-out fit reads position "
+                f"{how} better than guessing {there}.")
     if too_few is not None and len(below) < len(layers):
         tokens, width = too_few
         said += (f" With {tokens} tokens for {width} features (fewer than {PER_FEATURE} a "
