@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# As posviz does at start (posviz.boot): one BLAS thread and torch's threads asleep when
-# idle, and glibc keeps freed memory for the next forward.
+# As the window does at start (posviz.boot): one BLAS thread beside torch's (its OpenMP
+# threads spin when idle, as in the window), and glibc keeps freed memory for the next
+# forward.
 from posviz import boot  # noqa: E402
 
 boot.quiet_threads()

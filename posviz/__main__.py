@@ -7,12 +7,12 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from .boot import quiet_threads
-    quiet_threads()                  # before the window or a command imports numpy or torch
     # A first word is a command (a misspelt one is told, not taken for the window).
     # A session file opens the window.
     command = bool(argv) and not argv[0].endswith(".posviz") and (
         not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version"))
+    from .boot import quiet_threads
+    quiet_threads(command)           # before the window or a command imports numpy or torch
     if command:
         from .cli import main as cli_main
         return cli_main(argv)

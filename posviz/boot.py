@@ -30,12 +30,15 @@ def enabled(name: str) -> bool:
     return not ({"all", name} & off)
 
 
-def quiet_threads() -> None:
-    """numpy's BLAS on one thread beside torch's, and torch's OpenMP threads asleep when
-    idle (each unless the environment says otherwise): on a busy machine, threads that
-    spin starve the next small op. Read once, when numpy and torch load."""
+def quiet_threads(command: bool = False) -> None:
+    """numpy's BLAS on one thread beside torch's and, for a ``command``, torch's OpenMP
+    threads asleep when idle (each unless the environment says otherwise). Read once,
+    when numpy and torch load. On a busy machine threads that spin starve a command's
+    next small op; the window keeps them spinning, since waking them made its small
+    forwards slower on a quiet machine (benchmarks/README.md, "Threads that sleep")."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if command:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def command_line() -> None:

@@ -134,9 +134,8 @@ print(seen)
 
 @pytest.mark.parametrize("policy", [None, "ACTIVE"])
 def test_a_command_loads_numpy_and_torch_with_quiet_threads(policy):
-    """The command line, like the window, has numpy's BLAS on one thread and torch's
-    OpenMP threads asleep when idle before either library loads; a user's own setting
-    stays."""
+    """The command line has numpy's BLAS on one thread and torch's OpenMP threads
+    asleep when idle before either library loads; a user's own setting stays."""
     import os
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY")}
@@ -148,3 +147,18 @@ def test_a_command_loads_numpy_and_torch_with_quiet_threads(policy):
     expected = ("1", policy or "PASSIVE")
     assert result.stdout.strip().splitlines()[-1] == str({"numpy": expected,
                                                           "torch": expected})
+
+
+def test_the_window_keeps_torch_threads_spinning():
+    """Only a command lets torch's threads sleep when idle: waking them slowed the
+    window's small forwards on a quiet machine. numpy's BLAS is on one thread in both."""
+    import os
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY")}
+    probe = ("import os\nfrom posviz import boot\nboot.quiet_threads()\n"
+             "print(os.environ.get('OPENBLAS_NUM_THREADS'), "
+             "os.environ.get('OMP_WAIT_POLICY'))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", "None"]
