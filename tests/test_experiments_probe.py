@@ -131,8 +131,8 @@ def test_the_verdict_says_no_layer_beats_chance_when_none_does():
 def test_the_verdict_names_the_layers_below_chance_and_by_how_much():
     said = verdict(layers([3.2, 2.0, 2.5, 3.4, 3.5], [3.15] * 5))
     assert "below chance at layers 1–2 only" in said
-    assert said.endswith("reads position linearly better than guessing there, not at the "
-                         "others.")
+    assert said.endswith("reads position linearly better than guessing there and at no "
+                         "other layer.")
     assert "layer 1: 2.00 against 3.15; layer 2: 2.50 against 3.15 positions" in said
     assert "not at" not in said and "layer in:" not in said
     every = verdict(layers([1.0, 1.5, 2.0, 2.5, 3.0, 0.5], [3.0, 3.0, 3.0, 3.0, 4.0, 4.0]))

@@ -144,7 +144,7 @@ def verdict(layers, features: str = "linear", too_few: tuple[int, int] | None = 
         else:
             where = (f"at layer{'s' if len(below) > 1 else ''} "
                      f"{_spans([r.layer for r in below])} only")
-            there = "there, not at the others"
+            there = "there and at no other layer"
         said = (f"The error is below chance {where} ({by}): a held-out fit reads position "
                 f"{how} better than guessing {there}.")
     if too_few is not None and len(below) < len(layers):
