@@ -143,3 +143,24 @@ def test_the_guide_closes_with_escape_on_an_x_server():
             env=dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb"),
             capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-2000:]
+
+
+def test_the_guide_s_causal_leak_holds_as_it_says_with_and_without_positions():
+    """The last token kept in place under a causal mask: unchanged after layer 1 only
+    without positions (the guide said so of every causal model; with positions the
+    final slot changes at layer 1 already)."""
+    import posviz
+    text = " ".join(guide().split())
+    assert ("With no positional encoding and the last token kept in place, a causal model "
+            "keeps it unchanged after one layer") in text
+    assert "with positions it changes from layer 1" in text
+    order = [1, 2, 3, 4, 5, 0, 6, 7, 8, 9]
+    for pe in ("none", "sinusoidal", "rope", "alibi"):
+        report = posviz.load(pe=pe, mask="causal").compare(
+            "the cat sat on the mat because it was warm", order)
+        floor = report.noise_floor
+        last = [row["last_token_change"] for row in report.layers]     # layer 0 = input
+        if pe == "none":
+            assert last[1] <= floor < last[2], last
+        else:
+            assert last[1] > floor, (pe, last)

@@ -78,9 +78,10 @@ float32). A learned or sinusoidal encoding keeps 100 × epsilon.
   permutation-equivariant: the reordered run is the original one reordered.
 - *attention equivariance* = max over heads of max |A′ − A[order][:, order]|: zero when
   every map is the original map with rows and columns permuted (R·A·Rᵀ).
-- *last token* = ‖H′[n−1] − H[n−1]‖ / ‖H[n−1]‖: the output at the final slot. When the
-  last token stays put, a causal model keeps it unchanged after one layer and leaks the
-  order from layer 2.
+- *last token* = ‖H′[n−1] − H[n−1]‖ / ‖H[n−1]‖: the output at the final slot. With no
+  positional encoding and the last token kept in place, a causal model keeps it unchanged
+  after one layer (it attends over the same set of tokens) and leaks the order from layer
+  2, through the mask; with positions it changes from layer 1.
 - *pooled* = ‖mean H′ − mean H‖ / ‖mean H‖: a mean-pooled output; invariant whenever the
   hidden states are equivariant.
 
