@@ -1,14 +1,13 @@
 """posviz's start-up, and the switches of the workarounds of other libraries it keeps.
 
-Entry points: ``quiet_threads()`` before numpy and torch are imported, then
-``command_line()`` or ``window(app)`` once per process, ``before_torch()`` on the thread
-about to import torch (Qt is imported inside them only). Each workaround
-(SWITCHES: two live in models.hf and gui.plots' ``workarounds``) checks the versions it
+Entry points: ``quiet_threads()`` before numpy and torch load, then ``command_line()`` or
+``window(app)``, ``before_torch()`` on the thread about to import torch. Each workaround
+(SWITCHES; two live in models.hf and gui.plots' ``workarounds``) checks the versions it
 was written for, pays by a measurement (benchmarks/README.md) and can be turned off to
-compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``.
-"""
+compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
@@ -31,19 +30,16 @@ def enabled(name: str) -> bool:
 
 
 def quiet_threads(command: bool = False) -> None:
-    """numpy's BLAS on one thread beside torch's and, for a ``command``, torch's OpenMP
-    threads asleep when idle (each unless the environment says otherwise). Read once,
-    when numpy and torch load. On a busy machine threads that spin starve a command's
-    next small op; the window keeps them spinning, since waking them made its small
-    forwards slower on a quiet machine (benchmarks/README.md, "Threads that sleep")."""
+    """numpy's BLAS on one thread beside torch's, and a ``command``'s idle torch threads
+    asleep (spinning, they starve its next op on a busy machine; the window keeps them:
+    waking them slowed it on a quiet one). A value the environment already sets wins."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if command:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def command_line() -> None:
-    """A command starts (before its first forward allocates anything)."""
-    keep_heap_pages()
+    keep_heap_pages()           # a command starts, before its first forward allocates
 
 
 def window(app) -> None:
@@ -53,9 +49,8 @@ def window(app) -> None:
     _collect_in_gui_thread(app)
 
 
-# -- pyside-import-hook: PySide6's __feature__ hook asks of each module imported after it
-# whether its source mentions PySide6 through inspect.getsource, which keeps every source
-# read in linecache for good; answered by reading the file's bytes instead.
+# -- pyside-import-hook: PySide6's __feature__ hook reads each later module's source with
+# inspect.getsource (kept in linecache for good); answered from the file's bytes instead.
 def answer_pyside_hook() -> bool:
     """Replace the hook's private check (PySide6 imported); True if done now."""
     feature = sys.modules.get("shibokensupport.feature")
@@ -73,12 +68,9 @@ def answer_pyside_hook() -> bool:
 def mentions_pyside(module, fallback) -> bool:
     """Does ``module``'s .py file contain "PySide6"? ``fallback(module)`` if it has none."""
     path = getattr(module, "__file__", None)
-    try:
-        if isinstance(path, str) and path.endswith(".py"):
-            with open(path, "rb") as source:
-                return b"PySide6" in source.read()
-    except OSError:
-        pass
+    if isinstance(path, str) and path.endswith(".py"):
+        with contextlib.suppress(OSError), open(path, "rb") as source:
+            return b"PySide6" in source.read()
     return fallback(module)
 
 
@@ -107,9 +99,9 @@ def before_torch() -> list[str]:
     return loaded
 
 
-# -- gui-thread-collector: Qt objects freed on a worker can deadlock against the GUI
-# thread, and a full collection stalls it for tenths of a second: the GUI thread collects,
-# after start-up, and the oldest generation only once the window has been quiet for IDLE_S.
+# -- gui-thread-collector: Qt objects freed on a worker can deadlock against the GUI thread
+# and a full collection stalls it for tenths of a second: the GUI thread collects after
+# start-up, the oldest generation only once the window has been quiet for IDLE_S.
 IDLE_S = 2.0
 _collector = {"timer": None, "started": False, "activity": 0.0}
 _threshold = gc.get_threshold()
@@ -154,9 +146,8 @@ def note_activity() -> None:
     _collector["activity"] = time.monotonic()
 
 
-# -- malloc-thresholds: blocks up to 32 MB (glibc's largest) from the heap and up to 64 MB
-# of free memory kept there, so a forward's same-sized tensors page-fault once;
-# malloc-trim: that memory given back once the window is quiet after a large evaluation.
+# -- malloc-thresholds: blocks up to 32 MB (glibc's largest) from the heap, up to 64 MB kept
+# free there (a forward's same-sized tensors page-fault once); malloc-trim gives it back.
 TRIM_FROM = 256                 # tokens: from here on an evaluation holds hundreds of MB
 TRIM_EACH_LAYER_FROM = 1024     # tokens: a long run's freed maps go back after each layer
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3              # mallopt's parameters (malloc.h)

@@ -5,8 +5,7 @@
   Indexed8 image that each paint converts, by replacing ImageItem.render and marking its
   private render state done; it exports its cells enlarged, unsmoothed, so no SVG
   renderer blurs them. Otherwise it is a plain ImageItem: the same pixels, slower.
-- let_title_shrink: a plot's title does not hold its plot as wide as its text.
-"""
+- let_title_shrink: a plot's title does not hold its plot as wide as its text."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,9 +74,8 @@ class HeatmapImage(pg.ImageItem):
 
 
 def let_title_shrink(plot: pg.PlotItem) -> None:
-    """Let ``plot`` be narrower than its title's text, which LabelItem.updateMin forbids
-    at every resize: maps side by side take equal shares of the row, a long title is
-    cut (a layout choice, no switch; nothing done without updateMin)."""
+    """Let ``plot`` be narrower than its title, which LabelItem.updateMin forbids at every
+    resize: maps side by side share the row equally (a layout choice, no switch)."""
     title = plot.titleLabel
     keep_minimum = getattr(title, "updateMin", None)
     if keep_minimum is None:

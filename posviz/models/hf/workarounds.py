@@ -2,8 +2,7 @@
 
 transformers de-quantizes a GGUF file through the ``tqdm`` its module imports itself, past
 its ``disable_progress_bar`` and ``set_tqdm_hook``: a bar on the terminal, no count, no
-stop. ``gguf_loop(wrap)`` makes that name ``wrap`` for a ``with`` block.
-"""
+stop. ``gguf_loop(wrap)`` makes that name ``wrap`` for a ``with`` block."""
 from __future__ import annotations
 
 from contextlib import contextmanager
