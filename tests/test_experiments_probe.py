@@ -157,3 +157,10 @@ def test_the_result_s_verdict_and_json_say_the_same():
     assert result.to_dict()["verdict"] == result.verdict
     below = [row for row in result.layers if row.mae < row.chance_mae]
     assert ("At no layer" in result.verdict) == (not below)
+
+
+def test_layer_runs_group_consecutive_layers_given_in_any_order():
+    from posviz.models.trace import layer_label, layer_runs
+    assert layer_runs([4, 0, 2, 1]) == [(0, 2), (4, 4)]
+    assert layer_runs([]) == [] and layer_runs([7]) == [(7, 7)]
+    assert [layer_label(k) for k in (0, 1, 12)] == ["in", "1", "12"]

@@ -93,3 +93,20 @@ class PerTrace:
             alive = [(r, v) for r, v in self._items if r() is not None]
             self._items = alive[-(self._size - 1):] + [(weakref.ref(trace), value)]
         return value
+
+
+def layer_label(layer: int) -> str:
+    """A Trace's layer 0..L as the layer axes write it: 0, the input to block 1, is "in"."""
+    return "in" if layer == 0 else str(layer)
+
+
+def layer_runs(layers) -> list[tuple[int, int]]:
+    """Layer indices as runs of consecutive ones, (first, last) each: [0, 1, 2, 4] ->
+    [(0, 2), (4, 4)]."""
+    runs: list[list[int]] = []
+    for layer in sorted(int(k) for k in layers):
+        if runs and layer == runs[-1][1] + 1:
+            runs[-1][1] = layer
+        else:
+            runs.append([layer, layer])
+    return [(first, last) for first, last in runs]

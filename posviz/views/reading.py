@@ -11,6 +11,7 @@ import numpy as np
 
 from ..analysis.engine import Evaluation
 from ..analysis.symmetry import reference_norms
+from ..models.trace import layer_runs
 
 __all__ = ["ONE_TOKEN", "FRAME_WORDS", "TokenSpread", "frame", "frame_note", "token_spread",
            "one_token_note"]
@@ -115,13 +116,8 @@ def token_spread(ev: Evaluation) -> TokenSpread:
 
 
 def _spans(layers) -> str:
-    spans: list[list[int]] = []
-    for layer in layers:
-        if spans and layer == spans[-1][1] + 1:
-            spans[-1][1] = layer
-        else:
-            spans.append([layer, layer])
-    return ", ".join(f"layer {a}" if a == b else f"layers {a}–{b}" for a, b in spans)
+    return ", ".join(f"layer {a}" if a == b else f"layers {a}–{b}"
+                     for a, b in layer_runs(layers))
 
 
 def _percent(share: float) -> str:

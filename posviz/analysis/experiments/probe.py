@@ -22,6 +22,7 @@ import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
 from ...models.config import Positions
+from ...models.trace import layer_label, layer_runs
 from .texts import random_texts
 
 FEATURES = ("linear", "quadratic")
@@ -93,21 +94,10 @@ class ProbeResult:
                 "layers": [vars(row).copy() for row in self.layers]}
 
 
-def layer_name(layer: int) -> str:
-    """Layer 0 is the input to block 1, "in" as the layer axes write it."""
-    return "in" if layer == 0 else str(layer)
-
-
 def _spans(layers: list[int]) -> str:
     """Layers as runs: [0, 1, 2, 4] -> "in–2 and 4"."""
-    runs: list[list[int]] = []
-    for layer in layers:
-        if runs and layer == runs[-1][-1] + 1:
-            runs[-1].append(layer)
-        else:
-            runs.append([layer])
-    parts = [layer_name(r[0]) if len(r) == 1 else f"{layer_name(r[0])}–{layer_name(r[-1])}"
-             for r in runs]
+    parts = [layer_label(a) if a == b else f"{layer_label(a)}–{layer_label(b)}"
+             for a, b in layer_runs(layers)]
     return " and ".join(filter(None, (", ".join(parts[:-1]), parts[-1])))
 
 
@@ -132,13 +122,13 @@ def verdict(layers, features: str = "linear", too_few: tuple[int, int] | None = 
                 f"position {how} no better than guessing.")
     else:
         if len(below) <= LISTED:
-            by = "; ".join(f"layer {layer_name(r.layer)}: {r.mae:.2f} against "
+            by = "; ".join(f"layer {layer_label(r.layer)}: {r.mae:.2f} against "
                            f"{r.chance_mae:.2f}" for r in below) + " positions"
         else:
             cut = [1 - r.mae / r.chance_mae for r in below]
             best = below[max(range(len(below)), key=cut.__getitem__)]
             by = (f"{100 * min(cut):.0f}–{100 * max(cut):.0f}% below chance, most at "
-                  f"layer {layer_name(best.layer)}")
+                  f"layer {layer_label(best.layer)}")
         if len(below) == len(layers):
             where, there = "at every layer", "there"
         else:

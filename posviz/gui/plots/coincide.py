@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from posviz.models.trace import layer_label, layer_runs
+
 EQUAL = 1e-6            # relative: equal as drawn (a pixel is about 1e-3 of an axis)
 WIDE = 6.0              # pixels: an earlier curve drawn this wide shows around a later one
 HALO_ALPHA = 100        # ... and this light, so that the later one reads on it
@@ -26,19 +28,10 @@ def shares_a_line(a, b) -> bool:
 
 def layer_words(layers) -> str:
     """Layers by index (0 = in) as "layer 2", "layers 1–4" or "layers in, 2–3"."""
-    layers = sorted(int(k) for k in layers)
-    runs: list[list[int]] = []
-    for k in layers:
-        if runs and k == runs[-1][-1] + 1:
-            runs[-1].append(k)
-        else:
-            runs.append([k])
-    name = {0: "in"}
-
-    def span(run):
-        first, last = name.get(run[0], str(run[0])), name.get(run[-1], str(run[-1]))
-        return first if len(run) == 1 else f"{first}–{last}"
-    return ("layer " if len(layers) == 1 else "layers ") + ", ".join(map(span, runs))
+    layers = list(layers)
+    spans = [layer_label(a) if a == b else f"{layer_label(a)}–{layer_label(b)}"
+             for a, b in layer_runs(layers)]
+    return ("layer " if len(layers) == 1 else "layers ") + ", ".join(spans)
 
 
 def coinciding(curves: dict[str, np.ndarray]) -> list[tuple[tuple[str, ...], list[int]]]:
