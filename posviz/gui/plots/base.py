@@ -23,7 +23,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import style
-from .exporting import drop_export_menu, flatten_scaled_strokes
+from .exporting import drop_export_menu, flatten_scaled_strokes, portable_text
 from .one_line import OneLineLabel
 from .style import BACKGROUND
 from .tabs import Tab
@@ -314,6 +314,7 @@ class Figure(QtWidgets.QWidget):
         generator.setDescription(f"posviz figure '{self.name}'")
         self._paint_vector(generator, path)
         flatten_scaled_strokes(Path(path))
+        portable_text(Path(path))
         if provenance:
             text = Path(path).read_text(encoding="utf-8")
             Path(path).write_text(add_to_svg(text, provenance), encoding="utf-8")

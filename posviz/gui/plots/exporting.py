@@ -1,7 +1,9 @@
 """A figure's context menu: written to a file (and what a failed write says), or copied
-to the clipboard."""
+to the clipboard; and the SVG Qt writes, made to read the same in every renderer."""
 from __future__ import annotations
 
+import html
+import math
 import re
 from pathlib import Path
 
@@ -213,3 +215,87 @@ def flatten_scaled_strokes(path: Path) -> None:
         return _MATRIX.sub('transform="matrix(1,0,0,1,0,0)"', opening) + body + closing
 
     path.write_text(_GROUP.sub(rewrite, text), encoding="utf-8")
+
+
+# -- text for every renderer -------------------------------------------------------------
+_TEXT = re.compile(r"<text (?P<attrs>[^>]*)>(?P<body>[^<]*)</text>")
+_TEXTS = re.compile(r"<text [^>]*>[^<]*</text>(?:\s*<text [^>]*>[^<]*</text>)+")
+_ATTR = re.compile(r'([\w:-]+)="([^"]*)"')
+_SIZE = re.compile(r'font-size="([\d.]+)"')
+_GENERIC = {"Sans Serif": "sans-serif", "Serif": "serif", "Monospace": "monospace"}
+SAME_RUN = 0.5          # pixels between where a piece ends and the next begins
+
+
+def drawn_size(written: str) -> int:
+    """The size in pixels Qt lays text out at, of one QSvgGenerator wrote: Qt rounds a
+    size given in points to whole pixels (as qRound does), the generator writes it
+    unrounded (10 pt at 96 dpi: 13 px drawn, 13.3333 written)."""
+    return max(1, math.floor(float(written) + 0.5))
+
+
+def drawn_font(attrs: dict) -> QtGui.QFont:
+    """The font Qt drew a <text> element of its SVG in, from the element's attributes."""
+    font = QtGui.QFont(attrs.get("font-family", ""))
+    font.setPixelSize(drawn_size(attrs.get("font-size", "12")))
+    weight = int(attrs.get("font-weight", 400))
+    try:
+        font.setWeight(QtGui.QFont.Weight(weight))
+    except ValueError:                                  # a weight between Qt's named ones
+        font.setBold(weight >= 600)
+    font.setItalic(attrs.get("font-style", "normal") != "normal")
+    return font
+
+
+def _merged(pieces: list[tuple[dict, str, str]]) -> str:
+    """One <text> element of a line's pieces (attributes, their source, escaped text):
+    the first's attributes, and a <tspan> where a piece's style differs from them."""
+    first, source, _ = pieces[0]
+    body = ""
+    for attrs, _, text in pieces:
+        changed = {k: v for k, v in attrs.items() if k not in ("x", "y") and first.get(k) != v}
+        style = " ".join(f'{k}="{v}"' for k, v in changed.items())
+        body += f"<tspan {style}>{text}</tspan>" if changed else text
+    return f"<text {source}>{body}</text>"
+
+
+def whole_text_runs(svg: str) -> str:
+    """Join the pieces QSvgGenerator writes a line of text in (one per script: "PE(p+",
+    "Δ) ", ..., each at an x from Qt's metrics) into one <text> element per line, so that
+    a viewer with other metrics lays the line out itself instead of drawing its pieces
+    over each other. Pieces join when they follow each other in a group on one baseline,
+    each starting where the one before ends in the font Qt drew it in."""
+    def join(match: re.Match) -> str:
+        lines, end, baseline = [], 0.0, None
+        for element in _TEXT.finditer(match.group(0)):
+            attrs = dict(_ATTR.findall(element.group("attrs")))
+            x, text = float(attrs.get("x", 0)), element.group("body")
+            if not (lines and attrs.get("y") == baseline and abs(x - end) <= SAME_RUN):
+                lines.append([])
+            lines[-1].append((attrs, element.group("attrs"), text))
+            advance = QtGui.QFontMetricsF(drawn_font(attrs)).horizontalAdvance(
+                html.unescape(text))
+            end, baseline = x + advance, attrs.get("y")
+        return "\n".join(_merged(line) for line in lines)
+    return _TEXTS.sub(join, svg)
+
+
+def portable_text(path: Path) -> None:
+    """Make the text of an SVG that QSvgGenerator wrote read as Qt drew it in any viewer
+    (librsvg, browsers, Inkscape), not only in Qt's own.
+
+    Sizes are written as drawn (drawn_size: written unrounded, every other renderer drew
+    text 2.6 % wider than Qt laid it out, so pieces of a line overlapped and a line that
+    fit ran past the figure's edge), the pieces of each line are joined (whole_text_runs),
+    and Qt's family alias ("Sans Serif", which CSS does not define) becomes the family Qt
+    resolved it to, then the generic family.
+    """
+    svg = _SIZE.sub(lambda m: f'font-size="{drawn_size(m.group(1))}"',
+                    path.read_text(encoding="utf-8"))
+    svg = whole_text_runs(svg)
+
+    def family(match: re.Match) -> str:
+        info = QtGui.QFontInfo(QtGui.QFont(match.group(1)))
+        generic = _GENERIC.get(match.group(1),
+                               "monospace" if info.fixedPitch() else "sans-serif")
+        return f"font-family=\"'{info.family()}', {generic}\""
+    path.write_text(re.sub(r'font-family="([^"\',]*)"', family, svg), encoding="utf-8")
