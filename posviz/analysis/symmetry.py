@@ -88,8 +88,25 @@ class ReferenceNorms:
 def _norms(reference: Trace) -> ReferenceNorms:
     H = reference.hidden                                           # (L+1, n, d)
     mean = H.mean(axis=1)                                          # (L+1, d)
-    return ReferenceNorms(np.linalg.norm(H.reshape(H.shape[0], -1), axis=1),
-                           np.linalg.norm(H, axis=2), np.linalg.norm(mean, axis=1), mean)
+    total, token = _differences(H)
+    return ReferenceNorms(total, token, np.linalg.norm(mean, axis=1), mean)
+
+
+def _differences(H: np.ndarray, Hp: np.ndarray | None = None, order=None):
+    """||Hp - H'|| per layer (L+1,) and per row (L+1, n), where H' is H, or H's rows in
+    ``order``; without Hp, H's own norms. At most LAYERS_BYTES of layers at a time: the
+    whole difference and its squares were 0.3 GB each for SmolLM2 at 2,350 tokens."""
+    dtype = H.dtype if Hp is None else np.result_type(H, Hp)
+    total = np.empty(len(H), dtype)                                # (L+1,)
+    rows = np.empty(H.shape[:2], dtype)                            # (L+1, n)
+    step = max(1, LAYERS_BYTES // max(1, H[0].nbytes))
+    for first in range(0, len(H), step):
+        layers = slice(first, first + step)
+        h = H[layers] if order is None else H[layers][:, order]    # (k, n, d)
+        d = h if Hp is None else Hp[layers] - h
+        total[layers] = np.linalg.norm(d.reshape(len(d), -1), axis=1)
+        rows[layers] = np.linalg.norm(d, axis=2)
+    return total, rows
 
 
 def _causal_layers(reference: Trace) -> np.ndarray:
@@ -109,6 +126,7 @@ _causal_of = PerTrace(_causal_layers)
 # Heads taken together by AttentionGaps: a layer at a time for short inputs (fewer calls),
 # one head of a long one (no layer copied whole; larger batches were slower at n = 512)
 HEADS_BYTES = 1 << 20
+LAYERS_BYTES = 32 << 20    # hidden states compared at a time (a long input's in slices)
 
 
 class MapsConsumer(Protocol):
@@ -272,14 +290,9 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
     H, Hp = reference.hidden, permuted.hidden                     # (L+1, n, d)
     norms = reference_norms(reference)
 
-    if aligned:                                                   # row i: token i
-        diff = Hp - H                                             # (L+1, n, d)
-        last_slot = Hp[:, order[-1]]                              # (L+1, d)
-    else:
-        diff = Hp - H[:, order]                                   # row j: slot j
-        last_slot = Hp[:, -1]
-    hidden_eq = _relative(np.linalg.norm(diff.reshape(H.shape[0], -1), axis=1), norms.total)
-    by_row = np.linalg.norm(diff, axis=2)                         # (L+1, n)
+    change, by_row = _differences(H, Hp, None if aligned else order)   # (L+1,), (L+1, n)
+    last_slot = Hp[:, order[-1]] if aligned else Hp[:, -1]        # (L+1, d)
+    hidden_eq = _relative(change, norms.total)
     token_change = _relative(by_row if aligned else by_row[:, inv], norms.token)
 
     last = _relative(np.linalg.norm(last_slot - H[:, -1], axis=1), norms.token[:, -1])
