@@ -145,7 +145,8 @@ def test_family_loads_with_its_scheme(backends, model_type):
     assert (backend.family.name, backend.position_encoding, backend.mask, backend.head,
             backend.position_offset, backend.device) == (family, scheme, mask, head, offset,
                                                          "cpu")
-    assert backend.model.config._attn_implementation == "eager"
+    assert backend.model.config._attn_implementation == (      # models.hf.attention
+        "posviz_eager" if backend.family.lean_attention else "eager")
     assert backend.base is (backend.model.base_model if head else backend.model)
     info = backend.describe()
     assert (info["family"], info["device"], info["layers"]) == (family, "cpu", 2)

@@ -70,6 +70,8 @@ class Family:
                                        #   (tested): a causal reorder runs from its first
                                        #   moved slot on
     decoder_capable: bool = False      # config.is_decoder makes transformers mask it causally
+    lean_attention: bool = False       # its eager attention is Llama's, run in place
+                                       #   (models.hf.attention: the same numbers)
     encoder_only: bool = False         # the encoder of an encoder-decoder, loaded alone
     table_offset: Callable = _zero     # config -> rows of a learned table before position 0
     ids_index_table: bool = False      # position ids index that table directly (RoBERTa)
@@ -161,7 +163,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("llama", ("llama", "mistral", "qwen2", "phi3", "gemma"), "rope", "causal",
            "causal", True, True, "RoPE, grouped-query attention",
            lambda b: (b.embed_tokens, None), _decoder_blocks, aligned=True, prefix=True,
-           parameters=_rope),
+           lean_attention=True, parameters=_rope),
     Family("bloom", ("bloom",), "alibi", "causal", "causal", False, True,
            "ALiBi: a linear bias per head against distance",
            lambda b: (b.word_embeddings, None),

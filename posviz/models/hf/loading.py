@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 from ...errors import Cancelled, PosvizInputError, one_line
+from . import attention as lean_attention
 from .families import Family
 from .workarounds import gguf_loop
 
@@ -143,11 +144,12 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
     step = "de-quantizing weights" if gguf else "loading weights"
     say(step)
     model = info = None
+    attention = lean_attention.register() if family.lean_attention else "eager"
     for cls in model_classes(family):
         try:
             with counting(say, stop):
                 model, info = cls.from_pretrained(
-                    folder, local_files_only=True, attn_implementation="eager",
+                    folder, local_files_only=True, attn_implementation=attention,
                     dtype=getattr(torch, dtype), output_loading_info=True, **extra)
             break
         except Cancelled:

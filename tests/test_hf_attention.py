@@ -1,0 +1,67 @@
+"""The Llama family's in-place eager attention (models.hf.attention) gives transformers'
+own eager attention's numbers bit for bit, in every model type the family covers."""
+import pytest
+import torch
+from transformers import (AutoModel, GemmaConfig, LlamaConfig, MistralConfig, Phi3Config,
+                          Qwen2Config)
+
+from posviz.models.hf import attention
+from posviz.models.hf.families import BY_MODEL_TYPE
+
+CONFIGS = {"llama": LlamaConfig, "mistral": MistralConfig, "qwen2": Qwen2Config,
+           "phi3": Phi3Config, "gemma": GemmaConfig}
+
+
+def tiny(model_type: str, implementation: str, dtype=torch.float32):
+    config = CONFIGS[model_type](vocab_size=64, hidden_size=32, num_hidden_layers=2,
+                                 num_attention_heads=4, num_key_value_heads=2,
+                                 head_dim=8, intermediate_size=48,
+                                 max_position_embeddings=64, initializer_range=0.3,
+                                 pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    torch.manual_seed(0)
+    return AutoModel.from_config(config, attn_implementation=implementation,
+                                 dtype=dtype).eval()
+
+
+def outputs(model, ids, mask):
+    with torch.inference_mode():
+        out = model(input_ids=ids, attention_mask=mask, output_attentions=True,
+                    output_hidden_states=True)
+    return out.hidden_states, out.attentions
+
+
+def test_every_model_type_of_the_family_takes_the_lean_attention():
+    assert all(BY_MODEL_TYPE[t].lean_attention for t in CONFIGS)
+    assert not BY_MODEL_TYPE["gpt2"].lean_attention and not BY_MODEL_TYPE["bert"].lean_attention
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("model_type", sorted(CONFIGS))
+def test_lean_attention_equals_eager_bit_for_bit(model_type, dtype):
+    eager, lean = tiny(model_type, "eager", dtype), tiny(model_type, attention.register(),
+                                                         dtype)
+    lean.load_state_dict(eager.state_dict())
+    ids = torch.randint(0, 64, (2, 11), generator=torch.Generator().manual_seed(1))
+    # a 4D additive mask in a reordered frame (as Backend.run(aligned=True) passes) and
+    # the ordinary mask of ones, which transformers turns into its causal mask
+    slot = torch.stack([torch.randperm(11, generator=torch.Generator().manual_seed(s))
+                        for s in (2, 3)])                                     # (2, n)
+    sees = slot[:, None, :] <= slot[:, :, None]                               # (2, n, n)
+    frame = torch.zeros(sees.shape, dtype=dtype).masked_fill_(
+        ~sees, torch.finfo(dtype).min)[:, None]                               # (2, 1, n, n)
+    for mask in (torch.ones_like(ids), frame):
+        (H, A), (H_lean, A_lean) = outputs(eager, ids, mask), outputs(lean, ids, mask)
+        assert len(A) == len(A_lean) == 2
+        for a, b in zip(A + H, A_lean + H_lean):
+            assert a.dtype == b.dtype and torch.equal(a, b)
+        assert not torch.equal(A[0], A[1])          # the maps are real, not all equal
+
+
+def test_a_llama_loaded_by_posviz_runs_the_lean_attention(tmp_path):
+    from test_hf import save_tiny
+
+    from posviz.models import hf
+
+    save_tiny("llama", tmp_path / "llama")
+    backend = hf.load_backend(str(tmp_path / "llama"))
+    assert backend.model.config._attn_implementation == attention.LEAN
