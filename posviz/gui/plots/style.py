@@ -121,10 +121,11 @@ def fit_label(axis: pg.AxisItem, text: str, short: str | tuple[str, ...] = "") -
 def _refit_label(axis: pg.AxisItem) -> None:
     labels = axis._fit_labels
     size = axis.geometry()
-    margins = 2 * axis.label.document().documentMargin()    # the label's text is a document
-    room = (size.height() if axis.orientation in ("left", "right") else size.width()) - 6 \
-        - margins
+    # the text against the axis's length, not the blank margins around it (they may
+    # reach past its ends); pyqtgraph writes it with a space after
+    room = size.height() if axis.orientation in ("left", "right") else size.width()
     metrics = QtGui.QFontMetricsF(axis.label.font())
+    room -= metrics.horizontalAdvance(" ")
     chosen = labels[0]
     if room > 0 and metrics.horizontalAdvance(chosen) > room:
         chosen = next((t for t in labels if metrics.horizontalAdvance(t) <= room),
