@@ -158,8 +158,14 @@ def check_every_tab(qtbot, window, size, problems, seen, layers, encoding="sinus
         QtGui.QGuiApplication.processEvents()
         for name, figure in shown_figures(window):
             seen.add(name)
+            # in sight whole: a figure half under the fold titles its half in sight
+            # with a shorter form, which may leave its unit out
+            window.plots_scroll.ensureWidgetVisible(figure, 0, 0)
+            figure._settle()        # painted: its turned token labels take their room
+            QtGui.QGuiApplication.processEvents()
             check_figure(name, figure, problems)
             problems += unit_problems(name, figure, encoding)
+        window.plots_scroll.verticalScrollBar().setValue(0)
 
 
 @pytest.mark.parametrize("config", [ModelConfig(), ModelConfig(pe="rope", layers=3),

@@ -153,7 +153,7 @@ class AttentionFigure(Figure):
             let_title_shrink(plot.plot)        # not their titles' widths: equal shares
             plot.plot.setPreferredWidth(100)
         self.attention_bar = colorbars.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
-                                                 "attention weight")
+                                                 "attention weight", short="weight")
         self.attention_bar.setImageItem([self.original.image, self.aligned.image])
         canvas.addItem(self.attention_bar, row=0, col=3)
         self.difference_bar = colorbars.color_bar((-r, r), style.DIVERGING, "difference")

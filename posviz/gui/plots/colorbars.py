@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from .style import BAR_WIDTH, TEXT_COLOUR, colormap, nice_ceiling, style_axis
-from .units import with_unit
+from .style import BAR_WIDTH, colormap, fit_label, nice_ceiling, style_axis
 
 
-def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
+def color_bar(levels, cmap: str, label: str = "", short: str = "") -> pg.ColorBarItem:
     """A fixed (non-interactive) colour bar, BAR_WIDTH wide, its axis styled as every
-    other and labelled with what its colours measure."""
+    other and labelled with what its colours measure (``short`` where room is short)."""
     bar = ColourBar(values=levels, colorMap=colormap(cmap), interactive=False,
                     width=BAR_WIDTH, colorMapMenu=False)
     # its margins (align_bar) must not make it ask for more height than its row has:
@@ -20,7 +19,7 @@ def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
     style_axis(bar.axis)
     bar.setLevels(levels)
     if label:
-        set_bar_label(bar, label)
+        set_bar_label(bar, label, short)
     return bar
 
 
@@ -49,9 +48,11 @@ def bar_ticks(low: float, high: float) -> list[tuple[float, str]]:
     return [(v, f"{v:g}") for v in values]
 
 
-def set_bar_label(bar: pg.ColorBarItem, label: str) -> None:
-    """Label the bar with what its colours measure, in its unit (units.with_unit)."""
-    bar.axis.setLabel(with_unit(label), color=TEXT_COLOUR)
+def set_bar_label(bar: pg.ColorBarItem, label: str, short: str = "") -> None:
+    """Label the bar with what its colours measure, in its unit (units.with_unit); where
+    the part of the bar in sight is short, ``short`` or the label without its unit
+    (style.fit_label)."""
+    fit_label(bar.axis, label, short)
 
 
 def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:
