@@ -370,7 +370,7 @@ def test_the_token_change_axis_writes_its_ticks_in_one_notation(qtbot, change, f
     notation, decimals of a common power of ten that the axis label names."""
     from types import SimpleNamespace
 
-    from posviz.gui.plots.layers import TokenChangeFigure
+    from posviz.gui.plots.token_change import TokenChangeFigure
     figure = TokenChangeFigure()
     qtbot.addWidget(figure)
     figure.resize(700, 400)

@@ -172,7 +172,7 @@ def test_a_residual_stream_equal_to_the_mlp_branch_shows_and_is_named(panel, res
 def test_the_token_change_title_says_what_an_unchanged_token_looks_like(qtbot, change,
                                                                         words):
     """The title said "grey: unchanged" where unchanged tokens had no bar to see."""
-    from posviz.gui.plots.layers import TokenChangeFigure
+    from posviz.gui.plots.token_change import TokenChangeFigure
     figure = TokenChangeFigure()
     qtbot.addWidget(figure)
     comparison = SimpleNamespace(token_change=np.array([change]), floor=1e-7)
