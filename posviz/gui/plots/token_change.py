@@ -13,17 +13,24 @@ from .units import with_unit
 CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
 
 
-VISIBLE = 0.01          # of the axis's height: a bar shorter than this (3 px) is not seen
+STUB = 0.015            # of the axis's height (about 4 px): the least a non-zero bar is
+                        # drawn, so a tiny change stays apart from an exact 0 (no bar)
 
 
-def unchanged_words(unchanged: np.ndarray, top: float) -> str:
-    """How the ``unchanged`` tokens' bars (grey, at most the floor) show on an axis up to
-    ``top``: "; grey: unchanged", "; unchanged: no visible bar", both, or ""."""
+def unchanged_words(unchanged: np.ndarray) -> str:
+    """How the ``unchanged`` tokens' bars (grey, at most the floor) show: "; grey:
+    unchanged", "; unchanged: 0, no bar", both, or ""."""
     if not unchanged.size:
         return ""
-    seen = unchanged >= VISIBLE * top
-    return ("; grey: unchanged" if seen.all() else "; unchanged: no visible bar"
-            if not seen.any() else "; unchanged: grey, or no visible bar")
+    seen = unchanged > 0
+    return ("; grey: unchanged" if seen.all() else "; unchanged: 0, no bar"
+            if not seen.any() else "; unchanged: grey, or no bar where 0")
+
+
+def stub_heights(change: np.ndarray, top: float) -> np.ndarray:
+    """The bars' heights on an axis up to ``top``: each value, a non-zero one at least
+    STUB of the axis (an exact 0 stays 0)."""
+    return np.where(change > 0, np.maximum(change, STUB * top), change)
 
 
 class TokenChangeFigure(Figure):
@@ -35,8 +42,10 @@ class TokenChangeFigure(Figure):
     dims = ("token",)
     selects = ("layer",)
     guide = ("per original token i at the selected layer, ‖H′[inv i] − H[i]‖ / ‖H[i]‖, "
-             "where inv i is the slot token i moved to. The chips' bars show the same on "
-             "a log scale from the noise floor (empty) to 1 (full).")
+             "where inv i is the slot token i moved to. A change under 1.5% of the axis "
+             "is drawn that high, so that it shows (the note names its tokens); an exact "
+             "0 has no bar. The chips' bars show the same on a log scale from the noise "
+             "floor (empty) to 1 (full).")
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -60,14 +69,14 @@ class TokenChangeFigure(Figure):
         broken = change > floor
         changed_brush = pg.mkBrush(style.CURVE_COLOURS[1])
         same_brush = pg.mkBrush(170, 170, 170)
-        self.bars.setOpts(x0=np.arange(n) + 0.1, height=change, width=0.8,
-                          brushes=[changed_brush if b else same_brush for b in broken],
-                          pens=[pg.mkPen(None)] * n)
+        top = style.nice_ceiling(max(float(change.max()) if n else 0.0, 10 * floor))
+        self.bars.setOpts(x0=np.arange(n) + 0.1, height=stub_heights(change, top),
+                          width=0.8, pens=[pg.mkPen(None)] * n,
+                          brushes=[changed_brush if b else same_brush for b in broken])
         if ev.reference.tokens != self.tokens:
             self.tokens = ev.reference.tokens
             self.plot.getAxis("bottom").set_tokens(self.tokens)
             self.plot.setXRange(0, n, padding=0.01)
-        top = style.nice_ceiling(max(float(change.max()) if n else 0.0, 10 * floor))
         if top != self._top:
             self._top = top
             self.plot.setYRange(0, top, padding=0)
@@ -80,7 +89,10 @@ class TokenChangeFigure(Figure):
         self.where = f"layer {layer}"
         self.set_title(f"Change per token after layer {layer} "
                        f"({int(broken.sum())} of {n} tokens beyond the noise floor"
-                       f"{unchanged_words(change[~broken], top)})")
+                       f"{unchanged_words(change[~broken])})")
+        stubs = [self.tokens[i] for i in np.flatnonzero((change > 0) & (change < STUB * top))]
+        self.set_note(f"{', '.join(stubs)}: a change under {STUB:.1%} of the axis, drawn "
+                      "that high to be seen (hover for the value)." if stubs else "")
 
     def _mouse_moved(self, scene_pos) -> None:
         view = self.plot.vb
