@@ -219,6 +219,36 @@ def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch)
     assert "done in" not in tab.status.text()
 
 
+def test_a_dimmed_result_names_every_change_the_model_s_by_its_option(qtbot, tab,
+                                                                      monkeypatch):
+    """Text and encoding changed since the sweep: the line named "model"; and a
+    comparison, which runs its own encodings, was dimmed by the window's."""
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import ModelConfig
+    session = _session(spec=ModelSpec.builtin(ModelConfig()))
+    monkeypatch.setattr(tab, "_session", lambda: session)
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))
+    run(qtbot, tab)
+    session.text = "a b c d"
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope"))
+    tab.refresh_stale()
+    assert "computed for the previous encoding and text:" in tab.status.text()
+    assert tab.figure.stale_line.endswith("before the encoding and text changed")
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope", mask="causal", layers=2))
+    tab.refresh_stale()
+    assert tab.figure.stale_line.endswith("before the layers, encoding, mask and text "
+                                          "changed"), tab.figure.stale_line
+    session.text, session.spec = "the cat sat on the mat", ModelSpec.builtin(ModelConfig())
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    run(qtbot, tab)
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope"))      # not what it compares
+    tab.refresh_stale()
+    assert not tab.stale and not tab.figure.is_stale()
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope", mask="causal"))
+    tab.refresh_stale()
+    assert tab.figure.stale_line.endswith("before the mask changed"), tab.figure.stale_line
+
+
 def test_the_window_marks_the_result_stale_when_its_text_changes(qtbot, window):
     tab = window.experiments
     window.plots.tabs.setCurrentWidget(tab)
