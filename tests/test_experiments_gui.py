@@ -70,6 +70,26 @@ def test_a_paper_check_and_a_bad_texts_choice(qtbot, tab):
     assert "holds texts out" in tab.status.text() and not tab.cancel_button.isEnabled()
 
 
+def test_a_paper_check_s_note_is_one_line_until_clicked_as_every_note(qtbot, tab):
+    """Chi's note opened whole (four lines) in a tall figure, where the plots' notes
+    beside it were one line."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    tab.resize(1100, 800)
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("chi2023"))
+    run(qtbot, tab)
+    note = tab.figure.note
+    assert tab.figure.height() >= 400 and note.text().count("\n") >= 3
+    assert note.one_line and note.shown_text().endswith("…")
+    assert note.height() < 2 * note.fontMetrics().height()
+    QTest.mouseClick(note, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: note.height() >= 4 * note.fontMetrics().height())
+    assert not note.one_line
+    QTest.mouseClick(note, Qt.MouseButton.LeftButton)
+    assert note.one_line
+
+
 def test_the_probe_starts_on_generated_texts_and_reads_the_position(qtbot, tab):
     tab.what.setCurrentIndex(tab.what.findData("probe"))
     assert tab.texts.currentData() == "generated"      # not the current text, refused

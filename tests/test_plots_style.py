@@ -273,7 +273,7 @@ def shown():
 def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     """Wide and short (a laptop's half window): the legend sits beside the curves and
     the note is one elided line, whole in its tooltip; a narrow figure stacks the legend
-    under the plot; a tall one shows the note whole."""
+    under the plot; a click on the note shows it whole."""
     from posviz.gui.plots.layers import SymmetryFigure
     figure = SymmetryFigure()
     qtbot.addWidget(figure)
@@ -296,8 +296,14 @@ def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     assert where == [(1, 0)]
     assert beside_height > below_height + 15       # the legend's rows given to the curves
     where, _ = at(560, 520)
+    assert figure.note.one_line                    # tall as well: one line until clicked
+    from PySide6.QtTest import QTest
+    QTest.mouseClick(figure.note, QtCore.Qt.MouseButton.LeftButton)
+    at(560, 521)
     assert not figure.note.one_line
     assert figure.note.height() >= 2 * figure.note.fontMetrics().height()   # whole, wrapped
+    at(560, 300)
+    assert not figure.note.one_line                # the reader's choice, whatever the size
     assert figure.note.text() == note
 
 
