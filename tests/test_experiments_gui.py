@@ -70,6 +70,26 @@ def test_a_paper_check_and_a_bad_texts_choice(qtbot, tab):
     assert "holds texts out" in tab.status.text() and not tab.cancel_button.isEnabled()
 
 
+def test_a_paper_check_s_note_is_one_line_until_clicked_as_every_note(qtbot, tab):
+    """Chi's note opened whole (four lines) in a tall figure, where the plots' notes
+    beside it were one line."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    tab.resize(1100, 800)
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("chi2023"))
+    run(qtbot, tab)
+    note = tab.figure.note
+    assert tab.figure.height() >= 400 and note.text().count("\n") >= 3
+    assert note.one_line and note.shown_text().endswith("…")
+    assert note.height() < 2 * note.fontMetrics().height()
+    QTest.mouseClick(note, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: note.height() >= 4 * note.fontMetrics().height())
+    assert not note.one_line
+    QTest.mouseClick(note, Qt.MouseButton.LeftButton)
+    assert note.one_line
+
+
 def test_the_probe_starts_on_generated_texts_and_reads_the_position(qtbot, tab):
     tab.what.setCurrentIndex(tab.what.findData("probe"))
     assert tab.texts.currentData() == "generated"      # not the current text, refused
@@ -217,6 +237,36 @@ def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch)
     tab.what.setCurrentIndex(tab.what.findData("paper"))         # another experiment
     assert tab.stale and "sweep run before" in tab.status.text()
     assert "done in" not in tab.status.text()
+
+
+def test_a_dimmed_result_names_every_change_the_model_s_by_its_option(qtbot, tab,
+                                                                      monkeypatch):
+    """Text and encoding changed since the sweep: the line named "model"; and a
+    comparison, which runs its own encodings, was dimmed by the window's."""
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import ModelConfig
+    session = _session(spec=ModelSpec.builtin(ModelConfig()))
+    monkeypatch.setattr(tab, "_session", lambda: session)
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))
+    run(qtbot, tab)
+    session.text = "a b c d"
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope"))
+    tab.refresh_stale()
+    assert "computed for the previous encoding and text:" in tab.status.text()
+    assert tab.figure.stale_line.endswith("before the encoding and text changed")
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope", mask="causal", layers=2))
+    tab.refresh_stale()
+    assert tab.figure.stale_line.endswith("before the layers, encoding, mask and text "
+                                          "changed"), tab.figure.stale_line
+    session.text, session.spec = "the cat sat on the mat", ModelSpec.builtin(ModelConfig())
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    run(qtbot, tab)
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope"))      # not what it compares
+    tab.refresh_stale()
+    assert not tab.stale and not tab.figure.is_stale()
+    session.spec = ModelSpec.builtin(ModelConfig(pe="rope", mask="causal"))
+    tab.refresh_stale()
+    assert tab.figure.stale_line.endswith("before the mask changed"), tab.figure.stale_line
 
 
 def test_the_window_marks_the_result_stale_when_its_text_changes(qtbot, window):

@@ -160,3 +160,57 @@ def test_the_experiment_plot_and_its_legend_are_in_sight(qtbot, monkeypatch, siz
                                      figure.canvas.mapFromScene(box.bottomRight()))
         assert shown.contains(corner), (item, corner, shown)
     assert figure.plot.vb.height() >= 150
+
+
+def cut_titles(w: MainWindow) -> list:
+    """The axis titles of the current tab's figures that are elided, or that the edge of
+    the plots' viewport (the fold) runs through: (figure, side, title, box)."""
+    import pyqtgraph as pg
+    viewport = w.plots_scroll.viewport()
+    page = w.plots.tabs.currentWidget()
+    cut = []
+    for name, figure in w.plots.figures().items():
+        if not (page.isAncestorOf(figure) and figure.isVisible()):
+            continue
+        for item in figure.canvas.scene().items():
+            if not (isinstance(item, pg.AxisItem) and item.isVisible()
+                    and item.label.isVisible() and item.label.opacity() > 0
+                    and item.labelText):
+                continue
+            margin = item.label.document().documentMargin()       # blank around glyphs
+            glyphs = item.label.mapRectToScene(item.label.boundingRect().adjusted(
+                margin, margin, -margin, -margin))
+            corners = [figure.canvas.mapTo(viewport, figure.canvas.mapFromScene(p))
+                       for p in (glyphs.topLeft(), glyphs.bottomRight())]
+            box = QRect(*corners).normalized()
+            through = viewport.rect().intersects(box) and not viewport.rect().contains(box)
+            if "…" in item.labelText or through:
+                cut.append((name, item.orientation, item.labelText, box))
+    return cut
+
+
+def test_no_axis_title_is_cut_at_the_fold_at_1024_by_700(qtbot):
+    """Nothing scrolled, the figures half under the fold title the half in sight (the
+    norms plot showed "orm |h| (L2)"); scrolled to the bottom, every title is whole;
+    and an export of a figure half in sight has its whole title."""
+    w = opened(qtbot, 1024, 700)
+    bar = w.plots_scroll.verticalScrollBar()
+    for index in range(w.plots.tabs.count()):
+        w.plots.tabs.setCurrentIndex(index)
+        for value in (0, bar.maximum()):
+            bar.setValue(value)
+            qtbot.wait(50)
+            assert not cut_titles(w), (w.plots.tabs.tabText(index), value, cut_titles(w))
+        bar.setValue(0)
+    w.plots.tabs.setCurrentIndex(1)
+    qtbot.wait(50)
+    norms = w.plots.current_figures()["branch_norms"]
+    axis = norms.plot.getAxis("left")
+    assert axis.labelText == "norm |h| (L2)"                 # the part in sight is short
+    from PySide6.QtGui import QImage, QPainter
+    image = QImage(norms.size(), QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    with norms._exporting(painter):
+        assert axis.labelText == "mean token norm |h| (L2)"
+    painter.end()
+    assert axis.labelText == "norm |h| (L2)"

@@ -97,10 +97,38 @@ def test_the_largest_difference_sits_beside_the_heading_in_a_label_of_fixed_size
     for order in (list(range(9, -1, -1)), [1, 0] + list(range(2, 10))):
         show(panel, evaluate(order=order))
         shown = figure.displayed()["difference"]
-        assert figure.corner.text() == f"max |Δ| = {np.abs(shown).max():.2g}"
+        assert figure.corner.text().startswith(f"max |Δ| = {np.abs(shown).max():.2g}")
         assert figure.corner.minimumSize() == figure.corner.maximumSize()
         sizes.add((figure.corner.width(), figure.corner.height()))
     assert len(sizes) == 1 and "max" not in figure.heading.text()
+
+
+def bar_labels(bar) -> list[str]:
+    return [label for _, label in bar.axis._tickLevels[0]]
+
+
+def test_the_difference_colours_say_where_they_clip_and_only_then(panel, view, qtbot):
+    """Range ±0.3, max |Δ| 0.86: the maps' colours stop at ±0.3 without saying so."""
+    from posviz.gui.plots.colorbars import bar_ticks
+    assert bar_ticks(-0.3, 0.3, (False, True)) == [
+        (-0.3, "-0.3"), (-0.2, "-0.2"), (-0.1, "-0.1"), (0.0, "0"), (0.1, "0.1"),
+        (0.2, "0.2"), (0.3, "≥0.3")]
+    show(panel, evaluate(order=list(range(9, -1, -1))))
+    figure, mosaic = panel.figures()["attention"], panel.figures()["attention_mosaic"]
+    shown = figure.displayed()["difference"]
+    assert shown.max() > 0.3 and shown.min() < -0.3           # past both ends
+    assert figure.corner.text().endswith(", colours clip at ±0.3")
+    labels = bar_labels(figure.difference_bar)
+    assert labels[0] == "≤-0.3" and labels[-1] == "≥0.3" and "0.3" not in labels
+    tiles = mosaic.displayed()["difference"]
+    assert (np.abs(tiles).max() > 0.3) == (bar_labels(mosaic.bar)[-1] == "≥0.3")
+    panel.range_box.setCurrentIndex(panel.range_box.findData(1.0))
+    show(panel, evaluate(order=list(range(9, -1, -1))), mosaic_look(view.selection))
+    assert np.abs(figure.displayed()["difference"]).max() < 1.0
+    assert figure.corner.text() == f"max |Δ| = {np.abs(shown).max():.2g}"
+    labels = bar_labels(figure.difference_bar)
+    assert (labels[0], labels[-1]) == ("-1", "1")
+    assert not any(label[0] in "≤≥" for label in bar_labels(mosaic.bar))
 
 
 def test_displayed_arrays_are_the_cores_numbers(panel, view):

@@ -224,10 +224,35 @@ def test_axis_labels_fit_a_small_figure(panel, qtbot, name):
             text = QtGui.QTextDocument()
             text.setHtml(axis.label.toHtml())
             text.setDefaultFont(axis.label.font())
+            text.setDocumentMargin(0)       # its glyphs: the margins are blank
             assert axis.label.isVisible() and axis.labelText, (name, side)
             assert text.idealWidth() <= room, (name, side, axis.labelText, room)
         if whole and name == "symmetry":
             assert figure.plot.getAxis("left").labelText == "relative change (ratio, log scale)"
+
+
+@pytest.mark.parametrize("spare", [2, -2])
+def test_the_whole_title_is_taken_when_its_glyphs_fit(qtbot, spare):
+    """A dimmed sweep at 1024 x 700 took "change (ratio, log)" on a 201-pixel axis that
+    holds "relative change (ratio, log scale)" (198 pixels of glyphs): the blank margins
+    of the label's document and 6 pixels more were counted as text (pyqtgraph writes
+    the title with a space after it)."""
+    import pyqtgraph as pg
+    canvas = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(canvas)
+    plot = canvas.addPlot()
+    style.style_plot(plot, "", "relative change (log)", "layer",
+                     short_left=("change (log)", "change (ratio)"))
+    axis = plot.getAxis("left")
+    whole = axis._fit_labels[0]
+    glyphs = QtGui.QFontMetricsF(axis.label.font()).horizontalAdvance(whole + " ")
+    canvas.resize(400, 300)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    for _ in range(3):        # the axis's length follows the canvas's height
+        canvas.resize(400, canvas.height() + round(glyphs + spare - axis.geometry().height()))
+        qtbot.waitUntil(lambda: abs(axis.geometry().height() - glyphs - spare) < 1)
+    assert (axis.labelText == whole) == (spare > 0), (axis.labelText, glyphs, spare)
 
 
 def _alone(panel, qtbot, name, size):
@@ -345,7 +370,7 @@ def test_the_token_change_axis_writes_its_ticks_in_one_notation(qtbot, change, f
     notation, decimals of a common power of ten that the axis label names."""
     from types import SimpleNamespace
 
-    from posviz.gui.plots.layers import TokenChangeFigure
+    from posviz.gui.plots.token_change import TokenChangeFigure
     figure = TokenChangeFigure()
     qtbot.addWidget(figure)
     figure.resize(700, 400)

@@ -162,24 +162,50 @@ def test_a_residual_stream_equal_to_the_mlp_branch_shows_and_is_named(panel, res
         assert "the two curves coincide" in note
 
 
+def token_change(qtbot, change, tokens=("a", "b", "c", "d")):
+    """The per-token bars of ``change`` (one layer), floor 1e-7."""
+    from posviz.gui.plots.token_change import TokenChangeFigure
+    figure = TokenChangeFigure()
+    qtbot.addWidget(figure)
+    comparison = SimpleNamespace(token_change=np.array([change]), floor=1e-7)
+    ev = SimpleNamespace(comparison=comparison, reference=SimpleNamespace(tokens=tokens))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    return figure
+
+
 @pytest.mark.parametrize("change, words", [
-    ((0.3, 0.0, 1e-9, 0.1), "2 of 4 tokens beyond the noise floor; unchanged: no "
-                            "visible bar)"),
+    ((0.3, 0.0, 0.0, 0.1), "2 of 4 tokens beyond the noise floor; unchanged: 0, no bar)"),
     ((5e-8, 8e-8, 6e-8, 9e-8), "0 of 4 tokens beyond the noise floor; grey: unchanged)"),
     ((5e-6, 0.0, 9e-8, 1e-6), "2 of 4 tokens beyond the noise floor; unchanged: grey, "
-                              "or no visible bar)"),
+                              "or no bar where 0)"),
     ((0.3, 0.2, 0.1, 0.1), "4 of 4 tokens beyond the noise floor)")])
 def test_the_token_change_title_says_what_an_unchanged_token_looks_like(qtbot, change,
                                                                         words):
     """The title said "grey: unchanged" where unchanged tokens had no bar to see."""
-    from posviz.gui.plots.layers import TokenChangeFigure
-    figure = TokenChangeFigure()
-    qtbot.addWidget(figure)
-    comparison = SimpleNamespace(token_change=np.array([change]), floor=1e-7)
-    ev = SimpleNamespace(comparison=comparison,
-                         reference=SimpleNamespace(tokens=("a", "b", "c", "d")))
-    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    figure = token_change(qtbot, change)
     assert figure.heading.text().endswith(words + "</b>"), figure.heading.text()
+
+
+def test_a_tiny_change_has_a_bar_to_see_and_hover_and_a_zero_has_none(qtbot):
+    """MiniLM's [CLS] changed by 0.00062 beside changes near 0.5: no bar was drawn, so
+    nothing to hover, and it looked like the exact 0 of a token that did not move."""
+    from posviz.gui.plots.token_change import STUB
+    figure = alone(token_change(qtbot, (6.2e-4, 0.66, 0.0, 0.45),
+                                ("[CLS]", "the", "[SEP]", "cat")), qtbot, (600, 330))
+    heights = figure.bars.opts["height"]
+    top = figure.plot.getAxis("left").range[1]
+    assert heights[0] >= STUB * top > 6.2e-4 and heights[2] == 0          # 0: no bar
+    assert list(heights[[1, 3]]) == [0.66, 0.45]                          # true heights
+    assert figure.data["change"][0] == pytest.approx(6.2e-4)              # the CSV's
+    assert "[CLS]" in figure.note.text() and "[SEP]" not in figure.note.text()
+    assert f"under {STUB:.1%} of the axis" in figure.note.text()
+    assert f"under {STUB:.1%} of the axis" in figure.guide
+    bar_top = figure.plot.vb.mapViewToScene(QtCore.QPointF(0.5, heights[0] * 0.5))
+    said = []
+    figure.hovered.connect(said.append)
+    figure.canvas.scene().sigMouseMoved.emit(bar_top)
+    assert said == ["layer 0: token '[CLS]' changed by 0.00062"]
+    assert figure.canvas.toolTip() == said[0]
 
 
 def test_coinciding_curves_are_grouped_by_the_layers_they_share():

@@ -158,8 +158,14 @@ def check_every_tab(qtbot, window, size, problems, seen, layers, encoding="sinus
         QtGui.QGuiApplication.processEvents()
         for name, figure in shown_figures(window):
             seen.add(name)
+            # in sight whole: a figure half under the fold titles its half in sight
+            # with a shorter form, which may leave its unit out
+            window.plots_scroll.ensureWidgetVisible(figure, 0, 0)
+            figure._settle()        # painted: its turned token labels take their room
+            QtGui.QGuiApplication.processEvents()
             check_figure(name, figure, problems)
             problems += unit_problems(name, figure, encoding)
+        window.plots_scroll.verticalScrollBar().setValue(0)
 
 
 @pytest.mark.parametrize("config", [ModelConfig(), ModelConfig(pe="rope", layers=3),
@@ -267,7 +273,7 @@ def shown():
 def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     """Wide and short (a laptop's half window): the legend sits beside the curves and
     the note is one elided line, whole in its tooltip; a narrow figure stacks the legend
-    under the plot; a tall one shows the note whole."""
+    under the plot; a click on the note shows it whole."""
     from posviz.gui.plots.layers import SymmetryFigure
     figure = SymmetryFigure()
     qtbot.addWidget(figure)
@@ -290,8 +296,14 @@ def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     assert where == [(1, 0)]
     assert beside_height > below_height + 15       # the legend's rows given to the curves
     where, _ = at(560, 520)
+    assert figure.note.one_line                    # tall as well: one line until clicked
+    from PySide6.QtTest import QTest
+    QTest.mouseClick(figure.note, QtCore.Qt.MouseButton.LeftButton)
+    at(560, 521)
     assert not figure.note.one_line
     assert figure.note.height() >= 2 * figure.note.fontMetrics().height()   # whole, wrapped
+    at(560, 300)
+    assert not figure.note.one_line                # the reader's choice, whatever the size
     assert figure.note.text() == note
 
 

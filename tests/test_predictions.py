@@ -266,3 +266,40 @@ def test_a_predicted_token_of_part_of_a_character_reads_as_its_bytes():
     from posviz.analysis.predictions import _readable
     tokenizer = byte_bpe_tokenizer(bos=False)
     assert _readable(tokenizer, tokenizer.convert_tokens_to_ids("ï")) == "⟨EF⟩"
+
+
+def test_punctuation_under_a_bar_reads_as_a_quoted_token_and_hovers(qtbot):
+    """SmolLM2's next tokens "." and "," were specks under their bars; the chart names
+    them quoted, wide enough to read, and hover says each bar's two probabilities."""
+    pytest.importorskip("PySide6")
+    from types import SimpleNamespace
+
+    from PySide6 import QtCore, QtGui
+
+    from posviz.analysis.predictions import Outputs, Prediction, TopTokens
+    from posviz.gui.plots.predictions import OutputsFigure, readable
+    assert [readable(t) for t in (".", ",", "…", "$", "+", "and", "##m", "", "↵", "␣")] \
+        == ["“.”", "“,”", "“…”", "“$”", "“+”", "and", "##m", "", "↵", "␣"]
+    top = TopTokens((".", "and", ","), (13, 290, 11), (0.275, 0.244, 0.167))
+    after = TopTokens(("is", ".", "and"), (314, 13, 290), (0.025, 0.009, 0.002))
+    first = Prediction("next token", top, after, 4.02, (9, 9), top, (0.009, 0.002, 0.007))
+    outputs = Outputs("causal", 0.795, (first,))
+    figure = OutputsFigure()
+    qtbot.addWidget(figure)
+    figure.resize(900, 400)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.update_from(SimpleNamespace(model=SimpleNamespace(outputs=outputs)), 1, 0)
+    axis = figure.plot.getAxis("bottom")
+    assert axis.tokens == ["“.”", "and", "“,”"]
+    metrics = QtGui.QFontMetricsF(axis.style["tickFont"])
+    assert min(metrics.horizontalAdvance(t) for t in axis.tokens) > 2.5 * \
+        metrics.horizontalAdvance(".")
+    assert "“.”" in figure.text.text() and "“,”" in figure.text.text()   # the table too
+    said = []
+    figure.hovered.connect(said.append)
+    figure.canvas.scene().sigMouseMoved.emit(
+        figure.plot.vb.mapViewToScene(QtCore.QPointF(2.5, 0.05)))
+    assert said == ["next token: “,” — original 0.167, reordered 0.007"]
+    assert figure.displayed()["value"][-1] == pytest.approx(0.002)     # the CSV's, as is
+    assert "," in figure.labels["entry"]                                # unquoted there

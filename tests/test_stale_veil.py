@@ -73,3 +73,25 @@ def test_the_veil_s_label_hides_no_figure_title(qtbot, window, slow):
         assert box.bottom() < veil.height()
     with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
         slow.set()
+
+
+def test_the_veil_names_every_change_since_the_plots_were_computed(qtbot, window, slow):
+    """The text and then the encoding changed while a slow evaluation ran: the label
+    said "Computing the new order", as for a drag."""
+    from posviz.document.spec import ModelSpec
+    veil = window.veil
+    shown = " ".join(window.session.current_tokens)
+    window.text_edit.setText("a dog ran in the park")
+    window.apply_text()
+    qtbot.waitUntil(veil.isVisible, timeout=STALE_AFTER_MS + 2000)
+    assert veil.text.startswith("Computing the new text… "), veil.text
+    assert veil.text.endswith(f"the previous one: {shown}"), veil.text
+    config = window.session.spec.config.replace(pe="rope")
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=30_000):
+        window.controller.load(ModelSpec.builtin(config))
+    qtbot.waitUntil(lambda: "encoding" in veil.text, timeout=STALE_AFTER_MS + 2000)
+    assert veil.isVisible() and "encoding and text" in veil.text, veil.text
+    assert shown in veil.text and "previous ones" in veil.text
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        slow.set()
+    assert not veil.isVisible()

@@ -18,6 +18,12 @@ DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)    # choices of the symmetric ra
 PRETRAINED_DTYPES = ("float32", "bfloat16", "float16")  # what a real model is read as
 
 
+def option_name(label: str) -> str:
+    """An option's panel label in a sentence: "Encoding" -> "encoding"; a name with
+    capitals inside ("MLP width", "LayerNorm") as it is."""
+    return label if any(c.isupper() for c in label[1:]) else label.lower()
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Which model runs: the built-in transformer with a config and its weights, or a
@@ -91,6 +97,19 @@ class ModelSpec:
         if self.is_builtin:
             return "built-in (trained)" if self.trained else "built-in"
         return self.label or self.source
+
+    def changes_from(self, other: "ModelSpec") -> list[str]:
+        """What differs from ``other``, named as the model panel names it: the built-in
+        model's options ("encoding", "mask", …) and "weights"; else "model"."""
+        if self == other:
+            return []
+        if not (self.is_builtin and other.is_builtin):
+            return ["model"]
+        from ..models.options import OPTIONS
+        names = [option_name(OPTIONS[key].label) for key in OPTIONS
+                 if hasattr(self.config, key)
+                 and getattr(self.config, key) != getattr(other.config, key)]
+        return names + ["weights"] * (self.weights != other.weights) or ["model"]
 
     @property
     def headline(self) -> str:

@@ -20,9 +20,12 @@ USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
         "paper": ("paper", "weights"),
         "compare": ("spec", "texts", "positions", "order", "weights", "encodings")}
 # each field as its control is labelled, so a stale result names what changed
-NAMES = {"spec": "model", "texts": "text", "positions": "positions", "order": "order",
+NAMES = {"texts": "text", "positions": "positions", "order": "order",
          "kind": "kind", "count": "count", "seed": "seed", "features": "features",
          "paper": "paper", "weights": "weights", "encodings": "encodings"}
+# what of the window's model an experiment does not read: a comparison runs its own
+# encodings, with the weights its own box chooses
+SPEC_UNREAD = {"compare": ("encoding", "weights")}
 SWAP_MAP = "swap map"            # the Show box's choice of a swap sweep's pair map
 QUOTED = 60                      # characters of a text the figure quotes; the file has all
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
@@ -121,8 +124,14 @@ def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[
         return ["experiment"]
     if now is None:
         return ["options"]
-    names = [NAMES[field] for field in USES[shown.what]
-             if getattr(shown, field) != getattr(now, field)]
+    names = []
+    for field in USES[shown.what]:
+        before, after = getattr(shown, field), getattr(now, field)
+        if field == "spec":             # the built-in model's options by name
+            names += [name for name in after.changes_from(before)
+                      if name not in SPEC_UNREAD.get(shown.what, ())]
+        elif before != after:
+            names.append(NAMES[field])
     return list(dict.fromkeys(names))
 
 

@@ -18,6 +18,25 @@ def order_text(shown) -> str:
     return text if len(text) <= ORDER_CHARS else text[:ORDER_CHARS - 1] + "…"
 
 
+def inputs(session) -> tuple:
+    """What a session's evaluation is computed from: (text, spec, positions, order)."""
+    return session.text, session.spec, session.positions, tuple(session.order)
+
+
+def changes(before: tuple, session) -> list[str]:
+    """What the session changed since ``before`` (inputs): the model's options by name
+    (ModelSpec.changes_from), "text", "position ids", else "order" (a new text or model
+    starts a new order anyway)."""
+    text, spec, positions, order = before
+    names = session.spec.changes_from(spec) + ["text"] * (session.text != text) \
+        + ["position ids"] * (session.positions != positions)
+    return names or ["order"] * (tuple(session.order) != order)
+
+
+def and_joined(names: list[str]) -> str:
+    return " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+
+
 class StaleVeil(QtWidgets.QWidget):
     """Covers the pages of ``tabs`` (not its tab bar, nor the page ``spared``, which
     shows its own results) while the figures show an order that is no longer current."""
@@ -27,6 +46,8 @@ class StaleVeil(QtWidgets.QWidget):
         self.tabs, self.spared = tabs, spared
         self.setAttribute(QtCore.Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.shown_order = ""           # the order the figures show
+        self.shown_inputs = None        # and what they were computed from (inputs)
+        self.session = lambda: None     # the session whose changes the label names
         self.text = ""
         self.stale = False              # a newer order is being computed (or failed)
         self.awaited = ""               # the session's model loading at start: its name
@@ -41,6 +62,7 @@ class StaleVeil(QtWidgets.QWidget):
     # -- what the controller says ---------------------------------------------------
     def follow(self, controller) -> None:
         """Listen to ``controller`` (gui.controller.Controller): evaluations and loads."""
+        self.session = lambda: controller.session
         controller.computing.connect(self.computing)
         controller.evaluated.connect(self.arrived)
         controller.evaluationFailed.connect(self.failed)
@@ -54,6 +76,8 @@ class StaleVeil(QtWidgets.QWidget):
         self.on_its_way = True
         if not self.stale:
             self.timer.start()
+        elif not (self.awaited or self.loading):
+            self._veil()                # another change while veiled: named too
 
     def awaiting(self, name: str) -> None:
         """The session started with waits for its model ``name``: the figures are the
@@ -87,16 +111,32 @@ class StaleVeil(QtWidgets.QWidget):
         self.timer.stop()
         self.stale = True
         self.text = (f"Loading {name}… these plots still show the model that ran before "
-                     "it" + (f": {self.shown_order}" if self.shown_order else ""))
+                     f"it{self._others()}" + (f": {self.shown_order}" if self.shown_order
+                                               else ""))
         self._place()
 
     def model_loaded(self, spec) -> None:
         """The model loaded: a veiled figure stays veiled until its first result."""
         if self.loading and self.stale and not self.awaited:
-            self.text = (f"Computing with {spec.name}… these plots still show the model "
-                         f"that ran before it")
-            self._place()
+            if "model" in self._changes():      # another model, named
+                self.text = (f"Computing with {spec.name}… these plots still show the "
+                             f"model that ran before it{self._others()}")
+                self._place()
+            else:                               # the built-in one's options, by name
+                self._veil()
         self.loading = ""
+
+    def _changes(self) -> list[str]:
+        """What changed since the figures' result was computed (changes)."""
+        session = self.session()
+        if session is None or self.shown_inputs is None:
+            return []
+        return changes(self.shown_inputs, session)
+
+    def _others(self) -> str:
+        """Besides the model: ", and the previous text" (what else changed), or ""."""
+        others = [name for name in self._changes() if name in ("text", "position ids")]
+        return f", and the previous {and_joined(others)}" if others else ""
 
     def arrived(self, shown, *_) -> None:
         """The figures now show ``shown``: lift the veil (unless they are the built-in
@@ -104,6 +144,8 @@ class StaleVeil(QtWidgets.QWidget):
         self.timer.stop()
         self.on_its_way = False
         self.shown_order = order_text(shown)
+        session = self.session()
+        self.shown_inputs = inputs(session) if session is not None else None
         self.stale = bool(self.awaited) or (self.stale and bool(self.loading))
         self._place()
 
@@ -121,8 +163,9 @@ class StaleVeil(QtWidgets.QWidget):
         if not self.shown_order:
             return                      # nothing drawn yet: no figure to mark
         self.stale = True
-        self.text = (f"Computing the new order… these plots still show the previous "
-                     f"one: {self.shown_order}")
+        names = self._changes() or ["order"]
+        self.text = (f"Computing the new {and_joined(names)}… these plots still show the "
+                     f"previous {'ones' if len(names) > 1 else 'one'}: {self.shown_order}")
         self._place()
 
     # -- placement and painting -----------------------------------------------------

@@ -123,7 +123,9 @@ class AttentionFigure(Figure):
     selects = ("layer", "head")
     guide = ("the selected layer and head, original A, reordered A′ aligned back to the "
              "original tokens (rows and columns in the original order), and their "
-             "difference A′_aligned − A on a symmetric colour range ±r (the range box). "
+             "difference A′_aligned − A on a symmetric colour range ±r (the range box; "
+             "values past it take the end colours, and then the bar's ends read ≤ −r "
+             "and ≥ r and the largest |Δ| beside the heading says the colours clip). "
              "Past 512 tokens each pixel is a block of tokens (the heading says how "
              "many): the weights averaged, the difference the largest |Δ| with its sign. "
              "Hover a cell for its value (a token's own, pooled or not).")
@@ -153,7 +155,7 @@ class AttentionFigure(Figure):
             let_title_shrink(plot.plot)        # not their titles' widths: equal shares
             plot.plot.setPreferredWidth(100)
         self.attention_bar = colorbars.color_bar(style.ATTENTION_LEVELS, style.SEQUENTIAL,
-                                                 "attention weight")
+                                                 "attention weight", short="weight")
         self.attention_bar.setImageItem([self.original.image, self.aligned.image])
         canvas.addItem(self.attention_bar, row=0, col=3)
         self.difference_bar = colorbars.color_bar((-r, r), style.DIVERGING, "difference")
@@ -190,6 +192,7 @@ class AttentionFigure(Figure):
         if "difference" in self.data:
             self.difference.set_image(self.data["difference"], self._diff_levels(),
                                       self.block, len(self.tokens))
+            self._say_largest()
 
     def update_from(self, shown, layer: int, head: int) -> None:
         ref = shown.evaluation.reference
@@ -224,7 +227,16 @@ class AttentionFigure(Figure):
         pooled = (f" — each pixel {block}×{block} tokens: weights averaged, difference "
                   "the largest |Δ|" if block > 1 else "")
         self.set_title(f"Attention of layer {layer}, head {head}{pooled}")
-        self.set_corner(f"max |Δ| = {gap:.2g}", widest="max |Δ| = 8.8e-88")
+        self._largest = gap
+        self._say_largest()
+
+    def _say_largest(self) -> None:
+        """The largest |Δ| beside the heading, and whether the difference map's colours
+        clip at ±r (its bar's ends then read ≤ −r and ≥ r)."""
+        clips = any(self.difference_bar.set_clips(self.data["difference"]))
+        clipped = f", colours clip at ±{self.difference_range:g}" if clips else ""
+        self.set_corner(f"max |Δ| = {self._largest:.2g}{clipped}",
+                        widest="max |Δ| = 8.8e-88, colours clip at ±0.03")
 
     def _mouse_moved(self, scene_pos) -> None:
         for plot, key in ((self.original, "original"), (self.aligned, "reordered_aligned"),

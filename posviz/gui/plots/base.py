@@ -32,9 +32,6 @@ from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
 
-NOTE_WRAP_HEIGHT = 400      # pixels: a figure this tall has room for its note whole
-
-
 class Figure(QtWidgets.QWidget):
     """Subclasses build their items in ``__init__`` and refresh them in ``update_from``."""
 
@@ -73,7 +70,7 @@ class Figure(QtWidgets.QWidget):
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #505050; font-size: 12pt; padding: 24px;")
-        # a short remark under the canvas; one elided line where room is short
+        # a short remark under the canvas; a long one is one elided line until clicked
         self.note = OneLineLabel() if self.note_one_line else QtWidgets.QLabel()
         self.note.setFont(style.text_font())
         self.note.setWordWrap(not self.note_one_line)
@@ -101,14 +98,12 @@ class Figure(QtWidgets.QWidget):
     legend_columns = 2          # at most, when the figure is wide enough
     legend_beside = 0           # figure width (pixels) from which the legend sits beside
                                 # the plot in one column, giving the plot its height; 0: never
-    note_one_line = False       # below NOTE_WRAP_HEIGHT the note is one elided line
-                                # (whole in its tooltip); above, it wraps
+    note_one_line = False       # the note is one elided line (whole in its tooltip and
+                                # in exports) until a click shows it whole
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.fit_legend()
-        if self.note_one_line:
-            self.note.set_one_line(self.height() < NOTE_WRAP_HEIGHT)
 
     def fit_legend(self) -> None:
         """Give the legend (if any) as many columns as the figure's width holds, or put

@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from .style import BAR_WIDTH, TEXT_COLOUR, colormap, nice_ceiling, style_axis
-from .units import with_unit
+from .style import BAR_WIDTH, colormap, fit_label, nice_ceiling, style_axis
 
 
-def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
+def color_bar(levels, cmap: str, label: str = "", short: str = "") -> pg.ColorBarItem:
     """A fixed (non-interactive) colour bar, BAR_WIDTH wide, its axis styled as every
-    other and labelled with what its colours measure."""
+    other and labelled with what its colours measure (``short`` where room is short)."""
     bar = ColourBar(values=levels, colorMap=colormap(cmap), interactive=False,
                     width=BAR_WIDTH, colorMapMenu=False)
     # its margins (align_bar) must not make it ask for more height than its row has:
@@ -20,23 +19,40 @@ def color_bar(levels, cmap: str, label: str = "") -> pg.ColorBarItem:
     style_axis(bar.axis)
     bar.setLevels(levels)
     if label:
-        set_bar_label(bar, label)
+        set_bar_label(bar, label, short)
     return bar
 
 
 class ColourBar(pg.ColorBarItem):
     """A colour bar whose numbers include both ends of its range when they fall on its
-    step (pyqtgraph's own ticks drop -0.3 of ±0.3 to rounding)."""
+    step (pyqtgraph's own ticks drop -0.3 of ±0.3 to rounding), and say "≤" or "≥" at
+    an end that the data shown pass (``clips``: their colours are the end's)."""
+
+    clips = (False, False)          # values below the low end, above the high end
 
     def setLevels(self, *args, **kwargs):
         super().setLevels(*args, **kwargs)
         if getattr(self, "axis", None) is not None:
-            self.axis.setTicks([bar_ticks(*self.levels())])
+            self.axis.setTicks([bar_ticks(*self.levels(), self.clips)])
+
+    def set_clips(self, values: np.ndarray) -> tuple[bool, bool]:
+        """Mark the ends that ``values`` (the data the bar colours; NaN ignored) pass;
+        which (below, above)."""
+        low, high = self.levels()
+        finite = values[np.isfinite(values)]
+        clips = (bool(finite.size and finite.min() < low),
+                 bool(finite.size and finite.max() > high))
+        if clips != self.clips:
+            self.clips = clips
+            self.axis.setTicks([bar_ticks(low, high, clips)])
+        return clips
 
 
-def bar_ticks(low: float, high: float) -> list[tuple[float, str]]:
+def bar_ticks(low: float, high: float,
+              clips: tuple[bool, bool] = (False, False)) -> list[tuple[float, str]]:
     """(value, label) every 1, 2 or 5 × 10^k, about five of them, ends included when
-    they lie on that step."""
+    they lie on that step or are passed by the data (``clips``), then read "≤ low" and
+    "≥ high"."""
     if not (np.isfinite(low) and np.isfinite(high)) or high <= low:
         return []
 
@@ -46,12 +62,17 @@ def bar_ticks(low: float, high: float) -> list[tuple[float, str]]:
     step = next((s for s in steps if on_step(low, s) and on_step(high, s)), steps[0])
     first, last = np.ceil(low / step - 1e-6), np.floor(high / step + 1e-6)
     values = [float(round(k * step, 12)) + 0.0 for k in np.arange(first, last + 1)]
-    return [(v, f"{v:g}") for v in values]
+    ticks = [(v, f"{v:g}") for v in values
+             if not (clips[0] and v <= low or clips[1] and v >= high)]
+    ends = [(low, f"≤{low:g}")] * clips[0] + [(high, f"≥{high:g}")] * clips[1]
+    return sorted(ticks + ends)
 
 
-def set_bar_label(bar: pg.ColorBarItem, label: str) -> None:
-    """Label the bar with what its colours measure, in its unit (units.with_unit)."""
-    bar.axis.setLabel(with_unit(label), color=TEXT_COLOUR)
+def set_bar_label(bar: pg.ColorBarItem, label: str, short: str = "") -> None:
+    """Label the bar with what its colours measure, in its unit (units.with_unit); where
+    the part of the bar in sight is short, ``short`` or the label without its unit
+    (style.fit_label)."""
+    fit_label(bar.axis, label, short)
 
 
 def align_bar(bar: pg.ColorBarItem, plot: pg.PlotItem) -> None:

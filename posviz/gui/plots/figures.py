@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from .attention import AttentionFigure
 from .base import Figure
-from .layers import BranchNormsFigure, SymmetryFigure, TokenChangeFigure
+from .layers import BranchNormsFigure, SymmetryFigure
 from .mosaic_figure import MosaicFigure
 from .positions import EncodingFigure, SimilarityFigure
 from .predictions import OutputsFigure
 from .profile import RelativeProfileFigure
 from .tabs import TABS, Tab
+from .token_change import TokenChangeFigure
 
 FIGURE_TYPES: dict[str, type[Figure]] = {figure.name: figure for figure in (
     MosaicFigure, SymmetryFigure, AttentionFigure, TokenChangeFigure, BranchNormsFigure,

@@ -1,4 +1,5 @@
-"""Layer-by-layer views: symmetry metrics, per-token change and branch norms."""
+"""Layer-by-layer views: symmetry metrics and branch norms (per-token change:
+token_change.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,12 +10,10 @@ from . import style
 from .base import Figure
 from .coincide import HALO_ALPHA, WIDE, layer_words, same_at
 from .layer_axis import set_layer_range, set_layer_ticks
-from .linear_ticks import common_scale, scaled
 from .log_curves import LogCurve, Markers, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .noise_floor import floor_line
 from .tabs import ATTENTION, TOKENS
-from .units import with_unit
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
 from posviz.views.shown import BRANCHES
@@ -218,88 +217,6 @@ tokens that carry at least 90% of the squared change."""
             line.setVisible(i < len(exponents))
             if i < len(exponents):
                 line.setPos(exponents[i])
-
-
-CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
-
-
-VISIBLE = 0.01          # of the axis's height: a bar shorter than this (3 px) is not seen
-
-
-def unchanged_words(unchanged: np.ndarray, top: float) -> str:
-    """How the ``unchanged`` tokens' bars (grey, at most the floor) show on an axis up to
-    ``top``: "; grey: unchanged", "; unchanged: no visible bar", both, or ""."""
-    if not unchanged.size:
-        return ""
-    seen = unchanged >= VISIBLE * top
-    return ("; grey: unchanged" if seen.all() else "; unchanged: no visible bar"
-            if not seen.any() else "; unchanged: grey, or no visible bar")
-
-
-class TokenChangeFigure(Figure):
-    """How much each original token's hidden state moved at the selected layer."""
-
-    name = "token_change"
-    title = "Change per token"
-    tab = TOKENS
-    dims = ("token",)
-    selects = ("layer",)
-    guide = ("per original token i at the selected layer, ‖H′[inv i] − H[i]‖ / ‖H[i]‖, "
-             "where inv i is the slot token i moved to. The chips' bars show the same on "
-             "a log scale from the noise floor (empty) to 1 (full).")
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.plot = self.canvas.addPlot(row=0, col=0,
-                                        axisItems={"bottom": style.TokenAxis("bottom")})
-        style.style_plot(self.plot, "", CHANGE, "token (original order)",
-                         short_left=CHANGE_SHORT)
-        self.plot.hideButtons()
-        self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
-        self.plot.addItem(self.bars)
-        self.tokens: tuple[str, ...] = ()
-        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
-        self.where = ""
-        self._top = None
-
-    def update_from(self, shown, layer: int, head: int) -> None:
-        ev = shown.evaluation
-        change = ev.comparison.token_change[layer]                            # (n,)
-        floor = ev.comparison.floor
-        n = change.shape[0]
-        broken = change > floor
-        changed_brush = pg.mkBrush(style.CURVE_COLOURS[1])
-        same_brush = pg.mkBrush(170, 170, 170)
-        self.bars.setOpts(x0=np.arange(n) + 0.1, height=change, width=0.8,
-                          brushes=[changed_brush if b else same_brush for b in broken],
-                          pens=[pg.mkPen(None)] * n)
-        if ev.reference.tokens != self.tokens:
-            self.tokens = ev.reference.tokens
-            self.plot.getAxis("bottom").set_tokens(self.tokens)
-            self.plot.setXRange(0, n, padding=0.01)
-        top = style.nice_ceiling(max(float(change.max()) if n else 0.0, 10 * floor))
-        if top != self._top:
-            self._top = top
-            self.plot.setYRange(0, top, padding=0)
-            axis = self.plot.getAxis("left")            # one notation: 0.5, 1.0 (×10⁻⁴)
-            factor = common_scale(axis, top)
-            style.fit_label(axis, scaled(with_unit(CHANGE), factor),
-                            scaled(with_unit(CHANGE_SHORT), factor))
-        self.data = {"change": change.copy()}
-        self.labels = {"token": list(self.tokens)}
-        self.where = f"layer {layer}"
-        self.set_title(f"Change per token after layer {layer} "
-                       f"({int(broken.sum())} of {n} tokens beyond the noise floor"
-                       f"{unchanged_words(change[~broken], top)})")
-
-    def _mouse_moved(self, scene_pos) -> None:
-        if "change" not in self.data or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
-            return
-        i = int(np.floor(self.plot.vb.mapSceneToView(scene_pos).x()))
-        if 0 <= i < len(self.tokens):
-            text = f"{self.where}: token '{self.tokens[i]}' changed by {self.data['change'][i]:.3g}"
-            self.canvas.setToolTip(text)
-            self.hovered.emit(text)
 
 
 class BranchNormsFigure(Figure):

@@ -230,6 +230,8 @@ class MosaicFigure(Figure):
         self.show_canvas()
         self._set_look(mosaic.look)
         tiles, self.block = mosaic.tiles, mosaic.block
+        # a difference past ±r takes an end's colour: its bar says so (≤ −r, ≥ r)
+        self.bar.set_clips(tiles if self.mode == "difference" else tiles[:0])
         L, h, n, _ = tiles.shape                                              # (L, h, m, m)
         same_shape = self._mosaic is not None and self._mosaic.tiles.shape == tiles.shape
         self._mosaic = mosaic

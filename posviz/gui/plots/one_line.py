@@ -1,4 +1,4 @@
-"""A label painted on one elided line where room is short (a figure's note)."""
+"""A figure's note: one elided line until a click shows it whole (another folds it)."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -6,8 +6,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 class OneLineLabel(QtWidgets.QLabel):
     """A label that keeps its whole text (``text()``; the figure puts it in the tooltip)
-    and, while ``one_line``, paints one line of it elided at the right to its width (its
-    text never asks the layout for width); otherwise it wraps as a QLabel does."""
+    and, while ``one_line`` (at first), paints one line of it elided at the right to its
+    width (its text never asks the layout for width); otherwise it wraps as a QLabel
+    does. A click switches between the two; the user's choice stays for later notes."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -15,6 +16,13 @@ class OneLineLabel(QtWidgets.QLabel):
         self.blank = False          # paints nothing (an export writes the text itself)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
                            QtWidgets.QSizePolicy.Policy.Preferred)
+        self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return super().mousePressEvent(event)
+        self.set_one_line(not self.one_line)
+        event.accept()
 
     def set_one_line(self, one_line: bool) -> None:
         if one_line != self.one_line:

@@ -8,6 +8,7 @@ on the worker); this figure only writes them out.
 from __future__ import annotations
 
 import html
+import unicodedata
 
 import numpy as np
 import pyqtgraph as pg
@@ -27,9 +28,22 @@ POOLED_MEANING = ("exactly 1 would mean pooling cannot tell the orders apart; be
                   "their pooled outputs differ")
 
 
+SPECKS = ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk")   # Unicode categories
+
+
+def readable(token: str) -> str:
+    """A token as the chart and table name it: punctuation or a math, currency or
+    modifier sign alone quoted (a bare "." or "," was a speck under its bar), any other
+    as it is (the chips' signs for whitespace, ↵ ␣ ⇥, read already)."""
+    text = token.strip()
+    if text and all(unicodedata.category(c) in SPECKS for c in text):
+        return f"“{text}”"
+    return token
+
+
 def _row(token: str, probability: float, colour: str) -> str:
     width = max(1, round(80 * probability))
-    return (f"<td style='{CELL}'>{html.escape(token)}</td>"
+    return (f"<td style='{CELL}'>{html.escape(readable(token))}</td>"
             f"<td style='{CELL} text-align:right'>{probability:.3f}</td>"
             f"<td style='{CELL}'><span style='background:{colour}'>"
             f"{'&nbsp;' * (width // 6 or 1)}</span></td>")
@@ -109,6 +123,7 @@ class OutputsFigure(Figure):
         row.addWidget(self.canvas, 3)
         self.stack.insertWidget(0, self.page)
         self.outputs = None
+        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
 
     def show_canvas(self) -> None:
         self.stack.setCurrentWidget(self.page)
@@ -137,12 +152,26 @@ class OutputsFigure(Figure):
         x = np.arange(m) + 0.5                 # token axes label cell centres
         self.bars[0].setOpts(x=x - 0.2, height=np.array(first.compared.probabilities))
         self.bars[1].setOpts(x=x + 0.2, height=np.array(first.compared_reordered))
-        self.plot.getAxis("bottom").set_tokens(first.compared.tokens)
+        self.plot.getAxis("bottom").set_tokens([readable(t) for t in first.compared.tokens])
         self.plot.setXRange(0, m, padding=0)
         top = max(max(first.compared.probabilities), max(first.compared_reordered))
         self.plot.setYRange(0, top * 1.05 or 1, padding=0)
         self.plot.setTitle(f"{first.where}: original (blue), reordered (orange)",
                            color="#202020", size="9pt")
+
+    def _mouse_moved(self, scene_pos) -> None:
+        """The token under the mouse and its probability after both orders, in words."""
+        first = self.outputs.predictions[0] if self.outputs and self.outputs.predictions \
+            else None
+        if first is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return
+        i = int(np.floor(self.plot.vb.mapSceneToView(scene_pos).x()))
+        if 0 <= i < len(first.compared.tokens):
+            text = (f"{first.where}: {readable(first.compared.tokens[i])} — original "
+                    f"{first.compared.probabilities[i]:.3f}, reordered "
+                    f"{first.compared_reordered[i]:.3f}")
+            self.canvas.setToolTip(text)
+            self.hovered.emit(text)
 
     def update_from(self, shown, layer: int, head: int) -> None:
         outputs = getattr(getattr(shown, "model", None), "outputs", None)

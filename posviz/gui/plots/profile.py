@@ -16,6 +16,9 @@ from posviz.models.options import TITLES
 
 SPANS = ((0, "Δ range: the text's length"), (64, "Δ range: ±64"), (128, "Δ range: ±128"),
          (256, "Δ range: ±256"))    # each item renamed to the Δ it plots once drawn
+# each profile quantity's short form, with its unit, for a plot short of room (or in sight)
+SHORT_AXES = {"bias added to the score": "bias (logits)", "bias": "bias (logits)",
+              "score q·k / d_head": "score (logits)", "score / d_head": "score (logits)"}
 
 
 class RelativeProfileFigure(Figure):
@@ -153,7 +156,8 @@ class RelativeProfileFigure(Figure):
             self.legend.addItem(curve, name)
         self.legend.setVisible(len(rows) > 1)
         self.fit_legend()
-        style.fit_label(self.plot.getAxis("left"), profile.axis)
+        style.fit_label(self.plot.getAxis("left"), profile.axis,
+                        SHORT_AXES.get(profile.axis, ""))
         shown = distances[np.isfinite(values).any(axis=0)]     # causal: keys ahead are masked
         self.plot.setXRange(float(shown.min()), float(shown.max()), padding=0.02)
         self.plot.enableAutoRange(axis="y")

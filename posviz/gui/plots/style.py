@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .axis_titles import fit
 from .units import with_unit
 
 BACKGROUND = "w"
@@ -106,34 +107,13 @@ LABEL_COLOUR = TEXT_COLOUR
 
 
 def fit_label(axis: pg.AxisItem, text: str, short: str | tuple[str, ...] = "") -> None:
-    """Label ``axis`` with ``text``; while the axis is too short to hold it (a short
-    plot's left axis), with the first of ``short`` (one or a few, longest first) that
-    fits, with its unit, else the last without, and past that with the label elided, so
-    that an axis label is never clipped at the figure's edge."""
+    """Label ``axis`` with ``text``; while the part of the axis in sight is too short to
+    hold it (a short plot, or one half under the fold), with the first of ``short``
+    (one or a few, longest first) that fits, with its unit, else the last (or ``text``)
+    without, and past that elided: an axis label is never cut (axis_titles.fit)."""
     shorts = tuple(filter(None, (short,) if isinstance(short, str) else short))
-    axis._fit_labels = (with_unit(text), *map(with_unit, shorts), *shorts[-1:])
-    if not getattr(axis, "_fitting", False):
-        axis._fitting = True
-        axis.geometryChanged.connect(lambda a=axis: _refit_label(a))
-    _refit_label(axis)
-
-
-def _refit_label(axis: pg.AxisItem) -> None:
-    labels = axis._fit_labels
-    size = axis.geometry()
-    margins = 2 * axis.label.document().documentMargin()    # the label's text is a document
-    room = (size.height() if axis.orientation in ("left", "right") else size.width()) - 6 \
-        - margins
-    metrics = QtGui.QFontMetricsF(axis.label.font())
-    chosen = labels[0]
-    if room > 0 and metrics.horizontalAdvance(chosen) > room:
-        chosen = next((t for t in labels if metrics.horizontalAdvance(t) <= room),
-                      labels[-1])
-        if metrics.horizontalAdvance(chosen) > room:
-            chosen = metrics.elidedText(chosen, QtCore.Qt.TextElideMode.ElideRight, room)
-    if chosen != axis.labelText or not axis.label.isVisible():
-        axis.setLabel(chosen, color=LABEL_COLOUR)
-        axis.resizeEvent()      # centre the new text: pyqtgraph places it only on a resize
+    fit(axis, tuple(dict.fromkeys((with_unit(text), *map(with_unit, shorts),
+                                   *(shorts or (text,))[-1:]))), LABEL_COLOUR)
 
 
 class TokenAxis(pg.AxisItem):

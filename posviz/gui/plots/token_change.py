@@ -1,0 +1,106 @@
+"""How much each token's hidden state moved at the selected layer, one bar per token."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from . import style
+from .base import Figure
+from .linear_ticks import common_scale, scaled
+from .tabs import TOKENS
+from .units import with_unit
+
+CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
+
+
+STUB = 0.015            # of the axis's height (about 4 px): the least a non-zero bar is
+                        # drawn, so a tiny change stays apart from an exact 0 (no bar)
+
+
+def unchanged_words(unchanged: np.ndarray) -> str:
+    """How the ``unchanged`` tokens' bars (grey, at most the floor) show: "; grey:
+    unchanged", "; unchanged: 0, no bar", both, or ""."""
+    if not unchanged.size:
+        return ""
+    seen = unchanged > 0
+    return ("; grey: unchanged" if seen.all() else "; unchanged: 0, no bar"
+            if not seen.any() else "; unchanged: grey, or no bar where 0")
+
+
+def stub_heights(change: np.ndarray, top: float) -> np.ndarray:
+    """The bars' heights on an axis up to ``top``: each value, a non-zero one at least
+    STUB of the axis (an exact 0 stays 0)."""
+    return np.where(change > 0, np.maximum(change, STUB * top), change)
+
+
+class TokenChangeFigure(Figure):
+    """How much each original token's hidden state moved at the selected layer."""
+
+    name = "token_change"
+    title = "Change per token"
+    tab = TOKENS
+    dims = ("token",)
+    selects = ("layer",)
+    guide = ("per original token i at the selected layer, ‖H′[inv i] − H[i]‖ / ‖H[i]‖, "
+             "where inv i is the slot token i moved to. A change under 1.5% of the axis "
+             "is drawn that high, so that it shows (the note names its tokens); an exact "
+             "0 has no bar. The chips' bars show the same on a log scale from the noise "
+             "floor (empty) to 1 (full).")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = self.canvas.addPlot(row=0, col=0,
+                                        axisItems={"bottom": style.TokenAxis("bottom")})
+        style.style_plot(self.plot, "", CHANGE, "token (original order)",
+                         short_left=CHANGE_SHORT)
+        self.plot.hideButtons()
+        self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
+        self.plot.addItem(self.bars)
+        self.tokens: tuple[str, ...] = ()
+        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.where = ""
+        self._top = None
+
+    def update_from(self, shown, layer: int, head: int) -> None:
+        ev = shown.evaluation
+        change = ev.comparison.token_change[layer]                            # (n,)
+        floor = ev.comparison.floor
+        n = change.shape[0]
+        broken = change > floor
+        changed_brush = pg.mkBrush(style.CURVE_COLOURS[1])
+        same_brush = pg.mkBrush(170, 170, 170)
+        top = style.nice_ceiling(max(float(change.max()) if n else 0.0, 10 * floor))
+        self.bars.setOpts(x0=np.arange(n) + 0.1, height=stub_heights(change, top),
+                          width=0.8, pens=[pg.mkPen(None)] * n,
+                          brushes=[changed_brush if b else same_brush for b in broken])
+        if ev.reference.tokens != self.tokens:
+            self.tokens = ev.reference.tokens
+            self.plot.getAxis("bottom").set_tokens(self.tokens)
+            self.plot.setXRange(0, n, padding=0.01)
+        if top != self._top:
+            self._top = top
+            self.plot.setYRange(0, top, padding=0)
+            axis = self.plot.getAxis("left")            # one notation: 0.5, 1.0 (×10⁻⁴)
+            factor = common_scale(axis, top)
+            style.fit_label(axis, scaled(with_unit(CHANGE), factor),
+                            scaled(with_unit(CHANGE_SHORT), factor))
+        self.data = {"change": change.copy()}
+        self.labels = {"token": list(self.tokens)}
+        self.where = f"layer {layer}"
+        self.set_title(f"Change per token after layer {layer} "
+                       f"({int(broken.sum())} of {n} tokens beyond the noise floor"
+                       f"{unchanged_words(change[~broken])})")
+        stubs = [self.tokens[i] for i in np.flatnonzero((change > 0) & (change < STUB * top))]
+        self.set_note(f"{', '.join(stubs)}: a change under {STUB:.1%} of the axis, drawn "
+                      "that high to be seen (hover for the value)." if stubs else "")
+
+    def _mouse_moved(self, scene_pos) -> None:
+        view = self.plot.vb
+        if "change" not in self.data or not view.sceneBoundingRect().contains(scene_pos):
+            return
+        i = int(np.floor(view.mapSceneToView(scene_pos).x()))
+        if 0 <= i < len(self.tokens):
+            text = (f"{self.where}: token '{self.tokens[i]}' changed by "
+                    f"{self.data['change'][i]:.3g}")
+            self.canvas.setToolTip(text)
+            self.hovered.emit(text)
