@@ -4,7 +4,6 @@ reorder, exportable like every figure."""
 from __future__ import annotations
 
 from html import escape
-from types import SimpleNamespace
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
@@ -20,7 +19,7 @@ from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
 from .plots.wheel import frame
-from posviz.analysis.experiments.probe import FEATURE_NAMES, verdict
+from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
 from posviz.analysis.experiments.sweep import identical_pairs
 from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
@@ -302,7 +301,7 @@ class ExperimentFigure(Figure):
         """A probe's error per layer against chance (predicting the mean position), and
         in the note what it shows (``said``, else probe.verdict of a linear probe)."""
         if said is None:
-            said = verdict([SimpleNamespace(**row) for row in rows])
+            said = verdict([ProbeLayer(**row) for row in rows])
         draw_probes(self, title, {"": (rows, "#0072b2")}, said)
 
     def _probes(self, title: str, runs: dict, said: str = "") -> None:

@@ -56,7 +56,7 @@ def haviv2022(should_stop=None) -> PaperCheck:
 
     def verdict(runs) -> bool:
         causal, bidir = runs["causal"].layers, runs["bidirectional"].layers
-        return (all(row.mae < 0.9 * row.chance_mae for row in causal[1:])
+        return (all(row.reads_position for row in causal[1:])
                 and all(row.mae > 0.95 * row.chance_mae for row in bidir))
 
     by_features = {features: {mask: probe(_engine(pe="none", mask=mask), texts,
