@@ -33,7 +33,8 @@ READ_WITH = {"linear": "linearly",
              "quadratic": "linearly from the hidden state and its squares"}
 LISTED = 4                 # below-chance layers named one by one, at most; past it, a span
 # A held-out error under this share of chance's counts as reading position (the verdict
-# and the paper checks): a few % below chance is what a fit finds in noise
+# and the paper checks, where Haviv's check used it first): a margin, so that a fit
+# with an R² near 0 (SmolLM2's input layer: 3% below chance) is not read as position
 READS = 0.9
 RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
 PER_FEATURE = 10             # tokens a held-out fit needs per feature it reads
