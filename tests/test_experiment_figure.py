@@ -1,5 +1,6 @@
 """The Experiments figure draws each result on a clean plot: only its own items, in a
 range that holds all of its data, however the plot was reached."""
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 import pyqtgraph as pg  # noqa: E402
+from PySide6 import QtCore  # noqa: E402
 
 from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
 from posviz.gui.plots.log_ticks import ZERO_MARGIN  # noqa: E402
@@ -158,6 +160,37 @@ def test_compared_encodings_stay_apart_when_their_curves_meet(figure):
     assert legend_labels(figure) == sorted(m.title for m in result.models)
     assert_one_notation(figure)
     assert_in_view(figure)
+
+
+def test_curves_closer_than_a_pixel_are_named_as_one_line_on_screen(figure):
+    """NoPE under RoPE in a causal comparison (0.1186 against 0.1214 at layer 1, and as
+    close at every layer): two lines looked like one and a curve seemed missing."""
+    from posviz.analysis.experiments.encodings import EncodingComparison, EncodingCurves
+    from posviz.gui.plots.coincide import pixel_rtol
+    from posviz.models.config import Positions
+
+    def model(kind, title, values):
+        rows = tuple({"hidden_equivariance": v} for v in values)
+        return EncodingCurves(kind, title, rows, 1e-6, "random weights (seed 0)")
+
+    near = [0.0, 0.1186, 0.2, 0.3]
+    result = EncodingComparison("a b c", {}, ("a", "b", "c"), (1, 0, 2), Positions(),
+                                "random", (model("none", "none (NoPE)", near),
+                                           model("rope", "RoPE (Su 2021)",
+                                                 [0.0, 0.1214, 0.204, 0.306]),
+                                           model("sinusoidal", "sinusoidal", [0.5, 1, 2, 3])))
+    figure.show_compare(result, "hidden_equivariance")
+    note = figure.note.text()
+    assert "none and RoPE coincide on screen (within " in note and "a pixel here)" in note
+    assert "at layers in–3" in note
+    pens = [i.opts["pen"] for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
+    assert pens[1].style() == QtCore.Qt.PenStyle.DashLine          # RoPE, on NoPE
+    assert pens[0].widthF() > pens[2].widthF()                     # NoPE wider, under it
+    assert pixel_rtol(7.0, 300) == pytest.approx(10 ** (7 / 300) - 1)
+    # exactly equal curves keep the plain words
+    result = replace(result, models=(model("none", "none", near), model("rope", "RoPE", near)))
+    figure.show_compare(result, "hidden_equivariance")
+    assert "none and RoPE coincide at layers in–3" in figure.note.text()
 
 
 def tick_labels(figure) -> list[str]:

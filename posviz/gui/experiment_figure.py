@@ -14,7 +14,7 @@ from .experiment_probes import draw_probes
 from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
-from .plots.coincide import coinciding, coinciding_words, shares_a_line
+from .plots.coincide import coinciding, coinciding_words, pixel_rtol, shares_a_line
 from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
@@ -34,6 +34,7 @@ SHORT_LEFT = {"relative change (log)": "change (log)",
               "|score| / d_head (log scale)": "|score| / d_head (log)",
               "change: ratio, or KL in nats (log scale)": "change (log)"}
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
+PIXELS = 300               # a log axis's height (pixels) while the figure is not laid out
 
 
 class ExperimentFigure(Figure):
@@ -319,11 +320,17 @@ class ExperimentFigure(Figure):
         level = zero_level(curves, floor)
         row = self._floor_band(floor, level)
         names = [model.title.split(" (")[0] for model in result.models]   # "RoPE"
-        groups = coinciding(dict(zip(names, curves)))
+        top = max([top] + [float(np.nanmax(np.r_[c[~np.isnan(c)], 0.0])) for c in curves])
+        y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
+        # closer than a pixel of the axis is one line on screen, equal or not
+        height = self.plot.getViewBox().height()
+        rtol = pixel_rtol(y_range[1] - y_range[0], height if height > 50 else PIXELS)
+        groups = coinciding(dict(zip(names, curves)), rtol)
+        exact = groups == coinciding(dict(zip(names, curves)))
         # a curve on one drawn before it between two layers: dashed, on the earlier one
         # drawn wider, so that both show
         shared = [(j, k) for k in range(len(curves)) for j in range(k)
-                  if shares_a_line(curves[j], curves[k])]
+                  if shares_a_line(curves[j], curves[k], rtol)]
         later, under = {names[k] for _, k in shared}, {names[j] for j, _ in shared}
         for k, (model, values) in enumerate(zip(result.models, curves)):
             defined = ~np.isnan(values)
@@ -342,10 +349,8 @@ class ExperimentFigure(Figure):
             self.legend.addItem(style.legend_sample(pen=pen, symbol=symbol, symbolSize=9,
                                                     symbolBrush=colour, symbolPen="w"),
                                 model.title)
-            top = max(top, float(np.nanmax(np.r_[values[defined], 0.0])))
             self.data[model.kind] = values
         self._floor_line(floor)
-        y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.coords = {"layer": layers.tolist()}
@@ -354,7 +359,8 @@ class ExperimentFigure(Figure):
         self.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
                        f"{result.weights} weights, one reorder")
         dashed = ", dashed on a wider line where it runs on another's" if later else ""
-        same = (f"\n{coinciding_words(groups)} (each later one on a smaller marker"
+        how = "" if exact else f" on screen (within {100 * rtol:.1f}%, a pixel here)"
+        same = (f"\n{coinciding_words(groups, how)} (each later one on a smaller marker"
                 f"{dashed})." if groups else "")
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "

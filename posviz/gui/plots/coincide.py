@@ -11,18 +11,24 @@ WIDE = 6.0              # pixels: an earlier curve drawn this wide shows around 
 HALO_ALPHA = 100        # ... and this light, so that the later one reads on it
 
 
-def same_at(a, b) -> np.ndarray:
+def same_at(a, b, rtol: float = EQUAL) -> np.ndarray:
     """(L+1,) bool: the layers where curves ``a`` and ``b`` (L+1,) are both defined and
-    equal (both 0 included)."""
+    equal to ``rtol`` (both 0 included)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     with np.errstate(invalid="ignore"):
-        return np.isfinite(a) & np.isfinite(b) & np.isclose(a, b, rtol=EQUAL, atol=0.0)
+        return np.isfinite(a) & np.isfinite(b) & np.isclose(a, b, rtol=rtol, atol=0.0)
 
 
-def shares_a_line(a, b) -> bool:
-    """Curves ``a`` and ``b`` (L+1,) are equal at two neighbouring layers: the segment
-    between them drawn later hides the earlier one's."""
-    same = same_at(a, b)
+def pixel_rtol(decades: float, pixels: float) -> float:
+    """The relative difference one pixel of a log axis of ``decades`` over ``pixels``
+    shows: curves closer than that are one line on screen."""
+    return max(EQUAL, 10 ** (decades / max(pixels, 1.0)) - 1)
+
+
+def shares_a_line(a, b, rtol: float = EQUAL) -> bool:
+    """Curves ``a`` and ``b`` (L+1,) are equal (to ``rtol``) at two neighbouring layers:
+    the segment between them drawn later hides the earlier one's."""
+    same = same_at(a, b, rtol)
     return bool((same[:-1] & same[1:]).any())
 
 
@@ -34,9 +40,10 @@ def layer_words(layers) -> str:
     return ("layer " if len(layers) == 1 else "layers ") + ", ".join(spans)
 
 
-def coinciding(curves: dict[str, np.ndarray]) -> list[tuple[tuple[str, ...], list[int]]]:
-    """Groups of ``curves`` (name -> (L+1,)) equal at some layers: (names in the
-    dict's order, the layers where exactly those are equal), first layer first."""
+def coinciding(curves: dict[str, np.ndarray],
+               rtol: float = EQUAL) -> list[tuple[tuple[str, ...], list[int]]]:
+    """Groups of ``curves`` (name -> (L+1,)) equal (to ``rtol``) at some layers: (names
+    in the dict's order, the layers where exactly those are equal), first layer first."""
     names = list(curves)
     groups: dict[tuple[str, ...], list[int]] = {}
     for layer in range(len(next(iter(curves.values()), ()))):
@@ -46,16 +53,17 @@ def coinciding(curves: dict[str, np.ndarray]) -> list[tuple[tuple[str, ...], lis
                 continue
             group = [name] + [other for other in names[i + 1:] if other not in taken and
                               same_at(curves[name][layer:layer + 1],
-                                      curves[other][layer:layer + 1])[0]]
+                                      curves[other][layer:layer + 1], rtol)[0]]
             if len(group) > 1:
                 taken.update(group)
                 groups.setdefault(tuple(group), []).append(layer)
     return sorted(groups.items(), key=lambda item: item[1][0])
 
 
-def coinciding_words(groups) -> str:
-    """"none and RoPE coincide at layers 1–4; …" for ``coinciding``'s groups, or ""."""
+def coinciding_words(groups, how: str = "") -> str:
+    """"none and RoPE coincide{how} at layers 1–4; …" for ``coinciding``'s groups, or
+    ""."""
     def names(group):
         return group[0] if len(group) == 1 else ", ".join(group[:-1]) + " and " + group[-1]
-    return "; ".join(f"{names(group)} coincide at {layer_words(layers)}"
+    return "; ".join(f"{names(group)} coincide{how} at {layer_words(layers)}"
                      for group, layers in groups)
