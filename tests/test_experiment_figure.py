@@ -181,8 +181,8 @@ def test_curves_closer_than_a_pixel_are_named_as_one_line_on_screen(figure):
                                            model("sinusoidal", "sinusoidal", [0.5, 1, 2, 3])))
     figure.show_compare(result, "hidden_equivariance")
     note = figure.note.text()
-    assert "none and RoPE coincide on screen (within " in note and "a pixel here)" in note
-    assert "at layers in–3" in note
+    assert "% of each other (a pixel here), curves are one line on screen: none and " \
+        "RoPE coincide at layers in–3" in note
     pens = [i.opts["pen"] for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
     assert pens[1].style() == QtCore.Qt.PenStyle.DashLine          # RoPE, on NoPE
     assert pens[0].widthF() > pens[2].widthF()                     # NoPE wider, under it
@@ -190,7 +190,7 @@ def test_curves_closer_than_a_pixel_are_named_as_one_line_on_screen(figure):
     # exactly equal curves keep the plain words
     result = replace(result, models=(model("none", "none", near), model("rope", "RoPE", near)))
     figure.show_compare(result, "hidden_equivariance")
-    assert "none and RoPE coincide at layers in–3" in figure.note.text()
+    assert "\nnone and RoPE coincide at layers in–3" in figure.note.text()
 
 
 def tick_labels(figure) -> list[str]:

@@ -359,8 +359,9 @@ class ExperimentFigure(Figure):
         self.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
                        f"{result.weights} weights, one reorder")
         dashed = ", dashed on a wider line where it runs on another's" if later else ""
-        how = "" if exact else f" on screen (within {100 * rtol:.1f}%, a pixel here)"
-        same = (f"\n{coinciding_words(groups, how)} (each later one on a smaller marker"
+        how = "" if exact else (f"Within {100 * rtol:.1f}% of each other (a pixel here), "
+                                f"curves are one line on screen: ")
+        same = (f"\n{how}{coinciding_words(groups)} (each later one on a smaller marker"
                 f"{dashed})." if groups else "")
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "

@@ -60,10 +60,9 @@ def coinciding(curves: dict[str, np.ndarray],
     return sorted(groups.items(), key=lambda item: item[1][0])
 
 
-def coinciding_words(groups, how: str = "") -> str:
-    """"none and RoPE coincide{how} at layers 1–4; …" for ``coinciding``'s groups, or
-    ""."""
+def coinciding_words(groups) -> str:
+    """"none and RoPE coincide at layers 1–4; …" for ``coinciding``'s groups, or ""."""
     def names(group):
         return group[0] if len(group) == 1 else ", ".join(group[:-1]) + " and " + group[-1]
-    return "; ".join(f"{names(group)} coincide{how} at {layer_words(layers)}"
+    return "; ".join(f"{names(group)} coincide at {layer_words(layers)}"
                      for group, layers in groups)
