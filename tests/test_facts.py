@@ -217,6 +217,20 @@ def test_rope_score_equals_transformers_rotation(models, name):
                                    100.0 ** (-np.arange(0, 8, 2) / 8), rtol=1e-6)
 
 
+def test_a_rope_profile_says_when_it_stops_short_of_the_model_s_length(models):
+    """SmolLM2's profile was labelled "the whole profile" at Δ up to 2047 of its 8,192
+    positions; a model shorter than ROPE_REACH is drawn whole."""
+    machinery = mach.machinery_of(backend_of(models["llama"]))
+    reach = int(np.abs(machinery.profile.distances).max())
+    assert reach + 1 == backend_of(models["llama"]).facts().max_positions
+    assert machinery.profile_reach == "the whole profile"
+    inv_freq = [(1.0, 0.1)]
+    long = mach.rope_machinery([("", np.array(f)) for f in inv_freq], 4, {"": 1e4}, True,
+                               mach.ROPE_REACH - 1, positions=8192)
+    assert long.profile_reach == "drawn to 2047; the model takes 8,192 positions"
+    assert int(np.abs(long.profile.distances).max()) == 2047
+
+
 # -- ALiBi ----------------------------------------------------------------------------
 
 

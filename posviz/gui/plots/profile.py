@@ -98,7 +98,7 @@ class RelativeProfileFigure(Figure):
             self.draw_profile(machinery.profile, f"{machinery.title}: "
                               f"{machinery.profile.quantity} against relative distance Δ",
                               int(np.abs(machinery.profile.distances).max()),
-                              "the whole profile")
+                              machinery.profile_reach)
             return
         if not view.built_in:
             self.set_title("Relative-distance profile")

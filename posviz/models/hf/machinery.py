@@ -52,6 +52,7 @@ class Machinery:
     pair_title: str = ""                 # the pair maps' figure heading, in words
     pair_extent: float | None = None     # the colour scale's ±extent (None: the data's)
     profile: RelativeProfile | None = None   # against distance
+    profile_reach: str = "the whole profile"   # how far the profile goes, in words
     note: str = ""                       # what is not shown, and why
 
     @classmethod
@@ -151,8 +152,10 @@ def rope_variants(base) -> list[tuple[str, np.ndarray]]:
 
 
 def rope_machinery(variants, head_dim: int, bases: dict, causal: bool,
-                   reach: int) -> Machinery:
-    """variants [(name, θ_i (r/2,))]: frequencies, score against Δ, query × key map."""
+                   reach: int, positions: int | None = None) -> Machinery:
+    """variants [(name, θ_i (r/2,))]: frequencies, score against Δ up to ``reach``,
+    query × key map; ``positions``: the model's own length, when the profile stops short
+    of it."""
     names = tuple(f"{name.replace('_', ' ')} layers" if name else "all layers"
                   for name, _ in variants)
     k = max(len(f) for _, f in variants)
@@ -183,6 +186,10 @@ def rope_machinery(variants, head_dim: int, bases: dict, causal: bool,
                                 "query and key position", pair_extent=1.0,
                      parameter_coords=np.arange(k), pair_maps=_mask_ahead(maps, causal),
                      pair_rows=names, pair_quantity="score / d_head", profile=profile,
+                     profile_reach=("the whole profile" if not positions or
+                                    reach + 1 >= positions else
+                                    f"drawn to {reach}; the model takes {positions:,} "
+                                    f"positions"),
                      note="" if fraction >= 1 else
                      f"the other {head_dim - r} dimensions of each head pass unrotated: "
                      "the score keeps that share at every distance")
@@ -284,7 +291,7 @@ def machinery_of(backend) -> Machinery:
             bases[name] = float(theta) if theta else float(freqs[1] ** (-r / 2))
         head_dim = int(getattr(cfg, "head_dim", None) or facts.width // facts.heads)
         reach = min(facts.max_positions or ROPE_REACH, ROPE_REACH) - 1
-        return rope_machinery(variants, head_dim, bases, causal, reach)
+        return rope_machinery(variants, head_dim, bases, causal, reach, facts.max_positions)
     if encoding is AlibiEncoding:
         return alibi_machinery(facts.heads, causal)
     if encoding is T5RelativeBias:
