@@ -333,7 +333,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             now = None
         differ = changed(self.job, now, self.what.currentData())
         self.differ = differ
-        self.figure.set_stale(bool(differ), computed_for(self.job, differ))
+        self.figure.set_stale(bool(differ),
+                              computed_for(self.job, differ, self.what.currentData()))
         if not differ and self.stale:
             self._say(self._done)
         self.stale = bool(differ)
