@@ -3,6 +3,7 @@ ids and order, not the ones the last session was closed with."""
 from __future__ import annotations
 
 import pytest
+from test_gui_window import settled
 
 from posviz.gui.settings import make_settings
 from posviz.gui.window import MainWindow
@@ -27,6 +28,9 @@ def _started(qtbot, **start) -> MainWindow:
     again.show()
     with qtbot.waitSignal(again.controller.evaluated, timeout=TIMEOUT):
         again.start(**start)
+    if "model" in start:                 # it loads once the built-in model runs
+        qtbot.waitUntil(lambda: not again.session.spec.is_builtin, timeout=TIMEOUT)
+        settled(qtbot, again)
     return again
 
 
