@@ -363,6 +363,11 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.status.setText(text)
         self.status.setProperty("error", error and bool(text))
 
+    def is_current(self) -> bool:
+        """Is a result shown, finished, and of the controls' inputs (not dimmed)?"""
+        running = self.cancel_button.isEnabled()
+        return self.result is not None and not self.stale and not running
+
     def provenance(self) -> dict:
         """What an export carries: experiment_jobs.provenance of the result shown."""
         return (provenance(self.job, self.result, self.differ) if self.job is not None
