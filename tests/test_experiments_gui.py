@@ -398,7 +398,8 @@ def test_an_export_of_a_stale_sweep_says_what_it_was_computed_for(qtbot, tab, tm
     from posviz.gui.experiment_jobs import computed_for
     paper = tab.job.__class__("paper", paper="alibi-slopes")
     assert computed_for(paper, ["paper"]) == "Computed before the paper changed"
-    assert computed_for(paper, ["experiment"]) == ""
+    assert computed_for(paper, ["experiment"], "sweep") == (
+        "Computed for the paper check; run the sweep to replace it")
     assert "Computed for" not in QtGui.QImage(str(fresh)).text("stale")
     assert tab.figure.veil.isVisible()                        # dimmed on screen still
 

@@ -377,9 +377,10 @@ def test_the_window_opens_with_the_model_given_on_its_command_line(qtbot, slow_m
     w.show()
     slow_model.release.set()
     w.controller.device = "auto"                       # posviz --model fake --device auto
-    with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
+    with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
         w.start(model="fake")
     c = w.controller
+    settled(qtbot, w)
     assert slow_model.options["device"] == "auto"
     assert c.session.spec == ModelSpec.pretrained("fake")
     assert isinstance(c.session.backend, PinnedBackend)

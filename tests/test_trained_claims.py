@@ -64,9 +64,14 @@ def test_haviv2022_on_trained_weights_probes_every_checkpoint(zoo):
 
 
 def test_a_paper_on_weights_it_does_not_speak_of_is_refused_in_one_line(zoo):
-    for argv, words in ((["press2022", "--weights", "random"], "about trained weights"),
-                        (["alibi-slopes", "--weights", "trained"], "on trained weights "
-                                                                   "posviz checks")):
+    """... in a sentence that reads ("a claim about the architecture's, so random
+    weights" did not)."""
+    for argv, words in ((["press2022", "--weights", "random"],
+                         "press2022 checks a claim about trained weights; on random "
+                         "weights posviz checks: "),
+                        (["rope-decay", "--weights", "trained"],
+                         "rope-decay checks a claim about the architecture, so it runs on "
+                         "random weights; on trained weights posviz checks: ")):
         status, _, err = cli("paper", *argv)
         assert status == 2 and words in err and len(err.strip().splitlines()) == 1
 

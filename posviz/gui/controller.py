@@ -91,6 +91,7 @@ class Controller(QObject):
         self._painted = 0               # generation of last_shown
         self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
+        self._start_later = None        # the pretrained model a start loads once ready
         self._trimming = threading.Lock()
         self._trim_tokens = 0           # the length of the evaluation shown last
         self._trim_timer = QTimer(self, singleShot=True, interval=TRIM_AFTER_MS)
@@ -110,11 +111,16 @@ class Controller(QObject):
     def start(self, text: str, spec: ModelSpec, positions: Positions,
               order: str = "reverse", held: bool = False) -> None:
         """Import the rest of the core and build the session on the worker; ``ready``
-        follows. ``spec`` and ``positions`` must be valid (a model that fails to load
-        falls back to the built-in one, and ``modelFailed`` says why; a hub model that
-        is not cached is then downloaded and loaded as ``load`` does it). ``held``: the
-        session is built and shown but nothing is computed until ``held`` is False."""
+        follows. ``spec`` and ``positions`` must be valid. A pretrained ``spec`` loads
+        once the session runs the built-in model, as ``load`` does it (its steps shown,
+        Cancel keeping the built-in model; one that fails to load is told by
+        ``modelFailed``). ``held``: the session is built and shown but nothing is
+        computed until ``held`` is False."""
+        from ..document.spec import ModelSpec
         self.held = held
+        self._start_later = None if spec.is_builtin or held else spec
+        if self._start_later is not None:   # a load of 30 s with no bar or Cancel otherwise
+            spec = ModelSpec.builtin()
         self._submit(StartJob(text, spec, positions, order, device=self.device,
                               online=self.downloads_on(), evaluate=not held))
 
@@ -235,10 +241,11 @@ class Controller(QObject):
         self.session.subscribe(self._on_session_event)
         self.ready.emit()               # the window builds its panels and sets the look
         self.request()                  # the evaluation is mostly done already
+        later, self._start_later = outcome.result.later or self._start_later, None
         if outcome.result.problem:
             self.modelFailed.emit(outcome.result.problem)
-        elif outcome.result.later:      # a hub model: downloaded while the built-in runs
-            self.load(outcome.result.later)
+        elif later:                     # loaded (downloaded) while the built-in runs
+            self.load(later)
 
     def _on_evaluated(self, outcome: Outcome) -> None:
         shown, ms = outcome.result.shown, outcome.result.ms

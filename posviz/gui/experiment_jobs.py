@@ -164,13 +164,18 @@ def texts_named(job: ExperimentJob) -> str:
     return f"{len(job.texts)} texts, the first {_quoted(job.texts[0])}"
 
 
-def computed_for(job: ExperimentJob, differ: list[str]) -> str:
+def computed_for(job: ExperimentJob, differ: list[str], chosen: str | None = None) -> str:
     """The line a figure of other inputs than the controls' carries (``differ``:
-    changed), on screen and in every export: what it was computed for."""
+    changed), on screen and in every export: what it was computed for. When only the
+    experiment differs, the line names both (``chosen``: the one the controls show),
+    not the inputs, which did not change."""
+    if differ == ["experiment"]:
+        replace = f"; run the {WHAT_NAMES[chosen]} to replace it" if chosen else ""
+        return f"Computed for the {WHAT_NAMES[job.what]}{replace}"
     texts = texts_named(job)
     ran = f"Computed for {texts}" if texts else "Computed"
-    if differ in ([], ["experiment"]):
-        return ran if differ and texts else ""
+    if not differ:
+        return ""
     names = " and ".join(filter(None, (", ".join(differ[:-1]), differ[-1])))
     return f"{ran}{', ' if texts else ' '}before the {names} changed"
 

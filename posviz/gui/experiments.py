@@ -333,7 +333,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             now = None
         differ = changed(self.job, now, self.what.currentData())
         self.differ = differ
-        self.figure.set_stale(bool(differ), computed_for(self.job, differ))
+        self.figure.set_stale(bool(differ),
+                              computed_for(self.job, differ, self.what.currentData()))
         if not differ and self.stale:
             self._say(self._done)
         self.stale = bool(differ)
@@ -361,6 +362,11 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")
         self.status.setText(text)
         self.status.setProperty("error", error and bool(text))
+
+    def is_current(self) -> bool:
+        """Is a result shown, finished, and of the controls' inputs (not dimmed)?"""
+        running = self.cancel_button.isEnabled()
+        return self.result is not None and not self.stale and not running
 
     def provenance(self) -> dict:
         """What an export carries: experiment_jobs.provenance of the result shown."""

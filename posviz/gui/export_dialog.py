@@ -2,6 +2,8 @@
 the export it starts (told in the window's status line, never as a traceback)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLineEdit, QMessageBox, QRadioButton,
                                QSpinBox, QToolButton, QVBoxLayout, QWidget)
@@ -125,6 +127,7 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
     try:
         written = window.plots.export_all(folder, formats=tuple(formats), width=width,
                                           csv=csv, dpi=dpi)
+        written += _experiment(window, folder, (*formats, *(["csv"] if csv else [])), dpi)
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         QMessageBox.warning(window, "Export failed", f"Could not export to {folder}: "
@@ -133,3 +136,13 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
         return []
     window.status.say(f"Exported {len(written)} files to {folder}")
     return written
+
+
+def _experiment(window, folder: str, formats, dpi: int | None) -> list:
+    """The Experiments tab's plot as its own export writes it (its provenance with it),
+    as <folder>/experiment.<fmt>, when its result is of the session's current inputs."""
+    tab = window.experiments
+    if tab is None or not tab.is_current():
+        return []
+    paths = [tab.export(Path(folder) / "experiment", fmt, dpi) for fmt in formats]
+    return [path for path in paths if path is not None]

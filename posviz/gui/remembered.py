@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 
-def remembered(settings, model: str | None = None) -> tuple:
+def remembered(settings, model: str | None = None, fresh: bool = False) -> tuple:
     """(text, ModelSpec, Positions) to start with: the remembered ones (defaults where
     missing or no longer valid), with the pretrained ``model`` (models.hf.load_backend's
-    source) instead of the built-in one when given."""
+    source) instead of the built-in one when given. A ``fresh`` start (--text, --model:
+    not the last session) takes the default position ids, which belong to a session."""
     from ..document.spec import ModelSpec
     from ..models.config import ModelConfig, Positions
 
@@ -17,13 +18,19 @@ def remembered(settings, model: str | None = None) -> tuple:
         config.validate()
     except (TypeError, ValueError):
         config = ModelConfig()
-    try:
-        positions = Positions(str(settings.value("positions/mode", "slot")),
-                              int(settings.value("positions/offset", 0))).validate()
-    except (TypeError, ValueError):
-        positions = Positions()
+    positions = Positions() if fresh else _positions(settings)
     spec = ModelSpec.builtin(config) if model is None else ModelSpec.pretrained(model)
     return str(settings.value("text", "")), spec, positions
+
+
+def _positions(settings):
+    """The remembered position ids, or the defaults where missing or no longer valid."""
+    from ..models.config import Positions
+    try:
+        return Positions(str(settings.value("positions/mode", "slot")),
+                         int(settings.value("positions/offset", 0))).validate()
+    except (TypeError, ValueError):
+        return Positions()
 
 
 def remember(settings, session) -> None:

@@ -2,7 +2,9 @@
 
 A scenario is a .posviz file in resources/scenarios (document.scenarios). Choosing one opens
 it as an untitled document (Save asks where, so the installed file is never written)
-and shows its title and explanation in a dock on the left, which can be closed.
+and shows its title and explanation in a dock on the left, which can be closed. In a window
+too narrow for the plots beside both panels (1024 pixels) it opens as a tab of the model
+panel instead, raised, so the plots keep the width they have without it.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QHBoxLayo
                                QListWidget, QListWidgetItem, QTextBrowser, QVBoxLayout)
 
 PANEL_WIDTH = 330
+PLOTS_BESIDE_WIDTH = 760          # narrower plots squash the symmetry curves to a strip
 
 
 def _markdown(doc) -> str:
@@ -34,7 +37,12 @@ class ExplanationPanel(QDockWidget):
         self.browser.setMinimumWidth(220)
         self.setWidget(self.browser)
         window.addDockWidget(Qt.LeftDockWidgetArea, self)
-        window.resizeDocks([self], [PANEL_WIDTH], Qt.Horizontal)
+        model = window.model_dock
+        if (model.isVisible() and not model.isFloating()
+                and window.width() - model.width() - PANEL_WIDTH < PLOTS_BESIDE_WIDTH):
+            window.tabifyDockWidget(model, self)
+        else:
+            window.resizeDocks([self], [PANEL_WIDTH], Qt.Horizontal)
         action = self.toggleViewAction()
         action.setText("&Scenario explanation")
         action.setToolTip("Show or hide the explanation of the open scenario")

@@ -169,9 +169,10 @@ class MainWindow(QMainWindow):
         """Import the core and compute (call once the window is on screen): the session
         file ``path``, else the last session (unless not ``last``), else the remembered
         text and options, with the pretrained ``model`` (models.hf.load_backend's
-        source) instead of the built-in one when given."""
+        source) instead of the built-in one when given (and the default position ids and
+        order when not ``last``)."""
         if not self.files.start(path, last):
-            self.controller.start(*remembered(self.settings, model))
+            self.controller.start(*remembered(self.settings, model, fresh=not last))
 
     @Slot()
     def _on_ready(self) -> None:

@@ -310,10 +310,11 @@ def check_paper(name: str, should_stop=None, weights: str | None = None) -> Pape
                                f"{weights!r})")
     if name not in presets:
         others = ", ".join(p for p in presets) or "none"
-        raise PosvizInputError(f"{name} checks a claim about {_about(name)} weights; on "
+        raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
     return presets[name](should_stop)
 
 
 def _about(name: str) -> str:
-    return "trained" if name not in PRESETS else "the architecture's, so random"
+    return ("trained weights" if name not in PRESETS
+            else "the architecture, so it runs on random weights")
