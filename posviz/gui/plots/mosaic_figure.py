@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from . import colorbars, style
 from .attention import _quote
 from .base import Figure
+from .hover import wrapped
 from .tabs import ATTENTION
 from .workarounds import HeatmapImage
 from posviz.document.spec import MOSAIC_MODES as MODES
@@ -251,9 +252,9 @@ class MosaicFigure(Figure):
         pooled = (f" — each pixel: the largest |value| of {self.block}×{self.block} "
                   "tokens" if self.block > 1 else "")
         self.set_title(f"All layers × heads: {MOSAIC_MODES[self.mode]}{pooled}")
-        self.heading.setToolTip("Layers run down (wrapped into side-by-side columns of "
-                                "layers when there are many), heads across; click a tile "
-                                "to select its layer and head")
+        self.heading.setToolTip(wrapped(
+            "Layers run down (wrapped into side-by-side columns of layers when there are "
+            "many), heads across; click a tile to select its layer and head"))
         self._outline(layer, head)
 
     def chrome(self) -> list:
@@ -283,17 +284,16 @@ class MosaicFigure(Figure):
 
     def _mouse_moved(self, scene_pos) -> None:
         if self._grid is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
-            return
+            return self.hover.clear()
         point = self.plot.vb.mapSceneToView(scene_pos)
         hit = self.tile_at(point.x(), point.y())
         if hit is None:
-            return
+            return self.hover.clear()
         layer, head, q, k = hit
         value = float(next(iter(self.data.values()))[layer - 1, head, q, k])
         names = self.labels["query"]
         largest = "largest |value| " if self.block > 1 else ""
         text = (f"layer {layer} head {head}: query {_quote(names[q])} -> key "
                 f"{_quote(names[k])} {self.mode} {largest}= {value:.3f}")
-        self.canvas.setToolTip(text)
-        self.hovered.emit(text)
+        self.hover.show(text)
 
