@@ -49,3 +49,34 @@ def test_a_colour_bar_title_sits_with_its_bar(attention, qtbot, width):
     with figure._exporting(None):
         figure.grab()
         assert bar_gaps(figure)[1] >= 14
+
+
+@pytest.mark.parametrize("size", [(440, 330), (520, 300), (700, 420)])
+def test_a_later_blocks_layer_labels_clear_the_tiles_beside_them(qtbot, size):
+    """30 layers at 1024 pixels: "16" ... "30" touched the left block's last head."""
+    from PySide6 import QtCore, QtGui
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1100, 760)
+    panel.show()
+    show(panel, evaluate(layers=30, heads=9, d_model=36))
+    figure = panel.figures()["attention_mosaic"]
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(*size)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.grab()
+    grid, view = figure.grid, figure.plot.vb
+    assert grid.columns > 1 and figure._labels
+    metrics = QtGui.QFontMetricsF(figure._labels[0].textItem.font())
+    for item in figure._labels:
+        layer = int(item.toPlainText())
+        c = (layer - 1) // grid.per_column
+        centre = view.mapViewToScene(item.pos()).x()
+        half = metrics.horizontalAdvance(item.toPlainText()) / 2
+        left_tiles = view.mapViewToScene(QtCore.QPointF(grid.block_x(c) - grid.block_gap,
+                                                        0)).x()
+        right_tiles = view.mapViewToScene(QtCore.QPointF(grid.block_x(c), 0)).x()
+        assert centre - half - left_tiles >= 3, (layer, centre - half - left_tiles)
+        assert right_tiles - (centre + half) >= 3, (layer, right_tiles - centre - half)
