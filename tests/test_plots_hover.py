@@ -118,3 +118,19 @@ def test_a_long_tooltip_wraps_at_a_sane_width(qtbot, shown):
     whole = QtGui.QFontMetrics(tips[0].font()).horizontalAdvance(CURVES_TIP.split("\n")[5])
     assert whole > 2 * TIP_WIDTH                 # the long line did need wrapping
     QtWidgets.QToolTip.hideText()
+
+
+def test_every_long_figure_tooltip_wraps(qtbot):
+    """The tab, heading, note and control tips of the plots wrap at TIP_WIDTH."""
+    from posviz.gui.plots import PlotsPanel
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    for index in range(panel.tabs.count()):
+        panel.tabs.setCurrentIndex(index)
+    tips = [panel.tabs.tabToolTip(i) for i in range(panel.tabs.count())]
+    for figure in panel.figures().values():
+        tips += [figure.heading.toolTip(), figure.note.toolTip()]
+    tips += [panel.figures()["relative_profile"].span.toolTip()]
+    long = [tip for tip in tips if len(tip) > 70]
+    assert long and all(tip.startswith(f"<table width={TIP_WIDTH}>") for tip in long), [
+        tip[:60] for tip in long if not tip.startswith("<table")]
