@@ -134,3 +134,25 @@ def test_every_long_figure_tooltip_wraps(qtbot):
     long = [tip for tip in tips if len(tip) > 70]
     assert long and all(tip.startswith(f"<table width={TIP_WIDTH}>") for tip in long), [
         tip[:60] for tip in long if not tip.startswith("<table")]
+
+
+def test_the_encoding_comparison_names_its_curves(qtbot):
+    """The Experiments tab's per-layer curves say encoding, layer and value too."""
+    from test_plots_readable import compared
+
+    from posviz.gui.experiment_figure import ExperimentFigure
+    figure = ExperimentFigure()
+    qtbot.addWidget(figure)
+    figure.resize(900, 600)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.show_compare(compared({"none (NoPE)": [0.0, 0.12, 0.16],
+                                  "RoPE (Su 2021)": [0.07, 0.3, 0.5]}), "hidden_equivariance")
+    figure.grab()
+    said = []
+    figure.hovered.connect(said.append)
+    rope = next(s for s in figure._series if s.name.startswith("RoPE"))
+    move(figure, at_point(figure, 2, rope.y[2]))
+    assert said[-1] == "RoPE (Su 2021), layer 2: 0.5"
+    QtWidgets.QApplication.sendEvent(figure.canvas, QtCore.QEvent(QtCore.QEvent.Type.Leave))
+    assert said[-1] == ""
