@@ -360,7 +360,7 @@ def test_an_exact_zero_sits_on_its_own_row_marked_0(panel, qtbot, pe):
     assert labels[round(row, 6)] == "0"
     assert not any(row < v < row + 1 and text for v, text in labels.items())
     assert "row marked 0" in FLOOR_LABELS["aligned"]
-    assert "marked 0" in SymmetryFigure(None).canvas.toolTip()
+    assert "marked 0" in SymmetryFigure(None).heading.toolTip()
 
 
 @pytest.mark.parametrize("change, factor", [((2e-4, 1.5e-4, 5e-5, 1e-4), "×10⁻⁴"),

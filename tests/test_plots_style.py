@@ -274,13 +274,14 @@ def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     """Wide and short (a laptop's half window): the legend sits beside the curves and
     the note is one elided line, whole in its tooltip; a narrow figure stacks the legend
     under the plot; a click on the note shows it whole."""
+    from posviz.gui.plots.hover import wrapped
     from posviz.gui.plots.layers import SymmetryFigure
     figure = SymmetryFigure()
     qtbot.addWidget(figure)
     figure.show()
     figure.update_from(shown, 1, 0)
     note = figure.note.text()
-    assert note and figure.note.toolTip() == note
+    assert note and figure.note.toolTip() == wrapped(note)
 
     def at(width, height):
         figure.resize(width, height)

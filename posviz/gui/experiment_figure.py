@@ -15,6 +15,7 @@ from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.coincide import coinciding, coinciding_words, pixel_rtol, shares_a_line
+from .plots.hover import CurveHover, Series
 from .plots.layer_axis import set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
@@ -64,19 +65,24 @@ class ExperimentFigure(Figure):
         self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
         self.veil.hide()
         self._pairs = None
+        self._series: list[Series] = []             # the curves as drawn, by encoding
+        self.curve_hover = CurveHover(self, self.plot, lambda: self._series, connect=False)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.show_message(self.INVITATION)
 
     def _mouse_moved(self, scene_pos) -> None:
         """A swap map's cell under the mouse, in words (tooltip and status line)."""
-        if self._pairs is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
-            return
+        if self._pairs is None:
+            return self.curve_hover.moved(scene_pos)
+        if not self.plot.vb.sceneBoundingRect().contains(scene_pos):
+            return self.hover.clear()
         point = self.plot.vb.mapSceneToView(scene_pos)
         i, j, n = int(np.floor(point.y())), int(np.floor(point.x())), len(self._pairs.tokens)
         if 0 <= i < n and 0 <= j < n:
             text = hover_text(self._pairs, i, j)
-            self.canvas.setToolTip(text)
-            self.hovered.emit(text)
+            self.hover.show(text)
+        else:
+            self.hover.clear()
 
     def set_title(self, text: str) -> None:
         """The title in bold and, on a line below, ``subtitle``: what ran (the model, its
@@ -140,7 +146,8 @@ class ExperimentFigure(Figure):
         self.plot.clear()
         self.legend.clear()
         self._pairs = None                          # the swap map under the mouse, if shown
-        self.canvas.setToolTip("")
+        self._series = []
+        self.hover.clear()
         if self.bar is not None:
             self.canvas.removeItem(self.bar)
             self.bar = None
@@ -350,6 +357,7 @@ class ExperimentFigure(Figure):
                                                     symbolBrush=colour, symbolPen="w"),
                                 model.title)
             self.data[model.kind] = values
+            self._series.append(Series(model.title, layers[defined], drawn, values[defined]))
         self._floor_line(floor)
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)

@@ -158,17 +158,19 @@ class MosaicGrid:
 
 
 def mosaic_grid(layers: int, heads: int, tile: int, aspect: float,
-                gap: int = MOSAIC_GAP) -> MosaicGrid:
+                gap: int = MOSAIC_GAP, least_block_gap: int = 0) -> MosaicGrid:
     """The layout that shows the tiles largest in a view ``aspect`` = width / height
     (both in pixels): a deep model in a wide view wraps its layers into blocks side by
     side (from WRAP_FROM_LAYERS layers, and only for tiles WRAP_GAIN times larger than
-    the best with fewer blocks). Blocks are 1.5 tiles apart: room for their labels."""
+    the best with fewer blocks). Blocks are 1.5 tiles apart, at least
+    ``least_block_gap`` pixels: room for their labels."""
     best, best_scale = None, -1.0
     for columns in range(1, layers + 1 if layers >= WRAP_FROM_LAYERS else 2):
         if columns > 1 and -(-layers // columns) == -(-layers // (columns - 1)):
             continue                     # no fewer rows than one block fewer: no gain
         grid = MosaicGrid(layers, heads, tile, columns, gap,
-                          block_gap=(3 * tile + 1) // 2 + 2 * gap if columns > 1 else 0)
+                          block_gap=max((3 * tile + 1) // 2 + 2 * gap, least_block_gap)
+                          if columns > 1 else 0)
         scale = min(aspect / grid.width, 1.0 / grid.height)
         if scale > best_scale * (WRAP_GAIN if columns > 1 else 1):
             best, best_scale = grid, scale

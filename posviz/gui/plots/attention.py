@@ -253,6 +253,6 @@ class AttentionFigure(Figure):
                         "difference": " difference"}[key]
                 text = (f"{self.where}: query {_quote(self.tokens[q])} -> key "
                         f"{_quote(self.tokens[k])}{what} = {value:.3f}")
-                self.canvas.setToolTip(text)
-                self.hovered.emit(text)
+                self.hover.show(text)
                 return
+        self.hover.clear()

@@ -74,6 +74,7 @@ class TitleFit(pg.GraphicsObject):
         self.axis, self.colour = axis, colour
         self.whole = False              # an export: the whole axis, whatever is in sight
         self.followed = None            # the scroll area whose scrolling refits
+        self.pending = False            # a repaint of the axis's column is on its way
         axis.geometryChanged.connect(self.refit)
 
     def boundingRect(self) -> QtCore.QRectF:
@@ -119,6 +120,7 @@ class TitleFit(pg.GraphicsObject):
                 size.height() if vertical else size.width())
         chosen = choose(axis._fit_labels, room, axis.label.font()) if room > 0 \
             else axis._fit_labels[0]
+        was = (axis.labelText, axis.label.y(), axis.label.opacity())
         if chosen != axis.labelText or not axis.label.isVisible():
             axis.setLabel(chosen, color=self.colour)
             axis.resizeEvent()      # placed: pyqtgraph does it only on a resize
@@ -130,3 +132,22 @@ class TitleFit(pg.GraphicsObject):
             y = int((low + high) / 2 + axis.label.boundingRect().width() / 2)
             if axis.label.y() != y:
                 axis.label.setY(y)
+        if was != (axis.labelText, axis.label.y(), axis.label.opacity()) and not self.whole:
+            self._repaint_later()
+
+    def _repaint_later(self) -> None:
+        """Repaint the axis's column once the scrolling settles: Qt leaves the old
+        pixels of a title moved and made transparent at once, or moved during a scroll."""
+        if not self.pending:
+            self.pending = True
+            QtCore.QTimer.singleShot(0, self, self._repaint)     # none once it is gone
+
+    def _repaint(self) -> None:
+        self.pending = False
+        axis = self.axis
+        if axis.scene() is None:
+            return
+        area = axis.mapRectToScene(axis.boundingRect() | axis.childrenBoundingRect())
+        for view in axis.scene().views():
+            view.viewport().update(view.mapFromScene(area).boundingRect().adjusted(
+                -2, -2, 2, 2))

@@ -24,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import style
 from .exporting import drop_export_menu, flatten_scaled_strokes, portable_text
+from .hover import HoverText, wrapped
 from .one_line import OneLineLabel
 from .style import BACKGROUND
 from .tabs import Tab
@@ -77,6 +78,7 @@ class Figure(QtWidgets.QWidget):
         self.note.setContentsMargins(6, 0, 6, 4)
         self.note.setStyleSheet(f"color: {style.NOTE_COLOUR};")
         self.note.hide()
+        self.hover = HoverText(self)           # the value under the mouse, while there
         self.stack = QtWidgets.QStackedLayout()
         self.stack.addWidget(self.canvas)
         self.stack.addWidget(self.message)
@@ -142,7 +144,7 @@ class Figure(QtWidgets.QWidget):
         self.note.setText(text)
         self.note.setVisible(bool(text))
         if self.note_one_line:
-            self.note.setToolTip(text)
+            self.note.setToolTip(wrapped(text))
 
     def set_title(self, text: str) -> None:
         self.heading.setText(f"<b>{text}</b>")

@@ -7,6 +7,8 @@ import pyqtgraph as pg
 
 from .style import BAR_WIDTH, colormap, fit_label, nice_ceiling, style_axis
 
+BAR_GAP = 18            # pixels between a bar's title and whatever lies to its right
+
 
 def color_bar(levels, cmap: str, label: str = "", short: str = "") -> pg.ColorBarItem:
     """A fixed (non-interactive) colour bar, BAR_WIDTH wide, its axis styled as every
@@ -16,6 +18,9 @@ def color_bar(levels, cmap: str, label: str = "", short: str = "") -> pg.ColorBa
     # its margins (align_bar) must not make it ask for more height than its row has:
     # a taller bar would grow the row and its margins with it, and squeeze the strip
     bar.setMinimumHeight(0)
+    # room after its title: flush against a plot to its right it read as that plot's own
+    left, top, _, bottom = bar.layout.getContentsMargins()
+    bar.layout.setContentsMargins(left, top, BAR_GAP, bottom)
     style_axis(bar.axis)
     bar.setLevels(levels)
     if label:

@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtGui
 from . import style
 from .base import Figure
 from .coincide import HALO_ALPHA, WIDE, layer_words, same_at
+from .hover import CurveHover, Series, wrapped
 from .layer_axis import set_layer_range, set_layer_ticks
 from .log_curves import LogCurve, Markers, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
@@ -143,8 +144,10 @@ tokens that carry at least 90% of the squared change."""
                                        symbol="x", brush=style.CURVE_COLOURS[0],
                                        fill=(0, 114, 178, 40))
         self.legend.addItem(self.token_band.sample, TOKEN_LABEL)
-        self.canvas.setToolTip(CURVES_TIP)
-        self.heading.setToolTip(CURVES_TIP)
+        # on the heading: over the plot the tooltip names the point under the mouse
+        self.heading.setToolTip(wrapped(CURVES_TIP))
+        self.curve_hover = CurveHover(self, self.plot, lambda: self._series)
+        self._series: list[Series] = []
         self._layers = None
         self._span = None
         self._floor = None
@@ -168,6 +171,7 @@ tokens that carry at least 90% of the squared change."""
         self.token_band.set_quartiles(layers, curves["token_p25"], curves["token_median"],
                                       curves["token_p75"])
         self.markers.refresh()
+        self._series = self._hover_series(layers, curves, views)
         self._floor_text = FLOOR_LABELS[frame(shown.evaluation)]
         self._fit_floor_label()
         if (floor, low) != self._floor:                 # the same for most reorders
@@ -190,6 +194,19 @@ tokens that carry at least 90% of the squared change."""
         self.set_title("Symmetry per layer: reordered run against the original "
                        "(lower = more symmetric)")
         self.set_note(views.symmetry_note)
+
+    def _hover_series(self, layers, curves, views) -> list[Series]:
+        """The curves as drawn (log10 of what is plotted), each with its true values."""
+        raw = views.symmetry
+        series = [Series(CURVE_LABELS[metric], layers, np.log10(curves[metric]),
+                         raw[metric])
+                  for metric, curve in self.curves.items() if curve.isVisible()]
+        if self.token_band.isVisible():
+            band = tuple(f" (middle half {low:.3g}–{high:.3g})"
+                         for low, high in zip(raw["token_p25"], raw["token_p75"]))
+            series.append(Series(TOKEN_LABEL, layers, np.log10(curves["token_median"]),
+                                 raw["token_median"], band))
+        return series
 
     def _fit_floor_label(self) -> None:
         """The floor's whole label where the plot is wide enough for it, else its short
@@ -241,7 +258,7 @@ class BranchNormsFigure(Figure):
                          short_left="norm |h|")
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
-        self.curves = {}
+        self.curves, self.names = {}, {}                   # names: as the legend says
         for key, label, colour in self.parts:
             colour = style.CURVE_COLOURS[colour]
             for suffix, dash, text in (("", QtCore.Qt.PenStyle.SolidLine, "reordered"),
@@ -252,6 +269,10 @@ class BranchNormsFigure(Figure):
                 self.plot.addItem(curve)
                 self.legend.addItem(curve, f"{label}, {text}")
                 self.curves[key + suffix] = curve
+                self.names[key + suffix] = f"{label}, {text}"
+        self.curve_hover = CurveHover(self, self.plot, lambda: [
+            Series(self.names[name], np.arange(len(values)), values, values)
+            for name, values in self.data.items()])
         self.plot.disableAutoRange()
         self._layers = None
         self._top = None

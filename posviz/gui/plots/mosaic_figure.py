@@ -1,12 +1,14 @@
 """The mosaic: every layer × head of the attention maps as one clickable image."""
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import colorbars, style
 from .attention import _quote
 from .base import Figure
+from .hover import wrapped
 from .tabs import ATTENTION
 from .workarounds import HeatmapImage
 from posviz.document.spec import MOSAIC_MODES as MODES
@@ -51,6 +53,7 @@ class _TileImage(HeatmapImage):
 # What the mosaic's colour bar measures, by mode (the attention figure's bars say the same).
 BAR_LABELS = {"difference": "difference", "original": "attention weight",
               "reordered": "attention weight"}
+LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 
 
@@ -152,12 +155,29 @@ class MosaicFigure(Figure):
             return
         L, h, n, _ = mosaic.tiles.shape                                       # (L, h, m, m)
         grid = mosaic_grid(L, h, n, self._aspect(), self.gap)
+        for _ in range(3):      # the labels' room sets the scale, the scale their room
+            room = self._label_room(grid)
+            if grid.columns == 1 or room <= grid.block_gap:
+                break
+            grid = mosaic_grid(L, h, n, self._aspect(), self.gap, least_block_gap=room)
         if grid != self._grid:
             self._grid = grid
             self.plot.setRange(xRange=(0, grid.width), yRange=(0, grid.height), padding=0.02)
             self._paint()
             self._outline(*self._selected)
         self._label()
+
+    def _label_room(self, grid) -> int:
+        """Image pixels between two blocks that hold the widest layer label with
+        LABEL_MARGIN screen pixels on each side, at the scale ``grid`` is shown."""
+        axis = self.plot.getAxis("left")
+        metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or axis.font())
+        view = self.plot.vb
+        scale = min(view.width() / grid.width, view.height() / grid.height) / 1.04
+        if scale <= 0:
+            return 0
+        return int(np.ceil((metrics.horizontalAdvance(str(grid.layers)) + 2 * LABEL_MARGIN)
+                           / scale))
 
     def _paint(self) -> None:
         mosaic, grid = self._mosaic, self._grid
@@ -199,9 +219,11 @@ class MosaicFigure(Figure):
                 layer = c * grid.per_column + r
                 if layer >= grid.layers:
                     break
-                item = pg.TextItem(str(layer + 1), color=style.FOREGROUND, anchor=(1, 0.5))
+                item = pg.TextItem(str(layer + 1), color=style.FOREGROUND,
+                                   anchor=(0.5, 0.5))
                 item.setFont(axis.style.get("tickFont") or axis.font())
-                item.setPos(grid.block_x(c) - self.gap, r * band + centre)
+                # centred in the gap: clear of the tiles on both sides
+                item.setPos(grid.block_x(c) - grid.block_gap / 2, r * band + centre)
                 self.plot.addItem(item)
                 self._labels.append(item)
 
@@ -251,9 +273,9 @@ class MosaicFigure(Figure):
         pooled = (f" — each pixel: the largest |value| of {self.block}×{self.block} "
                   "tokens" if self.block > 1 else "")
         self.set_title(f"All layers × heads: {MOSAIC_MODES[self.mode]}{pooled}")
-        self.heading.setToolTip("Layers run down (wrapped into side-by-side columns of "
-                                "layers when there are many), heads across; click a tile "
-                                "to select its layer and head")
+        self.heading.setToolTip(wrapped(
+            "Layers run down (wrapped into side-by-side columns of layers when there are "
+            "many), heads across; click a tile to select its layer and head"))
         self._outline(layer, head)
 
     def chrome(self) -> list:
@@ -283,17 +305,16 @@ class MosaicFigure(Figure):
 
     def _mouse_moved(self, scene_pos) -> None:
         if self._grid is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
-            return
+            return self.hover.clear()
         point = self.plot.vb.mapSceneToView(scene_pos)
         hit = self.tile_at(point.x(), point.y())
         if hit is None:
-            return
+            return self.hover.clear()
         layer, head, q, k = hit
         value = float(next(iter(self.data.values()))[layer - 1, head, q, k])
         names = self.labels["query"]
         largest = "largest |value| " if self.block > 1 else ""
         text = (f"layer {layer} head {head}: query {_quote(names[q])} -> key "
                 f"{_quote(names[k])} {self.mode} {largest}= {value:.3f}")
-        self.canvas.setToolTip(text)
-        self.hovered.emit(text)
+        self.hover.show(text)
 

@@ -22,6 +22,7 @@ from .base import Figure
 from .exporting import (add_copy_action, add_export_actions, ask_export_path, copy_figure,
                         figure_to_copy, writing)
 from .figures import FIGURE_TYPES, FIGURES, tab_figures
+from .hover import wrapped
 from .mosaic_figure import MOSAIC_MODES
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
@@ -59,7 +60,7 @@ class PlotsPanel(QtWidgets.QWidget):
             page = QtWidgets.QWidget()
             QtWidgets.QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
             self._pages.append(page)
-            self.tabs.setTabToolTip(self.tabs.addTab(page, tab.title), tab.tip)
+            self.tabs.setTabToolTip(self.tabs.addTab(page, tab.title), wrapped(tab.tip))
         self._build_tab(0)      # the others when first opened: a quicker start
         self.tabs.currentChanged.connect(self._tab_changed)
         style.size_tabs_by_current_page(self.tabs)
@@ -71,7 +72,7 @@ class PlotsPanel(QtWidgets.QWidget):
     def add_page(self, widget: QtWidgets.QWidget, title: str, tip: str) -> None:
         """A tab of its own after the figures' (the Experiments tab): the selection's
         controls are idle while it is open."""
-        self.tabs.setTabToolTip(self.tabs.addTab(widget, title), tip)
+        self.tabs.setTabToolTip(self.tabs.addTab(widget, title), wrapped(tip))
         style.size_tabs_by_current_page(self.tabs)   # its width too: only while open
 
     def _build_tab(self, index: int) -> None:

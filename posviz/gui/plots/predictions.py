@@ -164,14 +164,15 @@ class OutputsFigure(Figure):
         first = self.outputs.predictions[0] if self.outputs and self.outputs.predictions \
             else None
         if first is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):
-            return
+            return self.hover.clear()
         i = int(np.floor(self.plot.vb.mapSceneToView(scene_pos).x()))
         if 0 <= i < len(first.compared.tokens):
             text = (f"{first.where}: {readable(first.compared.tokens[i])} — original "
                     f"{first.compared.probabilities[i]:.3f}, reordered "
                     f"{first.compared_reordered[i]:.3f}")
-            self.canvas.setToolTip(text)
-            self.hovered.emit(text)
+            self.hover.show(text)
+        else:
+            self.hover.clear()
 
     def update_from(self, shown, layer: int, head: int) -> None:
         outputs = getattr(getattr(shown, "model", None), "outputs", None)

@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtWidgets
 
 from . import style
 from .base import Figure
+from .hover import wrapped
 from .positions import machinery_of
 from .tabs import POSITIONS
 from posviz.models.encodings import ENCODINGS
@@ -46,11 +47,11 @@ class RelativeProfileFigure(Figure):
         self.span = QtWidgets.QComboBox()
         for reach, text in SPANS:
             self.span.addItem(text, reach)
-        self.span.setToolTip("Range of Δ shown (each item names the Δ it plots): the "
-                             "first, ± the text's length − 1 (at least ±16) for the "
-                             "built-in model or a real model's whole profile; or at most "
-                             "±64, ±128, ±256 for RoPE's long range and T5's log buckets "
-                             "(to 128). Keys ahead of a causal query are masked.")
+        self.span.setToolTip(wrapped(
+            "Range of Δ shown (each item names the Δ it plots): the first, ± the text's "
+            "length − 1 (at least ±16) for the built-in model or a real model's whole "
+            "profile; or at most ±64, ±128, ±256 for RoPE's long range and T5's log "
+            "buckets (to 128). Keys ahead of a causal query are masked."))
         self.span.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.span.currentIndexChanged.connect(self._span_chosen)
         self.layout().itemAt(0).layout().addWidget(self.span, 0,

@@ -97,10 +97,11 @@ class TokenChangeFigure(Figure):
     def _mouse_moved(self, scene_pos) -> None:
         view = self.plot.vb
         if "change" not in self.data or not view.sceneBoundingRect().contains(scene_pos):
-            return
+            return self.hover.clear()
         i = int(np.floor(view.mapSceneToView(scene_pos).x()))
         if 0 <= i < len(self.tokens):
             text = (f"{self.where}: token '{self.tokens[i]}' changed by "
                     f"{self.data['change'][i]:.3g}")
-            self.canvas.setToolTip(text)
-            self.hovered.emit(text)
+            self.hover.show(text)
+        else:
+            self.hover.clear()

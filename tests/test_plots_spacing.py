@@ -1,0 +1,82 @@
+"""Labels that belong to what they name: a colour bar's title beside its own bar, not
+against the next map; the mosaic's layer numbers clear of the tiles beside them."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from test_plots_legibility import evaluate, show  # noqa: E402
+
+from posviz.gui.plots import PlotsPanel  # noqa: E402
+
+
+@pytest.fixture
+def attention(qtbot):
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1100, 760)
+    panel.show()
+    qtbot.waitExposed(panel)
+    show(panel, evaluate())
+    return panel, panel.figures()["attention"]
+
+
+def bar_gaps(figure):
+    """(title to its own bar's numbers, title to the map on its right) in pixels."""
+    bar, right = figure.attention_bar, figure.difference.plot
+    axis, title = bar.axis, bar.axis.label.sceneBoundingRect()
+    numbers = (bar.vb.sceneBoundingRect().right() + axis.style["tickTextOffset"][0]
+               + axis.textWidth)
+    return title.left() - numbers, right.vb.sceneBoundingRect().left() - title.right()
+
+
+@pytest.mark.parametrize("width", [1100, 760, 560])
+def test_a_colour_bar_title_sits_with_its_bar(attention, qtbot, width):
+    """"attention weight (probability)" lay flush against the difference map's left
+    edge and read as that map's y-axis title."""
+    panel, figure = attention
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(width, 330)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.grab()
+    own, next_map = bar_gaps(figure)
+    assert figure.attention_bar.axis.label.isVisible()
+    assert next_map >= 14, (own, next_map)
+    assert next_map > 2 * own, (own, next_map)    # nearer its own numbers by far
+    figure._settle()                                       # as an export lays it out
+    with figure._exporting(None):
+        figure.grab()
+        assert bar_gaps(figure)[1] >= 14
+
+
+@pytest.mark.parametrize("size", [(440, 330), (520, 300), (700, 420)])
+def test_a_later_blocks_layer_labels_clear_the_tiles_beside_them(qtbot, size):
+    """30 layers at 1024 pixels: "16" ... "30" touched the left block's last head."""
+    from PySide6 import QtCore, QtGui
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1100, 760)
+    panel.show()
+    show(panel, evaluate(layers=30, heads=9, d_model=36))
+    figure = panel.figures()["attention_mosaic"]
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(*size)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.grab()
+    grid, view = figure.grid, figure.plot.vb
+    assert grid.columns > 1 and figure._labels
+    metrics = QtGui.QFontMetricsF(figure._labels[0].textItem.font())
+    for item in figure._labels:
+        layer = int(item.toPlainText())
+        c = (layer - 1) // grid.per_column
+        centre = view.mapViewToScene(item.pos()).x()
+        half = metrics.horizontalAdvance(item.toPlainText()) / 2
+        left_tiles = view.mapViewToScene(QtCore.QPointF(grid.block_x(c) - grid.block_gap,
+                                                        0)).x()
+        right_tiles = view.mapViewToScene(QtCore.QPointF(grid.block_x(c), 0)).x()
+        assert centre - half - left_tiles >= 3, (layer, centre - half - left_tiles)
+        assert right_tiles - (centre + half) >= 3, (layer, right_tiles - centre - half)
