@@ -280,3 +280,22 @@ def test_the_report_table_calls_rows_of_an_unchanged_input_rows_that_differ(caps
     assert main(["report", "--pe", "none", "--mask", "causal", "--text", text,
                  "--order", "1,0,2,3,4,5", "--layers", "2"]) == 0
     assert "changed" in capsys.readouterr().out
+
+
+def test_the_original_order_says_that_nothing_was_compared():
+    """After an edit or a model load the window shows the original order against itself:
+    "equivariant at every layer" there read as a property of RoPE under a causal mask."""
+    from posviz.analysis.predictions import ORIGINAL_NOTE, pooled_outputs
+    from posviz.models.config import Positions
+    from posviz.views.shown import ORIGINAL_ORDER, symmetry_note
+
+    engine = Engine(BuiltinBackend(ModelConfig(layers=2, heads=2, d_model=16, pe="rope",
+                                               mask="causal")))
+    seq = engine.backend.tokenize("the cat sat on the mat")
+    original = engine.evaluate(seq, np.arange(len(seq)), Positions())
+    assert symmetry_note(original.comparison, original.order) == ORIGINAL_ORDER
+    assert pooled_outputs(original).note.startswith(ORIGINAL_NOTE)
+    moved = engine.evaluate(seq, np.arange(len(seq))[::-1], Positions())
+    said = symmetry_note(moved.comparison, moved.order)
+    assert said != ORIGINAL_ORDER and "original order" not in said
+    assert ORIGINAL_NOTE not in pooled_outputs(moved).note

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..models.backend import CONTINUES
+from ..models.orders import is_original
 from ..models.pieces import (byte_labels, is_byte_fallback, is_byte_level,
                              sentencepiece_labels, shown)
 
@@ -105,10 +106,19 @@ ENCODER_NOTE = ("This model has no language-model head here: the comparison is t
                 "cosine of the mean-pooled last hidden state after each order.")
 
 
+ORIGINAL_NOTE = ("This is the original order: both columns come from the same run and "
+                 "agree by construction. Drag a chip or press Reverse to compare two orders.")
+
+
+def _note(ev, note: str = "") -> str:
+    """``note``, after ORIGINAL_NOTE when nothing in ``ev``'s order moved."""
+    return " ".join(filter(None, (ORIGINAL_NOTE if is_original(ev.order) else "", note)))
+
+
 def pooled_outputs(ev) -> Outputs:
     """What any model's evaluation gives without a head: the pooled cosine."""
     return Outputs("encoder", pooled_cosine(ev.reference.hidden[-1], ev.run.hidden[-1]),
-                   note=ENCODER_NOTE)
+                   note=_note(ev, ENCODER_NOTE))
 
 
 def compare_outputs(backend, ev) -> Outputs:
@@ -116,7 +126,7 @@ def compare_outputs(backend, ev) -> Outputs:
     cosine = pooled_cosine(ev.reference.hidden[-1], ev.run.hidden[-1])   # means: any frame
     head = backend.head
     if head is None:
-        return Outputs("encoder", cosine, note=ENCODER_NOTE)
+        return Outputs("encoder", cosine, note=_note(ev, ENCODER_NOTE))
     import torch
 
     from ..models.hf.heads import head_logits
@@ -132,9 +142,9 @@ def compare_outputs(backend, ev) -> Outputs:
         slots = [(i, where[i], f"{tokenizer.mask_token} (token {i})")
                  for i, token in enumerate(ev.seq.ids) if token == mask_id]
         if not slots:
-            return Outputs("masked", cosine, note=(
+            return Outputs("masked", cosine, note=_note(ev, (
                 f"Type {getattr(tokenizer, 'mask_token', '[MASK]')} where a word should "
-                "be predicted: the model's guesses there are compared across orders."))
+                "be predicted: the model's guesses there are compared across orders.")))
     rows_a = [a for a, _, _ in slots]
     rows_b = [b for _, b, _ in slots]
     with torch.inference_mode():
@@ -147,7 +157,7 @@ def compare_outputs(backend, ev) -> Outputs:
         log_b = logits(hidden_b).double().log_softmax(-1).cpu()
     predictions = tuple(_prediction(label, log_a[j], log_b[j], (a, b), tokenizer)
                         for j, (a, b, label) in enumerate(slots))
-    return Outputs(head, cosine, predictions)
+    return Outputs(head, cosine, predictions, note=_note(ev))
 
 
 def _prediction(label: str, log_a, log_b, slots, tokenizer) -> Prediction:

@@ -77,3 +77,8 @@ def per_token(order: np.ndarray, slot_values: np.ndarray) -> np.ndarray:
     out = np.empty_like(np.asarray(slot_values))
     np.put_along_axis(out, np.asarray(order), slot_values, axis=-1)
     return out
+
+
+def is_original(order) -> bool:
+    """Is ``order`` (n,) the identity: nothing moved?"""
+    return bool(np.array_equal(order, np.arange(len(order))))

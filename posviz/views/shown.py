@@ -18,6 +18,7 @@ import numpy as np
 
 from ..analysis.engine import Evaluation
 from ..analysis.symmetry import METRICS
+from ..models.orders import is_original
 from ..models.trace import PerTrace, Trace
 from .head import HeadImages, head_images, pooled_cosine
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
@@ -119,9 +120,17 @@ def same_input_note(ev: Evaluation) -> str:
             "exchanged (the original's rows moved against the same run).")
 
 
+ORIGINAL_ORDER = ("This is the original order: the run is compared with itself, so every "
+                  "change is 0 whatever the encoding. Drag a chip or press Reverse to "
+                  "compare two orders.")
+
+
 def symmetry_note(c, order) -> str:
     """One or two sentences reading the curves: where equivariance breaks, and what the
-    final slot does (the causal-mask leak shows there when the final token stays put)."""
+    final slot does (the causal-mask leak shows there when the final token stays put);
+    for the original order, that nothing was compared."""
+    if len(order) and is_original(order):
+        return ORIGINAL_ORDER
     floor = c.floor
     hidden = _first_above(c.hidden_equivariance, floor)
     if hidden is None:
