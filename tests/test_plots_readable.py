@@ -197,7 +197,8 @@ def test_a_tiny_change_has_a_bar_to_see_and_hover_and_a_zero_has_none(qtbot):
     assert heights[0] >= STUB * top > 6.2e-4 and heights[2] == 0          # 0: no bar
     assert list(heights[[1, 3]]) == [0.66, 0.45]                          # true heights
     assert figure.data["change"][0] == pytest.approx(6.2e-4)              # the CSV's
-    assert "[CLS]" in figure.note.text() and "[SEP]" not in figure.note.text()
+    assert "[CLS] (0.00062)" in figure.note.text() and "[SEP]" not in figure.note.text()
+    assert "hover" not in figure.note.text()               # an exported note has no hover
     assert f"under {STUB:.1%} of the axis" in figure.note.text()
     assert f"under {STUB:.1%} of the axis" in figure.guide
     bar_top = figure.plot.vb.mapViewToScene(QtCore.QPointF(0.5, heights[0] * 0.5))

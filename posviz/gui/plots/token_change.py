@@ -90,9 +90,11 @@ class TokenChangeFigure(Figure):
         self.set_title(f"Change per token after layer {layer} "
                        f"({int(broken.sum())} of {n} tokens beyond the noise floor"
                        f"{unchanged_words(change[~broken])})")
-        stubs = [self.tokens[i] for i in np.flatnonzero((change > 0) & (change < STUB * top))]
+        # the values in the note: an exported figure has no hover
+        stubs = [f"{self.tokens[i]} ({change[i]:.2g})"
+                 for i in np.flatnonzero((change > 0) & (change < STUB * top))]
         self.set_note(f"{', '.join(stubs)}: a change under {STUB:.1%} of the axis, drawn "
-                      "that high to be seen (hover for the value)." if stubs else "")
+                      "that high to be seen." if stubs else "")
 
     def _mouse_moved(self, scene_pos) -> None:
         view = self.plot.vb
