@@ -54,8 +54,9 @@ def build_actions(w) -> None:
                          QKeySequence("Ctrl+R"), "Put the movable tokens in a random order",
                          "shuffle")
     w.reverse_action = a("Reverse", lambda: edits.reorder("Reverse", "reverse"),
-                         QKeySequence("Ctrl+Shift+R"), "Reverse the order of the movable "
-                         "tokens", "reverse")
+                         QKeySequence("Ctrl+Shift+R"), "Turn the current order of the "
+                         "movable tokens around (from the original order: the sentence "
+                         "backwards)", "reverse")
     w.rotate_action = a("Rotate", lambda: edits.reorder("Rotate", "rotate"),
                         QKeySequence("Ctrl+T"), "Move the last movable token to the front, "
                         "shifting the others right by one", "rotate")
