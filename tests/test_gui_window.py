@@ -780,3 +780,12 @@ def test_the_hover_text_goes_when_the_model_or_the_text_changes(qtbot, window):
     window.text_edit.setText("positions break the symmetry")
     QTest.keyClick(window.text_edit, Qt.Key_Return)
     assert window.hover_label.text() == ""
+
+
+def test_the_experiments_plot_s_hover_reaches_the_status_line(qtbot, window):
+    """Its curves named the point under the mouse in a tooltip only: the status line kept
+    another tab's value."""
+    window.experiments.figure.hovered.emit("RoPE (Su 2021), layer 2: 0.5")
+    assert window.hover_label.text() == "RoPE (Su 2021), layer 2: 0.5"
+    window.experiments.figure.hovered.emit("")
+    assert window.hover_label.text() == ""

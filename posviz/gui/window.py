@@ -240,11 +240,11 @@ class MainWindow(QMainWindow):
         self.plots_scroll.setWidget(self.plots)
         self.plots_scroll.setWidgetResizable(True)
         self.plots_scroll.setFrameShape(QFrame.NoFrame)
-        # Narrower than the plots' minimum (both side panels open in a small window):
-        # scroll sideways rather than cut the rightmost map off.
+        # narrower than the plots' minimum: scroll sideways, not cut the rightmost map off
         self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.plots_area.addWidget(self.plots_scroll)
         self.plots.hoverMessage.connect(self.hover_label.setText)
+        self.experiments.figure.hovered.connect(self.hover_label.setText)
         self.plots.message.connect(self.status.say)
         self.splitters = TabSplitters(self.plots.tabs, self.settings)
         self.plots.tabs.currentChanged.connect(self.splitters.restore)
