@@ -106,8 +106,9 @@ ENCODER_NOTE = ("This model has no language-model head here: the comparison is t
                 "cosine of the mean-pooled last hidden state after each order.")
 
 
+COMPARE_HINT = "Drag a chip or press Reverse to compare two orders."
 ORIGINAL_NOTE = ("This is the original order: both columns come from the same run and "
-                 "agree by construction. Drag a chip or press Reverse to compare two orders.")
+                 f"agree by construction. {COMPARE_HINT}")
 
 
 def _note(ev, note: str = "") -> str:

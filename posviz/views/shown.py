@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..analysis.engine import Evaluation
+from ..analysis.predictions import COMPARE_HINT
 from ..analysis.symmetry import METRICS
 from ..models.orders import is_original
 from ..models.trace import PerTrace, Trace
@@ -121,8 +122,7 @@ def same_input_note(ev: Evaluation) -> str:
 
 
 ORIGINAL_ORDER = ("This is the original order: the run is compared with itself, so every "
-                  "change is 0 whatever the encoding. Drag a chip or press Reverse to "
-                  "compare two orders.")
+                  f"change is 0 whatever the encoding. {COMPARE_HINT}")
 
 
 def symmetry_note(c, order) -> str:
