@@ -44,9 +44,10 @@ class ColourBar(pg.ColorBarItem):
         """Mark the ends that ``values`` (the data the bar colours; NaN ignored) pass;
         which (below, above)."""
         low, high = self.levels()
-        finite = values[np.isfinite(values)]
-        clips = (bool(finite.size and finite.min() < low),
-                 bool(finite.size and finite.max() > high))
+        values = np.ravel(values)
+        # fmin/fmax skip NaN without copying the finite values out (a reorder's maps)
+        clips = (bool(values.size and np.fmin.reduce(values) < low),
+                 bool(values.size and np.fmax.reduce(values) > high))
         if clips != self.clips:
             self.clips = clips
             self.axis.setTicks([bar_ticks(low, high, clips)])
