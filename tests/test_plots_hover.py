@@ -77,7 +77,7 @@ def test_the_input_layer_is_named_and_the_median_gives_its_band(qtbot, shown):
     assert "middle half" in token.extra[1]
     hidden = next(s for s in series if s.name == CURVE_LABELS["hidden_equivariance"])
     move(figure, at_point(figure, 0, hidden.y[0]))
-    assert ", input to block 1: " in said[-1]
+    assert ", the input to block 1: " in said[-1]
 
 
 def test_the_norms_plot_names_its_curves(qtbot, shown):

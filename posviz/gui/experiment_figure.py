@@ -16,7 +16,7 @@ from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.coincide import coinciding, coinciding_words, pixel_rtol, shares_a_line
 from .plots.hover import CurveHover, Series
-from .plots.layer_axis import set_layer_ticks
+from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .plots.noise_floor import floor_line
 from .plots.wheel import frame
@@ -201,7 +201,7 @@ class ExperimentFigure(Figure):
     def show_sweep(self, result, metric: str) -> None:
         band, floor = result.bands[metric], result.floor
         layers = np.arange(band.median.shape[0])
-        self._reset("relative change (log)", "layer (in = input to block 1)", log=True)
+        self._reset("relative change (log)", LAYER_AXIS, log=True)
         defined = ~np.isnan(band.median)
         x = layers[defined]
         p10, median, p90 = (q[defined] for q in (band.p10, band.median, band.p90))
@@ -319,7 +319,7 @@ class ExperimentFigure(Figure):
         """One curve per encoding: ``metric`` per layer for the same text and reorder
         (analysis.experiments.encodings.EncodingComparison)."""
         floor = result.floor
-        self._reset("relative change (log)", "layer (in = input to block 1)", log=True)
+        self._reset("relative change (log)", LAYER_AXIS, log=True)
         self.data, self.dims, self.labels = {}, ("layer",), {}
         top, layers = 1.0, np.arange(len(result.models[0].rows))
         curves = [model.curve(metric) for model in result.models]          # (L + 1,) each

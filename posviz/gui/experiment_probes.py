@@ -6,14 +6,14 @@ import re
 
 import numpy as np
 
-from .plots.layer_axis import set_layer_ticks
+from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
 
 
 def draw_probes(figure, title: str, runs: dict, said: str = "") -> None:
     """One or more probes (``runs``: prefix -> (rows, colour), a row a layer) on one
     fresh plot of ``figure`` (an ExperimentFigure); a chance line the runs share is drawn
     once, so none hides under another; the note: ``said``, then R² per layer."""
-    figure._reset("mean absolute error (positions)", "layer (in = input to block 1)",
+    figure._reset("mean absolute error (positions)", LAYER_AXIS,
                   log=False)
     figure.data, figure.dims, figure.coords, figure.labels = {}, ("layer",), {}, {}
     chances = [np.array([r["chance_mae"] for r in rows]) for rows, _ in runs.values()]

@@ -100,6 +100,11 @@ def layer_label(layer: int) -> str:
     return "in" if layer == 0 else str(layer)
 
 
+def layer_name(layer: int) -> str:
+    """A Trace's layer 0..L in words: 0 is the input to block 1."""
+    return "the input to block 1" if layer == 0 else f"layer {layer}"
+
+
 def layer_runs(layers) -> list[tuple[int, int]]:
     """Layer indices as runs of consecutive ones, (first, last) each: [0, 1, 2, 4] ->
     [(0, 2), (4, 4)]."""

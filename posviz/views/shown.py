@@ -20,7 +20,7 @@ from ..analysis.engine import Evaluation
 from ..analysis.predictions import COMPARE_HINT
 from ..analysis.symmetry import METRICS
 from ..models.orders import is_original
-from ..models.trace import PerTrace, Trace
+from ..models.trace import PerTrace, Trace, layer_name
 from .head import HeadImages, head_images, pooled_cosine
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .pooling import MosaicTiles
@@ -99,10 +99,6 @@ def _first_above(values: np.ndarray, floor: float) -> int | None:
     return int(above[0]) if above.size else None
 
 
-def _layer_name(layer: int) -> str:
-    return "the input to block 1" if layer == 0 else f"layer {layer}"
-
-
 def same_input(ev: Evaluation) -> bool:
     """Does the order only exchange identical tokens (a reorder whose input is the
     original's)?"""
@@ -147,7 +143,7 @@ def symmetry_note(c, order) -> str:
             text += " The output at the final slot (the same token) is unchanged at every layer."
         elif last > 0:
             text += (f" The output at the final slot (the same token) is unchanged up to "
-                     f"{_layer_name(last - 1)} and changes from layer {last} on.")
+                     f"{layer_name(last - 1)} and changes from layer {last} on.")
         else:
             text += " The output at the final slot (the same token) changes from the input on."
     elif n:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from posviz.models.trace import layer_name
+
 TIP_WIDTH = 420         # pixels: a long tooltip wraps at this width, never the screen's
 NEAR = 12               # pixels from a point within which the mouse names it
 
@@ -23,11 +25,6 @@ def wrapped(text: str) -> str:
         return text
     body = html.escape(text).replace("\n", "<br>")
     return f"<table width={TIP_WIDTH}><tr><td>{body}</td></tr></table>"
-
-
-def layer_words(layer: int) -> str:
-    """Layer 0 of a layer axis is the input to block 1 (the axis says "in")."""
-    return "input to block 1" if layer == 0 else f"layer {layer}"
 
 
 @dataclass
@@ -57,7 +54,7 @@ def nearest(series: list[Series], view, scene_pos, radius: float = NEAR):
     return best
 
 
-def point_words(one: Series, i: int, x_words=layer_words) -> str:
+def point_words(one: Series, i: int, x_words=layer_name) -> str:
     """A curve's point in words: its name, where (layer) and value."""
     extra = one.extra[i] if one.extra else ""
     return f"{one.name}, {x_words(int(round(one.x[i])))}: {one.values[i]:.3g}{extra}"
@@ -67,7 +64,7 @@ class CurveHover:
     """Names the point of ``plot`` nearest the mouse on ``figure`` (a Figure with a
     HoverText): ``series()`` gives the curves as drawn."""
 
-    def __init__(self, figure, plot, series, x_words=layer_words, connect=True):
+    def __init__(self, figure, plot, series, x_words=layer_name, connect=True):
         self.figure, self.plot, self.series, self.x_words = figure, plot, series, x_words
         if connect:             # else the figure calls ``moved`` when no other item is
             figure.canvas.scene().sigMouseMoved.connect(self.moved)

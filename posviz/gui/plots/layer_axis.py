@@ -4,13 +4,17 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtGui
 
+from posviz.models.trace import layer_label
+
+LAYER_AXIS = "layer (in = input to block 1)"     # the title of every layer axis
+
 
 def layer_ticks(n_layers_plus_one: int, every: int = 1):
     """Ticks for layers in, 1..L: every ``every``-th layer, always "in" and L, and no
     label so close to L's that they would touch."""
     last = n_layers_plus_one - 1
     shown = [0, *(l for l in range(every, last, every) if last - l >= every * 0.75), last]
-    return [[(l, "in" if l == 0 else str(l)) for l in sorted(set(shown))], []]
+    return [[(l, layer_label(l)) for l in sorted(set(shown))], []]
 
 
 STEPS = (1, 2, 5, 10, 20, 50, 100)      # layers between labels, the fewest that fit

@@ -10,7 +10,7 @@ from . import style
 from .base import Figure
 from .coincide import HALO_ALPHA, WIDE, layer_words, same_at
 from .hover import CurveHover, Series, wrapped
-from .layer_axis import set_layer_range, set_layer_ticks
+from .layer_axis import LAYER_AXIS, set_layer_range, set_layer_ticks
 from .log_curves import LogCurve, Markers, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .noise_floor import floor_line
@@ -113,7 +113,7 @@ tokens that carry at least 90% of the squared change."""
     def __init__(self, parent=None):
         super().__init__(parent)
         self.plot = plot = self.canvas.addPlot(row=0, col=0)
-        style.style_plot(plot, "", "relative change (log)", "layer (in = input to block 1)",
+        style.style_plot(plot, "", "relative change (log)", LAYER_AXIS,
                          short_left=("change (log)", "change (ratio)"))
         self.plot.setLogMode(x=False, y=True)
         one_notation(self.plot.getAxis("left"))
@@ -254,7 +254,7 @@ class BranchNormsFigure(Figure):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
-        style.style_plot(self.plot, "", "mean token norm |h|", "layer (in = input to block 1)",
+        style.style_plot(self.plot, "", "mean token norm |h|", LAYER_AXIS,
                          short_left="norm |h|")
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
