@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import PosvizInputError
 
-__all__ = ["check_permutation", "inverse", "parse_order", "per_token"]
+__all__ = ["check_permutation", "inverse", "parse_order", "per_token", "sees_in_frame"]
 
 
 def _listed(values, verb: str) -> str:
@@ -82,3 +82,10 @@ def per_token(order: np.ndarray, slot_values: np.ndarray) -> np.ndarray:
 def is_original(order) -> bool:
     """Is ``order`` (n,) the identity: nothing moved?"""
     return bool(np.array_equal(order, np.arange(len(order))))
+
+
+def sees_in_frame(slot_of):
+    """A causal mask in the original tokens' frame: slot_of (B, n), the slot each order
+    puts token i in, -> (B, n, n) bool, token i sees token k where its order puts k no
+    later than i (a tensor's comparison for a tensor, an array's for an array)."""
+    return slot_of[:, None, :] <= slot_of[:, :, None]

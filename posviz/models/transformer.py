@@ -25,6 +25,7 @@ from ..errors import PosvizInputError
 from .config import ModelConfig
 from .encodings import PositionalEncoding, make_encoding
 from .hooks import KEYS, VALUES, HookPoint, Recorder, block_hook, hook_points, trace_from
+from .orders import sees_in_frame
 from .trace import Trace
 
 # Per layer, the keys and values attention used, (h, n, d_head) each (keys after RoPE):
@@ -307,9 +308,7 @@ class InstrumentedTransformer(nn.Module):
         slot_of = torch.empty_like(orders).scatter_(1, orders, torch.arange(n).expand(B, n))
         pos = by_slot.reshape(B, n).gather(1, slot_of)   # (B, n) word i's id in order b
         emb = self.embed_tokens(words)                                    # (n, d)
-        # word i sees word k where the order puts k no later than i: (B, 1, n, n)
-        mask = ((slot_of[:, None, :] <= slot_of[:, :, None])[:, None] if self.cfg.causal
-                else None)
+        mask = sees_in_frame(slot_of)[:, None] if self.cfg.causal else None   # (B, 1, n, n)
         bias = self._bias(pos)                        # (h, n, n) or (B, h, n, n) or None
         with recorder.watch(self.hook_points):
             if single:

@@ -15,7 +15,7 @@ from ...errors import PosvizInputError
 from .. import maps as layer_maps
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
-from ..orders import per_token
+from ..orders import per_token, sees_in_frame
 from ..pieces import byte_labels, is_byte_fallback, is_byte_level, sentencepiece_labels, shown
 from ..trace import Trace
 from . import layout
@@ -265,7 +265,7 @@ class HFBackend:
             return None
         orders = np.asarray(orders).reshape(-1, np.shape(orders)[-1])          # (B, n)
         slot_of = torch.as_tensor(np.argsort(orders, axis=1), device=self.device)
-        sees = slot_of[:, None, :] <= slot_of[:, :, None]                      # (B, n, n)
+        sees = sees_in_frame(slot_of)                                          # (B, n, n)
         dtype = self.model.dtype
         return torch.zeros(sees.shape, dtype=dtype, device=self.device).masked_fill_(
             ~sees, torch.finfo(dtype).min)[:, None]
