@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 import pyqtgraph as pg  # noqa: E402
+from PySide6 import QtCore  # noqa: E402
 
 from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
 
@@ -142,6 +143,32 @@ def test_press_says_why_the_learned_table_has_one_point(figure):
     said = "learned: no positions past 128, so only length 128"
     assert said in legend_labels(figure) and "alibi" in legend_labels(figure)
     assert said in figure.note.text()
+
+
+def test_press_draws_straight_smooth_segments_between_its_measured_lengths_only(figure):
+    """128, 256 and 512 tokens on a linear axis put 256 a third of the way, so a steady
+    growth per doubling bent at every point and, drawn in stairs, read as a smooth curve
+    through data in between: each doubling is now one step, every curve joins its own
+    measured points only (each marked), antialiased."""
+    values = {"train_length": 128, "lengths": [128, 256, 512], "tokens": 100,
+              "unigram_perplexity": 377.0,
+              "perplexity": {"sinusoidal": {"128": 81.6, "256": 98.2, "512": 115.6},
+                             "learned": {"128": 105.8, "256": None, "512": None}},
+              "refused": {"learned": "its learned table has 128 positions"},
+              "table_length": {"learned": 128}}
+    figure.show_paper(paper("press2022", values, "trained", "the shipped checkpoints"))
+    steps = np.log2([128, 256, 512])
+    solid = QtCore.Qt.PenStyle.SolidLine
+    lines = [c for c in curves(figure) if c.opts["pen"].style() == solid]
+    assert [c.getData()[0].tolist() for c in lines] == [steps.tolist(), steps[:1].tolist()]
+    assert lines[0].getData()[1] == pytest.approx(np.log10([81.6, 98.2, 115.6]))
+    assert all(c.opts["antialias"] for c in lines)
+    marked = sorted(tuple(d.getData()[0]) for d in dots(figure))
+    assert marked == sorted([tuple(steps), tuple(steps[:1])])
+    assert [(v, s) for v, s in bottom_ticks(figure)] == [
+        (pytest.approx(x), str(n)) for x, n in zip(steps, (128, 256, 512))]
+    (x0, x1) = figure.plot.viewRange()[0]
+    assert x0 < steps[0] and x1 > steps[-1] and x1 - x0 < 3     # no room for more lengths
 
 
 def draw_each(figure):

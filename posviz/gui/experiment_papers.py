@@ -75,9 +75,14 @@ def draw_paper(figure, check) -> None:
 
 def _show_lengths(figure, values: dict) -> str:
     """press2022: held-out perplexity against the evaluation length, one curve per
-    encoding, the unigram baseline dashed; what a lone point means, to say."""
+    encoding, the unigram baseline dashed; what a lone point means, to say. The lengths
+    double (128, 256, 512): on a log2 axis each doubling is one step, so the straight
+    segments between the measured points (marked) read as growth per doubling; on a
+    linear axis a steady growth per doubling bent at every point like a smooth curve."""
     lengths = np.array(values["lengths"], dtype=float)
-    figure._reset("held-out perplexity (log)", "evaluation length (tokens)", log=True)
+    x = np.log2(lengths)                                                    # (k,)
+    figure._reset("held-out perplexity (log)", "evaluation length (tokens, log scale)",
+                  log=True)
     figure.data, figure.dims, figure.labels = {}, ("length",), {}
     said = []
     for k, (kind, row) in enumerate(values["perplexity"].items()):
@@ -89,21 +94,28 @@ def _show_lengths(figure, values: dict) -> str:
         if kind in values.get("refused", {}):   # a learned table has no rows past its own
             label = _refused(kind, values, lengths[defined])
             said.append(label)
-        figure._curve(lengths[defined], np.log10(ppl[defined]), colour, label)
-        figure.plot.addItem(pg.ScatterPlotItem(lengths[defined], np.log10(ppl[defined]),
-                                               size=7, pen=None, brush=colour))
+        # straight segments between the measured points only, smooth (not in stairs)
+        pen = style.cosmetic_pen(colour, 2.0)
+        figure.plot.addItem(pg.PlotCurveItem(x[defined], np.log10(ppl[defined]), pen=pen,
+                                             antialias=True))
+        figure.plot.addItem(pg.ScatterPlotItem(x[defined], np.log10(ppl[defined]), size=9,
+                                               brush=colour, pen=pg.mkPen("w", width=1)))
+        figure.legend.addItem(style.legend_sample(pen=pen, symbol="o", symbolSize=9,
+                                                  symbolBrush=colour, symbolPen="w"), label)
         figure.data[kind] = ppl
     unigram = values["unigram_perplexity"]
-    figure._curve(lengths, np.log10(np.full(lengths.size, unigram)), "#505050",
-                  "unigram", 1.5, dash=True)
+    figure._curve(x, np.log10(np.full(lengths.size, unigram)), "#505050", "unigram", 1.5,
+                  dash=True)
     figure.plot.addItem(pg.InfiniteLine(
-        pos=values["train_length"], angle=90, label="training length",
+        pos=np.log2(values["train_length"]), angle=90, label="training length",
         pen=style.cosmetic_pen((120, 120, 120), 1, QtCore.Qt.PenStyle.DotLine),
         labelOpts={"position": 0.5, "color": (60, 60, 60)}))
-    figure.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
+    figure.plot.getAxis("bottom").setTicks([[(v, str(int(n))) for v, n in zip(x, lengths)],
+                                            []])
     figure.data["unigram"] = np.full(lengths.size, unigram)
     shown = np.concatenate([v[~np.isnan(v)] for v in figure.data.values()])
-    frame(figure.plot, (lengths[0] * 0.9, lengths[-1] * 1.05),
+    pad = 0.08 * (x[-1] - x[0] or 1)
+    frame(figure.plot, (x[0] - pad, x[-1] + pad),
           (np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)))
     figure.coords = {"length": lengths.astype(int).tolist()}
     return "; ".join(said)
