@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 import pyqtgraph as pg  # noqa: E402
+from PySide6 import QtCore  # noqa: E402
 
 from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
 
@@ -131,6 +132,34 @@ def test_alibi_draws_every_head_count_at_whole_heads_from_0(figure):
     assert "the 6 heads'" not in note and "head 0 is the formula's h = 1" in note
 
 
+def test_alibi_s_coinciding_and_interleaved_slopes_show_and_are_named_on_the_plot(figure):
+    """The 8 heads' slopes are the 12 heads' first 8: their dots hid under the 12 heads'
+    and the legend named a series no one could see; the 6 and 12 heads' dashed lines
+    joined heads 3 to 4 and 7 to 8 with steep strokes, as if the rule jumped there."""
+    from posviz.models.encodings.alibi import alibi_slopes
+    by_heads = {str(h): {"measured": list(alibi_slopes(h)), "rule": list(alibi_slopes(h))}
+                for h in (6, 8, 12)}
+    figure.show_paper(paper("alibi-slopes", {"by_heads": by_heads}))
+    marks = {len(d.getData()[0]): d.opts for d in dots(figure)}
+    assert marks[8]["size"] > marks[12]["size"] + 4                    # nested, visible
+    assert len({marks[k]["symbol"] for k in (6, 8, 12)}) == 3
+    labels = legend_labels(figure)
+    assert labels[1] == "8 heads (squares): the 12 heads' first 8, under their diamonds"
+    assert labels[0] == "6 heads (circles): 4 heads' slopes, then every other of 8 heads' " \
+                        "at heads 4–5"
+    assert labels[2].endswith("8 heads' slopes, then every other of 16 heads' at heads 8–11")
+    runs = sorted(tuple(c.getData()[0].astype(int)) for c in curves(figure))
+    assert runs == sorted([(0, 1, 2, 3), (4, 5), tuple(range(8)), tuple(range(8)),
+                           (8, 9, 10, 11)])                          # no 3-4 or 7-8 join
+    assert "for 6 heads, not a power of two, the rule takes 4 heads' slopes, then every " \
+           "other of 8 heads' at heads 4–5" in figure.note.text()
+    # said of what the values show, not of the head counts: 8 heads apart from 12 heads
+    by_heads["8"]["measured"] = [2 * m for m in by_heads["8"]["measured"]]
+    figure.show_paper(paper("alibi-slopes", {"by_heads": by_heads}))
+    assert "first 8" not in " ".join(legend_labels(figure)) + figure.note.text()
+    assert len({d.opts["size"] for d in dots(figure)}) == 1
+
+
 def test_press_says_why_the_learned_table_has_one_point(figure):
     values = {"train_length": 128, "lengths": [128, 256, 512], "tokens": 100,
               "unigram_perplexity": 377.0,
@@ -142,6 +171,32 @@ def test_press_says_why_the_learned_table_has_one_point(figure):
     said = "learned: no positions past 128, so only length 128"
     assert said in legend_labels(figure) and "alibi" in legend_labels(figure)
     assert said in figure.note.text()
+
+
+def test_press_draws_straight_smooth_segments_between_its_measured_lengths_only(figure):
+    """128, 256 and 512 tokens on a linear axis put 256 a third of the way, so a steady
+    growth per doubling bent at every point and, drawn in stairs, read as a smooth curve
+    through data in between: each doubling is now one step, every curve joins its own
+    measured points only (each marked), antialiased."""
+    values = {"train_length": 128, "lengths": [128, 256, 512], "tokens": 100,
+              "unigram_perplexity": 377.0,
+              "perplexity": {"sinusoidal": {"128": 81.6, "256": 98.2, "512": 115.6},
+                             "learned": {"128": 105.8, "256": None, "512": None}},
+              "refused": {"learned": "its learned table has 128 positions"},
+              "table_length": {"learned": 128}}
+    figure.show_paper(paper("press2022", values, "trained", "the shipped checkpoints"))
+    steps = np.log2([128, 256, 512])
+    solid = QtCore.Qt.PenStyle.SolidLine
+    lines = [c for c in curves(figure) if c.opts["pen"].style() == solid]
+    assert [c.getData()[0].tolist() for c in lines] == [steps.tolist(), steps[:1].tolist()]
+    assert lines[0].getData()[1] == pytest.approx(np.log10([81.6, 98.2, 115.6]))
+    assert all(c.opts["antialias"] for c in lines)
+    marked = sorted(tuple(d.getData()[0]) for d in dots(figure))
+    assert marked == sorted([tuple(steps), tuple(steps[:1])])
+    assert [(v, s) for v, s in bottom_ticks(figure)] == [
+        (pytest.approx(x), str(n)) for x, n in zip(steps, (128, 256, 512))]
+    (x0, x1) = figure.plot.viewRange()[0]
+    assert x0 < steps[0] and x1 > steps[-1] and x1 - x0 < 3     # no room for more lengths
 
 
 def draw_each(figure):

@@ -53,6 +53,25 @@ def test_press2022_reports_perplexity_by_length_beside_the_unigram_baseline(zoo)
     assert status == 0 and json.loads(out)["values"]["perplexity"] == values["perplexity"]
 
 
+def test_press2022_in_the_window_tells_each_length_and_its_checkpoints_done(zoo):
+    """It ran for 79 s in the window under a busy bar that said only "running the paper
+    check…": each length is a stage now, counting the checkpoints measured at it."""
+    from posviz.runtime.experiments import ExperimentJob, run_experiment
+    told = []
+    check = run_experiment(ExperimentJob("paper", paper="press2022", weights="trained"),
+                           progress=lambda done, total: told.append((done, total)),
+                           say=told.append)
+    stages = [k for k, item in enumerate(told) if isinstance(item, str)]
+    assert [told[k] for k in stages] == [
+        f"held-out perplexity of the {len(KINDS)} checkpoints at {n} tokens (length "
+        f"{k + 1} of 3)" for k, n in enumerate((16, 32, 64))]
+    steps = [(k + 1, len(KINDS)) for k in range(len(KINDS))]
+    for start in stages:                       # each stage counts its checkpoints, 1 to 6
+        assert told[start + 1:start + 1 + len(KINDS)] == steps
+    assert len(told) == 3 * (1 + len(KINDS))
+    assert check.values["perplexity"] == check_paper("press2022").values["perplexity"]
+
+
 def test_haviv2022_on_trained_weights_probes_every_checkpoint(zoo):
     check = check_paper("haviv2022", weights="trained")
     assert check.weights == "trained" and set(KINDS) <= set(check.values)

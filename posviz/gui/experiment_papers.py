@@ -7,6 +7,7 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 
 from .plots import style
+from .plots.coincide import HALO_ALPHA, WIDE
 from .plots.log_ticks import ZERO_MARGIN
 from .plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
@@ -14,6 +15,7 @@ from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.models.encodings import LearnedEncoding, NoPositions
 
 CATEGORY_GAP = 12                  # pixels between two categories' names
+SHAPES = (("o", "circles"), ("s", "squares"), ("d", "diamonds"), ("t", "triangles"))
 
 
 def _short(value) -> str:
@@ -75,9 +77,14 @@ def draw_paper(figure, check) -> None:
 
 def _show_lengths(figure, values: dict) -> str:
     """press2022: held-out perplexity against the evaluation length, one curve per
-    encoding, the unigram baseline dashed; what a lone point means, to say."""
+    encoding, the unigram baseline dashed; what a lone point means, to say. The lengths
+    double (128, 256, 512): on a log2 axis each doubling is one step, so the straight
+    segments between the measured points (marked) read as growth per doubling; on a
+    linear axis a steady growth per doubling bent at every point like a smooth curve."""
     lengths = np.array(values["lengths"], dtype=float)
-    figure._reset("held-out perplexity (log)", "evaluation length (tokens)", log=True)
+    x = np.log2(lengths)                                                    # (k,)
+    figure._reset("held-out perplexity (log)", "evaluation length (tokens, log scale)",
+                  log=True)
     figure.data, figure.dims, figure.labels = {}, ("length",), {}
     said = []
     for k, (kind, row) in enumerate(values["perplexity"].items()):
@@ -89,21 +96,28 @@ def _show_lengths(figure, values: dict) -> str:
         if kind in values.get("refused", {}):   # a learned table has no rows past its own
             label = _refused(kind, values, lengths[defined])
             said.append(label)
-        figure._curve(lengths[defined], np.log10(ppl[defined]), colour, label)
-        figure.plot.addItem(pg.ScatterPlotItem(lengths[defined], np.log10(ppl[defined]),
-                                               size=7, pen=None, brush=colour))
+        # straight segments between the measured points only, smooth (not in stairs)
+        pen = style.cosmetic_pen(colour, 2.0)
+        figure.plot.addItem(pg.PlotCurveItem(x[defined], np.log10(ppl[defined]), pen=pen,
+                                             antialias=True))
+        figure.plot.addItem(pg.ScatterPlotItem(x[defined], np.log10(ppl[defined]), size=9,
+                                               brush=colour, pen=pg.mkPen("w", width=1)))
+        figure.legend.addItem(style.legend_sample(pen=pen, symbol="o", symbolSize=9,
+                                                  symbolBrush=colour, symbolPen="w"), label)
         figure.data[kind] = ppl
     unigram = values["unigram_perplexity"]
-    figure._curve(lengths, np.log10(np.full(lengths.size, unigram)), "#505050",
-                  "unigram", 1.5, dash=True)
+    figure._curve(x, np.log10(np.full(lengths.size, unigram)), "#505050", "unigram", 1.5,
+                  dash=True)
     figure.plot.addItem(pg.InfiniteLine(
-        pos=values["train_length"], angle=90, label="training length",
+        pos=np.log2(values["train_length"]), angle=90, label="training length",
         pen=style.cosmetic_pen((120, 120, 120), 1, QtCore.Qt.PenStyle.DotLine),
         labelOpts={"position": 0.5, "color": (60, 60, 60)}))
-    figure.plot.getAxis("bottom").setTicks([[(n, str(int(n))) for n in lengths], []])
+    figure.plot.getAxis("bottom").setTicks([[(v, str(int(n))) for v, n in zip(x, lengths)],
+                                            []])
     figure.data["unigram"] = np.full(lengths.size, unigram)
     shown = np.concatenate([v[~np.isnan(v)] for v in figure.data.values()])
-    frame(figure.plot, (lengths[0] * 0.9, lengths[-1] * 1.05),
+    pad = 0.08 * (x[-1] - x[0] or 1)
+    frame(figure.plot, (x[0] - pad, x[-1] + pad),
           (np.log10(shown.min() / 1.25), np.log10(shown.max() * 1.25)))
     figure.coords = {"length": lengths.astype(int).tolist()}
     return "; ".join(said)
@@ -170,41 +184,85 @@ def _categories(figure, names, y_range) -> None:
 
 
 def _show_slopes(figure, values: dict) -> str:
-    """alibi-slopes: each head's slope (from 0), measured (dots) and by the reference
-    rule (dashed), one colour for each head count the check ran; what the note says of
-    the drawing (how heads count, which series lie on one another)."""
+    """alibi-slopes: each head's slope (from 0), measured (marks) and by the reference
+    rule (dashed, one line per geometric run), one colour and shape for each head count
+    the check ran; a count whose slopes are a larger one's first ones drawn larger and
+    under it, named so in the legend; what the note says of the drawing."""
     by_heads = values.get("by_heads") or {"8": {"measured": values["measured"],
                                                  "rule": values["paper"]}}
     most = max(len(row["measured"]) for row in by_heads.values())
-    figure._reset("slope m_h (log)", "head (from 0)", log=True)
+    figure._reset("slope m_h (log)", "head (from 0); marks: measured, dashed: the rule",
+                  log=True)
     figure.data = {}
+    under = _first_ones(by_heads)
+    shapes = {heads: SHAPES[k % len(SHAPES)] for k, heads in enumerate(by_heads)}
+    said = ["heads count from 0: head 0 is the formula's h = 1"]
     for k, (heads, row) in enumerate(by_heads.items()):
         colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
-        h = np.arange(len(row["measured"]))
-        pen = style.cosmetic_pen(colour, 1.5, QtCore.Qt.PenStyle.DashLine)
-        figure.plot.addItem(pg.PlotCurveItem(h.astype(float), np.log10(row["rule"]), pen=pen))
-        size = max(12 - 3 * k, 6)            # smaller each time: equal slopes stay visible
+        (symbol, shape), h = shapes[heads], np.arange(len(row["measured"]))
+        runs, interleaved = _rule_runs(int(heads), row["rule"])
+        words = [f"{heads} heads ({shape})"]
+        if heads in under:                  # a wide light line the larger one's runs on
+            larger = under[heads]
+            faded = QtGui.QColor(colour)
+            faded.setAlpha(HALO_ALPHA)
+            pen = style.cosmetic_pen(faded, WIDE)
+            words.append(f"the {larger} heads' first {len(h)}, under their "
+                         f"{shapes[larger][1]}")
+            said.append(f"the {heads} heads' slopes are the {larger} heads' first "
+                        f"{len(h)}, so their {shape} lie under the {larger} heads' "
+                        f"{shapes[larger][1]}")
+        else:
+            pen = style.cosmetic_pen(colour, 1.5, QtCore.Qt.PenStyle.DashLine)
+        if interleaved:
+            words.append(f"{interleaved} at heads {runs[1][0]}–{len(h) - 1}")
+            said.append(f"for {heads} heads, not a power of two, the rule takes "
+                        f"{interleaved} at heads {runs[1][0]}–{len(h) - 1}, so its line "
+                        f"breaks there: no slope lies between")
+        for first, stop in runs:
+            figure.plot.addItem(pg.PlotCurveItem(h[first:stop].astype(float),
+                                                 np.log10(row["rule"][first:stop]), pen=pen))
+        size = 17 if heads in under else 11   # nested: the larger count's marks inside
         figure.plot.addItem(pg.ScatterPlotItem(h.astype(float), np.log10(row["measured"]),
-                                               size=size, brush=colour, pen="w"))
-        figure.legend.addItem(style.legend_sample(pen=pen, symbol="o", symbolBrush=colour,
-                                                  symbolPen="w", symbolSize=size),
-                              f"{heads} heads: measured (dots), the rule (dashed)")
+                                               size=size, symbol=symbol, brush=colour,
+                                               pen="w"))
+        figure.legend.addItem(style.legend_sample(pen=pen, symbol=symbol, symbolBrush=colour,
+                                                  symbolPen="w", symbolSize=10),
+                              f"{words[0]}: {'; '.join(words[1:])}" if words[1:]
+                              else words[0])
         padded = np.full(most, np.nan)
         padded[:h.size] = row["measured"]
         figure.data[f"measured_{heads}_heads"] = padded
     figure._frame()
     _integer_ticks(figure.plot.getAxis("bottom"), range(most))
     figure.dims, figure.coords, figure.labels = ("head",), {"head": list(range(most))}, {}
-    said = ["heads count from 0: head 0 is the formula's h = 1"]
-    for heads, row in by_heads.items():                 # a smaller count's slopes that are
-        for more, other in by_heads.items():            #   a larger one's first ones
-            k = len(row["measured"])
-            if len(other["measured"]) > k and np.allclose(other["measured"][:k],
-                                                          row["measured"]):
-                said.append(f"the {heads} heads' slopes are the {more} heads' first {k}, "
-                            f"so their dots lie on one another")
-                break
     return "; ".join(said) + "."
+
+
+def _first_ones(by_heads: dict) -> dict[str, str]:
+    """{head count: the larger count whose first slopes are its own} (to 1e-5)."""
+    under = {}
+    for heads, row in by_heads.items():
+        k = len(row["measured"])
+        for more, other in by_heads.items():
+            if len(other["measured"]) > k and np.allclose(other["measured"][:k],
+                                                          row["measured"], rtol=1e-5):
+                under[heads] = more
+                break
+    return under
+
+
+def _rule_runs(heads: int, rule) -> tuple[list[tuple[int, int]], str]:
+    """The geometric runs of the rule's slopes for ``heads`` heads, as (first, stop)
+    heads, and in words how they interleave ("" for one run). Press et al.'s reference
+    code: for a count that is not a power of two, the slopes of the power of two p below
+    it, then every other slope of 2p heads; checked against it, not assumed."""
+    from posviz.models.encodings.alibi import alibi_slopes
+    p = 2 ** int(np.floor(np.log2(heads)))
+    if p == heads or not (np.allclose(rule[:p], alibi_slopes(p)) and np.allclose(
+            rule[p:], alibi_slopes(2 * p)[0::2][:heads - p])):
+        return [(0, heads)], ""
+    return [(0, p), (p, heads)], f"{p} heads' slopes, then every other of {2 * p} heads'"
 
 
 def _show_decay(figure, values: dict) -> None:

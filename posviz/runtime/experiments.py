@@ -76,7 +76,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
     if job.what == "paper":
         from ..analysis.experiments.papers import check_paper
-        return check_paper(job.paper, should_stop, job.weights)
+        return check_paper(job.paper, should_stop, job.weights, progress, say)
     if job.what == "compare":
         from ..analysis.experiments.encodings import compare_encodings
         from ..models.config import ModelConfig

@@ -291,6 +291,7 @@ PRESETS: dict[str, Callable[..., PaperCheck]] = {
 TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {
     p.name: p.trained for p in CATALOGUE if p.trained is not None}
 PAPERS = tuple(p.name for p in CATALOGUE)
+COUNTED = (trained.press2022,)       # the checks that tell their stages and steps
 TITLES = {p.name: p.title for p in CATALOGUE}
 
 
@@ -299,8 +300,11 @@ def default_weights(name: str) -> str:
     return RANDOM if name in PRESETS else TRAINED
 
 
-def check_paper(name: str, should_stop=None, weights: str | None = None) -> PaperCheck:
-    """Check paper ``name`` on ``weights`` ("random" or "trained"; default_weights)."""
+def check_paper(name: str, should_stop=None, weights: str | None = None,
+                progress: Callable[[int, int], None] | None = None,
+                say: Callable[[str], None] | None = None) -> PaperCheck:
+    """Check paper ``name`` on ``weights`` ("random" or "trained"; default_weights); a
+    check of a minute or more tells ``say`` its stages and ``progress`` their steps."""
     if name not in PAPERS:
         raise PosvizInputError(f"the paper must be one of {', '.join(PAPERS)} (got {name!r})")
     weights = weights or default_weights(name)
@@ -312,7 +316,10 @@ def check_paper(name: str, should_stop=None, weights: str | None = None) -> Pape
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
-    return presets[name](should_stop)
+    check = presets[name]
+    if check in COUNTED:
+        return check(should_stop, progress=progress, say=say)
+    return check(should_stop)
 
 
 def _about(name: str) -> str:

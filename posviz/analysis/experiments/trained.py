@@ -7,6 +7,8 @@ held-out text, which no checkpoint was trained on.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
@@ -52,7 +54,10 @@ def _backend(checkpoint: Checkpoint):
     return BuiltinBackend(checkpoint.config, str(checkpoint.folder))
 
 
-def press2022(should_stop=None) -> PaperCheck:
+def press2022(should_stop=None, progress: Callable[[int, int], None] | None = None,
+              say: Callable[[str], None] | None = None) -> PaperCheck:
+    """``say`` is told each length as its stage starts, ``progress(done, total)`` each
+    checkpoint measured at it (a few seconds each)."""
     from ...models.corpus import token_stream, unigram_perplexity
     from ...models.training import perplexity
     checkpoints = shipped()
@@ -62,21 +67,27 @@ def press2022(should_stop=None) -> PaperCheck:
     ids = token_stream(first.tokenizer(), first.held_out())                  # (M,)
     count = min(PRESS_TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), ids[1:count + 1])
-    table, notes = {}, {}                 # {encoding: {str(length): perplexity or None}}
-    limits = {}                           # {encoding: positions its table has}, if refused
+    models = {c.config.pe: _backend(c).model for c in checkpoints}
+    table = {kind: {} for kind in models}  # {encoding: {str(length): perplexity or None}}
+    limits = {}                            # {encoding: positions its table has}, if refused
     for checkpoint in checkpoints:
-        kind, model = checkpoint.config.pe, _backend(checkpoint).model
-        limit = model.encoding.table_length(checkpoint.config.max_len)
-        table[kind] = {}
-        for n in lengths:
+        kind = checkpoint.config.pe
+        limit = models[kind].encoding.table_length(checkpoint.config.max_len)
+        if limit is not None and limit < lengths[-1]:
+            limits[kind] = limit
+    notes = {kind: f"its learned table has {limit} positions: longer is refused"
+             for kind, limit in limits.items()}
+    for step, n in enumerate(lengths):
+        if say is not None:
+            say(f"held-out perplexity of the {len(models)} checkpoints at {n} tokens "
+                f"(length {step + 1} of {len(lengths)})")
+        for done, (kind, model) in enumerate(models.items()):
             if should_stop is not None and should_stop():
                 raise Cancelled()
-            if limit is not None and n > limit:
-                table[kind][str(n)] = None
-                notes[kind] = f"its learned table has {limit} positions: longer is refused"
-                limits[kind] = limit
-            else:
-                table[kind][str(n)] = perplexity(model, ids, n, count)
+            refused = kind in limits and n > limits[kind]
+            table[kind][str(n)] = None if refused else perplexity(model, ids, n, count)
+            if progress is not None:
+                progress(done + 1, len(models))
     alibi = table.get(AlibiEncoding.kind, {})
     sinusoidal = table.get(SinusoidalEncoding.kind, {})
     grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()

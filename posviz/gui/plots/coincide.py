@@ -42,22 +42,40 @@ def layer_words(layers) -> str:
 
 def coinciding(curves: dict[str, np.ndarray],
                rtol: float = EQUAL) -> list[tuple[tuple[str, ...], list[int]]]:
-    """Groups of ``curves`` (name -> (L+1,)) equal (to ``rtol``) at some layers: (names
-    in the dict's order, the layers where exactly those are equal), first layer first."""
+    """Groups of ``curves`` (name -> (L+1,)) within ``rtol`` of each other at some layers:
+    (names in the dict's order, the layers where that group is a largest one whose every
+    pair is within ``rtol``), first layer first. Within a tolerance closeness is not
+    transitive (a near b and b near c, a not near c): each such pair is a group of its
+    own, and a pair inside a larger group at a layer is not named again there."""
     names = list(curves)
     groups: dict[tuple[str, ...], list[int]] = {}
     for layer in range(len(next(iter(curves.values()), ()))):
-        taken: set[str] = set()
-        for i, name in enumerate(names):
-            if name in taken:
-                continue
-            group = [name] + [other for other in names[i + 1:] if other not in taken and
-                              same_at(curves[name][layer:layer + 1],
-                                      curves[other][layer:layer + 1], rtol)[0]]
-            if len(group) > 1:
-                taken.update(group)
-                groups.setdefault(tuple(group), []).append(layer)
+        values = np.array([curves[name][layer] for name in names], float)     # (k,)
+        for group in _largest_close_sets(values, rtol):
+            groups.setdefault(tuple(names[i] for i in group), []).append(layer)
     return sorted(groups.items(), key=lambda item: item[1][0])
+
+
+def _largest_close_sets(values: np.ndarray, rtol: float) -> list[tuple[int, ...]]:
+    """The largest sets (of 2 or more indices into ``values`` (k,), ascending) whose every
+    pair is within ``rtol`` of each other, either way round; NaN is close to nothing."""
+    row, column = values[:, None], values[None, :]
+    close = same_at(row, column, rtol) & same_at(column, row, rtol)           # (k, k)
+    np.fill_diagonal(close, False)
+    found: list[frozenset[int]] = []
+
+    def grow(chosen: frozenset[int], candidates: frozenset[int], seen: frozenset[int]):
+        if not candidates and not seen:              # Bron-Kerbosch: a largest set
+            if len(chosen) > 1:
+                found.append(chosen)
+            return
+        for i in sorted(candidates):
+            near = frozenset(np.flatnonzero(close[i]).tolist())
+            grow(chosen | {i}, candidates & near, seen & near)
+            candidates, seen = candidates - {i}, seen | {i}
+
+    grow(frozenset(), frozenset(range(len(values))), frozenset())
+    return sorted(tuple(sorted(group)) for group in found)
 
 
 def coinciding_words(groups) -> str:
