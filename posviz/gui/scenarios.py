@@ -11,8 +11,9 @@ wide again, the window puts it back on the left.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QHBoxLayout, QLabel,
-                               QListWidget, QListWidgetItem, QTextBrowser, QVBoxLayout)
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QGraphicsView,
+                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QTextBrowser,
+                               QVBoxLayout)
 
 PANEL_WIDTH = 330
 PLOTS_BESIDE_WIDTH = 760          # narrower plots squash the symmetry curves to a strip
@@ -45,9 +46,7 @@ class ExplanationPanel(QDockWidget):
             self._into_model_panel()
         else:
             window.resizeDocks([self], [PANEL_WIDTH], Qt.Horizontal)
-        # the window's resizes: after its own handler has sized the model panel
-        self.fitting = QTimer(self, singleShot=True, interval=0, timeout=self._fit)
-        window.installEventFilter(self)
+        window.installEventFilter(self)         # its resizes, before it lays them out
         action = self.toggleViewAction()
         action.setText("&Scenario explanation")
         action.setToolTip("Show or hide the explanation of the open scenario")
@@ -63,10 +62,17 @@ class ExplanationPanel(QDockWidget):
         self.main.tabifyDockWidget(self.main.model_dock, self)
         self.tabbed = True
         self.raise_()
+        QTimer.singleShot(0, self._repaint_plots)
+
+    def _repaint_plots(self) -> None:
+        """Paint the plots whole: after the window's resize and this move in one go, a
+        plot's markers were left where the narrower layout had drawn them."""
+        for view in self.main.findChildren(QGraphicsView):
+            view.viewport().update()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.main and event.type() == QEvent.Type.Resize:
-            self.fitting.start()
+            self._fit()
         return False
 
     def _fit(self) -> None:
