@@ -70,24 +70,30 @@ def test_a_paper_check_and_a_bad_texts_choice(qtbot, tab):
     assert "holds texts out" in tab.status.text() and not tab.cancel_button.isEnabled()
 
 
-def test_a_paper_check_s_note_is_one_line_until_clicked_as_every_note(qtbot, tab):
+def test_a_paper_check_s_note_takes_the_lines_the_plot_spares_as_every_note(qtbot, tab):
     """Chi's note opened whole (four lines) in a tall figure, where the plots' notes
-    beside it were one line."""
+    beside it were one line: now every note is shown whole, its lines kept apart, where
+    the plot keeps its readable height, and a click folds it to one line."""
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
+
+    from posviz.gui.plots.one_line import MOST_LINES, READABLE_PLOT
     tab.resize(1100, 800)
     tab.what.setCurrentIndex(tab.what.findData("paper"))
     tab.paper.setCurrentIndex(tab.paper.findData("chi2023"))
     run(qtbot, tab)
     note = tab.figure.note
     assert tab.figure.height() >= 400 and note.text().count("\n") >= 3
+    lines = [line for line in note.text().splitlines() if line.strip()]
+    assert not note.one_line and not note.elided()
+    assert note.shown_lines()[0] == lines[0] and len(note.shown_lines()) <= MOST_LINES
+    qtbot.waitUntil(lambda: note.height() >= len(lines) * note.fontMetrics().height())
+    assert tab.figure.canvas.height() >= READABLE_PLOT
+    QTest.mouseClick(note, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: note.height() < 2 * note.fontMetrics().height())
     assert note.one_line and note.shown_text().endswith("…")
-    assert note.height() < 2 * note.fontMetrics().height()
     QTest.mouseClick(note, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: note.height() >= 4 * note.fontMetrics().height())
     assert not note.one_line
-    QTest.mouseClick(note, Qt.MouseButton.LeftButton)
-    assert note.one_line
 
 
 def test_the_probe_starts_on_generated_texts_and_reads_the_position(qtbot, tab):

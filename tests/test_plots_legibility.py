@@ -289,12 +289,12 @@ def test_an_exported_note_is_whole(panel, qtbot, tmp_path):
     show(panel, evaluate())
     figure = _alone(panel, qtbot, "symmetry", (550, 330))
     text = figure.note.text()
-    assert figure.note.one_line and figure.note.shown_text() != text  # elided on screen
+    assert figure.note.elided() and figure.note.shown_text() != text  # elided on screen
     svg = figure.export_svg(tmp_path / "symmetry.svg").read_text(encoding="utf-8")
     words = " ".join(re.findall(r">([^<]*)</text>", svg)).split()
     assert " ".join(words).endswith(" ".join(text.split()[-4:])), words[-8:]
     assert "…" not in svg
-    assert figure.note.one_line                                   # one line again
+    assert figure.note.elided()                       # as on screen again
 
 
 @pytest.mark.parametrize("width", [420, 560, 700, 1100])

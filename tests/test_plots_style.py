@@ -273,7 +273,7 @@ def shown():
 def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     """Wide and short (a laptop's half window): the legend sits beside the curves and
     the note is one elided line, whole in its tooltip; a narrow figure stacks the legend
-    under the plot; a click on the note shows it whole."""
+    under the plot; a tall one shows the note whole; a click folds or unfolds it."""
     from posviz.gui.plots.hover import wrapped
     from posviz.gui.plots.layers import SymmetryFigure
     figure = SymmetryFigure()
@@ -297,15 +297,59 @@ def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     assert where == [(1, 0)]
     assert beside_height > below_height + 15       # the legend's rows given to the curves
     where, _ = at(560, 520)
-    assert figure.note.one_line                    # tall as well: one line until clicked
+    # tall: the note whole, wrapped, and the plot keeps its readable height
+    from posviz.gui.plots.one_line import READABLE_PLOT
+    assert not figure.note.one_line and not figure.note.elided()
+    assert figure.note.height() >= 2 * figure.note.fontMetrics().height()
+    assert figure.canvas.height() >= READABLE_PLOT
     from PySide6.QtTest import QTest
     QTest.mouseClick(figure.note, QtCore.Qt.MouseButton.LeftButton)
     at(560, 521)
-    assert not figure.note.one_line
-    assert figure.note.height() >= 2 * figure.note.fontMetrics().height()   # whole, wrapped
+    assert figure.note.one_line                    # folded by the reader
+    QTest.mouseClick(figure.note, QtCore.Qt.MouseButton.LeftButton)
     at(560, 300)
     assert not figure.note.one_line                # the reader's choice, whatever the size
+    assert figure.note.height() >= 2 * figure.note.fontMetrics().height()   # whole, wrapped
     assert figure.note.text() == note
+
+
+def test_a_long_note_is_whole_where_the_plot_has_room_and_one_line_where_not(qtbot, shown):
+    """SmolLM2's note (six sentences) was cut to "... A few tokens sta…" at 1920 pixels
+    and after 50 characters at 1024: where the figure is tall the note is shown whole,
+    wrapped; as it gets shorter it loses lines, never taking the plot's readable height,
+    down to one elided line."""
+    from posviz.gui.plots.layers import SymmetryFigure
+    from posviz.gui.plots.one_line import MOST_LINES, READABLE_PLOT
+    figure = SymmetryFigure()
+    qtbot.addWidget(figure)
+    figure.show()
+    figure.update_from(shown, 1, 0)
+    text = " ".join(["The hidden states stop being equivariant from layer 1 on."] * 10)
+    figure.set_note(text)
+
+    def at(width, height):
+        figure.resize(width, height)
+        qtbot.waitUntil(lambda: figure.size() == QtCore.QSize(width, height))
+        QtGui.QGuiApplication.processEvents()
+        QtGui.QGuiApplication.processEvents()
+        legend = figure.legend
+        below = (figure.canvas.ci.items[legend] == [(1, 0)]) * legend.layout.preferredHeight()
+        return figure.note.lines_shown(), figure.canvas.height() - below
+
+    lines, _ = at(1100, 560)
+    assert 2 <= lines <= MOST_LINES and not figure.note.elided()
+    assert " ".join(figure.note.shown_lines()) == text                  # whole, wrapped
+    assert figure.note.height() >= lines * figure.note.fontMetrics().height()
+    seen = set()
+    for height in range(560, 250, -10):
+        lines, plot = at(1100, height)
+        seen.add(lines)
+        assert lines == 1 or plot >= READABLE_PLOT, (height, lines, plot)
+    assert 1 in seen and len(seen) >= 3                # fewer lines as the room shrinks
+    lines, _ = at(400, 330)                            # a narrow figure: the legend below
+    assert lines == 1 and figure.note.elided() and figure.note.shown_text().endswith("…")
+    from posviz.gui.plots.hover import wrapped
+    assert figure.note.toolTip() == wrapped(text)                  # whole in its tooltip
 
 
 def test_a_hidden_legend_leaves_no_empty_row(qtbot, shown):

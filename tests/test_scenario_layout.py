@@ -61,3 +61,68 @@ def test_in_a_wide_window_the_scenario_opens_beside_the_plots(qtbot):
     assert not w.tabifiedDockWidgets(panel) and panel.isVisible()
     width, area = _symmetry_plot(w)
     assert area.right() <= width and area.height() >= 100
+
+
+def test_a_window_made_narrow_takes_the_scenario_into_the_model_panel(qtbot):
+    """Opened wide, then made 1024 × 700 (a projector): the explanation beside both
+    panels squashed the symmetry plot to 183 × 62 pixels under a five-row legend; it
+    becomes a tab of the model panel, and goes back to the left when the window is
+    made wide again."""
+    w = _opened(qtbot, 1024, 700)
+    _, alone = _symmetry_plot(w)
+    w.resize(1440, 900)
+    qtbot.wait(200)
+    _with_scenario(qtbot, w, "nope")
+    panel = w.scenario_panel
+    assert w.dockWidgetArea(panel) == Qt.LeftDockWidgetArea
+    assert not w.tabifiedDockWidgets(panel)
+    w.resize(1024, 700)
+    qtbot.waitUntil(lambda: w.tabifiedDockWidgets(panel) == [w.model_dock])
+    qtbot.wait(200)
+    assert panel.isVisible() and not panel.visibleRegion().isEmpty()     # raised
+    width, area = _symmetry_plot(w)
+    assert area.right() <= width
+    assert area.width() >= 0.95 * alone.width() and area.height() >= 0.95 * alone.height()
+    w.resize(1600, 1000)
+    qtbot.waitUntil(lambda: not w.tabifiedDockWidgets(panel))
+    assert w.dockWidgetArea(panel) == Qt.LeftDockWidgetArea and panel.isVisible()
+
+
+def test_a_scenario_closed_or_floated_stays_so_when_the_window_narrows(qtbot):
+    w = _opened(qtbot, 1440, 900)
+    _with_scenario(qtbot, w, "nope")
+    panel = w.scenario_panel
+    panel.close()
+    w.resize(1024, 700)
+    qtbot.wait(200)
+    assert panel.isHidden() and not w.tabifiedDockWidgets(panel)
+    panel.show()
+    panel.setFloating(True)
+    w.resize(1000, 690)
+    qtbot.wait(200)
+    assert panel.isFloating() and not w.tabifiedDockWidgets(panel)
+
+
+def test_the_restored_session_s_scenario_comes_back_readable_at_1024(qtbot):
+    """The last session keeps the open scenario's title and note, so its explanation
+    comes back at the next start; in a 1024 × 700 window, as a tab of the model panel."""
+    w = _opened(qtbot, 1440, 900)
+    _with_scenario(qtbot, w, "nope")
+    assert w.dockWidgetArea(w.scenario_panel) == Qt.LeftDockWidgetArea
+    w.resize(1024, 700)
+    qtbot.wait(200)
+    w.close()                                  # autosaved with its geometry and docks
+    again = MainWindow(make_settings())
+    qtbot.addWidget(again)
+    again.resize(1024, 700)                    # the offscreen screen is smaller
+    again.show()
+    qtbot.waitExposed(again)
+    with qtbot.waitSignal(again.controller.evaluated, timeout=TIMEOUT):
+        again.start()
+    qtbot.waitUntil(lambda: again.scenario_panel is not None)
+    qtbot.wait(200)
+    panel = again.scenario_panel
+    assert panel.windowTitle().startswith("Scenario: No positions")
+    assert again.tabifiedDockWidgets(panel) == [again.model_dock] and panel.isVisible()
+    width, area = _symmetry_plot(again)
+    assert area.right() <= width and area.width() >= 250 and area.height() >= 100, area

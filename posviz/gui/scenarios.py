@@ -3,14 +3,17 @@
 A scenario is a .posviz file in resources/scenarios (document.scenarios). Choosing one opens
 it as an untitled document (Save asks where, so the installed file is never written)
 and shows its title and explanation in a dock on the left, which can be closed. In a window
-too narrow for the plots beside both panels (1024 pixels) it opens as a tab of the model
-panel instead, raised, so the plots keep the width they have without it.
+too narrow for the plots beside both panels (1024 pixels) it is a tab of the model panel
+instead, raised, so the plots keep the width they have without it: when it opens, and when
+the window is made that narrow (or the session restored at start-up opens it there). Made
+wide again, the window puts it back on the left.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QHBoxLayout, QLabel,
-                               QListWidget, QListWidgetItem, QTextBrowser, QVBoxLayout)
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QGraphicsView,
+                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QTextBrowser,
+                               QVBoxLayout)
 
 PANEL_WIDTH = 330
 PLOTS_BESIDE_WIDTH = 760          # narrower plots squash the symmetry curves to a strip
@@ -36,17 +39,59 @@ class ExplanationPanel(QDockWidget):
                                 "back).")
         self.browser.setMinimumWidth(220)
         self.setWidget(self.browser)
+        self.main = window
+        self.tabbed = False             # made a tab of the model panel for lack of width
         window.addDockWidget(Qt.LeftDockWidgetArea, self)
-        model = window.model_dock
-        if (model.isVisible() and not model.isFloating()
-                and window.width() - model.width() - PANEL_WIDTH < PLOTS_BESIDE_WIDTH):
-            window.tabifyDockWidget(model, self)
+        if self._too_narrow():
+            self._into_model_panel()
         else:
             window.resizeDocks([self], [PANEL_WIDTH], Qt.Horizontal)
+        window.installEventFilter(self)         # its resizes, before it lays them out
         action = self.toggleViewAction()
         action.setText("&Scenario explanation")
         action.setToolTip("Show or hide the explanation of the open scenario")
         window.view_menu.addAction(action)
+
+    def _too_narrow(self) -> bool:
+        """The plots would be narrower than PLOTS_BESIDE_WIDTH beside both panels."""
+        window, model = self.main, self.main.model_dock
+        return (model.isVisible() and not model.isFloating()
+                and window.width() - model.width() - PANEL_WIDTH < PLOTS_BESIDE_WIDTH)
+
+    def _into_model_panel(self) -> None:
+        self.main.tabifyDockWidget(self.main.model_dock, self)
+        self.tabbed = True
+        self.raise_()
+        QTimer.singleShot(0, self._repaint_plots)
+
+    def _repaint_plots(self) -> None:
+        """Paint the plots whole: after the window's resize and this move in one go, a
+        plot's markers were left where the narrower layout had drawn them."""
+        for view in self.main.findChildren(QGraphicsView):
+            view.viewport().update()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.main and event.type() == QEvent.Type.Resize:
+            self._fit()
+        return False
+
+    def _fit(self) -> None:
+        """A window made too narrow takes the panel into the model panel's tabs, raised;
+        made wide again, it puts back on the left a panel it took there. A panel closed,
+        floated or moved elsewhere by the user stays as it is."""
+        window = self.main
+        if self.isFloating() or self.isHidden():
+            return                                # the View menu shows it again
+        if not self.tabbed:
+            if (window.dockWidgetArea(self) == Qt.LeftDockWidgetArea
+                    and not window.tabifiedDockWidgets(self) and self._too_narrow()):
+                self._into_model_panel()
+        elif window.tabifiedDockWidgets(self) != [window.model_dock]:
+            self.tabbed = False                   # the user moved it since
+        elif not self._too_narrow():
+            window.addDockWidget(Qt.LeftDockWidgetArea, self)    # out of the tabs
+            window.resizeDocks([self], [PANEL_WIDTH], Qt.Horizontal)
+            self.tabbed = False
 
     def show_document(self, doc) -> None:
         self.doc = doc
@@ -54,6 +99,7 @@ class ExplanationPanel(QDockWidget):
         self.browser.setMarkdown(_markdown(doc))
         self.show()
         self.raise_()
+        self._fit()
 
     def detach(self, what: str) -> None:
         """The user changed the ``what`` ("text" or "model") the explanation speaks of:

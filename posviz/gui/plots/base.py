@@ -25,7 +25,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 from . import style
 from .exporting import drop_export_menu, flatten_scaled_strokes, portable_text
 from .hover import HoverText, wrapped
-from .one_line import OneLineLabel
+from .one_line import OneLineLabel, fit_note
 from .style import BACKGROUND
 from .tabs import Tab
 from .wheel import zoom_with_ctrl
@@ -71,7 +71,7 @@ class Figure(QtWidgets.QWidget):
         self.message.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #505050; font-size: 12pt; padding: 24px;")
-        # a short remark under the canvas; a long one is one elided line until clicked
+        # a short remark under the canvas; a long one in the lines the plot can spare
         self.note = OneLineLabel() if self.note_one_line else QtWidgets.QLabel()
         self.note.setFont(style.text_font())
         self.note.setWordWrap(not self.note_one_line)
@@ -100,12 +100,13 @@ class Figure(QtWidgets.QWidget):
     legend_columns = 2          # at most, when the figure is wide enough
     legend_beside = 0           # figure width (pixels) from which the legend sits beside
                                 # the plot in one column, giving the plot its height; 0: never
-    note_one_line = False       # the note is one elided line (whole in its tooltip and
-                                # in exports) until a click shows it whole
+    note_one_line = False       # the note takes the lines the plot can spare, one elided
+                                # line at least (whole in its tooltip, exports, a click)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.fit_legend()
+        fit_note(self)                  # after the legend: its rows count
 
     def fit_legend(self) -> None:
         """Give the legend (if any) as many columns as the figure's width holds, or put
@@ -145,9 +146,11 @@ class Figure(QtWidgets.QWidget):
         self.note.setVisible(bool(text))
         if self.note_one_line:
             self.note.setToolTip(wrapped(text))
+            fit_note(self)
 
     def set_title(self, text: str) -> None:
         self.heading.setText(f"<b>{text}</b>")
+        fit_note(self)                  # a heading of more lines leaves the note fewer
 
     def set_corner(self, text: str, widest: str) -> None:
         """Show a short number beside the heading, one that changes at every reorder.
@@ -253,7 +256,7 @@ class Figure(QtWidgets.QWidget):
         """Where an export writes the note whole, wrapped, when the screen shows it elided
         (an export has no tooltip): its box, from the note's top down; else None."""
         note = self.note
-        if not (self.note_one_line and note.one_line and not note.isHidden()):
+        if not (self.note_one_line and note.elided() and not note.isHidden()):
             return None
         margins = note.contentsMargins()
         box = note.geometry().adjusted(margins.left(), margins.top(), -margins.right(), 0)

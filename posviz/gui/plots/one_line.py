@@ -1,66 +1,196 @@
-"""A figure's note: one elided line until a click shows it whole (another folds it)."""
+"""A figure's note: whole, wrapped, in as many lines as the figure can spare (at most
+MOST_LINES, the last elided when more are needed), one elided line where room is short;
+a click shows it whole (another folds it to one line)."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+MOST_LINES = 5              # "a few": a longer note ends its fifth line with "…"
+
 
 class OneLineLabel(QtWidgets.QLabel):
     """A label that keeps its whole text (``text()``; the figure puts it in the tooltip)
-    and, while ``one_line`` (at first), paints one line of it elided at the right to its
-    width (its text never asks the layout for width); otherwise it wraps as a QLabel
-    does. A click switches between the two; the user's choice stays for later notes."""
+    and paints it wrapped in at most ``room`` lines (``set_room``, by the figure: the
+    lines it can give without squashing its plot; 1 at first), eliding the last line
+    shown; its text never asks the layout for width. A click chooses: the note whole
+    (as a wrapping QLabel, whatever its length) or one line; the choice stays for later
+    notes and sizes."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.one_line = True
+        self.room = 1               # lines the figure can spare now
+        self.chosen: bool | None = None     # the reader's click: True one line, False
+                                            # whole; None: as the room allows
         self.blank = False          # paints nothing (an export writes the text itself)
+        self._laid_out = ((), [])   # (text, width, font), its lines: layouts ask often
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
                            QtWidgets.QSizePolicy.Policy.Preferred)
         self.setCursor(QtCore.Qt.CursorShape.PointingHandCursor)
 
+    @property
+    def one_line(self) -> bool:
+        """Painted on one line (elided when the text is longer)."""
+        return self.chosen if self.chosen is not None else self.lines_shown() == 1
+
+    @property
+    def whole(self) -> bool:
+        """Laid out by QLabel itself: the reader asked for the whole note."""
+        return self.chosen is False
+
     def mousePressEvent(self, event) -> None:
         if event.button() != QtCore.Qt.MouseButton.LeftButton:
             return super().mousePressEvent(event)
-        self.set_one_line(not self.one_line)
+        self.set_one_line(self.whole or not self.elided())     # else: show the rest
         event.accept()
 
     def set_one_line(self, one_line: bool) -> None:
-        if one_line != self.one_line:
-            self.one_line = one_line
+        """The reader's choice: one line, or the whole note."""
+        if one_line != self.chosen:
+            self.chosen = one_line
             self.setWordWrap(not one_line)
             self.updateGeometry()
             self.update()
 
-    def minimumSizeHint(self) -> QtCore.QSize:
-        if not self.one_line:
-            return super().minimumSizeHint()
-        margins = self.contentsMargins()
-        return QtCore.QSize(20, self.fontMetrics().height() + margins.top() + margins.bottom())
+    def set_room(self, lines: int) -> None:
+        """The figure can spare ``lines`` lines (at least one) for the note now."""
+        lines = max(1, min(int(lines), MOST_LINES))
+        if lines != self.room:
+            self.room = lines
+            self.updateGeometry()
+            self.update()
 
-    def sizeHint(self) -> QtCore.QSize:
-        return super().sizeHint() if not self.one_line else self.minimumSizeHint()
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.updateGeometry()
 
-    def heightForWidth(self, width: int) -> int:
-        return super().heightForWidth(width) if not self.one_line else -1
+    # -- the lines --------------------------------------------------------------------
+    def _paragraph(self) -> str:
+        """The text to lay out: its lines kept apart (U+2028) where the note has room
+        for more than one, else joined by " — " (a line break would be painted as a
+        second line over the first)."""
+        lines = [line for line in self.text().splitlines() if line.strip()]
+        return ("\u2028" if self.room > 1 and not self.chosen else " — ").join(lines)
 
-    def hasHeightForWidth(self) -> bool:
-        return not self.one_line and super().hasHeightForWidth()
+    def _wrapped(self, width: int) -> list[tuple[int, int]]:
+        """(start, length) in ``_paragraph()`` of each line it wraps to at ``width``."""
+        key = (self._paragraph(), width, self.font().key())
+        if key == self._laid_out[0]:
+            return self._laid_out[1]
+        layout = QtGui.QTextLayout(key[0], self.font())
+        option = QtGui.QTextOption()
+        option.setWrapMode(QtGui.QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        layout.setTextOption(option)
+        lines = []
+        layout.beginLayout()
+        while True:
+            line = layout.createLine()
+            if not line.isValid():
+                break
+            line.setLineWidth(max(width, 1))
+            lines.append((line.textStart(), line.textLength()))
+        layout.endLayout()
+        self._laid_out = (key, lines)
+        return lines
+
+    def _width(self) -> int:
+        return max(self.contentsRect().width(), 1)
+
+    def lines_shown(self, width: int | None = None) -> int:
+        """Lines painted at ``width`` (default: the label's) while not whole."""
+        if self.chosen:
+            return 1
+        return max(1, min(self.room, len(self._wrapped(width or self._width()))))
+
+    def _shown(self) -> tuple[list[str], bool]:
+        """The lines painted while not whole (the wrapped lines that fit, the last one
+        elided to the width when text remains), and whether text remains."""
+        text, width = self._paragraph(), self._width()
+        spans = self._wrapped(width) or [(0, 0)]
+        count = self.lines_shown()
+        lines = [text[start:start + length].rstrip() for start, length in spans[:count - 1]]
+        rest = (text[spans[count - 1][0]:] if len(spans) >= count else "").replace(
+            "\u2028", " — ")
+        last = self.fontMetrics().elidedText(rest, QtCore.Qt.TextElideMode.ElideRight,
+                                             width)
+        return lines + [last], last != rest
+
+    def shown_lines(self) -> list[str]:
+        return self._shown()[0]
 
     def shown_text(self) -> str:
-        """What is painted while on one line: the text, its lines joined by " — ", elided
-        to the width (a line break would paint a second line over the first)."""
-        text = " — ".join(line for line in self.text().splitlines() if line.strip())
-        return self.fontMetrics().elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
-                                             max(self.contentsRect().width(), 0))
+        """The painted lines, one paragraph (what the screen shows, for a test)."""
+        return " ".join(self.shown_lines())
+
+    def elided(self) -> bool:
+        """The screen shows less than the whole text."""
+        return not self.whole and self._shown()[1]
+
+    # -- the size ---------------------------------------------------------------------
+    def _height(self, lines: int) -> int:
+        margins = self.contentsMargins()
+        return lines * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        if self.whole:
+            return super().minimumSizeHint()
+        return QtCore.QSize(20, self._height(1))
+
+    def sizeHint(self) -> QtCore.QSize:
+        if self.whole:
+            return super().sizeHint()
+        return QtCore.QSize(20, self._height(self.lines_shown()))
+
+    def heightForWidth(self, width: int) -> int:
+        if self.whole:
+            return super().heightForWidth(width)
+        margins = self.contentsMargins()
+        return self._height(self.lines_shown(width - margins.left() - margins.right()))
+
+    def hasHeightForWidth(self) -> bool:
+        return super().hasHeightForWidth() if self.whole else True
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if not self.whole and self.room > 1 and (
+                event.size().width() != event.oldSize().width()):
+            self.updateGeometry()       # more or fewer lines at the new width
 
     def paintEvent(self, event) -> None:
         if self.blank:
             return
-        if not self.one_line:
+        if self.whole:
             return super().paintEvent(event)
         painter = QtGui.QPainter(self)
         painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
         painter.setFont(self.font())
-        painter.drawText(self.contentsRect(), int(QtCore.Qt.AlignmentFlag.AlignLeft
-                                                  | QtCore.Qt.AlignmentFlag.AlignVCenter),
-                         self.shown_text())
+        lines = self.shown_lines()
+        align = (QtCore.Qt.AlignmentFlag.AlignVCenter if len(lines) == 1
+                 else QtCore.Qt.AlignmentFlag.AlignTop)
+        painter.drawText(self.contentsRect(), int(QtCore.Qt.AlignmentFlag.AlignLeft | align),
+                         "\n".join(lines))
+
+
+READABLE_PLOT = 240         # pixels of a canvas (its axes included, a legend under the
+                            # plot besides) that a note's second line may not take
+
+
+def spare_lines(figure) -> int:
+    """Lines ``figure``'s note may take while the canvas above it keeps READABLE_PLOT
+    pixels, and a legend under the plot its own rows: at least 1."""
+    note, heading = figure.note, figure.layout().itemAt(0)      # the heading's row
+    top = (heading.heightForWidth(figure.width()) if heading.hasHeightForWidth()
+           else heading.sizeHint().height())
+    need = READABLE_PLOT
+    legend = figure.legend
+    if (legend is not None and legend.isVisible()
+            and figure.canvas.ci.items.get(legend) == [(1, 0)]):
+        need += legend.layout.preferredHeight()
+    margins = note.contentsMargins()
+    room = figure.height() - top - need - margins.top() - margins.bottom()
+    return max(1, room // note.fontMetrics().lineSpacing())
+
+
+def fit_note(figure) -> None:
+    """Give ``figure``'s note (a OneLineLabel) the lines its figure can spare now."""
+    if isinstance(figure.note, OneLineLabel):
+        figure.note.set_room(spare_lines(figure))
