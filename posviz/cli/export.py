@@ -19,7 +19,8 @@ gui/plots/figures.py lists them in the order of the window's tabs).
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
 carry the same in their text chunks, SVGs in a <metadata> element and PDFs in their XMP
-metadata. Every path written is printed, one per line. Bad input exits with status 2 and one line.
+metadata. Every path written (the session file too) is printed on stdout, one per line.
+Bad input exits with status 2 and one line.
 
 The figures are the window's own plots panel, driven headlessly; Qt and the plots are
 imported inside ``run`` only, so the rest of the command line never loads them.
@@ -91,7 +92,8 @@ def run(args) -> int:
     finally:
         panel.close()
         panel.deleteLater()
-    save_session(args, session)
+    for path in save_session(args, session):
+        print(path)
     sys.stdout.flush()
     return 0
 
