@@ -19,7 +19,7 @@ from ..analysis.symmetry import METRICS
 from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
 from ..errors import PosvizInputError
 from ..models.encodings import KINDS
-from .options import add_model_arguments, builtin_config, positions, progress
+from .options import add_model_arguments, builtin_config, positions, progress, tell_written
 
 
 def add_command(subparsers) -> None:
@@ -97,9 +97,8 @@ def run(args) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print("\n".join(as_table(result, args.metric)))
-    if args.out:
-        for path in draw(result, args, folder, formats):
-            print(path)
+    if args.out:                         # stdout holds the table or the JSON only
+        tell_written(draw(result, args, folder, formats))
     sys.stdout.flush()
     return 0
 

@@ -19,7 +19,9 @@ gui/plots/figures.py lists them in the order of the window's tabs).
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
 carry the same in their text chunks, SVGs in a <metadata> element and PDFs in their XMP
-metadata. Every path written is printed, one per line. Bad input exits with status 2 and one line.
+metadata. Every path written (the session file too) is printed on stdout, one per line;
+figure files in the folder that this export did not write (left by an earlier one) are
+named in one line on stderr. Bad input exits with status 2 and one line.
 
 The figures are the window's own plots panel, driven headlessly; Qt and the plots are
 imported inside ``run`` only, so the rest of the command line never loads them.
@@ -29,7 +31,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
+from ..document.files import (DEFAULT_WIDTH, check_folder, check_width, left_behind,
+                              parse_formats)
 from ..errors import PosvizInputError
 from .options import add_model_arguments
 from .report import add_session_arguments, evaluate_command, save_session
@@ -80,18 +83,26 @@ def run(args) -> int:
     session.select(view.replace(layer=view.layer if args.layer is None else args.layer,
                                 head=view.head if args.head is None else args.head))
 
+    from ..gui.plots.figures import EXPORTED
     from ..gui.plots.headless import drawn_panel, quiet_platform_notes
     panel = drawn_panel(session, ev)
     try:
         with quiet_platform_notes():
-            for path in panel.export_all(folder, formats, csv=not args.no_csv,
-                                         **({"dpi": args.dpi} if args.dpi else
-                                            {"width": args.width})):
-                print(path)
+            written = panel.export_all(folder, formats, csv=not args.no_csv,
+                                       **({"dpi": args.dpi} if args.dpi else
+                                          {"width": args.width}))
+        for path in written:
+            print(path)
+        older = left_behind(folder, written, EXPORTED)
+        if older:
+            sys.stdout.flush()
+            print(f"posviz: older figure files in {folder}, not written by this export: "
+                  f"{', '.join(path.name for path in older)}", file=sys.stderr)
     finally:
         panel.close()
         panel.deleteLater()
-    save_session(args, session)
+    for path in save_session(args, session):
+        print(path)
     sys.stdout.flush()
     return 0
 

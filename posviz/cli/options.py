@@ -201,6 +201,16 @@ def progress(args: argparse.Namespace, stream=None):
     return StepPrinter(stream)
 
 
+def tell_written(paths, stream=None) -> None:
+    """One line on stderr naming the files a command wrote beside its results (stdout
+    keeps the results), so no file appears unannounced; nothing when none was."""
+    paths = [str(path) for path in paths]
+    if paths:
+        sys.stdout.flush()                 # after the results, on a terminal too
+        print(f"posviz: wrote {', '.join(paths)}", file=sys.stderr if stream is None
+              else stream, flush=True)
+
+
 def online(args: argparse.Namespace) -> bool:
     """May a hub name be downloaded? Not with --offline, nor with HF_HUB_OFFLINE=1."""
     from ..models.hf.cache import network_allowed

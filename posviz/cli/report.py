@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from ..errors import PosvizInputError
-from .options import add_model_arguments, builtin_flags_given, evaluate, online, progress
+from .options import (add_model_arguments, builtin_flags_given, evaluate, online, progress,
+                      tell_written)
 
 HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "token median",
           "tokens 25–75%", "hidden states")
@@ -77,13 +78,15 @@ def _before_run(say):
     return told
 
 
-def save_session(args, session) -> None:
-    """--save-session: the session as computed, with the read document's title and note."""
-    if getattr(args, "save_session", None):
-        from ..document.session_file import write
-        doc = args.document
-        write(Path(args.save_session), session.to_document(
-            doc.title if doc else "", doc.note if doc else ""))
+def save_session(args, session) -> list[Path]:
+    """--save-session: the session as computed, with the read document's title and note;
+    the file written, or none."""
+    if not getattr(args, "save_session", None):
+        return []
+    from ..document.session_file import write
+    doc = args.document
+    return [write(Path(args.save_session), session.to_document(
+        doc.title if doc else "", doc.note if doc else ""))]
 
 
 def _format(value) -> str:
@@ -124,9 +127,10 @@ def as_table(report) -> list[str]:
 
 def run(args) -> int:
     report = evaluate_command(args)
-    save_session(args, report.session)
+    written = save_session(args, report.session)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print("\n".join(as_table(report)))
+    tell_written(written)
     return 0

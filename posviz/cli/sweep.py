@@ -16,7 +16,7 @@ from ..analysis.experiments.runs import KIND_TIPS
 from ..errors import PosvizInputError
 from ..models.options import OPTIONS
 from .options import (add_model_arguments, builtin_config, check_model_flags, load_model,
-                      positions, progress)
+                      positions, progress, tell_written)
 
 QUANTILES = ("median", "p10", "p90")
 
@@ -184,6 +184,8 @@ def run(args) -> int:
             if args.csv == "-":
                 print()
             write_csv(pairs_path(args.csv) if args.csv != "-" else "-", pair_rows(result))
+        if args.csv != "-":
+            tell_written([args.csv] + ([pairs_path(args.csv)] if result.pairs else []))
     elif args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:

@@ -1,7 +1,9 @@
-"""Where exported figures go: the folder check and the image formats, without Qt.
+"""Where exported figures go: the folder check, the image formats and the figure files
+an export left standing, without Qt.
 
 The window's export and ``posviz export`` share these, so a folder that cannot be
-written is refused with the same one-line message everywhere.
+written is refused with the same one-line message everywhere, and both name the older
+figure files beside a new export (nothing is deleted: the folder is the user's).
 """
 from __future__ import annotations
 
@@ -43,6 +45,16 @@ def check_formats(formats) -> list[str]:
         raise PosvizInputError(f"unknown figure format {unknown!r} "
                                f"(use {', '.join(IMAGE_FORMATS)})")
     return formats
+
+
+def left_behind(folder, written, names) -> list[Path]:
+    """The files in ``folder`` named as an export names a figure (``<name>.<format>`` for
+    each of ``names`` and FIGURE_FORMATS) that are not among ``written``: from an earlier
+    export, they may show another model or order than the files beside them. By name."""
+    done = {Path(path).resolve() for path in written}
+    found = (Path(folder) / f"{name}.{fmt}" for name in names for fmt in FIGURE_FORMATS)
+    return sorted((path for path in found if path.is_file() and path.resolve() not in done),
+                  key=lambda path: path.name)
 
 
 def check_folder(folder: Path) -> Path:

@@ -26,7 +26,7 @@ from ..models.config import ModelConfig, Positions
 from .spec import MOSAIC_MODES, ModelSpec, Selection
 
 __all__ = ["FORMAT", "VERSION", "SUFFIX", "SessionDocument", "config_hash", "document_of",
-           "from_dict", "read", "write", "dumps"]
+           "from_dict", "read", "same_content", "write", "dumps"]
 
 FORMAT = "posviz-session"
 VERSION = 1
@@ -70,6 +70,14 @@ class SessionDocument:
     def replace(self, **changes) -> "SessionDocument":
         from dataclasses import replace
         return replace(self, **changes)
+
+
+def same_content(doc: SessionDocument, other: SessionDocument) -> bool:
+    """True when the two hold the same work: text, order, positions, model, title and
+    note (what is looked at, the tokens listed and the config hash do not count)."""
+    def work(d):
+        return d.replace(selection=Selection(), tokens=(), config_sha256="")
+    return work(doc) == work(other)
 
 
 def config_hash(source: str) -> str:

@@ -8,7 +8,8 @@ when it fits the built-in model's tokens).
 
 The last session is written to ``<settings>-last-session.posviz`` beside the settings
 file (``posviz-last-session.posviz`` in ~/.config/posviz on Linux) a few seconds after
-each edit and when the window closes, and opened again at the next start. Edits to the
+each edit and when the window closes, and opened again at the next start (gui.last_session);
+once the changes to a file are discarded, it is the file as saved. Edits to the
 text, order, positions or model mark the document modified (the title's ``*``); what is
 looked at (layer, head, tab) is saved with it but marks nothing. A document that would not
 fit in memory (models.memory) is shown at start, not computed (``held``): the file keeps
@@ -26,6 +27,8 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from .folders import (forget_recent, recent_files, remember_folder, remember_recent,
                       start_folder)
 from .held_start import HoldsStart, too_large
+from .last_session import (autosave_path, bound_file, read_quietly, remember_last,
+                           restored_modified)
 
 AUTOSAVE_MS = 3000                    # quiet time after an edit before the autosave
 FILTER = "posviz sessions (*.posviz);;All files (*)"
@@ -71,6 +74,7 @@ class Documents(HoldsStart, QObject):
         self._status = status
         self.path: Path | None = None     # the file the document is bound to
         self.modified = False
+        self._discarded = False           # the file's changes were discarded, none since
         self._applying = False            # a document is being applied: no modified mark
         self._pending: Pending | None = None   # a document whose model is being loaded
         self._starting: tuple | None = None    # (document, path) to show once ready
@@ -92,13 +96,11 @@ class Documents(HoldsStart, QObject):
         return self.path.name if self.path else "untitled"
 
     def autosave_path(self) -> Path:
-        """Beside the settings file and named after it, so two settings files in one
-        folder (POSVIZ_SETTINGS) never share a last session."""
-        settings = Path(self.settings.fileName())
-        return settings.with_name(f"{settings.stem}-last-session.posviz")
+        return autosave_path(self.settings)
 
     def set_modified(self, modified: bool) -> None:
         self.modified = modified
+        self._discarded = False
         self._window.setWindowModified(modified)
 
     def on_session_event(self, event) -> None:
@@ -128,8 +130,18 @@ class Documents(HoldsStart, QObject):
             return self.save()
         if answer == QMessageBox.Discard:
             self.set_modified(False)      # discarded: not asked again (a second close)
+            self._discarded = True
             return True
         return False
+
+    def close(self) -> bool:
+        """At quit: False when the user cancels; else the last session is written for
+        the next start (the file as saved, when its changes were discarded)."""
+        if self.path is not None and not self.may_discard():
+            return False
+        self.autosave_timer.stop()
+        self.autosave()
+        return True
 
     # -- reading ----------------------------------------------------------------------
     def read(self, path):
@@ -312,26 +324,18 @@ class Documents(HoldsStart, QObject):
         from ..errors import PosvizInputError
         if self.session is None or self._pending is not None:
             return
-        written = self._writer.submit(write, self.autosave_path(), self.document())
+        doc = (self._discarded and read_quietly(self.path)) or self.document()
+        written = self._writer.submit(write, self.autosave_path(), doc)
         if not background:
             try:
                 written.result()
             except (PosvizInputError, OSError):
                 return
-        self.settings.setValue("files/current", str(self.path or ""))
-        self.settings.setValue("files/modified", self.modified)
+        remember_last(self.settings, self.path, self.modified)
 
     def last_session(self):
         """The autosaved document, or None (no file, or one that no longer reads)."""
-        from ..document.session_file import read
-        from ..errors import PosvizInputError
-        path = self.autosave_path()
-        if not path.is_file():
-            return None
-        try:
-            return read(path)
-        except PosvizInputError:
-            return None
+        return read_quietly(self.autosave_path())
 
     # -- recent files -----------------------------------------------------------------
     def fill_recent_menu(self, menu) -> None:
@@ -360,13 +364,15 @@ class Documents(HoldsStart, QObject):
         window is ready (``show_started``); the built-in one runs until then."""
         from ..document.spec import ModelSpec
         doc = self.read(path) if path else None
-        doc = doc or (self.last_session() if last else None)
-        if doc is None:
-            return False
-        current = "" if path else str(self.settings.value("files/current", "") or "")
+        if doc is not None:
+            bound, modified = Path(path), False
+        else:
+            doc = self.last_session() if last else None
+            if doc is None:
+                return False
+            bound, modified = bound_file(self.settings), restored_modified(self.settings, doc)
         reason = too_large(doc)
-        self._starting = (doc, Path(path or current) if (path or current) else None,
-                          reason)
+        self._starting = (doc, bound, reason, modified)
         spec = doc.spec if doc.spec.is_builtin and not reason else ModelSpec.builtin()
         self._controller.start(doc.text, spec, doc.positions, order="original",
                                held=reason is not None)
@@ -379,9 +385,7 @@ class Documents(HoldsStart, QObject):
         start, self._starting = self._starting, None
         if start is None:
             return
-        doc, path, reason = start
-        modified = path is not None and self.settings.value("files/modified", False) in (
-            True, "true")
+        doc, path, reason, modified = start
         if reason is not None:
             self._hold(Pending(doc, path, modified=modified), reason)
             return

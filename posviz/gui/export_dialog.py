@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBo
                                QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
 from .folders import remember_folder
-from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, last_folder
+from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, export_folder
 
 
 class ExportDialog(QDialog):
@@ -109,7 +109,7 @@ def export_figures(window) -> None:
         window.status.say("Nothing to export yet", error=True)
         return
     settings = window.settings
-    dialog = ExportDialog(window, str(last_folder(settings)),
+    dialog = ExportDialog(window, str(export_folder(settings)),
                           int(settings.value(DPI_KEY, DEFAULT_DPI) or DEFAULT_DPI))
     if dialog.exec() != QDialog.Accepted:
         return
@@ -134,8 +134,21 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
                                                      f"{reason}")
         window.status.say(f"Export failed: {reason}", error=True)
         return []
-    window.status.say(f"Exported {len(written)} files to {folder}")
+    window.status.say(f"Exported {len(written)} files to {folder}"
+                      + older_note(folder, written))
     return written
+
+
+def older_note(folder: str, written) -> str:
+    """The figure files an earlier export left in ``folder`` (not rewritten now), named
+    after the export's message, so a stale figure is not taken for a fresh one."""
+    from ..document.files import left_behind
+    from .plots.figures import EXPORTED
+    older = [path.name for path in left_behind(folder, written, EXPORTED)]
+    if not older:
+        return ""
+    shown = ", ".join(older[:4]) + (f" and {len(older) - 4} more" if len(older) > 4 else "")
+    return f"; older files there, not written now: {shown}"
 
 
 def _experiment(window, folder: str, formats, dpi: int | None) -> list:

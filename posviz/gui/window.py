@@ -385,10 +385,9 @@ class MainWindow(QMainWindow):
         return export_to(self, folder, formats, width, csv)
 
     def closeEvent(self, event) -> None:
-        if self.files.path is not None and not self.files.may_discard():
+        if not self.files.close():        # the last session, restored at the next start
             event.ignore()                # a modified file: Cancel keeps the window
             return
-        self.files.autosave()             # the last session, restored at the next start
         if self.plots is not None:
             self.splitters.save()
         self.settings.setValue("window/geometry", self.saveGeometry())

@@ -110,6 +110,7 @@ def copy_figure(figure) -> bool:
 FOLDER_KEY = "export/folder"        # shared with File > Export figures
 DPI_KEY = "export/dpi"
 DEFAULT_DPI = 300
+FIGURES_FOLDER = "posviz-figures"   # a folder export's own folder, in the home folder
 
 
 def last_folder(settings) -> Path:
@@ -117,6 +118,16 @@ def last_folder(settings) -> Path:
     used (gui.folders), else the home folder."""
     folder = Path(str(settings.value(FOLDER_KEY, "") or ""))
     return folder if str(folder) != "." and folder.is_dir() else start_folder(settings)
+
+
+def export_folder(settings) -> Path:
+    """Where File > Export figures is offered: the last export folder while it exists,
+    else ~/posviz-figures (created by the export), never the home folder itself, where
+    some thirty files would land loose among the user's own."""
+    folder = Path(str(settings.value(FOLDER_KEY, "") or ""))
+    if str(folder) != "." and folder.is_dir() and folder != Path.home():
+        return folder
+    return Path.home() / FIGURES_FOLDER
 
 
 def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,

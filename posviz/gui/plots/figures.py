@@ -17,6 +17,7 @@ FIGURE_TYPES: dict[str, type[Figure]] = {figure.name: figure for figure in (
     MosaicFigure, SymmetryFigure, AttentionFigure, TokenChangeFigure, BranchNormsFigure,
     EncodingFigure, SimilarityFigure, RelativeProfileFigure, OutputsFigure)}
 FIGURES = tuple(FIGURE_TYPES)           # every figure's name, in the order of the tabs
+EXPORTED = FIGURES + ("experiment",)    # a folder export's names: the Experiments plot too
 
 
 def tab_figures(tab: Tab) -> tuple[str, ...]:

@@ -1,0 +1,90 @@
+"""The last session at the next start: changes discarded at quit stay discarded, and a
+restored session that differs from its file is marked modified whatever the flag says."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from posviz.document import session_file
+from posviz.gui import documents
+from posviz.gui.settings import make_settings
+from posviz.gui.window import MainWindow
+
+TIMEOUT = 30_000
+
+pytestmark = pytest.mark.usefixtures("collect_between_tests")
+
+
+@pytest.fixture(autouse=True)
+def _discard_when_asked(monkeypatch):
+    """Closing a modified window at the end of a test asks nothing on screen."""
+    monkeypatch.setattr(documents, "ask_unsaved", lambda parent, name: QMessageBox.Discard)
+
+
+def _restarted(qtbot) -> MainWindow:
+    """A new window on the same settings, started as ``posviz`` with no arguments."""
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.controller.ready, timeout=TIMEOUT):
+        w.start()
+    qtbot.waitUntil(lambda: w.files.path is not None, timeout=TIMEOUT)
+    return w
+
+
+def _saved_reversed(window, path):
+    s = window.session
+    s.set_order(np.arange(len(s.order))[::-1])
+    assert window.files.save_to(path)
+    return tuple(s.order.tolist())
+
+
+def test_changes_discarded_at_quit_do_not_come_back(qtbot, window, tmp_path, monkeypatch):
+    path = tmp_path / "lecture.posviz"
+    saved = _saved_reversed(window, path)
+    window.session.set_order(np.random.default_rng(0).permutation(len(saved)))
+    window.files.autosave()                  # the timer's copy of the shuffled order
+    asked = []
+    monkeypatch.setattr(documents, "ask_unsaved",
+                        lambda parent, name: asked.append(name) or QMessageBox.Discard)
+    window.close()
+    assert asked == ["lecture.posviz"] and not window.isVisible()
+    window.files.autosave()                  # a late write still holds the file as saved
+    assert session_file.read(window.files.autosave_path()).order == saved
+    again = _restarted(qtbot)
+    assert tuple(again.session.order.tolist()) == saved == session_file.read(path).order
+    assert again.files.path == path and not again.isWindowModified()
+    assert again.windowTitle().startswith("lecture.posviz[*]")
+
+
+@pytest.mark.parametrize("how", ["flag lost", "file changed"])
+def test_a_restored_session_unlike_its_file_is_modified(qtbot, window, tmp_path, how):
+    path = tmp_path / "lecture.posviz"
+    saved = _saved_reversed(window, path)
+    if how == "flag lost":                   # a crash before the modified flag was kept
+        window.session.rotate()
+        window.files.autosave()
+        window.settings.setValue("files/modified", False)
+    else:                                    # the file was saved again elsewhere since
+        window.files.autosave()
+        doc = session_file.read(path)
+        session_file.write(path, doc.replace(order=tuple(range(len(saved)))))
+    restored = tuple(window.session.order.tolist())
+    window.settings.sync()                   # no close: nothing is asked or written
+    again = _restarted(qtbot)
+    assert tuple(again.session.order.tolist()) == restored
+    assert session_file.read(path).order != restored
+    assert again.files.path == path and again.isWindowModified()
+    assert again.windowTitle().startswith("lecture.posviz[*]")   # shown as "*"
+
+
+def test_a_restored_session_equal_to_its_file_is_not_modified(qtbot, window, tmp_path):
+    path = tmp_path / "lecture.posviz"
+    _saved_reversed(window, path)
+    window.session.select(window.session.selection.replace(layer=2))   # looked at only
+    window.files.autosave()
+    window.settings.sync()
+    again = _restarted(qtbot)
+    assert again.session.selection.layer == 2
+    assert again.files.path == path and not again.isWindowModified()
