@@ -157,7 +157,8 @@ def test_compared_encodings_stay_apart_when_their_curves_meet(figure):
     dots = [item for item in figure.plot.items if isinstance(item, pg.ScatterPlotItem)]
     shapes = {(item.opts["symbol"], item.opts["size"]) for item in dots}
     assert len(dots) == 3 and len({s for s, _ in shapes}) == 3 and len(shapes) == 3
-    assert legend_labels(figure) == sorted(m.title for m in result.models)
+    titles = sorted(m.title for m in result.models)
+    assert [label.split(" — ")[0] for label in legend_labels(figure)] == titles
     assert_one_notation(figure)
     assert_in_view(figure)
 
@@ -180,9 +181,14 @@ def test_curves_closer_than_a_pixel_are_named_as_one_line_on_screen(figure):
                                                  [0.0, 0.1214, 0.204, 0.306]),
                                            model("sinusoidal", "sinusoidal", [0.5, 1, 2, 3])))
     figure.show_compare(result, "hidden_equivariance")
+    # in the legend, where a reader looks, not only in the note's tooltip
+    labels = legend_labels(figure)
+    assert "none (NoPE) — one line with RoPE at layers in–3" in labels, labels
+    assert "RoPE (Su 2021) — one line with none at layers in–3" in labels, labels
+    assert "sinusoidal" in labels
     note = figure.note.text()
-    assert "% of each other (a pixel here), curves are one line on screen: none and " \
-        "RoPE coincide at layers in–3" in note
+    assert "% (a pixel here) are one line on screen, named so in the legend" in note, note
+    assert "RoPE coincide" not in note
     pens = [i.opts["pen"] for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
     assert pens[1].style() == QtCore.Qt.PenStyle.DashLine          # RoPE, on NoPE
     assert pens[0].widthF() > pens[2].widthF()                     # NoPE wider, under it
@@ -190,7 +196,9 @@ def test_curves_closer_than_a_pixel_are_named_as_one_line_on_screen(figure):
     # exactly equal curves keep the plain words
     result = replace(result, models=(model("none", "none", near), model("rope", "RoPE", near)))
     figure.show_compare(result, "hidden_equivariance")
-    assert "\nnone and RoPE coincide at layers in–3" in figure.note.text()
+    assert legend_labels(figure) == ["RoPE — one line with none at layers in–3",
+                                     "none — one line with RoPE at layers in–3"]
+    assert "\nCurves equal are one line on screen" in figure.note.text()
 
 
 def tick_labels(figure) -> list[str]:

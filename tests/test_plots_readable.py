@@ -243,7 +243,9 @@ def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
                                   "sinusoidal (Vaswani 2017)": [0.07, 0.11, 0.14, 0.19, 0.3],
                                   "RoPE (Su 2021)": [0.0, 0.12, 0.16, 0.22, 0.25]}),
                         "hidden_equivariance")
-    assert "none and RoPE coincide at layers in–3" in figure.note.text(), figure.note.text()
+    labels = [label.text for _, label in figure.legend.items]
+    assert "none (NoPE) — one line with RoPE at layers in–3" in labels, labels
+    assert "sinusoidal (Vaswani 2017)" in labels, labels
     pens = [item.opts["pen"] for item in figure.plot.items
             if isinstance(item, pg.PlotCurveItem)]
     none, sinusoidal, rope = pens
@@ -252,7 +254,8 @@ def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
     assert none.widthF() > rope.widthF() + 2 and sinusoidal.widthF() == rope.widthF()
     apart = {"none (NoPE)": [0.0, 0.1, 0.2], "RoPE (Su 2021)": [0.0, 0.3, 0.4]}
     figure.show_compare(compared(apart), "hidden_equivariance")
-    assert "none and RoPE coincide at layer in" in figure.note.text()
+    assert "RoPE (Su 2021) — one line with none at layer in" in \
+        [label.text for _, label in figure.legend.items]
     pens = [item.opts["pen"] for item in figure.plot.items
             if isinstance(item, pg.PlotCurveItem)]
     solid = QtCore.Qt.PenStyle.SolidLine

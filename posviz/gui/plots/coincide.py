@@ -66,3 +66,18 @@ def coinciding_words(groups) -> str:
         return group[0] if len(group) == 1 else ", ".join(group[:-1]) + " and " + group[-1]
     return "; ".join(f"{names(group)} coincide at {layer_words(layers)}"
                      for group, layers in groups)
+
+
+
+def partner_words(groups, name: str) -> str:
+    """What curve ``name`` shares its line with, for its legend entry: "one line with
+    RoPE at layers in–3; sinusoidal at layer 2" (from ``coinciding``'s groups), or ""."""
+    shared: dict[str, list[int]] = {}
+    for group, layers in groups:
+        if name in group:
+            for other in group:
+                if other != name:
+                    shared.setdefault(other, []).extend(layers)
+    return ("one line with " + "; ".join(f"{other} at {layer_words(sorted(set(layers)))}"
+                                         for other, layers in shared.items())
+            if shared else "")
