@@ -400,7 +400,7 @@ def test_the_swap_maps_colours_span_the_swaps_that_change_the_input(figure):
     assert "max 3.00e-01" in figure.heading.text()
 
 
-def test_beside_a_linear_probe_the_verdicts_probes_are_named_with_squares(figure):
+def test_beside_a_linear_probe_the_verdicts_probes_name_their_squared_coordinates(figure):
     """The legend read "causal probe error" beside "linear causal probe error", while
     the first is the quadratic probe that decides the verdict; it is named as the
     probe's Features control names it."""
@@ -408,7 +408,8 @@ def test_beside_a_linear_probe_the_verdicts_probes_are_named_with_squares(figure
     check.values["linear"] = {"causal": probe_rows([2.4] * LAYERS, [2.5] * LAYERS)}
     figure.show_paper(check)
     labels = legend_labels(figure)
-    assert "causal (with squares) probe error" in labels
+    assert "causal (linear + squared coordinates) probe error" in labels
+    assert not any("with squares" in label for label in labels)     # read as markers
     assert "causal (linear) probe error" in labels
     assert "causal probe error" not in labels
 
