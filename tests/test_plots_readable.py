@@ -99,29 +99,33 @@ def crossing_evaluation():
     return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
 
 
-def assert_floor_label_over_curves(plot, line, svg: str):
-    """The floor's label on a light backing, above every curve and marker, and that
-    backing in the SVG export too."""
+def assert_floor_label_under_data(plot, line, svg: str):
+    """The floor's label on a light backing (in the SVG export too), drawn under every
+    curve, marker and band, so that its backing hides no data (it covered the median's
+    band where the band crossed it)."""
     import pyqtgraph as pg
+    from PySide6 import QtWidgets
     fill = line.label.fill.color()
     assert fill.lightness() > 240 and fill.alpha() >= 200, fill.getRgb()
-    curves = [item for item in plot.items
-              if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem))
-              or hasattr(item, "scatter")]
-    assert curves
-    assert all(line.zValue() > item.zValue() for item in curves)
+    data = [item for item in plot.items
+            if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem,
+                                 pg.FillBetweenItem, QtWidgets.QGraphicsPathItem))
+            or hasattr(item, "scatter")]
+    assert data
+    assert all(line.zValue() < item.zValue() for item in data), \
+        [(type(item).__name__, item.zValue()) for item in data if item.zValue() <= line.zValue()]
     alpha = f'fill="#ffffff" fill-opacity="{fill.alpha() / 255:.4f}'[:-1]
     assert alpha in svg, alpha
 
 
-def test_the_floor_label_reads_over_a_curve_in_the_symmetry_plot(panel, qtbot, tmp_path):
+def test_the_floor_label_hides_no_curve_in_the_symmetry_plot(panel, qtbot, tmp_path):
     show(panel, crossing_evaluation())
     figure = alone(panel.figures()["symmetry"], qtbot, (960, 520))
     svg = figure.export_svg(tmp_path / "symmetry.svg").read_text(encoding="utf-8")
-    assert_floor_label_over_curves(figure.plot, figure.floor_line, svg)
+    assert_floor_label_under_data(figure.plot, figure.floor_line, svg)
 
 
-def test_the_floor_label_reads_over_a_curve_in_the_sweep(qtbot, tmp_path):
+def test_the_floor_label_hides_no_band_in_the_sweep(qtbot, tmp_path):
     import pyqtgraph as pg
     median = np.array([1e-7, 3e-5, 0.03, 0.1, 0.16])
     band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
@@ -131,7 +135,7 @@ def test_the_floor_label_reads_over_a_curve_in_the_sweep(qtbot, tmp_path):
     figure.show_sweep(result, "pooled_change")
     line = next(item for item in figure.plot.items if isinstance(item, pg.InfiniteLine))
     svg = figure.export_svg(tmp_path / "sweep.svg").read_text(encoding="utf-8")
-    assert_floor_label_over_curves(figure.plot, line, svg)
+    assert_floor_label_under_data(figure.plot, line, svg)
 
 
 def test_coinciding_layers_are_named_in_words():
