@@ -8,6 +8,7 @@ from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncod
 from posviz.models.options import TITLES
 
 COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # Compare's start
+CHOSEN_KEY = "experiments/encodings"     # the encodings ticked last, kept between runs
 ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
                  "built-in model with the window's settings")
 
@@ -32,19 +33,31 @@ class Checklist(QtWidgets.QMenu):
         super().keyPressEvent(event)
 
 
+def _remembered(settings) -> tuple[str, ...]:
+    """The encodings ticked last (``settings``' CHOSEN_KEY, comma-separated) that are
+    still offered; COMPARED when none were kept."""
+    if settings is None or not settings.contains(CHOSEN_KEY):
+        return COMPARED
+    return tuple(kind for kind in str(settings.value(CHOSEN_KEY) or "").split(",")
+                 if kind in TITLES)
+
+
 class EncodingsButton(QtWidgets.QToolButton):
-    """The encodings Compare runs: a checklist, its choice as the button's text."""
+    """The encodings Compare runs: a checklist, its choice as the button's text, kept in
+    ``settings`` (QSettings, or None) for the next run of the window."""
 
     changed = QtCore.Signal()
 
-    def __init__(self, parent=None):
+    def __init__(self, settings=None, parent=None):
         super().__init__(parent)
+        self.settings = settings
         self.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = Checklist(self)
+        chosen = _remembered(settings)
         for kind, title in TITLES.items():
             action = menu.addAction(title)
             action.setCheckable(True)
-            action.setChecked(kind in COMPARED)
+            action.setChecked(kind in chosen)
             action.setData(kind)
             action.toggled.connect(self._changed)
         menu.setToolTipsVisible(True)
@@ -62,4 +75,6 @@ class EncodingsButton(QtWidgets.QToolButton):
         # never cut: the text and, beside it, the menu's arrow
         self.setMinimumWidth(self.sizeHint().width()
                              + self.fontMetrics().horizontalAdvance("MM"))
+        if self.settings is not None:
+            self.settings.setValue(CHOSEN_KEY, ",".join(self.chosen()))
         self.changed.emit()
