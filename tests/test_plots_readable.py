@@ -113,7 +113,8 @@ def assert_floor_label_under_data(plot, line, svg: str):
             or hasattr(item, "scatter")]
     assert data
     assert all(line.zValue() < item.zValue() for item in data), \
-        [(type(item).__name__, item.zValue()) for item in data if item.zValue() <= line.zValue()]
+        [(type(item).__name__, item.zValue()) for item in data
+         if item.zValue() <= line.zValue()]
     alpha = f'fill="#ffffff" fill-opacity="{fill.alpha() / 255:.4f}'[:-1]
     assert alpha in svg, alpha
 

@@ -325,6 +325,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     def refresh_stale(self) -> None:
         """Dim the result shown, saying why, while its inputs (experiment, model, text,
         positions, order, options) are not the controls' (called at session changes)."""
+        self.encodings.say_model(self._session(), self._labelled[self.encodings])
         if self.result is None or self.cancel_button.isEnabled():
             return
         try:
