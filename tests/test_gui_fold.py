@@ -285,3 +285,26 @@ def test_a_long_status_line_is_elided_in_a_1024_pixel_window_and_whole_in_its_to
     w.status.say("12 tokens")
     w.state_label.grab()
     assert w.state_label.toolTip() == ""
+
+
+def test_the_outputs_chart_fits_a_1024_by_700_window_without_scrolling(qtbot):
+    """The next-token chart's size hint, summed into the scrolling plots' height, put its
+    bottom (the token labels) under the fold."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.predictions import Outputs, Prediction, TopTokens
+    w = opened(qtbot, 1024, 700)
+    w.plots.tabs.setCurrentIndex(3)                                   # Outputs
+    qtbot.wait(50)
+    top = TopTokens(("warm", ".", ","), (1, 2, 3), (0.5, 0.3, 0.1))
+    outputs = Outputs("causal", 0.8, (Prediction("next token", top, top, 0.0, (9, 9), top,
+                                                 (0.5, 0.3, 0.1)),))
+    figure = w.plots.current_figures()["outputs"]
+    figure.update_from(SimpleNamespace(model=SimpleNamespace(outputs=outputs)), 1, 0)
+    qtbot.wait(100)
+    assert figure.isVisible() and figure.canvas.isVisible()           # a next-token chart
+    viewport = w.plots_scroll.viewport()
+    assert w.plots_scroll.verticalScrollBar().maximum() == 0, (
+        w.plots.height(), viewport.height())
+    assert in_sight(w, figure.canvas).bottom() <= viewport.height()
+    assert figure.canvas.height() >= 250
