@@ -322,3 +322,20 @@ def test_the_sweep_floor_label_starts_inside_the_plot(qtbot, width):
     view = figure.plot.vb.sceneBoundingRect()
     shown = label.mapRectToScene(label.boundingRect())
     assert view.left() < shown.left() and shown.right() < view.right(), (shown, view)
+
+
+def test_legend_entries_naming_their_partners_stay_inside_a_narrow_figure(qtbot):
+    """Four curves on one line at 1024 × 700: two columns of long entries ran past the
+    figure's right edge and widened the plot with them."""
+    figure = alone(ExperimentFigure(), qtbot, (760, 420))
+    same = [0.0, 0.12, 0.16, 0.22, 0.21]
+    figure.show_compare(compared({"none (NoPE)": same, "sinusoidal (Vaswani 2017)":
+                                  [0.07, 0.11, 0.14, 0.19, 0.21], "RoPE (Su 2021)": same,
+                                  "ALiBi (Press 2022)": same}), "hidden_equivariance")
+    qtbot.wait(50)
+    labels = [label.text for _, label in figure.legend.items]
+    assert "none (NoPE) — one line with RoPE and ALiBi at layers in–4; sinusoidal at " \
+        "layer 4" in labels, labels
+    right = figure.legend.sceneBoundingRect().right()
+    assert right <= figure.canvas.width(), (right, figure.canvas.width())
+    assert figure.plot.sceneBoundingRect().right() <= figure.canvas.width()

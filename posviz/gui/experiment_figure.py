@@ -361,6 +361,7 @@ class ExperimentFigure(Figure):
         self._floor_line(floor)
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
+        self.fit_legend()               # entries naming their partners are long: columns
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens
         moved = " ".join(tokens[i] for i in result.order)
