@@ -157,7 +157,8 @@ def test_compared_encodings_stay_apart_when_their_curves_meet(figure):
     dots = [item for item in figure.plot.items if isinstance(item, pg.ScatterPlotItem)]
     shapes = {(item.opts["symbol"], item.opts["size"]) for item in dots}
     assert len(dots) == 3 and len({s for s, _ in shapes}) == 3 and len(shapes) == 3
-    assert legend_labels(figure) == sorted(m.title for m in result.models)
+    titles = sorted(m.title for m in result.models)
+    assert [label.split(" — ")[0] for label in legend_labels(figure)] == titles
     assert_one_notation(figure)
     assert_in_view(figure)
 
@@ -180,9 +181,14 @@ def test_curves_closer_than_a_pixel_are_named_as_one_line_on_screen(figure):
                                                  [0.0, 0.1214, 0.204, 0.306]),
                                            model("sinusoidal", "sinusoidal", [0.5, 1, 2, 3])))
     figure.show_compare(result, "hidden_equivariance")
+    # in the legend, where a reader looks, not only in the note's tooltip
+    labels = legend_labels(figure)
+    assert "none (NoPE) — one line with RoPE at layers in–3" in labels, labels
+    assert "RoPE (Su 2021) — one line with none at layers in–3" in labels, labels
+    assert "sinusoidal" in labels
     note = figure.note.text()
-    assert "% of each other (a pixel here), curves are one line on screen: none and " \
-        "RoPE coincide at layers in–3" in note
+    assert "% (a pixel here) are one line on screen, named so in the legend" in note, note
+    assert "RoPE coincide" not in note
     pens = [i.opts["pen"] for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
     assert pens[1].style() == QtCore.Qt.PenStyle.DashLine          # RoPE, on NoPE
     assert pens[0].widthF() > pens[2].widthF()                     # NoPE wider, under it
@@ -190,7 +196,9 @@ def test_curves_closer_than_a_pixel_are_named_as_one_line_on_screen(figure):
     # exactly equal curves keep the plain words
     result = replace(result, models=(model("none", "none", near), model("rope", "RoPE", near)))
     figure.show_compare(result, "hidden_equivariance")
-    assert "\nnone and RoPE coincide at layers in–3" in figure.note.text()
+    assert legend_labels(figure) == ["RoPE — one line with none at layers in–3",
+                                     "none — one line with RoPE at layers in–3"]
+    assert "\nCurves equal are one line on screen" in figure.note.text()
 
 
 def tick_labels(figure) -> list[str]:
@@ -392,7 +400,7 @@ def test_the_swap_maps_colours_span_the_swaps_that_change_the_input(figure):
     assert "max 3.00e-01" in figure.heading.text()
 
 
-def test_beside_a_linear_probe_the_verdicts_probes_are_named_with_squares(figure):
+def test_beside_a_linear_probe_the_verdicts_probes_name_their_squared_coordinates(figure):
     """The legend read "causal probe error" beside "linear causal probe error", while
     the first is the quadratic probe that decides the verdict; it is named as the
     probe's Features control names it."""
@@ -400,7 +408,8 @@ def test_beside_a_linear_probe_the_verdicts_probes_are_named_with_squares(figure
     check.values["linear"] = {"causal": probe_rows([2.4] * LAYERS, [2.5] * LAYERS)}
     figure.show_paper(check)
     labels = legend_labels(figure)
-    assert "causal (with squares) probe error" in labels
+    assert "causal (linear + squared coordinates) probe error" in labels
+    assert not any("with squares" in label for label in labels)     # read as markers
     assert "causal (linear) probe error" in labels
     assert "causal probe error" not in labels
 

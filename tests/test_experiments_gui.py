@@ -422,3 +422,24 @@ def test_the_probe_greys_out_the_current_text_and_says_why(tab):
     tab.what.setCurrentIndex(tab.what.findData("sweep"))        # a sweep runs on it
     assert item.isEnabled() and tab.texts.itemText(index) == "The current text"
     assert tab.texts.currentData() == "current"
+
+
+def test_the_encodings_ticked_are_there_at_the_next_opening(qtbot, tmp_path):
+    """Compare started again from none, sinusoidal and RoPE at every opening."""
+    from PySide6.QtCore import QSettings
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    first = ExperimentsTab(settings=settings)
+    qtbot.addWidget(first)
+    assert first.chosen_encodings() == ("none", "sinusoidal", "rope")
+    for action in first.encodings.menu().actions():
+        action.setChecked(action.data() in ("alibi", "t5", "none"))
+    chosen = first.chosen_encodings()
+    assert set(chosen) == {"alibi", "t5", "none"}
+    first.shutdown()
+    settings.sync()
+    again = ExperimentsTab(settings=QSettings(str(tmp_path / "settings.ini"),
+                                              QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    assert again.chosen_encodings() == chosen
+    assert again.encodings.text() == ", ".join(chosen)
+    again.shutdown()

@@ -55,12 +55,39 @@ def test_captions_name_a_pretrained_model_and_compare_s_mask_and_weights():
     assert caption(probe) == "smollm2 (pretrained)"
     compare = ExperimentJob("compare", spec=ModelSpec.builtin(ModelConfig(mask="causal")),
                             weights="trained", encodings=("none", "rope"))
-    assert caption(compare) == ("built-in model, causal mask, trained weights; reversed "
-                                "order")
+    assert caption(compare) == ("built-in model (4 layers × 4 heads, width 64, causal mask, "
+                                "pre-LN, seed 0), trained weights; reversed order")
     moved = ExperimentJob("sweep", positions=Positions(mode="token", offset=3))
     assert caption(moved).endswith("position ids by token, from 3")
     assert "bidirectional mask" in caption(moved)
     assert caption(ExperimentJob("paper")) == ""        # its title names its own models
+
+
+def test_compare_says_it_runs_the_built_in_model_not_the_window_s_pretrained_one(qtbot, tab):
+    """With SmolLM2 in the window, Compare ran the built-in model's defaults and said only
+    "built-in model, bidirectional mask": the controls and the figure name that model,
+    its settings, and that the window's model is not the one compared."""
+    from posviz.gui.experiment_jobs import compare_job
+    tab.holder["session"] = _Session(ModelSpec.pretrained("smollm2"))
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    label = tab._labelled[tab.encodings]
+    assert label.isVisible()
+    assert label.text() == "Encodings on the built-in model (not smollm2)"
+    defaults = ModelConfig()
+    settings = (f"built-in model ({defaults.layers} layers × {defaults.heads} heads, "
+                f"width {defaults.d_model}, {defaults.mask} mask")
+    assert settings in tab.encodings.toolTip() and settings in label.toolTip()
+    job = compare_job(tab, tab.holder["session"])
+    assert job.spec.config == defaults and job.instead == "smollm2"
+    line = caption(job)
+    assert line.startswith(settings) and "not smollm2: only the built-in model's encoding " \
+        "can be swapped" in line
+    # the window's own built-in model is what it compares, and nothing is said against it
+    tab.holder["session"] = _Session(ModelSpec.builtin(ModelConfig(layers=2, mask="causal")))
+    tab.refresh_stale()
+    assert label.text() == "Encodings on the built-in model"
+    assert "(2 layers × 4 heads" in tab.encodings.toolTip()
+    assert compare_job(tab, tab.holder["session"]).instead == ""
 
 
 def test_the_probe_title_names_the_model(qtbot, tab):

@@ -495,6 +495,36 @@ def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path
     assert seen == [150]
 
 
+def test_file_export_dialog_opens_with_the_choices_of_the_last_export(qtbot, window, tmp_path,
+                                                                     monkeypatch):
+    """The PDF tick (and every other choice) was forgotten between two exports."""
+    from PySide6.QtWidgets import QDialog
+
+    from posviz.gui.export_dialog import CHOICES_KEY, ExportDialog
+
+    def choose(dialog):
+        dialog.folder_edit.setText(str(tmp_path / "out"))
+        dialog.png.setChecked(False)
+        dialog.pdf.setChecked(True)
+        dialog.csv.setChecked(False)
+        dialog.by_width.setChecked(True)
+        dialog.width_spin.setValue(1200)
+        return QDialog.Accepted
+    monkeypatch.setattr(ExportDialog, "exec", choose)
+    window.export_action.trigger()
+    assert list((tmp_path / "out").glob("*.pdf")) and \
+        not list((tmp_path / "out").glob("*.png"))
+    seen = []
+    monkeypatch.setattr(ExportDialog, "exec", lambda dialog: seen.append(
+        dialog.choices()) or QDialog.Rejected)
+    window.export_action.trigger()
+    assert seen == [{"formats": ["svg", "pdf"], "size": "width", "width": 1200,
+                     "csv": False}]
+    window.settings.setValue(CHOICES_KEY, "[not json")           # a damaged entry
+    window.export_action.trigger()
+    assert seen[-1]["formats"] == ["png", "svg"] and seen[-1]["csv"] is True
+
+
 def test_exports_hold_the_figure_not_its_controls(shown_panel, tmp_path):
     """The relative profile's range control is on screen only: the exported PNG is
     blank where it sits, and neither the SVG nor the PDF carries its text."""

@@ -214,3 +214,97 @@ def test_no_axis_title_is_cut_at_the_fold_at_1024_by_700(qtbot):
         assert axis.labelText == "mean token norm |h| (L2)"
     painter.end()
     assert axis.labelText == "norm |h| (L2)"
+
+
+def test_a_short_combo_box_never_draws_its_text_into_its_edge(qtbot):
+    """The model panel's Source box showed "all-MiniLM-L6-v2 (bundled[": the text was
+    chosen to fit the field while the style draws it a little inside it, clipping the
+    last glyph. At every width the text drawn ends clear of the field's edge."""
+    from PySide6.QtGui import QColor
+    touching = []
+    for width in range(150, 240, 2):
+        box = ShortCombo()
+        box.addItem("all-MiniLM-L6-v2 (bundled)")
+        box.setFixedWidth(width)
+        qtbot.addWidget(box)
+        box.show()
+        qtbot.waitExposed(box)
+        image = box.grab().toImage()
+        field = box._field()[1]
+        option = QStyleOptionComboBox()
+        box.initStyleOption(option)
+        rect = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                          QStyle.SubControl.SC_ComboBoxEditField, box)
+        assert rect.width() == field
+        ratio = image.width() / box.width()
+        dark = [x for x in range(int(rect.left() * ratio), int((rect.right() + 1) * ratio))
+                for y in range(int(rect.top() * ratio), int((rect.bottom() + 1) * ratio))
+                if QColor(image.pixel(x, y)).lightness() < 110]
+        if dark and max(dark) >= (rect.right() - 1) * ratio:
+            touching.append((width, box.shown_text()))
+        box.close()
+    assert not touching, touching
+
+
+def test_a_short_combo_box_showing_less_than_its_text_holds_it_whole_in_its_tooltip(qtbot):
+    box = ShortCombo()
+    box.addItem("all-MiniLM-L6-v2 (bundled)")
+    box.setToolTip("The model to explore")
+    qtbot.addWidget(box)
+    for width, whole in ((120, False), (400, True)):
+        box.setFixedWidth(width)
+        box.show()
+        qtbot.waitExposed(box)
+        box.grab()
+        if whole:
+            assert box.shown_text() == box.currentText()
+            assert box.toolTip() == "The model to explore"
+        else:
+            assert box.shown_text() != box.currentText()
+            assert box.toolTip() == "all-MiniLM-L6-v2 (bundled)\n\nThe model to explore"
+
+
+def test_a_long_status_line_is_elided_in_a_1024_pixel_window_and_whole_in_its_tooltip(qtbot):
+    w = opened(qtbot, 1024, 700)
+    long = ("minilm splits the text into its own tokens: the order starts again from the "
+            "original, and undo starts here · 12 tokens · 6 layers × 12 heads · computed "
+            "in 60 ms")
+    w.status.say(long)
+    w.hover_label.setText("all positions, Δ = −14: 0.631")
+    qtbot.wait(50)
+    bar = w.statusBar()
+    for label in (w.state_label, w.hover_label):
+        assert label.isVisible() and label.geometry().right() < bar.width(), label.text()
+    assert w.hover_label.width() >= w.hover_label.fontMetrics().horizontalAdvance(
+        w.hover_label.text())                                   # the value read whole
+    w.state_label.grab()
+    shown = w.state_label.shown_text()
+    assert shown != long and shown.endswith("…")
+    assert w.fontMetrics().horizontalAdvance(shown) <= w.state_label.width()
+    assert w.state_label.toolTip() == long
+    w.status.say("12 tokens")
+    w.state_label.grab()
+    assert w.state_label.toolTip() == ""
+
+
+def test_the_outputs_chart_fits_a_1024_by_700_window_without_scrolling(qtbot):
+    """The next-token chart's size hint, summed into the scrolling plots' height, put its
+    bottom (the token labels) under the fold."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.predictions import Outputs, Prediction, TopTokens
+    w = opened(qtbot, 1024, 700)
+    w.plots.tabs.setCurrentIndex(3)                                   # Outputs
+    qtbot.wait(50)
+    top = TopTokens(("warm", ".", ","), (1, 2, 3), (0.5, 0.3, 0.1))
+    outputs = Outputs("causal", 0.8, (Prediction("next token", top, top, 0.0, (9, 9), top,
+                                                 (0.5, 0.3, 0.1)),))
+    figure = w.plots.current_figures()["outputs"]
+    figure.update_from(SimpleNamespace(model=SimpleNamespace(outputs=outputs)), 1, 0)
+    qtbot.wait(100)
+    assert figure.isVisible() and figure.canvas.isVisible()           # a next-token chart
+    viewport = w.plots_scroll.viewport()
+    assert w.plots_scroll.verticalScrollBar().maximum() == 0, (
+        w.plots.height(), viewport.height())
+    assert in_sight(w, figure.canvas).bottom() <= viewport.height()
+    assert figure.canvas.height() >= 250

@@ -99,29 +99,34 @@ def crossing_evaluation():
     return Engine(session.backend).evaluate(session.seq, session.order, session.positions)
 
 
-def assert_floor_label_over_curves(plot, line, svg: str):
-    """The floor's label on a light backing, above every curve and marker, and that
-    backing in the SVG export too."""
+def assert_floor_label_under_data(plot, line, svg: str):
+    """The floor's label on a light backing (in the SVG export too), drawn under every
+    curve, marker and band, so that its backing hides no data (it covered the median's
+    band where the band crossed it)."""
     import pyqtgraph as pg
+    from PySide6 import QtWidgets
     fill = line.label.fill.color()
     assert fill.lightness() > 240 and fill.alpha() >= 200, fill.getRgb()
-    curves = [item for item in plot.items
-              if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem))
-              or hasattr(item, "scatter")]
-    assert curves
-    assert all(line.zValue() > item.zValue() for item in curves)
+    data = [item for item in plot.items
+            if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem,
+                                 pg.FillBetweenItem, QtWidgets.QGraphicsPathItem))
+            or hasattr(item, "scatter")]
+    assert data
+    assert all(line.zValue() < item.zValue() for item in data), \
+        [(type(item).__name__, item.zValue()) for item in data
+         if item.zValue() <= line.zValue()]
     alpha = f'fill="#ffffff" fill-opacity="{fill.alpha() / 255:.4f}'[:-1]
     assert alpha in svg, alpha
 
 
-def test_the_floor_label_reads_over_a_curve_in_the_symmetry_plot(panel, qtbot, tmp_path):
+def test_the_floor_label_hides_no_curve_in_the_symmetry_plot(panel, qtbot, tmp_path):
     show(panel, crossing_evaluation())
     figure = alone(panel.figures()["symmetry"], qtbot, (960, 520))
     svg = figure.export_svg(tmp_path / "symmetry.svg").read_text(encoding="utf-8")
-    assert_floor_label_over_curves(figure.plot, figure.floor_line, svg)
+    assert_floor_label_under_data(figure.plot, figure.floor_line, svg)
 
 
-def test_the_floor_label_reads_over_a_curve_in_the_sweep(qtbot, tmp_path):
+def test_the_floor_label_hides_no_band_in_the_sweep(qtbot, tmp_path):
     import pyqtgraph as pg
     median = np.array([1e-7, 3e-5, 0.03, 0.1, 0.16])
     band = SimpleNamespace(median=median, p10=median * 0.8, p90=median * 1.2)
@@ -131,7 +136,7 @@ def test_the_floor_label_reads_over_a_curve_in_the_sweep(qtbot, tmp_path):
     figure.show_sweep(result, "pooled_change")
     line = next(item for item in figure.plot.items if isinstance(item, pg.InfiniteLine))
     svg = figure.export_svg(tmp_path / "sweep.svg").read_text(encoding="utf-8")
-    assert_floor_label_over_curves(figure.plot, line, svg)
+    assert_floor_label_under_data(figure.plot, line, svg)
 
 
 def test_coinciding_layers_are_named_in_words():
@@ -243,7 +248,9 @@ def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
                                   "sinusoidal (Vaswani 2017)": [0.07, 0.11, 0.14, 0.19, 0.3],
                                   "RoPE (Su 2021)": [0.0, 0.12, 0.16, 0.22, 0.25]}),
                         "hidden_equivariance")
-    assert "none and RoPE coincide at layers in–3" in figure.note.text(), figure.note.text()
+    labels = [label.text for _, label in figure.legend.items]
+    assert "none (NoPE) — one line with RoPE at layers in–3" in labels, labels
+    assert "sinusoidal (Vaswani 2017)" in labels, labels
     pens = [item.opts["pen"] for item in figure.plot.items
             if isinstance(item, pg.PlotCurveItem)]
     none, sinusoidal, rope = pens
@@ -252,7 +259,8 @@ def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
     assert none.widthF() > rope.widthF() + 2 and sinusoidal.widthF() == rope.widthF()
     apart = {"none (NoPE)": [0.0, 0.1, 0.2], "RoPE (Su 2021)": [0.0, 0.3, 0.4]}
     figure.show_compare(compared(apart), "hidden_equivariance")
-    assert "none and RoPE coincide at layer in" in figure.note.text()
+    assert "RoPE (Su 2021) — one line with none at layer in" in \
+        [label.text for _, label in figure.legend.items]
     pens = [item.opts["pen"] for item in figure.plot.items
             if isinstance(item, pg.PlotCurveItem)]
     solid = QtCore.Qt.PenStyle.SolidLine
@@ -314,3 +322,20 @@ def test_the_sweep_floor_label_starts_inside_the_plot(qtbot, width):
     view = figure.plot.vb.sceneBoundingRect()
     shown = label.mapRectToScene(label.boundingRect())
     assert view.left() < shown.left() and shown.right() < view.right(), (shown, view)
+
+
+def test_legend_entries_naming_their_partners_stay_inside_a_narrow_figure(qtbot):
+    """Four curves on one line at 1024 × 700: two columns of long entries ran past the
+    figure's right edge and widened the plot with them."""
+    figure = alone(ExperimentFigure(), qtbot, (760, 420))
+    same = [0.0, 0.12, 0.16, 0.22, 0.21]
+    figure.show_compare(compared({"none (NoPE)": same, "sinusoidal (Vaswani 2017)":
+                                  [0.07, 0.11, 0.14, 0.19, 0.21], "RoPE (Su 2021)": same,
+                                  "ALiBi (Press 2022)": same}), "hidden_equivariance")
+    qtbot.wait(50)
+    labels = [label.text for _, label in figure.legend.items]
+    assert "none (NoPE) — one line with RoPE and ALiBi at layers in–4; sinusoidal at " \
+        "layer 4" in labels, labels
+    right = figure.legend.sceneBoundingRect().right()
+    assert right <= figure.canvas.width(), (right, figure.canvas.width())
+    assert figure.plot.sceneBoundingRect().right() <= figure.canvas.width()

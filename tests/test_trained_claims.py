@@ -132,7 +132,7 @@ def test_compare_gives_each_encoding_the_numbers_report_gives_it(zoo, tmp_path):
     assert "<svg" in (tmp_path / "compare.svg").read_text()
     # the figure itself names the mask and weights (its heading's second line)
     svg = (tmp_path / "compare.svg").read_text()
-    assert "built-in model, causal mask, random weights" in svg
+    assert "causal mask, pre-LN, seed 0), random weights" in svg
     table = (tmp_path / "compare.csv").read_text()
     assert f"# text: {TEXT}\n" in table and "# weights: random" in table
     assert "# posviz: " in table and "mask=causal" in table

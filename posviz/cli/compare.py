@@ -109,7 +109,9 @@ def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
 
     from ..document.provenance import describe_model
     from ..gui.experiment_figure import ExperimentFigure
+    from ..gui.experiment_jobs import compare_model
     from ..gui.plots.headless import application, quiet_platform_notes
+    from ..models.config import ModelConfig
     from ..version import __version__
     app = application()
     facts = {"posviz": __version__, "experiment": "compare",
@@ -120,7 +122,8 @@ def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
              "positions": f"mode={result.positions.mode}, offset={result.positions.offset}",
              "metric": args.metric}
     figure = ExperimentFigure()
-    figure.subtitle = f"built-in model, {result.config['mask']} mask, {result.weights} weights"
+    figure.subtitle = (f"{compare_model(ModelConfig(**result.config))}, {result.weights} "
+                       "weights")
     figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
     figure.resize(900, 600)
     written = []

@@ -8,8 +8,9 @@ from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncod
 from posviz.models.options import TITLES
 
 COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # Compare's start
-ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each the "
-                 "built-in model with the window's settings")
+CHOSEN_KEY = "experiments/encodings"     # the encodings ticked last, kept between runs
+ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each on "
+                 "the built-in model")
 
 
 class Checklist(QtWidgets.QMenu):
@@ -32,34 +33,68 @@ class Checklist(QtWidgets.QMenu):
         super().keyPressEvent(event)
 
 
+def _remembered(settings) -> tuple[str, ...]:
+    """The encodings ticked last (``settings``' CHOSEN_KEY, comma-separated) that are
+    still offered; COMPARED when none were kept."""
+    if settings is None or not settings.contains(CHOSEN_KEY):
+        return COMPARED
+    return tuple(kind for kind in str(settings.value(CHOSEN_KEY) or "").split(",")
+                 if kind in TITLES)
+
+
 class EncodingsButton(QtWidgets.QToolButton):
-    """The encodings Compare runs: a checklist, its choice as the button's text."""
+    """The encodings Compare runs: a checklist, its choice as the button's text, kept in
+    ``settings`` (QSettings, or None) for the next run of the window."""
 
     changed = QtCore.Signal()
+    model_words = ""                # the model Compare runs, with its settings (say_model)
 
-    def __init__(self, parent=None):
+    def __init__(self, settings=None, parent=None):
         super().__init__(parent)
+        self.settings = settings
         self.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = Checklist(self)
+        chosen = _remembered(settings)
         for kind, title in TITLES.items():
             action = menu.addAction(title)
             action.setCheckable(True)
-            action.setChecked(kind in COMPARED)
+            action.setChecked(kind in chosen)
             action.setData(kind)
             action.toggled.connect(self._changed)
         menu.setToolTipsVisible(True)
         self.setMenu(menu)
         self._changed()
 
+    def say_model(self, session, caption: QtWidgets.QLabel) -> None:
+        """Name on ``caption`` (the button's label) the model Compare runs, and in the
+        tooltips its settings: the window's built-in model, or with a pretrained one in
+        the window the built-in model's defaults, saying so."""
+        from .experiment_jobs import compare_model, compared_spec, instead_words
+        spec = compared_spec(session)
+        instead = "" if session is None or session.spec is spec else session.spec.name
+        caption.setText("Encodings on the built-in model"
+                        + (f" (not {instead})" if instead else ""))
+        self.model_words = (f"Each runs on the {compare_model(spec.config)}"
+                            + (f", {instead_words(instead)}" if instead else ""))
+        caption.setToolTip(self.model_words)
+        self._say_chosen()
+
     def chosen(self) -> tuple[str, ...]:
         return tuple(a.data() for a in self.menu().actions() if a.isChecked())
 
-    def _changed(self) -> None:
+    def _say_chosen(self) -> str:
+        """The encodings ticked, in words, and in the tooltip with the model they run on."""
         chosen = ", ".join(self.chosen()) or "none chosen"
+        self.setToolTip(f"Compares: {chosen}. {self.model_words or ENCODINGS_TIP}. The menu "
+                        "stays open while you tick several (Esc closes it).")
+        return chosen
+
+    def _changed(self) -> None:
+        chosen = self._say_chosen()
         self.setText(chosen)
-        self.setToolTip(f"Compares: {chosen}. {ENCODINGS_TIP}. The menu stays open while "
-                        "you tick several (Esc closes it).")
         # never cut: the text and, beside it, the menu's arrow
         self.setMinimumWidth(self.sizeHint().width()
                              + self.fontMetrics().horizontalAdvance("MM"))
+        if self.settings is not None:
+            self.settings.setValue(CHOSEN_KEY, ",".join(self.chosen()))
         self.changed.emit()

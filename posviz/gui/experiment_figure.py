@@ -14,7 +14,7 @@ from .experiment_probes import draw_probes
 from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
-from .plots.coincide import coinciding, coinciding_words, pixel_rtol, shares_a_line
+from .plots.coincide import coinciding, partner_words, pixel_rtol, shares_a_line
 from .plots.hover import CurveHover, Series
 from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
@@ -355,27 +355,34 @@ class ExperimentFigure(Figure):
                 symbol=symbol, pen=pg.mkPen("w", width=1), brush=colour))
             self.legend.addItem(style.legend_sample(pen=pen, symbol=symbol, symbolSize=9,
                                                     symbolBrush=colour, symbolPen="w"),
-                                model.title)
+                                self._legend_words(model.title, names[k], groups))
             self.data[model.kind] = values
             self._series.append(Series(model.title, layers[defined], drawn, values[defined]))
         self._floor_line(floor)
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
+        self.fit_legend()               # entries naming their partners are long: columns
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens
         moved = " ".join(tokens[i] for i in result.order)
         self.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
                        f"{result.weights} weights, one reorder")
         dashed = ", dashed on a wider line where it runs on another's" if later else ""
-        how = "" if exact else (f"Within {100 * rtol:.1f}% of each other (a pixel here), "
-                                f"curves are one line on screen: ")
-        same = (f"\n{how}{coinciding_words(groups)} (each later one on a smaller marker"
-                f"{dashed})." if groups else "")
+        within = "equal" if exact else f"within {100 * rtol:.1f}% (a pixel here)"
+        same = (f"\nCurves {within} are one line on screen, named so in the legend (each "
+                f"later one on a smaller marker{dashed})." if groups else "")
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "
                       f"same reorder. Below the dashed noise floor a change is "
                       f"floating-point rounding; a change of exactly 0 is drawn on the row "
                       f"marked 0, inside the grey band.{same}")
+
+    @staticmethod
+    def _legend_words(title: str, name: str, groups) -> str:
+        """A compared curve's legend entry: its title, and the curves it is one line
+        with on screen (so a reader need not hover or open the note to see it)."""
+        partners = partner_words(groups, name)
+        return f"{title} — {partners}" if partners else title
 
     def show_paper(self, check) -> None:
         from .experiment_papers import draw_paper

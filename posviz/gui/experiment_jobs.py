@@ -87,14 +87,36 @@ def compare_job(tab, session) -> ExperimentJob:
     if len(encodings) < 2:
         raise PosvizInputError("choose at least two encodings to compare")
     weights = tab.weights.currentData()
-    spec = session.spec if session is not None and session.spec.is_builtin else ModelSpec()
+    spec = compared_spec(session)
     same_tokens = session is not None and spec is session.spec and (
         (weights == TRAINED) == spec.trained)
     return ExperimentJob(
         "compare", spec=spec, texts=(session.text if session else DEFAULT_TEXT,),
         positions=session.positions if session is not None else Positions(),
         weights=weights, encodings=encodings,
-        order=tuple(int(i) for i in session.order) if same_tokens else None)
+        order=tuple(int(i) for i in session.order) if same_tokens else None,
+        instead="" if session is None or session.spec is spec else session.spec.name)
+
+
+def compared_spec(session) -> ModelSpec:
+    """The model Compare runs each encoding on: the window's built-in model, or with a
+    pretrained one in the window the built-in model's defaults (only the built-in
+    model's encoding can be swapped)."""
+    return session.spec if session is not None and session.spec.is_builtin else ModelSpec()
+
+
+def compare_model(c) -> str:
+    """The built-in model Compare runs (of ModelConfig ``c``, but for its encoding), with
+    its settings: "built-in model (4 layers × 4 heads, width 64, bidirectional mask,
+    pre-LN, seed 0)"."""
+    return (f"built-in model ({c.layers} layers × {c.heads} heads, width {c.d_model}, "
+            f"{c.mask} mask, {c.norm}-LN, seed {c.seed})")
+
+
+def instead_words(instead: str) -> str:
+    """What Compare says when the window holds pretrained model ``instead`` ("" none)."""
+    return (f"not {instead}: only the built-in model's encoding can be swapped"
+            if instead else "")
 
 
 def caption(job: ExperimentJob) -> str:
@@ -106,7 +128,9 @@ def caption(job: ExperimentJob) -> str:
     spec = job.spec
     if job.what == "compare":          # the encodings are the legend's
         order = "reversed" if job.order is None else "the window's"
-        line = f"built-in model, {spec.config.mask} mask, {job.weights} weights; {order} order"
+        line = f"{compare_model(spec.config)}, {job.weights} weights; {order} order"
+        if job.instead:
+            line += f" ({instead_words(job.instead)})"
     else:
         line = spec.headline
     positions = job.positions

@@ -49,7 +49,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         super().__init__(parent)
         from posviz.runtime.scheduler import Scheduler
         self._session = session            # the session whose model, text and positions run
-        self.settings = settings           # QSettings for the export folder (the window's)
+        self.settings = settings           # QSettings: export folder, encodings compared
         self.result = None
         self.job: ExperimentJob | None = None
         self._file: str | None = None
@@ -121,7 +121,7 @@ class ExperimentsTab(QtWidgets.QWidget):
                                    "The built-in model's weights: random (from the seed; "
                                    "the claims that follow from the architecture) or the "
                                    "shipped checkpoints, trained as causal language models")
-        self.encodings = EncodingsButton()
+        self.encodings = EncodingsButton(self.settings)
         self.encodings.changed.connect(self.refresh_stale)
         self.run_button = QtWidgets.QPushButton("Run")
         self.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
@@ -325,6 +325,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     def refresh_stale(self) -> None:
         """Dim the result shown, saying why, while its inputs (experiment, model, text,
         positions, order, options) are not the controls' (called at session changes)."""
+        self.encodings.say_model(self._session(), self._labelled[self.encodings])
         if self.result is None or self.cancel_button.isEnabled():
             return
         try:

@@ -2,6 +2,7 @@
 the export it starts (told in the window's status line, never as a traceback)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog,
@@ -10,6 +11,8 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBo
 
 from .folders import remember_folder
 from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, export_folder
+
+CHOICES_KEY = "export/choices"      # the dialog's ticks and size, as the user left them
 
 
 class ExportDialog(QDialog):
@@ -71,6 +74,30 @@ class ExportDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
+    def choices(self) -> dict:
+        """The formats, size and CSV ticked, to open with next time."""
+        size = next(name for name, button in (("shown", self.as_shown),
+                                              ("width", self.by_width), ("dpi", self.by_dpi))
+                    if button.isChecked())
+        return {"formats": self.formats(), "size": size, "width": self.width_spin.value(),
+                "csv": self.csv.isChecked()}
+
+    def restore(self, choices: dict) -> None:
+        """Tick what ``choices`` (as ``choices`` gives them) says; a missing or unreadable
+        entry keeps the dialog's default."""
+        formats = choices.get("formats")
+        if isinstance(formats, list):
+            for name, box in (("png", self.png), ("svg", self.svg), ("pdf", self.pdf)):
+                box.setChecked(name in formats)
+        button = {"shown": self.as_shown, "width": self.by_width,
+                  "dpi": self.by_dpi}.get(choices.get("size"))
+        if button is not None:
+            button.setChecked(True)
+        if isinstance(choices.get("width"), int):
+            self.width_spin.setValue(choices["width"])
+        if isinstance(choices.get("csv"), bool):
+            self.csv.setChecked(choices["csv"])
+
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export to", self.folder_edit.text())
         if folder:
@@ -111,8 +138,14 @@ def export_figures(window) -> None:
     settings = window.settings
     dialog = ExportDialog(window, str(export_folder(settings)),
                           int(settings.value(DPI_KEY, DEFAULT_DPI) or DEFAULT_DPI))
+    try:
+        saved = json.loads(str(settings.value(CHOICES_KEY, "{}") or "{}"))
+    except ValueError:
+        saved = {}                      # an unreadable entry: the defaults
+    dialog.restore(saved if isinstance(saved, dict) else {})
     if dialog.exec() != QDialog.Accepted:
         return
+    settings.setValue(CHOICES_KEY, json.dumps(dialog.choices()))
     settings.setValue(FOLDER_KEY, dialog.folder())
     remember_folder(settings, dialog.folder())
     if dialog.dpi():

@@ -43,12 +43,21 @@ class ShortCombo(QComboBox):
 
     SHORT = Qt.ItemDataRole.UserRole + 1      # the closed box's text when room is short
     WIDEST = 22                               # characters: a longer short form is elided
+    INSET = 4           # pixels: the style draws the text inside its field (Fusion: 1 a
+                        # side) and a last glyph may overhang; text that fits only without
+                        # them lost its ")"
+    own_tip = ""        # the box's tooltip (setToolTip); the whole text heads it when cut
 
     def add(self, text: str, data, short: str | None = None) -> None:
         self.addItem(text, data)
         if short:
             self.setItemData(self.count() - 1, short, self.SHORT)
             self.setItemData(self.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
+
+    def setToolTip(self, tip: str) -> None:
+        self.own_tip = tip
+        super().setToolTip(tip)
+        self.update()
 
     def short_form(self, index: int) -> str:
         return self.itemData(index, self.SHORT) or self.itemText(index).split(" (")[0]
@@ -63,7 +72,7 @@ class ShortCombo(QComboBox):
     def shown_text(self, index: int | None = None) -> str:
         """The text the closed box shows for item ``index`` (default: the current)."""
         index = self.currentIndex() if index is None else index
-        metrics, room = self.fontMetrics(), self._field()[1]
+        metrics, room = self.fontMetrics(), self._field()[1] - self.INSET
         for text in (self.itemText(index), self.short_form(index)):
             if metrics.horizontalAdvance(text) <= room:
                 return text
@@ -73,6 +82,11 @@ class ShortCombo(QComboBox):
         painter = QStylePainter(self)
         option = self._field()[0]
         option.currentText = self.shown_text()
+        whole = self.currentText()
+        tip = (f"{whole}\n\n{self.own_tip}" if self.own_tip else whole) \
+            if option.currentText != whole else self.own_tip
+        if tip != self.toolTip():       # the whole text where the box shows less of it
+            super().setToolTip(tip)
         painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
@@ -84,7 +98,8 @@ class ShortCombo(QComboBox):
         text = min(text, self.WIDEST * metrics.averageCharWidth())
         height = super().sizeHint().height()
         size = self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox,
-                                             self._field()[0], QSize(text + 4, height), self)
+                                             self._field()[0], QSize(text + self.INSET, height),
+                                             self)
         return QSize(size.width(), height)
 
     minimumSizeHint = sizeHint

@@ -39,7 +39,7 @@ whole).
   and says on which model and weights it ran and what was measured.
 - **Compare encodings**: the built-in model with each chosen encoding, one curve each
   (its own marker) for the same text and the same reorder (the window's, or reversed);
-  the note names encodings whose curves coincide.
+  the legend names the encodings whose curves are one line on screen.
 """
 GUIDE_TRY = """
 ## What to try

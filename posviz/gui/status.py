@@ -2,11 +2,42 @@
 a while, errors, and what an opened document says until the next edit."""
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtWidgets import QLabel, QSizePolicy
 
 ERROR_STYLE = "color: #c62828;"
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
+
+
+class ElidedLabel(QLabel):
+    """One line of the status bar: its text elided at the right to the width it gets,
+    whole in its tooltip when cut (a long line ran off a 1024-pixel window). ``keeps``:
+    it asks for its text's width (the hover's value) and gives way only past that; else
+    it takes what is left (the status line's stretch)."""
+
+    def __init__(self, text: str = "", keeps: bool = False):
+        super().__init__(text)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred if keeps else
+                           QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(20, super().minimumSizeHint().height())
+
+    def shown_text(self) -> str:
+        """What is painted: the text, elided to the width."""
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight,
+                                             max(self.contentsRect().width(), 0))
+
+    def paintEvent(self, event) -> None:
+        shown = self.shown_text()
+        tip = self.text() if shown != self.text() else ""
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft
+                                                  | Qt.AlignmentFlag.AlignVCenter), shown)
 
 
 class StatusLine(QObject):

@@ -24,7 +24,7 @@ from .edits import Edits
 from .held_start import attach_held_notice
 from .help import Help
 from .remembered import remember, remembered
-from .status import StatusLine
+from .status import ElidedLabel, StatusLine
 from .text_row import TextRow
 from .token_strip import TokenStrip
 
@@ -157,8 +157,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.RightDockWidgetArea, self.model_dock)
 
     def _build_status(self) -> None:
-        self.state_label = QLabel("Loading model…")
-        self.hover_label = QLabel()
+        self.state_label = ElidedLabel("Loading model…")
+        self.hover_label = ElidedLabel(keeps=True)
         self.hover_label.setStyleSheet("color: #445;")
         self.statusBar().addWidget(self.state_label, 1)
         self.statusBar().addPermanentWidget(self.hover_label)

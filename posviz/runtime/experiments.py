@@ -33,6 +33,7 @@ class ExperimentJob:
     encodings: tuple[str, ...] = ()    # compare: the built-in model's encodings
     order: tuple[int, ...] | None = None   # compare: the reorder (None: reversed)
     backend: object = None             # the window's backend of ``spec``, if loaded
+    instead: str = ""                  # compare: the window's pretrained model, not run
 
     def describe(self) -> dict:
         """What produced the result, for an export's provenance."""

@@ -26,8 +26,9 @@ from ...models.trace import layer_label, layer_runs
 from .texts import random_texts
 
 FEATURES = ("linear", "quadratic")
-# each as the GUI's control and the figure's title name it
-FEATURE_NAMES = {"linear": "linear", "quadratic": "with squares"}
+# each as the GUI's control, the figure's title and legend name it: what the regression
+# reads (the squares of the hidden state's coordinates let it read a norm)
+FEATURE_NAMES = {"linear": "linear", "quadratic": "linear + squared coordinates"}
 # what a probe of each reads position with, in the verdict's words
 READ_WITH = {"linear": "linearly",
              "quadratic": "linearly from the hidden state and its squares"}

@@ -84,3 +84,23 @@ def coinciding_words(groups) -> str:
         return group[0] if len(group) == 1 else ", ".join(group[:-1]) + " and " + group[-1]
     return "; ".join(f"{names(group)} coincide at {layer_words(layers)}"
                      for group, layers in groups)
+
+
+
+
+def partner_words(groups, name: str) -> str:
+    """What curve ``name`` shares its line with, for its legend entry: "one line with
+    RoPE and ALiBi at layers in–3; sinusoidal at layer 2" (partners at the same layers
+    named together; from ``coinciding``'s groups), or ""."""
+    shared: dict[str, set[int]] = {}
+    for group, layers in groups:
+        if name in group:
+            for other in group:
+                if other != name:
+                    shared.setdefault(other, set()).update(layers)
+    together: dict[tuple[int, ...], list[str]] = {}
+    for other, layers in shared.items():
+        together.setdefault(tuple(sorted(layers)), []).append(other)
+    parts = [" and ".join(filter(None, (", ".join(others[:-1]), others[-1])))
+             + f" at {layer_words(layers)}" for layers, others in together.items()]
+    return "one line with " + "; ".join(parts) if parts else ""

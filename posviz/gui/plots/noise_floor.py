@@ -1,5 +1,6 @@
-"""The dashed noise-floor line of a log plot, its label readable over the curves drawn
-through it: on a light backing, above every curve, on screen and in every export."""
+"""The dashed noise-floor line of a log plot, its label on a light backing that keeps grid
+lines off its words, drawn under every curve and band so that it hides no data, on screen
+and in every export."""
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -7,8 +8,9 @@ from PySide6 import QtCore
 
 from . import style
 
-LABEL_FILL = (255, 255, 255, 215)   # light enough to read over a curve, which still shows
-OVER_CURVES = 2                     # above curves (0) and their markers (log_curves: 1)
+LABEL_FILL = (255, 255, 255, 215)   # light: the grid and decade lines do not cross its words
+UNDER_DATA = -8                     # above the grey floor band (-10), under the quartile band
+                                    # (log_curves: -5), the curves (0) and their markers (1)
 
 
 def floor_line(label: str, position: float = 0.02, pos=None) -> pg.InfiniteLine:
@@ -20,5 +22,5 @@ def floor_line(label: str, position: float = 0.02, pos=None) -> pg.InfiniteLine:
     line = pg.InfiniteLine(
         pos=pos, angle=0, label=label, labelOpts=options,
         pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine))
-    line.setZValue(OVER_CURVES)
+    line.setZValue(UNDER_DATA)
     return line

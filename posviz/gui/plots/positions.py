@@ -16,6 +16,7 @@ from . import colorbars, style
 from .attention import _HeatmapPlot
 from .base import Figure
 from .exporting import drop_export_menu, keep_own_entries
+from .hover import CurveHover, Series
 from .log_ticks import one_notation
 from .tabs import POSITIONS
 from posviz.models.encodings import ENCODINGS, NoPositions
@@ -62,6 +63,22 @@ class _PositionMap(Figure):
         self.canvas.addItem(self.bar, row=0, col=1)
         colorbars.align_bar(self.bar, self.map.plot)
         self._key = None
+        self.cells = None   # (array (m, m'), block, words(row, col, value)) hover reads
+        self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
+
+    def hover_cells(self, array: np.ndarray, words, block: int = 1) -> None:
+        """What hover reads: ``array``'s cell under the mouse (each ``block`` positions a
+        side) as ``words(row, col, value)``, rows and columns counted in positions."""
+        self.cells = (array, block, words)
+
+    def _mouse_moved(self, scene_pos) -> None:
+        cell = self.map.cell_at(scene_pos) if self.cells is not None else None
+        if cell is None or self.stack.currentWidget() is not self.canvas:
+            return self.hover.clear()
+        array, block, words = self.cells
+        row, col = cell
+        value = array[row // block, col // block]
+        self.hover.show(words(row, col, "masked" if np.isnan(value) else f"{value:.3g}"))
 
     def update_from(self, shown, layer: int, head: int) -> None:
         machinery = machinery_of(shown)
@@ -80,7 +97,7 @@ class _PositionMap(Figure):
         self.label_axes("position", self.bottom)
         colorbars.set_bar_label(self.bar, self.bar_label)
         if view.table is None:
-            self.data, self.coords = {}, {}
+            self.data, self.coords, self.cells = {}, {}, None
             self.set_title(self.empty_title)
             self.show_message(_no_additive_message(view.kind, view.built_in))
             return
@@ -112,7 +129,7 @@ class _PositionMap(Figure):
         style.fit_label(self.map.plot.getAxis("bottom"), bottom)
 
     def show_none(self, title: str, machinery) -> None:
-        self.data, self.coords = {}, {}
+        self.data, self.coords, self.cells = {}, {}, None
         self.set_note("")
         self.set_title(title)
         self.show_message(machinery.note or f"This model uses {machinery.title}.")
@@ -140,6 +157,7 @@ class EncodingFigure(_PositionMap):
         self.map.set_ticks([str(p) for p in ids], [str(j) for j in range(d)])
         self.data = {"encoding": table.copy()}
         self.coords = {"position": ids}
+        self.hover_cells(table, lambda r, c, v: f"position {ids[r]}, dimension {c}: {v}")
         kind = view.kind
         self.set_title(f"Positional encoding added to the token embeddings: "
                        f"{TITLES.get(kind, kind or 'recorded')} "
@@ -155,6 +173,11 @@ class EncodingFigure(_PositionMap):
             self.side_plot.hideButtons()
             self.side_legend = style.legend_below(self.side)
             self.side_curves: list[pg.PlotDataItem] = []
+            self.side_series: list[Series] = []
+            self.side_hover = CurveHover(self, self.side_plot, lambda: self.side_series,
+                                         connect=False)
+            self.side.scene().sigMouseMoved.connect(self.side_hover.moved)
+            self.side.installEventFilter(self.hover)        # leaving it takes the text back
             drop_export_menu(self.side)
             keep_own_entries(self.side_plot.vb.menu)
             self.side_plot.vb.menu.addSeparator()
@@ -175,6 +198,7 @@ class EncodingFigure(_PositionMap):
                           [str(j) for j in range(d)], "value")
             self.data = {"encoding": table.copy()}
             self.coords = {"position": list(range(P))}
+            self.hover_cells(table, lambda r, c, v: f"position {r}, dimension {c}: {v}")
             self.set_title(f"The model's position table ({machinery.title}): positions "
                            f"0..{P - 1} × {d} dimensions (colours saturate at ±{extent:.2g})")
             self.set_note(machinery.note)
@@ -199,6 +223,12 @@ class EncodingFigure(_PositionMap):
             curve.setVisible(True)
             self.side_legend.addItem(curve, name)
         self.side_legend.setVisible(len(values) > 1)
+        index = machinery.parameter_index
+        with np.errstate(divide="ignore", invalid="ignore"):
+            drawn = np.log10(values) if machinery.parameter_log else values
+        self.side_series = [Series(name, coords, drawn[i], values[i])
+                            for i, name in enumerate(machinery.parameter_rows)]
+        self.side_hover.x_words = lambda k: f"{index} {k}"
         plot.setLogMode(y=machinery.parameter_log)
         one_notation(plot.getAxis("left"))
         style.fit_label(plot.getAxis("bottom"), machinery.parameter_index)
@@ -241,6 +271,10 @@ class SimilarityFigure(_PositionMap):
         self.map.set_ticks(ticks, ticks)
         self.data = {"cosine": view.similarity}
         self.coords = {"position": ids[::block], "position_b": ids[::block]}
+        self.hover_cells(view.similarity, lambda r, c, v: (
+            f"cosine of positions {ids[r]} and {ids[c]}: {v}" if block == 1 else
+            f"cosine of positions {ids[r - r % block]}… and {ids[c - c % block]}… "
+            f"(mean of {block}×{block}): {v}"), block)
         pooled = f" — each pixel the mean of {block}×{block} pairs" if block > 1 else ""
         # a hint, not a claim: a random learned table has no band
         self.set_title("Cosine similarity between the encodings of two positions "
@@ -263,6 +297,7 @@ class SimilarityFigure(_PositionMap):
             self.show_map(array, (-1, 1), ticks, ticks, "cosine")
             self.data = {"cosine": array.copy()}
             self.coords = {"position": ticks, "position_b": ticks}
+            self.hover_cells(array, lambda r, c, v: f"cosine of positions {r} and {c}: {v}")
             self.set_title(machinery.pair_title)
             return
         extent = machinery.pair_extent or _symmetric(maps)
@@ -272,6 +307,9 @@ class SimilarityFigure(_PositionMap):
         self.data = {machinery.pair_quantity.replace(" ", "_"): array.copy()}
         self.coords = {"query": ticks, "key": ticks}
         which = machinery.pair_rows[row]
+        quantity = machinery.pair_quantity
+        self.hover_cells(array, lambda r, c, v: f"{which}: query {r} → key {c}, "
+                                                f"{quantity} {v}")
         masked = " (keys ahead of the query are masked)" if np.isnan(array).any() else ""
         self.set_title(f"{machinery.pair_title or machinery.pair_quantity} "
                        f"(0…{P - 1}), {which}{masked}")

@@ -121,6 +121,10 @@ class OutputsFigure(Figure):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.text, 2)            # at most 2/5 of a narrow figure
         row.addWidget(self.canvas, 3)
+        # the chart takes the height the page leaves: its size hint (3/4 of the screen),
+        # summed into the scrolling plots' height, put its bottom under the fold
+        self.canvas.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
+                                  QtWidgets.QSizePolicy.Policy.Ignored)
         self.stack.insertWidget(0, self.page)
         self.outputs = None
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)

@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtWidgets
 
 from . import style
 from .base import Figure
-from .hover import wrapped
+from .hover import CurveHover, Series, wrapped
 from .positions import machinery_of
 from .tabs import POSITIONS
 from posviz.models.encodings import ENCODINGS
@@ -42,6 +42,9 @@ class RelativeProfileFigure(Figure):
         self.plot.hideButtons()
         self.legend = style.legend_below(self.canvas)
         self.curves: list[pg.PlotDataItem] = []
+        self._series: list[Series] = []             # the curves as drawn, for hover
+        self.curve_hover = CurveHover(self, self.plot, lambda: self._series,
+                                      x_words=lambda d: f"Δ = {d}".replace("-", "−"))
         self._key = None
         self._last = None                   # (shown, layer, head) drawn last
         self.span = QtWidgets.QComboBox()
@@ -90,7 +93,7 @@ class RelativeProfileFigure(Figure):
         if key == self._key:
             return
         self._key = key
-        self.data, self.coords = {}, {}
+        self.data, self.coords, self._series = {}, {}, []
         if machinery is not None:
             if machinery.profile is None:
                 self.set_title("Relative-distance profile")
@@ -164,4 +167,6 @@ class RelativeProfileFigure(Figure):
         self.plot.enableAutoRange(axis="y")
         self.data = {"value": values.copy()}
         self.coords = {"head": list(rows), "distance": distances.tolist()}
+        self._series = [Series(name, distances, values[i], values[i])
+                        for i, name in enumerate(rows)]
         self.set_title(title)
