@@ -156,8 +156,11 @@ def symmetry_note(c, order) -> str:
 
 
 def mean_token_norm(x: np.ndarray) -> np.ndarray:
-    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm."""
-    return np.linalg.norm(x, axis=-1).mean(axis=-1)
+    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm, an (n, d) at a
+    time: the squares of SmolLM2's (L+1, n, d) at 2,350 tokens took 0.3 GB at once."""
+    if x.ndim <= 2 or not len(x):
+        return np.linalg.norm(x, axis=-1).mean(axis=-1)
+    return np.stack([mean_token_norm(part) for part in x])
 
 
 BRANCHES = ("attention_branch", "mlp_branch")
