@@ -127,7 +127,7 @@ def test_loading_a_builtin_model(qtbot, controller):
     assert loading.args == ["built-in transformer"] and loaded.args == [spec]
     assert not c.loading and c.session.backend.config == spec.config
     qtbot.waitUntil(lambda: c.generation_painted() and
-                    c.last_shown.evaluation.permuted.n_layers == 1, timeout=TIMEOUT)
+                    c.last_shown.evaluation.reference.n_layers == 1, timeout=TIMEOUT)
 
 
 def test_a_model_the_text_does_not_fit_is_refused(qtbot, controller):

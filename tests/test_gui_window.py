@@ -85,8 +85,9 @@ def assert_shows_core_numbers(w, ev):
     for metric in METRICS:
         np.testing.assert_allclose(shown[metric], expected.comparison.metric(metric),
                                    rtol=1e-5, atol=1e-7, equal_nan=True)
-    np.testing.assert_allclose(ev.permuted.hidden, expected.permuted.hidden, rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(ev.comparison.token_change, expected.comparison.token_change,
+                               rtol=1e-5, atol=1e-6)
+    assert ev.run is None              # the window keeps no run's hidden states once shown
 
 
 def test_window_opens_computed_with_the_reverse_order(window):
@@ -229,7 +230,7 @@ def test_invalid_config_is_told_at_the_field_and_keeps_the_model(qtbot, window):
     assert panel.error_text("heads") == ""
     assert [spec.config.heads for spec in asked] == [8]
     ev = settled(qtbot, window)
-    assert ev.permuted.n_heads == 8 and c.session.backend.config.heads == 8
+    assert ev.reference.n_heads == 8 and c.session.backend.config.heads == 8
     assert c.session.spec == asked[0]
     assert_shows_core_numbers(window, ev)
 
@@ -478,8 +479,9 @@ def test_a_new_builtin_config_keeps_order_and_undo(qtbot, window):
     assert c.session.order.tolist() == order and window.undo_stack.count() == 1
     ev = settled(qtbot, window)
     n = len(ev.order)
-    assert np.all(ev.permuted.attention[..., np.triu_indices(n, 1)[0],
-                                        np.triu_indices(n, 1)[1]] == 0)   # no peeking ahead
+    maps = np.asarray(ev.comparison.attention_aligned)[:, :, ev.order][:, :, :, ev.order]
+    assert np.all(maps[..., np.triu_indices(n, 1)[0],
+                       np.triu_indices(n, 1)[1]] == 0)                   # no peeking ahead
     assert_shows_core_numbers(window, ev)
 
 
@@ -530,7 +532,7 @@ def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
     panel.field("offset").setValue(2)
     assert panel.error_text("offset") == "" and c.session.positions.offset == 2
     ev = settled(qtbot, window)
-    np.testing.assert_array_equal(ev.permuted.position_ids, 2 + np.arange(len(ev.order)))
+    np.testing.assert_array_equal(ev.reference.position_ids, 2 + np.arange(len(ev.order)))
     assert_shows_core_numbers(window, ev)
 
 

@@ -52,7 +52,8 @@ def test_evaluation_job_gives_the_views_of_the_evaluation(views):
     assert ev.order.tolist() == [3, 2, 1, 0] and ev.seq.tokens == ("a", "b", "c", "d")
     assert done.shown.views == ("views of", (3, 2, 1, 0)) and done.ms >= 0
     (handed, look, tiles), = views.calls
-    assert handed is ev and look == a_look()
+    assert handed.comparison is ev.comparison and look == a_look()
+    assert handed.run is not None and ev.run is None      # the views read it; the screen not
     assert set(tiles.tiles) == {"original", "reordered"}     # the look's, pooled as it ran
     from posviz.analysis.engine import Engine
     direct = Engine(BuiltinBackend(SMALL)).evaluate(ev.seq, ev.order, ev.positions)
@@ -221,18 +222,19 @@ def test_views_job_prepares_an_evaluation_again_in_another_look():
     runner = EvaluationRunner()
     first = runner(job_for(backend, look=MosaicLook("difference", (-0.3, 0.3), table)))
     runs = list(backend.runs)
-    ev, mosaic = first.shown.evaluation, first.shown.views.mosaic
+    ev, shown_views = first.shown.evaluation, first.shown.views
+    mosaic = shown_views.mosaic
     narrower = MosaicLook("difference", (-0.01, 0.01), table)
-    again = runner(ViewsJob(ev, narrower, mosaic))
+    again = runner(ViewsJob(ev, narrower, shown_views))
     assert backend.runs == runs and again.shown.evaluation is ev and again.ms >= 0
     assert again.shown.views.mosaic.look == narrower
     assert again.shown.views.mosaic.tiles is mosaic.tiles
     assert not np.array_equal(again.shown.views.mosaic.argb, mosaic.argb)
     original = MosaicLook("original", (0.0, 1.0), table)
-    other = runner(ViewsJob(ev, original, mosaic)).shown.views.mosaic
+    other = runner(ViewsJob(ev, original, shown_views)).shown.views.mosaic
     assert other.look == original and backend.runs == runs
     np.testing.assert_array_equal(other.tiles, ev.reference.attention)
-    assert runner(ViewsJob(ev, None, mosaic)).shown.views.mosaic is None
+    assert runner(ViewsJob(ev, None, shown_views)).shown.views.mosaic is None
 
 
 def test_another_mode_of_maps_not_kept_whole_runs_the_order_again(monkeypatch):
@@ -249,8 +251,7 @@ def test_another_mode_of_maps_not_kept_whole_runs_the_order_again(monkeypatch):
     every = MosaicTiles.of(whole.shown.evaluation)
     assert set(whole.shown.views.tiles.tiles) == {"original", "difference"}
     runs = len(backend.runs)
-    kept = runner(ViewsJob(whole.shown.evaluation, a_look(), None, None,
-                           whole.shown.views.tiles))
+    kept = runner(ViewsJob(whole.shown.evaluation, a_look(), whole.shown.views))
     assert len(backend.runs) == runs                            # from the kept maps
     np.testing.assert_array_equal(kept.shown.views.mosaic.tiles, every.tiles["reordered"])
 
@@ -259,8 +260,63 @@ def test_another_mode_of_maps_not_kept_whole_runs_the_order_again(monkeypatch):
                            keep=(1, 0)))
     assert first.shown.evaluation.comparison.attention_aligned is None
     runs = len(backend.runs)
-    other = runner(ViewsJob(first.shown.evaluation, a_look(), None, None,
-                            first.shown.views.tiles))
+    other = runner(ViewsJob(first.shown.evaluation, a_look(), first.shown.views))
     assert len(backend.runs) == runs + 1                        # the order ran again
     assert other.shown.evaluation.kept[:2] == (1, 0)            # the same head kept
     np.testing.assert_array_equal(other.shown.views.mosaic.tiles, every.tiles["reordered"])
+
+
+def arrays_from(root, leave=()) -> list[np.ndarray]:
+    """Every numpy array reachable from ``root`` through attributes and containers, but
+    those reachable from the objects ``leave``."""
+    import gc
+    import types
+
+    def reachable(roots) -> dict[int, np.ndarray]:
+        seen, found, stack = set(), {}, list(roots)
+        while stack:
+            obj = stack.pop()
+            if id(obj) in seen or isinstance(obj, (type, types.ModuleType,
+                                                   types.FunctionType, str, bytes)):
+                continue
+            seen.add(id(obj))
+            if isinstance(obj, np.ndarray):
+                found[id(obj)] = obj
+            else:
+                stack.extend(gc.get_referents(obj))
+        return found
+    left = reachable(leave)
+    return [a for key, a in reachable([root]).items() if key not in left]
+
+
+def test_a_long_input_shown_keeps_the_head_on_screen_and_no_run(monkeypatch):
+    """What the window holds of a long input's evaluation between two orders (forced
+    small): no (L+1, n, d) or (n, d) run of its own, and of the reordered maps only the
+    kept head (n, n) that hover reads; the reference is the engine's (shared). Another
+    look is made from the views shown, with the same figures."""
+    from posviz.models import maps as layer_maps
+    from posviz.views import head as head_view
+
+    monkeypatch.setattr(layer_maps, "IN_MEMORY", 0)
+    monkeypatch.setattr(layer_maps, "KEEP_ALL", 0)
+    monkeypatch.setattr(head_view, "HEAD_SIDE", 16)            # the head's images pooled
+    backend = CountingBackend(ModelConfig(layers=2, heads=3, d_model=12, mask="causal"))
+    runner = EvaluationRunner()
+    text = " ".join("abcdefghij" * 8)                          # past MOSAIC_TILE
+    n = len(backend.tokenize(text))
+    first = runner(job_for(backend, text, order=range(n - 1, -1, -1), keep=(1, 2)))
+    ev = first.shown.evaluation
+    assert ev.run is None and ev.kept[:2] == (1, 2)
+    other = a_look("reordered", (0.0, 0.5))                     # other colours
+    again = runner(ViewsJob(ev, other, first.shown.views, first.shown.model))
+    assert again.shown.evaluation is ev and len(backend.runs) == 2    # no run again
+    assert again.shown.views.mosaic.look == other
+    for shown in (first.shown, again.shown):
+        arrays = arrays_from(shown, leave=(ev.reference, ev.backend))
+        big = [a for a in arrays if a.shape[-2:] in ((n, 12), (n, n))]
+        assert len(big) == 1 and big[0] is ev.kept[2], [a.shape for a in big]
+    for name in ("symmetry", "branch_norms"):
+        before, after = getattr(first.shown.views, name), getattr(again.shown.views, name)
+        assert before.keys() == after.keys()
+        for key in before:
+            np.testing.assert_array_equal(after[key], before[key])

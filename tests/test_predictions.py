@@ -201,7 +201,7 @@ def test_model_views_travel_with_the_shown_evaluation(folders):
     views = model_views(backend, ev)
     assert model_views(backend, ev).facts is views.facts          # once per model
     restyled = EvaluationRunner().restyle(ViewsJob(ev, None, None, views)).shown
-    assert restyled.model is views and restyled.evaluation is ev
+    assert restyled.model is views and restyled.evaluation.comparison is ev.comparison
     assert views.facts.head == "causal" and views.machinery.scheme == "learned"
     assert views.outputs.kind == "causal"
 

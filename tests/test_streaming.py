@@ -127,6 +127,25 @@ def test_the_original_order_on_disk_is_compared_a_head_at_a_time(monkeypatch):
                                       plain.comparison.metric(metric))
 
 
+
+def test_the_original_tiles_on_disk_are_pooled_a_head_at_a_time(monkeypatch):
+    """The mosaic's original tiles (once per reference) read a file-backed layer a head
+    at a time, never whole, and equal the whole maps pooled."""
+    from posviz.views.pooling import original_tiles
+    monkeypatch.setattr(layer_maps, "IN_MEMORY", 0)
+    words = TEXT.split()
+    backend = BuiltinBackend(ModelConfig(layers=2, heads=2, d_model=16, pe="rope"))
+    seq = backend.tokenize(" ".join(words[i % len(words)] for i in range(70)))
+    reference = Engine(backend).reference(seq, Positions())
+    whole = np.stack([reference.attention[layer] for layer in range(2)])   # (L, h, n, n)
+    reads = []
+    read = layer_maps.LayerMaps.__getitem__
+    monkeypatch.setattr(layer_maps.LayerMaps, "__getitem__",
+                        lambda self, key: reads.append(key) or read(self, key))
+    tiles = original_tiles(reference)
+    assert len(reads) == 4 and all(not np.isscalar(key) for key in reads)  # (layer, head)
+    np.testing.assert_array_equal(tiles, pool_signed_max(whole, pool_block(len(seq))))
+
 # -- Hugging Face models ---------------------------------------------------------------
 hf_families = pytest.importorskip("test_hf_families")
 from test_hf import load_tiny, shuffled_movable  # noqa: E402

@@ -59,8 +59,10 @@ def test_views_hold_the_cores_numbers():
         assert views.zero_level <= c.floor / 10 and (drawn > views.zero_level).all()
     assert (views.symmetry["noise_floor"] == c.floor).all()
     assert views.symmetry_note.startswith("The hidden states")
-    np.testing.assert_allclose(views.branch_norms["residual_original"],
-                               np.linalg.norm(ev.reference.hidden, axis=2).mean(axis=1))
+    for key, run in (("residual_original", ev.reference), ("residual", ev.run)):
+        # made a layer at a time: the same numbers as the whole (L+1, n, d) at once
+        np.testing.assert_array_equal(views.branch_norms[key],
+                                      np.linalg.norm(run.hidden, axis=2).mean(axis=1))
     assert list(views.branch_norms) == [
         "residual", "attention_branch", "mlp_branch",
         "residual_original", "attention_branch_original", "mlp_branch_original"]

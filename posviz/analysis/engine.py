@@ -36,8 +36,9 @@ class Evaluation:
     order: np.ndarray            # (n,)
     positions: Positions
     reference: Trace             # the original order
-    run: Trace                   # the order being shown: in slot order, or when
-                                 #   ``aligned``, rows (and map columns) by original token
+    run: Trace | None            # the order being shown: in slot order, or when
+                                 #   ``aligned``, rows (and map columns) by original token;
+                                 #   None in one kept for the screen (``for_screen``)
     comparison: Comparison
     aligned: bool = False
     backend: Backend | None = None   # what ran it (its facts, its encoding's profile)
@@ -56,6 +57,13 @@ class Evaluation:
             order = self.order                      # slot j, k <- token order[j], order[k]
             run = replace(run, attention=kept[:, :, order][:, :, :, order])
         return run
+
+    def for_screen(self) -> "Evaluation":
+        """This evaluation without the order's run, as a window keeps it once its views
+        are made: no figure reads the run's (L+1, n, d) hidden states again (SmolLM2's
+        at 2,350 tokens: 160 MB), and they would stay alive while the next order
+        computes. The reference, the comparison and the kept head stay."""
+        return self if self.run is None else replace(self, run=None)
 
     def slot_hidden(self, layer: int) -> np.ndarray:
         """(n, d) the order's hidden states of ``layer``, row j slot j's."""

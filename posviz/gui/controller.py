@@ -206,9 +206,7 @@ class Controller(QObject):
             self.request()
             return
         self.computing.emit()
-        mosaic = getattr(shown.views, "mosaic", None)
-        self._submit(ViewsJob(shown.evaluation, look, mosaic, shown.model,
-                              getattr(shown.views, "tiles", None)))
+        self._submit(ViewsJob(shown.evaluation, look, shown.views, shown.model))
 
     def _has_head(self, ev) -> bool:
         """Does the evaluation hold the maps of the selected layer and head (all of a

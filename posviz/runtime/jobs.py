@@ -23,8 +23,8 @@ if TYPE_CHECKING:               # these import numpy or torch: never at import t
     from ..document.spec import ModelSpec
     from ..models.backend import Backend, TokenSequence
     from ..models.config import Positions
-    from ..views.mosaic import Mosaic, MosaicLook
-    from ..views.shown import Shown
+    from ..views.mosaic import MosaicLook
+    from ..views.shown import Shown, Views
 
 __all__ = ["EvaluationJob", "EvaluationRunner", "Evaluated", "LoadJob", "StartJob",
            "Started", "ViewsJob", "load_model"]
@@ -65,14 +65,14 @@ class EvaluationJob:
 @dataclass(frozen=True, eq=False)
 class ViewsJob:
     """Prepare the views of an evaluation already made, in another look: the user chose
-    another mosaic mode or difference range. ``mosaic``, the one shown, is recoloured
-    when only its levels changed (its tiles stay)."""
+    another mosaic mode or difference range. Of ``views``, the ones shown, the mosaic is
+    recoloured when only its levels changed (its tiles stay) and the other figures are
+    kept: ``evaluation`` may then be one kept for the screen (Evaluation.for_screen)."""
 
     evaluation: Evaluation
     look: MosaicLook | None
-    mosaic: Mosaic | None = None
+    views: Views | None = None
     model: object = None        # the shown views.model.ModelViews, kept as they are
-    tiles: object = None        # the shown views.pooling.MosaicTiles
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,7 +216,8 @@ class EvaluationRunner:
                                        should_stop, job.keep, mode)
             earlier_ms = 0.0
         del early
-        shown = views.Shown(ev, views.build_views(ev, job.look, tiles, head=job.keep),
+        shown = views.Shown(ev.for_screen(),
+                            views.build_views(ev, job.look, tiles, head=job.keep),
                             model_views(job.backend, ev))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
@@ -224,11 +225,17 @@ class EvaluationRunner:
         from ..views import shown as views
 
         start = time.perf_counter()
-        ev, tiles = self._in_look(job.evaluation, job.tiles, job.look, should_stop)
+        before = job.views
+        ev, tiles = self._in_look(job.evaluation, None if before is None else before.tiles,
+                                  job.look, should_stop)
         keep = None if ev.kept is None else ev.kept[:2]      # the head a long input kept
-        shown = views.Shown(ev, views.build_views(ev, job.look, tiles, job.mosaic, keep),
-                            job.model)
-        return Evaluated(shown, 1000 * (time.perf_counter() - start))
+        if before is not None and ev is job.evaluation:
+            made = views.in_look(before, ev, job.look, tiles, keep)
+        else:                                   # made afresh, or the order ran again
+            made = views.build_views(ev, job.look, tiles,
+                                     None if before is None else before.mosaic, keep)
+        return Evaluated(views.Shown(ev.for_screen(), made, job.model),
+                         1000 * (time.perf_counter() - start))
 
 
 def _same_state(early, job: EvaluationJob) -> bool:

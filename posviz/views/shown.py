@@ -11,7 +11,7 @@ reference run: the engine hands the same reference Trace to every reorder.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,7 +31,7 @@ if TYPE_CHECKING:          # the encodings import torch: only on the worker, whe
     from .model import ModelViews
 
 __all__ = [
-    "Views", "Shown", "build_views", "HeadMaps", "head_maps", "PositionsView",
+    "Views", "Shown", "build_views", "in_look", "HeadMaps", "head_maps", "PositionsView",
     "positions_view", "change_bars",
     "clip_for_log", "zero_level", "symmetry_note", "mean_token_norm", "branch_norms",
     "BRANCHES",
@@ -152,8 +152,11 @@ def symmetry_note(c, order) -> str:
 
 
 def mean_token_norm(x: np.ndarray) -> np.ndarray:
-    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm."""
-    return np.linalg.norm(x, axis=-1).mean(axis=-1)
+    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm, an (n, d) at a
+    time: the squares of SmolLM2's (L+1, n, d) at 2,350 tokens took 0.3 GB at once."""
+    if x.ndim <= 2 or not len(x):
+        return np.linalg.norm(x, axis=-1).mean(axis=-1)
+    return np.stack([mean_token_norm(part) for part in x])
 
 
 BRANCHES = ("attention_branch", "mlp_branch")
@@ -267,6 +270,22 @@ class Shown:
     model: "ModelViews | None" = None     # core.facts.model_views: facts, machinery, outputs
 
 
+def _mosaic(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | None,
+            mosaic: Mosaic | None) -> tuple[Mosaic | None, MosaicTiles | None]:
+    """The mosaic in ``look`` and the tiles it was made from (build_views)."""
+    if look is not None and (tiles is None or not tiles.has(look.mode)):
+        tiles = MosaicTiles.of(ev, (look.mode,))     # only what the look shows
+    if look is None or tiles is None:
+        return None, tiles
+    if mosaic is not None and mosaic.look.mode == look.mode:
+        return (mosaic if mosaic.look == look else recoloured(mosaic, look)), tiles
+    return make_mosaic(tiles, look), tiles
+
+
+def _head(ev: Evaluation, head: tuple[int, int] | None) -> HeadImages | None:
+    return None if head is None else head_images(ev, head[0] + 1, head[1])
+
+
 def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | None = None,
                 mosaic: Mosaic | None = None, head: tuple[int, int] | None = None) -> Views:
     """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic)
@@ -274,14 +293,7 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
     when it shows ``look``'s mode. ``head`` = (layer 0..L-1, head): that head's maps as
     painted (views.head), made here rather than on the GUI thread."""
-    if look is not None and (tiles is None or not tiles.has(look.mode)):
-        tiles = MosaicTiles.of(ev, (look.mode,))     # only what the look shows
-    if look is None or tiles is None:
-        mosaic = None
-    elif mosaic is not None and mosaic.look.mode == look.mode:
-        mosaic = mosaic if mosaic.look == look else recoloured(mosaic, look)
-    else:
-        mosaic = make_mosaic(tiles, look)
+    mosaic, tiles = _mosaic(ev, look, tiles, mosaic)
     c = ev.comparison
     floor = c.floor
     symmetry = {metric: c.metric(metric).copy() for metric in METRICS}     # (L+1,) each
@@ -300,4 +312,14 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
                  symmetry_note=note, zero_level=level,
                  branch_norms=norms, missing_branches=missing,
                  positions=positions_view(ev),
-                 head=None if head is None else head_images(ev, head[0] + 1, head[1]))
+                 head=_head(ev, head))
+
+
+def in_look(views: Views, ev: Evaluation, look: MosaicLook | None,
+            tiles: MosaicTiles | None = None, head: tuple[int, int] | None = None) -> Views:
+    """``views``, made before for ``ev``, with the mosaic in ``look`` (from ``tiles``,
+    else their own) and ``head``'s maps (build_views): nothing else depends on the look,
+    so ``ev`` may be one kept for the screen (Evaluation.for_screen)."""
+    mosaic, tiles = _mosaic(ev, look, views.tiles if tiles is None else tiles,
+                           views.mosaic)
+    return replace(views, mosaic=mosaic, tiles=tiles, head=_head(ev, head))
