@@ -21,8 +21,8 @@ GUIDE_EXPERIMENTS = """
 
 Runs over many orders, texts or models: choose one and press Run (Ctrl+Return). Sweep
 and Position probe run the window's model; the line under the title says what ran, the
-note how to read it (one line, as under every figure: hover it or click it to read it
-whole).
+note how to read it (as under every figure, in the lines the plot spares: hover it or
+click it to read it whole).
 
 - **Sweep**: many reorders of a kind (random, swap, prefix, reverse, all) of one or more
   texts; per layer the median of the chosen metric over the runs (line) and its 10th to
