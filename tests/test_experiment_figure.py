@@ -443,3 +443,31 @@ def test_a_short_probe_note_shows_what_the_errors_show_first(figure):
     figure.show_probe(probe_rows([3.2, 3.3, 3.25, 3.4, 3.57], [3.15] * LAYERS), "probe")
     assert figure.note.one_line
     assert figure.note.shown_text().startswith("At no layer is the error below chance")
+
+
+def test_a_resized_comparison_names_what_is_one_line_at_its_new_size(figure, qtbot):
+    """A pixel of a shorter axis holds a larger gap: the note's tolerance and the legend's
+    partners follow a resize (they kept the size the comparison was run at)."""
+    from posviz.analysis.experiments.encodings import EncodingComparison, EncodingCurves
+    from posviz.models.config import Positions
+
+    def model(kind, title, values):
+        rows = tuple({"hidden_equivariance": v} for v in values)
+        return EncodingCurves(kind, title, rows, 1e-6, "random weights (seed 0)")
+
+    def tolerance() -> str:
+        return figure.note.toolTip().split("Curves within ")[1].split("%")[0]
+
+    result = EncodingComparison("a b c", {}, ("a", "b", "c"), (1, 0, 2), Positions(),
+                                "random", (model("none", "none", [0.0, 0.1186, 0.2, 0.3]),
+                                           model("rope", "RoPE", [0.0, 0.1214, 0.204, 0.306])))
+    figure.resize(900, 700)
+    qtbot.wait(50)
+    figure.show_compare(result, "hidden_equivariance")
+    tall = tolerance()
+    figure.resize(900, 380)
+    qtbot.waitUntil(lambda: tolerance() != tall, timeout=3000)
+    short = tolerance()
+    assert float(short) > float(tall)
+    figure.show_compare(result, "hidden_equivariance")        # as a fresh run here says
+    assert tolerance() == short

@@ -72,8 +72,9 @@ class EncodingsButton(QtWidgets.QToolButton):
         from .experiment_jobs import compare_model, compared_spec, instead_words
         spec = compared_spec(session)
         instead = "" if session is None or session.spec is spec else session.spec.name
+        # the pretrained model's name only in the tooltip: a long one widened the tab
         caption.setText("Encodings on the built-in model"
-                        + (f" (not {instead})" if instead else ""))
+                        + (" (not the window's)" if instead else ""))
         self.model_words = (f"Each runs on the {compare_model(spec.config)}"
                             + (f", {instead_words(instead)}" if instead else ""))
         caption.setToolTip(self.model_words)

@@ -14,7 +14,7 @@ from .experiment_probes import draw_probes
 from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
-from .plots.coincide import coinciding, partner_words, pixel_rtol, shares_a_line
+from .plots.coincide import coinciding, legend_words, pixel_rtol, shares_a_line
 from .plots.hover import CurveHover, Series
 from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
@@ -66,6 +66,9 @@ class ExperimentFigure(Figure):
         self.veil.hide()
         self._pairs = None
         self._series: list[Series] = []             # the curves as drawn, by encoding
+        self._compare = None        # (result, metric, axis span, tolerance) of a Compare
+        self._refit = QtCore.QTimer(self, singleShot=True, interval=150,
+                                    timeout=self._refit_compare)
         self.curve_hover = CurveHover(self, self.plot, lambda: self._series, connect=False)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.show_message(self.INVITATION)
@@ -138,6 +141,21 @@ class ExperimentFigure(Figure):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.veil.setGeometry(self.rect())
+        if self._compare is not None:
+            self._refit.start()         # once the layout settles: the axis's new height
+
+    def _rtol(self, span: float) -> float:
+        """The relative gap one pixel of a log axis spanning ``span`` decades holds."""
+        height = self.plot.getViewBox().height()
+        return pixel_rtol(span, height if height > 50 else PIXELS)
+
+    def _refit_compare(self) -> None:
+        """Draw the Compare again when a pixel now holds another gap: its legend and note
+        name the curves that are one line at this size."""
+        if self._compare is not None:
+            result, metric, span, rtol = self._compare
+            if round(1000 * self._rtol(span)) != round(1000 * rtol):
+                self.show_compare(result, metric)
 
     def _reset(self, left: str, bottom: str, log: bool, tokens: bool = False) -> None:
         """Remove every item of the previous drawing (curves, lines, legend entries, the
@@ -146,7 +164,7 @@ class ExperimentFigure(Figure):
         self.plot.clear()
         self.legend.clear()
         self._pairs = None                          # the swap map under the mouse, if shown
-        self._series = []
+        self._series, self._compare = [], None
         self.hover.clear()
         if self.bar is not None:
             self.canvas.removeItem(self.bar)
@@ -330,8 +348,7 @@ class ExperimentFigure(Figure):
         top = max([top] + [float(np.nanmax(np.r_[c[~np.isnan(c)], 0.0])) for c in curves])
         y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         # closer than a pixel of the axis is one line on screen, equal or not
-        height = self.plot.getViewBox().height()
-        rtol = pixel_rtol(y_range[1] - y_range[0], height if height > 50 else PIXELS)
+        rtol = self._rtol(y_range[1] - y_range[0])
         groups = coinciding(dict(zip(names, curves)), rtol)
         exact = groups == coinciding(dict(zip(names, curves)))
         # a curve on one drawn before it between two layers: dashed, on the earlier one
@@ -355,13 +372,14 @@ class ExperimentFigure(Figure):
                 symbol=symbol, pen=pg.mkPen("w", width=1), brush=colour))
             self.legend.addItem(style.legend_sample(pen=pen, symbol=symbol, symbolSize=9,
                                                     symbolBrush=colour, symbolPen="w"),
-                                self._legend_words(model.title, names[k], groups))
+                                legend_words(model.title, names[k], groups))
             self.data[model.kind] = values
             self._series.append(Series(model.title, layers[defined], drawn, values[defined]))
         self._floor_line(floor)
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         self.fit_legend()               # entries naming their partners are long: columns
+        self._compare = (result, metric, y_range[1] - y_range[0], rtol)
         self.coords = {"layer": layers.tolist()}
         tokens = result.tokens
         moved = " ".join(tokens[i] for i in result.order)
@@ -376,13 +394,6 @@ class ExperimentFigure(Figure):
                       f"same reorder. Below the dashed noise floor a change is "
                       f"floating-point rounding; a change of exactly 0 is drawn on the row "
                       f"marked 0, inside the grey band.{same}")
-
-    @staticmethod
-    def _legend_words(title: str, name: str, groups) -> str:
-        """A compared curve's legend entry: its title, and the curves it is one line
-        with on screen (so a reader need not hover or open the note to see it)."""
-        partners = partner_words(groups, name)
-        return f"{title} — {partners}" if partners else title
 
     def show_paper(self, check) -> None:
         from .experiment_papers import draw_paper

@@ -104,3 +104,10 @@ def partner_words(groups, name: str) -> str:
     parts = [" and ".join(filter(None, (", ".join(others[:-1]), others[-1])))
              + f" at {layer_words(layers)}" for layers, others in together.items()]
     return "one line with " + "; ".join(parts) if parts else ""
+
+
+def legend_words(title: str, name: str, groups) -> str:
+    """A compared curve's legend entry: its title, and the curves it is one line with on
+    screen (so a reader need not hover or open the note to see it)."""
+    partners = partner_words(groups, name)
+    return f"{title} — {partners}" if partners else title
