@@ -107,6 +107,8 @@ def assert_floor_label_under_data(plot, line, svg: str):
     from PySide6 import QtWidgets
     fill = line.label.fill.color()
     assert fill.lightness() > 240 and fill.alpha() >= 200, fill.getRgb()
+    # and under the dashes: the line ran lighter where it crossed the backing
+    assert line.label.flags() & QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent
     data = [item for item in plot.items
             if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem,
                                  pg.FillBetweenItem, QtWidgets.QGraphicsPathItem))

@@ -4,7 +4,7 @@ and in every export."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from . import style
 
@@ -23,4 +23,6 @@ def floor_line(label: str, position: float = 0.02, pos=None) -> pg.InfiniteLine:
         pos=pos, angle=0, label=label, labelOpts=options,
         pen=style.cosmetic_pen((90, 90, 90), 1.5, QtCore.Qt.PenStyle.DashLine))
     line.setZValue(UNDER_DATA)
+    # the backing under the line, not over it: the dashes ran lighter across the words
+    line.label.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent)
     return line
