@@ -43,7 +43,8 @@ class TextRow(QWidget):
         self.truncate_button.setToolTip("Keep only as many tokens as the model has positions")
         self.truncate_button.clicked.connect(lambda: self.applyRequested.emit(True))
         self.hint = QLabel("Drag the chips to reorder them · small numbers: original "
-                           "places · orange: moved · grey: special tokens that stay put")
+                           "places · blue: in place · orange: moved · grey: special "
+                           "tokens that stay put")
         self.hint.setStyleSheet("color: #6b7a8c; font-size: 11px;")
         error_row.addWidget(self.error, 1)
         error_row.addWidget(self.truncate_button)
