@@ -97,9 +97,9 @@ class ShortCombo(QComboBox):
                     for i in range(self.count())), default=40)
         text = min(text, self.WIDEST * metrics.averageCharWidth())
         height = super().sizeHint().height()
+        room = QSize(text + self.INSET, height)
         size = self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox,
-                                             self._field()[0], QSize(text + self.INSET, height),
-                                             self)
+                                             self._field()[0], room, self)
         return QSize(size.width(), height)
 
     minimumSizeHint = sizeHint
