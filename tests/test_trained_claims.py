@@ -182,3 +182,25 @@ def test_sweep_probe_and_export_take_trained_weights(zoo, tmp_path):
     assert status == 0, err
     symmetry = (tmp_path / "figures" / "symmetry.csv").read_text()
     assert "weights=trained" in symmetry and "pe=learned" in symmetry
+
+
+def test_press2022_on_a_terminal_tells_each_length_on_stderr(zoo):
+    """`posviz paper press2022` ran for a minute or more saying nothing: on a terminal it
+    tells each length as it starts; a pipe or a log gets only the results."""
+    import contextlib
+    import io
+
+    from posviz.cli import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert main(["paper", "press2022"]) == 0
+    assert err.getvalue().splitlines() == [
+        f"posviz: held-out perplexity of the {len(KINDS)} checkpoints at {n} tokens "
+        f"(length {k + 1} of 3)" for k, n in enumerate((16, 32, 64))]
+    status, _, told = cli("paper", "press2022")
+    assert status == 0 and told == ""

@@ -180,7 +180,10 @@ def press_values(values: dict) -> dict:
 
 def run(args) -> int:
     from ..analysis.experiments.papers import check_paper
-    check = check_paper(args.name, weights=args.weights)
+    from .options import progress
+
+    # a check of a minute or more (press2022) tells its stages on a terminal
+    check = check_paper(args.name, weights=args.weights, say=progress(args))
     if args.json:
         print(json.dumps(check.to_dict(), indent=2))
         return 0
