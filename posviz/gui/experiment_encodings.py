@@ -69,9 +69,9 @@ class EncodingsButton(QtWidgets.QToolButton):
         """Name on ``caption`` (the button's label) the model Compare runs, and in the
         tooltips its settings: the window's built-in model, or with a pretrained one in
         the window the built-in model's defaults, saying so."""
-        from .experiment_jobs import compare_model, compared_spec, instead_words
-        spec = compared_spec(session)
-        instead = "" if session is None or session.spec is spec else session.spec.name
+        from .experiment_jobs import (compare_model, compared_spec, instead_words,
+                                      replaced_model)
+        spec, instead = compared_spec(session), replaced_model(session)
         # the pretrained model's name only in the tooltip: a long one widened the tab
         caption.setText("Encodings on the built-in model"
                         + (" (not the window's)" if instead else ""))

@@ -11,6 +11,7 @@ from posviz.analysis.symmetry import METRICS
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError
 from posviz.models.checkpoint import TRAINED
+from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
 from posviz.version import __version__
 
@@ -95,7 +96,7 @@ def compare_job(tab, session) -> ExperimentJob:
         positions=session.positions if session is not None else Positions(),
         weights=weights, encodings=encodings,
         order=tuple(int(i) for i in session.order) if same_tokens else None,
-        instead="" if session is None or session.spec is spec else session.spec.name)
+        instead=replaced_model(session))
 
 
 def compared_spec(session) -> ModelSpec:
@@ -103,6 +104,13 @@ def compared_spec(session) -> ModelSpec:
     pretrained one in the window the built-in model's defaults (only the built-in
     model's encoding can be swapped)."""
     return session.spec if session is not None and session.spec.is_builtin else ModelSpec()
+
+
+def replaced_model(session) -> str:
+    """The window's pretrained model, which Compare does not run ("" when it runs the
+    window's own built-in model, or there is no session)."""
+    return "" if session is None or session.spec is compared_spec(session) \
+        else session.spec.name
 
 
 def compare_model(c) -> str:
@@ -200,8 +208,7 @@ def computed_for(job: ExperimentJob, differ: list[str], chosen: str | None = Non
     ran = f"Computed for {texts}" if texts else "Computed"
     if not differ:
         return ""
-    names = " and ".join(filter(None, (", ".join(differ[:-1]), differ[-1])))
-    return f"{ran}{', ' if texts else ' '}before the {names} changed"
+    return f"{ran}{', ' if texts else ' '}before the {and_joined(differ)} changed"
 
 
 def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, str]:

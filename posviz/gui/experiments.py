@@ -26,6 +26,7 @@ from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
+from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
 
 if TYPE_CHECKING:
@@ -344,8 +345,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._say(f"The dimmed plot is the {shown} run before: press Run "
                       "(Ctrl+Return) for this experiment")
         elif differ:
-            names = " and ".join(filter(None, (", ".join(differ[:-1]), differ[-1])))
-            self._say(f"The dimmed {shown} was computed for the previous {names}: press "
+            self._say(f"The dimmed {shown} was computed for the previous "
+                      f"{and_joined(differ)}: press "
                       "Run (Ctrl+Return) for the current ones")
 
     def _redraw(self) -> None:

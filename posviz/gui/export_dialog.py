@@ -74,11 +74,13 @@ class ExportDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
 
+    def _sizes(self) -> dict[str, QRadioButton]:
+        """The size choices by the name ``choices`` keeps them under."""
+        return {"shown": self.as_shown, "width": self.by_width, "dpi": self.by_dpi}
+
     def choices(self) -> dict:
         """The formats, size and CSV ticked, to open with next time."""
-        size = next(name for name, button in (("shown", self.as_shown),
-                                              ("width", self.by_width), ("dpi", self.by_dpi))
-                    if button.isChecked())
+        size = next(name for name, button in self._sizes().items() if button.isChecked())
         return {"formats": self.formats(), "size": size, "width": self.width_spin.value(),
                 "csv": self.csv.isChecked()}
 
@@ -89,8 +91,7 @@ class ExportDialog(QDialog):
         if isinstance(formats, list):
             for name, box in (("png", self.png), ("svg", self.svg), ("pdf", self.pdf)):
                 box.setChecked(name in formats)
-        button = {"shown": self.as_shown, "width": self.by_width,
-                  "dpi": self.by_dpi}.get(choices.get("size"))
+        button = self._sizes().get(choices.get("size"))
         if button is not None:
             button.setChecked(True)
         if isinstance(choices.get("width"), int):

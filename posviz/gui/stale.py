@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from posviz.models.trace import and_joined
+
 STALE_AFTER_MS = 400        # a quicker evaluation (a drag on a small model) never veils
 DIM = QtGui.QColor(255, 255, 255, 150)
 ORDER_CHARS = 90            # the order shown, elided past this many characters
@@ -31,10 +33,6 @@ def changes(before: tuple, session) -> list[str]:
     names = session.spec.changes_from(spec) + ["text"] * (session.text != text) \
         + ["position ids"] * (session.positions != positions)
     return names or ["order"] * (tuple(session.order) != order)
-
-
-def and_joined(names: list[str]) -> str:
-    return " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
 
 
 class StaleVeil(QtWidgets.QWidget):

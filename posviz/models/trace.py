@@ -115,3 +115,15 @@ def layer_runs(layers) -> list[tuple[int, int]]:
         else:
             runs.append([layer, layer])
     return [(first, last) for first, last in runs]
+
+
+def layer_spans(layers) -> list[str]:
+    """Layer indices as the axes write their runs: [0, 1, 2, 4] -> ["in–2", "4"]."""
+    return [layer_label(a) if a == b else f"{layer_label(a)}–{layer_label(b)}"
+            for a, b in layer_runs(layers)]
+
+
+def and_joined(words) -> str:
+    """Words as a sentence lists them: "a", "a and b", "a, b and c" ("" for none)."""
+    words = list(words)
+    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1]))) if words else ""

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
 from ...models.config import Positions
-from ...models.trace import layer_label, layer_runs
+from ...models.trace import and_joined, layer_label, layer_spans
 from .texts import random_texts
 
 FEATURES = ("linear", "quadratic")
@@ -106,9 +106,7 @@ class ProbeResult:
 
 def _spans(layers: list[int]) -> str:
     """Layers as runs: [0, 1, 2, 4] -> "in–2 and 4"."""
-    parts = [layer_label(a) if a == b else f"{layer_label(a)}–{layer_label(b)}"
-             for a, b in layer_runs(layers)]
-    return " and ".join(filter(None, (", ".join(parts[:-1]), parts[-1])))
+    return and_joined(layer_spans(layers))
 
 
 def _span(values) -> str:

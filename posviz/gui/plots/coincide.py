@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from posviz.models.trace import layer_label, layer_runs
+from posviz.models.trace import and_joined, layer_spans
 
 EQUAL = 1e-6            # relative: equal as drawn (a pixel is about 1e-3 of an axis)
 WIDE = 6.0              # pixels: an earlier curve drawn this wide shows around a later one
@@ -35,9 +35,7 @@ def shares_a_line(a, b, rtol: float = EQUAL) -> bool:
 def layer_words(layers) -> str:
     """Layers by index (0 = in) as "layer 2", "layers 1–4" or "layers in, 2–3"."""
     layers = list(layers)
-    spans = [layer_label(a) if a == b else f"{layer_label(a)}–{layer_label(b)}"
-             for a, b in layer_runs(layers)]
-    return ("layer " if len(layers) == 1 else "layers ") + ", ".join(spans)
+    return ("layer " if len(layers) == 1 else "layers ") + ", ".join(layer_spans(layers))
 
 
 def coinciding(curves: dict[str, np.ndarray],
@@ -80,12 +78,8 @@ def _largest_close_sets(values: np.ndarray, rtol: float) -> list[tuple[int, ...]
 
 def coinciding_words(groups) -> str:
     """"none and RoPE coincide at layers 1–4; …" for ``coinciding``'s groups, or ""."""
-    def names(group):
-        return group[0] if len(group) == 1 else ", ".join(group[:-1]) + " and " + group[-1]
-    return "; ".join(f"{names(group)} coincide at {layer_words(layers)}"
+    return "; ".join(f"{and_joined(group)} coincide at {layer_words(layers)}"
                      for group, layers in groups)
-
-
 
 
 def partner_words(groups, name: str) -> str:
@@ -101,8 +95,8 @@ def partner_words(groups, name: str) -> str:
     together: dict[tuple[int, ...], list[str]] = {}
     for other, layers in shared.items():
         together.setdefault(tuple(sorted(layers)), []).append(other)
-    parts = [" and ".join(filter(None, (", ".join(others[:-1]), others[-1])))
-             + f" at {layer_words(layers)}" for layers, others in together.items()]
+    parts = [f"{and_joined(others)} at {layer_words(layers)}"
+             for layers, others in together.items()]
     return "one line with " + "; ".join(parts) if parts else ""
 
 

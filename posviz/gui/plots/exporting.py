@@ -113,21 +113,24 @@ DEFAULT_DPI = 300
 FIGURES_FOLDER = "posviz-figures"   # a folder export's own folder, in the home folder
 
 
+def _exported_to(settings) -> Path | None:
+    """The last export folder, while it exists."""
+    folder = Path(str(settings.value(FOLDER_KEY, "") or ""))
+    return folder if str(folder) != "." and folder.is_dir() else None
+
+
 def last_folder(settings) -> Path:
     """The last export folder while it exists, else the last folder any file dialog
     used (gui.folders), else the home folder."""
-    folder = Path(str(settings.value(FOLDER_KEY, "") or ""))
-    return folder if str(folder) != "." and folder.is_dir() else start_folder(settings)
+    return _exported_to(settings) or start_folder(settings)
 
 
 def export_folder(settings) -> Path:
     """Where File > Export figures is offered: the last export folder while it exists,
     else ~/posviz-figures (created by the export), never the home folder itself, where
     some thirty files would land loose among the user's own."""
-    folder = Path(str(settings.value(FOLDER_KEY, "") or ""))
-    if str(folder) != "." and folder.is_dir() and folder != Path.home():
-        return folder
-    return Path.home() / FIGURES_FOLDER
+    folder = _exported_to(settings)
+    return folder if folder not in (None, Path.home()) else Path.home() / FIGURES_FOLDER
 
 
 def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
