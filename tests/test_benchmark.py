@@ -189,3 +189,18 @@ def test_peak_memory_is_the_probe_s_own():
                            check=True)
     del ballast
     assert 0 < float(child.stdout) < 150
+
+
+def test_a_verdict_is_that_of_the_number_written():
+    """A ratio of 1.2504 was written 1.25 and called missed against 1.25 (a smoke run
+    failed its own check on it): the verdict follows the number the table shows."""
+    code = (f"import sys, json; sys.path.insert(0, {str(SCRIPT.parent)!r}); import run; "
+            "print(json.dumps(run.targets({'latency': [{'model': 'built-in', 'n': 16, "
+            "'ratio': 1.2504, 'added_ms': 25.04}, {'model': 'built-in', 'n': 64, "
+            "'ratio': 1.2551, 'added_ms': 25.06}]})))")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True)
+    rows = json.loads(child.stdout)
+    assert [(r["measured"], r["met"]) for r in rows] == [
+        (1.25, True), (1.26, False), (25.0, True), (25.1, False)]
+    assert all(r["met"] == (r["measured"] <= r["limit"]) for r in rows)
