@@ -52,11 +52,12 @@ def latency(win: Window, model: str, n: int, reps: int, warmup: int, seed: int) 
     rng = np.random.default_rng(seed)
     session = win.session
     compute_and_bare = win.on_worker(lambda: ComputeVsBare(session, seed))
-    shown, painted, worker, compute, bare = [], [], [], [], []
+    shown, painted, worker, compute, bare, plots = [], [], [], [], [], []
     for rep in range(warmup + reps):
         s, p, w = win.reorder_painted(rng)
         c, b = win.on_worker(compute_and_bare.once)
         if rep >= warmup:
+            plots.append(win.probe.armed)
             shown.append(s)
             painted.append(p)
             worker.append(w / 1000)
@@ -66,6 +67,7 @@ def latency(win: Window, model: str, n: int, reps: int, warmup: int, seed: int) 
             "painted_ms": summary(painted), "shown_ms": summary(shown),
             "worker_ms": summary(worker), "compute_ms": summary(compute),
             "bare_forward_ms": summary(bare),
+            "plots_painted": min(plots),          # the plots on screen each reorder waited for
             "ratio": float(np.median(compute) / np.median(bare)),
             # what posviz adds to the forward a reorder cannot avoid, in the same run:
             # less sensitive to how fast a shared machine happens to be than painted
@@ -118,8 +120,6 @@ class ComputeVsBare:
     def once(self) -> tuple[float, float]:
         """Seconds of one evaluate and of one bare forward of a new random order."""
         import numpy as np
-
-
 
         order = np.arange(len(self.seq))
         movable = self.movable

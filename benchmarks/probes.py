@@ -30,11 +30,13 @@ class PaintProbe(QObject):
         self._watched: set = set()
         self.last_paint: float | None = None
         self.paints = 0                         # paints of watched widgets this round
+        self.armed = 0                          # widgets this round waits for
 
     def arm(self, widgets) -> None:
         self._waiting = set()
         self.last_paint = None
         self.paints = 0
+        self.armed = len(widgets)
         for widget in widgets:
             if widget not in self._watched:
                 widget.installEventFilter(self)
@@ -134,6 +136,15 @@ def visible_canvases(panel) -> list:
     found = []
     for figure in panel.current_figures().values():
         canvas = getattr(figure, "canvas", None)
-        if canvas is not None and canvas.isVisible() and not canvas.visibleRegion().isEmpty():
-            found.append(canvas.viewport())
+        # The viewport's region (the view's own excludes its opaque viewport: always
+        # empty), at least half of it: a view repaints only its changed part, and a
+        # strip of margin at the window's edge may hold none
+        viewport = canvas.viewport() if canvas is not None else None
+        if viewport is not None and viewport.isVisible() and _area(
+                viewport.visibleRegion().boundingRect()) >= _area(viewport.rect()) / 2:
+            found.append(viewport)
     return found
+
+
+def _area(rect) -> int:
+    return max(0, rect.width()) * max(0, rect.height())

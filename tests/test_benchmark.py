@@ -51,8 +51,10 @@ def test_smoke_writes_every_measurement(smoke):
             assert stats["count"] == row["reps"]
             assert all(is_duration(stats[k]) for k in ("median", "p95", "min", "max"))
             assert stats["min"] <= stats["median"] <= stats["p95"] <= stats["max"]
-        # a plot cannot be painted before the evaluation it shows arrived
+        # a plot cannot be painted before the evaluation it shows arrived, and each
+        # reorder waited for the plots on screen (at least the attention maps)
         assert row["painted_ms"]["min"] >= row["shown_ms"]["min"]
+        assert row["plots_painted"] >= 1
         assert row["ratio"] == pytest.approx(row["compute_ms"]["median"]
                                              / row["bare_forward_ms"]["median"])
         assert row["added_ms"] == pytest.approx(row["painted_ms"]["median"]
