@@ -18,7 +18,7 @@ import numpy as np
 
 from ..analysis.engine import Evaluation
 from ..analysis.predictions import COMPARE_HINT
-from ..analysis.symmetry import METRICS
+from ..analysis.symmetry import LAYERS_BYTES, METRICS
 from ..models.orders import is_original
 from ..models.trace import PerTrace, Trace, layer_name
 from .head import HeadImages, head_images, pooled_cosine
@@ -152,11 +152,12 @@ def symmetry_note(c, order) -> str:
 
 
 def mean_token_norm(x: np.ndarray) -> np.ndarray:
-    """(..., n, d) -> (...,) mean over tokens of the per-token L2 norm, an (n, d) at a
-    time: the squares of SmolLM2's (L+1, n, d) at 2,350 tokens took 0.3 GB at once."""
-    if x.ndim <= 2 or not len(x):
-        return np.linalg.norm(x, axis=-1).mean(axis=-1)
-    return np.stack([mean_token_norm(part) for part in x])
+    """(L, n, d) -> (L,) mean over tokens of the per-token L2 norm, at most LAYERS_BYTES
+    of layers at a time: the squares of SmolLM2's (L+1, n, d) at 2,350 tokens took
+    0.3 GB at once."""
+    step = max(1, LAYERS_BYTES // max(1, x[0].nbytes)) if len(x) else 1
+    return np.concatenate([np.linalg.norm(x[first:first + step], axis=-1).mean(axis=-1)
+                           for first in range(0, len(x), step)] or [np.empty(0, x.dtype)])
 
 
 BRANCHES = ("attention_branch", "mlp_branch")
