@@ -178,6 +178,23 @@ def test_a_maps_store_takes_its_layers_in_order_and_reads_only_those_it_has():
         np.asarray(maps)
 
 
+def test_maps_read_from_a_file_are_writable_copies_that_leave_the_file_as_it_was():
+    import torch
+
+    from posviz.models.maps import LayerMaps
+    values = np.arange(2 * 3 * 5 * 7, dtype=np.float32).reshape(2, 3, 5, 7)   # (L, h, n, n)
+    maps = LayerMaps(2, in_memory=0)
+    for layer in range(2):
+        maps.put(layer, values[layer])
+    head, layer, some = maps[1, 2], maps[0], maps[1, 1:]
+    assert head.flags.writeable and layer.flags.writeable
+    torch.from_numpy(head).zero_()                   # in place, as the comparison may
+    layer[...] = -1
+    np.testing.assert_array_equal(some, values[1, 1:])
+    np.testing.assert_array_equal(maps[1, 2], values[1, 2])
+    np.testing.assert_array_equal(maps[0], values[0])
+
+
 # -- a Hugging Face model -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def hf_backends(tmp_path_factory):

@@ -86,23 +86,24 @@ class LayerMaps:
         if layer >= self._filled:
             raise IndexError(f"layer {layer} of {self.layers} is not recorded")
         h, m, n = self.shape[1:]
-        item = self.dtype.itemsize
         if head is None:
-            out, offset = np.empty((h, m, n), self.dtype), layer * h * m * n * item
+            shape, first = (h, m, n), layer * h
         elif isinstance(head, slice):                          # heads next to each other
             heads = range(h)[head]
             if heads.step != 1:
                 raise IndexError("heads are read from disk in a run, step 1")
-            out = np.empty((len(heads), m, n), self.dtype)
-            offset = (layer * h + heads.start) * m * n * item
+            shape, first = (len(heads), m, n), layer * h + heads.start
         else:
-            out, offset = np.empty((m, n), self.dtype), ((layer * h) + head) * m * n * item
+            shape, first = (m, n), layer * h + head
         with self._lock:
             self._file.flush()
-            self._file.seek(offset)
-            self._file.readinto(memoryview(out).cast("B"))
+            # mapped, not read: the file cache's pages without a copy (reading took 1.1 s
+            # of SmolLM2's 10.6 s evaluation at n = 2,048); copy-on-write, so the array
+            # is writable and the file never changes. Unmapped when the array goes.
+            mapped = np.memmap(self._file, self.dtype, "c", first * m * n *
+                               self.dtype.itemsize, shape)
             self._file.seek(0, os.SEEK_END)
-        return out
+        return np.asarray(mapped)
 
     def heads(self, layer: int):
         """Layer ``layer``'s maps (h, m, n) to read a head at a time: the array in
