@@ -81,8 +81,9 @@ def direct_forward(model, words, pos):
         q, k, v = ((y @ w).view(n, h, dh).transpose(0, 1) for w in (att.w_q, att.w_k, att.w_v))
         q, k = enc.rotate(q, k, pos)
         s = (q @ k.transpose(1, 2) / math.sqrt(dh)).masked_fill(~mask, float("-inf"))
-        e = (s - s.amax(-1, keepdim=True)).exp()                              # the softmax,
-        p = e / e.sum(-1, keepdim=True)                                       # as written
+        p = s.softmax(-1)                                       # torch's, as the model
+        e = (s - s.amax(-1, keepdim=True)).exp()                # is the softmax as written
+        np.testing.assert_allclose(p, e / e.sum(-1, keepdim=True), rtol=1e-6, atol=1e-7)
         a = (p @ v).transpose(0, 1).reshape(n, -1) @ att.w_o                  # (n, d)
         x = x + a
         # the bias added inside the product, as the model does (one rounding fewer)
@@ -90,7 +91,6 @@ def direct_forward(model, words, pos):
         x = x + m
         hidden.append(x)
         weights.append(p)
-        np.testing.assert_allclose(p, s.softmax(-1), rtol=1e-6, atol=1e-7)   # torch's own
         scores.append(s)
         branches.append((a, m))
     return (torch.stack(hidden), torch.stack(weights), torch.stack(scores),
