@@ -92,6 +92,13 @@ def _norms(reference: Trace) -> ReferenceNorms:
     return ReferenceNorms(total, token, np.linalg.norm(mean, axis=1), mean)
 
 
+def layer_slices(x) -> list[slice]:
+    """Slices of x's first axis (layers) of at most LAYERS_BYTES each, one layer at least:
+    how a long input's stack of layers is worked through."""
+    step = max(1, LAYERS_BYTES // max(1, x[0].nbytes)) if len(x) else 1
+    return [slice(first, first + step) for first in range(0, len(x), step)]
+
+
 def _differences(H: np.ndarray, Hp: np.ndarray | None = None, order=None):
     """||Hp - H'|| per layer (L+1,) and per row (L+1, n), where H' is H, or H's rows in
     ``order``; without Hp, H's own norms. At most LAYERS_BYTES of layers at a time: the
@@ -99,9 +106,7 @@ def _differences(H: np.ndarray, Hp: np.ndarray | None = None, order=None):
     dtype = H.dtype if Hp is None else np.result_type(H, Hp)
     total = np.empty(len(H), dtype)                                # (L+1,)
     rows = np.empty(H.shape[:2], dtype)                            # (L+1, n)
-    step = max(1, LAYERS_BYTES // max(1, H[0].nbytes))
-    for first in range(0, len(H), step):
-        layers = slice(first, first + step)
+    for layers in layer_slices(H):
         h = H[layers] if order is None else H[layers][:, order]    # (k, n, d)
         d = h if Hp is None else Hp[layers] - h
         total[layers] = np.linalg.norm(d.reshape(len(d), -1), axis=1)

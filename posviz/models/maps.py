@@ -31,8 +31,8 @@ class LayerMaps:
     (``maps[l]``, (h, m, n)) or by head (``maps[l, k]``, (m, n)).
 
     In memory (``array`` is the whole (L, h, m, n) array) unless they would take more
-    than ``in_memory`` bytes; then each read returns an array of its own, read from the
-    file (from the system's file cache, mostly)."""
+    than ``in_memory`` bytes; then each read returns an array of its own, mapped from
+    the file (the system's file cache, mostly) copy-on-write."""
 
     def __init__(self, layers: int, in_memory: int | None = None):
         self.layers = layers

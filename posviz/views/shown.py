@@ -18,7 +18,7 @@ import numpy as np
 
 from ..analysis.engine import Evaluation
 from ..analysis.predictions import COMPARE_HINT
-from ..analysis.symmetry import LAYERS_BYTES, METRICS
+from ..analysis.symmetry import METRICS, layer_slices
 from ..models.orders import is_original
 from ..models.trace import PerTrace, Trace, layer_name
 from .head import HeadImages, head_images, pooled_cosine
@@ -155,9 +155,8 @@ def mean_token_norm(x: np.ndarray) -> np.ndarray:
     """(L, n, d) -> (L,) mean over tokens of the per-token L2 norm, at most LAYERS_BYTES
     of layers at a time: the squares of SmolLM2's (L+1, n, d) at 2,350 tokens took
     0.3 GB at once."""
-    step = max(1, LAYERS_BYTES // max(1, x[0].nbytes)) if len(x) else 1
-    return np.concatenate([np.linalg.norm(x[first:first + step], axis=-1).mean(axis=-1)
-                           for first in range(0, len(x), step)] or [np.empty(0, x.dtype)])
+    return np.concatenate([np.linalg.norm(x[layers], axis=-1).mean(axis=-1)
+                           for layers in layer_slices(x)] or [np.empty(0, x.dtype)])
 
 
 BRANCHES = ("attention_branch", "mlp_branch")
