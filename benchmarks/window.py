@@ -10,6 +10,9 @@ import tempfile
 import time
 
 WAIT_S = 60                        # give up on one evaluation after this long
+# a laptop's window, whatever the offscreen screen (800 x 800): every plot of the
+# Attention tab on screen, so that each reorder waits for all of them to paint
+SIZE = (1440, 900)
 WORDS = ("the cat sat on a mat because it was warm and the dog ran to an old house "
          "while rain fell over green hills near the small town by the river").split()
 
@@ -49,6 +52,7 @@ class Window:
         self._settings_file = tempfile.NamedTemporaryFile(suffix=".ini", delete=False)
         self.settings = QSettings(self._settings_file.name, QSettings.IniFormat)
         self.window = MainWindow(self.settings)
+        self.window.resize(*SIZE)
         self.window.show()
         self.window.start()
         self.controller = self.window.controller
