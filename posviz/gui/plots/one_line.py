@@ -60,6 +60,8 @@ class OneLineLabel(QtWidgets.QLabel):
             self.update()
 
     def setText(self, text: str) -> None:
+        if text == self.text():         # a new layout of the window, and a repaint of
+            return                      # its panels, at every reorder otherwise
         super().setText(text)
         self.updateGeometry()
 
