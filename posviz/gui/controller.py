@@ -90,6 +90,7 @@ class Controller(QObject):
         self.restyled = False           # last_shown is a new look of the evaluation before
         self._painted = 0               # generation of last_shown
         self._newest = None             # the job of the newest request
+        self._request_queued = False    # a session edit's request waits for the next turn
         self._load_token = None         # the load whose progress is shown
         self._start_later = None        # the pretrained model a start loads once ready
         self._trimming = threading.Lock()
@@ -170,9 +171,17 @@ class Controller(QObject):
     def _on_session_event(self, event) -> None:
         from ..document.events import COMPUTING_EVENTS, SelectionChanged
         if isinstance(event, COMPUTING_EVENTS):
-            self.request()
+            # asked once the widgets have shown the edit: the token strip painted while
+            # the worker computed took its cores (at n = 128, 2.4 ms of 15 to the plots)
+            if not self._request_queued:
+                self._request_queued = True
+                QTimer.singleShot(0, self, self._queued_request)
         elif isinstance(event, SelectionChanged):
             self.restyle()
+
+    def _queued_request(self) -> None:
+        self._request_queued = False
+        self.request()
 
     def request(self) -> None:
         """Ask for the current session's evaluation; supersedes any pending request."""
@@ -193,8 +202,8 @@ class Controller(QObject):
         ``evaluated`` like any other. While an evaluation is still on its way, that is
         asked again in the new look instead."""
         s, shown = self.session, self.last_shown
-        if s is None or self._compute.closed or self.held:
-            return
+        if s is None or self._compute.closed or self.held or self._request_queued:
+            return                      # (a queued request asks in the look of its turn)
         if shown is not None and not self._has_head(shown.evaluation):
             self.request()              # a long input kept another head's maps: run again
             return
@@ -217,8 +226,8 @@ class Controller(QObject):
         return ev.kept is not None and ev.kept[:2] == (selection.layer - 1, selection.head)
 
     def generation_painted(self) -> bool:
-        """Is the last result shown the answer to the newest request?"""
-        return self._painted == self._compute.generation
+        """Is the last result shown the answer to the newest request, none queued?"""
+        return not self._request_queued and self._painted == self._compute.generation
 
     @Slot(object)
     def _on_computed(self, outcome: Outcome) -> None:
