@@ -146,8 +146,8 @@ def note_activity() -> None:
     _collector["activity"] = time.monotonic()
 
 
-# -- malloc-thresholds: blocks up to 32 MB (glibc's largest) from the heap, up to 64 MB kept
-# free there (a forward's same-sized tensors page-fault once); malloc-trim gives it back.
+# -- malloc-thresholds: blocks up to 32 MB from the heap (a forward's same-sized tensors
+# page-fault once), a long forward's mapped (0.3 GB of holes there); malloc-trim frees it.
 TRIM_FROM = 256                 # tokens: from here on an evaluation holds hundreds of MB
 TRIM_EACH_LAYER_FROM = 1024     # tokens: a long run's freed maps go back after each layer
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3              # mallopt's parameters (malloc.h)
@@ -163,10 +163,10 @@ def _glibc(function: str):
     return None
 
 
-def keep_heap_pages() -> bool:
-    """Set malloc-thresholds; True if set."""
+def keep_heap_pages(long: bool = False) -> bool:
+    """Set malloc-thresholds (a ``long`` forward's blocks from 1 MB on mapped); True if set."""
     mallopt = _glibc("mallopt") if enabled("malloc-thresholds") else None
-    return bool(mallopt and mallopt(M_MMAP_THRESHOLD, 32 << 20)
+    return bool(mallopt and mallopt(M_MMAP_THRESHOLD, (1 if long else 32) << 20)
                 and mallopt(M_TRIM_THRESHOLD, 64 << 20))
 
 

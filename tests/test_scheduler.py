@@ -285,16 +285,21 @@ def test_trim_heap_runs_where_glibc_is():
 HEAP_PROBE = """
 import ctypes, sys
 from posviz.boot import keep_heap_pages
+from posviz.models.hooks import Recorder
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = libc.sbrk.restype = ctypes.c_void_p
 libc.malloc.argtypes, libc.free.argtypes = [ctypes.c_size_t], [ctypes.c_void_p]
 kept = keep_heap_pages()
 block = libc.malloc(8 << 20)          # the first block of 8 MB: below the heap's end?
 print(kept, block < libc.sbrk(0))
+Recorder(trim=True)                   # a long input's forward: its blocks mapped
+print(libc.malloc(8 << 20) < libc.sbrk(0))
+Recorder()                            # a short one's from the heap again
+print(libc.malloc(8 << 20) < libc.sbrk(0))
 """
 
 
-def test_keep_heap_pages_serves_large_blocks_from_the_heap_and_can_be_turned_off():
+def test_keep_heap_pages_serves_large_blocks_from_the_heap_but_a_long_forwards_not():
     import os
     import platform
     import subprocess
@@ -306,9 +311,9 @@ def test_keep_heap_pages_serves_large_blocks_from_the_heap_and_can_be_turned_off
                              text=True, env={**os.environ, **env}, check=True)
         return out.stdout.split()
 
-    assert probe() == ["True", "True"]
+    assert probe() == ["True", "True", "False", "True"]
     # glibc's default maps a first block of 8 MB on fresh pages of its own
-    assert probe(POSVIZ_WORKAROUNDS_OFF="malloc-thresholds") == ["False", "False"]
+    assert probe(POSVIZ_WORKAROUNDS_OFF="malloc-thresholds")[:2] == ["False", "False"]
 
 
 def test_a_superseded_job_lets_go_of_what_its_frames_held(done):

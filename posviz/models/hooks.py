@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..boot import TRIM_FROM, trim_heap
+from ..boot import TRIM_FROM, keep_heap_pages, trim_heap
 from ..errors import Cancelled
 from .maps import LayerMaps
 from .trace import Trace
@@ -110,9 +110,10 @@ class Recorder:
     (``self.maps``; models.maps). Pre-softmax scores (ATTN_SCORES) are kept, as a copy,
     only with ``scores``. The branches' outputs (ATTN_OUT, MLP_OUT) are kept with
     ``branches`` "whole", only their per-token norms (ATTN_NORM, MLP_NORM) with
-    "norms" (the views read no more of them). With ``trim`` the heap's freed pages are
-    given back to the system after each block (boot.trim_heap): a long input's layers
-    otherwise leave holes in the heap that the next layer does not fill.
+    "norms" (the views read no more of them). With ``trim`` (a long input) the heap's
+    freed pages are given back to the system after each block (boot.trim_heap), and
+    blocks from 1 MB on are mapped meanwhile (boot.keep_heap_pages): a long input's
+    layers otherwise leave holes in the heap that the next layer does not fill.
     """
 
     def __init__(self, should_stop: Callable[[], bool] | None = None,
@@ -121,6 +122,7 @@ class Recorder:
         self.values: dict[str, torch.Tensor] = {}
         self._branches = branches
         self._trim = trim
+        keep_heap_pages(long=trim)
         self.maps = maps if maps is not None or layers is None else LayerMaps(layers)
         self._scores = scores
         self._should_stop = should_stop
