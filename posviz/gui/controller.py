@@ -172,9 +172,11 @@ class Controller(QObject):
         from ..document.events import COMPUTING_EVENTS, SelectionChanged
         if isinstance(event, COMPUTING_EVENTS):
             # asked once the widgets have shown the edit: the token strip painted while
-            # the worker computed took its cores (at n = 128, 2.4 ms of 15 to the plots)
-            if not self._request_queued:
+            # the worker computed took its cores (at n = 128, 2.4 ms of 15 to the plots);
+            # on its way from now on (the veil and the status line hear it)
+            if not (self._request_queued or self._compute.closed or self.held):
                 self._request_queued = True
+                self.computing.emit()
                 QTimer.singleShot(0, self, self._queued_request)
         elif isinstance(event, SelectionChanged):
             self.restyle()
