@@ -1,6 +1,7 @@
 """The numbers posviz's commands print, for a fixed set of inputs: written once by
-``python tests/golden.py`` (tests/data/golden.json) and compared by
-tests/test_golden.py, so a change of the code that moves any of them is seen."""
+``python tests/golden.py`` (tests/data/golden.json, with the CPU they come from) and
+compared by tests/test_golden.py, so a change of the code that moves any of them is
+seen."""
 from __future__ import annotations
 
 import contextlib
@@ -60,6 +61,19 @@ for paper in ("haviv2022", "chi2023", "rope-decay", "alibi-slopes", "sinha2022")
     CASES.append((f"paper {paper}", ["paper", paper, "--json"]))
 
 
+def machine() -> str:
+    """The CPU the numbers come from: float32 rounds otherwise on another (another vector
+    width, another BLAS path), by up to 1.1e-5 relative in SmolLM2's entries."""
+    import platform
+
+    import torch
+    cpuinfo = Path("/proc/cpuinfo")
+    names = [line.split(":", 1)[1].strip() for line in
+             (cpuinfo.read_text().splitlines() if cpuinfo.exists() else ())
+             if line.startswith("model name")]
+    return " ".join([platform.machine(), *names[:1], torch.backends.cpu.get_cpu_capability()])
+
+
 def run(argv: list[str]) -> dict:
     """One command's JSON output, run in this process."""
     from posviz.cli import main
@@ -72,7 +86,7 @@ def run(argv: list[str]) -> dict:
 
 
 if __name__ == "__main__":
-    results = {}
+    results = {"machine": machine()}
     for name, argv in CASES:
         print(name, file=sys.stderr)
         results[name] = run(argv)

@@ -50,9 +50,10 @@ def test_smollm2_shifted_by_4000_lies_below_its_floor():
     base = noise_floor("float32")
     shift = relative_change(far.hidden, near.hidden)
     assert near.extras["floor"] == base
-    assert base < shift < far.extras["floor"]                # 1.25e-5 < 1.1e-4
-    # the numbers the README and the symmetry figure's guide give
-    assert f"{shift:.3g}" == "1.25e-05" and f"{far.extras['floor']:.2g}" == "0.00011"
+    assert base < shift < far.extras["floor"]                # 1.3e-5 < 1.1e-4
+    # the numbers the README and the symmetry figure's guide give (the shift's rounding
+    # differs between CPUs: 1.25e-5 and 1.29e-5 on two of the project's machines)
+    assert 1.2e-5 <= shift <= 1.3e-5 and f"{far.extras['floor']:.2g}" == "0.00011"
 
 
 def test_the_texts_say_how_the_floor_is_measured():
@@ -65,7 +66,7 @@ def test_the_texts_say_how_the_floor_is_measured():
     for text in (readme, guide):
         assert f"{SAFETY:g} × the largest relative change of the hidden states" in text
         assert "SmolLM2 at first position 4000 has a floor of 1.1e-4" in text
-        assert "above the 1.25e-5" in text
+        assert "above the 1.2e-5 to 1.3e-5" in text
 
 
 @pytest.mark.parametrize("dtype, low, high", [("float32", 1e-6, 1e-4),

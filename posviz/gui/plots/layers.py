@@ -70,9 +70,10 @@ RoPE, ALiBi, T5), the original order runs once more with its position ids shifte
 one more than the largest it uses, and 3 × the largest relative change of the hidden
 states over the layers raises the floor when it is larger. Rounding that grows with the
 position ids and with depth raises it so: SmolLM2 at first position 4000 has a floor of
-1.1e-4, above the 1.25e-5 by which its hidden states move between first position 0 and
-4000 (RoPE makes that shift exactly nothing; transformers computes its angles in
-float32). A learned or sinusoidal encoding keeps 100 × epsilon.
+1.1e-4, above the 1.2e-5 to 1.3e-5 by which its hidden states move between first
+position 0 and 4000, depending on the CPU (RoPE makes that shift exactly nothing;
+transformers computes its angles in float32). A learned or sinusoidal encoding keeps
+100 × epsilon.
 
 - *hidden equivariance* = ‖H′ − H[order]‖ / ‖H‖, Frobenius norms. Zero when the model is
   permutation-equivariant: the reordered run is the original one reordered.
