@@ -77,11 +77,14 @@ def test_start_takes_settings_as_they_are_kept(qtbot, views):
 
 def test_a_session_change_is_computed(qtbot, controller):
     c = controller
+    said = []
+    c.computing.connect(lambda: said.append(1))
     with qtbot.waitSignal(c.computing, timeout=TIMEOUT):
         c.session.rotate()
     assert not c.generation_painted()
     with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT) as shown:
         pass
+    assert said == [1]                  # said once, when the request was queued
     assert shown.args[0].evaluation.order.tolist() == c.session.order.tolist()
     assert c.generation_painted() and shown.args[1] == c.last_ms
 

@@ -183,10 +183,11 @@ class Controller(QObject):
 
     def _queued_request(self) -> None:
         self._request_queued = False
-        self.request()
+        self.request(announce=False)    # computing was said when it was queued
 
-    def request(self) -> None:
-        """Ask for the current session's evaluation; supersedes any pending request."""
+    def request(self, announce: bool = True) -> None:
+        """Ask for the current session's evaluation; supersedes any pending request.
+        ``announce``: emit ``computing``."""
         s = self.session
         if s is None or self._compute.closed or self.held:
             return
@@ -194,7 +195,8 @@ class Controller(QObject):
         job = EvaluationJob(s.backend, s.seq, s.order.copy(), s.positions, self._look(),
                             keep=(selection.layer - 1, selection.head))
         note_activity()                 # no full garbage collection in the middle of a drag
-        self.computing.emit()
+        if announce:
+            self.computing.emit()
         self._submit(job)
 
     def restyle(self) -> None:
