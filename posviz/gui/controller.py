@@ -90,13 +90,16 @@ class Controller(QObject):
         self.restyled = False           # last_shown is a new look of the evaluation before
         self._painted = 0               # generation of last_shown
         self._newest = None             # the job of the newest request
-        self._request_queued = False    # a session edit's request waits for the next turn
         self._load_token = None         # the load whose progress is shown
         self._start_later = None        # the pretrained model a start loads once ready
         self._trimming = threading.Lock()
         self._trim_tokens = 0           # the length of the evaluation shown last
         self._trim_timer = QTimer(self, singleShot=True, interval=TRIM_AFTER_MS)
         self._trim_timer.timeout.connect(self._trim_heap)
+        # a session edit's request waits for the next turn of the event loop (queued
+        # while active)
+        self._request_timer = QTimer(self, singleShot=True, interval=0)
+        self._request_timer.timeout.connect(lambda: self.request(announce=False))
         self._bridge = _Bridge()
         self._bridge.computed.connect(self._on_computed)
         self._bridge.loaded.connect(self._on_loaded)
@@ -174,16 +177,11 @@ class Controller(QObject):
             # asked once the widgets have shown the edit: the token strip painted while
             # the worker computed took its cores (at n = 128, 2.4 ms of 15 to the plots);
             # on its way from now on (the veil and the status line hear it)
-            if not (self._request_queued or self._compute.closed or self.held):
-                self._request_queued = True
-                self.computing.emit()
-                QTimer.singleShot(0, self, self._queued_request)
+            if not (self._request_timer.isActive() or self._compute.closed or self.held):
+                self.computing.emit()   # (said once: the request does not say it again)
+                self._request_timer.start()
         elif isinstance(event, SelectionChanged):
             self.restyle()
-
-    def _queued_request(self) -> None:
-        self._request_queued = False
-        self.request(announce=False)    # computing was said when it was queued
 
     def request(self, announce: bool = True) -> None:
         """Ask for the current session's evaluation; supersedes any pending request.
@@ -206,7 +204,7 @@ class Controller(QObject):
         ``evaluated`` like any other. While an evaluation is still on its way, that is
         asked again in the new look instead."""
         s, shown = self.session, self.last_shown
-        if s is None or self._compute.closed or self.held or self._request_queued:
+        if s is None or self._compute.closed or self.held or self._request_timer.isActive():
             return                      # (a queued request asks in the look of its turn)
         if shown is not None and not self._has_head(shown.evaluation):
             self.request()              # a long input kept another head's maps: run again
@@ -231,7 +229,7 @@ class Controller(QObject):
 
     def generation_painted(self) -> bool:
         """Is the last result shown the answer to the newest request, none queued?"""
-        return not self._request_queued and self._painted == self._compute.generation
+        return not self._request_timer.isActive() and self._painted == self._compute.generation
 
     @Slot(object)
     def _on_computed(self, outcome: Outcome) -> None:
@@ -362,5 +360,6 @@ class Controller(QObject):
         """Stop both workers: the evaluation at its next layer; a load is abandoned."""
         self._load_token = None
         self._trim_timer.stop()
+        self._request_timer.stop()
         self._compute.shutdown()
         self._loader.shutdown()
