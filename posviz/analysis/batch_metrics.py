@@ -34,14 +34,13 @@ class ReferenceTensors:
     """What the metrics need of the reference run (arrays shared with it)."""
 
     def __init__(self, reference: Trace):
-        norms = reference_norms(reference)               # the denominators compare uses
-        tiny = np.finfo(reference.hidden.dtype).tiny     # as symmetry._relative
+        norms = reference_norms(reference)               # the divisors compare uses
         self.hidden = reference.hidden                                    # (L+1, n, d)
         self.attention = reference.attention                              # (L, h, n, n)
-        self.total = np.maximum(norms.total, tiny)                        # (L+1,)
-        self.token = np.maximum(norms.token, tiny)                        # (L+1, n)
+        self.total = norms.by_total                                       # (L+1,)
+        self.token = norms.by_token                                       # (L+1, n)
         self.mean = norms.mean                                            # (L+1, d)
-        self.mean_norm = np.maximum(norms.mean_norm, tiny)                # (L+1,)
+        self.mean_norm = norms.by_mean                                    # (L+1,)
         self.floor = floor_of(reference)
 
 

@@ -37,11 +37,6 @@ def floor_of(reference: Trace) -> float:
     return noise_floor(reference.extras.get("dtype", reference.hidden.dtype))
 
 
-def _relative(diff_norm: np.ndarray, ref_norm: np.ndarray) -> np.ndarray:
-    tiny = np.finfo(ref_norm.dtype).tiny
-    return diff_norm / np.maximum(ref_norm, tiny)
-
-
 @dataclass(frozen=True)
 class Comparison:
     """The reference run against the permuted run, per layer (0 = block input, 1..L)."""
@@ -77,19 +72,24 @@ class Comparison:
 @dataclass(frozen=True, eq=False)
 class ReferenceNorms:
     """What compare needs of the reference run alone, computed once per reference
-    (reference_norms; core.batch_metrics divides by the same)."""
+    (reference_norms). A relative change divides by a ``by_`` norm: the norm, or the
+    dtype's smallest normal number where it is smaller (analysis.batch_metrics divides
+    by the same)."""
 
-    total: np.ndarray         # (L+1,) ||H||_F
     token: np.ndarray         # (L+1, n) ||H[i]||
-    mean_norm: np.ndarray     # (L+1,) ||mean H||
-    mean: np.ndarray          # (L+1, d)
+    mean: np.ndarray          # (L+1, d) mean H
+    by_total: np.ndarray      # (L+1,) ||H||_F
+    by_token: np.ndarray      # (L+1, n) ||H[i]||
+    by_mean: np.ndarray       # (L+1,) ||mean H||
 
 
 def _norms(reference: Trace) -> ReferenceNorms:
     H = reference.hidden                                           # (L+1, n, d)
     mean = H.mean(axis=1)                                          # (L+1, d)
     total, token = _differences(H)
-    return ReferenceNorms(total, token, np.linalg.norm(mean, axis=1), mean)
+    tiny = np.finfo(H.dtype).tiny
+    return ReferenceNorms(token, mean, np.maximum(total, tiny), np.maximum(token, tiny),
+                          np.maximum(np.linalg.norm(mean, axis=1), tiny))
 
 
 def layer_slices(x) -> list[slice]:
@@ -109,9 +109,16 @@ def _differences(H: np.ndarray, Hp: np.ndarray | None = None, order=None):
     for layers in layer_slices(H):
         h = H[layers] if order is None else H[layers][:, order]    # (k, n, d)
         d = h if Hp is None else Hp[layers] - h
-        total[layers] = np.linalg.norm(d.reshape(len(d), -1), axis=1)
-        rows[layers] = np.linalg.norm(d, axis=2)
+        squares = d * d                                            # (k, n, d)
+        total[layers] = np.sqrt(np.add.reduce(squares.reshape(len(d), -1), axis=1))
+        rows[layers] = np.sqrt(np.add.reduce(squares, axis=2))
     return total, rows
+
+
+def _norm(x: np.ndarray, axis: int) -> np.ndarray:
+    """np.linalg.norm(x, axis=axis) of a real x, the same arithmetic (so _differences
+    squares once for both of its norms) without its checks."""
+    return np.sqrt(np.add.reduce(x * x, axis=axis))
 
 
 def _causal_layers(reference: Trace) -> np.ndarray:
@@ -161,15 +168,16 @@ class AttentionGaps:
     the reference's own rows here).
 
     ``aligned_maps`` keeps every layer's aligned maps (L, h, n, n) when they take at
-    most models.maps.KEEP_ALL bytes (an aligned run's as the model made them), else
-    only head ``keep`` = (layer 0..L-1, head) in ``kept_head`` (n, n)."""
+    most models.maps.KEEP_ALL bytes (an aligned run's as the model made them); their
+    gaps are taken and handed to the consumers by ``finish``, after the forward. Past
+    KEEP_ALL only head ``keep`` = (layer 0..L-1, head) is kept, in ``kept_head``."""
 
-    def __init__(self, reference: Trace, order, start: int = 0, aligned: bool = False,
-                 consumers=(), keep: tuple[int, int] | None = None):
+    def __init__(self, reference: Trace, order: np.ndarray, start: int = 0,
+                 aligned: bool = False, consumers=(), keep: tuple[int, int] | None = None):
         self.reference = reference.attention                      # (L, h, n, n)
         L, h, n, _ = self.reference.shape
-        self.order = check_permutation(order, n)
-        self.inv = inverse(self.order)
+        self.order = order                          # (n,) int, checked by the caller
+        self.inv = inverse(order)
         self.start, self.aligned = start, aligned
         self.causal = _causal_of(reference) if start else np.zeros(L, bool)   # (L,)
         self.consumers, self.keep = tuple(consumers), keep
@@ -180,6 +188,7 @@ class AttentionGaps:
         self.step = max(1, HEADS_BYTES // max(1, n * n * self.reference.dtype.itemsize))
         self._cells: np.ndarray | None = None                                  # (m*n,)
         self._gap: np.ndarray | None = None                                    # (step, n, n)
+        self._compared = 0                                  # layers whose gaps are taken
 
     def __call__(self, layer: int, maps) -> None:
         """Layer ``layer``'s maps of the reordered run, (h, m, n), a tensor, an array or
@@ -189,28 +198,48 @@ class AttentionGaps:
         Ap = (maps.numpy() if isinstance(maps, torch.Tensor) else
               maps if isinstance(maps, layer_maps.HeadsOf) else np.asarray(maps))
         h, causal = Ap.shape[0], self.causal[layer]
-        n = self.reference.shape[-1]
-        held = None                                                        # (h, n, n)
         if self.layers is not None:
-            # an aligned run's maps are kept as the model made them: a copy of every
-            # map was a sixth of MiniLM's evaluation at n = 512
-            held = (Ap if self.aligned and isinstance(Ap, np.ndarray)
-                    else np.empty((h, n, n), self.reference.dtype))
-        gaps = []
-        for first in range(0, h, self.step):
-            heads = slice(first, min(first + self.step, h))
-            A = self.reference[layer, heads]                               # (k, n, n)
-            out = None if held is None or held is Ap else held[heads]
-            aligned = self._put_back(Ap[heads], A, causal, out)            # (k, n, n)
-            if out is not None and aligned is not out:
-                out[...] = aligned
-            elif held is None and self.keep is not None and self.keep[0] == layer and (
-                    heads.start <= self.keep[1] < heads.stop):
-                self.kept_head = aligned[self.keep[1] - first].copy()
-            gaps.append(self._gap_of(layer, heads, aligned, A))
-        if held is not None:
+            # kept whole: put back now (the run's maps go), compared by ``finish``; an
+            # aligned run's are kept as the model made them (a copy of every map was a
+            # sixth of MiniLM's evaluation at n = 512)
+            held = Ap
+            if not (self.aligned and isinstance(Ap, np.ndarray)):
+                held = np.empty((h, *self.reference.shape[2:]), self.reference.dtype)
+                for heads in self._chunks(h):
+                    out = held[heads]                                      # (k, n, n)
+                    put = self._put_back(Ap[heads], self.reference[layer, heads], causal,
+                                         out)
+                    if put is not out:
+                        out[...] = put
             self.layers.append(held)
+            return
+        gaps = []
+        for heads in self._chunks(h):
+            A = self.reference[layer, heads]                               # (k, n, n)
+            aligned = self._put_back(Ap[heads], A, causal)                 # (k, n, n)
+            if self.keep is not None and self.keep[0] == layer and (
+                    heads.start <= self.keep[1] < heads.stop):
+                self.kept_head = aligned[self.keep[1] - heads.start].copy()
+            gaps.append(self._gap_of(layer, heads, aligned, A))
+        self._layer_done(layer, gaps)
+
+    def finish(self) -> None:
+        """Compare the layers kept whole that are not compared yet: after the forward,
+        not between its layers, where each comparison started cold (6% of the built-in's
+        evaluation at n = 16 and 64)."""
+        for layer in range(self._compared, len(self.layers or ())):
+            held = self.layers[layer]                                      # (h, n, n)
+            self._layer_done(layer, [
+                self._gap_of(layer, heads, held[heads], self.reference[layer, heads])
+                for heads in self._chunks(len(held))])
+
+    def _chunks(self, h: int) -> list[slice]:
+        """h heads, ``step`` at a time."""
+        return [slice(first, min(first + self.step, h)) for first in range(0, h, self.step)]
+
+    def _layer_done(self, layer: int, gaps: list) -> None:
         self.gaps[layer] = gaps[0] if len(gaps) == 1 else np.max(gaps)    # NaN if any is
+        self._compared = layer + 1
         for consumer in self.consumers:
             consumer.layer_done(layer)
 
@@ -297,18 +326,19 @@ def compare(reference: Trace, permuted: Trace, order, start: int = 0,
 
     change, by_row = _differences(H, Hp, None if aligned else order)   # (L+1,), (L+1, n)
     last_slot = Hp[:, order[-1]] if aligned else Hp[:, -1]        # (L+1, d)
-    hidden_eq = _relative(change, norms.total)
-    token_change = _relative(by_row if aligned else by_row[:, inv], norms.token)
+    hidden_eq = change / norms.by_total
+    token_change = (by_row if aligned else by_row[:, inv]) / norms.by_token
 
-    last = _relative(np.linalg.norm(last_slot - H[:, -1], axis=1), norms.token[:, -1])
-    mean_p = Hp.mean(axis=1)                                      # (L+1, d)
-    pooled = _relative(np.linalg.norm(mean_p - norms.mean, axis=1), norms.mean_norm)
+    last = _norm(last_slot - H[:, -1], axis=1) / norms.by_token[:, -1]
+    mean_p = np.add.reduce(Hp, axis=1) / Hp.shape[1]              # (L+1, d): Hp.mean(1)
+    pooled = _norm(mean_p - norms.mean, axis=1) / norms.by_mean
 
     if attention is None:
         attention = AttentionGaps(reference, order, start, aligned)
         for layer in range(len(permuted.attention)):
             maps = permuted.attention[layer]                      # (h, n or n - start, n)
             attention(layer, maps[:, start:] if maps.shape[-2] == n else maps)
+    attention.finish()
     return Comparison(
         order=order,
         hidden_equivariance=hidden_eq,
