@@ -1,14 +1,15 @@
 """The engine: runs a backend on one order of the tokens and compares it with the original.
 
 An Engine turns (tokens, order, positions) into an Evaluation and caches the reference
-run of the original order, so a reorder runs only the permuted sequence, its maps
-compared a layer at a time as they are computed and then let go. How it runs follows
-from what the backend declares (models.backend.Capabilities): under a causal mask only
-the slots from the first moved one on (analysis.prefix), else in the original tokens'
-frame when the backend can (the maps then come out aligned with the reference and
-nothing is gathered), else in slot order. ``Positions.literal`` turns both fast frames
-off: the reorder then runs as given, so rounding shows where the fast frames give exact
-zeros by construction.
+run of the original order, so a reorder runs only the permuted sequence; its maps are
+compared after the forward, or a long input's a layer at a time as they are computed
+and then let go (symmetry.AttentionGaps). How it runs follows from what the backend
+declares (models.backend.Capabilities): under a causal mask only the slots from the
+first moved one on (analysis.prefix), else in the original tokens' frame when the
+backend can (the maps then come out aligned with the reference and nothing is
+gathered), else in slot order. ``Positions.literal`` turns both fast frames off: the
+reorder then runs as given, so rounding shows where the fast frames give exact zeros
+by construction.
 """
 from __future__ import annotations
 
@@ -108,13 +109,13 @@ class Engine:
                  keep: tuple[int, int] | None = None) -> Evaluation:
         """Run the order (the reference only when not cached) and compare the two.
 
-        The reordered run's maps are compared a layer at a time as the forward computes
-        them (symmetry.AttentionGaps): each head's difference and each layer, back in the
-        original order, also go to each of ``consumers`` (symmetry.MapsConsumer);
-        ``keep`` = (layer 0..L-1, head) is the head kept when the aligned maps are too
-        large to keep whole. ``should_stop`` is asked between layers; when it returns
-        True the work stops with errors.Cancelled, so a superseded request does not hold
-        up a newer one.
+        The reordered run's maps are compared after the forward, or a long input's a
+        layer at a time as the forward computes them (symmetry.AttentionGaps): each
+        head's difference and each layer, back in the original order, also go to each
+        of ``consumers`` (symmetry.MapsConsumer); ``keep`` = (layer 0..L-1, head) is
+        the head kept when the aligned maps are too large to keep whole.
+        ``should_stop`` is asked between layers; when it returns True the work stops
+        with errors.Cancelled, so a superseded request does not hold up a newer one.
         """
         order = check_permutation(order, len(seq))
         reference = self.reference(seq, positions, should_stop)

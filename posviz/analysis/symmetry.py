@@ -158,8 +158,9 @@ class AttentionGaps:
     """The attention side of compare, a layer at a time: handed each layer's maps of
     the reordered run as the forward computes them (Backend.run's ``maps``), it puts
     them back in the original order a few heads at a time (at most HEADS_BYTES), takes
-    the largest gap to the reference's, hands the heads to each of ``consumers``
-    (MapsConsumer) and lets the layer go: a long input's layer is never copied whole.
+    the largest gap to the reference's and hands the heads to each of ``consumers``
+    (MapsConsumer): at once for a long input, whose layer then goes (it is never
+    copied whole), else once the forward is done (``finish``).
 
     The maps arrive in slot order, or with ``aligned`` already by original token (a run
     in the original tokens' frame: nothing is gathered). With ``start`` > 0 they hold
