@@ -146,6 +146,7 @@ def test_the_original_tiles_on_disk_are_pooled_a_head_at_a_time(monkeypatch):
     assert len(reads) == 4 and all(not np.isscalar(key) for key in reads)  # (layer, head)
     np.testing.assert_array_equal(tiles, pool_signed_max(whole, pool_block(len(seq))))
 
+
 def test_maps_kept_whole_are_compared_after_the_forward(monkeypatch):
     """Maps kept whole have their gaps taken once the forward is done (taken between
     the model's layers they cost 6% more of an evaluation at n = 16); a long input's,

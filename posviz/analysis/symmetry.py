@@ -109,15 +109,15 @@ def _differences(H: np.ndarray, Hp: np.ndarray | None = None, order=None):
     for layers in layer_slices(H):
         h = H[layers] if order is None else H[layers][:, order]    # (k, n, d)
         d = h if Hp is None else Hp[layers] - h
-        squares = d * d                                            # (k, n, d)
+        squares = d * d                            # (k, n, d): once for both norms
         total[layers] = np.sqrt(np.add.reduce(squares.reshape(len(d), -1), axis=1))
         rows[layers] = np.sqrt(np.add.reduce(squares, axis=2))
     return total, rows
 
 
 def _norm(x: np.ndarray, axis: int) -> np.ndarray:
-    """np.linalg.norm(x, axis=axis) of a real x, the same arithmetic (so _differences
-    squares once for both of its norms) without its checks."""
+    """np.linalg.norm(x, axis=axis) of a real x: its arithmetic (the same numbers, bit
+    for bit) without its checks, as _differences takes its two norms."""
     return np.sqrt(np.add.reduce(x * x, axis=axis))
 
 
