@@ -7,6 +7,7 @@ models of every family, with the maps in memory and on disk, kept whole or one h
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,6 +175,11 @@ def test_maps_kept_whole_are_compared_after_the_forward(monkeypatch):
         def layer_done(self, layer):
             pass
 
+    # the README's "Long inputs" paragraph says so, with the size
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    assert (f"up to {layer_maps.KEEP_ALL >> 20} MB of maps are kept whole instead, every "
+            "head on screen at once, and compared after the forward") in readme
     monkeypatch.setattr(backend, "run", watched)
     for keep_all, after in ((layer_maps.KEEP_ALL, True), (0, False)):
         monkeypatch.setattr(layer_maps, "KEEP_ALL", keep_all)
