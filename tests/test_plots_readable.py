@@ -86,6 +86,30 @@ def test_the_zero_row_keeps_its_0_in_the_sweep(qtbot, floor, size):
     assert_zero_row_labelled(figure.plot)
 
 
+def test_the_zero_row_holds_still_while_the_smallest_change_wavers(qtbot):
+    """At 256 tokens the smallest change wavered about 3e-8 from one reorder to the
+    next, and the zero row moved between 10⁻⁸ and 10⁻⁹ at every other one: the axis
+    jumped a decade during a drag (and the plot was laid out again). The row drawn stays
+    while it lies as low as needed and at most a decade lower."""
+    from dataclasses import replace
+
+    from posviz.gui.plots.layers import SymmetryFigure
+    from posviz.views.shown import Shown, build_views
+    ev = evaluate(pe="none")                            # float32: floor 1.2e-5
+    shown = Shown(ev, build_views(ev, None))
+    figure = SymmetryFigure()
+    qtbot.addWidget(figure)
+    rows, bottoms = [], []
+    # a tenth of the smallest change; alone each asks for row -8, -9, -8, -9, -7, -11
+    for level in (3.2e-8, 2.9e-8, 3.2e-8, 2.9e-8, 1e-6, 2e-10):
+        figure.update_from(replace(shown, views=replace(shown.views, zero_level=level)),
+                           1, 0)
+        rows.append(figure.plot.getAxis("left").zero_row)
+        bottoms.append(figure.plot.vb.viewRange()[1][0])
+    assert rows == [-8, -9, -9, -9, -7, -11]
+    assert bottoms[1] == bottoms[2] == bottoms[3] < rows[1]     # the view stays put
+
+
 def crossing_evaluation():
     """A causal model with no positions, its first two tokens swapped: the final slot's
     curve rises from 0 through the noise floor between layers 1 and 2."""

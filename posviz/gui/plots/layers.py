@@ -159,7 +159,8 @@ tokens that carry at least 90% of the squared change."""
         layers = np.arange(views.symmetry["noise_floor"].shape[0])            # (L+1,)
         # the zero row: a whole decade under a tenth of every nonzero value (zero_level),
         # labelled 0; the view moves only when that decade does
-        low = zero_decade(floor, views.zero_level)
+        drawn = self._floor[1] if self._floor is not None and self._floor[0] == floor else None
+        low = zero_decade(floor, views.zero_level, drawn)
         curves = {name: np.where(values <= views.zero_level, 10.0 ** low, values)
                   for name, values in views.symmetry_curves.items()}       # NaN kept
         top = 1.0

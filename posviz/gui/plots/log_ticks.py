@@ -69,11 +69,14 @@ def one_notation(axis: pg.AxisItem) -> None:
 ZERO_MARGIN = 0.3       # decades under the zero row, so its markers show whole
 
 
-def zero_decade(floor: float, level: float) -> np.float64:
+def zero_decade(floor: float, level: float, drawn: float | None = None) -> np.float64:
     """log10 of the row where exact zeros are drawn: a whole decade under ``level`` (a
     tenth of every nonzero value, views.shown.zero_level) and under a thirtieth of the
-    noise ``floor``; a float64, so that curves drawn with it are float64 too."""
-    return min(np.log10(np.float64(floor) / 30), np.floor(np.log10(np.float64(level) / 3)))
+    noise ``floor``; a float64, so that curves drawn with it are float64 too. The row
+    ``drawn`` now is kept while it lies as low and at most a decade lower: a drag then
+    does not move the axis a decade up and down as the smallest change wavers."""
+    row = min(np.log10(np.float64(floor) / 30), np.floor(np.log10(np.float64(level) / 3)))
+    return np.float64(drawn) if drawn is not None and row - 1 <= drawn <= row else row
 
 
 def zero_row(axis: pg.AxisItem, row: float | None) -> None:
