@@ -72,8 +72,8 @@ def head_maps(ev: Evaluation, layer: int, head: int) -> HeadMaps | None:
 def change_bars(change, floor: float) -> np.ndarray:
     """(n,) relative changes -> bar lengths in 0..1 on a log scale: 0 at the noise floor
     (rounding), 1 at a change as large as the value itself."""
-    change = np.nan_to_num(np.asarray(change, dtype=np.float64), nan=0.0)
-    bars = np.log10(np.maximum(change, floor) / floor) / np.log10(1.0 / floor)
+    change = np.asarray(change, dtype=np.float64)
+    bars = np.log10(np.fmax(change, floor) / floor) / np.log10(1.0 / floor)   # NaN: 0
     return np.clip(bars, 0.0, 1.0)
 
 
@@ -82,7 +82,7 @@ def zero_level(curves, floor: float) -> float:
     smallest positive value when one lies lower (rounding of a reorder run as given), so
     a 0 always sits below every other point."""
     values = np.concatenate([np.ravel(v) for v in curves])
-    positive = values[np.nan_to_num(values, nan=0.0) > 0]
+    positive = values[values > 0]                                      # NaN is not
     return float(min(floor, positive.min() if positive.size else floor) / 10)
 
 
@@ -95,7 +95,7 @@ def clip_for_log(values: np.ndarray, floor: float, level: float | None = None) -
 
 
 def _first_above(values: np.ndarray, floor: float) -> int | None:
-    above = np.flatnonzero(np.nan_to_num(values, nan=0.0) > floor)
+    above = np.flatnonzero(values > floor)                             # NaN is not
     return int(above[0]) if above.size else None
 
 
