@@ -89,7 +89,7 @@ def _norms(reference: Trace) -> ReferenceNorms:
     total, token = _differences(H)
     tiny = np.finfo(H.dtype).tiny
     return ReferenceNorms(token, mean, np.maximum(total, tiny), np.maximum(token, tiny),
-                          np.maximum(np.linalg.norm(mean, axis=1), tiny))
+                          np.maximum(_norm(mean, axis=1), tiny))
 
 
 def layer_slices(x) -> list[slice]:

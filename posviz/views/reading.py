@@ -64,7 +64,7 @@ def frame_note(ev: Evaluation) -> str:
     c = ev.comparison
     values = np.concatenate([c.hidden_equivariance, c.attention_equivariance,
                              c.pooled_change, c.last_token_change])
-    return FRAME_NOTES[frame(ev)] if (values <= c.floor).any() else ""     # NaN is not
+    return FRAME_NOTES[frame(ev)] if (values <= c.floor).any() else ""     # NaN compares False
 
 
 @dataclass(frozen=True)

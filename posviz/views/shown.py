@@ -82,7 +82,7 @@ def zero_level(curves, floor: float) -> float:
     smallest positive value when one lies lower (rounding of a reorder run as given), so
     a 0 always sits below every other point."""
     values = np.concatenate([np.ravel(v) for v in curves])
-    positive = values[values > 0]                                      # NaN is not
+    positive = values[values > 0]                                      # NaN compares False
     return float(min(floor, positive.min() if positive.size else floor) / 10)
 
 
@@ -95,7 +95,7 @@ def clip_for_log(values: np.ndarray, floor: float, level: float | None = None) -
 
 
 def _first_above(values: np.ndarray, floor: float) -> int | None:
-    above = np.flatnonzero(values > floor)                             # NaN is not
+    above = np.flatnonzero(values > floor)                             # NaN compares False
     return int(above[0]) if above.size else None
 
 
