@@ -1,5 +1,6 @@
-"""What a reorder costs the window besides its computation: the strip is painted before
-the model starts (painted while it computes, it took the cores torch runs on), and a
+"""What a reorder costs the window besides its computation: chips that jump are painted
+before the model starts (painted while it computes, they took the cores torch runs on),
+chips that slide from their steps on (nothing moved before the first), and a
 figure's text that does not change asks for no new layout (which re-lays every panel
 out and repaints it)."""
 import os
@@ -10,6 +11,7 @@ from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget  # noqa: E402
 
 from posviz.gui.plots.one_line import OneLineLabel  # noqa: E402
+from posviz.gui.token_strip import ANIMATE_MOVED_UP_TO  # noqa: E402
 
 
 class LayoutRequests(QObject):
@@ -45,27 +47,53 @@ def test_reorders_that_keep_the_notes_lay_no_figure_out_again(window, qtbot):
     assert requests.count == 0
 
 
-def test_the_strip_shows_a_new_order_before_the_model_computes_it(window, qtbot,
-                                                                   monkeypatch):
-    strip, controller, session = window.strip, window.controller, window.session
+def _paints_and_submits(window, monkeypatch):
+    """What the strip painted (its order each time), and at each request to the
+    controller's worker what it had painted by then."""
+    strip, controller = window.strip, window.controller
     painted, at_submit = [], []
 
     class Paints(QObject):
         def eventFilter(self, obj, event):
             if event.type() == QEvent.Paint:
-                painted.append(list(strip.order))
+                painted.append((list(strip.order), strip.sliding()))
             return False
-    paints = Paints()
-    strip.installEventFilter(paints)
+    window._paints = Paints()
+    strip.installEventFilter(window._paints)
     submit = controller._submit
     monkeypatch.setattr(controller, "_submit",
                         lambda job: (at_submit.append(list(painted)), submit(job)))
-    order = session.order.copy()
+    return painted, at_submit
+
+
+def test_chips_that_jump_are_shown_before_the_model_computes_them(window, qtbot,
+                                                                  monkeypatch):
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        window.session.set_text(" ".join(["the cat sat on a warm mat"] * 5))
+    assert len(window.session.order) > ANIMATE_MOVED_UP_TO
+    painted, at_submit = _paints_and_submits(window, monkeypatch)
+    order = window.session.order[::-1].copy()          # every chip moves: they jump
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        window.session.set_order(order)
+        assert at_submit == [] and painted == [(order.tolist(), False)]  # painted, not asked
+    assert at_submit == [[(order.tolist(), False)]]
+
+
+def test_chips_that_slide_ask_at_once_and_are_painted_by_their_steps(window, qtbot,
+                                                                     monkeypatch):
+    # until the first step (15 ms on) they are drawn where they were: a paint before
+    # the request would show nothing new
+    painted, at_submit = _paints_and_submits(window, monkeypatch)
+    strip, order = window.strip, window.session.order.copy()
     order[[1, 2]] = order[[2, 1]]
-    with qtbot.waitSignal(controller.evaluated, timeout=30_000):
-        session.set_order(order)
-        assert at_submit == [] and painted == [order.tolist()]   # painted, not yet asked
-    assert at_submit == [[order.tolist()]]
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        window.session.set_order(order)
+        assert strip.sliding() and painted == []
+    assert at_submit[0] == []
+    qtbot.waitUntil(lambda: not strip.sliding(), timeout=3000)
+    assert (order.tolist(), True) in painted          # the steps painted the new order
+    assert all(strip._shown[i] == strip.chip_rect(s).topLeft()
+               for s, i in enumerate(strip.order))
 
 
 def test_a_note_given_its_own_text_again_asks_for_no_layout(qtbot):

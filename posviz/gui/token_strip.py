@@ -118,6 +118,11 @@ class TokenStrip(QWidget):
         if self.underMouse() and self._press is None:     # e.g. moved by Alt+Right:
             self._hover_at(QPointF(self.mapFromGlobal(QCursor.pos())))  # the slot changed
 
+    def sliding(self) -> bool:
+        """Are chips on their way to new slots (drawn where they were until the first
+        step, 15 ms on)?"""
+        return self._animation.isActive()
+
     def slot_of(self, index: int) -> int:
         return self.order.index(index)
 
@@ -144,13 +149,16 @@ class TokenStrip(QWidget):
             self.heightChanged.emit(height)
         few = len(self.order) <= ANIMATE_UP_TO     # many: chips jump, only moved ones
         animate = animate and few and self.isVisible()
+        placed = not animate            # a chip put at its place at once
         for slot in range(len(self.order)) if few else self._layout.changed:
             index = self.order[slot]
             if not animate or index not in self._shown:
                 self._shown[index] = self._rects[slot].topLeft()
+                placed = True
         if animate:
-            self._animation.start()
-        self.update()
+            self._animation.start()     # its steps paint: until the first, nothing moved
+        if placed:
+            self.update()
 
     def _step_animation(self) -> None:
         moving = False

@@ -264,7 +264,8 @@ class MainWindow(QMainWindow):
             return                        # the plots draw it
         if isinstance(event, OrderChanged):
             self.strip.set_order(event.after)
-            self.strip.repaint()          # now, before the controller's request starts
+            if not self.strip.sliding():  # sliding, they are drawn where they were
+                self.strip.repaint()      # now, before the controller's request starts
         elif isinstance(event, PositionsChanged):
             self.model_panel.set_positions(event.positions)
         elif isinstance(event, (TextChanged, ModelChanged)):
