@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 LONG = {"built-in": (1024, 2048, 4096), "smollm2": (1024, 2048)}
 SMOKE_LONG = {"built-in": (64,)}
 REPS = 3                       # a SmolLM2 reorder at n = 2048 takes minutes here
@@ -39,13 +35,9 @@ def long_rows(plan: dict, reps: int, smollm2: bool, step, done=None) -> list[dic
 
 
 def long_row(model: str, n: int, reps: int) -> dict:
-    out = subprocess.run([sys.executable, str(HERE / "run.py"), "--probe-long",
-                          f"{model}:{n}", "--reps", str(reps)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=7200)
-    for line in out.stdout.splitlines():
-        if line.startswith("{"):
-            return json.loads(line)
-    raise RuntimeError(f"long-input probe failed: {out.stderr.strip().splitlines()[-1:]}")
+    from measures import probe
+    return probe(["--probe-long", f"{model}:{n}", "--reps", str(reps)], 7200,
+                 "long-input probe")
 
 
 def probe_long(model: str, n: int, reps: int, seed: int) -> None:

@@ -230,12 +230,21 @@ def startup(minilm: bool, runs: int) -> dict:
 
 def memory(n: int) -> dict:
     """Peak RSS of a fresh process whose window loads MiniLM and runs n tokens."""
-    out = subprocess.run([sys.executable, str(HERE / "run.py"), "--probe-memory", str(n)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    return probe(["--probe-memory", str(n)], 600, "memory probe")
+
+
+def probe(arguments: list[str], timeout: float, what: str) -> dict:
+    """The JSON line a child ``run.py arguments`` prints; else a RuntimeError with its
+    exit status and its own error line (Qt's warnings at its exit come after it)."""
+    out = subprocess.run([sys.executable, str(HERE / "run.py"), *arguments],
+                         capture_output=True, text=True, cwd=ROOT, timeout=timeout)
     for line in out.stdout.splitlines():
         if line.startswith("{"):
             return json.loads(line)
-    raise RuntimeError(f"memory probe failed: {out.stderr.strip().splitlines()[-1:]}")
+    lines = out.stderr.strip().splitlines()
+    said = [line for line in lines if line.startswith("posviz benchmark:")] or lines[-1:]
+    raise RuntimeError(f"{what} failed (exit status {out.returncode}): "
+                       f"{said[-1] if said else 'no output'}")
 
 
 def rss_now_mb() -> float:

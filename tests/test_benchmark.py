@@ -193,6 +193,21 @@ def test_peak_memory_is_the_probe_s_own():
     assert 0 < float(child.stdout) < 150
 
 
+def test_a_failed_probe_says_its_own_error_not_qt_s_last_warning(monkeypatch):
+    """A child probe that fails prints its error, then Qt's warnings as it exits: the
+    benchmark's message names the error and the exit status."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import measures
+    said = ("posviz benchmark: no evaluation for n = 128\n"
+            "This plugin does not support propagateSizeHints()\n")
+    failed = subprocess.CompletedProcess([], 1, stdout="", stderr=said)
+    monkeypatch.setattr(measures.subprocess, "run", lambda *a, **k: failed)
+    with pytest.raises(RuntimeError) as raised:
+        measures.memory(128)
+    assert str(raised.value) == ("memory probe failed (exit status 1): "
+                                 "posviz benchmark: no evaluation for n = 128")
+
+
 def test_a_verdict_is_that_of_the_number_written():
     """A ratio of 1.2504 was written 1.25 and called missed against 1.25 (a smoke run
     failed its own check on it): the verdict follows the number the table shows."""
