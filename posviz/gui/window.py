@@ -289,8 +289,7 @@ class MainWindow(QMainWindow):
         self._refresh_title()
 
     def _refresh_title(self) -> None:
-        s = self.session
-        if s is not None:
+        if (s := self.session) is not None:
             self.setWindowTitle(f"{self.files.name()}[*] — posviz — {s.backend.name} — "
                                 f"{len(s.seq)} tokens")
         self._update_actions()
