@@ -169,9 +169,11 @@ def test_a_long_mosaic_is_pooled_as_the_evaluation_runs_and_stops_with_it():
     text = " ".join(words[i % len(words)] for i in range(MOSAIC_TILE + 6))
     s = session(text, layers=2, heads=2, d_model=16)
     engine = Engine(s.backend)
-    tiles = MosaicTiles(engine.reference(s.seq, s.positions))
+    stopped = MosaicTiles(engine.reference(s.seq, s.positions))
     with pytest.raises(Cancelled):
-        engine.evaluate(s.seq, s.order, s.positions, lambda: True, consumers=(tiles,))
+        engine.evaluate(s.seq, s.order, s.positions, lambda: True, consumers=(stopped,))
+    with pytest.raises(ValueError, match="after 0 of 2 layers"):
+        stopped.tiles                               # no tiles of layers that never passed
     tiles = MosaicTiles(engine.reference(s.seq, s.positions))
     ev = engine.evaluate(s.seq, s.order, s.positions, consumers=(tiles,))
     look = MosaicLook("difference", (-0.3, 0.3), GREYS)

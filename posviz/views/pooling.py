@@ -89,39 +89,34 @@ class MosaicTiles:
         self.reference = reference
         self.block = pool_block(reference.n_tokens)
         self.modes = tuple(mode for mode in PER_ORDER if mode in modes)
-        self._pooled: dict[str, list[np.ndarray]] = {mode: [] for mode in self.modes}
-        self._heads: dict[str, list[np.ndarray]] = {mode: [] for mode in self.modes}
+        A = reference.attention                                            # (L, h, n, n)
+        m = -(-A.shape[-1] // self.block)
+        # each mode's tiles, filled a few heads at a time as they pass
+        self._pooled = {mode: np.empty((A.shape[0], A.shape[1], m, m), A.dtype)
+                        for mode in self.modes}                            # (L, h, m, m)
         self._layers = 0
 
     def has(self, mode: str) -> bool:
         return mode == "original" or mode in self.modes
-
-    def _pool(self, maps: np.ndarray) -> np.ndarray:
-        """(k, n, n) -> (k, m, m), a new array (``maps`` may be a reused buffer)."""
-        if self.block == 1:
-            return maps.copy()
-        import torch
-        return _pooled(torch.from_numpy(np.ascontiguousarray(maps)), self.block).numpy()
 
     def heads(self, layer: int, heads: slice, original: np.ndarray, aligned: np.ndarray,
               difference: np.ndarray) -> None:
         if layer != self._layers:
             raise ValueError(f"layer {layer} given after {self._layers} layers")
         shown = {"difference": difference, "reordered": aligned}
-        for mode in self.modes:
-            self._heads[mode].append(self._pool(shown[mode]))              # (k, m, m)
+        for mode in self.modes:         # copied: ``difference`` is a reused buffer
+            self._pooled[mode][layer, heads] = pool_signed_max(shown[mode], self.block)
 
     def layer_done(self, layer: int) -> None:
-        for mode in self.modes:
-            self._pooled[mode].append(np.concatenate(self._heads[mode]))   # (h, m, m)
-            self._heads[mode] = []
         self._layers += 1
 
     @cached_property
     def tiles(self) -> dict[str, np.ndarray]:
         """mode -> (L, h, m, m), once every layer has passed: the modes pooled."""
-        return {"original": original_tiles(self.reference),
-                **{mode: np.stack(layers) for mode, layers in self._pooled.items()}}
+        layers = self.reference.attention.shape[0]
+        if self._layers != layers:
+            raise ValueError(f"tiles asked for after {self._layers} of {layers} layers")
+        return {"original": original_tiles(self.reference), **self._pooled}
 
     @classmethod
     def of(cls, ev, modes=PER_ORDER) -> "MosaicTiles | None":
