@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+from measures import probe
+
 LONG = {"built-in": (1024, 2048, 4096), "smollm2": (1024, 2048)}
 SMOKE_LONG = {"built-in": (64,)}
 REPS = 3                       # a SmolLM2 reorder at n = 2048 takes minutes here
@@ -35,7 +37,6 @@ def long_rows(plan: dict, reps: int, smollm2: bool, step, done=None) -> list[dic
 
 
 def long_row(model: str, n: int, reps: int) -> dict:
-    from measures import probe
     return probe(["--probe-long", f"{model}:{n}", "--reps", str(reps)], 7200,
                  "long-input probe")
 

@@ -196,7 +196,7 @@ def test_peak_memory_is_the_probe_s_own():
 def test_a_failed_probe_says_its_own_error_not_qt_s_last_warning(monkeypatch):
     """A child probe that fails prints its error, then Qt's warnings as it exits: the
     benchmark's message names the error and the exit status."""
-    sys.path.insert(0, str(SCRIPT.parent))
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
     import measures
     said = ("posviz benchmark: no evaluation for n = 128\n"
             "This plugin does not support propagateSizeHints()\n")
