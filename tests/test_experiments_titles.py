@@ -90,6 +90,9 @@ def test_compare_says_it_runs_the_built_in_model_not_the_window_s_pretrained_one
     tab.refresh_stale()
     assert label.text() == "Encodings on the built-in model"
     assert "(2 layers × 4 heads" in tab.encodings.toolTip()
+    label.setText("as said before")             # a reorder: the same model, nothing said
+    tab.refresh_stale()
+    assert label.text() == "as said before"
     assert compare_job(tab, tab.holder["session"]).instead == ""
 
 

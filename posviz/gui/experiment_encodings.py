@@ -48,6 +48,7 @@ class EncodingsButton(QtWidgets.QToolButton):
 
     changed = QtCore.Signal()
     model_words = ""                # the model Compare runs, with its settings (say_model)
+    _said = None                    # (spec, instead) of the words on the button now
 
     def __init__(self, settings=None, parent=None):
         super().__init__(parent)
@@ -72,6 +73,9 @@ class EncodingsButton(QtWidgets.QToolButton):
         from .experiment_jobs import (compare_model, compared_spec, instead_words,
                                       replaced_model)
         spec, instead = compared_spec(session), replaced_model(session)
+        if (spec, instead) == self._said:
+            return                      # the same model (a reorder): nothing new to say
+        self._said = (spec, instead)
         # the pretrained model's name only in the tooltip: a long one widened the tab
         caption.setText("Encodings on the built-in model"
                         + (" (not the window's)" if instead else ""))
