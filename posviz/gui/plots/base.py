@@ -142,6 +142,8 @@ class Figure(QtWidgets.QWidget):
         self.stack.setCurrentWidget(self.canvas)
 
     def set_note(self, text: str) -> None:
+        if text == self.note.text() and self.note.isVisibleTo(self) == bool(text):
+            return                      # most reorders: 0.1 ms of wrapping and fitting
         self.note.setText(text)
         self.note.setVisible(bool(text))
         if self.note_one_line:
@@ -149,8 +151,9 @@ class Figure(QtWidgets.QWidget):
             fit_note(self)
 
     def set_title(self, text: str) -> None:
-        self.heading.setText(f"<b>{text}</b>")
-        fit_note(self)                  # a heading of more lines leaves the note fewer
+        if self.heading.text() != (heading := f"<b>{text}</b>"):
+            self.heading.setText(heading)
+            fit_note(self)              # a heading of more lines leaves the note fewer
 
     def set_corner(self, text: str, widest: str) -> None:
         """Show a short number beside the heading, one that changes at every reorder.

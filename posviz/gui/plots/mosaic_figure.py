@@ -89,6 +89,9 @@ class MosaicFigure(Figure):
         self.outline.setPen(style.cosmetic_pen("#ff7f0e", OUTLINE_PX))
         self.outline.setZValue(10)
         self.plot.addItem(self.outline)
+        self.heading.setToolTip(wrapped(
+            "Layers run down (wrapped into side-by-side columns of layers when there are "
+            "many), heads across; click a tile to select its layer and head"))
         # The image arrives coloured (see views.mosaic.Mosaic): the bar shows the same
         # map and levels, and is not linked to the image.
         self.look = mosaic_look(Selection())
@@ -273,9 +276,6 @@ class MosaicFigure(Figure):
         pooled = (f" — each pixel: the largest |value| of {self.block}×{self.block} "
                   "tokens" if self.block > 1 else "")
         self.set_title(f"All layers × heads: {MOSAIC_MODES[self.mode]}{pooled}")
-        self.heading.setToolTip(wrapped(
-            "Layers run down (wrapped into side-by-side columns of layers when there are "
-            "many), heads across; click a tile to select its layer and head"))
         self._outline(layer, head)
 
     def chrome(self) -> list:
