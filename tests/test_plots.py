@@ -540,24 +540,28 @@ def test_symmetry_legend_entry_hides_its_curve(panel):
     assert row < np.log10(c.floor / 30)
     shown = np.where(c.pooled_change == 0, 10.0 ** row, c.pooled_change)  # exact 0 there
     np.testing.assert_allclose(curve.yData, shown)
-    x, y = curve.line.getData()
+    x, y = curve.getData()
     np.testing.assert_allclose(10 ** y, shown, rtol=1e-6)
     assert np.all(c.pooled_change[1:] > c.floor)      # RoPE: the curve is above the floor
-    markers = panel.figures()["symmetry"].markers.item   # all four curves' markers
+    figure = panel.figures()["symmetry"]
+    np.testing.assert_allclose(np.column_stack(curve.points),    # its markers
+                               np.column_stack([np.arange(len(shown)), np.log10(shown)]),
+                               rtol=1e-6)
 
-    def marked():                               # (k, 2) markers with this curve's symbol
-        x, y = markers.getData()
-        mine = markers.data["symbol"] == curve.symbol
-        return np.column_stack([x[mine], y[mine]])
+    def drawn():          # the plot area's pixels (not the legend, which greys the entry)
+        area = figure.canvas.mapFromScene(figure.plot.vb.sceneBoundingRect()).boundingRect()
+        image = figure.canvas.grab(area).toImage()
+        image = image.convertToFormat(QtGui.QImage.Format.Format_RGB32)
+        return np.frombuffer(image.constBits(), np.uint32).copy()
 
-    np.testing.assert_allclose(marked(), np.column_stack([np.arange(len(shown)),
-                                                          np.log10(shown)]), rtol=1e-6)
-    everyone = len(markers.getData()[0])
+    everyone = len(figure.lines.shown())
+    with_it = drawn()
     curve.sample.setVisible(False)              # what a click on the legend entry does
-    assert not curve.line.isVisible() and len(marked()) == 0
-    assert len(markers.getData()[0]) == everyone - len(shown)   # the others stay
+    assert not curve.isVisible() and curve not in figure.lines.shown()
+    assert len(figure.lines.shown()) == everyone - 1                # the others stay
+    assert np.mean(drawn() != with_it) > 0.001                      # its line and markers go
     curve.sample.setVisible(True)
-    assert curve.line.isVisible() and len(marked()) == len(shown)
+    assert curve.isVisible() and np.array_equal(drawn(), with_it)
 
 
 def test_a_choice_in_the_panel_is_the_sessions_and_the_sessions_is_drawn(panel, view,

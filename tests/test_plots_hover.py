@@ -47,7 +47,7 @@ def test_the_symmetry_curves_name_the_point_under_the_mouse(qtbot, shown):
     figure, said = alone(SymmetryFigure(), qtbot, shown)
     values = figure.data["pooled_change"]                              # (L+1,)
     layer = int(np.nanargmax(values))
-    y = figure.curves["pooled_change"].line.getData()[1][layer]       # log10, as drawn
+    y = figure.curves["pooled_change"].getData()[1][layer]       # log10, as drawn
     move(figure, at_point(figure, layer, y) + QtCore.QPointF(3, -2))   # near, not on it
     text = said[-1]
     assert text.startswith(f"{CURVE_LABELS['pooled_change']}, layer {layer}: ") or \
@@ -59,13 +59,13 @@ def test_the_symmetry_curves_name_the_point_under_the_mouse(qtbot, shown):
     # an exact 0 on the zero row reads 0, not the row's stand-in value
     zero = np.flatnonzero(figure.data["hidden_equivariance"] == 0)
     assert zero.size
-    row = figure.curves["hidden_equivariance"].line.getData()[1][zero[0]]
+    row = figure.curves["hidden_equivariance"].getData()[1][zero[0]]
     move(figure, at_point(figure, zero[0], row))
     assert said[-1].split(": ")[1].split(" ")[0] == "0", said[-1]
     far = figure.plot.vb.sceneBoundingRect().topLeft() + QtCore.QPointF(1, 1)
     if all(np.hypot(*(lambda p: (p.x() - far.x(), p.y() - far.y()))(
             at_point(figure, x, y))) > 20 for c in figure.curves.values()
-            for x, y in zip(*c.line.getData())):
+            for x, y in zip(*c.getData())):
         move(figure, far)
         assert said[-1] == "" and figure.canvas.toolTip() == ""
 

@@ -345,7 +345,7 @@ def test_an_exact_zero_sits_on_its_own_row_marked_0(panel, qtbot, pe):
     symmetry = panel.figures()["symmetry"].data
     zeros = [m for m in figure.curves if np.any(symmetry[m] == 0)]
     assert zeros, "the case must hold exact zeros"
-    drawn = {m: np.asarray(c.line.getData()[1]) for m, c in figure.curves.items()}
+    drawn = {m: np.asarray(c.getData()[1]) for m, c in figure.curves.items()}
     row = min(np.nanmin(y) for y in drawn.values())
     for m, y in drawn.items():
         exact = symmetry[m] == 0

@@ -11,7 +11,7 @@ from .base import Figure
 from .coincide import HALO_ALPHA, WIDE, layer_words, same_at
 from .hover import CurveHover, Series, wrapped
 from .layer_axis import LAYER_AXIS, set_layer_range, set_layer_ticks
-from .log_curves import LogCurve, Markers, QuartileBand
+from .log_curves import LogCurve, LogCurves, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .noise_floor import floor_line
 from .tabs import ATTENTION, TOKENS
@@ -132,14 +132,14 @@ tokens that carry at least 90% of the squared change."""
         self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k: cheaper to
                                                    # paint than pyqtgraph's grid
         self.legend = style.legend_below(self.canvas)
-        self.markers = Markers(self.plot)
+        self.lines = LogCurves(self.plot)
         self.curves = {}
         for colour, metric, symbol in zip(style.CURVE_COLOURS, METRICS, "osdt"):
-            curve = LogCurve(self.plot, self.markers, pen=style.cosmetic_pen(colour, 2),
+            curve = LogCurve(self.lines, pen=style.cosmetic_pen(colour, 2),
                              symbol=symbol, brush=colour)
             self.legend.addItem(curve.sample, CURVE_LABELS[metric])
             self.curves[metric] = curve
-        self.token_band = QuartileBand(self.plot, self.markers,
+        self.token_band = QuartileBand(self.lines,
                                        pen=style.cosmetic_pen(style.CURVE_COLOURS[0], 1.5,
                                                               QtCore.Qt.PenStyle.DashLine),
                                        symbol="x", brush=style.CURVE_COLOURS[0],
@@ -172,7 +172,7 @@ tokens that carry at least 90% of the squared change."""
                 top = max(top, float(finite.max()))
         self.token_band.set_quartiles(layers, curves["token_p25"], curves["token_median"],
                                       curves["token_p75"])
-        self.markers.refresh()
+        self.lines.refresh()
         self._series = self._hover_series(layers, curves, views)
         self._floor_text = FLOOR_LABELS[frame(shown.evaluation)]
         self._fit_floor_label()

@@ -9,8 +9,8 @@ from PySide6 import QtCore, QtWidgets
 from . import style
 
 LABEL_FILL = (255, 255, 255, 215)   # light: the grid and decade lines do not cross its words
-UNDER_DATA = -8                     # above the grey floor band (-10), under the quartile band
-                                    # (log_curves: -5), the curves (0) and their markers (1)
+UNDER_DATA = -8                     # above the grey floor band (-10), under the curves, their
+                                    # quartile bands and markers (log_curves.LogCurves: 0)
 
 
 def floor_line(label: str, position: float = 0.02, pos=None) -> pg.InfiniteLine:
