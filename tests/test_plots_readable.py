@@ -129,13 +129,15 @@ def assert_floor_label_under_data(plot, line, svg: str):
     band where the band crossed it)."""
     import pyqtgraph as pg
     from PySide6 import QtWidgets
+
+    from posviz.gui.plots.log_curves import LogCurves
     fill = line.label.fill.color()
     assert fill.lightness() > 240 and fill.alpha() >= 200, fill.getRgb()
     # and under the dashes: the line ran lighter where it crossed the backing
     assert line.label.flags() & QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemStacksBehindParent
     data = [item for item in plot.items
             if isinstance(item, (pg.PlotCurveItem, pg.PlotDataItem, pg.ScatterPlotItem,
-                                 pg.FillBetweenItem, QtWidgets.QGraphicsPathItem))
+                                 pg.FillBetweenItem, QtWidgets.QGraphicsPathItem, LogCurves))
             or hasattr(item, "scatter")]
     assert data
     assert all(line.zValue() < item.zValue() for item in data), \
