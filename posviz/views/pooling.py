@@ -29,6 +29,11 @@ def pool_block(n: int) -> int:
     return 1 if n <= MOSAIC_TILE else -(-n // MOSAIC_TILE)
 
 
+def pooled_side(n: int, block: int) -> int:
+    """m: an (n, n) tile's side pooled in blocks of ``block`` (the last may be smaller)."""
+    return -(-n // block)
+
+
 def pool_signed_max(maps: np.ndarray, block: int) -> np.ndarray:
     """(..., n, n) -> (..., m, m), m = ceil(n / block): per block the entry of largest
     |value|, with its sign (of +v and -v, +v). The last block of a row or column may be
@@ -64,7 +69,8 @@ def _original_tiles(reference) -> np.ndarray:
     A = reference.attention                                            # (L, h, n, n)
     L, h, n = A.shape[0], A.shape[1], A.shape[-1]
     block = pool_block(n)
-    tiles = np.empty((L, h, -(-n // block), -(-n // block)), A.dtype)  # (L, h, m, m)
+    m = pooled_side(n, block)
+    tiles = np.empty((L, h, m, m), A.dtype)                            # (L, h, m, m)
     for layer in range(L):
         heads = A.heads(layer) if isinstance(A, LayerMaps) else A[layer]  # (h, n, n)
         for head in range(h):
@@ -90,7 +96,7 @@ class MosaicTiles:
         self.block = pool_block(reference.n_tokens)
         self.modes = tuple(mode for mode in PER_ORDER if mode in modes)
         A = reference.attention                                            # (L, h, n, n)
-        m = -(-A.shape[-1] // self.block)
+        m = pooled_side(A.shape[-1], self.block)
         # each mode's tiles, filled a few heads at a time as they pass
         self._pooled = {mode: np.empty((A.shape[0], A.shape[1], m, m), A.dtype)
                         for mode in self.modes}                            # (L, h, m, m)

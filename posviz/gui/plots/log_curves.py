@@ -23,8 +23,7 @@ class LogCurves(pg.GraphicsObject):
     def __init__(self, plot):
         super().__init__()
         self.curves: list[LogCurve] = []
-        # what the shown curves draw (view coordinates); False: nothing; None: not found
-        self._data_rect: QtCore.QRectF | bool | None = None
+        self._data_rect: QtCore.QRectF | None = None     # what is drawn; None: nothing
         plot.addItem(self)
 
     def shown(self) -> list["LogCurve"]:
@@ -32,19 +31,17 @@ class LogCurves(pg.GraphicsObject):
 
     def refresh(self) -> None:
         """Draw the curves' new values or visibility (the figure calls it once after
-        setting every curve's values; the bounds are found when Qt asks)."""
+        setting every curve's values)."""
         self.prepareGeometryChange()
-        self._data_rect = None
+        drawn = [xy for curve in self.shown() for xy in (curve.points, curve.band_points)]
+        x = np.concatenate([x for x, _ in drawn] or [np.empty(0)])
+        y = np.concatenate([y for _, y in drawn] or [np.empty(0)])
+        self._data_rect = (QtCore.QRectF(x.min(), y.min(), np.ptp(x), np.ptp(y))
+                           if x.size else None)
         self.update()
 
     def boundingRect(self) -> QtCore.QRectF:
         if self._data_rect is None:
-            drawn = [xy for curve in self.shown() for xy in (curve.points, curve.band_points)]
-            x = np.concatenate([x for x, _ in drawn] or [np.empty(0)])
-            y = np.concatenate([y for _, y in drawn] or [np.empty(0)])
-            self._data_rect = (QtCore.QRectF(x.min(), y.min(), np.ptp(x), np.ptp(y))
-                               if x.size else False)
-        if self._data_rect is False:                    # nothing to draw
             return QtCore.QRectF()
         pixel_x, pixel_y = self.pixelVectors()          # a pixel, in view units
         pad_x, pad_y = (0.0 if v is None else MARKER_PX * v.length()
