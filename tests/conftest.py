@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 # Before any Qt or numpy import: Qt tests run without a display unless a test asks for
 # one, numpy's BLAS does not compete with torch for the cores, nothing is downloaded.
@@ -46,6 +47,57 @@ except ImportError:
 else:
     from posviz.boot import answer_pyside_hook  # noqa: E402
     answer_pyside_hook()
+
+
+class ReadOnce:
+    """``posviz.models.hf.loading._read`` reading each bundled model (MiniLM, SmolLM2)
+    from disk once a test session: a later read of the same model on the same device in
+    the same dtype gets a deep copy of the first (its own tokenizer and model, the
+    first's weights) and is told the same steps, with a stop between two (Cancelled).
+    Any other folder is read as ever."""
+
+    def __init__(self, read, folders):
+        self.read, self.folders, self.kept = read, folders, {}
+
+    def __call__(self, folder, extra, gguf, family, say, stop, device, dtype):
+        import copy
+
+        from posviz.models.hf.loading import _check
+        if Path(folder).resolve() not in self.folders or set(extra) - {"gguf_file"}:
+            return self.read(folder, extra, gguf, family, say, stop, device, dtype)
+        key = (Path(folder).resolve(), extra.get("gguf_file"), family.name, device, dtype)
+        if key not in self.kept:
+            told = []
+            outcome = self.read(folder, extra, gguf, family,
+                                lambda *step: (told.append(step), say(*step)), stop,
+                                device, dtype)
+            self.kept[key] = told, outcome
+            return copy.deepcopy(outcome)
+        told, outcome = self.kept[key]
+        for step in told:
+            _check(stop)
+            say(*step)
+        _check(stop)
+        return copy.deepcopy(outcome)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bundled_models_read_once():
+    """De-quantising SmolLM2's GGUF file took 11-20 s for each test that loaded it (five
+    golden cases, the claims, the scenarios): read once, copied after (about 1 s)."""
+    from posviz.errors import PosvizInputError
+    try:
+        from posviz.models.hf import loading, sources
+    except ImportError:                 # no real-model extra: nothing to keep
+        yield
+        return
+    folders = set()
+    for name in sources.BUNDLED:
+        with contextlib.suppress(PosvizInputError):         # not installed
+            folders.add(sources.resolve(name)[0].resolve())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loading, "_read", ReadOnce(loading._read, folders))
+        yield
 
 
 @pytest.fixture(autouse=True)
