@@ -1,7 +1,9 @@
 """The benchmark keeps working: it runs in smoke mode and writes consistent JSON.
 
 Nothing here asserts a time: only that every measurement exists, is a real duration,
-and that the table's verdicts and ratios follow from the numbers it reports.
+and that the table's verdicts and ratios follow from the numbers it reports. The tests
+that run a benchmark end to end (``bench``: about 4 minutes, more on a busy machine) are
+left out of a plain ``pytest`` run; ``pytest -m bench`` runs them, as CI does.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ def smoke(tmp_path_factory):
     return json.loads(path.read_text()), done.stdout
 
 
+@pytest.mark.bench
 def test_smoke_writes_every_measurement(smoke):
     results, stdout = smoke
     assert results["mode"] == "smoke"
@@ -81,6 +84,7 @@ def test_smoke_writes_every_measurement(smoke):
         assert -1 < stdout.find(part) < table, part
 
 
+@pytest.mark.bench
 def test_long_inputs_have_their_rows_with_a_peak_of_their_own(smoke):
     """Each long row comes from a fresh process: its latency as the other rows, and the
     peak RSS of that process (the window at n tokens), which a window cannot undercut."""
@@ -98,6 +102,7 @@ def test_long_inputs_have_their_rows_with_a_peak_of_their_own(smoke):
         assert f"n={row['n']:<5} painted" in stdout and f"{row['peak_rss_mb']:6.0f} MB" in stdout
 
 
+@pytest.mark.bench
 def test_smoke_with_minilm_when_installed(smoke):
     results, _ = smoke
     if not any(r["model"] == "minilm" for r in results["latency"]):
@@ -114,6 +119,7 @@ def test_smoke_with_minilm_when_installed(smoke):
         assert memory["peak_rss_mb"] >= max(memory["rss_by_stage_mb"].values()) > 0
 
 
+@pytest.mark.bench
 def test_prefix_reuse_is_measured_against_full_and_the_bare_forward(smoke):
     results, stdout = smoke
     builtin = results["prefix"][0]
@@ -133,6 +139,7 @@ def test_prefix_reuse_is_measured_against_full_and_the_bare_forward(smoke):
         assert any("SmolLM2" in note for note in results["skipped"])
 
 
+@pytest.mark.bench
 def test_every_size_has_its_targets(smoke):
     results, _ = smoke
     names = [t["target"] for t in results["targets"]]
@@ -166,6 +173,7 @@ def test_the_figure_s_time_axis_is_labelled_with_round_numbers():
     assert round_ticks(0.3, 0.6) == [0.2, 0.5, 1.0]
 
 
+@pytest.mark.bench
 def test_verdicts_follow_the_numbers(smoke):
     results, _ = smoke
     for target in results["targets"]:
@@ -223,6 +231,7 @@ def test_a_verdict_is_that_of_the_number_written():
     assert all(r["met"] == (r["measured"] <= r["limit"]) for r in rows)
 
 
+@pytest.mark.bench
 def test_two_trees_in_lockstep_each_measure_their_own_window(tmp_path):
     """lockstep.py: the same tree as A and B (a smoke run): each row holds both trees'
     medians of the counted reorders, B's painted - bare against A's follows from them,
