@@ -109,8 +109,11 @@ def private_settings(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def window(qtbot):
-    """The real main window, shown offscreen, with its first evaluation painted."""
+def window(qtbot, request):
+    """The real main window, shown offscreen, with its first evaluation painted. Its
+    evaluations and loads run on the GUI thread, each told before the call that asked
+    for it returns (Controller.force_sync), unless the test is marked ``asynchronous``
+    (it tests what the workers do: supersession, cancellation, stale results)."""
     from posviz.gui.settings import make_settings
     from posviz.gui.window import MainWindow
 
@@ -119,9 +122,11 @@ def window(qtbot):
     w.resize(1200, 800)
     w.show()
     qtbot.waitExposed(w)
-    with qtbot.waitSignal(w.controller.evaluated, timeout=30_000):
-        w.start()
-    return w
+    asynchronous = request.node.get_closest_marker("asynchronous") is not None
+    with contextlib.nullcontext() if asynchronous else w.controller.force_sync():
+        with qtbot.waitSignal(w.controller.evaluated, timeout=30_000):
+            w.start()
+        yield w
 
 
 @contextlib.contextmanager

@@ -315,3 +315,22 @@ def test_the_plots_and_the_controller_show_one_look(qtbot):
     np.testing.assert_array_equal(panel.displayed()["attention_mosaic"]["original"],
                                   c.last_shown.evaluation.reference.attention)
     c.shutdown()
+
+
+def test_inside_force_sync_an_edit_is_shown_on_the_gui_thread_and_a_load_at_once(
+        qtbot, controller, views):
+    """The tests' synchronous mode: the evaluation an edit asks for runs on the GUI
+    thread at the request's turn of the event loop, a load in the call that asks."""
+    c, shown = controller, []
+    c.evaluated.connect(lambda s, ms: shown.append(s))
+    with c.force_sync():
+        c.session.rotate()
+        assert not shown                                   # asked at the next turn
+        qtbot.waitUntil(lambda: bool(shown), timeout=TIMEOUT)
+        assert views.threads[-1] is threading.main_thread() and c.generation_painted()
+        assert shown[-1].evaluation.order.tolist() == c.session.order.tolist()
+        c.load(ModelSpec.builtin(SMALL.replace(pe="rope")))
+        assert c.session.backend.config.pe == "rope" and not c.loading
+    c.session.rotate()                                     # outside: on the worker again
+    qtbot.waitUntil(lambda: views.threads[-1] is not threading.main_thread(),
+                    timeout=TIMEOUT)

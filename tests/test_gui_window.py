@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QFontMetricsF  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.analysis.symmetry import METRICS  # noqa: E402
@@ -41,7 +41,9 @@ class PinnedBackend(BuiltinBackend):
 
 
 def settled(qtbot, w):
-    """Wait until the painted evaluation is the one for the session's current state."""
+    """Wait until the painted evaluation is the one for the session's current state, and
+    the layouts and view ranges its painting asked for are done (painted synchronously,
+    it asked for them a moment ago)."""
     s = w.controller.session
 
     def current():
@@ -51,6 +53,7 @@ def settled(qtbot, w):
         assert ev.seq == s.seq and np.array_equal(ev.order, s.order)
         assert ev.positions == s.positions and w.controller.generation_painted()
     qtbot.waitUntil(current, timeout=TIMEOUT)
+    QApplication.processEvents()
     return w.controller.last_shown.evaluation
 
 
@@ -349,6 +352,7 @@ def slow_model(monkeypatch):
     model.release.set()           # never leave the loader waiting
 
 
+@pytest.mark.asynchronous
 def test_loading_a_real_model_shows_pinned_chips_and_locks_the_builtin_fields(
         qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller
@@ -403,6 +407,7 @@ def test_a_model_on_the_command_line_that_cannot_load_is_told_in_the_window(
     assert "no model named broken" in status.text() and status.isVisible()
 
 
+@pytest.mark.asynchronous
 def test_cancelling_a_load_keeps_the_current_model(qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller
     backend, spec, shown = c.session.backend, c.session.spec, c.last_shown
@@ -554,6 +559,7 @@ def test_chips_show_how_much_each_token_changed(qtbot, window):
     assert list(change_bars([c.floor / 10, 1.0, np.nan], c.floor)) == [0.0, 1.0, 0.0]
 
 
+@pytest.mark.asynchronous
 def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, window,
                                                                       monkeypatch):
     said = []
@@ -721,6 +727,7 @@ def in_view(mosaic, layer, head) -> bool:
     return mosaic.plot.vb.sceneBoundingRect().contains(scene)
 
 
+@pytest.mark.asynchronous
 def test_a_load_shows_step_k_of_n_and_its_message_ends_when_cancelled(
         qtbot, window, slow_model):
     panel, c = window.model_panel, window.controller

@@ -225,6 +225,7 @@ def test_gui_bar_counts_the_tensors_of_a_real_load(qtbot, window, folder):
     assert c.session.backend.family.name == "gpt_neox"
 
 
+@pytest.mark.asynchronous
 def test_gui_cancel_stops_a_real_load_part_way_and_frees_it(qtbot, window, folder):
     import threading
 

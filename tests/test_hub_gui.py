@@ -73,6 +73,7 @@ def test_a_large_download_is_asked_for_and_cancel_starts_nothing(qtbot, online, 
     assert list(cache.cached_models()) == [NAME]
 
 
+@pytest.mark.asynchronous
 def test_cancel_halfway_leaves_nothing_a_later_load_trusts(qtbot, online, window):
     from PySide6.QtCore import Qt
     c, panel = window.controller, window.model_panel

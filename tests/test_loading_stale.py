@@ -18,6 +18,7 @@ def loaded(qtbot, window, spec):
             window.controller.load(spec)
 
 
+@pytest.mark.asynchronous
 def test_switching_models_shows_what_loads_not_the_running_model_s_facts(
         qtbot, window, slow_model_file):
     _, _, release = slow_model_file
@@ -43,6 +44,7 @@ def test_switching_models_shows_what_loads_not_the_running_model_s_facts(
     assert "Layers × heads" in panel.model_facts.text()
 
 
+@pytest.mark.asynchronous
 def test_a_cancelled_load_gives_back_the_running_model_s_facts(qtbot, window,
                                                                slow_model_file):
     _, _, release = slow_model_file
@@ -57,6 +59,7 @@ def test_a_cancelled_load_gives_back_the_running_model_s_facts(qtbot, window,
     assert panel.model_facts.text() == running_facts and not veil.isVisible()
 
 
+@pytest.mark.asynchronous
 def test_opening_a_file_of_a_slow_model_veils_the_previous_session_s_plots(
         qtbot, window, slow_model_file):
     path, doc, release = slow_model_file

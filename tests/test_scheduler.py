@@ -266,6 +266,46 @@ def test_no_thread_before_the_first_job(worker):
     s.shutdown(wait=True)
 
 
+# -- synchronous, for tests ----------------------------------------------------------
+def test_inside_force_sync_a_job_runs_in_submit_on_the_calling_thread(scheduler, worker,
+                                                                      done):
+    with scheduler.force_sync():
+        future = scheduler.submit(Job("a"))
+        assert future.done() and future.result() == "result of a"
+        assert done.get_nowait().result == "result of a"       # told before it returned
+        assert worker.threads["a"] is threading.current_thread()
+        failed = scheduler.submit(Job("bad", error=PosvizInputError("too long")))
+        assert failed.done() and done.get_nowait().message == "too long"
+    assert not any(t.name == "test-compute" for t in threading.enumerate())
+    scheduler.submit(Job("after"))                  # outside: on a worker again
+    assert done.get(timeout=WAIT).result == "result of after"
+    assert worker.threads["after"] is not threading.current_thread()
+
+
+def test_force_sync_waits_for_the_superseded_job_and_tells_only_its_own(scheduler, worker,
+                                                                        done):
+    """A job the worker runs is asked to stop and has stopped before the synchronous one
+    runs (never two at once); its result is never told."""
+    gate = threading.Event()
+    running = scheduler.submit(Job("running", gate, stops=True))
+    assert worker.started.get(timeout=WAIT) == "running"
+    threading.Timer(0.2, gate.set).start()          # it stops once it looks again
+    with scheduler.force_sync():
+        assert scheduler.submit(Job("newest")).result() == "result of newest"
+    assert running.done() and isinstance(running.exception(), Cancelled)
+    assert worker.stop_seen["running"] == [False, True]
+    assert done.get_nowait().job.name == "newest" and nothing_more(done)
+
+
+def test_force_sync_runs_a_detached_job_in_submit_too(worker, done):
+    loads = Scheduler(worker, done.put, name="test-load-sync", detach=True)
+    with loads.force_sync():
+        assert loads.submit(Job("load")).result() == "result of load"
+    assert worker.threads["load"] is threading.current_thread()
+    assert done.get_nowait().job.name == "load"
+    loads.shutdown(wait=True)
+
+
 # -- giving memory back -------------------------------------------------------------
 def test_trim_heap_only_after_large_evaluations_and_can_be_turned_off(monkeypatch):
     assert trim_heap(sched.TRIM_FROM - 1) is False

@@ -335,6 +335,7 @@ def test_help_scenarios_lists_every_scenario_and_opens_the_chosen(qtbot, window,
     assert window.scenario_panel.isVisible()
 
 
+@pytest.mark.asynchronous
 def test_cancelling_the_load_of_a_files_model_opens_nothing(qtbot, window, slow_model_file):
     path, _, release = slow_model_file
     s = window.session

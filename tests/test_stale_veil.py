@@ -26,6 +26,7 @@ def slow(monkeypatch):
     release.set()
 
 
+@pytest.mark.asynchronous
 def test_plots_are_marked_stale_until_the_new_order_arrives(qtbot, window, slow):
     veil, tabs = window.veil, window.plots.tabs
     before = " ".join(window.session.current_tokens)
@@ -55,6 +56,7 @@ def test_a_quick_evaluation_is_never_veiled(qtbot, window):
     assert not window.veil.isVisible() and not seen
 
 
+@pytest.mark.asynchronous
 def test_the_veil_s_label_hides_no_figure_title(qtbot, window, slow):
     """The label naming the order shown sits under the titles, on every plot tab."""
     veil, tabs = window.veil, window.plots.tabs
@@ -75,6 +77,7 @@ def test_the_veil_s_label_hides_no_figure_title(qtbot, window, slow):
         slow.set()
 
 
+@pytest.mark.asynchronous
 def test_the_veil_names_every_change_since_the_plots_were_computed(qtbot, window, slow):
     """The text and then the encoding changed while a slow evaluation ran: the label
     said "Computing the new order", as for a drag."""

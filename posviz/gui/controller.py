@@ -18,6 +18,7 @@ torch's libraries load without Python's lock), and its model panel on ``ready``.
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -127,6 +128,14 @@ class Controller(QObject):
             spec = ModelSpec.builtin()
         self._submit(StartJob(text, spec, positions, order, device=self.device,
                               online=self.downloads_on(), evaluate=not held))
+
+    @contextmanager
+    def force_sync(self):
+        """While inside, each evaluation and load runs on the GUI thread and is told
+        before the call that asked for it returns (Scheduler.force_sync): for tests
+        that wait only for a result."""
+        with self._compute.force_sync(), self._loader.force_sync():
+            yield self
 
     def downloads_on(self) -> bool:
         """May a hub model be downloaded now? Not with --offline, the model panel's

@@ -13,18 +13,23 @@ delivered. A failure is delivered as an Outcome with a one-line ``message``.
 With ``detach`` (model loads, which cannot be stopped) each job instead runs at once on a
 thread of its own, and superseding it only drops its result.
 
+Inside ``force_sync()`` (tests that wait only for a result, as napari's
+``_LayerSlicer.force_sync``) a submit runs its job on the calling thread and delivers
+its outcome before it returns.
+
 ``done`` runs on the worker thread. A receiver on another thread (the GUI) must check
 ``is_current(outcome.generation)`` again when the outcome arrives there: a newer request
 may have been made while it travelled.
 
-The jobs this application runs, and what runs them, are in ``core.jobs``. Nothing here
-imports Qt, torch or numpy.
+The jobs this application runs, and what runs them, are in ``runtime.jobs``. Nothing
+here imports Qt, torch or numpy.
 """
 from __future__ import annotations
 
 import threading
 import traceback
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -88,6 +93,8 @@ class Scheduler:
         self._generation = 0
         self._pending: tuple[int, Any, Future] | None = None    # the one waiting job
         self._threads: set[threading.Thread] = set()            # the worker(s) alive
+        self._running = 0                   # jobs the worker(s) are running now
+        self._sync = False                  # force_sync: jobs run in submit
         self._closed = False
 
     @property
@@ -102,16 +109,33 @@ class Scheduler:
     def is_current(self, generation: int) -> bool:
         return generation == self._generation and not self._closed
 
+    @contextmanager
+    def force_sync(self):
+        """While inside, ``submit`` runs the job on the calling thread, once a job the
+        worker still runs has stopped (it is superseded), and delivers its outcome
+        before returning: for tests that wait only for a result."""
+        before, self._sync = self._sync, True
+        try:
+            yield self
+        finally:
+            self._sync = before
+
     def submit(self, job) -> Future:
         """Queue ``job`` in place of any waiting one; it runs as soon as the worker is free
-        (with ``detach``: at once)."""
+        (with ``detach``: at once; inside ``force_sync``: here)."""
         future: Future = Future()
         dropped = thread = None
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"{self._name} is shut down")
             self._generation += 1
-            if self._detach:
+            generation, sync = self._generation, self._sync
+            if sync:
+                dropped, self._pending = self._pending, None
+                while (self._running and not self._detach     # one evaluation at a time
+                       and threading.current_thread() not in self._threads):
+                    self._lock.wait()
+            elif self._detach:
                 future.set_running_or_notify_cancel()
                 thread = self._thread(self._execute, (self._generation, job, future))
             else:
@@ -123,6 +147,8 @@ class Scheduler:
             dropped[2].cancel()
         if thread is not None:
             thread.start()
+        elif sync and future.set_running_or_notify_cancel():
+            self._execute(generation, job, future)
         return future
 
     def cancel(self) -> None:
@@ -171,8 +197,14 @@ class Scheduler:
                 if self._closed:
                     return
                 (generation, job, future), self._pending = self._pending, None
-            if future.set_running_or_notify_cancel():
-                self._execute(generation, job, future)
+                self._running += 1          # (force_sync waits until it is 0)
+            try:
+                if future.set_running_or_notify_cancel():
+                    self._execute(generation, job, future)
+            finally:
+                with self._lock:
+                    self._running -= 1
+                    self._lock.notify_all()
             del job, future                 # the worker keeps nothing between jobs
 
     def _execute(self, generation: int, job, future: Future) -> None:
