@@ -64,7 +64,9 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     first = checkpoints[0]
     length = first.record["recipe"]["length"]
     lengths = (length, 2 * length, 4 * length)
-    ids = token_stream(first.tokenizer(), first.held_out())                  # (M,)
+    tokenizer = first.tokenizer()
+    ids = token_stream(tokenizer, first.held_out())                        # (M,)
+    start_id = tokenizer.end_id if first.start_token else None
     count = min(PRESS_TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), ids[1:count + 1])
     models = {c.config.pe: _backend(c).model for c in checkpoints}
@@ -85,7 +87,8 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
             if should_stop is not None and should_stop():
                 raise Cancelled()
             refused = kind in limits and n > limits[kind]
-            table[kind][str(n)] = None if refused else perplexity(model, ids, n, count)
+            table[kind][str(n)] = None if refused else perplexity(
+                model, ids, n, count, start_id=start_id)
             if progress is not None:
                 progress(done + 1, len(models))
     alibi = table.get(AlibiEncoding.kind, {})
@@ -125,9 +128,9 @@ def probe_texts(checkpoint: Checkpoint) -> list[str]:
     size = max(round(PROBE_WORDS * length), 4)
     words = " ".join(checkpoint.held_out()).split()
     step = max(len(words) // PROBE_TEXTS, size)
-    tokenizer = checkpoint.tokenizer()
+    backend = _backend(checkpoint)
     texts = [" ".join(words[k:k + size]) for k in range(0, len(words) - size + 1, step)]
-    return [t for t in texts if len(tokenizer.encode(t)) <= length][:PROBE_TEXTS]
+    return [t for t in texts if len(backend.tokenize(t)) <= length][:PROBE_TEXTS]
 
 
 def haviv2022(should_stop=None) -> PaperCheck:
