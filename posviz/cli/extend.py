@@ -19,8 +19,10 @@ def add_command(subparsers) -> None:
         description="Run the trained RoPE checkpoint past its training length with "
                     "position interpolation, NTK-aware scaling, YaRN and DroPE, beside "
                     "the ALiBi, T5 and NoPE checkpoints as trained, at lengths from the "
-                    "training length up: held-out perplexity, the retrieval of a "
-                    "repeated random span, and the attention mass against distance.")
+                    "training length up: held-out perplexity, what a window's far half "
+                    "adds to the prediction of its end (retrieval, nats a token), the "
+                    "copying of a repeated random span, and the attention mass against "
+                    "distance.")
     parser.add_argument("--weights", default="trained", metavar="trained|PATH",
                         help="trained: the shipped checkpoints; or a folder holding "
                              "checkpoints of the same kinds (rope, alibi, t5, none and "
@@ -53,9 +55,11 @@ def text_lines(result: dict) -> list[str]:
     lines = [f"trained at {result['train_length']} tokens; {result['tokens']} held-out "
              f"predictions per length; {result['ran_on']}"]
     for measure, title in (("perplexity", "held-out perplexity"),
-                           ("retrieval", f"retrieval: a {result['span']}-token random "
-                                         f"span repeated at the window's end, share of "
-                                         f"its tokens predicted exactly")):
+                           ("retrieval", "retrieval: what the window's far half adds to "
+                                         "the prediction of its last eighth (nats a "
+                                         "token; 0: far context unused)"),
+                           ("copy", f"copy: share of a repeated {result['span']}-token "
+                                    f"random span predicted exactly")):
         lines.append(f"{title}:")
         lines += table(header, [[name, *(row[measure][n] for n in lengths)]
                                 for name, row in result["methods"].items()])
