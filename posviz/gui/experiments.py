@@ -377,7 +377,7 @@ class ExperimentsTab(QtWidgets.QWidget):
 
     def copy_plot(self) -> bool:
         """The experiment's plot as drawn, onto the clipboard (Edit › Copy plot, Ctrl+C)."""
-        copy_figure(self.figure)
+        copy_figure(self.figure.drawn_alone())        # at its own size, as a file
         self._say("Copied the experiment plot to the clipboard")
         return True
 
