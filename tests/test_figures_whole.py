@@ -213,3 +213,31 @@ def test_every_figure_is_whole_at_every_size_and_every_export_at_its_own(
         if len(exported) > 1:
             problems.append(f"{name}: its exports follow the window: {sorted(exported)}")
     assert not problems, "\n".join(problems)
+
+
+def test_export_figures_writes_the_same_files_at_every_window_size_and_stays_on_its_tab(
+        qtbot, window, tmp_path, monkeypatch):
+    """File › Export figures lays the figures out at their own size in a panel of its
+    own: the files are the same at 1024 × 700 and 1920 × 1080, the tab in sight never
+    changes (it switched through every tab under the user), and a progress dialog names
+    each file as it is written."""
+    from PySide6.QtWidgets import QProgressDialog
+    labels = []
+    monkeypatch.setattr(QProgressDialog, "setLabelText",
+                        lambda dialog, text: labels.append(text))
+    tabs = window.plots.tabs
+    tabs.setCurrentIndex(1)
+    switched = []
+    tabs.currentChanged.connect(switched.append)
+    sizes = {}
+    for width, height in (SIZES[0], SIZES[-1]):
+        window.resize(width, height)
+        settle(qtbot)
+        written = window.export_to(str(tmp_path / f"{width}"), ["png"], None, csv=False)
+        assert written
+        sizes[width] = {path.name: pixels(path) for path in written}
+    assert sizes[SIZES[0][0]] == sizes[SIZES[-1][0]]
+    assert switched == [] and tabs.currentIndex() == 1
+    count = len(sizes[SIZES[0][0]])
+    assert labels[:count] == [f"Writing {name} ({k + 1} of {count})…"
+                              for k, name in enumerate(sizes[SIZES[0][0]])]

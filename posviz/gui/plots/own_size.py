@@ -74,3 +74,18 @@ class HeldView:
 
     def select(self, selection) -> None:
         self.selection = selection
+
+
+def drawn_panel(session, shown, facts: dict, settings=None):
+    """A PlotsPanel of PANEL_SIZE, off screen, showing ``shown`` (a views.shown.Shown)
+    for ``session`` (its selection; a HeldView for a window's), with ``facts`` in every
+    file it writes (PlotsPanel.set_provenance)."""
+    from .panel import PlotsPanel
+    panel = PlotsPanel(settings)
+    panel.set_session(session)
+    panel.set_provenance(facts)
+    off_screen(panel, *PANEL_SIZE)
+    QtWidgets.QApplication.processEvents()
+    panel.show_evaluation(shown)
+    QtWidgets.QApplication.processEvents()
+    return panel
