@@ -182,7 +182,9 @@ def test_copy_plot_puts_the_experiment_plot_on_the_clipboard(qtbot, window):
     clipboard.clear()
     window.copy_plot_action.trigger()                       # Edit › Copy plot, Ctrl+C
     image = clipboard.image()
-    assert not image.isNull() and image.size() == tab.figure.render_image().size()
+    # the figure at its own size, as a file holds it, whatever its size in the window
+    assert not image.isNull() and image.size() == tab.figure.drawn_alone().render_image(
+        ).size() != tab.figure.render_image().size()
     assert "Copied the experiment plot" in tab.status.text()
     clipboard.clear()
     tab.figure.findChild(QtGui.QAction, COPY_ACTION).trigger()     # the plot's own menu
@@ -208,8 +210,11 @@ def _session(text="the cat sat on the mat", spec=None):
 
     from posviz.document.spec import ModelSpec
     from posviz.models.config import Positions
+    from posviz.models.backend import TokenSequence
+    words = tuple(text.split())
     return SimpleNamespace(spec=spec or ModelSpec(), backend=None, text=text,
-                           positions=Positions(), order=range(len(text.split())))
+                           positions=Positions(), order=range(len(words)),
+                           seq=TokenSequence(words, words, (False,) * len(words)))
 
 
 def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch):

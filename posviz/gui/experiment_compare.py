@@ -68,6 +68,8 @@ def draw_compare(figure, result, metric: str) -> None:
     figure.fit_legend()
     figure.coords = {"layer": layers.tolist()}
     moved = " ".join(result.tokens[i] for i in result.order)
+    if getattr(result, "carried", False):
+        moved = f"{moved} (the window's order, carried word by word to these tokens)"
     figure.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
                      f"{result.weights} weights, one reorder")
     figure.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one encoding "
