@@ -448,3 +448,25 @@ def test_the_encodings_ticked_are_there_at_the_next_opening(qtbot, tmp_path):
     assert again.chosen_encodings() == chosen
     assert again.encodings.text() == ", ".join(chosen)
     again.shutdown()
+
+
+def test_a_failed_run_s_message_goes_once_its_inputs_change(qtbot, tab):
+    """"no trained checkpoint for none, bidirectional, …" stayed after the weights were
+    set back to random, until the next Run; a refusal before the run goes the same way."""
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: not tab.cancel_button.isEnabled())
+    assert "no trained checkpoint for none, bidirectional" in tab.status.text()
+    assert tab.status.property("error")
+    tab.count.setValue(5)                        # a sweep's control: Compare reads none
+    assert "no trained checkpoint" in tab.status.text()
+    tab.weights.setCurrentIndex(tab.weights.findData("random"))
+    assert tab.status.text() == "" and not tab.status.property("error")
+    for action in tab.encodings.menu().actions():
+        action.setChecked(action.data() == "none")
+    tab.run()
+    assert "at least two encodings" in tab.status.text()
+    tab.encodings.menu().actions()[1].setChecked(True)
+    assert tab.status.text() == ""
