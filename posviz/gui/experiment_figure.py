@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
 from .experiment_probes import draw_probes
-from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
+from .experiment_swaps import IDENTICAL_NOTE, hover_text, off_the_scale, outline_cells
 from .plots import colorbars, style
 from .plots.base import Figure
 from .plots.hover import CurveHover
@@ -34,7 +34,7 @@ SHORT_LEFT = {"relative change (log)": "change (log)",
               "held-out perplexity (log)": "perplexity (log)",
               "slope m_h (log)": "slope m_h (log)",
               "|score| / d_head (log scale)": "|score| / d_head (log)",
-              "change: ratio, or KL in nats (log scale)": "change (log)"}
+              "last layer's change (ratio, log)": "change (log)"}
 
 
 class ExperimentFigure(Figure):
@@ -60,6 +60,7 @@ class ExperimentFigure(Figure):
         one_notation(self.plot.getAxis("left"))     # as every log axis: 10⁻⁴ ... 10⁰
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar, if shown
+        self.side: pg.PlotItem | None = None        # a second plot beside, if drawn
         self._map_bar: pg.ColorBarItem | None = None    # made (and aligned) once
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
         self.veil = QtWidgets.QWidget(self)
@@ -202,9 +203,13 @@ class ExperimentFigure(Figure):
         self._pairs = None                          # the swap map under the mouse, if shown
         self._series = []
         self.hover.clear()
-        if self.bar is not None:
-            self.canvas.removeItem(self.bar)
-            self.bar = None
+        for item in (self.bar, self.side):          # the swap map's bar, a second plot
+            if item is not None:
+                self.canvas.removeItem(item)
+        if self.side is not None:                   # the legend under one plot again
+            from .experiment_papers import _legend_across
+            _legend_across(self, 1)
+        self.bar = self.side = None
         if isinstance(self.plot.getAxis("left"), style.TokenAxis) != tokens:
             self.plot.setAxisItems(style.token_axes() if tokens else
                                    {side: pg.AxisItem(side) for side in ("left", "bottom")})
@@ -321,9 +326,9 @@ class ExperimentFigure(Figure):
         n = len(pairs.tokens)
         # token axes: labels turned or thinned (with their index) so that none touch
         self._reset("token", "swapped with", log=False, tokens=True)
-        image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
-        self.plot.addItem(image)
         identical = identical_pairs(pairs.tokens)                          # (n, n)
+        image = pg.ImageItem(off_the_scale(pairs.change, identical).T)    # indexes (x, y)
+        self.plot.addItem(image)
         # the colours span the swaps that change the input (identical pairs: outlined)
         differing = pairs.change[~identical]
         largest = float(differing.max()) if differing.size else 0.0
