@@ -105,7 +105,7 @@ def test_sinha_on_trained_weights_draws_every_model_and_the_thresholds(figure):
     figure.show_paper(paper("sinha2022", values, "trained", "the shipped checkpoints"))
     assert_a_plot(figure, "the shipped checkpoints")
     names = ["trained sinusoidal (absolute)", "trained rope (relative)", "minilm (absolute)"]
-    assert [s for _, s in bottom_ticks(figure)] == names
+    assert [" ".join(s.split()) for _, s in bottom_ticks(figure)] == names   # wrapped
     layer = next(d for d in dots(figure) if d.opts["symbol"] == "o").getData()[1]
     assert layer == pytest.approx(np.log10([0.2, 4e-7, 0.49]))
     side = figure.side
