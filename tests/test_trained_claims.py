@@ -226,3 +226,25 @@ def test_press2022_on_a_terminal_tells_each_length_on_stderr(zoo):
         f"(length {k + 1} of 3)" for k, n in enumerate((16, 32, 64))]
     status, _, told = cli("paper", "press2022")
     assert status == 0 and told == ""
+
+
+def test_the_trained_checks_tell_each_stage_and_its_steps(zoo, monkeypatch):
+    """sinha2022 on trained weights ran 71 s on one line ("running the paper check…"):
+    each model is a stage that says what it does, and each text a step."""
+    from posviz.analysis.experiments import pretrained
+    monkeypatch.setattr(pretrained, "BUNDLED_MODELS", ())
+    monkeypatch.setattr(pretrained, "example_texts", lambda: ["and the evening", "the day"])
+    said, steps = [], []
+    check_paper("sinha2022", weights="trained", progress=lambda *step: steps.append(step),
+                say=said.append)
+    assert said == ["shifting every position id of the trained learned checkpoint, 2 "
+                    "texts (model 1 of 1)"]                  # the tiny zoo's one of them
+    assert steps == [(1, 2), (2, 2)]
+    monkeypatch.setattr(claims, "PROBE_TEXTS", 12)
+    said.clear()
+    check_paper("haviv2022", weights="trained", progress=lambda *step: None,
+                say=said.append)
+    assert [line.split(": ")[0] for line in said] == [
+        f"probing the trained {kind} checkpoint ({k} of 3)" for k, kind in
+        enumerate(KINDS, start=1) for _ in range(2)]
+    assert said[0].endswith("running the texts (the probe's fits follow)")
