@@ -133,7 +133,10 @@ def probe_texts(checkpoint: Checkpoint) -> list[str]:
     return [t for t in texts if len(backend.tokenize(t)) <= length][:PROBE_TEXTS]
 
 
-def haviv2022(should_stop=None) -> PaperCheck:
+def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = None,
+              say: Callable[[str], None] | None = None) -> PaperCheck:
+    """``say`` is told each checkpoint's stages (its texts run, then its fits), and
+    ``progress`` their steps."""
     from ..engine import Engine
     from .probe import probe
     checkpoints = shipped()
@@ -141,8 +144,15 @@ def haviv2022(should_stop=None) -> PaperCheck:
     if NoPositions.kind not in by_kind:
         raise PosvizInputError("haviv2022 needs the trained checkpoint without positions")
     texts = probe_texts(by_kind[NoPositions.kind])
+
+    def told(k: int, kind: str):
+        if say is None:
+            return None
+        return lambda stage: say(f"probing the trained {kind} checkpoint ({k + 1} of "
+                                 f"{len(by_kind)}): {stage}")
     runs = {kind: probe(Engine(_backend(c)), texts, features="linear",
-                        should_stop=should_stop) for kind, c in by_kind.items()}
+                        should_stop=should_stop, progress=progress, say=told(k, kind))
+            for k, (kind, c) in enumerate(by_kind.items())}
     values = {kind: [vars(row).copy() for row in r.layers] for kind, r in runs.items()}
     values["perplexity"] = {kind: c.record["held_out_perplexity"]
                             for kind, c in by_kind.items()}
