@@ -39,10 +39,11 @@ def test_every_shipped_checkpoint_uses_order(measured):
     assert use["windows"] == 400
     assert use["ratio"] >= USES_ORDER, (checkpoint.config.pe, use)
     # the record's own measurement (posviz's forward, other shuffles, the weights before
-    # they were stored in float16) tells the same
+    # they were stored in float16) tells the same; another shuffle of the same windows
+    # moves the ratio by up to a tenth (NoPE: 1.48 and 1.62 for two seeds of them)
     recorded = checkpoint.record["order_use"]
     assert recorded["ratio"] >= USES_ORDER
-    assert recorded["ratio"] == pytest.approx(use["ratio"], rel=0.1)
+    assert recorded["ratio"] == pytest.approx(use["ratio"], rel=0.2)
     assert recorded["original"] == pytest.approx(use["original"], rel=0.02)
 
 

@@ -166,14 +166,20 @@ class Checkpoint:
         return paragraphs(self.path("held_out").read_text(encoding="utf-8"))
 
     def summary(self) -> str:
-        """The training record in a line: corpus, steps, held-out perplexity."""
+        """The training record in a line: corpus, steps, held-out perplexity and the
+        use of order (models.order_use) when measured."""
         r = self.record
         steps = plural(r.get("steps", 0), "step") + (" (interrupted)" if r.get("interrupted")
                                                      else "")
         text = f"trained {steps} on {r.get('data', {}).get('short', '?')}"
         if r.get("held_out_perplexity") is not None:
             text += (f" (held-out perplexity {r['held_out_perplexity']:.1f} at "
-                     f"{r.get('recipe', {}).get('length', '?')} tokens)")
+                     f"{r.get('recipe', {}).get('length', '?')} tokens")
+            if r.get("order_use"):
+                text += (f"; order use {r['order_use']['ratio']:.2f}: its last token's "
+                         f"perplexity {r['order_use']['ratio']:.2f} × higher with the "
+                         f"context shuffled")
+            text += ")"
         return text
 
     def load_weights(self, model) -> None:

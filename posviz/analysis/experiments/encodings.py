@@ -21,6 +21,7 @@ from ...models.config import ModelConfig, Positions
 from ...models.encodings import ENCODINGS
 from ..symmetry import METRICS
 from .carry import carry_order
+from .runs import make_orders
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class EncodingCurves:
     rows: tuple[dict, ...]             # (L + 1,) analysis.symmetry.Comparison.rows()
     floor: float                       # its noise floor
     weights: str                       # "random weights (seed 0)" or its training summary
+    order_use: float | None = None     # a trained checkpoint's (its record's), else None
 
     def curve(self, metric: str) -> np.ndarray:
         """(L + 1,) the metric per layer, NaN where it is undefined."""
@@ -61,6 +63,7 @@ class EncodingComparison:
                 "weights": self.weights, "noise_floor": self.floor,
                 "order_carried_by_words": self.carried,
                 "models": [{"pe": m.kind, "title": m.title, "weights": m.weights,
+                            "order_use": m.order_use,
                             "noise_floor": m.floor, "layers": list(m.rows)}
                            for m in self.models]}
 
@@ -98,8 +101,8 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
         raise PosvizInputError("the models read the text as different tokens: one order "
                                "cannot reorder them alike")
     n = len(seqs[0])
-    if order is None:
-        order = np.arange(n)[::-1]
+    if order is None:                   # the movable tokens reversed: a start token stays
+        order = make_orders("reverse", seqs[0], 1, None)[0]
     elif isinstance(order, str):
         order = parse_order(order, n)
     carried = ordered is not None and tuple(ordered.tokens) != seqs[0].tokens
@@ -111,9 +114,11 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
         if should_stop is not None and should_stop():
             raise Cancelled()
         ev = Engine(backend).evaluate(seq, order, positions, should_stop)
+        record = backend.checkpoint.record if backend.checkpoint is not None else {}
         models.append(EncodingCurves(kind, ENCODINGS[kind].title,
                                      tuple(ev.comparison.rows()), ev.comparison.floor,
-                                     backend.weights_text()))
+                                     backend.weights_text(),
+                                     record.get("order_use", {}).get("ratio")))
         if progress is not None:
             progress(done + 1, len(kinds))
     shared = {k: v for k, v in backends[0].config.to_dict().items() if k != "pe"}

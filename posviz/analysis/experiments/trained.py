@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
-from ...models.checkpoint import TRAINED, Checkpoint, zoo
+from ...models.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
 
@@ -100,6 +100,8 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
                  and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)])
     values = {"train_length": length, "lengths": list(lengths), "tokens": count,
               "unigram_perplexity": unigram, "perplexity": table,
+              "order_use": {c.config.pe: c.record.get("order_use", {}).get("ratio")
+                            for c in checkpoints},
               "growth_at_4x": grows, "refused": notes, "table_length": limits}
     return PaperCheck(
         "press2022",
@@ -133,6 +135,23 @@ def probe_texts(checkpoint: Checkpoint) -> list[str]:
     return [t for t in texts if len(backend.tokenize(t)) <= length][:PROBE_TEXTS]
 
 
+SEPARATES = 0.1     # R² by which every order-using model's probe must beat the controls'
+SCALE_NOTE = ("What this can say about the paper: a causal model without positions, 4 "
+              "layers of width 64 ({params} parameters) trained on {tokens} tokens, can "
+              "learn to use token order and to hold absolute position where a probe reads "
+              "it; so the mechanism needs no scale. What it cannot say: how close the "
+              "encodings' perplexities are, or how well a probe reads position, in the "
+              "paper's models (125M to 1.3B parameters, trained on billions of tokens): "
+              "both change with size and data.")
+
+
+def controls() -> list[Checkpoint]:
+    """The order-blind controls shipped beside the zoo (resources/checkpoints/controls/):
+    the recipe stopped before the use of order began."""
+    folder = zoo_folder()
+    return [] if folder is None else zoo(folder / "controls")
+
+
 def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = None,
               say: Callable[[str], None] | None = None) -> PaperCheck:
     """``say`` is told each checkpoint's stages (its texts run, then its fits), and
@@ -143,21 +162,38 @@ def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     by_kind = {c.config.pe: c for c in checkpoints}
     if NoPositions.kind not in by_kind:
         raise PosvizInputError("haviv2022 needs the trained checkpoint without positions")
+    blind = {f"{c.folder.name} (control)": c for c in controls()}
+    models = {**by_kind, **blind}
     texts = probe_texts(by_kind[NoPositions.kind])
-
-    def told(k: int, kind: str):
-        if say is None:
-            return None
-        return lambda stage: say(f"probing the trained {kind} checkpoint ({k + 1} of "
-                                 f"{len(by_kind)}): {stage}")
-    runs = {kind: probe(Engine(_backend(c)), texts, features="linear",
-                        should_stop=should_stop, progress=progress, say=told(k, kind))
-            for k, (kind, c) in enumerate(by_kind.items())}
-    values = {kind: [vars(row).copy() for row in r.layers] for kind, r in runs.items()}
-    values["perplexity"] = {kind: c.record["held_out_perplexity"]
-                            for kind, c in by_kind.items()}
-    nope = runs[NoPositions.kind].layers
+    features = ("linear", "mlp")
+    runs: dict[str, dict] = {f: {} for f in features}
+    for k, (name, checkpoint) in enumerate(models.items()):
+        engine = Engine(_backend(checkpoint))
+        for feature in features:
+            told = None if say is None else (
+                lambda stage, name=name, k=k, feature=feature: say(
+                    f"probing {name} ({k + 1} of {len(models)}, {feature}): {stage}"))
+            runs[feature][name] = probe(engine, texts, features=feature,
+                                        should_stop=should_stop, progress=progress,
+                                        say=told)
+    best = {f: {name: max(row.r2 for row in r.layers[1:]) for name, r in by.items()}
+            for f, by in runs.items()}
+    uses = {name: c.record.get("order_use", {}).get("ratio") for name, c in models.items()}
+    separates = {f: bool(blind) and min(b[n] for n in by_kind) > max(b[n] for n in blind)
+                 + SEPARATES for f, b in best.items()}
+    values = {"order_use": uses,
+              "perplexity": {name: c.record["held_out_perplexity"]
+                             for name, c in models.items()},
+              "best_r2_after_the_embeddings": best, "separates": separates,
+              **{f: {name: [vars(row).copy() for row in r.layers] for name, r in by.items()}
+                 for f, by in runs.items()}}
+    nope = runs["mlp"][NoPositions.kind].layers
     holds = all(row.reads_position for row in nope[1:])
+    first = by_kind[NoPositions.kind]
+    control_words = (f"the order-blind control{'s' if len(blind) > 1 else ''} "
+                     f"({', '.join(blind)}: order use "
+                     f"{', '.join(f'{uses[n]:.2f}' for n in blind)})" if blind
+                     else "no order-blind control (none is installed)")
     return PaperCheck(
         "haviv2022",
         "Haviv, Ram, Press, Izsak, Levy (2022). Transformer language models without "
@@ -165,12 +201,28 @@ def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = No
         "A causal language model trained without positional encodings reaches a "
         "perplexity close to models with positions, and a probe reads absolute position "
         "off its hidden states nearly as well as off theirs.",
-        f"A linear ridge probe (hidden state -> position, held out by text) per layer on "
-        f"{len(texts)} held-out passages of {len(texts[0].split())} words, for each shipped "
-        f"checkpoint (trained, causal); beside it their held-out perplexities. Holds: the "
-        f"probe of the model without positions beats chance (error below 0.9 × the "
-        f"chance error) at every layer after the embeddings.",
+        f"Probes of absolute position (hidden state -> position, held out by text), a "
+        f"linear ridge regression and a small MLP, per layer, on {len(texts)} held-out "
+        f"passages of {len(texts[0].split())} words, for each shipped checkpoint and "
+        f"{control_words}; beside them each one's held-out perplexity and use of order "
+        f"(the last token's perplexity with its context shuffled over in order). Holds: "
+        f"the MLP probe of the model without positions beats chance (error below 0.9 × "
+        f"the chance error) at every layer after the embeddings. Separates: every "
+        f"order-using checkpoint's best R² after the embeddings beats every control's by "
+        f"more than {SEPARATES}. " + SCALE_NOTE.format(
+            params=f"{first.record.get('parameters', 0) or _parameters(first):,}",
+            tokens=f"{first.recipe.steps * first.recipe.batch * first.recipe.length:,}"),
         values, holds, weights=TRAINED, ran_on=described(checkpoints),
-        tests="The trained-model claim, at this small scale, with a linear probe: the "
-              "causal model trained without positions knows absolute position after the "
-              "embeddings.")
+        tests=f"The trained-model claim, at this small scale: the causal model trained "
+              f"without positions (order use {uses[NoPositions.kind]:.2f}) holds absolute "
+              f"position where a small MLP reads it after the embeddings; the probes "
+              f"{'tell' if separates['mlp'] else 'do not tell'} the models that use order "
+              f"from {control_words.split(' (')[0]} (linear: "
+              f"{'yes' if separates['linear'] else 'no'}; MLP: "
+              f"{'yes' if separates['mlp'] else 'no'}).")
+
+
+def _parameters(checkpoint: Checkpoint) -> int:
+    from safetensors import safe_open
+    with safe_open(str(checkpoint.path("weights")), "np") as stored:
+        return sum(int(np.prod(stored.get_slice(k).get_shape())) for k in stored.keys())
