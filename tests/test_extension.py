@@ -104,7 +104,7 @@ def test_retrieval_is_zero_for_a_model_that_reads_only_the_last_token():
         def logits(self, hidden):
             return hidden * 3.0
     ids = np.random.default_rng(0).integers(1, 50, 2000)
-    assert extension.retrieval(LastTokenOnly(), ids, 32, 0) == 0.0
+    assert extension.retrieval(LastTokenOnly(), ids, 32, 0) == (0.0, 0.0)
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +119,7 @@ def test_the_lab_measures_every_method_at_every_length(lab):
     assert set(result["methods"]) == {"rope", "pi", "ntk", "yarn", "drope", "alibi", "t5",
                                       "none"}
     for name, row in result["methods"].items():
-        for measure in ("perplexity", "retrieval", "copy", "attention"):
+        for measure in ("perplexity", "retrieval", "retrieval_se", "copy", "attention"):
             assert set(row[measure]) == {"16", "32"}, (name, measure)
         assert all(1 < p < 400 for p in row["perplexity"].values())
         for n, mass in row["attention"].items():      # every query's weights, binned

@@ -47,22 +47,26 @@ def factors_of(text: str) -> tuple[int, ...]:
 
 
 def text_lines(result: dict) -> list[str]:
-    """The lab's numbers as aligned tables: perplexity and retrieval, a row a method."""
+    """The lab's numbers as aligned tables, a row a method: perplexity, retrieval (with
+    its standard error) and copy."""
     from .paper import table
     lengths = [str(n) for n in result["lengths"]]
     header = ["", *(f"{n} (trained)" if int(n) == result["train_length"] else n
                     for n in lengths)]
+    methods = result["methods"]
     lines = [f"trained at {result['train_length']} tokens; {result['tokens']} held-out "
-             f"predictions per length; {result['ran_on']}"]
-    for measure, title in (("perplexity", "held-out perplexity"),
-                           ("retrieval", "retrieval: what the window's far half adds to "
-                                         "the prediction of its last eighth (nats a "
-                                         "token; 0: far context unused)"),
-                           ("copy", f"copy: share of a repeated {result['span']}-token "
-                                    f"random span predicted exactly")):
-        lines.append(f"{title}:")
-        lines += table(header, [[name, *(row[measure][n] for n in lengths)]
-                                for name, row in result["methods"].items()])
+             f"predictions per length; {result['ran_on']}", "held-out perplexity:"]
+    lines += table(header, [[name, *(row["perplexity"][n] for n in lengths)]
+                            for name, row in methods.items()])
+    lines.append("retrieval: what the window's far half adds to the prediction of its "
+                 "last eighth, nats a token ± its standard error (0: far context unused):")
+    lines += table(header, [[name, *(f"{row['retrieval'][n]:+.3f} ± "
+                                     f"{row['retrieval_se'][n]:.3f}" for n in lengths)]
+                            for name, row in methods.items()])
+    lines.append(f"copy: share of a repeated {result['span']}-token random span "
+                 f"predicted exactly:")
+    lines += table(header, [[name, *(f"{row['copy'][n]:.3f}" for n in lengths)]
+                            for name, row in methods.items()])
     return lines
 
 

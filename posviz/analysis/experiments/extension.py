@@ -73,7 +73,8 @@ class Extension:
     tokens: int                  # held-out predictions per length
     bins: tuple[str, ...]        # the attention-distance bins ("0", "1", "2-3", ...)
     methods: dict                # name -> {"title", "checkpoint", "perplexity",
-                                 #   "retrieval", "copy", "attention"}: {length: value}
+                                 #   "retrieval", "retrieval_se", "copy", "attention"}:
+                                 #   each {length: value}
     ran_on: str
 
     def to_dict(self) -> dict:
@@ -120,10 +121,11 @@ def _model(checkpoint: Checkpoint, method: Method, length: int, train: int):
     return model
 
 
-def retrieval(model, ids: np.ndarray, length: int, start_id: int) -> float:
+def retrieval(model, ids: np.ndarray, length: int, start_id: int) -> tuple[float, float]:
     """What the far half of up to FAR_WINDOWS held-out windows of ``length`` slots adds
-    to the prediction of their last eighth: the mean loss (nats) with slots
-    1..length/2 - 1 taken from the next window instead, minus it as it is."""
+    to the prediction of their last eighth: the mean loss (nats a token) with slots
+    1..length/2 - 1 taken from the next window instead, minus it as it is; and the
+    standard error of that mean over the windows."""
     import torch
     from torch.nn import functional as F
     count = min(FAR_WINDOWS, len(ids) // (length + 1))
@@ -139,14 +141,16 @@ def retrieval(model, ids: np.ndarray, length: int, start_id: int) -> float:
     losses = []
     with torch.inference_mode():
         for batch in (windows, other):
-            total = 0.0
+            per_window = []
             for k in range(0, count, 8):
                 rows = batch[k:k + 8]
                 logits = model.logits(model.hidden(rows[:, :-1]))[:, -last:]   # (b, last, V)
-                total += F.cross_entropy(logits.flatten(0, 1).double(),
-                                         rows[:, -last:].flatten(), reduction="sum").item()
-            losses.append(total / (count * last))
-    return losses[1] - losses[0]
+                loss = F.cross_entropy(logits.transpose(1, 2).double(), rows[:, -last:],
+                                       reduction="none")                    # (b, last)
+                per_window.append(loss.mean(1))
+            losses.append(torch.cat(per_window).numpy())                    # (W,)
+    gain = losses[1] - losses[0]
+    return float(gain.mean()), float(gain.std(ddof=1) / np.sqrt(count))
 
 
 def copying(model, filler: np.ndarray, length: int, vocab: int, start_id: int,
@@ -223,13 +227,15 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
         if say is not None:
             say(f"{method.title}: {len(lengths)} lengths")
         row = {"title": method.title, "checkpoint": checkpoint.folder.name,
-               "perplexity": {}, "retrieval": {}, "copy": {}, "attention": {}}
+               "perplexity": {}, "retrieval": {}, "retrieval_se": {}, "copy": {},
+               "attention": {}}
         for n in lengths:
             if should_stop is not None and should_stop():
                 raise Cancelled()
             model = _model(checkpoint, method, n, train)
             row["perplexity"][str(n)] = perplexity(model, ids, n, count, start_id=start)
-            row["retrieval"][str(n)] = retrieval(model, ids, n, start_id)
+            row["retrieval"][str(n)], row["retrieval_se"][str(n)] = retrieval(
+                model, ids, n, start_id)
             row["copy"][str(n)] = copying(model, ids, n, checkpoint.vocab, start_id)
             windows = ids[: ATTENTION_WINDOWS * n].reshape(ATTENTION_WINDOWS, n).copy()
             windows[:, 0] = start_id
