@@ -91,18 +91,19 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
                 model, ids, n, count, start_id=start_id)
             if progress is not None:
                 progress(done + 1, len(models))
-    alibi = table.get(AlibiEncoding.kind, {})
-    sinusoidal = table.get(SinusoidalEncoding.kind, {})
     grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()
              if v[str(lengths[-1])] is not None}
-    holds = bool(alibi and sinusoidal
-                 and all(alibi[str(n)] <= 1.02 * alibi[str(length)] for n in lengths)
-                 and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)])
+    seeds = {seed: {kind: by_seed[seed]["perplexity_at"]
+                    for kind, by_seed in zoo_seeds().get("encodings", {}).items()}
+             for seed in map(str, zoo_seeds().get("seeds", []))}
+    in_seeds = {seed: press_holds(by_kind, lengths) for seed, by_kind in seeds.items()}
+    holds = press_holds(table, lengths) and all(in_seeds.values())
     values = {"train_length": length, "lengths": list(lengths), "tokens": count,
               "unigram_perplexity": unigram, "perplexity": table,
               "order_use": {c.config.pe: c.record.get("order_use", {}).get("ratio")
                             for c in checkpoints},
-              "growth_at_4x": grows, "refused": notes, "table_length": limits}
+              "growth_at_4x": grows, "refused": notes, "table_length": limits,
+              "seeds": seeds, "holds_in_each_seed": in_seeds}
     return PaperCheck(
         "press2022",
         "Press, Smith, Lewis (2022). Train short, test long: attention with linear biases "
@@ -115,12 +116,31 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
         f"Held-out perplexity of the shipped checkpoints (the built-in model, causal, "
         f"trained alike on {first.record['data']['short']}) on the same {count} held-out "
         f"tokens, cut into windows of {', '.join(map(str, lengths))} tokens, beside a "
-        f"unigram model of the training tokens. Holds: ALiBi stays within 2 % of its "
+        f"unigram model of the training tokens; beside them the same measure of the zoo "
+        f"trained from each seed (seeds.json). Holds: ALiBi stays within 2 % of its "
         f"perplexity at the training length, and sinusoidal grows by more than 10 % at "
-        f"twice it.",
+        f"twice it, here and in every seed.",
         values, holds, weights=TRAINED, ran_on=described(checkpoints),
         tests="The trained-model claim, at this small scale: ALiBi's perplexity stays "
               "flat past the training length while sinusoidal's grows.")
+
+
+def press_holds(table: dict, lengths) -> bool:
+    """press2022's claim on one zoo's {encoding: {length: perplexity}}."""
+    alibi, sinusoidal = table.get(AlibiEncoding.kind), table.get(SinusoidalEncoding.kind)
+    first = str(lengths[0])
+    return bool(alibi and sinusoidal
+                and all(alibi[str(n)] <= 1.02 * alibi[first] for n in lengths)
+                and sinusoidal[str(2 * lengths[0])] > 1.1 * sinusoidal[first])
+
+
+def zoo_seeds() -> dict:
+    """The zoo trained from every seed, measured alike (seeds.json beside the
+    checkpoints, analysis.experiments.seeds), or {} when it is not there."""
+    import json
+    folder = zoo_folder()
+    path = None if folder is None else folder / "seeds.json"
+    return json.loads(path.read_text()) if path is not None and path.is_file() else {}
 
 
 def probe_texts(checkpoint: Checkpoint) -> list[str]:
