@@ -60,7 +60,7 @@ class ExperimentFigure(Figure):
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar, if shown
         self.side: pg.PlotItem | None = None        # a second plot beside, if drawn
-        self.floor: pg.InfiniteLine | None = None   # the noise floor's line, if drawn
+        self.labelled: list = []    # (line, its plot, its texts): labels kept off the data
         self._map_bar: pg.ColorBarItem | None = None    # made (and aligned) once
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
         self.veil = QtWidgets.QWidget(self)
@@ -162,7 +162,7 @@ class ExperimentFigure(Figure):
                                        self.least_plot_height)
             if (width, height) != self.canvas.minimumSize().toTuple():
                 self.canvas.setMinimumSize(width, height)
-            self._place_floor_label()
+            self._place_labels()
 
     # -- a file at the figure's own size --------------------------------------------------
     def drawn_alone(self) -> Figure:
@@ -202,7 +202,7 @@ class ExperimentFigure(Figure):
         self.plot.clear()
         self.legend.clear()
         self._pairs = None                          # the swap map under the mouse, if shown
-        self._series = []
+        self._series, self.labelled = [], []
         self.hover.clear()
         for item in (self.bar, self.side):          # the swap map's bar, a second plot
             if item is not None:
@@ -321,20 +321,28 @@ class ExperimentFigure(Figure):
         return row
 
     def _floor_line(self, floor: float) -> None:
-        self.floor = floor_line("noise floor", 0.02, pos=np.log10(floor))
-        self.plot.addItem(self.floor)
+        line = floor_line("noise floor", 0.02, pos=np.log10(floor))
+        self.plot.addItem(line)
+        self.labelled.append((line, self.plot, ("noise floor",)))
 
-    def _place_floor_label(self) -> None:
-        """The floor's label where no curve or marker crosses it, at this size."""
-        if self.floor is not None and self.floor.scene() is not None:
-            place_label(self.floor, self.plot.vb, [
-                item.getData() for item in self.plot.items
-                if isinstance(item, (pg.PlotCurveItem, pg.ScatterPlotItem))], ("noise floor",))
+    def _place_labels(self) -> None:
+        """Each labelled line's label where no curve or marker of its plot crosses it, at
+        this size (markers alone: a scatter's points are not joined)."""
+        for line, plot, texts in self.labelled:
+            if line.scene() is None:
+                continue                        # cleared with its drawing
+            data = []
+            for item in plot.items:
+                if isinstance(item, pg.PlotCurveItem):
+                    data.append(item.getData())
+                elif isinstance(item, pg.ScatterPlotItem):
+                    data += [([x], [y]) for x, y in zip(*item.getData())]
+            place_label(line, plot.vb, data, texts)
 
     def _settle(self) -> None:
         """Figure._settle, then the floor's label placed at the size laid out."""
         super()._settle()
-        self._place_floor_label()
+        self._place_labels()
 
     def show_pairs(self, pairs) -> None:
         """A swap sweep's map of all pairs (experiment_swaps.draw_pairs)."""

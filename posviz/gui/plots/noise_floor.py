@@ -70,9 +70,10 @@ def place_label(line: pg.InfiniteLine, view: pg.ViewBox, curves, texts) -> None:
     label = line.label
     metrics = QtGui.QFontMetricsF(label.textItem.font())
     floor = line.value()
-    high = floor + (metrics.height() + 4) * pixel_y
+    reach = 7                             # pixels: half a marker, and a little air
+    high = floor + (metrics.height() + 4 + reach) * pixel_y
     start = x0 + 0.02 * (x1 - x0)                         # as floor_line puts it at first
-    spans = free_spans(curves, floor, high, (start, x1), 4 * pixel_x)
+    spans = free_spans(curves, floor, high, (start, x1), reach * pixel_x)
     choice = None
     for text in texts:
         # a tenth to spare: PDF and PNG lay text out a little wider than the screen
