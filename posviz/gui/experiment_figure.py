@@ -12,17 +12,16 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
 from .experiment_probes import draw_probes
-from .experiment_swaps import IDENTICAL_NOTE, hover_text, off_the_scale, outline_cells
-from .plots import colorbars, style
+from .experiment_swaps import draw_pairs, hover_text
+from .plots import style
 from .plots.base import Figure
 from .plots.hover import CurveHover
 from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
-from .plots.noise_floor import floor_line
+from .plots.noise_floor import floor_line, place_label
 from .plots.own_size import lay_out_at_own_size, least_size
 from .plots.wheel import frame
 from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
-from posviz.analysis.experiments.sweep import identical_pairs
 from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
 
@@ -61,6 +60,7 @@ class ExperimentFigure(Figure):
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar, if shown
         self.side: pg.PlotItem | None = None        # a second plot beside, if drawn
+        self.labelled: list = []    # (line, its plot, its texts): labels kept off the data
         self._map_bar: pg.ColorBarItem | None = None    # made (and aligned) once
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
         self.veil = QtWidgets.QWidget(self)
@@ -162,6 +162,7 @@ class ExperimentFigure(Figure):
                                        self.least_plot_height)
             if (width, height) != self.canvas.minimumSize().toTuple():
                 self.canvas.setMinimumSize(width, height)
+            self._place_labels()
 
     # -- a file at the figure's own size --------------------------------------------------
     def drawn_alone(self) -> Figure:
@@ -201,7 +202,7 @@ class ExperimentFigure(Figure):
         self.plot.clear()
         self.legend.clear()
         self._pairs = None                          # the swap map under the mouse, if shown
-        self._series = []
+        self._series, self.labelled = [], []
         self.hover.clear()
         for item in (self.bar, self.side):          # the swap map's bar, a second plot
             if item is not None:
@@ -320,49 +321,32 @@ class ExperimentFigure(Figure):
         return row
 
     def _floor_line(self, floor: float) -> None:
-        self.plot.addItem(floor_line("noise floor", 0.02, pos=np.log10(floor)))
+        line = floor_line("noise floor", 0.02, pos=np.log10(floor))
+        self.plot.addItem(line)
+        self.labelled.append((line, self.plot, ("noise floor",)))
+
+    def _place_labels(self) -> None:
+        """Each labelled line's label where no curve or marker of its plot crosses it, at
+        this size (markers alone: a scatter's points are not joined)."""
+        for line, plot, texts in self.labelled:
+            if line.scene() is None:
+                continue                        # cleared with its drawing
+            data = []
+            for item in plot.items:
+                if isinstance(item, pg.PlotCurveItem):
+                    data.append(item.getData())
+                elif isinstance(item, pg.ScatterPlotItem):
+                    data += [([x], [y]) for x, y in zip(*item.getData())]
+            place_label(line, plot.vb, data, texts)
+
+    def _settle(self) -> None:
+        """Figure._settle, then the floor's label placed at the size laid out."""
+        super()._settle()
+        self._place_labels()
 
     def show_pairs(self, pairs) -> None:
-        n = len(pairs.tokens)
-        # token axes: labels turned or thinned (with their index) so that none touch
-        self._reset("token", "swapped with", log=False, tokens=True)
-        identical = identical_pairs(pairs.tokens)                          # (n, n)
-        image = pg.ImageItem(off_the_scale(pairs.change, identical).T)    # indexes (x, y)
-        self.plot.addItem(image)
-        # the colours span the swaps that change the input (identical pairs: outlined)
-        differing = pairs.change[~identical]
-        largest = float(differing.max()) if differing.size else 0.0
-        top = largest or 1.0
-        new = self._map_bar is None
-        if new:
-            self._map_bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL,
-                                                "relative change")
-        self.bar = self._map_bar
-        self.bar.setLevels((0.0, top))
-        self.bar.setImageItem(image)
-        self.canvas.addItem(self.bar, row=0, col=1)
-        if new:                              # its strip level with the map, not the axes
-            colorbars.align_bar(self.bar, self.plot)
-        self.plot.getViewBox().invertY(True)
-        for side in ("left", "bottom"):
-            self.plot.getAxis(side).set_tokens(pairs.tokens)
-        frame(self.plot, (0, n), (0, n))
-        if identical.any():
-            outline_cells(self.plot, identical)
-        self._pairs = pairs
-        most = int(np.argmax(pairs.sensitivity))
-        self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
-                       f"j swap (max {largest:.2e})")
-        sensitive = (f"Most sensitive token: {pairs.tokens[most]!r} (mean "
-                     f"{pairs.sensitivity[most]:.2e} over its partners holding another "
-                     f"token)." if pairs.sensitivity[most] > 0 else
-                     "No swap of two different tokens moves this layer's output.")
-        self.set_note(f"Brighter: the layer's output moves more. {sensitive}"
-                      + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
-        self.data = {"change": pairs.change.copy()}
-        self.dims = ("token", "partner")
-        self.coords = {}
-        self.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}
+        """A swap sweep's map of all pairs (experiment_swaps.draw_pairs)."""
+        draw_pairs(self, pairs)
 
     def show_probe(self, rows, title: str, said: str | None = None) -> None:
         """A probe's error per layer against chance (predicting the mean position), and

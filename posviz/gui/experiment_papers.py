@@ -312,15 +312,15 @@ def _show_shift(figure, values: dict) -> None:
     figure.dims, figure.coords, figure.labels = ("encoding",), {}, {"encoding": kinds}
 
 
-def _side_plot(figure, left: str, bottom: str) -> pg.PlotItem:
+def _side_plot(figure, left: str, bottom: str, short_left: str) -> pg.PlotItem:
     """A second plot beside the figure's own, for a quantity in another unit (the
-    figure's next drawing removes it)."""
+    figure's next drawing removes it); ``short_left``: its left title where short."""
     from .plots.log_ticks import one_notation
     side = pg.PlotItem()
     side.hideButtons()
     side.setLogMode(x=False, y=True)
     one_notation(side.getAxis("left"))
-    style.style_plot(side, "", left, bottom)
+    style.style_plot(side, "", left, bottom, short_left=short_left)
     side.getViewBox().enableAutoRange(enable=False)
     figure.canvas.addItem(side, row=0, col=1)
     figure.side = side
@@ -362,7 +362,8 @@ def _show_trained_shift(figure, values: dict) -> None:
     _dots(figure, at[layer > 0], np.log10(layer[layer > 0]), "#d55e00",
           "last layer's change (relative)", "o", 11)
     _categories(figure, names, _log_span(layer, 1.0))
-    side = _side_plot(figure, "output's change (log)", "model (trained weights)")
+    side = _side_plot(figure, "output's change (log)", "model (trained weights)",
+                      "output (log)")
     for shown, label, symbol, colour in (
             (predicts, "output's change: next-token KL (nats)", "s", "#0072b2"),
             (~predicts, "output's change: 1 − cosine of the pooled embedding (MiniLM)",
@@ -376,16 +377,18 @@ def _show_trained_shift(figure, values: dict) -> None:
             figure.legend.addItem(style.legend_sample(
                 pen=None, symbol=symbol, symbolBrush=colour, symbolPen="w", symbolSize=11),
                 label)
-    for value, text, dash in ((MOVED, f"moved: output above {MOVED:g}",
-                               QtCore.Qt.PenStyle.DashLine),
-                              (STILL, f"unchanged: output below {STILL:g}",
-                               QtCore.Qt.PenStyle.DotLine)):
-        side.addItem(pg.InfiniteLine(
-            pos=np.log10(value), angle=0, label=text,
-            pen=style.cosmetic_pen((90, 90, 90), 1.5, dash),
-            # its right end inside the plot, above the line: never cut at the edge
-            labelOpts={"position": 0.98, "color": (60, 60, 60),
-                       "anchors": [(1, 1), (1, 1)]}))
+    for value, text, short, dash in (
+            (MOVED, f"moved: output above {MOVED:g}", f"moved: > {MOVED:g}",
+             QtCore.Qt.PenStyle.DashLine),
+            (STILL, f"unchanged: output below {STILL:g}", f"unchanged: < {STILL:g}",
+             QtCore.Qt.PenStyle.DotLine)):
+        line = pg.InfiniteLine(pos=np.log10(value), angle=0, label=text,
+                               pen=style.cosmetic_pen((90, 90, 90), 1.5, dash),
+                               labelOpts={"position": 0.02, "color": (60, 60, 60),
+                                          "anchors": [(0, 1), (0, 1)]})
+        side.addItem(line)
+        # above the line, in a stretch no marker covers, whole or short (figure._settle)
+        figure.labelled.append((line, side, (text, short)))
     _categories(figure, names, _log_span(output, STILL, MOVED, 1.0), side)
     figure.data = {"last_layer_change": layer, "output_change": output}
     figure.dims, figure.coords, figure.labels = ("model",), {}, {"model": models}

@@ -9,7 +9,9 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtGui, QtWidgets  # before pyqtgraph, so it binds PySide6
 
-from .plots import style
+from .plots import colorbars, style
+from .plots.wheel import frame
+from posviz.analysis.experiments.sweep import identical_pairs
 
 IDENTICAL_NOTE = ("Pairs of identical tokens (grey, outlined): the input does not change; "
                   "their value, how much the two slots' outputs differ in one run, is not "
@@ -57,3 +59,49 @@ def hover_text(pairs, i: int, j: int) -> str:
     text = (f"{tokens[i]!r}({i}) ↔ {tokens[j]!r}({j}): relative change "
             f"{pairs.change[i, j]:.3g}")
     return f"{text} ({IDENTICAL_HOVER})" if i != j and tokens[i] == tokens[j] else text
+
+
+def draw_pairs(figure, pairs) -> None:
+    """A swap sweep's map of all pairs (analysis.experiments.sweep.SwapMap) on
+    ``figure`` (an ExperimentFigure): token i swapped with token j, identical pairs off
+    the colour scale, the colour bar level with the map."""
+    n = len(pairs.tokens)
+    # token axes: labels turned or thinned (with their index) so that none touch
+    figure._reset("token", "swapped with", log=False, tokens=True)
+    identical = identical_pairs(pairs.tokens)                          # (n, n)
+    image = pg.ImageItem(off_the_scale(pairs.change, identical).T)    # indexes (x, y)
+    figure.plot.addItem(image)
+    # the colours span the swaps that change the input (identical pairs: outlined)
+    differing = pairs.change[~identical]
+    largest = float(differing.max()) if differing.size else 0.0
+    top = largest or 1.0
+    new = figure._map_bar is None
+    if new:
+        figure._map_bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL,
+                                            "relative change")
+    figure.bar = figure._map_bar
+    figure.bar.setLevels((0.0, top))
+    figure.bar.setImageItem(image)
+    figure.canvas.addItem(figure.bar, row=0, col=1)
+    if new:                              # its strip level with the map, not the axes
+        colorbars.align_bar(figure.bar, figure.plot)
+    figure.plot.getViewBox().invertY(True)
+    for side in ("left", "bottom"):
+        figure.plot.getAxis(side).set_tokens(pairs.tokens)
+    frame(figure.plot, (0, n), (0, n))
+    if identical.any():
+        outline_cells(figure.plot, identical)
+    figure._pairs = pairs
+    most = int(np.argmax(pairs.sensitivity))
+    figure.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
+                   f"j swap (max {largest:.2e})")
+    sensitive = (f"Most sensitive token: {pairs.tokens[most]!r} (mean "
+                 f"{pairs.sensitivity[most]:.2e} over its partners holding another "
+                 f"token)." if pairs.sensitivity[most] > 0 else
+                 "No swap of two different tokens moves this layer's output.")
+    figure.set_note(f"Brighter: the layer's output moves more. {sensitive}"
+                  + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
+    figure.data = {"change": pairs.change.copy()}
+    figure.dims = ("token", "partner")
+    figure.coords = {}
+    figure.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}

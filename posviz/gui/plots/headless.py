@@ -65,7 +65,7 @@ def drawn_panel(session, evaluation) -> PlotsPanel:
     with quiet_platform_notes():
         shown = Shown(evaluation, build_views(evaluation, mosaic_look(session.selection)),
                       model_views(session.backend, evaluation))
-        return own_size.drawn_panel(session, shown, {
+        return own_size.drawn_panel(PlotsPanel, session, shown, {
             "text": session.text, "model": describe_model(session.backend.describe())})
 
 

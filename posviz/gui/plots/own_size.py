@@ -76,12 +76,11 @@ class HeldView:
         self.selection = selection
 
 
-def drawn_panel(session, shown, facts: dict, settings=None):
-    """A PlotsPanel of PANEL_SIZE, off screen, showing ``shown`` (a views.shown.Shown)
-    for ``session`` (its selection; a HeldView for a window's), with ``facts`` in every
-    file it writes (PlotsPanel.set_provenance)."""
-    from .panel import PlotsPanel
-    panel = PlotsPanel(settings)
+def drawn_panel(panel_type, session, shown, facts: dict, settings=None):
+    """A ``panel_type`` (PlotsPanel) of PANEL_SIZE, off screen, showing ``shown`` (a
+    views.shown.Shown) for ``session`` (its selection; a HeldView for a window's), with
+    ``facts`` in every file it writes (PlotsPanel.set_provenance)."""
+    panel = panel_type(settings)
     panel.set_session(session)
     panel.set_provenance(facts)
     off_screen(panel, *PANEL_SIZE)

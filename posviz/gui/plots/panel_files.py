@@ -55,7 +55,8 @@ class PanelFiles:
         showing the evaluation and selection shown here, with the same facts; the
         caller deletes it (``close()``, ``deleteLater()``)."""
         from .own_size import HeldView, drawn_panel
-        return drawn_panel(HeldView(self._session), self._shown, self._facts, self.settings)
+        return drawn_panel(type(self), HeldView(self._session), self._shown, self._facts,
+                           self.settings)
 
     def export_figure(self, name: str, path: Path, width: int | None = None,
                       dpi: int | None = None, scale: float | None = None) -> Path:
