@@ -66,3 +66,18 @@ def test_the_held_out_books_share_few_word_8_grams_with_the_training_text():
     share = sum(g in seen for g in held) / len(held)
     assert share <= 0.005
     assert first.record["data"]["held_out_8gram_overlap"] == pytest.approx(share, rel=1e-9)
+
+
+def test_one_chapter_in_twenty_shared_far_more_than_the_held_out_books():
+    """The README's comparison: the rule the zoo held out before (the 10th chapter of
+    every 20) against the books held out now, counted by the same rule."""
+    pytest.importorskip("shutil").which("bible") or pytest.skip("bible-kjv not installed")
+    from posviz.models.corpus import ngram_overlap
+    corpus = read_corpus("kjv")
+    held = [s for i, s in enumerate(corpus.sections) if i % 20 == 9]
+    rest = [s for i, s in enumerate(corpus.sections) if i % 20 != 9]
+    before = ngram_overlap(rest, held)
+    assert f"one chapter in 20, as the zoo held out before, shared {100 * before:.1f} %" \
+        in " ".join(open(__file__.replace("tests/test_zoo_order.py", "README.md"),
+                         encoding="utf-8").read().split())
+    assert before > 10 * ZOO[0].record["data"]["held_out_8gram_overlap"]

@@ -16,7 +16,7 @@ The held-out part is never seen by the tokenizer nor the model, and the held-out
 perplexity is measured on it. Of the King James text, whole books are held out
 (``HELD_OUT_BOOKS``: a narrative, a poem, a gospel and a prophecy whose word 8-grams
 rarely occur elsewhere: 0.14 % of theirs occur in the training books, where one chapter
-in 20 shared 2.7 %); of a text file, one paragraph in ``HELD_OUT_EVERY``. A training
+in 20 shared 3.7 %); of a text file, one paragraph in ``HELD_OUT_EVERY``. A training
 record says how many of the held-out word 8-grams occur in the training text
 (``ngram_overlap``).
 """
