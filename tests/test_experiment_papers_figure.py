@@ -92,6 +92,9 @@ def test_sinha_draws_each_encoding_s_change_against_the_floor(figure):
 
 
 def test_sinha_on_trained_weights_draws_every_model_and_the_thresholds(figure):
+    """A ratio (the last layer's change), a KL in nats and MiniLM's 1 − cosine shared one
+    log axis: the ratio has its own plot, and the two outputs their own markers and
+    legend entries beside the thresholds they are both held to."""
     row = {"last_layer_change": 0.2, "pooled_output_change": 0.01, "next_token_kl_mean": 0.07}
     still = {"last_layer_change": 4e-7, "pooled_output_change": 5e-14,
              "next_token_kl_mean": 4e-13}
@@ -101,12 +104,23 @@ def test_sinha_on_trained_weights_draws_every_model_and_the_thresholds(figure):
               "relative": ["trained rope"]}
     figure.show_paper(paper("sinha2022", values, "trained", "the shipped checkpoints"))
     assert_a_plot(figure, "the shipped checkpoints")
-    assert [s for _, s in bottom_ticks(figure)] == [
-        "trained sinusoidal (absolute)", "trained rope (relative)", "minilm (absolute)"]
-    lines = [i for i in figure.plot.items if isinstance(i, pg.InfiniteLine)]
+    names = ["trained sinusoidal (absolute)", "trained rope (relative)", "minilm (absolute)"]
+    assert [" ".join(s.split()) for _, s in bottom_ticks(figure)] == names   # wrapped
+    layer = next(d for d in dots(figure) if d.opts["symbol"] == "o").getData()[1]
+    assert layer == pytest.approx(np.log10([0.2, 4e-7, 0.49]))
+    side = figure.side
+    assert side is not None and "output" in side.getAxis("left").labelText
+    lines = [i for i in side.items if isinstance(i, pg.InfiniteLine)]
     assert sorted(line.value() for line in lines) == pytest.approx([-6, -3])
-    outputs = next(d for d in dots(figure) if d.opts["symbol"] == "s").getData()[1]
-    assert outputs == pytest.approx(np.log10([0.07, 4e-13, 0.13]))   # KL, else pooled
+    markers = {d.opts["symbol"]: d.getData() for d in side.items
+               if isinstance(d, pg.ScatterPlotItem)}
+    assert list(markers["s"][0]) == [0, 1] and list(markers["d"][0]) == [2]
+    assert markers["s"][1] == pytest.approx(np.log10([0.07, 4e-13]))       # KL, nats
+    assert markers["d"][1] == pytest.approx(np.log10([0.13]))               # 1 − cosine
+    assert any("next-token KL (nats)" in label for label in legend_labels(figure))
+    assert any("1 − cosine" in label for label in legend_labels(figure))
+    figure.show_paper(paper("alibi-slopes", {"measured": [0.5, 0.25], "paper": [0.5, 0.25]}))
+    assert figure.side is None and side.scene() is None       # the next drawing: one plot
 
 
 def test_alibi_draws_every_head_count_at_whole_heads_from_0(figure):

@@ -182,7 +182,9 @@ def test_copy_plot_puts_the_experiment_plot_on_the_clipboard(qtbot, window):
     clipboard.clear()
     window.copy_plot_action.trigger()                       # Edit › Copy plot, Ctrl+C
     image = clipboard.image()
-    assert not image.isNull() and image.size() == tab.figure.render_image().size()
+    # the figure at its own size, as a file holds it, whatever its size in the window
+    assert not image.isNull() and image.size() == tab.figure.drawn_alone().render_image(
+        ).size() != tab.figure.render_image().size()
     assert "Copied the experiment plot" in tab.status.text()
     clipboard.clear()
     tab.figure.findChild(QtGui.QAction, COPY_ACTION).trigger()     # the plot's own menu
@@ -208,8 +210,11 @@ def _session(text="the cat sat on the mat", spec=None):
 
     from posviz.document.spec import ModelSpec
     from posviz.models.config import Positions
+    from posviz.models.backend import TokenSequence
+    words = tuple(text.split())
     return SimpleNamespace(spec=spec or ModelSpec(), backend=None, text=text,
-                           positions=Positions(), order=range(len(text.split())))
+                           positions=Positions(), order=range(len(words)),
+                           seq=TokenSequence(words, words, (False,) * len(words)))
 
 
 def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch):
@@ -443,3 +448,25 @@ def test_the_encodings_ticked_are_there_at_the_next_opening(qtbot, tmp_path):
     assert again.chosen_encodings() == chosen
     assert again.encodings.text() == ", ".join(chosen)
     again.shutdown()
+
+
+def test_a_failed_run_s_message_goes_once_its_inputs_change(qtbot, tab):
+    """"no trained checkpoint for none, bidirectional, …" stayed after the weights were
+    set back to random, until the next Run; a refusal before the run goes the same way."""
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: not tab.cancel_button.isEnabled())
+    assert "no trained checkpoint for none, bidirectional" in tab.status.text()
+    assert tab.status.property("error")
+    tab.count.setValue(5)                        # a sweep's control: Compare reads none
+    assert "no trained checkpoint" in tab.status.text()
+    tab.weights.setCurrentIndex(tab.weights.findData("random"))
+    assert tab.status.text() == "" and not tab.status.property("error")
+    for action in tab.encodings.menu().actions():
+        action.setChecked(action.data() == "none")
+    tab.run()
+    assert "at least two encodings" in tab.status.text()
+    tab.encodings.menu().actions()[1].setChecked(True)
+    assert tab.status.text() == ""

@@ -11,6 +11,7 @@ from test_experiments_gui import run  # noqa: E402  (run a tab's experiment, wai
 from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.experiment_jobs import caption  # noqa: E402
 from posviz.gui.experiments import ExperimentsTab  # noqa: E402
+from posviz.models.backend import TokenSequence  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 from posviz.runtime.experiments import ExperimentJob  # noqa: E402
 
@@ -21,6 +22,8 @@ class _Session:
     def __init__(self, spec: ModelSpec, text: str = "the cat sat on the mat"):
         self.spec, self.text, self.positions, self.backend = spec, text, Positions(), None
         self.order = list(range(len(text.split())))
+        words = tuple(text.split())
+        self.seq = TokenSequence(words, words, (False,) * len(words))
 
 
 @pytest.fixture

@@ -435,7 +435,11 @@ def test_figure_menu_export_asks_resolution_and_remembers_the_folder(
     action = next(a for a in figure.heading.actions() if a.text() == "Export figure as PNG…")
     action.trigger()
     image = QtGui.QImage(str(folder / "fig.png"))
-    assert image.width() == round(figure.width() * 200 / figure.logicalDpiX())
+    # at its own size (the panel's twin at own_size.PANEL_SIZE), whatever the window's
+    twin = panel.drawn_alone()
+    own = twin.laid_out("symmetry").width()
+    assert own != figure.width()
+    assert image.width() == round(own * 200 / figure.logicalDpiX())
     assert image.text("figure") == "symmetry"
     assert make_settings().value("export/folder") == str(folder)
     action.trigger()                                  # the next one starts there
@@ -460,9 +464,9 @@ def png_dpi(path) -> tuple[float, float] | None:
 
 
 def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path, monkeypatch):
-    """File > Export at 150 dpi: every PNG records 150 dpi and holds each figure's
-    on-screen size in inches at 150 dpi (as the figure menu and posviz export do); the
-    choice is remembered for the next export."""
+    """File > Export at 150 dpi: every PNG records 150 dpi and holds each figure's own
+    size in inches at 150 dpi (as the figure menu and posviz export do); the choice is
+    remembered for the next export."""
     from PySide6.QtWidgets import QDialog
 
     from posviz.gui.export_dialog import ExportDialog
@@ -480,10 +484,11 @@ def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path
     files = sorted((tmp_path / "out").glob("*.png"))
     assert len(files) == len(window.plots.figures())
     screen_dpi = window.plots.logicalDpiX()
+    twin = window.plots.drawn_alone()              # the figures at their own size
     for path in files:
         x, y = png_dpi(path)
         assert round(x) == round(y) == 150, path.name
-        figure = window.plots.figures()[path.stem]
+        figure = twin.laid_out(path.stem)
         image = QtGui.QImage(str(path))
         assert abs(image.width() - figure.width() * 150 / screen_dpi) <= 1, path.name
         height = figure.export_size().height()          # a note elided on screen: whole

@@ -4,34 +4,19 @@ the figures that only say there is nothing to plot."""
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
 
 import posviz
 from posviz.gui.plots import FIGURES
 
+from figure_files import pixels
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 TEXT = "the cat sat on the mat"
 SMALL = {"layers": 2, "heads": 2, "d_model": 16, "seed": 0}
-
-
-def pixels(path) -> tuple[float, float]:
-    """(width, height) of a written PNG, SVG or PDF, in its own unit (pixels or points)."""
-    suffix = path.suffix
-    if suffix == ".png":
-        from PySide6 import QtGui
-        image = QtGui.QImage(str(path))
-        return image.width(), image.height()
-    if suffix == ".svg":
-        found = re.search(r'<svg[^>]*\swidth="([\d.]+)\w*"\s+height="([\d.]+)',
-                          path.read_text(encoding="utf-8"))
-        return float(found.group(1)), float(found.group(2))
-    box = re.search(rb"/MediaBox \[\s*([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+)",
-                    path.read_bytes())
-    return float(box.group(3)) - float(box.group(1)), float(box.group(4)) - float(box.group(2))
 
 
 @pytest.mark.parametrize("pe", ENCODINGS)

@@ -9,7 +9,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
-import xml.etree.ElementTree as ET  # noqa: E402
 from types import SimpleNamespace  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -25,8 +24,8 @@ from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.model import model_views  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
+from figure_files import text_lines  # noqa: E402
 
-SVG = "{http://www.w3.org/2000/svg}"
 TEXT = "the cat sat on the mat because it was warm"
 
 
@@ -54,48 +53,6 @@ def test_the_pieces_of_a_line_become_one_text_element(qapp):
     texts = re.findall(r"<text [^>]*>(.*?)</text>", whole_text_runs(svg))
     assert texts == ["cosine of PE(p+Δ) against distance Δ",
                      'Cosine <tspan font-weight="700">0.98</tspan>', "-5", "0", "θ = 10000"]
-
-
-def viewer_width(element: ET.Element) -> float:
-    """How wide a viewer draws a <text> element (its tspans included): unhinted advances
-    of the glyphs at the size written, as librsvg and browsers lay text out."""
-    def advance(text: str, attrs: dict) -> float:
-        family = attrs["font-family"].split(",")[0].strip("'\" ")
-        raw = QtGui.QRawFont.fromFont(drawn_font({**attrs, "font-family": family}))
-        raw.setPixelSize(float(attrs["font-size"]))
-        glyphs = raw.glyphIndexesForString(text)
-        flags = QtGui.QRawFont.LayoutFlag.UseDesignMetrics
-        return sum(point.x() for point in raw.advancesForGlyphIndexes(glyphs, flags))
-    attrs = dict(element.attrib)
-    width = advance(element.text or "", attrs)
-    for span in element:
-        width += advance(span.text or "", {**attrs, **span.attrib})
-        width += advance(span.tail or "", attrs)
-    return width
-
-
-def text_lines(path) -> tuple[float, list[dict]]:
-    """The SVG's width, and each <text> element: its string, font size and family, and the
-    left and right ends of its extent in the picture (through its groups' transforms)."""
-    root = ET.parse(path).getroot()
-    found = []
-
-    def walk(element: ET.Element, matrix: np.ndarray) -> None:
-        transform = re.match(r"matrix\(([^)]*)\)", element.get("transform", ""))
-        if transform:
-            a, b, c, d, e, f = (float(v) for v in transform.group(1).split(","))
-            matrix = matrix @ np.array([[a, c, e], [b, d, f], [0, 0, 1]])
-        if element.tag != SVG + "text":
-            for child in element:
-                walk(child, matrix)
-            return
-        x, y = float(element.get("x")), float(element.get("y"))
-        ends = [(matrix @ [x, y, 1])[0], (matrix @ [x + viewer_width(element), y, 1])[0]]
-        found.append({"text": "".join(element.itertext()), "size": element.get("font-size"),
-                      "family": element.get("font-family"), "left": min(ends),
-                      "right": max(ends)})
-    walk(root, np.eye(3))
-    return float(root.get("viewBox").split()[2]), found
 
 
 def plain(html: str) -> str:

@@ -22,6 +22,7 @@ from posviz.document.events import OrderChanged, SelectionChanged  # noqa: E402
 from posviz.document.spec import ModelSpec, Selection  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.settings import make_settings  # noqa: E402
+from posviz.gui import status  # noqa: E402
 from posviz.gui.status import COMPUTING_AFTER_MS  # noqa: E402
 from posviz.gui.window import MainWindow  # noqa: E402
 from posviz.models.backend import TokenSequence  # noqa: E402
@@ -580,16 +581,24 @@ def test_status_says_computing_only_when_an_evaluation_takes_a_while(qtbot, wind
         return evaluate(self, *args, **kwargs)
 
     monkeypatch.setattr(Engine, "evaluate", slow)
+    monkeypatch.setattr(status, "SAY_SECONDS_AFTER", 0.5)
     window.status.computing.setInterval(50)
+    window.status.ticking.setInterval(100)
     said.clear()
     try:
         window.controller.session.rotate()
         qtbot.waitUntil(lambda: "computing…" in said, timeout=TIMEOUT)
+        # past SAY_SECONDS_AFTER: what runs and for how long (a reorder: the new order)
+        qtbot.waitUntil(lambda: said[-1].endswith(" s"), timeout=TIMEOUT)
+        n = len(window.session.seq)
+        assert said[-1].startswith(f"computing {window.session.backend.name} on {n} "
+                                   f"tokens, the new order… ")
         with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
             release.set()
     finally:
         release.set()
     assert said[0] == "computing…" and "computed in" in said[-1]
+    assert not window.status.ticking.isActive()
 
 
 def test_the_view_selection_belongs_to_the_session(qtbot, window):

@@ -108,7 +108,8 @@ def test_the_guide_says_where_zeros_are_drawn_and_covers_the_experiments_tab():
     assert "drawn on the row marked 0" in text
     section = text[text.index("### Experiments tab"):]
     for words in ("**Sweep**", "**Swap map**", "**Position probe**", "**Paper check**",
-                  "**Compare encodings**", "identical tokens are outlined",
+                  "**Compare encodings**", "identical tokens are outlined, grey",
+                  "carried word by word", "equal to 0.1%",
                   "10th to\n  90th percentile"):
         assert words in section, words
 

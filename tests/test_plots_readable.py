@@ -277,8 +277,8 @@ def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
                                   "RoPE (Su 2021)": [0.0, 0.12, 0.16, 0.22, 0.25]}),
                         "hidden_equivariance")
     labels = [label.text for _, label in figure.legend.items]
-    assert "none (NoPE) — one line with RoPE at layers in–3" in labels, labels
-    assert "sinusoidal (Vaswani 2017)" in labels, labels
+    assert labels == ["none (NoPE)", "sinusoidal (Vaswani 2017)", "RoPE (Su 2021)"], labels
+    assert "none and RoPE coincide at layers in–3" in figure.note.text()
     pens = [item.opts["pen"] for item in figure.plot.items
             if isinstance(item, pg.PlotCurveItem)]
     none, sinusoidal, rope = pens
@@ -287,8 +287,7 @@ def test_an_encoding_equal_to_another_shows_and_is_named(qtbot):
     assert none.widthF() > rope.widthF() + 2 and sinusoidal.widthF() == rope.widthF()
     apart = {"none (NoPE)": [0.0, 0.1, 0.2], "RoPE (Su 2021)": [0.0, 0.3, 0.4]}
     figure.show_compare(compared(apart), "hidden_equivariance")
-    assert "RoPE (Su 2021) — one line with none at layer in" in \
-        [label.text for _, label in figure.legend.items]
+    assert "none and RoPE coincide at layer in." in figure.note.text()
     pens = [item.opts["pen"] for item in figure.plot.items
             if isinstance(item, pg.PlotCurveItem)]
     solid = QtCore.Qt.PenStyle.SolidLine
@@ -352,9 +351,10 @@ def test_the_sweep_floor_label_starts_inside_the_plot(qtbot, width):
     assert view.left() < shown.left() and shown.right() < view.right(), (shown, view)
 
 
-def test_legend_entries_naming_their_partners_stay_inside_a_narrow_figure(qtbot):
-    """Four curves on one line at 1024 × 700: two columns of long entries ran past the
-    figure's right edge and widened the plot with them."""
+def test_legend_entries_stay_short_and_inside_a_narrow_figure(qtbot):
+    """Four curves on one line at 1024 × 700: two columns of long entries (each naming
+    its partners) ran past the figure's right edge and widened the plot with them; the
+    entries name their encodings, the note the curves that are one line."""
     figure = alone(ExperimentFigure(), qtbot, (760, 420))
     same = [0.0, 0.12, 0.16, 0.22, 0.21]
     figure.show_compare(compared({"none (NoPE)": same, "sinusoidal (Vaswani 2017)":
@@ -362,8 +362,10 @@ def test_legend_entries_naming_their_partners_stay_inside_a_narrow_figure(qtbot)
                                   "ALiBi (Press 2022)": same}), "hidden_equivariance")
     qtbot.wait(50)
     labels = [label.text for _, label in figure.legend.items]
-    assert "none (NoPE) — one line with RoPE and ALiBi at layers in–4; sinusoidal at " \
-        "layer 4" in labels, labels
+    assert labels == ["none (NoPE)", "sinusoidal (Vaswani 2017)", "RoPE (Su 2021)",
+                      "ALiBi (Press 2022)"], labels
+    assert ("none, RoPE and ALiBi coincide at layers in–3; none, sinusoidal, RoPE and "
+            "ALiBi coincide at layer 4") in figure.note.text(), figure.note.text()
     right = figure.legend.sceneBoundingRect().right()
     assert right <= figure.canvas.width(), (right, figure.canvas.width())
     assert figure.plot.sceneBoundingRect().right() <= figure.canvas.width()

@@ -199,7 +199,8 @@ def test_a_scenario_opens_with_its_explanation(qtbot, window):
         open_scenario(window.files, path, doc)
     assert window.session.spec == doc.spec and window.files.path is None
     panel = window.scenario_panel
-    assert panel.isVisible() and doc.title in panel.windowTitle()
+    assert panel.isVisible() and panel.windowTitle() == "Scenario"   # the tab's words
+    assert panel.browser.toPlainText().startswith(doc.title)
     assert "What to expect" in panel.browser.toPlainText()
     panel.close()
     assert not panel.isVisible()
@@ -397,7 +398,8 @@ def test_a_scenarios_title_and_note_let_go_once_its_text_or_model_changes(
     with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
         open_scenario(window.files, path, doc)
     panel = window.scenario_panel
-    assert window.files.document().title == doc.title and doc.title in panel.windowTitle()
+    assert window.files.document().title == doc.title
+    assert panel.browser.toPlainText().startswith(doc.title)
     with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
         if change == "text":
             window.session.set_text("two thousand other words")
@@ -409,6 +411,7 @@ def test_a_scenarios_title_and_note_let_go_once_its_text_or_model_changes(
     assert session_file.read(tmp_path / "mine.posviz").title == ""
     assert "left" in panel.windowTitle()
     assert f"You changed the {change}" in panel.browser.toPlainText()
+    assert doc.title in panel.browser.toPlainText()       # what it was, still there
 
 
 def metrics_of(layers: list[dict]) -> list[dict]:

@@ -96,3 +96,26 @@ def test_the_strip_says_what_its_marks_mean(strip):
     tip = strip.toolTip()
     assert f"{CONTINUES}: a piece inside a word" in tip
     assert f"{REST}: only the rest of the character on the chip before" in tip
+
+
+def test_a_chip_dragged_past_the_left_edge_stays_inside_the_strip(strip, qtbot):
+    """Grabbed near its right end and dragged to the left edge of a strip of several
+    rows, the lifted chip was cut there: it is drawn whole, at the edge."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    drawn, paint = [], strip._paint_chip
+    def recorded(painter, rect, index, slot, lifted=False):
+        if lifted:
+            drawn.append(QRectF(rect))
+        paint(painter, rect, index, slot, lifted)
+    strip._paint_chip = recorded
+    assert len({strip.chip_rect(k).top() for k in range(len(strip.order))}) > 1   # rows
+    rect = strip.chip_rect(3)
+    grab = QPoint(int(rect.right()) - 3, int(rect.center().y()))
+    QTest.mousePress(strip, Qt.LeftButton, Qt.NoModifier, grab)
+    for x in (grab.x() - 20, 30, 2):
+        QTest.mouseMove(strip, QPoint(x, grab.y()))
+    strip.repaint()
+    assert drawn and drawn[-1].left() >= 0 and drawn[-1].width() == rect.width()
+    assert drawn[-1].right() <= strip.width()
+    QTest.mouseRelease(strip, Qt.LeftButton, Qt.NoModifier, QPoint(2, grab.y()))

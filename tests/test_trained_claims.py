@@ -141,6 +141,28 @@ def test_compare_gives_each_encoding_the_numbers_report_gives_it(zoo, tmp_path):
     assert float(rows[1][1]) == 0.0 and float(rows[1][3]) > 0    # learned moves the input
 
 
+def test_compare_on_trained_weights_carries_an_order_of_words_to_their_tokens(zoo):
+    """The window's order (the built-in model's words) is the reorder the trained
+    checkpoints run, word by word over their own tokens: it ran a reversal instead."""
+    from posviz.analysis.experiments.carry import carry_order
+    from posviz.analysis.experiments.encodings import compare_encodings
+    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.config import ModelConfig
+    config = ModelConfig(layers=2, heads=2, d_model=32, mask="causal")
+    words = BuiltinBackend(config).tokenize(TEXT)                    # random: words
+    order = [1, 0] + list(range(2, len(words)))                      # "the and evening …"
+    result = compare_encodings(config, ("none", "alibi"), "trained", TEXT, order,
+                               ordered=words)
+    tokens = BuiltinBackend(config.replace(pe="none"), "trained").tokenize(TEXT)
+    assert result.carried and result.tokens == tokens.tokens != words.tokens
+    assert list(result.order) == list(carry_order(words, order, tokens))
+    reordered = "".join(result.tokens[i] for i in result.order).replace("##", "")
+    assert reordered.startswith("theand") and result.to_dict()["order_carried_by_words"]
+    same = compare_encodings(config, ("none", "alibi"), "random", TEXT, order,
+                             ordered=words)
+    assert not same.carried and list(same.order) == order
+
+
 def test_compare_refuses_in_one_line(zoo):
     for argv, words in ((["--pe", "none"], "at least two different encodings"),
                         (["--pe", "none,nope"], "got 'nope'"),
@@ -204,3 +226,25 @@ def test_press2022_on_a_terminal_tells_each_length_on_stderr(zoo):
         f"(length {k + 1} of 3)" for k, n in enumerate((16, 32, 64))]
     status, _, told = cli("paper", "press2022")
     assert status == 0 and told == ""
+
+
+def test_the_trained_checks_tell_each_stage_and_its_steps(zoo, monkeypatch):
+    """sinha2022 on trained weights ran 71 s on one line ("running the paper check…"):
+    each model is a stage that says what it does, and each text a step."""
+    from posviz.analysis.experiments import pretrained
+    monkeypatch.setattr(pretrained, "BUNDLED_MODELS", ())
+    monkeypatch.setattr(pretrained, "example_texts", lambda: ["and the evening", "the day"])
+    said, steps = [], []
+    check_paper("sinha2022", weights="trained", progress=lambda *step: steps.append(step),
+                say=said.append)
+    assert said == ["shifting every position id of the trained learned checkpoint, 2 "
+                    "texts (model 1 of 1)"]                  # the tiny zoo's one of them
+    assert steps == [(1, 2), (2, 2)]
+    monkeypatch.setattr(claims, "PROBE_TEXTS", 12)
+    said.clear()
+    check_paper("haviv2022", weights="trained", progress=lambda *step: None,
+                say=said.append)
+    assert [line.split(": ")[0] for line in said] == [
+        f"probing the trained {kind} checkpoint ({k} of 3)" for k, kind in
+        enumerate(KINDS, start=1) for _ in range(2)]
+    assert said[0].endswith("running the texts (the probe's fits follow)")

@@ -8,6 +8,8 @@
     posviz compare --pe KIND,KIND,... [--weights random|trained] [model options]
                    [--text T] [--order I,J,...] [--json] [--out DIR]
     posviz train [built-in model options] --out DIR [--corpus kjv|FILE] [--steps N] [...]
+    posviz extend [--weights trained|PATH] [--factors 1,2,4,8] [--json]
+    posviz order-use [--model NAME|PATH | --weights trained --pe KIND] [--json]
     posviz report|export --session FILE.posviz [...] [--save-session FILE.posviz]
 
 Bad input exits with status 2 and one line on stderr, never a traceback. Building the
@@ -24,13 +26,13 @@ import sys
 import textwrap
 
 from ..errors import PosvizInputError
-from . import compare, export, paper, probe, report, sweep, train
+from . import compare, export, extend, order, paper, probe, report, sweep, train
 from .options import bundled_models
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + 13     # as a shell reports a command ended by SIGPIPE
 # each adds its subparser; its ``run`` does the work
-COMMANDS = (report, export, sweep, probe, paper, compare, train)
+COMMANDS = (report, export, sweep, probe, paper, compare, train, extend, order)
 
 
 class OneLineParser(argparse.ArgumentParser):

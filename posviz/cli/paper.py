@@ -173,8 +173,11 @@ def press_values(values: dict) -> dict:
                       ("refused" if row[str(n)] is None and kind in values["refused"]
                        else row[str(n)]) for n in lengths}
         rows[kind][f"{longest} / {train}"] = values["growth_at_4x"].get(kind)
+        if "order_use" in values:
+            rows[kind]["order use"] = values["order_use"].get(kind)
     shown = {k: v for k, v in values.items()
-             if k not in ("perplexity", "growth_at_4x", "lengths", "refused", "table_length")}
+             if k not in ("perplexity", "growth_at_4x", "lengths", "refused", "table_length",
+                          "order_use")}
     return {**shown, "perplexity": rows, "refused": values["refused"]}
 
 

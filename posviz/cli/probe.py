@@ -1,12 +1,13 @@
 """``posviz probe``: per layer, how well absolute position is read off the hidden states.
 
-    posviz probe [model options] [--texts FILE] [--folds K] [--features linear|quadratic]
+    posviz probe [model options] [--texts FILE] [--folds K] [--features linear|quadratic|mlp]
                  [--json]
 """
 from __future__ import annotations
 
 import json
 
+from ..analysis.experiments.probe import FEATURES
 from ..errors import PosvizInputError
 from .options import progress
 from .sweep import (add_experiment_arguments, experiment_model, experiment_texts, refuse_order,
@@ -21,9 +22,10 @@ def add_command(subparsers) -> None:
                                      "texts of made-up words, enough for the features)")
     parser.add_argument("--folds", type=int, default=5,
                         help="how many groups of texts are held out in turn (default: 5)")
-    parser.add_argument("--features", choices=("linear", "quadratic"), default="linear",
-                        help="what the regression reads: the hidden state, or also its "
-                             "squares (which lets it read a norm) (default: linear)")
+    parser.add_argument("--features", choices=FEATURES, default="linear",
+                        help="what reads position: a ridge regression of the hidden "
+                             "state, or also of its squares (which lets it read a norm), "
+                             "or a small MLP (one hidden layer of 64) (default: linear)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=run)
 

@@ -45,12 +45,25 @@ def add_command(subparsers) -> None:
              "rate"), ("warmup", int, "steps of linear warm-up before the cosine decay")):
         data.add_argument(f"--{name}", type=kind, default=getattr(recipe, name),
                           help=f"{tip} (default: {getattr(recipe, name)})")
+    data.add_argument("--start-token", action=argparse.BooleanOptionalAction,
+                      default=recipe.start,
+                      help="begin every window with a start-of-text token at slot 0, "
+                           "which the model then always runs with (default: on, as the "
+                           "shipped checkpoints)")
+    data.add_argument("--init", metavar="CHECKPOINT", default="",
+                      help="start from this checkpoint's weights instead of the seed's: "
+                           "the same model but for the encoding (e.g. --pe none from a "
+                           "RoPE checkpoint: DroPE's recalibration); its tokenizer too")
     data.add_argument("--tokenizer", metavar="FILE",
                       help="a tokenizer.json to use instead of learning one (another "
                            "checkpoint's, so that both read the same tokens)")
     data.add_argument("--store", choices=("float16", "float32"), default=recipe.store,
                       help="the stored weights' precision: float32 keeps the weights as "
                            "trained (default: float16, as the shipped checkpoints)")
+    parser.add_argument("--order-every", type=int, default=500, metavar="N",
+                        help="measure the use of order every N steps into the record's "
+                             "curve, on 100 held-out windows, its time not counted as "
+                             "training (default: 500; 0: only at the end)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch's threads for the run (default: torch's own choice; "
                              "on a machine other work shares, 1 can be faster: see "
@@ -88,10 +101,12 @@ def run(args) -> int:
     config = model_config(argparse.Namespace(**{**vars(args), "mask": "causal"}))
     recipe = Recipe(corpus=args.corpus, vocab=args.vocab, length=args.length,
                     batch=args.batch, steps=args.steps, lr=args.lr, warmup=args.warmup,
-                    store=args.store)
+                    store=args.store, start=args.start_token, init=args.init)
     problems = recipe.problems()
     if problems:
         raise PosvizInputError(problems[0])
+    if args.order_every < 0:
+        raise PosvizInputError(f"--order-every must be 0 or more (got {args.order_every})")
     if args.threads is not None and not 1 <= args.threads <= 256:
         raise PosvizInputError(f"--threads must be from 1 to 256 (got {args.threads})")
     from ..models.training import train
@@ -100,7 +115,8 @@ def run(args) -> int:
         torch.set_num_threads(args.threads)
     say, progress = reporter(args)
     try:
-        checkpoint, _ = train(config, recipe, args.out, args.tokenizer, progress, say)
+        checkpoint, _ = train(config, recipe, args.out, args.tokenizer, progress, say,
+                              args.order_every)
     except KeyboardInterrupt:
         print("posviz: interrupted: nothing saved", file=sys.stderr)
         return EXIT_INTERRUPTED

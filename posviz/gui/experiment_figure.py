@@ -4,6 +4,7 @@ reorder, exportable like every figure."""
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
@@ -11,17 +12,16 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .experiment_jobs import SWAP_MAP
 from .experiment_probes import draw_probes
-from .experiment_swaps import IDENTICAL_NOTE, hover_text, outline_cells
-from .plots import colorbars, style
+from .experiment_swaps import draw_pairs, hover_text
+from .plots import style
 from .plots.base import Figure
-from .plots.coincide import coinciding, legend_words, pixel_rtol, shares_a_line
-from .plots.hover import CurveHover, Series
+from .plots.hover import CurveHover
 from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
-from .plots.noise_floor import floor_line
+from .plots.noise_floor import floor_line, place_label
+from .plots.own_size import lay_out_at_own_size, least_size
 from .plots.wheel import frame
 from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
-from posviz.analysis.experiments.sweep import identical_pairs
 from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
 
@@ -33,9 +33,7 @@ SHORT_LEFT = {"relative change (log)": "change (log)",
               "held-out perplexity (log)": "perplexity (log)",
               "slope m_h (log)": "slope m_h (log)",
               "|score| / d_head (log scale)": "|score| / d_head (log)",
-              "change: ratio, or KL in nats (log scale)": "change (log)"}
-SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
-PIXELS = 300               # a log axis's height (pixels) while the figure is not laid out
+              "last layer's change (ratio, log)": "change (log)"}
 
 
 class ExperimentFigure(Figure):
@@ -49,6 +47,10 @@ class ExperimentFigure(Figure):
     stale_line = ""             # what a drawing of other inputs was computed for
     _title = ""
     INVITATION = "Choose an experiment above and press Run (Ctrl+Return)."
+    legend_columns = 3          # at most, when the figure is wide enough
+    own_width = 960             # pixels: an export's width (wider where its scene needs)
+    own_plot_height = 360       # pixels: the height of an export's plot area
+    least_plot_height = 150     # pixels: on screen, shorter than this the page scrolls
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -57,6 +59,8 @@ class ExperimentFigure(Figure):
         one_notation(self.plot.getAxis("left"))     # as every log axis: 10⁻⁴ ... 10⁰
         self.legend = style.legend_below(self.canvas)
         self.bar: pg.ColorBarItem | None = None     # the swap map's colour bar, if shown
+        self.side: pg.PlotItem | None = None        # a second plot beside, if drawn
+        self.labelled: list = []    # (line, its plot, its texts): labels kept off the data
         self._map_bar: pg.ColorBarItem | None = None    # made (and aligned) once
         # a white veil over a result of other inputs: dimmed on screen, whole in exports
         self.veil = QtWidgets.QWidget(self)
@@ -65,10 +69,12 @@ class ExperimentFigure(Figure):
         self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
         self.veil.hide()
         self._pairs = None
-        self._series: list[Series] = []             # the curves as drawn, by encoding
-        self._compare = None        # (result, metric, axis span, tolerance) of a Compare
-        self._refit = QtCore.QTimer(self, singleShot=True, interval=150,
-                                    timeout=self._refit_compare)
+        self._series = []                           # the curves as drawn (hover.Series)
+        self._shown = None          # (job, result, metric, subtitle) of the drawing shown
+        self._twin = None           # drawn_alone's figure, while it draws what is shown
+        # once the layout settles: the least size that keeps the figure whole
+        self._holding = QtCore.QTimer(self, singleShot=True, interval=0,
+                                      timeout=self._hold_whole)
         self.curve_hover = CurveHover(self, self.plot, lambda: self._series, connect=False)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.show_message(self.INVITATION)
@@ -102,6 +108,9 @@ class ExperimentFigure(Figure):
         """Draw ``result`` of ``job`` (runtime.experiments.ExperimentJob), a sweep or a
         comparison by ``metric`` (experiment_jobs.shown_metric: one it has, or the swap
         map); a line to say beside it, or ""."""
+        self._shown = (job, result, metric, self.subtitle)
+        self._drop_twin()
+        self._holding.start()
         if job.what == "compare":
             self.show_compare(result, metric)
         elif job.what == "sweep" and metric == SWAP_MAP:
@@ -128,6 +137,7 @@ class ExperimentFigure(Figure):
         self.veil.setVisible(stale)
         said = said if stale else ""
         if said != self.stale_line:
+            self._drop_twin()
             self.stale_line = said
             self.set_title(self._title)
 
@@ -141,21 +151,49 @@ class ExperimentFigure(Figure):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.veil.setGeometry(self.rect())
-        if self._compare is not None:
-            self._refit.start()         # once the layout settles: the axis's new height
+        self._holding.start()
 
-    def _rtol(self, span: float) -> float:
-        """The relative gap one pixel of a log axis spanning ``span`` decades holds."""
-        height = self.plot.getViewBox().height()
-        return pixel_rtol(span, height if height > 50 else PIXELS)
+    def _hold_whole(self) -> None:
+        """The canvas no narrower than its plot and legend need and no shorter than a
+        readable plot under its legend: a small window scrolls the figure, never cuts it."""
+        if self.stack.currentWidget() is self.canvas:
+            self.fit_legend()           # a drawing's new entries: as many columns as fit
+            width, height = least_size(self.canvas, self.plot, self.legend,
+                                       self.least_plot_height)
+            if (width, height) != self.canvas.minimumSize().toTuple():
+                self.canvas.setMinimumSize(width, height)
+            self._place_labels()
 
-    def _refit_compare(self) -> None:
-        """Draw the Compare again when a pixel now holds another gap: its legend and note
-        name the curves that are one line at this size."""
-        if self._compare is not None:
-            result, metric, span, rtol = self._compare
-            if round(1000 * self._rtol(span)) != round(1000 * rtol):
-                self.show_compare(result, metric)
+    # -- a file at the figure's own size --------------------------------------------------
+    def drawn_alone(self) -> Figure:
+        """This figure's drawing at its own size: a twin drawing what it shows off
+        screen (own_size: as wide as own_width and its scene need, its plot
+        own_plot_height tall), kept while the drawing stays; itself while it shows a
+        message (no drawing)."""
+        if self._shown is None:
+            return self
+        if self._twin is None:
+            job, result, metric, subtitle = self._shown
+            twin = self._twin = ExperimentFigure()
+            twin.subtitle = subtitle
+            twin.draw(job, result, metric)
+            twin.stale_line = self.stale_line
+            twin.set_title(twin._title)
+            lay_out_at_own_size(twin, twin.plot, self.own_width, self.own_plot_height)
+        return self._twin
+
+    def _drop_twin(self) -> None:
+        if self._twin is not None:
+            self._twin.close()
+            self._twin.deleteLater()
+            self._twin = None
+
+    def export(self, path: Path, width: int | None = None, dpi: int | None = None,
+               provenance: dict | None = None, scale: float | None = None) -> Path:
+        """Figure.export of the drawing at its own size (drawn_alone), whatever the
+        figure's size on screen (a CSV: the numbers shown)."""
+        figure = self if Path(path).suffix.lower() == ".csv" else self.drawn_alone()
+        return Figure.export(figure, path, width, dpi, provenance, scale)
 
     def _reset(self, left: str, bottom: str, log: bool, tokens: bool = False) -> None:
         """Remove every item of the previous drawing (curves, lines, legend entries, the
@@ -164,11 +202,15 @@ class ExperimentFigure(Figure):
         self.plot.clear()
         self.legend.clear()
         self._pairs = None                          # the swap map under the mouse, if shown
-        self._series, self._compare = [], None
+        self._series, self.labelled = [], []
         self.hover.clear()
-        if self.bar is not None:
-            self.canvas.removeItem(self.bar)
-            self.bar = None
+        for item in (self.bar, self.side):          # the swap map's bar, a second plot
+            if item is not None:
+                self.canvas.removeItem(item)
+        if self.side is not None:                   # the legend under one plot again
+            from .experiment_papers import _legend_across
+            _legend_across(self, 1)
+        self.bar = self.side = None
         if isinstance(self.plot.getAxis("left"), style.TokenAxis) != tokens:
             self.plot.setAxisItems(style.token_axes() if tokens else
                                    {side: pg.AxisItem(side) for side in ("left", "bottom")})
@@ -279,49 +321,32 @@ class ExperimentFigure(Figure):
         return row
 
     def _floor_line(self, floor: float) -> None:
-        self.plot.addItem(floor_line("noise floor", 0.02, pos=np.log10(floor)))
+        line = floor_line("noise floor", 0.02, pos=np.log10(floor))
+        self.plot.addItem(line)
+        self.labelled.append((line, self.plot, ("noise floor",)))
+
+    def _place_labels(self) -> None:
+        """Each labelled line's label where no curve or marker of its plot crosses it, at
+        this size (markers alone: a scatter's points are not joined)."""
+        for line, plot, texts in self.labelled:
+            if line.scene() is None:
+                continue                        # cleared with its drawing
+            data = []
+            for item in plot.items:
+                if isinstance(item, pg.PlotCurveItem):
+                    data.append(item.getData())
+                elif isinstance(item, pg.ScatterPlotItem):
+                    data += [([x], [y]) for x, y in zip(*item.getData())]
+            place_label(line, plot.vb, data, texts)
+
+    def _settle(self) -> None:
+        """Figure._settle, then the floor's label placed at the size laid out."""
+        super()._settle()
+        self._place_labels()
 
     def show_pairs(self, pairs) -> None:
-        n = len(pairs.tokens)
-        # token axes: labels turned or thinned (with their index) so that none touch
-        self._reset("token", "swapped with", log=False, tokens=True)
-        image = pg.ImageItem(pairs.change.T)       # ImageItem indexes (x, y)
-        self.plot.addItem(image)
-        identical = identical_pairs(pairs.tokens)                          # (n, n)
-        # the colours span the swaps that change the input (identical pairs: outlined)
-        differing = pairs.change[~identical]
-        largest = float(differing.max()) if differing.size else 0.0
-        top = largest or 1.0
-        new = self._map_bar is None
-        if new:
-            self._map_bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL,
-                                                "relative change")
-        self.bar = self._map_bar
-        self.bar.setLevels((0.0, top))
-        self.bar.setImageItem(image)
-        self.canvas.addItem(self.bar, row=0, col=1)
-        if new:                              # its strip level with the map, not the axes
-            colorbars.align_bar(self.bar, self.plot)
-        self.plot.getViewBox().invertY(True)
-        for side in ("left", "bottom"):
-            self.plot.getAxis(side).set_tokens(pairs.tokens)
-        frame(self.plot, (0, n), (0, n))
-        if identical.any():
-            outline_cells(self.plot, identical)
-        self._pairs = pairs
-        most = int(np.argmax(pairs.sensitivity))
-        self.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
-                       f"j swap (max {largest:.2e})")
-        sensitive = (f"Most sensitive token: {pairs.tokens[most]!r} (mean "
-                     f"{pairs.sensitivity[most]:.2e} over its partners holding another "
-                     f"token)." if pairs.sensitivity[most] > 0 else
-                     "No swap of two different tokens moves this layer's output.")
-        self.set_note(f"Brighter: the layer's output moves more. {sensitive}"
-                      + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
-        self.data = {"change": pairs.change.copy()}
-        self.dims = ("token", "partner")
-        self.coords = {}
-        self.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}
+        """A swap sweep's map of all pairs (experiment_swaps.draw_pairs)."""
+        draw_pairs(self, pairs)
 
     def show_probe(self, rows, title: str, said: str | None = None) -> None:
         """A probe's error per layer against chance (predicting the mean position), and
@@ -334,66 +359,9 @@ class ExperimentFigure(Figure):
         draw_probes(self, title, runs, said)
 
     def show_compare(self, result, metric: str) -> None:
-        """One curve per encoding: ``metric`` per layer for the same text and reorder
-        (analysis.experiments.encodings.EncodingComparison)."""
-        floor = result.floor
-        self._reset("relative change (log)", LAYER_AXIS, log=True)
-        self.data, self.dims, self.labels = {}, ("layer",), {}
-        top, layers = 1.0, np.arange(len(result.models[0].rows))
-        curves = [model.curve(metric) for model in result.models]          # (L + 1,) each
-        # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
-        level = zero_level(curves, floor)
-        row = self._floor_band(floor, level)
-        names = [model.title.split(" (")[0] for model in result.models]   # "RoPE"
-        top = max([top] + [float(np.nanmax(np.r_[c[~np.isnan(c)], 0.0])) for c in curves])
-        y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
-        # closer than a pixel of the axis is one line on screen, equal or not
-        rtol = self._rtol(y_range[1] - y_range[0])
-        groups = coinciding(dict(zip(names, curves)), rtol)
-        exact = groups == coinciding(dict(zip(names, curves)))
-        # a curve on one drawn before it between two layers: dashed, on the earlier one
-        # drawn wider, so that both show
-        shared = [(j, k) for k in range(len(curves)) for j in range(k)
-                  if shares_a_line(curves[j], curves[k], rtol)]
-        later, under = {names[k] for _, k in shared}, {names[j] for j, _ in shared}
-        for k, (model, values) in enumerate(zip(result.models, curves)):
-            defined = ~np.isnan(values)
-            colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
-            # its own marker, each smaller than the one before: equal values stay visible
-            symbol, size = SYMBOLS[k % len(SYMBOLS)], max(13 - 2 * k, 5)
-            pen = style.cosmetic_pen(colour, 4.5 if names[k] in under else 2.0,
-                                     QtCore.Qt.PenStyle.DashLine if names[k] in later
-                                     else QtCore.Qt.PenStyle.SolidLine)
-            drawn = self._drawn(values[defined], level, row)
-            self.plot.addItem(pg.PlotCurveItem(layers[defined].astype(float), drawn,
-                                               pen=pen))
-            self.plot.addItem(pg.ScatterPlotItem(
-                layers[defined].astype(float), drawn, size=size,
-                symbol=symbol, pen=pg.mkPen("w", width=1), brush=colour))
-            self.legend.addItem(style.legend_sample(pen=pen, symbol=symbol, symbolSize=9,
-                                                    symbolBrush=colour, symbolPen="w"),
-                                legend_words(model.title, names[k], groups))
-            self.data[model.kind] = values
-            self._series.append(Series(model.title, layers[defined], drawn, values[defined]))
-        self._floor_line(floor)
-        self._frame(y_range, layers.size)
-        set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
-        self.fit_legend()               # entries naming their partners are long: columns
-        self._compare = (result, metric, y_range[1] - y_range[0], rtol)
-        self.coords = {"layer": layers.tolist()}
-        tokens = result.tokens
-        moved = " ".join(tokens[i] for i in result.order)
-        self.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
-                       f"{result.weights} weights, one reorder")
-        dashed = ", dashed on a wider line where it runs on another's" if later else ""
-        within = "equal" if exact else f"within {100 * rtol:.1f}% (a pixel here)"
-        same = (f"\nCurves {within} are one line on screen, named so in the legend (each "
-                f"later one on a smaller marker{dashed})." if groups else "")
-        self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
-                      f"encoding ({result.weights} weights), on the same tokens and the "
-                      f"same reorder. Below the dashed noise floor a change is "
-                      f"floating-point rounding; a change of exactly 0 is drawn on the row "
-                      f"marked 0, inside the grey band.{same}")
+        """One curve per encoding (experiment_compare.draw_compare)."""
+        from .experiment_compare import draw_compare
+        draw_compare(self, result, metric)
 
     def show_paper(self, check) -> None:
         from .experiment_papers import draw_paper

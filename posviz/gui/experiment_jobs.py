@@ -10,7 +10,6 @@ from PySide6 import QtCore
 from posviz.analysis.symmetry import METRICS
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError
-from posviz.models.checkpoint import TRAINED
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
 from posviz.version import __version__
@@ -80,8 +79,9 @@ def _texts(tab, session) -> list[str]:
 
 
 def compare_job(tab, session) -> ExperimentJob:
-    """Compare: the window's text, order and positions; its order only when the models
-    read the same tokens (the same kind of weights), else the reverse."""
+    """Compare: the window's text, order and positions; the order carried word by word
+    to the compared models' tokens where they read the text otherwise (the other kind
+    of weights, or a pretrained model in the window)."""
     from posviz.document.session import DEFAULT_TEXT
     from posviz.models.config import Positions
     encodings = tab.chosen_encodings()
@@ -89,13 +89,12 @@ def compare_job(tab, session) -> ExperimentJob:
         raise PosvizInputError("choose at least two encodings to compare")
     weights = tab.weights.currentData()
     spec = compared_spec(session)
-    same_tokens = session is not None and spec is session.spec and (
-        (weights == TRAINED) == spec.trained)
     return ExperimentJob(
         "compare", spec=spec, texts=(session.text if session else DEFAULT_TEXT,),
         positions=session.positions if session is not None else Positions(),
         weights=weights, encodings=encodings,
-        order=tuple(int(i) for i in session.order) if same_tokens else None,
+        order=tuple(int(i) for i in session.order) if session is not None else None,
+        ordered=session.seq if session is not None else None,
         instead=replaced_model(session))
 
 
@@ -230,6 +229,9 @@ def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, 
             facts["texts"] = f"generated: {getattr(result, 'generated', '')}"
     elif getattr(result, "ran_on", ""):
         facts["ran_on"] = result.ran_on
+    if getattr(result, "carried", False):       # the order run, of the models' tokens
+        facts["order_run"] = (",".join(map(str, result.order))
+                              + " (the order carried word by word to the models' tokens)")
     if differ and differ != ["experiment"]:
         facts["stale"] = computed_for(job, list(differ))
     return {key: " ".join(str(value).split()) for key, value in facts.items()}

@@ -157,11 +157,12 @@ def wrapped(name: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
     return "\n".join(lines)
 
 
-def _categories(figure, names, y_range) -> None:
+def _categories(figure, names, y_range, plot=None) -> None:
     """A tick a category, each with half a column either side, its name wrapped to the
     column's width at every drawing (a narrow window, an export), so that no name is cut
-    at an edge, hidden, or runs into the next."""
-    axis = figure.plot.getAxis("bottom")
+    at an edge, hidden, or runs into the next; on ``plot`` (default: the figure's)."""
+    plot = plot or figure.plot
+    axis = plot.getAxis("bottom")
     axis.setTicks(None)
     metrics = QtGui.QFontMetricsF(axis.style["tickFont"] or axis.font())
     column = [0.0]                         # pixels a category has, at the last drawing
@@ -180,7 +181,7 @@ def _categories(figure, names, y_range) -> None:
     axis.tickStrings = strings
     axis.picture = None
     axis.update()
-    frame(figure.plot, (-0.5, len(names) - 0.5), y_range)
+    frame(plot, (-0.5, len(names) - 0.5), y_range)
 
 
 def _show_slopes(figure, values: dict) -> str:
@@ -311,34 +312,83 @@ def _show_shift(figure, values: dict) -> None:
     figure.dims, figure.coords, figure.labels = ("encoding",), {}, {"encoding": kinds}
 
 
+def _side_plot(figure, left: str, bottom: str, short_left: str) -> pg.PlotItem:
+    """A second plot beside the figure's own, for a quantity in another unit (the
+    figure's next drawing removes it); ``short_left``: its left title where short."""
+    from .plots.log_ticks import one_notation
+    side = pg.PlotItem()
+    side.hideButtons()
+    side.setLogMode(x=False, y=True)
+    one_notation(side.getAxis("left"))
+    style.style_plot(side, "", left, bottom, short_left=short_left)
+    side.getViewBox().enableAutoRange(enable=False)
+    figure.canvas.addItem(side, row=0, col=1)
+    figure.side = side
+    _legend_across(figure, 2)               # under both plots: its width is shared
+    layout = figure.canvas.ci.layout
+    for column in (0, 1):
+        layout.setColumnStretchFactor(column, 1)
+    return side
+
+
+def _legend_across(figure, columns: int) -> None:
+    """The legend in its row under ``columns`` plots."""
+    figure.canvas.ci.removeItem(figure.legend)
+    figure.canvas.addItem(figure.legend, row=1, col=0, rowspan=1, colspan=columns)
+
+
+def _log_span(values, *more) -> tuple[float, float]:
+    """A log axis's range (log10) holding the positive ``values`` and ``more``."""
+    shown = np.concatenate([np.asarray(values, float)[np.asarray(values, float) > 0],
+                            np.asarray(more, float)])
+    return np.floor(np.log10(shown.min())) - 0.5, np.ceil(np.log10(shown.max())) + 0.1
+
+
 def _show_trained_shift(figure, values: dict) -> None:
-    """sinha2022 (trained weights): per model, the last layer's change and the output's
-    when every position id shifts, against the verdict's two thresholds."""
+    """sinha2022 (trained weights): per model, on the left the last layer's relative
+    change when every position id shifts; on the right, the output's change against
+    the verdict's two thresholds: a next-token KL in nats where the model predicts,
+    MiniLM's 1 − cosine of its pooled embedding, each its own marker (a ratio, nats and
+    a cosine never share an axis unnamed)."""
     from posviz.analysis.experiments.pretrained import MOVED, STILL, output_change
     models = [k for k, v in values.items() if isinstance(v, dict)]
     relative = set(values.get("relative", ()))
     names = [f"{m} ({'relative' if m in relative else 'absolute'})" for m in models]
-    drawn = {"last_layer_change": np.array([values[m]["last_layer_change"] for m in models]),
-             "output_change": np.array([output_change(values[m]) for m in models])}
-    figure._reset("change: ratio, or KL in nats (log scale)", "model (trained weights)",
-                  log=True)
-    labels = {"last_layer_change": ("last layer's change (relative)", "o", "#d55e00", 12),
-              "output_change": ("output's change: next-token KL (nats); MiniLM: "
-                                "1 − cosine of its pooled embedding", "s", "#0072b2", 8)}
-    for key, (label, symbol, colour, size) in labels.items():
-        shown = drawn[key] > 0
-        _dots(figure, np.arange(len(models))[shown], np.log10(drawn[key][shown]), colour,
-              label, symbol, size)
-    for value, text, dash in ((MOVED, f"moved: output above {MOVED:g}",
-                               QtCore.Qt.PenStyle.DashLine),
-                              (STILL, f"unchanged: output below {STILL:g}",
-                               QtCore.Qt.PenStyle.DotLine)):
-        figure.plot.addItem(pg.InfiniteLine(
-            pos=np.log10(value), angle=0, label=text,
-            pen=style.cosmetic_pen((90, 90, 90), 1.5, dash),
-            labelOpts={"position": 0.85, "color": (60, 60, 60)}))
-    positive = np.concatenate([v[v > 0] for v in drawn.values()])
-    _categories(figure, names, (np.floor(np.log10(min(positive.min(), STILL))) - 0.5,
-                                np.ceil(np.log10(max(positive.max(), 1.0))) + 0.1))
-    figure.data = drawn
+    layer = np.array([values[m]["last_layer_change"] for m in models])
+    output = np.array([output_change(values[m]) for m in models])
+    predicts = np.array(["next_token_kl_mean" in values[m] for m in models])
+    at = np.arange(len(models))
+    figure._reset("last layer's change (ratio, log)", "model (trained weights)", log=True)
+    _dots(figure, at[layer > 0], np.log10(layer[layer > 0]), "#d55e00",
+          "last layer's change (relative)", "o", 11)
+    _categories(figure, names, _log_span(layer, 1.0))
+    side = _side_plot(figure, "output's change (log)", "model (trained weights)",
+                      "output (log)")
+    for shown, label, symbol, colour in (
+            (predicts, "output's change: next-token KL (nats)", "s", "#0072b2"),
+            (~predicts, "output's change: 1 − cosine of the pooled embedding (MiniLM)",
+             "d", "#009e73")):
+        chosen = shown & (output > 0)
+        if chosen.any():
+            side.addItem(pg.ScatterPlotItem(at[chosen].astype(float),
+                                            np.log10(output[chosen]), size=11,
+                                            symbol=symbol, brush=colour,
+                                            pen=pg.mkPen("w", width=1)))
+            figure.legend.addItem(style.legend_sample(
+                pen=None, symbol=symbol, symbolBrush=colour, symbolPen="w", symbolSize=11),
+                label)
+    for value, text, short, dash in (
+            (MOVED, f"moved: output above {MOVED:g}", f"moved: > {MOVED:g}",
+             QtCore.Qt.PenStyle.DashLine),
+            (STILL, f"unchanged: output below {STILL:g}", f"unchanged: < {STILL:g}",
+             QtCore.Qt.PenStyle.DotLine)):
+        line = pg.InfiniteLine(pos=np.log10(value), angle=0, label=text,
+                               pen=style.cosmetic_pen((90, 90, 90), 1.5, dash),
+                               labelOpts={"position": 0.02, "color": (60, 60, 60),
+                                          "anchors": [(0, 1), (0, 1)]})
+        side.addItem(line)
+        # above the line, in a stretch no marker covers, whole or short (figure._settle)
+        figure.labelled.append((line, side, (text, short)))
+    _categories(figure, names, _log_span(output, STILL, MOVED, 1.0), side)
+    figure.data = {"last_layer_change": layer, "output_change": output}
     figure.dims, figure.coords, figure.labels = ("model",), {}, {"model": models}

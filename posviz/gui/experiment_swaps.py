@@ -1,28 +1,48 @@
-"""The swap map's cells of identical tokens: outlined, named in the note and on hover.
-Swapping two equal tokens leaves the input as it was; their value (equivariance against
-the original's rows permuted) is how much the two slots' outputs differ in one run."""
+"""The swap map's cells of identical tokens: grey and outlined, off the colour scale,
+named in the note and on hover. Swapping two equal tokens leaves the input as it was;
+their value (equivariance against the original's rows permuted) is how much the two
+slots' outputs differ in one run, another quantity than a swap's effect: it is in the
+tooltip and the CSV, not in the colours."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtGui, QtWidgets  # before pyqtgraph, so it binds PySide6
 
-from .plots import style
+from .plots import colorbars, style
+from .plots.wheel import frame
+from posviz.analysis.experiments.sweep import identical_pairs
 
-IDENTICAL_NOTE = ("Pairs of identical tokens (outlined): the input does not change; their "
-                  "value is how much the two slots' outputs differ in one run.")
+IDENTICAL_NOTE = ("Pairs of identical tokens (grey, outlined): the input does not change; "
+                  "their value, how much the two slots' outputs differ in one run, is not "
+                  "a swap's effect and is off the colour scale (hover or CSV).")
+GREY = (205, 205, 205)  # under an identical pair's cell, which the map leaves blank
 IDENTICAL_HOVER = ("identical tokens: the input does not change; this is how much the two "
                    "slots' outputs differ")
 INSET = 0.1             # of a cell: neighbouring outlines stay apart
 
 
+def off_the_scale(change: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """The map's values (n, n) with ``cells`` blank (NaN: the image leaves them clear)."""
+    shown = np.asarray(change, float).copy()
+    shown[cells] = np.nan
+    return shown
+
+
 def outline_cells(plot: pg.PlotItem, cells: np.ndarray) -> list[QtWidgets.QGraphicsItem]:
-    """Outline the map's ``cells`` (n, n) bool, [row i, column j] at x = j, y = i: a
-    black line under a white dashed one, seen on every colour of the map."""
-    path = QtGui.QPainterPath()
+    """Grey under the map's ``cells`` (n, n) bool, [row i, column j] at x = j, y = i
+    (blank in its image), outlined by a black line under a white dashed one, seen on
+    every colour of the map."""
+    path, whole = QtGui.QPainterPath(), QtGui.QPainterPath()
     for i, j in zip(*np.nonzero(cells)):
         path.addRect(QtCore.QRectF(j + INSET, i + INSET, 1 - 2 * INSET, 1 - 2 * INSET))
-    items = []
+        whole.addRect(QtCore.QRectF(float(j), float(i), 1.0, 1.0))
+    grey = QtWidgets.QGraphicsPathItem(whole)
+    grey.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
+    grey.setBrush(QtGui.QColor(*GREY))
+    grey.setZValue(-1)                               # under the image
+    plot.addItem(grey)
+    items = [grey]
     for colour, width, dash in (("k", 3.0, QtCore.Qt.PenStyle.SolidLine),
                                 ("w", 1.5, QtCore.Qt.PenStyle.DashLine)):
         item = QtWidgets.QGraphicsPathItem(path)
@@ -39,3 +59,49 @@ def hover_text(pairs, i: int, j: int) -> str:
     text = (f"{tokens[i]!r}({i}) ↔ {tokens[j]!r}({j}): relative change "
             f"{pairs.change[i, j]:.3g}")
     return f"{text} ({IDENTICAL_HOVER})" if i != j and tokens[i] == tokens[j] else text
+
+
+def draw_pairs(figure, pairs) -> None:
+    """A swap sweep's map of all pairs (analysis.experiments.sweep.SwapMap) on
+    ``figure`` (an ExperimentFigure): token i swapped with token j, identical pairs off
+    the colour scale, the colour bar level with the map."""
+    n = len(pairs.tokens)
+    # token axes: labels turned or thinned (with their index) so that none touch
+    figure._reset("token", "swapped with", log=False, tokens=True)
+    identical = identical_pairs(pairs.tokens)                          # (n, n)
+    image = pg.ImageItem(off_the_scale(pairs.change, identical).T)    # indexes (x, y)
+    figure.plot.addItem(image)
+    # the colours span the swaps that change the input (identical pairs: outlined)
+    differing = pairs.change[~identical]
+    largest = float(differing.max()) if differing.size else 0.0
+    top = largest or 1.0
+    new = figure._map_bar is None
+    if new:
+        figure._map_bar = colorbars.color_bar((0.0, top), style.SEQUENTIAL,
+                                            "relative change")
+    figure.bar = figure._map_bar
+    figure.bar.setLevels((0.0, top))
+    figure.bar.setImageItem(image)
+    figure.canvas.addItem(figure.bar, row=0, col=1)
+    if new:                              # its strip level with the map, not the axes
+        colorbars.align_bar(figure.bar, figure.plot)
+    figure.plot.getViewBox().invertY(True)
+    for side in ("left", "bottom"):
+        figure.plot.getAxis(side).set_tokens(pairs.tokens)
+    frame(figure.plot, (0, n), (0, n))
+    if identical.any():
+        outline_cells(figure.plot, identical)
+    figure._pairs = pairs
+    most = int(np.argmax(pairs.sensitivity))
+    figure.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
+                   f"j swap (max {largest:.2e})")
+    sensitive = (f"Most sensitive token: {pairs.tokens[most]!r} (mean "
+                 f"{pairs.sensitivity[most]:.2e} over its partners holding another "
+                 f"token)." if pairs.sensitivity[most] > 0 else
+                 "No swap of two different tokens moves this layer's output.")
+    figure.set_note(f"Brighter: the layer's output moves more. {sensitive}"
+                  + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
+    figure.data = {"change": pairs.change.copy()}
+    figure.dims = ("token", "partner")
+    figure.coords = {}
+    figure.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}

@@ -11,19 +11,16 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
-from .experiment_encodings import EncodingsButton
+from .experiment_controls import CURRENT_REFUSED, TEXT_SOURCES, build_controls
 from .experiment_figure import ExperimentFigure
 from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                               make_job, provenance, shown_metric)
 from .folders import remember_folder, start_folder
 from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                               copy_figure, writing)
-from posviz.analysis.experiments.papers import CATALOGUE, default_weights
-from posviz.analysis.experiments.probe import FEATURE_NAMES
-from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
-from posviz.analysis.symmetry import METRICS
+from posviz.analysis.experiments.papers import default_weights
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
@@ -32,11 +29,6 @@ from posviz.runtime.experiments import ExperimentJob
 if TYPE_CHECKING:
     from posviz.document.session import Session
 
-TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
-                "generated": "Generated texts (enough for the probe)",
-                "file": "Texts from a file…"}
-CURRENT_REFUSED = ("The position probe fits on some texts and scores on others it held "
-                   "out, so it needs several: the window's text is one")
 
 
 class ExperimentsTab(QtWidgets.QWidget):
@@ -56,6 +48,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._file: str | None = None
         self._started = 0.0
         self._done = ""                    # the status line of the result shown
+        self._submitted = None             # the job running, or the last one run
+        self._refused = None               # the inputs a run failed on, while said
         self.stale = False                 # the result shown is of other inputs
         self.differ: list[str] = []        # which (experiment_jobs.changed)
         self._relay = Relay(self)
@@ -76,7 +70,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         add_copy_action(self.figure, lambda figure: figure.parentWidget().copy_plot())
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(self._controls())
+        layout.addLayout(build_controls(self))
         layout.addLayout(self._status_row())
         layout.addWidget(self.figure, 1)
         app = QtWidgets.QApplication.instance()
@@ -85,82 +79,6 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._what_changed()
 
     # -- controls -------------------------------------------------------------------
-    def _combo(self, items, tip: str) -> QtWidgets.QComboBox:
-        box = QtWidgets.QComboBox()
-        for data, text in items:
-            box.addItem(text, data)
-        box.setToolTip(tip)
-        # its texts whole ("hidden equivariance", a paper's title), never cut
-        box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
-        return box
-
-    def _controls(self) -> QtWidgets.QVBoxLayout:
-        """Two lines of labelled controls (what and which orders; on what and shown how),
-        so the tab fits a 1024-pixel window beside the model panel."""
-        rows = QtWidgets.QVBoxLayout()
-        first, second = QtWidgets.QHBoxLayout(), QtWidgets.QHBoxLayout()
-        rows.addLayout(first)
-        rows.addLayout(second)
-        self.what = self._combo([("sweep", "Sweep"), ("probe", "Position probe"),
-                                 ("paper", "Paper check"), ("compare", "Compare encodings")],
-                                "Which experiment to run")
-        self.kind = self._combo([(k, k) for k in KINDS], "Which orders a sweep runs:\n"
-                                + "\n".join(f"{k}: {t}" for k, t in KIND_TIPS.items()))
-        self.count = QtWidgets.QSpinBox(minimum=1, maximum=100_000, value=32)
-        self.count.setToolTip("How many orders a random or prefix sweep runs per text")
-        self.seed = QtWidgets.QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
-        self.seed.setToolTip("Seeds the random orders: the same seed gives the same result")
-        self.texts = self._combo(list(TEXT_SOURCES.items()), "Which texts to run on")
-        self.metric_box = self._combo([(m, m.replace("_", " ")) for m in METRICS],
-                                  "Which metric the band shows (no new run needed)")
-        self.features = self._combo(list(FEATURE_NAMES.items()),
-                                    "What the probe's regression reads: the hidden state, "
-                                    "or also its squares (so it can read a norm)")
-        self.paper = self._combo([(p.name, p.title) for p in CATALOGUE],
-                                 "The published claim to check")
-        self.weights = self._combo([(RANDOM, "random"), (TRAINED, "trained")],
-                                   "The built-in model's weights: random (from the seed; "
-                                   "the claims that follow from the architecture) or the "
-                                   "shipped checkpoints, trained as causal language models")
-        self.encodings = EncodingsButton(self.settings)
-        self.encodings.changed.connect(self.refresh_stale)
-        self.run_button = QtWidgets.QPushButton("Run")
-        self.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
-        self.run_button.setToolTip("Run the experiment (Ctrl+Return)")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QtWidgets.QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop the running experiment (Esc)")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.setEnabled(False)
-        self.cancel_shortcut = QtGui.QShortcut(QtGui.QKeySequence("Escape"), self)
-        self.cancel_shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.cancel_shortcut.activated.connect(self.cancel)
-        self._labelled = {}
-        for row, label, widget in (
-                (first, "Experiment", self.what), (first, "Kind", self.kind),
-                (first, "Count", self.count), (first, "Seed", self.seed),
-                (first, "Encodings", self.encodings),
-                (second, "Texts", self.texts), (second, "Features", self.features),
-                (second, "Paper", self.paper), (second, "Weights", self.weights),
-                (second, "Show", self.metric_box)):
-            caption = QtWidgets.QLabel(label)
-            caption.setBuddy(widget)
-            row.addWidget(caption)
-            row.addWidget(widget)
-            self._labelled[widget] = caption
-        first.addStretch(1)
-        second.addStretch(1)
-        self.what.currentIndexChanged.connect(self._what_changed)
-        self.kind.currentIndexChanged.connect(self._what_changed)
-        self.paper.currentIndexChanged.connect(self._paper_chosen)
-        self.metric_box.currentIndexChanged.connect(self._redraw)
-        self.texts.activated.connect(self._texts_chosen)
-        for signal in (self.count.valueChanged, self.seed.valueChanged,
-                       self.texts.currentIndexChanged, self.features.currentIndexChanged,
-                       self.paper.currentIndexChanged, self.weights.currentIndexChanged):
-            signal.connect(self.refresh_stale)
-        return rows
-
     def _status_row(self) -> QtWidgets.QHBoxLayout:
         row = QtWidgets.QHBoxLayout()
         row.addWidget(self.run_button)
@@ -252,9 +170,9 @@ class ExperimentsTab(QtWidgets.QWidget):
                 raise PosvizInputError("the probe holds texts out: choose generated "
                                        "texts, the example sentences or a file of texts")
         except (PosvizInputError, OSError) as error:
-            self._say(one_line(error), error=True)
+            self._refuse(one_line(error), self._inputs())
             return
-        self.job = job
+        self._submitted = job                    # self.job: the job of the result shown
         self._started = self._since = time.monotonic()
         self.progress.show()
         self.cancel_button.setEnabled(True)
@@ -313,7 +231,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             return                               # superseded or cancelled on the way
         self._idle()
         if outcome.failed:
-            self._say(outcome.message, error=True)
+            self._refuse(outcome.message, self._submitted)
             return
         self.job, self.result = outcome.result
         self._done = f"done in {time.monotonic() - self._started:.1f} s"
@@ -323,10 +241,26 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._redraw()
         self.refresh_stale()              # the inputs may have changed while it ran
 
+    def _inputs(self):
+        """What a run reads now: the job the controls describe, or why there is none."""
+        try:
+            return self.make_job()
+        except (PosvizInputError, OSError) as error:
+            return one_line(error)
+
+    def _refuse(self, message: str, inputs) -> None:
+        """Say why a run of ``inputs`` (_inputs) failed, until the inputs change."""
+        self._refused = inputs
+        self._say(message, error=True)
+
     def refresh_stale(self) -> None:
         """Dim the result shown, saying why, while its inputs (experiment, model, text,
-        positions, order, options) are not the controls' (called at session changes)."""
+        positions, order, options) are not the controls' (called at session changes);
+        a failed run's message goes once its inputs changed."""
         self.encodings.say_model(self._session(), self._labelled[self.encodings])
+        if self._refused is not None and self._inputs() != self._refused:
+            self._refused = None
+            self._say(self._done if self.result is not None else "")
         if self.result is None or self.cancel_button.isEnabled():
             return
         try:
@@ -377,7 +311,7 @@ class ExperimentsTab(QtWidgets.QWidget):
 
     def copy_plot(self) -> bool:
         """The experiment's plot as drawn, onto the clipboard (Edit › Copy plot, Ctrl+C)."""
-        copy_figure(self.figure)
+        copy_figure(self.figure.drawn_alone())        # at its own size, as a file
         self._say("Copied the experiment plot to the clipboard")
         return True
 

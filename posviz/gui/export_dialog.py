@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog,
-                               QFormLayout, QHBoxLayout, QLineEdit, QMessageBox, QRadioButton,
-                               QSpinBox, QToolButton, QVBoxLayout, QWidget)
+                               QFormLayout, QHBoxLayout, QLineEdit, QMessageBox,
+                               QProgressDialog, QRadioButton, QSpinBox, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from .folders import remember_folder
 from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, export_folder
@@ -42,7 +44,7 @@ class ExportDialog(QDialog):
         formats.addStretch(1)
         form.addRow("Formats", formats)
         size = QVBoxLayout()
-        self.as_shown = QRadioButton("as shown on screen", checked=True)
+        self.as_shown = QRadioButton("at each figure's own size", checked=True)
         self.by_width = QRadioButton("widest figure, in pixels")
         self.by_dpi = QRadioButton("dots per inch")
         self.width_spin = QSpinBox(minimum=100, maximum=20000, value=1600, suffix=" px")
@@ -57,11 +59,13 @@ class ExportDialog(QDialog):
                 line.addWidget(spin)
             line.addStretch(1)
             size.addLayout(line)
-        self.as_shown.setToolTip("Each figure at the size it has in the window")
+        self.as_shown.setToolTip("Each figure at its own size, the same whatever the "
+                                 "window's size (that of posviz export)")
         self.width_spin.setToolTip("The widest figure this wide, the others at the same "
                                    "scale: text has one size in every file")
-        self.dpi_spin.setToolTip("Each figure at its on-screen size in inches, painted at "
-                                 "this resolution (e.g. 300 for print) and tagged with it")
+        self.dpi_spin.setToolTip("Each figure at its own size in inches (at the screen's "
+                                 "dots per inch), painted at this resolution (e.g. 300 for "
+                                 "print) and tagged with it")
         self.svg.setToolTip("Vector images for papers and slides")
         self.png.setToolTip("Bitmap images")
         self.pdf.setToolTip("Vector documents, one page per figure, for LaTeX and print")
@@ -112,13 +116,13 @@ class ExportDialog(QDialog):
                 if box.isChecked()]
 
     def width(self) -> int | None:
-        """The widest figure's width in pixels (all at its scale), or None (the on-screen
-        size, or the DPI asked)."""
+        """The widest figure's width in pixels (all at its scale), or None (each at its
+        own size, or the DPI asked)."""
         return self.width_spin.value() if self.by_width.isChecked() else None
 
     def dpi(self) -> int | None:
-        """Dots per inch, or None: each figure keeps its size in inches on screen and
-        is painted (and tagged) at this resolution, as the figure menu's export is."""
+        """Dots per inch, or None: each figure keeps its own size in inches and is
+        painted (and tagged) at this resolution, as the figure menu's export is."""
         return self.dpi_spin.value() if self.by_dpi.isChecked() else None
 
     def accept(self) -> None:
@@ -155,22 +159,64 @@ def export_figures(window) -> None:
               dialog.csv.isChecked(), dialog.dpi())
 
 
+class Stopped(Exception):
+    """The user pressed Cancel in the export's progress dialog."""
+
+
 def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = None) -> list:
-    """Write the figures (PNGs at one scale: the widest ``width`` pixels wide, or ``dpi``
-    dots per inch); tell what was written, or why not, without a traceback."""
+    """Write the figures at their own size, from a twin of the plots panel drawn off
+    screen (the window's tabs stay as they are), and the experiment's plot; PNGs at
+    one scale (the widest ``width`` pixels wide, or ``dpi`` dots per inch). A progress
+    dialog names each file as it is written (Cancel stops after it); the status line
+    says what was written, or why not, never a traceback."""
+    fmts = (*formats, *(["csv"] if csv else []))
+    extra = len(fmts) if window.experiments is not None and window.experiments.is_current() \
+        else 0
+    progress = _progress(window)
+    written, twin = [], None
+
+    def told(done: int, total: int, file: str) -> None:
+        progress.setMaximum(total + extra)
+        progress.setValue(done)
+        progress.setLabelText(f"Writing {file} ({done + 1} of {total + extra})…")
+        if progress.wasCanceled():
+            raise Stopped()
     try:
-        written = window.plots.export_all(folder, formats=tuple(formats), width=width,
-                                          csv=csv, dpi=dpi)
-        written += _experiment(window, folder, (*formats, *(["csv"] if csv else [])), dpi)
+        twin = window.plots.drawn_alone()
+        written = twin.export_all(folder, formats=tuple(formats), width=width, csv=csv,
+                                  dpi=dpi, told=told)
+        written += _experiment(window, folder, fmts, dpi,
+                               lambda k: told(len(written) + k, len(written),
+                                                 f"experiment.{fmts[k]}"))
+    except Stopped:
+        window.status.say(f"Export cancelled after {len(written)} files in {folder}")
+        return written
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         QMessageBox.warning(window, "Export failed", f"Could not export to {folder}: "
                                                      f"{reason}")
         window.status.say(f"Export failed: {reason}", error=True)
         return []
+    finally:
+        progress.close()
+        if twin is not None:
+            twin.close()
+            twin.deleteLater()
     window.status.say(f"Exported {len(written)} files to {folder}"
                       + older_note(folder, written))
     return written
+
+
+def _progress(window) -> QProgressDialog:
+    """The export's progress, shown once it has taken half a second."""
+    progress = QProgressDialog("Laying the figures out at their own size…", "Cancel", 0, 0,
+                               window)
+    progress.setWindowTitle("Export figures")
+    progress.setWindowModality(Qt.WindowModal)
+    progress.setMinimumDuration(500)
+    progress.setAutoReset(False)
+    progress.setValue(0)
+    return progress
 
 
 def older_note(folder: str, written) -> str:
@@ -185,11 +231,15 @@ def older_note(folder: str, written) -> str:
     return f"; older files there, not written now: {shown}"
 
 
-def _experiment(window, folder: str, formats, dpi: int | None) -> list:
+def _experiment(window, folder: str, formats, dpi: int | None, told) -> list:
     """The Experiments tab's plot as its own export writes it (its provenance with it),
-    as <folder>/experiment.<fmt>, when its result is of the session's current inputs."""
+    as <folder>/experiment.<fmt>, when its result is of the session's current inputs;
+    ``told(k)`` before the k-th file."""
     tab = window.experiments
     if tab is None or not tab.is_current():
         return []
-    paths = [tab.export(Path(folder) / "experiment", fmt, dpi) for fmt in formats]
+    paths = []
+    for k, fmt in enumerate(formats):
+        told(k)
+        paths.append(tab.export(Path(folder) / "experiment", fmt, dpi))
     return [path for path in paths if path is not None]

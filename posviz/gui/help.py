@@ -29,8 +29,9 @@ click it to read it whole).
   90th percentile (shaded), on a log axis with the noise floor and the row marked 0.
 - **Swap map** (Sweep, kind swap, "swap map (all pairs)"): the hidden-state change at one
   layer (named in the title) for every swap of two tokens i and j, brighter for more.
-  Pairs of identical tokens are outlined: that swap leaves the input as it was, and their
-  value is how much the two slots' outputs differ in one run.
+  Pairs of identical tokens are outlined, grey: that swap leaves the input as it was,
+  and their value (how much the two slots' outputs differ in one run) is off the colour
+  scale, on hover and in the CSV.
 - **Position probe**: per layer, how well a ridge regression reads each token's position
   off its hidden state, fitted on some texts and scored on held-out ones: its mean
   absolute error against chance (always guessing the mean position); R² in the note.
@@ -38,8 +39,10 @@ click it to read it whole).
   (or listed as numbers); the title says whether it holds here, the note cites the paper
   and says on which model and weights it ran and what was measured.
 - **Compare encodings**: the built-in model with each chosen encoding, one curve each
-  (its own marker) for the same text and the same reorder (the window's, or reversed);
-  the legend names the encodings whose curves are one line on screen.
+  (its own marker, smaller for each later one, so equal values nest) for the same text
+  and the same reorder: the window's, carried word by word to the trained checkpoints'
+  tokens when they read the text otherwise. The note names the curves equal to 0.1%
+  (relative) at each layer, the same at every size of the plot.
 """
 GUIDE_TRY = """
 ## What to try

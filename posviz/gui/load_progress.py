@@ -1,6 +1,8 @@
 """What a model load is doing, under the model chooser: a progress bar (step k of N when
 the load tells its steps, the bytes of a download, else busy), Download and Cancel
-buttons, and a line of text that says what is loading or why a change was refused."""
+buttons, and a line of text that says what is loading, which step and how far, or why
+a change was refused. The bar holds no text of its own: in a narrow panel its text was
+cut ("tep 1 of 4"); the line under it says it whole."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
@@ -14,6 +16,28 @@ from .fields import ERROR_STYLE, STATUS_STYLE
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
               "de-quantizing weights": 3, "ready": 4}
 LOAD_STEP_COUNT = 4
+
+
+class WrappedLabel(QLabel):
+    """A word-wrapped label as tall as its text at its width: in a group box of a
+    scrolled panel the layout gave a wrapped second line no room and drew the next group
+    over it."""
+
+    def __init__(self):
+        super().__init__(wordWrap=True)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        tall = self.heightForWidth(self.width()) if self.width() > 0 else -1
+        if tall > 0 and tall != self.minimumHeight():
+            self.setMinimumHeight(tall)
 
 
 class LoadProgress(QWidget):
@@ -39,7 +63,7 @@ class LoadProgress(QWidget):
         row.addWidget(self.download)
         row.addWidget(self.cancel)
         layout.addLayout(row)
-        self.status = QLabel(wordWrap=True)
+        self.status = WrappedLabel()
         self.status.setStyleSheet(STATUS_STYLE)
         layout.addWidget(self.status)
         for widget in (self.busy, self.download, self.cancel, self.status):
@@ -95,10 +119,13 @@ class LoadProgress(QWidget):
         self.say(f"Loading {self._loading}: {step}, {done} of {total} tensors…")
 
     def _fill(self, value: int, maximum: int, text: str) -> None:
+        """The bar ``value`` of ``maximum`` full; ``text`` (how far) in its tooltip, and
+        said whole by the line under it."""
         self.busy.setRange(0, maximum)
         self.busy.setValue(value)
         self.busy.setFormat(text)
-        self.busy.setTextVisible(True)
+        shown = text.replace("%p%", f"{100 * value // max(maximum, 1)}%")
+        self.busy.setToolTip(f"Loading {self._loading}: {shown}")
 
     def finished(self) -> None:
         self.busy.hide()

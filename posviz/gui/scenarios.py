@@ -95,7 +95,9 @@ class ExplanationPanel(QDockWidget):
 
     def show_document(self, doc) -> None:
         self.doc = doc
-        self.setWindowTitle(f"Scenario: {doc.title}" if doc.title else "Note")
+        # short: its words are the tab's beside the model panel's at 1024 pixels ("M…",
+        # "Scenario: The causal …"); the title heads the text below
+        self.setWindowTitle("Scenario" if doc.title else "Note")
         self.browser.setMarkdown(_markdown(doc))
         self.show()
         self.raise_()
@@ -104,8 +106,7 @@ class ExplanationPanel(QDockWidget):
     def detach(self, what: str) -> None:
         """The user changed the ``what`` ("text" or "model") the explanation speaks of:
         it stays readable, marked as no longer about what is shown (nor saved with it)."""
-        self.setWindowTitle("Scenario left (was: "
-                            f"{self.doc.title or 'a note'})")
+        self.setWindowTitle("Scenario (left)")
         self.browser.setMarkdown(
             f"**You changed the {what}.** What follows was written for the scenario's "
             f"own text and model: it no longer describes the plots, and Save no longer "

@@ -1,6 +1,9 @@
 """The window's status line: what the last evaluation took, "computing…" when one takes
-a while, errors, and what an opened document says until the next edit."""
+a while (and past 2 s what it runs and for how long), errors, and what an opened
+document says until the next edit."""
 from __future__ import annotations
+
+import time
 
 from PySide6.QtCore import QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QPainter, QPalette
@@ -8,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy
 
 ERROR_STYLE = "color: #c62828;"
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
+SAY_SECONDS_AFTER = 2.0           # ... and from then on what it runs and for how long
 
 
 class ElidedLabel(QLabel):
@@ -44,9 +48,12 @@ class StatusLine(QObject):
     """Says things on ``label``; remembers the last evaluation's line (``settled``) to
     show again once an error or a load's message no longer applies."""
 
-    def __init__(self, label: QLabel, parent: QObject | None = None):
+    def __init__(self, label: QLabel, parent: QObject | None = None, session=lambda: None):
         super().__init__(parent)
         self.label = label
+        self._session = session   # the window's session (what an evaluation runs)
+        self._ran = None          # (model, tokens, positions) of the last evaluation shown
+        self._since = 0.0         # when the evaluation on its way was asked for
         self.settled = ""         # the last evaluation's line
         self.notice = ""          # what the opened document says (a model stood in)
         self.remark = ""          # what an edit undid, before the evaluations' lines
@@ -54,7 +61,33 @@ class StatusLine(QObject):
         # "computing…" only for an evaluation that takes a while: during a drag it would
         # flash at every slot (and re-lay the status bar out twice per reorder).
         self.computing = QTimer(self, singleShot=True, interval=COMPUTING_AFTER_MS,
-                                timeout=lambda: self.say("computing…"))
+                                timeout=self._computing)
+        self.ticking = QTimer(self, interval=1000, timeout=self._tick)
+
+    def _computing(self) -> None:
+        self._since = time.monotonic() - COMPUTING_AFTER_MS / 1000
+        self.say("computing…")
+        self.ticking.start()
+
+    def _tick(self) -> None:
+        """Past SAY_SECONDS_AFTER: what the evaluation runs, and for how long now."""
+        elapsed = time.monotonic() - self._since
+        if elapsed >= SAY_SECONDS_AFTER:
+            self.say(f"computing {self._running()}… {elapsed:.0f} s")
+
+    def _running(self) -> str:
+        """The model and the tokens it runs, and which orders: the original order too
+        the first time (it is computed once per text, model and positions)."""
+        s = self._session()
+        if s is None:
+            return ""
+        first = self._ran != (id(s.backend), s.seq, s.positions)
+        runs = "the original order, then the new one" if first else "the new order"
+        return f"{s.backend.name} on {len(s.seq)} tokens, {runs}"
+
+    def _stop(self) -> None:
+        self.computing.stop()
+        self.ticking.stop()
 
     def say(self, text: str, error: bool = False) -> None:
         self.label.setText(text)
@@ -67,13 +100,15 @@ class StatusLine(QObject):
 
     def evaluated(self, text: str) -> None:
         """An evaluation was shown: its line, unless a notice stands."""
-        self.computing.stop()
+        self._stop()
+        s = self._session()
+        self._ran = (id(s.backend), s.seq, s.positions) if s is not None else None
         self.settled = f"{self.remark} · {text}" if self.remark else text
         self._remarked = bool(self.remark)
         self.say(self.notice or self.settled, error=bool(self.notice))
 
     def failed(self, text: str) -> None:
-        self.computing.stop()
+        self._stop()
         self.say(text, error=True)
 
     def settle(self) -> None:

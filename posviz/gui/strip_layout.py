@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QPointF, QRectF
 
 MARGIN, SPACING, ROW_SPACING = 8.0, 6.0, 8.0
 
@@ -79,3 +79,11 @@ def slots_between(layout: Layout, top: float, bottom: float) -> range:
         return range(0)
     end = layout.row_starts[last] if last < len(layout.row_starts) else len(layout.rects)
     return range(layout.row_starts[first], end)
+
+
+def kept_inside(point: QPointF, size, bounds) -> QRectF:
+    """A chip of ``size`` at ``point``, moved to lie inside a widget of size ``bounds``:
+    the chip dragged past the strip's left edge was cut there."""
+    x = min(max(point.x(), 0.0), max(bounds.width() - size.width(), 0.0))
+    y = min(max(point.y(), 0.0), max(bounds.height() - size.height(), 0.0))
+    return QRectF(x, y, size.width(), size.height())

@@ -8,8 +8,8 @@ and the other chips slide aside. On release ``dragFinished(before_order)`` lets 
 window record the whole drag as one undo step. Which slots may change at all is the
 session's rule (``Session.movable_slots``), handed in with the tokens.
 
-Press / move / release are handled here (no QDrag), so a drag can be driven by
-QTest offscreen and can preview live.
+Press / move / release are handled here (no QDrag), so a drag can be driven by QTest
+offscreen and can preview live; the dragged chip stays inside the strip.
 
 Painting stays cheap while the model computes on the other core: each chip is drawn
 once into a cached pixmap, a slide repaints only the area of the chips that move, and
@@ -22,7 +22,7 @@ from PySide6.QtGui import QCursor, QFont, QPainter, QPen, QPixmap, QRegion
 from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
 
 from .chips import COLORS, chip_size, draw_chip
-from .strip_layout import MARGIN, ROW_SPACING, SPACING, slots_between, wrap
+from .strip_layout import MARGIN, ROW_SPACING, SPACING, kept_inside, slots_between, wrap
 from posviz.models.backend import CONTINUES
 from posviz.models.pieces import REST
 
@@ -276,7 +276,8 @@ class TokenStrip(QWidget):
         self._press, self._dragging = None, False
         self.unsetCursor()
         if dragging:
-            self._shown[index] = self._drag_point - self._grab_offset(index)
+            self._shown[index] = kept_inside(self._drag_point - self._grab_offset(index),
+                                             self._sizes[index], self.size()).topLeft()
             self._relayout(animate=True)
             self.dragFinished.emit(self._before)   # back where it began too: the drag is over
         self._before = None
@@ -358,7 +359,8 @@ class TokenStrip(QWidget):
             painter.setPen(QPen(COLORS["chip_border"], 1.2, Qt.DashLine))
             painter.setBrush(Qt.NoBrush)
             painter.drawRoundedRect(self._rects[slot].adjusted(1, 1, -1, -1), 7, 7)
-            rect = QRectF(self._drag_point - self._press[2], self._rects[slot].size())
+            rect = kept_inside(self._drag_point - self._press[2], self._rects[slot].size(),
+                               self.size())
             painter.setPen(Qt.NoPen)
             painter.setBrush(COLORS["shadow"])
             painter.drawRoundedRect(rect.translated(2, 3), 7, 7)

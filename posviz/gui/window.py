@@ -162,7 +162,7 @@ class MainWindow(QMainWindow):
         self.hover_label.setStyleSheet("color: #445;")
         self.statusBar().addWidget(self.state_label, 1)
         self.statusBar().addPermanentWidget(self.hover_label)
-        self.status = StatusLine(self.state_label, self)
+        self.status = StatusLine(self.state_label, self, lambda: self.session)
 
     # -- start-up ---------------------------------------------------------------------
     def start(self, path=None, last: bool = True, model: str | None = None) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import PosvizInputError
 from .backend import Capabilities, TokenSequence, split_words
+from .bpe import END
 from .checkpoint import RANDOM, TRAINED, find
 from .config import ModelConfig
 from .encodings import ENCODINGS
@@ -56,8 +57,12 @@ class BuiltinBackend:
             ids = self.tokenizer.encode(text.strip())
             if not ids:
                 raise PosvizInputError("the text has no tokens to show")
-            return TokenSequence(tuple(self.tokenizer.chips(ids)), tuple(ids),
-                                 (False,) * len(ids))
+            chips = self.tokenizer.chips(ids)
+            if not self.checkpoint.start_token:
+                return TokenSequence(tuple(chips), tuple(ids), (False,) * len(ids))
+            # trained with a start-of-text token at slot 0: it runs with one, pinned
+            return TokenSequence((END, *chips), (self.tokenizer.end_id, *ids),
+                                 (True,) + (False,) * len(ids))
         words = split_words(text)
         if not words:
             raise PosvizInputError("the text has no words to show")

@@ -54,13 +54,17 @@ class Recipe:
     corpus: str = "kjv"            # models.corpus: "kjv" or a text file
     vocab: int = 2048              # BPE tokens, the end-of-text token included
     length: int = 128              # tokens a window predicts: the training length
-    batch: int = 32                # windows a step
-    steps: int = 700
+    batch: int = 16                # windows a step
+    steps: int = 4500
     lr: float = 3e-3               # AdamW's peak learning rate
-    warmup: int = 50               # steps of linear warm-up, then a cosine decay to 10 %
+    warmup: int = 100              # steps of linear warm-up, then a cosine decay to 10 %
     weight_decay: float = 0.1      # on matrices only (as nanoGPT)
     clip: float = 1.0              # the gradients' largest norm
     store: str = "float16"         # the stored weights: float16 or float32 (as trained)
+    start: bool = True             # every window starts with a start-of-text token at
+                                   #   slot 0 (the end-of-text token, as GPT-2's)
+    init: str = ""                 # a checkpoint folder the first weights come from
+                                   #   (its encoding may differ: DroPE), else the seed
 
     def problems(self) -> list[str]:
         found = [f"--{name} must be at least {low} (got {getattr(self, name)})"
@@ -72,6 +76,12 @@ class Recipe:
         if self.store not in ("float32", "float16"):
             found.append(f"--store must be float32 or float16 (got {self.store})")
         return found
+
+    @classmethod
+    def of(cls, record: dict) -> "Recipe":
+        """The recipe a training record holds; a record written before windows began
+        with a start token had none."""
+        return cls(**{"start": False, **record.get("recipe", {})})
 
 
 def plural(count: int, word: str) -> str:
@@ -138,6 +148,15 @@ class Checkpoint:
     def path(self, name: str) -> Path:
         return self.folder / FILES[name]
 
+    @property
+    def recipe(self) -> Recipe:
+        return Recipe.of(self.record)
+
+    @property
+    def start_token(self) -> bool:
+        """Was it trained with a start-of-text token at slot 0 (and so runs with one)?"""
+        return self.recipe.start
+
     def tokenizer(self) -> "Tokenizer":
         from .bpe import Tokenizer
         return Tokenizer.read(self.path("tokenizer"))
@@ -147,14 +166,20 @@ class Checkpoint:
         return paragraphs(self.path("held_out").read_text(encoding="utf-8"))
 
     def summary(self) -> str:
-        """The training record in a line: corpus, steps, held-out perplexity."""
+        """The training record in a line: corpus, steps, held-out perplexity and the
+        use of order (models.order_use) when measured."""
         r = self.record
         steps = plural(r.get("steps", 0), "step") + (" (interrupted)" if r.get("interrupted")
                                                      else "")
         text = f"trained {steps} on {r.get('data', {}).get('short', '?')}"
         if r.get("held_out_perplexity") is not None:
             text += (f" (held-out perplexity {r['held_out_perplexity']:.1f} at "
-                     f"{r.get('recipe', {}).get('length', '?')} tokens)")
+                     f"{r.get('recipe', {}).get('length', '?')} tokens")
+            if r.get("order_use"):
+                text += (f"; order use {r['order_use']['ratio']:.2f}: its last token's "
+                         f"perplexity {r['order_use']['ratio']:.2f} × higher with the "
+                         f"context shuffled")
+            text += ")"
         return text
 
     def load_weights(self, model) -> None:
@@ -195,14 +220,27 @@ def zoo_folder() -> Path | None:
     return next((folder for folder in ZOO_FOLDERS if folder.is_dir()), None)
 
 
-def zoo() -> list[Checkpoint]:
-    """The shipped checkpoints, one per encoding, in the encodings' order."""
-    folder = zoo_folder()
-    if folder is None:
+def _folders(folder: str | Path | None) -> list[Checkpoint]:
+    root = Path(folder) if folder is not None else zoo_folder()
+    if root is None or not root.is_dir():
         return []
-    found = [Checkpoint.read(sub) for sub in folder.iterdir()
-             if (sub / FILES["config"]).is_file()]
+    return [Checkpoint.read(sub) for sub in sorted(root.iterdir())
+            if (sub / FILES["config"]).is_file()]
+
+
+def zoo(folder: str | Path | None = None) -> list[Checkpoint]:
+    """The shipped checkpoints trained from the seed, one per encoding, in the
+    encodings' order (of ``folder`` instead when given). A checkpoint started from
+    another's weights is a variant of that one, not a reference for its encoding."""
+    found = [c for c in _folders(folder) if not c.recipe.init]
     return sorted(found, key=lambda c: (KINDS.index(c.config.pe), str(c.folder)))
+
+
+def variant(name: str, folder: str | Path | None = None) -> Checkpoint | None:
+    """The shipped checkpoint in the folder ``name`` that started from another's
+    weights (DroPE's recalibrated RoPE), or None."""
+    return next((c for c in _folders(folder)
+                 if c.folder.name == name and c.recipe.init), None)
 
 
 def find(weights: str, config: ModelConfig) -> Checkpoint:

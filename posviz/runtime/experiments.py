@@ -34,6 +34,8 @@ class ExperimentJob:
     order: tuple[int, ...] | None = None   # compare: the reorder (None: reversed)
     backend: object = None             # the window's backend of ``spec``, if loaded
     instead: str = ""                  # compare: the window's pretrained model, not run
+    ordered: object = None             # compare: the TokenSequence ``order`` reorders
+                                       #   (None: the compared models' own tokens)
 
     def describe(self) -> dict:
         """What produced the result, for an export's provenance."""
@@ -84,7 +86,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         config = job.spec.config if job.spec.is_builtin else ModelConfig()
         return compare_encodings(config, job.encodings, job.weights or "random",
                                  job.texts[0], job.order, job.positions, progress,
-                                 should_stop)
+                                 should_stop, job.ordered)
     from ..analysis.engine import Engine
     engine = Engine(backend_for(job.spec, say, job.backend))
     if job.what == "sweep":

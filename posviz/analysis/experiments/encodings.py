@@ -5,7 +5,8 @@ Each model has the same configuration and the same kind of weights: "random" (dr
 the same seed, so the blocks are the same and only the encoding differs) or "trained"
 (each encoding's shipped checkpoint, trained alike). The text reads as the same tokens
 in every model (random weights read words; the shipped checkpoints share one
-tokenizer), so one order is the same reorder for all.
+tokenizer), so one order is the same reorder for all. An order of another tokenization
+of the text (the window's) is carried to the models' tokens word by word (carry.py).
 """
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from typing import Callable
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
+from ...models.backend import TokenSequence
 from ...models.config import ModelConfig, Positions
 from ...models.encodings import ENCODINGS
 from ..symmetry import METRICS
+from .carry import carry_order
+from .runs import make_orders
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,7 @@ class EncodingCurves:
     rows: tuple[dict, ...]             # (L + 1,) analysis.symmetry.Comparison.rows()
     floor: float                       # its noise floor
     weights: str                       # "random weights (seed 0)" or its training summary
+    order_use: float | None = None     # a trained checkpoint's (its record's), else None
 
     def curve(self, metric: str) -> np.ndarray:
         """(L + 1,) the metric per layer, NaN where it is undefined."""
@@ -45,6 +50,7 @@ class EncodingComparison:
     positions: Positions
     weights: str                       # "random" or "trained"
     models: tuple[EncodingCurves, ...]
+    carried: bool = False              # the order was another tokenization's, by words
 
     @property
     def floor(self) -> float:
@@ -55,7 +61,9 @@ class EncodingComparison:
                 "tokens": list(self.tokens), "order": list(self.order),
                 "positions": self.positions.mode, "offset": self.positions.offset,
                 "weights": self.weights, "noise_floor": self.floor,
+                "order_carried_by_words": self.carried,
                 "models": [{"pe": m.kind, "title": m.title, "weights": m.weights,
+                            "order_use": m.order_use,
                             "noise_floor": m.floor, "layers": list(m.rows)}
                            for m in self.models]}
 
@@ -76,11 +84,12 @@ def parse_kinds(text: str) -> tuple[str, ...]:
 def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order=None,
                       positions: Positions = Positions(),
                       progress: Callable[[int, int], None] | None = None,
-                      should_stop: Callable[[], bool] | None = None
-                      ) -> EncodingComparison:
+                      should_stop: Callable[[], bool] | None = None,
+                      ordered: TokenSequence | None = None) -> EncodingComparison:
     """The built-in model of ``config`` with each encoding of ``kinds`` and ``weights``
     ("random" or "trained") on ``text`` reordered by ``order`` ((n,), or a string
-    "I,J,..."; default: reversed)."""
+    "I,J,..."; default: reversed); an order of ``ordered`` (another tokenization of the
+    text) is carried to the models' tokens word by word."""
     from ...models.builtin import BuiltinBackend
     from ...models.orders import parse_order
     from ..engine import Engine
@@ -92,23 +101,29 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
         raise PosvizInputError("the models read the text as different tokens: one order "
                                "cannot reorder them alike")
     n = len(seqs[0])
-    if order is None:
-        order = np.arange(n)[::-1]
+    if order is None:                   # the movable tokens reversed: a start token stays
+        order = make_orders("reverse", seqs[0], 1, None)[0]
     elif isinstance(order, str):
         order = parse_order(order, n)
+    carried = ordered is not None and tuple(ordered.tokens) != seqs[0].tokens
+    if carried:
+        order = carry_order(ordered, order, seqs[0],
+                            f"the built-in model with {weights} weights")
     models = []
     for done, (kind, backend, seq) in enumerate(zip(kinds, backends, seqs)):
         if should_stop is not None and should_stop():
             raise Cancelled()
         ev = Engine(backend).evaluate(seq, order, positions, should_stop)
+        record = backend.checkpoint.record if backend.checkpoint is not None else {}
         models.append(EncodingCurves(kind, ENCODINGS[kind].title,
                                      tuple(ev.comparison.rows()), ev.comparison.floor,
-                                     backend.weights_text()))
+                                     backend.weights_text(),
+                                     record.get("order_use", {}).get("ratio")))
         if progress is not None:
             progress(done + 1, len(kinds))
     shared = {k: v for k, v in backends[0].config.to_dict().items() if k != "pe"}
     return EncodingComparison(text, shared, seqs[0].tokens, tuple(int(i) for i in order),
-                              positions, weights, tuple(models))
+                              positions, weights, tuple(models), carried)
 
 
 __all__ = ["EncodingComparison", "EncodingCurves", "METRICS", "compare_encodings",

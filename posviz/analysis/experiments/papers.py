@@ -49,7 +49,8 @@ def _with_scores(engine, text: str, positions: Positions, should_stop):
                               scores=True)
 
 
-def haviv2022(should_stop=None) -> PaperCheck:
+def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:
+    """``say`` is told each of the four probes' stages, ``progress`` their steps."""
     from .probe import probe
     texts = random_texts(120, 12, seed=0, vocabulary=20)
     masks = ("causal", "bidirectional")
@@ -59,9 +60,17 @@ def haviv2022(should_stop=None) -> PaperCheck:
         return (all(row.reads_position for row in causal[1:])
                 and all(row.mae > 0.95 * row.chance_mae for row in bidir))
 
-    by_features = {features: {mask: probe(_engine(pe="none", mask=mask), texts,
-                                          features=features, should_stop=should_stop)
-                              for mask in masks} for features in ("quadratic", "linear")}
+    runs = [(features, mask) for features in ("quadratic", "linear") for mask in masks]
+
+    def told(k: int):
+        features, mask = runs[k]
+        return None if say is None else lambda stage: say(
+            f"probe {k + 1} of {len(runs)} ({features}, {mask}): {stage}")
+    probes = [probe(_engine(pe="none", mask=mask), texts, features=features,
+                    should_stop=should_stop, progress=progress, say=told(k))
+              for k, (features, mask) in enumerate(runs)]
+    by_features = {features: {mask: result for (f, mask), result in zip(runs, probes)
+                              if f == features} for features in ("quadratic", "linear")}
     values = {mask: [vars(row).copy() for row in r.layers]
               for mask, r in by_features["quadratic"].items()}
     values["features"] = "quadratic"
@@ -291,7 +300,8 @@ PRESETS: dict[str, Callable[..., PaperCheck]] = {
 TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {
     p.name: p.trained for p in CATALOGUE if p.trained is not None}
 PAPERS = tuple(p.name for p in CATALOGUE)
-COUNTED = (trained.press2022,)       # the checks that tell their stages and steps
+# the checks that tell their stages and steps (those of a minute or more)
+COUNTED = (haviv2022, trained.press2022, trained.haviv2022, pretrained.sinha2022)
 TITLES = {p.name: p.title for p in CATALOGUE}
 
 

@@ -40,13 +40,14 @@ def _outputs(backend, hidden):
         return logits(h).double().log_softmax(-1).cpu().numpy()
 
 
-def shift_change(backend, texts, should_stop=None) -> dict:
+def shift_change(backend, texts, should_stop=None, progress=None) -> dict:
     """What a shift of every position id by SHIFT changes, over ``texts``: the last
     layer (norm-weighted relative change) and the output (next-token KL and top-token
-    changes with a causal head, else 1 − cosine of the mean-pooled last layer)."""
+    changes with a causal head, else 1 − cosine of the mean-pooled last layer);
+    ``progress(done, total)`` after each text."""
     moved_sq = base_sq = 0.0
     kls, flips, pooled = [], [], []
-    for text in texts:
+    for done, text in enumerate(texts):
         if should_stop is not None and should_stop():
             raise Cancelled()
         seq = backend.tokenize(text)
@@ -62,6 +63,8 @@ def shift_change(backend, texts, should_stop=None) -> dict:
         if log_p is not None:
             kls.extend((np.exp(log_p) * (log_p - log_q)).sum(-1).tolist())
             flips.extend((log_p.argmax(-1) != log_q.argmax(-1)).tolist())
+        if progress is not None:
+            progress(done + 1, len(texts))
     row = {"last_layer_change": float(np.sqrt(moved_sq / base_sq)),
            "pooled_output_change": float(np.mean(pooled))}
     if kls:
@@ -75,26 +78,37 @@ def output_change(row: dict) -> float:
     return row.get("next_token_kl_mean", row["pooled_output_change"])
 
 
-def sinha2022(should_stop=None) -> PaperCheck:
+def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
+    """``say`` is told each model as its stage starts (loading, then shifting), and
+    ``progress(done, total)`` each text shifted."""
     from ...models.hf import BUNDLED, load_backend
     from .trained import _backend, shipped
     texts = example_texts()
     by_kind = {c.config.pe: c for c in shipped()}
+    kinds = [kind for kind in ZOO_KINDS if kind in by_kind]
+    count = len(kinds) + len(BUNDLED_MODELS)
+
+    def stage(k: int, text: str) -> None:
+        if say is not None:
+            say(f"{text} (model {k + 1} of {count})")
     values, absolute, relative = {}, [], []
-    for kind in ZOO_KINDS:
-        if kind in by_kind:
-            values[f"trained {kind}"] = shift_change(_backend(by_kind[kind]), texts,
-                                                     should_stop)
-            added = ENCODINGS[kind].acts == "absolute"       # to the embeddings, or inside
-            (absolute if added else relative).append(f"trained {kind}")
+    for k, kind in enumerate(kinds):
+        stage(k, f"shifting every position id of the trained {kind} checkpoint, "
+                 f"{len(texts)} texts")
+        values[f"trained {kind}"] = shift_change(_backend(by_kind[kind]), texts,
+                                                 should_stop, progress)
+        added = ENCODINGS[kind].acts == "absolute"           # to the embeddings, or inside
+        (absolute if added else relative).append(f"trained {kind}")
     names = []
-    for name in BUNDLED_MODELS:
+    for k, name in enumerate(BUNDLED_MODELS, start=len(kinds)):
+        stage(k, f"loading {name}")
         try:
             backend = load_backend(name, should_stop=should_stop)
         except PosvizInputError:                      # not installed here: left out
             continue
         names.append(BUNDLED[name][0])
-        values[name] = shift_change(backend, texts, should_stop)
+        stage(k, f"shifting every position id of {name}, {len(texts)} texts")
+        values[name] = shift_change(backend, texts, should_stop, progress)
         (relative if name == "smollm2" else absolute).append(name)
     holds = bool(absolute and relative
                  and all(output_change(values[k]) > MOVED for k in absolute)

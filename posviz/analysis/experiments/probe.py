@@ -25,13 +25,16 @@ from ...models.config import Positions
 from ...models.trace import and_joined, layer_label, layer_spans
 from .texts import random_texts
 
-FEATURES = ("linear", "quadratic")
+FEATURES = ("linear", "quadratic", "mlp")
 # each as the GUI's control, the figure's title and legend name it: what the regression
-# reads (the squares of the hidden state's coordinates let it read a norm)
-FEATURE_NAMES = {"linear": "linear", "quadratic": "linear + squared coordinates"}
+# reads (the squares of the hidden state's coordinates let it read a norm; a small
+# network reads any smooth function of it)
+FEATURE_NAMES = {"linear": "linear", "quadratic": "linear + squared coordinates",
+                 "mlp": "a small MLP (one hidden layer of 64)"}
 # what a probe of each reads position with, in the verdict's words
 READ_WITH = {"linear": "linearly",
-             "quadratic": "linearly from the hidden state and its squares"}
+             "quadratic": "linearly from the hidden state and its squares",
+             "mlp": "with a small MLP"}
 LISTED = 4                 # below-chance layers named one by one, at most; past it, a span
 # A held-out error under this share of chance's counts as reading position (the verdict
 # and the paper checks, where Haviv's check used it first): a margin, so that a fit
@@ -39,6 +42,7 @@ LISTED = 4                 # below-chance layers named one by one, at most; past
 READS = 0.9
 RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
 PER_FEATURE = 10             # tokens a held-out fit needs per feature it reads
+MLP_WIDTH, MLP_STEPS = 64, 300    # the MLP probe's hidden units and full-batch steps
 # The texts a probe runs on when given none: made-up words drawn independently of their
 # place (so the words carry no position), from a vocabulary small enough that their
 # embeddings span few of the model's dimensions (so what is left shows the position).
@@ -211,15 +215,48 @@ def _choose_penalty(X, y, groups, train: np.ndarray) -> float:
     return RIDGE[int(np.argmin(errors))]
 
 
-def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int):
-    """Cross-validated (r2, mae, chance_mae) of a ridge probe X (m, d) -> y (m,)."""
+def mlp_predict(X: np.ndarray, y: np.ndarray, X_out: np.ndarray) -> np.ndarray:
+    """A small MLP (one hidden layer of MLP_WIDTH, GELU) fitted to X (m, d) -> y (m,)
+    on standardised features (full-batch Adam, weight decay, a fixed seed), predicting
+    X_out (k, d) -> (k,)."""
+    import torch
+    mean, spread = X.mean(axis=0), X.std(axis=0) + 1e-8
+    gen = torch.Generator().manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(X.shape[1], MLP_WIDTH), torch.nn.GELU(),
+                              torch.nn.Linear(MLP_WIDTH, 1)).double()
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64)
+                    / max(p.shape[-1], 1) ** 0.5)
+    inputs = torch.as_tensor((X - mean) / spread)
+    centre, scale = float(y.mean()), float(y.std() + 1e-8)
+    target = torch.as_tensor((y - centre) / scale)
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-2, weight_decay=1e-3)
+    with torch.enable_grad():
+        for _ in range(MLP_STEPS):
+            optimizer.zero_grad()
+            loss = ((net(inputs)[:, 0] - target) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+    with torch.no_grad():
+        out = net(torch.as_tensor((X_out - mean) / spread))[:, 0].numpy()
+    return out * scale + centre
+
+
+def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int,
+                mlp: bool = False):
+    """Cross-validated (r2, mae, chance_mae) of a ridge probe (or with ``mlp`` a small
+    MLP) X (m, d) -> y (m,)."""
     n_texts = int(groups.max()) + 1
     predicted, chance = np.empty_like(y), np.empty_like(y)
     for held in _folds(n_texts, folds):
         train = np.setdiff1d(np.arange(n_texts), held)
         out, fit = np.isin(groups, held), np.isin(groups, train)
-        w, b = ridge_fit(X[fit], y[fit], _choose_penalty(X, y, groups, train))
-        predicted[out] = X[out] @ w + b
+        if mlp:
+            predicted[out] = mlp_predict(X[fit], y[fit], X[out])
+        else:
+            w, b = ridge_fit(X[fit], y[fit], _choose_penalty(X, y, groups, train))
+            predicted[out] = X[out] @ w + b
         chance[out] = y[fit].mean()
     sse, sst = ((predicted - y) ** 2).sum(), ((y - y.mean()) ** 2).sum()
     return (float(1 - sse / sst) if sst > 0 else float("nan"),
@@ -294,7 +331,8 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     for layer in range(H.shape[0]):
         if should_stop is not None and should_stop():
             raise Cancelled("the probe was cancelled")
-        rows.append(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds)))
+        rows.append(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds,
+                                                   mlp=features == "mlp")))
         if progress is not None:
             progress(layer + 1, H.shape[0])
     return ProbeResult(tuple(rows), len(texts), int(y.size), folds, features, H.shape[2],

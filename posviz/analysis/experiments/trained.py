@@ -12,8 +12,8 @@ from typing import Callable
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
-from ...models.checkpoint import TRAINED, Checkpoint, zoo
-from ...models.encodings import AlibiEncoding, NoPositions, SinusoidalEncoding
+from ...models.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
+from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
@@ -64,7 +64,9 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     first = checkpoints[0]
     length = first.record["recipe"]["length"]
     lengths = (length, 2 * length, 4 * length)
-    ids = token_stream(first.tokenizer(), first.held_out())                  # (M,)
+    tokenizer = first.tokenizer()
+    ids = token_stream(tokenizer, first.held_out())                        # (M,)
+    start_id = tokenizer.end_id if first.start_token else None
     count = min(PRESS_TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), ids[1:count + 1])
     models = {c.config.pe: _backend(c).model for c in checkpoints}
@@ -85,19 +87,23 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
             if should_stop is not None and should_stop():
                 raise Cancelled()
             refused = kind in limits and n > limits[kind]
-            table[kind][str(n)] = None if refused else perplexity(model, ids, n, count)
+            table[kind][str(n)] = None if refused else perplexity(
+                model, ids, n, count, start_id=start_id)
             if progress is not None:
                 progress(done + 1, len(models))
-    alibi = table.get(AlibiEncoding.kind, {})
-    sinusoidal = table.get(SinusoidalEncoding.kind, {})
     grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()
              if v[str(lengths[-1])] is not None}
-    holds = bool(alibi and sinusoidal
-                 and all(alibi[str(n)] <= 1.02 * alibi[str(length)] for n in lengths)
-                 and sinusoidal[str(2 * length)] > 1.1 * sinusoidal[str(length)])
+    seeds = {seed: {kind: by_seed[seed]["perplexity_at"]
+                    for kind, by_seed in zoo_seeds().get("encodings", {}).items()}
+             for seed in map(str, zoo_seeds().get("seeds", []))}
+    in_seeds = {seed: press_holds(by_kind, lengths) for seed, by_kind in seeds.items()}
+    holds = press_holds(table, lengths) and all(in_seeds.values())
     values = {"train_length": length, "lengths": list(lengths), "tokens": count,
               "unigram_perplexity": unigram, "perplexity": table,
-              "growth_at_4x": grows, "refused": notes, "table_length": limits}
+              "order_use": {c.config.pe: c.record.get("order_use", {}).get("ratio")
+                            for c in checkpoints},
+              "growth_at_4x": grows, "refused": notes, "table_length": limits,
+              "seeds": seeds, "holds_in_each_seed": in_seeds}
     return PaperCheck(
         "press2022",
         "Press, Smith, Lewis (2022). Train short, test long: attention with linear biases "
@@ -110,12 +116,31 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
         f"Held-out perplexity of the shipped checkpoints (the built-in model, causal, "
         f"trained alike on {first.record['data']['short']}) on the same {count} held-out "
         f"tokens, cut into windows of {', '.join(map(str, lengths))} tokens, beside a "
-        f"unigram model of the training tokens. Holds: ALiBi stays within 2 % of its "
+        f"unigram model of the training tokens; beside them the same measure of the zoo "
+        f"trained from each seed (seeds.json). Holds: ALiBi stays within 2 % of its "
         f"perplexity at the training length, and sinusoidal grows by more than 10 % at "
-        f"twice it.",
+        f"twice it, here and in every seed.",
         values, holds, weights=TRAINED, ran_on=described(checkpoints),
         tests="The trained-model claim, at this small scale: ALiBi's perplexity stays "
               "flat past the training length while sinusoidal's grows.")
+
+
+def press_holds(table: dict, lengths) -> bool:
+    """press2022's claim on one zoo's {encoding: {length: perplexity}}."""
+    alibi, sinusoidal = table.get(AlibiEncoding.kind), table.get(SinusoidalEncoding.kind)
+    first = str(lengths[0])
+    return bool(alibi and sinusoidal
+                and all(alibi[str(n)] <= 1.02 * alibi[first] for n in lengths)
+                and sinusoidal[str(2 * lengths[0])] > 1.1 * sinusoidal[first])
+
+
+def zoo_seeds() -> dict:
+    """The zoo trained from every seed, measured alike (seeds.json beside the
+    checkpoints, analysis.experiments.seeds), or {} when it is not there."""
+    import json
+    folder = zoo_folder()
+    path = None if folder is None else folder / "seeds.json"
+    return json.loads(path.read_text()) if path is not None and path.is_file() else {}
 
 
 def probe_texts(checkpoint: Checkpoint) -> list[str]:
@@ -125,26 +150,72 @@ def probe_texts(checkpoint: Checkpoint) -> list[str]:
     size = max(round(PROBE_WORDS * length), 4)
     words = " ".join(checkpoint.held_out()).split()
     step = max(len(words) // PROBE_TEXTS, size)
-    tokenizer = checkpoint.tokenizer()
+    backend = _backend(checkpoint)
     texts = [" ".join(words[k:k + size]) for k in range(0, len(words) - size + 1, step)]
-    return [t for t in texts if len(tokenizer.encode(t)) <= length][:PROBE_TEXTS]
+    return [t for t in texts if len(backend.tokenize(t)) <= length][:PROBE_TEXTS]
 
 
-def haviv2022(should_stop=None) -> PaperCheck:
+SEPARATES = 0.1     # R² by which the NoPE model's probe must beat the order-blind controls'
+SCALE_NOTE = ("What this can say about the paper: a causal model without positions, 4 "
+              "layers of width 64 ({params} parameters) trained on {tokens} tokens, can "
+              "learn to use token order and to hold absolute position where a probe reads "
+              "it; so the mechanism needs no scale. What it cannot say: how close the "
+              "encodings' perplexities are, or how well a probe reads position, in the "
+              "paper's models (125M to 1.3B parameters, trained on billions of tokens): "
+              "both change with size and data.")
+
+
+def controls() -> list[Checkpoint]:
+    """The order-blind controls shipped beside the zoo (resources/checkpoints/controls/):
+    the recipe stopped before the use of order began."""
+    folder = zoo_folder()
+    return [] if folder is None else zoo(folder / "controls")
+
+
+def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = None,
+              say: Callable[[str], None] | None = None) -> PaperCheck:
+    """``say`` is told each checkpoint's stages (its texts run, then its fits), and
+    ``progress`` their steps."""
     from ..engine import Engine
     from .probe import probe
     checkpoints = shipped()
     by_kind = {c.config.pe: c for c in checkpoints}
     if NoPositions.kind not in by_kind:
         raise PosvizInputError("haviv2022 needs the trained checkpoint without positions")
+    blind = {f"{c.folder.name} (control)": c for c in controls()}
+    models = {**by_kind, **blind}
     texts = probe_texts(by_kind[NoPositions.kind])
-    runs = {kind: probe(Engine(_backend(c)), texts, features="linear",
-                        should_stop=should_stop) for kind, c in by_kind.items()}
-    values = {kind: [vars(row).copy() for row in r.layers] for kind, r in runs.items()}
-    values["perplexity"] = {kind: c.record["held_out_perplexity"]
-                            for kind, c in by_kind.items()}
-    nope = runs[NoPositions.kind].layers
-    holds = all(row.reads_position for row in nope[1:])
+    features = ("linear", "mlp")
+    runs: dict[str, dict] = {f: {} for f in features}
+    for k, (name, checkpoint) in enumerate(models.items()):
+        engine = Engine(_backend(checkpoint))
+        for feature in features:
+            told = None if say is None else (
+                lambda stage, name=name, k=k, feature=feature: say(
+                    f"probing {name} ({k + 1} of {len(models)}, {feature}): {stage}"))
+            runs[feature][name] = probe(engine, texts, features=feature,
+                                        should_stop=should_stop, progress=progress,
+                                        say=told)
+    best = {f: {name: max(row.r2 for row in r.layers[1:]) for name, r in by.items()}
+            for f, by in runs.items()}
+    uses = {name: c.record.get("order_use", {}).get("ratio") for name, c in models.items()}
+    nope = NoPositions.kind
+    separates = {f: bool(blind) and b[nope] > max(b[n] for n in blind) + SEPARATES
+                 for f, b in best.items()}
+    relative = [kind for kind, c in by_kind.items()
+                if ENCODINGS[kind].acts in ("rotate", "bias")]
+    values = {"order_use": uses,
+              "perplexity": {name: c.record["held_out_perplexity"]
+                             for name, c in models.items()},
+              "best_r2_after_the_embeddings": best, "separates": separates,
+              **{f: {name: [vars(row).copy() for row in r.layers] for name, r in by.items()}
+                 for f, by in runs.items()}}
+    holds = all(row.reads_position for row in runs["mlp"][nope].layers[1:])
+    first = by_kind[NoPositions.kind]
+    control_words = (f"the order-blind control{'s' if len(blind) > 1 else ''} "
+                     f"({', '.join(blind)}: order use "
+                     f"{', '.join(f'{uses[n]:.2f}' for n in blind)})" if blind
+                     else "no order-blind control (none is installed)")
     return PaperCheck(
         "haviv2022",
         "Haviv, Ram, Press, Izsak, Levy (2022). Transformer language models without "
@@ -152,12 +223,33 @@ def haviv2022(should_stop=None) -> PaperCheck:
         "A causal language model trained without positional encodings reaches a "
         "perplexity close to models with positions, and a probe reads absolute position "
         "off its hidden states nearly as well as off theirs.",
-        f"A linear ridge probe (hidden state -> position, held out by text) per layer on "
-        f"{len(texts)} held-out passages of {len(texts[0].split())} words, for each shipped "
-        f"checkpoint (trained, causal); beside it their held-out perplexities. Holds: the "
-        f"probe of the model without positions beats chance (error below 0.9 × the "
-        f"chance error) at every layer after the embeddings.",
+        f"Probes of absolute position (hidden state -> position, held out by text), a "
+        f"linear ridge regression and a small MLP, per layer, on {len(texts)} held-out "
+        f"passages of {len(texts[0].split())} words, for each shipped checkpoint and "
+        f"{control_words}; beside them each one's held-out perplexity and use of order "
+        f"(the last token's perplexity with its context shuffled over in order). Holds: "
+        f"the MLP probe of the model without positions beats chance (error below 0.9 × "
+        f"the chance error) at every layer after the embeddings. Separates: its best R² "
+        f"after the embeddings beats the order-blind control's by more than "
+        f"{SEPARATES}. " + SCALE_NOTE.format(
+            params=f"{first.record.get('parameters', 0) or _parameters(first):,}",
+            tokens=f"{first.recipe.steps * first.recipe.batch * first.recipe.length:,}"),
         values, holds, weights=TRAINED, ran_on=described(checkpoints),
-        tests="The trained-model claim, at this small scale, with a linear probe: the "
-              "causal model trained without positions knows absolute position after the "
-              "embeddings.")
+        tests=f"The trained-model claim, at this small scale: the causal model trained "
+              f"without positions (order use {uses[nope]:.2f}) holds absolute position "
+              f"where a small MLP reads it after the embeddings (best R² "
+              f"{best['mlp'][nope]:.2f}); the probes "
+              f"{'tell' if separates['mlp'] else 'do not tell'} it from "
+              f"{control_words.split(' (')[0]} (linear: {'yes' if separates['linear'] else 'no'}; "
+              f"MLP: {'yes' if separates['mlp'] else 'no'}). A probe of absolute position "
+              f"does not measure the use of order in general: "
+              + (f"{', '.join(relative)} use order the most (order use "
+                 f"{min(uses[k] for k in relative):.2f} or more) and hold almost no "
+                 f"absolute position (best R² {max(best['mlp'][k] for k in relative):.2f} "
+                 f"or less)." if relative else "no relative encoding was probed."))
+
+
+def _parameters(checkpoint: Checkpoint) -> int:
+    from safetensors import safe_open
+    with safe_open(str(checkpoint.path("weights")), "np") as stored:
+        return sum(int(np.prod(stored.get_slice(k).get_shape())) for k in stored.keys())

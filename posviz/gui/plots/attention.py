@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import colorbars, style
 from .base import Figure
@@ -134,6 +134,12 @@ class AttentionFigure(Figure):
         super().__init__(parent)
         r = Selection().difference_range
         canvas = self.canvas
+        # every update repaints the whole canvas: laid out again after a relaunch (its
+        # token axes measured), the maps left slivers of their first paint and a glyph
+        # of a label at their left edges until a scroll; the three maps are most of the
+        # canvas and repaint at every reorder anyway
+        canvas.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode
+                                     .FullViewportUpdate)
         self.original = _HeatmapPlot(canvas, "original order", style.SEQUENTIAL,
                                      style.ATTENTION_LEVELS, col=1, short_title="original")
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,

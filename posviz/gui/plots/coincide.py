@@ -1,12 +1,13 @@
-"""Where two curves of a figure are one on screen: the layers they share, in words, so
-the note can say so and the earlier curve can be drawn where the later cannot hide it."""
+"""Where two curves of a figure are one line: equal to a relative tolerance (a property
+of the numbers, never of the figure's size) at some layers, in words, so the note can
+say so and the earlier curve can be drawn where the later cannot hide it."""
 from __future__ import annotations
 
 import numpy as np
 
 from posviz.models.trace import and_joined, layer_spans
 
-EQUAL = 1e-6            # relative: equal as drawn (a pixel is about 1e-3 of an axis)
+EQUAL = 1e-6            # relative: equal as drawn
 WIDE = 6.0              # pixels: an earlier curve drawn this wide shows around a later one
 HALO_ALPHA = 100        # ... and this light, so that the later one reads on it
 
@@ -17,12 +18,6 @@ def same_at(a, b, rtol: float = EQUAL) -> np.ndarray:
     a, b = np.asarray(a, float), np.asarray(b, float)
     with np.errstate(invalid="ignore"):
         return np.isfinite(a) & np.isfinite(b) & np.isclose(a, b, rtol=rtol, atol=0.0)
-
-
-def pixel_rtol(decades: float, pixels: float) -> float:
-    """The relative difference one pixel of a log axis of ``decades`` over ``pixels``
-    shows: curves closer than that are one line on screen."""
-    return max(EQUAL, 10 ** (decades / max(pixels, 1.0)) - 1)
 
 
 def shares_a_line(a, b, rtol: float = EQUAL) -> bool:
@@ -80,28 +75,3 @@ def coinciding_words(groups) -> str:
     """"none and RoPE coincide at layers 1–4; …" for ``coinciding``'s groups, or ""."""
     return "; ".join(f"{and_joined(group)} coincide at {layer_words(layers)}"
                      for group, layers in groups)
-
-
-def partner_words(groups, name: str) -> str:
-    """What curve ``name`` shares its line with, for its legend entry: "one line with
-    RoPE and ALiBi at layers in–3; sinusoidal at layer 2" (partners at the same layers
-    named together; from ``coinciding``'s groups), or ""."""
-    shared: dict[str, set[int]] = {}
-    for group, layers in groups:
-        if name in group:
-            for other in group:
-                if other != name:
-                    shared.setdefault(other, set()).update(layers)
-    together: dict[tuple[int, ...], list[str]] = {}
-    for other, layers in shared.items():
-        together.setdefault(tuple(sorted(layers)), []).append(other)
-    parts = [f"{and_joined(others)} at {layer_words(layers)}"
-             for layers, others in together.items()]
-    return "one line with " + "; ".join(parts) if parts else ""
-
-
-def legend_words(title: str, name: str, groups) -> str:
-    """A compared curve's legend entry: its title, and the curves it is one line with on
-    screen (so a reader need not hover or open the note to see it)."""
-    partners = partner_words(groups, name)
-    return f"{title} — {partners}" if partners else title

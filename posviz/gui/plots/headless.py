@@ -15,6 +15,7 @@ from weakref import WeakKeyDictionary
 
 from PySide6 import QtCore, QtWidgets
 
+from . import own_size
 from .figures import FIGURE_TYPES, FIGURES
 from .mosaic_figure import mosaic_look
 from .panel import PlotsPanel
@@ -23,7 +24,6 @@ from posviz.errors import PosvizInputError
 from posviz.views.model import model_views
 from posviz.views.shown import Shown, build_views
 
-PANEL_SIZE = (1500, 1000)       # pixels: the figures' sizes are their share of it
 SHARPNESS = 2                   # a notebook's PNG: device pixels per pixel shown
 
 
@@ -58,23 +58,15 @@ def quiet_platform_notes():
 
 
 def drawn_panel(session, evaluation) -> PlotsPanel:
-    """A PlotsPanel of PANEL_SIZE showing ``evaluation`` (an engine.Evaluation) of
-    ``session`` as the window would, laid out but not on screen."""
-    app = application()
+    """A PlotsPanel of own_size.PANEL_SIZE showing ``evaluation`` (an engine.Evaluation)
+    of ``session`` as the window would, laid out but not on screen (the panel the
+    window's own files are written from, too)."""
+    application()
     with quiet_platform_notes():
-        panel = PlotsPanel()
-        panel.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
-        panel.resize(*PANEL_SIZE)
-        panel.set_session(session)
-        panel.set_provenance({"text": session.text,
-                              "model": describe_model(session.backend.describe())})
-        panel.show()
-        app.processEvents()
-        panel.show_evaluation(Shown(evaluation, build_views(
-            evaluation, mosaic_look(session.selection)), model_views(session.backend,
-                                                                      evaluation)))
-        app.processEvents()
-    return panel
+        shown = Shown(evaluation, build_views(evaluation, mosaic_look(session.selection)),
+                      model_views(session.backend, evaluation))
+        return own_size.drawn_panel(PlotsPanel, session, shown, {
+            "text": session.text, "model": describe_model(session.backend.describe())})
 
 
 _PANELS: WeakKeyDictionary = WeakKeyDictionary()      # Report -> its drawn PlotsPanel

@@ -13,7 +13,7 @@ from .hover import CurveHover, Series, wrapped
 from .layer_axis import LAYER_AXIS, set_layer_range, set_layer_ticks
 from .log_curves import LogCurve, LogCurves, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
-from .noise_floor import floor_line
+from .noise_floor import floor_line, place_label
 from .tabs import ATTENTION, TOKENS
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
@@ -127,12 +127,11 @@ tokens that carry at least 90% of the squared change."""
         self.floor_line = floor_line(FLOOR_SHORT)
         self.plot.addItem(self.floor_line)
         self._floor_text = FLOOR_SHORT              # the label when there is room
-        self._floor_fitted = None                   # (text, room) it was fitted to
-        self.plot.vb.sigResized.connect(self._fit_floor_label)
         self.decades: list[pg.InfiniteLine] = []   # light lines at 10^k: cheaper to
                                                    # paint than pyqtgraph's grid
         self.legend = style.legend_below(self.canvas)
         self.lines = LogCurves(self.plot)
+        self.plot.vb.sigResized.connect(self._fit_floor_label)
         self.curves = {}
         for colour, metric, symbol in zip(style.CURVE_COLOURS, METRICS, "osdt"):
             curve = LogCurve(self.lines, pen=style.cosmetic_pen(colour, 2),
@@ -211,19 +210,12 @@ tokens that carry at least 90% of the squared change."""
         return series
 
     def _fit_floor_label(self) -> None:
-        """The floor's whole label where the plot is wide enough for it, else its short
-        form: never one cut at the plot's right edge."""
-        label = self.floor_line.label
-        room = self.plot.vb.width() * (1 - 0.02) - 8          # it starts 2 % in
-        if (self._floor_text, room) == self._floor_fitted:     # most reorders
-            return
-        self._floor_fitted = (self._floor_text, room)
-        metrics = QtGui.QFontMetricsF(label.textItem.font())
-        # a tenth to spare: PDF and PNG lay text out a little wider than the screen
-        text = (self._floor_text if metrics.horizontalAdvance(self._floor_text) * 1.1 <= room
-                else FLOOR_SHORT)
-        if text != label.format:
-            label.setFormat(text)
+        """The floor's whole label where a stretch of the line clear of the curves holds
+        it, else its short form: never one cut at the plot's right edge, nor one a
+        curve runs through (noise_floor.place_label)."""
+        place_label(self.floor_line, self.plot.vb,
+                    [curve.points for curve in self.lines.shown()],
+                    (self._floor_text, FLOOR_SHORT))
 
     def _set_decades(self, exponents) -> None:
         exponents = list(exponents)

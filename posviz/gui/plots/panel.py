@@ -11,23 +11,20 @@ The mosaic comes coloured in the Shown; in which look is the controller's busine
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from . import style
-from .arrange import arrange, hidden_by_content, plots_nothing, show_by_content, shown_while
+from .arrange import arrange, hidden_by_content, show_by_content
 from .base import Figure
-from .exporting import (add_copy_action, add_export_actions, ask_export_path, copy_figure,
-                        figure_to_copy, writing)
+from .exporting import add_copy_action, add_export_actions, copy_figure, figure_to_copy
 from .figures import FIGURE_TYPES, FIGURES, tab_figures
 from .hover import wrapped
 from .mosaic_figure import MOSAIC_MODES
+from .panel_files import PanelFiles
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
-from posviz.document.files import FIGURE_FORMATS, check_folder, check_formats, check_width
-from posviz.document.provenance import record, typed_text
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
 from posviz.errors import PosvizInputError
 from posviz.gui.fields import ShortCombo
@@ -36,8 +33,9 @@ from posviz.views.shown import Shown
 TAB_FIGURES = tuple(map(tab_figures, TABS))     # the names of each tab's figures
 
 
-class PlotsPanel(QtWidgets.QWidget):
-    """All plots for one Evaluation, in tabs, with the view selection's controls."""
+class PlotsPanel(PanelFiles, QtWidgets.QWidget):
+    """All plots for one Evaluation, in tabs, with the view selection's controls, and
+    their files (panel_files.PanelFiles)."""
 
     hoverMessage = QtCore.Signal(str)            # the value under the mouse, for a status line
     message = QtCore.Signal(str)                 # what a figure's menu did, for a status line
@@ -228,70 +226,6 @@ class PlotsPanel(QtWidgets.QWidget):
         return self._copy(figure_to_copy(figure for figure in self.current_figures().values()
                                          if not hidden_by_content(figure)))
 
-    def set_provenance(self, facts: dict) -> None:
-        """Facts about the figures' origin that the evaluation does not hold (e.g.
-        ``text``, ``model``): they override the derived ones in every export."""
-        self._facts = {str(key): str(value) for key, value in facts.items()}
-
-    def provenance(self, name: str | None = None) -> dict[str, str]:
-        """What produced the figures on screen (document.provenance.record), written into
-        every exported file; empty before the first evaluation. The layer and head
-        are the selection's for the figures that show one layer or head."""
-        if self._shown is None:
-            return {}
-        sel = self.selection()
-        shows = (self._figures.get(name) or FIGURE_TYPES[name]).selects if name else (
-            "layer", "head")
-        text = self._facts.get("text") or typed_text(self._session, self._shown.evaluation)
-        facts = record(self._shown.evaluation, layer=sel.layer if "layer" in shows else None,
-                       head=sel.head if "head" in shows else None,
-                       text=text, model=self._facts.get("model"))
-        facts.update({k: v for k, v in self._facts.items() if k not in ("text", "model")})
-        if name is not None:
-            facts["figure"] = name
-        return facts
-
-    def export_figure(self, name: str, path: Path, width: int | None = None,
-                      dpi: int | None = None, scale: float | None = None) -> Path:
-        """Write one figure as .png (``width`` pixels wide, at ``dpi`` or ``scale`` times its
-        size on screen), .svg, .pdf or .csv, by suffix, each carrying its provenance."""
-        figure = self._figure(name)
-        self._refresh([name])
-        path = Path(path)
-        suffix = path.suffix.lower().lstrip(".")
-        if suffix not in FIGURE_FORMATS:
-            raise PosvizInputError(f"cannot export {path.name}: the file name must end in "
-                                   f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
-        check_width(width)
-        facts = self.provenance(name)
-        if suffix != "csv":
-            self._bring_forward(figure)                 # its tab drawn, then shown as is
-        with shown_while(figure, suffix != "csv"):
-            return writing(path, lambda: figure.export(path, width, dpi, facts, scale))
-
-    def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
-                   csv: bool = True, dpi: int | None = None) -> list[Path]:
-        """Write each figure that plots something as <folder>/<name>.<fmt> (and .csv); the
-        PNGs share one scale, so one text size: the widest ``width`` pixels wide, else
-        ``dpi`` dots per inch of their size on screen, else as on screen."""
-        folder, formats = Path(folder), check_formats(formats)
-        check_folder(folder)
-        check_width(width)
-        current = self.tabs.currentIndex()
-        written = []
-        try:        # a message ("no additive encoding") is no figure
-            names = [name for name in FIGURES if not plots_nothing(self.laid_out(name))]
-            widest = max((self._figures[n].export_size().width() for n in names), default=1)
-            scale = width / widest if width else None
-            for name in names:
-                for fmt in formats + (["csv"] if csv else []):
-                    written.append(self.export_figure(name, folder / f"{name}.{fmt}",
-                                                      dpi=dpi, scale=scale))
-        finally:
-            with self._quietly():
-                self.tabs.setCurrentIndex(current)
-        return written
-
     # -- helpers --------------------------------------------------------------------
     def _on_session_event(self, event) -> None:
         if isinstance(event, SelectionChanged):
@@ -379,18 +313,6 @@ class PlotsPanel(QtWidgets.QWidget):
                         self.tabs.setCurrentIndex(index)
                 break
         QtWidgets.QApplication.processEvents()
-
-    def _export_dialog(self, name: str, fmt: str) -> None:
-        chosen = ask_export_path(self, name, fmt, self.settings)
-        if chosen is None:
-            return
-        path, width, dpi = chosen
-        try:
-            self.export_figure(name, path, width=width, dpi=dpi)
-        except PosvizInputError as error:
-            QtWidgets.QMessageBox.warning(self, "Export failed", str(error))
-        else:
-            self.hoverMessage.emit(f"saved {path}")
 
     def _copy(self, figure: Figure | None) -> bool:
         if not copy_figure(figure):

@@ -341,6 +341,11 @@ def fit_legend(legend: pg.LegendItem, width: float, most: int = 2) -> int:
             break
     if columns != legend.columnCount:
         legend.setColumnCount(columns)
+        # the scene laid out again at the canvas's size: it kept the width the former
+        # columns needed, wider than the canvas, and was cut at the right
+        for view in legend.scene().views() if legend.scene() is not None else ():
+            if isinstance(view, pg.GraphicsView):
+                view.setRange(view.range, padding=0, disableAutoPixel=False)
     return columns
 
 

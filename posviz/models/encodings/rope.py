@@ -44,7 +44,8 @@ class RotaryEncoding(PositionalEncoding):
     short = "RoPE"
     pairs_dimensions = True
 
-    def __init__(self, d_head: int, scale: float = 1.0, base: float = BASE):
+    def __init__(self, d_head: int, scale: float = 1.0, base: float = BASE,
+                 scaling=None):
         super().__init__(scale)
         if d_head % 2:
             raise PosvizInputError(
@@ -52,6 +53,9 @@ class RotaryEncoding(PositionalEncoding):
             )
         self.d_head = d_head
         self.base = base
+        # a way past the training length (rope_scaling.RopeScaling), else as trained
+        self.scaling = scaling
+        self._frequencies = None if scaling is None else scaling.frequencies(d_head, base)
 
     @classmethod
     def build(cls, *, d_model, n_heads, scale=1.0, seed=0, max_len=1024):
@@ -74,11 +78,19 @@ class RotaryEncoding(PositionalEncoding):
 
     def angles(self, position_ids):
         """(n,) -> (n, d_head/2)."""
-        return self.scale * rope_angles(position_ids, self.d_head, self.base)
+        if self._frequencies is None:
+            return self.scale * rope_angles(position_ids, self.d_head, self.base)
+        import torch
+        inv_freq = self._frequencies[0]                                   # (d_head/2,)
+        return self.scale * position_ids.to(torch.float64)[:, None] * inv_freq[None, :]
 
     def rotate(self, q, k, position_ids):
         angles = self.angles(position_ids)
-        return apply_rope(q, angles), apply_rope(k, angles)
+        q, k = apply_rope(q, angles), apply_rope(k, angles)
+        if self._frequencies is not None and self._frequencies[1] != 1.0:
+            factor = self._frequencies[1]          # on cos and sin: q·k times its square
+            q, k = q * factor, k * factor
+        return q, k
 
     def profile(self, reach, causal):
         """q·k / d_head for q = k = 1 against Δ, the same for every head: one aligned

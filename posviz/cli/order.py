@@ -1,0 +1,66 @@
+"""``posviz order-use``: does a causal language model use the order of its context?
+
+    posviz order-use [--model NAME|PATH | --weights trained|PATH --pe KIND] [--windows N]
+                     [--length N] [--json]
+
+The last token's perplexity on held-out windows, in their order and with the context
+before it shuffled (analysis.experiments.order_use).
+"""
+from __future__ import annotations
+
+import json
+
+from ..errors import PosvizInputError
+from ..models.order_use import KEPT, WINDOWS
+from .options import add_model_arguments, builtin_config, check_model_flags, load_model
+
+
+def add_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "order-use", help="does a causal language model use token order: the last "
+                          "token's perplexity with its context shuffled, against the "
+                          "original order, on the zoo's held-out text",
+        description="The perplexity of the last token of held-out windows (the trained "
+                    "checkpoints' held-out books of the King James Bible), in their "
+                    "order and with every token before it shuffled (all but the last; "
+                    "all but the last two); their ratio is the model's use of order. "
+                    "A trained built-in model (--weights trained and its --pe) or a "
+                    "causal --model.")
+    add_model_arguments(parser)
+    parser.add_argument("--windows", type=int, default=WINDOWS,
+                        help=f"held-out windows measured (default: {WINDOWS})")
+    parser.add_argument("--length", type=int, default=None,
+                        help="slots a window holds (default: the checkpoint's training "
+                             "length; 128 for a --model)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if args.text is not None or args.order is not None:
+        raise PosvizInputError("order-use reads the held-out text: it takes no --text "
+                               "or --order")
+    if args.windows < 1 or (args.length is not None and args.length < 3):
+        raise PosvizInputError("--windows must be at least 1 and --length at least 3")
+    check_model_flags(args)
+    if not args.model and "mask" not in vars(args):
+        args.mask = "causal"                 # the zoo's checkpoints are causal
+    if not args.model and args.weights == "random":
+        raise PosvizInputError("order use is measured on a trained model: give --weights "
+                               "trained (with --pe) or a checkpoint folder, or --model")
+    config = None if args.model else builtin_config(args)
+    model = load_model(args, config)
+    from ..analysis.experiments.order_use import of_backend
+    use = of_backend(model.backend, args.windows, args.length or 128)
+    result = {"model": model.backend.name, **use.to_dict()}
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"{result['model']}: the last token's perplexity over {use.windows} held-out "
+          f"windows of {use.length} slots" + (" (a start token at slot 0)"
+                                                if use.start_token else ""))
+    print(f"  in order:                      {use.original:8.2f}")
+    for name in KEPT:
+        print(f"  shuffled, {name.replace('_', ' ') + ':':<21}{use.shuffled[name]:8.2f} "
+              f"(× {use.shuffled[name] / use.original:.3f})")
+    return 0

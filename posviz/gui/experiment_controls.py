@@ -1,0 +1,96 @@
+"""The Experiments tab's controls: which experiment, on what, shown how; each labelled,
+in two lines so the tab fits a 1024-pixel window beside the model panel."""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .experiment_encodings import EncodingsButton
+from posviz.analysis.experiments.papers import CATALOGUE
+from posviz.analysis.experiments.probe import FEATURE_NAMES
+from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
+from posviz.analysis.symmetry import METRICS
+from posviz.models.checkpoint import RANDOM, TRAINED
+
+TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
+                "generated": "Generated texts (enough for the probe)",
+                "file": "Texts from a file…"}
+CURRENT_REFUSED = ("The position probe fits on some texts and scores on others it held "
+                   "out, so it needs several: the window's text is one")
+
+
+def combo(items, tip: str) -> QtWidgets.QComboBox:
+    """A box of (data, text) items, each text whole ("hidden equivariance", a paper's
+    title), never cut."""
+    box = QtWidgets.QComboBox()
+    for data, text in items:
+        box.addItem(text, data)
+    box.setToolTip(tip)
+    box.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToContents)
+    return box
+
+
+def build_controls(tab) -> QtWidgets.QVBoxLayout:
+    """The controls of ``tab`` (an ExperimentsTab), made its attributes and wired to its
+    methods: two lines (what and which orders; on what and shown how)."""
+    rows = QtWidgets.QVBoxLayout()
+    first, second = QtWidgets.QHBoxLayout(), QtWidgets.QHBoxLayout()
+    rows.addLayout(first)
+    rows.addLayout(second)
+    tab.what = combo([("sweep", "Sweep"), ("probe", "Position probe"),
+                      ("paper", "Paper check"), ("compare", "Compare encodings")],
+                     "Which experiment to run")
+    tab.kind = combo([(k, k) for k in KINDS], "Which orders a sweep runs:\n"
+                     + "\n".join(f"{k}: {t}" for k, t in KIND_TIPS.items()))
+    tab.count = QtWidgets.QSpinBox(minimum=1, maximum=100_000, value=32)
+    tab.count.setToolTip("How many orders a random or prefix sweep runs per text")
+    tab.seed = QtWidgets.QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
+    tab.seed.setToolTip("Seeds the random orders: the same seed gives the same result")
+    tab.texts = combo(list(TEXT_SOURCES.items()), "Which texts to run on")
+    tab.metric_box = combo([(m, m.replace("_", " ")) for m in METRICS],
+                           "Which metric the band shows (no new run needed)")
+    tab.features = combo(list(FEATURE_NAMES.items()),
+                         "What the probe's regression reads: the hidden state, or also "
+                         "its squares (so it can read a norm)")
+    tab.paper = combo([(p.name, p.title) for p in CATALOGUE], "The published claim to check")
+    tab.weights = combo([(RANDOM, "random"), (TRAINED, "trained")],
+                        "The built-in model's weights: random (from the seed; the claims "
+                        "that follow from the architecture) or the shipped checkpoints, "
+                        "trained as causal language models")
+    tab.encodings = EncodingsButton(tab.settings)
+    tab.encodings.changed.connect(tab.refresh_stale)
+    tab.run_button = QtWidgets.QPushButton("Run")
+    tab.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
+    tab.run_button.setToolTip("Run the experiment (Ctrl+Return)")
+    tab.run_button.clicked.connect(tab.run)
+    tab.cancel_button = QtWidgets.QPushButton("Cancel")
+    tab.cancel_button.setToolTip("Stop the running experiment (Esc)")
+    tab.cancel_button.clicked.connect(tab.cancel)
+    tab.cancel_button.setEnabled(False)
+    tab.cancel_shortcut = QtGui.QShortcut(QtGui.QKeySequence("Escape"), tab)
+    tab.cancel_shortcut.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    tab.cancel_shortcut.activated.connect(tab.cancel)
+    tab._labelled = {}
+    for row, label, widget in (
+            (first, "Experiment", tab.what), (first, "Kind", tab.kind),
+            (first, "Count", tab.count), (first, "Seed", tab.seed),
+            (first, "Encodings", tab.encodings),
+            (second, "Texts", tab.texts), (second, "Features", tab.features),
+            (second, "Paper", tab.paper), (second, "Weights", tab.weights),
+            (second, "Show", tab.metric_box)):
+        caption = QtWidgets.QLabel(label)
+        caption.setBuddy(widget)
+        row.addWidget(caption)
+        row.addWidget(widget)
+        tab._labelled[widget] = caption
+    first.addStretch(1)
+    second.addStretch(1)
+    tab.what.currentIndexChanged.connect(tab._what_changed)
+    tab.kind.currentIndexChanged.connect(tab._what_changed)
+    tab.paper.currentIndexChanged.connect(tab._paper_chosen)
+    tab.metric_box.currentIndexChanged.connect(tab._redraw)
+    tab.texts.activated.connect(tab._texts_chosen)
+    for signal in (tab.count.valueChanged, tab.seed.valueChanged,
+                   tab.texts.currentIndexChanged, tab.features.currentIndexChanged,
+                   tab.paper.currentIndexChanged, tab.weights.currentIndexChanged):
+        signal.connect(tab.refresh_stale)
+    return rows

@@ -1,0 +1,90 @@
+"""A figure drawn at its own size, off screen, for a file: what an export holds never
+depends on the size a figure has in the window (a small window, a panel beside it).
+
+A figure that exports at its own size is drawn afresh into a twin that is laid out but
+never put on the screen (Qt.WA_DontShowOnScreen): as wide as its own width and its
+scene need, and tall enough for its plot to get its own height under the heading and
+above the legend and note, whatever those hold.
+"""
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from . import style
+
+PANEL_SIZE = (1500, 1000)       # pixels: the plots panel a file's figures are laid out in
+
+
+def off_screen(widget: QtWidgets.QWidget, width: int, height: int) -> None:
+    """Lay ``widget`` out at ``width`` × ``height``, painted but never on the screen."""
+    widget.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+    widget.resize(width, height)
+    widget.show()
+    QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
+
+
+def scene_width(canvas) -> float:
+    """Pixels a pyqtgraph canvas needs across to hold its items at their least widths:
+    a narrower canvas lays its scene out wider than itself and cuts it at the right."""
+    return canvas.ci.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).width()
+
+
+def least_size(canvas, plot, legend, plot_height: int) -> tuple[int, int]:
+    """(width, height) in pixels that ``canvas`` needs to hold whole the items of
+    ``plot``'s row (the plot, a colour bar beside it) and ``legend`` (in one column, as
+    style.fit_legend lays out a narrow one), with a view ``plot_height`` tall."""
+    layout = canvas.ci.layout
+    left, _, right, _ = layout.getContentsMargins()
+    least = QtCore.Qt.SizeHint.MinimumSize
+    row = [item for item, cells in canvas.ci.items.items()
+           if cells and cells[0][0] == 0 and item.isVisible()]
+    across = (sum(item.effectiveSizeHint(least).width() for item in row)
+              + max(layout.horizontalSpacing(), 0) * (len(row) - 1))
+    if legend is not None and legend.isVisible() and legend.items:
+        across = max(across, style.legend_width(legend, 1) + 16)
+    laid_out = max(canvas.height(), canvas.ci.geometry().height())
+    return (round(across + left + right),
+            round(laid_out - plot.vb.height() + plot_height))
+
+
+def lay_out_at_own_size(figure, plot, width: int, plot_height: int) -> None:
+    """Size ``figure`` (shown off screen) so that ``plot`` (a PlotItem) has a view
+    ``plot_height`` pixels tall and nothing of its canvas is cut: at least ``width``
+    wide, wider where its scene needs it."""
+    off_screen(figure, width, 2 * plot_height)
+    for _ in range(4):           # the legend's rows follow the width, the view the height
+        figure._settle()
+        wide = max(width, round(scene_width(figure.canvas)) + 2)
+        tall = figure.height() + round(plot_height - plot.vb.height())
+        if (wide, tall) == (figure.width(), figure.height()):
+            return
+        figure.resize(wide, tall)
+
+
+class HeldView:
+    """What a panel drawn for a file reads of the window's session: the text, its
+    tokens and the view selection, held as they were when the export began."""
+
+    def __init__(self, session):
+        self.text, self.seq = session.text, session.seq
+        self.selection = session.selection
+
+    def subscribe(self, listener) -> None:
+        """Nothing changes here: the panel is drawn once and written."""
+
+    def select(self, selection) -> None:
+        self.selection = selection
+
+
+def drawn_panel(panel_type, session, shown, facts: dict, settings=None):
+    """A ``panel_type`` (PlotsPanel) of PANEL_SIZE, off screen, showing ``shown`` (a
+    views.shown.Shown) for ``session`` (its selection; a HeldView for a window's), with
+    ``facts`` in every file it writes (PlotsPanel.set_provenance)."""
+    panel = panel_type(settings)
+    panel.set_session(session)
+    panel.set_provenance(facts)
+    off_screen(panel, *PANEL_SIZE)
+    QtWidgets.QApplication.processEvents()
+    panel.show_evaluation(shown)
+    QtWidgets.QApplication.processEvents()
+    return panel

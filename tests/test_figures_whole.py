@@ -1,0 +1,243 @@
+"""Every figure whole at every window size, and every export of an experiment at the
+figure's own size: the real window, offscreen, at a projector's, a laptop's and a
+desktop's size, through every tab and every experiment.
+
+On screen no plot area, legend or colour bar lies outside its canvas and no data point
+outside its view; each experiment's PNG, SVG and PDF hold every legend entry and the
+last layer or head, inside the picture, and are the same size whatever the window's.
+
+One window serves every size; each experiment runs once and is looked at and exported
+at each size. The slowest paper checks run on fewer texts and tokens than the window's
+(the same code, the same drawing).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+import pyqtgraph as pg  # noqa: E402
+from figure_files import picture_size, pixels, text_lines  # noqa: E402
+from PySide6 import QtGui  # noqa: E402
+
+SIZES = ((1024, 700), (1366, 768), (1920, 1080))
+SLACK = 1.0                    # pixels an item may reach past an edge (rounding)
+
+
+@pytest.fixture
+def quick_papers(monkeypatch):
+    """The slow paper checks on fewer texts and tokens: minutes become seconds."""
+    from posviz.analysis.experiments import papers, pretrained, texts, trained
+    few = texts.random_texts
+    monkeypatch.setattr(papers, "random_texts",
+                        lambda count, *args, **kw: few(min(count, 30), *args, **kw))
+    monkeypatch.setattr(trained, "PRESS_TOKENS", 1 << 11)
+    monkeypatch.setattr(trained, "PROBE_TEXTS", 30)
+    examples = texts.example_texts
+    monkeypatch.setattr(pretrained, "example_texts", lambda: examples()[:2])
+    monkeypatch.setattr(pretrained, "BUNDLED_MODELS", ("minilm",))
+
+
+def experiments():
+    """(name, how the tab's controls choose it, what its Show box shows once it ran):
+    every experiment, each paper check on each kind of weights it runs on, the swap map
+    and the encodings compared."""
+    from posviz.analysis.experiments.papers import PRESETS, TRAINED_PRESETS
+    from posviz.gui.experiment_jobs import SWAP_MAP
+
+    def choose(what, show=None, **controls):
+        def chosen(tab):
+            tab.what.setCurrentIndex(tab.what.findData(what))
+            for name, value in controls.items():
+                box = getattr(tab, name)
+                box.setCurrentIndex(box.findData(value))
+            if what == "compare":
+                for action in tab.encodings.menu().actions():
+                    action.setChecked(True)
+            if what == "sweep":
+                tab.count.setValue(6)
+        return chosen, show
+    found = [("sweep", choose("sweep", kind="random")),
+             ("swap-map", choose("sweep", SWAP_MAP, kind="swap")),
+             ("probe", choose("probe", texts="generated")),
+             ("compare-random", choose("compare", weights="random")),
+             ("compare-trained", choose("compare", weights="trained"))]
+    for weights, presets in (("random", PRESETS), ("trained", TRAINED_PRESETS)):
+        found += [(f"{paper}-{weights}", choose("paper", paper=paper, weights=weights))
+                  for paper in presets]
+    return [(name, *chosen) for name, chosen in found]
+
+
+def settle(qtbot) -> None:
+    """Let layouts, deferred fits and repaints after a resize run."""
+    for _ in range(2):
+        qtbot.wait(60)
+
+
+def plots_and_legends(figure) -> list:
+    canvas = figure.canvas
+    return [item for item in canvas.ci.items if item.isVisible()]
+
+
+def outside_canvas(figure) -> list[str]:
+    """The canvas's items (plots with their axes, legends, colour bars) reaching past
+    what the canvas shows."""
+    canvas = figure.canvas
+    if figure.stack.currentWidget() is not canvas or not canvas.isVisible():
+        return []
+    shown = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+    shown.adjust(-SLACK, -SLACK, SLACK, SLACK)
+    return [f"{type(item).__name__} at {item.sceneBoundingRect().getRect()} outside "
+            f"{shown.getRect()}" for item in plots_and_legends(figure)
+            if not shown.contains(item.sceneBoundingRect())]
+
+
+def outside_view(figure) -> list[str]:
+    """Data points (of curves and markers) outside the view of their plot."""
+    if figure.stack.currentWidget() is not figure.canvas:
+        return []
+    found = []
+    for plot in figure.canvas.ci.items:
+        if not isinstance(plot, pg.PlotItem) or isinstance(plot, pg.ColorBarItem):
+            continue
+        (x0, x1), (y0, y1) = plot.vb.viewRange()
+        pad_x, pad_y = 1e-9 * (x1 - x0), 1e-9 * (y1 - y0)
+        for item in plot.items:
+            if not isinstance(item, (pg.PlotCurveItem, pg.ScatterPlotItem)):
+                continue
+            x, y = (np.asarray(v, float) for v in item.getData())
+            inside = ((x >= x0 - pad_x) & (x <= x1 + pad_x) & (y >= y0 - pad_y)
+                      & (y <= y1 + pad_y))
+            if not inside[np.isfinite(x) & np.isfinite(y)].all():
+                found.append(f"{type(item).__name__}: {x.tolist()}, {y.tolist()} outside "
+                             f"x {x0:.3g}..{x1:.3g}, y {y0:.3g}..{y1:.3g}")
+    return [(name, *chosen) for name, chosen in found]
+
+
+def plain(text: str) -> str:
+    document = QtGui.QTextDocument()
+    document.setHtml(text)
+    return document.toPlainText()
+
+
+def must_show(figure) -> list[str]:
+    """What every export of the figure holds whole: each legend entry and the label of
+    the last layer or head."""
+    legend = [plain(label.text) for _, label in figure.legend.items] \
+        if figure.legend is not None else []
+    coords = figure.coords
+    last = []
+    if "layer" in coords and figure.dims == ("layer",):
+        last = [str(max(coords["layer"]))]
+    elif "head" in coords:
+        last = [str(max(coords["head"]))]
+    return legend + last
+
+
+def cut_in_file(svg, expected: list[str]) -> list[str]:
+    """Of ``expected`` strings, those the SVG does not hold as a line of text inside its
+    picture."""
+    width, height = picture_size(svg)
+    inside = [line["text"] for line in text_lines(svg)[1]
+              if line["left"] >= -SLACK and line["right"] <= width + SLACK
+              and 0 <= line["y"] <= height + SLACK]
+    return [text for text in expected if text not in inside]
+
+
+def same_picture(paths) -> list[str]:
+    """The PNG, SVG and PDF: one picture (the PNG as many pixels as the SVG, the PDF the
+    same shape)."""
+    png, svg, pdf = pixels(paths[0]), picture_size(paths[1]), pixels(paths[2])
+    problems = []
+    if abs(png[0] - svg[0]) > 1 or abs(png[1] - svg[1]) > 1:
+        problems.append(f"PNG {png} is not the SVG's {svg}")
+    if abs(pdf[1] / pdf[0] - svg[1] / svg[0]) > 0.01:
+        problems.append(f"PDF {pdf} is not of the SVG's shape {svg}")
+    return problems
+
+
+def open_scenario(qtbot, window, name: str) -> None:
+    """Open a bundled scenario as Help › Scenarios does: its explanation in a panel
+    beside the plots (a tab of the model panel in a narrow window)."""
+    from posviz.document.scenarios import scenarios
+    from posviz.gui.scenarios import open_scenario as opened
+    path, doc = next((p, d) for p, d in scenarios() if p.name == name)
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        opened(window.files, path, doc)
+    assert window.scenario_panel is not None and window.scenario_panel.isVisible()
+
+
+def test_every_figure_is_whole_at_every_size_and_every_export_at_its_own(
+        qtbot, window, quick_papers, tmp_path):
+    """... with a scenario's explanation open beside the plots, as a new user has it:
+    the causal prefix swap (whose model the trained checkpoints share)."""
+    tabs, tab = window.plots.tabs, window.experiments
+    open_scenario(qtbot, window, "02-causal-prefix-swap.posviz")
+    problems: list[str] = []
+    for size in SIZES:
+        window.resize(*size)
+        for index in range(tabs.count()):
+            tabs.setCurrentIndex(index)
+            settle(qtbot)
+            page = tabs.currentWidget()
+            for name, figure in window.plots.figures().items():
+                if page.isAncestorOf(figure) and figure.isVisible():
+                    problems += [f"{size} {name}: {p}"
+                                 for p in outside_canvas(figure) + outside_view(figure)]
+    tabs.setCurrentWidget(tab)
+    for name, choose, show in experiments():
+        choose(tab)
+        with qtbot.waitSignal(tab._relay.finished, timeout=300_000):
+            tab.run()
+        qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+        if tab.status.property("error"):
+            problems.append(f"{name}: {tab.status.text()}")
+            continue
+        if show is not None:
+            tab.metric_box.setCurrentIndex(tab.metric_box.findData(show))
+        exported = set()
+        for width, height in SIZES:
+            window.resize(width, height)
+            settle(qtbot)
+            where = f"{name} at {width}×{height}"
+            problems += [f"{where}: {p}" for p in outside_canvas(tab.figure)
+                         + outside_view(tab.figure)]
+
+            paths = [tab.export(tmp_path / f"{name}-{width}", fmt)
+                     for fmt in ("png", "svg", "pdf")]
+            problems += [f"{where}, export: {p}" for p in same_picture(paths)]
+            problems += [f"{where}: the SVG cuts {text!r}"
+                         for text in cut_in_file(paths[1], must_show(tab.figure))]
+            exported.add(tuple(round(v) for v in picture_size(paths[1])))
+        if len(exported) > 1:
+            problems.append(f"{name}: its exports follow the window: {sorted(exported)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_export_figures_writes_the_same_files_at_every_window_size_and_stays_on_its_tab(
+        qtbot, window, tmp_path, monkeypatch):
+    """File › Export figures lays the figures out at their own size in a panel of its
+    own: the files are the same at 1024 × 700 and 1920 × 1080, the tab in sight never
+    changes (it switched through every tab under the user), and a progress dialog names
+    each file as it is written."""
+    from PySide6.QtWidgets import QProgressDialog
+    labels = []
+    monkeypatch.setattr(QProgressDialog, "setLabelText",
+                        lambda dialog, text: labels.append(text))
+    tabs = window.plots.tabs
+    tabs.setCurrentIndex(1)
+    switched = []
+    tabs.currentChanged.connect(switched.append)
+    sizes = {}
+    for width, height in (SIZES[0], SIZES[-1]):
+        window.resize(width, height)
+        settle(qtbot)
+        written = window.export_to(str(tmp_path / f"{width}"), ["png"], None, csv=False)
+        assert written
+        sizes[width] = {path.name: pixels(path) for path in written}
+    assert sizes[SIZES[0][0]] == sizes[SIZES[-1][0]]
+    assert switched == [] and tabs.currentIndex() == 1
+    count = len(sizes[SIZES[0][0]])
+    assert labels[:count] == [f"Writing {name} ({k + 1} of {count})…"
+                              for k, name in enumerate(sizes[SIZES[0][0]])]
