@@ -245,7 +245,9 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
             if progress is not None:
                 progress(done, total)
         table[method.name] = row
+    where = ("the shipped trained checkpoints" if folder is None
+             else f"the checkpoints in {folder}")
     return Extension(train, lengths, count, tuple(bin_name(*b) for b in bins), table,
-                     f"the shipped trained checkpoints ({', '.join(sorted(found))}): the "
-                     f"built-in model ({rope.config.layers} layers, width "
-                     f"{rope.config.d_model}), causal, trained at {train} tokens")
+                     f"{where} ({', '.join(sorted(found))}): the built-in model "
+                     f"({rope.config.layers} layers, width {rope.config.d_model}), causal, "
+                     f"trained at {train} tokens")
