@@ -44,10 +44,12 @@ def test_press2022_reports_perplexity_by_length_beside_the_unigram_baseline(zoo)
     from posviz.models.builtin import BuiltinBackend
     model = BuiltinBackend(first.config, str(first.folder)).model
     ids = token_stream(first.tokenizer(), first.held_out())
-    assert values["perplexity"]["alibi"]["32"] == pytest.approx(perplexity(model, ids, 32,
-                                                                           384))
+    start = first.tokenizer().end_id if first.start_token else None
+    assert values["perplexity"]["alibi"]["32"] == pytest.approx(perplexity(
+        model, ids, 32, 384, start_id=start))
     counts = np.asarray(first.record["token_counts"]) + 1.0
-    unigram = math.exp(-np.log(counts / counts.sum())[ids[1:385]].mean())
+    predicted = ids[:384] if first.start_token else ids[1:385]
+    unigram = math.exp(-np.log(counts / counts.sum())[predicted].mean())
     assert values["unigram_perplexity"] == pytest.approx(unigram)
     status, out, err = cli("paper", "press2022", "--json")
     assert status == 0 and json.loads(out)["values"]["perplexity"] == values["perplexity"]
@@ -74,8 +76,9 @@ def test_press2022_in_the_window_tells_each_length_and_its_checkpoints_done(zoo)
 
 def test_haviv2022_on_trained_weights_probes_every_checkpoint(zoo):
     check = check_paper("haviv2022", weights="trained")
-    assert check.weights == "trained" and set(KINDS) <= set(check.values)
-    rows = check.values["none"]
+    assert check.weights == "trained" and set(KINDS) <= set(check.values["mlp"])
+    assert set(check.values["linear"]) == set(check.values["mlp"])
+    rows = check.values["mlp"]["none"]
     assert [row["layer"] for row in rows] == [0, 1, 2]
     assert all(row["chance_mae"] > 0 for row in rows)
     assert check.holds == all(r["mae"] < 0.9 * r["chance_mae"] for r in rows[1:])
@@ -157,7 +160,10 @@ def test_compare_on_trained_weights_carries_an_order_of_words_to_their_tokens(zo
     assert result.carried and result.tokens == tokens.tokens != words.tokens
     assert list(result.order) == list(carry_order(words, order, tokens))
     reordered = "".join(result.tokens[i] for i in result.order).replace("##", "")
-    assert reordered.startswith("theand") and result.to_dict()["order_carried_by_words"]
+    start = "<|endoftext|>"                         # the trained checkpoints' slot 0, held
+    assert result.tokens[result.order[0]] == start
+    assert reordered[len(start):].startswith("theand")
+    assert result.to_dict()["order_carried_by_words"]
     same = compare_encodings(config, ("none", "alibi"), "random", TEXT, order,
                              ordered=words)
     assert not same.carried and list(same.order) == order
@@ -245,6 +251,6 @@ def test_the_trained_checks_tell_each_stage_and_its_steps(zoo, monkeypatch):
     check_paper("haviv2022", weights="trained", progress=lambda *step: None,
                 say=said.append)
     assert [line.split(": ")[0] for line in said] == [
-        f"probing the trained {kind} checkpoint ({k} of 3)" for k, kind in
-        enumerate(KINDS, start=1) for _ in range(2)]
+        f"probing {kind} ({k} of 3, {feature})" for k, kind in
+        enumerate(KINDS, start=1) for feature in ("linear", "mlp") for _ in range(2)]
     assert said[0].endswith("running the texts (the probe's fits follow)")

@@ -73,7 +73,10 @@ def test_the_folder_loads_with_weights_path_and_gives_the_numbers_of_the_model_i
     in_memory = BuiltinBackend(TINY, str(checkpoint.folder))
     in_memory.model = model                  # the trained module itself, not a reload
     seq = in_memory.tokenize(TEXT)
-    ev = Engine(in_memory).evaluate(seq, np.arange(len(seq))[::-1], Positions())
+    # the default reorder: reversed, the start token held at slot 0
+    assert seq.tokens[0] == "<|endoftext|>" and loaded["order"][0] == 0
+    assert loaded["order"][1:] == list(range(len(seq)))[:0:-1]
+    ev = Engine(in_memory).evaluate(seq, np.array(loaded["order"]), Positions())
     report = Report(Model(in_memory, ModelSpec.builtin(TINY, str(checkpoint.folder))),
                     None, ev)
     expected = json.loads(json.dumps(report.to_dict()))

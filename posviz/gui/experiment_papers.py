@@ -32,11 +32,15 @@ def draw_paper(figure, check) -> None:
     if check.name == "press2022":
         said = _show_lengths(figure, values)
     elif check.name == "haviv2022" and check.weights == "trained":
-        # the model without positions against one with learned positions (the
-        # values hold every checkpoint's rows)
-        runs = {"no positions ": (values[NoPositions.kind], "#d55e00")}
-        if LearnedEncoding.kind in values:
-            runs["learned positions "] = (values[LearnedEncoding.kind], "#0072b2")
+        # the MLP probe per layer: the model without positions against one with learned
+        # positions and the order-blind control (the values hold every checkpoint's rows)
+        rows = values["mlp"]
+        runs = {"no positions (MLP) ": (rows[NoPositions.kind], "#d55e00")}
+        if LearnedEncoding.kind in rows:
+            runs["learned positions (MLP) "] = (rows[LearnedEncoding.kind], "#0072b2")
+        for name in rows:
+            if name.endswith("(control)"):
+                runs[f"{name} (MLP) "] = (rows[name], "#7f7f7f")
         figure._probes("", runs)
     elif check.name == "haviv2022":
         # the verdict's features are quadratic: named so (as the probe's control names

@@ -12,16 +12,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import torch
-from torch.nn import functional as F
 
 WINDOWS = 400                    # held-out windows a measurement reads, at most
 BATCH = 25                       # windows a forward
 # What stays in place besides a start token: the last slot, or the last two
 KEPT = {"all_but_last": 1, "all_but_last_two": 2}
 
-# (B, n) token ids -> (B, V) next-token logits at the last slot
-LastLogits = Callable[[torch.Tensor], torch.Tensor]
+# (B, n) token ids -> (B, V) next-token logits at the last slot (torch tensors; torch is
+# imported where it runs, so the command line's help stays quick)
+LastLogits = Callable[["torch.Tensor"], "torch.Tensor"]
 
 
 @dataclass(frozen=True)
@@ -71,15 +70,18 @@ def shuffled(inputs: np.ndarray, kept: int, first: int, seed: int = 0) -> np.nda
     return out
 
 
-@torch.inference_mode()
 def last_token_perplexity(last_logits: LastLogits, inputs: np.ndarray,
                           targets: np.ndarray) -> float:
     """exp of the mean negative log-likelihood of each row's next token."""
+    import torch
+    from torch.nn import functional as F
     total = 0.0
-    for k in range(0, len(inputs), BATCH):
-        logits = last_logits(torch.as_tensor(inputs[k:k + BATCH]))        # (b, V)
-        total += F.cross_entropy(logits.double(), torch.as_tensor(targets[k:k + BATCH]),
-                                 reduction="sum").item()
+    with torch.inference_mode():
+        for k in range(0, len(inputs), BATCH):
+            logits = last_logits(torch.as_tensor(inputs[k:k + BATCH]))    # (b, V)
+            total += F.cross_entropy(logits.double(),
+                                     torch.as_tensor(targets[k:k + BATCH]),
+                                     reduction="sum").item()
     return float(np.exp(total / len(inputs)))
 
 

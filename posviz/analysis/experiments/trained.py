@@ -68,7 +68,9 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     ids = token_stream(tokenizer, first.held_out())                        # (M,)
     start_id = tokenizer.end_id if first.start_token else None
     count = min(PRESS_TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
-    unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), ids[1:count + 1])
+    # the tokens predicted: every token from the first after a start token, else from the second
+    predicted = ids[:count] if start_id is not None else ids[1:count + 1]
+    unigram = unigram_perplexity(np.asarray(first.record["token_counts"]), predicted)
     models = {c.config.pe: _backend(c).model for c in checkpoints}
     table = {kind: {} for kind in models}  # {encoding: {str(length): perplexity or None}}
     limits = {}                            # {encoding: positions its table has}, if refused
