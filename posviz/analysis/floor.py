@@ -29,7 +29,7 @@ def shift_invariant(backend: Backend) -> bool:
     """Does a common shift of every position id leave the model's output unchanged (in
     exact arithmetic)?"""
     encoding = ENCODINGS.get(backend.facts().scheme)
-    return encoding is not None and encoding.acts != "absolute"
+    return encoding is not None and encoding.shift_invariant
 
 
 def shift_for(position_ids: np.ndarray, limit: int | None) -> int:
