@@ -252,8 +252,8 @@ class ExperimentFigure(Figure):
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
-                      "Below the dashed noise floor a change is floating-point rounding; a "
-                      "change of exactly 0 is drawn on the row marked 0, inside the grey "
+                      "A change below the dashed noise floor cannot be told from "
+                      "floating-point rounding; a change of exactly 0 is drawn on the row marked 0, inside the grey "
                       "band.")
         self.data = {f"{metric}_{q}": getattr(band, q).copy()
                      for q in ("median", "p10", "p90")}
@@ -391,8 +391,8 @@ class ExperimentFigure(Figure):
                 f"later one on a smaller marker{dashed})." if groups else "")
         self.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one "
                       f"encoding ({result.weights} weights), on the same tokens and the "
-                      f"same reorder. Below the dashed noise floor a change is "
-                      f"floating-point rounding; a change of exactly 0 is drawn on the row "
+                      f"same reorder. A change below the dashed noise floor cannot be "
+                      f"told from floating-point rounding; a change of exactly 0 is drawn on the row "
                       f"marked 0, inside the grey band.{same}")
 
     def show_paper(self, check) -> None:

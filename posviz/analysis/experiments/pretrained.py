@@ -27,6 +27,8 @@ def _outputs(backend, hidden):
     """(n, d) last hidden states -> (n, V) log-probabilities of the next token, or None
     for a model without a language-model head."""
     import torch
+
+    from ...models.hf.precision import float32_arithmetic
     model = backend.model
     logits = getattr(model, "logits", None)
     if logits is None:
@@ -35,7 +37,7 @@ def _outputs(backend, hidden):
         from ...models.hf.heads import head_logits
         logits = lambda h: head_logits(model, h)                           # noqa: E731
     parameter = next(model.parameters())
-    with torch.inference_mode():
+    with torch.inference_mode(), float32_arithmetic(model):   # half weights: float32
         h = torch.as_tensor(np.asarray(hidden)).to(parameter.device, parameter.dtype)
         return logits(h).double().log_softmax(-1).cpu().numpy()
 

@@ -83,8 +83,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     transformer, corrupt weights, a missing tokenizer, an unsupported family, too
     little memory or an absent device.
 
-    ``dtype`` ("float32", "bfloat16", "float16") is what the weights are read as and the
-    model computes in (the recorded values are read as float32). With
+    ``dtype`` ("float32", "bfloat16", "float16") is what the weights are read as; the
+    model computes in float32 whatever they are (precision.py). With
     ``offload_folder`` the layers are placed by accelerate's ``device_map="auto"``
     within ``max_memory`` ({device: bytes}, by default what each has free), on the
     accelerator, then the CPU, then that folder on disk; HFBackend.describe says where.
