@@ -381,8 +381,8 @@ def test_help_names_every_bundled_model(capsys):
         with pytest.raises(SystemExit):
             main(argv)
         text = " ".join(capsys.readouterr().out.split())
-        for spec, (label, _, _) in BUNDLED.items():
-            assert f"'{spec}' ({label.split(' (')[0]})" in text, (argv, spec)
+        for spec, bundled in BUNDLED.items():
+            assert f"'{spec}' ({bundled.name})" in text, (argv, spec)
 
 
 # -- progress on a terminal -----------------------------------------------------------------

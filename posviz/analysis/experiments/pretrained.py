@@ -3,8 +3,9 @@ trained model predicts?
 
 It runs on the shipped checkpoints with sinusoidal, learned and rotary positions (trained
 alike) and on the bundled pretrained models: all-MiniLM-L6-v2 (learned absolute
-positions; its output is the mean-pooled sentence embedding) and SmolLM2-135M-Instruct
-(RoPE; its output is the next-token distribution at every slot).
+positions; its output is the mean-pooled sentence embedding) and SmolLM2-135M-Instruct's
+4-bit Q4_1 GGUF, de-quantized (RoPE; its output is the next-token distribution at every
+slot).
 """
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def sinha2022(should_stop=None) -> PaperCheck:
             backend = load_backend(name, should_stop=should_stop)
         except PosvizInputError:                      # not installed here: left out
             continue
-        names.append(BUNDLED[name][0])
+        names.append(BUNDLED[name].label)
         values[name] = shift_change(backend, texts, should_stop)
         (relative if name == "smollm2" else absolute).append(name)
     holds = bool(absolute and relative

@@ -134,9 +134,10 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     say("ready")
     from .backend import HFBackend
     source, revision = origin(spec, folder)
+    weights = BUNDLED[spec.strip()].weights if spec.strip() in BUNDLED else ""
     return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
                      head=head, device=device, source=source, revision=revision,
-                     dtype=dtype)
+                     dtype=dtype, weights=weights)
 
 
 DTYPES = ("float32", "bfloat16", "float16")
