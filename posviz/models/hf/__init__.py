@@ -58,7 +58,9 @@ def check_memory(spec: str, n_tokens: int, dtype: str = "float32",
     except (PosvizInputError, OSError, ValueError):
         return
     from ..memory import check_model_fits
-    check_model_fits(folder, gguf_file, config, n_tokens, dtype, offloaded)
+    from .precision import arithmetic_of
+    check_model_fits(folder, gguf_file, config, n_tokens, dtype, offloaded,
+                     computes_in=arithmetic_of(dtype))
 
 
 def load_backend(spec: str, progress: Callable[..., None] | None = None,
@@ -111,10 +113,12 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     if gguf_file is not None and converted.enabled():
         digest, conversion = converted.existing(folder / gguf_file)
     from ..memory import check_model_fits
+    from .precision import arithmetic_of
     if check_memory:                      # a conversion reads the weights in float32
         check_model_fits(folder, gguf_file, config, n_tokens,
                          "float32" if digest and not conversion else dtype,
-                         offloaded=offload_folder is not None)
+                         offloaded=offload_folder is not None,
+                         computes_in=arithmetic_of(dtype))
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401
