@@ -72,7 +72,8 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     of that encoding and mask) or a checkpoint folder written by ``posviz train``.
 
     ``device`` ("cpu", "cuda", "mps", "auto") is where a pretrained model runs, and
-    ``dtype`` ("float32", "bfloat16", "float16") what it computes in; with
+    ``dtype`` ("float32", "bfloat16", "float16") what its weights are kept in (it
+    computes in float32 all the same: models.hf.precision); with
     ``offload_folder`` accelerate places its layers (``device_map="auto"``, within
     ``max_memory``, {device: bytes}) on the accelerator, the CPU and that folder.
     ``progress(step, done=None, total=None)`` is told each step of a load, with the
@@ -260,7 +261,8 @@ class Report:
 
     @property
     def noise_floor(self) -> float:
-        """Differences below this are floating-point rounding of the model's dtype."""
+        """The noise floor (analysis.floor): a change below it cannot be told from the
+        rounding of the precision the model computes in."""
         return self.evaluation.comparison.floor
 
     @cached_property

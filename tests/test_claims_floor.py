@@ -12,6 +12,7 @@ from posviz.analysis.floor import SAFETY, measured_floor, shift_for, shift_invar
 from posviz.analysis.symmetry import noise_floor
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
+from posviz.models.encodings import ENCODINGS
 
 TEXT = "the cat sat on the mat because the mat was warm"
 
@@ -56,17 +57,74 @@ def test_smollm2_shifted_by_4000_lies_below_its_floor():
     assert 1.2e-5 <= shift <= 1.3e-5 and f"{far.extras['floor']:.2g}" == "0.00011"
 
 
-def test_the_texts_say_how_the_floor_is_measured():
+def floor_texts() -> dict[str, str]:
+    """Every text that says what the floor is, each on one line."""
     from pathlib import Path
 
-    from posviz.gui.plots.layers import SymmetryFigure
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
-        encoding="utf-8").split())
-    guide = " ".join(SymmetryFigure.guide.split())
-    for text in (readme, guide):
+    from posviz.gui.help import guide
+    from posviz.gui.plots.layers import CURVES_TIP, FLOOR_LABELS, SymmetryFigure
+    from posviz.models.options import OPTIONS
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    texts = {"README": readme, "figure guide": SymmetryFigure.guide, "F1 guide": guide(),
+             "tooltip": CURVES_TIP, "label": FLOOR_LABELS["given"],
+             "precision option": OPTIONS["dtype"].tip}
+    return {name: " ".join(text.split()) for name, text in texts.items()}
+
+
+def test_the_texts_say_how_the_floor_is_measured():
+    texts = floor_texts()
+    for text in (texts["README"], texts["figure guide"]):
         assert f"{SAFETY:g} × the largest relative change of the hidden states" in text
         assert "SmolLM2 at first position 4000 has a floor of 1.1e-4" in text
         assert "above the 1.2e-5 to 1.3e-5" in text
+        assert "the built-in model the change stays under the float32 floor (first " \
+               "positions up to 100,000) and raises the float64 floor at large ones " \
+               "(more than 10-fold at 100,000)" in text
+
+
+def test_the_texts_say_a_change_below_the_floor_cannot_be_told_from_rounding():
+    """Not that it *is* rounding: a real change can be smaller than the rounding."""
+    from posviz.analysis.floor import BELOW_FLOOR
+    for name, text in floor_texts().items():
+        lower = text.lower()
+        assert "cannot be told from" in lower, name
+        for wrong in ("difference is rounding", "differences below it are rounding",
+                      "a change is floating-point rounding", "count as rounding",
+                      "are rounding, not", "below it, rounding", "counts as rounding"):
+            assert wrong not in lower, (name, wrong)
+    for name in ("README", "figure guide", "F1 guide", "label"):
+        assert BELOW_FLOOR in floor_texts()[name], name
+
+
+def kinds_named(sentence: str) -> set[str]:
+    """The encodings a sentence names ("none", "ALiBi", "T5"), by kind."""
+    named = set()
+    for kind, cls in ENCODINGS.items():
+        words = {kind.lower(), cls.short.lower(), cls.short.split()[0].lower()}
+        if kind == "none":
+            words.add("no encoding")
+        if any(f" {w} " in f" {sentence.lower().replace(',', ' ')} " for w in words):
+            named.add(kind)
+    return named
+
+
+def test_the_encodings_said_to_shift_bit_identically_do_and_rope_does_not():
+    import re
+    from posviz.models.builtin import BuiltinBackend
+    for name, text in list(floor_texts().items())[:2]:                 # README, guide
+        sentence = re.search(r"With (.*?) that run is bit-identical", text).group(1)
+        exact = kinds_named(sentence)
+        assert exact == {"none", "alibi", "t5"}, (name, exact)
+    for kind in (k for k, cls in ENCODINGS.items() if cls.shift_invariant):
+        for dtype in ("float32", "float64"):
+            backend = BuiltinBackend(ModelConfig(pe=kind, dtype=dtype, mask="causal"))
+            seq = backend.tokenize(TEXT)
+            ids = np.arange(len(seq))
+            same = np.array_equal(backend.run(seq, ids, ids).hidden,
+                                  backend.run(seq, ids, ids + 4000).hidden)
+            assert same == (kind in exact), (kind, dtype)
+    float32 = posviz.load(pe="rope", dtype="float32").compare(TEXT, offset=100_000)
+    assert float32.noise_floor == noise_floor("float32")     # under the float32 floor
 
 
 @pytest.mark.parametrize("dtype, low, high", [("float32", 1e-6, 1e-4),

@@ -249,7 +249,7 @@ def test_table_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
     assert "seed=11" in lines[0] and "pe=alibi" in lines[0] and "dtype=float64" in lines[0]
     assert lines[1] == "tokens: one two three four five"
     assert lines[2] == "order:  1,3,0,4,2  ->  two four one five three"
-    assert lines[3] == f"noise floor: {floor:.1e} (differences below it are rounding)"
+    assert lines[3] == f"noise floor: {floor:.1e} (a change below it cannot be told from rounding)"
     assert lines[4] == f"run:    {FRAME_WORDS[frame(ev)]}"
     assert lines[6].split()[0] == "layer"
     rows = [line.split() for line in lines[7:7 + ev.reference.n_layers + 1]]
@@ -381,8 +381,8 @@ def test_help_names_every_bundled_model(capsys):
         with pytest.raises(SystemExit):
             main(argv)
         text = " ".join(capsys.readouterr().out.split())
-        for spec, (label, _, _) in BUNDLED.items():
-            assert f"'{spec}' ({label.split(' (')[0]})" in text, (argv, spec)
+        for spec, bundled in BUNDLED.items():
+            assert f"'{spec}' ({bundled.name})" in text, (argv, spec)
 
 
 # -- progress on a terminal -----------------------------------------------------------------

@@ -1,16 +1,20 @@
 """The noise floor of a reference run, measured once per reference (not per reorder).
 
-A difference between two runs is rounding, not a broken symmetry, when it is no larger
-than the difference between two mathematically equal ways of doing the same computation.
-The floor starts at 100 × the machine epsilon of the run's precision
-(symmetry.noise_floor). When the model's encoding is unchanged by a common shift of every
-position id (none, RoPE, ALiBi, T5: they act on relative positions, or not at all), the
+A change below the floor cannot be told from rounding: it is no larger than two
+mathematically equal ways of doing the same computation can differ (a real change may
+lie there too, too small for this precision to show). The floor starts at 100 × the
+machine epsilon of the precision the model computes in (symmetry.noise_floor; a real
+model with half-precision weights computes in float32: models.hf.precision). When the
+model's encoding declares that a common shift of every position id leaves it unchanged
+in exact arithmetic (PositionalEncoding.shift_invariant: none, RoPE, ALiBi, T5), the
 reference's tokens run once more with every position id shifted up by one more than the
-largest the run uses (p → p + max p + 1; down to 0 when the model has no room above), and
-SAFETY × the largest relative change of the hidden states over the layers raises the
-floor when it is larger. So rounding that grows with the position ids (angles computed
-in float32) and with depth moves the floor with it. A model whose positions are its slots
-(no position ids, such as Bloom) cannot be shifted and keeps 100 × eps.
+largest the run uses (p → p + max p + 1; down to 0 when the model has no room above),
+and SAFETY × the largest relative change of the hidden states over the layers raises the
+floor when it is larger. With none, ALiBi and T5 that run is bit-identical (the floor
+stays 100 × eps); RoPE rounds its angles otherwise at other positions, which raises the
+floor of the built-in model in float64 at large positions and of transformers' RoPE
+(angles in float32). A model whose positions are its slots (no position ids, such as
+Bloom) cannot be shifted and keeps 100 × eps.
 """
 from __future__ import annotations
 
@@ -20,16 +24,17 @@ from ..models.backend import Backend, TokenSequence
 from ..models.config import Positions
 from ..models.encodings import ENCODINGS
 from ..models.trace import Trace
-from .symmetry import noise_floor
+from .symmetry import computed_in, noise_floor
 
 SAFETY = 3.0     # the shifted run rounds at up to twice the run's positions: a margin
+BELOW_FLOOR = "a change below it cannot be told from rounding"   # what the floor means
 
 
 def shift_invariant(backend: Backend) -> bool:
     """Does a common shift of every position id leave the model's output unchanged (in
     exact arithmetic)?"""
     encoding = ENCODINGS.get(backend.facts().scheme)
-    return encoding is not None and encoding.acts != "absolute"
+    return encoding is not None and encoding.shift_invariant
 
 
 def shift_for(position_ids: np.ndarray, limit: int | None) -> int:
@@ -45,8 +50,7 @@ def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
                    reference: Trace, should_stop=None) -> float:
     """The floor of ``reference`` (the identity order of ``seq`` at ``positions``): see
     the module's docstring. Costs one more forward of the reference when it measures."""
-    dtype = reference.extras.get("dtype", reference.hidden.dtype)
-    floor = noise_floor(dtype)
+    floor = noise_floor(computed_in(reference))
     identity = np.arange(len(seq))
     ids = positions.ids(identity)                                        # (n,)
     shift = shift_for(ids, backend.max_positions) if shift_invariant(backend) else 0

@@ -131,6 +131,7 @@ def compare_outputs(backend, ev) -> Outputs:
     import torch
 
     from ..models.hf.heads import head_logits
+    from ..models.hf.precision import float32_arithmetic
 
     model = backend.model
     tokenizer = getattr(backend, "tokenizer", None)
@@ -148,7 +149,7 @@ def compare_outputs(backend, ev) -> Outputs:
                 "be predicted: the model's guesses there are compared across orders.")))
     rows_a = [a for a, _, _ in slots]
     rows_b = [b for _, b, _ in slots]
-    with torch.inference_mode():
+    with torch.inference_mode(), float32_arithmetic(model):   # half weights: float32
         dtype = next(model.parameters()).dtype
         device = next(model.parameters()).device
         hidden_a = torch.as_tensor(ev.reference.hidden[-1][rows_a]).to(device, dtype)

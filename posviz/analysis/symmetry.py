@@ -22,8 +22,8 @@ METRICS = ("hidden_equivariance", "attention_equivariance", "last_token_change",
 
 
 def noise_floor(dtype) -> float:
-    """Differences below this are floating-point rounding, not a broken symmetry (of
-    values computed in ``dtype``: a numpy dtype or "bfloat16", numpy has none)."""
+    """100 × the machine epsilon of ``dtype`` (a numpy dtype or "bfloat16", which numpy
+    lacks): the floor of values computed in it, before analysis.floor measures more."""
     eps = 2.0 ** -7 if str(dtype) == "bfloat16" else float(np.finfo(np.dtype(dtype)).eps)
     return 100.0 * eps
 
@@ -34,7 +34,14 @@ def floor_of(reference: Trace) -> float:
     measured = reference.extras.get("floor")
     if measured is not None:
         return float(measured)
-    return noise_floor(reference.extras.get("dtype", reference.hidden.dtype))
+    return noise_floor(computed_in(reference))
+
+
+def computed_in(reference: Trace):
+    """The precision a run computed in: a half-precision model's is float32
+    (models.hf.precision), recorded as ``computes_in``."""
+    extras = reference.extras
+    return extras.get("computes_in", extras.get("dtype", reference.hidden.dtype))
 
 
 @dataclass(frozen=True)

@@ -83,8 +83,7 @@ def add_builtin_options(group, leave_out: tuple[str, ...] = ()) -> None:
 
 def bundled_models() -> str:
     """The bundled model names with their labels, for --help ('minilm (all-MiniLM...)')."""
-    return ", ".join(f"'{spec}' ({label.split(' (')[0]})"
-                     for spec, (label, _, _) in BUNDLED.items())
+    return ", ".join(f"'{spec}' ({bundled.name})" for spec, bundled in BUNDLED.items())
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:

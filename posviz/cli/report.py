@@ -98,6 +98,7 @@ def as_table(report) -> list[str]:
     """The report as lines of text: the model, the order, how it ran, one row per layer
     (with the median and middle half over tokens of each token's own change), then the
     notes that qualify the numbers."""
+    from ..analysis.floor import BELOW_FLOOR
     from ..document.provenance import model_options
     from ..views.reading import FRAME_WORDS, frame
     from ..views.shown import same_input
@@ -109,7 +110,7 @@ def as_table(report) -> list[str]:
                    if k != "model"),
         f"tokens: {' '.join(tokens)}",
         f"order:  {','.join(map(str, ev.order))}  ->  {' '.join(tokens[i] for i in ev.order)}",
-        f"noise floor: {floor:.1e} (differences below it are rounding)",
+        f"noise floor: {floor:.1e} ({BELOW_FLOOR})",
         f"run:    {FRAME_WORDS[frame(ev)]}\n",
         ROW.format(*HEADER),
     ]

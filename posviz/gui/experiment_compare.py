@@ -74,8 +74,8 @@ def draw_compare(figure, result, metric: str) -> None:
                      f"{result.weights} weights, one reorder")
     figure.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one encoding "
                     f"({result.weights} weights), on the same tokens and the same reorder. "
-                    f"Below the dashed noise floor a change is floating-point rounding; a "
-                    f"change of exactly 0 is drawn on the row marked 0, inside the grey "
+                    f"A change below the dashed noise floor cannot be told from "
+                    f"floating-point rounding; a change of exactly 0 is drawn on the row marked 0, inside the grey "
                     f"band.{equal_words(groups, bool(later))}")
 
 

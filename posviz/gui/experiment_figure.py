@@ -294,8 +294,8 @@ class ExperimentFigure(Figure):
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
         self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
-                      "Below the dashed noise floor a change is floating-point rounding; a "
-                      "change of exactly 0 is drawn on the row marked 0, inside the grey "
+                      "A change below the dashed noise floor cannot be told from "
+                      "floating-point rounding; a change of exactly 0 is drawn on the row marked 0, inside the grey "
                       "band.")
         self.data = {f"{metric}_{q}": getattr(band, q).copy()
                      for q in ("median", "p10", "p90")}

@@ -1,5 +1,5 @@
-"""How a real model loads: the precision its weights are read in and computed in
-(float32, bfloat16, float16), and, where accelerate is installed, its layers placed by
+"""How a real model loads: the precision its weights are kept in (float32, bfloat16,
+float16; every value is computed in float32, models.hf.precision), and, where accelerate is installed, its layers placed by
 accelerate's device_map="auto" with what does not fit in memory offloaded to a folder.
 Beside them, what the weights take in that precision (the memory check's count)."""
 from __future__ import annotations
@@ -13,11 +13,12 @@ from PySide6.QtWidgets import QCheckBox, QFileDialog, QFormLayout, QLabel, QWidg
 from ..document.spec import PRETRAINED_DTYPES
 from .fields import STATUS_STYLE, ShortCombo
 
-DTYPE_TIPS = {"float32": "Full precision: the reference numbers",
-              "bfloat16": "Half the memory of float32; about 3 significant digits "
-                          "(differences below 100 · 2⁻⁷ count as rounding)",
-              "float16": "Half the memory of float32; about 3-4 significant digits, a "
-                         "narrower range than bfloat16"}
+DTYPE_TIPS = {"float32": "The checkpoint's weights as they are, computed in float32",
+              "bfloat16": "Weights rounded to about 3 significant digits, half the memory "
+                          "of float32; computed in float32, with float32's noise floor",
+              "float16": "Weights rounded to about 3-4 significant digits (a narrower "
+                         "range than bfloat16), half the memory of float32; computed in "
+                         "float32, with float32's noise floor"}
 OFFLOAD_TIP = ("Let accelerate place the layers (device_map=\"auto\"): on the accelerator, "
                "then the CPU, then this folder on disk for what does not fit in memory. "
                "Every forward then reads the offloaded layers again.")
@@ -57,8 +58,9 @@ class PrecisionChoice(QWidget):
         for index, name in enumerate(PRETRAINED_DTYPES):
             self.dtype.addItem(name, name)
             self.dtype.setItemData(index, DTYPE_TIPS[name], Qt.ToolTipRole)
-        self.dtype.setToolTip("The precision the weights are read in and the model "
-                              "computes in (the recorded values are float32)")
+        self.dtype.setToolTip("The precision the weights are kept in. Every value is "
+                              "computed in float32: computed in half precision, the "
+                              "rounding was larger than the changes it shows")
         self.dtype.activated.connect(self._dtype_chosen)
         self.offload = QCheckBox("Offload to a folder…")
         self.offload.setToolTip(OFFLOAD_TIP)

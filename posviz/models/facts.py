@@ -32,7 +32,9 @@ class ModelFacts:
     encoding_parameters: dict = field(default_factory=dict)   # θ, rotated share, buckets:
                                      #   what the encoding's ``describe`` reads
     weights: str = ""                # the built-in model's: "random weights (seed 0)" or how
-                                     #   its checkpoint was trained
+                                     #   its checkpoint was trained; a real model's when they
+                                     #   are not the checkpoint's as it is (a de-quantized GGUF)
+    computes_in: str = ""            # the precision it computes in, when not ``dtype``
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -57,10 +59,15 @@ class ModelFacts:
                  else str(self.max_positions)),
                 ("Mask", self.mask), ("Parameters", _count(self.parameters)),
                 ("Weights", f"{self.weights + ', ' if self.weights else ''}{self.dtype} "
+                            f"{self._computed()}"
                             f"on {self.device}")]
         if self.head:
             rows.insert(1, ("Head", f"{self.head} language model"))
         return rows
+
+    def _computed(self) -> str:
+        return f"(computed in {self.computes_in}) " \
+            if self.computes_in and self.computes_in != self.dtype else ""
 
 
 def _count(n: int) -> str:

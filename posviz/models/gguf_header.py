@@ -81,6 +81,18 @@ def gguf_values(path) -> int | None:
         return None
 
 
+def gguf_file_type(path) -> int | None:
+    """llama.cpp's ``general.file_type``: the type most tensors are stored in (3: Q4_1),
+    or None."""
+    try:
+        with open(path, "rb") as file:
+            _, meta = _metadata(file)
+    except (OSError, ValueError, struct.error):
+        return None
+    value = meta.get("general.file_type")
+    return value if isinstance(value, int) else None
+
+
 def gguf_config(path) -> dict:
     """{"model_type", "num_hidden_layers", "num_attention_heads", "hidden_size"} as far as
     the file's metadata tells them; {} when it is not a readable GGUF file."""

@@ -213,16 +213,18 @@ def forward_bytes(config: dict | None, n: int, item: int = 4) -> int:
 
 
 def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
-                     dtype: str = "float32", offloaded: bool = False) -> None:
+                     dtype: str = "float32", offloaded: bool = False,
+                     computes_in: str = "float32") -> None:
     """Raise PosvizInputError naming both sizes when a real model's weights (read as
     ``dtype``; none when accelerate places them, ``offloaded``, as the memory allows)
-    and its forwards at n tokens would not fit in the memory that is free."""
+    and its forwards at n tokens (computed in ``computes_in``: float32 over
+    half-precision weights, hf.precision) would not fit in the memory that is free."""
     limit = limit_bytes()
     if limit is None:
         return
-    item = DTYPE_BYTES[dtype]
-    weights = 0 if offloaded else checkpoint_weights(folder, gguf_file, config) * item // 4
-    running = forward_bytes(config, max(n, 1), item)
+    weights = 0 if offloaded else \
+        checkpoint_weights(folder, gguf_file, config) * DTYPE_BYTES[dtype] // 4
+    running = forward_bytes(config, max(n, 1), DTYPE_BYTES[computes_in])
     if weights + running > limit:
         raise PosvizInputError(
             f"this model needs about {size_text(weights)} for its weights and "

@@ -94,9 +94,9 @@ OPTIONS: dict[str, Option] = _options(
            tip="Seed of the random weights. The model is untrained: the symmetry argument "
                "holds for any weights, and two equal settings give equal weights."),
     Option("dtype", "Precision", "float32", choices=DTYPES,
-           tip="Floating-point precision. Differences below the noise floor (at least "
-               "100 × machine epsilon; more where shifting the position ids shows more "
-               "rounding) are rounding, not broken symmetry."),
+           tip="Floating-point precision. A change below the noise floor (100 × machine "
+               "epsilon; more where shifting the position ids shows more rounding) cannot "
+               "be told from rounding."),
     Option("max_len", "Learned positions", 1024, low=1, high=1_000_000, chosen=False,
            tip="Rows of the learned position table: the longest input it can encode."),
     Option("mode", "Positions", "slot", choices=POSITION_MODES, group="positions",

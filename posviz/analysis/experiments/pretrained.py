@@ -3,8 +3,9 @@ trained model predicts?
 
 It runs on the shipped checkpoints with sinusoidal, learned and rotary positions (trained
 alike) and on the bundled pretrained models: all-MiniLM-L6-v2 (learned absolute
-positions; its output is the mean-pooled sentence embedding) and SmolLM2-135M-Instruct
-(RoPE; its output is the next-token distribution at every slot).
+positions; its output is the mean-pooled sentence embedding) and SmolLM2-135M-Instruct's
+4-bit Q4_1 GGUF, de-quantized (RoPE; its output is the next-token distribution at every
+slot).
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def _outputs(backend, hidden):
     """(n, d) last hidden states -> (n, V) log-probabilities of the next token, or None
     for a model without a language-model head."""
     import torch
+
+    from ...models.hf.precision import float32_arithmetic
     model = backend.model
     logits = getattr(model, "logits", None)
     if logits is None:
@@ -35,7 +38,7 @@ def _outputs(backend, hidden):
         from ...models.hf.heads import head_logits
         logits = lambda h: head_logits(model, h)                           # noqa: E731
     parameter = next(model.parameters())
-    with torch.inference_mode():
+    with torch.inference_mode(), float32_arithmetic(model):   # half weights: float32
         h = torch.as_tensor(np.asarray(hidden)).to(parameter.device, parameter.dtype)
         return logits(h).double().log_softmax(-1).cpu().numpy()
 
@@ -106,7 +109,7 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
             backend = load_backend(name, should_stop=should_stop)
         except PosvizInputError:                      # not installed here: left out
             continue
-        names.append(BUNDLED[name][0])
+        names.append(BUNDLED[name].label)
         stage(k, f"shifting every position id of {name}, {len(texts)} texts")
         values[name] = shift_change(backend, texts, should_stop, progress)
         (relative if name == "smollm2" else absolute).append(name)

@@ -15,6 +15,7 @@ from .log_curves import LogCurve, LogCurves, QuartileBand
 from .log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from .noise_floor import floor_line, place_label
 from .tabs import ATTENTION, TOKENS
+from posviz.analysis.floor import BELOW_FLOOR
 from posviz.analysis.symmetry import METRICS
 from posviz.views.reading import frame
 from posviz.views.shown import BRANCHES
@@ -34,7 +35,7 @@ FLOOR_SHORT = "noise floor"
 FLOOR_LABELS = {"reference": "noise floor; the original order: every change is 0",
                 "aligned": "noise floor; an exact 0 is drawn on the row marked 0",
                 "prefix": "noise floor; copied slots' 0 on the row marked 0",
-                "given": "noise floor: below it, rounding"}
+                "given": f"noise floor: {BELOW_FLOOR}"}
 CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "• hidden states: the reordered run against the original run reordered the "
               "same way (equivariance)\n"
@@ -47,8 +48,9 @@ CURVES_TIP = ("Each curve is a relative difference, per layer (log scale):\n"
               "‖H′[inv i] − H[i]‖ / ‖H[i]‖, its band the middle half of the tokens "
               "(25th–75th percentile); the hidden-state curve weighs tokens by their norm, "
               "so one very large token can stand for the layer\n"
-              "Below the dashed noise floor a curve is unchanged up to rounding: a "
-              "difference there is floating-point rounding. An exact 0 has no place "
+              "A change below the dashed noise floor cannot be told from floating-point "
+              "rounding (it may be real, too small for the precision to show). An exact "
+              "0 has no place "
               "on a log axis: it is drawn on the bottom row, marked 0, more than a decade "
               "below every other point.")
 
@@ -62,17 +64,22 @@ class SymmetryFigure(Figure):
     row = 1
     dims = ("layer",)
     guide = """one curve per metric against the layer, on a log axis. The dashed
-line is the *noise floor*: below it a difference is rounding. It is at least 100 × machine
-epsilon of the model's precision (2.2e-14 in float64, 1.2e-5 in float32), and it is
-measured once per reference run (text, model and options; never per reorder): when a
-common shift of every position id changes nothing in exact arithmetic (no encoding,
-RoPE, ALiBi, T5), the original order runs once more with its position ids shifted up by
-one more than the largest it uses, and 3 × the largest relative change of the hidden
-states over the layers raises the floor when it is larger. Rounding that grows with the
-position ids and with depth raises it so: SmolLM2 at first position 4000 has a floor of
-1.1e-4, above the 1.2e-5 to 1.3e-5 by which its hidden states move between first
-position 0 and 4000, depending on the CPU (RoPE makes that shift exactly nothing;
-transformers computes its angles in float32). A learned or sinusoidal encoding keeps
+line is the *noise floor*: a change below it cannot be told from rounding (it may still
+be real, too small for the precision to show). It is 100 × machine epsilon of the
+precision the model computes in (2.2e-14 in float64, 1.2e-5 in float32; a real model
+read in bfloat16 or float16 keeps its weights so and computes in float32), raised where
+the run itself shows more rounding. Once per reference run (text, model and options;
+never per reorder), when the encoding declares that a common shift of every position id
+changes nothing in exact arithmetic (no encoding, RoPE, ALiBi, T5), the original order
+runs once more with its position ids shifted up by one more than the largest it uses,
+and 3 × the largest relative change of the hidden states over the layers raises the
+floor when it is larger. With no encoding, ALiBi and T5 that run is bit-identical, so
+their floor stays 100 × epsilon. RoPE rounds its angles otherwise at other positions:
+in the built-in model the change stays under the float32 floor (first positions up to
+100,000) and raises the float64 floor at large ones (more than 10-fold at 100,000);
+SmolLM2 at first position 4000 has a floor of 1.1e-4, above the 1.2e-5 to 1.3e-5 by
+which its hidden states move between first position 0 and 4000, depending on the CPU
+(transformers computes RoPE's angles in float32). A learned or sinusoidal encoding keeps
 100 × epsilon.
 
 - *hidden equivariance* = ‖H′ − H[order]‖ / ‖H‖, Frobenius norms. Zero when the model is

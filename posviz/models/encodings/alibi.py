@@ -33,6 +33,7 @@ class AlibiEncoding(PositionalEncoding):
     summary = "a bias on the attention scores, minus a slope per head times the distance"
     where = "adds a distance penalty to the attention scores"
     short = "ALiBi"
+    shift_invariant = True  # a bias of the distance p_i - p_j alone
 
     def __init__(self, n_heads: int, scale: float = 1.0):
         import torch

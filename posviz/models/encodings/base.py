@@ -54,6 +54,8 @@ class PositionalEncoding:
     where = "adds nothing"       # what it does to a transformer, after "which"
     short = "NoPE"               # its name in a sentence
     pairs_dimensions = False     # acts on pairs of a head's dimensions (an even width)
+    shift_invariant = True       # a common shift of every position id leaves the output
+                                 #   unchanged in exact arithmetic (analysis.floor)
 
     def __init__(self, scale: float = 1.0):
         self.scale = float(scale)

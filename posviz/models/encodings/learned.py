@@ -19,6 +19,7 @@ class LearnedEncoding(PositionalEncoding):
     summary = "a table of one vector per position, added to each token"
     where = "adds a vector from a table to each token embedding"
     short = "learned absolute"
+    shift_invariant = False  # a table row per position: a shift reads other rows
 
     def __init__(self, d_model: int, max_len: int = 1024, seed: int = 0, scale: float = 1.0):
         import torch

@@ -42,6 +42,7 @@ class RotaryEncoding(PositionalEncoding):
     summary = "queries and keys rotated by angles proportional to their positions"
     where = "rotates queries and keys inside attention"
     short = "RoPE"
+    shift_invariant = True  # scores depend on p_i - p_j alone
     pairs_dimensions = True
 
     def __init__(self, d_head: int, scale: float = 1.0, base: float = BASE,

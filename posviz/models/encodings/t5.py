@@ -47,6 +47,7 @@ class T5RelativeBias(PositionalEncoding):
     summary = "a bias on the attention scores, one learned scalar per head and bucket of distance"
     where = "adds a learned bias per distance bucket to the attention scores"
     short = "T5 relative bias"
+    shift_invariant = True  # a bias of the bucket of p_j - p_i alone
 
     def __init__(self, n_heads: int, seed: int = 0, scale: float = 1.0,
                  num_buckets: int = BUCKETS, max_distance: int = MAX_DISTANCE):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ...errors import Cancelled, PosvizInputError
 from ..gguf_header import gguf_config
-from . import cache, hub
+from . import cache, converted, hub
 from .cache import NotCached, cached_models, hub_cache_dir, network_allowed
 from .families import BY_MODEL_TYPE
 from .hub import LargeDownload
@@ -58,7 +58,9 @@ def check_memory(spec: str, n_tokens: int, dtype: str = "float32",
     except (PosvizInputError, OSError, ValueError):
         return
     from ..memory import check_model_fits
-    check_model_fits(folder, gguf_file, config, n_tokens, dtype, offloaded)
+    from .precision import arithmetic_of
+    check_model_fits(folder, gguf_file, config, n_tokens, dtype, offloaded,
+                     computes_in=arithmetic_of(dtype))
 
 
 def load_backend(spec: str, progress: Callable[..., None] | None = None,
@@ -83,8 +85,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     transformer, corrupt weights, a missing tokenizer, an unsupported family, too
     little memory or an absent device.
 
-    ``dtype`` ("float32", "bfloat16", "float16") is what the weights are read as and the
-    model computes in (the recorded values are read as float32). With
+    ``dtype`` ("float32", "bfloat16", "float16") is what the weights are read as; the
+    model computes in float32 whatever they are (precision.py). With
     ``offload_folder`` the layers are placed by accelerate's ``device_map="auto"``
     within ``max_memory`` ({device: bytes}, by default what each has free), on the
     accelerator, then the CPU, then that folder on disk; HFBackend.describe says where.
@@ -107,10 +109,16 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     if gguf_file is not None and not gguf_readable():
         raise PosvizInputError("reading a GGUF file needs the gguf and accelerate packages "
                                "(pip install gguf accelerate)")
+    digest = conversion = None            # a GGUF file's sha256 and converted copy
+    if gguf_file is not None and converted.enabled():
+        digest, conversion = converted.existing(folder / gguf_file)
     from ..memory import check_model_fits
-    if check_memory:
-        check_model_fits(folder, gguf_file, config, n_tokens, dtype,
-                         offloaded=offload_folder is not None)
+    from .precision import arithmetic_of
+    if check_memory:                      # a conversion reads the weights in float32
+        check_model_fits(folder, gguf_file, config, n_tokens,
+                         "float32" if digest and not conversion else dtype,
+                         offloaded=offload_folder is not None,
+                         computes_in=arithmetic_of(dtype))
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401
@@ -120,7 +128,6 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     from .loading import pick_device, read_model
     device = pick_device(device)
 
-    extra = {"gguf_file": gguf_file} if gguf_file else {}
     kind = config.get("model_type", "llama")       # (an unreadable GGUF file: told later)
     family = BY_MODEL_TYPE.get(kind)
     if family is None:
@@ -128,15 +135,24 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     say("reading config")
     with _QUIET_LOADING:    # one load at a time changes transformers' global settings
         with _quiet_transformers():
-            tokenizer, model, head = read_model(folder, extra, bool(gguf_file), family, say,
+            if digest and not conversion:
+                conversion = converted.made(folder / gguf_file, digest, family, say, stop)
+            extra = {"gguf_file": gguf_file} if gguf_file and not conversion else {}
+            tokenizer, model, head = read_model(conversion.folder if conversion else folder,
+                                                extra, bool(extra), family, say,
                                                 should_stop, device, dtype,
                                                 placement(offload_folder, max_memory))
+            if conversion and offload_folder is None:
+                converted.aligned(model)
     say("ready")
     from .backend import HFBackend
     source, revision = origin(spec, folder)
+    bundled = BUNDLED[spec.strip()].weights if spec.strip() in BUNDLED else ""
+    weights = converted.weights_said(folder / gguf_file, bundled, conversion) \
+        if gguf_file else bundled
     return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
                      head=head, device=device, source=source, revision=revision,
-                     dtype=dtype)
+                     dtype=dtype, weights=weights)
 
 
 DTYPES = ("float32", "bfloat16", "float16")

