@@ -58,6 +58,9 @@ def add_command(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="the checkpoint folder to write")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--json", action="store_true",
+                        help="print the checkpoint's folder, training record and "
+                             "provenance as one JSON object (posviz.train's to_dict())")
     parser.set_defaults(func=run)
 
 
@@ -83,6 +86,12 @@ def reporter(args: argparse.Namespace):
     return say, progress
 
 
+def note(text: str) -> None:
+    """With --quiet, only a note (a recipe posviz changed) is told on stderr."""
+    if text.startswith("note: "):
+        print(f"posviz: {text}", file=sys.stderr, flush=True)
+
+
 def run(args) -> int:
     from ..models.checkpoint import Recipe, plural
     config = model_config(argparse.Namespace(**{**vars(args), "mask": "causal"}))
@@ -94,17 +103,26 @@ def run(args) -> int:
         raise PosvizInputError(problems[0])
     if args.threads is not None and not 1 <= args.threads <= 256:
         raise PosvizInputError(f"--threads must be from 1 to 256 (got {args.threads})")
-    from ..models.training import train
+    from ..api import train
     if args.threads is not None:
         import torch
         torch.set_num_threads(args.threads)
     say, progress = reporter(args)
     try:
-        checkpoint, _ = train(config, recipe, args.out, args.tokenizer, progress, say)
+        trained = train(args.out, corpus=recipe.corpus, steps=recipe.steps,
+                        length=recipe.length, batch=recipe.batch, vocab=recipe.vocab,
+                        lr=recipe.lr, warmup=recipe.warmup, tokenizer=args.tokenizer,
+                        store=recipe.store, config=config, progress=progress,
+                        say=say or note)
     except KeyboardInterrupt:
         print("posviz: interrupted: nothing saved", file=sys.stderr)
         return EXIT_INTERRUPTED
+    checkpoint = trained.checkpoint
     r = checkpoint.record
+    if args.json:
+        import json
+        print(json.dumps(trained.to_dict(), indent=2))
+        return EXIT_INTERRUPTED if r["interrupted"] else 0
     print(f"{checkpoint.folder}: {plural(r['steps'], 'step')} in {duration(r['seconds'])}, "
           f"final loss {r['final_loss']:.3f}, held-out perplexity "
           f"{r['held_out_perplexity']:.1f} (unigram {r['unigram_perplexity']:.1f})")
