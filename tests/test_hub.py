@@ -208,6 +208,8 @@ def test_session_files_pin_the_commit_and_another_machine_fetches_it(online, sav
     assert code == 0, err
     fetched, here = json.loads(fetched), json.loads(saved_run)
     assert fetched["config"].pop("path") != here["config"].pop("path")   # another cache
+    assert (fetched["provenance"]["options"].pop("path")
+            != here["provenance"]["options"].pop("path"))
     assert fetched == here
     assert f"/api/models/{NAME}/revision/{commit}" in [p for _, p in online.requests[asked:]]
     code, latest, err = cli(["report", "--model", NAME, "--text", TEXT, "--json"], capsys)
@@ -316,7 +318,9 @@ def test_config_json_comes_last_and_shards_must_all_be_there(tmp_path):
     ("org/name", cache.HubName("org/name")),
     ("org/name@v1.0", cache.HubName("org/name", "v1.0")),
     ("EleutherAI/pythia-70m@" + "a" * 40, cache.HubName("EleutherAI/pythia-70m", "a" * 40)),
-    ("minilm", None), ("/abs/path", None), ("a/b/c", None), ("../up", None)])
+    ("gpt2", cache.HubName("gpt2")), ("bert-base-uncased@main",
+                                      cache.HubName("bert-base-uncased", "main")),
+    ("/abs/path", None), ("a/b/c", None), ("../up", None), ("two words", None)])
 def test_hub_names(spec, name):
     assert cache.parse_hub_name(spec) == name
 

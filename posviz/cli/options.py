@@ -94,7 +94,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                  "pretrained one (which brings its own settings).")
     model.add_argument("--model", metavar="NAME|PATH",
                        help=f"a pretrained model: {bundled_models()} (bundled); "
-                            "a hub name ORG/NAME[@REVISION], taken from the local Hugging "
+                            "a hub name [ORG/]NAME[@REVISION] (any name that is not a "
+                            "folder: gpt2, EleutherAI/pythia-70m), taken from the local Hugging "
                             "Face cache and downloaded into it when absent (unless "
                             "--offline); a model folder; or a .gguf file (default: the "
                             "built-in model)")
