@@ -4,6 +4,7 @@ ExperimentFigure for the Python API's ``figure()`` and ``posviz compare --out``.
 from __future__ import annotations
 
 import tempfile
+import weakref
 from pathlib import Path
 
 from PySide6 import QtCore
@@ -46,12 +47,13 @@ class ExperimentResultFigure:
                 figure.draw(self.job, self.result, self.metric)
                 app.processEvents()
             self._figure = figure
+            # closed while whole when this object goes: its widgets' filters still work
+            self._closing = weakref.finalize(self, _close, figure)
         return self._figure
 
     def close(self) -> None:
         if self._figure is not None:
-            self._figure.close()
-            self._figure.deleteLater()
+            self._closing()
             self._figure = None
 
     def save(self, path, *, width: int | None = None, dpi: int | None = None) -> Path:
@@ -96,3 +98,8 @@ class ExperimentResultFigure:
         if self.metric == SWAP_MAP:
             return None
         return self._rendered("svg").decode("utf-8")
+
+
+def _close(figure: ExperimentFigure) -> None:
+    figure.close()
+    figure.deleteLater()
