@@ -88,10 +88,12 @@ def record(evaluation, layer: int | None = None, head: int | None = None,
     the model in one line, its options included), then PROVENANCE read from the
     evaluation's model; values are single-line strings."""
     tokens = tuple(evaluation.seq.tokens)
-    made = provenance(evaluation.reference.extras,
-                      options=positions_options(evaluation.positions))
+    # the model's description, without what the analysis measured of it (the noise floor
+    # analysis.floor keeps beside it)
+    extras = {k: v for k, v in evaluation.reference.extras.items() if k != "floor"}
+    made = provenance(extras, options=positions_options(evaluation.positions))
     if model is None:
-        model = describe_model(evaluation.reference.extras)
+        model = describe_model(extras)
     elif isinstance(model, dict):
         model = describe_model(model)
     positions = evaluation.positions
