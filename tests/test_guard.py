@@ -160,3 +160,9 @@ def test_the_built_in_models_positions_are_refused_before_it_is_built(capsys):
     assert main(["report", "--pe", "learned", "--text", " ".join(["w"] * 1100)]) == 2
     assert capsys.readouterr().err == ("posviz: error: 1100 tokens from position 0 need "
                                        "1100 positions, but the built-in model has 1024\n")
+
+
+def test_the_windows_experiments_pass_the_same_guard():
+    from posviz.runtime.experiments import ExperimentJob, run_experiment
+    with pytest.raises(Refused, match="asks for more orders than exist"):
+        run_experiment(ExperimentJob("sweep", texts=("a b c",), count=10**8))

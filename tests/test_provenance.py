@@ -85,3 +85,16 @@ def test_an_offload_folder_is_recorded(tmp_path, capsys):
     plain = command_json(capsys, "report", "--model", str(folder), "--text", TEXT, "--quiet")
     assert "offload_folder" not in plain["config"] and "offload_folder" not in \
         plain["provenance"]
+
+
+def test_the_windows_experiment_export_carries_the_record():
+    from posviz.document.spec import ModelSpec
+    from posviz.gui.experiment_jobs import provenance
+    from posviz.models.config import ModelConfig
+    from posviz.runtime.experiments import ExperimentJob
+    job = ExperimentJob("sweep", ModelSpec.builtin(ModelConfig(pe="rope", mask="causal",
+                                                               seed=3)), (TEXT,))
+    facts = provenance(job, None)
+    assert (facts["encoding"], facts["mask"], facts["weights"]) == ("rope", "causal", "random")
+    assert json.loads(facts["seeds"]) == {"model": 3}
+    assert json.loads(facts["options"])["positions"] == "slot"

@@ -44,10 +44,8 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
     from ..models import guard
     from .results import Sweep
     where, texts = check_sweep(kind, count, positions, offset, literal, texts)
-    seqs = [model.backend.tokenize(text) for text in texts]
-    movable = max(int(seq.movable()[:len(seq) - (kind == "prefix")].sum()) for seq in seqs)
-    guard.check(model.backend, max(map(len, seqs)), offset=offset,
-                orders=guard.Orders(kind, count, movable, len(texts)))
+    guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
+                      kind, count, offset)
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,
                  progress=progress)
     return Sweep(result, model, where, {"kind": kind, "count": count, "layer": layer})
@@ -72,10 +70,8 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     from ..models import guard
     from .results import Probe
     where, texts = check_probe(texts, folds, positions, offset, literal)
-    if texts:
-        lengths = [len(model.backend.tokenize(text)) for text in texts]
-        guard.check(model.backend, max(lengths), offset=offset, probe_tokens=sum(lengths),
-                    quadratic=features == "quadratic")
+    guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
+                      features == "quadratic", offset)
     result = run(model.engine, texts or None, where, folds, features, progress=progress,
                  say=say)
     return Probe(result, model, where, {"features": features, "folds": folds}, texts)

@@ -49,6 +49,18 @@ def provenance(model: dict, *, seeds: dict | None = None, options: dict | None =
     return record
 
 
+def spec_model(spec, backend=None) -> dict:
+    """A model description, as a backend's ``describe()`` gives it, of a ModelSpec: its
+    loaded ``backend``'s when there is one, else what the spec says."""
+    if backend is not None:
+        return backend.describe()
+    if spec.is_builtin:
+        return {"model": "built-in", **spec.config.to_dict(),
+                **({"weights": spec.weights} if spec.trained else {})}
+    return {"model": spec.name, **({"revision": spec.revision} if spec.revision else {}),
+            "dtype": spec.dtype}
+
+
 def file_lines(record: dict) -> dict[str, str]:
     """A provenance record as a file's metadata: one line per key, objects as JSON."""
     return {key: _line(value if isinstance(value, str) else

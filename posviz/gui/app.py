@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     # first paint; the first evaluation follows there without waiting for the window.
     window.start(args.file, last=(args.text is None and args.model is None
                                   and not args.reset_settings), model=args.model)
-    return app.exec()
+    with spoken_as(COMMAND_LINE):         # the window's messages, as they always were
+        return app.exec()
 
 
 if __name__ == "__main__":

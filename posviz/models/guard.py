@@ -52,6 +52,24 @@ class Orders:
         return self.count * self.texts if self.kind in RANDOM_KINDS else 0
 
 
+def check_sweep(backend, seqs, kind: str, count: int, offset: int = 0) -> None:
+    """``check`` for a sweep of ``kind`` and ``count`` over the tokenized texts ``seqs``
+    (TokenSequence each) on a loaded ``backend``: the longest against the positions,
+    the count against the orders that exist, the runs' values against the memory."""
+    if not seqs:
+        return                                  # the sweep itself says there are none
+    movable = max(int(seq.movable()[:len(seq) - (kind == "prefix")].sum()) for seq in seqs)
+    check(backend, max(map(len, seqs)), offset=offset,
+          orders=Orders(kind, count, movable, len(seqs)))
+
+
+def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0) -> None:
+    """``check`` for a probe of texts of ``lengths`` tokens on a loaded ``backend``."""
+    if lengths:
+        check(backend, max(lengths), offset=offset, probe_tokens=sum(lengths),
+              quadratic=quadratic)
+
+
 def words_in(text: str) -> int:
     """The text's whitespace-separated words: the fewest tokens any tokenizer gives it."""
     return len(text.split())
