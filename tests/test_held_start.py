@@ -72,8 +72,8 @@ def test_an_edit_while_held_is_autosaved_with_the_sessions_model(qtbot, tmp_path
                                        ModelSpec.pretrained(str(tmp_path / "big"), "big"),
                                        ("▁one",) + tuple(text.split()[1:]))
     loads = []
-    monkeypatch.setattr(ModelSpec, "check_memory", lambda *args, **kwargs:
-                        memory.check_fits(ModelSpec.builtin().config, 10**5))             # a pretrained model too large
+    monkeypatch.setattr(ModelSpec, "check_memory", lambda *args, **kwargs:   # a pretrained
+                        memory.check_fits(ModelSpec.builtin().config, 10**5))  # one too large
     monkeypatch.setattr(hf, "load_backend", lambda *args, **kwargs: loads.append(args))
     w = _started(qtbot, session_file.write(tmp_path / "big.posviz", doc))
     _no_evaluation(qtbot, w)

@@ -36,7 +36,8 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
         options["seed"] = options.pop("model_seed")
     if isinstance(model, Model):
         if options or weights != "random":
-            given = ", ".join(map(argument, [*options, *(["weights"] * (weights != "random"))]))
+            named = [*options, *(["weights"] if weights != "random" else [])]
+            given = ", ".join(map(argument, named))
             raise PosvizInputError(f"{given} cannot be given with a loaded model, which "
                                    f"has its own settings")
         return model
@@ -154,21 +155,26 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
 def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
           batch: int | None = None, vocab: int | None = None, lr: float | None = None,
           warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
-          config=None, progress: Callable | None = None, say: Said | None = None,
-          **options) -> "Trained":
-    """Train the built-in model (``options`` as keywords: ``pe``, ``layers``… , or
-    ``config``, a ModelConfig; always causal) as a causal language model on ``corpus`` ("kjv" or a text file) with the
-    shipped checkpoints' recipe unless told, and write its checkpoint folder to ``out``,
-    as ``posviz train``; ``.to_dict()`` is ``train --json``. A warm-up not shorter than
-    the steps is cut to one step less, and said (``notes``; ``say``).
-    ``progress(p)`` is told the step, loss, tokens a second and time left."""
+          config=None, recipe=None, progress: Callable | None = None,
+          say: Said | None = None, **options) -> "Trained":
+    """Train the built-in model (``options`` as keywords: ``pe``, ``layers``…, or
+    ``config``, a ModelConfig; always causal) as a causal language model on ``corpus``
+    ("kjv" or a text file) with the shipped checkpoints' recipe unless told, and write
+    its checkpoint folder to ``out``, as ``posviz train``; ``.to_dict()`` is ``train
+    --json``. A warm-up not shorter than the steps is cut to one step less, and said
+    (``notes``; ``say``). ``recipe``: a models.checkpoint.Recipe whole, instead of its
+    fields. ``progress(p)`` is told the step, loss, tokens a second and time left."""
     from ..models.checkpoint import Recipe
     from ..models.training import train as run
     from .results import Trained
     chosen = {name: value for name, value in (("steps", steps), ("length", length),
               ("batch", batch), ("vocab", vocab), ("lr", lr), ("warmup", warmup))
               if value is not None}
-    recipe = Recipe(corpus=corpus, store=store, **chosen)
+    if recipe is None:
+        recipe = Recipe(corpus=corpus, store=store, **chosen)
+    elif chosen:
+        raise PosvizInputError(f"{argument(next(iter(chosen)))} cannot be given with "
+                               f"{argument('recipe')}")
     problems = recipe.problems()
     if problems:
         raise PosvizInputError(problems[0])

@@ -181,7 +181,9 @@ class Trained(Result):
         from ..document.provenance import provenance
         self.checkpoint, self.notes = checkpoint, list(notes)
         model = {"model": "built-in", **config.to_dict(), "weights": str(checkpoint.folder)}
-        super().__init__(checkpoint, provenance(model, options={"recipe": asdict(recipe)}))
+        # its seed drew the first weights and the order of the windows
+        super().__init__(checkpoint, provenance(model, seeds={"training": config.seed},
+                                                options={"recipe": asdict(recipe)}))
 
     def to_dict(self) -> dict:
         return jsonable({"folder": str(self.checkpoint.folder),

@@ -95,8 +95,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--model", metavar="NAME|PATH",
                        help=f"a pretrained model: {bundled_models()} (bundled); "
                             "a hub name [ORG/]NAME[@REVISION] (any name that is not a "
-                            "folder: gpt2, EleutherAI/pythia-70m), taken from the local Hugging "
-                            "Face cache and downloaded into it when absent (unless "
+                            "folder: gpt2, EleutherAI/pythia-70m), taken from the local "
+                            "Hugging Face cache and downloaded into it when absent (unless "
                             "--offline); a model folder; or a .gguf file (default: the "
                             "built-in model)")
     model.add_argument("--offline", action="store_true",

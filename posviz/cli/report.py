@@ -115,7 +115,8 @@ def as_table(report) -> list[str]:
         + " ".join(f"{k}={v}" for k, v in model_options(backend.describe()).items()
                    if k != "model"),
         f"tokens: {shortened(tokens, ' ')}",
-        f"order:  {shortened(ev.order, ',')}  ->  {shortened([tokens[i] for i in ev.order], ' ')}",
+        f"order:  {shortened(ev.order, ',')}  ->  "
+        f"{shortened([tokens[i] for i in ev.order], ' ')}",
         f"noise floor: {floor:.1e} (differences below it are rounding)",
         f"run:    {FRAME_WORDS[frame(ev)]}\n",
         ROW.format(*HEADER),

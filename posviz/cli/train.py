@@ -109,11 +109,8 @@ def run(args) -> int:
         torch.set_num_threads(args.threads)
     say, progress = reporter(args)
     try:
-        trained = train(args.out, corpus=recipe.corpus, steps=recipe.steps,
-                        length=recipe.length, batch=recipe.batch, vocab=recipe.vocab,
-                        lr=recipe.lr, warmup=recipe.warmup, tokenizer=args.tokenizer,
-                        store=recipe.store, config=config, progress=progress,
-                        say=say or note)
+        trained = train(args.out, recipe=recipe, tokenizer=args.tokenizer, config=config,
+                        progress=progress, say=say or note)
     except KeyboardInterrupt:
         print("posviz: interrupted: nothing saved", file=sys.stderr)
         return EXIT_INTERRUPTED

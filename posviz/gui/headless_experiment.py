@@ -31,7 +31,8 @@ class ExperimentResultFigure:
         self._figure: ExperimentFigure | None = None
 
     def __repr__(self) -> str:
-        return f"<posviz figure of the {self.job.what}{f' ({self.metric})' * bool(self.metric)}>"
+        shows = f" ({self.metric})" if self.metric else ""
+        return f"<posviz figure of the {self.job.what}{shows}>"
 
     def drawn(self) -> ExperimentFigure:
         """The figure, drawn once, laid out at SIZE but never on screen."""
