@@ -99,6 +99,7 @@ def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, 
     image = QtGui.QImage(str(path))
     assert image.text("encoding") == '["none", "rope"]' and image.text("metric") == \
         "hidden_equivariance"
+    assert image.text("model").startswith("built-in (layers=2, ")   # with its settings
 
 
 def test_train_is_train_json_and_says_a_warm_up_it_cut(capsys, tmp_path):

@@ -13,6 +13,7 @@ class Result:
     """An experiment's result: ``result`` (the analysis' own), its ``provenance``."""
 
     what = ""                       # the experiment, as runtime.experiments names it
+    described: dict = {}            # the model's description (a backend's describe())
 
     def __init__(self, result, provenance: dict):
         self.result = result
@@ -52,9 +53,13 @@ class Result:
             choices[0] if choices else None), self.file_facts())
 
     def file_facts(self) -> dict[str, str]:
-        """What a figure's file records: the provenance, then the experiment's inputs."""
-        from ..document.provenance import file_lines
-        return file_lines({**self.provenance, "experiment": self.what})
+        """What a figure's file records: the provenance (its model in one line with its
+        settings, as every figure's file has it), then the experiment's inputs."""
+        from ..document.provenance import describe_model, file_lines
+        facts = file_lines({**self.provenance, "experiment": self.what})
+        if self.described:
+            facts["model"] = describe_model(self.described)
+        return facts
 
     def __repr__(self) -> str:
         return f"<posviz.{type(self).__name__} {self.provenance.get('model')}>"
@@ -65,7 +70,7 @@ class Sweep(Result):
 
     def __init__(self, result, model, positions, options: dict):
         from ..document.provenance import positions_options
-        self.model, self.positions = model, positions
+        self.model, self.positions, self.described = model, positions, model.describe()
         super().__init__(result, model.provenance(
             seeds={"orders": result.seed},
             options={**positions_options(positions), **options}))
@@ -95,6 +100,7 @@ class Probe(Result):
     def __init__(self, result, model, positions, options: dict, texts):
         from ..document.provenance import positions_options
         self.model, self.positions, self.texts = model, positions, tuple(texts)
+        self.described = model.describe()
         super().__init__(result, model.provenance(
             options={**positions_options(positions), **options}))
 
@@ -140,6 +146,7 @@ class Comparison(Result):
         from ..document.provenance import positions_options, provenance
         r = result
         model = {"model": "built-in", **r.config, "weights": r.weights}
+        self.described = {"model": "built-in", **r.config}
         record = provenance(model, options=positions_options(r.positions))
         super().__init__(result, {**record, "encoding": [m.kind for m in r.models]})
 
