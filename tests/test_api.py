@@ -91,7 +91,6 @@ def test_sweep_is_sweep_json(capsys):
 
 @pytest.mark.parametrize("api,argv", [
     (lambda: posviz.load("/no/such/folder"), ["--model", "/no/such/folder"]),
-    (lambda: posviz.load("minilm", layers=2), ["--model", "minilm", "--layers", "2"]),
     (lambda: posviz.load(**BUILTIN).compare(TEXT, order=[0, 0, 1, 2, 3, 4]),
      [*FLAGS, "--order", "0,0,1,2,3,4"]),
     (lambda: posviz.load(**BUILTIN).compare(TEXT, order="5,4,3"),

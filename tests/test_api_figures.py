@@ -179,13 +179,14 @@ def test_bad_figure_requests_are_one_line_errors(report, tmp_path):
     with pytest.raises(PosvizInputError) as raised:
         report.figure("heatmap")
     assert str(raised.value) == f"no figure named 'heatmap' (one of {', '.join(FIGURES)})"
-    with pytest.raises(PosvizInputError, match="--layer must be from 1 to 4 .got 5."):
+    # in Python's words: the arguments, not the command line's flags
+    with pytest.raises(PosvizInputError, match="^layer must be from 1 to 4 .got 5."):
         report.figure("attention", layer=5)
-    with pytest.raises(PosvizInputError, match="--head must be from 0 to 3 .got 4."):
+    with pytest.raises(PosvizInputError, match="^head must be from 0 to 3 .got 4."):
         report.figure("attention", head=4)
     with pytest.raises(PosvizInputError, match="must end in .png, .svg, .pdf, .csv"):
         report.figure("symmetry").save(tmp_path / "symmetry.jpg")
-    with pytest.raises(PosvizInputError, match="--dpi must be from 50 to 600"):
+    with pytest.raises(PosvizInputError, match="^dpi must be from 50 to 600"):
         report.figure("symmetry").save(tmp_path / "symmetry.png", dpi=5000)
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -217,3 +218,19 @@ def test_the_readme_names_every_figure():
     start = readme.index("`r.figure(name, layer=, head=)` takes the name of any file")
     listed = readme[readme.index("(", start + 40):readme.index(")", start + 40)]
     assert re.findall(r"`(\w+)`", listed) == list(FIGURES)
+
+
+def test_a_map_of_positions_shows_as_one_square_image():
+    """A notebook keeps one image of a heat map (an SVG would embed its cells again), and
+    a position × position map is drawn square; a curve figure keeps its SVG."""
+    from PySide6 import QtGui
+
+    from posviz.gui.plots.headless import _map_boxes
+    report = posviz.load(pe="sinusoidal", layers=2).compare(TEXT)
+    similarity = report.figure("encoding_similarity")
+    assert similarity._repr_svg_() is None
+    png, shown = similarity._repr_png_()
+    assert QtGui.QImage.fromData(png).width() == shown["width"]       # cells, not 2x
+    (box,) = _map_boxes(similarity._figure())
+    assert abs(box.width() - box.height()) < 3
+    assert report.figure("symmetry")._repr_svg_().lstrip().startswith("<?xml")

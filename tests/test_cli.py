@@ -217,6 +217,9 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
     backend, ev = core_evaluation()
     outputs = data.pop("outputs")            # what the model predicts: test_predictions.py
     assert outputs["kind"] == "encoder" and outputs["predictions"] == []
+    made = data.pop("provenance")            # what made it: test_provenance.py
+    assert (made["model"], made["encoding"], made["seeds"]) == ("built-in", FIXED["pe"],
+                                                                {"model": FIXED["seed"]})
     spread = token_spread(ev)
     rows = ev.comparison.rows()
     for layer, row in enumerate(rows):

@@ -155,7 +155,7 @@ def test_paper_prints_probe_runs_as_tables_by_layer(capsys, monkeypatch):
     lines = printed_values(capsys, monkeypatch, "haviv2022", values)
     assert len(lines) < 20 and not any("{" in line for line in lines)
     r2 = lines.index("  probe R² (held out) by layer:")
-    assert lines[r2 + 1].split() == ["0", "1", "2", "3"]
+    assert lines[r2 + 1].split() == ["in", "1", "2", "3"]    # layer 0: as the plots say
     assert lines[r2 + 2].split() == ["none", "0.740", "0.250", "0.031", "-0.012"]
     assert len({len(line) for line in lines[r2 + 1:r2 + 4]}) == 1
     assert any(line.split() == ["none:", "80.0"] for line in lines)

@@ -72,8 +72,8 @@ def test_an_edit_while_held_is_autosaved_with_the_sessions_model(qtbot, tmp_path
                                        ModelSpec.pretrained(str(tmp_path / "big"), "big"),
                                        ("▁one",) + tuple(text.split()[1:]))
     loads = []
-    monkeypatch.setattr(hf, "check_memory", lambda *args, **kwargs: memory.check_fits(
-        ModelSpec.builtin().config, 10**5))             # a pretrained model too large
+    monkeypatch.setattr(ModelSpec, "check_memory", lambda *args, **kwargs:   # a pretrained
+                        memory.check_fits(ModelSpec.builtin().config, 10**5))  # one too large
     monkeypatch.setattr(hf, "load_backend", lambda *args, **kwargs: loads.append(args))
     w = _started(qtbot, session_file.write(tmp_path / "big.posviz", doc))
     _no_evaluation(qtbot, w)
@@ -95,8 +95,8 @@ def test_open_with_the_built_in_model_instead(qtbot, tmp_path, monkeypatch):
                                        tuple(text.split()), selection=Selection(layer=3))
     path = session_file.write(tmp_path / "big.posviz", doc)
     monkeypatch.setattr(memory, "available_bytes", lambda: TINY_BUDGET)
-    monkeypatch.setattr(hf, "check_memory", lambda *args, **kwargs: memory.check_fits(
-        ModelSpec.builtin().config, 10**5))
+    monkeypatch.setattr(ModelSpec, "check_memory", lambda *args, **kwargs:
+                        memory.check_fits(ModelSpec.builtin().config, 10**5))
     w = _started(qtbot, path)
     _no_evaluation(qtbot, w)
     assert w.session.order.tolist() == [1, 0, 2, 3, 5, 4]   # the same words: its order

@@ -128,6 +128,24 @@ def test_a_name_not_cached_with_the_network_forbidden_exits_2_in_one_line(stub, 
     assert stub.requests == []
 
 
+def test_a_name_without_an_org_is_a_hub_name_as_people_write_it(stub, saved, tmp_path):
+    """gpt2, distilgpt2, bert-base-uncased: the oldest hub ids have no ORG/ part; a name
+    that is not a folder here is one."""
+    stub.add("gpt2", saved / "gpt2")
+    env = environment(stub, tmp_path / "home")
+    fetched = report("gpt2", env)
+    assert fetched.returncode == 0, fetched.stderr
+    assert "posviz: downloading gpt2 at " in fetched.stderr
+    assert ("GET", "/api/models/gpt2/revision/main") in stub.requests
+    again = report("gpt2", env, "--offline")                  # from the cache now
+    assert again.returncode == 0 and json.loads(again.stdout) == json.loads(fetched.stdout)
+    missing = report("distilgpt2", env, "--offline")
+    assert missing.returncode == 2 and missing.stderr == (
+        f"posviz: error: no folder 'distilgpt2' here and no model 'distilgpt2' in the local "
+        f"Hugging Face cache ({tmp_path / 'home' / 'hub'}), and downloads are off "
+        f"(offline)\n")
+
+
 def test_an_unreachable_hub_fails_in_one_line_without_retrying(stub, tmp_path):
     """A closed port fails at once; a hub that never answers fails after one
     hub.ANSWER_SECONDS wait for the one question asked (benchmarks/hub.py times both)."""
@@ -208,6 +226,8 @@ def test_session_files_pin_the_commit_and_another_machine_fetches_it(online, sav
     assert code == 0, err
     fetched, here = json.loads(fetched), json.loads(saved_run)
     assert fetched["config"].pop("path") != here["config"].pop("path")   # another cache
+    assert (fetched["provenance"]["options"].pop("path")
+            != here["provenance"]["options"].pop("path"))
     assert fetched == here
     assert f"/api/models/{NAME}/revision/{commit}" in [p for _, p in online.requests[asked:]]
     code, latest, err = cli(["report", "--model", NAME, "--text", TEXT, "--json"], capsys)
@@ -316,7 +336,9 @@ def test_config_json_comes_last_and_shards_must_all_be_there(tmp_path):
     ("org/name", cache.HubName("org/name")),
     ("org/name@v1.0", cache.HubName("org/name", "v1.0")),
     ("EleutherAI/pythia-70m@" + "a" * 40, cache.HubName("EleutherAI/pythia-70m", "a" * 40)),
-    ("minilm", None), ("/abs/path", None), ("a/b/c", None), ("../up", None)])
+    ("gpt2", cache.HubName("gpt2")), ("bert-base-uncased@main",
+                                      cache.HubName("bert-base-uncased", "main")),
+    ("/abs/path", None), ("a/b/c", None), ("../up", None), ("two words", None)])
 def test_hub_names(spec, name):
     assert cache.parse_hub_name(spec) == name
 

@@ -1,5 +1,6 @@
 """docs/posviz-tour.ipynb runs in a Jupyter kernel of this Python, and the numbers it
-prints are the command line's, the model's own weights' and what theory says."""
+prints are the command line's, the model's own weights' and what theory says; its
+figures show themselves, a heat map as one square image."""
 from __future__ import annotations
 
 import base64
@@ -102,13 +103,32 @@ def images(cell) -> list[dict]:
 
 def test_figures_show_themselves_as_png_and_svg(executed):
     from PySide6 import QtGui
-    for name in ("leak-figure", "minilm-positions"):
+    for name in ("leak-figure", "sweep-figure", "compare"):
         (shown,) = images(executed[name])
         assert "<svg" in shown.data["image/svg+xml"], name
         png = QtGui.QImage.fromData(base64.b64decode(shown.data["image/png"]))
         width = shown.metadata["image/png"]["width"]
         assert width > 300 and png.width() == 2 * width, name     # sharp on any screen
         assert shown.data["text/plain"].startswith("<posviz figure"), name
+
+
+def test_a_heat_map_is_one_square_image_and_the_outputs_stay_small(executed):
+    from PySide6 import QtGui
+    (shown,) = images(executed["minilm-positions"])
+    assert "image/svg+xml" not in shown.data                 # its PNG alone
+    png = QtGui.QImage.fromData(base64.b64decode(shown.data["image/png"]))
+    assert png.width() == shown.metadata["image/png"]["width"]
+    assert 0.8 < png.height() / png.width() < 1.0            # a square map, its title above
+    outputs = sum(len(json.dumps(cell.get("outputs", []))) for cell in executed.values())
+    assert outputs < 2_500_000
+
+
+def test_no_cell_says_more_than_it_prints(executed):
+    """transformers' progress bars warn in a kernel without ipywidgets: not here."""
+    said = [out.get("text", "") for cell in executed.values()
+            for out in cell.get("outputs", [])
+            if out.output_type == "stream" and out.get("name") == "stderr"]
+    assert not [text for text in said if "IProgress" in text or "ipywidgets" in text]
 
 
 def test_minilm_is_the_command_lines_and_its_positions_are_its_weights(executed, capsys):
@@ -153,3 +173,43 @@ def test_the_sweep_is_sweep_json_and_the_leak_holds_for_every_sentence(executed,
         assert close(p90, band["p90"])
     floor = floor_of(cell)
     assert table[1][3] < floor < table[2][1]   # layer 1's p90 below, layer 2's p10 above
+
+
+def test_the_probe_is_probe_json(executed, capsys):
+    assert main(["probe", "--pe", "none", "--mask", "causal", "--layers", "4",
+                 "--model-seed", "0", "--features", "quadratic", "--json"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    lines = printed(executed["probe"]).splitlines()
+    table = [line.split() for line in lines[1:-1]]
+    assert [int(row[0]) for row in table] == [row["layer"] for row in theirs["layers"]]
+    for row, layer in zip(table, theirs["layers"]):
+        assert float(row[1]) == pytest.approx(layer["r2"], abs=6e-4)
+        assert float(row[2]) == pytest.approx(layer["mae"], abs=6e-3)
+    assert lines[-1] == theirs["verdict"]
+
+
+def test_the_paper_check_is_paper_json(executed, capsys):
+    assert main(["paper", "alibi-slopes", "--json"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    lines = printed(executed["paper"]).splitlines()
+    assert lines[0] == theirs["tests"] and lines[-1] == "holds: yes (on random weights)"
+    pairs = [float(v) for line in lines[1:-1] for v in line.split()]
+    assert pairs == pytest.approx([v for pair in zip(theirs["values"]["measured"],
+                                                     theirs["values"]["paper"]) for v in pair],
+                                  abs=5e-7)
+
+
+def test_the_comparison_is_compare_json_and_what_the_text_says(executed, capsys):
+    assert main(["compare", "--pe", "none,sinusoidal,rope,alibi", "--text",
+                 "the cat sat on the mat", "--json"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    table = rows(executed["compare"])
+    curves = {m["pe"]: [row["hidden_equivariance"] for row in m["layers"]]
+              for m in theirs["models"]}
+    for layer, *values in table:
+        for kind, value in zip(curves, values):
+            assert close(value, curves[kind][layer]) or value == curves[kind][layer] == 0
+    floor = theirs["noise_floor"]
+    assert max(curves["none"] + curves["alibi"]) < floor            # equivariant
+    assert min(curves["sinusoidal"]) > 100 * floor                  # from the block input
+    assert curves["rope"][0] < floor < 100 * floor < min(curves["rope"][1:])

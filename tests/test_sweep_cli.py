@@ -62,18 +62,28 @@ def test_swap_gives_the_pairs_and_a_csv(capsys, tmp_path):
     assert pairs["sensitivity"] == pytest.approx((matrix * other).sum(axis=1) / other.sum(1))
     path = tmp_path / "sweep.csv"
     assert main(["sweep", *SMALL, "--text", TEXT, "--kind", "swap", "--csv", str(path)]) == 0
+    from posviz.document.provenance import read_comment_lines
     lines = path.read_text().splitlines()
+    facts = read_comment_lines(line + "\n" for line in lines)
+    lines = lines[len(facts):]
     assert lines[0] == "layer,metric,median,p10,p90"
     assert all(len(line.split(",")) == 5 and "swap" not in line for line in lines)
     import csv
     with open(tmp_path / "sweep-pairs.csv", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+        assert read_comment_lines(handle) == facts       # the same provenance, both files
+        handle.seek(0)
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("# ")))
     assert list(rows[0]) == ["text_id", "layer", "i", "token_i", "j", "token_j", "change",
                              "text"]
     assert len(rows) == 36 and {r["text_id"] for r in rows} == {"0"}
     assert {r["text"] for r in rows} == {TEXT} and {r["layer"] for r in rows} == {"2"}
     shown = np.array([float(r["change"]) for r in rows]).reshape(6, 6)
     assert np.allclose(shown, matrix)
+    # what made them, as the JSON's provenance says it
+    made = json.loads(out)["provenance"]
+    assert facts["encoding"] == made["encoding"] and facts["weights"] == "random"
+    assert json.loads(facts["seeds"]) == made["seeds"] == {"model": 3, "orders": 0}
+    assert json.loads(facts["options"]) == made["options"] and facts["kind"] == "swap"
 
 
 @pytest.mark.parametrize("args, words", [

@@ -42,7 +42,9 @@ def test_sweep_names_each_csv_it_wrote(capsys, tmp_path, kind, suffixes):
 
 def test_a_csv_on_stdout_names_no_file(capsys):
     out, err = run(capsys, "sweep", *SMALL, "--text", TEXT, "--kind", "swap", "--csv", "-")
-    assert out.startswith("layer,metric") and err == ""
+    assert out.startswith("# posviz: ") and err == ""         # what made it, then the table
+    assert next(line for line in out.splitlines() if not line.startswith("# ")).startswith(
+        "layer,metric")
 
 
 def test_report_names_the_session_it_saved_and_keeps_its_json(capsys, tmp_path):

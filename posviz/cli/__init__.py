@@ -1,6 +1,7 @@
 """Headless commands over the same core as the window, one module per command.
 
     posviz report [model options] --text TEXT [--order I,J,...] [--quiet] [--json]
+                  (--text-file FILE, or '-' for standard input, instead of --text)
     posviz export [model options] --text TEXT --order I,J,... --out DIR [...]
     posviz sweep [model options] (--text T | --texts FILE) --kind KIND --count K --seed S
     posviz probe [model options] [--texts FILE] [--json]
@@ -25,9 +26,9 @@ import re
 import sys
 import textwrap
 
-from ..errors import PosvizInputError
+from ..errors import COMMAND_LINE, PosvizInputError, spoken_as
 from . import compare, export, extend, order, paper, probe, report, sweep, train
-from .options import bundled_models
+from .options import bundled_models, read_text_file
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + 13     # as a shell reports a command ended by SIGPIPE
@@ -87,8 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     from .. import boot
     boot.command_line()              # before the first forward allocates anything
     try:
-        args = make_parser().parse_args(attach_order_values(argv))
-        return args.func(args)
+        with spoken_as(COMMAND_LINE):            # messages name flags, not arguments
+            args = make_parser().parse_args(attach_order_values(argv))
+            read_text_file(args)
+            return args.func(args)
     except PosvizInputError as error:
         print(f"posviz: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

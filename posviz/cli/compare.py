@@ -49,8 +49,9 @@ def add_command(subparsers) -> None:
 
 
 def compared(args):
-    """The EncodingComparison the options ask for, every option checked first."""
-    from ..analysis.experiments.encodings import compare_encodings, parse_kinds
+    """The api Comparison the options ask for (posviz.compare_encodings), every option
+    checked first."""
+    from ..api import compare_encodings
     if args.model:
         raise PosvizInputError("compare runs the built-in model with several encodings; "
                                "--model does not apply")
@@ -59,16 +60,17 @@ def compared(args):
                                "folder holds one encoding")
     if args.text is not None and not args.text.strip():
         raise PosvizInputError("the text is empty")
+    from ..analysis.experiments.encodings import parse_kinds
     kinds = parse_kinds(args.pe)
     args.pe = kinds[0]                       # a valid config first, each kind in turn
     config = builtin_config(args)
-    from ..document.session import DEFAULT_TEXT
+    where = positions(args)
     say = progress(args)
     if say:
         say(f"running {len(kinds)} models")
-    return compare_encodings(config, kinds, args.weights,
-                             DEFAULT_TEXT if args.text is None else args.text,
-                             args.order, positions(args))
+    return compare_encodings(args.text, args.order, encodings=kinds, weights=args.weights,
+                             config=config, positions=where.mode, offset=where.offset,
+                             literal=where.literal)
 
 
 def as_table(result, metric: str) -> list[str]:
@@ -105,41 +107,16 @@ def run(args) -> int:
 
 def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
     """The figure the Experiments tab's Compare view draws, written to ``folder``."""
-    from PySide6 import QtCore
-
-    from ..document.provenance import describe_model
-    from ..gui.experiment_figure import ExperimentFigure
-    from ..gui.experiment_jobs import compare_model
-    from ..gui.plots.headless import application, quiet_platform_notes
-    from ..models.config import ModelConfig
-    from ..version import __version__
-    app = application()
-    facts = {"posviz": __version__, "experiment": "compare",
-             "model": describe_model({"model": "built-in", "config": result.config}),
-             "encodings": ",".join(m.kind for m in result.models), "weights": result.weights,
-             "text": result.text, "tokens": json.dumps(list(result.tokens)),
-             "order": ",".join(map(str, result.order)),
-             "positions": f"mode={result.positions.mode}, offset={result.positions.offset}",
-             "metric": args.metric}
-    figure = ExperimentFigure()
-    figure.subtitle = (f"{compare_model(ModelConfig(**result.config))}, {result.weights} "
-                       "weights")
-    figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
-    figure.resize(900, 600)
+    from ..gui.plots.headless import quiet_platform_notes
+    figure = result.figure(args.metric)
     written = []
-    with quiet_platform_notes():
-        try:
-            figure.show()
-            app.processEvents()
-            figure.show_compare(result, args.metric)
-            app.processEvents()
+    try:
+        with quiet_platform_notes():
             for fmt in formats:
-                written.append(figure.export(folder / f"compare.{fmt}", **(
-                    {"dpi": args.dpi} if args.dpi else {"width": args.width}),
-                    provenance=facts))
+                written.append(figure.save(folder / f"compare.{fmt}", **(
+                    {"dpi": args.dpi} if args.dpi else {"width": args.width})))
             if not args.no_csv:
-                written.append(figure.export_csv(folder / "compare.csv", provenance=facts))
-        finally:
-            figure.close()
-            figure.deleteLater()
+                written.append(figure.save(folder / "compare.csv"))
+    finally:
+        figure.close()
     return written

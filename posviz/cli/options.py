@@ -93,8 +93,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                  "pretrained one (which brings its own settings).")
     model.add_argument("--model", metavar="NAME|PATH",
                        help=f"a pretrained model: {bundled_models()} (bundled); "
-                            "a hub name ORG/NAME[@REVISION], taken from the local Hugging "
-                            "Face cache and downloaded into it when absent (unless "
+                            "a hub name [ORG/]NAME[@REVISION] (any name that is not a "
+                            "folder: gpt2, EleutherAI/pythia-70m), taken from the local "
+                            "Hugging Face cache and downloaded into it when absent (unless "
                             "--offline); a model folder; or a .gguf file (default: the "
                             "built-in model)")
     model.add_argument("--offline", action="store_true",
@@ -114,8 +115,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     positions = parser.add_argument_group("positions")
     for name in POSITION_OPTIONS:
         _add_option(positions, name)
-    parser.add_argument("--text", help="the sentence to tokenize (default: the example "
-                                       "sentence the window opens with)")
+    add_text_arguments(parser)
     parser.add_argument("--order", metavar="I,J,...",
                         help="the permutation to compare against the original order: each "
                              "of 0..n-1 once, comma-separated (default: reverse the "
@@ -123,6 +123,34 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="do not report loading and running steps on stderr (default: "
                              "report them on a terminal, and always for a --model)")
+
+
+def add_text_arguments(parser, text_help: str = "the sentence to tokenize (default: the "
+                       "example sentence the window opens with)") -> None:
+    """--text TEXT, or --text-file FILE ('-': standard input) holding it whole."""
+    parser.add_argument("--text", help=text_help)
+    parser.add_argument("--text-file", metavar="FILE",
+                        help="read the text from FILE, whole ('-': standard input), "
+                             "instead of --text: for texts too long for a command line")
+
+
+def read_text_file(args: argparse.Namespace) -> None:
+    """--text-file FILE (or '-') read into ``args.text``; refused beside --text."""
+    path = getattr(args, "text_file", None)
+    if path is None:
+        return
+    if args.text is not None:
+        raise PosvizInputError("give --text or --text-file, not both")
+    if path == "-":
+        args.text = sys.stdin.read()
+        return
+    try:
+        with open(path, encoding="utf-8") as handle:
+            args.text = handle.read()
+    except UnicodeDecodeError:
+        raise PosvizInputError(f"{path} is not UTF-8 text") from None
+    if not args.text.strip():
+        raise PosvizInputError(f"{path} holds no text")
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
@@ -169,6 +197,9 @@ def check_model_flags(args: argparse.Namespace) -> None:
                                f"--model computes in float32, bfloat16 or float16")
     if not args.model and getattr(args, "offload_folder", None):
         raise PosvizInputError("--offload-folder applies to a --model only")
+    if not args.model and getattr(args, "device", "cpu") in ("cuda", "mps"):
+        raise PosvizInputError(f"--device {args.device} applies to a --model only: the "
+                               f"built-in model runs on the CPU")
     if args.model and getattr(args, "weights", RANDOM) != RANDOM:
         given.append("--weights")
     if given:
@@ -268,19 +299,37 @@ def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None):
     if args.model:
         return load(args.model, device=getattr(args, "device", "cpu"),
                     offline=not online(args), progress=quiet,
-                    n_tokens=2 * len((args.text or "").split()) + 64,   # a generous guess
                     dtype=getattr(args, "dtype", "float32"),
                     offload_folder=getattr(args, "offload_folder", None))
     return load(config=config, weights=getattr(args, "weights", RANDOM),
                 device=getattr(args, "device", "cpu"), progress=quiet)
 
 
+def guard_before_loading(args: argparse.Namespace, config: ModelConfig | None,
+                         texts: list[str], where: Positions, **experiment) -> None:
+    """models.guard.check before the model is built or read: the device, the longest of
+    ``texts`` against its positions and the memory (random weights read words, so their
+    count is exact; other tokenizers give a word one token or more), and ``experiment``
+    (guard.check's orders, probe_tokens …) where it is known already."""
+    from ..models import guard
+    from ..models.backend import split_words
+    exact = config is not None and getattr(args, "weights", RANDOM) == RANDOM
+    count = (lambda text: len(split_words(text))) if exact else guard.words_in
+    guard.check(config if config is not None else args.model,
+                max(map(count, texts), default=0), offset=where.offset,
+                device=getattr(args, "device", "cpu"), counted=exact,
+                dtype=getattr(args, "dtype", "float32"),
+                offloaded=getattr(args, "offload_folder", None) is not None, **experiment)
+
+
 def evaluate(args: argparse.Namespace):
     """Options -> the api.Report of the order asked for (``report.session`` holds the
     session, ``report.evaluation`` what was computed).
 
-    Every setting is checked before torch is imported, so a bad one fails fast; a
-    built-in model that would not fit in memory is refused before it is built.
+    Every setting is checked before torch is imported, so a bad one fails fast; the
+    guard (models.guard) refuses before anything is built or read a device that is
+    not there, a text longer than the model's positions and what would not fit in
+    memory.
     """
     if args.text is not None and not args.text.strip():
         raise PosvizInputError("the text is empty")
@@ -294,13 +343,12 @@ def evaluate(args: argparse.Namespace):
 
     from ..document.session import DEFAULT_TEXT
     from ..models.backend import split_words
-    from ..models.memory import check_fits
     from ..models.orders import parse_order
 
     text = DEFAULT_TEXT if args.text is None else args.text
+    guard_before_loading(args, config, [text], where)
     if config is not None:
         words = len(split_words(text))
-        check_fits(config, words)
         if args.order is not None and args.weights == RANDOM and (
                 words <= (config.table_length or words)):
             parse_order(args.order, words)       # random weights' tokens are words

@@ -107,8 +107,9 @@ def _numbers(label: str, values: list, indent: str) -> list[str]:
 def _by_layer(label: str, runs: dict, indent: str) -> list[str]:
     """Runs of a probe (name -> rows per layer): one table per measure, a row per run
     and a column per layer."""
+    from ..models.trace import layer_label
     first = next(iter(runs.values()))
-    layers = [str(r.get("layer", k)) for k, r in enumerate(first)]
+    layers = [layer_label(r.get("layer", k)) for k, r in enumerate(first)]  # 0: "in"
     lines = []
     for measure in (m for m in first[0] if m != "layer"):
         lines.append(f"{indent}{label}{_label(measure)} by layer:")
@@ -182,14 +183,15 @@ def press_values(values: dict) -> dict:
 
 
 def run(args) -> int:
-    from ..analysis.experiments.papers import check_paper
+    from ..api import paper
     from .options import progress
 
     # a check of a minute or more (press2022) tells its stages on a terminal
-    check = check_paper(args.name, weights=args.weights, say=progress(args))
+    result = paper(args.name, weights=args.weights, say=progress(args))
     if args.json:
-        print(json.dumps(check.to_dict(), indent=2))
+        print(json.dumps(result.to_dict(), indent=2))
         return 0
+    check = result.result
     print("\n".join([wrap("paper:    ", check.citation), wrap("reports:  ", check.reports),
                      wrap("ran on:   ", f"{check.weights} weights: {check.ran_on}"),
                      wrap("tests:    ", check.tests),

@@ -9,6 +9,7 @@ import json
 
 from ..analysis.experiments.probe import FEATURES
 from ..errors import PosvizInputError
+from ..models.trace import layer_label
 from .options import progress
 from .sweep import (add_experiment_arguments, experiment_model, experiment_texts, refuse_order,
                     reporter)
@@ -38,9 +39,10 @@ def run(args) -> int:
     if args.folds < 2:
         raise PosvizInputError(f"--folds must be at least 2 (got {args.folds})")
     texts = None if args.texts is None else experiment_texts(args)
-    model, where = experiment_model(args)
-    from ..analysis.experiments.probe import probe
-    result = probe(model.engine, texts, where, args.folds, args.features,
+    model, where = experiment_model(args, texts)
+    from ..api import probe
+    result = probe(texts, model=model, features=args.features, folds=args.folds,
+                   positions=where.mode, offset=where.offset, literal=where.literal,
                    progress=reporter(args, "step"), say=progress(args))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
@@ -53,7 +55,8 @@ def run(args) -> int:
         print(f"note: {result.note}")
     print("\nheld out: R² and mean absolute error of the predicted position\n")
     print("layer      R²     MAE  chance MAE")
-    for row in result.layers:
-        print(f"{row.layer:>5} {row.r2:>7.3f} {row.mae:>7.2f} {row.chance_mae:>11.2f}")
+    for row in result.layers:             # layer 0, the input to block 1, is "in" as
+        print(f"{layer_label(row.layer):>5} {row.r2:>7.3f} {row.mae:>7.2f} "   # the plots say
+              f"{row.chance_mae:>11.2f}")
     print(f"\n{result.verdict}")             # the sentence under the GUI's probe plot
     return 0

@@ -94,6 +94,13 @@ def _format(value) -> str:
         else f"{value:.3e}"
 
 
+def shortened(items, sep: str) -> str:
+    """A long list by its ends and how many it leaves out (``--json`` has them all):
+    "0,1,2,…(4,080 more)…,4095"."""
+    from ..api.report import abbreviated
+    return abbreviated(items, sep=sep)[1:-1]
+
+
 def as_table(report) -> list[str]:
     """The report as lines of text: the model, the order, how it ran, one row per layer
     (with the median and middle half over tokens of each token's own change), then the
@@ -108,8 +115,9 @@ def as_table(report) -> list[str]:
         f"model:  {backend.name}  "
         + " ".join(f"{k}={v}" for k, v in model_options(backend.describe()).items()
                    if k != "model"),
-        f"tokens: {' '.join(tokens)}",
-        f"order:  {','.join(map(str, ev.order))}  ->  {' '.join(tokens[i] for i in ev.order)}",
+        f"tokens: {shortened(tokens, ' ')}",
+        f"order:  {shortened(ev.order, ',')}  ->  "
+        f"{shortened([tokens[i] for i in ev.order], ' ')}",
         f"noise floor: {floor:.1e} ({BELOW_FLOOR})",
         f"run:    {FRAME_WORDS[frame(ev)]}\n",
         ROW.format(*HEADER),

@@ -15,8 +15,8 @@ from pathlib import Path
 from ..analysis.experiments.runs import KIND_TIPS
 from ..errors import PosvizInputError
 from ..models.options import OPTIONS
-from .options import (add_model_arguments, builtin_config, check_model_flags, load_model,
-                      positions, progress, tell_written)
+from .options import (add_model_arguments, builtin_config, check_model_flags,
+                      guard_before_loading, load_model, positions, progress, tell_written)
 
 QUANTILES = ("median", "p10", "p90")
 
@@ -77,14 +77,16 @@ def experiment_texts(args) -> list[str]:
     return [DEFAULT_TEXT]
 
 
-def experiment_model(args):
-    """(api.Model, Positions) for the model options, checked before anything is built."""
+def experiment_model(args, texts: list[str] | None = None):
+    """(api.Model, Positions) for the model options, checked before anything is built
+    (the guard: device, the longest of ``texts`` against the positions, memory)."""
     if args.model and args.command == "sweep" and "seed" in vars(args):
         raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
                                f"--model {args.model}")
     check_model_flags(args)
     config = None if args.model else builtin_config(args)
     where = positions(args)
+    guard_before_loading(args, config, texts or [], where)
     return load_model(args, config, progress(args)), where
 
 
@@ -138,11 +140,24 @@ def pairs_path(path: str) -> str:
     return str(where.with_name(f"{where.stem}-pairs{where.suffix or '.csv'}"))
 
 
-def write_csv(path: str, rows) -> None:
+def csv_facts(result) -> list[str]:
+    """The ``# key: value`` lines a sweep's CSV starts with: its provenance, then the
+    sweep's kind, count and texts (document.provenance)."""
+    from ..document.provenance import comment_lines, file_lines
+    r = result.result
+    return comment_lines({**file_lines(result.provenance), "experiment": "sweep",
+                          "kind": r.kind, "count": r.count, "texts": json.dumps(
+                              list(r.texts), ensure_ascii=False)})
+
+
+def write_csv(path: str, rows, facts: list[str] = ()) -> None:
+    """``rows`` after the comment lines ``facts``, to ``path`` ('-': stdout)."""
     if path == "-":
+        sys.stdout.writelines(facts)
         csv.writer(sys.stdout).writerows(rows)
         return
     buffer = io.StringIO()
+    buffer.writelines(facts)
     csv.writer(buffer).writerows(rows)
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(buffer.getvalue())
@@ -171,19 +186,22 @@ def as_table(result) -> list[str]:
 
 def run(args) -> int:
     from ..analysis.experiments.runs import check_kind
+    from ..api import sweep
     check_kind(args.kind, args.count)        # before a model is built
     refuse_order(args)
     texts = experiment_texts(args)
-    model, where = experiment_model(args)
-    result = model.sweep(texts, args.kind, args.count, args.order_seed, layer=args.layer,
-                         positions=where.mode, offset=where.offset,
-                         literal=where.literal, progress=reporter(args))
+    model, where = experiment_model(args, texts)
+    result = sweep(texts, model=model, kind=args.kind, count=args.count,
+                   seed=args.order_seed, layer=args.layer, positions=where.mode,
+                   offset=where.offset, literal=where.literal, progress=reporter(args))
     if args.csv:
-        write_csv(args.csv, csv_rows(result))
+        facts = csv_facts(result)
+        write_csv(args.csv, csv_rows(result), facts)
         if result.pairs:                 # a table of their own (on stdout after a blank line)
             if args.csv == "-":
                 print()
-            write_csv(pairs_path(args.csv) if args.csv != "-" else "-", pair_rows(result))
+            write_csv(pairs_path(args.csv) if args.csv != "-" else "-", pair_rows(result),
+                      facts)
         if args.csv != "-":
             tell_written([args.csv] + ([pairs_path(args.csv)] if result.pairs else []))
     elif args.json:

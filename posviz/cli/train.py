@@ -71,6 +71,9 @@ def add_command(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="the checkpoint folder to write")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--json", action="store_true",
+                        help="print the checkpoint's folder, training record and "
+                             "provenance as one JSON object (posviz.train's to_dict())")
     parser.set_defaults(func=run)
 
 
@@ -96,6 +99,12 @@ def reporter(args: argparse.Namespace):
     return say, progress
 
 
+def note(text: str) -> None:
+    """With --quiet, only a note (a recipe posviz changed) is told on stderr."""
+    if text.startswith("note: "):
+        print(f"posviz: {text}", file=sys.stderr, flush=True)
+
+
 def run(args) -> int:
     from ..models.checkpoint import Recipe, plural
     config = model_config(argparse.Namespace(**{**vars(args), "mask": "causal"}))
@@ -109,18 +118,23 @@ def run(args) -> int:
         raise PosvizInputError(f"--order-every must be 0 or more (got {args.order_every})")
     if args.threads is not None and not 1 <= args.threads <= 256:
         raise PosvizInputError(f"--threads must be from 1 to 256 (got {args.threads})")
-    from ..models.training import train
+    from ..api import train
     if args.threads is not None:
         import torch
         torch.set_num_threads(args.threads)
     say, progress = reporter(args)
     try:
-        checkpoint, _ = train(config, recipe, args.out, args.tokenizer, progress, say,
-                              args.order_every)
+        trained = train(args.out, recipe=recipe, tokenizer=args.tokenizer, config=config,
+                        progress=progress, say=say or note, order_every=args.order_every)
     except KeyboardInterrupt:
         print("posviz: interrupted: nothing saved", file=sys.stderr)
         return EXIT_INTERRUPTED
+    checkpoint = trained.checkpoint
     r = checkpoint.record
+    if args.json:
+        import json
+        print(json.dumps(trained.to_dict(), indent=2))
+        return EXIT_INTERRUPTED if r["interrupted"] else 0
     print(f"{checkpoint.folder}: {plural(r['steps'], 'step')} in {duration(r['seconds'])}, "
           f"final loss {r['final_loss']:.3f}, held-out perplexity "
           f"{r['held_out_perplexity']:.1f} (unigram {r['unigram_perplexity']:.1f})")

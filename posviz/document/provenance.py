@@ -1,8 +1,12 @@
-"""What produced a figure: the record every exported file carries, without Qt.
+"""What produced an output: the record every JSON, CSV and figure carries, without Qt.
 
-A PNG holds it in its text chunks, an SVG in a ``<metadata>`` element, a PDF in its XMP
-metadata and a CSV as ``# key: value`` lines before its header, so a figure found later
-in a paper's folder still says which posviz, model, text, order, layer and head made it.
+``provenance`` is the one record of what made a result (posviz version, model, encoding,
+mask, weights, seeds, dtype, options, and where a model's layers were offloaded): every
+command's ``--json`` and the Python API's ``to_dict()`` hold it under "provenance", a
+CSV as ``# key: value`` lines before its header (``comment_lines``), a figure beside
+its text, order, layer and head (``record``). A PNG holds the figure's record in its
+text chunks, an SVG in a ``<metadata>`` element, a PDF in its XMP metadata, so a file
+found later in a paper's folder still says what made it.
 """
 from __future__ import annotations
 
@@ -15,6 +19,53 @@ from ..version import __version__
 NAMESPACE = "urn:posviz:provenance"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 KEYS = ("posviz", "model", "text", "tokens", "order", "positions", "layer", "head")
+# the record's keys beside posviz and model, in files one line each (seeds and options
+# as JSON objects)
+PROVENANCE = ("encoding", "mask", "weights", "seeds", "dtype", "options")
+
+
+def provenance(model: dict, *, seeds: dict | None = None, options: dict | None = None,
+               offload_folder: str | None = None) -> dict:
+    """The record of what made a result, JSON-ready: ``posviz`` (the version), ``model``
+    (its name), ``encoding`` (the built-in model's ``pe``, a pretrained one's scheme, or
+    a list of them), ``mask``, ``weights`` ("random", "trained", a checkpoint folder or
+    "pretrained"), ``seeds`` (the random weights' seed as "model", and the caller's:
+    the orders' …), ``dtype``, ``options`` (the model's other settings, then the
+    caller's ``options``) and, when a model's layers were offloaded, ``offload_folder``.
+    ``model`` is a model description: a backend's ``describe()`` or a Trace's extras."""
+    facts = model_options(model)
+    name = str(facts.pop("model", "unknown"))
+    weights = facts.pop("weights", None) or ("random" if name == "built-in" else "pretrained")
+    seed = facts.pop("seed", None)
+    drawn = {"model": seed} if weights == "random" and seed is not None else {}
+    encoding = facts.pop("pe", None)
+    encoding = facts.pop("position_encoding", encoding)
+    record = {"posviz": __version__, "model": name, "encoding": encoding,
+              "mask": facts.pop("mask", None), "weights": weights,
+              "seeds": {**drawn, **(seeds or {})}, "dtype": facts.pop("dtype", "float32"),
+              "options": {**facts, **(options or {})}}
+    if offload_folder:
+        record["offload_folder"] = str(offload_folder)
+    return record
+
+
+def spec_model(spec, backend=None) -> dict:
+    """A model description, as a backend's ``describe()`` gives it, of a ModelSpec: its
+    loaded ``backend``'s when there is one, else what the spec says."""
+    if backend is not None:
+        return backend.describe()
+    if spec.is_builtin:
+        return {"model": "built-in", **spec.config.to_dict(),
+                **({"weights": spec.weights} if spec.trained else {})}
+    return {"model": spec.name, **({"revision": spec.revision} if spec.revision else {}),
+            "dtype": spec.dtype}
+
+
+def file_lines(record: dict) -> dict[str, str]:
+    """A provenance record as a file's metadata: one line per key, objects as JSON."""
+    return {key: _line(value if isinstance(value, str) else
+                       json.dumps(value, ensure_ascii=False))
+            for key, value in record.items()}
 
 
 def model_options(extras: dict) -> dict:
@@ -45,11 +96,16 @@ def record(evaluation, layer: int | None = None, head: int | None = None,
            text: str | None = None, model: str | dict | None = None) -> dict[str, str]:
     """The provenance of a figure of ``evaluation`` (an engine.Evaluation) at ``layer``
     (1..L) and ``head`` (0..h-1); ``text`` and ``model`` (a description, or a backend's
-    ``describe()``) when known, else read from the evaluation. Keys are KEYS, in order;
-    values are single-line strings."""
+    ``describe()``) when known, else read from the evaluation. Keys are KEYS (``model``
+    the model in one line, its options included), then PROVENANCE read from the
+    evaluation's model; values are single-line strings."""
     tokens = tuple(evaluation.seq.tokens)
+    # the model's description, without what the analysis measured of it (the noise floor
+    # analysis.floor keeps beside it)
+    extras = {k: v for k, v in evaluation.reference.extras.items() if k != "floor"}
+    made = provenance(extras, options=positions_options(evaluation.positions))
     if model is None:
-        model = describe_model(evaluation.reference.extras)
+        model = describe_model(extras)
     elif isinstance(model, dict):
         model = describe_model(model)
     positions = evaluation.positions
@@ -63,7 +119,14 @@ def record(evaluation, layer: int | None = None, head: int | None = None,
         "layer": "" if layer is None else str(layer),
         "head": "" if head is None else str(head),
     }
-    return {key: _line(value) for key, value in facts.items()}
+    return {**{key: _line(value) for key, value in facts.items()},
+            **file_lines({key: made[key] for key in PROVENANCE})}
+
+
+def positions_options(positions) -> dict:
+    """A Positions as a record's options: how the position ids were given."""
+    return {"positions": positions.mode, "offset": positions.offset,
+            "literal": positions.literal}
 
 
 def typed_text(session, evaluation) -> str | None:

@@ -15,7 +15,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import PosvizInputError
-from ..models.backend import Backend, check_length, truncate_sequence
+from ..models import guard
+from ..models.backend import Backend, truncate_sequence
 from ..models.builtin import BuiltinBackend
 from ..models.config import Positions
 from ..models.orders import check_permutation
@@ -95,7 +96,8 @@ class Session:
     def set_text(self, text: str, truncate: bool = False, at_most: int | None = None) -> None:
         """New text: new tokens in their original order. Bad text changes nothing.
 
-        A text longer than the model's positions raises PosvizInputError, or with
+        A text longer than the model's positions, or whose comparison would not fit in
+        memory, raises PosvizInputError (errors.Refused: models.guard), or with
         ``truncate`` is cut to fit (a final pinned token such as [SEP] is kept). ``at_most``
         cuts it to that many tokens the same way (an undo step brings back a text cut to
         fit exactly as it was cut, whatever room the model has now). The text already
@@ -108,7 +110,7 @@ class Session:
             seq = truncate_sequence(seq, self.room())
         if text == self.text and seq == self.seq:
             return
-        check_length(self.backend, len(seq), self.positions)
+        guard.check(self.backend, len(seq), offset=self.positions.offset)
         self.text, self.seq = text, seq
         self.order = np.arange(len(seq))
         self._tell(TextChanged(text))
@@ -120,7 +122,7 @@ class Session:
         if spec == self.spec and backend is self.backend:
             return
         seq = backend.tokenize(self.text)
-        check_length(backend, len(seq), self.positions)
+        guard.check(backend, len(seq), offset=self.positions.offset, memory=False)
         keep_order = seq.tokens == self.seq.tokens and seq.pinned == self.seq.pinned
         reordered = bool(np.any(self.order != np.arange(len(self.order))))
         self.spec, self.backend, self.seq = spec, backend, seq
@@ -133,7 +135,7 @@ class Session:
         positions.validate()
         if positions == self.positions:
             return
-        check_length(self.backend, len(self.seq), positions)
+        guard.check(self.backend, len(self.seq), offset=positions.offset, memory=False)
         self.positions = positions
         self._tell(PositionsChanged(positions))
 
@@ -221,7 +223,7 @@ class Session:
         if tokens and tuple(tokens) != seq.tokens:
             raise PosvizInputError(f"{self.backend.name} splits the text into other tokens "
                                    f"than the session holds: {differ(seq.tokens, tokens)}")
-        check_length(self.backend, len(seq), positions)
+        guard.check(self.backend, len(seq), offset=positions.offset, memory=False)
         order = check_permutation(order, len(seq))
         fixed = np.flatnonzero(~seq.movable())
         if fixed.size and not np.array_equal(order[fixed], fixed):

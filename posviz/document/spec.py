@@ -162,15 +162,13 @@ class ModelSpec:
                                **placement)
 
     def check_memory(self, n_tokens: int) -> None:
-        """Raise PosvizInputError, in the memory check's words, when this model and a
-        comparison of ``n_tokens`` would not fit (models.memory); nothing is built, read
-        or imported beyond the checkpoint's headers."""
-        if self.is_builtin:
-            from ..models.memory import check_fits
-            check_fits(self.config.validate(), n_tokens)
-            return
-        from ..models.hf import check_memory
-        check_memory(self.address, n_tokens, self.dtype, bool(self.offload_folder))
+        """The guard (models.guard) for this model and a comparison of ``n_tokens``:
+        errors.Refused when they would not fit in memory (or exceed the model's
+        positions); nothing is built, read or imported beyond the checkpoint's
+        headers."""
+        from ..models import guard
+        guard.check(self.config if self.is_builtin else self.address, n_tokens,
+                    dtype=self.dtype, offloaded=bool(self.offload_folder))
 
     def to_dict(self) -> dict:
         if self.is_builtin:

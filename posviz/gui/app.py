@@ -26,7 +26,7 @@ def window_parser() -> argparse.ArgumentParser:
     parser.add_argument("--text", help="start with this sentence")
     parser.add_argument("--model", metavar="NAME|PATH",
                         help="start with this pretrained model: a bundled one ('minilm', "
-                             "'smollm2'), a hub name ORG/NAME[@REVISION] (from the local "
+                             "'smollm2'), a hub name [ORG/]NAME[@REVISION] (from the local "
                              "Hugging Face cache, downloaded when absent unless --offline), "
                              "a model folder or a .gguf file; one that cannot be loaded is "
                              "told in the window, which starts with the built-in model "
@@ -63,12 +63,41 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args, qt_args
 
 
+NO_DISPLAY = ("posviz: error: no display found (DISPLAY and WAYLAND_DISPLAY are unset): "
+              "work headless with the commands (posviz report, export, sweep, probe, paper, "
+              "compare; posviz -h) or from Python (import posviz), or run the window off "
+              "screen with QT_QPA_PLATFORM=offscreen")
+
+
+def display_missing(qt_args: list[str], environ=None) -> bool:
+    """Would Qt find no display to open the window on? On Linux and the BSDs a window
+    needs X11 (DISPLAY) or Wayland (WAYLAND_DISPLAY), unless a platform is chosen
+    (QT_QPA_PLATFORM, -platform): Qt would abort the process instead of saying so."""
+    import os
+    environ = os.environ if environ is None else environ
+    if sys.platform in ("darwin", "win32", "cygwin") or "-platform" in qt_args:
+        return False
+    return not any(environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                   "QT_QPA_PLATFORM"))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args, qt_args = parse_args(argv)
     if args.install_desktop or args.uninstall_desktop:
         from ..desktop import main as desktop
         return desktop("install" if args.install_desktop else "uninstall")
+    if display_missing(qt_args):
+        print(NO_DISPLAY, file=sys.stderr)
+        return 2
+    from ..errors import COMMAND_LINE, PosvizInputError, spoken_as
+    from ..models.guard import check_device
+    try:
+        with spoken_as(COMMAND_LINE):
+            check_device(args.device)        # before the window, not after a load
+    except PosvizInputError as error:
+        print(f"posviz: error: {error}", file=sys.stderr)
+        return 2
     from .. import boot
     boot.quiet_threads()
     from PySide6.QtWidgets import QApplication
@@ -96,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     # first paint; the first evaluation follows there without waiting for the window.
     window.start(args.file, last=(args.text is None and args.model is None
                                   and not args.reset_settings), model=args.model)
-    return app.exec()
+    with spoken_as(COMMAND_LINE):         # the window's messages, as they always were
+        return app.exec()
 
 
 if __name__ == "__main__":

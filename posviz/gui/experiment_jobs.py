@@ -8,6 +8,8 @@ import json
 from PySide6 import QtCore
 
 from posviz.analysis.symmetry import METRICS
+from posviz.document import provenance as made
+from posviz.document.provenance import PROVENANCE, file_lines, positions_options
 from posviz.document.spec import ModelSpec
 from posviz.errors import PosvizInputError
 from posviz.models.trace import and_joined
@@ -218,7 +220,12 @@ def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, 
     facts = {"posviz": __version__, **job.describe()}
     if job.what == "sweep" and job.kind not in ("random", "prefix"):
         facts.pop("count", None)           # its orders are fixed: the count is not read
-    if job.what != "paper":
+    if job.what != "paper":                # what made it, as every output records it
+        record = made.provenance(made.spec_model(job.spec, job.backend),
+                                 options=positions_options(job.positions))
+        if job.what == "compare":
+            record.update(encoding=list(job.encodings), weights=job.weights or "random")
+        facts.update(file_lines({key: record[key] for key in PROVENANCE}))
         facts["model"] = caption(job)
         if len(job.texts) == 1:
             facts.pop("texts", None)

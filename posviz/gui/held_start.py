@@ -25,8 +25,8 @@ def too_large(doc) -> str | None:
     from ..errors import PosvizInputError
     try:
         doc.spec.check_memory(len(doc.order))
-    except PosvizInputError as error:
-        return str(error)
+    except PosvizInputError as error:     # too many positions: opening the file says so
+        return None if getattr(error, "reason", "memory") == "positions" else str(error)
     return None
 
 

@@ -319,8 +319,8 @@ class ModelPanel(QWidget):
                 self.show_spec(self._running())
                 return
             if parse_hub_name(source) is None:
-                self.model_failed(f"{source!r} is not a hub name (ORG/NAME or "
-                                  f"ORG/NAME@REVISION)")
+                self.model_failed(f"{source!r} is not a hub name ([ORG/]NAME or "
+                                  f"[ORG/]NAME@REVISION)")
                 return
             label = ""
         else:

@@ -14,8 +14,8 @@ CHOOSER_TIP = ("The built-in transformer (random or trained weights, the options
                "Face cache), a model folder you choose, or a model by its hub name, "
                "downloaded into the Hugging Face cache when it is not there (unless "
                "downloads are off below).")
-HUB_NAME_PROMPT = ("A model on the Hugging Face hub, as ORG/NAME or ORG/NAME@REVISION "
-                   "(a branch, a tag or a commit):")
+HUB_NAME_PROMPT = ("A model on the Hugging Face hub, as ORG/NAME or NAME (gpt2), with "
+                   "@REVISION (a branch, a tag or a commit) if you like:")
 DOWNLOADS_TIP = ("Let posviz download a model you name from the Hugging Face hub "
                  "($HF_ENDPOINT) into its cache ({cache}). Off: only models already "
                  "on this computer load. posviz --offline and HF_HUB_OFFLINE=1 also turn "

@@ -27,7 +27,7 @@ Nothing here imports torch, so a configuration is checked before the model is bu
 """
 from __future__ import annotations
 
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, Refused
 from .config import ModelConfig
 from .encodings import ENCODINGS
 
@@ -135,17 +135,29 @@ def size_text(count: int) -> str:
     return f"{max(count / 1e6, 0.1):.1f} MB" if count < 10**8 else f"{count / 1e6:.0f} MB"
 
 
-def check_fits(config: ModelConfig, n: int) -> None:
-    """Raise PosvizInputError when the model and its runs of n tokens would not fit."""
+def check_fits(config: ModelConfig, n: int, extra: int = 0) -> None:
+    """Raise errors.Refused when the model and its runs of n tokens (and ``extra`` bytes
+    an experiment keeps beside them) would not fit."""
     limit = limit_bytes()
     if limit is None:
         return
-    need = estimate_bytes(config, n)
+    need = estimate_bytes(config, n) + extra
     if need > limit:
-        raise PosvizInputError(
+        raise Refused(
             f"this model needs about {size_text(need)} for {n} tokens, but only "
             f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory): "
-            f"use a smaller width, fewer layers or a shorter text")
+            f"use a smaller width, fewer layers or a shorter text", "memory")
+
+
+def check_run_fits(need: int, n: int, name: str) -> None:
+    """Raise errors.Refused when a comparison of n tokens that needs ``need`` bytes on
+    a model already loaded (its weights in memory, so no longer free) would not fit."""
+    limit = limit_bytes()
+    if limit is not None and need > limit:
+        raise Refused(
+            f"a comparison of {n} tokens on {name} needs about {size_text(need)}, but only "
+            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory): use a "
+            f"shorter text", "memory")
 
 
 # -- real models ---------------------------------------------------------------------
@@ -213,9 +225,9 @@ def forward_bytes(config: dict | None, n: int, item: int = 4) -> int:
 
 
 def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
-                     dtype: str = "float32", offloaded: bool = False,
+                     dtype: str = "float32", offloaded: bool = False, extra: int = 0,
                      computes_in: str = "float32") -> None:
-    """Raise PosvizInputError naming both sizes when a real model's weights (read as
+    """Raise errors.Refused naming both sizes when a real model's weights (read as
     ``dtype``; none when accelerate places them, ``offloaded``, as the memory allows)
     and its forwards at n tokens (computed in ``computes_in``: float32 over
     half-precision weights, hf.precision) would not fit in the memory that is free."""
@@ -224,9 +236,9 @@ def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
         return
     weights = 0 if offloaded else \
         checkpoint_weights(folder, gguf_file, config) * DTYPE_BYTES[dtype] // 4
-    running = forward_bytes(config, max(n, 1), DTYPE_BYTES[computes_in])
+    running = forward_bytes(config, max(n, 1), DTYPE_BYTES[computes_in]) + extra
     if weights + running > limit:
-        raise PosvizInputError(
+        raise Refused(
             f"this model needs about {size_text(weights)} for its weights and "
             f"{size_text(running)} for one run with attentions at {n} tokens, but only "
-            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)")
+            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)", "memory")

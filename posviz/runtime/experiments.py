@@ -88,7 +88,14 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
                                  job.texts[0], job.order, job.positions, progress,
                                  should_stop, job.ordered)
     from ..analysis.engine import Engine
+    from ..models import guard
     engine = Engine(backend_for(job.spec, say, job.backend))
+    seqs = [engine.backend.tokenize(text) for text in job.texts]
+    if job.what == "sweep":                  # the command line's and the API's guard
+        guard.check_sweep(engine.backend, seqs, job.kind, job.count, job.positions.offset)
+    else:
+        guard.check_probe(engine.backend, list(map(len, seqs)),
+                          job.features == "quadratic", job.positions.offset)
     if job.what == "sweep":
         from ..analysis.experiments.sweep import sweep
         return sweep(engine, job.texts, job.kind, job.count, job.seed, job.positions,

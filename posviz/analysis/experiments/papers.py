@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, argument
 from ...models.checkpoint import RANDOM, TRAINED, plural
 from ...models.config import ModelConfig, Positions
 from . import pretrained, trained
@@ -320,8 +320,8 @@ def check_paper(name: str, should_stop=None, weights: str | None = None,
     weights = weights or default_weights(name)
     presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}.get(weights)
     if presets is None:
-        raise PosvizInputError(f"a paper runs on --weights random or trained (got "
-                               f"{weights!r})")
+        raise PosvizInputError(f"a paper runs on {argument('weights')} random or trained "
+                               f"(got {weights!r})")
     if name not in presets:
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "

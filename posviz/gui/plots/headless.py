@@ -13,6 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
+import numpy as np
+
+import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from . import own_size
@@ -20,7 +23,7 @@ from .figures import FIGURE_TYPES, FIGURES
 from .mosaic_figure import mosaic_look
 from .panel import PlotsPanel
 from posviz.document.provenance import describe_model
-from posviz.errors import PosvizInputError
+from posviz.errors import PosvizInputError, argument
 from posviz.views.model import model_views
 from posviz.views.shown import Shown, build_views
 
@@ -69,7 +72,8 @@ def drawn_panel(session, evaluation) -> PlotsPanel:
             "text": session.text, "model": describe_model(session.backend.describe())})
 
 
-_PANELS: WeakKeyDictionary = WeakKeyDictionary()      # Report -> its drawn PlotsPanel
+# Report -> its drawn PlotsPanels: "" the one at PANEL_SIZE, a figure's name its own
+_PANELS: WeakKeyDictionary = WeakKeyDictionary()
 
 
 class ReportFigure:
@@ -87,9 +91,10 @@ class ReportFigure:
         reference = report.evaluation.reference
         L, h = reference.n_layers, reference.n_heads
         if layer is not None and not (isinstance(layer, int) and 1 <= layer <= L):
-            raise PosvizInputError(f"--layer must be from 1 to {L} (got {layer})")
+            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got {layer})")
         if head is not None and not (isinstance(head, int) and 0 <= head < h):
-            raise PosvizInputError(f"--head must be from 0 to {h - 1} (got {head})")
+            raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
+                                   f"(got {head})")
         self.report, self.name = report, name
         view = report.session.selection.clamped(L, h)
         self.layer = view.layer if layer is None else layer
@@ -100,11 +105,20 @@ class ReportFigure:
 
     def panel(self) -> PlotsPanel:
         """The report's panel (drawn once per report), showing this figure's layer and
-        head."""
-        panel = _PANELS.get(self.report)
-        if panel is None:
-            panel = _PANELS[self.report] = drawn_panel(self.report.session,
-                                                       self.report.evaluation)
+        head; for a figure of square maps (a position × position or query × key map),
+        a panel of its own, as tall as makes those maps square (square_maps)."""
+        panels = _PANELS.setdefault(self.report, {})
+        if self.name not in panels:
+            report = self.report
+            if "" not in panels:
+                panels[""] = drawn_panel(report.session, report.evaluation)
+            with quiet_platform_notes():
+                square = _square(panels[""].laid_out(self.name))
+            panels[self.name] = panels[""]
+            if square:
+                panels[self.name] = drawn_panel(report.session, report.evaluation)
+                square_maps(panels[self.name], self.name)
+        panel = panels[self.name]
         session = self.report.session
         session.select(session.selection.replace(layer=self.layer, head=self.head))
         return panel
@@ -114,7 +128,7 @@ class ReportFigure:
         inch of its size on screen; default as on screen), .svg, .pdf (vector) or .csv
         (its numbers), by suffix, each recording what produced it; returns the path."""
         if dpi is not None and not 50 <= dpi <= 600:
-            raise PosvizInputError(f"--dpi must be from 50 to 600 (got {dpi})")
+            raise PosvizInputError(f"{argument('dpi')} must be from 50 to 600 (got {dpi})")
         with quiet_platform_notes():
             return self.panel().export_figure(self.name, Path(path), width=width, dpi=dpi)
 
@@ -141,10 +155,47 @@ class ReportFigure:
             return self.save(Path(folder) / f"{self.name}.{suffix}", **options).read_bytes()
 
     def _repr_png_(self) -> tuple[bytes, dict]:
-        """A PNG at SHARPNESS times the size on screen, shown at that size."""
+        """A PNG at SHARPNESS times the size on screen, shown at that size; a figure
+        of maps at its own size (its cells are as many as its pixels or fewer)."""
         width, height = self.size()
-        png = self._rendered("png", width=width * SHARPNESS)
+        maps = bool(_map_boxes(self._figure()))
+        png = self._rendered("png", width=width * (1 if maps else SHARPNESS))
         return png, {"width": width, "height": height}
 
-    def _repr_svg_(self) -> str:
+    def _repr_svg_(self) -> str | None:
+        """An SVG, but for a figure of maps: its PNG alone (an SVG embeds the maps as
+        images again, doubling what a notebook keeps)."""
+        if _map_boxes(self._figure()):
+            return None
         return self._rendered("svg").decode("utf-8")
+
+    def _figure(self):
+        with quiet_platform_notes():
+            return self.panel().laid_out(self.name)
+
+
+def _map_boxes(figure) -> list:
+    """The view boxes of ``figure`` that hold a map (an image of cells)."""
+    return [item for item in figure.canvas.scene().items() if isinstance(item, pg.ViewBox)
+            and any(isinstance(child, pg.ImageItem) for child in item.addedItems)]
+
+
+def _square(figure) -> bool:
+    """Does ``figure`` show maps of square matrices (its two dimensions alike)?"""
+    arrays = [np.shape(value) for value in figure.data.values()]
+    return (len(figure.dims) == 2 and bool(_map_boxes(figure)) and bool(arrays)
+            and all(len(shape) == 2 and shape[0] == shape[1] for shape in arrays))
+
+
+def square_maps(panel: PlotsPanel, name: str, tries: int = 6) -> None:
+    """Make ``panel`` (wide as PANEL_SIZE) as tall as makes the maps of figure ``name``
+    square within 3 pixels: its rows share the panel's height."""
+    app = application()
+    with quiet_platform_notes():
+        box = _map_boxes(panel.laid_out(name))[0]
+        for _ in range(tries):
+            width, height = box.width(), box.height()
+            if abs(width - height) < 3 or height < 1:
+                return
+            panel.resize(panel.width(), round(panel.height() * width / height))
+            app.processEvents()

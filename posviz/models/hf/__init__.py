@@ -13,6 +13,7 @@ Importing this package and ``available_models()`` import neither torch nor trans
 from __future__ import annotations
 
 import threading
+import warnings
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .backend import HFBackend
 
 __all__ = ["BUNDLED", "HFBackend", "LargeDownload", "ModelSource", "NotCached",
-           "available_models", "cached_models", "check_memory", "hub_cache_dir",
+           "available_models", "cached_models", "hub_cache_dir",
            "load_backend",
            "network_allowed", "read_config", "resolve", "teller"]
 
@@ -41,26 +42,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# tqdm.auto (imported by transformers and huggingface_hub) warns in a Jupyter kernel
+# without ipywidgets; posviz tells a load's progress itself (teller)
+warnings.filterwarnings("ignore", message="IProgress not found")
+
 # Loads may overlap (a cancelled one runs on while the next starts); each changes
 # transformers' global logging and progress-bar settings and puts them back.
 _QUIET_LOADING = threading.Lock()
-
-
-def check_memory(spec: str, n_tokens: int, dtype: str = "float32",
-                 offloaded: bool = False) -> None:
-    """memory.check_model_fits for the model ``spec`` names, from its files' headers
-    alone (nothing is read, nothing imported); a model this machine does not hold, or
-    cannot read, passes: its download or its load says why."""
-    try:
-        folder, gguf_file, _ = resolve(spec)
-        config = read_config(folder) if gguf_file is None else gguf_config(folder /
-                                                                           gguf_file)
-    except (PosvizInputError, OSError, ValueError):
-        return
-    from ..memory import check_model_fits
-    from .precision import arithmetic_of
-    check_model_fits(folder, gguf_file, config, n_tokens, dtype, offloaded,
-                     computes_in=arithmetic_of(dtype))
 
 
 def load_backend(spec: str, progress: Callable[..., None] | None = None,
@@ -70,7 +58,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                  offload_folder: str | None = None,
                  max_memory: dict | None = None,
                  check_memory: bool = True) -> "HFBackend":
-    """Load a model by bundled name, folder, .gguf file or hub name ORG/NAME[@REVISION].
+    """Load a model by bundled name, folder, .gguf file or hub name [ORG/]NAME[@REVISION].
 
     A hub name comes from the local cache; when the cache does not hold it and
     ``online`` is True it is downloaded first (hub.py), unless that is more than

@@ -1,6 +1,6 @@
 """Models by their Hugging Face hub name in the local hub cache, found without the network.
 
-A hub name is ``ORG/NAME`` or ``ORG/NAME@REVISION`` (a branch, a tag or a commit hash).
+A hub name is ``[ORG/]NAME`` or ``[ORG/]NAME@REVISION`` (a branch, a tag or a commit hash).
 It resolves as transformers resolves it offline: ``refs/REVISION`` in the cache names
 the commit, ``snapshots/COMMIT`` holds its files. The cache is located as
 huggingface_hub locates it (``HF_HUB_CACHE``, else ``HF_HOME/hub``, else
@@ -22,9 +22,10 @@ from pathlib import Path
 
 from ...errors import PosvizInputError
 
-# A hub name: ORG/NAME with an optional @REVISION (hub repository ids allow letters,
-# digits, "-", "_" and ".").
-HUB_NAME = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
+# A hub name: [ORG/]NAME with an optional @REVISION (hub repository ids allow letters,
+# digits, "-", "_" and "."; the oldest models have no ORG/: gpt2, bert-base-uncased).
+HUB_NAME = re.compile(r"^(?P<repo>(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*)"
+                      r"(?:@(?P<revision>[\w./-]+))?$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 # Weight formats, the one transformers prefers first: (single file, index, shard pattern).
@@ -38,7 +39,7 @@ WEIGHTS = (("model.safetensors", "model.safetensors.index.json",
 class HubName:
     """A model repository on the hub, at a revision ("" is its default branch)."""
 
-    repo: str                     # "ORG/NAME"
+    repo: str                     # "ORG/NAME", or "NAME"
     revision: str = ""            # a branch, a tag or a commit hash
 
     @property
@@ -50,7 +51,7 @@ class HubName:
 
 
 def parse_hub_name(spec: str) -> HubName | None:
-    """``ORG/NAME[@REVISION]`` as a HubName, or None when ``spec`` is not of that form."""
+    """``[ORG/]NAME[@REVISION]`` as a HubName, or None when ``spec`` is not of that form."""
     match = HUB_NAME.match(spec.strip())
     if match is None or ".." in spec:
         return None
@@ -166,7 +167,8 @@ class NotCached(PosvizInputError):
     caller that may not download."""
 
     def __init__(self, name: HubName):
-        super().__init__(f"no model {str(name)!r} in the local Hugging Face cache "
+        folder = "" if "/" in name.repo else f"no folder {name.repo!r} here and "
+        super().__init__(f"{folder}no model {str(name)!r} in the local Hugging Face cache "
                          f"({hub_cache_dir()}), and downloads are off (offline)")
         self.name = name
 

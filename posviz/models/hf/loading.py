@@ -12,8 +12,9 @@ import threading
 from contextlib import contextmanager
 from typing import Callable
 
-from ...errors import Cancelled, PosvizInputError, one_line
+from ...errors import Cancelled, PosvizInputError, Refused, argument, one_line
 from . import attention as lean_attention
+from ..guard import ACCELERATORS
 from .families import Family
 from .workarounds import gguf_loop
 
@@ -33,8 +34,9 @@ def pick_device(name: str) -> str:
     if name == "auto":
         return next((device for device in ("cuda", "mps") if has[device]), "cpu")
     if name != "cpu" and not has[name]:
-        raise PosvizInputError(f"device {name!r} is not available to torch {torch.__version__} "
-                               f"on this machine: use --device cpu or auto")
+        raise Refused(f"{argument('device', name)}: torch {torch.__version__} has no "
+                      f"{ACCELERATORS[name]} on this machine (use "
+                      f"{argument('device', 'cpu')} or auto)", "device")
     return name
 
 

@@ -94,8 +94,8 @@ def available_models() -> list[ModelSource]:
 def resolve(spec: str) -> tuple[Path, str | None, str]:
     """spec -> (folder, gguf file name or None, display name), without the network.
 
-    ``spec`` is a bundled name, a folder, a .gguf file, or a hub name ORG/NAME[@REVISION]
-    found whole in the local cache. PosvizInputError when absent; hub.NotCached (one) for
+    ``spec`` is a bundled name, a folder, a .gguf file, or else a hub name
+    [ORG/]NAME[@REVISION] found whole in the local cache. PosvizInputError when absent; hub.NotCached (one) for
     a hub name the cache does not hold, which the caller may download."""
     spec = spec.strip()
     if not spec:
@@ -124,8 +124,8 @@ def resolve(spec: str) -> tuple[Path, str | None, str]:
     if path.exists():
         raise PosvizInputError(f"{spec} is a file, not a model folder")
     name = parse_hub_name(spec)
-    if name is None or spec.startswith(("/", ".", "~")):          # a path, not a name
-        raise PosvizInputError(f"no model folder at {spec}")
+    if name is None or spec.startswith(("/", ".", "~")) or path.suffix == ".gguf":
+        raise PosvizInputError(f"no model folder at {spec}")      # a path, not a name
     snapshot = cached_snapshot(name)
     if snapshot is None:
         raise NotCached(name)

@@ -1,0 +1,198 @@
+"""The experiments from Python: what ``posviz sweep``, ``probe``, ``paper``, ``compare``
+and ``train`` run, each returning a result whose ``to_dict()`` is the command's
+``--json`` and whose ``figure()`` draws the command's (the Experiments tab's) figure.
+
+Each takes a model as the command line does: ``model`` a loaded posviz.Model, a
+pretrained model's name or folder, or None for the built-in model, configured by its
+options as keywords (``pe``, ``mask``, ``layers``…; its seed is ``model_seed``, as
+``--model-seed``: ``seed`` seeds the orders) with ``weights``. The guard
+(models.guard) runs before the model is loaded and again before the runs.
+
+A new command joins the same way: its function here (its checks, then the analysis'
+call), its result in results.py (``to_dict``: the command's --json; ``job``: what the
+window's Experiments tab would run, which draws its figure), its name in
+posviz.__all__ and posviz.api.__all__, and its command calling this function.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..errors import PosvizInputError, argument
+from ..models.config import Positions
+from .model import Model, builtin_config, load
+from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
+
+if TYPE_CHECKING:
+    from .results import Comparison, Paper, Probe, Sweep, Trained
+
+
+def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
+             offline: bool = False, words: int = 0, offset: int = 0) -> "Model":
+    """``model`` as a loaded posviz.Model: itself, the pretrained model it names, or
+    the built-in model of ``options`` (``model_seed``: its seed); the guard refuses
+    first what cannot run texts of ``words`` words from position ``offset``."""
+    from ..models import guard
+    if "model_seed" in options:
+        options["seed"] = options.pop("model_seed")
+    if isinstance(model, Model):
+        if options or weights != "random":
+            named = [*options, *(["weights"] if weights != "random" else [])]
+            given = ", ".join(map(argument, named))
+            raise PosvizInputError(f"{given} cannot be given with a loaded model, which "
+                                   f"has its own settings")
+        return model
+    if model is None:
+        config = builtin_config(options)
+        if weights == "random":
+            guard.check(config, words, offset=offset, counted=False)
+        return load(config=config, weights=weights, device=device, progress=False)
+    if not isinstance(model, str):
+        raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
+                               f"name or folder, or None (got {type(model).__name__})")
+    guard.check(model, words, offset=offset, device=device, counted=False)
+    return load(model, device=device, offline=offline, progress=False, **options)
+
+
+def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "random",
+          count: int = 32, seed: int = 0, layer: int | None = None,
+          positions: str = "slot", offset: int = 0, literal: bool = False,
+          weights: str = "random", device: str = "cpu", offline: bool = False,
+          progress: Counted | None = None, **options) -> "Sweep":
+    """The per-layer median, p10 and p90 of every metric over many orders of each text,
+    as ``posviz sweep`` computes them; ``.to_dict()`` is ``sweep --json``, ``.figure()``
+    draws the band per layer (``metric=``) or a swap sweep's map (``metric="swap map"``).
+
+    ``kind``: "random" (``count`` reorders of the movable tokens), "prefix" (of all but
+    the last), "swap" (every neighbouring swap, and ``pairs``: the n × n map of every
+    swap at ``layer``, default the last), "reverse" or "all" (every reorder, at most 7
+    movable tokens). ``seed`` seeds the orders; a count beyond the orders that exist is
+    refused. ``progress(done, total)`` is told after each run.
+    """
+    from ..models import guard
+    _, texts = check_sweep(kind, count, positions, offset, literal, texts)
+    model = model_of(model, options, weights=weights, device=device, offline=offline,
+                     words=max(map(guard.words_in, texts)), offset=offset)
+    return sweep_on(model, texts, kind=kind, count=count, seed=seed, layer=layer,
+                    positions=positions, offset=offset, literal=literal, progress=progress)
+
+
+def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "linear",
+          folds: int = 5, positions: str = "slot", offset: int = 0, literal: bool = False,
+          weights: str = "random", device: str = "cpu", offline: bool = False,
+          progress: Counted | None = None, say: Said | None = None,
+          **options) -> "Probe":
+    """Per layer, a ridge probe of absolute position held out by text (R², error and
+    chance's error), as ``posviz probe`` computes it; ``.to_dict()`` is ``probe
+    --json``, ``.figure()`` draws the error per layer against chance. Without
+    ``texts``, generated ones (enough for the features). ``features``: "linear" or
+    "quadratic" (also the squares, so a norm can be read). ``progress(done, total)``
+    counts the texts run, then the layers fitted; ``say(stage)`` is told each stage.
+    """
+    from ..models import guard
+    _, texts = check_probe(texts, folds, positions, offset, literal)
+    model = model_of(model, options, weights=weights, device=device, offline=offline,
+                     words=max(map(guard.words_in, texts), default=0), offset=offset)
+    return probe_on(model, texts, features=features, folds=folds, positions=positions,
+                    offset=offset, literal=literal, progress=progress, say=say)
+
+
+def paper(name: str, weights: str | None = None, *, progress: Counted | None = None,
+          say: Said | None = None) -> "Paper":
+    """A published claim checked as ``posviz paper NAME`` checks it: its citation, what
+    it reports, the weights it ran on, the claim tested there, the measurements and
+    whether the claim holds; ``.to_dict()`` is ``paper NAME --json``, ``.figure()``
+    draws the check's figure. ``weights``: "random" (what the architecture implies) or
+    "trained" (the shipped checkpoints and bundled models); default: random where the
+    paper's check has it. A long check tells ``say`` its stages, ``progress`` steps."""
+    from ..analysis.experiments.papers import check_paper
+    from .results import Paper
+    return Paper(check_paper(name, weights=weights, progress=progress, say=say), weights)
+
+
+def compare_encodings(text: str | None = None, order=None, *, encodings=None,
+                      weights: str = "random", config=None, positions: str = "slot",
+                      offset: int = 0,
+                      literal: bool = False, progress: Counted | None = None,
+                      **options) -> "Comparison":
+    """The built-in model with each encoding of ``encodings`` (a list, or "none,rope";
+    default: all six), the same configuration (``options`` as keywords, ``model_seed``
+    its seed; or ``config``, a ModelConfig) and kind of ``weights`` ("random" or
+    "trained"), on ``text`` reordered by
+    ``order`` (default: reversed), as ``posviz compare``; ``.to_dict()`` is ``compare
+    --json``, ``.figure(metric=)`` draws every encoding's curve per layer."""
+    from ..analysis.experiments.encodings import compare_encodings as run, parse_kinds
+    from ..document.session import DEFAULT_TEXT
+    from ..models import guard
+    from ..models.backend import split_words
+    from ..models.encodings import KINDS
+    from .results import Comparison
+    if weights not in ("random", "trained"):
+        raise PosvizInputError(f"compare takes {argument('weights')} random or trained: a "
+                               f"checkpoint folder holds one encoding")
+    if text is not None and not text.strip():
+        raise PosvizInputError("the text is empty")
+    text = DEFAULT_TEXT if text is None else text
+    kinds = parse_kinds(",".join(KINDS) if encodings is None else
+                        encodings if isinstance(encodings, str) else ",".join(encodings))
+    if "model_seed" in options:
+        options["seed"] = options.pop("model_seed")
+    where = Positions(positions, offset, literal).validate()
+    if config is None:
+        config = builtin_config({**options, "pe": kinds[0]})
+    elif options:
+        raise PosvizInputError(f"{argument(next(iter(options)))} cannot be given with "
+                               f"{argument('config')}")
+    random = weights == "random"          # random weights read words, trained ones BPE
+    for kind in kinds:
+        guard.check(config.replace(pe=kind), len(split_words(text)) if random
+                    else guard.words_in(text), offset=offset, counted=random)
+    if not isinstance(order, (str, type(None))):
+        order = ",".join(map(str, order))
+    result = run(config, kinds, weights, text, order, where, progress)
+    return Comparison(result)
+
+
+def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
+          batch: int | None = None, vocab: int | None = None, lr: float | None = None,
+          warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
+          config=None, recipe=None, progress: Callable | None = None,
+          say: Said | None = None, order_every: int = 0, **options) -> "Trained":
+    """Train the built-in model (``options`` as keywords: ``pe``, ``layers``…, or
+    ``config``, a ModelConfig; always causal) as a causal language model on ``corpus``
+    ("kjv" or a text file) with the shipped checkpoints' recipe unless told, and write
+    its checkpoint folder to ``out``, as ``posviz train``; ``.to_dict()`` is ``train
+    --json``. A warm-up not shorter than the steps is cut to one step less, and said
+    (``notes``; ``say``). ``recipe``: a models.checkpoint.Recipe whole, instead of its
+    fields. ``progress(p)`` is told the step, loss, tokens a second and time left;
+    ``order_every``: measure the model's use of order every that many steps (0: only
+    at the end), as ``--order-every``."""
+    from ..models.checkpoint import Recipe
+    from ..models.training import train as run
+    from .results import Trained
+    chosen = {name: value for name, value in (("steps", steps), ("length", length),
+              ("batch", batch), ("vocab", vocab), ("lr", lr), ("warmup", warmup))
+              if value is not None}
+    if recipe is None:
+        recipe = Recipe(corpus=corpus, store=store, **chosen)
+    elif chosen:
+        raise PosvizInputError(f"{argument(next(iter(chosen)))} cannot be given with "
+                               f"{argument('recipe')}")
+    problems = recipe.problems()
+    if problems:
+        raise PosvizInputError(problems[0])
+    if "model_seed" in options:
+        options["seed"] = options.pop("model_seed")
+    if config is None:
+        config = builtin_config({**options, "mask": "causal"})
+    notes = []
+    if recipe.warmup >= recipe.steps:
+        notes.append(f"the warm-up of {recipe.warmup} steps is not shorter than the "
+                     f"{recipe.steps} steps: the learning rate rises over "
+                     f"{max(recipe.steps - 1, 0)} steps and decays over the last")
+        if say is not None:
+            say(f"note: {notes[-1]}")
+    if order_every < 0:
+        raise PosvizInputError(f"{argument('order_every')} must be 0 or more (got "
+                               f"{order_every})")
+    checkpoint, _ = run(config, recipe, out, tokenizer, progress, say, order_every)
+    return Trained(checkpoint, config, recipe, notes)

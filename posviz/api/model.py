@@ -1,0 +1,234 @@
+"""A model from Python: posviz.load, and what a loaded Model computes (``compare``:
+``posviz report``; ``sweep``, ``probe``: the experiments on it)."""
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+from ..errors import PosvizInputError, argument, speaks_flags
+from ..models.config import ModelConfig, Positions
+from ..models.options import MODEL_OPTIONS, OPTIONS
+from .report import Report
+from .steps import Progress, as_progress, layer_ticks
+
+if TYPE_CHECKING:          # these import numpy or torch: only when used
+    from ..analysis.engine import Engine
+    from ..document.session import Session
+    from ..document.spec import ModelSpec
+    from .results import Probe, Sweep
+
+BUILTIN_OPTIONS = tuple(name for name in MODEL_OPTIONS if OPTIONS[name].chosen)
+
+
+def builtin_config(options: dict) -> ModelConfig:
+    """The built-in model's config from option names as the command line knows them
+    (``layers``, ``heads``, ``d_model``, ``pe``, ``mask``, ``seed``…); the defaults
+    fill the rest. PosvizInputError for an unknown name or a value out of range."""
+    known = [f.name for f in fields(ModelConfig)]
+    unknown = [name for name in options if name not in known]
+    if unknown:
+        raise PosvizInputError(f"unknown option {unknown[0]!r} of the built-in model "
+                               f"(options: {', '.join(BUILTIN_OPTIONS)})")
+    return ModelConfig(**options).validate()
+
+
+def load(source: str | None = None, *, config: ModelConfig | None = None,
+         weights: str = "random", device: str = "cpu", offline: bool = False,
+         progress: Progress | bool | None = None, n_tokens: int = 0,
+         offload_folder: str | None = None, max_memory: dict | None = None,
+         **options) -> "Model":
+    """A model to compare orders with.
+
+    ``source`` is a bundled model ("minilm", "smollm2"), a model folder, a .gguf file or
+    a hub name "ORG/NAME[@REVISION]" (or "NAME", as "gpt2"): any name that is not a
+    folder. A hub name is taken from the local Hugging Face cache, and downloaded into
+    it first when it is not there, unless ``offline`` (or HF_HUB_OFFLINE=1). Without
+    ``source``, the built-in transformer, configured by ``config`` or by the command
+    line's options as keywords (``layers``, ``heads``, ``d_model``, ``d_ff``, ``pe``,
+    ``pe_scale``, ``mask``, ``residual``, ``norm``, ``seed``, ``dtype``), e.g.
+    ``load(pe="rope", mask="causal", layers=4, seed=0)``; its ``weights`` are "random"
+    (drawn from the seed), "trained" (the shipped checkpoint of that encoding and mask)
+    or a checkpoint folder written by ``posviz train``.
+
+    ``device`` ("cpu", "cuda", "mps", "auto") is where a pretrained model runs, and
+    ``dtype`` ("float32", "bfloat16", "float16") what its weights are kept in (it
+    computes in float32 all the same: models.hf.precision); with
+    ``offload_folder`` accelerate places its layers (``device_map="auto"``, within
+    ``max_memory``, {device: bytes}) on the accelerator, the CPU and that folder.
+    ``progress(step, done=None, total=None)`` is told each step of a load, with the
+    bytes or tensors done when counted; by default only a download is told, on stderr
+    (``progress=False``: nothing). ``n_tokens``: the longest text you mean to run: the
+    guard refuses, before loading, a model with fewer positions or too little memory
+    for it (errors.Refused), and a device that is not there.
+    """
+    from ..document.spec import ModelSpec
+    from ..models import guard
+    say = as_progress(progress)
+    if source is None and device in ("cuda", "mps"):
+        where = "a --model" if speaks_flags() else "a pretrained model (source)"
+        raise PosvizInputError(f"{argument('device', device)} applies to {where} "
+                               f"only: the built-in model runs on the CPU")
+    guard.check_device(device)
+    if source is None:
+        spec = ModelSpec.builtin(config or builtin_config(options), weights)
+        guard.check(spec.config, n_tokens)
+        say("building the model")
+        return Model(spec.load(n_tokens=n_tokens), spec)
+    dtype = options.pop("dtype", "float32")
+    if options or config is not None or weights != "random":
+        given = ([argument(name) for name in options]
+                 + ([argument("weights")] if weights != "random" else []) or ["config"])
+        raise PosvizInputError(f"{', '.join(given)} only "
+                               f"{'applies' if len(given) == 1 else 'apply'} to the built-in "
+                               f"model, not to {argument('source', source)} (a pretrained "
+                               f"model has its own settings)")
+    from ..document.session import spec_of
+    from ..models.hf.cache import network_allowed
+    spec = ModelSpec.pretrained(source, dtype=dtype, offload_folder=offload_folder or "")
+    guard.check(source, n_tokens, device=device, dtype=dtype,
+                offloaded=offload_folder is not None)
+    backend = spec.load(say, device=device, n_tokens=n_tokens,
+                        online=not offline and network_allowed(), max_memory=max_memory)
+    # a hub model pinned to its commit, read as asked
+    return Model(backend, replace(spec_of(backend), dtype=dtype,
+                                  offload_folder=offload_folder or ""))
+
+
+def load_session(path, *, device: str = "cpu", offline: bool = False,
+                 progress: Progress | bool | None = None) -> "Report":
+    """The report of a saved .posviz session: its model (a pinned hub model downloaded
+    at its commit when allowed and not cached), text, order and positions, compared as
+    the window shows them. The report's ``document`` is the file read."""
+    from ..document.scenarios import session_of
+    from ..document.session_file import read
+    from ..models import guard
+    from ..models.hf.cache import network_allowed
+    guard.check_device(device)
+    doc = read(path)
+    say = as_progress(progress)
+    session = session_of(doc, say, online=not offline and network_allowed(), device=device)
+    spec = doc.spec.pinned(getattr(session.backend, "revision", ""))
+    return Model(session.backend, spec).report(session, say, document=doc)
+
+
+def read_texts(path) -> list[str]:
+    """The texts of a file, one a line (blank lines and lines starting with '#' left
+    out), as ``posviz sweep --texts FILE`` reads them; PosvizInputError if none."""
+    from ..analysis.experiments.texts import read_texts as read
+    try:
+        return read(path)
+    except OSError as error:          # in the command line's words
+        raise PosvizInputError(f"{error.strerror or error}: {error.filename or path}") \
+            from None
+
+
+class Model:
+    """A loaded model: the built-in transformer or a pretrained one, with the engine
+    that runs it (the original order's run is kept between comparisons of one text)."""
+
+    def __init__(self, backend, spec: "ModelSpec"):
+        self.backend = backend
+        self.spec = spec
+        self._engine = None
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    @property
+    def engine(self) -> "Engine":
+        if self._engine is None:
+            from ..analysis.engine import Engine
+            self._engine = Engine(self.backend)
+        return self._engine
+
+    def describe(self) -> dict:
+        """The model's settings, as under "config" in ``report --json``."""
+        return self.backend.describe()
+
+    def provenance(self, seeds: dict | None = None, options: dict | None = None) -> dict:
+        """What a result of this model records of it (document.provenance), with the
+        run's ``seeds`` and ``options``: under "provenance" in every ``--json``."""
+        from ..document.provenance import provenance
+        return provenance(self.describe(), seeds=seeds, options=options,
+                          offload_folder=self.spec.offload_folder or None)
+
+    def tokens(self, text: str) -> list[str]:
+        """The model's tokens of ``text`` (n of them), as ``order`` indexes them."""
+        return list(self.backend.tokenize(text).tokens)
+
+    def __repr__(self) -> str:
+        return f"<posviz.Model {self.name}>"
+
+    def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
+                positions: str = "slot", offset: int = 0, literal: bool = False,
+                progress: Progress | bool | None = False) -> "Report":
+        """Run ``text`` in its original order and in ``order`` and compare them, layer
+        by layer, as ``posviz report`` does.
+
+        ``order`` (n,) lists the original index of the token each slot holds:
+        ``order[j] = i`` puts token i in slot j (a list, an array or "5,4,3,…"); None
+        reverses the movable tokens (special tokens such as [CLS] keep their places).
+        ``positions`` "slot" gives slot j position ``offset + j`` whatever token is
+        there; "token" lets each token keep its original position. ``literal`` runs
+        the reordered input as given (Positions.literal). ``text`` None is the example
+        sentence the window opens with. A text longer than the model's positions, or
+        whose comparison would not fit in memory, raises errors.Refused before a run.
+        ``progress`` is told each run, and a real model's layers within it.
+        """
+        from ..document.session import DEFAULT_TEXT, Session
+        from ..models import guard
+        from ..models.orders import parse_order
+        if text is not None and not text.strip():
+            raise PosvizInputError("the text is empty")
+        where = Positions(positions, offset, literal).validate()
+        text = DEFAULT_TEXT if text is None else text
+        guard.check(self.backend, guard.words_in(text), offset=where.offset,
+                    counted=False)                        # before the tokenizer reads it
+        session = Session(self.backend, text, where, spec=self.spec)
+        if order is None:
+            session.reverse()
+        else:                 # read as the command line reads --order, in its words
+            written = order if isinstance(order, str) else ",".join(map(str, order))
+            session.set_order(parse_order(written, len(session.seq)))
+        return self.report(session, as_progress(progress))
+
+    def report(self, session: "Session", say: Progress | None = None,
+               document=None) -> "Report":
+        """The Report of a session's order against its original order (what the window
+        shows for it), after the guard (models.guard); ``say`` is told each run."""
+        from ..models import guard
+        say = say or as_progress(False)
+        seq, order, where = session.seq, session.order, session.positions
+        guard.check(self.backend, len(seq), offset=where.offset)
+        step = "running the original order"
+        say(step)
+        with layer_ticks(self.backend, say, step):
+            self.engine.reference(seq, where)         # kept: evaluate below reuses it
+        step = "running the chosen order"
+        if order.tolist() != list(range(len(seq))):
+            say(step)
+        with layer_ticks(self.backend, say, step):
+            evaluation = self.engine.evaluate(seq, order, where)
+        return Report(self, session, evaluation, document)
+
+    def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
+              count: int = 32, seed: int = 0, *, layer: int | None = None,
+              positions: str = "slot", offset: int = 0, literal: bool = False,
+              progress: Callable[[int, int], None] | None = None) -> "Sweep":
+        """The per-layer median, p10 and p90 of every metric over many orders of each
+        text, as ``posviz sweep`` computes them: posviz.sweep on this model."""
+        from .runs import sweep_on
+        return sweep_on(self, texts, kind=kind, count=count, seed=seed, layer=layer,
+                        positions=positions, offset=offset, literal=literal,
+                        progress=progress)
+
+    def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
+              folds: int = 5, positions: str = "slot", offset: int = 0,
+              literal: bool = False,
+              progress: Callable[[int, int], None] | None = None) -> "Probe":
+        """Per layer, how well a ridge probe reads absolute position off the hidden
+        states, as ``posviz probe`` computes it: posviz.probe on this model."""
+        from .runs import probe_on
+        return probe_on(self, texts, features=features, folds=folds, positions=positions,
+                        offset=offset, literal=literal, progress=progress)

@@ -1,0 +1,210 @@
+"""What the experiments return to Python: the analysis' result, what made it, and its
+figure. ``to_dict()`` is the command's ``--json`` (the analysis' record with the
+provenance, document.provenance, as JSON types); ``figure()`` draws what the window's
+Experiments tab draws of it (gui.headless_experiment), off screen; any other attribute
+is the analysis result's (``rows()``, ``runs``, ``layers``, ``verdict``…)."""
+from __future__ import annotations
+
+from ..errors import PosvizInputError, argument
+from .report import abbreviated, jsonable
+
+
+class Result:
+    """An experiment's result: ``result`` (the analysis' own), its ``provenance``."""
+
+    what = ""                       # the experiment, as runtime.experiments names it
+    described: dict = {}            # the model's description (a backend's describe())
+
+    def __init__(self, result, provenance: dict):
+        self.result = result
+        self.provenance = provenance
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "result":
+            raise AttributeError(name)
+        return getattr(self.result, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {name for name in dir(self.result)
+                                                if not name.startswith("_")})
+
+    def to_dict(self) -> dict:
+        """What the command's ``--json`` prints."""
+        return jsonable({**self.result.to_dict(), "provenance": self.provenance})
+
+    def job(self):
+        """The runtime.experiments.ExperimentJob the window would have run for it."""
+        raise NotImplementedError
+
+    def metrics(self) -> tuple[str, ...]:
+        """What ``figure(metric=)`` takes (none: one figure)."""
+        return ()
+
+    def figure(self, metric: str | None = None):
+        """The Experiments tab's figure of this result, drawn off screen: it shows itself
+        in a notebook; ``.save(path)`` writes .png (``width=`` or ``dpi=``), .svg, .pdf
+        or .csv, each with the provenance. Imports Qt."""
+        choices = self.metrics()
+        if metric is not None and metric not in choices:
+            raise PosvizInputError(f"{argument('metric', metric)} is not one of "
+                                   f"{', '.join(choices) or 'none: this figure has one'}")
+        from ..gui.headless_experiment import ExperimentResultFigure
+        return ExperimentResultFigure(self.job(), self.result, metric or (
+            choices[0] if choices else None), self.file_facts())
+
+    def file_facts(self) -> dict[str, str]:
+        """What a figure's file records: the provenance (its model in one line with its
+        settings, as every figure's file has it), then the experiment's inputs."""
+        from ..document.provenance import describe_model, file_lines
+        facts = file_lines({**self.provenance, "experiment": self.what})
+        if self.described:
+            facts["model"] = describe_model(self.described)
+        return facts
+
+    def __repr__(self) -> str:
+        return f"<posviz.{type(self).__name__} {self.provenance.get('model')}>"
+
+
+class Sweep(Result):
+    what = "sweep"
+
+    def __init__(self, result, model, positions, options: dict):
+        from ..document.provenance import positions_options
+        self.model, self.positions, self.described = model, positions, model.describe()
+        super().__init__(result, model.provenance(
+            seeds={"orders": result.seed},
+            options={**positions_options(positions), **options}))
+
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(self.result.bands) + (("swap map",) if self.result.pairs else ())
+
+    def job(self):
+        from ..runtime.experiments import ExperimentJob
+        r = self.result
+        return ExperimentJob("sweep", self.model.spec, tuple(r.texts), self.positions,
+                             kind=r.kind, count=r.count, seed=r.seed)
+
+    def file_facts(self) -> dict[str, str]:
+        r = self.result
+        return {**super().file_facts(), "texts": _texts(r.texts)}
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (f"<posviz.Sweep {r.kind} of {self.model.name}: {r.runs} runs over "
+                f"{len(r.texts)} text(s)>")
+
+
+class Probe(Result):
+    what = "probe"
+
+    def __init__(self, result, model, positions, options: dict, texts):
+        from ..document.provenance import positions_options
+        self.model, self.positions, self.texts = model, positions, tuple(texts)
+        self.described = model.describe()
+        super().__init__(result, model.provenance(
+            options={**positions_options(positions), **options}))
+
+    def job(self):
+        from ..runtime.experiments import ExperimentJob
+        return ExperimentJob("probe", self.model.spec, self.texts, self.positions,
+                             features=self.result.features)
+
+    def file_facts(self) -> dict[str, str]:
+        return {**super().file_facts(), "texts": _texts(self.texts) if self.texts else
+                f"generated: {self.result.generated}"}
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (f"<posviz.Probe {r.features} of {self.model.name}: {r.tokens} tokens of "
+                f"{r.texts} texts>")
+
+
+class Paper(Result):
+    what = "paper"
+
+    def __init__(self, check, weights: str | None):
+        from ..document.provenance import provenance
+        super().__init__(check, {**provenance({"model": check.ran_on or "built-in"},
+                                              options={"paper": check.name}),
+                                 "weights": check.weights})
+        self.weights = weights
+
+    def job(self):
+        from ..runtime.experiments import ExperimentJob
+        return ExperimentJob("paper", paper=self.result.name, weights=self.result.weights)
+
+    def __repr__(self) -> str:
+        return f"<posviz.Paper {self.result.name}: {self.result.verdict}>"
+
+
+class Comparison(Result):
+    """Several encodings answering one reorder (posviz.compare_encodings)."""
+
+    what = "compare"
+
+    def __init__(self, result):
+        from ..document.provenance import positions_options, provenance
+        r = result
+        model = {"model": "built-in", **r.config, "weights": r.weights}
+        self.described = {"model": "built-in", **r.config}
+        record = provenance(model, options=positions_options(r.positions))
+        super().__init__(result, {**record, "encoding": [m.kind for m in r.models]})
+
+    def metrics(self) -> tuple[str, ...]:
+        from ..analysis.symmetry import METRICS
+        return tuple(METRICS)
+
+    def job(self):
+        from ..document.spec import ModelSpec
+        from ..models.config import ModelConfig
+        from ..runtime.experiments import ExperimentJob
+        r = self.result
+        config = ModelConfig(**{**r.config, "pe": r.models[0].kind})
+        return ExperimentJob("compare", ModelSpec.builtin(config), (r.text,), r.positions,
+                             weights=r.weights, encodings=tuple(m.kind for m in r.models),
+                             order=tuple(r.order))
+
+    def file_facts(self) -> dict[str, str]:
+        import json
+        r = self.result
+        return {**super().file_facts(), "text": r.text,
+                "tokens": json.dumps(list(r.tokens), ensure_ascii=False),
+                "order": ",".join(map(str, r.order))}
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (f"<posviz.Comparison of {', '.join(m.kind for m in r.models)}: "
+                f"{len(r.tokens)} tokens, order {abbreviated(r.order)}>")
+
+
+class Trained(Result):
+    """A checkpoint written by posviz.train."""
+
+    what = "train"
+
+    def __init__(self, checkpoint, config, recipe, notes: list[str]):
+        from dataclasses import asdict
+
+        from ..document.provenance import provenance
+        self.checkpoint, self.notes = checkpoint, list(notes)
+        model = {"model": "built-in", **config.to_dict(), "weights": str(checkpoint.folder)}
+        # its seed drew the first weights and the order of the windows
+        super().__init__(checkpoint, provenance(model, seeds={"training": config.seed},
+                                                options={"recipe": asdict(recipe)}))
+
+    def to_dict(self) -> dict:
+        return jsonable({"folder": str(self.checkpoint.folder),
+                         "record": self.checkpoint.record, "notes": self.notes,
+                         "provenance": self.provenance})
+
+    def figure(self, metric: str | None = None):
+        raise PosvizInputError("posviz train draws no figure: its loss curve is under "
+                               "record['loss_curve'] in to_dict()")
+
+    def __repr__(self) -> str:
+        return f"<posviz.Trained {self.checkpoint.folder}>"
+
+
+def _texts(texts) -> str:
+    import json
+    return texts[0] if len(texts) == 1 else json.dumps(list(texts), ensure_ascii=False)

@@ -1,0 +1,77 @@
+"""A sweep and a probe on a loaded posviz.Model: the guard with the model's own token
+counts, then the analysis' run (api.experiments and Model.sweep, Model.probe call
+these)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import PosvizInputError, argument
+from ..models.config import Positions
+
+if TYPE_CHECKING:
+    from .results import Probe, Sweep
+
+Counted = Callable[[int, int], None]         # progress(done, total)
+Said = Callable[[str], None]                 # say(stage)
+
+
+def texts_of(texts, none_is_default: bool = True) -> list[str]:
+    """A text or texts as a list; None: the example sentence (or [] for the probe)."""
+    if texts is None:
+        from ..document.session import DEFAULT_TEXT
+        return [DEFAULT_TEXT] if none_is_default else []
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    if any(not isinstance(text, str) for text in texts):
+        raise PosvizInputError(f"{argument('texts')} must be a text or a list of texts")
+    if any(not text.strip() for text in texts):
+        raise PosvizInputError("the text is empty")
+    return texts
+
+
+def check_sweep(kind: str, count: int, positions: str, offset: int, literal: bool,
+                texts) -> tuple[Positions, list[str]]:
+    """A sweep's own arguments checked before any model: (positions, texts)."""
+    from ..analysis.experiments.runs import check_kind
+    check_kind(kind, count)
+    return Positions(positions, offset, literal).validate(), texts_of(texts)
+
+
+def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int = 0,
+             layer: int | None = None, positions: str = "slot", offset: int = 0,
+             literal: bool = False, progress: Counted | None = None) -> "Sweep":
+    """posviz.sweep on a loaded ``model``."""
+    from ..analysis.experiments.sweep import sweep as run
+    from ..models import guard
+    from .results import Sweep
+    where, texts = check_sweep(kind, count, positions, offset, literal, texts)
+    guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
+                      kind, count, offset)
+    result = run(model.engine, texts, kind, count, seed, where, layer=layer,
+                 progress=progress)
+    return Sweep(result, model, where, {"kind": kind, "count": count, "layer": layer})
+
+
+def check_probe(texts, folds: int, positions: str, offset: int,
+                literal: bool) -> tuple[Positions, list[str]]:
+    """A probe's own arguments checked before any model: (positions, texts)."""
+    if isinstance(texts, str):
+        raise PosvizInputError("the probe holds whole texts out, so it needs several: "
+                               "give a list of texts")
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise PosvizInputError(f"{argument('folds')} must be at least 2 (got {folds})")
+    return Positions(positions, offset, literal).validate(), texts_of(texts, False)
+
+
+def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
+             positions: str = "slot", offset: int = 0, literal: bool = False,
+             progress: Counted | None = None, say: Said | None = None) -> "Probe":
+    """posviz.probe on a loaded ``model``."""
+    from ..analysis.experiments.probe import probe as run
+    from ..models import guard
+    from .results import Probe
+    where, texts = check_probe(texts, folds, positions, offset, literal)
+    guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
+                      features == "quadratic", offset)
+    result = run(model.engine, texts or None, where, folds, features, progress=progress,
+                 say=say)
+    return Probe(result, model, where, {"features": features, "folds": folds}, texts)

@@ -1,0 +1,102 @@
+"""How the Python API and the command line tell the steps of a load or a run.
+
+``progress(step, done=None, total=None)`` is told each step; a counted step says how far
+it is: the bytes of a download, the tensors of a load, or the layers of a run (a real
+model's forward, ``layer_ticks``). ``StepPrinter`` writes them one line each on a stream.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import Callable
+
+Progress = Callable[..., None]           # progress(step, done=None, total=None)
+RUN_STEP = "running"                     # the steps whose counts are layers
+TICK_S = 2.0                             # a run's layers told at most this often
+
+
+class StepPrinter:
+    """Tells the steps of a load or a run on a stream, one line each ("posviz: STEP").
+
+    With ``steps`` False only a download is told. Of a counted step a download's bytes
+    are told at each file and each tenth of the whole, a run's layers every ``tick``
+    seconds with the time left (a load's tensors are not told)."""
+
+    def __init__(self, stream=None, steps: bool = True, tick: float = TICK_S):
+        self.stream = stream
+        self.steps = steps
+        self.tick = tick
+        self._counted = (None, -1)          # (step, tenth) told last
+        self._run = (None, 0.0, 0.0, 0)     # (step, started, told last, done) of a run
+
+    def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
+        from ..models.hf.hub import DOWNLOAD_STEP, count_text
+        download = step.startswith("downloading")
+        if done is None or not total:
+            if self.steps or download:
+                self._print(step)
+            return
+        if step.startswith(RUN_STEP):
+            return self._layers(step, done, total) if self.steps else None
+        if not step.startswith(DOWNLOAD_STEP):
+            return
+        tenth = 10 * done // total
+        if (step, tenth) != self._counted and (step != self._counted[0]
+                                               or tenth > self._counted[1]):
+            self._counted = (step, tenth)
+            self._print(count_text(step, done, total))
+
+    def _layers(self, step: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if self._run[0] != step or done < self._run[3]:      # a step, or a forward, anew
+            self._run = (step, now, now, done)
+        _, started, told, _ = self._run
+        self._run = (step, started, told, done)
+        if done < total and now - told >= self.tick:
+            self._run = (step, started, now, done)
+            left = (now - started) / done * (total - done)
+            self._print(f"{step}: layer {done} of {total}, about {left:.0f} s left")
+
+    def _print(self, line: str) -> None:
+        print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
+
+
+def as_progress(progress: Progress | bool | None) -> Progress:
+    """A progress argument as a callable: None tells downloads on stderr, False
+    nothing, True every step."""
+    if progress is None or progress is True:
+        return StepPrinter(steps=progress is True)
+    if progress is False:
+        return quiet
+    return progress
+
+
+def quiet(step: str, done: int | None = None, total: int | None = None) -> None:
+    """Told nothing."""
+
+
+@contextmanager
+def layer_ticks(backend, say: Progress, step: str):
+    """While a forward of ``backend`` runs inside, ``say(step, layers done, layers)``
+    after each of its blocks (counted anew at each forward: a reference run is followed
+    by its noise floor's): a real model's blocks (its family's record says where
+    they are) are hooked for that while; the built-in model, quick, tells nothing."""
+    family, base = getattr(backend, "family", None), getattr(backend, "base", None)
+    if say is quiet or family is None or base is None:
+        yield
+        return
+    layers = [block[0] for block in family.blocks(base)]
+    done = [0]
+
+    def passed(*_) -> None:
+        done[0] = done[0] % len(layers) + 1
+        say(step, done[0], len(layers))
+    with backend.hooked:
+        handles = [layer.register_forward_hook(passed) for layer in layers]
+    try:
+        yield
+    finally:
+        with backend.hooked:
+            for handle in handles:
+                handle.remove()

@@ -1,0 +1,106 @@
+"""An experiment's figure without a window: what the Experiments tab draws of a sweep, a
+probe, a paper check or a comparison of encodings, drawn off screen by the same
+ExperimentFigure for the Python API's ``figure()`` and ``posviz compare --out``."""
+from __future__ import annotations
+
+import tempfile
+import weakref
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from .experiment_figure import ExperimentFigure
+from .experiment_jobs import SWAP_MAP, caption
+from .plots.headless import SHARPNESS, application, quiet_platform_notes
+from posviz.errors import PosvizInputError, argument
+
+SIZE = (900, 600)                   # pixels: the figure as the command line writes it
+
+
+class ExperimentResultFigure:
+    """``result`` of ``job`` (runtime.experiments.ExperimentJob) drawn by the Experiments
+    tab's figure at SIZE, showing ``metric`` (a sweep's or a comparison's; "swap map": a
+    swap sweep's map). Shows itself in a notebook; ``save(path)`` writes .png, .svg,
+    .pdf or .csv carrying ``facts`` (document.provenance); ``data`` its numbers."""
+
+    def __init__(self, job, result, metric: str | None, facts: dict[str, str]):
+        self.job, self.result, self.facts = job, result, dict(facts)
+        self.metric = SWAP_MAP if metric == "swap map" else metric
+        if self.metric is not None:
+            self.facts["metric"] = metric
+        self._figure: ExperimentFigure | None = None
+
+    def __repr__(self) -> str:
+        shows = f" ({self.metric})" if self.metric else ""
+        return f"<posviz figure of the {self.job.what}{shows}>"
+
+    def drawn(self) -> ExperimentFigure:
+        """The figure, drawn once, laid out at SIZE but never on screen."""
+        if self._figure is None:
+            app = application()
+            with quiet_platform_notes():
+                figure = ExperimentFigure()
+                figure.subtitle = caption(self.job)
+                figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+                figure.resize(*SIZE)
+                figure.show()
+                app.processEvents()
+                figure.draw(self.job, self.result, self.metric)
+                app.processEvents()
+            self._figure = figure
+            # closed while whole when this object goes: its widgets' filters still work
+            self._closing = weakref.finalize(self, _close, figure)
+        return self._figure
+
+    def close(self) -> None:
+        if self._figure is not None:
+            self._closing()
+            self._figure = None
+
+    def save(self, path, *, width: int | None = None, dpi: int | None = None) -> Path:
+        """Write the figure to ``path``: .png (``width`` pixels, or ``dpi`` dots per inch
+        of its size on screen), .svg, .pdf or .csv, by suffix, with its provenance."""
+        path = Path(path)
+        if path.suffix.lower() not in (".png", ".svg", ".pdf", ".csv"):
+            raise PosvizInputError(f"cannot write {path.name}: the file name must end in "
+                                   f".png, .svg, .pdf or .csv")
+        if dpi is not None and not 50 <= dpi <= 600:
+            raise PosvizInputError(f"{argument('dpi')} must be from 50 to 600 (got {dpi})")
+        figure = self.drawn()
+        with quiet_platform_notes():
+            return figure.export(path, width, dpi, self.facts)
+
+    @property
+    def data(self) -> dict:
+        """The arrays the figure draws, by name, indexed by ``dims``."""
+        return {key: value.copy() for key, value in self.drawn().data.items()}
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return tuple(self.drawn().dims)
+
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels as an export draws it."""
+        with quiet_platform_notes():
+            return self.drawn().export_size().toTuple()
+
+    def _rendered(self, suffix: str, **options) -> bytes:
+        with tempfile.TemporaryDirectory(prefix="posviz-") as folder:
+            return self.save(Path(folder) / f"experiment.{suffix}", **options).read_bytes()
+
+    def _repr_png_(self) -> tuple[bytes, dict]:
+        """A PNG at SHARPNESS times its size, shown at that size."""
+        width, height = self.size()
+        return self._rendered("png", width=width * SHARPNESS), {"width": width,
+                                                                "height": height}
+
+    def _repr_svg_(self) -> str | None:
+        """An SVG, unless the figure is a map of cells (a swap map): its PNG alone."""
+        if self.metric == SWAP_MAP:
+            return None
+        return self._rendered("svg").decode("utf-8")
+
+
+def _close(figure: ExperimentFigure) -> None:
+    figure.close()
+    figure.deleteLater()

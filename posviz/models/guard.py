@@ -1,0 +1,248 @@
+"""The one check every entry point passes before anything large is loaded or allocated.
+
+The window, the command line and the Python API call ``check`` with what they know: a
+model not loaded yet (the built-in model's ModelConfig, or a pretrained model's source,
+read from its config.json and weight headers alone) or one loaded (a Backend); the
+tokens of the longest text (counted by the model's tokenizer, or before it is loaded at
+least the text's whitespace-separated words, ``counted=False``: every tokenizer posviz
+reads gives each of them one token or more); the first position id; the device; and
+what an experiment keeps beside its runs (a sweep's orders, a probe's hidden states).
+
+It refuses, in this order, a device torch does not have, more tokens than the model has
+positions, more orders than exist, and what would not fit in memory (models.memory),
+raising errors.Refused in the words of the entry point (errors.argument). Nothing here
+imports torch, but to ask whether an accelerator torch was built for is there.
+"""
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+from ..errors import PosvizInputError, Refused, argument
+from .config import ModelConfig
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+ACCELERATORS = {"cuda": "CUDA device", "mps": "Apple GPU (MPS)"}
+RANDOM_KINDS = ("random", "prefix")          # the sweeps whose orders are drawn, counted
+# What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
+# a numpy array with about ARRAY_BYTES of its own
+ARRAY_BYTES = 112
+
+
+@dataclass(frozen=True)
+class Orders:
+    """A sweep's orders: ``count`` asked of ``kind``, of texts whose most movable
+    tokens are ``movable`` (for "prefix": before the last token)."""
+
+    kind: str
+    count: int
+    movable: int
+    texts: int = 1
+
+    @property
+    def distinct(self) -> int | None:
+        """How many different orders exist (None: more than any count asks)."""
+        return math.factorial(self.movable) if self.movable <= 20 else None
+
+    @property
+    def runs(self) -> int:
+        return self.count * self.texts if self.kind in RANDOM_KINDS else 0
+
+
+def check_sweep(backend, seqs, kind: str, count: int, offset: int = 0) -> None:
+    """``check`` for a sweep of ``kind`` and ``count`` over the tokenized texts ``seqs``
+    (TokenSequence each) on a loaded ``backend``: the longest against the positions,
+    the count against the orders that exist, the runs' values against the memory."""
+    if not seqs:
+        return                                  # the sweep itself says there are none
+    movable = max(int(seq.movable()[:len(seq) - (kind == "prefix")].sum()) for seq in seqs)
+    check(backend, max(map(len, seqs)), offset=offset,
+          orders=Orders(kind, count, movable, len(seqs)))
+
+
+def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0) -> None:
+    """``check`` for a probe of texts of ``lengths`` tokens on a loaded ``backend``."""
+    if lengths:
+        check(backend, max(lengths), offset=offset, probe_tokens=sum(lengths),
+              quadratic=quadratic)
+
+
+def words_in(text: str) -> int:
+    """The text's whitespace-separated words: the fewest tokens any tokenizer gives it."""
+    return len(text.split())
+
+
+def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
+          counted: bool = True, dtype: str = "float32", offloaded: bool = False,
+          orders: Orders | None = None, probe_tokens: int = 0,
+          quadratic: bool = False, memory: bool = True) -> None:
+    """Refuse (errors.Refused) what ``model`` cannot run at ``n_tokens`` from position
+    ``offset`` on ``device``, or what would not fit in memory with ``orders`` of a sweep
+    or the hidden states of ``probe_tokens`` a probe fits (``quadratic``: with their
+    squares). ``model``: a ModelConfig or a pretrained model's source (not loaded: the
+    weights, read as ``dtype``, count unless ``offloaded``), or a loaded Backend (its
+    weights already in memory). ``counted`` False: ``n_tokens`` is a text's words, the
+    fewest tokens it can have. ``memory`` False leaves out the memory check (the user
+    asked to run it anyway)."""
+    check_device(device)
+    target = _target(model, dtype)
+    if target is None:              # a model this machine does not hold: its load says why
+        return
+    limit = target.max_positions
+    if limit is not None and offset + n_tokens > limit:
+        if counted:
+            raise Refused(f"{n_tokens} tokens from position {offset} need {offset + n_tokens} "
+                          f"positions, but {target.name} has {limit}", "positions")
+        raise Refused(f"the text has {n_tokens} words, so at least {n_tokens} tokens, from "
+                      f"position {offset}: more than the {limit} positions of "
+                      f"{target.name}", "positions")
+    if orders is not None:
+        _check_count(orders)
+    if not memory:
+        return
+    extra = 0
+    if orders is not None or probe_tokens:
+        layers, width = target.sizes()
+        if orders is not None:
+            extra += orders.runs * (4 * (ARRAY_BYTES + 8 * (layers + 1))
+                                    + ARRAY_BYTES + 8 * n_tokens)
+        extra += (layers + 1) * probe_tokens * width * 8 * (4 if quadratic else 2)
+    target.check_memory(max(n_tokens, 1), extra, offloaded)
+
+
+def check_device(device: str | None) -> None:
+    """Refuse a device that is not one, or an accelerator torch does not have here."""
+    if device in (None, "cpu", "auto"):
+        return
+    if device not in DEVICES:
+        raise Refused(f"{argument('device', device)} is not a device (choose "
+                      f"{', '.join(DEVICES)})", "device")
+    has, torch_version = accelerator(device)
+    if not has:
+        raise Refused(f"{argument('device', device)}: torch {torch_version} has no "
+                      f"{ACCELERATORS[device]} on this machine (use "
+                      f"{argument('device', 'cpu')} or auto)", "device")
+
+
+def accelerator(device: str) -> tuple[bool, str]:
+    """(is ``device`` there, torch's version): a CPU build of torch is read from its
+    version file, without importing torch; else torch is asked."""
+    from importlib.util import find_spec
+    if device == "mps" and sys.platform != "darwin":
+        return False, _torch_version() or "?"
+    if "torch" not in sys.modules:
+        spec = find_spec("torch")
+        if spec is None:
+            return False, "(not installed)"
+        built = _version_file()
+        if device == "cuda" and built is not None and built.get("cuda") is None \
+                and built.get("hip") is None:
+            return False, built.get("__version__", "?")
+    import torch
+    if device == "cuda":
+        return bool(torch.cuda.is_available()), torch.__version__
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps and mps.is_available()), torch.__version__
+
+
+def _version_file() -> dict | None:
+    """torch/version.py's assignments (``__version__``, ``cuda``, ``hip``), read as text."""
+    from importlib.util import find_spec
+    from pathlib import Path
+    try:
+        folder = Path(next(iter(find_spec("torch").submodule_search_locations)))
+        text = (folder / "version.py").read_text(encoding="utf-8")
+    except (OSError, StopIteration, AttributeError, TypeError):
+        return None
+    values = {}
+    for name, value in re.findall(r"^(\w+)\s*(?::[^=]*)?=\s*(.+)$", text, re.M):
+        value = value.strip()
+        values[name] = None if value == "None" else value.strip("'\"")
+    return values
+
+
+def _torch_version() -> str | None:
+    if "torch" in sys.modules:
+        return sys.modules["torch"].__version__
+    return (_version_file() or {}).get("__version__")
+
+
+def _check_count(orders: Orders) -> None:
+    if orders.kind not in RANDOM_KINDS or orders.distinct is None:
+        return
+    if orders.count > orders.distinct:
+        what = "tokens before the last" if orders.kind == "prefix" else "movable tokens"
+        raise Refused(f"{argument('count', orders.count)} asks for more orders than exist: "
+                      f"{orders.movable} {what} have {orders.distinct:,} "
+                      f"({argument('kind', 'all')} runs each once)", "count")
+
+
+@dataclass
+class _Target:
+    """What the checks read of a model: its name, positions, size, and its memory check."""
+
+    name: str
+    max_positions: int | None
+    sizes: object                   # () -> (layers, width)
+    check_memory: object            # (n, extra bytes, offloaded) -> None or Refused
+
+
+def _target(model, dtype: str) -> _Target | None:
+    from . import memory
+    if isinstance(model, ModelConfig):
+        from .encodings import ENCODINGS
+        config = model.validate()
+        return _Target("the built-in model", ENCODINGS[config.pe].table_length(config.max_len),
+                       lambda: (config.layers, config.d_model),
+                       lambda n, extra, _: memory.check_fits(config, n, extra))
+    if isinstance(model, str):
+        return _pretrained(model, dtype)
+
+    def sizes() -> tuple[int, int]:                            # a loaded Backend's
+        facts = model.describe()
+        return int(facts.get("layers") or 1), int(facts.get("d_model") or 1)
+
+    def run_fits(n: int, extra: int, _) -> None:
+        memory.check_run_fits(run_bytes(model, n) + extra, n, model.name)
+    return _Target(model.name, model.max_positions, sizes, run_fits)
+
+
+def run_bytes(backend, n: int) -> int:
+    """Bytes a comparison of n tokens takes on a loaded ``backend`` beside its weights
+    (0 for a backend that says neither its transformers config nor its ModelConfig)."""
+    from .memory import DTYPE_BYTES, comparison_bytes, forward_bytes
+    hf_config = getattr(getattr(backend, "model", None), "config", None)
+    if hf_config is not None and hasattr(hf_config, "to_dict"):       # transformers'
+        return forward_bytes(hf_config.to_dict(), n,
+                             DTYPE_BYTES.get(getattr(backend, "dtype", "float32"), 4))
+    c = getattr(backend, "config", None)
+    if not isinstance(c, ModelConfig):
+        return 0
+    return comparison_bytes(c.layers, c.heads, c.d_model, n, DTYPE_BYTES[c.dtype])
+
+
+def _pretrained(source: str, dtype: str) -> _Target | None:
+    """A pretrained model's target read from its files, or None when this machine does
+    not hold it (a hub name not downloaded yet) or cannot read it: its load says why."""
+    from ..models.gguf_header import gguf_config
+    from . import memory
+    from .hf.families import BY_MODEL_TYPE
+    from .hf.precision import arithmetic_of
+    from .hf.sources import read_config, resolve
+    try:
+        folder, gguf_file, name = resolve(source)
+        config = read_config(folder) if gguf_file is None else gguf_config(folder / gguf_file)
+    except (PosvizInputError, OSError, ValueError):
+        return None
+    family = BY_MODEL_TYPE.get(config.get("model_type", ""))
+    limit = None if family is None else family.max_positions(SimpleNamespace(**config))
+    layers = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", default=1)
+    width = memory._first(config, "hidden_size", "n_embd", "d_model", "dim", default=1)
+
+    def fits(n: int, extra: int, offloaded: bool) -> None:
+        memory.check_model_fits(folder, gguf_file, config, n, dtype, offloaded, extra,
+                                computes_in=arithmetic_of(dtype))
+    return _Target(name, limit, lambda: (layers, width), fits)

