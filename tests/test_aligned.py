@@ -22,6 +22,7 @@ from posviz.analysis.symmetry import METRICS, compare
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.orders import per_token
+from posviz.models.request import Request
 from posviz.models.trace import in_slot_order
 from posviz.views.shown import build_views
 
@@ -51,10 +52,10 @@ def test_an_aligned_run_is_the_run_with_its_rows_put_back(pe, mask):
         seq = backend.tokenize(TEXT)
         for order in orders_of(len(seq), seed=k):
             pos = positions.ids(order)
-            aligned = backend.run(seq, order, pos, aligned=True)
+            aligned = backend.run(seq, Request(order, pos, aligned=True))
             assert aligned.tokens == tuple(seq.ids)
             assert np.array_equal(aligned.position_ids, per_token(order, pos))
-            assert_traces_close(in_slot_order(aligned, order), backend.run(seq, order, pos),
+            assert_traces_close(in_slot_order(aligned, order), backend.run(seq, Request(order, pos)),
                                 1e-12)
 
 
@@ -100,8 +101,8 @@ def test_compare_refuses_an_aligned_run_of_other_tokens():
     backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
     seq = backend.tokenize(TEXT)
     order = orders_of(len(seq))[0]
-    in_slots = backend.run(seq, order, np.arange(len(seq)))
-    reference = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))
+    in_slots = backend.run(seq, Request(order, np.arange(len(seq))))
+    reference = backend.run(seq, Request.original(np.arange(len(seq))))
     with pytest.raises(ValueError, match="aligned"):
         compare(reference, in_slots, order, aligned=True)
 
@@ -157,13 +158,13 @@ def test_families_with_position_ids_run_aligned(family_backends, model_type):
     order = shuffled_movable(seq, 1)
     if not aligns:
         with pytest.raises(ValueError):
-            backend.run(seq, order, np.arange(len(seq)), aligned=True)
+            backend.run(seq, Request(order, np.arange(len(seq)), aligned=True))
         assert not Engine(backend).evaluate(seq, order, Positions()).aligned
         return
     for positions in (Positions(), Positions("token", 2)):
         pos = positions.ids(order)
-        assert_traces_close(in_slot_order(backend.run(seq, order, pos, aligned=True), order),
-                            backend.run(seq, order, pos), 1e-5)
+        assert_traces_close(in_slot_order(backend.run(seq, Request(order, pos, aligned=True)), order),
+                            backend.run(seq, Request(order, pos)), 1e-5)
         engine, literal = Engine(backend), dataclasses.replace(positions, literal=True)
         assert_same_comparisons(engine.evaluate(seq, order, positions).comparison,
                                 engine.evaluate(seq, order, literal).comparison, 1e-5)
@@ -185,8 +186,8 @@ def test_a_bert_configured_as_a_decoder_is_causal_and_runs_in_slot_order(tmp_pat
     order = shuffled_movable(seq, 1)
     ev = Engine(backend).evaluate(seq, order, Positions())
     assert not ev.aligned
-    np.testing.assert_allclose(ev.permuted.hidden, backend.run(seq, order,
-                                                                np.arange(len(seq))).hidden)
+    np.testing.assert_allclose(ev.permuted.hidden, backend.run(seq, Request(
+        order, np.arange(len(seq)))).hidden)
     # and masked so: no slot attends to a later one, and the first moved slot's
     # predecessors keep the hidden states they had (the causal leak runs one way)
     assert not np.triu(ev.comparison.attention_aligned[..., order, :][..., order], 1).any()
@@ -203,4 +204,4 @@ def test_an_aligned_record_refuses_orders_that_are_not_permutations(orders):
     words = "the cat sat down".split()
     pos = np.zeros(np.shape(orders), dtype=np.int64) + np.arange(4)
     with pytest.raises(PosvizInputError, match="permutation"):
-        model.record(words, pos, Recorder(), orders=orders)
+        model.record(words, Request(orders, pos, aligned=True), Recorder())

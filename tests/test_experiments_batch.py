@@ -52,9 +52,9 @@ class Spy(BuiltinBackend):
         super().__init__(config)
         self.sizes = []
 
-    def record(self, seq, orders, position_ids, recorder, **options):
-        self.sizes.append(len(orders))
-        return super().record(seq, orders, position_ids, recorder, **options)
+    def record(self, seq, request, recorder):
+        self.sizes.append(len(request.order))
+        return super().record(seq, request, recorder)
 
 
 def test_chunks_are_bounded_by_the_batch_size_not_the_count():

@@ -19,6 +19,7 @@ from posviz.analysis.symmetry import METRICS, compare
 from posviz.errors import Cancelled
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
+from posviz.models.request import Request
 
 TEXT = "the cat sat on the mat because it was warm and dry"
 PES = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
@@ -82,9 +83,10 @@ def test_an_aligned_batch_is_each_run_put_back_in_the_original_order(pe, mask):
         seq = backend.tokenize(TEXT)
         orders = np.stack(random_orders(len(seq), 4, seed=k))
         recorder = Recorder(scores=True)
-        backend.model.record(list(seq.ids), positions.ids(orders), recorder, orders=orders)
+        backend.model.record(list(seq.ids), Request(orders, positions.ids(orders), aligned=True),
+                             recorder)
         for b, order in enumerate(orders):
-            run = backend.run(seq, order, positions.ids(order), scores=True)   # slot order
+            run = backend.run(seq, Request(order, positions.ids(order), scores=True))  # slots
             back = np.argsort(order)                     # slot of each original token
             for l in range(cfg.layers):
                 for hook, want in ((RESID_POST, run.hidden[l + 1][back]),
@@ -103,8 +105,8 @@ def test_an_aligned_batch_refuses_what_is_not_a_permutation():
     n = len(words)
     for orders, message in (([[0] * n], "permutation"), ([list(range(n - 1))], "tokens")):
         with pytest.raises(PosvizInputError, match=message):
-            backend.model.record(words, np.zeros_like(orders), Recorder(),
-                                 orders=np.array(orders))
+            backend.model.record(words, Request(orders, np.zeros_like(orders), aligned=True),
+                                 Recorder())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -115,7 +117,7 @@ def test_the_batched_arithmetic_is_compare_on_the_same_runs(dtype):
                                          mask="causal", dtype=dtype))
     seq = backend.tokenize(TEXT)
     orders = [np.arange(len(seq))] + random_orders(len(seq), 6)
-    runs_ = [backend.run(seq, order, np.arange(len(seq))) for order in orders]  # whole
+    runs_ = [backend.run(seq, Request(order, np.arange(len(seq)))) for order in orders]
     reference = runs_[0]
     got = batch_compare(reference, np.stack([t.hidden for t in runs_]),
                         np.stack([t.attention for t in runs_]), np.stack(orders))
@@ -155,13 +157,13 @@ class Spy(BuiltinBackend):
         super().__init__(config)
         self.sizes, self.runs = [], 0
 
-    def run(self, seq, order, position_ids, should_stop=None, **options):
+    def run(self, seq, request, should_stop=None):
         self.runs += 1
-        return super().run(seq, order, position_ids, should_stop, **options)
+        return super().run(seq, request, should_stop)
 
-    def record(self, seq, orders, position_ids, recorder, **options):
-        self.sizes.append(len(orders))
-        return super().record(seq, orders, position_ids, recorder, **options)
+    def record(self, seq, request, recorder):
+        self.sizes.append(len(request.order))
+        return super().record(seq, request, recorder)
 
 
 def test_chunks_of_metrics_stay_within_their_memory_budget():

@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 from posviz.analysis.symmetry import compare
 from posviz.models import hooks
 from posviz.models.orders import inverse
+from posviz.models.request import Request
 from posviz.models.trace import Trace
 from posviz.views.pooling import pool_signed_max
 
@@ -179,7 +180,7 @@ def test_prefix_reuse_compares_to_the_same_numbers_as_a_full_comparison(pe):
     order = np.arange(40)
     order[[33, 36]] = order[[36, 33]]
     ev = engine.evaluate(seq, order, Positions())
-    full = compare(ev.reference, ev.backend.run(seq, order, np.arange(40)), ev.order)
+    full = compare(ev.reference, ev.backend.run(seq, Request(order, np.arange(40))), ev.order)
     for name in FIELDS:             # the suffix ran apart from a full run: rounding apart
         np.testing.assert_allclose(getattr(ev.comparison, name), getattr(full, name),
                                    rtol=1e-6, atol=1e-6, err_msg=name)

@@ -20,6 +20,7 @@ from posviz.gui.plots import FIGURES, PlotsPanel, mosaic_look, style  # noqa: E4
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.encodings import alibi_slopes, rope_angles  # noqa: E402
+from posviz.models.request import Request  # noqa: E402
 from posviz.views.mosaic import colour  # noqa: E402
 from posviz.views.pooling import MOSAIC_TILE, pool_block, pool_signed_max  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
@@ -146,7 +147,7 @@ def test_displayed_arrays_are_the_cores_numbers(panel, view):
     # aligned back by hand, independently of Comparison: A'[inv][:, inv] of the order's
     # run in slot order (the engine ran it in the original tokens' frame: rounding apart)
     inv = np.argsort(ev.order)
-    run = ev.backend.run(ev.seq, ev.order, ev.positions.ids(ev.order))
+    run = ev.backend.run(ev.seq, Request(ev.order, ev.positions.ids(ev.order)))
     np.testing.assert_allclose(att["reordered_aligned"], run.attention[1, 3][inv][:, inv],
                                rtol=1e-5, atol=1e-6)
 

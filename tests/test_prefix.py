@@ -46,9 +46,9 @@ class Counting(BuiltinBackend):
         super().__init__(config)
         self.slots = []
 
-    def run(self, seq, order, position_ids, should_stop=None, *, start=0, **options):
-        self.slots.append(len(order) - start)
-        return super().run(seq, order, position_ids, should_stop, start=start, **options)
+    def run(self, seq, request, should_stop=None):
+        self.slots.append(request.n - request.start)
+        return super().run(seq, request, should_stop)
 
 
 def test_first_moved_is_the_first_slot_whose_token_or_position_changed():

@@ -17,6 +17,7 @@ from posviz.analysis.symmetry import METRICS, compare
 from posviz.models import maps as layer_maps
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
+from posviz.models.request import Request
 from posviz.views.pooling import MosaicTiles, pool_block, pool_signed_max
 
 TEXT = "the cat sat on the mat because it was warm and the dog ran home"
@@ -38,8 +39,8 @@ def plainly(backend, seq, order, positions):
     """compare() of the reference and the order's run in slot order, and the run's maps
     put back in the original order by fancy indexing, every map whole."""
     identity = np.arange(len(seq))
-    reference = backend.run(seq, identity, positions.ids(identity))
-    run = backend.run(seq, order, positions.ids(order))
+    reference = backend.run(seq, Request(identity, positions.ids(identity)))
+    run = backend.run(seq, Request(order, positions.ids(order)))
     inv = np.argsort(order)
     aligned = np.stack([run.attention[l][:, inv][:, :, inv]
                         for l in range(run.n_layers)])                  # (L, h, n, n)
@@ -52,7 +53,7 @@ def assert_streamed_equals_plain(backend, seq, order, positions, tol, keep=None,
     """Without ``mosaic`` nobody takes a layer whole: it is compared a head at a time."""
     engine = Engine(backend)
     tiles = MosaicTiles(engine.reference(seq, positions))
-    ev = engine.evaluate(seq, order, positions, consumers=(tiles,) if mosaic else (),
+    ev = engine.evaluate(seq, order, positions, sinks=(tiles,) if mosaic else (),
                          keep=keep)
     assert ev.run.attention is None                       # no layer's maps kept in it
     original, aligned, want = plainly(backend, seq, order, positions)
@@ -164,7 +165,7 @@ def test_maps_kept_whole_are_compared_after_the_forward(monkeypatch):
         return trace
 
     class Seen:
-        """A MapsConsumer noting, at each layer's heads, whether the forward is done."""
+        """A MapsSink noting, at each layer's heads, whether the forward is done."""
 
         def __init__(self):
             self.after = []
@@ -187,7 +188,7 @@ def test_maps_kept_whole_are_compared_after_the_forward(monkeypatch):
         engine.reference(seq, Positions())
         forward_done.clear()
         seen = Seen()
-        ev = engine.evaluate(seq, order, Positions(), consumers=(seen,), keep=(0, 0))
+        ev = engine.evaluate(seq, order, Positions(), sinks=(seen,), keep=(0, 0))
         assert seen.after == [after] * 3
         assert np.isfinite(ev.comparison.attention_equivariance[1:]).all()
 

@@ -14,6 +14,7 @@ from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.encodings import KINDS
 from posviz.models.orders import check_permutation, inverse, parse_order
+from posviz.models.request import Request
 
 TEXT = "the quick brown fox jumps over the lazy dog near a river bank"
 TOL = {"float32": 1e-5, "float64": 1e-10}
@@ -144,7 +145,7 @@ def run(order, **config):
     """The full Trace of one order, maps and scores included."""
     backend = BuiltinBackend(ModelConfig(**config))
     seq = backend.tokenize(" ".join(f"w{i}" for i in range(len(order))))
-    return backend.run(seq, order, np.arange(len(order)), scores=True)
+    return backend.run(seq, Request(order, np.arange(len(order)), scores=True))
 
 
 def test_trace_shapes():

@@ -14,6 +14,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.checkpoint import TRAINED
 from ...models.config import Positions
 from ...models.encodings import ENCODINGS, LearnedEncoding, RotaryEncoding, SinusoidalEncoding
+from ...models.request import Request
 from .claim import PaperCheck
 from .texts import example_texts
 
@@ -51,7 +52,7 @@ def shift_change(backend, texts, should_stop=None) -> dict:
             raise Cancelled()
         seq = backend.tokenize(text)
         identity = np.arange(len(seq))
-        runs = [backend.run(seq, identity, Positions(offset=offset).ids(identity),
+        runs = [backend.run(seq, Request(identity, Positions(offset=offset).ids(identity)),
                             should_stop) for offset in (0, SHIFT)]
         base, moved = (np.asarray(r.hidden[-1], np.float64) for r in runs)   # (n, d)
         moved_sq += float(((moved - base) ** 2).sum())
