@@ -34,7 +34,7 @@ def _outputs(backend, hidden):
         if getattr(backend, "head", None) != "causal":
             return None
         from ...models.hf.heads import head_logits
-        logits = lambda h: head_logits(model, h)                           # noqa: E731
+        logits = lambda h: head_logits(model, backend.family, h)           # noqa: E731
     parameter = next(model.parameters())
     with torch.inference_mode():
         h = torch.as_tensor(np.asarray(hidden)).to(parameter.device, parameter.dtype)
