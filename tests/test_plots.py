@@ -17,6 +17,8 @@ from posviz.document.events import SelectionChanged  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import Selection  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel, mosaic_look, style  # noqa: E402
+from posviz.gui.plots.figures import tab_figures  # noqa: E402
+from posviz.gui.plots.tabs import TABS  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.encodings import alibi_slopes, rope_angles  # noqa: E402
@@ -77,15 +79,14 @@ def test_figures_have_the_documented_names(panel):
 def test_a_tab_is_built_and_shows_the_evaluation_when_first_opened(panel):
     ev = evaluate(pe="sinusoidal")
     show(panel, ev)
-    assert list(panel.current_figures()) == ["attention_mosaic", "symmetry", "attention"]
+    assert tuple(panel.current_figures()) == tab_figures(TABS[0])
     panel.tabs.setCurrentIndex(1)
     shown = panel.current_figures()
-    assert list(shown) == ["token_change", "branch_norms"]
+    assert tuple(shown) == tab_figures(TABS[1])
     changes = shown["token_change"].displayed()
     assert changes and all(np.isfinite(v).any() for v in changes.values())
     panel.tabs.setCurrentIndex(2)
-    assert list(panel.current_figures()) == ["encoding", "encoding_similarity",
-                                             "relative_profile"]
+    assert tuple(panel.current_figures()) == tab_figures(TABS[2])
     np.testing.assert_allclose(panel.current_figures()["encoding"].displayed()["encoding"],
                                ev.reference.encodings)
 
