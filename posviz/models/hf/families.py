@@ -26,6 +26,11 @@ def _lm_head(model, hidden):
     return model.lm_head(hidden)
 
 
+def _neox_head(model, hidden):
+    """GPT-NeoX's head: ``embed_out`` in older transformers, ``lm_head`` in newer ones."""
+    return (getattr(model, "embed_out", None) or model.lm_head)(hidden)
+
+
 def config_value(config, *names, default=None):
     """The first of these attributes the configuration sets (families name them
     differently: num_attention_heads, n_head, ...)."""
@@ -180,7 +185,7 @@ FAMILIES: tuple[Family, ...] = (
            embeddings=lambda b: (b.embed_in, None),
            blocks=lambda b: [(layer, layer.attention, layer.attention, layer.mlp)
                              for layer in b.layers],
-           logits=lambda model, hidden: model.embed_out(hidden), parameters=_rope),
+           logits=_neox_head, parameters=_rope),
     Family(name="llama", model_types=("llama", "mistral", "qwen2", "phi3", "gemma"),
            encoding="rope", mask="causal", head="causal", position_ids=True,
            final_norm=True, scheme="RoPE, grouped-query attention",
