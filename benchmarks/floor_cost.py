@@ -27,12 +27,14 @@ def timed(call) -> float:
 def measure(label: str, backend, n: int, reps: int = 5) -> str:
     from posviz.analysis.floor import measured_floor
     from posviz.models.config import Positions
+    from posviz.models.request import Request
     seq = backend.tokenize(" ".join(WORDS[i % len(WORDS)] for i in range(n)))
     identity, positions = np.arange(len(seq)), Positions()
-    reference = backend.run(seq, identity, positions.ids(identity))       # warm up
+    request = Request(identity, positions.ids(identity))
+    reference = backend.run(seq, request)                                  # warm up
     forward, floor = [], []
     for _ in range(reps):
-        forward.append(timed(lambda: backend.run(seq, identity, positions.ids(identity))))
+        forward.append(timed(lambda: backend.run(seq, request)))
         floor.append(timed(lambda: measured_floor(backend, seq, positions, reference)))
     a, b = statistics.median(forward), statistics.median(floor)
     return (f"{label:<22} n={len(seq):>4}  reference {a:8.1f} ms  floor {b:8.1f} ms  "

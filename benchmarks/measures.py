@@ -77,7 +77,6 @@ def latency(win: Window, model: str, n: int, reps: int, warmup: int, seed: int) 
 def bare_forward(backend):
     """f(seq, order, position_ids): the same model run directly, with attentions and
     hidden states, and nothing of posviz around it."""
-    import numpy as np
     import torch
 
     from posviz.models.builtin import BuiltinBackend
@@ -94,8 +93,10 @@ def bare_forward(backend):
                              output_attentions=True, output_hidden_states=True, **extra)
         return run
 
+    from posviz.models.request import Request
+
     def run(seq, order, position_ids):          # the built-in model is its own reference
-        return backend.model([seq.ids[i] for i in order], np.asarray(position_ids))
+        return backend.model.run(list(seq.ids), Request(order, position_ids))
     return run
 
 

@@ -68,6 +68,7 @@ def forwards(backend, seq, orders, positions, size: int) -> None:
     import numpy as np
 
     from posviz.models.hooks import Recorder
+    from posviz.models.request import Request
 
     class Nothing(Recorder):
         def record(self, name, value):
@@ -75,8 +76,9 @@ def forwards(backend, seq, orders, positions, size: int) -> None:
     for start in range(0, len(orders), size):
         chunk = np.stack(orders[start:start + size])
         # as compare_batch runs them (a chunk of one: as a single order is run)
-        backend.record(seq, chunk, positions.ids(chunk), Nothing(),
-                       aligned=backend.capabilities.aligned and size > 1)
+        backend.record(seq, Request(chunk, positions.ids(chunk),
+                                    aligned=backend.capabilities.aligned and size > 1),
+                       Nothing())
 
 
 def measure(name: str, n: int, count: int, seed: int, rounds: int = 1,

@@ -193,13 +193,13 @@ class CountingBackend(BuiltinBackend):
         super().__init__(*args, **kwargs)
         self.runs = []
 
-    def run(self, seq, order, position_ids, should_stop=None, **options):
-        self.runs.append(list(map(int, order)))
-        return super().run(seq, order, position_ids, should_stop, **options)
+    def run(self, seq, request, should_stop=None):
+        self.runs.append(list(map(int, request.order)))
+        return super().run(seq, request, should_stop)
 
-    def record(self, seq, orders, position_ids, recorder, **options):
-        self.runs.extend(list(map(int, order)) for order in orders)
-        return super().record(seq, orders, position_ids, recorder, **options)
+    def record(self, seq, request, recorder):
+        self.runs.extend(list(map(int, order)) for order in request.order)
+        return super().record(seq, request, recorder)
 
 
 @pytest.fixture

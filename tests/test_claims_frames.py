@@ -17,6 +17,7 @@ from posviz.document.session_file import dumps, loads
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.options import OPTIONS
+from posviz.models.request import Request
 from posviz.views.reading import _quartiles, frame, frame_note, one_token_note, token_spread
 from posviz.views.shown import build_views
 
@@ -99,9 +100,9 @@ def dominated(scale: float) -> Evaluation:
     order, identity = np.array(REVERSED), np.arange(len(REVERSED))
     weights = np.ones(len(seq))
     weights[0] = scale
-    reference = backend.run(seq, identity, identity)
+    reference = backend.run(seq, Request(identity, identity))
     reference = dataclasses.replace(reference, hidden=reference.hidden * weights[:, None])
-    run = backend.run(seq, order, identity)
+    run = backend.run(seq, Request(order, identity))
     run = dataclasses.replace(run, hidden=run.hidden * weights[order][:, None])
     return Evaluation(seq, order, Positions(literal=True), reference, run,
                       compare(reference, run, order), backend=backend)

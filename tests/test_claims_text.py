@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 
 import posviz
-from posviz.models.encodings import learned
+from posviz.models.encodings import KINDS, learned
 from posviz.models.options import OPTIONS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 TEXT = "the cat sat on the mat because it was warm"
 REVERSED = list(range(9, -1, -1))
-KINDS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 
 def flat(text: str) -> str:

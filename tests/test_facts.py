@@ -17,6 +17,7 @@ transformers = pytest.importorskip("transformers")
 
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.models.encodings import ENCODINGS  # noqa: E402
 from posviz.models.facts import ModelFacts  # noqa: E402
 from posviz.models.hf import machinery as mach  # noqa: E402
 from posviz.models.hf.families import BY_MODEL_TYPE, facts_of  # noqa: E402
@@ -95,7 +96,7 @@ def backend_of(model, name="tiny"):
     record read from the model's configuration)."""
     head = "causal" if type(model).__name__.endswith("LMHeadModel") else None
     family = BY_MODEL_TYPE[model.config.model_type]
-    return types.SimpleNamespace(model=model, name=name,
+    return types.SimpleNamespace(model=model, name=name, family=family,
                                  facts=lambda: facts_of(model, family, name, head))
 
 
@@ -129,7 +130,7 @@ def test_facts_equal_what_the_configuration_says(models, name):
     assert all(label and value for label, value in facts.rows())
 
 
-@pytest.mark.parametrize("pe", ["sinusoidal", "learned", "rope", "alibi", "t5", "none"])
+@pytest.mark.parametrize("pe", list(ENCODINGS))
 def test_facts_of_the_built_in_model(pe):
     config = ModelConfig(pe=pe, layers=2, heads=2, d_model=16, mask="causal")
     backend = BuiltinBackend(config)
@@ -155,7 +156,8 @@ def test_learned_table_rows_are_what_the_model_adds_at_each_position(models, nam
     and OPT skip their offset rows)."""
     model = models[name]
     machinery = mach.machinery_of(backend_of(model))
-    module = mach.position_table(mach.base_model(backend_of(model)))
+    backend = backend_of(model)
+    module = backend.family.embeddings(mach.base_model(backend))[1]     # the family's table
     seen = []
     handle = module.register_forward_hook(lambda m, a, out: seen.append(out.detach()))
     n = 7

@@ -1,4 +1,5 @@
-"""Each faster computation against the plain one it replaced: the same numbers."""
+"""Each faster computation on arrays against the plain one it replaced: the same numbers
+(the model's fast paths against its plain run: test_fast_path_matrix)."""
 from __future__ import annotations
 
 import numpy as np
@@ -164,25 +165,6 @@ def test_tiles_pooled_a_layer_and_a_head_at_a_time_are_the_plain_pooling(n):
         np.testing.assert_array_equal(tiles.tiles[mode], pooled_plainly(maps, block), mode)
     # nothing hidden: the largest difference of the full maps is in the picture
     assert np.abs(tiles.tiles["difference"]).max() == np.abs(a - b).max()
-
-
-@pytest.mark.parametrize("pe", ["none", "sinusoidal", "rope", "alibi", "t5"])
-def test_prefix_reuse_compares_to_the_same_numbers_as_a_full_comparison(pe):
-    from posviz.analysis.engine import Engine
-    from posviz.models.builtin import BuiltinBackend
-    from posviz.models.config import ModelConfig, Positions
-
-    backend = BuiltinBackend(ModelConfig(pe=pe, mask="causal", layers=2))
-    seq = backend.tokenize(" ".join(f"w{i}" for i in range(40)))
-    engine = Engine(backend)
-    assert engine.reuse_prefix
-    order = np.arange(40)
-    order[[33, 36]] = order[[36, 33]]
-    ev = engine.evaluate(seq, order, Positions())
-    full = compare(ev.reference, ev.backend.run(seq, order, np.arange(40)), ev.order)
-    for name in FIELDS:             # the suffix ran apart from a full run: rounding apart
-        np.testing.assert_allclose(getattr(ev.comparison, name), getattr(full, name),
-                                   rtol=1e-6, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize("colours", [256, 300])

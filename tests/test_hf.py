@@ -31,6 +31,7 @@ from posviz.document.session import Session
 from posviz.errors import PosvizInputError
 from posviz.models import hf
 from posviz.models.config import Positions
+from posviz.models.request import Request
 
 TEXTS = ["the cat sat on the mat because it was warm", "a dog was playing in the park",
          "héllo wörld, the birds are singing!"]
@@ -249,7 +250,7 @@ def test_trace_matches_transformers(backends, references, family, mode, offset):
     seq = backend.tokenize(TEXTS[0])
     order = shuffled_movable(seq)
     pos = Positions(mode, offset).ids(order)
-    trace = backend.run(seq, order, pos)
+    trace = backend.run(seq, Request(order, pos))
     ids = [seq.ids[i] for i in order]
     # Non-consecutive position ids (token mode) need the explicit mask of ones that
     # posviz passes; consecutive ones are checked against the plain call.
@@ -276,7 +277,7 @@ def test_llama_like_models_match_transformers(folders, model_type):
     seq = backend.tokenize(TEXTS[2])
     order = shuffled_movable(seq)
     pos = Positions("token", 4).ids(order)
-    trace = backend.run(seq, order, pos)
+    trace = backend.run(seq, Request(order, pos))
     attention, hidden = reference_outputs(reference, [seq.ids[i] for i in order],
                                           pos.tolist(), mask=True)
     np.testing.assert_allclose(trace.attention, attention, atol=1e-6)
@@ -289,7 +290,7 @@ def test_branch_outputs_add_up_to_the_residual_stream(backends, family):
     backend = backends[family]
     seq = backend.tokenize(TEXTS[1])
     order = np.arange(len(seq))
-    trace = backend.run(seq, order, order)
+    trace = backend.run(seq, Request(order, order))
     model = backend.model
     assert trace.attn_out.shape == trace.mlp_out.shape == (3, len(seq), 32)
     for layer in range(2):            # the last hidden state is after the final norm
@@ -310,7 +311,7 @@ def test_token_positions_keep_a_plain_causal_mask(backends, family):
     backend = backends[family]
     seq = backend.tokenize(TEXTS[0])
     order = shuffled_movable(seq)
-    trace = backend.run(seq, order, Positions("token").ids(order))
+    trace = backend.run(seq, Request(order, Positions("token").ids(order)))
     n = len(seq)
     below = np.tril(np.ones((n, n), dtype=bool))
     assert np.all(trace.attention[:, :, ~below] == 0)
@@ -387,7 +388,7 @@ def test_run_refuses_positions_beyond_the_table(backends):
     backend = backends["gpt2"]
     seq = backend.tokenize("the cat")
     with pytest.raises(PosvizInputError, match="beyond"):
-        backend.run(seq, np.arange(len(seq)), np.arange(len(seq)) + 63)
+        backend.run(seq, Request.original(np.arange(len(seq)) + 63))
 
 
 # -- bad folders ------------------------------------------------------------------------
@@ -546,9 +547,9 @@ def test_a_superseded_forward_stops_early(backends):
         return True
 
     with pytest.raises(Cancelled):
-        backend.run(seq, np.arange(len(seq)), np.arange(len(seq)), should_stop=stop_now)
+        backend.run(seq, Request.original(np.arange(len(seq))), should_stop=stop_now)
     assert len(asked) == 1
-    trace = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))   # still usable
+    trace = backend.run(seq, Request.original(np.arange(len(seq))))   # still usable
     assert trace.n_layers == backend.model.config.num_hidden_layers
 
 

@@ -23,6 +23,7 @@ from posviz import cli  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.models import hf  # noqa: E402
 from posviz.models.config import Positions  # noqa: E402
+from posviz.models.request import Request  # noqa: E402
 
 T = transformers
 TEXT = "the cat sat on the mat because it was warm"
@@ -92,20 +93,25 @@ def tokenizer_for(kind: str):
         bos=kind == "bpe+bos")
 
 
+def save_type(model_type: str, folder) -> None:
+    """A tiny random model of ``model_type`` saved with its LM head and a tokenizer."""
+    tokenizer = tokenizer_for(EXPECTED[model_type][5])
+    torch.manual_seed(0)
+    config = configs(len(tokenizer))[model_type]
+    if model_type == "t5":          # saved whole, as t5-small is: posviz reads its encoder
+        model = T.T5ForConditionalGeneration(config)
+    else:
+        model = head_class(model_type).from_config(config)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     """Each model type saved with its LM head and a tokenizer."""
     root = tmp_path_factory.mktemp("families")
     for model_type in TYPES:
-        tokenizer = tokenizer_for(EXPECTED[model_type][5])
-        torch.manual_seed(0)
-        config = configs(len(tokenizer))[model_type]
-        if model_type == "t5":          # saved whole, as t5-small is: posviz reads its encoder
-            model = T.T5ForConditionalGeneration(config)
-        else:
-            model = head_class(model_type).from_config(config)
-        model.save_pretrained(root / model_type)
-        tokenizer.save_pretrained(root / model_type)
+        save_type(model_type, root / model_type)
     return root
 
 
@@ -158,7 +164,7 @@ def test_trace_equals_the_ordinary_call_on_the_reordered_tokens(backends, refere
     backend = backends[model_type]
     seq = backend.tokenize(TEXT)
     for order in (np.arange(len(seq)), shuffled_movable(seq)):
-        trace = backend.run(seq, order, np.arange(len(seq)))
+        trace = backend.run(seq, Request(order, np.arange(len(seq))))
         attention, hidden = ordinary_call(references[model_type],
                                           [seq.ids[i] for i in order])
         assert trace.attention.shape == attention.shape
@@ -249,7 +255,7 @@ def test_an_offset_reaches_the_model_as_its_own_position_ids(backends, reference
     seq = backend.tokenize(TEXT)
     order = shuffled_movable(seq, seed=2)
     pos = Positions("token", 3).ids(order)
-    trace = backend.run(seq, order, pos)
+    trace = backend.run(seq, Request(order, pos))
     shift = model.config.pad_token_id + 1 if model_type == "roberta" else 0
     ids = torch.tensor([[seq.ids[i] for i in order]])
     with torch.no_grad():
@@ -271,7 +277,7 @@ def test_branch_outputs_add_up_to_the_residual_stream(backends, model_type):
     backend = backends[model_type]
     seq = backend.tokenize(TEXT)
     order = np.arange(len(seq))
-    trace = backend.run(seq, order, order)
+    trace = backend.run(seq, Request(order, order))
     n, d = trace.hidden.shape[1:]
     assert trace.attn_out.shape == trace.mlp_out.shape == (2, n, d)
     layers = [block[0] for block in backend.family.blocks(backend.base)]

@@ -20,6 +20,7 @@ from posviz import cli  # noqa: E402
 from posviz.errors import Cancelled, PosvizInputError  # noqa: E402
 from posviz.models import maps, memory  # noqa: E402
 from posviz.models import hf
+from posviz.models.request import Request
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,7 @@ def test_auto_device_picks_what_torch_has(folder):
     expected = expected_auto()
     assert backend.device == expected and backend.describe()["device"] == expected
     seq = backend.tokenize("the cat sat")
-    trace = backend.run(seq, np.arange(len(seq)), np.arange(len(seq)))
+    trace = backend.run(seq, Request.original(np.arange(len(seq))))
     assert trace.hidden.shape == (4, len(seq), 32)
 
 

@@ -20,6 +20,7 @@ from posviz.document.session import Session
 from posviz.errors import PosvizInputError
 from posviz.models import hf, memory
 from posviz.models.config import Positions
+from posviz.models.request import Request
 
 pytestmark = pytest.mark.slow
 TEXT = "Positional encodings break the symmetry of self-attention."
@@ -52,7 +53,7 @@ def test_trace_matches_the_model_called_directly(minilm):
     order = np.arange(len(seq))
     order[1:-1] = order[1:-1][::-1]
     pos = Positions("slot", 7).ids(order)
-    trace = minilm.run(seq, order, pos)
+    trace = minilm.run(seq, Request(order, pos))
     reference = AutoModel.from_pretrained(minilm_package.get_model_path(),
                                           attn_implementation="eager").eval()
     ids = torch.tensor([[seq.ids[i] for i in order]])

@@ -13,6 +13,7 @@ import pytest
 from posviz.analysis.engine import Engine
 from posviz.models import hf, memory
 from posviz.models.config import Positions
+from posviz.models.request import Request
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def test_gguf_model_loads_with_grouped_query_attention(smollm2):
         (30, 9, 3, 576)
     seq = smollm2.tokenize("The cat sat on the mat")
     assert "cat" in seq.tokens and not any(t.startswith(("Ġ", "▁")) for t in seq.tokens)
-    trace = smollm2.run(seq, np.arange(len(seq)), np.arange(len(seq)))
+    trace = smollm2.run(seq, Request.original(np.arange(len(seq))))
     n = len(seq)
     assert trace.attention.shape == (30, 9, n, n) and trace.hidden.shape == (31, n, 576)
     np.testing.assert_allclose(trace.attention.sum(-1), 1.0, atol=1e-5)

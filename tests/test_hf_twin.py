@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.models.config import Positions  # noqa: E402
+from posviz.models.request import Request  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm and the dog ran"
 
@@ -42,8 +43,8 @@ def test_a_twin_shares_every_weight_and_runs_as_the_backend_does(backends, famil
     seq = backend.tokenize(TEXT)
     order = np.arange(len(seq))[::-1].copy()
     order[[0, -1]] = [0, len(seq) - 1]                       # keep the framing tokens
-    a = backend.run(seq, order, np.arange(len(seq)))
-    b = twin.run(twin.tokenize(TEXT), order, np.arange(len(seq)))
+    a = backend.run(seq, Request(order, np.arange(len(seq))))
+    b = twin.run(twin.tokenize(TEXT), Request(order, np.arange(len(seq))))
     np.testing.assert_array_equal(a.hidden, b.hidden)
     np.testing.assert_array_equal(a.attention, b.attention)
 
@@ -93,7 +94,7 @@ def test_a_twin_made_during_a_forward_waits_for_it_and_carries_none_of_its_hooks
         return False
 
     forward = threading.Thread(target=backend.run,
-                               args=(seq, np.arange(len(seq)), np.arange(len(seq)),
+                               args=(seq, Request.original(np.arange(len(seq))),
                                      should_stop))
     forward.start()
     assert inside.wait(30) and hooks_on(backend.model) > 0

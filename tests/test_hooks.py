@@ -22,6 +22,7 @@ from posviz.models.config import ModelConfig, Positions
 from posviz.models.hooks import (ATTN_OUT, ATTN_SCORES, BLOCK_HOOKS, EMBED, FINAL, MLP_OUT,
                                  PATTERN, POS_EMBED, RESID_POST, RESID_PRE, HookPoint,
                                  Recorder, block_hook, trace_from)
+from posviz.models.request import Request
 
 TEXT = "the cat sat on the mat because it was warm"
 HF_BLOCK_HOOKS = (RESID_PRE, PATTERN, ATTN_OUT, MLP_OUT, RESID_POST)   # no scores
@@ -46,7 +47,7 @@ def test_a_builtin_forward_records_every_hook_point(pe):
     backend = BuiltinBackend(ModelConfig(layers=3, pe=pe))
     words = backend.tokenize(TEXT).ids
     recorder = Recorder(scores=True)
-    backend.model.record(words, np.arange(len(words)), recorder)
+    backend.model.record(words, Request.original(np.arange(len(words))), recorder)
     additive = {POS_EMBED} if pe == "sinusoidal" else set()   # RoPE acts inside attention
     assert set(recorder.values) == names_per_layer(3, BLOCK_HOOKS) | {EMBED} | additive
     n = len(words)
@@ -57,9 +58,9 @@ def test_a_builtin_forward_records_every_hook_point(pe):
 def test_the_recorder_lets_go_after_the_forward():
     model = BuiltinBackend().model
     recorder = Recorder()
-    model.record(["a", "b"], [0, 1], recorder)
+    model.record(["a", "b"], Request.original([0, 1]), recorder)
     seen = dict(recorder.values)
-    model.record(["c", "d", "e"], [0, 1, 2], Recorder())
+    model.record(["c", "d", "e"], Request.original([0, 1, 2]), Recorder())
     assert all(recorder.values[name] is value for name, value in seen.items())
     assert all(point.recorder is None for point in model.hook_points.values())
 
@@ -105,7 +106,7 @@ def test_a_builtin_trace_recorded_through_hooks_is_the_direct_computation(pe):
     order = np.arange(len(seq))[::-1].copy()
     pos = Positions("slot", 2).ids(order)
     words = [seq.ids[i] for i in order]
-    trace = backend.run(seq, order, pos, scores=True)
+    trace = backend.run(seq, Request(order, pos, scores=True))
     with torch.no_grad():
         hidden, weights, scores, attn_out, mlp_out = direct_forward(backend.model, words, pos)
     for recorded, direct in ((trace.hidden, hidden), (trace.attention, weights),
@@ -126,7 +127,7 @@ def test_the_stop_question_is_asked_before_each_block_and_after_each_branch():
 
     recorder = Recorder(stop_at_fourth)
     with pytest.raises(Cancelled):
-        backend.model.record(["a", "b", "c"], [0, 1, 2], recorder)
+        backend.model.record(["a", "b", "c"], Request.original([0, 1, 2]), recorder)
     assert len(asked) == 4                 # block 0: as it began, after each branch
     assert block_hook(1, RESID_PRE) in recorder.values             # asked as block 1 began
     assert block_hook(1, ATTN_OUT) not in recorder.values          # and it did not run
@@ -135,7 +136,7 @@ def test_the_stop_question_is_asked_before_each_block_and_after_each_branch():
 def test_trace_from_leaves_out_what_was_not_recorded():
     backend = BuiltinBackend(ModelConfig(layers=2, pe="rope"))
     recorder = Recorder(scores=True)
-    backend.model.record(["a", "b"], [0, 1], recorder)
+    backend.model.record(["a", "b"], Request.original([0, 1]), recorder)
     for l in range(2):
         del recorder.values[block_hook(l, ATTN_SCORES)]
     del recorder.values[block_hook(1, MLP_OUT)]
@@ -152,8 +153,8 @@ def test_maps_are_kept_as_they_pass_and_equal_the_maps_of_each_block(in_memory):
     words = [f"w{i % 37}" for i in range(n)]
     model = BuiltinBackend(cfg).model
     kept, stored = Recorder(), Recorder(maps=LayerMaps(3, in_memory))
-    model.record(words, np.arange(n), kept)
-    model.record(words, np.arange(n), stored)
+    model.record(words, Request.original(np.arange(n)), kept)
+    model.record(words, Request.original(np.arange(n)), stored)
     assert not any(name.endswith(PATTERN) for name in stored.values)    # not kept twice
     trace = trace_from(stored, 3, tuple(words), np.arange(n), {})
     assert isinstance(trace.attention, np.ndarray) == bool(in_memory)
@@ -209,7 +210,7 @@ def test_hf_records_the_same_names_per_layer(hf_backends, family):
     seq = backend.tokenize(TEXT)
     recorder = Recorder()
     order = np.arange(len(seq))
-    backend.record(seq, order[None], order[None], recorder)           # a batch of one
+    backend.record(seq, Request(order[None], order[None]), recorder)           # a batch of one
     once = {EMBED, POS_EMBED} if family == "bert" else {EMBED, FINAL}
     assert set(recorder.values) == names_per_layer(3, HF_BLOCK_HOOKS) | once
     n = len(seq)
@@ -231,7 +232,7 @@ def test_hf_bert_trace_is_the_direct_computation(hf_backends):
     order = np.arange(len(seq))
     order[1:-1] = order[1:-1][::-1]
     pos = Positions("token", 3).ids(order)
-    trace = backend.run(seq, order, pos)
+    trace = backend.run(seq, Request(order, pos))
     ids = torch.tensor([seq.ids[i] for i in order])
     n, h = len(seq), 4
     with torch.no_grad():
@@ -258,7 +259,7 @@ def test_hf_llama_trace_is_the_direct_computation(hf_backends):
     seq = backend.tokenize(TEXT)
     order = np.arange(len(seq))
     order[1:] = order[1:][::-1]
-    trace = backend.run(seq, order, np.arange(len(seq)))
+    trace = backend.run(seq, Request(order, np.arange(len(seq))))
     with torch.no_grad():
         ids = torch.tensor([seq.ids[i] for i in order])
         np.testing.assert_array_equal(trace.embeddings, model.embed_tokens(ids))
@@ -287,6 +288,6 @@ def test_hf_stop_question_is_asked_after_each_branch(hf_backends):
     recorder = Recorder(stop_at_sixth)
     order = np.arange(len(seq))
     with pytest.raises(Cancelled):
-        backend.record(seq, order[None], order[None], recorder)
+        backend.record(seq, Request(order[None], order[None]), recorder)
     assert block_hook(1, MLP_OUT) in recorder.values          # the fourth branch ran
     assert block_hook(1, RESID_POST) not in recorder.values   # its block did not end

@@ -58,7 +58,7 @@ def test_evaluation_job_gives_the_views_of_the_evaluation(views):
     from posviz.analysis.engine import Engine
     direct = Engine(BuiltinBackend(SMALL)).evaluate(ev.seq, ev.order, ev.positions)
     # the counting backend changes run, so it runs in slot order; the plain one in the
-    # original tokens' frame (test_aligned): the same numbers, rounding apart
+    # original tokens' frame (test_fast_path_matrix): the same numbers, rounding apart
     np.testing.assert_allclose(ev.comparison.token_change, direct.comparison.token_change,
                                rtol=1e-6)
 

@@ -17,9 +17,12 @@ from posviz.document.events import SelectionChanged  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import Selection  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel, mosaic_look, style  # noqa: E402
+from posviz.gui.plots.figures import tab_figures  # noqa: E402
+from posviz.gui.plots.tabs import TABS  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.encodings import alibi_slopes, rope_angles  # noqa: E402
+from posviz.models.request import Request  # noqa: E402
 from posviz.views.mosaic import colour  # noqa: E402
 from posviz.views.pooling import MOSAIC_TILE, pool_block, pool_signed_max  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
@@ -76,15 +79,14 @@ def test_figures_have_the_documented_names(panel):
 def test_a_tab_is_built_and_shows_the_evaluation_when_first_opened(panel):
     ev = evaluate(pe="sinusoidal")
     show(panel, ev)
-    assert list(panel.current_figures()) == ["attention_mosaic", "symmetry", "attention"]
+    assert tuple(panel.current_figures()) == tab_figures(TABS[0])
     panel.tabs.setCurrentIndex(1)
     shown = panel.current_figures()
-    assert list(shown) == ["token_change", "branch_norms"]
+    assert tuple(shown) == tab_figures(TABS[1])
     changes = shown["token_change"].displayed()
     assert changes and all(np.isfinite(v).any() for v in changes.values())
     panel.tabs.setCurrentIndex(2)
-    assert list(panel.current_figures()) == ["encoding", "encoding_similarity",
-                                             "relative_profile"]
+    assert tuple(panel.current_figures()) == tab_figures(TABS[2])
     np.testing.assert_allclose(panel.current_figures()["encoding"].displayed()["encoding"],
                                ev.reference.encodings)
 
@@ -146,7 +148,7 @@ def test_displayed_arrays_are_the_cores_numbers(panel, view):
     # aligned back by hand, independently of Comparison: A'[inv][:, inv] of the order's
     # run in slot order (the engine ran it in the original tokens' frame: rounding apart)
     inv = np.argsort(ev.order)
-    run = ev.backend.run(ev.seq, ev.order, ev.positions.ids(ev.order))
+    run = ev.backend.run(ev.seq, Request(ev.order, ev.positions.ids(ev.order)))
     np.testing.assert_allclose(att["reordered_aligned"], run.attention[1, 3][inv][:, inv],
                                rtol=1e-5, atol=1e-6)
 

@@ -12,8 +12,9 @@ from posviz.analysis.symmetry import noise_floor
 from posviz.errors import PosvizInputError
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
-from posviz.models.encodings import KINDS
+from posviz.models.encodings import ENCODINGS, KINDS
 from posviz.models.orders import check_permutation, inverse, parse_order
+from posviz.models.request import Request
 
 TEXT = "the quick brown fox jumps over the lazy dog near a river bank"
 TOL = {"float32": 1e-5, "float64": 1e-10}
@@ -110,11 +111,15 @@ def test_identical_words_are_indistinguishable_without_positions():
 
 
 def test_odd_width_works_with_every_encoding_that_allows_it():
-    for pe in ("none", "sinusoidal", "learned", "alibi", "t5"):
-        c = evaluate(generic_order(13), pe=pe, d_model=35, heads=5).comparison
-        assert c.hidden_equivariance.shape == (5,)
-    with pytest.raises(PosvizInputError, match="even head width"):
-        evaluate(generic_order(13), pe="rope", d_model=35, heads=5)
+    """An odd head width (35 / 5 = 7) runs every encoding but one that acts on pairs of
+    a head's dimensions (RoPE), which is refused in one line."""
+    for kind, encoding in ENCODINGS.items():
+        if encoding.pairs_dimensions:
+            with pytest.raises(PosvizInputError, match="even head width"):
+                evaluate(generic_order(13), pe=kind, d_model=35, heads=5)
+        else:
+            c = evaluate(generic_order(13), pe=kind, d_model=35, heads=5).comparison
+            assert c.hidden_equivariance.shape == (5,)
 
 
 def test_metrics_by_their_definitions():
@@ -144,7 +149,7 @@ def run(order, **config):
     """The full Trace of one order, maps and scores included."""
     backend = BuiltinBackend(ModelConfig(**config))
     seq = backend.tokenize(" ".join(f"w{i}" for i in range(len(order))))
-    return backend.run(seq, order, np.arange(len(order)), scores=True)
+    return backend.run(seq, Request(order, np.arange(len(order)), scores=True))
 
 
 def test_trace_shapes():

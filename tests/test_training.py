@@ -21,6 +21,7 @@ from posviz.models.checkpoint import Checkpoint, Recipe
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.corpus import (HELD_OUT_AT, HELD_OUT_EVERY, kjv_sections, read_corpus,
                                   token_stream, unigram_perplexity)
+from posviz.models.request import Request
 from posviz.models.training import perplexity, train
 
 SAMPLE = Path(__file__).with_name("data") / "kjv-genesis-1-12.txt"
@@ -96,7 +97,7 @@ def test_the_recorded_forward_is_the_trained_one(trained):
     nll = 0.0
     for k in range(3):
         window = ids[32 * k: 32 * k + 33]
-        trace = backend.model.run(window[:-1].tolist(), np.arange(32))
+        trace = backend.model.run(window[:-1].tolist(), Request.original(np.arange(32)))
         logits = backend.model.logits(torch.as_tensor(trace.hidden[-1]))   # (32, V)
         nll -= logits.double().log_softmax(-1)[torch.arange(32), window[1:]].sum().item()
     assert by_training == pytest.approx(math.exp(nll / 96), rel=1e-5)

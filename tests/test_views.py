@@ -171,11 +171,11 @@ def test_a_long_mosaic_is_pooled_as_the_evaluation_runs_and_stops_with_it():
     engine = Engine(s.backend)
     stopped = MosaicTiles(engine.reference(s.seq, s.positions))
     with pytest.raises(Cancelled):
-        engine.evaluate(s.seq, s.order, s.positions, lambda: True, consumers=(stopped,))
+        engine.evaluate(s.seq, s.order, s.positions, lambda: True, sinks=(stopped,))
     with pytest.raises(ValueError, match="after 0 of 2 layers"):
         stopped.tiles                               # no tiles of layers that never passed
     tiles = MosaicTiles(engine.reference(s.seq, s.positions))
-    ev = engine.evaluate(s.seq, s.order, s.positions, consumers=(tiles,))
+    ev = engine.evaluate(s.seq, s.order, s.positions, sinks=(tiles,))
     look = MosaicLook("difference", (-0.3, 0.3), GREYS)
     mosaic = build_views(ev, look, tiles).mosaic
     assert mosaic.block == 2 and mosaic.tiles.shape == (2, 2, 35, 35)

@@ -26,6 +26,7 @@ import torch
 
 from ..models.hooks import FINAL, PATTERN, RESID_POST, RESID_PRE, Recorder, block_hook
 from ..models.orders import per_token
+from ..models.request import Request
 from ..models.trace import Trace
 from .symmetry import Comparison, floor_of, reference_norms
 
@@ -220,5 +221,5 @@ def compare_batch(backend, seq, orders, position_ids, reference: Trace,
     n_layers = reference.n_layers
     recorder = MetricsRecorder(ReferenceTensors(reference), orders, n_layers, should_stop,
                                aligned=aligned)
-    backend.record(seq, orders, np.asarray(position_ids), recorder, aligned=aligned)
+    backend.record(seq, Request(orders, position_ids, aligned=aligned), recorder)
     return recorder.comparisons()

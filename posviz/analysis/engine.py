@@ -23,6 +23,7 @@ from ..models.backend import Backend, TokenSequence, check_length
 from ..models.config import Positions
 from ..models.maps import LayerMaps
 from ..models.orders import check_permutation
+from ..models.request import Request
 from ..models.trace import Trace, in_slot_order
 from .floor import measured_floor, with_floor
 from .prefix import first_moved, stitch
@@ -96,8 +97,9 @@ class Engine:
             check_length(self.backend, len(seq), positions)
             identity = np.arange(len(seq))
             self._reference_key = self._reference = None
-            reference = self.backend.run(seq, identity, positions.ids(identity),
-                                         should_stop, keep_past=self._reuses(positions))
+            reference = self.backend.run(seq, Request(
+                identity, positions.ids(identity), keep_past=self._reuses(positions)),
+                should_stop)
             # the floor, measured once per reference: a drag reads it (analysis.floor)
             self._reference = with_floor(reference, measured_floor(
                 self.backend, seq, positions, reference, should_stop))
@@ -105,14 +107,14 @@ class Engine:
         return self._reference
 
     def evaluate(self, seq: TokenSequence, order, positions: Positions,
-                 should_stop: Callable[[], bool] | None = None, *, consumers=(),
+                 should_stop: Callable[[], bool] | None = None, *, sinks=(),
                  keep: tuple[int, int] | None = None) -> Evaluation:
         """Run the order (the reference only when not cached) and compare the two.
 
         The reordered run's maps are compared after the forward, or a long input's a
         layer at a time as the forward computes them (symmetry.AttentionGaps): each
         head's difference and each layer, back in the original order, also go to each
-        of ``consumers`` (symmetry.MapsConsumer); ``keep`` = (layer 0..L-1, head) is
+        of ``sinks`` (symmetry.MapsSink); ``keep`` = (layer 0..L-1, head) is
         the head kept when the aligned maps are too large to keep whole.
         ``should_stop`` is asked between layers; when it returns True the work stops
         with errors.Cancelled, so a superseded request does not hold up a newer one.
@@ -122,7 +124,7 @@ class Engine:
         pos = positions.ids(order)
         if np.array_equal(order, np.arange(len(seq))):            # the reference itself
             run, start, aligned = reference, 0, False
-            gaps = AttentionGaps(reference, order, consumers=consumers, keep=keep)
+            gaps = AttentionGaps(reference, order, sinks=sinks, keep=keep)
             maps = reference.attention                                    # (L, h, n, n)
             for layer in range(reference.n_layers):
                 gaps(layer, maps.heads(layer) if isinstance(maps, LayerMaps) else maps[layer])
@@ -130,10 +132,10 @@ class Engine:
             start = (first_moved(order, pos, reference.position_ids)
                      if self._reuses(positions) and reference.past is not None else 0)
             aligned = self.aligned(positions) and not start
-            gaps = AttentionGaps(reference, order, start, aligned, consumers, keep)
-            run = self.backend.run(seq, order, pos, should_stop, aligned=aligned,
-                                   start=start, past=reference.past if start else None,
-                                   maps=gaps)
+            gaps = AttentionGaps(reference, order, start, aligned, sinks, keep)
+            request = Request(order, pos, aligned=aligned, start=start,
+                              past=reference.past if start else None, maps=gaps)
+            run = self.backend.run(seq, request, should_stop)
             if start:
                 run = stitch(reference, run, start)
         kept = None if gaps.kept_head is None else (*keep, gaps.kept_head)

@@ -23,6 +23,7 @@ import numpy as np
 from ..models.backend import Backend, TokenSequence
 from ..models.config import Positions
 from ..models.encodings import ENCODINGS
+from ..models.request import Request, discard
 from ..models.trace import Trace
 from .symmetry import computed_in, noise_floor
 
@@ -56,8 +57,7 @@ def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
     shift = shift_for(ids, backend.max_positions) if shift_invariant(backend) else 0
     if not shift or not backend.capabilities.position_ids:    # Bloom's ALiBi: slots only
         return floor
-    shifted = backend.run(seq, identity, ids + shift, should_stop,
-                          maps=lambda layer, maps: None)
+    shifted = backend.run(seq, Request(identity, ids + shift, maps=discard), should_stop)
     relative = [_relative_change(shifted.hidden[layer], reference.hidden[layer])
                 for layer in range(len(reference.hidden))]                  # L+1 layers
     return max(floor, SAFETY * max(relative))

@@ -154,7 +154,8 @@ def compare_outputs(backend, ev) -> Outputs:
         device = next(model.parameters()).device
         hidden_a = torch.as_tensor(ev.reference.hidden[-1][rows_a]).to(device, dtype)
         hidden_b = torch.as_tensor(ev.slot_hidden(-1)[rows_b]).to(device, dtype)
-        logits = getattr(model, "logits", None) or (lambda h: head_logits(model, h))
+        logits = getattr(model, "logits", None) or (
+            lambda h: head_logits(model, backend.family, h))
         log_a = logits(hidden_a).double().log_softmax(-1).cpu()               # (k, V)
         log_b = logits(hidden_b).double().log_softmax(-1).cpu()
     predictions = tuple(_prediction(label, log_a[j], log_b[j], (a, b), tokenizer)

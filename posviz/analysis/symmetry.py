@@ -148,7 +148,7 @@ HEADS_BYTES = 1 << 20
 LAYERS_BYTES = 32 << 20    # hidden states compared at a time (a long input's in slices)
 
 
-class MapsConsumer(Protocol):
+class MapsSink(Protocol):
     """What takes the maps as AttentionGaps passes them, a few heads at a time
     (views.pooling's MosaicTiles); the arrays are valid only during the call."""
 
@@ -165,8 +165,8 @@ class AttentionGaps:
     """The attention side of compare, a layer at a time: handed each layer's maps of
     the reordered run as the forward computes them (Backend.run's ``maps``), it puts
     them back in the original order a few heads at a time (at most HEADS_BYTES), takes
-    the largest gap to the reference's and hands the heads to each of ``consumers``
-    (MapsConsumer): at once for a long input, whose layer then goes (it is never
+    the largest gap to the reference's and hands the heads to each of ``sinks``
+    (MapsSink): at once for a long input, whose layer then goes (it is never
     copied whole), else once the forward is done (``finish``).
 
     The maps arrive in slot order, or with ``aligned`` already by original token (a run
@@ -177,18 +177,18 @@ class AttentionGaps:
 
     ``aligned_maps`` keeps every layer's aligned maps (L, h, n, n) when they take at
     most models.maps.KEEP_ALL bytes (an aligned run's as the model made them); their
-    gaps are taken and handed to the consumers by ``finish``, after the forward. Past
+    gaps are taken and handed to the sinks by ``finish``, after the forward. Past
     KEEP_ALL only head ``keep`` = (layer 0..L-1, head) is kept, in ``kept_head``."""
 
     def __init__(self, reference: Trace, order: np.ndarray, start: int = 0,
-                 aligned: bool = False, consumers=(), keep: tuple[int, int] | None = None):
+                 aligned: bool = False, sinks=(), keep: tuple[int, int] | None = None):
         self.reference = reference.attention                      # (L, h, n, n)
         L, h, n, _ = self.reference.shape
         self.order = order                          # (n,) int, checked by the caller
         self.inv = inverse(order)
         self.start, self.aligned = start, aligned
         self.causal = _causal_of(reference) if start else np.zeros(L, bool)   # (L,)
-        self.consumers, self.keep = tuple(consumers), keep
+        self.sinks, self.keep = tuple(sinks), keep
         self.gaps = np.zeros(L, self.reference.dtype)                          # (L,)
         whole = L * h * n * n * self.reference.dtype.itemsize <= layer_maps.KEEP_ALL
         self.layers: list[np.ndarray] | None = [] if whole else None        # L × (h, n, n)
@@ -248,8 +248,8 @@ class AttentionGaps:
     def _layer_done(self, layer: int, gaps: list) -> None:
         self.gaps[layer] = gaps[0] if len(gaps) == 1 else np.max(gaps)    # NaN if any is
         self._compared = layer + 1
-        for consumer in self.consumers:
-            consumer.layer_done(layer)
+        for sink in self.sinks:
+            sink.layer_done(layer)
 
     @property
     def aligned_maps(self) -> MapsByLayer | None:
@@ -258,7 +258,7 @@ class AttentionGaps:
 
     def _gap_of(self, layer: int, heads: slice, aligned: np.ndarray, A: np.ndarray):
         """max |aligned - A| of some heads' (k, n, n) maps, NaN if any cell is; the
-        difference is handed to the consumers on the way (one buffer, reused)."""
+        difference is handed to the sinks on the way (one buffer, reused)."""
         k = len(A)
         if self._gap is None or self._gap.shape[1:] != A.shape[1:] or (
                 len(self._gap) < k or self._gap.dtype != A.dtype):
@@ -270,8 +270,8 @@ class AttentionGaps:
         difference = self._gap[:k]                                         # (k, n, n)
         d = torch.sub(torch.from_numpy(aligned), torch.from_numpy(A),
                       out=torch.from_numpy(difference))
-        for consumer in self.consumers:
-            consumer.heads(layer, heads, A, aligned, difference)
+        for sink in self.sinks:
+            sink.heads(layer, heads, A, aligned, difference)
         if not difference.size:
             return 0.0
         low, high = torch.aminmax(d)                   # both NaN if any cell is

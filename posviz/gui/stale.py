@@ -213,13 +213,12 @@ class StaleVeil(QtWidgets.QWidget):
         return font
 
     def paintEvent(self, event) -> None:
-        painter = QtGui.QPainter(self)
-        painter.fillRect(self.rect(), DIM)
-        painter.setFont(self.label_font())
-        box = self.label_box(painter.font())
-        painter.setPen(QtGui.QPen(QtGui.QColor(120, 120, 120)))
-        painter.setBrush(QtGui.QColor(255, 248, 225, 240))
-        painter.drawRoundedRect(box, 6, 6)
-        painter.setPen(QtGui.QColor(40, 40, 40))
-        painter.drawText(box, int(FLAGS), self.text)
-        painter.end()
+        with QtGui.QPainter(self) as painter:         # ended even if a call raises
+            painter.fillRect(self.rect(), DIM)
+            painter.setFont(self.label_font())
+            box = self.label_box(painter.font())
+            painter.setPen(QtGui.QPen(QtGui.QColor(120, 120, 120)))
+            painter.setBrush(QtGui.QColor(255, 248, 225, 240))
+            painter.drawRoundedRect(box, 6, 6)
+            painter.setPen(QtGui.QColor(40, 40, 40))
+            painter.drawText(box, int(FLAGS), self.text)

@@ -38,10 +38,10 @@ class ElidedLabel(QLabel):
         tip = self.text() if shown != self.text() else ""
         if tip != self.toolTip():
             self.setToolTip(tip)
-        painter = QPainter(self)
-        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
-        painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft
-                                                  | Qt.AlignmentFlag.AlignVCenter), shown)
+        with QPainter(self) as painter:               # ended even if a call raises
+            painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+            painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft
+                                                      | Qt.AlignmentFlag.AlignVCenter), shown)
 
 
 class StatusLine(QObject):

@@ -337,7 +337,10 @@ class TokenStrip(QWidget):
 
     # -- painting ---------------------------------------------------------------------
     def paintEvent(self, event) -> None:
-        painter = QPainter(self)
+        with QPainter(self) as painter:               # ended even if a call raises
+            self._paint(painter, event)
+
+    def _paint(self, painter: QPainter, event) -> None:
         painter.setRenderHint(QPainter.Antialiasing)
         clip = event.region()
         bounds = event.rect()                  # rows outside it are skipped cheaply
@@ -365,7 +368,6 @@ class TokenStrip(QWidget):
             painter.setBrush(COLORS["shadow"])
             painter.drawRoundedRect(rect.translated(2, 3), 7, 7)
             self._paint_chip(painter, rect, dragged, slot, lifted=True)
-        painter.end()
 
     def _paint_chip(self, painter: QPainter, rect: QRectF, index: int, slot: int,
                     lifted: bool = False) -> None:
@@ -379,11 +381,10 @@ class TokenStrip(QWidget):
             pixmap = QPixmap(round(size.width() * ratio), round(size.height() * ratio))
             pixmap.setDevicePixelRatio(ratio)
             pixmap.fill(Qt.transparent)
-            chip = QPainter(pixmap)
-            chip.setRenderHint(QPainter.Antialiasing)
-            self._draw_chip(chip, QRectF(0, 0, size.width(), size.height()), index, slot,
-                            lifted)
-            chip.end()
+            with QPainter(pixmap) as chip:
+                chip.setRenderHint(QPainter.Antialiasing)
+                self._draw_chip(chip, QRectF(0, 0, size.width(), size.height()), index,
+                                slot, lifted)
             self._pixmaps[key] = pixmap
         painter.drawPixmap(rect.topLeft(), pixmap)
         if self._change is not None and index < len(self._change) and self._change[index] > 0:

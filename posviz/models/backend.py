@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import PosvizInputError
 from .config import Positions
+from .request import Request
 from .trace import Trace
 
 WORD = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
@@ -73,11 +74,11 @@ class Capabilities:
     experiments read it (and nothing else) to choose how to run."""
 
     batched: bool = False    # ``record`` runs B orders in one forward
-    aligned: bool = False    # ``run(aligned=True)`` computes an order in the original
+    aligned: bool = False    # an aligned Request computes an order in the original
                              #   tokens' frame: row i is token i wherever it moved, and
                              #   equals the slot-order run with its rows put back
-    prefix: bool = False     # causal: ``run(start=, past=)`` computes only the slots
-                             #   from ``start`` on, from an earlier run's keys and values
+    prefix: bool = False     # causal: a suffix Request computes only the slots from
+                             #   ``start`` on, from an earlier run's keys and values
     position_ids: bool = True   # ``run`` takes position ids other than the slots 0..n-1
                                 #   (a model whose positions are its slots takes none)
 
@@ -94,29 +95,21 @@ class Backend(Protocol):
 
     def tokenize(self, text: str) -> TokenSequence: ...
 
-    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
-            should_stop: ShouldStop | None = None, *, aligned: bool = False,
-            start: int = 0, past=None, keep_past: bool = False, maps=None,
-            scores: bool = False) -> Trace:
-        """Run tokens seq[order] at the (n,) position ids (by slot).
-
-        ``aligned`` (capabilities.aligned): record in the original tokens' frame.
-        ``start`` > 0 with ``past`` (capabilities.prefix): only slots start..n-1, the
-        earlier ones being those of the run whose ``Trace.past`` this is; the Trace holds
-        those rows only (analysis.prefix.stitch puts the others back). ``keep_past``:
-        the Trace keeps the keys and values such a later run needs. The attention maps
-        go to ``maps(layer, (h, m, n) tensor)`` as each block computes them when given
-        (the Trace then holds none), else into the Trace (models.maps.LayerMaps keeps a
-        long input's on disk); the pre-softmax scores only with ``scores``. If
-        ``should_stop`` returns True at a layer boundary, raise errors.Cancelled.
-        """
+    def run(self, seq: TokenSequence, request: Request,
+            should_stop: ShouldStop | None = None) -> Trace:
+        """The Trace of one order of seq's tokens (models.request.Request: plain, aligned
+        or a causal suffix; what it keeps). A suffix's Trace holds its rows only
+        (analysis.prefix.stitch puts the others back). The attention maps go to
+        ``request.maps`` as each block computes them when given (the Trace then holds
+        none), else into the Trace (models.maps.LayerMaps keeps a long input's on
+        disk). If ``should_stop`` returns True at a layer boundary, raise
+        errors.Cancelled."""
         ...
 
-    def record(self, seq: TokenSequence, orders: np.ndarray, position_ids: np.ndarray,
-               recorder, *, aligned: bool = False) -> None:
-        """(capabilities.batched) Run the orders (B, n) at position ids (B, n) in one
-        forward with every hook point tapped by ``recorder``: each recorded value has a
-        leading batch axis of B (``aligned``: in the original tokens' frame)."""
+    def record(self, seq: TokenSequence, request: Request, recorder) -> None:
+        """(capabilities.batched) Run the request, one order or a batch of B (B, n), in
+        one forward with every hook point tapped by ``recorder`` (models.hooks.Recorder):
+        a batch's recorded values have a leading axis of B."""
         ...
 
     def batch_bytes(self, n: int) -> int:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from ..errors import PosvizInputError
 from .backend import Capabilities, TokenSequence, split_words
 from .bpe import END
@@ -13,6 +11,7 @@ from .checkpoint import RANDOM, TRAINED, find
 from .config import ModelConfig
 from .encodings import ENCODINGS
 from .facts import ModelFacts, weight_facts
+from .request import Request
 from .trace import Trace
 
 
@@ -21,7 +20,7 @@ class BuiltinBackend:
     text, or with a checkpoint's weights (``weights``: models.checkpoint.WEIGHTS) on its
     tokenizer's tokens, with its language-model head.
 
-    It runs any order in the original tokens' frame (``run(aligned=True)``), a causal
+    It runs any order in the original tokens' frame (an aligned Request), a causal
     one's suffixes from a kept prefix, and batches of orders in one forward."""
 
     name = "built-in"
@@ -68,29 +67,16 @@ class BuiltinBackend:
             raise PosvizInputError("the text has no words to show")
         return TokenSequence(tuple(words), tuple(words), (False,) * len(words))
 
-    def run(self, seq, order, position_ids, should_stop=None, *, aligned=False, start=0,
-            past=None, keep_past=False, maps=None, scores=False) -> Trace:
-        """models.backend.Backend.run; a causal run always keeps its keys and values."""
-        if aligned:
-            trace = self.model.run(list(seq.ids), position_ids, should_stop, order=order,
-                                   maps=maps, scores=scores)
-            shown = seq.tokens
-        else:
-            trace = self.model.run([seq.ids[i] for i in order], position_ids, should_stop,
-                                   start=start, past=past, maps=maps, scores=scores)
-            shown = [seq.tokens[i] for i in order][start:]
+    def run(self, seq, request: Request, should_stop=None) -> Trace:
+        """models.backend.Backend.run."""
+        trace = self.model.run(list(seq.ids), request, should_stop)
         if self.tokenizer is not None:         # it ran ids: its Trace reads as the chips
-            trace = replace(trace, tokens=tuple(shown))
+            trace = replace(trace, tokens=tuple(seq.tokens[i] for i in request.rows()))
         return trace
 
-    def record(self, seq, orders, position_ids, recorder, *, aligned=False) -> None:
-        """models.backend.Backend.record: orders and position ids (B, n)."""
-        orders = np.asarray(orders)
-        if aligned:
-            self.model.record(list(seq.ids), position_ids, recorder, orders=orders)
-        else:
-            words = np.array(seq.ids, dtype=object)[orders].tolist()       # (B, n)
-            self.model.record(words, position_ids, recorder)
+    def record(self, seq, request: Request, recorder) -> None:
+        """models.backend.Backend.record."""
+        self.model.record(list(seq.ids), request, recorder)
 
     def batch_bytes(self, n: int) -> int:
         """About how many bytes one order of n tokens takes in ``record`` while metrics

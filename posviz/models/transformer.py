@@ -11,7 +11,6 @@ weights read from a checkpoint (models.checkpoint): the same code runs both.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
 from dataclasses import replace
 from typing import Callable
@@ -26,6 +25,7 @@ from .config import ModelConfig
 from .encodings import PositionalEncoding, make_encoding
 from .hooks import KEYS, VALUES, HookPoint, Recorder, block_hook, hook_points, trace_from
 from .orders import sees_in_frame
+from .request import Request
 from .trace import Trace
 
 # Per layer, the keys and values attention used, (h, n, d_head) each (keys after RoPE):
@@ -220,87 +220,71 @@ class InstrumentedTransformer(nn.Module):
         table = self.embed.weight                                           # (V, d)
         return (self.ln_final(hidden.to(table.dtype)) @ table.T) * self.cfg.d_model ** -0.5
 
-    def forward(self, words, position_ids, should_stop: Callable[[], bool] | None = None,
-                **options) -> Trace:
-        """nn.Module's call: ``run``."""
-        return self.run(words, position_ids, should_stop, **options)
-
-    def run(self, words, position_ids, should_stop: Callable[[], bool] | None = None, *,
-            order=None, start: int = 0, past: KeyValues | None = None, maps=None,
-            scores: bool = False) -> Trace:
-        """The Trace of one order: ``words`` (n,) in slot order at ``position_ids`` (n,)
-        (``order``, ``start`` and ``past`` as in ``record``). ``should_stop`` is asked
-        before each block and after each branch; True raises errors.Cancelled. The
-        attention maps go to ``maps(layer, (h, m, n))`` as they pass when given, else
-        into the Trace; the pre-softmax scores only with ``scores``. A causal model's
+    def run(self, words, request: Request,
+            should_stop: Callable[[], bool] | None = None) -> Trace:
+        """The Trace of one order (models.request.Request) of ``words``, the n tokens in
+        their original order. ``should_stop`` is asked before each block and after each
+        branch; True raises errors.Cancelled. The maps go to ``request.maps`` as they
+        pass when given, else into the Trace; with ``request.keep_past`` (causal) the
         Trace keeps its keys and values (``Trace.past``) for later suffix runs."""
+        if request.batched:
+            raise ValueError("a batch of orders runs through record, with a recorder")
         L = self.cfg.layers
-        recorder = Recorder(should_stop, layers=L, maps=maps, scores=scores)
-        pos = self.record(words, position_ids, recorder, orders=order, start=start,
-                          past=past)
+        recorder = Recorder(should_stop, layers=L, maps=request.maps, scores=request.scores)
+        pos = self.record(words, request, recorder)
         kv = [(recorder.values.pop(block_hook(l, KEYS)),
                recorder.values.pop(block_hook(l, VALUES))) for l in range(L)]
-        trace = trace_from(recorder, L, tuple(words[start:]), pos[start:].numpy(),
+        trace = trace_from(recorder, L, tuple(words[i] for i in request.rows()),
+                           pos[request.start:].numpy(),
                            extras={**self.extras, "config": dict(self.extras["config"])})
-        return replace(trace, past=kv) if self.cfg.causal and order is None else trace
+        return replace(trace, past=kv) if request.keep_past else trace
 
     @torch.inference_mode()
-    def record(self, words, position_ids, recorder: Recorder, *, orders=None,
-               start: int = 0, past: KeyValues | None = None) -> torch.Tensor:
-        """Run with every hook point tapped by ``recorder``; returns the position ids
-        each row was given, as a tensor.
+    def record(self, words, request: Request, recorder: Recorder) -> torch.Tensor:
+        """Run ``request`` over ``words`` (the n tokens in their original order) with
+        every hook point tapped by ``recorder``; returns the position ids each row was
+        given, as a tensor ((n,) or (B, n)). A batch of orders (B, n) records every value
+        with a leading batch axis of B.
 
-        ``words`` n words in slot order at ``position_ids`` (n,); or a batch, B lists of
-        n words at (B, n), every recorded value then with a leading batch axis.
+        Aligned: each order is run in the words' own frame: row i is word i, at the
+        position id and under the mask it has at its slot in that order. Every
+        operation but attention works row by row, and attention sees its keys permuted
+        together with their positions and mask, so what is recorded is the slot-order
+        run with its rows and columns put back, to rounding.
 
-        ``orders`` (n,) or (B, n): the n ``words`` are in their original order, and each
-        order is run in their frame: row i is word i, at the position id (by slot,
-        ``position_ids`` shaped as ``orders``) and under the mask it has at its slot in
-        that order. Every operation but attention works row by row, and attention sees
-        its keys permuted together with their positions and mask, so what is recorded
-        is the slot-order run with its rows and columns put back, to rounding.
-
-        ``start`` > 0 (causal, one order): only slots start..n-1 are computed; ``past``
-        holds the keys and values (``Trace.past``) of a run whose first ``start`` slots
-        had these words at these positions. The recorded rows are those slots only."""
-        pos = torch.as_tensor(np.asarray(position_ids), dtype=torch.long)   # (n,) or (B, n)
-        n = pos.shape[-1]
+        Suffix (causal, one order): only slots start..n-1 are computed, from
+        ``request.past``, the keys and values (``Trace.past``) of a run whose first
+        ``start`` slots had these words at these positions. The recorded rows are those
+        slots only."""
+        pos = torch.as_tensor(request.position_ids, dtype=torch.long)       # (n,) or (B, n)
+        n, start, batch = request.n, request.start, request.batched
         if n == 0:
             raise PosvizInputError("there are no tokens to run")
-        if orders is not None:
-            return self._record_aligned(words, orders, pos, recorder)
-        batch = pos.dim() == 2
-        rows = words if batch else [words]
-        if any(len(row) != n for row in rows) or (batch and len(rows) != pos.shape[0]):
-            raise PosvizInputError(f"{tuple(pos.shape)} position ids for "
-                                   f"{len(rows)} × {len(rows[0])} tokens")
-        if start and (batch or not self.cfg.causal or past is None or not 0 <= start < n):
-            raise ValueError("only one order of a causal model, with the earlier keys, "
-                             "runs a suffix")
+        if len(words) != n:
+            raise PosvizInputError(f"orders of {n} tokens for {len(words)} words")
+        if request.aligned:
+            return self._record_aligned(words, request.order, pos, recorder)
+        if (start or request.keep_past) and not self.cfg.causal:
+            raise ValueError("only a causal model runs a suffix from earlier keys")
         self.encoding.check(pos.reshape(-1))
-        index = {w: i for i, w in enumerate(dict.fromkeys(itertools.chain(*rows)))}
-        table = self.embed_tokens(index)                                    # (U, d)
-        ids = torch.tensor([[index[w] for w in row] for row in rows])       # (B, n)
-        emb = table[ids if batch else ids[0, start:]]                       # (B, n, d) or (m, d)
+        table = self.embed_tokens(words)                                    # (n, d)
+        emb = table[torch.as_tensor(request.rows())]                        # (B, n, d) or (m, d)
         bias = self._bias(pos)                        # (h, n, n), (B, h, n, n) or None
         if bias is not None and not batch:
             bias = bias[:, start:]                                          # (h, m, n)
         mask = (torch.ones(n, n, dtype=torch.bool).tril()[start:] if self.cfg.causal
                 else None)                                                  # (m, n)
         with recorder.watch(self.hook_points):
-            self._blocks(emb, pos if batch else pos[start:], bias, mask, past, start)
+            self._blocks(emb, pos if batch else pos[start:], bias, mask, request.past, start)
         return pos
 
     def _record_aligned(self, words, orders, by_slot: torch.Tensor,
                         recorder: Recorder) -> torch.Tensor:
         """record of ``orders`` (n,) or (B, n) in the words' own frame (see record);
         returns each word's position ids, shaped as ``orders``."""
-        orders = np.asarray(orders)
         single = orders.ndim == 1
         orders = orders.reshape(-1, orders.shape[-1])                         # (B, n)
         B, n = orders.shape
-        if len(words) != n or tuple(by_slot.shape) != ((n,) if single else (B, n)):
-            raise PosvizInputError(f"orders of {n} tokens for {len(words)} words")
         if not (np.sort(orders, axis=1) == np.arange(n)).all():   # numpy: a tenth of torch's
             raise PosvizInputError("each order must be a permutation of the words")
         orders = torch.as_tensor(orders, dtype=torch.long)

@@ -182,24 +182,16 @@ class EvaluationRunner:
     def _evaluate(self, backend, seq, order, positions, should_stop=None, keep=None,
                   mode: str | None = None):
         """The Evaluation and its mosaic's tiles of ``mode`` (None: no mosaic), pooled as
-        the comparison passes."""
-        from ..views.pooling import MosaicTiles
-
-        engine = self.engine(backend)
-        tiles = MosaicTiles(engine.reference(seq, positions, should_stop), (mode,))
-        ev = engine.evaluate(seq, order, positions, should_stop, consumers=(tiles,),
-                             keep=keep)
-        return ev, tiles
+        the comparison passes (views.evaluated)."""
+        from ..views.evaluated import evaluated
+        return evaluated(self.engine(backend), seq, order, positions, should_stop, keep,
+                         mode)
 
     def _in_look(self, ev, tiles, look, should_stop=None):
-        """(ev, tiles) whose tiles hold ``look``'s mode: as they are, from the aligned maps
-        kept whole (views.build_views pools them), or else by running the order again."""
-        if (look is None or (tiles is not None and tiles.has(look.mode))
-                or ev.comparison.attention_aligned is not None):
-            return ev, tiles
-        keep = None if ev.kept is None else ev.kept[:2]
-        return self._evaluate(ev.backend, ev.seq, ev.order, ev.positions, should_stop,
-                              keep, look.mode)
+        """(ev, tiles) whose tiles hold ``look``'s mode (views.evaluated.in_mode)."""
+        from ..views.evaluated import in_mode
+        return in_mode(self.engine(ev.backend), ev, tiles,
+                       None if look is None else look.mode, should_stop)
 
     def evaluate(self, job: EvaluationJob, should_stop: ShouldStop | None = None) -> Evaluated:
         from ..views import shown as views

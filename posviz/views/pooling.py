@@ -4,7 +4,7 @@ A tile larger than MOSAIC_TILE cells a side is pooled in blocks of ``block`` x
 ``block`` cells, each block showing its value of largest magnitude, sign kept: no
 difference is hidden (the block is at least as dark as its darkest cell), and attention
 weights (>= 0) show their block maximum. ``MosaicTiles`` pools the modes asked for a
-layer at a time as the comparison passes (a consumer of Engine.evaluate), so a long
+layer at a time as the comparison passes (a MapsSink of Engine.evaluate), so a long
 input's maps are pooled without ever being held whole.
 """
 from __future__ import annotations
@@ -85,7 +85,7 @@ class MosaicTiles:
     """The tiles of ``modes`` and the original's, (L, h, m, m) each (``tiles[mode]``), in
     blocks of ``block``.
 
-    A MapsConsumer of Engine.evaluate (analysis.symmetry): handed the heads' maps as
+    A MapsSink of Engine.evaluate (analysis.symmetry): handed the heads' maps as
     the comparison passes, it pools them a few heads at a time; the original's tiles are
     pooled once per reference run. Only the modes asked for are pooled (the one on
     screen, as a reorder needs: pooling both cost the built-in model 4-8 ms a reorder

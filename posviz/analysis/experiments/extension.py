@@ -199,8 +199,9 @@ def attention_by_distance(model, windows: np.ndarray, bins) -> list[float]:
             mass[b] += rows[:, which == b].sum()
         count += rows.shape[0] * rows.shape[1]
 
+    from ...models.request import Request
     for window in windows:
-        model.run(window.tolist(), np.arange(n), maps=take)
+        model.run(window.tolist(), Request.original(np.arange(n), maps=take))
     return (mass / max(count, 1)).tolist()
 
 

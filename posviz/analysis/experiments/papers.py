@@ -17,6 +17,7 @@ import numpy as np
 from ...errors import PosvizInputError, argument
 from ...models.checkpoint import RANDOM, TRAINED, plural
 from ...models.config import ModelConfig, Positions
+from ...models.request import Request
 from . import pretrained, trained
 from .claim import PaperCheck
 from .texts import random_texts
@@ -45,8 +46,8 @@ def _with_scores(engine, text: str, positions: Positions, should_stop):
     """The Trace of the text in its own order, pre-softmax scores included."""
     seq = engine.backend.tokenize(text)
     identity = np.arange(len(seq))
-    return engine.backend.run(seq, identity, positions.ids(identity), should_stop,
-                              scores=True)
+    return engine.backend.run(seq, Request(identity, positions.ids(identity), scores=True),
+                              should_stop)
 
 
 def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:

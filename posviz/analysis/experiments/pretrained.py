@@ -15,6 +15,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.checkpoint import TRAINED
 from ...models.config import Positions
 from ...models.encodings import ENCODINGS, LearnedEncoding, RotaryEncoding, SinusoidalEncoding
+from ...models.request import Request
 from .claim import PaperCheck
 from .texts import example_texts
 
@@ -36,7 +37,7 @@ def _outputs(backend, hidden):
         if getattr(backend, "head", None) != "causal":
             return None
         from ...models.hf.heads import head_logits
-        logits = lambda h: head_logits(model, h)                           # noqa: E731
+        logits = lambda h: head_logits(model, backend.family, h)           # noqa: E731
     parameter = next(model.parameters())
     with torch.inference_mode(), float32_arithmetic(model):   # half weights: float32
         h = torch.as_tensor(np.asarray(hidden)).to(parameter.device, parameter.dtype)
@@ -55,7 +56,7 @@ def shift_change(backend, texts, should_stop=None, progress=None) -> dict:
             raise Cancelled()
         seq = backend.tokenize(text)
         identity = np.arange(len(seq))
-        runs = [backend.run(seq, identity, Positions(offset=offset).ids(identity),
+        runs = [backend.run(seq, Request(identity, Positions(offset=offset).ids(identity)),
                             should_stop) for offset in (0, SHIFT)]
         base, moved = (np.asarray(r.hidden[-1], np.float64) for r in runs)   # (n, d)
         moved_sq += float(((moved - base) ** 2).sum())

@@ -200,15 +200,16 @@ class Figure(QtWidgets.QWidget):
         # painted at the screen's dots per inch, which sizes text given in points as the
         # layout measured it (the device-pixel ratio alone scales it); then the dpi asked
         self._set_dpi(image, self.logicalDpiX())
-        painter = QtGui.QPainter(image)
-        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
-        painter.setRenderHint(QtGui.QPainter.RenderHint.SmoothPixmapTransform, False)
-        # In export mode pyqtgraph draws scatter symbols as paths at this resolution,
-        # not as fragments of its screen-resolution pixmap atlas (their size in logical
-        # pixels: the device-pixel ratio scales them).
-        self._render_all(painter)
-        painter.end()
+        # ended however the painting ends: a painter left on a device that is then
+        # destroyed (an exception's frame outliving it) aborts the process
+        with QtGui.QPainter(image) as painter:
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
+            painter.setRenderHint(QtGui.QPainter.RenderHint.SmoothPixmapTransform, False)
+            # In export mode pyqtgraph draws scatter symbols as paths at this resolution,
+            # not as fragments of its screen-resolution pixmap atlas (their size in
+            # logical pixels: the device-pixel ratio scales them).
+            self._render_all(painter)
         image.setDevicePixelRatio(1.0)
         if dpi:
             self._set_dpi(image, dpi)

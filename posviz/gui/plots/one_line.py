@@ -162,14 +162,14 @@ class OneLineLabel(QtWidgets.QLabel):
             return
         if self.whole:
             return super().paintEvent(event)
-        painter = QtGui.QPainter(self)
-        painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
-        painter.setFont(self.font())
         lines = self.shown_lines()
         align = (QtCore.Qt.AlignmentFlag.AlignVCenter if len(lines) == 1
                  else QtCore.Qt.AlignmentFlag.AlignTop)
-        painter.drawText(self.contentsRect(), int(QtCore.Qt.AlignmentFlag.AlignLeft | align),
-                         "\n".join(lines))
+        with QtGui.QPainter(self) as painter:         # ended even if a call raises
+            painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
+            painter.setFont(self.font())
+            painter.drawText(self.contentsRect(),
+                             int(QtCore.Qt.AlignmentFlag.AlignLeft | align), "\n".join(lines))
 
 
 READABLE_PLOT = 240         # pixels of a canvas (its axes included, a legend under the

@@ -99,8 +99,8 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         index = self.tabs.currentIndex()       # a page of its own (Experiments): one row
         rows = {FIGURE_TYPES[name].row for name in (TAB_FIGURES[index] if index < len(
             TABS) else ()) if not hidden_by_content(self._figures.get(name))}
-        if self._row_height:                   # two rows' worth at most (then they share)
-            self.setMinimumHeight(self._row_height * min(max(len(rows), 1), 2))
+        if self._row_height:                   # a third row gets room of its own too
+            self.setMinimumHeight(self._row_height * max(len(rows), 1))
 
     def _tab_changed(self, index: int) -> None:
         own_page = index >= len(TABS)

@@ -16,8 +16,9 @@ from ...errors import PosvizInputError
 from .. import maps as layer_maps
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
-from ..orders import per_token, sees_in_frame
+from ..orders import sees_in_frame
 from ..pieces import byte_labels, is_byte_fallback, is_byte_level, sentencepiece_labels, shown
+from ..request import Request
 from ..trace import Trace
 from . import layout
 from .precision import arithmetic_of, float32_arithmetic
@@ -130,56 +131,48 @@ class HFBackend:
             text = raw.replace("Ġ", " ").replace("▁", " ")
         return shown(text)
 
-    def run(self, seq: TokenSequence, order: np.ndarray, position_ids: np.ndarray,
-            should_stop=None, *, aligned=False, start=0, past=None,
-            keep_past=False, maps=None, scores=False) -> Trace:
-        """models.backend.Backend.run: one forward of seq.ids[order] at the (n,)
-        position ids. ``should_stop`` is asked after each branch of each block (through
-        the forward hooks); True raises errors.Cancelled and abandons the forward."""
-        self.check_positions(position_ids)
-        order, position_ids = np.asarray(order), np.asarray(position_ids)
-        mask = None
-        if aligned:                  # the original ids, at the position ids of their slots
-            if not self.capabilities.aligned:
-                raise ValueError(f"a {self.family.name} model runs its orders in slot order")
-            ids, tokens, position_ids = list(seq.ids), seq.tokens, per_token(order, position_ids)
-            mask = self._frame_mask(order)
-        else:
-            ids = [seq.ids[i] for i in order[start:]]
-            tokens = tuple(seq.tokens[i] for i in order[start:])
-            position_ids = position_ids[start:]
-        branches = 2 * self._blocks * len(ids) * self.model.config.hidden_size * 4
-        recorder = Recorder(should_stop, layers=self._blocks, maps=maps, scores=scores,
+    def run(self, seq: TokenSequence, request: Request, should_stop=None) -> Trace:
+        """models.backend.Backend.run: one forward of the request's order of seq.ids.
+        ``should_stop`` is asked after each branch of each block (through the forward
+        hooks); True raises errors.Cancelled and abandons the forward."""
+        if request.batched:
+            raise ValueError("a batch of orders runs through record, with a recorder")
+        m = request.n - request.start
+        branches = 2 * self._blocks * m * self.model.config.hidden_size * 4
+        recorder = Recorder(should_stop, layers=self._blocks, maps=request.maps,
+                            scores=request.scores,
                             branches=("whole" if branches <= layer_maps.BRANCHES_WHOLE
                                       else "norms"),
-                            trim=len(ids) >= TRIM_EACH_LAYER_FROM)
+                            trim=m >= TRIM_EACH_LAYER_FROM)
+        cache = self._record(seq, request, recorder)
+        trace = trace_from(recorder, self._blocks,
+                           tokens=tuple(seq.tokens[i] for i in request.rows()),
+                           position_ids=request.row_positions(), extras=self._extras())
+        return _with_past(trace, cache) if request.keep_past else trace
+
+    def record(self, seq: TokenSequence, request: Request, recorder: Recorder) -> None:
+        """models.backend.Backend.record."""
+        self._record(seq, request, recorder)
+
+    def _record(self, seq: TokenSequence, request: Request, recorder: Recorder):
+        """The forward of ``request`` tapped by ``recorder``; the DynamicCache it ran
+        with (a suffix's, or one kept for later suffixes), else None. Aligned: the
+        original ids at the position ids of their slots, under the mask in their frame
+        (a causal model's)."""
+        for pos in request.position_ids.reshape(-1, request.n):
+            self.check_positions(pos)
+        if request.aligned and not self.capabilities.aligned:
+            raise ValueError(f"a {self.family.name} model runs its orders in slot order")
+        ids = np.asarray(seq.ids)[request.rows()]                       # (m,) or (B, n)
+        mask = self._frame_mask(request.order) if request.aligned else None
         cache = None
-        if start or keep_past:
+        if request.start or request.keep_past:
             if not self.capabilities.prefix:
                 raise ValueError(f"a {self.family.name} model runs every order in full")
-            cache = self._cache(past, start)
-        with self._calls_with(cache, start + len(ids)):
-            self._forward(ids, position_ids, recorder, mask)
-        trace = trace_from(recorder, self._blocks, tokens=tuple(tokens),
-                           position_ids=position_ids, extras=self._extras())
-        if keep_past:
-            trace = _with_past(trace, cache)
-        return trace
-
-    def record(self, seq: TokenSequence, orders, position_ids, recorder: Recorder, *,
-               aligned=False) -> None:
-        """models.backend.Backend.record: orders and position ids (B, n)."""
-        orders, position_ids = np.asarray(orders), np.asarray(position_ids)
-        for pos in position_ids:
-            self.check_positions(pos)
-        mask = None
-        if aligned:                     # the original ids, at each order's position ids
-            ids = np.tile(np.asarray(seq.ids), (len(orders), 1))
-            position_ids = per_token(orders, position_ids)
-            mask = self._frame_mask(orders)
-        else:
-            ids = np.asarray(seq.ids)[orders]
-        self._forward(ids, position_ids, recorder, mask)
+            cache = self._cache(request.past, request.start)
+        with self._calls_with(cache, request.n):
+            self._forward(ids, request.row_positions(), recorder, mask)
+        return cache
 
     def batch_bytes(self, n: int) -> int:
         """About how many bytes one order of n tokens takes in ``record`` while metrics

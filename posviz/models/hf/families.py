@@ -21,6 +21,16 @@ def _zero(config) -> int:
     return 0
 
 
+def _lm_head(model, hidden):
+    """The usual head: a module ``lm_head`` (GPT-2, OPT, RoBERTa, Llama, BLOOM)."""
+    return model.lm_head(hidden)
+
+
+def _neox_head(model, hidden):
+    """GPT-NeoX's head: ``embed_out`` in older transformers, ``lm_head`` in newer ones."""
+    return (getattr(model, "embed_out", None) or model.lm_head)(hidden)
+
+
 def config_value(config, *names, default=None):
     """The first of these attributes the configuration sets (families name them
     differently: num_attention_heads, n_head, ...)."""
@@ -46,9 +56,9 @@ def rope_parameters(config, layer_type: str | None = None) -> dict:
             "rotary_fraction": float(fraction or 1.0)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Family:
-    """One layout posviz reads."""
+    """One layout posviz reads, its fields given by keyword."""
 
     name: str
     model_types: tuple[str, ...]       # config.json's model_type values it covers
@@ -62,6 +72,10 @@ class Family:
     blocks: Callable                   # base model -> [(layer, attention module returning
                                        #   (output, ..., weights), attention branch, MLP
                                        #   branch)], the branches adding to the residual
+    logits: Callable = _lm_head        # (model with its head, (k, d) hidden) -> (k, V)
+                                       #   logits through its LM head (default: lm_head)
+    bias_table: Callable | None = None  # base model -> its learned table of score biases
+                                       #   by relative distance bucket (T5), if any
     aligned: bool = False              # runs an order in the original tokens' frame: every
                                        #   position signal is in the position ids, and a
                                        #   causal model takes its mask as a 4D tensor as
@@ -133,53 +147,73 @@ def _modernbert(config) -> dict:
 
 
 FAMILIES: tuple[Family, ...] = (
-    Family("bert", ("bert",), "learned", "bidirectional", "masked", True, False,
-           "learned absolute positions", _bert, _bert_blocks, aligned=True,
+    Family(name="bert", model_types=("bert",), encoding="learned", mask="bidirectional",
+           head="masked", position_ids=True, final_norm=False,
+           scheme="learned absolute positions", embeddings=_bert, blocks=_bert_blocks,
+           logits=lambda model, hidden: model.cls(hidden), aligned=True,
            decoder_capable=True),
-    Family("roberta", ("roberta", "xlm-roberta"), "learned", "bidirectional", "masked",
-           True, False, "learned absolute positions, offset by the padding index + 1",
-           _bert, _bert_blocks, aligned=True, decoder_capable=True,
+    Family(name="roberta", model_types=("roberta", "xlm-roberta"), encoding="learned",
+           mask="bidirectional", head="masked", position_ids=True, final_norm=False,
+           scheme="learned absolute positions, offset by the padding index + 1",
+           embeddings=_bert, blocks=_bert_blocks, aligned=True, decoder_capable=True,
            table_offset=lambda c: int(getattr(c, "pad_token_id", None) or 0) + 1,
            ids_index_table=True),
-    Family("distilbert", ("distilbert",), "learned", "bidirectional", "masked", True,
-           False, "learned absolute positions",
-           lambda b: (b.embeddings.word_embeddings, b.embeddings.position_embeddings),
-           lambda b: [(layer, layer.attention, layer.attention.out_lin, layer.ffn.lin2)
-                      for layer in b.transformer.layer], aligned=True),
-    Family("gpt2", ("gpt2",), "learned", "causal", "causal", True, True,
-           "learned absolute positions", lambda b: (b.wte, b.wpe),
-           lambda b: [(block, block.attn, block.attn, block.mlp) for block in b.h],
+    Family(name="distilbert", model_types=("distilbert",), encoding="learned",
+           mask="bidirectional", head="masked", position_ids=True, final_norm=False,
+           scheme="learned absolute positions",
+           embeddings=lambda b: (b.embeddings.word_embeddings,
+                                 b.embeddings.position_embeddings),
+           blocks=lambda b: [(layer, layer.attention, layer.attention.out_lin,
+                              layer.ffn.lin2) for layer in b.transformer.layer],
+           logits=lambda m, h: m.vocab_projector(m.vocab_layer_norm(m.activation(
+               m.vocab_transform(h)))), aligned=True),
+    Family(name="gpt2", model_types=("gpt2",), encoding="learned", mask="causal",
+           head="causal", position_ids=True, final_norm=True,
+           scheme="learned absolute positions", embeddings=lambda b: (b.wte, b.wpe),
+           blocks=lambda b: [(block, block.attn, block.attn, block.mlp) for block in b.h],
            aligned=True, prefix=True),
-    Family("opt", ("opt",), "learned", "causal", "causal", True, True,
-           "learned absolute positions, offset by 2",
-           lambda b: (b.decoder.embed_tokens, b.decoder.embed_positions),
-           lambda b: [(layer, layer.self_attn, layer.self_attn, layer.fc2)
-                      for layer in b.decoder.layers],
+    Family(name="opt", model_types=("opt",), encoding="learned", mask="causal",
+           head="causal", position_ids=True, final_norm=True,
+           scheme="learned absolute positions, offset by 2",
+           embeddings=lambda b: (b.decoder.embed_tokens, b.decoder.embed_positions),
+           blocks=lambda b: [(layer, layer.self_attn, layer.self_attn, layer.fc2)
+                             for layer in b.decoder.layers],
            table_offset=lambda c: 2),             # added inside its embedding module
-    Family("gpt_neox", ("gpt_neox",), "rope", "causal", "causal", True, True,
-           "RoPE on a fraction of each head (rotary_pct)", lambda b: (b.embed_in, None),
-           lambda b: [(layer, layer.attention, layer.attention, layer.mlp)
-                      for layer in b.layers], parameters=_rope),
-    Family("llama", ("llama", "mistral", "qwen2", "phi3", "gemma"), "rope", "causal",
-           "causal", True, True, "RoPE, grouped-query attention",
-           lambda b: (b.embed_tokens, None), _decoder_blocks, aligned=True, prefix=True,
-           lean_attention=True, parameters=_rope),
-    Family("bloom", ("bloom",), "alibi", "causal", "causal", False, True,
-           "ALiBi: a linear bias per head against distance",
-           lambda b: (b.word_embeddings, None),
+    Family(name="gpt_neox", model_types=("gpt_neox",), encoding="rope", mask="causal",
+           head="causal", position_ids=True, final_norm=True,
+           scheme="RoPE on a fraction of each head (rotary_pct)",
+           embeddings=lambda b: (b.embed_in, None),
+           blocks=lambda b: [(layer, layer.attention, layer.attention, layer.mlp)
+                             for layer in b.layers],
+           logits=_neox_head, parameters=_rope),
+    Family(name="llama", model_types=("llama", "mistral", "qwen2", "phi3", "gemma"),
+           encoding="rope", mask="causal", head="causal", position_ids=True,
+           final_norm=True, scheme="RoPE, grouped-query attention",
+           embeddings=lambda b: (b.embed_tokens, None), blocks=_decoder_blocks,
+           aligned=True, prefix=True, lean_attention=True, parameters=_rope),
+    Family(name="bloom", model_types=("bloom",), encoding="alibi", mask="causal",
+           head="causal", position_ids=False, final_norm=True,
+           scheme="ALiBi: a linear bias per head against distance",
+           embeddings=lambda b: (b.word_embeddings, None),
            # its attention and MLP add the residual themselves
-           lambda b: [(block, block.self_attention, block.self_attention.dense,
-                       block.mlp.dense_4h_to_h) for block in b.h]),
-    Family("t5", ("t5",), "t5", "bidirectional", None, False, True,
-           "relative position buckets, a learned bias per head (encoder only)",
-           lambda b: (b.encoder.embed_tokens, None),
-           lambda b: [(block, block.layer[0].SelfAttention, block.layer[0].SelfAttention,
-                       block.layer[1].DenseReluDense) for block in b.encoder.block],
-           encoder_only=True, parameters=_t5),
-    Family("modernbert", ("modernbert",), "rope", "bidirectional", "masked", True, True,
-           "RoPE, alternating global and local attention",
-           lambda b: (b.embeddings.tok_embeddings, None),
-           lambda b: [(layer, layer.attn, layer.attn, layer.mlp) for layer in b.layers],
+           blocks=lambda b: [(block, block.self_attention, block.self_attention.dense,
+                              block.mlp.dense_4h_to_h) for block in b.h]),
+    Family(name="t5", model_types=("t5",), encoding="t5", mask="bidirectional", head=None,
+           position_ids=False, final_norm=True,
+           scheme="relative position buckets, a learned bias per head (encoder only)",
+           embeddings=lambda b: (b.encoder.embed_tokens, None),
+           blocks=lambda b: [(block, block.layer[0].SelfAttention,
+                              block.layer[0].SelfAttention, block.layer[1].DenseReluDense)
+                             for block in b.encoder.block],
+           bias_table=lambda b: b.encoder.block[0].layer[0].SelfAttention
+           .relative_attention_bias, encoder_only=True, parameters=_t5),
+    Family(name="modernbert", model_types=("modernbert",), encoding="rope",
+           mask="bidirectional", head="masked", position_ids=True, final_norm=True,
+           scheme="RoPE, alternating global and local attention",
+           embeddings=lambda b: (b.embeddings.tok_embeddings, None),
+           blocks=lambda b: [(layer, layer.attn, layer.attn, layer.mlp)
+                             for layer in b.layers],
+           logits=lambda model, hidden: model.decoder(model.head(hidden)),
            parameters=_modernbert),
 )
 FAMILY: dict[str, Family] = {family.name: family for family in FAMILIES}

@@ -24,8 +24,7 @@ from ..encodings import (ENCODINGS, AlibiEncoding, LearnedEncoding, RelativeProf
 from .families import rope_parameters
 
 __all__ = ["Machinery", "machinery_of", "learned_machinery", "rope_machinery",
-           "alibi_machinery", "t5_machinery", "rope_score", "position_table",
-           "base_model"]
+           "alibi_machinery", "t5_machinery", "rope_score", "base_model"]
 
 TABLE_ROWS = 512          # positions of a learned table shown (and exported) at most
 PAIR_SIZE = 64            # query × key maps span positions 0..PAIR_SIZE-1
@@ -79,16 +78,6 @@ def _mask_ahead(maps: np.ndarray, causal: bool) -> np.ndarray:
 
 
 # -- learned tables -------------------------------------------------------------------
-
-
-def position_table(base) -> torch.nn.Embedding | None:
-    """The learned position embedding module of a base model, if it has one."""
-    for name, module in base.named_modules():
-        leaf = name.rsplit(".", 1)[-1]
-        if isinstance(module, torch.nn.Embedding) and leaf in (
-                "position_embeddings", "wpe", "embed_positions"):
-            return module
-    return None
 
 
 def learned_machinery(weight: torch.Tensor, offset: int, title: str) -> Machinery:
@@ -224,14 +213,6 @@ def alibi_machinery(heads: int, causal: bool = True, reach: int = 128) -> Machin
 # -- T5 relative buckets --------------------------------------------------------------
 
 
-def t5_bias_module(base):
-    """The first attention module holding a relative bias table."""
-    for _, module in base.named_modules():
-        if isinstance(getattr(module, "relative_attention_bias", None), torch.nn.Embedding):
-            return module
-    return None
-
-
 def t5_machinery(weight: torch.Tensor, bidirectional: bool, max_distance: int,
                  reach: int | None = None) -> Machinery:
     """weight (buckets, h) of the first layer: the bias per head against Δ."""
@@ -265,42 +246,54 @@ def t5_machinery(weight: torch.Tensor, bidirectional: bool, max_distance: int,
 
 
 def machinery_of(backend) -> Machinery:
-    """The positional machinery of an HFBackend (anything with ``model``, ``facts()``
-    and, optionally, ``base``)."""
+    """The positional machinery of an HFBackend (anything with ``model``, ``family``,
+    ``facts()`` and, optionally, ``base``), read where its encoding acts (the encoding
+    record's ``acts``) from where its family record says the model keeps it."""
     facts = backend.facts()
-    base = base_model(backend)
-    cfg = backend.model.config
-    causal = facts.mask == "causal"
     encoding = ENCODINGS.get(facts.scheme)
-    if encoding is not None and encoding.acts == "absolute":
-        module = position_table(base)
-        if module is None:
-            return Machinery("none", facts.scheme_text(),
-                             note="no position embedding table was found in this model")
-        return learned_machinery(module.weight, facts.position_offset, facts.scheme_text())
-    if encoding is RotaryEncoding:
-        variants = rope_variants(base)
-        if not variants:
-            return Machinery("none", facts.scheme_text(),
-                             note="no rotary module was found in this model")
-        bases = {}
-        for name, freqs in variants:
-            theta = rope_parameters(cfg, name or None)["base"]
-            r = 2 * len(freqs)
-            # θ_1 = base^(-2/r): read the base back when the configuration lacks it
-            bases[name] = float(theta) if theta else float(freqs[1] ** (-r / 2))
-        head_dim = int(getattr(cfg, "head_dim", None) or facts.width // facts.heads)
-        reach = min(facts.max_positions or ROPE_REACH, ROPE_REACH) - 1
-        return rope_machinery(variants, head_dim, bases, causal, reach, facts.max_positions)
-    if encoding is AlibiEncoding:
-        return alibi_machinery(facts.heads, causal)
-    if encoding is T5RelativeBias:
-        module = t5_bias_module(base)
-        if module is None:
-            return Machinery("none", facts.scheme_text(),
-                             note="no relative bias table was found in this model")
-        return t5_machinery(module.relative_attention_bias.weight,
-                            not getattr(module, "is_decoder", False),
-                            facts.encoding_parameters.get("max_distance", 128))
-    return Machinery("none", facts.scheme_text(),
-                     note="this model adds no positional information of its own")
+    reader = READERS.get(encoding.acts if encoding is not None else None)
+    if reader is None:
+        return Machinery("none", facts.scheme_text(),
+                         note="this model adds no positional information of its own")
+    return reader(backend, facts, base_model(backend))
+
+
+def _table(backend, facts, base) -> Machinery:
+    """An absolute encoding: the family's position table (learned, or DistilBERT's
+    fixed sinusoids)."""
+    module = backend.family.embeddings(base)[1]
+    if module is None:
+        return Machinery("none", facts.scheme_text(),
+                         note="no position embedding table was found in this model")
+    return learned_machinery(module.weight, facts.position_offset, facts.scheme_text())
+
+
+def _rotary(backend, facts, base) -> Machinery:
+    """A rotation: θ_i from the model's own rotary module(s)."""
+    cfg = backend.model.config
+    variants = rope_variants(base)
+    if not variants:
+        return Machinery("none", facts.scheme_text(),
+                         note="no rotary module was found in this model")
+    bases = {}
+    for name, freqs in variants:
+        theta = rope_parameters(cfg, name or None)["base"]
+        r = 2 * len(freqs)
+        # θ_1 = base^(-2/r): read the base back when the configuration lacks it
+        bases[name] = float(theta) if theta else float(freqs[1] ** (-r / 2))
+    head_dim = int(getattr(cfg, "head_dim", None) or facts.width // facts.heads)
+    reach = min(facts.max_positions or ROPE_REACH, ROPE_REACH) - 1
+    return rope_machinery(variants, head_dim, bases, facts.mask == "causal", reach,
+                          facts.max_positions)
+
+
+def _bias(backend, facts, base) -> Machinery:
+    """A score bias: the learned table of relative buckets where the family keeps one
+    (T5), else ALiBi's fixed slopes."""
+    if backend.family.bias_table is None:
+        return alibi_machinery(facts.heads, facts.mask == "causal")
+    return t5_machinery(backend.family.bias_table(base).weight, facts.mask != "causal",
+                        facts.encoding_parameters.get("max_distance", 128))
+
+
+READERS = {"absolute": _table, "rotate": _rotary, "bias": _bias}   # by where it acts
