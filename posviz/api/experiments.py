@@ -23,7 +23,7 @@ from .model import Model, builtin_config, load
 from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
 
 if TYPE_CHECKING:
-    from .results import Comparison, Paper, Probe, Sweep, Trained
+    from .results import Comparison, Extended, OrderUsed, Paper, Probe, Sweep, Trained
 
 
 def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
@@ -196,3 +196,47 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
                                f"{order_every})")
     checkpoint, _ = run(config, recipe, out, tokenizer, progress, say, order_every)
     return Trained(checkpoint, config, recipe, notes)
+
+
+def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
+           progress: Counted | None = None, say: Said | None = None) -> "Extended":
+    """The context-extension lab, as ``posviz extend``: the trained RoPE checkpoint run
+    past its training length with position interpolation, NTK-aware scaling, YaRN and
+    DroPE, beside ALiBi, T5 and NoPE as trained, at ``factors`` times the training
+    length; ``.to_dict()`` is ``extend --json`` (per method: perplexity, retrieval and
+    its standard error, copy, attention by distance, each by length). ``weights``:
+    "trained" (the shipped checkpoints) or a folder of the same kinds. ``say`` is told
+    each method, ``progress(done, total)`` each length measured."""
+    from ..analysis.experiments.extension import check_factors, extend as run
+    from ..models.checkpoint import TRAINED
+    from .results import Extended
+    factors = check_factors(factors)
+    folder = None if weights == TRAINED else str(weights)
+    return Extended(run(folder, factors, progress=progress, say=say), weights)
+
+
+def order_use(model=None, *, windows: int | None = None, length: int | None = None,
+              weights: str = "trained", device: str = "cpu", offline: bool = False,
+              **options) -> "OrderUsed":
+    """How much a causal language model uses token order, as ``posviz order-use``: the
+    last token's perplexity over held-out windows, in order and with the context before
+    it shuffled; ``.to_dict()`` is ``order-use --json``. ``model``: a causal model's
+    name, folder or posviz.Model, or None for the built-in model's trained checkpoint
+    of ``options`` (``pe``…; ``weights`` "trained" or a checkpoint folder)."""
+    from ..analysis.experiments.order_use import of_backend
+    from ..models.order_use import WINDOWS
+    from .results import OrderUsed
+    windows = WINDOWS if windows is None else windows
+    if windows < 1 or (length is not None and length < 3):
+        raise PosvizInputError(f"{argument('windows')} must be at least 1 and "
+                               f"{argument('length')} at least 3")
+    if model is None:
+        if weights == "random":
+            raise PosvizInputError(f"order use is measured on a trained model: give "
+                                   f"{argument('weights')} trained (with "
+                                   f"{argument('pe')}) or a checkpoint folder, or "
+                                   f"{argument('model')}")
+        options.setdefault("mask", "causal")      # the zoo's checkpoints are causal
+    loaded = model_of(model, options, weights=weights if model is None else "random",
+                      device=device, offline=offline)
+    return OrderUsed(of_backend(loaded.backend, windows, length or 128), loaded)

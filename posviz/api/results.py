@@ -205,6 +205,53 @@ class Trained(Result):
         return f"<posviz.Trained {self.checkpoint.folder}>"
 
 
+class Extended(Result):
+    """The context-extension lab's measurements (posviz.extend)."""
+
+    what = "extend"
+
+    def __init__(self, result, weights: str):
+        from ..document.provenance import provenance
+        self.weights = weights
+        super().__init__(result, {**provenance({"model": result.ran_on}, options={
+            "lengths": list(result.lengths)}), "weights": str(weights)})
+
+    def metrics(self) -> tuple[str, ...]:
+        from ..analysis.experiments.extension import FIGURES
+        return FIGURES
+
+    def job(self):
+        from ..runtime.experiments import ExperimentJob
+        return ExperimentJob("extend", weights=str(self.weights))
+
+    def __repr__(self) -> str:
+        r = self.result
+        return (f"<posviz.Extended {len(r.methods)} methods at "
+                f"{', '.join(map(str, r.lengths))} tokens>")
+
+
+class OrderUsed(Result):
+    """A causal model's use of token order (posviz.order_use)."""
+
+    what = "order-use"
+
+    def __init__(self, result, model):
+        self.model, self.described = model, model.describe()
+        super().__init__(result, model.provenance())
+
+    def to_dict(self) -> dict:
+        return jsonable({"model": self.model.name, **self.result.to_dict(),
+                         "provenance": self.provenance})
+
+    def figure(self, metric: str | None = None):
+        raise PosvizInputError("posviz.order_use draws no figure: its numbers are in "
+                               "to_dict()")
+
+    def __repr__(self) -> str:
+        r = self.result
+        return f"<posviz.OrderUsed {self.model.name}: {r.ratio:.2f}>"
+
+
 def _texts(texts) -> str:
     import json
     return texts[0] if len(texts) == 1 else json.dumps(list(texts), ensure_ascii=False)

@@ -35,15 +35,13 @@ def add_command(subparsers) -> None:
 
 
 def factors_of(text: str) -> tuple[int, ...]:
+    """``--factors`` as numbers (analysis.experiments.extension.check_factors checks
+    them)."""
     try:
-        factors = tuple(int(f) for f in text.split(","))
+        return tuple(int(f) for f in text.split(","))
     except ValueError:
         raise PosvizInputError(f"--factors takes whole numbers such as 1,2,4,8 (got "
                                f"{text!r})") from None
-    if not factors or any(f < 1 or f > 64 for f in factors) or list(factors) != sorted(
-            set(factors)):
-        raise PosvizInputError(f"--factors must rise from 1 to at most 64 (got {text!r})")
-    return factors
 
 
 def text_lines(result: dict) -> list[str]:
@@ -71,11 +69,9 @@ def text_lines(result: dict) -> list[str]:
 
 
 def run(args) -> int:
-    from ..analysis.experiments.extension import extend
-    from ..models.checkpoint import TRAINED
+    from ..api import extend
     from .options import progress
-    factors = factors_of(args.factors)
-    folder = None if args.weights == TRAINED else args.weights
-    result = extend(folder, factors, say=progress(args)).to_dict()
+    result = extend(args.weights, factors=factors_of(args.factors),
+                    say=progress(args)).to_dict()
     print(json.dumps(result, indent=2) if args.json else "\n".join(text_lines(result)))
     return 0

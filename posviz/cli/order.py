@@ -48,11 +48,10 @@ def run(args) -> int:
     if not args.model and args.weights == "random":
         raise PosvizInputError("order use is measured on a trained model: give --weights "
                                "trained (with --pe) or a checkpoint folder, or --model")
-    config = None if args.model else builtin_config(args)
-    model = load_model(args, config)
-    from ..analysis.experiments.order_use import of_backend
-    use = of_backend(model.backend, args.windows, args.length or 128)
-    result = {"model": model.backend.name, **use.to_dict()}
+    from ..api import order_use
+    model = load_model(args, None if args.model else builtin_config(args))
+    used = order_use(model, windows=args.windows, length=args.length)
+    use, result = used.result, used.to_dict()
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import Cancelled, PosvizInputError
+from ...errors import Cancelled, PosvizInputError, argument
 from ...models.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
@@ -34,6 +34,7 @@ TRIALS = 32                      # copy windows per length
 FAR_WINDOWS = 48                 # retrieval windows per length
 ATTENTION_WINDOWS = 4            # held-out windows whose attention is read per length
 DROPE = "drope"                  # the folder of the recalibrated RoPE checkpoint
+FIGURES = ("perplexity", "retrieval", "attention")    # what its figure draws, by choice
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,20 @@ class Extension:
                 "tokens": self.tokens, "span": SPAN, "trials": TRIALS,
                 "distance_bins": list(self.bins), "methods": self.methods,
                 "ran_on": self.ran_on}
+
+
+def check_factors(factors) -> tuple[int, ...]:
+    """``factors`` as whole numbers rising from 1 to at most 64, else PosvizInputError."""
+    try:
+        found = tuple(int(f) for f in factors)
+        whole = all(float(f) == int(f) for f in factors)
+    except (TypeError, ValueError):
+        found, whole = (), False
+    if not whole or not found or found[0] < 1 or found[-1] > 64 or \
+            list(found) != sorted(set(found)):
+        raise PosvizInputError(f"{argument('factors')} must be whole numbers rising from 1 "
+                               f"to at most 64, such as 1,2,4,8 (got {factors!r})")
+    return found
 
 
 def distance_bins(longest: int) -> list[tuple[int, int]]:
