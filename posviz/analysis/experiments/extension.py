@@ -76,12 +76,13 @@ class Extension:
                                  #   "retrieval", "retrieval_se", "copy", "attention"}:
                                  #   each {length: value}
     ran_on: str
+    seed: int | None = None      # the checkpoints' seed (their first weights, windows)
 
     def to_dict(self) -> dict:
         return {"train_length": self.train_length, "lengths": list(self.lengths),
                 "tokens": self.tokens, "span": SPAN, "trials": TRIALS,
                 "distance_bins": list(self.bins), "methods": self.methods,
-                "ran_on": self.ran_on}
+                "ran_on": self.ran_on, "seed": self.seed}
 
 
 def distance_bins(longest: int) -> list[tuple[int, int]]:
@@ -248,4 +249,5 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
     return Extension(train, lengths, count, tuple(bin_name(*b) for b in bins), table,
                      f"the shipped trained checkpoints ({', '.join(sorted(found))}): the "
                      f"built-in model ({rope.config.layers} layers, width "
-                     f"{rope.config.d_model}), causal, trained at {train} tokens")
+                     f"{rope.config.d_model}), causal, trained at {train} tokens",
+                     rope.config.seed)
