@@ -90,3 +90,59 @@ def test_the_command_writes_the_figures_of_its_run(tmp_path, monkeypatch):
     assert QtGui.QImage(str(tmp_path / "extension-retrieval.png")).width() == 800
     status, _, err = cli("extend", "--out", str(tmp_path), "--format", "gif")
     assert status == 2 and ran == [(1, 2, 4, 8)]               # refused before the run
+
+
+def stored_extension():
+    from posviz.analysis.experiments.extension import Extension
+    return Extension(STORED["train_length"], tuple(STORED["lengths"]), STORED["tokens"],
+                     tuple(STORED["distance_bins"]), STORED["methods"], STORED["ran_on"],
+                     STORED["seed"])
+
+
+def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monkeypatch,
+                                                                     tmp_path):
+    from posviz.analysis.experiments import extension
+    from posviz.gui.experiments import ExperimentsTab
+    steps, said = [], []
+
+    def stand_in(folder, factors, should_stop, progress, say):
+        assert folder is None and factors == (1, 2, 4, 8) and not should_stop()
+        for done in range(1, 4):
+            say(f"method {done}")
+            progress(done, 3)
+        return stored_extension()
+    monkeypatch.setattr(extension, "extend", stand_in)
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    tab.resize(1000, 600)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab._relay.progressed.connect(lambda done, total: steps.append((done, total)))
+    tab._relay.said.connect(said.append)
+    try:
+        tab.what.setCurrentIndex(tab.what.findData("extend"))
+        assert tab.metric_box.isVisible() and not tab.weights.isVisible()
+        assert tab.metric_box.currentData() == "perplexity"
+        with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+            tab.run()
+        qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+        assert steps == [(1, 3), (2, 3), (3, 3)] and said == ["method 1", "method 2",
+                                                              "method 3"]
+        shown = tab.figure.displayed()
+        assert np.array_equal(shown["rope"], [STORED["methods"]["rope"]["perplexity"][str(n)]
+                                              for n in STORED["lengths"]])
+        # the Show box now offers attention at each length the lab ran
+        tab.metric_box.setCurrentIndex(tab.metric_box.findData("attention at 512"))
+        assert np.array_equal(tab.figure.displayed()["alibi"],
+                              STORED["methods"]["alibi"]["attention"]["512"])
+        assert "at 512 tokens" in tab.figure.heading.text()
+        facts = tab.provenance()
+        assert facts["experiment"] == "extend" and facts["seed"] == "0"
+        assert facts["ran_on"] == STORED["ran_on"]
+        image = QtGui.QImage(str(tab.export(tmp_path / "lab.png", "png")))
+        assert image.text("experiment") == "extend" and image.width() > 0
+        tab.what.setCurrentIndex(tab.what.findData("sweep"))    # the metrics come back
+        assert tab.metric_box.findData("attention") < 0 and tab.is_current() is False
+        assert "context-extension lab run before" in tab.status.text()
+    finally:
+        tab.shutdown()
