@@ -107,9 +107,10 @@ def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monk
 
     def stand_in(folder, factors, should_stop, progress, say):
         assert folder is None and factors == (1, 2, 4, 8) and not should_stop()
-        for done in range(1, 4):
-            say(f"method {done}")
-            progress(done, 3)
+        for done in range(1, 9):                  # 2 methods at 4 lengths each
+            if done % 4 == 1:
+                say(f"stand-in {done}")
+            progress(done, 8)
         return stored_extension()
     monkeypatch.setattr(extension, "extend", stand_in)
     tab = ExperimentsTab()
@@ -126,8 +127,9 @@ def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monk
         with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
             tab.run()
         qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
-        assert steps == [(1, 3), (2, 3), (3, 3)] and said == ["method 1", "method 2",
-                                                              "method 3"]
+        # each method a stage counting its lengths
+        assert said == ["method 1 of 8, stand-in 1", "method 2 of 8, stand-in 5"]
+        assert steps == [(1, 4), (2, 4), (3, 4), (4, 4)] * 2
         shown = tab.figure.displayed()
         assert np.array_equal(shown["rope"], [STORED["methods"]["rope"]["perplexity"][str(n)]
                                               for n in STORED["lengths"]])

@@ -15,6 +15,7 @@ from .plots.hover import Series
 SYMBOLS = ("o", "s", "t", "d", "t1", "x", "p", "h")     # one marker shape per method
 ATTENTION = "attention"          # the attention metric: at the longest length, or
 ATTENTION_AT = "attention at "   # "attention at N": at length N
+DODGE = 0.035                    # retrieval: log2 units between methods at a length
 LEFT = {"perplexity": "held-out perplexity",
         "retrieval": "retrieval (nats a token)",
         ATTENTION: "share of the attention"}
@@ -96,23 +97,30 @@ def draw_extension(figure, result: dict, metric: str) -> None:
         _draw_attention(figure, result, length)
     else:
         x = _length_axis(figure, lengths, train)
+        ends = []                                      # retrieval ± its error, framed
         for k, (name, row) in enumerate(methods.items()):
             values = np.array([row[metric][str(n)] for n in lengths], float)   # (lengths,)
-            _marker(figure, k, row["title"], x, values)
+            # retrieval's bars side by side: each method a little apart at a length
+            at = x + (DODGE * (k - (len(methods) - 1) / 2) if metric == "retrieval" else 0)
+            _marker(figure, k, row["title"], at, values)
             figure.data[name] = values
             if metric == "retrieval":
                 se = np.array([row["retrieval_se"][str(n)] for n in lengths], float)
                 figure.data[f"{name}_se"] = se
+                ends += [values - se, values + se]
                 figure.plot.addItem(pg.ErrorBarItem(
-                    x=x, y=values, top=se, bottom=se, beam=0.04,
+                    x=at, y=values, top=se, bottom=se, beam=0.02,
                     pen=style.cosmetic_pen(style.CURVE_COLOURS[k % 8], 1.0,
                                            QtCore.Qt.PenStyle.SolidLine)))
-        if metric == "retrieval":
+        low = high = None
+        if ends:
             zero = pg.InfiniteLine(pos=0.0, angle=0, pen=style.cosmetic_pen(
                 (90, 90, 90), 1.0, QtCore.Qt.PenStyle.DashLine))
             figure.plot.addItem(zero, ignoreBounds=True)
+            low, high = float(np.min(ends)), float(np.max(ends))
         figure.dims, figure.coords = ("length",), {"length": lengths}
-        figure._frame(pad=0.06)
+        figure._frame(None if low is None else (low - 0.05 * (high - low),
+                                                high + 0.05 * (high - low)), pad=0.06)
     figure.fit_legend()
     figure.set_title(_title(result, metric, length))
     figure.set_note(_note(result, metric, length))
@@ -167,4 +175,5 @@ def _note(result: dict, metric: str, length: int | None) -> str:
                 f"(lower is better); RoPE's scalings run the RoPE checkpoint, the others "
                 f"run as trained.\n{ran}")
     return (f"What a window's far half adds to the prediction of its last eighth, in nats "
-            f"a token (0: far context unused); bars: ± one standard error.\n{ran}")
+            f"a token (0: far context unused); bars: ± one standard error; the methods "
+            f"drawn a little apart at each length.\n{ran}")

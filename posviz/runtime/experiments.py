@@ -85,8 +85,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         from ..analysis.experiments.papers import check_paper
         return check_paper(job.paper, should_stop, job.weights, progress, say)
     if job.what == "extend":
-        from ..analysis.experiments.extension import extend
-        return extend(None, job.factors, should_stop, progress, say)
+        return _extend(job.factors, should_stop, progress, say)
     if job.what == "compare":
         from ..analysis.experiments.encodings import compare_encodings
         from ..models.config import ModelConfig
@@ -103,3 +102,20 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
     from ..analysis.experiments.probe import probe
     return probe(engine, job.texts, job.positions, features=job.features,
                  progress=progress, should_stop=should_stop, say=say)
+
+
+def _extend(factors, should_stop, progress, say):
+    """The context-extension lab, each method a stage ("method 2 of 8, ...") counting
+    its lengths, so the time left is that of the method running."""
+    from ..analysis.experiments.extension import METHODS, extend
+    methods, per = [0], len(factors)
+
+    def told(text: str) -> None:
+        methods[0] += 1
+        if say is not None:
+            say(f"method {methods[0]} of {len(METHODS)}, {text}")
+
+    def counted(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done - (methods[0] - 1) * per, per)
+    return extend(None, factors, should_stop, counted, told)
