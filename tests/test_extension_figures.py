@@ -86,6 +86,7 @@ def test_the_command_writes_the_figures_of_its_run(tmp_path, monkeypatch):
     monkeypatch.setattr(extension, "extend", stand_in)
     status, out, err = cli("extend", "--quiet", "--out", str(tmp_path), "--width", "800")
     assert status == 0 and ran == [(1, 2, 4, 8)] and "held-out perplexity" in out
+    assert "trained at 128 tokens, seed 0" in out.splitlines()[0]
     assert "extension-perplexity.png" in err
     assert QtGui.QImage(str(tmp_path / "extension-retrieval.png")).width() == 800
     status, _, err = cli("extend", "--out", str(tmp_path), "--format", "gif")

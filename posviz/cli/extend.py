@@ -70,8 +70,9 @@ def text_lines(result: dict) -> list[str]:
     header = ["", *(f"{n} (trained)" if int(n) == result["train_length"] else n
                     for n in lengths)]
     methods = result["methods"]
+    seed = f", seed {result['seed']}" if result.get("seed") is not None else ""
     lines = [f"trained at {result['train_length']} tokens; {result['tokens']} held-out "
-             f"predictions per length; {result['ran_on']}", "held-out perplexity:"]
+             f"predictions per length; {result['ran_on']}{seed}", "held-out perplexity:"]
     lines += table(header, [[name, *(row["perplexity"][n] for n in lengths)]
                             for name, row in methods.items()])
     lines.append("retrieval: what the window's far half adds to the prediction of its "
