@@ -149,3 +149,37 @@ def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monk
         assert "context-extension lab run before" in tab.status.text()
     finally:
         tab.shutdown()
+
+
+def test_the_window_draws_each_checkpoint_s_order_use(qtbot, monkeypatch):
+    from posviz.analysis.experiments import order_use
+    from posviz.gui.experiments import ExperimentsTab
+    from posviz.models.order_use import OrderUse
+    uses = {kind: OrderUse(400, 128, True, 40.0, {"all_but_last": 40.0 * ratio,
+                                                  "all_but_last_two": 40.0 * kept})
+            for kind, ratio, kept in (("none", 1.69, 1.29), ("rope", 3.06, 1.56))}
+
+    def stand_in(should_stop, progress, say):
+        assert not should_stop()
+        say("none: 400 windows")
+        progress(1, 1)
+        return order_use.ZooOrderUse(uses, 0, "two stand-in checkpoints")
+    monkeypatch.setattr(order_use, "zoo_order_use", stand_in)
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    tab.show()
+    try:
+        tab.what.setCurrentIndex(tab.what.findData("order"))
+        assert not tab.metric_box.isVisible() and not tab.weights.isVisible()
+        with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+            tab.run()
+        qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+        shown = tab.figure.displayed()
+        assert np.allclose(shown["order_use"], [1.69, 3.06])
+        assert np.allclose(shown["order_use_last_two_kept"], [1.29, 1.56])
+        assert tab.figure.coords == {"encoding": ["none", "rope"]}
+        assert "seed 0" in tab.figure.heading.text() and "400 held-out windows" in \
+            tab.figure.note.text()
+        assert tab.provenance()["ran_on"] == "two stand-in checkpoints"
+    finally:
+        tab.shutdown()

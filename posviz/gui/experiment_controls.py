@@ -74,7 +74,7 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
     rows.addLayout(second)
     tab.what = combo([("sweep", "Sweep"), ("probe", "Position probe"),
                       ("paper", "Paper check"), ("compare", "Compare encodings"),
-                      ("extend", "Context extension")],
+                      ("extend", "Context extension"), ("order", "Order use")],
                      "Which experiment to run")
     tab.kind = combo([(k, k) for k in KINDS], "Which orders a sweep runs:\n"
                      + "\n".join(f"{k}: {t}" for k, t in KIND_TIPS.items()))

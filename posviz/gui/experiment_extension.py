@@ -1,8 +1,9 @@
-"""How the Experiments figure draws the context-extension lab (analysis.experiments.
-extension, its ``to_dict``): held-out perplexity or retrieval against the length (a log-2
-axis of lengths, the training length marked), or where attention goes (the mass the last
-quarter of a window's queries put on keys at each distance) at one length; one curve per
-method, each with its own marker."""
+"""How the Experiments figure draws the trained checkpoints' experiments: the
+context-extension lab (analysis.experiments.extension, its ``to_dict``): held-out
+perplexity or retrieval against the length (a log-2 axis of lengths, the training length
+marked), or where attention goes (the mass the last quarter of a window's queries put on
+keys at each distance) at one length, one curve per method, each with its own marker;
+and the checkpoints' order use (analysis.experiments.order_use), a point per encoding."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,16 +51,18 @@ def conditions(result: dict) -> str:
             f"saw), {result['tokens']} predictions a length")
 
 
-def _marker(figure, k: int, title: str, x, values, shown=None) -> None:
-    """One method's curve with its own colour and marker, in the legend and the hover."""
+def _marker(figure, k: int, title: str, x, values, shown=None, joined=True) -> None:
+    """One method's curve (``joined``, else its markers alone) with its own colour and
+    marker, in the legend and the hover."""
     colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
     symbol, size = SYMBOLS[k % len(SYMBOLS)], max(12 - k, 6)
     pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
     drawn = np.asarray(values if shown is None else shown, float)
-    figure.plot.addItem(pg.PlotCurveItem(x, drawn, pen=pen))
+    if joined:
+        figure.plot.addItem(pg.PlotCurveItem(x, drawn, pen=pen))
     figure.plot.addItem(pg.ScatterPlotItem(x, drawn, size=size, symbol=symbol,
                                            pen=pg.mkPen("w", width=1), brush=colour))
-    figure.legend.addItem(style.legend_sample(pen=pen, symbol=symbol, symbolSize=9,
+    figure.legend.addItem(style.legend_sample(pen=pen if joined else None, symbol=symbol, symbolSize=9,
                                               symbolBrush=colour, symbolPen="w"), title)
     figure._series.append(Series(title, np.asarray(x, float), drawn,
                                  np.asarray(values, float)))
@@ -177,3 +180,40 @@ def _note(result: dict, metric: str, length: int | None) -> str:
     return (f"What a window's far half adds to the prediction of its last eighth, in nats "
             f"a token (0: far context unused); bars: ± one standard error; the methods "
             f"drawn a little apart at each length.\n{ran}")
+
+
+ORDER_SERIES = (("order_use", "every token before the last shuffled", "all_but_last"),
+                ("order_use_last_two_kept", "the last two tokens kept in place",
+                 "all_but_last_two"))
+
+
+def draw_order_use(figure, result) -> None:
+    """The shipped checkpoints' order use (analysis.experiments.order_use.ZooOrderUse):
+    the last token's perplexity with its context shuffled over that in order, a point
+    per encoding, 1 marked (a model that reads its context as a bag of tokens)."""
+    kinds = list(result.uses)
+    x = np.arange(len(kinds), dtype=float)
+    figure._reset("shuffled / in-order perplexity", "encoding (trained checkpoint)",
+                  log=False)
+    figure.plot.getAxis("bottom").setTicks([[(float(i), k) for i, k in enumerate(kinds)],
+                                            []])
+    figure.data, figure.labels = {}, {}
+    for k, (key, title, shuffled) in enumerate(ORDER_SERIES):
+        values = np.array([u.shuffled[shuffled] / u.original for u in result.uses.values()])
+        _marker(figure, k, title, x + 0.08 * (k - 0.5), values, joined=False)
+        figure.data[key] = values                                        # (encodings,)
+    bag = pg.InfiniteLine(pos=1.0, angle=0, label="1: order unused", labelOpts={
+        "position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]},
+        pen=style.cosmetic_pen((90, 90, 90), 1.0, QtCore.Qt.PenStyle.DashLine))
+    figure.plot.addItem(bag, ignoreBounds=True)
+    figure.dims, figure.coords = ("encoding",), {"encoding": kinds}
+    top = float(max(np.max(v) for v in figure.data.values()))
+    figure._frame((0.9, top + 0.1 * (top - 0.9)), pad=0.08)
+    figure.fit_legend()
+    use = next(iter(result.uses.values()))
+    figure.set_title(f"Order use of the trained checkpoints: {len(kinds)} encodings, "
+                     f"seed {result.seed}")
+    figure.set_note(f"The last token's perplexity over {use.windows} held-out windows of "
+                    f"{use.length} slots with the tokens before it shuffled (the start "
+                    f"token kept), over the same in order; 1: the model reads its context "
+                    f"as a bag of tokens.\nRan on {result.ran_on}, seed {result.seed}")

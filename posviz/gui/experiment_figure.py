@@ -115,6 +115,9 @@ class ExperimentFigure(Figure):
             self.show_compare(result, metric)
         elif job.what == "extend":
             self.show_extension(result.to_dict(), metric)
+        elif job.what == "order":
+            from .experiment_extension import draw_order_use
+            draw_order_use(self, result)
         elif job.what == "sweep" and metric == SWAP_MAP:
             self.show_pairs(result.pairs[0])
         elif job.what == "sweep":

@@ -19,7 +19,7 @@ USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
         "probe": ("spec", "texts", "positions", "features"),
         "paper": ("paper", "weights"),
         "compare": ("spec", "texts", "positions", "order", "weights", "encodings"),
-        "extend": ("factors",)}
+        "extend": ("factors",), "order": ()}
 # each field as its control is labelled, so a stale result names what changed
 NAMES = {"texts": "text", "positions": "positions", "order": "order",
          "kind": "kind", "count": "count", "seed": "seed", "features": "features",
@@ -31,8 +31,9 @@ SPEC_UNREAD = {"compare": ("encoding", "weights")}
 SWAP_MAP = "swap map"            # the Show box's choice of a swap sweep's pair map
 QUOTED = 60                      # characters of a text the figure quotes; the file has all
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
-              "compare": "comparison of encodings", "extend": "context-extension lab"}
-OWN_WORDS = ("paper", "extend")  # experiments whose title and note name what they ran on
+              "compare": "comparison of encodings", "extend": "context-extension lab",
+              "order": "order use of the trained checkpoints"}
+OWN_WORDS = ("paper", "extend", "order")  # experiments whose title and note name what they ran on
 
 
 class Relay(QtCore.QObject):
@@ -51,8 +52,8 @@ def make_job(tab, session) -> ExperimentJob:
     what = tab.what.currentData()
     if what == "compare":
         return compare_job(tab, session)
-    if what == "extend":                 # the shipped checkpoints, not the window's model
-        return ExperimentJob("extend")
+    if what in ("extend", "order"):      # the shipped checkpoints, not the window's model
+        return ExperimentJob(what)
     texts = _texts(tab, session) if what in ("sweep", "probe") else ()
     return ExperimentJob(
         what, spec=session.spec if session is not None else ModelSpec(),

@@ -15,12 +15,12 @@ from ..document.spec import ModelSpec
 from ..errors import PosvizInputError
 from ..models.config import Positions
 
-WHATS = ("sweep", "probe", "paper", "compare", "extend")
+WHATS = ("sweep", "probe", "paper", "compare", "extend", "order")
 
 
 @dataclass(frozen=True)
 class ExperimentJob:
-    what: str                          # "sweep", "probe", "paper", "compare" or "extend"
+    what: str                          # one of WHATS
     spec: ModelSpec = ModelSpec()
     texts: tuple[str, ...] = ()
     positions: Positions = Positions()
@@ -51,6 +51,8 @@ class ExperimentJob:
                          text=self.texts[0] if self.texts else "",
                          order="reversed" if self.order is None else
                          ",".join(map(str, self.order)))
+        elif self.what == "order":
+            facts.update(model="the shipped trained checkpoints", weights="trained")
         elif self.what == "extend":
             facts.update(model="the shipped trained checkpoints", weights="trained",
                          factors=",".join(map(str, self.factors)))
@@ -77,13 +79,17 @@ def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None,
 def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    say: Callable[[str], None] | None = None):
-    """Run the job: a SweepResult, a ProbeResult, a PaperCheck, an EncodingComparison
-    or an Extension (the context-extension lab, on the shipped checkpoints)."""
+    """Run the job: a SweepResult, a ProbeResult, a PaperCheck, an EncodingComparison,
+    an Extension (the context-extension lab) or a ZooOrderUse (both on the shipped
+    checkpoints)."""
     if job.what not in WHATS:
         raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
     if job.what == "paper":
         from ..analysis.experiments.papers import check_paper
         return check_paper(job.paper, should_stop, job.weights, progress, say)
+    if job.what == "order":
+        from ..analysis.experiments.order_use import zoo_order_use
+        return zoo_order_use(should_stop=should_stop, progress=progress, say=say)
     if job.what == "extend":
         return _extend(job.factors, should_stop, progress, say)
     if job.what == "compare":
