@@ -183,7 +183,7 @@ def _note(result: dict, metric: str, length: int | None) -> str:
 
 
 ORDER_SERIES = (("order_use", "every token before the last shuffled", "all_but_last"),
-                ("order_use_last_two_kept", "the last two tokens kept in place",
+                ("order_use_last_two_kept", "the tokens before the last two shuffled",
                  "all_but_last_two"))
 
 
