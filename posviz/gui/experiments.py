@@ -1,5 +1,6 @@
-"""The Experiments tab: sweeps, swap maps, position probes, paper checks and encodings
-compared on one reorder, run off the GUI thread (progress, time left, cancel) and drawn in
+"""The Experiments tab: sweeps, swap maps, position probes, paper checks, encodings
+compared on one reorder, the context-extension lab and the trained checkpoints' order
+use, run off the GUI thread (progress, time left, cancel) and drawn in
 one exportable figure. What runs is a ``runtime.experiments.ExperimentJob`` on a
 ``runtime.scheduler.Scheduler`` (one worker, a newer run supersedes an older one); its
 outcomes and progress reach the GUI thread as Qt signals. The model, text and positions
@@ -36,8 +37,8 @@ class ExperimentsTab(QtWidgets.QWidget):
     """Controls, a progress line and the experiment figure."""
 
     TIP = ("Experiments over many orders and texts: sweeps, swap sensitivity, a position "
-           "probe, checks of published claims, encodings compared and the "
-           "context-extension lab")
+           "probe, checks of published claims, encodings compared, the "
+           "context-extension lab and the trained checkpoints' order use")
 
     def __init__(self, session: Callable[[], Session | None] = lambda: None, settings=None,
                  parent=None):
