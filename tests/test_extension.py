@@ -116,6 +116,7 @@ def lab():
 def test_the_lab_measures_every_method_at_every_length(lab):
     folder, result = lab
     assert result["train_length"] == 16 and result["lengths"] == [16, 32]
+    assert result["seed"] == CONFIG.seed                # the figures' titles name it
     assert set(result["methods"]) == {"rope", "pi", "ntk", "yarn", "drope", "alibi", "t5",
                                       "none"}
     for name, row in result["methods"].items():

@@ -222,7 +222,9 @@ class Extended(Result):
 
     def job(self):
         from ..runtime.experiments import ExperimentJob
-        return ExperimentJob("extend", weights=str(self.weights))
+        r = self.result
+        return ExperimentJob("extend", weights=str(self.weights),
+                             factors=tuple(n // r.train_length for n in r.lengths))
 
     def __repr__(self) -> str:
         r = self.result

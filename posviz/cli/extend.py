@@ -1,13 +1,20 @@
 """``posviz extend``: the context-extension lab (analysis.experiments.extension).
 
     posviz extend [--weights trained|PATH] [--factors 1,2,4,8] [--json]
+                  [--out DIR [--format png,svg,pdf] [--width PX]]
         the trained RoPE checkpoint past its training length (position interpolation,
-        NTK-aware scaling, YaRN, DroPE) beside ALiBi, T5 and NoPE as trained
+        NTK-aware scaling, YaRN, DroPE) beside ALiBi, T5 and NoPE as trained;
+        ``--out`` draws the window's figures of it: extension-perplexity,
+        extension-retrieval and extension-attention (at the longest length)
 """
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
+from ..analysis.experiments.extension import FIGURES  # --out: extension-NAME.FORMAT
+from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
 from ..errors import PosvizInputError
 
 
@@ -31,6 +38,14 @@ def add_command(subparsers) -> None:
                         help="the lengths, in training lengths (default: 1,2,4,8)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write the figures to this folder: extension-perplexity, "
+                             "extension-retrieval and extension-attention")
+    parser.add_argument("--format", default="png", metavar="png,svg",
+                        help="with --out: image formats, comma-separated, of png, svg and "
+                             "pdf (default: png)")
+    parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
+                        help=f"with --out: PNG width in pixels (default: {DEFAULT_WIDTH})")
     parser.set_defaults(func=run)
 
 
@@ -52,8 +67,9 @@ def text_lines(result: dict) -> list[str]:
     header = ["", *(f"{n} (trained)" if int(n) == result["train_length"] else n
                     for n in lengths)]
     methods = result["methods"]
+    seed = f", seed {result['seed']}" if result.get("seed") is not None else ""
     lines = [f"trained at {result['train_length']} tokens; {result['tokens']} held-out "
-             f"predictions per length; {result['ran_on']}", "held-out perplexity:"]
+             f"predictions per length; {result['ran_on']}{seed}", "held-out perplexity:"]
     lines += table(header, [[name, *(row["perplexity"][n] for n in lengths)]
                             for name, row in methods.items()])
     lines.append("retrieval: what the window's far half adds to the prediction of its "
@@ -71,7 +87,57 @@ def text_lines(result: dict) -> list[str]:
 def run(args) -> int:
     from ..api import extend
     from .options import progress
-    result = extend(args.weights, factors=factors_of(args.factors),
-                    say=progress(args)).to_dict()
+    from .options import tell_written
+    factors = factors_of(args.factors)
+    if args.out:
+        formats = parse_formats(args.format)
+        check_width(args.width, "--width")
+        out = check_folder(Path(args.out))
+    result = extend(args.weights, factors=factors, say=progress(args)).to_dict()
     print(json.dumps(result, indent=2) if args.json else "\n".join(text_lines(result)))
+    if args.out:                         # stdout holds the tables or the JSON only
+        tell_written(draw(result, out, formats, args.width))
+    sys.stdout.flush()
     return 0
+
+
+def provenance(result: dict, metric: str) -> dict[str, str]:
+    """What a figure of the lab carries: the version, the conditions, the lengths."""
+    from ..version import __version__
+    facts = {"posviz": __version__, "experiment": "extend", "metric": metric,
+             "ran_on": result["ran_on"], "seed": result.get("seed"),
+             "train_length": result["train_length"],
+             "lengths": ",".join(map(str, result["lengths"])),
+             "tokens": result["tokens"], "methods": ",".join(result["methods"])}
+    return {key: str(value) for key, value in facts.items() if value is not None}
+
+
+def draw(result: dict, folder: Path, formats: list[str], width: int = DEFAULT_WIDTH,
+         metrics=FIGURES) -> list[Path]:
+    """The Experiments tab's figures of ``result`` (Extension.to_dict()), written to
+    ``folder`` as extension-METRIC.FORMAT at the figure's own size, ``width`` pixels
+    wide as PNG, with the result's provenance."""
+    from PySide6 import QtCore
+
+    from ..gui.experiment_figure import ExperimentFigure
+    from ..gui.plots.headless import application, quiet_platform_notes
+    app = application()
+    written = []
+    with quiet_platform_notes():
+        for metric in metrics:
+            figure = ExperimentFigure()
+            figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+            figure.resize(900, 600)
+            try:
+                figure.show()
+                app.processEvents()
+                figure.show_extension(result, metric)
+                app.processEvents()
+                for fmt in formats:
+                    written.append(figure.export(
+                        folder / f"extension-{metric}.{fmt}", width=width,
+                        provenance=provenance(result, metric)))
+            finally:
+                figure.close()
+                figure.deleteLater()
+    return written

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .experiment_encodings import EncodingsButton
+from .experiment_jobs import SWAP_MAP
 from posviz.analysis.experiments.papers import CATALOGUE
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
@@ -29,6 +30,41 @@ def combo(items, tip: str) -> QtWidgets.QComboBox:
     return box
 
 
+def metric_items(lab: bool = False, extension: dict | None = None) -> list[tuple[str, str]]:
+    """The Show box's choices: the symmetry metrics, or (``lab``) the context-extension
+    lab's figures, with an attention figure per length its result ``extension``
+    (Extension.to_dict()) ran, if one is shown."""
+    if not lab:
+        return [(m, m.replace("_", " ")) for m in METRICS]
+    if extension is None:
+        return list(EXTENSION_ITEMS)
+    from .experiment_extension import extension_metrics
+    return extension_metrics(extension)
+
+
+EXTENSION_ITEMS = (("perplexity", "held-out perplexity"),
+                   ("retrieval", "retrieval (± standard error)"),
+                   ("attention", "attention against distance, at the longest length"))
+METRIC_TIPS = {False: "Which metric the band shows (no new run needed)",
+               True: "Which figure of the lab: perplexity or retrieval against the "
+                     "length, or where attention goes at one length (no new run needed)"}
+
+
+def fill_metric_box(box: QtWidgets.QComboBox, items) -> None:
+    """Put ``items`` [(data, text)] in the Show box (unless it holds them), keeping
+    its choice where the new items hold it, without telling its listeners."""
+    items = list(items)
+    held = [(box.itemData(i), box.itemText(i)) for i in range(box.count())]
+    if [item for item in held if item[0] != SWAP_MAP] == items:
+        return                          # a swap sweep's map stays (ExperimentsTab's)
+    chosen = box.currentData()
+    with QtCore.QSignalBlocker(box):
+        box.clear()
+        for data, text in items:
+            box.addItem(text, data)
+        box.setCurrentIndex(max(box.findData(chosen), 0))
+
+
 def build_controls(tab) -> QtWidgets.QVBoxLayout:
     """The controls of ``tab`` (an ExperimentsTab), made its attributes and wired to its
     methods: two lines (what and which orders; on what and shown how)."""
@@ -37,7 +73,8 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
     rows.addLayout(first)
     rows.addLayout(second)
     tab.what = combo([("sweep", "Sweep"), ("probe", "Position probe"),
-                      ("paper", "Paper check"), ("compare", "Compare encodings")],
+                      ("paper", "Paper check"), ("compare", "Compare encodings"),
+                      ("extend", "Context extension"), ("order", "Order use")],
                      "Which experiment to run")
     tab.kind = combo([(k, k) for k in KINDS], "Which orders a sweep runs:\n"
                      + "\n".join(f"{k}: {t}" for k, t in KIND_TIPS.items()))
@@ -46,8 +83,8 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
     tab.seed = QtWidgets.QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
     tab.seed.setToolTip("Seeds the random orders: the same seed gives the same result")
     tab.texts = combo(list(TEXT_SOURCES.items()), "Which texts to run on")
-    tab.metric_box = combo([(m, m.replace("_", " ")) for m in METRICS],
-                           "Which metric the band shows (no new run needed)")
+    tab.metric_box = combo(metric_items(), "Which metric the band shows (no new run "
+                                           "needed)")
     tab.features = combo(list(FEATURE_NAMES.items()),
                          "What the probe's regression reads: the hidden state, or also "
                          "its squares (so it can read a norm)")

@@ -113,6 +113,11 @@ class ExperimentFigure(Figure):
         self._holding.start()
         if job.what == "compare":
             self.show_compare(result, metric)
+        elif job.what == "extend":
+            self.show_extension(result.to_dict(), metric)
+        elif job.what == "order":
+            from .experiment_extension import draw_order_use
+            draw_order_use(self, result)
         elif job.what == "sweep" and metric == SWAP_MAP:
             self.show_pairs(result.pairs[0])
         elif job.what == "sweep":
@@ -362,6 +367,11 @@ class ExperimentFigure(Figure):
         """One curve per encoding (experiment_compare.draw_compare)."""
         from .experiment_compare import draw_compare
         draw_compare(self, result, metric)
+
+    def show_extension(self, result: dict, metric: str) -> None:
+        """The context-extension lab (experiment_extension.draw_extension)."""
+        from .experiment_extension import draw_extension
+        draw_extension(self, result, metric)
 
     def show_paper(self, check) -> None:
         from .experiment_papers import draw_paper

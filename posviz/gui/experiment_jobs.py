@@ -20,18 +20,22 @@ from posviz.version import __version__
 USES = {"sweep": ("spec", "texts", "positions", "kind", "count", "seed"),
         "probe": ("spec", "texts", "positions", "features"),
         "paper": ("paper", "weights"),
-        "compare": ("spec", "texts", "positions", "order", "weights", "encodings")}
+        "compare": ("spec", "texts", "positions", "order", "weights", "encodings"),
+        "extend": ("factors",), "order": ()}
 # each field as its control is labelled, so a stale result names what changed
 NAMES = {"texts": "text", "positions": "positions", "order": "order",
          "kind": "kind", "count": "count", "seed": "seed", "features": "features",
-         "paper": "paper", "weights": "weights", "encodings": "encodings"}
+         "paper": "paper", "weights": "weights", "encodings": "encodings",
+         "factors": "lengths"}
 # what of the window's model an experiment does not read: a comparison runs its own
 # encodings, with the weights its own box chooses
 SPEC_UNREAD = {"compare": ("encoding", "weights")}
 SWAP_MAP = "swap map"            # the Show box's choice of a swap sweep's pair map
 QUOTED = 60                      # characters of a text the figure quotes; the file has all
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
-              "compare": "comparison of encodings"}
+              "compare": "comparison of encodings", "extend": "context-extension lab",
+              "order": "order use of the trained checkpoints"}
+OWN_WORDS = ("paper", "extend", "order")  # experiments whose title and note name what they ran on
 
 
 class Relay(QtCore.QObject):
@@ -50,6 +54,8 @@ def make_job(tab, session) -> ExperimentJob:
     what = tab.what.currentData()
     if what == "compare":
         return compare_job(tab, session)
+    if what in ("extend", "order"):      # the shipped checkpoints, not the window's model
+        return ExperimentJob(what)
     texts = _texts(tab, session) if what in ("sweep", "probe") else ()
     return ExperimentJob(
         what, spec=session.spec if session is not None else ModelSpec(),
@@ -132,7 +138,7 @@ def caption(job: ExperimentJob) -> str:
     """The subtitle naming what ran, so a plot or an exported figure says which model,
     encoding, mask, weights and position ids it shows ("" for a paper check, whose
     title and note name its own models)."""
-    if job.what == "paper":
+    if job.what in OWN_WORDS:
         return ""
     spec = job.spec
     if job.what == "compare":          # the encodings are the legend's
@@ -178,6 +184,10 @@ def shown_metric(job: ExperimentJob, result, chosen: str | None) -> str | None:
         return chosen if chosen in result.bands else METRICS[0]
     if job.what == "compare":
         return chosen if chosen in METRICS else METRICS[0]
+    if job.what == "extend":
+        from .experiment_extension import extension_metrics
+        return chosen if chosen in dict(extension_metrics(result.to_dict())) \
+            else "perplexity"
     return None
 
 
@@ -188,7 +198,7 @@ def _quoted(text: str) -> str:
 def texts_named(job: ExperimentJob) -> str:
     """The texts ``job`` ran on, for a figure: a text quoted (elided past QUOTED), the
     count and the first of several, or generated ones ("" for a paper check: no texts)."""
-    if job.what == "paper":
+    if job.what in OWN_WORDS:
         return ""
     if not job.texts:
         return "generated texts"
@@ -220,7 +230,7 @@ def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, 
     facts = {"posviz": __version__, **job.describe()}
     if job.what == "sweep" and job.kind not in ("random", "prefix"):
         facts.pop("count", None)           # its orders are fixed: the count is not read
-    if job.what != "paper":                # what made it, as every output records it
+    if job.what not in OWN_WORDS:          # what made it, as every output records it
         record = made.provenance(made.spec_model(job.spec, job.backend),
                                  options=positions_options(job.positions))
         if job.what == "compare":
@@ -236,6 +246,8 @@ def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, 
             facts["texts"] = f"generated: {getattr(result, 'generated', '')}"
     elif getattr(result, "ran_on", ""):
         facts["ran_on"] = result.ran_on
+        if getattr(result, "seed", None) is not None:       # the lab's checkpoints'
+            facts["seed"] = result.seed
     if getattr(result, "carried", False):       # the order run, of the models' tokens
         facts["order_run"] = (",".join(map(str, result.order))
                               + " (the order carried word by word to the models' tokens)")

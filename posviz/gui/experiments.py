@@ -1,5 +1,6 @@
-"""The Experiments tab: sweeps, swap maps, position probes, paper checks and encodings
-compared on one reorder, run off the GUI thread (progress, time left, cancel) and drawn in
+"""The Experiments tab: sweeps, swap maps, position probes, paper checks, encodings
+compared on one reorder, the context-extension lab and the trained checkpoints' order
+use, run off the GUI thread (progress, time left, cancel) and drawn in
 one exportable figure. What runs is a ``runtime.experiments.ExperimentJob`` on a
 ``runtime.scheduler.Scheduler`` (one worker, a newer run supersedes an older one); its
 outcomes and progress reach the GUI thread as Qt signals. The model, text and positions
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from .experiment_controls import CURRENT_REFUSED, TEXT_SOURCES, build_controls
+from .experiment_controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
+                                  fill_metric_box, metric_items)
 from .experiment_figure import ExperimentFigure
 from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                               make_job, provenance, shown_metric)
@@ -35,7 +37,8 @@ class ExperimentsTab(QtWidgets.QWidget):
     """Controls, a progress line and the experiment figure."""
 
     TIP = ("Experiments over many orders and texts: sweeps, swap sensitivity, a position "
-           "probe and checks of published claims")
+           "probe, checks of published claims, encodings compared, the "
+           "context-extension lab and the trained checkpoints' order use")
 
     def __init__(self, session: Callable[[], Session | None] = lambda: None, settings=None,
                  parent=None):
@@ -108,7 +111,7 @@ class ExperimentsTab(QtWidgets.QWidget):
                  self.texts: what in ("sweep", "probe"), self.features: what == "probe",
                  self.paper: what == "paper", self.encodings: what == "compare",
                  self.weights: what in ("paper", "compare"),
-                 self.metric_box: what in ("sweep", "compare")}
+                 self.metric_box: what in ("sweep", "compare", "extend")}
         for widget, visible in shown.items():
             widget.setVisible(visible)
             self._labelled[widget].setVisible(visible)
@@ -125,6 +128,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             trained = session is not None and session.spec.trained
             self.weights.setCurrentIndex(self.weights.findData(TRAINED if trained
                                                                else RANDOM))
+        self._fill_metrics(what)
         has_map = self.metric_box.findData(SWAP_MAP)   # a swap sweep's; kept while hidden
         if (what, kind) == ("sweep", "swap") and has_map < 0:
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
@@ -133,6 +137,15 @@ class ExperimentsTab(QtWidgets.QWidget):
         if self.status.property("error"):      # said of the previous choice
             self._say("")
         self.refresh_stale()
+
+    def _fill_metrics(self, what: str) -> None:
+        """The Show box's choices for ``what``: the lab's figures (an attention figure
+        per length of its result shown) or the symmetry metrics."""
+        lab = what == "extend"
+        shown = (self.result.to_dict() if lab and self.job is not None
+                 and self.job.what == "extend" else None)
+        fill_metric_box(self.metric_box, metric_items(lab, shown))
+        self.metric_box.setToolTip(METRIC_TIPS[lab])
 
     def _offer_current_text(self, offered: bool) -> None:
         """The probe scores on texts it holds out, so the window's one text is greyed
@@ -286,9 +299,11 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _redraw(self) -> None:
         if self.result is None:
             return
+        if self.job.what == self.what.currentData():
+            self._fill_metrics(self.job.what)   # the lab's lengths, once it has run
         metric = shown_metric(self.job, self.result, self.metric_box.currentData())
-        if metric is not None:                  # the Show box names what is drawn
-            with QtCore.QSignalBlocker(self.metric_box):
+        if metric is not None and self.metric_box.findData(metric) >= 0:
+            with QtCore.QSignalBlocker(self.metric_box):   # the Show box names it
                 self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
         self.figure.subtitle = caption(self.job)
         if note := self.figure.draw(self.job, self.result, metric):

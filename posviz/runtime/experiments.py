@@ -15,12 +15,12 @@ from ..document.spec import ModelSpec
 from ..errors import PosvizInputError
 from ..models.config import Positions
 
-WHATS = ("sweep", "probe", "paper", "compare")
+WHATS = ("sweep", "probe", "paper", "compare", "extend", "order")
 
 
 @dataclass(frozen=True)
 class ExperimentJob:
-    what: str                          # "sweep", "probe", "paper" or "compare"
+    what: str                          # one of WHATS
     spec: ModelSpec = ModelSpec()
     texts: tuple[str, ...] = ()
     positions: Positions = Positions()
@@ -36,6 +36,7 @@ class ExperimentJob:
     instead: str = ""                  # compare: the window's pretrained model, not run
     ordered: object = None             # compare: the TokenSequence ``order`` reorders
                                        #   (None: the compared models' own tokens)
+    factors: tuple[int, ...] = (1, 2, 4, 8)    # extend: the lengths, in training lengths
 
     def describe(self) -> dict:
         """What produced the result, for an export's provenance."""
@@ -50,6 +51,11 @@ class ExperimentJob:
                          text=self.texts[0] if self.texts else "",
                          order="reversed" if self.order is None else
                          ",".join(map(str, self.order)))
+        elif self.what == "order":
+            facts.update(model="the shipped trained checkpoints", weights="trained")
+        elif self.what == "extend":
+            facts.update(model="the shipped trained checkpoints", weights="trained",
+                         factors=",".join(map(str, self.factors)))
         else:
             facts.update(paper=self.paper, weights=self.weights or "the paper's default")
         return {k: str(v) for k, v in facts.items()}
@@ -73,13 +79,19 @@ def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None,
 def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    say: Callable[[str], None] | None = None):
-    """Run the job: a SweepResult, a ProbeResult, a PaperCheck or an
-    EncodingComparison."""
+    """Run the job: a SweepResult, a ProbeResult, a PaperCheck, an EncodingComparison,
+    an Extension (the context-extension lab) or a ZooOrderUse (both on the shipped
+    checkpoints)."""
     if job.what not in WHATS:
         raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
     if job.what == "paper":
         from ..analysis.experiments.papers import check_paper
         return check_paper(job.paper, should_stop, job.weights, progress, say)
+    if job.what == "order":
+        from ..analysis.experiments.order_use import zoo_order_use
+        return zoo_order_use(should_stop=should_stop, progress=progress, say=say)
+    if job.what == "extend":
+        return _extend(job.factors, should_stop, progress, say)
     if job.what == "compare":
         from ..analysis.experiments.encodings import compare_encodings
         from ..models.config import ModelConfig
@@ -103,3 +115,20 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
     from ..analysis.experiments.probe import probe
     return probe(engine, job.texts, job.positions, features=job.features,
                  progress=progress, should_stop=should_stop, say=say)
+
+
+def _extend(factors, should_stop, progress, say):
+    """The context-extension lab, each method a stage ("method 2 of 8, ...") counting
+    its lengths, so the time left is that of the method running."""
+    from ..analysis.experiments.extension import METHODS, extend
+    methods, per = [0], len(factors)
+
+    def told(text: str) -> None:
+        methods[0] += 1
+        if say is not None:
+            say(f"method {methods[0]} of {len(METHODS)}, {text}")
+
+    def counted(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done - (methods[0] - 1) * per, per)
+    return extend(None, factors, should_stop, counted, told)

@@ -77,12 +77,13 @@ class Extension:
                                  #   "retrieval", "retrieval_se", "copy", "attention"}:
                                  #   each {length: value}
     ran_on: str
+    seed: int | None = None      # the checkpoints' seed (their first weights, windows)
 
     def to_dict(self) -> dict:
         return {"train_length": self.train_length, "lengths": list(self.lengths),
                 "tokens": self.tokens, "span": SPAN, "trials": TRIALS,
                 "distance_bins": list(self.bins), "methods": self.methods,
-                "ran_on": self.ran_on}
+                "ran_on": self.ran_on, "seed": self.seed}
 
 
 def check_factors(factors) -> tuple[int, ...]:
@@ -266,4 +267,5 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
     return Extension(train, lengths, count, tuple(bin_name(*b) for b in bins), table,
                      f"{where} ({', '.join(sorted(found))}): the built-in model "
                      f"({rope.config.layers} layers, width {rope.config.d_model}), causal, "
-                     f"trained at {train} tokens")
+                     f"trained at {train} tokens",
+                     rope.config.seed)

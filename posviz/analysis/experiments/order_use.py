@@ -10,6 +10,8 @@ it uses order, not how well it models the text.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...errors import PosvizInputError
@@ -70,4 +72,37 @@ def of_backend(backend, windows: int = WINDOWS, length: int = 128) -> OrderUse:
 def of_zoo(windows: int = WINDOWS) -> dict[str, OrderUse]:
     """Each shipped checkpoint's order use, by encoding."""
     return {c.config.pe: of_checkpoint(c, windows) for c in zoo()}
+
+
+@dataclass(frozen=True)
+class ZooOrderUse:
+    """The shipped checkpoints' order use by encoding, and what they are."""
+
+    uses: dict                   # encoding -> OrderUse
+    seed: int
+    ran_on: str
+
+
+def zoo_order_use(windows: int = WINDOWS, should_stop=None, progress=None,
+                  say=None) -> ZooOrderUse:
+    """of_zoo, telling each checkpoint as it starts and counting them (the window's
+    Experiments › Order use)."""
+    from ...errors import Cancelled
+    shipped = zoo()
+    if not shipped:
+        raise PosvizInputError("no trained checkpoints are installed (resources/"
+                               "checkpoints)")
+    uses = {}
+    for done, checkpoint in enumerate(shipped):
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        if say is not None:
+            say(f"{checkpoint.config.pe}: {windows} windows")
+        uses[checkpoint.config.pe] = of_checkpoint(checkpoint, windows)
+        if progress is not None:
+            progress(done + 1, len(shipped))
+    c = shipped[0].config
+    return ZooOrderUse(uses, c.seed, f"the shipped trained checkpoints: the built-in "
+                       f"model ({c.layers} layers, width {c.d_model}), causal, trained "
+                       f"at {shipped[0].recipe.length} tokens, held-out KJV text")
 

@@ -1,0 +1,185 @@
+"""The context-extension lab's figures (gui.experiment_extension), drawn from a stored
+result: a trimmed `posviz extend --json` of the shipped checkpoints (seed 0)."""
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6 import QtGui  # noqa: E402
+
+from posviz.cli.extend import draw  # noqa: E402
+from posviz.gui.experiment_extension import extension_metrics  # noqa: E402
+from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from test_training import cli  # noqa: E402
+
+STORED = json.loads((Path(__file__).parent / "data" / "extension-small.json").read_text())
+
+
+@pytest.fixture
+def figure(qtbot):
+    shown = ExperimentFigure()
+    qtbot.addWidget(shown)
+    shown.resize(900, 600)
+    shown.show()
+    qtbot.waitExposed(shown)
+    return shown
+
+
+def test_perplexity_and_retrieval_draw_the_result_s_numbers_per_length(figure):
+    for metric in ("perplexity", "retrieval"):
+        figure.show_extension(STORED, metric)
+        assert figure.coords == {"length": [128, 256, 512, 1024]}
+        for name, row in STORED["methods"].items():
+            expected = [row[metric][str(n)] for n in STORED["lengths"]]
+            assert np.array_equal(figure.data[name], expected)
+        text = figure.heading.text() + figure.note.text()
+        assert "4 layers, width 64" in text and "causal" in text and "seed 0" in text
+        assert "trained at 128 tokens" in text and "held-out KJV text" in text
+    assert np.array_equal(figure.data["yarn_se"], [STORED["methods"]["yarn"]["retrieval_se"]
+                                                   [str(n)] for n in STORED["lengths"]])
+    # the lengths on a log-2 axis: 128 to 1024 evenly spaced, labelled by length
+    ticks = figure.plot.getAxis("bottom")._tickLevels[0]
+    assert [label for _, label in ticks] == ["128", "256", "512", "1024"]
+    assert np.allclose(np.diff([x for x, _ in ticks]), 1.0)
+
+
+def test_attention_at_the_longest_length_shows_rope_s_mass_gone_far(figure):
+    figure.show_extension(STORED, "attention")
+    rope = STORED["methods"]["rope"]["attention"]["1024"]
+    assert np.array_equal(figure.data["rope"], rope)
+    assert figure.coords["distance"] == STORED["distance_bins"]
+    assert figure.data["rope"][-1] == pytest.approx(0.468, abs=1e-3)   # 512-1023 back
+    assert "at 1024 tokens" in figure.heading.text()
+    figure.show_extension(STORED, "attention at 256")       # only the bins that reach
+    assert figure.coords["distance"] == STORED["distance_bins"][:9]
+    assert np.array_equal(figure.data["alibi"], STORED["methods"]["alibi"]["attention"]["256"])
+    assert [m for m, _ in extension_metrics(STORED)] == [
+        "perplexity", "retrieval", "attention", "attention at 512", "attention at 256",
+        "attention at 128"]
+    with pytest.raises(ValueError):
+        figure.show_extension(STORED, "attention at 300")
+
+
+def test_out_writes_each_figure_at_the_asked_width_with_provenance(tmp_path):
+    written = draw(STORED, tmp_path, ["png", "svg"], 1200)
+    assert [p.name for p in written] == [
+        f"extension-{m}.{f}" for m in ("perplexity", "retrieval", "attention")
+        for f in ("png", "svg")]
+    image = QtGui.QImage(str(tmp_path / "extension-attention.png"))
+    assert image.width() == 1200
+    assert image.text("experiment") == "extend" and image.text("metric") == "attention"
+    assert image.text("seed") == "0" and image.text("ran_on") == STORED["ran_on"]
+    assert b"<svg" in (tmp_path / "extension-perplexity.svg").read_bytes()
+
+
+def test_the_command_writes_the_figures_of_its_run(tmp_path, monkeypatch):
+    from posviz.analysis.experiments import extension
+    ran = []
+
+    def stand_in(folder, factors, **kwargs):
+        ran.append(factors)
+        return SimpleNamespace(to_dict=lambda: STORED)
+    monkeypatch.setattr(extension, "extend", stand_in)
+    status, out, err = cli("extend", "--quiet", "--out", str(tmp_path), "--width", "800")
+    assert status == 0 and ran == [(1, 2, 4, 8)] and "held-out perplexity" in out
+    assert "trained at 128 tokens, seed 0" in out.splitlines()[0]
+    assert "extension-perplexity.png" in err
+    assert QtGui.QImage(str(tmp_path / "extension-retrieval.png")).width() == 800
+    status, _, err = cli("extend", "--out", str(tmp_path), "--format", "gif")
+    assert status == 2 and ran == [(1, 2, 4, 8)]               # refused before the run
+
+
+def stored_extension():
+    from posviz.analysis.experiments.extension import Extension
+    return Extension(STORED["train_length"], tuple(STORED["lengths"]), STORED["tokens"],
+                     tuple(STORED["distance_bins"]), STORED["methods"], STORED["ran_on"],
+                     STORED["seed"])
+
+
+def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monkeypatch,
+                                                                     tmp_path):
+    from posviz.analysis.experiments import extension
+    from posviz.gui.experiments import ExperimentsTab
+    steps, said = [], []
+
+    def stand_in(folder, factors, should_stop, progress, say):
+        assert folder is None and factors == (1, 2, 4, 8) and not should_stop()
+        for done in range(1, 9):                  # 2 methods at 4 lengths each
+            if done % 4 == 1:
+                say(f"stand-in {done}")
+            progress(done, 8)
+        return stored_extension()
+    monkeypatch.setattr(extension, "extend", stand_in)
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    tab.resize(1000, 600)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab._relay.progressed.connect(lambda done, total: steps.append((done, total)))
+    tab._relay.said.connect(said.append)
+    try:
+        tab.what.setCurrentIndex(tab.what.findData("extend"))
+        assert tab.metric_box.isVisible() and not tab.weights.isVisible()
+        assert tab.metric_box.currentData() == "perplexity"
+        with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+            tab.run()
+        qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+        # each method a stage counting its lengths
+        assert said == ["method 1 of 8, stand-in 1", "method 2 of 8, stand-in 5"]
+        assert steps == [(1, 4), (2, 4), (3, 4), (4, 4)] * 2
+        shown = tab.figure.displayed()
+        assert np.array_equal(shown["rope"], [STORED["methods"]["rope"]["perplexity"][str(n)]
+                                              for n in STORED["lengths"]])
+        # the Show box now offers attention at each length the lab ran
+        tab.metric_box.setCurrentIndex(tab.metric_box.findData("attention at 512"))
+        assert np.array_equal(tab.figure.displayed()["alibi"],
+                              STORED["methods"]["alibi"]["attention"]["512"])
+        assert "at 512 tokens" in tab.figure.heading.text()
+        facts = tab.provenance()
+        assert facts["experiment"] == "extend" and facts["seed"] == "0"
+        assert facts["ran_on"] == STORED["ran_on"]
+        image = QtGui.QImage(str(tab.export(tmp_path / "lab.png", "png")))
+        assert image.text("experiment") == "extend" and image.width() > 0
+        tab.what.setCurrentIndex(tab.what.findData("sweep"))    # the metrics come back
+        assert tab.metric_box.findData("attention") < 0 and tab.is_current() is False
+        assert "context-extension lab run before" in tab.status.text()
+    finally:
+        tab.shutdown()
+
+
+def test_the_window_draws_each_checkpoint_s_order_use(qtbot, monkeypatch):
+    from posviz.analysis.experiments import order_use
+    from posviz.gui.experiments import ExperimentsTab
+    from posviz.models.order_use import OrderUse
+    uses = {kind: OrderUse(400, 128, True, 40.0, {"all_but_last": 40.0 * ratio,
+                                                  "all_but_last_two": 40.0 * kept})
+            for kind, ratio, kept in (("none", 1.69, 1.29), ("rope", 3.06, 1.56))}
+
+    def stand_in(should_stop, progress, say):
+        assert not should_stop()
+        say("none: 400 windows")
+        progress(1, 1)
+        return order_use.ZooOrderUse(uses, 0, "two stand-in checkpoints")
+    monkeypatch.setattr(order_use, "zoo_order_use", stand_in)
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    tab.show()
+    try:
+        tab.what.setCurrentIndex(tab.what.findData("order"))
+        assert not tab.metric_box.isVisible() and not tab.weights.isVisible()
+        with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+            tab.run()
+        qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+        shown = tab.figure.displayed()
+        assert np.allclose(shown["order_use"], [1.69, 3.06])
+        assert np.allclose(shown["order_use_last_two_kept"], [1.29, 1.56])
+        assert tab.figure.coords == {"encoding": ["none", "rope"]}
+        assert "seed 0" in tab.figure.heading.text() and "400 held-out windows" in \
+            tab.figure.note.text()
+        assert tab.provenance()["ran_on"] == "two stand-in checkpoints"
+    finally:
+        tab.shutdown()
