@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from .version import __version__ as __version__
 
 if TYPE_CHECKING:        # for editors and completion; at run time imported on first use
-    from .api import (Model, Report, compare_encodings, load, load_session, paper, probe,
-                      read_texts, sweep, train)
+    from .api import (Model, Report, compare_encodings, extend, load, load_session,
+                      order_use, paper, probe, read_texts, sweep, train)
 del TYPE_CHECKING
 
 # a new command's function joins here and in posviz.api.__all__ (posviz.api.experiments)
 __all__ = ["Model", "Report", "load", "load_session", "read_texts", "sweep", "probe",
-           "paper", "compare_encodings", "train"]
+           "paper", "compare_encodings", "train", "extend", "order_use"]
 
 
 def __getattr__(name: str):

@@ -153,3 +153,19 @@ def test_the_command_prints_the_lab_and_refuses_bad_factors(lab):
     for bad in ("2,1", "0,1", "a", "1,1000"):
         status, out, err = cli("extend", "--weights", str(folder), "--factors", bad)
         assert status == 2 and len(err.strip().splitlines()) == 1 and "--factors" in err
+
+
+def test_the_api_returns_what_the_command_prints_and_names_its_arguments(lab):
+    folder, result = lab
+    import posviz
+    from posviz.errors import PosvizInputError
+    made = posviz.extend(str(folder), factors=(1, 2))
+    printed = json.loads(cli("extend", "--weights", str(folder), "--factors", "1,2",
+                             "--json", "--quiet")[1])
+    assert made.to_dict() == printed and printed["provenance"]["weights"] == str(folder)
+    assert {k: v for k, v in printed.items() if k != "provenance"} == json.loads(
+        json.dumps(result))
+    assert "extend" in dir(posviz) and made.metrics() == extension.FIGURES
+    for bad in ((2, 1), (0, 1), (1, 1.5), ()):
+        with pytest.raises(PosvizInputError, match=r"^factors must"):
+            posviz.extend(str(folder), factors=bad)

@@ -11,6 +11,8 @@
     p = posviz.probe(pe="none", mask="causal")      # posviz probe
     c = posviz.paper("alibi-slopes")                # posviz paper
     e = posviz.compare_encodings("the cat sat on the mat", encodings=["none", "rope"])
+    x = posviz.extend(factors=(1, 2, 4, 8))         # posviz extend: the lab
+    u = posviz.order_use(pe="rope")                 # posviz order-use: a trained model's
     s.figure()                                      # each draws its command's figure
 
 The command line parses its options into these calls and prints what they return, so
@@ -21,11 +23,12 @@ which raises errors.Refused, a posviz.errors.PosvizInputError; every bad input r
 one, in one line naming the arguments as Python writes them. Importing this package
 imports neither torch nor Qt: a model imports torch, a figure Qt.
 """
-from .experiments import compare_encodings, paper, probe, sweep, train
+from .experiments import compare_encodings, extend, order_use, paper, probe, sweep, train
 from .model import Model, builtin_config, load, load_session, read_texts
 from .report import Report
 from .steps import StepPrinter
 
 # a new command's function joins here and in posviz.__all__ (see api.experiments)
 __all__ = ["Model", "Report", "StepPrinter", "load", "load_session", "read_texts",
-           "builtin_config", "sweep", "probe", "paper", "compare_encodings", "train"]
+           "builtin_config", "sweep", "probe", "paper", "compare_encodings", "train",
+           "extend", "order_use"]
