@@ -172,7 +172,9 @@ def _note(result: dict, metric: str, length: int | None) -> str:
                   "never seen in training." if length > int(result["train_length"]) else "")
         return (f"The share of the attention the last quarter of {length}-token windows' "
                 f"queries put on keys at each distance, averaged over layers and heads; "
-                f"each curve sums to 1.{shaded}\n{ran}")
+                f"each curve sums to 1. Each bin holds twice the distances of the one "
+                f"before it, so attention spread evenly over the keys also rises to the "
+                f"right.{shaded}\n{ran}")
     if metric == "perplexity":
         return (f"Held-out perplexity of the same tokens cut into windows of each length "
                 f"(lower is better); RoPE's scalings run the RoPE checkpoint, the others "
