@@ -13,6 +13,7 @@ from posviz.analysis.symmetry import noise_floor
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.encodings import ENCODINGS
+from posviz.models.request import Request
 
 TEXT = "the cat sat on the mat because the mat was warm"
 
@@ -120,8 +121,8 @@ def test_the_encodings_said_to_shift_bit_identically_do_and_rope_does_not():
             backend = BuiltinBackend(ModelConfig(pe=kind, dtype=dtype, mask="causal"))
             seq = backend.tokenize(TEXT)
             ids = np.arange(len(seq))
-            same = np.array_equal(backend.run(seq, ids, ids).hidden,
-                                  backend.run(seq, ids, ids + 4000).hidden)
+            same = np.array_equal(backend.run(seq, Request(ids, ids)).hidden,
+                                  backend.run(seq, Request(ids, ids + 4000)).hidden)
             assert same == (kind in exact), (kind, dtype)
     float32 = posviz.load(pe="rope", dtype="float32").compare(TEXT, offset=100_000)
     assert float32.noise_floor == noise_floor("float32")     # under the float32 floor

@@ -68,7 +68,8 @@ def test_the_symmetry_legend_says_which_curves_test_which_symmetry():
     assert labels["pooled_change"].endswith("(invariance)")
     import inspect
     source = inspect.getsource(layers)
-    assert "exactly equivariant" not in source and "unchanged up to rounding" in source
+    assert "exactly equivariant" not in source
+    assert "cannot be told from rounding" in source and "is rounding" not in source
 
 
 def test_rope_s_profile_is_one_pair_under_roformer_s_bound():

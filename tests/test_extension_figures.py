@@ -2,7 +2,6 @@
 result: a trimmed `posviz extend --json` of the shipped checkpoints (seed 0)."""
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -82,7 +81,7 @@ def test_the_command_writes_the_figures_of_its_run(tmp_path, monkeypatch):
 
     def stand_in(folder, factors, **kwargs):
         ran.append(factors)
-        return SimpleNamespace(to_dict=lambda: STORED)
+        return stored_extension()
     monkeypatch.setattr(extension, "extend", stand_in)
     status, out, err = cli("extend", "--quiet", "--out", str(tmp_path), "--width", "800")
     assert status == 0 and ran == [(1, 2, 4, 8)] and "held-out perplexity" in out

@@ -168,6 +168,8 @@ def test_outputs_figure_shows_top_tokens_of_a_head_model(panel):
     head = transformers.GPT2LMHeadModel(config)
     proxy = WithHead(backend, head, "causal")
     proxy.tokenizer = tokenizer
+    from posviz.models.hf.families import BY_MODEL_TYPE
+    proxy.family = BY_MODEL_TYPE["gpt2"]         # where a GPT-2 keeps its head
     shown = shown_of(proxy)
     panel.show_evaluation(shown)
     panel.tabs.setCurrentIndex(3)

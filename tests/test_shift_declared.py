@@ -12,6 +12,7 @@ from posviz.analysis.floor import shift_invariant
 from posviz.models.builtin import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.encodings import ENCODINGS
+from posviz.models.request import Request
 
 TEXT = "the cat sat on the mat because the mat was warm"
 
@@ -31,8 +32,8 @@ def test_the_declaration_holds_in_the_built_in_model(kind):
         backend = BuiltinBackend(ModelConfig(pe=kind, mask=mask, dtype="float64"))
         seq = backend.tokenize(TEXT)
         ids = np.arange(len(seq))
-        near = backend.run(seq, ids, ids).hidden                          # (L+1, n, d)
-        far = backend.run(seq, ids, ids + 37).hidden
+        near = backend.run(seq, Request(ids, ids)).hidden                          # (L+1, n, d)
+        far = backend.run(seq, Request(ids, ids + 37)).hidden
         change = largest_change(far, near)
         if ENCODINGS[kind].shift_invariant:
             assert change < 1e-12, (kind, mask, change)

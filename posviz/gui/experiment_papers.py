@@ -35,12 +35,12 @@ def draw_paper(figure, check) -> None:
         # the MLP probe per layer: the model without positions against one with learned
         # positions and the order-blind control (the values hold every checkpoint's rows)
         rows = values["mlp"]
-        runs = {"no positions (MLP) ": (rows[NoPositions.kind], "#d55e00")}
+        runs = {"NoPE, MLP ": (rows[NoPositions.kind], "#d55e00")}
         if LearnedEncoding.kind in rows:
-            runs["learned positions (MLP) "] = (rows[LearnedEncoding.kind], "#0072b2")
+            runs["learned, MLP "] = (rows[LearnedEncoding.kind], "#0072b2")
         for name in rows:
-            if name.endswith("(control)"):
-                runs[f"{name} (MLP) "] = (rows[name], "#7f7f7f")
+            if name.endswith("(control)"):       # "none-500 (control)"
+                runs[f"control {name.split()[0]}, MLP "] = (rows[name], "#7f7f7f")
         figure._probes("", runs)
     elif check.name == "haviv2022":
         # the verdict's features are quadratic: named so (as the probe's control names
