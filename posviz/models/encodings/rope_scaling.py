@@ -6,7 +6,7 @@ multiplied by its square).
 
 - ``pi``: position interpolation (Chen et al. 2023): every frequency divided by s, so the
   positions of the new length fall within the trained range.
-- ``ntk``: NTK-aware scaling (bloc97 2023): the base raised to base · s^(d/(d-2)), so the
+- ``ntk``: NTK-aware scaling (bloc97 2023): the base multiplied by s^(d/(d-2)), so the
   fastest frequencies stay nearly as trained and the slowest are interpolated.
 - ``yarn``: YaRN (Peng et al. 2023): frequencies that turn more than 32 times over the
   training length kept, those that turn less than once interpolated by s, a linear ramp
