@@ -102,5 +102,9 @@ class ExperimentResultFigure:
 
 
 def _close(figure: ExperimentFigure) -> None:
-    figure.close()
-    figure.deleteLater()
+    """Close the off-screen figure, unless Qt has already deleted it (at exit, the
+    application goes first)."""
+    import shiboken6
+    if shiboken6.isValid(figure):
+        figure.close()
+        figure.deleteLater()

@@ -13,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import PosvizInputError
+
 WINDOWS = 400                    # held-out windows a measurement reads, at most
 BATCH = 25                       # windows a forward
 # What stays in place besides a start token: the last slot, or the last two
@@ -91,7 +93,8 @@ def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
     """Measure order use on the held-out stream ``ids`` (see the module's docstring)."""
     inputs, targets = windows_of(ids, length, count, start_id)
     if len(inputs) == 0:
-        raise ValueError(f"{len(ids)} tokens make no window of {length}")
+        raise PosvizInputError(f"the {len(ids)} held-out tokens make no window of "
+                               f"{length} slots: give a shorter length")
     first = int(start_id is not None)
     original = last_token_perplexity(last_logits, inputs, targets)
     after = {name: last_token_perplexity(last_logits, shuffled(inputs, kept, first, seed),
