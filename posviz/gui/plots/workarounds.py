@@ -7,7 +7,8 @@
   renderer blurs them. Otherwise it is a plain ImageItem: the same pixels, slower.
 - let_title_shrink: a plot's title does not hold its plot as wide as its text.
 - repaint_whole_when_laid_out: a canvas repaints whole when its items are laid out again,
-  and otherwise only what changed."""
+  and otherwise only what changed.
+- uncached: an export draws every item afresh, none from a cached picture."""
 from __future__ import annotations
 
 import numpy as np
@@ -102,3 +103,25 @@ def repaint_whole_when_laid_out(canvas: pg.GraphicsView) -> None:
     for item in canvas.scene().items():
         if isinstance(item, QtWidgets.QGraphicsWidget):
             item.geometryChanged.connect(whole)
+
+
+def uncached(figure: QtWidgets.QWidget):
+    """Turn off the caches of ``figure``'s canvases while it is exported: a view's cached
+    background and the pictures items keep of themselves (the axes, style.style_axis)
+    would be bitmaps in SVG and PDF, and at the screen's resolution in a PNG. Returns
+    what turns them on again."""
+    views = figure.findChildren(QtWidgets.QGraphicsView)
+    backgrounds = [(view, view.cacheMode()) for view in views]
+    items = [(item, item.cacheMode()) for view in views for item in view.items()
+             if item.cacheMode() != QtWidgets.QGraphicsItem.CacheMode.NoCache]
+    for view, _ in backgrounds:
+        view.setCacheMode(QtWidgets.QGraphicsView.CacheModeFlag.CacheNone)
+    for item, _ in items:
+        item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+
+    def restore() -> None:
+        for view, mode in backgrounds:
+            view.setCacheMode(mode)
+        for item, mode in items:
+            item.setCacheMode(mode)
+    return restore
