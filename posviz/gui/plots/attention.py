@@ -15,7 +15,7 @@ from . import colorbars, style
 from .base import Figure
 from .tabs import ATTENTION
 from .wheel import frame
-from .workarounds import HeatmapImage, let_title_shrink
+from .workarounds import HeatmapImage, let_title_shrink, repaint_whole_when_laid_out
 from posviz.document.spec import Selection
 from posviz.views.head import head_cell, head_images
 from posviz.views.mosaic import block_labels
@@ -134,12 +134,6 @@ class AttentionFigure(Figure):
         super().__init__(parent)
         r = Selection().difference_range
         canvas = self.canvas
-        # every update repaints the whole canvas: laid out again after a relaunch (its
-        # token axes measured), the maps left slivers of their first paint and a glyph
-        # of a label at their left edges until a scroll; the three maps are most of the
-        # canvas and repaint at every reorder anyway
-        canvas.setViewportUpdateMode(QtWidgets.QGraphicsView.ViewportUpdateMode
-                                     .FullViewportUpdate)
         self.original = _HeatmapPlot(canvas, "original order", style.SEQUENTIAL,
                                      style.ATTENTION_LEVELS, col=1, short_title="original")
         self.aligned = _HeatmapPlot(canvas, "reordered, aligned back", style.SEQUENTIAL,
@@ -179,6 +173,7 @@ class AttentionFigure(Figure):
         self.block = 1               # tokens a side per pixel of the maps painted
         self.corner.setToolTip("The largest |reordered − original| in the selected head's map")
         canvas.scene().sigMouseMoved.connect(self._mouse_moved)
+        repaint_whole_when_laid_out(canvas)
 
     @property
     def difference_range(self) -> float:

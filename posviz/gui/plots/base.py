@@ -29,6 +29,7 @@ from .one_line import OneLineLabel, fit_note
 from .style import BACKGROUND
 from .tabs import Tab
 from .wheel import zoom_with_ctrl
+from .workarounds import uncached
 from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
@@ -235,8 +236,7 @@ class Figure(QtWidgets.QWidget):
                       else item.isVisible())]
         for item in hidden:
             item.setVisible(False)
-        cache = self.canvas.cacheMode()     # a cached background: a bitmap in SVG and PDF
-        self.canvas.setCacheMode(QtWidgets.QGraphicsView.CacheModeFlag.CacheNone)
+        cached = uncached(self)             # a cached picture: a bitmap in SVG and PDF
         for item in items:
             item.setExportMode(True, {"antialias": True, "painter": painter, **options})
         try:
@@ -244,7 +244,7 @@ class Figure(QtWidgets.QWidget):
         finally:
             for item in items:
                 item.setExportMode(False)
-            self.canvas.setCacheMode(cache)
+            cached()
             for item in hidden:
                 item.setVisible(True)
 

@@ -44,7 +44,10 @@ def text_font(points: float = FONT_PT, bold: bool = False) -> QtGui.QFont:
 
 
 def style_axis(axis: pg.AxisItem) -> None:
-    """Dark line, ticks and text in the figures' font, no SI prefix on the numbers."""
+    """Dark line, ticks and text in the figures' font, no SI prefix on the numbers; drawn
+    from a picture of itself kept until it changes (the maps beside it repaint at every
+    reorder, and their region reaches its ticks: its labels were drawn again each time)."""
+    axis.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
     axis.setPen(pg.mkPen(FOREGROUND))
     axis.setTextPen(pg.mkPen(FOREGROUND))
     no_si_prefix(axis)

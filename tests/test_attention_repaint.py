@@ -1,0 +1,88 @@
+"""The attention maps' canvas repaints only the maps at a reorder (new pixels in the same
+places), and whole when its items are laid out again (the token axes measured anew left
+slivers of the first paint otherwise)."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6 import QtCore  # noqa: E402
+
+from posviz.analysis.engine import Engine  # noqa: E402
+from posviz.document.session import Session  # noqa: E402
+from posviz.gui.plots import mosaic_look  # noqa: E402
+from posviz.gui.plots.attention import AttentionFigure  # noqa: E402
+from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.config import ModelConfig  # noqa: E402
+from posviz.views.shown import Shown, build_views  # noqa: E402
+
+TEXT = "the cat sat on the mat because it was warm"
+
+
+class Regions(QtCore.QObject):
+    """The regions a widget was asked to paint, as fractions of its area."""
+
+    def __init__(self, widget):
+        super().__init__()
+        self.widget, self.painted = widget, []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.Paint:
+            area = sum(r.width() * r.height() for r in event.region())
+            self.painted.append(area / (self.widget.width() * self.widget.height()))
+        return False
+
+
+@pytest.fixture
+def shown():
+    backend = BuiltinBackend(ModelConfig(pe="learned", layers=2, heads=2, d_model=16))
+    session = Session(backend, TEXT)
+    engine = Engine(backend)
+
+    def reorder() -> Shown:
+        session.shuffle()
+        ev = engine.evaluate(session.seq, session.order, session.positions)
+        return Shown(ev, build_views(ev, mosaic_look(session.selection)))
+    return reorder
+
+
+def settle(qtbot, figure, regions) -> None:
+    """Until the canvas has painted nothing for 0.3 s (a loaded machine lays out late)."""
+    qtbot.waitUntil(lambda: figure.canvas.viewport().isVisible(), timeout=5000)
+    for _ in range(30):
+        regions.painted.clear()
+        qtbot.wait(300)
+        if not regions.painted:
+            return
+    raise AssertionError("the attention canvas never stopped repainting")
+
+
+def test_a_reorder_repaints_the_maps_and_a_new_layout_the_whole_canvas(qtbot, shown):
+    figure = AttentionFigure()
+    qtbot.addWidget(figure)
+    figure.resize(1100, 320)
+    figure.update_from(shown(), 1, 0)
+    figure.show()
+    qtbot.waitExposed(figure)
+    regions = Regions(figure.canvas.viewport())
+    settle(qtbot, figure, regions)
+
+    figure.update_from(shown(), 1, 1)               # same tokens, new maps
+    qtbot.waitUntil(lambda: bool(regions.painted), timeout=5000)
+    qtbot.wait(50)
+    assert max(regions.painted) < 0.8, regions.painted     # the maps, not axes and bars
+
+    regions.painted.clear()
+    figure.resize(1000, 320)                        # every item laid out again
+    qtbot.waitUntil(lambda: bool(regions.painted), timeout=5000)
+    qtbot.wait(50)
+    assert max(regions.painted) == pytest.approx(1.0), regions.painted
+
+    settle(qtbot, figure, regions)
+    plot = figure.original.plot                      # one item moved by its layout
+    plot.setGeometry(plot.geometry().adjusted(0, 0, -3, 0))
+    qtbot.waitUntil(lambda: bool(regions.painted), timeout=5000)
+    assert max(regions.painted) == pytest.approx(1.0), regions.painted
