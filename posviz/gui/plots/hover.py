@@ -110,6 +110,9 @@ class HoverText(QtCore.QObject):
             self.figure.canvas.setToolTip(wrapped(text))
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() in (QtCore.QEvent.Type.Leave, QtCore.QEvent.Type.Hide):
+        # a canvas being torn down may still send events after this object's Python
+        # side is gone (its attributes with it): nothing is hovered then
+        if event.type() in (QtCore.QEvent.Type.Leave, QtCore.QEvent.Type.Hide) and \
+                hasattr(self, "text"):
             self.clear()
         return False
