@@ -13,9 +13,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import colorbars, style
 from .base import Figure
+from .repaint import repaint_whole_when_laid_out
 from .tabs import ATTENTION
 from .wheel import frame
-from .workarounds import HeatmapImage, let_title_shrink, repaint_whole_when_laid_out
+from .workarounds import HeatmapImage, let_title_shrink
 from posviz.document.spec import Selection
 from posviz.views.head import head_cell, head_images
 from posviz.views.mosaic import block_labels

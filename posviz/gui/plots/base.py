@@ -29,7 +29,7 @@ from .one_line import OneLineLabel, fit_note
 from .style import BACKGROUND
 from .tabs import Tab
 from .wheel import zoom_with_ctrl
-from .workarounds import uncached
+from .repaint import uncached
 from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]

@@ -5,15 +5,12 @@
   Indexed8 image that each paint converts, by replacing ImageItem.render and marking its
   private render state done; it exports its cells enlarged, unsmoothed, so no SVG
   renderer blurs them. Otherwise it is a plain ImageItem: the same pixels, slower.
-- let_title_shrink: a plot's title does not hold its plot as wide as its text.
-- repaint_whole_when_laid_out: a canvas repaints whole when its items are laid out again,
-  and otherwise only what changed.
-- uncached: an export draws every item afresh, none from a cached picture."""
+- let_title_shrink: a plot's title does not hold its plot as wide as its text."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui
 
 from .style import lookup_table
 from posviz.boot import enabled
@@ -90,38 +87,3 @@ def let_title_shrink(plot: pg.PlotItem) -> None:
     title.updateMin = update_min
     update_min()
 
-
-
-def repaint_whole_when_laid_out(canvas: pg.GraphicsView) -> None:
-    """Repaint all of ``canvas`` whenever one of its items moves or is resized, and
-    otherwise (a reorder: new pixels in the same places) only the changed items.
-    Laid out again after a relaunch (the token axes measured), a canvas repainting only
-    what changed kept slivers of its first paint and a glyph of a label at the maps' left
-    edges until a scroll; repainting it whole at every reorder cost the attention maps'
-    axes, titles and bars each time. Call once the canvas holds its items."""
-    whole = canvas.viewport().update
-    for item in canvas.scene().items():
-        if isinstance(item, QtWidgets.QGraphicsWidget):
-            item.geometryChanged.connect(whole)
-
-
-def uncached(figure: QtWidgets.QWidget):
-    """Turn off the caches of ``figure``'s canvases while it is exported: a view's cached
-    background and the pictures items keep of themselves (the axes, style.style_axis)
-    would be bitmaps in SVG and PDF, and at the screen's resolution in a PNG. Returns
-    what turns them on again."""
-    views = figure.findChildren(QtWidgets.QGraphicsView)
-    backgrounds = [(view, view.cacheMode()) for view in views]
-    items = [(item, item.cacheMode()) for view in views for item in view.items()
-             if item.cacheMode() != QtWidgets.QGraphicsItem.CacheMode.NoCache]
-    for view, _ in backgrounds:
-        view.setCacheMode(QtWidgets.QGraphicsView.CacheModeFlag.CacheNone)
-    for item, _ in items:
-        item.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
-
-    def restore() -> None:
-        for view, mode in backgrounds:
-            view.setCacheMode(mode)
-        for item, mode in items:
-            item.setCacheMode(mode)
-    return restore
