@@ -87,7 +87,10 @@ def test_the_command_writes_the_figures_of_its_run(tmp_path, monkeypatch):
     assert status == 0 and ran == [(1, 2, 4, 8)] and "held-out perplexity" in out
     assert "trained at 128 tokens, seed 0" in out.splitlines()[0]
     assert "extension-perplexity.png" in err
-    assert QtGui.QImage(str(tmp_path / "extension-retrieval.png")).width() == 800
+    image = QtGui.QImage(str(tmp_path / "extension-retrieval.png"))
+    assert image.width() == 800
+    assert image.text("weights") == "trained"        # the record every output writes
+    assert image.text("posviz") and image.text("experiment") == "extend"
     status, _, err = cli("extend", "--out", str(tmp_path), "--format", "gif")
     assert status == 2 and ran == [(1, 2, 4, 8)]               # refused before the run
 

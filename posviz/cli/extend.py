@@ -102,9 +102,12 @@ def run(args) -> int:
 
 
 def provenance(result: dict, metric: str) -> dict[str, str]:
-    """What a figure of the lab carries: the version, the conditions, the lengths."""
+    """What a figure of the lab carries: the record every output writes (``--json``'s
+    "provenance", document.provenance), then the conditions and the lengths."""
+    from ..document.provenance import file_lines
     from ..version import __version__
-    facts = {"posviz": __version__, "experiment": "extend", "metric": metric,
+    facts = {**file_lines(result.get("provenance", {})), "posviz": __version__,
+             "experiment": "extend", "metric": metric,
              "ran_on": result["ran_on"], "seed": result.get("seed"),
              "train_length": result["train_length"],
              "lengths": ",".join(map(str, result["lengths"])),
