@@ -11,7 +11,7 @@ pytest.importorskip("PySide6")
 import pyqtgraph as pg  # noqa: E402
 from PySide6 import QtCore  # noqa: E402
 
-from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 
 
 @pytest.fixture

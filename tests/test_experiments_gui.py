@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 from posviz.analysis.experiments.sweep import sweep  # noqa: E402
-from posviz.gui.experiments import SWAP_MAP, ExperimentsTab  # noqa: E402
+from posviz.gui.experiments.tab import SWAP_MAP, ExperimentsTab  # noqa: E402
 
 
 @pytest.fixture
@@ -406,7 +406,7 @@ def test_an_export_of_a_stale_sweep_says_what_it_was_computed_for(qtbot, tab, tm
     assert "NoPE" in image.text("model") or "mask" in image.text("model")
     assert "before the text changed" in image.text("stale")
     assert image.text("kind") == "reverse" and not image.text("count")   # not read
-    from posviz.gui.experiment_jobs import computed_for
+    from posviz.gui.experiments.jobs import computed_for
     paper = tab.job.__class__("paper", paper="alibi-slopes")
     assert computed_for(paper, ["paper"]) == "Computed before the paper changed"
     assert computed_for(paper, ["experiment"], "sweep") == (

@@ -9,8 +9,8 @@ pytest.importorskip("PySide6")
 from test_experiments_gui import run  # noqa: E402  (run a tab's experiment, wait for it)
 
 from posviz.document.spec import ModelSpec  # noqa: E402
-from posviz.gui.experiment_jobs import caption  # noqa: E402
-from posviz.gui.experiments import ExperimentsTab  # noqa: E402
+from posviz.gui.experiments.jobs import caption  # noqa: E402
+from posviz.gui.experiments.tab import ExperimentsTab  # noqa: E402
 from posviz.models.backend import TokenSequence  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 from posviz.runtime.experiments import ExperimentJob  # noqa: E402
@@ -70,7 +70,7 @@ def test_compare_says_it_runs_the_built_in_model_not_the_window_s_pretrained_one
     """With SmolLM2 in the window, Compare ran the built-in model's defaults and said only
     "built-in model, bidirectional mask": the controls and the figure name that model,
     its settings, and that the window's model is not the one compared."""
-    from posviz.gui.experiment_jobs import compare_job
+    from posviz.gui.experiments.jobs import compare_job
     tab.holder["session"] = _Session(ModelSpec.pretrained("smollm2"))
     tab.what.setCurrentIndex(tab.what.findData("compare"))
     label = tab._labelled[tab.encodings]
@@ -156,7 +156,7 @@ def test_counts_agree_with_their_nouns(qtbot):
     import numpy as np
 
     from posviz.analysis.experiments.papers import untrained
-    from posviz.gui.experiment_figure import ExperimentFigure
+    from posviz.gui.experiments.figure import ExperimentFigure
     figure = ExperimentFigure()
     qtbot.addWidget(figure)
     band = SimpleNamespace(median=np.array([np.nan, 0.1]), p10=np.array([np.nan, 0.1]),

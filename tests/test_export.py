@@ -244,7 +244,7 @@ def test_the_right_click_menu_cannot_relabel_a_figure(qtbot, shown_panel):
     mouse-mode submenus, "Plot Options" (log / FFT transforms) nor its export of the bare
     canvas; so on every figure, the positional encoding's line plot (RoPE) and the
     Experiments tab's figure."""
-    from posviz.gui.experiments import ExperimentsTab
+    from posviz.gui.experiments.tab import ExperimentsTab
     panel, _ = shown_panel
     canvases = {name: figure.canvas for name, figure in panel.figures().items()}
     encoding = panel.figures()["encoding"]

@@ -128,7 +128,7 @@ def test_a_subtitle_that_fits_the_figure_fits_its_svg(qtbot, tmp_path):
     """The paper check's subtitle, a few pixels narrower than the figure in Qt's layout,
     must not run past the SVG's right edge in a viewer: the SVG's sizes are those Qt drew
     at (10 pt at 96 dpi: 13 px, not the 13.33 px written before, 2.6 % wider)."""
-    from posviz.gui.experiment_figure import ExperimentFigure
+    from posviz.gui.experiments.figure import ExperimentFigure
     figure = ExperimentFigure()
     qtbot.addWidget(figure)
     check = chi_check()

@@ -1,4 +1,4 @@
-"""The context-extension lab's figures (gui.experiment_extension), drawn from a stored
+"""The context-extension lab's figures (gui.experiments.extension), drawn from a stored
 result: a trimmed `posviz extend --json` of the shipped checkpoints (seed 0)."""
 import json
 from pathlib import Path
@@ -11,8 +11,8 @@ pytest.importorskip("PySide6")
 from PySide6 import QtGui  # noqa: E402
 
 from posviz.cli.extend import draw  # noqa: E402
-from posviz.gui.experiment_extension import extension_metrics  # noqa: E402
-from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from posviz.gui.experiments.extension import extension_metrics  # noqa: E402
+from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from test_training import cli  # noqa: E402
 
 STORED = json.loads((Path(__file__).parent / "data" / "extension-small.json").read_text())
@@ -105,7 +105,7 @@ def stored_extension():
 def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monkeypatch,
                                                                      tmp_path):
     from posviz.analysis.experiments import extension
-    from posviz.gui.experiments import ExperimentsTab
+    from posviz.gui.experiments.tab import ExperimentsTab
     steps, said = [], []
 
     def stand_in(folder, factors, should_stop, progress, say):
@@ -155,7 +155,7 @@ def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monk
 
 def test_the_window_draws_each_checkpoint_s_order_use(qtbot, monkeypatch):
     from posviz.analysis.experiments import order_use
-    from posviz.gui.experiments import ExperimentsTab
+    from posviz.gui.experiments.tab import ExperimentsTab
     from posviz.models.order_use import OrderUse
     uses = {kind: OrderUse(400, 128, True, 40.0, {"all_but_last": 40.0 * ratio,
                                                   "all_but_last_two": 40.0 * kept})

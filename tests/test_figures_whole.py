@@ -44,7 +44,7 @@ def experiments():
     every experiment, each paper check on each kind of weights it runs on, the swap map
     and the encodings compared."""
     from posviz.analysis.experiments.papers import PRESETS, TRAINED_PRESETS
-    from posviz.gui.experiment_jobs import SWAP_MAP
+    from posviz.gui.experiments.jobs import SWAP_MAP
 
     def choose(what, show=None, **controls):
         def chosen(tab):

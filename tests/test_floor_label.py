@@ -26,7 +26,7 @@ def test_a_figure_puts_its_label_past_a_curve_that_crosses_the_floor(qtbot):
     clear of it, whole."""
     from test_plots_readable import alone, compared
 
-    from posviz.gui.experiment_figure import ExperimentFigure
+    from posviz.gui.experiments.figure import ExperimentFigure
     figure = alone(ExperimentFigure(), qtbot, (900, 500))
     figure.show_compare(compared({"none (NoPE)": [0.0, 1e3, 0.6, 0.7],
                                   "RoPE (Su 2021)": [0.2, 0.3, 0.4, 0.5]}),

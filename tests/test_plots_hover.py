@@ -140,7 +140,7 @@ def test_the_encoding_comparison_names_its_curves(qtbot):
     """The Experiments tab's per-layer curves say encoding, layer and value too."""
     from test_plots_readable import compared
 
-    from posviz.gui.experiment_figure import ExperimentFigure
+    from posviz.gui.experiments.figure import ExperimentFigure
     figure = ExperimentFigure()
     qtbot.addWidget(figure)
     figure.resize(900, 600)

@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 from PySide6 import QtCore, QtGui  # noqa: E402
 from test_plots_legibility import evaluate, show  # noqa: E402
 
-from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
 
 
@@ -300,7 +300,7 @@ def test_the_swap_map_marks_pairs_of_identical_tokens(qtbot, text):
     as it was: the cell is outlined, the note and the hover text say why."""
     from PySide6 import QtWidgets
 
-    from posviz.gui.experiment_swaps import IDENTICAL_NOTE
+    from posviz.gui.experiments.swaps import IDENTICAL_NOTE
     words = text.split()
     change = np.full((6, 6), 0.1)
     np.fill_diagonal(change, 0.0)

@@ -89,7 +89,7 @@ def test_an_offload_folder_is_recorded(tmp_path, capsys):
 
 def test_the_windows_experiment_export_carries_the_record():
     from posviz.document.spec import ModelSpec
-    from posviz.gui.experiment_jobs import provenance
+    from posviz.gui.experiments.jobs import provenance
     from posviz.models.config import ModelConfig
     from posviz.runtime.experiments import ExperimentJob
     job = ExperimentJob("sweep", ModelSpec.builtin(ModelConfig(pe="rope", mask="causal",

@@ -8,7 +8,7 @@ pytest.importorskip("PySide6")
 import numpy as np  # noqa: E402
 from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
-from posviz.gui.experiment_figure import ExperimentFigure  # noqa: E402
+from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 
 ROWS = [{"layer": k, "mae": 2.0, "chance_mae": 2.5, "r2": 0.1} for k in range(5)]
 

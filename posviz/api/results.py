@@ -1,7 +1,7 @@
 """What the experiments return to Python: the analysis' result, what made it, and its
 figure. ``to_dict()`` is the command's ``--json`` (the analysis' record with the
 provenance, document.provenance, as JSON types); ``figure()`` draws what the window's
-Experiments tab draws of it (gui.headless_experiment), off screen; any other attribute
+Experiments tab draws of it (gui.experiments.headless), off screen; any other attribute
 is the analysis result's (``rows()``, ``runs``, ``layers``, ``verdict``…)."""
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Result:
         if metric is not None and metric not in choices:
             raise PosvizInputError(f"{argument('metric', metric)} is not one of "
                                    f"{', '.join(choices) or 'none: this figure has one'}")
-        from ..gui.headless_experiment import ExperimentResultFigure
+        from ..gui.experiments.headless import ExperimentResultFigure
         return ExperimentResultFigure(self.job(), self.result, metric or (
             choices[0] if choices else None), self.file_facts())
 

@@ -122,7 +122,7 @@ def draw(result: dict, folder: Path, formats: list[str], width: int = DEFAULT_WI
     wide as PNG, with the result's provenance."""
     from PySide6 import QtCore
 
-    from ..gui.experiment_figure import ExperimentFigure
+    from ..gui.experiments.figure import ExperimentFigure
     from ..gui.plots.headless import application, quiet_platform_notes
     app = application()
     written = []

@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
             return
         self._plots_tried = True
         try:
-            from .experiments import ExperimentsTab
+            from .experiments.tab import ExperimentsTab
             from .plots import PlotsPanel, mosaic_look
             from .splitters import TabSplitters
             from .stale import StaleVeil

@@ -9,8 +9,8 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtGui, QtWidgets  # before pyqtgraph, so it binds PySide6
 
-from .plots import colorbars, style
-from .plots.wheel import frame
+from ..plots import colorbars, style
+from ..plots.wheel import frame
 from posviz.analysis.experiments.sweep import identical_pairs
 
 IDENTICAL_NOTE = ("Pairs of identical tokens (grey, outlined): the input does not change; "

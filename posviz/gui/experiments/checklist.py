@@ -70,8 +70,8 @@ class EncodingsButton(QtWidgets.QToolButton):
         """Name on ``caption`` (the button's label) the model Compare runs, and in the
         tooltips its settings: the window's built-in model, or with a pretrained one in
         the window the built-in model's defaults, saying so."""
-        from .experiment_jobs import (compare_model, compared_spec, instead_words,
-                                      replaced_model)
+        from .jobs import (compare_model, compared_spec, instead_words,
+                           replaced_model)
         spec, instead = compared_spec(session), replaced_model(session)
         if (spec, instead) == self._said:
             return                      # the same model (a reorder): nothing new to say

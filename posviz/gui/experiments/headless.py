@@ -9,9 +9,9 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
-from .experiment_figure import ExperimentFigure
-from .experiment_jobs import SWAP_MAP, caption
-from .plots.headless import SHARPNESS, application, quiet_platform_notes
+from .figure import ExperimentFigure
+from .jobs import SWAP_MAP, caption
+from ..plots.headless import SHARPNESS, application, quiet_platform_notes
 from posviz.errors import PosvizInputError, argument
 
 SIZE = (900, 600)                   # pixels: the figure as the command line writes it

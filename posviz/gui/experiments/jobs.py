@@ -185,7 +185,7 @@ def shown_metric(job: ExperimentJob, result, chosen: str | None) -> str | None:
     if job.what == "compare":
         return chosen if chosen in METRICS else METRICS[0]
     if job.what == "extend":
-        from .experiment_extension import extension_metrics
+        from .extension import extension_metrics
         return chosen if chosen in dict(extension_metrics(result.to_dict())) \
             else "perplexity"
     return None

@@ -9,11 +9,11 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 
-from .plots import style
-from .plots.coincide import coinciding, coinciding_words, shares_a_line
-from .plots.hover import Series
-from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
-from .plots.log_ticks import ZERO_MARGIN
+from ..plots import style
+from ..plots.coincide import coinciding, coinciding_words, shares_a_line
+from ..plots.hover import Series
+from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
+from ..plots.log_ticks import ZERO_MARGIN
 from posviz.views.shown import zero_level
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding

@@ -10,17 +10,17 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
-from .experiment_jobs import SWAP_MAP
-from .experiment_probes import draw_probes
-from .experiment_swaps import draw_pairs, hover_text
-from .plots import style
-from .plots.base import Figure
-from .plots.hover import CurveHover
-from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
-from .plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
-from .plots.noise_floor import floor_line, place_label
-from .plots.own_size import lay_out_at_own_size, least_size
-from .plots.wheel import frame
+from .jobs import SWAP_MAP
+from .probes import draw_probes
+from .swaps import draw_pairs, hover_text
+from ..plots import style
+from ..plots.base import Figure
+from ..plots.hover import CurveHover
+from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
+from ..plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
+from ..plots.noise_floor import floor_line, place_label
+from ..plots.own_size import lay_out_at_own_size, least_size
+from ..plots.wheel import frame
 from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
 from posviz.models.checkpoint import plural
 from posviz.views.shown import zero_level
@@ -43,7 +43,7 @@ class ExperimentFigure(Figure):
     name = "experiment"
     title = "Experiment"
     note_one_line = True        # a paper check's note took a short window's whole plot
-    subtitle = ""               # what the drawing shows ran on (experiment_jobs.caption)
+    subtitle = ""               # what the drawing shows ran on (jobs.caption)
     stale_line = ""             # what a drawing of other inputs was computed for
     _title = ""
     INVITATION = "Choose an experiment above and press Run (Ctrl+Return)."
@@ -106,7 +106,7 @@ class ExperimentFigure(Figure):
 
     def draw(self, job, result, metric: str | None) -> str:
         """Draw ``result`` of ``job`` (runtime.experiments.ExperimentJob), a sweep or a
-        comparison by ``metric`` (experiment_jobs.shown_metric: one it has, or the swap
+        comparison by ``metric`` (jobs.shown_metric: one it has, or the swap
         map); a line to say beside it, or ""."""
         self._shown = (job, result, metric, self.subtitle)
         self._drop_twin()
@@ -116,7 +116,7 @@ class ExperimentFigure(Figure):
         elif job.what == "extend":
             self.show_extension(result.to_dict(), metric)
         elif job.what == "order":
-            from .experiment_extension import draw_order_use
+            from .extension import draw_order_use
             draw_order_use(self, result)
         elif job.what == "sweep" and metric == SWAP_MAP:
             self.show_pairs(result.pairs[0])
@@ -213,7 +213,7 @@ class ExperimentFigure(Figure):
             if item is not None:
                 self.canvas.removeItem(item)
         if self.side is not None:                   # the legend under one plot again
-            from .experiment_papers import _legend_across
+            from .papers import _legend_across
             _legend_across(self, 1)
         self.bar = self.side = None
         if isinstance(self.plot.getAxis("left"), style.TokenAxis) != tokens:
@@ -350,7 +350,7 @@ class ExperimentFigure(Figure):
         self._place_labels()
 
     def show_pairs(self, pairs) -> None:
-        """A swap sweep's map of all pairs (experiment_swaps.draw_pairs)."""
+        """A swap sweep's map of all pairs (swaps.draw_pairs)."""
         draw_pairs(self, pairs)
 
     def show_probe(self, rows, title: str, said: str | None = None) -> None:
@@ -364,15 +364,15 @@ class ExperimentFigure(Figure):
         draw_probes(self, title, runs, said)
 
     def show_compare(self, result, metric: str) -> None:
-        """One curve per encoding (experiment_compare.draw_compare)."""
-        from .experiment_compare import draw_compare
+        """One curve per encoding (compare.draw_compare)."""
+        from .compare import draw_compare
         draw_compare(self, result, metric)
 
     def show_extension(self, result: dict, metric: str) -> None:
-        """The context-extension lab (experiment_extension.draw_extension)."""
-        from .experiment_extension import draw_extension
+        """The context-extension lab (extension.draw_extension)."""
+        from .extension import draw_extension
         draw_extension(self, result, metric)
 
     def show_paper(self, check) -> None:
-        from .experiment_papers import draw_paper
+        from .papers import draw_paper
         draw_paper(self, check)

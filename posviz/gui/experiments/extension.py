@@ -10,8 +10,8 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
 
-from .plots import style
-from .plots.hover import Series
+from ..plots import style
+from ..plots.hover import Series
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x", "p", "h")     # one marker shape per method
 ATTENTION = "attention"          # the attention metric: at the longest length, or

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .experiment_encodings import EncodingsButton
-from .experiment_jobs import SWAP_MAP
+from .checklist import EncodingsButton
+from .jobs import SWAP_MAP
 from posviz.analysis.experiments.papers import CATALOGUE
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
@@ -38,7 +38,7 @@ def metric_items(lab: bool = False, extension: dict | None = None) -> list[tuple
         return [(m, m.replace("_", " ")) for m in METRICS]
     if extension is None:
         return list(EXTENSION_ITEMS)
-    from .experiment_extension import extension_metrics
+    from .extension import extension_metrics
     return extension_metrics(extension)
 
 

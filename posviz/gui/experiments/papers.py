@@ -6,10 +6,10 @@ import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 
-from .plots import style
-from .plots.coincide import HALO_ALPHA, WIDE
-from .plots.log_ticks import ZERO_MARGIN
-from .plots.wheel import frame
+from ..plots import style
+from ..plots.coincide import HALO_ALPHA, WIDE
+from ..plots.log_ticks import ZERO_MARGIN
+from ..plots.wheel import frame
 from posviz.analysis.experiments.papers import TITLES
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.models.encodings import LearnedEncoding, NoPositions
@@ -319,7 +319,7 @@ def _show_shift(figure, values: dict) -> None:
 def _side_plot(figure, left: str, bottom: str, short_left: str) -> pg.PlotItem:
     """A second plot beside the figure's own, for a quantity in another unit (the
     figure's next drawing removes it); ``short_left``: its left title where short."""
-    from .plots.log_ticks import one_notation
+    from ..plots.log_ticks import one_notation
     side = pg.PlotItem()
     side.hideButtons()
     side.setLogMode(x=False, y=True)

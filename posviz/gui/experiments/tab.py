@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from .experiment_controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
-                                  fill_metric_box, metric_items)
-from .experiment_figure import ExperimentFigure
-from .experiment_jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
-                              make_job, provenance, shown_metric)
-from .folders import remember_folder, start_folder
-from .plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
-                              copy_figure, writing)
+from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
+                       fill_metric_box, metric_items)
+from .figure import ExperimentFigure
+from .jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
+                   make_job, provenance, shown_metric)
+from ..folders import remember_folder, start_folder
+from ..plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
+                               copy_figure, writing)
 from posviz.analysis.experiments.papers import default_weights
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.checkpoint import RANDOM, TRAINED
@@ -54,7 +54,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._submitted = None             # the job running, or the last one run
         self._refused = None               # the inputs a run failed on, while said
         self.stale = False                 # the result shown is of other inputs
-        self.differ: list[str] = []        # which (experiment_jobs.changed)
+        self.differ: list[str] = []        # which (jobs.changed)
         self._relay = Relay(self)
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
@@ -320,7 +320,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         return self.result is not None and not self.stale and not running
 
     def provenance(self) -> dict:
-        """What an export carries: experiment_jobs.provenance of the result shown."""
+        """What an export carries: jobs.provenance of the result shown."""
         return (provenance(self.job, self.result, self.differ) if self.job is not None
                 else {})
 

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from .plots.layer_axis import LAYER_AXIS, set_layer_ticks
+from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
 
 
 def draw_probes(figure, title: str, runs: dict, said: str = "") -> None:
