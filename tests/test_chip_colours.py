@@ -3,8 +3,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from posviz.gui.chips import COLORS  # noqa: E402
-from posviz.gui.text_row import TextRow  # noqa: E402
+from posviz.gui.tokens.chips import COLORS  # noqa: E402
+from posviz.gui.tokens.text_row import TextRow  # noqa: E402
 
 
 def test_the_hint_names_every_chip_colour_by_its_hue(qtbot):

@@ -82,7 +82,7 @@ def test_the_window_shows_literal_as_a_checkbox_in_the_position_ids(qtbot):
     from PySide6.QtWidgets import QCheckBox
 
     from posviz.document.spec import ModelSpec
-    from posviz.gui.model_panel import ModelPanel
+    from posviz.gui.model_panel.panel import ModelPanel
     panel = ModelPanel(lambda: ModelSpec.builtin(ModelConfig()), Positions(literal=True))
     qtbot.addWidget(panel)
     box = panel._fields["literal"]

@@ -21,7 +21,7 @@ from posviz import cli  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import ModelSpec  # noqa: E402
-from posviz.gui.model_panel import ModelPanel  # noqa: E402
+from posviz.gui.model_panel.panel import ModelPanel  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
 from posviz.models import hf  # noqa: E402
 from posviz.models.builtin import BuiltinBackend  # noqa: E402

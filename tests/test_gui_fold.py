@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox  # noqa: E402
 
-from posviz.gui.fields import ShortCombo  # noqa: E402
+from posviz.gui.model_panel.fields import ShortCombo  # noqa: E402
 from posviz.gui.settings import make_settings  # noqa: E402
 from posviz.gui.window import MainWindow  # noqa: E402
 

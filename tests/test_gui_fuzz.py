@@ -19,7 +19,7 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from posviz.document.spec import ModelSpec  # noqa: E402
-from posviz.gui.model_panel import CONFIG_FIELDS  # noqa: E402
+from posviz.gui.model_panel.panel import CONFIG_FIELDS  # noqa: E402
 from posviz.gui.plots import mosaic_look  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 

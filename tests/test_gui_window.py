@@ -619,7 +619,7 @@ def test_the_view_selection_belongs_to_the_session(qtbot, window):
 def test_the_panel_builds_its_fields_from_the_options(qtbot):
     from PySide6.QtWidgets import QCheckBox, QComboBox
 
-    from posviz.gui.model_panel import CONFIG_FIELDS, ModelPanel
+    from posviz.gui.model_panel.panel import CONFIG_FIELDS, ModelPanel
     from posviz.models.options import OPTIONS
 
     running = ModelSpec.builtin(ModelConfig(layers=2, max_len=64))

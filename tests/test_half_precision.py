@@ -186,7 +186,7 @@ def test_smollm2_in_half_precision(smollm2, dtype):
 def test_the_words_say_the_weights_are_half_and_the_arithmetic_float32(folders):
     from pathlib import Path
 
-    from posviz.gui.precision_choice import DTYPE_TIPS
+    from posviz.gui.model_panel.precision_choice import DTYPE_TIPS
     from posviz.models.hf.precision import ARITHMETIC
     half = hf.load_backend(str(folders / "llama"), dtype="bfloat16")
     assert ARITHMETIC == half.describe()["computes_in"] == "float32"

@@ -5,8 +5,8 @@ import pytest
 pytest.importorskip("PySide6")
 
 from posviz.document.spec import ModelSpec  # noqa: E402
-from posviz.gui import model_source  # noqa: E402
-from posviz.gui.model_panel import ModelPanel  # noqa: E402
+from posviz.gui.model_panel import model_source  # noqa: E402
+from posviz.gui.model_panel.panel import ModelPanel  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 
 

@@ -15,7 +15,7 @@ from posviz.document import session_file  # noqa: E402
 from posviz.document.session_file import SessionDocument  # noqa: E402
 from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
-from posviz.gui.precision_choice import weights_text  # noqa: E402
+from posviz.gui.model_panel.precision_choice import weights_text  # noqa: E402
 from posviz.gui.settings import make_settings  # noqa: E402
 from posviz.gui.window import MainWindow  # noqa: E402
 from posviz.models import memory  # noqa: E402

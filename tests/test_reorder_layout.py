@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget  # noqa: E402
 
 from posviz.gui.plots.one_line import OneLineLabel  # noqa: E402
-from posviz.gui.token_strip import ANIMATE_MOVED_UP_TO  # noqa: E402
+from posviz.gui.tokens.strip import ANIMATE_MOVED_UP_TO  # noqa: E402
 
 
 class LayoutRequests(QObject):

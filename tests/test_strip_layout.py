@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QSize
 
-from posviz.gui.strip_layout import slots_between, wrap
+from posviz.gui.tokens.strip_layout import slots_between, wrap
 
 
 def sizes(n, seed=0):

@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QRectF  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 
-from posviz.gui.token_strip import ANIMATE_MOVED_UP_TO, TokenStrip  # noqa: E402
+from posviz.gui.tokens.strip import ANIMATE_MOVED_UP_TO, TokenStrip  # noqa: E402
 
 WORDS = "the cat sat on the mat because it was warm and the dog ran to an old house".split()
 

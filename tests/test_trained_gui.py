@@ -7,7 +7,7 @@ pytest.importorskip("PySide6")
 
 from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.experiments.tab import ExperimentsTab  # noqa: E402
-from posviz.gui.model_panel import ModelPanel  # noqa: E402
+from posviz.gui.model_panel.panel import ModelPanel  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from test_trained_claims import zoo  # noqa: E402,F401 (a fixture)
 

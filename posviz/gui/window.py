@@ -25,8 +25,8 @@ from .held_start import attach_held_notice
 from .help import Help
 from .remembered import remember, remembered
 from .status import ElidedLabel, StatusLine
-from .text_row import TextRow
-from .token_strip import TokenStrip
+from .tokens.text_row import TextRow
+from .tokens.strip import TokenStrip
 
 STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
@@ -176,7 +176,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_ready(self) -> None:
-        from .model_panel import ModelPanel
+        from .model_panel.panel import ModelPanel
 
         session = self.session
         for listener in (self.files.on_session_event, self.edits.on_session_event,

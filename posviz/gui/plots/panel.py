@@ -27,7 +27,7 @@ from .tabs import TABS
 from posviz.document.events import SelectionChanged
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
 from posviz.errors import PosvizInputError
-from posviz.gui.fields import ShortCombo
+from posviz.gui.model_panel.fields import ShortCombo
 from posviz.views.shown import Shown
 
 TAB_FIGURES = tuple(map(tab_figures, TABS))     # the names of each tab's figures

@@ -1,7 +1,7 @@
 """A real model's facts in the model panel: a two-column table of what it is."""
 from __future__ import annotations
 
-from ..models.options import TITLES
+from ...models.options import TITLES
 
 
 def facts_table(rows) -> str:

@@ -6,8 +6,8 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QStyle,
                                QStyleOptionComboBox, QStylePainter, QWidget)
 
-from ..models.encodings import ENCODINGS
-from ..models.options import TITLES, Option
+from ...models.encodings import ENCODINGS
+from ...models.options import TITLES, Option
 
 # an option's refusal: the field outlined, the message under it in small red text
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"

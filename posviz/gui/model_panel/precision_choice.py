@@ -10,7 +10,7 @@ from dataclasses import replace
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QFileDialog, QFormLayout, QLabel, QWidget
 
-from ..document.spec import PRETRAINED_DTYPES
+from ...document.spec import PRETRAINED_DTYPES
 from .fields import STATUS_STYLE, ShortCombo
 
 DTYPE_TIPS = {"float32": "The checkpoint's weights as they are, computed in float32",
@@ -31,8 +31,8 @@ def accelerate_installed() -> bool:
 def weights_text(spec) -> str:
     """'weights about 269 MB in bfloat16', from the checkpoint's headers; "" when they
     cannot be read (the load says why)."""
-    from ..models import hf
-    from ..models.memory import DTYPE_BYTES, checkpoint_weights, size_text
+    from ...models import hf
+    from ...models.memory import DTYPE_BYTES, checkpoint_weights, size_text
     try:
         folder, gguf_file, _ = hf.resolve(spec.address)
         config = hf.read_config(folder) if gguf_file is None else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
                                QWidget)
 
-from ..models.hf.hub import DOWNLOAD_STEP, count_text
+from ...models.hf.hub import DOWNLOAD_STEP, count_text
 from .fields import ERROR_STYLE, STATUS_STYLE
 
 # The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows

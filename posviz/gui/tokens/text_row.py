@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from .status import ERROR_STYLE
+from ..status import ERROR_STYLE
 
 TEXT_DEBOUNCE_MS = 700
 

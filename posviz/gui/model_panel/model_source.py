@@ -6,8 +6,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog
 
-from .folders import remember_folder, start_folder
-from .settings import make_settings
+from ..folders import remember_folder, start_folder
+from ..settings import make_settings
 
 CHOOSER_TIP = ("The built-in transformer (random or trained weights, the options below), a "
                "real pretrained model found on this computer (bundled, or in the Hugging "

@@ -18,12 +18,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QFormLayout, QGroupBox, QInputDialog, QLabel,
                                QVBoxLayout, QWidget)
 
-from ..document.spec import ModelSpec
-from ..errors import PosvizInputError
-from ..models.checkpoint import ARCHITECTURE, RANDOM, TRAINED
-from ..models.config import ModelConfig, Positions
-from ..models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
-from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
+from ...document.spec import ModelSpec
+from ...errors import PosvizInputError
+from ...models.checkpoint import ARCHITECTURE, RANDOM, TRAINED
+from ...models.config import ModelConfig, Positions
+from ...models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
+from ...models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
 from .facts_table import facts_table, trace_rows
 from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, ShortCombo, edited, option_widget,
                      set_value, value_of)
@@ -31,7 +31,7 @@ from .load_progress import LoadProgress
 from .model_source import (CHOOSER_TIP, DOWNLOADS_TIP, HUB_NAME_PROMPT, OPEN_ITEMS,
                            ask_model_path)
 from .precision_choice import PrecisionChoice
-from .settings import DOWNLOADS_KEY, downloads_allowed, make_settings
+from ..settings import DOWNLOADS_KEY, downloads_allowed, make_settings
 from .weights_choice import WeightsChoice
 
 HIDDEN = tuple(n for n in MODEL_OPTIONS if not OPTIONS[n].chosen)   # kept from the running config
@@ -96,7 +96,7 @@ class ModelPanel(QWidget):
         self.chooser.setToolTip(CHOOSER_TIP)
         self.chooser.addItem("Built-in transformer", ("builtin", ""))
         try:
-            from ..models import hf
+            from ...models import hf
             sources = hf.available_models()
         except Exception:       # no real-model support here: the built-in model only
             sources = []
