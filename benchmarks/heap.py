@@ -44,7 +44,7 @@ def child(model: str, n: int) -> dict:
     from measures import rss_now_mb
     from window import text_of
 
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     from posviz.models.config import Positions
     from posviz.runtime.jobs import EvaluationJob, EvaluationRunner
     from posviz.views.mosaic import MosaicLook

@@ -79,7 +79,7 @@ def bare_forward(backend):
     hidden states, and nothing of posviz around it."""
     import torch
 
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     if not isinstance(backend, BuiltinBackend):                         # Hugging Face
         model = backend.model
 

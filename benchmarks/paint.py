@@ -39,7 +39,7 @@ def child(n: int) -> dict:
     from posviz.analysis.engine import Engine
     from posviz.document.session import Session
     from posviz.gui.plots import PlotsPanel, mosaic_look
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     from posviz.views.shown import Shown, build_views
 
     backend = BuiltinBackend()

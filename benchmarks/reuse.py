@@ -66,7 +66,7 @@ def prefix_reuse(backend, n: int, reps: int, warmup: int, seed: int, label: str)
 
 
 def builtin_causal(n: int, reps: int, warmup: int, seed: int) -> dict:
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     from posviz.models.config import ModelConfig
 
     return prefix_reuse(BuiltinBackend(ModelConfig(mask="causal")), n, reps, warmup, seed,

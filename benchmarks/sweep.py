@@ -54,7 +54,7 @@ def text_of(backend, n: int) -> str:
 
 def load(name: str):
     if name == "builtin":
-        from posviz.models.builtin import BuiltinBackend
+        from posviz.models.builtin.backend import BuiltinBackend
         from posviz.models.config import ModelConfig
         return BuiltinBackend(ModelConfig(layers=6))
     from posviz.models import hf

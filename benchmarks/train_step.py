@@ -19,7 +19,7 @@ import torch
 from torch.nn import functional as F
 
 from posviz.models.config import ModelConfig
-from posviz.models.transformer import InstrumentedTransformer
+from posviz.models.builtin.transformer import InstrumentedTransformer
 
 
 def step_timer(vocab: int, fused: bool, batch: int, length: int):

@@ -18,7 +18,7 @@ class PosvizInputError(ValueError):
 
 
 class Refused(PosvizInputError):
-    """A request refused by posviz.models.guard before anything large was loaded or
+    """A request refused by posviz.models.limits.guard before anything large was loaded or
     allocated; ``reason`` says which check: "memory", "positions", "device" or
     "count"."""
 

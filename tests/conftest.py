@@ -15,7 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pytest  # noqa: E402
 
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 
 COLLECT_ALL_EVERY = 20      # tests: the oldest generation is collected this often
 

@@ -14,7 +14,7 @@ from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.gui.plots import mosaic_look  # noqa: E402
 from posviz.gui.plots.attention import AttentionFigure  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
 

@@ -10,7 +10,7 @@ import posviz
 from posviz.analysis.engine import Engine
 from posviz.analysis.floor import SAFETY, measured_floor, shift_for, shift_invariant
 from posviz.analysis.symmetry import noise_floor
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.encodings import ENCODINGS
 from posviz.models.request import Request
@@ -111,7 +111,7 @@ def kinds_named(sentence: str) -> set[str]:
 
 def test_the_encodings_said_to_shift_bit_identically_do_and_rope_does_not():
     import re
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     for name, text in list(floor_texts().items())[:2]:                 # README, guide
         sentence = re.search(r"With (.*?) that run is bit-identical", text).group(1)
         exact = kinds_named(sentence)

@@ -14,7 +14,7 @@ from posviz.analysis.engine import Engine, Evaluation
 from posviz.analysis.symmetry import compare
 from posviz.cli import main
 from posviz.document.session_file import dumps, loads
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.options import OPTIONS
 from posviz.models.request import Request

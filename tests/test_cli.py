@@ -17,7 +17,7 @@ from posviz.cli import main, make_parser
 from posviz.cli.options import HALF, NOT_ON_THE_COMMAND_LINE, flag
 from posviz.document.files import check_folder, parse_formats
 from posviz.errors import PosvizInputError
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS
 from posviz.views.reading import FRAME_WORDS, frame, frame_note, one_token_note, token_spread
@@ -429,8 +429,8 @@ def test_steps_are_reported_on_a_terminal_and_stdout_is_unchanged(capsys, monkey
 # -- memory ---------------------------------------------------------------------------------
 
 def test_a_model_too_big_for_memory_is_refused_before_it_is_built(capsys, monkeypatch):
-    from posviz.models import builtin as backend
-    from posviz.models import memory
+    from posviz.models.builtin import backend
+    from posviz.models.limits import memory
     monkeypatch.setattr(memory, "available_bytes", lambda: 8 * 10**9)
 
     def never(*_):

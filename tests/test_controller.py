@@ -17,7 +17,7 @@ from posviz.document.events import SelectionChanged  # noqa: E402
 from posviz.document.spec import ModelSpec, Selection  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.controller import Controller  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 from posviz.views.mosaic import MosaicLook  # noqa: E402
 

@@ -10,7 +10,7 @@ from posviz.analysis.experiments.texts import example_texts, read_texts
 from posviz.analysis.symmetry import METRICS
 from posviz.errors import Cancelled, PosvizInputError
 from posviz.models.backend import TokenSequence
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 
 TEXT = "the cat sat on the mat because it was warm"

@@ -20,7 +20,7 @@ from posviz.analysis.experiments.runs import batch_size, run_orders
 from posviz.analysis.symmetry import METRICS, compare
 from posviz.cli import main
 from posviz.errors import Cancelled
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.request import Request
 

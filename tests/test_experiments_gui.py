@@ -32,7 +32,7 @@ def test_a_sweep_draws_the_band_of_the_core_result(qtbot, tab):
     run(qtbot, tab)
     job = tab.job
     from posviz.analysis.engine import Engine
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     expected = sweep(Engine(BuiltinBackend(job.spec.config)), job.texts, "random", 6, 2)
     shown = tab.figure.displayed()
     assert np.allclose(shown["hidden_equivariance_median"],

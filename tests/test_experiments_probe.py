@@ -5,7 +5,7 @@ import pytest
 from posviz.analysis.engine import Engine
 from posviz.analysis.experiments.probe import ProbeLayer, probe, ridge_fit, verdict
 from posviz.errors import PosvizInputError
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig
 
 VOCAB = ("the a cat dog sat ran on under mat rug and but it was warm cold big small red "

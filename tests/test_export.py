@@ -16,7 +16,7 @@ from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import Selection  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel, mosaic_look  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
 

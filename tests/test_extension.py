@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from posviz.analysis.experiments import extension
-from posviz.models.checkpoint import Recipe, variant, zoo
+from posviz.models.training.checkpoint import Recipe, variant, zoo
 from posviz.models.config import ModelConfig
 from posviz.models.encodings import RotaryEncoding
 from posviz.models.encodings.rope_scaling import (SCALINGS, TRANSFORMERS_TYPES, RopeScaling,
@@ -29,7 +29,7 @@ KINDS = ("rope", "alibi", "t5", "none")
 def lab_folder() -> Path:
     """rope, alibi, t5 and none trained alike for 30 steps, and rope recalibrated
     without positions for 5 (drope), in a temporary folder."""
-    from posviz.models.training import train
+    from posviz.models.training.train import train
     root = Path(_folder.name)
     tokenizer = None
     for kind in KINDS:

@@ -156,7 +156,7 @@ def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monk
 def test_the_window_draws_each_checkpoint_s_order_use(qtbot, monkeypatch):
     from posviz.analysis.experiments import order_use
     from posviz.gui.experiments.tab import ExperimentsTab
-    from posviz.models.order_use import OrderUse
+    from posviz.models.training.order_use import OrderUse
     uses = {kind: OrderUse(400, 128, True, 40.0, {"all_but_last": 40.0 * ratio,
                                                   "all_but_last_two": 40.0 * kept})
             for kind, ratio, kept in (("none", 1.69, 1.29), ("rope", 3.06, 1.56))}

@@ -15,13 +15,13 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.encodings import ENCODINGS  # noqa: E402
 from posviz.models.facts import ModelFacts  # noqa: E402
 from posviz.models.hf import machinery as mach  # noqa: E402
 from posviz.models.hf.families import BY_MODEL_TYPE, facts_of  # noqa: E402
-from posviz.models.memory import weight_count  # noqa: E402
+from posviz.models.limits.memory import weight_count  # noqa: E402
 
 V = 99
 COMMON = dict(vocab_size=V)

@@ -24,7 +24,7 @@ from posviz.document.spec import ModelSpec  # noqa: E402
 from posviz.gui.model_panel.panel import ModelPanel  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
 from posviz.models import hf  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 from posviz.models.hf.machinery import machinery_of  # noqa: E402
 from posviz.views.model import model_views  # noqa: E402

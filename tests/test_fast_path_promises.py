@@ -16,7 +16,7 @@ from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.analysis.prefix import first_moved  # noqa: E402
 from posviz.analysis.symmetry import METRICS, compare  # noqa: E402
 from posviz.models import maps as layer_maps  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 from posviz.models.hooks import Recorder  # noqa: E402
 from posviz.models.request import Request  # noqa: E402

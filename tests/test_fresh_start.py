@@ -7,7 +7,7 @@ from test_gui_window import settled
 
 from posviz.gui.settings import make_settings
 from posviz.gui.window import MainWindow
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import Positions
 
 TIMEOUT = 30_000

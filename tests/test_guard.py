@@ -1,6 +1,7 @@
-"""One guard before anything large is loaded or allocated (models.guard), for the window,
-the command line and the Python API: memory, tokens against the model's positions, the
-device and counts, refused in one line that names the arguments as the user wrote them."""
+"""One guard before anything large is loaded or allocated (models.limits.guard), for the
+window, the command line and the Python API: memory, tokens against the model's positions,
+the device and counts, refused in one line that names the arguments as the user wrote
+them."""
 from __future__ import annotations
 
 import os
@@ -50,7 +51,7 @@ def test_the_api_refuses_a_comparison_that_would_not_fit(monkeypatch):
 
 def test_the_window_refuses_a_typed_text_that_would_not_fit(monkeypatch):
     from posviz.document.session import Session
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     from posviz.models.config import ModelConfig
     session = Session(BuiltinBackend(ModelConfig(pe="rope")), TEXT)
     monkeypatch.setenv("POSVIZ_MEMORY", "1M")

@@ -26,7 +26,7 @@ from posviz.gui import status  # noqa: E402
 from posviz.gui.status import COMPUTING_AFTER_MS  # noqa: E402
 from posviz.gui.window import MainWindow  # noqa: E402
 from posviz.models.backend import TokenSequence  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 
 TIMEOUT = 30_000

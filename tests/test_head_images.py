@@ -13,7 +13,7 @@ from PySide6 import QtCore  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.document.spec import Selection  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.maps import LayerMaps  # noqa: E402
 from posviz.views import head as head_module  # noqa: E402

@@ -12,7 +12,8 @@ from posviz.document.spec import ModelSpec, Selection
 from posviz.gui import documents
 from posviz.gui.settings import make_settings
 from posviz.gui.window import MainWindow
-from posviz.models import hf, memory
+from posviz.models import hf
+from posviz.models.limits import memory
 
 TIMEOUT = 30_000
 TINY_BUDGET = 10**5             # bytes counted as available: no model runs in them

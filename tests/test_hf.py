@@ -615,7 +615,7 @@ def sentencepiece_tokenizer() -> PreTrainedTokenizerFast:
 
 def read_back(tokens) -> str:
     from posviz.models.backend import CONTINUES
-    from posviz.models.pieces import REST
+    from posviz.models.formats.pieces import REST
     return "".join(t[len(CONTINUES):] if t.startswith(CONTINUES) else " " + t
                    for t in tokens if t != REST).replace("␣", " ")
 
@@ -623,7 +623,7 @@ def read_back(tokens) -> str:
 def test_sentencepiece_byte_tokens_read_as_the_text(tmp_path):
     """Llama 2-style byte fallback: "café 日本" is ▁c a f <0xC3> <0xA9> ▁ <0xE6> ...; the
     chips read "cat ##é 日 · ·" as byte-level BPE's do, never "<0xE6>"."""
-    from posviz.models.pieces import REST, is_byte_fallback
+    from posviz.models.formats.pieces import REST, is_byte_fallback
     tokenizer = sentencepiece_tokenizer()
     raws = tokenizer.convert_ids_to_tokens(tokenizer("the cat café 日本")["input_ids"])
     assert "<0xE6>" in raws and "<0xC3>" in raws         # the tokenizer falls back to bytes

@@ -18,7 +18,8 @@ from transformers import GPTNeoXConfig, GPTNeoXForCausalLM  # noqa: E402
 
 from posviz import cli  # noqa: E402
 from posviz.errors import Cancelled, PosvizInputError  # noqa: E402
-from posviz.models import maps, memory  # noqa: E402
+from posviz.models import maps  # noqa: E402
+from posviz.models.limits import memory  # noqa: E402
 from posviz.models import hf
 from posviz.models.request import Request
 

@@ -18,7 +18,8 @@ from posviz import cli
 from posviz.analysis.engine import Engine
 from posviz.document.session import Session
 from posviz.errors import PosvizInputError
-from posviz.models import hf, memory
+from posviz.models import hf
+from posviz.models.limits import memory
 from posviz.models.config import Positions
 from posviz.models.request import Request
 

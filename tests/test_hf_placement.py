@@ -17,7 +17,8 @@ from test_hf import TEXTS, save_tiny, shuffled_movable  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.analysis.symmetry import METRICS  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
-from posviz.models import hf, memory  # noqa: E402
+from posviz.models import hf  # noqa: E402
+from posviz.models.limits import memory  # noqa: E402
 from posviz.models.config import Positions  # noqa: E402
 
 

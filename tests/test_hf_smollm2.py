@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from posviz.analysis.engine import Engine
-from posviz.models import hf, memory
+from posviz.models import hf
+from posviz.models.limits import memory
 from posviz.models.config import Positions
 from posviz.models.request import Request
 
@@ -72,7 +73,7 @@ def test_pieces_inside_a_word_are_marked_as_wordpiece_marks_them(smollm2):
 def test_gguf_header_reads_what_the_gguf_package_reads():
     from gguf import GGUFReader
 
-    from posviz.models.gguf_header import gguf_config
+    from posviz.models.formats.gguf_header import gguf_config
     folder, name, _ = hf.resolve("smollm2")
     fields = GGUFReader(folder / name).fields
 
@@ -94,7 +95,7 @@ def test_byte_level_tokens_read_back_as_the_text(smollm2, text):
     """Accents, Greek, Japanese and emoji split over byte tokens: each character shows
     once, on the token of its first byte, and a token holding only the rest of one shows
     REST, so the chips, REST left out, read back as the text."""
-    from posviz.models.pieces import INVISIBLE, REST, byte_labels
+    from posviz.models.formats.pieces import INVISIBLE, REST, byte_labels
     seq = smollm2.tokenize(text)
     shown = [t for t, pinned in zip(seq.tokens, seq.pinned) if not pinned]
     assert not any(mark in t for t in shown for mark in ("Ã", "Î", "æ", "\ufffd", "<0x"))
@@ -110,7 +111,7 @@ def test_byte_level_tokens_read_back_as_the_text(smollm2, text):
 
 def test_a_character_split_over_tokens_shows_once(smollm2):
     from posviz.analysis.predictions import _readable
-    from posviz.models.pieces import REST
+    from posviz.models.formats.pieces import REST
     seq = smollm2.tokenize("café naïve Ελληνικά 日本語")
     shown = [t for t, pinned in zip(seq.tokens, seq.pinned) if not pinned]
     assert shown[shown.index("Ε"):][:3] == ["Ε", REST, "##λ"]  # Ε's second byte alone

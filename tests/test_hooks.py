@@ -17,7 +17,7 @@ import torch
 from torch.nn import functional as F
 
 from posviz.errors import Cancelled
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.hooks import (ATTN_OUT, ATTN_SCORES, BLOCK_HOOKS, EMBED, FINAL, MLP_OUT,
                                  PATTERN, POS_EMBED, RESID_POST, RESID_PRE, HookPoint,

@@ -13,7 +13,7 @@ from conftest import CountingBackend
 
 from posviz.document.spec import ModelSpec
 from posviz.errors import Cancelled, PosvizInputError
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.runtime import scheduler as sched
 from posviz.runtime.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,

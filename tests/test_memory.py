@@ -8,7 +8,7 @@ import pytest
 
 from posviz.errors import PosvizInputError
 from posviz.models import maps as stored_maps
-from posviz.models import memory
+from posviz.models.limits import memory
 from posviz.models.config import ModelConfig
 
 GB = 10**9
@@ -95,7 +95,7 @@ def test_available_memory_is_read_from_the_system():
 
 
 def test_the_check_imports_no_torch():
-    code = ("import sys; from posviz.models.memory import check_fits; "
+    code = ("import sys; from posviz.models.limits.memory import check_fits; "
             "from posviz.models.config import ModelConfig; check_fits(ModelConfig(), 64); "
             "print('torch' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -8,7 +8,7 @@ import pytest
 
 import posviz
 from posviz.errors import PosvizInputError
-from posviz.models.checkpoint import zoo
+from posviz.models.training.checkpoint import zoo
 from test_training import cli
 
 pytestmark = pytest.mark.skipif(not zoo(), reason="the trained checkpoints are not installed")

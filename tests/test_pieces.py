@@ -1,8 +1,8 @@
-"""Byte-level BPE tokens read as the text they stand for (models.pieces)."""
+"""Byte-level BPE tokens read as the text they stand for (models.formats.pieces)."""
 import pytest
 
 from posviz.models.backend import CONTINUES, mark_word_pieces
-from posviz.models.pieces import BYTE_OF, REST, byte_labels, placeholder
+from posviz.models.formats.pieces import BYTE_OF, REST, byte_labels, placeholder
 
 TEXT = "café naïve Ελληνικά 日本語 🙂 👩‍👧 crème brûlée Straße"
 CHAR_OF = {byte: char for char, byte in BYTE_OF.items()}
@@ -80,7 +80,7 @@ def test_word_pieces_of_byte_level_text_continue_and_placeholders_do_not():
 def test_a_tokenizer_without_a_decoder_is_not_byte_level():
     from types import SimpleNamespace
 
-    from posviz.models.pieces import is_byte_level
+    from posviz.models.formats.pieces import is_byte_level
     assert not is_byte_level(SimpleNamespace(backend_tokenizer=SimpleNamespace(decoder=None)))
     assert not is_byte_level(object())
 
@@ -104,7 +104,7 @@ def as_sentencepiece(text: str) -> list[str]:
 
 
 def test_sentencepiece_byte_tokens_read_back_as_the_text():
-    from posviz.models.pieces import sentencepiece_labels
+    from posviz.models.formats.pieces import sentencepiece_labels
     raws = as_sentencepiece(TEXT)
     assert "<0xE6>" in raws
     labels = sentencepiece_labels(raws)
@@ -115,7 +115,7 @@ def test_sentencepiece_byte_tokens_read_back_as_the_text():
 
 
 def test_a_chip_of_characters_that_draw_nothing_names_them():
-    from posviz.models.pieces import shown
+    from posviz.models.formats.pieces import shown
     assert shown("\u200d") == "⟨ZWJ⟩" and shown(" \ufe0f") == "⟨VS16⟩"
     assert shown("\u0301") == "⟨U+0301⟩"
     assert shown("👩\u200d") == "👩\u200d" and shown(" cat") == "cat"      # seen as they are
@@ -124,7 +124,7 @@ def test_a_chip_of_characters_that_draw_nothing_names_them():
 
 def test_tokens_of_whitespace_alone_read_apart():
     """SmolLM2's next-token chart labelled two candidates "↵": one line break and two."""
-    from posviz.models.pieces import shown
+    from posviz.models.formats.pieces import shown
     assert shown("\n") == "↵" and shown("\n\n") == "↵↵" and shown("\r\n") == "↵"
     assert shown("  ") == "␣␣" and shown("\t") == "⇥" and shown(" \n") == "␣↵"
     labels = [shown(t) for t in ("\n", "\n\n", " ", "  ", "\t")]

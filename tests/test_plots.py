@@ -19,7 +19,7 @@ from posviz.document.spec import Selection  # noqa: E402
 from posviz.gui.plots import FIGURES, PlotsPanel, mosaic_look, style  # noqa: E402
 from posviz.gui.plots.figures import tab_figures  # noqa: E402
 from posviz.gui.plots.tabs import TABS  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.models.encodings import alibi_slopes, rope_angles  # noqa: E402
 from posviz.models.request import Request  # noqa: E402

@@ -13,7 +13,7 @@ from PySide6 import QtGui  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.gui.plots import PlotsPanel, mosaic_look, style  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
 

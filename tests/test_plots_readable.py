@@ -115,7 +115,7 @@ def crossing_evaluation():
     curve rises from 0 through the noise floor between layers 1 and 2."""
     from posviz.analysis.engine import Engine
     from posviz.document.session import Session
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     from posviz.models.config import ModelConfig
     session = Session(BuiltinBackend(ModelConfig(mask="causal", pe="none")),
                       "the cat sat on the mat because it was warm")

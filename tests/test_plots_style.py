@@ -262,7 +262,7 @@ def shown():
     from posviz.document.session import Session
     from posviz.document.spec import Selection
     from posviz.gui.plots.mosaic_figure import mosaic_look
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     from posviz.views.shown import Shown, build_views
     session = Session(BuiltinBackend(ModelConfig()), "the cat sat on the mat because it was warm")
     session.reverse()

@@ -18,7 +18,7 @@ from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.model_panel.precision_choice import weights_text  # noqa: E402
 from posviz.gui.settings import make_settings  # noqa: E402
 from posviz.gui.window import MainWindow  # noqa: E402
-from posviz.models import memory  # noqa: E402
+from posviz.models.limits import memory  # noqa: E402
 
 TIMEOUT = 60_000
 

@@ -20,7 +20,7 @@ from posviz import cli  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.analysis.predictions import TOP_K, compare_outputs, pooled_cosine  # noqa: E402
 from posviz.models import hf  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 from posviz.views.model import model_views  # noqa: E402
 

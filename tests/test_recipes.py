@@ -86,7 +86,7 @@ from pathlib import Path
 import posviz
 from posviz.cli import main
 from posviz.gui.plots import FIGURES
-from posviz.models.checkpoint import zoo
+from posviz.models.training.checkpoint import zoo
 from posviz.models.encodings import KINDS
 
 out = Path(sys.argv[1])
@@ -175,7 +175,7 @@ def test_a_throwaway_encoding_and_figure_run_everywhere_the_recipes_promise(tmp_
     assert status == 0 and {"pooled.png", "pooled.csv", "relative_profile.png"} <= set(
         written)
     # the trained kinds stay those shipped; the new one is refused in one line naming them
-    from posviz.models.checkpoint import zoo
+    from posviz.models.training.checkpoint import zoo
     assert facts["trained"] == [c.config.pe for c in zoo()]
     status, told = facts["refused"]
     assert status == 2 and "\n" not in told and "no trained checkpoint" in told

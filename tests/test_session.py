@@ -12,7 +12,7 @@ from posviz.document.session import Session
 from posviz.document.spec import ModelSpec, Selection
 from posviz.errors import PosvizInputError
 from posviz.models.backend import TokenSequence, truncate_sequence
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 
 

@@ -10,7 +10,7 @@ from posviz.document import session_file
 from posviz.document.session import Session
 from posviz.document.spec import ModelSpec, Selection
 from posviz.errors import PosvizInputError
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 
 CONFIG = ModelConfig(layers=2, heads=2, d_model=16, pe="rope", mask="causal", seed=3,

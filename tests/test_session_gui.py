@@ -162,7 +162,7 @@ def test_a_session_whose_model_is_missing_opens_with_the_built_in_one(qtbot, tmp
 def test_a_restored_real_model_loads_through_the_usual_path(qtbot, tmp_path, monkeypatch):
     from posviz.models import hf
     from posviz.models.backend import TokenSequence
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
 
     class Pinned(BuiltinBackend):
         name = "fake-bert"
@@ -361,7 +361,7 @@ def test_an_edit_is_autosaved_a_moment_later(qtbot, window):
 def test_a_file_whose_model_now_splits_the_text_otherwise_keeps_its_text(
         qtbot, window, tmp_path, monkeypatch):
     from posviz.models import hf
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     monkeypatch.setattr(hf, "load_backend", lambda spec, *a, **k: BuiltinBackend())
     doc = session_file.SessionDocument("p q r", (2, 0, 1), ModelSpec.pretrained("retrained"),
                                        ("p", "q", "x"))     # saved with other tokens

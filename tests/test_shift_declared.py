@@ -9,7 +9,7 @@ import pytest
 
 from posviz.analysis.engine import Engine
 from posviz.analysis.floor import shift_invariant
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.encodings import ENCODINGS
 from posviz.models.request import Request

@@ -12,7 +12,7 @@ from posviz.analysis.experiments.papers import check_paper  # noqa: E402
 from posviz.analysis.experiments.pretrained import SHIFT  # noqa: E402
 from posviz.analysis.experiments.texts import example_texts  # noqa: E402
 from posviz.models import hf  # noqa: E402
-from posviz.models.checkpoint import zoo  # noqa: E402
+from posviz.models.training.checkpoint import zoo  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

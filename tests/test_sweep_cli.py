@@ -9,7 +9,7 @@ import pytest
 from posviz.analysis.engine import Engine
 from posviz.analysis.symmetry import METRICS
 from posviz.cli import main
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 
 SMALL = ["--layers", "2", "--heads", "2", "--d-model", "16", "--model-seed", "3"]

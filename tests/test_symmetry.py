@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from posviz.analysis.engine import Engine
 from posviz.analysis.symmetry import noise_floor
 from posviz.errors import PosvizInputError
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig, Positions
 from posviz.models.encodings import ENCODINGS, KINDS
 from posviz.models.orders import check_permutation, inverse, parse_order

@@ -92,7 +92,7 @@ def test_the_strip_moves_only_the_slots_it_is_told_are_movable(qtbot):
 
 def test_the_strip_says_what_its_marks_mean(strip):
     from posviz.models.backend import CONTINUES
-    from posviz.models.pieces import REST
+    from posviz.models.formats.pieces import REST
     tip = strip.toolTip()
     assert f"{CONTINUES}: a piece inside a word" in tip
     assert f"{REST}: only the rest of the character on the chip before" in tip

@@ -12,9 +12,9 @@ import pytest
 
 from posviz.analysis.experiments import trained as claims
 from posviz.analysis.experiments.papers import check_paper
-from posviz.models import checkpoint as checkpoints
-from posviz.models.corpus import token_stream
-from posviz.models.training import perplexity
+from posviz.models.training import checkpoint as checkpoints
+from posviz.models.training.corpus import token_stream
+from posviz.models.training.train import perplexity
 from test_training import cli
 from tiny_zoo import KINDS, tiny_zoo_folder
 
@@ -41,7 +41,7 @@ def test_press2022_reports_perplexity_by_length_beside_the_unigram_baseline(zoo)
     assert "16 positions" in values["refused"]["learned"]
     # each value is the perplexity function's on the same held-out tokens
     first = checkpoints.Checkpoint.read(zoo / "alibi")
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     model = BuiltinBackend(first.config, str(first.folder)).model
     ids = token_stream(first.tokenizer(), first.held_out())
     start = first.tokenizer().end_id if first.start_token else None
@@ -149,7 +149,7 @@ def test_compare_on_trained_weights_carries_an_order_of_words_to_their_tokens(zo
     checkpoints run, word by word over their own tokens: it ran a reversal instead."""
     from posviz.analysis.experiments.carry import carry_order
     from posviz.analysis.experiments.encodings import compare_encodings
-    from posviz.models.builtin import BuiltinBackend
+    from posviz.models.builtin.backend import BuiltinBackend
     from posviz.models.config import ModelConfig
     config = ModelConfig(layers=2, heads=2, d_model=32, mask="causal")
     words = BuiltinBackend(config).tokenize(TEXT)                    # random: words

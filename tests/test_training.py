@@ -16,13 +16,13 @@ import torch
 
 from posviz.cli import main
 from posviz.document.spec import ModelSpec
-from posviz.models.builtin import BuiltinBackend
-from posviz.models.checkpoint import Checkpoint, Recipe
+from posviz.models.builtin.backend import BuiltinBackend
+from posviz.models.training.checkpoint import Checkpoint, Recipe
 from posviz.models.config import ModelConfig, Positions
-from posviz.models.corpus import (HELD_OUT_AT, HELD_OUT_EVERY, kjv_sections, read_corpus,
-                                  token_stream, unigram_perplexity)
+from posviz.models.training.corpus import (HELD_OUT_AT, HELD_OUT_EVERY, kjv_sections,
+                                           read_corpus, token_stream, unigram_perplexity)
 from posviz.models.request import Request
-from posviz.models.training import perplexity, train
+from posviz.models.training.train import perplexity, train
 
 SAMPLE = Path(__file__).with_name("data") / "kjv-genesis-1-12.txt"
 TEXT = "And God said, Let there be light: and there was light."

@@ -24,7 +24,7 @@ from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.gui.commands import (PositionsCommand, TextCommand, edit_order,  # noqa: E402
                                  edit_positions, edit_text, history_fits)
 from posviz.models.backend import TokenSequence  # noqa: E402
-from posviz.models.builtin import BuiltinBackend  # noqa: E402
+from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 
 TEXTS = ("the cat sat on the mat",

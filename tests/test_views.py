@@ -12,7 +12,7 @@ from posviz.analysis.engine import Engine
 from posviz.analysis.symmetry import METRICS
 from posviz.document.session import Session
 from posviz.errors import Cancelled
-from posviz.models.builtin import BuiltinBackend
+from posviz.models.builtin.backend import BuiltinBackend
 from posviz.models.config import ModelConfig
 from posviz.views.mosaic import (MosaicGrid, MosaicLook, colour, label_step, make_mosaic,
                                  mosaic_grid, mosaic_image, recoloured, wrap_image)

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from safetensors import safe_open
 
-from posviz.models.builtin import BuiltinBackend
-from posviz.models.checkpoint import zoo, zoo_folder
+from posviz.models.builtin.backend import BuiltinBackend
+from posviz.models.training.checkpoint import zoo, zoo_folder
 from posviz.models.config import ModelConfig
-from posviz.models.corpus import token_stream
+from posviz.models.training.corpus import token_stream
 from posviz.models.encodings import KINDS
-from posviz.models.training import perplexity
+from posviz.models.training.train import perplexity
 from test_training import cli
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -181,7 +181,7 @@ def test_the_readme_says_what_press2022_and_haviv2022_measure():
     four times it on press2022's tokens, the unigram baseline on them, and the linear
     probe of the model without positions and of the order-blind control."""
     from posviz.analysis.experiments import trained
-    from posviz.models.corpus import unigram_perplexity
+    from posviz.models.training.corpus import unigram_perplexity
     text = readme_text()
     rows = {row[0]: row for row in readme_rows("| encoding | 128 (trained) |")}
     first = ZOO[0]

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from posviz.models.builtin import BuiltinBackend
-from posviz.models.checkpoint import zoo
-from posviz.models.corpus import read_corpus
+from posviz.models.builtin.backend import BuiltinBackend
+from posviz.models.training.checkpoint import zoo
+from posviz.models.training.corpus import read_corpus
 from zoo_reference import Reference, order_use
 
 ZOO = zoo()
@@ -72,7 +72,7 @@ def test_one_chapter_in_twenty_shared_far_more_than_the_held_out_books():
     """The README's comparison: the rule the zoo held out before (the 10th chapter of
     every 20) against the books held out now, counted by the same rule."""
     pytest.importorskip("shutil").which("bible") or pytest.skip("bible-kjv not installed")
-    from posviz.models.corpus import ngram_overlap
+    from posviz.models.training.corpus import ngram_overlap
     corpus = read_corpus("kjv")
     held = [s for i, s in enumerate(corpus.sections) if i % 20 == 9]
     rest = [s for i, s in enumerate(corpus.sections) if i % 20 != 9]

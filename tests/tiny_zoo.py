@@ -6,7 +6,7 @@ import functools
 import tempfile
 from pathlib import Path
 
-from posviz.models.checkpoint import Recipe
+from posviz.models.training.checkpoint import Recipe
 from posviz.models.config import ModelConfig
 
 KINDS = ("none", "learned", "alibi")
@@ -18,7 +18,7 @@ CONFIG = ModelConfig(layers=2, heads=2, d_model=32, mask="causal")
 @functools.cache
 def tiny_zoo_folder() -> Path:
     """The folder, trained on first use (a temporary folder, removed at exit)."""
-    from posviz.models.training import train
+    from posviz.models.training.train import train
     root = Path(_folder.name)
     tokenizer = None
     for kind in KINDS:

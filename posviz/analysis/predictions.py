@@ -19,8 +19,8 @@ import numpy as np
 
 from ..models.backend import CONTINUES
 from ..models.orders import is_original
-from ..models.pieces import (byte_labels, is_byte_fallback, is_byte_level,
-                             sentencepiece_labels, shown)
+from ..models.formats.pieces import (byte_labels, is_byte_fallback, is_byte_level,
+                                     sentencepiece_labels, shown)
 
 __all__ = ["TopTokens", "Prediction", "Outputs", "compare_outputs", "pooled_outputs",
            "top_tokens", "kl_divergence", "pooled_cosine", "TOP_K"]
@@ -76,7 +76,7 @@ def top_tokens(log_probs, tokenizer, k: int = TOP_K) -> TopTokens:
 def _readable(tokenizer, token_id: int) -> str:
     """A predicted token as its chip would read: its text, "##" before a byte-level or
     SentencePiece piece that continues a word, ``⟨EF BC⟩`` for bytes that are no whole
-    character (models.pieces)."""
+    character (models.formats.pieces)."""
     if tokenizer is None:
         return str(token_id)
     if is_byte_level(tokenizer) or is_byte_fallback(tokenizer):

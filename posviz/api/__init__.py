@@ -18,7 +18,7 @@
 The command line parses its options into these calls and prints what they return, so
 every result's ``to_dict()`` is what its command's ``--json`` prints (to the type).
 Before anything large is loaded or allocated each call passes the command line's guard
-(models.guard: memory, tokens against the model's positions, the device, counts),
+(models.limits.guard: memory, tokens against the model's positions, the device, counts),
 which raises errors.Refused, a posviz.errors.PosvizInputError; every bad input raises
 one, in one line naming the arguments as Python writes them. Importing this package
 imports neither torch nor Qt: a model imports torch, a figure Qt.

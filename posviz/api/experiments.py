@@ -6,7 +6,7 @@ Each takes a model as the command line does: ``model`` a loaded posviz.Model, a
 pretrained model's name or folder, or None for the built-in model, configured by its
 options as keywords (``pe``, ``mask``, ``layers``…; its seed is ``model_seed``, as
 ``--model-seed``: ``seed`` seeds the orders) with ``weights``. The guard
-(models.guard) runs before the model is loaded and again before the runs.
+(models.limits.guard) runs before the model is loaded and again before the runs.
 
 A new command joins the same way: its function here (its checks, then the analysis'
 call), its result in results.py (``to_dict``: the command's --json; ``job``: what the
@@ -31,7 +31,7 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     """``model`` as a loaded posviz.Model: itself, the pretrained model it names, or
     the built-in model of ``options`` (``model_seed``: its seed); the guard refuses
     first what cannot run texts of ``words`` words from position ``offset``."""
-    from ..models import guard
+    from ..models.limits import guard
     if "model_seed" in options:
         options["seed"] = options.pop("model_seed")
     if isinstance(model, Model):
@@ -68,7 +68,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     movable tokens). ``seed`` seeds the orders; a count beyond the orders that exist is
     refused. ``progress(done, total)`` is told after each run.
     """
-    from ..models import guard
+    from ..models.limits import guard
     _, texts = check_sweep(kind, count, positions, offset, literal, texts)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts)), offset=offset)
@@ -88,7 +88,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     "quadratic" (also the squares, so a norm can be read). ``progress(done, total)``
     counts the texts run, then the layers fitted; ``say(stage)`` is told each stage.
     """
-    from ..models import guard
+    from ..models.limits import guard
     _, texts = check_probe(texts, folds, positions, offset, literal)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts), default=0), offset=offset)
@@ -122,7 +122,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     --json``, ``.figure(metric=)`` draws every encoding's curve per layer."""
     from ..analysis.experiments.encodings import compare_encodings as run, parse_kinds
     from ..document.session import DEFAULT_TEXT
-    from ..models import guard
+    from ..models.limits import guard
     from ..models.backend import split_words
     from ..models.encodings import KINDS
     from .results import Comparison
@@ -162,12 +162,12 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     ("kjv" or a text file) with the shipped checkpoints' recipe unless told, and write
     its checkpoint folder to ``out``, as ``posviz train``; ``.to_dict()`` is ``train
     --json``. A warm-up not shorter than the steps is cut to one step less, and said
-    (``notes``; ``say``). ``recipe``: a models.checkpoint.Recipe whole, instead of its
+    (``notes``; ``say``). ``recipe``: a models.training.checkpoint.Recipe whole, instead of its
     fields. ``progress(p)`` is told the step, loss, tokens a second and time left;
     ``order_every``: measure the model's use of order every that many steps (0: only
     at the end), as ``--order-every``."""
-    from ..models.checkpoint import Recipe
-    from ..models.training import train as run
+    from ..models.training.checkpoint import Recipe
+    from ..models.training.train import train as run
     from .results import Trained
     chosen = {name: value for name, value in (("steps", steps), ("length", length),
               ("batch", batch), ("vocab", vocab), ("lr", lr), ("warmup", warmup))
@@ -208,7 +208,7 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     "trained" (the shipped checkpoints) or a folder of the same kinds. ``say`` is told
     each method, ``progress(done, total)`` each length measured."""
     from ..analysis.experiments.extension import check_factors, extend as run
-    from ..models.checkpoint import TRAINED
+    from ..models.training.checkpoint import TRAINED
     from .results import Extended
     factors = check_factors(factors)
     folder = None if weights == TRAINED else str(weights)
@@ -224,7 +224,7 @@ def order_use(model=None, *, windows: int | None = None, length: int | None = No
     name, folder or posviz.Model, or None for the built-in model's trained checkpoint
     of ``options`` (``pe``…; ``weights`` "trained" or a checkpoint folder)."""
     from ..analysis.experiments.order_use import of_backend
-    from ..models.order_use import WINDOWS
+    from ..models.training.order_use import WINDOWS
     from .results import OrderUsed
     windows = WINDOWS if windows is None else windows
     if windows < 1 or (length is not None and length < 3):

@@ -62,7 +62,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     for it (errors.Refused), and a device that is not there.
     """
     from ..document.spec import ModelSpec
-    from ..models import guard
+    from ..models.limits import guard
     say = as_progress(progress)
     if source is None and device in ("cuda", "mps"):
         where = "a --model" if speaks_flags() else "a pretrained model (source)"
@@ -101,7 +101,7 @@ def load_session(path, *, device: str = "cpu", offline: bool = False,
     the window shows them. The report's ``document`` is the file read."""
     from ..document.scenarios import session_of
     from ..document.session_file import read
-    from ..models import guard
+    from ..models.limits import guard
     from ..models.hf.cache import network_allowed
     guard.check_device(device)
     doc = read(path)
@@ -177,7 +177,7 @@ class Model:
         ``progress`` is told each run, and a real model's layers within it.
         """
         from ..document.session import DEFAULT_TEXT, Session
-        from ..models import guard
+        from ..models.limits import guard
         from ..models.orders import parse_order
         if text is not None and not text.strip():
             raise PosvizInputError("the text is empty")
@@ -196,8 +196,8 @@ class Model:
     def report(self, session: "Session", say: Progress | None = None,
                document=None) -> "Report":
         """The Report of a session's order against its original order (what the window
-        shows for it), after the guard (models.guard); ``say`` is told each run."""
-        from ..models import guard
+        shows for it), after the guard (models.limits.guard); ``say`` is told each run."""
+        from ..models.limits import guard
         say = say or as_progress(False)
         seq, order, where = session.seq, session.order, session.positions
         guard.check(self.backend, len(seq), offset=where.offset)

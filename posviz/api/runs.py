@@ -41,7 +41,7 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
              literal: bool = False, progress: Counted | None = None) -> "Sweep":
     """posviz.sweep on a loaded ``model``."""
     from ..analysis.experiments.sweep import sweep as run
-    from ..models import guard
+    from ..models.limits import guard
     from .results import Sweep
     where, texts = check_sweep(kind, count, positions, offset, literal, texts)
     guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
@@ -67,7 +67,7 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
              progress: Counted | None = None, say: Said | None = None) -> "Probe":
     """posviz.probe on a loaded ``model``."""
     from ..analysis.experiments.probe import probe as run
-    from ..models import guard
+    from ..models.limits import guard
     from .results import Probe
     where, texts = check_probe(texts, folds, positions, offset, literal)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],

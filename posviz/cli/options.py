@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from ..errors import PosvizInputError
-from ..models.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_TIP
+from ..models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_TIP
 from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
 from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
@@ -172,7 +172,7 @@ def builtin_config(args: argparse.Namespace) -> ModelConfig:
     if "seed" in vars(args):
         raise PosvizInputError(f"{seed} draws random weights: it does not apply to "
                                f"--weights {weights}")
-    from ..models.checkpoint import find
+    from ..models.training.checkpoint import find
     checkpoint = find(weights, config)
     if weights != TRAINED:
         for name in ARCHITECTURE:
@@ -307,11 +307,11 @@ def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None):
 
 def guard_before_loading(args: argparse.Namespace, config: ModelConfig | None,
                          texts: list[str], where: Positions, **experiment) -> None:
-    """models.guard.check before the model is built or read: the device, the longest of
+    """models.limits.guard.check before the model is built or read: the device, the longest of
     ``texts`` against its positions and the memory (random weights read words, so their
     count is exact; other tokenizers give a word one token or more), and ``experiment``
     (guard.check's orders, probe_tokens …) where it is known already."""
-    from ..models import guard
+    from ..models.limits import guard
     from ..models.backend import split_words
     exact = config is not None and getattr(args, "weights", RANDOM) == RANDOM
     count = (lambda text: len(split_words(text))) if exact else guard.words_in
@@ -327,7 +327,7 @@ def evaluate(args: argparse.Namespace):
     session, ``report.evaluation`` what was computed).
 
     Every setting is checked before torch is imported, so a bad one fails fast; the
-    guard (models.guard) refuses before anything is built or read a device that is
+    guard (models.limits.guard) refuses before anything is built or read a device that is
     not there, a text longer than the model's positions and what would not fit in
     memory.
     """

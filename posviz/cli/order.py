@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from ..errors import PosvizInputError
-from ..models.order_use import KEPT, WINDOWS
+from ..models.training.order_use import KEPT, WINDOWS
 from .options import add_model_arguments, builtin_config, check_model_flags, load_model
 
 

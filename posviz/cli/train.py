@@ -6,7 +6,7 @@
 
 Its defaults are the recipe of the shipped checkpoints.
 
-Writes a checkpoint folder (models.checkpoint) that ``--weights DIR`` loads in every
+Writes a checkpoint folder (models.training.checkpoint) that ``--weights DIR`` loads in every
 command and the window. Every ten seconds stderr tells the step, the loss, the tokens a
 second and the time left; Ctrl+C stops the steps, and what was trained is evaluated on
 the held-out text and saved (exit status 130).
@@ -24,7 +24,7 @@ EXIT_INTERRUPTED = 130               # as a shell reports a command ended by Ctr
 
 
 def add_command(subparsers) -> None:
-    from ..models.checkpoint import Recipe
+    from ..models.training.checkpoint import Recipe
     recipe = Recipe()
     parser = subparsers.add_parser(
         "train", help="train the built-in model as a causal language model on a corpus",
@@ -106,7 +106,7 @@ def note(text: str) -> None:
 
 
 def run(args) -> int:
-    from ..models.checkpoint import Recipe, plural
+    from ..models.training.checkpoint import Recipe, plural
     config = model_config(argparse.Namespace(**{**vars(args), "mask": "causal"}))
     recipe = Recipe(corpus=args.corpus, vocab=args.vocab, length=args.length,
                     batch=args.batch, steps=args.steps, lr=args.lr, warmup=args.warmup,

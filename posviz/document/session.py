@@ -15,9 +15,9 @@ from typing import Callable
 import numpy as np
 
 from ..errors import PosvizInputError
-from ..models import guard
+from ..models.limits import guard
 from ..models.backend import Backend, truncate_sequence
-from ..models.builtin import BuiltinBackend
+from ..models.builtin.backend import BuiltinBackend
 from ..models.config import Positions
 from ..models.orders import check_permutation
 from .events import (Event, ModelChanged, OrderChanged, PositionsChanged, SelectionChanged,
@@ -97,7 +97,7 @@ class Session:
         """New text: new tokens in their original order. Bad text changes nothing.
 
         A text longer than the model's positions, or whose comparison would not fit in
-        memory, raises PosvizInputError (errors.Refused: models.guard), or with
+        memory, raises PosvizInputError (errors.Refused: models.limits.guard), or with
         ``truncate`` is cut to fit (a final pinned token such as [SEP] is kept). ``at_most``
         cuts it to that many tokens the same way (an undo step brings back a text cut to
         fit exactly as it was cut, whatever room the model has now). The text already

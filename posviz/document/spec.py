@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import PosvizInputError
-from ..models.checkpoint import RANDOM, TRAINED, find
+from ..models.training.checkpoint import RANDOM, TRAINED, find
 from ..models.config import ModelConfig
 from ..models.hf.cache import parse_hub_name
 
@@ -29,7 +29,7 @@ class ModelSpec:
     """Which model runs: the built-in transformer with a config and its weights, or a
     pretrained model.
 
-    ``weights`` of the built-in model (models.checkpoint): "random" (drawn from the
+    ``weights`` of the built-in model (models.training.checkpoint): "random" (drawn from the
     config's seed), "trained" (the shipped checkpoint of the config's architecture) or
     a checkpoint folder; with trained weights the config is the checkpoint's (only its
     position scale and precision are the user's). ``source`` of a pretrained model is a
@@ -138,8 +138,8 @@ class ModelSpec:
         read and raises errors.Cancelled (and its progress is no longer told).
         ``placement`` (dtype, offload_folder, max_memory) goes to hf.load_backend."""
         if self.is_builtin:
-            from ..models.builtin import BuiltinBackend
-            from ..models.memory import check_fits
+            from ..models.builtin.backend import BuiltinBackend
+            from ..models.limits.memory import check_fits
             config = self.config.validate()
             if check_memory:
                 check_fits(config, n_tokens)           # before a byte is allocated
@@ -162,11 +162,11 @@ class ModelSpec:
                                **placement)
 
     def check_memory(self, n_tokens: int) -> None:
-        """The guard (models.guard) for this model and a comparison of ``n_tokens``:
+        """The guard (models.limits.guard) for this model and a comparison of ``n_tokens``:
         errors.Refused when they would not fit in memory (or exceed the model's
         positions); nothing is built, read or imported beyond the checkpoint's
         headers."""
-        from ..models import guard
+        from ..models.limits import guard
         guard.check(self.config if self.is_builtin else self.address, n_tokens,
                     dtype=self.dtype, offloaded=bool(self.offload_folder))
 

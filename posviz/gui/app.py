@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print(NO_DISPLAY, file=sys.stderr)
         return 2
     from ..errors import COMMAND_LINE, PosvizInputError, spoken_as
-    from ..models.guard import check_device
+    from ..models.limits.guard import check_device
     try:
         with spoken_as(COMMAND_LINE):
             check_device(args.device)        # before the window, not after a load

@@ -12,7 +12,7 @@ each edit and when the window closes, and opened again at the next start (gui.la
 once the changes to a file are discarded, it is the file as saved. Edits to the
 text, order, positions or model mark the document modified (the title's ``*``); what is
 looked at (layer, head, tab) is saved with it but marks nothing. A document that would not
-fit in memory (models.memory) is shown at start, not computed (``held``): the file keeps
+fit in memory (models.limits.memory) is shown at start, not computed (``held``): the file keeps
 its model, and one click runs it anyway or opens the built-in model (gui.held_start).
 """
 from __future__ import annotations

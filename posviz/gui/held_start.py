@@ -1,7 +1,7 @@
 """A start that would not fit: the session is shown, not computed.
 
 When the document the window starts with (a session file, or the last session) would
-need more memory than the memory check allows (models.memory), the window opens with
+need more memory than the memory check allows (models.limits.memory), the window opens with
 its text, and its order where the built-in model's tokens hold it, without loading its
 model or computing anything. A notice in place of the plots says why, in the memory
 check's words, with one click to run it anyway and one to open the built-in model

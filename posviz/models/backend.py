@@ -1,7 +1,7 @@
 """What a model must offer posviz: tokenize a text, run one order of its tokens into a
 Trace, and say in one typed place what else it can do.
 
-The built-in transformer (models.builtin) and every Hugging Face model (models.hf) sit
+The built-in transformer (models.builtin.backend) and every Hugging Face model (models.hf) sit
 behind this interface, so the session, the metrics, the plots and the command line
 never know which one they drive.
 """

@@ -66,7 +66,7 @@ def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None,
     """A backend of its own for the experiment (see the module's note); ``loaded``, the
     window's backend of ``spec`` if any, lends its weights to a pretrained one."""
     if spec.is_builtin:
-        from ..models.builtin import BuiltinBackend
+        from ..models.builtin.backend import BuiltinBackend
         return BuiltinBackend(spec.config)
     if loaded is not None and hasattr(loaded, "twin"):
         return loaded.twin()
@@ -100,7 +100,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
                                  job.texts[0], job.order, job.positions, progress,
                                  should_stop, job.ordered)
     from ..analysis.engine import Engine
-    from ..models import guard
+    from ..models.limits import guard
     engine = Engine(backend_for(job.spec, say, job.backend))
     seqs = [engine.backend.tokenize(text) for text in job.texts]
     if job.what == "sweep":                  # the command line's and the API's guard

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import PosvizInputError
 from ...models.backend import CONTINUES, TokenSequence
-from ...models.pieces import REST
+from ...models.formats.pieces import REST
 
 MARKS = ("␣", "↵", "⇥", REST)      # chip marks that stand for no letter of the text
 

@@ -91,7 +91,7 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
     ("random" or "trained") on ``text`` reordered by ``order`` ((n,), or a string
     "I,J,..."; default: reversed); an order of ``ordered`` (another tokenization of the
     text) is carried to the models' tokens word by word."""
-    from ...models.builtin import BuiltinBackend
+    from ...models.builtin.backend import BuiltinBackend
     from ...models.orders import parse_order
     from ..engine import Engine
 

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError, argument
-from ...models.checkpoint import Checkpoint, variant, zoo
+from ...models.training.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
 
@@ -128,7 +128,7 @@ def checkpoints(folder: str | None = None) -> dict[str, Checkpoint]:
 
 def _model(checkpoint: Checkpoint, method: Method, length: int, train: int):
     """The checkpoint's model, its RoPE scaled for ``length`` when the method says."""
-    from ...models.builtin import BuiltinBackend
+    from ...models.builtin.backend import BuiltinBackend
     model = BuiltinBackend(checkpoint.config, str(checkpoint.folder)).model
     if method.scaling is not None:
         cfg = checkpoint.config
@@ -226,8 +226,8 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
            say: Callable[[str], None] | None = None) -> Extension:
     """Measure every method at each length (see the module's docstring); ``say`` is told
     each method as it starts, ``progress(done, total)`` each length measured."""
-    from ...models.corpus import token_stream
-    from ...models.training import perplexity
+    from ...models.training.corpus import token_stream
+    from ...models.training.train import perplexity
     found = checkpoints(folder)
     rope = found["rope"]
     train = rope.recipe.length

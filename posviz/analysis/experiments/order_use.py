@@ -4,7 +4,7 @@ checkpoints and a real causal model (SmolLM2, a causal model by hub name).
 The zoo's held-out text is read (the checkpoint's own for the built-in model, the
 shipped checkpoints' for a real one, in its own tokens), cut into windows of the zoo's
 training length, and the last token's perplexity is measured in the original order and
-with the context before it shuffled (models.order_use). A real model was not trained
+with the context before it shuffled (models.training.order_use). A real model was not trained
 for this text: it may well have read the King James Bible. What is measured is whether
 it uses order, not how well it models the text.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import PosvizInputError
-from ...models.checkpoint import Checkpoint, zoo
-from ...models.order_use import WINDOWS, OrderUse, order_use
+from ...models.training.checkpoint import Checkpoint, zoo
+from ...models.training.order_use import WINDOWS, OrderUse, order_use
 
 
 def held_out_text() -> list[str]:
@@ -32,8 +32,8 @@ def of_checkpoint(checkpoint: Checkpoint, windows: int = WINDOWS,
                   length: int | None = None) -> OrderUse:
     """The checkpoint's order use on its own held-out text, at its training length."""
     import torch
-    from ...models.builtin import BuiltinBackend
-    from ...models.corpus import token_stream
+    from ...models.builtin.backend import BuiltinBackend
+    from ...models.training.corpus import token_stream
     model = BuiltinBackend(checkpoint.config, str(checkpoint.folder)).model
     tokenizer = checkpoint.tokenizer()
     ids = token_stream(tokenizer, checkpoint.held_out())

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import PosvizInputError, argument
-from ...models.checkpoint import RANDOM, TRAINED, plural
+from ...models.training.checkpoint import RANDOM, TRAINED, plural
 from ...models.config import ModelConfig, Positions
 from ...models.request import Request
 from . import pretrained, trained
@@ -28,7 +28,7 @@ ARCHITECTURE = "What the architecture implies, on untrained weights: "
 
 
 def _engine(**config):
-    from ...models.builtin import BuiltinBackend
+    from ...models.builtin.backend import BuiltinBackend
     from ..engine import Engine
     return Engine(BuiltinBackend(ModelConfig(**config)))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
-from ...models.checkpoint import TRAINED
+from ...models.training.checkpoint import TRAINED
 from ...models.config import Positions
 from ...models.encodings import ENCODINGS, LearnedEncoding, RotaryEncoding, SinusoidalEncoding
 from ...models.request import Request

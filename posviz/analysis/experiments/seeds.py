@@ -14,15 +14,15 @@ import sys
 from pathlib import Path
 
 from ...errors import PosvizInputError
-from ...models.checkpoint import Checkpoint, zoo
+from ...models.training.checkpoint import Checkpoint, zoo
 
 FACTORS = (1, 2, 4)
 
 
 def measured(checkpoint: Checkpoint) -> dict:
-    from ...models.builtin import BuiltinBackend
-    from ...models.corpus import token_stream
-    from ...models.training import perplexity
+    from ...models.builtin.backend import BuiltinBackend
+    from ...models.training.corpus import token_stream
+    from ...models.training.train import perplexity
     from .trained import PRESS_TOKENS
     r, length = checkpoint.record, checkpoint.recipe.length
     tokenizer = checkpoint.tokenizer()

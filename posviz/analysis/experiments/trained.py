@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
-from ...models.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
+from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
 
@@ -50,7 +50,7 @@ def described(checkpoints: list[Checkpoint]) -> str:
 
 
 def _backend(checkpoint: Checkpoint):
-    from ...models.builtin import BuiltinBackend
+    from ...models.builtin.backend import BuiltinBackend
     return BuiltinBackend(checkpoint.config, str(checkpoint.folder))
 
 
@@ -58,8 +58,8 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
               say: Callable[[str], None] | None = None) -> PaperCheck:
     """``say`` is told each length as its stage starts, ``progress(done, total)`` each
     checkpoint measured at it (a few seconds each)."""
-    from ...models.corpus import token_stream, unigram_perplexity
-    from ...models.training import perplexity
+    from ...models.training.corpus import token_stream, unigram_perplexity
+    from ...models.training.train import perplexity
     checkpoints = shipped()
     first = checkpoints[0]
     length = first.record["recipe"]["length"]

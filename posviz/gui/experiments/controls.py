@@ -10,7 +10,7 @@ from posviz.analysis.experiments.papers import CATALOGUE
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
-from posviz.models.checkpoint import RANDOM, TRAINED
+from posviz.models.training.checkpoint import RANDOM, TRAINED
 
 TEXT_SOURCES = {"current": "The current text", "examples": "The example sentences",
                 "generated": "Generated texts (enough for the probe)",

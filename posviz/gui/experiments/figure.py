@@ -22,7 +22,7 @@ from ..plots.noise_floor import floor_line, place_label
 from ..plots.own_size import lay_out_at_own_size, least_size
 from ..plots.wheel import frame
 from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
-from posviz.models.checkpoint import plural
+from posviz.models.training.checkpoint import plural
 from posviz.views.shown import zero_level
 
 STALE_COLOUR = "#9a3b00"     # the line of a drawing of other inputs: dark orange, on white

@@ -24,7 +24,7 @@ from ..plots.exporting import (add_copy_action, add_export_actions, ask_export_p
                                copy_figure, writing)
 from posviz.analysis.experiments.papers import default_weights
 from posviz.errors import PosvizInputError, one_line
-from posviz.models.checkpoint import RANDOM, TRAINED
+from posviz.models.training.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QCheckBox, QFormLayout, QGroupBox, QInputDialog, 
 
 from ...document.spec import ModelSpec
 from ...errors import PosvizInputError
-from ...models.checkpoint import ARCHITECTURE, RANDOM, TRAINED
+from ...models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED
 from ...models.config import ModelConfig, Positions
 from ...models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
 from ...models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option

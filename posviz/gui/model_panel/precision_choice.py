@@ -32,7 +32,7 @@ def weights_text(spec) -> str:
     """'weights about 269 MB in bfloat16', from the checkpoint's headers; "" when they
     cannot be read (the load says why)."""
     from ...models import hf
-    from ...models.memory import DTYPE_BYTES, checkpoint_weights, size_text
+    from ...models.limits.memory import DTYPE_BYTES, checkpoint_weights, size_text
     try:
         folder, gguf_file, _ = hf.resolve(spec.address)
         config = hf.read_config(folder) if gguf_file is None else None

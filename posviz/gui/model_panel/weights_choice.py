@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QLabel, QVBoxLayout, QWidget
 
-from ...models.checkpoint import RANDOM, TRAINED, WEIGHTS_TIP
+from ...models.training.checkpoint import RANDOM, TRAINED, WEIGHTS_TIP
 from .fields import ERROR_STYLE, INVALID, ShortCombo
 
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
 from .chips import COLORS, chip_size, draw_chip
 from .strip_layout import MARGIN, ROW_SPACING, SPACING, kept_inside, slots_between, wrap
 from posviz.models.backend import CONTINUES
-from posviz.models.pieces import REST
+from posviz.models.formats.pieces import REST
 
 ANIMATE_UP_TO = 256           # chips; beyond this they jump instead of sliding
 ANIMATE_MOVED_UP_TO = 16      # a reorder moving more chips than this jumps (shuffle)

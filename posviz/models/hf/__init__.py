@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from ...errors import Cancelled, PosvizInputError
-from ..gguf_header import gguf_config
+from ..formats.gguf_header import gguf_config
 from . import cache, converted, hub
 from .cache import NotCached, cached_models, hub_cache_dir, network_allowed
 from .families import BY_MODEL_TYPE
@@ -100,7 +100,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     digest = conversion = None            # a GGUF file's sha256 and converted copy
     if gguf_file is not None and converted.enabled():
         digest, conversion = converted.existing(folder / gguf_file)
-    from ..memory import check_model_fits
+    from ..limits.memory import check_model_fits
     from .precision import arithmetic_of
     if check_memory:                      # a conversion reads the weights in float32
         check_model_fits(folder, gguf_file, config, n_tokens,

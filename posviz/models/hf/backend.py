@@ -17,7 +17,8 @@ from .. import maps as layer_maps
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
 from ..orders import sees_in_frame
-from ..pieces import byte_labels, is_byte_fallback, is_byte_level, sentencepiece_labels, shown
+from ..formats.pieces import (byte_labels, is_byte_fallback, is_byte_level,
+                              sentencepiece_labels, shown)
 from ..request import Request
 from ..trace import Trace
 from . import layout

@@ -182,7 +182,7 @@ def weights_said(gguf: Path, bundled: str, conversion: Conversion | None) -> str
 
 def quantization(gguf: Path) -> str:
     """The type most of the file's tensors are stored in ("Q4_1"), from its header."""
-    from ..gguf_header import gguf_file_type
+    from ..formats.gguf_header import gguf_file_type
     value = gguf_file_type(gguf)
     try:
         from gguf import LlamaFileType

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...errors import Cancelled, PosvizInputError, one_line
-from ..memory import size_text
+from ..limits.memory import size_text
 from .cache import COMMIT, WEIGHTS, HubName, hub_cache_dir, repo_folder
 
 DEFAULT_ENDPOINT = "https://huggingface.co"

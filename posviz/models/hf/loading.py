@@ -14,7 +14,7 @@ from typing import Callable
 
 from ...errors import Cancelled, PosvizInputError, Refused, argument, one_line
 from . import attention as lean_attention
-from ..guard import ACCELERATORS
+from ..limits.guard import ACCELERATORS
 from .families import Family
 from .workarounds import gguf_loop
 

@@ -5,8 +5,8 @@ nanoGPT and minGPT, that records everything it computes into a Trace: attention 
 computed explicitly (never through a fused kernel) so its weights can be shown. Each
 value worth seeing passes a named HookPoint (core.hooks), which is how it is recorded.
 Weights are drawn from a seeded generator (the symmetry argument holds for every choice
-of weights); a model with a vocabulary can also be trained (models.training) and its
-weights read from a checkpoint (models.checkpoint): the same code runs both.
+of weights); a model with a vocabulary can also be trained (models.training.train) and its
+weights read from a checkpoint (models.training.checkpoint): the same code runs both.
 """
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..errors import PosvizInputError
-from .config import ModelConfig
-from .encodings import PositionalEncoding, make_encoding
-from .hooks import KEYS, VALUES, HookPoint, Recorder, block_hook, hook_points, trace_from
-from .orders import sees_in_frame
-from .request import Request
-from .trace import Trace
+from ...errors import PosvizInputError
+from ..config import ModelConfig
+from ..encodings import PositionalEncoding, make_encoding
+from ..hooks import KEYS, VALUES, HookPoint, Recorder, block_hook, hook_points, trace_from
+from ..orders import sees_in_frame
+from ..request import Request
+from ..trace import Trace
 
 # Per layer, the keys and values attention used, (h, n, d_head) each (keys after RoPE):
 # what a causal run's later slots need of its earlier ones.

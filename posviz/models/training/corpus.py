@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import PosvizInputError
+from ...errors import PosvizInputError
 
 KJV = "kjv"
 KJV_TITLE = "the King James Version of the Bible (1611), from the Debian package bible-kjv"

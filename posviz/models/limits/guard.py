@@ -9,7 +9,7 @@ reads gives each of them one token or more); the first position id; the device; 
 what an experiment keeps beside its runs (a sweep's orders, a probe's hidden states).
 
 It refuses, in this order, a device torch does not have, more tokens than the model has
-positions, more orders than exist, and what would not fit in memory (models.memory),
+positions, more orders than exist, and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
 imports torch, but to ask whether an accelerator torch was built for is there.
 """
@@ -21,8 +21,8 @@ import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from ..errors import PosvizInputError, Refused, argument
-from .config import ModelConfig
+from ...errors import PosvizInputError, Refused, argument
+from ..config import ModelConfig
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 ACCELERATORS = {"cuda": "CUDA device", "mps": "Apple GPU (MPS)"}
@@ -193,7 +193,7 @@ class _Target:
 def _target(model, dtype: str) -> _Target | None:
     from . import memory
     if isinstance(model, ModelConfig):
-        from .encodings import ENCODINGS
+        from ..encodings import ENCODINGS
         config = model.validate()
         return _Target("the built-in model", ENCODINGS[config.pe].table_length(config.max_len),
                        lambda: (config.layers, config.d_model),
@@ -227,11 +227,11 @@ def run_bytes(backend, n: int) -> int:
 def _pretrained(source: str, dtype: str) -> _Target | None:
     """A pretrained model's target read from its files, or None when this machine does
     not hold it (a hub name not downloaded yet) or cannot read it: its load says why."""
-    from ..models.gguf_header import gguf_config
+    from ..formats.gguf_header import gguf_config
     from . import memory
-    from .hf.families import BY_MODEL_TYPE
-    from .hf.precision import arithmetic_of
-    from .hf.sources import read_config, resolve
+    from ..hf.families import BY_MODEL_TYPE
+    from ..hf.precision import arithmetic_of
+    from ..hf.sources import read_config, resolve
     try:
         folder, gguf_file, name = resolve(source)
         config = read_config(folder) if gguf_file is None else gguf_config(folder / gguf_file)

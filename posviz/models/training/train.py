@@ -1,11 +1,11 @@
 """Training the built-in model as a causal language model (``posviz train``).
 
 The InstrumentedTransformer the window runs, given a vocabulary (a byte-level BPE
-learnt from the corpus's training part, models.bpe), learns to predict the next token
+learnt from the corpus's training part, models.training.bpe), learns to predict the next token
 of random windows of that part: torch's AdamW, a linear warm-up then a cosine decay
 (torch's schedulers), torch's gradient clipping, torch.utils.data for the windows. One
 seed draws the first weights and orders the windows. The held-out part gives the
-perplexity recorded with the weights (models.checkpoint).
+perplexity recorded with the weights (models.training.checkpoint).
 """
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ import torch
 from torch.nn import functional as F
 from torch.utils.data import DataLoader, Dataset, RandomSampler
 
-from ..errors import PosvizInputError
+from ...errors import PosvizInputError
 from .bpe import Tokenizer
 from .checkpoint import ARCHITECTURE, Checkpoint, Recipe, label, save
-from .config import ModelConfig
+from ..config import ModelConfig
 from .corpus import read_corpus, token_counts, token_stream, unigram_perplexity
 from .order_use import order_use
-from .transformer import InstrumentedTransformer
+from ..builtin.transformer import InstrumentedTransformer
 
 
 ORDER_CURVE_WINDOWS = 100          # held-out windows of each point of the order-use curve

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import PosvizInputError
+from ...errors import PosvizInputError
 
 WINDOWS = 400                    # held-out windows a measurement reads, at most
 BATCH = 25                       # windows a forward

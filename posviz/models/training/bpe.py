@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import PosvizInputError
-from .backend import mark_word_pieces
-from .pieces import byte_labels, shown
+from ...errors import PosvizInputError
+from ..backend import mark_word_pieces
+from ..formats.pieces import byte_labels, shown
 
 END = "<|endoftext|>"          # between two sections of a corpus, id 0
 

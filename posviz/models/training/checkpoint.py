@@ -6,7 +6,7 @@ A checkpoint is a folder:
     config.json        {"format": "posviz-checkpoint", "version": 1, "config": the
                        ModelConfig, "vocab": V}
     model.safetensors  the weights, named as the model's state dict (float16 or float32)
-    tokenizer.json     its byte-level BPE (models.bpe)
+    tokenizer.json     its byte-level BPE (models.training.bpe)
     training.json      the training record: corpus, recipe, steps, loss curve, held-out
                        perplexity, the training tokens' counts, time
     held-out.txt       the held-out sections of its corpus, one a paragraph
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import PosvizInputError
-from .config import ModelConfig
-from .encodings import KINDS
+from ...errors import PosvizInputError
+from ..config import ModelConfig
+from ..encodings import KINDS
 
 if TYPE_CHECKING:
     from .bpe import Tokenizer
@@ -40,7 +40,7 @@ FILES = {"config": "config.json", "weights": "model.safetensors",
          "held_out": "held-out.txt"}
 # What a checkpoint fixes; the rest (pe_scale, dtype) a user may still change.
 ARCHITECTURE = ("layers", "heads", "d_model", "ff_width", "pe", "mask", "residual", "norm")
-PACKAGE = Path(__file__).resolve().parents[1]            # posviz/
+PACKAGE = Path(__file__).resolve().parents[2]            # posviz/
 ZOO_FOLDERS = (PACKAGE / "resources" / "checkpoints",
                PACKAGE.parent / "resources" / "checkpoints")
 
@@ -51,7 +51,7 @@ class Recipe:
     draws the first weights and orders the windows). The defaults are the shipped
     checkpoints' recipe."""
 
-    corpus: str = "kjv"            # models.corpus: "kjv" or a text file
+    corpus: str = "kjv"            # models.training.corpus: "kjv" or a text file
     vocab: int = 2048              # BPE tokens, the end-of-text token included
     length: int = 128              # tokens a window predicts: the training length
     batch: int = 16                # windows a step
@@ -167,7 +167,7 @@ class Checkpoint:
 
     def summary(self) -> str:
         """The training record in a line: corpus, steps, held-out perplexity and the
-        use of order (models.order_use) when measured."""
+        use of order (models.training.order_use) when measured."""
         r = self.record
         steps = plural(r.get("steps", 0), "step") + (" (interrupted)" if r.get("interrupted")
                                                      else "")

@@ -4,29 +4,30 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import PosvizInputError
-from .backend import Capabilities, TokenSequence, split_words
-from .bpe import END
-from .checkpoint import RANDOM, TRAINED, find
-from .config import ModelConfig
-from .encodings import ENCODINGS
-from .facts import ModelFacts, weight_facts
-from .request import Request
-from .trace import Trace
+from ...errors import PosvizInputError
+from ..backend import Capabilities, TokenSequence, split_words
+from ..training.bpe import END
+from ..training.checkpoint import RANDOM, TRAINED, find
+from ..config import ModelConfig
+from ..encodings import ENCODINGS
+from ..facts import ModelFacts, weight_facts
+from ..request import Request
+from ..trace import Trace
 
 
 class BuiltinBackend:
-    """models.transformer.InstrumentedTransformer with random weights on the words of a
-    text, or with a checkpoint's weights (``weights``: models.checkpoint.WEIGHTS) on its
-    tokenizer's tokens, with its language-model head.
+    """models.builtin.transformer.InstrumentedTransformer with random weights on the words
+    of a text, or with a checkpoint's weights (``weights``:
+    models.training.checkpoint.WEIGHTS) on its tokenizer's tokens, with its language-model
+    head.
 
     It runs any order in the original tokens' frame (an aligned Request), a causal
     one's suffixes from a kept prefix, and batches of orders in one forward."""
 
     name = "built-in"
     head = None                      # "causal" with trained weights
-    tokenizer = None                 # the checkpoint's (models.bpe.Tokenizer)
-    checkpoint = None                # models.checkpoint.Checkpoint, when trained
+    tokenizer = None                 # the checkpoint's (models.training.bpe.Tokenizer)
+    checkpoint = None                # models.training.checkpoint.Checkpoint, when trained
 
     def __init__(self, config: ModelConfig | None = None, weights: str = RANDOM):
         self.config = (config or ModelConfig()).validate()

@@ -27,9 +27,9 @@ Nothing here imports torch, so a configuration is checked before the model is bu
 """
 from __future__ import annotations
 
-from ..errors import PosvizInputError, Refused
-from .config import ModelConfig
-from .encodings import ENCODINGS
+from ...errors import PosvizInputError, Refused
+from ..config import ModelConfig
+from ..encodings import ENCODINGS
 
 DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 DRAW_BYTES = 8              # weights are drawn in float64, then cast to the model's dtype
@@ -58,7 +58,7 @@ def comparison_bytes(layers: int, heads: int, width: int, n: int, item: int,
     """Bytes a comparison of two orders of n tokens keeps beside the weights (the module
     docstring), for values of ``item`` bytes; ``real`` for a Hugging Face model, whose
     keys and values (``kv_width`` a token) a causal run keeps."""
-    from . import maps  # imports numpy: not for listing or resolving models
+    from .. import maps  # imports numpy: not for listing or resolving models
 
     one_run = layers * heads * n * n * item               # one run's attention maps
     branches = 2 * layers * n * width * item
@@ -191,7 +191,7 @@ def checkpoint_weights(folder, gguf_file: str | None, config: dict | None) -> in
     ids), else from the files' sizes and the checkpoint's dtype."""
     from pathlib import Path
 
-    from .gguf_header import gguf_values
+    from ..formats.gguf_header import gguf_values
     folder = Path(folder)
     if gguf_file:
         values = gguf_values(folder / gguf_file)
