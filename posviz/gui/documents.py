@@ -2,9 +2,8 @@
 
 A document is read and checked (document.session_file) before anything changes; when
 it names another model, that model loads through the controller's usual path first and
-the rest of the document follows once it runs. A document whose pretrained model cannot
-be loaded opens with the built-in model and says so, keeping the text (and the order,
-when it fits the built-in model's tokens).
+the rest of the document follows once it runs (gui.opening: the built-in model stands in,
+keeping the text, for a model that cannot be loaded).
 
 The last session is written to ``<settings>-last-session.posviz`` beside the settings
 file (``posviz-last-session.posviz`` in ~/.config/posviz on Linux) a few seconds after
@@ -18,7 +17,6 @@ its model, and one click runs it anyway or opens the built-in model (gui.held_st
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -29,6 +27,7 @@ from .folders import (forget_recent, recent_files, remember_folder, remember_rec
 from .held_start import HoldsStart, too_large
 from .last_session import (autosave_path, bound_file, read_quietly, remember_last,
                            restored_modified)
+from .opening import OpensDocuments, Pending
 
 AUTOSAVE_MS = 3000                    # quiet time after an edit before the autosave
 FILTER = "posviz sessions (*.posviz);;All files (*)"
@@ -41,19 +40,7 @@ def ask_unsaved(parent, name: str) -> QMessageBox.StandardButton:
         QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
 
 
-@dataclass(frozen=True)
-class Pending:
-    """A document waiting for its model to run before it is shown."""
-
-    doc: object                       # document.session_file.SessionDocument
-    path: Path | None                 # the file it is bound to (None: untitled)
-    fallback: str | None = None       # why the built-in model stands in for its own
-    scenario: bool = False            # a scenario: not bound, not in the recent list
-    modified: bool = False            # restored with unsaved changes (the last session)
-    loaded: bool = False              # its model was loaded for it (already running)
-
-
-class Documents(HoldsStart, QObject):
+class Documents(HoldsStart, OpensDocuments, QObject):
     """File menu behaviour, the modified mark, and the autosaved last session, for
     ``window`` (the parent of its dialogs, which shows the modified mark)."""
 
@@ -174,15 +161,6 @@ class Documents(HoldsStart, QObject):
         when it was refused (told on the status line)."""
         return self._open(Pending(doc, path, scenario=scenario))
 
-    def _open(self, pending: Pending) -> bool:
-        self._pending = pending
-        if pending.doc.spec == self.session.spec or (pending.fallback and
-                                                     self.session.spec.is_builtin):
-            return self._apply_pending()
-        self._pending = replace(pending, loaded=True)
-        self._controller.load(pending.doc.spec)   # the usual path: progress, cancel, errors
-        return True
-
     def new_document(self) -> None:
         """The default sentence in the built-in model, untitled."""
         from ..document.session import DEFAULT_TEXT
@@ -193,86 +171,6 @@ class Documents(HoldsStart, QObject):
         n = len(DEFAULT_TEXT.split())
         spec = self.session.spec if self.session.spec.is_builtin else ModelSpec.builtin()
         self.open_document(SessionDocument(DEFAULT_TEXT, tuple(range(n)), spec), None)
-
-    def model_loaded(self, spec) -> None:
-        if self._held is not None and self._pending is None:
-            self._release()               # another model was chosen: the hold is over
-            self._controller.request()
-        pending = self._pending
-        if pending is not None and (self.session.spec == pending.doc.spec or (
-                pending.fallback and self.session.spec.is_builtin)):
-            self._apply_pending()         # its model, or the built-in stand-in, runs
-        self.awaiting.emit("")
-
-    def model_failed(self, message: str) -> None:
-        """The document's model cannot be loaded: the built-in model stands in."""
-        from ..document.spec import ModelSpec
-        pending = self._pending
-        if pending is None or pending.fallback:
-            return
-        reason = (f"{pending.doc.spec.name} could not be loaded ({message}): opened with "
-                  f"the built-in model, keeping the text")
-        self._pending = replace(pending, fallback=reason)
-        if self.session.spec.is_builtin:
-            self._apply_pending()
-            self.awaiting.emit("")
-        else:
-            self._controller.load(ModelSpec.builtin())
-
-    def load_cancelled(self) -> None:
-        """The load of a document's model was cancelled: the document is not opened."""
-        self.awaiting.emit("")
-        if self._pending is not None:
-            self._pending = None
-            self._status.say("Opening cancelled: the session shown is unchanged")
-
-    def _apply_pending(self) -> bool:
-        from ..document.session_file import model_mismatch
-        from ..errors import PosvizInputError
-        pending, self._pending = self._pending, None
-        doc, path, fallback = pending.doc, pending.path, pending.fallback
-        s = self.session
-        self._edits.record_drag(ends=True)
-        self._applying = True
-        try:
-            if fallback is None:
-                s.restore(doc.text, doc.order, doc.positions, doc.selection, doc.tokens)
-            else:
-                try:                                # keep the order where it fits
-                    s.restore(doc.text, doc.order, doc.positions, doc.selection)
-                    fallback += " and the order"
-                except PosvizInputError:
-                    s.restore(doc.text, range(len(s.backend.tokenize(doc.text))),
-                              doc.positions, doc.selection)
-        except PosvizInputError as error:
-            message = f"cannot open {path.name if path else 'the session'}: {error}"
-            if not pending.loaded:                  # nothing has changed
-                self._status.say(message, error=True)
-                return False
-            try:       # its model runs already: its text then, in the original order
-                s.restore(doc.text, range(len(s.backend.tokenize(doc.text))),
-                          doc.positions, doc.selection)
-            except PosvizInputError:
-                self._status.say(message, error=True)
-                return False
-            fallback = f"{error}: opened the text in its original order"
-        finally:
-            self._applying = False
-        self._stack.clear()
-        self.path = path if fallback is None else None
-        self.set_modified(pending.modified and self.path is not None)
-        if path is not None and fallback is None and not pending.scenario:
-            remember_recent(self.settings, path)
-        self.renamed.emit()
-        problem = fallback or model_mismatch(doc)
-        self._status.notice = problem or ""
-        if problem:
-            self._status.say(problem, error=True)
-        elif path is not None:
-            self._status.say(f"Opened {path.name}")
-        self._texts = (doc.title, doc.note)
-        self.opened.emit(doc)
-        return True
 
     # -- writing ----------------------------------------------------------------------
     def document(self):
