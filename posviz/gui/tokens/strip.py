@@ -8,7 +8,7 @@ and the other chips slide aside. On release ``dragFinished(before_order)`` lets 
 window record the whole drag as one undo step. Which slots may change at all is the
 session's rule (``Session.movable_slots``), handed in with the tokens.
 
-Press / move / release are handled here (no QDrag), so a drag can be driven by QTest
+Press / move / release are handled by the strip itself (dragging.py; no QDrag), so a drag can be driven by QTest
 offscreen and can preview live; the dragged chip stays inside the strip.
 
 Painting stays cheap while the model computes on the other core: each chip is drawn
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QFont, QPainter, QPen, QPixmap, QRegion
-from PySide6.QtWidgets import QApplication, QScrollArea, QSizePolicy, QWidget
+from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from .chips import COLORS, chip_size, draw_chip
+from .dragging import Dragging
 from .strip_layout import MARGIN, ROW_SPACING, SPACING, kept_inside, slots_between, wrap
 from posviz.models.backend import CONTINUES
 from posviz.models.formats.pieces import REST
@@ -30,7 +31,7 @@ ANIMATE_UP_TO = 256           # chips; beyond this they jump instead of sliding
 ANIMATE_MOVED_UP_TO = 16      # a reorder moving more chips than this jumps (shuffle)
 
 
-class TokenStrip(QWidget):
+class TokenStrip(Dragging, QWidget):
     """Chips for ``tokens[order]``, wrapped into rows; drag one to reorder."""
 
     moveRequested = Signal(int, int)      # slot src -> slot dst, during a drag or a key move
@@ -202,138 +203,6 @@ class TokenStrip(QWidget):
                              ROW_SPACING / 2).contains(point):
                 return slot
         return None
-
-    def _reading_key(self, point: QPointF) -> tuple[int, float]:
-        """(row, x) of a point, to compare positions in reading order."""
-        row = 0
-        for row, (top, bottom) in enumerate(self._rows):
-            if point.y() < bottom + ROW_SPACING / 2:
-                break
-        return row, point.x()
-
-    def _target_slot(self, slot: int, point: QPointF) -> int:
-        """Where the dragged chip belongs: past the middle of a neighbour, it moves."""
-        key = self._reading_key(point)
-        target = slot
-        while (target + 1 < len(self.order) and self.movable[target + 1]
-               and key > self._reading_key(self._rects[target + 1].center())):
-            target += 1
-        while (target - 1 >= 0 and self.movable[target - 1]
-               and key < self._reading_key(self._rects[target - 1].center())):
-            target -= 1
-        return target
-
-    # -- mouse ------------------------------------------------------------------------
-    def mousePressEvent(self, event) -> None:
-        if event.button() != Qt.LeftButton:
-            return super().mousePressEvent(event)
-        self.setFocus(Qt.MouseFocusReason)
-        point = event.position()
-        slot = self.slot_at(point)
-        if slot is None:
-            if self.selected:
-                self.select_slots([])
-            return
-        index = self.order[slot]
-        if event.modifiers() & (Qt.ControlModifier | Qt.ShiftModifier):
-            if index in self.selected:
-                self.selected.remove(index)
-            else:
-                self.selected = (self.selected + [index])[-2:]
-        else:
-            self.selected = [index]
-        self.update()
-        self.selectionChanged.emit()
-        if self.movable[slot]:
-            self._press = (point, index, point - self._rects[slot].topLeft())
-
-    def mouseMoveEvent(self, event) -> None:
-        point = event.position()
-        if self._press is None:
-            self._hover_at(point)
-            return
-        start, index, _ = self._press
-        if not self._dragging:
-            if (point - start).manhattanLength() < QApplication.startDragDistance():
-                return
-            self._dragging = True
-            self._before = list(self.order)
-            self.setCursor(Qt.ClosedHandCursor)
-        self._drag_point = point
-        slot = self.slot_of(index)
-        target = self._target_slot(slot, point)
-        if target != slot:
-            self.moveRequested.emit(slot, target)    # the window calls set_order back
-            self.hoverMessage.emit(f"moving “{self.tokens[index]}” (original index {index}) "
-                                   f"to slot {target}")
-        self._autoscroll(point)
-        self.update()
-
-    def mouseReleaseEvent(self, event) -> None:
-        if event.button() != Qt.LeftButton or self._press is None:
-            return super().mouseReleaseEvent(event)
-        dragging, index = self._dragging, self._press[1]
-        self._press, self._dragging = None, False
-        self.unsetCursor()
-        if dragging:
-            self._shown[index] = kept_inside(self._drag_point - self._grab_offset(index),
-                                             self._sizes[index], self.size()).topLeft()
-            self._relayout(animate=True)
-            self.dragFinished.emit(self._before)   # back where it began too: the drag is over
-        self._before = None
-        self._hover_at(event.position())
-
-    def _hover_at(self, point: QPointF) -> None:
-        slot = self.slot_at(point)
-        if slot is None:
-            self.hoverMessage.emit("")
-            return
-        index = self.order[slot]
-        kind = " (special token: it keeps its place)" if self.pinned[index] else ""
-        self.hoverMessage.emit(f"“{self.tokens[index]}”: original index {index}, "
-                               f"now at slot {slot}{kind}")
-
-    def _grab_offset(self, index: int) -> QPointF:
-        return self._press[2] if self._press else QPointF(self._sizes[index].width() / 2,
-                                                           self._sizes[index].height() / 2)
-
-    def _autoscroll(self, point: QPointF) -> None:
-        parent = self.parentWidget()
-        while parent is not None and not isinstance(parent, QScrollArea):
-            parent = parent.parentWidget()
-        if parent is not None:
-            parent.ensureVisible(int(point.x()), int(point.y()), 10, 24)
-
-    def leaveEvent(self, event) -> None:
-        self.hoverMessage.emit("")
-        super().leaveEvent(event)
-
-    # -- keyboard ---------------------------------------------------------------------
-    def keyPressEvent(self, event) -> None:
-        key = event.key()
-        if key == Qt.Key_Escape and self._dragging:
-            before = self._before
-            self._press, self._dragging, self._before = None, False, None
-            self.unsetCursor()
-            self.dragCancelled.emit(before)
-            return
-        if key in (Qt.Key_Left, Qt.Key_Right) and not event.modifiers() & Qt.AltModifier \
-                and self.order:
-            step = -1 if key == Qt.Key_Left else 1
-            slot = self.selected_slots()[-1] + step if self.selected else 0
-            self.select_slots([min(max(slot, 0), len(self.order) - 1)])
-            return
-        super().keyPressEvent(event)
-
-    def movable_step(self, step: int) -> tuple[int, int] | None:
-        """(src, dst) to move the selected chip one slot left (-1) or right (+1), if it can."""
-        if len(self.selected) != 1:
-            return None
-        src = self.slot_of(self.selected[0])
-        dst = src + step
-        if not 0 <= dst < len(self.order) or not (self.movable[src] and self.movable[dst]):
-            return None
-        return src, dst
 
     # -- painting ---------------------------------------------------------------------
     def paintEvent(self, event) -> None:
