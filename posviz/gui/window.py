@@ -7,15 +7,15 @@ as soon as their modules are in) are shown.
 
 The window owns its parts and wires them: the controller (the session and the
 workers), the edits (widgets -> session calls and undo steps), the documents (files and
-the last session), the help and the status line. It observes the session's events and
+the last session), the model panel's dock (model_dock), the help and the status line. It observes the session's events and
 shows them; the plots draw the session's view selection themselves.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Slot
 from PySide6.QtGui import QUndoStack
-from PySide6.QtWidgets import (QAbstractSpinBox, QDockWidget, QFrame, QLabel, QMainWindow,
-                               QScrollArea, QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractSpinBox, QFrame, QLabel, QMainWindow, QScrollArea,
+                               QStackedWidget, QVBoxLayout, QWidget)
 
 from .actions import UndoPassesThrough, build_actions, icon
 from .controller import Controller
@@ -23,6 +23,7 @@ from .documents import Documents
 from .edits import Edits
 from .held_start import attach_held_notice
 from .help import Help
+from .model_dock import attach_panel, build_dock, narrow_dock
 from .remembered import remember, remembered
 from .status import ElidedLabel, StatusLine
 from .tokens.text_row import TextRow
@@ -30,8 +31,6 @@ from .tokens.strip import TokenStrip
 
 STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
-DOCK_MIN_WIDTH = 200              # the model panel's narrowest: its rows wrap, then scroll
-DOCK_MAX_SHARE = 0.25             # of a window being made narrower
 PLOTS_MIN_WIDTH = 560             # the plots never get narrower for the model panel;
                                   # with its narrowest, they fit a 800-pixel screen
 PLOTS_MIN_HEIGHT = 710            # below this the plots scroll rather than squash a
@@ -39,12 +38,6 @@ PLOTS_MIN_HEIGHT = 710            # below this the plots scroll rather than squa
                                   # a tab showing one row, half); the default 1440 x 900
                                   # window shows both rows whole
 SHORT_WINDOW = 820                # a window shorter than this drops the hint line
-
-
-def dock_width(window_width: int) -> int:
-    """The model panel's first width: a fifth of the window, within 220-330 pixels, so
-    at 1024 pixels the plots keep almost 800."""
-    return max(220, min(330, round(window_width * 0.2)))
 
 
 def default_size(available=None) -> QSize:
@@ -145,16 +138,8 @@ class MainWindow(QMainWindow):
         self.plots_area.addWidget(self.placeholder)
         layout.addWidget(self.plots_area, 1)
         self.setCentralWidget(central)
-        self.model_dock = QDockWidget("Model", self)
-        self.model_dock.setObjectName("model_dock")
-        self.model_dock.setFeatures(QDockWidget.DockWidgetClosable |
-                                    QDockWidget.DockWidgetMovable |
-                                    QDockWidget.DockWidgetFloatable)
-        loading = QLabel("Loading model…", alignment=Qt.AlignTop | Qt.AlignHCenter)
-        loading.setMinimumWidth(DOCK_MIN_WIDTH)
         central.setMinimumWidth(PLOTS_MIN_WIDTH)
-        self.model_dock.setWidget(loading)
-        self.addDockWidget(Qt.RightDockWidgetArea, self.model_dock)
+        self.model_dock = build_dock(self)
 
     def _build_status(self) -> None:
         self.state_label = ElidedLabel("Loading model…")
@@ -176,33 +161,11 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_ready(self) -> None:
-        from .model_panel.panel import ModelPanel
-
         session = self.session
         for listener in (self.files.on_session_event, self.edits.on_session_event,
                          self._on_session_event):
             session.subscribe(listener)
-        self.model_panel = panel = ModelPanel(lambda: session.spec, session.positions)
-        panel.modelRequested.connect(self.controller.load)
-        panel.cancelRequested.connect(self.controller.cancel_load)
-        panel.cancelRequested.connect(self.status.settle)
-        panel.cancelRequested.connect(self.files.load_cancelled)
-        panel.positionsChanged.connect(self.edits.positions_edited)
-        self.edits.positionsRefused.connect(panel.show_positions_error)
-        panel.downloadAccepted.connect(self.controller.load_confirmed)
-        self.files.opened.connect(lambda _: panel.load.clear_error())   # the status says it
-        self.controller.downloadAsked.connect(panel.ask_download)
-        panel.set_offline(not self.controller.online)
-        scroll = QScrollArea()
-        scroll.setWidget(panel)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
-        scroll.setMinimumWidth(DOCK_MIN_WIDTH)
-        self.model_dock.setWidget(scroll)
-        state = self.settings.value("window/state")
-        if not (isinstance(state, QByteArray) and self.restoreState(state)):
-            self.resizeDocks([self.model_dock], [dock_width(self.width())], Qt.Horizontal)
+        self.model_panel = attach_panel(self, session)
         self._build_plots()
         if self.plots is not None:
             self.plots_area.setCurrentWidget(self.plots_scroll)
@@ -369,12 +332,7 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.text_row.set_short(self.height() < SHORT_WINDOW)
-        width = event.size().width()
-        if (0 < width < event.oldSize().width() and self.model_dock.isVisible()
-                and not self.model_dock.isFloating()
-                and self.model_dock.width() > DOCK_MAX_SHARE * width):
-            # a window made smaller (onto a projector) shrinks the panel, not the plots
-            self.resizeDocks([self.model_dock], [dock_width(width)], Qt.Horizontal)
+        narrow_dock(self, event)
 
     # (the export dialog imports the plots, hence pyqtgraph: not before the first paint)
     def export_figures(self) -> None:

@@ -1,0 +1,65 @@
+"""The model panel's dock beside the plots: a placeholder until the core is in, then the
+panel, wired to the controller, the edits and the files; a fifth of the window wide at
+first, and narrowed (not the plots) when the window is made smaller."""
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtWidgets import QDockWidget, QFrame, QLabel, QScrollArea
+
+DOCK_MIN_WIDTH = 200              # the model panel's narrowest: its rows wrap, then scroll
+DOCK_MAX_SHARE = 0.25             # of a window being made narrower
+
+
+def dock_width(window_width: int) -> int:
+    """The model panel's first width: a fifth of the window, within 220-330 pixels, so
+    at 1024 pixels the plots keep almost 800."""
+    return max(220, min(330, round(window_width * 0.2)))
+
+
+def build_dock(window) -> QDockWidget:
+    """The dock on the window's right, saying the model loads until the panel comes."""
+    dock = QDockWidget("Model", window)
+    dock.setObjectName("model_dock")
+    dock.setFeatures(QDockWidget.DockWidgetClosable | QDockWidget.DockWidgetMovable |
+                     QDockWidget.DockWidgetFloatable)
+    loading = QLabel("Loading model…", alignment=Qt.AlignTop | Qt.AlignHCenter)
+    loading.setMinimumWidth(DOCK_MIN_WIDTH)
+    dock.setWidget(loading)
+    window.addDockWidget(Qt.RightDockWidgetArea, dock)
+    return dock
+
+
+def attach_panel(window, session):
+    """The model panel of ``session`` in the window's dock, its requests sent to the
+    controller, the edits and the files; the dock as the window last had it."""
+    from .model_panel.panel import ModelPanel
+    panel = ModelPanel(lambda: session.spec, session.positions)
+    panel.modelRequested.connect(window.controller.load)
+    panel.cancelRequested.connect(window.controller.cancel_load)
+    panel.cancelRequested.connect(window.status.settle)
+    panel.cancelRequested.connect(window.files.load_cancelled)
+    panel.positionsChanged.connect(window.edits.positions_edited)
+    window.edits.positionsRefused.connect(panel.show_positions_error)
+    panel.downloadAccepted.connect(window.controller.load_confirmed)
+    window.files.opened.connect(lambda _: panel.load.clear_error())   # the status says it
+    window.controller.downloadAsked.connect(panel.ask_download)
+    panel.set_offline(not window.controller.online)
+    scroll = QScrollArea()
+    scroll.setWidget(panel)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+    scroll.setMinimumWidth(DOCK_MIN_WIDTH)
+    window.model_dock.setWidget(scroll)
+    state = window.settings.value("window/state")
+    if not (isinstance(state, QByteArray) and window.restoreState(state)):
+        window.resizeDocks([window.model_dock], [dock_width(window.width())], Qt.Horizontal)
+    return panel
+
+
+def narrow_dock(window, event) -> None:
+    """A window made smaller (onto a projector) shrinks the panel, not the plots."""
+    width, dock = event.size().width(), window.model_dock
+    if (0 < width < event.oldSize().width() and dock.isVisible() and not dock.isFloating()
+            and dock.width() > DOCK_MAX_SHARE * width):
+        window.resizeDocks([dock], [dock_width(width)], Qt.Horizontal)
