@@ -1,5 +1,5 @@
 """Causal prefix reuse against a full run: a chip moved within the last quarter of a
-causal input, evaluated from its first moved slot on (core.prefix) and in full, beside
+causal input, evaluated from its first moved slot on (analysis.prefix) and in full, beside
 the bare forward of the same order; the three take turns, repetition by repetition,
 each going first in turn.
 

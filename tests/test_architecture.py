@@ -1,11 +1,15 @@
-"""The shape of the code (DESIGN.md): layers that import one way only, no import circle
-between any two modules, nothing below the GUI that loads Qt, and the document and the
-options readable without torch."""
+"""The shape of the code (the README's "How it is built"): layers that import one way
+only, no import circle between any two modules, nothing below the GUI that loads Qt, the
+document and the options readable without torch, rooms of few modules, files short of the
+cap, and module paths in docstrings and comments that exist."""
 from __future__ import annotations
 
 import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "posviz"
@@ -215,3 +219,105 @@ def test_modules_are_imported_by_import_statements():
     hidden = {m: found for m, p in MODULES.items()
               if (found := hidden_imports(p.read_text(encoding="utf-8")))}
     assert not hidden, f"modules imported by name: {hidden}"
+
+
+# -- rooms, lengths and names ---------------------------------------------------------
+CAP = 400                       # lines of a source file (test_no_source_file_is_long)
+NEAR = 20                       # a file this close to the cap is cut by responsibility
+ROOMS = {"gui": 25, "models": 12}   # most modules directly in the folder, __init__.py counted
+FORMER = ("core",)              # names the package once had: a reference to one is stale
+REFERENCE = re.compile(r"(?<![\w./-])(?:posviz\.)?((?:%s)(?:\.[A-Za-z_]\w*)+)"
+                       % "|".join(LAYERS[:-1] + FORMER))
+PATH = re.compile(r"(?<![\w./-])(?:posviz/)?((?:%s)(?:/\w+)*\.py)\b"
+                  % "|".join(LAYERS[:-1] + FORMER))
+
+
+def test_rooms_hold_few_modules():
+    """A reader finds the architecture in the folders' names: a room too full is split
+    into wings by what its modules are for."""
+    full = {room: n for room, most in ROOMS.items()
+            if (n := len(list((PACKAGE / room).glob("*.py")))) > most}
+    assert not full, f"modules directly in a room, over {ROOMS}: {full}"
+
+
+def test_few_files_sit_near_the_cap():
+    near = {m: n for m, p in MODULES.items()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > CAP - NEAR}
+    assert len(near) <= 3, f"files within {NEAR} lines of {CAP} (at most 3): {near}"
+
+
+def defined_names(path: Path) -> set[str]:
+    """The names a module binds at its top level (and in its top-level ifs and trys)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def missing(reference: str) -> str | None:
+    """The part of a dotted path below posviz ("models.hf.families.Family") that names
+    no module or package, or no name of the package it follows; None when it exists."""
+    parts, folder = reference.split("."), PACKAGE
+    for i, part in enumerate(parts):
+        if (folder / part / "__init__.py").exists():
+            folder = folder / part
+        elif (folder / f"{part}.py").exists():
+            return None                     # a module: what follows are its names
+        elif i and part in defined_names(folder / "__init__.py"):
+            return None
+        else:
+            return ".".join(parts[:i + 1])
+    return None
+
+
+def prose(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every docstring and comment of a Python file."""
+    source = path.read_text(encoding="utf-8")
+    found = [(tok.start[0], tok.string) for tok in
+             tokenize.generate_tokens(io.StringIO(source).readline)
+             if tok.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if (doc := ast.get_docstring(node, clean=False)) is not None:
+                found.append((node.body[0].lineno, doc))
+    return found
+
+
+def stale_names(path: Path, texts) -> list[str]:
+    where = path.relative_to(PACKAGE.parent) if path.is_absolute() else path
+    wrong = []
+    for line, text in texts:
+        for match in REFERENCE.finditer(text):
+            if gone := missing(match.group(1)):
+                wrong.append(f"{where}:{line}: {match.group(0)} (no {gone})")
+        for match in PATH.finditer(text):
+            if not (PACKAGE / match.group(1)).exists():
+                wrong.append(f"{where}:{line}: {match.group(0)} (no such file)")
+    return wrong
+
+
+def test_the_name_checker():
+    assert missing("models.hf.families.Family") is None
+    assert missing("views.shown.Shown") is None and missing("models.hf.load_backend") is None
+    assert missing("core.symmetry") == "core" and missing("views.Shown") == "views.Shown"
+    assert stale_names(Path("x.py"), [(1, "see core.hooks and gui/window.py, gui/gone.py")]) \
+        == ["x.py:1: core.hooks (no core)", "x.py:1: gui/gone.py (no such file)"]
+
+
+def test_module_paths_named_in_docstrings_and_comments_exist():
+    """A module moved or renamed leaves no docstring, comment or README line naming its
+    old path, dotted or as a file, in the code, its tests, the benchmarks and the
+    README."""
+    root = PACKAGE.parent
+    sources = [*PACKAGE.rglob("*.py"), *(root / "tests").glob("*.py"),
+               *(root / "benchmarks").glob("*.py"), *(root / "scripts").glob("*.py")]
+    wrong = [w for path in sources for w in stale_names(path, prose(path))]
+    readme = root / "README.md"
+    wrong += stale_names(readme, enumerate(readme.read_text(encoding="utf-8").splitlines(), 1))
+    assert not wrong, "names of modules that do not exist:\n" + "\n".join(wrong)
+

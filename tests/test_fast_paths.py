@@ -70,7 +70,7 @@ def test_stacking_recorded_layers_equals_torch_stack(shape):
 
 
 def plain_comparison(reference: Trace, permuted: Trace, order: np.ndarray) -> dict:
-    """The metrics by their definitions (core.symmetry's docstrings), nothing cached."""
+    """The metrics by their definitions (analysis.symmetry's docstrings), nothing cached."""
     H, Hp = reference.hidden, permuted.hidden
     inv = inverse(order)
     diff = Hp - H[:, order]

@@ -175,7 +175,7 @@ def test_trace_equals_the_ordinary_call_on_the_reordered_tokens(backends, refere
 
 def metrics_from(reference_out, permuted_out, order) -> dict:
     """The four per-layer metrics, computed from transformers' outputs by their
-    definitions (core.symmetry's docstrings)."""
+    definitions (analysis.symmetry's docstrings)."""
     (A, H), (Ap, Hp) = reference_out, permuted_out
     inv = np.argsort(order)
     norm = lambda x: np.linalg.norm(x.reshape(x.shape[0], -1), axis=1)  # noqa: E731

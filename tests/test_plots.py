@@ -210,7 +210,7 @@ def test_pooling_keeps_the_signed_largest_value_of_each_block(block):
 
 
 def test_colour_matches_what_pyqtgraph_paints(qtbot):
-    """The mosaic is coloured off the GUI thread by views.colour; it must give the
+    """The mosaic is coloured off the GUI thread by views.mosaic.colour; it must give the
     pixels an ImageItem with the same colour map and levels would."""
     values = np.linspace(-0.45, 0.45, 7 * 11, dtype=np.float32).reshape(7, 11)
     values[0, 0], values[0, 1] = -0.3, 0.3                      # exactly at the levels

@@ -1,6 +1,6 @@
 """The options every command shares: the model, its settings, the text and the order.
 
-Each model and position flag is built from ``core.options.OPTIONS``: its default, its
+Each model and position flag is built from ``models.options.OPTIONS``: its default, its
 choices or range and its help text are read from there, never written here. Building the
 parser imports no torch; only ``evaluate`` runs a model, through the Python API
 (posviz.api), which is what the commands print.

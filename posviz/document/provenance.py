@@ -130,7 +130,7 @@ def positions_options(positions) -> dict:
 
 
 def typed_text(session, evaluation) -> str | None:
-    """The text as typed that ``evaluation`` ran, from ``session`` (a document.Session)
+    """The text as typed that ``evaluation`` ran, from ``session`` (a document.session.Session)
     while it holds that text's tokens; None otherwise (the text has changed since)."""
     if session is None or session.seq != evaluation.seq:
         return None

@@ -195,7 +195,7 @@ class Session:
     def reset(self) -> None:
         self.set_order(np.arange(len(self.seq)))
 
-    # -- documents (core.session_file) ------------------------------------------------
+    # -- documents (document.session_file) --------------------------------------------
     def to_document(self, title: str = "", note: str = ""):
         """The whole document as a session_file.SessionDocument (``.to_dict()`` is JSON)."""
         from .session_file import document_of

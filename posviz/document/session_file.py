@@ -110,7 +110,7 @@ def model_mismatch(doc: SessionDocument) -> str | None:
 
 
 def document_of(session, title: str = "", note: str = "") -> SessionDocument:
-    """The document of a live ``core.session.Session``; a hub model's spec is pinned to
+    """The document of a live ``document.session.Session``; a hub model's spec is pinned to
     the commit its files came from, so the file loads that revision anywhere."""
     spec = session.spec.pinned(getattr(session.backend, "revision", ""))
     return SessionDocument(

@@ -65,7 +65,7 @@ class Controller(QObject):
     ready = Signal()                    # the session exists (core imported)
     plotsImported = Signal()            # at start: the plots can be built (torch follows)
     computing = Signal()
-    evaluated = Signal(object, float)   # the newest views.Shown, milliseconds
+    evaluated = Signal(object, float)   # the newest views.shown.Shown, milliseconds
     evaluationFailed = Signal(str)
     modelLoading = Signal(str)          # label
     modelProgress = Signal(str)         # a step of a load

@@ -68,7 +68,7 @@ def about_model(backend) -> tuple:
 
 def model_views(backend, ev) -> ModelViews:
     """The model's facts, machinery and predictions for the evaluation ``ev`` (the
-    first two computed once per model); the worker puts them in the views.Shown."""
+    first two computed once per model); the worker puts them in the views.shown.Shown."""
     from ..analysis.predictions import Outputs, compare_outputs
 
     facts, machinery = about_model(backend)

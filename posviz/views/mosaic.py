@@ -59,7 +59,7 @@ def block_labels(tokens, block: int) -> list[str]:
 
 @dataclass(frozen=True)
 class MosaicLook:
-    """What the mosaic shows (one of document.MOSAIC_MODES), and in which colours: the
+    """What the mosaic shows (one of document.spec.MOSAIC_MODES), and in which colours: the
     levels the colour table spans. Two looks are equal when mode and levels are."""
 
     mode: str

@@ -2,7 +2,7 @@
 
 ``build_views(ev, look)`` runs on the compute worker after each evaluation, and again
 when the user picks another mosaic mode or difference range (jobs.ViewsJob), and
-returns Views: the mosaic (core.mosaic) already coloured, the token strip's change bars,
+returns Views: the mosaic (views.mosaic) already coloured, the token strip's change bars,
 the symmetry curves and their reading, the branch norms and the positional encoding's
 views. The plots only hand these arrays to their items; the one thing they compute is
 the selected head's maps (``head_maps``, a slice). What depends on the reference run alone (the
@@ -267,7 +267,7 @@ class Shown:
 
     evaluation: Evaluation
     views: Views
-    model: "ModelViews | None" = None     # core.facts.model_views: facts, machinery, outputs
+    model: "ModelViews | None" = None     # views.model.model_views: facts, machinery, outputs
 
 
 def _mosaic(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | None,

@@ -1,8 +1,8 @@
 """Sweeps: many orders of one or many texts, summarized per layer by quantiles.
 
 For each text the sweep runs the orders of its kind (``runs.make_orders``), compares each
-with the original order (the metrics of ``core.symmetry.compare``, a chunk of orders
-at a time: ``core.batch_metrics``), and reports per layer the median,
+with the original order (the metrics of ``analysis.symmetry.compare``, a chunk of orders
+at a time: ``analysis.batch_metrics``), and reports per layer the median,
 10th and 90th percentile of every metric over all runs of all texts.
 """
 from __future__ import annotations

@@ -236,7 +236,7 @@ class ModelPanel(SourceBox, QWidget):
 
     def describe(self, shown) -> None:
         """Show the running model's facts (models.facts.ModelFacts, carried by a
-        views.Shown): a real model's in a table in place of the built-in fields, the
+        views.shown.Shown): a real model's in a table in place of the built-in fields, the
         built-in's scheme and size in a line under its fields (once per reference run).
         Given a Trace, or a Shown without facts, a real model's architecture is read
         from the trace."""

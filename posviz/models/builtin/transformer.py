@@ -3,7 +3,7 @@
 A small encoder (or decoder, with a causal mask) written out in full, in the spirit of
 nanoGPT and minGPT, that records everything it computes into a Trace: attention is
 computed explicitly (never through a fused kernel) so its weights can be shown. Each
-value worth seeing passes a named HookPoint (core.hooks), which is how it is recorded.
+value worth seeing passes a named HookPoint (models.hooks), which is how it is recorded.
 Weights are drawn from a seeded generator (the symmetry argument holds for every choice
 of weights); a model with a vocabulary can also be trained (models.training.train) and its
 weights read from a checkpoint (models.training.checkpoint): the same code runs both.

@@ -1,6 +1,6 @@
 """Real pretrained models from Hugging Face, offline, behind the Backend interface.
 
-The families of core.hf.families are read: BERT, RoBERTa, DistilBERT, GPT-2, OPT,
+The families of models.hf.families are read: BERT, RoBERTa, DistilBERT, GPT-2, OPT,
 GPT-NeoX, Llama-like decoders (Llama, Mistral, Qwen2, Phi-3, Gemma), BLOOM, the T5
 encoder and ModernBERT, each with its own positional scheme computed by transformers. A
 model comes from a local folder, a model bundled as a Python package, or by its hub
