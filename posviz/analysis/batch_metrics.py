@@ -101,8 +101,8 @@ class ChunkMetrics:
         if self._gathered is None or self._gathered.shape != (h, B * n * n):
             self._gathered = np.empty((h, B * n * n), self.ref.attention.dtype)
         # numpy's take from the small reference, "wrap" skipping the bounds checks (all
-        # cells are in range): ~2x faster than torch's index_select here; into one
-        # buffer for every layer (a fresh one costs its page faults each time)
+        # cells are in range): faster than torch's index_select (benchmarks/README.md);
+        # into one buffer for every layer (a fresh one costs its page faults each time)
         np.take(self.ref.attention[layer].reshape(h, n * n), self.cells, axis=1,
                 out=self._gathered, mode="wrap")                          # (h, B*n*n)
         gap = torch.from_numpy(self._gathered).view(h, B, n * n)

@@ -143,7 +143,8 @@ _causal_of = PerTrace(_causal_layers)
 
 
 # Heads taken together by AttentionGaps: a layer at a time for short inputs (fewer calls),
-# one head of a long one (no layer copied whole; larger batches were slower at n = 512)
+# one head of a long one (no layer copied whole; larger batches were slower:
+# benchmarks/README.md)
 HEADS_BYTES = 1 << 20
 LAYERS_BYTES = 32 << 20    # hidden states compared at a time (a long input's in slices)
 
@@ -266,7 +267,7 @@ class AttentionGaps:
         import torch
 
         # torch: the subtraction and one pass for both extremes, on torch's threads
-        # (numpy's took 2.5 times as long, a fifth of the built-in's evaluation at 512)
+        # (numpy's is slower: benchmarks/README.md)
         difference = self._gap[:k]                                         # (k, n, n)
         d = torch.sub(torch.from_numpy(aligned), torch.from_numpy(A),
                       out=torch.from_numpy(difference))

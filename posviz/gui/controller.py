@@ -184,8 +184,8 @@ class Controller(QObject):
         from ..document.events import COMPUTING_EVENTS, SelectionChanged
         if isinstance(event, COMPUTING_EVENTS):
             # asked once the widgets have shown the edit: the token strip painted while
-            # the worker computed took its cores (at n = 128, 2.4 ms of 15 to the plots);
-            # on its way from now on (the veil and the status line hear it)
+            # the worker computed took its cores (benchmarks/README.md); on its way from
+            # now on (the veil and the status line hear it)
             if not (self._request_timer.isActive() or self._compute.closed or self.held):
                 self.computing.emit()   # (said once: the request does not say it again)
                 self._request_timer.start()

@@ -68,8 +68,8 @@ class Documents(HoldsStart, OpensDocuments, QObject):
         self._texts = ("", "")            # the open document's title and note
         self._held: Pending | None = None      # shown, not computed: it would not fit
         self._held_edited = False         # ... and edited since
-        # the timer's autosave writes (and syncs) on a thread of its own: on a long input
-        # it held the window for 40-100 ms; one thread keeps the writes in order
+        # the timer's autosave writes (and syncs) on a thread of its own, not holding the
+        # window (benchmarks/README.md); one thread keeps the writes in order
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="posviz-autosave")
         self.autosave_timer = QTimer(self, singleShot=True, interval=AUTOSAVE_MS,
                                      timeout=lambda: self.autosave(background=True))

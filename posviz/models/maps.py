@@ -97,9 +97,9 @@ class LayerMaps:
             shape, first = (m, n), layer * h + head
         with self._lock:
             self._file.flush()
-            # mapped, not read: the file cache's pages without a copy (reading took 1.1 s
-            # of SmolLM2's 10.6 s evaluation at n = 2,048); copy-on-write, so the array
-            # is writable and the file never changes. Unmapped when the array goes.
+            # mapped, not read: the file cache's pages without a copy (reading cost:
+            # benchmarks/README.md); copy-on-write, so the array is writable and the
+            # file never changes. Unmapped when the array goes.
             mapped = np.memmap(self._file, self.dtype, "c", first * m * n *
                                self.dtype.itemsize, shape)
             self._file.seek(0, os.SEEK_END)

@@ -74,11 +74,9 @@ class Scheduler:
 
     ``ends_when_idle``: the worker thread ends as soon as no job waits, and the next
     submit starts another (experiments, which run seldom). torch's OpenMP threads
-    belong to the thread that ran torch and end with it; while a second thread's stay
-    beside the compute worker's, there are more of them than cores, libgomp stops
-    spinning between parallel regions, and every small operation of the compute worker
-    waits for its threads to wake: the built-in model's forward at n = 16 took 5.0 ms
-    instead of 0.9 once a second thread had run torch and stayed.
+    belong to the thread that ran torch and end with it; a second thread's staying
+    beside the compute worker's slows every small operation of it (benchmarks/README.md,
+    "The measurements behind the code's choices").
 
     Threads are daemons: call ``shutdown`` to stop the work before the program ends.
     """

@@ -33,7 +33,7 @@ def colour(values: np.ndarray, table: np.ndarray, levels) -> np.ndarray:
     np.fmax(index, 0, out=index)                  # fmax / fmin: NaN becomes the lowest
     np.fmin(index, table.shape[0] - 1, out=index)
     # every index is in range: mode "wrap" skips the bounds checks, and a table of 256
-    # colours takes byte indices (a quarter of the memory of intp): ~1.4x faster
+    # colours takes byte indices (a quarter of the memory of intp; benchmarks/README.md)
     small = np.uint8 if table.shape[0] <= 256 else np.intp
     return np.take(table, index.astype(small), mode="wrap")
 

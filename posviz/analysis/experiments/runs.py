@@ -29,9 +29,8 @@ KIND_TIPS = {
 ALL_AT_MOST = 7                     # 7! = 5040 orders
 
 # Orders run together take at most about BATCH_BYTES (backend.batch_bytes per order) and
-# MAX_BATCH orders: past ~64 orders of 64 tokens the built-in model's forward gets slower
-# per order (its working tensors leave the caches: 256 at once took 1.3-1.6x as long as
-# 4 x 64)
+# MAX_BATCH orders: past that the built-in model's forward gets slower per order, its
+# working tensors leaving the caches (benchmarks/README.md)
 BATCH_BYTES = 96 << 20
 MAX_BATCH = 64
 

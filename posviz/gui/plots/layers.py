@@ -66,21 +66,13 @@ class SymmetryFigure(Figure):
     guide = """one curve per metric against the layer, on a log axis. The dashed
 line is the *noise floor*: a change below it cannot be told from rounding (it may still
 be real, too small for the precision to show). It is 100 × machine epsilon of the
-precision the model computes in (2.2e-14 in float64, 1.2e-5 in float32; a real model
-read in bfloat16 or float16 keeps its weights so and computes in float32), raised where
-the run itself shows more rounding. Once per reference run (text, model and options;
-never per reorder), when the encoding declares that a common shift of every position id
-changes nothing in exact arithmetic (no encoding, RoPE, ALiBi, T5), the original order
-runs once more with its position ids shifted up by one more than the largest it uses,
-and 3 × the largest relative change of the hidden states over the layers raises the
-floor when it is larger. With no encoding, ALiBi and T5 that run is bit-identical, so
-their floor stays 100 × epsilon. RoPE rounds its angles otherwise at other positions:
-in the built-in model the change stays under the float32 floor (first positions up to
-100,000) and raises the float64 floor at large ones (more than 10-fold at 100,000);
-SmolLM2 at first position 4000 has a floor of 1.1e-4, above the 1.2e-5 to 1.3e-5 by
-which its hidden states move between first position 0 and 4000, depending on the CPU
-(transformers computes RoPE's angles in float32). A learned or sinusoidal encoding keeps
-100 × epsilon.
+precision the model computes in (2.2e-14 in float64, 1.2e-5 in float32), raised where
+the run itself shows more rounding: once per reference run, when the encoding declares
+that a common shift of every position id changes nothing in exact arithmetic, the
+original order runs once more with its position ids shifted, and 3 × the largest
+relative change of the hidden states over the layers raises the floor when it is
+larger. The README gives the floors this measures (RoPE rounds its angles otherwise at
+other positions).
 
 - *hidden equivariance* = ‖H′ − H[order]‖ / ‖H‖, Frobenius norms. Zero when the model is
   permutation-equivariant: the reordered run is the original one reordered.
@@ -112,9 +104,9 @@ below the floor. The note under the plot says which ran.
 
 The dashed *median token* curve is the median over tokens of each token's own change
 ‖H′[inv i] − H[i]‖ / ‖H[i]‖, its band the middle half of the tokens. The hidden-state
-curve weighs each token by its norm, so one very large token (SmolLM2's first slot, norm
-about 20,000 against about 180) can stand for the whole layer; the note then names the
-tokens that carry at least 90% of the squared change."""
+curve weighs each token by its norm, so one very large token (the first slot of some
+models) can stand for the whole layer; the note then names the tokens that carry at
+least 90% of the squared change."""
     legend_beside = 520         # a laptop's half window: the plot keeps its height
     note_one_line = True
 

@@ -36,8 +36,7 @@ class SinusoidalEncoding(PositionalEncoding):
     shift_invariant = False  # a vector of the position itself, added to the token
 
     # The rows of the last range of positions asked for are kept when it is at most this
-    # long: their sines and cosines took 0.12 ms of the default model's 0.9 ms forward
-    # at n = 16, and a reorder asks for the same range again
+    # long: a reorder asks for the same range again (their cost: benchmarks/README.md)
     KEPT_ROWS = 1 << 14
 
     def __init__(self, d_model: int, scale: float = 1.0):
