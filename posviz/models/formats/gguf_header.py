@@ -1,7 +1,7 @@
 """The metadata at the head of a GGUF file, read without the gguf package.
 
-gguf's GGUFReader parses every tensor's description too (about 2.6 s for SmolLM2's
-file); posviz needs only the architecture and three sizes before loading (which family,
+gguf's GGUFReader parses every tensor's description too, slowly (benchmarks/README.md);
+posviz needs only the architecture and three sizes before loading (which family,
 how much memory), so it reads the key-value section and, for the weights' size, the
 tensor descriptions after it. Layout: "GGUF", version (u32), tensor count (u64),
 key-value count (u64), then each key (u64 length + UTF-8) with a u32 value type and the

@@ -11,7 +11,7 @@ model.safetensors, the tokenizer's files) and conversion.json, written last: the
 name, size and sha256, the versions that converted it, and each file's size and sha256.
 An entry is read only when every file it lists has the size and modification time
 recorded (a file written since, cut short or gone, or no record: converted again; the
-sha256s are not read again at each load: 2 s of a loaded machine for model.safetensors).
+sha256s are not read again at each load: benchmarks/README.md says what they cost).
 It is written into a temporary folder beside and renamed into place, so no load sees it
 half done. Its tensors start on 64-byte boundaries (the header padded), as torch's own
 memory does: read in place from the file, a weight at the file's own offset made the
