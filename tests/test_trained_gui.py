@@ -99,7 +99,7 @@ def test_the_compare_view_draws_each_encoding_on_the_same_reorder(qtbot, zoo, tm
 
 def test_a_checkpoint_folder_fixes_the_architecture(panel, zoo, monkeypatch):
     widget, running, asked = panel
-    from posviz.gui import weights_choice
+    from posviz.gui.model_panel import weights_choice
     folder = str(zoo / "learned")
     monkeypatch.setattr(weights_choice.QFileDialog, "getExistingDirectory",
                         staticmethod(lambda *args: folder))
