@@ -113,6 +113,8 @@ def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, 
                           "--text", TEXT, "--order", "5,4,3,2,1,0")
     assert ours.to_dict() == theirs and theirs["provenance"]["encoding"] == ["none", "rope"]
     figure = ours.figure("hidden_equivariance")
+    subtitle = figure.drawn().subtitle                    # Python has no window
+    assert subtitle.endswith("random weights; order [5,4,3,2,1,0]"), subtitle
     np.testing.assert_array_equal(figure.data["none"], ours.models[0].curve(
         "hidden_equivariance"))
     path = figure.save(tmp_path / "compare.png")
