@@ -160,8 +160,10 @@ def order_words(job: ExperimentJob) -> str:
         return "reversed order"
     if job.ordered is not None:
         return "the window's order"
-    from posviz.api.report import abbreviated
-    return f"order {abbreviated(job.order, sep=',')}"
+    order = [str(i) for i in job.order]
+    if len(order) > 24:                  # a long one by its ends
+        order = [*order[:8], f"…({len(order) - 16:,} more)…", *order[-8:]]
+    return f"order [{','.join(order)}]"
 
 
 def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[str]:
