@@ -45,18 +45,23 @@ def test_bad_input_is_one_line_naming_the_entry_point_s_arguments():
     with pytest.raises(PosvizInputError, match=r"^weights only applies to the built-in "
                                                r"model, not to model='minilm'"):
         posviz.order_use("minilm", weights="trained")
+    assert "order_use" in dir(posviz)
 
 
 def test_more_windows_than_the_held_out_text_makes_are_refused_not_capped():
     status, _, err = cli("order-use", "--pe", "rope", "--windows", "100000")
     assert status == 2 and len(err.strip().splitlines()) == 1, err
-    said = re.search(r"--windows 100000 asks for more windows than exist: the held-out "
-                     r"text's [\d,]+ tokens make ([\d,]+) of 128 slots \(give at most "
-                     r"\1, or a shorter --length\)", err)
+    said = re.search(r"--windows 100000 asks for more windows than exist: the "
+                     r"held-out text's [\d,]+ tokens make ([\d,]+) windows of 128 slots "
+                     r"\(give at most \1, or a shorter --length\)", err)
     assert said and 100 < int(said[1].replace(",", "")) < 100000
-    with pytest.raises(Refused, match=rf"^windows=100000 asks .* make {said[1]} of 128 "
-                                      rf"slots \(give at most {said[1]}, or a shorter "
-                                      rf"length\)") as refused:
+    with pytest.raises(Refused, match=rf"^windows=100000 asks .* make {said[1]} windows "
+                                      rf"of 128 slots \(give at most {said[1]}, or a "
+                                      rf"shorter length\)") as refused:
         posviz.order_use(pe="rope", windows=100000)
     assert refused.value.reason == "count"
-    assert "order_use" in dir(posviz)
+    # the default, at most 400, says so when the text makes fewer
+    status, out, err = cli("order-use", "--pe", "rope", "--length", "600")
+    fewer = re.search(r"over (\d+) held-out windows of 600 slots .*, all the held-out text "
+                      r"makes$", out, re.M)
+    assert status == 0 and fewer and int(fewer[1]) < 400, err

@@ -58,7 +58,7 @@ def run(args) -> int:
     print(f"{result['model']}: the last token's perplexity over {use.windows} held-out "
           f"windows of {use.length} slots" + (" (a start token at slot 0)"
                                                 if use.start_token else "")
-          + (" (all the held-out text makes)" if args.windows is None
+          + (", all the held-out text makes" if args.windows is None
              and use.windows < WINDOWS else ""))
     print(f"  in order:                      {use.original:8.2f}")
     for name in KEPT:

@@ -97,8 +97,8 @@ def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
     if exact and count > available:
         from ..errors import Refused, argument
         raise Refused(f"{argument('windows', count)} asks for more windows than exist: the "
-                      f"held-out text's {len(ids):,} tokens make {available:,} of {length} "
-                      f"slots (give at most {available:,}, or a shorter "
+                      f"held-out text's {len(ids):,} tokens make {available:,} windows of "
+                      f"{length} slots (give at most {available:,}, or a shorter "
                       f"{argument('length')})", "count")
     inputs, targets = windows_of(ids, length, count, start_id)
     if len(inputs) == 0:
