@@ -271,7 +271,7 @@ def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int,
     import torch
     n_texts = int(groups.max()) + 1
     predicted, chance = np.empty_like(y), np.empty_like(y)
-    # shifted by the mean token (a fit centres anyway): the sums then lose no digits
+    # shifted by the mean token (a fit centres anyway): the sums then lose fewer digits
     X_t, y_t = torch.from_numpy(X - X.mean(axis=0)), torch.from_numpy(y)
     for held in _folds(n_texts, folds):
         train = np.setdiff1d(np.arange(n_texts), held)
