@@ -4,6 +4,8 @@ Experiments tab's figure, and dir(posviz) and completion offer them."""
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +80,25 @@ def test_a_probe_is_probe_json_and_draws_its_errors(capsys):
     assert ours.figure().dims == ("layer",)
 
 
+def test_a_probe_from_a_plain_python_process_is_the_command_s_to_the_last_digit():
+    """As a kernel runs it: numpy's BLAS on every core and torch's threads spinning
+    unless posviz says otherwise (the command line sets both for itself); wide enough
+    (3,840 generated tokens of 384 features) for threaded sums to round differently."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("OPENBLAS_NUM_THREADS", "OMP_WAIT_POLICY")}
+    code = ("import pickle, sys, posviz\n"
+            "result = posviz.probe(d_model=384, layers=1)\n"
+            "sys.stdout.buffer.write(pickle.dumps(result.to_dict()))")
+    ours = pickle.loads(subprocess.run([sys.executable, "-c", code],
+                                       capture_output=True, check=True, env=env,
+                                       cwd=ROOT).stdout)
+    theirs = json.loads(subprocess.run(
+        [sys.executable, "-m", "posviz", "probe", "--d-model", "384", "--layers", "1",
+         "--json"], capture_output=True, check=True, env=env,
+        cwd=ROOT, text=True).stdout)
+    assert ours == theirs                                   # every float, to the type
+
+
 def test_a_paper_check_is_paper_json_and_draws_its_figure(capsys):
     ours = posviz.paper("alibi-slopes")
     assert ours.to_dict() == command_json(capsys, "paper", "alibi-slopes")
@@ -92,6 +113,8 @@ def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, 
                           "--text", TEXT, "--order", "5,4,3,2,1,0")
     assert ours.to_dict() == theirs and theirs["provenance"]["encoding"] == ["none", "rope"]
     figure = ours.figure("hidden_equivariance")
+    subtitle = figure.drawn().subtitle                    # Python has no window
+    assert subtitle.endswith("random weights; order [5,4,3,2,1,0]"), subtitle
     np.testing.assert_array_equal(figure.data["none"], ours.models[0].curve(
         "hidden_equivariance"))
     path = figure.save(tmp_path / "compare.png")

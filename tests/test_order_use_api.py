@@ -3,11 +3,12 @@ bad input refused in one line naming the arguments of the entry point used."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 import posviz
-from posviz.errors import PosvizInputError
+from posviz.errors import PosvizInputError, Refused
 from posviz.models.training.checkpoint import zoo
 from test_training import cli
 
@@ -15,8 +16,7 @@ pytestmark = pytest.mark.skipif(not zoo(), reason="the trained checkpoints are n
 
 
 def test_the_api_is_the_command_and_a_trained_rope_model_uses_order():
-    status, out, err = cli("order-use", "--weights", "trained", "--pe", "rope",
-                           "--windows", "25", "--json")
+    status, out, err = cli("order-use", "--pe", "rope", "--windows", "25", "--json")
     assert status == 0, err
     printed = json.loads(out)
     made = posviz.order_use(pe="rope", windows=25)
@@ -30,13 +30,38 @@ def test_the_api_is_the_command_and_a_trained_rope_model_uses_order():
 
 
 def test_bad_input_is_one_line_naming_the_entry_point_s_arguments():
-    status, _, err = cli("order-use", "--pe", "rope")
-    assert status == 2 and len(err.strip().splitlines()) == 1 and "--weights" in err
+    status, _, err = cli("order-use", "--weights", "random", "--pe", "rope")
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "--weights trained" in err
     status, _, err = cli("order-use", "--weights", "trained", "--pe", "rope", "--windows",
                          "0")
     assert status == 2 and "--windows must be at least 1" in err
     with pytest.raises(PosvizInputError, match=r"^windows must be at least 1"):
         posviz.order_use(pe="rope", windows=0)
-    with pytest.raises(PosvizInputError, match=r"weights trained"):
+    with pytest.raises(PosvizInputError, match=r"give weights trained \(with pe\)"):
         posviz.order_use(pe="rope", weights="random")
+    status, _, err = cli("order-use", "--model", "minilm", "--weights", "trained")
+    assert status == 2 and "--weights only applies to the built-in model, not to --model " \
+        "minilm" in err
+    with pytest.raises(PosvizInputError, match=r"^weights only applies to the built-in "
+                                               r"model, not to model='minilm'"):
+        posviz.order_use("minilm", weights="trained")
     assert "order_use" in dir(posviz)
+
+
+def test_more_windows_than_the_held_out_text_makes_are_refused_not_capped():
+    status, _, err = cli("order-use", "--pe", "rope", "--windows", "100000")
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    said = re.search(r"--windows 100000 asks for more windows than exist: the "
+                     r"held-out text's [\d,]+ tokens make ([\d,]+) windows of 128 slots "
+                     r"\(give at most \1, or a shorter --length\)", err)
+    assert said and 100 < int(said[1].replace(",", "")) < 100000
+    with pytest.raises(Refused, match=rf"^windows=100000 asks .* make {said[1]} windows "
+                                      rf"of 128 slots \(give at most {said[1]}, or a "
+                                      rf"shorter length\)") as refused:
+        posviz.order_use(pe="rope", windows=100000)
+    assert refused.value.reason == "count"
+    # the default, at most 400, says so when the text makes fewer
+    status, out, err = cli("order-use", "--pe", "rope", "--length", "600")
+    fewer = re.search(r"over (\d+) held-out windows of 600 slots .*, all the held-out text "
+                      r"makes$", out, re.M)
+    assert status == 0 and fewer and int(fewer[1]) < 400, err

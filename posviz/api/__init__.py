@@ -21,12 +21,20 @@ Before anything large is loaded or allocated each call passes the command line's
 (models.limits.guard: memory, tokens against the model's positions, the device, counts),
 which raises errors.Refused, a posviz.errors.PosvizInputError; every bad input raises
 one, in one line naming the arguments as Python writes them. Importing this package
-imports neither torch nor Qt: a model imports torch, a figure Qt.
+imports neither torch nor Qt: a model imports torch, a figure Qt. Imported before
+torch, it puts torch's idle threads asleep as a command does (OMP_WAIT_POLICY=PASSIVE
+unless the environment sets it; posviz.boot): spinning, they starved each next op on a
+busy machine (a probe of the built-in model of width 384: 195 s from Python, 23 s on
+the command line, on 2 shared cores).
 """
+import os
+
 from .experiments import compare_encodings, extend, order_use, paper, probe, sweep, train
 from .model import Model, builtin_config, load, load_session, read_texts
 from .report import Report
 from .steps import StepPrinter
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # read once, when torch loads
 
 # a new command's function joins here and in posviz.__all__ (see api.experiments)
 __all__ = ["Model", "Report", "StepPrinter", "load", "load_session", "read_texts",

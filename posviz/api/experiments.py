@@ -215,28 +215,42 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     return Extended(run(folder, factors, progress=progress, say=say), weights)
 
 
+def check_order_use(model, windows, length, weights) -> None:
+    """order_use's own arguments checked before any model, as ``posviz order-use``
+    checks its flags (``weights`` None: trained for the built-in model)."""
+    whole = [value for value in (windows, length) if value is not None]
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in whole) or (
+            windows is not None and windows < 1) or (length is not None and length < 3):
+        raise PosvizInputError(f"{argument('windows')} must be at least 1 and "
+                               f"{argument('length')} at least 3")
+    if model is not None and weights is not None:
+        raise PosvizInputError(f"{argument('weights')} only applies to the built-in "
+                               f"model, not to {argument('model', str(model))} (a "
+                               f"pretrained model has its own settings)")
+    if model is None and weights == "random":
+        raise PosvizInputError(f"order use is measured on a trained model: give "
+                               f"{argument('weights')} trained (with {argument('pe')}) "
+                               f"or a checkpoint folder, or {argument('model')}")
+
+
 def order_use(model=None, *, windows: int | None = None, length: int | None = None,
-              weights: str = "trained", device: str = "cpu", offline: bool = False,
+              weights: str | None = None, device: str = "cpu", offline: bool = False,
               **options) -> "OrderUsed":
     """How much a causal language model uses token order, as ``posviz order-use``: the
     last token's perplexity over held-out windows, in order and with the context before
     it shuffled; ``.to_dict()`` is ``order-use --json``. ``model``: a causal model's
     name, folder or posviz.Model, or None for the built-in model's trained checkpoint
-    of ``options`` (``pe``…; ``weights`` "trained" or a checkpoint folder)."""
+    of ``options`` (``pe``…; ``weights`` "trained", the default, or a checkpoint
+    folder). ``windows``: how many (default: WINDOWS, or all the held-out text makes
+    if fewer); more than the text makes is refused (errors.Refused). ``length``: slots
+    a window holds (default: the checkpoint's training length, 128 for a ``model``)."""
     from ..analysis.experiments.order_use import of_backend
     from ..models.training.order_use import WINDOWS
     from .results import OrderUsed
-    windows = WINDOWS if windows is None else windows
-    if windows < 1 or (length is not None and length < 3):
-        raise PosvizInputError(f"{argument('windows')} must be at least 1 and "
-                               f"{argument('length')} at least 3")
+    check_order_use(model, windows, length, weights)
     if model is None:
-        if weights == "random":
-            raise PosvizInputError(f"order use is measured on a trained model: give "
-                                   f"{argument('weights')} trained (with "
-                                   f"{argument('pe')}) or a checkpoint folder, or "
-                                   f"{argument('model')}")
         options.setdefault("mask", "causal")      # the zoo's checkpoints are causal
-    loaded = model_of(model, options, weights=weights if model is None else "random",
-                      device=device, offline=offline)
-    return OrderUsed(of_backend(loaded.backend, windows, length or 128), loaded)
+    loaded = model_of(model, options, weights=(weights or "trained") if model is None
+                      else "random", device=device, offline=offline)
+    return OrderUsed(of_backend(loaded.backend, windows or WINDOWS, length,
+                                exact=windows is not None), loaded)

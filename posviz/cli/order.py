@@ -1,6 +1,6 @@
 """``posviz order-use``: does a causal language model use the order of its context?
 
-    posviz order-use [--model NAME|PATH | --weights trained|PATH --pe KIND] [--windows N]
+    posviz order-use [--model NAME|PATH | [--weights trained|PATH] --pe KIND] [--windows N]
                      [--length N] [--json]
 
 The last token's perplexity on held-out windows, in their order and with the context
@@ -24,11 +24,13 @@ def add_command(subparsers) -> None:
                     "checkpoints' held-out books of the King James Bible), in their "
                     "order and with every token before it shuffled (all but the last; "
                     "all but the last two); their ratio is the model's use of order. "
-                    "A trained built-in model (--weights trained and its --pe) or a "
-                    "causal --model.")
+                    "A trained built-in model (its --pe; --weights trained, the "
+                    "default, or a checkpoint folder) or a causal --model.")
     add_model_arguments(parser)
-    parser.add_argument("--windows", type=int, default=WINDOWS,
-                        help=f"held-out windows measured (default: {WINDOWS})")
+    parser.set_defaults(weights=None)        # trained for the built-in model, as the API
+    parser.add_argument("--windows", type=int, default=None,
+                        help=f"held-out windows measured (default: {WINDOWS}, or all the "
+                             f"held-out text makes if fewer; more is refused)")
     parser.add_argument("--length", type=int, default=None,
                         help="slots a window holds (default: the checkpoint's training "
                              "length; 128 for a --model)")
@@ -40,15 +42,13 @@ def run(args) -> int:
     if args.text is not None or args.order is not None:
         raise PosvizInputError("order-use reads the held-out text: it takes no --text "
                                "or --order")
-    if args.windows < 1 or (args.length is not None and args.length < 3):
-        raise PosvizInputError("--windows must be at least 1 and --length at least 3")
+    from ..api import order_use
+    from ..api.experiments import check_order_use
+    check_order_use(args.model, args.windows, args.length, args.weights)
+    args.weights = args.weights or ("random" if args.model else "trained")
     check_model_flags(args)
     if not args.model and "mask" not in vars(args):
         args.mask = "causal"                 # the zoo's checkpoints are causal
-    if not args.model and args.weights == "random":
-        raise PosvizInputError("order use is measured on a trained model: give --weights "
-                               "trained (with --pe) or a checkpoint folder, or --model")
-    from ..api import order_use
     model = load_model(args, None if args.model else builtin_config(args))
     used = order_use(model, windows=args.windows, length=args.length)
     use, result = used.result, used.to_dict()
@@ -57,7 +57,9 @@ def run(args) -> int:
         return 0
     print(f"{result['model']}: the last token's perplexity over {use.windows} held-out "
           f"windows of {use.length} slots" + (" (a start token at slot 0)"
-                                                if use.start_token else ""))
+                                                if use.start_token else "")
+          + (", all the held-out text makes" if args.windows is None
+             and use.windows < WINDOWS else ""))
     print(f"  in order:                      {use.original:8.2f}")
     for name in KEPT:
         print(f"  shuffled, {name.replace('_', ' ') + ':':<21}{use.shuffled[name]:8.2f} "

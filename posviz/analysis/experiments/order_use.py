@@ -29,8 +29,9 @@ def held_out_text() -> list[str]:
 
 
 def of_checkpoint(checkpoint: Checkpoint, windows: int = WINDOWS,
-                  length: int | None = None) -> OrderUse:
-    """The checkpoint's order use on its own held-out text, at its training length."""
+                  length: int | None = None, exact: bool = False) -> OrderUse:
+    """The checkpoint's order use on its own held-out text, at its training length
+    (``exact``: refuse more ``windows`` than the text makes, else fewer are measured)."""
     import torch
     from ...models.builtin.backend import BuiltinBackend
     from ...models.training.corpus import token_stream
@@ -40,19 +41,22 @@ def of_checkpoint(checkpoint: Checkpoint, windows: int = WINDOWS,
     start = tokenizer.end_id if checkpoint.start_token else None
     with torch.inference_mode():
         return order_use(lambda x: model.logits(model.hidden(x)[:, -1]), ids,
-                         length or checkpoint.recipe.length, start, windows)
+                         length or checkpoint.recipe.length, start, windows,
+                         exact=exact)
 
 
-def of_backend(backend, windows: int = WINDOWS, length: int = 128) -> OrderUse:
+def of_backend(backend, windows: int = WINDOWS, length: int | None = None,
+               exact: bool = False) -> OrderUse:
     """A real causal model's order use on the zoo's held-out text, in its own tokens;
-    its tokenizer's start token (BOS), if it adds one, stays at slot 0."""
+    its tokenizer's start token (BOS), if it adds one, stays at slot 0; ``length``
+    default: a checkpoint's training length, else 128 (``exact``: as of_checkpoint)."""
     import torch
     if getattr(backend, "head", None) != "causal":
         raise PosvizInputError(f"{backend.name} is not a causal language model: order "
                                f"use is the next token's perplexity after a shuffle")
     checkpoint = getattr(backend, "checkpoint", None)
     if checkpoint is not None:
-        return of_checkpoint(checkpoint, windows, length)
+        return of_checkpoint(checkpoint, windows, length, exact)
     tokenizer = backend.tokenizer
     pieces = tokenizer(held_out_text(), add_special_tokens=False)["input_ids"]
     end = tokenizer.eos_token_id
@@ -66,7 +70,7 @@ def of_backend(backend, windows: int = WINDOWS, length: int = 128) -> OrderUse:
     def last_logits(x):
         return model(input_ids=x.to(device)).logits[:, -1].float().cpu()
     with torch.inference_mode():
-        return order_use(last_logits, ids, length, start, windows)
+        return order_use(last_logits, ids, length or 128, start, windows, exact=exact)
 
 
 def of_zoo(windows: int = WINDOWS) -> dict[str, OrderUse]:

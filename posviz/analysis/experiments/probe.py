@@ -167,52 +167,73 @@ def verdict(layers, features: str = "linear", too_few: tuple[int, int] | None = 
     return said
 
 
+# The fits run in torch, float64: a fixed sequence of operations on torch's threads
+# (which a command and a Python process share, as they share the forward), not on
+# numpy's BLAS, which a command keeps to one thread and a Python process runs on every
+# core (its threaded reductions round differently, its idle threads slow torch's).
+Sums = tuple         # (count, Σx (d,), Σxxᵀ (d, d), Σy, Σxy (d,)) of some tokens
+
+
+def _sums(X, y) -> Sums:
+    """The sums a ridge fit reads of tokens X (m, d), positions y (m,) (torch float64)."""
+    return X.shape[0], X.sum(0), X.T @ X, y.sum(), X.T @ y
+
+
+def _added(parts) -> Sums:
+    """The sums of the union of disjoint sets of tokens, added in the order given."""
+    parts = list(parts)
+    return tuple(sum(values[1:], values[0]) for values in zip(*parts))
+
+
+def _ridge(sums: Sums, penalties) -> list:
+    """Closed-form ridge on the tokens of ``sums``, centred, one fit per penalty (times
+    the mean feature variance) from one eigendecomposition: [(w (d,), bias)]."""
+    import torch
+    n, sx, sxx, sy, sxy = sums
+    mean_x, mean_y = sx / n, sy / n
+    gram = sxx - n * torch.outer(mean_x, mean_x)                 # Σ (x-x̄)(x-x̄)ᵀ (d, d)
+    cross = sxy - n * mean_x * mean_y                            # Σ (x-x̄)(y-ȳ) (d,)
+    unit = max(float(gram.diagonal().sum()) / max(n, 1) / gram.shape[0], 1e-12)
+    values, vectors = torch.linalg.eigh(gram)                    # (d,), (d, d)
+    projected = vectors.T @ cross                                # (d,)
+    fits = []
+    for penalty in penalties:
+        w = vectors @ (projected / (values.clamp(min=0) + penalty * unit))
+        fits.append((w, mean_y - mean_x @ w))
+    return fits
+
+
 def ridge_fit(X: np.ndarray, y: np.ndarray, penalty: float):
-    """Closed-form ridge on centred data: X (m, d), y (m,) -> (w (d,), bias)."""
-    mean_x, mean_y = X.mean(axis=0), y.mean()
-    Xc = X - mean_x
-    d = X.shape[1]
-    scale = penalty * max(float((Xc ** 2).sum()) / max(X.shape[0], 1) / d, 1e-12)
-    if X.shape[0] >= d:                          # (d, d) system
-        w = np.linalg.solve(Xc.T @ Xc + scale * np.eye(d), Xc.T @ (y - mean_y))
-    else:                                        # kernel form: (m, m) system
-        alpha = np.linalg.solve(Xc @ Xc.T + scale * np.eye(X.shape[0]), y - mean_y)
-        w = Xc.T @ alpha
-    return w, mean_y - mean_x @ w
+    """Closed-form ridge on centred data, as the probe fits: X (m, d), y (m,) ->
+    (w (d,), bias)."""
+    import torch
+    (w, bias), = _ridge(_sums(torch.as_tensor(X, dtype=torch.float64),
+                              torch.as_tensor(y, dtype=torch.float64)), [penalty])
+    return w.numpy(), float(bias)
 
 
 def _folds(n_texts: int, folds: int) -> list[np.ndarray]:
     return [np.arange(n_texts)[k::folds] for k in range(folds)]
 
 
-def ridge_path(X: np.ndarray, y: np.ndarray, penalties) -> list[tuple[np.ndarray, float]]:
-    """ridge_fit for several penalties at the cost of one eigendecomposition."""
-    mean_x, mean_y = X.mean(axis=0), y.mean()
-    Xc = X - mean_x
-    d = X.shape[1]
-    unit = max(float((Xc ** 2).sum()) / max(X.shape[0], 1) / d, 1e-12)
-    values, vectors = np.linalg.eigh(Xc.T @ Xc)                  # (d,), (d, d)
-    projected = vectors.T @ (Xc.T @ (y - mean_y))                # (d,)
-    fits = []
-    for penalty in penalties:
-        w = vectors @ (projected / (np.maximum(values, 0) + penalty * unit))
-        fits.append((w, mean_y - mean_x @ w))
-    return fits
-
-
-def _choose_penalty(X, y, groups, train: np.ndarray) -> float:
-    """The penalty with the lowest held-out error inside the training texts (with one
-    training text there is nothing to hold out: the middle penalty)."""
-    if train.size < 2:
-        return RIDGE[len(RIDGE) // 2]
-    inner = _folds(train.size, min(3, train.size))
-    errors = np.zeros(len(RIDGE))
-    for held in inner:
-        out = np.isin(groups, train[held])
-        fit = np.isin(groups, train) & ~out
-        for k, (w, b) in enumerate(ridge_path(X[fit], y[fit], RIDGE)):
-            errors[k] += float(np.abs(X[out] @ w + b - y[out]).sum())
-    return RIDGE[int(np.argmin(errors))]
+def _fit_texts(X, y, groups: np.ndarray, train: np.ndarray):
+    """The ridge fit on the tokens of the texts ``train`` (X (m, d), y (m,) torch), its
+    penalty the one with the lowest held-out error inside them (up to 3 groups of them
+    held out in turn; with one text there is nothing to hold out: the middle one)."""
+    import torch
+    parts = [torch.from_numpy(np.isin(groups, train[part]))
+             for part in _folds(train.size, min(3, train.size))]
+    sums = [_sums(X[part], y[part]) for part in parts]           # each group's, once
+    penalty = RIDGE[len(RIDGE) // 2]
+    if len(parts) > 1:
+        errors = np.zeros(len(RIDGE))
+        for k, part in enumerate(parts):
+            fits = _ridge(_added(s for j, s in enumerate(sums) if j != k), RIDGE)
+            for i, (w, b) in enumerate(fits):
+                errors[i] += float((X[part] @ w + b - y[part]).abs().sum())
+        penalty = RIDGE[int(np.argmin(errors))]
+    (w, b), = _ridge(_added(sums), [penalty])
+    return w, b
 
 
 def mlp_predict(X: np.ndarray, y: np.ndarray, X_out: np.ndarray) -> np.ndarray:
@@ -247,16 +268,19 @@ def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int,
                 mlp: bool = False):
     """Cross-validated (r2, mae, chance_mae) of a ridge probe (or with ``mlp`` a small
     MLP) X (m, d) -> y (m,)."""
+    import torch
     n_texts = int(groups.max()) + 1
     predicted, chance = np.empty_like(y), np.empty_like(y)
+    # shifted by the mean token (a fit centres anyway): the sums then lose fewer digits
+    X_t, y_t = torch.from_numpy(X - X.mean(axis=0)), torch.from_numpy(y)
     for held in _folds(n_texts, folds):
         train = np.setdiff1d(np.arange(n_texts), held)
         out, fit = np.isin(groups, held), np.isin(groups, train)
         if mlp:
             predicted[out] = mlp_predict(X[fit], y[fit], X[out])
         else:
-            w, b = ridge_fit(X[fit], y[fit], _choose_penalty(X, y, groups, train))
-            predicted[out] = X[out] @ w + b
+            w, b = _fit_texts(X_t, y_t, groups, train)
+            predicted[out] = (X_t[torch.from_numpy(out)] @ w + b).numpy()
         chance[out] = y[fit].mean()
     sse, sst = ((predicted - y) ** 2).sum(), ((y - y.mean()) ** 2).sum()
     return (float(1 - sse / sst) if sst > 0 else float("nan"),

@@ -142,8 +142,7 @@ def caption(job: ExperimentJob) -> str:
         return ""
     spec = job.spec
     if job.what == "compare":          # the encodings are the legend's
-        order = "reversed" if job.order is None else "the window's"
-        line = f"{compare_model(spec.config)}, {job.weights} weights; {order} order"
+        line = f"{compare_model(spec.config)}, {job.weights} weights; {order_words(job)}"
         if job.instead:
             line += f" ({instead_words(job.instead)})"
     else:
@@ -152,6 +151,19 @@ def caption(job: ExperimentJob) -> str:
     if positions.mode != "slot" or positions.offset:
         line += f"; position ids by {positions.mode}, from {positions.offset}"
     return line
+
+
+def order_words(job: ExperimentJob) -> str:
+    """The reorder a comparison ran: reversed, the window's, or (from Python and the
+    command line, which have no window) the order itself."""
+    if job.order is None:
+        return "reversed order"
+    if job.ordered is not None:
+        return "the window's order"
+    order = [str(i) for i in job.order]
+    if len(order) > 24:                  # a long one by its ends
+        order = [*order[:8], f"…({len(order) - 16:,} more)…", *order[-8:]]
+    return f"order [{','.join(order)}]"
 
 
 def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[str]:

@@ -89,8 +89,17 @@ def last_token_perplexity(last_logits: LastLogits, inputs: np.ndarray,
 
 def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
               start_id: int | None = None, count: int = WINDOWS,
-              seed: int = 0) -> OrderUse:
-    """Measure order use on the held-out stream ``ids`` (see the module's docstring)."""
+              seed: int = 0, exact: bool = False) -> OrderUse:
+    """Measure order use on the held-out stream ``ids`` (see the module's docstring) over
+    ``count`` windows, or fewer when the stream makes fewer; ``exact``: refuse then
+    (errors.Refused), before any forward."""
+    available = len(ids) // (length - (start_id is not None) + 1)
+    if exact and count > available:
+        from ..errors import Refused, argument
+        raise Refused(f"{argument('windows', count)} asks for more windows than exist: the "
+                      f"held-out text's {len(ids):,} tokens make {available:,} windows of "
+                      f"{length} slots (give at most {available:,}, or a shorter "
+                      f"{argument('length')})", "count")
     inputs, targets = windows_of(ids, length, count, start_id)
     if len(inputs) == 0:
         raise PosvizInputError(f"the {len(ids)} held-out tokens make no window of "
