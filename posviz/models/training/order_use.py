@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, Refused, argument
 
 WINDOWS = 400                    # held-out windows a measurement reads, at most
 BATCH = 25                       # windows a forward
@@ -95,7 +95,6 @@ def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
     (errors.Refused), before any forward."""
     available = len(ids) // (length - (start_id is not None) + 1)
     if exact and count > available:
-        from ..errors import Refused, argument
         raise Refused(f"{argument('windows', count)} asks for more windows than exist: the "
                       f"held-out text's {len(ids):,} tokens make {available:,} windows of "
                       f"{length} slots (give at most {available:,}, or a shorter "
