@@ -166,3 +166,37 @@ def test_the_windows_experiments_pass_the_same_guard():
     from posviz.runtime.experiments import ExperimentJob, run_experiment
     with pytest.raises(Refused, match="asks for more orders than exist"):
         run_experiment(ExperimentJob("sweep", texts=("a b c",), count=10**8))
+
+
+@pytest.mark.parametrize("call, python, argv, flags", [
+    (lambda: posviz.probe(features="cubic"),
+     "features must be one of linear, quadratic, mlp (got 'cubic')",
+     ["probe", "--features", "cubic"], "argument --features: invalid choice: 'cubic'"),
+    (lambda: posviz.load(layers=2).compare("the cat", positions="both"),
+     "positions must be one of slot, token (got 'both')",
+     ["report", "--positions", "both"], "argument --positions: invalid choice: 'both'"),
+    (lambda: posviz.sweep(TEXT, count="5"),
+     "count must be a whole number of at least 1 (got '5', a str)",
+     ["sweep", "--count", "0"], "--count must be a whole number of at least 1 (got 0)"),
+    (lambda: posviz.sweep(TEXT, kind="swap", layers=2, layer=9),
+     "layer must be from 0 to 2 (got 9)",
+     ["sweep", "--kind", "swap", "--layers", "2", "--layer", "9"],
+     "--layer must be from 0 to 2 (got 9)"),
+    (lambda: posviz.load(layers=2).compare(TEXT, offset=-1), "offset must be a whole "
+     "number from 0 to 1000000 (got -1)", ["report", "--offset", "-1"],
+     "--offset must be a whole number from 0 to 1000000 (got -1)"),
+    (lambda: posviz.load(layers=0), "layers must be a whole number from 1 to 64 (got 0)",
+     ["report", "--layers", "0"], "--layers must be a whole number from 1 to 64 (got 0)"),
+    (lambda: posviz.sweep(TEXT, kind="shuffle"), "kind must be one of random, swap, "
+     "prefix, reverse, all (got 'shuffle')", ["sweep", "--kind", "shuffle"],
+     "--kind must be one of random, swap, prefix, reverse, all (got 'shuffle')"),
+])
+def test_a_refusal_names_the_argument_in_python_and_the_flag_on_the_command_line(
+        call, python, argv, flags, capsys):
+    """A typed error naming the API's argument (and what was given, as its repr); the
+    command line's one line names the flag."""
+    with pytest.raises(PosvizInputError) as raised:
+        call()
+    assert str(raised.value) == python
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith(f"posviz: error: {flags}")

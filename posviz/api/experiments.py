@@ -89,7 +89,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     counts the texts run, then the layers fitted; ``say(stage)`` is told each stage.
     """
     from ..models import guard
-    _, texts = check_probe(texts, folds, positions, offset, literal)
+    _, texts = check_probe(texts, folds, positions, offset, literal, features)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts), default=0), offset=offset)
     return probe_on(model, texts, features=features, folds=folds, positions=positions,

@@ -51,9 +51,11 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
     return Sweep(result, model, where, {"kind": kind, "count": count, "layer": layer})
 
 
-def check_probe(texts, folds: int, positions: str, offset: int,
-                literal: bool) -> tuple[Positions, list[str]]:
+def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
+                features: str = "linear") -> tuple[Positions, list[str]]:
     """A probe's own arguments checked before any model: (positions, texts)."""
+    from ..analysis.experiments.probe import check_features
+    check_features(features)
     if isinstance(texts, str):
         raise PosvizInputError("the probe holds whole texts out, so it needs several: "
                                "give a list of texts")
@@ -69,7 +71,7 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     from ..analysis.experiments.probe import probe as run
     from ..models import guard
     from .results import Probe
-    where, texts = check_probe(texts, folds, positions, offset, literal)
+    where, texts = check_probe(texts, folds, positions, offset, literal, features)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset)
     result = run(model.engine, texts or None, where, folds, features, progress=progress,

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ...errors import Cancelled, PosvizInputError
+from ...errors import Cancelled, PosvizInputError, argument
 from ...models.backend import TokenSequence, check_length
 from ...models.config import Positions
 from ...models.orders import check_permutation
@@ -108,10 +108,14 @@ def _placed(n: int, slots: np.ndarray, arrangement) -> np.ndarray:
 
 
 def check_kind(kind: str, count: int) -> None:
+    """Refuse a kind that is not one, or a count that is not an int of at least 1."""
     if kind not in KINDS:
-        raise PosvizInputError(f"the kind must be one of {', '.join(KINDS)} (got {kind!r})")
+        raise PosvizInputError(f"{argument('kind')} must be one of {', '.join(KINDS)} "
+                               f"(got {kind!r})")
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise PosvizInputError(f"the count must be a whole number of at least 1 (got {count})")
+        given = "" if isinstance(count, int) else f", a {type(count).__name__}"
+        raise PosvizInputError(f"{argument('count')} must be a whole number of at least 1 "
+                               f"(got {count!r}{given})")
 
 
 def make_orders(kind: str, seq: TokenSequence, count: int,

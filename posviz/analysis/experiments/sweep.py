@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, argument
 from ...models.config import Positions
 from ..symmetry import METRICS
 from .runs import check_kind, make_orders, run_orders, swap_order
@@ -174,8 +174,9 @@ def check_layer(layer: int | None, last: int) -> int:
     """The layer asked for (default: the last), or PosvizInputError."""
     if layer is None:
         return last
-    if not 0 <= layer <= last:
-        raise PosvizInputError(f"the layer must lie in 0..{last} (got {layer})")
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= last:
+        raise PosvizInputError(f"{argument('layer')} must be from 0 to {last} (got "
+                               f"{layer!r})")
     return layer
 
 
