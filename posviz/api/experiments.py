@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 
 
 def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
-             offline: bool = False, words: int = 0, offset: int = 0) -> "Model":
+             offline: bool = False, words: int = 0, offset: int = 0,
+             sweep: tuple | None = None) -> "Model":
     """``model`` as a loaded posviz.Model: itself, the pretrained model it names, or
     the built-in model of ``options`` (``model_seed``: its seed); the guard refuses
-    first what cannot run texts of ``words`` words from position ``offset``."""
+    first what cannot run texts of ``words`` words from position ``offset``, or a
+    ``sweep`` (kind, count, texts, layer) whose count or layer cannot be."""
     from ..models import guard
     if "model_seed" in options:
         options["seed"] = options.pop("model_seed")
@@ -41,15 +43,20 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
             raise PosvizInputError(f"{given} cannot be given with a loaded model, which "
                                    f"has its own settings")
         return model
+    orders = None if sweep is None else guard.orders_of_words(
+        *sweep[:3], exact=model is None and weights == "random")
     if model is None:
         config = builtin_config(options)
+        if sweep is not None and sweep[3] is not None and weights == "random":
+            from ..analysis.experiments.sweep import check_layer
+            check_layer(sweep[3], config.layers)
         if weights == "random":
-            guard.check(config, words, offset=offset, counted=False)
+            guard.check(config, words, offset=offset, counted=False, orders=orders)
         return load(config=config, weights=weights, device=device, progress=False)
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
-    guard.check(model, words, offset=offset, device=device, counted=False)
+    guard.check(model, words, offset=offset, device=device, counted=False, orders=orders)
     return load(model, device=device, offline=offline, progress=False, **options)
 
 
@@ -71,7 +78,8 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     from ..models import guard
     _, texts = check_sweep(kind, count, positions, offset, literal, texts)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
-                     words=max(map(guard.words_in, texts)), offset=offset)
+                     words=max(map(guard.words_in, texts)), offset=offset,
+                     sweep=(kind, count, texts, layer))
     return sweep_on(model, texts, kind=kind, count=count, seed=seed, layer=layer,
                     positions=positions, offset=offset, literal=literal, progress=progress)
 

@@ -44,6 +44,9 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
     from ..models import guard
     from .results import Sweep
     where, texts = check_sweep(kind, count, positions, offset, literal, texts)
+    if layer is not None:                   # the layers are known before any run
+        from ..analysis.experiments.sweep import check_layer
+        check_layer(layer, int(model.describe().get("layers") or 0))
     guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
                       kind, count, offset)
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,

@@ -77,16 +77,17 @@ def experiment_texts(args) -> list[str]:
     return [DEFAULT_TEXT]
 
 
-def experiment_model(args, texts: list[str] | None = None):
+def experiment_model(args, texts: list[str] | None = None, **experiment):
     """(api.Model, Positions) for the model options, checked before anything is built
-    (the guard: device, the longest of ``texts`` against the positions, memory)."""
+    (the guard: device, the longest of ``texts`` against the positions, memory, and
+    ``experiment``: guard.check's orders…)."""
     if args.model and args.command == "sweep" and "seed" in vars(args):
         raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
                                f"--model {args.model}")
     check_model_flags(args)
     config = None if args.model else builtin_config(args)
     where = positions(args)
-    guard_before_loading(args, config, texts or [], where)
+    guard_before_loading(args, config, texts or [], where, **experiment)
     return load_model(args, config, progress(args)), where
 
 
@@ -190,7 +191,13 @@ def run(args) -> int:
     check_kind(args.kind, args.count)        # before a model is built
     refuse_order(args)
     texts = experiment_texts(args)
-    model, where = experiment_model(args, texts)
+    exact = not args.model and args.weights == "random"
+    if exact and args.layer is not None:     # the layers are known before any run
+        from ..analysis.experiments.sweep import check_layer
+        check_layer(args.layer, getattr(args, "layers", OPTIONS["layers"].default))
+    from ..models.guard import orders_of_words
+    model, where = experiment_model(args, texts, orders=orders_of_words(
+        args.kind, args.count, texts, exact))
     result = sweep(texts, model=model, kind=args.kind, count=args.count,
                    seed=args.order_seed, layer=args.layer, positions=where.mode,
                    offset=where.offset, literal=where.literal, progress=reporter(args))
