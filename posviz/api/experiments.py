@@ -64,7 +64,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
           count: int = 32, seed: int = 0, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
-          progress: Counted | None = None, **options) -> "Sweep":
+          progress: Counted | bool | None = None, **options) -> "Sweep":
     """The per-layer median, p10 and p90 of every metric over many orders of each text,
     as ``posviz sweep`` computes them; ``.to_dict()`` is ``sweep --json``, ``.figure()``
     draws the band per layer (``metric=``) or a swap sweep's map (``metric="swap map"``).
@@ -87,7 +87,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
 def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "linear",
           folds: int = 5, positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
-          progress: Counted | None = None, say: Said | None = None,
+          progress: Counted | bool | None = None, say: Said | None = None,
           **options) -> "Probe":
     """Per layer, a ridge probe of absolute position held out by text (R², error and
     chance's error), as ``posviz probe`` computes it; ``.to_dict()`` is ``probe
@@ -104,7 +104,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
                     offset=offset, literal=literal, progress=progress, say=say)
 
 
-def paper(name: str, weights: str | None = None, *, progress: Counted | None = None,
+def paper(name: str, weights: str | None = None, *, progress: Counted | bool | None = None,
           say: Said | None = None) -> "Paper":
     """A published claim checked as ``posviz paper NAME`` checks it: its citation, what
     it reports, the weights it ran on, the claim tested there, the measurements and
@@ -114,13 +114,15 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | None = N
     paper's check has it. A long check tells ``say`` its stages, ``progress`` steps."""
     from ..analysis.experiments.papers import check_paper
     from .results import Paper
-    return Paper(check_paper(name, weights=weights, progress=progress, say=say), weights)
+    from .steps import counted, stages
+    return Paper(check_paper(name, weights=weights, progress=counted(progress, "step"),
+                             say=stages(say, progress)), weights)
 
 
 def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                       weights: str = "random", config=None, positions: str = "slot",
                       offset: int = 0,
-                      literal: bool = False, progress: Counted | None = None,
+                      literal: bool = False, progress: Counted | bool | None = None,
                       **options) -> "Comparison":
     """The built-in model with each encoding of ``encodings`` (a list, or "none,rope";
     default: all six), the same configuration (``options`` as keywords, ``model_seed``
@@ -156,14 +158,15 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                     else guard.words_in(text), offset=offset, counted=random)
     if not isinstance(order, (str, type(None))):
         order = ",".join(map(str, order))
-    result = run(config, kinds, weights, text, order, where, progress)
+    from .steps import counted
+    result = run(config, kinds, weights, text, order, where, counted(progress, "model"))
     return Comparison(result)
 
 
 def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
           batch: int | None = None, vocab: int | None = None, lr: float | None = None,
           warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
-          config=None, recipe=None, progress: Callable | None = None,
+          config=None, recipe=None, progress: Callable | bool | None = None,
           say: Said | None = None, order_every: int = 0, **options) -> "Trained":
     """Train the built-in model (``options`` as keywords: ``pe``, ``layers``…, or
     ``config``, a ModelConfig; always causal) as a causal language model on ``corpus``
@@ -192,6 +195,10 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
         options["seed"] = options.pop("model_seed")
     if config is None:
         config = builtin_config({**options, "mask": "causal"})
+    if progress is True:                       # the command line's lines, on stderr
+        from .steps import StepPrinter, training_line
+        say = StepPrinter() if say is None else say
+        progress = lambda p: say(training_line(p))            # noqa: E731
     notes = []
     if recipe.warmup >= recipe.steps:
         notes.append(f"the warm-up of {recipe.warmup} steps is not shorter than the "
@@ -202,12 +209,12 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     if order_every < 0:
         raise PosvizInputError(f"{argument('order_every')} must be 0 or more (got "
                                f"{order_every})")
-    checkpoint, _ = run(config, recipe, out, tokenizer, progress, say, order_every)
+    checkpoint, _ = run(config, recipe, out, tokenizer, progress or None, say, order_every)
     return Trained(checkpoint, config, recipe, notes)
 
 
 def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
-           progress: Counted | None = None, say: Said | None = None) -> "Extended":
+           progress: Counted | bool | None = None, say: Said | None = None) -> "Extended":
     """The context-extension lab, as ``posviz extend``: the trained RoPE checkpoint run
     past its training length with position interpolation, NTK-aware scaling, YaRN and
     DroPE, beside ALiBi, T5 and NoPE as trained, at ``factors`` times the training
@@ -218,9 +225,11 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     from ..analysis.experiments.extension import check_factors, extend as run
     from ..models.checkpoint import TRAINED
     from .results import Extended
+    from .steps import counted, stages
     factors = check_factors(factors)
     folder = None if weights == TRAINED else str(weights)
-    return Extended(run(folder, factors, progress=progress, say=say), weights)
+    return Extended(run(folder, factors, progress=counted(progress, "length"),
+                        say=stages(say, progress)), weights)
 
 
 def order_use(model=None, *, windows: int | None = None, length: int | None = None,

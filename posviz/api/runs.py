@@ -11,7 +11,7 @@ from ..models.config import Positions
 if TYPE_CHECKING:
     from .results import Probe, Sweep
 
-Counted = Callable[[int, int], None]         # progress(done, total)
+Counted = Callable[[int, int], None]         # progress(done, total); True: on stderr
 Said = Callable[[str], None]                 # say(stage)
 
 
@@ -49,8 +49,9 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
         check_layer(layer, int(model.describe().get("layers") or 0))
     guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
                       kind, count, offset)
+    from .steps import counted
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,
-                 progress=progress)
+                 progress=counted(progress))
     return Sweep(result, model, where, {"kind": kind, "count": count, "layer": layer})
 
 
@@ -77,6 +78,7 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     where, texts = check_probe(texts, folds, positions, offset, literal, features)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset)
-    result = run(model.engine, texts or None, where, folds, features, progress=progress,
-                 say=say)
+    from .steps import counted, stages
+    result = run(model.engine, texts or None, where, folds, features,
+                 progress=counted(progress, "step"), say=stages(say, progress))
     return Probe(result, model, where, {"features": features, "folds": folds}, texts)

@@ -92,21 +92,12 @@ def experiment_model(args, texts: list[str] | None = None, **experiment):
 
 
 def reporter(args, unit: str = "run"):
-    """(done, total) -> a line on a terminal's stderr with the time left, or None."""
-    say = progress(args)
-    if say is None:
+    """(done, total) -> a line on a terminal's stderr with the time left (api.Counter:
+    the first a second after the first count, then every 2 s), or None."""
+    if progress(args) is None:
         return None
-    import time
-    clock = {"start": time.monotonic(), "done": 0}
-
-    def told(done: int, total: int) -> None:
-        if done < clock["done"]:           # a new stage (a probe's fits) counts from 1
-            clock["start"] = time.monotonic()
-        clock["done"] = done
-        if done == total or done % max(total // 20, 1) == 0:
-            left = (time.monotonic() - clock["start"]) / done * (total - done)
-            say(f"{unit} {done} of {total}, about {left:.0f} s left")
-    return told
+    from ..api.steps import Counter
+    return Counter(sys.stderr, unit)
 
 
 def csv_rows(result) -> list[list]:
