@@ -126,8 +126,8 @@ class Paper(Result):
 
     def __init__(self, check, weights: str | None):
         from ..document.provenance import provenance
-        super().__init__(check, {**provenance({"model": check.ran_on or "built-in"},
-                                              options={"paper": check.name}),
+        ran = check.ran or {"model": check.ran_on or "built-in"}
+        super().__init__(check, {**provenance(ran, options={"paper": check.name}),
                                  "weights": check.weights})
         self.weights = weights
 
