@@ -96,7 +96,6 @@ def test_sweep_is_sweep_json(capsys):
     (lambda: posviz.load(**BUILTIN).compare(TEXT, order="5,4,3"),
      [*FLAGS, "--order", "5,4,3"]),
     (lambda: posviz.load(**BUILTIN).compare("  "), [*FLAGS, "--text", "  "]),
-    (lambda: posviz.load(**BUILTIN).compare(TEXT, offset=-1), [*FLAGS, "--offset", "-1"]),
 ])
 def test_errors_are_the_command_lines_lines(api, argv, capsys):
     with pytest.raises(PosvizInputError) as raised:

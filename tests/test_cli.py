@@ -189,7 +189,8 @@ def test_out_of_range_numbers_exit_2_with_the_allowed_range(capsys, args, name):
     allowed = (f"from {option.low:g} to {option.high:g}" if option.kind is float
                else f"from {option.low} to {option.high}")
     assert code == 2 and out == ""
-    assert err.startswith(f"posviz: error: {name} must be") and allowed in err
+    from posviz.cli.options import flag                   # the flag, not the field
+    assert err.startswith(f"posviz: error: {flag(name)} must be") and allowed in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 

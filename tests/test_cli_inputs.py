@@ -110,3 +110,14 @@ def test_a_probe_writes_layer_0_as_its_verdict_and_plots_do(capsys):
     rows = [line.split()[0] for line in out.splitlines()[-5:-2]]
     assert rows == ["in", "1", "2"]
     assert "layer 0" not in out and "layer in" in out
+
+
+def test_a_probe_on_generated_texts_says_how_many_it_ran(capsys):
+    """The text says the count the JSON holds, in Python too (not the texts given: none)."""
+    argv = ("probe", "--pe", "none", "--mask", "causal", "--layers", "1")
+    code, out, _ = run(capsys, *argv, "--json")
+    texts = json.loads(out)["texts"]
+    assert code == 0 and texts > 2
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and f" tokens of {texts} texts, " in out.splitlines()[0]
+    assert posviz.probe(pe="none", mask="causal", layers=1).texts == texts

@@ -181,3 +181,23 @@ def test_paper_prints_a_long_curve_by_its_ends_and_a_short_one_whole(capsys, mon
     lines = printed_values(capsys, monkeypatch, "rope-decay", values)
     assert lines == ["  bound by distance: 512 values, 16.5 … 11.4 (all of them in --json)",
                      "  measured: 0.5, 0.25, 0.00391"]
+
+
+@pytest.mark.parametrize("name, encoding, mask, options", [
+    ("alibi-slopes", ["alibi", "none"], "causal", {"layers": 1, "heads": [6, 8, 12]}),
+    ("chi2023", "none", "causal", {"layers": 2, "heads": 4}),
+    ("sinha2022", ["sinusoidal", "learned", "rope"], "bidirectional", {"layers": 4}),
+])
+def test_a_paper_checks_provenance_names_what_it_ran(name, encoding, mask, options,
+                                                    capsys):
+    """The record says the models the check's own text names: their encodings, mask,
+    seed and sizes (the one provenance function, fed from the check's models)."""
+    assert main(["paper", name, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    record = data["provenance"]
+    assert record["model"] == "built-in" and f"seed {record['seeds']['model']}" in \
+        data["ran_on"]
+    assert record["encoding"] == encoding and record["mask"] == mask
+    assert record["weights"] == "random" and record["seeds"] == {"model": 0}
+    assert options.items() <= record["options"].items()
+    assert record["options"]["paper"] == name and "models" not in data

@@ -71,12 +71,54 @@ def test_a_sweep_count_is_bounded_by_the_orders_that_exist(capsys):
     assert posviz.sweep("a b c", count=6).runs == 6            # as many as there are
 
 
-def test_a_sweep_whose_runs_would_not_fit_is_refused_before_it_runs():
-    """3,000,000 of the 3,628,800 orders of 10 tokens: allowed by count, not by memory."""
+def test_a_sweep_whose_runs_would_not_fit_is_refused_before_it_runs(monkeypatch):
+    """3,000,000 of the 3,628,800 orders of 10 tokens: allowed by count, not by memory;
+    the count is the cause, so the line names it and the largest count that fits."""
     done = cli(["sweep", "--text", "a b c d e f g h i j", "--count", "3000000"],
                POSVIZ_MEMORY="100M")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "needs about" in done.stderr
+    assert done.stderr.startswith("posviz: error: --count 3000000 would keep about 2.4 GB "
+                                  "of measurements (3,000,000 runs of 10 tokens)")
+    fit = int(done.stderr.split("at most ")[1].split(" fit")[0].replace(",", ""))
+    from posviz.models import guard
+    from posviz.models.config import ModelConfig
+    monkeypatch.setenv("POSVIZ_MEMORY", "100M")
+    guard.check(ModelConfig(), 10, orders=guard.Orders("random", fit, 10))
+    with pytest.raises(Refused) as refused:
+        guard.check(ModelConfig(), 10, orders=guard.Orders("random", fit + 1, 10))
+    assert refused.value.reason == "count"
+
+
+REFUSED_AT_ONCE = """
+import sys, posviz
+from posviz.cli import main
+{call}
+print('torch' in sys.modules)
+"""
+
+
+def test_a_count_too_large_for_the_memory_is_refused_at_once_as_the_count():
+    """The runs of 30 tokens fit; a billion orders' measurements do not: reason "count",
+    said before the model is built (torch is not even imported)."""
+    call = ("try:\n    posviz.sweep(' '.join(f'w{i}' for i in range(30)), count=10**9)\n"
+            "except posviz.errors.Refused as e:\n    print(e.reason, e)")
+    done = fresh(REFUSED_AT_ONCE.format(call=call), POSVIZ_MEMORY="8G")
+    reason, *_ = done.stdout.split()
+    assert reason == "count" and "use a smaller count (at most " in done.stdout
+    assert done.stdout.splitlines()[-1] == "False", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["export", "--text", TEXT, "--layer", "9", "--out", "OUT"],
+    ["export", "--text", TEXT, "--head", "7", "--out", "OUT"],
+    ["sweep", "--kind", "swap", "--layer", "9"],
+    ["sweep", "--count", "1000000000"],
+])
+def test_layers_heads_and_counts_are_refused_before_the_model_is_built(argv, tmp_path):
+    argv = [str(tmp_path / "out") if word == "OUT" else word for word in argv]
+    done = fresh(REFUSED_AT_ONCE.format(call=f"print(main({argv!r}))"))
+    assert done.stdout.split() == ["2", "False"], done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("posviz: error: --")
 
 
 def test_a_device_that_is_not_there_is_refused_before_torch_loads():
@@ -167,3 +209,37 @@ def test_the_windows_experiments_pass_the_same_guard():
     from posviz.runtime.experiments import ExperimentJob, run_experiment
     with pytest.raises(Refused, match="asks for more orders than exist"):
         run_experiment(ExperimentJob("sweep", texts=("a b c",), count=10**8))
+
+
+@pytest.mark.parametrize("call, python, argv, flags", [
+    (lambda: posviz.probe(features="cubic"),
+     "features must be one of linear, quadratic, mlp (got 'cubic')",
+     ["probe", "--features", "cubic"], "argument --features: invalid choice: 'cubic'"),
+    (lambda: posviz.load(layers=2).compare("the cat", positions="both"),
+     "positions must be one of slot, token (got 'both')",
+     ["report", "--positions", "both"], "argument --positions: invalid choice: 'both'"),
+    (lambda: posviz.sweep(TEXT, count="5"),
+     "count must be a whole number of at least 1 (got '5', a str)",
+     ["sweep", "--count", "0"], "--count must be a whole number of at least 1 (got 0)"),
+    (lambda: posviz.sweep(TEXT, kind="swap", layers=2, layer=9),
+     "layer must be from 0 to 2 (got 9)",
+     ["sweep", "--kind", "swap", "--layers", "2", "--layer", "9"],
+     "--layer must be from 0 to 2 (got 9)"),
+    (lambda: posviz.load(layers=2).compare(TEXT, offset=-1), "offset must be a whole "
+     "number from 0 to 1000000 (got -1)", ["report", "--offset", "-1"],
+     "--offset must be a whole number from 0 to 1000000 (got -1)"),
+    (lambda: posviz.load(layers=0), "layers must be a whole number from 1 to 64 (got 0)",
+     ["report", "--layers", "0"], "--layers must be a whole number from 1 to 64 (got 0)"),
+    (lambda: posviz.sweep(TEXT, kind="shuffle"), "kind must be one of random, swap, "
+     "prefix, reverse, all (got 'shuffle')", ["sweep", "--kind", "shuffle"],
+     "--kind must be one of random, swap, prefix, reverse, all (got 'shuffle')"),
+])
+def test_a_refusal_names_the_argument_in_python_and_the_flag_on_the_command_line(
+        call, python, argv, flags, capsys):
+    """A typed error naming the API's argument (and what was given, as its repr); the
+    command line's one line names the flag."""
+    with pytest.raises(PosvizInputError) as raised:
+        call()
+    assert str(raised.value) == python
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith(f"posviz: error: {flags}")

@@ -52,7 +52,10 @@ def test_a_paper_check_names_what_it_ran_on(capsys):
     check = command_json(capsys, "paper", "rope-decay")
     made = check["provenance"]
     assert set(made) == KEYS and made["weights"] == "random"
-    assert made["options"] == {"paper": "rope-decay"} and made["model"] == check["ran_on"]
+    assert made["options"] == {"paper": "rope-decay", "d_head": 64, "distances": 512,
+                               "pairs_seed": 0}
+    assert made["model"] == "none: RoPE's rotation alone" and made["encoding"] == "rope"
+    assert "no model" in check["ran_on"] and "seed 0" in check["ran_on"]
 
 
 def test_a_figure_file_carries_the_record(tmp_path):

@@ -124,7 +124,8 @@ BAD_FILES = {
     "bad view": (_bad(lambda d: d["view"].update(mosaic="sideways")), "view.mosaic"),
     "other format": (_bad(lambda d: d.update(format="notebook")), "not a posviz session"),
     "no text": (_bad(lambda d: d.pop("text")), "no 'text'"),
-    "bad positions": (_bad(lambda d: d["positions"].update(mode="diagonal")), "mode"),
+    "bad positions": (_bad(lambda d: d["positions"].update(mode="diagonal")),
+                      "positions must be one of slot, token"),
 }
 
 

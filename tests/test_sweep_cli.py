@@ -92,7 +92,7 @@ def test_swap_gives_the_pairs_and_a_csv(capsys, tmp_path):
     (["--kind", "all", "--text", "a b c d e f g h"], "at most 7"),
     (["--order", "1,0"], "--order does not apply"),
     (["--text", "a", "--texts", "x.txt"], "not both"),
-    (["--kind", "swap", "--layer", "7"], "layer must lie in 0..2"),
+    (["--kind", "swap", "--layer", "7"], "--layer must be from 0 to 2 (got 7)"),
     (["--model", "minilm"], "--model-seed only applies"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, args, words):

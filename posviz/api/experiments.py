@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 
 
 def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
-             offline: bool = False, words: int = 0, offset: int = 0) -> "Model":
+             offline: bool = False, words: int = 0, offset: int = 0,
+             sweep: tuple | None = None) -> "Model":
     """``model`` as a loaded posviz.Model: itself, the pretrained model it names, or
     the built-in model of ``options`` (``model_seed``: its seed); the guard refuses
-    first what cannot run texts of ``words`` words from position ``offset``."""
+    first what cannot run texts of ``words`` words from position ``offset``, or a
+    ``sweep`` (kind, count, texts, layer) whose count or layer cannot be."""
     from ..models.limits import guard
     if "model_seed" in options:
         options["seed"] = options.pop("model_seed")
@@ -41,15 +43,20 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
             raise PosvizInputError(f"{given} cannot be given with a loaded model, which "
                                    f"has its own settings")
         return model
+    orders = None if sweep is None else guard.orders_of_words(
+        *sweep[:3], exact=model is None and weights == "random")
     if model is None:
         config = builtin_config(options)
+        if sweep is not None and sweep[3] is not None and weights == "random":
+            from ..analysis.experiments.sweep import check_layer
+            check_layer(sweep[3], config.layers)
         if weights == "random":
-            guard.check(config, words, offset=offset, counted=False)
+            guard.check(config, words, offset=offset, counted=False, orders=orders)
         return load(config=config, weights=weights, device=device, progress=False)
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
-    guard.check(model, words, offset=offset, device=device, counted=False)
+    guard.check(model, words, offset=offset, device=device, counted=False, orders=orders)
     return load(model, device=device, offline=offline, progress=False, **options)
 
 
@@ -57,7 +64,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
           count: int = 32, seed: int = 0, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
-          progress: Counted | None = None, **options) -> "Sweep":
+          progress: Counted | bool | None = None, **options) -> "Sweep":
     """The per-layer median, p10 and p90 of every metric over many orders of each text,
     as ``posviz sweep`` computes them; ``.to_dict()`` is ``sweep --json``, ``.figure()``
     draws the band per layer (``metric=``) or a swap sweep's map (``metric="swap map"``).
@@ -71,7 +78,8 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     from ..models.limits import guard
     _, texts = check_sweep(kind, count, positions, offset, literal, texts)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
-                     words=max(map(guard.words_in, texts)), offset=offset)
+                     words=max(map(guard.words_in, texts)), offset=offset,
+                     sweep=(kind, count, texts, layer))
     return sweep_on(model, texts, kind=kind, count=count, seed=seed, layer=layer,
                     positions=positions, offset=offset, literal=literal, progress=progress)
 
@@ -79,7 +87,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
 def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "linear",
           folds: int = 5, positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
-          progress: Counted | None = None, say: Said | None = None,
+          progress: Counted | bool | None = None, say: Said | None = None,
           **options) -> "Probe":
     """Per layer, a ridge probe of absolute position held out by text (R², error and
     chance's error), as ``posviz probe`` computes it; ``.to_dict()`` is ``probe
@@ -89,14 +97,14 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     counts the texts run, then the layers fitted; ``say(stage)`` is told each stage.
     """
     from ..models.limits import guard
-    _, texts = check_probe(texts, folds, positions, offset, literal)
+    _, texts = check_probe(texts, folds, positions, offset, literal, features)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts), default=0), offset=offset)
     return probe_on(model, texts, features=features, folds=folds, positions=positions,
                     offset=offset, literal=literal, progress=progress, say=say)
 
 
-def paper(name: str, weights: str | None = None, *, progress: Counted | None = None,
+def paper(name: str, weights: str | None = None, *, progress: Counted | bool | None = None,
           say: Said | None = None) -> "Paper":
     """A published claim checked as ``posviz paper NAME`` checks it: its citation, what
     it reports, the weights it ran on, the claim tested there, the measurements and
@@ -106,13 +114,15 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | None = N
     paper's check has it. A long check tells ``say`` its stages, ``progress`` steps."""
     from ..analysis.experiments.papers import check_paper
     from .results import Paper
-    return Paper(check_paper(name, weights=weights, progress=progress, say=say), weights)
+    from .steps import counted, stages
+    return Paper(check_paper(name, weights=weights, progress=counted(progress, "step"),
+                             say=stages(say, progress)), weights)
 
 
 def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                       weights: str = "random", config=None, positions: str = "slot",
                       offset: int = 0,
-                      literal: bool = False, progress: Counted | None = None,
+                      literal: bool = False, progress: Counted | bool | None = None,
                       **options) -> "Comparison":
     """The built-in model with each encoding of ``encodings`` (a list, or "none,rope";
     default: all six), the same configuration (``options`` as keywords, ``model_seed``
@@ -148,14 +158,15 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                     else guard.words_in(text), offset=offset, counted=random)
     if not isinstance(order, (str, type(None))):
         order = ",".join(map(str, order))
-    result = run(config, kinds, weights, text, order, where, progress)
+    from .steps import counted
+    result = run(config, kinds, weights, text, order, where, counted(progress, "model"))
     return Comparison(result)
 
 
 def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
           batch: int | None = None, vocab: int | None = None, lr: float | None = None,
           warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
-          config=None, recipe=None, progress: Callable | None = None,
+          config=None, recipe=None, progress: Callable | bool | None = None,
           say: Said | None = None, order_every: int = 0, **options) -> "Trained":
     """Train the built-in model (``options`` as keywords: ``pe``, ``layers``…, or
     ``config``, a ModelConfig; always causal) as a causal language model on ``corpus``
@@ -184,6 +195,10 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
         options["seed"] = options.pop("model_seed")
     if config is None:
         config = builtin_config({**options, "mask": "causal"})
+    if progress is True:                       # the command line's lines, on stderr
+        from .steps import StepPrinter, training_line
+        say = StepPrinter() if say is None else say
+        progress = lambda p: say(training_line(p))            # noqa: E731
     notes = []
     if recipe.warmup >= recipe.steps:
         notes.append(f"the warm-up of {recipe.warmup} steps is not shorter than the "
@@ -194,12 +209,12 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     if order_every < 0:
         raise PosvizInputError(f"{argument('order_every')} must be 0 or more (got "
                                f"{order_every})")
-    checkpoint, _ = run(config, recipe, out, tokenizer, progress, say, order_every)
+    checkpoint, _ = run(config, recipe, out, tokenizer, progress or None, say, order_every)
     return Trained(checkpoint, config, recipe, notes)
 
 
 def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
-           progress: Counted | None = None, say: Said | None = None) -> "Extended":
+           progress: Counted | bool | None = None, say: Said | None = None) -> "Extended":
     """The context-extension lab, as ``posviz extend``: the trained RoPE checkpoint run
     past its training length with position interpolation, NTK-aware scaling, YaRN and
     DroPE, beside ALiBi, T5 and NoPE as trained, at ``factors`` times the training
@@ -210,9 +225,11 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     from ..analysis.experiments.extension import check_factors, extend as run
     from ..models.training.checkpoint import TRAINED
     from .results import Extended
+    from .steps import counted, stages
     factors = check_factors(factors)
     folder = None if weights == TRAINED else str(weights)
-    return Extended(run(folder, factors, progress=progress, say=say), weights)
+    return Extended(run(folder, factors, progress=counted(progress, "length"),
+                        say=stages(say, progress)), weights)
 
 
 def check_order_use(model, windows, length, weights) -> None:

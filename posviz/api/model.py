@@ -215,7 +215,7 @@ class Model:
     def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
               count: int = 32, seed: int = 0, *, layer: int | None = None,
               positions: str = "slot", offset: int = 0, literal: bool = False,
-              progress: Callable[[int, int], None] | None = None) -> "Sweep":
+              progress: Callable[[int, int], None] | bool | None = None) -> "Sweep":
         """The per-layer median, p10 and p90 of every metric over many orders of each
         text, as ``posviz sweep`` computes them: posviz.sweep on this model."""
         from .runs import sweep_on
@@ -226,7 +226,7 @@ class Model:
     def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
               folds: int = 5, positions: str = "slot", offset: int = 0,
               literal: bool = False,
-              progress: Callable[[int, int], None] | None = None) -> "Probe":
+              progress: Callable[[int, int], None] | bool | None = None) -> "Probe":
         """Per layer, how well a ridge probe reads absolute position off the hidden
         states, as ``posviz probe`` computes it: posviz.probe on this model."""
         from .runs import probe_on

@@ -99,18 +99,20 @@ class Probe(Result):
 
     def __init__(self, result, model, positions, options: dict, texts):
         from ..document.provenance import positions_options
-        self.model, self.positions, self.texts = model, positions, tuple(texts)
+        # the texts given (none: generated); ``texts`` is how many ran, as the JSON says
+        self.model, self.positions, self.given_texts = model, positions, tuple(texts)
         self.described = model.describe()
         super().__init__(result, model.provenance(
             options={**positions_options(positions), **options}))
 
     def job(self):
         from ..runtime.experiments import ExperimentJob
-        return ExperimentJob("probe", self.model.spec, self.texts, self.positions,
+        return ExperimentJob("probe", self.model.spec, self.given_texts, self.positions,
                              features=self.result.features)
 
     def file_facts(self) -> dict[str, str]:
-        return {**super().file_facts(), "texts": _texts(self.texts) if self.texts else
+        return {**super().file_facts(), "texts": _texts(self.given_texts)
+                if self.given_texts else
                 f"generated: {self.result.generated}"}
 
     def __repr__(self) -> str:
@@ -124,8 +126,8 @@ class Paper(Result):
 
     def __init__(self, check, weights: str | None):
         from ..document.provenance import provenance
-        super().__init__(check, {**provenance({"model": check.ran_on or "built-in"},
-                                              options={"paper": check.name}),
+        ran = check.ran or {"model": check.ran_on or "built-in"}
+        super().__init__(check, {**provenance(ran, options={"paper": check.name}),
                                  "weights": check.weights})
         self.weights = weights
 

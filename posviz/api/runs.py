@@ -11,7 +11,7 @@ from ..models.config import Positions
 if TYPE_CHECKING:
     from .results import Probe, Sweep
 
-Counted = Callable[[int, int], None]         # progress(done, total)
+Counted = Callable[[int, int], None]         # progress(done, total); True: on stderr
 Said = Callable[[str], None]                 # say(stage)
 
 
@@ -44,16 +44,22 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
     from ..models.limits import guard
     from .results import Sweep
     where, texts = check_sweep(kind, count, positions, offset, literal, texts)
+    if layer is not None:                   # the layers are known before any run
+        from ..analysis.experiments.sweep import check_layer
+        check_layer(layer, int(model.describe().get("layers") or 0))
     guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
                       kind, count, offset)
+    from .steps import counted
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,
-                 progress=progress)
+                 progress=counted(progress))
     return Sweep(result, model, where, {"kind": kind, "count": count, "layer": layer})
 
 
-def check_probe(texts, folds: int, positions: str, offset: int,
-                literal: bool) -> tuple[Positions, list[str]]:
+def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
+                features: str = "linear") -> tuple[Positions, list[str]]:
     """A probe's own arguments checked before any model: (positions, texts)."""
+    from ..analysis.experiments.probe import check_features
+    check_features(features)
     if isinstance(texts, str):
         raise PosvizInputError("the probe holds whole texts out, so it needs several: "
                                "give a list of texts")
@@ -69,9 +75,10 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     from ..analysis.experiments.probe import probe as run
     from ..models.limits import guard
     from .results import Probe
-    where, texts = check_probe(texts, folds, positions, offset, literal)
+    where, texts = check_probe(texts, folds, positions, offset, literal, features)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset)
-    result = run(model.engine, texts or None, where, folds, features, progress=progress,
-                 say=say)
+    from .steps import counted, stages
+    result = run(model.engine, texts or None, where, folds, features,
+                 progress=counted(progress, "step"), say=stages(say, progress))
     return Probe(result, model, where, {"features": features, "folds": folds}, texts)

@@ -3,6 +3,8 @@
 ``progress(step, done=None, total=None)`` is told each step; a counted step says how far
 it is: the bytes of a download, the tensors of a load, or the layers of a run (a real
 model's forward, ``layer_ticks``). ``StepPrinter`` writes them one line each on a stream.
+An experiment counts its runs, ``progress(done, total)``: ``Counter`` tells them with
+the time left, as the command line does on a terminal and ``progress=True`` in Python.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Callable
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
 TICK_S = 2.0                             # a run's layers told at most this often
+FIRST_S = 1.0                            # an experiment's first count told this soon
 
 
 class StepPrinter:
@@ -100,3 +103,60 @@ def layer_ticks(backend, say: Progress, step: str):
         with backend.hooked:
             for handle in handles:
                 handle.remove()
+
+
+def duration_text(seconds: float) -> str:
+    """A time left as a person reads it: "40 s", "12 min", "2.1 h"."""
+    if seconds < 100:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 6000 else f"{seconds / 3600:.1f} h"
+
+
+class Counter:
+    """Tells an experiment's ``(done, total)`` on a stream, one line each ("posviz: run
+    40 of 1000, about 2 min left"): the first ``first`` seconds after its first count,
+    then every ``tick`` seconds, and the last. A count lower than the one before starts
+    a new stage (a probe's fits after its runs), timed anew."""
+
+    def __init__(self, stream=None, unit: str = "run", tick: float = TICK_S,
+                 first: float = FIRST_S, clock: Callable[[], float] = time.monotonic):
+        self.stream, self.unit, self.tick, self.first, self.clock = (stream, unit, tick,
+                                                                     first, clock)
+        self._start = None              # (time, done) at a stage's first count
+        self._told = 0.0
+        self._done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if self._start is None or done < self._done:
+            self._start, self._told = (now, done), now - self.tick + self.first
+        self._done = done
+        if done != total and now - self._told < self.tick:
+            return
+        self._told = now
+        started, at = self._start
+        rate = (now - started) / (done - at) if done > at else 0.0
+        left = "" if done == total else f", about {duration_text(rate * (total - done))} left"
+        print(f"posviz: {self.unit} {done:,} of {total:,}{left}",
+              file=self.stream or sys.stderr, flush=True)
+
+
+def counted(progress, unit: str = "run") -> Callable[[int, int], None] | None:
+    """An experiment's progress argument as a callable or None: True tells the counts
+    on stderr (Counter), None or False nothing."""
+    if progress is True:
+        return Counter(unit=unit)
+    return None if progress is None or progress is False else progress
+
+
+def stages(say, progress) -> Callable[[str], None] | None:
+    """An experiment's ``say``: itself when given; with ``progress=True`` its stages are
+    told on stderr too."""
+    return say if say is not None or progress is not True else StepPrinter()
+
+
+def training_line(p) -> str:
+    """One step of a training run (models.training's progress record) in a line."""
+    return (f"step {p.step} of {p.steps}, loss {p.loss:.3f}, "
+            f"{p.tokens_per_second / 1000:.1f}k tokens/s, "
+            f"about {duration_text(p.seconds_left)} left")

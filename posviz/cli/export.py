@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..document.files import (DEFAULT_WIDTH, check_folder, check_width, left_behind,
                               parse_formats)
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, argument
 from .options import add_model_arguments
 from .report import add_session_arguments, evaluate_command, save_session
 
@@ -74,9 +74,9 @@ def run(args) -> int:
     session, ev = report.session, report.evaluation
     L, h = ev.reference.n_layers, ev.reference.n_heads
     if args.layer is not None and not 1 <= args.layer <= L:
-        raise PosvizInputError(f"--layer must be from 1 to {L} (got {args.layer})")
+        raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got {args.layer})")
     if args.head is not None and not 0 <= args.head < h:
-        raise PosvizInputError(f"--head must be from 0 to {h - 1} (got {args.head})")
+        raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} (got {args.head})")
     folder = check_folder(Path(args.out))
     # the session's view (as the window shows it: the first layer and head without one)
     view = session.selection.clamped(L, h)

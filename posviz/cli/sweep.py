@@ -77,35 +77,27 @@ def experiment_texts(args) -> list[str]:
     return [DEFAULT_TEXT]
 
 
-def experiment_model(args, texts: list[str] | None = None):
+def experiment_model(args, texts: list[str] | None = None, **experiment):
     """(api.Model, Positions) for the model options, checked before anything is built
-    (the guard: device, the longest of ``texts`` against the positions, memory)."""
+    (the guard: device, the longest of ``texts`` against the positions, memory, and
+    ``experiment``: guard.check's orders…)."""
     if args.model and args.command == "sweep" and "seed" in vars(args):
         raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
                                f"--model {args.model}")
     check_model_flags(args)
     config = None if args.model else builtin_config(args)
     where = positions(args)
-    guard_before_loading(args, config, texts or [], where)
+    guard_before_loading(args, config, texts or [], where, **experiment)
     return load_model(args, config, progress(args)), where
 
 
 def reporter(args, unit: str = "run"):
-    """(done, total) -> a line on a terminal's stderr with the time left, or None."""
-    say = progress(args)
-    if say is None:
+    """(done, total) -> a line on a terminal's stderr with the time left (api.Counter:
+    the first a second after the first count, then every 2 s), or None."""
+    if progress(args) is None:
         return None
-    import time
-    clock = {"start": time.monotonic(), "done": 0}
-
-    def told(done: int, total: int) -> None:
-        if done < clock["done"]:           # a new stage (a probe's fits) counts from 1
-            clock["start"] = time.monotonic()
-        clock["done"] = done
-        if done == total or done % max(total // 20, 1) == 0:
-            left = (time.monotonic() - clock["start"]) / done * (total - done)
-            say(f"{unit} {done} of {total}, about {left:.0f} s left")
-    return told
+    from ..api.steps import Counter
+    return Counter(sys.stderr, unit)
 
 
 def csv_rows(result) -> list[list]:
@@ -190,7 +182,13 @@ def run(args) -> int:
     check_kind(args.kind, args.count)        # before a model is built
     refuse_order(args)
     texts = experiment_texts(args)
-    model, where = experiment_model(args, texts)
+    exact = not args.model and args.weights == "random"
+    if exact and args.layer is not None:     # the layers are known before any run
+        from ..analysis.experiments.sweep import check_layer
+        check_layer(args.layer, getattr(args, "layers", OPTIONS["layers"].default))
+    from ..models.limits.guard import orders_of_words
+    model, where = experiment_model(args, texts, orders=orders_of_words(
+        args.kind, args.count, texts, exact))
     result = sweep(texts, model=model, kind=args.kind, count=args.count,
                    seed=args.order_seed, layer=args.layer, positions=where.mode,
                    offset=where.offset, literal=where.literal, progress=reporter(args))

@@ -93,9 +93,8 @@ def reporter(args: argparse.Namespace):
         print(f"posviz: {name}: {text}", file=sys.stderr, flush=True)
 
     def progress(p) -> None:
-        say(f"step {p.step} of {p.steps}, loss {p.loss:.3f}, "
-            f"{p.tokens_per_second / 1000:.1f}k tokens/s, "
-            f"about {duration(p.seconds_left)} left")
+        from ..api.steps import training_line
+        say(training_line(p))
     return say, progress
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import argument
 from .encodings import ENCODINGS, KINDS, SinusoidalEncoding
 
 # Each encoding's title (with its paper): what menus and figure headings show.
@@ -34,6 +35,13 @@ class Option:
     group: str = "model"           # "model" (ModelConfig) or "positions" (Positions)
     chosen: bool = True            # set by the user (panel, command line), or follows
                                    # from the model
+    keyword: str = ""              # the Python API's argument, when not ``name``
+
+    @property
+    def said(self) -> str:
+        """The option as the entry point running now names it: its flag on the command
+        line, its argument in Python (errors.argument)."""
+        return argument(self.keyword or self.name)
 
     @property
     def kind(self) -> type:
@@ -44,19 +52,20 @@ class Option:
         if self.choices:
             if value not in self.choices:
                 allowed = ", ".join(map(str, self.choices))
-                return f"{self.name} must be one of {allowed} (got {value!r})"
+                return f"{self.said} must be one of {allowed} (got {value!r})"
             return None
         if self.kind is bool:
-            return None if isinstance(value, bool) else f"{self.name} must be true or false"
+            return None if isinstance(value, bool) else f"{self.said} must be true or false"
         if self.kind is int:
             if isinstance(value, bool) or not isinstance(value, int) or not (
                     self.low <= value <= self.high):
-                return (f"{self.name} must be a whole number from {self.low} to "
-                        f"{self.high} (got {value})")
+                return (f"{self.said} must be a whole number from {self.low} to "
+                        f"{self.high} (got {value!r})")
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                 self.low <= value <= self.high):          # NaN fails both comparisons
-            return f"{self.name} must be a number from {self.low:g} to {self.high:g} (got {value})"
+            return (f"{self.said} must be a number from {self.low:g} to {self.high:g} "
+                    f"(got {value!r})")
         return None
 
 
@@ -100,6 +109,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("max_len", "Learned positions", 1024, low=1, high=1_000_000, chosen=False,
            tip="Rows of the learned position table: the longest input it can encode."),
     Option("mode", "Positions", "slot", choices=POSITION_MODES, group="positions",
+           keyword="positions",
            tip="Positions belong to slots: slot j always gets position j, whatever token "
                "sits there (how a model is normally fed).\nPositions travel with tokens: "
                "each token keeps the position id of its original place, so with a "

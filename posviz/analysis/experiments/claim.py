@@ -15,9 +15,27 @@ class PaperCheck:
     weights: str = "random"        # "random" (seeded, untrained) or "trained"
     ran_on: str = ""               # which weights exactly: the model, seed or checkpoints
     tests: str = ""                # the claim ``holds`` answers, in the setting run
+    models: tuple = ()             # what it ran: each model's description (a backend's
+                                   #   describe(): "model", "pe", "mask", "seed"…)
 
     def to_dict(self) -> dict:
-        return dict(vars(self))
+        """The check as ``paper --json`` prints it (its models are in its provenance)."""
+        return {k: v for k, v in vars(self).items() if k != "models"}
+
+    @property
+    def ran(self) -> dict:
+        """Its models' descriptions as one (document.provenance reads it): a setting
+        they share as it is, one that differs as the list of its values; the models'
+        names joined."""
+        merged: dict = {}
+        for key in dict.fromkeys(k for model in self.models for k in model):
+            values: list = []               # distinct, by ==: a value may be a dict
+            for value in (model.get(key) for model in self.models):
+                values += [] if value in values else [value]
+            merged[key] = values[0] if len(values) == 1 else values
+        if isinstance(merged.get("model"), list):
+            merged["model"] = " and ".join(map(str, merged["model"]))
+        return merged
 
     @property
     def verdict(self) -> str:

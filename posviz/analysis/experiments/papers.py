@@ -33,6 +33,12 @@ def _engine(**config):
     return Engine(BuiltinBackend(ModelConfig(**config)))
 
 
+def built_in(**config) -> dict:
+    """The description of an untrained built-in model (as its describe() gives it)."""
+    config = ModelConfig(**config)
+    return {"model": "built-in", **config.to_dict(), "d_ff": config.ff_width}
+
+
 def untrained(detail: str = "", **config) -> str:
     """What an untrained built-in model is: its seed and size, then ``detail``."""
     cfg = ModelConfig(**config)
@@ -95,6 +101,7 @@ def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:
         f"{'holds too' if values['holds_linear'] else 'does not hold here'}.",
         values, holds,
         ran_on=untrained("no positions, causal and bidirectional", pe="none"),
+        models=tuple(built_in(pe="none", mask=mask) for mask in masks),
         tests=ARCHITECTURE + "a causal mask alone lets a quadratic probe read position "
               "(error below 0.9 × chance after the embeddings) and a bidirectional mask "
               "does not (above 0.95 × chance at every layer); not that training keeps it.")
@@ -124,6 +131,7 @@ def chi2023(should_stop=None) -> PaperCheck:
          "rank_correlation_with_position": float(rank[0, 1]),
          "last_over_first": float(by_position[-1] / by_position[0])}, holds,
         ran_on=untrained("no positions, causal", pe="none", layers=2),
+        models=(built_in(pe="none", mask="causal", layers=2),),
         tests=ARCHITECTURE + "the variance falls with position (rank correlation below "
               "-0.9, the last position's under half the first's).")
 
@@ -176,6 +184,8 @@ def rope_decay(should_stop=None) -> PaperCheck:
         values, holds,
         ran_on="no model: posviz's RoPE rotation applied to an aligned pair and to 256 "
                "Gaussian query-key pairs drawn from seed 0",
+        models=({"model": "none: RoPE's rotation alone", "pe": "rope", "weights": "none",
+                 "d_head": d_head, "distances": n, "pairs_seed": 0},),
         tests="What the rotation implies, no weights involved: the aligned pair's score "
               "at 256-511 is under 0.6 × its score at 1-8, and the Gaussian pairs' mean "
               "stays within 0.7-1.4 × of it.")
@@ -235,6 +245,8 @@ def alibi_slopes(should_stop=None) -> PaperCheck:
         {"measured": measured.tolist(), "paper": paper.tolist(), "by_heads": by_heads},
         holds, ran_on=f"the built-in model, untrained: random weights drawn from seed "
                       f"{ModelConfig().seed}, 1 layer, causal, 6, 8 and 12 heads of width 8",
+        models=tuple(built_in(pe=pe, mask="causal", heads=heads, d_model=8 * heads, layers=1)
+                     for heads in ALIBI_HEADS for pe in ("alibi", "none")),
         tests="What the architecture implies: the slopes the scores show are the paper's "
               "rule to 1e-4 for 6, 8 and 12 heads, and geometric for 8.")
 
@@ -269,6 +281,7 @@ def sinha2022(should_stop=None) -> PaperCheck:
         f"The relative change of the last layer's hidden states and of the pre-softmax "
         f"scores when the positions start at {shift} instead of 0 (built-in model).",
         values, holds, ran_on=untrained("bidirectional, one model per encoding"),
+        models=tuple(built_in(pe=pe) for pe in ("sinusoidal", "learned", "rope")),
         tests=ARCHITECTURE + "the shift moves the sinusoidal and learned models' last "
               "layer by more than 100 × the noise floor and RoPE's scores and last layer "
               "by less than it; whether trained models' predictions move is --weights "

@@ -86,7 +86,7 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
     """``say`` is told each model as its stage starts (loading, then shifting), and
     ``progress(done, total)`` each text shifted."""
     from ...models.hf import BUNDLED, load_backend
-    from .trained import _backend, shipped
+    from .trained import _backend, description, shipped
     texts = example_texts()
     by_kind = {c.config.pe: c for c in shipped()}
     kinds = [kind for kind in ZOO_KINDS if kind in by_kind]
@@ -96,6 +96,7 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
         if say is not None:
             say(f"{text} (model {k + 1} of {count})")
     values, absolute, relative = {}, [], []
+    models = [description(by_kind[kind]) for kind in kinds]
     for k, kind in enumerate(kinds):
         stage(k, f"shifting every position id of the trained {kind} checkpoint, "
                  f"{len(texts)} texts")
@@ -111,6 +112,7 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
         except PosvizInputError:                      # not installed here: left out
             continue
         names.append(BUNDLED[name].label)
+        models.append(backend.describe())
         stage(k, f"shifting every position id of {name}, {len(texts)} texts")
         values[name] = shift_change(backend, texts, should_stop, progress)
         (relative if name == "smollm2" else absolute).append(name)
@@ -131,7 +133,7 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
         f"distribution at every slot (mean and largest KL, nats, and the share of slots "
         f"whose top token changes) where the model predicts, else 1 − cosine of the "
         f"mean-pooled last layer (MiniLM's sentence embedding).",
-        values, holds, weights=TRAINED,
+        values, holds, weights=TRAINED, models=tuple(models),
         ran_on="the shipped trained checkpoints with " + ", ".join(
             k for k in ZOO_KINDS if k in by_kind) + " positions (resources/checkpoints)"
                + (f" and the bundled pretrained {' and '.join(names)}" if names else ""),

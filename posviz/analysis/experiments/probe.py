@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import Cancelled, PosvizInputError
+from ...errors import Cancelled, PosvizInputError, argument
 from ...models.config import Positions
 from ...models.trace import and_joined, layer_label, layer_spans
 from .texts import random_texts
@@ -306,6 +306,13 @@ def hidden_states(engine, texts, positions: Positions = Positions(),
     return np.concatenate(hidden, axis=1), np.concatenate(slots), np.concatenate(groups)
 
 
+def check_features(features) -> None:
+    """Refuse features that are not of FEATURES, naming the argument as the user wrote it."""
+    if features not in FEATURES:
+        raise PosvizInputError(f"{argument('features')} must be one of "
+                               f"{', '.join(FEATURES)} (got {features!r})")
+
+
 def generated_texts(engine, features: str = "linear", folds: int = 5) -> list[str]:
     """Enough generated texts (GENERATED_TEXTS) for a probe of ``engine``'s hidden
     states with ``features``: at least PER_FEATURE tokens a feature, and 2 a fold."""
@@ -331,8 +338,9 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     ``texts`` (None or empty), on generated_texts. ``progress`` counts the texts run and
     then, from 0 again, the layers fitted (on a large model the fits take longer than
     the forwards); ``say`` is told each of the two stages as it starts."""
+    check_features(features)
     generated = ""
-    if not texts and features in FEATURES:
+    if not texts:
         texts = generated_texts(engine, features, folds)
         generated = GENERATED_TEXTS.format(words=GENERATED_WORDS,
                                            vocabulary=GENERATED_VOCABULARY)
@@ -340,9 +348,6 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     if len(texts) < 2:
         raise PosvizInputError(f"the probe holds texts out to score it, so it needs at "
                                f"least 2 texts (got {len(texts)})")
-    if features not in FEATURES:
-        raise PosvizInputError(f"the probe's features must be one of {', '.join(FEATURES)} "
-                               f"(got {features!r})")
     folds = max(2, min(folds, len(texts)))
     if say is not None:
         say("running the texts (the probe's fits follow)")

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from ...errors import Cancelled, PosvizInputError
+from ...errors import Cancelled, PosvizInputError, argument
 from ...models.backend import TokenSequence, check_length
 from ...models.config import Positions
 from ...models.orders import check_permutation
@@ -107,10 +107,14 @@ def _placed(n: int, slots: np.ndarray, arrangement) -> np.ndarray:
 
 
 def check_kind(kind: str, count: int) -> None:
+    """Refuse a kind that is not one, or a count that is not an int of at least 1."""
     if kind not in KINDS:
-        raise PosvizInputError(f"the kind must be one of {', '.join(KINDS)} (got {kind!r})")
+        raise PosvizInputError(f"{argument('kind')} must be one of {', '.join(KINDS)} "
+                               f"(got {kind!r})")
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise PosvizInputError(f"the count must be a whole number of at least 1 (got {count})")
+        given = "" if isinstance(count, int) else f", a {type(count).__name__}"
+        raise PosvizInputError(f"{argument('count')} must be a whole number of at least 1 "
+                               f"(got {count!r}{given})")
 
 
 def make_orders(kind: str, seq: TokenSequence, count: int,
@@ -119,14 +123,7 @@ def make_orders(kind: str, seq: TokenSequence, count: int,
     ``count`` applies to random and prefix; PosvizInputError when the text has too few
     tokens to reorder, or too many for ``all``."""
     check_kind(kind, count)
-    n = len(seq)
-    slots = np.flatnonzero(seq.movable())
-    if kind == "prefix":
-        slots = slots[slots != n - 1]
-    if slots.size < 2:
-        what = "tokens before the last one" if kind == "prefix" else "tokens"
-        raise PosvizInputError(f"a {kind} sweep needs at least 2 movable {what}, "
-                               f"this text has {slots.size}")
+    n, slots = len(seq), _slots(kind, seq)
     if kind in ("random", "prefix"):
         return [_placed(n, slots, rng.permutation(slots)) for _ in range(count)]
     if kind == "reverse":
@@ -137,6 +134,36 @@ def make_orders(kind: str, seq: TokenSequence, count: int,
         raise PosvizInputError(f"'all' runs every reorder of at most {ALL_AT_MOST} movable "
                                f"tokens, this text has {slots.size}; use random instead")
     return [_placed(n, slots, np.array(p)) for p in itertools.permutations(slots)][1:]
+
+
+def _slots(kind: str, seq: TokenSequence) -> np.ndarray:
+    """The slots a sweep of ``kind`` reorders, or PosvizInputError when under 2."""
+    n = len(seq)
+    slots = np.flatnonzero(seq.movable())
+    if kind == "prefix":
+        slots = slots[slots != n - 1]
+    if slots.size < 2:
+        what = "tokens before the last one" if kind == "prefix" else "tokens"
+        raise PosvizInputError(f"a {kind} sweep needs at least 2 movable {what}, "
+                               f"this text has {slots.size}")
+    return slots
+
+
+class DrawnOrders:
+    """make_orders' random or prefix orders with ``default_rng(seed)``, drawn as they
+    are run, each pass anew: a million orders start at once and are never all kept."""
+
+    def __init__(self, kind: str, seq: TokenSequence, count: int, seed):
+        check_kind(kind, count)
+        self.n, self.slots, self.count, self.seed = len(seq), _slots(kind, seq), count, seed
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        rng = np.random.default_rng(self.seed)
+        for _ in range(self.count):
+            yield _placed(self.n, self.slots, rng.permutation(self.slots))
 
 
 def swap_order(n: int, i: int, j: int) -> np.ndarray:

@@ -13,10 +13,10 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, argument
 from ...models.config import Positions
 from ..symmetry import METRICS
-from .runs import check_kind, make_orders, run_orders, swap_order
+from .runs import DrawnOrders, check_kind, make_orders, run_orders, swap_order
 
 QUANTILES = {"median": 50, "p10": 10, "p90": 90}
 Progress = Callable[[int, int], None]          # (done, total) runs
@@ -133,12 +133,13 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     seqs = [engine.backend.tokenize(text) for text in texts]
     plans = []
     for index, seq in enumerate(seqs):
-        rng = np.random.default_rng([seed, index])
         try:
             if kind == "swap":              # every pair; the adjacent ones make the band
                 plans.append(pair_orders(seq))
+            elif kind in ("random", "prefix"):
+                plans.append(DrawnOrders(kind, seq, count, [seed, index]))
             else:
-                plans.append(make_orders(kind, seq, count, rng))
+                plans.append(make_orders(kind, seq, count, None))
         except PosvizInputError as error:
             if len(seqs) == 1:
                 raise
@@ -174,8 +175,9 @@ def check_layer(layer: int | None, last: int) -> int:
     """The layer asked for (default: the last), or PosvizInputError."""
     if layer is None:
         return last
-    if not 0 <= layer <= last:
-        raise PosvizInputError(f"the layer must lie in 0..{last} (got {layer})")
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= last:
+        raise PosvizInputError(f"{argument('layer')} must be from 0 to {last} (got "
+                               f"{layer!r})")
     return layer
 
 

@@ -49,6 +49,13 @@ def described(checkpoints: list[Checkpoint]) -> str:
             f"{first.config.seed}")
 
 
+def description(checkpoint: Checkpoint) -> dict:
+    """A checkpoint's model description, as its backend's describe() gives it."""
+    config = checkpoint.config
+    return {"model": "built-in", **config.to_dict(), "d_ff": config.ff_width,
+            "weights": TRAINED}
+
+
 def _backend(checkpoint: Checkpoint):
     from ...models.builtin.backend import BuiltinBackend
     return BuiltinBackend(checkpoint.config, str(checkpoint.folder))
@@ -123,6 +130,7 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
         f"above its perplexity at the training length, and sinusoidal grows by more than "
         f"10 % at twice it, here and in every seed.",
         values, holds, weights=TRAINED, ran_on=described(checkpoints),
+        models=tuple(map(description, checkpoints)),
         tests="The trained-model claim, at this small scale: ALiBi's perplexity stays "
               "flat past the training length while sinusoidal's grows.")
 
@@ -238,6 +246,7 @@ def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = No
             params=f"{first.record.get('parameters', 0) or _parameters(first):,}",
             tokens=f"{first.recipe.steps * first.recipe.batch * first.recipe.length:,}"),
         values, holds, weights=TRAINED, ran_on=described(checkpoints),
+        models=tuple(map(description, checkpoints)),
         tests=f"The trained-model claim, at this small scale: the causal model trained "
               f"without positions (order use {uses[nope]:.2f}) holds absolute position "
               f"where a small MLP reads it after the embeddings (best R² "

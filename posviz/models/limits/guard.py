@@ -23,6 +23,7 @@ from types import SimpleNamespace
 
 from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
+from .memory import SAFETY, limit_bytes, size_text
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 ACCELERATORS = {"cuda": "CUDA device", "mps": "Apple GPU (MPS)"}
@@ -39,17 +40,35 @@ class Orders:
 
     kind: str
     count: int
-    movable: int
+    movable: int | None             # None: not known yet (a tokenizer not read)
     texts: int = 1
 
     @property
     def distinct(self) -> int | None:
-        """How many different orders exist (None: more than any count asks)."""
-        return math.factorial(self.movable) if self.movable <= 20 else None
+        """How many different orders exist (None: more than any count asks, or not
+        known yet)."""
+        known = self.movable is not None and self.movable <= 20
+        return math.factorial(self.movable) if known else None
 
     @property
     def runs(self) -> int:
         return self.count * self.texts if self.kind in RANDOM_KINDS else 0
+
+    def kept(self, layers: int, n: int, count: int | None = None) -> int:
+        """Bytes the sweep keeps of ``count`` (default: its own) orders' runs of n
+        tokens on a model of ``layers`` layers."""
+        runs = self.runs if count is None else count * self.texts
+        return runs * (4 * (ARRAY_BYTES + 8 * (layers + 1)) + ARRAY_BYTES + 8 * n)
+
+
+def orders_of_words(kind: str, count: int, texts: list[str], exact: bool) -> Orders:
+    """A sweep's Orders before its model is loaded, from its texts' words: its movable
+    tokens are known when ``exact`` (the built-in model's random weights run words, none
+    pinned), else not yet."""
+    from .backend import split_words
+    words = max((len(split_words(text)) for text in texts), default=0)
+    movable = words - (kind == "prefix") if exact else None
+    return Orders(kind, count, movable, len(texts))
 
 
 def check_sweep(backend, seqs, kind: str, count: int, offset: int = 0) -> None:
@@ -104,13 +123,39 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
     if not memory:
         return
     extra = 0
-    if orders is not None or probe_tokens:
+    if probe_tokens:
         layers, width = target.sizes()
-        if orders is not None:
-            extra += orders.runs * (4 * (ARRAY_BYTES + 8 * (layers + 1))
-                                    + ARRAY_BYTES + 8 * n_tokens)
         extra += (layers + 1) * probe_tokens * width * 8 * (4 if quadratic else 2)
-    target.check_memory(max(n_tokens, 1), extra, offloaded)
+    n = max(n_tokens, 1)
+    target.check_memory(n, extra, offloaded)      # the runs themselves: "memory"
+    if orders is not None and orders.runs:
+        _check_kept(target, orders, n, extra, offloaded)
+
+
+def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
+                offloaded: bool) -> None:
+    """Refuse (reason "count") a count whose kept measurements would not fit beside
+    the runs, naming the largest count that fits."""
+    layers, _ = target.sizes()
+
+    def fits(count: int) -> bool:
+        try:
+            target.check_memory(n, extra + orders.kept(layers, n, count), offloaded)
+        except Refused:
+            return False
+        return True
+    if fits(orders.count):
+        return
+    low, high = 0, orders.count              # fits(low), not fits(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    free = limit_bytes()
+    raise Refused(f"{argument('count', orders.count)} would keep about "
+                  f"{size_text(orders.kept(layers, n))} of measurements ({orders.runs:,} "
+                  f"runs of {n} tokens), but only {size_text(free or 0)} are free "
+                  f"({SAFETY:.0%} of the available memory) with the model and its runs: "
+                  f"use a smaller count (at most {low:,} fit)", "count")
 
 
 def check_device(device: str | None) -> None:

@@ -1,0 +1,118 @@
+"""Progress from Python and on a terminal: ``progress=True`` tells every experiment's
+runs on stderr as the command line does (api.steps.Counter: the runs done and the time
+left, a second after the first count, then every 2 s), and a sweep of a million orders
+starts counting at once instead of drawing all its orders first."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import posviz
+from posviz.api.steps import Counter, duration_text
+
+TEXT = "the cat sat on the mat"
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_counter_tells_soon_then_every_tick_with_the_time_left(capsys):
+    clock = Clock()
+    told = Counter(unit="run", clock=clock)
+    told(1, 1000)                                  # the clock starts: nothing yet
+    clock.now += 0.5
+    told(2, 1000)                                  # before the first second
+    clock.now += 0.5
+    told(3, 1000)                                  # 1 s after the first count
+    clock.now += 1.0
+    told(4, 1000)                                  # within the 2 s tick: nothing
+    clock.now += 1.0
+    told(5, 1000)
+    clock.now += 0.1
+    told(1000, 1000)                               # the last, always
+    lines = capsys.readouterr().err.splitlines()
+    # 2 runs in 1 s, 997 to go: about 498 s; 4 runs in 3 s, 995 to go: about 746 s
+    assert lines == ["posviz: run 3 of 1,000, about 8 min left",
+                     "posviz: run 5 of 1,000, about 12 min left",
+                     "posviz: run 1,000 of 1,000"]
+    told(1, 3)                                     # a new stage: timed anew
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("seconds, text", [(42.4, "42 s"), (754, "13 min"),
+                                           (7200, "2.0 h")])
+def test_a_time_left_reads_as_a_person_says_it(seconds, text):
+    assert duration_text(seconds) == text
+
+
+@pytest.mark.parametrize("call, unit", [
+    (lambda: posviz.sweep(TEXT, count=3, layers=1, progress=True), "run"),
+    (lambda: posviz.load(layers=1).sweep(TEXT, count=3, progress=True), "run"),
+    (lambda: posviz.probe(["a b c", "d e f", "g h i", "j k l"], layers=1, folds=2,
+                          progress=True), "step"),
+    (lambda: posviz.compare_encodings(TEXT, encodings="none,rope", layers=1,
+                                      progress=True), "model"),
+])
+def test_progress_true_tells_every_experiment_on_stderr(call, unit, capsys):
+    call()
+    err = capsys.readouterr().err
+    assert re.search(rf"^posviz: {unit} (\d+) of \1$", err, re.M), err
+
+
+def test_a_million_orders_are_counted_before_they_are_all_drawn(monkeypatch):
+    """The first run is told after a chunk of orders is drawn, not after all of them."""
+    from posviz.analysis.experiments import runs
+
+    drawn = [0]
+    placed = runs._placed
+
+    def counted(*args):
+        drawn[0] += 1
+        return placed(*args)
+    monkeypatch.setattr(runs, "_placed", counted)
+
+    class Told(Exception):
+        pass
+
+    def progress(done, total):
+        raise Told(drawn[0])
+    with pytest.raises(Told) as told:
+        posviz.sweep(" ".join(f"w{i}" for i in range(30)), count=10**6, layers=1,
+                     progress=progress)
+    assert told.value.args[0] <= 1000
+
+
+def test_drawn_orders_are_the_orders_make_orders_draws():
+    from posviz.analysis.experiments.runs import DrawnOrders, make_orders
+    from posviz.models.backend import TokenSequence
+    words = tuple("abcdefg")
+    seq = TokenSequence(words, words, (True,) + (False,) * 6)
+    for kind in ("random", "prefix"):
+        drawn = DrawnOrders(kind, seq, 40, [3, 1])
+        made = make_orders(kind, seq, 40, np.random.default_rng([3, 1]))
+        assert len(drawn) == 40
+        assert [o.tolist() for o in drawn] == [o.tolist() for o in made]
+        assert [o.tolist() for o in drawn] == [o.tolist() for o in made]  # each pass anew
+
+
+def test_the_readme_says_the_counts_rule_as_the_code_has_it():
+    from pathlib import Path
+
+    from posviz.api.steps import FIRST_S, TICK_S
+    from posviz.models.limits.guard import Orders
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    kept = Orders("random", 1, 10).kept(layers=4, n=10)
+    assert f"a sweep keeps about {kept} bytes of each run of 10 tokens" in readme
+    assert (f"a second after its first run, then every {TICK_S:g} s" in readme
+            and FIRST_S == 1)
+    assert "`--count 100` of 4 movable tokens, which have 24 orders, is refused" in readme
+    with pytest.raises(posviz.errors.Refused, match="more orders than exist"):
+        posviz.sweep("a b c d", count=100)
