@@ -112,6 +112,9 @@ def test_the_experiments_tab_says_the_time_left_of_the_stage_and_of_the_whole_ru
         clock.t += 1                                # a second into the last stage
         tab._tell_progress()                         # as the ticking does
         told.append((tab.status.text(), tab.progress.format()))
+        if steps:                                    # the last stage's own time is all
+            relay.progressed.emit(1, steps)
+            told.append((tab.status.text(), tab.progress.format()))
     finally:
         tab.cancel()
         release.set()
@@ -120,10 +123,12 @@ def test_the_experiments_tab_says_the_time_left_of_the_stage_and_of_the_whole_ru
     assert first == ("checkpoint 1 of 3, rope: 400 windows…", "stage 1 of 3")
     assert then == ("checkpoint 2 of 3, rope: 400 windows…; about 20 s left in all",
                     "stage 2 of 3")
-    assert told[-1] == ("checkpoint 3 of 3, rope: 400 windows…; about 9 s left in all",
-                        "stage 3 of 3")
+    assert told[2 * steps + 2] == ("checkpoint 3 of 3, rope: 400 windows…; about 9 s "
+                                   "left in all", "stage 3 of 3")
     if steps:
         assert told[1] == ("checkpoint 1 of 3, rope: 400 windows: 1 of 4 done, about 8 s "
                            "left; about 28 s left in all", "stage 1 of 3")
         assert told[steps + 3] == ("checkpoint 2 of 3, rope: 400 windows: 2 of 4 done, "
                                    "about 5 s left; about 15 s left in all", "stage 2 of 3")
+        assert told[-1] == ("checkpoint 3 of 3, rope: 400 windows: 1 of 4 done, about 3 s "
+                            "left", "stage 3 of 3")

@@ -253,8 +253,9 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.progress.setFormat(f"{clock.done} of {clock.total}")
         else:
             self.progress.setRange(0, 0)
-        run_left = clock.run_left()
-        in_all = "" if run_left is None else f"; about {run_left:.0f} s left in all"
+        run_left = clock.run_left()        # the last stage's steps say it already
+        in_all = ("" if run_left is None or clock.total and clock.index == clock.count
+                  else f"; about {run_left:.0f} s left in all")
         if not clock.total:                      # a stage starts: before its first step
             self._say(f"{stage}…{in_all}")
             return
