@@ -259,10 +259,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         if not clock.total:                      # a stage starts: before its first step
             self._say(f"{stage}…{in_all}")
             return
-        left = clock.stage_left()
+        left = clock.stage_left()                # None before its first step is done
+        left = "" if left is None else f", about {left:.0f} s left"
         stage = f"{stage}: " if stage else ""
-        self._say(f"{stage}{clock.done} of {clock.total} done, about {left:.0f} s left"
-                  f"{in_all}")
+        self._say(f"{stage}{clock.done} of {clock.total} done{left}{in_all}")
 
     @QtCore.Slot(object)
     def _finished(self, outcome) -> None:
