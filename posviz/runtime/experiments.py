@@ -89,7 +89,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         return check_paper(job.paper, should_stop, job.weights, progress, say)
     if job.what == "order":
         from ..analysis.experiments.order_use import zoo_order_use
-        return zoo_order_use(should_stop=should_stop, progress=progress, say=say)
+        return zoo_order_use(should_stop=should_stop, say=say)
     if job.what == "extend":
         return _extend(job.factors, should_stop, progress, say)
     if job.what == "compare":
@@ -119,14 +119,17 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
 
 def _extend(factors, should_stop, progress, say):
     """The context-extension lab, each method a stage ("method 2 of 8, ...") counting
-    its lengths, so the time left is that of the method running."""
+    its lengths: the time left of the method running, and of the run from the methods
+    done."""
     from ..analysis.experiments.extension import METHODS, extend
+    from ..analysis.experiments.stage import Stage
     methods, per = [0], len(factors)
 
     def told(text: str) -> None:
         methods[0] += 1
         if say is not None:
-            say(f"method {methods[0]} of {len(METHODS)}, {text}")
+            say(Stage(f"method {methods[0]} of {len(METHODS)}, {text}", methods[0],
+                      len(METHODS)))
 
     def counted(done: int, total: int) -> None:
         if progress is not None:

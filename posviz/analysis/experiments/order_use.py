@@ -87,11 +87,11 @@ class ZooOrderUse:
     ran_on: str
 
 
-def zoo_order_use(windows: int = WINDOWS, should_stop=None, progress=None,
-                  say=None) -> ZooOrderUse:
-    """of_zoo, telling each checkpoint as it starts and counting them (the window's
-    Experiments › Order use)."""
+def zoo_order_use(windows: int = WINDOWS, should_stop=None, say=None) -> ZooOrderUse:
+    """of_zoo, telling each checkpoint as it starts, a stage of the run (the window's
+    Experiments › Order use tells the time left from the checkpoints done)."""
     from ...errors import Cancelled
+    from .stage import Stage
     shipped = zoo()
     if not shipped:
         raise PosvizInputError("no trained checkpoints are installed (resources/"
@@ -101,10 +101,9 @@ def zoo_order_use(windows: int = WINDOWS, should_stop=None, progress=None,
         if should_stop is not None and should_stop():
             raise Cancelled()
         if say is not None:
-            say(f"{checkpoint.config.pe}: {windows} windows")
+            say(Stage(f"checkpoint {done + 1} of {len(shipped)}, "
+                      f"{checkpoint.config.pe}: {windows} windows", done + 1, len(shipped)))
         uses[checkpoint.config.pe] = of_checkpoint(checkpoint, windows)
-        if progress is not None:
-            progress(done + 1, len(shipped))
     c = shipped[0].config
     return ZooOrderUse(uses, c.seed, f"the shipped trained checkpoints: the built-in "
                        f"model ({c.layers} layers, width {c.d_model}), causal, trained "

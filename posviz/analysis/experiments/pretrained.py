@@ -17,6 +17,7 @@ from ...models.config import Positions
 from ...models.encodings import ENCODINGS, LearnedEncoding, RotaryEncoding, SinusoidalEncoding
 from ...models.request import Request
 from .claim import PaperCheck
+from .stage import Stage
 from .texts import example_texts
 
 SHIFT = 7
@@ -94,7 +95,7 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
 
     def stage(k: int, text: str) -> None:
         if say is not None:
-            say(f"{text} (model {k + 1} of {count})")
+            say(Stage(f"{text} (model {k + 1} of {count})", k + 1, count))
     values, absolute, relative = {}, [], []
     models = [description(by_kind[kind]) for kind in kinds]
     for k, kind in enumerate(kinds):

@@ -15,6 +15,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
+from .stage import Stage
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
 PROBE_TEXTS = 120                # held-out passages the probe reads,
@@ -90,8 +91,9 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
              for kind, limit in limits.items()}
     for step, n in enumerate(lengths):
         if say is not None:
-            say(f"held-out perplexity of the {len(models)} checkpoints at {n} tokens "
-                f"(length {step + 1} of {len(lengths)})")
+            say(Stage(f"held-out perplexity of the {len(models)} checkpoints at {n} "
+                      f"tokens (length {step + 1} of {len(lengths)})", step + 1,
+                      len(lengths)))
         for done, (kind, model) in enumerate(models.items()):
             if should_stop is not None and should_stop():
                 raise Cancelled()

@@ -43,7 +43,8 @@ class Relay(QtCore.QObject):
 
     finished = QtCore.Signal(object)
     progressed = QtCore.Signal(int, int)
-    said = QtCore.Signal(str)          # the stage that starts ("fitting the probe, …")
+    said = QtCore.Signal(object)       # the stage that starts ("fitting the probe, …"),
+                                       # a str or a Stage (its place in the run kept)
 
 
 def make_job(tab, session) -> ExperimentJob:

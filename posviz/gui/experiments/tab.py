@@ -27,6 +27,7 @@ from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
+from posviz.runtime.time_left import RunClock
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
@@ -59,7 +60,9 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._relay.finished.connect(self._finished)
         self._relay.progressed.connect(self._progressed)
         self._relay.said.connect(self._stage_started)
-        self._stage, self._since = "", 0.0   # what the run does now, since when
+        self._stage = ""                   # what the run does now
+        self._clock = RunClock()           # its stages and steps, for the time left
+        self._ticking = QtCore.QTimer(self, interval=1000, timeout=self._tell_progress)
         # its thread (and torch's threads of it) ends after each experiment: see
         # Scheduler's ends_when_idle
         self.scheduler = Scheduler(self._run, self._relay.finished.emit,
@@ -186,7 +189,9 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._refuse(one_line(error), self._inputs())
             return
         self._submitted = job                    # self.job: the job of the result shown
-        self._started = self._since = time.monotonic()
+        self._started = time.monotonic()
+        self._clock = RunClock()
+        self._ticking.start()                    # the time left runs down between steps
         self.progress.show()
         self.cancel_button.setEnabled(True)
         self._stage = f"running the {WHAT_NAMES[job.what]}"
@@ -212,31 +217,52 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.scheduler.shutdown()
 
     def _idle(self) -> None:
+        self._ticking.stop()
         self.progress.hide()
         self.cancel_button.setEnabled(False)
         if self.result is None:                  # nothing ran: the invitation again
             self.figure.show_message(ExperimentFigure.INVITATION)
 
-    @QtCore.Slot(str)
+    @QtCore.Slot(object)
     def _stage_started(self, stage: str) -> None:
-        """A new stage (a probe's forwards, then its fits) counts its own steps and time."""
-        self._stage, self._since = stage, time.monotonic()
+        """A new stage (a probe's forwards, then its fits) counts its own steps and time;
+        a Stage (analysis.experiments.stage) also its place in the run."""
+        self._stage = stage
+        self._clock.stage(stage)
         self._progressed(0, 0)
 
     @QtCore.Slot(int, int)
     def _progressed(self, done: int, total: int) -> None:
-        if not self.cancel_button.isEnabled():
-            return
-        if not total:                    # a stage starts: busy until its first step
+        """``done`` of the stage's ``total`` steps (0 of 0: the stage starts)."""
+        if self.cancel_button.isEnabled():
+            self._clock.step(done, total)
+            self._tell_progress()
+
+    def _tell_progress(self) -> None:
+        """The bar (the whole run's stages, else the stage's steps; busy before the
+        first) and the status: what runs, how far, the time left of it and of the run
+        (told each second as it runs down)."""
+        clock, stage = self._clock, self._stage
+        if clock.count > 1:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(round(1000 * clock.fraction()))
+            self.progress.setFormat(f"stage {clock.index} of {clock.count}")
+        elif clock.total:
+            self.progress.setRange(0, clock.total)
+            self.progress.setValue(clock.done)
+            self.progress.setFormat(f"{clock.done} of {clock.total}")
+        else:
             self.progress.setRange(0, 0)
-            self._say(f"{self._stage}…")
+        run_left = clock.run_left()        # the last stage's steps say it already
+        in_all = ("" if run_left is None or clock.total and clock.index == clock.count
+                  else f"; about {run_left:.0f} s left in all")
+        if not clock.total:                      # a stage starts: before its first step
+            self._say(f"{stage}…{in_all}")
             return
-        self.progress.setRange(0, total)
-        self.progress.setValue(done)
-        self.progress.setFormat(f"{done} of {total}")
-        left = (time.monotonic() - self._since) / max(done, 1) * (total - done)
-        stage = f"{self._stage}: " if self._stage else ""
-        self._say(f"{stage}{done} of {total} done, about {left:.0f} s left")
+        left = clock.stage_left()                # None before its first step is done
+        left = "" if left is None else f", about {left:.0f} s left"
+        stage = f"{stage}: " if stage else ""
+        self._say(f"{stage}{clock.done} of {clock.total} done{left}{in_all}")
 
     @QtCore.Slot(object)
     def _finished(self, outcome) -> None:
