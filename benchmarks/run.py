@@ -103,14 +103,12 @@ def targets(results: dict) -> list[dict]:
     for r in results.get("latency", []):
         if r["n"] in SIZES:
             # closer to the forward where the forward is long: 1.15 above 20 ms
-            bare_ms = r.get("bare_forward_ms", {}).get("median", 0)
-            limit = 1.15 if bare_ms > 20 else 1.25
+            limit = 1.15 if r.get("bare_forward_ms", {}).get("median", 0) > 20 else 1.25
             add(f"{r['model']} n={r['n']}: compute / bare forward", r["ratio"], limit, "x")
     for r in results.get("latency", []):
         if r["n"] <= 128 or r["n"] == 512:
             add(f"{r['model']} n={r['n']}: painted - bare forward", r["added_ms"],
                 10 if r["n"] <= 128 else 30)
-    for r in results.get("latency", []):
         if r["model"] == "minilm" and r["n"] == 64 and "painted_ms" in r:  # 150x bertviz
             add("minilm n=64: painted", r["painted_ms"]["median"], 28)
     for p in results.get("prefix", []):

@@ -96,16 +96,11 @@ class TokenStrip(QWidget):
         self._relayout(animate=False)
         self.selectionChanged.emit()
 
-    def set_change(self, change, after_queued: bool = False) -> None:
-        """(n,) values in 0..1 per original token, drawn as a bar under each chip
-        (how much that token's output changed), or None to draw none. ``after_queued``:
-        repainted once the events queued now are handled (the plots' scenes, which
-        then paint first: the strip's paint came before theirs, 1-1.7 ms at n = 128)."""
+    def set_change(self, change) -> None:
+        """(n,) values in 0..1 per original token (how much its output changed), drawn as a
+        bar under each chip, or None; repainted after the events queued now (the plots')."""
         self._change = None if change is None else [float(v) for v in change]
-        if after_queued:
-            QTimer.singleShot(0, self, self.update)
-        else:
-            self.update()
+        QTimer.singleShot(0, self, self.update)
 
     def change(self) -> list[float] | None:
         """The bar lengths drawn under the chips, per original token."""

@@ -321,7 +321,7 @@ class MainWindow(QMainWindow):
         if self.plots is not None:
             self.plots.show_evaluation(shown)
         if ev.seq == self.session.seq:      # the bars painted after the plots
-            self.strip.set_change(shown.views.token_bars, after_queued=True)
+            self.strip.set_change(shown.views.token_bars)
 
     # -- widgets -> edits -------------------------------------------------------------
     def apply_text(self, truncate: bool = False) -> None:
