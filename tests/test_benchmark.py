@@ -221,13 +221,13 @@ def test_a_verdict_is_that_of_the_number_written():
     failed its own check on it): the verdict follows the number the table shows."""
     code = (f"import sys, json; sys.path.insert(0, {str(SCRIPT.parent)!r}); import run; "
             "print(json.dumps(run.targets({'latency': [{'model': 'built-in', 'n': 16, "
-            "'ratio': 1.2504, 'added_ms': 25.04}, {'model': 'built-in', 'n': 64, "
-            "'ratio': 1.2551, 'added_ms': 25.06}]})))")
+            "'ratio': 1.2504, 'added_ms': 10.04}, {'model': 'built-in', 'n': 64, "
+            "'ratio': 1.2551, 'added_ms': 10.06}]})))")
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True)
     rows = json.loads(child.stdout)
     assert [(r["measured"], r["met"]) for r in rows] == [
-        (1.25, True), (1.26, False), (25.0, True), (25.1, False)]
+        (1.25, True), (1.26, False), (10.0, True), (10.1, False)]
     assert all(r["met"] == (r["measured"] <= r["limit"]) for r in rows)
 
 
@@ -256,3 +256,33 @@ def test_two_trees_in_lockstep_each_measure_their_own_window(tmp_path):
     wrong = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True,
                            text=True, env=env, timeout=60)
     assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0
+
+
+def test_the_targets_are_those_of_the_drag_with_every_figure_on_screen():
+    """painted - bare <= 10 ms up to n = 128 and <= 30 at 512; compute / bare <= 1.25, or
+    1.15 where the bare forward takes over 20 ms; MiniLM painted at n = 64 <= 28 ms; the
+    drag's newest order painted <= 150 ms after the last move; first plots <= 0.4 s after
+    a bare import of torch."""
+    code = (f"import sys, json; sys.path.insert(0, {str(SCRIPT.parent)!r}); import run; "
+            "row = lambda m, n, bare: {'model': m, 'n': n, 'ratio': 1.2, 'added_ms': 9.0, "
+            "'bare_forward_ms': {'median': bare}, 'painted_ms': {'median': 30.0}}; "
+            "print(json.dumps(run.targets({'latency': [row('built-in', 128, 3.0), "
+            "row('minilm', 64, 21.0), row('minilm', 512, 104.0)], "
+            "'drag': {'n': 512, 'worst_stall_ms': 12.0, "
+            "'newest_painted_after_last_move_ms': 149.0}, "
+            "'startup': {'plots': {'median_ms': 1892.0}, "
+            "'import_torch': {'median_ms': 1671.0}}})))")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True)
+    got = {r["target"]: (r["limit"], r["met"]) for r in json.loads(child.stdout)}
+    assert got == {
+        "built-in n=128: compute / bare forward": (1.25, True),
+        "minilm n=64: compute / bare forward": (1.15, False),
+        "minilm n=512: compute / bare forward": (1.15, False),
+        "built-in n=128: painted - bare forward": (10, True),
+        "minilm n=64: painted - bare forward": (10, True),
+        "minilm n=512: painted - bare forward": (30, True),
+        "minilm n=64: painted": (28, False),
+        "minilm n=512 drag: worst GUI stall": (50, True),
+        "minilm n=512 drag: newest painted after last move": (150, True),
+        "first painted plots after a bare import torch": (400, True)}

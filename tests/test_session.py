@@ -205,3 +205,30 @@ def test_a_superseded_evaluation_stops_between_layers():
     assert len(asked) == 3                     # stopped at the third block, not the sixth
     ev = engine.evaluate(seq, [3, 2, 1, 0], Positions(), should_stop=lambda: False)
     assert ev.permuted.n_layers == 6
+
+
+def test_a_evaluation_superseded_after_its_forward_stops_before_its_comparison():
+    """A newer order asked for while the maps are compared (after the forward) need not
+    wait for the comparison: the stop is asked again before each layer's gaps."""
+    from posviz.errors import Cancelled
+    backend = BuiltinBackend(ModelConfig(layers=3))
+    seq = backend.tokenize("a b c d")
+    engine = Engine(backend)
+    engine.reference(seq, Positions())
+    forward_done = []
+    run = backend.run
+
+    def run_and_note(*args):
+        trace = run(*args)
+        forward_done.append(True)
+        return trace
+
+    backend.run = run_and_note
+
+    def stop_once_the_forward_is_done():
+        return bool(forward_done)
+
+    with pytest.raises(Cancelled):
+        engine.evaluate(seq, [2, 3, 1, 0], Positions(),
+                        should_stop=stop_once_the_forward_is_done)
+    assert forward_done

@@ -138,6 +138,7 @@ class Engine:
             run = self.backend.run(seq, request, should_stop)
             if start:
                 run = stitch(reference, run, start)
+        gaps.finish(should_stop)        # the maps' gaps, a layer at a time (compare's)
         kept = None if gaps.kept_head is None else (*keep, gaps.kept_head)
         return Evaluation(seq, order, positions, reference, run,
                           compare(reference, run, order, start, aligned, gaps), aligned,

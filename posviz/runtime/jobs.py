@@ -208,6 +208,9 @@ class EvaluationRunner:
                                        should_stop, job.keep, mode)
             earlier_ms = 0.0
         del early
+        if should_stop is not None and should_stop():   # superseded: the views would go
+            from ..errors import Cancelled
+            raise Cancelled("superseded by a newer request")
         shown = views.Shown(ev.for_screen(),
                             views.build_views(ev, job.look, tiles, head=job.keep),
                             model_views(job.backend, ev))

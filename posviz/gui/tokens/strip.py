@@ -98,10 +98,10 @@ class TokenStrip(Dragging, QWidget):
         self.selectionChanged.emit()
 
     def set_change(self, change) -> None:
-        """(n,) values in 0..1 per original token, drawn as a bar under each chip
-        (how much that token's output changed), or None to draw none."""
+        """(n,) values in 0..1 per original token (how much its output changed), drawn as a
+        bar under each chip, or None; repainted after the events queued now (the plots')."""
         self._change = None if change is None else [float(v) for v in change]
-        self.update()
+        QTimer.singleShot(0, self, self.update)
 
     def change(self) -> list[float] | None:
         """The bar lengths drawn under the chips, per original token."""
