@@ -55,3 +55,44 @@ def test_a_counted_step_says_its_time_left_from_its_pace(qtbot, monkeypatch):
     assert bar.busy.value() == 21 and bar.busy.maximum() == 272
     bar.count(MATCHING, 1, 397)
     assert "1 of 397 modules" in bar.status.text() and "left" not in bar.status.text()
+
+
+@pytest.mark.asynchronous
+def test_a_slow_forward_says_the_layer_it_has_reached_and_its_time_left(qtbot, window,
+                                                                         monkeypatch):
+    """A forward held at the entry of block 3 (of the built-in model's layers): the
+    status line names that layer of that many, after the pace of the blocks before."""
+    import threading
+
+    from posviz.gui import status
+    from posviz.models import hooks, reached
+
+    said, release, TIMEOUT = [], threading.Event(), 30_000
+    window.state_label.setText = lambda text, set_text=window.state_label.setText: (
+        said.append(text), set_text(text))
+    record, ahead, base = hooks.Recorder.record, [0.0], [0.0]
+    monkeypatch.setattr(reached, "clock", lambda: base[0] + ahead[0])   # blocks' time only
+
+    def slow(self, name, value):                  # each block takes 4 s more
+        if name.endswith(hooks.RESID_PRE):
+            ahead[0] += 4.0
+        record(self, name, value)
+        if name == "blocks.2.hook_resid_pre":        # held once it has entered block 3
+            release.wait(TIMEOUT / 1000)
+
+    monkeypatch.setattr(hooks.Recorder, "record", slow)
+    monkeypatch.setattr(status, "SAY_SECONDS_AFTER", 0.3)
+    window.status.computing.setInterval(50)
+    window.status.ticking.setInterval(100)
+    layers = window.session.backend.config.layers
+    try:
+        base[0] = status.time.monotonic()         # the status line's clock: asked after
+        window.controller.session.rotate()
+        qtbot.waitUntil(lambda: bool(said) and " layer 3 " in said[-1], timeout=TIMEOUT)
+        assert f": layer 3 of {layers}, about {4 * (layers - 2)} s left in it…" in said[-1], \
+            said[-1]
+        with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+            release.set()
+    finally:
+        release.set()
+    assert "computed in" in said[-1]
