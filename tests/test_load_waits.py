@@ -96,3 +96,25 @@ def test_a_slow_forward_says_the_layer_it_has_reached_and_its_time_left(qtbot, w
     finally:
         release.set()
     assert "computed in" in said[-1]
+
+
+def test_start_up_tells_each_of_its_steps_in_order(qtbot):
+    """The first seconds say what start-up does, step by step, in place of the plots and
+    on the status line (they said "Loading model…" for 6-20 s)."""
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+    from posviz.runtime.jobs import START_STEPS
+
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    told, placed = [], []
+    w.controller.startStep.connect(told.append)
+    w.controller.startStep.connect(lambda text: placed.append(
+        (w.placeholder.text(), w.state_label.text())))
+    w.show()
+    with w.controller.force_sync(), qtbot.waitSignal(w.controller.evaluated, timeout=30_000):
+        w.start()
+    assert told == [f"Starting: {step} (step {k} of 4)…"
+                    for k, step in enumerate(START_STEPS, 1)]
+    assert placed == [(text, text) for text in told]
+    assert START_STEPS[1] == "importing torch"

@@ -5,10 +5,10 @@ The window is built in two steps so it appears at once: ``MainWindow()`` needs o
 has been imported on a worker, and then the model panel is added and the plots (built
 as soon as their modules are in) are shown.
 
-The window owns its parts and wires them: the controller (the session and the
-workers), the edits (widgets -> session calls and undo steps), the documents (files and
-the last session), the help and the status line. It observes the session's events and
-shows them; the plots draw the session's view selection themselves.
+The window owns its parts and wires them: the controller (the session and the workers),
+the edits (widgets -> session calls and undo steps), the documents (files and the last
+session), the help and the status line. It observes the session's events and shows them;
+the plots draw the session's view selection themselves.
 """
 from __future__ import annotations
 
@@ -100,6 +100,7 @@ class MainWindow(QMainWindow):
         self.files.detached.connect(self._detach_explanation)
         c.ready.connect(self._on_ready)
         c.plotsImported.connect(self._build_plots)
+        c.startStep.connect(lambda text: (self.placeholder.setText(text), self.status.say(text)))
         c.computing.connect(self.status.computing.start)
         c.evaluated.connect(self._on_evaluated)
         c.evaluationFailed.connect(self.status.failed)
@@ -147,9 +148,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.model_dock = QDockWidget("Model", self)
         self.model_dock.setObjectName("model_dock")
-        self.model_dock.setFeatures(QDockWidget.DockWidgetClosable |
-                                    QDockWidget.DockWidgetMovable |
-                                    QDockWidget.DockWidgetFloatable)
+        self.model_dock.setFeatures(QDockWidget.DockWidgetClosable | QDockWidget.DockWidgetMovable
+                                    | QDockWidget.DockWidgetFloatable)
         loading = QLabel("Loading model…", alignment=Qt.AlignTop | Qt.AlignHCenter)
         loading.setMinimumWidth(DOCK_MIN_WIDTH)
         central.setMinimumWidth(PLOTS_MIN_WIDTH)
