@@ -26,11 +26,13 @@ clock = time.monotonic            # (a test's own clock)
 
 def time_left(started: tuple[float, int], done: int, total: int, now: float) -> str:
     """", about N s left" from the pace since ``started`` (time, count then), once
-    two items and a second have passed; else ""."""
+    two items and a second have passed and a second or more is left; else ""."""
     seconds, counted = now - started[0], done - started[1]
     if counted < 2 or seconds < 1:
         return ""
     left = seconds / counted * (total - done)
+    if left < 1:
+        return ""
     return f", about {left:.0f} s left" if left < 90 else f", about {left / 60:.0f} min left"
 
 

@@ -88,12 +88,11 @@ class StatusLine(QObject):
             return ""
         if self._first is None or now.forward < self._first:
             self._first = now.forward
-        runs = 2 if self._ran_first else 1
-        which = now.forward - self._first + 1
-        order = f" (order {which} of {runs})" if runs > 1 and which <= runs else ""
+        # the original order's forwards: its own, then (RoPE, T5) its noise floor's
+        which = f" (forward {now.forward - self._first + 1})" if self._ran_first else ""
         left = now.seconds_left()
-        left = f", about {left:.0f} s left in it" if left is not None else ""
-        return f": layer {now.layer} of {now.layers}{order}{left}"
+        left = f", about {left:.0f} s left in it" if left is not None and left >= 1 else ""
+        return f": layer {now.layer} of {now.layers}{which}{left}"
 
     def _running(self) -> str:
         """The model and the tokens it runs, and which orders: the original order too
