@@ -60,6 +60,12 @@ def test_the_first_load_converts_and_tells_what_it_does(first):
     assert "de-quantizing weights" in steps
     assert any(s.startswith("saving the converted copy") for s in steps)
     assert steps.index(told) < steps.index("de-quantizing weights")
+    # the 50 s before the first tensor is told too: the file parsed (its names' matching
+    # is counted, which a one-argument progress is not told: tests/test_load_waits.py)
+    from posviz.models.hf.workarounds import READING
+    assert READING in steps and READING not in first["again"]
+    # no 64-digit folder name: one unbreakable word widened the load panel at 1024 px
+    assert not any(max(map(len, step.split())) > 60 for step in steps)
     assert "de-quantizing weights" not in first["again"]            # read from the copy
     assert not any(s.startswith("converting") for s in first["again"])
 

@@ -25,8 +25,8 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from ..boot import TRIM_FROM, before_torch, note_activity, trim_heap
 from ..errors import PosvizInputError, one_line
-from ..runtime.jobs import (EvaluationJob, EvaluationRunner, LoadJob, StartJob, ViewsJob,
-                            load_model)
+from ..runtime.jobs import (START_STEPS, EvaluationJob, EvaluationRunner, LoadJob, StartJob,
+                            ViewsJob, load_model, start_step)
 from ..runtime.scheduler import Outcome, Scheduler
 from .settings import downloads_allowed
 
@@ -56,6 +56,7 @@ class _Bridge(QObject):
     computed = Signal(object)                       # Outcome of a Start/Evaluation/ViewsJob
     loaded = Signal(object)                         # Outcome of a LoadJob
     plotsImported = Signal()                        # the plots' modules are imported
+    starting = Signal(str)                          # a start-up step begins (START_STEPS)
     progress = Signal(object, str, object, object)  # load token, step, done, total
 
 
@@ -64,6 +65,7 @@ class Controller(QObject):
 
     ready = Signal()                    # the session exists (core imported)
     plotsImported = Signal()            # at start: the plots can be built (torch follows)
+    startStep = Signal(str)             # "Starting: importing torch (step 2 of 4)…"
     computing = Signal()
     evaluated = Signal(object, float)   # the newest views.shown.Shown, milliseconds
     evaluationFailed = Signal(str)
@@ -106,6 +108,7 @@ class Controller(QObject):
         self._bridge.loaded.connect(self._on_loaded)
         self._bridge.progress.connect(self._on_progress)
         self._bridge.plotsImported.connect(self.plotsImported)
+        self._bridge.starting.connect(lambda step: self.startStep.emit(start_step(step)))
         self._runner = EvaluationRunner()   # used on the compute worker only
         self._compute = Scheduler(self._run, self._bridge.computed.emit,
                                   name="posviz-compute")
@@ -127,7 +130,8 @@ class Controller(QObject):
         if self._start_later is not None:   # a load of 30 s with no bar or Cancel otherwise
             spec = ModelSpec.builtin()
         self._submit(StartJob(text, spec, positions, order, device=self.device,
-                              online=self.downloads_on(), evaluate=not held))
+                              online=self.downloads_on(), evaluate=not held,
+                              told=self._bridge.starting.emit))
 
     @contextmanager
     def force_sync(self):
@@ -158,12 +162,14 @@ class Controller(QObject):
         torch. The window builds its plots panel as soon as it hears ``plotsImported``,
         while torch's libraries load here without Python's lock (the only part of
         start-up that two cores can do side by side)."""
+        self._bridge.starting.emit(START_STEPS[0])
         try:
             self._import_plots()
         except Exception:
             pass        # the window tells the user when it builds the panel
         else:
             self._bridge.plotsImported.emit()
+        self._bridge.starting.emit(START_STEPS[1])
         before_torch()
         try:
             import torch  # noqa: F401

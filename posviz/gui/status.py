@@ -9,6 +9,8 @@ from PySide6.QtCore import QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
+from ..models import reached
+
 ERROR_STYLE = "color: #c62828;"
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 SAY_SECONDS_AFTER = 2.0           # ... and from then on what it runs and for how long
@@ -54,6 +56,8 @@ class StatusLine(QObject):
         self._session = session   # the window's session (what an evaluation runs)
         self._ran = None          # (model, tokens, positions) of the last evaluation shown
         self._since = 0.0         # when the evaluation on its way was asked for
+        self._first = None        # the number of this wait's first forward (reached)
+        self._ran_first = False   # this wait runs the original order too
         self.settled = ""         # the last evaluation's line
         self.notice = ""          # what the opened document says (a model stood in)
         self.remark = ""          # what an edit undid, before the evaluations' lines
@@ -66,6 +70,7 @@ class StatusLine(QObject):
 
     def _computing(self) -> None:
         self._since = time.monotonic() - COMPUTING_AFTER_MS / 1000
+        self._first = None        # the number of this wait's first forward (reached)
         self.say("computing…")
         self.ticking.start()
 
@@ -73,7 +78,21 @@ class StatusLine(QObject):
         """Past SAY_SECONDS_AFTER: what the evaluation runs, and for how long now."""
         elapsed = time.monotonic() - self._since
         if elapsed >= SAY_SECONDS_AFTER:
-            self.say(f"computing {self._running()}… {elapsed:.0f} s")
+            self.say(f"computing {self._running()}{self._layer()}… {elapsed:.0f} s")
+
+    def _layer(self) -> str:
+        """Which block the forward on its way has entered, of which order, and the time
+        that order has left (models.reached), when it started after this wait began."""
+        now = reached.latest()
+        if now is None or now.began < self._since:
+            return ""
+        if self._first is None or now.forward < self._first:
+            self._first = now.forward
+        # the original order's forwards: its own, then (RoPE, T5) its noise floor's
+        which = f" (forward {now.forward - self._first + 1})" if self._ran_first else ""
+        left = now.seconds_left()
+        left = f", about {left:.0f} s left in it" if left is not None and left >= 1 else ""
+        return f": layer {now.layer} of {now.layers}{which}{left}"
 
     def _running(self) -> str:
         """The model and the tokens it runs, and which orders: the original order too
@@ -81,7 +100,7 @@ class StatusLine(QObject):
         s = self._session()
         if s is None:
             return ""
-        first = self._ran != (id(s.backend), s.seq, s.positions)
+        first = self._ran_first = self._ran != (id(s.backend), s.seq, s.positions)
         runs = "the original order, then the new one" if first else "the new order"
         return f"{s.backend.name} on {len(s.seq)} tokens, {runs}"
 

@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.files.detached.connect(self._detach_explanation)
         c.ready.connect(self._on_ready)
         c.plotsImported.connect(self._build_plots)
+        c.startStep.connect(lambda text: (self.placeholder.setText(text), self.status.say(text)))
         c.computing.connect(self.status.computing.start)
         c.evaluated.connect(self._on_evaluated)
         c.evaluationFailed.connect(self.status.failed)

@@ -20,6 +20,7 @@ from torch import nn
 from ..boot import TRIM_FROM, keep_heap_pages, trim_heap
 from ..errors import Cancelled
 from .maps import LayerMaps
+from .reached import reach
 from .trace import Trace
 
 # The names, as in TransformerLens. Per block l, prefixed "blocks.{l}.":
@@ -126,6 +127,7 @@ class Recorder:
         self.maps = maps if maps is not None or layers is None else LayerMaps(layers)
         self._scores = scores
         self._should_stop = should_stop
+        self._layers = layers
         self._handles: list = []
         self._points: list[HookPoint] = []
 
@@ -140,6 +142,8 @@ class Recorder:
             self.values[name] = value
         elif self._scores:                  # a copy: the model may go on in place
             self.values[name] = value.clone()
+        if self._layers and name.endswith(RESID_PRE):         # "blocks.{l}.hook_resid_pre"
+            reach(int(name.split(".")[1]), self._layers)
         if self._trim and name.endswith(RESID_POST):
             trim_heap(TRIM_FROM)
         if (self._should_stop is not None and name.endswith(STOP_AFTER)

@@ -30,6 +30,16 @@ __all__ = ["EvaluationJob", "EvaluationRunner", "Evaluated", "LoadJob", "StartJo
            "Started", "ViewsJob", "load_model"]
 
 ShouldStop = Callable[[], bool]
+# What start-up does, in order, each told to the window (its first seconds said nothing
+# but "Loading model…" for 6-20 s): the window's first two, then StartJob's.
+START_STEPS = ("importing the plots' modules", "importing torch", "building the model",
+               "computing the first view")
+
+
+def start_step(step: str) -> str:
+    """"Starting: importing torch (step 2 of 4)…"."""
+    return (f"Starting: {step} (step {START_STEPS.index(step) + 1} of "
+            f"{len(START_STEPS)})…")
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,6 +54,7 @@ class StartJob:
     order: str = "reverse"              # "reverse": start reversed; else the original order
     progress: Callable[[str], None] | None = None
     device: str = "cpu"                 # where a pretrained model runs ("auto" picks)
+    told: Callable[[str], None] | None = None   # each START_STEPS step as it begins
     online: bool = False                # may a hub model be downloaded? (then by a LoadJob
                                         # once the window is ready, not here)
     evaluate: bool = True               # False: built, not computed (it would not fit)
@@ -147,6 +158,8 @@ class EvaluationRunner:
 
         spec, positions = job.spec, job.positions
         problem = later = None
+        tell = job.told or (lambda step: None)
+        tell(START_STEPS[2])
         try:
             # held: the built-in model only shows the text, it computes nothing yet
             backend = load_model(LoadJob(spec, job.progress, device=job.device,
@@ -169,6 +182,7 @@ class EvaluationRunner:
         if not job.evaluate:
             return Started(session, problem, later)
         try:
+            tell(START_STEPS[3])
             start = time.perf_counter()
             ev, tiles = self._evaluate(backend, session.seq, session.order,
                                        session.positions, mode=session.selection.mosaic)

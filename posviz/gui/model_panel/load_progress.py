@@ -5,17 +5,35 @@ a change was refused. The bar holds no text of its own: in a narrow panel its te
 cut ("tep 1 of 4"); the line under it says it whole."""
 from __future__ import annotations
 
+import time
+
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
                                QWidget)
 
 from ...models.hf.hub import DOWNLOAD_STEP, count_text
+from ...models.hf.workarounds import MATCHING, READING
 from .fields import ERROR_STYLE, STATUS_STYLE
 
 # The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
 # "step k of N"; a step not listed here shows a busy bar with its text.
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
-              "de-quantizing weights": 3, "ready": 4}
+              "de-quantizing weights": 3, READING: 3, MATCHING: 3, "ready": 4}
 LOAD_STEP_COUNT = 4
+UNITS = {MATCHING: "modules"}     # what a counted step counts, if not tensors
+CONVERTING = "converting "        # a GGUF file's first load: its steps then write a copy
+clock = time.monotonic            # (a test's own clock)
+
+
+def time_left(started: tuple[float, int], done: int, total: int, now: float) -> str:
+    """", about N s left" from the pace since ``started`` (time, count then), once
+    two items and a second have passed and a second or more is left; else ""."""
+    seconds, counted = now - started[0], done - started[1]
+    if counted < 2 or seconds < 1:
+        return ""
+    left = seconds / counted * (total - done)
+    if left < 1:
+        return ""
+    return f", about {left:.0f} s left" if left < 90 else f", about {left / 60:.0f} min left"
 
 
 class WrappedLabel(QLabel):
@@ -47,6 +65,8 @@ class LoadProgress(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._loading = "the model"       # what is loading, told in ``started``
+        self._note = ""                   # said after each step: the copy being written
+        self._pace = ("", (0.0, 0))       # the counted step, (time, count) at its start
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -89,6 +109,7 @@ class LoadProgress(QWidget):
     def started(self, label: str) -> None:
         self.download.hide()
         self._loading = label
+        self._note = ""
         self.busy.setRange(0, 0)                 # busy until a step says how far it is
         self.busy.setTextVisible(False)
         self.busy.show()
@@ -99,6 +120,9 @@ class LoadProgress(QWidget):
         """A step of the load: a known one fills the bar (step k of N), another one
         leaves it busy; the line under it says what is loading, and which step."""
         label = self._loading
+        if text.startswith(CONVERTING):
+            self._note = (" (its first load: de-quantized once and written into posviz's "
+                          "cache, read from there by later loads)")
         step = LOAD_STEPS.get(text)
         if step is None:
             self.busy.setRange(0, 0)
@@ -106,7 +130,7 @@ class LoadProgress(QWidget):
             self.say(f"Loading {label}: {text}…")
             return
         self._fill(step, LOAD_STEP_COUNT, f"step {step} of {LOAD_STEP_COUNT}")
-        self.say(f"Loading {label}: {text} (step {step} of {LOAD_STEP_COUNT})…")
+        self.say(f"Loading {label}: {text} (step {step} of {LOAD_STEP_COUNT})…{self._note}")
 
     def count(self, step: str, done: int, total: int) -> None:
         """How far a counted step is (tensors read of how many, or bytes downloaded of
@@ -115,8 +139,13 @@ class LoadProgress(QWidget):
             self._fill(min(1000, 1000 * done // max(total, 1)), 1000, "%p%")
             self.say(f"{self._loading}: {count_text(step, done, total)}…")
             return
+        now = clock()
+        if self._pace[0] != step or done <= self._pace[1][1]:
+            self._pace = (step, (now, done))
+        left = time_left(self._pace[1], done, total, now) if done < total else ""
         self._fill(done, total, f"{done} of {total}")
-        self.say(f"Loading {self._loading}: {step}, {done} of {total} tensors…")
+        self.say(f"Loading {self._loading}: {step}, {done} of {total} "
+                 f"{UNITS.get(step, 'tensors')}{left}…{self._note}")
 
     def _fill(self, value: int, maximum: int, text: str) -> None:
         """The bar ``value`` of ``maximum`` full; ``text`` (how far) in its tooltip, and

@@ -88,7 +88,8 @@ def convert(gguf: Path, gguf_sha256: str, tokenizer, model, say) -> Conversion:
     ``tokenizer`` as the entry of ``gguf_sha256``, recorded last; the entry."""
     final = entry_for(gguf_sha256)
     final.parent.mkdir(parents=True, exist_ok=True)
-    say(f"saving the converted copy into {final}")
+    say(f"saving the converted copy into {cache_root()}")    # (its 64-digit folder
+    # name, one unbreakable word, widened the load panel past a 1024-pixel window)
     temporary = Path(tempfile.mkdtemp(prefix=f".{gguf_sha256[:12]}-", dir=final.parent))
     try:
         _save(model, tokenizer, temporary)
@@ -153,7 +154,7 @@ def made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion |
     the weights quantized (its GGUF kernels): nothing to copy."""
     from .loading import free_memory, read_model
     say(f"converting {gguf.name} once: de-quantizing it to float32 and saving the copy "
-        f"in {entry_for(gguf_sha256)} (later loads read the copy in seconds)")
+        f"in {cache_root()} (later loads read the copy in seconds)")
     tokenizer, model, _ = read_model(gguf.parent, {"gguf_file": gguf.name}, True, family,
                                      say, should_stop, "cpu", "float32")
     try:

@@ -118,7 +118,8 @@ def counting(say: Say, should_stop: Callable[[], bool]):
     set_hook = getattr(logging, "set_tqdm_hook", None)
     previous = set_hook(hook) if set_hook else None
     try:
-        with gguf_loop(lambda loop, total: counted(loop, "de-quantizing weights", total)):
+        with gguf_loop(lambda loop, total: counted(loop, "de-quantizing weights", total),
+                       say):
             yield
     finally:
         if set_hook:

@@ -1,0 +1,120 @@
+"""A model load tells each stage and how far it is: the GGUF file's parsing, the matching
+of its tensors module by module, the de-quantizing tensor by tensor, with time left."""
+from __future__ import annotations
+
+import pytest
+
+from posviz.gui import load_progress
+from posviz.gui.model_panel.load_progress import LoadProgress
+from posviz.models.hf.workarounds import MATCHING, READING
+
+
+def test_the_gguf_matching_is_counted_module_by_module_and_its_parsing_said(monkeypatch):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("gguf")
+    module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from posviz.models.hf import workarounds
+    monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF", raising=False)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(
+        vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2))
+    told = []
+    say = lambda step, done=None, total=None: told.append((step, done, total))  # noqa: E731
+    expected = module.get_gguf_hf_weights_map(model, module.TensorProcessor())
+    with workarounds.gguf_loop(lambda loop, total: loop, say):
+        mapped = module.get_gguf_hf_weights_map(model, module.TensorProcessor())
+        with pytest.raises(Exception):
+            module.load_gguf_checkpoint("/nonexistent.gguf")
+    assert mapped == expected and "blk.1.ffn_down.weight" in mapped       # still works
+    modules = sum(1 for _ in model.modules())
+    counts = [(done, total) for step, done, total in told if step == MATCHING]
+    assert counts == [(k, modules) for k in range(1, modules + 1)]
+    assert (READING, None, None) in told
+    told.clear()                                  # the names are put back after
+    module.get_gguf_hf_weights_map(model, module.TensorProcessor())
+    assert told == []
+
+
+def test_a_counted_step_says_its_time_left_from_its_pace(qtbot, monkeypatch):
+    bar = LoadProgress()
+    qtbot.addWidget(bar)
+    now = [100.0]
+    monkeypatch.setattr(load_progress, "clock", lambda: now[0])
+    bar.started("SmolLM2")
+    bar.step("converting SmolLM2.gguf once: de-quantizing it")
+    bar.step("de-quantizing weights")
+    assert "first load" in bar.status.text() and "cache" in bar.status.text()
+    bar.count("de-quantizing weights", 1, 272)
+    now[0] += 5.0                                  # 20 tensors in 5 s: 4 a second
+    bar.count("de-quantizing weights", 21, 272)
+    text = bar.status.text()
+    assert "21 of 272 tensors, about 63 s left" in text, text      # 251 left / 4 a s
+    assert bar.busy.value() == 21 and bar.busy.maximum() == 272
+    bar.count(MATCHING, 1, 397)
+    assert "1 of 397 modules" in bar.status.text() and "left" not in bar.status.text()
+
+
+@pytest.mark.asynchronous
+def test_a_slow_forward_says_the_layer_it_has_reached_and_its_time_left(qtbot, window,
+                                                                         monkeypatch):
+    """A forward held at the entry of block 3 (of the built-in model's layers): the
+    status line names that layer of that many, after the pace of the blocks before."""
+    import threading
+
+    from posviz.gui import status
+    from posviz.models import hooks, reached
+
+    said, release, TIMEOUT = [], threading.Event(), 30_000
+    window.state_label.setText = lambda text, set_text=window.state_label.setText: (
+        said.append(text), set_text(text))
+    record, ahead, base = hooks.Recorder.record, [0.0], [0.0]
+    monkeypatch.setattr(reached, "clock", lambda: base[0] + ahead[0])   # blocks' time only
+
+    def slow(self, name, value):                  # each block takes 4 s more
+        if name.endswith(hooks.RESID_PRE):
+            ahead[0] += 4.0
+        record(self, name, value)
+        if name == "blocks.2.hook_resid_pre":        # held once it has entered block 3
+            release.wait(TIMEOUT / 1000)
+
+    monkeypatch.setattr(hooks.Recorder, "record", slow)
+    monkeypatch.setattr(status, "SAY_SECONDS_AFTER", 0.3)
+    window.status.computing.setInterval(50)
+    window.status.ticking.setInterval(100)
+    layers = window.session.backend.config.layers
+    try:
+        base[0] = status.time.monotonic()         # the status line's clock: asked after
+        window.controller.session.rotate()
+        qtbot.waitUntil(lambda: bool(said) and " layer 3 " in said[-1], timeout=TIMEOUT)
+        assert f": layer 3 of {layers}, about {4 * (layers - 2)} s left in it…" in said[-1], \
+            said[-1]
+        with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
+            release.set()
+    finally:
+        release.set()
+    assert "computed in" in said[-1]
+
+
+def test_start_up_tells_each_of_its_steps_in_order(qtbot):
+    """The first seconds say what start-up does, step by step, in place of the plots and
+    on the status line (they said "Loading model…" for 6-20 s)."""
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+    from posviz.runtime.jobs import START_STEPS
+
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    told, placed = [], []
+    w.controller.startStep.connect(told.append)
+    w.controller.startStep.connect(lambda text: placed.append(
+        (w.placeholder.text(), w.state_label.text())))
+    w.show()
+    with w.controller.force_sync(), qtbot.waitSignal(w.controller.evaluated, timeout=30_000):
+        w.start()
+    assert told == [f"Starting: {step} (step {k} of 4)…"
+                    for k, step in enumerate(START_STEPS, 1)]
+    assert placed == [(text, text) for text in told]
+    assert START_STEPS[1] == "importing torch"
