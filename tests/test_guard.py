@@ -80,7 +80,7 @@ def test_a_sweep_whose_runs_would_not_fit_is_refused_before_it_runs(monkeypatch)
     assert done.stderr.startswith("posviz: error: --count 3000000 would keep about 2.4 GB "
                                   "of measurements (3,000,000 runs of 10 tokens)")
     fit = int(done.stderr.split("at most ")[1].split(" fit")[0].replace(",", ""))
-    from posviz.models import guard
+    from posviz.models.limits import guard
     from posviz.models.config import ModelConfig
     monkeypatch.setenv("POSVIZ_MEMORY", "100M")
     guard.check(ModelConfig(), 10, orders=guard.Orders("random", fit, 10))

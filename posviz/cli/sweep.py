@@ -92,7 +92,7 @@ def experiment_model(args, texts: list[str] | None = None, **experiment):
 
 
 def reporter(args, unit: str = "run"):
-    """(done, total) -> a line on a terminal's stderr with the time left (api.Counter:
+    """(done, total) -> a line on a terminal's stderr with the time left (api.steps.Counter:
     the first a second after the first count, then every 2 s), or None."""
     if progress(args) is None:
         return None

@@ -65,7 +65,7 @@ def orders_of_words(kind: str, count: int, texts: list[str], exact: bool) -> Ord
     """A sweep's Orders before its model is loaded, from its texts' words: its movable
     tokens are known when ``exact`` (the built-in model's random weights run words, none
     pinned), else not yet."""
-    from .backend import split_words
+    from ..backend import split_words
     words = max((len(split_words(text)) for text in texts), default=0)
     movable = words - (kind == "prefix") if exact else None
     return Orders(kind, count, movable, len(texts))
