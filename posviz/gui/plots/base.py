@@ -23,7 +23,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import style
-from .exporting import drop_export_menu, flatten_scaled_strokes, portable_text
+from .exporting import drop_export_menu, flatten_scaled_strokes, lossless_images, portable_text
 from .hover import HoverText, wrapped
 from .one_line import OneLineLabel, fit_note
 from .style import BACKGROUND
@@ -326,8 +326,8 @@ class Figure(QtWidgets.QWidget):
 
     def export_pdf(self, path: Path, provenance: dict | None = None) -> Path:
         """Vector export through QPdfWriter: one page the figure's size on screen, text as
-        text, lines as paths, heatmaps as images Qt scales up without smoothing (crisp
-        cells in any viewer); ``provenance`` in its XMP metadata."""
+        text, lines as paths, heatmaps as lossless images Qt scales up without smoothing
+        (crisp cells of exact colours in any viewer); ``provenance`` in its XMP metadata."""
         open(path, "wb").close()          # an unwritable path: the OSError saying why
         writer = QtGui.QPdfWriter(str(path))
         dpi = self.logicalDpiX()
@@ -341,14 +341,14 @@ class Figure(QtWidgets.QWidget):
         writer.setCreator(f"posviz figure '{self.name}'")
         if provenance:
             writer.setDocumentXmpMetadata(xmp_metadata(provenance, self.title))
+        lossless_images(self)
         return self._paint_vector(writer, path)
 
     def _paint_vector(self, device, path: Path) -> Path:
         painter = QtGui.QPainter()
         if not painter.begin(device):
             raise OSError(0, "could not write", str(path))
-        # In export mode pyqtgraph draws scatter symbols as vector paths, not as
-        # fragments of a cached pixmap (which a vector device writes as the whole atlas).
+        # export mode: scatter symbols as paths, not bits of a pixmap atlas (written whole)
         try:
             self._render_all(painter)
         finally:
