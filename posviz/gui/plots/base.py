@@ -22,7 +22,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
-from . import style
+from . import captions, style
 from .exporting import drop_export_menu, flatten_scaled_strokes, lossless_images, portable_text
 from .hover import HoverText, wrapped
 from .one_line import OneLineLabel, fit_note
@@ -103,6 +103,9 @@ class Figure(QtWidgets.QWidget):
                                 # the plot in one column, giving the plot its height; 0: never
     note_one_line = False       # the note takes the lines the plot can spare, one elided
                                 # line at least (whole in its tooltip, exports, a click)
+    shows_order = False         # draws the reordered run: its caption names text and order
+    caption = ""                # a line under the heading in exports (captions.py), set by
+                                # the panel writing the file: the model, text and order
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -256,42 +259,16 @@ class Figure(QtWidgets.QWidget):
             self.grab()
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
 
-    def _whole_note(self) -> QtCore.QRect | None:
-        """Where an export writes the note whole, wrapped, when the screen shows it elided
-        (an export has no tooltip): its box, from the note's top down; else None."""
-        note = self.note
-        if not (self.note_one_line and note.elided() and not note.isHidden()):
-            return None
-        margins = note.contentsMargins()
-        box = note.geometry().adjusted(margins.left(), margins.top(), -margins.right(), 0)
-        box.setHeight(note.fontMetrics().boundingRect(
-            QtCore.QRect(0, 0, box.width(), 1 << 20), int(QtCore.Qt.TextFlag.TextWordWrap),
-            note.text()).height())
-        return box
-
     def export_size(self) -> QtCore.QSize:
-        """The figure's size in an export: as on screen, taller by the lines of a note
-        the screen shows elided."""
-        box = self._whole_note()
-        if box is None:
-            return self.size()
-        bottom = box.bottom() + 1 + self.note.contentsMargins().bottom()
-        return QtCore.QSize(self.width(), max(self.height(), bottom))
+        """The figure's size in an export (captions.export_size): as on screen, taller
+        by its caption and the lines of a note the screen shows elided."""
+        return captions.export_size(self)
 
     def _render_all(self, painter) -> None:
-        """Paint the figure (the exporting state on) and its note whole where elided."""
-        box = self._whole_note()
+        """Paint the figure (the exporting state on) with its caption and its note whole
+        where elided (captions.render)."""
         with self._exporting(painter):
-            self.note.blank = box is not None
-            try:
-                self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
-                            QtWidgets.QWidget.RenderFlag.DrawChildren)
-            finally:
-                self.note.blank = False
-        if box is not None:
-            painter.setPen(self.note.palette().color(QtGui.QPalette.ColorRole.WindowText))
-            painter.setFont(self.note.font())
-            painter.drawText(box, int(QtCore.Qt.TextFlag.TextWordWrap), self.note.text())
+            captions.render(self, painter)
 
     def export(self, path: Path, width: int | None = None, dpi: int | None = None,
                provenance: dict | None = None, scale: float | None = None) -> Path:

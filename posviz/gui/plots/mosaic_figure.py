@@ -68,6 +68,7 @@ class MosaicFigure(Figure):
 
     name = "attention_mosaic"
     title = "All layers and heads"
+    shows_order = True
     tab = ATTENTION
     row = 1
     dims = ("layer", "head", "query", "key")
