@@ -76,3 +76,31 @@ def pixels(path) -> tuple[float, float]:
     box = re.search(rb"/MediaBox \[\s*([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+)",
                     path.read_bytes())
     return float(box.group(3)) - float(box.group(1)), float(box.group(4)) - float(box.group(2))
+
+
+_IMAGE = re.compile(rb"<<((?:(?!>>).)*?/Subtype /Image(?:(?!>>).)*)>>\s*stream\r?\n", re.S)
+
+
+def pdf_images(data: bytes) -> list[dict]:
+    """Each image XObject of a PDF Qt wrote: its filter (b"/FlateDecode", b"/DCTDecode"
+    or b"" for none), width, height, colour space, and for an unfiltered or Flate RGB
+    image its pixels ((height, width, 3) uint8)."""
+    import zlib
+    found = []
+    for match in _IMAGE.finditer(data):
+        head = match.group(1)
+
+        def value(key: bytes) -> bytes:
+            hit = re.search(rb"/" + key + rb"\s+(/?\w+)", head)
+            return hit.group(1) if hit else b""
+        image = {"filter": value(b"Filter"), "width": int(value(b"Width")),
+                 "height": int(value(b"Height")), "space": value(b"ColorSpace")}
+        body = data[match.end():]
+        if image["filter"] == b"/FlateDecode":
+            body = zlib.decompressobj().decompress(body)
+        if image["filter"] in (b"", b"/FlateDecode") and image["space"] == b"/DeviceRGB":
+            size = image["width"] * image["height"] * 3
+            image["pixels"] = np.frombuffer(body[:size], np.uint8).reshape(
+                image["height"], image["width"], 3)
+        found.append(image)
+    return found

@@ -450,3 +450,21 @@ def test_a_short_probe_note_shows_what_the_errors_show_first(figure):
     figure.show_probe(probe_rows([3.2, 3.3, 3.25, 3.4, 3.57], [3.15] * LAYERS), "probe")
     assert figure.note.one_line
     assert figure.note.shown_text().startswith("At no layer is the error below chance")
+
+
+def test_a_sweep_of_one_run_says_what_its_line_is(qtbot):
+    """A reverse sweep of one text is one run: its note spoke of a median over all runs
+    and a shaded 10th to 90th percentile that is not there."""
+    figure = ExperimentFigure()
+    qtbot.addWidget(figure)
+    median = np.array([0.0, 0.003, 0.03])
+    one = SimpleNamespace(bands={"pooled_change": SimpleNamespace(
+        median=median, p10=median, p90=median)}, floor=1.2e-5, kind="reverse", runs=1,
+        texts=("a b c",))
+    figure.show_sweep(one, "pooled_change")
+    note = figure.note.text()
+    assert "one run" in note and "median" not in note and "percentile" not in note
+    labels = [label.text for _, label in figure.legend.items]
+    assert "the run" in labels and not any("median" in t or "p10" in t for t in labels)
+    figure.show_sweep(sweep_result(), "pooled_change")            # six runs: as before
+    assert "the median over all runs" in figure.note.text()

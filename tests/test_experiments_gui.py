@@ -470,3 +470,15 @@ def test_a_failed_run_s_message_goes_once_its_inputs_change(qtbot, tab):
     assert "at least two encodings" in tab.status.text()
     tab.encodings.menu().actions()[1].setChecked(True)
     assert tab.status.text() == ""
+
+
+def test_a_papers_title_does_not_make_a_small_window_scroll_sideways(qtbot, tab):
+    """At 1024 pixels the plots page, less its vertical scroll bar, was a pixel narrower
+    than the paper box's longest title and scrolled sideways: the box may elide a title
+    where room is short, and shows it whole where there is room."""
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    for i in range(tab.paper.count()):
+        tab.paper.setCurrentIndex(i)
+        qtbot.wait(1)
+        assert tab.minimumSizeHint().width() <= 700, tab.paper.currentText()
+        assert tab.paper.width() >= tab.paper.sizeHint().width()       # 1000 px: whole

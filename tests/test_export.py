@@ -290,14 +290,16 @@ def test_svg_renders_the_same_without_non_scaling_strokes(shown_panel, tmp_path)
 
 def _marker_box(figure, scale: float, half: int = 7):
     """The box (x, y, w, h) in pixels of an image of ``figure`` drawn at ``scale``
-    around the first marker of its first curve."""
+    around the first marker of its first curve (below the caption's band)."""
     from PySide6 import QtCore
+    from posviz.gui.plots.captions import caption_height
     item = figure.lines                         # every curve's line and markers
     x, y = item.shown()[0].points
     point = item.mapToDevice(QtCore.QPointF(float(x[0]), float(y[0])))
     centre = figure.canvas.mapTo(figure, point.toPoint())
     side = round(2 * half * scale)
-    return (round((centre.x() - half) * scale), round((centre.y() - half) * scale), side, side)
+    top = centre.y() + caption_height(figure) - half
+    return (round((centre.x() - half) * scale), round(top * scale), side, side)
 
 
 def _pixels(image: QtGui.QImage, box) -> np.ndarray:

@@ -184,3 +184,20 @@ def test_the_window_draws_each_checkpoint_s_order_use(qtbot, monkeypatch):
         assert tab.provenance()["ran_on"] == "two stand-in checkpoints"
     finally:
         tab.shutdown()
+
+
+@pytest.mark.parametrize("width", [720, 900])
+def test_the_last_distance_bin_is_labelled_on_a_small_screen(qtbot, figure, width):
+    """At 1024 × 700 the figure is about 720 pixels wide: the last bin's label
+    ("512-1023") passed the axis's end and was hidden, though the export showed it."""
+    figure.resize(width, 500)
+    figure.show_extension(STORED, "attention")
+    figure.grab()
+    axis = figure.plot.getAxis("bottom")
+    image = QtGui.QImage(10, 10, QtGui.QImage.Format.Format_ARGB32)
+    with QtGui.QPainter(image) as painter:
+        labels = axis.generateDrawSpecs(painter)[2]                # (rect, flags, text)
+    assert [text for _, _, text in labels] == list(figure.coords["distance"]), labels
+    scene = figure.canvas.sceneRect()
+    for rect, _, _ in labels:
+        assert axis.mapRectToScene(rect).right() <= scene.right()    # whole in the figure

@@ -80,3 +80,36 @@ def test_a_later_blocks_layer_labels_clear_the_tiles_beside_them(qtbot, size):
         right_tiles = view.mapViewToScene(QtCore.QPointF(grid.block_x(c), 0)).x()
         assert centre - half - left_tiles >= 3, (layer, centre - half - left_tiles)
         assert right_tiles - (centre + half) >= 3, (layer, right_tiles - centre - half)
+
+
+@pytest.mark.parametrize("size, layers", [((1500, 420), 4), ((900, 330), 4),
+                                          ((1500, 420), 30), ((560, 420), 4)])
+def test_the_mosaic_sits_against_its_layer_labels(qtbot, size, layers):
+    """A wide figure floated its tiles in the middle, 130 pixels right of the layer
+    labels and y axis, blank strips either side: the tiles start next to the axis
+    (square), the spare width left blank on their right."""
+    from PySide6 import QtCore
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1100, 760)
+    panel.show()
+    show(panel, evaluate(layers=layers, heads=4 if layers == 4 else 9,
+                         d_model=16 if layers == 4 else 36))
+    figure = panel.figures()["attention_mosaic"]
+    figure.setParent(None)
+    qtbot.addWidget(figure)
+    figure.resize(*size)
+    figure.show()
+    qtbot.waitExposed(figure)
+    figure.grab()
+    grid, view = figure.grid, figure.plot.vb
+    axis = figure.plot.getAxis("left").sceneBoundingRect().right()
+    corner = view.mapViewToScene(QtCore.QPointF(0, 0))
+    far = view.mapViewToScene(QtCore.QPointF(grid.width, grid.height))
+    margin = 0.025 * (far.x() - corner.x()) + 4          # the view's 2 % margin, a pixel
+    assert -1 <= corner.x() - axis <= margin, corner.x() - axis      # label to tile gap
+    assert corner.y() - view.sceneBoundingRect().top() <= margin
+    assert abs((far.x() - corner.x()) / grid.width
+               - (far.y() - corner.y()) / grid.height) < 0.01          # square cells
+    box = view.sceneBoundingRect()
+    assert far.x() <= box.right() + 0.5 and far.y() <= box.bottom() + 0.5   # whole

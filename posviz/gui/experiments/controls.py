@@ -19,6 +19,9 @@ CURRENT_REFUSED = ("The position probe fits on some texts and scores on others i
                    "out, so it needs several: the window's text is one")
 
 
+PAPER_CHARS = 36        # the paper box's least width, in characters
+
+
 def combo(items, tip: str) -> QtWidgets.QComboBox:
     """A box of (data, text) items, each text whole ("hidden equivariance", a paper's
     title), never cut."""
@@ -89,6 +92,9 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
                          "What the probe's regression reads: the hidden state, or also "
                          "its squares (so it can read a norm)")
     tab.paper = combo([(p.name, p.title) for p in CATALOGUE], "The published claim to check")
+    # its longest title set the page's least width: a 1024-pixel window scrolled sideways
+    # for a pixel; where room is short the box elides it (whole in its list and heading)
+    tab.paper.setMinimumWidth(tab.paper.fontMetrics().horizontalAdvance("x" * PAPER_CHARS))
     tab.weights = combo([(RANDOM, "random"), (TRAINED, "trained")],
                         "The built-in model's weights: random (from the seed; the claims "
                         "that follow from the architecture) or the shipped checkpoints, "

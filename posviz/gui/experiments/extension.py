@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
-from PySide6 import QtCore  # before pyqtgraph, so it binds PySide6
+from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 
 from ..plots import style
 from ..plots.hover import Series
@@ -138,6 +138,10 @@ def _draw_attention(figure, result: dict, length: int) -> None:
     x = np.arange(count, dtype=float)                  # the bins that reach within it
     axis = figure.plot.getAxis("bottom")
     axis.setTicks([[(float(i), names[i]) for i in range(count)], []])
+    # the last bin's label ("512-1023") sits near the axis's end: it may pass it by half
+    # its width (hidden on screen at 1024 pixels, where the export showed it)
+    metrics = QtGui.QFontMetrics(axis.style["tickFont"] or axis.font())
+    axis.setStyle(hideOverlappingLabels=metrics.horizontalAdvance(names[count - 1]) // 2 + 2)
     for k, (name, row) in enumerate(result["methods"].items()):
         values = np.array(row["attention"][str(length)], float)           # (bins,)
         _marker(figure, k, row["title"], x, values)

@@ -293,7 +293,9 @@ class ExperimentFigure(Figure):
             self.legend.addItem(style.legend_sample(
                 pen=None, symbol="s", symbolSize=12, symbolPen=None,
                 symbolBrush=(0, 114, 178, 60)), "p10 to p90 of the runs")
-        self._curve(x, self._drawn(median, level, row), "#0072b2", "median", 2.5)
+        one = result.runs == 1                  # one text reversed: no median, no spread
+        line = "the run" if one else "median"
+        self._curve(x, self._drawn(median, level, row), "#0072b2", line, 2.5)
         zeros = median == 0
         if zeros.any():
             self.plot.addItem(pg.ScatterPlotItem(
@@ -302,7 +304,7 @@ class ExperimentFigure(Figure):
             self.legend.addItem(style.legend_sample(pen=None, symbol="o", symbolSize=10,
                                                     symbolBrush="w",
                                                     symbolPen=pg.mkPen("#0072b2", width=2)),
-                                "median 0 (exact), on the row marked 0")
+                                f"{line} 0 (exact), on the row marked 0")
         self._floor_line(floor)
         top = np.nanmax(np.r_[p90, 1.0])
         y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
@@ -310,8 +312,9 @@ class ExperimentFigure(Figure):
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
-        self.set_note("Line: the median over all runs; shaded: 10th to 90th percentile. "
-                      "A change below the dashed noise floor cannot be told from "
+        self.set_note(("Line: the one run's change (one order, no spread to shade). "
+                       if one else "Line: the median over all runs; shaded: 10th to 90th "
+                       "percentile. ") + "A change below the dashed noise floor cannot be told from "
                       "floating-point rounding; a change of exactly 0 is drawn on the row marked 0, inside the grey "
                       "band.")
         self.data = {f"{metric}_{q}": getattr(band, q).copy()

@@ -118,6 +118,7 @@ class AttentionFigure(Figure):
 
     name = "attention"
     title = "Attention of the selected head"
+    shows_order = True
     tab = ATTENTION
     row = 2                     # under the curves and the mosaic: they are in sight first
     dims = ("query", "key")

@@ -22,8 +22,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
-from . import style
-from .exporting import drop_export_menu, flatten_scaled_strokes, portable_text
+from . import captions, style
+from .exporting import drop_export_menu, flatten_scaled_strokes, lossless_images, portable_text
 from .hover import HoverText, wrapped
 from .one_line import OneLineLabel, fit_note
 from .style import BACKGROUND
@@ -103,6 +103,9 @@ class Figure(QtWidgets.QWidget):
                                 # the plot in one column, giving the plot its height; 0: never
     note_one_line = False       # the note takes the lines the plot can spare, one elided
                                 # line at least (whole in its tooltip, exports, a click)
+    shows_order = False         # draws the reordered run: its caption names text and order
+    caption = ""                # a line under the heading in exports (captions.py), set by
+                                # the panel writing the file: the model, text and order
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -256,42 +259,16 @@ class Figure(QtWidgets.QWidget):
             self.grab()
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
 
-    def _whole_note(self) -> QtCore.QRect | None:
-        """Where an export writes the note whole, wrapped, when the screen shows it elided
-        (an export has no tooltip): its box, from the note's top down; else None."""
-        note = self.note
-        if not (self.note_one_line and note.elided() and not note.isHidden()):
-            return None
-        margins = note.contentsMargins()
-        box = note.geometry().adjusted(margins.left(), margins.top(), -margins.right(), 0)
-        box.setHeight(note.fontMetrics().boundingRect(
-            QtCore.QRect(0, 0, box.width(), 1 << 20), int(QtCore.Qt.TextFlag.TextWordWrap),
-            note.text()).height())
-        return box
-
     def export_size(self) -> QtCore.QSize:
-        """The figure's size in an export: as on screen, taller by the lines of a note
-        the screen shows elided."""
-        box = self._whole_note()
-        if box is None:
-            return self.size()
-        bottom = box.bottom() + 1 + self.note.contentsMargins().bottom()
-        return QtCore.QSize(self.width(), max(self.height(), bottom))
+        """The figure's size in an export (captions.export_size): as on screen, taller
+        by its caption and the lines of a note the screen shows elided."""
+        return captions.export_size(self)
 
     def _render_all(self, painter) -> None:
-        """Paint the figure (the exporting state on) and its note whole where elided."""
-        box = self._whole_note()
+        """Paint the figure (the exporting state on) with its caption and its note whole
+        where elided (captions.render)."""
         with self._exporting(painter):
-            self.note.blank = box is not None
-            try:
-                self.render(painter, QtCore.QPoint(), QtGui.QRegion(),
-                            QtWidgets.QWidget.RenderFlag.DrawChildren)
-            finally:
-                self.note.blank = False
-        if box is not None:
-            painter.setPen(self.note.palette().color(QtGui.QPalette.ColorRole.WindowText))
-            painter.setFont(self.note.font())
-            painter.drawText(box, int(QtCore.Qt.TextFlag.TextWordWrap), self.note.text())
+            captions.render(self, painter)
 
     def export(self, path: Path, width: int | None = None, dpi: int | None = None,
                provenance: dict | None = None, scale: float | None = None) -> Path:
@@ -326,8 +303,8 @@ class Figure(QtWidgets.QWidget):
 
     def export_pdf(self, path: Path, provenance: dict | None = None) -> Path:
         """Vector export through QPdfWriter: one page the figure's size on screen, text as
-        text, lines as paths, heatmaps as images Qt scales up without smoothing (crisp
-        cells in any viewer); ``provenance`` in its XMP metadata."""
+        text, lines as paths, heatmaps as lossless images Qt scales up without smoothing
+        (crisp cells of exact colours in any viewer); ``provenance`` in its XMP metadata."""
         open(path, "wb").close()          # an unwritable path: the OSError saying why
         writer = QtGui.QPdfWriter(str(path))
         dpi = self.logicalDpiX()
@@ -341,14 +318,14 @@ class Figure(QtWidgets.QWidget):
         writer.setCreator(f"posviz figure '{self.name}'")
         if provenance:
             writer.setDocumentXmpMetadata(xmp_metadata(provenance, self.title))
+        lossless_images(self)
         return self._paint_vector(writer, path)
 
     def _paint_vector(self, device, path: Path) -> Path:
         painter = QtGui.QPainter()
         if not painter.begin(device):
             raise OSError(0, "could not write", str(path))
-        # In export mode pyqtgraph draws scatter symbols as vector paths, not as
-        # fragments of a cached pixmap (which a vector device writes as the whole atlas).
+        # export mode: scatter symbols as paths, not bits of a pixmap atlas (written whole)
         try:
             self._render_all(painter)
         finally:

@@ -166,6 +166,17 @@ def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
     return path, None, dpi
 
 
+def lossless_images(figure: QtWidgets.QWidget) -> None:
+    """Have Qt's PDF engine write every image of ``figure``'s canvases lossless (Flate),
+    so a heatmap's cells keep their exact colours. Without the hint the engine stores an
+    opaque image as JPEG whenever that is smaller (QPdfEnginePrivate::addImage), an
+    image with alpha as JPEG plus a mask: cells of (68, 1, 84) came out (62, 0, 83) to
+    (79, 0, 91). Each graphics view paints with its own hints, not those of the painter
+    QWidget.render was given, so the views carry it; Qt reads it only for a PDF."""
+    for view in figure.findChildren(QtWidgets.QGraphicsView):
+        view.setRenderHint(QtGui.QPainter.RenderHint.LosslessImageRendering)
+
+
 def drop_export_menu(canvas: pg.GraphicsLayoutWidget) -> None:
     """No "Export..." from pyqtgraph in the canvas's right-click menu: it would save the
     canvas without the figure's heading and note (the panel adds "Export figure as

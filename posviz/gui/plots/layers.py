@@ -60,6 +60,7 @@ class SymmetryFigure(Figure):
 
     name = "symmetry"
     title = "Symmetry per layer"
+    shows_order = True
     tab = ATTENTION
     row = 1
     dims = ("layer",)
@@ -234,6 +235,7 @@ class BranchNormsFigure(Figure):
 
     name = "branch_norms"
     title = "Residual stream and branch norms"
+    shows_order = True
     tab = TOKENS
     row = 1
     dims = ("layer",)

@@ -55,6 +55,7 @@ BAR_LABELS = {"difference": "difference", "original": "attention weight",
               "reordered": "attention weight"}
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
+PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
 
 
 class MosaicFigure(Figure):
@@ -68,6 +69,7 @@ class MosaicFigure(Figure):
 
     name = "attention_mosaic"
     title = "All layers and heads"
+    shows_order = True
     tab = ATTENTION
     row = 1
     dims = ("layer", "head", "query", "key")
@@ -165,10 +167,26 @@ class MosaicFigure(Figure):
             grid = mosaic_grid(L, h, n, self._aspect(), self.gap, least_block_gap=room)
         if grid != self._grid:
             self._grid = grid
-            self.plot.setRange(xRange=(0, grid.width), yRange=(0, grid.height), padding=0.02)
+            self._anchor()
             self._paint()
             self._outline(*self._selected)
+        else:
+            self._anchor()
         self._label()
+
+    def _anchor(self) -> None:
+        """Show the tiles whole (square cells, a margin of PAD of the mosaic around
+        them) against the view's top left, next to the layer labels: the view's spare
+        width (or height) stays empty at its right (bottom) instead of on both sides,
+        where the tiles floated ~130 px away from their labels in a wide figure."""
+        grid, view = self._grid, self.plot.vb
+        if grid is None or view.width() < 2 or view.height() < 2:
+            return
+        width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
+        scale = min(view.width() / width, view.height() / height)      # pixels per cell
+        left, top = -PAD * grid.width, -PAD * grid.height
+        self.plot.setRange(xRange=(left, left + view.width() / scale),
+                           yRange=(top, top + view.height() / scale), padding=0)
 
     def _label_room(self, grid) -> int:
         """Image pixels between two blocks that hold the widest layer label with
@@ -176,7 +194,7 @@ class MosaicFigure(Figure):
         axis = self.plot.getAxis("left")
         metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or axis.font())
         view = self.plot.vb
-        scale = min(view.width() / grid.width, view.height() / grid.height) / 1.04
+        scale = min(view.width() / grid.width, view.height() / grid.height) / (1 + 2 * PAD)
         if scale <= 0:
             return 0
         return int(np.ceil((metrics.horizontalAdvance(str(grid.layers)) + 2 * LABEL_MARGIN)

@@ -216,7 +216,7 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         figure = self._figure(name)
         self._refresh([name])
         self._bring_forward(figure)
-        return figure
+        return self.captioned(figure)
 
     def copy_plot(self) -> bool:
         """Copy the plot under the mouse (or holding the focus, or the tab's first) to
@@ -315,7 +315,7 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         QtWidgets.QApplication.processEvents()
 
     def _copy(self, figure: Figure | None) -> bool:
-        if not copy_figure(figure):
+        if not copy_figure(figure and self.captioned(figure)):
             return False
         self.message.emit(f"Copied the {figure.name.replace('_', ' ')} plot to the clipboard")
         return True

@@ -16,6 +16,7 @@ from PySide6 import QtWidgets
 from .arrange import plots_nothing, shown_while
 from .exporting import ask_export_path, writing
 from .figures import FIGURE_TYPES, FIGURES
+from posviz.document.caption import caption
 from posviz.document.files import FIGURE_FORMATS, check_folder, check_formats, check_width
 from posviz.document.provenance import record, typed_text
 from posviz.errors import PosvizInputError
@@ -50,6 +51,12 @@ class PanelFiles:
             facts["figure"] = name
         return facts
 
+    def captioned(self, figure):
+        """``figure`` (one of this panel's) with the caption its files and copies draw
+        under its heading (captions.py: the model, and the text and order it shows)."""
+        figure.caption = caption(self.provenance(figure.name), figure.shows_order)
+        return figure
+
     def drawn_alone(self):
         """A twin of this panel, off screen at its own size (own_size.PANEL_SIZE),
         showing the evaluation and selection shown here, with the same facts; the
@@ -73,6 +80,7 @@ class PanelFiles:
         facts = self.provenance(name)
         if suffix != "csv":
             self._bring_forward(figure)                 # its tab drawn, then shown as is
+        figure.caption = caption(facts, figure.shows_order)
         with shown_while(figure, suffix != "csv"):
             return writing(path, lambda: figure.export(path, width, dpi, facts, scale))
 

@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtWidgets
 
 from . import style
 from .base import Figure
+from .captions import caption_height
 from .style import TokenAxis
 from .tabs import OUTPUTS
 from posviz.analysis.predictions import pooled_outputs
@@ -89,6 +90,7 @@ class OutputsFigure(Figure):
 
     name = "outputs"
     title = "What the model predicts after each order"
+    shows_order = True
     tab = OUTPUTS
     dims = ("entry",)
     guide = ("the top tokens a language model predicts (the next token of a causal "
@@ -140,7 +142,8 @@ class OutputsFigure(Figure):
             return size
         text = self.text
         bottom = text.mapTo(self, QtCore.QPoint(0, 0)).y() + text.heightForWidth(text.width())
-        return QtCore.QSize(size.width(), min(size.height(), bottom + TEXT_MARGIN))
+        bottom += TEXT_MARGIN + caption_height(self)     # the caption's band above it
+        return QtCore.QSize(size.width(), min(size.height(), bottom))
 
     def draw_bars(self, outputs) -> None:
         """The probabilities of the first prediction's top tokens under both orders."""

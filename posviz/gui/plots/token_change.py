@@ -38,6 +38,7 @@ class TokenChangeFigure(Figure):
 
     name = "token_change"
     title = "Change per token"
+    shows_order = True
     tab = TOKENS
     dims = ("token",)
     selects = ("layer",)

@@ -8,6 +8,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBox
 from ..status import ERROR_STYLE
 
 TEXT_DEBOUNCE_MS = 700
+HINT = ("Drag the chips to reorder them · small numbers: original places · blue: in "
+        "place · orange: moved · grey: special tokens that stay put")
+SHORT_KEY = "chips: blue: in place · orange: moved · grey: special"
 
 
 class TextRow(QWidget):
@@ -33,8 +36,13 @@ class TextRow(QWidget):
                              timeout=lambda: self.applyRequested.emit(False))
         self.edit.returnPressed.connect(lambda: self.applyRequested.emit(False))
         self.edit.textEdited.connect(lambda _: self.typing.start())
+        # a short window's chip key: on the field's line, the hint's line going to the plots
+        self.key = QLabel(SHORT_KEY)
+        self.key.setStyleSheet("color: #6b7a8c; font-size: 11px;")
+        self.key.setToolTip(HINT)
         row.addWidget(caption)
         row.addWidget(self.edit, 1)
+        row.addWidget(self.key)
         layout.addLayout(row)
         error_row = QHBoxLayout()
         self.error = QLabel(wordWrap=True)
@@ -42,9 +50,7 @@ class TextRow(QWidget):
         self.truncate_button = QPushButton("Truncate")
         self.truncate_button.setToolTip("Keep only as many tokens as the model has positions")
         self.truncate_button.clicked.connect(lambda: self.applyRequested.emit(True))
-        self.hint = QLabel("Drag the chips to reorder them · small numbers: original "
-                           "places · blue: in place · orange: moved · grey: special "
-                           "tokens that stay put")
+        self.hint = QLabel(HINT)
         self.hint.setStyleSheet("color: #6b7a8c; font-size: 11px;")
         error_row.addWidget(self.error, 1)
         error_row.addWidget(self.truncate_button)
@@ -59,12 +65,15 @@ class TextRow(QWidget):
         self.error.setText(message)
         self.error.setVisible(bool(message))
         self.hint.setVisible(not message and not self.short)
+        self.key.setVisible(self.short)
         self.truncate_button.setVisible(can_truncate)
         self.edit.setStyleSheet("QLineEdit { border: 1px solid #c62828; }"
                                 if message else "")
 
     def set_short(self, short: bool) -> None:
         """In a short window (a projector, a small laptop) the hint gives its line to
-        the plots; it stays in the strip's tooltip."""
+        the plots: the chips' colour key, short, goes beside the field (the whole hint
+        in its tooltip and the strip's)."""
         self.short = short
         self.hint.setVisible(not self.error.text() and not short)
+        self.key.setVisible(short)
