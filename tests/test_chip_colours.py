@@ -28,7 +28,7 @@ def test_the_hint_names_every_chip_colour_by_its_hue(qtbot):
 def test_the_colour_key_stays_in_a_short_window_at_1024_pixels(qtbot, short):
     """At 1024 × 700 the hint line gave its room to the plots and the chips' colours
     were nowhere said: a short window keeps the key, short, beside the field."""
-    from posviz.gui.text_row import SHORT_KEY
+    from posviz.gui.tokens.text_row import SHORT_KEY
     row = TextRow()
     qtbot.addWidget(row)
     row.resize(1024 - 250, 60)              # the window's width less the model panel

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from posviz.gui import load_progress
+from posviz.gui.model_panel import load_progress
 from posviz.gui.model_panel.load_progress import LoadProgress
 from posviz.models.hf.workarounds import MATCHING, READING
 
