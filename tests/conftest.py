@@ -4,7 +4,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 # Before any Qt or numpy import: Qt tests run without a display unless a test asks for
@@ -132,24 +131,24 @@ def window(qtbot, request):
 @contextlib.contextmanager
 def xvfb(screen: str, needs=("Xvfb",)):
     """A private X server (Xvfb) of this screen size, e.g. "1600x1000"; the display name.
-    Skips the test where a needed program is missing or no server starts."""
+    The server picks a free display number itself (-displayfd), so test runs side by
+    side never race for one. Skips the test where a needed program is missing or no
+    server starts."""
+    import select
     missing = [program for program in needs if not shutil.which(program)]
     if missing:
         pytest.skip(f"needs {' and '.join(missing)} (apt-get install xvfb xdotool)")
-    number = next((k for k in range(90, 190)
-                   if not os.path.exists(f"/tmp/.X11-unix/X{k}")
-                   and not os.path.exists(f"/tmp/.X{k}-lock")), None)
-    if number is None:
-        pytest.skip("no free X display number")
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", f"{screen}x24",
-                               "-nolisten", "tcp"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):     # the server's socket
-        if server.poll() is not None or time.monotonic() > deadline:
-            server.kill()
-            pytest.skip("Xvfb did not start")
-        time.sleep(0.05)
+    read, write = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0",
+                               f"{screen}x24", "-nolisten", "tcp"], pass_fds=(write,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as told:           # its number, written once it listens
+        number = told.readline().strip() if select.select([told], [], [], 30)[0] else ""
+    if not number.isdigit():
+        server.kill()
+        server.wait(5)
+        pytest.skip("Xvfb did not start")
     try:
         yield f":{number}"
     finally:

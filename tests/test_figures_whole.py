@@ -7,7 +7,7 @@ outside its view; each experiment's PNG, SVG and PDF hold every legend entry and
 last layer or head, inside the picture, and are the same size whatever the window's.
 
 One window serves every size; each experiment runs once and is looked at and exported
-at each size. The slowest paper checks run on fewer texts and tokens than the window's
+at each size. The slowest paper checks run on fewer texts, tokens and probe steps than
 (the same code, the same drawing).
 """
 from __future__ import annotations
@@ -27,13 +27,15 @@ SLACK = 1.0                    # pixels an item may reach past an edge (rounding
 
 @pytest.fixture
 def quick_papers(monkeypatch):
-    """The slow paper checks on fewer texts and tokens: minutes become seconds."""
-    from posviz.analysis.experiments import papers, pretrained, texts, trained
+    """The slow paper checks on fewer texts, tokens and probe steps: minutes become
+    seconds (the trained haviv2022 alone fitted its MLP probes for 2 to 5 minutes)."""
+    from posviz.analysis.experiments import papers, pretrained, probe, texts, trained
     few = texts.random_texts
     monkeypatch.setattr(papers, "random_texts",
                         lambda count, *args, **kw: few(min(count, 30), *args, **kw))
     monkeypatch.setattr(trained, "PRESS_TOKENS", 1 << 11)
     monkeypatch.setattr(trained, "PROBE_TEXTS", 30)
+    monkeypatch.setattr(probe, "MLP_STEPS", 10)
     examples = texts.example_texts
     monkeypatch.setattr(pretrained, "example_texts", lambda: examples()[:2])
     monkeypatch.setattr(pretrained, "BUNDLED_MODELS", ("minilm",))
