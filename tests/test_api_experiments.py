@@ -112,6 +112,8 @@ def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, 
     theirs = command_json(capsys, "compare", "--pe", "none,rope", "--layers", "2",
                           "--text", TEXT, "--order", "5,4,3,2,1,0")
     assert ours.to_dict() == theirs and theirs["provenance"]["encoding"] == ["none", "rope"]
+    report = command_json(capsys, "report", "--pe", "rope", "--layers", "2", "--text", TEXT)
+    assert theirs["config"]["d_ff"] == report["config"]["d_ff"] == 4 * 64   # not 0
     figure = ours.figure("hidden_equivariance")
     subtitle = figure.drawn().subtitle                    # Python has no window
     assert subtitle.endswith("random weights; order [5,4,3,2,1,0]"), subtitle

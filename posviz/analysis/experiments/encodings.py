@@ -123,6 +123,7 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
         if progress is not None:
             progress(done + 1, len(kinds))
     shared = {k: v for k, v in backends[0].config.to_dict().items() if k != "pe"}
+    shared["d_ff"] = backends[0].config.ff_width     # as report --json says it (not 0)
     return EncodingComparison(text, shared, seqs[0].tokens, tuple(int(i) for i in order),
                               positions, weights, tuple(models), carried)
 
