@@ -69,7 +69,7 @@ class StatusLine(QObject):
         self.ticking = QTimer(self, interval=1000, timeout=self._tick)
 
     def _computing(self) -> None:
-        self._since = time.monotonic() - COMPUTING_AFTER_MS / 1000
+        self._since = time.monotonic() - self.computing.interval() / 1000   # the ask
         self._first = None        # the number of this wait's first forward (reached)
         self.say("computing…")
         self.ticking.start()

@@ -281,11 +281,11 @@ class MainWindow(QMainWindow):
                               f"{ev.reference.n_heads} heads · {done} in {ms:.0f} ms")
         if self.model_panel is None:
             return                    # the panels are not built yet
+        if ev.seq == self.session.seq:
+            self.strip.set_change(shown.views.token_bars)
         self.model_panel.describe(shown)
         if self.plots is not None:
             self.plots.show_evaluation(shown)
-        if ev.seq == self.session.seq:      # the bars painted after the plots
-            self.strip.set_change(shown.views.token_bars)
 
     # -- widgets -> edits -------------------------------------------------------------
     def apply_text(self, truncate: bool = False) -> None:

@@ -99,9 +99,9 @@ class TokenStrip(Dragging, QWidget):
 
     def set_change(self, change) -> None:
         """(n,) values in 0..1 per original token (how much its output changed), drawn as a
-        bar under each chip, or None; repainted after the events queued now (the plots')."""
+        bar under each chip, or None to draw none."""
         self._change = None if change is None else [float(v) for v in change]
-        QTimer.singleShot(0, self, self.update)
+        self.update()
 
     def change(self) -> list[float] | None:
         """The bar lengths drawn under the chips, per original token."""
