@@ -19,7 +19,7 @@ pytest.importorskip("PySide6")
 
 import pyqtgraph as pg  # noqa: E402
 from figure_files import picture_size, pixels, text_lines  # noqa: E402
-from PySide6 import QtGui, QtWidgets  # noqa: E402
+from PySide6 import QtGui  # noqa: E402
 
 SIZES = ((1024, 700), (1366, 768), (1920, 1080))
 SLACK = 1.0                    # pixels an item may reach past an edge (rounding)
@@ -117,36 +117,6 @@ def outside_view(figure) -> list[str]:
     return found
 
 
-def note_cut(figure) -> list[str]:
-    """The figure's note not whole on the page: its painted lines taller than its box,
-    or (scrolled to, as a reader would) part of it hidden, under the canvas and its
-    legend or past the end of the page the window scrolls."""
-    from PySide6.QtWidgets import QScrollArea
-    note = figure.note
-    if note.isHidden() or not figure.isVisible():
-        return []
-    problems = []
-    needed = note.heightForWidth(note.width())
-    if note.height() < needed:
-        problems.append(f"its note is {note.height()} px tall, its lines need {needed}")
-    if figure.stack.currentWidget() is figure.canvas:
-        canvas = figure.canvas.geometry()
-        if canvas.bottom() >= note.geometry().top():
-            problems.append(f"the canvas (its legend) reaches y = {canvas.bottom()}, over "
-                            f"the note from y = {note.geometry().top()}")
-    scroll = figure.parentWidget()
-    while scroll is not None and not isinstance(scroll, QScrollArea):
-        scroll = scroll.parentWidget()
-    if scroll is not None:
-        scroll.ensureWidgetVisible(note, 0, 0)
-        QtWidgets.QApplication.processEvents()
-    seen = note.visibleRegion().boundingRect()
-    if seen != note.rect():
-        problems.append(f"of its note {note.rect().getRect()} only {seen.getRect()} can "
-                        f"be seen, scrolled to")
-    return problems
-
-
 def plain(text: str) -> str:
     document = QtGui.QTextDocument()
     document.setHtml(text)
@@ -234,7 +204,7 @@ def test_every_figure_is_whole_at_every_size_and_every_export_at_its_own(
             settle(qtbot)
             where = f"{name} at {width}×{height}"
             problems += [f"{where}: {p}" for p in outside_canvas(tab.figure)
-                         + outside_view(tab.figure) + note_cut(tab.figure)]
+                         + outside_view(tab.figure)]
 
             paths = [tab.export(tmp_path / f"{name}-{width}", fmt)
                      for fmt in ("png", "svg", "pdf")]
@@ -273,32 +243,3 @@ def test_export_figures_writes_the_same_files_at_every_window_size_and_stays_on_
     count = len(sizes[SIZES[0][0]])
     assert labels[:count] == [f"Writing {name} ({k + 1} of {count})…"
                               for k, name in enumerate(sizes[SIZES[0][0]])]
-
-
-@pytest.mark.parametrize("name", ["alibi-slopes-random", "compare-random", "order-use"])
-def test_every_line_of_an_experiment_s_note_is_whole_at_every_size(
-        qtbot, window, monkeypatch, name):
-    """The note under the legend (the ALiBi slopes' and the encodings compared: five
-    lines or so; order use's under a legend of two columns) is whole at every size:
-    no line under the canvas and its legend, none past the end of the page the window
-    scrolls. Order use reads 20 windows per checkpoint here (the same drawing)."""
-    from posviz.analysis.experiments import order_use
-    measured = order_use.of_checkpoint
-    monkeypatch.setattr(order_use, "of_checkpoint",
-                        lambda checkpoint, windows: measured(checkpoint, 20))
-    chosen = dict((found, how) for found, how, _ in experiments())
-    chosen["order-use"] = lambda tab: tab.what.setCurrentIndex(tab.what.findData("order"))
-    tabs, tab = window.plots.tabs, window.experiments
-    tabs.setCurrentWidget(tab)
-    chosen[name](tab)
-    with qtbot.waitSignal(tab._relay.finished, timeout=300_000):
-        tab.run()
-    qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
-    assert not tab.status.property("error"), tab.status.text()
-    problems = []
-    for width, height in SIZES:
-        window.resize(width, height)
-        settle(qtbot)
-        problems += [f"{width}×{height}: {p}" for p in note_cut(tab.figure)
-                     + outside_canvas(tab.figure)]
-    assert not problems, "\n".join(problems)

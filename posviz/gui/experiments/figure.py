@@ -19,7 +19,6 @@ from ..plots.hover import CurveHover
 from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from ..plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from ..plots.noise_floor import floor_line, place_label
-from ..plots.one_line import fit_note, least_height
 from ..plots.own_size import lay_out_at_own_size, least_size
 from ..plots.wheel import frame
 from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
@@ -159,27 +158,16 @@ class ExperimentFigure(Figure):
         self.veil.setGeometry(self.rect())
         self._holding.start()
 
-    def event(self, event) -> bool:
-        if event.type() == QtCore.QEvent.Type.LayoutRequest:
-            self._holding.start()       # a heading, note or legend of other lines
-        return super().event(event)
-
     def _hold_whole(self) -> None:
         """The canvas no narrower than its plot and legend need and no shorter than a
-        readable plot under its legend, and the figure no shorter than its heading, that
-        canvas and its note's lines at this width: a small window scrolls the figure,
-        never cuts it nor lays the note over the legend."""
+        readable plot under its legend: a small window scrolls the figure, never cuts it."""
         if self.stack.currentWidget() is self.canvas:
             self.fit_legend()           # a drawing's new entries: as many columns as fit
             width, height = least_size(self.canvas, self.plot, self.legend,
                                        self.least_plot_height)
             if (width, height) != self.canvas.minimumSize().toTuple():
                 self.canvas.setMinimumSize(width, height)
-                fit_note(self)          # the lines the note may take follow the canvas
             self._place_labels()
-        least = least_height(self)
-        if least != self.minimumHeight():
-            self.setMinimumHeight(least)
 
     # -- a file at the figure's own size --------------------------------------------------
     def drawn_alone(self) -> Figure:

@@ -178,8 +178,7 @@ READABLE_PLOT = 240         # pixels of a canvas (its axes included, a legend un
 
 def spare_lines(figure) -> int:
     """Lines ``figure``'s note may take while the canvas above it keeps READABLE_PLOT
-    pixels, and a legend under the plot its own rows, or its least height if it has one
-    (a figure that scrolls rather than squash its plot): at least 1."""
+    pixels, and a legend under the plot its own rows: at least 1."""
     note, heading = figure.note, figure.layout().itemAt(0)      # the heading's row
     top = (heading.heightForWidth(figure.width()) if heading.hasHeightForWidth()
            else heading.sizeHint().height())
@@ -188,7 +187,6 @@ def spare_lines(figure) -> int:
     if (legend is not None and legend.isVisible()
             and figure.canvas.ci.items.get(legend) == [(1, 0)]):
         need += legend.layout.preferredHeight()
-    need = max(need, figure.canvas.minimumHeight())
     margins = note.contentsMargins()
     room = figure.height() - top - need - margins.top() - margins.bottom()
     return max(1, room // note.fontMetrics().lineSpacing())
@@ -198,16 +196,3 @@ def fit_note(figure) -> None:
     """Give ``figure``'s note (a OneLineLabel) the lines its figure can spare now."""
     if isinstance(figure.note, OneLineLabel):
         figure.note.set_room(spare_lines(figure))
-
-
-def least_height(figure) -> int:
-    """Pixels ``figure`` needs at its width to hold its heading's lines, its canvas's
-    least height and its note's lines whole (a layout counts one line of a wrapped
-    label); 0 while it shows a message."""
-    if figure.stack.currentWidget() is not figure.canvas:
-        return 0
-    width, top = figure.width(), figure.layout().itemAt(0)         # the heading's row
-    heading = (top.heightForWidth(width) if top.hasHeightForWidth()
-               else top.sizeHint().height())
-    note = figure.note.heightForWidth(width) if figure.note.isVisibleTo(figure) else 0
-    return heading + figure.canvas.minimumHeight() + note
