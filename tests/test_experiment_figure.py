@@ -421,6 +421,19 @@ def test_beside_a_linear_probe_the_verdicts_probes_name_their_squared_coordinate
     assert "causal probe error" not in labels
 
 
+def test_the_paper_check_draws_all_four_probes_it_ran(figure):
+    """Haviv 2022 ran four probes (quadratic and linear, causal and bidirectional) and
+    its progress said so, but the bidirectional linear probe was not drawn."""
+    check = haviv([2.5] * LAYERS)
+    check.values["linear"] = {"causal": probe_rows([2.4] * LAYERS, [2.5] * LAYERS),
+                              "bidirectional": probe_rows([2.9] * LAYERS, [2.5] * LAYERS)}
+    figure.show_paper(check)
+    labels = legend_labels(figure)
+    assert sum(label.endswith("probe error") for label in labels) == 4
+    assert "bidirectional (linear) probe error" in labels
+    assert figure.data["bidirectional_linear_mae"] == pytest.approx([2.9] * LAYERS)
+
+
 def test_a_sweep_whose_runs_agree_lists_no_band(figure):
     """NoPE, bidirectional: every run is exactly 0, no band is drawn, and the legend
     listed "p10 to p90 of the runs" all the same."""

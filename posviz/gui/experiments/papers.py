@@ -47,8 +47,9 @@ def draw_paper(figure, check) -> None:
         both = f"({FEATURE_NAMES['quadratic']}) " if "linear" in values else ""
         runs = {f"causal {both}": (values["causal"], "#d55e00"),
                 f"bidirectional {both}": (values["bidirectional"], "#0072b2")}
-        if "linear" in values:
-            runs["causal (linear) "] = (values["linear"]["causal"], "#009e73")
+        linear = {"causal": "#009e73", "bidirectional": "#56b4e9"}      # all four probes
+        for mask, rows in values.get("linear", {}).items():
+            runs[f"{mask} (linear) "] = (rows, linear[mask])
         figure._probes("", runs)
     elif check.name == "chi2023":
         spread = np.array(values["variance_by_position"])
