@@ -91,6 +91,17 @@ def test_sinha_draws_each_encoding_s_change_against_the_floor(figure):
     assert x0 <= -0.4 and x1 >= 2.4                              # no name cut at an edge
 
 
+def test_a_check_on_random_weights_names_the_window_s_weights_choice_for_trained(figure):
+    """The Sinha note said "whether trained models' predictions move is --weights
+    trained": a command-line flag, in the window."""
+    figure.show_paper(paper("sinha2022", SHIFT))
+    note = " ".join(figure.note.text().split())
+    assert 'the Weights choice "trained" runs it on trained models' in note
+    assert "--" not in note
+    figure.show_paper(paper("chi2023", {"variance_by_position": [1.0, 0.5, 0.2]}))
+    assert "Weights choice" not in figure.note.text()          # chi2023 has no trained one
+
+
 def test_sinha_on_trained_weights_draws_every_model_and_the_thresholds(figure):
     """A ratio (the last layer's change), a KL in nats and MiniLM's 1 − cosine shared one
     log axis: the ratio has its own plot, and the two outputs their own markers and

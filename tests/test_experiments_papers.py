@@ -51,6 +51,8 @@ def test_an_offset_changes_absolute_positions_but_not_rope():
     assert check.values["rope"]["score_change"] <= floor
     assert check.values["rope"]["output_change"] <= floor
     assert check.holds
+    # the record is read in the window and on the command line: it names no flag
+    assert "--" not in check.tests and "same check on trained weights" in check.tests
 
 
 def test_attention_output_variance_shrinks_with_position_without_positions():
@@ -90,6 +92,8 @@ def test_every_check_names_its_weights_and_the_claim_it_tests(name, capsys):
     out = capsys.readouterr().out
     assert "ran on:   random weights: " in out and "\ntests:    What the" in out
     assert "holds here: yes (on random weights), for the claim under tests" in out
+    if name == "sinha2022":                   # its trained check, as this command runs it
+        assert "(--weights trained runs it on trained models)" in " ".join(out.split())
 
 
 def test_one_record_per_paper_with_its_title():

@@ -11,7 +11,7 @@ import json
 import math
 import textwrap
 
-from ..analysis.experiments.papers import CATALOGUE, PRESETS, TRAINED_PRESETS
+from ..analysis.experiments.papers import CATALOGUE, PRESETS, TRAINED_PRESETS, trained_too
 
 
 def add_command(subparsers) -> None:
@@ -192,9 +192,10 @@ def run(args) -> int:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
     check = result.result
+    trained = " (--weights trained runs it on trained models)" if trained_too(check) else ""
     print("\n".join([wrap("paper:    ", check.citation), wrap("reports:  ", check.reports),
                      wrap("ran on:   ", f"{check.weights} weights: {check.ran_on}"),
-                     wrap("tests:    ", check.tests),
+                     wrap("tests:    ", check.tests + trained),
                      wrap("measures: ", check.measures),
                      "values:",
                      *values_lines(press_values(check.values) if check.name == "press2022"

@@ -284,8 +284,8 @@ def sinha2022(should_stop=None) -> PaperCheck:
         models=tuple(built_in(pe=pe) for pe in ("sinusoidal", "learned", "rope")),
         tests=ARCHITECTURE + "the shift moves the sinusoidal and learned models' last "
               "layer by more than 100 × the noise floor and RoPE's scores and last layer "
-              "by less than it; whether trained models' predictions move is --weights "
-              "trained.")
+              "by less than it; whether trained models' predictions move is the same check "
+              "on trained weights.")
 
 
 @dataclass(frozen=True)
@@ -317,6 +317,11 @@ PAPERS = tuple(p.name for p in CATALOGUE)
 # the checks that tell their stages and steps (those of a minute or more)
 COUNTED = (haviv2022, trained.press2022, trained.haviv2022, pretrained.sinha2022)
 TITLES = {p.name: p.title for p in CATALOGUE}
+
+
+def trained_too(check: PaperCheck) -> bool:
+    """Did ``check`` run on random weights for a paper checked on trained ones too?"""
+    return check.weights == RANDOM and check.name in TRAINED_PRESETS
 
 
 def default_weights(name: str) -> str:

@@ -10,7 +10,7 @@ from ..plots import style
 from ..plots.log_ticks import ZERO_MARGIN
 from ..plots.wheel import frame
 from .slopes import show_slopes
-from posviz.analysis.experiments.papers import TITLES
+from posviz.analysis.experiments.papers import TITLES, trained_too
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.models.encodings import LearnedEncoding, NoPositions
 
@@ -75,7 +75,11 @@ def draw_paper(figure, check) -> None:
     figure.subtitle = f"Ran on {check.ran_on}" if check.ran_on else ""
     figure.set_title(f"{TITLES.get(check.name, check.name)} ({check.weights} weights): "
                      f"{'holds' if check.holds else 'does NOT hold'} here")
-    figure.set_note(f"{check.citation}\nPaper: {check.reports}\nTests: {check.tests}\n"
+    # the trained check, as this window runs it (the command line names its flag)
+    trained = ' (the Weights choice "trained" runs it on trained models)' if \
+        trained_too(check) else ""
+    figure.set_note(f"{check.citation}\nPaper: {check.reports}\nTests: {check.tests}"
+                    f"{trained}\n"
                     f"posviz: {check.measures}" + (f"\nDrawn: {said}" if said else ""))
 
 
