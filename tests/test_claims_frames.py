@@ -41,7 +41,7 @@ def test_an_exact_symmetry_is_0_in_the_fast_frame_and_rounding_when_run_as_given
     assert frame(fast.evaluation) == "aligned" and frame(given.evaluation) == "given"
     assert "exactly 0 by construction" in frame_note(fast.evaluation)
     assert "rounding, below the noise floor, not 0" in frame_note(given.evaluation)
-    assert frame_note(fast.evaluation, "literal=True") in fast.notes       # Python's words
+    assert frame_note(fast.evaluation) in fast.notes
     assert frame_note(given.evaluation) in build_views(given.evaluation, None).symmetry_note
 
 
@@ -76,18 +76,6 @@ def test_literal_on_the_command_line_the_option_and_the_session_file(capsys, tmp
     session = posviz.load(pe="none").compare(TEXT, REVERSED, literal=True).session
     assert loads(dumps(session.to_document())).positions.literal is True
     assert "literal" not in dumps(posviz.load(pe="none").compare(TEXT).session.to_document())
-
-
-def test_the_frame_note_names_the_option_as_each_reader_sets_it(capsys):
-    """The window's note said "Run as given" (--literal): a flag, in the window."""
-    fast = posviz.load(pe="none", mask="bidirectional").compare(TEXT, REVERSED)
-    window = build_views(fast.evaluation, None).symmetry_note
-    assert '"Run as given" (Position ids) shows the rounding' in window
-    assert "--literal" not in window
-    assert any("literal=True shows the rounding" in note for note in fast.notes)   # Python
-    assert main(["report", "--pe", "none", "--text", TEXT, "--json", "--quiet"]) == 0
-    notes = json.loads(capsys.readouterr().out)["notes"]
-    assert any("--literal shows the rounding" in note for note in notes)
 
 
 def test_the_window_shows_literal_as_a_checkbox_in_the_position_ids(qtbot):

@@ -237,8 +237,7 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
         "noise_floor": ev.comparison.floor,
         "run": frame(ev),
         "layers": json.loads(json.dumps(rows)),
-        "notes": [note for note in (one_token_note(ev, spread), frame_note(ev, "--literal"))
-                  if note],
+        "notes": [note for note in (one_token_note(ev, spread), frame_note(ev)) if note],
     }
     assert data["config"] == {"model": "built-in", **ModelConfig(**FIXED).to_dict(),
                               "d_ff": ModelConfig(**FIXED).ff_width,

@@ -101,14 +101,11 @@ class Report:
         """What qualifies the numbers: an order that changes nothing of the input, the
         tokens that carry a layer's change, and how the reorder ran when a curve reaches
         the floor (views.shown, views.reading)."""
-        from ..errors import argument, speaks_flags
         from ..views.reading import frame_note, one_token_note, token_spread
         from ..views.shown import same_input_note
         ev = self.evaluation
-        # the option that runs a reorder as given, as this reader writes it
-        literal = argument("literal") if speaks_flags() else argument("literal", True)
         return [note for note in (same_input_note(ev), one_token_note(ev, token_spread(ev)),
-                                  frame_note(ev, literal)) if note]
+                                  frame_note(ev)) if note]
 
     @cached_property
     def outputs(self) -> dict:

@@ -12,7 +12,6 @@ import numpy as np
 from ..analysis.engine import Evaluation
 from ..analysis.symmetry import reference_norms
 from ..models.trace import layer_runs
-from ..models.options import OPTIONS
 
 __all__ = ["ONE_TOKEN", "FRAME_WORDS", "TokenSpread", "frame", "frame_note", "token_spread",
            "one_token_note"]
@@ -37,11 +36,11 @@ FRAME_NOTES = {
     "reference": "",
     "aligned": ("The reorder ran in the original tokens' frame (each token in its own row, "
                 "at its slot's position id): where the symmetry holds the change is "
-                "exactly 0 by construction; {literal} shows the rounding "
-                "instead."),
+                "exactly 0 by construction; \"Run as given\" (--literal) "
+                "shows the rounding instead."),
     "prefix": ("The reorder ran from its first moved slot on: the slots before it keep the "
-               "original run's values (exactly 0 there by construction); {literal} "
-               "runs the whole input."),
+               "original run's values (exactly 0 there by construction); \"Run the "
+               "reorder as given\" (--literal) runs the whole input."),
     "given": ("The reorder ran as given, through the ordinary forward: where the symmetry "
               "holds the change is rounding, below the noise floor, not 0."),
 }
@@ -59,20 +58,13 @@ FRAME_WORDS = {
 }
 
 
-# the option that runs a reorder as given, as the window names it
-WINDOW_LITERAL = f'"{OPTIONS["literal"].label}" (Position ids)'
-
-
-def frame_note(ev: Evaluation, literal: str = WINDOW_LITERAL) -> str:
+def frame_note(ev: Evaluation) -> str:
     """How the reorder ran, and so what a symmetric case shows: '' for the original
-    order, and when no curve reaches the floor (the frame then changes nothing seen);
-    ``literal`` names the option that runs it as given, as the reader sets it."""
+    order, and when no curve reaches the floor (the frame then changes nothing seen)."""
     c = ev.comparison
     values = np.concatenate([c.hidden_equivariance, c.attention_equivariance,
                              c.pooled_change, c.last_token_change])
-    if not (values <= c.floor).any():                                   # NaN compares False
-        return ""
-    return FRAME_NOTES[frame(ev)].format(literal=literal)
+    return FRAME_NOTES[frame(ev)] if (values <= c.floor).any() else ""     # NaN compares False
 
 
 @dataclass(frozen=True)
