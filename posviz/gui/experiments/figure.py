@@ -299,9 +299,15 @@ class ExperimentFigure(Figure):
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
+        over = "all runs"
+        if result.kind == "swap":   # the band: the neighbouring swaps of every pair run
+            ran = sum(int(p.movable.sum()) * (int(p.movable.sum()) - 1) // 2
+                      for p in getattr(result, "pairs", ()))
+            over = f"the {plural(result.runs, 'neighbouring swap')}"
+            runs = f"{plural(result.runs, 'neighbouring swap')} of the {ran} pairs run,"
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
         self.set_note(("Line: the one run's change (one order, no spread to shade). "
-                       if one else "Line: the median over all runs; shaded: 10th to 90th "
+                       if one else f"Line: the median over {over}; shaded: 10th to 90th "
                        "percentile. ") + "A change below the dashed noise floor cannot be told from "
                       "floating-point rounding; a change of exactly 0 is drawn on the row marked 0, inside the grey "
                       "band.")
