@@ -78,6 +78,22 @@ class Sweep(Result):
     def metrics(self) -> tuple[str, ...]:
         return tuple(self.result.bands) + (("swap map",) if self.result.pairs else ())
 
+    def figure(self, metric: str | None = None, text: int | None = None):
+        """As Result.figure; ``text``: which text's swap map (an index into ``texts``,
+        default 0), for ``metric="swap map"`` only."""
+        if text is None:
+            return super().figure(metric)
+        count = len(self.result.pairs)
+        if metric != "swap map":
+            raise PosvizInputError(f"{argument('text', text)} chooses a swap map's text: "
+                                   f"ask for metric=\"swap map\" of a swap sweep")
+        if isinstance(text, bool) or not isinstance(text, int) or not 0 <= text < count:
+            raise PosvizInputError(f"{argument('text', text)} must be an index from 0 to "
+                                   f"{count - 1} (the swept texts)")
+        figure = super().figure(metric)
+        figure.text = text
+        return figure
+
     def job(self):
         from ..runtime.experiments import ExperimentJob
         r = self.result

@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .jobs import SWAP_MAP
 from .probes import draw_probes
-from .swaps import draw_pairs, hover_text
+from .swaps import draw_pairs, hover_text, which_text
 from ..plots import style
 from ..plots.base import Figure
 from ..plots.hover import CurveHover
@@ -69,6 +69,7 @@ class ExperimentFigure(Figure):
         self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
         self.veil.hide()
         self._pairs = None
+        self.map_text = 0           # which text's swap map a swap sweep shows
         self._series = []                           # the curves as drawn (hover.Series)
         self._shown = None          # (job, result, metric, subtitle) of the drawing shown
         self._twin = None           # drawn_alone's figure, while it draws what is shown
@@ -119,7 +120,8 @@ class ExperimentFigure(Figure):
             from .extension import draw_order_use
             draw_order_use(self, result)
         elif job.what == "sweep" and metric == SWAP_MAP:
-            self.show_pairs(result.pairs[0])
+            self.show_pairs(result.pairs[self.map_text],
+                            which_text(result.texts, self.map_text))
         elif job.what == "sweep":
             self.show_sweep(result, metric)
         elif job.what == "probe":
@@ -358,9 +360,9 @@ class ExperimentFigure(Figure):
         super()._settle()
         self._place_labels()
 
-    def show_pairs(self, pairs) -> None:
-        """A swap sweep's map of all pairs (swaps.draw_pairs)."""
-        draw_pairs(self, pairs)
+    def show_pairs(self, pairs, which: str = "") -> None:
+        """A swap sweep's map of all pairs (swaps.draw_pairs) of the text ``which``."""
+        draw_pairs(self, pairs, which)
 
     def show_probe(self, rows, title: str, said: str | None = None) -> None:
         """A probe's error per layer against chance (predicting the mean position), and
