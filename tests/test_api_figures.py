@@ -247,6 +247,9 @@ def test_a_swap_map_says_which_text_it_is_and_can_show_another(tmp_path):
     heading = second.drawn().heading.text()
     assert "text 2 of 2: “the cat sat on the mat”" in heading
     assert "text 1 of 2: “a b c”" in first.drawn().heading.text()
+    alone = second.drawn().drawn_alone()            # what .png, .svg and .pdf draw
+    assert "text 2 of 2" in alone.heading.text()
+    assert np.allclose(alone.data["change"], s.pairs[1].change)
     lines = second.save(tmp_path / "map.csv").read_text().splitlines()
     assert any(line.startswith("#") and "text 2 of 2: the cat sat on the mat" in line
                for line in lines)

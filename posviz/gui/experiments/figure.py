@@ -182,7 +182,7 @@ class ExperimentFigure(Figure):
         if self._twin is None:
             job, result, metric, subtitle = self._shown
             twin = self._twin = ExperimentFigure()
-            twin.subtitle = subtitle
+            twin.subtitle, twin.map_text = subtitle, self.map_text
             twin.draw(job, result, metric)
             twin.stale_line = self.stale_line
             twin.set_title(twin._title)
