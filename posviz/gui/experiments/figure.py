@@ -120,8 +120,8 @@ class ExperimentFigure(Figure):
             from .extension import draw_order_use
             draw_order_use(self, result)
         elif job.what == "sweep" and metric == SWAP_MAP:
-            self.show_pairs(result.pairs[self.map_text],
-                            which_text(result.texts, self.map_text))
+            self.show_pairs(result.pairs[self.map_text], which_text(
+                result.texts, self.map_text) if len(result.texts) > 1 else "")
         elif job.what == "sweep":
             self.show_sweep(result, metric)
         elif job.what == "probe":
