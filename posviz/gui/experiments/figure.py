@@ -303,8 +303,7 @@ class ExperimentFigure(Figure):
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
         over = "all runs"
         if result.kind == "swap":   # the band: the neighbouring swaps of every pair run
-            ran = sum(int(p.movable.sum()) * (int(p.movable.sum()) - 1) // 2
-                      for p in getattr(result, "pairs", ()))
+            ran = sum(p.swaps for p in result.pairs)
             over = f"the {plural(result.runs, 'neighbouring swap')}"
             runs = f"{plural(result.runs, 'neighbouring swap')} of the {ran} pairs run,"
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
