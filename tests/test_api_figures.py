@@ -258,3 +258,5 @@ def test_a_swap_map_says_which_text_it_is_and_can_show_another(tmp_path):
             s.figure("swap map", text=bad)
     with pytest.raises(PosvizInputError, match="swap map"):
         s.figure("pooled_change", text=1)
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert 'figure("swap map", text=i)' in readme
