@@ -260,3 +260,9 @@ def test_a_swap_map_says_which_text_it_is_and_can_show_another(tmp_path):
         s.figure("pooled_change", text=1)
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert 'figure("swap map", text=i)' in readme
+
+
+def test_a_swap_sweeps_repr_counts_its_pairs():
+    """Its repr read "9 runs over 1 text(s)" of a sweep that ran 45 pairs."""
+    s = posviz.sweep("a b c", pe="rope", kind="swap", layers=1, d_model=16, heads=2)
+    assert repr(s).endswith(": 2 neighbouring swaps of the 3 pairs run, over 1 text>")

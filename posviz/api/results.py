@@ -106,8 +106,11 @@ class Sweep(Result):
 
     def __repr__(self) -> str:
         r = self.result
-        return (f"<posviz.Sweep {r.kind} of {self.model.name}: {r.runs} runs over "
-                f"{len(r.texts)} text(s)>")
+        runs = (f"{r.runs} neighbouring swaps of the {sum(p.swaps for p in r.pairs)} "
+                f"pairs run," if r.pairs else f"{r.runs} run{'' if r.runs == 1 else 's'}")
+        texts = len(r.texts)
+        return (f"<posviz.Sweep {r.kind} of {self.model.name}: {runs} over {texts} "
+                f"text{'' if texts == 1 else 's'}>")
 
 
 class Probe(Result):
