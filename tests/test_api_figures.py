@@ -234,3 +234,35 @@ def test_a_map_of_positions_shows_as_one_square_image():
     (box,) = _map_boxes(similarity._figure())
     assert abs(box.width() - box.height()) < 3
     assert report.figure("symmetry")._repr_svg_().lstrip().startswith("<?xml")
+
+
+def test_a_swap_map_says_which_text_it_is_and_can_show_another(tmp_path):
+    """A swap sweep of several texts drew the first text's map under a title naming no
+    text, beside a file listing them all, and figure() could not show another."""
+    texts = ["a b c", "the cat sat on the mat"]
+    s = posviz.sweep(texts, pe="rope", kind="swap", layers=1, d_model=16, heads=2)
+    first, second = s.figure("swap map"), s.figure("swap map", text=1)
+    assert first.data["change"].shape == (3, 3)
+    assert np.allclose(second.data["change"], s.pairs[1].change)   # (6, 6)
+    heading = second.drawn().heading.text()
+    assert "text 2 of 2: “the cat sat on the mat”" in heading
+    assert "text 1 of 2: “a b c”" in first.drawn().heading.text()
+    alone = second.drawn().drawn_alone()            # what .png, .svg and .pdf draw
+    assert "text 2 of 2" in alone.heading.text()
+    assert np.allclose(alone.data["change"], s.pairs[1].change)
+    lines = second.save(tmp_path / "map.csv").read_text().splitlines()
+    assert any(line.startswith("#") and "text 2 of 2: the cat sat on the mat" in line
+               for line in lines)
+    for bad in (2, -1, "1", True):
+        with pytest.raises(PosvizInputError, match="text"):
+            s.figure("swap map", text=bad)
+    with pytest.raises(PosvizInputError, match="swap map"):
+        s.figure("pooled_change", text=1)
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert 'figure("swap map", text=i)' in readme
+
+
+def test_a_swap_sweeps_repr_counts_its_pairs():
+    """Its repr read "9 runs over 1 text(s)" of a sweep that ran 45 pairs."""
+    s = posviz.sweep("a b c", pe="rope", kind="swap", layers=1, d_model=16, heads=2)
+    assert repr(s).endswith(": 2 neighbouring swaps of the 3 pairs run, over 1 text>")

@@ -165,3 +165,31 @@ def test_counts_agree_with_their_nouns(qtbot):
                                       kind="reverse", runs=1, texts=["a b"]), "pooled_change")
     assert "reverse sweep, 1 run over 1 text</b>" in figure.heading.text()
     assert "(1 layer, 1 head," in untrained(layers=1, heads=1)
+
+
+def test_swap_sweep_title_counts_what_the_band_and_the_map_are_made_of(qtbot):
+    """A swap sweep of 10 tokens runs 45 pairs, and its band is the 9 neighbouring
+    swaps: the title read "9 runs over 1 text" beside a map of 45 pairs."""
+    import posviz
+    from posviz.gui.experiments.figure import ExperimentFigure
+    s = posviz.sweep("the cat sat on the mat because it was warm", pe="rope",
+                     kind="swap", layers=1, d_model=16, heads=2)
+    figure = ExperimentFigure()
+    qtbot.addWidget(figure)
+    figure.show_sweep(s.result, "pooled_change")
+    heading = figure.heading.text()
+    assert "9 neighbouring swaps of the 45 pairs run, over 1 text</b>" in heading
+    assert "the median over the 9 neighbouring swaps" in figure.note.text()
+
+
+def test_a_swap_map_of_one_text_names_no_text_of_one(qtbot):
+    """The text of a one-text swap map is the window's own: "text 1 of 1" only lengthened
+    its title."""
+    import posviz
+    from posviz.gui.experiments.figure import ExperimentFigure
+    from posviz.gui.experiments.jobs import SWAP_MAP
+    s = posviz.sweep("a b c", pe="rope", kind="swap", layers=1, d_model=16, heads=2)
+    figure = ExperimentFigure()
+    qtbot.addWidget(figure)
+    figure.draw(s.job(), s.result, SWAP_MAP)
+    assert "Swap sensitivity at layer 1: change when" in figure.heading.text()

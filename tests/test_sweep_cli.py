@@ -163,3 +163,15 @@ def test_the_readme_s_texts_examples_run_as_written(tmp_path, monkeypatch, capsy
     monkeypatch.chdir(root)
     assert main(argv) == 0
     assert (tmp_path / "swaps-pairs.csv").read_text().count("\n") > 9
+
+
+def test_a_swap_sweeps_table_counts_its_pairs_and_names_each_maps_text(capsys, tmp_path):
+    """The table read "swap sweep: 3 runs over 2 text(s)" over sensitivities of every
+    pair, each block naming no text."""
+    texts = tmp_path / "texts.txt"
+    texts.write_text("a b c\nd e\n")
+    code, out, _ = run(capsys, "sweep", *SMALL, "--texts", str(texts), "--kind", "swap")
+    assert code == 0
+    assert "swap sweep: 3 neighbouring swaps (the table) of the 4 pairs run (the " \
+           "sensitivities) over 2 texts" in out
+    assert "of text 2 of 2 (“d e”)" in out

@@ -78,6 +78,22 @@ class Sweep(Result):
     def metrics(self) -> tuple[str, ...]:
         return tuple(self.result.bands) + (("swap map",) if self.result.pairs else ())
 
+    def figure(self, metric: str | None = None, text: int | None = None):
+        """As Result.figure; ``text``: which text's swap map (an index into ``texts``,
+        default 0), for ``metric="swap map"`` only."""
+        if text is None:
+            return super().figure(metric)
+        count = len(self.result.pairs)
+        if metric != "swap map":
+            raise PosvizInputError(f"{argument('text', text)} chooses a swap map's text: "
+                                   f"ask for metric=\"swap map\" of a swap sweep")
+        if isinstance(text, bool) or not isinstance(text, int) or not 0 <= text < count:
+            raise PosvizInputError(f"{argument('text', text)} must be an index from 0 to "
+                                   f"{count - 1} (the swept texts)")
+        figure = super().figure(metric)
+        figure.text = text
+        return figure
+
     def job(self):
         from ..runtime.experiments import ExperimentJob
         r = self.result
@@ -90,8 +106,11 @@ class Sweep(Result):
 
     def __repr__(self) -> str:
         r = self.result
-        return (f"<posviz.Sweep {r.kind} of {self.model.name}: {r.runs} runs over "
-                f"{len(r.texts)} text(s)>")
+        runs = (f"{r.runs} neighbouring swaps of the {sum(p.swaps for p in r.pairs)} "
+                f"pairs run," if r.pairs else f"{r.runs} run{'' if r.runs == 1 else 's'}")
+        texts = len(r.texts)
+        return (f"<posviz.Sweep {r.kind} of {self.model.name}: {runs} over {texts} "
+                f"text{'' if texts == 1 else 's'}>")
 
 
 class Probe(Result):

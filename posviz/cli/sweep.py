@@ -160,7 +160,12 @@ def fmt(value) -> str:
 
 
 def as_table(result) -> list[str]:
-    lines = [f"{result.kind} sweep: {result.runs} runs over {len(result.texts)} text(s); "
+    runs = f"{result.runs} runs"
+    if result.pairs:        # the table: the neighbouring swaps of every pair run
+        runs = (f"{result.runs} neighbouring swaps (the table) of the "
+                f"{sum(p.swaps for p in result.pairs)} pairs run (the sensitivities)")
+    texts = len(result.texts)
+    lines = [f"{result.kind} sweep: {runs} over {texts} text{'' if texts == 1 else 's'}; "
              f"noise floor {result.floor:.1e}", "",
              "layer  metric                   median        p10        p90"]
     for row in result.rows():
@@ -168,9 +173,11 @@ def as_table(result) -> list[str]:
             if name != "layer":
                 lines.append(f"{row['layer']:>5}  {name:<22} {fmt(band['median']):>10} "
                              f"{fmt(band['p10']):>10} {fmt(band['p90']):>10}")
-    for pairs in result.pairs:
-        lines += ["", f"swap sensitivity at layer {pairs.layer} (mean change over partners "
-                  "holding another token):"]
+    for index, pairs in enumerate(result.pairs):
+        which = (f" of text {index + 1} of {len(result.pairs)} (“{pairs.text}”)"
+                 if len(result.pairs) > 1 else "")
+        lines += ["", f"swap sensitivity at layer {pairs.layer}{which} (mean change over "
+                  "partners holding another token):"]
         lines += [f"  {i:>3} {token:<16} {value:.3e}"
                   for i, (token, value) in enumerate(zip(pairs.tokens, pairs.sensitivity))]
     return lines

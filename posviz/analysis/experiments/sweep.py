@@ -60,6 +60,12 @@ class SwapMap:
     movable: np.ndarray          # (n,) bool
 
     @property
+    def swaps(self) -> int:
+        """How many swaps were run to fill the map: every pair of movable tokens."""
+        movable = int(self.movable.sum())
+        return movable * (movable - 1) // 2
+
+    @property
     def sensitivity(self) -> np.ndarray:
         """(n,) per token: the mean change over its movable partners that hold another
         token (swapping two identical tokens leaves the input as it was); 0 when pinned

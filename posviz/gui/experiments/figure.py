@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .jobs import SWAP_MAP
 from .probes import draw_probes
-from .swaps import draw_pairs, hover_text
+from .swaps import draw_pairs, hover_text, which_text
 from ..plots import style
 from ..plots.base import Figure
 from ..plots.hover import CurveHover
@@ -69,6 +69,7 @@ class ExperimentFigure(Figure):
         self.veil.setStyleSheet("background: rgba(255, 255, 255, 170);")
         self.veil.hide()
         self._pairs = None
+        self.map_text = 0           # which text's swap map a swap sweep shows
         self._series = []                           # the curves as drawn (hover.Series)
         self._shown = None          # (job, result, metric, subtitle) of the drawing shown
         self._twin = None           # drawn_alone's figure, while it draws what is shown
@@ -119,7 +120,8 @@ class ExperimentFigure(Figure):
             from .extension import draw_order_use
             draw_order_use(self, result)
         elif job.what == "sweep" and metric == SWAP_MAP:
-            self.show_pairs(result.pairs[0])
+            self.show_pairs(result.pairs[self.map_text], which_text(
+                result.texts, self.map_text) if len(result.texts) > 1 else "")
         elif job.what == "sweep":
             self.show_sweep(result, metric)
         elif job.what == "probe":
@@ -180,7 +182,7 @@ class ExperimentFigure(Figure):
         if self._twin is None:
             job, result, metric, subtitle = self._shown
             twin = self._twin = ExperimentFigure()
-            twin.subtitle = subtitle
+            twin.subtitle, twin.map_text = subtitle, self.map_text
             twin.draw(job, result, metric)
             twin.stale_line = self.stale_line
             twin.set_title(twin._title)
@@ -299,9 +301,14 @@ class ExperimentFigure(Figure):
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
+        over = "all runs"
+        if result.kind == "swap":   # the band: the neighbouring swaps of every pair run
+            ran = sum(p.swaps for p in result.pairs)
+            over = f"the {plural(result.runs, 'neighbouring swap')}"
+            runs = f"{plural(result.runs, 'neighbouring swap')} of the {ran} pairs run,"
         self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
         self.set_note(("Line: the one run's change (one order, no spread to shade). "
-                       if one else "Line: the median over all runs; shaded: 10th to 90th "
+                       if one else f"Line: the median over {over}; shaded: 10th to 90th "
                        "percentile. ") + "A change below the dashed noise floor cannot be told from "
                       "floating-point rounding; a change of exactly 0 is drawn on the row marked 0, inside the grey "
                       "band.")
@@ -352,9 +359,9 @@ class ExperimentFigure(Figure):
         super()._settle()
         self._place_labels()
 
-    def show_pairs(self, pairs) -> None:
-        """A swap sweep's map of all pairs (swaps.draw_pairs)."""
-        draw_pairs(self, pairs)
+    def show_pairs(self, pairs, which: str = "") -> None:
+        """A swap sweep's map of all pairs (swaps.draw_pairs) of the text ``which``."""
+        draw_pairs(self, pairs, which)
 
     def show_probe(self, rows, title: str, said: str | None = None) -> None:
         """A probe's error per layer against chance (predicting the mean position), and

@@ -11,6 +11,7 @@ from PySide6 import QtCore
 
 from .figure import ExperimentFigure
 from .jobs import SWAP_MAP, caption
+from .swaps import which_text
 from ..plots.headless import SHARPNESS, application, quiet_platform_notes
 from posviz.errors import PosvizInputError, argument
 
@@ -29,6 +30,7 @@ class ExperimentResultFigure:
         if self.metric is not None:
             self.facts["metric"] = metric
         self._figure: ExperimentFigure | None = None
+        self.text = 0                   # which text's swap map (an index into its texts)
 
     def __repr__(self) -> str:
         shows = f" ({self.metric})" if self.metric else ""
@@ -37,12 +39,15 @@ class ExperimentResultFigure:
     def drawn(self) -> ExperimentFigure:
         """The figure, drawn once, laid out at SIZE but never on screen."""
         if self._figure is None:
+            if self.metric == SWAP_MAP:     # which text's map, as its title says
+                self.facts["text"] = which_text(self.result.texts, self.text, "")
             app = application()
             with quiet_platform_notes():
                 figure = ExperimentFigure()
                 figure.subtitle = caption(self.job)
                 figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
                 figure.resize(*SIZE)
+                figure.map_text = self.text
                 figure.show()
                 app.processEvents()
                 figure.draw(self.job, self.result, self.metric)

@@ -5,6 +5,8 @@ slots' outputs differ in one run, another quantity than a swap's effect: it is i
 tooltip and the CSV, not in the colours."""
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtGui, QtWidgets  # before pyqtgraph, so it binds PySide6
@@ -12,6 +14,8 @@ from PySide6 import QtCore, QtGui, QtWidgets  # before pyqtgraph, so it binds Py
 from ..plots import colorbars, style
 from ..plots.wheel import frame
 from posviz.analysis.experiments.sweep import identical_pairs
+
+QUOTED = 60             # characters of a text a swap map's title quotes
 
 IDENTICAL_NOTE = ("Pairs of identical tokens (grey, outlined): the input does not change; "
                   "their value, how much the two slots' outputs differ in one run, is not "
@@ -61,10 +65,20 @@ def hover_text(pairs, i: int, j: int) -> str:
     return f"{text} ({IDENTICAL_HOVER})" if i != j and tokens[i] == tokens[j] else text
 
 
-def draw_pairs(figure, pairs) -> None:
+def which_text(texts, index: int, quote: str = "“”") -> str:
+    """Which of a sweep's ``texts`` a swap map is: "text 2 of 9: “…”" (quoted shortly
+    for a title; whole, unquoted, with ``quote=""``)."""
+    text = texts[index]
+    if quote and len(text) > QUOTED:
+        text = text[:QUOTED - 1] + "…"
+    return f"text {index + 1} of {len(texts)}: {quote[:1]}{text}{quote[1:]}"
+
+
+def draw_pairs(figure, pairs, which: str = "") -> None:
     """A swap sweep's map of all pairs (analysis.experiments.sweep.SwapMap) on
-    ``figure`` (an ExperimentFigure): token i swapped with token j, identical pairs off
-    the colour scale, the colour bar level with the map."""
+    ``figure`` (an ExperimentFigure) of the text ``which`` (which_text): token i swapped
+    with token j, identical pairs off the colour scale, the colour bar level with the
+    map."""
     n = len(pairs.tokens)
     # token axes: labels turned or thinned (with their index) so that none touch
     figure._reset("token", "swapped with", log=False, tokens=True)
@@ -93,8 +107,9 @@ def draw_pairs(figure, pairs) -> None:
         outline_cells(figure.plot, identical)
     figure._pairs = pairs
     most = int(np.argmax(pairs.sensitivity))
-    figure.set_title(f"Swap sensitivity at layer {pairs.layer}: change when tokens i and "
-                   f"j swap (max {largest:.2e})")
+    figure.set_title(f"Swap sensitivity at layer {pairs.layer}"
+                     + (f", {escape(which, quote=False)}" if which else "")
+                     + f": change when tokens i and j swap (max {largest:.2e})")
     sensitive = (f"Most sensitive token: {pairs.tokens[most]!r} (mean "
                  f"{pairs.sensitivity[most]:.2e} over its partners holding another "
                  f"token)." if pairs.sensitivity[most] > 0 else
