@@ -49,8 +49,7 @@ def window(app) -> None:
     _collect_in_gui_thread(app)
 
 
-# -- pyside-import-hook: PySide6's __feature__ hook reads each later module's source with
-# inspect.getsource (kept in linecache for good); answered from the file's bytes instead.
+# -- pyside-import-hook: PySide6's __feature__ hook keeps each later module's source for good.
 def answer_pyside_hook() -> bool:
     """Replace the hook's private check (PySide6 imported); True if done now."""
     feature = sys.modules.get("shibokensupport.feature")
@@ -74,8 +73,7 @@ def mentions_pyside(module, fallback) -> bool:
     return fallback(module)
 
 
-# -- torch-preload: ``import torch`` loads these (in this order and these modes) holding
-# Python's lock all along; a ctypes call to dlopen lets go of it. Neither links Python.
+# -- torch-preload: ``import torch`` loads these holding Python's lock; dlopen by ctypes lets go.
 TORCH_LIBRARIES = (("libtorch_global_deps.so", os.RTLD_GLOBAL | os.RTLD_NOW),
                    ("libtorch_cpu.so", os.RTLD_LOCAL | os.RTLD_NOW))
 
@@ -99,9 +97,7 @@ def before_torch() -> list[str]:
     return loaded
 
 
-# -- gui-thread-collector: Qt objects freed on a worker can deadlock against the GUI thread
-# and a full collection stalls it for tenths of a second: the GUI thread collects after
-# start-up, the oldest generation only once the window has been quiet for IDLE_S.
+# -- gui-thread-collector: Qt objects freed on a worker can deadlock against the GUI thread.
 IDLE_S = 2.0
 _collector = {"timer": None, "started": False, "activity": 0.0}
 _threshold = gc.get_threshold()
@@ -146,8 +142,7 @@ def note_activity() -> None:
     _collector["activity"] = time.monotonic()
 
 
-# -- malloc-thresholds: blocks up to 32 MB from the heap (a forward's same-sized tensors
-# page-fault once), a long forward's mapped (0.3 GB of holes there); malloc-trim frees it.
+# -- malloc-thresholds: a forward's same-sized tensors page-fault once, not at each forward.
 TRIM_FROM = 256                 # tokens: from here on an evaluation holds hundreds of MB
 TRIM_EACH_LAYER_FROM = 1024     # tokens: a long run's freed maps go back after each layer
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3              # mallopt's parameters (malloc.h)

@@ -11,15 +11,14 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, Q
                                QWidget)
 
 from ...models.hf.hub import DOWNLOAD_STEP, count_text
-from ...models.hf.workarounds import MATCHING, READING
+from ...models.hf.workarounds import READING
 from .fields import ERROR_STYLE, STATUS_STYLE
 
 # The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
 # "step k of N"; a step not listed here shows a busy bar with its text.
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
-              "de-quantizing weights": 3, READING: 3, MATCHING: 3, "ready": 4}
+              "de-quantizing weights": 3, READING: 3, "ready": 4}
 LOAD_STEP_COUNT = 4
-UNITS = {MATCHING: "modules"}     # what a counted step counts, if not tensors
 CONVERTING = "converting "        # a GGUF file's first load: its steps then write a copy
 clock = time.monotonic            # (a test's own clock)
 
@@ -145,7 +144,7 @@ class LoadProgress(QWidget):
         left = time_left(self._pace[1], done, total, now) if done < total else ""
         self._fill(done, total, f"{done} of {total}")
         self.say(f"Loading {self._loading}: {step}, {done} of {total} "
-                 f"{UNITS.get(step, 'tensors')}{left}…{self._note}")
+                 f"tensors{left}…{self._note}")
 
     def _fill(self, value: int, maximum: int, text: str) -> None:
         """The bar ``value`` of ``maximum`` full; ``text`` (how far) in its tooltip, and

@@ -1,10 +1,9 @@
 """Where the plots patch pyqtgraph (0.13.7, 0.14.0), each in one named place.
 
 - ``heatmap-coloured-pixels`` (a switch of posviz.boot): HeatmapImage paints ARGB pixels
-  coloured beforehand (the worker colours the mosaic's) where pyqtgraph would colour an
-  Indexed8 image that each paint converts, by replacing ImageItem.render and marking its
-  private render state done; it exports its cells enlarged, unsmoothed, so no SVG
-  renderer blurs them. Otherwise it is a plain ImageItem: the same pixels, slower.
+  coloured on the worker, replacing ImageItem.render (pyqtgraph converts an Indexed8 image
+  at each paint); it exports its cells enlarged, unsmoothed, so no SVG renderer blurs
+  them. Switched off, a plain ImageItem: the same pixels, slower.
 - let_title_shrink: a plot's title does not hold its plot as wide as its text."""
 from __future__ import annotations
 
