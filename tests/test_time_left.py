@@ -29,7 +29,7 @@ def test_the_run_s_time_left_is_the_stage_s_and_the_stages_after_at_the_pace_of_
     assert run.stage_left() == pytest.approx(5) and run.run_left() == pytest.approx(21)
     clock.t += 5
     run.stage(Stage("length 2 of 3", 2, 3))   # the first took 8 s
-    assert run.durations == [8] and run.fraction() == pytest.approx(1 / 3)
+    assert run.fraction() == pytest.approx(1 / 3)
     assert run.run_left() == pytest.approx(8 + 8)
     clock.t += 3
     run.step(1, 2)                      # 3 s a step here: 3 s left, then 8 s for the last
@@ -39,6 +39,61 @@ def test_the_run_s_time_left_is_the_stage_s_and_the_stages_after_at_the_pace_of_
     run.stage(Stage("length 3 of 3", 3, 3))   # the stages took 8 and 6 s: 7 s the last
     clock.t += 2
     assert run.run_left() == pytest.approx(5)
+
+
+def test_unequal_stages_are_weighed_by_their_work():
+    """A run whose stages take 1, 2, 4 and 8 units of work (a length doubled each
+    stage), at 3 s a unit: after its first stage the time left is within 1.5 × the
+    truth (counted alike, the stages after the first would take 3 s each: 9 s, not 42)."""
+    clock, work = FakeClock(), (1, 2, 4, 8)
+    run = RunClock(clock)
+    for k, units in enumerate(work, 1):
+        run.stage(Stage(f"length {k} of 4", k, 4, work=work))
+        if k == 2:
+            truth = 3 * sum(work[1:])
+            assert truth / 1.5 <= run.run_left() <= truth * 1.5, run.run_left()
+        clock.t += 3 * units
+    truth = 3 * 8
+    clock.t -= truth                               # back to the last stage's start
+    assert truth / 1.5 <= run.run_left() <= truth * 1.5
+
+
+def test_the_steps_of_a_stage_are_weighed_by_their_work():
+    """A stage of lengths 1, 2, 4, 8 (its steps' work 1, 4, 16, 64: the n² of
+    attention), 1 s a unit: after two steps its time left is the last two's 80 s."""
+    clock = FakeClock()
+    run = RunClock(clock)
+    run.stage(Stage("method 1 of 2", 1, 2, steps=(1, 4, 16, 64)))
+    clock.t += 1
+    run.step(1, 4)
+    clock.t += 4
+    run.step(2, 4)
+    assert run.stage_left() == pytest.approx(80)
+    assert run.run_left() == pytest.approx(80 + 85)     # the next method alike
+
+
+def test_work_left_is_never_told_as_no_time_left():
+    """The last step overruns the pace of those before it: the time left does not sit
+    at "about 0 s" (the lab said so for 70 s) but says the step is slower; a step that
+    overruns before others says at least the time of those after it."""
+    from posviz.runtime.time_left import LATE, left_words
+    clock = FakeClock()
+    run = RunClock(clock)
+    run.stage(Stage("stage 1 of 2", 1, 2))
+    for done in (1, 2, 3):
+        clock.t += 1
+        run.step(done, 4)
+    clock.t += 30                                  # its last step takes far longer
+    assert run.stage_left() == LATE
+    assert left_words(run.stage_left()) == ", longer than its pace so far"
+    assert run.run_left() == pytest.approx(4)      # the next stage, at 4 s a stage
+    run.stage(Stage("stage 2 of 2", 2, 2))
+    clock.t += 1
+    run.step(1, 4)
+    clock.t += 200
+    assert run.run_left() == LATE or run.run_left() >= 1
+    for seconds in (run.stage_left(), run.run_left()):
+        assert "about 0 s" not in left_words(seconds)
 
 
 def test_a_run_of_one_stage_has_only_the_stage_s_time_left():
@@ -72,6 +127,28 @@ def test_press2022_tells_each_length_as_a_stage_of_the_run(monkeypatch):
     trained.press2022(say=said.append)
     assert [(s.number, s.stages) for s in said] == [(1, 3), (2, 3), (3, 3)]
     assert said[2].endswith("(length 3 of 3)")
+
+
+def test_press2022_and_the_lab_declare_their_lengths_work(monkeypatch):
+    """press2022's lengths and the lab's lengths within each method weigh more as they
+    grow (the same tokens in longer windows: more work in attention)."""
+    from posviz.analysis.experiments import trained
+    from posviz.models.training import train
+    from posviz.runtime.experiments import _extend
+    monkeypatch.setattr(train, "perplexity", lambda *args, **kw: 50.0)
+    said = []
+    trained.press2022(say=said.append)
+    work = said[0].work
+    assert len(work) == 3 and work[0] < work[1] < work[2] < 3 * work[0]
+    from posviz.analysis.experiments import extension
+    told = []
+
+    def extend(folder, factors, should_stop, progress, say):
+        say(Stage("RoPE as trained: 4 lengths", 1, 8, steps=(1, 3, 9, 27)))
+    monkeypatch.setattr(extension, "extend", extend)
+    _extend((1, 2, 4, 8), None, None, told.append)
+    assert told == ["method 1 of 8, RoPE as trained: 4 lengths"]
+    assert (told[0].number, told[0].stages, told[0].steps) == (1, 8, (1, 3, 9, 27))
 
 
 @pytest.mark.parametrize("steps", [0, 4], ids=["stages alone", "stages of steps"])

@@ -122,14 +122,12 @@ def _extend(factors, should_stop, progress, say):
     its lengths: the time left of the method running, and of the run from the methods
     done."""
     from ..analysis.experiments.extension import METHODS, extend
-    from ..analysis.experiments.stage import Stage
     methods, per = [0], len(factors)
 
-    def told(text: str) -> None:
+    def told(stage) -> None:                 # a Stage: its place and its lengths' work
         methods[0] += 1
         if say is not None:
-            say(Stage(f"method {methods[0]} of {len(METHODS)}, {text}", methods[0],
-                      len(METHODS)))
+            say(stage.retold(f"method {methods[0]} of {len(METHODS)}, {stage}"))
 
     def counted(done: int, total: int) -> None:
         if progress is not None:

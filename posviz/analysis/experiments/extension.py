@@ -26,6 +26,7 @@ from ...errors import Cancelled, PosvizInputError, argument
 from ...models.training.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
+from .stage import Stage, forward_work
 
 FACTORS = (1, 2, 4, 8)           # lengths, in training lengths
 TOKENS = 1 << 15                 # held-out predictions per length (32 windows of 1,024)
@@ -225,7 +226,8 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
            progress: Callable[[int, int], None] | None = None,
            say: Callable[[str], None] | None = None) -> Extension:
     """Measure every method at each length (see the module's docstring); ``say`` is told
-    each method as it starts, ``progress(done, total)`` each length measured."""
+    each method as it starts (a Stage, its lengths' work), ``progress(done, total)``
+    each length measured."""
     from ...models.training.corpus import token_stream
     from ...models.training.train import perplexity
     found = checkpoints(folder)
@@ -238,11 +240,14 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
     count = min(TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     bins = distance_bins(lengths[-1])
     table, total, done = {}, len(METHODS) * len(lengths), 0
-    for method in METHODS:
+    forwards = [count / n + 2 * FAR_WINDOWS + TRIALS + ATTENTION_WINDOWS for n in lengths]
+    steps = [k * forward_work(n, rope.config.d_model) for k, n in zip(forwards, lengths)]
+    for number, method in enumerate(METHODS, 1):
         checkpoint = found[method.checkpoint]
         start = tokenizer.end_id if checkpoint.start_token else None
         if say is not None:
-            say(f"{method.title}: {len(lengths)} lengths")
+            say(Stage(f"{method.title}: {len(lengths)} lengths", number, len(METHODS),
+                      steps=steps))
         row = {"title": method.title, "checkpoint": checkpoint.folder.name,
                "perplexity": {}, "retrieval": {}, "retrieval_se": {}, "copy": {},
                "attention": {}}

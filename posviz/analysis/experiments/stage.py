@@ -1,18 +1,35 @@
-"""A stage of a long run, told as it starts: its words, and its place among the run's
-stages, so a listener can estimate the time left of the whole run from the stages done
-(the window's Experiments tab does; a terminal prints the words)."""
+"""A stage of a long run, told as it starts: its words, its place among the run's
+stages and the work of each, so a listener can estimate the time left of the whole run
+from the work done (the window's Experiments tab does; a terminal prints the words)."""
 from __future__ import annotations
 
 
 class Stage(str):
     """The words of a stage ("held-out perplexity ... at 512 tokens (length 2 of 3)"),
     a str to every listener, with its place: stage ``number`` (from 1) of ``stages``
-    (not str's own ``index`` and ``count``)."""
+    (not str's own ``index`` and ``count``). ``work``: each stage's work, in any one
+    unit (None: the stages are alike); ``steps``: each of this stage's counted steps'
+    work (None: alike): a run's stages are seldom alike (a longer length, a longer wait)."""
 
     number: int
     stages: int
+    work: tuple[float, ...] | None
+    steps: tuple[float, ...] | None
 
-    def __new__(cls, text: str, number: int, stages: int) -> "Stage":
+    def __new__(cls, text: str, number: int, stages: int, work=None, steps=None) -> "Stage":
         stage = super().__new__(cls, text)
         stage.number, stage.stages = number, stages
+        stage.work = None if work is None else tuple(map(float, work))
+        stage.steps = None if steps is None else tuple(map(float, steps))
         return stage
+
+    def retold(self, text: str) -> "Stage":
+        """The same stage of the same run in other words."""
+        return Stage(text, self.number, self.stages, self.work, self.steps)
+
+
+def forward_work(n: int, width: int) -> float:
+    """The work of one forward of ``n`` tokens through a model ``width`` wide, as a
+    layer's multiplications count it: 2·n²·d for the scores and the weighted values,
+    12·n·d² for the projections and the feed-forward (over 2·d)."""
+    return n * (n + 6.0 * width)

@@ -27,7 +27,7 @@ from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
-from posviz.runtime.time_left import RunClock
+from posviz.runtime.time_left import RunClock, left_words
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
@@ -254,13 +254,12 @@ class ExperimentsTab(QtWidgets.QWidget):
         else:
             self.progress.setRange(0, 0)
         run_left = clock.run_left()        # the last stage's steps say it already
-        in_all = ("" if run_left is None or clock.total and clock.index == clock.count
-                  else f"; about {run_left:.0f} s left in all")
+        in_all = ("" if clock.total and clock.index == clock.count
+                  else left_words(run_left, " in all").replace(", ", "; ", 1))
         if not clock.total:                      # a stage starts: before its first step
             self._say(f"{stage}…{in_all}")
             return
-        left = clock.stage_left()                # None before its first step is done
-        left = "" if left is None else f", about {left:.0f} s left"
+        left = left_words(clock.stage_left())    # none before its first step is done
         stage = f"{stage}: " if stage else ""
         self._say(f"{stage}{clock.done} of {clock.total} done{left}{in_all}")
 
