@@ -116,3 +116,34 @@ def test_the_readme_says_the_counts_rule_as_the_code_has_it():
     assert "`--count 100` of 4 movable tokens, which have 24 orders, is refused" in readme
     with pytest.raises(posviz.errors.Refused, match="more orders than exist"):
         posviz.sweep("a b c d", count=100)
+
+
+def test_a_progress_callable_counts_the_whole_run_not_each_stage_anew(monkeypatch):
+    """A paper check counting each of its 3 stages anew (2 steps each) tells a caller's
+    callable 1..6 of 6, not 1, 2, 1, 2, 1, 2 of 2."""
+    from posviz.analysis.experiments import papers
+    from posviz.analysis.experiments.stage import Stage
+
+    class Checked(Exception):
+        pass
+
+    def check(name, weights=None, progress=None, say=None):
+        for k in (1, 2, 3):
+            say(Stage(f"length {k} of 3", k, 3))
+            for done in (1, 2):
+                progress(done, 2)
+        raise Checked()
+    monkeypatch.setattr(papers, "check_paper", check)
+    told = []
+    with pytest.raises(Checked):
+        posviz.paper("press2022", progress=lambda done, total: told.append((done, total)))
+    assert told == [(k, 6) for k in range(1, 7)]
+
+
+def test_a_probe_s_runs_then_fits_are_counted_on_from_each_other():
+    told = []
+    posviz.probe(["a b c", "d e f", "g h i", "j k l"], layers=1, folds=2,
+                 progress=lambda done, total: told.append((done, total)))
+    dones = [done for done, _ in told]
+    assert dones == sorted(dones) and len(set(dones)) == len(dones), told
+    assert told[-1][0] == told[-1][1]

@@ -115,8 +115,9 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     from ..analysis.experiments.papers import check_paper
     from .results import Paper
     from .steps import counted, stages
-    return Paper(check_paper(name, weights=weights, progress=counted(progress, "step"),
-                             say=stages(say, progress)), weights)
+    count = counted(progress, "step")
+    return Paper(check_paper(name, weights=weights, progress=count,
+                             say=stages(say, progress, count)), weights)
 
 
 def compare_encodings(text: str | None = None, order=None, *, encodings=None,
@@ -228,8 +229,9 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     from .steps import counted, stages
     factors = check_factors(factors)
     folder = None if weights == TRAINED else str(weights)
-    return Extended(run(folder, factors, progress=counted(progress, "length"),
-                        say=stages(say, progress)), weights)
+    count = counted(progress, "length")
+    return Extended(run(folder, factors, progress=count, say=stages(say, progress, count)),
+                    weights)
 
 
 def check_order_use(model, windows, length, weights) -> None:

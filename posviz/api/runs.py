@@ -79,6 +79,7 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset)
     from .steps import counted, stages
+    count = counted(progress, "step")
     result = run(model.engine, texts or None, where, folds, features,
-                 progress=counted(progress, "step"), say=stages(say, progress))
+                 progress=count, say=stages(say, progress, count))
     return Probe(result, model, where, {"features": features, "folds": folds}, texts)

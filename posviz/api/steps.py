@@ -141,18 +141,53 @@ class Counter:
               file=self.stream or sys.stderr, flush=True)
 
 
+class WholeRun:
+    """A caller's ``progress(done, total)`` told the whole run's count where the run
+    counts each stage anew (a paper check's lengths or models, the lab's methods, a
+    probe's runs then fits): the steps of the stages done add up, and the stages still
+    to come (a Stage tells how many) count as many steps as the one running."""
+
+    def __init__(self, progress: Callable[[int, int], None]):
+        self.progress = progress
+        self.before = 0                 # the steps of the stages done
+        self.last = (0, 0)              # (done, total) last told of the stage running
+        self.after = 0                  # stages after the running one
+        self.anew = False               # a stage was told since the last count
+
+    def stage(self, text: str) -> None:
+        from ..analysis.experiments.stage import Stage
+        if isinstance(text, Stage):
+            self.after = text.stages - text.number
+        self.anew = True
+
+    def __call__(self, done: int, total: int) -> None:
+        if done < self.last[0] or self.anew and done <= self.last[0]:
+            self.before += self.last[1]         # a stage counted anew
+        self.anew, self.last = False, (done, total)
+        self.progress(self.before + done, self.before + total * (1 + self.after))
+
+
 def counted(progress, unit: str = "run") -> Callable[[int, int], None] | None:
     """An experiment's progress argument as a callable or None: True tells the counts
-    on stderr (Counter), None or False nothing."""
+    on stderr (Counter, each stage timed anew), a callable the whole run's (WholeRun),
+    None or False nothing."""
     if progress is True:
         return Counter(unit=unit)
-    return None if progress is None or progress is False else progress
+    return None if progress is None or progress is False else WholeRun(progress)
 
 
-def stages(say, progress) -> Callable[[str], None] | None:
+def stages(say, progress, count=None) -> Callable[[str], None] | None:
     """An experiment's ``say``: itself when given; with ``progress=True`` its stages are
-    told on stderr too."""
-    return say if say is not None or progress is not True else StepPrinter()
+    told on stderr too; a WholeRun ``count`` is told them as well."""
+    said = say if say is not None or progress is not True else StepPrinter()
+    if not isinstance(count, WholeRun):
+        return said
+
+    def told(text: str) -> None:
+        count.stage(text)
+        if said is not None:
+            said(text)
+    return told
 
 
 def training_line(p) -> str:

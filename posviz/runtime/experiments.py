@@ -121,15 +121,9 @@ def _extend(factors, should_stop, progress, say):
     """The context-extension lab, each method a stage ("method 2 of 8, ...") counting
     its lengths: the time left of the method running, and of the run from the methods
     done."""
-    from ..analysis.experiments.extension import METHODS, extend
-    methods, per = [0], len(factors)
+    from ..analysis.experiments.extension import extend
 
     def told(stage) -> None:                 # a Stage: its place and its lengths' work
-        methods[0] += 1
         if say is not None:
-            say(stage.retold(f"method {methods[0]} of {len(METHODS)}, {stage}"))
-
-    def counted(done: int, total: int) -> None:
-        if progress is not None:
-            progress(done - (methods[0] - 1) * per, per)
-    return extend(None, factors, should_stop, counted, told)
+            say(stage.retold(f"method {stage.number} of {stage.stages}, {stage}"))
+    return extend(None, factors, should_stop, progress, told)

@@ -227,7 +227,7 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
            say: Callable[[str], None] | None = None) -> Extension:
     """Measure every method at each length (see the module's docstring); ``say`` is told
     each method as it starts (a Stage, its lengths' work), ``progress(done, total)``
-    each length measured."""
+    each of its lengths measured."""
     from ...models.training.corpus import token_stream
     from ...models.training.train import perplexity
     found = checkpoints(folder)
@@ -239,7 +239,7 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
     ids = token_stream(tokenizer, rope.held_out())                       # (M,)
     count = min(TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     bins = distance_bins(lengths[-1])
-    table, total, done = {}, len(METHODS) * len(lengths), 0
+    table = {}
     forwards = [count / n + 2 * FAR_WINDOWS + TRIALS + ATTENTION_WINDOWS for n in lengths]
     steps = [k * forward_work(n, rope.config.d_model) for k, n in zip(forwards, lengths)]
     for number, method in enumerate(METHODS, 1):
@@ -251,7 +251,7 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
         row = {"title": method.title, "checkpoint": checkpoint.folder.name,
                "perplexity": {}, "retrieval": {}, "retrieval_se": {}, "copy": {},
                "attention": {}}
-        for n in lengths:
+        for done, n in enumerate(lengths, 1):
             if should_stop is not None and should_stop():
                 raise Cancelled()
             model = _model(checkpoint, method, n, train)
@@ -263,9 +263,8 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
             windows[:, 0] = start_id
             row["attention"][str(n)] = attention_by_distance(
                 model, windows, [b for b in bins if b[0] < n])
-            done += 1
             if progress is not None:
-                progress(done, total)
+                progress(done, len(lengths))
         table[method.name] = row
     where = ("the shipped trained checkpoints" if folder is None
              else f"the checkpoints in {folder}")
