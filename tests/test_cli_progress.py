@@ -82,3 +82,38 @@ def test_an_order_that_does_not_fit_the_tokens_ends_the_steps_with_one_error(cap
     assert [line for line in err if "error" in line] == err[-1:]
     assert "entries but there are" in err[-1]
     assert [line.removeprefix("posviz: ") for line in err[:3]] == STEPS
+
+
+def test_progress_forces_plain_lines_on_a_pipe():
+    """--progress tells a built-in sweep's runs on a piped stderr (silent without it),
+    one plain line each: no carriage return redraws a line in a log."""
+    argv = [sys.executable, "-m", "posviz", "sweep", "--text", "a b c d e", "--kind",
+            "random", "--count", "3", "--layers", "1"]
+    told = subprocess.run([*argv, "--progress"], capture_output=True, text=True,
+                          timeout=180)
+    silent = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert told.returncode == silent.returncode == 0, told.stderr + silent.stderr
+    assert silent.stderr == ""
+    assert "posviz: run 3 of 3\n" in told.stderr and "\r" not in told.stderr, told.stderr
+    both = subprocess.run([*argv, "--progress", "--quiet"], capture_output=True, text=True,
+                          timeout=180)
+    assert both.returncode == 2 and len(both.stderr.splitlines()) == 1, both.stderr
+
+
+def test_a_first_load_s_conversion_is_told_where_no_step_is():
+    """What a load tells by default in Python and with --quiet's absence on a pipe for
+    the built-in model (api.steps.as_progress(None)): a download, and the conversion
+    of a GGUF file's first load, with how long it takes (it was silent for 42 s)."""
+    import io
+
+    from posviz.api.steps import StepPrinter
+    from posviz.models.hf.converted import CONVERTING, conversion_time
+    stream = io.StringIO()
+    printer = StepPrinter(stream, steps=False)
+    printer("loading tokenizer")
+    estimate = conversion_time(98_362_432)                  # SmolLM2's Q4_1 file
+    printer(f"{CONVERTING}model.gguf once: de-quantizing it, {estimate}")
+    assert stream.getvalue() == f"posviz: converting model.gguf once: de-quantizing it, " \
+                                f"{estimate}\n"
+    assert estimate == "about 44-98 s on 2 cores"
+    assert conversion_time(400_000_000) == "about 3-7 min on 2 cores"

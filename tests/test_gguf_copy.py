@@ -57,11 +57,11 @@ def test_the_first_load_converts_and_tells_what_it_does(first):
     steps = first["steps"]
     told = next(s for s in steps if s.startswith("converting"))
     assert "once" in told and str(first["root"]) in told and "later loads" in told
+    assert converted.conversion_time(first["gguf"].stat().st_size) in told
     assert "de-quantizing weights" in steps
     assert any(s.startswith("saving the converted copy") for s in steps)
     assert steps.index(told) < steps.index("de-quantizing weights")
-    # the 50 s before the first tensor is told too: the file parsed (its names' matching
-    # is counted, which a one-argument progress is not told: tests/test_load_waits.py)
+    # the 50 s before the first tensor is told too: the file parsed, its names matched
     from posviz.models.hf.workarounds import READING
     assert READING in steps and READING not in first["again"]
     # no 64-digit folder name: one unbreakable word widened the load panel at 1024 px

@@ -22,7 +22,8 @@ FIRST_S = 1.0                            # an experiment's first count told this
 class StepPrinter:
     """Tells the steps of a load or a run on a stream, one line each ("posviz: STEP").
 
-    With ``steps`` False only a download is told. Of a counted step a download's bytes
+    With ``steps`` False only a download and a first load's conversion (a minute or
+    more, once) are told. Of a counted step a download's bytes
     are told at each file and each tenth of the whole, a run's layers every ``tick``
     seconds with the time left (a load's tensors are not told)."""
 
@@ -34,8 +35,9 @@ class StepPrinter:
         self._run = (None, 0.0, 0.0, 0)     # (step, started, told last, done) of a run
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
+        from ..models.hf.converted import CONVERTING
         from ..models.hf.hub import DOWNLOAD_STEP, count_text
-        download = step.startswith("downloading")
+        download = step.startswith(("downloading", CONVERTING))
         if done is None or not total:
             if self.steps or download:
                 self._print(step)

@@ -16,7 +16,8 @@
 Bad input exits with status 2 and one line on stderr, never a traceback. Building the
 parser (``--help``, a usage error) imports neither torch nor Qt. On a terminal, stderr
 also tells the steps of a run (loading a model, running each order) unless --quiet;
-stdout holds only the results.
+--progress tells them on a pipe or a log too, one plain line each. stdout holds only
+the results.
 """
 from __future__ import annotations
 
@@ -64,6 +65,10 @@ def make_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for command in COMMANDS:
         command.add_command(commands)
+    for command in commands.choices.values():
+        command.add_argument("--progress", action="store_true",
+                             help="report the steps of a run on stderr even when it is "
+                                  "not a terminal (a log, a pipe), one plain line each")
     return parser
 
 

@@ -217,16 +217,21 @@ def progress(args: argparse.Namespace, stream=None):
     """Where the steps of a long run are reported, one line each on stderr, unless
     --quiet: always on a terminal; and for a pretrained model (loading and running it
     takes from seconds to minutes, downloading it longer) also on a log or a pipe, so
-    the log shows what ran. The built-in model answers at once, so a pipe gets only its
-    results. None when nothing is reported. Bad options, a model that is not there and
+    the log shows what ran; with --progress always. The built-in model answers at once,
+    so a pipe gets only its results. None when only a download or a first load's
+    conversion is reported (load_model). Bad options, a model that is not there and
     an order no text could take are refused before the first step is told (evaluate),
     so they still give exactly one line; an order that does not fit the tokens can only
     be told once the tokenizer has read them, as the one line after the steps."""
     stream = sys.stderr if stream is None else stream
     isatty = getattr(stream, "isatty", None)
     terminal = bool(isatty and isatty())
-    if getattr(args, "quiet", False) or not (terminal or getattr(args, "model", None)):
-        return None
+    forced = getattr(args, "progress", False)              # --progress: on a pipe too
+    if forced and getattr(args, "quiet", False):
+        raise PosvizInputError("--progress and --quiet contradict each other: give one")
+    if getattr(args, "quiet", False) or not (forced or terminal or getattr(args, "model",
+                                                                            None)):
+        return None                     # a download or a first load's conversion: told
     from ..api import StepPrinter
     return StepPrinter(stream)
 

@@ -10,6 +10,7 @@ import time
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
                                QWidget)
 
+from ...models.hf.converted import CONVERTING
 from ...models.hf.hub import DOWNLOAD_STEP, count_text
 from ...models.hf.workarounds import READING
 from .fields import ERROR_STYLE, STATUS_STYLE
@@ -19,7 +20,6 @@ from .fields import ERROR_STYLE, STATUS_STYLE
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, "loading weights": 3,
               "de-quantizing weights": 3, READING: 3, "ready": 4}
 LOAD_STEP_COUNT = 4
-CONVERTING = "converting "        # a GGUF file's first load: its steps then write a copy
 clock = time.monotonic            # (a test's own clock)
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RECORD = "conversion.json"
+CONVERTING = "converting "      # a GGUF file's first load: said even where steps are not
+SECONDS_PER_MB = (0.45, 1.0)    # de-quantizing and saving, on 2 shared cores (benchmarks)
 
 
 @dataclass(frozen=True)
@@ -153,8 +155,9 @@ def made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion |
     save it as its entry; the model read for it is freed. None when transformers kept
     the weights quantized (its GGUF kernels): nothing to copy."""
     from .loading import free_memory, read_model
-    say(f"converting {gguf.name} once: de-quantizing it to float32 and saving the copy "
-        f"in {cache_root()} (later loads read the copy in seconds)")
+    say(f"{CONVERTING}{gguf.name} once: de-quantizing it to float32 and saving the copy "
+        f"in {cache_root()}, {conversion_time(gguf.stat().st_size)} (later loads read "
+        f"the copy in seconds)")
     tokenizer, model, _ = read_model(gguf.parent, {"gguf_file": gguf.name}, True, family,
                                      say, should_stop, "cpu", "float32")
     try:
@@ -164,6 +167,13 @@ def made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion |
     finally:
         del model
         free_memory()
+
+
+def conversion_time(size: int) -> str:
+    """How long converting a GGUF file of ``size`` bytes takes, as measured here."""
+    low, high = (round(size / 1e6 * rate) for rate in SECONDS_PER_MB)
+    return (f"about {low}-{high} s on 2 cores" if high < 100
+            else f"about {low // 60 or 1}-{-(-high // 60)} min on 2 cores")
 
 
 def aligned(model) -> None:
