@@ -117,3 +117,20 @@ def test_a_first_load_s_conversion_is_told_where_no_step_is():
                                 f"{estimate}\n"
     assert estimate == "about 44-98 s on 2 cores"
     assert conversion_time(400_000_000) == "about 3-7 min on 2 cores"
+
+
+def test_a_paper_check_of_seconds_says_what_it_does_and_counts(capsys):
+    """paper alibi-slopes (3.3 s on a terminal, silent) says what it checks before torch
+    loads, then each of its three counts of heads."""
+    assert main(["paper", "alibi-slopes", "--progress"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "posviz: checking alibi-slopes on random weights", lines
+    assert lines[1].startswith("posviz: reading the slopes of 6, 8, 12 heads")
+    assert lines[2] == "posviz: step 1 of 3" and lines[-1] == "posviz: step 3 of 3", lines
+
+
+def test_compare_counts_its_models(capsys):
+    assert main(["compare", "--pe", "none,rope", "--layers", "1", "--progress"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "posviz: running 2 models"
+    assert lines[1] == "posviz: model 1 of 2" and lines[-1] == "posviz: model 2 of 2", lines

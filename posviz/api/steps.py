@@ -137,8 +137,9 @@ class Counter:
             return
         self._told = now
         started, at = self._start
-        rate = (now - started) / (done - at) if done > at else 0.0
-        left = "" if done == total else f", about {duration_text(rate * (total - done))} left"
+        rate = (now - started) / (done - at) if done > at else None   # None: no pace yet
+        left = ("" if done == total or rate is None
+                else f", about {duration_text(max(rate * (total - done), 1.0))} left")
         print(f"posviz: {self.unit} {done:,} of {total:,}{left}",
               file=self.stream or sys.stderr, flush=True)
 

@@ -68,9 +68,11 @@ def compared(args):
     say = progress(args)
     if say:
         say(f"running {len(kinds)} models")
+    from ..api.steps import Counter                  # "model 2 of 6", then every 2 s
     return compare_encodings(args.text, args.order, encodings=kinds, weights=args.weights,
                              config=config, positions=where.mode, offset=where.offset,
-                             literal=where.literal)
+                             literal=where.literal,
+                             progress=Counter(unit="model", first=0.0) if say else None)
 
 
 def as_table(result, metric: str) -> list[str]:

@@ -183,11 +183,17 @@ def press_values(values: dict) -> dict:
 
 
 def run(args) -> int:
+    from ..analysis.experiments.papers import default_weights
     from ..api import paper
+    from ..api.steps import Counter
     from .options import progress
 
-    # a check of a minute or more (press2022) tells its stages on a terminal
-    result = paper(args.name, weights=args.weights, say=progress(args))
+    # a check of seconds or more tells what it does and its stages' steps on a terminal
+    say = progress(args)
+    if say is not None:
+        say(f"checking {args.name} on {args.weights or default_weights(args.name)} weights")
+    result = paper(args.name, weights=args.weights, say=say,
+                   progress=Counter(unit="step", first=0.0) if say is not None else None)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0

@@ -218,13 +218,19 @@ def _alibi_measured(heads: int, should_stop) -> np.ndarray:
 ALIBI_HEADS = (6, 8, 12)       # a power of two, and two counts the closed form misses
 
 
-def alibi_slopes(should_stop=None) -> PaperCheck:
+def alibi_slopes(should_stop=None, progress=None, say=None) -> PaperCheck:
+    """``say`` is told what it measures, ``progress`` each count of heads measured."""
     from ...models.encodings.alibi import alibi_slopes as reference_rule
+    if say is not None:
+        say(f"reading the slopes of {', '.join(map(str, ALIBI_HEADS))} heads from the "
+            f"built-in model's scores, with ALiBi and without")
     by_heads = {}
-    for heads in ALIBI_HEADS:
+    for done, heads in enumerate(ALIBI_HEADS, 1):
         measured = _alibi_measured(heads, should_stop)
         by_heads[str(heads)] = {"measured": measured.tolist(),
                                 "rule": list(reference_rule(heads))}
+        if progress is not None:
+            progress(done, len(ALIBI_HEADS))
     measured = np.array(by_heads["8"]["measured"])
     paper = np.array([2.0 ** (-8 * (h + 1) / 8) for h in range(8)])
     holds = bool(all(np.allclose(row["measured"], row["rule"], rtol=1e-4)
@@ -315,7 +321,8 @@ TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {
     p.name: p.trained for p in CATALOGUE if p.trained is not None}
 PAPERS = tuple(p.name for p in CATALOGUE)
 # the checks that tell their stages and steps (those of a minute or more)
-COUNTED = (haviv2022, trained.press2022, trained.haviv2022, pretrained.sinha2022)
+COUNTED = (haviv2022, alibi_slopes, trained.press2022, trained.haviv2022,
+           pretrained.sinha2022)
 TITLES = {p.name: p.title for p in CATALOGUE}
 
 
