@@ -138,7 +138,7 @@ def test_the_lab_tells_each_method_as_a_stage_its_longer_lengths_heavier(lab):
     extension.extend(str(lab[0]), (1, 2), say=said.append)
     assert [(s.number, s.stages) for s in said] == [(k, 8) for k in range(1, 9)]
     first, second = said[0].steps
-    assert 1 < second / first < 4                      # twice the length, not 4 × the work
+    assert 1 < second / first < 2                      # twice the length, more tokens run
 
 
 def test_the_drope_checkpoint_is_a_variant_of_rope_not_one_of_the_zoo(lab):

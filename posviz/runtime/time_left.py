@@ -47,7 +47,7 @@ class RunClock:
         if not self.total:
             return 0.0
         steps = self.steps if self.steps and len(self.steps) == self.total \
-            else (1.0,) * self.total
+            and sum(self.steps) > 0 else (1.0,) * self.total
         return sum(steps[first:last]) / sum(steps)
 
     def _run_share(self, stage_share: float) -> float:

@@ -8,8 +8,8 @@ class Stage(str):
     """The words of a stage ("held-out perplexity ... at 512 tokens (length 2 of 3)"),
     a str to every listener, with its place: stage ``number`` (from 1) of ``stages``
     (not str's own ``index`` and ``count``). ``work``: each stage's work, in any one
-    unit (None: the stages are alike); ``steps``: each of this stage's counted steps'
-    work (None: alike): a run's stages are seldom alike (a longer length, a longer wait)."""
+    unit (the tokens it runs: benchmarks/README.md), None when the stages are alike;
+    ``steps``: each of this stage's counted steps' work, None when alike."""
 
     number: int
     stages: int
@@ -27,9 +27,3 @@ class Stage(str):
         """The same stage of the same run in other words."""
         return Stage(text, self.number, self.stages, self.work, self.steps)
 
-
-def forward_work(n: int, width: int) -> float:
-    """The work of one forward of ``n`` tokens through a model ``width`` wide, as a
-    layer's multiplications count it: 2·n²·d for the scores and the weighted values,
-    12·n·d² for the projections and the feed-forward (over 2·d)."""
-    return n * (n + 6.0 * width)

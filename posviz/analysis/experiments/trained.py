@@ -15,7 +15,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
-from .stage import Stage, forward_work
+from .stage import Stage
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
 PROBE_TEXTS = 120                # held-out passages the probe reads,
@@ -89,17 +89,19 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
             limits[kind] = limit
     notes = {kind: f"its learned table has {limit} positions: longer is refused"
              for kind, limit in limits.items()}
-    width = checkpoints[0].config.d_model      # the work of each length: count / n forwards
-    work = [count / n * forward_work(n, width) for n in lengths]
+
+    def runs_at(kind: str, n: int) -> bool:    # not refused: its table is long enough
+        return not (kind in limits and n > limits[kind])
+    work = [count * sum(runs_at(kind, n) for kind in models) for n in lengths]  # tokens
     for step, n in enumerate(lengths):
         if say is not None:
             say(Stage(f"held-out perplexity of the {len(models)} checkpoints at {n} "
                       f"tokens (length {step + 1} of {len(lengths)})", step + 1,
-                      len(lengths), work))
+                      len(lengths), work, steps=[runs_at(kind, n) for kind in models]))
         for done, (kind, model) in enumerate(models.items()):
             if should_stop is not None and should_stop():
                 raise Cancelled()
-            refused = kind in limits and n > limits[kind]
+            refused = not runs_at(kind, n)
             table[kind][str(n)] = None if refused else perplexity(
                 model, ids, n, count, start_id=start_id)
             if progress is not None:
