@@ -44,10 +44,13 @@ def test_a_counted_step_says_its_time_left_from_its_pace(qtbot, monkeypatch):
 
 
 @pytest.mark.asynchronous
+@pytest.mark.parametrize("name", [None, "SmolLM2-135M-Instruct Q4_1, de-quantized"])
 def test_a_slow_forward_says_the_layer_it_has_reached_and_its_time_left(qtbot, window,
-                                                                         monkeypatch):
+                                                                         monkeypatch, name):
     """A forward held at the entry of block 3 (of the built-in model's layers): the
-    status line names that layer of that many, after the pace of the blocks before."""
+    status line names that layer of that many, after the pace of the blocks before; in
+    a 1024-pixel window too, under a model's long name (a SmolLM2 reorder's line was
+    elided before its layer)."""
     import threading
 
     from posviz.gui import status
@@ -71,12 +74,19 @@ def test_a_slow_forward_says_the_layer_it_has_reached_and_its_time_left(qtbot, w
     window.status.computing.setInterval(50)
     window.status.ticking.setInterval(100)
     layers = window.session.backend.config.layers
+    if name is not None:
+        monkeypatch.setattr(type(window.session.backend), "name", name, raising=False)
+        window.resize(1024, 700)                  # and a map's value under the pointer
+        window.hover_label.setText("layer 12, head 3: attention from “because” to “the” "
+                                   "0.1234 (original 0.0987)")
     try:
         base[0] = status.time.monotonic()         # the status line's clock: asked after
         window.controller.session.rotate()
         qtbot.waitUntil(lambda: bool(said) and " layer 3 " in said[-1], timeout=TIMEOUT)
         assert f": layer 3 of {layers}, about {4 * (layers - 2)} s left in it…" in said[-1], \
             said[-1]
+        shown = window.state_label.shown_text()                 # as painted, elided
+        assert f"layer 3 of {layers}, about" in shown, shown
         with qtbot.waitSignal(window.controller.evaluated, timeout=TIMEOUT):
             release.set()
     finally:

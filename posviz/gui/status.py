@@ -77,8 +77,9 @@ class StatusLine(QObject):
     def _tick(self) -> None:
         """Past SAY_SECONDS_AFTER: what the evaluation runs, and for how long now."""
         elapsed = time.monotonic() - self._since
-        if elapsed >= SAY_SECONDS_AFTER:
-            self.say(f"computing {self._running()}{self._layer()}… {elapsed:.0f} s")
+        if elapsed >= SAY_SECONDS_AFTER:      # how far first: an elided line keeps it
+            orders, model = self._running()
+            self.say(f"computing {orders}{self._layer()}… {elapsed:.0f} s{model}")
 
     def _layer(self) -> str:
         """Which block the forward on its way has entered, of which order, and the time
@@ -94,15 +95,15 @@ class StatusLine(QObject):
         left = f", about {left:.0f} s left in it" if left is not None and left >= 1 else ""
         return f": layer {now.layer} of {now.layers}{which}{left}"
 
-    def _running(self) -> str:
-        """The model and the tokens it runs, and which orders: the original order too
-        the first time (it is computed once per text, model and positions)."""
+    def _running(self) -> tuple[str, str]:
+        """Which orders run: the original order too the first time (it is computed once
+        per text, model and positions); and " · the model on N tokens"."""
         s = self._session()
         if s is None:
-            return ""
+            return "", ""
         first = self._ran_first = self._ran != (id(s.backend), s.seq, s.positions)
         runs = "the original order, then the new one" if first else "the new order"
-        return f"{s.backend.name} on {len(s.seq)} tokens, {runs}"
+        return runs, f" · {s.backend.name} on {len(s.seq)} tokens"
 
     def _stop(self) -> None:
         self.computing.stop()
