@@ -10,11 +10,12 @@ import sys
 import pytest
 
 from posviz.cli import main
+from posviz.models.hf.loading import IMPORTING
 
 pytest.importorskip("transformers")
 from test_hf import save_tiny  # noqa: E402
 
-STEPS = ["reading config", "loading tokenizer", "loading weights"]
+STEPS = ["reading config", "loading tokenizer", IMPORTING, "loading weights"]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def test_a_real_models_steps_reach_a_piped_stderr(bert):
     lines = told.stderr.splitlines()
     assert all(line.startswith("posviz: ") for line in lines), lines
     steps = [line.removeprefix("posviz: ") for line in lines]
-    assert steps[:3] == STEPS
+    assert steps[:4] == STEPS
     assert steps[-2:] == ["running the original order", "running the chosen order"]
     assert quiet.stderr == ""                              # --quiet: results only
     assert json.loads(told.stdout) == json.loads(quiet.stdout)
@@ -81,7 +82,7 @@ def test_an_order_that_does_not_fit_the_tokens_ends_the_steps_with_one_error(cap
     assert code == 2
     assert [line for line in err if "error" in line] == err[-1:]
     assert "entries but there are" in err[-1]
-    assert [line.removeprefix("posviz: ") for line in err[:3]] == STEPS
+    assert [line.removeprefix("posviz: ") for line in err[:4]] == STEPS
 
 
 def test_progress_forces_plain_lines_on_a_pipe():

@@ -30,6 +30,7 @@ from posviz.analysis.engine import Engine
 from posviz.document.session import Session
 from posviz.errors import PosvizInputError
 from posviz.models import hf
+from posviz.models.hf.loading import IMPORTING
 from posviz.models.config import Positions
 from posviz.models.request import Request
 
@@ -174,7 +175,7 @@ def test_describe_reports_the_config(backends, family):
 def test_progress_reports_steps(folders):
     steps = []
     hf.load_backend(str(folders / "gpt2"), progress=steps.append)
-    assert steps[:3] == ["reading config", "loading tokenizer", "loading weights"]
+    assert steps[:4] == ["reading config", "loading tokenizer", IMPORTING, "loading weights"]
 
 
 def test_bert_tokens_pin_cls_and_sep_and_keep_wordpiece_marks(backends):
@@ -496,7 +497,7 @@ def test_cli_reports_loading_and_running_steps_on_a_terminal(folders, capsys, mo
     assert cli.main(argv) == 0
     plain = capsys.readouterr()
     piped = [line.removeprefix("posviz: ") for line in plain.err.splitlines()]
-    assert piped[:3] == ["reading config", "loading tokenizer", "loading weights"]
+    assert piped[:4] == ["reading config", "loading tokenizer", IMPORTING, "loading weights"]
 
     class Terminal(list):
         isatty = staticmethod(lambda: True)
@@ -508,7 +509,7 @@ def test_cli_reports_loading_and_running_steps_on_a_terminal(folders, capsys, mo
     assert capsys.readouterr().out == plain.out
     steps = [line.removeprefix("posviz: ")
              for line in "".join(terminal).splitlines()]
-    assert steps[:3] == ["reading config", "loading tokenizer", "loading weights"]
+    assert steps[:4] == ["reading config", "loading tokenizer", IMPORTING, "loading weights"]
     assert steps[-2:] == ["running the original order", "running the chosen order"]
 
 

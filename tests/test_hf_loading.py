@@ -14,6 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from test_hf import byte_bpe_tokenizer  # noqa: E402
+
+from posviz.models.hf.loading import IMPORTING  # noqa: E402
 from transformers import GPTNeoXConfig, GPTNeoXForCausalLM  # noqa: E402
 
 from posviz import cli  # noqa: E402
@@ -64,7 +66,8 @@ def test_progress_counts_the_tensors_read(folder):
 def test_one_argument_progress_is_told_the_steps_only(folder):
     steps = []
     hf.load_backend(str(folder), progress=steps.append)
-    assert steps == ["reading config", "loading tokenizer", "loading weights", "ready"]
+    assert steps == ["reading config", "loading tokenizer", IMPORTING, "loading weights",
+                     "ready"]
 
 
 def test_a_cancelled_load_stops_part_way_and_frees_the_model(folder):

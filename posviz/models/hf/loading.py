@@ -19,6 +19,7 @@ from .families import Family
 from .workarounds import gguf_loop
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
+IMPORTING = "importing the model's code"   # a step of its own: longer than its tensors
 Say = Callable[..., None]          # say(step, done=None, total=None)
 
 
@@ -48,6 +49,24 @@ def model_classes(family: Family) -> list:
         return [t.AutoModelForTextEncoding]          # the encoder alone: T5EncoderModel
     first = {"causal": [t.AutoModelForCausalLM], "masked": [t.AutoModelForMaskedLM]}
     return first.get(family.head, []) + [t.AutoModel]
+
+
+def import_code(folder, say: Say) -> None:
+    """Import transformers' module of the folder's model type, told as IMPORTING: it
+    took half of MiniLM's load, its tensors a few milliseconds (benchmarks/README.md)."""
+    import importlib
+
+    from transformers import AutoConfig
+    try:
+        kind = AutoConfig.from_pretrained(folder, local_files_only=True).model_type
+    except Exception:                            # said with the weights' own error
+        return
+    say(IMPORTING)
+    name = kind.replace("-", "_")
+    try:
+        importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+    except ImportError:                          # elsewhere: imported with the weights
+        pass
 
 
 def split_missing(model, missing) -> tuple[list[str], list[str]]:
@@ -144,6 +163,8 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
         raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
                                f"{one_line(error)}") from None
     _check(stop)
+    if not gguf:                                 # a GGUF's config is read from the file
+        import_code(folder, say)
     step = "de-quantizing weights" if gguf else "loading weights"
     say(step)
     model = info = None
