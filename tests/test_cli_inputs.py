@@ -99,9 +99,11 @@ def test_a_real_models_run_is_told_layer_by_layer(tmp_path):
     lines = stream.getvalue().splitlines()
     layers = model.describe()["layers"]
     assert "posviz: running the original order" in lines
-    assert any(line.startswith("posviz: running the chosen order: layer 1 of "
+    assert f"posviz: running the chosen order: layer 1 of {layers}" in lines   # no pace yet
+    assert any(line.startswith("posviz: running the chosen order: layer 2 of "
                                f"{layers}, about ") and line.endswith(" s left")
                for line in lines)
+    assert not any("about 0 s" in line for line in lines)
 
 
 def test_a_probe_writes_layer_0_as_its_verdict_and_plots_do(capsys):

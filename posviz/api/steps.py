@@ -32,7 +32,7 @@ class StepPrinter:
         self.steps = steps
         self.tick = tick
         self._counted = (None, -1)          # (step, tenth) told last
-        self._run = (None, 0.0, 0.0, 0)     # (step, started, told last, done) of a run
+        self._run = (None, 0.0, 0.0, 0, 0)  # (step, started, told last, first, last layer)
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING
@@ -52,16 +52,22 @@ class StepPrinter:
             self._counted = (step, tenth)
             self._print(count_text(step, done, total))
 
-    def _layers(self, step: str, done: int, total: int) -> None:
+    def _layers(self, step: str, layer: int, total: int) -> None:
+        """Layer ``layer`` of ``total`` entered: told every ``tick`` seconds, with the
+        time left at the pace of the layers entered since the first."""
         now = time.monotonic()
-        if self._run[0] != step or done < self._run[3]:      # a step, or a forward, anew
-            self._run = (step, now, now, done)
-        _, started, told, _ = self._run
-        self._run = (step, started, told, done)
-        if done < total and now - told >= self.tick:
-            self._run = (step, started, now, done)
-            left = (now - started) / done * (total - done)
-            self._print(f"{step}: layer {done} of {total}, about {left:.0f} s left")
+        run_step, started, told, first, last = self._run
+        if run_step != step or layer < last:                  # a step, or a forward, anew
+            started, told, first = now, now, layer
+        self._run = (step, started, told, first, layer)
+        if now - told < self.tick:
+            return
+        self._run = (step, started, now, first, layer)
+        left = ""
+        if layer > first and now > started:
+            seconds = (now - started) / (layer - first) * (total - layer + 1)
+            left = f", about {duration_text(max(seconds, 1.0))} left"
+        self._print(f"{step}: layer {layer} of {total}{left}")
 
     def _print(self, line: str) -> None:
         print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
@@ -83,28 +89,16 @@ def quiet(step: str, done: int | None = None, total: int | None = None) -> None:
 
 @contextmanager
 def layer_ticks(backend, say: Progress, step: str):
-    """While a forward of ``backend`` runs inside, ``say(step, layers done, layers)``
-    after each of its blocks (counted anew at each forward: a reference run is followed
-    by its noise floor's): a real model's blocks (its family's record says where
-    they are) are hooked for that while; the built-in model, quick, tells nothing."""
-    family, base = getattr(backend, "family", None), getattr(backend, "base", None)
-    if say is quiet or family is None or base is None:
+    """While a forward of ``backend`` runs inside, ``say(step, layer, layers)`` as it
+    enters each of its blocks (models.reached, as the window's status line reads it;
+    counted anew at each forward: a reference run is followed by its noise floor's);
+    the built-in model, quick, tells nothing."""
+    from ..models import reached
+    if say is quiet or getattr(backend, "family", None) is None:
         yield
         return
-    layers = [block[0] for block in family.blocks(base)]
-    done = [0]
-
-    def passed(*_) -> None:
-        done[0] = done[0] % len(layers) + 1
-        say(step, done[0], len(layers))
-    with backend.hooked:
-        handles = [layer.register_forward_hook(passed) for layer in layers]
-    try:
+    with reached.listening(lambda now: say(step, now.layer, now.layers)):
         yield
-    finally:
-        with backend.hooked:
-            for handle in handles:
-                handle.remove()
 
 
 def duration_text(seconds: float) -> str:

@@ -1,11 +1,14 @@
 """How far the forward on its way has got: the block a Recorder (models.hooks) has
-entered, read by the window's status line while it waits. A pretrained model's forward
+entered, read by the window's status line while it waits and told to the command
+line's and the API's listeners (api.steps.layer_ticks). A pretrained model's forward
 took 20-50 s on a busy machine; its status said only how long it had waited."""
 from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Reached:
 _lock = threading.Lock()
 _latest: Reached | None = None
 _forwards = 0
+_listeners: list[Callable[[Reached], None]] = []
 clock = time.monotonic                  # (a test's own clock)
 
 
@@ -42,6 +46,21 @@ def reach(layer: int, layers: int) -> None:
             _forwards += 1
         began = now if layer == 0 or _latest is None else _latest.began
         _latest = Reached(layer + 1, layers, _forwards, now, began)
+        told, listeners = _latest, list(_listeners)
+    for listener in listeners:          # on the forward's thread
+        listener(told)
+
+
+@contextmanager
+def listening(listener: Callable[[Reached], None]):
+    """While inside, ``listener(Reached)`` each time a forward enters a block."""
+    with _lock:
+        _listeners.append(listener)
+    try:
+        yield
+    finally:
+        with _lock:
+            _listeners.remove(listener)
 
 
 def latest() -> Reached | None:
