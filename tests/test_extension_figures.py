@@ -109,11 +109,12 @@ def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monk
     steps, said = [], []
 
     def stand_in(folder, factors, should_stop, progress, say):
+        from posviz.analysis.experiments.stage import Stage
         assert folder is None and factors == (1, 2, 4, 8) and not should_stop()
-        for done in range(1, 9):                  # 2 methods at 4 lengths each
-            if done % 4 == 1:
-                say(f"stand-in {done}")
-            progress(done, 8)
+        for method in (1, 2):                     # 2 methods (of 8) at 4 lengths each
+            say(Stage(f"stand-in {4 * method - 3}", method, 8, steps=(1, 2, 4, 8)))
+            for done in range(1, 5):
+                progress(done, 4)
         return stored_extension()
     monkeypatch.setattr(extension, "extend", stand_in)
     tab = ExperimentsTab()
