@@ -95,8 +95,13 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     ``texts``, generated ones (enough for the features). ``features``: "linear" or
     "quadratic" (also the squares, so a norm can be read). ``progress(done, total)``
     counts the texts run, then the layers fitted; ``say(stage)`` is told each stage.
+    The built-in model's seed is ``model_seed`` (``--model-seed``); the probe draws no
+    orders, so ``seed`` is refused, as ``--seed`` is.
     """
     from ..models.limits import guard
+    if "seed" in options:
+        raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
+                               f"the built-in model's seed is {argument('model_seed')}")
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts), default=0), offset=offset)
