@@ -273,7 +273,7 @@ def check_order_form(text: str) -> None:
                    f"{'repeats' if len(repeated) == 1 else 'repeat'}")
     else:
         return
-    raise PosvizInputError(f"the order must be a permutation of 0..n-1 for n tokens, "
+    raise PosvizInputError(f"--order must be a permutation of 0..n-1 for n tokens, "
                            f"comma-separated (got {text.strip()!r}: {problem})")
 
 
