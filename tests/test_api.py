@@ -98,11 +98,17 @@ def test_sweep_is_sweep_json(capsys):
     (lambda: posviz.load(**BUILTIN).compare("  "), [*FLAGS, "--text", "  "]),
 ])
 def test_errors_are_the_command_lines_lines(api, argv, capsys):
+    """The same refusal, each in its reader's words: Python names no flag, and the
+    command line's line is the API's as it speaks on the command line."""
+    from posviz.errors import COMMAND_LINE, spoken_as
     with pytest.raises(PosvizInputError) as raised:
+        api()
+    assert "--" not in str(raised.value)
+    with spoken_as(COMMAND_LINE), pytest.raises(PosvizInputError) as flagged:
         api()
     argv = argv if "--text" in argv else [*argv, "--text", TEXT]
     code, out, err = cli(capsys, "report", *argv)
-    assert code == 2 and err == f"posviz: error: {raised.value}\n"
+    assert code == 2 and err == f"posviz: error: {flagged.value}\n"
 
 
 def test_unknown_options_of_the_builtin_model_are_refused():

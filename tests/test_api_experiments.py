@@ -148,3 +148,22 @@ def test_train_is_train_json_and_says_a_warm_up_it_cut(capsys, tmp_path):
         record["provenance"].pop("weights")               # the folder written
     assert mine == theirs
     assert mine["provenance"]["options"]["recipe"]["warmup"] == 5
+
+
+def test_the_probe_s_seeds_mean_in_python_what_they_mean_on_the_command_line(capsys):
+    """The model's seed is model_seed / --model-seed, as the README says; the probe draws
+    no orders, so seed= and --seed are refused, not taken as the model's seed."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    said = next(s for s in readme.split(". ") if "`probe`, which draws no orders" in s)
+    assert "`--model-seed` (`model_seed=` in Python)" in said
+    assert "refuses `--seed` (`seed=`)" in said
+    ours = posviz.probe(posviz.read_texts(SENTENCES), layers=1,
+                        model_seed=3)
+    theirs = command_json(capsys, "probe", "--layers", "1", "--model-seed", "3",
+                          "--texts", str(SENTENCES))
+    assert ours.to_dict() == theirs and theirs["provenance"]["seeds"] == {"model": 3}
+    with pytest.raises(posviz.errors.PosvizInputError, match="takes no seed: .* model_seed"):
+        posviz.probe(layers=1, seed=3)
+    assert main(["probe", "--layers", "1", "--seed", "3"]) == 2
+    assert "takes no --seed: the built-in model's seed is --model-seed" in \
+        capsys.readouterr().err

@@ -201,3 +201,26 @@ def test_the_per_token_quartiles_are_numpys_percentiles(n):
     assert np.array_equal(np.isnan(got), np.isnan(want))
     assert np.allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
     assert (got[:, 3] == 0).all()
+
+
+@pytest.mark.parametrize("mask, order, said", [
+    ("bidirectional", "9,8,7,6,5,4,3,2,1,0", "shows the rounding instead"),  # the tokens'
+    ("causal", "0,1,2,3,4,5,6,7,9,8", "takes the whole input"),   # frame; from slot 8 on
+])
+def test_each_reader_names_a_run_as_given_its_own_way(mask, order, said, capsys):
+    """The window names its control, the command line's text its flag and Python's
+    worded_notes() its argument; the record (report --json, to_dict()) one wording for
+    both, so the two stay equal."""
+    report = posviz.load(pe="none", mask=mask, layers=2).compare(TEXT, order)
+    window = build_views(report.evaluation, None).symmetry_note
+    assert f'"Run as given" (Position ids) {said}' in window and "--" not in window
+    argv = ["report", "--pe", "none", "--mask", mask, "--layers", "2", "--text", TEXT,
+            "--order", order, "--quiet"]
+    assert main([*argv, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert report.to_dict() == printed
+    assert any(f"a run as given {said}" in note for note in printed["notes"])
+    assert not any("--" in note or "literal=" in note for note in printed["notes"])
+    assert any(f"literal=True {said}" in note for note in report.worded_notes())
+    assert main(argv) == 0
+    assert f"--literal {said}" in capsys.readouterr().out

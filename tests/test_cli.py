@@ -354,7 +354,7 @@ def test_position_settings_go_with_a_pretrained_model(capsys):
 def test_a_bad_order_says_what_a_valid_order_is(capsys, order, named):
     code, out, err = run(capsys, "--text", "a b c", *order)
     assert code == 2 and out == ""
-    assert "the order must be a permutation of 0..2, comma-separated" in err
+    assert "--order must be a permutation of 0..2, comma-separated" in err
     assert named in err and len(err.strip().splitlines()) == 1
 
 

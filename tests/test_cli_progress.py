@@ -70,7 +70,7 @@ def test_an_order_no_text_can_take_is_refused_before_the_model_loads(capsys, ber
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1, err
-    assert "the order must be a permutation" in err and said in err
+    assert "--order must be a permutation" in err and said in err
 
 
 def test_an_order_that_does_not_fit_the_tokens_ends_the_steps_with_one_error(capsys, bert):

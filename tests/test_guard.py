@@ -184,7 +184,8 @@ def test_the_held_start_still_tells_memory_only(monkeypatch):
     (lambda: posviz.probe(["a b", "c d"], folds=1), "folds must be at least 2 (got 1)",
      ["probe", "--folds", "1"]),
     (lambda: posviz.compare_encodings(TEXT, encodings="none,nope"),
-     "encodings takes encodings separated by commas", ["compare", "--pe", "none,nope"]),
+     "encodings takes a list of encodings (or a comma-separated string)",
+     ["compare", "--pe", "none,nope"]),
     (lambda: posviz.paper("haviv2022", weights="mine"), "a paper runs on weights random "
      "or trained", ["paper", "haviv2022", "--weights", "mine"]),
 ])

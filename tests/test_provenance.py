@@ -51,9 +51,10 @@ def test_every_json_has_the_same_record(argv, capsys):
 def test_a_paper_check_names_what_it_ran_on(capsys):
     check = command_json(capsys, "paper", "rope-decay")
     made = check["provenance"]
-    assert set(made) == KEYS and made["weights"] == "random"
+    assert set(made) == KEYS | {"runs"} and made["weights"] == "random"
     assert made["options"] == {"paper": "rope-decay", "d_head": 64, "distances": 512,
                                "pairs_seed": 0}
+    assert [run["model"] for run in made["runs"]] == [made["model"]]    # one model run
     assert made["model"] == "none: RoPE's rotation alone" and made["encoding"] == "rope"
     assert "no model" in check["ran_on"] and "seed 0" in check["ran_on"]
 

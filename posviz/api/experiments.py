@@ -34,8 +34,6 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     first what cannot run texts of ``words`` words from position ``offset``, or a
     ``sweep`` (kind, count, texts, layer) whose count or layer cannot be."""
     from ..models.limits import guard
-    if "model_seed" in options:
-        options["seed"] = options.pop("model_seed")
     if isinstance(model, Model):
         if options or weights != "random":
             named = [*options, *(["weights"] if weights != "random" else [])]
@@ -43,6 +41,15 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
             raise PosvizInputError(f"{given} cannot be given with a loaded model, which "
                                    f"has its own settings")
         return model
+    named = [name for name in options if name != "dtype"] + (
+        ["weights"] if weights != "random" else [])
+    if isinstance(model, str) and named:
+        raise PosvizInputError(f"{', '.join(map(argument, named))} only "
+                               f"{'applies' if len(named) == 1 else 'apply'} to the "
+                               f"built-in model, not to {argument('model', model)} (a "
+                               f"pretrained model has its own settings)")
+    if "model_seed" in options:
+        options["seed"] = options.pop("model_seed")
     orders = None if sweep is None else guard.orders_of_words(
         *sweep[:3], exact=model is None and weights == "random")
     if model is None:
@@ -95,8 +102,13 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     ``texts``, generated ones (enough for the features). ``features``: "linear" or
     "quadratic" (also the squares, so a norm can be read). ``progress(done, total)``
     counts the texts run, then the layers fitted; ``say(stage)`` is told each stage.
+    The built-in model's seed is ``model_seed`` (``--model-seed``); the probe draws no
+    orders, so ``seed`` is refused, as ``--seed`` is.
     """
     from ..models.limits import guard
+    if "seed" in options:
+        raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
+                               f"the built-in model's seed is {argument('model_seed')}")
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts), default=0), offset=offset)
@@ -194,6 +206,9 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
         raise PosvizInputError(problems[0])
     if "model_seed" in options:
         options["seed"] = options.pop("model_seed")
+    if options.get("mask", "causal") != "causal":
+        raise PosvizInputError(f"train trains a causal language model: "
+                               f"{argument('mask', options['mask'])} cannot be trained")
     if config is None:
         config = builtin_config({**options, "mask": "causal"})
     if progress is True:                       # the command line's lines, on stderr

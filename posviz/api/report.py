@@ -101,11 +101,20 @@ class Report:
         """What qualifies the numbers: an order that changes nothing of the input, the
         tokens that carry a layer's change, and how the reorder ran when a curve reaches
         the floor (views.shown, views.reading)."""
-        from ..views.reading import frame_note, one_token_note, token_spread
+        return self.worded_notes(None)
+
+    def worded_notes(self, literal: str | None = "") -> list[str]:
+        """``notes`` with a run as given named as the reader sets it: ``literal``, or
+        "" for the entry point speaking now (--literal on the command line, literal=True
+        in Python); None: the record's own wording, as ``notes`` and the JSON have it."""
+        from ..errors import argument, speaks_flags
+        from ..views.reading import RECORD_LITERAL, frame_note, one_token_note, token_spread
         from ..views.shown import same_input_note
+        if literal == "":
+            literal = argument("literal") if speaks_flags() else argument("literal", True)
         ev = self.evaluation
         return [note for note in (same_input_note(ev), one_token_note(ev, token_spread(ev)),
-                                  frame_note(ev)) if note]
+                                  frame_note(ev, literal or RECORD_LITERAL)) if note]
 
     @cached_property
     def outputs(self) -> dict:

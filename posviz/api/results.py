@@ -145,7 +145,7 @@ class Paper(Result):
 
     def __init__(self, check, weights: str | None):
         from ..document.provenance import provenance
-        ran = check.ran or {"model": check.ran_on or "built-in"}
+        ran = list(check.models) or [{"model": check.ran_on or "built-in"}]
         super().__init__(check, {**provenance(ran, options={"paper": check.name}),
                                  "weights": check.weights})
         self.weights = weights

@@ -25,6 +25,8 @@ def texts_of(texts, none_is_default: bool = True) -> list[str]:
         raise PosvizInputError(f"{argument('texts')} must be a text or a list of texts")
     if any(not text.strip() for text in texts):
         raise PosvizInputError("the text is empty")
+    if none_is_default and not texts:
+        raise PosvizInputError(f"{argument('texts')} holds no text")
     return texts
 
 

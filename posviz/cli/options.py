@@ -27,6 +27,9 @@ NOT_ON_THE_COMMAND_LINE = tuple(n for n, o in OPTIONS.items() if not o.chosen)
 # the precision it computes in, which may also be half (models.hf.DTYPES)
 BUILTIN_ONLY = tuple(n for n in MODEL_OPTIONS if n not in NOT_ON_THE_COMMAND_LINE)
 HALF = ("bfloat16", "float16")
+# The commands whose built-in model's seed is --model-seed (their --seed, if any, seeds
+# the orders they run)
+EXPERIMENTS = ("sweep", "probe")
 
 
 def flag(name: str) -> str:
@@ -86,8 +89,10 @@ def bundled_models() -> str:
     return ", ".join(f"'{spec}' ({bundled.name})" for spec, bundled in BUNDLED.items())
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options that choose and configure a model, shared by every command."""
+def add_model_arguments(parser: argparse.ArgumentParser,
+                        leave_out: tuple[str, ...] = ()) -> None:
+    """The options that choose and configure a model, shared by every command (but the
+    built-in model's options ``leave_out``)."""
     model = parser.add_argument_group(
         "model", "The built-in model, configured by the flags below, unless --model names a "
                  "pretrained one (which brings its own settings).")
@@ -108,7 +113,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                        help="a --model larger than the memory: accelerate places its layers "
                             "on the accelerator, then the CPU, then this folder on disk "
                             "(device_map='auto'); the model facts say where they are")
-    add_builtin_options(model)
+    add_builtin_options(model, leave_out)
     model.add_argument("--weights", metavar="random|trained|PATH", default=RANDOM,
                        help=f"the built-in model's weights: {WEIGHTS_TIP} (default: "
                             f"random)")
@@ -168,7 +173,7 @@ def builtin_config(args: argparse.Namespace) -> ModelConfig:
     weights = getattr(args, "weights", RANDOM)
     if weights == RANDOM:
         return config
-    seed = "--model-seed" if args.command in ("sweep", "probe") else "--seed"
+    seed = "--model-seed" if args.command in EXPERIMENTS else "--seed"
     if "seed" in vars(args):
         raise PosvizInputError(f"{seed} draws random weights: it does not apply to "
                                f"--weights {weights}")
@@ -186,7 +191,8 @@ def builtin_config(args: argparse.Namespace) -> ModelConfig:
 
 def builtin_flags_given(args: argparse.Namespace) -> list[str]:
     """The built-in model's flags the user gave, in the order given."""
-    return [flag(name) for name in vars(args) if name in BUILTIN_ONLY]
+    return [("--model-seed" if name == "seed" and getattr(args, "command", None) in EXPERIMENTS else
+             flag(name)) for name in vars(args) if name in BUILTIN_ONLY]
 
 
 def check_model_flags(args: argparse.Namespace) -> None:
@@ -272,7 +278,7 @@ def check_order_form(text: str) -> None:
                    f"{'repeats' if len(repeated) == 1 else 'repeat'}")
     else:
         return
-    raise PosvizInputError(f"the order must be a permutation of 0..n-1 for n tokens, "
+    raise PosvizInputError(f"--order must be a permutation of 0..n-1 for n tokens, "
                            f"comma-separated (got {text.strip()!r}: {problem})")
 
 

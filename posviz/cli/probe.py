@@ -12,7 +12,7 @@ from ..errors import PosvizInputError
 from ..models.trace import layer_label
 from .options import progress
 from .sweep import (add_experiment_arguments, experiment_model, experiment_texts, refuse_order,
-                    reporter)
+                    refuse_seed, reporter)
 
 
 def add_command(subparsers) -> None:
@@ -33,6 +33,7 @@ def add_command(subparsers) -> None:
 
 def run(args) -> int:
     refuse_order(args)
+    refuse_seed(args)
     if args.text is not None:
         raise PosvizInputError("the probe holds whole texts out, so it needs several: "
                                "give --texts FILE (one a line) instead of --text")

@@ -131,7 +131,7 @@ def as_table(report) -> list[str]:
             _format(row["attention_equivariance"]), _format(row["last_token_change"]),
             _format(row["pooled_change"]), _format(row["token_median"]),
             f"{row['token_p25']:.1e}–{row['token_p75']:.1e}", verdict))
-    return lines + [f"\n{note}" for note in report.notes]
+    return lines + [f"\n{note}" for note in report.worded_notes()]
 
 
 def run(args) -> int:

@@ -21,30 +21,40 @@ from .options import (add_model_arguments, builtin_config, check_model_flags,
 QUANTILES = ("median", "p10", "p90")
 
 
-def add_experiment_arguments(parser: argparse.ArgumentParser, texts_help: str) -> None:
-    """The model options every command shares, and --texts. ``--seed`` is left free for
-    the experiment: the built-in model's seed is ``--model-seed`` here."""
-    add_model_arguments(parser)
+def add_experiment_arguments(parser: argparse.ArgumentParser, texts_help: str,
+                             seed_help: str | None = None) -> None:
+    """The model options every command shares, and --texts. The built-in model's seed is
+    ``--model-seed`` here; ``--seed`` seeds the experiment's orders (``seed_help``), or,
+    for an experiment that draws none, is taken only to be refused (refuse_seed)."""
+    add_model_arguments(parser, leave_out=("seed",))
     parser.add_argument("--texts", metavar="FILE", help=texts_help)
     weights = OPTIONS["seed"]
     parser.add_argument("--model-seed", dest="seed", type=int, default=argparse.SUPPRESS,
                         help=f"{weights.tip} (default: {weights.default})")
+    parser.add_argument("--seed", dest="order_seed", type=int,
+                        default=0 if seed_help else None,
+                        help=seed_help or argparse.SUPPRESS)
+
+
+def refuse_seed(args) -> None:
+    """--seed given to an experiment that draws no orders."""
+    if args.order_seed is not None:
+        raise PosvizInputError(f"{args.command} draws no orders, so it takes no --seed: "
+                               f"the built-in model's seed is --model-seed")
 
 
 def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
-        "sweep", conflict_handler="resolve",
-        help="per-layer median, p10 and p90 of every metric over many orders")
-    add_experiment_arguments(parser, "a file of texts, one a line, instead of --text")
+        "sweep", help="per-layer median, p10 and p90 of every metric over many orders")
+    add_experiment_arguments(parser, "a file of texts, one a line, instead of --text",
+                             "seeds the random orders: the same seed gives the same "
+                             "result (default: 0)")
     parser.add_argument("--kind", default="random",
                         help="which orders: " + "; ".join(f"{k}: {t}" for k, t in
                                                           KIND_TIPS.items())
                              + " (default: random)")
     parser.add_argument("--count", type=int, default=32,
                         help="how many orders for random and prefix (default: 32)")
-    parser.add_argument("--seed", dest="order_seed", type=int, default=0,
-                        help="seeds the random orders: the same seed gives the same "
-                             "result (default: 0)")
     parser.add_argument("--layer", type=int, default=None,
                         help="the layer whose change the swap map shows (default: the last)")
     out = parser.add_mutually_exclusive_group()
@@ -81,7 +91,7 @@ def experiment_model(args, texts: list[str] | None = None, **experiment):
     """(api.Model, Positions) for the model options, checked before anything is built
     (the guard: device, the longest of ``texts`` against the positions, memory, and
     ``experiment``: guard.check's orders…)."""
-    if args.model and args.command == "sweep" and "seed" in vars(args):
+    if args.model and "seed" in vars(args):
         raise PosvizInputError(f"--model-seed only applies to the built-in model, not to "
                                f"--model {args.model}")
     check_model_flags(args)

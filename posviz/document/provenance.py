@@ -24,15 +24,18 @@ KEYS = ("posviz", "model", "text", "tokens", "order", "positions", "layer", "hea
 PROVENANCE = ("encoding", "mask", "weights", "seeds", "dtype", "options")
 
 
-def provenance(model: dict, *, seeds: dict | None = None, options: dict | None = None,
-               offload_folder: str | None = None) -> dict:
+def provenance(model: dict | list, *, seeds: dict | None = None,
+               options: dict | None = None, offload_folder: str | None = None) -> dict:
     """The record of what made a result, JSON-ready: ``posviz`` (the version), ``model``
     (its name), ``encoding`` (the built-in model's ``pe``, a pretrained one's scheme, or
     a list of them), ``mask``, ``weights`` ("random", "trained", a checkpoint folder or
     "pretrained"), ``seeds`` (the random weights' seed as "model", and the caller's:
     the orders' …), ``dtype``, ``options`` (the model's other settings, then the
     caller's ``options``) and, when a model's layers were offloaded, ``offload_folder``.
-    ``model`` is a model description: a backend's ``describe()`` or a Trace's extras."""
+    ``model`` is a model description: a backend's ``describe()`` or a Trace's extras;
+    or a list of them, one per model run (a paper check's): see of_runs."""
+    if isinstance(model, (list, tuple)):
+        return of_runs(model, seeds=seeds, options=options)
     facts = model_options(model)
     name = str(facts.pop("model", "unknown"))
     weights = facts.pop("weights", None) or ("random" if name == "built-in" else "pretrained")
@@ -46,6 +49,40 @@ def provenance(model: dict, *, seeds: dict | None = None, options: dict | None =
               "options": {**facts, **(options or {})}}
     if offload_folder:
         record["offload_folder"] = str(offload_folder)
+    return record
+
+
+def of_runs(models, *, seeds: dict | None = None, options: dict | None = None) -> dict:
+    """The record of a result made of several model runs: ``runs``, one record per model
+    run in the order run (this module's record of that model, without the version), so
+    each run's encoding, mask, weights, seeds, dtype and options are read together; the
+    record's own keys say what the runs share (``model``: their names joined; a setting
+    they differ in: ``encoding``, ``mask``, ``weights`` and ``dtype`` the list of its
+    values, each once; ``seeds`` and ``options`` only what every run has alike), then
+    the caller's ``seeds`` and ``options``."""
+    runs = [provenance(model) for model in models]
+    for run in runs:
+        del run["posviz"]
+
+    def alike(values: list):
+        distinct: list = []                    # by ==: a value may be a dict
+        for value in values:
+            distinct += [] if value in distinct else [value]
+        return distinct[0] if len(distinct) == 1 else distinct
+
+    def common(key: str) -> dict:
+        first = runs[0][key] if runs else {}
+        return {k: v for k, v in first.items()
+                if all(k in run[key] and run[key][k] == v for run in runs)}
+
+    names = alike([run["model"] for run in runs])
+    record = {"posviz": __version__,
+              "model": " and ".join(map(str, names)) if isinstance(names, list) else names,
+              **{key: alike([run[key] for run in runs])
+                 for key in ("encoding", "mask", "weights")},
+              "seeds": {**common("seeds"), **(seeds or {})},
+              "dtype": alike([run["dtype"] for run in runs]),
+              "options": {**common("options"), **(options or {})}, "runs": runs}
     return record
 
 

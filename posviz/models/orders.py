@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, argument, speaks_flags
 
 __all__ = ["check_permutation", "inverse", "parse_order", "per_token", "sees_in_frame"]
 
@@ -24,9 +24,11 @@ def parse_order(text: str, n: int) -> np.ndarray:
     """
     parts = [part for part in text.replace(" ", "").split(",") if part != ""]
 
+    form = "comma-separated" if speaks_flags() else "a list or a comma-separated string"
+
     def refuse(problem: str) -> PosvizInputError:
-        return PosvizInputError(f"the order must be a permutation of 0..{n - 1}, "
-                                f"comma-separated (got {text.strip()!r}: {problem})")
+        return PosvizInputError(f"{argument('order')} must be a permutation of "
+                                f"0..{n - 1}, {form} (got {text.strip()!r}: {problem})")
 
     bad = [repr(part) for part in parts if not part.lstrip("+-").isdigit()]
     if bad or not parts:

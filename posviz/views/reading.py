@@ -11,6 +11,7 @@ import numpy as np
 
 from ..analysis.engine import Evaluation
 from ..analysis.symmetry import reference_norms
+from ..models.options import OPTIONS
 from ..models.trace import layer_runs
 
 __all__ = ["ONE_TOKEN", "FRAME_WORDS", "TokenSpread", "frame", "frame_note", "token_spread",
@@ -36,11 +37,10 @@ FRAME_NOTES = {
     "reference": "",
     "aligned": ("The reorder ran in the original tokens' frame (each token in its own row, "
                 "at its slot's position id): where the symmetry holds the change is "
-                "exactly 0 by construction; \"Run as given\" (--literal) "
-                "shows the rounding instead."),
+                "exactly 0 by construction; {literal} shows the rounding instead."),
     "prefix": ("The reorder ran from its first moved slot on: the slots before it keep the "
-               "original run's values (exactly 0 there by construction); \"Run the "
-               "reorder as given\" (--literal) runs the whole input."),
+               "original run's values (exactly 0 there by construction); {literal} takes "
+               "the whole input."),
     "given": ("The reorder ran as given, through the ordinary forward: where the symmetry "
               "holds the change is rounding, below the noise floor, not 0."),
 }
@@ -58,13 +58,23 @@ FRAME_WORDS = {
 }
 
 
-def frame_note(ev: Evaluation) -> str:
+# A run as given, as the note names it: in a record (the JSON of report and of Python's
+# to_dict(), one wording for both), and as the window's control sets it. The command line
+# and Python word it at display time (api.report.Report.worded_notes).
+RECORD_LITERAL = "a run as given"
+WINDOW_LITERAL = f'"{OPTIONS["literal"].label}" (Position ids)'
+
+
+def frame_note(ev: Evaluation, literal: str = RECORD_LITERAL) -> str:
     """How the reorder ran, and so what a symmetric case shows: '' for the original
-    order, and when no curve reaches the floor (the frame then changes nothing seen)."""
+    order, and when no curve reaches the floor (the frame then changes nothing seen);
+    ``literal`` names what runs a reorder as given, as its reader sets it."""
     c = ev.comparison
     values = np.concatenate([c.hidden_equivariance, c.attention_equivariance,
                              c.pooled_change, c.last_token_change])
-    return FRAME_NOTES[frame(ev)] if (values <= c.floor).any() else ""     # NaN compares False
+    if not (values <= c.floor).any():                                   # NaN compares False
+        return ""
+    return FRAME_NOTES[frame(ev)].format(literal=literal)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from ..models.trace import PerTrace, Trace, layer_name
 from .head import HeadImages, head_images, pooled_cosine
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
 from .pooling import MosaicTiles
-from .reading import frame_note, one_token_note, token_spread
+from .reading import WINDOW_LITERAL, frame_note, one_token_note, token_spread
 
 if TYPE_CHECKING:          # the encodings import torch: only on the worker, when used
     from ..models.encodings import RelativeProfile
@@ -304,7 +304,8 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     curves = {name: clip_for_log(values, floor, level) for name, values in symmetry.items()}
     symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
     note = " ".join(filter(None, (same_input_note(ev), symmetry_note(c, ev.order),
-                                  one_token_note(ev, spread), frame_note(ev))))
+                                  one_token_note(ev, spread),
+                                  frame_note(ev, WINDOW_LITERAL))))
     norms, missing = branch_norms(ev)
     return Views(mosaic=mosaic, tiles=tiles,
                  token_bars=change_bars(c.token_change[-1], floor),

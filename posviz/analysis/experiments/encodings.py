@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import Cancelled, PosvizInputError, argument
+from ...errors import Cancelled, PosvizInputError, argument, speaks_flags
 from ...models.backend import TokenSequence
 from ...models.config import ModelConfig, Positions
 from ...models.encodings import ENCODINGS
@@ -73,8 +73,9 @@ def parse_kinds(text: str) -> tuple[str, ...]:
     kinds = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [kind for kind in kinds if kind not in ENCODINGS]
     if unknown:
-        raise PosvizInputError(f"{argument('encodings')} takes encodings separated by "
-                               f"commas, from "
+        form = ("encodings separated by commas" if speaks_flags() else
+                "a list of encodings (or a comma-separated string)")
+        raise PosvizInputError(f"{argument('encodings')} takes {form}, from "
                                f"{', '.join(ENCODINGS)} (got {unknown[0]!r})")
     if len(kinds) < 2 or len(set(kinds)) != len(kinds):
         raise PosvizInputError(f"compare needs at least two different encodings (got "

@@ -99,7 +99,7 @@ position id and under its slot's mask) for the built-in model and pretrained fam
 whose positions are all in their position ids (BERT, RoBERTa, DistilBERT, GPT-2, Llama
 and its kin without a sliding window). Where the symmetry holds the change is then exactly
 0 by construction, drawn on the row marked 0 at the bottom, more than a
-decade below every other point (a log axis has no place for 0). With "Run as given" (Position ids; `--literal`) the
+decade below every other point (a log axis has no place for 0). With "Run as given" (Position ids) the
 reordered input runs through the ordinary forward, so the same case shows its rounding,
 below the floor. The note under the plot says which ran.
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, argument
 from ..config import ModelConfig
 from ..encodings import KINDS
 
@@ -67,14 +67,15 @@ class Recipe:
                                    #   (its encoding may differ: DroPE), else the seed
 
     def problems(self) -> list[str]:
-        found = [f"--{name} must be at least {low} (got {getattr(self, name)})"
+        found = [f"{argument(name)} must be at least {low} (got {getattr(self, name)})"
                  for name, low in (("vocab", 300), ("length", 2), ("batch", 1),
                                    ("steps", 1), ("warmup", 0))
                  if getattr(self, name) < low]
         if not self.lr > 0:
-            found.append(f"--lr must be positive (got {self.lr})")
+            found.append(f"{argument('lr')} must be positive (got {self.lr})")
         if self.store not in ("float32", "float16"):
-            found.append(f"--store must be float32 or float16 (got {self.store})")
+            found.append(f"{argument('store')} must be float32 or float16 (got "
+                         f"{self.store})")
         return found
 
     @classmethod

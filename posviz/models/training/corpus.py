@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, argument
 
 KJV = "kjv"
 KJV_TITLE = "the King James Version of the Bible (1611), from the Debian package bible-kjv"
@@ -109,8 +109,9 @@ def read_kjv() -> str:
     """The whole King James text as ``bible`` prints it."""
     program = shutil.which("bible")
     if program is None:
-        raise PosvizInputError("the King James text needs the Debian package bible-kjv "
-                               "(apt-get install bible-kjv), or give --corpus FILE")
+        raise PosvizInputError(f"the King James text needs the Debian package bible-kjv "
+                               f"(apt-get install bible-kjv), or give {argument('corpus')} "
+                               f"a text file")
     result = subprocess.run([program, "-f", KJV_RANGE], capture_output=True, text=True,
                             timeout=120)
     if result.returncode != 0 or not result.stdout.strip():
@@ -131,7 +132,8 @@ def read_corpus(source: str) -> Corpus:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise PosvizInputError(f"{path}: no such corpus file (or give --corpus kjv)") from None
+        raise PosvizInputError(f"{path}: no such corpus file (or "
+                               f"{argument('corpus', 'kjv')})") from None
     except UnicodeDecodeError:
         raise PosvizInputError(f"{path} is not a UTF-8 text file") from None
     sections = paragraphs(text)

@@ -66,8 +66,8 @@ def trained_config(config: ModelConfig, length: int) -> ModelConfig:
     """The configuration a model trained at ``length`` tokens has: a learned table of
     exactly that many positions (what it was trained to use)."""
     if config.mask != "causal":
-        raise PosvizInputError("posviz train trains a causal language model: give "
-                               "--mask causal")
+        raise PosvizInputError(f"posviz train trains a causal language model: its mask "
+                               f"must be causal (got {config.mask})")
     return config.replace(max_len=length) if config.table_length else config
 
 
