@@ -56,6 +56,8 @@ BAR_LABELS = {"difference": "difference", "original": "attention weight",
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
+OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, narrower or shorter by the
+                        # view's spare side (whatever the window's size)
 
 
 class MosaicFigure(Figure):
@@ -113,6 +115,7 @@ class MosaicFigure(Figure):
         self.block = 1                        # tokens per pixel of a tile, a side
         self.mode = self.look.mode
         self.tokens: tuple[str, ...] = ()
+        self._drawn = None                    # the views.shown.Shown drawn, for a file
 
     def _set_look(self, look: MosaicLook) -> None:
         """Colour the bar for the mosaic's mode and levels."""
@@ -261,10 +264,37 @@ class MosaicFigure(Figure):
             out.append((int(item.toPlainText()), p.x(), p.y()))
         return out
 
+    def spare(self) -> tuple[float, float]:
+        """Pixels of the view left empty across and down by the tiles (square cells,
+        their margin): the spare side of a view of another shape than the mosaic's."""
+        grid, view = self._grid, self.plot.vb
+        if grid is None or view.width() < 2 or view.height() < 2:
+            return 0.0, 0.0
+        width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
+        scale = min(view.width() / width, view.height() / height)
+        return view.width() - width * scale, view.height() - height * scale
+
+    def export(self, path, width=None, dpi=None, provenance=None, scale=None):
+        """A file of the mosaic at its own size: a twin of OWN_SIZE made as narrow (or
+        as short) as its tiles need, so the tiles fill the file and "head" is centred
+        under them (the screen keeps a wide figure's spare width at the right)."""
+        if self._mosaic is None or str(path).lower().endswith(".csv"):
+            return super().export(path, width, dpi, provenance, scale)
+        from .own_size import lay_out_without_spare
+        twin = MosaicFigure()
+        try:
+            twin.update_from(self._drawn, *self._selected)
+            twin.caption = self.caption
+            lay_out_without_spare(twin, twin.spare, *OWN_SIZE)
+            return Figure.export(twin, path, width, dpi, provenance, scale)
+        finally:
+            twin.close()
+            twin.deleteLater()
+
     # -- content --------------------------------------------------------------------
     def update_from(self, shown, layer: int, head: int) -> None:
         mosaic = shown.views.mosaic
-        self._selected = (layer, head)
+        self._selected, self._drawn = (layer, head), shown
         if mosaic is None:
             self._grid, self._mosaic, self.data, self.labels, self.coords = None, None, {}, {}, {}
             self._steps = None
