@@ -13,10 +13,12 @@ PIECE = 8
 def breakable(value) -> str:
     """``value`` as text whose long words may wrap: a table cell is as wide as its
     longest word ("(HuggingFaceTB/SmolLM2-135M-Instruct," or a hash), and SmolLM2's
-    facts made the model panel scroll sideways in its dock."""
+    facts made the model panel scroll sideways in its dock. A long word breaks after
+    its "/", "-" and "_" first, a part still longer every PIECE characters."""
     def pieces(word: re.Match) -> str:
-        text = word.group()
-        return BREAK.join(text[k:k + PIECE] for k in range(0, len(text), PIECE))
+        parts = re.split(r"(?<=[/_-])", word.group())
+        return BREAK.join(BREAK.join(part[k:k + PIECE] for k in range(0, len(part), PIECE))
+                          if len(part) > LONG_WORD else part for part in parts if part)
     return re.sub(rf"\S{{{LONG_WORD + 1},}}", pieces, str(value))
 
 
