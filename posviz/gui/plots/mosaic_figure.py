@@ -116,6 +116,8 @@ class MosaicFigure(Figure):
         self.mode = self.look.mode
         self.tokens: tuple[str, ...] = ()
         self._drawn = None                    # the views.shown.Shown drawn, for a file
+        self._twin = None                     # drawn_alone's figure, while it stays
+        self.alone = False                    # is drawn_alone's figure: draws itself
 
     def _set_look(self, look: MosaicLook) -> None:
         """Colour the bar for the mosaic's mode and levels."""
@@ -274,27 +276,36 @@ class MosaicFigure(Figure):
         scale = min(view.width() / width, view.height() / height)
         return view.width() - width * scale, view.height() - height * scale
 
+    def drawn_alone(self) -> "MosaicFigure":
+        """The mosaic at its own size, for a file: a twin of OWN_SIZE made as narrow (or
+        as short) as its tiles need, so they fill it and "head" is centred under them
+        (the screen keeps a wide figure's spare width at the right); kept until the next
+        drawing."""
+        if self._twin is None:
+            from .own_size import lay_out_without_spare
+            self._twin = MosaicFigure()
+            self._twin.alone = True
+            self._twin.update_from(self._drawn, *self._selected)
+            lay_out_without_spare(self._twin, self._twin.spare, *OWN_SIZE)
+        self._twin.caption = self.caption
+        return self._twin
+
+    def export_size(self) -> QtCore.QSize:
+        return super().export_size() if self._mosaic is None or self.alone else \
+            self.drawn_alone().export_size()
+
     def export(self, path, width=None, dpi=None, provenance=None, scale=None):
-        """A file of the mosaic at its own size: a twin of OWN_SIZE made as narrow (or
-        as short) as its tiles need, so the tiles fill the file and "head" is centred
-        under them (the screen keeps a wide figure's spare width at the right)."""
-        if self._mosaic is None or str(path).lower().endswith(".csv"):
+        if self._mosaic is None or self.alone or str(path).lower().endswith(".csv"):
             return super().export(path, width, dpi, provenance, scale)
-        from .own_size import lay_out_without_spare
-        twin = MosaicFigure()
-        try:
-            twin.update_from(self._drawn, *self._selected)
-            twin.caption = self.caption
-            lay_out_without_spare(twin, twin.spare, *OWN_SIZE)
-            return Figure.export(twin, path, width, dpi, provenance, scale)
-        finally:
-            twin.close()
-            twin.deleteLater()
+        return Figure.export(self.drawn_alone(), path, width, dpi, provenance, scale)
 
     # -- content --------------------------------------------------------------------
     def update_from(self, shown, layer: int, head: int) -> None:
         mosaic = shown.views.mosaic
         self._selected, self._drawn = (layer, head), shown
+        if self._twin is not None:            # a file draws this drawing afresh
+            self._twin.deleteLater()
+            self._twin = None
         if mosaic is None:
             self._grid, self._mosaic, self.data, self.labels, self.coords = None, None, {}, {}, {}
             self._steps = None
