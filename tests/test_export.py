@@ -492,7 +492,8 @@ def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path
         assert round(x) == round(y) == 150, path.name
         figure = twin.laid_out(path.stem)
         image = QtGui.QImage(str(path))
-        assert abs(image.width() - figure.width() * 150 / screen_dpi) <= 1, path.name
+        width = figure.export_size().width()    # the mosaic's: as wide as its tiles
+        assert abs(image.width() - width * 150 / screen_dpi) <= 1, path.name
         height = figure.export_size().height()          # a note elided on screen: whole
         assert abs(image.height() - height * 150 / screen_dpi) <= 1, path.name
     seen = []

@@ -19,7 +19,7 @@ pytest.importorskip("PySide6")
 
 import pyqtgraph as pg  # noqa: E402
 from figure_files import picture_size, pixels, text_lines  # noqa: E402
-from PySide6 import QtGui  # noqa: E402
+from PySide6 import QtGui, QtWidgets  # noqa: E402
 
 SIZES = ((1024, 700), (1366, 768), (1920, 1080))
 SLACK = 1.0                    # pixels an item may reach past an edge (rounding)
@@ -71,10 +71,21 @@ def experiments():
     return [(name, *chosen) for name, chosen in found]
 
 
-def settle(qtbot) -> None:
-    """Let layouts, deferred fits and repaints after a resize run."""
-    for _ in range(2):
+def settle(qtbot, window) -> None:
+    """Let layouts, deferred fits and repaints after a resize run: until the window's
+    widgets keep their places and least heights over three waits (two seconds at most:
+    on a busy machine a layout passes its size up the page in steps)."""
+    def places():
+        return [(w.geometry().getRect(), w.minimumHeight())
+                for w in window.findChildren(QtWidgets.QWidget) if w.isVisible()]
+    kept, before = 0, None
+    for _ in range(32):
         qtbot.wait(60)
+        now = places()
+        kept = kept + 1 if now == before else 0
+        if kept == 3:
+            return
+        before = now
 
 
 def plots_and_legends(figure) -> list:
@@ -115,6 +126,42 @@ def outside_view(figure) -> list[str]:
                 found.append(f"{type(item).__name__}: {x.tolist()}, {y.tolist()} outside "
                              f"x {x0:.3g}..{x1:.3g}, y {y0:.3g}..{y1:.3g}")
     return found
+
+
+def note_cut(figure) -> list[str]:
+    """The figure's note not whole on the page: its painted lines taller than its box,
+    or (scrolled to, as a reader would) part of it hidden, under the canvas and its
+    legend or past the end of the page the window scrolls."""
+    from PySide6.QtWidgets import QScrollArea
+    note = figure.note
+    if note.isHidden() or not figure.isVisible():
+        return []
+    problems = []
+    needed = note.heightForWidth(note.width())
+    if note.height() < needed:
+        problems.append(f"its note is {note.height()} px tall, its lines need {needed}")
+    if figure.stack.currentWidget() is figure.canvas:
+        canvas = figure.canvas.geometry()
+        if canvas.bottom() >= note.geometry().top():
+            problems.append(f"the canvas (its legend) reaches y = {canvas.bottom()}, over "
+                            f"the note from y = {note.geometry().top()}")
+    scroll = figure.parentWidget()
+    while scroll is not None and not isinstance(scroll, QScrollArea):
+        scroll = scroll.parentWidget()
+    if scroll is not None:
+        scroll.ensureWidgetVisible(note, 0, 0)
+        QtWidgets.QApplication.processEvents()
+    seen = note.visibleRegion().boundingRect()
+    if seen != note.rect():
+        where = ""
+        if scroll is not None:
+            page, bar = scroll.widget(), scroll.verticalScrollBar()
+            where = (f" (at y = {note.mapTo(page, note.rect().topLeft()).y()} of a page "
+                     f"{page.height()} px tall, {scroll.viewport().height()} px shown "
+                     f"from {bar.value()} of {bar.maximum()})")
+        problems.append(f"of its note {note.rect().getRect()} only {seen.getRect()} can "
+                        f"be seen, scrolled to{where}")
+    return problems
 
 
 def plain(text: str) -> str:
@@ -181,7 +228,7 @@ def test_every_figure_is_whole_at_every_size_and_every_export_at_its_own(
         window.resize(*size)
         for index in range(tabs.count()):
             tabs.setCurrentIndex(index)
-            settle(qtbot)
+            settle(qtbot, window)
             page = tabs.currentWidget()
             for name, figure in window.plots.figures().items():
                 if page.isAncestorOf(figure) and figure.isVisible():
@@ -201,10 +248,10 @@ def test_every_figure_is_whole_at_every_size_and_every_export_at_its_own(
         exported = set()
         for width, height in SIZES:
             window.resize(width, height)
-            settle(qtbot)
+            settle(qtbot, window)
             where = f"{name} at {width}×{height}"
             problems += [f"{where}: {p}" for p in outside_canvas(tab.figure)
-                         + outside_view(tab.figure)]
+                         + outside_view(tab.figure) + note_cut(tab.figure)]
 
             paths = [tab.export(tmp_path / f"{name}-{width}", fmt)
                      for fmt in ("png", "svg", "pdf")]
@@ -234,7 +281,7 @@ def test_export_figures_writes_the_same_files_at_every_window_size_and_stays_on_
     sizes = {}
     for width, height in (SIZES[0], SIZES[-1]):
         window.resize(width, height)
-        settle(qtbot)
+        settle(qtbot, window)
         written = window.export_to(str(tmp_path / f"{width}"), ["png"], None, csv=False)
         assert written
         sizes[width] = {path.name: pixels(path) for path in written}
@@ -243,3 +290,37 @@ def test_export_figures_writes_the_same_files_at_every_window_size_and_stays_on_
     count = len(sizes[SIZES[0][0]])
     assert labels[:count] == [f"Writing {name} ({k + 1} of {count})…"
                               for k, name in enumerate(sizes[SIZES[0][0]])]
+
+
+@pytest.mark.parametrize("name", ["alibi-slopes-random", "compare-random", "order-use"])
+def test_every_line_of_an_experiment_s_note_is_whole_at_every_size(
+        qtbot, window, monkeypatch, name):
+    """The note under the legend (the ALiBi slopes' and the encodings compared: five
+    lines or so; order use's under a legend of two columns) is whole at every size:
+    no line under the canvas and its legend, none past the end of the page the window
+    scrolls, no plot past its canvas; at 1024 × 700 the page holds the figure without
+    scrolling (its plot shorter, the note on fewer lines). Order use reads 20 windows per
+    checkpoint here (the same drawing)."""
+    from posviz.analysis.experiments import order_use
+    measured = order_use.of_checkpoint
+    monkeypatch.setattr(order_use, "of_checkpoint",
+                        lambda checkpoint, windows: measured(checkpoint, 20))
+    chosen = dict((found, how) for found, how, _ in experiments())
+    chosen["order-use"] = lambda tab: tab.what.setCurrentIndex(tab.what.findData("order"))
+    tabs, tab = window.plots.tabs, window.experiments
+    tabs.setCurrentWidget(tab)
+    chosen[name](tab)
+    with qtbot.waitSignal(tab._relay.finished, timeout=300_000):
+        tab.run()
+    qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+    assert not tab.status.property("error"), tab.status.text()
+    problems = []
+    for width, height in SIZES + ((1024, 600), (1024, 700)):
+        window.resize(width, height)
+        settle(qtbot, window)
+        problems += [f"{width}×{height}: {p}" for p in note_cut(tab.figure)
+                     + outside_canvas(tab.figure)]
+        scrolled = window.plots_scroll.verticalScrollBar().maximum()
+        if (width, height) == SIZES[0] and name != "order-use" and scrolled:
+            problems.append(f"{width}×{height}: the page scrolls {scrolled} px")
+    assert not problems, "\n".join(problems)

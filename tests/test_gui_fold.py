@@ -123,6 +123,37 @@ def test_the_model_panel_fits_its_dock_at_1024_by_700(qtbot):
         w.model_panel.minimumSizeHint().width(), scroll.viewport().width())
 
 
+# SmolLM2's facts as the model panel shows them once it has run (read from a load)
+SMOLLM2_FACTS = [
+    ("Family", "llama"), ("Head", "causal language model"),
+    ("Positions", "RoPE, θ = 100000"), ("Layers × heads", "30 × 9 (3 key-value)"),
+    ("Width d", "576"), ("Max positions", "8192"), ("Mask", "causal"),
+    ("Parameters", "135M"),
+    ("Weights", "its 4-bit Q4_1 GGUF de-quantized, not the original checkpoint "
+                "(HuggingFaceTB/SmolLM2-135M-Instruct, which loads by that name from the "
+                "Hugging Face cache); converted once into posviz's cache (GGUF sha256 "
+                "b179c9523d0e…), float32 on cpu")]
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1920, 1080)])
+def test_a_real_model_s_facts_fit_the_dock_without_a_sideways_scroll(qtbot, size):
+    """With SmolLM2 loaded the panel scrolled sideways: a table cell is as wide as its
+    longest word ("(HuggingFaceTB/", a hash), 186 px of a 206-px viewport beside its
+    scroll bar. The loaded state's table, shown as a real model shows it."""
+    from posviz.gui.model_panel.facts_table import facts_table
+    w = opened(qtbot, *size)
+    panel = w.model_panel
+    panel.builtin_box.hide()                    # as for a real model (show_spec)
+    panel.model_facts.setText(facts_table(SMOLLM2_FACTS))
+    panel.model_facts.show()
+    qtbot.wait(100)
+    scroll = w.model_dock.widget()
+    assert scroll.horizontalScrollBar().maximum() == 0, (
+        panel.minimumSizeHint().width(), scroll.viewport().width())
+    shown = panel.model_facts.text().replace("\u200b", "")    # where a line may break
+    assert "(HuggingFaceTB/SmolLM2-135M-Instruct, which" in shown
+
+
 def test_the_head_maps_titles_do_not_run_into_each_other_at_800_pixels(qtbot):
     w = opened(qtbot, 800, 600)
     figure = w.plots.current_figures()["attention"]
@@ -264,11 +295,17 @@ def test_a_short_combo_box_showing_less_than_its_text_holds_it_whole_in_its_tool
             assert box.toolTip() == "all-MiniLM-L6-v2 (bundled)\n\nThe model to explore"
 
 
-def test_a_long_status_line_is_elided_in_a_1024_pixel_window_and_whole_in_its_tooltip(qtbot):
+@pytest.mark.parametrize("long, end", [
+    ("minilm splits the text into its own tokens: the order starts again from the "
+     "original, and undo starts here · 12 tokens · 6 layers × 12 heads · computed "
+     "in 60 ms", "computed in 60 ms"),
+    ("computing SmolLM2-135M-Instruct (bundled GGUF) on 12 tokens, the original order, "
+     "then the new one: layer 17 of 30 (forward 1), about 3 s left in it… 14 s", "14 s")])
+def test_a_long_status_line_is_elided_in_a_1024_pixel_window_and_whole_in_its_tooltip(
+        qtbot, long, end):
+    """Cut at the right, the line lost what it was saying last: the time a wait has
+    run, a computation's time. Elided in the middle, its start and end are in sight."""
     w = opened(qtbot, 1024, 700)
-    long = ("minilm splits the text into its own tokens: the order starts again from the "
-            "original, and undo starts here · 12 tokens · 6 layers × 12 heads · computed "
-            "in 60 ms")
     w.status.say(long)
     w.hover_label.setText("all positions, Δ = −14: 0.631")
     qtbot.wait(50)
@@ -279,7 +316,8 @@ def test_a_long_status_line_is_elided_in_a_1024_pixel_window_and_whole_in_its_to
         w.hover_label.text())                                   # the value read whole
     w.state_label.grab()
     shown = w.state_label.shown_text()
-    assert shown != long and shown.endswith("…")
+    assert shown != long and "…" in shown
+    assert shown.startswith(long[:12]) and shown.endswith(end), shown
     assert w.fontMetrics().horizontalAdvance(shown) <= w.state_label.width()
     assert w.state_label.toolTip() == long
     w.status.say("12 tokens")

@@ -113,3 +113,36 @@ def test_the_mosaic_sits_against_its_layer_labels(qtbot, size, layers):
                - (far.y() - corner.y()) / grid.height) < 0.01          # square cells
     box = view.sceneBoundingRect()
     assert far.x() <= box.right() + 0.5 and far.y() <= box.bottom() + 0.5   # whole
+
+
+@pytest.mark.parametrize("size, layers", [((1500, 420), 4), ((900, 700), 4),
+                                          ((1500, 420), 30)])
+def test_an_exported_mosaic_is_filled_by_its_tiles_and_head_centred_under_them(
+        qtbot, tmp_path, size, layers):
+    """The file of a mosaic laid out wide on screen had ~230 px of empty axis at the
+    right of the tiles and "head" centred under the whole width: a file is drawn at its
+    own size, as wide (or tall) as the tiles need, the title centred under the heads'
+    numbers, with the screen's figure left as it was."""
+    from figure_files import picture_size, text_lines
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    panel.show()
+    show(panel, evaluate(layers=layers, heads=4 if layers == 4 else 9,
+                         d_model=16 if layers == 4 else 36))
+    figure = panel.figures()["attention_mosaic"]
+    on_screen = figure.size()
+    assert max(figure.spare()) > 40, figure.spare()      # the screen keeps its spare side
+    path = panel.export_figure("attention_mosaic", tmp_path / "mosaic.svg")
+    assert figure.size() == on_screen
+    width, height = picture_size(path)
+    lines = text_lines(path)[1]
+    title = next(line for line in lines if line["text"].strip() == "head")
+    heads = [line for line in lines if line["text"].isdigit() and line["y"] > title["y"] - 40
+             and line["y"] < title["y"]]
+    first = min(heads, key=lambda line: line["left"])
+    last = max(heads, key=lambda line: line["right"])
+    middle = (first["left"] + first["right"] + last["left"] + last["right"]) / 4
+    centre = (title["left"] + title["right"]) / 2
+    assert abs(centre - middle) <= 4, (centre, middle, width)   # its trailing space
+    assert last["right"] < width

@@ -17,13 +17,17 @@ SAY_SECONDS_AFTER = 2.0           # ... and from then on what it runs and for ho
 
 
 class ElidedLabel(QLabel):
-    """One line of the status bar: its text elided at the right to the width it gets,
-    whole in its tooltip when cut (a long line ran off a 1024-pixel window). ``keeps``:
+    """One line of the status bar: its text elided to the width it gets (at the right,
+    or as ``elide`` says), whole in its tooltip when cut (a long line ran off a
+    1024-pixel window). ``keeps``:
     it asks for its text's width (the hover's value) and gives way only past that; else
     it takes what is left (the status line's stretch)."""
 
-    def __init__(self, text: str = "", keeps: bool = False):
+    def __init__(self, text: str = "", keeps: bool = False,
+                 elide: Qt.TextElideMode = Qt.TextElideMode.ElideRight):
         super().__init__(text)
+        self.elide = elide        # the status line's: in the middle, its end (how long
+                                  # a wait has run) kept in sight at 1024 pixels
         self.setSizePolicy(QSizePolicy.Policy.Preferred if keeps else
                            QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
@@ -32,7 +36,7 @@ class ElidedLabel(QLabel):
 
     def shown_text(self) -> str:
         """What is painted: the text, elided to the width."""
-        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight,
+        return self.fontMetrics().elidedText(self.text(), self.elide,
                                              max(self.contentsRect().width(), 0))
 
     def paintEvent(self, event) -> None:

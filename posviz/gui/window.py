@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
         self.model_dock = build_dock(self)
 
     def _build_status(self) -> None:
-        self.state_label = ElidedLabel("Loading model…")
+        self.state_label = ElidedLabel("Loading model…", elide=Qt.TextElideMode.ElideMiddle)
         self.hover_label = ElidedLabel(keeps=True)
         self.hover_label.setStyleSheet("color: #445;")
         self.statusBar().addWidget(self.state_label, 1)

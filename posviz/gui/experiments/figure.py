@@ -19,7 +19,7 @@ from ..plots.hover import CurveHover
 from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from ..plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from ..plots.noise_floor import floor_line, place_label
-from ..plots.own_size import lay_out_at_own_size, least_size
+from ..plots.own_size import hold_whole, lay_out_at_own_size
 from ..plots.wheel import frame
 from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
 from posviz.models.training.checkpoint import plural
@@ -50,7 +50,7 @@ class ExperimentFigure(Figure):
     legend_columns = 3          # at most, when the figure is wide enough
     own_width = 960             # pixels: an export's width (wider where its scene needs)
     own_plot_height = 360       # pixels: the height of an export's plot area
-    least_plot_height = 220     # pixels: on screen, shorter than this the page scrolls
+    least_plot_height = 160     # pixels: on screen, shorter than this the page scrolls
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -160,16 +160,14 @@ class ExperimentFigure(Figure):
         self.veil.setGeometry(self.rect())
         self._holding.start()
 
+    def event(self, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.LayoutRequest:
+            self._holding.start()       # a heading, note or legend of other lines
+        return super().event(event)
+
     def _hold_whole(self) -> None:
-        """The canvas no narrower than its plot and legend need and no shorter than a
-        readable plot under its legend: a small window scrolls the figure, never cuts it."""
-        if self.stack.currentWidget() is self.canvas:
-            self.fit_legend()           # a drawing's new entries: as many columns as fit
-            width, height = least_size(self.canvas, self.plot, self.legend,
-                                       self.least_plot_height)
-            if (width, height) != self.canvas.minimumSize().toTuple():
-                self.canvas.setMinimumSize(width, height)
-            self._place_labels()
+        """A small window scrolls the figure, never cuts it (own_size.hold_whole)."""
+        hold_whole(self, self.least_plot_height)
 
     # -- a file at the figure's own size --------------------------------------------------
     def drawn_alone(self) -> Figure:

@@ -47,7 +47,7 @@ def draw_paper(figure, check) -> None:
         both = f"({FEATURE_NAMES['quadratic']}) " if "linear" in values else ""
         runs = {f"causal {both}": (values["causal"], "#d55e00"),
                 f"bidirectional {both}": (values["bidirectional"], "#0072b2")}
-        linear = {"causal": "#009e73", "bidirectional": "#56b4e9"}      # all four probes
+        linear = {"causal": "#009e73", "bidirectional": "#3d8ec9"}      # all four probes
         for mask, rows in values.get("linear", {}).items():
             runs[f"{mask} (linear) "] = (rows, linear[mask])
         figure._probes("", runs)

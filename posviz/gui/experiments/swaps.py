@@ -2,7 +2,9 @@
 named in the note and on hover. Swapping two equal tokens leaves the input as it was;
 their value (equivariance against the original's rows permuted) is how much the two
 slots' outputs differ in one run, another quantity than a swap's effect: it is in the
-tooltip and the CSV, not in the colours."""
+tooltip and the CSV, not in the colours. The rows and columns of pinned tokens ([CLS],
+[SEP]: they cannot move) were not run: crossed out in light grey, blank in the CSV,
+named in the note and on hover, never "0 change"."""
 from __future__ import annotations
 
 from html import escape
@@ -23,6 +25,8 @@ IDENTICAL_NOTE = ("Pairs of identical tokens (grey, outlined): the input does no
 GREY = (205, 205, 205)  # under an identical pair's cell, which the map leaves blank
 IDENTICAL_HOVER = ("identical tokens: the input does not change; this is how much the two "
                    "slots' outputs differ")
+NOT_RUN = (240, 240, 240)   # under a pinned token's cells: no swap ran there
+CROSS = "#8c8c8c"           # the line crossing each such cell
 INSET = 0.1             # of a cell: neighbouring outlines stay apart
 
 
@@ -57,9 +61,50 @@ def outline_cells(plot: pg.PlotItem, cells: np.ndarray) -> list[QtWidgets.QGraph
     return items
 
 
+def pinned_cells(pairs) -> np.ndarray:
+    """(n, n) bool: the cells of a token that cannot move (a special token the model's
+    tokenizer adds), whose swaps were not run."""
+    n = len(pairs.tokens)
+    movable = np.asarray(getattr(pairs, "movable", np.ones(n, bool)), bool)       # (n,)
+    return ~(movable[:, None] & movable[None, :])
+
+
+def pinned_note(pairs) -> str:
+    """The note's line on pinned tokens, or "" when every token can move."""
+    movable = np.asarray(getattr(pairs, "movable", np.ones(len(pairs.tokens), bool)), bool)
+    names = list(dict.fromkeys(t for t, m in zip(pairs.tokens, movable) if not m))
+    if not names:
+        return ""
+    return (f"{', '.join(names)} cannot move: their rows and columns were not run "
+            "(light grey, crossed; blank in the CSV), not 0 change.")
+
+
+def cross_cells(plot: pg.PlotItem, cells: np.ndarray) -> list[QtWidgets.QGraphicsItem]:
+    """Light grey under the map's ``cells`` (n, n) bool (blank in its image), each
+    crossed by a diagonal line: not run, unlike any colour of the map."""
+    whole, lines = QtGui.QPainterPath(), QtGui.QPainterPath()
+    for i, j in zip(*np.nonzero(cells)):
+        whole.addRect(QtCore.QRectF(float(j), float(i), 1.0, 1.0))
+        lines.moveTo(j + INSET, i + 1 - INSET)
+        lines.lineTo(j + 1 - INSET, i + INSET)
+    grey = QtWidgets.QGraphicsPathItem(whole)
+    grey.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
+    grey.setBrush(QtGui.QColor(*NOT_RUN))
+    grey.setZValue(-1)                               # under the image
+    cross = QtWidgets.QGraphicsPathItem(lines)
+    cross.setPen(style.cosmetic_pen(CROSS, 1.0))
+    cross.setZValue(4)
+    for item in (grey, cross):
+        plot.addItem(item)
+    return [grey, cross]
+
+
 def hover_text(pairs, i: int, j: int) -> str:
     """What the swap map's cell (token i, swapped with j) holds, in words."""
     tokens = pairs.tokens
+    if pinned_cells(pairs)[i, j]:
+        return (f"{tokens[i]!r}({i}) ↔ {tokens[j]!r}({j}): not run (a token that "
+                "cannot move)")
     text = (f"{tokens[i]!r}({i}) ↔ {tokens[j]!r}({j}): relative change "
             f"{pairs.change[i, j]:.3g}")
     return f"{text} ({IDENTICAL_HOVER})" if i != j and tokens[i] == tokens[j] else text
@@ -82,11 +127,12 @@ def draw_pairs(figure, pairs, which: str = "") -> None:
     n = len(pairs.tokens)
     # token axes: labels turned or thinned (with their index) so that none touch
     figure._reset("token", "swapped with", log=False, tokens=True)
-    identical = identical_pairs(pairs.tokens)                          # (n, n)
-    image = pg.ImageItem(off_the_scale(pairs.change, identical).T)    # indexes (x, y)
+    pinned = pinned_cells(pairs)                                       # (n, n)
+    identical = identical_pairs(pairs.tokens) & ~pinned                # (n, n)
+    image = pg.ImageItem(off_the_scale(pairs.change, identical | pinned).T)  # (x, y)
     figure.plot.addItem(image)
     # the colours span the swaps that change the input (identical pairs: outlined)
-    differing = pairs.change[~identical]
+    differing = pairs.change[~(identical | pinned)]
     largest = float(differing.max()) if differing.size else 0.0
     top = largest or 1.0
     new = figure._map_bar is None
@@ -105,6 +151,8 @@ def draw_pairs(figure, pairs, which: str = "") -> None:
     frame(figure.plot, (0, n), (0, n))
     if identical.any():
         outline_cells(figure.plot, identical)
+    if pinned.any():
+        cross_cells(figure.plot, pinned)
     figure._pairs = pairs
     most = int(np.argmax(pairs.sensitivity))
     figure.set_title(f"Swap sensitivity at layer {pairs.layer}"
@@ -115,8 +163,9 @@ def draw_pairs(figure, pairs, which: str = "") -> None:
                  f"token)." if pairs.sensitivity[most] > 0 else
                  "No swap of two different tokens moves this layer's output.")
     figure.set_note(f"Brighter: the layer's output moves more. {sensitive}"
-                  + (f"\n{IDENTICAL_NOTE}" if identical.any() else ""))
-    figure.data = {"change": pairs.change.copy()}
+                  + (f"\n{IDENTICAL_NOTE}" if identical.any() else "")
+                  + (f"\n{pinned_note(pairs)}" if pinned.any() else ""))
+    figure.data = {"change": off_the_scale(pairs.change, pinned)}      # not run: blank
     figure.dims = ("token", "partner")
     figure.coords = {}
     figure.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}

@@ -56,6 +56,8 @@ BAR_LABELS = {"difference": "difference", "original": "attention weight",
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
+OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, narrower or shorter by the
+                        # view's spare side (whatever the window's size)
 
 
 class MosaicFigure(Figure):
@@ -113,6 +115,9 @@ class MosaicFigure(Figure):
         self.block = 1                        # tokens per pixel of a tile, a side
         self.mode = self.look.mode
         self.tokens: tuple[str, ...] = ()
+        self._drawn = None                    # the views.shown.Shown drawn, for a file
+        self._twin = None                     # drawn_alone's figure, while it stays
+        self.alone = False                    # is drawn_alone's figure: draws itself
 
     def _set_look(self, look: MosaicLook) -> None:
         """Colour the bar for the mosaic's mode and levels."""
@@ -261,10 +266,46 @@ class MosaicFigure(Figure):
             out.append((int(item.toPlainText()), p.x(), p.y()))
         return out
 
+    def spare(self) -> tuple[float, float]:
+        """Pixels of the view left empty across and down by the tiles (square cells,
+        their margin): the spare side of a view of another shape than the mosaic's."""
+        grid, view = self._grid, self.plot.vb
+        if grid is None or view.width() < 2 or view.height() < 2:
+            return 0.0, 0.0
+        width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
+        scale = min(view.width() / width, view.height() / height)
+        return view.width() - width * scale, view.height() - height * scale
+
+    def drawn_alone(self) -> "MosaicFigure":
+        """The mosaic at its own size, for a file: a twin of OWN_SIZE made as narrow (or
+        as short) as its tiles need, so they fill it and "head" is centred under them
+        (the screen keeps a wide figure's spare width at the right); kept until the next
+        drawing."""
+        if self._twin is None:
+            from .own_size import lay_out_without_spare
+            self._twin = MosaicFigure()
+            self._twin.alone = True
+            self._twin.update_from(self._drawn, *self._selected)
+            lay_out_without_spare(self._twin, self._twin.spare, *OWN_SIZE)
+        self._twin.caption = self.caption
+        return self._twin
+
+    def export_size(self) -> QtCore.QSize:
+        return super().export_size() if self._mosaic is None or self.alone else \
+            self.drawn_alone().export_size()
+
+    def export(self, path, width=None, dpi=None, provenance=None, scale=None):
+        if self._mosaic is None or self.alone or str(path).lower().endswith(".csv"):
+            return super().export(path, width, dpi, provenance, scale)
+        return Figure.export(self.drawn_alone(), path, width, dpi, provenance, scale)
+
     # -- content --------------------------------------------------------------------
     def update_from(self, shown, layer: int, head: int) -> None:
         mosaic = shown.views.mosaic
-        self._selected = (layer, head)
+        self._selected, self._drawn = (layer, head), shown
+        if self._twin is not None:            # a file draws this drawing afresh
+            self._twin.deleteLater()
+            self._twin = None
         if mosaic is None:
             self._grid, self._mosaic, self.data, self.labels, self.coords = None, None, {}, {}, {}
             self._steps = None

@@ -178,7 +178,8 @@ READABLE_PLOT = 240         # pixels of a canvas (its axes included, a legend un
 
 def spare_lines(figure) -> int:
     """Lines ``figure``'s note may take while the canvas above it keeps READABLE_PLOT
-    pixels, and a legend under the plot its own rows: at least 1."""
+    pixels, and a legend under the plot its own rows, or its least height if it has one
+    (a figure that scrolls rather than squash its plot): at least 1."""
     note, heading = figure.note, figure.layout().itemAt(0)      # the heading's row
     top = (heading.heightForWidth(figure.width()) if heading.hasHeightForWidth()
            else heading.sizeHint().height())
@@ -187,6 +188,7 @@ def spare_lines(figure) -> int:
     if (legend is not None and legend.isVisible()
             and figure.canvas.ci.items.get(legend) == [(1, 0)]):
         need += legend.layout.preferredHeight()
+    need = max(need, figure.canvas.minimumHeight())
     margins = note.contentsMargins()
     room = figure.height() - top - need - margins.top() - margins.bottom()
     return max(1, room // note.fontMetrics().lineSpacing())
@@ -196,3 +198,23 @@ def fit_note(figure) -> None:
     """Give ``figure``'s note (a OneLineLabel) the lines its figure can spare now."""
     if isinstance(figure.note, OneLineLabel):
         figure.note.set_room(spare_lines(figure))
+
+
+def least_height(figure) -> int:
+    """Pixels ``figure`` needs at its width for its heading's lines, its canvas's least
+    height and one line of its note (all of it, once the reader asked for it whole): a
+    layout counts one line of a wrapped heading, and squashed the canvas over the note.
+    The note's further lines are not counted: they come from the room the figure has
+    (spare_lines), and counting them would hold the figure at its old height. 0 while
+    it shows a message."""
+    if figure.stack.currentWidget() is not figure.canvas:
+        return 0
+    width, top = figure.width(), figure.layout().itemAt(0)         # the heading's row
+    heading = (top.heightForWidth(width) if top.hasHeightForWidth()
+               else top.sizeHint().height())
+    note = figure.note
+    shown = 0
+    if note.isVisibleTo(figure):
+        shown = (note.heightForWidth(width) if getattr(note, "whole", True)
+                 else note.minimumSizeHint().height())
+    return heading + figure.canvas.minimumHeight() + shown

@@ -47,6 +47,25 @@ def least_size(canvas, plot, legend, plot_height: int) -> tuple[int, int]:
             round(laid_out - plot.vb.height() + plot_height))
 
 
+def hold_whole(figure, plot_height: int) -> None:
+    """Keep ``figure`` (an ExperimentFigure) whole on screen: its canvas no narrower than
+    its plot and legend need and no shorter than a ``plot_height`` view above its legend,
+    the note's lines what the rest leaves, and the figure no shorter than its heading,
+    that canvas and a line of its note: a small window scrolls the figure, never cuts it
+    nor lays the canvas over the note."""
+    from .one_line import fit_note, least_height
+    if figure.stack.currentWidget() is figure.canvas:
+        figure.fit_legend()         # a drawing's new entries: as many columns as fit
+        width, height = least_size(figure.canvas, figure.plot, figure.legend, plot_height)
+        if (width, height) != figure.canvas.minimumSize().toTuple():
+            figure.canvas.setMinimumSize(width, height)
+        fit_note(figure)            # the lines the note may take follow the canvas
+        figure._place_labels()
+    least = least_height(figure)
+    if least != figure.minimumHeight():
+        figure.setMinimumHeight(least)
+
+
 def lay_out_at_own_size(figure, plot, width: int, plot_height: int) -> None:
     """Size ``figure`` (shown off screen) so that ``plot`` (a PlotItem) has a view
     ``plot_height`` pixels tall and nothing of its canvas is cut: at least ``width``
@@ -59,6 +78,20 @@ def lay_out_at_own_size(figure, plot, width: int, plot_height: int) -> None:
         if (wide, tall) == (figure.width(), figure.height()):
             return
         figure.resize(wide, tall)
+
+
+def lay_out_without_spare(figure, spare, width: int, height: int) -> None:
+    """Lay ``figure`` out off screen at ``width`` × ``height``, then narrower and shorter
+    by the pixels ``spare()`` says its plot leaves empty (dx, dy): a plot of locked
+    aspect fills its file, the axis titles centred under what it draws."""
+    off_screen(figure, width, height)
+    for _ in range(4):          # a narrower heading wraps to more lines: again
+        figure._settle()
+        dx, dy = spare()
+        if dx < 1 and dy < 1:
+            return
+        figure.resize(max(1, round(figure.width() - dx)),
+                      max(1, round(figure.height() - dy)))
 
 
 class HeldView:

@@ -45,6 +45,23 @@ def _no_additive_message(kind: str | None, built_in: bool) -> str:
             f"relative-distance profile.")
 
 
+def cosine_scale(array: np.ndarray) -> tuple[str, tuple[float, float]]:
+    """(colour map, levels) for a map of cosines: the data's range, not −1…1, which
+    hid a sinusoidal table's 0.6…1 in a few shades of one half. Values of both signs:
+    the diverging map, white at 0, as far as the largest |value| each way; of one sign:
+    the sequential map from the smallest to the largest."""
+    finite = np.asarray(array, float)[np.isfinite(array)]
+    if finite.size == 0:
+        return style.DIVERGING, (-1.0, 1.0)
+    low, high = float(finite.min()), float(finite.max())
+    if low < 0 < high:
+        extent = max(-low, high)
+        return style.DIVERGING, (-extent, extent)
+    if high - low < 1e-6:                         # one value: a band around it
+        low, high = low - 0.5e-6, high + 0.5e-6
+    return style.SEQUENTIAL, (low, high)
+
+
 class _PositionMap(Figure):
     """A heatmap over positions of the reference run's additive encoding, redrawn only
     when the reference run changes; a message instead when the model adds none."""
@@ -114,15 +131,23 @@ class _PositionMap(Figure):
         raise NotImplementedError
 
     def show_map(self, array: np.ndarray, levels, rows: list[str], cols: list[str],
-                 bar_label: str, left: str = "position", bottom: str | None = None) -> None:
+                 bar_label: str, left: str = "position", bottom: str | None = None,
+                 cmap: str = style.DIVERGING) -> None:
         """A heatmap of ``array`` (NaN cells drawn in the middle colour)."""
         self.show_canvas()
         self.label_axes(left, bottom or self.bottom)
-        self.bar.setLevels(levels)
+        self.set_scale(cmap, levels)
         colorbars.set_bar_label(self.bar, bar_label)
         self.map.set_image(np.where(np.isfinite(array), array, 0.0).astype(np.float32),
                            levels)
         self.map.set_ticks(rows, cols)
+
+    def set_scale(self, cmap: str, levels) -> None:
+        """Colour the map and its bar by ``cmap`` (a style map name) over ``levels``."""
+        self.map.image.setColorMap(style.colormap(cmap))
+        self.map.table = style.argb_table(cmap)
+        self.bar.setColorMap(style.colormap(cmap))
+        self.bar.setLevels(levels)
 
     def label_axes(self, left: str, bottom: str) -> None:
         style.fit_label(self.map.plot.getAxis("left"), left)
@@ -266,7 +291,9 @@ class SimilarityFigure(_PositionMap):
 
     def draw(self, view, ids: list[int]) -> None:
         block = view.similarity_block                    # (m, m): m = n unless pooled
-        self.map.set_image(view.similarity, (-1, 1), block, len(ids))
+        cmap, levels = cosine_scale(view.similarity)
+        self.set_scale(cmap, levels)
+        self.map.set_image(view.similarity, levels, block, len(ids))
         ticks = [str(p) for p in ids]
         self.map.set_ticks(ticks, ticks)
         self.data = {"cosine": view.similarity}
@@ -294,7 +321,8 @@ class SimilarityFigure(_PositionMap):
         ticks = [str(p) for p in range(P)]
         if machinery.table is not None:             # an absolute table: cosines
             self.dims = ("position", "position_b")
-            self.show_map(array, (-1, 1), ticks, ticks, "cosine")
+            cmap, levels = cosine_scale(array)
+            self.show_map(array, levels, ticks, ticks, "cosine", cmap=cmap)
             self.data = {"cosine": array.copy()}
             self.coords = {"position": ticks, "position_b": ticks}
             self.hover_cells(array, lambda r, c, v: f"cosine of positions {r} and {c}: {v}")
