@@ -83,7 +83,8 @@ class StatusLine(QObject):
         elapsed = time.monotonic() - self._since
         if elapsed >= SAY_SECONDS_AFTER:      # how far first: an elided line keeps it
             orders, model = self._running()
-            self.say(f"computing {orders}{self._layer()}… {elapsed:.0f} s{model}")
+            self.say(f"computing {orders}{self._layer()}… {elapsed:.0f} s{model}",
+                     elide=Qt.TextElideMode.ElideRight)
 
     def _layer(self) -> str:
         """Which block the forward on its way has entered, of which order, and the time
@@ -113,7 +114,11 @@ class StatusLine(QObject):
         self.computing.stop()
         self.ticking.stop()
 
-    def say(self, text: str, error: bool = False) -> None:
+    def say(self, text: str, error: bool = False,
+            elide: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
+        """Show ``text``, elided in the middle when cut (its end, the time taken, kept)
+        or as ``elide`` says (the computing line: how far first, the model last)."""
+        self.label.elide = elide
         self.label.setText(text)
         style = ERROR_STYLE if error else ""
         if self.label.styleSheet() != style:     # a style sheet re-polishes the label
