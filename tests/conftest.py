@@ -156,6 +156,15 @@ def xvfb(screen: str, needs=("Xvfb",)):
         server.wait(5)
 
 
+def on_screen(qtbot, widget, width: int, height: int):
+    """``widget`` shown at width × height and exposed; closed with the test."""
+    qtbot.addWidget(widget)
+    widget.resize(width, height)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
 @pytest.fixture
 def views(monkeypatch):
     """Stands in for views.shown: records what it is handed and on which thread, and

@@ -12,6 +12,7 @@ from PySide6 import QtCore  # noqa: E402
 
 from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from posviz.gui.plots.log_ticks import ZERO_MARGIN  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 LAYERS = 5                      # rows: in, 1..4
 
@@ -43,11 +44,7 @@ def haviv(chance):
 
 @pytest.fixture
 def figure(qtbot):
-    widget = ExperimentFigure()
-    qtbot.addWidget(widget)
-    widget.resize(900, 600)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = on_screen(qtbot, ExperimentFigure(), 900, 600)
     return widget
 
 

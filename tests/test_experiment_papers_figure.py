@@ -12,15 +12,12 @@ import pyqtgraph as pg  # noqa: E402
 from PySide6 import QtCore  # noqa: E402
 
 from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 
 @pytest.fixture
 def figure(qtbot):
-    widget = ExperimentFigure()
-    qtbot.addWidget(widget)
-    widget.resize(1000, 700)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = on_screen(qtbot, ExperimentFigure(), 1000, 700)
     return widget
 
 

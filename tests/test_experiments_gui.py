@@ -6,15 +6,12 @@ pytest.importorskip("PySide6")
 
 from posviz.analysis.experiments.sweep import sweep  # noqa: E402
 from posviz.gui.experiments.tab import SWAP_MAP, ExperimentsTab  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 
 @pytest.fixture
 def tab(qtbot):
-    widget = ExperimentsTab()
-    qtbot.addWidget(widget)
-    widget.resize(1000, 600)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = on_screen(qtbot, ExperimentsTab(), 1000, 600)
     yield widget
     widget.shutdown()
 

@@ -14,17 +14,14 @@ from posviz.cli.extend import draw  # noqa: E402
 from posviz.gui.experiments.extension import extension_metrics  # noqa: E402
 from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from test_training import cli  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 STORED = json.loads((Path(__file__).parent / "data" / "extension-small.json").read_text())
 
 
 @pytest.fixture
 def figure(qtbot):
-    shown = ExperimentFigure()
-    qtbot.addWidget(shown)
-    shown.resize(900, 600)
-    shown.show()
-    qtbot.waitExposed(shown)
+    shown = on_screen(qtbot, ExperimentFigure(), 900, 600)
     return shown
 
 
@@ -117,11 +114,7 @@ def test_the_window_runs_the_lab_with_progress_and_shows_each_figure(qtbot, monk
                 progress(done, 4)
         return stored_extension()
     monkeypatch.setattr(extension, "extend", stand_in)
-    tab = ExperimentsTab()
-    qtbot.addWidget(tab)
-    tab.resize(1000, 600)
-    tab.show()
-    qtbot.waitExposed(tab)
+    tab = on_screen(qtbot, ExperimentsTab(), 1000, 600)
     tab._relay.progressed.connect(lambda done, total: steps.append((done, total)))
     tab._relay.said.connect(said.append)
     try:

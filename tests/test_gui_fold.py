@@ -14,14 +14,11 @@ from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox  # noqa: E
 from posviz.gui.model_panel.fields import ShortCombo  # noqa: E402
 from posviz.gui.settings import make_settings  # noqa: E402
 from posviz.gui.window import MainWindow  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 
 def opened(qtbot, width: int, height: int) -> MainWindow:
-    w = MainWindow(make_settings())
-    qtbot.addWidget(w)
-    w.resize(width, height)
-    w.show()
-    qtbot.waitExposed(w)
+    w = on_screen(qtbot, MainWindow(make_settings()), width, height)
     with qtbot.waitSignal(w.controller.evaluated, timeout=30_000):
         w.start()
     qtbot.wait(100)

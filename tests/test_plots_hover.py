@@ -15,6 +15,7 @@ from posviz.gui.plots.layers import SymmetryFigure  # noqa: E402
 from posviz.gui.plots.layers import CURVE_LABELS, CURVES_TIP, BranchNormsFigure  # noqa: E402
 from posviz.gui.plots.token_change import TokenChangeFigure  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -141,11 +142,7 @@ def test_the_encoding_comparison_names_its_curves(qtbot):
     from test_plots_readable import compared
 
     from posviz.gui.experiments.figure import ExperimentFigure
-    figure = ExperimentFigure()
-    qtbot.addWidget(figure)
-    figure.resize(900, 600)
-    figure.show()
-    qtbot.waitExposed(figure)
+    figure = on_screen(qtbot, ExperimentFigure(), 900, 600)
     figure.show_compare(compared({"none (NoPE)": [0.0, 0.12, 0.16],
                                   "RoPE (Su 2021)": [0.07, 0.3, 0.5]}), "hidden_equivariance")
     figure.grab()

@@ -16,6 +16,7 @@ from posviz.gui.plots import PlotsPanel, mosaic_look, style  # noqa: E402
 from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 TEXT = "the cat sat on the mat because it was warm"
 
@@ -371,11 +372,7 @@ def test_the_token_change_axis_writes_its_ticks_in_one_notation(qtbot, change, f
     from types import SimpleNamespace
 
     from posviz.gui.plots.token_change import TokenChangeFigure
-    figure = TokenChangeFigure()
-    qtbot.addWidget(figure)
-    figure.resize(700, 400)
-    figure.show()
-    qtbot.waitExposed(figure)
+    figure = on_screen(qtbot, TokenChangeFigure(), 700, 400)
     comparison = SimpleNamespace(token_change=np.array([change]), floor=1.2e-7)
     ev = SimpleNamespace(comparison=comparison,
                          reference=SimpleNamespace(tokens=("a", "b", "c", "d")))

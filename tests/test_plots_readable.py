@@ -13,15 +13,12 @@ from test_plots_legibility import evaluate, show  # noqa: E402
 
 from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 
 @pytest.fixture
 def panel(qtbot):
-    widget = PlotsPanel()
-    qtbot.addWidget(widget)
-    widget.resize(1100, 760)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = on_screen(qtbot, PlotsPanel(), 1100, 760)
     return widget
 
 

@@ -8,15 +8,12 @@ import pytest  # noqa: E402
 from test_plots_legibility import evaluate, show  # noqa: E402
 
 from posviz.gui.plots import PlotsPanel  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 
 @pytest.fixture
 def attention(qtbot):
-    panel = PlotsPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1100, 760)
-    panel.show()
-    qtbot.waitExposed(panel)
+    panel = on_screen(qtbot, PlotsPanel(), 1100, 760)
     show(panel, evaluate())
     return panel, panel.figures()["attention"]
 

@@ -23,6 +23,7 @@ from posviz.models import hf  # noqa: E402
 from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig, Positions  # noqa: E402
 from posviz.views.model import model_views  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 F = torch.nn.functional
 
@@ -284,11 +285,7 @@ def test_punctuation_under_a_bar_reads_as_a_quoted_token_and_hovers(qtbot):
     after = TopTokens(("is", ".", "and"), (314, 13, 290), (0.025, 0.009, 0.002))
     first = Prediction("next token", top, after, 4.02, (9, 9), top, (0.009, 0.002, 0.007))
     outputs = Outputs("causal", 0.795, (first,))
-    figure = OutputsFigure()
-    qtbot.addWidget(figure)
-    figure.resize(900, 400)
-    figure.show()
-    qtbot.waitExposed(figure)
+    figure = on_screen(qtbot, OutputsFigure(), 900, 400)
     figure.update_from(SimpleNamespace(model=SimpleNamespace(outputs=outputs)), 1, 0)
     axis = figure.plot.getAxis("bottom")
     assert axis.tokens == ["“.”", "and", "“,”"]

@@ -11,6 +11,7 @@ from posviz.document.scenarios import scenario_paths
 from posviz.gui.scenarios import open_scenario
 from posviz.gui.settings import make_settings
 from posviz.gui.window import MainWindow
+from conftest import on_screen
 
 TIMEOUT = 30_000
 
@@ -18,11 +19,7 @@ pytestmark = pytest.mark.usefixtures("collect_between_tests")
 
 
 def _opened(qtbot, width: int, height: int) -> MainWindow:
-    w = MainWindow(make_settings())
-    qtbot.addWidget(w)
-    w.resize(width, height)
-    w.show()
-    qtbot.waitExposed(w)
+    w = on_screen(qtbot, MainWindow(make_settings()), width, height)
     with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
         w.start(last=False)
     return w

@@ -18,6 +18,7 @@ from posviz.gui.folders import recent_files
 from posviz.gui.settings import make_settings
 from posviz.gui.window import MainWindow
 from posviz.models.config import ModelConfig
+from conftest import on_screen
 
 TIMEOUT = 30_000
 
@@ -301,11 +302,7 @@ def test_splitter_sizes_and_the_tab_come_back(qtbot, window):
     wanted = splitter.sizes()
     window.session.select(window.session.selection.replace(tab=1))
     window.close()
-    again = MainWindow(make_settings())
-    qtbot.addWidget(again)
-    again.resize(1200, 800)
-    again.show()
-    qtbot.waitExposed(again)
+    again = on_screen(qtbot, MainWindow(make_settings()), 1200, 800)
     with qtbot.waitSignal(again.controller.ready, timeout=TIMEOUT):
         again.start()
     assert again.plots.tabs.currentIndex() == 1

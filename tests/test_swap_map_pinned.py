@@ -17,6 +17,7 @@ from PySide6 import QtCore, QtGui  # noqa: E402
 from posviz.analysis.experiments.sweep import SwapMap  # noqa: E402
 from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from posviz.gui.experiments.swaps import NOT_RUN  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 TOKENS = ("[CLS]", "the", "cat", "sat", "down", "[SEP]")
 
@@ -33,11 +34,7 @@ def swap_map() -> SwapMap:
 
 @pytest.fixture
 def figure(qtbot):
-    figure = ExperimentFigure()
-    qtbot.addWidget(figure)
-    figure.resize(900, 640)
-    figure.show()
-    qtbot.waitExposed(figure)
+    figure = on_screen(qtbot, ExperimentFigure(), 900, 640)
     figure.show_pairs(swap_map())
     figure.grab()
     return figure

@@ -10,17 +10,14 @@ from PySide6.QtCore import QRectF  # noqa: E402
 from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
 
 from posviz.gui.tokens.strip import ANIMATE_MOVED_UP_TO, TokenStrip  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 WORDS = "the cat sat on the mat because it was warm and the dog ran to an old house".split()
 
 
 @pytest.fixture
 def strip(qtbot):
-    widget = TokenStrip()
-    qtbot.addWidget(widget)
-    widget.resize(700, 200)
-    widget.show()
-    qtbot.waitExposed(widget)
+    widget = on_screen(qtbot, TokenStrip(), 700, 200)
     tokens = WORDS * 2
     widget.set_tokens(tokens, [False] * len(tokens), range(len(tokens)), [True] * len(tokens))
     return widget
