@@ -7,7 +7,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6 import QtCore  # noqa: E402
 
@@ -87,35 +86,3 @@ def test_a_reorder_repaints_the_maps_and_a_new_layout_the_whole_canvas(qtbot, sh
     plot.setGeometry(plot.geometry().adjusted(0, 0, -3, 0))
     qtbot.waitUntil(lambda: bool(regions.painted), timeout=5000)
     assert max(regions.painted) == pytest.approx(1.0), regions.painted
-
-
-def test_a_reorder_leaves_the_original_map_as_it_was_painted(qtbot, shown):
-    """The original order's map is the reference run's, the same at every reorder: it
-    is coloured and repainted again only for another layer, head or reference run."""
-    figure = AttentionFigure()
-    qtbot.addWidget(figure)
-    first = shown()
-    figure.update_from(first, 1, 0)
-    image = figure.original.image.image
-    reordered = figure.aligned.image.image
-
-    second = shown()                                  # the same reference run
-    assert second.evaluation.reference is first.evaluation.reference
-    figure.update_from(second, 1, 0)
-    assert figure.original.image.image is image         # not coloured again
-    assert figure.aligned.image.image is not reordered  # the reordered map is
-    np.testing.assert_array_equal(figure.original.image.image,
-                                  second.evaluation.reference.attention[0, 0])
-
-    figure.update_from(second, 1, 1)                  # another head: its own map
-    np.testing.assert_array_equal(figure.original.image.image,
-                                  second.evaluation.reference.attention[0, 1])
-    figure.update_from(second, 2, 1)                  # another layer
-    np.testing.assert_array_equal(figure.original.image.image,
-                                  second.evaluation.reference.attention[1, 1])
-
-    backend = BuiltinBackend(ModelConfig(pe="learned", layers=2, heads=2, d_model=16))
-    other = Session(backend, "a dog ran to an old house")     # another reference run
-    ev = Engine(backend).evaluate(other.seq, other.order[::-1].copy(), other.positions)
-    figure.update_from(Shown(ev, build_views(ev, mosaic_look(other.selection))), 2, 1)
-    np.testing.assert_array_equal(figure.original.image.image, ev.reference.attention[1, 1])

@@ -173,7 +173,6 @@ class AttentionFigure(Figure):
         self.where = ""
         self.shown_head = None       # (evaluation, layer, head) whose values hover reads
         self.block = 1               # tokens a side per pixel of the maps painted
-        self._original = None        # (reference Trace, layer, head, block) painted
         self.corner.setToolTip("The largest |reordered − original| in the selected head's map")
         canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         repaint_whole_when_laid_out(canvas)
@@ -204,7 +203,7 @@ class AttentionFigure(Figure):
         if maps is None or (maps.layer, maps.head) != (layer, head):
             maps = head_images(shown.evaluation, layer, head)                 # (m, m) each
         if maps is None:                # a long input keeps the head it was asked for
-            self.data, self.shown_head, self._original = {}, None, None
+            self.data, self.shown_head = {}, None
             self.show_message(f"Computing layer {layer}, head {head}: a long input keeps "
                               "only the maps of the head on screen, so the order runs "
                               "again for another one.")
@@ -214,12 +213,7 @@ class AttentionFigure(Figure):
         self.data = {"original": maps.original, "reordered_aligned": maps.aligned,
                      "difference": maps.difference}
         block, n = maps.block, maps.n
-        # the original order's map is the reference run's: the same at every reorder,
-        # so it is coloured and repainted only for another reference run, layer or head
-        if self._original is None or self._original[0] is not ref or \
-                self._original[1:] != (layer, head, block):
-            self._original = (ref, layer, head, block)
-            self.original.set_image(maps.original, style.ATTENTION_LEVELS, block, n)
+        self.original.set_image(maps.original, style.ATTENTION_LEVELS, block, n)
         self.aligned.set_image(maps.aligned, style.ATTENTION_LEVELS, block, n)
         self.difference.set_image(maps.difference, self._diff_levels(), block, n)
         if ref.tokens != self.tokens or block != self.block:
