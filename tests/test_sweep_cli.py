@@ -1,6 +1,7 @@
 """`posviz sweep` and `posviz probe`: JSON that matches the core, bad input in one line."""
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
@@ -136,12 +137,23 @@ def test_a_pretrained_model_keeps_cls_and_sep_in_place(capsys):
                          "--kind", "swap", "--json")
     assert code == 0, err
     (pairs,) = json.loads(out)["pairs"]
-    matrix = np.array(pairs["matrix"])
+    matrix = np.array(pairs["matrix"], dtype=object)
     assert pairs["tokens"][0] == "[CLS]" and pairs["tokens"][-1] == "[SEP]"
-    assert np.all(matrix[[0, -1]] == 0) and np.all(matrix[:, [0, -1]] == 0)
-    inner = matrix[1:-1, 1:-1]
+    # not run, so no change measured: None, not 0 (which reads as "no change")
+    assert all(v is None for v in [*matrix[[0, -1]].ravel(), *matrix[:, [0, -1]].ravel()])
+    assert pairs["sensitivity"][0] is None and pairs["sensitivity"][-1] is None
+    inner = matrix[1:-1, 1:-1].astype(float)
     assert np.array_equal(inner, inner.T)
     assert np.all(inner[~np.eye(len(inner), dtype=bool)] > 0)   # learned positions: seen
+    code, out, err = run(capsys, "sweep", "--model", "minilm", "--text", "the cat sat down",
+                         "--kind", "swap", "--csv", "-", "--layer", "2")
+    assert code == 0, err
+    table = [line for line in out.split("\n\n", 1)[1].splitlines() if not line.startswith("#")]
+    rows = list(csv.reader(table))[1:]
+    pinned = {0, len(pairs["tokens"]) - 1}
+    for row in rows:                        # text_id, layer, i, token_i, j, token_j, change
+        i, j = int(row[2]), int(row[4])
+        assert (row[6] == "") == bool({i, j} & pinned), row
 
 
 def test_the_readme_s_texts_examples_run_as_written(tmp_path, monkeypatch, capsys):

@@ -131,8 +131,8 @@ def pair_rows(result) -> list[list]:
     for text_id, pairs in enumerate(result.pairs):
         for i, first in enumerate(pairs.tokens):
             for j, second in enumerate(pairs.tokens):
-                rows.append([text_id, pairs.layer, i, first, j, second, pairs.change[i, j],
-                             pairs.text])
+                change = pairs.change[i, j] if pairs.ran[i, j] else ""    # not run
+                rows.append([text_id, pairs.layer, i, first, j, second, change, pairs.text])
     return rows
 
 
@@ -188,8 +188,9 @@ def as_table(result) -> list[str]:
                  if len(result.pairs) > 1 else "")
         lines += ["", f"swap sensitivity at layer {pairs.layer}{which} (mean change over "
                   "partners holding another token):"]
-        lines += [f"  {i:>3} {token:<16} {value:.3e}"
-                  for i, (token, value) in enumerate(zip(pairs.tokens, pairs.sensitivity))]
+        lines += [f"  {i:>3} {token:<16} " + (f"{value:.3e}" if movable else "not run: cannot move")
+                  for i, (token, value, movable) in
+                  enumerate(zip(pairs.tokens, pairs.sensitivity, pairs.movable))]
     return lines
 
 

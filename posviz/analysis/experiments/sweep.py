@@ -56,8 +56,14 @@ class SwapMap:
     tokens: tuple[str, ...]
     layer: int
     change: np.ndarray           # (n, n) hidden_equivariance at the layer; symmetric,
-                                 #   0 on the diagonal and for pinned tokens
+                                 #   0 on the diagonal and where not ``ran``
     movable: np.ndarray          # (n,) bool
+
+    @property
+    def ran(self) -> np.ndarray:
+        """(n, n) bool: the cells whose swap was run, both tokens movable; a token that
+        cannot move (a special token the tokenizer adds) has no run in its row or column."""
+        return self.movable[:, None] & self.movable[None, :]
 
     @property
     def swaps(self) -> int:
@@ -78,8 +84,11 @@ class SwapMap:
         return np.where(self.movable & (count > 0), total / np.maximum(count, 1), 0.0)
 
     def to_dict(self) -> dict:
+        """The map with None where no swap ran (not 0: no change was measured there)."""
+        matrix = np.where(self.ran, self.change, None)                   # (n, n) object
+        sensitivity = np.where(self.movable, self.sensitivity, None)     # (n,) object
         return {"text": self.text, "tokens": list(self.tokens), "layer": self.layer,
-                "matrix": self.change.tolist(), "sensitivity": self.sensitivity.tolist()}
+                "matrix": matrix.tolist(), "sensitivity": sensitivity.tolist()}
 
 
 @dataclass(frozen=True)

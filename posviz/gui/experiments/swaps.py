@@ -63,16 +63,13 @@ def outline_cells(plot: pg.PlotItem, cells: np.ndarray) -> list[QtWidgets.QGraph
 
 def pinned_cells(pairs) -> np.ndarray:
     """(n, n) bool: the cells of a token that cannot move (a special token the model's
-    tokenizer adds), whose swaps were not run."""
-    n = len(pairs.tokens)
-    movable = np.asarray(getattr(pairs, "movable", np.ones(n, bool)), bool)       # (n,)
-    return ~(movable[:, None] & movable[None, :])
+    tokenizer adds), whose swaps were not run (analysis.experiments.sweep.SwapMap.ran)."""
+    return ~pairs.ran
 
 
 def pinned_note(pairs) -> str:
     """The note's line on pinned tokens, or "" when every token can move."""
-    movable = np.asarray(getattr(pairs, "movable", np.ones(len(pairs.tokens), bool)), bool)
-    names = list(dict.fromkeys(t for t, m in zip(pairs.tokens, movable) if not m))
+    names = list(dict.fromkeys(t for t, m in zip(pairs.tokens, pairs.movable) if not m))
     if not names:
         return ""
     return (f"{', '.join(names)} cannot move: their rows and columns were not run "
