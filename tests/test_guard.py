@@ -179,6 +179,8 @@ def test_the_held_start_still_tells_memory_only(monkeypatch):
      "not to source='minilm'", ["report", "--model", "minilm", "--layers", "2"]),
     (lambda: posviz.load(device="cuda"), "device='cuda' applies to a pretrained model "
      "(source) only", ["report", "--device", "cuda"]),
+    (lambda: posviz.load(offload_folder="/tmp/x"), "offload_folder applies to a pretrained "
+     "model (source) only", ["report", "--offload-folder", "/tmp/x"]),
     (lambda: posviz.load(layers=2).compare(TEXT).attention(layer=3),
      "layer must be from 1 to 2 (got 3)", ["export", "--layers", "2", "--layer", "3"]),
     (lambda: posviz.probe(["a b", "c d"], folds=1), "folds must be at least 2 (got 1)",

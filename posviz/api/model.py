@@ -68,6 +68,9 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         where = "a --model" if speaks_flags() else "a pretrained model (source)"
         raise PosvizInputError(f"{argument('device', device)} applies to {where} "
                                f"only: the built-in model runs on the CPU")
+    if source is None and offload_folder is not None:
+        where = "a --model" if speaks_flags() else "a pretrained model (source)"
+        raise PosvizInputError(f"{argument('offload_folder')} applies to {where} only")
     guard.check_device(device)
     if source is None:
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
