@@ -101,6 +101,17 @@ def test_progress_forces_plain_lines_on_a_pipe():
     assert both.returncode == 2 and len(both.stderr.splitlines()) == 1, both.stderr
 
 
+@pytest.mark.parametrize("argv", [["train", "--out", "{tmp}", "--steps", "1"],
+                                  ["sweep", "--text", "a b c", "--count", "2"]])
+def test_progress_beside_quiet_is_refused_by_every_command(argv, tmp_path, capsys):
+    """train as well as the commands that evaluate: one line, exit 2, nothing trained."""
+    argv = [word.format(tmp=tmp_path / "run") for word in argv]
+    assert main([*argv, "--progress", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == "posviz: error: --progress and --quiet contradict each other: give one\n"
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_first_load_s_conversion_is_told_where_no_step_is():
     """What a load tells by default in Python and with --quiet's absence on a pipe for
     the built-in model (api.steps.as_progress(None)): a download, and the conversion

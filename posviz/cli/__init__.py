@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with spoken_as(COMMAND_LINE):            # messages name flags, not arguments
             args = make_parser().parse_args(attach_order_values(argv))
+            if args.progress and getattr(args, "quiet", False):      # every command
+                raise PosvizInputError("--progress and --quiet contradict each other: "
+                                       "give one")
             read_text_file(args)
             return args.func(args)
     except PosvizInputError as error:

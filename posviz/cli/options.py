@@ -233,8 +233,6 @@ def progress(args: argparse.Namespace, stream=None):
     isatty = getattr(stream, "isatty", None)
     terminal = bool(isatty and isatty())
     forced = getattr(args, "progress", False)              # --progress: on a pipe too
-    if forced and getattr(args, "quiet", False):
-        raise PosvizInputError("--progress and --quiet contradict each other: give one")
     if getattr(args, "quiet", False) or not (forced or terminal or getattr(args, "model",
                                                                             None)):
         return None                     # a download or a first load's conversion: told
