@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import Cancelled, PosvizInputError, argument
+from ...errors import Cancelled, PosvizInputError, argument, speaks_flags
 from ...models.training.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
@@ -97,7 +97,9 @@ def check_factors(factors) -> tuple[int, ...]:
     if not whole or not found or found[0] < 1 or found[-1] > 64 or \
             list(found) != sorted(set(found)):
         raise PosvizInputError(f"{argument('factors')} must be whole numbers rising from 1 "
-                               f"to at most 64, such as 1,2,4,8 (got {factors!r})")
+                               f"to at most 64, such as "
+                               f"{'1,2,4,8' if speaks_flags() else '(1, 2, 4, 8)'} "
+                               f"(got {factors!r})")
     return found
 
 
