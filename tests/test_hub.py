@@ -128,19 +128,20 @@ def test_a_name_not_cached_with_the_network_forbidden_exits_2_in_one_line(stub, 
     assert stub.requests == []
 
 
-def test_a_name_without_an_org_is_a_hub_name_as_people_write_it(stub, saved, tmp_path):
+def test_a_name_without_an_org_is_a_hub_name_as_people_write_it(online, saved, tmp_path,
+                                                                 capsys):
     """gpt2, distilgpt2, bert-base-uncased: the oldest hub ids have no ORG/ part; a name
-    that is not a folder here is one."""
-    stub.add("gpt2", saved / "gpt2")
-    env = environment(stub, tmp_path / "home")
-    fetched = report("gpt2", env)
-    assert fetched.returncode == 0, fetched.stderr
-    assert "posviz: downloading gpt2 at " in fetched.stderr
-    assert ("GET", "/api/models/gpt2/revision/main") in stub.requests
-    again = report("gpt2", env, "--offline")                  # from the cache now
-    assert again.returncode == 0 and json.loads(again.stdout) == json.loads(fetched.stdout)
-    missing = report("distilgpt2", env, "--offline")
-    assert missing.returncode == 2 and missing.stderr == (
+    that is not a folder here is one. (In this process: the command line's environment
+    is read in a fresh process by the tests above.)"""
+    online.add("gpt2", saved / "gpt2")
+    code, fetched, err = cli_report("gpt2", capsys)
+    assert code == 0, err
+    assert "posviz: downloading gpt2 at " in err
+    assert ("GET", "/api/models/gpt2/revision/main") in online.requests
+    code, again, _ = cli_report("gpt2", capsys, "--offline")          # from the cache now
+    assert code == 0 and json.loads(again) == json.loads(fetched)
+    code, _, err = cli_report("distilgpt2", capsys, "--offline")
+    assert code == 2 and err == (
         f"posviz: error: no folder 'distilgpt2' here and no model 'distilgpt2' in the local "
         f"Hugging Face cache ({tmp_path / 'home' / 'hub'}), and downloads are off "
         f"(offline)\n")
@@ -166,16 +167,15 @@ def test_an_unreachable_hub_fails_in_one_line_without_retrying(stub, tmp_path):
     assert asked == [f"/api/models/{NAME}/revision/main"]       # once, no retries
 
 
-def test_hub_errors_are_one_line_and_refuse_before_the_weights(stub, tmp_path):
-    env = environment(stub, tmp_path / "home")
+def test_hub_errors_are_one_line_and_refuse_before_the_weights(online, tmp_path, capsys):
     cases = {"someone/missing": "no model 'someone/missing' on the hub at",
              f"{NAME}@v9": f"{NAME} has no revision 'v9' on the hub at",
              "someone/tiny-bart": "model type 'bart' is not supported"}
     for name, message in cases.items():
-        result = report(name, env)
-        assert result.returncode == 2, result.stderr
-        assert result.stderr.splitlines()[-1].startswith(f"posviz: error: {message}")
-    assert "model.safetensors" not in stub.files_fetched()       # nothing was downloaded
+        code, _, err = cli_report(name, capsys)
+        assert code == 2, err
+        assert err.splitlines()[-1].startswith(f"posviz: error: {message}")
+    assert "model.safetensors" not in online.files_fetched()     # nothing was downloaded
     assert not (tmp_path / "home" / "hub" / "models--someone--tiny-bart" /
                 "snapshots").exists()
 

@@ -127,7 +127,7 @@ class Watch:                       # what the environment says when numpy and to
 
 sys.meta_path.insert(0, Watch())
 from posviz.__main__ import main
-main(["paper", "chi2023"])
+main(["report", "--layers", "1", "--heads", "1", "--d-model", "8", "--text", "a b"])
 print(seen)
 """
 

@@ -31,9 +31,11 @@ def gelu(x):
 
 
 def softmax(x):
-    x = x - x.max(-1, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(-1, keepdims=True)
+    """Over the last axis, in place (x is a fresh array of scores: no copy of it)."""
+    x -= x.max(-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(-1, keepdims=True)
+    return x
 
 
 def sinusoids(n: int, d: int) -> np.ndarray:
@@ -85,8 +87,9 @@ class Reference:
         self.layers, self.heads = self.config["layers"], self.config["heads"]
         self.pe = self.config["pe"]
 
-    def logits(self, ids: np.ndarray) -> np.ndarray:
-        """(B, n) -> (B, n, V)."""
+    def logits(self, ids: np.ndarray, last: bool = False) -> np.ndarray:
+        """(B, n) -> (B, n, V); with ``last`` only the last slot's, (B, V): the final norm
+        and the head act on each slot alone, so the others need not be projected."""
         w, (B, n) = self.w, ids.shape
         d = w["embed.weight"].shape[1]
         h, dh = self.heads, d // self.heads
@@ -108,12 +111,16 @@ class Reference:
                        for m in "qkv")                                      # (B, h, n, dh)
             if self.pe == "rope":
                 q, k = rotate(q), rotate(k)
-            scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dh) + bias    # (B, h, n, n)
+            scores = q @ k.transpose(0, 1, 3, 2)                           # (B, h, n, n)
+            scores /= math.sqrt(dh)
+            scores += bias
             scores[..., future] = -np.inf
             out = (softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(B, n, d)
             x = x + out @ w[p + "attn.w_o"]
             m = layer_norm(x, w[p + "ln2.weight"], w[p + "ln2.bias"])
             x = x + gelu(m @ w[p + "mlp.w_in"] + w[p + "mlp.b_in"]) @ w[p + "mlp.w_out"]
+        if last:
+            x = x[:, -1]                                                    # (B, d)
         x = layer_norm(x, w["ln_final.weight"], w["ln_final.bias"])
         return x @ w["embed.weight"].T / math.sqrt(d)
 
@@ -137,7 +144,7 @@ def held_out_ids(folder: str | Path) -> tuple[np.ndarray, int]:
 def last_token_nll(model: Reference, inputs: np.ndarray, targets: np.ndarray) -> float:
     total = 0.0
     for k in range(0, len(inputs), 50):
-        logits = model.logits(inputs[k:k + 50])[:, -1]                     # (b, V)
+        logits = model.logits(inputs[k:k + 50], last=True)                 # (b, V)
         logits = logits - logits.max(-1, keepdims=True)
         log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
         total -= log_p[np.arange(len(logits)), targets[k:k + 50]].sum()
