@@ -1,10 +1,10 @@
 """posviz's start-up, and the switches of the workarounds of other libraries it keeps.
 
-Entry points: ``quiet_threads()`` before numpy and torch load, then ``command_line()`` or
-``window(app)``, ``before_torch()`` on the thread about to import torch. Each workaround
-(SWITCHES; two live in models.hf and gui.plots' ``workarounds``) checks the versions it
-was written for, pays by a measurement (benchmarks/README.md) and can be turned off to
-compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``."""
+Entry points: ``quiet_threads()`` before numpy and torch load, then ``keep_heap_pages()``
+(a command) or ``window(app)``, ``before_torch()`` on the thread about to import torch.
+Each workaround (SWITCHES; two live in models.hf and gui.plots' ``workarounds``) checks
+the versions it was written for, pays by a measurement (benchmarks/README.md) and can be
+turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``."""
 from __future__ import annotations
 
 import contextlib
@@ -36,10 +36,6 @@ def quiet_threads(command: bool = False) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if command:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-def command_line() -> None:
-    keep_heap_pages()           # a command starts, before its first forward allocates
 
 
 def window(app) -> None:

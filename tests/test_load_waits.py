@@ -3,27 +3,32 @@ de-quantizing tensor by tensor, with time left."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from posviz.gui.model_panel import load_progress
 from posviz.gui.model_panel.load_progress import LoadProgress
-from posviz.models.hf.workarounds import READING
+from posviz.models.hf.workarounds import MATCHING, READING, READING_AGAIN
 
 
 def test_the_gguf_parsing_is_said_while_it_reads(monkeypatch):
-    """transformers' GGUF parse (header, vocabulary, tensor names) says READING before
-    it works, only inside the block; the loop's tensors are counted by ``wrap``."""
+    """transformers' GGUF parses (header, vocabulary, tensor names) say READING, then
+    READING_AGAIN, before they work, and the matching counts its modules, only inside the
+    block; the loop's tensors are counted by ``wrap``."""
     module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
     from posviz.models.hf import workarounds
     monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF", raising=False)
     told, original = [], module.load_gguf_checkpoint
-    with workarounds.gguf_loop(lambda loop, total: loop, told.append):
-        with pytest.raises(Exception):
-            module.load_gguf_checkpoint("/nonexistent.gguf")
-    assert told == [READING]
+    with workarounds.gguf_loop(lambda loop, total: loop, lambda *said: told.append(said)):
+        for _ in range(2):              # for the config, then for the weights: told apart
+            with pytest.raises(Exception):
+                module.load_gguf_checkpoint("/nonexistent.gguf")
+        with pytest.raises(Exception):  # the matching, counted over the model's modules
+            module.get_gguf_hf_weights_map(torch.nn.Sequential(torch.nn.Linear(1, 1)), None)
+    assert told == [(READING,), (READING_AGAIN,), (MATCHING, 1, 2)]
     assert module.load_gguf_checkpoint is original             # put back after
     with pytest.raises(Exception):
         module.load_gguf_checkpoint("/nonexistent.gguf")
-    assert told == [READING]
+    assert len(told) == 3
 
 
 def test_a_counted_step_says_its_time_left_from_its_pace(qtbot, monkeypatch):

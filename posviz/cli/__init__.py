@@ -91,7 +91,7 @@ def attach_order_values(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     from .. import boot
-    boot.command_line()              # before the first forward allocates anything
+    boot.keep_heap_pages()           # before the first forward allocates anything
     try:
         with spoken_as(COMMAND_LINE):            # messages name flags, not arguments
             args = make_parser().parse_args(attach_order_values(argv))

@@ -13,13 +13,14 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, Q
 from ...models.hf.converted import CONVERTING
 from ...models.hf.hub import DOWNLOAD_STEP, count_text
 from ...models.hf.loading import IMPORTING
-from ...models.hf.workarounds import READING
+from ...models.hf.workarounds import MATCHING, READING, READING_AGAIN
 from .fields import ERROR_STYLE, STATUS_STYLE
 
 # The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
 # "step k of N"; a step not listed here shows a busy bar with its text.
 LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, IMPORTING: 3,
-              "loading weights": 3, "de-quantizing weights": 3, READING: 3, "ready": 4}
+              "loading weights": 3, "de-quantizing weights": 3, READING: 3, READING_AGAIN: 3,
+              MATCHING: 3, "ready": 4}
 LOAD_STEP_COUNT = 4
 clock = time.monotonic            # (a test's own clock)
 
