@@ -163,3 +163,15 @@ def test_a_model_loaded_with_progress_tells_its_runs(capsys):
     assert capsys.readouterr().err == ""
     posviz.load(layers=1).compare(TEXT)
     assert capsys.readouterr().err == ""
+
+
+def test_a_comparison_tells_a_callable_done_and_total_as_an_experiment_does():
+    """One contract for a progress callable: compare called it with one string."""
+    told = []
+    m = posviz.load(layers=2, pe="rope")
+    m.compare(TEXT, progress=lambda done, total: told.append((done, total)))
+    # the original order's forward, its noise floor's (RoPE shifts) and the chosen one's
+    assert told == [(1, 2), (2, 2), (3, 4), (4, 4), (5, 6), (6, 6)]
+    told.clear()
+    m.compare(TEXT, [1, 0, 2, 3, 4, 5], progress=lambda done, total: told.append((done, total)))
+    assert told == [(1, 2), (2, 2)]                 # the original order's run is kept

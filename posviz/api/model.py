@@ -9,7 +9,7 @@ from ..errors import PosvizInputError, argument, speaks_flags
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS
 from .report import Report
-from .steps import Progress, as_progress, layer_ticks
+from .steps import Progress, as_progress, layer_ticks, run_progress
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
     from ..analysis.engine import Engine
@@ -183,8 +183,10 @@ class Model:
         the reordered input as given (Positions.literal). ``text`` None is the example
         sentence the window opens with. A text longer than the model's positions, or
         whose comparison would not fit in memory, raises errors.Refused before a run.
-        ``progress`` is told each run, and a real model's layers within it; None (the
-        default) is the model's: True when ``load`` was given ``progress=True``.
+        ``progress=True`` tells each run on stderr, and a real model's layers within
+        it; a callable is told ``(done, total)``, the layers its forwards have entered
+        over the whole comparison, as an experiment's runs are; None (the default) is
+        the model's: True when ``load`` was given ``progress=True``.
         """
         from ..document.session import DEFAULT_TEXT, Session
         from ..models.limits import guard
@@ -202,7 +204,7 @@ class Model:
             written = order if isinstance(order, str) else ",".join(map(str, order))
             session.set_order(parse_order(written, len(session.seq)))
         progress = self._told(progress)
-        return self.report(session, as_progress(progress or False))
+        return self.report(session, run_progress(progress))
 
     def report(self, session: "Session", say: Progress | None = None,
                document=None) -> "Report":

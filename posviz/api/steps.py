@@ -83,6 +83,31 @@ def as_progress(progress: Progress | bool | None) -> Progress:
     return progress
 
 
+def run_progress(progress) -> Progress:
+    """A comparison's progress argument as its steps' callable: True, None, False and a
+    StepPrinter as for a load (True tells its runs on stderr); any other callable is
+    told ``(done, total)`` as an experiment's is (LayerCount)."""
+    if progress is None or isinstance(progress, (bool, StepPrinter)):
+        return as_progress(progress or False)
+    return LayerCount(progress)
+
+
+class LayerCount:
+    """A caller's ``progress(done, total)`` told the layers a comparison's forwards have
+    entered, over the whole comparison (WholeRun: each forward, the original order's,
+    its noise floor's and the chosen order's, adds its layers to the total as it
+    starts), the built-in model's too."""
+
+    counts_layers = True                # layer_ticks tells the built-in model's as well
+
+    def __init__(self, progress: Callable[[int, int], None]):
+        self.whole = WholeRun(progress)
+
+    def __call__(self, step: str, done: int | None = None, total: int | None = None):
+        if done is not None and total and step.startswith(RUN_STEP):
+            self.whole(done, total)
+
+
 def quiet(step: str, done: int | None = None, total: int | None = None) -> None:
     """Told nothing."""
 
@@ -92,9 +117,10 @@ def layer_ticks(backend, say: Progress, step: str):
     """While a forward of ``backend`` runs inside, ``say(step, layer, layers)`` as it
     enters each of its blocks (models.reached, as the window's status line reads it;
     counted anew at each forward: a reference run is followed by its noise floor's);
-    the built-in model, quick, tells nothing."""
+    the built-in model, quick, tells only a LayerCount."""
     from ..models import reached
-    if say is quiet or getattr(backend, "family", None) is None:
+    if say is quiet or (getattr(backend, "family", None) is None
+                        and not getattr(say, "counts_layers", False)):
         yield
         return
     with reached.listening(lambda now: say(step, now.layer, now.layers)):
