@@ -2,6 +2,7 @@
 ``posviz report``; ``sweep``, ``probe``: the experiments on it)."""
 from __future__ import annotations
 
+import os
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -64,6 +65,12 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     from ..document.spec import ModelSpec
     from ..models.limits import guard
     say = as_progress(progress)
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if source is not None and not isinstance(source, str):
+        raise PosvizInputError(f"{argument('source')} must be a model's name, folder or "
+                               f".gguf file, as a string, or None for the built-in model "
+                               f"(got {type(source).__name__})")
     if source is None and device in ("cuda", "mps"):
         where = "a --model" if speaks_flags() else "a pretrained model (source)"
         raise PosvizInputError(f"{argument('device', device)} applies to {where} "

@@ -73,9 +73,19 @@ class StepPrinter:
         print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
 
 
+def check_progress(progress) -> None:
+    """PosvizInputError unless ``progress`` is True, False, None or a callable."""
+    if progress is None or isinstance(progress, bool) or callable(progress):
+        return
+    from ..errors import PosvizInputError
+    raise PosvizInputError(f"progress must be True, False, None or a callable told "
+                           f"(done, total) (got {progress!r})")
+
+
 def as_progress(progress: Progress | bool | None) -> Progress:
     """A progress argument as a callable: None tells downloads on stderr, False
     nothing, True every step."""
+    check_progress(progress)
     if progress is None or progress is True:
         return StepPrinter(steps=progress is True)
     if progress is False:
@@ -87,6 +97,7 @@ def run_progress(progress) -> Progress:
     """A comparison's progress argument as its steps' callable: True, None, False and a
     StepPrinter as for a load (True tells its runs on stderr); any other callable is
     told ``(done, total)`` as an experiment's is (LayerCount)."""
+    check_progress(progress)
     if progress is None or isinstance(progress, (bool, StepPrinter)):
         return as_progress(progress or False)
     return LayerCount(progress)
@@ -194,6 +205,7 @@ def counted(progress, unit: str = "run") -> Callable[[int, int], None] | None:
     """An experiment's progress argument as a callable or None: True tells the counts
     on stderr (Counter, each stage timed anew), a callable the whole run's (WholeRun),
     None or False nothing."""
+    check_progress(progress)
     if progress is True:
         return Counter(unit=unit)
     return None if progress is None or progress is False else WholeRun(progress)
