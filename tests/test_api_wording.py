@@ -80,7 +80,11 @@ BAD = {
         "layers, heads only apply to the built-in model, not to model='minilm'"),
     "probe seed": (lambda: posviz.probe(seed=1), "takes no seed: the built-in model's "
                    "seed is model_seed"),
-    "probe features": (lambda: posviz.probe(features="x"), "features must be one of"),
+    "probe order": (lambda: posviz.probe(order=[1, 0]), "order does not apply to probe, "
+                    "which runs the orders it needs"),
+    "sweep order": (lambda: posviz.sweep([TEXT], order=[1, 0]),
+                    "order does not apply to sweep, which runs the orders it needs"),
+        "probe features": (lambda: posviz.probe(features="x"), "features must be one of"),
     "probe folds": (lambda: posviz.probe(folds=1), "folds must be at least 2"),
     "paper": (lambda: posviz.paper("nope"), "must be one of"),
     "paper weights": (lambda: posviz.paper("rope-decay", weights="x"), "weights random"),

@@ -68,6 +68,14 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     return load(model, device=device, offline=offline, progress=False, **options)
 
 
+def refuse_order(options: dict, command: str) -> None:
+    """An order given to an experiment that runs the orders it needs, refused as the
+    command line refuses --order."""
+    if "order" in options:
+        raise PosvizInputError(f"{argument('order')} does not apply to {command}, which "
+                               f"runs the orders it needs")
+
+
 def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "random",
           count: int = 32, seed: int = 0, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -85,6 +93,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     """
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
+    refuse_order(options, "sweep")
     _, texts = check_sweep(kind, count, positions, offset, literal, texts)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts)), offset=offset,
@@ -109,6 +118,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     """
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
+    refuse_order(options, "probe")
     if "seed" in options:
         raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
                                f"the built-in model's seed is {argument('model_seed')}")
