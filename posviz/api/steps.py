@@ -127,14 +127,21 @@ def quiet(step: str, done: int | None = None, total: int | None = None) -> None:
 def layer_ticks(backend, say: Progress, step: str):
     """While a forward of ``backend`` runs inside, ``say(step, layer, layers)`` as it
     enters each of its blocks (models.reached, as the window's status line reads it;
-    counted anew at each forward: a reference run is followed by its noise floor's);
-    the built-in model, quick, tells only a LayerCount."""
+    counted anew at each forward); a forward its caller named (models.reached.named:
+    the noise floor's, after the original order's) is told as its own step, by its
+    name; the built-in model, quick, tells only a LayerCount."""
     from ..models import reached
     if say is quiet or (getattr(backend, "family", None) is None
                         and not getattr(say, "counts_layers", False)):
         yield
         return
-    with reached.listening(lambda now: say(step, now.layer, now.layers)):
+
+    def told(now: reached.Reached) -> None:
+        named = f"running {now.run}" if now.run else step     # the noise floor's run
+        if now.run and now.layer == 1:
+            say(named)
+        say(named, now.layer, now.layers)
+    with reached.listening(told):
         yield
 
 
