@@ -147,3 +147,31 @@ def test_a_probe_s_runs_then_fits_are_counted_on_from_each_other():
     dones = [done for done, _ in told]
     assert dones == sorted(dones) and len(set(dones)) == len(dones), told
     assert told[-1][0] == told[-1][1]
+
+
+def test_a_model_loaded_with_progress_tells_its_runs(capsys):
+    """``load(..., progress=True)`` is the default of the model's runs, as the README
+    says (compare was silent for 98 s on a long text with SmolLM2); given, a run's own
+    progress wins."""
+    m = posviz.load(layers=1, progress=True)
+    capsys.readouterr()
+    m.compare(TEXT)
+    assert "posviz: running the original order" in capsys.readouterr().err
+    m.sweep(TEXT, count=3)
+    assert "posviz: run 3 of 3" in capsys.readouterr().err
+    m.compare("a b c d", progress=False)
+    assert capsys.readouterr().err == ""
+    posviz.load(layers=1).compare(TEXT)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_comparison_tells_a_callable_done_and_total_as_an_experiment_does():
+    """One contract for a progress callable: compare called it with one string."""
+    told = []
+    m = posviz.load(layers=2, pe="rope")
+    m.compare(TEXT, progress=lambda done, total: told.append((done, total)))
+    # the original order's forward, its noise floor's (RoPE shifts) and the chosen one's
+    assert told == [(1, 2), (2, 2), (3, 4), (4, 4), (5, 6), (6, 6)]
+    told.clear()
+    m.compare(TEXT, [1, 0, 2, 3, 4, 5], progress=lambda done, total: told.append((done, total)))
+    assert told == [(1, 2), (2, 2)]                 # the original order's run is kept

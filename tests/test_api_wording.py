@@ -38,6 +38,26 @@ BAD = {
     "device": (lambda: posviz.load(device="cuda"), "device='cuda' applies to a "
                "pretrained model (source)"),
     "unknown option": (lambda: posviz.load(foo=1), "unknown option 'foo'"),
+    "source, a number": (lambda: posviz.load(123), "source must be a model's name, "
+                         "folder or .gguf file, as a string"),
+    "source, a list": (lambda: posviz.load(["minilm"]), "source must be a model's name"),
+    "load progress": (lambda: posviz.load(layers=1, progress="yes"),
+                      "progress must be True, False, None or a callable"),
+    "compare progress": (lambda: loaded().compare(TEXT, progress=1),
+                         "progress must be True, False, None or a callable"),
+    "sweep progress, a string": (lambda: posviz.sweep([TEXT], progress="yes"),
+                                 "progress must be True, False, None or a callable told "
+                                 "(done, total) (got 'yes')"),
+    "sweep progress, a number": (lambda: posviz.sweep([TEXT], progress=1),
+                                 "progress must be True"),
+    "probe progress": (lambda: posviz.probe(progress="yes"), "progress must be True"),
+    "paper progress": (lambda: posviz.paper("alibi-slopes", progress="yes"),
+                       "progress must be True"),
+    "compare_encodings progress": (
+        lambda: posviz.compare_encodings(TEXT, encodings="none", progress="yes"),
+        "progress must be True"),
+    "train progress": (lambda: posviz.train("unused", progress="yes"),
+                       "progress must be True"),
     "positions": (lambda: loaded().compare(TEXT, positions="abs"), "positions must be"),
     "offset": (lambda: loaded().compare(TEXT, offset=-1), "offset must be"),
     "attention layer": (lambda: loaded().compare(TEXT).attention(layer=9, head=0),
@@ -60,7 +80,11 @@ BAD = {
         "layers, heads only apply to the built-in model, not to model='minilm'"),
     "probe seed": (lambda: posviz.probe(seed=1), "takes no seed: the built-in model's "
                    "seed is model_seed"),
-    "probe features": (lambda: posviz.probe(features="x"), "features must be one of"),
+    "probe order": (lambda: posviz.probe(order=[1, 0]), "order does not apply to probe, "
+                    "which runs the orders it needs"),
+    "sweep order": (lambda: posviz.sweep([TEXT], order=[1, 0]),
+                    "order does not apply to sweep, which runs the orders it needs"),
+        "probe features": (lambda: posviz.probe(features="x"), "features must be one of"),
     "probe folds": (lambda: posviz.probe(folds=1), "folds must be at least 2"),
     "paper": (lambda: posviz.paper("nope"), "must be one of"),
     "paper weights": (lambda: posviz.paper("rope-decay", weights="x"), "weights random"),

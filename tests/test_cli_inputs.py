@@ -106,6 +106,32 @@ def test_a_real_models_run_is_told_layer_by_layer(tmp_path):
     assert not any("about 0 s" in line for line in lines)
 
 
+def test_each_forward_of_a_comparison_names_its_run(tmp_path):
+    """A RoPE model's original order runs again at shifted positions for its noise
+    floor (analysis.floor): told as "running the original order", its layers seemed to
+    start anew at "layer 3 of 30" after "layer 30 of 30"."""
+    pytest.importorskip("transformers")
+    from test_hf import save_tiny
+
+    from posviz.api import StepPrinter
+    FLOOR_RUN = "the original order at shifted positions, for the noise floor"
+    folder = tmp_path / "llama"
+    save_tiny("llama", folder)
+    stream = io.StringIO()
+    model = posviz.load(str(folder))
+    model.compare(TEXT, progress=StepPrinter(stream, tick=0))
+    lines = stream.getvalue().splitlines()
+    layers = model.describe()["layers"]
+    runs = ["running the original order", f"running {FLOOR_RUN}", "running the chosen order"]
+    for run in runs:                                # each run's layers once, by its name
+        told = [int(line.split(": layer ")[1].split(" of ")[0]) for line in lines
+                if line.startswith(f"posviz: {run}: layer ")]
+        assert told == list(range(1, layers + 1)), lines
+    firsts = [line for line in lines if line.endswith(f": layer 1 of {layers}")]
+    assert firsts == [f"posviz: {run}: layer 1 of {layers}" for run in runs], lines
+    assert f"posviz: running {FLOOR_RUN}" in lines        # its start, as the others'
+
+
 def test_a_probe_writes_layer_0_as_its_verdict_and_plots_do(capsys):
     code, out, _ = run(capsys, "probe", "--pe", "sinusoidal", "--layers", "2")
     assert code == 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..models import reached
 from ..models.backend import Backend, TokenSequence
 from ..models.config import Positions
 from ..models.encodings import ENCODINGS
@@ -28,6 +29,7 @@ from ..models.trace import Trace
 from .symmetry import computed_in, noise_floor
 
 SAFETY = 3.0     # the shifted run rounds at up to twice the run's positions: a margin
+FLOOR_RUN = "the original order at shifted positions, for the noise floor"  # its run
 BELOW_FLOOR = "a change below it cannot be told from rounding"   # what the floor means
 
 
@@ -57,7 +59,9 @@ def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
     shift = shift_for(ids, backend.max_positions) if shift_invariant(backend) else 0
     if not shift or not backend.capabilities.position_ids:    # Bloom's ALiBi: slots only
         return floor
-    shifted = backend.run(seq, Request(identity, ids + shift, maps=discard), should_stop)
+    with reached.named(FLOOR_RUN):
+        shifted = backend.run(seq, Request(identity, ids + shift, maps=discard),
+                              should_stop)
     relative = [_relative_change(shifted.hidden[layer], reference.hidden[layer])
                 for layer in range(len(reference.hidden))]                  # L+1 layers
     return max(floor, SAFETY * max(relative))

@@ -21,6 +21,7 @@ from ..errors import PosvizInputError, argument
 from ..models.config import Positions
 from .model import Model, builtin_config, load
 from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
+from .steps import check_progress
 
 if TYPE_CHECKING:
     from .results import Comparison, Extended, OrderUsed, Paper, Probe, Sweep, Trained
@@ -67,6 +68,14 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     return load(model, device=device, offline=offline, progress=False, **options)
 
 
+def refuse_order(options: dict, command: str) -> None:
+    """An order given to an experiment that runs the orders it needs, refused as the
+    command line refuses --order."""
+    if "order" in options:
+        raise PosvizInputError(f"{argument('order')} does not apply to {command}, which "
+                               f"runs the orders it needs")
+
+
 def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "random",
           count: int = 32, seed: int = 0, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -83,6 +92,8 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     refused. ``progress(done, total)`` is told after each run.
     """
     from ..models.limits import guard
+    check_progress(progress)                    # before a model is loaded
+    refuse_order(options, "sweep")
     _, texts = check_sweep(kind, count, positions, offset, literal, texts)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      words=max(map(guard.words_in, texts)), offset=offset,
@@ -106,6 +117,8 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     orders, so ``seed`` is refused, as ``--seed`` is.
     """
     from ..models.limits import guard
+    check_progress(progress)                    # before a model is loaded
+    refuse_order(options, "probe")
     if "seed" in options:
         raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
                                f"the built-in model's seed is {argument('model_seed')}")
@@ -149,6 +162,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     from ..models.backend import split_words
     from ..models.encodings import KINDS
     from .results import Comparison
+    check_progress(progress)
     if weights not in ("random", "trained"):
         raise PosvizInputError(f"compare takes {argument('weights')} random or trained: a "
                                f"checkpoint folder holds one encoding")
@@ -211,6 +225,7 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
                                f"{argument('mask', options['mask'])} cannot be trained")
     if config is None:
         config = builtin_config({**options, "mask": "causal"})
+    check_progress(progress)
     if progress is True:                       # the command line's lines, on stderr
         from .steps import StepPrinter, training_line
         say = StepPrinter() if say is None else say

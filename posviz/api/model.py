@@ -2,6 +2,7 @@
 ``posviz report``; ``sweep``, ``probe``: the experiments on it)."""
 from __future__ import annotations
 
+import os
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -9,7 +10,7 @@ from ..errors import PosvizInputError, argument, speaks_flags
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS
 from .report import Report
-from .steps import Progress, as_progress, layer_ticks
+from .steps import Progress, as_progress, layer_ticks, run_progress
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
     from ..analysis.engine import Engine
@@ -64,6 +65,12 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     from ..document.spec import ModelSpec
     from ..models.limits import guard
     say = as_progress(progress)
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if source is not None and not isinstance(source, str):
+        raise PosvizInputError(f"{argument('source')} must be a model's name, folder or "
+                               f".gguf file, as a string, or None for the built-in model "
+                               f"(got {type(source).__name__})")
     if source is None and device in ("cuda", "mps"):
         where = "a --model" if speaks_flags() else "a pretrained model (source)"
         raise PosvizInputError(f"{argument('device', device)} applies to {where} "
@@ -76,7 +83,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         guard.check(spec.config, n_tokens)
         say("building the model")
-        return Model(spec.load(n_tokens=n_tokens), spec)
+        return Model(spec.load(n_tokens=n_tokens), spec, progress)
     dtype = options.pop("dtype", "float32")
     if options or config is not None or weights != "random":
         given = ([argument(name) for name in options]
@@ -94,7 +101,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
                         online=not offline and network_allowed(), max_memory=max_memory)
     # a hub model pinned to its commit, read as asked
     return Model(backend, replace(spec_of(backend), dtype=dtype,
-                                  offload_folder=offload_folder or ""))
+                                  offload_folder=offload_folder or ""), progress)
 
 
 def load_session(path, *, device: str = "cpu", offline: bool = False,
@@ -127,12 +134,18 @@ def read_texts(path) -> list[str]:
 
 class Model:
     """A loaded model: the built-in transformer or a pretrained one, with the engine
-    that runs it (the original order's run is kept between comparisons of one text)."""
+    that runs it (the original order's run is kept between comparisons of one text).
+    ``progress`` True (as ``load`` was given it) is the default of its runs' progress."""
 
-    def __init__(self, backend, spec: "ModelSpec"):
+    def __init__(self, backend, spec: "ModelSpec", progress=None):
         self.backend = backend
         self.spec = spec
         self._engine = None
+        self.progress = True if progress is True else None     # its runs' default
+
+    def _told(self, progress):
+        """A run's progress argument, the model's when not given (None)."""
+        return self.progress if progress is None else progress
 
     @property
     def name(self) -> str:
@@ -165,7 +178,7 @@ class Model:
 
     def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
                 positions: str = "slot", offset: int = 0, literal: bool = False,
-                progress: Progress | bool | None = False) -> "Report":
+                progress: Progress | bool | None = None) -> "Report":
         """Run ``text`` in its original order and in ``order`` and compare them, layer
         by layer, as ``posviz report`` does.
 
@@ -177,7 +190,10 @@ class Model:
         the reordered input as given (Positions.literal). ``text`` None is the example
         sentence the window opens with. A text longer than the model's positions, or
         whose comparison would not fit in memory, raises errors.Refused before a run.
-        ``progress`` is told each run, and a real model's layers within it.
+        ``progress=True`` tells each run on stderr, and a real model's layers within
+        it; a callable is told ``(done, total)``, the layers its forwards have entered
+        over the whole comparison, as an experiment's runs are; None (the default) is
+        the model's: True when ``load`` was given ``progress=True``.
         """
         from ..document.session import DEFAULT_TEXT, Session
         from ..models.limits import guard
@@ -194,7 +210,8 @@ class Model:
         else:                 # read as the command line reads --order, in its words
             written = order if isinstance(order, str) else ",".join(map(str, order))
             session.set_order(parse_order(written, len(session.seq)))
-        return self.report(session, as_progress(progress))
+        progress = self._told(progress)
+        return self.report(session, run_progress(progress))
 
     def report(self, session: "Session", say: Progress | None = None,
                document=None) -> "Report":
@@ -224,7 +241,7 @@ class Model:
         from .runs import sweep_on
         return sweep_on(self, texts, kind=kind, count=count, seed=seed, layer=layer,
                         positions=positions, offset=offset, literal=literal,
-                        progress=progress)
+                        progress=self._told(progress))
 
     def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
               folds: int = 5, positions: str = "slot", offset: int = 0,
@@ -234,4 +251,4 @@ class Model:
         states, as ``posviz probe`` computes it: posviz.probe on this model."""
         from .runs import probe_on
         return probe_on(self, texts, features=features, folds=folds, positions=positions,
-                        offset=offset, literal=literal, progress=progress)
+                        offset=offset, literal=literal, progress=self._told(progress))

@@ -73,14 +73,50 @@ class StepPrinter:
         print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
 
 
+def check_progress(progress) -> None:
+    """PosvizInputError unless ``progress`` is True, False, None or a callable."""
+    if progress is None or isinstance(progress, bool) or callable(progress):
+        return
+    from ..errors import PosvizInputError
+    raise PosvizInputError(f"progress must be True, False, None or a callable told "
+                           f"(done, total) (got {progress!r})")
+
+
 def as_progress(progress: Progress | bool | None) -> Progress:
     """A progress argument as a callable: None tells downloads on stderr, False
     nothing, True every step."""
+    check_progress(progress)
     if progress is None or progress is True:
         return StepPrinter(steps=progress is True)
     if progress is False:
         return quiet
     return progress
+
+
+def run_progress(progress) -> Progress:
+    """A comparison's progress argument as its steps' callable: True, None, False and a
+    StepPrinter as for a load (True tells its runs on stderr); any other callable is
+    told ``(done, total)`` as an experiment's is (LayerCount)."""
+    check_progress(progress)
+    if progress is None or isinstance(progress, (bool, StepPrinter)):
+        return as_progress(progress or False)
+    return LayerCount(progress)
+
+
+class LayerCount:
+    """A caller's ``progress(done, total)`` told the layers a comparison's forwards have
+    entered, over the whole comparison (WholeRun: each forward, the original order's,
+    its noise floor's and the chosen order's, adds its layers to the total as it
+    starts), the built-in model's too."""
+
+    counts_layers = True                # layer_ticks tells the built-in model's as well
+
+    def __init__(self, progress: Callable[[int, int], None]):
+        self.whole = WholeRun(progress)
+
+    def __call__(self, step: str, done: int | None = None, total: int | None = None):
+        if done is not None and total and step.startswith(RUN_STEP):
+            self.whole(done, total)
 
 
 def quiet(step: str, done: int | None = None, total: int | None = None) -> None:
@@ -91,13 +127,21 @@ def quiet(step: str, done: int | None = None, total: int | None = None) -> None:
 def layer_ticks(backend, say: Progress, step: str):
     """While a forward of ``backend`` runs inside, ``say(step, layer, layers)`` as it
     enters each of its blocks (models.reached, as the window's status line reads it;
-    counted anew at each forward: a reference run is followed by its noise floor's);
-    the built-in model, quick, tells nothing."""
+    counted anew at each forward); a forward its caller named (models.reached.named:
+    the noise floor's, after the original order's) is told as its own step, by its
+    name; the built-in model, quick, tells only a LayerCount."""
     from ..models import reached
-    if say is quiet or getattr(backend, "family", None) is None:
+    if say is quiet or (getattr(backend, "family", None) is None
+                        and not getattr(say, "counts_layers", False)):
         yield
         return
-    with reached.listening(lambda now: say(step, now.layer, now.layers)):
+
+    def told(now: reached.Reached) -> None:
+        named = f"running {now.run}" if now.run else step     # the noise floor's run
+        if now.run and now.layer == 1:
+            say(named)
+        say(named, now.layer, now.layers)
+    with reached.listening(told):
         yield
 
 
@@ -168,6 +212,7 @@ def counted(progress, unit: str = "run") -> Callable[[int, int], None] | None:
     """An experiment's progress argument as a callable or None: True tells the counts
     on stderr (Counter, each stage timed anew), a callable the whole run's (WholeRun),
     None or False nothing."""
+    check_progress(progress)
     if progress is True:
         return Counter(unit=unit)
     return None if progress is None or progress is False else WholeRun(progress)

@@ -14,13 +14,15 @@ from typing import Callable
 @dataclass(frozen=True)
 class Reached:
     """Block ``layer`` (1-based) of ``layers`` entered at ``at`` by forward number
-    ``forward`` of this process, which entered its first block at ``began``."""
+    ``forward`` of this process, which entered its first block at ``began``; ``run``
+    names the forward when its caller did (``named``), as the noise floor's run."""
 
     layer: int
     layers: int
     forward: int
     at: float
     began: float
+    run: str = ""
 
     def seconds_left(self) -> float | None:
         """This forward's time left at the pace of its blocks so far (None before one
@@ -34,6 +36,7 @@ _lock = threading.Lock()
 _latest: Reached | None = None
 _forwards = 0
 _listeners: list[Callable[[Reached], None]] = []
+_named = threading.local()              # .run: the name of the forward on this thread
 clock = time.monotonic                  # (a test's own clock)
 
 
@@ -45,10 +48,23 @@ def reach(layer: int, layers: int) -> None:
         if layer == 0 or _latest is None:
             _forwards += 1
         began = now if layer == 0 or _latest is None else _latest.began
-        _latest = Reached(layer + 1, layers, _forwards, now, began)
+        _latest = Reached(layer + 1, layers, _forwards, now, began,
+                          getattr(_named, "run", ""))
         told, listeners = _latest, list(_listeners)
     for listener in listeners:          # on the forward's thread
         listener(told)
+
+
+@contextmanager
+def named(run: str):
+    """While inside, the forwards on this thread are ``run`` ("the original order at
+    shifted positions, for the noise floor"), as their listeners read them."""
+    before = getattr(_named, "run", "")
+    _named.run = run
+    try:
+        yield
+    finally:
+        _named.run = before
 
 
 @contextmanager
