@@ -94,6 +94,36 @@ def words_in(text: str) -> int:
     return len(text.split())
 
 
+def reads_words(model, weights: str = "random") -> bool:
+    """Whether ``model`` (a ModelConfig with ``weights``, a source, or a loaded Backend)
+    tokenizes as the built-in model with random weights does: words and punctuation
+    marks (backend.split_words), so its tokens are counted exactly without a tokenizer."""
+    if isinstance(model, ModelConfig):
+        return weights == "random"
+    return isinstance(getattr(model, "config", None), ModelConfig) and \
+        getattr(model, "tokenizer", None) is None
+
+
+def tokens_of(model, texts, weights: str = "random") -> tuple[int, bool]:
+    """(tokens of the longest of ``texts``, exact): as every entry point counts them
+    before a tokenizer is read, cheaply: the built-in model with random weights reads
+    words and punctuation marks, exactly; any other tokenizer gives each
+    whitespace-separated word one token or more (not exact: the fewest it can give)."""
+    from ..backend import split_words
+    exact = reads_words(model, weights)
+    count = (lambda text: len(split_words(text))) if exact else words_in
+    return max(map(count, texts), default=0), exact
+
+
+def check_texts(model, texts, *, weights: str = "random", **options) -> None:
+    """``check`` for ``texts`` before they are tokenized: the one way the window's,
+    the command line's and the API's runs count a text (tokens_of) and are refused, so
+    the same input meets the same refusal, in the same words, on every entry point.
+    ``options``: check's (offset, device, dtype, offloaded, orders …)."""
+    n, exact = tokens_of(model, texts, weights)
+    check(model, n, counted=exact, **options)
+
+
 def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
           counted: bool = True, dtype: str = "float32", offloaded: bool = False,
           orders: Orders | None = None, probe_tokens: int = 0,
@@ -245,14 +275,27 @@ def _target(model, dtype: str) -> _Target | None:
                        lambda n, extra, _: memory.check_fits(config, n, extra))
     if isinstance(model, str):
         return _pretrained(model, dtype)
+    if isinstance(getattr(model, "config", None), ModelConfig):      # the built-in model
+        built = model.config         # its weights are small: counted as when not built
+        return _Target("the built-in model", model.max_positions,
+                       lambda: (built.layers, built.d_model),
+                       lambda n, extra, _: memory.check_fits(built, n, extra))
 
     def sizes() -> tuple[int, int]:                            # a loaded Backend's
         facts = model.describe()
         return int(facts.get("layers") or 1), int(facts.get("d_model") or 1)
 
-    def run_fits(n: int, extra: int, _) -> None:
-        memory.check_run_fits(run_bytes(model, n) + extra, n, model.name)
+    def run_fits(n: int, extra: int, _) -> None:     # its weights held: no longer free
+        memory.check_run_fits(held_bytes(model), run_bytes(model, n) + extra, n)
     return _Target(model.name, model.max_positions, sizes, run_fits)
+
+
+def held_bytes(backend) -> int:
+    """Bytes a loaded pretrained ``backend``'s weights take (0 when it does not say)."""
+    try:
+        return sum(p.numel() * p.element_size() for p in backend.model.parameters())
+    except (AttributeError, TypeError):
+        return 0
 
 
 def run_bytes(backend, n: int) -> int:

@@ -149,15 +149,17 @@ def check_fits(config: ModelConfig, n: int, extra: int = 0) -> None:
             f"use a smaller width, fewer layers or a shorter text", "memory")
 
 
-def check_run_fits(need: int, n: int, name: str) -> None:
+def check_run_fits(held: int, need: int, n: int) -> None:
     """Raise errors.Refused when a comparison of n tokens that needs ``need`` bytes on
-    a model already loaded (its weights in memory, so no longer free) would not fit."""
-    limit = limit_bytes()
-    if limit is not None and need > limit:
-        raise Refused(
-            f"a comparison of {n} tokens on {name} needs about {size_text(need)}, but only "
-            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory): use a "
-            f"shorter text", "memory")
+    a pretrained model already loaded (its weights, ``held`` bytes, in memory and so no
+    longer free) would not fit, as check_model_fits refuses it before the load: the
+    weights and the runs against the share of the memory free and the weights' own."""
+    free = available_bytes()
+    if free is None:
+        return
+    limit = int((free + held) * SAFETY)
+    if held + need > limit:
+        refuse_model(held, need, n, limit)
 
 
 # -- real models ---------------------------------------------------------------------
@@ -238,7 +240,12 @@ def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
         checkpoint_weights(folder, gguf_file, config) * DTYPE_BYTES[dtype] // 4
     running = forward_bytes(config, max(n, 1), DTYPE_BYTES[computes_in]) + extra
     if weights + running > limit:
-        raise Refused(
-            f"this model needs about {size_text(weights)} for its weights and "
-            f"{size_text(running)} for one run with attentions at {n} tokens, but only "
-            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)", "memory")
+        refuse_model(weights, running, n, limit)
+
+
+def refuse_model(weights: int, running: int, n: int, limit: int) -> None:
+    """The refusal of a pretrained model whose weights and runs would not fit."""
+    raise Refused(
+        f"this model needs about {size_text(weights)} for its weights and "
+        f"{size_text(running)} for one run with attentions at {n} tokens, but only "
+        f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)", "memory")
