@@ -285,7 +285,15 @@ def _target(model, dtype: str) -> _Target | None:
         facts = model.describe()
         return int(facts.get("layers") or 1), int(facts.get("d_model") or 1)
 
-    def run_fits(n: int, extra: int, _) -> None:     # its weights held: no longer free
+    def run_fits(n: int, extra: int, placed: bool) -> None:
+        """In the words of its load, read from its files only now (a pretrained model),
+        else its weights held as no longer free."""
+        source = getattr(model, "source", None)
+        offloaded = bool(getattr(getattr(model, "model", None), "hf_device_map", None))
+        files = _pretrained(source, getattr(model, "dtype", "float32"), held=True,
+                            offloaded=offloaded) if isinstance(source, str) else None
+        if files is not None:
+            return files.check_memory(n, extra, placed)
         memory.check_run_fits(held_bytes(model), run_bytes(model, n) + extra, n)
     return _Target(model.name, model.max_positions, sizes, run_fits)
 
@@ -312,9 +320,12 @@ def run_bytes(backend, n: int) -> int:
     return comparison_bytes(c.layers, c.heads, c.d_model, n, DTYPE_BYTES[c.dtype])
 
 
-def _pretrained(source: str, dtype: str) -> _Target | None:
+def _pretrained(source: str, dtype: str, held: bool = False,
+                offloaded: bool = False) -> _Target | None:
     """A pretrained model's target read from its files, or None when this machine does
-    not hold it (a hub name not downloaded yet) or cannot read it: its load says why."""
+    not hold it (a hub name not downloaded yet) or cannot read it: its load says why.
+    ``held``: the model is loaded, its weights in memory (memory.check_model_fits);
+    ``offloaded``: placed by accelerate, whatever the check is told."""
     from ..formats.gguf_header import gguf_config
     from . import memory
     from ..hf.families import BY_MODEL_TYPE
@@ -330,7 +341,7 @@ def _pretrained(source: str, dtype: str) -> _Target | None:
     layers = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", default=1)
     width = memory._first(config, "hidden_size", "n_embd", "d_model", "dim", default=1)
 
-    def fits(n: int, extra: int, offloaded: bool) -> None:
-        memory.check_model_fits(folder, gguf_file, config, n, dtype, offloaded, extra,
-                                computes_in=arithmetic_of(dtype))
+    def fits(n: int, extra: int, placed: bool) -> None:
+        memory.check_model_fits(folder, gguf_file, config, n, dtype, placed or offloaded,
+                                extra, computes_in=arithmetic_of(dtype), held=held)
     return _Target(name, limit, lambda: (layers, width), fits)

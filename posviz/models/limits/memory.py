@@ -228,16 +228,19 @@ def forward_bytes(config: dict | None, n: int, item: int = 4) -> int:
 
 def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
                      dtype: str = "float32", offloaded: bool = False, extra: int = 0,
-                     computes_in: str = "float32") -> None:
+                     computes_in: str = "float32", held: bool = False) -> None:
     """Raise errors.Refused naming both sizes when a real model's weights (read as
     ``dtype``; none when accelerate places them, ``offloaded``, as the memory allows)
     and its forwards at n tokens (computed in ``computes_in``: float32 over
-    half-precision weights, hf.precision) would not fit in the memory that is free."""
-    limit = limit_bytes()
-    if limit is None:
+    half-precision weights, hf.precision) would not fit in the memory that is free.
+    ``held``: the model is loaded, so its weights are no longer free: they count as
+    its own, free for it, as before its load (the same input, the same words)."""
+    free = available_bytes()
+    if free is None:
         return
     weights = 0 if offloaded else \
         checkpoint_weights(folder, gguf_file, config) * DTYPE_BYTES[dtype] // 4
+    limit = int((free + (weights if held else 0)) * SAFETY)
     running = forward_bytes(config, max(n, 1), DTYPE_BYTES[computes_in]) + extra
     if weights + running > limit:
         refuse_model(weights, running, n, limit)
