@@ -8,6 +8,11 @@ least the text's whitespace-separated words, ``counted=False``: every tokenizer 
 reads gives each of them one token or more); the first position id; the device; and
 what an experiment keeps beside its runs (a sweep's orders, a probe's hidden states).
 
+A text not tokenized yet passes ``check_texts``, which counts it one way for every entry
+point (``tokens_of``), so the same input meets the same refusal in the same words; a
+loaded model is refused in the words of its unloaded form (the built-in model's
+configuration, a pretrained model's files with its weights counted as held).
+
 It refuses, in this order, a device torch does not have, more tokens than the model has
 positions, more orders than exist, and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
