@@ -41,7 +41,7 @@ def test_the_api_refuses_a_comparison_that_would_not_fit(monkeypatch):
     model = posviz.load(pe="rope", layers=2)
     monkeypatch.setenv("POSVIZ_MEMORY", "2M")
     words = " ".join(f"w{i}" for i in range(400))          # 400 tokens: about 3 MB of maps
-    with pytest.raises(Refused, match=r"a comparison of 400 tokens .* needs about") as raised:
+    with pytest.raises(Refused, match=r"this model needs about .* for 400 tokens") as raised:
         model.compare(words)
     assert raised.value.reason == "memory" and isinstance(raised.value, PosvizInputError)
     assert model._engine is None                             # nothing ran, nothing was kept

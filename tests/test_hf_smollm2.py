@@ -85,7 +85,9 @@ def test_gguf_header_reads_what_the_gguf_package_reads():
     assert gguf_config(folder / name) == {
         "model_type": arch, "num_hidden_layers": scalar(f"{arch}.block_count"),
         "num_attention_heads": scalar(f"{arch}.attention.head_count"),
-        "hidden_size": scalar(f"{arch}.embedding_length")}
+        "hidden_size": scalar(f"{arch}.embedding_length"),
+        "num_key_value_heads": scalar(f"{arch}.attention.head_count_kv"),
+        "max_position_embeddings": scalar(f"{arch}.context_length")}
     assert gguf_config(folder.parent / "__init__.py") == {}
 
 

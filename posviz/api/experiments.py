@@ -28,11 +28,11 @@ if TYPE_CHECKING:
 
 
 def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
-             offline: bool = False, words: int = 0, offset: int = 0,
+             offline: bool = False, texts: Iterable[str] = (), offset: int = 0,
              sweep: tuple | None = None) -> "Model":
     """``model`` as a loaded posviz.Model: itself, the pretrained model it names, or
     the built-in model of ``options`` (``model_seed``: its seed); the guard refuses
-    first what cannot run texts of ``words`` words from position ``offset``, or a
+    first what cannot run ``texts`` (guard.check_texts) from position ``offset``, or a
     ``sweep`` (kind, count, texts, layer) whose count or layer cannot be."""
     from ..models.limits import guard
     if isinstance(model, Model):
@@ -59,12 +59,12 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
             from ..analysis.experiments.sweep import check_layer
             check_layer(sweep[3], config.layers)
         if weights == "random":
-            guard.check(config, words, offset=offset, counted=False, orders=orders)
+            guard.check_texts(config, texts, offset=offset, orders=orders)
         return load(config=config, weights=weights, device=device, progress=False)
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
-    guard.check(model, words, offset=offset, device=device, counted=False, orders=orders)
+    guard.check_texts(model, texts, offset=offset, device=device, orders=orders)
     return load(model, device=device, offline=offline, progress=False, **options)
 
 
@@ -96,7 +96,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     refuse_order(options, "sweep")
     _, texts = check_sweep(kind, count, positions, offset, literal, texts)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
-                     words=max(map(guard.words_in, texts)), offset=offset,
+                     texts=texts, offset=offset,
                      sweep=(kind, count, texts, layer))
     return sweep_on(model, texts, kind=kind, count=count, seed=seed, layer=layer,
                     positions=positions, offset=offset, literal=literal, progress=progress)
@@ -124,7 +124,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
                                f"the built-in model's seed is {argument('model_seed')}")
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
-                     words=max(map(guard.words_in, texts), default=0), offset=offset)
+                     texts=texts, offset=offset)
     return probe_on(model, texts, features=features, folds=folds, positions=positions,
                     offset=offset, literal=literal, progress=progress, say=say)
 
@@ -159,7 +159,6 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     from ..analysis.experiments.encodings import compare_encodings as run, parse_kinds
     from ..document.session import DEFAULT_TEXT
     from ..models.limits import guard
-    from ..models.backend import split_words
     from ..models.encodings import KINDS
     from .results import Comparison
     check_progress(progress)
@@ -179,10 +178,8 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     elif options:
         raise PosvizInputError(f"{argument(next(iter(options)))} cannot be given with "
                                f"{argument('config')}")
-    random = weights == "random"          # random weights read words, trained ones BPE
-    for kind in kinds:
-        guard.check(config.replace(pe=kind), len(split_words(text)) if random
-                    else guard.words_in(text), offset=offset, counted=random)
+    for kind in kinds:                    # random weights read words, trained ones BPE
+        guard.check_texts(config.replace(pe=kind), [text], weights=weights, offset=offset)
     if not isinstance(order, (str, type(None))):
         order = ",".join(map(str, order))
     from .steps import counted

@@ -202,8 +202,8 @@ class Model:
             raise PosvizInputError("the text is empty")
         where = Positions(positions, offset, literal).validate()
         text = DEFAULT_TEXT if text is None else text
-        guard.check(self.backend, guard.words_in(text), offset=where.offset,
-                    counted=False)                        # before the tokenizer reads it
+        # before the tokenizer reads it, as the command line counts it
+        guard.check_texts(self.backend, [text], offset=where.offset)
         session = Session(self.backend, text, where, spec=self.spec)
         if order is None:
             session.reverse()

@@ -321,14 +321,12 @@ def guard_before_loading(args: argparse.Namespace, config: ModelConfig | None,
     count is exact; other tokenizers give a word one token or more), and ``experiment``
     (guard.check's orders, probe_tokens …) where it is known already."""
     from ..models.limits import guard
-    from ..models.backend import split_words
-    exact = config is not None and getattr(args, "weights", RANDOM) == RANDOM
-    count = (lambda text: len(split_words(text))) if exact else guard.words_in
-    guard.check(config if config is not None else args.model,
-                max(map(count, texts), default=0), offset=where.offset,
-                device=getattr(args, "device", "cpu"), counted=exact,
-                dtype=getattr(args, "dtype", "float32"),
-                offloaded=getattr(args, "offload_folder", None) is not None, **experiment)
+    guard.check_texts(config if config is not None else args.model, texts,
+                      weights=getattr(args, "weights", RANDOM), offset=where.offset,
+                      device=getattr(args, "device", "cpu"),
+                      dtype=getattr(args, "dtype", "float32"),
+                      offloaded=getattr(args, "offload_folder", None) is not None,
+                      **experiment)
 
 
 def check_view(args: argparse.Namespace, layers: int, heads: int) -> None:

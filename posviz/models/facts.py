@@ -55,7 +55,7 @@ class ModelFacts:
             f"{self.family} ({self.model_type})"
         rows = [("Family", family), ("Positions", self.scheme_text()),
                 ("Layers × heads", f"{self.layers} × {heads}"), ("Width d", str(self.width)),
-                ("Max positions", "unbounded" if self.max_positions is None
+                ("Max positions", "unbounded (no position table)" if self.max_positions is None
                  else str(self.max_positions)),
                 ("Mask", self.mask), ("Parameters", _count(self.parameters)),
                 ("Weights", f"{self.weights + ', ' if self.weights else ''}{self.dtype} "

@@ -18,7 +18,8 @@ SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?
 # GGUF architecture name -> transformers model_type, where they differ
 MODEL_TYPES = {"gptneox": "gpt_neox"}
 SIZES = {"block_count": "num_hidden_layers", "attention.head_count": "num_attention_heads",
-         "embedding_length": "hidden_size"}
+         "embedding_length": "hidden_size", "attention.head_count_kv": "num_key_value_heads",
+         "context_length": "max_position_embeddings"}
 
 
 def _read(file, fmt: str):

@@ -8,6 +8,11 @@ least the text's whitespace-separated words, ``counted=False``: every tokenizer 
 reads gives each of them one token or more); the first position id; the device; and
 what an experiment keeps beside its runs (a sweep's orders, a probe's hidden states).
 
+A text not tokenized yet passes ``check_texts``, which counts it one way for every entry
+point (``tokens_of``), so the same input meets the same refusal in the same words; a
+loaded model is refused in the words of its unloaded form (the built-in model's
+configuration, a pretrained model's files with its weights counted as held).
+
 It refuses, in this order, a device torch does not have, more tokens than the model has
 positions, more orders than exist, and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
@@ -92,6 +97,36 @@ def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0) -
 def words_in(text: str) -> int:
     """The text's whitespace-separated words: the fewest tokens any tokenizer gives it."""
     return len(text.split())
+
+
+def reads_words(model, weights: str = "random") -> bool:
+    """Whether ``model`` (a ModelConfig with ``weights``, a source, or a loaded Backend)
+    tokenizes as the built-in model with random weights does: words and punctuation
+    marks (backend.split_words), so its tokens are counted exactly without a tokenizer."""
+    if isinstance(model, ModelConfig):
+        return weights == "random"
+    return isinstance(getattr(model, "config", None), ModelConfig) and \
+        getattr(model, "tokenizer", None) is None
+
+
+def tokens_of(model, texts, weights: str = "random") -> tuple[int, bool]:
+    """(tokens of the longest of ``texts``, exact): as every entry point counts them
+    before a tokenizer is read, cheaply: the built-in model with random weights reads
+    words and punctuation marks, exactly; any other tokenizer gives each
+    whitespace-separated word one token or more (not exact: the fewest it can give)."""
+    from ..backend import split_words
+    exact = reads_words(model, weights)
+    count = (lambda text: len(split_words(text))) if exact else words_in
+    return max(map(count, texts), default=0), exact
+
+
+def check_texts(model, texts, *, weights: str = "random", **options) -> None:
+    """``check`` for ``texts`` before they are tokenized: the one way the window's,
+    the command line's and the API's runs count a text (tokens_of) and are refused, so
+    the same input meets the same refusal, in the same words, on every entry point.
+    ``options``: check's (offset, device, dtype, offloaded, orders …)."""
+    n, exact = tokens_of(model, texts, weights)
+    check(model, n, counted=exact, **options)
 
 
 def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
@@ -245,14 +280,35 @@ def _target(model, dtype: str) -> _Target | None:
                        lambda n, extra, _: memory.check_fits(config, n, extra))
     if isinstance(model, str):
         return _pretrained(model, dtype)
+    if isinstance(getattr(model, "config", None), ModelConfig):      # the built-in model
+        built = model.config         # its weights are small: counted as when not built
+        return _Target("the built-in model", model.max_positions,
+                       lambda: (built.layers, built.d_model),
+                       lambda n, extra, _: memory.check_fits(built, n, extra))
 
     def sizes() -> tuple[int, int]:                            # a loaded Backend's
         facts = model.describe()
         return int(facts.get("layers") or 1), int(facts.get("d_model") or 1)
 
-    def run_fits(n: int, extra: int, _) -> None:
-        memory.check_run_fits(run_bytes(model, n) + extra, n, model.name)
+    def run_fits(n: int, extra: int, placed: bool) -> None:
+        """In the words of its load, read from its files only now (a pretrained model),
+        else its weights held as no longer free."""
+        source = getattr(model, "source", None)
+        offloaded = bool(getattr(getattr(model, "model", None), "hf_device_map", None))
+        files = _pretrained(source, getattr(model, "dtype", "float32"), held=True,
+                            offloaded=offloaded) if isinstance(source, str) else None
+        if files is not None:
+            return files.check_memory(n, extra, placed)
+        memory.check_run_fits(held_bytes(model), run_bytes(model, n) + extra, n)
     return _Target(model.name, model.max_positions, sizes, run_fits)
+
+
+def held_bytes(backend) -> int:
+    """Bytes a loaded pretrained ``backend``'s weights take (0 when it does not say)."""
+    try:
+        return sum(p.numel() * p.element_size() for p in backend.model.parameters())
+    except (AttributeError, TypeError):
+        return 0
 
 
 def run_bytes(backend, n: int) -> int:
@@ -269,9 +325,12 @@ def run_bytes(backend, n: int) -> int:
     return comparison_bytes(c.layers, c.heads, c.d_model, n, DTYPE_BYTES[c.dtype])
 
 
-def _pretrained(source: str, dtype: str) -> _Target | None:
+def _pretrained(source: str, dtype: str, held: bool = False,
+                offloaded: bool = False) -> _Target | None:
     """A pretrained model's target read from its files, or None when this machine does
-    not hold it (a hub name not downloaded yet) or cannot read it: its load says why."""
+    not hold it (a hub name not downloaded yet) or cannot read it: its load says why.
+    ``held``: the model is loaded, its weights in memory (memory.check_model_fits);
+    ``offloaded``: placed by accelerate, whatever the check is told."""
     from ..formats.gguf_header import gguf_config
     from . import memory
     from ..hf.families import BY_MODEL_TYPE
@@ -287,7 +346,7 @@ def _pretrained(source: str, dtype: str) -> _Target | None:
     layers = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", default=1)
     width = memory._first(config, "hidden_size", "n_embd", "d_model", "dim", default=1)
 
-    def fits(n: int, extra: int, offloaded: bool) -> None:
-        memory.check_model_fits(folder, gguf_file, config, n, dtype, offloaded, extra,
-                                computes_in=arithmetic_of(dtype))
+    def fits(n: int, extra: int, placed: bool) -> None:
+        memory.check_model_fits(folder, gguf_file, config, n, dtype, placed or offloaded,
+                                extra, computes_in=arithmetic_of(dtype), held=held)
     return _Target(name, limit, lambda: (layers, width), fits)

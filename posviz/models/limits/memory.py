@@ -149,15 +149,17 @@ def check_fits(config: ModelConfig, n: int, extra: int = 0) -> None:
             f"use a smaller width, fewer layers or a shorter text", "memory")
 
 
-def check_run_fits(need: int, n: int, name: str) -> None:
+def check_run_fits(held: int, need: int, n: int) -> None:
     """Raise errors.Refused when a comparison of n tokens that needs ``need`` bytes on
-    a model already loaded (its weights in memory, so no longer free) would not fit."""
-    limit = limit_bytes()
-    if limit is not None and need > limit:
-        raise Refused(
-            f"a comparison of {n} tokens on {name} needs about {size_text(need)}, but only "
-            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory): use a "
-            f"shorter text", "memory")
+    a pretrained model already loaded (its weights, ``held`` bytes, in memory and so no
+    longer free) would not fit, as check_model_fits refuses it before the load: the
+    weights and the runs against the share of the memory free and the weights' own."""
+    free = available_bytes()
+    if free is None:
+        return
+    limit = int((free + held) * SAFETY)
+    if held + need > limit:
+        refuse_model(held, need, n, limit)
 
 
 # -- real models ---------------------------------------------------------------------
@@ -226,19 +228,27 @@ def forward_bytes(config: dict | None, n: int, item: int = 4) -> int:
 
 def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
                      dtype: str = "float32", offloaded: bool = False, extra: int = 0,
-                     computes_in: str = "float32") -> None:
+                     computes_in: str = "float32", held: bool = False) -> None:
     """Raise errors.Refused naming both sizes when a real model's weights (read as
     ``dtype``; none when accelerate places them, ``offloaded``, as the memory allows)
     and its forwards at n tokens (computed in ``computes_in``: float32 over
-    half-precision weights, hf.precision) would not fit in the memory that is free."""
-    limit = limit_bytes()
-    if limit is None:
+    half-precision weights, hf.precision) would not fit in the memory that is free.
+    ``held``: the model is loaded, so its weights are no longer free: they count as
+    its own, free for it, as before its load (the same input, the same words)."""
+    free = available_bytes()
+    if free is None:
         return
     weights = 0 if offloaded else \
         checkpoint_weights(folder, gguf_file, config) * DTYPE_BYTES[dtype] // 4
+    limit = int((free + (weights if held else 0)) * SAFETY)
     running = forward_bytes(config, max(n, 1), DTYPE_BYTES[computes_in]) + extra
     if weights + running > limit:
-        raise Refused(
-            f"this model needs about {size_text(weights)} for its weights and "
-            f"{size_text(running)} for one run with attentions at {n} tokens, but only "
-            f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)", "memory")
+        refuse_model(weights, running, n, limit)
+
+
+def refuse_model(weights: int, running: int, n: int, limit: int) -> None:
+    """The refusal of a pretrained model whose weights and runs would not fit."""
+    raise Refused(
+        f"this model needs about {size_text(weights)} for its weights and "
+        f"{size_text(running)} for one run with attentions at {n} tokens, but only "
+        f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)", "memory")
