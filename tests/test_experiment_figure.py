@@ -13,6 +13,13 @@ from PySide6 import QtCore  # noqa: E402
 from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from posviz.gui.plots.log_ticks import ZERO_MARGIN  # noqa: E402
 from conftest import on_screen  # noqa: E402
+from posviz.analysis.experiments.sweep import SwapMap  # noqa: E402
+
+
+def swap_map(tokens, change):
+    """A swap sweep's map at layer 2 of ``tokens``, every token movable."""
+    return SwapMap("", tuple(tokens), 2, change, np.ones(len(tokens), bool))
+
 
 LAYERS = 5                      # rows: in, 1..4
 
@@ -31,8 +38,7 @@ def sweep_result(floor=1.2e-5):
 
 def pairs(n=10):
     change = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) * 1e-3
-    return SimpleNamespace(tokens=[f"t{k}" for k in range(n)], change=change,
-                           sensitivity=change.mean(1), layer=2)
+    return swap_map([f"t{k}" for k in range(n)], change)
 
 
 def haviv(chance):
@@ -355,8 +361,7 @@ def test_the_swap_map_s_bar_is_level_with_it_and_its_labels_never_touch(figure, 
     words = "the cat sat on the mat because it was warm".split()
     figure.show_sweep(sweep_result(), "pooled_change")
     figure.resize(*size)
-    figure.show_pairs(SimpleNamespace(tokens=words, change=change,
-                                      sensitivity=change.mean(1), layer=2))
+    figure.show_pairs(swap_map(words, change))
 
     def level():            # once the layout has settled (the labels' room is set on paint)
         strip, data = figure.bar.vb.sceneBoundingRect(), figure.plot.vb.sceneBoundingRect()
@@ -384,8 +389,7 @@ def test_a_swap_map_of_zeros_names_no_most_sensitive_token(figure):
     "Most sensitive token: 'the' (mean 0.00e+00 ...)"."""
     tokens = "the cat sat on the mat".split()
     zero = np.zeros((6, 6))
-    figure.show_pairs(SimpleNamespace(tokens=tokens, change=zero, sensitivity=zero.mean(1),
-                                      layer=2))
+    figure.show_pairs(swap_map(tokens, zero))
     assert "Most sensitive" not in figure.note.text()
     assert "No swap of two different tokens moves" in figure.note.text()
 
@@ -398,8 +402,7 @@ def test_the_swap_maps_colours_span_the_swaps_that_change_the_input(figure):
     np.fill_diagonal(change, 0.0)
     change[0, 4] = change[4, 0] = 0.6
     change[1, 2] = change[2, 1] = 0.3
-    figure.show_pairs(SimpleNamespace(tokens=tokens, change=change, sensitivity=change.mean(1),
-                                      layer=2))
+    figure.show_pairs(swap_map(tokens, change))
     assert figure.bar.levels() == pytest.approx((0.0, 0.3))
     assert "max 3.00e-01" in figure.heading.text()
 

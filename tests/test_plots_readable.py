@@ -14,6 +14,12 @@ from test_plots_legibility import evaluate, show  # noqa: E402
 from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from posviz.gui.plots import PlotsPanel  # noqa: E402
 from conftest import on_screen  # noqa: E402
+from posviz.analysis.experiments.sweep import SwapMap  # noqa: E402
+
+
+def swap_map(tokens, change):
+    """A swap sweep's map at layer 2 of ``tokens``, every token movable."""
+    return SwapMap("", tuple(tokens), 2, change, np.ones(len(tokens), bool))
 
 
 @pytest.fixture
@@ -301,7 +307,7 @@ def test_the_swap_map_marks_pairs_of_identical_tokens(qtbot, text):
     words = text.split()
     change = np.full((6, 6), 0.1)
     np.fill_diagonal(change, 0.0)
-    pairs = SimpleNamespace(tokens=words, change=change, sensitivity=change.mean(1), layer=2)
+    pairs = swap_map(words, change)
     figure = alone(ExperimentFigure(), qtbot, (900, 600))
     figure.show_pairs(pairs)
     outlined = [item.path() for item in figure.plot.items

@@ -234,9 +234,13 @@ def test_press2022_on_a_terminal_tells_each_length_on_stderr(zoo):
     err = Terminal()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         assert main(["paper", "press2022"]) == 0
-    assert err.getvalue().splitlines() == [
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "posviz: checking press2022 on trained weights"   # before torch loads
+    assert [line for line in lines[1:] if " step " not in line] == [
         f"posviz: held-out perplexity of the {len(KINDS)} checkpoints at {n} tokens "
         f"(length {k + 1} of 3)" for k, n in enumerate((16, 32, 64))]
+    steps = [line for line in lines if " step " in line]       # and its steps, counted
+    assert steps and steps[-1] == f"posviz: step {3 * len(KINDS)} of {3 * len(KINDS)}"
     status, _, told = cli("paper", "press2022")
     assert status == 0 and told == ""
 
