@@ -104,6 +104,11 @@ def test_a_paper_check_is_paper_json_and_draws_its_figure(capsys):
     assert ours.to_dict() == command_json(capsys, "paper", "alibi-slopes")
     assert ours.holds and ours.to_dict()["provenance"]["weights"] == "random"
     assert ours.figure().size()[0] > 300
+    # a figure without a choice of metric says so, not "is not one of none: it has one"
+    with pytest.raises(posviz.errors.PosvizInputError) as refused:
+        ours.figure("r2")
+    assert str(refused.value) == ("this figure has no metric to choose (metric='r2'): "
+                                  "call figure() without it")
 
 
 def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, tmp_path):
