@@ -130,6 +130,12 @@ def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, 
     assert image.text("encoding") == '["none", "rope"]' and image.text("metric") == \
         "hidden_equivariance"
     assert image.text("model").startswith("built-in (layers=2, ")   # with its settings
+    # compare --out draws it at the size Python does by default (it drew 1600 px wide)
+    assert main(["compare", "--pe", "none,rope", "--layers", "2", "--text", TEXT,
+                 "--order", "5,4,3,2,1,0", "--out", str(tmp_path / "cli"), "--format",
+                 "png", "--no-csv", "--quiet"]) == 0
+    written = QtGui.QImage(str(tmp_path / "cli" / "compare.png"))
+    assert (written.width(), written.height()) == (image.width(), image.height())
 
 
 def test_train_is_train_json_and_says_a_warm_up_it_cut(capsys, tmp_path):
