@@ -104,6 +104,11 @@ def test_a_paper_check_is_paper_json_and_draws_its_figure(capsys):
     assert ours.to_dict() == command_json(capsys, "paper", "alibi-slopes")
     assert ours.holds and ours.to_dict()["provenance"]["weights"] == "random"
     assert ours.figure().size()[0] > 300
+    # a figure without a choice of metric says so, not "is not one of none: it has one"
+    with pytest.raises(posviz.errors.PosvizInputError) as refused:
+        ours.figure("r2")
+    assert str(refused.value) == ("this figure has no metric to choose (metric='r2'): "
+                                  "call figure() without it")
 
 
 def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, tmp_path):
@@ -125,6 +130,12 @@ def test_a_comparison_of_encodings_is_compare_json_and_draws_its_curves(capsys, 
     assert image.text("encoding") == '["none", "rope"]' and image.text("metric") == \
         "hidden_equivariance"
     assert image.text("model").startswith("built-in (layers=2, ")   # with its settings
+    # compare --out draws it at the size Python does by default (it drew 1600 px wide)
+    assert main(["compare", "--pe", "none,rope", "--layers", "2", "--text", TEXT,
+                 "--order", "5,4,3,2,1,0", "--out", str(tmp_path / "cli"), "--format",
+                 "png", "--no-csv", "--quiet"]) == 0
+    written = QtGui.QImage(str(tmp_path / "cli" / "compare.png"))
+    assert (written.width(), written.height()) == (image.width(), image.height())
 
 
 def test_train_is_train_json_and_says_a_warm_up_it_cut(capsys, tmp_path):

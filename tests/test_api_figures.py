@@ -225,7 +225,7 @@ def test_a_map_of_positions_shows_as_one_square_image():
     a position × position map is drawn square; a curve figure keeps its SVG."""
     from PySide6 import QtGui
 
-    from posviz.gui.plots.headless import _map_boxes
+    from posviz.gui.plots.own_size import map_boxes as _map_boxes
     report = posviz.load(pe="sinusoidal", layers=2).compare(TEXT)
     similarity = report.figure("encoding_similarity")
     assert similarity._repr_svg_() is None

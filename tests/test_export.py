@@ -486,11 +486,13 @@ def test_file_export_dialog_writes_pngs_at_the_dpi_asked(qtbot, window, tmp_path
     files = sorted((tmp_path / "out").glob("*.png"))
     assert len(files) == len(window.plots.figures())
     screen_dpi = window.plots.logicalDpiX()
+    from posviz.gui.plots.own_size import figure_panel
     twin = window.plots.drawn_alone()              # the figures at their own size
     for path in files:
         x, y = png_dpi(path)
         assert round(x) == round(y) == 150, path.name
-        figure = twin.laid_out(path.stem)
+        # maps of queries × keys in a twin as tall as makes their cells square
+        figure = figure_panel(twin, path.stem, twin.drawn_alone).laid_out(path.stem)
         image = QtGui.QImage(str(path))
         width = figure.export_size().width()    # the mosaic's: as wide as its tiles
         assert abs(image.width() - width * 150 / screen_dpi) <= 1, path.name

@@ -67,3 +67,31 @@ def test_outputs_without_a_chart_export_their_text_whole_and_nothing_more(tmp_pa
     assert image.height() < 200 and inked
     assert 0 < image.height() - 1 - inked[-1] <= 40          # the text's last line is in
     assert sum(rows) >= 3 * 8                                 # three lines of text at least
+
+
+@pytest.mark.parametrize("pe, name", [("rope", "attention"),
+                                      ("sinusoidal", "encoding_similarity")])
+def test_the_command_line_and_python_draw_a_map_at_one_size_with_square_cells(pe, name,
+                                                                               tmp_path):
+    """``posviz export`` and ``figure(name).save`` laid the attention maps out at two
+    sizes (1600 × 516 and 1500 × 535), in neither with square query × key cells."""
+    from PySide6 import QtGui
+
+    from posviz import cli
+    from posviz.gui.plots.own_size import map_boxes
+    args = ["--pe", pe, "--text", TEXT, "--order", "5,4,3,2,1,0", "--layers", "2"]
+    assert cli.main(["export", *args, "--out", str(tmp_path), "--format", "png",
+                     "--no-csv"]) == 0
+    report = posviz.load(pe=pe, layers=2).compare(TEXT, order=[5, 4, 3, 2, 1, 0])
+    figure = report.figure(name)
+    exported = QtGui.QImage(str(tmp_path / f"{name}.png"))
+    saved = QtGui.QImage(str(figure.save(tmp_path / "saved.png")))
+    assert (exported.width(), exported.height()) == (saved.width(), saved.height())
+    assert (saved.width(), saved.height()) == figure.size()
+    boxes = map_boxes(figure._figure())
+    assert boxes
+    for box in boxes:
+        view = box.viewRect()                       # tokens × tokens the box spans
+        cell_w, cell_h = box.width() / view.width(), box.height() / view.height()
+        assert abs(cell_w - cell_h) < 1 / 6, (name, box.width(), box.height(), view)
+        assert abs(box.width() - box.height()) <= 1

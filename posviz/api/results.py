@@ -45,9 +45,12 @@ class Result:
         in a notebook; ``.save(path)`` writes .png (``width=`` or ``dpi=``), .svg, .pdf
         or .csv, each with the provenance. Imports Qt."""
         choices = self.metrics()
+        if metric is not None and not choices:
+            raise PosvizInputError(f"this figure has no metric to choose "
+                                   f"({argument('metric', metric)}): call figure() without it")
         if metric is not None and metric not in choices:
             raise PosvizInputError(f"{argument('metric', metric)} is not one of "
-                                   f"{', '.join(choices) or 'none: this figure has one'}")
+                                   f"{', '.join(choices)}")
         from ..gui.experiments.headless import ExperimentResultFigure
         return ExperimentResultFigure(self.job(), self.result, metric or (
             choices[0] if choices else None), self.file_facts())

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from ..analysis.symmetry import METRICS
-from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
+from ..document.files import check_folder, check_width, parse_formats
 from ..errors import PosvizInputError
 from ..models.encodings import KINDS
 from .options import add_model_arguments, builtin_config, positions, progress, tell_written
@@ -39,8 +39,9 @@ def add_command(subparsers) -> None:
     parser.add_argument("--format", default="png,svg", metavar="png,svg",
                         help="with --out: image formats, comma-separated, of png, svg and "
                              "pdf (default: png,svg)")
-    parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
-                        help=f"with --out: PNG width in pixels (default: {DEFAULT_WIDTH})")
+    parser.add_argument("--width", type=int, default=None, metavar="PX",
+                        help="with --out: PNG width in pixels (default: the figure's own "
+                             "size, as Python's figure().save draws it)")
     parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
                         help="with --out, instead of --width: PNG resolution in dots per "
                              "inch of the figure's size on screen")

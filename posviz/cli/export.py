@@ -9,8 +9,9 @@
 and range too, unless --layer or --head is given); ``--save-session FILE`` writes what
 was drawn as a session file.
 
-PNGs share one scale of the figures' sizes on screen (their text one size): the widest
-is ``--width`` pixels wide, or each is painted at ``--dpi``.
+PNGs share one scale of the figures' sizes on screen (their text one size): each at its
+own size (own_size.figure_panel), or the widest ``--width`` pixels wide, or each is
+painted at ``--dpi``.
 
 Files written: ``<name>.png``, ``.svg`` (``.pdf`` when asked) and ``.csv`` for every
 figure, named after it (stable names; each figure declares its own on its class, and
@@ -31,7 +32,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..document.files import (DEFAULT_WIDTH, check_folder, check_width, left_behind,
+from ..document.files import (check_folder, check_width, left_behind,
                               parse_formats)
 from ..errors import PosvizInputError, argument
 from .options import add_model_arguments
@@ -47,10 +48,11 @@ def add_command(subparsers) -> None:
     parser.add_argument("--format", default="png,svg", metavar="png,svg",
                         help="image formats, comma-separated, of png, svg and pdf "
                              "(default: png,svg)")
-    parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
+    parser.add_argument("--width", type=int, default=None, metavar="PX",
                         help="width in pixels of the widest PNG; the others are drawn at "
                              "the same scale, so text has one size in every file "
-                             f"(default: {DEFAULT_WIDTH})")
+                             "(default: each figure at its own size, as Python's "
+                             "figure(name).save draws it)")
     parser.add_argument("--dpi", type=int, default=None, metavar="DPI",
                         help="instead of --width: every PNG at this many dots per inch "
                              "of its figure's size on screen, tagged with it "
@@ -89,8 +91,7 @@ def run(args) -> int:
     try:
         with quiet_platform_notes():
             written = panel.export_all(folder, formats, csv=not args.no_csv,
-                                       **({"dpi": args.dpi} if args.dpi else
-                                          {"width": args.width}))
+                                       dpi=args.dpi, width=None if args.dpi else args.width)
         for path in written:
             print(path)
         older = left_behind(folder, written, EXPORTED)

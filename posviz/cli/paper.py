@@ -65,11 +65,18 @@ def column(values: list) -> list[str]:
     return [cell(v) for v in values]
 
 
-def table(header: list[str], rows: list[list], indent: str = "  ") -> list[str]:
+def table(header: list[str], rows: list[list], indent: str = "  ",
+          one_measure: bool = False) -> list[str]:
     """Aligned columns: the first (names) to the left, the measurements (each column at
-    one precision) to the right."""
-    cells = [[str(x) for x in c] if k == 0 else column(list(c))
-             for k, c in enumerate(zip(*rows))]
+    one precision; all of them at one when ``one_measure``: a measure by layer, so a
+    value reads alike in every column and every such table) to the right."""
+    columns = [list(c) for c in zip(*rows)]
+    if one_measure and len(columns) > 1:
+        flat = column([v for c in columns[1:] for v in c])
+        cells = [[str(x) for x in columns[0]]] + [
+            flat[k * len(rows):(k + 1) * len(rows)] for k in range(len(columns) - 1)]
+    else:
+        cells = [[str(x) for x in c] if k == 0 else column(c) for k, c in enumerate(columns)]
     rows = [list(row) for row in zip(*cells)]
     widths = [max(len(row[k]) for row in (header, *rows)) for k in range(len(header))]
     return [indent + "  ".join(cell.ljust(w) if k == 0 else cell.rjust(w)
@@ -114,7 +121,8 @@ def _by_layer(label: str, runs: dict, indent: str) -> list[str]:
     for measure in (m for m in first[0] if m != "layer"):
         lines.append(f"{indent}{label}{_label(measure)} by layer:")
         lines += table(["", *layers], [[name, *(r[measure] for r in rows)]
-                                       for name, rows in runs.items()], indent + "  ")
+                                       for name, rows in runs.items()], indent + "  ",
+                       one_measure=True)
     return lines
 
 

@@ -13,9 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
-import numpy as np
-
-import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from . import own_size
@@ -106,18 +103,17 @@ class ReportFigure:
     def panel(self) -> PlotsPanel:
         """The report's panel (drawn once per report), showing this figure's layer and
         head; for a figure of square maps (a position × position or query × key map),
-        a panel of its own, as tall as makes those maps square (square_maps)."""
+        a panel of its own, as tall as makes those maps square (own_size.figure_panel,
+        as ``posviz export`` draws it)."""
         panels = _PANELS.setdefault(self.report, {})
         if self.name not in panels:
             report = self.report
             if "" not in panels:
                 panels[""] = drawn_panel(report.session, report.evaluation)
             with quiet_platform_notes():
-                square = _square(panels[""].laid_out(self.name))
-            panels[self.name] = panels[""]
-            if square:
-                panels[self.name] = drawn_panel(report.session, report.evaluation)
-                square_maps(panels[self.name], self.name)
+                panels[self.name] = own_size.figure_panel(
+                    panels[""], self.name,
+                    lambda: drawn_panel(report.session, report.evaluation))
         panel = panels[self.name]
         session = self.report.session
         session.select(session.selection.replace(layer=self.layer, head=self.head))
@@ -158,44 +154,17 @@ class ReportFigure:
         """A PNG at SHARPNESS times the size on screen, shown at that size; a figure
         of maps at its own size (its cells are as many as its pixels or fewer)."""
         width, height = self.size()
-        maps = bool(_map_boxes(self._figure()))
+        maps = bool(own_size.map_boxes(self._figure()))
         png = self._rendered("png", width=width * (1 if maps else SHARPNESS))
         return png, {"width": width, "height": height}
 
     def _repr_svg_(self) -> str | None:
         """An SVG, but for a figure of maps: its PNG alone (an SVG embeds the maps as
         images again, doubling what a notebook keeps)."""
-        if _map_boxes(self._figure()):
+        if own_size.map_boxes(self._figure()):
             return None
         return self._rendered("svg").decode("utf-8")
 
     def _figure(self):
         with quiet_platform_notes():
             return self.panel().laid_out(self.name)
-
-
-def _map_boxes(figure) -> list:
-    """The view boxes of ``figure`` that hold a map (an image of cells)."""
-    return [item for item in figure.canvas.scene().items() if isinstance(item, pg.ViewBox)
-            and any(isinstance(child, pg.ImageItem) for child in item.addedItems)]
-
-
-def _square(figure) -> bool:
-    """Does ``figure`` show maps of square matrices (its two dimensions alike)?"""
-    arrays = [np.shape(value) for value in figure.data.values()]
-    return (len(figure.dims) == 2 and bool(_map_boxes(figure)) and bool(arrays)
-            and all(len(shape) == 2 and shape[0] == shape[1] for shape in arrays))
-
-
-def square_maps(panel: PlotsPanel, name: str, tries: int = 6) -> None:
-    """Make ``panel`` (wide as PANEL_SIZE) as tall as makes the maps of figure ``name``
-    square within 3 pixels: its rows share the panel's height."""
-    app = application()
-    with quiet_platform_notes():
-        box = _map_boxes(panel.laid_out(name))[0]
-        for _ in range(tries):
-            width, height = box.width(), box.height()
-            if abs(width - height) < 3 or height < 1:
-                return
-            panel.resize(panel.width(), round(panel.height() * width / height))
-            app.processEvents()

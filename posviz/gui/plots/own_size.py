@@ -8,6 +8,8 @@ above the legend and note, whatever those hold.
 """
 from __future__ import annotations
 
+import numpy as np
+import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from . import style
@@ -121,3 +123,48 @@ def drawn_panel(panel_type, session, shown, facts: dict, settings=None):
     panel.show_evaluation(shown)
     QtWidgets.QApplication.processEvents()
     return panel
+
+
+def map_boxes(figure) -> list:
+    """The view boxes of ``figure`` that hold a map (an image of cells)."""
+    return [item for item in figure.canvas.scene().items() if isinstance(item, pg.ViewBox)
+            and any(isinstance(child, pg.ImageItem) for child in item.addedItems)]
+
+
+def shows_square_maps(figure) -> bool:
+    """Does ``figure`` show maps of square matrices (a position × position or query ×
+    key map: its two dimensions alike)?"""
+    arrays = [np.shape(value) for value in figure.data.values()]
+    return (len(figure.dims) == 2 and bool(map_boxes(figure)) and bool(arrays)
+            and all(len(shape) == 2 and shape[0] == shape[1] for shape in arrays))
+
+
+SQUARE_WITHIN = 0.5     # pixels a square map's width and height may differ by
+
+
+def square_maps(panel, name: str, tries: int = 8) -> None:
+    """Make ``panel`` (a PlotsPanel) as tall as makes the maps of
+    figure ``name`` square within SQUARE_WITHIN pixels: its rows share its height."""
+    box = map_boxes(panel.laid_out(name))[0]
+    for _ in range(tries):
+        width, height = box.width(), box.height()
+        if abs(width - height) <= SQUARE_WITHIN or height < 1:
+            return
+        panel.resize(panel.width(), max(1, round(panel.height() + (width - height)
+                                                 * panel.height() / height)))
+        QtWidgets.QApplication.processEvents()
+
+
+def figure_panel(panel, name: str, twin):
+    """The panel figure ``name`` is drawn from, at its own size: ``panel`` itself, or,
+    for a figure of square maps, ``twin()`` (a new panel showing the same) made as tall
+    as makes them square (the caller closes it). The one rule both ``posviz export``
+    and the Python API's ``figure(name)`` follow."""
+    if not shows_square_maps(panel.laid_out(name)):
+        return panel
+    squared = twin()
+    if squared.size() != panel.size():       # as wide as the figures written beside it
+        squared.resize(panel.size())
+        QtWidgets.QApplication.processEvents()
+    square_maps(squared, name)
+    return squared

@@ -16,6 +16,7 @@ from PySide6 import QtWidgets
 from .arrange import plots_nothing, shown_while
 from .exporting import ask_export_path, writing
 from .figures import FIGURE_TYPES, FIGURES
+from .own_size import figure_panel, shows_square_maps, square_maps
 from posviz.document.caption import caption
 from posviz.document.files import FIGURE_FORMATS, check_folder, check_formats, check_width
 from posviz.document.provenance import record, typed_text
@@ -95,19 +96,26 @@ class PanelFiles:
         check_folder(folder)
         check_width(width)
         current = self.tabs.currentIndex()
-        written = []
+        written, sources = [], {}
         try:        # a message ("no additive encoding") is no figure
             names = [name for name in FIGURES if not plots_nothing(self.laid_out(name))]
-            widest = max((self._figures[n].export_size().width() for n in names), default=1)
+            # each figure at its own size: maps of queries × keys in a panel that squares them
+            sources = {name: figure_panel(self, name, self.drawn_alone) for name in names}
+            widest = max((sources[n].laid_out(n).export_size().width() for n in names),
+                         default=1)
             scale = width / widest if width else None
             files = [f"{name}.{fmt}" for name in names for fmt in formats + (["csv"] if csv
                                                                           else [])]
             for done, file in enumerate(files):
                 if told is not None:
                     told(done, len(files), file)
-                written.append(self.export_figure(file.split(".")[0], folder / file,
-                                                  dpi=dpi, scale=scale))
+                name = file.split(".")[0]
+                written.append(sources[name].export_figure(name, folder / file,
+                                                           dpi=dpi, scale=scale))
         finally:
+            for source in {id(s): s for s in sources.values() if s is not self}.values():
+                source.close()
+                source.deleteLater()
             with self._quietly():
                 self.tabs.setCurrentIndex(current)
         return written
@@ -121,6 +129,8 @@ class PanelFiles:
         path, width, dpi = chosen
         twin = self.drawn_alone()
         try:
+            if shows_square_maps(twin.laid_out(name)):
+                square_maps(twin, name)             # as figure_panel draws it
             twin.export_figure(name, path, width=width, dpi=dpi)
         except PosvizInputError as error:
             QtWidgets.QMessageBox.warning(self, "Export failed", str(error))
