@@ -49,7 +49,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from posviz import boot  # noqa: E402
 
 boot.quiet_threads()
-boot.command_line()
+boot.keep_heap_pages()
 
 SIZES = (16, 64, 128, 256, 512)
 FULL = {"builtin": SIZES, "minilm": SIZES, "reps": 50, "warmup": 5, "drag_n": 512,

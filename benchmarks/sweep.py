@@ -35,7 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from posviz import boot  # noqa: E402
 
 boot.quiet_threads()
-boot.command_line()
+boot.keep_heap_pages()
 
 from measures import installed  # noqa: E402  (beside this file)
 

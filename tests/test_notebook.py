@@ -167,11 +167,15 @@ def test_the_sweep_is_sweep_json_and_the_leak_holds_for_every_sentence(executed,
     assert theirs["runs"] == 16 * len(theirs["texts"]) > 100
     table = rows(cell)
     assert [row[0] for row in table] == [row["layer"] for row in theirs["layers"]]
+    floor = floor_of(cell)
     for (layer, p10, median, p90), row in zip(table, theirs["layers"]):
         band = row["last_token_change"]
-        assert close(p10, band["p10"]) and close(median, band["median"])
-        assert close(p90, band["p90"])
-    floor = floor_of(cell)
+        for printed_value, value in ((p10, band["p10"]), (median, band["median"]),
+                                     (p90, band["p90"])):
+            # under the floor both are rounding, which differs between two processes'
+            # threads (the kernel's and this one's): both under it is all they share
+            assert close(printed_value, value) or max(printed_value, value) < floor
+    assert theirs["noise_floor"] == pytest.approx(floor, rel=5e-4)
     assert table[1][3] < floor < table[2][1]   # layer 1's p90 below, layer 2's p10 above
 
 
