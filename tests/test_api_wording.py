@@ -38,6 +38,8 @@ BAD = {
     "device": (lambda: posviz.load(device="cuda"), "device='cuda' applies to a "
                "pretrained model (source)"),
     "unknown option": (lambda: posviz.load(foo=1), "unknown option 'foo'"),
+    "compare's text": (lambda: loaded().compare(123), "text must be a string, or None for "
+                       "the example sentence (got int)"),
     "source, a number": (lambda: posviz.load(123), "source must be a model's name, "
                          "folder or .gguf file, as a string"),
     "source, a list": (lambda: posviz.load(["minilm"]), "source must be a model's name"),

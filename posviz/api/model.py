@@ -198,6 +198,9 @@ class Model:
         from ..document.session import DEFAULT_TEXT, Session
         from ..models.limits import guard
         from ..models.orders import parse_order
+        if text is not None and not isinstance(text, str):
+            raise PosvizInputError(f"text must be a string, or None for the example "
+                                   f"sentence (got {type(text).__name__})")
         if text is not None and not text.strip():
             raise PosvizInputError("the text is empty")
         where = Positions(positions, offset, literal).validate()
