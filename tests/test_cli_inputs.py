@@ -86,7 +86,9 @@ def test_a_long_order_is_told_by_its_ends(capsys):
     assert report.order == list(range(299, -1, -1))              # every number kept
 
 
-def test_a_real_models_run_is_told_layer_by_layer(tmp_path):
+def told_comparison(tmp_path) -> tuple[list[str], int]:
+    """A tiny saved llama's comparison of TEXT told by a StepPrinter: (its lines, its
+    number of layers)."""
     pytest.importorskip("transformers")
     from test_hf import save_tiny
 
@@ -96,8 +98,11 @@ def test_a_real_models_run_is_told_layer_by_layer(tmp_path):
     stream = io.StringIO()
     model = posviz.load(str(folder))
     model.compare(TEXT, progress=StepPrinter(stream, tick=0))
-    lines = stream.getvalue().splitlines()
-    layers = model.describe()["layers"]
+    return stream.getvalue().splitlines(), model.describe()["layers"]
+
+
+def test_a_real_models_run_is_told_layer_by_layer(tmp_path):
+    lines, layers = told_comparison(tmp_path)
     assert "posviz: running the original order" in lines
     assert f"posviz: running the chosen order: layer 1 of {layers}" in lines   # no pace yet
     assert any(line.startswith("posviz: running the chosen order: layer 2 of "
@@ -110,18 +115,8 @@ def test_each_forward_of_a_comparison_names_its_run(tmp_path):
     """A RoPE model's original order runs again at shifted positions for its noise
     floor (analysis.floor): told as "running the original order", its layers seemed to
     start anew at "layer 3 of 30" after "layer 30 of 30"."""
-    pytest.importorskip("transformers")
-    from test_hf import save_tiny
-
-    from posviz.api import StepPrinter
     FLOOR_RUN = "the original order at shifted positions, for the noise floor"
-    folder = tmp_path / "llama"
-    save_tiny("llama", folder)
-    stream = io.StringIO()
-    model = posviz.load(str(folder))
-    model.compare(TEXT, progress=StepPrinter(stream, tick=0))
-    lines = stream.getvalue().splitlines()
-    layers = model.describe()["layers"]
+    lines, layers = told_comparison(tmp_path)
     runs = ["running the original order", f"running {FLOOR_RUN}", "running the chosen order"]
     for run in runs:                                # each run's layers once, by its name
         told = [int(line.split(": layer ")[1].split(" of ")[0]) for line in lines

@@ -12,7 +12,6 @@ WRITTEN_FOR = ("4.", "5.")          # transformers versions: on others the loop 
 READING = "reading the GGUF file's header, vocabulary and tensor names"
 READING_AGAIN = "reading the GGUF file again, for its weights"
 MATCHING = "matching the GGUF file's tensors to the model's modules"
-PARSING = ("load_gguf_checkpoint", "get_gguf_hf_weights_map")
 
 
 @contextmanager
@@ -23,22 +22,21 @@ def gguf_loop(wrap, say=lambda *told: None):
     with suppress(metadata.PackageNotFoundError, ImportError):
         if enabled("hf-gguf-progress") and metadata.version("transformers")[:2] in WRITTEN_FOR:
             from transformers import modeling_gguf_pytorch_utils as module
-    read, match = (getattr(module, name, None) for name in PARSING)
     reads, matched = [], [0, 0]               # parses begun; modules matched, of how many
 
     def reading(*args, **kwargs):             # for the config, then for the weights
         say(READING_AGAIN if reads else READING)
         reads.append(args)
-        return read(*args, **kwargs)
+        return originals["load_gguf_checkpoint"](*args, **kwargs)
 
     def matching(model, *args, **kwargs):     # again for each child module, by qual_name
         child = bool(kwargs.get("qual_name"))
         matched[:] = [matched[0] + 1, matched[1]] if child else [1, len(list(model.modules()))]
         say(MATCHING, min(matched), matched[1])
-        return match(model, *args, **kwargs)
+        return originals["get_gguf_hf_weights_map"](model, *args, **kwargs)
 
     patches = {"tqdm": lambda iterable, *args, **kwargs: wrap(iterable, kwargs.get("total")),
-               PARSING[0]: reading, PARSING[1]: matching}
+               "load_gguf_checkpoint": reading, "get_gguf_hf_weights_map": matching}
     originals = {name: getattr(module, name) for name in patches if hasattr(module, name)}
     for name in originals:
         setattr(module, name, patches[name])
