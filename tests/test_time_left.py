@@ -248,15 +248,21 @@ def test_no_time_left_is_told_without_a_measure_to_go_by():
     assert run.run_left() is None
 
 
-def test_a_stage_of_a_kind_not_done_yet_is_timed_by_the_work_it_declares():
+def test_each_kind_of_stage_is_timed_at_its_own_measured_pace():
     """A probe's forwards, then its fits (kinds), twice: the second forwards and fits
-    at the pace each kind took the first time, whatever the declared units."""
+    at the pace each kind took the first time, whatever the declared units; before a
+    kind to come was measured, no number."""
     clock = FakeClock()
     run = RunClock(clock)
     work, kinds = (10, 1, 10, 1), ("forwards", "fits") * 2
     took = (20, 30, 20, 30)                       # the fits: 30 s a unit, not 2
     for k in range(1, 5):
         run.stage(Stage(f"stage {k} of 4", k, 4, work=work, kinds=kinds))
+        if k == 1:
+            clock.t += 10
+            run.step(1, 2)                        # the forwards' pace, not the fits'
+            assert run.stage_left() == pytest.approx(10) and run.run_left() is None
+            clock.t -= 10
         if k == 3:
             assert run.run_left() == pytest.approx(50)
         clock.t += took[k - 1]

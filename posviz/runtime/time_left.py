@@ -1,8 +1,8 @@
 """The time left of a run, told in stages and steps (analysis.experiments.stage.Stage).
 
 Each stage declares its work (and its kind: forwards, fits); each stage to come is
-timed at the pace measured on the stages done, of its own kind where one was done, else
-of all; the stage running at the pace of its own steps, each weighed by the time the
+timed at the pace measured on the stages of its kind done (none done: no number); the
+stage running at the pace of its own steps, each weighed by the time the
 same steps took in the stages done before it (the lab's longer lengths took 2-7 × the
 shortest, not the 1-3.4 × their tokens declare), else by the work they declare."""
 from __future__ import annotations
@@ -109,15 +109,15 @@ class RunClock:
                           self.stepped - self.stage_started)
 
     def _pace(self, kind: str) -> float | None:
-        """Seconds per unit of declared work on the stages done: those of ``kind`` if
-        one was, else all; else this stage's own steps; None with nothing measured."""
-        done = [k for k in self.took if k <= len(self.work)]
-        for stages in ([k for k in done if self._kind(k) == kind], done):
-            work = sum(self.work[k - 1] for k in stages)
-            if stages and work > 0:
-                return sum(self.took[k] for k in stages) / work
+        """Seconds per unit of declared work on the stages of ``kind`` done, else (of
+        the kind running) on this stage's own steps; None with none measured."""
+        done = [k for k in self.took if k <= len(self.work) and self._kind(k) == kind]
+        work = sum(self.work[k - 1] for k in done)
+        if done and work > 0:
+            return sum(self.took[k] for k in done) / work
         share = self._share(0, self.done)
-        if share <= 0 or self.stepped <= self.stage_started:
+        if (kind != self._kind(self.index) or share <= 0
+                or self.stepped <= self.stage_started):
             return None
         return (self.stepped - self.stage_started) / share / self.work[self.index - 1]
 

@@ -32,3 +32,16 @@ class Stage(str):
         """The same stage of the same run in other words."""
         return Stage(text, self.number, self.stages, self.work, self.steps, self.kinds)
 
+
+
+class Staged:
+    """``say`` told the words of a run's parts (a probe's forwards, then its fits) as
+    the Stages of the whole run, numbered as they come, each of ``work`` and ``kinds``."""
+
+    def __init__(self, say, work, kinds=None):
+        self.say, self.work, self.kinds, self.number = say, tuple(work), kinds, 0
+
+    def __call__(self, text: str) -> None:
+        self.number += 1
+        if self.say is not None:
+            self.say(Stage(text, self.number, len(self.work), self.work, kinds=self.kinds))
