@@ -6,6 +6,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    whole = argv is None                  # this process is the command (not a caller's)
     argv = sys.argv[1:] if argv is None else argv
     # A first word is a command (a misspelt one is told, not taken for the window).
     # A session file opens the window.
@@ -15,7 +16,11 @@ def main(argv: list[str] | None = None) -> int:
     quiet_threads(command)           # before the window or a command imports numpy or torch
     if command:
         from .cli import main as cli_main
-        return cli_main(argv)
+        status = cli_main(argv)
+        if whole:
+            from .boot import leave
+            leave(status)
+        return status
     from .gui.app import main as gui_main
     return gui_main(argv)
 
