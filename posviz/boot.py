@@ -17,9 +17,8 @@ import sys
 import time
 
 OFF_VARIABLE = "POSVIZ_WORKAROUNDS_OFF"
-SWITCHES = ("pyside-import-hook", "torch-preload", "gui-thread-collector",
-            "malloc-thresholds", "malloc-trim", "hf-gguf-progress", "heatmap-coloured-pixels",
-            "quick-exit")
+SWITCHES = ("pyside-import-hook", "torch-preload", "gui-thread-collector", "malloc-thresholds",
+            "malloc-trim", "hf-gguf-progress", "heatmap-coloured-pixels", "quick-exit")
 PYSIDE = ((6, 6), (6, 11))      # low <= (major, minor) < high, whose private check it knows
 PYTHONS = ((3, 10), (3, 14))    # generational collectors (3.14's is incremental)
 
@@ -169,24 +168,3 @@ def trim_heap(n_tokens: int) -> bool:
     if trim is not None:
         trim(0)
     return trim is not None
-
-
-def leave(status) -> None:
-    """End a command's process once it is done: its output flushed, its threads and
-    exit handlers run, without the interpreter's teardown of torch's and transformers'
-    modules (2-8 s of silence after the last line: benchmarks/README.md)."""
-    if not enabled("quick-exit"):
-        return
-    import atexit
-    import threading
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(status if isinstance(status, int) else 0 if status is None else 1)

@@ -159,9 +159,9 @@ def test_the_python_api_s_sweep_tells_its_model_s_building(capsys):
 
 
 def test_a_command_s_process_ends_with_its_output_and_exit_handlers():
-    """A command's process leaves without the interpreter's teardown (boot.leave):
+    """A command's process leaves without the interpreter's teardown (__main__.leave):
     what it printed and its exit handlers' output still come, with its status."""
-    code = ("import atexit, sys\nfrom posviz import boot\n"
+    code = ("import atexit, sys\nfrom posviz import __main__ as boot\n"
             "atexit.register(lambda: print('handled'))\n"
             "print('result', end=' ')\nsys.stderr.write('step')\nboot.leave(3)\n"
             "print('not reached')")
