@@ -266,3 +266,21 @@ def test_each_kind_of_stage_is_timed_at_its_own_measured_pace():
         if k == 3:
             assert run.run_left() == pytest.approx(50)
         clock.t += took[k - 1]
+
+
+def test_steps_declaring_other_work_are_not_weighed_by_other_steps_seconds():
+    """press2022's first length runs every checkpoint, the longer ones refuse the
+    learned table's (its step declares no work): the longer lengths' steps are weighed
+    by what they declare, not by the seconds the first length's steps took (replayed
+    on a measured run, that left it 'longer than its pace so far' 31 s, now 11 s)."""
+    clock = FakeClock()
+    run = RunClock(clock)
+    run.stage(Stage("length 1 of 3", 1, 3, steps=(1, 1, 1)))
+    for done in (1, 2, 3):
+        clock.t += 10
+        run.step(done, 3)
+    run.stage(Stage("length 2 of 3", 2, 3, steps=(1, 0, 1)))
+    clock.t += 10
+    run.step(1, 3)
+    run.step(2, 3)                                  # refused: no time
+    assert run.stage_left() == pytest.approx(10)

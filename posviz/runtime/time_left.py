@@ -31,7 +31,7 @@ class RunClock:
         self.steps: tuple[float, ...] | None = None   # each of the stage's steps' work
         self.took: dict[int, float] = {}    # seconds each stage done took, by number
         self.step_times: list[float] = []   # seconds each step of this stage took
-        self.measured: dict[tuple, list[float]] = {}  # (kind, steps): their seconds
+        self.measured: dict[tuple, list[float]] = {}  # (kind, count, work): seconds
 
     def stage(self, stage: str) -> None:
         """A stage starts (a Stage tells its place; other words: a run of one; a Stage
@@ -60,7 +60,7 @@ class RunClock:
         """The stage running ends: its seconds, and its steps' when all were counted."""
         self.took[self.index] = now - self.stage_started
         if self.total and self.done == self.total and len(self.step_times) == self.total:
-            key = (self._kind(self.index), self.total)
+            key = (self._kind(self.index), self.total, self.steps)
             sums = self.measured.get(key, [0.0] * self.total)
             self.measured[key] = [a + b for a, b in zip(sums, self.step_times)]
 
@@ -77,9 +77,9 @@ class RunClock:
         return self.kinds[number - 1] if 0 < number <= len(self.kinds) else ""
 
     def _weights(self) -> list[float]:
-        """Each step's weight: the seconds the same steps took in the stages of this
-        kind done, else the work they declare, else alike."""
-        measured = self.measured.get((self._kind(self.index), self.total))
+        """Each step's weight: the seconds the same steps (of the same kind, declaring
+        the same work) took in the stages done, else the work they declare, else alike."""
+        measured = self.measured.get((self._kind(self.index), self.total, self.steps))
         if measured and sum(measured) > 0:
             return measured
         if self.steps and len(self.steps) == self.total and sum(self.steps) > 0:
