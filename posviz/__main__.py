@@ -6,6 +6,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    whole = argv is None                  # this process is the command (not a caller's)
     argv = sys.argv[1:] if argv is None else argv
     # A first word is a command (a misspelt one is told, not taken for the window).
     # A session file opens the window.
@@ -15,9 +16,34 @@ def main(argv: list[str] | None = None) -> int:
     quiet_threads(command)           # before the window or a command imports numpy or torch
     if command:
         from .cli import main as cli_main
-        return cli_main(argv)
+        status = cli_main(argv)
+        if whole:
+            leave(status)
+        return status
     from .gui.app import main as gui_main
     return gui_main(argv)
+
+
+def leave(status) -> None:
+    """End a command's process once it is done: its output flushed, its threads and
+    exit handlers run, without the interpreter's teardown of torch's and transformers'
+    modules (2-8 s of silence after the last line: benchmarks/README.md)."""
+    import atexit
+    import contextlib
+    import os
+    import threading
+
+    from .boot import enabled
+    if not enabled("quick-exit"):
+        return
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status if isinstance(status, int) else 0 if status is None else 1)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from posviz.cli import main
+from posviz.models.hf import IMPORTING_LIBRARIES
 from posviz.models.hf.loading import IMPORTING
 
 pytest.importorskip("transformers")
@@ -38,7 +39,7 @@ def test_a_real_models_steps_reach_a_piped_stderr(bert, capsys):
     lines = told.stderr.splitlines()
     assert all(line.startswith("posviz: ") for line in lines), lines
     steps = [line.removeprefix("posviz: ") for line in lines]
-    assert steps[:4] == STEPS
+    assert steps[:5] == [IMPORTING_LIBRARIES, *STEPS]     # the imports: 1.5-4.5 s
     assert steps[-2:] == ["running the original order", "running the chosen order"]
     assert quiet.err == ""                                 # --quiet: results only
     assert json.loads(told.stdout) == json.loads(quiet.out)
@@ -97,6 +98,7 @@ def test_progress_forces_plain_lines_on_a_pipe():
     assert told.returncode == silent.returncode == 0, told.stderr + silent.stderr
     assert silent.stderr == ""
     assert "posviz: run 3 of 3\n" in told.stderr and "\r" not in told.stderr, told.stderr
+    assert told.stderr.startswith("posviz: importing torch\nposviz: building the model\n")
     both = subprocess.run([*argv, "--progress", "--quiet"], capture_output=True, text=True,
                           timeout=180)
     assert both.returncode == 2 and len(both.stderr.splitlines()) == 1, both.stderr
@@ -147,3 +149,22 @@ def test_compare_counts_its_models(capsys):
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "posviz: running 2 models"
     assert lines[1] == "posviz: model 1 of 2" and lines[-1] == "posviz: model 2 of 2", lines
+
+
+def test_the_python_api_s_sweep_tells_its_model_s_building(capsys):
+    """posviz.sweep(progress=True) was silent until its first count (2.8 s)."""
+    import posviz
+    posviz.sweep("a b c d", count=2, layers=1, progress=True)
+    assert capsys.readouterr().err.startswith("posviz: building the model\n")
+
+
+def test_a_command_s_process_ends_with_its_output_and_exit_handlers():
+    """A command's process leaves without the interpreter's teardown (__main__.leave):
+    what it printed and its exit handlers' output still come, with its status."""
+    code = ("import atexit, sys\nfrom posviz import __main__ as boot\n"
+            "atexit.register(lambda: print('handled'))\n"
+            "print('result', end=' ')\nsys.stderr.write('step')\nboot.leave(3)\n"
+            "print('not reached')")
+    left = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert (left.returncode, left.stdout, left.stderr) == (3, "result handled\n", "step")

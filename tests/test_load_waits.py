@@ -147,3 +147,27 @@ def test_the_panel_says_the_import_as_a_step_of_the_load(qtbot):
     bar.step(IMPORTING)
     assert bar.status.text() == f"Loading all-MiniLM-L6-v2: {IMPORTING} (step 3 of 4)…"
     assert bar.busy.maximum() == 4 and bar.busy.value() == 3
+
+
+def test_a_forward_begun_before_the_computing_line_shows_still_tells_its_layer(
+        window, monkeypatch):
+    """SmolLM2's reorder (11.7 s) never named its layer: its forward began a moment
+    after the ask, and the status line timed the wait from when its "computing…" timer
+    fired, late behind a busy GUI thread, so that forward seemed older than the wait."""
+    from posviz.gui import status
+    from posviz.models import reached
+    now = [1000.0]
+    monkeypatch.setattr(status, "clock", lambda: now[0], raising=False)
+    monkeypatch.setattr(reached, "clock", lambda: now[0])
+    monkeypatch.setattr(status.time, "monotonic", lambda: now[0])
+    window.controller.computing.emit()             # the ask
+    now[0] += 0.01
+    reached.reach(0, 30)                           # the forward begins at once
+    now[0] += 0.6
+    window.status._computing()                     # the 150 ms timer, 0.45 s late
+    now[0] += 0.4
+    reached.reach(1, 30)
+    now[0] += 2.0
+    window.status._tick()
+    assert ": layer 2 of 30, about " in window.state_label.text(), \
+        window.state_label.text()

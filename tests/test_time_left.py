@@ -211,3 +211,76 @@ def test_the_experiments_tab_says_the_time_left_of_the_stage_and_of_the_whole_ru
                                    "about 5 s left; about 15 s left in all", "stage 2 of 3")
         assert told[-1] == ("checkpoint 3 of 3, rope: 400 windows: 1 of 4 done, about 3 s "
                             "left", "stage 3 of 3")
+
+
+def test_the_run_s_time_left_converges_when_steps_take_other_than_their_declared_work():
+    """The lab's lengths declared the tokens they run (1 : 1.3 : 2 : 3.4) and took
+    16, 41, 57 and 114 s (measured): after its first method the time left of the run,
+    read each second as the tab does, is within 1.2 × the truth and never "longer than
+    its pace so far" while 3 s or more are left (it swung 174 → 242 → 355 s on a run
+    of 367 s, and said it was late for over a minute)."""
+    from posviz.runtime.time_left import LATE
+    clock = FakeClock()
+    run = RunClock(clock)
+    seconds, declared = (16, 41, 57, 114), (49664, 66560, 100352, 167936)
+    left, seen = 8 * sum(seconds), []
+    for k in range(1, 9):
+        run.stage(Stage(f"method {k} of 8", k, 8, steps=declared))
+        for done, took in enumerate(seconds, 1):
+            for _ in range(took):
+                clock.t, left = clock.t + 1, left - 1
+                if k > 1 and left >= 3:
+                    seen.append((run.run_left(), left))
+            run.step(done, len(seconds))
+    assert all(told != LATE and truth / 1.2 <= told <= 1.2 * truth
+               for told, truth in seen if truth >= 10), seen
+    assert LATE not in [told for told, _ in seen]
+
+
+def test_no_time_left_is_told_without_a_measure_to_go_by():
+    clock = FakeClock()
+    run = RunClock(clock)
+    run.stage(Stage("method 1 of 3", 1, 3, steps=(1, 2)))
+    for _ in range(3):
+        clock.t += 50
+        assert run.run_left() is None and run.stage_left() is None
+    run.step(0, 2)                                   # counted, none done
+    assert run.run_left() is None
+
+
+def test_each_kind_of_stage_is_timed_at_its_own_measured_pace():
+    """A probe's forwards, then its fits (kinds), twice: the second forwards and fits
+    at the pace each kind took the first time, whatever the declared units; before a
+    kind to come was measured, no number."""
+    clock = FakeClock()
+    run = RunClock(clock)
+    work, kinds = (10, 1, 10, 1), ("forwards", "fits") * 2
+    took = (20, 30, 20, 30)                       # the fits: 30 s a unit, not 2
+    for k in range(1, 5):
+        run.stage(Stage(f"stage {k} of 4", k, 4, work=work, kinds=kinds))
+        if k == 1:
+            clock.t += 10
+            run.step(1, 2)                        # the forwards' pace, not the fits'
+            assert run.stage_left() == pytest.approx(10) and run.run_left() is None
+            clock.t -= 10
+        if k == 3:
+            assert run.run_left() == pytest.approx(50)
+        clock.t += took[k - 1]
+
+
+def test_steps_declaring_other_work_are_not_weighed_by_other_steps_seconds():
+    """press2022's first length runs every checkpoint, the longer ones refuse the
+    learned table's (its step declares no work): the longer lengths' steps are weighed
+    by what they declare, not by the seconds the first length's steps took (replayed
+    on a measured run, that left it 'longer than its pace so far' 31 s, now 11 s)."""
+    clock = FakeClock()
+    run = RunClock(clock)
+    run.stage(Stage("length 1 of 3", 1, 3, steps=(1, 1, 1)))
+    for done in (1, 2, 3):
+        clock.t += 10
+        run.step(done, 3)
+    run.stage(Stage("length 2 of 3", 2, 3, steps=(1, 0, 1)))
+    clock.t += 10
+    run.step(1, 3)
+    run.step(2, 3)                                  # refused: no time
+    assert run.stage_left() == pytest.approx(10)

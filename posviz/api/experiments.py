@@ -29,11 +29,13 @@ if TYPE_CHECKING:
 
 def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
              offline: bool = False, texts: Iterable[str] = (), offset: int = 0,
-             sweep: tuple | None = None) -> "Model":
+             sweep: tuple | None = None, progress=None) -> "Model":
     """``model`` as a loaded posviz.Model: itself, the pretrained model it names, or
     the built-in model of ``options`` (``model_seed``: its seed); the guard refuses
     first what cannot run ``texts`` (guard.check_texts) from position ``offset``, or a
-    ``sweep`` (kind, count, texts, layer) whose count or layer cannot be."""
+    ``sweep`` (kind, count, texts, layer) whose count or layer cannot be. With
+    ``progress`` True its load's steps are told on stderr ("building the model")."""
+    told = progress is True                     # a callable is told counts only
     from ..models.limits import guard
     if isinstance(model, Model):
         if options or weights != "random":
@@ -60,12 +62,12 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
             check_layer(sweep[3], config.layers)
         if weights == "random":
             guard.check_texts(config, texts, offset=offset, orders=orders)
-        return load(config=config, weights=weights, device=device, progress=False)
+        return load(config=config, weights=weights, device=device, progress=told)
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
     guard.check_texts(model, texts, offset=offset, device=device, orders=orders)
-    return load(model, device=device, offline=offline, progress=False, **options)
+    return load(model, device=device, offline=offline, progress=told, **options)
 
 
 def refuse_order(options: dict, command: str) -> None:
@@ -97,7 +99,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     _, texts = check_sweep(kind, count, positions, offset, literal, texts)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      texts=texts, offset=offset,
-                     sweep=(kind, count, texts, layer))
+                     sweep=(kind, count, texts, layer), progress=progress)
     return sweep_on(model, texts, kind=kind, count=count, seed=seed, layer=layer,
                     positions=positions, offset=offset, literal=literal, progress=progress)
 
@@ -124,7 +126,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
                                f"the built-in model's seed is {argument('model_seed')}")
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
-                     texts=texts, offset=offset)
+                     texts=texts, offset=offset, progress=progress)
     return probe_on(model, texts, features=features, folds=folds, positions=positions,
                     offset=offset, literal=literal, progress=progress, say=say)
 

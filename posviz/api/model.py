@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -82,6 +83,9 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     if source is None:
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         guard.check(spec.config, n_tokens)
+        if "torch" not in sys.modules:
+            say("importing torch")                   # 1-4 s, silent before
+            import torch  # noqa: F401
         say("building the model")
         return Model(spec.load(n_tokens=n_tokens), spec, progress)
     dtype = options.pop("dtype", "float32")

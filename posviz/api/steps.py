@@ -32,7 +32,7 @@ class StepPrinter:
         self.steps = steps
         self.tick = tick
         self._counted = (None, -1)          # (step, tenth) told last
-        self._run = (None, 0.0, 0.0, 0, 0)  # (step, started, told last, first, last layer)
+        self._run = (None, 0.0, 0)          # (step, told last, last layer)
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING
@@ -54,19 +54,20 @@ class StepPrinter:
 
     def _layers(self, step: str, layer: int, total: int) -> None:
         """Layer ``layer`` of ``total`` entered: told every ``tick`` seconds, with the
-        time left at the pace of the layers entered since the first."""
+        forward's time left (models.reached: the pace of its blocks so far)."""
+        from ..models import reached
         now = time.monotonic()
-        run_step, started, told, first, last = self._run
+        run_step, told, last = self._run
         if run_step != step or layer < last:                  # a step, or a forward, anew
-            started, told, first = now, now, layer
-        self._run = (step, started, told, first, layer)
+            told = now
+        self._run = (step, told, layer)
         if now - told < self.tick:
             return
-        self._run = (step, started, now, first, layer)
-        left = ""
-        if layer > first and now > started:
-            seconds = (now - started) / (layer - first) * (total - layer + 1)
-            left = f", about {duration_text(max(seconds, 1.0))} left"
+        self._run = (step, now, layer)
+        forward = reached.latest()
+        seconds = (forward.seconds_left() if forward is not None
+                   and (forward.layer, forward.layers) == (layer, total) else None)
+        left = "" if seconds is None else f", about {duration_text(max(seconds, 1.0))} left"
         self._print(f"{step}: layer {layer} of {total}{left}")
 
     def _print(self, line: str) -> None:
@@ -160,24 +161,28 @@ class Counter:
 
     def __init__(self, stream=None, unit: str = "run", tick: float = TICK_S,
                  first: float = FIRST_S, clock: Callable[[], float] = time.monotonic):
+        from ..runtime.time_left import RunClock
         self.stream, self.unit, self.tick, self.first, self.clock = (stream, unit, tick,
                                                                      first, clock)
-        self._start = None              # (time, done) at a stage's first count
+        self._pace = RunClock(clock)    # the stage's pace, from its first count on
+        self._at = None                 # the count at a stage's first count
         self._told = 0.0
         self._done = 0
 
     def __call__(self, done: int, total: int) -> None:
+        from ..runtime.time_left import LATE
         now = self.clock()
-        if self._start is None or done < self._done:
-            self._start, self._told = (now, done), now - self.tick + self.first
+        if self._at is None or done < self._done:
+            self._pace.stage("")
+            self._at, self._told = done, now - self.tick + self.first
         self._done = done
+        self._pace.step(done - self._at, total - self._at)
         if done != total and now - self._told < self.tick:
             return
         self._told = now
-        started, at = self._start
-        rate = (now - started) / (done - at) if done > at else None   # None: no pace yet
-        left = ("" if done == total or rate is None
-                else f", about {duration_text(max(rate * (total - done), 1.0))} left")
+        seconds = None if done == total else self._pace.stage_left()   # None: no pace yet
+        left = ("" if seconds is None or seconds == LATE
+                else f", about {duration_text(seconds)} left")
         print(f"posviz: {self.unit} {done:,} of {total:,}{left}",
               file=self.stream or sys.stderr, flush=True)
 

@@ -14,6 +14,7 @@ from ..models import reached
 ERROR_STYLE = "color: #c62828;"
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 SAY_SECONDS_AFTER = 2.0           # ... and from then on what it runs and for how long
+clock = time.monotonic            # (a test's own clock)
 
 
 class ElidedLabel(QLabel):
@@ -72,15 +73,21 @@ class StatusLine(QObject):
                                 timeout=self._computing)
         self.ticking = QTimer(self, interval=1000, timeout=self._tick)
 
-    def _computing(self) -> None:
-        self._since = time.monotonic() - self.computing.interval() / 1000   # the ask
+    def asked(self) -> None:
+        """An evaluation was asked for: "computing…" if it takes a while. Its time runs
+        from now: read when the timer fired, late behind a busy GUI thread, it began
+        after SmolLM2's forward had and its layers were never shown."""
+        self._since = clock()
         self._first = None        # the number of this wait's first forward (reached)
+        self.computing.start()
+
+    def _computing(self) -> None:
         self.say("computing…")
         self.ticking.start()
 
     def _tick(self) -> None:
         """Past SAY_SECONDS_AFTER: what the evaluation runs, and for how long now."""
-        elapsed = time.monotonic() - self._since
+        elapsed = clock() - self._since
         if elapsed >= SAY_SECONDS_AFTER:      # how far first: an elided line keeps it
             orders, model = self._running()
             self.say(f"computing {orders}{self._layer()}… {elapsed:.0f} s{model}",

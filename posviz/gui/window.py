@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
         c.ready.connect(self._on_ready)
         c.plotsImported.connect(self._build_plots)
         c.startStep.connect(lambda text: (self.placeholder.setText(text), self.status.say(text)))
-        c.computing.connect(self.status.computing.start)
+        c.computing.connect(self.status.asked)
         c.evaluated.connect(self._on_evaluated)
         c.evaluationFailed.connect(self.status.failed)
         c.modelLoading.connect(self._on_model_loading)

@@ -249,7 +249,7 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
         start = tokenizer.end_id if checkpoint.start_token else None
         if say is not None:
             say(Stage(f"{method.title}: {len(lengths)} lengths", number, len(METHODS),
-                      steps=steps))
+                      (sum(steps),) * len(METHODS), steps))
         row = {"title": method.title, "checkpoint": checkpoint.folder.name,
                "perplexity": {}, "retrieval": {}, "retrieval_se": {}, "copy": {},
                "attention": {}}

@@ -20,6 +20,7 @@ from ...models.config import ModelConfig, Positions
 from ...models.request import Request
 from . import pretrained, trained
 from .claim import PaperCheck
+from .stage import Staged
 from .texts import random_texts
 
 __all__ = ["PaperCheck", "Paper", "CATALOGUE", "PRESETS", "TRAINED_PRESETS", "PAPERS",
@@ -58,7 +59,7 @@ def _with_scores(engine, text: str, positions: Positions, should_stop):
 
 def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:
     """``say`` is told each of the four probes' stages, ``progress`` their steps."""
-    from .probe import probe
+    from .probe import probe, probe_work
     texts = random_texts(120, 12, seed=0, vocabulary=20)
     masks = ("causal", "bidirectional")
 
@@ -68,10 +69,12 @@ def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:
                 and all(row.mae > 0.95 * row.chance_mae for row in bidir))
 
     runs = [(features, mask) for features in ("quadratic", "linear") for mask in masks]
+    staged = Staged(say, *probe_work(runs, sum(len(t.split()) for t in texts),
+                                     ModelConfig().layers))
 
     def told(k: int):
         features, mask = runs[k]
-        return None if say is None else lambda stage: say(
+        return None if say is None else lambda stage: staged(
             f"probe {k + 1} of {len(runs)} ({features}, {mask}): {stage}")
     probes = [probe(_engine(pe="none", mask=mask), texts, features=features,
                     should_stop=should_stop, progress=progress, say=told(k))
@@ -107,13 +110,19 @@ def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:
               "does not (above 0.95 × chance at every layer); not that training keeps it.")
 
 
-def chi2023(should_stop=None) -> PaperCheck:
+def chi2023(should_stop=None, progress=None, say=None) -> PaperCheck:
+    """``say`` is told what it runs, ``progress`` each text run."""
     engine = _engine(pe="none", mask="causal", layers=2)
     seqs = [engine.backend.tokenize(t) for t in random_texts(64, 32, seed=1, vocabulary=5000)]
+    if say is not None:
+        say(f"running {len(seqs)} random texts of 32 tokens through the built-in model "
+            f"without positions")
     spread = []
-    for seq in seqs:
+    for done, seq in enumerate(seqs, 1):
         trace = engine.reference(seq, Positions(), should_stop)
         spread.append(trace.attn_out[0].var(axis=1))        # (n,) variance over d, block 1
+        if progress is not None:
+            progress(done, len(seqs))
     by_position = np.mean(spread, axis=0)                    # (n,)
     rank = np.corrcoef(np.argsort(np.argsort(by_position)), np.arange(by_position.size))
     holds = bool(rank[0, 1] < -0.9 and by_position[-1] < 0.5 * by_position[0])
@@ -136,7 +145,8 @@ def chi2023(should_stop=None) -> PaperCheck:
               "-0.9, the last position's under half the first's).")
 
 
-def rope_decay(should_stop=None) -> PaperCheck:
+def rope_decay(should_stop=None, progress=None, say=None) -> PaperCheck:
+    """``say`` is told what it measures, ``progress`` each of its two pairs' scores."""
     import torch
 
     from ...models.encodings import make_encoding
@@ -151,10 +161,16 @@ def rope_decay(should_stop=None) -> PaperCheck:
         q_rot, k_rot = rope.rotate(qs, ks, pos)               # (m, n, d_head)
         return (q_rot[:, :1] * k_rot).sum(-1) / d_head        # (m, n)
 
+    if say is not None:
+        say(f"rotating an aligned pair and 256 Gaussian pairs over {n} distances")
     aligned = scores(torch.ones(1, d_head), torch.ones(1, d_head))[0].numpy()
+    if progress is not None:
+        progress(1, 2)
     gen = torch.Generator().manual_seed(0)
     q, k = torch.randn(256, d_head, generator=gen), torch.randn(256, d_head, generator=gen)
     random = np.abs(scores(q, k).numpy()).mean(axis=0)        # (n,)
+    if progress is not None:
+        progress(2, 2)
     near, far = slice(1, 9), slice(n // 2, n)
     values = {"aligned_near": float(np.abs(aligned[near]).mean()),
               "aligned_far": float(np.abs(aligned[far]).mean()),
@@ -257,11 +273,16 @@ def alibi_slopes(should_stop=None, progress=None, say=None) -> PaperCheck:
               "rule to 1e-4 for 6, 8 and 12 heads, and geometric for 8.")
 
 
-def sinha2022(should_stop=None) -> PaperCheck:
+def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
+    """``say`` is told what it runs, ``progress`` each encoding's model measured."""
     from ..symmetry import compare
     text, shift = "the cat sat on the mat because it was warm", 7
     values, floor = {}, 0.0
-    for pe in ("sinusoidal", "learned", "rope"):
+    kinds = ("sinusoidal", "learned", "rope")
+    if say is not None:
+        say(f"shifting every position id by {shift}: the built-in model with "
+            f"{', '.join(kinds)} positions")
+    for done, pe in enumerate(kinds, 1):
         engine = _engine(pe=pe)
         base = _with_scores(engine, text, Positions(offset=0), should_stop)
         moved = _with_scores(engine, text, Positions(offset=shift), should_stop)
@@ -272,6 +293,8 @@ def sinha2022(should_stop=None) -> PaperCheck:
         floor = comparison.floor
         values[pe] = {"output_change": float(comparison.hidden_equivariance[-1]),
                       "score_change": score_change}
+        if progress is not None:
+            progress(done, len(kinds))
     holds = (values["sinusoidal"]["output_change"] > 100 * floor
              and values["learned"]["output_change"] > 100 * floor
              and values["rope"]["score_change"] <= floor
@@ -320,9 +343,6 @@ PRESETS: dict[str, Callable[..., PaperCheck]] = {
 TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {
     p.name: p.trained for p in CATALOGUE if p.trained is not None}
 PAPERS = tuple(p.name for p in CATALOGUE)
-# the checks that tell their stages and steps (those of a minute or more)
-COUNTED = (haviv2022, alibi_slopes, trained.press2022, trained.haviv2022,
-           pretrained.sinha2022)
 TITLES = {p.name: p.title for p in CATALOGUE}
 
 
@@ -352,10 +372,7 @@ def check_paper(name: str, should_stop=None, weights: str | None = None,
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
-    check = presets[name]
-    if check in COUNTED:
-        return check(should_stop, progress=progress, say=say)
-    return check(should_stop)
+    return presets[name](should_stop, progress=progress, say=say)
 
 
 def _about(name: str) -> str:

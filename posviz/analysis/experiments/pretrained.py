@@ -23,6 +23,7 @@ from .texts import example_texts
 SHIFT = 7
 ZOO_KINDS = (SinusoidalEncoding.kind, LearnedEncoding.kind, RotaryEncoding.kind)
 BUNDLED_MODELS = ("minilm", "smollm2")
+BUNDLED_PARAMETERS = {"minilm": 22_565_376, "smollm2": 134_515_008}   # as loaded
 MOVED, STILL = 1e-3, 1e-6      # an output change above MOVED moved; below STILL it did not
 
 
@@ -92,10 +93,14 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
     by_kind = {c.config.pe: c for c in shipped()}
     kinds = [kind for kind in ZOO_KINDS if kind in by_kind]
     count = len(kinds) + len(BUNDLED_MODELS)
+    from .trained import _parameters
+    # each model's work: its parameters (a token's forward); a bundled one's also loads
+    work = [by_kind[kind].record.get("parameters", 0) or _parameters(by_kind[kind])
+            for kind in kinds] + [BUNDLED_PARAMETERS[name] for name in BUNDLED_MODELS]
 
     def stage(k: int, text: str) -> None:
         if say is not None:
-            say(Stage(f"{text} (model {k + 1} of {count})", k + 1, count))
+            say(Stage(f"{text} (model {k + 1} of {count})", k + 1, count, work))
     values, absolute, relative = {}, [], []
     models = [description(by_kind[kind]) for kind in kinds]
     for k, kind in enumerate(kinds):

@@ -330,6 +330,18 @@ def generated_texts(engine, features: str = "linear", folds: int = 5) -> list[st
     return texts
 
 
+def probe_work(runs, tokens: int, layers: int) -> tuple[list[float], list[str]]:
+    """The work and kinds of the stages of probes of ``runs`` [(features, ...)], each
+    of ``tokens`` through ``layers`` blocks: its forwards (token-layers), then its fits
+    (a layer's fit grows with its features squared: quadratic ones are twice the width;
+    an MLP's fits are a kind of their own)."""
+    work, kinds = [], []
+    for features, *_ in runs:
+        work += [tokens * layers, tokens * (layers + 1) * (4 if features == "quadratic" else 1)]
+        kinds += ["forwards", "mlp fits" if features == "mlp" else "fits"]
+    return work, kinds
+
+
 def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5,
           features: str = "linear", progress: Callable[[int, int], None] | None = None,
           should_stop: Callable[[], bool] | None = None,

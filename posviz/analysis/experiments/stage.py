@@ -9,21 +9,39 @@ class Stage(str):
     a str to every listener, with its place: stage ``number`` (from 1) of ``stages``
     (not str's own ``index`` and ``count``). ``work``: each stage's work, in any one
     unit (the tokens it runs: benchmarks/README.md), None when the stages are alike;
-    ``steps``: each of this stage's counted steps' work, None when alike."""
+    ``steps``: each of this stage's counted steps' work, None when alike; ``kinds``:
+    each stage's kind ("forwards", "fits"), whose pace a listener measures apart, None
+    when all are of one."""
 
     number: int
     stages: int
     work: tuple[float, ...] | None
     steps: tuple[float, ...] | None
+    kinds: tuple[str, ...] | None
 
-    def __new__(cls, text: str, number: int, stages: int, work=None, steps=None) -> "Stage":
+    def __new__(cls, text: str, number: int, stages: int, work=None, steps=None,
+                kinds=None) -> "Stage":
         stage = super().__new__(cls, text)
         stage.number, stage.stages = number, stages
         stage.work = None if work is None else tuple(map(float, work))
         stage.steps = None if steps is None else tuple(map(float, steps))
+        stage.kinds = None if kinds is None else tuple(kinds)
         return stage
 
     def retold(self, text: str) -> "Stage":
         """The same stage of the same run in other words."""
-        return Stage(text, self.number, self.stages, self.work, self.steps)
+        return Stage(text, self.number, self.stages, self.work, self.steps, self.kinds)
 
+
+
+class Staged:
+    """``say`` told the words of a run's parts (a probe's forwards, then its fits) as
+    the Stages of the whole run, numbered as they come, each of ``work`` and ``kinds``."""
+
+    def __init__(self, say, work, kinds=None):
+        self.say, self.work, self.kinds, self.number = say, tuple(work), kinds, 0
+
+    def __call__(self, text: str) -> None:
+        self.number += 1
+        if self.say is not None:
+            self.say(Stage(text, self.number, len(self.work), self.work, kinds=self.kinds))

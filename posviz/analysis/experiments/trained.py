@@ -15,7 +15,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
-from .stage import Stage
+from .stage import Stage, Staged
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
 PROBE_TEXTS = 120                # held-out passages the probe reads,
@@ -194,7 +194,7 @@ def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     """``say`` is told each checkpoint's stages (its texts run, then its fits), and
     ``progress`` their steps."""
     from ..engine import Engine
-    from .probe import probe
+    from .probe import probe, probe_work
     checkpoints = shipped()
     by_kind = {c.config.pe: c for c in checkpoints}
     if NoPositions.kind not in by_kind:
@@ -204,11 +204,15 @@ def haviv2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     texts = probe_texts(by_kind[NoPositions.kind])
     features = ("linear", "mlp")
     runs: dict[str, dict] = {f: {} for f in features}
+    layers = [c.config.layers for c in models.values()]
+    work = [probe_work([(f,)], sum(len(t.split()) for t in texts), n)
+            for n in layers for f in features]
+    staged = Staged(say, [w for ws, _ in work for w in ws], [k for _, ks in work for k in ks])
     for k, (name, checkpoint) in enumerate(models.items()):
         engine = Engine(_backend(checkpoint))
         for feature in features:
             told = None if say is None else (
-                lambda stage, name=name, k=k, feature=feature: say(
+                lambda stage, name=name, k=k, feature=feature: staged(
                     f"probing {name} ({k + 1} of {len(models)}, {feature}): {stage}"))
             runs[feature][name] = probe(engine, texts, features=feature,
                                         should_stop=should_stop, progress=progress,

@@ -12,8 +12,10 @@ Importing this package and ``available_models()`` import neither torch nor trans
 """
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
+from importlib.util import find_spec
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
@@ -28,6 +30,8 @@ from .sources import (BUNDLED, ModelSource, available_models, gguf_readable, rea
 
 if TYPE_CHECKING:
     from .backend import HFBackend
+
+IMPORTING_LIBRARIES = "importing torch and transformers"   # a step before "reading config"
 
 __all__ = ["BUNDLED", "HFBackend", "LargeDownload", "ModelSource", "NotCached",
            "available_models", "cached_models", "hub_cache_dir",
@@ -107,6 +111,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                          "float32" if digest and not conversion else dtype,
                          offloaded=offload_folder is not None,
                          computes_in=arithmetic_of(dtype))
+    if "transformers" not in sys.modules and all(map(find_spec, ("torch", "transformers"))):
+        say(IMPORTING_LIBRARIES)                # 1.5-4.5 s, silent before
     try:
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401

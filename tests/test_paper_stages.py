@@ -1,0 +1,82 @@
+"""Every paper check tells what it runs and counts its steps, on the command line and
+to the Python API's progress callable; the long ones tell each stage's place and work,
+so the window's Experiments tab can say the time left of the whole run."""
+from __future__ import annotations
+
+import inspect
+from types import SimpleNamespace
+
+import pytest
+
+import posviz
+from posviz.analysis.experiments import papers, pretrained, trained
+from posviz.cli import main
+
+QUICK = ["sinha2022", "chi2023", "rope-decay"]          # seconds, on random weights
+
+
+def test_every_check_takes_progress_and_say():
+    for check in [*papers.PRESETS.values(), *papers.TRAINED_PRESETS.values()]:
+        assert {"progress", "say"} <= set(inspect.signature(check).parameters), check
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_a_paper_check_counts_its_steps_on_the_command_line(name, capsys):
+    assert main(["paper", name, "--progress"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"posviz: checking {name} on random weights", lines
+    assert len(lines) >= 3 and lines[-1].startswith("posviz: step "), lines
+    done, total = lines[-1].removeprefix("posviz: step ").split(" of ")
+    assert done == total, lines
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_a_paper_check_tells_the_api_s_progress_callable(name):
+    told = []
+    posviz.paper(name, progress=lambda done, total: told.append((done, total)))
+    assert told and told[-1][0] == told[-1][1], told
+
+
+def _probe_result(layers=3):
+    row = SimpleNamespace(reads_position=True, mae=1.0, chance_mae=2.0, r2=0.5)
+    return SimpleNamespace(layers=[row] * layers)
+
+
+def test_haviv2022_tells_its_probes_forwards_and_fits_as_stages_of_the_run(monkeypatch):
+    from posviz.analysis.experiments import probe as probes
+
+    def probe(engine, texts, *args, say=None, **kw):
+        say("running the texts (the probe's fits follow)")
+        say("fitting the probe, one layer at a time")
+        return _probe_result()
+    monkeypatch.setattr(probes, "probe", probe)
+    said = []
+    papers.haviv2022(say=said.append)
+    assert [(s.number, s.stages) for s in said] == [(k, 8) for k in range(1, 9)]
+    assert said[0].kinds == ("forwards", "fits") * 4 and len(said[0].work) == 8
+    assert said[1].work[1] == 4 * said[5].work[5]          # quadratic fits, then linear
+
+
+def test_the_trained_checks_declare_each_stage_s_work(monkeypatch):
+    """haviv2022 and sinha2022 on trained weights weigh their stages (they gave no
+    whole-run time left); sinha2022 by each model's parameters."""
+    from posviz.analysis.experiments import probe as probes
+    from posviz.errors import PosvizInputError
+    from posviz.models import hf
+    monkeypatch.setattr(probes, "probe", lambda *a, say=None, **kw: (
+        say("running"), say("fitting"), _probe_result())[-1])
+    said = []
+    trained.haviv2022(say=said.append)
+    count = said[0].stages
+    assert [s.number for s in said] == list(range(1, count + 1))
+    assert len(said[0].work) == len(said[0].kinds) == count and all(said[0].work)
+    monkeypatch.setattr(pretrained, "shift_change", lambda *a, **kw: {
+        "last_layer_change": 1.0, "pooled_output_change": 1.0})
+
+    def refused(*a, **kw):
+        raise PosvizInputError("not here")
+    monkeypatch.setattr(hf, "load_backend", refused)
+    said = []
+    pretrained.sinha2022(say=said.append)
+    work = said[0].work
+    assert len(work) == said[0].stages and all(work) and work[-1] == max(work), work
