@@ -324,3 +324,32 @@ def test_every_line_of_an_experiment_s_note_is_whole_at_every_size(
         if (width, height) == SIZES[0] and name != "order-use" and scrolled:
             problems.append(f"{width}×{height}: the page scrolls {scrolled} px")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("size, layers, heads", [((1500, 900), 4, 4), ((1500, 900), 6, 12),
+                                                 ((760, 520), 6, 12), ((760, 520), 4, 4)])
+def test_the_mosaic_s_colour_bar_stands_next_to_its_square_cells(qtbot, size, layers, heads):
+    """At 1920 × 1080 the colour bar stood ~400 px right of the last tile (the view
+    took the figure's width, the tiles its left part); MiniLM's 6 × 12 tiles at 1024 ×
+    700 sat in the top of a view four times their height, the bar as tall as the view.
+    The plots panel at a desktop's and a laptop's size: square cells, the bar's strip
+    next to the tiles and no taller than they are."""
+    from conftest import on_screen
+    from PySide6 import QtCore
+    from test_plots_legibility import evaluate, show
+
+    from posviz.gui.plots import PlotsPanel
+    panel = on_screen(qtbot, PlotsPanel(), *size)
+    show(panel, evaluate(layers=layers, heads=heads, d_model=8 * heads))
+    figure = panel.figures()["attention_mosaic"]
+    for _ in range(3):               # the plot held to its tiles, the bar aligned to it
+        QtWidgets.QApplication.processEvents()
+        figure.grab()
+    grid, view = figure.grid, figure.plot.vb
+    corner = view.mapViewToScene(QtCore.QPointF(0, 0))
+    far = view.mapViewToScene(QtCore.QPointF(grid.width, grid.height))
+    strip = figure.bar.vb.sceneBoundingRect()
+    assert abs((far.x() - corner.x()) / grid.width
+               - (far.y() - corner.y()) / grid.height) < 0.01          # square cells
+    assert 0 <= strip.left() - far.x() <= 30, (far.x(), strip.left())  # the bar beside
+    assert strip.height() <= (far.y() - corner.y()) * 1.1 + 4, (strip, far.y() - corner.y())
