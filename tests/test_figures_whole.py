@@ -353,3 +353,35 @@ def test_the_mosaic_s_colour_bar_stands_next_to_its_square_cells(qtbot, size, la
                - (far.y() - corner.y()) / grid.height) < 0.01          # square cells
     assert 0 <= strip.left() - far.x() <= 30, (far.x(), strip.left())  # the bar beside
     assert strip.height() <= (far.y() - corner.y()) * 1.1 + 4, (strip, far.y() - corner.y())
+
+
+def test_an_experiment_s_progress_stays_one_line_with_how_far_and_time_left(qtbot):
+    """At 1024 pixels a probe's progress wrapped to three or four lines, lost its end
+    (the time left) and moved the figure down and the page's scroll bar in and out as
+    it ran: one line, the stage's words elided, "… of … done, about … left" whole, the
+    figure where it was (the tab at its share of a 1024 × 700 window)."""
+    from conftest import on_screen
+
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.gui.experiments.tab import ExperimentsTab
+    from posviz.runtime.time_left import RunClock
+    tab = on_screen(qtbot, ExperimentsTab(), 760, 560)
+    before = tab.figure.geometry()
+    now = [100.0]
+    tab._clock = RunClock(lambda: now[0])
+    tab.cancel_button.setEnabled(True)
+    tab.progress.show()                                  # as run() does
+    tab._stage_started(Stage("fitting the MLP probes of absolute position on the held-out "
+                             "texts' hidden states, layer by layer, five seeds each",
+                             2, 3, None, None))
+    now[0] += 30
+    tab._progressed(7, 40)
+    QtWidgets.QApplication.processEvents()
+    line = tab.status.fontMetrics().height()
+    assert tab.status.height() <= line + 8, (tab.status.height(), line)
+    assert tab.figure.geometry() == before, (tab.figure.geometry(), before)
+    shown = tab.status.shown_text()
+    assert shown.startswith("fitting") and "…: 7 of 40 done, about" in shown
+    assert shown.endswith(" s left in all"), shown               # the time left, whole
+    assert tab.status.toolTip() == tab.status.text()         # the whole line, on hover
+    tab.cancel_button.setEnabled(False)
