@@ -385,3 +385,37 @@ def test_an_experiment_s_progress_stays_one_line_with_how_far_and_time_left(qtbo
     assert shown.endswith(" s left in all"), shown               # the time left, whole
     assert tab.status.toolTip() == tab.status.text()         # the whole line, on hover
     tab.cancel_button.setEnabled(False)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1920, 1080)])
+def test_a_real_model_s_facts_stay_short_and_a_load_never_scrolls_the_dock_sideways(
+        qtbot, window, size):
+    """With SmolLM2 loaded its "Weights" wrapped into about 20 lines at 1920 pixels, and
+    while a model loaded at 1024 the dock scrolled sideways (the busy bar's least width
+    beside Cancel): a long value keeps its ends around "…", whole in the tooltip, the
+    facts a few lines a row; the load's bar and line fit the dock."""
+    from test_gui_fold import SMOLLM2_FACTS
+
+    from PySide6.QtCore import Qt
+
+    from posviz.gui.model_dock import dock_width
+    from posviz.gui.model_panel.facts_table import facts_table, facts_tip
+    window.resize(*size)
+    window.resizeDocks([window.model_dock], [dock_width(size[0])], Qt.Horizontal)  # fresh
+    settle(qtbot, window)
+    panel, scroll = window.model_panel, window.model_dock.widget()
+    panel.load.started("SmolLM2-135M-Instruct Q4_1, de-quantized (bundled GGUF)")
+    panel.load.count("reading tensors", 5, 272)
+    settle(qtbot, window)
+    assert scroll.horizontalScrollBar().maximum() == 0, (
+        panel.minimumSizeHint().width(), scroll.viewport().width())
+    panel.load.finished()
+    panel.builtin_box.hide()                    # as for a real model (show_spec)
+    panel.model_facts.setText(facts_table(SMOLLM2_FACTS))
+    panel.model_facts.setToolTip(facts_tip(SMOLLM2_FACTS))
+    panel.model_facts.show()
+    settle(qtbot, window)
+    lines = panel.model_facts.height() / panel.model_facts.fontMetrics().lineSpacing()
+    assert lines <= 2.5 * len(SMOLLM2_FACTS), lines             # was 31 to 34
+    assert SMOLLM2_FACTS[-1][1] in panel.model_facts.toolTip()
+    assert "Weights" in panel.model_facts.text() and "float32 on cpu" in panel.model_facts.text()
