@@ -419,3 +419,27 @@ def test_a_real_model_s_facts_stay_short_and_a_load_never_scrolls_the_dock_sidew
     assert lines <= 2.5 * len(SMOLLM2_FACTS), lines             # was 31 to 34
     assert SMOLLM2_FACTS[-1][1] in panel.model_facts.toolTip()
     assert "Weights" in panel.model_facts.text() and "float32 on cpu" in panel.model_facts.text()
+
+
+def test_a_figure_s_file_has_its_own_size_text_readable_in_it(tmp_path):
+    """RoPE's relative profile, alone on its tab, was written at the panel's 1500 × 957
+    with 9-point text; the outputs without a head at 1500 × 92, a strip. ``posviz
+    export`` and the Python API (one rule, own_size.figure_panel): the profile no taller
+    than a plot's file (own_size.TALLEST, its caption beside), the outputs' text wrapped
+    TEXT_WIDTH wide."""
+    import posviz
+    from posviz import cli
+    from posviz.gui.plots import own_size
+    small = ["--layers", "2", "--heads", "2", "--d-model", "16"]
+    assert cli.main(["export", "--pe", "rope", "--out", str(tmp_path), "--format", "png",
+                     "--no-csv", "--quiet", *small]) == 0
+    report = posviz.load(pe="rope", layers=2, heads=2, d_model=16).compare(
+        "the cat sat on the mat because it was warm")
+    for path in (tmp_path / "relative_profile.png",
+                 report.figure("relative_profile").save(tmp_path / "api.png")):
+        width, height = pixels(path)
+        assert height <= own_size.TALLEST + 60 and height / width < 0.45, (width, height)
+    for path in (tmp_path / "outputs.png",
+                 report.figure("outputs").save(tmp_path / "api-outputs.png")):
+        width, height = pixels(path)
+        assert width <= own_size.TEXT_WIDTH and height / width > 0.08, (width, height)
