@@ -172,7 +172,7 @@ def test_a_figure_of_a_tab_not_yet_opened_shows_at_its_own_size(tmp_path):
     png, shown = fresh.figure("outputs")._repr_png_()
     plain = QtGui.QImage(str(fresh.figure("outputs").save(tmp_path / "outputs.png")))
     assert (shown["width"], shown["height"]) == (plain.width(), plain.height())
-    assert plain.width() > 1000 and QtGui.QImage.fromData(png).width() == 2 * plain.width()
+    assert plain.width() > 800 and QtGui.QImage.fromData(png).width() == 2 * plain.width()
 
 def test_bad_figure_requests_are_one_line_errors(report, tmp_path):
     from posviz.gui.plots import FIGURES

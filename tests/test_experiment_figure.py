@@ -481,3 +481,34 @@ def test_a_sweep_of_one_run_says_what_its_line_is(qtbot):
     assert "the run" in labels and not any("median" in t or "p10" in t for t in labels)
     figure.show_sweep(sweep_result(), "pooled_change")            # six runs: as before
     assert "the median over all runs" in figure.note.text()
+
+
+def test_a_sweep_s_band_is_seen_on_its_log_axis_however_thin(qtbot):
+    """The p10 to p90 band of a real sweep (±10 % about 0.3: 0.09 of the axis's eight
+    decades, three pixels at 1024 × 700) lay hidden under the median: its edges drawn
+    opaque, its legend saying how thin it is; filled in log space between edges inside
+    the view, a quantile of 0 on the zero row and one missing taking the median's
+    place (a NaN in an edge broke the fill's path)."""
+    figure = on_screen(qtbot, ExperimentFigure(), 760, 420)
+    median = np.array([np.nan, 0.30, 0.32, 0.33, 0.35])
+    band = SimpleNamespace(median=median, p10=np.array([np.nan, 0.0, np.nan, 0.30, 0.32]),
+                           p90=median * 1.1)
+    figure.show_sweep(SimpleNamespace(bands={"pooled_change": band}, floor=1.2e-5,
+                                      kind="random", runs=20, texts=("a b c",)),
+                      "pooled_change")
+    fill = next(i for i in figure.plot.items if isinstance(i, pg.FillBetweenItem))
+    (x0, x1), (y0, y1) = figure.plot.viewRange()
+    box = fill.path().boundingRect()
+    assert np.isfinite([box.left(), box.top(), box.right(), box.bottom()]).all(), box
+    assert x0 <= box.left() < box.right() <= x1 and y0 <= box.top() < box.bottom() <= y1
+    assert box.top() == pytest.approx(-7.0)                     # p10 = 0: the zero row
+    for edge in (fill.curves[0], fill.curves[1]):
+        assert edge.opts["pen"].color().alpha() >= 180          # seen beside the median
+        assert edge in figure.plot.items
+    labels = [label.text for _, label in figure.legend.items]
+    assert any(text.startswith("p10 to p90") for text in labels), labels
+    figure.show_sweep(SimpleNamespace(bands={"pooled_change": SimpleNamespace(
+        median=median, p10=median * 0.9, p90=median * 1.1)}, floor=1.2e-5, kind="random",
+        runs=20, texts=("a b c",)), "pooled_change")
+    labels = [label.text for _, label in figure.legend.items]
+    assert any("thin as the line" in text for text in labels), labels

@@ -133,6 +133,14 @@ def test_the_lab_measures_every_method_at_every_length(lab):
     assert drope["checkpoint"] == "drope" and drope["perplexity"] != rope["perplexity"]
 
 
+def test_the_lab_says_it_ran_on_exactly_the_checkpoints_its_methods_read(lab):
+    """The lab's export caption listed learned and sinusoidal, which no method reads."""
+    _, result = lab
+    named = result["ran_on"].split("(", 1)[1].split(")", 1)[0].split(", ")
+    assert named == sorted({row["checkpoint"] for row in result["methods"].values()})
+    assert "learned" not in named and "sinusoidal" not in named
+
+
 def test_the_lab_tells_each_method_as_a_stage_its_longer_lengths_heavier(lab):
     said = []
     extension.extend(str(lab[0]), (1, 2), say=said.append)

@@ -324,3 +324,122 @@ def test_every_line_of_an_experiment_s_note_is_whole_at_every_size(
         if (width, height) == SIZES[0] and name != "order-use" and scrolled:
             problems.append(f"{width}×{height}: the page scrolls {scrolled} px")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("size, layers, heads", [((1500, 900), 4, 4), ((1500, 900), 6, 12),
+                                                 ((760, 520), 6, 12), ((760, 520), 4, 4)])
+def test_the_mosaic_s_colour_bar_stands_next_to_its_square_cells(qtbot, size, layers, heads):
+    """At 1920 × 1080 the colour bar stood ~400 px right of the last tile (the view
+    took the figure's width, the tiles its left part); MiniLM's 6 × 12 tiles at 1024 ×
+    700 sat in the top of a view four times their height, the bar as tall as the view.
+    The plots panel at a desktop's and a laptop's size: square cells, the bar's strip
+    next to the tiles and no taller than they are."""
+    from conftest import on_screen
+    from PySide6 import QtCore
+    from test_plots_legibility import evaluate, show
+
+    from posviz.gui.plots import PlotsPanel
+    panel = on_screen(qtbot, PlotsPanel(), *size)
+    show(panel, evaluate(layers=layers, heads=heads, d_model=8 * heads))
+    figure = panel.figures()["attention_mosaic"]
+    for _ in range(3):               # the plot held to its tiles, the bar aligned to it
+        QtWidgets.QApplication.processEvents()
+        figure.grab()
+    grid, view = figure.grid, figure.plot.vb
+    corner = view.mapViewToScene(QtCore.QPointF(0, 0))
+    far = view.mapViewToScene(QtCore.QPointF(grid.width, grid.height))
+    strip = figure.bar.vb.sceneBoundingRect()
+    assert abs((far.x() - corner.x()) / grid.width
+               - (far.y() - corner.y()) / grid.height) < 0.01          # square cells
+    assert 0 <= strip.left() - far.x() <= 30, (far.x(), strip.left())  # the bar beside
+    assert strip.height() <= (far.y() - corner.y()) * 1.1 + 4, (strip, far.y() - corner.y())
+
+
+def test_an_experiment_s_progress_stays_one_line_with_how_far_and_time_left(qtbot):
+    """At 1024 pixels a probe's progress wrapped to three or four lines, lost its end
+    (the time left) and moved the figure down and the page's scroll bar in and out as
+    it ran: one line, the stage's words elided, "… of … done, about … left" whole, the
+    figure where it was (the tab at its share of a 1024 × 700 window)."""
+    from conftest import on_screen
+
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.gui.experiments.tab import ExperimentsTab
+    from posviz.runtime.time_left import RunClock
+    tab = on_screen(qtbot, ExperimentsTab(), 760, 560)
+    before = tab.figure.geometry()
+    now = [100.0]
+    tab._clock = RunClock(lambda: now[0])
+    tab.cancel_button.setEnabled(True)
+    tab.progress.show()                                  # as run() does
+    tab._stage_started(Stage("fitting the MLP probes of absolute position on the held-out "
+                             "texts' hidden states, layer by layer, five seeds each",
+                             2, 3, None, None))
+    now[0] += 30
+    tab._progressed(7, 40)
+    QtWidgets.QApplication.processEvents()
+    line = tab.status.fontMetrics().height()
+    assert tab.status.height() <= line + 8, (tab.status.height(), line)
+    assert tab.figure.geometry() == before, (tab.figure.geometry(), before)
+    shown = tab.status.shown_text()
+    assert shown.startswith("fitting") and "…: 7 of 40 done, about" in shown
+    assert shown.endswith(" s left in all"), shown               # the time left, whole
+    assert tab.status.toolTip() == tab.status.text()         # the whole line, on hover
+    tab.cancel_button.setEnabled(False)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1920, 1080)])
+def test_a_real_model_s_facts_stay_short_and_a_load_never_scrolls_the_dock_sideways(
+        qtbot, window, size):
+    """With SmolLM2 loaded its "Weights" wrapped into about 20 lines at 1920 pixels, and
+    while a model loaded at 1024 the dock scrolled sideways (the busy bar's least width
+    beside Cancel): a long value keeps its ends around "…", whole in the tooltip, the
+    facts a few lines a row; the load's bar and line fit the dock."""
+    from test_gui_fold import SMOLLM2_FACTS
+
+    from PySide6.QtCore import Qt
+
+    from posviz.gui.model_dock import dock_width
+    from posviz.gui.model_panel.facts_table import facts_table, facts_tip
+    window.resize(*size)
+    window.resizeDocks([window.model_dock], [dock_width(size[0])], Qt.Horizontal)  # fresh
+    settle(qtbot, window)
+    panel, scroll = window.model_panel, window.model_dock.widget()
+    panel.load.started("SmolLM2-135M-Instruct Q4_1, de-quantized (bundled GGUF)")
+    panel.load.count("reading tensors", 5, 272)
+    settle(qtbot, window)
+    assert scroll.horizontalScrollBar().maximum() == 0, (
+        panel.minimumSizeHint().width(), scroll.viewport().width())
+    panel.load.finished()
+    panel.builtin_box.hide()                    # as for a real model (show_spec)
+    panel.model_facts.setText(facts_table(SMOLLM2_FACTS))
+    panel.model_facts.setToolTip(facts_tip(SMOLLM2_FACTS))
+    panel.model_facts.show()
+    settle(qtbot, window)
+    lines = panel.model_facts.height() / panel.model_facts.fontMetrics().lineSpacing()
+    assert lines <= 2.5 * len(SMOLLM2_FACTS), lines             # was 31 to 34
+    assert SMOLLM2_FACTS[-1][1] in panel.model_facts.toolTip()
+    assert "Weights" in panel.model_facts.text() and "float32 on cpu" in panel.model_facts.text()
+
+
+def test_a_figure_s_file_has_its_own_size_text_readable_in_it(tmp_path):
+    """RoPE's relative profile, alone on its tab, was written at the panel's 1500 × 957
+    with 9-point text; the outputs without a head at 1500 × 92, a strip. ``posviz
+    export`` and the Python API (one rule, own_size.figure_panel): the profile no taller
+    than a plot's file (own_size.TALLEST, its caption beside), the outputs' text wrapped
+    TEXT_WIDTH wide."""
+    import posviz
+    from posviz import cli
+    from posviz.gui.plots import own_size
+    small = ["--layers", "2", "--heads", "2", "--d-model", "16"]
+    assert cli.main(["export", "--pe", "rope", "--out", str(tmp_path), "--format", "png",
+                     "--no-csv", "--quiet", *small]) == 0
+    report = posviz.load(pe="rope", layers=2, heads=2, d_model=16).compare(
+        "the cat sat on the mat because it was warm")
+    for path in (tmp_path / "relative_profile.png",
+                 report.figure("relative_profile").save(tmp_path / "api.png")):
+        width, height = pixels(path)
+        assert height <= own_size.TALLEST + 60 and height / width < 0.45, (width, height)
+    for path in (tmp_path / "outputs.png",
+                 report.figure("outputs").save(tmp_path / "api-outputs.png")):
+        width, height = pixels(path)
+        assert width <= own_size.TEXT_WIDTH and height / width > 0.08, (width, height)

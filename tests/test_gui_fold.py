@@ -148,7 +148,7 @@ def test_a_real_model_s_facts_fit_the_dock_without_a_sideways_scroll(qtbot, size
     assert scroll.horizontalScrollBar().maximum() == 0, (
         panel.minimumSizeHint().width(), scroll.viewport().width())
     shown = panel.model_facts.text().replace("\u200b", "")    # where a line may break
-    assert "(HuggingFaceTB/SmolLM2-135M-Instruct, which" in shown
+    assert "its 4-bit Q4_1 GGUF de-quantized … float32 on cpu" in shown    # the ends
 
 
 def test_the_head_maps_titles_do_not_run_into_each_other_at_800_pixels(qtbot):

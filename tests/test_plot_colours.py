@@ -19,6 +19,7 @@ from posviz.gui.experiments.figure import ExperimentFigure  # noqa: E402
 from posviz.gui.plots import PlotsPanel, style  # noqa: E402
 from posviz.gui.plots.positions import cosine_scale  # noqa: E402
 from posviz.models.encodings import ENCODINGS  # noqa: E402
+from conftest import on_screen  # noqa: E402
 
 LEAST = 3.0             # WCAG 2's least contrast for graphics against their background
 
@@ -61,6 +62,50 @@ def test_every_encoding_s_pen_in_the_comparison_stands_out(qtbot):
     weak = {pen.color().name(): round(contrast(pen.color()), 2) for pen in pens
             if contrast(pen.color()) < LEAST}
     assert not weak, weak
+
+
+APART = 35.0            # CIE76 ΔE: two curves' colours told apart at a glance
+
+
+def lab(colour) -> np.ndarray:
+    """CIE L*a*b* (D65) of an sRGB colour."""
+    rgb = np.array(pg.mkColor(colour).getRgbF()[:3])
+    rgb = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                    [0.0193, 0.1192, 0.9505]]) @ rgb / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def delta_e(first, second) -> float:
+    return float(np.linalg.norm(lab(first) - lab(second)))
+
+
+def test_delta_e_is_cie76_s():
+    assert delta_e("#ffffff", "#000000") == pytest.approx(100.0, abs=0.01)
+    assert delta_e("#d55e00", "#b87a00") < 30      # sinusoidal's and ALiBi's old oranges
+
+
+def test_every_two_curve_colours_are_far_apart():
+    """Sinusoidal's and ALiBi's curves took two similar oranges (ΔE 27), the sixth and
+    seventh curves two blues (ΔE 12)."""
+    near = {(a, b): round(delta_e(a, b), 1) for k, a in enumerate(style.CURVE_COLOURS)
+            for b in style.CURVE_COLOURS[k + 1:] if delta_e(a, b) < APART}
+    assert not near, near
+
+
+def test_every_encoding_s_pen_in_the_comparison_has_its_own_colour(qtbot):
+    """The encodings compared, every kind: any two curves' colours ΔE76 >= APART."""
+    values = {kind: (cls.title, [0.1 * (k + 1), 0.2 * (k + 1), 0.3 * (k + 1)])
+              for k, (kind, cls) in enumerate(ENCODINGS.items())}
+    figure = on_screen(qtbot, ExperimentFigure(), 900, 600)
+    figure.show_compare(compared(values), "hidden_equivariance")
+    colours = {item.opts["pen"].color().name(): item for item in figure.plot.items
+               if isinstance(item, pg.PlotCurveItem)}
+    assert len(colours) == len(ENCODINGS)
+    near = {(a, b): round(delta_e(a, b), 1) for a in colours for b in colours
+            if a < b and delta_e(a, b) < APART}
+    assert not near, near
 
 
 def test_a_map_of_cosines_is_coloured_over_its_data():

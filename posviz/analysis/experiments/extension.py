@@ -268,10 +268,12 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
             if progress is not None:
                 progress(done, len(lengths))
         table[method.name] = row
+    # the checkpoints the figures show, not every one found (learned, sinusoidal)
+    used = sorted({found[method.checkpoint].folder.name for method in METHODS})
     where = ("the shipped trained checkpoints" if folder is None
              else f"the checkpoints in {folder}")
     return Extension(train, lengths, count, tuple(bin_name(*b) for b in bins), table,
-                     f"{where} ({', '.join(sorted(found))}): the built-in model "
+                     f"{where} ({', '.join(used)}): the built-in model "
                      f"({rope.config.layers} layers, width {rope.config.d_model}), causal, "
                      f"trained at {train} tokens",
                      rope.config.seed)

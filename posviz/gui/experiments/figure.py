@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 
 from .jobs import SWAP_MAP
 from .probes import draw_probes
+from .sweep_band import draw_band
 from .swaps import draw_pairs, hover_text, which_text
 from ..plots import style
 from ..plots.base import Figure
@@ -273,14 +274,10 @@ class ExperimentFigure(Figure):
         # an exact 0 inside the floor's band, above the axis, as the symmetry plot does
         level = zero_level((p10, median, p90), floor)
         row = self._floor_band(floor, level)
-        lower = self._curve(x, self._drawn(p10, level, row), (0, 114, 178, 90), "", 1)
-        upper = self._curve(x, self._drawn(p90, level, row), (0, 114, 178, 90), "", 1)
-        self.plot.addItem(pg.FillBetweenItem(lower, upper,
-                                             brush=pg.mkBrush(0, 114, 178, 60)))
-        if (p90 > p10).any():                    # a band only where the runs spread
-            self.legend.addItem(style.legend_sample(
-                pen=None, symbol="s", symbolSize=12, symbolPen=None,
-                symbolBrush=(0, 114, 178, 60)), "p10 to p90 of the runs")
+        top = np.nanmax(np.r_[p90, 1.0])
+        y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
+        draw_band(self, x, p10, median, p90,
+                  lambda q: self._drawn(q, level, row), y_range[1] - y_range[0])
         one = result.runs == 1                  # one text reversed: no median, no spread
         line = "the run" if one else "median"
         self._curve(x, self._drawn(median, level, row), "#0072b2", line, 2.5)
@@ -294,8 +291,6 @@ class ExperimentFigure(Figure):
                                                     symbolPen=pg.mkPen("#0072b2", width=2)),
                                 f"{line} 0 (exact), on the row marked 0")
         self._floor_line(floor)
-        top = np.nanmax(np.r_[p90, 1.0])
-        y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         self._frame(y_range, layers.size)
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")

@@ -17,6 +17,7 @@ from PySide6 import QtCore, QtWidgets
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
                        fill_metric_box, metric_items)
 from .figure import ExperimentFigure
+from .progress_line import ProgressLine
 from .jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                    make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder
@@ -93,8 +94,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.progress.setFixedWidth(200)
         self.progress.setTextVisible(True)
         self.progress.hide()
-        self.status = QtWidgets.QLabel()
-        self.status.setWordWrap(True)
+        self.status = ProgressLine()            # one line while a run goes on
         row.addWidget(self.progress)
         row.addWidget(self.status, 1)
         return row
@@ -257,11 +257,12 @@ class ExperimentsTab(QtWidgets.QWidget):
         in_all = ("" if clock.total and clock.index == clock.count
                   else left_words(run_left, " in all").replace(", ", "; ", 1))
         if not clock.total:                      # a stage starts: before its first step
-            self._say(f"{stage}…{in_all}")
+            self._say(f"{stage}…{in_all}", kept=in_all)
             return
         left = left_words(clock.stage_left())    # none before its first step is done
         stage = f"{stage}: " if stage else ""
-        self._say(f"{stage}{clock.done} of {clock.total} done{left}{in_all}")
+        how_far = f"{clock.done} of {clock.total} done{left}{in_all}"
+        self._say(f"{stage}{how_far}", kept=how_far)
 
     @QtCore.Slot(object)
     def _finished(self, outcome) -> None:
@@ -334,9 +335,9 @@ class ExperimentsTab(QtWidgets.QWidget):
         if note := self.figure.draw(self.job, self.result, metric):
             self._say(note, error=True)
 
-    def _say(self, text: str, error: bool = False) -> None:
+    def _say(self, text: str, error: bool = False, kept: str = "") -> None:
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")
-        self.status.setText(text)
+        self.status.say(text, kept, wrap=error)
         self.status.setProperty("error", error and bool(text))
 
     def is_current(self) -> bool:

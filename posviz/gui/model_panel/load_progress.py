@@ -80,7 +80,8 @@ class LoadProgress(QWidget):
         self.cancel = QPushButton("Cancel")
         self.cancel.setToolTip("Stop waiting for this model; the current one stays in use "
                                "(a download stops and leaves nothing half done in the cache)")
-        row.addWidget(self.busy, 1)
+        self.busy.setMinimumWidth(40)    # beside Cancel in a 200-pixel dock: its own
+        row.addWidget(self.busy, 1)      # least (95) made the dock scroll sideways
         row.addWidget(self.download)
         row.addWidget(self.cancel)
         layout.addLayout(row)

@@ -22,7 +22,7 @@ from ...errors import PosvizInputError
 from ...models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED
 from ...models.config import ModelConfig, Positions
 from ...models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
-from .facts_table import facts_table, trace_rows
+from .facts_table import facts_table, facts_tip, trace_rows
 from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, edited, option_widget, set_value,
                      value_of)
 from .model_source import OPEN_ITEMS
@@ -253,5 +253,6 @@ class ModelPanel(SourceBox, QWidget):
                     f"parameters · {facts.weights} · {facts.dtype} on {facts.device}")
                 self.builtin_facts.show()
             return
-        self.model_facts.setText(facts_table(facts.rows() if facts is not None
-                                             else trace_rows(reference)))
+        rows = facts.rows() if facts is not None else trace_rows(reference)
+        self.model_facts.setText(facts_table(rows))
+        self.model_facts.setToolTip(facts_tip(rows))          # a shortened value, whole

@@ -5,7 +5,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from . import colorbars, style
+from . import colorbars, mosaic_fit, style
 from .attention import _quote
 from .base import Figure
 from .hover import wrapped
@@ -105,6 +105,7 @@ class MosaicFigure(Figure):
         colorbars.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.plot.vb.sigResized.connect(self._relayout)
+        self.canvas.sigDeviceRangeChanged.connect(self._relayout)     # a held plot's room
         # the outline lies a fixed number of screen pixels out: again at every zoom
         self.plot.vb.sigTransformChanged.connect(lambda *_: self._outline(*self._selected))
         self._grid = None                     # the MosaicGrid on screen (views.mosaic)
@@ -153,7 +154,7 @@ class MosaicFigure(Figure):
         return None if hit is None else (hit[0] + 1, *hit[1:])
 
     def _aspect(self) -> float:
-        width, height = self.plot.vb.width(), self.plot.vb.height()
+        width, height = mosaic_fit.room(self)        # not the view, held to the tiles
         return width / height if width > 20 and height > 20 else 1.5
 
     def _relayout(self, *_) -> None:
@@ -181,13 +182,13 @@ class MosaicFigure(Figure):
 
     def _anchor(self) -> None:
         """Show the tiles whole (square cells, a margin of PAD of the mosaic around
-        them) against the view's top left, next to the layer labels: the view's spare
-        width (or height) stays empty at its right (bottom) instead of on both sides,
-        where the tiles floated ~130 px away from their labels in a wide figure."""
+        them) against the view's top left, next to the layer labels, the view held to
+        them (mosaic_fit): the colour bar beside the tiles, the spare room past it."""
         grid, view = self._grid, self.plot.vb
         if grid is None or view.width() < 2 or view.height() < 2:
             return
         width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
+        mosaic_fit.hold(self, width, height)
         scale = min(view.width() / width, view.height() / height)      # pixels per cell
         left, top = -PAD * grid.width, -PAD * grid.height
         self.plot.setRange(xRange=(left, left + view.width() / scale),
@@ -267,14 +268,12 @@ class MosaicFigure(Figure):
         return out
 
     def spare(self) -> tuple[float, float]:
-        """Pixels of the view left empty across and down by the tiles (square cells,
-        their margin): the spare side of a view of another shape than the mosaic's."""
-        grid, view = self._grid, self.plot.vb
-        if grid is None or view.width() < 2 or view.height() < 2:
+        """Pixels of the room (mosaic_fit.room) left empty across and down by the tiles
+        (square cells, their margin): a file of the mosaic does without them."""
+        grid = self._grid
+        if grid is None or min(mosaic_fit.room(self)) < 2:
             return 0.0, 0.0
-        width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
-        scale = min(view.width() / width, view.height() / height)
-        return view.width() - width * scale, view.height() - height * scale
+        return mosaic_fit.spare(self, grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD))
 
     def drawn_alone(self) -> "MosaicFigure":
         """The mosaic at its own size, for a file: a twin of OWN_SIZE made as narrow (or

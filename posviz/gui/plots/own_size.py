@@ -15,6 +15,10 @@ from PySide6 import QtCore, QtWidgets
 from . import style
 
 PANEL_SIZE = (1500, 1000)       # pixels: the plots panel a file's figures are laid out in
+TALLEST = 600           # pixels: a file of curves at most (alone on its tab, RoPE's relative
+                        # profile took the panel: 1500 × 957, its 9-pt text tiny)
+TEXT_WIDTH = 900        # pixels: a figure of text alone (the outputs without a head: a
+                        # 1500 × 92 strip), its lines wrapped to this width
 
 
 def off_screen(widget: QtWidgets.QWidget, width: int, height: int) -> None:
@@ -155,12 +159,29 @@ def square_maps(panel, name: str, tries: int = 8) -> None:
         QtWidgets.QApplication.processEvents()
 
 
+def bound_for_file(figure) -> None:
+    """Hold ``figure`` (shown off screen, in a panel drawn for files) to its file's own
+    size: text alone TEXT_WIDTH wide, a plot at most TALLEST pixels tall (maps of
+    square matrices are squared instead: square_maps)."""
+    from .arrange import plots_nothing
+    if plots_nothing(figure):
+        return
+    if figure.canvas.isHidden() and figure.stack.currentWidget() is not figure.canvas:
+        figure.setMaximumWidth(TEXT_WIDTH)
+    else:
+        figure.setMaximumHeight(TALLEST)
+    QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
+    QtWidgets.QApplication.processEvents()
+
+
 def figure_panel(panel, name: str, twin):
-    """The panel figure ``name`` is drawn from, at its own size: ``panel`` itself, or,
-    for a figure of square maps, ``twin()`` (a new panel showing the same) made as tall
-    as makes them square (the caller closes it). The one rule both ``posviz export``
-    and the Python API's ``figure(name)`` follow."""
+    """The panel figure ``name`` is drawn from, at its own size: ``panel`` itself (off
+    screen, its figure held to its file's size: bound_for_file), or, for a figure of
+    square maps, ``twin()`` (a new panel showing the same) made as tall as makes them
+    square (the caller closes it). The one rule ``posviz export``, File › Export, a
+    figure's own menu and the Python API's ``figure(name)`` follow."""
     if not shows_square_maps(panel.laid_out(name)):
+        bound_for_file(panel.laid_out(name))
         return panel
     squared = twin()
     if squared.size() != panel.size():       # as wide as the figures written beside it

@@ -16,7 +16,7 @@ from PySide6 import QtWidgets
 from .arrange import plots_nothing, shown_while
 from .exporting import ask_export_path, writing
 from .figures import FIGURE_TYPES, FIGURES
-from .own_size import figure_panel, shows_square_maps, square_maps
+from .own_size import figure_panel
 from posviz.document.caption import caption
 from posviz.document.files import FIGURE_FORMATS, check_folder, check_formats, check_width
 from posviz.document.provenance import record, typed_text
@@ -128,10 +128,9 @@ class PanelFiles:
             return
         path, width, dpi = chosen
         twin = self.drawn_alone()
-        try:
-            if shows_square_maps(twin.laid_out(name)):
-                square_maps(twin, name)             # as figure_panel draws it
-            twin.export_figure(name, path, width=width, dpi=dpi)
+        try:            # its own size, as every file's (its maps squared in the twin)
+            figure_panel(twin, name, lambda: twin).export_figure(name, path, width=width,
+                                                                 dpi=dpi)
         except PosvizInputError as error:
             QtWidgets.QMessageBox.warning(self, "Export failed", str(error))
         else:

@@ -20,10 +20,10 @@ FOREGROUND = (40, 40, 40)
 SEQUENTIAL = "viridis"          # attention weights, in [0, 1]
 DIVERGING = "CET-D1"            # signed differences, white at 0
 ATTENTION_LEVELS = (0.0, 1.0)
-# Okabe-Ito's hues (for colour-blind readers), the light ones darkened and yellow made
-# violet: every curve at least 3:1 against white, WCAG's least for graphics
-CURVE_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#c06a9c", "#b87a00", "#6a3d9a",
-                 "#3d8ec9", "#000000")
+# Okabe-Ito's hues (colour-blind readers) darkened, yellow made violet; olive and grey for
+# an orange and a blue too near others: each 3:1 on white (WCAG), any two ΔE76 >= 35 apart
+CURVE_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#c06a9c", "#808000", "#6a3d9a",
+                 "#7f7f7f", "#000000")
 
 # The one source of the figures' text and furniture: every axis, colour bar and legend
 # of every figure takes these (style_axis, color_bar, legend_below), so ticks, fonts and

@@ -1,0 +1,55 @@
+"""The mosaic's plot held to its tiles: the view as wide and as tall as the tiles need at
+the largest scale the canvas allows, so the colour bar stands next to the cells (a wide
+window left ~400 px of empty view between them) and the spare room lies beyond the bar
+and below the tiles."""
+from __future__ import annotations
+
+from PySide6 import QtCore
+
+FAR = 1e6           # pixels: "no bound" for a plot's maximum size before a mosaic
+
+
+def room(figure) -> tuple[float, float]:
+    """Pixels across and down ``figure``'s (a MosaicFigure) view could take: its canvas
+    less the colour bar, the plot's axes and the layout's margins and spacing, whatever
+    the view is held to now."""
+    plot, bar, layout = figure.plot, figure.bar, figure.canvas.ci.layout
+    left, top, right, bottom = layout.getContentsMargins()
+    area = figure.canvas.viewport().rect()       # the layout shrinks to a held plot
+    spacing = max(layout.horizontalSpacing(), 0)
+    across = (area.width() - left - right - bar.width() - spacing
+              - (plot.width() - plot.vb.width()))
+    down = area.height() - top - bottom - (plot.height() - plot.vb.height())
+    return max(across, 0.0), max(down, 0.0)
+
+
+def scale(figure, width: float, height: float) -> float:
+    """Pixels per cell that show ``width`` × ``height`` cells whole in the room."""
+    across, down = room(figure)
+    return min(across / width, down / height) if width > 0 and height > 0 else 0.0
+
+
+def spare(figure, width: float, height: float) -> tuple[float, float]:
+    """Pixels of the room the tiles (``width`` × ``height`` cells) leave empty across
+    and down: what a file of the mosaic does without (own_size.lay_out_without_spare)."""
+    across, down = room(figure)
+    k = scale(figure, width, height)
+    return across - width * k, down - height * k
+
+
+def hold(figure, width: float, height: float) -> None:
+    """Bound ``figure``'s plot to a view of ``width`` × ``height`` cells at the
+    room's scale (no bound when there is nothing to show)."""
+    plot = figure.plot
+    k = scale(figure, width, height)
+    if k <= 0:
+        bound = QtCore.QSizeF(FAR, FAR)
+    else:
+        bound = QtCore.QSizeF(plot.width() - plot.vb.width() + width * k + 1,
+                              plot.height() - plot.vb.height() + height * k + 1)
+    now = plot.maximumSize()
+    if abs(now.width() - bound.width()) > 0.5 or abs(now.height() - bound.height()) > 0.5:
+        plot.setMaximumSize(bound)
+        # the layout was clamped to the old bound: the canvas lays it out anew only when
+        # its own size changes
+        figure.canvas.ci.setGeometry(QtCore.QRectF(figure.canvas.viewport().rect()))
