@@ -4,8 +4,9 @@ and ``train`` run, each returning a result whose ``to_dict()`` is the command's
 
 Each takes a model as the command line does: ``model`` a loaded posviz.Model, a
 pretrained model's name or folder, or None for the built-in model, configured by its
-options as keywords (``pe``, ``mask``, ``layers``…; its seed is ``model_seed``, as
-``--model-seed``: ``seed`` seeds the orders) with ``weights``. The guard
+options as keywords (``pe``, ``mask``, ``layers``…; its seed is ``seed``, as ``--seed``,
+but in a sweep and a probe, whose ``seed`` seeds the orders: there it is ``model_seed``,
+as ``--model-seed``) with ``weights``. The guard
 (models.limits.guard) runs before the model is loaded and again before the runs.
 
 A new command joins the same way: its function here (its checks, then the analysis'
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import PosvizInputError, argument
 from ..models.config import Positions
-from .model import Model, builtin_config, load
+from .arguments import takes
+from .model import BUILTIN_OPTIONS, EXPERIMENT_OPTIONS, Model, builtin_config, load
 from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
 from .steps import check_progress
 
@@ -68,6 +70,15 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     return load(model, device=device, offline=offline, progress=False, **options)
 
 
+def refuse_model_seed(options: dict, command: str) -> None:
+    """``model_seed`` given to a command that draws no orders, whose built-in model's
+    seed is ``seed`` as its command's is ``--seed``: one name, the other refused."""
+    if "model_seed" in options:
+        raise PosvizInputError(f"{command} draws no orders, so the built-in model's seed "
+                               f"is {argument('seed')}: {argument('model_seed')} names it "
+                               f"only in sweep and probe, whose seed draws their orders")
+
+
 def refuse_order(options: dict, command: str) -> None:
     """An order given to an experiment that runs the orders it needs, refused as the
     command line refuses --order."""
@@ -76,6 +87,7 @@ def refuse_order(options: dict, command: str) -> None:
                                f"runs the orders it needs")
 
 
+@takes(options=EXPERIMENT_OPTIONS, also=("order",))
 def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "random",
           count: int = 32, seed: int = 0, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -102,6 +114,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
                     positions=positions, offset=offset, literal=literal, progress=progress)
 
 
+@takes(options=EXPERIMENT_OPTIONS, also=("order", "seed"))
 def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "linear",
           folds: int = 5, positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
@@ -129,6 +142,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
                     offset=offset, literal=literal, progress=progress, say=say)
 
 
+@takes()
 def paper(name: str, weights: str | None = None, *, progress: Counted | bool | None = None,
           say: Said | None = None) -> "Paper":
     """A published claim checked as ``posviz paper NAME`` checks it: its citation, what
@@ -145,14 +159,16 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
                              say=stages(say, progress, count)), weights)
 
 
+@takes(options=tuple(name for name in BUILTIN_OPTIONS if name != "pe"),
+       also=("pe", "model_seed"))
 def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                       weights: str = "random", config=None, positions: str = "slot",
                       offset: int = 0,
                       literal: bool = False, progress: Counted | bool | None = None,
                       **options) -> "Comparison":
     """The built-in model with each encoding of ``encodings`` (a list, or "none,rope";
-    default: all six), the same configuration (``options`` as keywords, ``model_seed``
-    its seed; or ``config``, a ModelConfig) and kind of ``weights`` ("random" or
+    default: all six), the same configuration (``options`` as keywords, ``seed`` its
+    seed, as ``--seed``; or ``config``, a ModelConfig) and kind of ``weights`` ("random" or
     "trained"), on ``text`` reordered by
     ``order`` (default: reversed), as ``posviz compare``; ``.to_dict()`` is ``compare
     --json``, ``.figure(metric=)`` draws every encoding's curve per layer."""
@@ -170,8 +186,10 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     text = DEFAULT_TEXT if text is None else text
     kinds = parse_kinds(",".join(KINDS) if encodings is None else
                         encodings if isinstance(encodings, str) else ",".join(encodings))
-    if "model_seed" in options:
-        options["seed"] = options.pop("model_seed")
+    refuse_model_seed(options, "compare_encodings")
+    if "pe" in options:                   # --pe on the command line: its encodings
+        raise PosvizInputError(f"compare_encodings takes its encodings as "
+                               f"{argument('encodings')} (got {argument('pe', options['pe'])})")
     where = Positions(positions, offset, literal).validate()
     if config is None:
         config = builtin_config({**options, "pe": kinds[0]})
@@ -187,6 +205,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     return Comparison(result)
 
 
+@takes(options=BUILTIN_OPTIONS, also=("model_seed",))
 def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
           batch: int | None = None, vocab: int | None = None, lr: float | None = None,
           warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
@@ -215,8 +234,7 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     problems = recipe.problems()
     if problems:
         raise PosvizInputError(problems[0])
-    if "model_seed" in options:
-        options["seed"] = options.pop("model_seed")
+    refuse_model_seed(options, "train")
     if options.get("mask", "causal") != "causal":
         raise PosvizInputError(f"train trains a causal language model: "
                                f"{argument('mask', options['mask'])} cannot be trained")
@@ -241,6 +259,7 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     return Trained(checkpoint, config, recipe, notes)
 
 
+@takes()
 def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
            progress: Counted | bool | None = None, say: Said | None = None) -> "Extended":
     """The context-extension lab, as ``posviz extend``: the trained RoPE checkpoint run
@@ -279,6 +298,7 @@ def check_order_use(model, windows, length, weights) -> None:
                                f"or a checkpoint folder, or {argument('model')}")
 
 
+@takes(options=BUILTIN_OPTIONS, also=("model_seed",))
 def order_use(model=None, *, windows: int | None = None, length: int | None = None,
               weights: str | None = None, device: str = "cpu", offline: bool = False,
               **options) -> "OrderUsed":
@@ -294,6 +314,7 @@ def order_use(model=None, *, windows: int | None = None, length: int | None = No
     from ..models.training.order_use import WINDOWS
     from .results import OrderUsed
     check_order_use(model, windows, length, weights)
+    refuse_model_seed(options, "order_use")
     if model is None:
         options.setdefault("mask", "causal")      # the zoo's checkpoints are causal
     loaded = model_of(model, options, weights=(weights or "trained") if model is None

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from ..errors import PosvizInputError, argument, speaks_flags
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS
+from .arguments import takes
 from .report import Report
 from .steps import Progress, as_progress, layer_ticks, run_progress
 
@@ -19,6 +20,9 @@ if TYPE_CHECKING:          # these import numpy or torch: only when used
     from .results import Probe, Sweep
 
 BUILTIN_OPTIONS = tuple(name for name in MODEL_OPTIONS if OPTIONS[name].chosen)
+# the same, where ``seed`` seeds an experiment's orders: the model's is ``model_seed``
+EXPERIMENT_OPTIONS = tuple("model_seed" if name == "seed" else name
+                           for name in BUILTIN_OPTIONS)
 
 
 def builtin_config(options: dict) -> ModelConfig:
@@ -33,6 +37,7 @@ def builtin_config(options: dict) -> ModelConfig:
     return ModelConfig(**options).validate()
 
 
+@takes(options=BUILTIN_OPTIONS)
 def load(source: str | None = None, *, config: ModelConfig | None = None,
          weights: str = "random", device: str = "cpu", offline: bool = False,
          progress: Progress | bool | None = None, n_tokens: int = 0,
@@ -104,6 +109,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
                                   offload_folder=offload_folder or ""), progress)
 
 
+@takes()
 def load_session(path, *, device: str = "cpu", offline: bool = False,
                  progress: Progress | bool | None = None) -> "Report":
     """The report of a saved .posviz session: its model (a pinned hub model downloaded
@@ -121,15 +127,15 @@ def load_session(path, *, device: str = "cpu", offline: bool = False,
     return Model(session.backend, spec).report(session, say, document=doc)
 
 
+@takes()
 def read_texts(path) -> list[str]:
     """The texts of a file, one a line (blank lines and lines starting with '#' left
     out), as ``posviz sweep --texts FILE`` reads them; PosvizInputError if none."""
     from ..analysis.experiments.texts import read_texts as read
-    try:
-        return read(path)
-    except OSError as error:          # in the command line's words
-        raise PosvizInputError(f"{error.strerror or error}: {error.filename or path}") \
-            from None
+    if not isinstance(path, (str, os.PathLike)):
+        raise PosvizInputError(f"{argument('path')} must be a file's path (got "
+                               f"{type(path).__name__})")
+    return read(os.fspath(path), "path")
 
 
 class Model:
@@ -169,6 +175,7 @@ class Model:
         return provenance(self.describe(), seeds=seeds, options=options,
                           offload_folder=self.spec.offload_folder or None)
 
+    @takes()
     def tokens(self, text: str) -> list[str]:
         """The model's tokens of ``text`` (n of them), as ``order`` indexes them."""
         return list(self.backend.tokenize(text).tokens)
@@ -176,6 +183,7 @@ class Model:
     def __repr__(self) -> str:
         return f"<posviz.Model {self.name}>"
 
+    @takes()
     def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
                 positions: str = "slot", offset: int = 0, literal: bool = False,
                 progress: Progress | bool | None = None) -> "Report":
@@ -216,6 +224,7 @@ class Model:
         progress = self._told(progress)
         return self.report(session, run_progress(progress))
 
+    @takes()
     def report(self, session: "Session", say: Progress | None = None,
                document=None) -> "Report":
         """The Report of a session's order against its original order (what the window
@@ -235,6 +244,7 @@ class Model:
             evaluation = self.engine.evaluate(seq, order, where)
         return Report(self, session, evaluation, document)
 
+    @takes()
     def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
               count: int = 32, seed: int = 0, *, layer: int | None = None,
               positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -246,6 +256,7 @@ class Model:
                         positions=positions, offset=offset, literal=literal,
                         progress=self._told(progress))
 
+    @takes()
     def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
               folds: int = 5, positions: str = "slot", offset: int = 0,
               literal: bool = False,

@@ -6,6 +6,7 @@ is the analysis result's (``rows()``, ``runs``, ``layers``, ``verdict``…)."""
 from __future__ import annotations
 
 from ..errors import PosvizInputError, argument
+from .arguments import takes
 from .report import abbreviated, jsonable
 
 
@@ -40,6 +41,7 @@ class Result:
         """What ``figure(metric=)`` takes (none: one figure)."""
         return ()
 
+    @takes()
     def figure(self, metric: str | None = None):
         """The Experiments tab's figure of this result, drawn off screen: it shows itself
         in a notebook; ``.save(path)`` writes .png (``width=`` or ``dpi=``), .svg, .pdf
@@ -74,13 +76,16 @@ class Sweep(Result):
     def __init__(self, result, model, positions, options: dict):
         from ..document.provenance import positions_options
         self.model, self.positions, self.described = model, positions, model.describe()
+        options = dict(options)
+        seed = options.pop("seed", None)            # None: a fixed set of orders, no seed
         super().__init__(result, model.provenance(
-            seeds={"orders": result.seed},
+            seeds=None if seed is None else {"orders": seed},
             options={**positions_options(positions), **options}))
 
     def metrics(self) -> tuple[str, ...]:
         return tuple(self.result.bands) + (("swap map",) if self.result.pairs else ())
 
+    @takes()
     def figure(self, metric: str | None = None, text: int | None = None):
         """As Result.figure; ``text``: which text's swap map (an index into ``texts``,
         default 0), for ``metric="swap map"`` only."""
@@ -221,6 +226,7 @@ class Trained(Result):
                          "record": self.checkpoint.record, "notes": self.notes,
                          "provenance": self.provenance})
 
+    @takes()
     def figure(self, metric: str | None = None):
         raise PosvizInputError("posviz train draws no figure: its loss curve is under "
                                "record['loss_curve'] in to_dict()")
@@ -269,6 +275,7 @@ class OrderUsed(Result):
         return jsonable({"model": self.model.name, **self.result.to_dict(),
                          "provenance": self.provenance})
 
+    @takes()
     def figure(self, metric: str | None = None):
         raise PosvizInputError("posviz.order_use draws no figure: its numbers are in "
                                "to_dict()")

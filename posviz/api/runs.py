@@ -42,6 +42,7 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
              layer: int | None = None, positions: str = "slot", offset: int = 0,
              literal: bool = False, progress: Counted | None = None) -> "Sweep":
     """posviz.sweep on a loaded ``model``."""
+    from ..analysis.experiments.runs import sweep_settings
     from ..analysis.experiments.sweep import sweep as run
     from ..models.limits import guard
     from .results import Sweep
@@ -54,7 +55,9 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
     from .steps import counted
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,
                  progress=counted(progress))
-    return Sweep(result, model, where, {"kind": kind, "count": count, "layer": layer})
+    if layer is None and result.pairs:                  # the swap map's: the last
+        layer = result.pairs[0].layer
+    return Sweep(result, model, where, sweep_settings(kind, count, seed, layer))
 
 
 def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,

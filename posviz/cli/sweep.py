@@ -145,11 +145,13 @@ def pairs_path(path: str) -> str:
 def csv_facts(result) -> list[str]:
     """The ``# key: value`` lines a sweep's CSV starts with: its provenance, then the
     sweep's kind, count and texts (document.provenance)."""
+    from ..analysis.experiments.runs import sweep_settings
     from ..document.provenance import comment_lines, file_lines
     r = result.result
-    return comment_lines({**file_lines(result.provenance), "experiment": "sweep",
-                          "kind": r.kind, "count": r.count, "texts": json.dumps(
-                              list(r.texts), ensure_ascii=False)})
+    used = sweep_settings(r.kind, r.count, r.seed)
+    used.pop("seed", None)                           # the provenance's seeds hold it
+    return comment_lines({**file_lines(result.provenance), "experiment": "sweep", **used,
+                          "texts": json.dumps(list(r.texts), ensure_ascii=False)})
 
 
 def write_csv(path: str, rows, facts: list[str] = ()) -> None:

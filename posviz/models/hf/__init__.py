@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ...errors import Cancelled, PosvizInputError
 from ..formats.gguf_header import gguf_config
+from ..options import PRETRAINED_DTYPES, pretrained_dtype_problem
 from . import cache, converted, hub
 from .cache import NotCached, cached_models, hub_cache_dir, network_allowed
 from .families import BY_MODEL_TYPE
@@ -79,9 +80,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     within ``max_memory`` ({device: bytes}, by default what each has free), on the
     accelerator, then the CPU, then that folder on disk; HFBackend.describe says where.
     """
-    if dtype not in DTYPES:
-        raise PosvizInputError(f"unknown dtype {dtype!r} for a real model (choose "
-                               f"{', '.join(DTYPES)})")
+    if pretrained_dtype_problem(dtype):
+        raise PosvizInputError(pretrained_dtype_problem(dtype))
     say = teller(progress)
     stop = should_stop or (lambda: False)
     # Everything that can be refused is checked before the first step is told, so bad
@@ -143,7 +143,7 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                      dtype=dtype, weights=weights)
 
 
-DTYPES = ("float32", "bfloat16", "float16")
+DTYPES = PRETRAINED_DTYPES         # what a pretrained model is read as (models.options)
 
 
 def placement(offload_folder, max_memory: dict | None) -> dict | None:
