@@ -100,7 +100,7 @@ BAD = {
     "train mask": (lambda: posviz.train("unused", mask="bidirectional"),
                    "mask='bidirectional' cannot be trained"),
     "train order_every": (lambda: posviz.train("unused", order_every=-1),
-                          "order_every must be 0 or more"),
+                          "order_every must be a whole number of at least 0"),
     "extend factors": (lambda: posviz.extend(factors=[0]), "factors must be whole numbers "
                        "rising from 1 to at most 64, such as (1, 2, 4, 8) (got [0])"),
     "order_use windows": (lambda: posviz.order_use(windows=0), "windows must be"),

@@ -52,13 +52,19 @@ def test_standard_input_holds_a_text_no_command_line_could(tmp_path):
 
 @pytest.mark.parametrize("argv, says", [
     (["report", "--text", "a", "--text-file", "x"], "give --text or --text-file, not both"),
-    (["report", "--text-file", "/no/such/file"], "No such file or directory: /no/such/file"),
+    (["report", "--text-file", "/no/such/file"], "--text-file /no/such/file: No such file "
+     "or directory"),
+    (["sweep", "--texts", "/no/such/file"], "--texts /no/such/file: No such file or "
+     "directory"),
+    (["report", "--text-file", "DIR"], "--text-file DIR: Is a directory"),
     (["probe", "--text-file", "FILE"], "the probe holds whole texts out"),
 ])
 def test_text_file_refusals_are_one_line(argv, says, capsys, tmp_path):
     if argv[-1] == "FILE":
         argv[-1] = str(tmp_path / "t.txt")
         Path(argv[-1]).write_text(TEXT)
+    if argv[-1] == "DIR":                        # a folder given for a file
+        argv[-1], says = str(tmp_path), says.replace("DIR", str(tmp_path))
     code, _, err = run(capsys, *argv)
     assert code == 2 and err.count("\n") == 1 and says in err
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, argument
 
 _ROLES = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
@@ -55,3 +56,31 @@ def takes(*, options: tuple[str, ...] = (), also: tuple[str, ...] = ()):
             return function(*args, **kwargs)
         return checked
     return wrap
+
+
+def check_type(name: str, value, kinds, what: str) -> None:
+    """PosvizInputError unless ``value`` is one of ``kinds`` (None among them when None
+    is taken), in one line naming the argument and ``what`` it takes."""
+    if not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds:
+        raise PosvizInputError(f"{argument(name)} must be {what} (got "
+                               f"{type(value).__name__})")
+
+
+def check_whole(name: str, value, low: int = 0) -> None:
+    """PosvizInputError unless ``value`` is a whole number of at least ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise PosvizInputError(f"{argument(name)} must be a whole number of at least "
+                               f"{low} (got {value!r})")
+
+
+def check_weights(weights) -> None:
+    """The built-in model's ``weights``: "random", "trained" or a checkpoint folder."""
+    check_type("weights", weights, (str, os.PathLike), "random, trained or a checkpoint "
+               "folder")
+
+
+def check_say(say) -> None:
+    """``say``: None or a callable told each stage."""
+    if say is not None and not callable(say):
+        raise PosvizInputError(f"{argument('say')} must be None or a callable told each "
+                               f"stage (got {say!r})")

@@ -138,10 +138,11 @@ class Report:
         from ..views.shown import head_maps
         L, h = self.evaluation.reference.n_layers, self.evaluation.reference.n_heads
         if not (isinstance(layer, int) and 1 <= layer <= L):
-            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got {layer})")
+            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got "
+                                   f"{layer!r})")
         if not (isinstance(head, int) and 0 <= head < h):
             raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
-                                   f"(got {head})")
+                                   f"(got {head!r})")
         return head_maps(self.evaluation, layer, head)
 
     @takes()
@@ -151,7 +152,7 @@ class Report:
         ev = self.evaluation
         if not (isinstance(layer, int) and 0 <= layer <= ev.reference.n_layers):
             raise PosvizInputError(f"{argument('layer')} must be from 0 to "
-                                   f"{ev.reference.n_layers} (got {layer})")
+                                   f"{ev.reference.n_layers} (got {layer!r})")
         return ev.reference.hidden[layer], ev.slot_hidden(layer)
 
     @takes()

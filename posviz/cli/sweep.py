@@ -163,8 +163,11 @@ def write_csv(path: str, rows, facts: list[str] = ()) -> None:
     buffer = io.StringIO()
     buffer.writelines(facts)
     csv.writer(buffer).writerows(rows)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(buffer.getvalue())
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(buffer.getvalue())
+    except OSError as error:                  # named by its flag, as --texts FILE is
+        raise PosvizInputError(f"--csv {path}: {error.strerror or error}") from None
 
 
 def fmt(value) -> str:
@@ -197,9 +200,13 @@ def as_table(result) -> list[str]:
 
 
 def run(args) -> int:
-    from ..analysis.experiments.runs import check_kind
+    from ..analysis.experiments.runs import check_kind, check_seed
     from ..api import sweep
     check_kind(args.kind, args.count)        # before a model is built
+    check_seed(args.order_seed)
+    if args.csv not in (None, "-") and not Path(args.csv).resolve().parent.is_dir():
+        raise PosvizInputError(f"--csv {args.csv}: no such folder "     # before the runs
+                               f"{Path(args.csv).resolve().parent}")
     refuse_order(args)
     texts = experiment_texts(args)
     exact = not args.model and args.weights == "random"

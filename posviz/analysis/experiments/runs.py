@@ -127,6 +127,13 @@ def check_kind(kind: str, count: int) -> None:
                                f"(got {count!r}{given})")
 
 
+def check_seed(seed) -> None:
+    """Refuse a seed of the orders that is not a whole number from 0 (numpy's seeds)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise PosvizInputError(f"{argument('seed')} must be a whole number of at least 0 "
+                               f"(got {seed!r})")
+
+
 def make_orders(kind: str, seq: TokenSequence, count: int,
                 rng: np.random.Generator | None) -> list[np.ndarray]:
     """The (n,) orders a sweep of this kind runs for ``seq`` (its pinned tokens stay).
