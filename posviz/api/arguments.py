@@ -29,18 +29,19 @@ def takes(*, options: tuple[str, ...] = (), also: tuple[str, ...] = ()):
         method = next(iter(signature.parameters), "") == "self"
         known = set(named) | set(options) | set(also)
         listed = ", ".join(named) + (f", and the built-in model's {', '.join(options)}"
-                                     if options else "")
+                                     if options else "") or "no arguments"
 
         @functools.wraps(function)
         def checked(*args, **kwargs):
-            call = function.__qualname__ if method else f"posviz.{function.__name__}"
+            call = (f"{type(args[0]).__name__}.{function.__name__}" if method and args
+                    else f"posviz.{function.__name__}")
             given = args[1:] if method else args
             if len(given) > len(by_position):
-                raise PosvizInputError(
-                    f"{call} takes at most {len(by_position)} argument"
-                    f"{'' if len(by_position) == 1 else 's'} by position "
-                    f"({', '.join(by_position) or 'none'}; got {len(given)}): give the "
-                    f"others by name")
+                most = (f"at most {len(by_position)} by position ("
+                        f"{', '.join(by_position)}), got {len(given)}: give the others by "
+                        f"name" if by_position else f"no arguments by position (got "
+                        f"{len(given)})")
+                raise PosvizInputError(f"{call} takes {most}")
             unknown = [name for name in kwargs if name not in known]
             if unknown:
                 raise PosvizInputError(f"unknown option {unknown[0]!r} of {call} (it takes "
@@ -56,6 +57,16 @@ def takes(*, options: tuple[str, ...] = (), also: tuple[str, ...] = ()):
             return function(*args, **kwargs)
         return checked
     return wrap
+
+
+def checks_calls(cls):
+    """``cls`` with each of its public methods checking its call (``takes``): a class
+    of the API's results, as the functions that return it."""
+    for name, value in list(vars(cls).items()):
+        if inspect.isfunction(value) and not name.startswith("_") and not hasattr(
+                value, "__wrapped__"):
+            setattr(cls, name, takes()(value))
+    return cls
 
 
 def check_type(name: str, value, kinds, what: str) -> None:

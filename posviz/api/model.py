@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from ..errors import PosvizInputError, argument, speaks_flags
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS
-from .arguments import check_type, check_weights, check_whole, takes
+from .arguments import check_type, check_weights, check_whole, checks_calls, takes
 from .report import Report
 from .steps import Progress, as_progress, layer_ticks, run_progress
 
@@ -163,6 +163,7 @@ def order_text(order) -> str:
         return str(order)
 
 
+@checks_calls
 class Model:
     """A loaded model: the built-in transformer or a pretrained one, with the engine
     that runs it (the original order's run is kept between comparisons of one text).
@@ -200,7 +201,6 @@ class Model:
         return provenance(self.describe(), seeds=seeds, options=options,
                           offload_folder=self.spec.offload_folder or None)
 
-    @takes()
     def tokens(self, text: str) -> list[str]:
         """The model's tokens of ``text`` (n of them), as ``order`` indexes them."""
         check_type("text", text, str, "a string")
@@ -209,7 +209,6 @@ class Model:
     def __repr__(self) -> str:
         return f"<posviz.Model {self.name}>"
 
-    @takes()
     def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
                 positions: str = "slot", offset: int = 0, literal: bool = False,
                 progress: Progress | bool | None = None) -> "Report":
@@ -250,7 +249,6 @@ class Model:
         progress = self._told(progress)
         return self.report(session, run_progress(progress))
 
-    @takes()
     def report(self, session: "Session", say: Progress | None = None,
                document=None) -> "Report":
         """The Report of a session's order against its original order (what the window
@@ -270,7 +268,6 @@ class Model:
             evaluation = self.engine.evaluate(seq, order, where)
         return Report(self, session, evaluation, document)
 
-    @takes()
     def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
               count: int = 32, seed: int = 0, *, layer: int | None = None,
               positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -282,7 +279,6 @@ class Model:
                         positions=positions, offset=offset, literal=literal,
                         progress=self._told(progress))
 
-    @takes()
     def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
               folds: int = 5, positions: str = "slot", offset: int = 0,
               literal: bool = False,

@@ -5,7 +5,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..errors import PosvizInputError, argument
-from .arguments import takes
+from .arguments import checks_calls
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
     import numpy as np
@@ -41,6 +41,7 @@ def jsonable(value):
     return value
 
 
+@checks_calls
 class Report:
     """One order compared with the original, layer by layer: what ``posviz report``
     prints and the window shows.
@@ -104,7 +105,6 @@ class Report:
         the floor (views.shown, views.reading)."""
         return self.worded_notes(None)
 
-    @takes()
     def worded_notes(self, literal: str | None = "") -> list[str]:
         """``notes`` with a run as given named as the reader sets it: ``literal``, or
         "" for the entry point speaking now (--literal on the command line, literal=True
@@ -125,7 +125,6 @@ class Report:
         from ..analysis.predictions import compare_outputs
         return jsonable(compare_outputs(self.model.backend, self.evaluation).to_dict())
 
-    @takes()
     def attention(self, layer: int, head: int = 0) -> "HeadMaps":
         """One head's attention maps, as the window's attention figure shows them.
 
@@ -145,7 +144,6 @@ class Report:
                                    f"(got {head!r})")
         return head_maps(self.evaluation, layer, head)
 
-    @takes()
     def hidden(self, layer: int) -> tuple["np.ndarray", "np.ndarray"]:
         """(original, reordered): the hidden states (n, d) of ``layer`` (0..L), row j
         the token in slot j of each run."""
@@ -155,7 +153,6 @@ class Report:
                                    f"{ev.reference.n_layers} (got {layer!r})")
         return ev.reference.hidden[layer], ev.slot_hidden(layer)
 
-    @takes()
     def figure(self, name: str, *, layer: int | None = None,
                head: int | None = None) -> "ReportFigure":
         """One of the window's figures by its stable name, one of those ``posviz

@@ -6,10 +6,11 @@ is the analysis result's (``rows()``, ``runs``, ``layers``, ``verdict``…)."""
 from __future__ import annotations
 
 from ..errors import PosvizInputError, argument
-from .arguments import takes
+from .arguments import checks_calls
 from .report import abbreviated, jsonable
 
 
+@checks_calls
 class Result:
     """An experiment's result: ``result`` (the analysis' own), its ``provenance``."""
 
@@ -19,6 +20,10 @@ class Result:
     def __init__(self, result, provenance: dict):
         self.result = result
         self.provenance = provenance
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        checks_calls(cls)                       # each result's methods, as its own
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name == "result":
@@ -41,7 +46,6 @@ class Result:
         """What ``figure(metric=)`` takes (none: one figure)."""
         return ()
 
-    @takes()
     def figure(self, metric: str | None = None):
         """The Experiments tab's figure of this result, drawn off screen: it shows itself
         in a notebook; ``.save(path)`` writes .png (``width=`` or ``dpi=``), .svg, .pdf
@@ -85,7 +89,6 @@ class Sweep(Result):
     def metrics(self) -> tuple[str, ...]:
         return tuple(self.result.bands) + (("swap map",) if self.result.pairs else ())
 
-    @takes()
     def figure(self, metric: str | None = None, text: int | None = None):
         """As Result.figure; ``text``: which text's swap map (an index into ``texts``,
         default 0), for ``metric="swap map"`` only."""
@@ -226,7 +229,6 @@ class Trained(Result):
                          "record": self.checkpoint.record, "notes": self.notes,
                          "provenance": self.provenance})
 
-    @takes()
     def figure(self, metric: str | None = None):
         raise PosvizInputError("posviz train draws no figure: its loss curve is under "
                                "record['loss_curve'] in to_dict()")
@@ -275,7 +277,6 @@ class OrderUsed(Result):
         return jsonable({"model": self.model.name, **self.result.to_dict(),
                          "provenance": self.provenance})
 
-    @takes()
     def figure(self, metric: str | None = None):
         raise PosvizInputError("posviz.order_use draws no figure: its numbers are in "
                                "to_dict()")
