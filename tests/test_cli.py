@@ -92,10 +92,10 @@ def test_json_report_gives_the_mlp_width_its_text_gives_and_the_session_keeps_4d
     (["--heads", "3"], "do not divide"),
     (["--pe", "rope", "--heads", "16"], "even head width"),
     (["--pe", "learned", "--offset", "1020"], "positions"),
-    (["--pe", "bogus"], "invalid choice"),
+    (["--pe", "bogus"], "--pe must be one of none, sinusoidal"),
     (["--layers", "0"], "layers"),
     (["--offset", "-1"], "offset"),
-    (["--frobnicate"], "unrecognized"),
+    (["--frobnicate"], "unknown option --frobnicate of posviz report"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, args, message):
     code, out, err = run(capsys, *args)
@@ -310,7 +310,7 @@ def test_export_checks_its_own_options_before_running_a_model(capsys, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("argv, said", [(["reprot", "--json"], "invalid choice: 'reprot'"),
+@pytest.mark.parametrize("argv, said", [(["reprot", "--json"], "unknown command 'reprot'"),
                                          (["--bogus"], "unrecognized arguments: --bogus")])
 def test_a_mistyped_command_is_told_not_taken_for_the_window(argv, said):
     result = subprocess.run([sys.executable, "-m", "posviz", *argv], capture_output=True,
