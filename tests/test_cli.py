@@ -14,7 +14,7 @@ import pytest
 
 from posviz.analysis.engine import Engine
 from posviz.cli import main, make_parser
-from posviz.cli.options import HALF, NOT_ON_THE_COMMAND_LINE, flag
+from posviz.cli.options import NOT_ON_THE_COMMAND_LINE, flag
 from posviz.document.files import check_folder, parse_formats
 from posviz.errors import PosvizInputError
 from posviz.models.builtin.backend import BuiltinBackend
@@ -155,7 +155,7 @@ def test_help_lists_every_default_and_range_from_the_registry(capsys):
         assert flag(name) in text, name
         assert squeeze(option.tip) in text, name
         if name == "dtype":                 # a --model also takes half precision
-            assert "{" + ",".join(option.choices + HALF) + "}" in text
+            assert "{" + ",".join(option.choices + option.elsewhere) + "}" in text
             assert squeeze(f"(default: {option.default}; a --model: float32, bfloat16 or "
                            f"float16)") in text
         elif option.choices:

@@ -144,7 +144,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     check_say(say)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      texts=texts, offset=offset)
-    return probe_on(model, texts, features=features, folds=folds, positions=positions,
+    return probe_on(model, texts or None, features=features, folds=folds, positions=positions,
                     offset=offset, literal=literal, progress=progress, say=say)
 
 

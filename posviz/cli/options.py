@@ -18,8 +18,8 @@ from ..errors import PosvizInputError
 from ..models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_TIP
 from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
-from ..models.options import (MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, PRECISIONS,
-                              PRETRAINED_DTYPES, Option, pretrained_dtype_problem)
+from ..models.options import (MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, PRECISIONS, Option,
+                              pretrained_dtype_problem)
 
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}
@@ -68,7 +68,7 @@ def _add_option(group, name: str) -> None:
     elif name == "dtype":                       # a --model also reads half precision
         group.add_argument(flag(name), dest=name, choices=PRECISIONS,
                            default=default, help=help_text(option).removesuffix(")")
-                           + f"; a --model: {', '.join(PRETRAINED_DTYPES)})")
+                           + "; a --model: float32, bfloat16 or float16)")
     elif option.choices:
         group.add_argument(flag(name), dest=name, choices=option.choices,
                            default=default, help=help_text(option))
