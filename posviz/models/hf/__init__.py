@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ...errors import Cancelled, PosvizInputError
 from ..formats.gguf_header import gguf_config
-from ..options import PRETRAINED_DTYPES, pretrained_dtype_problem
+from ..options import pretrained_dtype_problem
 from . import cache, converted, hub
 from .cache import NotCached, cached_models, hub_cache_dir, network_allowed
 from .families import BY_MODEL_TYPE
@@ -141,9 +141,6 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
                      head=head, device=device, source=source, revision=revision,
                      dtype=dtype, weights=weights)
-
-
-DTYPES = PRETRAINED_DTYPES         # what a pretrained model is read as (models.options)
 
 
 def placement(offload_folder, max_memory: dict | None) -> dict | None:
