@@ -175,6 +175,8 @@ UNKNOWN = {
     "Report.to_dict": lambda: report().to_dict(colour=1),
     "Sweep.figure": lambda: swept().figure(colour=1),
     "Sweep.to_dict": lambda: swept().to_dict(colour=1),
+    "ReportFigure.save": lambda: report().figure("symmetry").save("unused.png", colour=1),
+    "ExperimentResultFigure.save": lambda: swept().figure().save("unused.png", colour=1),
 }
 
 
@@ -207,10 +209,12 @@ def test_every_function_and_method_of_the_api_checks_its_call():
     import inspect
 
     from posviz.api import results
+    from posviz.gui.experiments.headless import ExperimentResultFigure
+    from posviz.gui.plots.headless import ReportFigure
     functions = [getattr(posviz, name) for name in posviz.__all__
                  if inspect.isfunction(getattr(posviz, name))]
     classes = [posviz.Model, posviz.Report, results.Result,
-               *results.Result.__subclasses__()]
+               *results.Result.__subclasses__(), ReportFigure, ExperimentResultFigure]
     methods = [value for cls in classes for name, value in vars(cls).items()
                if inspect.isfunction(value) and not name.startswith("_")]
     assert len(functions) >= 10 and len(methods) >= 20
@@ -397,6 +401,14 @@ MALFORMED = {
                        "folder of checkpoints (got int)"),
     "order_use weights": (lambda: posviz.order_use(weights=3), "weights must be random"),
     "read_texts path": (lambda: posviz.read_texts(None), "path must be a file's path"),
+    "a figure's width": (lambda: report().figure("symmetry").save("unused.png", width="x"),
+                         "width must be from 16 to 20000 pixels (got 'x')"),
+    "a figure's dpi": (lambda: swept().figure().save("unused.png", dpi="x"),
+                       "dpi must be from 50 to 600 (got 'x')"),
+    "a figure's path": (lambda: report().figure("symmetry").save(3),
+                        "path must be a file's path (got int)"),
+    "an experiment figure's folder": (
+        lambda: swept().figure().save("unused/sweep.png"), "cannot write unused/sweep.png"),
     "read_texts missing": (lambda: posviz.read_texts("/no/such/file.txt"),
                            "path='/no/such/file.txt': No such file or directory"),
 }
