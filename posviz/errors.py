@@ -1,11 +1,13 @@
 """The one error type a user can cause, bad input told in one line, and how any error
-is told in one line.
+is told in one line (a call Python itself would refuse too: ``takes``).
 
 A message names what the user gave as they gave it: a flag on the command line
 (``--device cuda``), an argument in Python (``device='cuda'``). ``argument`` writes
 either, as the entry point running now (``spoken_as``) speaks."""
 from __future__ import annotations
 
+import functools
+import inspect
 from contextlib import contextmanager
 
 
@@ -71,3 +73,65 @@ def argument(name: str, value=_UNSET) -> str:
         flag = FLAG_OF.get(name, "--" + name.replace("_", "-"))
         return flag if value is _UNSET else f"{flag} {value}"
     return name if value is _UNSET else f"{name}={value!r}"
+
+
+# -- a call Python itself would refuse, refused in one line -----------------------------
+_ROLES = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def takes(*, options: tuple[str, ...] = (), also: tuple[str, ...] = ()):
+    """Refuse the calls Python would refuse with a TypeError, in the API's words: an
+    unknown keyword (naming what the function takes), too many by position, one given
+    twice, one missing; as the command line refuses an unknown flag (posviz.cli).
+
+    ``options``: the keywords a function's ``**options`` takes (the built-in model's
+    settings), listed after its own arguments; ``also``: keywords its body refuses in
+    words of its own (``order`` of a sweep, ``seed`` of a probe), let through."""
+    def wrap(function):
+        signature = inspect.signature(function)
+        params = [p for p in signature.parameters.values() if p.name != "self"]
+        named = [p.name for p in params if p.kind not in _ROLES]
+        by_position = [p.name for p in params if p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        needed = [p.name for p in params if p.default is p.empty and p.kind not in _ROLES]
+        method = next(iter(signature.parameters), "") == "self"
+        known = set(named) | set(options) | set(also)
+        listed = ", ".join(named) + (f", and the built-in model's {', '.join(options)}"
+                                     if options else "") or "no arguments"
+
+        @functools.wraps(function)
+        def checked(*args, **kwargs):
+            call = (f"{type(args[0]).__name__}.{function.__name__}" if method and args
+                    else f"posviz.{function.__name__}")
+            given = args[1:] if method else args
+            if len(given) > len(by_position):
+                most = (f"at most {len(by_position)} by position ("
+                        f"{', '.join(by_position)}), got {len(given)}: give the others by "
+                        f"name" if by_position else f"no arguments by position (got "
+                        f"{len(given)})")
+                raise PosvizInputError(f"{call} takes {most}")
+            unknown = [name for name in kwargs if name not in known]
+            if unknown:
+                raise PosvizInputError(f"unknown option {unknown[0]!r} of {call} (it takes "
+                                       f"{listed})")
+            twice = [name for name in by_position[:len(given)] if name in kwargs]
+            if twice:
+                raise PosvizInputError(f"{call} was given {twice[0]} twice: by position "
+                                       f"and by name")
+            missing = [name for name in needed
+                       if name not in kwargs and name not in by_position[:len(given)]]
+            if missing:
+                raise PosvizInputError(f"{call} needs {', '.join(missing)}")
+            return function(*args, **kwargs)
+        return checked
+    return wrap
+
+
+def checks_calls(cls):
+    """``cls`` with each of its public methods checking its call (``takes``): a class
+    of the API's results, as the functions that return it."""
+    for name, value in list(vars(cls).items()):
+        if inspect.isfunction(value) and not name.startswith("_") and not hasattr(
+                value, "__wrapped__"):
+            setattr(cls, name, takes()(value))
+    return cls

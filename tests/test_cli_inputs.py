@@ -52,13 +52,19 @@ def test_standard_input_holds_a_text_no_command_line_could(tmp_path):
 
 @pytest.mark.parametrize("argv, says", [
     (["report", "--text", "a", "--text-file", "x"], "give --text or --text-file, not both"),
-    (["report", "--text-file", "/no/such/file"], "No such file or directory: /no/such/file"),
+    (["report", "--text-file", "/no/such/file"], "--text-file /no/such/file: No such file "
+     "or directory"),
+    (["sweep", "--texts", "/no/such/file"], "--texts /no/such/file: No such file or "
+     "directory"),
+    (["report", "--text-file", "DIR"], "--text-file DIR: Is a directory"),
     (["probe", "--text-file", "FILE"], "the probe holds whole texts out"),
 ])
 def test_text_file_refusals_are_one_line(argv, says, capsys, tmp_path):
     if argv[-1] == "FILE":
         argv[-1] = str(tmp_path / "t.txt")
         Path(argv[-1]).write_text(TEXT)
+    if argv[-1] == "DIR":                        # a folder given for a file
+        argv[-1], says = str(tmp_path), says.replace("DIR", str(tmp_path))
     code, _, err = run(capsys, *argv)
     assert code == 2 and err.count("\n") == 1 and says in err
 
@@ -144,3 +150,28 @@ def test_a_probe_on_generated_texts_says_how_many_it_ran(capsys):
     code, out, _ = run(capsys, *argv)
     assert code == 0 and f" tokens of {texts} texts, " in out.splitlines()[0]
     assert posviz.probe(pe="none", mask="causal", layers=1).texts == texts
+
+
+@pytest.mark.parametrize("kind, used", [
+    ("swap", {"kind": "swap"}), ("reverse", {"kind": "reverse"}),
+    ("random", {"kind": "random", "count": 3, "seed": 0}),
+])
+def test_a_sweep_records_only_what_its_run_read(kind, used, capsys, tmp_path):
+    """A swap sweep's JSON said count 32 and seed 0: it runs every swap, drawing no
+    orders. Its JSON, provenance and CSV (and Python's to_dict) hold what the run read."""
+    argv = ["sweep", "--kind", kind, "--layers", "1", "--count", "3", "--text", TEXT]
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert {key: data[key] for key in ("kind", "count", "seed") if key in data} == used
+    made = data["provenance"]
+    assert ("orders" in made["seeds"]) == ("seed" in used)
+    assert ("count" in made["options"]) == ("count" in used)
+    assert made["options"].get("layer", 1) == 1          # a swap map's layer: the last
+    assert ("layer" in made["options"]) == (kind == "swap")
+    code, _, _ = run(capsys, *argv, "--csv", str(tmp_path / "s.csv"))
+    header = [line for line in (tmp_path / "s.csv").read_text().splitlines()
+              if line.startswith("# ")]
+    assert ("# count: 3" in header) == ("count" in used)
+    python = posviz.sweep(TEXT, kind=kind, layers=1, count=3).to_dict()
+    assert python == data

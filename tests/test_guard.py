@@ -150,9 +150,9 @@ def test_more_words_than_positions_are_refused_before_the_weights_are_read(tmp_p
     text.write_text(" ".join(["word"] * 5000))
     done = cli(["report", "--model", "minilm", "--text-file", str(text)])
     assert done.returncode == 2
-    assert done.stderr == ("posviz: error: the text has 5000 words, so at least 5000 "
-                           "tokens, from position 0: more than the 512 positions of "
-                           "all-MiniLM-L6-v2\n")               # no loading step before it
+    assert done.stderr == ("posviz: error: at least 5000 tokens (the text's 5000 words) "
+                           "from position 0 need 5000 positions, but all-MiniLM-L6-v2 "
+                           "has 512\n")                         # no loading step before it
     code = ("import sys, posviz\ntry:\n    posviz.load('minilm', n_tokens=600)\n"
             "except posviz.errors.Refused as error:\n    print(error)\n"
             "print('torch' in sys.modules)")
@@ -217,10 +217,12 @@ def test_the_windows_experiments_pass_the_same_guard():
 @pytest.mark.parametrize("call, python, argv, flags", [
     (lambda: posviz.probe(features="cubic"),
      "features must be one of linear, quadratic, mlp (got 'cubic')",
-     ["probe", "--features", "cubic"], "argument --features: invalid choice: 'cubic'"),
+     ["probe", "--features", "cubic"], "--features must be one of linear, quadratic, mlp "
+     "(got 'cubic')"),
     (lambda: posviz.load(layers=2).compare("the cat", positions="both"),
      "positions must be one of slot, token (got 'both')",
-     ["report", "--positions", "both"], "argument --positions: invalid choice: 'both'"),
+     ["report", "--positions", "both"], "--positions must be one of slot, token (got "
+     "'both')"),
     (lambda: posviz.sweep(TEXT, count="5"),
      "count must be a whole number of at least 1 (got '5', a str)",
      ["sweep", "--count", "0"], "--count must be a whole number of at least 1 (got 0)"),

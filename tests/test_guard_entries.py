@@ -11,7 +11,7 @@ import pytest
 
 import posviz
 from posviz.cli import main
-from posviz.errors import Refused
+from posviz.errors import PosvizInputError, Refused
 from posviz.models.limits import memory
 
 FREE = 16 * 10**9                      # the memory the system says is available, pinned
@@ -144,3 +144,29 @@ def test_a_loaded_pretrained_model_is_refused_in_the_words_of_its_load(pinned_me
         model.compare(text)
     assert raised.value.reason == "memory"
     assert str(raised.value) == said
+
+
+def test_minilm_s_positions_are_refused_in_one_sentence_wherever_they_are(capsys):
+    """load(n_tokens=600) and the guard said "600 tokens from position 0 need 600
+    positions…", a comparison of 600 words "the text has 600 words, so at least…": one
+    sentence now (models.backend.too_long), with what is known of the count."""
+    needs("minilm")
+    from posviz.models.backend import check_length
+    from posviz.models.config import Positions
+    from posviz.models.limits import guard
+    sentence = re.compile(r"(at least )?600 tokens( \(the text's 600 words\))? from "
+                          r"position 0 need 600 positions, but all-MiniLM-L6-v2 has 512")
+    text = " ".join(["the"] * 600)
+    said = []
+    for call in (lambda: posviz.load("minilm", n_tokens=600, progress=False),
+                 lambda: loaded("minilm").compare(text),
+                 lambda: posviz.sweep(text, model="minilm"),
+                 lambda: guard.check("minilm", 600),
+                 lambda: guard.check_texts("minilm", [text]),
+                 lambda: check_length(loaded("minilm").backend, 600, Positions())):
+        with pytest.raises(PosvizInputError) as raised:
+            call()
+        said.append(str(raised.value))
+    assert main(["report", "--model", "minilm", "--text", text]) == 2
+    said.append(capsys.readouterr().err.removeprefix("posviz: error: ").rstrip("\n"))
+    assert all(sentence.fullmatch(line) for line in said), said

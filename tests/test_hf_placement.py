@@ -80,7 +80,8 @@ def test_the_memory_check_counts_the_dtype(llama, monkeypatch):
 
 
 def test_an_unknown_dtype_is_refused_in_one_line(llama):
-    with pytest.raises(PosvizInputError, match="unknown dtype 'int8'"):
+    with pytest.raises(PosvizInputError, match=r"^dtype must be one of float32, float64, "
+                       r"bfloat16, float16 \(got 'int8'\)"):
         hf.load_backend(str(llama), dtype="int8")
 
 

@@ -51,7 +51,8 @@ def test_an_unknown_precision_in_a_file_is_one_line(tmp_path):
     doc = json.loads(path.read_text())
     doc["model"]["dtype"] = "int8"
     path.write_text(json.dumps(doc))
-    with pytest.raises(PosvizInputError, match="unknown dtype 'int8' for a real model"):
+    with pytest.raises(PosvizInputError, match=r"must be one of float32, float64, "
+                       r"bfloat16, float16 \(got 'int8'\)"):
         session_file.read(path)
 
 

@@ -4,8 +4,9 @@ and ``train`` run, each returning a result whose ``to_dict()`` is the command's
 
 Each takes a model as the command line does: ``model`` a loaded posviz.Model, a
 pretrained model's name or folder, or None for the built-in model, configured by its
-options as keywords (``pe``, ``mask``, ``layers``…; its seed is ``model_seed``, as
-``--model-seed``: ``seed`` seeds the orders) with ``weights``. The guard
+options as keywords (``pe``, ``mask``, ``layers``…; its seed is ``seed``, as ``--seed``,
+but in a sweep and a probe, whose ``seed`` seeds the orders: there it is ``model_seed``,
+as ``--model-seed``) with ``weights``. The guard
 (models.limits.guard) runs before the model is loaded and again before the runs.
 
 A new command joins the same way: its function here (its checks, then the analysis'
@@ -15,11 +16,14 @@ posviz.__all__ and posviz.api.__all__, and its command calling this function.
 """
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import PosvizInputError, argument
-from ..models.config import Positions
-from .model import Model, builtin_config, load
+from ..models.config import ModelConfig, Positions
+from .arguments import check_say, check_type, check_weights, check_whole, takes
+from .model import (BUILTIN_OPTIONS, EXPERIMENT_OPTIONS, Model, builtin_config, load,
+                    order_text, refuse_checkpoint_seed)
 from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
 from .steps import check_progress
 
@@ -51,6 +55,9 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
                                f"{'applies' if len(named) == 1 else 'apply'} to the "
                                f"built-in model, not to {argument('model', model)} (a "
                                f"pretrained model has its own settings)")
+    check_weights(weights)
+    for seed in ("seed", "model_seed"):
+        refuse_checkpoint_seed(options, weights, seed)
     if "model_seed" in options:
         options["seed"] = options.pop("model_seed")
     orders = None if sweep is None else guard.orders_of_words(
@@ -70,6 +77,15 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     return load(model, device=device, offline=offline, progress=told, **options)
 
 
+def refuse_model_seed(options: dict, command: str) -> None:
+    """``model_seed`` given to a command that draws no orders, whose built-in model's
+    seed is ``seed`` as its command's is ``--seed``: one name, the other refused."""
+    if "model_seed" in options:
+        raise PosvizInputError(f"{command} draws no orders, so the built-in model's seed "
+                               f"is {argument('seed')}: {argument('model_seed')} names it "
+                               f"only in sweep and probe, whose seed draws their orders")
+
+
 def refuse_order(options: dict, command: str) -> None:
     """An order given to an experiment that runs the orders it needs, refused as the
     command line refuses --order."""
@@ -78,6 +94,7 @@ def refuse_order(options: dict, command: str) -> None:
                                f"runs the orders it needs")
 
 
+@takes(options=EXPERIMENT_OPTIONS, also=("order",))
 def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "random",
           count: int = 32, seed: int = 0, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -96,7 +113,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
     refuse_order(options, "sweep")
-    _, texts = check_sweep(kind, count, positions, offset, literal, texts)
+    _, texts = check_sweep(kind, count, positions, offset, literal, texts, seed)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      texts=texts, offset=offset,
                      sweep=(kind, count, texts, layer), progress=progress)
@@ -104,6 +121,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
                     positions=positions, offset=offset, literal=literal, progress=progress)
 
 
+@takes(options=EXPERIMENT_OPTIONS, also=("order", "seed"))
 def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "linear",
           folds: int = 5, positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
@@ -125,12 +143,14 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
         raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
                                f"the built-in model's seed is {argument('model_seed')}")
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
+    check_say(say)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      texts=texts, offset=offset, progress=progress)
-    return probe_on(model, texts, features=features, folds=folds, positions=positions,
+    return probe_on(model, texts or None, features=features, folds=folds, positions=positions,
                     offset=offset, literal=literal, progress=progress, say=say)
 
 
+@takes()
 def paper(name: str, weights: str | None = None, *, progress: Counted | bool | None = None,
           say: Said | None = None) -> "Paper":
     """A published claim checked as ``posviz paper NAME`` checks it: its citation, what
@@ -142,19 +162,22 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     from ..analysis.experiments.papers import check_paper
     from .results import Paper
     from .steps import counted, stages
+    check_say(say)
     count = counted(progress, "step")
     return Paper(check_paper(name, weights=weights, progress=count,
                              say=stages(say, progress, count)), weights)
 
 
+@takes(options=tuple(name for name in BUILTIN_OPTIONS if name != "pe"),
+       also=("pe", "model_seed"))
 def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                       weights: str = "random", config=None, positions: str = "slot",
                       offset: int = 0,
                       literal: bool = False, progress: Counted | bool | None = None,
                       **options) -> "Comparison":
     """The built-in model with each encoding of ``encodings`` (a list, or "none,rope";
-    default: all six), the same configuration (``options`` as keywords, ``model_seed``
-    its seed; or ``config``, a ModelConfig) and kind of ``weights`` ("random" or
+    default: all six), the same configuration (``options`` as keywords, ``seed`` its
+    seed, as ``--seed``; or ``config``, a ModelConfig) and kind of ``weights`` ("random" or
     "trained"), on ``text`` reordered by
     ``order`` (default: reversed), as ``posviz compare``; ``.to_dict()`` is ``compare
     --json``, ``.figure(metric=)`` draws every encoding's curve per layer."""
@@ -167,28 +190,36 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     if weights not in ("random", "trained"):
         raise PosvizInputError(f"compare takes {argument('weights')} random or trained: a "
                                f"checkpoint folder holds one encoding")
+    check_type("text", text, (str, type(None)), "a string, or None for the example "
+               "sentence")
     if text is not None and not text.strip():
         raise PosvizInputError("the text is empty")
     text = DEFAULT_TEXT if text is None else text
-    kinds = parse_kinds(",".join(KINDS) if encodings is None else
-                        encodings if isinstance(encodings, str) else ",".join(encodings))
-    if "model_seed" in options:
-        options["seed"] = options.pop("model_seed")
+    kinds = parse_kinds(",".join(KINDS) if encodings is None else encodings
+                        if isinstance(encodings, str) else order_text(encodings))
+    refuse_model_seed(options, "compare_encodings")
+    refuse_checkpoint_seed(options, weights)
+    if "pe" in options:                   # --pe on the command line: its encodings
+        raise PosvizInputError(f"compare_encodings takes its encodings as "
+                               f"{argument('encodings')} (got {argument('pe', options['pe'])})")
     where = Positions(positions, offset, literal).validate()
     if config is None:
         config = builtin_config({**options, "pe": kinds[0]})
+    elif not isinstance(config, ModelConfig):
+        check_type("config", config, ModelConfig, "a ModelConfig or None")
     elif options:
         raise PosvizInputError(f"{argument(next(iter(options)))} cannot be given with "
                                f"{argument('config')}")
     for kind in kinds:                    # random weights read words, trained ones BPE
         guard.check_texts(config.replace(pe=kind), [text], weights=weights, offset=offset)
-    if not isinstance(order, (str, type(None))):
-        order = ",".join(map(str, order))
+    if order is not None:
+        order = order_text(order)
     from .steps import counted
     result = run(config, kinds, weights, text, order, where, counted(progress, "model"))
     return Comparison(result)
 
 
+@takes(options=BUILTIN_OPTIONS, also=("model_seed",))
 def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
           batch: int | None = None, vocab: int | None = None, lr: float | None = None,
           warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
@@ -206,24 +237,32 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     from ..models.training.checkpoint import Recipe
     from ..models.training.train import train as run
     from .results import Trained
+    check_type("out", out, (str, os.PathLike), "the checkpoint folder's path")
+    check_type("corpus", corpus, (str, os.PathLike), "kjv or a text file's path")
+    check_type("tokenizer", tokenizer, (str, os.PathLike, type(None)),
+               "a tokenizer.json's path or None")
+    check_say(say)
+    check_whole("order_every", order_every)
     chosen = {name: value for name, value in (("steps", steps), ("length", length),
               ("batch", batch), ("vocab", vocab), ("lr", lr), ("warmup", warmup))
               if value is not None}
     if recipe is None:
         recipe = Recipe(corpus=corpus, store=store, **chosen)
+    elif not isinstance(recipe, Recipe):
+        check_type("recipe", recipe, Recipe, "a models.training.checkpoint.Recipe or None")
     elif chosen:
         raise PosvizInputError(f"{argument(next(iter(chosen)))} cannot be given with "
                                f"{argument('recipe')}")
     problems = recipe.problems()
     if problems:
         raise PosvizInputError(problems[0])
-    if "model_seed" in options:
-        options["seed"] = options.pop("model_seed")
+    refuse_model_seed(options, "train")
     if options.get("mask", "causal") != "causal":
         raise PosvizInputError(f"train trains a causal language model: "
                                f"{argument('mask', options['mask'])} cannot be trained")
     if config is None:
         config = builtin_config({**options, "mask": "causal"})
+    check_type("config", config, ModelConfig, "a ModelConfig or None")
     check_progress(progress)
     if progress is True:                       # the command line's lines, on stderr
         from .steps import StepPrinter, training_line
@@ -236,13 +275,11 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
                      f"{max(recipe.steps - 1, 0)} steps and decays over the last")
         if say is not None:
             say(f"note: {notes[-1]}")
-    if order_every < 0:
-        raise PosvizInputError(f"{argument('order_every')} must be 0 or more (got "
-                               f"{order_every})")
     checkpoint, _ = run(config, recipe, out, tokenizer, progress or None, say, order_every)
     return Trained(checkpoint, config, recipe, notes)
 
 
+@takes()
 def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
            progress: Counted | bool | None = None, say: Said | None = None) -> "Extended":
     """The context-extension lab, as ``posviz extend``: the trained RoPE checkpoint run
@@ -257,6 +294,9 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     from .results import Extended
     from .steps import counted, stages
     factors = check_factors(factors)
+    check_type("weights", weights, (str, os.PathLike), "trained or a folder of "
+               "checkpoints")
+    check_say(say)
     folder = None if weights == TRAINED else str(weights)
     count = counted(progress, "length")
     return Extended(run(folder, factors, progress=count, say=stages(say, progress, count)),
@@ -281,6 +321,7 @@ def check_order_use(model, windows, length, weights) -> None:
                                f"or a checkpoint folder, or {argument('model')}")
 
 
+@takes(options=BUILTIN_OPTIONS, also=("model_seed",))
 def order_use(model=None, *, windows: int | None = None, length: int | None = None,
               weights: str | None = None, device: str = "cpu", offline: bool = False,
               **options) -> "OrderUsed":
@@ -296,6 +337,7 @@ def order_use(model=None, *, windows: int | None = None, length: int | None = No
     from ..models.training.order_use import WINDOWS
     from .results import OrderUsed
     check_order_use(model, windows, length, weights)
+    refuse_model_seed(options, "order_use")
     if model is None:
         options.setdefault("mask", "causal")      # the zoo's checkpoints are causal
     loaded = model_of(model, options, weights=(weights or "trained") if model is None

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from ..errors import PosvizInputError, argument, speaks_flags
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS
+from .arguments import check_type, check_weights, check_whole, checks_calls, takes
 from .report import Report
 from .steps import Progress, as_progress, layer_ticks, run_progress
 
@@ -20,6 +21,17 @@ if TYPE_CHECKING:          # these import numpy or torch: only when used
     from .results import Probe, Sweep
 
 BUILTIN_OPTIONS = tuple(name for name in MODEL_OPTIONS if OPTIONS[name].chosen)
+# the same, where ``seed`` seeds an experiment's orders: the model's is ``model_seed``
+EXPERIMENT_OPTIONS = tuple("model_seed" if name == "seed" else name
+                           for name in BUILTIN_OPTIONS)
+
+
+def refuse_checkpoint_seed(options: dict, weights, seed: str = "seed") -> None:
+    """A seed (``seed``: its name here) given with trained weights, which it would not
+    draw: refused as the command line refuses ``--seed`` with ``--weights``."""
+    if seed in options and weights != "random":
+        raise PosvizInputError(f"{argument(seed)} draws random weights: it does not "
+                               f"apply to {argument('weights', weights)}")
 
 
 def builtin_config(options: dict) -> ModelConfig:
@@ -34,6 +46,7 @@ def builtin_config(options: dict) -> ModelConfig:
     return ModelConfig(**options).validate()
 
 
+@takes(options=BUILTIN_OPTIONS)
 def load(source: str | None = None, *, config: ModelConfig | None = None,
          weights: str = "random", device: str = "cpu", offline: bool = False,
          progress: Progress | bool | None = None, n_tokens: int = 0,
@@ -80,7 +93,12 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         where = "a --model" if speaks_flags() else "a pretrained model (source)"
         raise PosvizInputError(f"{argument('offload_folder')} applies to {where} only")
     guard.check_device(device)
+    check_whole("n_tokens", n_tokens)
     if source is None:
+        check_weights(weights)
+        refuse_checkpoint_seed(options, weights)
+        if config is not None:
+            check_type("config", config, ModelConfig, "a ModelConfig or None")
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         guard.check(spec.config, n_tokens)
         if "torch" not in sys.modules:
@@ -108,11 +126,13 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
                                   offload_folder=offload_folder or ""), progress)
 
 
+@takes()
 def load_session(path, *, device: str = "cpu", offline: bool = False,
                  progress: Progress | bool | None = None) -> "Report":
     """The report of a saved .posviz session: its model (a pinned hub model downloaded
     at its commit when allowed and not cached), text, order and positions, compared as
     the window shows them. The report's ``document`` is the file read."""
+    check_type("path", path, (str, os.PathLike), "a .posviz file's path")
     from ..document.scenarios import session_of
     from ..document.session_file import read
     from ..models.limits import guard
@@ -125,17 +145,29 @@ def load_session(path, *, device: str = "cpu", offline: bool = False,
     return Model(session.backend, spec).report(session, say, document=doc)
 
 
+@takes()
 def read_texts(path) -> list[str]:
     """The texts of a file, one a line (blank lines and lines starting with '#' left
     out), as ``posviz sweep --texts FILE`` reads them; PosvizInputError if none."""
     from ..analysis.experiments.texts import read_texts as read
+    if not isinstance(path, (str, os.PathLike)):
+        raise PosvizInputError(f"{argument('path')} must be a file's path (got "
+                               f"{type(path).__name__})")
+    return read(os.fspath(path), "path")
+
+
+def order_text(order) -> str:
+    """An order as the command line writes it ("5,4,3"), for parse_order to read and
+    to refuse in its words (a number alone, too, is written as given)."""
+    if isinstance(order, str):
+        return order
     try:
-        return read(path)
-    except OSError as error:          # in the command line's words
-        raise PosvizInputError(f"{error.strerror or error}: {error.filename or path}") \
-            from None
+        return ",".join(map(str, order))
+    except TypeError:                           # not a sequence: shown as given
+        return str(order)
 
 
+@checks_calls
 class Model:
     """A loaded model: the built-in transformer or a pretrained one, with the engine
     that runs it (the original order's run is kept between comparisons of one text).
@@ -175,6 +207,7 @@ class Model:
 
     def tokens(self, text: str) -> list[str]:
         """The model's tokens of ``text`` (n of them), as ``order`` indexes them."""
+        check_type("text", text, str, "a string")
         return list(self.backend.tokenize(text).tokens)
 
     def __repr__(self) -> str:
@@ -215,7 +248,7 @@ class Model:
         if order is None:
             session.reverse()
         else:                 # read as the command line reads --order, in its words
-            written = order if isinstance(order, str) else ",".join(map(str, order))
+            written = order_text(order)
             session.set_order(parse_order(written, len(session.seq)))
         progress = self._told(progress)
         return self.report(session, run_progress(progress))

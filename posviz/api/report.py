@@ -5,6 +5,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..errors import PosvizInputError, argument
+from .arguments import checks_calls
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
     import numpy as np
@@ -40,6 +41,7 @@ def jsonable(value):
     return value
 
 
+@checks_calls
 class Report:
     """One order compared with the original, layer by layer: what ``posviz report``
     prints and the window shows.
@@ -135,10 +137,11 @@ class Report:
         from ..views.shown import head_maps
         L, h = self.evaluation.reference.n_layers, self.evaluation.reference.n_heads
         if not (isinstance(layer, int) and 1 <= layer <= L):
-            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got {layer})")
+            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got "
+                                   f"{layer!r})")
         if not (isinstance(head, int) and 0 <= head < h):
             raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
-                                   f"(got {head})")
+                                   f"(got {head!r})")
         return head_maps(self.evaluation, layer, head)
 
     def hidden(self, layer: int) -> tuple["np.ndarray", "np.ndarray"]:
@@ -147,7 +150,7 @@ class Report:
         ev = self.evaluation
         if not (isinstance(layer, int) and 0 <= layer <= ev.reference.n_layers):
             raise PosvizInputError(f"{argument('layer')} must be from 0 to "
-                                   f"{ev.reference.n_layers} (got {layer})")
+                                   f"{ev.reference.n_layers} (got {layer!r})")
         return ev.reference.hidden[layer], ev.slot_hidden(layer)
 
     def figure(self, name: str, *, layer: int | None = None,

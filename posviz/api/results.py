@@ -6,9 +6,11 @@ is the analysis result's (``rows()``, ``runs``, ``layers``, ``verdict``…)."""
 from __future__ import annotations
 
 from ..errors import PosvizInputError, argument
+from .arguments import checks_calls
 from .report import abbreviated, jsonable
 
 
+@checks_calls
 class Result:
     """An experiment's result: ``result`` (the analysis' own), its ``provenance``."""
 
@@ -18,6 +20,10 @@ class Result:
     def __init__(self, result, provenance: dict):
         self.result = result
         self.provenance = provenance
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        checks_calls(cls)                       # each result's methods, as its own
 
     def __getattr__(self, name: str):
         if name.startswith("__") or name == "result":
@@ -74,8 +80,10 @@ class Sweep(Result):
     def __init__(self, result, model, positions, options: dict):
         from ..document.provenance import positions_options
         self.model, self.positions, self.described = model, positions, model.describe()
+        options = dict(options)
+        seed = options.pop("seed", None)            # None: a fixed set of orders, no seed
         super().__init__(result, model.provenance(
-            seeds={"orders": result.seed},
+            seeds=None if seed is None else {"orders": seed},
             options={**positions_options(positions), **options}))
 
     def metrics(self) -> tuple[str, ...]:

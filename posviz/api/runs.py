@@ -20,6 +20,9 @@ def texts_of(texts, none_is_default: bool = True) -> list[str]:
     if texts is None:
         from ..document.session import DEFAULT_TEXT
         return [DEFAULT_TEXT] if none_is_default else []
+    if not isinstance(texts, str) and not hasattr(texts, "__iter__"):
+        raise PosvizInputError(f"{argument('texts')} must be a text or a list of texts "
+                               f"(got {type(texts).__name__})")
     texts = [texts] if isinstance(texts, str) else list(texts)
     if any(not isinstance(text, str) for text in texts):
         raise PosvizInputError(f"{argument('texts')} must be a text or a list of texts")
@@ -31,10 +34,11 @@ def texts_of(texts, none_is_default: bool = True) -> list[str]:
 
 
 def check_sweep(kind: str, count: int, positions: str, offset: int, literal: bool,
-                texts) -> tuple[Positions, list[str]]:
+                texts, seed: int = 0) -> tuple[Positions, list[str]]:
     """A sweep's own arguments checked before any model: (positions, texts)."""
-    from ..analysis.experiments.runs import check_kind
+    from ..analysis.experiments.runs import check_kind, check_seed
     check_kind(kind, count)
+    check_seed(seed)
     return Positions(positions, offset, literal).validate(), texts_of(texts)
 
 
@@ -42,10 +46,11 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
              layer: int | None = None, positions: str = "slot", offset: int = 0,
              literal: bool = False, progress: Counted | None = None) -> "Sweep":
     """posviz.sweep on a loaded ``model``."""
+    from ..analysis.experiments.runs import sweep_settings
     from ..analysis.experiments.sweep import sweep as run
     from ..models.limits import guard
     from .results import Sweep
-    where, texts = check_sweep(kind, count, positions, offset, literal, texts)
+    where, texts = check_sweep(kind, count, positions, offset, literal, texts, seed)
     if layer is not None:                   # the layers are known before any run
         from ..analysis.experiments.sweep import check_layer
         check_layer(layer, int(model.describe().get("layers") or 0))
@@ -54,7 +59,9 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
     from .steps import counted
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,
                  progress=counted(progress))
-    return Sweep(result, model, where, {"kind": kind, "count": count, "layer": layer})
+    if layer is None and result.pairs:                  # the swap map's: the last
+        layer = result.pairs[0].layer
+    return Sweep(result, model, where, sweep_settings(kind, count, seed, layer))
 
 
 def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
@@ -65,8 +72,11 @@ def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
     if isinstance(texts, str):
         raise PosvizInputError("the probe holds whole texts out, so it needs several: "
                                "give a list of texts")
+    if texts is not None and hasattr(texts, "__len__") and not len(texts):
+        raise PosvizInputError(f"{argument('texts')} holds no text (None: texts made up "
+                               f"for the probe)")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise PosvizInputError(f"{argument('folds')} must be at least 2 (got {folds})")
+        raise PosvizInputError(f"{argument('folds')} must be at least 2 (got {folds!r})")
     return Positions(positions, offset, literal).validate(), texts_of(texts, False)
 
 
@@ -78,6 +88,8 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     from ..models.limits import guard
     from .results import Probe
     where, texts = check_probe(texts, folds, positions, offset, literal, features)
+    from .arguments import check_say
+    check_say(say)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset)
     from .steps import counted, stages

@@ -28,6 +28,7 @@ import sys
 import textwrap
 
 from ..errors import COMMAND_LINE, PosvizInputError, spoken_as
+from ..models.options import OPTIONS
 from . import compare, export, extend, order, paper, probe, report, sweep, train
 from .options import bundled_models, read_text_file
 
@@ -38,10 +39,54 @@ COMMANDS = (report, export, sweep, probe, paper, compare, train, extend, order)
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a usage error in one line (status 2), without the usage."""
+    """argparse that reports a usage error in one line (status 2), without the usage,
+    in the words the Python API uses for the same mistake (api.arguments, Option.problem):
+    what a flag takes, what a command needs, an unknown option named."""
 
     def error(self, message: str):
+        needed = message.removeprefix("the following arguments are required: ")
+        if needed != message:
+            raise PosvizInputError(f"{self.prog} needs {needed}")
+        valueless = re.fullmatch(r"argument (\S+?)(?:/\S+)?: expected one argument", message)
+        if valueless:
+            raise PosvizInputError(f"{valueless[1]} needs a value")
         raise PosvizInputError(message)
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = f"{self.prog} {getattr(parsed, 'command', '')}".strip()
+            word = extra[0]
+            said = (f"unknown option {word.split('=')[0]} of {command}"
+                    if word.startswith("-") else f"unexpected argument {word!r} of "
+                    f"{command}: a value follows its flag")
+            raise PosvizInputError(f"{said} ({command} -h lists what it takes)")
+        return parsed
+
+    def _get_value(self, action, arg_string):
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError:
+            if action.type not in (int, float):
+                raise
+        option = OPTIONS.get(action.dest)
+        what = "a whole number" if action.type is int else "a number"
+        if option is not None and option.kind is action.type and option.low is not None:
+            low, high = ((option.low, option.high) if action.type is int else
+                         (f"{option.low:g}", f"{option.high:g}"))
+            what += f" from {low} to {high}"
+        raise PosvizInputError(f"{action.option_strings[0]} must be {what} (got "
+                               f"{arg_string!r})")
+
+    def _check_value(self, action, value):
+        if action.choices is None or value in action.choices:
+            return
+        choices = ", ".join(map(str, action.choices))
+        if not action.option_strings:                       # the command itself
+            raise PosvizInputError(f"unknown command {value!r} of {self.prog} (commands: "
+                                   f"{choices})")
+        raise PosvizInputError(f"{action.option_strings[0]} must be one of {choices} (got "
+                               f"{value!r})")
 
 
 def _wrapped(text: str) -> str:

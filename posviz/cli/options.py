@@ -18,15 +18,15 @@ from ..errors import PosvizInputError
 from ..models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_TIP
 from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
-from ..models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
+from ..models.options import (MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, PRECISIONS, Option,
+                              pretrained_dtype_problem)
 
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}
 NOT_ON_THE_COMMAND_LINE = tuple(n for n, o in OPTIONS.items() if not o.chosen)
 # The settings of the built-in model: a pretrained model (--model) has its own, but for
-# the precision it computes in, which may also be half (models.hf.DTYPES)
+# the precision it computes in, which may also be half (models.options.PRECISIONS)
 BUILTIN_ONLY = tuple(n for n in MODEL_OPTIONS if n not in NOT_ON_THE_COMMAND_LINE)
-HALF = ("bfloat16", "float16")
 # The commands whose built-in model's seed is --model-seed (their --seed, if any, seeds
 # the orders they run)
 EXPERIMENTS = ("sweep", "probe")
@@ -66,7 +66,7 @@ def _add_option(group, name: str) -> None:
                            action="store_false" if option.default else "store_true",
                            help=help_text(option))
     elif name == "dtype":                       # a --model also reads half precision
-        group.add_argument(flag(name), dest=name, choices=option.choices + HALF,
+        group.add_argument(flag(name), dest=name, choices=PRECISIONS,
                            default=default, help=help_text(option).removesuffix(")")
                            + "; a --model: float32, bfloat16 or float16)")
     elif option.choices:
@@ -153,9 +153,11 @@ def read_text_file(args: argparse.Namespace) -> None:
         with open(path, encoding="utf-8") as handle:
             args.text = handle.read()
     except UnicodeDecodeError:
-        raise PosvizInputError(f"{path} is not UTF-8 text") from None
+        raise PosvizInputError(f"--text-file {path} is not UTF-8 text") from None
+    except OSError as error:          # named by its flag, as --texts FILE is
+        raise PosvizInputError(f"--text-file {path}: {error.strerror or error}") from None
     if not args.text.strip():
-        raise PosvizInputError(f"{path} holds no text")
+        raise PosvizInputError(f"--text-file {path} holds no text")
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
@@ -198,9 +200,8 @@ def builtin_flags_given(args: argparse.Namespace) -> list[str]:
 def check_model_flags(args: argparse.Namespace) -> None:
     """Refuse built-in settings next to --model: they would be silently ignored."""
     given = [f for f in builtin_flags_given(args) if f != "--dtype"] if args.model else []
-    if args.model and getattr(args, "dtype", "float32") not in ("float32", *HALF):
-        raise PosvizInputError(f"--dtype {args.dtype} applies to the built-in model only: a "
-                               f"--model computes in float32, bfloat16 or float16")
+    if args.model and pretrained_dtype_problem(getattr(args, "dtype", "float32")):
+        raise PosvizInputError(pretrained_dtype_problem(args.dtype))
     if not args.model and getattr(args, "offload_folder", None):
         raise PosvizInputError("--offload-folder applies to a --model only")
     if not args.model and getattr(args, "device", "cpu") in ("cuda", "mps"):

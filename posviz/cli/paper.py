@@ -20,7 +20,7 @@ def add_command(subparsers) -> None:
                       "it ran on, the claim tested there, what posviz measures")
     parser.add_argument("name", metavar="NAME", help="one of: " + "; ".join(
         f"{p.name} ({p.title})" for p in CATALOGUE))
-    parser.add_argument("--weights", choices=("random", "trained"), default=None,
+    parser.add_argument("--weights", metavar="random|trained", default=None,
                         help=f"random: the built-in model untrained, from its seed (what "
                              f"the architecture implies: {', '.join(PRESETS)}); trained: "
                              f"the shipped checkpoints and bundled pretrained models "
@@ -191,15 +191,16 @@ def press_values(values: dict) -> dict:
 
 
 def run(args) -> int:
-    from ..analysis.experiments.papers import default_weights
+    from ..analysis.experiments.papers import paper_weights
     from ..api import paper
     from ..api.steps import Counter
     from .options import progress
 
+    weights = paper_weights(args.name, args.weights)        # refused before any step
     # a check of seconds or more tells what it does and its stages' steps on a terminal
     say = progress(args)
     if say is not None:
-        say(f"checking {args.name} on {args.weights or default_weights(args.name)} weights")
+        say(f"checking {args.name} on {weights} weights")
     result = paper(args.name, weights=args.weights, say=say,
                    progress=Counter(unit="step", first=0.0) if say is not None else None)
     if args.json:

@@ -145,11 +145,13 @@ def pairs_path(path: str) -> str:
 def csv_facts(result) -> list[str]:
     """The ``# key: value`` lines a sweep's CSV starts with: its provenance, then the
     sweep's kind, count and texts (document.provenance)."""
+    from ..analysis.experiments.runs import sweep_settings
     from ..document.provenance import comment_lines, file_lines
     r = result.result
-    return comment_lines({**file_lines(result.provenance), "experiment": "sweep",
-                          "kind": r.kind, "count": r.count, "texts": json.dumps(
-                              list(r.texts), ensure_ascii=False)})
+    used = sweep_settings(r.kind, r.count, r.seed)
+    used.pop("seed", None)                           # the provenance's seeds hold it
+    return comment_lines({**file_lines(result.provenance), "experiment": "sweep", **used,
+                          "texts": json.dumps(list(r.texts), ensure_ascii=False)})
 
 
 def write_csv(path: str, rows, facts: list[str] = ()) -> None:
@@ -161,8 +163,11 @@ def write_csv(path: str, rows, facts: list[str] = ()) -> None:
     buffer = io.StringIO()
     buffer.writelines(facts)
     csv.writer(buffer).writerows(rows)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(buffer.getvalue())
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(buffer.getvalue())
+    except OSError as error:                  # named by its flag, as --texts FILE is
+        raise PosvizInputError(f"--csv {path}: {error.strerror or error}") from None
 
 
 def fmt(value) -> str:
@@ -195,9 +200,13 @@ def as_table(result) -> list[str]:
 
 
 def run(args) -> int:
-    from ..analysis.experiments.runs import check_kind
+    from ..analysis.experiments.runs import check_kind, check_seed
     from ..api import sweep
     check_kind(args.kind, args.count)        # before a model is built
+    check_seed(args.order_seed)
+    if args.csv not in (None, "-") and not Path(args.csv).resolve().parent.is_dir():
+        raise PosvizInputError(f"--csv {args.csv}: no such folder "     # before the runs
+                               f"{Path(args.csv).resolve().parent}")
     refuse_order(args)
     texts = experiment_texts(args)
     exact = not args.model and args.weights == "random"

@@ -114,7 +114,8 @@ def run(args) -> int:
     if problems:
         raise PosvizInputError(problems[0])
     if args.order_every < 0:
-        raise PosvizInputError(f"--order-every must be 0 or more (got {args.order_every})")
+        raise PosvizInputError(f"--order-every must be a whole number of at least 0 (got "
+                               f"{args.order_every})")           # as api.train says
     if args.threads is not None and not 1 <= args.threads <= 256:
         raise PosvizInputError(f"--threads must be from 1 to 256 (got {args.threads})")
     from ..api import train

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, argument
 
 IMAGE_FORMATS = ("png", "svg", "pdf")
 FIGURE_FORMATS = IMAGE_FORMATS + ("csv",)      # what one figure can be written as
@@ -21,9 +21,24 @@ DEFAULT_WIDTH = 1600
 def check_width(width: int | None, what: str = "the width") -> int | None:
     """The PNG width in pixels (None: as on screen); PosvizInputError outside WIDTHS."""
     low, high = WIDTHS
-    if width is not None and not low <= width <= high:
-        raise PosvizInputError(f"{what} must be from {low} to {high} pixels (got {width})")
+    if width is not None and (isinstance(width, bool) or not isinstance(width, int)
+                              or not low <= width <= high):
+        raise PosvizInputError(f"{what} must be from {low} to {high} pixels (got "
+                               f"{width!r})")
     return width
+
+
+def check_save(path, width, dpi) -> Path:
+    """A figure's ``save(path, width=, dpi=)`` checked before it is drawn, in the words
+    the command line's --width and --dpi are refused in: ``path`` as a Path."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise PosvizInputError(f"{argument('path')} must be a file's path (got "
+                               f"{type(path).__name__})")
+    check_width(width, argument("width"))
+    if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, (int, float))
+                            or not 50 <= dpi <= 600):
+        raise PosvizInputError(f"{argument('dpi')} must be from 50 to 600 (got {dpi!r})")
+    return Path(path)
 
 
 def parse_formats(text: str) -> list[str]:

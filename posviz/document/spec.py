@@ -11,11 +11,11 @@ from pathlib import Path
 from ..errors import PosvizInputError
 from ..models.training.checkpoint import RANDOM, TRAINED, find
 from ..models.config import ModelConfig
+from ..models.options import PRETRAINED_DTYPES, pretrained_dtype_problem
 from ..models.hf.cache import parse_hub_name
 
 MOSAIC_MODES = ("difference", "original", "reordered")
 DIFFERENCE_RANGES = (1.0, 0.3, 0.1, 0.03, 0.01)    # choices of the symmetric range ±r
-PRETRAINED_DTYPES = ("float32", "bfloat16", "float16")  # what a real model is read as
 
 
 def option_name(label: str) -> str:
@@ -69,9 +69,9 @@ class ModelSpec:
                    dtype: str = "float32", offload_folder: str = "") -> "ModelSpec":
         """A pretrained model; a hub name written NAME@REVISION is split in two.
         PosvizInputError for a dtype other than float32, bfloat16 or float16."""
-        if dtype not in PRETRAINED_DTYPES:
-            raise PosvizInputError(f"unknown dtype {dtype!r} for a real model (choose "
-                                   f"{', '.join(PRETRAINED_DTYPES)})")
+        problem = pretrained_dtype_problem(dtype)
+        if problem:
+            raise PosvizInputError(problem)
         source = source.strip()
         name = parse_hub_name(source) if not revision else None
         if name is not None and name.revision and not Path(source).expanduser().exists():

@@ -134,14 +134,20 @@ class Backend(Protocol):
         ...
 
 
+def too_long(n: int, offset: int, limit: int, name: str, counted: bool = True) -> str:
+    """The one refusal of more tokens than a model has positions, wherever it is told
+    (models.limits.guard before a load or a run, check_length at a run): ``counted``
+    False, ``n`` is a text's words, the fewest tokens any tokenizer gives it."""
+    tokens = f"{n} tokens" if counted else f"at least {n} tokens (the text's {n} words)"
+    return (f"{tokens} from position {offset} need {offset + n} positions, but {name} "
+            f"has {limit}")
+
+
 def check_length(backend: Backend, n: int, positions: Positions) -> None:
     """Raise PosvizInputError if n tokens at this offset exceed the model's positions."""
     limit = backend.max_positions
     if limit is not None and positions.offset + n > limit:
-        raise PosvizInputError(
-            f"{n} tokens from position {positions.offset} need {positions.offset + n} "
-            f"positions, but {backend.name} has {limit}"
-        )
+        raise PosvizInputError(too_long(n, positions.offset, limit, backend.name))
 
 
 def truncate_sequence(seq: TokenSequence, room: int | None) -> TokenSequence:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import argument
+from ..errors import argument, speaks_flags
 from .encodings import ENCODINGS, KINDS, SinusoidalEncoding
 
 # Each encoding's title (with its paper): what menus and figure headings show.
@@ -17,7 +17,10 @@ TITLES = {kind: encoding.title for kind, encoding in ENCODINGS.items()}
 
 MASKS = ("bidirectional", "causal")
 NORMS = ("pre", "post", "none")
-DTYPES = ("float32", "float64")
+DTYPES = ("float32", "float64")                 # the built-in model's precisions
+HALF = ("bfloat16", "float16")                   # a pretrained model's weights' too
+PRETRAINED_DTYPES = ("float32", *HALF)           # what a pretrained model is read as
+PRECISIONS = (*DTYPES, *HALF)                    # every precision, one list for every entry
 POSITION_MODES = ("slot", "token")
 
 
@@ -36,6 +39,7 @@ class Option:
     chosen: bool = True            # set by the user (panel, command line), or follows
                                    # from the model
     keyword: str = ""              # the Python API's argument, when not ``name``
+    elsewhere: tuple = ()          # values another kind of model takes (refused as such)
 
     @property
     def said(self) -> str:
@@ -50,8 +54,12 @@ class Option:
     def problem(self, value) -> str | None:
         """One line saying why ``value`` is not allowed, or None when it is."""
         if self.choices:
+            if value in self.elsewhere:
+                return (f"{argument(self.keyword or self.name, value)} applies to "
+                        f"{pretrained_model()} only: the built-in model takes "
+                        f"{', '.join(self.choices)}")
             if value not in self.choices:
-                allowed = ", ".join(map(str, self.choices))
+                allowed = ", ".join(map(str, self.choices + self.elsewhere))
                 return f"{self.said} must be one of {allowed} (got {value!r})"
             return None
         if self.kind is bool:
@@ -67,6 +75,22 @@ class Option:
             return (f"{self.said} must be a number from {self.low:g} to {self.high:g} "
                     f"(got {value!r})")
         return None
+
+
+def pretrained_model() -> str:
+    """A pretrained model as the entry point running now names it."""
+    return "a --model" if speaks_flags() else "a pretrained model (source)"
+
+
+def pretrained_dtype_problem(dtype) -> str | None:
+    """Why a pretrained model cannot be read as ``dtype``, or None: in the words the
+    built-in model's ``dtype`` is refused in (Option.problem), from one list."""
+    if dtype in PRETRAINED_DTYPES:
+        return None
+    if dtype in PRECISIONS:
+        return (f"{argument('dtype', dtype)} applies to the built-in model only: "
+                f"{pretrained_model()} takes {', '.join(PRETRAINED_DTYPES)}")
+    return f"{argument('dtype')} must be one of {', '.join(PRECISIONS)} (got {dtype!r})"
 
 
 def _options(*options: Option) -> dict[str, Option]:
@@ -102,7 +126,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("seed", "Seed", 0, low=0, high=2**31 - 1,
            tip="Seed of the random weights. The model is untrained: the symmetry argument "
                "holds for any weights, and two equal settings give equal weights."),
-    Option("dtype", "Precision", "float32", choices=DTYPES,
+    Option("dtype", "Precision", "float32", choices=DTYPES, elsewhere=HALF,
            tip="Floating-point precision. A change below the noise floor (100 × machine "
                "epsilon; more where shifting the position ids shows more rounding) cannot "
                "be told from rounding."),

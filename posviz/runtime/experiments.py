@@ -42,7 +42,8 @@ class ExperimentJob:
         """What produced the result, for an export's provenance."""
         facts = {"experiment": self.what, "model": self.spec.name}
         if self.what == "sweep":
-            facts.update(kind=self.kind, count=self.count, seed=self.seed,
+            from ..analysis.experiments.runs import sweep_settings
+            facts.update(sweep_settings(self.kind, self.count, self.seed),
                          texts=len(self.texts))
         elif self.what == "probe":
             facts.update(features=self.features, texts=len(self.texts) or "generated")

@@ -356,18 +356,24 @@ def default_weights(name: str) -> str:
     return RANDOM if name in PRESETS else TRAINED
 
 
+def paper_weights(name: str, weights: str | None) -> str:
+    """The weights paper ``name``'s check runs on (``weights``, or its default), or
+    PosvizInputError for a paper or weights that are not one: told before any step."""
+    if not isinstance(name, str) or name not in PAPERS:
+        raise PosvizInputError(f"the paper must be one of {', '.join(PAPERS)} (got {name!r})")
+    if weights is not None and weights not in (RANDOM, TRAINED):
+        raise PosvizInputError(f"a paper runs on {argument('weights')} random or trained "
+                               f"(got {weights!r})")
+    return weights or default_weights(name)
+
+
 def check_paper(name: str, should_stop=None, weights: str | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 say: Callable[[str], None] | None = None) -> PaperCheck:
     """Check paper ``name`` on ``weights`` ("random" or "trained"; default_weights); a
     check of a minute or more tells ``say`` its stages and ``progress`` their steps."""
-    if name not in PAPERS:
-        raise PosvizInputError(f"the paper must be one of {', '.join(PAPERS)} (got {name!r})")
-    weights = weights or default_weights(name)
-    presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}.get(weights)
-    if presets is None:
-        raise PosvizInputError(f"a paper runs on {argument('weights')} random or trained "
-                               f"(got {weights!r})")
+    weights = paper_weights(name, weights)
+    presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}[weights]
     if name not in presets:
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "

@@ -27,6 +27,16 @@ KIND_TIPS = {
     "all": "every reorder of the movable tokens (at most 7 of them)",
 }
 ALL_AT_MOST = 7                     # 7! = 5040 orders
+DRAWN = ("random", "prefix")        # the kinds whose orders are drawn: count and seed
+
+
+def sweep_settings(kind: str, count: int, seed: int, layer=...) -> dict:
+    """What a sweep of ``kind`` read of its settings, as every record of it writes them
+    (JSON, CSV, provenance, a figure's file): the count and the seed of drawn orders only
+    (a swap, reverse or all sweep runs a fixed set), the layer asked of a swap map only
+    (when ``layer`` is given: None asks for the last; each map names its own)."""
+    return {"kind": kind, **({"count": count, "seed": seed} if kind in DRAWN else {}),
+            **({"layer": layer} if kind == "swap" and layer is not ... else {})}
 
 # Orders run together take at most about BATCH_BYTES (backend.batch_bytes per order) and
 # MAX_BATCH orders: past that the built-in model's forward gets slower per order, its
@@ -115,6 +125,13 @@ def check_kind(kind: str, count: int) -> None:
         given = "" if isinstance(count, int) else f", a {type(count).__name__}"
         raise PosvizInputError(f"{argument('count')} must be a whole number of at least 1 "
                                f"(got {count!r}{given})")
+
+
+def check_seed(seed) -> None:
+    """Refuse a seed of the orders that is not a whole number from 0 (numpy's seeds)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise PosvizInputError(f"{argument('seed')} must be a whole number of at least 0 "
+                               f"(got {seed!r})")
 
 
 def make_orders(kind: str, seq: TokenSequence, count: int,

@@ -16,7 +16,8 @@ import numpy as np
 from ...errors import PosvizInputError, argument
 from ...models.config import Positions
 from ..symmetry import METRICS
-from .runs import DrawnOrders, check_kind, make_orders, run_orders, swap_order
+from .runs import (DrawnOrders, check_kind, make_orders, run_orders, swap_order,
+                   sweep_settings)
 
 QUANTILES = {"median": 50, "p10": 10, "p90": 90}
 Progress = Callable[[int, int], None]          # (done, total) runs
@@ -117,9 +118,9 @@ class SweepResult:
         return rows
 
     def to_dict(self) -> dict:
-        out = {"kind": self.kind, "count": self.count, "seed": self.seed,
-               "texts": list(self.texts), "runs": self.runs, "noise_floor": self.floor,
-               "layers": self.rows()}
+        used = sweep_settings(self.kind, self.count, self.seed)     # what the run read
+        out = {**used, "texts": list(self.texts), "runs": self.runs,
+               "noise_floor": self.floor, "layers": self.rows()}
         if self.kind == "swap":
             out["pairs"] = [p.to_dict() for p in self.pairs]
         return out

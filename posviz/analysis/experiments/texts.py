@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, argument
 
 PACKAGE = Path(__file__).resolve().parents[2]            # posviz/
 # The example sentences: in the package, or in a top-level resources/ folder beside it.
@@ -17,16 +17,20 @@ def parse_texts(content: str) -> list[str]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
-def read_texts(path: str | Path) -> list[str]:
-    """The texts of a file, one a line; PosvizInputError if it holds none."""
-    path = Path(path)
+def read_texts(path: str | Path, name: str = "texts") -> list[str]:
+    """The texts of a file, one a line; PosvizInputError, naming the file as the
+    argument ``name`` (errors.argument: ``--texts FILE`` on the command line), if it
+    cannot be read or holds none."""
+    file = argument(name, str(path))
     try:
-        content = path.read_text(encoding="utf-8")
+        content = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise PosvizInputError(f"{path} is not a UTF-8 text file") from None
+        raise PosvizInputError(f"{file} is not a UTF-8 text file") from None
+    except OSError as error:
+        raise PosvizInputError(f"{file}: {error.strerror or error}") from None
     texts = parse_texts(content)
     if not texts:
-        raise PosvizInputError(f"{path} holds no texts (one a line; '#' starts a comment)")
+        raise PosvizInputError(f"{file} holds no texts (one a line; '#' starts a comment)")
     return texts
 
 

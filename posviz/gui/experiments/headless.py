@@ -13,11 +13,13 @@ from .figure import ExperimentFigure
 from .jobs import SWAP_MAP, caption
 from .swaps import which_text
 from ..plots.headless import SHARPNESS, application, quiet_platform_notes
-from posviz.errors import PosvizInputError, argument
+from posviz.document.files import check_save
+from posviz.errors import PosvizInputError, checks_calls
 
 SIZE = (900, 600)                   # pixels: the figure as the command line writes it
 
 
+@checks_calls
 class ExperimentResultFigure:
     """``result`` of ``job`` (runtime.experiments.ExperimentJob) drawn by the Experiments
     tab's figure at SIZE, showing ``metric`` (a sweep's or a comparison's; "swap map": a
@@ -65,15 +67,17 @@ class ExperimentResultFigure:
     def save(self, path, *, width: int | None = None, dpi: int | None = None) -> Path:
         """Write the figure to ``path``: .png (``width`` pixels, or ``dpi`` dots per inch
         of its size on screen), .svg, .pdf or .csv, by suffix, with its provenance."""
-        path = Path(path)
+        path = check_save(path, width, dpi)
         if path.suffix.lower() not in (".png", ".svg", ".pdf", ".csv"):
             raise PosvizInputError(f"cannot write {path.name}: the file name must end in "
                                    f".png, .svg, .pdf or .csv")
-        if dpi is not None and not 50 <= dpi <= 600:
-            raise PosvizInputError(f"{argument('dpi')} must be from 50 to 600 (got {dpi})")
         figure = self.drawn()
-        with quiet_platform_notes():
-            return figure.export(path, width, dpi, self.facts)
+        try:
+            with quiet_platform_notes():
+                return figure.export(path, width, dpi, self.facts)
+        except OSError as error:              # in one line, as a report's figure says it
+            raise PosvizInputError(f"cannot write {path}: {error.strerror or error}") \
+                from None
 
     @property
     def data(self) -> dict:

@@ -19,8 +19,9 @@ from . import own_size
 from .figures import FIGURE_TYPES, FIGURES
 from .mosaic_figure import mosaic_look
 from .panel import PlotsPanel
+from posviz.document.files import check_save
 from posviz.document.provenance import describe_model
-from posviz.errors import PosvizInputError, argument
+from posviz.errors import PosvizInputError, argument, checks_calls
 from posviz.views.model import model_views
 from posviz.views.shown import Shown, build_views
 
@@ -73,6 +74,7 @@ def drawn_panel(session, evaluation) -> PlotsPanel:
 _PANELS: WeakKeyDictionary = WeakKeyDictionary()
 
 
+@checks_calls
 class ReportFigure:
     """One figure of a Report, by its stable name, as ``posviz export`` writes it.
 
@@ -88,10 +90,11 @@ class ReportFigure:
         reference = report.evaluation.reference
         L, h = reference.n_layers, reference.n_heads
         if layer is not None and not (isinstance(layer, int) and 1 <= layer <= L):
-            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got {layer})")
+            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got "
+                                   f"{layer!r})")
         if head is not None and not (isinstance(head, int) and 0 <= head < h):
             raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
-                                   f"(got {head})")
+                                   f"(got {head!r})")
         self.report, self.name = report, name
         view = report.session.selection.clamped(L, h)
         self.layer = view.layer if layer is None else layer
@@ -123,10 +126,9 @@ class ReportFigure:
         """Write the figure to ``path`` as .png (at ``width`` pixels, or ``dpi`` dots per
         inch of its size on screen; default as on screen), .svg, .pdf (vector) or .csv
         (its numbers), by suffix, each recording what produced it; returns the path."""
-        if dpi is not None and not 50 <= dpi <= 600:
-            raise PosvizInputError(f"{argument('dpi')} must be from 50 to 600 (got {dpi})")
+        path = check_save(path, width, dpi)
         with quiet_platform_notes():
-            return self.panel().export_figure(self.name, Path(path), width=width, dpi=dpi)
+            return self.panel().export_figure(self.name, path, width=width, dpi=dpi)
 
     @property
     def data(self) -> dict:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ...errors import Cancelled, PosvizInputError
 from ..formats.gguf_header import gguf_config
+from ..options import pretrained_dtype_problem
 from . import cache, converted, hub
 from .cache import NotCached, cached_models, hub_cache_dir, network_allowed
 from .families import BY_MODEL_TYPE
@@ -83,9 +84,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     within ``max_memory`` ({device: bytes}, by default what each has free), on the
     accelerator, then the CPU, then that folder on disk; HFBackend.describe says where.
     """
-    if dtype not in DTYPES:
-        raise PosvizInputError(f"unknown dtype {dtype!r} for a real model (choose "
-                               f"{', '.join(DTYPES)})")
+    if pretrained_dtype_problem(dtype):
+        raise PosvizInputError(pretrained_dtype_problem(dtype))
     say = teller(progress)
     stop = should_stop or (lambda: False)
     # Everything that can be refused is checked before the first step is told, so bad
@@ -147,9 +147,6 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     return HFBackend(model, tokenizer, family, name, str(folder / (gguf_file or "")),
                      head=head, device=device, source=source, revision=revision,
                      dtype=dtype, weights=weights)
-
-
-DTYPES = ("float32", "bfloat16", "float16")
 
 
 def placement(offload_folder, max_memory: dict | None) -> dict | None:

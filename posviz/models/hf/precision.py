@@ -21,7 +21,8 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager, nullcontext
 
-HALF = ("bfloat16", "float16")
+from ..options import HALF
+
 ARITHMETIC = "float32"           # what a half-precision model computes in
 
 

@@ -147,12 +147,8 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
         return
     limit = target.max_positions
     if limit is not None and offset + n_tokens > limit:
-        if counted:
-            raise Refused(f"{n_tokens} tokens from position {offset} need {offset + n_tokens} "
-                          f"positions, but {target.name} has {limit}", "positions")
-        raise Refused(f"the text has {n_tokens} words, so at least {n_tokens} tokens, from "
-                      f"position {offset}: more than the {limit} positions of "
-                      f"{target.name}", "positions")
+        from ..backend import too_long
+        raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions")
     if orders is not None:
         _check_count(orders)
     if not memory:

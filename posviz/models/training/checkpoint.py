@@ -67,11 +67,16 @@ class Recipe:
                                    #   (its encoding may differ: DroPE), else the seed
 
     def problems(self) -> list[str]:
-        found = [f"{argument(name)} must be at least {low} (got {getattr(self, name)})"
-                 for name, low in (("vocab", 300), ("length", 2), ("batch", 1),
-                                   ("steps", 1), ("warmup", 0))
-                 if getattr(self, name) < low]
-        if not self.lr > 0:
+        whole = (("vocab", 300), ("length", 2), ("batch", 1), ("steps", 1), ("warmup", 0))
+        found = [f"{argument(name)} must be a whole number of at least {low} (got "
+                 f"{getattr(self, name)!r})" for name, low in whole
+                 if isinstance(getattr(self, name), bool)
+                 or not isinstance(getattr(self, name), int)]
+        found += [f"{argument(name)} must be at least {low} (got {getattr(self, name)})"
+                  for name, low in whole if not found and getattr(self, name) < low]
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)):
+            found.append(f"{argument('lr')} must be a positive number (got {self.lr!r})")
+        elif not self.lr > 0:
             found.append(f"{argument('lr')} must be positive (got {self.lr})")
         if self.store not in ("float32", "float16"):
             found.append(f"{argument('store')} must be float32 or float16 (got "
