@@ -170,6 +170,21 @@ def test_toolbar_reorders_and_keyboard_moves_undo(qtbot, window):
     assert_shows_core_numbers(window, settled(qtbot, window))
 
 
+def test_a_keyboard_move_names_the_chip_that_moved_not_its_neighbour(qtbot, window):
+    """Alt+Right with the mouse resting on the chip: the neighbour slides under the
+    mouse, yet the status line names the chip that moved and where it went."""
+    s, strip = window.controller.session, window.strip
+    strip.select_slots([4])
+    index = int(s.order[4])
+    QTest.mouseMove(strip, centre(strip, 4))
+    window.right_action.trigger()
+    assert int(s.order[5]) == index
+    assert window.hover_label.text() == (f"moved “{s.tokens[index]}” (original index "
+                                         f"{index}) to slot 5")
+    window.left_action.trigger()
+    assert window.hover_label.text().endswith(f"(original index {index}) to slot 4")
+
+
 def test_text_edit_and_its_undo_restore_text_and_order(qtbot, window):
     s = window.controller.session
     old_text, old_order = s.text, s.order.tolist()

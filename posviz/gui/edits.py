@@ -140,7 +140,9 @@ class Edits(QObject):
         if move is None:
             return
         self.record_drag()
+        index = self.session.order[move[0]]
         self._push(edit_order(self.session, "move", *move, label="Move chip"))
+        self._strip.tell_moved(int(index))
 
     def positions_edited(self, positions) -> None:
         from ..errors import PosvizInputError
