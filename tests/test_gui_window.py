@@ -409,6 +409,22 @@ def test_the_window_opens_with_the_model_given_on_its_command_line(qtbot, slow_m
     assert w.strip.pinned[0] and w.strip.pinned[-1]
 
 
+def test_a_bundled_model_on_the_command_line_is_named_as_the_chooser_names_it(
+        qtbot, slow_model, private_settings):
+    """posviz --model smollm2 said "Using smollm2." (and "Loading smollm2…") where the
+    chooser, the title and the facts name the model itself."""
+    from posviz.models.hf.sources import BUNDLED
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    slow_model.release.set()
+    with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
+        w.start(model="smollm2")
+    label = BUNDLED["smollm2"].label
+    assert w.controller.session.spec == ModelSpec.pretrained("smollm2", label)   # as picked
+    assert w.model_panel.load.status.text() == f"Using {label}."
+
+
 def test_a_model_on_the_command_line_that_cannot_load_is_told_in_the_window(
         qtbot, slow_model, private_settings):
     w = MainWindow(make_settings())

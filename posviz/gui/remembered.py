@@ -19,8 +19,20 @@ def remembered(settings, model: str | None = None, fresh: bool = False) -> tuple
     except (TypeError, ValueError):
         config = ModelConfig()
     positions = Positions() if fresh else _positions(settings)
-    spec = ModelSpec.builtin(config) if model is None else ModelSpec.pretrained(model)
+    spec = ModelSpec.builtin(config) if model is None else \
+        ModelSpec.pretrained(model, _chooser_label(model))
     return str(settings.value("text", "")), spec, positions
+
+
+def _chooser_label(model: str) -> str:
+    """A bundled model's name as the model chooser lists it ("all-MiniLM-L6-v2
+    (bundled)" for ``minilm``): the same model as picked there, named alike everywhere."""
+    try:
+        from ..models.hf.sources import BUNDLED
+    except ImportError:                     # no real-model extra: the load will say so
+        return ""
+    bundled = BUNDLED.get(model.strip())
+    return bundled.label if bundled is not None else ""
 
 
 def _positions(settings):
