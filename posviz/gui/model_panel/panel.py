@@ -56,6 +56,7 @@ class ModelPanel(SourceBox, QWidget):
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
         self._hidden_values = {name: OPTIONS[name].default for name in HIDDEN}
+        self.builtin = ModelSpec.builtin()  # the last built-in model shown: its fields'
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self._model_box())
@@ -175,6 +176,7 @@ class ModelPanel(SourceBox, QWidget):
         """Show this model as the one that runs: a built-in one's config in the fields,
         a pretrained one by name (its architecture follows in ``describe``)."""
         if spec.is_builtin:
+            self.builtin = spec
             self.set_config(spec.config)
             self._set_weights(spec.weights)
             index = 0
