@@ -50,6 +50,7 @@ class ShortCombo(QComboBox):
         self.addItem(text, data)
         if short:
             self.setItemData(self.count() - 1, short, self.SHORT)
+        if self.short_form(self.count() - 1) != text:     # closed, it may show less
             self.setItemData(self.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
 
     def setToolTip(self, tip: str) -> None:
