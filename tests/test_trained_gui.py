@@ -76,7 +76,7 @@ def test_the_compare_view_draws_each_encoding_on_the_same_reorder(qtbot, zoo, tm
     assert tab.chosen_encodings() == ("none", "sinusoidal", "rope")
     for action in tab.encodings.menu().actions():
         action.setChecked(action.data() in ("none", "learned", "alibi"))
-    assert tab.encodings.text() == "none, learned, alibi"
+    assert tab.encodings.text() == "none, learned absolute, ALiBi"
     with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
         tab.run()
     qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())

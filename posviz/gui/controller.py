@@ -117,18 +117,18 @@ class Controller(QObject):
 
     # -- start-up ---------------------------------------------------------------------
     def start(self, text: str, spec: ModelSpec, positions: Positions,
-              order: str = "reverse", held: bool = False) -> None:
+              order: str = "reverse", held: bool = False, builtin=None) -> None:
         """Import the rest of the core and build the session on the worker; ``ready``
         follows. ``spec`` and ``positions`` must be valid. A pretrained ``spec`` loads
-        once the session runs the built-in model, as ``load`` does it (its steps shown,
-        Cancel keeping the built-in model; one that fails to load is told by
-        ``modelFailed``). ``held``: the session is built and shown but nothing is
-        computed until ``held`` is False."""
+        once the session runs the built-in model (``builtin``, default: the defaults), as
+        ``load`` does it (its steps shown, Cancel keeping the built-in model; one that
+        fails to load is told by ``modelFailed``). ``held``: the session is built and
+        shown but nothing is computed until ``held`` is False."""
         from ..document.spec import ModelSpec
         self.held = held
         self._start_later = None if spec.is_builtin or held else spec
         if self._start_later is not None:   # a load of 30 s with no bar or Cancel otherwise
-            spec = ModelSpec.builtin()
+            spec = builtin or ModelSpec.builtin()
         self._submit(StartJob(text, spec, positions, order, device=self.device,
                               online=self.downloads_on(), evaluate=not held,
                               told=self._bridge.starting.emit))

@@ -260,7 +260,7 @@ class Documents(HoldsStart, OpensDocuments, QObject):
         """Start with the session file ``path``, else the last session (when ``last``);
         False when there is none to start with. A pretrained model is loaded once the
         window is ready (``show_started``); the built-in one runs until then."""
-        from ..document.spec import ModelSpec
+        from .remembered import builtin_remembered
         doc = self.read(path) if path else None
         if doc is not None:
             bound, modified = Path(path), False
@@ -271,7 +271,8 @@ class Documents(HoldsStart, OpensDocuments, QObject):
             bound, modified = bound_file(self.settings), restored_modified(self.settings, doc)
         reason = too_large(doc)
         self._starting = (doc, bound, reason, modified)
-        spec = doc.spec if doc.spec.is_builtin and not reason else ModelSpec.builtin()
+        spec = doc.spec if doc.spec.is_builtin and not reason else \
+            builtin_remembered(self.settings)     # the panel's, while its model loads
         self._controller.start(doc.text, spec, doc.positions, order="original",
                                held=reason is not None)
         return True

@@ -11,13 +11,14 @@ from .commands import edit_order, edit_positions, edit_text, history_fits, order
 
 
 def model_remark(event) -> str:
-    """What a new model (a ModelChanged) undid: the order, the undo history or both."""
-    name = "The built-in model" if event.spec.is_builtin else event.spec.name
+    """What a new model (a ModelChanged) undid: the order, the undo history or both, in
+    few words: it heads the evaluation's line, whole in a 1024-pixel window (the model
+    is named in the chooser, the title and the facts)."""
     if not event.tokens_changed:
-        return f"{name} cannot hold the earlier texts: undo starts again here"
-    lost = "the order starts again from the original" if event.order_reset else \
-        "the order stays the original"
-    return f"{name} splits the text into its own tokens: {lost}, and undo starts here"
+        return "The earlier texts do not fit this model: undo starts here"
+    if event.order_reset:
+        return "New tokens: back to the original order, undo starts here"
+    return "New tokens: undo starts here"
 
 
 class Edits(QObject):
@@ -140,7 +141,9 @@ class Edits(QObject):
         if move is None:
             return
         self.record_drag()
+        index = self.session.order[move[0]]
         self._push(edit_order(self.session, "move", *move, label="Move chip"))
+        self._strip.tell_moved(int(index))
 
     def positions_edited(self, positions) -> None:
         from ..errors import PosvizInputError

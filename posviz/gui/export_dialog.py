@@ -199,6 +199,7 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
         return []
     finally:
         progress.close()
+        progress.deleteLater()
         if twin is not None:
             twin.close()
             twin.deleteLater()

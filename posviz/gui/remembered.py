@@ -11,16 +11,43 @@ def remembered(settings, model: str | None = None, fresh: bool = False) -> tuple
     source) instead of the built-in one when given. A ``fresh`` start (--text, --model:
     not the last session) takes the default position ids, which belong to a session."""
     from ..document.spec import ModelSpec
-    from ..models.config import ModelConfig, Positions
+    from ..models.config import Positions
+
+    positions = Positions() if fresh else _positions(settings)
+    spec = builtin_remembered(settings) if model is None else \
+        ModelSpec.pretrained(model, _chooser_label(model))
+    return str(settings.value("text", "")), spec, positions
+
+
+def builtin_remembered(settings):
+    """The built-in model as the model panel last had it (its options and weights), the
+    defaults where missing or no longer valid: what runs while a pretrained model loads
+    at start, and what the panel offers when the user goes back to the built-in one."""
+    from ..document.spec import ModelSpec
+    from ..errors import PosvizInputError
+    from ..models.config import ModelConfig
+    from ..models.training.checkpoint import RANDOM
 
     try:
         config = ModelConfig(**json.loads(settings.value("model/config", "{}") or "{}"))
         config.validate()
     except (TypeError, ValueError):
-        config = ModelConfig()
-    positions = Positions() if fresh else _positions(settings)
-    spec = ModelSpec.builtin(config) if model is None else ModelSpec.pretrained(model)
-    return str(settings.value("text", "")), spec, positions
+        return ModelSpec.builtin()
+    try:
+        return ModelSpec.builtin(config, str(settings.value("model/weights", RANDOM)))
+    except PosvizInputError:                # its checkpoint is gone: random weights
+        return ModelSpec.builtin(config)
+
+
+def _chooser_label(model: str) -> str:
+    """A bundled model's name as the model chooser lists it ("all-MiniLM-L6-v2
+    (bundled)" for ``minilm``): the same model as picked there, named alike everywhere."""
+    try:
+        from ..models.hf.sources import BUNDLED
+    except ImportError:                     # no real-model extra: the load will say so
+        return ""
+    bundled = BUNDLED.get(model.strip())
+    return bundled.label if bundled is not None else ""
 
 
 def _positions(settings):
@@ -28,15 +55,22 @@ def _positions(settings):
     from ..models.config import Positions
     try:
         return Positions(str(settings.value("positions/mode", "slot")),
-                         int(settings.value("positions/offset", 0))).validate()
+                         int(settings.value("positions/offset", 0)),
+                         settings.value("positions/literal", False) in (True, "true")
+                         ).validate()
     except (TypeError, ValueError):
         return Positions()
 
 
-def remember(settings, session) -> None:
-    """Keep the session's text, position ids and built-in model options for next time."""
+def remember(settings, session, builtin=None) -> None:
+    """Keep the session's text and position ids, and the built-in model's options and
+    weights, for next time: those of ``builtin`` (the last built-in ModelSpec that ran,
+    also while a pretrained model runs), else of the session's, when built-in."""
     settings.setValue("text", session.text)
     settings.setValue("positions/mode", session.positions.mode)
     settings.setValue("positions/offset", session.positions.offset)
-    if session.spec.is_builtin:
-        settings.setValue("model/config", json.dumps(session.spec.config.to_dict()))
+    settings.setValue("positions/literal", session.positions.literal)
+    builtin = builtin if builtin is not None else session.spec
+    if builtin.is_builtin:
+        settings.setValue("model/config", json.dumps(builtin.config.to_dict()))
+        settings.setValue("model/weights", builtin.weights)

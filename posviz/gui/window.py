@@ -24,7 +24,7 @@ from .edits import Edits
 from .held_start import attach_held_notice
 from .help import Help
 from .model_dock import attach_panel, build_dock, narrow_dock
-from .remembered import remember, remembered
+from .remembered import builtin_remembered, remember, remembered
 from .status import ElidedLabel, StatusLine
 from .tokens.text_row import TextRow
 from .tokens.strip import TokenStrip
@@ -158,7 +158,8 @@ class MainWindow(QMainWindow):
         source) instead of the built-in one when given (and the default position ids and
         order when not ``last``)."""
         if not self.files.start(path, last):
-            self.controller.start(*remembered(self.settings, model, fresh=not last))
+            self.controller.start(*remembered(self.settings, model, fresh=not last),
+                                  builtin=builtin_remembered(self.settings))
 
     @Slot()
     def _on_ready(self) -> None:
@@ -353,7 +354,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         if self.session is not None:
-            remember(self.settings, self.session)
+            remember(self.settings, self.session, getattr(self.model_panel, "builtin", None))
         self.settings.sync()
         self.controller.shutdown()
         super().closeEvent(event)

@@ -3,6 +3,7 @@ several (a plain QMenu closes at every click) and whose text names the ones tick
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
+from PySide6.QtWidgets import QStyle, QStyleOptionComboBox, QStylePainter
 
 from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncoding
 from posviz.models.options import TITLES
@@ -42,9 +43,17 @@ def _remembered(settings) -> tuple[str, ...]:
                  if kind in TITLES)
 
 
+def named(kind: str) -> str:
+    """An encoding as its entry names it, without its paper ("RoPE", "T5 relative
+    bias"), as Compare's figure names its curves."""
+    return TITLES[kind].split(" (")[0]
+
+
 class EncodingsButton(QtWidgets.QToolButton):
     """The encodings Compare runs: a checklist, its choice as the button's text, kept in
-    ``settings`` (QSettings, or None) for the next run of the window."""
+    ``settings`` (QSettings, or None) for the next run of the window. It looks like the
+    tab's other boxes (a combo box's frame and arrow), not a tool button with a small
+    arrow in its corner."""
 
     changed = QtCore.Signal()
     model_words = ""                # the model Compare runs, with its settings (say_model)
@@ -84,12 +93,35 @@ class EncodingsButton(QtWidgets.QToolButton):
         caption.setToolTip(self.model_words)
         self._say_chosen()
 
+    def _combo_option(self) -> QStyleOptionComboBox:
+        option = QStyleOptionComboBox()
+        option.initFrom(self)
+        option.currentText = self.text()
+        if self.isDown() or (self.menu() is not None and self.menu().isVisible()):
+            option.state |= QStyle.StateFlag.State_Sunken
+        return option
+
+    def paintEvent(self, event) -> None:
+        painter = QStylePainter(self)
+        option = self._combo_option()
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+
+    def sizeHint(self) -> QtCore.QSize:
+        """The whole text, the frame and the arrow: never cut."""
+        text = QtCore.QSize(self.fontMetrics().horizontalAdvance(self.text()) + 4,
+                            super().sizeHint().height())
+        return self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox,
+                                             self._combo_option(), text, self)
+
+    minimumSizeHint = sizeHint
+
     def chosen(self) -> tuple[str, ...]:
         return tuple(a.data() for a in self.menu().actions() if a.isChecked())
 
     def _say_chosen(self) -> str:
         """The encodings ticked, in words, and in the tooltip with the model they run on."""
-        chosen = ", ".join(self.chosen()) or "none chosen"
+        chosen = ", ".join(map(named, self.chosen())) or "none chosen"
         self.setToolTip(f"Compares: {chosen}. {self.model_words or ENCODINGS_TIP}. The menu "
                         "stays open while you tick several (Esc closes it).")
         return chosen
@@ -97,9 +129,7 @@ class EncodingsButton(QtWidgets.QToolButton):
     def _changed(self) -> None:
         chosen = self._say_chosen()
         self.setText(chosen)
-        # never cut: the text and, beside it, the menu's arrow
-        self.setMinimumWidth(self.sizeHint().width()
-                             + self.fontMetrics().horizontalAdvance("MM"))
+        self.updateGeometry()           # its size hint follows the text
         if self.settings is not None:
             self.settings.setValue(CHOSEN_KEY, ",".join(self.chosen()))
         self.changed.emit()

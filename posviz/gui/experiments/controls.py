@@ -84,7 +84,8 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
     tab.count = QtWidgets.QSpinBox(minimum=1, maximum=100_000, value=32)
     tab.count.setToolTip("How many orders a random or prefix sweep runs per text")
     tab.seed = QtWidgets.QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
-    tab.seed.setToolTip("Seeds the random orders: the same seed gives the same result")
+    tab.seed.setToolTip("Seeds the orders a random or prefix sweep draws: the same seed "
+                        "gives the same result")
     tab.texts = combo(list(TEXT_SOURCES.items()), "Which texts to run on")
     tab.metric_box = combo(metric_items(), "Which metric the band shows (no new run "
                                            "needed)")

@@ -30,6 +30,7 @@ NAMES = {"texts": "text", "positions": "positions", "order": "order",
 # what of the window's model an experiment does not read: a comparison runs its own
 # encodings, with the weights its own box chooses
 SPEC_UNREAD = {"compare": ("encoding", "weights")}
+DRAWN = ("random", "prefix")     # the sweeps whose orders are drawn: they read count and seed
 SWAP_MAP = "swap map"            # the Show box's choice of a swap sweep's pair map
 QUOTED = 60                      # characters of a text the figure quotes; the file has all
 WHAT_NAMES = {"sweep": "sweep", "probe": "position probe", "paper": "paper check",
@@ -178,6 +179,8 @@ def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[
         return ["options"]
     names = []
     for field in USES[shown.what]:
+        if field in ("count", "seed") and shown.kind not in DRAWN:
+            continue                    # a sweep of fixed orders reads neither
         before, after = getattr(shown, field), getattr(now, field)
         if field == "spec":             # the built-in model's options by name
             names += [name for name in after.changes_from(before)
@@ -241,8 +244,9 @@ def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, 
     as ``text``, several as a JSON list), the experiment's options, and, when the
     controls now ``differ``, a line saying so."""
     facts = {"posviz": __version__, **job.describe()}
-    if job.what == "sweep" and job.kind not in ("random", "prefix"):
-        facts.pop("count", None)           # its orders are fixed: the count is not read
+    if job.what == "sweep" and job.kind not in DRAWN:
+        facts.pop("count", None)           # its orders are fixed: count and seed unread
+        facts.pop("seed", None)
     if job.what not in OWN_WORDS:          # what made it, as every output records it
         record = made.provenance(made.spec_model(job.spec, job.backend),
                                  options=positions_options(job.positions))

@@ -18,7 +18,7 @@ from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_control
                        fill_metric_box, metric_items)
 from .figure import ExperimentFigure
 from .progress_line import ProgressLine
-from .jobs import (SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
+from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                    make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder
 from ..plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
@@ -109,8 +109,8 @@ class ExperimentsTab(QtWidgets.QWidget):
 
     def _what_changed(self) -> None:
         what, kind = self.what.currentData(), self.kind.currentData()
-        shown = {self.kind: what == "sweep", self.seed: what == "sweep",
-                 self.count: what == "sweep" and kind in ("random", "prefix"),
+        drawn = what == "sweep" and kind in DRAWN       # fixed orders: no count, no seed
+        shown = {self.kind: what == "sweep", self.seed: drawn, self.count: drawn,
                  self.texts: what in ("sweep", "probe"), self.features: what == "probe",
                  self.paper: what == "paper", self.encodings: what == "compare",
                  self.weights: what in ("paper", "compare"),

@@ -6,7 +6,6 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QStyle,
                                QStyleOptionComboBox, QStylePainter, QWidget)
 
-from ...models.encodings import ENCODINGS
 from ...models.options import TITLES, Option
 
 # an option's refusal: the field outlined, the message under it in small red text
@@ -28,10 +27,9 @@ def choice_text(name: str, value) -> str:
 
 
 def short_text(name: str, value) -> str | None:
-    """How a choice reads in its closed menu when its whole text is long (the encoding's
-    name without its paper: "sinusoidal", "RoPE", "T5")."""
-    if name == "pe" and value in ENCODINGS:
-        return ENCODINGS[value].short.split()[0]
+    """How a choice reads in its closed menu when its whole text is long, if not its
+    text before " (" (an encoding's title without its paper: "RoPE", "T5 relative bias",
+    as its entry and the Experiments' Compare name it)."""
     return MODE_SHORT.get(value) if name == "mode" else None
 
 
@@ -52,6 +50,7 @@ class ShortCombo(QComboBox):
         self.addItem(text, data)
         if short:
             self.setItemData(self.count() - 1, short, self.SHORT)
+        if self.short_form(self.count() - 1) != text:     # closed, it may show less
             self.setItemData(self.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
 
     def setToolTip(self, tip: str) -> None:

@@ -21,6 +21,7 @@ from ...document.spec import ModelSpec
 from ...errors import PosvizInputError
 from ...models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED
 from ...models.config import ModelConfig, Positions
+from ...models.encodings import ENCODINGS
 from ...models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
 from .facts_table import facts_table, facts_tip, trace_rows
 from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, edited, option_widget, set_value,
@@ -55,6 +56,7 @@ class ModelPanel(SourceBox, QWidget):
         self._fields: dict[str, QWidget] = {}
         self._errors: dict[str, QLabel] = {}
         self._hidden_values = {name: OPTIONS[name].default for name in HIDDEN}
+        self.builtin = ModelSpec.builtin()  # the last built-in model shown: its fields'
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self._model_box())
@@ -92,11 +94,22 @@ class ModelPanel(SourceBox, QWidget):
 
     def _set_weights(self, weights: str) -> None:
         self.weights.set(weights)
-        # the seed draws random weights; a checkpoint folder fixes the architecture
+        self._enable_fields()
+
+    def _enable_fields(self) -> None:
+        """The seed draws random weights; a checkpoint folder fixes the architecture; the
+        position scale weighs nothing where the encoding adds no position (NoPE)."""
+        weights = self.weights.value()
         fixed = () if weights in (RANDOM, TRAINED) else FIXED_BY_A_FOLDER
+        encoding = ENCODINGS[value_of(self._fields["pe"])]
         for name, widget in self._fields.items():
             if name not in POSITION_OPTIONS:
-                widget.setEnabled(name not in fixed and (name != "seed" or weights == RANDOM))
+                widget.setEnabled(name not in fixed and (name != "seed" or weights == RANDOM)
+                                  and (name != "pe_scale" or encoding.acts is not None))
+        tip = OPTIONS["pe_scale"].tip
+        self._fields["pe_scale"].setToolTip(tip if encoding.acts is not None else
+                                            f"No effect with {encoding.short}: it adds no "
+                                            f"position for the scale to weigh.\n\n{tip}")
 
     def _weights_chosen(self, weights: str) -> None:
         self._set_weights(weights)
@@ -151,6 +164,7 @@ class ModelPanel(SourceBox, QWidget):
         for name in CONFIG_FIELDS:
             set_value(self._fields[name], values[name])
         self._hidden_values = {name: values[name] for name in HIDDEN}
+        self._enable_fields()
         self._show_problems({}, config_fields=True)
 
     def set_positions(self, positions: Positions) -> None:
@@ -162,6 +176,7 @@ class ModelPanel(SourceBox, QWidget):
         """Show this model as the one that runs: a built-in one's config in the fields,
         a pretrained one by name (its architecture follows in ``describe``)."""
         if spec.is_builtin:
+            self.builtin = spec
             self.set_config(spec.config)
             self._set_weights(spec.weights)
             index = 0
@@ -220,6 +235,7 @@ class ModelPanel(SourceBox, QWidget):
         return spec
 
     def _config_edited(self, *_) -> None:
+        self._enable_fields()
         config = self.config()
         problems = config.problems()
         self._show_problems(problems, config_fields=True)

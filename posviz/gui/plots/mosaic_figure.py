@@ -284,6 +284,7 @@ class MosaicFigure(Figure):
             from .own_size import lay_out_without_spare
             self._twin = MosaicFigure()
             self._twin.alone = True
+            self.destroyed.connect(self._twin.deleteLater)   # a window of its own: not a child
             self._twin.update_from(self._drawn, *self._selected)
             lay_out_without_spare(self._twin, self._twin.spare, *OWN_SIZE)
         self._twin.caption = self.caption

@@ -22,8 +22,11 @@ TEXT_WIDTH = 900        # pixels: a figure of text alone (the outputs without a 
 
 
 def off_screen(widget: QtWidgets.QWidget, width: int, height: int) -> None:
-    """Lay ``widget`` out at ``width`` × ``height``, painted but never on the screen."""
+    """Lay ``widget`` out at ``width`` × ``height``, painted but never on the screen.
+    Qt counts such a shown window as open (QWidgetWindow's treatAsVisible): it must not
+    keep the application running once the user closes the last window they see."""
     widget.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+    widget.setAttribute(QtCore.Qt.WidgetAttribute.WA_QuitOnClose, False)
     widget.resize(width, height)
     widget.show()
     QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)

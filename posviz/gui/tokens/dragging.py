@@ -105,6 +105,12 @@ class Dragging:
         self.hoverMessage.emit(f"“{self.tokens[index]}”: original index {index}, "
                                f"now at slot {slot}{kind}")
 
+    def tell_moved(self, index: int) -> None:
+        """Name the chip a key moved (original ``index``) and where it went: the chip
+        under the mouse is now its displaced neighbour, not the one that moved."""
+        self.hoverMessage.emit(f"moved “{self.tokens[index]}” (original index {index}) "
+                               f"to slot {self.slot_of(index)}")
+
     def _grab_offset(self, index: int) -> QPointF:
         return self._press[2] if self._press else QPointF(self._sizes[index].width() / 2,
                                                            self._sizes[index].height() / 2)

@@ -75,8 +75,8 @@ class T5RelativeBias(PositionalEncoding):
     @classmethod
     def describe(cls, offset=0, buckets=None, max_distance=None, **rest):
         if not buckets:
-            return "T5 relative buckets"
-        return f"T5 relative buckets ({buckets} buckets, max distance {max_distance})"
+            return "T5 relative bias"
+        return f"T5 relative bias ({buckets} buckets, max distance {max_distance})"
 
     def buckets(self, position_ids, causal: bool):
         """(n,) -> (n, n) bucket of key j as seen from query i."""

@@ -230,7 +230,7 @@ def t5_machinery(weight: torch.Tensor, bidirectional: bool, max_distance: int,
     rows = tuple(f"head {i}" for i in range(heads))
     profile = RelativeProfile(distances, bias, rows,
                               "learned bias added to the score", "bias")
-    return Machinery(T5RelativeBias.kind, f"T5 relative buckets ({buckets} buckets, exact up to "
+    return Machinery(T5RelativeBias.kind, f"T5 relative bias ({buckets} buckets, exact up to "
                                  f"{buckets // (4 if bidirectional else 2)}, "
                                  f"logarithmic to {max_distance})",
                      parameters=ids.numpy()[None].astype(np.float64),
