@@ -120,19 +120,16 @@ def draw(result: dict, folder: Path, formats: list[str], width: int = DEFAULT_WI
     """The Experiments tab's figures of ``result`` (Extension.to_dict()), written to
     ``folder`` as extension-METRIC.FORMAT at the figure's own size, ``width`` pixels
     wide as PNG, with the result's provenance."""
-    from PySide6 import QtCore
-
     from ..gui.experiments.figure import ExperimentFigure
     from ..gui.plots.headless import application, quiet_platform_notes
+    from ..gui.plots.own_size import off_screen
     app = application()
     written = []
     with quiet_platform_notes():
         for metric in metrics:
             figure = ExperimentFigure()
-            figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
-            figure.resize(900, 600)
             try:
-                figure.show()
+                off_screen(figure, 900, 600)
                 app.processEvents()
                 figure.show_extension(result, metric)
                 app.processEvents()

@@ -20,7 +20,7 @@ from ...models.config import ModelConfig, Positions
 from ...models.request import Request
 from . import pretrained, trained
 from .claim import PaperCheck
-from .stage import Staged
+from .stage import Staged, tell
 from .texts import random_texts
 
 __all__ = ["PaperCheck", "Paper", "CATALOGUE", "PRESETS", "TRAINED_PRESETS", "PAPERS",
@@ -114,15 +114,13 @@ def chi2023(should_stop=None, progress=None, say=None) -> PaperCheck:
     """``say`` is told what it runs, ``progress`` each text run."""
     engine = _engine(pe="none", mask="causal", layers=2)
     seqs = [engine.backend.tokenize(t) for t in random_texts(64, 32, seed=1, vocabulary=5000)]
-    if say is not None:
-        say(f"running {len(seqs)} random texts of 32 tokens through the built-in model "
-            f"without positions")
+    tell(say, f"running {len(seqs)} random texts of 32 tokens through the built-in model "
+              f"without positions")
     spread = []
     for done, seq in enumerate(seqs, 1):
         trace = engine.reference(seq, Positions(), should_stop)
         spread.append(trace.attn_out[0].var(axis=1))        # (n,) variance over d, block 1
-        if progress is not None:
-            progress(done, len(seqs))
+        tell(progress, done, len(seqs))
     by_position = np.mean(spread, axis=0)                    # (n,)
     rank = np.corrcoef(np.argsort(np.argsort(by_position)), np.arange(by_position.size))
     holds = bool(rank[0, 1] < -0.9 and by_position[-1] < 0.5 * by_position[0])
@@ -161,16 +159,13 @@ def rope_decay(should_stop=None, progress=None, say=None) -> PaperCheck:
         q_rot, k_rot = rope.rotate(qs, ks, pos)               # (m, n, d_head)
         return (q_rot[:, :1] * k_rot).sum(-1) / d_head        # (m, n)
 
-    if say is not None:
-        say(f"rotating an aligned pair and 256 Gaussian pairs over {n} distances")
+    tell(say, f"rotating an aligned pair and 256 Gaussian pairs over {n} distances")
     aligned = scores(torch.ones(1, d_head), torch.ones(1, d_head))[0].numpy()
-    if progress is not None:
-        progress(1, 2)
+    tell(progress, 1, 2)
     gen = torch.Generator().manual_seed(0)
     q, k = torch.randn(256, d_head, generator=gen), torch.randn(256, d_head, generator=gen)
     random = np.abs(scores(q, k).numpy()).mean(axis=0)        # (n,)
-    if progress is not None:
-        progress(2, 2)
+    tell(progress, 2, 2)
     near, far = slice(1, 9), slice(n // 2, n)
     values = {"aligned_near": float(np.abs(aligned[near]).mean()),
               "aligned_far": float(np.abs(aligned[far]).mean()),
@@ -237,16 +232,14 @@ ALIBI_HEADS = (6, 8, 12)       # a power of two, and two counts the closed form 
 def alibi_slopes(should_stop=None, progress=None, say=None) -> PaperCheck:
     """``say`` is told what it measures, ``progress`` each count of heads measured."""
     from ...models.encodings.alibi import alibi_slopes as reference_rule
-    if say is not None:
-        say(f"reading the slopes of {', '.join(map(str, ALIBI_HEADS))} heads from the "
-            f"built-in model's scores, with ALiBi and without")
+    tell(say, f"reading the slopes of {', '.join(map(str, ALIBI_HEADS))} heads from the "
+              f"built-in model's scores, with ALiBi and without")
     by_heads = {}
     for done, heads in enumerate(ALIBI_HEADS, 1):
         measured = _alibi_measured(heads, should_stop)
         by_heads[str(heads)] = {"measured": measured.tolist(),
                                 "rule": list(reference_rule(heads))}
-        if progress is not None:
-            progress(done, len(ALIBI_HEADS))
+        tell(progress, done, len(ALIBI_HEADS))
     measured = np.array(by_heads["8"]["measured"])
     paper = np.array([2.0 ** (-8 * (h + 1) / 8) for h in range(8)])
     holds = bool(all(np.allclose(row["measured"], row["rule"], rtol=1e-4)
@@ -279,9 +272,8 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
     text, shift = "the cat sat on the mat because it was warm", 7
     values, floor = {}, 0.0
     kinds = ("sinusoidal", "learned", "rope")
-    if say is not None:
-        say(f"shifting every position id by {shift}: the built-in model with "
-            f"{', '.join(kinds)} positions")
+    tell(say, f"shifting every position id by {shift}: the built-in model with "
+              f"{', '.join(kinds)} positions")
     for done, pe in enumerate(kinds, 1):
         engine = _engine(pe=pe)
         base = _with_scores(engine, text, Positions(offset=0), should_stop)
@@ -293,8 +285,7 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
         floor = comparison.floor
         values[pe] = {"output_change": float(comparison.hidden_equivariance[-1]),
                       "score_change": score_change}
-        if progress is not None:
-            progress(done, len(kinds))
+        tell(progress, done, len(kinds))
     holds = (values["sinusoidal"]["output_change"] > 100 * floor
              and values["learned"]["output_change"] > 100 * floor
              and values["rope"]["score_change"] <= floor

@@ -45,3 +45,9 @@ class Staged:
         self.number += 1
         if self.say is not None:
             self.say(Stage(text, self.number, len(self.work), self.work, kinds=self.kinds))
+
+
+def tell(listener, *args) -> None:
+    """Tell a run's ``say`` or ``progress`` ``args``, when its caller gave one."""
+    if listener is not None:
+        listener(*args)

@@ -7,12 +7,11 @@ import tempfile
 import weakref
 from pathlib import Path
 
-from PySide6 import QtCore
-
 from .figure import ExperimentFigure
 from .jobs import SWAP_MAP, caption
 from .swaps import which_text
 from ..plots.headless import SHARPNESS, application, quiet_platform_notes
+from ..plots.own_size import off_screen
 from posviz.document.files import check_save
 from posviz.errors import PosvizInputError, checks_calls
 
@@ -47,10 +46,8 @@ class ExperimentResultFigure:
             with quiet_platform_notes():
                 figure = ExperimentFigure()
                 figure.subtitle = caption(self.job)
-                figure.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
-                figure.resize(*SIZE)
                 figure.map_text = self.text
-                figure.show()
+                off_screen(figure, *SIZE)       # (it never keeps a caller's app open)
                 app.processEvents()
                 figure.draw(self.job, self.result, self.metric)
                 app.processEvents()
