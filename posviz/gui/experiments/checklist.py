@@ -9,6 +9,7 @@ from posviz.models.encodings import NoPositions, RotaryEncoding, SinusoidalEncod
 from posviz.models.options import TITLES
 
 COMPARED = (NoPositions.kind, SinusoidalEncoding.kind, RotaryEncoding.kind)   # Compare's start
+FEW_CHARACTERS = 24                   # the least of the chosen encodings shown whole
 CHOSEN_KEY = "experiments/encodings"     # the encodings ticked last, kept between runs
 ENCODINGS_TIP = ("The encodings Compare runs on the current text and order, each on "
                  "the built-in model")
@@ -63,6 +64,8 @@ class EncodingsButton(QtWidgets.QToolButton):
         super().__init__(parent)
         self.settings = settings
         self.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred,    # may shrink, elided
+                           QtWidgets.QSizePolicy.Policy.Fixed)
         menu = Checklist(self)
         chosen = _remembered(settings)
         for kind, title in TITLES.items():
@@ -93,28 +96,41 @@ class EncodingsButton(QtWidgets.QToolButton):
         caption.setToolTip(self.model_words)
         self._say_chosen()
 
-    def _combo_option(self) -> QStyleOptionComboBox:
+    def _combo_option(self, text: str | None = None) -> QStyleOptionComboBox:
         option = QStyleOptionComboBox()
         option.initFrom(self)
-        option.currentText = self.text()
+        option.currentText = self.text() if text is None else text
         if self.isDown() or (self.menu() is not None and self.menu().isVisible()):
             option.state |= QStyle.StateFlag.State_Sunken
         return option
 
     def paintEvent(self, event) -> None:
-        painter = QStylePainter(self)
+        """A combo box's frame and arrow, its text elided to the room it has (whole in
+        the tooltip)."""
         option = self._combo_option()
+        room = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                           QStyle.SubControl.SC_ComboBoxEditField, self)
+        option.currentText = self.fontMetrics().elidedText(
+            self.text(), QtCore.Qt.TextElideMode.ElideRight, room.width())
+        painter = QStylePainter(self)
         painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
-    def sizeHint(self) -> QtCore.QSize:
-        """The whole text, the frame and the arrow: never cut."""
-        text = QtCore.QSize(self.fontMetrics().horizontalAdvance(self.text()) + 4,
-                            super().sizeHint().height())
+    def _size_for(self, text: str) -> QtCore.QSize:
+        """The size of a combo box showing ``text`` whole, with its frame and arrow."""
+        inner = QtCore.QSize(self.fontMetrics().horizontalAdvance(text) + 4,
+                             super().sizeHint().height())
         return self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox,
-                                             self._combo_option(), text, self)
+                                             self._combo_option(text), inner, self)
 
-    minimumSizeHint = sizeHint
+    def sizeHint(self) -> QtCore.QSize:
+        """The whole text, the frame and the arrow, where there is room."""
+        return self._size_for(self.text())
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        """Room for a few encodings' names: six of them ran past a 1024-pixel window's
+        tab (its figure's note then wider than the view); the rest is elided."""
+        return self._size_for(self.text()[:FEW_CHARACTERS] + "…").boundedTo(self.sizeHint())
 
     def chosen(self) -> tuple[str, ...]:
         return tuple(a.data() for a in self.menu().actions() if a.isChecked())
