@@ -28,7 +28,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 STAGES = {"before the forward": ("job", "run"), "forward": ("run", "run_end"),
-          "gaps and pooling": ("finish", "finish_end"), "comparison": ("finish_end", "evaluate_end"), "views": ("evaluate_end", "job_end"),
+          "gaps and pooling": ("finish", "finish_end"),
+          "comparison": ("finish_end", "evaluate_end"), "views": ("evaluate_end", "job_end"),
           "worker job": ("job", "job_end"), "GUI slot": ("slot", "slot_end")}
 WALL = ("job", "job_end", "slot_end", "painted")
 
