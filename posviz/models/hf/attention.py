@@ -4,11 +4,10 @@ transformers' eager attention holds two or three n × n buffers per step (the sc
 their scaled, masked or softmaxed copies). Llama's here holds the scores and one head's
 softmax: SmolLM2's ``report`` at 2,350 tokens peaks about 0.2 GB lower with it. BERT's
 scales and softmaxes its scores where they are: MiniLM's evaluation at n = 512 took
-about 3 % less CPU, its forward now quicker than transformers' own
-(benchmarks/README.md). The operations and their order are each family's own, so the
-numbers are the same bit for bit (tests/test_hf_attention.py). Each is registered under
-its name with transformers' attention and mask interfaces (their documented way to add
-an implementation) and chosen by Family.lean_attention.
+3-19 % less CPU (benchmarks/README.md). The operations and their order are each
+family's own, so the numbers are the same bit for bit (tests/test_hf_attention.py).
+Each is registered under its name with transformers' attention and mask interfaces
+(their documented way to add an implementation) and chosen by Family.lean_attention.
 """
 from __future__ import annotations
 
