@@ -286,3 +286,28 @@ def test_the_targets_are_those_of_the_drag_with_every_figure_on_screen():
         "minilm n=512 drag: worst GUI stall": (50, True),
         "minilm n=512 drag: newest painted after last move": (150, True),
         "first painted plots after a bare import torch": (400, True)}
+
+
+@pytest.mark.bench
+def test_stages_split_a_reorder_into_the_worker_s_stages_and_the_gui_s(tmp_path):
+    """stages.py (a smoke run): each row holds every stage of the worker's job and the
+    GUI's slot as CPU milliseconds, the job at least its forward, and the wall times in
+    the order a reorder passes them."""
+    script = ROOT / "benchmarks" / "stages.py"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1",
+               OMP_NUM_THREADS="1")
+    out = tmp_path / "stages.json"
+    done = subprocess.run([sys.executable, str(script), "--sizes", "8", "--reps", "2",
+                           "--json", str(out)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = json.loads(out.read_text())["rows"]
+    ms = row["ms"]
+    assert row["n"] == 8 and row["reps"] == 2
+    stages = ("before the forward", "forward", "gaps and pooling", "comparison", "views")
+    assert all(is_duration(ms[name]) or ms[name] == 0.0 for name in stages)
+    assert is_duration(ms["forward"]) and is_duration(ms["GUI slot"])
+    assert ms["worker job"] >= ms["forward"]
+    walls = [ms[f"{name} (wall)"] for name in ("job", "job_end", "slot_end", "painted")]
+    assert walls == sorted(walls)
+    assert "built-in n=8 (2 reorders): before the forward" in done.stdout

@@ -166,8 +166,9 @@ def test_describe_reports_the_config(backends, family):
     assert info["position_encoding"] == ("rope" if family == "llama" else "learned")
     assert info["mask"] == ("bidirectional" if family == "bert" else "causal")
     assert backends[family].max_positions == 64
-    # the Llama family's eager attention runs in place (models.hf.attention)
-    assert cfg._attn_implementation == ("posviz_eager" if family == "llama" else "eager")
+    # the Llama family's and BERT's eager attention run in place (models.hf.attention)
+    assert cfg._attn_implementation == {"llama": "posviz_eager",
+                                        "bert": "posviz_eager_bert"}.get(family, "eager")
     if family == "llama":
         assert info["kv_heads"] == 2
 

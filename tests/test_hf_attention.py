@@ -1,9 +1,10 @@
-"""The Llama family's in-place eager attention (models.hf.attention) gives transformers'
-own eager attention's numbers bit for bit, in every model type the family covers."""
+"""The in-place eager attentions (models.hf.attention) give transformers' own eager
+attention's numbers bit for bit: the Llama family's in every model type it covers, and
+BERT's (the bundled MiniLM's family), with no mask, a padding mask and a causal one."""
 import pytest
 import torch
-from transformers import (AutoModel, GemmaConfig, LlamaConfig, MistralConfig, Phi3Config,
-                          Qwen2Config)
+from transformers import (AutoModel, BertConfig, GemmaConfig, LlamaConfig, MistralConfig,
+                          Phi3Config, Qwen2Config)
 
 from posviz.models.hf import attention
 from posviz.models.hf.families import BY_MODEL_TYPE
@@ -31,8 +32,9 @@ def outputs(model, ids, mask):
 
 
 def test_every_model_type_of_the_family_takes_the_lean_attention():
-    assert all(BY_MODEL_TYPE[t].lean_attention for t in CONFIGS)
-    assert not BY_MODEL_TYPE["gpt2"].lean_attention and not BY_MODEL_TYPE["bert"].lean_attention
+    assert all(BY_MODEL_TYPE[t].lean_attention == "llama" for t in CONFIGS)
+    assert BY_MODEL_TYPE["bert"].lean_attention == "bert"
+    assert not BY_MODEL_TYPE["gpt2"].lean_attention
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -65,3 +67,55 @@ def test_a_llama_loaded_by_posviz_runs_the_lean_attention(tmp_path):
     save_tiny("llama", tmp_path / "llama")
     backend = hf.load_backend(str(tmp_path / "llama"))
     assert backend.model.config._attn_implementation == attention.LEAN
+
+
+def tiny_bert(implementation: str, dtype=torch.float32, decoder: bool = False):
+    config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=48,
+                        max_position_embeddings=64, initializer_range=0.3,
+                        is_decoder=decoder)
+    torch.manual_seed(0)
+    return AutoModel.from_config(config, attn_implementation=implementation,
+                                 dtype=dtype, add_pooling_layer=False).eval()
+
+
+@pytest.mark.parametrize("decoder", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_lean_bert_attention_equals_eager_bit_for_bit(dtype, decoder):
+    eager = tiny_bert("eager", dtype, decoder)
+    lean = tiny_bert(attention.register("bert"), dtype, decoder)
+    lean.load_state_dict(eager.state_dict())
+    ids = torch.randint(0, 64, (2, 11), generator=torch.Generator().manual_seed(1))
+    padded = torch.ones_like(ids)
+    padded[1, 8:] = 0                   # a padding mask: transformers' additive 4D mask
+    for mask in (torch.ones_like(ids), padded):
+        (H, A), (H_lean, A_lean) = outputs(eager, ids, mask), outputs(lean, ids, mask)
+        assert len(A) == len(A_lean) == 2
+        for a, b in zip(A + H, A_lean + H_lean):
+            assert a.dtype == b.dtype and torch.equal(a, b)
+        assert not torch.equal(A[0], A[1])
+
+
+def test_the_lean_bert_attention_leaves_autograd_to_bert_s_own():
+    """Under autograd the scores are not overwritten (backward needs them): the same
+    gradients as the eager attention's."""
+    eager, lean = tiny_bert("eager"), tiny_bert(attention.register("bert"))
+    lean.load_state_dict(eager.state_dict())
+    ids = torch.randint(0, 64, (1, 9), generator=torch.Generator().manual_seed(2))
+    grads = []
+    for model in (eager, lean):
+        model.zero_grad()
+        model(input_ids=ids).last_hidden_state.square().sum().backward()
+        grads.append([p.grad for p in model.parameters() if p.grad is not None])
+    assert len(grads[0]) == len(grads[1]) > 0
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+
+
+def test_minilm_s_family_loaded_by_posviz_runs_the_lean_bert_attention(tmp_path):
+    from test_hf import save_tiny
+
+    from posviz.models import hf
+
+    save_tiny("bert", tmp_path / "bert")
+    backend = hf.load_backend(str(tmp_path / "bert"))
+    assert backend.model.config._attn_implementation == attention.LEAN_BERT

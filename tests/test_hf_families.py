@@ -22,6 +22,7 @@ from transformers import (AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
 from posviz import cli  # noqa: E402
 from posviz.errors import PosvizInputError  # noqa: E402
 from posviz.models import hf  # noqa: E402
+from posviz.models.hf.attention import IMPLEMENTATIONS  # noqa: E402
 from posviz.models.config import Positions  # noqa: E402
 from posviz.models.request import Request  # noqa: E402
 
@@ -151,8 +152,9 @@ def test_family_loads_with_its_scheme(backends, model_type):
     assert (backend.family.name, backend.position_encoding, backend.mask, backend.head,
             backend.position_offset, backend.device) == (family, scheme, mask, head, offset,
                                                          "cpu")
-    assert backend.model.config._attn_implementation == (      # models.hf.attention
-        "posviz_eager" if backend.family.lean_attention else "eager")
+    lean = backend.family.lean_attention                      # models.hf.attention
+    assert backend.model.config._attn_implementation == (
+        IMPLEMENTATIONS[lean][0] if lean else "eager")
     assert backend.base is (backend.model.base_model if head else backend.model)
     info = backend.describe()
     assert (info["family"], info["device"], info["layers"]) == (family, "cpu", 2)

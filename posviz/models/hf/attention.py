@@ -1,16 +1,18 @@
-"""The Llama family's eager attention with its (B, h, n, n) scores overwritten in place.
+"""Families' eager attention with its (B, h, n, n) scores overwritten in place.
 
-transformers' eager attention holds two n × n buffers per step (the scores and their
-scaled, masked or softmaxed copy); this one holds the scores and one head's softmax.
-The operations and their order are the family's own, so the numbers are the same bit
-for bit (tests/test_hf_attention.py). It is registered under LEAN with transformers'
-attention and mask interfaces (their documented way to add an implementation) and
-chosen by Family.lean_attention; SmolLM2's ``report`` at 2,350 tokens peaks about
-0.2 GB lower with it (benchmarks/README.md).
+transformers' eager attention holds two or three n × n buffers per step (the scores and
+their scaled, masked or softmaxed copies). Llama's here holds the scores and one head's
+softmax: SmolLM2's ``report`` at 2,350 tokens peaks about 0.2 GB lower with it. BERT's
+scales and softmaxes its scores where they are: MiniLM's evaluation at n = 512 took
+3-19 % less CPU (benchmarks/README.md). The operations and their order are each
+family's own, so the numbers are the same bit for bit (tests/test_hf_attention.py).
+Each is registered under its name with transformers' attention and mask interfaces
+(their documented way to add an implementation) and chosen by Family.lean_attention.
 """
 from __future__ import annotations
 
-LEAN = "posviz_eager"
+LEAN = "posviz_eager"                   # the Llama family's
+LEAN_BERT = "posviz_eager_bert"         # BERT's
 
 
 def lean_eager_attention(module, query, key, value, attention_mask, scaling: float,
@@ -33,11 +35,44 @@ def lean_eager_attention(module, query, key, value, attention_mask, scaling: flo
     return output, weights
 
 
-def register() -> str:
-    """Make LEAN known to transformers (idempotent); returns its name."""
+def lean_bert_attention(module, query, key, value, attention_mask, scaling=None,
+                        dropout: float = 0.0, **kwargs):
+    """modeling_bert.eager_attention_forward with the scores scaled, masked and
+    softmaxed where they are: query, key and value (B, h, n, d_head), an additive mask
+    broadcast to (B, h, n, n) or None; returns the output (B, n, h, d_head) and the
+    weights (B, h, n, n). Under autograd (nothing of posviz asks for it), BERT's own."""
+    import torch
+    from transformers.models.bert.modeling_bert import eager_attention_forward
+
+    if torch.is_grad_enabled() and query.requires_grad:
+        return eager_attention_forward(module, query, key, value, attention_mask, scaling,
+                                       dropout, **kwargs)
+    if scaling is None:
+        scaling = query.size(-1) ** -0.5
+    weights = torch.matmul(query, key.transpose(2, 3)).mul_(scaling)      # (B, h, n, n)
+    if attention_mask is not None:
+        if (attention_mask.dtype == weights.dtype and torch.broadcast_shapes(
+                weights.shape, attention_mask.shape) == weights.shape):
+            weights.add_(attention_mask)
+        else:                           # a mask that widens or promotes: as BERT does
+            weights = weights + attention_mask
+    torch.softmax(weights, dim=-1, out=weights)        # each row in place
+    weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
+    output = torch.matmul(weights, value).transpose(1, 2).contiguous()
+    return output, weights
+
+
+IMPLEMENTATIONS = {"llama": (LEAN, lean_eager_attention),
+                   "bert": (LEAN_BERT, lean_bert_attention)}
+
+
+def register(kind: str = "llama") -> str:
+    """Make the lean attention of ``kind`` (Family.lean_attention) known to
+    transformers (idempotent); returns its name."""
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
-    AttentionInterface.register(LEAN, lean_eager_attention)
-    AttentionMaskInterface.register(LEAN, eager_mask)
-    return LEAN
+    name, function = IMPLEMENTATIONS[kind]
+    AttentionInterface.register(name, function)
+    AttentionMaskInterface.register(name, eager_mask)
+    return name

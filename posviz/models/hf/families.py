@@ -84,8 +84,8 @@ class Family:
                                        #   (tested): a causal reorder runs from its first
                                        #   moved slot on
     decoder_capable: bool = False      # config.is_decoder makes transformers mask it causally
-    lean_attention: bool = False       # its eager attention is Llama's, run in place
-                                       #   (models.hf.attention: the same numbers)
+    lean_attention: str | None = None  # "llama", "bert": its eager attention, run in
+                                       #   place (models.hf.attention: the same numbers)
     encoder_only: bool = False         # the encoder of an encoder-decoder, loaded alone
     table_offset: Callable = _zero     # config -> rows of a learned table before position 0
     ids_index_table: bool = False      # position ids index that table directly (RoBERTa)
@@ -151,7 +151,7 @@ FAMILIES: tuple[Family, ...] = (
            head="masked", position_ids=True, final_norm=False,
            scheme="learned absolute positions", embeddings=_bert, blocks=_bert_blocks,
            logits=lambda model, hidden: model.cls(hidden), aligned=True,
-           decoder_capable=True),
+           decoder_capable=True, lean_attention="bert"),
     Family(name="roberta", model_types=("roberta", "xlm-roberta"), encoding="learned",
            mask="bidirectional", head="masked", position_ids=True, final_norm=False,
            scheme="learned absolute positions, offset by the padding index + 1",
@@ -190,7 +190,7 @@ FAMILIES: tuple[Family, ...] = (
            encoding="rope", mask="causal", head="causal", position_ids=True,
            final_norm=True, scheme="RoPE, grouped-query attention",
            embeddings=lambda b: (b.embed_tokens, None), blocks=_decoder_blocks,
-           aligned=True, prefix=True, lean_attention=True, parameters=_rope),
+           aligned=True, prefix=True, lean_attention="llama", parameters=_rope),
     Family(name="bloom", model_types=("bloom",), encoding="alibi", mask="causal",
            head="causal", position_ids=False, final_norm=True,
            scheme="ALiBi: a linear bias per head against distance",

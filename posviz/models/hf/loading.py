@@ -168,7 +168,8 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
     step = "de-quantizing weights" if gguf else "loading weights"
     say(step)
     model = info = None
-    attention = lean_attention.register() if family.lean_attention else "eager"
+    attention = (lean_attention.register(family.lean_attention) if family.lean_attention
+                 else "eager")
     for cls in model_classes(family):
         try:
             with counting(say, stop):
