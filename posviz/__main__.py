@@ -21,13 +21,17 @@ def main(argv: list[str] | None = None) -> int:
             leave(status)
         return status
     from .gui.app import main as gui_main
-    return gui_main(argv)
+    status = gui_main(argv)
+    if whole:                         # an experiment's worker may still be in torch: a
+        leave(status)                 # teardown under it aborted the process (status 134)
+    return status
 
 
 def leave(status) -> None:
-    """End a command's process once it is done: its output flushed, its threads and
-    exit handlers run, without the interpreter's teardown of torch's and transformers'
-    modules (2-8 s of silence after the last line: benchmarks/README.md)."""
+    """End the process once a command or the window is done: its output flushed, its
+    threads and exit handlers run, without the interpreter's teardown of torch's and
+    transformers' modules (2-8 s of silence after a command's last line:
+    benchmarks/README.md; under a window's worker still in torch, an abort)."""
     import atexit
     import contextlib
     import os

@@ -154,3 +154,60 @@ def test_figures_drawn_off_screen_for_files_neither_hold_the_quit_nor_stay(qtbot
     left = [type(w).__name__ for w in app.topLevelWidgets()
             if id(w) not in before and isinstance(w, MosaicFigure)]
     assert left == []
+
+
+RUNNING = textwrap.dedent(r"""
+    import sys
+    from PySide6.QtCore import QTimer
+    from PySide6.QtGui import QAction
+    import posviz.__main__ as entry
+    import posviz.gui.window as window_module
+
+    def say(*words):
+        print(*words, flush=True)
+
+    def experiment(window):             # the lab: its lengths run for seconds in torch
+        tab = window.experiments
+        window.plots.tabs.setCurrentWidget(tab)
+        tab.what.setCurrentIndex(tab.what.findData("extend"))
+        def started(*_):
+            tab._relay.said.disconnect(started)
+            say("running")
+            quit_action = next(a for a in window.findChildren(QAction)
+                               if a.text() == "&Quit")
+            QTimer.singleShot(3000, quit_action.trigger)      # deep in a length's forwards
+        tab._relay.said.connect(started)
+        tab.run()
+
+    start = window_module.MainWindow.start
+    def started(self, *args, **kwargs):
+        def shown(*_):
+            self.controller.evaluated.disconnect(shown)
+            QTimer.singleShot(100, lambda: experiment(self))
+        self.controller.evaluated.connect(shown)
+        return start(self, *args, **kwargs)
+    window_module.MainWindow.start = started
+    sys.argv = ["posviz"]
+    entry.main()                        # as `posviz` runs: the process ends in it
+    say("returned")
+""")
+
+
+def test_quit_while_an_experiment_runs_ends_the_process_cleanly(tmp_path):
+    """Quit while the context-extension lab's worker was inside torch: the interpreter's
+    teardown under that thread aborted the process ("terminate called without an active
+    exception", status 134); the window's process now ends as a command's does (leave)."""
+    env = {**os.environ, "POSVIZ_SETTINGS": str(tmp_path / "settings.ini"),
+           "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-c", RUNNING], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        told, _ = process.communicate(timeout=HANG_S + 60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        told, _ = process.communicate()
+        pytest.fail(f"the process was still alive {HANG_S + 60} s after it started:\n{told}")
+    assert "running" in told, told
+    assert "terminate called" not in told, told
+    assert process.returncode == 0, told
+    assert "returned" not in told, told          # it ended in entry.main, not after it

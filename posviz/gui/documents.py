@@ -128,6 +128,7 @@ class Documents(HoldsStart, OpensDocuments, QObject):
             return False
         self.autosave_timer.stop()
         self.autosave()
+        self._writer.shutdown(wait=True)       # written before the process ends
         return True
 
     # -- reading ----------------------------------------------------------------------
@@ -223,7 +224,10 @@ class Documents(HoldsStart, OpensDocuments, QObject):
         if self.session is None or self._pending is not None:
             return
         doc = (self._discarded and read_quietly(self.path)) or self.document()
-        written = self._writer.submit(write, self.autosave_path(), doc)
+        try:
+            written = self._writer.submit(write, self.autosave_path(), doc)
+        except RuntimeError:                    # after quit's last write: nothing more
+            return
         if not background:
             try:
                 written.result()
