@@ -138,10 +138,9 @@ def test_press2022_and_the_lab_declare_their_lengths_work(monkeypatch):
     monkeypatch.setattr(train, "perplexity", lambda *args, **kw: 50.0)
     said = []
     trained.press2022(say=said.append)
-    work = said[0].work
-    assert len(work) == 3 and work[0] >= work[1] == work[2] > 0.5 * work[0], work
-    for stage in said:               # a refused checkpoint's step runs no tokens
-        assert sum(stage.steps) * work[0] == work[stage.number - 1] * len(stage.steps)
+    work = said[0].work                # tokens x (length + 4 x width): longer costs more
+    assert len(work) == 3 and work[0] < work[1] < work[2], work
+    assert [sum(stage.steps) for stage in said] == [6, 5, 5]   # learned: refused past 128
     from posviz.analysis.experiments import extension
     told = []
 
@@ -284,3 +283,59 @@ def test_steps_declaring_other_work_are_not_weighed_by_other_steps_seconds():
     run.step(1, 3)
     run.step(2, 3)                                  # refused: no time
     assert run.stage_left() == pytest.approx(10)
+
+
+def _declared(monkeypatch):
+    """The lab's and press2022's Stages as they declare them, nothing computed."""
+    from posviz.analysis.experiments import extension, trained
+    from posviz.models.training import train
+    monkeypatch.setattr(train, "perplexity", lambda *args, **kw: 50.0)
+    monkeypatch.setattr(extension, "_model", lambda *args: None)
+    monkeypatch.setattr(extension, "retrieval", lambda *args: (0.0, 0.0))
+    monkeypatch.setattr(extension, "copying", lambda *args: 0.0)
+    monkeypatch.setattr(extension, "attention_by_distance", lambda *args: [])
+    lab, press = [], []
+    extension.extend(say=lab.append)
+    trained.press2022(say=press.append)
+    return lab, press
+
+
+def _replay(stages, seconds):
+    """Each Stage run on a fake clock, its steps taking ``seconds[number - 1]``; the
+    time left told after each step and at each whole second, with the truth."""
+    clock = FakeClock()
+    run, told, start = RunClock(clock), [], clock.t
+    total = sum(map(sum, seconds))
+    for stage in stages:
+        run.stage(stage)
+        for done, took in enumerate(seconds[stage.number - 1], 1):
+            end = clock.t + took
+            while clock.t + 1 < end:
+                clock.t += 1
+                told.append(((clock.t - start) / total, run.run_left(),
+                             total - (clock.t - start)))
+            clock.t = end
+            run.step(done, len(seconds[stage.number - 1]))
+            told.append(((clock.t - start) / total, run.run_left(),
+                         total - (clock.t - start)))
+    return told
+
+
+def test_the_lab_and_press2022_s_time_left_early_in_the_run_is_within_2x(monkeypatch):
+    """The lab's lengths took 1.6 / 2.5 / 6.5 / 18.3 s of a method (one thread), ~60 s a
+    method and 495 s in all in a trial whose first estimates were 94 and 161 s; declared
+    by their tokens alone (1 : 1.3 : 2.0 : 3.4) the first length's share of a method was
+    read as 13 %, not 5.5 %: 0.43 x the truth. press2022's lengths took 1.15 / 1.38 /
+    2.64 s a checkpoint (55.6 s in all in the trial). Replayed, every time left told in
+    the first 20 % of the run after the first step is within 2 x of the truth."""
+    lab, press = _declared(monkeypatch)
+    lab_seconds = [tuple(60 / 28.9 * s for s in (1.58, 0.88, 4.08, 11.74))] * 8
+    press_seconds = [tuple(2.06 * each * runs for runs in stage.steps)   # refused: 0 s
+                     for each, stage in zip((1.15, 1.38, 2.64), press)]
+    for stages, seconds in ((lab, lab_seconds), (press, press_seconds)):
+        assert [s.number for s in stages] == list(range(1, len(seconds) + 1))
+        early = [(left, truth) for at, left, truth in _replay(stages, seconds)
+                 if at <= 0.2 and left is not None]
+        assert early
+        for left, truth in early:
+            assert truth / 2 <= left <= 2 * truth, (left, truth)
