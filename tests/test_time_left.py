@@ -359,3 +359,29 @@ def test_the_lab_and_press2022_s_time_left_early_in_the_run_is_within_2x(monkeyp
         assert early
         for left, truth in early:
             assert truth / 2 <= left <= 2 * truth, (left, truth)
+
+
+def test_a_superseded_run_tells_the_experiments_tab_nothing_more(qtbot, monkeypatch):
+    """Run pressed again while Order use ran: the first run's steps ("1 of 3", "2 of 3")
+    went on to the new run's bar and status until it reached its next checkpoint."""
+    pytest.importorskip("PySide6")
+    from posviz.gui.experiments.tab import ExperimentsTab
+    from posviz.runtime import experiments
+    stopped = [False]
+
+    def run(job, should_stop, progress, say):
+        say(Stage("checkpoint 3 of 6, learned: 400 windows", 3, 6))
+        progress(1, 3)
+        stopped[0] = True                        # Run again: this run is superseded
+        say(Stage("checkpoint 4 of 6, rope: 400 windows", 4, 6))
+        progress(2, 3)
+        return None
+    monkeypatch.setattr(experiments, "run_experiment", run)
+    tab = ExperimentsTab()
+    qtbot.addWidget(tab)
+    said, counted = [], []
+    tab._relay.said.connect(said.append)
+    tab._relay.progressed.connect(lambda *done: counted.append(done))
+    tab._run(None, lambda: stopped[0])
+    assert [s.number for s in said] == [3] and counted == [(1, 3)]
+    tab.shutdown()
