@@ -155,7 +155,7 @@ def test_the_window_draws_each_checkpoint_s_order_use(qtbot, monkeypatch):
                                                   "all_but_last_two": 40.0 * kept})
             for kind, ratio, kept in (("none", 1.69, 1.29), ("rope", 3.06, 1.56))}
 
-    def stand_in(should_stop, say):
+    def stand_in(should_stop, say, progress=None):
         assert not should_stop()
         say("none: 400 windows")
         return order_use.ZooOrderUse(uses, 0, "two stand-in checkpoints")

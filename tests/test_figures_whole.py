@@ -304,7 +304,8 @@ def test_every_line_of_an_experiment_s_note_is_whole_at_every_size(
     from posviz.analysis.experiments import order_use
     measured = order_use.of_checkpoint
     monkeypatch.setattr(order_use, "of_checkpoint",
-                        lambda checkpoint, windows: measured(checkpoint, 20))
+                        lambda checkpoint, windows, progress=None: measured(
+                            checkpoint, 20, progress=progress))
     chosen = dict((found, how) for found, how, _ in experiments())
     chosen["order-use"] = lambda tab: tab.what.setCurrentIndex(tab.what.findData("order"))
     tabs, tab = window.plots.tabs, window.experiments

@@ -98,3 +98,27 @@ def test_the_veil_names_every_change_since_the_plots_were_computed(qtbot, window
     with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
         slow.set()
     assert not veil.isVisible()
+
+
+@pytest.mark.asynchronous
+def test_the_veil_says_which_layer_the_new_order_s_forward_has_reached(
+        qtbot, window, slow, monkeypatch):
+    """SmolLM2's reorder, 13 s in a trial: the veil over the plots said "Computing the
+    new order…" all along; the layers (models.reached) were told only on the status
+    line at the window's foot. A stand-in forward enters its blocks after the ask."""
+    from posviz.gui import status
+    from posviz.models import reached
+    monkeypatch.setattr(status, "SAY_SECONDS_AFTER", 0)
+    veil = window.veil
+    window.session.reverse()
+    qtbot.waitUntil(veil.isVisible, timeout=5_000)
+    assert veil.text.startswith("Computing the new order… ")
+    reached.reach(0, 30)                          # the new order's forward, as it goes
+    reached.reach(11, 30)
+    window.status._tick()                         # each second, as its timer does
+    assert veil.text.startswith("Computing the new order: layer 12 of 30"), veil.text
+    assert "layer 12 of 30" in window.state_label.text()
+    assert "these plots still show the previous one: " in veil.text
+    with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+        slow.set()
+    assert not veil.isVisible()

@@ -51,6 +51,7 @@ class StaleVeil(QtWidgets.QWidget):
         self.awaited = ""               # the session's model loading at start: its name
         self.loading = ""               # a model loading now (chosen, or a file's): its name
         self.on_its_way = False         # an evaluation was asked for and has not arrived
+        self._names: list[str] = []     # what the veiled computation changed ("order")
         self.timer = QtCore.QTimer(self, singleShot=True, interval=STALE_AFTER_MS,
                                    timeout=self._veil)
         tabs.installEventFilter(self)
@@ -161,9 +162,20 @@ class StaleVeil(QtWidgets.QWidget):
         if not self.shown_order:
             return                      # nothing drawn yet: no figure to mark
         self.stale = True
-        names = self._changes() or ["order"]
-        self.text = (f"Computing the new {and_joined(names)}… these plots still show the "
-                     f"previous {'ones' if len(names) > 1 else 'one'}: {self.shown_order}")
+        self._names = self._changes() or ["order"]
+        self._computing("")
+
+    def how_far(self, far: str) -> None:
+        """While veiled for a new result: how far its forward has got (StatusLine.far:
+        "layer 12 of 30, …"), said after what is computed."""
+        if self.stale and self.on_its_way and self.text.startswith("Computing the new"):
+            self._computing(far)
+
+    def _computing(self, far: str) -> None:
+        names = self._names
+        self.text = (f"Computing the new {and_joined(names)}{': ' + far if far else ''}… "
+                     f"these plots still show the previous "
+                     f"{'ones' if len(names) > 1 else 'one'}: {self.shown_order}")
         self._place()
 
     # -- placement and painting -----------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QObject, QSize, Qt, QTimer
+from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy
 
@@ -53,7 +53,12 @@ class ElidedLabel(QLabel):
 
 class StatusLine(QObject):
     """Says things on ``label``; remembers the last evaluation's line (``settled``) to
-    show again once an error or a load's message no longer applies."""
+    show again once an error or a load's message no longer applies. ``far``: how far
+    the forward on its way has got ("layer 12 of 30, about 4 s left in it", or ""), each
+    second it is said (the veil over the plots says it too: a trial read "Computing the
+    new order…" there for 13 s, the layers told only down here)."""
+
+    far = Signal(str)
 
     def __init__(self, label: QLabel, parent: QObject | None = None, session=lambda: None):
         super().__init__(parent)
@@ -90,8 +95,10 @@ class StatusLine(QObject):
         elapsed = clock() - self._since
         if elapsed >= SAY_SECONDS_AFTER:      # how far first: an elided line keeps it
             orders, model = self._running()
-            self.say(f"computing {orders}{self._layer()}… {elapsed:.0f} s{model}",
+            layer = self._layer()
+            self.say(f"computing {orders}{layer}… {elapsed:.0f} s{model}",
                      elide=Qt.TextElideMode.ElideRight)
+            self.far.emit(layer.removeprefix(": "))
 
     def _layer(self) -> str:
         """Which block the forward on its way has entered, of which order, and the time

@@ -215,6 +215,7 @@ class MainWindow(QMainWindow):
         self.plots.tabs.currentChanged.connect(self.splitters.restore)
         self.veil = StaleVeil(self.plots.tabs, spared=self.experiments)
         self.veil.follow(self.controller)       # after the plots: they draw a result first
+        self.status.far.connect(self.veil.how_far)
         self.files.awaiting.connect(self.veil.awaiting)
 
     # -- session -> widgets -----------------------------------------------------------

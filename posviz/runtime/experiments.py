@@ -90,7 +90,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         return check_paper(job.paper, should_stop, job.weights, progress, say)
     if job.what == "order":
         from ..analysis.experiments.order_use import zoo_order_use
-        return zoo_order_use(should_stop=should_stop, say=say)
+        return zoo_order_use(should_stop=should_stop, say=say, progress=progress)
     if job.what == "extend":
         return _extend(job.factors, should_stop, progress, say)
     if job.what == "compare":

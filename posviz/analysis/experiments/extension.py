@@ -26,7 +26,7 @@ from ...errors import Cancelled, PosvizInputError, argument, speaks_flags
 from ...models.training.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
-from .stage import Stage
+from .stage import Stage, forward_work
 
 FACTORS = (1, 2, 4, 8)           # lengths, in training lengths
 TOKENS = 1 << 15                 # held-out predictions per length (32 windows of 1,024)
@@ -242,8 +242,8 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
     count = min(TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     bins = distance_bins(lengths[-1])
     table = {}
-    steps = [count + (2 * FAR_WINDOWS + TRIALS + ATTENTION_WINDOWS) * n
-             for n in lengths]                   # tokens run at each length: its work
+    steps = [forward_work(count + (2 * FAR_WINDOWS + TRIALS + ATTENTION_WINDOWS) * n, n,
+                          rope.config.d_model) for n in lengths]   # the tokens at each
     for number, method in enumerate(METHODS, 1):
         checkpoint = found[method.checkpoint]
         start = tokenizer.end_id if checkpoint.start_token else None

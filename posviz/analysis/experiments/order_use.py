@@ -29,7 +29,8 @@ def held_out_text() -> list[str]:
 
 
 def of_checkpoint(checkpoint: Checkpoint, windows: int = WINDOWS,
-                  length: int | None = None, exact: bool = False) -> OrderUse:
+                  length: int | None = None, exact: bool = False,
+                  progress=None) -> OrderUse:
     """The checkpoint's order use on its own held-out text, at its training length
     (``exact``: refuse more ``windows`` than the text makes, else fewer are measured)."""
     import torch
@@ -42,7 +43,7 @@ def of_checkpoint(checkpoint: Checkpoint, windows: int = WINDOWS,
     with torch.inference_mode():
         return order_use(lambda x: model.logits(model.hidden(x)[:, -1]), ids,
                          length or checkpoint.recipe.length, start, windows,
-                         exact=exact)
+                         exact=exact, progress=progress)
 
 
 def of_backend(backend, windows: int = WINDOWS, length: int | None = None,
@@ -87,9 +88,12 @@ class ZooOrderUse:
     ran_on: str
 
 
-def zoo_order_use(windows: int = WINDOWS, should_stop=None, say=None) -> ZooOrderUse:
+def zoo_order_use(windows: int = WINDOWS, should_stop=None, say=None,
+                  progress=None) -> ZooOrderUse:
     """of_zoo, telling each checkpoint as it starts, a stage of the run (the window's
-    Experiments › Order use tells the time left from the checkpoints done)."""
+    Experiments › Order use tells the time left from the checkpoints done), and
+    ``progress(done, total)`` each of its passes (the original order, then each shuffle):
+    without them its bar stood still for each checkpoint and the first told no time."""
     from ...errors import Cancelled
     from .stage import Stage
     shipped = zoo()
@@ -103,7 +107,7 @@ def zoo_order_use(windows: int = WINDOWS, should_stop=None, say=None) -> ZooOrde
         if say is not None:
             say(Stage(f"checkpoint {done + 1} of {len(shipped)}, "
                       f"{checkpoint.config.pe}: {windows} windows", done + 1, len(shipped)))
-        uses[checkpoint.config.pe] = of_checkpoint(checkpoint, windows)
+        uses[checkpoint.config.pe] = of_checkpoint(checkpoint, windows, progress=progress)
     c = shipped[0].config
     return ZooOrderUse(uses, c.seed, f"the shipped trained checkpoints: the built-in "
                        f"model ({c.layers} layers, width {c.d_model}), causal, trained "

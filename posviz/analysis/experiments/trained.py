@@ -15,7 +15,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
-from .stage import Stage, Staged
+from .stage import Stage, Staged, forward_work
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
 PROBE_TEXTS = 120                # held-out passages the probe reads,
@@ -92,7 +92,9 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
 
     def runs_at(kind: str, n: int) -> bool:    # not refused: its table is long enough
         return not (kind in limits and n > limits[kind])
-    work = [count * sum(runs_at(kind, n) for kind in models) for n in lengths]  # tokens
+    width = first.config.d_model
+    work = [forward_work(count * sum(runs_at(kind, n) for kind in models), n, width)
+            for n in lengths]
     for step, n in enumerate(lengths):
         if say is not None:
             say(Stage(f"held-out perplexity of the {len(models)} checkpoints at {n} "

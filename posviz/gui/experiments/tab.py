@@ -202,9 +202,14 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.scheduler.submit(job)
 
     def _run(self, job: ExperimentJob, should_stop):
+        """The job, on the worker; once superseded (Run again) its stages and steps are
+        not told: they went on to the new run's bar until its next checkpoint."""
         from posviz.runtime.experiments import run_experiment
-        return job, run_experiment(job, should_stop, self._relay.progressed.emit,
-                                   self._relay.said.emit)
+
+        def current(emit):
+            return lambda *told: None if should_stop() else emit(*told)
+        return job, run_experiment(job, should_stop, current(self._relay.progressed.emit),
+                                   current(self._relay.said.emit))
 
     def cancel(self) -> None:
         if not self.cancel_button.isEnabled():

@@ -89,10 +89,11 @@ def last_token_perplexity(last_logits: LastLogits, inputs: np.ndarray,
 
 def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
               start_id: int | None = None, count: int = WINDOWS,
-              seed: int = 0, exact: bool = False) -> OrderUse:
+              seed: int = 0, exact: bool = False, progress=None) -> OrderUse:
     """Measure order use on the held-out stream ``ids`` (see the module's docstring) over
     ``count`` windows, or fewer when the stream makes fewer; ``exact``: refuse then
-    (errors.Refused), before any forward."""
+    (errors.Refused), before any forward. ``progress(done, total)``: each of its passes
+    (the original order, then each shuffle) done."""
     available = len(ids) // (length - (start_id is not None) + 1)
     if exact and count > available:
         raise Refused(f"{argument('windows', count)} asks for more windows than exist: the "
@@ -104,7 +105,14 @@ def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
         raise PosvizInputError(f"the {len(ids)} held-out tokens make no window of "
                                f"{length} slots: give a shorter length")
     first = int(start_id is not None)
+    passes = 1 + len(KEPT)
     original = last_token_perplexity(last_logits, inputs, targets)
-    after = {name: last_token_perplexity(last_logits, shuffled(inputs, kept, first, seed),
-                                         targets) for name, kept in KEPT.items()}
+    if progress is not None:
+        progress(1, passes)
+    after = {}
+    for done, (name, kept) in enumerate(KEPT.items(), 2):
+        after[name] = last_token_perplexity(last_logits, shuffled(inputs, kept, first, seed),
+                                            targets)
+        if progress is not None:
+            progress(done, passes)
     return OrderUse(len(inputs), length, start_id is not None, original, after)
