@@ -94,7 +94,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.progress.setFixedWidth(200)
         self.progress.setTextVisible(True)
         self.progress.hide()
-        self.status = ProgressLine()            # one line while a run goes on
+        self.status = ProgressLine()            # two lines while a run goes on
         row.addWidget(self.progress)
         row.addWidget(self.status, 1)
         return row
