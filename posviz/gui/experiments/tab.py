@@ -76,7 +76,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         add_export_actions("experiment", self.figure, self._export)
         add_copy_action(self.figure, lambda figure: figure.parentWidget().copy_plot())
         layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setContentsMargins(4, 1, 4, 1)     # the 6 px the progress's 2nd line takes
         layout.addLayout(build_controls(self))
         layout.addLayout(self._status_row())
         layout.addWidget(self.figure, 1)
