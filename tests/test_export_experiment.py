@@ -33,3 +33,42 @@ def test_a_current_experiment_is_exported_with_the_figures(qtbot, window, tmp_pa
     qtbot.waitUntil(lambda: tab.stale, timeout=30_000)
     written = window.export_to(str(tmp_path / "later"), ["png"], None, csv=False)
     assert written and not any(p.name.startswith("experiment") for p in written)
+
+
+def test_a_figure_s_file_is_offered_under_what_it_shows(qtbot, tmp_path, monkeypatch):
+    """The figure's menu offered "experiment.png" for every experiment: the name the
+    command line writes it under (extension-METRIC, compare), else the experiment and
+    what it shows; in the folder last exported to."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from PySide6 import QtCore, QtWidgets
+
+    from posviz.gui.experiments.jobs import file_name
+    from posviz.gui.experiments.tab import ExperimentsTab
+    from posviz.gui.plots.exporting import FOLDER_KEY
+    from posviz.runtime.experiments import ExperimentJob
+    assert file_name(ExperimentJob("extend"), "perplexity") == "extension-perplexity"
+    assert file_name(ExperimentJob("extend"), "attention@512") == "extension-attention-512"
+    assert file_name(ExperimentJob("sweep", kind="swap"),
+                     "hidden_equivariance") == "sweep-swap-hidden"
+    assert file_name(ExperimentJob("sweep", kind="swap"), "swap map") == "sweep-swap-swap-map"
+    assert file_name(ExperimentJob("sweep"), "last_token_change") == "sweep-random-last-token"
+    assert file_name(ExperimentJob("compare"), "pooled_change") == "compare"
+    assert file_name(ExperimentJob("paper", paper="press2022"), None) == "paper-press2022"
+    assert file_name(ExperimentJob("probe"), None) == "position-probe"
+    assert file_name(ExperimentJob("order"), None) == "order-use"
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.IniFormat)
+    settings.setValue(FOLDER_KEY, str(tmp_path))
+    tab = ExperimentsTab(settings=settings)
+    qtbot.addWidget(tab)
+    offered = []
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(
+        lambda parent, caption, start, filters: offered.append(Path(start)) or ("", "")))
+    tab._export("experiment", "svg")
+    assert offered[-1] == tmp_path / "experiment.svg"              # nothing run yet
+    tab.metric_box.setCurrentIndex(tab.metric_box.findData("pooled_change"))
+    tab.job = ExperimentJob("sweep", kind="reverse")
+    tab.result = SimpleNamespace(bands={"pooled_change": None})     # a sweep's, shown
+    tab._export("experiment", "svg")
+    assert offered[-1] == tmp_path / "sweep-reverse-pooled.svg"

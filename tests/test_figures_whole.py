@@ -356,36 +356,52 @@ def test_the_mosaic_s_colour_bar_stands_next_to_its_square_cells(qtbot, size, la
     assert strip.height() <= (far.y() - corner.y()) * 1.1 + 4, (strip, far.y() - corner.y())
 
 
-def test_an_experiment_s_progress_stays_one_line_with_how_far_and_time_left(qtbot):
+def test_an_experiment_s_progress_keeps_its_height_the_stage_s_words_and_the_time_left(
+        qtbot):
     """At 1024 pixels a probe's progress wrapped to three or four lines, lost its end
     (the time left) and moved the figure down and the page's scroll bar in and out as
-    it ran: one line, the stage's words elided, "… of … done, about … left" whole, the
-    figure where it was (the tab at its share of a 1024 × 700 window)."""
+    it ran; made one line, it cut the stage's words to a few letters ("metho…: 1 of 4
+    done"): two lines of one height, what runs on the first (its first 40 letters at
+    least), "… of … done, about … left" whole on the second, the figure where it was
+    (the tab at its share of a 1024 × 700 window)."""
     from conftest import on_screen
 
     from posviz.analysis.experiments.stage import Stage
     from posviz.gui.experiments.tab import ExperimentsTab
     from posviz.runtime.time_left import RunClock
     tab = on_screen(qtbot, ExperimentsTab(), 760, 560)
-    before = tab.figure.geometry()
     now = [100.0]
     tab._clock = RunClock(lambda: now[0])
     tab.cancel_button.setEnabled(True)
     tab.progress.show()                                  # as run() does
-    tab._stage_started(Stage("fitting the MLP probes of absolute position on the held-out "
-                             "texts' hidden states, layer by layer, five seeds each",
-                             2, 3, None, None))
-    now[0] += 30
-    tab._progressed(7, 40)
+    tab._stage = "running the context-extension lab"
+    tab._progressed(0, 0)
     QtWidgets.QApplication.processEvents()
-    line = tab.status.fontMetrics().height()
-    assert tab.status.height() <= line + 8, (tab.status.height(), line)
-    assert tab.figure.geometry() == before, (tab.figure.geometry(), before)
-    shown = tab.status.shown_text()
-    assert shown.startswith("fitting") and "…: 7 of 40 done, about" in shown
-    assert shown.endswith(" s left in all"), shown               # the time left, whole
-    assert tab.status.toolTip() == tab.status.text()         # the whole line, on hover
+    before, height = tab.figure.geometry(), tab.status.height()
+    heights = []
+    for k, stage in enumerate(("method 3 of 8, PI on rope: held-out perplexity at 512 "
+                               "tokens (length 2 of 3)", "probe", "fitting the MLP probes "
+                               "of absolute position on the held-out texts' hidden states, "
+                               "layer by layer, five seeds each")):
+        tab._stage_started(Stage(stage, k + 1, 4, None, None))
+        heights.append(tab.status.height())
+        now[0] += 30
+        tab._progressed(69, 120)
+        QtWidgets.QApplication.processEvents()
+        heights.append(tab.status.height())
+        assert tab.figure.geometry() == before, (tab.figure.geometry(), before)
+        first, second = tab.status.shown_lines()
+        assert first.startswith(stage[:40]), (first, stage)       # what runs, readable
+        assert second.startswith("69 of 120 done, about "), second
+        assert second.endswith(" s left in all"), second            # the time left, whole
+        whole = tab.status.text() if first != stage else ""
+        assert tab.status.toolTip() == whole                 # the whole line, on hover
     tab.cancel_button.setEnabled(False)
+    tab._say("done in 312.4 s")
+    QtWidgets.QApplication.processEvents()
+    heights.append(tab.status.height())
+    assert heights == [height] * len(heights), (heights, height)
+    assert tab.figure.geometry() == before, (tab.figure.geometry(), before)
 
 
 @pytest.mark.parametrize("size", [(1024, 700), (1920, 1080)])

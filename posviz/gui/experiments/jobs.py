@@ -4,6 +4,7 @@ other inputs is marked stale)."""
 from __future__ import annotations
 
 import json
+import re
 
 from PySide6 import QtCore
 
@@ -188,6 +189,18 @@ def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[
         elif before != after:
             names.append(NAMES[field])
     return list(dict.fromkeys(names))
+
+
+def file_name(job: ExperimentJob, metric: str | None) -> str:
+    """What a file of ``job``'s figure showing ``metric`` (shown_metric) is offered as:
+    the name the command line writes it under (extension-perplexity, compare), else
+    the experiment and what it shows (sweep-swap-hidden, paper-press2022, order-use)."""
+    short = re.sub(r"[^a-z0-9]+", "-", re.sub(r"_(equivariance|change)$", "",
+                                               str(metric or "").lower())).strip("-")
+    named = {"extend": f"extension-{short}", "compare": "compare",
+             "sweep": f"sweep-{job.kind}-{short}", "probe": "position-probe",
+             "paper": f"paper-{job.paper}", "order": "order-use"}
+    return re.sub(r"[^A-Za-z0-9.]+", "-", named.get(job.what, "experiment")).strip("-")
 
 
 def shown_metric(job: ExperimentJob, result, chosen: str | None) -> str | None:

@@ -1,47 +1,81 @@
-"""The Experiments tab's status: one line while a run goes on (its progress wrapped to
-three or four lines at 1024 pixels, moving the figure down and the page's scroll bar in
-and out each second), its stage's words elided so that how far it is and the time left
-stay whole; an error in as many lines as it needs (it stays until the inputs change)."""
+"""The Experiments tab's status: two lines of one fixed height while a run goes on (its
+progress wrapped to three or four lines at 1024 pixels, moving the figure down and the
+page's scroll bar in and out each second; on one line the stage's words were cut to a
+few letters, "metho…: 1 of 4 done"): what runs on the first, how far and the time left
+on the second, each elided only past the whole width; an error in as many lines as it
+needs (it stays until the inputs change)."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QPainter, QPalette
+from PySide6.QtWidgets import QSizePolicy
 
 from ..status import ElidedLabel
 
+LINES = 2
+JOINERS = " :;,"          # between the stage's words and how far it is
+
 
 class ProgressLine(ElidedLabel):
-    """One line, its text elided to the width, whole in its tooltip; ``kept``: the end
-    of the text (how far, the time left) painted whole, the words before it elided. A
-    wrapped label only while it says an error (``say(..., wrap=True)``)."""
+    """Two lines, each elided to the width, the whole text in its tooltip when cut;
+    ``kept``: the end of the text (how far, the time left), on the second line, the
+    words before it (what runs) on the first. A text without one flows over the two
+    lines. A wrapped label of its own height only while it says an error
+    (``say(..., wrap=True)``)."""
 
     def __init__(self):
         super().__init__()
         self.kept = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
 
     def say(self, text: str, kept: str = "", wrap: bool = False) -> None:
-        """Show ``text``, whose end ``kept`` is never elided; wrapped when ``wrap``."""
-        kept = kept if text.endswith(kept) else ""
-        while kept and len(kept) < len(text) and text[-len(kept) - 1] in " :;,":
-            kept = text[-len(kept) - 1:]            # "stage…: 7 of 40 done", not "…7"
-        self.kept = kept
+        """Show ``text``, whose end ``kept`` goes on the second line; wrapped when
+        ``wrap``."""
+        self.kept = kept if kept and text.endswith(kept) else ""
         if wrap != self.wordWrap():
             self.setWordWrap(wrap)
+            self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred
+                               if wrap else QSizePolicy.Policy.Fixed)
             self.updateGeometry()
         self.setText(text)
         self.update()
 
+    def _two_lines_high(self) -> int:
+        margins = self.contentsMargins()
+        return LINES * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return hint if self.wordWrap() else QSize(hint.width(), self._two_lines_high())
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        return hint if self.wordWrap() else QSize(hint.width(), self._two_lines_high())
+
+    def lines(self) -> list[str]:
+        """The two lines as the text is split over them, before eliding."""
+        text, kept = self.text(), self.kept
+        if kept and len(kept) < len(text):
+            return [text[:-len(kept)].rstrip(JOINERS), kept.lstrip(JOINERS)]
+        if kept:
+            return ["", kept.lstrip(JOINERS)]
+        metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
+        words, first = text.split(" "), ""
+        for k in range(len(words), 0, -1):     # the most whole words the first line holds
+            first = " ".join(words[:k])
+            if metrics.horizontalAdvance(first) <= room or k == 1:
+                break
+        return [first, text[len(first):].lstrip(" ")]
+
+    def shown_lines(self) -> list[str]:
+        """What is painted on each line: it, elided to the width."""
+        metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
+        return [metrics.elidedText(line, Qt.TextElideMode.ElideRight, room)
+                for line in self.lines()]
+
     def shown_text(self) -> str:
-        """What is painted: the words before ``kept`` elided to leave it room, else
-        (no room for it) the whole text elided at the right."""
-        text, kept, metrics = self.text(), self.kept, self.fontMetrics()
-        room = max(self.contentsRect().width(), 0)
-        if metrics.horizontalAdvance(text) <= room or not kept:
-            return metrics.elidedText(text, self.elide, room)
-        head_room = room - metrics.horizontalAdvance(kept)
-        head = text[:len(text) - len(kept)]
-        if head_room < metrics.horizontalAdvance("…") + 8:
-            return metrics.elidedText(kept.lstrip(" :,;"), self.elide, room)
-        return metrics.elidedText(head, Qt.TextElideMode.ElideRight, head_room) + kept
+        """What is painted, its lines joined by a newline."""
+        return "\n".join(line for line in self.shown_lines() if line)
 
     def heightForWidth(self, width: int) -> int:
         return super().heightForWidth(width) if self.wordWrap() else -1
@@ -50,4 +84,14 @@ class ProgressLine(ElidedLabel):
         if self.wordWrap():                         # an error: whole, as QLabel lays it out
             self.setToolTip("")
             return super(ElidedLabel, self).paintEvent(event)
-        return super().paintEvent(event)
+        shown = self.shown_lines()
+        tip = self.text() if shown != self.lines() else ""
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+        area, step = self.contentsRect(), self.fontMetrics().lineSpacing()
+        with QPainter(self) as painter:               # ended even if a call raises
+            painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+            for k, line in enumerate(shown):
+                painter.drawText(QRect(area.left(), area.top() + k * step, area.width(),
+                                       step), int(Qt.AlignmentFlag.AlignLeft
+                                                  | Qt.AlignmentFlag.AlignVCenter), line)

@@ -19,7 +19,7 @@ from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_control
 from .figure import ExperimentFigure
 from .progress_line import ProgressLine
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
-                   make_job, provenance, shown_metric)
+                   file_name, make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder
 from ..plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                                copy_figure, writing)
@@ -76,7 +76,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         add_export_actions("experiment", self.figure, self._export)
         add_copy_action(self.figure, lambda figure: figure.parentWidget().copy_plot())
         layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setContentsMargins(4, 1, 4, 1)     # the 6 px the progress's 2nd line takes
         layout.addLayout(build_controls(self))
         layout.addLayout(self._status_row())
         layout.addWidget(self.figure, 1)
@@ -94,7 +94,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.progress.setFixedWidth(200)
         self.progress.setTextVisible(True)
         self.progress.hide()
-        self.status = ProgressLine()            # one line while a run goes on
+        self.status = ProgressLine()            # two lines while a run goes on
         row.addWidget(self.progress)
         row.addWidget(self.status, 1)
         return row
@@ -361,8 +361,15 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._say("Copied the experiment plot to the clipboard")
         return True
 
+    def file_name(self) -> str:
+        """What the figure's file is offered as (jobs.file_name), not "experiment"."""
+        if self.job is None or self.result is None:
+            return "experiment"
+        return file_name(self.job, shown_metric(self.job, self.result,
+                                                self.metric_box.currentData()))
+
     def _export(self, name: str, fmt: str) -> None:
-        chosen = ask_export_path(self, name, fmt, self.settings)
+        chosen = ask_export_path(self, self.file_name(), fmt, self.settings)
         if chosen is None:
             return
         self.export(chosen[0], fmt, chosen[2])

@@ -24,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from . import captions, style
 from .exporting import drop_export_menu, flatten_scaled_strokes, lossless_images, portable_text
+from .export_pens import scaled_pens
 from .hover import HoverText, wrapped
 from .one_line import OneLineLabel, fit_note
 from .style import BACKGROUND
@@ -212,8 +213,9 @@ class Figure(QtWidgets.QWidget):
             painter.setRenderHint(QtGui.QPainter.RenderHint.SmoothPixmapTransform, False)
             # In export mode pyqtgraph draws scatter symbols as paths at this resolution,
             # not as fragments of its screen-resolution pixmap atlas (their size in
-            # logical pixels: the device-pixel ratio scales them).
-            self._render_all(painter)
+            # logical pixels: the device-pixel ratio scales them); lines scaled alike.
+            with scaled_pens(self, scale):
+                self._render_all(painter)
         image.setDevicePixelRatio(1.0)
         if dpi:
             self._set_dpi(image, dpi)
