@@ -282,16 +282,25 @@ SAME = [
     (lambda: posviz.compare_encodings(TEXT, weights="trained", seed=3),
      ["compare", "--weights", "trained", "--seed", "3"],
      "{seed} draws random weights: it does not apply to {weights trained}"),
+    # export --width 800 --dpi 100 dropped --width without a word; save used both
+    (lambda: report().figure("symmetry").save("unused.png", width=800, dpi=100),
+     ["export", "--out", "unused", "--width", "800", "--dpi", "100"],
+     "give {width} or {dpi}, not both: {dpi} sizes a PNG instead of its width"),
+    (lambda: report().figure("symmetry").save("unused.svg", dpi=300),
+     ["export", "--out", "unused", "--format", "svg", "--dpi", "300"],
+     "{dpi} applies to PNG files only (got {an svg})"),
 ]
 WORDS = {"python": {"{dtype}": "dtype", "{dtype float16}": "dtype='float16'",
                     "{dtype float64}": "dtype='float64'",
                     "{a model}": "a pretrained model (source)", "{layers}": "layers",
                     "{seed}": "seed", "{weights}": "weights",
-                    "{weights trained}": "weights='trained'"},
+                    "{weights trained}": "weights='trained'", "{width}": "width",
+                    "{dpi}": "dpi", "{an svg}": "unused.svg"},
          "flags": {"{dtype}": "--dtype", "{dtype float16}": "--dtype float16",
                    "{dtype float64}": "--dtype float64", "{a model}": "a --model",
                    "{layers}": "--layers", "{seed}": "--seed", "{weights}": "--weights",
-                   "{weights trained}": "--weights trained"}}
+                   "{weights trained}": "--weights trained", "{width}": "--width",
+                   "{dpi}": "--dpi", "{an svg}": "--format svg"}}
 
 
 def worded(template: str, words: dict) -> str:
@@ -408,7 +417,11 @@ MALFORMED = {
     "a figure's path": (lambda: report().figure("symmetry").save(3),
                         "path must be a file's path (got int)"),
     "an experiment figure's folder": (
-        lambda: swept().figure().save("unused/sweep.png"), "cannot write unused/sweep.png"),
+        lambda: swept().figure().save("unused/sweep.png"), "cannot write unused/sweep.png: "
+        "the folder unused does not exist"),
+    "a report figure's folder": (
+        lambda: report().figure("symmetry").save("unused/x.png"), "cannot write "
+        "unused/x.png: the folder unused does not exist"),
     "read_texts missing": (lambda: posviz.read_texts("/no/such/file.txt"),
                            "path='/no/such/file.txt': No such file or directory"),
 }
