@@ -289,18 +289,33 @@ SAME = [
     (lambda: report().figure("symmetry").save("unused.svg", dpi=300),
      ["export", "--out", "unused", "--format", "svg", "--dpi", "300"],
      "{dpi} applies to PNG files only (got {an svg})"),
+    # accepted unsaid: a probe runs no reorder; a fixed set of orders reads no count
+    (lambda: posviz.probe(literal=True), ["probe", "--literal"],
+     "{literal} does not apply to probe, which runs no reorder"),
+    (lambda: posviz.sweep(TEXT, kind="reverse", count=5),
+     ["sweep", "--kind", "reverse", "--count", "5"],
+     "{count 5} does not apply to {kind reverse}, which runs a fixed set of orders (a "
+     "count and a seed are of random and prefix)"),
+    (lambda: posviz.load(layers=1).sweep(TEXT, kind="swap", seed=2),
+     ["sweep", "--kind", "swap", "--seed", "2"],
+     "{seed 2} does not apply to {kind swap}, which runs a fixed set of orders (a count "
+     "and a seed are of random and prefix)"),
 ]
 WORDS = {"python": {"{dtype}": "dtype", "{dtype float16}": "dtype='float16'",
                     "{dtype float64}": "dtype='float64'",
                     "{a model}": "a pretrained model (source)", "{layers}": "layers",
                     "{seed}": "seed", "{weights}": "weights",
                     "{weights trained}": "weights='trained'", "{width}": "width",
-                    "{dpi}": "dpi", "{an svg}": "unused.svg"},
+                    "{dpi}": "dpi", "{an svg}": "unused.svg", "{literal}": "literal",
+                    "{count 5}": "count=5", "{kind reverse}": "kind='reverse'",
+                    "{seed 2}": "seed=2", "{kind swap}": "kind='swap'"},
          "flags": {"{dtype}": "--dtype", "{dtype float16}": "--dtype float16",
                    "{dtype float64}": "--dtype float64", "{a model}": "a --model",
                    "{layers}": "--layers", "{seed}": "--seed", "{weights}": "--weights",
                    "{weights trained}": "--weights trained", "{width}": "--width",
-                   "{dpi}": "--dpi", "{an svg}": "--format svg"}}
+                   "{dpi}": "--dpi", "{an svg}": "--format svg", "{literal}": "--literal",
+                   "{count 5}": "--count 5", "{kind reverse}": "--kind reverse",
+                   "{seed 2}": "--seed 2", "{kind swap}": "--kind swap"}}
 
 
 def worded(template: str, words: dict) -> str:

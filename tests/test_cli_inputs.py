@@ -159,7 +159,8 @@ def test_a_probe_on_generated_texts_says_how_many_it_ran(capsys):
 def test_a_sweep_records_only_what_its_run_read(kind, used, capsys, tmp_path):
     """A swap sweep's JSON said count 32 and seed 0: it runs every swap, drawing no
     orders. Its JSON, provenance and CSV (and Python's to_dict) hold what the run read."""
-    argv = ["sweep", "--kind", kind, "--layers", "1", "--count", "3", "--text", TEXT]
+    count = ["--count", "3"] if kind == "random" else []   # refused by a fixed set
+    argv = ["sweep", "--kind", kind, "--layers", "1", *count, "--text", TEXT]
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -173,5 +174,18 @@ def test_a_sweep_records_only_what_its_run_read(kind, used, capsys, tmp_path):
     header = [line for line in (tmp_path / "s.csv").read_text().splitlines()
               if line.startswith("# ")]
     assert ("# count: 3" in header) == ("count" in used)
-    python = posviz.sweep(TEXT, kind=kind, layers=1, count=3).to_dict()
+    python = posviz.sweep(TEXT, kind=kind, layers=1, **({"count": 3} if count else {}))
+    python = python.to_dict()
     assert python == data
+
+
+@pytest.mark.parametrize("command, refused", [
+    ("probe", ["--order", "--text", "--text-file", "--literal"]),
+    ("sweep", ["--order"]),
+])
+def test_help_lists_no_flag_the_command_refuses(command, refused, capsys):
+    """probe -h listed --order, --text and --literal, which probe refuses."""
+    with pytest.raises(SystemExit):
+        main([command, "-h"])
+    said = capsys.readouterr().out.replace("[", " ").replace("]", " ").split()
+    assert not set(refused) & set(said), said

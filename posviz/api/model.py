@@ -273,7 +273,7 @@ class Model:
         return Report(self, session, evaluation, document)
 
     def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
-              count: int = 32, seed: int = 0, *, layer: int | None = None,
+              count: int | None = None, seed: int | None = None, *, layer: int | None = None,
               positions: str = "slot", offset: int = 0, literal: bool = False,
               progress: Callable[[int, int], None] | bool | None = None) -> "Sweep":
         """The per-layer median, p10 and p90 of every metric over many orders of each
