@@ -133,6 +133,11 @@ def test_a_python_caller_reads_python_s_words(case, tmp_path, monkeypatch):
     (["train", "--out", "unused", "--corpus", "/nonexistent/corpus.txt"],
      "no such corpus file (or --corpus kjv)"),
     (["probe", "--seed", "1"], "takes no --seed: the built-in model's seed is --model-seed"),
+    (["report", "--text", TEXT, "--order", "5,4,3,2,1,0,"], "--order must be a "
+     "permutation of 0..5, comma-separated (got '5,4,3,2,1,0,': an empty entry, a comma "
+     "too many)"),
+    (["report", "--text", TEXT, "--order", "1,0", "--order", "0,1"],
+     "--order was given twice: give it once"),
     (["sweep", "--model", "minilm", "--model-seed", "3"],
      "--model-seed only applies to the built-in model, not to --model minilm"),
 ])
@@ -386,7 +391,14 @@ MALFORMED = {
     "load_session path": (lambda: posviz.load_session(3), "path must be a .posviz file"),
     "compare order, a number": (lambda: loaded().compare(TEXT, order=5),
                                 "order must be a permutation of 0..5, a list or a "
-                                "comma-separated string (got '5'"),
+                                "comma-separated string (got 5: it has 1 entry but there "
+                                "are 6 tokens)"),
+    "compare order, a comma too many": (
+        lambda: loaded().compare(TEXT, order="5,4,3,2,1,0,"), "order must be a "
+        "permutation of 0..5, a list or a comma-separated string (got '5,4,3,2,1,0,': an "
+        "empty entry, a comma too many)"),
+    "sweep of an empty text among others": (lambda: posviz.sweep([TEXT, ""]),
+                                            "text 2 of 2 is empty"),
     "tokens of a number": (lambda: loaded().tokens(3), "text must be a string (got int)"),
     "attention layer, a string": (lambda: report().attention(layer="1"),
                                   "layer must be from 1 to 2 (got '1')"),

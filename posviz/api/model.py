@@ -249,7 +249,8 @@ class Model:
             session.reverse()
         else:                 # read as the command line reads --order, in its words
             written = order_text(order)
-            session.set_order(parse_order(written, len(session.seq)))
+            session.set_order(parse_order(written, len(session.seq), given=(
+                None if isinstance(order, str) or hasattr(order, "__iter__") else order)))
         progress = self._told(progress)
         return self.report(session, run_progress(progress))
 

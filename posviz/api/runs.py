@@ -26,8 +26,10 @@ def texts_of(texts, none_is_default: bool = True) -> list[str]:
     texts = [texts] if isinstance(texts, str) else list(texts)
     if any(not isinstance(text, str) for text in texts):
         raise PosvizInputError(f"{argument('texts')} must be a text or a list of texts")
-    if any(not text.strip() for text in texts):
-        raise PosvizInputError("the text is empty")
+    empty = next((i for i, text in enumerate(texts) if not text.strip()), None)
+    if empty is not None:
+        raise PosvizInputError("the text is empty" if len(texts) == 1 else
+                               f"text {empty + 1:,} of {len(texts):,} is empty")
     if none_is_default and not texts:
         raise PosvizInputError(f"{argument('texts')} holds no text")
     return texts
