@@ -64,9 +64,10 @@ for model in ("minilm", "smollm2"):
                                               "--json"]))
 for kind in ("random", "swap", "prefix", "reverse"):
     for pe, mask in (("none", "causal"), ("rope", "bidirectional"), ("t5", "causal")):
-        CASES.append((f"sweep {kind} {pe} {mask}",
+        drawn = ["--count", "12", "--seed", "1"] if kind in ("random", "prefix") else []
+        CASES.append((f"sweep {kind} {pe} {mask}",     # a fixed set refuses a count, a seed
                       ["sweep", "--pe", pe, "--mask", mask, "--text", TEXT, "--kind", kind,
-                       "--count", "12", "--seed", "1", "--json"]))
+                       *drawn, "--json"]))
 CASES.append(("sweep all", ["sweep", "--text", "a b c d e", "--kind", "all", "--json"]))
 CASES.append(("sweep minilm", ["sweep", "--model", "minilm", "--text", TEXT, "--kind",
                                "random", "--count", "6", "--json"]))

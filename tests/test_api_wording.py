@@ -133,6 +133,11 @@ def test_a_python_caller_reads_python_s_words(case, tmp_path, monkeypatch):
     (["train", "--out", "unused", "--corpus", "/nonexistent/corpus.txt"],
      "no such corpus file (or --corpus kjv)"),
     (["probe", "--seed", "1"], "takes no --seed: the built-in model's seed is --model-seed"),
+    (["report", "--text", TEXT, "--order", "5,4,3,2,1,0,"], "--order must be a "
+     "permutation of 0..5, comma-separated (got '5,4,3,2,1,0,': an empty entry, a comma "
+     "too many)"),
+    (["report", "--text", TEXT, "--order", "1,0", "--order", "0,1"],
+     "--order was given twice: give it once"),
     (["sweep", "--model", "minilm", "--model-seed", "3"],
      "--model-seed only applies to the built-in model, not to --model minilm"),
 ])
@@ -282,16 +287,40 @@ SAME = [
     (lambda: posviz.compare_encodings(TEXT, weights="trained", seed=3),
      ["compare", "--weights", "trained", "--seed", "3"],
      "{seed} draws random weights: it does not apply to {weights trained}"),
+    # export --width 800 --dpi 100 dropped --width without a word; save used both
+    (lambda: report().figure("symmetry").save("unused.png", width=800, dpi=100),
+     ["export", "--out", "unused", "--width", "800", "--dpi", "100"],
+     "give {width} or {dpi}, not both: {dpi} sizes a PNG instead of its width"),
+    (lambda: report().figure("symmetry").save("unused.svg", dpi=300),
+     ["export", "--out", "unused", "--format", "svg", "--dpi", "300"],
+     "{dpi} applies to PNG files only (got {an svg})"),
+    # accepted unsaid: a probe runs no reorder; a fixed set of orders reads no count
+    (lambda: posviz.probe(literal=True), ["probe", "--literal"],
+     "{literal} does not apply to probe, which runs no reorder"),
+    (lambda: posviz.sweep(TEXT, kind="reverse", count=5),
+     ["sweep", "--kind", "reverse", "--count", "5"],
+     "{count 5} does not apply to {kind reverse}, which runs a fixed set of orders (a "
+     "count and a seed are of random and prefix)"),
+    (lambda: posviz.load(layers=1).sweep(TEXT, kind="swap", seed=2),
+     ["sweep", "--kind", "swap", "--seed", "2"],
+     "{seed 2} does not apply to {kind swap}, which runs a fixed set of orders (a count "
+     "and a seed are of random and prefix)"),
 ]
 WORDS = {"python": {"{dtype}": "dtype", "{dtype float16}": "dtype='float16'",
                     "{dtype float64}": "dtype='float64'",
                     "{a model}": "a pretrained model (source)", "{layers}": "layers",
                     "{seed}": "seed", "{weights}": "weights",
-                    "{weights trained}": "weights='trained'"},
+                    "{weights trained}": "weights='trained'", "{width}": "width",
+                    "{dpi}": "dpi", "{an svg}": "unused.svg", "{literal}": "literal",
+                    "{count 5}": "count=5", "{kind reverse}": "kind='reverse'",
+                    "{seed 2}": "seed=2", "{kind swap}": "kind='swap'"},
          "flags": {"{dtype}": "--dtype", "{dtype float16}": "--dtype float16",
                    "{dtype float64}": "--dtype float64", "{a model}": "a --model",
                    "{layers}": "--layers", "{seed}": "--seed", "{weights}": "--weights",
-                   "{weights trained}": "--weights trained"}}
+                   "{weights trained}": "--weights trained", "{width}": "--width",
+                   "{dpi}": "--dpi", "{an svg}": "--format svg", "{literal}": "--literal",
+                   "{count 5}": "--count 5", "{kind reverse}": "--kind reverse",
+                   "{seed 2}": "--seed 2", "{kind swap}": "--kind swap"}}
 
 
 def worded(template: str, words: dict) -> str:
@@ -362,7 +391,14 @@ MALFORMED = {
     "load_session path": (lambda: posviz.load_session(3), "path must be a .posviz file"),
     "compare order, a number": (lambda: loaded().compare(TEXT, order=5),
                                 "order must be a permutation of 0..5, a list or a "
-                                "comma-separated string (got '5'"),
+                                "comma-separated string (got 5: it has 1 entry but there "
+                                "are 6 tokens)"),
+    "compare order, a comma too many": (
+        lambda: loaded().compare(TEXT, order="5,4,3,2,1,0,"), "order must be a "
+        "permutation of 0..5, a list or a comma-separated string (got '5,4,3,2,1,0,': an "
+        "empty entry, a comma too many)"),
+    "sweep of an empty text among others": (lambda: posviz.sweep([TEXT, ""]),
+                                            "text 2 of 2 is empty"),
     "tokens of a number": (lambda: loaded().tokens(3), "text must be a string (got int)"),
     "attention layer, a string": (lambda: report().attention(layer="1"),
                                   "layer must be from 1 to 2 (got '1')"),
@@ -408,7 +444,11 @@ MALFORMED = {
     "a figure's path": (lambda: report().figure("symmetry").save(3),
                         "path must be a file's path (got int)"),
     "an experiment figure's folder": (
-        lambda: swept().figure().save("unused/sweep.png"), "cannot write unused/sweep.png"),
+        lambda: swept().figure().save("unused/sweep.png"), "cannot write unused/sweep.png: "
+        "the folder unused does not exist"),
+    "a report figure's folder": (
+        lambda: report().figure("symmetry").save("unused/x.png"), "cannot write "
+        "unused/x.png: the folder unused does not exist"),
     "read_texts missing": (lambda: posviz.read_texts("/no/such/file.txt"),
                            "path='/no/such/file.txt': No such file or directory"),
 }

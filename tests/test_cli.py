@@ -418,8 +418,11 @@ def test_steps_are_reported_on_a_terminal_and_stdout_is_unchanged(capsys, monkey
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main([*FIXED_ARGS, "--json"]) == 0
     assert capsys.readouterr().out == plain.out
+    # the noise floor's forward is told by its name, as a real model's is (steps.layer_ticks)
     assert terminal.text().splitlines() == ["posviz: building the model",
                                             "posviz: running the original order",
+                                            "posviz: running the original order at "
+                                            "shifted positions, for the noise floor",
                                             "posviz: running the chosen order"]
     quiet = Terminal()
     monkeypatch.setattr(sys, "stderr", quiet)

@@ -47,7 +47,7 @@ def test_standard_input_holds_a_text_no_command_line_could(tmp_path):
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT), "POSVIZ_MEMORY": "1M"})
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "for 30000 tokens" in done.stderr          # read whole, refused by the guard
+    assert "for 30,000 tokens" in done.stderr          # read whole, refused by the guard
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -159,7 +159,8 @@ def test_a_probe_on_generated_texts_says_how_many_it_ran(capsys):
 def test_a_sweep_records_only_what_its_run_read(kind, used, capsys, tmp_path):
     """A swap sweep's JSON said count 32 and seed 0: it runs every swap, drawing no
     orders. Its JSON, provenance and CSV (and Python's to_dict) hold what the run read."""
-    argv = ["sweep", "--kind", kind, "--layers", "1", "--count", "3", "--text", TEXT]
+    count = ["--count", "3"] if kind == "random" else []   # refused by a fixed set
+    argv = ["sweep", "--kind", kind, "--layers", "1", *count, "--text", TEXT]
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -173,5 +174,32 @@ def test_a_sweep_records_only_what_its_run_read(kind, used, capsys, tmp_path):
     header = [line for line in (tmp_path / "s.csv").read_text().splitlines()
               if line.startswith("# ")]
     assert ("# count: 3" in header) == ("count" in used)
-    python = posviz.sweep(TEXT, kind=kind, layers=1, count=3).to_dict()
+    python = posviz.sweep(TEXT, kind=kind, layers=1, **({"count": 3} if count else {}))
+    python = python.to_dict()
     assert python == data
+
+
+@pytest.mark.parametrize("command, refused", [
+    ("probe", ["--order", "--text", "--text-file", "--literal"]),
+    ("sweep", ["--order"]),
+])
+def test_help_lists_no_flag_the_command_refuses(command, refused, capsys):
+    """probe -h listed --order, --text and --literal, which probe refuses."""
+    with pytest.raises(SystemExit):
+        main([command, "-h"])
+    said = capsys.readouterr().out.replace("[", " ").replace("]", " ").split()
+    assert not set(refused) & set(said), said
+
+
+def test_a_refusal_s_big_numbers_are_grouped(capsys, monkeypatch):
+    """'about 24720000.0 GB of measurements', 'needs about 5200076.8 GB' read badly: big
+    sizes are whole and grouped, and a line's counts are grouped alike."""
+    from posviz.models.limits import memory
+    assert memory.size_text(24_720_000 * 10**9) == "24,720,000 GB"
+    assert memory.size_text(5_200_076_800_000_000) == "5,200,077 GB"
+    assert memory.size_text(51_600_000_000) == "51.6 GB"
+    monkeypatch.setattr(memory, "available_bytes", lambda: 8 * 10**9)
+    code, _, err = run(capsys, "sweep", "--layers", "1", "--count", "10000000", "--text",
+                       " ".join(f"w{i}" for i in range(2000)))
+    assert code == 2 and "GB of measurements (10,000,000 runs of 2,000 tokens)" in err, err
+    assert ".0 GB" not in err and err.count("\n") == 1

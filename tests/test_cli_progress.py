@@ -168,3 +168,30 @@ def test_a_command_s_process_ends_with_its_output_and_exit_handlers():
     left = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert (left.returncode, left.stdout, left.stderr) == (3, "result handled\n", "step")
+
+
+@pytest.mark.parametrize("how", ["cli", "api"])
+def test_the_built_in_model_s_forwards_tell_their_layers(how, monkeypatch, capsys):
+    """report --progress on a pipe (and compare(progress=True)) with the built-in model
+    said "running the original order", then 13 s of silence for 6,000 words: its
+    forwards are told layer by layer as a real model's are, once a forward has taken
+    longer than the tick (here 0 s, on a clock that moves 1 s a block)."""
+    import itertools
+
+    import posviz
+    from posviz.api import steps
+    from posviz.models import reached
+    monkeypatch.setattr(steps, "TICK_S", 0.0)
+    ticks = itertools.count()
+    monkeypatch.setattr(reached, "clock", lambda: float(next(ticks)))
+    if how == "cli":
+        assert main(["report", "--layers", "3", "--text", "a b c d e", "--json",
+                     "--progress"]) == 0
+    else:
+        posviz.load(layers=3, seed=0).compare("a b c d e", progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    for run in ("running the original order", "running the chosen order"):
+        told = [line for line in lines if line.startswith(f"posviz: {run}: layer ")]
+        assert told[:3] == [f"posviz: {run}: layer 1 of 3",
+                            f"posviz: {run}: layer 2 of 3, about 2 s left",
+                            f"posviz: {run}: layer 3 of 3, about 1 s left"], lines

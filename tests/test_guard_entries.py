@@ -98,8 +98,8 @@ def test_the_command_line_counts_the_built_in_models_tokens_as_its_tokenizer(cap
     """3,000 words holding 1,000 commas are 4,000 of the built-in model's tokens, as its
     tokenizer (words and punctuation marks) reads them."""
     assert main(["report", "--pe", "learned", "--text", words(3_000)]) == 2
-    assert capsys.readouterr().err == ("posviz: error: 4000 tokens from position 0 need "
-                                       "4000 positions, but the built-in model has 1024\n")
+    assert capsys.readouterr().err == ("posviz: error: 4,000 tokens from position 0 need "
+                                       "4,000 positions, but the built-in model has 1,024\n")
     model = loaded(pe="learned")
     assert len(model.tokens(words(30))) == 40
 
@@ -111,8 +111,8 @@ def test_a_pretrained_models_positions_come_before_its_memory():
     with pytest.raises(Refused) as raised:
         posviz.load("smollm2", n_tokens=300_000, progress=False)
     assert raised.value.reason == "positions"
-    assert re.fullmatch(r"300000 tokens from position 0 need 300000 positions, but "
-                        r"SmolLM2.* has 8192", str(raised.value))
+    assert re.fullmatch(r"300,000 tokens from position 0 need 300,000 positions, but "
+                        r"SmolLM2.* has 8,192", str(raised.value))
 
 
 def test_a_position_table_bounds_only_the_learned_encoding():

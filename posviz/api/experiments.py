@@ -96,7 +96,7 @@ def refuse_order(options: dict, command: str) -> None:
 
 @takes(options=EXPERIMENT_OPTIONS, also=("order",))
 def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "random",
-          count: int = 32, seed: int = 0, layer: int | None = None,
+          count: int | None = None, seed: int | None = None, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
           progress: Counted | bool | None = None, **options) -> "Sweep":
@@ -107,16 +107,17 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     ``kind``: "random" (``count`` reorders of the movable tokens), "prefix" (of all but
     the last), "swap" (every neighbouring swap, and ``pairs``: the n × n map of every
     swap at ``layer``, default the last), "reverse" or "all" (every reorder, at most 7
-    movable tokens). ``seed`` seeds the orders; a count beyond the orders that exist is
-    refused. ``progress(done, total)`` is told after each run.
+    movable tokens). ``seed`` seeds the orders (default 0) of ``count`` (default 32); a
+    count beyond the orders that exist is refused, and so are a count and a seed given
+    to a kind that draws no orders. ``progress(done, total)`` is told after each run.
     """
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
     refuse_order(options, "sweep")
-    _, texts = check_sweep(kind, count, positions, offset, literal, texts, seed)
+    _, texts, used, _ = check_sweep(kind, count, positions, offset, literal, texts, seed)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      texts=texts, offset=offset,
-                     sweep=(kind, count, texts, layer), progress=progress)
+                     sweep=(kind, used, texts, layer), progress=progress)
     return sweep_on(model, texts, kind=kind, count=count, seed=seed, layer=layer,
                     positions=positions, offset=offset, literal=literal, progress=progress)
 

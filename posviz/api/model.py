@@ -249,7 +249,8 @@ class Model:
             session.reverse()
         else:                 # read as the command line reads --order, in its words
             written = order_text(order)
-            session.set_order(parse_order(written, len(session.seq)))
+            session.set_order(parse_order(written, len(session.seq), given=(
+                None if isinstance(order, str) or hasattr(order, "__iter__") else order)))
         progress = self._told(progress)
         return self.report(session, run_progress(progress))
 
@@ -273,7 +274,7 @@ class Model:
         return Report(self, session, evaluation, document)
 
     def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
-              count: int = 32, seed: int = 0, *, layer: int | None = None,
+              count: int | None = None, seed: int | None = None, *, layer: int | None = None,
               positions: str = "slot", offset: int = 0, literal: bool = False,
               progress: Callable[[int, int], None] | bool | None = None) -> "Sweep":
         """The per-layer median, p10 and p90 of every metric over many orders of each

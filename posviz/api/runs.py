@@ -26,23 +26,47 @@ def texts_of(texts, none_is_default: bool = True) -> list[str]:
     texts = [texts] if isinstance(texts, str) else list(texts)
     if any(not isinstance(text, str) for text in texts):
         raise PosvizInputError(f"{argument('texts')} must be a text or a list of texts")
-    if any(not text.strip() for text in texts):
-        raise PosvizInputError("the text is empty")
+    empty = next((i for i, text in enumerate(texts) if not text.strip()), None)
+    if empty is not None:
+        raise PosvizInputError("the text is empty" if len(texts) == 1 else
+                               f"text {empty + 1:,} of {len(texts):,} is empty")
     if none_is_default and not texts:
         raise PosvizInputError(f"{argument('texts')} holds no text")
     return texts
 
 
-def check_sweep(kind: str, count: int, positions: str, offset: int, literal: bool,
-                texts, seed: int = 0) -> tuple[Positions, list[str]]:
-    """A sweep's own arguments checked before any model: (positions, texts)."""
-    from ..analysis.experiments.runs import check_kind, check_seed
+COUNT, SEED = 32, 0                      # a drawn sweep's orders, unless given
+
+
+def check_sweep(kind: str, count: int | None, positions: str, offset: int, literal: bool,
+                texts, seed: int | None = None
+                ) -> tuple[Positions, list[str], int, int]:
+    """A sweep's own arguments checked before any model: (positions, texts, count,
+    seed), the count and seed their defaults when not given. A kind that runs a fixed
+    set of orders (swap, reverse, all) refuses a count or a seed given to it, as the
+    probe refuses a seed: it would read neither."""
+    from ..analysis.experiments.runs import DRAWN, KINDS, check_kind, check_seed
+    check_kind(kind, COUNT)
+    for name, value in (("count", count), ("seed", seed)):
+        if kind in KINDS and kind not in DRAWN and value is not None:
+            raise PosvizInputError(f"{argument(name, value)} does not apply to "
+                                   f"{argument('kind', kind)}, which runs a fixed set of "
+                                   f"orders (a count and a seed are of random and prefix)")
+    count, seed = COUNT if count is None else count, SEED if seed is None else seed
     check_kind(kind, count)
     check_seed(seed)
-    return Positions(positions, offset, literal).validate(), texts_of(texts)
+    return Positions(positions, offset, literal).validate(), texts_of(texts), count, seed
 
 
-def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int = 0,
+def refuse_literal(literal, command: str) -> None:
+    """``literal`` given to an experiment that runs no reorder (the probe)."""
+    if literal:
+        raise PosvizInputError(f"{argument('literal')} does not apply to {command}, which "
+                               f"runs no reorder")
+
+
+def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
+             seed: int | None = None,
              layer: int | None = None, positions: str = "slot", offset: int = 0,
              literal: bool = False, progress: Counted | None = None) -> "Sweep":
     """posviz.sweep on a loaded ``model``."""
@@ -50,7 +74,8 @@ def sweep_on(model, texts, *, kind: str = "random", count: int = 32, seed: int =
     from ..analysis.experiments.sweep import sweep as run
     from ..models.limits import guard
     from .results import Sweep
-    where, texts = check_sweep(kind, count, positions, offset, literal, texts, seed)
+    where, texts, count, seed = check_sweep(kind, count, positions, offset, literal,
+                                            texts, seed)
     if layer is not None:                   # the layers are known before any run
         from ..analysis.experiments.sweep import check_layer
         check_layer(layer, int(model.describe().get("layers") or 0))
@@ -69,6 +94,7 @@ def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
     """A probe's own arguments checked before any model: (positions, texts)."""
     from ..analysis.experiments.probe import check_features
     check_features(features)
+    refuse_literal(literal, "probe")
     if isinstance(texts, str):
         raise PosvizInputError("the probe holds whole texts out, so it needs several: "
                                "give a list of texts")

@@ -32,8 +32,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..document.files import (check_folder, check_width, left_behind,
-                              parse_formats)
+from ..document.files import check_folder, check_sizes, left_behind, parse_formats
 from ..errors import PosvizInputError, argument
 from .options import add_model_arguments
 from .report import add_session_arguments, evaluate_command, save_session
@@ -69,9 +68,8 @@ def add_command(subparsers) -> None:
 
 def run(args) -> int:
     formats = parse_formats(args.format)
-    check_width(args.width, "--width")
-    if args.dpi is not None and not 50 <= args.dpi <= 600:
-        raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
+    check_sizes(args.width, args.dpi, "png" in formats,     # in figure.save's words
+                argument("format", args.format))
     report = evaluate_command(args)
     session, ev = report.session, report.evaluation
     L, h = ev.reference.n_layers, ev.reference.n_heads
@@ -91,7 +89,7 @@ def run(args) -> int:
     try:
         with quiet_platform_notes():
             written = panel.export_all(folder, formats, csv=not args.no_csv,
-                                       dpi=args.dpi, width=None if args.dpi else args.width)
+                                       dpi=args.dpi, width=args.width)
         for path in written:
             print(path)
         older = left_behind(folder, written, EXPORTED)

@@ -121,7 +121,7 @@ def add_model_arguments(parser: argparse.ArgumentParser,
     for name in POSITION_OPTIONS:
         _add_option(positions, name)
     add_text_arguments(parser)
-    parser.add_argument("--order", metavar="I,J,...",
+    parser.add_argument("--order", metavar="I,J,...", action=Once,
                         help="the permutation to compare against the original order: each "
                              "of 0..n-1 once, comma-separated (default: reverse the "
                              "movable tokens)")
@@ -130,11 +130,25 @@ def add_model_arguments(parser: argparse.ArgumentParser,
                              "report them on a terminal, and always for a --model)")
 
 
+class Once(argparse._StoreAction):
+    """The text or the order, refused when given twice: argparse kept the last of two
+    --order silently. (The model's flags keep argparse's way, the last given wins, so a
+    command line can override a flag given before it.)"""
+
+    _in = None                                # the namespace it was last given to
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self._in is namespace:
+            raise PosvizInputError(f"{option_string} was given twice: give it once")
+        self._in = namespace
+        super().__call__(parser, namespace, values, option_string)
+
+
 def add_text_arguments(parser, text_help: str = "the sentence to tokenize (default: the "
                        "example sentence the window opens with)") -> None:
     """--text TEXT, or --text-file FILE ('-': standard input) holding it whole."""
-    parser.add_argument("--text", help=text_help)
-    parser.add_argument("--text-file", metavar="FILE",
+    parser.add_argument("--text", action=Once, help=text_help)
+    parser.add_argument("--text-file", metavar="FILE", action=Once,
                         help="read the text from FILE, whole ('-': standard input), "
                              "instead of --text: for texts too long for a command line")
 

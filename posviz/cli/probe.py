@@ -11,8 +11,8 @@ from ..analysis.experiments.probe import FEATURES
 from ..errors import PosvizInputError
 from ..models.trace import layer_label
 from .options import progress
-from .sweep import (add_experiment_arguments, experiment_model, experiment_texts, refuse_order,
-                    refuse_seed, reporter)
+from .sweep import (add_experiment_arguments, experiment_model, experiment_texts, hide,
+                    refuse_order, refuse_seed, reporter)
 
 
 def add_command(subparsers) -> None:
@@ -28,12 +28,15 @@ def add_command(subparsers) -> None:
                              "state, or also of its squares (which lets it read a norm), "
                              "or a small MLP (one hidden layer of 64) (default: linear)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    hide(parser, "order", "text", "text_file", "literal")      # refused below
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from ..api.runs import refuse_literal
     refuse_order(args)
     refuse_seed(args)
+    refuse_literal(args.literal, "probe")
     if args.text is not None:
         raise PosvizInputError("the probe holds whole texts out, so it needs several: "
                                "give --texts FILE (one a line) instead of --text")

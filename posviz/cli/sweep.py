@@ -31,8 +31,7 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, texts_help: str,
     weights = OPTIONS["seed"]
     parser.add_argument("--model-seed", dest="seed", type=int, default=argparse.SUPPRESS,
                         help=f"{weights.tip} (default: {weights.default})")
-    parser.add_argument("--seed", dest="order_seed", type=int,
-                        default=0 if seed_help else None,
+    parser.add_argument("--seed", dest="order_seed", type=int, default=None,
                         help=seed_help or argparse.SUPPRESS)
 
 
@@ -53,7 +52,7 @@ def add_command(subparsers) -> None:
                         help="which orders: " + "; ".join(f"{k}: {t}" for k, t in
                                                           KIND_TIPS.items())
                              + " (default: random)")
-    parser.add_argument("--count", type=int, default=32,
+    parser.add_argument("--count", type=int, default=None,
                         help="how many orders for random and prefix (default: 32)")
     parser.add_argument("--layer", type=int, default=None,
                         help="the layer whose change the swap map shows (default: the last)")
@@ -63,7 +62,15 @@ def add_command(subparsers) -> None:
                      help="write one row per layer and metric to FILE ('-': stdout); a "
                           "swap sweep writes its maps, one row per token pair, to "
                           "FILE-pairs.csv (on stdout: after a blank line)")
+    hide(parser, "order")
     parser.set_defaults(func=run)
+
+
+def hide(parser: argparse.ArgumentParser, *dests: str) -> None:
+    """Leave the shared flags ``dests`` out of the command's -h: it refuses them."""
+    for action in parser._actions:
+        if action.dest in dests:
+            action.help = argparse.SUPPRESS
 
 
 def refuse_order(args) -> None:
@@ -200,10 +207,10 @@ def as_table(result) -> list[str]:
 
 
 def run(args) -> int:
-    from ..analysis.experiments.runs import check_kind, check_seed
     from ..api import sweep
-    check_kind(args.kind, args.count)        # before a model is built
-    check_seed(args.order_seed)
+    from ..api.runs import check_sweep
+    _, _, count, _ = check_sweep(args.kind, args.count, "slot", 0, False, None,
+                                 args.order_seed)     # before a model is built
     if args.csv not in (None, "-") and not Path(args.csv).resolve().parent.is_dir():
         raise PosvizInputError(f"--csv {args.csv}: no such folder "     # before the runs
                                f"{Path(args.csv).resolve().parent}")
@@ -215,7 +222,7 @@ def run(args) -> int:
         check_layer(args.layer, getattr(args, "layers", OPTIONS["layers"].default))
     from ..models.limits.guard import orders_of_words
     model, where = experiment_model(args, texts, orders=orders_of_words(
-        args.kind, args.count, texts, exact))
+        args.kind, count, texts, exact))
     result = sweep(texts, model=model, kind=args.kind, count=args.count,
                    seed=args.order_seed, layer=args.layer, positions=where.mode,
                    offset=where.offset, literal=where.literal, progress=reporter(args))

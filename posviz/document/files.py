@@ -28,17 +28,37 @@ def check_width(width: int | None, what: str = "the width") -> int | None:
     return width
 
 
-def check_save(path, width, dpi) -> Path:
-    """A figure's ``save(path, width=, dpi=)`` checked before it is drawn, in the words
-    the command line's --width and --dpi are refused in: ``path`` as a Path."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise PosvizInputError(f"{argument('path')} must be a file's path (got "
-                               f"{type(path).__name__})")
+def check_sizes(width, dpi, png: bool, given: str) -> None:
+    """A PNG's ``width`` or ``dpi`` (the command line's --width or --dpi) checked: each
+    in its range, never both (dpi sizes a PNG instead of its width), and dpi only where
+    a PNG is written (``png``; an SVG or a PDF has no dots), else refused naming what
+    was ``given`` instead ("x.svg", "--format svg")."""
     check_width(width, argument("width"))
     if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, (int, float))
                             or not 50 <= dpi <= 600):
         raise PosvizInputError(f"{argument('dpi')} must be from 50 to 600 (got {dpi!r})")
-    return Path(path)
+    if width is not None and dpi is not None:
+        raise PosvizInputError(f"give {argument('width')} or {argument('dpi')}, not both: "
+                               f"{argument('dpi')} sizes a PNG instead of its width")
+    if dpi is not None and not png:
+        raise PosvizInputError(f"{argument('dpi')} applies to PNG files only (got "
+                               f"{given})")
+
+
+def check_save(path, width, dpi) -> Path:
+    """A figure's ``save(path, width=, dpi=)`` checked before it is drawn, in the words
+    the command line's --width and --dpi are refused in: ``path`` as a Path, in a
+    folder that exists."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise PosvizInputError(f"{argument('path')} must be a file's path (got "
+                               f"{type(path).__name__})")
+    path = Path(path)
+    check_sizes(width, dpi, path.suffix.lower() == ".png", path.name)
+    if not path.parent.is_dir():        # (it said "could not write" after drawing)
+        why = (f"{path.parent} is a file, not a folder" if path.parent.exists()
+               else f"the folder {path.parent} does not exist")
+        raise PosvizInputError(f"cannot write {path}: {why}")
+    return path
 
 
 def parse_formats(text: str) -> list[str]:

@@ -138,9 +138,9 @@ def too_long(n: int, offset: int, limit: int, name: str, counted: bool = True) -
     """The one refusal of more tokens than a model has positions, wherever it is told
     (models.limits.guard before a load or a run, check_length at a run): ``counted``
     False, ``n`` is a text's words, the fewest tokens any tokenizer gives it."""
-    tokens = f"{n} tokens" if counted else f"at least {n} tokens (the text's {n} words)"
-    return (f"{tokens} from position {offset} need {offset + n} positions, but {name} "
-            f"has {limit}")
+    tokens = f"{n:,} tokens" if counted else f"at least {n:,} tokens (the text's {n:,} words)"
+    return (f"{tokens} from position {offset:,} need {offset + n:,} positions, but {name} "
+            f"has {limit:,}")
 
 
 def check_length(backend: Backend, n: int, positions: Positions) -> None:

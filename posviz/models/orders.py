@@ -16,36 +16,47 @@ def _listed(values, verb: str) -> str:
     return f"{shown} {verb if len(values) == 1 else 'are'}"
 
 
-def parse_order(text: str, n: int) -> np.ndarray:
+def parse_order(text: str, n: int, given=None) -> np.ndarray:
     """'2,0,1' -> array([2, 0, 1]), checked to be a permutation of 0..n-1.
 
-    Every message says what a valid order is, then what is wrong with this one: the
+    Every message says what a valid order is, then what is wrong with this one (shown
+    as ``given``, when not its text: a number): an empty entry (a comma too many), the
     entries that are not whole numbers, out of range, repeated or missing.
     """
-    parts = [part for part in text.replace(" ", "").split(",") if part != ""]
+    parts = text.replace(" ", "").split(",")
+    empty = text.strip() != "" and "" in parts
+    parts = [part for part in parts if part != ""]
+    shown = repr(text.strip()) if given is None else repr(given)
 
     form = "comma-separated" if speaks_flags() else "a list or a comma-separated string"
 
     def refuse(problem: str) -> PosvizInputError:
         return PosvizInputError(f"{argument('order')} must be a permutation of "
-                                f"0..{n - 1}, {form} (got {text.strip()!r}: {problem})")
+                                f"0..{n - 1}, {form} (got {shown}: {problem})")
 
     bad = [repr(part) for part in parts if not part.lstrip("+-").isdigit()]
     if bad or not parts:
         raise refuse(f"whole numbers only, and {_listed(bad, 'is')} not" if bad
                      else "no entries")
+    if empty:
+        raise refuse("an empty entry, a comma too many")
     values = [int(part) for part in parts]
     outside = [v for v in dict.fromkeys(values) if not 0 <= v < n]
     if outside:
         raise refuse(f"{_listed(outside, 'is')} out of range")
     if len(values) != n:
-        raise refuse(f"it has {len(values)} entries but there are {n} tokens")
+        raise refuse(f"it has {_count(len(values), 'entry', 'entries')} but there "
+                     f"{'is' if n == 1 else 'are'} {_count(n, 'token', 'tokens')}")
     repeated = sorted(v for v in set(values) if values.count(v) > 1)
     if repeated:
         missing = sorted(set(range(n)) - set(values))
         raise refuse(f"not a permutation: {_listed(repeated, 'repeats')}, "
                      f"{_listed(missing, 'is')} missing")
     return check_permutation(values, n)
+
+
+def _count(k: int, one: str, many: str) -> str:
+    return f"{k:,} {one if k == 1 else many}"
 
 
 def check_permutation(order, n: int) -> np.ndarray:

@@ -184,7 +184,7 @@ def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
     free = limit_bytes()
     raise Refused(f"{argument('count', orders.count)} would keep about "
                   f"{size_text(orders.kept(layers, n))} of measurements ({orders.runs:,} "
-                  f"runs of {n} tokens), but only {size_text(free or 0)} are free "
+                  f"runs of {n:,} tokens), but only {size_text(free or 0)} are free "
                   f"({SAFETY:.0%} of the available memory) with the model and its runs: "
                   f"use a smaller count (at most {low:,} fit)", "count")
 

@@ -129,7 +129,10 @@ def limit_bytes() -> int | None:
 
 
 def size_text(count: int) -> str:
-    """Bytes as a short readable size: '51.6 GB', '340 MB'."""
+    """Bytes as a short readable size: '51.6 GB', '340 MB', '24,720,000 GB' (from 1,000
+    GB on, whole and grouped: a refusal said '24720000.0 GB')."""
+    if count >= 10**12:
+        return f"{count / 1e9:,.0f} GB"
     if count >= 10**9:
         return f"{count / 1e9:.1f} GB"
     return f"{max(count / 1e6, 0.1):.1f} MB" if count < 10**8 else f"{count / 1e6:.0f} MB"
@@ -144,7 +147,7 @@ def check_fits(config: ModelConfig, n: int, extra: int = 0) -> None:
     need = estimate_bytes(config, n) + extra
     if need > limit:
         raise Refused(
-            f"this model needs about {size_text(need)} for {n} tokens, but only "
+            f"this model needs about {size_text(need)} for {n:,} tokens, but only "
             f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory): "
             f"use a smaller width, fewer layers or a shorter text", "memory")
 
@@ -250,5 +253,5 @@ def refuse_model(weights: int, running: int, n: int, limit: int) -> None:
     """The refusal of a pretrained model whose weights and runs would not fit."""
     raise Refused(
         f"this model needs about {size_text(weights)} for its weights and "
-        f"{size_text(running)} for one run with attentions at {n} tokens, but only "
+        f"{size_text(running)} for one run with attentions at {n:,} tokens, but only "
         f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)", "memory")
