@@ -89,6 +89,45 @@ def test_a_sweep_whose_runs_would_not_fit_is_refused_before_it_runs(monkeypatch)
     assert refused.value.reason == "count"
 
 
+
+def test_a_swap_sweeps_pairs_are_counted_and_refused_before_any_order_is_made(
+        monkeypatch, capsys):
+    """A swap sweep runs every pair of its n tokens (n(n-1)/2) and keeps their n×n map:
+    400 tokens under 50 MB are refused as a random count is, on the command line and in
+    the API, loaded or not, before an order is made (they were made all at once, 24 GB
+    at 3,000 tokens)."""
+    from posviz.analysis.experiments import sweep as sweeps
+    from posviz.models.limits import guard
+
+    def made(*_):
+        raise AssertionError("an order was made")
+    monkeypatch.setattr(sweeps, "pair_orders", made)
+    monkeypatch.setenv("POSVIZ_MEMORY", "50M")
+    text = " ".join(f"w{i}" for i in range(400))
+    assert main(["sweep", "--text", text, "--kind", "swap"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and said.startswith(
+        "posviz: error: --kind swap would keep about 10.5 MB of measurements (79,800 runs "
+        "of 400 tokens and a 400×400 map), but only 40.0 MB are free"), said
+    assert said.endswith("use a shorter text, or --kind random with a count\n")
+    for model in (None, posviz.load(seed=0, progress=False)):
+        with pytest.raises(Refused, match=r"kind='swap' would keep .*79,800 runs") as no:
+            posviz.sweep(text, model=model, kind="swap")
+        assert no.value.reason == "count"
+    assert guard.Orders("swap", 1, 3000).runs == 4_498_500
+    assert guard.Orders("reverse", 1, 3000, texts=2).runs == 2
+    assert guard.Orders("all", 1, 4).runs == 23
+
+
+def test_a_swap_sweeps_orders_are_made_as_they_run():
+    """Made again on each pass, never held in one list (n(n-1)/2 orders of n each)."""
+    from posviz.analysis.experiments.sweep import pair_orders
+    seq = posviz.load(seed=0, progress=False).backend.tokenize("a b c d")
+    plan = pair_orders(seq)
+    assert not isinstance(plan, list) and len(plan) == 6 == len(list(plan)) == len(list(plan))
+    result = posviz.sweep("a b c d", kind="swap")
+    assert result.to_dict()["pairs"][0]["matrix"][0][3] is not None
+
 REFUSED_AT_ONCE = """
 import sys, posviz
 from posviz.cli import main

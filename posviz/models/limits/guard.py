@@ -33,9 +33,13 @@ from .memory import SAFETY, limit_bytes, size_text
 DEVICES = ("auto", "cpu", "cuda", "mps")
 ACCELERATORS = {"cuda": "CUDA device", "mps": "Apple GPU (MPS)"}
 RANDOM_KINDS = ("random", "prefix")          # the sweeps whose orders are drawn, counted
+ALL_AT_MOST = 7                 # analysis.experiments.runs: "all" runs at most 7! orders
 # What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
 # a numpy array with about ARRAY_BYTES of its own
 ARRAY_BYTES = 112
+# A swap sweep's map of every pair, per text: an (n, n) float64 table, and its record
+# (SwapMap.to_dict) an object array and lists of Python floats, about 48 bytes a cell more
+SWAP_CELL = 56
 
 
 @dataclass(frozen=True)
@@ -57,13 +61,32 @@ class Orders:
 
     @property
     def runs(self) -> int:
-        return self.count * self.texts if self.kind in RANDOM_KINDS else 0
+        """How many orders the sweep runs (0: not known yet): a swap every pair of
+        movable tokens (its map; the neighbours' make its bands), reverse one order a
+        text, all every order but the text's own."""
+        if self.kind in RANDOM_KINDS:
+            return self.count * self.texts
+        m = self.movable
+        if m is None or m < 2:
+            return 0
+        each = {"swap": m * (m - 1) // 2, "reverse": 1,
+                "all": math.factorial(m) - 1 if m <= ALL_AT_MOST else 0}.get(self.kind, 0)
+        return each * self.texts
+
+    def measured(self, count: int | None = None) -> int:
+        """How many runs keep their measurements (a swap's neighbours only)."""
+        if self.kind in RANDOM_KINDS:
+            return (self.count if count is None else count) * self.texts
+        if self.kind == "swap":
+            return 0 if self.movable is None else max(self.movable - 1, 0) * self.texts
+        return self.runs
 
     def kept(self, layers: int, n: int, count: int | None = None) -> int:
         """Bytes the sweep keeps of ``count`` (default: its own) orders' runs of n
-        tokens on a model of ``layers`` layers."""
-        runs = self.runs if count is None else count * self.texts
-        return runs * (4 * (ARRAY_BYTES + 8 * (layers + 1)) + ARRAY_BYTES + 8 * n)
+        tokens on a model of ``layers`` layers (and a swap's maps)."""
+        per_run = 4 * (ARRAY_BYTES + 8 * (layers + 1)) + ARRAY_BYTES + 8 * n
+        maps = SWAP_CELL * n * n * self.texts if self.kind == "swap" and self.runs else 0
+        return self.measured(count) * per_run + maps
 
 
 def orders_of_words(kind: str, count: int, texts: list[str], exact: bool) -> Orders:
@@ -177,16 +200,23 @@ def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
         return True
     if fits(orders.count):
         return
-    low, high = 0, orders.count              # fits(low), not fits(high)
+    low, high = 0, 0
+    if orders.kind in RANDOM_KINDS:
+        low, high = 0, orders.count              # fits(low), not fits(high)
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
     free = limit_bytes()
-    raise Refused(f"{argument('count', orders.count)} would keep about "
-                  f"{size_text(orders.kept(layers, n))} of measurements ({orders.runs:,} "
-                  f"runs of {n} tokens), but only {size_text(free or 0)} are free "
-                  f"({SAFETY:.0%} of the available memory) with the model and its runs: "
-                  f"use a smaller count (at most {low:,} fit)", "count")
+    kept = (f"would keep about {size_text(orders.kept(layers, n))} of measurements "
+            f"({orders.runs:,} runs of {n} tokens"
+            f"{f' and a {n}×{n} map' if orders.kind == 'swap' else ''}), but only "
+            f"{size_text(free or 0)} are free ({SAFETY:.0%} of the available memory) "
+            f"with the model and its runs")
+    if orders.kind not in RANDOM_KINDS:             # a fixed set of orders: no count
+        raise Refused(f"{argument('kind', orders.kind)} {kept}: use a shorter text, or "
+                      f"{argument('kind', 'random')} with a count", "count")
+    raise Refused(f"{argument('count', orders.count)} {kept}: use a smaller count "
+                  f"(at most {low:,} fit)", "count")
 
 
 def check_device(device: str | None) -> None:
