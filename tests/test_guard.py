@@ -287,3 +287,27 @@ def test_a_refusal_names_the_argument_in_python_and_the_flag_on_the_command_line
     assert str(raised.value) == python
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith(f"posviz: error: {flags}")
+
+
+def test_folds_are_bounded_by_the_texts_there_are(tmp_path, capsys):
+    """More folds than texts were run on (a billion generated texts: 4.5 GB in 10 min,
+    silent) or quietly cut to the texts while the record kept the count asked."""
+    texts = ["a b c", "d e f", "g h i", "j k l"]
+    with pytest.raises(Refused, match=r"^folds=50 asks for more folds than there are "
+                                      r"texts: each fold holds out texts, and 4 texts "
+                                      r"make at most 4$") as raised:
+        posviz.probe(texts, folds=50)
+    assert raised.value.reason == "count"
+    (tmp_path / "texts.txt").write_text("\n".join(texts), encoding="utf-8")
+    assert main(["probe", "--texts", str(tmp_path / "texts.txt"), "--folds", "50"]) == 2
+    assert capsys.readouterr().err == ("posviz: error: --folds 50 asks for more folds "
+                                       "than there are texts: each fold holds out texts, "
+                                       "and 4 texts make at most 4\n")
+    with pytest.raises(Refused, match=r"^folds=1000000000 asks for more folds than the "
+                                      r"probe's generated texts hold: it makes \d+"):
+        posviz.probe(folds=10**9, layers=1)
+    assert main(["probe", "--folds", "1000000000", "--layers", "1"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and said.startswith("posviz: error: --folds 1000000000 ")
+    ran = posviz.probe(texts, folds=4, layers=1, progress=False).to_dict()
+    assert ran["folds"] == ran["provenance"]["options"]["folds"] == 4

@@ -41,6 +41,7 @@ LISTED = 4                 # below-chance layers named one by one, at most; past
 # with an R² near 0 (SmolLM2's input layer: 3% below chance) is not read as position
 READS = 0.9
 RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
+FOLDS = 5                    # the folds of a probe by default (its generated texts: 10)
 PER_FEATURE = 10             # tokens a held-out fit needs per feature it reads
 MLP_WIDTH, MLP_STEPS = 64, 300    # the MLP probe's hidden units and full-batch steps
 # The texts a probe runs on when given none: made-up words drawn independently of their
@@ -353,7 +354,10 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     check_features(features)
     generated = ""
     if not texts:
-        texts = generated_texts(engine, features, folds)
+        from ...models.limits.guard import check_folds
+        made = generated_texts(engine, features, 2)      # as many as its features need
+        check_folds(folds, max(len(made), FOLDS), True)
+        texts = made if len(made) >= 2 * folds else generated_texts(engine, features, folds)
         generated = GENERATED_TEXTS.format(words=GENERATED_WORDS,
                                            vocabulary=GENERATED_VOCABULARY)
     texts = list(texts)

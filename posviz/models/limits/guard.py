@@ -117,6 +117,21 @@ def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0) -
               quadratic=quadratic)
 
 
+def check_folds(folds: int, texts: int, generated: bool = False) -> None:
+    """Refuse (reason "count") more folds than a probe has texts to hold out: each fold
+    holds out one group of texts. ``generated``: ``texts`` is how many the probe makes up
+    for its features (it makes 2 a fold, so a fold count past them only grows the run)."""
+    if folds <= texts:
+        return
+    if generated:
+        raise Refused(f"{argument('folds', folds)} asks for more folds than the probe's "
+                      f"generated texts hold: it makes {texts:,} for its features, so at "
+                      f"most {texts:,} folds (or give texts of your own: at most one fold a text)",
+                      "count")
+    raise Refused(f"{argument('folds', folds)} asks for more folds than there are texts: "
+                  f"each fold holds out texts, and {texts:,} texts make at most {texts:,}",
+                  "count")
+
 def words_in(text: str) -> int:
     """The text's whitespace-separated words: the fewest tokens any tokenizer gives it."""
     return len(text.split())
