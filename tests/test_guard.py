@@ -114,6 +114,9 @@ def test_a_swap_sweeps_pairs_are_counted_and_refused_before_any_order_is_made(
         with pytest.raises(Refused, match=r"kind='swap' would keep .*79,800 runs") as no:
             posviz.sweep(text, model=model, kind="swap")
         assert no.value.reason == "count"
+    from posviz.runtime.experiments import ExperimentJob, run_experiment    # the window's
+    with pytest.raises(Refused, match=r"would keep .*79,800 runs"):
+        run_experiment(ExperimentJob("sweep", texts=(text,), kind="swap"))
     assert guard.Orders("swap", 1, 3000).runs == 4_498_500
     assert guard.Orders("reverse", 1, 3000, texts=2).runs == 2
     assert guard.Orders("all", 1, 4).runs == 23
