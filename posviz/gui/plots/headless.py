@@ -137,9 +137,9 @@ class ReportFigure:
         (its numbers), by suffix, each recording what produced it; returns the path."""
         path = check_save(path, width, dpi)
         with quiet_platform_notes():
-            panel = self.panel()
-            figure = panel.laid_out(self.name)
-            if plots_nothing(figure):           # its message is no figure: say it instead
+            panel = self.panel()                # a placeholder is no figure: say why
+            figure = panel.laid_out(self.name) if self.name in HEAD_FIGURES else None
+            if figure is not None and plots_nothing(figure):
                 raise PosvizInputError(f"the {self.name} figure has nothing to plot: "
                                        f"{' '.join(figure.message.text().split())}")
             return panel.export_figure(self.name, path, width=width, dpi=dpi)
