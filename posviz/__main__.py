@@ -15,8 +15,12 @@ def main(argv: list[str] | None = None) -> int:
     from .boot import quiet_threads
     quiet_threads(command)           # before the window or a command imports numpy or torch
     if command:
-        from .cli import main as cli_main
-        status = cli_main(argv)
+        try:
+            from .cli import main as cli_main
+            status = cli_main(argv)
+        except KeyboardInterrupt:        # while importing the command line: as cli.stopped
+            print("posviz: stopped (Ctrl+C)", file=sys.stderr)
+            status = 128 + 2
         if whole:
             leave(status)
         return status

@@ -266,3 +266,43 @@ def test_a_swap_sweeps_repr_counts_its_pairs():
     """Its repr read "9 runs over 1 text(s)" of a sweep that ran 45 pairs."""
     s = posviz.sweep("a b c", pe="rope", kind="swap", layers=1, d_model=16, heads=2)
     assert repr(s).endswith(": 2 neighbouring swaps of the 3 pairs run, over 1 text>")
+
+
+def test_a_long_inputs_head_and_mosaic_are_drawn_not_their_placeholders(
+        monkeypatch, tmp_path, capsys):
+    """Past the size whose maps are kept whole (models.maps.KEEP_ALL: here every size),
+    the head asked for runs the order again, as the window does for the head on screen:
+    attention() returned None, figure("attention") saved "Computing layer 1, head 0: …",
+    the mosaic "The mosaic is being prepared.", and export left both out in silence."""
+    from posviz.models import maps
+    monkeypatch.setattr(maps, "KEEP_ALL", 0)
+    long = posviz.load(**LEAK).compare(TEXT, order=ORDER)
+    assert long.evaluation.comparison.attention_aligned is None
+    for layer, head in ((1, 0), (3, 2)):
+        maps_ = long.attention(layer, head)
+        assert maps_ is not None and maps_.original.shape == (6, 6)
+        figure = long.figure("attention", layer=layer, head=head)
+        assert set(figure.data) == {"original", "reordered_aligned", "difference"}
+        np.testing.assert_allclose(figure.data["difference"], maps_.difference)
+    assert long.figure("attention_mosaic").data
+    assert long.figure("attention_mosaic").save(tmp_path / "m.png").stat().st_size
+    assert main(["export", *LEAK_FLAGS, "--text", TEXT, "--order", "4,3,2,1,0,5",
+                 "--out", str(tmp_path / "out"), "--format", "png", "--no-csv"]) == 0
+    written = {Path(line).name for line in capsys.readouterr().out.split()}
+    assert {"attention.png", "attention_mosaic.png"} <= written
+
+
+
+def test_an_export_names_the_figures_it_left_out(tmp_path, capsys):
+    """pe none has no additive encoding: its figures say so instead of plotting, and
+    export, which writes no such figure, names them and what they say in one line."""
+    report = posviz.load(**LEAK).compare(TEXT, order=ORDER)
+    empty = [name for name in ("encoding", "encoding_similarity", "relative_profile")
+             if not report.figure(name).data]
+    assert empty, "pe none plots an encoding"
+    assert main(["export", *LEAK_FLAGS, "--text", TEXT, "--out", str(tmp_path / "out"),
+                 "--format", "png", "--no-csv"]) == 0
+    said = capsys.readouterr().err.splitlines()
+    left = [line for line in said if line.startswith("posviz: not written")]
+    assert len(left) == 1 and all(f"{name} (" in left[0] for name in empty), said
+    assert not any((tmp_path / "out" / f"{name}.png").exists() for name in empty)

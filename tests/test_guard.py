@@ -89,6 +89,48 @@ def test_a_sweep_whose_runs_would_not_fit_is_refused_before_it_runs(monkeypatch)
     assert refused.value.reason == "count"
 
 
+
+def test_a_swap_sweeps_pairs_are_counted_and_refused_before_any_order_is_made(
+        monkeypatch, capsys):
+    """A swap sweep runs every pair of its n tokens (n(n-1)/2) and keeps their n×n map:
+    400 tokens under 50 MB are refused as a random count is, on the command line and in
+    the API, loaded or not, before an order is made (they were made all at once, 24 GB
+    at 3,000 tokens)."""
+    from posviz.analysis.experiments import sweep as sweeps
+    from posviz.models.limits import guard
+
+    def made(*_):
+        raise AssertionError("an order was made")
+    monkeypatch.setattr(sweeps, "pair_orders", made)
+    monkeypatch.setenv("POSVIZ_MEMORY", "50M")
+    text = " ".join(f"w{i}" for i in range(400))
+    assert main(["sweep", "--text", text, "--kind", "swap"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and said.startswith(
+        "posviz: error: --kind swap would keep about 10.5 MB of measurements (79,800 runs "
+        "of 400 tokens and a 400×400 map), but only 40.0 MB are free"), said
+    assert said.endswith("use a shorter text, or --kind random with a count\n")
+    for model in (None, posviz.load(seed=0, progress=False)):
+        with pytest.raises(Refused, match=r"kind='swap' would keep .*79,800 runs") as no:
+            posviz.sweep(text, model=model, kind="swap")
+        assert no.value.reason == "count"
+    from posviz.runtime.experiments import ExperimentJob, run_experiment    # the window's
+    with pytest.raises(Refused, match=r"would keep .*79,800 runs"):
+        run_experiment(ExperimentJob("sweep", texts=(text,), kind="swap"))
+    assert guard.Orders("swap", 1, 3000).runs == 4_498_500
+    assert guard.Orders("reverse", 1, 3000, texts=2).runs == 2
+    assert guard.Orders("all", 1, 4).runs == 23
+
+
+def test_a_swap_sweeps_orders_are_made_as_they_run():
+    """Made again on each pass, never held in one list (n(n-1)/2 orders of n each)."""
+    from posviz.analysis.experiments.sweep import pair_orders
+    seq = posviz.load(seed=0, progress=False).backend.tokenize("a b c d")
+    plan = pair_orders(seq)
+    assert not isinstance(plan, list) and len(plan) == 6 == len(list(plan)) == len(list(plan))
+    result = posviz.sweep("a b c d", kind="swap")
+    assert result.to_dict()["pairs"][0]["matrix"][0][3] is not None
+
 REFUSED_AT_ONCE = """
 import sys, posviz
 from posviz.cli import main
@@ -248,3 +290,27 @@ def test_a_refusal_names_the_argument_in_python_and_the_flag_on_the_command_line
     assert str(raised.value) == python
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith(f"posviz: error: {flags}")
+
+
+def test_folds_are_bounded_by_the_texts_there_are(tmp_path, capsys):
+    """More folds than texts were run on (a billion generated texts: 4.5 GB in 10 min,
+    silent) or quietly cut to the texts while the record kept the count asked."""
+    texts = ["a b c", "d e f", "g h i", "j k l"]
+    with pytest.raises(Refused, match=r"^folds=50 asks for more folds than there are "
+                                      r"texts: each fold holds out texts, and 4 texts "
+                                      r"make at most 4$") as raised:
+        posviz.probe(texts, folds=50)
+    assert raised.value.reason == "count"
+    (tmp_path / "texts.txt").write_text("\n".join(texts), encoding="utf-8")
+    assert main(["probe", "--texts", str(tmp_path / "texts.txt"), "--folds", "50"]) == 2
+    assert capsys.readouterr().err == ("posviz: error: --folds 50 asks for more folds "
+                                       "than there are texts: each fold holds out texts, "
+                                       "and 4 texts make at most 4\n")
+    with pytest.raises(Refused, match=r"^folds=1000000000 asks for more folds than the "
+                                      r"probe's generated texts hold: it makes \d+"):
+        posviz.probe(folds=10**9, layers=1)
+    assert main(["probe", "--folds", "1000000000", "--layers", "1"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and said.startswith("posviz: error: --folds 1000000000 ")
+    ran = posviz.probe(texts, folds=4, layers=1, progress=False).to_dict()
+    assert ran["folds"] == ran["provenance"]["options"]["folds"] == 4

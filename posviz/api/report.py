@@ -135,14 +135,34 @@ class Report:
         original; ``largest`` max |difference|.
         """
         from ..views.shown import head_maps
-        L, h = self.evaluation.reference.n_layers, self.evaluation.reference.n_heads
+        ev = self.evaluation
+        L, h = ev.reference.n_layers, ev.reference.n_heads
         if not (isinstance(layer, int) and 1 <= layer <= L):
             raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got "
                                    f"{layer!r})")
         if not (isinstance(head, int) and 0 <= head < h):
             raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
                                    f"(got {head!r})")
-        return head_maps(self.evaluation, layer, head)
+        return head_maps(self.run_for(layer, head)[0], layer, head)
+
+    def run_for(self, layer: int, head: int):
+        """(Evaluation, MosaicTiles or None) that hold head ``head`` of ``layer`` (1..L)
+        and the mosaic's tiles: the report's own when its maps were kept whole; past that
+        size (models.maps.KEEP_ALL) the order run again keeping that head and pooling
+        the tiles as the layers pass, as the window does for the head on screen
+        (views.evaluated). The last such run is kept."""
+        ev = self.evaluation
+        if ev.comparison.attention_aligned is not None or \
+                (ev.kept is not None and ev.kept[:2] == (layer - 1, head)):
+            return ev, None
+        key = (layer, head, self.session.selection.mosaic)
+        if getattr(self, "_head_run", (None,))[0] != key:
+            from ..views.evaluated import evaluated
+            self._head_run = None                       # the last one's memory first
+            self._head_run = (key, *evaluated(self.model.engine, ev.seq, ev.order,
+                                              ev.positions, keep=(layer - 1, head),
+                                              mode=key[2]))
+        return self._head_run[1], self._head_run[2]
 
     def hidden(self, layer: int) -> tuple["np.ndarray", "np.ndarray"]:
         """(original, reordered): the hidden states (n, d) of ``layer`` (0..L), row j

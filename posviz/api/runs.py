@@ -103,7 +103,11 @@ def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
                                f"for the probe)")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise PosvizInputError(f"{argument('folds')} must be at least 2 (got {folds!r})")
-    return Positions(positions, offset, literal).validate(), texts_of(texts, False)
+    texts = texts_of(texts, False)
+    if texts:                               # generated ones: bounded once they are made
+        from ..models.limits.guard import check_folds
+        check_folds(folds, len(texts))
+    return Positions(positions, offset, literal).validate(), texts
 
 
 def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
@@ -122,4 +126,5 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     count = counted(progress, "step")
     result = run(model.engine, texts or None, where, folds, features,
                  progress=count, say=stages(say, progress, count))
-    return Probe(result, model, where, {"features": features, "folds": folds}, texts)
+    return Probe(result, model, where, {"features": features, "folds": result.folds},
+                 texts)                          # the folds that ran

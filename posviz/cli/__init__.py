@@ -13,7 +13,8 @@
     posviz order-use [--model NAME|PATH | --weights trained --pe KIND] [--json]
     posviz report|export --session FILE.posviz [...] [--save-session FILE.posviz]
 
-Bad input exits with status 2 and one line on stderr, never a traceback. Building the
+Bad input exits with status 2 and one line on stderr, never a traceback; Ctrl+C stops
+a command with one line and status 130. Building the
 parser (``--help``, a usage error) imports neither torch nor Qt. On a terminal, stderr
 also tells the steps of a run (loading a model, running each order) unless --quiet;
 --progress tells them on a pipe or a log too, one plain line each. stdout holds only
@@ -34,6 +35,8 @@ from .options import bundled_models, read_text_file
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + 13     # as a shell reports a command ended by SIGPIPE
+EXIT_STOPPED = 128 + 2          # as a shell reports a command ended by SIGINT (Ctrl+C)
+STOPPED = "posviz: stopped (Ctrl+C)"
 # each adds its subparser; its ``run`` does the work
 COMMANDS = (report, export, sweep, probe, paper, compare, train, extend, order)
 
@@ -148,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     except PosvizInputError as error:
         print(f"posviz: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        # Ctrl+C: the user stopped it, wherever it was (a forward inside torch, a fit):
+        # one line, not the stack it was interrupted in
+        return stopped()
     except BrokenPipeError:
         # the reader stopped reading (`posviz ... --json | head`): stop quietly, as other
         # command-line tools do, with the shell's status for it; what is still buffered
@@ -158,3 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"posviz: error: {error.strerror or error}: {error.filename or ''}".rstrip(": "),
               file=sys.stderr)
         return EXIT_BAD_INPUT
+
+
+def stopped() -> int:
+    """Say in one line that Ctrl+C stopped the command; its status (130)."""
+    print(STOPPED, file=sys.stderr)
+    return EXIT_STOPPED

@@ -85,13 +85,21 @@ def run(args) -> int:
 
     from ..gui.plots.figures import EXPORTED
     from ..gui.plots.headless import drawn_panel, quiet_platform_notes
-    panel = drawn_panel(session, ev)
+    chosen = session.selection
+    # a long input's maps are not kept whole: the head drawn and the mosaic's tiles come
+    # from the order run again (api.Report.run_for), as the window does for its screen
+    panel = drawn_panel(session, *report.run_for(chosen.layer, chosen.head))
     try:
         with quiet_platform_notes():
             written = panel.export_all(folder, formats, csv=not args.no_csv,
                                        dpi=args.dpi, width=args.width)
         for path in written:
             print(path)
+        sys.stdout.flush()
+        left_out = not_written(panel, written)
+        if left_out:
+            print(f"posviz: not written, as they plot nothing for this input: "
+                  f"{'; '.join(left_out)}", file=sys.stderr)
         older = left_behind(folder, written, EXPORTED)
         if older:
             sys.stdout.flush()
@@ -105,3 +113,11 @@ def run(args) -> int:
     sys.stdout.flush()
     return 0
 
+
+
+def not_written(panel, written) -> list[str]:
+    """The figures an export left out, each "name (what it says instead)"."""
+    from ..gui.plots.figures import FIGURES
+    stems = {Path(path).stem for path in written}
+    return [f"{name} ({' '.join(panel.laid_out(name).message.text().split())})"
+            for name in FIGURES if name not in stems]

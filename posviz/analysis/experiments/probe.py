@@ -23,6 +23,7 @@ import numpy as np
 from ...errors import Cancelled, PosvizInputError, argument
 from ...models.config import Positions
 from ...models.trace import and_joined, layer_label, layer_spans
+from ...models.limits.guard import check_folds
 from .texts import random_texts
 
 FEATURES = ("linear", "quadratic", "mlp")
@@ -32,16 +33,15 @@ FEATURES = ("linear", "quadratic", "mlp")
 FEATURE_NAMES = {"linear": "linear", "quadratic": "linear + squared coordinates",
                  "mlp": "a small MLP (one hidden layer of 64)"}
 # what a probe of each reads position with, in the verdict's words
-READ_WITH = {"linear": "linearly",
-             "quadratic": "linearly from the hidden state and its squares",
-             "mlp": "with a small MLP"}
+READ_WITH = {"linear": "linearly", "mlp": "with a small MLP",
+             "quadratic": "linearly from the hidden state and its squares"}
 LISTED = 4                 # below-chance layers named one by one, at most; past it, a span
 # A held-out error under this share of chance's counts as reading position (the verdict
 # and the paper checks, where Haviv's check used it first): a margin, so that a fit
 # with an R² near 0 (SmolLM2's input layer: 3% below chance) is not read as position
 READS = 0.9
 RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
-PER_FEATURE = 10             # tokens a held-out fit needs per feature it reads
+FOLDS, PER_FEATURE = 5, 10   # folds by default; tokens a held-out fit needs per feature
 MLP_WIDTH, MLP_STEPS = 64, 300    # the MLP probe's hidden units and full-batch steps
 # The texts a probe runs on when given none: made-up words drawn independently of their
 # place (so the words carry no position), from a vocabulary small enough that their
@@ -103,8 +103,7 @@ class ProbeResult:
         return {"texts": self.texts, "tokens": self.tokens, "folds": self.folds,
                 "features": self.features, "feature_count": self.width,
                 "tokens_needed": self.tokens_needed, "too_few_samples": self.too_few,
-                "note": self.note, "verdict": self.verdict,
-                "generated_texts": self.generated,
+                "note": self.note, "verdict": self.verdict, "generated_texts": self.generated,
                 "layers": [vars(row).copy() for row in self.layers]}
 
 
@@ -315,13 +314,14 @@ def check_features(features) -> None:
 
 def generated_texts(engine, features: str = "linear", folds: int = 5) -> list[str]:
     """Enough generated texts (GENERATED_TEXTS) for a probe of ``engine``'s hidden
-    states with ``features``: at least PER_FEATURE tokens a feature, and 2 a fold."""
+    states with ``features``: PER_FEATURE tokens a feature, 2 texts a fold (check_folds)."""
     width = engine.reference(engine.backend.tokenize("w0 w1"), Positions()).hidden.shape[-1]
     needed = PER_FEATURE * width * (2 if features == "quadratic" else 1)
     texts, tokens, seed = [], 0, 0
     while tokens < needed or len(texts) < 2 * folds:
-        batch = random_texts(16, GENERATED_WORDS, seed, GENERATED_VOCABULARY)
-        for text in batch:
+        if tokens >= needed:              # the features have their texts: the rest, folds'
+            check_folds(folds, max(len(texts), FOLDS), True)
+        for text in random_texts(16, GENERATED_WORDS, seed, GENERATED_VOCABULARY):
             texts.append(text)
             tokens += len(engine.backend.tokenize(text))
             if tokens >= needed and len(texts) >= 2 * folds:

@@ -167,7 +167,7 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     for text, seq, plan in zip(texts, seqs, plans):
         adjacent = {tuple(o) for o in make_orders("swap", seq, 1, None)} \
             if kind == "swap" else None
-        changes = []
+        change = np.zeros((len(seq), len(seq))) if kind == "swap" else None
         for order, comparison in zip(plan, run_orders(engine, seq, plan, positions,
                                                       should_stop)):
             floor = comparison.floor
@@ -176,12 +176,12 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
                     values[name].append(comparison.metric(name))
             if kind == "swap":
                 at = check_layer(layer, comparison.hidden_equivariance.shape[0] - 1)
-                changes.append(float(comparison.hidden_equivariance[at]))
+                swap_cell(change, order, float(comparison.hidden_equivariance[at]))
             done += 1
             if progress is not None:
                 progress(done, total)
         if kind == "swap":
-            pairs.append(swap_map(text, seq, plan, changes, at))
+            pairs.append(SwapMap(text, seq.tokens, at, change, seq.movable()))
     result_bands = {name: bands(np.stack(v)) for name, v in values.items()}
     return SweepResult(kind, count, seed, texts, len(values[METRICS[0]]), result_bands,
                        floor, tuple(pairs))
@@ -197,18 +197,30 @@ def check_layer(layer: int | None, last: int) -> int:
     return layer
 
 
-def pair_orders(seq) -> list[np.ndarray]:
-    """Every swap of two movable slots i < j (at least one pair; see make_orders)."""
-    make_orders("swap", seq, 1, None)              # refuses a text with < 2 movable
-    slots, n = np.flatnonzero(seq.movable()), len(seq)
-    return [swap_order(n, i, j) for a, i in enumerate(slots) for j in slots[a + 1:]]
+class PairOrders:
+    """Every swap of two movable slots i < j (at least one pair; see make_orders), made
+    as they are run, each pass anew: a text of n tokens has n(n-1)/2 of them, never all
+    kept (the guard counts their runs and the map they fill before any is made)."""
+
+    def __init__(self, seq):
+        make_orders("swap", seq, 1, None)              # refuses a text with < 2 movable
+        self.slots, self.n = np.flatnonzero(seq.movable()), len(seq)
+
+    def __len__(self) -> int:
+        return self.slots.size * (self.slots.size - 1) // 2
+
+    def __iter__(self):
+        slots = self.slots
+        return (swap_order(self.n, i, j) for a, i in enumerate(slots) for j in slots[a + 1:])
 
 
-def swap_map(text, seq, plan, changes, layer) -> SwapMap:
-    """Fill the (n, n) map from the runs of ``pair_orders``, in its order."""
-    n = len(seq)
-    change = np.zeros((n, n))
-    for order, value in zip(plan, changes):
-        i, j = np.flatnonzero(order != np.arange(n))
-        change[i, j] = change[j, i] = value
-    return SwapMap(text, seq.tokens, layer, change, seq.movable())
+def pair_orders(seq) -> PairOrders:
+    """Every swap of two movable slots i < j, made as they are run (PairOrders)."""
+    return PairOrders(seq)
+
+
+def swap_cell(change: np.ndarray, order: np.ndarray, value: float) -> None:
+    """Write one swap's ``value`` into the (n, n) map at the two slots ``order`` swaps."""
+    i, j = np.flatnonzero(order != np.arange(len(order)))
+    change[i, j] = change[j, i] = value
+

@@ -16,6 +16,7 @@ from weakref import WeakKeyDictionary
 from PySide6 import QtCore, QtWidgets
 
 from . import own_size
+from .arrange import plots_nothing
 from .figures import FIGURE_TYPES, FIGURES
 from .mosaic_figure import mosaic_look
 from .panel import PlotsPanel
@@ -58,18 +59,23 @@ def quiet_platform_notes():
             QtCore.qInstallMessageHandler(None)
 
 
-def drawn_panel(session, evaluation) -> PlotsPanel:
+def drawn_panel(session, evaluation, tiles=None) -> PlotsPanel:
     """A PlotsPanel of own_size.PANEL_SIZE showing ``evaluation`` (an engine.Evaluation)
     of ``session`` as the window would, laid out but not on screen (the panel the
-    window's own files are written from, too)."""
+    window's own files are written from, too); ``tiles``: the mosaic's, pooled as a
+    long input's order ran (api.Report.run_for)."""
     application()
     with quiet_platform_notes():
-        shown = Shown(evaluation, build_views(evaluation, mosaic_look(session.selection)),
+        look = mosaic_look(session.selection)
+        shown = Shown(evaluation, build_views(evaluation, look, tiles),
                       model_views(session.backend, evaluation))
         return own_size.drawn_panel(PlotsPanel, session, shown, {
             "text": session.text, "model": describe_model(session.backend.describe())})
 
 
+# The figures of one head, or of its tiles, that a long input's report draws from the
+# order run again (api.Report.run_for)
+HEAD_FIGURES = ("attention", "attention_mosaic")
 # Report -> its drawn PlotsPanels: "" the one at PANEL_SIZE, a figure's name its own
 _PANELS: WeakKeyDictionary = WeakKeyDictionary()
 
@@ -108,16 +114,19 @@ class ReportFigure:
         head; for a figure of square maps (a position × position or query × key map),
         a panel of its own, as tall as makes those maps square (own_size.figure_panel,
         as ``posviz export`` draws it)."""
-        panels = _PANELS.setdefault(self.report, {})
-        if self.name not in panels:
-            report = self.report
-            if "" not in panels:
-                panels[""] = drawn_panel(report.session, report.evaluation)
+        report = self.report
+        ev, tiles = report.evaluation, None
+        if self.name in HEAD_FIGURES:          # a long input's: its head run again
+            ev, tiles = report.run_for(self.layer, self.head)
+        panels = _PANELS.setdefault(report, {})
+        if panels.get(self.name, (None,))[0] is not ev:
+            if panels.get("", (None,))[0] is not ev:
+                panels[""] = (ev, drawn_panel(report.session, ev, tiles))
             with quiet_platform_notes():
-                panels[self.name] = own_size.figure_panel(
-                    panels[""], self.name,
-                    lambda: drawn_panel(report.session, report.evaluation))
-        panel = panels[self.name]
+                panels[self.name] = (ev, own_size.figure_panel(
+                    panels[""][1], self.name,
+                    lambda: drawn_panel(report.session, ev, tiles)))
+        panel = panels[self.name][1]
         session = self.report.session
         session.select(session.selection.replace(layer=self.layer, head=self.head))
         return panel
@@ -128,7 +137,12 @@ class ReportFigure:
         (its numbers), by suffix, each recording what produced it; returns the path."""
         path = check_save(path, width, dpi)
         with quiet_platform_notes():
-            return self.panel().export_figure(self.name, path, width=width, dpi=dpi)
+            panel = self.panel()                # a placeholder is no figure: say why
+            figure = panel.laid_out(self.name) if self.name in HEAD_FIGURES else None
+            if figure is not None and plots_nothing(figure):
+                raise PosvizInputError(f"the {self.name} figure has nothing to plot: "
+                                       f"{' '.join(figure.message.text().split())}")
+            return panel.export_figure(self.name, path, width=width, dpi=dpi)
 
     @property
     def data(self) -> dict:

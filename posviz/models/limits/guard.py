@@ -16,26 +16,28 @@ configuration, a pretrained model's files with its weights counted as held).
 It refuses, in this order, a device torch does not have, more tokens than the model has
 positions, more orders than exist, and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
-imports torch, but to ask whether an accelerator torch was built for is there.
+imports torch, but to ask whether an accelerator torch was built for is there
+(models.limits.devices).
 """
 from __future__ import annotations
 
 import math
-import re
-import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
+from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
 from .memory import SAFETY, limit_bytes, size_text
 
-DEVICES = ("auto", "cpu", "cuda", "mps")
-ACCELERATORS = {"cuda": "CUDA device", "mps": "Apple GPU (MPS)"}
 RANDOM_KINDS = ("random", "prefix")          # the sweeps whose orders are drawn, counted
+ALL_AT_MOST = 7                 # analysis.experiments.runs: "all" runs at most 7! orders
 # What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
 # a numpy array with about ARRAY_BYTES of its own
 ARRAY_BYTES = 112
+# A swap sweep's map of every pair, per text: an (n, n) float64 table, and its record
+# (SwapMap.to_dict) an object array and lists of Python floats, about 48 bytes a cell more
+SWAP_CELL = 56
 
 
 @dataclass(frozen=True)
@@ -57,13 +59,32 @@ class Orders:
 
     @property
     def runs(self) -> int:
-        return self.count * self.texts if self.kind in RANDOM_KINDS else 0
+        """How many orders the sweep runs (0: not known yet): a swap every pair of
+        movable tokens (its map; the neighbours' make its bands), reverse one order a
+        text, all every order but the text's own."""
+        if self.kind in RANDOM_KINDS:
+            return self.count * self.texts
+        m = self.movable
+        if m is None or m < 2:
+            return 0
+        each = {"swap": m * (m - 1) // 2, "reverse": 1,
+                "all": math.factorial(m) - 1 if m <= ALL_AT_MOST else 0}.get(self.kind, 0)
+        return each * self.texts
+
+    def measured(self, count: int | None = None) -> int:
+        """How many runs keep their measurements (a swap's neighbours only)."""
+        if self.kind in RANDOM_KINDS:
+            return (self.count if count is None else count) * self.texts
+        if self.kind == "swap":
+            return 0 if self.movable is None else max(self.movable - 1, 0) * self.texts
+        return self.runs
 
     def kept(self, layers: int, n: int, count: int | None = None) -> int:
         """Bytes the sweep keeps of ``count`` (default: its own) orders' runs of n
-        tokens on a model of ``layers`` layers."""
-        runs = self.runs if count is None else count * self.texts
-        return runs * (4 * (ARRAY_BYTES + 8 * (layers + 1)) + ARRAY_BYTES + 8 * n)
+        tokens on a model of ``layers`` layers (and a swap's maps)."""
+        per_run = 4 * (ARRAY_BYTES + 8 * (layers + 1)) + ARRAY_BYTES + 8 * n
+        maps = SWAP_CELL * n * n * self.texts if self.kind == "swap" and self.runs else 0
+        return self.measured(count) * per_run + maps
 
 
 def orders_of_words(kind: str, count: int, texts: list[str], exact: bool) -> Orders:
@@ -93,6 +114,21 @@ def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0) -
         check(backend, max(lengths), offset=offset, probe_tokens=sum(lengths),
               quadratic=quadratic)
 
+
+def check_folds(folds: int, texts: int, generated: bool = False) -> None:
+    """Refuse (reason "count") more folds than a probe has texts to hold out: each fold
+    holds out one group of texts. ``generated``: ``texts`` is how many the probe makes up
+    for its features (it makes 2 a fold, so a fold count past them only grows the run)."""
+    if folds <= texts:
+        return
+    if generated:
+        raise Refused(f"{argument('folds', folds)} asks for more folds than the probe's "
+                      f"generated texts hold: it makes {texts:,} for its features, so at "
+                      f"most {texts:,} folds (or give texts of your own: at most one fold a text)",
+                      "count")
+    raise Refused(f"{argument('folds', folds)} asks for more folds than there are texts: "
+                  f"each fold holds out texts, and {texts:,} texts make at most {texts:,}",
+                  "count")
 
 def words_in(text: str) -> int:
     """The text's whitespace-separated words: the fewest tokens any tokenizer gives it."""
@@ -177,73 +213,23 @@ def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
         return True
     if fits(orders.count):
         return
-    low, high = 0, orders.count              # fits(low), not fits(high)
+    low, high = 0, 0
+    if orders.kind in RANDOM_KINDS:
+        low, high = 0, orders.count              # fits(low), not fits(high)
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
     free = limit_bytes()
-    raise Refused(f"{argument('count', orders.count)} would keep about "
-                  f"{size_text(orders.kept(layers, n))} of measurements ({orders.runs:,} "
-                  f"runs of {n:,} tokens), but only {size_text(free or 0)} are free "
-                  f"({SAFETY:.0%} of the available memory) with the model and its runs: "
-                  f"use a smaller count (at most {low:,} fit)", "count")
-
-
-def check_device(device: str | None) -> None:
-    """Refuse a device that is not one, or an accelerator torch does not have here."""
-    if device in (None, "cpu", "auto"):
-        return
-    if device not in DEVICES:
-        raise Refused(f"{argument('device', device)} is not a device (choose "
-                      f"{', '.join(DEVICES)})", "device")
-    has, torch_version = accelerator(device)
-    if not has:
-        raise Refused(f"{argument('device', device)}: torch {torch_version} has no "
-                      f"{ACCELERATORS[device]} on this machine (use "
-                      f"{argument('device', 'cpu')} or auto)", "device")
-
-
-def accelerator(device: str) -> tuple[bool, str]:
-    """(is ``device`` there, torch's version): a CPU build of torch is read from its
-    version file, without importing torch; else torch is asked."""
-    from importlib.util import find_spec
-    if device == "mps" and sys.platform != "darwin":
-        return False, _torch_version() or "?"
-    if "torch" not in sys.modules:
-        spec = find_spec("torch")
-        if spec is None:
-            return False, "(not installed)"
-        built = _version_file()
-        if device == "cuda" and built is not None and built.get("cuda") is None \
-                and built.get("hip") is None:
-            return False, built.get("__version__", "?")
-    import torch
-    if device == "cuda":
-        return bool(torch.cuda.is_available()), torch.__version__
-    mps = getattr(torch.backends, "mps", None)
-    return bool(mps and mps.is_available()), torch.__version__
-
-
-def _version_file() -> dict | None:
-    """torch/version.py's assignments (``__version__``, ``cuda``, ``hip``), read as text."""
-    from importlib.util import find_spec
-    from pathlib import Path
-    try:
-        folder = Path(next(iter(find_spec("torch").submodule_search_locations)))
-        text = (folder / "version.py").read_text(encoding="utf-8")
-    except (OSError, StopIteration, AttributeError, TypeError):
-        return None
-    values = {}
-    for name, value in re.findall(r"^(\w+)\s*(?::[^=]*)?=\s*(.+)$", text, re.M):
-        value = value.strip()
-        values[name] = None if value == "None" else value.strip("'\"")
-    return values
-
-
-def _torch_version() -> str | None:
-    if "torch" in sys.modules:
-        return sys.modules["torch"].__version__
-    return (_version_file() or {}).get("__version__")
+    kept = (f"would keep about {size_text(orders.kept(layers, n))} of measurements "
+            f"({orders.runs:,} runs of {n:,} tokens"
+            f"{f' and a {n}×{n} map' if orders.kind == 'swap' else ''}), but only "
+            f"{size_text(free or 0)} are free ({SAFETY:.0%} of the available memory) "
+            f"with the model and its runs")
+    if orders.kind not in RANDOM_KINDS:             # a fixed set of orders: no count
+        raise Refused(f"{argument('kind', orders.kind)} {kept}: use a shorter text, or "
+                      f"{argument('kind', 'random')} with a count", "count")
+    raise Refused(f"{argument('count', orders.count)} {kept}: use a smaller count "
+                  f"(at most {low:,} fit)", "count")
 
 
 def _check_count(orders: Orders) -> None:
