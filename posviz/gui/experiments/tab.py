@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from posviz.document.session import Session
 
 
-
 class ExperimentsTab(QtWidgets.QWidget):
     """Controls, a progress line and the experiment figure."""
 
@@ -361,15 +360,11 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._say("Copied the experiment plot to the clipboard")
         return True
 
-    def file_name(self) -> str:
-        """What the figure's file is offered as (jobs.file_name), not "experiment"."""
-        if self.job is None or self.result is None:
-            return "experiment"
-        return file_name(self.job, shown_metric(self.job, self.result,
-                                                self.metric_box.currentData()))
-
     def _export(self, name: str, fmt: str) -> None:
-        chosen = ask_export_path(self, self.file_name(), fmt, self.settings)
+        if self.job is not None and self.result is not None:   # offered as what it shows
+            name = file_name(self.job, shown_metric(self.job, self.result,
+                                                    self.metric_box.currentData()))
+        chosen = ask_export_path(self, name, fmt, self.settings)
         if chosen is None:
             return
         self.export(chosen[0], fmt, chosen[2])
