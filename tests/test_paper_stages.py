@@ -59,10 +59,8 @@ def test_haviv2022_tells_its_probes_forwards_and_fits_as_stages_of_the_run(monke
 
 def test_the_trained_checks_declare_each_stage_s_work(monkeypatch):
     """haviv2022 and sinha2022 on trained weights weigh their stages (they gave no
-    whole-run time left); sinha2022 by each model's parameters."""
+    whole-run time left); sinha2022 by each of its five models' size."""
     from posviz.analysis.experiments import probe as probes
-    from posviz.errors import PosvizInputError
-    from posviz.models import hf
     monkeypatch.setattr(probes, "probe", lambda *a, say=None, **kw: (
         say("running"), say("fitting"), _probe_result())[-1])
     said = []
@@ -70,16 +68,8 @@ def test_the_trained_checks_declare_each_stage_s_work(monkeypatch):
     count = said[0].stages
     assert [s.number for s in said] == list(range(1, count + 1))
     assert len(said[0].work) == len(said[0].kinds) == count and all(said[0].work)
-    monkeypatch.setattr(pretrained, "shift_change", lambda *a, **kw: {
-        "last_layer_change": 1.0, "pooled_output_change": 1.0})
-
-    def refused(*a, **kw):
-        raise PosvizInputError("not here")
-    monkeypatch.setattr(hf, "load_backend", refused)
-    said = []
-    pretrained.sinha2022(say=said.append)
-    work = said[0].work
-    assert len(work) == said[0].stages and all(work) and work[-1] == max(work), work
+    work = _sinha2022_work(monkeypatch)
+    assert len(work) == 5 and all(work) and work[-1] == max(work), work
 
 
 def _sinha2022_work(monkeypatch) -> tuple[float, ...]:
