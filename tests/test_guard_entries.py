@@ -15,6 +15,7 @@ from posviz.errors import PosvizInputError, Refused
 from posviz.models.limits import memory
 
 FREE = 16 * 10**9                      # the memory the system says is available, pinned
+REFUSED_S = 10                         # far above a refusal's seconds; past it, a run began
 
 
 def words(count: int) -> str:
@@ -90,7 +91,9 @@ def test_the_command_line_and_the_api_refuse_alike(case, pinned_memory, capsys):
     print(f"{case}: {cli_seconds:.3f} s, {api_seconds:.3f} s, peak {peak / 2**20:.1f} MiB")
     assert str(raised.value) == said.removeprefix("posviz: error: ").rstrip("\n")
     assert raised.value.reason == reason
-    assert cli_seconds < 1 and api_seconds < 1, (cli_seconds, api_seconds)
+    # refused before any run: seconds at most on a busy machine (1.03 s seen at load 9),
+    # not the minutes these tokens' runs take; a hang check, not a timing
+    assert cli_seconds < REFUSED_S and api_seconds < REFUSED_S, (cli_seconds, api_seconds)
     assert peak < 100 * 2**20, peak       # the text and its words, nothing of its runs
 
 
