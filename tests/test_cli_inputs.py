@@ -203,3 +203,13 @@ def test_a_refusal_s_big_numbers_are_grouped(capsys, monkeypatch):
                        " ".join(f"w{i}" for i in range(2000)))
     assert code == 2 and "GB of measurements (10,000,000 runs of 2,000 tokens)" in err, err
     assert ".0 GB" not in err and err.count("\n") == 1
+
+
+def test_an_empty_out_is_refused_not_the_current_folder(capsys, tmp_path, monkeypatch):
+    """`export --out ""` wrote every figure into the current folder (Path("") is ".")."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "export", "--layers", "1", "--heads", "2", "--d-model",
+                           "16", "--text", "the cat sat", "--out", "", "--format", "png")
+    assert status == 2 and out == ""
+    assert err == "posviz: error: --out needs a folder's name (got '')\n"
+    assert list(tmp_path.iterdir()) == []

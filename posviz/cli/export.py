@@ -77,7 +77,7 @@ def run(args) -> int:
         raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got {args.layer})")
     if args.head is not None and not 0 <= args.head < h:
         raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} (got {args.head})")
-    folder = check_folder(Path(args.out))
+    folder = check_folder(args.out)
     # the session's view (as the window shows it: the first layer and head without one)
     view = session.selection.clamped(L, h)
     session.select(view.replace(layer=view.layer if args.layer is None else args.layer,

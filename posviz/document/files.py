@@ -92,8 +92,12 @@ def left_behind(folder, written, names) -> list[Path]:
                   key=lambda path: path.name)
 
 
-def check_folder(folder: Path) -> Path:
-    """Create the folder if needed; PosvizInputError naming it if it cannot be written."""
+def check_folder(folder: Path | str) -> Path:
+    """Create the folder if needed; PosvizInputError naming it if it cannot be written,
+    or for an empty name (``--out ""``: the current folder, which nobody asked for)."""
+    if isinstance(folder, str) and not folder.strip():
+        raise PosvizInputError(f"{argument('out')} needs a folder's name (got {folder!r})")
+    folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise PosvizInputError(f"{folder} is a file, not a folder")
     try:
