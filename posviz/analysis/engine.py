@@ -25,7 +25,7 @@ from ..models.maps import LayerMaps
 from ..models.orders import check_permutation
 from ..models.request import Request
 from ..models.trace import Trace, in_slot_order
-from .floor import measured_floor, with_floor
+from .floor import floor_shift, measured_floor, with_floor
 from .prefix import first_moved, stitch
 from .symmetry import AttentionGaps, Comparison, compare
 
@@ -88,6 +88,13 @@ class Engine:
         """Does a reorder run in the original tokens' frame (the backend can, and
         ``positions.literal`` does not ask for the input as given)?"""
         return self.backend.capabilities.aligned and not positions.literal
+
+    def forwards(self, seq: TokenSequence, order, positions: Positions) -> int:
+        """How many forwards ``evaluate`` runs: the original order's and its noise
+        floor's unless cached, and the order's unless it is the original one."""
+        first = 0 if (seq.ids, positions) == self._reference_key else (
+            1 + bool(floor_shift(self.backend, seq, positions)))
+        return first + (not np.array_equal(order, np.arange(len(seq))))
 
     def reference(self, seq: TokenSequence, positions: Positions,
                   should_stop: Callable[[], bool] | None = None) -> Trace:

@@ -49,6 +49,14 @@ def shift_for(position_ids: np.ndarray, limit: int | None) -> int:
     return -low if low > 0 else max(limit - 1 - high, 0)
 
 
+def floor_shift(backend: Backend, seq: TokenSequence, positions: Positions) -> int:
+    """The shift of the floor's measuring run, 0 when none runs (a forward told ahead:
+    api.model.Model.report counts it)."""
+    ids = positions.ids(np.arange(len(seq)))                                # (n,)
+    shift = shift_for(ids, backend.max_positions) if shift_invariant(backend) else 0
+    return shift if backend.capabilities.position_ids else 0   # Bloom's ALiBi: slots only
+
+
 def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
                    reference: Trace, should_stop=None) -> float:
     """The floor of ``reference`` (the identity order of ``seq`` at ``positions``): see
@@ -56,8 +64,8 @@ def measured_floor(backend: Backend, seq: TokenSequence, positions: Positions,
     floor = noise_floor(computed_in(reference))
     identity = np.arange(len(seq))
     ids = positions.ids(identity)                                        # (n,)
-    shift = shift_for(ids, backend.max_positions) if shift_invariant(backend) else 0
-    if not shift or not backend.capabilities.position_ids:    # Bloom's ALiBi: slots only
+    shift = floor_shift(backend, seq, positions)
+    if not shift:
         return floor
     with reached.named(FLOOR_RUN):
         shifted = backend.run(seq, Request(identity, ids + shift, maps=discard),

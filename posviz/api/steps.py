@@ -32,7 +32,8 @@ class StepPrinter:
         self.steps = steps
         self.tick = TICK_S if tick is None else tick
         self._counted = (None, -1)          # (step, tenth) told last
-        self._run = (None, 0.0, 0)          # (step, told last, last layer)
+        self._run = (None, 0.0, (0, 0), {})  # (step, told last, (layer, part), each
+        self._at = None                     # part's seconds); the last boundary's time
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING
@@ -53,22 +54,39 @@ class StepPrinter:
             self._print(count_text(step, done, total))
 
     def _layers(self, step: str, layer: int, total: int) -> None:
-        """Layer ``layer`` of ``total`` entered: told every ``tick`` seconds, with the
-        forward's time left (models.reached: the pace of its blocks so far)."""
+        """Layer ``layer`` of ``total`` entered, or its feed-forward (models.reached):
+        told when waiting for the next such boundary would leave ``tick`` seconds or
+        more without a line (the same part of the block before, else the part just
+        done, says how long that is), with the time left of all the forwards planned
+        ("forward 1 of 3, layer 29 of 30, about 52 s left")."""
         from ..models import reached
-        now = time.monotonic()
-        run_step, told, last = self._run
-        if run_step != step or layer < last:                  # a step, or a forward, anew
-            told = now
-        self._run = (step, told, layer)
-        if now - told < self.tick:
-            return
-        self._run = (step, now, layer)
+        now = reached.clock()
         forward = reached.latest()
-        seconds = (forward.seconds_left() if forward is not None
-                   and (forward.layer, forward.layers) == (layer, total) else None)
+        if forward is None or (forward.layer, forward.layers) != (layer, total):
+            forward = None
+        part = forward.part if forward is not None else 0
+        run_step, told, last, parts = self._run
+        if run_step != step or (layer, part) < last:           # a step, or a forward, anew
+            told = now              # (its blocks' parts timed as the last forward's)
+        took = now - self._at if run_step == step and self._at is not None else None
+        if took is not None:
+            parts[last[1]] = took                               # the part just done
+        self._at = now
+        # a part not timed yet (the first block's) is told once a quarter of the tick
+        # has passed (a tiny model's forward, in milliseconds, keeps a pipe silent)
+        coming = parts.get(part)
+        self._run = (step, told, (layer, part), parts)
+        waited = now - told
+        if waited < self.tick and (waited + coming <= self.tick if coming is not None
+                                   else waited < self.tick / 8):
+            return
+        self._run = (step, now, (layer, part), parts)
+        seconds = forward.whole_left() if forward is not None else None
         left = "" if seconds is None else f", about {duration_text(max(seconds, 1.0))} left"
-        self._print(f"{step}: layer {layer} of {total}{left}")
+        which = (f"forward {forward.nth} of {forward.planned}, "
+                 if forward is not None and forward.planned > 1 else "")
+        inside = f" ({reached.PART_WORDS[part]})" if part else ""
+        self._print(f"{step}: {which}layer {layer} of {total}{inside}{left}")
 
     def _print(self, line: str) -> None:
         print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
@@ -112,9 +130,12 @@ class LayerCount:
 
     def __init__(self, progress: Callable[[int, int], None]):
         self.whole = WholeRun(progress)
+        self.last = None
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None):
-        if done is not None and total and step.startswith(RUN_STEP):
+        if (done is not None and total and step.startswith(RUN_STEP)
+                and (step, done, total) != self.last):     # a block's feed-forward: once
+            self.last = (step, done, total)
             self.whole(done, total)
 
 

@@ -20,7 +20,7 @@ from torch import nn
 from ..boot import TRIM_FROM, keep_heap_pages, trim_heap
 from ..errors import Cancelled
 from .maps import LayerMaps
-from .reached import reach
+from .reached import FEED_FORWARD, MAPS, reach
 from .trace import Trace
 
 # The names, as in TransformerLens. Per block l, prefixed "blocks.{l}.":
@@ -35,6 +35,7 @@ ATTN_NORM = "hook_attn_out_norm"          # (n,) per-token L2 norm of the attent
 MLP_NORM = "hook_mlp_out_norm"            # (n,) per-token L2 norm of the MLP branch
 RESID_POST = "hook_resid_post"            # (n, d) residual stream out of block l
 BLOCK_HOOKS = (RESID_PRE, KEYS, VALUES, ATTN_SCORES, PATTERN, ATTN_OUT, MLP_OUT, RESID_POST)
+REACHED = {RESID_PRE: 0, PATTERN: MAPS, ATTN_OUT: FEED_FORWARD}   # models.reached
 STOP_AFTER = (RESID_PRE, ATTN_OUT, MLP_OUT)   # where a Recorder asks whether to stop
 NORM_OF = {ATTN_OUT: ATTN_NORM, MLP_OUT: MLP_NORM}
 # Once per forward:
@@ -132,6 +133,11 @@ class Recorder:
         self._points: list[HookPoint] = []
 
     def record(self, name: str, value: torch.Tensor) -> None:
+        part = REACHED.get(name.split(".", 2)[-1], -1)      # "blocks.{l}.hook_..."
+        if self._layers and part >= 0 and name.startswith("blocks."):
+            # a block entered, its maps kept, its feed-forward: told as it goes (a
+            # long input's block took 3 s, 1.9 s of it keeping its maps)
+            reach(int(name.split(".")[1]), self._layers, part)
         if name.endswith(PATTERN) and self.maps is not None:
             layer = int(name.split(".")[1])                  # "blocks.{l}.attn.hook_pattern"
             (self.maps.put if isinstance(self.maps, LayerMaps) else self.maps)(layer, value)
@@ -142,8 +148,6 @@ class Recorder:
             self.values[name] = value
         elif self._scores:                  # a copy: the model may go on in place
             self.values[name] = value.clone()
-        if self._layers and name.endswith(RESID_PRE):         # "blocks.{l}.hook_resid_pre"
-            reach(int(name.split(".")[1]), self._layers)
         if self._trim and name.endswith(RESID_POST):
             trim_heap(TRIM_FROM)
         if (self._should_stop is not None and name.endswith(STOP_AFTER)

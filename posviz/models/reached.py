@@ -23,36 +23,109 @@ class Reached:
     at: float
     began: float
     run: str = ""
+    part: int = 0           # 0: the block entered, MAPS, FEED_FORWARD: its parts after
+    done: float = 0.0       # the share of this forward done when it got here
+    nth: int = 0            # this forward's place among the ``planned`` (0: none planned)
+    planned: int = 0        # the forwards its caller planned (``planning``)
+    took: float | None = None   # seconds the plan's last forward done took, maps aside
+    keeping: float = 0.0        # seconds this forward has spent keeping its maps
 
     def seconds_left(self) -> float | None:
         """This forward's time left at the pace of its blocks so far (None before one
-        block has passed)."""
-        if self.layer < 2 or self.at <= self.began:
+        block, or its attention, has passed)."""
+        if self.done <= 0 or self.at <= self.began:
             return None
-        return (self.at - self.began) / (self.layer - 1) * (self.layers - self.layer + 1)
+        return (self.at - self.began) / self.done * (1 - self.done)
+
+    def whole_left(self) -> float | None:
+        """The time left of all the forwards planned (``planning``): this one's, and
+        those after it at the pace of the plan's forwards done, else of this one."""
+        left = self.seconds_left()
+        if left is None and self.took is not None:    # the last forward's time, so far
+            left = max(self.took - (self.at - self.began), 0.0)
+        if left is None or self.nth >= self.planned:
+            return left
+        if self.took is None:       # the forwards after keep no maps (the original's
+            spent = self.at - self.began                 # took 1.8-4.2 s a block on it)
+            self_took = spent / self.done
+            each = self_took * (1 - min(self.keeping / spent, 1.0))
+        else:
+            each = self.took
+        return left + each * (self.planned - self.nth)
 
 
 _lock = threading.Lock()
 _latest: Reached | None = None
 _forwards = 0
 _listeners: list[Callable[[Reached], None]] = []
-_named = threading.local()              # .run: the name of the forward on this thread
+_named = threading.local()              # .run: the forward's name; .plan: its Plan
+_block: dict = {}                       # the block running: "start", and each part's time
+_offsets: dict[int, float] = {}         # each part's share into a block, as last timed
 clock = time.monotonic                  # (a test's own clock)
+MAPS, FEED_FORWARD = 1, 2               # a block's parts after its scores' computing
+PART_WORDS = {MAPS: "attention maps", FEED_FORWARD: "feed-forward"}
 
 
-def reach(layer: int, layers: int) -> None:
-    """A forward enters block ``layer`` (0-based) of ``layers``: block 0 starts a new one."""
-    global _latest, _forwards
+class Plan:
+    """The forwards a caller is about to run (a report's original order, its noise
+    floor's and the chosen order's): how many, and when each began."""
+
+    def __init__(self, forwards: int):
+        self.forwards = forwards
+        self.began: list[float] = []
+        self.keeping: list[float] = []      # each forward's seconds keeping its maps
+
+
+def reach(layer: int, layers: int, part: int = 0) -> None:
+    """A forward enters block ``layer`` (0-based) of ``layers``, or (``part``) its
+    attention maps' keeping (MAPS) or its feed-forward: block 0 starts a new one."""
+    global _latest, _forwards, _offsets
     now = clock()
+    plan = getattr(_named, "plan", None)
     with _lock:
-        if layer == 0 or _latest is None:
+        last = _latest
+        anew = (layer == 0 and not part) or last is None
+        if anew:
             _forwards += 1
-        began = now if layer == 0 or _latest is None else _latest.began
+            _offsets = {}               # a forward's parts are timed on its own blocks
+            if plan is not None:
+                plan.began.append(now)
+                plan.keeping.append(0.0)
+        if not part:                                   # a block entered: the last one's
+            took = now - _block.get("start", now)      # parts as shares of its time
+            if not anew and took > 0 and _block.get("parts"):
+                _offsets = {p: (t - _block["start"]) / took
+                            for p, t in _block["parts"].items()}
+            _block.update(start=now, parts={})
+        else:
+            parts = _block.setdefault("parts", {})
+            if part == FEED_FORWARD and MAPS in parts and plan is not None and plan.keeping:
+                plan.keeping[-1] += now - parts[MAPS]
+            parts[part] = now
+        began = now if anew else last.began
+        done = (layer + (_offsets.get(part, 0.0) if part else 0.0)) / layers
+        nth = len(plan.began) if plan is not None else 0
+        took = (plan.began[-1] - plan.began[-2] - plan.keeping[-2]
+                if plan is not None and nth > 1 else None)
+        keeping = plan.keeping[-1] if plan is not None and plan.keeping else 0.0
         _latest = Reached(layer + 1, layers, _forwards, now, began,
-                          getattr(_named, "run", ""))
+                          getattr(_named, "run", ""), part, done, nth,
+                          plan.forwards if plan is not None else 0, took, keeping)
         told, listeners = _latest, list(_listeners)
     for listener in listeners:          # on the forward's thread
         listener(told)
+
+
+@contextmanager
+def planning(forwards: int):
+    """While inside, the forwards on this thread are counted as ``forwards`` planned
+    (Reached.nth of .planned), and the time left is all of theirs (whole_left)."""
+    before = getattr(_named, "plan", None)
+    _named.plan = Plan(forwards)
+    try:
+        yield
+    finally:
+        _named.plan = before
 
 
 @contextmanager

@@ -1,0 +1,94 @@
+"""A report's progress lines tell the whole command's time left (all its forwards, not
+the one running) and come at least every two seconds, inside a block too: a fake clock
+moved by the blocks' parts, no timed assertion."""
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from posviz.api.steps import StepPrinter, layer_ticks
+from posviz.models import reached
+
+STEPS = ("running the original order", "running the original order at shifted "
+         "positions, for the noise floor", "running the chosen order")
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Lines(io.StringIO):
+    """A stream that keeps the time of each line."""
+
+    def __init__(self, clock):
+        super().__init__()
+        self.clock, self.times = clock, []
+
+    def write(self, text):
+        if text.strip():
+            self.times.append(self.clock())
+        return super().write(text)
+
+
+def drive(monkeypatch, layers: int, attention: float, feed_forward: float,
+          forwards: int = 3):
+    """The three forwards of a report, each of ``layers`` blocks whose attention and
+    feed-forward take the seconds given (half the attention's keeping the maps, which
+    only the original order's forward does): the lines told, and when."""
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    stream = Lines(clock)
+    say = StepPrinter(stream, tick=2.0)
+    with reached.planning(forwards):
+        for step in STEPS[:forwards]:
+            say(step)
+            keeping = attention / 2 if step == STEPS[0] else 0.0    # its maps, kept
+            with layer_ticks(None, say, step):
+                for layer in range(layers):
+                    reached.reach(layer, layers)
+                    clock.now += attention / 2
+                    reached.reach(layer, layers, reached.MAPS)
+                    clock.now += keeping
+                    reached.reach(layer, layers, reached.FEED_FORWARD)
+                    clock.now += feed_forward
+    return stream.getvalue().splitlines(), stream.times, clock.now
+
+
+def test_a_report_s_time_left_is_that_of_all_its_forwards(monkeypatch):
+    """SmolLM2's report said "layer 29 of 30, about 2 s left" with 50 s to go: the noise
+    floor's forward and the chosen order's were still to run."""
+    lines, times, end = drive(monkeypatch, layers=30, attention=0.4, feed_forward=0.4)
+    last = [(t, line) for t, line in zip(times, lines)
+            if "forward 1 of 3, layer 29 of 30" in line or
+            "forward 1 of 3, layer 30 of 30" in line]
+    assert last, lines
+    at, line = last[0]
+    said = float(re.search(r"about (\d+) s left", line).group(1))
+    assert abs(said - (end - at)) <= 3, (line, end - at)
+    assert any(line.startswith(f"posviz: {STEPS[2]}: forward 3 of 3, layer ")
+               for line in lines), lines
+
+
+@pytest.mark.parametrize("attention, feed_forward", [(1.6, 0.6), (1.1, 1.1), (0.3, 2.6)])
+def test_lines_come_every_two_seconds_and_no_slow_block_goes_untold(
+        monkeypatch, attention, feed_forward):
+    """The built-in model at 6,000 words told a line only at a block's start, at most
+    one per 2 s: 2.2-3.9 s apart, and a 2.2 s block untold ("layer 2 of 4", then none
+    for the chosen order's layer 2). Its attention and its feed-forward are told now."""
+    lines, times, _ = drive(monkeypatch, layers=4, attention=attention,
+                            feed_forward=feed_forward)
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    # after the first block (whose parts' times are not known yet when it starts)
+    assert max(gaps[3:]) <= max(2.0, attention / 2, feed_forward) + 1e-9, (gaps, lines)
+    assert max(gaps) <= attention + feed_forward + 1e-9, (gaps, lines)
+    for step in STEPS:
+        block = attention / 2 + feed_forward + (attention / 2 if step == STEPS[0] else 0)
+        for layer in range(1, 5) if block > 2.0 else ():
+            assert any(line.startswith(f"posviz: {step}: ") and f"layer {layer} of 4"
+                       in line for line in lines), (step, layer, lines)
