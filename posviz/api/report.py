@@ -201,5 +201,12 @@ class Report:
             "layers": self.layers,
             "notes": self.notes,
             "outputs": self.outputs,
-            "provenance": model.provenance(options=positions_options(ev.positions)),
+            "provenance": self.provenance,
         })
+
+    @property
+    def provenance(self) -> dict:
+        """What made the report (document.provenance): its JSON's "provenance", and
+        the first line of its text (made_by)."""
+        from ..document.provenance import positions_options
+        return self.model.provenance(options=positions_options(self.evaluation.positions))

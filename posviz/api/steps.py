@@ -158,7 +158,7 @@ def layer_ticks(backend, say: Progress, step: str):
 
     def told(now: reached.Reached) -> None:
         named = f"running {now.run}" if now.run else step     # the noise floor's run
-        if now.run and now.layer == 1:
+        if now.run and now.layer == 1 and not now.part:
             say(named)
         say(named, now.layer, now.layers)
     with reached.listening(told):

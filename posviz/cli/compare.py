@@ -101,7 +101,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print("\n".join(as_table(result, args.metric)))
+        from ..document.provenance import made_by
+        print("\n".join([made_by(result.provenance), *as_table(result, args.metric)]))
     if args.out:                         # stdout holds the table or the JSON only
         tell_written(draw(result, args, folder, formats))
     sys.stdout.flush()

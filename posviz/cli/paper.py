@@ -208,7 +208,8 @@ def run(args) -> int:
         return 0
     check = result.result
     trained = " (--weights trained runs it on trained models)" if trained_too(check) else ""
-    print("\n".join([wrap("paper:    ", check.citation), wrap("reports:  ", check.reports),
+    from ..document.provenance import made_by
+    print("\n".join([made_by(result.provenance), wrap("paper:    ", check.citation), wrap("reports:  ", check.reports),
                      wrap("ran on:   ", f"{check.weights} weights: {check.ran_on}"),
                      wrap("tests:    ", check.tests + trained),
                      wrap("measures: ", check.measures),

@@ -51,6 +51,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
+    from ..document.provenance import made_by
+    print(made_by(result.provenance))
     print(f"position probe ({result.features}, {result.width} features): {result.tokens} "
           f"tokens of {result.texts} texts, {result.folds} folds held out by text")
     if result.generated:

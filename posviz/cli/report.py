@@ -140,6 +140,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        print("\n".join(as_table(report)))
+        from ..document.provenance import made_by
+        print("\n".join([made_by(report.provenance), *as_table(report)]))
     tell_written(written)
     return 0

@@ -239,6 +239,7 @@ def run(args) -> int:
     elif args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print("\n".join(as_table(result)))
+        from ..document.provenance import made_by
+        print("\n".join([made_by(result.provenance), *as_table(result)]))
     return 0
 

@@ -52,6 +52,23 @@ def provenance(model: dict | list, *, seeds: dict | None = None,
     return record
 
 
+def made_by(record: dict) -> str:
+    """The first line of a text output (report, sweep, probe, compare, paper): what
+    ``record`` (its JSON's provenance) says made it, its values as the JSON has them
+    ("made by posviz 0.9.0: model built-in; encoding rope; mask causal; weights random;
+    seeds model=0, orders=3; dtype float32"); a list of values (runs that differ)
+    joined by " / ", seeds that seeded nothing as "none"."""
+    def words(value) -> str:
+        if isinstance(value, (list, tuple)):
+            return " / ".join(words(v) for v in value)
+        if isinstance(value, dict):
+            return ", ".join(f"{k}={words(v)}" for k, v in value.items()) or "none"
+        return _line(value)
+    said = "; ".join(f"{key} {words(record.get(key))}"
+                     for key in ("model", "encoding", "mask", "weights", "seeds", "dtype"))
+    return f"made by posviz {record.get('posviz', __version__)}: {said}"
+
+
 def of_runs(models, *, seeds: dict | None = None, options: dict | None = None) -> dict:
     """The record of a result made of several model runs: ``runs``, one record per model
     run in the order run (this module's record of that model, without the version), so

@@ -45,10 +45,11 @@ class Reached:
             left = max(self.took - (self.at - self.began), 0.0)
         if left is None or self.nth >= self.planned:
             return left
-        if self.took is None:       # the forwards after keep no maps (the original's
-            spent = self.at - self.began                 # took 1.8-4.2 s a block on it)
-            self_took = spent / self.done
-            each = self_took * (1 - min(self.keeping / spent, 1.0))
+        spent = self.at - self.began
+        if self.took is None or self.done >= 0.25:
+            # its own pace once a quarter is done, the maps it keeps aside: the forwards
+            # after keep none (the original's took 1.8-4.2 s a block keeping them)
+            each = spent / self.done * (1 - min(self.keeping / spent, 1.0))
         else:
             each = self.took
         return left + each * (self.planned - self.nth)

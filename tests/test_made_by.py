@@ -1,0 +1,43 @@
+"""Every text output (report, sweep, probe, compare, paper) starts with one line naming
+what made it, with the values of its --json provenance: ``sweep`` began "prefix sweep:
+144 runs over 9 texts; noise floor 1.2e-05" with no model, encoding, mask or seeds."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from posviz.cli import main
+
+SENTENCES = "resources/sentences.txt"
+
+
+def words(value) -> str:
+    if isinstance(value, list):
+        return " / ".join(words(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={words(v)}" for k, v in value.items()) or "none"
+    return str(value)
+
+
+@pytest.mark.parametrize("args", [
+    ["report", "--text", "the cat sat on the mat", "--pe", "rope", "--mask", "causal",
+     "--seed", "3", "--layers", "2"],
+    ["sweep", "--texts", SENTENCES, "--kind", "prefix", "--count", "4", "--seed", "5",
+     "--pe", "none", "--mask", "causal", "--layers", "2"],
+    ["probe", "--texts", SENTENCES, "--folds", "2", "--layers", "1", "--pe", "alibi"],
+    ["compare", "--text", "the cat sat on the mat", "--pe", "none,rope", "--layers", "1",
+     "--dtype", "float64"],
+    ["paper", "alibi-slopes"],
+], ids=lambda args: args[0])
+def test_a_text_output_s_first_line_is_its_json_provenance(args, capsys):
+    assert main(args) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert main([*args, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)["provenance"]
+    said = dict(part.split(" ", 1) for part in first.split(": ", 1)[1].split("; "))
+    assert first.startswith(f"made by posviz {record['posviz']}: "), first
+    assert said == {key: words(record[key]) for key in
+                    ("model", "encoding", "mask", "weights", "seeds", "dtype")}, first
+    if args[0] == "sweep":
+        assert said["seeds"] == "model=0, orders=5", first
