@@ -60,7 +60,7 @@ def test_table_report(capsys):
     code, out, _ = run(capsys, "--pe", "none", "--text", "a b c d", "--dtype", "float64")
     assert code == 0
     assert "hidden eq." in out and out.count("equivariant") >= 3
-    model = out.splitlines()[0]            # the MLP's width, not the 0 that stands for 4 × d
+    model = out.splitlines()[1]            # the MLP's width, not the 0 that stands for 4 × d
     assert "d_model=16 d_ff=64 " in model and "d_ff=0" not in model, model
 
 
@@ -247,6 +247,7 @@ def test_json_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
 def test_table_report_is_the_core_evaluation_for_a_fixed_seed(capsys):
     assert main(FIXED_ARGS) == 0
     lines = capsys.readouterr().out.splitlines()
+    assert lines.pop(0).startswith("made by posviz ")          # what made it, first
     backend, ev = core_evaluation()
     floor = ev.comparison.floor
     assert lines[0].split()[:2] == ["model:", "built-in"]
