@@ -92,3 +92,47 @@ def test_lines_come_every_two_seconds_and_no_slow_block_goes_untold(
         for layer in range(1, 5) if block > 2.0 else ():
             assert any(line.startswith(f"posviz: {step}: ") and f"layer {layer} of 4"
                        in line for line in lines), (step, layer, lines)
+
+
+def test_a_conversion_tells_its_steps_and_tensors_from_python_by_default(monkeypatch):
+    """SmolLM2's first load from Python said its conversion in one line, then nothing for
+    44 s; on the command line "reading the GGUF file again, for its weights" then 10.5 s
+    with no count, and "loading tokenizer" twice (the second: the saved copy's)."""
+    from posviz.models.hf.converted import CONVERTING, SAVING
+    from posviz.models.hf.workarounds import READING_AGAIN
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    stream = Lines(clock)
+    say = StepPrinter(stream, steps=False, tick=2.0)        # posviz.load's default
+    say("reading config")
+    say(f"{CONVERTING}x.gguf once: …")
+    say("loading tokenizer")
+    say(READING_AGAIN)
+    for done in range(1, 273):
+        clock.now += 0.0625                                 # 17 s in all
+        say("de-quantizing weights", done, 272)
+    say(f"{SAVING} into the cache")
+    say("loading tokenizer")
+    say("ready")
+    say("running the original order")                       # a run's steps: not told
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith(f"posviz: {CONVERTING}x.gguf"), lines
+    assert "posviz: loading tokenizer" in lines and f"posviz: {READING_AGAIN}" in lines
+    counts = [line for line in lines if ": tensor " in line]
+    assert counts[0] == "posviz: de-quantizing weights: tensor 33 of 272, about 14 s left"
+    assert counts[-1] == "posviz: de-quantizing weights: tensor 272 of 272", counts
+    assert len(counts) == 9, counts                          # every 2 s, and the last
+    assert lines[-2:] == ["posviz: loading tokenizer (from the saved copy)",
+                          "posviz: ready"], lines
+
+
+def test_a_conversion_s_estimate_is_this_machine_s_last_pace(monkeypatch, tmp_path):
+    """The estimate "about 44-98 s" was 2-4 × the real 23.5 s: after one conversion the
+    next is estimated at the pace measured here."""
+    from posviz.models.hf import converted
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    (tmp_path / "gguf").mkdir()
+    assert "on 2 cores" in converted.conversion_time(98_000_000)
+    converted.keep_pace(23.5 / 98)
+    assert converted.conversion_time(98_000_000) == (
+        "about 19-35 s at this machine's last conversion's pace")

@@ -23,35 +23,64 @@ class StepPrinter:
     """Tells the steps of a load or a run on a stream, one line each ("posviz: STEP").
 
     With ``steps`` False only a download and a first load's conversion (a minute or
-    more, once) are told. Of a counted step a download's bytes
-    are told at each file and each tenth of the whole, a run's layers every ``tick``
-    seconds with the time left (a load's tensors are not told)."""
+    more, once: each of its steps) are told. Of a counted step a download's bytes
+    are told at each file and each tenth of the whole, a load's tensors and a run's
+    layers every ``tick`` seconds with the time left."""
 
     def __init__(self, stream=None, steps: bool = True, tick: float | None = None):
         self.stream = stream
         self.steps = steps
         self.tick = TICK_S if tick is None else tick
         self._counted = (None, -1)          # (step, tenth) told last
+        self._count = (None, 0.0, 0, 0.0)   # a load's tensors: (step, began, done, told)
+        self._converting = self._saved = False   # in a conversion; its copy saved
         self._run = (None, 0.0, (0, 0), {})  # (step, told last, (layer, part), each
         self._at = None                     # part's seconds); the last boundary's time
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
-        from ..models.hf.converted import CONVERTING
+        from ..models.hf.converted import CONVERTING, SAVING
         from ..models.hf.hub import DOWNLOAD_STEP, count_text
         download = step.startswith(("downloading", CONVERTING))
+        if step.startswith(CONVERTING):         # a first load's conversion: each of its
+            self._converting = True             # steps told, from Python by default too
+        told = self.steps or self._converting
         if done is None or not total:
-            if self.steps or download:
-                self._print(step)
+            if step == "ready":
+                self._converting = self._saved = False
+            if step.startswith(SAVING):
+                self._saved = True
+            if told or download:                # the copy just saved is read then
+                self._print(f"{step} (from the saved copy)" if self._saved
+                            and step in ("loading tokenizer", "loading weights") else step)
             return
         if step.startswith(RUN_STEP):
             return self._layers(step, done, total) if self.steps else None
         if not step.startswith(DOWNLOAD_STEP):
-            return
+            return self._tensors(step, done, total) if told else None
         tenth = 10 * done // total
         if (step, tenth) != self._counted and (step != self._counted[0]
                                                or tenth > self._counted[1]):
             self._counted = (step, tenth)
             self._print(count_text(step, done, total))
+
+    def _tensors(self, step: str, done: int, total: int) -> None:
+        """A load's tensors counted (a GGUF file's de-quantizing: 10.5 s told nothing):
+        told every ``tick`` seconds, with the time left at the pace so far."""
+        from ..models import reached
+        now = reached.clock()
+        if self._count[0] != step or done < self._count[2]:
+            self._count = (step, now, done, now)            # (step, began, done, told)
+            return
+        _, began, _, told = self._count
+        self._count = (step, began, done, told)
+        if now - told < self.tick and done != total:
+            return
+        self._count = (step, began, done, now)
+        left = (now - began) / done * (total - done) if done else None
+        left = "" if left is None or done == total else \
+            f", about {duration_text(max(left, 1.0))} left"
+        unit = "module" if step.startswith("matching") else "tensor"
+        self._print(f"{step}: {unit} {done:,} of {total:,}{left}")
 
     def _layers(self, step: str, layer: int, total: int) -> None:
         """Layer ``layer`` of ``total`` entered, or its feed-forward (models.reached):

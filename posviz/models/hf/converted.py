@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RECORD = "conversion.json"
+PACE = "pace.json"              # the last conversion's seconds per MB, on this machine
 CONVERTING = "converting "      # a GGUF file's first load: said even where steps are not
+SAVING = "saving the converted copy"
 SECONDS_PER_MB = (0.45, 1.0)    # de-quantizing and saving, on 2 shared cores (benchmarks)
 
 
@@ -90,7 +92,7 @@ def convert(gguf: Path, gguf_sha256: str, tokenizer, model, say) -> Conversion:
     ``tokenizer`` as the entry of ``gguf_sha256``, recorded last; the entry."""
     final = entry_for(gguf_sha256)
     final.parent.mkdir(parents=True, exist_ok=True)
-    say(f"saving the converted copy into {cache_root()}")    # (its 64-digit folder
+    say(f"{SAVING} into {cache_root()}")    # (its 64-digit folder
     # name, one unbreakable word, widened the load panel past a 1024-pixel window)
     temporary = Path(tempfile.mkdtemp(prefix=f".{gguf_sha256[:12]}-", dir=final.parent))
     try:
@@ -154,26 +156,58 @@ def made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion |
     """De-quantize ``gguf`` to float32 (told tensor by tensor, stopped when asked) and
     save it as its entry; the model read for it is freed. None when transformers kept
     the weights quantized (its GGUF kernels): nothing to copy."""
+    import time
+
     from .loading import free_memory, read_model
+    size, began = gguf.stat().st_size, time.monotonic()
     say(f"{CONVERTING}{gguf.name} once: de-quantizing it to float32 and saving the copy "
-        f"in {cache_root()}, {conversion_time(gguf.stat().st_size)} (later loads read "
-        f"the copy in seconds)")
+        f"in {cache_root()}, {conversion_time(size)} (later loads read the copy in "
+        f"seconds)")
     tokenizer, model, _ = read_model(gguf.parent, {"gguf_file": gguf.name}, True, family,
                                      say, should_stop, "cpu", "float32")
     try:
         if any(str(p.dtype) != "torch.float32" for p in model.parameters()):
             return None
-        return convert(gguf, gguf_sha256, tokenizer, model, say)
+        conversion = convert(gguf, gguf_sha256, tokenizer, model, say)
+        keep_pace((time.monotonic() - began) / (size / 1e6))
+        return conversion
     finally:
         del model
         free_memory()
 
 
+def pace_file() -> Path:
+    return cache_root() / "gguf" / PACE
+
+
+def keep_pace(seconds_per_mb: float) -> None:
+    """Record the pace of a conversion done on this machine, for the next estimate."""
+    try:
+        pace_file().write_text(json.dumps({"seconds_per_mb": seconds_per_mb}),
+                               encoding="utf-8")
+    except OSError:
+        pass                            # an estimate's help only
+
+
+def measured_pace() -> float | None:
+    """Seconds per MB of the last conversion on this machine (pace_file), or None."""
+    try:
+        pace = float(json.loads(pace_file().read_text(encoding="utf-8"))["seconds_per_mb"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pace if 0 < pace < 1e3 else None
+
+
 def conversion_time(size: int) -> str:
-    """How long converting a GGUF file of ``size`` bytes takes, as measured here."""
-    low, high = (round(size / 1e6 * rate) for rate in SECONDS_PER_MB)
-    return (f"about {low}-{high} s on 2 cores" if high < 100
-            else f"about {low // 60 or 1}-{-(-high // 60)} min on 2 cores")
+    """How long converting a GGUF file of ``size`` bytes takes: at the pace of the last
+    conversion on this machine (a shared machine's load moves it: -20 % to +50 %), else
+    at the pace measured on the project's 2 cores (SECONDS_PER_MB)."""
+    pace = measured_pace()
+    rates, where = (((pace * 0.8, pace * 1.5), "at this machine's last conversion's pace")
+                    if pace else (SECONDS_PER_MB, "on 2 cores"))
+    low, high = (round(size / 1e6 * rate) for rate in rates)
+    return (f"about {low}-{high} s {where}" if high < 100
+            else f"about {low // 60 or 1}-{-(-high // 60)} min {where}")
 
 
 def aligned(model) -> None:
