@@ -95,7 +95,8 @@ def test_the_command_line_runs_a_model_in_bfloat16_and_offloaded(llama, tmp_path
     assert report["noise_floor"] < 1e-4 < 100 * 2.0 ** -7       # float32's, not bfloat16's
     assert cli.main(["report", "--model", str(llama), "--offload-folder", str(tmp_path),
                      "--text", "the cat sat on the mat", "--json", "--quiet"]) == 0
-    assert "dtype" not in json.loads(capsys.readouterr().out)["config"]
+    config = json.loads(capsys.readouterr().out)["config"]       # said at float32 too
+    assert (config["dtype"], config["computes_in"]) == ("float32", "float32")
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -41,3 +41,15 @@ def test_a_text_output_s_first_line_is_its_json_provenance(args, capsys):
                     ("model", "encoding", "mask", "weights", "seeds", "dtype")}, first
     if args[0] == "sweep":
         assert said["seeds"] == "model=0, orders=5", first
+
+
+def test_a_real_model_s_report_config_says_its_dtype_at_float32_too(tmp_path, capsys):
+    """README: "The report's config says both" (dtype, computes_in); at the default
+    float32 a real model's config said neither."""
+    pytest.importorskip("transformers")
+    from test_hf import save_tiny
+    save_tiny("bert", tmp_path / "bert")
+    assert main(["report", "--model", str(tmp_path / "bert"), "--text", "the dog plays",
+                 "--json", "--quiet"]) == 0
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert (config["dtype"], config["computes_in"]) == ("float32", "float32"), config

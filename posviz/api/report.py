@@ -195,7 +195,7 @@ class Report:
         return jsonable({
             "tokens": self.tokens,
             "order": self.order,
-            "config": {**model.describe(), **placed, **positions_options(ev.positions)},
+            "config": {**self._config(), **placed, **positions_options(ev.positions)},
             "noise_floor": self.noise_floor,
             "run": frame(ev),
             "layers": self.layers,
@@ -203,6 +203,14 @@ class Report:
             "outputs": self.outputs,
             "provenance": self.provenance,
         })
+
+    def _config(self) -> dict:
+        """The model's description, a real model's dtype and the dtype it computes in
+        said at float32 too (README: "The report's config says both")."""
+        described = self.model.describe()
+        if described.get("model") != "built-in" and "dtype" not in described:
+            described.update(dtype="float32", computes_in="float32")
+        return described
 
     @property
     def provenance(self) -> dict:
