@@ -53,3 +53,30 @@ def test_a_real_model_s_report_config_says_its_dtype_at_float32_too(tmp_path, ca
                  "--json", "--quiet"]) == 0
     config = json.loads(capsys.readouterr().out)["config"]
     assert (config["dtype"], config["computes_in"]) == ("float32", "float32"), config
+
+
+@pytest.mark.parametrize("how", ["python", "cli"])
+def test_a_symmetry_figure_drawn_by_a_script_names_its_argument(how, monkeypatch):
+    """The symmetry figure saved from Python or the command line ended '"Run as given"
+    (Position ids) shows the rounding instead': the window's control, not literal=True
+    or --literal."""
+    import posviz
+    from posviz.errors import COMMAND_LINE, spoken_as
+    from posviz.gui.plots import headless
+    seen = []
+    build = headless.build_views
+
+    def keeping(*args, **kwargs):
+        views = build(*args, **kwargs)
+        seen.append(views.symmetry_note)
+        return views
+    monkeypatch.setattr(headless, "build_views", keeping)
+    report = posviz.load(pe="none", layers=2).compare("the cat sat on the mat")
+    if how == "cli":
+        with spoken_as(COMMAND_LINE):
+            headless.drawn_panel(report.session, report.evaluation)
+    else:
+        report.figure("symmetry").panel()
+    said = "--literal" if how == "cli" else "literal=True"
+    assert seen and f"{said} shows the rounding instead" in seen[-1], seen
+    assert "Run as given" not in seen[-1]

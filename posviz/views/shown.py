@@ -287,7 +287,8 @@ def _head(ev: Evaluation, head: tuple[int, int] | None) -> HeadImages | None:
 
 
 def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | None = None,
-                mosaic: Mosaic | None = None, head: tuple[int, int] | None = None) -> Views:
+                mosaic: Mosaic | None = None, head: tuple[int, int] | None = None,
+                literal: str = WINDOW_LITERAL) -> Views:
     """Everything the figures need for ``ev``, the mosaic in ``look`` (None: no mosaic)
     from ``tiles`` (pooled as the evaluation ran; without them, from its aligned maps
     when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
@@ -305,7 +306,7 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
     note = " ".join(filter(None, (same_input_note(ev), symmetry_note(c, ev.order),
                                   one_token_note(ev, spread),
-                                  frame_note(ev, WINDOW_LITERAL))))
+                                  frame_note(ev, literal))))   # as its reader sets it
     norms, missing = branch_norms(ev)
     return Views(mosaic=mosaic, tiles=tiles,
                  token_bars=change_bars(c.token_change[-1], floor),

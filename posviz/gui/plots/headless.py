@@ -64,10 +64,14 @@ def drawn_panel(session, evaluation, tiles=None) -> PlotsPanel:
     of ``session`` as the window would, laid out but not on screen (the panel the
     window's own files are written from, too); ``tiles``: the mosaic's, pooled as a
     long input's order ran (api.Report.run_for)."""
+    from posviz.errors import argument, speaks_flags
     application()
     with quiet_platform_notes():
         look = mosaic_look(session.selection)
-        shown = Shown(evaluation, build_views(evaluation, look, tiles),
+        # a run as given named as a script's reader sets it (--literal, literal=True),
+        # not by the window's control
+        literal = argument("literal") if speaks_flags() else argument("literal", True)
+        shown = Shown(evaluation, build_views(evaluation, look, tiles, literal=literal),
                       model_views(session.backend, evaluation))
         return own_size.drawn_panel(PlotsPanel, session, shown, {
             "text": session.text, "model": describe_model(session.backend.describe())})
