@@ -80,3 +80,11 @@ def test_a_symmetry_figure_drawn_by_a_script_names_its_argument(how, monkeypatch
     said = "--literal" if how == "cli" else "literal=True"
     assert seen and f"{said} shows the rounding instead" in seen[-1], seen
     assert "Run as given" not in seen[-1]
+
+
+def test_a_probe_s_provenance_records_no_literal(capsys):
+    """F16: a probe runs no reorder, yet its provenance said "literal": false."""
+    assert main(["probe", "--texts", SENTENCES, "--folds", "2", "--layers", "1",
+                 "--json"]) == 0
+    options = json.loads(capsys.readouterr().out)["provenance"]["options"]
+    assert "literal" not in options and options["positions"] == "slot", options

@@ -132,8 +132,9 @@ class Probe(Result):
         # the texts given (none: generated); ``texts`` is how many ran, as the JSON says
         self.model, self.positions, self.given_texts = model, positions, tuple(texts)
         self.described = model.describe()
-        super().__init__(result, model.provenance(
-            options={**positions_options(positions), **options}))
+        placed = positions_options(positions)
+        del placed["literal"]           # a probe runs no reorder: nothing ran as given
+        super().__init__(result, model.provenance(options={**placed, **options}))
 
     def job(self):
         from ..runtime.experiments import ExperimentJob
