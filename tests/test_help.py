@@ -165,3 +165,15 @@ def test_the_guide_s_causal_leak_holds_as_it_says_with_and_without_positions():
             assert last[1] <= floor < last[2], last
         else:
             assert last[1] > floor, (pe, last)
+
+
+def test_the_shortcut_list_holds_the_buttons_shortcuts(window):
+    """Run's Ctrl+Return is a button's shortcut, not an action's: the list left it out
+    although the Experiments tab tells it (a trial)."""
+    from PySide6.QtWidgets import QAbstractButton
+    listed = dict((keys, name) for name, keys in action_shortcuts(window))
+    buttons = [b for b in window.findChildren(QAbstractButton) if not b.shortcut().isEmpty()]
+    assert buttons
+    for button in buttons:
+        assert button.shortcut().toString(QKeySequence.NativeText) in listed
+    assert listed["Ctrl+Return"] == "Run the experiment"
