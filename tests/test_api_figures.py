@@ -306,3 +306,20 @@ def test_an_export_names_the_figures_it_left_out(tmp_path, capsys):
     left = [line for line in said if line.startswith("posviz: not written")]
     assert len(left) == 1 and all(f"{name} (" in left[0] for name in empty), said
     assert not any((tmp_path / "out" / f"{name}.png").exists() for name in empty)
+
+
+def test_a_swap_map_s_svg_holds_its_cells_enlarged(tmp_path):
+    """A 5 x 5 swap map was embedded in its SVG as 5 x 5 pixels, which librsvg (GNOME's
+    viewer, most converters) smeared into a gradient (a trial); its cells are enlarged
+    unsmoothed, as the attention maps' are."""
+    import base64
+
+    from PySide6 import QtGui
+    s = posviz.sweep("the dog bit the man", pe="rope", kind="swap", layers=1,
+                     d_model=16, heads=2)
+    svg = s.figure("swap map").save(tmp_path / "swap.svg").read_text()
+    pixels = [QtGui.QImage.fromData(base64.b64decode(data)) for data in
+              re.findall(r'xlink:href="data:image/png;base64,([^"]+)"', svg)]
+    maps = [image for image in pixels if min(image.width(), image.height()) > 1]
+    assert len(maps) == 1                       # the map (the colour bar is a strip)
+    assert maps[0].width() == maps[0].height() >= 100 and maps[0].width() % 5 == 0

@@ -66,6 +66,23 @@ def test_captions_name_a_pretrained_model_and_compare_s_mask_and_weights():
     assert caption(ExperimentJob("paper")) == ""        # its title names its own models
 
 
+def test_captions_name_the_settings_that_differ_from_the_defaults():
+    """A probe with residuals off and no LayerNorm falls to chance after layer 1, and its
+    subtitle said only "sinusoidal, bidirectional mask, random weights" (a trial)."""
+    bare = ModelConfig(residual=False, norm="none", layers=6, pe_scale=0.5)
+    probe = ExperimentJob("probe", spec=ModelSpec.builtin(bare))
+    assert caption(probe) == ("built-in model: sinusoidal, bidirectional mask, random "
+                              "weights, 6 layers, position scale 0.5, no residual "
+                              "connections, no LayerNorm")
+    compare = ExperimentJob("compare", spec=ModelSpec.builtin(bare), weights="random",
+                            encodings=("none", "rope"))
+    assert caption(compare).startswith(
+        "built-in model (6 layers × 4 heads, width 64, bidirectional mask, no LayerNorm, "
+        "position scale 0.5, no residual connections, seed 0)")
+    plain = ExperimentJob("probe", spec=ModelSpec.builtin(ModelConfig()))
+    assert caption(plain) == "built-in model: sinusoidal, bidirectional mask, random weights"
+
+
 def test_compare_says_it_runs_the_built_in_model_not_the_window_s_pretrained_one(qtbot, tab):
     """With SmolLM2 in the window, Compare ran the built-in model's defaults and said only
     "built-in model, bidirectional mask": the controls and the figure name that model,

@@ -165,3 +165,55 @@ def test_the_guide_s_causal_leak_holds_as_it_says_with_and_without_positions():
             assert last[1] <= floor < last[2], last
         else:
             assert last[1] > floor, (pe, last)
+
+
+def test_the_shortcut_list_holds_the_buttons_shortcuts(window):
+    """Run's Ctrl+Return is a button's shortcut, not an action's: the list left it out
+    although the Experiments tab tells it (a trial)."""
+    from PySide6.QtWidgets import QAbstractButton
+    listed = dict((keys, name) for name, keys in action_shortcuts(window))
+    buttons = [b for b in window.findChildren(QAbstractButton) if not b.shortcut().isEmpty()]
+    assert buttons
+    for button in buttons:
+        assert button.shortcut().toString(QKeySequence.NativeText) in listed
+    assert listed["Ctrl+Return"] == "Run the experiment"
+
+
+FIELD_PROBE = r"""
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication, QLineEdit
+app = QApplication([])
+from posviz.gui.settings import make_settings
+from posviz.gui.window import MainWindow
+w = MainWindow(make_settings())
+def taken(field, key):
+    event = QKeyEvent(QEvent.Type.ShortcutOverride, key, Qt.KeyboardModifier.ControlModifier)
+    QApplication.sendEvent(field, event)
+    return int(event.isAccepted())
+print(taken(QLineEdit(w), Qt.Key.Key_E), taken(w.text_row.edit, Qt.Key.Key_E),
+      taken(w.text_row.edit, Qt.Key.Key_C), w.export_action.shortcut().toString())
+"""
+
+
+@pytest.mark.xvfb
+def test_the_text_field_gives_the_window_s_shortcuts_way(tmp_path):
+    """Ctrl+E (Export figures) did nothing while the text field had focus, as it has when
+    the window opens: on X11 a field takes Ctrl+E as its end of line (a trial). The
+    field gives the window's shortcuts way; its editing keys (copy) stay its own."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import xvfb
+    with xvfb("800x600") as display:
+        env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb",
+                   POSVIZ_SETTINGS=str(tmp_path / "settings.ini"), HOME=str(tmp_path))
+        told = subprocess.run([sys.executable, "-c", FIELD_PROBE], env=env, timeout=120,
+                              capture_output=True, text=True)
+    assert told.returncode == 0, told.stderr[-2000:]
+    plain, field, copy, keys = told.stdout.split()
+    assert keys == "Ctrl+E"
+    assert plain == "1"          # X11's binding: a plain field takes Ctrl+E
+    assert field == "0"          # ours lets the window's shortcut fire
+    assert copy == "1"

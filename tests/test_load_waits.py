@@ -171,3 +171,22 @@ def test_a_forward_begun_before_the_computing_line_shows_still_tells_its_layer(
     window.status._tick()
     assert ": layer 2 of 30, about " in window.state_label.text(), \
         window.state_label.text()
+
+
+def test_a_control_s_hint_does_not_cover_the_computing_line(window, monkeypatch):
+    """Reverse clicked with the mouse: the pointer rests on the button, and its hint
+    covered the layers told below for all of SmolLM2's 7 s (a trial). While the line
+    says how far a computation is, a hint is held back; after it, hints show again."""
+    from PySide6.QtGui import QStatusTipEvent
+    from PySide6.QtWidgets import QApplication
+    bar = window.statusBar()
+    bar.showMessage("Turn the current order of the movable tokens around")  # hovered
+    window.controller.computing.emit()             # the click asks for an evaluation
+    window.status._computing()                     # ... which takes a while
+    assert bar.currentMessage() == ""
+    QApplication.sendEvent(window, QStatusTipEvent("a hint while computing"))
+    assert bar.currentMessage() == ""
+    assert window.state_label.text() == "computing…"
+    window.status.evaluated("done")
+    QApplication.sendEvent(window, QStatusTipEvent("a hint after"))
+    assert bar.currentMessage() == "a hint after"

@@ -119,8 +119,9 @@ class ModelSpec:
             return f"{self.name} (pretrained)"
         from ..models.encodings import ENCODINGS
         weights = "trained" if self.trained else "random"
-        return (f"built-in model: {ENCODINGS[self.config.pe].short}, {self.config.mask} "
-                f"mask, {weights} weights")
+        return ", ".join([f"built-in model: {ENCODINGS[self.config.pe].short}",
+                          f"{self.config.mask} mask", f"{weights} weights",
+                          *unusual(self.config)])
 
     def load(self, progress=None, device: str = "cpu", should_stop=None,
              n_tokens: int = 0, online: bool = False, ask_above: int | None = None,
@@ -202,3 +203,16 @@ class Selection:
         """The same selection with layer and head inside a model of this size."""
         return replace(self, layer=min(max(self.layer, 1), max(layers, 1)),
                        head=min(max(self.head, 0), max(heads - 1, 0)))
+
+
+def unusual(config) -> list[str]:
+    """The built-in model's settings that differ from the defaults and change what it
+    computes, in words ("no residual connections", "no LayerNorm", "8 layers"): a
+    probe's subtitle left out residuals off, which was why it fell to chance (a trial)."""
+    from ..models.options import OPTIONS
+    words = {"layers": "{} layers", "heads": "{} heads", "d_model": "width {}",
+             "d_ff": "MLP width {}", "pe_scale": "position scale {:g}",
+             "residual": "no residual connections", "norm": "{}-LN"}
+    said = [words[key].format(getattr(config, key)) for key in words
+            if getattr(config, key) != OPTIONS[key].default]
+    return [("no LayerNorm" if word == "none-LN" else word) for word in said]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6 import __version__ as PYSIDE_VERSION
 from PySide6.QtCore import qVersion
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QMessageBox,
-                               QTableWidget, QTableWidgetItem, QTextBrowser, QVBoxLayout)
+from PySide6.QtWidgets import (QAbstractButton, QDialog, QDialogButtonBox, QHeaderView,
+                               QMessageBox, QTableWidget, QTableWidgetItem, QTextBrowser, QVBoxLayout)
 
 GUIDE_NOTATION = """
 ## The plots and their metrics
@@ -68,7 +68,7 @@ def guide() -> str:
 
 def action_shortcuts(window) -> list[tuple[str, str]]:
     """(action, shortcuts) for every action of the window that has a shortcut, each once,
-    in menu order first."""
+    and every button that has one (Run: Ctrl+Return), named by its tooltip."""
     seen, rows = set(), []
     for action in window.findChildren(QAction):
         keys = [k.toString(QKeySequence.NativeText) for k in action.shortcuts() if not k.isEmpty()]
@@ -77,6 +77,11 @@ def action_shortcuts(window) -> list[tuple[str, str]]:
         seen.add(id(action))
         text = action.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
         rows.append((text.rstrip("…").strip(), ", ".join(keys)))
+    for button in window.findChildren(QAbstractButton):
+        keys = button.shortcut().toString(QKeySequence.NativeText)
+        if keys:
+            name = (button.toolTip() or button.text()).removesuffix(f" ({keys})")
+            rows.append((name.replace("&", "").strip(), keys))
     return sorted(rows, key=lambda row: row[0].lower())
 
 

@@ -11,7 +11,7 @@ from PySide6 import QtCore
 from posviz.analysis.symmetry import METRICS
 from posviz.document import provenance as made
 from posviz.document.provenance import PROVENANCE, file_lines, positions_options
-from posviz.document.spec import ModelSpec
+from posviz.document.spec import ModelSpec, unusual
 from posviz.errors import PosvizInputError
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
@@ -127,8 +127,11 @@ def compare_model(c) -> str:
     """The built-in model Compare runs (of ModelConfig ``c``, but for its encoding), with
     its settings: "built-in model (4 layers × 4 heads, width 64, bidirectional mask,
     pre-LN, seed 0)"."""
+    more = "".join(f", {word}" for word in unusual(c)
+                   if word.startswith(("no residual", "MLP", "position")))
+    norm = "no LayerNorm" if c.norm == "none" else f"{c.norm}-LN"
     return (f"built-in model ({c.layers} layers × {c.heads} heads, width {c.d_model}, "
-            f"{c.mask} mask, {c.norm}-LN, seed {c.seed})")
+            f"{c.mask} mask, {norm}{more}, seed {c.seed})")
 
 
 def instead_words(instead: str) -> str:

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets  # before pyqtgraph, so it binds Py
 
 from ..plots import colorbars, style
 from ..plots.wheel import frame
+from ..plots.workarounds import HeatmapImage
 from posviz.analysis.experiments.sweep import identical_pairs
 
 QUOTED = 60             # characters of a text a swap map's title quotes
@@ -126,7 +127,10 @@ def draw_pairs(figure, pairs, which: str = "") -> None:
     figure._reset("token", "swapped with", log=False, tokens=True)
     pinned = pinned_cells(pairs)                                       # (n, n)
     identical = identical_pairs(pairs.tokens) & ~pinned                # (n, n)
-    image = pg.ImageItem(off_the_scale(pairs.change, identical | pinned).T)  # (x, y)
+    # exported enlarged, unsmoothed: a 5 x 5 map was embedded in an SVG as 5 x 5 pixels,
+    # which librsvg smeared into a gradient
+    image = HeatmapImage()
+    image.setImage(off_the_scale(pairs.change, identical | pinned))       # (rows i, cols j)
     figure.plot.addItem(image)
     # the colours span the swaps that change the input (identical pairs: outlined)
     differing = pairs.change[~(identical | pinned)]

@@ -2,7 +2,8 @@
 error under it (and a Truncate button when the text is too long for the model)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from ..status import ERROR_STYLE
@@ -11,6 +12,33 @@ TEXT_DEBOUNCE_MS = 700
 HINT = ("Drag the chips to reorder them · small numbers: original places · blue: in "
         "place · orange: moved · grey: special tokens that stay put")
 SHORT_KEY = "chips: blue: in place · orange: moved · grey: special"
+
+
+EDITING = (QKeySequence.StandardKey.Copy, QKeySequence.StandardKey.Cut,
+           QKeySequence.StandardKey.Paste, QKeySequence.StandardKey.Undo,
+           QKeySequence.StandardKey.Redo, QKeySequence.StandardKey.SelectAll)
+
+
+class TextField(QLineEdit):
+    """The text's field, which gives the window's shortcuts way: it took Ctrl+E (its end
+    of line on X11) and Export figures never opened from a window that starts with the
+    field in focus (a trial). The keys of editing (copy, paste, undo…) stay its own."""
+
+    def event(self, event: QEvent) -> bool:
+        if (event.type() == QEvent.Type.ShortcutOverride
+                and self.windows_key(event)):
+            event.ignore()                       # the shortcut fires, not the field's key
+            return True
+        return super().event(event)
+
+    def windows_key(self, event: QKeyEvent) -> bool:
+        """``event``'s keys are a shortcut of the window's, and no editing key."""
+        if any(event.matches(key) for key in EDITING):
+            return False
+        pressed = QKeySequence(event.keyCombination())
+        return any(pressed.matches(keys) == QKeySequence.SequenceMatch.ExactMatch
+                   for action in self.window().findChildren(QAction)
+                   for keys in action.shortcuts())
 
 
 class TextRow(QWidget):
@@ -27,7 +55,7 @@ class TextRow(QWidget):
         row = QHBoxLayout()
         caption = QLabel("Text")
         caption.setStyleSheet("font-weight: 600;")
-        self.edit = QLineEdit()
+        self.edit = TextField()
         self.edit.setPlaceholderText("Type a sentence; its tokens become chips below")
         self.edit.setToolTip("The sentence to tokenize. Press Enter (or pause typing) "
                              "to turn it into chips; edits can be undone with Ctrl+Z.")
