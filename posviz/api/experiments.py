@@ -59,6 +59,11 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     for seed in ("seed", "model_seed"):
         refuse_checkpoint_seed(options, weights, seed)
     if "model_seed" in options:
+        from dataclasses import replace
+        from ..models.options import OPTIONS
+        said = replace(OPTIONS["seed"], keyword="model_seed").problem(options["model_seed"])
+        if said:                        # named as given, not as the model's own ``seed``
+            raise PosvizInputError(said)
         options["seed"] = options.pop("model_seed")
     orders = None if sweep is None else guard.orders_of_words(
         *sweep[:3], exact=model is None and weights == "random")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from ..errors import PosvizInputError, argument
+from ..errors import PosvizInputError, argument, check_whole_number
 from ..models.config import Positions
 
 if TYPE_CHECKING:
@@ -101,7 +101,8 @@ def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
     if texts is not None and hasattr(texts, "__len__") and not len(texts):
         raise PosvizInputError(f"{argument('texts')} holds no text (None: texts made up "
                                f"for the probe)")
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+    check_whole_number("folds", folds)
+    if folds < 2:
         raise PosvizInputError(f"{argument('folds')} must be at least 2 (got {folds!r})")
     texts = texts_of(texts, False)
     if texts:                               # generated ones: bounded once they are made

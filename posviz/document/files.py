@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import PosvizInputError, argument
+from ..errors import PosvizInputError, argument, check_whole_number
 
 IMAGE_FORMATS = ("png", "svg", "pdf")
 FIGURE_FORMATS = IMAGE_FORMATS + ("csv",)      # what one figure can be written as
@@ -21,8 +21,9 @@ DEFAULT_WIDTH = 1600
 def check_width(width: int | None, what: str = "the width") -> int | None:
     """The PNG width in pixels (None: as on screen); PosvizInputError outside WIDTHS."""
     low, high = WIDTHS
-    if width is not None and (isinstance(width, bool) or not isinstance(width, int)
-                              or not low <= width <= high):
+    if width is not None and (isinstance(width, bool) or not isinstance(width, int)):
+        raise PosvizInputError(f"{what} must be a whole number (got {width!r})")
+    if width is not None and not low <= width <= high:
         raise PosvizInputError(f"{what} must be from {low} to {high} pixels (got "
                                f"{width!r})")
     return width
@@ -34,8 +35,9 @@ def check_sizes(width, dpi, png: bool, given: str) -> None:
     a PNG is written (``png``; an SVG or a PDF has no dots), else refused naming what
     was ``given`` instead ("x.svg", "--format svg")."""
     check_width(width, argument("width"))
-    if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, (int, float))
-                            or not 50 <= dpi <= 600):
+    if dpi is not None:
+        check_whole_number("dpi", dpi)
+    if dpi is not None and not 50 <= dpi <= 600:
         raise PosvizInputError(f"{argument('dpi')} must be from 50 to 600 (got {dpi!r})")
     if width is not None and dpi is not None:
         raise PosvizInputError(f"give {argument('width')} or {argument('dpi')}, not both: "
