@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..analysis.experiments.runs import KIND_TIPS
+from ..document.files import whole_file
 from ..errors import PosvizInputError
 from ..models.options import OPTIONS
 from .options import (add_model_arguments, builtin_config, check_model_flags,
@@ -171,8 +172,7 @@ def write_csv(path: str, rows, facts: list[str] = ()) -> None:
     buffer.writelines(facts)
     csv.writer(buffer).writerows(rows)
     try:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(buffer.getvalue())
+        whole_file(path, lambda to: to.write_text(buffer.getvalue(), "utf-8", newline=""))
     except OSError as error:                  # named by its flag, as --texts FILE is
         raise PosvizInputError(f"--csv {path}: {error.strerror or error}") from None
 
