@@ -83,7 +83,7 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
                       kind, count, offset)
     from .steps import counted
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,
-                 progress=counted(progress))
+                 progress=counted(progress, "pair" if kind == "swap" else "run"))
     if layer is None and result.pairs:                  # the swap map's: the last
         layer = result.pairs[0].layer
     return Sweep(result, model, where, sweep_settings(kind, count, seed, layer))

@@ -184,8 +184,8 @@ def fmt(value) -> str:
 def as_table(result) -> list[str]:
     runs = f"{result.runs} runs"
     if result.pairs:        # the table: the neighbouring swaps of every pair run
-        runs = (f"{result.runs} neighbouring swaps (the table) of the "
-                f"{sum(p.swaps for p in result.pairs)} pairs run (the sensitivities)")
+        runs = (f"{result.runs:,} neighbouring swaps (the table) of the "
+                f"{sum(p.swaps for p in result.pairs):,} pairs run (the sensitivities)")
     texts = len(result.texts)
     lines = [f"{result.kind} sweep: {runs} over {texts} text{'' if texts == 1 else 's'}; "
              f"noise floor {result.floor:.1e}", "",
@@ -225,7 +225,8 @@ def run(args) -> int:
         args.kind, count, texts, exact))
     result = sweep(texts, model=model, kind=args.kind, count=args.count,
                    seed=args.order_seed, layer=args.layer, positions=where.mode,
-                   offset=where.offset, literal=where.literal, progress=reporter(args))
+                   offset=where.offset, literal=where.literal,
+                   progress=reporter(args, "pair" if args.kind == "swap" else "run"))
     if args.csv:
         facts = csv_facts(result)
         write_csv(args.csv, csv_rows(result), facts)

@@ -121,7 +121,8 @@ class SweepResult:
         used = sweep_settings(self.kind, self.count, self.seed)     # what the run read
         out = {**used, "texts": list(self.texts), "runs": self.runs,
                "noise_floor": self.floor, "layers": self.rows()}
-        if self.kind == "swap":
+        if self.kind == "swap":         # runs: its neighbouring swaps; every pair ran
+            out["pairs_run"] = sum(p.swaps for p in self.pairs)      # (progress: "pair")
             out["pairs"] = [p.to_dict() for p in self.pairs]
         return out
 
