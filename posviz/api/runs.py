@@ -79,6 +79,10 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
     if layer is not None:                   # the layers are known before any run
         from ..analysis.experiments.sweep import check_layer
         check_layer(layer, int(model.describe().get("layers") or 0))
+    # first as a model's name is refused before its load, its texts' words counted (the
+    # same input, the same words: 480 words were 482 tokens loaded), then its tokens
+    guard.check_texts(model.backend, texts, offset=offset, orders=guard.orders_of_words(
+        kind, count, texts, guard.reads_words(model.backend)))
     guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
                       kind, count, offset)
     from .steps import counted

@@ -244,10 +244,12 @@ def _check_count(orders: Orders) -> None:
     if orders.kind not in RANDOM_KINDS or orders.distinct is None:
         return
     if orders.count > orders.distinct:
+        # "all" runs each order once, but moves the last token too: not a prefix's fix
+        fix = (f"use a count of at most {orders.distinct:,}" if orders.kind == "prefix"
+               else f"{argument('kind', 'all')} runs each once")
         what = "tokens before the last" if orders.kind == "prefix" else "movable tokens"
         raise Refused(f"{argument('count', orders.count)} asks for more orders than exist: "
-                      f"{orders.movable} {what} have {orders.distinct:,} "
-                      f"({argument('kind', 'all')} runs each once)", "count")
+                      f"{orders.movable} {what} have {orders.distinct:,} ({fix})", "count")
 
 
 def run_work(layers: int, width: int, n: int) -> float:
