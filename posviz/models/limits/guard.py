@@ -14,7 +14,8 @@ loaded model is refused in the words of its unloaded form (the built-in model's
 configuration, a pretrained model's files with its weights counted as held).
 
 It refuses, in this order, a device torch does not have, more tokens than the model has
-positions, more orders than exist, and what would not fit in memory (models.limits.memory),
+positions, more orders than exist, a sweep estimated over its hours (models.limits.duration),
+and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
 imports torch, but to ask whether an accelerator torch was built for is there
 (models.limits.devices).
@@ -28,9 +29,10 @@ from types import SimpleNamespace
 from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
+from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
+                       check_time)
 from .memory import SAFETY, limit_bytes, size_text
 
-RANDOM_KINDS = ("random", "prefix")          # the sweeps whose orders are drawn, counted
 ALL_AT_MOST = 7                 # analysis.experiments.runs: "all" runs at most 7! orders
 # What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
 # a numpy array with about ARRAY_BYTES of its own
@@ -38,13 +40,6 @@ ARRAY_BYTES = 112
 # A swap sweep's map of every pair, per text: an (n, n) float64 table, and its record
 # (SwapMap.to_dict) an object array and lists of Python floats, about 48 bytes a cell more
 SWAP_CELL = 56
-# A sweep's time, one rule for every kind: its runs times the work of one run of n
-# tokens on L layers of width d, L·n·d·(n + 4d) (analysis.experiments.stage.forward_work
-# per layer, times the width), at PACE a second (the built-in model, 4 × 64, measured on
-# the project's 2-core machine shared: 5.5-5.9e9 at 30, 300 and 1,000 tokens); a sweep
-# estimated over MOST_HOURS is refused before anything is built
-PACE = 6e9
-MOST_HOURS = 8
 
 
 @dataclass(frozen=True)
@@ -194,7 +189,7 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
         raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions")
     if orders is not None:
         _check_count(orders)
-        _check_time(target, orders, max(n_tokens, 1))
+        check_time(orders, *target.sizes(), max(n_tokens, 1))
     if not memory:
         return
     extra = 0
@@ -250,50 +245,6 @@ def _check_count(orders: Orders) -> None:
         what = "tokens before the last" if orders.kind == "prefix" else "movable tokens"
         raise Refused(f"{argument('count', orders.count)} asks for more orders than exist: "
                       f"{orders.movable} {what} have {orders.distinct:,} ({fix})", "count")
-
-
-def run_work(layers: int, width: int, n: int) -> float:
-    """The declared work of one run of ``n`` tokens (see PACE)."""
-    return float(layers) * n * width * (n + 4 * width)
-
-
-def hours_text(seconds: float) -> str:
-    """2,000,000 s -> "about 556 hours"; 1,000 s -> "about 17 minutes"."""
-    if seconds >= 36000:
-        return f"about {seconds / 3600:,.0f} hours"
-    if seconds >= 5400:
-        return f"about {seconds / 3600:.1f} hours"
-    return f"about {max(1, round(seconds / 60)):,} minutes"
-
-
-def sweep_seconds(orders: Orders, layers: int, width: int, n: int) -> float:
-    """A sweep's estimated seconds: its runs of ``n`` tokens at PACE."""
-    return orders.runs * run_work(layers, width, n) / PACE
-
-
-def _check_time(target: "_Target", orders: Orders, n: int) -> None:
-    """Refuse (reason "count") a sweep whose runs would take more than MOST_HOURS at
-    PACE, whatever its kind, naming what fits: a smaller count, or a shorter text and
-    the random count that fits."""
-    layers, width = target.sizes()
-    seconds = sweep_seconds(orders, layers, width, n)
-    if seconds <= MOST_HOURS * 3600:
-        return
-    one = run_work(layers, width, n) / PACE
-    fit = int(MOST_HOURS * 3600 / one) // max(orders.texts, 1)
-    pairs = " (every pair of tokens swapped, for its map)" if orders.kind == "swap" else ""
-    what = (f"would run {orders.runs:,} orders{pairs} of {n:,} tokens, {hours_text(seconds)} "
-            f"at the pace of a 2-core machine: a sweep may take at most {MOST_HOURS} hours")
-    if orders.kind in RANDOM_KINDS:
-        raise Refused(f"{argument('count', orders.count)} {what}: use a smaller count (at "
-                      f"most {fit:,} fit) or a shorter text", "count")
-    pinned = n - (orders.movable or n)
-    shorter = next((m for m in range(orders.movable or n, 1, -1) if sweep_seconds(
-        Orders(orders.kind, 1, m, orders.texts), layers, width, m + pinned)
-        <= MOST_HOURS * 3600), None) if orders.kind == "swap" else None
-    text = f"a text of at most {shorter + pinned:,} tokens" if shorter else "a shorter text"
-    raise Refused(f"{argument('kind', orders.kind)} {what}: use {text}, or "
-                  f"{argument('kind', 'random')} {argument('count', max(fit, 1))}", "count")
 
 
 @dataclass
