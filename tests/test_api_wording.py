@@ -411,8 +411,8 @@ MALFORMED = {
     "sweep weights": (lambda: posviz.sweep(TEXT, weights=3), "weights must be random"),
     "probe of no texts": (lambda: posviz.probe([]), "texts holds no text"),
     "probe say": (lambda: posviz.probe(say=3), "say must be None or a callable"),
-    "probe folds, a string": (lambda: posviz.probe(folds="5"), "folds must be at least 2 "
-                              "(got '5')"),
+    "probe folds, a string": (lambda: posviz.probe(folds="5"), "folds must be a whole "
+                              "number (got '5')"),
     "paper say": (lambda: posviz.paper("alibi-slopes", say=3), "say must be None"),
     "compare_encodings text": (lambda: posviz.compare_encodings(3), "text must be a "
                                "string, or None for the example sentence (got int)"),
