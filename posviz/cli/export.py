@@ -20,7 +20,9 @@ gui/plots/figures.py lists them in the order of the window's tabs).
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
 carry the same in their text chunks, SVGs in a <metadata> element and PDFs in their XMP
-metadata. Every path written (the session file too) is printed on stdout, one per line;
+metadata. Every path written (the session file too) is printed on stdout, one per line,
+as the file is whole (each is written under a temporary name and renamed: Ctrl+C leaves
+none half written, document.files.whole_file); --progress tells "writing 9 figures: 3 of 9";
 figure files in the folder that this export did not write (left by an earlier one) are
 named in one line on stderr. Bad input exits with status 2 and one line.
 
