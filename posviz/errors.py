@@ -75,6 +75,14 @@ def argument(name: str, value=_UNSET) -> str:
     return name if value is _UNSET else f"{name}={value!r}"
 
 
+def check_whole_number(name: str, value) -> None:
+    """PosvizInputError unless ``value`` is a whole number (an int, not a bool): what the
+    command line says of a flag's value that is not one ("--folds must be a whole number
+    (got '2.5')"), before its range is checked, so both say the same of 2.5 or "3"."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PosvizInputError(f"{argument(name)} must be a whole number (got {value!r})")
+
+
 # -- a call Python itself would refuse, refused in one line -----------------------------
 _ROLES = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 

@@ -33,3 +33,37 @@ def test_ctrl_c_during_a_sweep_says_one_line_and_exits_130():
     assert process.returncode == 130, "".join(before) + after
     assert after == "posviz: stopped (Ctrl+C)\n", after
     assert out == ""
+
+
+def test_ctrl_c_during_an_export_leaves_no_half_written_file_and_names_those_written(
+        tmp_path):
+    """A Ctrl+C while attention.csv was written left 13 MB of its 26 under the final
+    name, and stdout empty: every file is written under a temporary name and renamed
+    once whole (document.files.whole_file), each path printed as it is whole, then the
+    one line, status 130. The signal is sent once attention's CSV has begun."""
+    import time
+    words = " ".join(f"w{i % 50}" for i in range(1000))
+    out = tmp_path / "figures"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "posviz", "export", "--text", words, "--out", str(out),
+         "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    started = time.monotonic()
+    try:
+        while process.poll() is None and time.monotonic() - started < 600:   # a hang
+            if out.is_dir() and any("attention." in f.name and f.suffix == ".csv"
+                                    for f in out.iterdir()):
+                break
+            time.sleep(0.01)
+        assert process.poll() is None, "the export ended before attention.csv began"
+        process.send_signal(signal.SIGINT)
+        printed, said = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, said
+    assert said.endswith("posviz: writing 9 figures: 3 of 9\nposviz: stopped (Ctrl+C)\n"), said
+    paths = printed.splitlines()
+    assert paths and all(Path(path).parent == out for path in paths), printed
+    assert sorted(f.name for f in out.iterdir()) == sorted(Path(p).name for p in paths)
+    assert "attention.csv" not in {Path(path).name for path in paths}

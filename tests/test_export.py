@@ -567,3 +567,37 @@ def test_an_export_is_laid_out_as_a_painted_figure(shown_panel, tmp_path):
         figure.grab()
         QtCore.QCoreApplication.processEvents()
     assert first == QtGui.QImage(str(figure.export(tmp_path / "painted.png", dpi=150)))
+
+
+def test_a_figure_stopped_mid_write_leaves_no_file_and_keeps_the_older_one(tmp_path):
+    """Every writer (posviz export, File > Export, a figure's save from Python, compare
+    and extend --out) writes through document.files.whole_file: stopped midway (Ctrl+C
+    is a KeyboardInterrupt), no part of the file is left under its name, nor beside it,
+    and a file of that name written before stays whole."""
+    from posviz.document.files import whole_file
+
+    def half(temporary):
+        temporary.write_text("half a ta")
+        raise KeyboardInterrupt
+    older = tmp_path / "attention.csv"
+    older.write_text("whole\n")
+    with pytest.raises(KeyboardInterrupt):
+        whole_file(older, half)
+    assert older.read_text() == "whole\n" and [f.name for f in tmp_path.iterdir()] == [
+        "attention.csv"]
+    with pytest.raises(OSError) as failed:           # an OSError names the file asked for
+        whole_file(tmp_path / "x.csv", lambda temporary: open(temporary.parent / "no" / "x"))
+    assert failed.value.filename == str(tmp_path / "x.csv")
+    import posviz
+    figure = posviz.load(layers=1, progress=False).compare("the cat sat").figure("symmetry")
+    from posviz.gui.plots import base
+    stop = pytest.MonkeyPatch()
+    stop.setattr(base, "write_table", lambda handle, *_: (handle.write("1,2\n"), half(
+        tmp_path / "unused")))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            figure.save(tmp_path / "symmetry.csv")
+    finally:
+        stop.undo()
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["attention.csv", "unused"]
+    assert figure.save(tmp_path / "symmetry.csv").read_text().startswith("# ")

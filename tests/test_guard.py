@@ -314,3 +314,45 @@ def test_folds_are_bounded_by_the_texts_there_are(tmp_path, capsys):
     assert said.count("\n") == 1 and said.startswith("posviz: error: --folds 1000000000 ")
     ran = posviz.probe(texts, folds=4, layers=1, progress=False).to_dict()
     assert ran["folds"] == ran["provenance"]["options"]["folds"] == 4
+
+
+def test_a_sweep_estimated_over_the_hours_bound_is_refused_for_every_kind(
+        monkeypatch, capsys):
+    """A swap sweep of 3,000 words runs every pair, 4,498,500 orders (about 520 hours):
+    it streamed within its memory and nothing bounded its runs. One rule for every kind,
+    the bound the README states, refused before an order is made, in the same words on
+    the command line and in Python, loaded or not."""
+    import re
+    from posviz.analysis.experiments import sweep as sweeps
+    from posviz.models.limits import guard
+
+    def made(*_):
+        raise AssertionError("an order was made")
+    monkeypatch.setattr(sweeps, "pair_orders", made)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"estimated at more than (\d+) hours is refused", readme)
+    assert said and int(said.group(1)) == guard.MOST_HOURS
+    text = " ".join(f"w{i % 40}" for i in range(3000))
+    assert main(["sweep", "--text", text, "--kind", "swap"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "posviz: error: --kind swap would run 4,498,500 orders (every pair of tokens "
+        "swapped, for its map) of 3,000 tokens, about 521 hours"), err
+    assert "at most 8 hours: use a text of at most 1,019 tokens, or --kind random " \
+           "--count " in err
+    for model in (None, posviz.load(seed=0, progress=False)):
+        with pytest.raises(Refused, match=r"^kind='swap' would run 4,498,500 orders .* "
+                                          r"at most 8 hours: .* kind='random' count=") as no:
+            posviz.sweep(text, model=model, kind="swap")
+        assert no.value.reason == "count"
+    assert main(["sweep", "--text", text, "--count", "100000"]) == 2      # a drawn kind
+    err = capsys.readouterr().err
+    assert "--count 100000 would run 100,000 orders of 3,000 tokens" in err
+    fit = int(re.search(r"at most ([\d,]+) fit", err).group(1).replace(",", ""))
+    guard.check(guard.ModelConfig(), 3000, orders=guard.Orders("random", fit, 3000),
+                memory=False)                       # the count it names passes
+    with pytest.raises(Refused, match="at most 8 hours"):
+        guard.check(guard.ModelConfig(), 3000, memory=False,
+                    orders=guard.Orders("prefix", fit + 1, 2999))
+    guard.check(guard.ModelConfig(), 1000, orders=guard.Orders("swap", 1, 1000),
+                memory=False)                       # 1,000 words: about 7 hours, runs

@@ -28,6 +28,14 @@ def check_whole(name: str, value, low: int = 0) -> None:
                                f"{low} (got {value!r})")
 
 
+def check_flag(name: str, value) -> None:
+    """PosvizInputError unless ``value`` is True or False, in the words an option of the
+    built-in model (``literal``, ``residual``) is refused in: ``offline="no"`` read as
+    true."""
+    if not isinstance(value, bool):
+        raise PosvizInputError(f"{argument(name)} must be true or false (got {value!r})")
+
+
 def check_weights(weights) -> None:
     """The built-in model's ``weights``: "random", "trained" or a checkpoint folder."""
     check_type("weights", weights, (str, os.PathLike), "random, trained or a checkpoint "

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import PosvizInputError, argument
 from ..models.config import ModelConfig, Positions
-from .arguments import check_say, check_type, check_weights, check_whole, takes
+from .arguments import (check_flag, check_say, check_type, check_weights, check_whole,
+                        takes)
 from .model import (BUILTIN_OPTIONS, EXPERIMENT_OPTIONS, Model, builtin_config, load,
                     order_text, refuse_checkpoint_seed)
 from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
@@ -40,6 +41,7 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     ``sweep`` (kind, count, texts, layer) whose count or layer cannot be. With
     ``progress`` True its load's steps are told on stderr ("building the model")."""
     told = progress is True                     # a callable is told counts only
+    check_flag("offline", offline)
     from ..models.limits import guard
     if isinstance(model, Model):
         if options or weights != "random":
@@ -59,6 +61,11 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     for seed in ("seed", "model_seed"):
         refuse_checkpoint_seed(options, weights, seed)
     if "model_seed" in options:
+        from dataclasses import replace
+        from ..models.options import OPTIONS
+        said = replace(OPTIONS["seed"], keyword="model_seed").problem(options["model_seed"])
+        if said:                        # named as given, not as the model's own ``seed``
+            raise PosvizInputError(said)
         options["seed"] = options.pop("model_seed")
     orders = None if sweep is None else guard.orders_of_words(
         *sweep[:3], exact=model is None and weights == "random")
@@ -336,6 +343,7 @@ def order_use(model=None, *, windows: int | None = None, length: int | None = No
     a window holds (default: the checkpoint's training length, 128 for a ``model``)."""
     from ..analysis.experiments.order_use import of_backend
     from ..models.training.order_use import WINDOWS
+    check_flag("offline", offline)
     from .results import OrderUsed
     check_order_use(model, windows, length, weights)
     refuse_model_seed(options, "order_use")

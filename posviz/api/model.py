@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from ..errors import PosvizInputError, argument, speaks_flags
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS
-from .arguments import check_type, check_weights, check_whole, checks_calls, takes
+from .arguments import (check_flag, check_type, check_weights, check_whole, checks_calls,
+                        takes)
 from .report import Report
 from .steps import Progress, as_progress, layer_ticks, run_progress
 
@@ -93,6 +94,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         where = "a --model" if speaks_flags() else "a pretrained model (source)"
         raise PosvizInputError(f"{argument('offload_folder')} applies to {where} only")
     guard.check_device(device)
+    check_flag("offline", offline)
     check_whole("n_tokens", n_tokens)
     if source is None:
         check_weights(weights)
@@ -133,6 +135,7 @@ def load_session(path, *, device: str = "cpu", offline: bool = False,
     at its commit when allowed and not cached), text, order and positions, compared as
     the window shows them. The report's ``document`` is the file read."""
     check_type("path", path, (str, os.PathLike), "a .posviz file's path")
+    check_flag("offline", offline)
     from ..document.scenarios import session_of
     from ..document.session_file import read
     from ..models.limits import guard

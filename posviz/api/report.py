@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..errors import PosvizInputError, argument
+from ..errors import PosvizInputError, argument, check_whole_number
 from .arguments import checks_calls
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
@@ -137,10 +137,12 @@ class Report:
         from ..views.shown import head_maps
         ev = self.evaluation
         L, h = ev.reference.n_layers, ev.reference.n_heads
-        if not (isinstance(layer, int) and 1 <= layer <= L):
+        check_whole_number("layer", layer)
+        check_whole_number("head", head)
+        if not 1 <= layer <= L:
             raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got "
                                    f"{layer!r})")
-        if not (isinstance(head, int) and 0 <= head < h):
+        if not 0 <= head < h:
             raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
                                    f"(got {head!r})")
         return head_maps(self.run_for(layer, head)[0], layer, head)
@@ -168,7 +170,8 @@ class Report:
         """(original, reordered): the hidden states (n, d) of ``layer`` (0..L), row j
         the token in slot j of each run."""
         ev = self.evaluation
-        if not (isinstance(layer, int) and 0 <= layer <= ev.reference.n_layers):
+        check_whole_number("layer", layer)
+        if not 0 <= layer <= ev.reference.n_layers:
             raise PosvizInputError(f"{argument('layer')} must be from 0 to "
                                    f"{ev.reference.n_layers} (got {layer!r})")
         return ev.reference.hidden[layer], ev.slot_hidden(layer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from ..errors import PosvizInputError, argument
+from ..errors import PosvizInputError, argument, check_whole_number
 from ..models.config import Positions
 
 if TYPE_CHECKING:
@@ -79,11 +79,15 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
     if layer is not None:                   # the layers are known before any run
         from ..analysis.experiments.sweep import check_layer
         check_layer(layer, int(model.describe().get("layers") or 0))
+    # first as a model's name is refused before its load, its texts' words counted (the
+    # same input, the same words: 480 words were 482 tokens loaded), then its tokens
+    guard.check_texts(model.backend, texts, offset=offset, orders=guard.orders_of_words(
+        kind, count, texts, guard.reads_words(model.backend)))
     guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
                       kind, count, offset)
     from .steps import counted
     result = run(model.engine, texts, kind, count, seed, where, layer=layer,
-                 progress=counted(progress))
+                 progress=counted(progress, "pair" if kind == "swap" else "run"))
     if layer is None and result.pairs:                  # the swap map's: the last
         layer = result.pairs[0].layer
     return Sweep(result, model, where, sweep_settings(kind, count, seed, layer))
@@ -101,7 +105,8 @@ def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
     if texts is not None and hasattr(texts, "__len__") and not len(texts):
         raise PosvizInputError(f"{argument('texts')} holds no text (None: texts made up "
                                f"for the probe)")
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+    check_whole_number("folds", folds)
+    if folds < 2:
         raise PosvizInputError(f"{argument('folds')} must be at least 2 (got {folds!r})")
     texts = texts_of(texts, False)
     if texts:                               # generated ones: bounded once they are made

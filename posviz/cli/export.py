@@ -20,7 +20,9 @@ gui/plots/figures.py lists them in the order of the window's tabs).
 Each CSV holds the numbers its figure shows, one row per index, after ``# key: value``
 lines saying what produced it (posviz version, model, text, order, layer, head); PNGs
 carry the same in their text chunks, SVGs in a <metadata> element and PDFs in their XMP
-metadata. Every path written (the session file too) is printed on stdout, one per line;
+metadata. Every path written (the session file too) is printed on stdout, one per line,
+as the file is whole (each is written under a temporary name and renamed: Ctrl+C leaves
+none half written, document.files.whole_file); --progress tells "writing 9 figures: 3 of 9";
 figure files in the folder that this export did not write (left by an earlier one) are
 named in one line on stderr. Bad input exits with status 2 and one line.
 
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from ..document.files import check_folder, check_sizes, left_behind, parse_formats
 from ..errors import PosvizInputError, argument
-from .options import add_model_arguments
+from .options import add_model_arguments, progress
 from .report import add_session_arguments, evaluate_command, save_session
 
 
@@ -90,12 +92,11 @@ def run(args) -> int:
     # from the order run again (api.Report.run_for), as the window does for its screen
     panel = drawn_panel(session, *report.run_for(chosen.layer, chosen.head))
     try:
-        with quiet_platform_notes():
-            written = panel.export_all(folder, formats, csv=not args.no_csv,
-                                       dpi=args.dpi, width=args.width)
-        for path in written:
-            print(path)
-        sys.stdout.flush()
+        with quiet_platform_notes():       # each path as it is whole: Ctrl+C leaves no
+            written = panel.export_all(    # half-written file and names those written
+                folder, formats, csv=not args.no_csv, dpi=args.dpi, width=args.width,
+                told=writing_told(progress(args), len(formats) + (not args.no_csv)),
+                wrote=lambda path: print(path, flush=True))
         left_out = not_written(panel, written)
         if left_out:
             print(f"posviz: not written, as they plot nothing for this input: "
@@ -113,6 +114,19 @@ def run(args) -> int:
     sys.stdout.flush()
     return 0
 
+
+
+def writing_told(say, per_figure: int):
+    """The writing phase told on --progress (a second to ten for nine figures): "writing
+    9 figures: 3 of 9" as each figure's files begin (None: told nothing)."""
+    if say is None:
+        return None
+
+    def told(done: int, total: int, _file: str) -> None:
+        if done % per_figure == 0:
+            figures = total // per_figure
+            say(f"writing {figures} figures: {done // per_figure + 1} of {figures}")
+    return told
 
 
 def not_written(panel, written) -> list[str]:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..analysis.experiments.runs import KIND_TIPS
+from ..document.files import whole_file
 from ..errors import PosvizInputError
 from ..models.options import OPTIONS
 from .options import (add_model_arguments, builtin_config, check_model_flags,
@@ -171,8 +172,7 @@ def write_csv(path: str, rows, facts: list[str] = ()) -> None:
     buffer.writelines(facts)
     csv.writer(buffer).writerows(rows)
     try:
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(buffer.getvalue())
+        whole_file(path, lambda to: to.write_text(buffer.getvalue(), "utf-8", newline=""))
     except OSError as error:                  # named by its flag, as --texts FILE is
         raise PosvizInputError(f"--csv {path}: {error.strerror or error}") from None
 
@@ -184,8 +184,8 @@ def fmt(value) -> str:
 def as_table(result) -> list[str]:
     runs = f"{result.runs} runs"
     if result.pairs:        # the table: the neighbouring swaps of every pair run
-        runs = (f"{result.runs} neighbouring swaps (the table) of the "
-                f"{sum(p.swaps for p in result.pairs)} pairs run (the sensitivities)")
+        runs = (f"{result.runs:,} neighbouring swaps (the table) of the "
+                f"{sum(p.swaps for p in result.pairs):,} pairs run (the sensitivities)")
     texts = len(result.texts)
     lines = [f"{result.kind} sweep: {runs} over {texts} text{'' if texts == 1 else 's'}; "
              f"noise floor {result.floor:.1e}", "",
@@ -225,7 +225,8 @@ def run(args) -> int:
         args.kind, count, texts, exact))
     result = sweep(texts, model=model, kind=args.kind, count=args.count,
                    seed=args.order_seed, layer=args.layer, positions=where.mode,
-                   offset=where.offset, literal=where.literal, progress=reporter(args))
+                   offset=where.offset, literal=where.literal,
+                   progress=reporter(args, "pair" if args.kind == "swap" else "run"))
     if args.csv:
         facts = csv_facts(result)
         write_csv(args.csv, csv_rows(result), facts)

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...errors import PosvizInputError, argument
+from ...errors import PosvizInputError, argument, check_whole_number
 from ...models.config import Positions
 from ..symmetry import METRICS
 from .runs import (DrawnOrders, check_kind, make_orders, run_orders, swap_order,
@@ -121,7 +121,8 @@ class SweepResult:
         used = sweep_settings(self.kind, self.count, self.seed)     # what the run read
         out = {**used, "texts": list(self.texts), "runs": self.runs,
                "noise_floor": self.floor, "layers": self.rows()}
-        if self.kind == "swap":
+        if self.kind == "swap":         # runs: its neighbouring swaps; every pair ran
+            out["pairs_run"] = sum(p.swaps for p in self.pairs)      # (progress: "pair")
             out["pairs"] = [p.to_dict() for p in self.pairs]
         return out
 
@@ -191,7 +192,8 @@ def check_layer(layer: int | None, last: int) -> int:
     """The layer asked for (default: the last), or PosvizInputError."""
     if layer is None:
         return last
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= last:
+    check_whole_number("layer", layer)
+    if not 0 <= layer <= last:
         raise PosvizInputError(f"{argument('layer')} must be from 0 to {last} (got "
                                f"{layer!r})")
     return layer

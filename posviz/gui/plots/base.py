@@ -31,6 +31,7 @@ from .style import BACKGROUND
 from .tabs import Tab
 from .wheel import zoom_with_ctrl
 from .repaint import uncached
+from posviz.document.files import whole_file
 from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
@@ -279,10 +280,10 @@ class Figure(QtWidgets.QWidget):
         suffix = Path(path).suffix.lower().lstrip(".")
         if suffix != "csv":
             self._settle()
-        if suffix == "png":
-            return self.export_png(path, width, dpi, provenance, scale)
-        writers = {"svg": self.export_svg, "pdf": self.export_pdf, "csv": self.export_csv}
-        return writers[suffix](path, provenance)
+        writers = {"png": lambda to, facts: self.export_png(to, width, dpi, facts, scale),
+                   "svg": self.export_svg, "pdf": self.export_pdf, "csv": self.export_csv}
+        # whole or not at all (document.files.whole_file): a Ctrl+C mid-write leaves none
+        return whole_file(path, lambda temporary: writers[suffix](temporary, provenance))
 
     def export_svg(self, path: Path, provenance: dict | None = None) -> Path:
         """Vector export through QSvgGenerator (independent of pyqtgraph's exporter),

@@ -23,6 +23,7 @@ from posviz.document.provenance import record, typed_text
 from posviz.errors import PosvizInputError
 
 Told = Callable[[int, int, str], None]      # (files written, files in all, the next one)
+Wrote = Callable[[Path], None]              # a file written whole
 
 
 class PanelFiles:
@@ -87,11 +88,11 @@ class PanelFiles:
 
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
                    csv: bool = True, dpi: int | None = None,
-                   told: Told | None = None) -> list[Path]:
+                   told: Told | None = None, wrote: Wrote | None = None) -> list[Path]:
         """Write each figure that plots something as <folder>/<name>.<fmt> (and .csv); the
         PNGs share one scale, so one text size: the widest ``width`` pixels wide, else
         ``dpi`` dots per inch of their size on screen, else as on screen. ``told``
-        hears of each file before it is written."""
+        hears of each file before it is written, ``wrote`` of each once it is whole."""
         folder, formats = Path(folder), check_formats(formats)
         check_folder(folder)
         check_width(width)
@@ -112,6 +113,8 @@ class PanelFiles:
                 name = file.split(".")[0]
                 written.append(sources[name].export_figure(name, folder / file,
                                                            dpi=dpi, scale=scale))
+                if wrote is not None:
+                    wrote(written[-1])
         finally:
             for source in {id(s): s for s in sources.values() if s is not self}.values():
                 source.close()

@@ -14,7 +14,8 @@ loaded model is refused in the words of its unloaded form (the built-in model's
 configuration, a pretrained model's files with its weights counted as held).
 
 It refuses, in this order, a device torch does not have, more tokens than the model has
-positions, more orders than exist, and what would not fit in memory (models.limits.memory),
+positions, more orders than exist, a sweep estimated over its hours (models.limits.duration),
+and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
 imports torch, but to ask whether an accelerator torch was built for is there
 (models.limits.devices).
@@ -28,9 +29,10 @@ from types import SimpleNamespace
 from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
+from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
+                       check_time)
 from .memory import SAFETY, limit_bytes, size_text
 
-RANDOM_KINDS = ("random", "prefix")          # the sweeps whose orders are drawn, counted
 ALL_AT_MOST = 7                 # analysis.experiments.runs: "all" runs at most 7! orders
 # What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
 # a numpy array with about ARRAY_BYTES of its own
@@ -187,6 +189,7 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
         raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions")
     if orders is not None:
         _check_count(orders)
+        check_time(orders, *target.sizes(), max(n_tokens, 1))
     if not memory:
         return
     extra = 0
@@ -236,10 +239,12 @@ def _check_count(orders: Orders) -> None:
     if orders.kind not in RANDOM_KINDS or orders.distinct is None:
         return
     if orders.count > orders.distinct:
+        # "all" runs each order once, but moves the last token too: not a prefix's fix
+        fix = (f"use a count of at most {orders.distinct:,}" if orders.kind == "prefix"
+               else f"{argument('kind', 'all')} runs each once")
         what = "tokens before the last" if orders.kind == "prefix" else "movable tokens"
         raise Refused(f"{argument('count', orders.count)} asks for more orders than exist: "
-                      f"{orders.movable} {what} have {orders.distinct:,} "
-                      f"({argument('kind', 'all')} runs each once)", "count")
+                      f"{orders.movable} {what} have {orders.distinct:,} ({fix})", "count")
 
 
 @dataclass

@@ -122,6 +122,17 @@ def system_available() -> int | None:
         return None
 
 
+def free_with(held: int) -> int | None:
+    """Memory free for a loaded model's own use: what the system can give and the
+    ``held`` bytes of its weights, at most POSVIZ_MEMORY, which bounds the whole, the
+    held weights included (under a 1 GB cap a loaded model was told 1.2 GB were free,
+    800 MB before its load)."""
+    free, cap = available_bytes(), memory_cap()
+    if free is None:
+        return None
+    return free + held if cap is None else min(cap, free + held)
+
+
 def limit_bytes() -> int | None:
     """The most one evaluation may take, or None when the free memory is unknown."""
     free = available_bytes()
@@ -157,10 +168,10 @@ def check_run_fits(held: int, need: int, n: int) -> None:
     a pretrained model already loaded (its weights, ``held`` bytes, in memory and so no
     longer free) would not fit, as check_model_fits refuses it before the load: the
     weights and the runs against the share of the memory free and the weights' own."""
-    free = available_bytes()
+    free = free_with(held)
     if free is None:
         return
-    limit = int((free + held) * SAFETY)
+    limit = int(free * SAFETY)
     if held + need > limit:
         refuse_model(held, need, n, limit)
 
@@ -238,12 +249,11 @@ def check_model_fits(folder, gguf_file: str | None, config: dict | None, n: int,
     half-precision weights, hf.precision) would not fit in the memory that is free.
     ``held``: the model is loaded, so its weights are no longer free: they count as
     its own, free for it, as before its load (the same input, the same words)."""
-    free = available_bytes()
-    if free is None:
+    if available_bytes() is None:
         return
     weights = 0 if offloaded else \
         checkpoint_weights(folder, gguf_file, config) * DTYPE_BYTES[dtype] // 4
-    limit = int((free + (weights if held else 0)) * SAFETY)
+    limit = int(free_with(weights if held else 0) * SAFETY)
     running = forward_bytes(config, max(n, 1), DTYPE_BYTES[computes_in]) + extra
     if weights + running > limit:
         refuse_model(weights, running, n, limit)

