@@ -56,6 +56,8 @@ def test_pooling_by_rows_then_columns_equals_the_plain_blocks(block, n):
     tiles[1, 2, :block, :block] = -np.abs(tiles[1, 2, :block, :block])   # all negative
     tiles[0, 1, :block, :block] = 0.5
     tiles[0, 1, 0, 0] = -0.5                                             # a tie: +v wins
+    tiles[1, 0, -1, 0] = np.nan                                          # kept, as the loop's
+    tiles[1, 1, 0, -1] = -np.inf
     np.testing.assert_array_equal(pool_signed_max(tiles, block), pooled_plainly(tiles, block))
 
 
