@@ -56,6 +56,8 @@ def test_pooling_by_rows_then_columns_equals_the_plain_blocks(block, n):
     tiles[1, 2, :block, :block] = -np.abs(tiles[1, 2, :block, :block])   # all negative
     tiles[0, 1, :block, :block] = 0.5
     tiles[0, 1, 0, 0] = -0.5                                             # a tie: +v wins
+    tiles[1, 0, -1, 0] = np.nan                                          # kept, as the loop's
+    tiles[1, 1, 0, -1] = -np.inf
     np.testing.assert_array_equal(pool_signed_max(tiles, block), pooled_plainly(tiles, block))
 
 
@@ -180,3 +182,31 @@ def test_colouring_by_byte_indices_equals_indexing_the_table(colours):
     index = np.clip(np.nan_to_num(index, nan=0.0), 0, colours - 1)       # NaN: lowest
     np.testing.assert_array_equal(colour(values, table, (low, high)),
                                   table[index.astype(np.intp)])
+
+
+@pytest.mark.parametrize("n", [20, 65, 130, 512])                # blocks of 1, 2, 3, 8
+def test_the_mosaic_tells_the_gap_it_pooled_and_the_gaps_are_the_same(n):
+    """A layer's gap, max |aligned - original|, told by the mosaic's pooled difference
+    (a pass over the maps saved) equals the one taken from the maps, NaN included."""
+    from posviz.analysis.symmetry import AttentionGaps
+    from posviz.views.pooling import MosaicTiles, pool_block
+    rng = np.random.default_rng(n)
+    A = rng.random((3, 2, n, n)).astype(np.float32)
+    Ap = rng.random((3, 2, n, n)).astype(np.float32)
+    Ap[1, 1, n // 2, n // 3] = np.nan                             # a layer's gap is NaN
+    Ap[2, 0, 1, 2] = -5.0                                         # the largest, negative
+    H = rng.normal(size=(4, n, 3))
+    order = rng.permutation(n)
+    reference, permuted = trace_with(A, H), trace_with(Ap, H[:, order])
+    plain = compare(reference, permuted, order)
+    tiles = MosaicTiles(reference, ("difference",))
+    gaps = AttentionGaps(reference, order, sinks=(tiles,))
+    for layer in range(3):
+        gaps(layer, permuted.attention[layer])
+    told = compare(reference, permuted, order, attention=gaps)
+    np.testing.assert_array_equal(told.attention_equivariance, plain.attention_equivariance)
+    assert np.isnan(told.attention_equivariance[2]) and told.attention_equivariance[3] > 5
+    d = rng.normal(size=(2, n, n)).astype(np.float32)
+    fresh = MosaicTiles(reference, ("difference",))
+    got = fresh.heads(0, slice(0, 2), A[0], A[0] + d, d)
+    assert got == (None if pool_block(n) == 1 else float(np.abs(d).max()))

@@ -149,14 +149,24 @@ HEADS_BYTES = 1 << 20
 LAYERS_BYTES = 32 << 20    # hidden states compared at a time (a long input's in slices)
 
 
+def largest_gap(difference) -> float:
+    """max |difference| of a non-empty tensor or array, NaN if any cell is: one pass
+    for both extremes, in torch (numpy's is slower: benchmarks/README.md)."""
+    import torch
+
+    low, high = torch.aminmax(torch.as_tensor(difference))     # both NaN if any cell is
+    return max(high.item(), -low.item())
+
+
 class MapsSink(Protocol):
     """What takes the maps as AttentionGaps passes them, a few heads at a time
     (views.pooling's MosaicTiles); the arrays are valid only during the call."""
 
     def heads(self, layer: int, heads: slice, original: np.ndarray, aligned: np.ndarray,
-              difference: np.ndarray) -> None:
+              difference: np.ndarray) -> float | None:
         """Heads ``heads`` of ``layer``: the reference's maps, the reordered run's put
-        back, and aligned - original, (k, n, n) each."""
+        back, and aligned - original, (k, n, n) each. Returns max |difference| (NaN if
+        any cell is) when it has it for less than a pass over the maps, else None."""
 
     def layer_done(self, layer: int) -> None:
         """Every head of ``layer`` has passed."""
@@ -276,12 +286,13 @@ class AttentionGaps:
         difference = self._gap[:k]                                         # (k, n, n)
         d = torch.sub(torch.from_numpy(aligned), torch.from_numpy(A),
                       out=torch.from_numpy(difference))
+        told = None             # a sink's: the mosaic's pooled difference holds the gap
         for sink in self.sinks:
-            sink.heads(layer, heads, A, aligned, difference)
+            got = sink.heads(layer, heads, A, aligned, difference)
+            told = told if got is None else got
         if not difference.size:
             return 0.0
-        low, high = torch.aminmax(d)                   # both NaN if any cell is
-        return max(high.item(), -low.item())
+        return largest_gap(d) if told is None else told
 
     def _put_back(self, Ap: np.ndarray, A: np.ndarray, causal: bool,
                   out: np.ndarray | None = None) -> np.ndarray:
