@@ -210,6 +210,7 @@ class MainWindow(QMainWindow):
         self.plots_area.addWidget(self.plots_scroll)
         self.plots.hoverMessage.connect(self.hover_label.setText)
         self.experiments.figure.hovered.connect(self.hover_label.setText)
+        self.experiments.told.connect(self.status.say)   # not a stale line for 20 min
         self.plots.message.connect(self.status.say)
         self.splitters = TabSplitters(self.plots.tabs, self.settings)
         self.plots.tabs.currentChanged.connect(self.splitters.restore)

@@ -40,6 +40,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     TIP = ("Experiments over many orders and texts: sweeps, swap sensitivity, a position "
            "probe, checks of published claims, encodings compared, the "
            "context-extension lab and the trained checkpoints' order use")
+    told = QtCore.Signal(str)   # a run started, ended or was cancelled: the window's status
 
     def __init__(self, session: Callable[[], Session | None] = lambda: None, settings=None,
                  parent=None):
@@ -194,6 +195,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.progress.show()
         self.cancel_button.setEnabled(True)
         self._stage = f"running the {WHAT_NAMES[job.what]}"
+        self.told.emit(f"R{self._stage[1:]} (Experiments tab)…")
         self._progressed(0, 0)                   # busy until the first step is counted
         if self.result is None:                  # not the invitation to press Run
             self.figure.show_message(f"R{self._stage[1:]}: its plot appears here when it "
@@ -216,6 +218,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.scheduler.cancel()
         self._idle()
         self._say("cancelled; what was shown before is kept")
+        self.told.emit(f"The {WHAT_NAMES[self._submitted.what]} was cancelled")
 
     def shutdown(self) -> None:
         self.scheduler.shutdown()
@@ -279,6 +282,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.job, self.result = outcome.result
         self._done = f"done in {time.monotonic() - self._started:.1f} s"
         self._say(self._done)
+        self.told.emit(f"The {WHAT_NAMES[self.job.what]}: {self._done}")
         self.stale, self.differ = False, []
         self.figure.set_stale(False)
         self._redraw()
