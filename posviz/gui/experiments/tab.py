@@ -247,10 +247,12 @@ class ExperimentsTab(QtWidgets.QWidget):
         first) and the status: what runs, how far, the time left of it and of the run
         (told each second as it runs down)."""
         clock, stage = self._clock, self._stage
-        if clock.count > 1:
+        if clock.count > 1:                      # the bar: the share of the run's work
             self.progress.setRange(0, 1000)
             self.progress.setValue(round(1000 * clock.fraction()))
-            self.progress.setFormat(f"stage {clock.index} of {clock.count}")
+            self.progress.setFormat(f"{round(100 * clock.fraction())} %")
+            place = f"{clock.index} of {clock.count}"     # the words: the stage's place
+            stage = stage if place in stage else f"stage {place}: {stage}"
         elif clock.total:
             self.progress.setRange(0, clock.total)
             self.progress.setValue(clock.done)
