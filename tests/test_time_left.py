@@ -32,8 +32,8 @@ def test_the_run_s_time_left_is_the_stage_s_and_the_stages_after_at_the_pace_of_
     assert run.fraction() == pytest.approx(1 / 3)
     assert run.run_left() == pytest.approx(8 + 8)
     clock.t += 3
-    run.step(1, 2)                      # 3 s a step here: 3 s left, then 8 s for the last
-    assert run.run_left() == pytest.approx(3 + 8)
+    run.step(1, 2)                      # 3 s a step here: 3 s left, then the last at the
+    assert run.run_left() == pytest.approx(3 + 11 / 1.5)    # pace of all done: 11 s, 1.5
     assert run.fraction() == pytest.approx((1 + 0.5) / 3)
     clock.t += 3
     run.stage(Stage("length 3 of 3", 3, 3))   # the stages took 8 and 6 s: 7 s the last
