@@ -429,6 +429,11 @@ def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share
         clock.t += 3
         tab._progressed(1, 4)
     QtWidgets.QApplication.processEvents()
+    tab._stage_started(Stage(words, number, stages, work))   # told as it starts
+    starting = tab.status.shown_lines()[0]
+    assert starting.endswith(f"{tail}…" if tail else "…"), starting
+    clock.t += 3
+    tab._progressed(1, 4)
     first, second = tab.status.shown_lines()
     place = f"{number} of {stages}"
     assert first.startswith("method " + place if words.startswith("method") else

@@ -24,11 +24,12 @@ COUNTED = re.compile(r"(\s*\([^()]*\d+ of \d+[^()]*\)|[:,;]\s*\d+ [^\W\d]+)$")
 
 
 def counted_tail(line: str) -> str:
-    """The counts ending ``line`` (COUNTED, one after another), or ""."""
-    tail = ""
+    """The counts ending ``line`` (COUNTED, one after another, then a stage's "…"
+    as it starts), or ""."""
+    tail = "…" if line.endswith("…") else ""
     while match := COUNTED.search(line[:len(line) - len(tail)]):
         tail = match.group(1) + tail
-    return tail
+    return "" if tail == "…" else tail
 
 
 def elided(metrics, line: str, room: int) -> str:
