@@ -403,22 +403,18 @@ LONG_STAGES = [  # each experiment's longest stage words, as a trial saw them cu
 
 @pytest.mark.parametrize("words, number, stages, tail", LONG_STAGES)
 def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share(
-        qtbot, words, number, stages, tail):
+        qtbot, window, words, number, stages, tail):
     """At 1024 × 700 the stage's words were cut at their end, losing their counts
     ("... (Chen et al. 2023): 4 lengt…", "... at 256 tokens (lengt…", "... rope
     checkpoint, 9 te…"), and the bar said "stage 4 of 5" 5-10 % full (it weighs work,
     its words counted stages): the first line begins with the stage's place and ends
     with its counts, whole, the name cut between (whole in the tooltip); the bar says
     the share of the work done, as full as it is."""
-    from conftest import on_screen
     from PySide6 import QtWidgets
-
-    from posviz.gui.experiments.tab import ExperimentsTab
-    window = QtWidgets.QWidget()
-    layout = QtWidgets.QVBoxLayout(window)
-    tab = ExperimentsTab()
-    layout.addWidget(tab)
-    on_screen(qtbot, window, 1024, 700)
+    window.resize(1024, 700)                         # the real window, its model dock too
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    QtWidgets.QApplication.processEvents()
     clock = FakeClock()
     tab._clock = RunClock(clock)
     tab.cancel_button.setEnabled(True)
@@ -447,4 +443,3 @@ def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share
         1000 * (number - 1 + 0.25) / (stages - 1 + 20))
     assert second.startswith("1 of 4 done")
     tab.cancel_button.setEnabled(False)
-    tab.shutdown()
