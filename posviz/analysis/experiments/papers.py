@@ -9,9 +9,8 @@ experiments.pretrained). ``CATALOGUE`` is the one list of papers, with their tit
 """
 from __future__ import annotations
 
-import inspect
-
 from dataclasses import dataclass
+from inspect import signature
 from typing import Callable
 
 import numpy as np
@@ -362,8 +361,7 @@ def paper_weights(name: str, weights: str | None) -> str:
 
 def check_paper(name: str, should_stop=None, weights: str | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                say: Callable[[str], None] | None = None,
-                loaded: dict | None = None) -> PaperCheck:
+                say: Callable[[str], None] | None = None, loaded=None) -> PaperCheck:
     """Check paper ``name`` on ``weights`` ("random" or "trained"; default_weights); a
     check of a minute or more tells ``say`` its stages and ``progress`` their steps; a
     check of bundled models runs one in ``loaded`` ({source: backend}) on its weights."""
@@ -373,10 +371,8 @@ def check_paper(name: str, should_stop=None, weights: str | None = None,
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
-    check = presets[name]
-    lends = loaded and "loaded" in inspect.signature(check).parameters
-    return check(should_stop, progress=progress, say=say,
-                 **({"loaded": loaded} if lends else {}))
+    lent = {"loaded": loaded} if loaded and "loaded" in signature(presets[name]).parameters else {}
+    return presets[name](should_stop, progress=progress, say=say, **lent)
 
 
 def _about(name: str) -> str:
