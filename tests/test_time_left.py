@@ -443,3 +443,17 @@ def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share
         1000 * (number - 1 + 0.25) / (stages - 1 + 20))
     assert second.startswith("1 of 4 done")
     tab.cancel_button.setEnabled(False)
+
+
+def test_a_stage_s_counts_stay_whole_at_every_width_near_its_own(qtbot):
+    """In the real window at 1024 the lab's line was as wide as the room, and Qt cut it
+    ("... (Chen et al. 2023): 4 lengt…"): at every width near the line's, its counts
+    end it whole."""
+    from posviz.gui.experiments.progress_line import ProgressLine, elided
+    line = ProgressLine()
+    qtbot.addWidget(line)
+    words = "method 2 of 8, position interpolation (Chen et al. 2023): 4 lengths"
+    metrics = line.fontMetrics()
+    width = metrics.horizontalAdvance(words)
+    for room in range(width - 8, width + 9):
+        assert elided(metrics, words, room).endswith(": 4 lengths"), room

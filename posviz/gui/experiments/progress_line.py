@@ -35,10 +35,10 @@ def counted_tail(line: str) -> str:
 def elided(metrics, line: str, room: int) -> str:
     """``line`` within ``room`` pixels: its words cut before the counts ending it
     (at 1024 pixels "... (Chen et al. 2023): 4 lengt…" lost how many lengths), else at
-    its end."""
+    its end. (A line exactly as wide as ``room`` is cut by Qt too: "... 4 lengt…".)"""
     right = Qt.TextElideMode.ElideRight
     tail = counted_tail(line)
-    if metrics.horizontalAdvance(line) <= room or not tail or \
+    if metrics.horizontalAdvance(line) < room or not tail or \
             metrics.horizontalAdvance("…" + tail) * 2 > room:
         return metrics.elidedText(line, right, room)
     return metrics.elidedText(line[:-len(tail)], right,
