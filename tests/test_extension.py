@@ -185,3 +185,35 @@ def test_the_api_returns_what_the_command_prints_and_names_its_arguments(lab):
     for bad in ((2, 1), (0, 1), (1, 1.5), ()):
         with pytest.raises(PosvizInputError, match=r"^factors must"):
             posviz.extend(str(folder), factors=bad)
+
+
+def test_the_lab_answers_cancel_within_a_forward_not_a_length(monkeypatch):
+    """A fake lab whose length runs ten forwards: Cancel, asked for after the third, is
+    answered before the fourth (it was checked only between lengths, 15-60 s apart on a
+    loaded machine), and no length is counted done."""
+    from posviz.analysis.experiments import extension
+    from posviz.errors import Cancelled
+    from posviz.models.training import train
+    forwards, counted = [], []
+
+    class Model:
+        def hidden(self, x):
+            forwards.append(x)
+            return x
+
+        def logits(self, h):
+            return h
+
+    def perplexity(model, *args, **kw):
+        for k in range(10):
+            model.logits(model.hidden(k))
+        return 1.0
+    monkeypatch.setattr(extension, "_model", lambda *args: Model())
+    monkeypatch.setattr(train, "perplexity", perplexity)
+    monkeypatch.setattr(extension, "retrieval", lambda *args: (0.0, 0.0))
+    monkeypatch.setattr(extension, "copying", lambda *args: 0.0)
+    monkeypatch.setattr(extension, "attention_by_distance", lambda *args: [])
+    with pytest.raises(Cancelled):
+        extension.extend(should_stop=lambda: len(forwards) >= 3,
+                         progress=lambda *done: counted.append(done))
+    assert len(forwards) == 3 and counted == []

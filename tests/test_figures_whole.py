@@ -391,6 +391,8 @@ def test_an_experiment_s_progress_keeps_its_height_the_stage_s_words_and_the_tim
         heights.append(tab.status.height())
         assert tab.figure.geometry() == before, (tab.figure.geometry(), before)
         first, second = tab.status.shown_lines()
+        place = f"{k + 1} of 4"                  # the stage's place, said where its words do not
+        stage = stage if place in stage else f"stage {place}: {stage}"
         assert first.startswith(stage[:40]), (first, stage)       # what runs, readable
         assert second.startswith("69 of 120 done, about "), second
         assert second.endswith(" s left in all"), second            # the time left, whole

@@ -106,3 +106,42 @@ def test_sinha2022_s_declared_work_tracks_its_stages_measured_seconds(monkeypatc
             assert done / sum(seconds) / 2 <= run.fraction() <= 2 * done / sum(seconds)
             assert left / 2 <= run.run_left() <= 2 * left, (k, run.run_left(), left)
         now[0] += took
+
+
+def test_sinha2022_runs_the_window_s_loaded_model_on_its_weights_without_a_load(
+        monkeypatch):
+    """SmolLM2 loaded in the window: the check ran "loading smollm2 (model 5 of 5)…" for
+    about a second, loading it again. Lent, it is not loaded, says so, and its stage
+    declares less work (no load's time); MiniLM, not lent, is loaded as before."""
+    from posviz.models import hf
+    from posviz.runtime.experiments import ExperimentJob, run_experiment
+    from posviz.document.spec import ModelSpec
+    shifted, loads = [], []
+    monkeypatch.setattr(pretrained, "shift_change", lambda backend, *a, **kw: (
+        shifted.append(backend), {"last_layer_change": 1.0,
+                                  "pooled_output_change": 1.0})[1])
+
+    class Backend:
+        dtype, device = "float32", "cpu"
+
+        def __init__(self, name):
+            self.name = name
+
+        def twin(self):
+            return Backend(f"twin of {self.name}")
+
+        def describe(self):
+            return {"model": self.name}
+    monkeypatch.setattr(hf, "load_backend", lambda name, **kw: (
+        loads.append(name), Backend(name))[1])
+    said = []
+    job = ExperimentJob("paper", spec=ModelSpec(source="smollm2"),
+                        backend=Backend("window's smollm2"), paper="sinha2022",
+                        weights="trained")
+    run_experiment(job, say=said.append)
+    assert loads == ["minilm"]
+    assert shifted[-1].name == "twin of window's smollm2"
+    assert not any(s.startswith("loading smollm2") for s in said)
+    assert said[-1].startswith("shifting every position id of smollm2 on the window's "
+                               "loaded weights")
+    assert said[-1].work[-1] < _sinha2022_work(monkeypatch)[-1]

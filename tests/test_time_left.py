@@ -32,8 +32,8 @@ def test_the_run_s_time_left_is_the_stage_s_and_the_stages_after_at_the_pace_of_
     assert run.fraction() == pytest.approx(1 / 3)
     assert run.run_left() == pytest.approx(8 + 8)
     clock.t += 3
-    run.step(1, 2)                      # 3 s a step here: 3 s left, then 8 s for the last
-    assert run.run_left() == pytest.approx(3 + 8)
+    run.step(1, 2)                      # 3 s a step here: 3 s left, then the last at the
+    assert run.run_left() == pytest.approx(3 + 11 / 1.5)    # pace of all done: 11 s, 1.5
     assert run.fraction() == pytest.approx((1 + 0.5) / 3)
     clock.t += 3
     run.stage(Stage("length 3 of 3", 3, 3))   # the stages took 8 and 6 s: 7 s the last
@@ -198,38 +198,38 @@ def test_the_experiments_tab_says_the_time_left_of_the_stage_and_of_the_whole_ru
 
         def stage(k: int) -> None:
             relay.said.emit(Stage(f"checkpoint {k} of 3, rope: 400 windows", k, 3))
-            told.append((tab.status.text(), tab.progress.format()))
+            told.append((tab.status.text(), tab.progress.text()))
             for done in range(1, steps + 1):
                 clock.t += 2.5
                 relay.progressed.emit(done, steps)
-                told.append((tab.status.text(), tab.progress.format()))
+                told.append((tab.status.text(), tab.progress.text()))
             clock.t += 10 - 2.5 * steps          # each stage takes 10 s
         stage(1)
         stage(2)
         relay.said.emit(Stage("checkpoint 3 of 3, rope: 400 windows", 3, 3))
         clock.t += 1                                # a second into the last stage
         tab._tell_progress()                         # as the ticking does
-        told.append((tab.status.text(), tab.progress.format()))
+        told.append((tab.status.text(), tab.progress.text()))
         if steps:                                    # the last stage's own time is all
             relay.progressed.emit(1, steps)
-            told.append((tab.status.text(), tab.progress.format()))
+            told.append((tab.status.text(), tab.progress.text()))
     finally:
         tab.cancel()
         release.set()
         tab.shutdown()
     first, then = told[0], told[steps + 1]
-    assert first == ("checkpoint 1 of 3, rope: 400 windows…", "stage 1 of 3")
+    assert first == ("checkpoint 1 of 3, rope: 400 windows…", "0 %")
     assert then == ("checkpoint 2 of 3, rope: 400 windows…; about 20 s left in all",
-                    "stage 2 of 3")
+                    "33 %")
     assert told[2 * steps + 2] == ("checkpoint 3 of 3, rope: 400 windows…; about 9 s "
-                                   "left in all", "stage 3 of 3")
+                                   "left in all", "67 %")
     if steps:
         assert told[1] == ("checkpoint 1 of 3, rope: 400 windows: 1 of 4 done, about 8 s "
-                           "left; about 28 s left in all", "stage 1 of 3")
+                           "left; about 28 s left in all", "8 %")
         assert told[steps + 3] == ("checkpoint 2 of 3, rope: 400 windows: 2 of 4 done, "
-                                   "about 5 s left; about 15 s left in all", "stage 2 of 3")
+                                   "about 5 s left; about 15 s left in all", "50 %")
         assert told[-1] == ("checkpoint 3 of 3, rope: 400 windows: 1 of 4 done, about 3 s "
-                            "left", "stage 3 of 3")
+                            "left", "75 %")
 
 
 def test_the_run_s_time_left_converges_when_steps_take_other_than_their_declared_work():
@@ -385,3 +385,75 @@ def test_a_superseded_run_tells_the_experiments_tab_nothing_more(qtbot, monkeypa
     tab._run(None, lambda: stopped[0])
     assert [s.number for s in said] == [3] and counted == [(1, 3)]
     tab.shutdown()
+
+
+LONG_STAGES = [  # each experiment's longest stage words, as a trial saw them cut at 1024
+    ("method 2 of 8, position interpolation (Chen et al. 2023): 4 lengths", 2, 8,
+     ": 4 lengths"),
+    ("method 5 of 8, DroPE: RoPE dropped after training, recalibrated without positions "
+     "(Gelberg & Cetin 2026): 4 lengths", 5, 8, ": 4 lengths"),
+    ("held-out perplexity of the 6 checkpoints at 256 tokens (length 2 of 3)", 2, 3,
+     " (length 2 of 3)"),
+    ("shifting every position id of the trained rope checkpoint, 9 texts (model 3 of 5)",
+     3, 5, ", 9 texts (model 3 of 5)"),
+    ("probing learned (control) (4 of 6, linear): running 120 texts through the model",
+     7, 12, ""),
+]
+
+
+@pytest.mark.parametrize("words, number, stages, tail", LONG_STAGES)
+def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share(
+        qtbot, window, words, number, stages, tail):
+    """At 1024 × 700 the stage's words were cut at their end, losing their counts
+    ("... (Chen et al. 2023): 4 lengt…", "... at 256 tokens (lengt…", "... rope
+    checkpoint, 9 te…"), and the bar said "stage 4 of 5" 5-10 % full (it weighs work,
+    its words counted stages): the first line begins with the stage's place and ends
+    with its counts, whole, the name cut between (whole in the tooltip); the bar says
+    the share of the work done, as full as it is."""
+    from PySide6 import QtWidgets
+    window.resize(1024, 700)                         # the real window, its model dock too
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    QtWidgets.QApplication.processEvents()
+    clock = FakeClock()
+    tab._clock = RunClock(clock)
+    tab.cancel_button.setEnabled(True)
+    tab.progress.show()
+    work = [1.0] * (stages - 1) + [20.0]            # the last stage, most of the work
+    for k in range(1, number + 1):
+        tab._stage_started(Stage(words, k, stages, work))
+        clock.t += 3
+        tab._progressed(1, 4)
+    QtWidgets.QApplication.processEvents()
+    tab._stage_started(Stage(words, number, stages, work))   # told as it starts
+    starting = tab.status.shown_lines()[0]
+    assert starting.endswith(f"{tail}…" if tail else "…"), starting
+    clock.t += 3
+    tab._progressed(1, 4)
+    first, second = tab.status.shown_lines()
+    place = f"{number} of {stages}"
+    assert first.startswith("method " + place if words.startswith("method") else
+                            ("stage " + place if place not in words else words[:20]))
+    assert place in first and first.endswith(tail), (first, words)
+    tab.status.repaint()
+    if "…" in first:                                      # cut: whole on hover
+        assert words in tab.status.toolTip(), tab.status.toolTip()
+    share = round(100 * ((number - 1 + 0.25) / (stages - 1 + 20)))
+    assert tab.progress.text() == f"{share} %" and tab.progress.value() == round(
+        1000 * (number - 1 + 0.25) / (stages - 1 + 20))
+    assert second.startswith("1 of 4 done")
+    tab.cancel_button.setEnabled(False)
+
+
+def test_a_stage_s_counts_stay_whole_at_every_width_near_its_own(qtbot):
+    """In the real window at 1024 the lab's line was as wide as the room, and Qt cut it
+    ("... (Chen et al. 2023): 4 lengt…"): at every width near the line's, its counts
+    end it whole."""
+    from posviz.gui.experiments.progress_line import ProgressLine, elided
+    line = ProgressLine()
+    qtbot.addWidget(line)
+    words = "method 2 of 8, position interpolation (Chen et al. 2023): 4 lengths"
+    metrics = line.fontMetrics()
+    width = metrics.horizontalAdvance(words)
+    for room in range(width - 8, width + 9):
+        assert elided(metrics, words, room).endswith(": 4 lengths"), room

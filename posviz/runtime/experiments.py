@@ -87,7 +87,8 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
     if job.what == "paper":
         from ..analysis.experiments.papers import check_paper
-        return check_paper(job.paper, should_stop, job.weights, progress, say)
+        loaded = {job.spec.source: job.backend} if job.backend is not None else None
+        return check_paper(job.paper, should_stop, job.weights, progress, say, loaded)
     if job.what == "order":
         from ..analysis.experiments.order_use import zoo_order_use
         return zoo_order_use(should_stop=should_stop, say=say, progress=progress)

@@ -140,6 +140,30 @@ def _model(checkpoint: Checkpoint, method: Method, length: int, train: int):
     return model
 
 
+class Stoppable:
+    """A model whose every forward (a batch of windows, a window's maps) first asks
+    ``should_stop``: Cancel and quit are answered within a forward, not a length (15-60 s
+    apart on a loaded machine)."""
+
+    def __init__(self, model, should_stop):
+        self.model, self.should_stop = model, should_stop
+
+    def _asked(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise Cancelled()
+
+    def hidden(self, *args, **kwargs):
+        self._asked()
+        return self.model.hidden(*args, **kwargs)
+
+    def run(self, *args, **kwargs):
+        self._asked()
+        return self.model.run(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
 def retrieval(model, ids: np.ndarray, length: int, start_id: int) -> tuple[float, float]:
     """What the far half of up to FAR_WINDOWS held-out windows of ``length`` slots adds
     to the prediction of their last eighth: the mean loss (nats a token) with slots
@@ -256,7 +280,7 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
         for done, n in enumerate(lengths, 1):
             if should_stop is not None and should_stop():
                 raise Cancelled()
-            model = _model(checkpoint, method, n, train)
+            model = Stoppable(_model(checkpoint, method, n, train), should_stop)
             row["perplexity"][str(n)] = perplexity(model, ids, n, count, start_id=start)
             row["retrieval"][str(n)], row["retrieval_se"][str(n)] = retrieval(
                 model, ids, n, start_id)

@@ -10,6 +10,7 @@ experiments.pretrained). ``CATALOGUE`` is the one list of papers, with their tit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from inspect import signature
 from typing import Callable
 
 import numpy as np
@@ -360,16 +361,18 @@ def paper_weights(name: str, weights: str | None) -> str:
 
 def check_paper(name: str, should_stop=None, weights: str | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                say: Callable[[str], None] | None = None) -> PaperCheck:
+                say: Callable[[str], None] | None = None, loaded=None) -> PaperCheck:
     """Check paper ``name`` on ``weights`` ("random" or "trained"; default_weights); a
-    check of a minute or more tells ``say`` its stages and ``progress`` their steps."""
+    check of a minute or more tells ``say`` its stages and ``progress`` their steps; a
+    check of bundled models runs one in ``loaded`` ({source: backend}) on its weights."""
     weights = paper_weights(name, weights)
     presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}[weights]
     if name not in presets:
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
-    return presets[name](should_stop, progress=progress, say=say)
+    lent = {"loaded": loaded} if loaded and "loaded" in signature(presets[name]).parameters else {}
+    return presets[name](should_stop, progress=progress, say=say, **lent)
 
 
 def _about(name: str) -> str:

@@ -26,6 +26,7 @@ SHIFT = 7
 ZOO_KINDS = (SinusoidalEncoding.kind, LearnedEncoding.kind, RotaryEncoding.kind)
 BUNDLED_MODELS = ("minilm", "smollm2")
 BUNDLED_PARAMETERS = {"minilm": 22_565_376, "smollm2": 134_515_008}   # as loaded
+LENT = " on the window's loaded weights"    # a bundled model the window lent
 MOVED, STILL = 1e-3, 1e-6      # an output change above MOVED moved; below STILL it did not
 
 
@@ -81,14 +82,16 @@ def shift_change(backend, texts, should_stop=None, progress=None) -> dict:
     return row
 
 
-def shift_work(parameters: int) -> float:
+def shift_work(parameters: int, lent: bool = False) -> float:
     """A model's stage's work: the square root of its parameters. Its stage's seconds
     (a bundled model's load, then 2 × 9 short forwards) grow far slower than its
     parameters: 3 / 23 / 60 s for 0.33 M (a trained checkpoint) / 22.6 M (MiniLM) /
     134.5 M (SmolLM2) on a loaded machine, as √ declares (1 : 8.3 : 20). Declared by
     parameters, the trained checkpoints' stages were 0.6 % of the run: the bar read 0 %
-    at stage 4 of 5, and their pace told 70 s left of a 16 s run."""
-    return math.sqrt(parameters)
+    at stage 4 of 5, and their pace told 70 s left of a 16 s run. A bundled model whose
+    weights the window ``lent`` is not loaded: a fifth less (SmolLM2's load of its
+    converted copy was 1.1 s of its 6.3 s stage in a trial)."""
+    return math.sqrt(parameters) * (0.8 if lent else 1.0)
 
 
 def output_change(row: dict) -> float:
@@ -96,9 +99,21 @@ def output_change(row: dict) -> float:
     return row.get("next_token_kl_mean", row["pooled_output_change"])
 
 
-def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
+def lent(loaded: dict | None, name: str):
+    """A twin of the backend of bundled model ``name`` the window has loaded as it is
+    shipped (float32, on the CPU), from ``loaded`` {source: backend}; else None."""
+    backend = (loaded or {}).get(name)
+    if backend is None or not hasattr(backend, "twin") or \
+            getattr(backend, "dtype", "float32") != "float32" or \
+            str(getattr(backend, "device", "cpu")) != "cpu":
+        return None
+    return backend.twin()
+
+
+def sinha2022(should_stop=None, progress=None, say=None, loaded=None) -> PaperCheck:
     """``say`` is told each model as its stage starts (loading, then shifting), and
-    ``progress(done, total)`` each text shifted."""
+    ``progress(done, total)`` each text shifted; a bundled model in ``loaded``
+    ({source: backend}, the window's) runs on its weights, not loaded again."""
     from ...models.hf import BUNDLED, load_backend
     from .trained import _backend, description, shipped
     texts = example_texts()
@@ -108,7 +123,9 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
     from .trained import _parameters
     parameters = [by_kind[kind].record.get("parameters", 0) or _parameters(by_kind[kind])
                   for kind in kinds] + [BUNDLED_PARAMETERS[n] for n in BUNDLED_MODELS]
-    work = [shift_work(p) for p in parameters]         # a bundled model's load too
+    twins = {name: lent(loaded, name) for name in BUNDLED_MODELS}
+    lends = [False] * len(kinds) + [twins[name] is not None for name in BUNDLED_MODELS]
+    work = [shift_work(p, twin) for p, twin in zip(parameters, lends)]
 
     def stage(k: int, text: str) -> None:
         if say is not None:
@@ -124,14 +141,17 @@ def sinha2022(should_stop=None, progress=None, say=None) -> PaperCheck:
         (absolute if added else relative).append(f"trained {kind}")
     names = []
     for k, name in enumerate(BUNDLED_MODELS, start=len(kinds)):
-        stage(k, f"loading {name}")
-        try:
-            backend = load_backend(name, should_stop=should_stop)
-        except PosvizInputError:                      # not installed here: left out
-            continue
+        backend = twins[name]
+        if backend is None:
+            stage(k, f"loading {name}")
+            try:
+                backend = load_backend(name, should_stop=should_stop)
+            except PosvizInputError:                  # not installed here: left out
+                continue
         names.append(BUNDLED[name].label)
         models.append(backend.describe())
-        stage(k, f"shifting every position id of {name}, {len(texts)} texts")
+        whose = LENT if twins[name] is not None else ""
+        stage(k, f"shifting every position id of {name}{whose}, {len(texts)} texts")
         values[name] = shift_change(backend, texts, should_stop, progress)
         (relative if name == "smollm2" else absolute).append(name)
     holds = bool(absolute and relative

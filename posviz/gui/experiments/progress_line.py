@@ -6,6 +6,8 @@ on the second, each elided only past the whole width; an error in as many lines 
 needs (it stays until the inputs change)."""
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy
@@ -14,6 +16,33 @@ from ..status import ElidedLabel
 
 LINES = 2
 JOINERS = " :;,"          # between the stage's words and how far it is
+
+
+# the counts at a line's end, kept whole when its words are cut: "(length 2 of 3)",
+# "(model 3 of 5)", ": 4 lengths", ", 9 texts"
+COUNTED = re.compile(r"(\s*\([^()]*\d+ of \d+[^()]*\)|[:,;]\s*\d+ [^\W\d]+)$")
+
+
+def counted_tail(line: str) -> str:
+    """The counts ending ``line`` (COUNTED, one after another, then a stage's "…"
+    as it starts), or ""."""
+    tail = "…" if line.endswith("…") else ""
+    while match := COUNTED.search(line[:len(line) - len(tail)]):
+        tail = match.group(1) + tail
+    return "" if tail == "…" else tail
+
+
+def elided(metrics, line: str, room: int) -> str:
+    """``line`` within ``room`` pixels: its words cut before the counts ending it
+    (at 1024 pixels "... (Chen et al. 2023): 4 lengt…" lost how many lengths), else at
+    its end. (A line exactly as wide as ``room`` is cut by Qt too: "... 4 lengt…".)"""
+    right = Qt.TextElideMode.ElideRight
+    tail = counted_tail(line)
+    if metrics.horizontalAdvance(line) < room or not tail or \
+            metrics.horizontalAdvance("…" + tail) * 2 > room:
+        return metrics.elidedText(line, right, room)
+    return metrics.elidedText(line[:-len(tail)], right,
+                              room - metrics.horizontalAdvance(tail)) + tail
 
 
 class ProgressLine(ElidedLabel):
@@ -68,10 +97,9 @@ class ProgressLine(ElidedLabel):
         return [first, text[len(first):].lstrip(" ")]
 
     def shown_lines(self) -> list[str]:
-        """What is painted on each line: it, elided to the width."""
+        """What is painted on each line: it, elided to the width, its counts whole."""
         metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
-        return [metrics.elidedText(line, Qt.TextElideMode.ElideRight, room)
-                for line in self.lines()]
+        return [elided(metrics, line, room) for line in self.lines()]
 
     def shown_text(self) -> str:
         """What is painted, its lines joined by a newline."""

@@ -189,8 +189,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._refuse(one_line(error), self._inputs())
             return
         self._submitted = job                    # self.job: the job of the result shown
-        self._started = time.monotonic()
-        self._clock = RunClock()
+        self._started, self._clock = time.monotonic(), RunClock()
         self._ticking.start()                    # the time left runs down between steps
         self.progress.show()
         self.cancel_button.setEnabled(True)
@@ -232,8 +231,7 @@ class ExperimentsTab(QtWidgets.QWidget):
 
     @QtCore.Slot(object)
     def _stage_started(self, stage: str) -> None:
-        """A new stage (a probe's forwards, then its fits) counts its own steps and time;
-        a Stage (analysis.experiments.stage) also its place in the run."""
+        """A new stage counts its own steps and time; a Stage also its place in the run."""
         self._stage = stage
         self._clock.stage(stage)
         self._progressed(0, 0)
@@ -246,14 +244,16 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._tell_progress()
 
     def _tell_progress(self) -> None:
-        """The bar (the whole run's stages, else the stage's steps; busy before the
-        first) and the status: what runs, how far, the time left of it and of the run
-        (told each second as it runs down)."""
+        """The bar (the share of the run's work done, else the stage's steps; busy
+        before the first) and the status: what runs (the stage's place where its words do
+        not say it), how far, the time left of it and of the run (told each second)."""
         clock, stage = self._clock, self._stage
         if clock.count > 1:
             self.progress.setRange(0, 1000)
             self.progress.setValue(round(1000 * clock.fraction()))
-            self.progress.setFormat(f"stage {clock.index} of {clock.count}")
+            self.progress.setFormat(f"{round(100 * clock.fraction())} %")
+            place = f"{clock.index} of {clock.count}"
+            stage = stage if place in stage else f"stage {place}: {stage}"
         elif clock.total:
             self.progress.setRange(0, clock.total)
             self.progress.setValue(clock.done)
