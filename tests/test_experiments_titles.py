@@ -195,7 +195,9 @@ def test_swap_sweep_title_counts_what_the_band_and_the_map_are_made_of(qtbot):
     qtbot.addWidget(figure)
     figure.show_sweep(s.result, "pooled_change")
     heading = figure.heading.text()
-    assert "9 neighbouring swaps of the 45 pairs run, over 1 text</b>" in heading
+    # it read "9 neighbouring swaps of the 45 pairs run, over 1 text": 9 runs or 45?
+    assert ("pooled change, swap sweep of 1 text: 45 pairs swapped, the 9 neighbouring "
+            "ones drawn</b>") in heading
     assert "the median over the 9 neighbouring swaps" in figure.note.text()
 
 

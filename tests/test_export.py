@@ -208,7 +208,6 @@ def test_cli_export_unwritable_folder_is_one_line(tmp_path, capsys):
 def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
     panel, _ = shown_panel
     import pyqtgraph as pg
-    from PySide6 import QtWidgets
     for name, figure in panel.figures().items():
         boxes = [item for item in figure.canvas.scene().items()
                  if isinstance(item, pg.ViewBox) and item.menu is not None]
@@ -216,8 +215,8 @@ def test_each_figure_menu_offers_export(shown_panel, tmp_path, monkeypatch):
         texts = [a.text() for box in boxes for a in box.menu.actions()]
         assert "Export figure as PNG…" in texts and "Export figure as SVG…" in texts, name
     target = tmp_path / "chosen.svg"
-    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName",
-                        staticmethod(lambda *a, **k: (str(target), "")))
+    from posviz.gui.plots import exporting
+    monkeypatch.setattr(exporting, "save_file_name", lambda *a, **k: str(target))
     action = next(a for a in panel.figures()["symmetry"].heading.actions()
                   if a.text() == "Export figure as SVG…")
     action.trigger()
@@ -430,7 +429,8 @@ def test_figure_menu_export_asks_resolution_and_remembers_the_folder(
         offered.append(start)
         return str(folder / "fig.png"), ""
 
-    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(save_as))
+    from posviz.gui.plots import exporting
+    monkeypatch.setattr(exporting, "save_file_name", lambda *a: save_as(*a)[0])
     monkeypatch.setattr(QtWidgets.QInputDialog, "getInt",
                         staticmethod(lambda *a, **k: (200, True)))
     figure = panel.figures()["symmetry"]

@@ -42,7 +42,7 @@ def test_a_figure_s_file_is_offered_under_what_it_shows(qtbot, tmp_path, monkeyp
     from pathlib import Path
     from types import SimpleNamespace
 
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtCore
 
     from posviz.gui.experiments.jobs import file_name
     from posviz.gui.experiments.tab import ExperimentsTab
@@ -63,8 +63,9 @@ def test_a_figure_s_file_is_offered_under_what_it_shows(qtbot, tmp_path, monkeyp
     tab = ExperimentsTab(settings=settings)
     qtbot.addWidget(tab)
     offered = []
-    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(
-        lambda parent, caption, start, filters: offered.append(Path(start)) or ("", "")))
+    from posviz.gui.plots import exporting
+    monkeypatch.setattr(exporting, "save_file_name", (
+        lambda parent, caption, start, filters: offered.append(Path(start)) or ""))
     tab._export("experiment", "svg")
     assert offered[-1] == tmp_path / "experiment.svg"              # nothing run yet
     tab.metric_box.setCurrentIndex(tab.metric_box.findData("pooled_change"))

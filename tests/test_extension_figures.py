@@ -195,3 +195,38 @@ def test_the_last_distance_bin_is_labelled_on_a_small_screen(qtbot, figure, widt
     scene = figure.canvas.sceneRect()
     for rect, _, _ in labels:
         assert axis.mapRectToScene(rect).right() <= scene.right()    # whole in the figure
+
+
+def _hover_at(figure, series, i):
+    """What the figure says with the mouse on ``series``'s point ``i``."""
+    from PySide6 import QtCore
+    figure._mouse_moved(figure.plot.vb.mapViewToScene(
+        QtCore.QPointF(float(series.x[i]), float(series.y[i]))))
+    return figure.hover.text
+
+
+def test_hover_names_the_lab_s_own_x_quantity_not_a_layer(figure):
+    # a log-2 length axis: the point at 1024 tokens sits at x = 10, never "layer 10"
+    figure.show_extension(STORED, "perplexity")
+    figure.plot.vb.setRange(xRange=(6.5, 10.5), padding=0)   # a whole point apart
+    rope = next(s for s in figure._series if s.name == "RoPE as trained")
+    value = STORED["methods"]["rope"]["perplexity"]["1024"]
+    assert _hover_at(figure, rope, 3) == f"RoPE as trained, 1,024 tokens: {value:.3g}"
+    figure.show_extension(STORED, "retrieval")
+    said = _hover_at(figure, figure._series[0], 0)
+    assert "128 tokens" in said and "layer" not in said and "input" not in said
+    figure.show_extension(STORED, "attention")
+    said = [_hover_at(figure, figure._series[0], i) for i in (1, 10)]
+    assert "keys 1 token back" in said[0] and "keys 512-1023 tokens back" in said[1]
+
+
+def test_hover_names_the_encoding_of_an_order_use_point(figure):
+    from posviz.analysis.experiments.order_use import ZooOrderUse
+    from posviz.gui.experiments.extension import draw_order_use
+    from posviz.models.training.order_use import OrderUse
+    uses = {kind: OrderUse(400, 128, True, 40.0, {"all_but_last": 40.0 * ratio,
+                                                  "all_but_last_two": 40.0 * kept})
+            for kind, ratio, kept in (("none", 1.69, 1.29), ("rope", 3.06, 1.56))}
+    draw_order_use(figure, ZooOrderUse(uses, 0, "two stand-in checkpoints"))
+    said = _hover_at(figure, figure._series[0], 1)
+    assert said == "every token before the last shuffled, rope: 3.06"

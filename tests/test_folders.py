@@ -24,6 +24,7 @@ def test_save_starts_where_the_last_export_went_and_export_where_the_save(
         return str(answers.pop(0)), ""
 
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(dialog))
+    monkeypatch.setattr(exporting, "save_file_name", lambda *args: dialog(*args)[0])
     monkeypatch.setattr(QtWidgets.QInputDialog, "getInt",
                         staticmethod(lambda *args: (96, True)))
     answers.append("")                                      # cancelled

@@ -343,3 +343,21 @@ def test_the_outputs_chart_fits_a_1024_by_700_window_without_scrolling(qtbot):
         w.plots.height(), viewport.height())
     assert in_sight(w, figure.canvas).bottom() <= viewport.height()
     assert figure.canvas.height() >= 250
+
+
+def test_the_positions_field_reads_as_its_menu_at_its_own_least_width(qtbot):
+    """It read "by slot" closed (once the panel narrowed) and "belong to slots" open:
+    "by slot" was no choice of its list. Closed at its least width it shows a choice
+    whole, the very words of the open list."""
+    from posviz.gui.model_panel.fields import option_widget
+    from posviz.models.options import OPTIONS
+    box = option_widget(OPTIONS["mode"])
+    qtbot.addWidget(box)
+    box.setFixedWidth(box.minimumSizeHint().width())
+    box.show()
+    qtbot.waitExposed(box)
+    listed = [box.itemText(i) for i in range(box.count())]
+    assert listed == ["belong to slots", "travel with tokens"]
+    for i in range(box.count()):
+        box.setCurrentIndex(i)
+        assert box.shown_text() == listed[i]

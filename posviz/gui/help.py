@@ -48,8 +48,8 @@ GUIDE_TRY = """
 ## What to try
 
 Help > Scenarios opens prepared states, each with what to do, what to expect and why.
-Drag chips (or use the Edit menu's reorders); switch positions between *slot* (the usual
-input) and *travel with tokens* in the model panel.
+Drag chips (or use the Edit menu's reorders); switch Positions between *belong to slots*
+(the usual input) and *travel with tokens* in the model panel.
 """
 
 

@@ -51,9 +51,11 @@ def conditions(result: dict) -> str:
             f"saw), {result['tokens']} predictions a length")
 
 
-def _marker(figure, k: int, title: str, x, values, shown=None, joined=True) -> None:
+def _marker(figure, k: int, title: str, x, values, where, shown=None,
+            joined=True) -> None:
     """One method's curve (``joined``, else its markers alone) with its own colour and
-    marker, in the legend and the hover."""
+    marker, in the legend and the hover; ``where``: each point's x in the bottom axis's
+    own words (a length, a distance, an encoding), for the hover."""
     colour = style.CURVE_COLOURS[k % len(style.CURVE_COLOURS)]
     symbol, size = SYMBOLS[k % len(SYMBOLS)], max(12 - k, 6)
     pen = style.cosmetic_pen(colour, 2.0, QtCore.Qt.PenStyle.SolidLine)
@@ -65,7 +67,7 @@ def _marker(figure, k: int, title: str, x, values, shown=None, joined=True) -> N
     figure.legend.addItem(style.legend_sample(pen=pen if joined else None, symbol=symbol, symbolSize=9,
                                               symbolBrush=colour, symbolPen="w"), title)
     figure._series.append(Series(title, np.asarray(x, float), drawn,
-                                 np.asarray(values, float)))
+                                 np.asarray(values, float), where=tuple(where)))
 
 
 def _length_axis(figure, lengths: list[int], train: int) -> np.ndarray:
@@ -105,7 +107,8 @@ def draw_extension(figure, result: dict, metric: str) -> None:
             values = np.array([row[metric][str(n)] for n in lengths], float)   # (lengths,)
             # retrieval's bars side by side: each method a little apart at a length
             at = x + (DODGE * (k - (len(methods) - 1) / 2) if metric == "retrieval" else 0)
-            _marker(figure, k, row["title"], at, values)
+            _marker(figure, k, row["title"], at, values,
+                    [f"{n:,} tokens" for n in lengths])
             figure.data[name] = values
             if metric == "retrieval":
                 se = np.array([row["retrieval_se"][str(n)] for n in lengths], float)
@@ -144,7 +147,8 @@ def _draw_attention(figure, result: dict, length: int) -> None:
     axis.setStyle(hideOverlappingLabels=metrics.horizontalAdvance(names[count - 1]) // 2 + 2)
     for k, (name, row) in enumerate(result["methods"].items()):
         values = np.array(row["attention"][str(length)], float)           # (bins,)
-        _marker(figure, k, row["title"], x, values)
+        _marker(figure, k, row["title"], x, values,
+                [f"keys {b} token{'' if b == '1' else 's'} back" for b in names[:count]])
         figure.data[name] = values
     figure.dims = ("distance",)
     figure.coords = {"distance": list(names[:count])}
@@ -206,7 +210,7 @@ def draw_order_use(figure, result) -> None:
     figure.data, figure.labels = {}, {}
     for k, (key, title, shuffled) in enumerate(ORDER_SERIES):
         values = np.array([u.shuffled[shuffled] / u.original for u in result.uses.values()])
-        _marker(figure, k, title, x + 0.08 * (k - 0.5), values, joined=False)
+        _marker(figure, k, title, x + 0.08 * (k - 0.5), values, kinds, joined=False)
         figure.data[key] = values                                        # (encodings,)
     bag = pg.InfiniteLine(pos=1.0, angle=0, label="1: order unused", labelOpts={
         "position": 0.02, "color": (60, 60, 60), "anchors": [(0, 1), (0, 1)]},

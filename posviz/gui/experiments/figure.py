@@ -295,11 +295,16 @@ class ExperimentFigure(Figure):
         set_layer_ticks(self.plot.getAxis("bottom"), layers.size)
         runs, texts = plural(result.runs, "run"), plural(len(result.texts), "text")
         over = "all runs"
+        title = f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}"
         if result.kind == "swap":   # the band: the neighbouring swaps of every pair run
             ran = sum(p.swaps for p in result.pairs)
             over = f"the {plural(result.runs, 'neighbouring swap')}"
-            runs = f"{plural(result.runs, 'neighbouring swap')} of the {ran} pairs run,"
-        self.set_title(f"{metric.replace('_', ' ')}: {result.kind} sweep, {runs} over {texts}")
+            # it read "4 neighbouring swaps of the 10 pairs run, over 1 text": 4 runs or 10?
+            ones = "one" if result.runs == 1 else "ones"
+            title = (f"{metric.replace('_', ' ')}, swap sweep of {texts}: "
+                     f"{plural(ran, 'pair')} swapped, the {result.runs} neighbouring {ones} "
+                     f"drawn")
+        self.set_title(title)
         self.set_note(("Line: the one run's change (one order, no spread to shade). "
                        if one else f"Line: the median over {over}; shaded: 10th to 90th "
                        "percentile. ") + "A change below the dashed noise floor cannot be told from "

@@ -13,7 +13,6 @@ INVALID = "border: 1px solid #c62828; border-radius: 3px;"
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
 STATUS_STYLE = "color: #555; font-size: 11px;"
 MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
-MODE_SHORT = {"slot": "by slot", "token": "with tokens"}
 SPECIAL_TEXT = {"d_ff": "4 × d"}          # what a spin box shows at its lowest value
 
 
@@ -24,13 +23,6 @@ def choice_text(name: str, value) -> str:
     if name == "mode":
         return MODE_LABELS.get(value, value)
     return str(value)
-
-
-def short_text(name: str, value) -> str | None:
-    """How a choice reads in its closed menu when its whole text is long, if not its
-    text before " (" (an encoding's title without its paper: "RoPE", "T5 relative bias",
-    as its entry and the Experiments' Compare name it)."""
-    return MODE_SHORT.get(value) if name == "mode" else None
 
 
 class ShortCombo(QComboBox):
@@ -114,7 +106,9 @@ def option_widget(option: Option) -> QWidget:
     if option.choices:
         widget = ShortCombo()
         for value in option.choices:
-            widget.add(choice_text(option.name, value), value, short_text(option.name, value))
+            # one wording, open and closed: the Positions field once read "by slot" closed
+            # and "belong to slots" open; its texts are short enough to show whole
+            widget.add(choice_text(option.name, value), value)
         return widget
     if option.kind is bool:
         return QCheckBox(option.label)

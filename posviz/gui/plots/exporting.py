@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -133,6 +134,50 @@ def export_folder(settings) -> Path:
     return folder if folder not in (None, Path.home()) else Path.home() / FIGURES_FOLDER
 
 
+DIALOG_SHARE = 2 / 3        # of the window: a figure's file dialog's size
+DIALOG_LEAST = (800, 500)   # pixels: never smaller (a screen allowing)
+
+
+def save_file_name(parent: QtWidgets.QWidget, caption: str, start: str, filters: str) -> str:
+    """The file the user chose to save to ("" when cancelled), asked in a file dialog at
+    a size that shows its columns whole: two thirds of the window, at least 800 × 500
+    (Qt's own dialog opened at about 630 × 400, its Size, Type and Date cut)."""
+    dialog = QtWidgets.QFileDialog(parent, caption, start, filters)
+    dialog.setAcceptMode(QtWidgets.QFileDialog.AcceptMode.AcceptSave)
+    dialog.resize(*dialog_size(parent))
+    return dialog.selectedFiles()[0] if dialog.exec() and dialog.selectedFiles() else ""
+
+
+def dialog_size(parent: QtWidgets.QWidget | None) -> tuple[int, int]:
+    """(width, height) of a file dialog over ``parent``'s window, within its screen."""
+    window = parent.window() if parent is not None else None
+    width, height = (window.width(), window.height()) if window is not None else (0, 0)
+    size = [max(least, round(DIALOG_SHARE * side))
+            for least, side in zip(DIALOG_LEAST, (width, height))]
+    screen = (window.screen() if window is not None else None) or \
+        QtGui.QGuiApplication.primaryScreen()
+    if screen is not None:
+        room = screen.availableGeometry()
+        size = [min(size[0], room.width()), min(size[1], room.height())]
+    return size[0], size[1]
+
+
+@contextmanager
+def busy_writing(widget: QtWidgets.QWidget, path: Path, say):
+    """While a file is drawn: ``say`` "Writing NAME…" (a status line), the busy cursor,
+    and the window repainted first where the closed dialogs were (a 300-dpi PNG holds
+    the event loop for seconds: the resolution box stayed painted over the plot)."""
+    say(f"Writing {Path(path).name}…")
+    QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
+    try:
+        QtWidgets.QApplication.processEvents(
+            QtCore.QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
+        widget.window().repaint()
+        yield
+    finally:
+        QtWidgets.QApplication.restoreOverrideCursor()
+
+
 def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
                     settings=None) -> tuple[Path, int | None, int | None] | None:
     """A file chosen by the user for figure ``name`` in ``fmt``, offered in the last
@@ -142,8 +187,7 @@ def ask_export_path(parent: QtWidgets.QWidget, name: str, fmt: str,
     settings = settings if settings is not None else QtCore.QSettings()
     folder = last_folder(settings)
     start = folder / f"{name}.{fmt}"
-    path, _ = QtWidgets.QFileDialog.getSaveFileName(parent, f"Export {name}",
-                                                    str(start), FILTERS[fmt])
+    path = save_file_name(parent, f"Export {name}", str(start), FILTERS[fmt])
     if not path:
         return None
     if not path.lower().endswith("." + fmt):

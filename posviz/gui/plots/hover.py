@@ -37,6 +37,7 @@ class Series:
     y: np.ndarray
     values: np.ndarray
     extra: tuple = ()           # per point, words after the value ("" none), or ()
+    where: tuple = ()           # per point, where it is in the x axis's own words, or ()
 
 
 def nearest(series: list[Series], view, scene_pos, radius: float = NEAR):
@@ -55,9 +56,11 @@ def nearest(series: list[Series], view, scene_pos, radius: float = NEAR):
 
 
 def point_words(one: Series, i: int, x_words=layer_name) -> str:
-    """A curve's point in words: its name, where (layer) and value."""
+    """A curve's point in words: its name, where (its ``where``, else ``x_words`` of its
+    x: a layer) and value."""
     extra = one.extra[i] if one.extra else ""
-    return f"{one.name}, {x_words(int(round(one.x[i])))}: {one.values[i]:.3g}{extra}"
+    where = one.where[i] if one.where else x_words(int(round(one.x[i])))
+    return f"{one.name}, {where}: {one.values[i]:.3g}{extra}"
 
 
 class CurveHover:

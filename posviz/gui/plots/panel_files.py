@@ -14,7 +14,7 @@ from typing import Callable
 from PySide6 import QtWidgets
 
 from .arrange import plots_nothing, shown_while
-from .exporting import ask_export_path, writing
+from .exporting import ask_export_path, busy_writing, writing
 from .figures import FIGURE_TYPES, FIGURES
 from .own_size import figure_panel
 from posviz.document.caption import caption
@@ -130,14 +130,18 @@ class PanelFiles:
         if chosen is None:
             return
         path, width, dpi = chosen
-        twin = self.drawn_alone()
+        twin = None
         try:            # its own size, as every file's (its maps squared in the twin)
-            figure_panel(twin, name, lambda: twin).export_figure(name, path, width=width,
-                                                                 dpi=dpi)
+            with busy_writing(self, path, self.message.emit):
+                twin = self.drawn_alone()
+                figure_panel(twin, name, lambda: twin).export_figure(name, path,
+                                                                     width=width, dpi=dpi)
         except PosvizInputError as error:
+            self.message.emit(f"Did not write {path.name}")
             QtWidgets.QMessageBox.warning(self, "Export failed", str(error))
         else:
-            self.hoverMessage.emit(f"saved {path}")
+            self.message.emit(f"Wrote {path}")
         finally:
-            twin.close()
-            twin.deleteLater()
+            if twin is not None:
+                twin.close()
+                twin.deleteLater()
