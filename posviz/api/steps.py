@@ -36,6 +36,8 @@ class StepPrinter:
         self._converting = self._saved = False   # in a conversion; its copy saved
         self._run = (None, 0.0, (0, 0), {})  # (step, told last, (layer, part), each
         self._at = None                     # part's seconds); the last boundary's time
+        self._piece, self._tail = None, 0.0  # a layer's maps on their way to disk: the
+        # last piece's time; the seconds from a layer's last piece to its next boundary
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING, SAVING
@@ -96,11 +98,15 @@ class StepPrinter:
         part = forward.part if forward is not None else 0
         run_step, told, last, parts = self._run
         if forward is not None and forward.within:     # a layer's maps on their way to
-            if run_step == step and now - told >= self.tick:    # the disk, head by head
+            piece, self._piece = now - (self._piece or self._at or now), now   # the disk
+            # told when the next piece, or the rest of the part, would leave a tick untold
+            if run_step == step and now - told + max(piece, self._tail) >= self.tick:
                 self._run = (step, now, last, parts)
                 self._print(self._line(step, forward, layer, total, " ({}: head {} of {})"
                                        .format(reached.PART_WORDS[part], *forward.within)))
             return
+        if self._piece is not None:
+            self._tail, self._piece = now - self._piece, None
         if run_step != step or (layer, part) < last:           # a step, or a forward, anew
             told = now              # (its blocks' parts timed as the last forward's)
         took = now - self._at if run_step == step and self._at is not None else None
