@@ -93,7 +93,7 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
     stop = should_stop or (lambda: False)
     extra = {**extra, **(placement or {})}
     try:
-        with counting(say, stop):       # one block: its GGUF parses kept for the next
+        with counting(say, stop):       # one block: a GGUF file read by one gguf reader
             outcome = _read(folder, extra, gguf, family, say, stop, device, dtype)
     except Cancelled:
         outcome = None                  # leave the except block: its traceback holds
