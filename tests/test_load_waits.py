@@ -19,9 +19,9 @@ def test_the_gguf_parsing_is_said_while_it_reads(monkeypatch):
     monkeypatch.delenv("POSVIZ_WORKAROUNDS_OFF", raising=False)
     told, original = [], module.load_gguf_checkpoint
     with workarounds.gguf_loop(lambda loop, total: loop, lambda *said: told.append(said)):
-        for _ in range(2):              # for the config, then for the weights: told apart
+        for tensors in (False, True):   # for the config, then for the weights: told apart
             with pytest.raises(Exception):
-                module.load_gguf_checkpoint("/nonexistent.gguf")
+                module.load_gguf_checkpoint("/nonexistent.gguf", return_tensors=tensors)
         with pytest.raises(Exception):  # the matching, counted over the model's modules
             module.get_gguf_hf_weights_map(torch.nn.Sequential(torch.nn.Linear(1, 1)), None)
     assert told == [(READING,), (READING_AGAIN,), (MATCHING, 1, 2)]
@@ -204,3 +204,31 @@ def test_the_status_line_says_an_experiment_runs_and_how_it_ended(qtbot, window)
     run(qtbot, tab)
     assert "Running the sweep (Experiments tab)…" in said
     assert said[-1].startswith("The sweep: done in ")
+
+
+def test_the_gguf_reader_is_built_once_for_tokenizer_config_and_weights(monkeypatch):
+    """The tokenizer's, the config's and the weights' reads of a GGUF file share one
+    gguf reader (transformers builds one each: 7-25 s of parsing); READING for the
+    header's, READING_AGAIN for the weights'; hf-gguf-read-once off: three readers."""
+    module = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    gguf = pytest.importorskip("gguf")
+    from posviz.models.hf import workarounds
+    built, told = [], []
+
+    def parse(path, return_tensors=False, **kwargs):       # transformers', in short
+        return gguf.GGUFReader(path)
+
+    monkeypatch.setattr(gguf, "GGUFReader", lambda path: built.append(object()) or built[-1])
+    monkeypatch.setattr(module, "load_gguf_checkpoint", parse)
+    for off, readers in (("", 1), ("hf-gguf-read-once", 3)):
+        monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", off)
+        built[:], told[:] = [], []
+        with workarounds.gguf_loop(lambda loop, total: loop, lambda *said: told.append(said)):
+            tokenizer = module.load_gguf_checkpoint("/m.gguf")
+            config = module.load_gguf_checkpoint("/m.gguf", return_tensors=False)
+            weights = module.load_gguf_checkpoint("/m.gguf", return_tensors=True,
+                                                  model_to_load=None)
+            assert module.load_gguf_checkpoint("/other.gguf") is not weights
+        assert len(built) == readers + 1 and (tokenizer is config is weights) == (not off)
+        assert told == [(READING,)] * 2 + [(READING_AGAIN,), (READING,)]
+    assert module.load_gguf_checkpoint is parse and gguf.GGUFReader("/m.gguf") is built[-1]

@@ -136,3 +136,41 @@ def test_a_conversion_s_estimate_is_this_machine_s_last_pace(monkeypatch, tmp_pa
     converted.keep_pace(23.5 / 98)
     assert converted.conversion_time(98_000_000) == (
         "about 19-35 s at this machine's last conversion's pace")
+
+
+def test_a_layer_s_maps_on_their_way_to_disk_are_told_by_head(monkeypatch):
+    """A long input's layer of maps (576 MB, 7.5 s to the temporary file at 6,000
+    tokens) is written a head (or a PIECE of one) at a time, each told: the printer's
+    lines come at least every two seconds through it, and through the rest of the part
+    after it (the next piece's time, or that rest's as last timed, would pass the tick),
+    and name the head. A fake clock: 1 s a piece written, 1.5 s from the last piece to
+    the feed-forward. The maps in the file equal the maps put."""
+    import numpy as np
+    import torch
+
+    from posviz.models import maps as maps_module
+    from posviz.models.hooks import ATTN_OUT, PATTERN, RESID_PRE, Recorder, block_hook
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    monkeypatch.setattr(maps_module, "IN_MEMORY", 0)          # every layer to the file
+    monkeypatch.setattr(maps_module, "PIECE", 5 * 5 * 4, raising=False)   # one head
+    stream = Lines(clock)
+    say = StepPrinter(stream, tick=2.0)
+    pattern = torch.rand(3, 5, 5)
+
+    def writing(now):                  # each piece written takes a second
+        if getattr(now, "within", ()):
+            clock.now += 1.0
+    with reached.listening(writing), layer_ticks(None, say, STEPS[0]):
+        recorder = Recorder(layers=3)
+        for layer in range(3):
+            recorder.record(block_hook(layer, RESID_PRE), torch.zeros(5, 3))
+            clock.now += 0.1
+            recorder.record(block_hook(layer, PATTERN), pattern + layer)
+            clock.now += 1.5
+            recorder.record(block_hook(layer, ATTN_OUT), torch.zeros(5, 3))
+    lines, times = stream.getvalue().splitlines(), stream.times
+    assert np.array_equal(recorder.maps[2], (pattern + 2).numpy())
+    assert len(times) > 2 and max(b - a for a, b in zip(times, times[1:])) <= 2.0, lines
+    assert any(line.startswith(f"posviz: {STEPS[0]}: layer 3 of 3 (attention maps: head "
+                               "3 of 3), about ") for line in lines), lines

@@ -36,6 +36,8 @@ class StepPrinter:
         self._converting = self._saved = False   # in a conversion; its copy saved
         self._run = (None, 0.0, (0, 0), {})  # (step, told last, (layer, part), each
         self._at = None                     # part's seconds); the last boundary's time
+        self._piece, self._tail = None, 0.0  # a layer's maps on their way to disk: the
+        # last piece's time; the seconds from a layer's last piece to its next boundary
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING, SAVING
@@ -95,6 +97,16 @@ class StepPrinter:
             forward = None
         part = forward.part if forward is not None else 0
         run_step, told, last, parts = self._run
+        if forward is not None and forward.within:     # a layer's maps on their way to
+            piece, self._piece = now - (self._piece or self._at or now), now   # the disk
+            # told when the next piece, or the rest of the part, would leave a tick untold
+            if run_step == step and now - told + max(piece, self._tail) >= self.tick:
+                self._run = (step, now, last, parts)
+                self._print(self._line(step, forward, layer, total, " ({}: head {} of {})"
+                                       .format(reached.PART_WORDS[part], *forward.within)))
+            return
+        if self._piece is not None:
+            self._tail, self._piece = now - self._piece, None
         if run_step != step or (layer, part) < last:           # a step, or a forward, anew
             told = now              # (its blocks' parts timed as the last forward's)
         took = now - self._at if run_step == step and self._at is not None else None
@@ -110,12 +122,17 @@ class StepPrinter:
                                    else waited < self.tick / 8):
             return
         self._run = (step, now, (layer, part), parts)
+        inside = f" ({reached.PART_WORDS[part]})" if part else ""
+        self._print(self._line(step, forward, layer, total, inside))
+
+    @staticmethod
+    def _line(step: str, forward, layer: int, total: int, inside: str) -> str:
+        """"STEP: forward 1 of 3, layer 29 of 30 (INSIDE), about 52 s left"."""
         seconds = forward.whole_left() if forward is not None else None
         left = "" if seconds is None else f", about {duration_text(max(seconds, 1.0))} left"
         which = (f"forward {forward.nth} of {forward.planned}, "
                  if forward is not None and forward.planned > 1 else "")
-        inside = f" ({reached.PART_WORDS[part]})" if part else ""
-        self._print(f"{step}: {which}layer {layer} of {total}{inside}{left}")
+        return f"{step}: {which}layer {layer} of {total}{inside}{left}"
 
     def _print(self, line: str) -> None:
         print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)

@@ -140,7 +140,11 @@ class Recorder:
             reach(int(name.split(".")[1]), self._layers, part)
         if name.endswith(PATTERN) and self.maps is not None:
             layer = int(name.split(".")[1])                  # "blocks.{l}.attn.hook_pattern"
-            (self.maps.put if isinstance(self.maps, LayerMaps) else self.maps)(layer, value)
+            if isinstance(self.maps, LayerMaps):              # told by head on its way
+                self.maps.put(layer, value, self._layers and (
+                    lambda head, heads: reach(layer, self._layers, MAPS, (head, heads))))
+            else:
+                self.maps(layer, value)
         elif name.endswith((ATTN_OUT, MLP_OUT)) and self._branches != "whole":
             branch = ATTN_OUT if name.endswith(ATTN_OUT) else MLP_OUT
             self.values[name.removesuffix(branch) + NORM_OF[branch]] = token_norms(value)

@@ -4,6 +4,7 @@ line's and the API's listeners (api.steps.layer_ticks). A pretrained model's for
 took 20-50 s on a busy machine; its status said only how long it had waited."""
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ class Reached:
     planned: int = 0        # the forwards its caller planned (``planning``)
     took: float | None = None   # seconds the plan's last forward done took, maps aside
     keeping: float = 0.0        # seconds this forward has spent keeping its maps
+    within: tuple = ()          # (head, heads) of the maps being kept, while they are
 
     def seconds_left(self) -> float | None:
         """This forward's time left at the pace of its blocks so far (None before one
@@ -77,12 +79,23 @@ class Plan:
         self.keeping: list[float] = []      # each forward's seconds keeping its maps
 
 
-def reach(layer: int, layers: int, part: int = 0) -> None:
+def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
     """A forward enters block ``layer`` (0-based) of ``layers``, or (``part``) its
-    attention maps' keeping (MAPS) or its feed-forward: block 0 starts a new one."""
+    attention maps' keeping (MAPS) or its feed-forward: block 0 starts a new one.
+    ``within`` (head, heads): how far the keeping of its maps has got, told, not timed
+    (a long input's layer of maps took 7.5 s to reach the disk)."""
     global _latest, _forwards, _offsets
     now = clock()
     plan = getattr(_named, "plan", None)
+    if within:
+        with _lock:
+            if _latest is None:
+                return
+            _latest = told = dataclasses.replace(_latest, at=now, within=within)
+            listeners = list(_listeners)
+        for listener in listeners:
+            listener(told)
+        return
     with _lock:
         last = _latest
         anew = (layer == 0 and not part) or last is None

@@ -93,7 +93,8 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
     stop = should_stop or (lambda: False)
     extra = {**extra, **(placement or {})}
     try:
-        outcome = _read(folder, extra, gguf, family, say, stop, device, dtype)
+        with counting(say, stop):       # one block: a GGUF file read by one gguf reader
+            outcome = _read(folder, extra, gguf, family, say, stop, device, dtype)
     except Cancelled:
         outcome = None                  # leave the except block: its traceback holds
     if outcome is None:                 # the frames that hold the half-read model
@@ -172,10 +173,9 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
                  else "eager")
     for cls in model_classes(family):
         try:
-            with counting(say, stop):
-                model, info = cls.from_pretrained(
-                    folder, local_files_only=True, attn_implementation=attention,
-                    dtype=getattr(torch, dtype), output_loading_info=True, **extra)
+            model, info = cls.from_pretrained(
+                folder, local_files_only=True, attn_implementation=attention,
+                dtype=getattr(torch, dtype), output_loading_info=True, **extra)
             break
         except Cancelled:
             raise

@@ -1,47 +1,46 @@
-"""posviz's one patch of transformers, ``hf-gguf-progress`` (a switch of posviz.boot): its
-GGUF module parses the file (header, vocabulary, tensor names) and de-quantizes it through
-its own ``tqdm``, past ``set_tqdm_hook``, a still wait (benchmarks/README.md) told here."""
+"""posviz's one patch of transformers' GGUF loading, still waits: ``hf-gguf-progress`` tells its
+parses and its de-quantizing; ``hf-gguf-read-once`` builds gguf's reader once a file."""
 from __future__ import annotations
 
 from contextlib import contextmanager, suppress
-from importlib import metadata
+from functools import cache
+from importlib import import_module, metadata
 
 from ...boot import enabled
 
 WRITTEN_FOR = ("4.", "5.")          # transformers versions: on others the loop is left alone
 READING = "reading the GGUF file's header, vocabulary and tensor names"
-READING_AGAIN = "reading the GGUF file again, for its weights"
+READING_AGAIN = "reading the GGUF file again, for its weights"       # the weights' parse
 MATCHING = "matching the GGUF file's tensors to the model's modules"
 
 
 @contextmanager
 def gguf_loop(wrap, say=lambda *told: None):
-    """Meanwhile the de-quantizing loop iterates ``wrap(iterable, total)``, each parse says
-    READING (then READING_AGAIN) and the matching counts MATCHING; yields whether it does."""
-    module = None
+    """Meanwhile the loop runs in ``wrap(iterable, total)``, parses and matching are said."""
+    module, gguf, matched = None, None, [0, 0]        # matched: modules, of how many
     with suppress(metadata.PackageNotFoundError, ImportError):
         if enabled("hf-gguf-progress") and metadata.version("transformers")[:2] in WRITTEN_FOR:
             from transformers import modeling_gguf_pytorch_utils as module
-    reads, matched = [], [0, 0]               # parses begun; modules matched, of how many
+            gguf = enabled("hf-gguf-read-once") and import_module("gguf")
 
-    def reading(*args, **kwargs):             # for the config, then for the weights
-        say(READING_AGAIN if reads else READING)
-        reads.append(args)
-        return originals["load_gguf_checkpoint"](*args, **kwargs)
+    def reading(*args, **kwargs):             # for the tokenizer, the config, the weights
+        say(READING_AGAIN if len(args) > 1 or kwargs.get("return_tensors") else READING)
+        return originals[module, "load_gguf_checkpoint"](*args, **kwargs)
 
     def matching(model, *args, **kwargs):     # again for each child module, by qual_name
         child = bool(kwargs.get("qual_name"))
         matched[:] = [matched[0] + 1, matched[1]] if child else [1, len(list(model.modules()))]
         say(MATCHING, min(matched), matched[1])
-        return originals["get_gguf_hf_weights_map"](model, *args, **kwargs)
+        return originals[module, "get_gguf_hf_weights_map"](model, *args, **kwargs)
 
-    patches = {"tqdm": lambda iterable, *args, **kwargs: wrap(iterable, kwargs.get("total")),
-               "load_gguf_checkpoint": reading, "get_gguf_hf_weights_map": matching}
-    originals = {name: getattr(module, name) for name in patches if hasattr(module, name)}
-    for name in originals:
-        setattr(module, name, patches[name])
+    patches = {(module, "tqdm"): lambda loop, *args, **kwargs: wrap(loop, kwargs.get("total")),
+               (module, "load_gguf_checkpoint"): reading, (module, "get_gguf_hf_weights_map"):
+               matching, (gguf, "GGUFReader"): gguf and cache(gguf.GGUFReader)}  # one a path
+    originals = {key: getattr(*key) for key in patches if key[0] and hasattr(*key)}
+    for key in originals:
+        setattr(*key, patches[key])
     try:
-        yield "tqdm" in originals
+        yield (module, "tqdm") in originals
     finally:
-        for name, original in originals.items():
-            setattr(module, name, original)
+        for key, original in originals.items():
+            setattr(*key, original)
