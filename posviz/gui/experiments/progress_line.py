@@ -10,7 +10,7 @@ import re
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
-from PySide6.QtWidgets import QSizePolicy
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QSizePolicy
 
 from ..status import ElidedLabel
 
@@ -123,3 +123,19 @@ class ProgressLine(ElidedLabel):
                 painter.drawText(QRect(area.left(), area.top() + k * step, area.width(),
                                        step), int(Qt.AlignmentFlag.AlignLeft
                                                   | Qt.AlignmentFlag.AlignVCenter), line)
+
+
+def status_row(tab) -> QHBoxLayout:
+    """The Experiments tab's row under its controls: Run, Cancel, the bar (``tab.progress``,
+    hidden until a run) and the progress line (``tab.status``: two lines while it runs)."""
+    row = QHBoxLayout()
+    row.addWidget(tab.run_button)
+    row.addWidget(tab.cancel_button)
+    tab.progress = QProgressBar()
+    tab.progress.setFixedWidth(200)
+    tab.progress.setTextVisible(True)
+    tab.progress.hide()
+    tab.status = ProgressLine()
+    row.addWidget(tab.progress)
+    row.addWidget(tab.status, 1)
+    return row

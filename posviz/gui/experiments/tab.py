@@ -17,7 +17,7 @@ from PySide6 import QtCore, QtWidgets
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
                        fill_metric_box, metric_items)
 from .figure import ExperimentFigure
-from .progress_line import ProgressLine
+from .progress_line import status_row
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                    file_name, make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder
@@ -78,7 +78,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 1, 4, 1)     # the 6 px the progress's 2nd line takes
         layout.addLayout(build_controls(self))
-        layout.addLayout(self._status_row())
+        layout.addLayout(status_row(self))
         layout.addWidget(self.figure, 1)
         app = QtWidgets.QApplication.instance()
         if app is not None:
@@ -86,19 +86,6 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._what_changed()
 
     # -- controls -------------------------------------------------------------------
-    def _status_row(self) -> QtWidgets.QHBoxLayout:
-        row = QtWidgets.QHBoxLayout()
-        row.addWidget(self.run_button)
-        row.addWidget(self.cancel_button)
-        self.progress = QtWidgets.QProgressBar()
-        self.progress.setFixedWidth(200)
-        self.progress.setTextVisible(True)
-        self.progress.hide()
-        self.status = ProgressLine()            # two lines while a run goes on
-        row.addWidget(self.progress)
-        row.addWidget(self.status, 1)
-        return row
-
     def chosen_encodings(self) -> tuple[str, ...]:
         return self.encodings.chosen()
 
