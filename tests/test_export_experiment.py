@@ -52,7 +52,7 @@ def test_a_figure_s_file_is_offered_under_what_it_shows(qtbot, tmp_path, monkeyp
     assert file_name(ExperimentJob("extend"), "attention@512") == "extension-attention-512"
     assert file_name(ExperimentJob("sweep", kind="swap"),
                      "hidden_equivariance") == "sweep-swap-hidden"
-    assert file_name(ExperimentJob("sweep", kind="swap"), "swap map") == "sweep-swap-swap-map"
+    assert file_name(ExperimentJob("sweep", kind="swap"), "swap map") == "sweep-swap-map"
     assert file_name(ExperimentJob("sweep"), "last_token_change") == "sweep-random-last-token"
     assert file_name(ExperimentJob("compare"), "pooled_change") == "compare"
     assert file_name(ExperimentJob("paper", paper="press2022"), None) == "paper-press2022"
@@ -73,3 +73,32 @@ def test_a_figure_s_file_is_offered_under_what_it_shows(qtbot, tmp_path, monkeyp
     tab.result = SimpleNamespace(bands={"pooled_change": None})     # a sweep's, shown
     tab._export("experiment", "svg")
     assert offered[-1] == tmp_path / "sweep-reverse-pooled.svg"
+
+
+def test_an_experiment_figure_s_export_says_it_writes_under_a_busy_cursor(
+        qtbot, tmp_path, monkeypatch):
+    """The Experiments figure's own export drew a 300-dpi PNG for seconds with no word and
+    no busy cursor, as the Attention tab's did (a trial): it says "Writing…", then what
+    it wrote."""
+    from PySide6 import QtCore, QtWidgets
+
+    from posviz.gui.experiments.tab import ExperimentsTab
+    from posviz.gui.plots import exporting
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.IniFormat)
+    tab = ExperimentsTab(settings=settings)
+    qtbot.addWidget(tab)
+    said, cursors = [], []
+    tab.told.connect(said.append)
+    target = tmp_path / "experiment.svg"
+    monkeypatch.setattr(exporting, "save_file_name", lambda *a: str(target))
+    draw = tab.export
+
+    def drawing(*args):
+        cursor = QtWidgets.QApplication.overrideCursor()
+        cursors.append(None if cursor is None else cursor.shape())
+        return draw(*args)
+    monkeypatch.setattr(tab, "export", drawing)
+    tab._export("experiment", "svg")
+    assert target.is_file()
+    assert cursors == [QtCore.Qt.CursorShape.WaitCursor]
+    assert said == ["Writing experiment.svg…", f"Wrote {target}"]

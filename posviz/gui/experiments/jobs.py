@@ -197,11 +197,13 @@ def changed(shown: ExperimentJob, now: ExperimentJob | None, what: str) -> list[
 def file_name(job: ExperimentJob, metric: str | None) -> str:
     """What a file of ``job``'s figure showing ``metric`` (shown_metric) is offered as:
     the name the command line writes it under (extension-perplexity, compare), else
-    the experiment and what it shows (sweep-swap-hidden, paper-press2022, order-use)."""
+    the experiment and what it shows (sweep-swap-hidden, sweep-swap-map, paper-press2022,
+    order-use)."""
     short = re.sub(r"[^a-z0-9]+", "-", re.sub(r"_(equivariance|change)$", "",
                                                str(metric or "").lower())).strip("-")
     named = {"extend": f"extension-{short}", "compare": "compare",
-             "sweep": f"sweep-{job.kind}-{short}", "probe": "position-probe",
+             "sweep": f"sweep-{job.kind}-{short.removeprefix(f'{job.kind}-')}",
+             "probe": "position-probe",
              "paper": f"paper-{job.paper}", "order": "order-use"}
     return re.sub(r"[^A-Za-z0-9.]+", "-", named.get(job.what, "experiment")).strip("-")
 

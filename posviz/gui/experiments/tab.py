@@ -22,7 +22,7 @@ from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, compute
                    file_name, make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder
 from ..plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
-                               copy_figure, writing)
+                               busy_writing, copy_figure, writing)
 from posviz.analysis.experiments.papers import default_weights
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
@@ -356,9 +356,10 @@ class ExperimentsTab(QtWidgets.QWidget):
             name = file_name(self.job, shown_metric(self.job, self.result,
                                                     self.metric_box.currentData()))
         chosen = ask_export_path(self, name, fmt, self.settings)
-        if chosen is None:
-            return
-        self.export(chosen[0], fmt, chosen[2])
+        if chosen is not None:
+            with busy_writing(self, chosen[0], self.told.emit):
+                written = self.export(chosen[0], fmt, chosen[2])
+            self.told.emit(f"Wrote {written}" if written else f"Did not write {chosen[0].name}")
 
     def export(self, path: Path, fmt: str, dpi: int | None = None) -> Path | None:
         """Write the figure as ``fmt`` (png at ``dpi``, svg, pdf or csv) to ``path``."""
