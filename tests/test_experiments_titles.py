@@ -61,7 +61,7 @@ def test_captions_name_a_pretrained_model_and_compare_s_mask_and_weights():
     assert caption(compare) == ("built-in model (4 layers × 4 heads, width 64, causal mask, "
                                 "pre-LN, seed 0), trained weights; reversed order")
     moved = ExperimentJob("sweep", positions=Positions(mode="token", offset=3))
-    assert caption(moved).endswith("position ids by token, from 3")
+    assert caption(moved).endswith("positions travel with tokens, first position id 3")
     assert "bidirectional mask" in caption(moved)
     assert caption(ExperimentJob("paper")) == ""        # its title names its own models
 

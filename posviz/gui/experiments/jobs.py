@@ -8,6 +8,7 @@ import re
 
 from PySide6 import QtCore
 
+from ..model_panel.fields import MODE_LABELS
 from posviz.analysis.symmetry import METRICS
 from posviz.document import provenance as made
 from posviz.document.provenance import PROVENANCE, file_lines, positions_options
@@ -155,7 +156,7 @@ def caption(job: ExperimentJob) -> str:
         line = spec.headline
     positions = job.positions
     if positions.mode != "slot" or positions.offset:
-        line += f"; position ids by {positions.mode}, from {positions.offset}"
+        line += f"; positions {MODE_LABELS[positions.mode]}, first position id {positions.offset}"
     return line
 
 
