@@ -102,3 +102,16 @@ def test_the_windows_experiment_export_carries_the_record():
     assert (facts["encoding"], facts["mask"], facts["weights"]) == ("rope", "causal", "random")
     assert json.loads(facts["seeds"]) == {"model": 3}
     assert json.loads(facts["options"])["positions"] == "slot"
+
+
+def test_a_record_names_the_learned_table_s_rows_only_where_there_is_one():
+    """Every built-in record said max_len 1024, the learned table's rows, for RoPE, ALiBi,
+    sinusoidal, T5 and no positions, which have no table (a researcher's trial)."""
+    from posviz.document.provenance import model_options
+    from posviz.models.config import ModelConfig
+    from posviz.models.encodings import ENCODINGS
+    for pe in ENCODINGS:
+        config = ModelConfig(pe=pe, max_len=300)
+        options = model_options({"model": "built-in", **config.to_dict()})
+        assert ("max_len" in options) == (config.table_length is not None), pe
+        assert options.get("max_len", 300) == 300

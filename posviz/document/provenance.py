@@ -125,13 +125,15 @@ def file_lines(record: dict) -> dict[str, str]:
 def model_options(extras: dict) -> dict:
     """The options of a model description (a Trace's ``extras`` or a backend's
     ``describe()``), its config's keys brought up, the built-in MLP's width as the number
-    (the option's 0 stands for 4 × d)."""
+    (the option's 0 stands for 4 × d), the learned table's rows only where there is one."""
     extras = dict(extras or {})
     config = extras.pop("config", None)
     if isinstance(config, dict):
         extras = {**config, **extras}
     if extras.get("d_ff") == 0 and "d_model" in extras:
         extras["d_ff"] = ModelConfig(d_model=extras["d_model"]).ff_width
+    if "max_len" in extras and not ModelConfig(pe=extras.get("pe", "learned")).table_length:
+        del extras["max_len"]     # the learned table's rows: an encoding without one reads none
     return extras
 
 
