@@ -79,6 +79,10 @@ def test_captions_name_the_settings_that_differ_from_the_defaults():
     assert caption(compare).startswith(
         "built-in model (6 layers × 4 heads, width 64, bidirectional mask, no LayerNorm, "
         "position scale 0.5, no residual connections, seed 0)")
+    four_d = ExperimentJob("probe", spec=ModelSpec.builtin(ModelConfig(d_ff=256)))
+    assert caption(four_d) == caption(ExperimentJob("probe"))     # 4 × d, as the default
+    assert caption(ExperimentJob("probe", spec=ModelSpec.builtin(ModelConfig(d_ff=100)))
+                   ).endswith(", MLP width 100")
     plain = ExperimentJob("probe", spec=ModelSpec.builtin(ModelConfig()))
     assert caption(plain) == "built-in model: sinusoidal, bidirectional mask, random weights"
 

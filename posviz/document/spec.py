@@ -213,6 +213,7 @@ def unusual(config) -> list[str]:
     words = {"layers": "{} layers", "heads": "{} heads", "d_model": "width {}",
              "d_ff": "MLP width {}", "pe_scale": "position scale {:g}",
              "residual": "no residual connections", "norm": "{}-LN"}
-    said = [words[key].format(getattr(config, key)) for key in words
-            if getattr(config, key) != OPTIONS[key].default]
+    value = {**{key: getattr(config, key) for key in words}, "d_ff": config.ff_width}
+    usual = {**{key: OPTIONS[key].default for key in words}, "d_ff": 4 * config.d_model}
+    said = [words[key].format(value[key]) for key in words if value[key] != usual[key]]
     return [("no LayerNorm" if word == "none-LN" else word) for word in said]
