@@ -175,3 +175,32 @@ def test_a_comparison_tells_a_callable_done_and_total_as_an_experiment_does():
     told.clear()
     m.compare(TEXT, [1, 0, 2, 3, 4, 5], progress=lambda done, total: told.append((done, total)))
     assert told == [(1, 2), (2, 2)]                 # the original order's run is kept
+
+
+def test_a_staged_run_s_share_told_only_grows():
+    """Haviv 2022's stages count 120 forwards, then 5 fits, and so on: its (done, total),
+    the stages to come counted as the running one, went 0 → 78 → 15 → 91 → 34 % (a
+    researcher's trial). Its stages declare their work: the share told only grows."""
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.api.steps import WholeRun
+    told = []
+    whole = WholeRun(lambda done, total: told.append((done, total)))
+    work, kinds = (120.0, 5.0) * 3, ("forwards", "fits") * 3
+    for number, steps in enumerate((120, 5) * 3, start=1):
+        whole.stage(Stage(f"stage {number}", number, 6, work, kinds=kinds))
+        for done in range(1, steps + 1):
+            whole(done, steps)
+    shares = [done / total for done, total in told]
+    assert all(a <= b + 1e-12 for a, b in zip(shares, shares[1:])), shares
+    assert told[-1] == (375, 375) and all(done <= total for done, total in told)
+
+
+def test_progress_true_tells_a_paper_check_as_the_command_line_does(capsys):
+    """From Python a paper check told each stage's own count ("step 5 of 5"), where the
+    command line tells the whole run's ("step 500 of 500")."""
+    from posviz import cli
+    posviz.paper("alibi-slopes", progress=True)
+    python = re.findall(r"^posviz: step [\d,]+ of ([\d,]+)", capsys.readouterr().err, re.M)
+    assert cli.main(["paper", "alibi-slopes", "--progress", "--json"]) == 0
+    command = re.findall(r"^posviz: step [\d,]+ of ([\d,]+)", capsys.readouterr().err, re.M)
+    assert python and python[-1] == command[-1]
