@@ -463,3 +463,16 @@ def test_a_malformed_call_is_refused_in_one_line(case, tmp_path, monkeypatch):
     assert str(raised.value).startswith(said), str(raised.value)
     assert "\n" not in str(raised.value) and "--" not in str(raised.value)
     assert not (tmp_path / "unused").exists()
+
+
+def test_refusals_name_python_s_function_and_values_not_the_command_line_s():
+    """ "compare needs at least two…" named the command, "(use device='cpu' or auto)" half
+    the command line's words (a researcher's trial)."""
+    with pytest.raises(posviz.errors.PosvizInputError,
+                       match=r"^compare_encodings needs at least two"):
+        posviz.compare_encodings("a b c", encodings="rope")
+    from posviz.models.limits.devices import accelerator, check_device
+    if accelerator("cuda")[0]:
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(posviz.errors.Refused, match=r"use device='cpu' or device='auto'\)"):
+        check_device("cuda")

@@ -78,7 +78,8 @@ def parse_kinds(text: str) -> tuple[str, ...]:
         raise PosvizInputError(f"{argument('encodings')} takes {form}, from "
                                f"{', '.join(ENCODINGS)} (got {unknown[0]!r})")
     if len(kinds) < 2 or len(set(kinds)) != len(kinds):
-        raise PosvizInputError(f"compare needs at least two different encodings (got "
+        command = "compare" if speaks_flags() else "compare_encodings"
+        raise PosvizInputError(f"{command} needs at least two different encodings (got "
                                f"{text!r})")
     return kinds
 

@@ -37,7 +37,8 @@ def pick_device(name: str) -> str:
     if name != "cpu" and not has[name]:
         raise Refused(f"{argument('device', name)}: torch {torch.__version__} has no "
                       f"{ACCELERATORS[name]} on this machine (use "
-                      f"{argument('device', 'cpu')} or auto)", "device")
+                      f"{argument('device', 'cpu')} or {argument('device', 'auto')})",
+                      "device")
     return name
 
 

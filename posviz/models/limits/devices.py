@@ -22,7 +22,8 @@ def check_device(device: str | None) -> None:
     if not has:
         raise Refused(f"{argument('device', device)}: torch {torch_version} has no "
                       f"{ACCELERATORS[device]} on this machine (use "
-                      f"{argument('device', 'cpu')} or auto)", "device")
+                      f"{argument('device', 'cpu')} or {argument('device', 'auto')})",
+                      "device")
 
 
 def accelerator(device: str) -> tuple[bool, str]:
