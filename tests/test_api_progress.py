@@ -204,3 +204,17 @@ def test_progress_true_tells_a_paper_check_as_the_command_line_does(capsys):
     assert cli.main(["paper", "alibi-slopes", "--progress", "--json"]) == 0
     command = re.findall(r"^posviz: step [\d,]+ of ([\d,]+)", capsys.readouterr().err, re.M)
     assert python and python[-1] == command[-1]
+
+
+def test_a_step_told_twice_in_a_row_is_one_line():
+    """A GGUF file's header, read for the tokenizer and then for the config, was told
+    twice in a row: a repeated step reads as a restart (a researcher's trial)."""
+    import io
+
+    from posviz.api.steps import StepPrinter
+    stream = io.StringIO()
+    say = StepPrinter(stream)
+    for step in ("reading the header", "reading the header", "loading", "reading the header"):
+        say(step)
+    assert stream.getvalue().splitlines() == [
+        "posviz: reading the header", "posviz: loading", "posviz: reading the header"]

@@ -38,6 +38,7 @@ class StepPrinter:
         self._at = None                     # part's seconds); the last boundary's time
         self._piece, self._tail = None, 0.0  # a layer's maps on their way to disk: the
         # last piece's time; the seconds from a layer's last piece to its next boundary
+        self._said = None                   # the line told last
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING, SAVING
@@ -135,7 +136,11 @@ class StepPrinter:
         return f"{step}: {which}layer {layer} of {total}{inside}{left}"
 
     def _print(self, line: str) -> None:
-        print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
+        """One line; not the line just told again (a GGUF file's header, read for the
+        tokenizer and then for the config from one parse, was told twice in a row)."""
+        if line != self._said:
+            self._said = line
+            print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
 
 
 def check_progress(progress) -> None:
