@@ -222,3 +222,18 @@ def test_an_empty_out_is_refused_not_the_current_folder(capsys, tmp_path, monkey
     assert status == 2 and out == ""
     assert err == "posviz: error: --out needs a folder's name (got '')\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_compare_s_help_offers_no_option_it_refuses(capsys):
+    """`posviz compare -h` listed --model, --offline, --device and --offload-folder, which
+    compare refuses: it runs the built-in model (a researcher's trial)."""
+    import re
+
+    from posviz.cli import main
+    with pytest.raises(SystemExit):
+        main(["compare", "-h"])
+    offered = set(re.findall(r"^  (--[a-z-]+)", capsys.readouterr().out, re.M))
+    assert "--pe" in offered
+    assert not offered & {"--model", "--offline", "--device", "--offload-folder"}
+    assert main(["compare", "--model", "minilm", "--text", "a b"]) == 2
+    assert "--model does not apply" in capsys.readouterr().err
