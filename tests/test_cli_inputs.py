@@ -237,3 +237,12 @@ def test_compare_s_help_offers_no_option_it_refuses(capsys):
     assert not offered & {"--model", "--offline", "--device", "--offload-folder"}
     assert main(["compare", "--model", "minilm", "--text", "a b"]) == 2
     assert "--model does not apply" in capsys.readouterr().err
+
+
+def test_a_number_out_of_range_is_echoed_as_typed(capsys):
+    """`--pe-scale 1000` was told "(got 1000.0)", a number the user did not type."""
+    from posviz.cli import main
+    assert main(["report", "--pe-scale", "1000", "--text", "a b"]) == 2
+    assert capsys.readouterr().err.strip().endswith("from 0 to 100 (got 1000)")
+    with pytest.raises(posviz.errors.PosvizInputError, match=r"\(got 1000\)$"):
+        posviz.load(pe_scale=1000)

@@ -72,8 +72,8 @@ class Option:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                 self.low <= value <= self.high):          # NaN fails both comparisons
-            return (f"{self.said} must be a number from {self.low:g} to {self.high:g} "
-                    f"(got {value!r})")
+            got = f"{value:g}" if isinstance(value, float) else repr(value)  # 1000, as typed
+            return f"{self.said} must be a number from {self.low:g} to {self.high:g} (got {got})"
         return None
 
 
