@@ -284,6 +284,8 @@ class WholeRun:
         if done < self.last[0] or self.anew and done <= self.last[0]:
             self.before += self.last[1]         # a stage counted anew
         self.anew, self.last = False, (done, total)
+        if not done:                            # a stage's count begins: nothing new done
+            return
         # the stages to come, in steps: as many as the running one's, or where Stages
         # tell their place, as the stages so far took on average
         coming = (round(self.after * (self.before + total) / self.number) if self.number

@@ -24,6 +24,7 @@ from ...errors import Cancelled, PosvizInputError, argument
 from ...models.config import Positions
 from ...models.trace import and_joined, layer_label, layer_spans
 from ...models.limits.guard import check_folds
+from .stage import tell
 from .texts import random_texts
 
 FEATURES = ("linear", "quadratic", "mlp")
@@ -361,20 +362,18 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
         raise PosvizInputError(f"the probe holds texts out to score it, so it needs at "
                                f"least 2 texts (got {len(texts)})")
     folds = max(2, min(folds, len(texts)))
-    if say is not None:
-        say("running the texts (the probe's fits follow)")
+    tell(say, "running the texts (the probe's fits follow)")
     H, y, groups = hidden_states(engine, texts, positions, progress, should_stop)
     if features == "quadratic":
         H = np.concatenate([H, H ** 2], axis=2)                          # (L+1, m, 2d)
-    if say is not None:
-        say("fitting the probe, one layer at a time")
+    tell(say, "fitting the probe, one layer at a time")
+    tell(progress, 0, H.shape[0])      # counted from the start: a fit took 20 s untold
     rows = []
     for layer in range(H.shape[0]):
         if should_stop is not None and should_stop():
             raise Cancelled("the probe was cancelled")
         rows.append(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds,
                                                    mlp=features == "mlp")))
-        if progress is not None:
-            progress(layer + 1, H.shape[0])
+        tell(progress, layer + 1, H.shape[0])
     return ProbeResult(tuple(rows), len(texts), int(y.size), folds, features, H.shape[2],
                        generated)
