@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import signal
+import threading
 from contextlib import contextmanager
 
 
@@ -143,3 +145,38 @@ def checks_calls(cls):
                 value, "__wrapped__"):
             setattr(cls, name, takes()(value))
     return cls
+
+
+class HeldInterrupt:
+    """A Ctrl+C (SIGINT) held while Qt draws off screen (held_interrupt); ``check``
+    raises it where raising is safe, between one figure and the next."""
+
+    def __init__(self):
+        self.got = False
+
+    def hold(self, signum, frame) -> None:
+        self.got = True
+
+    def check(self) -> None:
+        if self.got:
+            self.got = False
+            raise KeyboardInterrupt
+
+
+@contextmanager
+def held_interrupt():
+    """Ctrl+C held while Qt loads or draws, raised once it is done (or at ``check``): a
+    KeyboardInterrupt raised inside Qt's layout left it broken, and a later save crashed
+    the interpreter; ``posviz export`` crashed or lost the Ctrl+C (a researcher's trial).
+    Off the main thread, or under a handler not Python's, nothing is held."""
+    held = HeldInterrupt()
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        yield held
+        return
+    signal.signal(signal.SIGINT, held.hold)
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    held.check()

@@ -184,7 +184,9 @@ class Report:
         ``.save("fig.pdf")`` writes .png (``dpi=`` or ``width=``), .svg, .pdf or .csv;
         ``.data`` holds its arrays. ``layer`` 1..L and ``head`` 0..h-1: what the
         figures of one layer or head show (default 1 and 0). Imports Qt."""
-        from ..gui.plots.headless import ReportFigure
+        from ..errors import held_interrupt
+        with held_interrupt():          # Qt's first import: Ctrl+C inside it is fatal
+            from ..gui.plots.headless import ReportFigure
         return ReportFigure(self, name, layer, head)
 
     def to_dict(self) -> dict:

@@ -57,7 +57,9 @@ class Result:
         if metric is not None and metric not in choices:
             raise PosvizInputError(f"{argument('metric', metric)} is not one of "
                                    f"{', '.join(choices)}")
-        from ..gui.experiments.headless import ExperimentResultFigure
+        from ..errors import held_interrupt
+        with held_interrupt():          # Qt's first import: Ctrl+C inside it is fatal
+            from ..gui.experiments.headless import ExperimentResultFigure
         return ExperimentResultFigure(self.job(), self.result, metric or (
             choices[0] if choices else None), self.file_facts())
 

@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 from ..document.files import check_folder, check_sizes, left_behind, parse_formats
-from ..errors import PosvizInputError, argument
+from ..errors import PosvizInputError, argument, held_interrupt
 from .options import add_model_arguments, progress
 from .report import add_session_arguments, evaluate_command, save_session
 
@@ -85,17 +85,20 @@ def run(args) -> int:
     session.select(view.replace(layer=view.layer if args.layer is None else args.layer,
                                 head=view.head if args.head is None else args.head))
 
-    from ..gui.plots.figures import EXPORTED
-    from ..gui.plots.headless import drawn_panel, quiet_platform_notes
     chosen = session.selection
     # a long input's maps are not kept whole: the head drawn and the mosaic's tiles come
     # from the order run again (api.Report.run_for), as the window does for its screen
-    panel = drawn_panel(session, *report.run_for(chosen.layer, chosen.head))
+    maps = report.run_for(chosen.layer, chosen.head)
+    with held_interrupt():         # Ctrl+C raised after Qt loads and draws, never inside
+        from ..gui.plots.figures import EXPORTED
+        from ..gui.plots.headless import drawn_panel, quiet_platform_notes
+        panel = drawn_panel(session, *maps)
+    told = writing_told(progress(args), len(formats) + (not args.no_csv))
     try:
-        with quiet_platform_notes():       # each path as it is whole: Ctrl+C leaves no
-            written = panel.export_all(    # half-written file and names those written
+        with quiet_platform_notes(), held_interrupt() as held:   # each path as it is
+            written = panel.export_all(    # whole: Ctrl+C leaves no half-written file
                 folder, formats, csv=not args.no_csv, dpi=args.dpi, width=args.width,
-                told=writing_told(progress(args), len(formats) + (not args.no_csv)),
+                told=lambda *now: (held.check(), told is not None and told(*now)),
                 wrote=lambda path: print(path, flush=True))
         left_out = not_written(panel, written)
         if left_out:

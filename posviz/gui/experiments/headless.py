@@ -13,7 +13,7 @@ from .swaps import which_text
 from ..plots.headless import SHARPNESS, application, quiet_platform_notes
 from ..plots.own_size import off_screen
 from posviz.document.files import check_save
-from posviz.errors import PosvizInputError, checks_calls
+from posviz.errors import PosvizInputError, checks_calls, held_interrupt
 
 SIZE = (900, 600)                   # pixels: the figure as the command line writes it
 
@@ -68,10 +68,9 @@ class ExperimentResultFigure:
         if path.suffix.lower() not in (".png", ".svg", ".pdf", ".csv"):
             raise PosvizInputError(f"cannot write {path.name}: the file name must end in "
                                    f".png, .svg, .pdf or .csv")
-        figure = self.drawn()
         try:
-            with quiet_platform_notes():
-                return figure.export(path, width, dpi, self.facts)
+            with held_interrupt(), quiet_platform_notes():   # Ctrl+C raised once drawn
+                return self.drawn().export(path, width, dpi, self.facts)
         except OSError as error:              # in one line, as a report's figure says it
             raise PosvizInputError(f"cannot write {path}: {error.strerror or error}") \
                 from None

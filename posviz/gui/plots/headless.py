@@ -22,7 +22,8 @@ from .mosaic_figure import mosaic_look
 from .panel import PlotsPanel
 from posviz.document.files import check_save
 from posviz.document.provenance import describe_model
-from posviz.errors import PosvizInputError, argument, check_whole_number, checks_calls
+from posviz.errors import (PosvizInputError, argument, check_whole_number, checks_calls,
+                           held_interrupt)
 from posviz.views.model import model_views
 from posviz.views.shown import Shown, build_views
 
@@ -143,7 +144,7 @@ class ReportFigure:
         inch of its size on screen; default as on screen), .svg, .pdf (vector) or .csv
         (its numbers), by suffix, each recording what produced it; returns the path."""
         path = check_save(path, width, dpi)
-        with quiet_platform_notes():
+        with held_interrupt(), quiet_platform_notes():
             panel = self.panel()                # a placeholder is no figure: say why
             figure = panel.laid_out(self.name) if self.name in HEAD_FIGURES else None
             if figure is not None and plots_nothing(figure):
