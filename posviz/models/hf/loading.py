@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Callable
 
 from ...errors import Cancelled, PosvizInputError, Refused, argument, one_line
@@ -94,7 +94,10 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
     stop = should_stop or (lambda: False)
     extra = {**extra, **(placement or {})}
     try:
-        with counting(say, stop):       # one block: a GGUF file read by one gguf reader
+        # a GGUF file's tokenizer, config and weights in one block, read by one gguf
+        # reader; a checkpoint's weights counted alone (a tokenizer's load in the block
+        # left a second load of MiniLM in one process uncounted)
+        with counting(say, stop) if gguf else nullcontext():
             outcome = _read(folder, extra, gguf, family, say, stop, device, dtype)
     except Cancelled:
         outcome = None                  # leave the except block: its traceback holds
@@ -174,9 +177,10 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
                  else "eager")
     for cls in model_classes(family):
         try:
-            model, info = cls.from_pretrained(
-                folder, local_files_only=True, attn_implementation=attention,
-                dtype=getattr(torch, dtype), output_loading_info=True, **extra)
+            with nullcontext() if gguf else counting(say, stop):
+                model, info = cls.from_pretrained(
+                    folder, local_files_only=True, attn_implementation=attention,
+                    dtype=getattr(torch, dtype), output_loading_info=True, **extra)
             break
         except Cancelled:
             raise
