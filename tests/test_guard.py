@@ -355,4 +355,4 @@ def test_a_sweep_estimated_over_the_hours_bound_is_refused_for_every_kind(
         guard.check(guard.ModelConfig(), 3000, memory=False,
                     orders=guard.Orders("prefix", fit + 1, 2999))
     guard.check(guard.ModelConfig(), 1000, orders=guard.Orders("swap", 1, 1000),
-                memory=False)                       # 1,000 words: about 7 hours, runs
+                memory=False)                       # 1,000 tokens: about 7 hours, runs

@@ -189,3 +189,11 @@ def test_a_swap_sweeps_table_counts_its_pairs_and_names_each_maps_text(capsys, t
     assert "swap sweep: 3 neighbouring swaps (the table) of the 4 pairs run (the " \
            "sensitivities) over 2 texts" in out
     assert "of text 2 of 2 (“d e”)" in out
+
+
+def test_a_sweep_of_one_run_says_one_run(capsys):
+    """A reverse sweep of one text printed "reverse sweep: 1 runs over 1 text"."""
+    from posviz.cli import main
+    assert main(["sweep", "--kind", "reverse", "--text", "the cat sat on the mat",
+                 "--layers", "1"]) == 0
+    assert "reverse sweep: 1 run over 1 text;" in capsys.readouterr().out

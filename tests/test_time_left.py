@@ -85,7 +85,7 @@ def test_work_left_is_never_told_as_no_time_left():
         run.step(done, 4)
     clock.t += 30                                  # its last step takes far longer
     assert run.stage_left() == LATE
-    assert left_words(run.stage_left()) == ", longer than its pace so far"
+    assert left_words(run.stage_left()) == ", over the time estimated"
     assert run.run_left() == pytest.approx(4)      # the next stage, at 4 s a stage
     run.stage(Stage("stage 2 of 2", 2, 2))
     clock.t += 1

@@ -182,7 +182,7 @@ def fmt(value) -> str:
 
 
 def as_table(result) -> list[str]:
-    runs = f"{result.runs} runs"
+    runs = f"{result.runs:,} run{'' if result.runs == 1 else 's'}"     # "1 run"
     if result.pairs:        # the table: the neighbouring swaps of every pair run
         runs = (f"{result.runs:,} neighbouring swaps (the table) of the "
                 f"{sum(p.swaps for p in result.pairs):,} pairs run (the sensitivities)")

@@ -168,9 +168,11 @@ class RunClock:
 
 
 def left_words(seconds: float | None, where: str = "") -> str:
-    """", about N s left{where}", ", longer than its pace so far{where}" when LATE, or ""."""
+    """", about N s left{where}", ", over the time estimated{where}" when LATE (the
+    pace so far said it would be done: "longer than its pace so far" read unclearly to a
+    trial), or ""."""
     if seconds is None:
         return ""
     if seconds == LATE:
-        return f", longer than its pace so far{where}"
+        return f", over the time estimated{where}"
     return f", about {seconds:.0f} s left{where}"
