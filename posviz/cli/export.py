@@ -89,11 +89,14 @@ def run(args) -> int:
     # a long input's maps are not kept whole: the head drawn and the mosaic's tiles come
     # from the order run again (api.Report.run_for), as the window does for its screen
     maps = report.run_for(chosen.layer, chosen.head)
+    say = progress(args)
+    if say is not None:            # 10-18 s for a 3,000-word text, told nothing before
+        say("drawing the figures, each at its own size")
     with held_interrupt():         # Ctrl+C raised after Qt loads and draws, never inside
         from ..gui.plots.figures import EXPORTED
         from ..gui.plots.headless import drawn_panel, quiet_platform_notes
         panel = drawn_panel(session, *maps)
-    told = writing_told(progress(args), len(formats) + (not args.no_csv))
+    told = writing_told(say, len(formats) + (not args.no_csv))
     try:
         with quiet_platform_notes(), held_interrupt() as held:   # each path as it is
             written = panel.export_all(    # whole: Ctrl+C leaves no half-written file
