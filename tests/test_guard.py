@@ -356,3 +356,17 @@ def test_a_sweep_estimated_over_the_hours_bound_is_refused_for_every_kind(
                     orders=guard.Orders("prefix", fit + 1, 2999))
     guard.check(guard.ModelConfig(), 1000, orders=guard.Orders("swap", 1, 1000),
                 memory=False)                       # 1,000 tokens: about 7 hours, runs
+
+
+def test_one_text_is_refused_for_what_it_lacks_not_for_folds(capsys, tmp_path):
+    """One text was refused as "--folds 5 asks for more folds ... 1 texts make at most
+    1", advice no fold count can follow (folds are at least 2: a researcher's trial)."""
+    from posviz.cli import main
+    with pytest.raises(Refused, match=r"^the probe holds texts out to score it, so it "
+                                      r"needs at least 2 texts \(got 1\)$"):
+        posviz.probe(["the cat sat on the mat"])
+    one = tmp_path / "one.txt"
+    one.write_text("the cat sat on the mat\n")
+    assert main(["probe", "--texts", str(one)]) == 2
+    assert capsys.readouterr().err == ("posviz: error: the probe holds texts out to score "
+                                       "it, so it needs at least 2 texts (got 1)\n")

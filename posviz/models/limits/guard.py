@@ -123,6 +123,9 @@ def check_folds(folds: int, texts: int, generated: bool = False) -> None:
     for its features (it makes 2 a fold, so a fold count past them only grows the run)."""
     if folds <= texts:
         return
+    if texts < 2:                  # no fold count helps: folds are at least 2
+        raise Refused(f"the probe holds texts out to score it, so it needs at least 2 "
+                      f"texts (got {texts})", "count")
     if generated:
         raise Refused(f"{argument('folds', folds)} asks for more folds than the probe's "
                       f"generated texts hold: it makes {texts:,} for its features, so at "
