@@ -147,6 +147,7 @@ def checks_calls(cls):
     return cls
 
 
+# -- Ctrl+C raised where it is safe: not inside Qt --------------------------------------
 class HeldInterrupt:
     """A Ctrl+C (SIGINT) held while Qt draws off screen (held_interrupt); ``check``
     raises it where raising is safe, between one figure and the next."""
