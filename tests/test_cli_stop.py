@@ -104,3 +104,31 @@ def test_ctrl_c_during_a_figure_s_save_leaves_python_able_to_save_again(tmp_path
                                "QT_QPA_PLATFORM": "offscreen"})
     assert told.returncode == 0, told.stderr[-3000:]
     assert told.stdout.strip() == "saved after 6 interrupts", told.stdout
+
+
+def test_ctrl_c_while_compare_draws_is_raised_once_its_files_are_written(tmp_path):
+    """`posviz compare --out` crashed once and aborted once (libshiboken's "could not
+    initialize") of nine Ctrl+C's (a researcher's trial): its drawing holds Ctrl+C and
+    raises it once its files are written. Here Ctrl+C comes during its first file."""
+    import types
+
+    import pytest
+
+    import posviz
+    from posviz.cli import compare
+    result = posviz.compare_encodings("the cat sat on the mat", encodings="none,rope",
+                                      layers=1)
+    figure = result.figure("pooled_change")
+    save = figure.save
+
+    def interrupted(path, **kwargs):
+        if not any(tmp_path.iterdir()):
+            os.kill(os.getpid(), signal.SIGINT)      # Ctrl+C while the first is drawn
+        return save(path, **kwargs)
+    figure.save = interrupted
+    result.figure = lambda metric: figure
+    args = types.SimpleNamespace(metric="pooled_change", dpi=None, width=None, no_csv=False)
+    with pytest.raises(KeyboardInterrupt):
+        compare.draw(result, args, tmp_path, ["png", "svg"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.csv", "compare.png",
+                                                          "compare.svg"]

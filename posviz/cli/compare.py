@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..analysis.symmetry import METRICS
 from ..document.files import check_folder, check_width, parse_formats
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, held_interrupt
 from ..models.encodings import KINDS
 from .options import add_model_arguments, builtin_config, positions, progress, tell_written
 from .sweep import hide
@@ -112,17 +112,19 @@ def run(args) -> int:
 
 
 def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
-    """The figure the Experiments tab's Compare view draws, written to ``folder``."""
-    from ..gui.plots.headless import quiet_platform_notes
-    figure = result.figure(args.metric)
+    """The figure the Experiments tab's Compare view draws, written to ``folder``; a
+    Ctrl+C held while Qt loads and draws, then raised (errors.held_interrupt)."""
     written = []
-    try:
-        with quiet_platform_notes():
-            for fmt in formats:
-                written.append(figure.save(folder / f"compare.{fmt}", **(
-                    {"dpi": args.dpi} if args.dpi else {"width": args.width})))
-            if not args.no_csv:
-                written.append(figure.save(folder / "compare.csv"))
-    finally:
-        figure.close()
+    with held_interrupt():
+        from ..gui.plots.headless import quiet_platform_notes
+        figure = result.figure(args.metric)
+        try:
+            with quiet_platform_notes():
+                for fmt in formats:
+                    written.append(figure.save(folder / f"compare.{fmt}", **(
+                        {"dpi": args.dpi} if args.dpi else {"width": args.width})))
+                if not args.no_csv:
+                    written.append(figure.save(folder / "compare.csv"))
+        finally:
+            figure.close()
     return written

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..analysis.experiments.extension import FIGURES  # --out: extension-NAME.FORMAT
 from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, held_interrupt
 
 
 def add_command(subparsers) -> None:
@@ -119,7 +119,13 @@ def draw(result: dict, folder: Path, formats: list[str], width: int = DEFAULT_WI
          metrics=FIGURES) -> list[Path]:
     """The Experiments tab's figures of ``result`` (Extension.to_dict()), written to
     ``folder`` as extension-METRIC.FORMAT at the figure's own size, ``width`` pixels
-    wide as PNG, with the result's provenance."""
+    wide as PNG, with the result's provenance; a Ctrl+C held while Qt loads and draws,
+    then raised (errors.held_interrupt)."""
+    with held_interrupt():
+        return _drawn(result, folder, formats, width, metrics)
+
+
+def _drawn(result: dict, folder: Path, formats: list[str], width: int, metrics) -> list[Path]:
     from ..gui.experiments.figure import ExperimentFigure
     from ..gui.plots.headless import application, quiet_platform_notes
     from ..gui.plots.own_size import off_screen
