@@ -218,3 +218,45 @@ def test_a_step_told_twice_in_a_row_is_one_line():
         say(step)
     assert stream.getvalue().splitlines() == [
         "posviz: reading the header", "posviz: loading", "posviz: reading the header"]
+
+
+@pytest.mark.parametrize("every", [0.05, 0.3, 0.7])
+def test_a_counter_s_lines_come_before_a_tick_passes(capsys, every):
+    """A sweep's lines came 2.01-2.06 s apart (the README says every 2 s): a line was
+    told at the first count after the tick, its counts some 50 ms apart. Now it is
+    told at the last count before the tick would pass."""
+    clock = Clock()
+    told = Counter(unit="run", clock=clock)
+    times = []
+    for done in range(1, 400):
+        told(done, 10_000)
+        if capsys.readouterr().err:
+            times.append(clock.now)
+        clock.now += every
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(gaps) > 5 and max(gaps) <= 2.0 + 1e-9, gaps
+    assert min(gaps) >= 2.0 - 2 * every - 1e-9, gaps
+
+
+def test_a_load_s_tensor_counts_come_before_a_tick_passes(monkeypatch):
+    """GGUF matching's lines came 2.00-2.01 s apart, one 2.85 s: told now at the last
+    count before the tick would pass, at the larger of the last two counts' pace."""
+    import io
+
+    from posviz.api.steps import StepPrinter
+    from posviz.models import reached
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    times = []
+
+    class Stream(io.StringIO):
+        def write(self, text):
+            if text.strip():
+                times.append(clock.now)
+            return len(text)
+    say = StepPrinter(Stream(), tick=2.0)
+    for done in range(1, 398):
+        say("matching the GGUF file's tensors to the model's modules", done, 397)
+        clock.now += 0.07
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert len(gaps) > 5 and max(gaps) <= 2.0 + 1e-9, gaps

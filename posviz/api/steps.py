@@ -33,6 +33,7 @@ class StepPrinter:
         self.tick = TICK_S if tick is None else tick
         self._counted = (None, -1)          # (step, tenth) told last
         self._count = (None, 0.0, 0, 0.0)   # a load's tensors: (step, began, done, told)
+        self._tensor_gaps = Gaps()          # the seconds between its counts, lately
         self._converting = self._saved = False   # in a conversion; its copy saved
         self._run = (None, 0.0, (0, 0), {})  # (step, told last, (layer, part), each
         self._at = None                     # part's seconds); the last boundary's time
@@ -73,10 +74,13 @@ class StepPrinter:
         now = reached.clock()
         if self._count[0] != step or done < self._count[2]:
             self._count = (step, now, done, now)            # (step, began, done, told)
+            self._tensor_gaps = Gaps()
+            self._tensor_gaps.next(now)
             return
         _, began, _, told = self._count
         self._count = (step, began, done, told)
-        if now - told < self.tick and done != total:
+        coming = self._tensor_gaps.next(now)        # told before a tick passes
+        if now - told + coming <= self.tick and done != total:
             return
         self._count = (step, began, done, now)
         left = (now - began) / done * (total - done) if done else None
@@ -223,6 +227,20 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 6000 else f"{seconds / 3600:.1f} h"
 
 
+class Gaps:
+    """The seconds between a count's calls, lately: ``next(now)`` is when the next is
+    due at the larger of the last two gaps (0 before two calls)."""
+
+    def __init__(self):
+        self.last, self.gaps = None, (0.0, 0.0)
+
+    def next(self, now: float) -> float:
+        if self.last is not None:
+            self.gaps = (self.gaps[1], now - self.last)
+        self.last = now
+        return max(self.gaps)
+
+
 class Counter:
     """Tells an experiment's ``(done, total)`` on a stream, one line each ("posviz: run
     40 of 1000, about 2 min left"): the first ``first`` seconds after its first count,
@@ -238,6 +256,8 @@ class Counter:
         self._at = None                 # the count at a stage's first count
         self._told = 0.0
         self._done = 0
+        self._gaps = Gaps()             # the seconds between counts, lately
+        self._told_once = False         # the stage's first line told
 
     def __call__(self, done: int, total: int) -> None:
         from ..runtime.time_left import LATE
@@ -245,10 +265,18 @@ class Counter:
         if self._at is None or done < self._done:
             self._pace.stage("")
             self._at, self._told = done, now - self.tick + self.first
+            self._gaps, self._told_once = Gaps(), False
+        coming = self._gaps.next(now)
         self._done = done
         self._pace.step(done - self._at, total - self._at)
-        if done != total and now - self._told < self.tick:
+        # told before a tick passes: now, when the next count would come after it (a
+        # sweep's lines came 2.01-2.06 s apart, its counts each some 50 ms); the first
+        # line a ``first`` after the first count
+        waited = now - self._told
+        if done != total and waited < self.tick and (
+                self._told_once is False or waited + coming <= self.tick):
             return
+        self._told_once = True
         self._told = now
         seconds = None if done == total else self._pace.stage_left()   # None: no pace yet
         left = ("" if seconds is None or seconds == LATE
