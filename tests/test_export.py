@@ -1,6 +1,7 @@
 """Every figure exports as a PNG and an SVG that load back and are not blank, plus the
 CSV of its numbers; ``posviz export`` writes the documented files headlessly."""
 import os
+import re
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -611,4 +612,15 @@ def test_cli_export_s_progress_tells_the_drawing_before_the_writing(tmp_path, ca
     assert status == 0
     lines = capsys.readouterr().err.splitlines()
     drawing = lines.index("posviz: drawing the figures, each at its own size")
-    assert lines[drawing + 1].startswith("posviz: writing ")
+    assert lines[drawing + 1].startswith("posviz: drawing the figures: the views of the "
+                                         "runs, about ")
+    # then 10-18 s at 3,000 words told nothing: each figure is counted as it is drawn
+    counted = [line for line in lines if line.startswith("posviz: drawing figure ")]
+    total = int(re.search(r"of (\d+):", counted[0]).group(1))
+    assert [int(re.search(r"figure (\d+) of", line).group(1)) for line in counted
+            if "(" not in line] == list(range(1, total + 1)), counted
+    assert all(re.search(r", about \d+ s left$", line) for line in counted), counted
+    writing = [line for line in lines if line.startswith("posviz: writing ")]
+    assert re.fullmatch(rf"posviz: writing {total} figures: 1 of {total}, about \d+ s left",
+                        writing[0]), writing
+    assert lines.index(counted[-1]) < lines.index(writing[0])

@@ -174,3 +174,59 @@ def test_a_layer_s_maps_on_their_way_to_disk_are_told_by_head(monkeypatch):
     assert len(times) > 2 and max(b - a for a, b in zip(times, times[1:])) <= 2.0, lines
     assert any(line.startswith(f"posviz: {STEPS[0]}: layer 3 of 3 (attention maps: head "
                                "3 of 3), about ") for line in lines), lines
+
+
+def test_a_report_s_time_left_holds_the_work_after_its_forwards(monkeypatch):
+    """A 3,000-word export said "about 1 s left" at its forwards' end, 20 s before its
+    own: the drawing and writing after them (reached.afterwards) count in the time left."""
+    with reached.afterwards(20.0):
+        lines, times, end = drive(monkeypatch, layers=4, attention=1.0, feed_forward=1.0)
+    said = [(t, float(re.search(r"about (\d+) s left", line).group(1)))
+            for t, line in zip(times, lines) if "left" in line]
+    assert said and all(abs(left - (end + 20.0 - t)) <= 4 for t, left in said[1:]), said
+
+
+def test_an_export_counts_its_figures_drawn_and_written_with_the_time_left():
+    """Replays a 3,064-token export (2 cores, load 4-8): its drawing and writing took
+    10-18 s with no count after "drawing the figures"; each figure, the parts of the
+    attention map's own panel and its 27 MB table's bytes are told now, with a time
+    left that follows the parts' seconds as measured."""
+    from posviz.cli.export import Drawing
+    clock = Clock()
+    lines = []
+    told = Drawing(lambda line: lines.append((clock.now, line)), tokens=3064, clock=clock)
+    before = told.left()                         # told by the forwards, as they run
+    assert 8 <= before <= 16, before
+    names = ["attention_mosaic", "symmetry", "attention", "token_change", "branch_norms",
+             "relative_profile", "outputs"]
+    told.names, told.files = names, ["png", "svg", "csv"]
+    took = {"views": 1.4, "panel": 2.0, "own": 1.2, "square": 1.2, "draw": 0.02}
+    told.begin()
+    for part, seconds in (("the views of the runs", took["views"]),
+                          ("all in one panel", took["panel"])):
+        told.drawing("", part)
+        clock.now += seconds
+    for name in names:
+        told.drawing(name, "")
+        clock.now += took["draw"]
+        if name == "attention":
+            for part in ("its own panel", "squaring its maps"):
+                told.drawing(name, part)
+                clock.now += took["own"]
+    files = [f"{n}.{f}" for n in names for f in ("png", "svg", "csv")]
+    writes = {"attention.csv": 4.0, "attention_mosaic.csv": 0.5}
+    for done, file in enumerate(files):
+        told.writing(done, len(files), file)
+        clock.now += writes.get(file, 0.1)
+    end = clock.now
+    texts = [line for _, line in lines]
+    assert [t for t in texts if t.startswith("drawing figure ") and "(" not in t] == [
+        f"drawing figure {i} of 7: {n.replace('_', ' ')}, " + t.split(", ", 1)[1]
+        for i, (n, t) in enumerate(zip(names, [t for t in texts if t.startswith(
+            "drawing figure ") and "(" not in t]), 1)]
+    assert any("attention (its own panel)" in t for t in texts), texts
+    assert any(t.startswith("writing 7 figures: 3 of 7 (attention.csv), about") for t in
+               texts), texts
+    for at, line in lines:                       # within 40 % (and 2 s) of the real
+        left = float(re.search(r"about (\d+) s left", line).group(1))
+        assert abs(left - (end - at)) <= max(2.0, 0.4 * (end - at)), (line, end - at)

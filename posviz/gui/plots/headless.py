@@ -72,8 +72,10 @@ def drawn_panel(session, evaluation, tiles=None) -> PlotsPanel:
         # a run as given named as a script's reader sets it (--literal, literal=True),
         # not by the window's control
         literal = argument("literal") if speaks_flags() else argument("literal", True)
+        own_size.tell("", "the views of the runs")      # an export's count
         shown = Shown(evaluation, build_views(evaluation, look, tiles, literal=literal),
                       model_views(session.backend, evaluation))
+        own_size.tell("", "all in one panel")
         return own_size.drawn_panel(PlotsPanel, session, shown, {
             "text": session.text, "model": describe_model(session.backend.describe())})
 
