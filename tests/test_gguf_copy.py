@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -67,6 +68,14 @@ def test_the_first_load_converts_and_tells_what_it_does(first):
     assert "at this machine's last conversion's pace" in converted.conversion_time(size)
     assert "de-quantizing weights" in steps
     assert any(s.startswith("saving the converted copy") for s in steps)
+    # 538 MB saved in 5 s said nothing: its size and time before, its MB after
+    saving = next(s for s in steps if s.startswith(converted.SAVING))
+    assert re.match(r"saving the converted copy \(\d+ MB, about \d+ s\) into ", saving)
+    # what ran 4-11 s after the header's reading: the tokenizer built from its
+    # vocabulary, then the model's code imported (2 s before "de-quantizing weights")
+    from posviz.models.hf.workarounds import BUILDING
+    assert steps.count(BUILDING) == 1 and steps.index(BUILDING) < steps.index(
+        "importing the model's code") < steps.index("de-quantizing weights"), steps
     assert steps.index(told) < steps.index("de-quantizing weights")
     # the 50 s before the first tensor is told too: the file parsed, its names matched
     from posviz.models.hf.workarounds import READING

@@ -230,3 +230,42 @@ def test_an_export_counts_its_figures_drawn_and_written_with_the_time_left():
     for at, line in lines:                       # within 40 % (and 2 s) of the real
         left = float(re.search(r"about (\d+) s left", line).group(1))
         assert abs(left - (end - at)) <= max(2.0, 0.4 * (end - at)), (line, end - at)
+
+
+def test_a_converted_copy_s_saving_says_its_size_and_counts_its_megabytes(
+        monkeypatch, tmp_path):
+    """SmolLM2's copy (538 MB) was saved in 5 s with nothing said after "saving the
+    converted copy into ...": its size and time are said before, its megabytes counted
+    as they are written (aligned), the file's sha256 taken on the way."""
+    import hashlib
+    import json
+    import struct
+
+    from posviz.models.hf import converted
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    assert converted.save_time(538_000_000) == "about 5 s"
+    (tmp_path / "gguf").mkdir()
+    converted.keep_pace(0.3)
+    converted.keep_pace(save_seconds_per_mb=0.02)            # kept beside the other
+    assert converted.save_time(538_000_000) == "about 11 s"
+    assert converted.measured_pace() == 0.3
+    header = json.dumps({"w": {"dtype": "F32", "shape": [1 << 22],
+                               "data_offsets": [0, 1 << 24]}}).encode()
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + bytes(1 << 24) * 3)
+    told = []
+    monkeypatch.setattr(converted, "CHUNK", 1 << 22)
+    digest = converted._align(path, say=lambda *now: told.append(now))
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert [t[0] for t in told] == [converted.SAVING] * 12
+    assert [t[1] for t in told] == sorted(t[1] for t in told) and told[-1][1] == told[-1][2]
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    stream = Lines(clock)
+    say = StepPrinter(stream, steps=False, tick=2.0)
+    say(f"{converted.CONVERTING}x.gguf once: …")
+    for done in range(16, 539, 16):
+        say(converted.SAVING, done, 538)
+        clock.now += 0.15
+    lines = stream.getvalue().splitlines()
+    assert lines[1].startswith("posviz: saving the converted copy: 224 of 538 MB, about "), lines

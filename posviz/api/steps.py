@@ -86,6 +86,10 @@ class StepPrinter:
         left = (now - began) / done * (total - done) if done else None
         left = "" if left is None or done == total else \
             f", about {duration_text(max(left, 1.0))} left"
+        from ..models.hf.converted import SAVING
+        if step.startswith(SAVING):             # a converted copy's bytes
+            self._print(f"{step}: {done:,} of {total:,} MB{left}")
+            return
         unit = "module" if step.startswith("matching") else "tensor"
         self._print(f"{step}: {unit} {done:,} of {total:,}{left}")
 
@@ -108,7 +112,7 @@ class StepPrinter:
             if run_step == step and now - told + max(piece, self._tail) >= self.tick:
                 self._run = (step, now, last, parts)
                 self._print(self._line(step, forward, layer, total, " ({}: head {} of {})"
-                                       .format(reached.PART_WORDS[part], *forward.within)))
+                                       .format(reached.PART_WORDS.get(part, "attention"), *forward.within)))
             return
         if self._piece is not None:
             self._tail, self._piece = now - self._piece, None

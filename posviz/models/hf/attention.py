@@ -12,6 +12,7 @@ Each is registered under its name with transformers' attention and mask interfac
 from __future__ import annotations
 
 LEAN = "posviz_eager"                   # the Llama family's
+BY_HEAD = 9 * 2048 * 2048               # scores from which a head is computed at a time
 LEAN_BERT = "posviz_eager_bert"         # BERT's
 
 
@@ -25,6 +26,8 @@ def lean_eager_attention(module, query, key, value, attention_mask, scaling: flo
 
     keys = repeat_kv(key, module.num_key_value_groups)
     values = repeat_kv(value, module.num_key_value_groups)
+    if not module.training and query.shape[1] * query.shape[2] * keys.shape[2] >= BY_HEAD:
+        return _by_head(query, keys, values, attention_mask, scaling)
     weights = torch.matmul(query, keys.transpose(2, 3)).mul_(scaling)     # (B, h, n, n)
     if attention_mask is not None:
         weights.add_(attention_mask)
@@ -33,6 +36,28 @@ def lean_eager_attention(module, query, key, value, attention_mask, scaling: flo
     weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
     output = torch.matmul(weights, values).transpose(1, 2).contiguous()
     return output, weights
+
+
+def _by_head(query, keys, values, attention_mask, scaling: float):
+    """lean_eager_attention's numbers (no dropout: not training) one head at a time,
+    each head told as it is done (models.reached: SmolLM2's attention at 5,107 tokens
+    took 3-7 s a layer with nothing said)."""
+    import torch
+
+    from ..reached import reach
+    batch, heads, n, m = *query.shape[:3], keys.shape[2]
+    weights = query.new_empty((batch, heads, n, m))
+    output = query.new_empty((batch, heads, n, values.shape[-1]))
+    for head in range(heads):
+        scores = weights[:, head]
+        torch.matmul(query[:, head], keys[:, head].transpose(1, 2), out=scores)
+        scores.mul_(scaling)
+        if attention_mask is not None:
+            scores.add_(attention_mask[:, head if attention_mask.shape[1] > 1 else 0])
+        weights[:, head] = torch.softmax(scores, dim=-1, dtype=torch.float32)
+        torch.matmul(weights[:, head], values[:, head], out=output[:, head])
+        reach(0, 0, within=(head + 1, heads))
+    return output.transpose(1, 2).contiguous(), weights
 
 
 def lean_bert_attention(module, query, key, value, attention_mask, scaling=None,

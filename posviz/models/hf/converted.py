@@ -34,6 +34,7 @@ CONVERTING = "converting "      # a GGUF file's first load: said even where step
 SAVING = "saving the converted copy"
 SECONDS_PER_MB = (0.25, 0.85)   # de-quantizing and saving, on 2 shared cores: 23.5 s and
                                 # 82 s (load 9) for 98 MB
+SAVE_SECONDS_PER_MB = 0.009     # the copy's saving alone: 4.8-5 s for 538 MB (load 3-6)
 
 
 @dataclass(frozen=True)
@@ -91,15 +92,23 @@ def trusted(folder: Path, gguf_sha256: str) -> Conversion | None:
 def convert(gguf: Path, gguf_sha256: str, tokenizer, model, say) -> Conversion:
     """Save the de-quantized ``model`` (float32, read from ``gguf``) and its
     ``tokenizer`` as the entry of ``gguf_sha256``, recorded last; the entry."""
+    import time
+
     final = entry_for(gguf_sha256)
     final.parent.mkdir(parents=True, exist_ok=True)
-    say(f"{SAVING} into {cache_root()}")    # (its 64-digit folder
-    # name, one unbreakable word, widened the load panel past a 1024-pixel window)
+    size = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers()))
+    # its size and time said before (538 MB, 5 s said nothing), its bytes counted as they
+    # are aligned (its 64-digit folder name, one unbreakable word, widened the load
+    # panel past a 1024-pixel window: the cache's folder only)
+    say(f"{SAVING} ({size / 1e6:,.0f} MB, {save_time(size)}) into {cache_root()}")
+    began = time.monotonic()
+    say(SAVING, 0, round(size / 1e6))                # its count's clock starts
     temporary = Path(tempfile.mkdtemp(prefix=f".{gguf_sha256[:12]}-", dir=final.parent))
     try:
         _save(model, tokenizer, temporary)
-        _align(temporary / "model.safetensors")
-        files = {p.name: [p.stat().st_size, p.stat().st_mtime_ns, sha256_of(p)]
+        digests = {"model.safetensors": _align(temporary / "model.safetensors", say=say)}
+        files = {p.name: [p.stat().st_size, p.stat().st_mtime_ns,
+                          digests.get(p.name) or sha256_of(p)]
                  for p in sorted(temporary.iterdir()) if p.is_file()}
         (temporary / RECORD).write_text(json.dumps(
             {"gguf": {"name": gguf.name, "size": gguf.stat().st_size,
@@ -109,6 +118,7 @@ def convert(gguf: Path, gguf_sha256: str, tokenizer, model, say) -> Conversion:
         if final.exists():                       # a stale entry: replaced
             shutil.rmtree(final)
         os.replace(temporary, final)
+        keep_pace(save_seconds_per_mb=(time.monotonic() - began) / max(size / 1e6, 1.0))
     except OSError:
         shutil.rmtree(temporary, ignore_errors=True)
         if trusted(final, gguf_sha256) is None:  # another process's copy is fine too
@@ -132,9 +142,16 @@ def _save(model, tokenizer, folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
-def _align(path: Path, boundary: int = 64) -> None:
+CHUNK = 1 << 24                 # bytes copied at a time by _align
+
+
+def _align(path: Path, boundary: int = 64, say=None) -> str:
     """Rewrite a safetensors file with its header padded (inside ``__metadata__``, spaces
-    after it as the format allows) so that its data starts on a ``boundary``."""
+    after it as the format allows) so that its data starts on a ``boundary``; the new
+    file's sha256, taken as it is written (a second read of 538 MB: 1 s). ``say(SAVING,
+    MB, MB)``: the megabytes written."""
+    digest = hashlib.sha256()
+    total = path.stat().st_size
     with open(path, "rb") as source:
         size = struct.unpack("<Q", source.read(8))[0]
         header = json.loads(source.read(size))
@@ -142,9 +159,18 @@ def _align(path: Path, boundary: int = 64) -> None:
         text += b" " * (-(8 + len(text)) % boundary)
         aligned = path.with_suffix(".aligned")
         with open(aligned, "wb") as target:
-            target.write(struct.pack("<Q", len(text)) + text)
-            shutil.copyfileobj(source, target, 1 << 24)
+            head = struct.pack("<Q", len(text)) + text
+            target.write(head)
+            digest.update(head)
+            done = 8 + size
+            while chunk := source.read(CHUNK):
+                target.write(chunk)
+                digest.update(chunk)
+                done += len(chunk)
+                if say is not None:
+                    say(SAVING, round(done / 1e6), round(total / 1e6))
     os.replace(aligned, path)
+    return digest.hexdigest()
 
 
 def existing(gguf: Path) -> tuple[str, Conversion | None]:
@@ -181,22 +207,39 @@ def pace_file() -> Path:
     return cache_root() / "gguf" / PACE
 
 
-def keep_pace(seconds_per_mb: float) -> None:
-    """Record the pace of a conversion done on this machine, for the next estimate."""
+def keep_pace(seconds_per_mb: float | None = None, **more: float) -> None:
+    """Record the pace of a conversion done on this machine, for the next estimate (of
+    the GGUF file's MB), and ``more`` paces beside it (save_seconds_per_mb: of the
+    copy's)."""
     try:
-        pace_file().write_text(json.dumps({"seconds_per_mb": seconds_per_mb}),
-                               encoding="utf-8")
+        kept = json.loads(pace_file().read_text(encoding="utf-8"))
+        kept = kept if isinstance(kept, dict) else {}
+    except (OSError, ValueError):
+        kept = {}
+    if seconds_per_mb is not None:
+        kept["seconds_per_mb"] = seconds_per_mb
+    kept.update(more)
+    try:
+        pace_file().write_text(json.dumps(kept), encoding="utf-8")
     except OSError:
         pass                            # an estimate's help only
 
 
-def measured_pace() -> float | None:
+def measured_pace(key: str = "seconds_per_mb") -> float | None:
     """Seconds per MB of the last conversion on this machine (pace_file), or None."""
     try:
-        pace = float(json.loads(pace_file().read_text(encoding="utf-8"))["seconds_per_mb"])
+        pace = float(json.loads(pace_file().read_text(encoding="utf-8"))[key])
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return pace if 0 < pace < 1e3 else None
+
+
+def save_time(size: int) -> str:
+    """How long saving a converted copy of ``size`` bytes takes: "about 5 s", at this
+    machine's last save's pace, else SAVE_SECONDS_PER_MB's."""
+    from ...api.steps import duration_text
+    pace = measured_pace("save_seconds_per_mb") or SAVE_SECONDS_PER_MB
+    return f"about {duration_text(max(size / 1e6 * pace, 1.0))}"
 
 
 def conversion_time(size: int) -> str:

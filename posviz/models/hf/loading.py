@@ -171,10 +171,12 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
     if not gguf:                                 # a GGUF's config is read from the file
         import_code(folder, say)
     step = "de-quantizing weights" if gguf else "loading weights"
-    say(step)
-    model = info = None
+    if gguf and family.lean_attention:          # its imports: 2 s before the weights
+        say("importing the model's code")
     attention = (lean_attention.register(family.lean_attention) if family.lean_attention
                  else "eager")
+    say(step)
+    model = info = None
     for cls in model_classes(family):
         try:
             with nullcontext() if gguf else counting(say, stop):

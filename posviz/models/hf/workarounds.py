@@ -12,20 +12,26 @@ WRITTEN_FOR = ("4.", "5.")          # transformers versions: on others the loop 
 READING = "reading the GGUF file's header, vocabulary and tensor names"
 READING_AGAIN = "reading the GGUF file again, for its weights"       # the weights' parse
 MATCHING = "matching the GGUF file's tensors to the model's modules"
+BUILDING = "building the tokenizer from the GGUF file's vocabulary"
 
 
 @contextmanager
 def gguf_loop(wrap, say=lambda *told: None):
     """Meanwhile the loop runs in ``wrap(iterable, total)``, parses and matching are said."""
     module, gguf, matched = None, None, [0, 0]        # matched: modules, of how many
+    built = []                                        # the tokenizer's building told
     with suppress(metadata.PackageNotFoundError, ImportError):
         if enabled("hf-gguf-progress") and metadata.version("transformers")[:2] in WRITTEN_FOR:
             from transformers import modeling_gguf_pytorch_utils as module
             gguf = enabled("hf-gguf-read-once") and import_module("gguf")
 
     def reading(*args, **kwargs):             # for the tokenizer, the config, the weights
-        say(READING_AGAIN if len(args) > 1 or kwargs.get("return_tensors") else READING)
-        return originals[module, "load_gguf_checkpoint"](*args, **kwargs)
+        weights = len(args) > 1 or kwargs.get("return_tensors")
+        say(READING_AGAIN if weights else READING)
+        parsed = originals[module, "load_gguf_checkpoint"](*args, **kwargs)
+        if not weights and not built:         # the first: the tokenizer's (3 s untold)
+            built.append(say(BUILDING))
+        return parsed
 
     def matching(model, *args, **kwargs):     # again for each child module, by qual_name
         child = bool(kwargs.get("qual_name"))
