@@ -37,9 +37,13 @@ def test_every_model_type_of_the_family_takes_the_lean_attention():
     assert not BY_MODEL_TYPE["gpt2"].lean_attention
 
 
+@pytest.mark.parametrize("by_head", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("model_type", sorted(CONFIGS))
-def test_lean_attention_equals_eager_bit_for_bit(model_type, dtype):
+def test_lean_attention_equals_eager_bit_for_bit(model_type, dtype, by_head, monkeypatch):
+    """by_head: a long input's, a head at a time (each told)."""
+    if by_head:
+        monkeypatch.setattr(attention, "BY_HEAD", 0)
     eager, lean = tiny(model_type, "eager", dtype), tiny(model_type, attention.register(),
                                                          dtype)
     lean.load_state_dict(eager.state_dict())
@@ -119,3 +123,16 @@ def test_minilm_s_family_loaded_by_posviz_runs_the_lean_bert_attention(tmp_path)
     save_tiny("bert", tmp_path / "bert")
     backend = hf.load_backend(str(tmp_path / "bert"))
     assert backend.model.config._attn_implementation == attention.LEAN_BERT
+
+
+def test_a_long_input_s_attention_tells_each_head_as_it_is_done(monkeypatch):
+    """SmolLM2 at 5,107 tokens: each layer's attention ran 3-7 s with nothing said
+    (a researcher's trial); past BY_HEAD scores it is computed, and told, by head."""
+    from posviz.models import reached
+    monkeypatch.setattr(attention, "BY_HEAD", 0)
+    lean = tiny("llama", attention.register())
+    told = []
+    with reached.listening(lambda now: told.append(now.within)):
+        reached.reach(0, 2)
+        outputs(lean, torch.randint(0, 64, (1, 7)), None)
+    assert [w for w in told if w][:4] == [(1, 4), (2, 4), (3, 4), (4, 4)], told
