@@ -31,16 +31,18 @@ def test_a_counter_tells_soon_then_every_tick_with_the_time_left(capsys):
     told(2, 1000)                                  # before the first second
     clock.now += 0.5
     told(3, 1000)                                  # 1 s after the first count
-    clock.now += 1.0
+    clock.now += 0.25
     told(4, 1000)                                  # within the 2 s tick: nothing
-    clock.now += 1.0
+    clock.now += 0.25
     told(5, 1000)
+    clock.now += 1.3
+    told(6, 1000)                           # the next, 1.3 s on, would pass the tick
     clock.now += 0.1
     told(1000, 1000)                               # the last, always
     lines = capsys.readouterr().err.splitlines()
-    # 2 runs in 1 s, 997 to go: about 498 s; 4 runs in 3 s, 995 to go: about 746 s
+    # 2 runs in 1 s, 997 to go: about 498 s; 5 runs in 2.8 s, 994 to go: about 557 s
     assert lines == ["posviz: run 3 of 1,000, about 8 min left",
-                     "posviz: run 5 of 1,000, about 12 min left",
+                     "posviz: run 6 of 1,000, about 9 min left",
                      "posviz: run 1,000 of 1,000"]
     told(1, 3)                                     # a new stage: timed anew
     assert capsys.readouterr().err == ""
@@ -235,7 +237,7 @@ def test_a_counter_s_lines_come_before_a_tick_passes(capsys, every):
         clock.now += every
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert len(gaps) > 5 and max(gaps) <= 2.0 + 1e-9, gaps
-    assert min(gaps) >= 2.0 - 2 * every - 1e-9, gaps
+    assert min(gaps) >= 2.0 - max(1.5 * every, every + 0.25) - every - 1e-9, gaps
 
 
 def test_a_load_s_tensor_counts_come_before_a_tick_passes(monkeypatch):

@@ -119,9 +119,9 @@ def test_a_conversion_tells_its_steps_and_tensors_from_python_by_default(monkeyp
     assert lines[0].startswith(f"posviz: {CONVERTING}x.gguf"), lines
     assert "posviz: loading tokenizer" in lines and f"posviz: {READING_AGAIN}" in lines
     counts = [line for line in lines if ": tensor " in line]
-    assert counts[0] == "posviz: de-quantizing weights: tensor 33 of 272, about 14 s left"
+    assert counts[0] == "posviz: de-quantizing weights: tensor 29 of 272, about 15 s left"
     assert counts[-1] == "posviz: de-quantizing weights: tensor 272 of 272", counts
-    assert len(counts) == 9, counts                          # every 2 s, and the last
+    assert len(counts) == 10, counts                # before 2 s pass each, and the last
     assert lines[-2:] == ["posviz: loading tokenizer (from the saved copy)",
                           "posviz: ready"], lines
 
@@ -268,4 +268,4 @@ def test_a_converted_copy_s_saving_says_its_size_and_counts_its_megabytes(
         say(converted.SAVING, done, 538)
         clock.now += 0.15
     lines = stream.getvalue().splitlines()
-    assert lines[1].startswith("posviz: saving the converted copy: 224 of 538 MB, about "), lines
+    assert lines[1].startswith("posviz: saving the converted copy: 192 of 538 MB, about "), lines

@@ -17,6 +17,7 @@ Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
 TICK_S = 2.0                             # a run's layers told at most this often
 FIRST_S = 1.0                            # an experiment's first count told this soon
+SPARE_S = 0.25                           # seconds a count may come later than the last
 
 
 class StepPrinter:
@@ -232,8 +233,9 @@ def duration_text(seconds: float) -> str:
 
 
 class Gaps:
-    """The seconds between a count's calls, lately: ``next(now)`` is when the next is
-    due at the larger of the last two gaps (0 before two calls)."""
+    """The seconds between a count's calls, lately: ``next(now)`` is when the next may
+    come, at the larger of the last two gaps and room for a later one (0 before two
+    calls)."""
 
     def __init__(self):
         self.last, self.gaps = None, (0.0, 0.0)
@@ -242,7 +244,8 @@ class Gaps:
         if self.last is not None:
             self.gaps = (self.gaps[1], now - self.last)
         self.last = now
-        return max(self.gaps)
+        gap = max(self.gaps)            # with room for a later one (a busy machine's
+        return max(1.5 * gap, gap + SPARE_S) if gap else 0.0   # lines came 2.04-2.10 s)
 
 
 class Counter:
