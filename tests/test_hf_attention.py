@@ -135,4 +135,4 @@ def test_a_long_input_s_attention_tells_each_head_as_it_is_done(monkeypatch):
     with reached.listening(lambda now: told.append(now.within)):
         reached.reach(0, 2)
         outputs(lean, torch.randint(0, 64, (1, 7)), None)
-    assert [w for w in told if w][:4] == [(1, 4), (2, 4), (3, 4), (4, 4)], told
+    assert [w for w in told if w][:2] == [(3, 4), (4, 4)], told     # 3 heads at a time
