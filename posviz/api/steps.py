@@ -112,8 +112,9 @@ class StepPrinter:
             # told when the next piece, or the rest of the part, would leave a tick untold
             if run_step == step and now - told + max(piece, self._tail) >= self.tick:
                 self._run = (step, now, last, parts)
+                words = reached.PART_WORDS.get(part, "attention")   # its scores, by head
                 self._print(self._line(step, forward, layer, total, " ({}: head {} of {})"
-                                       .format(reached.PART_WORDS.get(part, "attention"), *forward.within)))
+                                       .format(words, *forward.within)))
             return
         if self._piece is not None:
             self._tail, self._piece = now - self._piece, None

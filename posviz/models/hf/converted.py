@@ -102,10 +102,10 @@ def convert(gguf: Path, gguf_sha256: str, tokenizer, model, say) -> Conversion:
     # panel past a 1024-pixel window: the cache's folder only)
     say(f"{SAVING} ({size / 1e6:,.0f} MB, {save_time(size)}) into {cache_root()}")
     began = time.monotonic()
-    say(SAVING, 0, round(size / 1e6))                # its count's clock starts
     temporary = Path(tempfile.mkdtemp(prefix=f".{gguf_sha256[:12]}-", dir=final.parent))
     try:
-        _save(model, tokenizer, temporary)
+        _save(model, tokenizer, temporary)              # one call (1 s), then counted:
+        say(SAVING, 0, round(size / 1e6))               # its count's clock starts
         digests = {"model.safetensors": _align(temporary / "model.safetensors", say=say)}
         files = {p.name: [p.stat().st_size, p.stat().st_mtime_ns,
                           digests.get(p.name) or sha256_of(p)]
@@ -237,9 +237,9 @@ def measured_pace(key: str = "seconds_per_mb") -> float | None:
 def save_time(size: int) -> str:
     """How long saving a converted copy of ``size`` bytes takes: "about 5 s", at this
     machine's last save's pace, else SAVE_SECONDS_PER_MB's."""
-    from ...api.steps import duration_text
     pace = measured_pace("save_seconds_per_mb") or SAVE_SECONDS_PER_MB
-    return f"about {duration_text(max(size / 1e6 * pace, 1.0))}"
+    seconds = max(size / 1e6 * pace, 1.0)
+    return f"about {seconds:.0f} s" if seconds < 100 else f"about {seconds / 60:.0f} min"
 
 
 def conversion_time(size: int) -> str:

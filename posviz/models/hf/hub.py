@@ -29,6 +29,11 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 ANSWER_SECONDS = 4.0          # how long the hub may take to answer before it counts as
                               # unreachable (a whole download may take longer)
 DOWNLOAD_STEP = "downloading file"     # the steps whose counts are bytes
+# the steps of transformers' GGUF loading that posviz tells (models.hf.workarounds)
+READING = "reading the GGUF file's header, vocabulary and tensor names"
+READING_AGAIN = "reading the GGUF file again, for its weights"       # the weights' parse
+MATCHING = "matching the GGUF file's tensors to the model's modules"
+BUILDING = "building the tokenizer from the GGUF file's vocabulary"
 # What a model needs of a repository besides its weights (top-level files only).
 ALWAYS = ("config.json", "generation_config.json")
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",

@@ -7,30 +7,24 @@ from functools import cache
 from importlib import import_module, metadata
 
 from ...boot import enabled
+from .hub import BUILDING, MATCHING, READING, READING_AGAIN  # noqa: F401 (the steps told)
 
 WRITTEN_FOR = ("4.", "5.")          # transformers versions: on others the loop is left alone
-READING = "reading the GGUF file's header, vocabulary and tensor names"
-READING_AGAIN = "reading the GGUF file again, for its weights"       # the weights' parse
-MATCHING = "matching the GGUF file's tensors to the model's modules"
-BUILDING = "building the tokenizer from the GGUF file's vocabulary"
 
 
 @contextmanager
 def gguf_loop(wrap, say=lambda *told: None):
     """Meanwhile the loop runs in ``wrap(iterable, total)``, parses and matching are said."""
-    module, gguf, matched = None, None, [0, 0]        # matched: modules, of how many
-    built = []                                        # the tokenizer's building told
+    module, gguf, matched, built = None, None, [0, 0], []  # modules matched, of how many
     with suppress(metadata.PackageNotFoundError, ImportError):
         if enabled("hf-gguf-progress") and metadata.version("transformers")[:2] in WRITTEN_FOR:
             from transformers import modeling_gguf_pytorch_utils as module
             gguf = enabled("hf-gguf-read-once") and import_module("gguf")
 
     def reading(*args, **kwargs):             # for the tokenizer, the config, the weights
-        weights = len(args) > 1 or kwargs.get("return_tensors")
-        say(READING_AGAIN if weights else READING)
+        say(READING_AGAIN if (weights := len(args) > 1 or kwargs.get("return_tensors")) else READING)
         parsed = originals[module, "load_gguf_checkpoint"](*args, **kwargs)
-        if not weights and not built:         # the first: the tokenizer's (3 s untold)
-            built.append(say(BUILDING))
+        built or weights or built.append(say(BUILDING))   # the first, the tokenizer's: 3 s
         return parsed
 
     def matching(model, *args, **kwargs):     # again for each child module, by qual_name
