@@ -146,6 +146,8 @@ def test_press2022_tells_each_length_as_a_stage_of_the_run(monkeypatch):
     monkeypatch.setattr(train, "perplexity", lambda *args, **kw: 50.0)
     said = []
     trained.press2022(say=said.append)
+    assert said[0] == "reading the held-out text and loading the 6 checkpoints"
+    said = said[1:]                                   # then the lengths' Stages
     assert [(s.number, s.stages) for s in said] == [(1, 3), (2, 3), (3, 3)]
     assert said[2].endswith("(length 3 of 3)")
 
@@ -159,7 +161,7 @@ def test_press2022_and_the_lab_declare_their_lengths_work(monkeypatch):
     monkeypatch.setattr(train, "perplexity", lambda *args, **kw: 50.0)
     said, counted = [], []
     trained.press2022(say=said.append, progress=lambda *c: counted.append(c))
-    work = said[0].work                # tokens x (length + 4 x width): longer costs more
+    work = said[1].work                # tokens x (length + 4 x width): longer costs more
     assert len(work) == 3 and work[0] < work[1] < work[2], work
     # a step is a forward of 8 windows: 32,768 tokens at 128 make 32 a checkpoint, 6
     # checkpoints; learned is refused past 128

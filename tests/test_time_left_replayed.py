@@ -95,3 +95,17 @@ def test_the_command_line_tells_a_recorded_run_each_1_5_s_with_the_whole_run_s_s
     assert max(b - a for a, b in zip(times, times[1:])) <= 1.5 + max(gaps)
     assert "(stage 3 of 3), " in lines[-2][1] and "% done, about" in lines[-2][1]
     assert lines[-1][1].startswith("posviz: step 40 of 40 (stage 3 of 3), 100 % done")
+
+
+def test_a_step_longer_than_the_time_to_the_tick_is_told_before_it():
+    """Steps of 1.2 s (press2022's 512-token forwards at load 11): a line at each, not
+    every other one 2.4-2.7 s apart."""
+    clock, lines = FakeClock(), []
+    told = RunLines(unit="step", clock=clock)
+    told.stream = type("S", (), {"write": lambda self, t: t.strip() and lines.append(
+        clock.t), "flush": lambda self: None})()
+    told.stage(Stage("length 1 of 1", 1, 1))
+    for done in range(1, 11):
+        clock.t += 1.2
+        told(done, 10)
+    assert max(b - a for a, b in zip(lines, lines[1:])) <= 2.0, lines

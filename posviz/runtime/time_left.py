@@ -205,7 +205,8 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 100 else f"{seconds / 60:.0f} min"
 
 
-TICK_S = 1.5         # a line at most this long after the last (a step is under a second)
+TICK_S = 1.5         # a line this long after the last
+SILENT_S = 2.0       # and never, where steps allow it, this long
 
 
 class RunLines:
@@ -227,9 +228,14 @@ class RunLines:
 
     def __call__(self, done: int, total: int) -> None:
         run = self.clock
+        before = run.stepped
         run.step(done, total)
         now = run.now()
-        if not done or (done != total and now - self.told < self.tick):
+        # told at a tick, or sooner when the next step, as long as this one, would
+        # leave SILENT_S without a line (press2022's 512-token steps at load 11: 2.7 s)
+        waited, coming = now - self.told, now - before
+        if not done or (done != total and waited < self.tick
+                        and waited + coming < SILENT_S):
             return
         self.told = now
         print(f"posviz: {self.line()}", file=self.stream or sys.stderr, flush=True)

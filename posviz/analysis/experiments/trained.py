@@ -70,6 +70,8 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     from ...models.training.corpus import token_stream, unigram_perplexity
     from ...models.training.train import perplexity
     checkpoints = shipped()
+    if say is not None:           # 1-11 s before the first length (at load 0.4 / 11)
+        say(f"reading the held-out text and loading the {len(checkpoints)} checkpoints")
     first = checkpoints[0]
     length = first.record["recipe"]["length"]
     lengths = (length, 2 * length, 4 * length)
