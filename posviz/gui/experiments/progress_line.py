@@ -10,7 +10,7 @@ import re
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QSizePolicy
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy
 
 from ..status import ElidedLabel
 
@@ -158,11 +158,17 @@ class ProgressLine(ElidedLabel):
 
 
 def status_row(tab) -> QHBoxLayout:
-    """The Experiments tab's row under its controls: Run, Cancel, the bar (``tab.progress``,
+    """The Experiments tab's row under its controls: Run, Cancel, how long a long run
+    takes here (``tab.takes``, controls.takes_words), the bar (``tab.progress``,
     hidden until a run) and the progress line (``tab.status``: two lines while it runs)."""
     row = QHBoxLayout()
     row.addWidget(tab.run_button)
     row.addWidget(tab.cancel_button)
+    tab.takes = QLabel()           # how long a long run takes here, before Run
+    tab.takes.setToolTip("How long this experiment took on this machine the last time "
+                         "(or, before it ran here, an estimate from its runs elsewhere)")
+    tab.takes.hide()
+    row.addWidget(tab.takes)
     tab.progress = QProgressBar()
     tab.progress.setFixedWidth(200)
     tab.progress.setTextVisible(True)
