@@ -127,9 +127,9 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     check_say(say)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset)
-    from .steps import counted, stages
-    count = counted(progress, "step")
+    from .experiments import staged
+    count, told = staged(progress, say, "step")   # True: each stage timed at its pace
     result = run(model.engine, texts or None, where, folds, features,
-                 progress=count, say=stages(say, progress, count))
+                 progress=count, say=told)
     return Probe(result, model, where, {"features": features, "folds": result.folds},
                  texts)                          # the folds that ran
