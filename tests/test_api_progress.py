@@ -39,9 +39,9 @@ def test_a_counter_tells_soon_then_every_tick_with_the_time_left(capsys):
     told(1000, 1000)                               # the last, always
     lines = capsys.readouterr().err.splitlines()
     # 2 runs in 1 s, 997 to go: about 498 s; 4 runs in 3 s, 995 to go: about 746 s at
-    # the mean pace, the later 1 s runs weighing more (runtime.time_left): about 13 min
+    # the mean pace, the later 1 s runs weighing more (runtime.time_left): about 14 min
     assert lines == ["posviz: run 3 of 1,000, about 8 min left",
-                     "posviz: run 5 of 1,000, about 13 min left",
+                     "posviz: run 5 of 1,000, about 14 min left",
                      "posviz: run 1,000 of 1,000"]
     told(1, 3)                                     # a new stage: timed anew
     assert capsys.readouterr().err == ""

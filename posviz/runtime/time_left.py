@@ -4,8 +4,10 @@ Each stage declares its work (and its kind: forwards, fits), each of its steps t
 share of it (weighed by the time the same steps took in a stage done before it: the
 lab's longer lengths took 2-7 × the shortest, not what their tokens declare). The pace,
 seconds a unit of work, is measured on every step done, the recent ones weighing more
-(a step's weight halves every HALF_LIFE_S, or a quarter of the run so far when that is
-longer): a load that rises or falls mid-run moves the estimate within a stage (a trial
+(a step's weight halves every HALF_LIFE_S, or half the run so far when that is longer:
+replayed on the lab's recorded run at load 8-12, whose methods' paces swung 89-194 s,
+a shorter half-life chased each swing, 87 % of its readings within 1.5 × the truth with
+a quarter, 90 % with a half, 91 % with none): a load that rises or falls mid-run moves the estimate within a stage (a trial
 at load 4-10: the lab told 354 s at its start and took 631 s). Each stage to come is
 timed at the pace of its kind (none measured: no number)."""
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..analysis.experiments.stage import Stage
 
 LATE = math.inf                 # work is left, but the pace so far says it is done
 HALF_LIFE_S = 20.0              # a step's weight in the pace halves over this many seconds
+WARM_UP = 1                     # the steps of a run left out of its pace once others are in
 
 
 class RunClock:
@@ -124,14 +127,16 @@ class RunClock:
 
     def _pace(self, kind: str) -> float | None:
         """Seconds a unit of work of ``kind``: over its steps (and stages) measured, each
-        weighed down by its age (HALF_LIFE_S, or a quarter of the run so far); None with
+        weighed down by its age (HALF_LIFE_S, or half the run so far); None with
         none measured. (The mean of all, at load 4-10, told 885 s where 1,037 s were
         left, and once the load fell 523 s with 359 left.)"""
         mine = [s for s in self.samples if s[3] == kind and s[2] > 0]
+        if len(mine) > WARM_UP:       # a run's first steps wait on a warm-up (the lab's
+            mine = mine[WARM_UP:]     # first forward: 2 × the pace after it)
         if not mine:
             return None
         last = mine[-1][0]
-        half = max(HALF_LIFE_S, (last - self.began) / 4)
+        half = max(HALF_LIFE_S, (last - self.began) / 2)
         weights = [0.5 ** ((last - when) / half) for when, *_ in mine]
         seconds = sum(w * s[1] for w, s in zip(weights, mine))
         work = sum(w * s[2] for w, s in zip(weights, mine))

@@ -111,8 +111,9 @@ class ProgressLine(ElidedLabel):
         words, first = text.split(" "), ""
         for k in range(len(words), 0, -1):
             first = " ".join(words[:k])
-            if metrics.horizontalAdvance(first) <= room or k == 1:
-                break
+            whole = first.count("(") <= first.count(")") or k == len(words)
+            if whole and metrics.horizontalAdvance(first) <= room or k == 1:
+                break               # never inside a count: "(length 1" / "of 3)"
         return first
 
     def shown_lines(self) -> list[str]:
