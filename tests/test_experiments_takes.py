@@ -19,10 +19,13 @@ def test_a_long_check_says_an_estimate_then_this_machine_s_last_run(settings, mo
     assert takes_words(settings, took_key("paper", "haviv2022", "random")) == ""
     assert takes_words(settings, took_key("sweep", "haviv2022", "trained")) == ""
     monkeypatch.setattr("os.getloadavg", lambda: (7.24, 0, 0))
-    remember_took(settings, haviv, 1070.0)
+    from types import SimpleNamespace
+    tab = SimpleNamespace(settings=settings, _submitted=SimpleNamespace(
+        what="paper", paper="haviv2022", weights="trained"))
+    remember_took(tab, 1070.0)
     assert takes_words(settings, haviv) == ("takes about 18 min here (last run: 17 min "
                                             "50 s at load 7.2)")
-    remember_took(settings, haviv, 12.0)                 # quick here: nothing to say
+    remember_took(tab, 12.0)                             # quick here: nothing to say
     assert takes_words(settings, haviv) == ""
 
 

@@ -169,30 +169,11 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     paper's check has it. A long check tells ``say`` its stages, ``progress`` steps."""
     from ..analysis.experiments.papers import check_paper
     from .results import Paper
+    from .runs import staged
     check_say(say)
     count, told = staged(progress, say, "step")
     return Paper(check_paper(name, weights=weights, progress=count, say=told), weights)
 
-
-def staged(progress, say, unit: str):
-    """A run told in Stages: its ``progress`` and ``say`` as it is told them. True (or a
-    RunLines: the command line's) tells lines on stderr whose count, share and time left
-    weigh each stage's work (runtime.time_left.RunLines); a callable is told the whole
-    run's count (steps.WholeRun)."""
-    from ..runtime.time_left import RunLines
-    from .steps import counted, stages
-    check_progress(progress)
-    if progress is True or isinstance(progress, RunLines):
-        lines = progress if isinstance(progress, RunLines) else RunLines(unit=unit)
-        said = stages(say, True)
-
-        def told(text: str) -> None:
-            lines.stage(text)
-            if said is not None:
-                said(text)
-        return lines, told
-    count = counted(progress, unit)
-    return count, stages(say, progress, count)
 
 
 @takes(options=tuple(name for name in BUILTIN_OPTIONS if name != "pe"),

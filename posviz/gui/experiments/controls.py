@@ -185,11 +185,22 @@ def takes_words(settings, key: tuple | None) -> str:
     return f"about {span} (an estimate: its runs on other machines)"
 
 
-def remember_took(settings, key: tuple | None, seconds: float) -> None:
-    """This machine's time for ``key``, with its load then."""
+def remember_took(tab, seconds: float) -> None:
+    """This machine's time for the run ``tab`` just finished, with its load then."""
     import os
-    if settings is None or key is None:
+    job = tab._submitted
+    key = None if job is None else took_key(job.what, job.paper, job.weights)
+    if tab.settings is None or key is None:
         return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    settings.setValue("experiments/took/" + "/".join(map(str, key)),
-                      f"{seconds:.1f} {load:.1f}")
+    tab.settings.setValue("experiments/took/" + "/".join(map(str, key)),
+                          f"{seconds:.1f} {load:.1f}")
+
+
+def tell_takes(tab) -> None:
+    """Beside Run (``tab.takes``), how long the chosen experiment takes here, when
+    long; hidden while a run says its time left."""
+    words = takes_words(tab.settings, took_key(
+        tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
+    tab.takes.setText(words)
+    tab.takes.setVisible(bool(words) and not tab.cancel_button.isEnabled())

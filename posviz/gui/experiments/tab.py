@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
-                       remember_took, takes_words, took_key,
+                       remember_took, tell_takes,
                        fill_metric_box, metric_items)
 from .figure import ExperimentFigure
 from .progress_line import status_row
@@ -215,7 +215,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._ticking.stop()
         self.progress.hide()
         self.cancel_button.setEnabled(False)
-        self._tell_takes()
+        tell_takes(self)
         if self.result is None:                  # nothing ran: the invitation again
             self.figure.show_message(ExperimentFigure.INVITATION)
 
@@ -270,8 +270,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._refuse(outcome.message, self._submitted)
             return
         self.job, self.result = outcome.result
-        remember_took(self.settings, self._took_key(), time.monotonic() - self._started)
-        self._tell_takes()
+        remember_took(self, time.monotonic() - self._started)
+        tell_takes(self)
         self._done = f"done in {time.monotonic() - self._started:.1f} s"
         self._say(self._done)
         self.told.emit(f"The {WHAT_NAMES[self.job.what]}: {self._done}")
@@ -292,23 +292,12 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._refused = inputs
         self._say(message, error=True)
 
-    def _took_key(self):
-        job = self._submitted
-        return None if job is None else took_key(job.what, job.paper, job.weights)
-
-    def _tell_takes(self) -> None:
-        """Beside Run, how long the chosen experiment takes here, when long."""
-        words = takes_words(self.settings, took_key(
-            self.what.currentData(), self.paper.currentData(), self.weights.currentData()))
-        self.takes.setText(words)
-        self.takes.setVisible(bool(words) and not self.cancel_button.isEnabled())
-
     def refresh_stale(self) -> None:
         """Dim the result shown, saying why, while its inputs (experiment, model, text,
         positions, order, options) are not the controls' (called at session changes);
         a failed run's message goes once its inputs changed."""
         self.encodings.say_model(self._session(), self._labelled[self.encodings])
-        self._tell_takes()
+        tell_takes(self)
         if self._refused is not None and self._inputs() != self._refused:
             self._refused = None
             self._say(self._done if self.result is not None else "")
