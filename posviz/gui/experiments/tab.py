@@ -29,7 +29,7 @@ from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
-from posviz.runtime.time_left import RunClock, left_words
+from posviz.runtime.time_left import LATE, RunClock, left_words
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
@@ -256,7 +256,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         if not clock.total:                      # a stage starts: before its first step
             self._say(f"{stage}…{in_all}", kept=in_all)
             return
-        left = left_words(clock.stage_left())    # none before its first step is done
+        stage_left = clock.stage_left()   # only where the run's is untold: both cut counts
+        left = left_words(stage_left if not in_all or stage_left == LATE else None)
         stage = f"{stage}: " if stage else ""
         how_far = f"{clock.done} of {clock.total} done{left}{in_all}"
         self._say(f"{stage}{how_far}", kept=how_far)
