@@ -145,8 +145,8 @@ def test_the_lab_tells_each_method_as_a_stage_its_longer_lengths_heavier(lab):
     said = []
     extension.extend(str(lab[0]), (1, 2), say=said.append)
     assert [(s.number, s.stages) for s in said] == [(k, 8) for k in range(1, 9)]
-    first, second = said[0].steps
-    assert 1 < second / first < 2                      # twice the length, more tokens run
+    steps = said[0].steps                  # each forward's: a batch of windows, a map
+    assert len(steps) > 2 and steps[0] < max(steps)    # the longer length's heavier
 
 
 def test_the_drope_checkpoint_is_a_variant_of_rope_not_one_of_the_zoo(lab):
@@ -216,4 +216,4 @@ def test_the_lab_answers_cancel_within_a_forward_not_a_length(monkeypatch):
     with pytest.raises(Cancelled):
         extension.extend(should_stop=lambda: len(forwards) >= 3,
                          progress=lambda *done: counted.append(done))
-    assert len(forwards) == 3 and counted == []
+    assert len(forwards) == 3 and [done for done, _ in counted] == [0, 1, 2, 3]

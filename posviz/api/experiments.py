@@ -169,11 +169,11 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     paper's check has it. A long check tells ``say`` its stages, ``progress`` steps."""
     from ..analysis.experiments.papers import check_paper
     from .results import Paper
-    from .steps import counted, stages
+    from .runs import staged
     check_say(say)
-    count = counted(progress, "step")
-    return Paper(check_paper(name, weights=weights, progress=count,
-                             say=stages(say, progress, count)), weights)
+    count, told = staged(progress, say, "step")
+    return Paper(check_paper(name, weights=weights, progress=count, say=told), weights)
+
 
 
 @takes(options=tuple(name for name in BUILTIN_OPTIONS if name != "pe"),

@@ -127,9 +127,29 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     check_say(say)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset)
-    from .steps import counted, stages
-    count = counted(progress, "step")
+    count, told = staged(progress, say, "step")   # True: each stage timed at its pace
     result = run(model.engine, texts or None, where, folds, features,
-                 progress=count, say=stages(say, progress, count))
+                 progress=count, say=told)
     return Probe(result, model, where, {"features": features, "folds": result.folds},
                  texts)                          # the folds that ran
+
+
+def staged(progress, say, unit: str):
+    """A run told in Stages: its ``progress`` and ``say`` as it is told them. True (or a
+    RunLines: the command line's) tells lines on stderr whose count, share and time left
+    weigh each stage's work (runtime.time_left.RunLines); a callable is told the whole
+    run's count (steps.WholeRun)."""
+    from ..runtime.time_left import RunLines
+    from .steps import check_progress, counted, stages
+    check_progress(progress)
+    if progress is True or isinstance(progress, RunLines):
+        lines = progress if isinstance(progress, RunLines) else RunLines(unit=unit)
+        said = stages(say, True)
+
+        def told(text: str) -> None:
+            lines.stage(text)
+            if said is not None:
+                said(text)
+        return lines, told
+    count = counted(progress, unit)
+    return count, stages(say, progress, count)

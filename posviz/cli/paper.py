@@ -193,7 +193,7 @@ def press_values(values: dict) -> dict:
 def run(args) -> int:
     from ..analysis.experiments.papers import paper_weights
     from ..api import paper
-    from ..api.steps import Counter
+    from ..runtime.time_left import RunLines
     from .options import progress
 
     weights = paper_weights(args.name, args.weights)        # refused before any step
@@ -202,7 +202,7 @@ def run(args) -> int:
     if say is not None:
         say(f"checking {args.name} on {weights} weights")
     result = paper(args.name, weights=args.weights, say=say,
-                   progress=Counter(unit="step", first=0.0) if say is not None else None)
+                   progress=RunLines(unit="step") if say is not None else None)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0

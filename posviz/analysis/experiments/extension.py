@@ -26,7 +26,7 @@ from ...errors import Cancelled, PosvizInputError, argument, speaks_flags
 from ...models.training.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
-from .stage import Stage, forward_work
+from .stage import FewerThreadsWhenBusy, Forwards, Stage, Tally, batches, forward_work
 
 FACTORS = (1, 2, 4, 8)           # lengths, in training lengths
 TOKENS = 1 << 15                 # held-out predictions per length (32 windows of 1,024)
@@ -140,28 +140,7 @@ def _model(checkpoint: Checkpoint, method: Method, length: int, train: int):
     return model
 
 
-class Stoppable:
-    """A model whose every forward (a batch of windows, a window's maps) first asks
-    ``should_stop``: Cancel and quit are answered within a forward, not a length (15-60 s
-    apart on a loaded machine)."""
-
-    def __init__(self, model, should_stop):
-        self.model, self.should_stop = model, should_stop
-
-    def _asked(self) -> None:
-        if self.should_stop is not None and self.should_stop():
-            raise Cancelled()
-
-    def hidden(self, *args, **kwargs):
-        self._asked()
-        return self.model.hidden(*args, **kwargs)
-
-    def run(self, *args, **kwargs):
-        self._asked()
-        return self.model.run(*args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self.model, name)
+Stoppable = Forwards      # every forward asks should_stop (stage.Forwards)
 
 
 def retrieval(model, ids: np.ndarray, length: int, start_id: int) -> tuple[float, float]:
@@ -252,8 +231,8 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
            progress: Callable[[int, int], None] | None = None,
            say: Callable[[str], None] | None = None) -> Extension:
     """Measure every method at each length (see the module's docstring); ``say`` is told
-    each method as it starts (a Stage, its lengths' work), ``progress(done, total)``
-    each of its lengths measured."""
+    each method as it starts (a Stage, its forwards' work), ``progress(done, total)``
+    each of its forwards run (a batch of windows, a window's maps)."""
     from ...models.training.corpus import token_stream
     from ...models.training.train import perplexity
     found = checkpoints(folder)
@@ -266,8 +245,16 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
     count = min(TOKENS, (len(ids) - 1) // lengths[-1] * lengths[-1])
     bins = distance_bins(lengths[-1])
     table = {}
-    steps = [forward_work(count + (2 * FAR_WINDOWS + TRIALS + ATTENTION_WINDOWS) * n, n,
-                          rope.config.d_model) for n in lengths]   # the tokens at each
+    width = rope.config.d_model
+    # a step is a forward (a batch of windows, a window's maps): a length's measures
+    # were one step, the 1,024-token one most of a method's time without a word
+    parts = [[(batches(count // n), forward_work(8 * n, n, width)),
+              (2 * batches(min(FAR_WINDOWS, len(ids) // (n + 1))),
+               forward_work(8 * n, n, width)),
+              (batches(TRIALS), forward_work(8 * (n - 1), n, width)),
+              (ATTENTION_WINDOWS, forward_work(n, n, width))] for n in lengths]
+    steps = [w for length in parts for k, w in length for _ in range(k)]
+    ends = np.cumsum([sum(k for k, _ in length) for length in parts])
     for number, method in enumerate(METHODS, 1):
         checkpoint = found[method.checkpoint]
         start = tokenizer.end_id if checkpoint.start_token else None
@@ -277,20 +264,22 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
         row = {"title": method.title, "checkpoint": checkpoint.folder.name,
                "perplexity": {}, "retrieval": {}, "retrieval_se": {}, "copy": {},
                "attention": {}}
-        for done, n in enumerate(lengths, 1):
+        tally = Tally(progress, len(steps))
+        for done, n in enumerate(lengths):
             if should_stop is not None and should_stop():
                 raise Cancelled()
-            model = Stoppable(_model(checkpoint, method, n, train), should_stop)
-            row["perplexity"][str(n)] = perplexity(model, ids, n, count, start_id=start)
-            row["retrieval"][str(n)], row["retrieval_se"][str(n)] = retrieval(
-                model, ids, n, start_id)
-            row["copy"][str(n)] = copying(model, ids, n, checkpoint.vocab, start_id)
-            windows = ids[: ATTENTION_WINDOWS * n].reshape(ATTENTION_WINDOWS, n).copy()
-            windows[:, 0] = start_id
-            row["attention"][str(n)] = attention_by_distance(
-                model, windows, [b for b in bins if b[0] < n])
-            if progress is not None:
-                progress(done, len(lengths))
+            model = Forwards(_model(checkpoint, method, n, train), should_stop, tally)
+            with FewerThreadsWhenBusy():
+                row["perplexity"][str(n)] = perplexity(model, ids, n, count,
+                                                       start_id=start)
+                row["retrieval"][str(n)], row["retrieval_se"][str(n)] = retrieval(
+                    model, ids, n, start_id)
+                row["copy"][str(n)] = copying(model, ids, n, checkpoint.vocab, start_id)
+                windows = ids[: ATTENTION_WINDOWS * n].reshape(ATTENTION_WINDOWS, n).copy()
+                windows[:, 0] = start_id
+                row["attention"][str(n)] = attention_by_distance(
+                    model, windows, [b for b in bins if b[0] < n])
+            tally.to(int(ends[done]))
         table[method.name] = row
     # the checkpoints the figures show, not every one found (learned, sinusoidal)
     used = sorted({found[method.checkpoint].folder.name for method in METHODS})

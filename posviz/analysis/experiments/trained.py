@@ -15,7 +15,8 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
-from .stage import Stage, Staged, forward_work
+from .stage import (FewerThreadsWhenBusy, Forwards, Stage, Staged, Tally, batches,
+                    forward_work)
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
 PROBE_TEXTS = 120                # held-out passages the probe reads,
@@ -65,10 +66,12 @@ def _backend(checkpoint: Checkpoint):
 def press2022(should_stop=None, progress: Callable[[int, int], None] | None = None,
               say: Callable[[str], None] | None = None) -> PaperCheck:
     """``say`` is told each length as its stage starts, ``progress(done, total)`` each
-    checkpoint measured at it (a few seconds each)."""
+    forward run at it (a batch of 8 windows of one checkpoint: under a second)."""
     from ...models.training.corpus import token_stream, unigram_perplexity
     from ...models.training.train import perplexity
     checkpoints = shipped()
+    if say is not None:           # 1-11 s before the first length (at load 0.4 / 11)
+        say(f"reading the held-out text and loading the {len(checkpoints)} checkpoints")
     first = checkpoints[0]
     length = first.record["recipe"]["length"]
     lengths = (length, 2 * length, 4 * length)
@@ -93,21 +96,27 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     def runs_at(kind: str, n: int) -> bool:    # not refused: its table is long enough
         return not (kind in limits and n > limits[kind])
     width = first.config.d_model
+    # a step is a forward: a batch of 8 windows (a checkpoint at 512 tokens was one
+    # step of 5-9 s untold); each stage's work the tokens it runs
+    forwards = [batches(count // n) * sum(runs_at(kind, n) for kind in models)
+                for n in lengths]
     work = [forward_work(count * sum(runs_at(kind, n) for kind in models), n, width)
             for n in lengths]
     for step, n in enumerate(lengths):
         if say is not None:
             say(Stage(f"held-out perplexity of the {len(models)} checkpoints at {n} "
                       f"tokens (length {step + 1} of {len(lengths)})", step + 1,
-                      len(lengths), work, steps=[runs_at(kind, n) for kind in models]))
-        for done, (kind, model) in enumerate(models.items()):
+                      len(lengths), work))
+        tally, planned = Tally(progress, forwards[step]), 0
+        for kind, model in models.items():
             if should_stop is not None and should_stop():
                 raise Cancelled()
             refused = not runs_at(kind, n)
-            table[kind][str(n)] = None if refused else perplexity(
-                model, ids, n, count, start_id=start_id)
-            if progress is not None:
-                progress(done + 1, len(models))
+            with FewerThreadsWhenBusy():
+                table[kind][str(n)] = None if refused else perplexity(
+                    Forwards(model, should_stop, tally), ids, n, count, start_id=start_id)
+            planned += 0 if refused else batches(count // n)
+            tally.to(planned)
     grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()
              if v[str(lengths[-1])] is not None}
     seeds = {seed: {kind: by_seed[seed]["perplexity_at"]

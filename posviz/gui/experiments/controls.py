@@ -138,3 +138,69 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
                    tab.paper.currentIndexChanged, tab.weights.currentIndexChanged):
         signal.connect(tab.refresh_stale)
     return rows
+
+
+LONG_S = 60          # a run this long or longer is said beside Run before it starts
+# the long runs' times measured by trials (seconds, low to high: a quiet machine to
+# load 6-10), said as an estimate before this machine has run them
+ESTIMATES = {("extend", None, None): (240, 660),
+             ("paper", "haviv2022", TRAINED): (900, 1080),
+             ("paper", "press2022", TRAINED): (40, 140),
+             ("paper", "sinha2022", TRAINED): (60, 90)}
+
+
+def took_key(what: str, paper: str | None, weights: str | None) -> tuple | None:
+    """The experiments whose time hangs on nothing the window chooses (a paper check on
+    its weights, the lab, order use); None for the others (their texts, counts...)."""
+    if what == "paper":
+        return (what, paper, weights)
+    return (what, None, None) if what in ("extend", "order") else None
+
+
+def _minutes(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def takes_words(settings, key: tuple | None) -> str:
+    """"takes about 18 min here (last run: 17 min 50 s at load 7.2)" from this
+    machine's last run of ``key`` (remember_took), "about 15-18 min (an estimate)"
+    before any, or "" for a run under LONG_S (a teacher saw nothing before pressing
+    Run on a check of 18 minutes)."""
+    if key is None:
+        return ""
+    told = settings.value("experiments/took/" + "/".join(map(str, key)), "") \
+        if settings is not None else ""
+    if told:
+        seconds, load = (float(x) for x in str(told).split())
+        if seconds < LONG_S:
+            return ""
+        about = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+        return f"takes about {about} here (last run: {_minutes(seconds)} at load {load:.1f})"
+    low, high = ESTIMATES.get(key, (0, 0))
+    if high < LONG_S:
+        return ""
+    span = (f"{low / 60:.0f}-{high / 60:.0f} min" if low >= 90
+            else f"{_minutes(low)} to {_minutes(high)}")
+    return f"about {span} (an estimate: its runs on other machines)"
+
+
+def remember_took(tab, seconds: float) -> None:
+    """This machine's time for the run ``tab`` just finished, with its load then."""
+    import os
+    job = tab._submitted
+    key = None if job is None else took_key(job.what, job.paper, job.weights)
+    if tab.settings is None or key is None:
+        return
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    tab.settings.setValue("experiments/took/" + "/".join(map(str, key)),
+                          f"{seconds:.1f} {load:.1f}")
+
+
+def tell_takes(tab) -> None:
+    """Beside Run (``tab.takes``), how long the chosen experiment takes here, when
+    long; hidden while a run says its time left."""
+    words = takes_words(tab.settings, took_key(
+        tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
+    tab.takes.setText(words)
+    tab.takes.setVisible(bool(words) and not tab.cancel_button.isEnabled())

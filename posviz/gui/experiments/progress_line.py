@@ -10,7 +10,7 @@ import re
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QSizePolicy
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy
 
 from ..status import ElidedLabel
 
@@ -83,23 +83,56 @@ class ProgressLine(ElidedLabel):
 
     def lines(self) -> list[str]:
         """The two lines as the text is split over them, before eliding."""
+        return [before + after for before, after in self._parts()]
+
+    def _parts(self) -> list[tuple[str, str]]:
+        """Each line as (words that may be cut, words kept whole): what runs, then how
+        far. What runs, wider than a line, flows on to the second line before how far
+        (at 1024 pixels "held-out perplexity of the 6 checkpoints at 128 t… (length 1
+        of 3)" lost its words in the middle with the second line's room unused)."""
         text, kept = self.text(), self.kept
-        if kept and len(kept) < len(text):
-            return [text[:-len(kept)].rstrip(JOINERS), kept.lstrip(JOINERS)]
-        if kept:
-            return ["", kept.lstrip(JOINERS)]
         metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
+        if kept and len(kept) < len(text):
+            head, tail = text[:-len(kept)].rstrip(JOINERS), kept.lstrip(JOINERS)
+            if metrics.horizontalAdvance(head) <= room:
+                return [("", head), ("", tail)]
+            first = self._first_line(head, metrics, room)
+            joiner = text[len(head):len(text) - len(tail)]
+            rest = head[len(first):].lstrip(" ")
+            return [("", first), (rest, joiner + tail) if rest else ("", tail)]
+        if kept:
+            return [("", ""), ("", kept.lstrip(JOINERS))]
+        first = self._first_line(text, metrics, room)
+        return [("", first), ("", text[len(first):].lstrip(" "))]
+
+    @staticmethod
+    def _first_line(text: str, metrics, room: int) -> str:
+        """The most whole words of ``text`` the first line holds (one at least)."""
         words, first = text.split(" "), ""
-        for k in range(len(words), 0, -1):     # the most whole words the first line holds
+        for k in range(len(words), 0, -1):
             first = " ".join(words[:k])
-            if metrics.horizontalAdvance(first) <= room or k == 1:
-                break
-        return [first, text[len(first):].lstrip(" ")]
+            whole = first.count("(") <= first.count(")") or k == len(words)
+            if whole and metrics.horizontalAdvance(first) <= room or k == 1:
+                break               # never inside a count: "(length 1" / "of 3)"
+        return first
 
     def shown_lines(self) -> list[str]:
-        """What is painted on each line: it, elided to the width, its counts whole."""
+        """What is painted on each line: it, elided to the width, its counts whole (the
+        words flowed on before how far are cut, how far never)."""
         metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
-        return [elided(metrics, line, room) for line in self.lines()]
+        shown = []
+        for cut, whole in self._parts():
+            if not cut:
+                shown.append(elided(metrics, whole, room))
+                continue
+            left = room - metrics.horizontalAdvance(whole)
+            if left < metrics.horizontalAdvance("… "):
+                shown.append(elided(metrics, whole, room))
+            else:
+                cut = elided(metrics, cut, left)          # its counts whole if they fit
+                shown.append(cut + (whole[1:] if cut.endswith("…") and
+                                    whole.startswith("…") else whole))
+        return shown
 
     def shown_text(self) -> str:
         """What is painted, its lines joined by a newline."""
@@ -126,11 +159,17 @@ class ProgressLine(ElidedLabel):
 
 
 def status_row(tab) -> QHBoxLayout:
-    """The Experiments tab's row under its controls: Run, Cancel, the bar (``tab.progress``,
+    """The Experiments tab's row under its controls: Run, Cancel, how long a long run
+    takes here (``tab.takes``, controls.takes_words), the bar (``tab.progress``,
     hidden until a run) and the progress line (``tab.status``: two lines while it runs)."""
     row = QHBoxLayout()
     row.addWidget(tab.run_button)
     row.addWidget(tab.cancel_button)
+    tab.takes = QLabel()           # how long a long run takes here, before Run
+    tab.takes.setToolTip("How long this experiment took on this machine the last time "
+                         "(or, before it ran here, an estimate from its runs elsewhere)")
+    tab.takes.hide()
+    row.addWidget(tab.takes)
     tab.progress = QProgressBar()
     tab.progress.setFixedWidth(200)
     tab.progress.setTextVisible(True)

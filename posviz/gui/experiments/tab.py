@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
+                       remember_took, tell_takes,
                        fill_metric_box, metric_items)
 from .figure import ExperimentFigure
 from .progress_line import status_row
@@ -28,7 +29,7 @@ from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob
-from posviz.runtime.time_left import RunClock, left_words
+from posviz.runtime.time_left import LATE, RunClock, left_words
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
@@ -180,6 +181,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._ticking.start()                    # the time left runs down between steps
         self.progress.show()
         self.cancel_button.setEnabled(True)
+        self.takes.hide()                        # the time left says it now
         self._stage = f"running the {WHAT_NAMES[job.what]}"
         self.told.emit(f"R{self._stage[1:]} (Experiments tab)…")
         self._progressed(0, 0)                   # busy until the first step is counted
@@ -213,6 +215,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._ticking.stop()
         self.progress.hide()
         self.cancel_button.setEnabled(False)
+        tell_takes(self)
         if self.result is None:                  # nothing ran: the invitation again
             self.figure.show_message(ExperimentFigure.INVITATION)
 
@@ -253,7 +256,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         if not clock.total:                      # a stage starts: before its first step
             self._say(f"{stage}…{in_all}", kept=in_all)
             return
-        left = left_words(clock.stage_left())    # none before its first step is done
+        stage_left = clock.stage_left()   # only where the run's is untold: both cut counts
+        left = left_words(stage_left if not in_all or stage_left == LATE else None)
         stage = f"{stage}: " if stage else ""
         how_far = f"{clock.done} of {clock.total} done{left}{in_all}"
         self._say(f"{stage}{how_far}", kept=how_far)
@@ -267,6 +271,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._refuse(outcome.message, self._submitted)
             return
         self.job, self.result = outcome.result
+        remember_took(self, time.monotonic() - self._started)
+        tell_takes(self)
         self._done = f"done in {time.monotonic() - self._started:.1f} s"
         self._say(self._done)
         self.told.emit(f"The {WHAT_NAMES[self.job.what]}: {self._done}")
@@ -292,6 +298,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         positions, order, options) are not the controls' (called at session changes);
         a failed run's message goes once its inputs changed."""
         self.encodings.say_model(self._session(), self._labelled[self.encodings])
+        tell_takes(self)
         if self._refused is not None and self._inputs() != self._refused:
             self._refused = None
             self._say(self._done if self.result is not None else "")

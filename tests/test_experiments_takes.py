@@ -1,0 +1,48 @@
+"""Before Run, the Experiments tab says how long a long experiment takes here: from
+this machine's last run of it, else an estimate that says it is one (a teacher saw
+nothing before pressing Run on Haviv 2022 with trained weights, 17.8 minutes)."""
+import pytest
+
+from posviz.gui.experiments.controls import remember_took, takes_words, took_key
+
+
+@pytest.fixture
+def settings(tmp_path):
+    from PySide6 import QtCore
+    return QtCore.QSettings(str(tmp_path / "posviz.ini"), QtCore.QSettings.Format.IniFormat)
+
+
+def test_a_long_check_says_an_estimate_then_this_machine_s_last_run(settings, monkeypatch):
+    haviv = took_key("paper", "haviv2022", "trained")
+    assert takes_words(settings, haviv) == "about 15-18 min (an estimate: its runs on " \
+                                           "other machines)"
+    assert takes_words(settings, took_key("paper", "haviv2022", "random")) == ""
+    assert takes_words(settings, took_key("sweep", "haviv2022", "trained")) == ""
+    monkeypatch.setattr("os.getloadavg", lambda: (7.24, 0, 0))
+    from types import SimpleNamespace
+    tab = SimpleNamespace(settings=settings, _submitted=SimpleNamespace(
+        what="paper", paper="haviv2022", weights="trained"))
+    remember_took(tab, 1070.0)
+    assert takes_words(settings, haviv) == ("takes about 18 min here (last run: 17 min "
+                                            "50 s at load 7.2)")
+    remember_took(tab, 12.0)                             # quick here: nothing to say
+    assert takes_words(settings, haviv) == ""
+
+
+def test_the_tab_says_it_beside_run_for_the_chosen_experiment(qtbot, settings):
+    from posviz.gui.experiments.tab import ExperimentsTab
+    tab = ExperimentsTab(settings=settings)
+    qtbot.addWidget(tab)
+    tab.resize(1024, 400)
+    tab.show()
+    try:
+        tab.what.setCurrentIndex(tab.what.findData("paper"))
+        tab.paper.setCurrentIndex(tab.paper.findData("haviv2022"))
+        tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+        assert tab.takes.isVisible() and tab.takes.text().startswith("about 15-18 min")
+        tab.what.setCurrentIndex(tab.what.findData("extend"))
+        assert tab.takes.text() == "about 4-11 min (an estimate: its runs on other machines)"
+        tab.what.setCurrentIndex(tab.what.findData("sweep"))
+        assert not tab.takes.isVisible()
+    finally:
+        tab.shutdown()
