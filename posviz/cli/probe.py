@@ -43,7 +43,7 @@ def run(args) -> int:
     if args.folds < 2:
         raise PosvizInputError(f"--folds must be at least 2 (got {args.folds})")
     texts = None if args.texts is None else experiment_texts(args)
-    model, where = experiment_model(args, texts)
+    model, where = experiment_model(args, texts, folds=args.folds)
     from ..api import probe
     result = probe(texts, model=model, features=args.features, folds=args.folds,
                    positions=where.mode, offset=where.offset, literal=where.literal,
