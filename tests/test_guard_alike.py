@@ -101,3 +101,15 @@ def test_an_order_of_another_length_is_refused_before_a_models_weights(capsys):
     with pytest.raises(PosvizInputError, match=r"it has 3 entries but there are 8 "
                                                r"tokens\)$"):     # the same count loaded
         posviz.load("minilm", progress=False).compare(text, order="0,1,2")
+
+
+def test_an_order_of_another_length_is_refused_before_the_encodings_are_built(monkeypatch):
+    """``compare --order`` (posviz.compare_encodings) built every model, torch imported,
+    before reading the order: random weights read words, so it is checked first."""
+    from posviz.models.builtin import backend
+
+    def built(*_):
+        raise AssertionError("a model was built before the order was read")
+    monkeypatch.setattr(backend.BuiltinBackend, "__init__", built)
+    with pytest.raises(PosvizInputError, match="it has 2 entries but there are 3 tokens"):
+        posviz.compare_encodings("the cat sat", order=[0, 1], encodings=["none", "rope"])

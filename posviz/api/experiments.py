@@ -226,6 +226,10 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
         guard.check_texts(config.replace(pe=kind), [text], weights=weights, offset=offset)
     if order is not None:
         order = order_text(order)
+        if weights == "random":           # its tokens are words: checked before a build
+            from ..models.backend import split_words
+            from ..models.orders import parse_order
+            parse_order(order, len(split_words(text)))
     from .steps import counted
     result = run(config, kinds, weights, text, order, where, counted(progress, "model"))
     return Comparison(result)
