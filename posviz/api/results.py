@@ -136,7 +136,10 @@ class Probe(Result):
         self.described = model.describe()
         placed = positions_options(positions)
         del placed["literal"]           # a probe runs no reorder: nothing ran as given
-        super().__init__(result, model.provenance(options={**placed, **options}))
+        from ..analysis.experiments.texts import GENERATED_SEED
+        drawn = {"texts": GENERATED_SEED} if result.generated else None
+        super().__init__(result, model.provenance(seeds=drawn,
+                                                  options={**placed, **options}))
 
     def job(self):
         from ..runtime.experiments import ExperimentJob
@@ -159,8 +162,12 @@ class Paper(Result):
 
     def __init__(self, check, weights: str | None):
         from ..document.provenance import provenance
+        from ..analysis.experiments.texts import PAPER_TEXT_SEEDS
         ran = list(check.models) or [{"model": check.ran_on or "built-in"}]
-        super().__init__(check, {**provenance(ran, options={"paper": check.name}),
+        drawn = ({"texts": PAPER_TEXT_SEEDS[check.name]} if check.name in PAPER_TEXT_SEEDS
+                 and check.weights == "random" else None)
+        super().__init__(check, {**provenance(ran, seeds=drawn,
+                                              options={"paper": check.name}),
                                  "weights": check.weights})
         self.weights = weights
 
