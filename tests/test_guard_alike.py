@@ -113,3 +113,18 @@ def test_an_order_of_another_length_is_refused_before_the_encodings_are_built(mo
     monkeypatch.setattr(backend.BuiltinBackend, "__init__", built)
     with pytest.raises(PosvizInputError, match="it has 2 entries but there are 3 tokens"):
         posviz.compare_encodings("the cat sat", order=[0, 1], encodings=["none", "rope"])
+
+
+def test_a_count_of_one_is_said_in_the_singular(capsys):
+    """trial-api3 15: "reverse sweep: 1 runs over 1 text"; a swap sweep of two tokens
+    said "1 neighbouring swaps (the table) of the 1 pairs run", a one-token report
+    "<posviz.Report built-in: 1 tokens …>"."""
+    assert main(["sweep", "--kind", "swap", "--text", "a b"]) == 0
+    said = capsys.readouterr().out.splitlines()[1]
+    assert said.startswith("swap sweep: 1 neighbouring swap (the table) of the 1 pair run "
+                           "(the sensitivities) over 1 text;"), said
+    assert main(["sweep", "--kind", "reverse", "--text", "a b"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("reverse sweep: 1 run over "
+                                                              "1 text;")
+    assert "1 neighbouring swap of the 1 pair run," in repr(posviz.sweep("a b", kind="swap"))
+    assert repr(posviz.load(progress=False).compare("cat")).endswith(": 1 token, order [0]>")

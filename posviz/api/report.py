@@ -60,8 +60,9 @@ class Report:
         self.document = document          # the session file it came from, if any
 
     def __repr__(self) -> str:
-        return (f"<posviz.Report {self.model.name}: {len(self.tokens)} tokens, order "
-                f"{abbreviated(self.order)}>")
+        n = len(self.tokens)
+        return (f"<posviz.Report {self.model.name}: {n:,} token{'' if n == 1 else 's'}, "
+                f"order {abbreviated(self.order)}>")
 
     @property
     def tokens(self) -> list[str]:

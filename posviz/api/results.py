@@ -119,8 +119,10 @@ class Sweep(Result):
 
     def __repr__(self) -> str:
         r = self.result
-        runs = (f"{r.runs} neighbouring swaps of the {sum(p.swaps for p in r.pairs)} "
-                f"pairs run," if r.pairs else f"{r.runs} run{'' if r.runs == 1 else 's'}")
+        pairs = sum(p.swaps for p in r.pairs)
+        runs = (f"{r.runs:,} neighbouring swap{'' if r.runs == 1 else 's'} of the {pairs:,} "
+                f"pair{'' if pairs == 1 else 's'} run," if r.pairs else
+                f"{r.runs:,} run{'' if r.runs == 1 else 's'}")
         texts = len(r.texts)
         return (f"<posviz.Sweep {r.kind} of {self.model.name}: {runs} over {texts} "
                 f"text{'' if texts == 1 else 's'}>")
@@ -153,8 +155,8 @@ class Probe(Result):
 
     def __repr__(self) -> str:
         r = self.result
-        return (f"<posviz.Probe {r.features} of {self.model.name}: {r.tokens} tokens of "
-                f"{r.texts} texts>")
+        return (f"<posviz.Probe {r.features} of {self.model.name}: {r.tokens:,} tokens of "
+                f"{r.texts:,} texts>")
 
 
 class Paper(Result):
@@ -216,7 +218,8 @@ class Comparison(Result):
     def __repr__(self) -> str:
         r = self.result
         return (f"<posviz.Comparison of {', '.join(m.kind for m in r.models)}: "
-                f"{len(r.tokens)} tokens, order {abbreviated(r.order)}>")
+                f"{len(r.tokens):,} token{'' if len(r.tokens) == 1 else 's'}, order "
+                f"{abbreviated(r.order)}>")
 
 
 class Trained(Result):

@@ -53,8 +53,8 @@ def run(args) -> int:
         return 0
     from ..document.provenance import made_by
     print(made_by(result.provenance))
-    print(f"position probe ({result.features}, {result.width} features): {result.tokens} "
-          f"tokens of {result.texts} texts, {result.folds} folds held out by text")
+    print(f"position probe ({result.features}, {result.width:,} features): {result.tokens:,} "
+          f"tokens of {result.texts:,} texts, {result.folds} folds held out by text")
     if result.generated:
         print(f"texts: generated, {result.generated}")
     if result.note:

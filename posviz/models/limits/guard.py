@@ -239,7 +239,7 @@ def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
         low, high = (middle, high) if fits(middle) else (low, middle)
     free = limit_bytes()
     kept = (f"would keep about {size_text(orders.kept(layers, n))} of measurements "
-            f"({orders.runs:,} runs of {n:,} tokens"
+            f"({orders.runs:,} run{'' if orders.runs == 1 else 's'} of {n:,} tokens"
             f"{f' and a {n}×{n} map' if orders.kind == 'swap' else ''}), but only "
             f"{size_text(free or 0)} are free ({SAFETY:.0%} of the available memory) "
             f"with the model and its runs")
