@@ -52,30 +52,35 @@ class ReadOnce:
     """``posviz.models.hf.loading._read`` reading each bundled model (MiniLM, SmolLM2)
     from disk once a test session: a later read of the same model on the same device in
     the same dtype gets a deep copy of the first (its own tokenizer and model, the
-    first's weights) and is told the same steps, with a stop between two (Cancelled).
-    Any other folder is read as ever."""
+    first's weights) and is told the same steps, with a stop between two (Cancelled),
+    and its ``tokens_read`` after the tokenizer's step. Any other folder is read as
+    ever."""
 
     def __init__(self, read, folders):
         self.read, self.folders, self.kept = read, folders, {}
 
-    def __call__(self, folder, extra, gguf, family, say, stop, device, dtype):
+    def __call__(self, folder, extra, gguf, family, say, stop, device, dtype,
+                 tokens_read=None):
         import copy
 
-        from posviz.models.hf.loading import _check
+        from posviz.models.hf.loading import _check, token_counter
         if Path(folder).resolve() not in self.folders or set(extra) - {"gguf_file"}:
-            return self.read(folder, extra, gguf, family, say, stop, device, dtype)
+            return self.read(folder, extra, gguf, family, say, stop, device, dtype,
+                             tokens_read)
         key = (Path(folder).resolve(), extra.get("gguf_file"), family.name, device, dtype)
         if key not in self.kept:
             told = []
             outcome = self.read(folder, extra, gguf, family,
                                 lambda *step: (told.append(step), say(*step)), stop,
-                                device, dtype)
+                                device, dtype, tokens_read)
             self.kept[key] = told, outcome
             return copy.deepcopy(outcome)
         told, outcome = self.kept[key]
         for step in told:
             _check(stop)
             say(*step)
+            if step[0] == "loading tokenizer" and tokens_read is not None:
+                tokens_read(token_counter(outcome[0]))
         _check(stop)
         return copy.deepcopy(outcome)
 

@@ -202,7 +202,8 @@ def test_a_paper_checks_provenance_names_what_it_ran(name, encoding, mask, optio
     assert record["model"] == "built-in" and f"seed {record['seeds']['model']}" in \
         data["ran_on"]
     assert record["encoding"] == encoding and record["mask"] == mask
-    assert record["weights"] == "random" and record["seeds"] == {"model": 0}
+    texts = {"texts": 1} if name == "chi2023" else {}     # its random texts' seed
+    assert record["weights"] == "random" and record["seeds"] == {"model": 0, **texts}
     assert options.items() <= record["options"].items()
     assert record["options"]["paper"] == name and "models" not in data
 

@@ -366,10 +366,10 @@ def test_every_exported_file_says_what_produced_it(shown_panel, session, tmp_pat
         assert png["figure"] == name
     png, _, _ = _provenance_of_files(tmp_path, "attention")
     assert (png["layer"], png["head"]) == ("3", "2")
-    for name, shows in (("token_change", ("3", "")), ("symmetry", ("", "")),
-                        ("encoding_similarity", ("", ""))):    # what each figure declares
-        png, _, _ = _provenance_of_files(tmp_path, name)
-        assert (png["layer"], png["head"]) == shows, name
+    for name, shows in (("token_change", ("3", None)), ("symmetry", (None, None)),
+                        ("encoding_similarity", (None, None))):  # what each declares;
+        png, _, _ = _provenance_of_files(tmp_path, name)    # none: no entry at all
+        assert (png.get("layer"), png.get("head")) == shows, name
     header, rows = read_csv(tmp_path / "token_change.csv")
     assert header == ["index", "token", "change"]
     assert rows[0][:2] == ["0", ev.reference.tokens[0]]

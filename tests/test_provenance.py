@@ -27,7 +27,8 @@ def test_a_probe_on_trained_weights_names_them(capsys):
     assert set(made) == KEYS and made["posviz"] == posviz.__version__
     assert (made["model"], made["encoding"], made["mask"], made["weights"]) == (
         "built-in", "rope", "causal", "trained")
-    assert made["seeds"] == {}                 # trained weights are drawn from no seed
+    assert made["seeds"] == {"texts": 0}       # trained weights are drawn from no seed,
+    #                                            its generated texts from seed 0
     assert made["options"]["features"] == "linear" and made["options"]["layers"] == 4
 
 

@@ -34,11 +34,13 @@ if TYPE_CHECKING:
 
 def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
              offline: bool = False, texts: Iterable[str] = (), offset: int = 0,
-             sweep: tuple | None = None, progress=None) -> "Model":
+             sweep: tuple | None = None, folds: int | None = None,
+             progress=None) -> "Model":
     """``model`` as a loaded posviz.Model: itself, the pretrained model it names, or
     the built-in model of ``options`` (``model_seed``: its seed); the guard refuses
     first what cannot run ``texts`` (guard.check_texts) from position ``offset``, or a
-    ``sweep`` (kind, count, texts, layer) whose count or layer cannot be. With
+    ``sweep`` (kind, count, texts, layer) whose count or layer cannot be, or a probe's
+    ``folds`` more than its texts. With
     ``progress`` True its load's steps are told on stderr ("building the model")."""
     told = progress is True                     # a callable is told counts only
     check_flag("offline", offline)
@@ -74,13 +76,15 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
         if sweep is not None and sweep[3] is not None and weights == "random":
             from ..analysis.experiments.sweep import check_layer
             check_layer(sweep[3], config.layers)
-        if weights == "random":
-            guard.check_texts(config, texts, offset=offset, orders=orders)
+        from ..document.spec import ModelSpec     # trained: its checkpoint's settings
+        guard.check_texts(ModelSpec.builtin(config, weights).config, texts, weights=weights, offset=offset, orders=orders,
+                          folds=folds)
         return load(config=config, weights=weights, device=device, progress=told)
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
-    guard.check_texts(model, texts, offset=offset, device=device, orders=orders)
+    guard.check_texts(model, texts, offset=offset, device=device, orders=orders,
+                      folds=folds)
     return load(model, device=device, offline=offline, progress=told, **options)
 
 
@@ -153,7 +157,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
     check_say(say)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
-                     texts=texts, offset=offset, progress=progress)
+                     texts=texts, offset=offset, folds=folds, progress=progress)
     return probe_on(model, texts or None, features=features, folds=folds, positions=positions,
                     offset=offset, literal=literal, progress=progress, say=say)
 
@@ -222,6 +226,10 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
         guard.check_texts(config.replace(pe=kind), [text], weights=weights, offset=offset)
     if order is not None:
         order = order_text(order)
+        if weights == "random":           # its tokens are words: checked before a build
+            from ..models.backend import split_words
+            from ..models.orders import parse_order
+            parse_order(order, len(split_words(text)))
     from .steps import counted
     result = run(config, kinds, weights, text, order, where, counted(progress, "model"))
     return Comparison(result)

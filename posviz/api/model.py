@@ -52,6 +52,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
          weights: str = "random", device: str = "cpu", offline: bool = False,
          progress: Progress | bool | None = None, n_tokens: int = 0,
          offload_folder: str | None = None, max_memory: dict | None = None,
+         tokens_read: Callable[[Callable[[str], int]], None] | None = None,
          **options) -> "Model":
     """A model to compare orders with.
 
@@ -75,7 +76,10 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     bytes or tensors done when counted; by default only a download is told, on stderr
     (``progress=False``: nothing). ``n_tokens``: the longest text you mean to run: the
     guard refuses, before loading, a model with fewer positions or too little memory
-    for it (errors.Refused), and a device that is not there.
+    for it (errors.Refused), and a device that is not there. ``tokens_read(count)`` is
+    told, once a pretrained model's tokenizer is read and before its weights,
+    ``count(text)``: the tokens ``compare`` will give ``text``, so a caller refuses
+    there what they cannot take (the command line: an --order of another length).
     """
     from ..document.spec import ModelSpec
     from ..models.limits import guard
@@ -122,7 +126,8 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     guard.check(source, n_tokens, device=device, dtype=dtype,
                 offloaded=offload_folder is not None)
     backend = spec.load(say, device=device, n_tokens=n_tokens,
-                        online=not offline and network_allowed(), max_memory=max_memory)
+                        online=not offline and network_allowed(), max_memory=max_memory,
+                        tokens_read=tokens_read)
     # a hub model pinned to its commit, read as asked
     return Model(backend, replace(spec_of(backend), dtype=dtype,
                                   offload_folder=offload_folder or ""), progress)

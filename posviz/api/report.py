@@ -60,8 +60,9 @@ class Report:
         self.document = document          # the session file it came from, if any
 
     def __repr__(self) -> str:
-        return (f"<posviz.Report {self.model.name}: {len(self.tokens)} tokens, order "
-                f"{abbreviated(self.order)}>")
+        n = len(self.tokens)
+        return (f"<posviz.Report {self.model.name}: {n:,} token{'' if n == 1 else 's'}, "
+                f"order {abbreviated(self.order)}>")
 
     @property
     def tokens(self) -> list[str]:
@@ -210,9 +211,12 @@ class Report:
         })
 
     def _config(self) -> dict:
-        """The model's description, a real model's dtype and the dtype it computes in
-        said at float32 too (README: "The report's config says both")."""
+        """The model's description (trained weights without a seed: drawn from none), a
+        real model's dtype and the dtype it computes in said at float32 too (README:
+        "The report's config says both")."""
         described = self.model.describe()
+        if described.get("weights", "random") != "random":
+            described.pop("seed", None)
         if described.get("model") != "built-in" and "dtype" not in described:
             described.update(dtype="float32", computes_in="float32")
         return described

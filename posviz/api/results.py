@@ -119,8 +119,10 @@ class Sweep(Result):
 
     def __repr__(self) -> str:
         r = self.result
-        runs = (f"{r.runs} neighbouring swaps of the {sum(p.swaps for p in r.pairs)} "
-                f"pairs run," if r.pairs else f"{r.runs} run{'' if r.runs == 1 else 's'}")
+        pairs = sum(p.swaps for p in r.pairs)
+        runs = (f"{r.runs:,} neighbouring swap{'' if r.runs == 1 else 's'} of the {pairs:,} "
+                f"pair{'' if pairs == 1 else 's'} run," if r.pairs else
+                f"{r.runs:,} run{'' if r.runs == 1 else 's'}")
         texts = len(r.texts)
         return (f"<posviz.Sweep {r.kind} of {self.model.name}: {runs} over {texts} "
                 f"text{'' if texts == 1 else 's'}>")
@@ -136,7 +138,10 @@ class Probe(Result):
         self.described = model.describe()
         placed = positions_options(positions)
         del placed["literal"]           # a probe runs no reorder: nothing ran as given
-        super().__init__(result, model.provenance(options={**placed, **options}))
+        from ..analysis.experiments.texts import GENERATED_SEED
+        drawn = {"texts": GENERATED_SEED} if result.generated else None
+        super().__init__(result, model.provenance(seeds=drawn,
+                                                  options={**placed, **options}))
 
     def job(self):
         from ..runtime.experiments import ExperimentJob
@@ -150,8 +155,8 @@ class Probe(Result):
 
     def __repr__(self) -> str:
         r = self.result
-        return (f"<posviz.Probe {r.features} of {self.model.name}: {r.tokens} tokens of "
-                f"{r.texts} texts>")
+        return (f"<posviz.Probe {r.features} of {self.model.name}: {r.tokens:,} tokens of "
+                f"{r.texts:,} texts>")
 
 
 class Paper(Result):
@@ -159,8 +164,12 @@ class Paper(Result):
 
     def __init__(self, check, weights: str | None):
         from ..document.provenance import provenance
+        from ..analysis.experiments.texts import PAPER_TEXT_SEEDS
         ran = list(check.models) or [{"model": check.ran_on or "built-in"}]
-        super().__init__(check, {**provenance(ran, options={"paper": check.name}),
+        drawn = ({"texts": PAPER_TEXT_SEEDS[check.name]} if check.name in PAPER_TEXT_SEEDS
+                 and check.weights == "random" else None)
+        super().__init__(check, {**provenance(ran, seeds=drawn,
+                                              options={"paper": check.name}),
                                  "weights": check.weights})
         self.weights = weights
 
@@ -209,7 +218,8 @@ class Comparison(Result):
     def __repr__(self) -> str:
         r = self.result
         return (f"<posviz.Comparison of {', '.join(m.kind for m in r.models)}: "
-                f"{len(r.tokens)} tokens, order {abbreviated(r.order)}>")
+                f"{len(r.tokens):,} token{'' if len(r.tokens) == 1 else 's'}, order "
+                f"{abbreviated(r.order)}>")
 
 
 class Trained(Result):

@@ -108,11 +108,8 @@ def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,
     check_whole_number("folds", folds)
     if folds < 2:
         raise PosvizInputError(f"{argument('folds')} must be at least 2 (got {folds!r})")
-    texts = texts_of(texts, False)
-    if texts:                               # generated ones: bounded once they are made
-        from ..models.limits.guard import check_folds
-        check_folds(folds, len(texts))
-    return Positions(positions, offset, literal).validate(), texts
+    # the folds against the texts: the guard's, after the positions (guard.check)
+    return Positions(positions, offset, literal).validate(), texts_of(texts, False)
 
 
 def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
@@ -125,8 +122,10 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     where, texts = check_probe(texts, folds, positions, offset, literal, features)
     from .arguments import check_say
     check_say(say)
+    # first as a model's name is refused before its load, its texts' words counted
+    guard.check_texts(model.backend, texts, offset=offset, folds=folds)
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
-                      features == "quadratic", offset)
+                      features == "quadratic", offset, folds)
     count, told = staged(progress, say, "step")   # True: each stage timed at its pace
     result = run(model.engine, texts or None, where, folds, features,
                  progress=count, say=told)

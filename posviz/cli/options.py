@@ -242,8 +242,8 @@ def progress(args: argparse.Namespace, stream=None):
     so a pipe gets only its results. None when only a download or a first load's
     conversion is reported (load_model). Bad options, a model that is not there and
     an order no text could take are refused before the first step is told (evaluate),
-    so they still give exactly one line; an order that does not fit the tokens can only
-    be told once the tokenizer has read them, as the one line after the steps."""
+    so they give one line; an order that does not fit the tokens, once the tokenizer
+    has read them (before the weights), as the one line after its steps."""
     stream = sys.stderr if stream is None else stream
     isatty = getattr(stream, "isatty", None)
     terminal = bool(isatty and isatty())
@@ -315,16 +315,18 @@ def check_model_source(spec: str, may_download: bool = False) -> None:
         read_config(folder)
 
 
-def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None):
-    """The model the options ask for (posviz.api.load): a pretrained model, or the
-    built-in one. ``say``, when given, is told each step of loading or building."""
+def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None,
+               tokens_read=None):
+    """The model the options ask for (posviz.api.load): a pretrained model (its count
+    of tokens told to ``tokens_read``), or the built-in one; ``say`` told its steps."""
     from ..api import load
     quiet = say or False
     if args.model:
         return load(args.model, device=getattr(args, "device", "cpu"),
                     offline=not online(args), progress=quiet,
                     dtype=getattr(args, "dtype", "float32"),
-                    offload_folder=getattr(args, "offload_folder", None))
+                    offload_folder=getattr(args, "offload_folder", None),
+                    tokens_read=tokens_read)
     return load(config=config, weights=getattr(args, "weights", RANDOM),
                 device=getattr(args, "device", "cpu"), progress=quiet)
 
@@ -362,10 +364,9 @@ def evaluate(args: argparse.Namespace):
     session, ``report.evaluation`` what was computed).
 
     Every setting is checked before torch is imported, so a bad one fails fast; the
-    guard (models.limits.guard) refuses before anything is built or read a device that is
-    not there, a text longer than the model's positions and what would not fit in
-    memory.
-    """
+    guard (models.limits.guard) refuses before anything is built or read a device that
+    is not there, a text longer than the model's positions and what would not fit in
+    memory; an order of another length, before a --model's weights are read."""
     if args.text is not None and not args.text.strip():
         raise PosvizInputError("the text is empty")
     check_model_flags(args)
@@ -390,8 +391,9 @@ def evaluate(args: argparse.Namespace):
                 words <= (config.table_length or words)):
             parse_order(args.order, words)       # random weights' tokens are words
 
-    say = progress(args)
-    model = load_model(args, config, say)
+    say = progress(args)                # an order checked before a --model's weights:
+    model = load_model(args, config, say, None if args.order is None else
+                       lambda count: parse_order(args.order, count(text)))
     facts = model.describe()
     check_view(args, int(facts.get("layers") or 0), int(facts.get("heads") or 0))
     return model.compare(text, args.order, positions=where.mode, offset=where.offset,

@@ -43,7 +43,7 @@ def run(args) -> int:
     if args.folds < 2:
         raise PosvizInputError(f"--folds must be at least 2 (got {args.folds})")
     texts = None if args.texts is None else experiment_texts(args)
-    model, where = experiment_model(args, texts)
+    model, where = experiment_model(args, texts, folds=args.folds)
     from ..api import probe
     result = probe(texts, model=model, features=args.features, folds=args.folds,
                    positions=where.mode, offset=where.offset, literal=where.literal,
@@ -53,8 +53,8 @@ def run(args) -> int:
         return 0
     from ..document.provenance import made_by
     print(made_by(result.provenance))
-    print(f"position probe ({result.features}, {result.width} features): {result.tokens} "
-          f"tokens of {result.texts} texts, {result.folds} folds held out by text")
+    print(f"position probe ({result.features}, {result.width:,} features): {result.tokens:,} "
+          f"tokens of {result.texts:,} texts, {result.folds} folds held out by text")
     if result.generated:
         print(f"texts: generated, {result.generated}")
     if result.note:

@@ -184,8 +184,10 @@ def fmt(value) -> str:
 def as_table(result) -> list[str]:
     runs = f"{result.runs:,} run{'' if result.runs == 1 else 's'}"     # "1 run"
     if result.pairs:        # the table: the neighbouring swaps of every pair run
-        runs = (f"{result.runs:,} neighbouring swaps (the table) of the "
-                f"{sum(p.swaps for p in result.pairs):,} pairs run (the sensitivities)")
+        pairs = sum(p.swaps for p in result.pairs)
+        runs = (f"{result.runs:,} neighbouring swap{'' if result.runs == 1 else 's'} (the "
+                f"table) of the {pairs:,} pair{'' if pairs == 1 else 's'} run (the "
+                f"sensitivities)")
     texts = len(result.texts)
     lines = [f"{result.kind} sweep: {runs} over {texts} text{'' if texts == 1 else 's'}; "
              f"noise floor {result.floor:.1e}", "",

@@ -22,6 +22,12 @@ KEYS = ("posviz", "model", "text", "tokens", "order", "positions", "layer", "hea
 # the record's keys beside posviz and model, in files one line each (seeds and options
 # as JSON objects)
 PROVENANCE = ("encoding", "mask", "weights", "seeds", "dtype", "options")
+# what a Trace's extras hold beside its model's description, for the analysis: the noise
+# floor (analysis.floor), whether the last hidden state is normed (the layers' plot)
+ANALYSIS = ("floor", "final_norm")
+# a pretrained model's LM head ("causal", "masked" or None), named apart from the head
+# (0..h-1) a figure shows
+LM_HEAD = "lm_head"
 
 
 def provenance(model: dict | list, *, seeds: dict | None = None,
@@ -125,16 +131,39 @@ def file_lines(record: dict) -> dict[str, str]:
 def model_options(extras: dict) -> dict:
     """The options of a model description (a Trace's ``extras`` or a backend's
     ``describe()``), its config's keys brought up, the built-in MLP's width as the number
-    (the option's 0 stands for 4 × d), the learned table's rows only where there is one."""
+    (the option's 0 stands for 4 × d), without what the run did not use (used_only)."""
     extras = dict(extras or {})
     config = extras.pop("config", None)
     if isinstance(config, dict):
         extras = {**config, **extras}
     if extras.get("d_ff") == 0 and "d_model" in extras:
         extras["d_ff"] = ModelConfig(d_model=extras["d_model"]).ff_width
-    if "max_len" in extras and not ModelConfig(pe=extras.get("pe", "learned")).table_length:
-        del extras["max_len"]     # the learned table's rows: an encoding without one reads none
-    return extras
+    return used_only(extras)
+
+
+def used_only(described: dict) -> dict:
+    """A built-in model's description without the settings its run did not read: the
+    learned table's rows (``max_len``) where the encoding has no table, the position scale
+    (``pe_scale``) where it adds nothing to scale (its record's ``acts`` None: NoPE), the
+    weights' ``seed`` where they are trained (drawn from none); a pretrained model's,
+    its LM ``head`` named ``lm_head``."""
+    from ..models.encodings import ENCODINGS
+    described = dict(described)
+    if described.get("model") not in (None, "built-in"):
+        if "head" in described:                 # its LM head: not a figure's head
+            described = {(LM_HEAD if key == "head" else key): value
+                         for key, value in described.items()}
+        return described
+    if "pe" not in described:
+        return described
+    encoding = ENCODINGS.get(described["pe"])
+    if encoding is not None and not encoding.table_length(described.get("max_len", 1)):
+        described.pop("max_len", None)
+    if encoding is not None and encoding.acts is None:
+        described.pop("pe_scale", None)
+    if described.get("weights", "random") != "random":
+        described.pop("seed", None)
+    return described
 
 
 def describe_model(extras: dict) -> str:
@@ -151,14 +180,16 @@ def describe_model(extras: dict) -> str:
 def record(evaluation, layer: int | None = None, head: int | None = None,
            text: str | None = None, model: str | dict | None = None) -> dict[str, str]:
     """The provenance of a figure of ``evaluation`` (an engine.Evaluation) at ``layer``
-    (1..L) and ``head`` (0..h-1); ``text`` and ``model`` (a description, or a backend's
-    ``describe()``) when known, else read from the evaluation. Keys are KEYS (``model``
-    the model in one line, its options included), then PROVENANCE read from the
-    evaluation's model; values are single-line strings."""
+    (1..L) and ``head`` (0..h-1), each left out when None (the figure selects none);
+    ``text`` and ``model`` (a description, or a backend's ``describe()``) when known,
+    else read from the evaluation. Keys are KEYS (``model`` the model in one line, its
+    options included), then PROVENANCE read from the evaluation's model, the record of
+    the JSON's provenance (its Trace's extras are its backend's describe()); values are
+    single-line strings."""
     tokens = tuple(evaluation.seq.tokens)
-    # the model's description, without what the analysis measured of it (the noise floor
-    # analysis.floor keeps beside it)
-    extras = {k: v for k, v in evaluation.reference.extras.items() if k != "floor"}
+    # the model's description (its backend's describe(), as the JSON's), without what
+    # the analysis reads beside it
+    extras = {k: v for k, v in evaluation.reference.extras.items() if k not in ANALYSIS}
     made = provenance(extras, options=positions_options(evaluation.positions))
     if model is None:
         model = describe_model(extras)
@@ -172,8 +203,9 @@ def record(evaluation, layer: int | None = None, head: int | None = None,
         "tokens": json.dumps(list(tokens), ensure_ascii=False),
         "order": ",".join(str(int(i)) for i in evaluation.order),
         "positions": f"mode={positions.mode}, offset={positions.offset}",
-        "layer": "" if layer is None else str(layer),
-        "head": "" if head is None else str(head),
+        # a figure that selects no layer or head says none (no empty key)
+        **({} if layer is None else {"layer": str(layer)}),
+        **({} if head is None else {"head": str(head)}),
     }
     return {**{key: _line(value) for key, value in facts.items()},
             **file_lines({key: made[key] for key in PROVENANCE})}

@@ -22,7 +22,7 @@ from ...models.request import Request
 from . import pretrained, trained
 from .claim import PaperCheck
 from .stage import Staged, tell
-from .texts import random_texts
+from .texts import PAPER_TEXT_SEEDS, random_texts
 
 __all__ = ["PaperCheck", "Paper", "CATALOGUE", "PRESETS", "TRAINED_PRESETS", "PAPERS",
            "TITLES", "check_paper"]
@@ -61,7 +61,7 @@ def _with_scores(engine, text: str, positions: Positions, should_stop):
 def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:
     """``say`` is told each of the four probes' stages, ``progress`` their steps."""
     from .probe import probe, probe_work
-    texts = random_texts(120, 12, seed=0, vocabulary=20)
+    texts = random_texts(120, 12, PAPER_TEXT_SEEDS["haviv2022"], 20)
     masks = ("causal", "bidirectional")
 
     def verdict(runs) -> bool:
@@ -114,7 +114,7 @@ def haviv2022(should_stop=None, progress=None, say=None) -> PaperCheck:
 def chi2023(should_stop=None, progress=None, say=None) -> PaperCheck:
     """``say`` is told what it runs, ``progress`` each text run."""
     engine = _engine(pe="none", mask="causal", layers=2)
-    seqs = [engine.backend.tokenize(t) for t in random_texts(64, 32, seed=1, vocabulary=5000)]
+    seqs = [engine.backend.tokenize(t) for t in random_texts(64, 32, PAPER_TEXT_SEEDS["chi2023"], 5000)]
     tell(say, f"running {len(seqs)} random texts of 32 tokens through the built-in model "
               f"without positions")
     spread = []

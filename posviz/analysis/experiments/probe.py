@@ -25,7 +25,7 @@ from ...models.config import Positions
 from ...models.trace import and_joined, layer_label, layer_spans
 from ...models.limits.guard import check_folds
 from .stage import tell
-from .texts import random_texts
+from .texts import GENERATED_SEED, random_texts
 
 FEATURES = ("linear", "quadratic", "mlp")
 # each as the GUI's control, the figure's title and legend name it: what the regression
@@ -318,7 +318,7 @@ def generated_texts(engine, features: str = "linear", folds: int = 5) -> list[st
     states with ``features``: PER_FEATURE tokens a feature, 2 texts a fold (check_folds)."""
     width = engine.reference(engine.backend.tokenize("w0 w1"), Positions()).hidden.shape[-1]
     needed = PER_FEATURE * width * (2 if features == "quadratic" else 1)
-    texts, tokens, seed = [], 0, 0
+    texts, tokens, seed = [], 0, GENERATED_SEED
     while tokens < needed or len(texts) < 2 * folds:
         if tokens >= needed:              # the features have their texts: the rest, folds'
             check_folds(folds, max(len(texts), FOLDS), True)

@@ -9,6 +9,12 @@ PACKAGE = Path(__file__).resolve().parents[2]            # posviz/
 # The example sentences: in the package, or in a top-level resources/ folder beside it.
 SENTENCE_FILES = (PACKAGE / "resources" / "sentences.txt",
                   PACKAGE.parent / "resources" / "sentences.txt")
+# The seeds random_texts draws from, recorded in the provenance's seeds as "texts": the
+# paper checks' random texts (analysis.experiments.papers; fixed, so their numbers are
+# the README's), and the probe's generated texts (a batch of 16 from each seed on, this
+# one first; the probe draws nothing a user chooses, so it takes no --seed)
+PAPER_TEXT_SEEDS = {"haviv2022": 0, "chi2023": 1}
+GENERATED_SEED = 0
 
 
 def parse_texts(content: str) -> list[str]:

@@ -62,7 +62,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                  ask_above: int | None = None, dtype: str = "float32",
                  offload_folder: str | None = None,
                  max_memory: dict | None = None,
-                 check_memory: bool = True) -> "HFBackend":
+                 check_memory: bool = True,
+                 tokens_read: Callable | None = None) -> "HFBackend":
     """Load a model by bundled name, folder, .gguf file or hub name [ORG/]NAME[@REVISION].
 
     A hub name comes from the local cache; when the cache does not hold it and
@@ -83,6 +84,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     ``offload_folder`` the layers are placed by accelerate's ``device_map="auto"``
     within ``max_memory`` ({device: bytes}, by default what each has free), on the
     accelerator, then the CPU, then that folder on disk; HFBackend.describe says where.
+    ``tokens_read(count)``: told once the tokenizer is read, before the weights
+    (loading.read_model).
     """
     if pretrained_dtype_problem(dtype):
         raise PosvizInputError(pretrained_dtype_problem(dtype))
@@ -135,7 +138,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
             tokenizer, model, head = read_model(conversion.folder if conversion else folder,
                                                 extra, bool(extra), family, say,
                                                 should_stop, device, dtype,
-                                                placement(offload_folder, max_memory))
+                                                placement(offload_folder, max_memory),
+                                                tokens_read)
             if conversion and offload_folder is None:
                 converted.aligned(model)
     say("ready")

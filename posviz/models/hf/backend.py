@@ -258,11 +258,11 @@ class HFBackend:
 
     # -- one forward ---------------------------------------------------------------------
     def _extras(self) -> dict:
+        """Its description, the one record a figure's provenance and the JSON's read
+        (document.provenance), with the dtypes the floor reads and its final norm."""
         computes = arithmetic_of(self.dtype)                 # what the floor reads
-        return {"model": self.name, "family": self.family.name, "dtype": self.dtype,
+        return {**self.describe(), "dtype": self.dtype,
                 **({"computes_in": computes} if computes != self.dtype else {}),
-                **({"weights": self.weights} if self.weights else {}),
-                "position_encoding": self.position_encoding, "mask": self.mask,
                 "final_norm": self.family.final_norm}
 
     def _frame_mask(self, orders) -> torch.Tensor | None:

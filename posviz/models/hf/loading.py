@@ -84,13 +84,17 @@ def split_missing(model, missing) -> tuple[list[str], list[str]]:
 
 def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
                should_stop: Callable[[], bool] | None, device: str,
-               dtype: str = "float32", placement: dict | None = None):
+               dtype: str = "float32", placement: dict | None = None,
+               tokens_read: Callable | None = None):
     """(tokenizer, model, head) read from ``folder`` onto ``device`` in ``dtype``:
     ``model`` has its LM head when the checkpoint holds one (``head`` "causal" or
     "masked"), else it is the base model (``head`` None). ``placement`` (device_map,
     max_memory, offload_folder) hands the layers to accelerate, which puts them on the
     devices, the CPU and the disk. Raises PosvizInputError in one line, Cancelled when
-    ``should_stop()`` turns True (with everything read freed)."""
+    ``should_stop()`` turns True (with everything read freed). ``tokens_read(count)`` is
+    told, once the tokenizer is read and before the weights, ``count(text)``: the
+    tokens the model will give ``text`` (HFBackend.tokenize), to refuse what they cannot
+    take (an order of another length) before the longest step."""
     stop = should_stop or (lambda: False)
     extra = {**extra, **(placement or {})}
     try:
@@ -98,7 +102,8 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
         # reader; a checkpoint's weights counted alone (a tokenizer's load in the block
         # left a second load of MiniLM in one process uncounted)
         with counting(say, stop) if gguf else nullcontext():
-            outcome = _read(folder, extra, gguf, family, say, stop, device, dtype)
+            outcome = _read(folder, extra, gguf, family, say, stop, device, dtype,
+                            tokens_read)
     except Cancelled:
         outcome = None                  # leave the except block: its traceback holds
     if outcome is None:                 # the frames that hold the half-read model
@@ -155,7 +160,13 @@ def _check(stop) -> None:
         raise Cancelled("loading cancelled")
 
 
-def _read(folder, extra, gguf, family, say, stop, device, dtype):
+def token_counter(tokenizer) -> Callable[[str], int]:
+    """``count(text)``: the tokens HFBackend.tokenize gives ``text``, its special ones in."""
+    return lambda text: len(tokenizer(text, add_special_tokens=True, verbose=False)
+                            ["input_ids"])
+
+
+def _read(folder, extra, gguf, family, say, stop, device, dtype, tokens_read=None):
     import torch
     from transformers import AutoTokenizer
 
@@ -168,6 +179,8 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype):
         raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
                                f"{one_line(error)}") from None
     _check(stop)
+    if tokens_read is not None:
+        tokens_read(token_counter(tokenizer))
     if not gguf:                                 # a GGUF's config is read from the file
         import_code(folder, say)
     step = "de-quantizing weights" if gguf else "loading weights"

@@ -14,8 +14,8 @@ loaded model is refused in the words of its unloaded form (the built-in model's
 configuration, a pretrained model's files with its weights counted as held).
 
 It refuses, in this order, a device torch does not have, more tokens than the model has
-positions, more orders than exist, a sweep estimated over its hours (models.limits.duration),
-and what would not fit in memory (models.limits.memory),
+positions, more orders than exist or more folds than texts, a sweep estimated over its
+hours (models.limits.duration), and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
 imports torch, but to ask whether an accelerator torch was built for is there
 (models.limits.devices).
@@ -110,11 +110,13 @@ def check_sweep(backend, seqs, kind: str, count: int, offset: int = 0) -> None:
           orders=Orders(kind, count, movable, len(seqs)))
 
 
-def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0) -> None:
-    """``check`` for a probe of texts of ``lengths`` tokens on a loaded ``backend``."""
+def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0,
+                folds: int | None = None) -> None:
+    """``check`` for a probe of texts of ``lengths`` tokens on a loaded ``backend``, held
+    out in ``folds``."""
     if lengths:
         check(backend, max(lengths), offset=offset, probe_tokens=sum(lengths),
-              quadratic=quadratic)
+              quadratic=quadratic, folds=None if folds is None else (folds, len(lengths)))
 
 
 def check_folds(folds: int, texts: int, generated: bool = False) -> None:
@@ -161,23 +163,29 @@ def tokens_of(model, texts, weights: str = "random") -> tuple[int, bool]:
     return max(map(count, texts), default=0), exact
 
 
-def check_texts(model, texts, *, weights: str = "random", **options) -> None:
+def check_texts(model, texts, *, weights: str = "random", folds: int | None = None,
+                **options) -> None:
     """``check`` for ``texts`` before they are tokenized: the one way the window's,
     the command line's and the API's runs count a text (tokens_of) and are refused, so
     the same input meets the same refusal, in the same words, on every entry point.
-    ``options``: check's (offset, device, dtype, offloaded, orders …)."""
+    ``folds``: a probe's, held out of ``texts`` (none given: the texts it generates
+    bound them once made). ``options``: check's (offset, device, dtype, offloaded,
+    orders …)."""
+    texts = list(texts)
     n, exact = tokens_of(model, texts, weights)
-    check(model, n, counted=exact, **options)
+    check(model, n, counted=exact, folds=(folds, len(texts)) if folds is not None and
+          texts else None, **options)
 
 
 def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
           counted: bool = True, dtype: str = "float32", offloaded: bool = False,
           orders: Orders | None = None, probe_tokens: int = 0,
-          quadratic: bool = False, memory: bool = True) -> None:
+          quadratic: bool = False, folds: tuple[int, int] | None = None,
+          memory: bool = True) -> None:
     """Refuse (errors.Refused) what ``model`` cannot run at ``n_tokens`` from position
     ``offset`` on ``device``, or what would not fit in memory with ``orders`` of a sweep
     or the hidden states of ``probe_tokens`` a probe fits (``quadratic``: with their
-    squares). ``model``: a ModelConfig or a pretrained model's source (not loaded: the
+    squares), held out in ``folds`` (folds, texts). ``model``: a ModelConfig or a pretrained model's source (not loaded: the
     weights, read as ``dtype``, count unless ``offloaded``), or a loaded Backend (its
     weights already in memory). ``counted`` False: ``n_tokens`` is a text's words, the
     fewest tokens it can have. ``memory`` False leaves out the memory check (the user
@@ -185,11 +193,15 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
     check_device(device)
     target = _target(model, dtype)
     if target is None:              # a model this machine does not hold: its load says why
+        if folds is not None:       # (its positions are not known: the folds are)
+            check_folds(*folds)
         return
     limit = target.max_positions
     if limit is not None and offset + n_tokens > limit:
         from ..backend import too_long
         raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions")
+    if folds is not None:
+        check_folds(*folds)
     if orders is not None:
         _check_count(orders)
         check_time(orders, *target.sizes(), max(n_tokens, 1))
@@ -227,7 +239,7 @@ def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
         low, high = (middle, high) if fits(middle) else (low, middle)
     free = limit_bytes()
     kept = (f"would keep about {size_text(orders.kept(layers, n))} of measurements "
-            f"({orders.runs:,} runs of {n:,} tokens"
+            f"({orders.runs:,} run{'' if orders.runs == 1 else 's'} of {n:,} tokens"
             f"{f' and a {n}×{n} map' if orders.kind == 'swap' else ''}), but only "
             f"{size_text(free or 0)} are free ({SAFETY:.0%} of the available memory) "
             f"with the model and its runs")
