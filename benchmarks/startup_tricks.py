@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/startup_tricks.py                       # 10 rounds
     .venv/bin/python benchmarks/startup_tricks.py --runs 20 --json out.json
-    .venv/bin/python benchmarks/startup_tricks.py --off pyside-import-hook --off all
+    .venv/bin/python benchmarks/startup_tricks.py --off torch-preload --off all
     .venv/bin/python benchmarks/startup_tricks.py --torch-threads 1     # OMP_NUM_THREADS=1
 
 Each round takes, in a random order, one pair per ``--off`` value (default: each
@@ -35,7 +35,7 @@ MOMENTS = ("window", "core_ready", "plots", "plots_cpu")
 
 
 # posviz.boot's switches that act before the first plots (the others act later)
-STARTUP = ("pyside-import-hook", "gui-thread-collector", "all")
+STARTUP = ("pyside-import-hook", "torch-preload", "gui-thread-collector", "all")
 
 
 TORCH_THREADS: str | None = None       # OMP_NUM_THREADS of every process, if set

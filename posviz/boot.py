@@ -1,7 +1,7 @@
 """posviz's start-up, and the switches of the workarounds of other libraries it keeps.
 
 Entry points: ``quiet_threads()`` before numpy and torch load, then ``keep_heap_pages()``
-(a command) or ``window(app)``.
+(a command) or ``window(app)``, ``before_torch()`` on the thread about to import torch.
 Each workaround (SWITCHES; three live in models.hf and gui.plots' ``workarounds``) checks
 the versions it was written for, pays by a measurement (benchmarks/README.md) and can be
 turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``."""
@@ -17,8 +17,9 @@ import sys
 import time
 
 OFF_VARIABLE = "POSVIZ_WORKAROUNDS_OFF"
-SWITCHES = ("pyside-import-hook", "gui-thread-collector", "malloc-thresholds", "malloc-trim",
-            "hf-gguf-progress", "hf-gguf-read-once", "heatmap-coloured-pixels", "quick-exit")
+SWITCHES = ("pyside-import-hook", "torch-preload", "gui-thread-collector", "malloc-thresholds",
+            "malloc-trim", "hf-gguf-progress", "hf-gguf-read-once", "heatmap-coloured-pixels",
+            "quick-exit")
 PYSIDE = ((6, 6), (6, 11))      # low <= (major, minor) < high, whose private check it knows
 PYTHONS = ((3, 10), (3, 14))    # generational collectors (3.14's is incremental)
 
@@ -67,6 +68,30 @@ def mentions_pyside(module, fallback) -> bool:
         with contextlib.suppress(OSError), open(path, "rb") as source:
             return b"PySide6" in source.read()
     return fallback(module)
+
+
+# -- torch-preload: ``import torch`` loads these holding Python's lock; dlopen by ctypes lets go.
+TORCH_LIBRARIES = (("libtorch_global_deps.so", os.RTLD_GLOBAL | os.RTLD_NOW),
+                   ("libtorch_cpu.so", os.RTLD_LOCAL | os.RTLD_NOW))
+
+
+def before_torch() -> list[str]:
+    """Load torch's first libraries without Python's lock (Linux), while no other thread
+    loads a library (the loader's own lock is held meanwhile); the files loaded."""
+    from importlib.util import find_spec
+
+    if not enabled("torch-preload") or not sys.platform.startswith("linux") \
+            or "torch" in sys.modules or find_spec("torch") is None:
+        return []
+    folder = os.path.join(find_spec("torch").submodule_search_locations[0], "lib")
+    dlopen = ctypes.CDLL(None).dlopen
+    dlopen.restype, dlopen.argtypes = ctypes.c_void_p, (ctypes.c_char_p, ctypes.c_int)
+    loaded = []
+    for name, mode in TORCH_LIBRARIES:
+        if not dlopen(os.fsencode(os.path.join(folder, name)), mode):
+            break                               # torch's own import will say what is wrong
+        loaded.append(name)
+    return loaded
 
 
 # -- gui-thread-collector: Qt objects freed on a worker can deadlock against the GUI thread.

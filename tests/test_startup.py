@@ -1,6 +1,6 @@
-"""Start-up: what is imported before the window's first paint, the plots panel built
-before the core is ready. (The benchmark times it; these check what happens, and that
-the window is the same.)"""
+"""Start-up: what is imported before the window's first paint, torch's libraries loaded
+without Python's lock, the plots panel built before the core is ready. (The benchmark
+times it; these check what happens, and that the window is the same.)"""
 import subprocess
 import sys
 
@@ -30,6 +30,38 @@ def test_the_window_is_built_without_the_plots_or_torch():
               "{'pyqtgraph', 'torch', 'transformers'}))\n"
               "print('posviz.gui.plots' in sys.modules)")
     assert out.splitlines() == ["[]", "False"]
+
+
+PRELOAD = """
+import sys
+from posviz.boot import before_torch
+def mapped():
+    return sorted({line.rsplit('/', 1)[-1].strip() for line in open('/proc/self/maps')
+                   if 'libtorch' in line})
+print(mapped())
+print(before_torch())
+print('torch' in sys.modules, mapped())
+import torch
+x = torch.arange(12, dtype=torch.float64).reshape(3, 4)
+print(float((x @ x.T).trace()), before_torch())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+def test_torch_libraries_are_loaded_without_importing_torch():
+    before, loaded, after, used = run(PRELOAD).splitlines()
+    assert before == "[]"
+    assert loaded == "['libtorch_global_deps.so', 'libtorch_cpu.so']"
+    # the libraries are in the process, torch's Python modules are not
+    assert after.startswith("False") and "libtorch_cpu.so" in after
+    # torch imported afterwards works: trace(X X^T) = sum of squares 0..11 = 506
+    assert used == "506.0 []"          # and a second call does nothing (torch is in)
+
+
+def test_preloading_can_be_switched_off():
+    before, loaded, after, used = run(PRELOAD, "torch-preload").splitlines()
+    assert loaded == "[]" and after == "False []"
+    assert used == "506.0 []"
 
 
 def test_the_plots_are_built_before_the_core_is_ready(qtbot):
@@ -64,7 +96,7 @@ def test_every_switch_is_listed_once_and_asked_for():
     from posviz import boot
     asked = {name for path in Path(boot.__file__).parent.rglob("*.py")
              for name in re.findall(r'enabled\("([a-z0-9-]+)"\)', path.read_text("utf-8"))}
-    assert sorted(asked) == sorted(boot.SWITCHES) and len(set(boot.SWITCHES)) == 8
+    assert sorted(asked) == sorted(boot.SWITCHES) and len(set(boot.SWITCHES)) == 9
 
 
 def test_the_window_boots_in_one_call():

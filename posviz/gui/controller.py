@@ -11,8 +11,8 @@ Importing this module costs nothing heavy: the plots' modules (``import_plots``,
 window's), torch and the core's computing modules are imported on the worker during
 ``start()``, after the window is on
 screen, and the first evaluation is computed there right after the session is built.
-The window builds its plots panel meanwhile, when ``plotsImported`` says it can, and its
-model panel on ``ready``.
+The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
+torch's libraries load without Python's lock), and its model panel on ``ready``.
 (The caller imports models.config and document.spec, which import neither.)
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from ..boot import TRIM_FROM, note_activity, trim_heap
+from ..boot import TRIM_FROM, before_torch, note_activity, trim_heap
 from ..errors import PosvizInputError, one_line
 from ..runtime.jobs import (START_STEPS, EvaluationJob, EvaluationRunner, LoadJob, StartJob,
                             ViewsJob, load_model, start_step)
@@ -160,7 +160,8 @@ class Controller(QObject):
     def _prepare_start(self) -> None:
         """On the compute worker, before the session is built: the plots' modules, then
         torch. The window builds its plots panel as soon as it hears ``plotsImported``,
-        while torch is imported here."""
+        while torch's libraries load here without Python's lock (the only part of
+        start-up that two cores can do side by side)."""
         self._bridge.starting.emit(START_STEPS[0])
         try:
             self._import_plots()
@@ -169,6 +170,7 @@ class Controller(QObject):
         else:
             self._bridge.plotsImported.emit()
         self._bridge.starting.emit(START_STEPS[1])
+        before_torch()
         try:
             import torch  # noqa: F401
         except Exception:
