@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/lockstep.py ../before .                 # built-in, 16 ... 512
     .venv/bin/python benchmarks/lockstep.py ../before . --model minilm --sizes 16 64
     .venv/bin/python benchmarks/lockstep.py ../before . --blocks 40 --json ab.json
+    .venv/bin/python benchmarks/lockstep.py . . --env-b OMP_WAIT_POLICY=ACTIVE     # two settings
 
 Each tree's window runs in a process of its own (the tree's posviz, benchmarks/window.py
 and measures.py, started by this Python) and the two take turns, a block of reorders
@@ -34,6 +35,8 @@ def child(model: str) -> None:
     sys.path[:0] = [root, os.path.join(root, "benchmarks")]
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from posviz import boot
+    boot.quiet_threads()                # the tree's threads, as its window starts them
     import numpy as np
     from measures import ComputeVsBare
     from PySide6.QtCore import QEventLoop, QSocketNotifier
@@ -83,12 +86,12 @@ def child(model: str) -> None:
 class Tree:
     """A tree's window in a child process."""
 
-    def __init__(self, path: Path, model: str):
+    def __init__(self, path: Path, model: str, env: list[str] = ()):
         self.path = path
         self.process = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--child", model], cwd=path,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True)
+            text=True, env={**os.environ, **dict(item.split("=", 1) for item in env)})
         self.read()
 
     def read(self):
@@ -141,6 +144,9 @@ def main(argv=None) -> int:
     parser.add_argument("--blocks", type=int, default=40, help="blocks per tree and size")
     parser.add_argument("--per-block", type=int, default=3, help="reorders a block (≥ 2)")
     parser.add_argument("--json", type=Path)
+    for tree in "ab":
+        parser.add_argument(f"--env-{tree}", action="append", default=[], metavar="NAME=VALUE",
+                            help=f"an environment variable of tree {tree.upper()}'s window")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -152,11 +158,14 @@ def main(argv=None) -> int:
               for tree in args.trees if not (tree / "benchmarks" / "window.py").is_file()),
              None) or
         ("--per-block must be at least 2 (a block's first reorder is not counted)"
-         if args.per_block < 2 else None))
+         if args.per_block < 2 else None) or
+        next((f"--env {item!r} is not NAME=VALUE" for item in args.env_a + args.env_b
+              if "=" not in item[1:]), None))
     if problem:
         print(f"lockstep.py: {problem}", file=sys.stderr)
         return 2
-    a, b = (Tree(tree.resolve(), args.model) for tree in args.trees)
+    a, b = (Tree(tree.resolve(), args.model, env)
+            for tree, env in zip(args.trees, (args.env_a, args.env_b)))
     rows = []
     try:
         for n in args.sizes:
@@ -174,6 +183,7 @@ def main(argv=None) -> int:
         b.close()
     if args.json:
         record = {"model": args.model, "trees": [str(tree) for tree in args.trees],
+                  "env": [args.env_a, args.env_b],
                   "per_block": args.per_block, "rows": rows}
         args.json.write_text(json.dumps(record, indent=1))
     return 0

@@ -30,13 +30,13 @@ def enabled(name: str) -> bool:
     return not ({"all", name} & off)
 
 
-def quiet_threads(command: bool = False) -> None:
-    """numpy's BLAS on one thread beside torch's, and a ``command``'s idle torch threads
-    asleep (spinning, they starve its next op on a busy machine; the window keeps them:
-    waking them slowed it on a quiet one). A value the environment already sets wins."""
+def quiet_threads() -> None:
+    """numpy's BLAS on one thread beside torch's, torch's idle threads asleep (window and
+    command): spinning, they starve the next op and the GUI thread on a busy machine
+    (MiniLM n = 128, load 7-8: painted 785 -> 83 ms; benchmarks/README.md, a sixth
+    pass). A value the environment sets wins (OMP_WAIT_POLICY=ACTIVE: spinning)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    if command:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def window(app) -> None:

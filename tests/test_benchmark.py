@@ -235,15 +235,19 @@ def test_a_verdict_is_that_of_the_number_written():
 def test_two_trees_in_lockstep_each_measure_their_own_window(tmp_path):
     """lockstep.py: the same tree as A and B (a smoke run): each row holds both trees'
     medians of the counted reorders, B's painted - bare against A's follows from them,
-    and a call without two trees is one line and status 2."""
+    B's window runs with its own environment (--env-b), and a call without two trees,
+    or with an --env that is not NAME=VALUE, is one line and status 2."""
     script = ROOT / "benchmarks" / "lockstep.py"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
     out = tmp_path / "ab.json"
     done = subprocess.run([sys.executable, str(script), str(ROOT), str(ROOT), "--sizes", "8",
-                           "--blocks", "2", "--json", str(out)], capture_output=True,
+                           "--blocks", "2", "--json", str(out),
+                           "--env-b", "OMP_WAIT_POLICY=PASSIVE"], capture_output=True,
                           text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    (row,) = json.loads(out.read_text())["rows"]
+    record = json.loads(out.read_text())
+    assert record["env"] == [[], ["OMP_WAIT_POLICY=PASSIVE"]]
+    (row,) = record["rows"]
     assert row["n"] == 8
     for tree in (row["a"], row["b"]):
         assert tree["reps"] == 2 * 2                # two blocks, each's first not counted
@@ -253,9 +257,10 @@ def test_two_trees_in_lockstep_each_measure_their_own_window(tmp_path):
     assert row["added_b_against_a_percent"] == pytest.approx(
         100 * (row["b"]["added_ms"] / row["a"]["added_ms"] - 1))
     assert "n=8: painted" in done.stdout
-    wrong = subprocess.run([sys.executable, str(script), str(ROOT)], capture_output=True,
-                           text=True, env=env, timeout=60)
-    assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0
+    for call in ([str(ROOT)], [str(ROOT), str(ROOT), "--env-b", "OMP_WAIT_POLICY"]):
+        wrong = subprocess.run([sys.executable, str(script), *call], capture_output=True,
+                               text=True, env=env, timeout=60)
+        assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0, wrong.stderr
 
 
 def test_the_targets_are_those_of_the_drag_with_every_figure_on_screen():
