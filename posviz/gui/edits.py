@@ -21,6 +21,19 @@ def model_remark(event) -> str:
     return "New tokens: undo starts here"
 
 
+OPENED_TOKENS = 6           # the opened order's first tokens named in its remark
+
+
+def opened_remark(what: str, tokens, order) -> str:
+    """What opening a document (a scenario, a file) did, ahead of the evaluation's
+    line: its name and the order it shows, e.g. "Opened scenario 'The causal mask
+    leaks…': cat, the, sat, …; undo starts here" (a model's remark said "back to the
+    original order" while the strip showed the scenario's swap)."""
+    shown = [str(tokens[i]) for i in order]
+    words = ", ".join(shown[:OPENED_TOKENS]) + (", …" if len(shown) > OPENED_TOKENS else "")
+    return f"Opened {what}: {words}; undo starts here"
+
+
 class Edits(QObject):
     """Widgets -> session: text, drags, toolbar reorders, positions; undo bookkeeping.
 
