@@ -859,3 +859,64 @@ def test_the_experiments_plot_s_hover_reaches_the_status_line(qtbot, window):
     assert window.hover_label.text() == "RoPE (Su 2021), layer 2: 0.5"
     window.experiments.figure.hovered.emit("")
     assert window.hover_label.text() == ""
+
+
+GEOMETRY_PROBE = r"""
+import sys
+from PySide6.QtCore import QSettings
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from posviz.gui.window import MainWindow
+settings = QSettings(sys.argv[1], QSettings.IniFormat)
+w = MainWindow(settings)
+if sys.argv[2] == "first":      # the whole screen, as the trial's window was
+    w.setGeometry(w.screen().availableGeometry())
+w.show()
+QTest.qWait(800)
+f, a = w.frameGeometry(), w.screen().availableGeometry()
+print(f.x(), f.y(), f.width(), f.height(), a.x(), a.y(), a.width(), a.height(), flush=True)
+settings.setValue("window/geometry", w.saveGeometry())
+settings.sync()
+"""
+
+
+@pytest.mark.xvfb
+def test_a_restored_geometry_is_held_inside_the_screen(tmp_path):
+    """Without a window manager (Xvfb at 1366 × 768) the window came back 25 px lower
+    on its second start, its status bar below the screen's edge (a teacher's trial):
+    Qt's restoreGeometry adds a frame it guesses. The window, started twice as a user
+    starts it, lies inside the screen's available area both times."""
+    import subprocess
+    import sys
+
+    from conftest import xvfb
+    settings = tmp_path / "settings.ini"
+    with xvfb("1366x768") as display:
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb",
+               "POSVIZ_SETTINGS": str(settings)}
+        for start in ("first", "second"):
+            out = subprocess.run([sys.executable, "-c", GEOMETRY_PROBE, str(settings), start],
+                                 env=env, capture_output=True, text=True, timeout=120)
+            x, y, w, h, ax, ay, aw, ah = map(int, out.stdout.split()[-8:])
+            assert ax <= x and ay <= y and x + w <= ax + aw and y + h <= ay + ah, (
+                start, (x, y, w, h), (ax, ay, aw, ah))
+
+
+def test_a_window_past_the_screen_s_edge_is_moved_and_shrunk_into_it(qtbot):
+    """The frame 25 px below a 1366 × 768 screen's top and as tall as the screen (the
+    trial's second start, xwininfo 1366x768+1+25) is moved up into the available area;
+    one taller than the area is shrunk to it."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QWidget
+
+    from posviz.gui.remembered import fit_on_screen
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    area = QRect(0, 0, 1366, 768)
+    widget.setGeometry(1, 25, 1366, 768)
+    fit_on_screen(widget, area)
+    assert area.contains(widget.frameGeometry()) and widget.size().width() == 1366
+    widget.setGeometry(-40, 10, 1600, 900)
+    fit_on_screen(widget, area)
+    assert area.contains(widget.frameGeometry()), widget.frameGeometry()
