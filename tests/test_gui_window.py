@@ -920,3 +920,29 @@ def test_a_window_past_the_screen_s_edge_is_moved_and_shrunk_into_it(qtbot):
     widget.setGeometry(-40, 10, 1600, 900)
     fit_on_screen(widget, area)
     assert area.contains(widget.frameGeometry()), widget.frameGeometry()
+
+
+def test_a_panel_saved_narrow_at_1024_is_as_wide_as_a_fresh_one_at_1366(qtbot):
+    """A state saved at 1024 pixels (the panel 220 wide) kept it 216 px wide at 1366 ×
+    768: the model's name cut ("SmolLM2-135M-Instruct…"), its facts wrapped word by word
+    (a trial). Restored in a wider window, the panel takes a fresh one's width."""
+    from posviz.gui.model_dock import dock_width
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+
+    def started(width, height):
+        w = MainWindow(make_settings())
+        qtbot.addWidget(w)
+        w.resize(width, height)
+        w.show()
+        qtbot.waitExposed(w)
+        with w.controller.force_sync(), qtbot.waitSignal(w.controller.evaluated,
+                                                         timeout=TIMEOUT):
+            w.start()
+        return w
+    narrow = started(1024, 700)
+    narrow.resizeDocks([narrow.model_dock], [200], Qt.Horizontal)
+    qtbot.waitUntil(lambda: narrow.model_dock.width() <= 210, timeout=TIMEOUT)
+    narrow.close()
+    wide = started(1366, 768)
+    qtbot.waitUntil(lambda: wide.model_dock.width() >= dock_width(1366) - 2, timeout=TIMEOUT)
