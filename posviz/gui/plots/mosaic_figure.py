@@ -56,10 +56,8 @@ BAR_LABELS = {"difference": "difference", "original": "attention weight",
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
-STRETCH = 2.0           # a cell on screen at most this many times as tall as wide (or
-                        # wide as tall), so the tiles fill their panel; a file's are square
-OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, narrower or shorter by the
-                        # view's spare side (whatever the window's size)
+STRETCH = 2.0           # a cell on screen up to 2:1, the tiles filling the panel; a file's square
+OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, less the view's spare side
 
 
 class MosaicFigure(Figure):
@@ -100,8 +98,7 @@ class MosaicFigure(Figure):
         # The image arrives coloured (see views.mosaic.Mosaic): the bar shows the same
         # map and levels, and is not linked to the image.
         self.look = mosaic_look(Selection())
-        self.bar = colorbars.color_bar(self.look.levels, style.DIVERGING,
-                                   BAR_LABELS[self.look.mode])
+        self.bar = colorbars.color_bar(self.look.levels, style.DIVERGING, BAR_LABELS["difference"])
         self.canvas.addItem(self.bar, row=0, col=1)
         colorbars.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -113,8 +110,8 @@ class MosaicFigure(Figure):
         self._mosaic = None                   # the views.mosaic.Mosaic drawn
         self._labels: list = []               # layer labels of the blocks after the first
         self._steps = None                    # (grid, (k, j)): every k-th layer, j-th head
-        self._selected = (1, 0)               # the outlined tile: layer 1..L, head
-        self.block = 1                        # tokens per pixel of a tile, a side
+        self._selected, self.block = (1, 0), 1    # the outlined tile (layer 1..L, head);
+                                                  # tokens per pixel of a tile, a side
         self.mode = self.look.mode
         self.tokens: tuple[str, ...] = ()
         self._drawn = None                    # the views.shown.Shown drawn, for a file
@@ -143,8 +140,7 @@ class MosaicFigure(Figure):
         return self._grid.origin(layer - 1, head)
 
     def tile_center(self, layer: int, head: int) -> QtCore.QPointF:
-        x, y = self.tile_origin(layer, head)
-        n = self._grid.tile
+        (x, y), n = self.tile_origin(layer, head), self._grid.tile
         return QtCore.QPointF(x + n / 2, y + n / 2)
 
     def tile_at(self, x: float, y: float):
@@ -192,8 +188,8 @@ class MosaicFigure(Figure):
         width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
         mosaic_fit.hold(self, width, height)
         scale = min(view.width() / width, view.height() / height)      # pixels per cell
-        across = min(view.width() / width, scale * self.stretch)       # at most stretched
-        down = min(view.height() / height, scale * self.stretch)
+        across, down = (min(room / cells, scale * self.stretch)        # at most stretched
+                        for room, cells in ((view.width(), width), (view.height(), height)))
         left, top = -PAD * grid.width, -PAD * grid.height
         self.plot.setRange(xRange=(left, left + view.width() / across),
                            yRange=(top, top + view.height() / down), padding=0)
