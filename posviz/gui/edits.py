@@ -22,6 +22,14 @@ def model_remark(event) -> str:
 
 
 OPENED_TOKENS = 6           # the opened order's first tokens named in its remark
+TITLE_CHARS = 40            # a scenario's title in it, at most (its panel shows it whole)
+
+
+def short_title(title: str) -> str:
+    """A scenario's title up to its colon, within TITLE_CHARS: the order after it stays
+    readable in a 1024-pixel window's status line."""
+    head = title.split(":")[0].strip()
+    return head if len(head) <= TITLE_CHARS else head[:TITLE_CHARS - 1] + "…"
 
 
 def opened_remark(what: str, tokens, order) -> str:
