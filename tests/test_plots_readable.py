@@ -408,3 +408,17 @@ def test_a_long_log_axis_labels_even_decades_that_keep_apart(qtbot, height):
     if height >= 420:
         assert labelled == [float(v) for v in range(-12, 1)] or math.isclose(
             labelled[1] - labelled[0], 1), labelled                  # every decade when room
+
+
+@pytest.mark.parametrize("room", [30, 45, 60, 90, 200])
+def test_a_category_name_wider_than_its_column_breaks_within_it(qtbot, room):
+    """Sinha 2022 (trained) at 1024 px: "trained sinusoidal (absolute)" wrapped at spaces
+    kept "sinusoidal" and "(absolute)" wider than their column, touching the next
+    model's "(absolute)": every line within the column, the words all there."""
+    from posviz.gui.plots.axis_titles import fit_words
+    metrics = QtGui.QFontMetricsF(QtGui.QFont())
+    name = "trained sinusoidal (absolute)"
+    lines = fit_words(name, metrics, room).split("\n")
+    assert all(metrics.horizontalAdvance(line) <= room for line in lines), lines
+    assert "".join(line.removesuffix("-") + " " * (not line.endswith("-"))
+                   for line in lines).split() == name.split()
