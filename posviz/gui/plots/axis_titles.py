@@ -159,9 +159,9 @@ def fit_words(name: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
     under "trained sinusoidal" at 1024 px) ran into their neighbours."""
     lines: list[str] = []
     for word in name.split(" "):
-        while metrics.horizontalAdvance(word) > room and len(word) > 3:
-            cut = max(k for k in range(2, len(word)) if k == 2 or
-                      metrics.horizontalAdvance(word[:k] + "-") <= room)
+        while metrics.horizontalAdvance(word) > room and len(word) > 5:
+            cut = max(k for k in range(2, len(word) - 2) if k == 2 or   # 3 letters
+                      metrics.horizontalAdvance(word[:k] + "-") <= room)  # left at least
             lines.append(word[:cut] + "-")
             word = word[cut:]
         if lines and not lines[-1].endswith("-") and \
