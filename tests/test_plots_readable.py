@@ -372,3 +372,53 @@ def test_legend_entries_stay_short_and_inside_a_narrow_figure(qtbot):
     right = figure.legend.sceneBoundingRect().right()
     assert right <= figure.canvas.width(), (right, figure.canvas.width())
     assert figure.plot.sceneBoundingRect().right() <= figure.canvas.width()
+
+
+@pytest.mark.parametrize("height", [120, 150, 200, 420, 900])
+def test_a_long_log_axis_labels_even_decades_that_keep_apart(qtbot, height):
+    """Sinha 2022 (trained) at 1024 px labelled its right-hand axis 10⁰, 10⁻², 10⁻⁴,
+    10⁻⁵, 10⁻⁷, 10⁻⁹, 10⁻¹⁰, 10⁻¹² (pyqtgraph's every-5th decade, then its every decade
+    thinned from the bottom): labels every k-th decade, evenly, none touching, at every
+    height."""
+    import math
+
+    import pyqtgraph as pg
+
+    from posviz.gui.plots.log_ticks import one_notation
+    widget = pg.PlotWidget()
+    on_screen(qtbot, widget, 400, height)
+    plot = widget.getPlotItem()
+    plot.setLogMode(y=True)
+    axis = plot.getAxis("left")
+    one_notation(axis)
+    plot.setYRange(-12.5, 0.1, padding=0)
+    widget.grab()
+    low, high = axis.range
+    labelled = []
+    for spacing, values in axis.tickValues(low, high, axis.height()):
+        labelled += [v for v, text in zip(values, axis.tickStrings(values, 1.0, spacing))
+                     if text]
+    labelled = sorted(labelled)
+    steps = {round(b - a, 6) for a, b in zip(labelled, labelled[1:])}
+    assert len(labelled) >= 3 and len(steps) == 1, labelled          # even decades
+    assert all(float(v).is_integer() for v in labelled), labelled
+    room = axis.height() / (high - low) * steps.pop()
+    font = QtGui.QFontMetricsF(axis.style.get("tickFont") or axis.font())
+    assert room >= font.height() * 0.8 + 2, (room, labelled)        # apart
+    if height >= 420:
+        assert labelled == [float(v) for v in range(-12, 1)] or math.isclose(
+            labelled[1] - labelled[0], 1), labelled                  # every decade when room
+
+
+@pytest.mark.parametrize("room", [30, 45, 60, 90, 200])
+def test_a_category_name_wider_than_its_column_breaks_within_it(qtbot, room):
+    """Sinha 2022 (trained) at 1024 px: "trained sinusoidal (absolute)" wrapped at spaces
+    kept "sinusoidal" and "(absolute)" wider than their column, touching the next
+    model's "(absolute)": every line within the column, the words all there."""
+    from posviz.gui.plots.axis_titles import fit_words
+    metrics = QtGui.QFontMetricsF(QtGui.QFont())
+    name = "trained sinusoidal (absolute)"
+    lines = fit_words(name, metrics, room).split("\n")
+    assert all(metrics.horizontalAdvance(line) <= room for line in lines), lines
+    assert "".join(line.removesuffix("-") + " " * (not line.endswith("-"))
+                   for line in lines).split() == name.split()

@@ -437,3 +437,28 @@ def test_the_timers_autosave_writes_while_the_window_goes_on(qtbot, window, monk
     qtbot.waitUntil(path.exists, timeout=TIMEOUT)
     assert wrote == [False]
     assert session_file.read(path).order == tuple(window.session.order.tolist())
+
+
+def test_a_scenario_s_line_says_what_opened_not_the_original_order(qtbot, window,
+                                                                     monkeypatch):
+    """Opening "The causal mask leaks position: swap [A, B] to [B, A]" said "New tokens:
+    back to the original order, undo starts here" while the strip showed the swap (a
+    teacher's trial): the line names the scenario and the order it opened in."""
+    from PySide6.QtWidgets import QDialog
+
+    from posviz.gui import scenarios as gui_scenarios
+    path = next(p for p in scenario_paths() if "causal-prefix-swap" in p.name)
+    doc = session_file.read(path)
+
+    def choose_it(dialog):
+        dialog.list.setCurrentRow(scenario_paths().index(path))
+        return QDialog.Accepted
+    monkeypatch.setattr(gui_scenarios.ScenarioDialog, "exec", choose_it)
+    with qtbot.waitSignal(window.controller.modelLoaded, timeout=TIMEOUT):
+        window.scenarios_action.trigger()
+    _settle(qtbot, window)
+    line = window.state_label.text()
+    words = [doc.text.split()[i] for i in doc.order]
+    assert line.startswith(f"Opened scenario '{doc.title.split(':')[0]}': "
+                           f"{', '.join(words[:3])}, "), line
+    assert "undo starts here" in line and "original order" not in line, line

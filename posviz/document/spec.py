@@ -123,6 +123,21 @@ class ModelSpec:
                           f"{self.config.mask} mask", f"{weights} weights",
                           *unusual(self.config)])
 
+    def headline_of(self, backend=None) -> str:
+        """The headline, with a pretrained model's encoding, mask and weights read from
+        its loaded ``backend`` (its facts), as the built-in one's names them: "all-MiniLM-
+        L6-v2 (pretrained): learned absolute, bidirectional mask, pretrained weights"
+        (a swap map's subtitle named only the model)."""
+        if self.is_builtin or backend is None:
+            return self.headline
+        from ..models.encodings import ENCODINGS
+        facts = backend.facts()
+        encoding = ENCODINGS.get(facts.scheme)
+        weights = "pretrained weights" + (f" ({facts.weights})" if facts.weights else "")
+        return f"{self.headline}: " + ", ".join([
+            encoding.short if encoding is not None else facts.scheme, f"{facts.mask} mask",
+            weights, *([facts.dtype] if facts.dtype != "float32" else [])])
+
     def load(self, progress=None, device: str = "cpu", should_stop=None,
              n_tokens: int = 0, online: bool = False, ask_above: int | None = None,
              check_memory: bool = True, **placement):

@@ -21,6 +21,27 @@ def model_remark(event) -> str:
     return "New tokens: undo starts here"
 
 
+OPENED_TOKENS = 6           # the opened order's first tokens named in its remark
+TITLE_CHARS = 40            # a scenario's title in it, at most (its panel shows it whole)
+
+
+def short_title(title: str) -> str:
+    """A scenario's title up to its colon, within TITLE_CHARS: the order after it stays
+    readable in a 1024-pixel window's status line."""
+    head = title.split(":")[0].strip()
+    return head if len(head) <= TITLE_CHARS else head[:TITLE_CHARS - 1] + "…"
+
+
+def opened_remark(what: str, tokens, order) -> str:
+    """What opening a document (a scenario, a file) did, ahead of the evaluation's
+    line: its name and the order it shows, e.g. "Opened scenario 'The causal mask
+    leaks…': cat, the, sat, …; undo starts here" (a model's remark said "back to the
+    original order" while the strip showed the scenario's swap)."""
+    shown = [str(tokens[i]) for i in order]
+    words = ", ".join(shown[:OPENED_TOKENS]) + (", …" if len(shown) > OPENED_TOKENS else "")
+    return f"Opened {what}: {words}; undo starts here"
+
+
 class Edits(QObject):
     """Widgets -> session: text, drags, toolbar reorders, positions; undo bookkeeping.
 

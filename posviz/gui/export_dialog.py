@@ -185,9 +185,10 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
         twin = window.plots.drawn_alone()
         written = twin.export_all(folder, formats=tuple(formats), width=width, csv=csv,
                                   dpi=dpi, told=told)
+        named = experiment_name(window.experiments)
         written += _experiment(window, folder, fmts, dpi,
                                lambda k: told(len(written) + k, len(written),
-                                                 f"experiment.{fmts[k]}"))
+                                                 f"{named}.{fmts[k]}"))
     except Stopped:
         window.status.say(f"Export cancelled after {len(written)} files in {folder}")
         return written
@@ -232,15 +233,25 @@ def older_note(folder: str, written) -> str:
     return f"; older files there, not written now: {shown}"
 
 
+def experiment_name(tab) -> str:
+    """The name the Experiments plot's own export offers (jobs.file_name: order-use,
+    extension-perplexity, paper-press2022, …), so two experiments exported into one
+    folder do not overwrite each other; "experiment" before a result."""
+    from .experiments.jobs import file_name, shown_metric
+    if tab is None or tab.job is None or tab.result is None:
+        return "experiment"
+    return file_name(tab.job, shown_metric(tab.job, tab.result, tab.metric_box.currentData()))
+
+
 def _experiment(window, folder: str, formats, dpi: int | None, told) -> list:
     """The Experiments tab's plot as its own export writes it (its provenance with it),
-    as <folder>/experiment.<fmt>, when its result is of the session's current inputs;
-    ``told(k)`` before the k-th file."""
+    as <folder>/<experiment_name>.<fmt>, when its result is of the session's current
+    inputs; ``told(k)`` before the k-th file."""
     tab = window.experiments
     if tab is None or not tab.is_current():
         return []
-    paths = []
+    paths, name = [], experiment_name(tab)
     for k, fmt in enumerate(formats):
         told(k)
-        paths.append(tab.export(Path(folder) / "experiment", fmt, dpi))
+        paths.append(tab.export(Path(folder) / name, fmt, dpi))
     return [path for path in paths if path is not None]

@@ -52,8 +52,13 @@ def attach_panel(window, session):
     scroll.setMinimumWidth(DOCK_MIN_WIDTH)
     window.model_dock.setWidget(scroll)
     state = window.settings.value("window/state")
-    if not (isinstance(state, QByteArray) and window.restoreState(state)):
-        window.resizeDocks([window.model_dock], [dock_width(window.width())], Qt.Horizontal)
+    restored = isinstance(state, QByteArray) and window.restoreState(state)
+    dock = window.model_dock
+    # a state saved in a narrower window (220 px at 1024) kept the panel that narrow at
+    # 1366, its facts wrapped word by word and the model's name cut (a trial)
+    if not restored or (dock.isVisible() and not dock.isFloating()
+                        and dock.width() < dock_width(window.width())):
+        window.resizeDocks([dock], [dock_width(window.width())], Qt.Horizontal)
     return panel
 
 

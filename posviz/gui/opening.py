@@ -107,6 +107,11 @@ class OpensDocuments:
             remember_recent(self.settings, path)
         self.renamed.emit()
         problem = fallback or model_mismatch(doc)
+        if pending.scenario or path is not None:     # not the model's "original order"
+            from .edits import opened_remark, short_title
+            self._status.remark = opened_remark(
+                f"scenario '{short_title(doc.title)}'" if pending.scenario and doc.title else
+                path.name if path is not None else "the scenario", s.seq.tokens, s.order)
         self._status.notice = problem or ""
         if problem:
             self._status.say(problem, error=True)

@@ -74,3 +74,39 @@ def remember(settings, session, builtin=None) -> None:
     if builtin.is_builtin:
         settings.setValue("model/config", json.dumps(builtin.config.to_dict()))
         settings.setValue("model/weights", builtin.weights)
+
+
+def restore_geometry(window, geometry) -> None:
+    """The window where it was last (``geometry``: QMainWindow.saveGeometry's bytes),
+    held inside its screen's available area: without a window manager (Xvfb) a restored
+    window came back 25 px lower at each start, its status bar below a 1366 × 768
+    screen's edge. A saved size larger than the screen shrinks to it."""
+    from PySide6.QtCore import QByteArray
+    if not isinstance(geometry, QByteArray) or not window.restoreGeometry(geometry):
+        return
+    keep_on_screen(window)
+
+
+def keep_on_screen(window, shrink: bool = True) -> None:
+    """``window`` (not maximised) moved (and shrunk, if ``shrink``) into its screen's
+    available area."""
+    screen = window.screen()
+    if screen is not None and not window.isMaximized() and not window.isFullScreen():
+        fit_on_screen(window, screen.availableGeometry(), shrink)
+
+
+def fit_on_screen(window, area, shrink: bool = True) -> None:
+    """Move (and shrink, if needed and ``shrink``) ``window`` so its frame lies inside
+    ``area``; one larger than the area, not shrunk, keeps its top left corner in it."""
+    frame, inner = window.frameGeometry(), window.geometry()
+    extra_w, extra_h = frame.width() - inner.width(), frame.height() - inner.height()
+    width, height = inner.width(), inner.height()
+    if shrink:
+        width = min(width, area.width() - extra_w)
+        height = min(height, area.height() - extra_h)
+    if (width, height) != (inner.width(), inner.height()):
+        window.resize(width, height)
+    x = max(min(frame.x(), area.right() + 1 - width - extra_w), area.left())
+    y = max(min(frame.y(), area.bottom() + 1 - height - extra_h), area.top())
+    if (x, y) != (frame.x(), frame.y()):
+        window.move(x, y)

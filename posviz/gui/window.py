@@ -12,7 +12,7 @@ shows them; the plots draw the session's view selection themselves.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Slot
+from PySide6.QtCore import QSettings, QSize, Qt, Slot
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QAbstractSpinBox, QFrame, QLabel, QMainWindow, QScrollArea,
                                QStackedWidget, QVBoxLayout, QWidget)
@@ -24,7 +24,8 @@ from .edits import Edits
 from .held_start import attach_held_notice
 from .help import Help
 from .model_dock import attach_panel, build_dock, narrow_dock
-from .remembered import builtin_remembered, remember, remembered
+from .remembered import (builtin_remembered, keep_on_screen, remember, remembered,
+                         restore_geometry)
 from .status import ElidedLabel, StatusLine
 from .tokens.text_row import TextRow
 from .tokens.strip import TokenStrip
@@ -80,9 +81,7 @@ class MainWindow(QMainWindow):
         self.help = Help(self)
         build_actions(self)
         self.resize(default_size(self.screen().availableGeometry() if self.screen() else None))
-        geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
+        restore_geometry(self, self.settings.value("window/geometry"))
         self.strip.moveRequested.connect(self.edits.live_move)
         self.strip.dragFinished.connect(self.edits.drag_finished)
         self.strip.dragCancelled.connect(self.edits.drag_cancelled)
@@ -179,6 +178,7 @@ class MainWindow(QMainWindow):
         self.files.show_started()
         if self.plots is not None:
             self.splitters.restore(self.plots.tabs.currentIndex())
+        keep_on_screen(self, shrink=False)    # laid out with its panels: still on screen
 
     @Slot()
     def _build_plots(self) -> None:

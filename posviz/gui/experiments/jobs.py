@@ -153,7 +153,7 @@ def caption(job: ExperimentJob) -> str:
         if job.instead:
             line += f" ({instead_words(job.instead)})"
     else:
-        line = spec.headline
+        line = spec.headline_of(job.backend)      # a pretrained model's facts from its backend
     positions = job.positions
     if positions.mode != "slot" or positions.offset:
         line += f"; positions {MODE_LABELS[positions.mode]}, first position id {positions.offset}"

@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 from ..plots import style
 from ..plots.log_ticks import ZERO_MARGIN
 from ..plots.wheel import frame
+from ..plots.axis_titles import fit_words
 from .slopes import show_slopes
 from posviz.analysis.experiments.papers import TITLES, trained_too
 from posviz.analysis.experiments.probe import FEATURE_NAMES
@@ -176,7 +177,7 @@ def _categories(figure, names, y_range, plot=None) -> None:
 
     axis.tickValues = values
     def strings(ticks, scale, spacing):
-        lines = [wrapped(names[int(k)], metrics, column[0] - CATEGORY_GAP) for k in ticks]
+        lines = [fit_words(names[int(k)], metrics, column[0] - CATEGORY_GAP) for k in ticks]
         # pyqtgraph makes room for 0.8 of a label's height: a blank last line keeps
         # wrapped lines off the axis title
         return [f"{text}\n" if "\n" in text else text for text in lines]

@@ -151,3 +151,22 @@ class TitleFit(pg.GraphicsObject):
         for view in axis.scene().views():
             view.viewport().update(view.mapFromScene(area).boundingRect().adjusted(
                 -2, -2, 2, 2))
+
+
+def fit_words(name: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
+    """``name`` broken at spaces into lines of at most ``room`` pixels, a word wider
+    than that split with a hyphen: category names under narrow columns ("(absolute)"
+    under "trained sinusoidal" at 1024 px) ran into their neighbours."""
+    lines: list[str] = []
+    for word in name.split(" "):
+        while metrics.horizontalAdvance(word) > room and len(word) > 5:
+            cut = max(k for k in range(2, len(word) - 2) if k == 2 or   # 3 letters
+                      metrics.horizontalAdvance(word[:k] + "-") <= room)  # left at least
+            lines.append(word[:cut] + "-")
+            word = word[cut:]
+        if lines and not lines[-1].endswith("-") and \
+                metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)

@@ -55,14 +55,49 @@ def fitting(values, labels: list[str], axis: pg.AxisItem) -> list[str]:
     return [label if k in kept else "" for k, label in enumerate(labels)]
 
 
+DECADE_STEPS = (1, 2, 3, 5, 10, 20, 50)   # decades between two labels of a long log axis
+EVEN_FROM = 3.0         # decades an axis spans from which its labels are even decades
+
+
+def even_decades(axis: pg.AxisItem, low: float, high: float, size: float):
+    """Tick levels of a log ``axis`` spanning ``low`` .. ``high`` (log10) over ``size``
+    pixels: labelled decades every k-th (k of DECADE_STEPS, the fewest that keep
+    labels apart), the other decades unlabelled ticks; None for a short span (its 2 and
+    5 ticks are pyqtgraph's). pyqtgraph's labelled level of every 5th decade and its
+    labels thinned one level at a time gave 10⁰, 10⁻², 10⁻⁴, 10⁻⁵, 10⁻⁷ at 1024 px."""
+    if high - low < EVEN_FROM or size <= 0:
+        return None
+    metrics = QtGui.QFontMetricsF(axis.style.get("tickFont") or axis.font())
+    vertical = axis.orientation in ("left", "right")
+    extent = metrics.height() * 0.8 if vertical else metrics.horizontalAdvance("10⁻¹⁰")
+    per_decade = size / (high - low)
+    step = next((k for k in DECADE_STEPS if k * per_decade >= extent + 2 * GAP),
+                DECADE_STEPS[-1])
+    decades = range(math.ceil(low - 1e-9), math.floor(high + 1e-9) + 1)
+    labelled = [float(v) for v in decades if v % step == 0]
+    others = [float(v) for v in decades if v % step]
+    return [(float(step), labelled)] + ([(1.0, others)] if others else [])
+
+
 def one_notation(axis: pg.AxisItem) -> None:
-    """Label ``axis``, in log mode, in one notation (log_tick_strings), leaving out the
-    labels that would touch another (fitting); "0" on its zero row (zero_row)."""
+    """Label ``axis``, in log mode, in one notation (log_tick_strings), a long axis at
+    even decades (even_decades), leaving out the labels that would touch another
+    (fitting); "0" on its zero row (zero_row)."""
+    plain = axis.tickValues
+
+    def values(low, high, size):
+        even = even_decades(axis, *sorted((low, high)), size) if axis.logMode else None
+        axis.decade_step = even[0][0] if even else 0.0
+        return plain(low, high, size) if even is None else even
+
     def strings(values, scale=1.0, spacing=None):
+        if spacing is not None and spacing < getattr(axis, "decade_step", 0.0) - 1e-9:
+            return [""] * len(values)           # the unlabelled decades between
         row = getattr(axis, "zero_row", None)
         labels = log_tick_strings(values, scale, spacing)
         return fitting(values, ["0" if row is not None and abs(v - row) < 1e-6 else label
                                 for v, label in zip(values, labels)], axis)
+    axis.tickValues = values
     axis.logTickStrings = strings
 
 

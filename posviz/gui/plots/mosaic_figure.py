@@ -56,8 +56,8 @@ BAR_LABELS = {"difference": "difference", "original": "attention weight",
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
-OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, narrower or shorter by the
-                        # view's spare side (whatever the window's size)
+STRETCH = 2.0           # a cell on screen up to 2:1, the tiles filling the panel; a file's square
+OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, less the view's spare side
 
 
 class MosaicFigure(Figure):
@@ -84,8 +84,7 @@ class MosaicFigure(Figure):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0)
         style.style_plot(self.plot, "", "layer", "head")
-        self.plot.invertY(True)
-        self.plot.setAspectLocked(True)
+        self.plot.invertY(True)          # cells shaped by _anchor: square in a file
         self.plot.hideButtons()
         self.image = _TileImage(self._clicked)
         self.plot.addItem(self.image)
@@ -99,8 +98,7 @@ class MosaicFigure(Figure):
         # The image arrives coloured (see views.mosaic.Mosaic): the bar shows the same
         # map and levels, and is not linked to the image.
         self.look = mosaic_look(Selection())
-        self.bar = colorbars.color_bar(self.look.levels, style.DIVERGING,
-                                   BAR_LABELS[self.look.mode])
+        self.bar = colorbars.color_bar(self.look.levels, style.DIVERGING, BAR_LABELS["difference"])
         self.canvas.addItem(self.bar, row=0, col=1)
         colorbars.align_bar(self.bar, self.plot)
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -112,13 +110,14 @@ class MosaicFigure(Figure):
         self._mosaic = None                   # the views.mosaic.Mosaic drawn
         self._labels: list = []               # layer labels of the blocks after the first
         self._steps = None                    # (grid, (k, j)): every k-th layer, j-th head
-        self._selected = (1, 0)               # the outlined tile: layer 1..L, head
-        self.block = 1                        # tokens per pixel of a tile, a side
+        self._selected, self.block = (1, 0), 1    # the outlined tile (layer 1..L, head);
+                                                  # tokens per pixel of a tile, a side
         self.mode = self.look.mode
         self.tokens: tuple[str, ...] = ()
         self._drawn = None                    # the views.shown.Shown drawn, for a file
         self._twin = None                     # drawn_alone's figure, while it stays
         self.alone = False                    # is drawn_alone's figure: draws itself
+        self.stretch = STRETCH                # a cell's longer side over its shorter, at most
 
     def _set_look(self, look: MosaicLook) -> None:
         """Colour the bar for the mosaic's mode and levels."""
@@ -141,8 +140,7 @@ class MosaicFigure(Figure):
         return self._grid.origin(layer - 1, head)
 
     def tile_center(self, layer: int, head: int) -> QtCore.QPointF:
-        x, y = self.tile_origin(layer, head)
-        n = self._grid.tile
+        (x, y), n = self.tile_origin(layer, head), self._grid.tile
         return QtCore.QPointF(x + n / 2, y + n / 2)
 
     def tile_at(self, x: float, y: float):
@@ -190,9 +188,11 @@ class MosaicFigure(Figure):
         width, height = grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD)
         mosaic_fit.hold(self, width, height)
         scale = min(view.width() / width, view.height() / height)      # pixels per cell
+        across, down = (min(room / cells, scale * self.stretch)        # at most stretched
+                        for room, cells in ((view.width(), width), (view.height(), height)))
         left, top = -PAD * grid.width, -PAD * grid.height
-        self.plot.setRange(xRange=(left, left + view.width() / scale),
-                           yRange=(top, top + view.height() / scale), padding=0)
+        self.plot.setRange(xRange=(left, left + view.width() / across),
+                           yRange=(top, top + view.height() / down), padding=0)
 
     def _label_room(self, grid) -> int:
         """Image pixels between two blocks that hold the widest layer label with
@@ -283,7 +283,7 @@ class MosaicFigure(Figure):
         if self._twin is None:
             from .own_size import lay_out_without_spare
             self._twin = MosaicFigure()
-            self._twin.alone = True
+            self._twin.alone, self._twin.stretch = True, 1.0      # square cells
             self.destroyed.connect(self._twin.deleteLater)   # a window of its own: not a child
             self._twin.update_from(self._drawn, *self._selected)
             lay_out_without_spare(self._twin, self._twin.spare, *OWN_SIZE)

@@ -29,27 +29,42 @@ def scale(figure, width: float, height: float) -> float:
     return min(across / width, down / height) if width > 0 and height > 0 else 0.0
 
 
+def scales(figure, width: float, height: float) -> tuple[float, float]:
+    """Pixels per cell across and down that fill the room with ``width`` × ``height``
+    cells, a cell at most ``figure.stretch`` times as tall as wide or as wide as tall
+    (a 6 × 12 mosaic at 1024 × 700 filled the top half of its panel with square cells)."""
+    across, down = room(figure)
+    k = scale(figure, width, height)
+    if k <= 0:
+        return 0.0, 0.0
+    most = k * max(getattr(figure, "stretch", 1.0), 1.0)
+    return min(across / width, most), min(down / height, most)
+
+
 def spare(figure, width: float, height: float) -> tuple[float, float]:
     """Pixels of the room the tiles (``width`` × ``height`` cells) leave empty across
     and down: what a file of the mosaic does without (own_size.lay_out_without_spare)."""
     across, down = room(figure)
-    k = scale(figure, width, height)
-    return across - width * k, down - height * k
+    kx, ky = scales(figure, width, height)
+    return across - width * kx, down - height * ky
 
 
 def hold(figure, width: float, height: float) -> None:
     """Bound ``figure``'s plot to a view of ``width`` × ``height`` cells at the
     room's scale (no bound when there is nothing to show)."""
     plot = figure.plot
-    k = scale(figure, width, height)
-    if k <= 0:
+    kx, ky = scales(figure, width, height)
+    if kx <= 0:
         bound = QtCore.QSizeF(FAR, FAR)
     else:
-        bound = QtCore.QSizeF(plot.width() - plot.vb.width() + width * k + 1,
-                              plot.height() - plot.vb.height() + height * k + 1)
+        bound = QtCore.QSizeF(plot.width() - plot.vb.width() + width * kx + 1,
+                              plot.height() - plot.vb.height() + height * ky + 1)
     now = plot.maximumSize()
     if abs(now.width() - bound.width()) > 0.5 or abs(now.height() - bound.height()) > 0.5:
         plot.setMaximumSize(bound)
         # the layout was clamped to the old bound: the canvas lays it out anew only when
         # its own size changes
         figure.canvas.ci.setGeometry(QtCore.QRectF(figure.canvas.viewport().rect()))
+        # the axes move: repaint the canvas whole, not only the items' new places (a
+        # bare "head" axis of the earlier layout stayed under MiniLM's mosaic, a trial)
+        figure.canvas.viewport().update()
