@@ -33,7 +33,7 @@ def enabled(name: str) -> bool:
 def quiet_threads() -> None:
     """numpy's BLAS on one thread beside torch's, and torch's idle threads asleep, in the
     window as in a command: spinning, they starve the next op, and the GUI thread, on a
-    busy machine (MiniLM n = 128 in the window, load 7-8: painted 785 -> 83 ms, the bare
+    busy machine (MiniLM n = 128 in the window, load 4-9: painted 785 -> 83 ms, the bare
     forward 507 -> 47; benchmarks/README.md, a sixth pass). A value the environment
     already sets wins (OMP_WAIT_POLICY=ACTIVE: spinning)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
