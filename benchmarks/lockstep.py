@@ -35,8 +35,6 @@ def child(model: str) -> None:
     sys.path[:0] = [root, os.path.join(root, "benchmarks")]
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from posviz import boot
-    boot.quiet_threads()                # the tree's threads, as its window starts them
     import numpy as np
     from measures import ComputeVsBare
     from PySide6.QtCore import QEventLoop, QSocketNotifier

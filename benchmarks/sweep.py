@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # As the window does at start (posviz.boot): one BLAS thread beside torch's (its OpenMP
-# threads asleep when idle, as in the window), and glibc keeps freed memory for the next
+# threads spin when idle, as in the window), and glibc keeps freed memory for the next
 # forward.
 from posviz import boot  # noqa: E402
 

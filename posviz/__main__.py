@@ -13,7 +13,7 @@ def main(argv: list[str] | None = None) -> int:
     command = bool(argv) and not argv[0].endswith(".posviz") and (
         not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version"))
     from .boot import quiet_threads
-    quiet_threads()                  # before the window or a command imports numpy or torch
+    quiet_threads(command)           # before the window or a command imports numpy or torch
     if command:
         try:
             from .cli import main as cli_main

@@ -30,14 +30,13 @@ def enabled(name: str) -> bool:
     return not ({"all", name} & off)
 
 
-def quiet_threads() -> None:
-    """numpy's BLAS on one thread beside torch's, and torch's idle threads asleep, in the
-    window as in a command: spinning, they starve the next op, and the GUI thread, on a
-    busy machine (MiniLM n = 128 in the window, load 4-9: painted 785 -> 83 ms, the bare
-    forward 507 -> 47; benchmarks/README.md, a sixth pass). A value the environment
-    already sets wins (OMP_WAIT_POLICY=ACTIVE: spinning)."""
+def quiet_threads(command: bool = False) -> None:
+    """numpy's BLAS on one thread beside torch's, and a ``command``'s idle torch threads
+    asleep (spinning, they starve its next op on a busy machine; the window keeps them:
+    waking them slowed it on a quiet one). A value the environment already sets wins."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if command:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def window(app) -> None:
