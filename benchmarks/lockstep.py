@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/lockstep.py ../before .                 # built-in, 16 ... 512
     .venv/bin/python benchmarks/lockstep.py ../before . --model minilm --sizes 16 64
     .venv/bin/python benchmarks/lockstep.py ../before . --blocks 40 --json ab.json
-    .venv/bin/python benchmarks/lockstep.py . . --env-b OMP_WAIT_POLICY=ACTIVE     # two settings
+    .venv/bin/python benchmarks/lockstep.py . . --env-b OMP_WAIT_POLICY=PASSIVE   # two settings
 
 Each tree's window runs in a process of its own (the tree's posviz, benchmarks/window.py
 and measures.py, started by this Python) and the two take turns, a block of reorders
