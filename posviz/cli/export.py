@@ -31,7 +31,6 @@ imported inside ``run`` only, so the rest of the command line never loads them.
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -284,8 +283,8 @@ class Drawing:
         so far told before a tick passes without a line (a thread of its own: the table
         is written in one call)."""
         from ..api.steps import TICK_S, duration_text
-        stem, suffix = file.rsplit(".", 1)
-        temporary = self.folder / f".{stem}.writing-{os.getpid()}.{suffix}"
+        from ..document.files import writing_name
+        temporary = writing_name(self.folder / file)
         began = self.clock()
         while not stop.wait(WATCH_S):
             if self.clock() - self._last < TICK_S - 2 * WATCH_S:

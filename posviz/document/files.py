@@ -65,6 +65,12 @@ def check_save(path, width, dpi) -> Path:
     return path
 
 
+def writing_name(path: Path) -> Path:
+    """Where ``path`` is written before it is whole (whole_file): a hidden name beside
+    it, this process's own."""
+    return path.with_name(f".{path.stem}.writing-{os.getpid()}{path.suffix}")
+
+
 def whole_file(path, write: Callable[[Path], object]) -> Path:
     """Write ``path`` whole or not at all: ``write(temporary)`` writes a file of the same
     suffix in the same folder (".NAME.writing-PID.SUFFIX"), renamed to ``path`` once
@@ -74,7 +80,7 @@ def whole_file(path, write: Callable[[Path], object]) -> Path:
     posviz writes passes here: ``posviz export``, File > Export, a figure's save from
     Python, compare and extend --out. An OSError names ``path``, not the temporary."""
     path = Path(path)
-    temporary = path.with_name(f".{path.stem}.writing-{os.getpid()}{path.suffix}")
+    temporary = writing_name(path)
     try:
         write(temporary)
         os.replace(temporary, path)
