@@ -232,6 +232,32 @@ def test_an_export_counts_its_figures_drawn_and_written_with_the_time_left():
         assert abs(left - (end - at)) <= max(2.0, 0.4 * (end - at)), (line, end - at)
 
 
+def test_a_slow_table_s_megabytes_are_told_while_it_is_written(tmp_path):
+    """attention.csv at 3,064 tokens (27 MB) is written in one call, 3.7-4.4 s: a thread
+    watches its file under the name it has until it is whole and tells its size before
+    a tick passes without a line."""
+    import time as real
+
+    from posviz.cli.export import Drawing
+    from posviz.document.files import writing_name
+    clock = Clock()
+    lines = []
+    told = Drawing(lines.append, tokens=3064, clock=clock)
+    told.names, told.files, told.folder = ["attention"], ["png", "csv"], tmp_path
+    told.begin()
+    writing_name(tmp_path / "attention.csv").write_bytes(b"0" * 16_000_000)
+    told.writing(1, 2, "attention.csv")
+    clock.now += 2.0                             # a tick on since the line above
+    waited = 0.0
+    while len(lines) < 2 and waited < 30:        # a hang limit, not a timing
+        real.sleep(0.05)
+        waited += 0.05
+    told.close()
+    assert lines[0].startswith("writing 1 figure: 1 of 1 (attention.csv), about"), lines
+    assert len(lines) >= 2 and lines[1].startswith(
+        "writing 1 figure: 1 of 1 (attention.csv, 16 MB so far), about"), lines
+
+
 def test_a_converted_copy_s_saving_says_its_size_and_counts_its_megabytes(
         monkeypatch, tmp_path):
     """SmolLM2's copy (538 MB) was saved in 5 s with nothing said after "saving the

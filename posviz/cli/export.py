@@ -271,7 +271,8 @@ class Drawing:
         if done % per_figure == 0 or slow:
             figures = total // per_figure
             which = "" if done % per_figure == 0 else f" ({file})"
-            counted = f"writing {figures} figures: {done // per_figure + 1} of {figures}"
+            counted = (f"writing {figures} figure{'' if figures == 1 else 's'}: "
+                       f"{done // per_figure + 1} of {figures}")
             self.tell(f"{counted}{which}, {self.about(file)}")
             if slow and self.folder is not None:
                 self._watch = threading.Event()
