@@ -13,6 +13,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
+from ..runtime.time_left import duration_text  # noqa: F401 (told here, and by export)
+
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
 TICK_S = 2.0                             # a run's layers told at most this often
@@ -224,13 +226,6 @@ def layer_ticks(backend, say: Progress, step: str):
         say(named, now.layer, now.layers)
     with reached.listening(told):
         yield
-
-
-def duration_text(seconds: float) -> str:
-    """A time left as a person reads it: "40 s", "12 min", "2.1 h"."""
-    if seconds < 100:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 6000 else f"{seconds / 3600:.1f} h"
 
 
 def later(seconds: float) -> float:

@@ -202,12 +202,15 @@ def left_words(seconds: float | None, where: str = "") -> str:
         return ""
     if seconds == LATE:
         return f", {LATE_WORDS}"
-    return f", about {duration(seconds)} left{where}"
+    return f", about {duration_text(seconds)} left{where}"
 
 
-def duration(seconds: float) -> str:
-    """"40 s", "12 min" (a run of a quarter of an hour read as "about 885 s")."""
-    return f"{seconds:.0f} s" if seconds < 100 else f"{seconds / 60:.0f} min"
+def duration_text(seconds: float) -> str:
+    """A time left as a person reads it: "40 s", "12 min", "2.1 h" (a run of a quarter
+    of an hour read as "about 885 s")."""
+    if seconds < 100:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 6000 else f"{seconds / 3600:.1f} h"
 
 
 TICK_S = 1.5         # a line this long after the last
