@@ -408,3 +408,42 @@ def test_a_stage_s_counts_stay_whole_at_every_width_near_its_own(qtbot):
     width = metrics.horizontalAdvance(words)
     for room in range(width - 8, width + 9):
         assert elided(metrics, words, room).endswith(": 4 lengths"), room
+
+
+def test_a_count_costs_the_same_at_the_millionth_step_as_at_the_first():
+    """A window's sweep of 9 texts × 100,000 orders counts 900,000 steps, each told to
+    the clock with the time left: a list of every step summed at each count froze the
+    window (the GUI thread at 100 %, Cancel unanswered). 200,000 counts of a
+    1,000,000-step run, with the share and the time left at each, in a subprocess
+    bounded by a hang limit (a second or two here; the old clock took hours)."""
+    import subprocess
+    import sys
+    probe = ("from posviz.runtime.time_left import RunClock\n"
+             "t = [0.0]\n"
+             "clock = RunClock(lambda: t[0])\n"
+             "clock.stage('sweep')\n"
+             "for done in range(1, 200_001):\n"
+             "    t[0] += 0.001\n"
+             "    clock.step(done, 1_000_000)\n"
+             "    clock.fraction(); clock.stage_left()\n"
+             "print(round(clock.stage_left()), round(clock._share(0, clock.done), 3))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["800", "0.2"]   # 800,000 steps left at 1 ms each
+
+
+def test_a_window_s_run_tells_its_counts_every_so_often_and_always_its_first_and_last():
+    """The window's relay of a run's counts (a queued signal each): a sweep of 900,000
+    runs sent one a run, and the GUI thread, busy with them, left Cancel unanswered."""
+    from posviz.runtime.experiments import PROGRESS_S, every_so_often
+    now = [0.0]
+    sent = []
+    told = every_so_often(lambda *count: sent.append(count), clock=lambda: now[0])
+    for done in range(0, 10_001):
+        told(done, 10_000)
+        now[0] += PROGRESS_S / 100                 # 100 counts a tick
+    assert sent[:2] == [(0, 10_000), (1, 10_000)] and sent[-1] == (10_000, 10_000)
+    assert 95 <= len(sent) <= 110, len(sent)
+    told(0, 0)                                     # a new stage: told at once
+    assert sent[-1] == (0, 0)

@@ -8,6 +8,8 @@ the same weight tensors, HFBackend.twin), loading it only when the window has no
 """
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -129,3 +131,22 @@ def _extend(factors, should_stop, progress, say):
         if say is not None:
             say(stage.retold(f"method {stage.number} of {stage.stages}, {stage}"))
     return extend(None, factors, should_stop, progress, told)
+
+
+PROGRESS_S = 0.05       # a run's counts reach the GUI thread at most this often
+
+
+def every_so_often(emit: Callable[[int, int], None],
+                   clock: Callable[[], float] = time.monotonic) -> Callable[[int, int], None]:
+    """``emit(done, total)`` for a stage's first and last counts and at most every
+    PROGRESS_S between: a sweep counted each of its 900,000 runs as a signal, and the
+    GUI thread, busy with them, left Cancel unanswered for minutes."""
+    last = -math.inf
+
+    def told(done: int, total: int) -> None:
+        nonlocal last
+        now = clock()
+        if done <= 1 or done >= total or now - last >= PROGRESS_S:
+            last = now
+            emit(done, total)
+    return told

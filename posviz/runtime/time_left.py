@@ -21,7 +21,37 @@ from ..analysis.experiments.stage import Stage
 
 LATE = math.inf                 # work is left, but the pace so far says it is done
 HALF_LIFE_S = 20.0              # a step's weight in the pace halves over this many seconds
-WARM_UP = 1                     # the steps of a run left out of its pace once others are in
+
+
+class Pace:
+    """Seconds a unit of work of one kind, over the steps measured, each weighed down by
+    its age (halving over HALF_LIFE_S, or half the run so far when that is longer). A
+    run's first step waits on a warm-up (the lab's first forward: 2 × the pace after
+    it): it is left out once others are in. Two decayed sums, so that a count costs the
+    same at the millionth step as at the first (a list of every step, summed at each
+    count, froze the window in a 900,000-run sweep)."""
+
+    def __init__(self, began: float):
+        self.began = began
+        self.first: tuple[float, float] | None = None   # the warm-up's seconds, work
+        self.seconds = self.work = 0.0                  # the others', decayed
+        self.when = began                               # the last one's time
+
+    def add(self, when: float, seconds: float, work: float) -> None:
+        if work <= 0:
+            return
+        if self.first is None:
+            self.first = (seconds, work)
+        else:
+            half = max(HALF_LIFE_S, (when - self.began) / 2)
+            decay = 0.5 ** (max(when - self.when, 0.0) / half)
+            self.seconds = self.seconds * decay + seconds
+            self.work = self.work * decay + work
+        self.when = when
+
+    def value(self) -> float | None:
+        seconds, work = (self.seconds, self.work) if self.work > 0 else (self.first or (0, 0))
+        return seconds / work if work > 0 and seconds > 0 else None
 
 
 class RunClock:
@@ -39,8 +69,8 @@ class RunClock:
         self.steps: tuple[float, ...] | None = None   # each of the stage's steps' work
         self.step_times: list[float] = []   # seconds each step of this stage took
         self.measured: dict[tuple, list[float]] = {}  # (kind, count, work): seconds
-        self.samples: list[tuple[float, float, float, str]] = []  # (when, seconds, work,
-        self.counted = 0.0                  # kind) of each step; this stage's share so far
+        self.paces: dict[str, Pace] = {}    # of each kind of work, measured on its steps
+        self.counted = 0.0                  # this stage's share so far
 
     def stage(self, stage: str) -> None:
         """A stage starts (a Stage tells its place; other words: a run of one; a Stage
@@ -52,7 +82,7 @@ class RunClock:
             return                                     # the same stage in other words
         if not told or number == 1:
             self.measured.clear()                      # a run anew
-            self.samples.clear()
+            self.paces.clear()
             self.began = now
         elif self.index:
             self._measure(now)
@@ -75,8 +105,7 @@ class RunClock:
         counted, weigh the same steps of the stages after."""
         rest = 1.0 - self.counted
         if rest > 1e-9 and now > self.stepped:
-            self.samples.append((now, now - self.stepped, rest * self._stage_work(),
-                                 self._kind(self.index)))
+            self._sample(now, rest * self._stage_work())
         if self.total and self.done == self.total and len(self.step_times) == self.total:
             key = (self._kind(self.index), self.total, self.steps)
             sums = self.measured.get(key, [0.0] * self.total)
@@ -92,29 +121,32 @@ class RunClock:
             self.step_times.append(now - self.stepped)
         share = self._share(0, done)
         if share > self.counted and now > self.stepped:
-            self.samples.append((now, now - self.stepped,
-                                 (share - self.counted) * self._stage_work(),
-                                 self._kind(self.index)))
+            self._sample(now, (share - self.counted) * self._stage_work())
         self.counted, self.stepped = max(share, self.counted), now
 
     def _kind(self, number: int) -> str:
         return self.kinds[number - 1] if 0 < number <= len(self.kinds) else ""
 
-    def _weights(self) -> list[float]:
+    def _weights(self) -> list[float] | None:
         """Each step's weight: the seconds the same steps (of the same kind, declaring
-        the same work) took in the stages done, else the work they declare, else alike."""
+        the same work) took in the stages done, else the work they declare; None: alike."""
         measured = self.measured.get((self._kind(self.index), self.total, self.steps))
         if measured and sum(measured) > 0:
             return measured
         if self.steps and len(self.steps) == self.total and sum(self.steps) > 0:
             return list(self.steps)
-        return [1.0] * self.total
+        return None
 
     def _share(self, first: int, last: int) -> float:
-        """The share of the stage's work in its steps first..last - 1 (0 of 0 steps)."""
+        """The share of the stage's work in its steps first..last - 1 (0 of 0 steps).
+        Steps alike are counted, not listed: a list of 900,000 ones at each count froze
+        the window in a sweep of that many runs."""
         if not self.total:
             return 0.0
         weights = self._weights()
+        if weights is None:
+            first, last = min(first, self.total), min(last, self.total)
+            return max(last - first, 0) / self.total
         return sum(weights[first:last]) / sum(weights)
 
     def fraction(self) -> float:
@@ -125,22 +157,19 @@ class RunClock:
         before = sum(self.work[:self.index - 1])
         return (before + self.work[self.index - 1] * share) / sum(self.work)
 
+    def _sample(self, now: float, work: float) -> None:
+        """The step (or the rest of a stage) that ended ``now``, of ``work``, since the
+        last one."""
+        kind = self._kind(self.index)
+        pace = self.paces.setdefault(kind, Pace(self.began))
+        pace.add(now, now - self.stepped, work)
+
     def _pace(self, kind: str) -> float | None:
-        """Seconds a unit of work of ``kind``: over its steps (and stages) measured, each
-        weighed down by its age (HALF_LIFE_S, or half the run so far); None with
-        none measured. (The mean of all, at load 4-10, told 885 s where 1,037 s were
-        left, and once the load fell 523 s with 359 left.)"""
-        mine = [s for s in self.samples if s[3] == kind and s[2] > 0]
-        if len(mine) > WARM_UP:       # a run's first steps wait on a warm-up (the lab's
-            mine = mine[WARM_UP:]     # first forward: 2 × the pace after it)
-        if not mine:
-            return None
-        last = mine[-1][0]
-        half = max(HALF_LIFE_S, (last - self.began) / 2)
-        weights = [0.5 ** ((last - when) / half) for when, *_ in mine]
-        seconds = sum(w * s[1] for w, s in zip(weights, mine))
-        work = sum(w * s[2] for w, s in zip(weights, mine))
-        return seconds / work if work > 0 and seconds > 0 else None
+        """Seconds a unit of work of ``kind`` (Pace); None with none measured. (The mean
+        of all, at load 4-10, told 885 s where 1,037 s were left, and once the load fell
+        523 s with 359 left.)"""
+        pace = self.paces.get(kind)
+        return pace.value() if pace is not None else None
 
     def _after(self) -> float | None:
         """Seconds of the stages after the running one, each at its kind's pace."""

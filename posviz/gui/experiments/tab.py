@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
-                       remember_took, tell_takes,
-                       fill_metric_box, metric_items)
+                       fill_metric_box, metric_items, remember_took, tell_takes)
 from .figure import ExperimentFigure
 from .progress_line import status_row
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
@@ -28,7 +27,7 @@ from posviz.analysis.experiments.papers import default_weights
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
-from posviz.runtime.experiments import ExperimentJob
+from posviz.runtime.experiments import ExperimentJob, every_so_often
 from posviz.runtime.time_left import LATE, RunClock, left_words
 
 if TYPE_CHECKING:
@@ -197,8 +196,8 @@ class ExperimentsTab(QtWidgets.QWidget):
 
         def current(emit):
             return lambda *told: None if should_stop() else emit(*told)
-        return job, run_experiment(job, should_stop, current(self._relay.progressed.emit),
-                                   current(self._relay.said.emit))
+        return job, run_experiment(job, should_stop, current(every_so_often(
+            self._relay.progressed.emit)), current(self._relay.said.emit))
 
     def cancel(self) -> None:
         if not self.cancel_button.isEnabled():
@@ -377,3 +376,4 @@ class ExperimentsTab(QtWidgets.QWidget):
         except PosvizInputError as error:
             self._say(str(error), error=True)
             return None
+
