@@ -106,27 +106,29 @@ def run(args) -> int:
         maps = report.run_for(chosen.layer, chosen.head)
     if say is not None:            # 10-18 s for a 3,000-word text, told nothing before
         say("drawing the figures, each at its own size")
-    with held_interrupt():         # Ctrl+C raised after Qt loads and draws, never inside
-        from ..gui.plots import own_size
-        from ..gui.plots.figures import EXPORTED
-        from ..gui.plots.headless import drawn_panel, quiet_platform_notes
-        if told is not None:
-            told.begin()
-        with own_size.counting(told.drawing if told else lambda *_: None):
-            panel = drawn_panel(session, *maps)
-    if told is not None:
-        told.drew_panel(panel, formats + ([] if args.no_csv else ["csv"]))
-        told.folder = folder
-    try:
-        with quiet_platform_notes(), held_interrupt() as held, \
-                own_size.counting(told.drawing if told else lambda *_: None):
-            written = panel.export_all(    # whole: Ctrl+C leaves no half-written file
-                folder, formats, csv=not args.no_csv, dpi=args.dpi, width=args.width,
-                told=lambda *now: (held.check(), told is not None and told.writing(*now)),
-                wrote=lambda path: print(path, flush=True))
+    panel = None                   # closed whatever stops it: a Ctrl+C held while it drew
+    try:                           # left it open, and Qt's teardown crashed (status -11)
+        with held_interrupt() as held:  # Ctrl+C raised where Qt is not: between files
+            from ..gui.plots import own_size
+            from ..gui.plots.figures import EXPORTED
+            from ..gui.plots.headless import drawn_panel, quiet_platform_notes
+            if told is not None:
+                told.begin()
+            with own_size.counting(told.drawing if told else lambda *_: None):
+                panel = drawn_panel(session, *maps)
+            held.check()
+            if told is not None:   # (laying the panel out is Qt's too)
+                told.drew_panel(panel, formats + ([] if args.no_csv else ["csv"]))
+                told.folder = folder
+            with quiet_platform_notes(), \
+                    own_size.counting(told.drawing if told else lambda *_: None):
+                written = panel.export_all(    # whole: Ctrl+C leaves no half-written file
+                    folder, formats, csv=not args.no_csv, dpi=args.dpi, width=args.width,
+                    told=lambda *now: (held.check(), told is not None and told.writing(*now)),
+                    wrote=lambda path: print(path, flush=True))
             if told is not None:
                 told.close()
-        left_out = not_written(panel, written)
+            left_out = not_written(panel, written)      # the panel's layout: Qt's
         if left_out:
             print(f"posviz: not written, as they plot nothing for this input: "
                   f"{'; '.join(left_out)}", file=sys.stderr)
@@ -138,8 +140,14 @@ def run(args) -> int:
     finally:
         if told is not None:
             told.close()
-        panel.close()
-        panel.deleteLater()
+        if panel is not None:
+            with held_interrupt():       # its queued calls run while it lives, then it goes
+                from PySide6 import QtCore, QtWidgets
+                QtWidgets.QApplication.processEvents()
+                panel.close()
+                panel.deleteLater()
+                QtCore.QCoreApplication.sendPostedEvents(None,
+                                                         QtCore.QEvent.Type.DeferredDelete)
     for path in save_session(args, session):
         print(path)
     sys.stdout.flush()
