@@ -123,6 +123,9 @@ def convert(gguf: Path, gguf_sha256: str, tokenizer, model, say) -> Conversion:
         shutil.rmtree(temporary, ignore_errors=True)
         if trusted(final, gguf_sha256) is None:  # another process's copy is fine too
             raise
+    except BaseException:          # Ctrl+C: its 538-629 MB half copy was left in the cache
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
     return trusted(final, gguf_sha256) or Conversion(final, gguf_sha256, {})
 
 
