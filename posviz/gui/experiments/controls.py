@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .checklist import EncodingsButton
-from .jobs import SWAP_MAP
+from .jobs import SWAP_MAP, changed
 from posviz.analysis.experiments.papers import CATALOGUE
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
@@ -203,4 +203,14 @@ def tell_takes(tab) -> None:
     words = takes_words(tab.settings, took_key(
         tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
     tab.takes.setText(words)
-    tab.takes.setVisible(bool(words) and not tab.cancel_button.isEnabled())
+    tab.takes.setVisible(bool(words) and not tab.cancel_button.isEnabled()
+                         and not shown_is_current(tab))
+
+
+def shown_is_current(tab) -> bool:
+    """Is the result shown the one the controls would run? Its "done in" beside Run says
+    how long it took (both side by side read as one thing said twice)."""
+    if tab.result is None or tab.job is None:
+        return False
+    now = tab._inputs()
+    return not isinstance(now, str) and not changed(tab.job, now, tab.what.currentData())
