@@ -29,16 +29,25 @@ def test_a_long_check_says_an_estimate_then_this_machine_s_last_run(settings, mo
     assert takes_words(settings, haviv) == ""
 
 
-def test_the_tab_says_it_beside_run_for_the_chosen_experiment(qtbot, settings):
+def shown_tab(qtbot, settings):
     from posviz.gui.experiments.tab import ExperimentsTab
     tab = ExperimentsTab(settings=settings)
     qtbot.addWidget(tab)
     tab.resize(1024, 400)
     tab.show()
+    return tab
+
+
+def choose_haviv_trained(tab) -> None:
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("haviv2022"))
+    tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+
+
+def test_the_tab_says_it_beside_run_for_the_chosen_experiment(qtbot, settings):
+    tab = shown_tab(qtbot, settings)
     try:
-        tab.what.setCurrentIndex(tab.what.findData("paper"))
-        tab.paper.setCurrentIndex(tab.paper.findData("haviv2022"))
-        tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+        choose_haviv_trained(tab)
         assert tab.takes.isVisible() and tab.takes.text().startswith("about 15-18 min")
         tab.what.setCurrentIndex(tab.what.findData("extend"))
         assert tab.takes.text() == "about 4-11 min (an estimate: its runs on other machines)"
@@ -53,20 +62,14 @@ def test_after_a_run_its_done_in_says_it_alone(qtbot, settings, monkeypatch):
     11 s ...)" beside "done in 71.4 s" (a new user's trial): the first is for a run to
     come, so it goes while the result shown is the controls' own."""
     from posviz.gui.experiments import controls
-    from posviz.gui.experiments.tab import ExperimentsTab
-    tab = ExperimentsTab(settings=settings)
-    qtbot.addWidget(tab)
-    tab.resize(1024, 400)
-    tab.show()
+    tab = shown_tab(qtbot, settings)
     try:
         tab.what.setCurrentIndex(tab.what.findData("extend"))
         assert tab.takes.isVisible()
         tab.job, tab.result = tab.make_job(), object()     # as a run of it ends
         controls.tell_takes(tab)
         assert not tab.takes.isVisible()
-        tab.what.setCurrentIndex(tab.what.findData("paper"))   # another: said again
-        tab.paper.setCurrentIndex(tab.paper.findData("haviv2022"))
-        tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+        choose_haviv_trained(tab)                          # another: said again
         assert tab.takes.isVisible()
     finally:
         tab.job = tab.result = None
