@@ -84,14 +84,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
                    say: Callable[[str], None] | None = None):
     """Run the job: a SweepResult, a ProbeResult, a PaperCheck, an EncodingComparison,
     an Extension (the context-extension lab) or a ZooOrderUse (both on the shipped
-    checkpoints); on one torch thread while others' work holds the cores (a window's
-    sweep of 2,000 orders at load 7: 56 s on 2 threads, 10 s on 1)."""
-    from ..models.limits.threads import FewerThreadsWhenBusy
-    with FewerThreadsWhenBusy():
-        return _run(job, should_stop, progress, say)
-
-
-def _run(job, should_stop, progress, say):
+    checkpoints)."""
     if job.what not in WHATS:
         raise PosvizInputError(f"the experiment must be one of {', '.join(WHATS)}")
     if job.what == "paper":

@@ -137,14 +137,12 @@ class EvaluationRunner:
         self._early = None              # (state, Evaluation, tiles, ms) made at start
 
     def __call__(self, job, should_stop: ShouldStop | None = None):
-        from ..models.limits.threads import FewerThreadsWhenBusy
-        with FewerThreadsWhenBusy():          # one thread while others hold the cores
-            if isinstance(job, StartJob):
-                return self.start(job)
-            if isinstance(job, EvaluationJob):
-                return self.evaluate(job, should_stop)
-            if isinstance(job, ViewsJob):
-                return self.restyle(job, should_stop)
+        if isinstance(job, StartJob):
+            return self.start(job)
+        if isinstance(job, EvaluationJob):
+            return self.evaluate(job, should_stop)
+        if isinstance(job, ViewsJob):
+            return self.restyle(job, should_stop)
         raise TypeError(f"no runner for {type(job).__name__}")
 
     def engine(self, backend):

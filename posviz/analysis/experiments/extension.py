@@ -26,8 +26,7 @@ from ...errors import Cancelled, PosvizInputError, argument, speaks_flags
 from ...models.training.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
-from ...models.limits.threads import FewerThreadsWhenBusy
-from .stage import Forwards, Stage, Tally, batches, forward_work
+from .stage import FewerThreadsWhenBusy, Forwards, Stage, Tally, batches, forward_work
 
 FACTORS = (1, 2, 4, 8)           # lengths, in training lengths
 TOKENS = 1 << 15                 # held-out predictions per length (32 windows of 1,024)

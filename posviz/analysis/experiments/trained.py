@@ -15,8 +15,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
-from ...models.limits.threads import FewerThreadsWhenBusy
-from .stage import (Forwards, Stage, Staged, Tally, batches,
+from .stage import (FewerThreadsWhenBusy, Forwards, Stage, Staged, Tally, batches,
                     forward_work)
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
