@@ -146,22 +146,3 @@ def test_sinha2022_runs_the_window_s_loaded_model_on_its_weights_without_a_load(
                                "loaded weights")
     assert said[-1].work[-1] < _sinha2022_work(monkeypatch)[-1]
 
-
-@pytest.mark.parametrize("load, expected", [(2.0, 2), (2.9, 2), (3.0, 1), (9.0, 1)])
-def test_a_run_takes_one_thread_only_when_others_hold_half_the_cores(monkeypatch, load,
-                                                                    expected):
-    """On 2 cores a run's own 2 threads make a load of about 2: that alone is not others'
-    work (it took one thread on a quiet machine); 1 more is."""
-    import torch
-    from posviz.analysis.experiments.stage import FewerThreadsWhenBusy
-    before = torch.get_num_threads()
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr("os.getloadavg", lambda: (load, 0.0, 0.0))
-    torch.set_num_threads(2)
-    try:
-        with FewerThreadsWhenBusy():
-            inside = torch.get_num_threads()
-        after = torch.get_num_threads()
-    finally:
-        torch.set_num_threads(before)
-    assert (inside, after) == (expected, 2)

@@ -26,7 +26,7 @@ from ...errors import Cancelled, PosvizInputError, argument, speaks_flags
 from ...models.training.checkpoint import Checkpoint, variant, zoo
 from ...models.encodings import RotaryEncoding
 from ...models.encodings.rope_scaling import TITLES, RopeScaling
-from .stage import FewerThreadsWhenBusy, Forwards, Stage, Tally, batches, forward_work
+from .stage import Forwards, Stage, Tally, batches, forward_work
 
 FACTORS = (1, 2, 4, 8)           # lengths, in training lengths
 TOKENS = 1 << 15                 # held-out predictions per length (32 windows of 1,024)
@@ -269,16 +269,15 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
             if should_stop is not None and should_stop():
                 raise Cancelled()
             model = Forwards(_model(checkpoint, method, n, train), should_stop, tally)
-            with FewerThreadsWhenBusy():
-                row["perplexity"][str(n)] = perplexity(model, ids, n, count,
-                                                       start_id=start)
-                row["retrieval"][str(n)], row["retrieval_se"][str(n)] = retrieval(
-                    model, ids, n, start_id)
-                row["copy"][str(n)] = copying(model, ids, n, checkpoint.vocab, start_id)
-                windows = ids[: ATTENTION_WINDOWS * n].reshape(ATTENTION_WINDOWS, n).copy()
-                windows[:, 0] = start_id
-                row["attention"][str(n)] = attention_by_distance(
-                    model, windows, [b for b in bins if b[0] < n])
+            row["perplexity"][str(n)] = perplexity(model, ids, n, count,
+                                                   start_id=start)
+            row["retrieval"][str(n)], row["retrieval_se"][str(n)] = retrieval(
+                model, ids, n, start_id)
+            row["copy"][str(n)] = copying(model, ids, n, checkpoint.vocab, start_id)
+            windows = ids[: ATTENTION_WINDOWS * n].reshape(ATTENTION_WINDOWS, n).copy()
+            windows[:, 0] = start_id
+            row["attention"][str(n)] = attention_by_distance(
+                model, windows, [b for b in bins if b[0] < n])
             tally.to(int(ends[done]))
         table[method.name] = row
     # the checkpoints the figures show, not every one found (learned, sinusoidal)

@@ -118,28 +118,3 @@ def batches(items: int, batch: int = 8) -> int:
     """The forwards of ``items`` windows run ``batch`` at a time."""
     return -(-items // batch)
 
-
-class FewerThreadsWhenBusy:
-    """While inside, torch runs one thread when others' work holds at least half the
-    machine's cores: the zoo's small forwards then wait on each other's threads.
-    Measured at load 8-10 on 2 cores, one checkpoint's perplexity at 128 tokens took
-    63-79 s on 2 threads and 3.6 s on one (512 tokens: 34-43 s and 15 s), the same
-    numbers to the last digit shown; press2022 took 335 s. The load average counts this
-    run's own threads too: others' work is at least the load less those threads."""
-
-    def __enter__(self):
-        import os
-        import torch
-        self.threads = torch.get_num_threads()
-        cores = os.cpu_count() or 1
-        busy = hasattr(os, "getloadavg") and (
-            os.getloadavg()[0] - self.threads >= cores / 2)
-        if busy and self.threads > 1:
-            torch.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc):
-        import torch
-        if torch.get_num_threads() != self.threads:
-            torch.set_num_threads(self.threads)
-        return False

@@ -15,8 +15,7 @@ from ...errors import Cancelled, PosvizInputError
 from ...models.training.checkpoint import TRAINED, Checkpoint, zoo, zoo_folder
 from ...models.encodings import ENCODINGS, AlibiEncoding, NoPositions, SinusoidalEncoding
 from .claim import PaperCheck
-from .stage import (FewerThreadsWhenBusy, Forwards, Stage, Staged, Tally, batches,
-                    forward_work)
+from .stage import Forwards, Stage, Staged, Tally, batches, forward_work
 
 PRESS_TOKENS = 1 << 15           # held-out predictions per length: 64 windows at 4 × 128
 PROBE_TEXTS = 120                # held-out passages the probe reads,
@@ -112,9 +111,8 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
             if should_stop is not None and should_stop():
                 raise Cancelled()
             refused = not runs_at(kind, n)
-            with FewerThreadsWhenBusy():
-                table[kind][str(n)] = None if refused else perplexity(
-                    Forwards(model, should_stop, tally), ids, n, count, start_id=start_id)
+            table[kind][str(n)] = None if refused else perplexity(
+                Forwards(model, should_stop, tally), ids, n, count, start_id=start_id)
             planned += 0 if refused else batches(count // n)
             tally.to(planned)
     grows = {k: v[str(lengths[-1])] / v[str(length)] for k, v in table.items()
