@@ -149,18 +149,6 @@ def _dots(figure, x, y, colour, label: str, symbol="o", size=9) -> None:
                                               symbolPen="w", symbolSize=size), label)
 
 
-def wrapped(name: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
-    """``name`` broken at spaces into lines of at most ``room`` pixels (a word longer
-    than that keeps a line of its own)."""
-    lines: list[str] = []
-    for word in name.split(" "):
-        if lines and metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return "\n".join(lines)
-
-
 def _categories(figure, names, y_range, plot=None) -> None:
     """A tick a category, each with half a column either side, its name wrapped to the
     column's width at every drawing (a narrow window, an export), so that no name is cut
