@@ -269,8 +269,7 @@ def extend(folder: str | None = None, factors=FACTORS, should_stop=None,
             if should_stop is not None and should_stop():
                 raise Cancelled()
             model = Forwards(_model(checkpoint, method, n, train), should_stop, tally)
-            row["perplexity"][str(n)] = perplexity(model, ids, n, count,
-                                                   start_id=start)
+            row["perplexity"][str(n)] = perplexity(model, ids, n, count, start_id=start)
             row["retrieval"][str(n)], row["retrieval_se"][str(n)] = retrieval(
                 model, ids, n, start_id)
             row["copy"][str(n)] = copying(model, ids, n, checkpoint.vocab, start_id)
