@@ -69,22 +69,21 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
         if said:                        # named as given, not as the model's own ``seed``
             raise PosvizInputError(said)
         options["seed"] = options.pop("model_seed")
+    # a sweep's layer (0..L) refused as the model's config is read, before its weights
+    view = () if sweep is None or sweep[3] is None else (sweep[3], None, 0)
     orders = None if sweep is None else guard.orders_of_words(
         *sweep[:3], exact=model is None and weights == "random")
     if model is None:
         config = builtin_config(options)
-        if sweep is not None and sweep[3] is not None and weights == "random":
-            from ..analysis.experiments.sweep import check_layer
-            check_layer(sweep[3], config.layers)
         from ..document.spec import ModelSpec     # trained: its checkpoint's settings
-        guard.check_texts(ModelSpec.builtin(config, weights).config, texts, weights=weights, offset=offset, orders=orders,
-                          folds=folds)
+        guard.check_texts(ModelSpec.builtin(config, weights).config, texts, weights=weights,
+                          offset=offset, orders=orders, folds=folds, view=view)
         return load(config=config, weights=weights, device=device, progress=told)
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
     guard.check_texts(model, texts, offset=offset, device=device, orders=orders,
-                      folds=folds)
+                      folds=folds, view=view)
     return load(model, device=device, offline=offline, progress=told, **options)
 
 

@@ -76,9 +76,8 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
     from .results import Sweep
     where, texts, count, seed = check_sweep(kind, count, positions, offset, literal,
                                             texts, seed)
-    if layer is not None:                   # the layers are known before any run
-        from ..analysis.experiments.sweep import check_layer
-        check_layer(layer, int(model.describe().get("layers") or 0))
+    # the layer (0..L) of a model loaded already, before any run
+    guard.check_view(int(model.describe().get("layers") or 0), 0, layer, first=0)
     # first as a model's name is refused before its load, its texts' words counted (the
     # same input, the same words: 480 words were 482 tokens loaded), then its tokens
     guard.check_texts(model.backend, texts, offset=offset, orders=guard.orders_of_words(

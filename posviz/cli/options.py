@@ -346,19 +346,6 @@ def guard_before_loading(args: argparse.Namespace, config: ModelConfig | None,
                       **experiment)
 
 
-def check_view(args: argparse.Namespace, layers: int, heads: int) -> None:
-    """Refuse a --layer (1..L) or --head (0..h-1) the model does not have, before any
-    run: its layers and heads are known from its options (or once it is loaded)."""
-    from ..errors import argument
-    layer, head = getattr(args, "layer", None), getattr(args, "head", None)
-    if layer is not None and layers and not 1 <= layer <= layers:
-        raise PosvizInputError(f"{argument('layer')} must be from 1 to {layers} (got "
-                               f"{layer})")
-    if head is not None and heads and not 0 <= head < heads:
-        raise PosvizInputError(f"{argument('head')} must be from 0 to {heads - 1} (got "
-                               f"{head})")
-
-
 def evaluate(args: argparse.Namespace):
     """Options -> the api.Report of the order asked for (``report.session`` holds the
     session, ``report.evaluation`` what was computed).
@@ -382,9 +369,8 @@ def evaluate(args: argparse.Namespace):
     from ..models.orders import parse_order
 
     text = DEFAULT_TEXT if args.text is None else args.text
-    if config is not None:
-        check_view(args, config.layers, config.heads)
-    guard_before_loading(args, config, [text], where)
+    view = (getattr(args, "layer", None), getattr(args, "head", None))
+    guard_before_loading(args, config, [text], where, view=view)   # as the config is read
     if config is not None:
         words = len(split_words(text))
         if args.order is not None and args.weights == RANDOM and (
@@ -394,7 +380,8 @@ def evaluate(args: argparse.Namespace):
     say = progress(args)                # an order checked before a --model's weights:
     model = load_model(args, config, say, None if args.order is None else
                        lambda count: parse_order(args.order, count(text)))
+    from ..models.limits import guard                # a model not held before: now
     facts = model.describe()
-    check_view(args, int(facts.get("layers") or 0), int(facts.get("heads") or 0))
+    guard.check_view(int(facts.get("layers") or 0), int(facts.get("heads") or 0), *view)
     return model.compare(text, args.order, positions=where.mode, offset=where.offset,
                          literal=where.literal, progress=say or False)

@@ -219,12 +219,11 @@ def run(args) -> int:
     refuse_order(args)
     texts = experiment_texts(args)
     exact = not args.model and args.weights == "random"
-    if exact and args.layer is not None:     # the layers are known before any run
-        from ..analysis.experiments.sweep import check_layer
-        check_layer(args.layer, getattr(args, "layers", OPTIONS["layers"].default))
+    # the layer (0..L) refused as the config is read (a checkpoint's: once loaded)
+    view = (args.layer, None, 0) if exact or args.model else ()
     from ..models.limits.guard import orders_of_words
     model, where = experiment_model(args, texts, orders=orders_of_words(
-        args.kind, count, texts, exact))
+        args.kind, count, texts, exact), view=view)
     result = sweep(texts, model=model, kind=args.kind, count=args.count,
                    seed=args.order_seed, layer=args.layer, positions=where.mode,
                    offset=where.offset, literal=where.literal,
