@@ -25,7 +25,8 @@ from .arguments import (check_flag, check_say, check_type, check_weights, check_
                         takes)
 from .model import (BUILTIN_OPTIONS, EXPERIMENT_OPTIONS, Model, builtin_config, load,
                     order_text, refuse_checkpoint_seed)
-from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
+from .runs import (Counted, Said, check_probe, check_sweep, probe_on, refuse_seed,
+                   sweep_on)
 from .steps import check_progress
 
 if TYPE_CHECKING:
@@ -150,9 +151,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
     refuse_order(options, "probe")
-    if "seed" in options:
-        raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
-                               f"the built-in model's seed is {argument('model_seed')}")
+    refuse_seed("seed" in options)
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
     check_say(say)
     model = model_of(model, options, weights=weights, device=device, offline=offline,

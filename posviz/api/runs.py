@@ -15,6 +15,17 @@ Counted = Callable[[int, int], None]         # progress(done, total); True: on s
 Said = Callable[[str], None]                 # say(stage)
 
 
+def refuse_seed(given: bool, loaded: bool = False) -> None:
+    """A ``seed`` given to a probe, which draws no orders (posviz.probe, Model.probe,
+    ``posviz probe --seed``): refused in one explanation, naming where the built-in
+    model's seed goes (``loaded``: the model is loaded already, by posviz.load)."""
+    if not given:
+        return
+    where = "posviz.load's seed" if loaded else argument("model_seed")
+    raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
+                           f"the built-in model's seed is {where}")
+
+
 def texts_of(texts, none_is_default: bool = True) -> list[str]:
     """A text or texts as a list; None: the example sentence (or [] for the probe)."""
     if texts is None:

@@ -38,9 +38,8 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, texts_help: str,
 
 def refuse_seed(args) -> None:
     """--seed given to an experiment that draws no orders."""
-    if args.order_seed is not None:
-        raise PosvizInputError(f"{args.command} draws no orders, so it takes no --seed: "
-                               f"the built-in model's seed is --model-seed")
+    from ..api.runs import refuse_seed              # the API's words, in flags
+    refuse_seed(args.order_seed is not None)
 
 
 def add_command(subparsers) -> None:
