@@ -57,7 +57,8 @@ def help_text(option: Option) -> str:
             f"default: {_number(option, option.default)})")
 
 
-def _add_option(group, name: str) -> None:
+def _add_option(group, name: str, pretrained: bool = True) -> None:
+    """``pretrained``: the command takes --model too (a help text names it only then)."""
     option = OPTIONS[name]
     # A built-in model's setting stays out of the namespace unless the user gives it.
     default = argparse.SUPPRESS if name in BUILTIN_ONLY else option.default
@@ -66,8 +67,9 @@ def _add_option(group, name: str) -> None:
                            action="store_false" if option.default else "store_true",
                            help=help_text(option))
     elif name == "dtype":                       # a --model also reads half precision
-        group.add_argument(flag(name), dest=name, choices=PRECISIONS,
-                           default=default, help=help_text(option).removesuffix(")")
+        group.add_argument(flag(name), dest=name, choices=PRECISIONS if pretrained else
+                           option.choices, default=default, help=help_text(option)
+                           if not pretrained else help_text(option).removesuffix(")")
                            + "; a --model: float32, bfloat16 or float16)")
     elif option.choices:
         group.add_argument(flag(name), dest=name, choices=option.choices,
@@ -77,11 +79,13 @@ def _add_option(group, name: str) -> None:
                            help=help_text(option))
 
 
-def add_builtin_options(group, leave_out: tuple[str, ...] = ()) -> None:
-    """The built-in model's flags (the registry's default filled in by model_config)."""
+def add_builtin_options(group, leave_out: tuple[str, ...] = (),
+                        pretrained: bool = True) -> None:
+    """The built-in model's flags (the registry's default filled in by model_config);
+    ``pretrained`` False: the command takes no --model, and its help names none."""
     for name in BUILTIN_ONLY:
         if name not in leave_out:
-            _add_option(group, name)
+            _add_option(group, name, pretrained)
 
 
 def bundled_models() -> str:
@@ -89,31 +93,33 @@ def bundled_models() -> str:
     return ", ".join(f"'{spec}' ({bundled.name})" for spec, bundled in BUNDLED.items())
 
 
-def add_model_arguments(parser: argparse.ArgumentParser,
-                        leave_out: tuple[str, ...] = ()) -> None:
+def add_model_arguments(parser: argparse.ArgumentParser, leave_out: tuple[str, ...] = (),
+                        pretrained: bool = True) -> None:
     """The options that choose and configure a model, shared by every command (but the
-    built-in model's options ``leave_out``)."""
-    model = parser.add_argument_group(
-        "model", "The built-in model, configured by the flags below, unless --model names a "
-                 "pretrained one (which brings its own settings).")
+    built-in model's options ``leave_out``); ``pretrained`` False: a command of the
+    built-in model only, whose help names no --model (its flags taken to be refused)."""
+    model = parser.add_argument_group("model", "The built-in model, configured by the flags "
+                                      "below" + (", unless --model names a pretrained one "
+                                      "(which brings its own settings)." if pretrained else "."))
+    shown = None if pretrained else argparse.SUPPRESS
     model.add_argument("--model", metavar="NAME|PATH",
-                       help=f"a pretrained model: {bundled_models()} (bundled); "
+                       help=shown or f"a pretrained model: {bundled_models()} (bundled); "
                             "a hub name [ORG/]NAME[@REVISION] (any name that is not a "
                             "folder: gpt2, EleutherAI/pythia-70m), taken from the local "
                             "Hugging Face cache and downloaded into it when absent (unless "
                             "--offline); a model folder; or a .gguf file (default: the "
                             "built-in model)")
     model.add_argument("--offline", action="store_true",
-                       help="never download: a hub name must be in the local cache (also "
+                       help=shown or "never download: a hub name must be in the local cache (also "
                             "when HF_HUB_OFFLINE=1)")
     model.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
-                       help="where a --model runs: auto picks an accelerator torch has, "
+                       help=shown or "where a --model runs: auto picks an accelerator torch has, "
                             "else the CPU (default: cpu)")
     model.add_argument("--offload-folder", metavar="DIR",
-                       help="a --model larger than the memory: accelerate places its layers "
+                       help=shown or "a --model larger than the memory: accelerate places its layers "
                             "on the accelerator, then the CPU, then this folder on disk "
                             "(device_map='auto'); the model facts say where they are")
-    add_builtin_options(model, leave_out)
+    add_builtin_options(model, leave_out, pretrained)
     model.add_argument("--weights", metavar="random|trained|PATH", default=RANDOM,
                        help=f"the built-in model's weights: {WEIGHTS_TIP} (default: "
                             f"random)")
@@ -125,9 +131,14 @@ def add_model_arguments(parser: argparse.ArgumentParser,
                         help="the permutation to compare against the original order: each "
                              "of 0..n-1 once, comma-separated (default: reverse the "
                              "movable tokens)")
+    add_quiet(parser, "loading and running steps", pretrained)
+
+
+def add_quiet(parser, what: str, pretrained: bool = False) -> None:
+    """--quiet: ``what`` a command tells on stderr, silenced (progress decides)."""
     parser.add_argument("--quiet", action="store_true",
-                        help="do not report loading and running steps on stderr (default: "
-                             "report them on a terminal, and always for a --model)")
+                        help=f"do not report {what} on stderr (default: report them on a "
+                             f"terminal{', and always for a --model' if pretrained else ''})")
 
 
 class Once(argparse._StoreAction):
