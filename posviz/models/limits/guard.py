@@ -13,7 +13,8 @@ point (``tokens_of``), so the same input meets the same refusal in the same word
 loaded model is refused in the words of its unloaded form (the built-in model's
 configuration, a pretrained model's files with its weights counted as held).
 
-It refuses, in this order, a device torch does not have, more tokens than the model has
+It refuses, in this order, a device torch does not have, a layer or head the model does
+not have (check_view: a bad value, PosvizInputError), more tokens than the model has
 positions, more orders than exist or more folds than texts, a sweep estimated over its
 hours (models.limits.duration), and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
