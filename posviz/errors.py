@@ -96,25 +96,26 @@ def takes(*, options: tuple[str, ...] = (), also: tuple[str, ...] = ()):
 
     ``options``: the keywords a function's ``**options`` takes (the built-in model's
     settings), listed after its own arguments; ``also``: keywords its body refuses in
-    words of its own (``order`` of a sweep, ``seed`` of a probe), let through."""
+    words of its own (``order`` of a sweep, ``seed`` of a probe), let through. Which
+    argument is given twice or missing is inspect.Signature.bind_partial's reading."""
     def wrap(function):
         signature = inspect.signature(function)
         params = [p for p in signature.parameters.values() if p.name != "self"]
-        named = [p.name for p in params if p.kind not in _ROLES]
+        own = signature.replace(parameters=[p for p in params if p.kind not in _ROLES])
         by_position = [p.name for p in params if p.kind in (
             inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-        needed = [p.name for p in params if p.default is p.empty and p.kind not in _ROLES]
         method = next(iter(signature.parameters), "") == "self"
-        known = set(named) | set(options) | set(also)
-        listed = ", ".join(named) + (f", and the built-in model's {', '.join(options)}"
-                                     if options else "") or "no arguments"
+        known = set(own.parameters) | set(options) | set(also)
+        listed = ", ".join(own.parameters) + (
+            f", and the built-in model's {', '.join(options)}" if options else "") \
+            or "no arguments"
 
         @functools.wraps(function)
         def checked(*args, **kwargs):
             call = (f"{type(args[0]).__name__}.{function.__name__}" if method and args
                     else f"posviz.{function.__name__}")
             given = args[1:] if method else args
-            if len(given) > len(by_position):
+            if len(given) > len(by_position):       # Python's words do not say how many
                 most = (f"at most {len(by_position)} by position ("
                         f"{', '.join(by_position)}), got {len(given)}: give the others by "
                         f"name" if by_position else f"no arguments by position (got "
@@ -124,12 +125,16 @@ def takes(*, options: tuple[str, ...] = (), also: tuple[str, ...] = ()):
             if unknown:
                 raise PosvizInputError(f"unknown option {unknown[0]!r} of {call} (it takes "
                                        f"{listed})")
-            twice = [name for name in by_position[:len(given)] if name in kwargs]
-            if twice:
-                raise PosvizInputError(f"{call} was given {twice[0]} twice: by position "
-                                       f"and by name")
-            missing = [name for name in needed
-                       if name not in kwargs and name not in by_position[:len(given)]]
+            try:
+                bound = own.bind_partial(*given, **{name: value for name, value in
+                                                    kwargs.items() if name in own.parameters})
+            except TypeError as error:  # left: one given by position and by name
+                twice = next((name for name in by_position[:len(given)] if name in kwargs),
+                             None)
+                raise PosvizInputError(f"{call} was given {twice} twice: by position and "
+                                       f"by name" if twice else f"{call}: {error}") from None
+            missing = [p.name for p in own.parameters.values()
+                       if p.default is p.empty and p.name not in bound.arguments]
             if missing:
                 raise PosvizInputError(f"{call} needs {', '.join(missing)}")
             return function(*args, **kwargs)

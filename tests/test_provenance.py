@@ -52,9 +52,10 @@ def test_every_json_has_the_same_record(argv, capsys):
 def test_a_paper_check_names_what_it_ran_on(capsys):
     check = command_json(capsys, "paper", "rope-decay")
     made = check["provenance"]
-    assert set(made) == KEYS | {"runs"} and made["weights"] == "random"
-    assert made["options"] == {"paper": "rope-decay", "d_head": 64, "distances": 512,
-                               "pairs_seed": 0}
+    # F22: no weights, and the seed that drew its query/key pairs is a seed
+    assert set(made) == KEYS | {"runs"} and made["weights"] == "none"
+    assert made["options"] == {"paper": "rope-decay", "d_head": 64, "distances": 512}
+    assert made["seeds"] == {"pairs": 0} == made["runs"][0]["seeds"]
     assert [run["model"] for run in made["runs"]] == [made["model"]]    # one model run
     assert made["model"] == "none: RoPE's rotation alone" and made["encoding"] == "rope"
     assert "no model" in check["ran_on"] and "seed 0" in check["ran_on"]

@@ -25,7 +25,8 @@ from .arguments import (check_flag, check_say, check_type, check_weights, check_
                         takes)
 from .model import (BUILTIN_OPTIONS, EXPERIMENT_OPTIONS, Model, builtin_config, load,
                     order_text, refuse_checkpoint_seed)
-from .runs import Counted, Said, check_probe, check_sweep, probe_on, sweep_on
+from .runs import (Counted, Said, check_probe, check_sweep, probe_on, refuse_seed,
+                   sweep_on)
 from .steps import check_progress
 
 if TYPE_CHECKING:
@@ -69,22 +70,21 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
         if said:                        # named as given, not as the model's own ``seed``
             raise PosvizInputError(said)
         options["seed"] = options.pop("model_seed")
+    # a sweep's layer (0..L) refused as the model's config is read, before its weights
+    view = () if sweep is None or sweep[3] is None else (sweep[3], None, 0)
     orders = None if sweep is None else guard.orders_of_words(
         *sweep[:3], exact=model is None and weights == "random")
     if model is None:
         config = builtin_config(options)
-        if sweep is not None and sweep[3] is not None and weights == "random":
-            from ..analysis.experiments.sweep import check_layer
-            check_layer(sweep[3], config.layers)
         from ..document.spec import ModelSpec     # trained: its checkpoint's settings
-        guard.check_texts(ModelSpec.builtin(config, weights).config, texts, weights=weights, offset=offset, orders=orders,
-                          folds=folds)
+        guard.check_texts(ModelSpec.builtin(config, weights).config, texts, weights=weights,
+                          offset=offset, orders=orders, folds=folds, view=view)
         return load(config=config, weights=weights, device=device, progress=told)
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
     guard.check_texts(model, texts, offset=offset, device=device, orders=orders,
-                      folds=folds)
+                      folds=folds, view=view)
     return load(model, device=device, offline=offline, progress=told, **options)
 
 
@@ -151,9 +151,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
     refuse_order(options, "probe")
-    if "seed" in options:
-        raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
-                               f"the built-in model's seed is {argument('model_seed')}")
+    refuse_seed("seed" in options)
     _, texts = check_probe(texts, folds, positions, offset, literal, features)
     check_say(say)
     model = model_of(model, options, weights=weights, device=device, offline=offline,

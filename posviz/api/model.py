@@ -295,12 +295,16 @@ class Model:
                         positions=positions, offset=offset, literal=literal,
                         progress=self._told(progress))
 
+    @takes(also=("seed",))
     def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
               folds: int = 5, positions: str = "slot", offset: int = 0,
               literal: bool = False,
-              progress: Callable[[int, int], None] | bool | None = None) -> "Probe":
+              progress: Callable[[int, int], None] | bool | None = None,
+              **refused) -> "Probe":
         """Per layer, how well a ridge probe reads absolute position off the hidden
-        states, as ``posviz probe`` computes it: posviz.probe on this model."""
-        from .runs import probe_on
+        states, as ``posviz probe`` computes it: posviz.probe on this model (which
+        draws no orders: a ``seed`` is refused, as posviz.probe refuses it)."""
+        from .runs import probe_on, refuse_seed
+        refuse_seed("seed" in refused, loaded=True)
         return probe_on(self, texts, features=features, folds=folds, positions=positions,
                         offset=offset, literal=literal, progress=self._told(progress))

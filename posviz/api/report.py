@@ -4,7 +4,6 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..errors import PosvizInputError, argument, check_whole_number
 from .arguments import checks_calls
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
@@ -138,14 +137,8 @@ class Report:
         from ..views.shown import head_maps
         ev = self.evaluation
         L, h = ev.reference.n_layers, ev.reference.n_heads
-        check_whole_number("layer", layer)
-        check_whole_number("head", head)
-        if not 1 <= layer <= L:
-            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got "
-                                   f"{layer!r})")
-        if not 0 <= head < h:
-            raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
-                                   f"(got {head!r})")
+        from ..models.limits.guard import check_view
+        check_view(L, h, layer, head)
         return head_maps(self.run_for(layer, head)[0], layer, head)
 
     def run_for(self, layer: int, head: int):
@@ -171,10 +164,8 @@ class Report:
         """(original, reordered): the hidden states (n, d) of ``layer`` (0..L), row j
         the token in slot j of each run."""
         ev = self.evaluation
-        check_whole_number("layer", layer)
-        if not 0 <= layer <= ev.reference.n_layers:
-            raise PosvizInputError(f"{argument('layer')} must be from 0 to "
-                                   f"{ev.reference.n_layers} (got {layer!r})")
+        from ..models.limits.guard import check_view
+        check_view(ev.reference.n_layers, 0, layer, first=0)
         return ev.reference.hidden[layer], ev.slot_hidden(layer)
 
     def figure(self, name: str, *, layer: int | None = None,

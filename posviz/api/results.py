@@ -168,9 +168,8 @@ class Paper(Result):
         ran = list(check.models) or [{"model": check.ran_on or "built-in"}]
         drawn = ({"texts": PAPER_TEXT_SEEDS[check.name]} if check.name in PAPER_TEXT_SEEDS
                  and check.weights == "random" else None)
-        super().__init__(check, {**provenance(ran, seeds=drawn,
-                                              options={"paper": check.name}),
-                                 "weights": check.weights})
+        # its weights and seeds are its runs' (the check's own "weights" says which kind)
+        super().__init__(check, provenance(ran, seeds=drawn, options={"paper": check.name}))
         self.weights = weights
 
     def job(self):
@@ -189,10 +188,10 @@ class Comparison(Result):
     def __init__(self, result):
         from ..document.provenance import positions_options, provenance
         r = result
-        model = {"model": "built-in", **r.config, "weights": r.weights}
-        self.described = {"model": "built-in", **r.config}
-        record = provenance(model, options=positions_options(r.positions))
-        super().__init__(result, {**record, "encoding": [m.kind for m in r.models]})
+        kinds = [m.kind for m in r.models]        # provenance.used_only reads them all
+        self.described = {"model": "built-in", **r.config, "pe": kinds}
+        super().__init__(result, provenance({**self.described, "weights": r.weights},
+                                            options=positions_options(r.positions)))
 
     def metrics(self) -> tuple[str, ...]:
         from ..analysis.symmetry import METRICS

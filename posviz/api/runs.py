@@ -15,6 +15,17 @@ Counted = Callable[[int, int], None]         # progress(done, total); True: on s
 Said = Callable[[str], None]                 # say(stage)
 
 
+def refuse_seed(given: bool, loaded: bool = False) -> None:
+    """A ``seed`` given to a probe, which draws no orders (posviz.probe, Model.probe,
+    ``posviz probe --seed``): refused in one explanation, naming where the built-in
+    model's seed goes (``loaded``: the model is loaded already, by posviz.load)."""
+    if not given:
+        return
+    where = "posviz.load's seed" if loaded else argument("model_seed")
+    raise PosvizInputError(f"probe draws no orders, so it takes no {argument('seed')}: "
+                           f"the built-in model's seed is {where}")
+
+
 def texts_of(texts, none_is_default: bool = True) -> list[str]:
     """A text or texts as a list; None: the example sentence (or [] for the probe)."""
     if texts is None:
@@ -76,9 +87,8 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
     from .results import Sweep
     where, texts, count, seed = check_sweep(kind, count, positions, offset, literal,
                                             texts, seed)
-    if layer is not None:                   # the layers are known before any run
-        from ..analysis.experiments.sweep import check_layer
-        check_layer(layer, int(model.describe().get("layers") or 0))
+    # the layer (0..L) of a model loaded already, before any run
+    guard.check_view(int(model.describe().get("layers") or 0), 0, layer, first=0)
     # first as a model's name is refused before its load, its texts' words counted (the
     # same input, the same words: 480 words were 482 tokens loaded), then its tokens
     guard.check_texts(model.backend, texts, offset=offset, orders=guard.orders_of_words(

@@ -20,15 +20,13 @@ from ..document.files import check_folder, check_width, parse_formats
 from ..errors import PosvizInputError, held_interrupt
 from ..models.encodings import KINDS
 from .options import add_model_arguments, builtin_config, positions, progress, tell_written
-from .sweep import hide
 
 
 def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "compare", conflict_handler="resolve",
         help="the per-layer metrics of several encodings for one text and one reorder")
-    add_model_arguments(parser)
-    hide(parser, "model", "offline", "device", "offload_folder")   # refused in run
+    add_model_arguments(parser, pretrained=False)          # a --model refused in run
     parser.add_argument("--pe", default=",".join(KINDS), metavar="KIND,KIND,...",
                         help=f"the encodings to compare, separated by commas, from "
                              f"{', '.join(KINDS)} (default: all of them)")

@@ -37,9 +37,10 @@ import time
 from pathlib import Path
 
 from ..document.files import check_folder, check_sizes, left_behind, parse_formats
-from ..errors import PosvizInputError, argument, held_interrupt
+from ..errors import argument, held_interrupt
 from ..api.steps import layer_ticks, quiet
 from ..models import reached
+from ..models.limits.guard import check_view
 from .options import add_model_arguments, progress
 from .report import add_session_arguments, evaluate_command, save_session
 
@@ -84,10 +85,7 @@ def run(args) -> int:
         report = evaluate_command(args)
     session, ev = report.session, report.evaluation
     L, h = ev.reference.n_layers, ev.reference.n_heads
-    if args.layer is not None and not 1 <= args.layer <= L:
-        raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got {args.layer})")
-    if args.head is not None and not 0 <= args.head < h:
-        raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} (got {args.head})")
+    check_view(L, h, args.layer, args.head)     # a --session's model: known only now
     folder = check_folder(args.out)
     # the session's view (as the window shows it: the first layer and head without one)
     view = session.selection.clamped(L, h)

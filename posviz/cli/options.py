@@ -20,6 +20,7 @@ from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
 from ..models.options import (MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, PRECISIONS, Option,
                               pretrained_dtype_problem)
+from .texts import Once, add_text_arguments, read_text_file  # noqa: F401 (the commands')
 
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}
@@ -57,7 +58,8 @@ def help_text(option: Option) -> str:
             f"default: {_number(option, option.default)})")
 
 
-def _add_option(group, name: str) -> None:
+def _add_option(group, name: str, pretrained: bool = True) -> None:
+    """``pretrained``: the command takes --model too (a help text names it only then)."""
     option = OPTIONS[name]
     # A built-in model's setting stays out of the namespace unless the user gives it.
     default = argparse.SUPPRESS if name in BUILTIN_ONLY else option.default
@@ -66,8 +68,9 @@ def _add_option(group, name: str) -> None:
                            action="store_false" if option.default else "store_true",
                            help=help_text(option))
     elif name == "dtype":                       # a --model also reads half precision
-        group.add_argument(flag(name), dest=name, choices=PRECISIONS,
-                           default=default, help=help_text(option).removesuffix(")")
+        group.add_argument(flag(name), dest=name, choices=PRECISIONS if pretrained else
+                           option.choices, default=default, help=help_text(option)
+                           if not pretrained else help_text(option).removesuffix(")")
                            + "; a --model: float32, bfloat16 or float16)")
     elif option.choices:
         group.add_argument(flag(name), dest=name, choices=option.choices,
@@ -77,11 +80,13 @@ def _add_option(group, name: str) -> None:
                            help=help_text(option))
 
 
-def add_builtin_options(group, leave_out: tuple[str, ...] = ()) -> None:
-    """The built-in model's flags (the registry's default filled in by model_config)."""
+def add_builtin_options(group, leave_out: tuple[str, ...] = (),
+                        pretrained: bool = True) -> None:
+    """The built-in model's flags (the registry's default filled in by model_config);
+    ``pretrained`` False: the command takes no --model, and its help names none."""
     for name in BUILTIN_ONLY:
         if name not in leave_out:
-            _add_option(group, name)
+            _add_option(group, name, pretrained)
 
 
 def bundled_models() -> str:
@@ -89,31 +94,33 @@ def bundled_models() -> str:
     return ", ".join(f"'{spec}' ({bundled.name})" for spec, bundled in BUNDLED.items())
 
 
-def add_model_arguments(parser: argparse.ArgumentParser,
-                        leave_out: tuple[str, ...] = ()) -> None:
+def add_model_arguments(parser: argparse.ArgumentParser, leave_out: tuple[str, ...] = (),
+                        pretrained: bool = True) -> None:
     """The options that choose and configure a model, shared by every command (but the
-    built-in model's options ``leave_out``)."""
-    model = parser.add_argument_group(
-        "model", "The built-in model, configured by the flags below, unless --model names a "
-                 "pretrained one (which brings its own settings).")
+    built-in model's options ``leave_out``); ``pretrained`` False: a command of the
+    built-in model only, whose help names no --model (its flags taken to be refused)."""
+    model = parser.add_argument_group("model", "The built-in model, configured by the flags "
+                                      "below" + (", unless --model names a pretrained one "
+                                      "(which brings its own settings)." if pretrained else "."))
+    shown = None if pretrained else argparse.SUPPRESS
     model.add_argument("--model", metavar="NAME|PATH",
-                       help=f"a pretrained model: {bundled_models()} (bundled); "
+                       help=shown or f"a pretrained model: {bundled_models()} (bundled); "
                             "a hub name [ORG/]NAME[@REVISION] (any name that is not a "
                             "folder: gpt2, EleutherAI/pythia-70m), taken from the local "
                             "Hugging Face cache and downloaded into it when absent (unless "
                             "--offline); a model folder; or a .gguf file (default: the "
                             "built-in model)")
     model.add_argument("--offline", action="store_true",
-                       help="never download: a hub name must be in the local cache (also "
+                       help=shown or "never download: a hub name must be in the local cache (also "
                             "when HF_HUB_OFFLINE=1)")
     model.add_argument("--device", choices=("auto", "cpu", "cuda", "mps"), default="cpu",
-                       help="where a --model runs: auto picks an accelerator torch has, "
+                       help=shown or "where a --model runs: auto picks an accelerator torch has, "
                             "else the CPU (default: cpu)")
     model.add_argument("--offload-folder", metavar="DIR",
-                       help="a --model larger than the memory: accelerate places its layers "
+                       help=shown or "a --model larger than the memory: accelerate places its layers "
                             "on the accelerator, then the CPU, then this folder on disk "
                             "(device_map='auto'); the model facts say where they are")
-    add_builtin_options(model, leave_out)
+    add_builtin_options(model, leave_out, pretrained)
     model.add_argument("--weights", metavar="random|trained|PATH", default=RANDOM,
                        help=f"the built-in model's weights: {WEIGHTS_TIP} (default: "
                             f"random)")
@@ -125,53 +132,14 @@ def add_model_arguments(parser: argparse.ArgumentParser,
                         help="the permutation to compare against the original order: each "
                              "of 0..n-1 once, comma-separated (default: reverse the "
                              "movable tokens)")
+    add_quiet(parser, "loading and running steps", pretrained)
+
+
+def add_quiet(parser, what: str, pretrained: bool = False) -> None:
+    """--quiet: ``what`` a command tells on stderr, silenced (progress decides)."""
     parser.add_argument("--quiet", action="store_true",
-                        help="do not report loading and running steps on stderr (default: "
-                             "report them on a terminal, and always for a --model)")
-
-
-class Once(argparse._StoreAction):
-    """The text or the order, refused when given twice: argparse kept the last of two
-    --order silently. (The model's flags keep argparse's way, the last given wins, so a
-    command line can override a flag given before it.)"""
-
-    _in = None                                # the namespace it was last given to
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if self._in is namespace:
-            raise PosvizInputError(f"{option_string} was given twice: give it once")
-        self._in = namespace
-        super().__call__(parser, namespace, values, option_string)
-
-
-def add_text_arguments(parser, text_help: str = "the sentence to tokenize (default: the "
-                       "example sentence the window opens with)") -> None:
-    """--text TEXT, or --text-file FILE ('-': standard input) holding it whole."""
-    parser.add_argument("--text", action=Once, help=text_help)
-    parser.add_argument("--text-file", metavar="FILE", action=Once,
-                        help="read the text from FILE, whole ('-': standard input), "
-                             "instead of --text: for texts too long for a command line")
-
-
-def read_text_file(args: argparse.Namespace) -> None:
-    """--text-file FILE (or '-') read into ``args.text``; refused beside --text."""
-    path = getattr(args, "text_file", None)
-    if path is None:
-        return
-    if args.text is not None:
-        raise PosvizInputError("give --text or --text-file, not both")
-    if path == "-":
-        args.text = sys.stdin.read()
-        return
-    try:
-        with open(path, encoding="utf-8") as handle:
-            args.text = handle.read()
-    except UnicodeDecodeError:
-        raise PosvizInputError(f"--text-file {path} is not UTF-8 text") from None
-    except OSError as error:          # named by its flag, as --texts FILE is
-        raise PosvizInputError(f"--text-file {path}: {error.strerror or error}") from None
-    if not args.text.strip():
-        raise PosvizInputError(f"--text-file {path} holds no text")
+                        help=f"do not report {what} on stderr (default: report them on a "
+                             f"terminal{', and always for a --model' if pretrained else ''})")
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
@@ -346,19 +314,6 @@ def guard_before_loading(args: argparse.Namespace, config: ModelConfig | None,
                       **experiment)
 
 
-def check_view(args: argparse.Namespace, layers: int, heads: int) -> None:
-    """Refuse a --layer (1..L) or --head (0..h-1) the model does not have, before any
-    run: its layers and heads are known from its options (or once it is loaded)."""
-    from ..errors import argument
-    layer, head = getattr(args, "layer", None), getattr(args, "head", None)
-    if layer is not None and layers and not 1 <= layer <= layers:
-        raise PosvizInputError(f"{argument('layer')} must be from 1 to {layers} (got "
-                               f"{layer})")
-    if head is not None and heads and not 0 <= head < heads:
-        raise PosvizInputError(f"{argument('head')} must be from 0 to {heads - 1} (got "
-                               f"{head})")
-
-
 def evaluate(args: argparse.Namespace):
     """Options -> the api.Report of the order asked for (``report.session`` holds the
     session, ``report.evaluation`` what was computed).
@@ -382,9 +337,8 @@ def evaluate(args: argparse.Namespace):
     from ..models.orders import parse_order
 
     text = DEFAULT_TEXT if args.text is None else args.text
-    if config is not None:
-        check_view(args, config.layers, config.heads)
-    guard_before_loading(args, config, [text], where)
+    view = (getattr(args, "layer", None), getattr(args, "head", None))
+    guard_before_loading(args, config, [text], where, view=view)   # as the config is read
     if config is not None:
         words = len(split_words(text))
         if args.order is not None and args.weights == RANDOM and (
@@ -394,7 +348,8 @@ def evaluate(args: argparse.Namespace):
     say = progress(args)                # an order checked before a --model's weights:
     model = load_model(args, config, say, None if args.order is None else
                        lambda count: parse_order(args.order, count(text)))
+    from ..models.limits import guard                # a model not held before: now
     facts = model.describe()
-    check_view(args, int(facts.get("layers") or 0), int(facts.get("heads") or 0))
+    guard.check_view(int(facts.get("layers") or 0), int(facts.get("heads") or 0), *view)
     return model.compare(text, args.order, positions=where.mode, offset=where.offset,
                          literal=where.literal, progress=say or False)

@@ -27,6 +27,8 @@ def add_command(subparsers) -> None:
                              f"({', '.join(TRAINED_PRESETS)}) (default: random where the "
                              f"paper's check has it)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    from .options import add_quiet
+    add_quiet(parser, "the check's stages and steps")
     parser.set_defaults(func=run)
 
 

@@ -38,9 +38,8 @@ def add_experiment_arguments(parser: argparse.ArgumentParser, texts_help: str,
 
 def refuse_seed(args) -> None:
     """--seed given to an experiment that draws no orders."""
-    if args.order_seed is not None:
-        raise PosvizInputError(f"{args.command} draws no orders, so it takes no --seed: "
-                               f"the built-in model's seed is --model-seed")
+    from ..api.runs import refuse_seed              # the API's words, in flags
+    refuse_seed(args.order_seed is not None)
 
 
 def add_command(subparsers) -> None:
@@ -219,12 +218,11 @@ def run(args) -> int:
     refuse_order(args)
     texts = experiment_texts(args)
     exact = not args.model and args.weights == "random"
-    if exact and args.layer is not None:     # the layers are known before any run
-        from ..analysis.experiments.sweep import check_layer
-        check_layer(args.layer, getattr(args, "layers", OPTIONS["layers"].default))
+    # the layer (0..L) refused as the config is read (a checkpoint's: once loaded)
+    view = (args.layer, None, 0) if exact or args.model else ()
     from ..models.limits.guard import orders_of_words
     model, where = experiment_model(args, texts, orders=orders_of_words(
-        args.kind, count, texts, exact))
+        args.kind, count, texts, exact), view=view)
     result = sweep(texts, model=model, kind=args.kind, count=args.count,
                    seed=args.order_seed, layer=args.layer, positions=where.mode,
                    offset=where.offset, literal=where.literal,

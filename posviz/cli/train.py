@@ -30,9 +30,10 @@ def add_command(subparsers) -> None:
         "train", help="train the built-in model as a causal language model on a corpus",
         description="Train the built-in model (the window's, with any encoding and size) "
                     "as a causal language model, with a byte-level BPE learnt from the "
-                    "corpus, and write a checkpoint folder for --weights.")
+                    "corpus, and write a checkpoint folder, which the other commands "
+                    "load as their weights.")
     model = parser.add_argument_group("model", "the built-in model (always causal)")
-    add_builtin_options(model, leave_out=("mask",))
+    add_builtin_options(model, leave_out=("mask",), pretrained=False)
     data = parser.add_argument_group("recipe")
     data.add_argument("--corpus", default=recipe.corpus, metavar="kjv|FILE",
                       help="kjv: the King James Bible from the Debian package bible-kjv; "

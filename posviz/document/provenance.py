@@ -35,9 +35,10 @@ def provenance(model: dict | list, *, seeds: dict | None = None,
     """The record of what made a result, JSON-ready: ``posviz`` (the version), ``model``
     (its name), ``encoding`` (the built-in model's ``pe``, a pretrained one's scheme, or
     a list of them), ``mask``, ``weights`` ("random", "trained", a checkpoint folder or
-    "pretrained"), ``seeds`` (the random weights' seed as "model", and the caller's:
-    the orders' …), ``dtype``, ``options`` (the model's other settings, then the
-    caller's ``options``) and, when a model's layers were offloaded, ``offload_folder``.
+    "pretrained"), ``seeds`` (the random weights' seed as "model", any other the
+    description's ``seeds`` names, and the caller's: the orders' …), ``dtype``,
+    ``options`` (the model's other settings, then the caller's ``options``) and, when a
+    model's layers were offloaded, ``offload_folder``.
     ``model`` is a model description: a backend's ``describe()`` or a Trace's extras;
     or a list of them, one per model run (a paper check's): see of_runs."""
     if isinstance(model, (list, tuple)):
@@ -47,6 +48,7 @@ def provenance(model: dict | list, *, seeds: dict | None = None,
     weights = facts.pop("weights", None) or ("random" if name == "built-in" else "pretrained")
     seed = facts.pop("seed", None)
     drawn = {"model": seed} if weights == "random" and seed is not None else {}
+    drawn.update(facts.pop("seeds", None) or {})    # what else the run drew, and from what
     encoding = facts.pop("pe", None)
     encoding = facts.pop("position_encoding", encoding)
     record = {"posviz": __version__, "model": name, "encoding": encoding,
@@ -60,18 +62,19 @@ def provenance(model: dict | list, *, seeds: dict | None = None,
 
 def made_by(record: dict) -> str:
     """The first line of a text output (report, sweep, probe, compare, paper): what
-    ``record`` (its JSON's provenance) says made it, its values as the JSON has them
-    ("made by posviz 0.9.0: model built-in; encoding rope; mask causal; weights random;
-    seeds model=0, orders=3; dtype float32"); a list of values (runs that differ)
-    joined by " / ", seeds that seeded nothing as "none"."""
+    ``record`` (its JSON's provenance) says made it, every value the JSON has but the
+    runs (a paper check's, in its JSON), as the JSON has them ("made by posviz 0.9.0:
+    model built-in; encoding rope; mask causal; weights random; seeds model=0, orders=3;
+    dtype float32; options layers=4, heads=4, residual=true"); a list of values (runs
+    that differ) joined by " / ", seeds that seeded nothing as "none"."""
     def words(value) -> str:
         if isinstance(value, (list, tuple)):
             return " / ".join(words(v) for v in value)
         if isinstance(value, dict):
             return ", ".join(f"{k}={words(v)}" for k, v in value.items()) or "none"
-        return _line(value)
-    said = "; ".join(f"{key} {words(record.get(key))}"
-                     for key in ("model", "encoding", "mask", "weights", "seeds", "dtype"))
+        return _line(value if isinstance(value, str) else json.dumps(value))
+    said = "; ".join(f"{key} {words(value)}" for key, value in record.items()
+                     if key not in ("posviz", "runs"))
     return f"made by posviz {record.get('posviz', __version__)}: {said}"
 
 
@@ -143,8 +146,9 @@ def model_options(extras: dict) -> dict:
 
 def used_only(described: dict) -> dict:
     """A built-in model's description without the settings its run did not read: the
-    learned table's rows (``max_len``) where the encoding has no table, the position scale
-    (``pe_scale``) where it adds nothing to scale (its record's ``acts`` None: NoPE), the
+    learned table's rows (``max_len``) where no encoding run (``pe``: one, or a list of
+    those compared) has a table, the position scale (``pe_scale``) where none adds
+    anything to scale (their records' ``acts`` None: NoPE), the
     weights' ``seed`` where they are trained (drawn from none); a pretrained model's,
     its LM ``head`` named ``lm_head``."""
     from ..models.encodings import ENCODINGS
@@ -156,11 +160,14 @@ def used_only(described: dict) -> dict:
         return described
     if "pe" not in described:
         return described
-    encoding = ENCODINGS.get(described["pe"])
-    if encoding is not None and not encoding.table_length(described.get("max_len", 1)):
-        described.pop("max_len", None)
-    if encoding is not None and encoding.acts is None:
-        described.pop("pe_scale", None)
+    kinds = described["pe"]                     # a list: the encodings compared
+    encodings = [ENCODINGS.get(kind) for kind in
+                 (kinds if isinstance(kinds, (list, tuple)) else [kinds])]
+    if None not in encodings:
+        if not any(e.table_length(described.get("max_len", 1)) for e in encodings):
+            described.pop("max_len", None)
+        if all(e.acts is None for e in encodings):
+            described.pop("pe_scale", None)
     if described.get("weights", "random") != "random":
         described.pop("seed", None)
     return described

@@ -197,7 +197,7 @@ def rope_decay(should_stop=None, progress=None, say=None) -> PaperCheck:
         ran_on="no model: posviz's RoPE rotation applied to an aligned pair and to 256 "
                "Gaussian query-key pairs drawn from seed 0",
         models=({"model": "none: RoPE's rotation alone", "pe": "rope", "weights": "none",
-                 "d_head": d_head, "distances": n, "pairs_seed": 0},),
+                 "d_head": d_head, "distances": n, "seeds": {"pairs": 0}},),
         tests="What the rotation implies, no weights involved: the aligned pair's score "
               "at 256-511 is under 0.6 × its score at 1-8, and the Gaussian pairs' mean "
               "stays within 0.7-1.4 × of it.")

@@ -22,8 +22,8 @@ from .mosaic_figure import mosaic_look
 from .panel import PlotsPanel
 from posviz.document.files import check_save
 from posviz.document.provenance import describe_model
-from posviz.errors import (PosvizInputError, argument, check_whole_number, checks_calls,
-                           held_interrupt)
+from posviz.errors import PosvizInputError, checks_calls, held_interrupt
+from posviz.models.limits.guard import check_view
 from posviz.views.model import model_views
 from posviz.views.shown import Shown, build_views
 
@@ -102,15 +102,7 @@ class ReportFigure:
             raise PosvizInputError(f"no figure named {name!r} (one of {', '.join(FIGURES)})")
         reference = report.evaluation.reference
         L, h = reference.n_layers, reference.n_heads
-        for said, value in (("layer", layer), ("head", head)):
-            if value is not None:
-                check_whole_number(said, value)
-        if layer is not None and not 1 <= layer <= L:
-            raise PosvizInputError(f"{argument('layer')} must be from 1 to {L} (got "
-                                   f"{layer!r})")
-        if head is not None and not 0 <= head < h:
-            raise PosvizInputError(f"{argument('head')} must be from 0 to {h - 1} "
-                                   f"(got {head!r})")
+        check_view(L, h, layer, head)               # the guard's, as every entry's
         self.report, self.name = report, name
         view = report.session.selection.clamped(L, h)
         self.layer = view.layer if layer is None else layer

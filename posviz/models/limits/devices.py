@@ -5,19 +5,20 @@ from __future__ import annotations
 import re
 import sys
 
-from ...errors import Refused, argument
+from ...errors import PosvizInputError, Refused, argument
 
 DEVICES = ("auto", "cpu", "cuda", "mps")
 ACCELERATORS = {"cuda": "CUDA device", "mps": "Apple GPU (MPS)"}
 
 
 def check_device(device: str | None) -> None:
-    """Refuse a device that is not one, or an accelerator torch does not have here."""
+    """A device that is not one: a bad value (PosvizInputError, as the command line's
+    --device says it); an accelerator torch does not have here: Refused, "device"."""
     if device in (None, "cpu", "auto"):
         return
     if device not in DEVICES:
-        raise Refused(f"{argument('device', device)} is not a device (choose "
-                      f"{', '.join(DEVICES)})", "device")
+        raise PosvizInputError(f"{argument('device')} must be one of {', '.join(DEVICES)} "
+                               f"(got {device!r})")
     has, torch_version = accelerator(device)
     if not has:
         raise Refused(f"{argument('device', device)}: torch {torch_version} has no "

@@ -13,7 +13,8 @@ point (``tokens_of``), so the same input meets the same refusal in the same word
 loaded model is refused in the words of its unloaded form (the built-in model's
 configuration, a pretrained model's files with its weights counted as held).
 
-It refuses, in this order, a device torch does not have, more tokens than the model has
+It refuses, in this order, a device torch does not have, a layer or head the model does
+not have (check_view: a bad value, PosvizInputError), more tokens than the model has
 positions, more orders than exist or more folds than texts, a sweep estimated over its
 hours (models.limits.duration), and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
@@ -26,7 +27,7 @@ import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from ...errors import PosvizInputError, Refused, argument
+from ...errors import PosvizInputError, Refused, argument, check_whole_number
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
 from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
@@ -177,11 +178,27 @@ def check_texts(model, texts, *, weights: str = "random", folds: int | None = No
           texts else None, **options)
 
 
+def check_view(layers: int, heads: int, layer: int | None = None,
+               head: int | None = None, first: int = 1) -> None:
+    """PosvizInputError for a ``layer`` (``first``..L: a figure's from 1, a sweep's from
+    0, its embeddings) or ``head`` (0..h-1) the model does not have: a bad value, in the
+    words of the entry point; ``layers`` or ``heads`` 0: not known yet, not checked."""
+    for said, value in (("layer", layer), ("head", head)):
+        if value is not None:
+            check_whole_number(said, value)
+    if layer is not None and layers and not first <= layer <= layers:
+        raise PosvizInputError(f"{argument('layer')} must be from {first} to {layers} "
+                               f"(got {layer!r})")
+    if head is not None and heads and not 0 <= head < heads:
+        raise PosvizInputError(f"{argument('head')} must be from 0 to {heads - 1} "
+                               f"(got {head!r})")
+
+
 def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
           counted: bool = True, dtype: str = "float32", offloaded: bool = False,
           orders: Orders | None = None, probe_tokens: int = 0,
           quadratic: bool = False, folds: tuple[int, int] | None = None,
-          memory: bool = True) -> None:
+          memory: bool = True, view: tuple = ()) -> None:
     """Refuse (errors.Refused) what ``model`` cannot run at ``n_tokens`` from position
     ``offset`` on ``device``, or what would not fit in memory with ``orders`` of a sweep
     or the hidden states of ``probe_tokens`` a probe fits (``quadratic``: with their
@@ -189,13 +206,16 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
     weights, read as ``dtype``, count unless ``offloaded``), or a loaded Backend (its
     weights already in memory). ``counted`` False: ``n_tokens`` is a text's words, the
     fewest tokens it can have. ``memory`` False leaves out the memory check (the user
-    asked to run it anyway)."""
+    asked to run it anyway). ``view``: check_view's (layer, head[, first]), refused as
+    soon as the model's config is read, before its weights."""
     check_device(device)
     target = _target(model, dtype)
     if target is None:              # a model this machine does not hold: its load says why
         if folds is not None:       # (its positions are not known: the folds are)
             check_folds(*folds)
         return
+    if view:
+        check_view(*target.view(), *view)
     limit = target.max_positions
     if limit is not None and offset + n_tokens > limit:
         from ..backend import too_long
@@ -270,6 +290,7 @@ class _Target:
     max_positions: int | None
     sizes: object                   # () -> (layers, width)
     check_memory: object            # (n, extra bytes, offloaded) -> None or Refused
+    view: object = lambda: (0, 0)   # () -> (layers, heads); 0: not known
 
 
 def _target(model, dtype: str) -> _Target | None:
@@ -279,14 +300,16 @@ def _target(model, dtype: str) -> _Target | None:
         config = model.validate()
         return _Target("the built-in model", ENCODINGS[config.pe].table_length(config.max_len),
                        lambda: (config.layers, config.d_model),
-                       lambda n, extra, _: memory.check_fits(config, n, extra))
+                       lambda n, extra, _: memory.check_fits(config, n, extra),
+                       lambda: (config.layers, config.heads))
     if isinstance(model, str):
         return _pretrained(model, dtype)
     if isinstance(getattr(model, "config", None), ModelConfig):      # the built-in model
         built = model.config         # its weights are small: counted as when not built
         return _Target("the built-in model", model.max_positions,
                        lambda: (built.layers, built.d_model),
-                       lambda n, extra, _: memory.check_fits(built, n, extra))
+                       lambda n, extra, _: memory.check_fits(built, n, extra),
+                       lambda: (built.layers, built.heads))
 
     def sizes() -> tuple[int, int]:                            # a loaded Backend's
         facts = model.describe()
@@ -302,7 +325,10 @@ def _target(model, dtype: str) -> _Target | None:
         if files is not None:
             return files.check_memory(n, extra, placed)
         memory.check_run_fits(held_bytes(model), run_bytes(model, n) + extra, n)
-    return _Target(model.name, model.max_positions, sizes, run_fits)
+    def view() -> tuple[int, int]:
+        facts = model.describe()
+        return int(facts.get("layers") or 0), int(facts.get("heads") or 0)
+    return _Target(model.name, model.max_positions, sizes, run_fits, view)
 
 
 def held_bytes(backend) -> int:
@@ -347,8 +373,11 @@ def _pretrained(source: str, dtype: str, held: bool = False,
     limit = None if family is None else family.max_positions(SimpleNamespace(**config))
     layers = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", default=1)
     width = memory._first(config, "hidden_size", "n_embd", "d_model", "dim", default=1)
+    heads = memory._first(config, "num_attention_heads", "n_head", "num_heads", "n_heads")
 
     def fits(n: int, extra: int, placed: bool) -> None:
         memory.check_model_fits(folder, gguf_file, config, n, dtype, placed or offloaded,
                                 extra, computes_in=arithmetic_of(dtype), held=held)
-    return _Target(name, limit, lambda: (layers, width), fits)
+    return _Target(name, limit, lambda: (layers, width), fits,
+                   lambda: (memory._first(config, "num_hidden_layers", "n_layer",
+                                          "num_layers"), heads))
