@@ -480,3 +480,20 @@ def test_a_papers_title_does_not_make_a_small_window_scroll_sideways(qtbot, tab)
         qtbot.wait(1)
         assert tab.minimumSizeHint().width() <= 700, tab.paper.currentText()
         assert tab.paper.width() >= tab.paper.sizeHint().width()       # 1000 px: whole
+
+
+def test_a_refusal_says_what_to_set_and_the_status_bar_stops_saying_it_runs(qtbot, tab):
+    """Compare with trained weights and Mask bidirectional listed the checkpoints but
+    not what to do, and the status bar kept "Running the comparison..." after it."""
+    told = []
+    tab.told.connect(told.append)
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: not tab.cancel_button.isEnabled())
+    text = tab.status.text()
+    assert text.startswith("trained checkpoints are causal: set Mask to causal"), text
+    assert "no trained checkpoint for none, bidirectional" in text
+    assert told[0].startswith("Running the comparison")
+    assert "Running" not in told[-1] and "Did not run" in told[-1]

@@ -214,3 +214,34 @@ def shown_is_current(tab) -> bool:
         return False
     now = tab._inputs()
     return not isinstance(now, str) and not changed(tab.job, now, tab.what.currentData())
+
+
+FIELD_NAMES = {"mask": "Mask", "layers": "Layers", "heads": "Heads", "d_model": "Width d",
+               "ff_width": "MLP width", "norm": "LayerNorm", "residual": "Residual connections"}
+
+
+def what_to_set(message: str, job) -> str:
+    """``message`` (a run's refusal) with what to change in the Model panel first, when
+    it says there is no trained checkpoint for the panel's model and one differs from it
+    only in a few settings: "trained checkpoints are causal: set Mask to causal (no
+    trained checkpoint for ...)" (a trial with Mask bidirectional read only the list)."""
+    config = getattr(getattr(job, "spec", None), "config", None)
+    if config is None or "no trained checkpoint" not in message:
+        return message
+    from posviz.models.training.checkpoint import zoo
+    best = None
+    for checkpoint in zoo():
+        differ = [name for name in FIELD_NAMES
+                  if getattr(checkpoint.config, name) != getattr(config, name)]
+        if differ and (best is None or len(differ) < len(best[1])):
+            best = checkpoint.config, differ
+    if best is None:
+        return message
+    trained, differ = best
+    def value(name):
+        shown = getattr(trained, name)
+        return ("on" if shown else "off") if isinstance(shown, bool) else str(shown)
+    said = "; ".join(f"set {FIELD_NAMES[name]} to {value(name)}" for name in differ)
+    kind = (f"trained checkpoints are {trained.mask}: " if differ == ["mask"] else
+            "the trained checkpoints' model: ")
+    return f"{kind}{said} ({message})"

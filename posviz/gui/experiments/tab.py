@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
-                       fill_metric_box, metric_items, remember_took, tell_takes)
+                       fill_metric_box, metric_items, remember_took, tell_takes,
+                       what_to_set)
 from .figure import ExperimentFigure
 from .progress_line import status_row
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
@@ -288,9 +289,12 @@ class ExperimentsTab(QtWidgets.QWidget):
             return one_line(error)
 
     def _refuse(self, message: str, inputs) -> None:
-        """Say why a run of ``inputs`` (_inputs) failed, until the inputs change."""
+        """Say why a run of ``inputs`` (_inputs) failed, until the inputs change, and
+        what to set first where the Model panel can fix it; the status bar no longer
+        says the run goes on (it kept "Running the comparison..." after a refusal)."""
         self._refused = inputs
-        self._say(message, error=True)
+        self._say(what_to_set(message, inputs), error=True)
+        self.told.emit("Did not run (Experiments tab): see why there")
 
     def refresh_stale(self) -> None:
         """Dim the result shown, saying why, while its inputs (experiment, model, text,
