@@ -497,3 +497,41 @@ def test_a_refusal_says_what_to_set_and_the_status_bar_stops_saying_it_runs(qtbo
     assert "no trained checkpoint for none, bidirectional" in text
     assert told[0].startswith("Running the comparison")
     assert "Running" not in told[-1] and "Did not run" in told[-1]
+
+
+def test_a_swap_sweep_s_map_of_each_text_at_each_layer(qtbot, tab):
+    """A swap sweep of several texts showed only text 1's map, at the last layer, with
+    no control to choose another: a text and a layer chooser show the map of that text
+    at that layer, drawn with square cells."""
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    from dataclasses import replace
+    texts = ("the cat sat on the mat", "a dog ran to an old house today",
+             "positions break the symmetry of attention")
+    made = tab.make_job
+    tab.make_job = lambda: replace(made(), texts=texts)      # three short texts
+    run(qtbot, tab)
+    tab.metric_box.setCurrentIndex(tab.metric_box.findData(SWAP_MAP))
+    assert tab.map_text.isVisibleTo(tab) and tab.map_layer.isVisibleTo(tab)
+    assert tab.map_text.maximum() == 3
+    last = tab.result.pairs[0].layer
+    assert tab.map_layer.value() == last and tab.map_layer.maximum() == last
+    tab.map_text.setValue(2)
+    tab.map_layer.setValue(1)
+    pairs = tab.result.pairs[1]
+    from posviz.analysis.engine import Engine
+    from posviz.models.builtin.backend import BuiltinBackend
+    expected = sweep(Engine(BuiltinBackend(tab.job.spec.config)), texts, "swap",
+                     layer=1).pairs[1]
+    shown = tab.figure.displayed()["change"]
+    assert shown.shape == (len(pairs.tokens),) * 2
+    assert np.allclose(shown, expected.change, equal_nan=True)
+    assert not np.allclose(shown, pairs.change)               # not the last layer's
+    assert "layer 1, text 2 of 3" in tab.figure.heading.text()
+    qtbot.wait(100)                                           # laid out
+    view = tab.figure.plot.getViewBox()
+    (x0, x1), (y0, y1) = view.viewRange()
+    cell_w = view.width() / (x1 - x0)
+    cell_h = view.height() / (y1 - y0)
+    assert abs(cell_w - cell_h) < 0.02 * max(cell_w, cell_h)   # square cells
+    tab.kind.setCurrentIndex(tab.kind.findData("random"))
+    assert not tab.map_text.isVisibleTo(tab)

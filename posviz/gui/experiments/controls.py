@@ -126,6 +126,8 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
         row.addWidget(caption)
         row.addWidget(widget)
         tab._labelled[widget] = caption
+    from .swaps import map_choosers
+    map_choosers(tab, second)
     first.addStretch(1)
     second.addStretch(1)
     tab.what.currentIndexChanged.connect(tab._what_changed)

@@ -18,6 +18,7 @@ from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_control
                        fill_metric_box, metric_items, remember_took, tell_takes,
                        what_to_set)
 from .figure import ExperimentFigure
+from .swaps import sync_map_choosers
 from .progress_line import status_row
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                    file_name, make_job, provenance, shown_metric)
@@ -125,6 +126,8 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
         elif has_map >= 0 and (what == "compare" or what == "sweep" and kind != "swap"):
             self.metric_box.removeItem(has_map)
+        sync_map_choosers(self, self.result if what == "sweep" else None,
+                          self.metric_box.currentData())
         if self.status.property("error"):      # said of the previous choice
             self._say("")
         self.refresh_stale()
@@ -337,6 +340,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             with QtCore.QSignalBlocker(self.metric_box):   # the Show box names it
                 self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
         self.figure.subtitle = caption(self.job)
+        sync_map_choosers(self, self.result, metric)
         if note := self.figure.draw(self.job, self.result, metric):
             self._say(note, error=True)
 
