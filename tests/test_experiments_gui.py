@@ -535,3 +535,31 @@ def test_a_swap_sweep_s_map_of_each_text_at_each_layer(qtbot, tab):
     assert abs(cell_w - cell_h) < 0.02 * max(cell_w, cell_h)   # square cells
     tab.kind.setCurrentIndex(tab.kind.findData("random"))
     assert not tab.map_text.isVisibleTo(tab)
+
+
+def _ink_top(image, rect) -> int:
+    """The first row of ``rect`` (in ``image``) with dark pixels: where its text starts."""
+    array = np.array([[image.pixelColor(x, y).lightness()
+                       for x in range(rect.left(), rect.right())]
+                      for y in range(rect.top(), rect.bottom())])
+    return rect.top() + int(np.argmax((array < 128).any(axis=1)))
+
+
+@pytest.mark.parametrize("width", [1024, 1920])
+def test_the_two_words_beside_run_stand_on_one_line(qtbot, width):
+    """"takes about 71 s here ..." and "done in 71.4 s" beside Run: the first centred in
+    the two-line row, the second on its first line, ~6 px apart; they share a line."""
+    from PySide6.QtCore import QRect, QSettings
+    tab = on_screen(qtbot, ExperimentsTab(settings=QSettings()), width, 600)
+    tab.settings.setValue("experiments/took/paper/press2022/trained", "71.0 5.9")
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("press2022"))
+    tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+    assert tab.takes.isVisible() and tab.takes.text().startswith("takes about 71 s")
+    tab._say("done in 71.4 s")
+    qtbot.wait(50)
+    image = tab.grab().toImage()
+    tops = [_ink_top(image, QRect(w.mapTo(tab, w.rect().topLeft()), w.size()))
+            for w in (tab.takes, tab.status)]
+    assert abs(tops[0] - tops[1]) <= 1, tops
+    tab.shutdown()

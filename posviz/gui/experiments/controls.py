@@ -205,6 +205,9 @@ def tell_takes(tab) -> None:
     words = takes_words(tab.settings, took_key(
         tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
     tab.takes.setText(words)
+    # on the line of the progress line's first (it centred itself in their two-line
+    # row, half a line below "done in ...": finding 4 of a trial)
+    tab.takes.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop)
     tab.takes.setVisible(bool(words) and not tab.cancel_button.isEnabled()
                          and not shown_is_current(tab))
 
