@@ -534,7 +534,7 @@ def test_a_swap_sweep_s_map_of_each_text_at_each_layer(qtbot, tab):
     cell_h = view.height() / (y1 - y0)
     assert abs(cell_w - cell_h) < 0.02 * max(cell_w, cell_h)   # square cells
     tab.kind.setCurrentIndex(tab.kind.findData("random"))
-    assert not tab.map_text.isVisibleTo(tab)
+    qtbot.waitUntil(lambda: not tab.map_text.isVisibleTo(tab))
 
 
 def _ink_top(image, rect) -> int:

@@ -6,6 +6,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .checklist import EncodingsButton
 from .jobs import SWAP_MAP, changed
+from .swaps import map_choosers, sync_map_choosers  # noqa: F401 (the tab's, through here)
 from posviz.analysis.experiments.papers import CATALOGUE
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
@@ -126,7 +127,6 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
         row.addWidget(caption)
         row.addWidget(widget)
         tab._labelled[widget] = caption
-    from .swaps import map_choosers
     map_choosers(tab, second)
     first.addStretch(1)
     second.addStretch(1)
@@ -223,6 +223,13 @@ def shown_is_current(tab) -> bool:
 
 FIELD_NAMES = {"mask": "Mask", "layers": "Layers", "heads": "Heads", "d_model": "Width d",
                "ff_width": "MLP width", "norm": "LayerNorm", "residual": "Residual connections"}
+
+
+def refuse_told(tab, message: str, inputs) -> None:
+    """A refused run's ``message`` on ``tab`` with what to set first (what_to_set), and
+    the status bar no longer saying it runs (it kept "Running the comparison...")."""
+    tab._say(what_to_set(message, inputs), error=True)
+    tab.told.emit("Did not run (Experiments tab): see why there")
 
 
 def what_to_set(message: str, job) -> str:

@@ -230,13 +230,18 @@ def map_choosers(tab, row) -> None:
         widget.valueChanged.connect(tab._redraw)
         widget.hide()
         caption.hide()
+    for box in (tab.what, tab.kind):        # once the tab has taken the new choice
+        box.currentIndexChanged.connect(
+            lambda *_: QtCore.QTimer.singleShot(0, lambda: sync_map_choosers(tab)))
 
 
-def sync_map_choosers(tab, result, metric) -> None:
-    """Show the choosers while a swap map is shown, their ranges the result's, and hand
-    their choice to the figure (``map_text`` from 0, ``map_layer``)."""
+def sync_map_choosers(tab) -> None:
+    """Show the choosers while a sweep's swap map is shown, their ranges the result's,
+    and hand their choice to the figure (``map_text`` from 0, ``map_layer``)."""
+    result = tab.result if tab.what.currentData() == "sweep" and tab.job is not None \
+        and tab.job.what == "sweep" else None
     pairs = getattr(result, "pairs", None) or ()
-    shown = bool(pairs) and metric is not None and metric == "swap map"
+    shown = bool(pairs) and tab.metric_box.currentData() == "swap map"
     layers = pairs[0].layers if pairs else None
     for widget, visible in ((tab.map_text, shown and len(pairs) > 1),
                             (tab.map_layer, shown and layers is not None)):

@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
-                       fill_metric_box, metric_items, remember_took, tell_takes,
-                       what_to_set)
+from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, fill_metric_box,
+                       metric_items, refuse_told, remember_took, sync_map_choosers, tell_takes)
 from .figure import ExperimentFigure
-from .swaps import sync_map_choosers
 from .progress_line import status_row
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                    file_name, make_job, provenance, shown_metric)
@@ -126,8 +124,6 @@ class ExperimentsTab(QtWidgets.QWidget):
             self.metric_box.addItem("swap map (all pairs)", SWAP_MAP)
         elif has_map >= 0 and (what == "compare" or what == "sweep" and kind != "swap"):
             self.metric_box.removeItem(has_map)
-        sync_map_choosers(self, self.result if what == "sweep" else None,
-                          self.metric_box.currentData())
         if self.status.property("error"):      # said of the previous choice
             self._say("")
         self.refresh_stale()
@@ -292,12 +288,9 @@ class ExperimentsTab(QtWidgets.QWidget):
             return one_line(error)
 
     def _refuse(self, message: str, inputs) -> None:
-        """Say why a run of ``inputs`` (_inputs) failed, until the inputs change, and
-        what to set first where the Model panel can fix it; the status bar no longer
-        says the run goes on (it kept "Running the comparison..." after a refusal)."""
+        """Say why a run of ``inputs`` (_inputs) failed, until the inputs change."""
         self._refused = inputs
-        self._say(what_to_set(message, inputs), error=True)
-        self.told.emit("Did not run (Experiments tab): see why there")
+        refuse_told(self, message, inputs)          # and what to set, and not "Running"
 
     def refresh_stale(self) -> None:
         """Dim the result shown, saying why, while its inputs (experiment, model, text,
@@ -340,7 +333,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             with QtCore.QSignalBlocker(self.metric_box):   # the Show box names it
                 self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
         self.figure.subtitle = caption(self.job)
-        sync_map_choosers(self, self.result, metric)
+        sync_map_choosers(self)
         if note := self.figure.draw(self.job, self.result, metric):
             self._say(note, error=True)
 
