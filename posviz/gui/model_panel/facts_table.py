@@ -42,12 +42,12 @@ WIDE = 40                   # characters: a longer value takes the table's whole
 
 def facts_table(rows) -> str:
     """Rich text of (label, value) rows, leaving out the empty ones, each value short; a
-    value of more than WIDE characters under its label, across both columns (beside it,
-    SmolLM2's weights took 20 lines of two words)."""
+    value of more than WIDE characters after its label across both columns (in the
+    value column, SmolLM2's weights took 20 lines of two words)."""
     def row(label, value) -> str:
         if len(str(value)) > WIDE:
-            return (f"<tr><td colspan='2' style='color:#555'>{label}</td></tr>"
-                    f"<tr><td colspan='2'>{breakable(short(value))}</td></tr>")
+            return (f"<tr><td colspan='2'><span style='color:#555'>{label}</span>&nbsp; "
+                    f"{breakable(short(value))}</td></tr>")
         return f"<tr><td style='color:#555'>{label}</td><td>{breakable(short(value))}</td></tr>"
     return ("<table cellspacing='2'>" + "".join(
         row(label, value) for label, value in rows if value not in (None, "")) + "</table>")
