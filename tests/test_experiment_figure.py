@@ -83,7 +83,7 @@ def test_a_paper_check_after_a_probe_draws_only_its_own_curves(figure):
     chance = [2.5] * LAYERS
     figure.show_probe(probe_rows([2.6] * LAYERS, chance), "probe")
     figure.show_paper(haviv(chance))
-    assert legend_labels(figure) == ["bidirectional probe error", "causal probe error",
+    assert legend_labels(figure) == ["bidirectional", "causal",
                                      "chance (the mean), the same for both"]
     curves = [i for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)]
     assert len(curves) == 3
@@ -94,9 +94,8 @@ def test_masks_with_different_chance_lines_each_draw_theirs(figure):
     check = haviv([2.5] * LAYERS)
     check.values["bidirectional"] = probe_rows([3.0] * LAYERS, [2.7] * LAYERS)
     figure.show_paper(check)
-    assert legend_labels(figure) == ["bidirectional chance (the mean)",
-                                     "bidirectional probe error", "causal chance (the mean)",
-                                     "causal probe error"]
+    assert legend_labels(figure) == ["bidirectional", "bidirectional chance (the mean)",
+                                     "causal", "causal chance (the mean)"]
 
 
 def test_the_probe_plot_holds_errors_above_chance(figure):
@@ -415,10 +414,10 @@ def test_beside_a_linear_probe_the_verdicts_probes_name_their_squared_coordinate
     check.values["linear"] = {"causal": probe_rows([2.4] * LAYERS, [2.5] * LAYERS)}
     figure.show_paper(check)
     labels = legend_labels(figure)
-    assert "causal (linear + squared coordinates) probe error" in labels
+    assert "causal (linear + squared coordinates)" in labels
     assert not any("with squares" in label for label in labels)     # read as markers
-    assert "causal (linear) probe error" in labels
-    assert "causal probe error" not in labels
+    assert "causal (linear)" in labels
+    assert "causal" not in labels
 
 
 def test_the_paper_check_draws_all_four_probes_it_ran(figure):
@@ -429,8 +428,8 @@ def test_the_paper_check_draws_all_four_probes_it_ran(figure):
                               "bidirectional": probe_rows([2.9] * LAYERS, [2.5] * LAYERS)}
     figure.show_paper(check)
     labels = legend_labels(figure)
-    assert sum(label.endswith("probe error") for label in labels) == 4
-    assert "bidirectional (linear) probe error" in labels
+    assert sum("chance" not in label for label in labels) == 4
+    assert "bidirectional (linear)" in labels
     assert figure.data["bidirectional_linear_mae"] == pytest.approx([2.9] * LAYERS)
 
 

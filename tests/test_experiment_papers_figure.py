@@ -44,8 +44,12 @@ def bottom_ticks(figure) -> list[tuple[float, str]]:
 def assert_a_plot(figure, ran_on: str) -> None:
     assert figure.stack.currentWidget() is figure.canvas        # not a centred message
     assert figure.plot.getAxis("left").labelText and figure.plot.getAxis("bottom").labelText
-    # the model it ran on under the title, as every experiment names its model
-    assert f"Ran on {ran_on}</span>" in figure.heading.text()
+    # the model it ran on under the title, as every experiment names its model: whole,
+    # or (a long one) its head there and the whole in the note
+    from posviz.gui.experiments.papers import ran_line
+    subtitle, details = ran_line(ran_on)
+    assert f"{subtitle}</span>" in figure.heading.text()
+    assert not details or f"Ran on {ran_on}" in figure.note.text()
 
 
 def curves(figure) -> list:
@@ -283,3 +287,59 @@ def test_category_names_never_overlap_or_vanish(figure, qtbot, width):
     for rect, _, text in specs:
         drawn = len(text.strip().split("\n")) * metrics.height()
         assert rect.top() + drawn <= title.top() + 4, (text, rect, title)
+
+
+def _probe_rows(offset: float) -> list[dict]:
+    return [{"layer": k, "mae": 6.0 + offset - k, "chance_mae": 17.0, "r2": 0.1 * k}
+            for k in range(5)]
+
+
+HAVIV = {"random": {"causal": _probe_rows(0), "bidirectional": _probe_rows(1),
+                    "linear": {"causal": _probe_rows(2), "bidirectional": _probe_rows(3)}},
+         "trained": {"mlp": {"none": _probe_rows(0), "learned": _probe_rows(1),
+                             "none-500 (control)": _probe_rows(2),
+                             "none-1000 (control)": _probe_rows(3)}}}
+TRAINED_RAN_ON = ("the shipped trained checkpoints in checkpoints/ (none, sinusoidal, "
+                  "learned, rope, alibi, t5): the built-in model (4 layers, width 64), "
+                  "causal, trained as a language model on the King James Bible for 4500 "
+                  "steps of 128-token windows, seed 0")
+
+
+def _lab(colour: str) -> np.ndarray:
+    rgb = np.array([int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)])
+    rgb = np.where(rgb > 0.04045, ((rgb + 0.055) / 1.055) ** 2.4, rgb / 12.92)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                    [0.0193, 0.1192, 0.9505]]) @ rgb / np.array([0.9505, 1.0, 1.089])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def _delta_e(a: str, b: str) -> float:
+    return float(np.linalg.norm(_lab(a) - _lab(b)))
+
+
+@pytest.mark.parametrize("weights", ["random", "trained"])
+def test_haviv_s_series_each_have_their_own_colour_and_a_readable_plot_at_1024(
+        qtbot, weights):
+    """Haviv 2022: "bidirectional (linear)" and "bidirectional (linear + squared)" were
+    two near-identical blues, and on trained weights at 1024 x 700 the plot was ~170 px
+    tall under a two-line title and a three-line subtitle. Every series has its own
+    colour; the title and the subtitle are a line each, the plot half the figure."""
+    figure = on_screen(qtbot, ExperimentFigure(), 730, 340)    # its room at 1024 x 700
+    ran_on = TRAINED_RAN_ON if weights == "trained" else "the built-in model, untrained"
+    figure.show_paper(paper("haviv2022", HAVIV[weights], weights, ran_on))
+    qtbot.wait(100)
+    colours = [sample.item.opts["pen"].color().name() if hasattr(sample.item.opts["pen"],
+               "color") else pg.mkPen(sample.item.opts["pen"]).color().name()
+               for sample, _ in figure.legend.items]
+    assert len(colours) == len(set(colours)), (legend_labels(figure), colours)
+    for k, a in enumerate(colours):       # and apart to the eye (ΔE76, as the palette's)
+        for b in colours[k + 1:]:
+            assert _delta_e(a, b) >= 30, (a, b, _delta_e(a, b))
+    heading = figure.heading
+    lines = heading.height() / heading.fontMetrics().lineSpacing()
+    assert lines < 2.5, (lines, heading.text())                # a line each
+    # the plot keeps its least height (160 px) and the figure asks for its room and a
+    # line more (it asked 394 px of 340 on trained weights: the page scrolled)
+    assert figure.plot.getViewBox().height() >= 0.43 * figure.height()
+    assert figure.height() <= 340 + 25, figure.height()

@@ -480,3 +480,86 @@ def test_a_papers_title_does_not_make_a_small_window_scroll_sideways(qtbot, tab)
         qtbot.wait(1)
         assert tab.minimumSizeHint().width() <= 700, tab.paper.currentText()
         assert tab.paper.width() >= tab.paper.sizeHint().width()       # 1000 px: whole
+
+
+def test_a_refusal_says_what_to_set_and_the_status_bar_stops_saying_it_runs(qtbot, tab):
+    """Compare with trained weights and Mask bidirectional listed the checkpoints but
+    not what to do, and the status bar kept "Running the comparison..." after it."""
+    told = []
+    tab.told.connect(told.append)
+    tab.what.setCurrentIndex(tab.what.findData("compare"))
+    tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: not tab.cancel_button.isEnabled())
+    text = tab.status.text()
+    assert text.startswith("trained checkpoints are causal: set Mask to causal"), text
+    assert "no trained checkpoint for none, bidirectional" in text
+    assert told[0].startswith("Running the comparison")
+    assert "Running" not in told[-1] and "Did not run" in told[-1]
+
+
+def test_a_swap_sweep_s_map_of_each_text_at_each_layer(qtbot, tab):
+    """A swap sweep of several texts showed only text 1's map, at the last layer, with
+    no control to choose another: a text and a layer chooser show the map of that text
+    at that layer, drawn with square cells."""
+    tab.kind.setCurrentIndex(tab.kind.findData("swap"))
+    from dataclasses import replace
+    texts = ("the cat sat on the mat", "a dog ran to an old house today",
+             "positions break the symmetry of attention")
+    made = tab.make_job
+    tab.make_job = lambda: replace(made(), texts=texts)      # three short texts
+    run(qtbot, tab)
+    tab.metric_box.setCurrentIndex(tab.metric_box.findData(SWAP_MAP))
+    assert tab.map_text.isVisibleTo(tab) and tab.map_layer.isVisibleTo(tab)
+    assert tab.map_text.maximum() == 3
+    last = tab.result.pairs[0].layer
+    assert tab.map_layer.value() == last and tab.map_layer.maximum() == last
+    tab.map_text.setValue(2)
+    tab.map_layer.setValue(1)
+    pairs = tab.result.pairs[1]
+    from posviz.analysis.engine import Engine
+    from posviz.models.builtin.backend import BuiltinBackend
+    expected = sweep(Engine(BuiltinBackend(tab.job.spec.config)), texts, "swap",
+                     layer=1).pairs[1]
+    shown = tab.figure.displayed()["change"]
+    assert shown.shape == (len(pairs.tokens),) * 2
+    assert np.allclose(shown, expected.change, equal_nan=True)
+    assert not np.allclose(shown, pairs.change)               # not the last layer's
+    assert "layer 1, text 2 of 3" in tab.figure.heading.text()
+    qtbot.wait(100)                                           # laid out
+    view = tab.figure.plot.getViewBox()
+    (x0, x1), (y0, y1) = view.viewRange()
+    cell_w = view.width() / (x1 - x0)
+    cell_h = view.height() / (y1 - y0)
+    assert abs(cell_w - cell_h) < 0.02 * max(cell_w, cell_h)   # square cells
+    tab.kind.setCurrentIndex(tab.kind.findData("random"))
+    qtbot.waitUntil(lambda: not tab.map_text.isVisibleTo(tab))
+
+
+def _ink_top(image, rect) -> int:
+    """The first row of ``rect`` (in ``image``) with dark pixels: where its text starts."""
+    array = np.array([[image.pixelColor(x, y).lightness()
+                       for x in range(rect.left(), rect.right())]
+                      for y in range(rect.top(), rect.bottom())])
+    return rect.top() + int(np.argmax((array < 128).any(axis=1)))
+
+
+@pytest.mark.parametrize("width", [1024, 1920])
+def test_the_two_words_beside_run_stand_on_one_line(qtbot, width):
+    """"takes about 71 s here ..." and "done in 71.4 s" beside Run: the first centred in
+    the two-line row, the second on its first line, ~6 px apart; they share a line."""
+    from PySide6.QtCore import QRect, QSettings
+    tab = on_screen(qtbot, ExperimentsTab(settings=QSettings()), width, 600)
+    tab.settings.setValue("experiments/took/paper/press2022/trained", "71.0 5.9")
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    tab.paper.setCurrentIndex(tab.paper.findData("press2022"))
+    tab.weights.setCurrentIndex(tab.weights.findData("trained"))
+    assert tab.takes.isVisible() and tab.takes.text().startswith("takes about 71 s")
+    tab._say("done in 71.4 s")
+    qtbot.wait(50)
+    image = tab.grab().toImage()
+    tops = [_ink_top(image, QRect(w.mapTo(tab, w.rect().topLeft()), w.size()))
+            for w in (tab.takes, tab.status)]
+    assert abs(tops[0] - tops[1]) <= 1, tops
+    tab.shutdown()

@@ -81,3 +81,43 @@ def test_a_png_is_drawn_with_the_box_closed_a_busy_cursor_and_words(
     assert during["said"] == ["Writing symmetry-own.png…"]
     assert said[-1] == f"Wrote {target}"
     assert QtWidgets.QApplication.overrideCursor() is None      # the cursor given back
+
+
+@pytest.mark.parametrize("width", [1024, 1920])
+def test_a_figure_s_file_dialog_shows_its_size_type_and_date_whole(
+        shown_panel, tmp_path, monkeypatch, width):
+    """Qt's own file dialog cut its columns ("115…KiB", "SV…ge", "7 Dec …:52:18") even
+    at 1920 with most of its width empty: each is as wide as what it holds, and stays
+    so for every folder listed (offscreen Qt's first widths happen to fit; a real
+    window's did not, seen under Xvfb)."""
+    panel, _ = shown_panel
+    panel.window().resize(width, 700)
+    (tmp_path / "attention.svg").write_text("<svg/>" * 20000)
+    (tmp_path / "a-much-longer-figure-name-to-list.svg").write_text("<svg/>" * 30000)
+    seen, cut = [], []
+
+    def measure(dialog):
+        view = dialog.findChild(QtWidgets.QTreeView, "treeView")
+        QtCore.QTimer.singleShot(0, lambda: look(dialog, view, 40))
+
+    def look(dialog, view, tries):
+        model = view.model()
+        if model.rowCount(view.rootIndex()) < 2 and tries:    # listed
+            return QtCore.QTimer.singleShot(50, lambda: look(dialog, view, tries - 1))
+        QtWidgets.QApplication.processEvents()
+        header = view.header()
+        for column in range(1, header.count()):
+            if not header.isSectionHidden(column):
+                wanted = max(view.sizeHintForColumn(column),
+                             header.sectionSizeHint(column))
+                mode = header.sectionResizeMode(column)       # and when the folder
+                if header.sectionSize(column) < wanted or \
+                        mode != QtWidgets.QHeaderView.ResizeMode.ResizeToContents:
+                    cut.append((column, header.sectionSize(column), wanted, mode))
+        seen.append(model.rowCount(view.rootIndex()))
+        dialog.reject()
+    QtCore.QTimer.singleShot(0, lambda: answered(QtWidgets.QFileDialog, measure, []))
+    exporting.save_file_name(panel, "Export", str(tmp_path / "symmetry.svg"),
+                             "SVG (*.svg);;All (*)")
+    assert seen and seen[0] >= 2
+    assert not cut, cut

@@ -186,7 +186,8 @@ def test_outputs_figure_shows_top_tokens_of_a_head_model(panel):
     QtWidgets.QApplication.processEvents()
     assert figure.canvas.width() >= 0.6 * figure.width(), (figure.canvas.width(),
                                                            figure.width())
-    assert figure.text.sizeHint().height() <= figure.text.height()   # the text whole
+    # the text whole (above the chart, as tall as its lines at its width)
+    assert figure.text.heightForWidth(figure.text.width()) <= figure.text.height()
     # one figure on the tab: one row's height asked of the window, so at 1920 × 1050
     # the chart's token labels are in sight without scrolling
     panel.set_row_height(380)

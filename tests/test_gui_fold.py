@@ -148,7 +148,15 @@ def test_a_real_model_s_facts_fit_the_dock_without_a_sideways_scroll(qtbot, size
     assert scroll.horizontalScrollBar().maximum() == 0, (
         panel.minimumSizeHint().width(), scroll.viewport().width())
     shown = panel.model_facts.text().replace("\u200b", "")    # where a line may break
-    assert "its 4-bit Q4_1 GGUF de-quantized … float32 on cpu" in shown    # the ends
+    weights = dict(SMOLLM2_FACTS)["Weights"]
+    # whole, wrapped over lines (its middle cut to "…" read as words lost at 1024)
+    assert weights in shown and "de-quantized …" not in shown
+    assert panel.model_facts.wordWrap()
+    assert panel.model_facts.height() >= panel.model_facts.heightForWidth(
+        panel.model_facts.width()) - 1
+    # and whole in the tooltip
+    from posviz.gui.model_panel.facts_table import facts_tip
+    assert f"Weights: {weights}" in facts_tip(SMOLLM2_FACTS)
 
 
 def test_the_head_maps_titles_do_not_run_into_each_other_at_800_pixels(qtbot):

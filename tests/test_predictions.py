@@ -300,3 +300,26 @@ def test_punctuation_under_a_bar_reads_as_a_quoted_token_and_hovers(qtbot):
     assert said == ["next token: “,” — original 0.167, reordered 0.007"]
     assert figure.displayed()["value"][-1] == pytest.approx(0.002)     # the CSV's, as is
     assert "," in figure.labels["entry"]                                # unquoted there
+
+
+@pytest.mark.parametrize("width", [735, 1630])
+def test_the_outputs_text_stands_above_its_chart_leaving_no_blank_column(qtbot, width):
+    """At 1024 and in its export the cosine and top-5 text stood in a column beside the
+    chart, 70 % of it blank under a few lines: the text spans the figure above the chart,
+    as tall as its lines, the chart the height left."""
+    pytest.importorskip("PySide6")
+    from types import SimpleNamespace
+
+    from posviz.analysis.predictions import Outputs, Prediction, TopTokens
+    from posviz.gui.plots.predictions import OutputsFigure
+    top = TopTokens((".", "and", ","), (13, 290, 11), (0.275, 0.244, 0.167))
+    after = TopTokens(("is", ".", "and"), (314, 13, 290), (0.025, 0.009, 0.002))
+    first = Prediction("next token", top, after, 4.02, (9, 9), top, (0.009, 0.002, 0.007))
+    figure = on_screen(qtbot, OutputsFigure(), width, 430)
+    figure.update_from(SimpleNamespace(model=SimpleNamespace(
+        outputs=Outputs("causal", 0.795, (first,)))), 1, 0)
+    qtbot.wait(50)
+    text, canvas = figure.text.geometry(), figure.canvas.geometry()
+    assert text.bottom() <= canvas.top() and text.width() >= 0.9 * figure.page.width()
+    assert text.height() <= figure.text.heightForWidth(text.width()) + 2     # no blank
+    assert canvas.height() >= 0.5 * figure.page.height()

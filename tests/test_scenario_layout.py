@@ -124,3 +124,22 @@ def test_the_restored_session_s_scenario_comes_back_readable_at_1024(qtbot):
     assert again.tabifiedDockWidgets(panel) == [again.model_dock] and panel.isVisible()
     width, area = _symmetry_plot(again)
     assert area.right() <= width and area.width() >= 250 and area.height() >= 100, area
+
+
+def test_a_scenario_left_behind_says_so_plainly_on_its_tab(qtbot):
+    """After the text changed, the tab beside the model panel read "Scenario (left)",
+    as if the scenario were on the left: it says it changed, and its tip what changed
+    and how to go back."""
+    from PySide6.QtTest import QTest
+    w = _opened(qtbot, 1024, 700)
+    _with_scenario(qtbot, w, "nope")
+    panel = w.scenario_panel
+    qtbot.waitUntil(lambda: w.tabifiedDockWidgets(panel) == [w.model_dock])
+    with qtbot.waitSignal(w.controller.evaluated, timeout=TIMEOUT):
+        w.text_edit.setText("positions break the symmetry")
+        QTest.keyClick(w.text_edit, Qt.Key_Return)
+    qtbot.wait(50)
+    assert panel.windowTitle() == "Scenario — changed"
+    tip = panel.tab_tip()
+    assert "You changed the text" in tip and "Help › Scenarios opens it again" in tip
+    assert panel.toolTip() == tip

@@ -406,7 +406,7 @@ def test_a_scenarios_title_and_note_let_go_once_its_text_or_model_changes(
     assert (saved.title, saved.note) == ("", "")
     assert window.files.save_to(tmp_path / "mine.posviz")
     assert session_file.read(tmp_path / "mine.posviz").title == ""
-    assert "left" in panel.windowTitle()
+    assert panel.windowTitle() == "Scenario — changed"          # "(left)" read as a place
     assert f"You changed the {change}" in panel.browser.toPlainText()
     assert doc.title in panel.browser.toPlainText()       # what it was, still there
 

@@ -116,3 +116,47 @@ def test_a_chip_dragged_past_the_left_edge_stays_inside_the_strip(strip, qtbot):
     assert drawn and drawn[-1].left() >= 0 and drawn[-1].width() == rect.width()
     assert drawn[-1].right() <= strip.width()
     QTest.mouseRelease(strip, Qt.LeftButton, Qt.NoModifier, QPoint(2, grab.y()))
+
+
+@pytest.mark.parametrize("past_the_end", [True, False])
+def test_a_drop_repaints_every_pixel_the_lifted_chip_was_drawn_on(qtbot, past_the_end):
+    """Dropped past the last chip (or a short drag of slot 0 past slot 1), the lifted
+    chip's right edge stayed painted on the strip: the repaint after the drop took the
+    chip's centre for the grab offset and missed its edge. Every pixel the lifted chip
+    and its shadow were drawn on is repainted."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtGui import QRegion
+    from PySide6.QtTest import QTest
+    strip = on_screen(qtbot, TokenStrip(), 740, 60)
+    words = "warm was it because mat the on sat cat the".split()
+    strip.set_tokens(words, [False] * 10, range(10), [True] * 10)
+    drawn, paint = [], strip._paint_chip
+    def recorded(painter, rect, index, slot, lifted=False):
+        if lifted:
+            drawn.append(QRectF(rect))
+        paint(painter, rect, index, slot, lifted)
+    strip._paint_chip = recorded
+    rect = strip.chip_rect(0)
+    grab = QPoint(int(rect.left()) + 4, int(rect.center().y()))   # near its left end
+    end = strip.chip_rect(9).right() + 60 if past_the_end else strip.chip_rect(1).right() + 8
+    QTest.mousePress(strip, Qt.LeftButton, Qt.NoModifier, grab)
+    x = grab.x()
+    while x < end:
+        x = min(x + 50, int(end))
+        QTest.mouseMove(strip, QPoint(x, grab.y()))
+        qtbot.wait(20)
+    strip.repaint()
+    lifted = drawn[-1]
+    repainted, seen = QRegion(), strip.paintEvent
+    def painted(event):
+        nonlocal repainted
+        repainted += event.region()
+        seen(event)
+    strip.paintEvent = painted
+    QTest.mouseRelease(strip, Qt.LeftButton, Qt.NoModifier, QPoint(x, grab.y()))
+    qtbot.waitUntil(lambda: not strip.sliding(), timeout=3000)
+    qtbot.wait(50)
+    shadow = lifted.translated(2, 3)
+    for area in (lifted, shadow):
+        box = area.toAlignedRect()
+        assert QRegion(box).subtracted(repainted).isEmpty(), (box, repainted.boundingRect())

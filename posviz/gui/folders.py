@@ -40,3 +40,26 @@ def remember_recent(settings, path) -> None:
 
 def forget_recent(settings) -> None:
     settings.setValue(RECENT_KEY, [])
+
+
+def fit_columns(dialog) -> None:
+    """Qt's own file dialog (``dialog``, a QFileDialog) with its Size, Type and Date
+    columns as wide as what they hold, the names the rest, each time it lists a folder:
+    at 1024 and at 1920 they read "115…KiB", "SV…ge", "7 Dec …:52:18" with most of the
+    dialog's width empty. A native dialog (no tree view of Qt's) is left as it is."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QFileSystemModel, QHeaderView, QTreeView
+
+    def fit(*_) -> None:
+        view = dialog.findChild(QTreeView, "treeView")
+        if view is None:
+            return
+        header = view.header()
+        header.setStretchLastSection(False)
+        for column in range(1, header.count()):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    model = dialog.findChild(QFileSystemModel)
+    if model is not None:
+        model.directoryLoaded.connect(lambda _: QTimer.singleShot(0, fit))
+    fit()

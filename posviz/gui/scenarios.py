@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QGraphicsView,
-                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QTextBrowser,
-                               QVBoxLayout)
+                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QTabBar,
+                               QTextBrowser, QVBoxLayout)
 
 PANEL_WIDTH = 330
 PLOTS_BESIDE_WIDTH = 760          # narrower plots squash the symmetry curves to a strip
@@ -98,6 +98,7 @@ class ExplanationPanel(QDockWidget):
         # short: its words are the tab's beside the model panel's at 1024 pixels ("M…",
         # "Scenario: The causal …"); the title heads the text below
         self.setWindowTitle("Scenario" if doc.title else "Note")
+        self._tell_tip(f"{doc.title or 'A note'}: the explanation of what is shown")
         self.browser.setMarkdown(_markdown(doc))
         self.show()
         self.raise_()
@@ -106,12 +107,37 @@ class ExplanationPanel(QDockWidget):
     def detach(self, what: str) -> None:
         """The user changed the ``what`` ("text" or "model") the explanation speaks of:
         it stays readable, marked as no longer about what is shown (nor saved with it)."""
-        self.setWindowTitle("Scenario (left)")
+        # "Scenario (left)" read as "the scenario on the left"
+        # (short: it is a tab beside the model panel's at 1024 pixels; the tip says more)
+        self.setWindowTitle(f"{self.windowTitle().split(' —')[0]} — changed")
+        self._tell_tip(f"You changed the {what} since the scenario opened: its text no "
+                       f"longer describes the plots. Help › Scenarios opens it again as "
+                       f"it was.")
         self.browser.setMarkdown(
             f"**You changed the {what}.** What follows was written for the scenario's "
             f"own text and model: it no longer describes the plots, and Save no longer "
             f"stores it. Help › Scenarios opens the scenario again.\n\n---\n\n"
             + _markdown(self.doc))
+
+
+    def _tell_tip(self, tip: str) -> None:
+        """``tip`` on the panel and, tabbed beside the model panel, on its tab."""
+        self.setToolTip(tip)
+        QTimer.singleShot(0, lambda: self._tab_tip(tip))   # the tab bar is laid out later
+
+    def _tab_tip(self, tip: str) -> None:
+        for bar in self.main.findChildren(QTabBar):
+            for k in range(bar.count()):
+                if bar.tabText(k).replace("&", "") == self.windowTitle():
+                    bar.setTabToolTip(k, tip)
+
+    def tab_tip(self) -> str:
+        """The tooltip of the panel's tab beside the model panel ("" when not tabbed)."""
+        for bar in self.main.findChildren(QTabBar):
+            for k in range(bar.count()):
+                if bar.tabText(k).replace("&", "") == self.windowTitle():
+                    return bar.tabToolTip(k)
+        return ""
 
 
 class ScenarioDialog(QDialog):

@@ -8,7 +8,7 @@ at a time: ``analysis.batch_metrics``), and reports per layer the median,
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -59,6 +59,15 @@ class SwapMap:
     change: np.ndarray           # (n, n) hidden_equivariance at the layer; symmetric,
                                  #   0 on the diagonal and where not ``ran``
     movable: np.ndarray          # (n,) bool
+    # (L+1, n, n): the map at every layer (input, then each block), as ``change`` is at
+    # ``layer``; None when only one layer was kept (the window's layer chooser reads it)
+    layers: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    def at(self, layer: int) -> "SwapMap":
+        """The map at ``layer`` (0: the input), of the runs already made."""
+        if self.layers is None or not 0 <= layer < len(self.layers):
+            raise PosvizInputError(f"this swap map has no layer {layer}")
+        return replace(self, layer=layer, change=self.layers[layer])
 
     @property
     def ran(self) -> np.ndarray:
@@ -169,6 +178,7 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
         adjacent = {tuple(o) for o in make_orders("swap", seq, 1, None)} \
             if kind == "swap" else None
         change = np.zeros((len(seq), len(seq))) if kind == "swap" else None
+        every = None                                   # (L+1, n, n): each layer's map
         for order, comparison in zip(plan, run_orders(engine, seq, plan, positions,
                                                       should_stop)):
             floor = comparison.floor
@@ -178,11 +188,15 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
             if kind == "swap":
                 at = check_layer(layer, comparison.hidden_equivariance.shape[0] - 1)
                 swap_cell(change, order, float(comparison.hidden_equivariance[at]))
+                if every is None:
+                    every = np.zeros((len(comparison.hidden_equivariance),) + change.shape)
+                i, j = np.flatnonzero(order != np.arange(len(order)))
+                every[:, i, j] = every[:, j, i] = comparison.hidden_equivariance
             done += 1
             if progress is not None:
                 progress(done, total)
         if kind == "swap":
-            pairs.append(SwapMap(text, seq.tokens, at, change, seq.movable()))
+            pairs.append(SwapMap(text, seq.tokens, at, change, seq.movable(), every))
     result_bands = {name: bands(np.stack(v)) for name, v in values.items()}
     return SweepResult(kind, count, seed, texts, len(values[METRICS[0]]), result_bands,
                        floor, tuple(pairs))

@@ -6,6 +6,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .checklist import EncodingsButton
 from .jobs import SWAP_MAP, changed
+from .swaps import map_choosers, sync_map_choosers  # noqa: F401 (the tab's, through here)
 from posviz.analysis.experiments.papers import CATALOGUE
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
@@ -126,6 +127,7 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
         row.addWidget(caption)
         row.addWidget(widget)
         tab._labelled[widget] = caption
+    map_choosers(tab, second)
     first.addStretch(1)
     second.addStretch(1)
     tab.what.currentIndexChanged.connect(tab._what_changed)
@@ -203,6 +205,9 @@ def tell_takes(tab) -> None:
     words = takes_words(tab.settings, took_key(
         tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
     tab.takes.setText(words)
+    # on the line of the progress line's first (it centred itself in their two-line
+    # row, half a line below "done in ...": finding 4 of a trial)
+    tab.takes.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop)
     tab.takes.setVisible(bool(words) and not tab.cancel_button.isEnabled()
                          and not shown_is_current(tab))
 
@@ -214,3 +219,41 @@ def shown_is_current(tab) -> bool:
         return False
     now = tab._inputs()
     return not isinstance(now, str) and not changed(tab.job, now, tab.what.currentData())
+
+
+FIELD_NAMES = {"mask": "Mask", "layers": "Layers", "heads": "Heads", "d_model": "Width d",
+               "ff_width": "MLP width", "norm": "LayerNorm", "residual": "Residual connections"}
+
+
+def refuse_told(tab, message: str, inputs) -> None:
+    """A refused run's ``message`` on ``tab`` with what to set first (what_to_set), and
+    the status bar no longer saying it runs (it kept "Running the comparison...")."""
+    tab._say(what_to_set(message, inputs), error=True)
+    tab.told.emit("Did not run (Experiments tab): see why there")
+
+
+def what_to_set(message: str, job) -> str:
+    """``message`` (a run's refusal) with what to change in the Model panel first, when
+    it says there is no trained checkpoint for the panel's model and one differs from it
+    only in a few settings: "trained checkpoints are causal: set Mask to causal (no
+    trained checkpoint for ...)" (a trial with Mask bidirectional read only the list)."""
+    config = getattr(getattr(job, "spec", None), "config", None)
+    if config is None or "no trained checkpoint" not in message:
+        return message
+    from posviz.models.training.checkpoint import zoo
+    best = None
+    for checkpoint in zoo():
+        differ = [name for name in FIELD_NAMES
+                  if getattr(checkpoint.config, name) != getattr(config, name)]
+        if differ and (best is None or len(differ) < len(best[1])):
+            best = checkpoint.config, differ
+    if best is None:
+        return message
+    trained, differ = best
+    def value(name):
+        shown = getattr(trained, name)
+        return ("on" if shown else "off") if isinstance(shown, bool) else str(shown)
+    said = "; ".join(f"set {FIELD_NAMES[name]} to {value(name)}" for name in differ)
+    kind = (f"trained checkpoints are {trained.mask}: " if differ == ["mask"] else
+            "the trained checkpoints' model: ")
+    return f"{kind}{said} ({message})"

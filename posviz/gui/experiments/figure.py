@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtWidgets  # before pyqtgraph, so it binds PySide6
 from .jobs import SWAP_MAP
 from .probes import draw_probes
 from .sweep_band import draw_band
-from .swaps import draw_pairs, hover_text, which_text
+from .swaps import draw_pairs, hover_text, let_go_square, map_at, which_text
 from ..plots import style
 from ..plots.base import Figure
 from ..plots.hover import CurveHover
@@ -71,6 +71,7 @@ class ExperimentFigure(Figure):
         self.veil.hide()
         self._pairs = None
         self.map_text = 0           # which text's swap map a swap sweep shows
+        self.map_layer = None       # at which layer (None: the one the sweep measured)
         self._series = []                           # the curves as drawn (hover.Series)
         self._shown = None          # (job, result, metric, subtitle) of the drawing shown
         self._twin = None           # drawn_alone's figure, while it draws what is shown
@@ -121,8 +122,9 @@ class ExperimentFigure(Figure):
             from .extension import draw_order_use
             draw_order_use(self, result)
         elif job.what == "sweep" and metric == SWAP_MAP:
-            self.show_pairs(result.pairs[self.map_text], which_text(
-                result.texts, self.map_text) if len(result.texts) > 1 else "")
+            self.show_pairs(map_at(result.pairs[self.map_text], self.map_layer),
+                            which_text(result.texts, self.map_text)
+                            if len(result.texts) > 1 else "")
         elif job.what == "sweep":
             self.show_sweep(result, metric)
         elif job.what == "probe":
@@ -182,6 +184,7 @@ class ExperimentFigure(Figure):
             job, result, metric, subtitle = self._shown
             twin = self._twin = ExperimentFigure()
             twin.subtitle, twin.map_text = subtitle, self.map_text
+            twin.map_layer = self.map_layer
             twin.draw(job, result, metric)
             twin.stale_line = self.stale_line
             twin.set_title(twin._title)
@@ -223,6 +226,7 @@ class ExperimentFigure(Figure):
             one_notation(self.plot.getAxis("left"))
         view = self.plot.getViewBox()
         view.invertY(False)
+        let_go_square(self)                         # a swap map's square cells only
         view.enableAutoRange(enable=False)
         self.plot.setLogMode(x=False, y=log)
         style.style_plot(self.plot, "", left, bottom, short_left=SHORT_LEFT.get(left, ""))

@@ -25,6 +25,23 @@ def _short(value) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
+RAN_CHARS = 100         # a longer "Ran on ..." keeps its head under the title
+TITLE_CHARS = 90        # a longer title keeps its authors (the claim: the Paper box's)
+
+
+def ran_line(ran_on: str | None) -> tuple[str, bool]:
+    """The subtitle of a check that ran on ``ran_on``, and whether its details go to the
+    note: a long one keeps what it names before its first ":" ("the shipped trained
+    checkpoints in checkpoints/ (none, ..., t5)")."""
+    if not ran_on:
+        return "", False
+    whole = f"Ran on {ran_on}"
+    head = whole.split(": ", 1)[0]
+    if len(whole) <= RAN_CHARS or head == whole:
+        return whole, False
+    return head, True                      # the note's first line: the whole
+
+
 def draw_paper(figure, check) -> None:
     """Draw a paper check (analysis.experiments.claim.PaperCheck) on the Experiments
     figure: each paper's own plot, its verdict in the title and its terms in the note."""
@@ -38,9 +55,10 @@ def draw_paper(figure, check) -> None:
         runs = {"NoPE, MLP ": (rows[NoPositions.kind], "#d55e00")}
         if LearnedEncoding.kind in rows:
             runs["learned, MLP "] = (rows[LearnedEncoding.kind], "#0072b2")
+        greys = iter(("#808000", "#6a3d9a", "#c06a9c", "#000000"))   # each its own
         for name in rows:
             if name.endswith("(control)"):       # "none-500 (control)"
-                runs[f"control {name.split()[0]}, MLP "] = (rows[name], "#7f7f7f")
+                runs[f"control {name.split()[0]}, MLP "] = (rows[name], next(greys, "#000000"))
         figure._probes("", runs)
     elif check.name == "haviv2022":
         # the verdict's features are quadratic: named so (as the probe's control names
@@ -48,7 +66,9 @@ def draw_paper(figure, check) -> None:
         both = f"({FEATURE_NAMES['quadratic']}) " if "linear" in values else ""
         runs = {f"causal {both}": (values["causal"], "#d55e00"),
                 f"bidirectional {both}": (values["bidirectional"], "#0072b2")}
-        linear = {"causal": "#009e73", "bidirectional": "#3d8ec9"}      # all four probes
+        # all four probes, each its own hue of the house palette (the linear
+        # bidirectional one was a second blue, beside the quadratic one's)
+        linear = {"causal": "#009e73", "bidirectional": "#c06a9c"}
         for mask, rows in values.get("linear", {}).items():
             runs[f"{mask} (linear) "] = (rows, linear[mask])
         figure._probes("", runs)
@@ -72,14 +92,23 @@ def draw_paper(figure, check) -> None:
         figure.show_message("\n\n".join(f"{k.replace('_', ' ')}: {_short(v)}"
                                         for k, v in values.items()))
         figure.data, figure.dims, figure.coords, figure.labels = {}, (), {}, {}
-    # what ran, under the title as every experiment names its model
-    figure.subtitle = f"Ran on {check.ran_on}" if check.ran_on else ""
-    figure.set_title(f"{TITLES.get(check.name, check.name)} ({check.weights} weights): "
-                     f"{'holds' if check.holds else 'does NOT hold'} here")
+    # what ran, under the title as every experiment names its model: one line, its
+    # details in the note (at 1024 a three-line subtitle under a two-line title left
+    # the trained Haviv plot ~170 px tall); the title the authors and the verdict (the
+    # claim is the Paper box's, and the note's citation)
+    ran, details = ran_line(check.ran_on)
+    figure.subtitle = ran
+    title = TITLES.get(check.name, check.name)
+    verdict = (f" ({check.weights} weights): "
+               f"{'holds' if check.holds else 'does NOT hold'} here")
+    if len(title + verdict) > TITLE_CHARS:                 # a line at 1024 pixels
+        title = title.split(" — ")[0]
+    figure.set_title(title + verdict)
     # the trained check, as this window runs it (the command line names its flag)
     trained = ' (the Weights choice "trained" runs it on trained models)' if \
         trained_too(check) else ""
-    figure.set_note(f"{check.citation}\nPaper: {check.reports}\nTests: {check.tests}"
+    figure.set_note((f"Ran on {check.ran_on}\n" if details else "")
+                    + f"{check.citation}\nPaper: {check.reports}\nTests: {check.tests}"
                     f"{trained}\n"
                     f"posviz: {check.measures}" + (f"\nDrawn: {said}" if said else ""))
 

@@ -24,7 +24,10 @@ def draw_probes(figure, title: str, runs: dict, said: str = "") -> None:
         layers = np.array([r["layer"] for r in rows])
         mae = np.array([r["mae"] for r in rows])
         chance = np.array([r["chance_mae"] for r in rows])
-        figure._curve(layers, mae, colour, f"{prefix}probe error".strip())
+        # several probes: named by what differs (the axis says it is their error; "...
+        # probe error" four times set the legend in one column at 1024, under the fold)
+        figure._curve(layers, mae, colour, f"{prefix}probe error".strip() if len(runs) == 1
+                      else prefix.strip().rstrip(","))
         if not shared:
             figure._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(),
                           1.5, dash=True)

@@ -155,6 +155,7 @@ def draw_pairs(figure, pairs, which: str = "") -> None:
     if pinned.any():
         cross_cells(figure.plot, pinned)
     figure._pairs = pairs
+    keep_square(figure)                          # square cells (were ~56 x 17 at 1024)
     most = int(np.argmax(pairs.sensitivity))
     figure.set_title(f"Swap sensitivity at layer {pairs.layer}"
                      + (f", {escape(which, quote=False)}" if which else "")
@@ -170,3 +171,91 @@ def draw_pairs(figure, pairs, which: str = "") -> None:
     figure.dims = ("token", "partner")
     figure.coords = {}
     figure.labels = {"token": list(pairs.tokens), "partner": list(pairs.tokens)}
+
+
+WIDEST = 16777215           # Qt's "no maximum"
+
+
+def keep_square(figure) -> None:
+    """The map's plot no wider than its view is tall, so each cell is square; the
+    axes keep to the map (a locked aspect widened the view's range beside it)."""
+    view, plot = figure.plot.getViewBox(), figure.plot
+
+    def fit() -> None:
+        if figure._pairs is None:                   # another drawing since: let go
+            return
+        axes = plot.geometry().width() - view.width()
+        wanted = min(max(view.height() + axes, 120.0), figure.canvas.width() - 120.0)
+        grid = figure.canvas.ci.layout               # its column: the bar stays beside it
+        if abs(grid.columnMaximumWidth(0) - wanted) > 0.5:
+            grid.setColumnMinimumWidth(0, wanted)
+            grid.setColumnMaximumWidth(0, wanted)
+    if getattr(figure, "_squared", None) is None:
+        figure._squared = fit
+        view.sigResized.connect(lambda *_: figure._squared())
+    figure._squared = fit
+    fit()
+
+
+def let_go_square(figure) -> None:
+    """Undo keep_square: the next drawing takes the plot's whole width."""
+    grid = figure.canvas.ci.layout
+    if grid.columnMaximumWidth(0) < WIDEST:
+        grid.setColumnMinimumWidth(0, 0)
+        grid.setColumnMaximumWidth(0, WIDEST)
+
+
+def map_at(pairs, layer):
+    """``pairs`` at ``layer`` when it kept every layer's map, else as measured."""
+    if layer is None or pairs.layers is None or layer == pairs.layer:
+        return pairs
+    return pairs.at(min(max(layer, 0), len(pairs.layers) - 1))
+
+
+def map_choosers(tab, row) -> None:
+    """The swap map's text and layer choosers (``tab.map_text``, ``tab.map_layer``),
+    put on ``row``: a sweep of several texts showed only text 1's map, at the last
+    layer, with no way to see another (the API's figure("swap map", text=i) only)."""
+    tab.map_text = QtWidgets.QSpinBox(minimum=1, maximum=1)
+    tab.map_text.setToolTip("Which text's swap map to show (the sweep ran every text)")
+    tab.map_layer = QtWidgets.QSpinBox(minimum=0, maximum=0)
+    tab.map_layer.setToolTip("At which layer (0: the input, then the output of each "
+                             "block; no new run needed)")
+    for label, widget in (("Text", tab.map_text), ("Layer", tab.map_layer)):
+        caption = QtWidgets.QLabel(label)
+        caption.setBuddy(widget)
+        row.addWidget(caption)
+        row.addWidget(widget)
+        tab._labelled[widget] = caption
+        widget.valueChanged.connect(tab._redraw)
+        widget.hide()
+        caption.hide()
+    for box in (tab.what, tab.kind):        # once the tab has taken the new choice
+        box.currentIndexChanged.connect(
+            lambda *_: QtCore.QTimer.singleShot(0, lambda: sync_map_choosers(tab)))
+
+
+def sync_map_choosers(tab) -> None:
+    """Show the choosers while a sweep's swap map is shown, their ranges the result's,
+    and hand their choice to the figure (``map_text`` from 0, ``map_layer``)."""
+    result = tab.result if tab.what.currentData() == "sweep" and tab.job is not None \
+        and tab.job.what == "sweep" else None
+    pairs = getattr(result, "pairs", None) or ()
+    shown = bool(pairs) and tab.metric_box.currentData() == "swap map"
+    layers = pairs[0].layers if pairs else None
+    for widget, visible in ((tab.map_text, shown and len(pairs) > 1),
+                            (tab.map_layer, shown and layers is not None)):
+        widget.setVisible(visible)
+        tab._labelled[widget].setVisible(visible)
+    if not shown:
+        return
+    with QtCore.QSignalBlocker(tab.map_text), QtCore.QSignalBlocker(tab.map_layer):
+        tab.map_text.setMaximum(len(pairs))
+        if layers is not None:
+            tab.map_layer.setMaximum(len(layers) - 1)
+        if getattr(tab, "_map_of", None) is not result:    # its first text, at its layer
+            tab._map_of = result
+            tab.map_text.setValue(1)
+            tab.map_layer.setValue(pairs[0].layer)
+    tab.figure.map_text = tab.map_text.value() - 1
+    tab.figure.map_layer = tab.map_layer.value() if layers is not None else None

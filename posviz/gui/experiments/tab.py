@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls,
-                       fill_metric_box, metric_items, remember_took, tell_takes)
+from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, fill_metric_box,
+                       metric_items, refuse_told, remember_took, sync_map_choosers, tell_takes)
 from .figure import ExperimentFigure
 from .progress_line import status_row
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
@@ -290,7 +290,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _refuse(self, message: str, inputs) -> None:
         """Say why a run of ``inputs`` (_inputs) failed, until the inputs change."""
         self._refused = inputs
-        self._say(message, error=True)
+        refuse_told(self, message, inputs)          # and what to set, and not "Running"
 
     def refresh_stale(self) -> None:
         """Dim the result shown, saying why, while its inputs (experiment, model, text,
@@ -333,6 +333,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             with QtCore.QSignalBlocker(self.metric_box):   # the Show box names it
                 self.metric_box.setCurrentIndex(self.metric_box.findData(metric))
         self.figure.subtitle = caption(self.job)
+        sync_map_choosers(self)
         if note := self.figure.draw(self.job, self.result, metric):
             self._say(note, error=True)
 

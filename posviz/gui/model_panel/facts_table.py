@@ -8,8 +8,9 @@ from ...models.options import TITLES
 BREAK = "\u200b"            # a zero-width space: a line may break there
 LONG_WORD = 12              # characters: a longer word may break inside, every PIECE
 PIECE = 8
-LONGEST = 56                # characters of a value shown; a longer one loses its middle
-                            # (SmolLM2's weights took ~20 lines), whole in the tooltip
+LONGEST = 300               # characters of a value shown; a longer one loses its middle
+                            # (SmolLM2's weights, ~230, wrap whole: cut to 56 at the middle,
+                            # "de-quantized … float32" read as a word lost), whole in the tip
 
 
 def breakable(value) -> str:
@@ -36,17 +37,28 @@ def short(value) -> str:
     return f"{head} … {tail}"
 
 
+WIDE = 40                   # characters: a longer value takes the table's whole width
+
+
 def facts_table(rows) -> str:
-    """Rich text of (label, value) rows, leaving out the empty ones, each value short."""
+    """Rich text of (label, value) rows, leaving out the empty ones, each value short; a
+    value of more than WIDE characters after its label across both columns (in the
+    value column, SmolLM2's weights took 20 lines of two words)."""
+    def row(label, value) -> str:
+        if len(str(value)) > WIDE:
+            return (f"<tr><td colspan='2'><span style='color:#555'>{label}</span>&nbsp; "
+                    f"{breakable(short(value))}</td></tr>")
+        return f"<tr><td style='color:#555'>{label}</td><td>{breakable(short(value))}</td></tr>"
     return ("<table cellspacing='2'>" + "".join(
-        f"<tr><td style='color:#555'>{label}</td><td>{breakable(short(value))}</td></tr>"
-        for label, value in rows if value not in (None, "")) + "</table>")
+        row(label, value) for label, value in rows if value not in (None, "")) + "</table>")
 
 
 def facts_tip(rows) -> str:
-    """The rows whose value ``facts_table`` shortened, whole: the table's tooltip."""
+    """The rows of more than a few words, whole (the ones ``facts_table`` wraps over
+    lines, or shortened): the table's tooltip."""
     return "\n".join(f"{label}: {value}" for label, value in rows
-                     if value not in (None, "") and short(value) != str(value))
+                     if value not in (None, "") and (short(value) != str(value)
+                                                      or len(str(value)) > WIDE))
 
 
 def trace_rows(trace) -> list[tuple[str, object]]:

@@ -145,6 +145,8 @@ def save_file_name(parent: QtWidgets.QWidget, caption: str, start: str, filters:
     dialog = QtWidgets.QFileDialog(parent, caption, start, filters)
     dialog.setAcceptMode(QtWidgets.QFileDialog.AcceptMode.AcceptSave)
     dialog.resize(*dialog_size(parent))
+    from ..folders import fit_columns
+    fit_columns(dialog)                      # and its columns as wide as they need
     return dialog.selectedFiles()[0] if dialog.exec() and dialog.selectedFiles() else ""
 
 

@@ -23,7 +23,6 @@ from posviz.analysis.predictions import pooled_outputs
 
 ORIGINAL, REORDERED = "#0072b2", "#d55e00"
 CELL = "padding: 1px 8px 1px 0px;"
-UNBOUNDED = (1 << 24) - 1                 # Qt's QWIDGETSIZE_MAX: no maximum width
 TEXT_MARGIN = 8                           # pixels under the text of an export without a chart
 POOLED_MEANING = ("exactly 1 would mean pooling cannot tell the orders apart; below 1, "
                   "their pooled outputs differ")
@@ -51,12 +50,27 @@ def _row(token: str, probability: float, colour: str) -> str:
 
 
 def outputs_html(outputs) -> str:
-    """The outputs as one rich-text table per prediction."""
-    parts = []
+    """The outputs as one rich-text table per prediction, the pooled cosine (and the
+    note) in a column beside them: above the chart, the figure's width holds both (in
+    a column beside the chart, 70 % of it was left blank under a few lines)."""
+    said = []
     cosine = outputs.pooled_cosine
     if np.isfinite(cosine):
-        parts.append(f"<p>Cosine <b>{cosine:.6f}</b> between the two orders' mean-pooled "
-                     f"last hidden states ({POOLED_MEANING}).</p>")
+        said.append(f"<p>Cosine <b>{cosine:.6f}</b> between the two orders' mean-pooled "
+                    f"last hidden states ({POOLED_MEANING}).</p>")
+    if outputs.note:
+        said.append(f"<p style='color:#505050'>{html.escape(outputs.note)}</p>")
+    tables = _tables(outputs)
+    if not tables:
+        return "".join(said)
+    return ("<table cellspacing='0' width='100%'><tr>"
+            f"<td style='padding-right:16px' width='45%'>{''.join(said)}</td>"
+            f"<td>{tables}</td></tr></table>")
+
+
+def _tables(outputs) -> str:
+    """Each prediction's KL and its top tokens after both orders, as rich text."""
+    parts = []
     for p in outputs.predictions:
         parts.append(f"<p><b>{html.escape(p.where)}</b> — KL(original || reordered) = "
                      f"<b>{p.kl:.4g}</b> nats</p>")
@@ -72,8 +86,6 @@ def outputs_html(outputs) -> str:
             "original order</th>"
             f"<th colspan='3' style='{CELL} text-align:left; color:{REORDERED}'>"
             "reordered</th></tr>" + rows + "</table>")
-    if outputs.note:
-        parts.append(f"<p style='color:#505050'>{html.escape(outputs.note)}</p>")
     return "".join(parts)
 
 
@@ -116,13 +128,14 @@ class OutputsFigure(Figure):
         self.text.setWordWrap(True)
         self.text.setContentsMargins(8, 4, 8, 4)
         self.text.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        # the text beside the bars, both in the stack's first page
+        # the text above the bars, both in the stack's first page (beside them, its
+        # column was 70 % blank under a few lines at 1024 and in every export)
         self.stack.removeWidget(self.canvas)
         self.page = QtWidgets.QWidget()
-        row = QtWidgets.QHBoxLayout(self.page)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.text, 2)            # at most 2/5 of a narrow figure
-        row.addWidget(self.canvas, 3)
+        column = QtWidgets.QVBoxLayout(self.page)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.text, 0)
+        column.addWidget(self.canvas, 1)
         # the chart takes the height the page leaves: its size hint (3/4 of the screen),
         # summed into the scrolling plots' height, put its bottom under the fold
         self.canvas.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
@@ -149,10 +162,6 @@ class OutputsFigure(Figure):
         """The probabilities of the first prediction's top tokens under both orders."""
         first = outputs.predictions[0] if outputs.predictions else None
         self.canvas.setVisible(first is not None)
-        # beside the chart, the text as wide as its tables (long lines wrapped) and the
-        # chart the rest: no half of the figure left blank beside a few lines of text
-        self.text.setMaximumWidth(UNBOUNDED if first is None else
-                                  self.text.fontMetrics().horizontalAdvance("x" * 60))
         if first is None:
             return
         m = len(first.compared.ids)

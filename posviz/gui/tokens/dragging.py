@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QApplication, QScrollArea
 
-from .strip_layout import ROW_SPACING, kept_inside
+from .strip_layout import ROW_SPACING
 
 
 class Dragging:
@@ -85,11 +85,15 @@ class Dragging:
         if event.button() != Qt.LeftButton or self._press is None:
             return super().mouseReleaseEvent(event)
         dragging, index = self._dragging, self._press[1]
+        # where the chip was last drawn, read while the grab offset is still known (read
+        # after it, the chip's centre stood in for it and the repaint missed its edge)
+        ghost = self._ghost_rect(index) if dragging else None
         self._press, self._dragging = None, False
         self.unsetCursor()
         if dragging:
-            self._shown[index] = kept_inside(self._drag_point - self._grab_offset(index),
-                                             self._sizes[index], self.size()).topLeft()
+            self._shown[index] = ghost.topLeft()
+            self.update(self._ghost_area(ghost))              # the lifted chip and shadow
+            self.update(self._ghost_area(self._rects[self.slot_of(index)]))   # its place
             self._relayout(animate=True)
             self.dragFinished.emit(self._before)   # back where it began too: the drag is over
         self._before = None

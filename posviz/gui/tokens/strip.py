@@ -176,7 +176,7 @@ class TokenStrip(Dragging, QWidget):
                 moving = True
             size = self._rects[slot].size()
             for corner in (now, self._shown[index]):
-                dirty += QRectF(corner, size).adjusted(-2, -2, 3, 4).toAlignedRect()
+                dirty += self._ghost_area(QRectF(corner, size))
         if not moving:
             self._animation.stop()
         if self._dragging:
@@ -231,12 +231,22 @@ class TokenStrip(Dragging, QWidget):
             painter.setPen(QPen(COLORS["chip_border"], 1.2, Qt.DashLine))
             painter.setBrush(Qt.NoBrush)
             painter.drawRoundedRect(self._rects[slot].adjusted(1, 1, -1, -1), 7, 7)
-            rect = kept_inside(self._drag_point - self._press[2], self._rects[slot].size(),
-                               self.size())
+            rect = self._ghost_rect(dragged)
             painter.setPen(Qt.NoPen)
             painter.setBrush(COLORS["shadow"])
             painter.drawRoundedRect(rect.translated(2, 3), 7, 7)
             self._paint_chip(painter, rect, dragged, slot, lifted=True)
+
+    def _ghost_rect(self, index: int) -> QRectF:
+        """Where the dragged chip is drawn: under the pointer, kept inside the strip."""
+        return kept_inside(self._drag_point - self._grab_offset(index), self._sizes[index],
+                           self.size())
+
+    @staticmethod
+    def _ghost_area(rect: QRectF):
+        """The pixels a chip at ``rect`` may touch, with its shadow (2, 3 down-right) and
+        the anti-aliased edges of both."""
+        return rect.adjusted(-2, -2, 4, 5).toAlignedRect()
 
     def _paint_chip(self, painter: QPainter, rect: QRectF, index: int, slot: int,
                     lifted: bool = False) -> None:
