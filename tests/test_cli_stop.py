@@ -166,3 +166,33 @@ def test_ctrl_c_while_compare_draws_is_raised_once_its_files_are_written(tmp_pat
         compare.draw(result, args, tmp_path, ["png", "svg"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.csv", "compare.png",
                                                           "compare.svg"]
+
+
+def test_ctrl_c_once_a_command_is_done_prints_no_traceback():
+    """A Ctrl+C as ``export`` left after writing all its files printed an 8-line
+    "Exception ignored in atexit callback ... KeyboardInterrupt" from torch's exit
+    handler (a researcher's trial): once the work is done, Ctrl+C is ignored. Here the
+    signal comes from inside an exit handler, as it did."""
+    code = ("import atexit, os, signal, time\nfrom posviz import __main__ as boot\n"
+            "def late():\n    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(0.05)\n    print('handled')\n"
+            "atexit.register(late)\nboot.leave(0)\n")
+    left = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (left.returncode, left.stdout, left.stderr) == (0, "handled\n", "")
+
+
+def test_an_export_prints_none_of_the_offscreen_platform_s_notes(tmp_path):
+    """Every ``export`` printed Qt's "This plugin does not support propagateSizeHints()"
+    on stderr, between two of posviz's lines (a researcher's trial)."""
+    out = tmp_path / "figures"
+    told = subprocess.run(
+        [sys.executable, "-m", "posviz", "export", "--pe", "rope", "--layers", "2",
+         "--text", "the cat sat on the mat", "--out", str(out), "--progress"],
+        capture_output=True, text=True, timeout=600,
+        env={**{k: v for k, v in os.environ.items() if k not in ("DISPLAY",
+                                                                  "WAYLAND_DISPLAY")},
+             "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"})
+    assert told.returncode == 0, told.stderr
+    assert all(line.startswith("posviz: ") for line in told.stderr.splitlines()), \
+        told.stderr
