@@ -12,7 +12,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Callable
 
-from ..errors import PosvizInputError, argument, check_whole_number
+from ..errors import PosvizInputError, argument, check_whole_number, raise_held
 
 IMAGE_FORMATS = ("png", "svg", "pdf")
 FIGURE_FORMATS = IMAGE_FORMATS + ("csv",)      # what one figure can be written as
@@ -75,7 +75,8 @@ def whole_file(path, write: Callable[[Path], object]) -> Path:
     """Write ``path`` whole or not at all: ``write(temporary)`` writes a file of the same
     suffix in the same folder (".NAME.writing-PID.SUFFIX"), renamed to ``path`` once
     whole (os.replace, one step on one file system) and removed when the writing fails
-    or is stopped (Ctrl+C), so no file is left half written under its name (an export
+    or is stopped (Ctrl+C, also one held while it was written: errors.raise_held), so
+    no file is left half written under its name (an export
     stopped mid-CSV left 13 MB of 26 under the final name). Every figure and table
     posviz writes passes here: ``posviz export``, File > Export, a figure's save from
     Python, compare and extend --out. An OSError names ``path``, not the temporary."""
@@ -83,6 +84,7 @@ def whole_file(path, write: Callable[[Path], object]) -> Path:
     temporary = writing_name(path)
     try:
         write(temporary)
+        raise_held()            # a Ctrl+C held while it was written: not renamed, removed
         os.replace(temporary, path)
     except BaseException as error:
         with suppress(OSError):

@@ -32,6 +32,7 @@ from .tabs import Tab
 from .wheel import zoom_with_ctrl
 from .repaint import uncached
 from posviz.document.files import whole_file
+from posviz.errors import raise_held
 from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
@@ -184,6 +185,7 @@ class Figure(QtWidgets.QWidget):
         dots per inch of its on-screen size, or ``scale`` times that size (None: as on
         screen), written as PNG with ``provenance`` in its text chunks."""
         image = self.render_image(width, dpi, scale)
+        raise_held()                    # drawn: a Ctrl+C stops it before it is encoded
         for key, value in (provenance or {}).items():
             image.setText(key, str(value))
         if not image.save(str(path), "PNG"):
@@ -350,6 +352,9 @@ class Figure(QtWidgets.QWidget):
         return path
 
 
+ROWS_BETWEEN_STOPS = 4096      # rows of a table written between two looks for a Ctrl+C
+
+
 def write_table(handle, dims, data, coords, labels) -> None:
     """Write arrays that share the dimensions ``dims`` as one wide CSV table."""
     writer = csv.writer(handle)
@@ -366,7 +371,9 @@ def write_table(handle, dims, data, coords, labels) -> None:
     if not names:
         return
     shape = data[names[0]].shape
-    for index in itertools.product(*(range(s) for s in shape)):
+    for k, index in enumerate(itertools.product(*(range(s) for s in shape))):
+        if not k % ROWS_BETWEEN_STOPS:
+            raise_held()        # Ctrl+C: a 65 MB table went on 3-6 s (a researcher's trial)
         row = []
         for dim, i in zip(dims, index):
             row.append(coords[dim][i] if dim in coords else i)
