@@ -2,6 +2,8 @@
 de-quantizing tensor by tensor, with time left."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -131,7 +133,8 @@ def test_minilm_s_load_tells_the_import_of_its_code_before_its_tensors():
     told = []
     hf.load_backend("minilm", progress=lambda step, done=None, total=None: told.append(
         (step, done, total)))
-    steps = [step for step, done, _ in told if done is None]
+    steps = [step for step, done, _ in told   # each step, not its seconds told on
+             if done is None and not re.search(r" \(\d+ s\)$", step)]
     assert steps.index(IMPORTING) == steps.index("loading weights") - 1, steps
     counts = [(done, total) for step, done, total in told if step == "loading weights"
               and done is not None]
@@ -233,3 +236,42 @@ def test_the_gguf_reader_is_built_once_for_tokenizer_config_and_weights(monkeypa
         # the tokenizer's building told after its read (2-3 s untold)
         assert told == [(READING,), (BUILDING,), (READING,), (READING_AGAIN,), (READING,)]
     assert module.load_gguf_checkpoint is parse and gguf.GGUFReader("/m.gguf") is built[-1]
+
+
+def test_a_wait_nothing_counts_is_told_each_tick_until_it_ends():
+    """Importing torch and transformers was silent 2-6.5 s under load, reading a
+    tokenizer 3.9 s (a researcher's trial): such a step is told, then told again with
+    its seconds from a thread of its own until it ends, and nothing after."""
+    import threading
+
+    from posviz.boot import ticking
+    said, ticked = [], threading.Event()
+
+    def say(line):
+        said.append(line)
+        if len(said) >= 3:
+            ticked.set()
+    with ticking(say, "importing torch", every=0.01):
+        assert ticked.wait(60), said                 # a hang limit, not a timing
+    ended = len(said)
+    assert said[0] == "importing torch"
+    assert all(re.fullmatch(r"importing torch \(\d+ s\)", line) for line in said[1:]), said
+    threading.Event().wait(0.05)
+    assert len(said) == ended                        # none after the block
+
+
+def test_a_paper_check_tells_its_import_of_torch():
+    """`paper haviv2022 --progress` said "checking haviv2022 on random weights", then
+    nothing for 2.6 s while torch was imported (a researcher's trial)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    told = subprocess.run([sys.executable, "-m", "posviz", "paper", "alibi-slopes",
+                           "--progress"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert told.returncode == 0, told.stderr
+    assert told.stderr.splitlines()[:2] == [
+        "posviz: checking alibi-slopes on random weights", "posviz: importing torch"], \
+        told.stderr

@@ -114,11 +114,14 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                          "float32" if digest and not conversion else dtype,
                          offloaded=offload_folder is not None,
                          computes_in=arithmetic_of(dtype))
-    if "transformers" not in sys.modules and all(map(find_spec, ("torch", "transformers"))):
-        say(IMPORTING_LIBRARIES)                # 1.5-4.5 s, silent before
-    try:
-        import torch  # noqa: F401  (the models extra: checked before anything loads)
-        import transformers  # noqa: F401
+    importing = ("transformers" not in sys.modules
+                 and all(map(find_spec, ("torch", "transformers"))))
+    try:                                        # 1.5-6.5 s, told each second
+        from ...boot import before_torch, ticking
+        with ticking(say if importing else None, IMPORTING_LIBRARIES):
+            before_torch()                      # (its libraries let the ticks run)
+            import torch  # noqa: F401  (the models extra: checked before anything loads)
+            import transformers  # noqa: F401
     except ImportError as error:
         raise PosvizInputError(f"real models need the 'models' extra ({error.name} is "
                                f"missing): pip install 'posviz[models]'") from None

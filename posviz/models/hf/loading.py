@@ -62,10 +62,11 @@ def import_code(folder, say: Say) -> None:
         kind = AutoConfig.from_pretrained(folder, local_files_only=True).model_type
     except Exception:                            # said with the weights' own error
         return
-    say(IMPORTING)
+    from ...boot import ticking
     name = kind.replace("-", "_")
-    try:
-        importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+    try:                                         # 2.7-5.5 s under load: told each second
+        with ticking(say, IMPORTING):
+            importlib.import_module(f"transformers.models.{name}.modeling_{name}")
     except ImportError:                          # elsewhere: imported with the weights
         pass
 
@@ -170,11 +171,12 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype, tokens_read=Non
     import torch
     from transformers import AutoTokenizer
 
-    say("loading tokenizer")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
-                                                  **{k: v for k, v in extra.items()
-                                                     if k == "gguf_file"})
+    from ...boot import ticking
+    try:                                         # 3.9 s under load: told each second
+        with ticking(say, "loading tokenizer"):
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
+                                                      **{k: v for k, v in extra.items()
+                                                         if k == "gguf_file"})
     except Exception as error:                   # each tokenizer class fails differently
         raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
                                f"{one_line(error)}") from None
