@@ -14,7 +14,6 @@ import gc
 import os
 import platform
 import sys
-import threading
 import time
 
 OFF_VARIABLE = "POSVIZ_WORKAROUNDS_OFF"
@@ -93,35 +92,6 @@ def before_torch() -> list[str]:
             break                               # torch's own import will say what is wrong
         loaded.append(name)
     return loaded
-
-
-# -- a wait that nothing counts says it goes on (not a workaround: no switch).
-TICK_S = 1.0
-
-
-@contextlib.contextmanager
-def ticking(say, step: str, every: float = TICK_S):
-    """``say(step)``, then ``say("STEP (N s)")`` each ``every`` seconds until the block
-    ends, from a thread of its own: importing torch and transformers under load was
-    silent 2-6.5 s, reading a tokenizer 3.9 s (a researcher's trial). Nothing is told
-    by a ``say`` of None."""
-    if say is None:
-        yield
-        return
-    say(step)
-    done, began = threading.Event(), time.monotonic()
-
-    def tick() -> None:
-        while not done.wait(every):
-            with contextlib.suppress(Exception):       # a stopped load's: told later
-                say(f"{step} ({time.monotonic() - began:.0f} s)")
-    thread = threading.Thread(target=tick, daemon=True, name="posviz-ticks")
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
 
 
 # -- gui-thread-collector: Qt objects freed on a worker can deadlock against the GUI thread.

@@ -204,7 +204,7 @@ def test_a_table_s_rows_stop_at_a_held_ctrl_c():
     """A Ctrl+C held while a figure is saved is raised between rows of its table, not
     once the table is whole (fig.save of a 25 MB table answered 5.6 s late)."""
     from posviz.errors import held_interrupt
-    from posviz.gui.plots import base
+    from posviz.document import files as base
 
     class Handle:
         writes = 0

@@ -234,7 +234,8 @@ def test_the_gguf_reader_is_built_once_for_tokenizer_config_and_weights(monkeypa
             assert module.load_gguf_checkpoint("/other.gguf") is not weights
         assert len(built) == readers + 1 and (tokenizer is config is weights) == (not off)
         # the tokenizer's building told after its read (2-3 s untold)
-        assert told == [(READING,), (BUILDING,), (READING,), (READING_AGAIN,), (READING,)]
+        # the header told once: not again for the config's parse, nor another file's
+        assert told == [(READING,), (BUILDING,), (READING_AGAIN,)]
     assert module.load_gguf_checkpoint is parse and gguf.GGUFReader("/m.gguf") is built[-1]
 
 
@@ -244,7 +245,7 @@ def test_a_wait_nothing_counts_is_told_each_tick_until_it_ends():
     its seconds from a thread of its own until it ends, and nothing after."""
     import threading
 
-    from posviz.boot import ticking
+    from posviz.models.reached import ticking
     said, ticked = [], threading.Event()
 
     def say(line):
@@ -275,3 +276,39 @@ def test_a_paper_check_tells_its_import_of_torch():
     assert told.stderr.splitlines()[:2] == [
         "posviz: checking alibi-slopes on random weights", "posviz: importing torch"], \
         told.stderr
+
+
+def test_a_silent_step_is_told_again_by_its_short_name_and_a_count_as_it_is():
+    """A GGUF file's first conversion was silent 7.1 s after "reading the GGUF file's
+    header, ...", 4.8 s after "saving the converted copy (538 MB, about 5 s) into ..."
+    (a researcher's trial): a step told a second ago with nothing since is told again,
+    by its words before the details, with its seconds."""
+    from posviz.models.reached import Ticks
+    said = []
+    ticks = Ticks(lambda *told: said.append(told), every=1.0)
+    ticks("saving the converted copy (538 MB, about 5 s) into /cache")
+    ticks.tick()                                 # not a second yet: nothing
+    ticks.last -= 1.0
+    ticks.began -= 2.0
+    ticks.tick()
+    ticks("saving the converted copy", 3, 538)  # a count: told as it is
+    ticks.tick()                                 # just said: nothing
+    assert said == [("saving the converted copy (538 MB, about 5 s) into /cache",),
+                    ("saving the converted copy (2 s)",),
+                    ("saving the converted copy", 3, 538)]
+
+
+def test_a_gguf_file_s_header_is_told_once(monkeypatch):
+    """The header's line came again after "de-quantizing weights", when transformers
+    parsed the file a second time for the config (a researcher's trial)."""
+    pytest.importorskip("gguf")
+    from transformers import modeling_gguf_pytorch_utils as module
+
+    from posviz.models.hf.workarounds import BUILDING, gguf_loop
+    monkeypatch.setattr(module, "load_gguf_checkpoint", lambda *args, **kwargs: {})
+    said = []
+    with gguf_loop(lambda loop, total: loop, lambda *told: said.append(told[0])):
+        module.load_gguf_checkpoint("m.gguf")                      # the tokenizer's
+        module.load_gguf_checkpoint("m.gguf")                      # the config's
+        module.load_gguf_checkpoint("m.gguf", return_tensors=True)  # the weights'
+    assert said == [READING, BUILDING, READING_AGAIN]

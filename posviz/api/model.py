@@ -108,7 +108,8 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         guard.check(spec.config, n_tokens)
         if "torch" not in sys.modules:               # 1-4 s: told each second
-            from ..boot import before_torch, ticking
+            from ..boot import before_torch
+            from ..models.reached import ticking
             with ticking(say, "importing torch"):
                 before_torch()
                 import torch  # noqa: F401

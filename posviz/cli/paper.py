@@ -194,7 +194,8 @@ def import_torch(say) -> None:
     """torch imported, told each second (2.6 s silent under load: a researcher's trial)."""
     import sys
     if "torch" not in sys.modules:
-        from ..boot import before_torch, ticking
+        from ..boot import before_torch
+        from ..models.reached import ticking
         with ticking(say, "importing torch"):
             before_torch()
             import torch  # noqa: F401

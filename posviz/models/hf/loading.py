@@ -62,11 +62,10 @@ def import_code(folder, say: Say) -> None:
         kind = AutoConfig.from_pretrained(folder, local_files_only=True).model_type
     except Exception:                            # said with the weights' own error
         return
-    from ...boot import ticking
+    say(IMPORTING)                               # 2.7-5.5 s under load: ticks
     name = kind.replace("-", "_")
-    try:                                         # 2.7-5.5 s under load: told each second
-        with ticking(say, IMPORTING):
-            importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+    try:
+        importlib.import_module(f"transformers.models.{name}.modeling_{name}")
     except ImportError:                          # elsewhere: imported with the weights
         pass
 
@@ -171,12 +170,11 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype, tokens_read=Non
     import torch
     from transformers import AutoTokenizer
 
-    from ...boot import ticking
-    try:                                         # 3.9 s under load: told each second
-        with ticking(say, "loading tokenizer"):
-            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
-                                                      **{k: v for k, v in extra.items()
-                                                         if k == "gguf_file"})
+    say("loading tokenizer")                     # 3.9 s under load: ticks (load_backend)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
+                                                  **{k: v for k, v in extra.items()
+                                                     if k == "gguf_file"})
     except Exception as error:                   # each tokenizer class fails differently
         raise PosvizInputError(f"cannot load the tokenizer in {folder}: "
                                f"{one_line(error)}") from None

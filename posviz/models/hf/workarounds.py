@@ -1,5 +1,4 @@
-"""posviz's one patch of transformers' GGUF loading, still waits: ``hf-gguf-progress`` tells its
-parses and its de-quantizing; ``hf-gguf-read-once`` builds gguf's reader once a file."""
+"""Transformers' GGUF loading: parses told (hf-gguf-progress); a reader a file (hf-gguf-read-once)."""
 from __future__ import annotations
 
 from contextlib import contextmanager, suppress
@@ -22,14 +21,15 @@ def gguf_loop(wrap, say=lambda *told: None):
             gguf = enabled("hf-gguf-read-once") and import_module("gguf")
 
     def reading(*args, **kwargs):             # for the tokenizer, the config, the weights
-        say(READING_AGAIN if (weights := len(args) > 1 or kwargs.get("return_tensors")) else READING)
+        if (weights := len(args) > 1 or kwargs.get("return_tensors")) or not built:
+            say(READING_AGAIN if weights else READING)     # the header once, not the config's
         parsed = originals[module, "load_gguf_checkpoint"](*args, **kwargs)
         built or weights or built.append(say(BUILDING))   # the first, the tokenizer's: 3 s
         return parsed
 
     def matching(model, *args, **kwargs):     # again for each child module, by qual_name
-        child = bool(kwargs.get("qual_name"))
-        matched[:] = [matched[0] + 1, matched[1]] if child else [1, len(list(model.modules()))]
+        matched[:] = ([matched[0] + 1, matched[1]] if kwargs.get("qual_name")  # a child
+                      else [1, len(list(model.modules()))])
         say(MATCHING, min(matched), matched[1])
         return originals[module, "get_gguf_hf_weights_map"](model, *args, **kwargs)
 
