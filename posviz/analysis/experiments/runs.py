@@ -60,10 +60,10 @@ def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positio
 
     The reference run is computed once (the Engine keeps it). Orders are measured
     ``batch`` at a time in one forward when the backend runs batches (default:
-    batch_size, and one by one below where that is 1); those Comparisons hold no ``attention_aligned`` (None). Otherwise
-    they run one by one through Engine.evaluate. ``should_stop`` is asked before each
-    order's comparison (so between chunks too) and inside each forward; True raises
-    errors.Cancelled.
+    batch_size; a ``batch`` of 1 too); those Comparisons hold no ``attention_aligned``
+    (None). Otherwise they run one by one through Engine.evaluate. ``should_stop`` is
+    asked before each order's comparison (so between chunks too) and inside each
+    forward; True raises errors.Cancelled.
     """
     reference = engine.reference(seq, positions, should_stop)
     size = batch_size(engine.backend, len(seq)) if batch is None else int(batch)

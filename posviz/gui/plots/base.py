@@ -30,6 +30,7 @@ from .tabs import Tab
 from .wheel import zoom_with_ctrl
 from .repaint import uncached
 from posviz.document.files import whole_file, write_table
+from posviz.errors import raise_held
 from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
