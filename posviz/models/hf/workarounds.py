@@ -1,9 +1,9 @@
-"""Transformers' GGUF loading: parses told (hf-gguf-progress); a reader a file (hf-gguf-read-once)."""
+"""posviz's one patch of transformers' GGUF loading (``hf-gguf-progress``): its parses,
+matching and de-quantizing told, its own progress bar not printed."""
 from __future__ import annotations
 
 from contextlib import contextmanager, suppress
-from functools import cache
-from importlib import import_module, metadata
+from importlib import metadata
 
 from ...boot import enabled
 from .hub import BUILDING, MATCHING, READING, READING_AGAIN  # noqa: F401 (the steps told)
@@ -14,11 +14,10 @@ WRITTEN_FOR = ("4.", "5.")          # transformers versions: on others the loop 
 @contextmanager
 def gguf_loop(wrap, say=lambda *told: None):
     """Meanwhile the loop runs in ``wrap(iterable, total)``, parses and matching are said."""
-    module, gguf, matched, built = None, None, [0, 0], []  # modules matched, of how many
+    module, matched, built = None, [0, 0], []  # modules matched, of how many
     with suppress(metadata.PackageNotFoundError, ImportError):
         if enabled("hf-gguf-progress") and metadata.version("transformers")[:2] in WRITTEN_FOR:
             from transformers import modeling_gguf_pytorch_utils as module
-            gguf = enabled("hf-gguf-read-once") and import_module("gguf")
 
     def reading(*args, **kwargs):             # for the tokenizer, the config, the weights
         if (weights := len(args) > 1 or kwargs.get("return_tensors")) or not built:
@@ -34,8 +33,8 @@ def gguf_loop(wrap, say=lambda *told: None):
         return originals[module, "get_gguf_hf_weights_map"](model, *args, **kwargs)
 
     patches = {(module, "tqdm"): lambda loop, *args, **kwargs: wrap(loop, kwargs.get("total")),
-               (module, "load_gguf_checkpoint"): reading, (module, "get_gguf_hf_weights_map"):
-               matching, (gguf, "GGUFReader"): gguf and cache(gguf.GGUFReader)}  # one a path
+               (module, "load_gguf_checkpoint"): reading,
+               (module, "get_gguf_hf_weights_map"): matching}
     originals = {key: getattr(*key) for key in patches if key[0] and hasattr(*key)}
     for key in originals:
         setattr(*key, patches[key])
