@@ -39,9 +39,14 @@ def leave(status) -> None:
     import atexit
     import contextlib
     import os
+    import signal
     import threading
 
     from .boot import enabled
+    # the work is done: a Ctrl+C now printed an 8-line "Exception ignored in atexit
+    # callback ... KeyboardInterrupt" from torch's exit handler (a researcher's trial)
+    with contextlib.suppress(ValueError):           # ValueError: not the main thread
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not enabled("quick-exit"):
         return
     for thread in threading.enumerate():

@@ -18,8 +18,7 @@ import time
 
 OFF_VARIABLE = "POSVIZ_WORKAROUNDS_OFF"
 SWITCHES = ("pyside-import-hook", "torch-preload", "gui-thread-collector", "malloc-thresholds",
-            "malloc-trim", "hf-gguf-progress", "hf-gguf-read-once", "heatmap-coloured-pixels",
-            "quick-exit")
+            "malloc-trim", "hf-gguf-progress", "heatmap-coloured-pixels", "quick-exit")
 PYSIDE = ((6, 6), (6, 11))      # low <= (major, minor) < high, whose private check it knows
 PYTHONS = ((3, 10), (3, 14))    # generational collectors (3.14's is incremental)
 

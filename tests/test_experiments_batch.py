@@ -252,3 +252,23 @@ def test_bad_orders_in_a_chunk_are_refused_in_one_line():
         with pytest.raises(PosvizInputError, match=words) as caught:
             list(run_orders(Engine(backend), seq, orders, Positions()))
         assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("per_forward", [1, 2])
+def test_a_sweep_counts_within_what_would_be_one_batch(monkeypatch, per_forward):
+    """A forward holds about BATCH_FLOPS of work, so the count moves about every second
+    (SmolLM2's batches of 8 orders of 250 tokens left a researcher's bar at 0 % for
+    10-22 s): with room for ``per_forward`` orders, each count comes after at most that
+    many orders were run, one order still through the batched forward."""
+    from posviz.analysis.experiments import sweep as sweeps
+    backend = Spy(ModelConfig(layers=2, heads=2, d_model=16, pe="rope"))
+    n = len(backend.tokenize(TEXT))
+    assert runs.batch_size(backend, n) >= 8          # the memory alone: 8 and more
+    monkeypatch.setattr(sweeps, "BATCH_FLOPS",
+                        sweeps.order_flops(backend, n) * (per_forward + 0.5))
+    assert sweeps.sweep_batch(backend, n) == per_forward
+    ran_at_count = []
+    sweeps.sweep(Engine(backend), [TEXT], "random", count=8, seed=0,
+                 progress=lambda done, total: ran_at_count.append((done, sum(backend.sizes))))
+    assert set(backend.sizes) == {per_forward}      # one order: the batched forward too
+    assert all(ran - done < per_forward for done, ran in ran_at_count), ran_at_count

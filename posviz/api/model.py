@@ -107,9 +107,12 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
             check_type("config", config, ModelConfig, "a ModelConfig or None")
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         guard.check(spec.config, n_tokens)
-        if "torch" not in sys.modules:
-            say("importing torch")                   # 1-4 s, silent before
-            import torch  # noqa: F401
+        if "torch" not in sys.modules:               # 1-4 s: told each second
+            from ..boot import before_torch
+            from ..models.reached import ticking
+            with ticking(say, "importing torch"):
+                before_torch()
+                import torch  # noqa: F401
         say("building the model")
         return Model(spec.load(n_tokens=n_tokens), spec, progress)
     dtype = options.pop("dtype", "float32")

@@ -7,12 +7,16 @@ figure files beside a new export (nothing is deleted: the folder is the user's).
 """
 from __future__ import annotations
 
+import csv
+import itertools
 import os
 from contextlib import suppress
 from pathlib import Path
 from typing import Callable
 
-from ..errors import PosvizInputError, argument, check_whole_number
+import numpy as np
+
+from ..errors import PosvizInputError, argument, check_whole_number, raise_held
 
 IMAGE_FORMATS = ("png", "svg", "pdf")
 FIGURE_FORMATS = IMAGE_FORMATS + ("csv",)      # what one figure can be written as
@@ -75,7 +79,8 @@ def whole_file(path, write: Callable[[Path], object]) -> Path:
     """Write ``path`` whole or not at all: ``write(temporary)`` writes a file of the same
     suffix in the same folder (".NAME.writing-PID.SUFFIX"), renamed to ``path`` once
     whole (os.replace, one step on one file system) and removed when the writing fails
-    or is stopped (Ctrl+C), so no file is left half written under its name (an export
+    or is stopped (Ctrl+C, also one held while it was written: errors.raise_held), so
+    no file is left half written under its name (an export
     stopped mid-CSV left 13 MB of 26 under the final name). Every figure and table
     posviz writes passes here: ``posviz export``, File > Export, a figure's save from
     Python, compare and extend --out. An OSError names ``path``, not the temporary."""
@@ -83,6 +88,7 @@ def whole_file(path, write: Callable[[Path], object]) -> Path:
     temporary = writing_name(path)
     try:
         write(temporary)
+        raise_held()            # a Ctrl+C held while it was written: not renamed, removed
         os.replace(temporary, path)
     except BaseException as error:
         with suppress(OSError):
@@ -142,3 +148,39 @@ def check_folder(folder: Path | str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise PosvizInputError(f"cannot write into the folder {folder}: permission denied")
     return folder
+
+
+ROWS_BETWEEN_STOPS = 4096      # rows of a table written between two looks for a Ctrl+C
+
+
+def write_table(handle, dims, data, coords, labels) -> None:
+    """Write arrays that share the dimensions ``dims`` as one wide CSV table (a
+    figure's .csv), looking for a held Ctrl+C between rows (errors.raise_held)."""
+    writer = csv.writer(handle)
+    header = []
+    for dim in dims:
+        if dim == "token" and dim in labels:       # not "token,token_token"
+            header += ["index", "token"]
+            continue
+        header.append(dim)
+        if dim in labels:
+            header.append(f"{dim}_token")
+    names = list(data)
+    writer.writerow(header + names)
+    if not names:
+        return
+    shape = data[names[0]].shape
+    for k, index in enumerate(itertools.product(*(range(s) for s in shape))):
+        if not k % ROWS_BETWEEN_STOPS:
+            raise_held()        # Ctrl+C: a 65 MB table went on 3-6 s (a researcher's trial)
+        row = []
+        for dim, i in zip(dims, index):
+            row.append(coords[dim][i] if dim in coords else i)
+            if dim in labels:
+                row.append(labels[dim][i])
+        writer.writerow(row + [_number(data[name][index]) for name in names])
+
+
+def _number(value) -> str:
+    value = float(value)
+    return "" if np.isnan(value) else repr(value)

@@ -60,15 +60,15 @@ def run_orders(engine, seq: TokenSequence, orders: Iterable[np.ndarray], positio
 
     The reference run is computed once (the Engine keeps it). Orders are measured
     ``batch`` at a time in one forward when the backend runs batches (default:
-    batch_size); those Comparisons hold no ``attention_aligned`` (None). Otherwise
-    they run one by one through Engine.evaluate. ``should_stop`` is asked before each
-    order's comparison (so between chunks too) and inside each forward; True raises
-    errors.Cancelled.
+    batch_size; a ``batch`` of 1 too); those Comparisons hold no ``attention_aligned``
+    (None). Otherwise they run one by one through Engine.evaluate. ``should_stop`` is
+    asked before each order's comparison (so between chunks too) and inside each
+    forward; True raises errors.Cancelled.
     """
     reference = engine.reference(seq, positions, should_stop)
     size = batch_size(engine.backend, len(seq)) if batch is None else int(batch)
     orders = iter(orders)
-    if size <= 1 or not engine.backend.capabilities.batched:
+    if not engine.backend.capabilities.batched or (size <= 1 and batch is None):
         for order in orders:
             _check_stop(should_stop)
             yield engine.evaluate(seq, order, positions, should_stop).comparison

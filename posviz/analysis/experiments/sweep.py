@@ -21,6 +21,10 @@ from .runs import (DrawnOrders, check_kind, make_orders, run_orders, swap_order,
 
 QUANTILES = {"median": 50, "p10": 10, "p90": 90}
 Progress = Callable[[int, int], None]          # (done, total) runs
+# A sweep's forward takes at most about BATCH_FLOPS (order_flops), about a second here,
+# so its count moves that often: SmolLM2's batches of 8 orders of 200 tokens (8 x 45
+# GFLOP) left a researcher's bar at 0 % for 10-22 s; one order took 0.7-1.5 s at load 8
+BATCH_FLOPS = 40e9
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,8 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
         change = np.zeros((len(seq), len(seq))) if kind == "swap" else None
         every = None                                   # (L+1, n, n): each layer's map
         for order, comparison in zip(plan, run_orders(engine, seq, plan, positions,
-                                                      should_stop)):
+                                                      should_stop,
+                                                      sweep_batch(engine.backend, len(seq)))):
             floor = comparison.floor
             if adjacent is None or tuple(order) in adjacent:
                 for name in METRICS:
@@ -200,6 +205,33 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     result_bands = {name: bands(np.stack(v)) for name, v in values.items()}
     return SweepResult(kind, count, seed, texts, len(values[METRICS[0]]), result_bands,
                        floor, tuple(pairs))
+
+
+def order_flops(backend, n: int) -> float:
+    """About how many floating-point operations one order of n tokens costs in a
+    forward of ``backend.model``: its weight matrices (not its embeddings) twice per
+    token, and each layer's scores and mixing (4 n^2 d)."""
+    import torch
+    model = getattr(backend, "model", None)
+    if model is None:
+        return 0.0
+    tables = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
+    weights = sum(p.numel() for p in model.parameters()
+                  if p.dim() == 2 and id(p) not in tables)
+    about = backend.describe()
+    return (2.0 * n * weights
+            + 4.0 * int(about.get("layers") or 1) * n * n * int(about.get("d_model") or 0))
+
+
+def sweep_batch(backend, n: int) -> int | None:
+    """How many orders of n tokens a sweep runs in one forward: the memory's batch
+    (runs.batch_size), fewer when they would cost more than BATCH_FLOPS; None where
+    the backend runs no batches (one order at a time)."""
+    from .runs import batch_size
+    size = batch_size(backend, n)
+    if size <= 1:
+        return None
+    return int(max(1, min(size, BATCH_FLOPS // max(order_flops(backend, n), 1.0))))
 
 
 def check_layer(layer: int | None, last: int) -> int:

@@ -13,8 +13,6 @@ writes exactly what is on screen.
 """
 from __future__ import annotations
 
-import csv
-import itertools
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,7 +29,8 @@ from .style import BACKGROUND
 from .tabs import Tab
 from .wheel import zoom_with_ctrl
 from .repaint import uncached
-from posviz.document.files import whole_file
+from posviz.document.files import whole_file, write_table
+from posviz.errors import raise_held
 from posviz.document.provenance import add_to_svg, comment_lines, xmp_metadata
 
 __all__ = ["Figure", "write_table"]
@@ -184,6 +183,7 @@ class Figure(QtWidgets.QWidget):
         dots per inch of its on-screen size, or ``scale`` times that size (None: as on
         screen), written as PNG with ``provenance`` in its text chunks."""
         image = self.render_image(width, dpi, scale)
+        raise_held()                    # drawn: a Ctrl+C stops it before it is encoded
         for key, value in (provenance or {}).items():
             image.setText(key, str(value))
         if not image.save(str(path), "PNG"):
@@ -348,33 +348,3 @@ class Figure(QtWidgets.QWidget):
                 handle.writelines(comment_lines({"no table": self.message.text()}))
             write_table(handle, self.dims, self.data, self.coords, self.labels)
         return path
-
-
-def write_table(handle, dims, data, coords, labels) -> None:
-    """Write arrays that share the dimensions ``dims`` as one wide CSV table."""
-    writer = csv.writer(handle)
-    header = []
-    for dim in dims:
-        if dim == "token" and dim in labels:       # not "token,token_token"
-            header += ["index", "token"]
-            continue
-        header.append(dim)
-        if dim in labels:
-            header.append(f"{dim}_token")
-    names = list(data)
-    writer.writerow(header + names)
-    if not names:
-        return
-    shape = data[names[0]].shape
-    for index in itertools.product(*(range(s) for s in shape)):
-        row = []
-        for dim, i in zip(dims, index):
-            row.append(coords[dim][i] if dim in coords else i)
-            if dim in labels:
-                row.append(labels[dim][i])
-        writer.writerow(row + [_number(data[name][index]) for name in names])
-
-
-def _number(value) -> str:
-    value = float(value)
-    return "" if np.isnan(value) else repr(value)

@@ -30,19 +30,26 @@ from posviz.views.shown import Shown, build_views
 SHARPNESS = 2                   # a notebook's PNG: device pixels per pixel shown
 
 
+_quiet = [0, False]     # how many quiet_platform_notes blocks are open (one more for
+                        # the offscreen platform's whole run), and whether it is quiet
+
+
 def application() -> QtWidgets.QApplication:
     """The running QApplication, else a new one (offscreen when there is no display)."""
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    return QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    if app.platformName() == "offscreen" and not _quiet[1]:
+        # its notes come from events handled outside any quiet block too: every
+        # export printed "This plugin does not support propagateSizeHints()"
+        _quiet[:] = [_quiet[0] + 1, True]           # for as long as the process runs
+        QtCore.qInstallMessageHandler(_pass_on_all_but_notes)
+    return app
 
 
 def _pass_on_all_but_notes(mode, context, message: str) -> None:
     if "propagateSizeHints" not in message:
         print(message, file=sys.stderr)
-
-
-_quiet = [0]            # how many quiet_platform_notes blocks are open
 
 
 @contextmanager

@@ -89,7 +89,16 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     """
     if pretrained_dtype_problem(dtype):
         raise PosvizInputError(pretrained_dtype_problem(dtype))
-    say = teller(progress)
+    from ..reached import ticking
+    # a step that takes a second with nothing said is told again with its seconds:
+    # a GGUF file's first read was silent 7.1 s, importing torch 2-6.5 s (boot.Ticks)
+    with ticking(teller(progress)) as say:
+        return _load(spec, say, device, should_stop, online, ask_above, dtype,
+                     offload_folder, max_memory, check_memory, n_tokens, tokens_read)
+
+
+def _load(spec, say, device, should_stop, online, ask_above, dtype, offload_folder,
+          max_memory, check_memory, n_tokens, tokens_read) -> "HFBackend":
     stop = should_stop or (lambda: False)
     # Everything that can be refused is checked before the first step is told, so bad
     # input stays one line wherever the steps are printed.
@@ -115,8 +124,10 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
                          offloaded=offload_folder is not None,
                          computes_in=arithmetic_of(dtype))
     if "transformers" not in sys.modules and all(map(find_spec, ("torch", "transformers"))):
-        say(IMPORTING_LIBRARIES)                # 1.5-4.5 s, silent before
+        say(IMPORTING_LIBRARIES)                # 1.5-9 s under load: ticks (load_backend)
     try:
+        from ...boot import before_torch
+        before_torch()                          # its libraries: the ticks run meanwhile
         import torch  # noqa: F401  (the models extra: checked before anything loads)
         import transformers  # noqa: F401
     except ImportError as error:

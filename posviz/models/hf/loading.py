@@ -62,7 +62,7 @@ def import_code(folder, say: Say) -> None:
         kind = AutoConfig.from_pretrained(folder, local_files_only=True).model_type
     except Exception:                            # said with the weights' own error
         return
-    say(IMPORTING)
+    say(IMPORTING)                               # 2.7-5.5 s under load: ticks
     name = kind.replace("-", "_")
     try:
         importlib.import_module(f"transformers.models.{name}.modeling_{name}")
@@ -170,7 +170,7 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype, tokens_read=Non
     import torch
     from transformers import AutoTokenizer
 
-    say("loading tokenizer")
+    say("loading tokenizer")                     # 3.9 s under load: ticks (load_backend)
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True,
                                                   **{k: v for k, v in extra.items()

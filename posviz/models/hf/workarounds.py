@@ -1,10 +1,9 @@
-"""posviz's one patch of transformers' GGUF loading, still waits: ``hf-gguf-progress`` tells its
-parses and its de-quantizing; ``hf-gguf-read-once`` builds gguf's reader once a file."""
+"""posviz's one patch of transformers' GGUF loading (``hf-gguf-progress``): its parses,
+matching and de-quantizing told, its own progress bar not printed."""
 from __future__ import annotations
 
 from contextlib import contextmanager, suppress
-from functools import cache
-from importlib import import_module, metadata
+from importlib import metadata
 
 from ...boot import enabled
 from .hub import BUILDING, MATCHING, READING, READING_AGAIN  # noqa: F401 (the steps told)
@@ -15,27 +14,27 @@ WRITTEN_FOR = ("4.", "5.")          # transformers versions: on others the loop 
 @contextmanager
 def gguf_loop(wrap, say=lambda *told: None):
     """Meanwhile the loop runs in ``wrap(iterable, total)``, parses and matching are said."""
-    module, gguf, matched, built = None, None, [0, 0], []  # modules matched, of how many
+    module, matched, built = None, [0, 0], []  # modules matched, of how many
     with suppress(metadata.PackageNotFoundError, ImportError):
         if enabled("hf-gguf-progress") and metadata.version("transformers")[:2] in WRITTEN_FOR:
             from transformers import modeling_gguf_pytorch_utils as module
-            gguf = enabled("hf-gguf-read-once") and import_module("gguf")
 
     def reading(*args, **kwargs):             # for the tokenizer, the config, the weights
-        say(READING_AGAIN if (weights := len(args) > 1 or kwargs.get("return_tensors")) else READING)
+        if (weights := len(args) > 1 or kwargs.get("return_tensors")) or not built:
+            say(READING_AGAIN if weights else READING)     # the header once, not the config's
         parsed = originals[module, "load_gguf_checkpoint"](*args, **kwargs)
         built or weights or built.append(say(BUILDING))   # the first, the tokenizer's: 3 s
         return parsed
 
     def matching(model, *args, **kwargs):     # again for each child module, by qual_name
-        child = bool(kwargs.get("qual_name"))
-        matched[:] = [matched[0] + 1, matched[1]] if child else [1, len(list(model.modules()))]
+        matched[:] = ([matched[0] + 1, matched[1]] if kwargs.get("qual_name")  # a child
+                      else [1, len(list(model.modules()))])
         say(MATCHING, min(matched), matched[1])
         return originals[module, "get_gguf_hf_weights_map"](model, *args, **kwargs)
 
     patches = {(module, "tqdm"): lambda loop, *args, **kwargs: wrap(loop, kwargs.get("total")),
-               (module, "load_gguf_checkpoint"): reading, (module, "get_gguf_hf_weights_map"):
-               matching, (gguf, "GGUFReader"): gguf and cache(gguf.GGUFReader)}  # one a path
+               (module, "load_gguf_checkpoint"): reading,
+               (module, "get_gguf_hf_weights_map"): matching}
     originals = {key: getattr(*key) for key in patches if key[0] and hasattr(*key)}
     for key in originals:
         setattr(*key, patches[key])
