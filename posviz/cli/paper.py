@@ -193,14 +193,12 @@ def press_values(values: dict) -> dict:
 def run(args) -> int:
     from ..analysis.experiments.papers import paper_weights
     from ..api import paper
-    from ..runtime.time_left import RunLines
+    from ..runtime.run_lines import RunLines
     from .options import progress
 
-    weights = paper_weights(args.name, args.weights)        # refused before any step
+    paper_weights(args.name, args.weights)                  # refused before any step
     # a check of seconds or more tells what it does and its stages' steps on a terminal
-    say = progress(args)
-    if say is not None:
-        say(f"checking {args.name} on {weights} weights")
+    say = progress(args)                   # "checking NAME on W weights": the API's
     result = paper(args.name, weights=args.weights, say=say,
                    progress=RunLines(unit="step") if say is not None else None)
     if args.json:
