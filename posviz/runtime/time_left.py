@@ -21,7 +21,7 @@ from .stage_times import run_key
 
 LATE = math.inf                 # work is left, but the pace so far says it is done
 HALF_LIFE_S = 20.0              # a step's weight in the pace halves over this many seconds
-PRIOR_S = 3.0                   # the last run's pace counts as this many seconds measured
+PRIOR_S = 0.5                   # the last run's pace counts as this many seconds measured
 
 
 class Pace:
