@@ -29,7 +29,8 @@ def times_path() -> Path:
 
 def run_key(stage) -> str:
     """The run a Stage belongs to: its stages' count, work, kinds and the first's words."""
-    told = f"{stage.stages}|{stage.work}|{stage.kinds}|{str(stage) if stage.number == 1 else ''}"
+    work = None if stage.work is None else [f"{w:.6g}" for w in stage.work]
+    told = f"{stage.stages}|{work}|{stage.kinds}|{str(stage) if stage.number == 1 else ''}"
     return hashlib.sha1(told.encode("utf-8")).hexdigest()[:16]
 
 
