@@ -147,3 +147,20 @@ def test_stage_times_unreadable_or_of_another_run_are_not_used(tmp_path):
                                                                                    abs=0.1)
     other = StageTimes(path)           # now kept; a run of 4 stages is another run
     assert run_stages(clock, other, [2.0, 4.0, 14.0, 1.0]) == pytest.approx(7.0, abs=0.1)
+
+
+def test_steps_alike_are_not_weighed_by_other_stages_first_steps():
+    """sinha2022's models: each stage's first step carried a warm-up or a load, and
+    their seconds weighed SmolLM2's first text as 61 % of its stage ("about 1 s left"
+    with 15 s to go, at 98 %). Steps declared alike stay alike."""
+    clock = FakeClock()
+    run = RunClock(clock)
+    for number in range(1, 6):
+        run.stage(Stage(f"model {number} of 5", number, 5, [1.0] * 5))
+        for done, seconds in enumerate([3.0] + [0.1] * 8 if number < 5 else [1.0] * 9, 1):
+            clock.t += seconds
+            run.step(done, 9)
+            if number == 5 and done == 1:
+                # 8 s are left (the earlier stages' pace, 3.8 s a stage, pulls it down)
+                assert run.run_left() >= 8 / 3, run.run_left()
+                assert run.fraction() == pytest.approx(4 / 5 + 1 / 45)

@@ -172,8 +172,9 @@ class RunClock:
         """Each step's weight: the seconds the same steps (of the same kind, declaring
         the same work) took in the stages done, else the work they declare; None: alike."""
         measured = self.measured.get((self._kind(self.index), self.total, self.steps))
-        if measured and sum(measured) > 0:
-            return measured
+        if measured and self.steps and sum(measured) > 0:    # steps alike: not weighed by
+            return measured     # others' (sinha2022's first steps, a warm-up and loads,
+        # weighed SmolLM2's first as 61 % of its stage: "about 1 s left" with 15 to go)
         learned = self.learned["steps"][self.index - 1] if self.learned and self.index else None
         if learned and len(learned) == self.total and sum(learned) > 0:
             return learned
