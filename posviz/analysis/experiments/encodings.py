@@ -121,8 +121,8 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
     # each model a Stage of its blocks entered, its three forwards' (the original order,
     # its noise floor, the reorder), its work its layers × tokens² (a 3,000-word text's
     # 5 models were 4-12 s each told nothing, its time left half the truth), a bias's
-    # scores more (3,000 words: none 7.9 s with the warm-up, sinusoidal 5.7 and 6.4,
-    # rope 4.1 and 7.4, alibi 6.6 and 12, t5 11.6 and 17 s, in two runs)
+    # scores more (3,000 words, three runs at load 5-10: sinusoidal 5.7 / 6.4 / 11.5 s,
+    # rope 4.1 / 7.4 / 11.7, alibi 6.6 / 12 / 14, t5 11.6 / 17 / 17.7: 1.4 and 2.0 ×)
     work = [float(layers * n * (n + 4 * backends[0].config.d_model)) * BIAS_WORK.get(kind, 1.0)
             for kind in kinds]
     for done, (kind, backend, seq) in enumerate(zip(kinds, backends, seqs)):
@@ -145,7 +145,7 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
 
 
 FORWARDS = 3     # a model's forwards in a comparison: the original, its floor, the reorder
-BIAS_WORK = {"alibi": 1.6, "t5": 2.4}    # a model's work against one without a bias
+BIAS_WORK = {"alibi": 1.4, "t5": 2.0}    # a model's work against one without a bias
 
 
 @contextmanager
