@@ -106,9 +106,11 @@ def bundled_models_read_once():
 
 @pytest.fixture(autouse=True)
 def private_settings(tmp_path, monkeypatch):
-    """The window never reads or writes the user's real settings in a test."""
+    """The window never reads or writes the user's real settings in a test, nor a run
+    the stages' times kept in the user's cache (runtime.stage_times)."""
     path = tmp_path / "posviz-settings.ini"
     monkeypatch.setenv("POSVIZ_SETTINGS", str(path))
+    monkeypatch.setenv("POSVIZ_STAGE_TIMES", str(tmp_path / "stage-times.json"))
     return path
 
 

@@ -154,7 +154,9 @@ def test_compare_counts_its_models(capsys):
     assert main(["compare", "--pe", "none,rope", "--layers", "1", "--progress"]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "posviz: running 2 models"
-    assert lines[1] == "posviz: model 1 of 2" and lines[-1] == "posviz: model 2 of 2", lines
+    # each model's forwards told by their layers, as report tells them
+    assert lines[1].startswith("posviz: model 1 of 2, forward 2 of 3, layer 1 of 1"), lines
+    assert lines[-1] == "posviz: model 2 of 2, 100 % done", lines
 
 
 def test_the_python_api_s_sweep_tells_its_model_s_building(capsys):

@@ -14,7 +14,7 @@ TEXT = "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9"           # 45 pairs, 9 neighbouring swap
 
 
 class Heard:
-    """api.steps.Counter's stand-in: the unit it is given and the counts it hears."""
+    """runtime.time_left.RunLines's stand-in: the unit it is given and the counts it hears."""
     units, counts = [], []
 
     def __init__(self, stream=None, unit="run", **_):
@@ -25,7 +25,7 @@ class Heard:
 
 
 def test_a_swap_sweeps_progress_json_and_text_count_its_pairs_as_pairs(monkeypatch, capsys):
-    monkeypatch.setattr(steps, "Counter", Heard)
+    monkeypatch.setattr(steps, "RunLines", Heard)
     result = posviz.sweep(TEXT, kind="swap", layers=1, progress=True)
     said = result.to_dict()
     assert (said["runs"], said["pairs_run"]) == (9, 45)

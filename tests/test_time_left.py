@@ -186,7 +186,7 @@ def test_the_experiments_tab_says_the_time_left_of_the_stage_and_of_the_whole_ru
     from posviz.analysis.experiments import order_use
     from posviz.gui.experiments import tab as experiments
     clock = FakeClock()
-    monkeypatch.setattr(experiments, "RunClock", lambda: RunClock(clock))
+    monkeypatch.setattr(experiments, "RunClock", lambda **_: RunClock(clock))
     release = threading.Event()
 
     def slow(should_stop, say, progress=None):   # runs until the test has told its stages
@@ -226,15 +226,16 @@ def test_the_experiments_tab_says_the_time_left_of_the_stage_and_of_the_whole_ru
     assert first == ("checkpoint 1 of 3, rope: 400 windows…", "0 %")
     assert then == ("checkpoint 2 of 3, rope: 400 windows…; about 20 s left in all",
                     "33 %")
+    # the bar says what the words say: 21 s spent, about 9 s left in all (by work: 67 %)
     assert told[2 * steps + 2] == ("checkpoint 3 of 3, rope: 400 windows…; about 9 s "
-                                   "left in all", "67 %")
+                                   "left in all", "70 %")
     if steps:
         assert told[1] == ("checkpoint 1 of 3, rope: 400 windows: 1 of 4 done; about 28 s "
                            "left in all", "8 %")       # the run's time left, not the stage's
         assert told[steps + 3] == ("checkpoint 2 of 3, rope: 400 windows: 2 of 4 done; "
                                    "about 15 s left in all", "50 %")
         assert told[-1] == ("checkpoint 3 of 3, rope: 400 windows: 1 of 4 done, about 7 s "
-                            "left", "75 %")
+                            "left", "76 %")      # 21 s spent, 6.6 s left
 
 
 def test_the_run_s_time_left_converges_when_steps_take_other_than_their_declared_work():
@@ -390,9 +391,11 @@ def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share
     assert "1 of 4 done; about " in second and second.endswith(" left in all"), second
     assert tail in shown or "…" in second, (shown, words)   # wider than two lines: cut
     tab.status.repaint()
-    share = round(100 * ((number - 1 + 0.25) / (stages - 1 + 20)))
-    assert tab.progress.text() == f"{share} %" and tab.progress.value() == round(
-        1000 * (number - 1 + 0.25) / (stages - 1 + 20))
+    # the bar the share of the whole run as the words' time left "in all" tells it
+    spent = clock.t - tab._clock.began
+    share = spent / (spent + tab._clock.run_left())
+    assert tab.progress.text() == f"{round(100 * share)} %" and \
+        tab.progress.value() == round(1000 * share)
     tab.cancel_button.setEnabled(False)
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from posviz.analysis.experiments.stage import Stage
-from posviz.runtime.time_left import LATE, RunClock, RunLines
+from posviz.runtime.run_lines import RunLines
+from posviz.runtime.time_left import LATE, RunClock
 
 DATA = Path(__file__).parent / "data"
 SLACK_S = 2.0                 # told in whole seconds, counted down between steps

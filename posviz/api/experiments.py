@@ -169,11 +169,17 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     draws the check's figure. ``weights``: "random" (what the architecture implies) or
     "trained" (the shipped checkpoints and bundled models); default: random where the
     paper's check has it. A long check tells ``say`` its stages, ``progress`` steps."""
-    from ..analysis.experiments.papers import check_paper
+    from ..analysis.experiments.papers import check_paper, paper_weights
+    from ..models.reached import import_torch
     from .results import Paper
     from .runs import staged
+    from .steps import StepPrinter, telling
     check_say(say)
     count, told = staged(progress, say, "step")
+    if telling(progress):                  # at once, as the command line says it
+        told_here = say or StepPrinter()
+        told_here(f"checking {name} on {paper_weights(name, weights)} weights")
+        import_torch(told_here)
     return Paper(check_paper(name, weights=weights, progress=count, say=told), weights)
 
 
@@ -228,8 +234,13 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
             from ..models.backend import split_words
             from ..models.orders import parse_order
             parse_order(order, len(split_words(text)))
-    from .steps import counted
-    result = run(config, kinds, weights, text, order, where, counted(progress, "model"))
+    from .steps import ModelLines, StepPrinter, WholeRun, telling
+    count = (ModelLines() if progress is True else progress if telling(progress)
+             else WholeRun(progress) if progress else None)
+    if telling(progress):                  # at once, as the command line says it
+        StepPrinter()(f"running {len(kinds)} models")
+    result = run(config, kinds, weights, text, order, where, count,
+                 say=None if count is None else count.stage)
     return Comparison(result)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -107,12 +106,8 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
             check_type("config", config, ModelConfig, "a ModelConfig or None")
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         guard.check(spec.config, n_tokens)
-        if "torch" not in sys.modules:               # 1-4 s: told each second
-            from ..boot import before_torch
-            from ..models.reached import ticking
-            with ticking(say, "importing torch"):
-                before_torch()
-                import torch  # noqa: F401
+        from ..models.reached import import_torch
+        import_torch(say)
         say("building the model")
         return Model(spec.load(n_tokens=n_tokens), spec, progress)
     dtype = options.pop("dtype", "float32")

@@ -146,19 +146,8 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
 def staged(progress, say, unit: str):
     """A run told in Stages: its ``progress`` and ``say`` as it is told them. True (or a
     RunLines: the command line's) tells lines on stderr whose count, share and time left
-    weigh each stage's work (runtime.time_left.RunLines); a callable is told the whole
-    run's count (steps.WholeRun)."""
-    from ..runtime.time_left import RunLines
-    from .steps import check_progress, counted, stages
-    check_progress(progress)
-    if progress is True or isinstance(progress, RunLines):
-        lines = progress if isinstance(progress, RunLines) else RunLines(unit=unit)
-        said = stages(say, True)
-
-        def told(text: str) -> None:
-            lines.stage(text)
-            if said is not None:
-                said(text)
-        return lines, told
+    weigh each stage's work (runtime.time_left.RunLines, the one rule of them); a
+    callable is told the whole run's count (steps.WholeRun)."""
+    from .steps import counted, stages
     count = counted(progress, unit)
     return count, stages(say, progress, count)

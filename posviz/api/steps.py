@@ -3,8 +3,8 @@
 ``progress(step, done=None, total=None)`` is told each step; a counted step says how far
 it is: the bytes of a download, the tensors of a load, or the layers of a run (a real
 model's forward, ``layer_ticks``). ``StepPrinter`` writes them one line each on a stream.
-An experiment counts its runs, ``progress(done, total)``: ``Counter`` tells them with
-the time left, as the command line does on a terminal and ``progress=True`` in Python.
+An experiment counts its runs, ``progress(done, total)``: runtime.time_left.RunLines
+tells them with the time left, on the command line and with ``progress=True`` alike.
 """
 from __future__ import annotations
 
@@ -13,13 +13,11 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
-from ..runtime.time_left import duration_text  # noqa: F401 (told here, and by export)
+from ..runtime.run_lines import FIRST_S, TICK_S, Gaps, RunLines, later  # noqa: F401 (the
+from ..runtime.time_left import duration_text  # noqa: F401   one rule of a run's lines)
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
-TICK_S = 2.0                             # a run's layers told at most this often
-FIRST_S = 1.0                            # an experiment's first count told this soon
-SPARE_S = 0.25                           # seconds a count may come later than the last
 
 
 class StepPrinter:
@@ -228,71 +226,6 @@ def layer_ticks(backend, say: Progress, step: str):
         yield
 
 
-def later(seconds: float) -> float:
-    """When the next count or part, due in ``seconds`` at the last pace, may come on a
-    busy machine (a sweep's lines came 2.04-2.10 s apart, a report's 2.06-2.2 s)."""
-    return max(1.5 * seconds, seconds + SPARE_S) if seconds else 0.0
-
-
-class Gaps:
-    """The seconds between a count's calls, lately: ``next(now)`` is when the next may
-    come, at the larger of the last two gaps and room for a later one (0 before two
-    calls)."""
-
-    def __init__(self):
-        self.last, self.gaps = None, (0.0, 0.0)
-
-    def next(self, now: float) -> float:
-        if self.last is not None:
-            self.gaps = (self.gaps[1], now - self.last)
-        self.last = now
-        return later(max(self.gaps))    # with room for a later one
-
-
-class Counter:
-    """Tells an experiment's ``(done, total)`` on a stream, one line each ("posviz: run
-    40 of 1000, about 2 min left"): the first ``first`` seconds after its first count,
-    then every ``tick`` seconds, and the last. A count lower than the one before starts
-    a new stage (a probe's fits after its runs), timed anew."""
-
-    def __init__(self, stream=None, unit: str = "run", tick: float = TICK_S,
-                 first: float = FIRST_S, clock: Callable[[], float] = time.monotonic):
-        from ..runtime.time_left import RunClock
-        self.stream, self.unit, self.tick, self.first, self.clock = (stream, unit, tick,
-                                                                     first, clock)
-        self._pace = RunClock(clock)    # the stage's pace, from its first count on
-        self._at = None                 # the count at a stage's first count
-        self._told = 0.0
-        self._done = 0
-        self._gaps = Gaps()             # the seconds between counts, lately
-        self._told_once = False         # the stage's first line told
-
-    def __call__(self, done: int, total: int) -> None:
-        from ..runtime.time_left import LATE
-        now = self.clock()
-        if self._at is None or done < self._done:
-            self._pace.stage("")
-            self._at, self._told = done, now - self.tick + self.first
-            self._gaps, self._told_once = Gaps(), False
-        coming = self._gaps.next(now)
-        self._done = done
-        self._pace.step(done - self._at, total - self._at)
-        # told before a tick passes: now, when the next count would come after it (a
-        # sweep's lines came 2.01-2.06 s apart, its counts each some 50 ms); the first
-        # line a ``first`` after the first count
-        waited = now - self._told
-        if done != total and waited < self.tick and (
-                self._told_once is False or waited + coming <= self.tick):
-            return
-        self._told_once = True
-        self._told = now
-        seconds = None if done == total else self._pace.stage_left()   # None: no pace yet
-        left = ("" if seconds is None or seconds == LATE
-                else f", about {duration_text(seconds)} left")
-        print(f"posviz: {self.unit} {done:,} of {total:,}{left}",
-              file=self.stream or sys.stderr, flush=True)
-
-
 class WholeRun:
     """A caller's ``progress(done, total)`` told the whole run's count where the run
     counts each stage anew (a paper check's lengths or models, the lab's methods, a
@@ -334,22 +267,49 @@ class WholeRun:
         self.progress(whole, told)
 
 
-def counted(progress, unit: str = "run") -> Callable[[int, int], None] | None:
-    """An experiment's progress argument as a callable or None: told the whole run's
-    count (WholeRun), True on stderr as the command line does (Counter), None or False
-    nothing."""
+def telling(progress) -> bool:
+    """Does ``progress`` tell lines on stderr (True, or the command line's RunLines)?"""
+    return progress is True or isinstance(progress, RunLines)
+
+
+def counted(progress, unit: str = "run"):
+    """An experiment's progress argument as a callable or None: a caller's callable told
+    the whole run's count (WholeRun), True the command line's lines on stderr (RunLines,
+    a RunLines given as it is), None or False nothing."""
     check_progress(progress)
     if progress is None or progress is False:
         return None
-    # True: the command line's lines (the whole run's count, as --progress tells it)
-    return WholeRun(Counter(unit=unit) if progress is True else progress)
+    if telling(progress):
+        return progress if isinstance(progress, RunLines) else RunLines(unit=unit)
+    return WholeRun(progress)
+
+
+class ModelLines(RunLines):
+    """compare's lines, each model's forwards told by their layers, as report tells
+    them ("model 2 of 5, forward 1 of 3, layer 3 of 4, 30 % done, about 20 s left"):
+    a 3,000-word text's models were 4-12 s apart untold."""
+
+    def __init__(self, stream=None, **options):
+        super().__init__(stream, unit="model", **options)
+
+    def line(self) -> str:
+        from ..analysis.experiments.encodings import FORWARDS
+        run = self.clock
+        if run.count < 1 or not run.total or run.total % FORWARDS:
+            return super().line()
+        layers = run.total // FORWARDS
+        where = ("" if run.done >= run.total else
+                 f", forward {run.done // layers + 1} of {FORWARDS}, "
+                 f"layer {run.done % layers + 1} of {layers}")
+        return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
 
 
 def stages(say, progress, count=None) -> Callable[[str], None] | None:
-    """An experiment's ``say``: itself when given; with ``progress=True`` its stages are
-    told on stderr too; a WholeRun ``count`` is told them as well."""
-    said = say if say is not None or progress is not True else StepPrinter()
-    if not isinstance(count, WholeRun):
+    """An experiment's ``say``: itself when given; with ``progress`` True (or the
+    command line's RunLines) its stages are told on stderr too; a WholeRun or RunLines
+    ``count`` is told them as well."""
+    said = say if say is not None or not telling(progress) else StepPrinter()
+    if not isinstance(count, (WholeRun, RunLines)):
         return said
 
     def told(text: str) -> None:

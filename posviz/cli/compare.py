@@ -66,14 +66,11 @@ def compared(args):
     args.pe = kinds[0]                       # a valid config first, each kind in turn
     config = builtin_config(args)
     where = positions(args)
-    say = progress(args)
-    if say:
-        say(f"running {len(kinds)} models")
-    from ..api.steps import Counter                  # "model 2 of 6", then every 2 s
+    from ..api.steps import ModelLines     # "running 5 models", each model's layers
     return compare_encodings(args.text, args.order, encodings=kinds, weights=args.weights,
                              config=config, positions=where.mode, offset=where.offset,
                              literal=where.literal,
-                             progress=Counter(unit="model", first=0.0) if say else None)
+                             progress=ModelLines() if progress(args) else None)
 
 
 def as_table(result, metric: str) -> list[str]:

@@ -192,29 +192,15 @@ def press_values(values: dict) -> dict:
     return {**shown, "perplexity": rows, "refused": values["refused"]}
 
 
-def import_torch(say) -> None:
-    """torch imported, told each second (2.6 s silent under load: a researcher's trial)."""
-    import sys
-    if "torch" not in sys.modules:
-        from ..boot import before_torch
-        from ..models.reached import ticking
-        with ticking(say, "importing torch"):
-            before_torch()
-            import torch  # noqa: F401
-
-
 def run(args) -> int:
     from ..analysis.experiments.papers import paper_weights
     from ..api import paper
-    from ..runtime.time_left import RunLines
+    from ..runtime.run_lines import RunLines
     from .options import progress
 
-    weights = paper_weights(args.name, args.weights)        # refused before any step
+    paper_weights(args.name, args.weights)                  # refused before any step
     # a check of seconds or more tells what it does and its stages' steps on a terminal
-    say = progress(args)
-    if say is not None:
-        say(f"checking {args.name} on {weights} weights")
-        import_torch(say)
+    say = progress(args)                   # "checking NAME on W weights": the API's
     result = paper(args.name, weights=args.weights, say=say,
                    progress=RunLines(unit="step") if say is not None else None)
     if args.json:

@@ -74,5 +74,5 @@ def lines(args):
     told 2.7 s before the end, the fits timed at the forwards' pace), or None."""
     if progress(args) is None:
         return None
-    from ..runtime.time_left import RunLines
+    from ..runtime.run_lines import RunLines
     return RunLines(unit="step")

@@ -109,12 +109,12 @@ def experiment_model(args, texts: list[str] | None = None, **experiment):
 
 
 def reporter(args, unit: str = "run"):
-    """(done, total) -> a line on a terminal's stderr with the time left (api.steps.Counter:
+    """(done, total) -> a line on a terminal's stderr with the time left (RunLines:
     the first a second after the first count, then every 2 s), or None."""
     if progress(args) is None:
         return None
-    from ..api.steps import Counter
-    return Counter(sys.stderr, unit)
+    from ..api import steps                # runtime.time_left.RunLines
+    return steps.RunLines(sys.stderr, unit)
 
 
 def csv_rows(result) -> list[list]:

@@ -248,3 +248,14 @@ def ticking(say, step: str | None = None, every: float = TICK_S):
     finally:
         done.set()
         thread.join()
+
+
+def import_torch(say) -> None:
+    """torch imported, told each second while it loads (1-4 s here, 2.6 s silent under
+    load: a researcher's trial); nothing when it is already imported."""
+    import sys
+    if "torch" not in sys.modules:
+        from ..boot import before_torch
+        with ticking(say, "importing torch"):
+            before_torch()
+            import torch  # noqa: F401

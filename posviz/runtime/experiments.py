@@ -102,7 +102,7 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
         config = job.spec.config if job.spec.is_builtin else ModelConfig()
         return compare_encodings(config, job.encodings, job.weights or "random",
                                  job.texts[0], job.order, job.positions, progress,
-                                 should_stop, job.ordered)
+                                 should_stop, job.ordered, say)      # each model a Stage
     from ..analysis.engine import Engine
     from ..models.limits import guard
     engine = Engine(backend_for(job.spec, say, job.backend))

@@ -13,14 +13,15 @@ timed at the pace of its kind (none measured: no number)."""
 from __future__ import annotations
 
 import math
-import sys
 import time
 from typing import Callable
 
 from ..analysis.experiments.stage import Stage
+from .stage_times import run_key
 
 LATE = math.inf                 # work is left, but the pace so far says it is done
 HALF_LIFE_S = 20.0              # a step's weight in the pace halves over this many seconds
+PRIOR_S = 0.5                   # the last run's pace counts as this many seconds measured
 
 
 class Pace:
@@ -31,11 +32,14 @@ class Pace:
     same at the millionth step as at the first (a list of every step, summed at each
     count, froze the window in a 900,000-run sweep)."""
 
-    def __init__(self, began: float):
+    def __init__(self, began: float, prior: float = 0.0):
         self.began = began
         self.first: tuple[float, float] | None = None   # the warm-up's seconds, work
         self.seconds = self.work = 0.0                  # the others', decayed
         self.when = began                               # the last one's time
+        if prior:           # work in this machine's last run's seconds: a pace of 1,
+            self.first = (0.0, 0.0)     # its warm-up in its shares, yielding as it decays
+            self.seconds = self.work = prior
 
     def add(self, when: float, seconds: float, work: float) -> None:
         if work <= 0:
@@ -59,8 +63,14 @@ class RunClock:
     counted (``step``); read at any time (``stage_left``, ``run_left``: seconds, None
     with nothing measured to go by, LATE past the pace so far). ``now`` is the clock."""
 
-    def __init__(self, now: Callable[[], float] = time.monotonic):
+    def __init__(self, now: Callable[[], float] = time.monotonic, times=None):
         self.now = now
+        self.times = times                  # a StageTimes: the shares learned here
+        self.learned: dict | None = None    # this machine's last run of the same check
+        self.key = ""                       # the run's, in ``times``
+        self.stage_seconds: list = []       # each stage's seconds, and steps', as done
+        self.stage_steps: list = []
+        self.shown = 0.0                    # the share told last (share_done)
         self.began = self.stage_started = self.stepped = now()
         self.index = self.count = 0         # stage index (from 1) of count; 0: not told
         self.done = self.total = 0          # the stage's steps counted, of total
@@ -83,18 +93,46 @@ class RunClock:
         if not told or number == 1:
             self.measured.clear()                      # a run anew
             self.paces.clear()
-            self.began = now
+            self.began, self.shown = now, 0.0
+            self._learn(stage if told else None)
         elif self.index:
             self._measure(now)
         self.stage_started = self.stepped = now
         self.index, self.count = (number, stage.stages) if told else (0, 0)
-        self.work = (stage.work if told and stage.work and len(stage.work) == self.count
-                     else (1.0,) * self.count)
-        kinds = stage.kinds if told else None
-        self.kinds = kinds if kinds and len(kinds) == self.count else ("",) * self.count
+        if self.learned is None:
+            self.work = (stage.work if told and stage.work and len(stage.work) == self.count
+                         else (1.0,) * self.count)
+            kinds = stage.kinds if told else None
+            self.kinds = kinds if kinds and len(kinds) == self.count else ("",) * self.count
         self.steps = stage.steps if told else None
         self.done = self.total = 0
         self.step_times, self.counted = [], 0.0
+
+    def _learn(self, stage) -> None:
+        """A run starts: each stage's work is its seconds in this machine's last run of
+        the same check where one was kept (runtime.stage_times), every stage one kind."""
+        count = stage.stages if stage is not None else 0
+        self.stage_seconds, self.stage_steps = [None] * count, [None] * count
+        self.key = run_key(stage) if stage is not None and count > 1 else ""
+        self.learned = (self.times.read(self.key, count)
+                        if self.key and self.times is not None else None)
+        if self.learned is not None:
+            self.work = tuple(max(s, 1e-3) for s in self.learned["stages"])
+            self.kinds = ("",) * count
+
+    def _ended(self, now: float) -> None:
+        """The stage running ends: its seconds and its steps' kept; the run's last
+        whole, the run's kept for the next (StageTimes)."""
+        k = self.index - 1
+        if not 0 <= k < len(self.stage_seconds):
+            return
+        self.stage_seconds[k] = now - self.stage_started
+        whole = self.total and self.done == self.total and len(self.step_times) == self.total
+        self.stage_steps[k] = list(self.step_times) if whole else None
+        if self.index == self.count and self.times is not None and self.key and \
+                None not in self.stage_seconds:
+            self.times.write(self.key, self.stage_seconds, self.stage_steps)
+            self.key = ""                              # written once
 
     def _stage_work(self) -> float:
         return self.work[self.index - 1] if 0 < self.index <= len(self.work) else 1.0
@@ -103,6 +141,7 @@ class RunClock:
         """The stage running ends: the rest of its work after its last step counted (all
         of it when none was) is a sample of the pace; its steps' seconds, when all were
         counted, weigh the same steps of the stages after."""
+        self._ended(now)
         rest = 1.0 - self.counted
         if rest > 1e-9 and now > self.stepped:
             self._sample(now, rest * self._stage_work())
@@ -123,6 +162,8 @@ class RunClock:
         if share > self.counted and now > self.stepped:
             self._sample(now, (share - self.counted) * self._stage_work())
         self.counted, self.stepped = max(share, self.counted), now
+        if done and done == total and self.index and self.index == self.count:
+            self._ended(now)                           # the run's last step
 
     def _kind(self, number: int) -> str:
         return self.kinds[number - 1] if 0 < number <= len(self.kinds) else ""
@@ -131,8 +172,12 @@ class RunClock:
         """Each step's weight: the seconds the same steps (of the same kind, declaring
         the same work) took in the stages done, else the work they declare; None: alike."""
         measured = self.measured.get((self._kind(self.index), self.total, self.steps))
-        if measured and sum(measured) > 0:
-            return measured
+        if measured and self.steps and sum(measured) > 0:    # steps alike: not weighed by
+            return measured     # others' (sinha2022's first steps, a warm-up and loads,
+        # weighed SmolLM2's first as 61 % of its stage: "about 1 s left" with 15 to go)
+        learned = self.learned["steps"][self.index - 1] if self.learned and self.index else None
+        if learned and len(learned) == self.total and sum(learned) > 0:
+            return learned
         if self.steps and len(self.steps) == self.total and sum(self.steps) > 0:
             return list(self.steps)
         return None
@@ -157,18 +202,41 @@ class RunClock:
         before = sum(self.work[:self.index - 1])
         return (before + self.work[self.index - 1] * share) / sum(self.work)
 
+    def share_done(self) -> float:
+        """The share of the whole run done as its time left tells it (the time so far
+        over that and the time left; by work while no time left is told), never less
+        than told before: the bar and the words "in all" say one thing (sinha2022's bar
+        read 10 % with "about 6 s left in all" of a 24 s run)."""
+        if self.count > 1 and self.index == self.count and self.total and \
+                self.done >= self.total:
+            share = 1.0
+        else:
+            left = self.run_left() if self.count > 1 else self.stage_left()
+            spent = self.now() - self.began
+            share = (spent / (spent + left) if left is not None and left != LATE and
+                     spent + left > 0 else self.fraction())
+        self.shown = max(self.shown, min(share, 1.0))
+        return self.shown
+
     def _sample(self, now: float, work: float) -> None:
         """The step (or the rest of a stage) that ended ``now``, of ``work``, since the
         last one."""
         kind = self._kind(self.index)
-        pace = self.paces.setdefault(kind, Pace(self.began))
+        pace = self.paces.setdefault(kind, self._new_pace())
         pace.add(now, now - self.stepped, work)
+
+    def _new_pace(self) -> Pace:
+        """A kind's pace; where the shares are this machine's last run's, a pace of 1
+        as if PRIOR_S of it were measured (it yields as the run's own steps come)."""
+        return Pace(self.began, PRIOR_S if self.learned is not None else 0.0)
 
     def _pace(self, kind: str) -> float | None:
         """Seconds a unit of work of ``kind`` (Pace); None with none measured. (The mean
         of all, at load 4-10, told 885 s where 1,037 s were left, and once the load fell
         523 s with 359 left.)"""
         pace = self.paces.get(kind)
+        if pace is None and self.learned is not None:
+            pace = self.paces.setdefault(kind, self._new_pace())
         return pace.value() if pace is not None else None
 
     def _after(self) -> float | None:
@@ -240,54 +308,3 @@ def duration_text(seconds: float) -> str:
     if seconds < 100:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min" if seconds < 6000 else f"{seconds / 3600:.1f} h"
-
-
-TICK_S = 1.5         # a line this long after the last
-SILENT_S = 2.0       # and never, where steps allow it, this long
-
-
-class RunLines:
-    """The command line's and ``progress=True``'s lines of a run told in Stages: each
-    Stage told (``stage``), each step counted (``progress(done, total)``); a line at the
-    first step, then at a step ``tick`` seconds or more after the last line, and at the
-    stage's last: "step 40 of 96 (stage 3 of 3), 62 % done, about 20 s left", the share
-    and the time left the whole run's, by work (counted as if every step cost alike,
-    press2022 said "about 2 s left" with 6 s to go, its longest windows last)."""
-
-    def __init__(self, stream=None, unit: str = "step", tick: float = TICK_S,
-                 clock: Callable[[], float] = time.monotonic):
-        self.stream, self.unit, self.tick = stream, unit, tick
-        self.clock = RunClock(clock)
-        self.told = -math.inf
-
-    def stage(self, text: str) -> None:
-        self.clock.stage(text)
-
-    def __call__(self, done: int, total: int) -> None:
-        run = self.clock
-        before = run.stepped
-        run.step(done, total)
-        now = run.now()
-        # told at a tick, or sooner when the next step, as long as this one, would
-        # leave SILENT_S without a line (press2022's 512-token steps at load 11: 2.7 s)
-        waited, coming = now - self.told, now - before
-        if not done or (done != total and waited < self.tick
-                        and waited + coming < SILENT_S):
-            return
-        self.told = now
-        print(f"posviz: {self.line()}", file=self.stream or sys.stderr, flush=True)
-
-    def line(self) -> str:
-        run = self.clock
-        if run.count > 1:
-            place = f" (stage {run.index} of {run.count})"
-            share = f", {100 * run.fraction():.0f} % done"
-            left = run.run_left()
-        else:
-            place = share = ""
-            left = run.stage_left()
-        if run.done >= run.total and run.index == run.count:
-            left = None
-        words = left_words(left if left is None or left == LATE else max(left, 1.0))
-        return f"{self.unit} {run.done:,} of {run.total:,}{place}{share}{words}"
-

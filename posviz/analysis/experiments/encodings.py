@@ -10,6 +10,8 @@ of the text (the window's) is carried to the models' tokens word by word (carry.
 """
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -22,6 +24,7 @@ from ...models.encodings import ENCODINGS
 from ..symmetry import METRICS
 from .carry import carry_order
 from .runs import make_orders
+from .stage import Stage, Tally, tell
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
                       positions: Positions = Positions(),
                       progress: Callable[[int, int], None] | None = None,
                       should_stop: Callable[[], bool] | None = None,
-                      ordered: TokenSequence | None = None) -> EncodingComparison:
+                      ordered: TokenSequence | None = None,
+                      say: Callable[[str], None] | None = None) -> EncodingComparison:
     """The built-in model of ``config`` with each encoding of ``kinds`` and ``weights``
     ("random" or "trained") on ``text`` reordered by ``order`` ((n,), or a string
     "I,J,..."; default: reversed); an order of ``ordered`` (another tokenization of the
@@ -113,21 +117,50 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
         order = carry_order(ordered, order, seqs[0],
                             f"the built-in model with {weights} weights")
     models = []
+    layers = backends[0].config.layers
+    # each model a Stage of its blocks entered, its three forwards' (the original order,
+    # its noise floor, the reorder), its work its layers × tokens² (a 3,000-word text's
+    # 5 models were 4-12 s each told nothing, its time left half the truth), a bias's
+    # scores more (3,000 words, three runs at load 5-10: sinusoidal 5.7 / 6.4 / 11.5 s,
+    # rope 4.1 / 7.4 / 11.7, alibi 6.6 / 12 / 14, t5 11.6 / 17 / 17.7: 1.4 and 2.0 ×)
+    work = [float(layers * n * (n + 4 * backends[0].config.d_model)) * BIAS_WORK.get(kind, 1.0)
+            for kind in kinds]
     for done, (kind, backend, seq) in enumerate(zip(kinds, backends, seqs)):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        ev = Engine(backend).evaluate(seq, order, positions, should_stop)
+        tell(say, Stage(f"model {done + 1} of {len(kinds)} ({kind})", done + 1,
+                        len(kinds), work))
+        with blocks_told(Tally(progress, FORWARDS * layers)) as tally:
+            ev = Engine(backend).evaluate(seq, order, positions, should_stop)
+            tally.to(tally.total)
         record = backend.checkpoint.record if backend.checkpoint is not None else {}
         models.append(EncodingCurves(kind, ENCODINGS[kind].title,
                                      tuple(ev.comparison.rows()), ev.comparison.floor,
                                      backend.weights_text(),
                                      record.get("order_use", {}).get("ratio")))
-        if progress is not None:
-            progress(done + 1, len(kinds))
     shared = {k: v for k, v in backends[0].config.to_dict().items() if k != "pe"}
     shared["d_ff"] = backends[0].config.ff_width     # as report --json says it (not 0)
     return EncodingComparison(text, shared, seqs[0].tokens, tuple(int(i) for i in order),
                               positions, weights, tuple(models), carried)
+
+
+FORWARDS = 3     # a model's forwards in a comparison: the original, its floor, the reorder
+BIAS_WORK = {"alibi": 1.4, "t5": 2.0}    # a model's work against one without a bias
+
+
+@contextmanager
+def blocks_told(tally):
+    """``tally`` counts the blocks this thread's forwards have entered while inside
+    (models.reached), each as the one before it is done."""
+    from ...models import reached
+    me, entered = threading.get_ident(), [0]
+
+    def told(now) -> None:
+        if now.part == 0 and threading.get_ident() == me:
+            entered[0] += 1
+            tally.to(min(entered[0] - 1, tally.total - 1))
+    with reached.listening(told):
+        yield tally
 
 
 __all__ = ["EncodingComparison", "EncodingCurves", "METRICS", "compare_encodings",

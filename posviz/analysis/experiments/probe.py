@@ -8,10 +8,10 @@ error of predicting the training tokens' mean position.
 ``features="quadratic"`` gives the regression each coordinate's square as well, so it
 can read a norm: in an untrained causal model without positions the leak is mostly in
 the spread of the attention output, which shrinks with the number of tokens averaged
-(Chi et al. 2023), and a purely linear read-out sees little of it. Without positional information
-and with a bidirectional mask a hidden state does not know its slot; a causal mask leaks
-it from the first block on (Haviv et al. 2022, "Transformer language models without
-positional encodings still learn positional information").
+(Chi et al. 2023), and a linear read-out sees little of it. Without positions and with a
+bidirectional mask a hidden state does not know its slot; a causal mask leaks it from the
+first block on (Haviv et al. 2022, "Transformer language models without positional
+encodings still learn positional information").
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ...errors import Cancelled, PosvizInputError, argument
 from ...models.config import Positions
 from ...models.trace import and_joined, layer_label, layer_spans
 from ...models.limits.guard import check_folds
-from .stage import tell
+from .stage import Stage, tell
 from .texts import GENERATED_SEED, random_texts
 
 FEATURES = ("linear", "quadratic", "mlp")
@@ -37,9 +37,8 @@ FEATURE_NAMES = {"linear": "linear", "quadratic": "linear + squared coordinates"
 READ_WITH = {"linear": "linearly", "mlp": "with a small MLP",
              "quadratic": "linearly from the hidden state and its squares"}
 LISTED = 4                 # below-chance layers named one by one, at most; past it, a span
-# A held-out error under this share of chance's counts as reading position (the verdict
-# and the paper checks, where Haviv's check used it first): a margin, so that a fit
-# with an R² near 0 (SmolLM2's input layer: 3% below chance) is not read as position
+# A held-out error under this share of chance's reads position (the verdict and paper
+# checks): a margin, so a fit of R² near 0 (SmolLM2's input: 3% below chance) does not
 READS = 0.9
 RIDGE = (1e-3, 1e-2, 1e-1, 1.0, 10.0)      # penalties tried, times the mean feature variance
 FOLDS, PER_FEATURE = 5, 10   # folds by default; tokens a held-out fit needs per feature
@@ -301,8 +300,7 @@ def hidden_states(engine, texts, positions: Positions = Positions(),
         hidden.append(np.asarray(trace.hidden, dtype=np.float64))        # (L+1, n, d)
         slots.append(np.arange(len(seq), dtype=np.float64))
         groups.append(np.full(len(seq), index))
-        if progress is not None:
-            progress(index + 1, len(texts))
+        tell(progress, index + 1, len(texts))
     return np.concatenate(hidden, axis=1), np.concatenate(slots), np.concatenate(groups)
 
 
@@ -350,7 +348,8 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     """Per layer, the cross-validated ridge probe of absolute position; without
     ``texts`` (None or empty), on generated_texts. ``progress`` counts the texts run and
     then, from 0 again, the layers fitted (on a large model the fits take longer than
-    the forwards); ``say`` is told each of the two stages as it starts."""
+    the forwards); ``say`` is told each of the two Stages as it starts (so a listener
+    counts the fits from the start: a bar went 54 of 54, then 55 of 59)."""
     check_features(features)
     generated = ""
     if not texts:
@@ -362,11 +361,12 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
         raise PosvizInputError(f"the probe holds texts out to score it, so it needs at "
                                f"least 2 texts (got {len(texts)})")
     folds = max(2, min(folds, len(texts)))
-    tell(say, "running the texts (the probe's fits follow)")
+    work, kinds = probe_work([(features,)], sum(len(t.split()) for t in texts),
+                             getattr(getattr(engine.backend, "config", None), "layers", 4))
+    tell(say, Stage("running the texts (the probe's fits follow)", 1, 2, work, kinds=kinds))
     H, y, groups = hidden_states(engine, texts, positions, progress, should_stop)
-    if features == "quadratic":
-        H = np.concatenate([H, H ** 2], axis=2)                          # (L+1, m, 2d)
-    tell(say, "fitting the probe, one layer at a time")
+    H = np.concatenate([H, H ** 2], axis=2) if features == "quadratic" else H  # (L+1, m, 2d)
+    tell(say, Stage("fitting the probe, one layer at a time", 2, 2, work, kinds=kinds))
     tell(progress, 0, H.shape[0])      # counted from the start: a fit took 20 s untold
     rows = []
     for layer in range(H.shape[0]):

@@ -12,6 +12,8 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy
 
+from posviz.runtime.time_left import LATE, left_words
+
 from ..status import ElidedLabel
 
 LINES = 2
@@ -178,3 +180,37 @@ def status_row(tab) -> QHBoxLayout:
     row.addWidget(tab.progress)
     row.addWidget(tab.status, 1)
     return row
+
+
+def tell_progress(tab) -> None:
+    """The Experiments tab's bar and status while a run goes on (``tab._clock``, a
+    RunClock; ``tab._stage``, the stage's words): the bar the share of the whole run
+    as its time left "in all" tells it (RunClock.share_done: sinha2022's bar read 10 %
+    then 50 % while the words said "about 6 s left in all" of 19), else the stage's
+    steps, busy before the first; the words what runs (the stage's place where its words
+    do not say it), how far, the time left of it and of the run (told each second)."""
+    clock, stage = tab._clock, tab._stage
+    if clock.count > 1:
+        share = clock.share_done()
+        tab.progress.setRange(0, 1000)
+        tab.progress.setValue(round(1000 * share))
+        tab.progress.setFormat(f"{round(100 * share)} %")
+        place = f"{clock.index} of {clock.count}"
+        stage = stage if place in stage else f"stage {place}: {stage}"
+    elif clock.total:
+        tab.progress.setRange(0, clock.total)
+        tab.progress.setValue(clock.done)
+        tab.progress.setFormat(f"{clock.done} of {clock.total}")
+    else:
+        tab.progress.setRange(0, 0)
+    run_left = clock.run_left()        # the last stage's steps say it already
+    in_all = ("" if clock.total and clock.index == clock.count
+              else left_words(run_left, " in all").replace(", ", "; ", 1))
+    if not clock.total:                      # a stage starts: before its first step
+        tab._say(f"{stage}…{in_all}", kept=in_all)
+        return
+    stage_left = clock.stage_left()   # only where the run's is untold: both cut counts
+    left = left_words(stage_left if not in_all or stage_left == LATE else None)
+    stage = f"{stage}: " if stage else ""
+    how_far = f"{clock.done} of {clock.total} done{left}{in_all}"
+    tab._say(f"{stage}{how_far}", kept=how_far)

@@ -17,7 +17,7 @@ from PySide6 import QtCore, QtWidgets
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, fill_metric_box,
                        metric_items, refuse_told, remember_took, sync_map_choosers, tell_takes)
 from .figure import ExperimentFigure
-from .progress_line import status_row
+from .progress_line import status_row, tell_progress
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                    file_name, make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder
@@ -28,7 +28,8 @@ from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob, every_so_often
-from posviz.runtime.time_left import LATE, RunClock, left_words
+from posviz.runtime.stage_times import StageTimes
+from posviz.runtime.time_left import RunClock
 
 if TYPE_CHECKING:
     from posviz.document.session import Session
@@ -62,7 +63,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._relay.progressed.connect(self._progressed)
         self._relay.said.connect(self._stage_started)
         self._stage = ""                   # what the run does now
-        self._clock = RunClock()           # its stages and steps, for the time left
+        self._clock = RunClock(times=StageTimes())   # its stages and steps, for the time left
         self._ticking = QtCore.QTimer(self, interval=1000, timeout=self._tell_progress)
         # its thread (and torch's threads of it) ends after each experiment: see
         # Scheduler's ends_when_idle
@@ -176,7 +177,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._refuse(one_line(error), self._inputs())
             return
         self._submitted = job                    # self.job: the job of the result shown
-        self._started, self._clock = time.monotonic(), RunClock()
+        self._started, self._clock = time.monotonic(), RunClock(times=StageTimes())
         self._ticking.start()                    # the time left runs down between steps
         self.progress.show()
         self.cancel_button.setEnabled(True)
@@ -233,33 +234,7 @@ class ExperimentsTab(QtWidgets.QWidget):
             self._tell_progress()
 
     def _tell_progress(self) -> None:
-        """The bar (the share of the run's work done, else the stage's steps; busy
-        before the first) and the status: what runs (the stage's place where its words do
-        not say it), how far, the time left of it and of the run (told each second)."""
-        clock, stage = self._clock, self._stage
-        if clock.count > 1:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(round(1000 * clock.fraction()))
-            self.progress.setFormat(f"{round(100 * clock.fraction())} %")
-            place = f"{clock.index} of {clock.count}"
-            stage = stage if place in stage else f"stage {place}: {stage}"
-        elif clock.total:
-            self.progress.setRange(0, clock.total)
-            self.progress.setValue(clock.done)
-            self.progress.setFormat(f"{clock.done} of {clock.total}")
-        else:
-            self.progress.setRange(0, 0)
-        run_left = clock.run_left()        # the last stage's steps say it already
-        in_all = ("" if clock.total and clock.index == clock.count
-                  else left_words(run_left, " in all").replace(", ", "; ", 1))
-        if not clock.total:                      # a stage starts: before its first step
-            self._say(f"{stage}…{in_all}", kept=in_all)
-            return
-        stage_left = clock.stage_left()   # only where the run's is untold: both cut counts
-        left = left_words(stage_left if not in_all or stage_left == LATE else None)
-        stage = f"{stage}: " if stage else ""
-        how_far = f"{clock.done} of {clock.total} done{left}{in_all}"
-        self._say(f"{stage}{how_far}", kept=how_far)
+        tell_progress(self)                 # the bar and the words: progress_line
 
     @QtCore.Slot(object)
     def _finished(self, outcome) -> None:

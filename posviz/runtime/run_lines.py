@@ -1,0 +1,96 @@
+"""The lines of a run's counts on a stream: the one rule of them, for the command line
+and for ``progress=True`` in Python (a second rule, api.steps.Counter, told the same
+lines otherwise: the first a second later, the stages not at all)."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+from .stage_times import StageTimes
+from .time_left import LATE, RunClock, left_words
+
+TICK_S = 2.0         # a line at most this often, and never, where counts allow it,
+FIRST_S = 0.0        # this long without one; the first this long after the first count
+SPARE_S = 0.25       # seconds a count may come later than the last
+
+
+def later(seconds: float) -> float:
+    """When the next count or part, due in ``seconds`` at the last pace, may come on a
+    busy machine (a sweep's lines came 2.04-2.10 s apart, a report's 2.06-2.2 s)."""
+    return max(1.5 * seconds, seconds + SPARE_S) if seconds else 0.0
+
+
+class Gaps:
+    """The seconds between a count's calls, lately: ``next(now)`` is when the next may
+    come, at the larger of the last two gaps and room for a later one (0 before two
+    calls)."""
+
+    def __init__(self):
+        self.last, self.gaps = None, (0.0, 0.0)
+
+    def next(self, now: float) -> float:
+        if self.last is not None:
+            self.gaps = (self.gaps[1], now - self.last)
+        self.last = now
+        return later(max(self.gaps))    # with room for a later one
+
+
+class RunLines:
+    """The one teller of a run's counts on a stream, for the command line and for
+    ``progress=True`` in Python alike (api.steps.Counter, a second rule for the same
+    lines, is gone): its Stages told (``stage``), each count (``(done, total)``). A line
+    at the first count (its time left once a second count has timed more than the
+    warm-up: sinha2022's first step said "about 9 min left" of 16 s), then at a count
+    ``tick`` seconds after the last line, or sooner where the next count, as far off as
+    the last ones, would leave ``tick`` seconds without one; and at the last. A run of
+    one stage says "run 40 of 1,000, about 2 min left" (a count lower than the one
+    before starts it anew); a run told in Stages "step 40 of 96 (stage 3 of 3), 62 %
+    done, about 20 s left", the share and the time left the whole run's. The stages'
+    shares are this machine's last run's where one was kept (``times``)."""
+
+    def __init__(self, stream=None, unit: str = "step", tick: float = TICK_S,
+                 clock: Callable[[], float] = time.monotonic, first: float = FIRST_S,
+                 times: StageTimes | None = None):
+        self.stream, self.unit, self.tick, self.first = stream, unit, tick, first
+        self.clock = RunClock(clock, StageTimes() if times is None else times)
+        self.told: float | None = None      # the last line's time (before any: due)
+        self.gaps, self.counts = Gaps(), 0
+
+    def stage(self, text: str) -> None:
+        self.clock.stage(text)
+
+    def __call__(self, done: int, total: int) -> None:
+        run = self.clock
+        if not run.index and (done < run.done or run.total and total != run.total):
+            run.stage("")                               # a run of one stage, anew
+            self.told, self.gaps = None, Gaps()
+        run.step(done, total)
+        self.counts += done > 0
+        now = run.now()
+        if self.told is None:                           # the first line: ``first`` on
+            self.told = now - self.tick + self.first
+        coming = self.gaps.next(now)
+        waited = now - self.told
+        if not done or (done != total and waited < self.tick
+                        and waited + coming <= self.tick):
+            return
+        self.told = now
+        print(f"posviz: {self.line()}", file=self.stream or sys.stderr, flush=True)
+
+    def line(self) -> str:
+        run = self.clock
+        place = f" (stage {run.index} of {run.count})" if run.count > 1 else ""
+        return f"{self.unit} {run.done:,} of {run.total:,}{place}{self.how_far()}"
+
+    def how_far(self) -> str:
+        """", 62 % done, about 20 s left": the whole run's (a run of one stage: the
+        time left alone), nothing left told at the run's last count."""
+        run = self.clock
+        if run.count > 1:
+            share, left = f", {100 * run.share_done():.0f} % done", run.run_left()
+        else:
+            share, left = "", run.stage_left()
+        if run.done >= run.total and run.index == run.count or self.counts < 2:
+            left = None
+        return share + left_words(left if left is None or left == LATE else max(left, 1.0))
