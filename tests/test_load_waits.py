@@ -50,6 +50,26 @@ def test_a_counted_step_says_its_time_left_from_its_pace(qtbot, monkeypatch):
     assert bar.busy.value() == 21 and bar.busy.maximum() == 272
 
 
+def test_a_step_told_again_with_its_seconds_keeps_the_bar_where_it_was(qtbot):
+    """A step the load tells again each second it lasts ("importing torch and
+    transformers (3 s)", models.reached.Ticks) turned a filled "step 3 of 4" bar into a
+    busy one until the next step."""
+    from posviz.models.hf.loading import IMPORTING
+    from posviz.models.reached import Ticks
+    bar = LoadProgress()
+    qtbot.addWidget(bar)
+    bar.started("all-MiniLM-L6-v2")
+    bar.step(IMPORTING)
+    said = []
+    ticks = Ticks(said.append, every=0.0)
+    ticks(IMPORTING)
+    ticks.tick()
+    bar.step(said[-1])
+    assert bar.busy.maximum() == load_progress.LOAD_STEP_COUNT, said
+    assert bar.busy.value() == load_progress.LOAD_STEPS[IMPORTING]
+    assert re.search(r": .+, \d+ s so far…$", bar.status.text()), bar.status.text()
+
+
 @pytest.mark.asynchronous
 @pytest.mark.parametrize("name", [None, "SmolLM2-135M-Instruct Q4_1, de-quantized"])
 def test_a_slow_forward_says_the_layer_it_has_reached_and_its_time_left(qtbot, window,

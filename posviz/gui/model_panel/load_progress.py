@@ -5,6 +5,7 @@ a change was refused. The bar holds no text of its own: in a narrow panel its te
 cut ("tep 1 of 4"); the line under it says it whole."""
 from __future__ import annotations
 
+import re
 import time
 
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
@@ -22,6 +23,7 @@ LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, IMPORTING: 3,
               "loading weights": 3, "de-quantizing weights": 3, READING: 3, READING_AGAIN: 3,
               MATCHING: 3, "ready": 4}
 LOAD_STEP_COUNT = 4
+TICK = re.compile(r"(.+) \((\d+) s\)")  # a step told again each second it lasts (Ticks)
 clock = time.monotonic            # (a test's own clock)
 
 
@@ -125,6 +127,10 @@ class LoadProgress(QWidget):
         if text.startswith(CONVERTING):
             self._note = (" (its first load: de-quantized once and written into posviz's "
                           "cache, read from there by later loads)")
+        ticked = TICK.fullmatch(text)
+        if ticked is not None:           # the same step, longer: the bar stays as it is
+            self.say(f"Loading {label}: {ticked[1]}, {ticked[2]} s so far…{self._note}")
+            return
         step = LOAD_STEPS.get(text)
         if step is None:
             self.busy.setRange(0, 0)
