@@ -6,6 +6,7 @@ and painted but never put on the screen (Qt.WA_DontShowOnScreen).
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import tempfile
@@ -38,7 +39,10 @@ def application() -> QtWidgets.QApplication:
     """The running QApplication, else a new one (offscreen when there is no display)."""
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["posviz"])
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        app = QtWidgets.QApplication(["posviz"])
+        atexit.register(_close_panels)      # before PySide's own teardown (run last first)
     if app.platformName() == "offscreen" and not _quiet[1]:
         # its notes come from events handled outside any quiet block too: every
         # export printed "This plugin does not support propagateSizeHints()"
@@ -92,6 +96,20 @@ def drawn_panel(session, evaluation, tiles=None) -> PlotsPanel:
 HEAD_FIGURES = ("attention", "attention_mosaic")
 # Report -> its drawn PlotsPanels: "" the one at PANEL_SIZE, a figure's name its own
 _PANELS: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def _close_panels() -> None:
+    """Close and delete the reports' panels while Qt still runs, at the interpreter's
+    exit: left to Python's teardown, after the application's, a saved 4,000-token
+    attention figure's panel crashed the interpreter once the script was done
+    (status 139; a researcher's trial), as posviz export's panel did."""
+    panels = [panel for kept in list(_PANELS.values()) for _, panel in kept.values()]
+    _PANELS.clear()
+    QtWidgets.QApplication.processEvents()     # their queued calls run while they live
+    for panel in {id(panel): panel for panel in panels}.values():
+        panel.close()
+        panel.deleteLater()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
 
 
 @checks_calls
