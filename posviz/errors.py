@@ -176,8 +176,9 @@ def raise_held() -> None:
     """Raise a Ctrl+C the innermost held_interrupt holds, now: between parts of a long
     write that are not Qt's (a CSV table's rows, a PNG drawn before it is encoded), so
     a stopped save ends within a part, not once its file is whole (fig.save of a 25 MB
-    table answered 5.6 s late, then left the file: a researcher's trial)."""
-    if _holding:
+    table answered 5.6 s late, then left the file: a researcher's trial). Only on the
+    main thread, the one holding (a worker's pooling raises nothing)."""
+    if _holding and threading.current_thread() is threading.main_thread():
         _holding[-1].check()
 
 

@@ -142,6 +142,56 @@ def test_ctrl_c_while_export_draws_its_figures_stops_before_the_next(tmp_path):
     assert printed == "" and not (out.is_dir() and any(out.iterdir())), told
     assert rest.count("drawing figure") <= 2, told
 
+
+STOPPED_SAVES = r"""
+import json, os, signal, sys
+import posviz
+from posviz.gui.plots import own_size
+r = posviz.load(pe="rope", layers=2).compare(" ".join(f"w{i % 50}" for i in range(3000)))
+run_for, told, stops = r.run_for, [], {}
+def interrupt():
+    os.kill(os.getpid(), signal.SIGINT)
+def rerun(*args):                   # the order run again: torch's
+    if stops.pop("run", None):
+        interrupt()
+    return run_for(*args)
+def listen(name, part):
+    told.append(part or name)
+    if stops.pop(part, None):
+        interrupt()
+r.run_for = rerun
+for stop in ("run", "the views of the runs"):
+    told.clear()
+    stops[stop] = True
+    with own_size.counting(listen):
+        try:
+            r.figure("attention").save(os.path.join(sys.argv[1], "attention.png"))
+        except KeyboardInterrupt:
+            print(json.dumps([stop, told]))
+print(sorted(os.listdir(sys.argv[1])), flush=True)
+r.figure("attention").save(os.path.join(sys.argv[1], "attention.png"))
+print("saved", flush=True)
+"""
+
+
+def test_ctrl_c_during_a_figure_s_save_stops_before_qt_draws(tmp_path):
+    """fig.save answered Ctrl+C once the file was saved (6-7 s for a 4,000-token
+    attention figure: a researcher's trial): the order run again (torch's) is no longer
+    held, and a Ctrl+C held while the maps are pooled (numpy's) is raised between heads
+    or before the panel is drawn. Sent as the order runs again, then as the views are
+    made: neither draws the panel; the figure is saved after."""
+    done = subprocess.run([sys.executable, "-c", STOPPED_SAVES, str(tmp_path)],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    import json
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4 and lines[2:] == ["[]", "saved"], done.stdout + done.stderr
+    (stop, told), (later, then) = json.loads(lines[0]), json.loads(lines[1])
+    assert (stop, told) == ("run", []), lines
+    assert later == "the views of the runs", lines
+    assert "all in one panel" not in then, then
+
 INTERRUPTED_SAVES = r"""
 import os, signal, sys, threading, time
 import posviz

@@ -152,7 +152,7 @@ class Report:
                 (ev.kept is not None and ev.kept[:2] == (layer - 1, head)):
             return ev, None
         key = (layer, head, self.session.selection.mosaic)
-        if getattr(self, "_head_run", (None,))[0] != key:
+        if (getattr(self, "_head_run", None) or (None,))[0] != key:   # None: stopped
             from ..views.evaluated import evaluated
             self._head_run = None                       # the last one's memory first
             self._head_run = (key, *evaluated(self.model.engine, ev.seq, ev.order,

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from ..analysis.symmetry import largest_gap
+from ..errors import raise_held
 from ..models.maps import LayerMaps
 from ..models.trace import PerTrace
 
@@ -77,7 +78,8 @@ def _original_tiles(reference) -> np.ndarray:
     tiles = np.empty((L, h, m, m), A.dtype)                            # (L, h, m, m)
     for layer in range(L):
         heads = A.heads(layer) if isinstance(A, LayerMaps) else A[layer]  # (h, n, n)
-        for head in range(h):
+        for head in range(h):     # a Ctrl+C held by a figure's save: raised between heads
+            raise_held()
             tiles[layer, head] = pool_signed_max(heads[head], block)
     return tiles
 

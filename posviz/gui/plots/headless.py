@@ -163,6 +163,8 @@ class ReportFigure:
         inch of its size on screen; default as on screen), .svg, .pdf (vector) or .csv
         (its numbers), by suffix, each recording what produced it; returns the path."""
         path = check_save(path, width, dpi)
+        if self.name in HEAD_FIGURES:   # the order run again is torch's, not Qt's: not held
+            self.report.run_for(self.layer, self.head)      # (kept for panel() to draw)
         with held_interrupt(), quiet_platform_notes():
             panel = self.panel()                # a placeholder is no figure: say why
             figure = panel.laid_out(self.name) if self.name in HEAD_FIGURES else None

@@ -197,10 +197,11 @@ def counting(told):
 
 def tell(name: str, part: str = "") -> None:
     """The listeners of ``counting`` told figure ``name`` ("": all of them) or its ``part``.
-    Before a figure's drawing, or its own panel's, begins (Python's, not Qt's: nothing
-    is left half made), a Ctrl+C held meanwhile is raised: an export's 9 figures were
-    all drawn first (4.5 s at 4,000 tokens: a researcher's trial)."""
-    if name and part in ("", "its own panel"):
+    Before a part begins that has made no panel yet (a figure, its own panel, the views
+    of the runs, all in one panel; not the squaring of a panel made), a Ctrl+C held
+    meanwhile is raised: an export's 9 figures were all drawn first (4.5 s at 4,000
+    tokens), fig.save answered once saved (6-7 s): a researcher's trial."""
+    if part != "squaring its maps":
         raise_held()
     for told in list(_drawing):
         told(name, part)
