@@ -246,3 +246,27 @@ def test_a_number_out_of_range_is_echoed_as_typed(capsys):
     assert capsys.readouterr().err.strip().endswith("from 0 to 100 (got 1000)")
     with pytest.raises(posviz.errors.PosvizInputError, match=r"\(got 1000\)$"):
         posviz.load(pe_scale=1000)
+
+
+@pytest.mark.parametrize("out, says", [("a-file", "is a file, not a folder"),
+                                       ("a-file/inside", "cannot create the folder")])
+def test_a_bad_out_folder_is_refused_before_the_model_loads(out, says, capsys, tmp_path):
+    """``export --out`` naming a file, or a folder that cannot be made, was refused only
+    after the whole run (4-7 s; with SmolLM2 a minute: a researcher's trial): it is
+    refused before any model is loaded, as ``sweep --csv`` is; here the model named
+    does not exist, and the folder is what is refused."""
+    (tmp_path / "a-file").write_text("")
+    code, printed, said = run(capsys, "export", "--model", str(tmp_path / "no-model"),
+                              "--text", TEXT, "--out", str(tmp_path / out))
+    assert code == 2 and printed == "", said
+    assert says in said and "no model folder" not in said, said
+
+
+def test_a_refused_export_leaves_no_folder_made_for_it(capsys, tmp_path):
+    """The folder is made before the run, so that a bad one is refused first; a run
+    then refused (or stopped) takes away the empty folders made for it."""
+    out = tmp_path / "new" / "figures"
+    code, printed, said = run(capsys, "export", "--pe", "learned", "--text",
+                              " ".join(["w"] * 1100), "--out", str(out))
+    assert code == 2 and "positions" in said, said
+    assert list(tmp_path.iterdir()) == []

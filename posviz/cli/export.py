@@ -79,14 +79,25 @@ def run(args) -> int:
                 argument("format", args.format))
     say = progress(args)
     told = Drawing(say, words(args)) if say is not None else None
-    # the forwards' time left holds the drawing and writing after them ("about 1 s
-    # left" was told 20 s before a 3,000-word export's end)
-    with reached.afterwards(told.left() if told else 0.0):
-        report = evaluate_command(args)
-    session, ev = report.session, report.evaluation
-    L, h = ev.reference.n_layers, ev.reference.n_heads
-    check_view(L, h, args.layer, args.head)     # a --session's model: known only now
+    # before any model is built or loaded: a file, or a folder that cannot be made, was
+    # refused after the whole run (4-7 s; with SmolLM2 a minute: a researcher's trial)
+    made = missing_folders(args.out)
     folder = check_folder(args.out)
+    try:
+        # the forwards' time left holds the drawing and writing after them ("about 1 s
+        # left" was told 20 s before a 3,000-word export's end)
+        with reached.afterwards(told.left() if told else 0.0):
+            report = evaluate_command(args)
+        session, ev = report.session, report.evaluation
+        L, h = ev.reference.n_layers, ev.reference.n_heads
+        check_view(L, h, args.layer, args.head)     # a --session's model: known only now
+    except BaseException:           # refused or stopped: the folders made for it go
+        for made_folder in made:
+            try:
+                made_folder.rmdir()     # only when empty
+            except OSError:
+                break
+        raise
     # the session's view (as the window shows it: the first layer and head without one)
     view = session.selection.clamped(L, h)
     session.select(view.replace(layer=view.layer if args.layer is None else args.layer,
@@ -164,6 +175,17 @@ PRIOR_S = 3.0       # the seconds planned that weigh as much as those measured, 
 FILE_SLOW_S = {"attention.csv": lambda n: 1.2 + n / 1000 * 0.9,
                "attention_mosaic.csv": lambda n: 0.6,
                "relative_profile.png": lambda n: 0.25}
+
+
+def missing_folders(out) -> list[Path]:
+    """The folders check_folder would make for ``out``, innermost first."""
+    if not isinstance(out, str) or not out.strip():
+        return []
+    folder, missing = Path(out).absolute(), []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 def runs_again(report, layer: int, head: int) -> bool:
