@@ -138,7 +138,7 @@ class Report:
         ev = self.evaluation
         L, h = ev.reference.n_layers, ev.reference.n_heads
         from ..models.limits.guard import check_view
-        check_view(L, h, layer, head)
+        check_view(L, h, layer, head, required=True)
         return head_maps(self.run_for(layer, head)[0], layer, head)
 
     def run_for(self, layer: int, head: int):
@@ -165,7 +165,7 @@ class Report:
         the token in slot j of each run."""
         ev = self.evaluation
         from ..models.limits.guard import check_view
-        check_view(ev.reference.n_layers, 0, layer, first=0)
+        check_view(ev.reference.n_layers, 0, layer, first=0, required=True)
         return ev.reference.hidden[layer], ev.slot_hidden(layer)
 
     def figure(self, name: str, *, layer: int | None = None,
