@@ -240,14 +240,11 @@ def sweep_batch(backend, n: int) -> int | None:
 
 
 def check_layer(layer: int | None, last: int) -> int:
-    """The layer asked for (default: the last), or PosvizInputError."""
-    if layer is None:
-        return last
-    check_whole_number("layer", layer)
-    if not 0 <= layer <= last:
-        raise PosvizInputError(f"{argument('layer')} must be from 0 to {last} (got "
-                               f"{layer!r})")
-    return layer
+    """The layer asked for (default: the last), or PosvizInputError (guard.check_view's,
+    the embeddings' layer 0 included)."""
+    from ...models.limits.guard import check_view
+    check_view(last, 0, layer, first=0)
+    return last if layer is None else layer
 
 
 class PairOrders:

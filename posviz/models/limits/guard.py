@@ -379,13 +379,13 @@ def _pretrained(source: str, dtype: str, held: bool = False,
         return None
     family = BY_MODEL_TYPE.get(config.get("model_type", ""))
     limit = None if family is None else family.max_positions(SimpleNamespace(**config))
-    layers = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", default=1)
+    # the layer count (0: the config does not say), one lookup for its size and its view
+    known = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    layers = known or 1
     width = memory._first(config, "hidden_size", "n_embd", "d_model", "dim", default=1)
     heads = memory._first(config, "num_attention_heads", "n_head", "num_heads", "n_heads")
 
     def fits(n: int, extra: int, placed: bool) -> None:
         memory.check_model_fits(folder, gguf_file, config, n, dtype, placed or offloaded,
                                 extra, computes_in=arithmetic_of(dtype), held=held)
-    return _Target(name, limit, lambda: (layers, width), fits,
-                   lambda: (memory._first(config, "num_hidden_layers", "n_layer",
-                                          "num_layers"), heads))
+    return _Target(name, limit, lambda: (layers, width), fits, lambda: (known, heads))
