@@ -185,14 +185,13 @@ def check_texts(model, texts, *, weights: str = "random", folds: int | None = No
 
 
 def check_view(layers: int, heads: int, layer: int | None = None,
-               head: int | None = None, first: int = 1, *,
-               required: bool = False) -> None:
+               head: int | None = None, first: int = 1) -> None:
     """PosvizInputError for a ``layer`` (``first``..L: a figure's from 1, a sweep's from
     0, its embeddings) or ``head`` (0..h-1) the model does not have: a bad value, in the
     words of the entry point; ``layers`` or ``heads`` 0: not known yet, not checked.
-    None is not checked (not asked for) unless ``required``: then it is no whole number."""
+    None is not checked (not asked for): an entry that needs one checks it first."""
     for said, value in (("layer", layer), ("head", head)):
-        if value is not None or required:
+        if value is not None:
             check_whole_number(said, value)
     if layer is not None and layers and not first <= layer <= layers:
         raise PosvizInputError(f"{argument('layer')} must be from {first} to {layers} "
