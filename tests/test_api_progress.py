@@ -16,8 +16,8 @@ from posviz.runtime.run_lines import RunLines
 
 def Counter(unit, clock):
     """A run of one stage told on stderr (RunLines), no stage times kept."""
-    from posviz.runtime.stage_times import StageTimes
-    return RunLines(unit=unit, clock=clock, times=StageTimes("/nonexistent/stage-times"))
+    from posviz.runtime.stage_times import NoTimes
+    return RunLines(unit=unit, clock=clock, times=NoTimes())
 
 TEXT = "the cat sat on the mat"
 

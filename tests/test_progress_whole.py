@@ -12,7 +12,7 @@ import pytest
 
 import posviz
 from posviz.analysis.experiments.stage import Stage
-from posviz.runtime.stage_times import StageTimes
+from posviz.runtime.stage_times import NoTimes, StageTimes
 from posviz.runtime.time_left import RunClock
 
 
@@ -97,7 +97,7 @@ def test_a_long_comparison_tells_each_model_s_layers_before_two_seconds_pass(cap
     never 2 s apart, each saying its model, forward and layer."""
     from posviz.api.steps import ModelLines
     clock = FakeClock(step=0.2)
-    lines = ModelLines(clock=clock, times=StageTimes("/nonexistent/stage-times"))
+    lines = ModelLines(clock=clock, times=NoTimes())
     printed = []
     lines.stream = type("S", (), {"write": lambda self, t: t.strip() and printed.append(
         (clock.t, t.strip())), "flush": lambda self: None})()
@@ -147,6 +147,23 @@ def test_stage_times_unreadable_or_of_another_run_are_not_used(tmp_path):
                                                                                    abs=0.1)
     other = StageTimes(path)           # now kept; a run of 4 stages is another run
     assert run_stages(clock, other, [2.0, 4.0, 14.0, 1.0]) == pytest.approx(7.0, abs=0.1)
+
+
+def test_no_times_keeps_nothing_and_a_failed_write_leaves_no_temporary(tmp_path,
+                                                                        monkeypatch):
+    """Tests wrote their runs to /nonexistent/stage-times (made, as root) and read back
+    earlier runs; a write that failed at its rename left "stage-times.json.PID.tmp"."""
+    clock = FakeClock()
+    assert run_stages(clock, NoTimes(), [2.0, 4.0, 14.0]) == pytest.approx(5.0, abs=0.1)
+    assert run_stages(clock, NoTimes(), [2.0, 4.0, 14.0]) == pytest.approx(5.0, abs=0.1)
+    path = tmp_path / "times" / "stage-times.json"
+    import os
+
+    def refused(*args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", refused)
+    run_stages(clock, StageTimes(path), [2.0, 4.0, 14.0])
+    assert list(path.parent.iterdir()) == []
 
 
 def test_steps_alike_are_not_weighed_by_other_stages_first_steps():
