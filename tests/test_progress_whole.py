@@ -67,6 +67,24 @@ def test_a_comparison_counts_its_models_layers_from_the_start():
     assert len(told) >= 3 * 3 * 2 - 3
 
 
+def test_a_model_without_a_noise_floor_tells_its_two_forwards():
+    """Sinusoidal and learned encodings run 2 forwards (no floor's: Engine.forwards),
+    but each model was counted as 3: "forward 2 of 3" then a jump to the end."""
+    from posviz.api.steps import ModelLines
+    lines = ModelLines(clock=FakeClock(step=0.2), times=NoTimes(), tick=0.0)
+    printed = []
+    lines.stream = type("S", (), {"write": lambda self, t: t.strip() and printed.append(
+        t.strip()), "flush": lambda self: None})()
+    posviz.compare_encodings("the cat sat on the mat", encodings="sinusoidal,rope",
+                             layers=2, progress=lines)
+    told = [re.search(r"model (\d) of 2, forward (\d) of (\d), layer (\d) of 2", line)
+            for line in printed]
+    seen = {match.groups() for match in told if match}
+    assert {(m, f, of) for m, f, of, _ in seen} == {
+        ("1", "1", "2"), ("1", "2", "2"), ("2", "1", "3"), ("2", "2", "3"),
+        ("2", "3", "3")}, printed
+
+
 def lines_of(capsys, call) -> list[str]:
     call()
     return [line for line in capsys.readouterr().err.splitlines()
