@@ -3,13 +3,12 @@
 ``progress(step, done=None, total=None)`` is told each step; a counted step says how far
 it is: the bytes of a download, the tensors of a load, or the layers of a run (a real
 model's forward, ``layer_ticks``). ``StepPrinter`` writes them one line each on a stream.
-An experiment counts its runs, ``progress(done, total)``: runtime.time_left.RunLines
+An experiment counts its runs, ``progress(done, total)``: runtime.run_lines.RunLines
 tells them with the time left, on the command line and with ``progress=True`` alike.
 """
 from __future__ import annotations
 
 import sys
-import time
 from contextlib import contextmanager
 from typing import Callable
 
