@@ -245,8 +245,10 @@ def short(step: str) -> str:
 def ticking(say, step: str | None = None, every: float = TICK_S):
     """Within the block, a step ``say`` told (``step`` at once, when given) is told
     again each ``every`` seconds nothing else is, with its seconds, by a thread of its
-    own; the block gets that ``say`` (Ticks). Importing torch and transformers under
-    load was silent 2-6.5 s, a GGUF file's first read 7.1 s (a researcher's trial).
+    own (``say`` is called from that thread too); the block gets that ``say`` (Ticks),
+    and an error ``say`` raised there is raised at its end. Importing torch and
+    transformers under load was silent 2-6.5 s, a GGUF file's first read 7.1 s (a
+    researcher's trials: benchmarks/README.md, "Time left learned from the last run").
     A ``say`` of None: nothing is told."""
     if say is None:
         yield None
@@ -270,8 +272,9 @@ def ticking(say, step: str | None = None, every: float = TICK_S):
 
 
 def import_torch(say) -> None:
-    """torch imported, told each second while it loads (1-4 s here, 2.6 s silent under
-    load: a researcher's trial); nothing when it is already imported."""
+    """torch imported, told each second while it loads (1-4.3 s here, 2.6 s silent
+    under load in a researcher's trial: benchmarks/README.md,
+    "Time left learned from the last run"); nothing when it is already imported."""
     import sys
     if "torch" not in sys.modules:
         from ..boot import before_torch

@@ -147,7 +147,9 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
                               positions, weights, tuple(models), carried)
 
 
-BIAS_WORK = {"alibi": 1.4, "t5": 2.0}    # a model's work against one without a bias
+# a model's work against one without a bias: the mean of three runs (the measurements:
+# benchmarks/README.md, "Time left learned from the last run")
+BIAS_WORK = {"alibi": 1.4, "t5": 2.0}
 
 
 @contextmanager
