@@ -177,7 +177,7 @@ def raise_held() -> None:
     write that are not Qt's (a CSV table's rows, a PNG drawn before it is encoded), so
     a stopped save ends within a part, not once its file is whole (fig.save of a 25 MB
     table answered 5.6 s late, then left the file: a researcher's trial). Only on the
-    main thread, the one holding (a worker's pooling raises nothing)."""
+    main thread, whose blocks hold it: another thread's save leaves it to them."""
     if _holding and threading.current_thread() is threading.main_thread():
         _holding[-1].check()
 
@@ -187,7 +187,8 @@ def held_interrupt():
     """Ctrl+C held while Qt loads or draws, raised once it is done (or at ``check``): a
     KeyboardInterrupt raised inside Qt's layout left it broken, and a later save crashed
     the interpreter; ``posviz export`` crashed or lost the Ctrl+C (a researcher's trial).
-    Off the main thread, or under a handler not Python's, nothing is held."""
+    Off the main thread, or under a handler not Python's, nothing is held. A block that
+    ends in another exception with a Ctrl+C held raises the KeyboardInterrupt, from it."""
     held = HeldInterrupt()
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is not threading.main_thread() or previous is None:
@@ -197,6 +198,11 @@ def held_interrupt():
     _holding.append(held)
     try:
         yield held
+    except Exception as error:
+        if held.got:                        # the Ctrl+C is not lost to the error
+            held.got = False
+            raise KeyboardInterrupt from error
+        raise
     finally:
         _holding.remove(held)
         signal.signal(signal.SIGINT, previous)

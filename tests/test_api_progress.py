@@ -1,7 +1,7 @@
 """Progress from Python and on a terminal: ``progress=True`` tells every experiment's
-runs on stderr as the command line does (runtime.time_left.RunLines, the one rule of
-both: the runs done and the time left, a second after the first count, then every 2 s), and a sweep of a million orders
-starts counting at once instead of drawing all its orders first."""
+runs on stderr as the command line does (runtime.run_lines.RunLines, the one rule of
+both: the runs done at the first count, then with the time left every 2 s), and a sweep
+of a million orders starts counting at once instead of drawing all its orders first."""
 from __future__ import annotations
 
 import re
@@ -16,8 +16,8 @@ from posviz.runtime.run_lines import RunLines
 
 def Counter(unit, clock):
     """A run of one stage told on stderr (RunLines), no stage times kept."""
-    from posviz.runtime.stage_times import StageTimes
-    return RunLines(unit=unit, clock=clock, times=StageTimes("/nonexistent/stage-times"))
+    from posviz.runtime.stage_times import NoTimes
+    return RunLines(unit=unit, clock=clock, times=NoTimes())
 
 TEXT = "the cat sat on the mat"
 
@@ -122,8 +122,8 @@ def test_the_readme_says_the_counts_rule_as_the_code_has_it():
         encoding="utf-8").split())
     kept = Orders("random", 1, 10).kept(layers=4, n=10)
     assert f"a sweep keeps about {kept} bytes of each run of 10 tokens" in readme
-    assert (f"at its first run, then every {TICK_S:g} s" in readme
-            and FIRST_S == 0)
+    assert (f"runs done at its first run, then with the time left every {TICK_S:g} s"
+            in readme and FIRST_S == 0)        # the first line has no time left
     assert "`--count 100` of 4 movable tokens, which have 24 orders, is refused" in readme
     with pytest.raises(posviz.errors.Refused, match="more orders than exist"):
         posviz.sweep("a b c d", count=100)

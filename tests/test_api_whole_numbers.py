@@ -60,3 +60,13 @@ def test_attention_and_hidden_layers_and_the_model_seed_are_named_as_given():
     with pytest.raises(PosvizInputError, match=r"^model_seed must be a whole number "
                                                r"from 0 to \d+ \(got 2.5\)"):
         posviz.sweep(TEXT, model_seed=2.5)
+
+
+def test_a_none_layer_or_head_of_a_report_is_refused_in_one_line():
+    report = loaded().compare(TEXT)
+    for call, said in ((lambda: report.hidden(None), "layer"),
+                       (lambda: report.attention(None, 0), "layer"),
+                       (lambda: report.attention(1, None), "head")):
+        with pytest.raises(PosvizInputError) as refused:
+            call()
+        assert str(refused.value) == f"{said} must be a whole number (got None)"

@@ -527,12 +527,14 @@ def test_a_swap_sweep_s_map_of_each_text_at_each_layer(qtbot, tab):
     assert np.allclose(shown, expected.change, equal_nan=True)
     assert not np.allclose(shown, pairs.change)               # not the last layer's
     assert "layer 1, text 2 of 3" in tab.figure.heading.text()
-    qtbot.wait(100)                                           # laid out
     view = tab.figure.plot.getViewBox()
-    (x0, x1), (y0, y1) = view.viewRange()
-    cell_w = view.width() / (x1 - x0)
-    cell_h = view.height() / (y1 - y0)
-    assert abs(cell_w - cell_h) < 0.02 * max(cell_w, cell_h)   # square cells
+
+    def square() -> bool:                                     # once laid out
+        (x0, x1), (y0, y1) = view.viewRange()
+        cell_w = view.width() / (x1 - x0)
+        cell_h = view.height() / (y1 - y0)
+        return abs(cell_w - cell_h) < 0.02 * max(cell_w, cell_h)
+    qtbot.waitUntil(square)                                   # square cells
     tab.kind.setCurrentIndex(tab.kind.findData("random"))
     qtbot.waitUntil(lambda: not tab.map_text.isVisibleTo(tab))
 

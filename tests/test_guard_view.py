@@ -1,4 +1,4 @@
-"""One guard for a layer and a head (trial-api4's F16): ``export --model minilm --layer 7``
+"""One guard for a layer and a head: ``export --model minilm --layer 7``
 was refused only after the whole load (5.5 s, the weights read), though the model's
 config (6 layers, 12 heads) is read first; now refused as the config is read, in the same
 words as a figure's ``layer=`` from Python and the built-in model's --layer."""

@@ -1,4 +1,4 @@
-"""A command's -h describes only what it takes (trial-api4's F20, F21): ``compare -h``
+"""A command's -h describes only what it takes: ``compare -h``
 no longer listed --model, yet its --quiet, its description and its --dtype still spoke of
 one; ``paper`` was the only command without --quiet."""
 from __future__ import annotations

@@ -3,6 +3,7 @@ de-quantizing tensor by tensor, with time left."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 import torch
@@ -293,24 +294,88 @@ def test_a_paper_check_tells_its_import_of_torch():
         told.stderr
 
 
+class Clock:
+    def __init__(self):
+        self.now = 50.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_a_silent_step_is_told_again_by_its_short_name_and_a_count_as_it_is():
     """A GGUF file's first conversion was silent 7.1 s after "reading the GGUF file's
     header, ...", 4.8 s after "saving the converted copy (538 MB, about 5 s) into ..."
     (a researcher's trial): a step told a second ago with nothing since is told again,
-    by its words before the details, with its seconds."""
+    by its words before the details, with its seconds (on the Ticks' own clock)."""
     from posviz.models.reached import Ticks
-    said = []
-    ticks = Ticks(lambda *told: said.append(told), every=1.0)
+    said, clock = [], Clock()
+    ticks = Ticks(lambda *told: said.append(told), every=1.0, clock=clock)
     ticks("saving the converted copy (538 MB, about 5 s) into /cache")
+    clock.now += 0.9
     ticks.tick()                                 # not a second yet: nothing
-    ticks.last -= 1.0
-    ticks.began -= 2.0
+    clock.now += 1.1
     ticks.tick()
     ticks("saving the converted copy", 3, 538)  # a count: told as it is
+    clock.now += 0.5
     ticks.tick()                                 # just said: nothing
     assert said == [("saving the converted copy (538 MB, about 5 s) into /cache",),
                     ("saving the converted copy (2 s)",),
                     ("saving the converted copy", 3, 538)]
+
+
+def test_a_say_that_fails_on_the_ticks_thread_fails_the_load_not_silently():
+    """Ticks called the caller's ``say`` holding its lock and hid any error it raised
+    (suppress(Exception)): a progress callable that failed each tick went unnoticed.
+    It is called unlocked; a Cancelled (a stopped load's) is left to the load's own
+    next step, any other error is raised there."""
+    from posviz.errors import Cancelled
+    from posviz.models.reached import Ticks, ticking
+    clock, locked = Clock(), []
+
+    def say(step, done=None, total=None):
+        locked.append(ticks.lock.locked())
+        if step.endswith("s)"):
+            raise failure
+    ticks = Ticks(say, every=1.0, clock=clock)
+    ticks("reading the tokenizer")
+    failure = Cancelled("loading cancelled")
+    clock.now += 1.0
+    ticks.tick()
+    ticks("reading the weights")                 # a cancelled tick: nothing raised
+    failure = ValueError("the caller's progress failed")
+    clock.now += 1.0
+    ticks.tick()
+    with pytest.raises(ValueError, match="the caller's progress failed"):
+        ticks("building the model")
+    assert locked == [False] * 4, locked
+
+    def failing(step):
+        if step.endswith("s)"):
+            raise ValueError("failed")
+    with pytest.raises(ValueError, match="failed"):       # the block's end raises it
+        with ticking(failing, "importing torch", every=0.01) as held:
+            for _ in range(6000):                # a hang limit, not a timing
+                if held.error is not None:
+                    break
+                threading.Event().wait(0.01)
+
+
+def test_a_load_told_nothing_starts_no_ticks_thread(monkeypatch, tmp_path):
+    """load_backend started a ticks thread for ``progress=None`` too (teller(None), a
+    no-op, is not None)."""
+    from posviz.errors import PosvizInputError
+    from posviz.models import reached
+    from posviz.models.hf import load_backend
+    given = []
+    real = reached.ticking
+
+    def ticking(say, *args, **kwargs):
+        given.append(say)
+        return real(say, *args, **kwargs)
+    monkeypatch.setattr(reached, "ticking", ticking)
+    with pytest.raises(PosvizInputError):
+        load_backend(str(tmp_path / "missing"), progress=None)
+    assert given == [None]
 
 
 def test_a_gguf_file_s_header_is_told_once(monkeypatch):

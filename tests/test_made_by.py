@@ -83,7 +83,7 @@ def test_a_symmetry_figure_drawn_by_a_script_names_its_argument(how, monkeypatch
 
 
 def test_a_probe_s_provenance_records_no_literal(capsys):
-    """F16: a probe runs no reorder, yet its provenance said "literal": false."""
+    """A probe runs no reorder, yet its provenance said "literal": false."""
     assert main(["probe", "--texts", SENTENCES, "--folds", "2", "--layers", "1",
                  "--json"]) == 0
     options = json.loads(capsys.readouterr().out)["provenance"]["options"]

@@ -201,6 +201,9 @@ def test_the_paper_check_is_paper_json(executed, capsys):
     assert pairs == pytest.approx([v for pair in zip(theirs["values"]["measured"],
                                                      theirs["values"]["paper"]) for v in pair],
                                   abs=5e-7)
+    # the slopes equal the rule to 1e-8: printed, they read alike (at 6 decimals 2^-7
+    # read 0.007813 against 0.007812)
+    assert all(len(set(line.split())) == 1 for line in lines[1:-1]), lines
 
 
 def test_the_comparison_is_compare_json_and_what_the_text_says(executed, capsys):

@@ -12,7 +12,7 @@ import pytest
 
 import posviz
 from posviz.analysis.experiments.stage import Stage
-from posviz.runtime.stage_times import StageTimes
+from posviz.runtime.stage_times import NoTimes, StageTimes
 from posviz.runtime.time_left import RunClock
 
 
@@ -67,6 +67,24 @@ def test_a_comparison_counts_its_models_layers_from_the_start():
     assert len(told) >= 3 * 3 * 2 - 3
 
 
+def test_a_model_without_a_noise_floor_tells_its_two_forwards():
+    """Sinusoidal and learned encodings run 2 forwards (no floor's: Engine.forwards),
+    but each model was counted as 3: "forward 2 of 3" then a jump to the end."""
+    from posviz.api.steps import ModelLines
+    lines = ModelLines(clock=FakeClock(step=0.2), times=NoTimes(), tick=0.0)
+    printed = []
+    lines.stream = type("S", (), {"write": lambda self, t: t.strip() and printed.append(
+        t.strip()), "flush": lambda self: None})()
+    posviz.compare_encodings("the cat sat on the mat", encodings="sinusoidal,rope",
+                             layers=2, progress=lines)
+    told = [re.search(r"model (\d) of 2, forward (\d) of (\d), layer (\d) of 2", line)
+            for line in printed]
+    seen = {match.groups() for match in told if match}
+    assert {(m, f, of) for m, f, of, _ in seen} == {
+        ("1", "1", "2"), ("1", "2", "2"), ("2", "1", "3"), ("2", "2", "3"),
+        ("2", "3", "3")}, printed
+
+
 def lines_of(capsys, call) -> list[str]:
     call()
     return [line for line in capsys.readouterr().err.splitlines()
@@ -97,7 +115,7 @@ def test_a_long_comparison_tells_each_model_s_layers_before_two_seconds_pass(cap
     never 2 s apart, each saying its model, forward and layer."""
     from posviz.api.steps import ModelLines
     clock = FakeClock(step=0.2)
-    lines = ModelLines(clock=clock, times=StageTimes("/nonexistent/stage-times"))
+    lines = ModelLines(clock=clock, times=NoTimes())
     printed = []
     lines.stream = type("S", (), {"write": lambda self, t: t.strip() and printed.append(
         (clock.t, t.strip())), "flush": lambda self: None})()
@@ -147,6 +165,23 @@ def test_stage_times_unreadable_or_of_another_run_are_not_used(tmp_path):
                                                                                    abs=0.1)
     other = StageTimes(path)           # now kept; a run of 4 stages is another run
     assert run_stages(clock, other, [2.0, 4.0, 14.0, 1.0]) == pytest.approx(7.0, abs=0.1)
+
+
+def test_no_times_keeps_nothing_and_a_failed_write_leaves_no_temporary(tmp_path,
+                                                                        monkeypatch):
+    """Tests wrote their runs to /nonexistent/stage-times (made, as root) and read back
+    earlier runs; a write that failed at its rename left "stage-times.json.PID.tmp"."""
+    clock = FakeClock()
+    assert run_stages(clock, NoTimes(), [2.0, 4.0, 14.0]) == pytest.approx(5.0, abs=0.1)
+    assert run_stages(clock, NoTimes(), [2.0, 4.0, 14.0]) == pytest.approx(5.0, abs=0.1)
+    path = tmp_path / "times" / "stage-times.json"
+    import os
+
+    def refused(*args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", refused)
+    run_stages(clock, StageTimes(path), [2.0, 4.0, 14.0])
+    assert list(path.parent.iterdir()) == []
 
 
 def test_steps_alike_are_not_weighed_by_other_stages_first_steps():

@@ -52,7 +52,7 @@ def test_every_json_has_the_same_record(argv, capsys):
 def test_a_paper_check_names_what_it_ran_on(capsys):
     check = command_json(capsys, "paper", "rope-decay")
     made = check["provenance"]
-    # F22: no weights, and the seed that drew its query/key pairs is a seed
+    # no weights, and the seed that drew its query/key pairs is a seed
     assert set(made) == KEYS | {"runs"} and made["weights"] == "none"
     assert made["options"] == {"paper": "rope-decay", "d_head": 64, "distances": 512}
     assert made["seeds"] == {"pairs": 0} == made["runs"][0]["seeds"]

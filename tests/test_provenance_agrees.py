@@ -1,8 +1,10 @@
-"""One provenance, recorded only where something used it and said whole (trial-api4):
-F1 ``compare --pe none,rope`` recorded ``max_len`` with no learned table among them; F2 a
+"""One provenance, recorded only where something used it and said whole:
+``compare --pe none,rope`` recorded ``max_len`` with no learned table among them; a
 text output's first line named no options (2 layers, width 32) though its JSON's
-provenance holds them; F22 ``paper rope-decay`` said weights "random" on top while its
-run said "none", and kept the seed that drew its pairs among the options."""
+provenance holds them; ``paper rope-decay`` said weights "random" on top while its
+run said "none", and kept the seed that drew its pairs among the options; a report's
+first line spelled a setting as its JSON does (residual=true) and its model line as
+Python does (residual=True)."""
 from __future__ import annotations
 
 import json
@@ -59,6 +61,16 @@ def test_the_first_line_holds_every_value_of_the_json_provenance(args, capsys):
         assert f"{key}=" in first, (key, first)
     if args[0] != "paper":
         assert "layers=2" in first and "d_model=32" in first, first
+
+
+def test_a_report_s_first_and_model_lines_spell_a_setting_alike(capsys):
+    assert main(["report", "--text", TEXT, "--layers", "2", "--no-residual"]) == 0
+    first, model = capsys.readouterr().out.splitlines()[:2]
+    assert model.startswith("model:")
+    for line in (first, model):
+        assert "residual=false" in line, line
+        for python in ("True", "False", "None"):
+            assert f"={python}" not in line, line
 
 
 def agree(record: dict) -> None:

@@ -1,4 +1,4 @@
-"""trial-api3 14: the random texts of ``paper chi2023`` ("averaged over 64 random texts
+"""The random texts of ``paper chi2023`` ("averaged over 64 random texts
 of 32 tokens") and of ``probe`` without --texts were drawn from seeds the provenance did
 not record (its seeds held the model's only): each records its texts' seed, in the JSON,
 the made-by line and a figure's metadata."""

@@ -1,8 +1,7 @@
 """What the provenance records is what the run used, and one record feeds every output:
-trial-api's F16 (config.seed of trained weights, pe_scale with nothing to scale, empty
-``layer``/``head`` entries of a figure that selects none, MiniLM's ``head=null`` beside a
-figure's head) and F18 (a MiniLM figure's options were its Trace's extras, not the
-JSON's provenance)."""
+config.seed of trained weights, pe_scale with nothing to scale, empty ``layer``/``head``
+entries of a figure that selects none, MiniLM's ``head=null`` beside a figure's head, and
+a MiniLM figure's options that were its Trace's extras, not the JSON's provenance."""
 from __future__ import annotations
 
 import json
@@ -47,7 +46,7 @@ def reports():
 
 @pytest.mark.parametrize("which", ["built-in", "minilm"])
 def test_a_figure_records_the_json_provenance(which, reports):
-    """F18: one record of the run feeds the figure's metadata and the JSON."""
+    """One record of the run feeds the figure's metadata and the JSON."""
     if which not in reports:
         pytest.skip("MiniLM is not installed")
     report = reports[which]
@@ -70,7 +69,7 @@ def test_a_figure_records_the_json_provenance(which, reports):
                                            ("attention", ("layer", "head")),
                                            ("token_change", ("layer",))])
 def test_a_figure_says_only_the_layer_and_head_it_selects(name, selects, reports):
-    """F16: a figure that selects no layer or head carried empty entries for them."""
+    """A figure that selects no layer or head carried empty entries for them."""
     facts = reports["built-in"].figure(name).panel().provenance(name)
     assert {"layer", "head"} & set(facts) == set(selects), facts
     assert all(facts[key] for key in selects), facts

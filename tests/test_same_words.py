@@ -1,5 +1,5 @@
-"""The same input, the same class and the same words from Python and the command line
-(trial-api4's F17): ``posviz.load(device="tpu")`` raised Refused[device] "'tpu' is not a
+"""The same input, the same class and the same words from Python and the command line:
+``posviz.load(device="tpu")`` raised Refused[device] "'tpu' is not a
 device" where ``--device tpu`` is a bad value ("--device must be one of …");
 ``Model.probe(seed=2)`` said "unknown option 'seed'" where ``posviz.probe(seed=1)``
 explained why a probe takes no seed."""

@@ -14,7 +14,7 @@ TEXT = "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9"           # 45 pairs, 9 neighbouring swap
 
 
 class Heard:
-    """runtime.time_left.RunLines's stand-in: the unit it is given and the counts it hears."""
+    """runtime.run_lines.RunLines's stand-in: the unit it is given and the counts it hears."""
     units, counts = [], []
 
     def __init__(self, stream=None, unit="run", **_):

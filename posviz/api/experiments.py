@@ -168,7 +168,9 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     whether the claim holds; ``.to_dict()`` is ``paper NAME --json``, ``.figure()``
     draws the check's figure. ``weights``: "random" (what the architecture implies) or
     "trained" (the shipped checkpoints and bundled models); default: random where the
-    paper's check has it. A long check tells ``say`` its stages, ``progress`` steps."""
+    paper's check has it. A long check tells ``say`` its stages, ``progress`` steps;
+    while torch is imported ``say`` is told it again each second, from the
+    "posviz-ticks" thread (models.reached.Ticks)."""
     from ..analysis.experiments.papers import check_paper, paper_weights
     from ..models.reached import import_torch
     from .results import Paper

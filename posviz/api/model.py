@@ -73,7 +73,9 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     ``max_memory``, {device: bytes}) on the accelerator, the CPU and that folder.
     ``progress(step, done=None, total=None)`` is told each step of a load, with the
     bytes or tensors done when counted; by default only a download is told, on stderr
-    (``progress=False``: nothing). ``n_tokens``: the longest text you mean to run: the
+    (``progress=False``: nothing). A step nothing follows for a second is told again
+    with its seconds from a thread of posviz's ("posviz-ticks", models.reached.Ticks):
+    ``progress`` may be called from that thread, one call at a time. ``n_tokens``: the longest text you mean to run: the
     guard refuses, before loading, a model with fewer positions or too little memory
     for it (errors.Refused), and a device that is not there. ``tokens_read(count)`` is
     told, once a pretrained model's tokenizer is read and before its weights,

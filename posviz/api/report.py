@@ -137,7 +137,10 @@ class Report:
         from ..views.shown import head_maps
         ev = self.evaluation
         L, h = ev.reference.n_layers, ev.reference.n_heads
+        from ..errors import check_whole_number
         from ..models.limits.guard import check_view
+        check_whole_number("layer", layer)          # None too: check_view skips it
+        check_whole_number("head", head)
         check_view(L, h, layer, head)
         return head_maps(self.run_for(layer, head)[0], layer, head)
 
@@ -164,7 +167,9 @@ class Report:
         """(original, reordered): the hidden states (n, d) of ``layer`` (0..L), row j
         the token in slot j of each run."""
         ev = self.evaluation
+        from ..errors import check_whole_number
         from ..models.limits.guard import check_view
+        check_whole_number("layer", layer)          # None too: check_view skips it
         check_view(ev.reference.n_layers, 0, layer, first=0)
         return ev.reference.hidden[layer], ev.slot_hidden(layer)
 

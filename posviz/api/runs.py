@@ -146,7 +146,7 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
 def staged(progress, say, unit: str):
     """A run told in Stages: its ``progress`` and ``say`` as it is told them. True (or a
     RunLines: the command line's) tells lines on stderr whose count, share and time left
-    weigh each stage's work (runtime.time_left.RunLines, the one rule of them); a
+    weigh each stage's work (runtime.run_lines.RunLines, the one rule of them); a
     callable is told the whole run's count (steps.WholeRun)."""
     from .steps import counted, stages
     count = counted(progress, unit)

@@ -3,13 +3,12 @@
 ``progress(step, done=None, total=None)`` is told each step; a counted step says how far
 it is: the bytes of a download, the tensors of a load, or the layers of a run (a real
 model's forward, ``layer_ticks``). ``StepPrinter`` writes them one line each on a stream.
-An experiment counts its runs, ``progress(done, total)``: runtime.time_left.RunLines
+An experiment counts its runs, ``progress(done, total)``: runtime.run_lines.RunLines
 tells them with the time left, on the command line and with ``progress=True`` alike.
 """
 from __future__ import annotations
 
 import sys
-import time
 from contextlib import contextmanager
 from typing import Callable
 
@@ -292,14 +291,18 @@ class ModelLines(RunLines):
     def __init__(self, stream=None, **options):
         super().__init__(stream, unit="model", **options)
 
+    layers: int | None = None       # each forward's blocks: its Stage's ``part``
+
+    def stage(self, text: str) -> None:
+        super().stage(text)
+        self.layers = getattr(text, "part", None)
+
     def line(self) -> str:
-        from ..analysis.experiments.encodings import FORWARDS
-        run = self.clock
-        if run.count < 1 or not run.total or run.total % FORWARDS:
+        run, layers = self.clock, self.layers
+        if run.count < 1 or not run.total or not layers or run.total % layers:
             return super().line()
-        layers = run.total // FORWARDS
         where = ("" if run.done >= run.total else
-                 f", forward {run.done // layers + 1} of {FORWARDS}, "
+                 f", forward {run.done // layers + 1} of {run.total // layers}, "
                  f"layer {run.done % layers + 1} of {layers}")
         return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
 

@@ -31,7 +31,8 @@ import textwrap
 from ..errors import COMMAND_LINE, PosvizInputError, spoken_as
 from ..models.options import OPTIONS
 from . import compare, export, extend, order, paper, probe, report, sweep, train
-from .options import bundled_models, read_text_file
+from .options import bundled_models
+from .texts import read_text_file
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + 13     # as a shell reports a command ended by SIGPIPE

@@ -224,7 +224,7 @@ class Drawing:
         self.folder = None              # where the files go
         self._lock = threading.Lock()   # a line at a time: the watch of a slow file's
         self._last = clock()            # own thread tells too; when the last was told
-        self._watch = None              # (its stop Event) while a slow file is written
+        self._watch = None              # (its stop Event) while a file is written
 
     def parts(self) -> list[tuple[str, float]]:
         """Every part planned, in order ("panel", "draw:NAME", "own:NAME", "NAME.FMT"),
@@ -331,7 +331,7 @@ class Drawing:
                              f"about {duration_text(left)} left")
 
     def close(self) -> None:
-        """The watch of a slow file, if any, ended."""
+        """The watch of the file being written, if any, ended."""
         if self._watch is not None:
             with self._lock:
                 self._watch.set()

@@ -20,7 +20,7 @@ from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
 from ..models.options import (MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, PRECISIONS, Option,
                               pretrained_dtype_problem)
-from .texts import Once, add_text_arguments, read_text_file  # noqa: F401 (the commands')
+from .texts import Once, add_text_arguments
 
 # Option name -> its flag, where the flag is not the name with dashes.
 FLAGS = {"mode": "--positions"}

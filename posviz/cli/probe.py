@@ -69,7 +69,7 @@ def run(args) -> int:
 
 
 def lines(args):
-    """The probe's steps on a terminal (runtime.time_left.RunLines): each stage (the
+    """The probe's steps on a terminal (runtime.run_lines.RunLines): each stage (the
     texts run, then the fits) at its own pace ("step 12 of 16, about 1 s left" was
     told 2.7 s before the end, the fits timed at the forwards' pace), or None."""
     if progress(args) is None:

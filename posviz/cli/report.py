@@ -106,14 +106,14 @@ def as_table(report) -> list[str]:
     (with the median and middle half over tokens of each token's own change), then the
     notes that qualify the numbers."""
     from ..analysis.floor import BELOW_FLOOR
-    from ..document.provenance import model_options
+    from ..document.provenance import model_options, spelled
     from ..views.reading import FRAME_WORDS, frame
     from ..views.shown import same_input
     backend, ev = report.model.backend, report.evaluation
     tokens, floor = ev.seq.tokens, ev.comparison.floor
     lines = [
         f"model:  {backend.name}  "
-        + " ".join(f"{k}={v}" for k, v in model_options(backend.describe()).items()
+        + " ".join(f"{k}={spelled(v)}" for k, v in model_options(backend.describe()).items()
                    if k != "model"),
         f"tokens: {shortened(tokens, ' ')}",
         f"order:  {shortened(ev.order, ',')}  ->  "

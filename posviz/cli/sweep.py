@@ -110,10 +110,10 @@ def experiment_model(args, texts: list[str] | None = None, **experiment):
 
 def reporter(args, unit: str = "run"):
     """(done, total) -> a line on a terminal's stderr with the time left (RunLines:
-    the first a second after the first count, then every 2 s), or None."""
+    the first at the first count, then every 2 s), or None."""
     if progress(args) is None:
         return None
-    from ..api import steps                # runtime.time_left.RunLines
+    from ..api import steps                # runtime.run_lines.RunLines
     return steps.RunLines(sys.stderr, unit)
 
 

@@ -72,7 +72,7 @@ def made_by(record: dict) -> str:
             return " / ".join(words(v) for v in value)
         if isinstance(value, dict):
             return ", ".join(f"{k}={words(v)}" for k, v in value.items()) or "none"
-        return _line(value if isinstance(value, str) else json.dumps(value))
+        return spelled(value)
     said = "; ".join(f"{key} {words(value)}" for key, value in record.items()
                      if key not in ("posviz", "runs"))
     return f"made by posviz {record.get('posviz', __version__)}: {said}"
@@ -126,9 +126,7 @@ def spec_model(spec, backend=None) -> dict:
 
 def file_lines(record: dict) -> dict[str, str]:
     """A provenance record as a file's metadata: one line per key, objects as JSON."""
-    return {key: _line(value if isinstance(value, str) else
-                       json.dumps(value, ensure_ascii=False))
-            for key, value in record.items()}
+    return {key: spelled(value) for key, value in record.items()}
 
 
 def model_options(extras: dict) -> dict:
@@ -180,7 +178,7 @@ def describe_model(extras: dict) -> str:
     name = str(extras.pop("model", "unknown"))
     if not extras:
         return name
-    options = ", ".join(f"{key}={_plain(value)}" for key, value in extras.items())
+    options = ", ".join(f"{key}={spelled(value)}" for key, value in extras.items())
     return f"{name} ({options})"
 
 
@@ -295,5 +293,7 @@ def _line(value) -> str:
     return " ".join(str(value).split("\n")).replace("\r", " ")
 
 
-def _plain(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+def spelled(value) -> str:
+    """A value as its JSON spells it (true, null, 1.0; a string as itself), on one line:
+    how every text output's provenance and model lines write a setting."""
+    return _line(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))

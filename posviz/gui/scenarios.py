@@ -125,19 +125,20 @@ class ExplanationPanel(QDockWidget):
         self.setToolTip(tip)
         QTimer.singleShot(0, lambda: self._tab_tip(tip))   # the tab bar is laid out later
 
-    def _tab_tip(self, tip: str) -> None:
+    def _tabs(self):
+        """(tab bar, index) of each tab that shows the panel beside the model panel."""
         for bar in self.main.findChildren(QTabBar):
             for k in range(bar.count()):
                 if bar.tabText(k).replace("&", "") == self.windowTitle():
-                    bar.setTabToolTip(k, tip)
+                    yield bar, k
+
+    def _tab_tip(self, tip: str) -> None:
+        for bar, k in self._tabs():
+            bar.setTabToolTip(k, tip)
 
     def tab_tip(self) -> str:
         """The tooltip of the panel's tab beside the model panel ("" when not tabbed)."""
-        for bar in self.main.findChildren(QTabBar):
-            for k in range(bar.count()):
-                if bar.tabText(k).replace("&", "") == self.windowTitle():
-                    return bar.tabToolTip(k)
-        return ""
+        return next((bar.tabToolTip(k) for bar, k in self._tabs()), "")
 
 
 class ScenarioDialog(QDialog):

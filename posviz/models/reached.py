@@ -7,9 +7,11 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
+
+from ..errors import Cancelled
 
 
 @dataclass(frozen=True)
@@ -191,30 +193,45 @@ TICK_S = 1.0
 
 class Ticks:
     """A ``say(step, done=None, total=None)`` that, when nothing was said for ``every``
-    seconds, says its last step again (``short``) with the seconds since it began
-    ("reading the GGUF file's header, vocabulary and tensor names (3 s)"), from
-    ``tick``; a thread holding Python's lock (a GGUF file's modules matched) delays it."""
+    seconds (on ``clock``), says its last step again (``short``) with the seconds since
+    it began ("reading the GGUF file's header, vocabulary and tensor names (3 s)"), from
+    ``tick``; a thread holding Python's lock (a GGUF file's modules matched) delays it.
+    ``tick`` runs on the posviz-ticks thread: ``say`` is called there, outside the
+    lock; an error it raises there (but Cancelled: the load's own call raises it) is
+    raised by the next step told on the load's thread."""
 
-    def __init__(self, say, every: float = TICK_S):
-        self.say, self.every, self.lock = say, every, threading.Lock()
-        self.step, self.began = None, time.monotonic()
+    def __init__(self, say, every: float = TICK_S, clock=time.monotonic):
+        self.say, self.every, self.clock, self.lock = say, every, clock, threading.Lock()
+        self.step, self.began = None, clock()
         self.last = self.began          # when anything was said last
+        self.error: BaseException | None = None     # raised by say on the ticks' thread
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None):
         with self.lock:
-            self.last = time.monotonic()
+            error, self.error = self.error, None
+            self.last = self.clock()
             if done is None and total is None:
                 self.step, self.began = step, self.last
-                return self.say(step)
-            return self.say(step, done, total)
+        if error is not None:
+            raise error
+        if done is None and total is None:
+            return self.say(step)
+        return self.say(step, done, total)
 
     def tick(self) -> None:
         with self.lock:
-            now = time.monotonic()
-            if self.step is not None and now - self.last >= self.every:
-                self.last = now
-                with suppress(Exception):   # a stopped load's: told later
-                    self.say(f"{short(self.step)} ({now - self.began:.0f} s)")
+            now = self.clock()
+            if self.step is None or now - self.last < self.every or self.error:
+                return
+            self.last = now
+            told = f"{short(self.step)} ({now - self.began:.0f} s)"
+        try:
+            self.say(told)
+        except Cancelled:               # a stopped load's: its own next step raises it
+            pass
+        except Exception as error:      # the caller's say failed: raised on its thread
+            with self.lock:
+                self.error = error
 
 
 def short(step: str) -> str:
@@ -228,8 +245,10 @@ def short(step: str) -> str:
 def ticking(say, step: str | None = None, every: float = TICK_S):
     """Within the block, a step ``say`` told (``step`` at once, when given) is told
     again each ``every`` seconds nothing else is, with its seconds, by a thread of its
-    own; the block gets that ``say`` (Ticks). Importing torch and transformers under
-    load was silent 2-6.5 s, a GGUF file's first read 7.1 s (a researcher's trial).
+    own (``say`` is called from that thread too); the block gets that ``say`` (Ticks),
+    and an error ``say`` raised there is raised at its end. Importing torch and
+    transformers under load was silent 2-6.5 s, a GGUF file's first read 7.1 s (a
+    researcher's trials: benchmarks/README.md, "Time left learned from the last run").
     A ``say`` of None: nothing is told."""
     if say is None:
         yield None
@@ -248,11 +267,14 @@ def ticking(say, step: str | None = None, every: float = TICK_S):
     finally:
         done.set()
         thread.join()
+    if ticks.error is not None:         # say failed on the ticks' thread, none since
+        raise ticks.error
 
 
 def import_torch(say) -> None:
-    """torch imported, told each second while it loads (1-4 s here, 2.6 s silent under
-    load: a researcher's trial); nothing when it is already imported."""
+    """torch imported, told each second while it loads (1-4.3 s here, 2.6 s silent
+    under load in a researcher's trial: benchmarks/README.md,
+    "Time left learned from the last run"); nothing when it is already imported."""
     import sys
     if "torch" not in sys.modules:
         from ..boot import before_torch

@@ -108,14 +108,15 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
     engine = Engine(backend_for(job.spec, say, job.backend))
     seqs = [engine.backend.tokenize(text) for text in job.texts]
     if job.what == "sweep":                  # the command line's and the API's guard
-        guard.check_sweep(engine.backend, seqs, job.kind, job.count, job.positions.offset)
+        guard.check_sweep(engine.backend, seqs, job.kind, job.count, job.positions.offset,
+                          every_layer=True)         # the window's layer chooser
     else:
         guard.check_probe(engine.backend, list(map(len, seqs)),
                           job.features == "quadratic", job.positions.offset)
     if job.what == "sweep":
         from ..analysis.experiments.sweep import sweep
         return sweep(engine, job.texts, job.kind, job.count, job.seed, job.positions,
-                     progress=progress, should_stop=should_stop)
+                     progress=progress, should_stop=should_stop, every_layer=True)
     from ..analysis.experiments.probe import probe
     return probe(engine, job.texts, job.positions, features=job.features,
                  progress=progress, should_stop=should_stop, say=say)

@@ -1,6 +1,5 @@
 """The lines of a run's counts on a stream: the one rule of them, for the command line
-and for ``progress=True`` in Python (a second rule, api.steps.Counter, told the same
-lines otherwise: the first a second later, the stages not at all)."""
+and for ``progress=True`` in Python alike."""
 from __future__ import annotations
 
 import sys
@@ -11,7 +10,8 @@ from .stage_times import StageTimes
 from .time_left import LATE, RunClock, left_words
 
 TICK_S = 2.0         # a line at most this often, and never, where counts allow it,
-FIRST_S = 0.0        # this long without one; the first this long after the first count
+                     # this long without one
+FIRST_S = 0.0        # the first line this long after the first count
 SPARE_S = 0.25       # seconds a count may come later than the last
 
 
@@ -38,10 +38,10 @@ class Gaps:
 
 class RunLines:
     """The one teller of a run's counts on a stream, for the command line and for
-    ``progress=True`` in Python alike (api.steps.Counter, a second rule for the same
-    lines, is gone): its Stages told (``stage``), each count (``(done, total)``). A line
-    at the first count (its time left once a second count has timed more than the
-    warm-up: sinha2022's first step said "about 9 min left" of 16 s), then at a count
+    ``progress=True`` in Python alike: its Stages told (``stage``), each count
+    (``(done, total)``). A line at the first count (its time left once a second count
+    has timed more than the warm-up: sinha2022's first step said "about 9 min left" of
+    16 s), then at a count
     ``tick`` seconds after the last line, or sooner where the next count, as far off as
     the last ones, would leave ``tick`` seconds without one; and at the last. A run of
     one stage says "run 40 of 1,000, about 2 min left" (a count lower than the one

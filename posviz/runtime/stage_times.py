@@ -2,21 +2,20 @@
 last whole run of the same check, so the next run's time left weighs its stages as they
 take here, not as their declared work says.
 
-Declared work missed each long check on a machine at load 1-6: press2022 (trained)'s
-lengths took 9.5 / 15.2 / 40.2 s (1 : 1.6 : 4.2) where their tokens declare 1 : 1.3 :
-2.0, and its first line said "about 34 s left" with 65 s to go; sinha2022 (trained)'s
-five models took 1.9 / 0.2 / 0.2 / 4.3 / 11 s (MiniLM's and SmolLM2's loads most of
-theirs), and it said "about 5 s left" with 16 s to go. Learned, press2022's second run
-was told 0.8-1.0 × the truth from its 13th second (the first: 0.5-0.7 ×), sinha2022's
-0.95-1.3 × throughout. A run is known by its stages' count, declared work and kinds and
-its first stage's words; the file is ``$POSVIZ_STAGE_TIMES``, else ``stage-times.json``
-in posviz's cache."""
+Declared work missed each long check (press2022's lengths took 1 : 1.6 : 4.2 where
+their tokens declare 1 : 1.3 : 2.0: told 0.5 × the truth); learned, its second run was
+told 0.79-1.07 × from its 13th second, sinha2022's 0.95-1.32 × throughout
+(benchmarks/README.md, "Time left learned from the last run"). A run is known by its
+stages' count, declared work and kinds and its first stage's words; the file is
+``$POSVIZ_STAGE_TIMES``, else ``stage-times.json`` in posviz's cache."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 from pathlib import Path
+
+from ..document.files import whole_file
 
 KEPT_STEPS = 500        # a stage's step times kept up to this many steps
 KEPT_RUNS = 64          # runs remembered, the latest
@@ -73,10 +72,20 @@ class StageTimes:
                                else [round(x, 3) for x in s] for s in steps]}
         runs = dict(list(runs.items())[-KEPT_RUNS:])
         path = self._file()
-        try:
+        try:                    # whole or not at all, no temporary left (Ctrl+C too)
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(runs), encoding="utf-8")
-            os.replace(temporary, path)
+            whole_file(path, lambda temporary: temporary.write_text(json.dumps(runs),
+                                                                    encoding="utf-8"))
         except OSError:
             pass
+
+
+class NoTimes(StageTimes):
+    """Keeps nothing and reads nothing: a run whose stages should teach no later run
+    (a test's, a made-up clock's)."""
+
+    def read(self, key: str, stages: int) -> dict | None:
+        return None
+
+    def write(self, key: str, seconds: list[float], steps: list) -> None:
+        pass

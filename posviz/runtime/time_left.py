@@ -211,7 +211,8 @@ class RunClock:
                 self.done >= self.total:
             share = 1.0
         else:
-            left = self.run_left() if self.count > 1 else self.stage_left()
+            # the time left unfloored: a short run's 1 s floor read "1 % done" of a third
+            left = self.run_left(0.0) if self.count > 1 else self.stage_left(0.0)
             spent = self.now() - self.began
             share = (spent / (spent + left) if left is not None and left != LATE and
                      spent + left > 0 else self.fraction())
@@ -249,28 +250,30 @@ class RunClock:
             after += pace * self.work[number - 1]
         return after
 
-    def stage_left(self) -> float | None:
-        """Seconds left of this stage at the pace measured; None before a step."""
+    def stage_left(self, floor: float = 1.0) -> float | None:
+        """Seconds left of this stage at the pace measured, at least ``floor`` (the
+        words' "about 1 s left" while work is left); None before a step."""
         if not self.done or self.done >= self.total:
             return None
-        return self._left(0.0)
+        return self._left(0.0, floor)
 
-    def run_left(self) -> float | None:
+    def run_left(self, floor: float = 1.0) -> float | None:
         """Seconds left of the whole run: this stage's and the stages after it, at the
-        pace measured. None for a run of one stage, or with nothing measured to go by."""
+        pace measured, at least ``floor`` while work is left. None for a run of one
+        stage, or with nothing measured to go by."""
         if self.count <= 1 or not self.index:
             return None
         after = self._after()
         if after is None:
             return None
         if self.done and self.done >= self.total:            # its steps are all done
-            return max(after, 1.0)
-        left = self._left(after)
+            return max(after, floor)
+        left = self._left(after, floor)
         if left is None:
             return None
         return left if left == LATE else left + after
 
-    def _left(self, after: float) -> float | None:
+    def _left(self, after: float, floor: float = 1.0) -> float | None:
         """Seconds left of the running stage: its work after the last step at the pace,
         counted down since that step, never below the work after the step running,
         LATE once that step overran and nothing is left after it (``after``: the
@@ -285,7 +288,7 @@ class RunClock:
         step_after = pace * work * max(1 - done - running, 0.0)
         if counted_down <= 0 and step_after < 1 and after < 1:
             return LATE
-        return max(counted_down, step_after, 1.0 if after < 1 else 0.0)
+        return max(counted_down, step_after, floor if after < 1 else 0.0)
 
 
 LATE_WORDS = "this step is taking longer than the others"

@@ -118,9 +118,10 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
                             f"the built-in model with {weights} weights")
     models = []
     layers = backends[0].config.layers
-    # each model a Stage of its blocks entered, its three forwards' (the original order,
-    # its noise floor, the reorder), its work its layers × tokens² (a 3,000-word text's
-    # 5 models were 4-12 s each told nothing, its time left half the truth), a bias's
+    # each model a Stage of its blocks entered, its forwards' (Engine.forwards: the
+    # original order, its noise floor where a common shift leaves the encoding alike,
+    # the reorder), its work its layers × tokens² (a 3,000-word text's 5 models were
+    # 4-12 s each told nothing, its time left half the truth), a bias's
     # scores more (3,000 words, three runs at load 5-10: sinusoidal 5.7 / 6.4 / 11.5 s,
     # rope 4.1 / 7.4 / 11.7, alibi 6.6 / 12 / 14, t5 11.6 / 17 / 17.7: 1.4 and 2.0 ×)
     work = [float(layers * n * (n + 4 * backends[0].config.d_model)) * BIAS_WORK.get(kind, 1.0)
@@ -129,9 +130,11 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
         if should_stop is not None and should_stop():
             raise Cancelled()
         tell(say, Stage(f"model {done + 1} of {len(kinds)} ({kind})", done + 1,
-                        len(kinds), work))
-        with blocks_told(Tally(progress, FORWARDS * layers)) as tally:
-            ev = Engine(backend).evaluate(seq, order, positions, should_stop)
+                        len(kinds), work, part=layers))
+        engine = Engine(backend)      # sinusoidal and learned: 2 forwards (no floor's)
+        with blocks_told(Tally(progress, engine.forwards(seq, order, positions) * layers)
+                         ) as tally:
+            ev = engine.evaluate(seq, order, positions, should_stop)
             tally.to(tally.total)
         record = backend.checkpoint.record if backend.checkpoint is not None else {}
         models.append(EncodingCurves(kind, ENCODINGS[kind].title,
@@ -144,8 +147,9 @@ def compare_encodings(config: ModelConfig, kinds, weights: str, text: str, order
                               positions, weights, tuple(models), carried)
 
 
-FORWARDS = 3     # a model's forwards in a comparison: the original, its floor, the reorder
-BIAS_WORK = {"alibi": 1.4, "t5": 2.0}    # a model's work against one without a bias
+# a model's work against one without a bias: the mean of three runs (the measurements:
+# benchmarks/README.md, "Time left learned from the last run")
+BIAS_WORK = {"alibi": 1.4, "t5": 2.0}
 
 
 @contextmanager

@@ -11,26 +11,30 @@ class Stage(str):
     unit (the tokens it runs: benchmarks/README.md), None when the stages are alike;
     ``steps``: each of this stage's counted steps' work, None when alike; ``kinds``:
     each stage's kind ("forwards", "fits"), whose pace a listener measures apart, None
-    when all are of one."""
+    when all are of one; ``part``: this stage's counted steps come in parts of this
+    many (a compared model's forwards, of its layers each), None when not in parts."""
 
     number: int
     stages: int
     work: tuple[float, ...] | None
     steps: tuple[float, ...] | None
     kinds: tuple[str, ...] | None
+    part: int | None
 
     def __new__(cls, text: str, number: int, stages: int, work=None, steps=None,
-                kinds=None) -> "Stage":
+                kinds=None, part=None) -> "Stage":
         stage = super().__new__(cls, text)
         stage.number, stage.stages = number, stages
         stage.work = None if work is None else tuple(map(float, work))
         stage.steps = None if steps is None else tuple(map(float, steps))
         stage.kinds = None if kinds is None else tuple(kinds)
+        stage.part = part
         return stage
 
     def retold(self, text: str) -> "Stage":
         """The same stage of the same run in other words."""
-        return Stage(text, self.number, self.stages, self.work, self.steps, self.kinds)
+        return Stage(text, self.number, self.stages, self.work, self.steps, self.kinds,
+                     self.part)
 
 
 

@@ -148,13 +148,16 @@ def _number(value) -> float | None:
 def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
           positions: Positions = Positions(), layer: int | None = None,
           progress: Progress | None = None,
-          should_stop: Callable[[], bool] | None = None) -> SweepResult:
+          should_stop: Callable[[], bool] | None = None,
+          every_layer: bool = False) -> SweepResult:
     """Run a sweep of ``kind`` over ``texts`` with ``engine``'s backend.
 
     Every order is drawn from a generator seeded by (seed, text index), so the same
     seed gives the same result. ``kind="swap"`` also measures every pair of movable
-    tokens at ``layer`` (default: the last) into ``pairs``. ``progress(done, total)`` is
-    told after each run; ``should_stop`` cancels (errors.Cancelled).
+    tokens at ``layer`` (default: the last) into ``pairs``, and with ``every_layer`` its
+    map at every layer too (SwapMap.layers: (L+1)·n² float64 a text, for the window's
+    layer chooser; guard.check_sweep counts it). ``progress(done, total)`` is told after
+    each run; ``should_stop`` cancels (errors.Cancelled).
     """
     check_kind(kind, count)
     texts = tuple(texts)
@@ -182,7 +185,7 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
         adjacent = {tuple(o) for o in make_orders("swap", seq, 1, None)} \
             if kind == "swap" else None
         change = np.zeros((len(seq), len(seq))) if kind == "swap" else None
-        every = None                                   # (L+1, n, n): each layer's map
+        every = None                    # (L+1, n, n): each layer's map, if kept
         for order, comparison in zip(plan, run_orders(engine, seq, plan, positions,
                                                       should_stop,
                                                       sweep_batch(engine.backend, len(seq)))):
@@ -193,10 +196,12 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
             if kind == "swap":
                 at = check_layer(layer, comparison.hidden_equivariance.shape[0] - 1)
                 swap_cell(change, order, float(comparison.hidden_equivariance[at]))
-                if every is None:
-                    every = np.zeros((len(comparison.hidden_equivariance),) + change.shape)
-                i, j = np.flatnonzero(order != np.arange(len(order)))
-                every[:, i, j] = every[:, j, i] = comparison.hidden_equivariance
+                if every_layer:                        # (the window's layer chooser)
+                    if every is None:
+                        every = np.zeros((len(comparison.hidden_equivariance),)
+                                         + change.shape)
+                    i, j = np.flatnonzero(order != np.arange(len(order)))
+                    every[:, i, j] = every[:, j, i] = comparison.hidden_equivariance
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -235,14 +240,11 @@ def sweep_batch(backend, n: int) -> int | None:
 
 
 def check_layer(layer: int | None, last: int) -> int:
-    """The layer asked for (default: the last), or PosvizInputError."""
-    if layer is None:
-        return last
-    check_whole_number("layer", layer)
-    if not 0 <= layer <= last:
-        raise PosvizInputError(f"{argument('layer')} must be from 0 to {last} (got "
-                               f"{layer!r})")
-    return layer
+    """The layer asked for (default: the last), or PosvizInputError (guard.check_view's,
+    the embeddings' layer 0 included)."""
+    from ...models.limits.guard import check_view
+    check_view(last, 0, layer, first=0)
+    return last if layer is None else layer
 
 
 class PairOrders:

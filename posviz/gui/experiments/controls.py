@@ -6,7 +6,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .checklist import EncodingsButton
 from .jobs import SWAP_MAP, changed
-from .swaps import map_choosers, sync_map_choosers  # noqa: F401 (the tab's, through here)
+from .swaps import map_choosers
 from posviz.analysis.experiments.papers import CATALOGUE
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
@@ -205,8 +205,8 @@ def tell_takes(tab) -> None:
     words = takes_words(tab.settings, took_key(
         tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
     tab.takes.setText(words)
-    # on the line of the progress line's first (it centred itself in their two-line
-    # row, half a line below "done in ...": finding 4 of a trial)
+    # on the line of the progress line's first (centred in their two-line row, it sat
+    # half a line below "done in ...")
     tab.takes.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop)
     tab.takes.setVisible(bool(words) and not tab.cancel_button.isEnabled()
                          and not shown_is_current(tab))

@@ -55,10 +55,10 @@ def draw_paper(figure, check) -> None:
         runs = {"NoPE, MLP ": (rows[NoPositions.kind], "#d55e00")}
         if LearnedEncoding.kind in rows:
             runs["learned, MLP "] = (rows[LearnedEncoding.kind], "#0072b2")
-        greys = iter(("#808000", "#6a3d9a", "#c06a9c", "#000000"))   # each its own
+        controls = iter(("#808000", "#6a3d9a", "#c06a9c", "#000000"))   # each its own
         for name in rows:
             if name.endswith("(control)"):       # "none-500 (control)"
-                runs[f"control {name.split()[0]}, MLP "] = (rows[name], next(greys, "#000000"))
+                runs[f"control {name.split()[0]}, MLP "] = (rows[name], next(controls, "#000000"))
         figure._probes("", runs)
     elif check.name == "haviv2022":
         # the verdict's features are quadratic: named so (as the probe's control names

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, fill_metric_box,
-                       metric_items, refuse_told, remember_took, sync_map_choosers, tell_takes)
+                       metric_items, refuse_told, remember_took, tell_takes)
 from .figure import ExperimentFigure
 from .progress_line import status_row, tell_progress
+from .swaps import sync_map_choosers
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
                    file_name, make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder

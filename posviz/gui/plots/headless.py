@@ -59,7 +59,9 @@ def _pass_on_all_but_notes(mode, context, message: str) -> None:
 @contextmanager
 def quiet_platform_notes():
     """Drop the offscreen platform's harmless notes; pass every other Qt message on
-    (Qt's own handler again once the outermost of nested blocks ends)."""
+    (Qt's own handler again once the outermost of nested blocks ends, unless
+    application() started the offscreen platform: then they are dropped for the whole
+    run)."""
     if not _quiet[0]:
         QtCore.qInstallMessageHandler(_pass_on_all_but_notes)
     _quiet[0] += 1

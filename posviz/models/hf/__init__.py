@@ -71,7 +71,8 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     ``ask_above`` bytes: then LargeDownload says how much, and nothing is fetched.
     ``progress(step, done=None, total=None)`` is told each step, and the count of
     bytes downloaded or tensors read where it is known (a one-argument ``progress(step)``
-    is told the steps only). ``device`` is "cpu", "cuda", "mps" or "auto". The memory
+    is told the steps only); a step nothing follows for a second is told again with
+    its seconds, from the "posviz-ticks" thread (models.reached.Ticks). ``device`` is "cpu", "cuda", "mps" or "auto". The memory
     the weights and one forward of ``n_tokens`` need is checked before anything is
     read (not when ``check_memory`` is False: asked for anyway). When
     ``should_stop()`` turns True, raises errors.Cancelled with what was read freed (and
@@ -91,10 +92,11 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
         raise PosvizInputError(pretrained_dtype_problem(dtype))
     from ..reached import ticking
     # a step that takes a second with nothing said is told again with its seconds:
-    # a GGUF file's first read was silent 7.1 s, importing torch 2-6.5 s (boot.Ticks)
-    with ticking(teller(progress)) as say:
-        return _load(spec, say, device, should_stop, online, ask_above, dtype,
-                     offload_folder, max_memory, check_memory, n_tokens, tokens_read)
+    # a GGUF file's first read was silent 7.1 s, importing torch 2-6.5 s (reached.Ticks);
+    # no ticks' thread when nothing is told
+    with ticking(None if progress is None else teller(progress)) as ticks:
+        return _load(spec, ticks or teller(None), device, should_stop, online, ask_above,
+                     dtype, offload_folder, max_memory, check_memory, n_tokens, tokens_read)
 
 
 def _load(spec, say, device, should_stop, online, ask_above, dtype, offload_folder,

@@ -46,12 +46,14 @@ SWAP_CELL = 56
 @dataclass(frozen=True)
 class Orders:
     """A sweep's orders: ``count`` asked of ``kind``, of texts whose most movable
-    tokens are ``movable`` (for "prefix": before the last token)."""
+    tokens are ``movable`` (for "prefix": before the last token); ``every_layer``: a
+    swap sweep keeps its map at every layer (the window's layer chooser), not one."""
 
     kind: str
     count: int
     movable: int | None             # None: not known yet (a tokenizer not read)
     texts: int = 1
+    every_layer: bool = False
 
     @property
     def distinct(self) -> int | None:
@@ -84,9 +86,11 @@ class Orders:
 
     def kept(self, layers: int, n: int, count: int | None = None) -> int:
         """Bytes the sweep keeps of ``count`` (default: its own) orders' runs of n
-        tokens on a model of ``layers`` layers (and a swap's maps)."""
+        tokens on a model of ``layers`` layers (and a swap's maps: one layer's, or the
+        float64 map of every layer, input included, when ``every_layer``)."""
         per_run = 4 * (ARRAY_BYTES + 8 * (layers + 1)) + ARRAY_BYTES + 8 * n
-        maps = SWAP_CELL * n * n * self.texts if self.kind == "swap" and self.runs else 0
+        cell = SWAP_CELL + (8 * (layers + 1) if self.every_layer else 0)
+        maps = cell * n * n * self.texts if self.kind == "swap" and self.runs else 0
         return self.measured(count) * per_run + maps
 
 
@@ -100,15 +104,17 @@ def orders_of_words(kind: str, count: int, texts: list[str], exact: bool) -> Ord
     return Orders(kind, count, movable, len(texts))
 
 
-def check_sweep(backend, seqs, kind: str, count: int, offset: int = 0) -> None:
+def check_sweep(backend, seqs, kind: str, count: int, offset: int = 0,
+                every_layer: bool = False) -> None:
     """``check`` for a sweep of ``kind`` and ``count`` over the tokenized texts ``seqs``
     (TokenSequence each) on a loaded ``backend``: the longest against the positions,
-    the count against the orders that exist, the runs' values against the memory."""
+    the count against the orders that exist, the runs' values against the memory
+    (``every_layer``: a swap's map kept at every layer, as sweep's)."""
     if not seqs:
         return                                  # the sweep itself says there are none
     movable = max(int(seq.movable()[:len(seq) - (kind == "prefix")].sum()) for seq in seqs)
     check(backend, max(map(len, seqs)), offset=offset,
-          orders=Orders(kind, count, movable, len(seqs)))
+          orders=Orders(kind, count, movable, len(seqs), every_layer))
 
 
 def check_probe(backend, lengths: list[int], quadratic: bool, offset: int = 0,
@@ -182,7 +188,8 @@ def check_view(layers: int, heads: int, layer: int | None = None,
                head: int | None = None, first: int = 1) -> None:
     """PosvizInputError for a ``layer`` (``first``..L: a figure's from 1, a sweep's from
     0, its embeddings) or ``head`` (0..h-1) the model does not have: a bad value, in the
-    words of the entry point; ``layers`` or ``heads`` 0: not known yet, not checked."""
+    words of the entry point; ``layers`` or ``heads`` 0: not known yet, not checked.
+    None is not checked (not asked for): an entry that needs one checks it first."""
     for said, value in (("layer", layer), ("head", head)):
         if value is not None:
             check_whole_number(said, value)
@@ -371,13 +378,13 @@ def _pretrained(source: str, dtype: str, held: bool = False,
         return None
     family = BY_MODEL_TYPE.get(config.get("model_type", ""))
     limit = None if family is None else family.max_positions(SimpleNamespace(**config))
-    layers = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", default=1)
+    # the layer count (0: the config does not say), one lookup for its size and its view
+    known = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    layers = known or 1
     width = memory._first(config, "hidden_size", "n_embd", "d_model", "dim", default=1)
     heads = memory._first(config, "num_attention_heads", "n_head", "num_heads", "n_heads")
 
     def fits(n: int, extra: int, placed: bool) -> None:
         memory.check_model_fits(folder, gguf_file, config, n, dtype, placed or offloaded,
                                 extra, computes_in=arithmetic_of(dtype), held=held)
-    return _Target(name, limit, lambda: (layers, width), fits,
-                   lambda: (memory._first(config, "num_hidden_layers", "n_layer",
-                                          "num_layers"), heads))
+    return _Target(name, limit, lambda: (layers, width), fits, lambda: (known, heads))
