@@ -95,6 +95,7 @@ class Controller(QObject):
         self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
         self._start_later = None        # the pretrained model a start loads once ready
+        self._start_load = None         # (that model, the order the start showed, reversed?)
         self._trimming = threading.Lock()
         self._trim_tokens = 0           # the length of the evaluation shown last
         self._trim_timer = QTimer(self, singleShot=True, interval=TRIM_AFTER_MS)
@@ -127,6 +128,7 @@ class Controller(QObject):
         from ..document.spec import ModelSpec
         self.held = held
         self._start_later = None if spec.is_builtin or held else spec
+        self._start_reversed = order == "reverse"
         if self._start_later is not None:   # a load of 30 s with no bar or Cancel otherwise
             spec = builtin or ModelSpec.builtin()
         self._submit(StartJob(text, spec, positions, order, device=self.device,
@@ -269,6 +271,7 @@ class Controller(QObject):
         if outcome.result.problem:
             self.modelFailed.emit(outcome.result.problem)
         elif later:                     # loaded (downloaded) while the built-in runs
+            self._start_load = (later, tuple(self.session.order), self._start_reversed)
             self.load(later)
 
     def _on_evaluated(self, outcome: Outcome) -> None:
@@ -333,6 +336,7 @@ class Controller(QObject):
         """
         self._loader.cancel()
         self._load_token = None
+        self._start_load = None
         self.loading = False
         self.loadCancelled.emit()
 
@@ -342,6 +346,7 @@ class Controller(QObject):
             return
         self.loading = False
         self._load_token = None
+        start, self._start_load = self._start_load, None
         if outcome.failed:
             from ..models.hf.hub import LargeDownload
             if isinstance(outcome.error, LargeDownload):
@@ -350,17 +355,21 @@ class Controller(QObject):
                 self.modelFailed.emit(outcome.message)
             return
         spec, backend = outcome.job.spec, outcome.result
+        # the start's model shows its own tokens as the start showed the built-in's
+        # (reversed), unless the user reordered them meanwhile
+        reverse = start is not None and start[0] == spec and start[2] and \
+            tuple(self.session.order) == start[1]
         try:
-            self._set_model(spec, backend)      # ModelChanged -> request()
+            self._set_model(spec, backend, reverse)     # ModelChanged -> request()
         except ValueError as error:             # the text does not fit the new model
             self.modelFailed.emit(one_line(error))
             return
         self.modelLoaded.emit(spec)
 
-    def _set_model(self, spec: ModelSpec, backend) -> None:
+    def _set_model(self, spec: ModelSpec, backend, reverse: bool = False) -> None:
         if self.session is None:
             raise PosvizInputError("the session is not ready yet")
-        self.session.set_model(spec, backend)
+        self.session.set_model(spec, backend, reverse)
 
     @Slot(object, str, object, object)
     def _on_progress(self, token, step: str, done, total) -> None:
