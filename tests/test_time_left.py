@@ -380,15 +380,15 @@ def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share
     assert f"{tail}…; about " in starting or "…; about" in starting, starting
     clock.t += 3
     tab._progressed(1, 4)
-    first, second = tab.status.shown_lines()
-    place = f"{number} of {stages}"
+    first, *between, second = tab.status.shown_lines()     # what runs on two lines: how
+    place = f"{number} of {stages}"                         # far on a third
     assert first.startswith("method " + place if words.startswith("method") else
                             ("stage " + place if place not in words else words[:20]))
     # the words flow over both lines, cut (if at all) only before how far, whose counts
     # stay whole: at 1024 they were cut in the middle ("... at 128 t… (length 1 of 3)")
     assert "…" not in first, first
-    shown = f"{first} {second}"
-    assert "1 of 4 done; about " in second and second.endswith(" left in all"), second
+    shown = " ".join([first, *between, second])
+    assert "1 of 4 done" in second and "about " in second and second.endswith(" left in all"), second
     assert tail in shown or "…" in second, (shown, words)   # wider than two lines: cut
     tab.status.repaint()
     # the bar the share of the whole run as the words' time left "in all" tells it
