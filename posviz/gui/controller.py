@@ -9,8 +9,7 @@ while the outcome travelled.
 
 Importing this module costs nothing heavy: the plots' modules (``import_plots``, the
 window's), torch and the core's computing modules are imported on the worker during
-``start()``, after the window is on
-screen, and the first evaluation is computed there right after the session is built.
+``start()``, after the window is on screen, and the first evaluation is computed there.
 The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
 torch's libraries load without Python's lock), and its model panel on ``ready``.
 (The caller imports models.config and document.spec, which import neither.)
@@ -95,7 +94,7 @@ class Controller(QObject):
         self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
         self._start_later = None        # the pretrained model a start loads once ready
-        self._start_load = None         # (that model, the order the start showed, reversed?)
+                                        # (then, as it loads: it and the order shown)
         self._trimming = threading.Lock()
         self._trim_tokens = 0           # the length of the evaluation shown last
         self._trim_timer = QTimer(self, singleShot=True, interval=TRIM_AFTER_MS)
@@ -128,7 +127,6 @@ class Controller(QObject):
         from ..document.spec import ModelSpec
         self.held = held
         self._start_later = None if spec.is_builtin or held else spec
-        self._start_reversed = order == "reverse"
         if self._start_later is not None:   # a load of 30 s with no bar or Cancel otherwise
             spec = builtin or ModelSpec.builtin()
         self._submit(StartJob(text, spec, positions, order, device=self.device,
@@ -271,7 +269,8 @@ class Controller(QObject):
         if outcome.result.problem:
             self.modelFailed.emit(outcome.result.problem)
         elif later:                     # loaded (downloaded) while the built-in runs
-            self._start_load = (later, tuple(self.session.order), self._start_reversed)
+            reversed_ = outcome.job.order == "reverse"      # shown so, its tokens too
+            self._start_later = (later, tuple(self.session.order)) if reversed_ else None
             self.load(later)
 
     def _on_evaluated(self, outcome: Outcome) -> None:
@@ -336,7 +335,6 @@ class Controller(QObject):
         """
         self._loader.cancel()
         self._load_token = None
-        self._start_load = None
         self.loading = False
         self.loadCancelled.emit()
 
@@ -346,7 +344,7 @@ class Controller(QObject):
             return
         self.loading = False
         self._load_token = None
-        start, self._start_load = self._start_load, None
+        start, self._start_later = self._start_later, None
         if outcome.failed:
             from ..models.hf.hub import LargeDownload
             if isinstance(outcome.error, LargeDownload):
@@ -355,21 +353,14 @@ class Controller(QObject):
                 self.modelFailed.emit(outcome.message)
             return
         spec, backend = outcome.job.spec, outcome.result
-        # the start's model shows its own tokens as the start showed the built-in's
-        # (reversed), unless the user reordered them meanwhile
-        reverse = start is not None and start[0] == spec and start[2] and \
-            tuple(self.session.order) == start[1]
-        try:
-            self._set_model(spec, backend, reverse)     # ModelChanged -> request()
+        try:        # ModelChanged -> request(); the start's model reversed as the start
+            if self.session is None:            # showed it, unless reordered since
+                raise PosvizInputError("the session is not ready yet")
+            self.session.set_model(spec, backend, start == (spec, tuple(self.session.order)))
         except ValueError as error:             # the text does not fit the new model
             self.modelFailed.emit(one_line(error))
             return
         self.modelLoaded.emit(spec)
-
-    def _set_model(self, spec: ModelSpec, backend, reverse: bool = False) -> None:
-        if self.session is None:
-            raise PosvizInputError("the session is not ready yet")
-        self.session.set_model(spec, backend, reverse)
 
     @Slot(object, str, object, object)
     def _on_progress(self, token, step: str, done, total) -> None:

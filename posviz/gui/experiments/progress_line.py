@@ -85,7 +85,8 @@ class ProgressLine(ElidedLabel):
 
     def _lines_high(self) -> int:
         margins = self.contentsMargins()
-        return self._lines * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
+        spacing = self.fontMetrics().lineSpacing()
+        return self._lines * spacing + margins.top() + margins.bottom()
 
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
