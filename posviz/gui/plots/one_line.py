@@ -183,26 +183,29 @@ class OneLineLabel(QtWidgets.QLabel):
 
 
 READABLE_PLOT = 240         # pixels of a canvas (its axes included, a legend under the
-                            # plot besides) that a note's second line may not take
+                            # plot besides) that a note's fourth line may not take
+SMALL_PLOT = 180            # ... and its second and third: a plot area of 120 px
 
 
 def spare_lines(figure) -> int:
     """Lines ``figure``'s note may take while the canvas above it keeps READABLE_PLOT
     pixels, and a legend under the plot its own rows, or its least height if it has one
-    (a figure that scrolls rather than squash its plot): at least FEW_LINES (least_height
-    makes room for those: a one-line note cut the verdict at its end at 1024 pixels)."""
+    (a figure that scrolls rather than squash its plot); at least FEW_LINES in a figure
+    that holds its canvas (least_height makes room for those: a one-line note cut the
+    verdict at its end at 1024 pixels), else as many of them as leave SMALL_PLOT."""
     note, heading = figure.note, figure.layout().itemAt(0)      # the heading's row
     top = (heading.heightForWidth(figure.width()) if heading.hasHeightForWidth()
            else heading.sizeHint().height())
-    need = READABLE_PLOT
-    legend = figure.legend
+    legend, below = figure.legend, 0
     if (legend is not None and legend.isVisible()
             and figure.canvas.ci.items.get(legend) == [(1, 0)]):
-        need += legend.layout.preferredHeight()
-    need = max(need, figure.canvas.minimumHeight())
+        below = legend.layout.preferredHeight()
     margins = note.contentsMargins()
-    room = figure.height() - top - need - margins.top() - margins.bottom()
-    return max(FEW_LINES, room // note.fontMetrics().lineSpacing())
+    free = figure.height() - top - below - margins.top() - margins.bottom()
+    spacing, held = note.fontMetrics().lineSpacing(), figure.canvas.minimumHeight()
+    room = (free - max(READABLE_PLOT, held - below)) // spacing
+    few = FEW_LINES if held else min(FEW_LINES, (free - SMALL_PLOT) // spacing)
+    return int(max(1, room, few))
 
 
 def fit_note(figure) -> None:
