@@ -2,10 +2,8 @@
 progress wrapped to three or four lines at 1024 pixels, moving the figure down and the
 page's scroll bar in and out each second; on one line the stage's words were cut to a
 few letters, "metho…: 1 of 4 done"): what runs on the first, how far and the time left
-on the second, each elided only past the whole width; what runs wider than a line takes
-two lines and how far a third, for the whole stage (at 1024 pixels a paper check's
-"... fitting the probe, one …: 3 of 5 done" lost its words in the middle); an error in
-as many lines as it needs (it stays until the inputs change)."""
+on the second, each elided only past the whole width; an error in as many lines as it
+needs (it stays until the inputs change)."""
 from __future__ import annotations
 
 import re
@@ -18,8 +16,7 @@ from posviz.runtime.time_left import LATE, left_words
 
 from ..status import ElidedLabel
 
-LINES = 2                 # while what runs fits a line; else MOST_LINES
-MOST_LINES = 3            # what runs on two lines, how far on the third
+LINES = 2
 JOINERS = " :;,"          # between the stage's words and how far it is
 
 
@@ -60,7 +57,6 @@ class ProgressLine(ElidedLabel):
     def __init__(self):
         super().__init__()
         self.kept = ""
-        self._lines = LINES         # painted now: LINES, or MOST_LINES (what runs on two)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
 
     def say(self, text: str, kept: str = "", wrap: bool = False) -> None:
@@ -73,44 +69,29 @@ class ProgressLine(ElidedLabel):
                                if wrap else QSizePolicy.Policy.Fixed)
             self.updateGeometry()
         self.setText(text)
-        self._count_lines()
         self.update()
 
-    def _count_lines(self) -> None:
-        """Ask the layout again when what runs takes two lines and did not, or back."""
-        count = max(LINES, len(self._parts()))
-        if count != self._lines:
-            self._lines = count
-            self.updateGeometry()
-
-    def _lines_high(self) -> int:
+    def _two_lines_high(self) -> int:
         margins = self.contentsMargins()
-        spacing = self.fontMetrics().lineSpacing()
-        return self._lines * spacing + margins.top() + margins.bottom()
+        return LINES * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
 
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
-        return hint if self.wordWrap() else QSize(hint.width(), self._lines_high())
+        return hint if self.wordWrap() else QSize(hint.width(), self._two_lines_high())
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
-        return hint if self.wordWrap() else QSize(hint.width(), self._lines_high())
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._count_lines()
+        return hint if self.wordWrap() else QSize(hint.width(), self._two_lines_high())
 
     def lines(self) -> list[str]:
-        """The lines (two, or three) as the text is split over them, before eliding."""
+        """The two lines as the text is split over them, before eliding."""
         return [before + after for before, after in self._parts()]
 
     def _parts(self) -> list[tuple[str, str]]:
         """Each line as (words that may be cut, words kept whole): what runs, then how
-        far. What runs, wider than a line, flows on to the second line (at 1024 pixels
-        "held-out perplexity of the 6 checkpoints at 128 t… (length 1 of 3)" lost its
-        words in the middle with the second line's room unused), and how far goes on a
-        third: it is told each second, and sharing the second line it cut the words
-        before it ("fitting the probe, one …: 3 of 5 done"); cut only past two lines."""
+        far. What runs, wider than a line, flows on to the second line before how far
+        (at 1024 pixels "held-out perplexity of the 6 checkpoints at 128 t… (length 1
+        of 3)" lost its words in the middle with the second line's room unused)."""
         text, kept = self.text(), self.kept
         metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
         if kept and len(kept) < len(text):
@@ -118,10 +99,9 @@ class ProgressLine(ElidedLabel):
             if metrics.horizontalAdvance(head) <= room:
                 return [("", head), ("", tail)]
             first = self._first_line(head, metrics, room)
-            joiner = text[len(head):len(text) - len(tail)].rstrip()
+            joiner = text[len(head):len(text) - len(tail)]
             rest = head[len(first):].lstrip(" ")
-            return [("", first), (rest, joiner), ("", tail)] if rest else \
-                [("", first), ("", tail)]
+            return [("", first), (rest, joiner + tail) if rest else ("", tail)]
         if kept:
             return [("", ""), ("", kept.lstrip(JOINERS))]
         first = self._first_line(text, metrics, room)
