@@ -279,14 +279,16 @@ def test_a_log_drawing_after_a_sweep_has_no_row_marked_0(figure):
 
 
 def test_a_note_of_several_lines_on_one_line_joins_them(figure):
-    """In a short figure the note is one elided line: Compare's two lines ("Reorder: ..."
-    and the explanation) were painted over each other."""
+    """A note folded to one elided line (a click): Compare's two lines ("Reorder: ..."
+    and the explanation) were painted over each other; unfolded, they stay apart."""
     from posviz.analysis.experiments.encodings import compare_encodings
     from posviz.models.config import ModelConfig
     figure.resize(700, 300)
     result = compare_encodings(ModelConfig(layers=2, heads=2, d_model=16), ("none", "rope"),
                                "random", "a b c d", order=[1, 0, 2, 3])
     figure.show_compare(result, "hidden_equivariance")
+    assert not figure.note.one_line and figure.note.shown_lines()[0] == "Reorder: b a c d"
+    figure.note.set_one_line(True)
     assert "\n" in figure.note.text() and figure.note.one_line
     shown = figure.note.shown_text()
     assert "\n" not in shown and shown.startswith("Reorder: b a c d — Each curve"), shown
@@ -459,8 +461,9 @@ def test_the_probe_note_says_what_the_plotted_errors_show(figure):
 
 def test_a_short_probe_note_shows_what_the_errors_show_first(figure):
     figure.resize(700, 330)
+    from posviz.gui.plots.one_line import FEW_LINES
     figure.show_probe(probe_rows([3.2, 3.3, 3.25, 3.4, 3.57], [3.15] * LAYERS), "probe")
-    assert figure.note.one_line
+    assert 1 < len(figure.note.shown_lines()) <= FEW_LINES
     assert figure.note.shown_text().startswith("At no layer is the error below chance")
 
 

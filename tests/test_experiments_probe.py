@@ -107,9 +107,9 @@ def test_the_probe_counts_its_texts_then_its_fits_and_says_each_stage():
                    progress=lambda done, total: told.append((done, total)),
                    say=lambda stage: told.append(stage))
     layers = len(result.layers)
-    assert told == (["running the texts (the probe's fits follow)"]
+    assert told == (["running the texts"]
                     + [(k, 4) for k in range(1, 5)]
-                    + ["fitting the probe, one layer at a time"]     # counted from 0: a
+                    + ["fitting the probe per layer"]                # counted from 0: a
                     + [(k, layers) for k in range(0, layers + 1)])   # fit took 20 s untold
 
 

@@ -55,3 +55,27 @@ def test_cancel_at_start_leaves_the_built_in_model(qtbot, slow_model):
     assert w.model_panel.chooser.currentIndex() == 0
     settled(qtbot, w)
     assert w.controller.last_shown.evaluation.seq == w.session.seq
+
+
+def test_the_start_s_model_shows_its_own_tokens_reversed(qtbot, slow_model):
+    """`posviz --model minilm` opens with the remembered text reversed (README), as a
+    start of the built-in model does: once the model is in, its new tokens are reversed
+    between its pinned [CLS] and [SEP], not back in their original order."""
+    w = _starting(qtbot, "fake")
+    assert list(w.session.order) == list(range(len(w.session.seq)))[::-1]
+    with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
+        slow_model.release.set()
+    n = len(w.session.seq)
+    assert w.session.seq.tokens[0] == "[CLS]" and n > 3
+    assert list(w.session.order) == [0, *range(n - 2, 0, -1), n - 1]
+    assert "original order" not in w.status.remark
+    settled(qtbot, w)
+
+
+def test_a_reorder_made_while_the_start_s_model_loads_is_not_reversed(qtbot, slow_model):
+    w = _starting(qtbot, "fake")
+    w.session.reset()                               # the user put them back meanwhile
+    with qtbot.waitSignal(w.controller.modelLoaded, timeout=TIMEOUT):
+        slow_model.release.set()
+    assert list(w.session.order) == list(range(len(w.session.seq)))
+    settled(qtbot, w)

@@ -140,7 +140,10 @@ def test_profile_axis_spans_only_visible_keys_when_causal(panel):
     assert figure.plot.vb.viewRange()[0][1] > max(figure.coords["distance"]) - 1
 
 
-def test_default_window_size_fits_a_small_screen():
+def test_default_window_size_fits_a_small_screen_and_fills_most_of_a_large_one():
+    """A 1920 x 1080 screen's first window was 1440 x 900, its symmetry plot ~200 px
+    tall for ten decades: a large screen's first window takes 90 % of its available
+    area (at most 2200 x 1400); a small one's stays inside it."""
     from PySide6.QtCore import QRect
 
     from posviz.gui.window import default_size
@@ -148,7 +151,12 @@ def test_default_window_size_fits_a_small_screen():
     assert default_size(None).toTuple() == (1440, 900)
     small = default_size(QRect(0, 0, 1280, 800))
     assert small.width() <= 1280 and small.height() <= 800
-    assert default_size(QRect(0, 0, 2560, 1440)).toTuple() == (1440, 900)
+    assert default_size(QRect(0, 0, 1024, 700)).toTuple() == (983, 658)
+    assert default_size(QRect(0, 0, 1600, 1000)).toTuple() == (1440, 900)
+    assert default_size(QRect(0, 0, 1920, 1080)).toTuple() == (1728, 972)
+    assert default_size(QRect(0, 0, 1920, 1050)).toTuple() == (1728, 945)   # a panel
+    assert default_size(QRect(0, 0, 2560, 1440)).toTuple() == (2200, 1296)
+    assert default_size(QRect(0, 0, 3840, 2160)).toTuple() == (2200, 1400)
 
 
 def test_thinned_labels_carry_their_index(panel):

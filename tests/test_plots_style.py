@@ -272,7 +272,8 @@ def shown():
 
 def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
     """Wide and short (a laptop's half window): the legend sits beside the curves and
-    the note is one elided line, whole in its tooltip; a narrow figure stacks the legend
+    the note takes the few lines it needs (FEW_LINES; it was one line cut before its
+    conclusion), whole in its tooltip; a narrow figure stacks the legend
     under the plot; a tall one shows the note whole; a click folds or unfolds it."""
     from posviz.gui.plots.hover import wrapped
     from posviz.gui.plots.layers import SymmetryFigure
@@ -289,10 +290,11 @@ def test_the_symmetry_plot_keeps_its_height_in_a_short_figure(qtbot, shown):
         QtGui.QGuiApplication.processEvents()
         return figure.canvas.ci.items[figure.legend], figure.plot.vb.height()
 
+    from posviz.gui.plots.one_line import FEW_LINES
     where, beside_height = at(560, 300)
     assert where == [(0, 1)]
-    assert figure.note.one_line and figure.note.shown_text().endswith("…")
-    assert figure.note.height() < 2 * figure.note.fontMetrics().height()
+    assert 2 <= figure.note.lines_shown() <= FEW_LINES
+    assert figure.note.height() >= figure.note.lines_shown() * figure.note.fontMetrics().height()
     where, below_height = at(440, 300)
     assert where == [(1, 0)]
     assert beside_height > below_height + 15       # the legend's rows given to the curves
@@ -319,7 +321,7 @@ def test_a_long_note_is_whole_where_the_plot_has_room_and_one_line_where_not(qtb
     wrapped; as it gets shorter it loses lines, never taking the plot's readable height,
     down to one elided line."""
     from posviz.gui.plots.layers import SymmetryFigure
-    from posviz.gui.plots.one_line import MOST_LINES, READABLE_PLOT
+    from posviz.gui.plots.one_line import FEW_LINES, MOST_LINES, READABLE_PLOT, SMALL_PLOT
     figure = SymmetryFigure()
     qtbot.addWidget(figure)
     figure.show()
@@ -344,8 +346,10 @@ def test_a_long_note_is_whole_where_the_plot_has_room_and_one_line_where_not(qtb
     for height in range(560, 250, -10):
         lines, plot = at(1100, height)
         seen.add(lines)
-        assert lines == 1 or plot >= READABLE_PLOT, (height, lines, plot)
-    assert 1 in seen and len(seen) >= 3                # fewer lines as the room shrinks
+        # a second and third line while the plot keeps SMALL_PLOT, more while READABLE
+        assert lines == 1 or plot >= SMALL_PLOT, (height, lines, plot)
+        assert lines <= FEW_LINES or plot >= READABLE_PLOT, (height, lines, plot)
+    assert FEW_LINES in seen and len(seen) >= 2        # fewer as the room shrinks
     lines, _ = at(400, 330)                            # a narrow figure: the legend below
     assert lines == 1 and figure.note.elided() and figure.note.shown_text().endswith("…")
     from posviz.gui.plots.hover import wrapped

@@ -268,4 +268,4 @@ def test_the_trained_checks_tell_each_stage_and_its_steps(zoo, monkeypatch):
     assert [line.split(": ")[0] for line in said] == [
         f"probing {kind} ({k} of 3, {feature})" for k, kind in
         enumerate(KINDS, start=1) for feature in ("linear", "mlp") for _ in range(2)]
-    assert said[0].endswith("running the texts (the probe's fits follow)")
+    assert said[0].endswith("running the texts")

@@ -115,8 +115,10 @@ class Session:
         self.order = np.arange(len(seq))
         self._tell(TextChanged(text))
 
-    def set_model(self, spec: ModelSpec, backend: Backend) -> None:
-        """Another model runs; the text is re-tokenized, the order reset if tokens differ.
+    def set_model(self, spec: ModelSpec, backend: Backend, reverse: bool = False) -> None:
+        """Another model runs; the text is re-tokenized, the order reset if tokens differ
+        (``reverse``: the new tokens reversed instead, pinned ones kept in place, as a
+        start shows them).
 
         A text too long for the new model raises PosvizInputError and changes nothing."""
         if spec == self.spec and backend is self.backend:
@@ -128,8 +130,11 @@ class Session:
         self.spec, self.backend, self.seq = spec, backend, seq
         if not keep_order:
             self.order = np.arange(len(seq))
+            if reverse:
+                slots = np.flatnonzero(self.movable_slots())
+                self.order[slots] = self.order[slots][::-1]
         self._tell(ModelChanged(spec, tokens_changed=not keep_order,
-                                order_reset=reordered and not keep_order))
+                                order_reset=reordered and not keep_order and not reverse))
 
     def set_positions(self, positions: Positions) -> None:
         positions.validate()

@@ -9,8 +9,7 @@ while the outcome travelled.
 
 Importing this module costs nothing heavy: the plots' modules (``import_plots``, the
 window's), torch and the core's computing modules are imported on the worker during
-``start()``, after the window is on
-screen, and the first evaluation is computed there right after the session is built.
+``start()``, after the window is on screen, and the first evaluation is computed there.
 The window builds its plots panel meanwhile, when ``plotsImported`` says it can (while
 torch's libraries load without Python's lock), and its model panel on ``ready``.
 (The caller imports models.config and document.spec, which import neither.)
@@ -95,6 +94,7 @@ class Controller(QObject):
         self._newest = None             # the job of the newest request
         self._load_token = None         # the load whose progress is shown
         self._start_later = None        # the pretrained model a start loads once ready
+                                        # (then, as it loads: it and the order shown)
         self._trimming = threading.Lock()
         self._trim_tokens = 0           # the length of the evaluation shown last
         self._trim_timer = QTimer(self, singleShot=True, interval=TRIM_AFTER_MS)
@@ -269,6 +269,8 @@ class Controller(QObject):
         if outcome.result.problem:
             self.modelFailed.emit(outcome.result.problem)
         elif later:                     # loaded (downloaded) while the built-in runs
+            reversed_ = outcome.job.order == "reverse"      # shown so, its tokens too
+            self._start_later = (later, tuple(self.session.order)) if reversed_ else None
             self.load(later)
 
     def _on_evaluated(self, outcome: Outcome) -> None:
@@ -342,6 +344,7 @@ class Controller(QObject):
             return
         self.loading = False
         self._load_token = None
+        start, self._start_later = self._start_later, None
         if outcome.failed:
             from ..models.hf.hub import LargeDownload
             if isinstance(outcome.error, LargeDownload):
@@ -350,17 +353,14 @@ class Controller(QObject):
                 self.modelFailed.emit(outcome.message)
             return
         spec, backend = outcome.job.spec, outcome.result
-        try:
-            self._set_model(spec, backend)      # ModelChanged -> request()
+        try:        # ModelChanged -> request(); the start's model reversed as the start
+            if self.session is None:            # showed it, unless reordered since
+                raise PosvizInputError("the session is not ready yet")
+            self.session.set_model(spec, backend, start == (spec, tuple(self.session.order)))
         except ValueError as error:             # the text does not fit the new model
             self.modelFailed.emit(one_line(error))
             return
         self.modelLoaded.emit(spec)
-
-    def _set_model(self, spec: ModelSpec, backend) -> None:
-        if self.session is None:
-            raise PosvizInputError("the session is not ready yet")
-        self.session.set_model(spec, backend)
 
     @Slot(object, str, object, object)
     def _on_progress(self, token, step: str, done, total) -> None:

@@ -363,10 +363,11 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     folds = max(2, min(folds, len(texts)))
     work, kinds = probe_work([(features,)], sum(len(t.split()) for t in texts),
                              getattr(getattr(engine.backend, "config", None), "layers", 4))
-    tell(say, Stage("running the texts (the probe's fits follow)", 1, 2, work, kinds=kinds))
+    tell(say, Stage("running the texts", 1, 2, work, kinds=kinds))  # few words: a paper
+    # check's line at 1024 px says "stage 4 of 8: probe 2 of 4 (…): " and how far too
     H, y, groups = hidden_states(engine, texts, positions, progress, should_stop)
     H = np.concatenate([H, H ** 2], axis=2) if features == "quadratic" else H  # (L+1, m, 2d)
-    tell(say, Stage("fitting the probe, one layer at a time", 2, 2, work, kinds=kinds))
+    tell(say, Stage("fitting the probe per layer", 2, 2, work, kinds=kinds))
     tell(progress, 0, H.shape[0])      # counted from the start: a fit took 20 s untold
     rows = []
     for layer in range(H.shape[0]):

@@ -51,7 +51,7 @@ class ExperimentFigure(Figure):
     legend_columns = 3          # at most, when the figure is wide enough
     own_width = 960             # pixels: an export's width (wider where its scene needs)
     own_plot_height = 360       # pixels: the height of an export's plot area
-    least_plot_height = 160     # pixels: on screen, shorter than this the page scrolls
+    least_plot_height = 145     # pixels on screen (a note's 3 lines fit at 1024): less scrolls
 
     def __init__(self, parent=None):
         super().__init__(parent)

@@ -1,11 +1,13 @@
 """A figure's note: whole, wrapped, in as many lines as the figure can spare (at most
-MOST_LINES, the last elided when more are needed), one elided line where room is short;
-a click shows it whole (another folds it to one line)."""
+MOST_LINES, the last elided when more are needed), FEW_LINES where room is short (the
+figure grows for them); a click shows it whole (another folds it to one line)."""
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 MOST_LINES = 5              # "a few": a longer note ends its fifth line with "…"
+FEW_LINES = 3               # lines a note always has if it needs them, room or not: its
+                            # end is the verdict (the figure grows, the page scrolls)
 
 
 class OneLineLabel(QtWidgets.QLabel):
@@ -132,6 +134,14 @@ class OneLineLabel(QtWidgets.QLabel):
         margins = self.contentsMargins()
         return lines * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
 
+    def few_lines_height(self, width: int) -> int:
+        """Pixels of the lines (at most FEW_LINES) the note takes at the figure's
+        ``width`` whatever its room: one once the reader folded it."""
+        margins = self.contentsMargins()
+        width -= margins.left() + margins.right()
+        lines = 1 if self.chosen else min(FEW_LINES, len(self._wrapped(max(width, 1))))
+        return self._height(max(lines, 1))
+
     def minimumSizeHint(self) -> QtCore.QSize:
         if self.whole:
             return super().minimumSizeHint()
@@ -173,25 +183,29 @@ class OneLineLabel(QtWidgets.QLabel):
 
 
 READABLE_PLOT = 240         # pixels of a canvas (its axes included, a legend under the
-                            # plot besides) that a note's second line may not take
+                            # plot besides) that a note's fourth line may not take
+SMALL_PLOT = 180            # ... and its second and third: a plot area of 120 px
 
 
 def spare_lines(figure) -> int:
     """Lines ``figure``'s note may take while the canvas above it keeps READABLE_PLOT
     pixels, and a legend under the plot its own rows, or its least height if it has one
-    (a figure that scrolls rather than squash its plot): at least 1."""
+    (a figure that scrolls rather than squash its plot); at least FEW_LINES in a figure
+    that holds its canvas (least_height makes room for those: a one-line note cut the
+    verdict at its end at 1024 pixels), else as many of them as leave SMALL_PLOT."""
     note, heading = figure.note, figure.layout().itemAt(0)      # the heading's row
     top = (heading.heightForWidth(figure.width()) if heading.hasHeightForWidth()
            else heading.sizeHint().height())
-    need = READABLE_PLOT
-    legend = figure.legend
+    legend, below = figure.legend, 0
     if (legend is not None and legend.isVisible()
             and figure.canvas.ci.items.get(legend) == [(1, 0)]):
-        need += legend.layout.preferredHeight()
-    need = max(need, figure.canvas.minimumHeight())
+        below = legend.layout.preferredHeight()
     margins = note.contentsMargins()
-    room = figure.height() - top - need - margins.top() - margins.bottom()
-    return max(1, room // note.fontMetrics().lineSpacing())
+    free = figure.height() - top - below - margins.top() - margins.bottom()
+    spacing, held = note.fontMetrics().lineSpacing(), figure.canvas.minimumHeight()
+    room = (free - max(READABLE_PLOT, held - below)) // spacing
+    few = FEW_LINES if held else min(FEW_LINES, (free - SMALL_PLOT) // spacing)
+    return int(max(1, room, few))
 
 
 def fit_note(figure) -> None:
@@ -202,11 +216,11 @@ def fit_note(figure) -> None:
 
 def least_height(figure) -> int:
     """Pixels ``figure`` needs at its width for its heading's lines, its canvas's least
-    height and one line of its note (all of it, once the reader asked for it whole): a
-    layout counts one line of a wrapped heading, and squashed the canvas over the note.
-    The note's further lines are not counted: they come from the room the figure has
-    (spare_lines), and counting them would hold the figure at its old height. 0 while
-    it shows a message."""
+    height and the first FEW_LINES lines of its note it needs (all of it, once the reader
+    asked for it whole; one once folded): a layout counts one line of a wrapped heading,
+    and squashed the canvas over the note. The note's further lines are not counted:
+    they come from the room the figure has (spare_lines), and counting them would hold
+    the figure at its old height. 0 while it shows a message."""
     if figure.stack.currentWidget() is not figure.canvas:
         return 0
     width, top = figure.width(), figure.layout().itemAt(0)         # the heading's row
@@ -216,5 +230,5 @@ def least_height(figure) -> int:
     shown = 0
     if note.isVisibleTo(figure):
         shown = (note.heightForWidth(width) if getattr(note, "whole", True)
-                 else note.minimumSizeHint().height())
+                 else note.few_lines_height(width))
     return heading + figure.canvas.minimumHeight() + shown

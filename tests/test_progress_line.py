@@ -1,0 +1,51 @@
+"""A paper check's progress keeps every word of its stages at 1024 × 700 (a trial saw it
+cut in its middle there: "stage 4 of 8: probe 2 of 4 (quadratic, bidirectional): fitting
+the probe, one …: 3 of 5 done; about 4 s left in all"): the probe's stages say what they
+do in few words, so that they and how far fit the line's two lines whole."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from posviz.analysis.experiments.stage import Stage  # noqa: E402
+from posviz.runtime.time_left import RunClock  # noqa: E402
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.mark.parametrize("number", range(1, 9))
+def test_a_paper_check_s_stage_is_whole_at_1024_pixels(qtbot, window, number):
+    from PySide6 import QtWidgets
+
+    window.resize(1024, 700)                         # the real window, its model dock too
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    QtWidgets.QApplication.processEvents()
+    clock = FakeClock()
+    tab._clock = RunClock(clock)
+    tab.cancel_button.setEnabled(True)
+    tab.progress.show()
+    status = tab.status
+    runs = [(f, m) for f in ("quadratic", "linear") for m in ("causal", "bidirectional")]
+    for k in range(1, number + 1):
+        features, mask = runs[(k - 1) // 2]
+        what = "running the texts" if k % 2 else "fitting the probe per layer"
+        words = f"probe {(k + 1) // 2} of 4 ({features}, {mask}): {what}"
+        tab._stage_started(Stage(words, k, 8, [1.0] * 8))
+        clock.t += 1
+        tab._progressed(3 if k % 2 == 0 else 49, 5 if k % 2 == 0 else 120)
+    QtWidgets.QApplication.processEvents()
+    shown, text = status.shown_lines(), status.text()
+    assert text.startswith(f"stage {number} of 8: probe") and " left" in text, text
+    assert "…" not in "".join(shown), shown
+    def words(line):            # (the ": " between what runs and how far may go)
+        return [word.strip(":;,") for word in line.split()]
+    assert words(" ".join(shown)) == words(text)                         # every word
+    tab.cancel_button.setEnabled(False)
