@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -66,6 +67,8 @@ def test_progress_counts_the_tensors_read(folder):
 def test_one_argument_progress_is_told_the_steps_only(folder):
     steps = []
     hf.load_backend(str(folder), progress=steps.append)
+    # a step that lasts a second is told again with its seconds (a busy machine's)
+    steps = [step for step in steps if not re.fullmatch(r".+ \(\d+ s\)", step)]
     assert steps == ["reading config", "loading tokenizer", IMPORTING, "loading weights",
                      "ready"]
 

@@ -15,7 +15,6 @@ import json
 import os
 from pathlib import Path
 
-from ..document.files import whole_file
 
 KEPT_STEPS = 500        # a stage's step times kept up to this many steps
 KEPT_RUNS = 64          # runs remembered, the latest
@@ -72,6 +71,7 @@ class StageTimes:
                                else [round(x, 3) for x in s] for s in steps]}
         runs = dict(list(runs.items())[-KEPT_RUNS:])
         path = self._file()
+        from ..document.files import whole_file       # (numpy: not at posviz's import)
         try:                    # whole or not at all, no temporary left (Ctrl+C too)
             path.parent.mkdir(parents=True, exist_ok=True)
             whole_file(path, lambda temporary: temporary.write_text(json.dumps(runs),
