@@ -51,6 +51,21 @@ def test_a_counted_step_says_its_time_left_from_its_pace(qtbot, monkeypatch):
     assert bar.busy.value() == 21 and bar.busy.maximum() == 272
 
 
+def test_a_converted_copy_s_save_is_counted_in_mb_and_the_matching_in_modules(qtbot):
+    """The window said "saving the converted copy, 151 of 538 tensors" of a save counted
+    in MB (SmolLM2 has 272 tensors; a new user's trial)."""
+    from posviz.models.hf.converted import SAVING
+    bar = LoadProgress()
+    qtbot.addWidget(bar)
+    bar.started("SmolLM2")
+    bar.count(SAVING, 151, 538)
+    assert "151 of 538 MB" in bar.status.text(), bar.status.text()
+    bar.count(MATCHING, 53, 397)
+    assert "53 of 397 modules" in bar.status.text(), bar.status.text()
+    bar.count("loading weights", 12, 272)
+    assert "12 of 272 tensors" in bar.status.text(), bar.status.text()
+
+
 def test_a_step_told_again_with_its_seconds_keeps_the_bar_where_it_was(qtbot):
     """A step the load tells again each second it lasts ("importing torch and
     transformers (3 s)", models.reached.Ticks) turned a filled "step 3 of 4" bar into a

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, Q
                                QWidget)
 
 from ...models.hf.converted import CONVERTING
-from ...models.hf.hub import DOWNLOAD_STEP, count_text
+from ...models.hf.hub import DOWNLOAD_STEP, count_text, count_unit
 from ...models.hf.loading import IMPORTING
 from ...models.hf.workarounds import MATCHING, READING, READING_AGAIN
 from .fields import ERROR_STYLE, STATUS_STYLE
@@ -153,7 +153,7 @@ class LoadProgress(QWidget):
         left = time_left(self._pace[1], done, total, now) if done < total else ""
         self._fill(done, total, f"{done} of {total}")
         self.say(f"Loading {self._loading}: {step}, {done} of {total} "
-                 f"tensors{left}…{self._note}")
+                 f"{count_unit(step)}{left}…{self._note}")
 
     def _fill(self, value: int, maximum: int, text: str) -> None:
         """The bar ``value`` of ``maximum`` full; ``text`` (how far) in its tooltip, and

@@ -48,11 +48,20 @@ def endpoint() -> str:
     return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
+def count_unit(step: str) -> str:
+    """What a load's counted step counts: a converted copy's MB as it is saved, the
+    modules matched to a GGUF file's tensors, else tensors."""
+    from .converted import SAVING
+    from .workarounds import MATCHING
+    return ("MB" if step.startswith(SAVING) else
+            "modules" if step.startswith(MATCHING) else "tensors")
+
+
 def count_text(step: str, done: int, total: int) -> str:
     """A counted step as a person reads it: the bytes of a download ("12.5 of 166.0 MB
     (8%)"), else tensors."""
     if not step.startswith(DOWNLOAD_STEP):
-        return f"{step}: {done} of {total} tensors"
+        return f"{step}: {done} of {total} {count_unit(step)}"
     unit, scale = ("GB", 1e9) if total >= 1e9 else ("MB", 1e6)
     digits = 2 if total < 10 * scale else 1
     return (f"{step}: {done / scale:.{digits}f} of {total / scale:.{digits}f} {unit} "
