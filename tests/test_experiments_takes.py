@@ -74,3 +74,10 @@ def test_after_a_run_its_done_in_says_it_alone(qtbot, settings, monkeypatch):
     finally:
         tab.job = tab.result = None
         tab.shutdown()
+
+
+def test_a_long_run_is_done_in_minutes_and_seconds():
+    """The lab's row read "done in 944.3 s" (a new user's trial)."""
+    from posviz.gui.experiments.controls import done_words
+    assert done_words(71.43) == "done in 71.4 s"
+    assert done_words(944.3) == "done in 15 min 44 s"

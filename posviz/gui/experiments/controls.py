@@ -164,6 +164,11 @@ def _minutes(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
+def done_words(seconds: float) -> str:
+    """"done in 71.4 s", "done in 15 min 44 s" (a lab's "done in 944.3 s" read badly)."""
+    return f"done in {seconds:.1f} s" if seconds < 100 else f"done in {_minutes(seconds)}"
+
+
 def takes_words(settings, key: tuple | None) -> str:
     """"takes about 18 min here (last run: 17 min 50 s at load 7.2)" from this
     machine's last run of ``key`` (remember_took), "about 15-18 min (an estimate)"

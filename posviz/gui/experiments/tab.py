@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6 import QtCore, QtWidgets
 
-from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, fill_metric_box,
-                       metric_items, refuse_told, remember_took, tell_takes)
+from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, done_words,
+                       fill_metric_box, metric_items, refuse_told, remember_took, tell_takes)
 from .figure import ExperimentFigure
 from .progress_line import status_row, tell_progress
 from .swaps import sync_map_choosers
@@ -248,7 +248,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.job, self.result = outcome.result
         remember_took(self, time.monotonic() - self._started)
         tell_takes(self)
-        self._done = f"done in {time.monotonic() - self._started:.1f} s"
+        self._done = done_words(time.monotonic() - self._started)
         self._say(self._done)
         self.told.emit(f"The {WHAT_NAMES[self.job.what]}: {self._done}")
         self.stale, self.differ = False, []

@@ -28,10 +28,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .hub import SAVING
+
 RECORD = "conversion.json"
 PACE = "pace.json"              # the last conversion's seconds per MB, on this machine
 CONVERTING = "converting "      # a GGUF file's first load: said even where steps are not
-SAVING = "saving the converted copy"
 SECONDS_PER_MB = (0.25, 0.85)   # de-quantizing and saving, on 2 shared cores: 23.5 s and
                                 # 82 s (load 9) for 98 MB
 SAVE_SECONDS_PER_MB = 0.009     # the copy's saving alone: 4.8-5 s for 538 MB (load 3-6)

@@ -34,6 +34,7 @@ READING = "reading the GGUF file's header, vocabulary and tensor names"
 READING_AGAIN = "reading the GGUF file again, for its weights"       # the weights' parse
 MATCHING = "matching the GGUF file's tensors to the model's modules"
 BUILDING = "building the tokenizer from the GGUF file's vocabulary"
+SAVING = "saving the converted copy"    # a GGUF file's first load (hf.converted): MB
 # What a model needs of a repository besides its weights (top-level files only).
 ALWAYS = ("config.json", "generation_config.json")
 TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
@@ -51,8 +52,6 @@ def endpoint() -> str:
 def count_unit(step: str) -> str:
     """What a load's counted step counts: a converted copy's MB as it is saved, the
     modules matched to a GGUF file's tensors, else tensors."""
-    from .converted import SAVING
-    from .workarounds import MATCHING
     return ("MB" if step.startswith(SAVING) else
             "modules" if step.startswith(MATCHING) else "tensors")
 
