@@ -14,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from posviz.errors import raise_held
+from ...errors import raise_held
 from . import style
 
 PANEL_SIZE = (1500, 1000)       # pixels: the plots panel a file's figures are laid out in
