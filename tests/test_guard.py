@@ -69,6 +69,10 @@ def test_a_sweep_count_is_bounded_by_the_orders_that_exist(capsys):
                                        "orders than exist: 3 movable tokens have 6 "
                                        "(--kind all runs each once)\n")
     assert posviz.sweep("a b c", count=6).runs == 6            # as many as there are
+    with pytest.raises(Refused, match=r"1 movable token has 1 \("):     # not "1 ... have"
+        posviz.sweep("alone", count=2)
+    with pytest.raises(Refused, match=r"1 token before the last has 1 \("):
+        posviz.sweep("a b", count=2, kind="prefix")
 
 
 def test_a_sweep_whose_runs_would_not_fit_is_refused_before_it_runs(monkeypatch):

@@ -284,9 +284,12 @@ def _check_count(orders: Orders) -> None:
         # "all" runs each order once, but moves the last token too: not a prefix's fix
         fix = (f"use a count of at most {orders.distinct:,}" if orders.kind == "prefix"
                else f"{argument('kind', 'all')} runs each once")
-        what = "tokens before the last" if orders.kind == "prefix" else "movable tokens"
+        one = orders.movable == 1
+        what = (("token" if one else "tokens") + " before the last" if orders.kind == "prefix"
+                else "movable token" if one else "movable tokens")
         raise Refused(f"{argument('count', orders.count)} asks for more orders than exist: "
-                      f"{orders.movable} {what} have {orders.distinct:,} ({fix})", "count")
+                      f"{orders.movable} {what} {'has' if one else 'have'} "
+                      f"{orders.distinct:,} ({fix})", "count")
 
 
 @dataclass
