@@ -22,7 +22,8 @@ QUOTED = 60             # characters of a text a swap map's title quotes
 
 IDENTICAL_NOTE = ("Pairs of identical tokens (grey, outlined): the input does not change; "
                   "their value, how much the two slots' outputs differ in one run, is not "
-                  "a swap's effect and is off the colour scale (hover or CSV).")
+                  "a swap's effect and is off the colour scale (its value: the figure's "
+                  "CSV, or a hover on screen).")
 GREY = (205, 205, 205)  # under an identical pair's cell, which the map leaves blank
 IDENTICAL_HOVER = ("identical tokens: the input does not change; this is how much the two "
                    "slots' outputs differ")
