@@ -79,6 +79,20 @@ def test_the_command_line_names_a_file_that_is_not_gguf_in_one_line(capsys, tmp_
                                  "start with the GGUF magic bytes)\n")
 
 
+def test_a_gguf_file_of_a_version_no_reader_reads_is_refused_before_any_conversion(capsys,
+                                                                                  tmp_path):
+    """"GGUF" and zeros was announced as "converting bad.gguf once: ... about 0-0 s",
+    then refused as a tokenizer of its folder (a researcher's trial)."""
+    from posviz.cli import main
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + bytes(60))
+    assert main(["report", "--model", str(bad), "--progress"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "converting" not in err and "tokenizer" not in err, err
+    assert err.splitlines()[-1] == (f"posviz: error: {bad} is GGUF version 0 (a damaged "
+                                    "file?): posviz reads versions 2 and 3")
+
+
 def test_a_refused_sources_message_goes_when_another_source_is_chosen(panel):
     panel.model_failed("no model folder at /tmp/no-such-model")
     assert panel.load.status.isVisibleTo(panel)

@@ -132,16 +132,24 @@ def resolve(spec: str) -> tuple[Path, str | None, str]:
     return snapshot, None, name.repo
 
 
+GGUF_VERSIONS = (2, 3)          # the versions gguf's reader (and transformers) read
+
+
 def _check_gguf(path: Path) -> None:
-    """PosvizInputError naming ``path`` unless it starts as a GGUF file does."""
+    """PosvizInputError naming ``path`` unless it starts as a GGUF file of a version
+    that can be read does (a corrupt file was announced as a conversion first)."""
     try:
         with open(path, "rb") as file:
-            magic = file.read(4)
+            magic, version = file.read(4), file.read(4)
     except OSError as error:
         raise PosvizInputError(f"cannot read {path}: {error.strerror}") from None
     if magic != b"GGUF":
         raise PosvizInputError(f"{path} is not a GGUF file (it does not start with the "
                                "GGUF magic bytes)")
+    number = int.from_bytes(version, "little") if len(version) == 4 else None
+    if number not in GGUF_VERSIONS:
+        raise PosvizInputError(f"{path} is GGUF version {number if number is not None else '?'}"
+                               f" (a damaged file?): posviz reads versions 2 and 3")
 
 
 def read_config(folder: Path) -> dict:
