@@ -117,7 +117,7 @@ class Window:
         from posviz.document.spec import ModelSpec
 
         self.controller.modelLoaded.connect(lambda spec: done.append(spec))
-        self.controller.modelFailed.connect(lambda message: done.append(None))
+        self.controller.modelFailed.connect(lambda message: done.append(message))
         self.controller.load(ModelSpec.pretrained(name))
         if not wait_for(self.controller.evaluated, 4 * WAIT_S,
                         lambda: done and self.session.backend.name != "built-in"):

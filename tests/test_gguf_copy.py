@@ -187,3 +187,46 @@ def test_the_copy_can_be_switched_off(monkeypatch):
     monkeypatch.setattr(loading, "read_model", read_model)
     with pytest.raises(Read):
         hf.load_backend("smollm2")
+
+
+def test_a_conversion_waits_for_another_process_s_and_reads_its_copy(first, tmp_path,
+                                                                        monkeypatch):
+    """Two processes converting one file at once each replaced the other's entry and a
+    load failed on a half-removed folder: the second waits, says so, and reads the
+    first's copy without converting again."""
+    import threading
+
+    from filelock import FileLock
+    digest = converted.sha256_of(first["gguf"])
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    entry = converted.entry_for(digest)
+    entry.parent.mkdir(parents=True)
+    monkeypatch.setattr(converted, "_made", lambda *args: pytest.fail("converted again"))
+    other = FileLock(entry.parent / f".{digest[:12]}.lock")     # the other process's
+    other.acquire()
+    said, result = [], {}
+    waiting = threading.Thread(target=lambda: result.update(made=converted.made(
+        first["gguf"], digest, None, said.append, lambda: False)))
+    waiting.start()
+    waiting.join(1.0)
+    assert waiting.is_alive() and said == [converted.WAITING_FOR_ANOTHER]
+    shutil.copytree(first["root"] / "gguf" / digest, entry)     # its copy, then released
+    other.release()
+    waiting.join(10)
+    assert not waiting.is_alive()
+    assert result["made"].folder == entry and result["made"].gguf_sha256 == digest
+
+
+def test_a_wait_for_another_process_s_conversion_stops_when_asked(first, tmp_path,
+                                                                   monkeypatch):
+    from filelock import FileLock
+
+    from posviz.errors import Cancelled
+    digest = converted.sha256_of(first["gguf"])
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    converted.entry_for(digest).parent.mkdir(parents=True)
+    with FileLock(converted.entry_for(digest).parent / f".{digest[:12]}.lock"):
+        asked = iter([False, False, True])
+        with pytest.raises(Cancelled):
+            converted.made(first["gguf"], digest, None, lambda step: None,
+                           lambda: next(asked))

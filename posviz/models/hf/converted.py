@@ -13,7 +13,8 @@ An entry is read only when every file it lists has the size and modification tim
 recorded (a file written since, cut short or gone, or no record: converted again; the
 sha256s are not read again at each load: benchmarks/README.md says what they cost).
 It is written into a temporary folder beside and renamed into place, so no load sees it
-half done. Its tensors start on 64-byte boundaries (the header padded), as torch's own
+half done, by one process at a time (a lock file beside it; another waits and reads
+it). Its tensors start on 64-byte boundaries (the header padded), as torch's own
 memory does: read in place from the file, a weight at the file's own offset made the
 one-row matmul of the head round otherwise (logits off by 3e-6).
 """
@@ -25,14 +26,17 @@ import os
 import shutil
 import struct
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import Cancelled
 from .hub import SAVING
 
 RECORD = "conversion.json"
 PACE = "pace.json"              # the last conversion's seconds per MB, on this machine
 CONVERTING = "converting "      # a GGUF file's first load: said even where steps are not
+WAITING_FOR_ANOTHER = "waiting for another posviz process converting this file"
 SECONDS_PER_MB = (0.25, 0.85)   # de-quantizing and saving, on 2 shared cores: 23.5 s and
                                 # 82 s (load 9) for 98 MB
 SAVE_SECONDS_PER_MB = 0.009     # the copy's saving alone: 4.8-5 s for 538 MB (load 3-6)
@@ -187,6 +191,43 @@ def made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion |
     """De-quantize ``gguf`` to float32 (told tensor by tensor, stopped when asked) and
     save it as its entry; the model read for it is freed. None when transformers kept
     the weights quantized (its GGUF kernels): nothing to copy."""
+    with _converting_alone(gguf_sha256, say, should_stop):
+        again = trusted(entry_for(gguf_sha256), gguf_sha256)
+        if again is not None:         # another process converted it while this one waited
+            return again
+        return _made(gguf, gguf_sha256, family, say, should_stop)
+
+
+@contextmanager
+def _converting_alone(gguf_sha256: str, say, should_stop):
+    """Hold the cache's lock on ``gguf_sha256``'s entry (a file beside it): two processes
+    converting one file at once (two windows, the suite's workers on a fresh machine)
+    each replaced the other's entry and one load failed on a half-removed folder. A
+    wait for another process is told, and stopped when asked."""
+    from filelock import FileLock, Timeout
+
+    entry = entry_for(gguf_sha256)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(entry.parent / f".{gguf_sha256[:12]}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        say(WAITING_FOR_ANOTHER)
+        while True:
+            if should_stop():
+                raise Cancelled("loading cancelled") from None
+            try:
+                lock.acquire(timeout=0.25)
+                break
+            except Timeout:
+                pass
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion | None:
     import time
 
     from .loading import free_memory, read_model
