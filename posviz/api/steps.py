@@ -306,6 +306,12 @@ class ModelLines(RunLines):
                  f"layer {run.done % layers + 1} of {layers}")
         return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
 
+    def running(self) -> str:
+        run, layers = self.clock, self.layers
+        if run.count < 1 or not run.total or not layers or run.total % layers:
+            return super().running()
+        return f"layer {run.done % layers + 1}"
+
 
 def stages(say, progress, count=None) -> Callable[[str], None] | None:
     """An experiment's ``say``: itself when given; with ``progress`` True (or the
