@@ -87,3 +87,38 @@ def test_lines_are_told_again_on_a_terminal_only_by_default():
 
     assert RunLines(Terminal()).retell == RETELL_S
     assert RunLines(io.StringIO()).retell == 0
+
+
+def test_a_comparison_declares_its_blocks_so_the_models_done_weigh_them():
+    """Each model's first forward keeps its maps (3,000 words: 21 s of a model's 34):
+    its blocks weighed alike, the t5 model's time left was told 39 s of 95."""
+    from posviz.analysis.experiments.encodings import compare_encodings
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.models.config import ModelConfig
+
+    stages = []
+    compare_encodings(ModelConfig(layers=2, heads=2, d_model=16), ["none", "rope"],
+                      "random", "the cat sat on the mat", progress=lambda *a: None,
+                      say=stages.append)
+    assert [type(s) for s in stages] == [Stage, Stage]
+    assert [s.steps for s in stages] == [(1.0,) * 6] * 2     # 3 forwards of 2 blocks
+
+
+def test_a_model_s_time_left_follows_the_blocks_of_the_model_before():
+    """A slow first forward (its maps kept) in every model: told the blocks alike, the
+    second model's time left after its first block follows the first model's blocks."""
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.runtime.time_left import RunClock
+
+    clock = Clock()
+    run = RunClock(clock, NoTimes())
+    took = [5.0, 5.0, 1.0, 1.0, 1.0, 1.0]            # each block's seconds, both models
+    for number in (1, 2):
+        run.stage(Stage(f"model {number}", number, 2, (1.0, 1.0), steps=(1.0,) * 6,
+                        part=2))
+        run.step(0, 6)
+        for done, seconds in enumerate(took[:6 if number == 1 else 1], 1):
+            clock.t += seconds
+            run.step(done, 6)
+    truth = sum(took[1:])
+    assert abs(run.run_left() - truth) <= 0.2 * truth, (run.run_left(), truth)

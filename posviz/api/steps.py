@@ -307,10 +307,16 @@ class ModelLines(RunLines):
         return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
 
     def running(self) -> str:
+        """"layer 3, feed-forward": the block running and its part (models.reached)."""
+        from ..models import reached
         run, layers = self.clock, self.layers
         if run.count < 1 or not run.total or not layers or run.total % layers:
             return super().running()
-        return f"layer {run.done % layers + 1}"
+        layer, now = run.done % layers + 1, reached.latest()
+        if now is None or not now.part or (now.layer, now.layers) != (layer, layers):
+            return f"layer {layer}"
+        head = ", head {} of {}".format(*now.within) if now.within else ""
+        return f"layer {layer}, {reached.PART_WORDS[now.part]}{head}"
 
 
 def stages(say, progress, count=None) -> Callable[[str], None] | None:

@@ -266,8 +266,7 @@ def mlp_predict(X: np.ndarray, y: np.ndarray, X_out: np.ndarray) -> np.ndarray:
 def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int,
                 mlp: bool = False, fitted: Callable[[], None] | None = None):
     """Cross-validated (r2, mae, chance_mae) of a ridge probe (or with ``mlp`` a small
-    MLP) X (m, d) -> y (m,); ``fitted()`` after each fold's fit (an MLP's took about
-    1 s, a layer's 4-5 s)."""
+    MLP) X (m, d) -> y (m,); ``fitted()`` after each fold's fit (an MLP's layer: 4-5 s)."""
     import torch
     n_texts = int(groups.max()) + 1
     predicted, chance = np.empty_like(y), np.empty_like(y)
@@ -369,8 +368,7 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     # check's line at 1024 px says "stage 4 of 8: probe 2 of 4 (…): " and how far too
     H, y, groups = hidden_states(engine, texts, positions, progress, should_stop)
     H = np.concatenate([H, H ** 2], axis=2) if features == "quadratic" else H  # (L+1, m, 2d)
-    tell(say, Stage(f"fitting the probe per layer, {folds} folds each", 2, 2, work,
-                    kinds=kinds))
+    tell(say, Stage(f"fitting the probe per layer, {folds} folds each", 2, 2, work, kinds=kinds))
     fits = Tally(progress, H.shape[0] * folds)  # each fold's fit counted, from the start:
     rows = []                   # a layer's took 20 s untold, an MLP's layer 4-5 s
     for layer in range(H.shape[0]):
