@@ -45,13 +45,13 @@ def test_a_late_count_s_line_is_told_again_each_second_until_the_run_ends():
     clock.t = 4.5                       # 2.5 s: told again, how long it has run, and
     lines.retold()                      # the 2 steps after it at 1 s each still left
     again = told(stream)[len(before):]
-    assert again == ["posviz: step 2 of 5, about 2 s left (step 3: 2 s so far)"], again
+    assert again == ["posviz: step 2 of 5, about 2 s left (2 s since step 3 began)"], again
     clock.t = 5.0                       # half a second after that line: not again
     lines.retold()
     assert len(told(stream)) == len(before) + 1
     clock.t = 5.6
     lines.retold()
-    assert told(stream)[-1] == "posviz: step 2 of 5, about 2 s left (step 3: 4 s so far)"
+    assert told(stream)[-1] == "posviz: step 2 of 5, about 2 s left (4 s since step 3 began)"
     clock.t = 6.0
     lines(5, 5)
     assert told(stream)[-1] == "posviz: step 5 of 5"
@@ -122,3 +122,29 @@ def test_a_model_s_time_left_follows_the_blocks_of_the_model_before():
             run.step(done, 6)
     truth = sum(took[1:])
     assert abs(run.run_left() - truth) <= 0.2 * truth, (run.run_left(), truth)
+
+
+def test_a_late_block_s_line_says_how_far_its_maps_are_kept(monkeypatch):
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.api.steps import ModelLines
+    from posviz.models import reached
+
+    clock, stream = Clock(), io.StringIO()
+    lines = ModelLines(stream, clock=clock, times=NoTimes(), retell=RETELL_S)
+    lines.stage(Stage("model 1 of 2 (none)", 1, 2, (1.0, 1.0), part=4))
+    for done in range(3):
+        clock.t = float(done)
+        lines(done, 12)
+    keeping = reached.Reached(3, 4, 1, at=2.0, began=0.0, part=reached.MAPS, within=(2, 4))
+    monkeypatch.setattr(reached, "_latest", keeping)
+    clock.t = 4.0
+    lines.retold()
+    assert told(stream)[-1].startswith("posviz: model 1 of 2, forward 1 of 3, layer 3 of 4")
+    assert told(stream)[-1].endswith(
+        "(2 s since layer 3 began, its attention maps kept to head 2 of 4)")
+    after = reached.Reached(3, 4, 1, at=2.0, began=0.0, part=reached.FEED_FORWARD)
+    monkeypatch.setattr(reached, "_latest", after)  # (the last block's lasts past its end)
+    clock.t = 5.5
+    lines.retold()
+    assert told(stream)[-1].endswith(" (4 s since layer 3 began)")
+    lines(12, 12)

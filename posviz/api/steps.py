@@ -307,16 +307,19 @@ class ModelLines(RunLines):
         return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
 
     def running(self) -> str:
-        """"layer 3, feed-forward": the block running and its part (models.reached)."""
+        """"layer 3 began, its attention maps kept to head 2 of 4": the block running,
+        and its maps while they are kept (models.reached; its feed-forward is not told:
+        the last block's lasts as long as the work after the forward)."""
         from ..models import reached
         run, layers = self.clock, self.layers
         if run.count < 1 or not run.total or not layers or run.total % layers:
             return super().running()
         layer, now = run.done % layers + 1, reached.latest()
-        if now is None or not now.part or (now.layer, now.layers) != (layer, layers):
-            return f"layer {layer}"
-        head = ", head {} of {}".format(*now.within) if now.within else ""
-        return f"layer {layer}, {reached.PART_WORDS[now.part]}{head}"
+        if (now is None or now.part != reached.MAPS or not now.within
+                or (now.layer, now.layers) != (layer, layers)):
+            return f"layer {layer} began"
+        return "layer {} began, its attention maps kept to head {} of {}".format(
+            layer, *now.within)
 
 
 def stages(say, progress, count=None) -> Callable[[str], None] | None:

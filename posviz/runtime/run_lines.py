@@ -105,14 +105,14 @@ class RunLines:
                     or self.told is None or now - self.told < self.retell):
                 return False
             self.told = now
-            print(f"posviz: {self.line()} ({self.running()}: "
-                  f"{duration_text(now - run.stepped)} so far)",
+            print(f"posviz: {self.line()} ({duration_text(now - run.stepped)} since "
+                  f"{self.running()})",
                   file=self.stream or sys.stderr, flush=True)
             return True
 
     def running(self) -> str:
-        """The step running, as a re-told line names it ("step 4")."""
-        return f"{self.unit} {self.clock.done + 1:,}"
+        """The step running, as a re-told line names it ("3 s since step 4 began")."""
+        return f"{self.unit} {self.clock.done + 1:,} began"
 
     def _count(self, done: int, total: int) -> None:
         run = self.clock
