@@ -148,3 +148,18 @@ def test_a_late_block_s_line_says_how_far_its_maps_are_kept(monkeypatch):
     lines.retold()
     assert told(stream)[-1].endswith(" (4 s since layer 3 began)")
     lines(12, 12)
+
+
+def test_a_comparison_tells_torch_s_import_before_its_models():
+    """compare said "running 2 models", then imported torch untold (3,000 words: 6.4 s
+    before the first count)."""
+    import re
+    import subprocess
+    import sys
+
+    told = subprocess.run([sys.executable, "-m", "posviz", "compare", "--pe", "none,rope",
+                           "--text", "a b c d", "--layers", "1", "--progress", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert told.returncode == 0, told.stderr
+    assert re.match(r"posviz: running 2 models\nposviz: importing torch\n", told.stderr), \
+        told.stderr
