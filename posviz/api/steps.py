@@ -40,6 +40,7 @@ class StepPrinter:
         self._piece, self._tail = None, 0.0  # a layer's maps on their way to disk: the
         # last piece's time; the seconds from a layer's last piece to its next boundary
         self._said = None                   # the line told last
+        self._conversion = None             # a conversion's time left (ConversionLeft)
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING, SAVING
@@ -47,6 +48,10 @@ class StepPrinter:
         download = step.startswith(("downloading", CONVERTING))
         if step.startswith(CONVERTING):         # a first load's conversion: each of its
             self._converting = True             # steps told, from Python by default too
+            from ..models.hf.conversion_left import ConversionLeft   # with its time left
+            self._conversion = ConversionLeft(reached_clock)
+        if self._conversion is not None:
+            self._conversion.told(step, done, total)
         told = self.steps or self._converting
         if done is None or not total:
             if step == "ready":
@@ -145,11 +150,20 @@ class StepPrinter:
         return f"{step}: {which}layer {layer} of {total}{inside}{left}"
 
     def _print(self, line: str) -> None:
-        """One line; not the line just told again (a GGUF file's header, read for the
-        tokenizer and then for the config from one parse, was told twice in a row)."""
+        """One line, in a conversion with its time left; not the line just told again (a
+        GGUF file's header, read for the tokenizer and then for the config from one
+        parse, was told twice in a row)."""
+        if self._conversion is not None and self._converting:
+            line += self._conversion.words()
         if line != self._said:
             self._said = line
             print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
+
+
+def reached_clock() -> float:
+    """models.reached's clock (a test's own, where it set one)."""
+    from ..models import reached
+    return reached.clock()
 
 
 def check_progress(progress) -> None:
