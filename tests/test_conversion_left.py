@@ -8,7 +8,7 @@ import re
 
 from posviz.api.steps import StepPrinter
 from posviz.models import reached
-from posviz.models.hf.conversion_left import STEPS
+from posviz.runtime.conversion_left import STEPS
 from posviz.models.hf.converted import CONVERTING, SAVING
 
 

@@ -48,7 +48,7 @@ class StepPrinter:
         download = step.startswith(("downloading", CONVERTING))
         if step.startswith(CONVERTING):         # a first load's conversion: each of its
             self._converting = True             # steps told, from Python by default too
-            from ..models.hf.conversion_left import ConversionLeft   # with its time left
+            from ..runtime.conversion_left import ConversionLeft   # with its time left
             self._conversion = ConversionLeft(reached_clock)
         if self._conversion is not None:
             self._conversion.told(step, done, total)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from ...analysis.experiments.stage import Stage
-from ...runtime.stage_times import StageTimes
-from ...runtime.time_left import LATE, RunClock, left_words
-from .hub import BUILDING, MATCHING, READING, READING_AGAIN, SAVING
+from ..analysis.experiments.stage import Stage
+from ..models.hf.hub import BUILDING, MATCHING, READING, READING_AGAIN, SAVING
+from .stage_times import StageTimes
+from .time_left import LATE, RunClock, left_words
 
 # Each step by its words' start, counted or not (None: either), and its seconds in
 # SmolLM2's conversion (538 MB) at load 10-13 on 2 cores, 120 s in all. The first
