@@ -39,8 +39,10 @@ def test_each_step_s_line_tells_the_conversion_s_time_left_at_the_pace_so_far(
         if counted:
             say(words, 5, 10)
         else:                        # told again (reached.Ticks): the same step
-            say(f"{words} ({pace * seconds[number] / 2:.0f} s)")
-        if number >= 2:              # two steps timed: the rest at their pace
+            said = f"{CONVERTING}x.gguf once" if number == 0 else words
+            say(f"{said} ({pace * seconds[number] / 2:.0f} s)")
+        if number >= 1:              # a step timed: the rest at its pace (its line told
+            # again, "converting x.gguf once (1 s)", started the conversion anew)
             line = stream.getvalue().splitlines()[-1]
             truth = pace * (seconds[number] / 2 + sum(seconds[number + 1:]))
             told = left_of_the_conversion(line)

@@ -46,10 +46,10 @@ class StepPrinter:
         from ..models.hf.converted import CONVERTING, SAVING
         from ..models.hf.hub import DOWNLOAD_STEP, count_text
         download = step.startswith(("downloading", CONVERTING))
-        if step.startswith(CONVERTING):         # a first load's conversion: each of its
-            self._converting = True             # steps told, from Python by default too
-            from ..runtime.conversion_left import ConversionLeft   # with its time left
-            self._conversion = ConversionLeft(reached_clock)
+        if step.startswith(CONVERTING) and not self._converting:   # a first load's
+            self._converting = True     # conversion: each of its steps told, from Python
+            from ..runtime.conversion_left import ConversionLeft   # by default too, with
+            self._conversion = ConversionLeft(reached_clock)       # its time left
         if self._conversion is not None:
             self._conversion.told(step, done, total)
         told = self.steps or self._converting
