@@ -9,17 +9,18 @@ tells them with the time left, on the command line and with ``progress=True`` al
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Callable
 
 from ..runtime.run_lines import FIRST_S, TICK_S, Gaps, RunLines, later  # noqa: F401 (the
 from ..runtime.time_left import duration_text  # noqa: F401   one rule of a run's lines)
+from .late_layers import LateLayers, with_frame
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
 
 
-class StepPrinter:
+class StepPrinter(LateLayers):
     """Tells the steps of a load or a run on a stream, one line each ("posviz: STEP").
 
     With ``steps`` False only a download and a first load's conversion (a minute or
@@ -59,6 +60,7 @@ class StepPrinter:
             if step.startswith(SAVING):
                 self._saved = True
             if told or download:                # the copy just saved is read then
+                self.plain = (step, reached_clock())        # (LateLayers: its wait)
                 self._print(f"{step} (from the saved copy)" if self._saved
                             and step in ("loading tokenizer", "loading weights") else step)
             return
@@ -156,7 +158,7 @@ class StepPrinter:
         if self._conversion is not None and self._converting:
             line += self._conversion.words()
         if line != self._said:
-            self._said = line
+            self._said, self.said_at = line, reached_clock()
             print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
 
 
@@ -235,7 +237,8 @@ def layer_ticks(backend, say: Progress, step: str):
         if now.run and now.layer == 1 and not now.part:
             say(named)
         say(named, now.layer, now.layers)
-    with reached.listening(told):
+    during = say.during(with_frame()) if isinstance(say, LateLayers) else nullcontext()
+    with reached.listening(told), during:       # a late block told again (LateLayers)
         yield
 
 

@@ -89,7 +89,7 @@ class RunLines:
         self.common = common_frame(self.common, sys._getframe(2))
         self.frame, self.callers = self.common, self.callers + 1
         for _ in range(2 if self.callers == 1 else 0):   # one count: its caller's caller's
-            self.frame = self.frame.f_back or self.frame  # caller (a block's hook: its block)
+            self.frame = self.frame.f_back or self.frame  # caller
         if self.retelling is None or not self.retelling.is_alive():
             self.retelling = Retelling(self)
 
@@ -160,7 +160,8 @@ def terminal(stream) -> bool:
 
 
 class Retelling(threading.Thread):
-    """Asks ``lines.retold()`` each quarter of its ``retell`` seconds, from a count to
+    """Asks ``lines.retold()`` (a RunLines, or api.late_layers.LateLayers) each quarter
+    of its ``retell`` seconds, from a count to
     the run's last (``end``: joined), or until the run's frame (``lines.frame``) has
     returned (the run raised, or Ctrl+C stopped it: no line after it; a count after
     starts another). A 3,000-token layer was 5-12 s between counts untold."""
