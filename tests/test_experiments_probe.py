@@ -109,8 +109,17 @@ def test_the_probe_counts_its_texts_then_its_fits_and_says_each_stage():
     layers = len(result.layers)
     assert told == (["running the texts"]
                     + [(k, 4) for k in range(1, 5)]
-                    + ["fitting the probe per layer"]                # counted from 0: a
-                    + [(k, layers) for k in range(0, layers + 1)])   # fit took 20 s untold
+                    + ["fitting the probe per layer, 2 folds each"]  # counted from 0: a
+                    + [(k, 2 * layers) for k in range(0, 2 * layers + 1)])  # fit took 20 s
+
+
+def test_the_mlp_probe_counts_each_fold_of_each_layer_it_fits():
+    """An MLP probe's layer took 4-5 s, its fits counted by layer: each fold is told."""
+    counts = []
+    result = probe(engine("sinusoidal"), random_texts(6, 6), folds=3, features="mlp",
+                   progress=lambda done, total: counts.append((done, total)))
+    fits = 3 * len(result.layers)
+    assert counts[-(fits + 1):] == [(k, fits) for k in range(fits + 1)]
 
 
 def layers(mae, chance):

@@ -239,8 +239,10 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     from .steps import ModelLines, StepPrinter, WholeRun, telling
     count = (ModelLines() if progress is True else progress if telling(progress)
              else WholeRun(progress) if progress else None)
-    if telling(progress):                  # at once, as the command line says it
-        StepPrinter()(f"running {len(kinds)} models")
+    if telling(progress):                  # at once, as the command line says it, and
+        StepPrinter()(f"running {len(kinds)} models")   # torch's import (3,000 words:
+        from ..models.reached import import_torch       # 6.4 s untold before a count)
+        import_torch(StepPrinter())
     result = run(config, kinds, weights, text, order, where, count,
                  say=None if count is None else count.stage)
     return Comparison(result)

@@ -9,17 +9,18 @@ tells them with the time left, on the command line and with ``progress=True`` al
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Callable
 
 from ..runtime.run_lines import FIRST_S, TICK_S, Gaps, RunLines, later  # noqa: F401 (the
 from ..runtime.time_left import duration_text  # noqa: F401   one rule of a run's lines)
+from .late_layers import LateLayers, with_frame
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
 
 
-class StepPrinter:
+class StepPrinter(LateLayers):
     """Tells the steps of a load or a run on a stream, one line each ("posviz: STEP").
 
     With ``steps`` False only a download and a first load's conversion (a minute or
@@ -40,13 +41,18 @@ class StepPrinter:
         self._piece, self._tail = None, 0.0  # a layer's maps on their way to disk: the
         # last piece's time; the seconds from a layer's last piece to its next boundary
         self._said = None                   # the line told last
+        self._conversion = None             # a conversion's time left (ConversionLeft)
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         from ..models.hf.converted import CONVERTING, SAVING
         from ..models.hf.hub import DOWNLOAD_STEP, count_text
         download = step.startswith(("downloading", CONVERTING))
-        if step.startswith(CONVERTING):         # a first load's conversion: each of its
-            self._converting = True             # steps told, from Python by default too
+        if step.startswith(CONVERTING) and not self._converting:   # a first load's
+            self._converting = True     # conversion: each of its steps told, from Python
+            from ..runtime.conversion_left import ConversionLeft   # by default too, with
+            self._conversion = ConversionLeft(reached_clock)       # its time left
+        if self._conversion is not None:
+            self._conversion.told(step, done, total)
         told = self.steps or self._converting
         if done is None or not total:
             if step == "ready":
@@ -54,6 +60,7 @@ class StepPrinter:
             if step.startswith(SAVING):
                 self._saved = True
             if told or download:                # the copy just saved is read then
+                self.plain = (step, reached_clock())        # (LateLayers: its wait)
                 self._print(f"{step} (from the saved copy)" if self._saved
                             and step in ("loading tokenizer", "loading weights") else step)
             return
@@ -145,11 +152,20 @@ class StepPrinter:
         return f"{step}: {which}layer {layer} of {total}{inside}{left}"
 
     def _print(self, line: str) -> None:
-        """One line; not the line just told again (a GGUF file's header, read for the
-        tokenizer and then for the config from one parse, was told twice in a row)."""
+        """One line, in a conversion with its time left; not the line just told again (a
+        GGUF file's header, read for the tokenizer and then for the config from one
+        parse, was told twice in a row)."""
+        if self._conversion is not None and self._converting:
+            line += self._conversion.words()
         if line != self._said:
-            self._said = line
+            self._said, self.said_at = line, reached_clock()
             print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
+
+
+def reached_clock() -> float:
+    """models.reached's clock (a test's own, where it set one)."""
+    from ..models import reached
+    return reached.clock()
 
 
 def check_progress(progress) -> None:
@@ -221,7 +237,8 @@ def layer_ticks(backend, say: Progress, step: str):
         if now.run and now.layer == 1 and not now.part:
             say(named)
         say(named, now.layer, now.layers)
-    with reached.listening(told):
+    during = say.during(with_frame()) if isinstance(say, LateLayers) else nullcontext()
+    with reached.listening(told), during:       # a late block told again (LateLayers)
         yield
 
 
@@ -305,6 +322,21 @@ class ModelLines(RunLines):
                  f", forward {run.done // layers + 1} of {run.total // layers}, "
                  f"layer {run.done % layers + 1} of {layers}")
         return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
+
+    def running(self) -> str:
+        """"layer 3 began, its attention maps kept to head 2 of 4": the block running,
+        and its maps while they are kept (models.reached; its feed-forward is not told:
+        the last block's lasts as long as the work after the forward)."""
+        from ..models import reached
+        run, layers = self.clock, self.layers
+        if run.count < 1 or not run.total or not layers or run.total % layers:
+            return super().running()
+        layer, now = run.done % layers + 1, reached.latest()
+        if (now is None or now.part != reached.MAPS or not now.within
+                or (now.layer, now.layers) != (layer, layers)):
+            return f"layer {layer} began"
+        return "layer {} began, its attention maps kept to head {} of {}".format(
+            layer, *now.within)
 
 
 def stages(say, progress, count=None) -> Callable[[str], None] | None:

@@ -3,16 +3,18 @@ and for ``progress=True`` in Python alike."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Callable
 
 from .stage_times import StageTimes
-from .time_left import LATE, RunClock, left_words
+from .time_left import LATE, RunClock, duration_text, left_words
 
 TICK_S = 2.0         # a line at most this often, and never, where counts allow it,
                      # this long without one
 FIRST_S = 0.0        # the first line this long after the first count
 SPARE_S = 0.25       # seconds a count may come later than the last
+RETELL_S = 1.0       # a count late past TICK_S: its line told again this often
 
 
 def later(seconds: float) -> float:
@@ -51,16 +53,68 @@ class RunLines:
 
     def __init__(self, stream=None, unit: str = "step", tick: float = TICK_S,
                  clock: Callable[[], float] = time.monotonic, first: float = FIRST_S,
-                 times: StageTimes | None = None):
+                 times: StageTimes | None = None, retell: float | None = None):
         self.stream, self.unit, self.tick, self.first = stream, unit, tick, first
         self.clock = RunClock(clock, StageTimes() if times is None else times)
         self.told: float | None = None      # the last line's time (before any: due)
         self.gaps, self.counts = Gaps(), 0
+        # a count late past ``tick``: its line told again each ``retell`` seconds (on a
+        # terminal by default), by a thread of its own (Retelling)
+        self.retell = retell if retell is not None else RETELL_S if terminal(stream) else 0
+        self.lock, self.retelling = threading.RLock(), None
+        # the frame the run's counts come from (common_frame), watched while it runs
+        self.frame = self.common = None
+        self.callers = 0
 
     def stage(self, text: str) -> None:
-        self.clock.stage(text)
+        with self.lock:
+            self.clock.stage(text)
 
     def __call__(self, done: int, total: int) -> None:
+        with self.lock:
+            self._count(done, total)
+        if self.retell:
+            self._retelling(done, total)
+
+    def _retelling(self, done: int, total: int) -> None:
+        """Starts the thread that tells a late count's line again, or ends it (joined)
+        at the run's last count."""
+        run = self.clock
+        if done >= total and run.index == run.count:
+            if self.retelling is not None:
+                self.retelling.end()
+            self.retelling = self.frame = self.common = None
+            self.callers = 0
+            return
+        self.common = common_frame(self.common, sys._getframe(2))
+        self.frame, self.callers = self.common, self.callers + 1
+        for _ in range(2 if self.callers == 1 else 0):   # one count: its caller's caller's
+            self.frame = self.frame.f_back or self.frame  # caller
+        if self.retelling is None or not self.retelling.is_alive():
+            self.retelling = Retelling(self)
+
+    def retold(self) -> bool:
+        """Tells the line again when the step running is late: no line for ``retell``
+        seconds and no count for ``tick`` less half of it (Retelling's thread asks
+        each quarter of it: a line at most ``tick`` apart, not 2.2 s)."""
+        with self.lock:
+            run = self.clock
+            now = run.now()
+            late = now - run.stepped >= self.tick - self.retell / 2
+            if (not run.total or run.done >= run.total or not late
+                    or self.told is None or now - self.told < self.retell):
+                return False
+            self.told = now
+            print(f"posviz: {self.line()} ({duration_text(now - run.stepped)} since "
+                  f"{self.running()})",
+                  file=self.stream or sys.stderr, flush=True)
+            return True
+
+    def running(self) -> str:
+        """The step running, as a re-told line names it ("3 s since step 4 began")."""
+        return f"{self.unit} {self.clock.done + 1:,} began"
+
+    def _count(self, done: int, total: int) -> None:
         run = self.clock
         if not run.index and (done < run.done or run.total and total != run.total):
             run.stage("")                               # a run of one stage, anew
@@ -94,3 +148,61 @@ class RunLines:
         if run.done >= run.total and run.index == run.count or self.counts < 2:
             left = None
         return share + left_words(left if left is None or left == LATE else max(left, 1.0))
+
+
+def terminal(stream) -> bool:
+    """Is ``stream`` (None: stderr) a terminal?"""
+    isatty = getattr(stream or sys.stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:                  # a closed stream
+        return False
+
+
+class Retelling(threading.Thread):
+    """Asks ``lines.retold()`` (a RunLines, or api.late_layers.LateLayers) each quarter
+    of its ``retell`` seconds, from a count to
+    the run's last (``end``: joined), or until the run's frame (``lines.frame``) has
+    returned (the run raised, or Ctrl+C stopped it: no line after it; a count after
+    starts another). A 3,000-token layer was 5-12 s between counts untold."""
+
+    def __init__(self, lines: RunLines):
+        super().__init__(daemon=True, name="posviz-lines")
+        self.lines, self.done = lines, threading.Event()
+        self.counting = threading.get_ident()
+        self.start()
+
+    def run(self) -> None:
+        while not self.done.wait(self.lines.retell / 4) and self._running():
+            self.lines.retold()
+
+    def _running(self) -> bool:
+        frame, run = sys._current_frames().get(self.counting), self.lines.frame
+        while frame is not None and frame is not run:
+            frame = frame.f_back
+        return frame is not None
+
+    def end(self) -> None:
+        self.done.set()
+        if threading.current_thread() is not self:
+            self.join()
+
+
+def common_frame(last, caller):
+    """The deepest frame that ``last`` (the frame all counts so far came from, None
+    before any) and ``caller`` (a count's) both lie in."""
+    if last is None:
+        return caller
+    frame = caller
+    while frame is not None and frame is not last:
+        frame = frame.f_back
+    if frame is not None:
+        return last
+    seen = set()
+    while last is not None:
+        seen.add(id(last))
+        last = last.f_back
+    frame = caller
+    while frame.f_back is not None and id(frame) not in seen:
+        frame = frame.f_back
+    return frame

@@ -24,7 +24,7 @@ from ...errors import Cancelled, PosvizInputError, argument
 from ...models.config import Positions
 from ...models.trace import and_joined, layer_label, layer_spans
 from ...models.limits.guard import check_folds
-from .stage import Stage, tell
+from .stage import Stage, Tally, tell
 from .texts import GENERATED_SEED, random_texts
 
 FEATURES = ("linear", "quadratic", "mlp")
@@ -264,9 +264,9 @@ def mlp_predict(X: np.ndarray, y: np.ndarray, X_out: np.ndarray) -> np.ndarray:
 
 
 def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int,
-                mlp: bool = False):
+                mlp: bool = False, fitted: Callable[[], None] | None = None):
     """Cross-validated (r2, mae, chance_mae) of a ridge probe (or with ``mlp`` a small
-    MLP) X (m, d) -> y (m,)."""
+    MLP) X (m, d) -> y (m,); ``fitted()`` after each fold's fit (an MLP's layer: 4-5 s)."""
     import torch
     n_texts = int(groups.max()) + 1
     predicted, chance = np.empty_like(y), np.empty_like(y)
@@ -281,6 +281,7 @@ def score_layer(X: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int,
             w, b = _fit_texts(X_t, y_t, groups, train)
             predicted[out] = (X_t[torch.from_numpy(out)] @ w + b).numpy()
         chance[out] = y[fit].mean()
+        tell(fitted)
     sse, sst = ((predicted - y) ** 2).sum(), ((y - y.mean()) ** 2).sum()
     return (float(1 - sse / sst) if sst > 0 else float("nan"),
             float(np.abs(predicted - y).mean()), float(np.abs(chance - y).mean()))
@@ -347,9 +348,9 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
           say: Callable[[str], None] | None = None) -> ProbeResult:
     """Per layer, the cross-validated ridge probe of absolute position; without
     ``texts`` (None or empty), on generated_texts. ``progress`` counts the texts run and
-    then, from 0 again, the layers fitted (on a large model the fits take longer than
-    the forwards); ``say`` is told each of the two Stages as it starts (so a listener
-    counts the fits from the start: a bar went 54 of 54, then 55 of 59)."""
+    then, from 0 again, each fold of each layer fitted (on a large model the fits take
+    longer than the forwards); ``say`` is told each of the two Stages as it starts (so
+    a listener counts the fits from the start: a bar went 54 of 54, then 55 of 59)."""
     check_features(features)
     generated = ""
     if not texts:
@@ -367,14 +368,13 @@ def probe(engine, texts=None, positions: Positions = Positions(), folds: int = 5
     # check's line at 1024 px says "stage 4 of 8: probe 2 of 4 (…): " and how far too
     H, y, groups = hidden_states(engine, texts, positions, progress, should_stop)
     H = np.concatenate([H, H ** 2], axis=2) if features == "quadratic" else H  # (L+1, m, 2d)
-    tell(say, Stage("fitting the probe per layer", 2, 2, work, kinds=kinds))
-    tell(progress, 0, H.shape[0])      # counted from the start: a fit took 20 s untold
-    rows = []
+    tell(say, Stage(f"fitting the probe per layer, {folds} folds each", 2, 2, work, kinds=kinds))
+    fits = Tally(progress, H.shape[0] * folds)  # each fold's fit counted, from the start:
+    rows = []                   # a layer's took 20 s untold, an MLP's layer 4-5 s
     for layer in range(H.shape[0]):
         if should_stop is not None and should_stop():
             raise Cancelled("the probe was cancelled")
         rows.append(ProbeLayer(layer, *score_layer(H[layer], y, groups, folds,
-                                                   mlp=features == "mlp")))
-        tell(progress, layer + 1, H.shape[0])
+                                                   features == "mlp", fits.tick)))
     return ProbeResult(tuple(rows), len(texts), int(y.size), folds, features, H.shape[2],
                        generated)

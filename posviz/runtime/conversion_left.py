@@ -1,0 +1,57 @@
+"""The time left of a GGUF file's first load, its conversion (models.hf.converted), told
+with each line of its steps: its steps are the Stages of one run (runtime.time_left's
+RunClock), each of the seconds it took in a conversion measured here until this
+machine's last conversion is kept (runtime.stage_times), so the time left follows the
+pace of the steps done. SmolLM2's said "about 25-84 s" once, then 120 s of steps with
+their seconds so far ("de-quantizing weights (39 s)") and no time left."""
+from __future__ import annotations
+
+import re
+
+from ..analysis.experiments.stage import Stage
+from ..models.hf.hub import BUILDING, MATCHING, READING, READING_AGAIN, SAVING
+from .stage_times import StageTimes
+from .time_left import LATE, RunClock, left_words
+
+# Each step by its words' start, counted or not (None: either), and its seconds in
+# SmolLM2's conversion (538 MB) on 2 cores, the mean of two (load 9 and 10-13: 99 s
+# and 120 s; its model's building took 15.5 and 40 s). The first "de-quantizing
+# weights" is the model built; the counted one, its tensors.
+STEPS = (("converting ", None, 1.3), (READING, None, 12.0), (BUILDING, None, 3.9),
+         ("importing the model's code", None, 2.6), ("de-quantizing weights", False, 27.8),
+         (READING_AGAIN, None, 15.8), (MATCHING, True, 20.4),
+         ("de-quantizing weights", True, 8.3), (SAVING, None, 6.5))
+RETOLD = re.compile(r".* \(\d+ s\)$")   # a step told again each second (reached.Ticks)
+
+
+class ConversionLeft:
+    """Told each step of a conversion (``told``, from its first, CONVERTING's); ``words``
+    the conversion's time left (", about 40 s left of the conversion"), "" before a
+    step is timed and once its copy is saved."""
+
+    def __init__(self, clock, times: StageTimes | None = None):
+        self.run = RunClock(clock, StageTimes() if times is None else times)
+        self.number, self.ended = 0, False
+
+    def told(self, step: str, done: int | None = None, total: int | None = None) -> None:
+        if self.number == len(STEPS) and not step.startswith(SAVING):
+            self.ended = True                   # a step after the copy's saving: done
+        if self.ended:
+            return
+        counted = done is not None and bool(total)
+        if not RETOLD.match(step):          # a step told again stays the step it was
+            for number, (words, counts, _) in enumerate(STEPS[self.number:], self.number + 1):
+                if step.startswith(words) and counts in (None, counted):
+                    self.number = number
+                    self.run.stage(Stage(STEPS[number - 1][0], number, len(STEPS),
+                                         [seconds for *_, seconds in STEPS]))
+                    break
+        if counted and self.number and step.startswith(STEPS[self.number - 1][0]):
+            self.run.step(done, total)
+            self.ended = self.number == len(STEPS) and done >= total
+
+    def words(self) -> str:
+        if self.ended or not self.number:
+            return ""
+        left = self.run.run_left()
+        return "" if left is None or left == LATE else left_words(left, " of the conversion")

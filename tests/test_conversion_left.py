@@ -1,0 +1,60 @@
+"""A GGUF file's first load tells its conversion's time left with each of its steps'
+lines: SmolLM2's said "about 25-84 s" once, then 120 s of steps with their seconds so
+far ("de-quantizing weights (39 s)") and no time left."""
+from __future__ import annotations
+
+import io
+import re
+
+from posviz.api.steps import StepPrinter
+from posviz.models import reached
+from posviz.runtime.conversion_left import STEPS
+from posviz.models.hf.converted import CONVERTING, SAVING
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def left_of_the_conversion(line: str) -> float | None:
+    found = re.search(r"about (\d+) s left of the conversion$", line)
+    return float(found.group(1)) if found else None
+
+
+def test_each_step_s_line_tells_the_conversion_s_time_left_at_the_pace_so_far(
+        monkeypatch):
+    clock, stream = Clock(), io.StringIO()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream, steps=False)
+    pace = 0.5                       # this machine: each step half the seconds measured
+    seconds = [s for *_, s in STEPS]
+    for number, (words, counted, _) in enumerate(STEPS[:-1]):
+        say(f"{CONVERTING}x.gguf once: …" if number == 0 else words,
+            *((0, 10) if counted else ()))
+        clock.now += pace * seconds[number] / 2
+        if counted:
+            say(words, 5, 10)
+        else:                        # told again (reached.Ticks): the same step
+            said = f"{CONVERTING}x.gguf once" if number == 0 else words
+            say(f"{said} ({pace * seconds[number] / 2:.0f} s)")
+        if number >= 1:              # a step timed: the rest at its pace (its line told
+            # again, "converting x.gguf once (1 s)", started the conversion anew)
+            line = stream.getvalue().splitlines()[-1]
+            truth = pace * (seconds[number] / 2 + sum(seconds[number + 1:]))
+            told = left_of_the_conversion(line)
+            assert told is not None and abs(told - truth) <= 0.15 * truth, (line, truth)
+        clock.now += pace * seconds[number] / 2
+        if counted:
+            say(words, 10, 10)
+    say(f"{SAVING} (538 MB, about 5 s) into the cache")
+    say(SAVING, 0, 538)
+    clock.now += 8.0
+    say(SAVING, 538, 538)
+    say("loading tokenizer")
+    last = stream.getvalue().splitlines()
+    assert last[-2] == f"posviz: {SAVING}: 538 of 538 MB"        # saved: nothing left
+    assert last[-1] == "posviz: loading tokenizer (from the saved copy)"

@@ -1,0 +1,203 @@
+"""A count that takes long is told again: between two counts over 2 s apart (an MLP
+probe's layer, a long text's layer) the line said nothing until the next count."""
+from __future__ import annotations
+
+import io
+import threading
+
+import pytest
+
+from posviz.runtime.run_lines import RETELL_S, RunLines
+from posviz.runtime.stage_times import NoTimes
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def retelling_threads() -> list:
+    return [t for t in threading.enumerate() if t.name == "posviz-lines" and t.is_alive()]
+
+
+def lines_at(clock, retell=RETELL_S):
+    stream = io.StringIO()
+    return stream, RunLines(stream, clock=clock, times=NoTimes(), retell=retell)
+
+
+def told(stream) -> list[str]:
+    return stream.getvalue().splitlines()
+
+
+def test_a_late_count_s_line_is_told_again_each_second_until_the_run_ends():
+    clock = Clock()
+    stream, lines = lines_at(clock)
+    for done in range(3):
+        clock.t = float(done)
+        lines(done, 5)
+    before = told(stream)
+    clock.t = 3.4                       # 1.4 s since the last count: not yet
+    lines.retold()
+    assert told(stream) == before
+    clock.t = 4.5                       # 2.5 s: told again, how long it has run, and
+    lines.retold()                      # the 2 steps after it at 1 s each still left
+    again = told(stream)[len(before):]
+    assert again == ["posviz: step 2 of 5, about 2 s left (2 s since step 3 began)"], again
+    clock.t = 5.0                       # half a second after that line: not again
+    lines.retold()
+    assert len(told(stream)) == len(before) + 1
+    clock.t = 5.6
+    lines.retold()
+    assert told(stream)[-1] == "posviz: step 2 of 5, about 2 s left (4 s since step 3 began)"
+    clock.t = 6.0
+    lines(5, 5)
+    assert told(stream)[-1] == "posviz: step 5 of 5"
+    assert retelling_threads() == []    # ended with the run, joined
+    clock.t = 30.0
+    assert not lines.retold() and told(stream)[-1] == "posviz: step 5 of 5"
+
+
+def test_a_run_that_raises_leaves_no_thread_telling_it():
+    clock = Clock()
+    stream, lines = lines_at(clock, retell=0.01)
+
+    def run():
+        lines(0, 5)
+        lines(1, 5)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    for thread in retelling_threads():
+        thread.join(timeout=30)         # (a liveness wait, not a timing)
+    assert retelling_threads() == []
+    clock.t = 60.0
+    count = len(told(stream))
+    assert lines.retelling is not None and not lines.retelling.is_alive()
+    assert len(told(stream)) == count
+
+
+def test_lines_are_told_again_on_a_terminal_only_by_default():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert RunLines(Terminal()).retell == RETELL_S
+    assert RunLines(io.StringIO()).retell == 0
+
+
+def test_a_comparison_declares_its_blocks_so_the_models_done_weigh_them():
+    """Each model's first forward keeps its maps (3,000 words: 21 s of a model's 34):
+    its blocks weighed alike, the t5 model's time left was told 39 s of 95."""
+    from posviz.analysis.experiments.encodings import compare_encodings
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.models.config import ModelConfig
+
+    stages = []
+    compare_encodings(ModelConfig(layers=2, heads=2, d_model=16), ["none", "rope"],
+                      "random", "the cat sat on the mat", progress=lambda *a: None,
+                      say=stages.append)
+    assert [type(s) for s in stages] == [Stage, Stage]
+    assert [s.steps for s in stages] == [(1.0,) * 6] * 2     # 3 forwards of 2 blocks
+
+
+def test_a_model_s_time_left_follows_the_blocks_of_the_model_before():
+    """A slow first forward (its maps kept) in every model: told the blocks alike, the
+    second model's time left after its first block follows the first model's blocks."""
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.runtime.time_left import RunClock
+
+    clock = Clock()
+    run = RunClock(clock, NoTimes())
+    took = [5.0, 5.0, 1.0, 1.0, 1.0, 1.0]            # each block's seconds, both models
+    for number in (1, 2):
+        run.stage(Stage(f"model {number}", number, 2, (1.0, 1.0), steps=(1.0,) * 6,
+                        part=2))
+        run.step(0, 6)
+        for done, seconds in enumerate(took[:6 if number == 1 else 1], 1):
+            clock.t += seconds
+            run.step(done, 6)
+    truth = sum(took[1:])
+    assert abs(run.run_left() - truth) <= 0.2 * truth, (run.run_left(), truth)
+
+
+def test_a_late_block_s_line_says_how_far_its_maps_are_kept(monkeypatch):
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.api.steps import ModelLines
+    from posviz.models import reached
+
+    clock, stream = Clock(), io.StringIO()
+    lines = ModelLines(stream, clock=clock, times=NoTimes(), retell=RETELL_S)
+    lines.stage(Stage("model 1 of 2 (none)", 1, 2, (1.0, 1.0), part=4))
+    for done in range(3):
+        clock.t = float(done)
+        lines(done, 12)
+    keeping = reached.Reached(3, 4, 1, at=2.0, began=0.0, part=reached.MAPS, within=(2, 4))
+    monkeypatch.setattr(reached, "_latest", keeping)
+    clock.t = 4.0
+    lines.retold()
+    assert told(stream)[-1].startswith("posviz: model 1 of 2, forward 1 of 3, layer 3 of 4")
+    assert told(stream)[-1].endswith(
+        "(2 s since layer 3 began, its attention maps kept to head 2 of 4)")
+    after = reached.Reached(3, 4, 1, at=2.0, began=0.0, part=reached.FEED_FORWARD)
+    monkeypatch.setattr(reached, "_latest", after)  # (the last block's lasts past its end)
+    clock.t = 5.5
+    lines.retold()
+    assert told(stream)[-1].endswith(" (4 s since layer 3 began)")
+    lines(12, 12)
+
+
+def test_a_comparison_tells_torch_s_import_before_its_models():
+    """compare said "running 2 models", then imported torch untold (3,000 words: 6.4 s
+    before the first count)."""
+    import re
+    import subprocess
+    import sys
+
+    told = subprocess.run([sys.executable, "-m", "posviz", "compare", "--pe", "none,rope",
+                           "--text", "a b c d", "--layers", "1", "--progress", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert told.returncode == 0, told.stderr
+    assert re.match(r"posviz: running 2 models\nposviz: importing torch\n", told.stderr), \
+        told.stderr
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_report_s_late_block_is_told_again_until_its_forward_ends(monkeypatch):
+    """A report's forward on 3,000 words with the T5 bias was 7.7 s in its first block
+    without a line."""
+    from posviz.api.steps import StepPrinter, layer_ticks
+    from posviz.models import reached
+
+    clock, stream = Clock(), Terminal()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream)
+    step = "running the original order"
+    with layer_ticks(None, say, step):
+        reached.reach(0, 4)
+        before = told(stream)
+        clock.t = 1.4                   # not late yet
+        say.retold()
+        assert told(stream) == before
+        clock.t = 2.0
+        say.retold()
+        assert told(stream)[-1] == f"posviz: {step}: layer 1 of 4 (2 s since layer 1 began)"
+        clock.t = 2.5
+        reached.reach(0, 4, part=reached.MAPS)
+        clock.t = 5.0
+        say.retold()
+        assert told(stream)[-1].endswith(" (2 s since layer 1's attention maps began)")
+        assert retelling_threads() != []
+        clock.t = 10.0                  # the next forward said, its first block not yet
+        say("running the chosen order")
+        clock.t = 11.6
+        say.retold()
+        assert told(stream)[-1] == "posviz: running the chosen order (2 s)"
+    assert retelling_threads() == []    # the forward's end: no thread left
