@@ -10,6 +10,7 @@ from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar
 
 from ..models import reached
+from ..runtime.time_left import duration_text
 
 ERROR_STYLE = "color: #c62828;"
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
@@ -121,9 +122,13 @@ class StatusLine(QObject):
         if self._first is None or now.forward < self._first:
             self._first = now.forward
         # the original order's forwards: its own, then (RoPE, T5) its noise floor's
-        which = f" (forward {now.forward - self._first + 1})" if self._ran_first else ""
-        left = now.seconds_left()
-        left = f", about {left:.0f} s left in it" if left is not None and left >= 1 else ""
+        nth = now.nth or now.forward - self._first + 1
+        of = f" of {now.planned}" if now.planned else ""
+        which = f" (forward {nth}{of})" if self._ran_first or now.planned > 1 else ""
+        # the whole evaluation's time left: all its forwards planned, not the one on its
+        # way ("about 2 s left in it" was told again at each of SmolLM2's three)
+        left = now.whole_left() if now.planned else now.seconds_left()
+        left = f", about {duration_text(left)} left" if left is not None and left >= 1 else ""
         return f": layer {now.layer} of {now.layers}{which}{left}"
 
     def _running(self) -> tuple[str, str]:
