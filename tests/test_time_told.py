@@ -61,3 +61,51 @@ def test_a_lone_forward_tells_its_own_time_left(qtbot, monkeypatch):
                           done=0.5, nth=1, planned=1)
     monkeypatch.setattr(reached, "latest", lambda: now)
     assert line._layer() == ": layer 3 of 4, about 8 s left"
+
+
+@pytest.fixture
+def settings(tmp_path):
+    from PySide6 import QtCore
+    return QtCore.QSettings(str(tmp_path / "posviz.ini"), QtCore.QSettings.Format.IniFormat)
+
+
+class Bundled:
+    """A stand-in for a bundled model's backend the window loaded (float32, CPU)."""
+    dtype, device = "float32", "cpu"
+
+    def twin(self):
+        return self
+
+
+def test_sinha2022_s_time_before_a_run_hangs_on_the_model_it_is_lent(settings,
+                                                                     monkeypatch):
+    """sinha2022 with trained weights runs the window's MiniLM or SmolLM2 on its
+    weights, not loaded again: its time before Run is this machine's last run with the
+    same model lent (it said one time for the built-in model and MiniLM)."""
+    from types import SimpleNamespace
+
+    from posviz.gui.experiments.controls import remember_took, takes_words, took_key
+    monkeypatch.setattr("os.getloadavg", lambda: (2.0, 0, 0))
+    alone = took_key("paper", "sinha2022", "trained")
+    minilm = took_key("paper", "sinha2022", "trained", {"minilm": Bundled()})
+    smollm2 = took_key("paper", "sinha2022", "trained", {"smollm2": Bundled()})
+    assert len({alone, minilm, smollm2}) == 3
+    # a model the check runs no twin of, or a check that lends none: the same key
+    assert took_key("paper", "sinha2022", "trained", {"/my/bert": Bundled()}) == alone
+    assert took_key("paper", "haviv2022", "trained", {"minilm": Bundled()}) == \
+        took_key("paper", "haviv2022", "trained")
+    for seconds, loaded in ((80.0, None), (70.0, {"minilm": Bundled()})):
+        job = SimpleNamespace(what="paper", paper="sinha2022", weights="trained",
+                              spec=SimpleNamespace(source=next(iter(loaded or {""}))),
+                              backend=None if loaded is None else Bundled())
+        remember_took(SimpleNamespace(settings=settings, _submitted=job), seconds)
+    assert takes_words(settings, alone).startswith("takes about 80 s here")
+    assert takes_words(settings, minilm).startswith("takes about 70 s here")
+
+
+def test_before_any_run_with_a_model_lent_the_check_s_estimate_is_said(settings):
+    """No run here yet with MiniLM lent: the estimate of the check's runs elsewhere."""
+    from posviz.gui.experiments.controls import takes_words, took_key
+    minilm = took_key("paper", "sinha2022", "trained", {"minilm": Bundled()})
+    assert takes_words(settings, minilm) == takes_words(
+        settings, took_key("paper", "sinha2022", "trained")) != ""

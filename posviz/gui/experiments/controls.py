@@ -7,7 +7,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .checklist import EncodingsButton
 from .jobs import SWAP_MAP, changed
 from .swaps import map_choosers
-from posviz.analysis.experiments.papers import CATALOGUE
+from posviz.analysis.experiments.papers import CATALOGUE, runs_loaded
+from posviz.analysis.experiments.pretrained import lent_name
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
@@ -151,12 +152,24 @@ ESTIMATES = {("extend", None, None): (240, 660),
              ("paper", "sinha2022", TRAINED): (60, 90)}
 
 
-def took_key(what: str, paper: str | None, weights: str | None) -> tuple | None:
-    """The experiments whose time hangs on nothing the window chooses (a paper check on
-    its weights, the lab, order use); None for the others (their texts, counts...)."""
+def took_key(what: str, paper: str | None, weights: str | None,
+             loaded: dict | None = None) -> tuple | None:
+    """The experiments whose time hangs on nothing the window chooses but the model it
+    lends (a paper check on its weights, with the bundled model of ``loaded`` {source:
+    backend} it runs on, not loaded again; the lab, order use); None for the others
+    (their texts, counts...). sinha2022's time before a run was one for the built-in
+    model and MiniLM, with SmolLM2's load in it or not."""
     if what == "paper":
-        return (what, paper, weights)
+        lent = lent_name(loaded) if runs_loaded(paper, weights) else ""
+        return (what, paper, weights) + ((lent,) if lent else ())
     return (what, None, None) if what in ("extend", "order") else None
+
+
+def loaded_of(session) -> dict | None:
+    """{source: backend} of ``session``'s pretrained model (None: the built-in one)."""
+    if session is None or session.spec.is_builtin:
+        return None
+    return {session.spec.source: session.backend}
 
 
 def _minutes(seconds: float) -> str:
@@ -184,7 +197,7 @@ def takes_words(settings, key: tuple | None) -> str:
             return ""
         about = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
         return f"takes about {about} here (last run: {_minutes(seconds)} at load {load:.1f})"
-    low, high = ESTIMATES.get(key, (0, 0))
+    low, high = ESTIMATES.get(key[:3], (0, 0))      # whichever model it is lent
     if high < LONG_S:
         return ""
     span = (f"{low / 60:.0f}-{high / 60:.0f} min" if low >= 90
@@ -196,7 +209,10 @@ def remember_took(tab, seconds: float) -> None:
     """This machine's time for the run ``tab`` just finished, with its load then."""
     import os
     job = tab._submitted
-    key = None if job is None else took_key(job.what, job.paper, job.weights)
+    backend = getattr(job, "backend", None)
+    key = None if job is None else took_key(
+        job.what, job.paper, job.weights,
+        None if backend is None else {job.spec.source: backend})
     if tab.settings is None or key is None:
         return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
@@ -208,7 +224,8 @@ def tell_takes(tab) -> None:
     """Beside Run (``tab.takes``), how long the chosen experiment takes here, when
     long; hidden while a run says its time left."""
     words = takes_words(tab.settings, took_key(
-        tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
+        tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData(),
+        loaded_of(tab._session())))
     tab.takes.setText(words)
     # on the line of the progress line's first (centred in their two-line row, it sat
     # half a line below "done in ...")
