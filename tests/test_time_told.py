@@ -109,3 +109,33 @@ def test_before_any_run_with_a_model_lent_the_check_s_estimate_is_said(settings)
     minilm = took_key("paper", "sinha2022", "trained", {"minilm": Bundled()})
     assert takes_words(settings, minilm) == takes_words(
         settings, took_key("paper", "sinha2022", "trained")) != ""
+
+
+def test_start_up_s_last_step_tells_the_forward_it_waits_for_each_second(qtbot,
+                                                                         monkeypatch):
+    """Under load start-up stood on "step 4 of 4" for 12 s with nothing moving: each
+    second it tells how far the first view's forwards are, and its seconds so far."""
+    from posviz.gui import status
+    from posviz.gui.controller import Controller
+    from posviz.runtime.jobs import START_STEPS
+    told, clock = [], [100.0]
+    monkeypatch.setattr(status, "clock", lambda: clock[0])
+    monkeypatch.setattr(reached, "latest", lambda: None)
+    c = Controller()
+    c.startStep.connect(told.append)
+    c._on_starting(START_STEPS[-1])
+    assert c._start_ticks.isActive()
+    clock[0] = 103.0                                  # no forward yet: said so
+    c._tick_start()
+    assert told[-1] == ("Starting: computing the first view: waiting for the model's "
+                        "first forward, 3 s so far (step 4 of 4)…"), told[-1]
+    now = reached.Reached(layer=3, layers=4, forward=9, at=106.0, began=102.0,
+                          done=0.5, nth=1, planned=2)
+    monkeypatch.setattr(reached, "latest", lambda: now)
+    clock[0] = 106.0
+    c._tick_start()
+    assert told[-1] == ("Starting: computing the first view: layer 3 of 4 (forward 1 "
+                        "of 2), about 12 s left, 6 s so far (step 4 of 4)…"), told[-1]
+    c.session = object()                              # ready: the ticks end
+    c._tick_start()
+    assert not c._start_ticks.isActive() and len(told) == 3

@@ -108,7 +108,9 @@ class Controller(QObject):
         self._bridge.loaded.connect(self._on_loaded)
         self._bridge.progress.connect(self._on_progress)
         self._bridge.plotsImported.connect(self.plotsImported)
-        self._bridge.starting.connect(lambda step: self.startStep.emit(start_step(step)))
+        self._bridge.starting.connect(self._on_starting)
+        self._start_since = 0.0         # when the start-up step told last began
+        self._start_ticks = QTimer(self, interval=1000, timeout=self._tick_start)
         self._runner = EvaluationRunner()   # used on the compute worker only
         self._compute = Scheduler(self._run, self._bridge.computed.emit,
                                   name="posviz-compute")
@@ -132,6 +134,32 @@ class Controller(QObject):
         self._submit(StartJob(text, spec, positions, order, device=self.device,
                               online=self.downloads_on(), evaluate=not held,
                               told=self._bridge.starting.emit))
+
+    @Slot(str)
+    def _on_starting(self, step: str) -> None:
+        """A start-up step begins: told; the last one, computing the first view, told
+        again each second until the session is ready."""
+        from . import status
+        self._start_since = status.clock()
+        self._start_ticks.stop()
+        if step == START_STEPS[-1]:
+            self._start_ticks.start()
+        self.startStep.emit(start_step(step))
+
+    def _tick_start(self) -> None:
+        """The first view's computing, told each second: the forward's layer, its place
+        among the forwards planned and their time left, and the seconds so far (it stood
+        on "step 4 of 4" for 12 s under load with nothing moving)."""
+        from ..models import reached
+        from . import status
+        if self.session is not None:
+            self._start_ticks.stop()
+            return
+        now, seconds = reached.latest(), status.clock() - self._start_since
+        far = status.forward_words(now) if now is not None and \
+            now.began >= self._start_since else ""
+        waits = far or ": waiting for the model's first forward"
+        self.startStep.emit(start_step(START_STEPS[-1], f"{waits}, {seconds:.0f} s so far"))
 
     @contextmanager
     def force_sync(self):

@@ -52,6 +52,18 @@ class ElidedLabel(QLabel):
                                                       | Qt.AlignmentFlag.AlignVCenter), shown)
 
 
+def forward_words(now: reached.Reached, nth: int = 0) -> str:
+    """": layer 16 of 30 (forward 1 of 3), about 40 s left": the block the forward on
+    its way has entered, its place among the forwards planned (else ``nth``, when not
+    0) and the time left of them all (models.reached), not of the one on its way
+    ("about 2 s left in it" was told again at each of SmolLM2's three)."""
+    nth, of = (now.nth, f" of {now.planned}") if now.planned else (nth, "")
+    which = f" (forward {nth}{of})" if nth and (of != " of 1") else ""
+    left = now.whole_left() if now.planned else now.seconds_left()
+    left = f", about {duration_text(left)} left" if left is not None and left >= 1 else ""
+    return f": layer {now.layer} of {now.layers}{which}{left}"
+
+
 class StatusLine(QObject):
     """Says things on ``label``; remembers the last evaluation's line (``settled``) to
     show again once an error or a load's message no longer applies. ``far``: how far
@@ -122,14 +134,7 @@ class StatusLine(QObject):
         if self._first is None or now.forward < self._first:
             self._first = now.forward
         # the original order's forwards: its own, then (RoPE, T5) its noise floor's
-        nth = now.nth or now.forward - self._first + 1
-        of = f" of {now.planned}" if now.planned else ""
-        which = f" (forward {nth}{of})" if self._ran_first or now.planned > 1 else ""
-        # the whole evaluation's time left: all its forwards planned, not the one on its
-        # way ("about 2 s left in it" was told again at each of SmolLM2's three)
-        left = now.whole_left() if now.planned else now.seconds_left()
-        left = f", about {duration_text(left)} left" if left is not None and left >= 1 else ""
-        return f": layer {now.layer} of {now.layers}{which}{left}"
+        return forward_words(now, now.forward - self._first + 1 if self._ran_first else 0)
 
     def _running(self) -> tuple[str, str]:
         """Which orders run: the original order too the first time (it is computed once
