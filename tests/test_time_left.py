@@ -223,7 +223,9 @@ def test_the_experiments_tab_says_the_time_left_of_the_stage_and_of_the_whole_ru
         release.set()
         tab.shutdown()
     first, then = told[0], told[steps + 1]
-    assert first == ("checkpoint 1 of 3, rope: 400 windows…", "0 %")
+    # nothing measured yet: no number, but said so
+    assert first == ("checkpoint 1 of 3, rope: 400 windows…; estimating the time left "
+                     "in all", "0 %")
     assert then == ("checkpoint 2 of 3, rope: 400 windows…; about 20 s left in all",
                     "33 %")
     # the bar says what the words say: 21 s spent, about 9 s left in all (by work: 67 %)

@@ -139,3 +139,62 @@ def test_start_up_s_last_step_tells_the_forward_it_waits_for_each_second(qtbot,
     c.session = object()                              # ready: the ticks end
     c._tick_start()
     assert not c._start_ticks.isActive() and len(told) == 3
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _tab(qtbot, settings, job):
+    from posviz.gui.experiments.tab import ExperimentsTab
+    from posviz.runtime.stage_times import NoTimes
+    from posviz.runtime.time_left import RunClock
+    tab = ExperimentsTab(settings=settings)
+    qtbot.addWidget(tab)
+    clock = FakeClock()
+    tab._clock, tab._submitted = RunClock(clock, NoTimes()), job
+    tab.cancel_button.setEnabled(True)                # as while it runs
+    return tab, clock
+
+
+@pytest.mark.parametrize("paper, words", [
+    ("haviv2022", "; about 14-17 min left in all (an estimate)"),
+    (None, "; estimating the time left in all")])
+def test_before_its_stages_to_come_are_timed_a_run_says_a_range_or_estimating(
+        qtbot, settings, paper, words):
+    """Haviv 2022 with trained weights (forwards, fits and MLP fits: the last timed only
+    in its 4th stage) told no time left at all for 105 s: until every kind of work to
+    come has a pace, the run's range from its runs elsewhere less the time spent, or
+    that it is estimating; then the time left measured."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="paper" if paper else "sweep", paper=paper,
+                          weights="trained", spec=None, backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    kinds = ["forwards", "mlp fits", "forwards", "mlp fits"]
+    try:
+        tab._stage_started(Stage("probing the first checkpoint", 1, 4, [1.0] * 4,
+                                 kinds=kinds))
+        clock.t += 60
+        for done in (1, 2):
+            tab._progressed(done, 10)
+            clock.t += 1
+        tab._tell_progress()
+        assert tab._clock.run_left() is None
+        assert tab.status.text().endswith("2 of 10 done" + words), tab.status.text()
+        for number in (2, 3):                   # the MLP fits timed, then forwards again
+            tab._stage_started(Stage(f"stage {number}", number, 4, [1.0] * 4,
+                                     kinds=kinds))
+            for done in (1, 2, 3):
+                clock.t += 1
+                tab._progressed(done, 3)
+        left = tab._clock.run_left()
+        assert left is not None and tab.status.text().endswith(
+            f"3 of 3 done; about {left:.0f} s left in all"), tab.status.text()
+    finally:
+        tab.shutdown()

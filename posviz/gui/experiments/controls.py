@@ -189,10 +189,9 @@ def takes_words(settings, key: tuple | None) -> str:
     Run on a check of 18 minutes)."""
     if key is None:
         return ""
-    told = settings.value("experiments/took/" + "/".join(map(str, key)), "") \
-        if settings is not None else ""
-    if told:
-        seconds, load = (float(x) for x in str(told).split())
+    told = last_took(settings, key)
+    if told is not None:
+        seconds, load = told
         if seconds < LONG_S:
             return ""
         about = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
@@ -205,14 +204,39 @@ def takes_words(settings, key: tuple | None) -> str:
     return f"about {span} (an estimate: its runs on other machines)"
 
 
+def last_took(settings, key: tuple | None) -> tuple[float, float] | None:
+    """(seconds, load) of this machine's last run of ``key`` (remember_took), or None."""
+    told = settings.value("experiments/took/" + "/".join(map(str, key)), "") \
+        if settings is not None and key is not None else ""
+    try:
+        seconds, load = (float(x) for x in str(told).split())
+    except ValueError:                  # none kept, or an unreadable entry
+        return None
+    return seconds, load
+
+
+def took_range(settings, key: tuple | None) -> tuple[float, float] | None:
+    """The seconds a run of ``key`` takes, low and high, before it has measured its own
+    pace: this machine's last run, else the estimate of its runs elsewhere; or None."""
+    told = last_took(settings, key)
+    if told is not None:
+        return told[0], told[0]
+    return ESTIMATES.get(key[:3]) if key is not None else None
+
+
+def job_key(job) -> tuple | None:
+    """The took_key of a submitted ExperimentJob (None: none submitted)."""
+    if job is None:
+        return None
+    backend = getattr(job, "backend", None)
+    return took_key(job.what, job.paper, job.weights,
+                    None if backend is None else {job.spec.source: backend})
+
+
 def remember_took(tab, seconds: float) -> None:
     """This machine's time for the run ``tab`` just finished, with its load then."""
     import os
-    job = tab._submitted
-    backend = getattr(job, "backend", None)
-    key = None if job is None else took_key(
-        job.what, job.paper, job.weights,
-        None if backend is None else {job.spec.source: backend})
+    key = job_key(tab._submitted)
     if tab.settings is None or key is None:
         return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
