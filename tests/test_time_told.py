@@ -198,3 +198,37 @@ def test_before_its_stages_to_come_are_timed_a_run_says_a_range_or_estimating(
             f"3 of 3 done; about {left:.0f} s left in all"), tab.status.text()
     finally:
         tab.shutdown()
+
+
+def test_without_this_machine_s_shares_no_number_until_a_stage_is_timed_whole(
+        qtbot, settings):
+    """press2022's first run: its first checkpoint's steps are quick, the others' slow;
+    told at its first steps, the time left was a third of the truth, then rose. Until
+    its first stage is timed whole: the range of its runs elsewhere less the time
+    spent; then the time left measured."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="paper", paper="press2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    try:
+        tab._stage_started(Stage("perplexity at 128 tokens", 1, 3, [1.0, 1.3, 2.0]))
+        for done in range(1, 5):                      # the first checkpoint: quick
+            clock.t += 0.5
+            tab._progressed(done, 12)
+        assert tab._clock.run_left() is not None     # the clock has a number ...
+        assert tab.status.text().endswith(            # ... not yet told: 2 s spent
+            "4 of 12 done; about 38 s to 2 min left in all (an estimate)"), \
+            tab.status.text()
+        for done in range(5, 13):                     # the others: 4 times as slow
+            clock.t += 2.0
+            tab._progressed(done, 12)
+        tab._stage_started(Stage("perplexity at 256 tokens", 2, 3, [1.0, 1.3, 2.0]))
+        clock.t += 3.0
+        tab._progressed(1, 6)
+        left = tab._clock.run_left()
+        assert tab.status.text().endswith(f"1 of 6 done; about {left:.0f} s left in all"), \
+            tab.status.text()
+    finally:
+        tab.shutdown()

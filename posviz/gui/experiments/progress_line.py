@@ -183,8 +183,9 @@ def status_row(tab) -> QHBoxLayout:
 
 
 def untimed(tab, clock) -> str:
-    """"; about 14-17 min left in all (an estimate)" before the run has measured a
-    pace for its stages to come: the range of its runs elsewhere (or its last run
+    """"; about 14-17 min left in all (an estimate)" before the run has timed its
+    first stage whole (without this machine's shares of it) and a pace for its stages
+    to come: the range of its runs elsewhere (or its last run
     here), less the time spent; else "; estimating the time left in all". (Haviv 2022
     with trained weights told no time left for 105 s, press2022 first told a third of
     what its run then took.)"""
@@ -227,7 +228,9 @@ def tell_progress(tab) -> None:
         tab.progress.setFormat(f"{clock.done} of {clock.total}")
     else:
         tab.progress.setRange(0, 0)
-    run_left = clock.run_left()        # the last stage's steps say it already
+    # the run's time left once a stage of it is timed whole, or its shares are this
+    # machine's (press2022's first, its first checkpoint's steps timed, was a third)
+    run_left = clock.run_left() if clock.learned is not None or clock.index > 1 else None
     in_all = ("" if clock.total and clock.index == clock.count
               else left_words(run_left, " in all").replace(", ", "; ", 1)
               if run_left is not None or clock.count <= 1 else untimed(tab, clock))
