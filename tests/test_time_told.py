@@ -123,22 +123,22 @@ def test_start_up_s_last_step_tells_the_forward_it_waits_for_each_second(qtbot,
     monkeypatch.setattr(reached, "latest", lambda: None)
     c = Controller()
     c.startStep.connect(told.append)
-    c._on_starting(START_STEPS[-1])
-    assert c._start_ticks.isActive()
+    c.start_steps.step(START_STEPS[-1])
+    assert c.start_steps.timer.isActive()
     clock[0] = 103.0                                  # no forward yet: said so
-    c._tick_start()
+    c.start_steps.tick()
     assert told[-1] == ("Starting: computing the first view: waiting for the model's "
                         "first forward, 3 s so far (step 4 of 4)…"), told[-1]
     now = reached.Reached(layer=3, layers=4, forward=9, at=106.0, began=102.0,
                           done=0.5, nth=1, planned=2)
     monkeypatch.setattr(reached, "latest", lambda: now)
     clock[0] = 106.0
-    c._tick_start()
+    c.start_steps.tick()
     assert told[-1] == ("Starting: computing the first view: layer 3 of 4 (forward 1 "
                         "of 2), about 12 s left, 6 s so far (step 4 of 4)…"), told[-1]
     c.session = object()                              # ready: the ticks end
-    c._tick_start()
-    assert not c._start_ticks.isActive() and len(told) == 3
+    c.start_steps.tick()
+    assert not c.start_steps.timer.isActive() and len(told) == 3
 
 
 class FakeClock:

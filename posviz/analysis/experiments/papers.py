@@ -371,16 +371,8 @@ def check_paper(name: str, should_stop=None, weights: str | None = None,
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
-    lent = {"loaded": loaded} if loaded and runs_loaded(name, weights) else {}
+    lent = {"loaded": loaded} if loaded and "loaded" in signature(presets[name]).parameters else {}
     return presets[name](should_stop, progress=progress, say=say, **lent)
-
-
-def runs_loaded(name: str, weights: str | None = None) -> bool:
-    """Does check ``name`` on ``weights`` run a bundled model the window has loaded on
-    its weights (check_paper's ``loaded``), rather than load it again?"""
-    weights = paper_weights(name, weights)
-    check = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}[weights].get(name)
-    return check is not None and "loaded" in signature(check).parameters
 
 
 def _about(name: str) -> str:
