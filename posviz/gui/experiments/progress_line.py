@@ -230,7 +230,8 @@ def tell_progress(tab) -> None:
         tab.progress.setRange(0, 0)
     # the run's time left once a stage of it is timed whole, or its shares are this
     # machine's (press2022's first, its first checkpoint's steps timed, was a third)
-    run_left = clock.run_left() if clock.learned is not None or clock.index > 1 else None
+    timed = clock.learned is not None or clock.index > 1 and clock.timed_past_warm_up()
+    run_left = clock.run_left() if timed else None
     in_all = ("" if clock.total and clock.index == clock.count
               else left_words(run_left, " in all").replace(", ", "; ", 1)
               if run_left is not None or clock.count <= 1 else untimed(tab, clock))
