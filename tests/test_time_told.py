@@ -149,6 +149,13 @@ class FakeClock:
         return self.t
 
 
+def assert_measured_told(tab, how_far: str) -> None:
+    """The words end with how far and the run's time left as the clock measures it."""
+    left = tab._clock.run_left()
+    assert left is not None and tab.status.text().endswith(
+        f"{how_far} done; about {left:.0f} s left in all"), tab.status.text()
+
+
 def _tab(qtbot, settings, job):
     from posviz.gui.experiments.tab import ExperimentsTab
     from posviz.runtime.stage_times import NoTimes
@@ -227,9 +234,7 @@ def test_without_this_machine_s_shares_no_number_until_a_stage_is_timed_whole(
         tab._stage_started(Stage("perplexity at 256 tokens", 2, 3, [1.0, 1.3, 2.0]))
         clock.t += 3.0
         tab._progressed(1, 6)
-        left = tab._clock.run_left()
-        assert tab.status.text().endswith(f"1 of 6 done; about {left:.0f} s left in all"), \
-            tab.status.text()
+        assert_measured_told(tab, "1 of 6")
     finally:
         tab.shutdown()
 
@@ -269,8 +274,6 @@ def test_a_kind_of_work_is_timed_past_its_warm_up_before_its_number_is_told(
         assert tab.status.text().endswith("1 of 5 done; estimating the time left in all")
         clock.t += 10
         tab._progressed(2, 5)
-        left = tab._clock.run_left()
-        assert tab.status.text().endswith(f"2 of 5 done; about {left:.0f} s left in all"), \
-            tab.status.text()
+        assert_measured_told(tab, "2 of 5")
     finally:
         tab.shutdown()
