@@ -64,6 +64,9 @@ def test_the_first_load_converts_and_tells_what_it_does(first):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(converted, "measured_pace", lambda: None)
         assert converted.conversion_time(size) in told
+        # the window's load panel finds it there to say it (load_progress)
+        from posviz.gui.model_panel.load_progress import CONVERSION_TAKES
+        assert CONVERSION_TAKES.search(told)[1] == converted.conversion_time(size)
     assert converted.measured_pace() is not None
     assert "at this machine's last conversion's pace" in converted.conversion_time(size)
     assert "de-quantizing weights" in steps

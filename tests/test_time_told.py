@@ -277,3 +277,24 @@ def test_a_kind_of_work_is_timed_past_its_warm_up_before_its_number_is_told(
         assert_measured_told(tab, "2 of 5")
     finally:
         tab.shutdown()
+
+
+def test_a_gguf_file_s_first_load_says_the_whole_conversion_s_time_in_the_window(
+        qtbot, monkeypatch, tmp_path):
+    """The command line said a first load's conversion takes "about 24-83 s on 2
+    cores"; the window said only each step's seconds so far, 60-90 s in all: its note
+    says the whole conversion's time, under every step and tick."""
+    from posviz.gui.model_panel.load_progress import LoadProgress
+    from posviz.models.hf import converted
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    takes = converted.conversion_time(98_000_000)
+    bar = LoadProgress()
+    qtbot.addWidget(bar)
+    bar.started("SmolLM2")
+    bar.step(f"{converted.CONVERTING}x.gguf once: de-quantizing it to float32 and saving "
+             f"the copy in {tmp_path}, {takes} (later loads read the copy in seconds)")
+    bar.step("reading the GGUF file's header, vocabulary and tensor names (4 s)")
+    assert bar.status.text() == (
+        "Loading SmolLM2: reading the GGUF file's header, vocabulary and tensor names, 4 s "
+        f"so far… (its first load, {takes} in all: de-quantized once and written into "
+        "posviz's cache, read from there by later loads)"), bar.status.text()
