@@ -64,13 +64,16 @@ def test_the_first_load_converts_and_tells_what_it_does(first):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(converted, "measured_pace", lambda: None)
         assert converted.conversion_time(size) in told
+        # the window's load panel finds it there to say it (load_progress)
+        from posviz.gui.model_panel.load_progress import CONVERSION_TAKES
+        assert CONVERSION_TAKES.search(told)[1] == converted.conversion_time(size)
     assert converted.measured_pace() is not None
     assert "at this machine's last conversion's pace" in converted.conversion_time(size)
     assert "de-quantizing weights" in steps
     assert any(s.startswith("saving the converted copy") for s in steps)
     # 538 MB saved in 5 s said nothing: its size and time before, its MB after
     saving = next(s for s in steps if s.startswith(converted.SAVING))
-    assert re.match(r"saving the converted copy \(\d+ MB, about \d+ s\) into ", saving)
+    assert re.match(r"saving the converted copy \(\d+ MB, about \d+-\d+ s\) into ", saving)
     # what ran 4-11 s after the header's reading: the tokenizer built from its
     # vocabulary, then the model's code imported (2 s before "de-quantizing weights")
     from posviz.models.hf.workarounds import BUILDING

@@ -305,7 +305,7 @@ def test_a_short_combo_box_showing_less_than_its_text_holds_it_whole_in_its_tool
      "original, and undo starts here · 12 tokens · 6 layers × 12 heads · computed "
      "in 60 ms", "computed in 60 ms"),
     ("computing SmolLM2-135M-Instruct (bundled GGUF) on 12 tokens, the original order, "
-     "then the new one: layer 17 of 30 (forward 1), about 3 s left in it… 14 s", "14 s")])
+     "then the new one: layer 17 of 30 (forward 1 of 3), about 3 s left… 14 s", "14 s")])
 def test_a_long_status_line_is_elided_in_a_1024_pixel_window_and_whole_in_its_tooltip(
         qtbot, long, end):
     """Cut at the right, the line lost what it was saying last: the time a wait has

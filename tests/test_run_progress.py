@@ -296,11 +296,11 @@ def test_a_converted_copy_s_saving_says_its_size_and_counts_its_megabytes(
 
     from posviz.models.hf import converted
     monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
-    assert converted.save_time(538_000_000) == "about 5 s"
+    assert converted.save_time(538_000_000) == "about 5-19 s"
     (tmp_path / "gguf").mkdir()
     converted.keep_pace(0.3)
     converted.keep_pace(save_seconds_per_mb=0.02)            # kept beside the other
-    assert converted.save_time(538_000_000) == "about 11 s"
+    assert converted.save_time(538_000_000) == "about 9-27 s"
     assert converted.measured_pace() == 0.3
     header = json.dumps({"w": {"dtype": "F32", "shape": [1 << 22],
                                "data_offsets": [0, 1 << 24]}}).encode()

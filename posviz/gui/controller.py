@@ -25,9 +25,10 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from ..boot import TRIM_FROM, before_torch, note_activity, trim_heap
 from ..errors import PosvizInputError, one_line
 from ..runtime.jobs import (START_STEPS, EvaluationJob, EvaluationRunner, LoadJob, StartJob,
-                            ViewsJob, load_model, start_step)
+                            ViewsJob, load_model)
 from ..runtime.scheduler import Outcome, Scheduler
 from .settings import downloads_allowed
+from .status import StartSteps
 
 TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
 ASK_ABOVE_BYTES = 500 * 10**6   # a larger download of a hub model is asked for first
@@ -99,8 +100,7 @@ class Controller(QObject):
         self._trim_tokens = 0           # the length of the evaluation shown last
         self._trim_timer = QTimer(self, singleShot=True, interval=TRIM_AFTER_MS)
         self._trim_timer.timeout.connect(self._trim_heap)
-        # a session edit's request waits for the next turn of the event loop (queued
-        # while active)
+        # a session edit's request waits for the event loop's next turn (queued while active)
         self._request_timer = QTimer(self, singleShot=True, interval=0)
         self._request_timer.timeout.connect(lambda: self.request(announce=False))
         self._bridge = _Bridge()
@@ -108,7 +108,8 @@ class Controller(QObject):
         self._bridge.loaded.connect(self._on_loaded)
         self._bridge.progress.connect(self._on_progress)
         self._bridge.plotsImported.connect(self.plotsImported)
-        self._bridge.starting.connect(lambda step: self.startStep.emit(start_step(step)))
+        self.start_steps = StartSteps(self.startStep.emit, lambda: self.session is not None)
+        self._bridge.starting.connect(self.start_steps.step)
         self._runner = EvaluationRunner()   # used on the compute worker only
         self._compute = Scheduler(self._run, self._bridge.computed.emit,
                                   name="posviz-compute")
@@ -189,9 +190,8 @@ class Controller(QObject):
     def _on_session_event(self, event) -> None:
         from ..document.events import COMPUTING_EVENTS, SelectionChanged
         if isinstance(event, COMPUTING_EVENTS):
-            # asked once the widgets have shown the edit: the token strip painted while
-            # the worker computed took its cores (benchmarks/README.md); on its way from
-            # now on (the veil and the status line hear it)
+            # asked once the widgets have shown the edit (the strip painted while the worker
+            # computed took its cores: benchmarks/README.md); the veil and status hear it
             if not (self._request_timer.isActive() or self._compute.closed or self.held):
                 self.computing.emit()   # (said once: the request does not say it again)
                 self._request_timer.start()

@@ -10,6 +10,8 @@ from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar
 
 from ..models import reached
+from ..runtime.jobs import START_STEPS, start_step
+from ..runtime.time_left import duration_text
 
 ERROR_STYLE = "color: #c62828;"
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
@@ -49,6 +51,18 @@ class ElidedLabel(QLabel):
             painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
             painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft
                                                       | Qt.AlignmentFlag.AlignVCenter), shown)
+
+
+def forward_words(now: reached.Reached, nth: int = 0) -> str:
+    """": layer 16 of 30 (forward 1 of 3), about 40 s left": the block the forward on
+    its way has entered, its place among the forwards planned (else ``nth``, when not
+    0) and the time left of them all (models.reached), not of the one on its way
+    ("about 2 s left in it" was told again at each of SmolLM2's three)."""
+    nth, of = (now.nth, f" of {now.planned}") if now.planned else (nth, "")
+    which = f" (forward {nth}{of})" if nth and (of != " of 1") else ""
+    left = now.whole_left() if now.planned else now.seconds_left()
+    left = f", about {duration_text(left)} left" if left is not None and left >= 1 else ""
+    return f": layer {now.layer} of {now.layers}{which}{left}"
 
 
 class StatusLine(QObject):
@@ -121,10 +135,7 @@ class StatusLine(QObject):
         if self._first is None or now.forward < self._first:
             self._first = now.forward
         # the original order's forwards: its own, then (RoPE, T5) its noise floor's
-        which = f" (forward {now.forward - self._first + 1})" if self._ran_first else ""
-        left = now.seconds_left()
-        left = f", about {left:.0f} s left in it" if left is not None and left >= 1 else ""
-        return f": layer {now.layer} of {now.layers}{which}{left}"
+        return forward_words(now, now.forward - self._first + 1 if self._ran_first else 0)
 
     def _running(self) -> tuple[str, str]:
         """Which orders run: the original order too the first time (it is computed once
@@ -177,3 +188,31 @@ class StatusLine(QObject):
             self.remark, self._remarked = "", False
         if self.is_error():
             self.settle()
+
+
+class StartSteps(QObject):
+    """Start-up's steps told (``tell``) as each begins (``step``); the last, computing
+    the first view, told again each second until ``ready()``: the forward's layer, its
+    place among the forwards planned and their time left, and the seconds so far (it
+    stood on "step 4 of 4" for 12 s under load with nothing moving)."""
+
+    def __init__(self, tell, ready, parent: QObject | None = None):
+        super().__init__(parent)
+        self.tell, self.ready, self.since = tell, ready, 0.0
+        self.timer = QTimer(self, interval=1000, timeout=self.tick)
+
+    def step(self, step: str) -> None:
+        self.since = clock()
+        self.timer.stop()
+        if step == START_STEPS[-1]:
+            self.timer.start()
+        self.tell(start_step(step))
+
+    def tick(self) -> None:
+        if self.ready():
+            self.timer.stop()
+            return
+        now, seconds = reached.latest(), clock() - self.since
+        far = forward_words(now) if now is not None and now.began >= self.since else ""
+        waits = far or ": waiting for the model's first forward"
+        self.tell(start_step(START_STEPS[-1], f"{waits}, {seconds:.0f} s so far"))

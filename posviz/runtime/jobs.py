@@ -36,9 +36,10 @@ START_STEPS = ("importing the plots' modules", "importing torch", "building the 
                "computing the first view")
 
 
-def start_step(step: str) -> str:
-    """"Starting: importing torch (step 2 of 4)…"."""
-    return (f"Starting: {step} (step {START_STEPS.index(step) + 1} of "
+def start_step(step: str, how_far: str = "") -> str:
+    """"Starting: importing torch (step 2 of 4)…"; ``how_far`` after the step's words
+    (": layer 3 of 4 (forward 1 of 2), 4 s so far")."""
+    return (f"Starting: {step}{how_far} (step {START_STEPS.index(step) + 1} of "
             f"{len(START_STEPS)})…")
 
 

@@ -250,6 +250,14 @@ class RunClock:
             after += pace * self.work[number - 1]
         return after
 
+    def timed_past_warm_up(self) -> bool:
+        """Has every kind of work from the running stage on been timed past its warm-up:
+        a stage of it ended, or a step after its first? (The window's time left waits
+        for it: Haviv 2022's first MLP fit alone told 28 min left, the next 19.)"""
+        ended = {self._kind(k + 1) for k, s in enumerate(self.stage_seconds) if s is not None}
+        return all(kind in ended or kind in self.paces and self.paces[kind].work > 0
+                   for kind in {self._kind(n) for n in range(self.index, self.count + 1)})
+
     def stage_left(self, floor: float = 1.0) -> float | None:
         """Seconds left of this stage at the pace measured, at least ``floor`` (the
         words' "about 1 s left" while work is left); None before a step."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from ..models.reached import planning
 from .pooling import MosaicTiles
 
 if TYPE_CHECKING:
@@ -20,9 +21,13 @@ def evaluated(engine: Engine, seq, order, positions,
               should_stop: Callable[[], bool] | None = None,
               keep: tuple[int, int] | None = None, mode: str | None = None):
     """(Evaluation, MosaicTiles) of ``order``: the tiles of ``mode`` (None: none besides
-    the original's) pooled as the comparison passes; ``keep`` as Engine.evaluate's."""
-    tiles = MosaicTiles(engine.reference(seq, positions, should_stop), (mode,))
-    ev = engine.evaluate(seq, order, positions, should_stop, sinks=(tiles,), keep=keep)
+    the original's) pooled as the comparison passes; ``keep`` as Engine.evaluate's. Its
+    forwards are planned (models.reached.planning): the time left the window tells is
+    theirs in all, not the one forward's on its way (a SmolLM2 text's three forwards
+    each said "about 2 s left in it")."""
+    with planning(engine.forwards(seq, order, positions)):
+        tiles = MosaicTiles(engine.reference(seq, positions, should_stop), (mode,))
+        ev = engine.evaluate(seq, order, positions, should_stop, sinks=(tiles,), keep=keep)
     return ev, tiles
 
 

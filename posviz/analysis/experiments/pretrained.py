@@ -100,15 +100,27 @@ def output_change(row: dict) -> float:
     return row.get("next_token_kl_mean", row["pooled_output_change"])
 
 
+def lends(backend) -> bool:
+    """Can a check run on ``backend``'s weights: a twin of it, as it is shipped
+    (float32, on the CPU)?"""
+    return backend is not None and hasattr(backend, "twin") and \
+        getattr(backend, "dtype", "float32") == "float32" and \
+        str(getattr(backend, "device", "cpu")) == "cpu"
+
+
+def lent_name(loaded: dict | None) -> str:
+    """The bundled model of ``loaded`` {source: backend} a check of bundled models runs
+    on, not loaded again; "" for none (its time before a run hangs on it: SmolLM2's load
+    is part of it or not)."""
+    return next((name for name, backend in (loaded or {}).items()
+                 if name in BUNDLED_MODELS and lends(backend)), "")
+
+
 def lent(loaded: dict | None, name: str):
     """A twin of the backend of bundled model ``name`` the window has loaded as it is
     shipped (float32, on the CPU), from ``loaded`` {source: backend}; else None."""
     backend = (loaded or {}).get(name)
-    if backend is None or not hasattr(backend, "twin") or \
-            getattr(backend, "dtype", "float32") != "float32" or \
-            str(getattr(backend, "device", "cpu")) != "cpu":
-        return None
-    return backend.twin()
+    return backend.twin() if lends(backend) else None
 
 
 def sinha2022(should_stop=None, progress=None, say=None, loaded=None) -> PaperCheck:

@@ -7,7 +7,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .checklist import EncodingsButton
 from .jobs import SWAP_MAP, changed
 from .swaps import map_choosers
-from posviz.analysis.experiments.papers import CATALOGUE
+from posviz.analysis.experiments.papers import (CATALOGUE, PRESETS, TRAINED_PRESETS,
+                                                paper_weights)
+from posviz.analysis.experiments.pretrained import lent_name
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
 from posviz.analysis.symmetry import METRICS
@@ -151,12 +153,32 @@ ESTIMATES = {("extend", None, None): (240, 660),
              ("paper", "sinha2022", TRAINED): (60, 90)}
 
 
-def took_key(what: str, paper: str | None, weights: str | None) -> tuple | None:
-    """The experiments whose time hangs on nothing the window chooses (a paper check on
-    its weights, the lab, order use); None for the others (their texts, counts...)."""
+def took_key(what: str, paper: str | None, weights: str | None,
+             loaded: dict | None = None) -> tuple | None:
+    """The experiments whose time hangs on nothing the window chooses but the model it
+    lends (a paper check on its weights, with the bundled model of ``loaded`` {source:
+    backend} it runs on, not loaded again; the lab, order use); None for the others
+    (their texts, counts...). sinha2022's time before a run was one for the built-in
+    model and MiniLM, with SmolLM2's load in it or not."""
     if what == "paper":
-        return (what, paper, weights)
+        lent = lent_name(loaded) if runs_loaded(paper, weights) else ""
+        return (what, paper, weights) + ((lent,) if lent else ())
     return (what, None, None) if what in ("extend", "order") else None
+
+
+def runs_loaded(paper: str, weights: str | None) -> bool:
+    """Does the check of ``paper`` on ``weights`` run a bundled model the window loaded
+    on its weights (papers.check_paper's ``loaded``), rather than load it again?"""
+    from inspect import signature
+    presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}[paper_weights(paper, weights)]
+    return paper in presets and "loaded" in signature(presets[paper]).parameters
+
+
+def loaded_of(session) -> dict | None:
+    """{source: backend} of ``session``'s pretrained model (None: the built-in one)."""
+    if session is None or session.spec.is_builtin:
+        return None
+    return {session.spec.source: session.backend}
 
 
 def _minutes(seconds: float) -> str:
@@ -176,15 +198,14 @@ def takes_words(settings, key: tuple | None) -> str:
     Run on a check of 18 minutes)."""
     if key is None:
         return ""
-    told = settings.value("experiments/took/" + "/".join(map(str, key)), "") \
-        if settings is not None else ""
-    if told:
-        seconds, load = (float(x) for x in str(told).split())
+    told = last_took(settings, key)
+    if told is not None:
+        seconds, load = told
         if seconds < LONG_S:
             return ""
         about = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
         return f"takes about {about} here (last run: {_minutes(seconds)} at load {load:.1f})"
-    low, high = ESTIMATES.get(key, (0, 0))
+    low, high = ESTIMATES.get(key[:3], (0, 0))      # whichever model it is lent
     if high < LONG_S:
         return ""
     span = (f"{low / 60:.0f}-{high / 60:.0f} min" if low >= 90
@@ -192,11 +213,39 @@ def takes_words(settings, key: tuple | None) -> str:
     return f"about {span} (an estimate: its runs on other machines)"
 
 
+def last_took(settings, key: tuple | None) -> tuple[float, float] | None:
+    """(seconds, load) of this machine's last run of ``key`` (remember_took), or None."""
+    told = settings.value("experiments/took/" + "/".join(map(str, key)), "") \
+        if settings is not None and key is not None else ""
+    try:
+        seconds, load = (float(x) for x in str(told).split())
+    except ValueError:                  # none kept, or an unreadable entry
+        return None
+    return seconds, load
+
+
+def took_range(settings, key: tuple | None) -> tuple[float, float] | None:
+    """The seconds a run of ``key`` takes, low and high, before it has measured its own
+    pace: this machine's last run, else the estimate of its runs elsewhere; or None."""
+    told = last_took(settings, key)
+    if told is not None:
+        return told[0], told[0]
+    return ESTIMATES.get(key[:3]) if key is not None else None
+
+
+def job_key(job) -> tuple | None:
+    """The took_key of a submitted ExperimentJob (None: none submitted)."""
+    if job is None:
+        return None
+    backend = getattr(job, "backend", None)
+    return took_key(job.what, job.paper, job.weights,
+                    None if backend is None else {job.spec.source: backend})
+
+
 def remember_took(tab, seconds: float) -> None:
     """This machine's time for the run ``tab`` just finished, with its load then."""
     import os
-    job = tab._submitted
-    key = None if job is None else took_key(job.what, job.paper, job.weights)
+    key = job_key(tab._submitted)
     if tab.settings is None or key is None:
         return
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
@@ -208,7 +257,8 @@ def tell_takes(tab) -> None:
     """Beside Run (``tab.takes``), how long the chosen experiment takes here, when
     long; hidden while a run says its time left."""
     words = takes_words(tab.settings, took_key(
-        tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData()))
+        tab.what.currentData(), tab.paper.currentData(), tab.weights.currentData(),
+        loaded_of(tab._session())))
     tab.takes.setText(words)
     # on the line of the progress line's first (centred in their two-line row, it sat
     # half a line below "done in ...")

@@ -12,7 +12,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy
 
-from posviz.runtime.time_left import LATE, left_words
+from posviz.runtime.time_left import LATE, duration_text, left_words
 
 from ..status import ElidedLabel
 
@@ -182,6 +182,31 @@ def status_row(tab) -> QHBoxLayout:
     return row
 
 
+def untimed(tab, clock) -> str:
+    """"; about 14-17 min left in all (an estimate)" before the run has timed its
+    first stage whole (without this machine's shares of it) and a pace for its stages
+    to come: the range of its runs elsewhere (or its last run
+    here), less the time spent; else "; estimating the time left in all". (Haviv 2022
+    with trained weights told no time left for 105 s, press2022 first told a third of
+    what its run then took.)"""
+    from .controls import job_key, took_range
+    told = took_range(tab.settings, job_key(tab._submitted))
+    spent = clock.now() - clock.began
+    if told is None or told[1] - spent < 1:
+        return "; estimating the time left in all"
+    low, high = (max(seconds - spent, 1.0) for seconds in told)
+    span = duration_text(low) if round(low) == round(high) else range_text(low, high)
+    return f"; about {span} left in all (an estimate)"
+
+
+def range_text(low: float, high: float) -> str:
+    """"40-70 s", "14-17 min", "50 s to 2 min": a span of seconds as a person reads it."""
+    first, last = duration_text(low), duration_text(high)
+    if first.split()[-1] == last.split()[-1]:
+        return f"{first.split()[0]}-{last}"
+    return f"{first} to {last}"
+
+
 def tell_progress(tab) -> None:
     """The Experiments tab's bar and status while a run goes on (``tab._clock``, a
     RunClock; ``tab._stage``, the stage's words): the bar the share of the whole run
@@ -203,9 +228,13 @@ def tell_progress(tab) -> None:
         tab.progress.setFormat(f"{clock.done} of {clock.total}")
     else:
         tab.progress.setRange(0, 0)
-    run_left = clock.run_left()        # the last stage's steps say it already
+    # the run's time left once a stage of it is timed whole, or its shares are this
+    # machine's (press2022's first, its first checkpoint's steps timed, was a third)
+    timed = clock.learned is not None or clock.index > 1 and clock.timed_past_warm_up()
+    run_left = clock.run_left() if timed else None
     in_all = ("" if clock.total and clock.index == clock.count
-              else left_words(run_left, " in all").replace(", ", "; ", 1))
+              else left_words(run_left, " in all").replace(", ", "; ", 1)
+              if run_left is not None or clock.count <= 1 else untimed(tab, clock))
     if not clock.total:                      # a stage starts: before its first step
         tab._say(f"{stage}…{in_all}", kept=in_all)
         return

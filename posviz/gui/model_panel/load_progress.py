@@ -25,6 +25,10 @@ LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, IMPORTING: 3,
 LOAD_STEP_COUNT = 4
 TICK = re.compile(r"(.+) \((\d+) s\)")  # a step told again each second it lasts (Ticks)
 clock = time.monotonic            # (a test's own clock)
+# the conversion's estimate in its announcement (hf.converted.made): "about 24-84 s on
+# 2 cores", said in the window too (the command line said it; the window only the
+# seconds each step had run, 60-90 s in all)
+CONVERSION_TAKES = re.compile(r", (about [^,()]+?) \(later loads")
 
 
 def time_left(started: tuple[float, int], done: int, total: int, now: float) -> str:
@@ -124,9 +128,11 @@ class LoadProgress(QWidget):
         """A step of the load: a known one fills the bar (step k of N), another one
         leaves it busy; the line under it says what is loading, and which step."""
         label = self._loading
-        if text.startswith(CONVERTING):
-            self._note = (" (its first load: de-quantized once and written into posviz's "
-                          "cache, read from there by later loads)")
+        if text.startswith(CONVERTING):      # the whole conversion's time, as told
+            takes = CONVERSION_TAKES.search(text)
+            takes = f", {takes[1]} in all" if takes else ""
+            self._note = (f" (its first load{takes}: de-quantized once and written into "
+                          f"posviz's cache, read from there by later loads)")
         ticked = TICK.fullmatch(text)
         if ticked is not None:           # the same step, longer: the bar stays as it is
             self.say(f"Loading {label}: {ticked[1]}, {ticked[2]} s so far…{self._note}")

@@ -280,11 +280,18 @@ def measured_pace(key: str = "seconds_per_mb") -> float | None:
 
 
 def save_time(size: int) -> str:
-    """How long saving a converted copy of ``size`` bytes takes: "about 5 s", at this
-    machine's last save's pace, else SAVE_SECONDS_PER_MB's."""
-    pace = measured_pace("save_seconds_per_mb") or SAVE_SECONDS_PER_MB
-    seconds = max(size / 1e6 * pace, 1.0)
-    return f"about {seconds:.0f} s" if seconds < 100 else f"about {seconds / 60:.0f} min"
+    """How long saving a converted copy of ``size`` bytes takes: "about 5-12 s", at this
+    machine's last save's pace (-20 % to 2.5 ×: a load that rises moves it, 538 MB took
+    4.8 s at load 3-6 and 11.7 s at load 5-9 here), else SAVE_SECONDS_PER_MB's up to 4 ×
+    (19 s in a trial told "about 5 s")."""
+    pace = measured_pace("save_seconds_per_mb")
+    spreads = (0.8, 2.5) if pace else (1.0, 4.0)
+    low, high = (max(size / 1e6 * (pace or SAVE_SECONDS_PER_MB) * spread, 1.0)
+                 for spread in spreads)
+    if high < 100:
+        return f"about {low:.0f}-{high:.0f} s"
+    return f"about {low / 60:.0f}-{high / 60:.0f} min" if low >= 60 else \
+        f"about {low:.0f} s-{high / 60:.0f} min"
 
 
 def conversion_time(size: int) -> str:

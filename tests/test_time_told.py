@@ -1,0 +1,300 @@
+"""The times the window tells: the whole evaluation's time left on the status line, a
+check's before it starts and while it runs, each against a made-up clock."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posviz.models import reached
+
+
+def test_the_window_s_evaluation_plans_all_its_forwards():
+    """A new text's evaluation runs the original order, its noise floor (RoPE) and the
+    new order: each forward is told as the nth of that many planned, so the time left
+    is theirs in all."""
+    from posviz.analysis.engine import Engine
+    from posviz.document.session import Session
+    from posviz.models.builtin.backend import BuiltinBackend
+    from posviz.models.config import ModelConfig
+    from posviz.views.evaluated import evaluated
+    backend = BuiltinBackend(ModelConfig(pe="rope", layers=2, heads=2, d_model=16))
+    session = Session(backend, "the cat sat on the mat")
+    session.reverse()
+    engine = Engine(backend)
+    planned = engine.forwards(session.seq, session.order, session.positions)
+    told = []
+    with reached.listening(lambda now: told.append((now.nth, now.planned))):
+        evaluated(engine, session.seq, session.order, session.positions)
+    assert planned == 3
+    assert sorted(set(told)) == [(1, 3), (2, 3), (3, 3)], told
+
+
+def _status(qtbot):
+    from PySide6.QtWidgets import QLabel
+
+    from posviz.gui.status import StatusLine
+    label = QLabel()
+    qtbot.addWidget(label)
+    line = StatusLine(label)
+    line._since = 0.0
+    return line
+
+
+def test_the_status_line_tells_the_time_left_of_all_the_forwards_planned(qtbot,
+                                                                           monkeypatch):
+    """SmolLM2's three forwards of a new text said "about 2 s left in it" in each: the
+    line tells the time left of the whole evaluation. Forward 1 of 3 has spent 8 s
+    on half its layers: 8 s more of it, then 16 s for each of the two after."""
+    line = _status(qtbot)
+    now = reached.Reached(layer=16, layers=30, forward=7, at=108.0, began=100.0,
+                          done=0.5, nth=1, planned=3)
+    monkeypatch.setattr(reached, "latest", lambda: now)
+    said = line._layer()
+    assert said == ": layer 16 of 30 (forward 1 of 3), about 40 s left", said
+    assert "in it" not in said
+
+
+def test_a_lone_forward_tells_its_own_time_left(qtbot, monkeypatch):
+    """One forward planned (a reorder: the original order is kept): its time left."""
+    line = _status(qtbot)
+    now = reached.Reached(layer=3, layers=4, forward=2, at=108.0, began=100.0,
+                          done=0.5, nth=1, planned=1)
+    monkeypatch.setattr(reached, "latest", lambda: now)
+    assert line._layer() == ": layer 3 of 4, about 8 s left"
+
+
+@pytest.fixture
+def settings(tmp_path):
+    from PySide6 import QtCore
+    return QtCore.QSettings(str(tmp_path / "posviz.ini"), QtCore.QSettings.Format.IniFormat)
+
+
+class Bundled:
+    """A stand-in for a bundled model's backend the window loaded (float32, CPU)."""
+    dtype, device = "float32", "cpu"
+
+    def twin(self):
+        return self
+
+
+def test_sinha2022_s_time_before_a_run_hangs_on_the_model_it_is_lent(settings,
+                                                                     monkeypatch):
+    """sinha2022 with trained weights runs the window's MiniLM or SmolLM2 on its
+    weights, not loaded again: its time before Run is this machine's last run with the
+    same model lent (it said one time for the built-in model and MiniLM)."""
+    from types import SimpleNamespace
+
+    from posviz.gui.experiments.controls import remember_took, takes_words, took_key
+    monkeypatch.setattr("os.getloadavg", lambda: (2.0, 0, 0))
+    alone = took_key("paper", "sinha2022", "trained")
+    minilm = took_key("paper", "sinha2022", "trained", {"minilm": Bundled()})
+    smollm2 = took_key("paper", "sinha2022", "trained", {"smollm2": Bundled()})
+    assert len({alone, minilm, smollm2}) == 3
+    # a model the check runs no twin of, or a check that lends none: the same key
+    assert took_key("paper", "sinha2022", "trained", {"/my/bert": Bundled()}) == alone
+    assert took_key("paper", "haviv2022", "trained", {"minilm": Bundled()}) == \
+        took_key("paper", "haviv2022", "trained")
+    for seconds, loaded in ((80.0, None), (70.0, {"minilm": Bundled()})):
+        job = SimpleNamespace(what="paper", paper="sinha2022", weights="trained",
+                              spec=SimpleNamespace(source=next(iter(loaded or {""}))),
+                              backend=None if loaded is None else Bundled())
+        remember_took(SimpleNamespace(settings=settings, _submitted=job), seconds)
+    assert takes_words(settings, alone).startswith("takes about 80 s here")
+    assert takes_words(settings, minilm).startswith("takes about 70 s here")
+
+
+def test_before_any_run_with_a_model_lent_the_check_s_estimate_is_said(settings):
+    """No run here yet with MiniLM lent: the estimate of the check's runs elsewhere."""
+    from posviz.gui.experiments.controls import takes_words, took_key
+    minilm = took_key("paper", "sinha2022", "trained", {"minilm": Bundled()})
+    assert takes_words(settings, minilm) == takes_words(
+        settings, took_key("paper", "sinha2022", "trained")) != ""
+
+
+def test_start_up_s_last_step_tells_the_forward_it_waits_for_each_second(qtbot,
+                                                                         monkeypatch):
+    """Under load start-up stood on "step 4 of 4" for 12 s with nothing moving: each
+    second it tells how far the first view's forwards are, and its seconds so far."""
+    from posviz.gui import status
+    from posviz.gui.controller import Controller
+    from posviz.runtime.jobs import START_STEPS
+    told, clock = [], [100.0]
+    monkeypatch.setattr(status, "clock", lambda: clock[0])
+    monkeypatch.setattr(reached, "latest", lambda: None)
+    c = Controller()
+    c.startStep.connect(told.append)
+    c.start_steps.step(START_STEPS[-1])
+    assert c.start_steps.timer.isActive()
+    clock[0] = 103.0                                  # no forward yet: said so
+    c.start_steps.tick()
+    assert told[-1] == ("Starting: computing the first view: waiting for the model's "
+                        "first forward, 3 s so far (step 4 of 4)…"), told[-1]
+    now = reached.Reached(layer=3, layers=4, forward=9, at=106.0, began=102.0,
+                          done=0.5, nth=1, planned=2)
+    monkeypatch.setattr(reached, "latest", lambda: now)
+    clock[0] = 106.0
+    c.start_steps.tick()
+    assert told[-1] == ("Starting: computing the first view: layer 3 of 4 (forward 1 "
+                        "of 2), about 12 s left, 6 s so far (step 4 of 4)…"), told[-1]
+    c.session = object()                              # ready: the ticks end
+    c.start_steps.tick()
+    assert not c.start_steps.timer.isActive() and len(told) == 3
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def assert_measured_told(tab, how_far: str) -> None:
+    """The words end with how far and the run's time left as the clock measures it."""
+    left = tab._clock.run_left()
+    assert left is not None and tab.status.text().endswith(
+        f"{how_far} done; about {left:.0f} s left in all"), tab.status.text()
+
+
+def _tab(qtbot, settings, job):
+    from posviz.gui.experiments.tab import ExperimentsTab
+    from posviz.runtime.stage_times import NoTimes
+    from posviz.runtime.time_left import RunClock
+    tab = ExperimentsTab(settings=settings)
+    qtbot.addWidget(tab)
+    clock = FakeClock()
+    tab._clock, tab._submitted = RunClock(clock, NoTimes()), job
+    tab.cancel_button.setEnabled(True)                # as while it runs
+    return tab, clock
+
+
+@pytest.mark.parametrize("paper, words", [
+    ("haviv2022", "; about 14-17 min left in all (an estimate)"),
+    (None, "; estimating the time left in all")])
+def test_before_its_stages_to_come_are_timed_a_run_says_a_range_or_estimating(
+        qtbot, settings, paper, words):
+    """Haviv 2022 with trained weights (forwards, fits and MLP fits: the last timed only
+    in its 4th stage) told no time left at all for 105 s: until every kind of work to
+    come has a pace, the run's range from its runs elsewhere less the time spent, or
+    that it is estimating; then the time left measured."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="paper" if paper else "sweep", paper=paper,
+                          weights="trained", spec=None, backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    kinds = ["forwards", "mlp fits", "forwards", "mlp fits"]
+    try:
+        tab._stage_started(Stage("probing the first checkpoint", 1, 4, [1.0] * 4,
+                                 kinds=kinds))
+        clock.t += 60
+        for done in (1, 2):
+            tab._progressed(done, 10)
+            clock.t += 1
+        tab._tell_progress()
+        assert tab._clock.run_left() is None
+        assert tab.status.text().endswith("2 of 10 done" + words), tab.status.text()
+        for number in (2, 3):                   # the MLP fits timed, then forwards again
+            tab._stage_started(Stage(f"stage {number}", number, 4, [1.0] * 4,
+                                     kinds=kinds))
+            for done in (1, 2, 3):
+                clock.t += 1
+                tab._progressed(done, 3)
+        left = tab._clock.run_left()
+        assert left is not None and tab.status.text().endswith(
+            f"3 of 3 done; about {left:.0f} s left in all"), tab.status.text()
+    finally:
+        tab.shutdown()
+
+
+def test_without_this_machine_s_shares_no_number_until_a_stage_is_timed_whole(
+        qtbot, settings):
+    """press2022's first run: its first checkpoint's steps are quick, the others' slow;
+    told at its first steps, the time left was a third of the truth, then rose. Until
+    its first stage is timed whole: the range of its runs elsewhere less the time
+    spent; then the time left measured."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="paper", paper="press2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    try:
+        tab._stage_started(Stage("perplexity at 128 tokens", 1, 3, [1.0, 1.3, 2.0]))
+        for done in range(1, 5):                      # the first checkpoint: quick
+            clock.t += 0.5
+            tab._progressed(done, 12)
+        assert tab._clock.run_left() is not None     # the clock has a number ...
+        assert tab.status.text().endswith(            # ... not yet told: 2 s spent
+            "4 of 12 done; about 38 s to 2 min left in all (an estimate)"), \
+            tab.status.text()
+        for done in range(5, 13):                     # the others: 4 times as slow
+            clock.t += 2.0
+            tab._progressed(done, 12)
+        tab._stage_started(Stage("perplexity at 256 tokens", 2, 3, [1.0, 1.3, 2.0]))
+        clock.t += 3.0
+        tab._progressed(1, 6)
+        assert_measured_told(tab, "1 of 6")
+    finally:
+        tab.shutdown()
+
+
+def test_the_copy_s_saving_is_told_as_a_range_that_holds_a_loaded_machine_s(
+        monkeypatch, tmp_path):
+    """SmolLM2's copy (538 MB) was told "about 5 s" and took 19 s under load (11.7 s
+    here at load 5-9): before any save here, 5-19 s; after one, its pace -20 % to
+    2.5 ×."""
+    from posviz.models.hf import converted
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    assert converted.save_time(538_000_000) == "about 5-19 s"
+    (tmp_path / "gguf").mkdir()
+    converted.keep_pace(save_seconds_per_mb=11.7 / 538)
+    assert converted.save_time(538_000_000) == "about 9-29 s"
+
+
+def test_a_kind_of_work_is_timed_past_its_warm_up_before_its_number_is_told(
+        qtbot, settings):
+    """Haviv 2022's first MLP fit, its warm-up, told 28 min left in all, the next 19:
+    the time left waits for a kind's second step (or a stage of it ended)."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="sweep", paper=None, weights=None, spec=None, backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    kinds = ["forwards", "mlp fits", "forwards", "mlp fits"]
+    try:
+        tab._stage_started(Stage("texts run", 1, 4, [1.0] * 4, kinds=kinds))
+        for done in (1, 2, 3):
+            clock.t += 1
+            tab._progressed(done, 3)
+        tab._stage_started(Stage("fits", 2, 4, [1.0] * 4, kinds=kinds))
+        clock.t += 30                                 # the first fit: a warm-up
+        tab._progressed(1, 5)
+        assert tab._clock.run_left() is not None
+        assert tab.status.text().endswith("1 of 5 done; estimating the time left in all")
+        clock.t += 10
+        tab._progressed(2, 5)
+        assert_measured_told(tab, "2 of 5")
+    finally:
+        tab.shutdown()
+
+
+def test_a_gguf_file_s_first_load_says_the_whole_conversion_s_time_in_the_window(
+        qtbot, monkeypatch, tmp_path):
+    """The command line said a first load's conversion takes "about 24-83 s on 2
+    cores"; the window said only each step's seconds so far, 60-90 s in all: its note
+    says the whole conversion's time, under every step and tick."""
+    from posviz.gui.model_panel.load_progress import LoadProgress
+    from posviz.models.hf import converted
+    monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
+    takes = converted.conversion_time(98_000_000)
+    bar = LoadProgress()
+    qtbot.addWidget(bar)
+    bar.started("SmolLM2")
+    bar.step(f"{converted.CONVERTING}x.gguf once: de-quantizing it to float32 and saving "
+             f"the copy in {tmp_path}, {takes} (later loads read the copy in seconds)")
+    bar.step("reading the GGUF file's header, vocabulary and tensor names (4 s)")
+    assert bar.status.text() == (
+        "Loading SmolLM2: reading the GGUF file's header, vocabulary and tensor names, 4 s "
+        f"so far… (its first load, {takes} in all: de-quantized once and written into "
+        "posviz's cache, read from there by later loads)"), bar.status.text()
