@@ -61,23 +61,18 @@ def test_a_late_count_s_line_is_told_again_each_second_until_the_run_ends():
 
 
 def test_a_run_that_raises_leaves_no_thread_telling_it():
+    """The API's runs end their lines in a ``with`` (api.steps.lines_ended): a run
+    stopped by Ctrl+C tells no line after its traceback."""
+    from posviz.api.steps import lines_ended
     clock = Clock()
     stream, lines = lines_at(clock, retell=0.01)
-
-    def run():
+    with pytest.raises(KeyboardInterrupt), lines_ended(lines):
         lines(0, 5)
         lines(1, 5)
+        assert retelling_threads() != []
         raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run()
-    for thread in retelling_threads():
-        thread.join(timeout=30)         # (a liveness wait, not a timing)
-    assert retelling_threads() == []
-    clock.t = 60.0
-    count = len(told(stream))
-    assert lines.retelling is not None and not lines.retelling.is_alive()
-    assert len(told(stream)) == count
+    assert retelling_threads() == []    # joined as the run ended
+    assert lines.retelling is None
 
 
 def test_lines_are_told_again_on_a_terminal_only_by_default():
@@ -147,7 +142,8 @@ def test_a_late_block_s_line_says_how_far_its_maps_are_kept(monkeypatch):
     clock.t = 5.5
     lines.retold()
     assert told(stream)[-1].endswith(" (4 s since layer 3 began)")
-    lines(12, 12)
+    lines.end()                         # (model 2's stage never comes: ended as the API's
+    assert retelling_threads() == []    # lines_ended ends a run)
 
 
 def test_a_comparison_tells_torch_s_import_before_its_models():

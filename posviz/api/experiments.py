@@ -175,14 +175,15 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     from ..models.reached import import_torch
     from .results import Paper
     from .runs import staged
-    from .steps import StepPrinter, telling
+    from .steps import StepPrinter, lines_ended, telling
     check_say(say)
     count, told = staged(progress, say, "step")
     if telling(progress):                  # at once, as the command line says it
         told_here = say or StepPrinter()
         told_here(f"checking {name} on {paper_weights(name, weights)} weights")
         import_torch(told_here)
-    return Paper(check_paper(name, weights=weights, progress=count, say=told), weights)
+    with lines_ended(count):
+        return Paper(check_paper(name, weights=weights, progress=count, say=told), weights)
 
 
 
@@ -236,15 +237,16 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
             from ..models.backend import split_words
             from ..models.orders import parse_order
             parse_order(order, len(split_words(text)))
-    from .steps import ModelLines, StepPrinter, WholeRun, telling
+    from .steps import ModelLines, StepPrinter, WholeRun, lines_ended, telling
     count = (ModelLines() if progress is True else progress if telling(progress)
              else WholeRun(progress) if progress else None)
     if telling(progress):                  # at once, as the command line says it, and
         StepPrinter()(f"running {len(kinds)} models")   # torch's import (3,000 words:
         from ..models.reached import import_torch       # 6.4 s untold before a count)
         import_torch(StepPrinter())
-    result = run(config, kinds, weights, text, order, where, count,
-                 say=None if count is None else count.stage)
+    with lines_ended(count):
+        result = run(config, kinds, weights, text, order, where, count,
+                     say=None if count is None else count.stage)
     return Comparison(result)
 
 
@@ -321,15 +323,16 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     from ..analysis.experiments.extension import check_factors, extend as run
     from ..models.training.checkpoint import TRAINED
     from .results import Extended
-    from .steps import counted, stages
+    from .steps import counted, lines_ended, stages
     factors = check_factors(factors)
     check_type("weights", weights, (str, os.PathLike), "trained or a folder of "
                "checkpoints")
     check_say(say)
     folder = None if weights == TRAINED else str(weights)
     count = counted(progress, "length")
-    return Extended(run(folder, factors, progress=count, say=stages(say, progress, count)),
-                    weights)
+    with lines_ended(count):
+        return Extended(run(folder, factors, progress=count,
+                            say=stages(say, progress, count)), weights)
 
 
 def check_order_use(model, windows, length, weights) -> None:

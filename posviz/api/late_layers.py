@@ -5,7 +5,6 @@ quarter second, as it does a RunLines'."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 from contextlib import contextmanager
 
 from ..runtime.run_lines import RETELL_S, TICK_S, Retelling, terminal
@@ -13,27 +12,27 @@ from ..runtime.time_left import duration_text
 
 
 class LateLayers:
-    """StepPrinter's part: ``during(frame)`` a run's forwards (models.reached, told by
+    """StepPrinter's part: ``during()`` a run's forwards (models.reached, told by
     api.steps.layer_ticks), the line of the block running told again once ``TICK_S``
     less half of ``retell`` seconds have passed without a line, its time left at the
-    pace so far (the wait included); ``frame``: the run's, while the thread watches."""
+    pace so far (the wait included)."""
 
-    retell, frame, retelling = 0.0, None, None
+    retell, retelling = 0.0, None
     said_at = 0.0                       # when the last line was told
     plain = (None, 0.0)                 # the last step told without a count, and when
 
     @contextmanager
-    def during(self, frame):
+    def during(self):
         if not terminal(self.stream) or self.retelling is not None:
             yield
             return
-        self.retell, self.frame = RETELL_S, frame
+        self.retell = RETELL_S
         self.retelling = Retelling(self)
         try:
             yield
         finally:
             self.retelling.end()
-            self.retelling = self.frame = None
+            self.retelling = None
 
     def retold(self) -> bool:
         """Tells the block running again, or a step told since any block (a forward's
@@ -62,8 +61,3 @@ class LateLayers:
         self._print(f"{line} ({duration_text(now - began)} since {words} began)")
         return True
 
-
-def with_frame() -> object:
-    """The frame of the ``with`` statement that entered the context manager calling
-    this (its generator's caller's caller)."""
-    return sys._getframe(3)

@@ -95,9 +95,10 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
         kind, count, texts, guard.reads_words(model.backend)))
     guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
                       kind, count, offset)
-    from .steps import counted
-    result = run(model.engine, texts, kind, count, seed, where, layer=layer,
-                 progress=counted(progress, "pair" if kind == "swap" else "run"))
+    from .steps import counted, lines_ended
+    with lines_ended(counted(progress, "pair" if kind == "swap" else "run")) as told:
+        result = run(model.engine, texts, kind, count, seed, where, layer=layer,
+                     progress=told)
     if layer is None and result.pairs:                  # the swap map's: the last
         layer = result.pairs[0].layer
     return Sweep(result, model, where, sweep_settings(kind, count, seed, layer))
@@ -137,8 +138,10 @@ def probe_on(model, texts=None, *, features: str = "linear", folds: int = 5,
     guard.check_probe(model.backend, [len(model.backend.tokenize(text)) for text in texts],
                       features == "quadratic", offset, folds)
     count, told = staged(progress, say, "step")   # True: each stage timed at its pace
-    result = run(model.engine, texts or None, where, folds, features,
-                 progress=count, say=told)
+    from .steps import lines_ended
+    with lines_ended(count):
+        result = run(model.engine, texts or None, where, folds, features,
+                     progress=count, say=told)
     return Probe(result, model, where, {"features": features, "folds": result.folds},
                  texts)                          # the folds that ran
 

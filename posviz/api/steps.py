@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..runtime.run_lines import FIRST_S, TICK_S, Gaps, RunLines, later  # noqa: F401 (the
 from ..runtime.time_left import duration_text  # noqa: F401   one rule of a run's lines)
-from .late_layers import LateLayers, with_frame
+from .late_layers import LateLayers
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
@@ -237,7 +237,7 @@ def layer_ticks(backend, say: Progress, step: str):
         if now.run and now.layer == 1 and not now.part:
             say(named)
         say(named, now.layer, now.layers)
-    during = say.during(with_frame()) if isinstance(say, LateLayers) else nullcontext()
+    during = say.during() if isinstance(say, LateLayers) else nullcontext()
     with reached.listening(told), during:       # a late block told again (LateLayers)
         yield
 
@@ -298,6 +298,17 @@ def counted(progress, unit: str = "run"):
     if telling(progress):
         return progress if isinstance(progress, RunLines) else RunLines(unit=unit)
     return WholeRun(progress)
+
+
+@contextmanager
+def lines_ended(count):
+    """The run ``count`` (counted's) tells: its late line (RunLines) is told again no
+    more once the run ends, also by an error or Ctrl+C (no line after a traceback)."""
+    try:
+        yield count
+    finally:
+        if isinstance(count, RunLines):
+            count.end()
 
 
 class ModelLines(RunLines):

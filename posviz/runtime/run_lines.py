@@ -62,9 +62,6 @@ class RunLines:
         # terminal by default), by a thread of its own (Retelling)
         self.retell = retell if retell is not None else RETELL_S if terminal(stream) else 0
         self.lock, self.retelling = threading.RLock(), None
-        # the frame the run's counts come from (common_frame), watched while it runs
-        self.frame = self.common = None
-        self.callers = 0
 
     def stage(self, text: str) -> None:
         with self.lock:
@@ -77,21 +74,21 @@ class RunLines:
             self._retelling(done, total)
 
     def _retelling(self, done: int, total: int) -> None:
-        """Starts the thread that tells a late count's line again, or ends it (joined)
-        at the run's last count."""
+        """Starts the thread that tells a late count's line again, or ends it at the
+        run's last count."""
         run = self.clock
         if done >= total and run.index == run.count:
-            if self.retelling is not None:
-                self.retelling.end()
-            self.retelling = self.frame = self.common = None
-            self.callers = 0
-            return
-        self.common = common_frame(self.common, sys._getframe(2))
-        self.frame, self.callers = self.common, self.callers + 1
-        for _ in range(2 if self.callers == 1 else 0):   # one count: its caller's caller's
-            self.frame = self.frame.f_back or self.frame  # caller
-        if self.retelling is None or not self.retelling.is_alive():
+            self.end()
+        elif self.retelling is None:
             self.retelling = Retelling(self)
+
+    def end(self) -> None:
+        """No line told again after this (the thread joined): at the run's last count,
+        and where the run ends otherwise (an error, Ctrl+C), by the ``with`` around it
+        (api.steps.lines_ended)."""
+        retelling, self.retelling = self.retelling, None
+        if retelling is not None:
+            retelling.end()
 
     def retold(self) -> bool:
         """Tells the line again when the step running is late: no line for ``retell``
@@ -161,48 +158,19 @@ def terminal(stream) -> bool:
 
 class Retelling(threading.Thread):
     """Asks ``lines.retold()`` (a RunLines, or api.late_layers.LateLayers) each quarter
-    of its ``retell`` seconds, from a count to
-    the run's last (``end``: joined), or until the run's frame (``lines.frame``) has
-    returned (the run raised, or Ctrl+C stopped it: no line after it; a count after
-    starts another). A 3,000-token layer was 5-12 s between counts untold."""
+    of its ``retell`` seconds until ``end`` (joined). A 3,000-token layer was 5-12 s
+    between counts untold."""
 
-    def __init__(self, lines: RunLines):
+    def __init__(self, lines):
         super().__init__(daemon=True, name="posviz-lines")
         self.lines, self.done = lines, threading.Event()
-        self.counting = threading.get_ident()
         self.start()
 
     def run(self) -> None:
-        while not self.done.wait(self.lines.retell / 4) and self._running():
+        while not self.done.wait(self.lines.retell / 4):
             self.lines.retold()
-
-    def _running(self) -> bool:
-        frame, run = sys._current_frames().get(self.counting), self.lines.frame
-        while frame is not None and frame is not run:
-            frame = frame.f_back
-        return frame is not None
 
     def end(self) -> None:
         self.done.set()
         if threading.current_thread() is not self:
             self.join()
-
-
-def common_frame(last, caller):
-    """The deepest frame that ``last`` (the frame all counts so far came from, None
-    before any) and ``caller`` (a count's) both lie in."""
-    if last is None:
-        return caller
-    frame = caller
-    while frame is not None and frame is not last:
-        frame = frame.f_back
-    if frame is not None:
-        return last
-    seen = set()
-    while last is not None:
-        seen.add(id(last))
-        last = last.f_back
-    frame = caller
-    while frame.f_back is not None and id(frame) not in seen:
-        frame = frame.f_back
-    return frame
