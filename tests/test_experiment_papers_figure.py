@@ -344,3 +344,27 @@ def test_haviv_s_series_each_have_their_own_colour_and_a_readable_plot_at_1024(
     # note's three lines (one_line.FEW_LINES, its verdict whole) leave the plot 0.41
     assert figure.plot.getViewBox().height() >= 0.40 * figure.height()
     assert figure.height() <= 340 + 25, figure.height()
+
+
+@pytest.mark.parametrize("weights", ["random", "trained"])
+def test_sinha_s_csv_holds_in_each_column_what_its_header_names(figure, tmp_path,
+                                                                weights):
+    """paper-sinha2022.csv's `encoding` column held the row numbers 0, 1, 2 (the names
+    were in an `encoding_token` column): each column holds what its header says."""
+    import csv
+    if weights == "random":
+        figure.show_paper(paper("sinha2022", SHIFT))
+        dim, names = "encoding", ["sinusoidal", "learned", "rope"]
+    else:
+        row = {"last_layer_change": 0.2, "pooled_output_change": 0.01,
+               "next_token_kl_mean": 0.07}
+        figure.show_paper(paper("sinha2022", {"trained rope": row, "minilm": row,
+                                              "relative": ["trained rope"]}, "trained"))
+        dim, names = "model", ["trained rope", "minilm"]
+    path = figure.export_csv(tmp_path / "paper-sinha2022.csv")
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    assert [row[dim] for row in rows] == names
+    assert all(not name.endswith("_token") for name in rows[0])
+    if weights == "random":
+        assert [float(row["output_change"]) for row in rows] == [0.5, 0.96, 2.2e-7]

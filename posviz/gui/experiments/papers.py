@@ -248,7 +248,8 @@ def _show_shift(figure, values: dict) -> None:
     top = max(1.0, float(max(v.max() for v in drawn.values())))
     _categories(figure, kinds, (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1)))
     figure.data = drawn
-    figure.dims, figure.coords, figure.labels = ("encoding",), {}, {"encoding": kinds}
+    # the names are the column's values (labels hold a token's text beside its index)
+    figure.dims, figure.coords, figure.labels = ("encoding",), {"encoding": kinds}, {}
 
 
 def _side_plot(figure, left: str, bottom: str, short_left: str) -> pg.PlotItem:
@@ -330,4 +331,4 @@ def _show_trained_shift(figure, values: dict) -> None:
         figure.labelled.append((line, side, (text, short)))
     _categories(figure, names, _log_span(output, STILL, MOVED, 1.0), side)
     figure.data = {"last_layer_change": layer, "output_change": output}
-    figure.dims, figure.coords, figure.labels = ("model",), {}, {"model": models}
+    figure.dims, figure.coords, figure.labels = ("model",), {"model": models}, {}
