@@ -368,3 +368,21 @@ def test_sinha_s_csv_holds_in_each_column_what_its_header_names(figure, tmp_path
     assert all(not name.endswith("_token") for name in rows[0])
     if weights == "random":
         assert [float(row["output_change"]) for row in rows] == [0.5, 0.96, 2.2e-7]
+
+
+@pytest.mark.parametrize("weights", ["random", "trained"])
+def test_haviv_s_reading_is_on_screen_at_1024_not_only_in_the_tooltip(qtbot, weights):
+    """At 1024 x 700 Haviv's note showed its citation and what ran; what the probes
+    read (the conclusion) was past the elided line, in the tooltip only. The figure
+    shows each probe's worst error against chance, and whether it reads position."""
+    figure = on_screen(qtbot, ExperimentFigure(), 730, 340)    # its room at 1024 x 700
+    ran_on = TRAINED_RAN_ON if weights == "trained" else "the built-in model, untrained"
+    figure.show_paper(paper("haviv2022", HAVIV[weights], weights, ran_on))
+    qtbot.wait(100)
+    figure._settle()
+    shown = " ".join(figure.note.shown_text().split())
+    rows = HAVIV[weights]["causal"] if weights == "random" else HAVIV[weights]["mlp"]["none"]
+    worst = max(r["mae"] / r["chance_mae"] for r in rows[1:])     # 5/17: reads position
+    first = "causal (linear + squared coordinates)" if weights == "random" else "NoPE, MLP"
+    assert f"{first} {worst:.2f} (position read)" in shown, shown
+    assert "× chance" in shown and "…" not in shown.split("position read")[0]

@@ -12,7 +12,7 @@ from ..plots.wheel import frame
 from ..plots.axis_titles import fit_words
 from .slopes import show_slopes
 from posviz.analysis.experiments.papers import TITLES, trained_too
-from posviz.analysis.experiments.probe import FEATURE_NAMES
+from posviz.analysis.experiments.probe import FEATURE_NAMES, READS
 from posviz.models.encodings import LearnedEncoding, NoPositions
 
 CATEGORY_GAP = 12                  # pixels between two categories' names
@@ -45,7 +45,7 @@ def ran_line(ran_on: str | None) -> tuple[str, bool]:
 def draw_paper(figure, check) -> None:
     """Draw a paper check (analysis.experiments.claim.PaperCheck) on the Experiments
     figure: each paper's own plot, its verdict in the title and its terms in the note."""
-    values, said = check.values, ""
+    values, said, read = check.values, "", ""
     if check.name == "press2022":
         said = _show_lengths(figure, values)
     elif check.name == "haviv2022" and check.weights == "trained":
@@ -60,6 +60,7 @@ def draw_paper(figure, check) -> None:
             if name.endswith("(control)"):       # "none-500 (control)"
                 runs[f"control {name.split()[0]}, MLP "] = (rows[name], next(controls, "#000000"))
         figure._probes("", runs)
+        read = probes_read(runs)
     elif check.name == "haviv2022":
         # the verdict's features are quadratic: named so (as the probe's control names
         # them) beside a linear probe
@@ -72,6 +73,7 @@ def draw_paper(figure, check) -> None:
         for mask, rows in values.get("linear", {}).items():
             runs[f"{mask} (linear) "] = (rows, linear[mask])
         figure._probes("", runs)
+        read = probes_read(runs)
     elif check.name == "chi2023":
         spread = np.array(values["variance_by_position"])
         figure._reset("variance of the attention output", "position", log=False)
@@ -107,10 +109,27 @@ def draw_paper(figure, check) -> None:
     # the trained check, as this window runs it (the command line names its flag)
     trained = ' (the Weights choice "trained" runs it on trained models)' if \
         trained_too(check) else ""
-    figure.set_note((f"Ran on {check.ran_on}\n" if details else "")
+    # what the curves show first (a probe's reading; a note of 1024 pixels shows its
+    # first lines, the rest in the tooltip), then what ran
+    figure.set_note((f"{read}\n" if read else "")
+                    + (f"Ran on {check.ran_on}\n" if details else "")
                     + f"{check.citation}\nPaper: {check.reports}\nTests: {check.tests}"
                     f"{trained}\n"
                     f"posviz: {check.measures}" + (f"\nDrawn: {said}" if said else ""))
+
+
+def probes_read(runs: dict) -> str:
+    """What probes' curves show (``runs``: legend prefix -> (rows, colour)): each one's
+    worst error as a multiple of chance after the embeddings, and whether it reads
+    position there (below READS × chance at every layer, as the verdict asks)."""
+    parts = []
+    for prefix, (rows, _) in runs.items():
+        after = rows[1:] or rows                 # layer 0: the embeddings themselves
+        worst = max(row["mae"] / row["chance_mae"] for row in after)
+        reads = "position read" if worst < READS else "not read"
+        parts.append(f"{prefix.strip().rstrip(',')} {worst:.2f} ({reads})")
+    return (f"Worst error after the embeddings, × chance (below {READS:g}: position read "
+            f"at every layer): " + "; ".join(parts) + ".")
 
 
 def _show_lengths(figure, values: dict) -> str:
