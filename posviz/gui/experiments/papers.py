@@ -9,13 +9,13 @@ from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 from ..plots import style
 from ..plots.log_ticks import ZERO_MARGIN
 from ..plots.wheel import frame
-from ..plots.axis_titles import fit_words
+from ..plots.axis_titles import fit_words, whole_words
 from .slopes import show_slopes
 from posviz.analysis.experiments.papers import TITLES, trained_too
 from posviz.analysis.experiments.probe import FEATURE_NAMES, READS
 from posviz.models.encodings import LearnedEncoding, NoPositions
 
-CATEGORY_GAP = 12                  # pixels between two categories' names
+CATEGORY_GAP = 8                   # pixels between two categories' names
 
 
 def _short(value) -> str:
@@ -197,10 +197,12 @@ def _dots(figure, x, y, colour, label: str, symbol="o", size=9) -> None:
                                               symbolPen="w", symbolSize=size), label)
 
 
-def _categories(figure, names, y_range, plot=None) -> None:
+def _categories(figure, names, y_range, plot=None, shorts=None) -> None:
     """A tick a category, each with half a column either side, its name wrapped to the
     column's width at every drawing (a narrow window, an export), so that no name is cut
-    at an edge, hidden, or runs into the next; on ``plot`` (default: the figure's)."""
+    at an edge, hidden, or runs into the next; on ``plot`` (default: the figure's).
+    ``shorts``: the names in fewer words, used when a word of a name is wider than its
+    column (their words are shortened only if they too are)."""
     plot = plot or figure.plot
     axis = plot.getAxis("bottom")
     axis.setTicks(None)
@@ -213,7 +215,10 @@ def _categories(figure, names, y_range, plot=None) -> None:
 
     axis.tickValues = values
     def strings(ticks, scale, spacing):
-        lines = [fit_words(names[int(k)], metrics, column[0] - CATEGORY_GAP) for k in ticks]
+        room = column[0] - CATEGORY_GAP
+        chosen = names if shorts is None or all(
+            whole_words(names[int(k)], metrics, room) for k in ticks) else shorts
+        lines = [fit_words(chosen[int(k)], metrics, room) for k in ticks]
         # pyqtgraph makes room for 0.8 of a label's height: a blank last line keeps
         # wrapped lines off the axis title
         return [f"{text}\n" if "\n" in text else text for text in lines]
@@ -320,7 +325,10 @@ def _show_trained_shift(figure, values: dict) -> None:
     figure._reset("last layer's change (ratio, log)", "model (trained weights)", log=True)
     _dots(figure, at[layer > 0], np.log10(layer[layer > 0]), "#d55e00",
           "last layer's change (relative)", "o", 11)
-    _categories(figure, names, _log_span(layer, 1.0))
+    # "sinusoidal (abs.)": the axis says the weights are trained
+    shorts = [f"{m.removeprefix('trained ')} ({'rel.' if m in relative else 'abs.'})"
+              for m in models]
+    _categories(figure, names, _log_span(layer, 1.0), shorts=shorts)
     side = _side_plot(figure, "output's change (log)", "model (trained weights)",
                       "output (log)")
     for shown, label, symbol, colour in (
@@ -348,6 +356,6 @@ def _show_trained_shift(figure, values: dict) -> None:
         side.addItem(line)
         # above the line, in a stretch no marker covers, whole or short (figure._settle)
         figure.labelled.append((line, side, (text, short)))
-    _categories(figure, names, _log_span(output, STILL, MOVED, 1.0), side)
+    _categories(figure, names, _log_span(output, STILL, MOVED, 1.0), side, shorts)
     figure.data = {"last_layer_change": layer, "output_change": output}
     figure.dims, figure.coords, figure.labels = ("model",), {"model": models}, {}
