@@ -19,8 +19,10 @@ class PageScroll(QtWidgets.QScrollArea):
         self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
     def _least_width(self) -> int:
-        return (self.widget().minimumSizeHint().width()
-                + self.verticalScrollBar().sizeHint().width())
+        page = self.widget()
+        if page.sizePolicy().horizontalPolicy() == QtWidgets.QSizePolicy.Policy.Ignored:
+            return 0                    # a hidden tab's page widens nothing
+        return page.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width()
 
     def minimumSizeHint(self) -> QtCore.QSize:
         return QtCore.QSize(self._least_width(), super().minimumSizeHint().height())
@@ -30,11 +32,23 @@ class PageScroll(QtWidgets.QScrollArea):
         return QtCore.QSize(max(hint.width(), self._least_width()), hint.height())
 
 
-def scrolled_page() -> tuple[QtWidgets.QWidget, QtWidgets.QWidget]:
-    """(the tab's page, the body inside its PageScroll that holds the figures)."""
-    page, body = QtWidgets.QWidget(), QtWidgets.QWidget()
-    QtWidgets.QVBoxLayout(body).setContentsMargins(0, 0, 0, 0)
-    layout = QtWidgets.QVBoxLayout(page)
-    layout.setContentsMargins(0, 0, 0, 0)
-    layout.addWidget(PageScroll(body))
-    return page, body
+class ScrolledTabs(QtWidgets.QTabWidget):
+    """Tabs whose pages each scroll in a PageScroll under the tab bar; ``widget``,
+    ``currentWidget``, ``indexOf`` and ``setCurrentWidget`` speak of the pages added."""
+
+    def addTab(self, page: QtWidgets.QWidget, title: str) -> int:
+        return super().addTab(PageScroll(page), title)
+
+    def widget(self, index: int) -> QtWidgets.QWidget | None:
+        holder = super().widget(index)
+        return holder.widget() if isinstance(holder, PageScroll) else holder
+
+    def currentWidget(self) -> QtWidgets.QWidget | None:
+        return self.widget(self.currentIndex())
+
+    def indexOf(self, page: QtWidgets.QWidget) -> int:
+        return next((k for k in range(self.count()) if self.widget(k) is page), -1)
+
+    def setCurrentWidget(self, page: QtWidgets.QWidget) -> None:
+        if (index := self.indexOf(page)) >= 0:
+            self.setCurrentIndex(index)

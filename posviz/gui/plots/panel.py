@@ -22,7 +22,7 @@ from .exporting import add_copy_action, add_export_actions, copy_figure, figure_
 from .figures import FIGURE_TYPES, FIGURES, tab_figures
 from .hover import wrapped
 from .mosaic_figure import MOSAIC_MODES
-from .page_scroll import scrolled_page
+from .page_scroll import ScrolledTabs
 from .panel_files import PanelFiles
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
@@ -52,12 +52,13 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         self._figures: dict[str, Figure] = {}  # the figures built so far
         self._facts: dict[str, str] = {}       # set_provenance: what the Shown cannot say
         self._row_height = 0                   # set_row_height: each row's least height
-        self.tabs = QtWidgets.QTabWidget()
+        self.tabs = ScrolledTabs()             # each page scrolls under the tab bar
         self.tabs.setDocumentMode(True)
-        self._pages: list[QtWidgets.QWidget] = []   # each tab's figures' holder, in a
-        for tab in TABS:                             # scroll area under the tab bar
-            page, body = scrolled_page()
-            self._pages.append(body)
+        self._pages: list[QtWidgets.QWidget] = []
+        for tab in TABS:
+            page = QtWidgets.QWidget()
+            QtWidgets.QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
+            self._pages.append(page)
             self.tabs.setTabToolTip(self.tabs.addTab(page, tab.title), wrapped(tab.tip))
         self._build_tab(0)      # the others when first opened: a quicker start
         self.tabs.currentChanged.connect(self._tab_changed)
