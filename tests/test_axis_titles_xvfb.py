@@ -34,13 +34,19 @@ def say(**data):
 def first(*_):
     w.controller.evaluated.disconnect(first)
     say(event="ready", window=int(w.winId()))
+def scrolled_area():
+    from PySide6.QtWidgets import QScrollArea
+    widget = w.plots.figures()["attention"]     # the page's own scroll area (the tabs
+    while not isinstance(widget, QScrollArea):  # stay above it)
+        widget = widget.parentWidget()
+    return widget
 def where():
-    page = w.plots_scroll.viewport()
+    page = scrolled_area().viewport()
     p = page.mapToGlobal(QPoint(page.width() - 3, page.height() // 2))
     say(event="where", at=[p.x(), p.y()], size=[w.width(), w.height()])
 def compare():
     fig = w.plots.figures()["attention"]
-    canvas, page = fig.canvas, w.plots_scroll.viewport()
+    canvas, page = fig.canvas, scrolled_area().viewport()
     column = canvas.mapFromScene(fig.queries.sceneBoundingRect()).boundingRect()
     column = column.translated(canvas.viewport().mapTo(w, QPoint(0, 0)))
     column &= page.rect().translated(page.mapTo(w, QPoint(0, 0)))
@@ -50,7 +56,7 @@ def compare():
                  for x in range(column.left(), column.right() + 1)
                  for y in range(column.top(), column.bottom() + 1))
     say(event="compared", differ=differ, area=column.width() * column.height(),
-        scrolled=w.plots_scroll.verticalScrollBar().value())
+        scrolled=scrolled_area().verticalScrollBar().value())
 def command():
     {"where": where, "compare": compare}.get(sys.stdin.readline().strip(), app.quit)()
 notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)

@@ -277,6 +277,7 @@ def test_category_names_never_overlap_or_vanish(figure, qtbot, width):
     names = [" ".join(text.split()) for _, _, text in specs]
     assert names == ["trained sinusoidal (absolute)", "trained learned (absolute)",
                      "trained rope (relative)", "minilm (absolute)"], names
+    assert not any(line.endswith("-") for _, _, text in specs for line in text.split())
     rects = [rect for rect, _, _ in specs]
     assert all(not a.intersects(b) for a, b in zip(rects, rects[1:]))
     assert all(axis.boundingRect().contains(rect) for rect in rects)
@@ -344,3 +345,75 @@ def test_haviv_s_series_each_have_their_own_colour_and_a_readable_plot_at_1024(
     # note's three lines (one_line.FEW_LINES, its verdict whole) leave the plot 0.41
     assert figure.plot.getViewBox().height() >= 0.40 * figure.height()
     assert figure.height() <= 340 + 25, figure.height()
+
+
+@pytest.mark.parametrize("weights", ["random", "trained"])
+def test_sinha_s_csv_holds_in_each_column_what_its_header_names(figure, tmp_path,
+                                                                weights):
+    """paper-sinha2022.csv's `encoding` column held the row numbers 0, 1, 2 (the names
+    were in an `encoding_token` column): each column holds what its header says."""
+    import csv
+    if weights == "random":
+        figure.show_paper(paper("sinha2022", SHIFT))
+        dim, names = "encoding", ["sinusoidal", "learned", "rope"]
+    else:
+        row = {"last_layer_change": 0.2, "pooled_output_change": 0.01,
+               "next_token_kl_mean": 0.07}
+        figure.show_paper(paper("sinha2022", {"trained rope": row, "minilm": row,
+                                              "relative": ["trained rope"]}, "trained"))
+        dim, names = "model", ["trained rope", "minilm"]
+    path = figure.export_csv(tmp_path / "paper-sinha2022.csv")
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    assert [row[dim] for row in rows] == names
+    assert all(not name.endswith("_token") for name in rows[0])
+    if weights == "random":
+        assert [float(row["output_change"]) for row in rows] == [0.5, 0.96, 2.2e-7]
+
+
+@pytest.mark.parametrize("weights", ["random", "trained"])
+def test_haviv_s_reading_is_on_screen_at_1024_not_only_in_the_tooltip(qtbot, weights):
+    """At 1024 x 700 Haviv's note showed its citation and what ran; what the probes
+    read (the conclusion) was past the elided line, in the tooltip only. The figure
+    shows each probe's worst error against chance, and whether it reads position."""
+    figure = on_screen(qtbot, ExperimentFigure(), 730, 340)    # its room at 1024 x 700
+    ran_on = TRAINED_RAN_ON if weights == "trained" else "the built-in model, untrained"
+    figure.show_paper(paper("haviv2022", HAVIV[weights], weights, ran_on))
+    qtbot.wait(100)
+    figure._settle()
+    shown = " ".join(figure.note.shown_text().split())
+    rows = HAVIV[weights]["causal"] if weights == "random" else HAVIV[weights]["mlp"]["none"]
+    worst = max(r["mae"] / r["chance_mae"] for r in rows[1:])     # 5/17: reads position
+    first = "causal (linear + squared coordinates)" if weights == "random" else "NoPE, MLP"
+    assert f"{first} {worst:.2f} (position read)" in shown, shown
+    assert "× chance" in shown and "…" not in shown.split("position read")[0]
+
+
+def test_sinha_s_five_models_at_1024_keep_whole_words_never_hyphenated(qtbot):
+    """At 1024 x 700 the trained Sinha check's names ran "sinusoi-" over "dal" and
+    "(absolu-" over "te)": where a word is wider than its column the names come in fewer
+    words ("learned (abs.)": the axis says the weights are trained), and a word still too
+    wide is shortened where it stands ("sinusoi."), not split across lines."""
+    from PySide6 import QtGui
+    figure = on_screen(qtbot, ExperimentFigure(), 730, 340)    # its room at 1024 x 700
+    row = {"last_layer_change": 0.2, "pooled_output_change": 0.01, "next_token_kl_mean": 0.07}
+    models = ["trained sinusoidal", "trained learned", "trained rope", "minilm", "smollm2"]
+    figure.show_paper(paper("sinha2022", {
+        **{m: row for m in models}, "absolute": models[:2] + ["minilm"],
+        "relative": ["trained rope", "smollm2"]}, "trained"))
+    qtbot.wait(50)
+    figure._settle()
+    for plot in (figure.plot, figure.side):
+        axis = plot.getAxis("bottom")
+        picture = QtGui.QPicture()
+        painter = QtGui.QPainter(picture)
+        specs = axis.generateDrawSpecs(painter)[2]
+        painter.end()
+        lines = [line for _, _, text in specs for line in text.split("\n") if line]
+        assert not any(line.endswith("-") for line in lines), lines
+        names = [" ".join(text.split()) for _, _, text in specs]
+        assert len(names) == 5 and names[2] == "rope (rel.)", names
+        assert names[1] == "learned (abs.)" and names[4] == "smollm2 (rel.)", names
+        assert names[0].startswith("sinus") and names[0].endswith(" (abs.)"), names
+        rects = [rect for rect, _, _ in specs]
+        assert all(not a.intersects(b) for a, b in zip(rects, rects[1:]))

@@ -158,3 +158,36 @@ def test_the_built_in_model_s_options_come_back_after_a_restart(qtbot, window, h
     assert {name: config[name] for name in OPTIONS_SET} == OPTIONS_SET
     _shows_options(again)
     assert again.session.positions.literal == (how != "--text")   # a session's, as mode
+
+
+def test_an_untitled_session_s_edits_are_kept_at_quit_and_come_back_marked(
+        qtbot, window, monkeypatch):
+    """Quitting with an untitled session holding edits asks nothing: the edits are kept
+    (the last session) and come back at the next start, which says so; they keep their
+    modified mark, so File › New asks before they go (it replaced them silently)."""
+    from posviz.gui.opening import UNTITLED_BACK
+    asked = []
+    monkeypatch.setattr(documents, "ask_unsaved",
+                        lambda parent, name: asked.append(name) or QMessageBox.Cancel)
+    s = window.session
+    s.set_order(np.roll(np.arange(len(s.order)), 3))
+    order = s.order.tolist()
+    assert window.files.path is None and window.isWindowModified()
+    window.close()
+    assert asked == [] and not window.isVisible()            # kept, not asked about
+    again = _relaunched(qtbot)
+    qtbot.waitUntil(lambda: again.session.order.tolist() == order, timeout=TIMEOUT)
+    assert again.files.path is None and again.isWindowModified()
+    assert UNTITLED_BACK in again.state_label.text()
+    again.files.new_document()                               # Cancel: nothing replaced
+    assert asked == ["untitled"] and again.session.order.tolist() == order
+
+
+def test_an_untitled_session_without_edits_comes_back_unmarked(qtbot, window):
+    """Nothing changed since the start: the next start neither marks nor tells."""
+    from posviz.gui.opening import UNTITLED_BACK
+    assert not window.isWindowModified()
+    window.close()
+    again = _relaunched(qtbot)
+    assert again.files.path is None and not again.isWindowModified()
+    assert UNTITLED_BACK not in again.state_label.text()

@@ -1,8 +1,8 @@
 """At 1024 × 700 an experiment's note is whole on screen, wrapped at words: a trial saw
 the one-line notes end in "…" there, the part cut the conclusion (the position probe's
 verdict, the sweep's noise floor, the swap map's most sensitive token). (The symmetry
-plot's note keeps one line at 1024 × 700: three lines left its plot area 94 px tall,
-below test_gui_sizes' 120.)"""
+plot's note keeps one line at 1024 × 700, the reading in fewer words: three lines left
+its plot area 94 px tall, below test_gui_sizes' 120.)"""
 from __future__ import annotations
 
 import pytest
@@ -70,3 +70,25 @@ def test_an_experiment_s_note_is_whole_at_1024(qtbot, small, what):
     note = tab.figure.note
     assert len(note.text()) > 90, note.text()       # longer than one line at 1024
     whole_on_screen(qtbot, note)
+
+
+def test_the_symmetry_note_is_whole_words_at_1024_and_whole_in_its_tooltip_and_export(
+        qtbot, small, tmp_path):
+    """At 1024 × 700 the symmetry plot's note was one line cut at the right ("The
+    hidden states stop being equivariant at the input to bl…"): the line it has holds
+    the reading in fewer words, whole; the tooltip and an export hold the whole note."""
+    from PySide6 import QtGui
+    small.session.move(0, 5)                          # a reorder: a note to read
+    qtbot.waitUntil(lambda: "equivariant" in small.plots.figures()["symmetry"].note.text(),
+                    timeout=30_000)
+    figure = small.plots.figures()["symmetry"]
+    note = figure.note
+    shown = shown_on_screen(qtbot, note)
+    assert len(note.shown_lines()) == 1 and note.elided(), (shown, note.text())
+    assert "…" not in shown and shown.endswith("."), shown
+    assert shown in note.shorts
+    assert " ".join(note.text().split()) in " ".join(
+        QtGui.QTextDocumentFragment.fromHtml(note.toolTip()).toPlainText().split())
+    from posviz.gui.plots.captions import whole_note
+    assert whole_note(figure) is not None                 # the export writes it whole
+    assert figure.export_size().height() > figure.height()

@@ -411,14 +411,20 @@ def test_a_long_log_axis_labels_even_decades_that_keep_apart(qtbot, height):
 
 
 @pytest.mark.parametrize("room", [30, 45, 60, 90, 200])
-def test_a_category_name_wider_than_its_column_breaks_within_it(qtbot, room):
+def test_a_category_name_wider_than_its_column_is_shortened_never_hyphenated(qtbot, room):
     """Sinha 2022 (trained) at 1024 px: "trained sinusoidal (absolute)" wrapped at spaces
-    kept "sinusoidal" and "(absolute)" wider than their column, touching the next
-    model's "(absolute)": every line within the column, the words all there."""
-    from posviz.gui.plots.axis_titles import fit_words
+    kept "sinusoidal" wider than its column, touching the next model's name; split with
+    hyphens ("sinusoi-" over "dal") it read as two words. Every line is within the
+    column, each word whole or shortened with a "." where it stands, in order."""
+    from posviz.gui.plots.axis_titles import fit_words, whole_words
     metrics = QtGui.QFontMetricsF(QtGui.QFont())
     name = "trained sinusoidal (absolute)"
     lines = fit_words(name, metrics, room).split("\n")
     assert all(metrics.horizontalAdvance(line) <= room for line in lines), lines
-    assert "".join(line.removesuffix("-") + " " * (not line.endswith("-"))
-                   for line in lines).split() == name.split()
+    assert not any(line.endswith("-") for line in lines), lines
+    words = " ".join(lines).split()
+    assert len(words) == len(name.split())
+    for word, whole in zip(words, name.split()):
+        assert word == whole or (word.endswith(".") and whole.startswith(word[:-1])
+                                 and len(word) > 3), (word, whole)
+    assert whole_words(name, metrics, room) == (words == name.split())

@@ -160,3 +160,47 @@ def test_a_drop_repaints_every_pixel_the_lifted_chip_was_drawn_on(qtbot, past_th
     for area in (lifted, shadow):
         box = area.toAlignedRect()
         assert QRegion(box).subtracted(repainted).isEmpty(), (box, repainted.boundingRect())
+
+
+def test_a_chip_dropped_in_a_strip_of_many_chips_sits_in_its_slot(qtbot):
+    """With more chips than slide (ANIMATE_UP_TO), a dropped chip stayed where the
+    mouse let it go, overlapping its neighbour, until something laid the strip out
+    again: the drop's layout placed only the slots whose order changed, and the order
+    had changed during the drag. Every chip is painted in its slot, none on another."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    from posviz.gui.tokens.strip import ANIMATE_UP_TO
+    strip = on_screen(qtbot, TokenStrip(), 700, 400)
+    words = (WORDS * 20)[:ANIMATE_UP_TO + 44]
+    strip.set_tokens(words, [False] * len(words), range(len(words)), [True] * len(words))
+
+    def move(src: int, dst: int) -> None:          # as the window does: the session
+        order = list(strip.order)                   # moves, then tells the strip
+        order.insert(dst, order.pop(src))
+        strip.set_order(order)
+    strip.moveRequested.connect(move)
+    first = strip.chip_rect(0)
+    row_two = next(s for s in range(len(words)) if strip.chip_rect(s).top() > first.bottom())
+    target = strip.chip_rect(row_two + 2)
+    grab = QPoint(int(first.left()) + 6, int(first.center().y()))
+    QTest.mousePress(strip, Qt.LeftButton, Qt.NoModifier, grab)
+    steps = 6
+    for k in range(1, steps + 1):                  # a real hand: several moves
+        x = grab.x() + (target.left() + 10 - grab.x()) * k / steps
+        y = grab.y() + (target.center().y() - grab.y()) * k / steps
+        QTest.mouseMove(strip, QPoint(int(x), int(y)))
+        qtbot.wait(20)
+    QTest.mouseRelease(strip, Qt.LeftButton, Qt.NoModifier, QPoint(int(x), int(y)))
+    qtbot.wait(50)
+    assert strip.order[0] != 0                      # it moved
+    painted = []
+    paint = strip._paint_chip
+    strip._paint_chip = lambda painter, rect, index, slot, lifted=False: (
+        painted.append((slot, QRectF(rect))), paint(painter, rect, index, slot, lifted))
+    strip.repaint()
+    assert len(painted) == len(words)
+    for slot, rect in painted:
+        assert rect == strip.chip_rect(slot), (slot, rect, strip.chip_rect(slot))
+    rects = sorted((r for _, r in painted), key=lambda r: (r.top(), r.left()))
+    for a, b in zip(rects, rects[1:]):
+        assert not a.intersects(b), (a, b)

@@ -303,3 +303,22 @@ def test_the_original_order_says_that_nothing_was_compared():
     said = symmetry_note(moved.comparison, moved.order)
     assert said != ORIGINAL_ORDER and "original order" not in said
     assert ORIGINAL_NOTE not in pooled_outputs(moved).note
+
+
+def test_the_symmetry_note_s_short_form_reads_the_same_layers_as_the_note():
+    """The symmetry plot's one line at 1024 pixels holds symmetry_short: the layers it
+    names are the note's."""
+    from types import SimpleNamespace
+    from posviz.views.shown import symmetry_note, symmetry_short
+    c = SimpleNamespace(floor=1e-6, hidden_equivariance=np.array([0, 0, 0.3, 0.4]),
+                        last_token_change=np.array([0, 0, 0, 0.2]))
+    order = np.array([1, 0, 2, 3])
+    assert "from layer 2 on" in symmetry_note(c, order)
+    assert "changes from layer 3 on" in symmetry_note(c, order)
+    assert symmetry_short(c, order) == (
+        "Not equivariant from layer 2 on; final slot changes from layer 3.",
+        "Not equivariant from layer 2 on.")
+    moved_last = np.array([3, 1, 2, 0])
+    assert "another token" in symmetry_note(c, moved_last)
+    assert symmetry_short(c, moved_last)[0].endswith("final slot: another token.")
+    assert symmetry_short(c, np.arange(4)) == ("The original order: every change is 0.",)

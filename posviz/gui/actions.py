@@ -71,7 +71,9 @@ def build_actions(w) -> None:
                        QKeySequence("Alt+Right"), "Move the selected chip one slot right")
     w.export_action = a("&Export figures…", w.export_figures, QKeySequence("Ctrl+E"),
                         "Save every plot as PNG/SVG images (and CSV numbers)", "export")
-    quit_action = a("&Quit", w.close, QKeySequence.Quit, "Quit posviz")
+    quit_action = a("&Quit", w.close, QKeySequence.Quit,
+                    "Quit posviz: a file with unsaved changes asks first; an untitled "
+                    "session is kept as it is and comes back at the next start")
     quit_action.setShortcut(QKeySequence("Ctrl+Q"))
     w.new_action = a("&New", files.new_document, QKeySequence.New,
                      "Start again from the example sentence (asks about unsaved changes)")

@@ -4,7 +4,8 @@ The window writes the document shown to ``<settings>-last-session.posviz`` besid
 settings file, with the file it is bound to (``files/current``) and whether it was
 modified (``files/modified``). Read back, a session that differs from its file on disk
 is modified whatever the flag says (a crash before the flag was written, a file changed
-since), so its ``*`` and Save come back with it.
+since), so its ``*`` and Save come back with it. An untitled session's edits come back
+the same way: quitting asks nothing of them (they are kept), and the next start says so.
 """
 from __future__ import annotations
 
@@ -44,13 +45,14 @@ def bound_file(settings) -> Path | None:
 
 
 def restored_modified(settings, doc) -> bool:
-    """Whether the last session ``doc`` comes back modified: the flag written with it,
-    or a difference from its file (which is missing or unreadable counts)."""
+    """Whether the last session ``doc`` comes back modified: the flag written with it
+    (an untitled session's edits keep their mark: File › New or Open asks before they
+    go), or a difference from its file (which is missing or unreadable counts)."""
     from ..document.session_file import same_content
     path = bound_file(settings)
-    if path is None:
-        return False
     if settings.value(MODIFIED_KEY, False) in (True, "true"):
         return True
+    if path is None:
+        return False
     saved = read_quietly(path)
     return saved is None or not same_content(doc, saved)

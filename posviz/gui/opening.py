@@ -9,6 +9,9 @@ from pathlib import Path
 
 from .folders import remember_recent
 
+UNTITLED_BACK = ("Your untitled session is back as you left it (File › Save As keeps it "
+                 "in a file)")
+
 
 @dataclass(frozen=True)
 class Pending:
@@ -102,7 +105,7 @@ class OpensDocuments:
             self._applying = False
         self._stack.clear()
         self.path = path if fallback is None else None
-        self.set_modified(pending.modified and self.path is not None)
+        self.set_modified(pending.modified)
         if path is not None and fallback is None and not pending.scenario:
             remember_recent(self.settings, path)
         self.renamed.emit()
@@ -112,6 +115,8 @@ class OpensDocuments:
             self._status.remark = opened_remark(
                 f"scenario '{short_title(doc.title)}'" if pending.scenario and doc.title else
                 path.name if path is not None else "the scenario", s.seq.tokens, s.order)
+        elif pending.modified:         # the untitled edits the last quit kept, said before
+            self._status.remark = UNTITLED_BACK          # the evaluation's line
         self._status.notice = problem or ""
         if problem:
             self._status.say(problem, error=True)

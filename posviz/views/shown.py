@@ -33,7 +33,7 @@ if TYPE_CHECKING:          # the encodings import torch: only on the worker, whe
 __all__ = [
     "Views", "Shown", "build_views", "in_look", "HeadMaps", "head_maps", "PositionsView",
     "positions_view", "change_bars",
-    "clip_for_log", "zero_level", "symmetry_note", "mean_token_norm", "branch_norms",
+    "clip_for_log", "zero_level", "symmetry_note", "symmetry_short", "mean_token_norm", "branch_norms",
     "BRANCHES",
 ]
 
@@ -121,14 +121,24 @@ ORIGINAL_ORDER = ("This is the original order: the run is compared with itself, 
                   f"change is 0 whatever the encoding. {COMPARE_HINT}")
 
 
+def _symmetry_reading(c, order) -> tuple[int | None, str, int | None]:
+    """What the curves say: the first layer whose hidden states are not equivariant
+    (None: none), what the final slot holds ("same": the same token, "other": another,
+    "": no tokens) and, when the same, the first layer where its output changes."""
+    hidden = _first_above(c.hidden_equivariance, c.floor)
+    n = len(order)
+    if n and int(order[-1]) == n - 1:
+        return hidden, "same", _first_above(c.last_token_change, c.floor)
+    return hidden, "other" if n else "", None
+
+
 def symmetry_note(c, order) -> str:
     """One or two sentences reading the curves: where equivariance breaks, and what the
     final slot does (the causal-mask leak shows there when the final token stays put);
     for the original order, that nothing was compared."""
     if len(order) and is_original(order):
         return ORIGINAL_ORDER
-    floor = c.floor
-    hidden = _first_above(c.hidden_equivariance, floor)
+    hidden, final, last = _symmetry_reading(c, order)
     if hidden is None:
         text = "The hidden states are equivariant at every layer."
     elif hidden == 0:
@@ -136,9 +146,7 @@ def symmetry_note(c, order) -> str:
                 "(the positions are added there).")
     else:
         text = f"The hidden states stop being equivariant from layer {hidden} on."
-    n = len(order)
-    if n and int(order[-1]) == n - 1:
-        last = _first_above(c.last_token_change, floor)
+    if final == "same":
         if last is None:
             text += " The output at the final slot (the same token) is unchanged at every layer."
         elif last > 0:
@@ -146,9 +154,27 @@ def symmetry_note(c, order) -> str:
                      f"{layer_name(last - 1)} and changes from layer {last} on.")
         else:
             text += " The output at the final slot (the same token) changes from the input on."
-    elif n:
+    elif final == "other":
         text += " The final slot now holds another token, so its output differs."
     return text
+
+
+def symmetry_short(c, order) -> tuple[str, ...]:
+    """symmetry_note's reading in fewer words, for a figure with one line to give it
+    (the whole note stays in its tooltip and its exports): the hidden states and the
+    final slot, then the hidden states alone."""
+    if len(order) and is_original(order):
+        return ("The original order: every change is 0.",)
+    hidden, final, last = _symmetry_reading(c, order)
+    states = ("Equivariant at every layer" if hidden is None else
+              "Not equivariant from block 1's input on" if hidden == 0 else
+              f"Not equivariant from layer {hidden} on")
+    slot = {"other": "final slot: another token"}.get(final, "")
+    if final == "same":
+        slot = ("final slot unchanged" if last is None else
+                f"final slot changes from layer {last}" if last > 0 else
+                "final slot changes from the input")
+    return tuple(filter(None, (f"{states}; {slot}." if slot else "", f"{states}.")))
 
 
 def mean_token_norm(x: np.ndarray) -> np.ndarray:
@@ -259,6 +285,8 @@ class Views:
     missing_branches: tuple[str, ...]     # branches the model does not record
     positions: PositionsView              # shared by the evaluations of one reference run
     head: HeadImages | None = None        # the head on screen as painted, when asked for
+    symmetry_short: tuple[str, ...] = ()  # the note's reading in fewer words, longest
+                                          #   first (symmetry_short)
 
 
 @dataclass(frozen=True, eq=False)
@@ -314,7 +342,7 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
                  symmetry_note=note, zero_level=level,
                  branch_norms=norms, missing_branches=missing,
                  positions=positions_view(ev),
-                 head=_head(ev, head))
+                 head=_head(ev, head), symmetry_short=symmetry_short(c, ev.order))
 
 
 def in_look(views: Views, ev: Evaluation, look: MosaicLook | None,

@@ -9,13 +9,13 @@ from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 from ..plots import style
 from ..plots.log_ticks import ZERO_MARGIN
 from ..plots.wheel import frame
-from ..plots.axis_titles import fit_words
+from ..plots.axis_titles import fit_words, whole_words
 from .slopes import show_slopes
 from posviz.analysis.experiments.papers import TITLES, trained_too
-from posviz.analysis.experiments.probe import FEATURE_NAMES
+from posviz.analysis.experiments.probe import FEATURE_NAMES, READS
 from posviz.models.encodings import LearnedEncoding, NoPositions
 
-CATEGORY_GAP = 12                  # pixels between two categories' names
+CATEGORY_GAP = 8                   # pixels between two categories' names
 
 
 def _short(value) -> str:
@@ -45,7 +45,7 @@ def ran_line(ran_on: str | None) -> tuple[str, bool]:
 def draw_paper(figure, check) -> None:
     """Draw a paper check (analysis.experiments.claim.PaperCheck) on the Experiments
     figure: each paper's own plot, its verdict in the title and its terms in the note."""
-    values, said = check.values, ""
+    values, said, read = check.values, "", ""
     if check.name == "press2022":
         said = _show_lengths(figure, values)
     elif check.name == "haviv2022" and check.weights == "trained":
@@ -60,6 +60,7 @@ def draw_paper(figure, check) -> None:
             if name.endswith("(control)"):       # "none-500 (control)"
                 runs[f"control {name.split()[0]}, MLP "] = (rows[name], next(controls, "#000000"))
         figure._probes("", runs)
+        read = probes_read(runs)
     elif check.name == "haviv2022":
         # the verdict's features are quadratic: named so (as the probe's control names
         # them) beside a linear probe
@@ -72,6 +73,7 @@ def draw_paper(figure, check) -> None:
         for mask, rows in values.get("linear", {}).items():
             runs[f"{mask} (linear) "] = (rows, linear[mask])
         figure._probes("", runs)
+        read = probes_read(runs)
     elif check.name == "chi2023":
         spread = np.array(values["variance_by_position"])
         figure._reset("variance of the attention output", "position", log=False)
@@ -107,10 +109,27 @@ def draw_paper(figure, check) -> None:
     # the trained check, as this window runs it (the command line names its flag)
     trained = ' (the Weights choice "trained" runs it on trained models)' if \
         trained_too(check) else ""
-    figure.set_note((f"Ran on {check.ran_on}\n" if details else "")
+    # what the curves show first (a probe's reading; a note of 1024 pixels shows its
+    # first lines, the rest in the tooltip), then what ran
+    figure.set_note((f"{read}\n" if read else "")
+                    + (f"Ran on {check.ran_on}\n" if details else "")
                     + f"{check.citation}\nPaper: {check.reports}\nTests: {check.tests}"
                     f"{trained}\n"
                     f"posviz: {check.measures}" + (f"\nDrawn: {said}" if said else ""))
+
+
+def probes_read(runs: dict) -> str:
+    """What probes' curves show (``runs``: legend prefix -> (rows, colour)): each one's
+    worst error as a multiple of chance after the embeddings, and whether it reads
+    position there (below READS × chance at every layer, as the verdict asks)."""
+    parts = []
+    for prefix, (rows, _) in runs.items():
+        after = rows[1:] or rows                 # layer 0: the embeddings themselves
+        worst = max(row["mae"] / row["chance_mae"] for row in after)
+        reads = "position read" if worst < READS else "not read"
+        parts.append(f"{prefix.strip().rstrip(',')} {worst:.2f} ({reads})")
+    return (f"Worst error after the embeddings, × chance (below {READS:g}: position read "
+            f"at every layer): " + "; ".join(parts) + ".")
 
 
 def _show_lengths(figure, values: dict) -> str:
@@ -178,10 +197,12 @@ def _dots(figure, x, y, colour, label: str, symbol="o", size=9) -> None:
                                               symbolPen="w", symbolSize=size), label)
 
 
-def _categories(figure, names, y_range, plot=None) -> None:
+def _categories(figure, names, y_range, plot=None, shorts=None) -> None:
     """A tick a category, each with half a column either side, its name wrapped to the
     column's width at every drawing (a narrow window, an export), so that no name is cut
-    at an edge, hidden, or runs into the next; on ``plot`` (default: the figure's)."""
+    at an edge, hidden, or runs into the next; on ``plot`` (default: the figure's).
+    ``shorts``: the names in fewer words, used when a word of a name is wider than its
+    column (their words are shortened only if they too are)."""
     plot = plot or figure.plot
     axis = plot.getAxis("bottom")
     axis.setTicks(None)
@@ -194,7 +215,10 @@ def _categories(figure, names, y_range, plot=None) -> None:
 
     axis.tickValues = values
     def strings(ticks, scale, spacing):
-        lines = [fit_words(names[int(k)], metrics, column[0] - CATEGORY_GAP) for k in ticks]
+        room = column[0] - CATEGORY_GAP
+        chosen = names if shorts is None or all(
+            whole_words(names[int(k)], metrics, room) for k in ticks) else shorts
+        lines = [fit_words(chosen[int(k)], metrics, room) for k in ticks]
         # pyqtgraph makes room for 0.8 of a label's height: a blank last line keeps
         # wrapped lines off the axis title
         return [f"{text}\n" if "\n" in text else text for text in lines]
@@ -248,7 +272,8 @@ def _show_shift(figure, values: dict) -> None:
     top = max(1.0, float(max(v.max() for v in drawn.values())))
     _categories(figure, kinds, (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1)))
     figure.data = drawn
-    figure.dims, figure.coords, figure.labels = ("encoding",), {}, {"encoding": kinds}
+    # the names are the column's values (labels hold a token's text beside its index)
+    figure.dims, figure.coords, figure.labels = ("encoding",), {"encoding": kinds}, {}
 
 
 def _side_plot(figure, left: str, bottom: str, short_left: str) -> pg.PlotItem:
@@ -300,7 +325,10 @@ def _show_trained_shift(figure, values: dict) -> None:
     figure._reset("last layer's change (ratio, log)", "model (trained weights)", log=True)
     _dots(figure, at[layer > 0], np.log10(layer[layer > 0]), "#d55e00",
           "last layer's change (relative)", "o", 11)
-    _categories(figure, names, _log_span(layer, 1.0))
+    # "sinusoidal (abs.)": the axis says the weights are trained
+    shorts = [f"{m.removeprefix('trained ')} ({'rel.' if m in relative else 'abs.'})"
+              for m in models]
+    _categories(figure, names, _log_span(layer, 1.0), shorts=shorts)
     side = _side_plot(figure, "output's change (log)", "model (trained weights)",
                       "output (log)")
     for shown, label, symbol, colour in (
@@ -328,6 +356,6 @@ def _show_trained_shift(figure, values: dict) -> None:
         side.addItem(line)
         # above the line, in a stretch no marker covers, whole or short (figure._settle)
         figure.labelled.append((line, side, (text, short)))
-    _categories(figure, names, _log_span(output, STILL, MOVED, 1.0), side)
+    _categories(figure, names, _log_span(output, STILL, MOVED, 1.0), side, shorts)
     figure.data = {"last_layer_change": layer, "output_change": output}
-    figure.dims, figure.coords, figure.labels = ("model",), {}, {"model": models}
+    figure.dims, figure.coords, figure.labels = ("model",), {"model": models}, {}

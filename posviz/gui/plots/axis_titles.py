@@ -154,19 +154,23 @@ class TitleFit(pg.GraphicsObject):
 
 
 def fit_words(name: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
-    """``name`` broken at spaces into lines of at most ``room`` pixels, a word wider
-    than that split with a hyphen: category names under narrow columns ("(absolute)"
-    under "trained sinusoidal" at 1024 px) ran into their neighbours."""
+    """``name`` broken at spaces into lines of at most ``room`` pixels; a word wider than
+    that is shortened where it stands, ending in "." ("sinus."), never split across lines
+    with a hyphen ("sinusoi-" over "dal" read as two words): category names under
+    narrow columns ran into their neighbours. whole_words says whether all fit."""
     lines: list[str] = []
     for word in name.split(" "):
-        while metrics.horizontalAdvance(word) > room and len(word) > 5:
-            cut = max(k for k in range(2, len(word) - 2) if k == 2 or   # 3 letters
-                      metrics.horizontalAdvance(word[:k] + "-") <= room)  # left at least
-            lines.append(word[:cut] + "-")
-            word = word[cut:]
-        if lines and not lines[-1].endswith("-") and \
-                metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
+        if metrics.horizontalAdvance(word) > room and len(word) > 4:
+            word = next((word[:k] + "." for k in range(len(word) - 1, 2, -1)
+                         if metrics.horizontalAdvance(word[:k] + ".") <= room),
+                        word[:3] + ".")
+        if lines and metrics.horizontalAdvance(f"{lines[-1]} {word}") <= room:
             lines[-1] += f" {word}"
         else:
             lines.append(word)
     return "\n".join(lines)
+
+
+def whole_words(name: str, metrics: QtGui.QFontMetricsF, room: float) -> bool:
+    """Does every word of ``name`` fit in ``room`` pixels (fit_words shortens none)?"""
+    return all(metrics.horizontalAdvance(word) <= room for word in name.split(" "))

@@ -146,7 +146,12 @@ class Figure(QtWidgets.QWidget):
     def show_canvas(self) -> None:
         self.stack.setCurrentWidget(self.canvas)
 
-    def set_note(self, text: str) -> None:
+    def set_note(self, text: str, shorts: tuple[str, ...] = ()) -> None:
+        """The note under the canvas; ``shorts``: it in fewer words, longest first, for a
+        one-line note too long for its line (the whole stays in the tooltip and exports)."""
+        if self.note_one_line and shorts != self.note.shorts:
+            self.note.shorts = shorts
+            self.note.update()
         if text == self.note.text() and self.note.isVisibleTo(self) == bool(text):
             return                      # most reorders: 0.1 ms of wrapping and fitting
         self.note.setText(text)

@@ -194,7 +194,7 @@ least 90% of the squared change."""
         self.coords = {"layer": layers.tolist()}
         self.set_title("Symmetry per layer: reordered run against the original "
                        "(lower = more symmetric)")
-        self.set_note(views.symmetry_note)
+        self.set_note(views.symmetry_note, views.symmetry_short)
 
     def _hover_series(self, layers, curves, views) -> list[Series]:
         """The curves as drawn (log10 of what is plotted), each with its true values."""

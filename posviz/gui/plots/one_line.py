@@ -24,6 +24,8 @@ class OneLineLabel(QtWidgets.QLabel):
         self.chosen: bool | None = None     # the reader's click: True one line, False
                                             # whole; None: as the room allows
         self.blank = False          # paints nothing (an export writes the text itself)
+        self.shorts: tuple[str, ...] = ()   # the text in fewer words, longest first: on
+                                            # one line, the first that fits, not an elided one
         self._laid_out = ((), [])   # (text, width, font), its lines: layouts ask often
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
                            QtWidgets.QSizePolicy.Policy.Preferred)
@@ -114,8 +116,11 @@ class OneLineLabel(QtWidgets.QLabel):
         lines = [text[start:start + length].rstrip() for start, length in spans[:count - 1]]
         rest = (text[spans[count - 1][0]:] if len(spans) >= count else "").replace(
             "\u2028", " — ")
-        last = self.fontMetrics().elidedText(rest, QtCore.Qt.TextElideMode.ElideRight,
-                                             width)
+        metrics = self.fontMetrics()
+        last = metrics.elidedText(rest, QtCore.Qt.TextElideMode.ElideRight, width)
+        if count == 1 and last != rest:
+            last = next((short for short in self.shorts
+                         if metrics.horizontalAdvance(short) <= width), last)
         return lines + [last], last != rest
 
     def shown_lines(self) -> list[str]:

@@ -22,6 +22,7 @@ from .exporting import add_copy_action, add_export_actions, copy_figure, figure_
 from .figures import FIGURE_TYPES, FIGURES, tab_figures
 from .hover import wrapped
 from .mosaic_figure import MOSAIC_MODES
+from .page_scroll import ScrolledTabs
 from .panel_files import PanelFiles
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
@@ -51,7 +52,7 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         self._figures: dict[str, Figure] = {}  # the figures built so far
         self._facts: dict[str, str] = {}       # set_provenance: what the Shown cannot say
         self._row_height = 0                   # set_row_height: each row's least height
-        self.tabs = QtWidgets.QTabWidget()
+        self.tabs = ScrolledTabs()             # each page scrolls under the tab bar
         self.tabs.setDocumentMode(True)
         self._pages: list[QtWidgets.QWidget] = []
         for tab in TABS:
@@ -99,8 +100,11 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         index = self.tabs.currentIndex()       # a page of its own (Experiments): one row
         rows = {FIGURE_TYPES[name].row for name in (TAB_FIGURES[index] if index < len(
             TABS) else ()) if not hidden_by_content(self._figures.get(name))}
-        if self._row_height:                   # a third row gets room of its own too
-            self.setMinimumHeight(self._row_height * max(len(rows), 1))
+        if self._row_height and index < len(TABS):   # a third row gets room of its own
+            above = (self.layout().itemAt(0).sizeHint().height()     # the controls and
+                     + self.tabs.tabBar().sizeHint().height())        # the tab bar
+            self._pages[index].setMinimumHeight(
+                self._row_height * max(len(rows), 1) - above)
 
     def _tab_changed(self, index: int) -> None:
         own_page = index >= len(TABS)

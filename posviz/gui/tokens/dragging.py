@@ -95,6 +95,8 @@ class Dragging:
             self.update(self._ghost_area(ghost))              # the lifted chip and shadow
             self.update(self._ghost_area(self._rects[self.slot_of(index)]))   # its place
             self._relayout(animate=True)
+            if not self.sliding():      # many chips jump: this one too, from where it was
+                self._shown[index] = self._rects[self.slot_of(index)].topLeft()   # let go
             self.dragFinished.emit(self._before)   # back where it began too: the drag is over
         self._before = None
         self._hover_at(event.position())
