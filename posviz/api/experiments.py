@@ -125,7 +125,8 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
     refuse_order(options, "sweep")
-    _, texts, used, _ = check_sweep(kind, count, positions, offset, literal, texts, seed)
+    _, texts, used, _ = check_sweep(kind, count, positions, offset, literal, texts, seed,
+                                    layer)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      texts=texts, offset=offset,
                      sweep=(kind, used, texts, layer), progress=progress)

@@ -14,7 +14,8 @@ loaded model is refused in the words of its unloaded form (the built-in model's
 configuration, a pretrained model's files with its weights counted as held).
 
 It refuses, in this order, a device torch does not have, a layer or head the model does
-not have (check_view: a bad value, PosvizInputError), more tokens than the model has
+not have (models.limits.view: a bad value, PosvizInputError; a layer or head given
+where nothing chooses one, check_chosen), more tokens than the model has
 positions, more orders than exist or more folds than texts, a sweep estimated over its
 hours (models.limits.duration), and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
@@ -27,12 +28,13 @@ import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from ...errors import PosvizInputError, Refused, argument, check_whole_number
+from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
 from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
                        check_time)
 from .memory import SAFETY, limit_bytes, size_text
+from .view import check_chosen, check_view  # noqa: F401 (the guard's)
 
 ALL_AT_MOST = 7                 # analysis.experiments.runs: "all" runs at most 7! orders
 # What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
@@ -182,23 +184,6 @@ def check_texts(model, texts, *, weights: str = "random", folds: int | None = No
     n, exact = tokens_of(model, texts, weights)
     check(model, n, counted=exact, folds=(folds, len(texts)) if folds is not None and
           texts else None, **options)
-
-
-def check_view(layers: int, heads: int, layer: int | None = None,
-               head: int | None = None, first: int = 1) -> None:
-    """PosvizInputError for a ``layer`` (``first``..L: a figure's from 1, a sweep's from
-    0, its embeddings) or ``head`` (0..h-1) the model does not have: a bad value, in the
-    words of the entry point; ``layers`` or ``heads`` 0: not known yet, not checked.
-    None is not checked (not asked for): an entry that needs one checks it first."""
-    for said, value in (("layer", layer), ("head", head)):
-        if value is not None:
-            check_whole_number(said, value)
-    if layer is not None and layers and not first <= layer <= layers:
-        raise PosvizInputError(f"{argument('layer')} must be from {first} to {layers} "
-                               f"(got {layer!r})")
-    if head is not None and heads and not 0 <= head < heads:
-        raise PosvizInputError(f"{argument('head')} must be from 0 to {heads - 1} "
-                               f"(got {head!r})")
 
 
 def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
