@@ -83,9 +83,10 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
-    guard.check_texts(model, texts, offset=offset, device=device, orders=orders,
-                      folds=folds, view=view)
-    return load(model, device=device, offline=offline, progress=told, **options)
+    tokens_read = guard.check_texts(model, texts, offset=offset, device=device,
+                                    orders=orders, folds=folds, view=view)
+    return load(model, device=device, offline=offline, progress=told,
+                tokens_read=tokens_read, **options)
 
 
 def refuse_model_seed(options: dict, command: str) -> None:

@@ -104,8 +104,8 @@ def experiment_model(args, texts: list[str] | None = None, **experiment):
     check_model_flags(args)
     config = None if args.model else builtin_config(args)
     where = positions(args)
-    guard_before_loading(args, config, texts or [], where, **experiment)
-    return load_model(args, config, progress(args)), where
+    tokens_read = guard_before_loading(args, config, texts or [], where, **experiment)
+    return load_model(args, config, progress(args), tokens_read), where
 
 
 def reporter(args, unit: str = "run"):
