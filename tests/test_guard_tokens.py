@@ -7,6 +7,8 @@ the weights on every entry point (guard.check_texts returns it as the load's
 ``tokens_read``)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import posviz
@@ -72,3 +74,30 @@ def test_a_text_within_the_positions_reaches_the_weights(capsys):
                  "the cat sat"]) == 0
     told = steps(capsys.readouterr().err)
     assert told.index("loading tokenizer") < told.index("loading weights"), told
+
+
+@pytest.fixture
+def long_session(tmp_path):
+    """A session file of MiniLM holding the long text: its order lists its 3,202 slots."""
+    assert main(["report", "--model", "minilm", "--offline", "--quiet", "--text",
+                 "the cat sat", "--save-session", str(tmp_path / "short.posviz")]) == 0
+    doc = json.loads((tmp_path / "short.posviz").read_text("utf-8"))
+    doc.pop("tokens")                         # a file may leave them out: its order counts
+    doc.update(text=TEXT, order=list(range(3_202)))
+    path = tmp_path / "long.posviz"
+    path.write_text(json.dumps(doc), "utf-8")
+    return path
+
+
+def test_a_session_files_tokens_are_refused_before_its_model_is_loaded(long_session,
+                                                                       tmp_path, capsys):
+    """``report --session`` and posviz.load_session loaded MiniLM (10.8 s, 13.3 s) before
+    refusing the 3,202 slots the file lists: now refused before any load step."""
+    capsys.readouterr()
+    for argv in (["report"], ["export", "--out", str(tmp_path / "out")]):
+        assert main([*argv, "--session", str(long_session), "--progress"]) == 2
+        assert capsys.readouterr().err == f"posviz: error: {SAID}\n"
+    with pytest.raises(Refused) as raised:
+        posviz.load_session(long_session, progress=True)
+    assert str(raised.value) == SAID
+    assert capsys.readouterr().err == ""              # no step told before it
