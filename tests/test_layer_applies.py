@@ -101,3 +101,22 @@ def test_an_experiments_figure_takes_no_layer(result):
                                                           layers=1)}[result]()
     with pytest.raises(PosvizInputError, match="unknown option 'layer'"):
         made.figure(layer=1)
+
+
+@pytest.mark.parametrize("command", ["report", "probe", "paper", "compare", "extend"])
+@pytest.mark.parametrize("flag", ["--layer", "--head"])
+def test_a_command_of_no_one_layer_takes_no_layer_flag(command, flag, capsys):
+    """The commands USES leaves out refuse the flag as unknown, before anything runs:
+    argparse read ``report --layer 1`` as ``--layers 1`` (its abbreviation) and ran a
+    model of one layer."""
+    assert main([command, flag, "1"]) == 2
+    assert capsys.readouterr().err == (f"posviz: error: unknown option {flag} of posviz "
+                                       f"{command} (posviz {command} -h lists what it "
+                                       f"takes)\n")
+
+
+@pytest.mark.parametrize("call", ["probe", "paper", "compare_encodings", "train", "extend",
+                                  "order_use", "load"])
+def test_a_function_of_no_one_layer_takes_no_layer(call):
+    with pytest.raises(PosvizInputError, match=f"unknown option 'layer' of posviz.{call}"):
+        getattr(posviz, call)(layer=1)
