@@ -113,8 +113,10 @@ def test_a_saved_figure_is_the_file_posviz_export_writes(report, tmp_path, capsy
     positions = ("encoding", "encoding_similarity", "relative_profile")
     assert printed == [str(out / f"{name}.{fmt}") for name in FIGURES
                        if name not in positions for fmt in ("pdf", "csv")]
-    for name in ("attention", "symmetry", "token_change"):
-        mine = report.figure(name, layer=2, head=1).save(tmp_path / f"{name}.csv")
+    # each given what it draws of export's --layer 2 --head 1 (the symmetry figure all layers)
+    for name, view in (("attention", {"layer": 2, "head": 1}), ("symmetry", {}),
+                       ("token_change", {"layer": 2})):
+        mine = report.figure(name, **view).save(tmp_path / f"{name}.csv")
         assert mine.read_text(encoding="utf-8") == (out / f"{name}.csv").read_text(
             encoding="utf-8"), name
         assert (out / f"{name}.pdf").read_bytes().startswith(b"%PDF-")

@@ -55,8 +55,8 @@ def test_the_built_in_model_and_a_figure_say_the_same(capsys, tmp_path):
 def test_a_sweep_s_layer_is_refused_before_the_weights_too(bert, no_weights, capsys):
     """A sweep's layer counts from 0 (the embeddings) to L."""
     assert main(["sweep", "--model", str(bert), "--offline", "--text", "the dog plays",
-                 "--kind", "reverse", "--layer", "4", "--quiet"]) == 2
+                 "--kind", "swap", "--layer", "4", "--quiet"]) == 2
     assert "--layer must be from 0 to 3 (got 4)" in capsys.readouterr().err
     with pytest.raises(posviz.errors.PosvizInputError,
                        match=r"layer must be from 0 to 3 \(got 4\)"):
-        posviz.sweep(["the dog plays"], model=str(bert), kind="reverse", layer=4)
+        posviz.sweep(["the dog plays"], model=str(bert), kind="swap", layer=4)

@@ -83,9 +83,10 @@ def model_of(model, options: dict, *, weights: str = "random", device: str = "cp
     if not isinstance(model, str):
         raise PosvizInputError(f"{argument('model')} must be a posviz.Model, a model's "
                                f"name or folder, or None (got {type(model).__name__})")
-    guard.check_texts(model, texts, offset=offset, device=device, orders=orders,
-                      folds=folds, view=view)
-    return load(model, device=device, offline=offline, progress=told, **options)
+    tokens_read = guard.check_texts(model, texts, offset=offset, device=device,
+                                    orders=orders, folds=folds, view=view)
+    return load(model, device=device, offline=offline, progress=told,
+                tokens_read=tokens_read, **options)
 
 
 def refuse_model_seed(options: dict, command: str) -> None:
@@ -125,7 +126,8 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
     from ..models.limits import guard
     check_progress(progress)                    # before a model is loaded
     refuse_order(options, "sweep")
-    _, texts, used, _ = check_sweep(kind, count, positions, offset, literal, texts, seed)
+    _, texts, used, _ = check_sweep(kind, count, positions, offset, literal, texts, seed,
+                                    layer)
     model = model_of(model, options, weights=weights, device=device, offline=offline,
                      texts=texts, offset=offset,
                      sweep=(kind, used, texts, layer), progress=progress)

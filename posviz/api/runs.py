@@ -50,19 +50,24 @@ COUNT, SEED = 32, 0                      # a drawn sweep's orders, unless given
 
 
 def check_sweep(kind: str, count: int | None, positions: str, offset: int, literal: bool,
-                texts, seed: int | None = None
+                texts, seed: int | None = None, layer: int | None = None
                 ) -> tuple[Positions, list[str], int, int]:
     """A sweep's own arguments checked before any model: (positions, texts, count,
     seed), the count and seed their defaults when not given. A kind that runs a fixed
     set of orders (swap, reverse, all) refuses a count or a seed given to it, as the
-    probe refuses a seed: it would read neither."""
+    probe refuses a seed: it would read neither; a kind but swap refuses a ``layer``
+    (the swap map's), measuring every layer."""
     from ..analysis.experiments.runs import DRAWN, KINDS, check_kind, check_seed
+    from ..models.limits.guard import check_chosen
     check_kind(kind, COUNT)
     for name, value in (("count", count), ("seed", seed)):
         if kind in KINDS and kind not in DRAWN and value is not None:
             raise PosvizInputError(f"{argument(name, value)} does not apply to "
                                    f"{argument('kind', kind)}, which runs a fixed set of "
                                    f"orders (a count and a seed are of random and prefix)")
+    check_chosen(argument("kind", kind), ("layer",) if kind == "swap" else (),
+                 lambda name: f"measures every layer (a {name} chooses the map of "
+                              f"{argument('kind', 'swap')})", layer=layer)
     count, seed = COUNT if count is None else count, SEED if seed is None else seed
     check_kind(kind, count)
     check_seed(seed)
@@ -86,7 +91,7 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
     from ..models.limits import guard
     from .results import Sweep
     where, texts, count, seed = check_sweep(kind, count, positions, offset, literal,
-                                            texts, seed)
+                                            texts, seed, layer)
     # the layer (0..L) of a model loaded already, before any run
     guard.check_view(int(model.describe().get("layers") or 0), 0, layer, first=0)
     # first as a model's name is refused before its load, its texts' words counted (the

@@ -45,7 +45,12 @@ COMMANDS = (report, export, sweep, probe, paper, compare, train, extend, order)
 class OneLineParser(argparse.ArgumentParser):
     """argparse that reports a usage error in one line (status 2), without the usage,
     in the words the Python API uses for the same mistake (api.arguments, Option.problem):
-    what a flag takes, what a command needs, an unknown option named."""
+    what a flag takes, what a command needs, an unknown option named. A flag is taken
+    by its whole name only: argparse's abbreviations read ``report --layer 3`` as
+    ``--layers 3`` (a model of 3 layers, the layer asked for silently lost)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
     def error(self, message: str):
         needed = message.removeprefix("the following arguments are required: ")

@@ -300,13 +300,14 @@ def load_model(args: argparse.Namespace, config: ModelConfig | None, say=None,
 
 
 def guard_before_loading(args: argparse.Namespace, config: ModelConfig | None,
-                         texts: list[str], where: Positions, **experiment) -> None:
+                         texts: list[str], where: Positions, **experiment):
     """models.limits.guard.check before the model is built or read: the device, the longest of
     ``texts`` against its positions and the memory (random weights read words, so their
     count is exact; other tokenizers give a word one token or more), and ``experiment``
-    (guard.check's orders, probe_tokens …) where it is known already."""
+    (guard.check's orders, probe_tokens …) where it is known already. Returns the same
+    check of their tokens for a --model's load (``tokens_read``: before its weights)."""
     from ..models.limits import guard
-    guard.check_texts(config if config is not None else args.model, texts,
+    return guard.check_texts(config if config is not None else args.model, texts,
                       weights=getattr(args, "weights", RANDOM), offset=where.offset,
                       device=getattr(args, "device", "cpu"),
                       dtype=getattr(args, "dtype", "float32"),
@@ -338,16 +339,21 @@ def evaluate(args: argparse.Namespace):
 
     text = DEFAULT_TEXT if args.text is None else args.text
     view = (getattr(args, "layer", None), getattr(args, "head", None))
-    guard_before_loading(args, config, [text], where, view=view)   # as the config is read
+    # as the config is read; a --model's tokens, as its tokenizer is read
+    tokens_checked = guard_before_loading(args, config, [text], where, view=view)
     if config is not None:
         words = len(split_words(text))
         if args.order is not None and args.weights == RANDOM and (
                 words <= (config.table_length or words)):
             parse_order(args.order, words)       # random weights' tokens are words
 
-    say = progress(args)                # an order checked before a --model's weights:
-    model = load_model(args, config, say, None if args.order is None else
-                       lambda count: parse_order(args.order, count(text)))
+    def tokens_read(count) -> None:     # the tokens, then an order, before the weights
+        if tokens_checked is not None:
+            tokens_checked(count)
+        if args.order is not None:
+            parse_order(args.order, count(text))
+    say = progress(args)
+    model = load_model(args, config, say, tokens_read)
     from ..models.limits import guard                # a model not held before: now
     facts = model.describe()
     guard.check_view(int(facts.get("layers") or 0), int(facts.get("heads") or 0), *view)

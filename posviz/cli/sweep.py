@@ -104,8 +104,8 @@ def experiment_model(args, texts: list[str] | None = None, **experiment):
     check_model_flags(args)
     config = None if args.model else builtin_config(args)
     where = positions(args)
-    guard_before_loading(args, config, texts or [], where, **experiment)
-    return load_model(args, config, progress(args)), where
+    tokens_read = guard_before_loading(args, config, texts or [], where, **experiment)
+    return load_model(args, config, progress(args), tokens_read), where
 
 
 def reporter(args, unit: str = "run"):
@@ -211,7 +211,7 @@ def run(args) -> int:
     from ..api import sweep
     from ..api.runs import check_sweep
     _, _, count, _ = check_sweep(args.kind, args.count, "slot", 0, False, None,
-                                 args.order_seed)     # before a model is built
+                                 args.order_seed, args.layer)   # before a model is built
     if args.csv not in (None, "-") and not Path(args.csv).resolve().parent.is_dir():
         raise PosvizInputError(f"--csv {args.csv}: no such folder "     # before the runs
                                f"{Path(args.csv).resolve().parent}")

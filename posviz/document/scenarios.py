@@ -48,8 +48,13 @@ def session_of(doc: SessionDocument, progress=None, online: bool = False,
     """The Session a document describes, its model built or loaded (torch is imported
     here; a pinned hub model downloaded at its commit when ``online`` and not cached);
     PosvizInputError when the model is missing or the document does not fit it."""
+    from ..models.limits import guard
     from .session import Session
-    return Session.from_document(doc, doc.spec.load(progress, device=device, online=online))
+    spec = doc.spec        # its tokens (one a slot of its order) before its weights are read
+    guard.check(spec.config if spec.is_builtin else spec.address, len(doc.order),
+                offset=doc.positions.offset, device=device, dtype=spec.dtype,
+                offloaded=bool(spec.offload_folder))
+    return Session.from_document(doc, spec.load(progress, device=device, online=online))
 
 
 def evaluate(session, should_stop=None):

@@ -96,10 +96,13 @@ def check_factors(factors) -> tuple[int, ...]:
         found, whole = (), False
     if not whole or not found or found[0] < 1 or found[-1] > 64 or \
             list(found) != sorted(set(found)):
+        # as the user wrote them: "0,3" on the command line (read into (0, 3)), not (0, 3)
+        given = (",".join(map(str, factors)) if speaks_flags() and
+                 isinstance(factors, tuple) else factors)
         raise PosvizInputError(f"{argument('factors')} must be whole numbers rising from 1 "
                                f"to at most 64, such as "
                                f"{'1,2,4,8' if speaks_flags() else '(1, 2, 4, 8)'} "
-                               f"(got {factors!r})")
+                               f"(got {given!r})")
     return found
 
 

@@ -45,6 +45,7 @@ class Figure(QtWidgets.QWidget):
     dims: tuple[str, ...] = ()  # the named dimensions of every array in ``data``
     selects: tuple[str, ...] = ()   # what of the Selection it draws: "layer", "head"
                                     # (a figure may set its own as it draws a model)
+    may_select: tuple[str, ...] = ()    # what it draws of it for some models only
     guide = ""                  # what it shows, for the guide (markdown, after the title)
     hovered = QtCore.Signal(str)        # the value under the mouse, in words
     picked = QtCore.Signal(int, int)    # a layer 1..L and head 0..h-1 clicked on it

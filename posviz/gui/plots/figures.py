@@ -3,6 +3,9 @@ its name, tab, row, title, data and guide itself (base.Figure); the panel, expor
 provenance and the guide read the classes listed here."""
 from __future__ import annotations
 
+from posviz.errors import argument
+from posviz.models.limits.guard import check_chosen
+
 from .attention import AttentionFigure
 from .base import Figure
 from .layers import BranchNormsFigure, SymmetryFigure
@@ -24,6 +27,26 @@ def tab_figures(tab: Tab) -> tuple[str, ...]:
     """The names of the figures in ``tab``, by row."""
     return tuple(sorted((name for name, figure in FIGURE_TYPES.items() if figure.tab is tab),
                         key=lambda name: FIGURE_TYPES[name].row))
+
+
+def chosen_by(name: str) -> tuple[str, ...]:
+    """What of the selection ("layer", "head") figure ``name`` draws, for some model."""
+    figure = FIGURE_TYPES[name]
+    return figure.selects + figure.may_select
+
+
+def check_figure_view(name: str, layer=None, head=None) -> None:
+    """The guard's check_chosen for figure ``name``: a ``layer`` or ``head`` it never
+    draws (the symmetry figure draws every layer, the encoding none) is refused, naming
+    what it draws and the figures that a layer or head chooses."""
+    figure = FIGURE_TYPES[name]
+
+    def shows(option: str) -> str:
+        choosing = [other for other in FIGURES if option in chosen_by(other)]
+        return (f"draws {'every' if option in figure.dims else 'no'} {option} "
+                f"({argument(option)} chooses the {option} of the "
+                f"{' and '.join(choosing)} figure{'s' if len(choosing) > 1 else ''})")
+    check_chosen(f"the {name} figure", chosen_by(name), shows, layer=layer, head=head)
 
 
 assert sum(map(tab_figures, TABS), ()) == FIGURES, "figures out of the tabs' order"

@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtWidgets
 
 from . import own_size
 from .arrange import plots_nothing
-from .figures import FIGURE_TYPES, FIGURES
+from .figures import FIGURE_TYPES, FIGURES, check_figure_view
 from .mosaic_figure import mosaic_look
 from .panel import PlotsPanel
 from posviz.document.files import check_save
@@ -130,6 +130,7 @@ class ReportFigure:
         reference = report.evaluation.reference
         L, h = reference.n_layers, reference.n_heads
         check_view(L, h, layer, head)               # the guard's, as every entry's
+        check_figure_view(name, layer, head)        # and one the figure would ignore
         self.report, self.name = report, name
         view = report.session.selection.clamped(L, h)
         self.layer = view.layer if layer is None else layer

@@ -281,6 +281,7 @@ class SimilarityFigure(_PositionMap):
              "adds at each query and key position (the selected head's ALiBi or T5 bias).")
     bar_label = "cosine"
     empty_title = "Similarity between positions"
+    may_select = ("head",)          # a real model's per-head biases (update_from)
 
     def update_from(self, shown, layer: int, head: int) -> None:
         machinery = machinery_of(shown)

@@ -14,7 +14,8 @@ loaded model is refused in the words of its unloaded form (the built-in model's
 configuration, a pretrained model's files with its weights counted as held).
 
 It refuses, in this order, a device torch does not have, a layer or head the model does
-not have (check_view: a bad value, PosvizInputError), more tokens than the model has
+not have (models.limits.view: a bad value, PosvizInputError; a layer or head given
+where nothing chooses one, check_chosen), more tokens than the model has
 positions, more orders than exist or more folds than texts, a sweep estimated over its
 hours (models.limits.duration), and what would not fit in memory (models.limits.memory),
 raising errors.Refused in the words of the entry point (errors.argument). Nothing here
@@ -27,12 +28,13 @@ import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from ...errors import PosvizInputError, Refused, argument, check_whole_number
+from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
 from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
                        check_time)
 from .memory import SAFETY, limit_bytes, size_text
+from .view import check_chosen, check_view  # noqa: F401 (the guard's)
 
 ALL_AT_MOST = 7                 # analysis.experiments.runs: "all" runs at most 7! orders
 # What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
@@ -171,34 +173,22 @@ def tokens_of(model, texts, weights: str = "random") -> tuple[int, bool]:
 
 
 def check_texts(model, texts, *, weights: str = "random", folds: int | None = None,
-                **options) -> None:
+                **options):
     """``check`` for ``texts`` before they are tokenized: the one way the window's,
     the command line's and the API's runs count a text (tokens_of) and are refused, so
     the same input meets the same refusal, in the same words, on every entry point.
     ``folds``: a probe's, held out of ``texts`` (none given: the texts it generates
     bound them once made). ``options``: check's (offset, device, dtype, offloaded,
-    orders …)."""
+    orders …). Returns, for a pretrained model's load (``tokens_read``), the same check
+    of their tokens as its tokenizer counts them, before its weights (400 words of 3,202
+    MiniLM tokens were refused after them, 15 s); None when the words were exact."""
     texts = list(texts)
     n, exact = tokens_of(model, texts, weights)
-    check(model, n, counted=exact, folds=(folds, len(texts)) if folds is not None and
-          texts else None, **options)
-
-
-def check_view(layers: int, heads: int, layer: int | None = None,
-               head: int | None = None, first: int = 1) -> None:
-    """PosvizInputError for a ``layer`` (``first``..L: a figure's from 1, a sweep's from
-    0, its embeddings) or ``head`` (0..h-1) the model does not have: a bad value, in the
-    words of the entry point; ``layers`` or ``heads`` 0: not known yet, not checked.
-    None is not checked (not asked for): an entry that needs one checks it first."""
-    for said, value in (("layer", layer), ("head", head)):
-        if value is not None:
-            check_whole_number(said, value)
-    if layer is not None and layers and not first <= layer <= layers:
-        raise PosvizInputError(f"{argument('layer')} must be from {first} to {layers} "
-                               f"(got {layer!r})")
-    if head is not None and heads and not 0 <= head < heads:
-        raise PosvizInputError(f"{argument('head')} must be from 0 to {heads - 1} "
-                               f"(got {head!r})")
+    held_out = (folds, len(texts)) if folds is not None and texts else None
+    check(model, n, counted=exact, folds=held_out, **options)
+    if not exact and texts and isinstance(model, str):
+        return lambda count: check(model, max(map(count, texts)), folds=held_out, **options)
+    return None
 
 
 def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
@@ -334,33 +324,12 @@ def _target(model, dtype: str) -> _Target | None:
                             offloaded=offloaded) if isinstance(source, str) else None
         if files is not None:
             return files.check_memory(n, extra, placed)
-        memory.check_run_fits(held_bytes(model), run_bytes(model, n) + extra, n)
+        memory.check_run_fits(memory.held_bytes(model), memory.run_bytes(model, n) + extra,
+                               n)
     def view() -> tuple[int, int]:
         facts = model.describe()
         return int(facts.get("layers") or 0), int(facts.get("heads") or 0)
     return _Target(model.name, model.max_positions, sizes, run_fits, view)
-
-
-def held_bytes(backend) -> int:
-    """Bytes a loaded pretrained ``backend``'s weights take (0 when it does not say)."""
-    try:
-        return sum(p.numel() * p.element_size() for p in backend.model.parameters())
-    except (AttributeError, TypeError):
-        return 0
-
-
-def run_bytes(backend, n: int) -> int:
-    """Bytes a comparison of n tokens takes on a loaded ``backend`` beside its weights
-    (0 for a backend that says neither its transformers config nor its ModelConfig)."""
-    from .memory import DTYPE_BYTES, comparison_bytes, forward_bytes
-    hf_config = getattr(getattr(backend, "model", None), "config", None)
-    if hf_config is not None and hasattr(hf_config, "to_dict"):       # transformers'
-        return forward_bytes(hf_config.to_dict(), n,
-                             DTYPE_BYTES.get(getattr(backend, "dtype", "float32"), 4))
-    c = getattr(backend, "config", None)
-    if not isinstance(c, ModelConfig):
-        return 0
-    return comparison_bytes(c.layers, c.heads, c.d_model, n, DTYPE_BYTES[c.dtype])
 
 
 def _pretrained(source: str, dtype: str, held: bool = False,

@@ -265,3 +265,24 @@ def refuse_model(weights: int, running: int, n: int, limit: int) -> None:
         f"this model needs about {size_text(weights)} for its weights and "
         f"{size_text(running)} for one run with attentions at {n:,} tokens, but only "
         f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory)", "memory")
+
+
+def held_bytes(backend) -> int:
+    """Bytes a loaded pretrained ``backend``'s weights take (0 when it does not say)."""
+    try:
+        return sum(p.numel() * p.element_size() for p in backend.model.parameters())
+    except (AttributeError, TypeError):
+        return 0
+
+
+def run_bytes(backend, n: int) -> int:
+    """Bytes a comparison of n tokens takes on a loaded ``backend`` beside its weights
+    (0 for a backend that says neither its transformers config nor its ModelConfig)."""
+    hf_config = getattr(getattr(backend, "model", None), "config", None)
+    if hf_config is not None and hasattr(hf_config, "to_dict"):       # transformers'
+        return forward_bytes(hf_config.to_dict(), n,
+                             DTYPE_BYTES.get(getattr(backend, "dtype", "float32"), 4))
+    c = getattr(backend, "config", None)
+    if not isinstance(c, ModelConfig):
+        return 0
+    return comparison_bytes(c.layers, c.heads, c.d_model, n, DTYPE_BYTES[c.dtype])

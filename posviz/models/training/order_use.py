@@ -102,8 +102,8 @@ def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
                       f"{argument('length')})", "count")
     inputs, targets = windows_of(ids, length, count, start_id)
     if len(inputs) == 0:
-        raise PosvizInputError(f"the {len(ids)} held-out tokens make no window of "
-                               f"{length} slots: give a shorter length")
+        raise PosvizInputError(f"the {len(ids):,} held-out tokens make no window of "
+                               f"{length} slots: give a shorter {argument('length')}")
     first = int(start_id is not None)
     passes = 1 + len(KEPT)
     original = last_token_perplexity(last_logits, inputs, targets)
