@@ -23,6 +23,7 @@ from .figures import FIGURE_TYPES, FIGURES, tab_figures
 from .hover import wrapped
 from .mosaic_figure import MOSAIC_MODES
 from .panel_files import PanelFiles
+from .repaint import one_paint_pass
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
@@ -184,7 +185,10 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
                 box.setMaximum(top)
                 box.blockSignals(False)
         self._sync_controls(self.selection())
-        self._refresh(self._visible())
+        visible = self._visible()
+        self._refresh(visible)
+        one_paint_pass(self.window(), [canvas for name in visible if (canvas := getattr(
+            self._figures.get(name), "canvas", None)) is not None])
 
     def selection(self) -> Selection:
         """The session's selection as drawn: within the evaluation shown and the tabs."""
