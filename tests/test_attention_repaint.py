@@ -86,3 +86,45 @@ def test_a_reorder_repaints_the_maps_and_a_new_layout_the_whole_canvas(qtbot, sh
     plot.setGeometry(plot.geometry().adjusted(0, 0, -3, 0))
     qtbot.waitUntil(lambda: bool(regions.painted), timeout=5000)
     assert max(regions.painted) == pytest.approx(1.0), regions.painted
+
+
+class Passes(QtCore.QObject):
+    """The window's paint passes (UpdateRequests delivered) and, for each, the canvases
+    of ``canvases`` painted in it."""
+
+    def __init__(self, window, canvases):
+        super().__init__()
+        self.viewports = {canvas.viewport(): name for name, canvas in canvases.items()}
+        self.passes: list[set[str]] = []
+        window.installEventFilter(self)
+        for viewport in self.viewports:
+            viewport.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.UpdateRequest:
+            self.passes.append(set())
+        elif event.type() == QtCore.QEvent.Type.Paint and obj in self.viewports:
+            (self.passes or [set()])[-1].add(self.viewports[obj])
+        return False
+
+    def painting(self) -> list[set[str]]:
+        return [names for names in self.passes if names]
+
+
+def test_a_reorder_paints_every_figure_on_screen_in_one_pass(qtbot, window):
+    window.resize(1440, 900)
+    canvases = {name: figure.canvas for name, figure in window.plots.current_figures().items()
+                if getattr(figure, "canvas", None) is not None}
+    qtbot.waitUntil(lambda: all(c.viewport().isVisible() for c in canvases.values()),
+                    timeout=5000)
+    assert len(canvases) >= 3, sorted(canvases)     # the mosaic, the curves, the maps
+    qtbot.wait(300)
+    passes = Passes(window, canvases)
+    for _ in range(3):
+        passes.passes.clear()
+        with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
+            window.session.shuffle()
+        qtbot.waitUntil(lambda: set().union(*passes.painting()) == set(canvases),
+                        timeout=5000)
+        qtbot.wait(100)
+        assert passes.painting() == [set(canvases)], passes.painting()

@@ -9,7 +9,7 @@ import dataclasses  # noqa: E402
 import numpy as np  # noqa: E402
 import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
-from PySide6 import QtCore, QtGui  # noqa: E402
+from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from posviz.analysis.engine import Engine  # noqa: E402
@@ -43,6 +43,16 @@ def show(panel, ev, look=None):
     """Show ``ev`` as the compute worker hands it over: with its views, the mosaic in
     ``look`` (the look of the selection drawn by default, as the controller asks)."""
     panel.show_evaluation(Shown(ev, build_views(ev, look or mosaic_look(panel.selection()))))
+
+
+def settle_in_view(qtbot, plot, image, point) -> None:
+    """Until ``point`` of ``image`` is in view and stays where it is over a turn of the
+    event loop (the layout and the view range move it in turns of their own)."""
+    def settled() -> bool:
+        before = image.mapToScene(point)
+        QtWidgets.QApplication.processEvents()
+        return in_view(plot, image, point) and image.mapToScene(point) == before
+    qtbot.waitUntil(settled, timeout=2000)
 
 
 def in_view(plot, image, point) -> bool:
@@ -355,8 +365,8 @@ def test_hovering_a_cell_reports_tokens_and_value(panel, view, qtbot):
     view.select(Selection(layer=1, head=0))
     figure = panel.figures()["attention"]
     query, key = 1, 5                                            # 'cat' -> 'mat'
-    qtbot.waitUntil(lambda: in_view(figure.original.plot, figure.original.image,
-                                    QtCore.QPointF(key + 0.5, query + 0.5)), timeout=2000)
+    settle_in_view(qtbot, figure.original.plot, figure.original.image,
+                   QtCore.QPointF(key + 0.5, query + 0.5))
     scene_pos = figure.original.image.mapToScene(QtCore.QPointF(key + 0.5, query + 0.5))
     view_pos = figure.canvas.mapFromScene(scene_pos)
     messages = []

@@ -24,6 +24,7 @@ from .hover import wrapped
 from .mosaic_figure import MOSAIC_MODES
 from .page_scroll import ScrolledTabs
 from .panel_files import PanelFiles
+from .repaint import one_paint_pass
 from .tabs import TABS
 from posviz.document.events import SelectionChanged
 from posviz.document.spec import DIFFERENCE_RANGES, Selection
@@ -188,7 +189,10 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
                 box.setMaximum(top)
                 box.blockSignals(False)
         self._sync_controls(self.selection())
-        self._refresh(self._visible())
+        visible = self._visible()
+        self._refresh(visible)
+        one_paint_pass(self.window(), [canvas for name in visible if (canvas := getattr(
+            self._figures.get(name), "canvas", None)) is not None])
 
     def selection(self) -> Selection:
         """The session's selection as drawn: within the evaluation shown and the tabs."""

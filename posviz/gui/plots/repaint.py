@@ -1,5 +1,6 @@
 """The repaint fast path of a reorder: a canvas repaints only the items that changed
-(repaint_whole_when_laid_out), axes are drawn from a picture of themselves until they
+(repaint_whole_when_laid_out), the canvases changed together are painted in one pass of
+the window (one_paint_pass), axes are drawn from a picture of themselves until they
 change (style.style_axis caches them), and an export draws everything afresh (uncached).
 
 Measured in lockstep A/B runs (built-in model, one torch thread, 100 blocks of 3
@@ -10,7 +11,7 @@ reorders a tree and size; benchmarks/README.md), painted - bare forward:
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 
 def repaint_whole_when_laid_out(canvas: pg.GraphicsView) -> None:
@@ -46,3 +47,34 @@ def uncached(figure: QtWidgets.QWidget):
         for item, mode in items:
             item.setCacheMode(mode)
     return restore
+
+
+class _HeldUpdates(QtCore.QObject):
+    """Holds back the UpdateRequests sent to a window (one_paint_pass)."""
+
+    held = False
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QtCore.QEvent.Type.UpdateRequest:
+            self.held = True
+            return True
+        return False
+
+
+def one_paint_pass(window: QtWidgets.QWidget, canvases) -> None:
+    """Paint what changed in ``canvases`` (their scenes' items, changed just now) in one
+    pass of ``window``, after the current call returns. Each scene takes its changes in a
+    queued call of its own that ends by painting the window at once (QGraphicsView's
+    dispatchPendingUpdateRequests): three figures changed by a reorder were painted in
+    three passes. Here the scenes take their changes now, the window's paint held back,
+    and one request to paint it is queued."""
+    held = _HeldUpdates()
+    window.installEventFilter(held)
+    try:
+        for canvas in canvases:
+            QtCore.QCoreApplication.sendPostedEvents(canvas.scene(), QtCore.QEvent.Type.MetaCall)
+    finally:
+        window.removeEventFilter(held)
+    if held.held:                   # the request eaten above: the window asks no other
+        QtCore.QCoreApplication.postEvent(window, QtCore.QEvent(QtCore.QEvent.Type.UpdateRequest),
+                                          QtCore.Qt.EventPriority.LowEventPriority.value)
