@@ -195,11 +195,13 @@ def test_the_copy_can_be_switched_off(monkeypatch):
 def test_a_conversion_waits_for_another_process_s_and_reads_its_copy(first, tmp_path,
                                                                         monkeypatch):
     """Two processes converting one file at once each replaced the other's entry and a
-    load failed on a half-removed folder: the second waits, says so, and reads the
-    first's copy without converting again."""
+    load failed on a half-removed folder: the second waits, says so (from Python by
+    default too), and reads the first's copy without converting again."""
     import threading
 
     from filelock import FileLock
+
+    from posviz.api.steps import StepPrinter
     digest = converted.sha256_of(first["gguf"])
     monkeypatch.setenv("POSVIZ_CACHE", str(tmp_path))
     entry = converted.entry_for(digest)
@@ -207,17 +209,24 @@ def test_a_conversion_waits_for_another_process_s_and_reads_its_copy(first, tmp_
     monkeypatch.setattr(converted, "_made", lambda *args: pytest.fail("converted again"))
     other = FileLock(entry.parent / f".{digest[:12]}.lock")     # the other process's
     other.acquire()
-    said, result = [], {}
+    said, waiting_said, result = [], threading.Event(), {}
+
+    def say(step):
+        said.append(step)
+        waiting_said.set()
     waiting = threading.Thread(target=lambda: result.update(made=converted.made(
-        first["gguf"], digest, None, said.append, lambda: False)))
+        first["gguf"], digest, None, say, lambda: False)))
     waiting.start()
-    waiting.join(1.0)
-    assert waiting.is_alive() and said == [converted.WAITING_FOR_ANOTHER]
+    waiting_said.wait()                 # (a liveness wait: it says so before waiting)
+    assert said == [converted.WAITING_FOR_ANOTHER] and "made" not in result
     shutil.copytree(first["root"] / "gguf" / digest, entry)     # its copy, then released
     other.release()
-    waiting.join(10)
-    assert not waiting.is_alive()
+    waiting.join()
     assert result["made"].folder == entry and result["made"].gguf_sha256 == digest
+    import io
+    stream = io.StringIO()                      # Python's default: steps not told, this
+    StepPrinter(stream, steps=False)(converted.WAITING_FOR_ANOTHER)   # wait is
+    assert stream.getvalue() == f"posviz: {converted.WAITING_FOR_ANOTHER}\n"
 
 
 def test_a_wait_for_another_process_s_conversion_stops_when_asked(first, tmp_path,

@@ -89,7 +89,20 @@ def test_the_figures_that_draw_one_layer_or_head_take_it(report, monkeypatch):
     attention = report.figure("attention", layer=2, head=1)
     assert (attention.layer, attention.head) == (2, 1)
     assert report.figure("token_change", layer=2).layer == 2
-    assert report.figure("encoding_similarity", head=1).head == 1   # a real model's bias
+    # the similarity figure draws a head for a real model's per-head bias only: the
+    # built-in sinusoidal model's is refused (it drew the same, and named head 1)
+    with pytest.raises(PosvizInputError, match="head=1 does not apply to the "
+                       "encoding_similarity figure"):
+        report.figure("encoding_similarity", head=1)
+
+
+def test_the_similarity_figure_takes_a_head_where_the_model_biases_each_head():
+    from types import SimpleNamespace
+
+    from posviz.gui.plots.positions import per_head
+    assert per_head(SimpleNamespace(pair_rows=("head 0", "head 1")))      # ALiBi, T5
+    assert not per_head(SimpleNamespace(pair_rows=("all heads",)))       # absolute
+    assert not per_head(None)
 
 
 @pytest.mark.parametrize("result", ["sweep", "probe", "comparison"])

@@ -44,9 +44,9 @@ class StepPrinter(LateLayers):
         self._conversion = None             # a conversion's time left (ConversionLeft)
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
-        from ..models.hf.converted import CONVERTING, SAVING
+        from ..models.hf.converted import CONVERTING, SAVING, WAITING_FOR_ANOTHER
         from ..models.hf.hub import DOWNLOAD_STEP, count_text
-        download = step.startswith(("downloading", CONVERTING))
+        download = step.startswith(("downloading", CONVERTING, WAITING_FOR_ANOTHER))
         if step.startswith(CONVERTING) and not self._converting:   # a first load's
             self._converting = True     # conversion: each of its steps told, from Python
             from ..runtime.conversion_left import ConversionLeft   # by default too, with

@@ -46,7 +46,13 @@ class Figure(QtWidgets.QWidget):
     selects: tuple[str, ...] = ()   # what of the Selection it draws: "layer", "head"
                                     # (a figure may set its own as it draws a model)
     may_select: tuple[str, ...] = ()    # what it draws of it for some models only
+                                        # (those ``chosen_for`` says)
     guide = ""                  # what it shows, for the guide (markdown, after the title)
+
+    @staticmethod
+    def chosen_for(backend) -> bool:
+        """Does ``may_select`` choose what this figure draws for ``backend``'s model?"""
+        return False
     hovered = QtCore.Signal(str)        # the value under the mouse, in words
     picked = QtCore.Signal(int, int)    # a layer 1..L and head 0..h-1 clicked on it
 

@@ -29,24 +29,22 @@ def tab_figures(tab: Tab) -> tuple[str, ...]:
                         key=lambda name: FIGURE_TYPES[name].row))
 
 
-def chosen_by(name: str) -> tuple[str, ...]:
-    """What of the selection ("layer", "head") figure ``name`` draws, for some model."""
-    figure = FIGURE_TYPES[name]
-    return figure.selects + figure.may_select
-
-
-def check_figure_view(name: str, layer=None, head=None) -> None:
+def check_figure_view(name: str, layer=None, head=None, backend=None) -> None:
     """The guard's check_chosen for figure ``name``: a ``layer`` or ``head`` it never
     draws (the symmetry figure draws every layer, the encoding none) is refused, naming
-    what it draws and the figures that a layer or head chooses."""
+    what it draws and the figures that a layer or head chooses; one it draws for some
+    models only (the similarity figure's head: a real model's per-head ALiBi or T5
+    bias) is refused unless ``backend``'s model is one."""
     figure = FIGURE_TYPES[name]
+    chooses = figure.selects + tuple(o for o in figure.may_select
+                                     if backend is not None and figure.chosen_for(backend))
 
     def shows(option: str) -> str:
-        choosing = [other for other in FIGURES if option in chosen_by(other)]
+        choosing = [other for other in FIGURES if option in FIGURE_TYPES[other].selects]
         return (f"draws {'every' if option in figure.dims else 'no'} {option} "
                 f"({argument(option)} chooses the {option} of the "
                 f"{' and '.join(choosing)} figure{'s' if len(choosing) > 1 else ''})")
-    check_chosen(f"the {name} figure", chosen_by(name), shows, layer=layer, head=head)
+    check_chosen(f"the {name} figure", chooses, shows, layer=layer, head=head)
 
 
 assert sum(map(tab_figures, TABS), ()) == FIGURES, "figures out of the tabs' order"

@@ -130,7 +130,8 @@ class ReportFigure:
         reference = report.evaluation.reference
         L, h = reference.n_layers, reference.n_heads
         check_view(L, h, layer, head)               # the guard's, as every entry's
-        check_figure_view(name, layer, head)        # and one the figure would ignore
+        check_figure_view(name, layer, head,        # and one the figure would ignore
+                          report.session.backend)
         self.report, self.name = report, name
         view = report.session.selection.clamped(L, h)
         self.layer = view.layer if layer is None else layer

@@ -28,6 +28,12 @@ def machinery_of(shown):
     return getattr(getattr(shown, "model", None), "machinery", None)
 
 
+def per_head(machinery) -> bool:
+    """Does the machinery hold a map per head (a real model's ALiBi or T5 bias)?"""
+    rows = getattr(machinery, "pair_rows", ())
+    return bool(rows) and rows[0].startswith("head")
+
+
 def _symmetric(array: np.ndarray) -> float:
     finite = np.abs(array[np.isfinite(array)])
     return float(finite.max()) if finite.size and finite.max() > 0 else 1.0
@@ -284,11 +290,15 @@ class SimilarityFigure(_PositionMap):
     may_select = ("head",)          # a real model's per-head biases (update_from)
 
     def update_from(self, shown, layer: int, head: int) -> None:
-        machinery = machinery_of(shown)
-        rows = machinery.pair_rows if machinery is not None else ()
         # a real model's per-head biases (ALiBi, T5) show the selected head's
-        self.selects = ("head",) if rows and rows[0].startswith("head") else ()
+        self.selects = ("head",) if per_head(machinery_of(shown)) else ()
         super().update_from(shown, layer, head)
+
+    @staticmethod
+    def chosen_for(backend) -> bool:
+        """A head chooses what this figure draws for ``backend``'s model."""
+        from ...views.model import about_model
+        return per_head(about_model(backend)[1])
 
     def draw(self, view, ids: list[int]) -> None:
         block = view.similarity_block                    # (m, m): m = n unless pooled
