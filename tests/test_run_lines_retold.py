@@ -199,6 +199,34 @@ def test_a_report_s_late_block_is_told_again_until_its_forward_ends(monkeypatch)
     assert retelling_threads() == []    # the forward's end: no thread left
 
 
+def test_no_block_is_told_again_after_the_last_block_s_feed_forward(monkeypatch):
+    """After a forward's last feed-forward (0.05-0.1 s) came 1.5 s of work before the
+    next forward, told as "layer 4 of 4, about 4 s left (1 s since layer 4's
+    feed-forward began)", then "about 7 s left (2 s …)": no mark ends that part, so
+    nothing is told of it; a block's feed-forward before the last is told."""
+    from posviz.api.steps import StepPrinter, layer_ticks
+    from posviz.models import reached
+
+    clock, stream = Clock(), Terminal()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream)
+    with layer_ticks(None, say, "running the original order"):
+        for layer in range(4):
+            clock.t = float(layer)
+            reached.reach(layer, 4)
+            clock.t += 0.5
+            reached.reach(layer, 4, part=reached.FEED_FORWARD)
+            if layer == 2:              # a feed-forward before the last: told when late
+                clock.t += 2.5
+                assert say.retold()
+                assert told(stream)[-1].endswith(" since layer 3's feed-forward began)")
+        before = told(stream)
+        for late in (2.0, 3.0, 6.0):    # the work after the forward
+            clock.t = 3.5 + late
+            assert not say.retold()
+        assert told(stream) == before, told(stream)[len(before):]
+
+
 class Lines(io.StringIO):
     """A stream that keeps each write, and asks ``held`` at each one."""
 

@@ -51,7 +51,8 @@ class LateLayers:
     def retold(self) -> bool:
         """Tells the block running again, or a step told since any block (a forward's
         first block not entered yet: "running the chosen order (3 s)", as
-        models.reached.Ticks tells a wait), when it is late."""
+        models.reached.Ticks tells a wait), when it is late; nothing when no block is
+        known to run (models.reached.running: after the last block's feed-forward)."""
         from ..models import reached
         printer = self.printer
         with printer.lock:
@@ -60,7 +61,7 @@ class LateLayers:
             if plain is not None and plain_at > (block[1] if block else -1.0):
                 began, words = plain_at, None           # no block since that step
             elif (block is None or forward is None
-                  or (forward.layer, forward.part) != block[2:]):
+                  or reached.running(forward, block[2], forward.layers) != block[3]):
                 return False
             else:
                 _, began, layer, part = block

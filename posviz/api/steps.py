@@ -325,15 +325,14 @@ class ModelLines(RunLines):
 
     def running(self) -> str:
         """"layer 3 began, its attention maps kept to head 2 of 4": the block running,
-        and its maps while they are kept (models.reached; its feed-forward is not told:
-        the last block's lasts as long as the work after the forward)."""
+        and its maps while they are kept (models.reached.running; its feed-forward is
+        not told: the time is the block's)."""
         from ..models import reached
         run, layers = self.clock, self.layers
         if run.count < 1 or not run.total or not layers or run.total % layers:
             return super().running()
         layer, now = run.done % layers + 1, reached.latest()
-        if (now is None or now.part != reached.MAPS or not now.within
-                or (now.layer, now.layers) != (layer, layers)):
+        if reached.running(now, layer, layers) != reached.MAPS or not now.within:
             return f"layer {layer} began"
         return "layer {} began, its attention maps kept to head {} of {}".format(
             layer, *now.within)
