@@ -197,3 +197,89 @@ def test_a_report_s_late_block_is_told_again_until_its_forward_ends(monkeypatch)
         say.retold()
         assert told(stream)[-1] == "posviz: running the chosen order (2 s)"
     assert retelling_threads() == []    # the forward's end: no thread left
+
+
+def test_no_block_is_told_again_after_the_last_block_s_feed_forward(monkeypatch):
+    """After a forward's last feed-forward (0.05-0.1 s) came 1.5 s of work before the
+    next forward, told as "layer 4 of 4, about 4 s left (1 s since layer 4's
+    feed-forward began)", then "about 7 s left (2 s …)": no mark ends that part, so
+    nothing is told of it; a block's feed-forward before the last is told."""
+    from posviz.api.steps import StepPrinter, layer_ticks
+    from posviz.models import reached
+
+    clock, stream = Clock(), Terminal()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream)
+    with layer_ticks(None, say, "running the original order"):
+        for layer in range(4):
+            clock.t = float(layer)
+            reached.reach(layer, 4)
+            clock.t += 0.5
+            reached.reach(layer, 4, part=reached.FEED_FORWARD)
+            if layer == 2:              # a feed-forward before the last: told when late
+                clock.t += 2.5
+                assert say.retold()
+                assert told(stream)[-1].endswith(" since layer 3's feed-forward began)")
+        before = told(stream)
+        for late in (2.0, 3.0, 6.0):    # the work after the forward
+            clock.t = 3.5 + late
+            assert not say.retold()
+        assert told(stream) == before, told(stream)[len(before):]
+
+
+class Lines(io.StringIO):
+    """A stream that keeps each write, and asks ``held`` at each one."""
+
+    def __init__(self, held=None):
+        super().__init__()
+        self.writes, self.held = [], held
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        if self.held is not None:
+            self.held()
+        return super().write(text)
+
+
+def held_elsewhere(lock) -> bool:
+    """Is ``lock`` held, as another thread (the retelling one) finds it?"""
+    free = []
+
+    def take() -> None:
+        free.append(lock.acquire(blocking=False))
+        if free[0]:
+            lock.release()
+    thread = threading.Thread(target=take)
+    thread.start()
+    thread.join()
+    return not free[0]
+
+
+def test_a_step_s_line_is_told_whole_and_under_the_lock_the_retelling_takes():
+    """A step told on the forward's thread and a line told again by the retelling
+    thread share the printer's state, and print wrote a line and its newline apart."""
+    from posviz.api.steps import StepPrinter
+
+    found = []
+    stream = Lines()
+    say = StepPrinter(stream)
+    stream.held = lambda: found.append(held_elsewhere(say.lock))
+    say("loading weights")
+    say("ready")
+    assert stream.writes == ["posviz: loading weights\n", "posviz: ready\n"]
+    assert found == [True, True]
+
+
+def test_a_model_s_blocks_are_set_under_the_lock_its_lines_are_told_again_under():
+    from posviz.api.steps import ModelLines
+
+    lines = ModelLines(io.StringIO(), clock=Clock(), times=NoTimes(), retell=0)
+
+    class Stage(str):
+        @property
+        def part(self) -> int:
+            found.append(held_elsewhere(lines.lock))
+            return 4
+    found = []
+    lines.stage(Stage("model 1 of 2 (none)"))
+    assert found == [True] and lines.layers == 4

@@ -7,23 +7,37 @@ from __future__ import annotations
 import dataclasses
 from contextlib import contextmanager
 
-from ..runtime.run_lines import RETELL_S, TICK_S, Retelling, terminal
+from ..runtime.run_lines import RETELL_S, Retelling, terminal
 from ..runtime.time_left import duration_text
 
 
 class LateLayers:
-    """StepPrinter's part: ``during()`` a run's forwards (models.reached, told by
-    api.steps.layer_ticks), the line of the block running told again once ``TICK_S``
-    less half of ``retell`` seconds have passed without a line, its time left at the
-    pace so far (the wait included)."""
+    """``during()`` a run's forwards (models.reached, told by api.steps.layer_ticks),
+    the line of the block running told again once its printer's ``tick`` less half of
+    ``retell`` seconds have passed without a line, its time left at the pace so far
+    (the wait included); or a step told since any block, with its seconds.
 
-    retell, retelling = 0.0, None
-    said_at = 0.0                       # when the last line was told
-    plain = (None, 0.0)                 # the last step told without a count, and when
+    Its printer (api.steps.StepPrinter) tells it each line it prints (``said``) and
+    each step without a count (``plain_step``), and gives it: ``stream``, ``tick``,
+    ``lock`` (held while a line is told), ``block()`` (the block told last: step, when
+    its part began, layer, part; None before one), ``block_line(forward)`` (that
+    block's line at ``forward``'s time) and ``tell(line)``."""
+
+    def __init__(self, printer):
+        self.printer = printer
+        self.retell, self.retelling = 0.0, None     # told again each ``retell`` s, by
+        self.said_at = 0.0                          # a thread; when a line was told last
+        self.plain = (None, 0.0)        # the last step told without a count, and when
+
+    def said(self, now: float) -> None:
+        self.said_at = now
+
+    def plain_step(self, step: str, now: float) -> None:
+        self.plain = (step, now)
 
     @contextmanager
     def during(self):
-        if not terminal(self.stream) or self.retelling is not None:
+        if not terminal(self.printer.stream) or self.retelling is not None:
             yield
             return
         self.retell = RETELL_S
@@ -37,27 +51,28 @@ class LateLayers:
     def retold(self) -> bool:
         """Tells the block running again, or a step told since any block (a forward's
         first block not entered yet: "running the chosen order (3 s)", as
-        models.reached.Ticks tells a wait), when it is late."""
+        models.reached.Ticks tells a wait), when it is late; nothing when no block is
+        known to run (models.reached.running: after the last block's feed-forward)."""
         from ..models import reached
-        now, forward = reached.clock(), reached.latest()
-        step, _, (layer, part), parts = self._run
-        plain, plain_at = self.plain
-        if plain is not None and plain_at > (self._at or -1.0):   # no block since it
-            began, words = plain_at, None
-        elif (step is None or self._at is None or forward is None
-              or (forward.layer, forward.part) != (layer, part)):
-            return False
-        else:
-            began = self._at
-            words = f"layer {layer}'s {reached.PART_WORDS[part]}" if part else f"layer {layer}"
-        if now - self.said_at < TICK_S - self.retell / 2 or now - began < self.retell / 2:
-            return False                # (boundaries untold 1 s apart left 3.2 s silent)
-        if words is None:
-            self._print(f"{reached.short(plain)} ({now - began:.0f} s)")
+        printer = self.printer
+        with printer.lock:
+            now, forward, block = reached.clock(), reached.latest(), printer.block()
+            plain, plain_at = self.plain
+            if plain is not None and plain_at > (block[1] if block else -1.0):
+                began, words = plain_at, None           # no block since that step
+            elif (block is None or forward is None
+                  or reached.running(forward, block[2], forward.layers) != block[3]):
+                return False
+            else:
+                _, began, layer, part = block
+                words = (f"layer {layer}'s {reached.PART_WORDS[part]}" if part
+                         else f"layer {layer}")
+            if (now - self.said_at < printer.tick - self.retell / 2
+                    or now - began < self.retell / 2):
+                return False            # (boundaries untold 1 s apart left 3.2 s silent)
+            if words is None:
+                printer.tell(f"{reached.short(plain)} ({now - began:.0f} s)")
+                return True
+            line = printer.block_line(dataclasses.replace(forward, at=now))
+            printer.tell(f"{line} ({duration_text(now - began)} since {words} began)")
             return True
-        self._run = (step, now, (layer, part), parts)
-        line = self._line(step, dataclasses.replace(forward, at=now), layer,
-                          forward.layers, "")
-        self._print(f"{line} ({duration_text(now - began)} since {words} began)")
-        return True
-

@@ -9,24 +9,28 @@ tells them with the time left, on the command line and with ``progress=True`` al
 from __future__ import annotations
 
 import sys
+import threading
 from contextlib import contextmanager, nullcontext
 from typing import Callable
 
 from ..runtime.run_lines import FIRST_S, TICK_S, Gaps, RunLines, later  # noqa: F401 (the
 from ..runtime.time_left import duration_text  # noqa: F401   one rule of a run's lines)
 from .late_layers import LateLayers
+from .whole_run import WholeRun
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
 
 
-class StepPrinter(LateLayers):
+class StepPrinter:
     """Tells the steps of a load or a run on a stream, one line each ("posviz: STEP").
 
     With ``steps`` False only a download and a first load's conversion (a minute or
     more, once: each of its steps) are told. Of a counted step a download's bytes
     are told at each file and each tenth of the whole, a load's tensors and a run's
-    layers every ``tick`` seconds with the time left."""
+    layers every ``tick`` seconds with the time left; a late block's line is told
+    again on a terminal (``late``, api.late_layers.LateLayers). ``lock``: a step and
+    a line told again come from two threads, one at a time."""
 
     def __init__(self, stream=None, steps: bool = True, tick: float | None = None):
         self.stream = stream
@@ -42,8 +46,18 @@ class StepPrinter(LateLayers):
         # last piece's time; the seconds from a layer's last piece to its next boundary
         self._said = None                   # the line told last
         self._conversion = None             # a conversion's time left (ConversionLeft)
+        self.lock = threading.RLock()
+        self.late = LateLayers(self)
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
+        with self.lock:
+            self._step(step, done, total)
+
+    def retold(self) -> bool:
+        """The block running told again when it is late (LateLayers)."""
+        return self.late.retold()
+
+    def _step(self, step: str, done: int | None, total: int | None) -> None:
         from ..models.hf.converted import CONVERTING, SAVING, WAITING_FOR_ANOTHER
         from ..models.hf.hub import DOWNLOAD_STEP, count_text
         download = step.startswith(("downloading", CONVERTING, WAITING_FOR_ANOTHER))
@@ -60,8 +74,8 @@ class StepPrinter(LateLayers):
             if step.startswith(SAVING):
                 self._saved = True
             if told or download:                # the copy just saved is read then
-                self.plain = (step, reached_clock())        # (LateLayers: its wait)
-                self._print(f"{step} (from the saved copy)" if self._saved
+                self.late.plain_step(step, reached_clock())     # (its wait told)
+                self.tell(f"{step} (from the saved copy)" if self._saved
                             and step in ("loading tokenizer", "loading weights") else step)
             return
         if step.startswith(RUN_STEP):
@@ -72,7 +86,7 @@ class StepPrinter(LateLayers):
         if (step, tenth) != self._counted and (step != self._counted[0]
                                                or tenth > self._counted[1]):
             self._counted = (step, tenth)
-            self._print(count_text(step, done, total))
+            self.tell(count_text(step, done, total))
 
     def _tensors(self, step: str, done: int, total: int) -> None:
         """A load's tensors counted (a GGUF file's de-quantizing: 10.5 s told nothing):
@@ -95,10 +109,10 @@ class StepPrinter(LateLayers):
             f", about {duration_text(max(left, 1.0))} left"
         from ..models.hf.converted import SAVING
         if step.startswith(SAVING):             # a converted copy's bytes
-            self._print(f"{step}: {done:,} of {total:,} MB{left}")
+            self.tell(f"{step}: {done:,} of {total:,} MB{left}")
             return
         unit = "module" if step.startswith("matching") else "tensor"
-        self._print(f"{step}: {unit} {done:,} of {total:,}{left}")
+        self.tell(f"{step}: {unit} {done:,} of {total:,}{left}")
 
     def _layers(self, step: str, layer: int, total: int) -> None:
         """Layer ``layer`` of ``total`` entered, or its feed-forward (models.reached):
@@ -119,7 +133,7 @@ class StepPrinter(LateLayers):
             if run_step == step and now - told + later(max(piece, self._tail)) > self.tick:
                 self._run = (step, now, last, parts)
                 words = reached.PART_WORDS.get(part, "attention")   # its scores, by head
-                self._print(self._line(step, forward, layer, total, " ({}: head {} of {})"
+                self.tell(self._line(step, forward, layer, total, " ({}: head {} of {})"
                                        .format(words, *forward.within)))
             return
         if self._piece is not None:
@@ -140,7 +154,7 @@ class StepPrinter(LateLayers):
             return
         self._run = (step, now, (layer, part), parts)
         inside = f" ({reached.PART_WORDS[part]})" if part else ""
-        self._print(self._line(step, forward, layer, total, inside))
+        self.tell(self._line(step, forward, layer, total, inside))
 
     @staticmethod
     def _line(step: str, forward, layer: int, total: int, inside: str) -> str:
@@ -151,15 +165,30 @@ class StepPrinter(LateLayers):
                  if forward is not None and forward.planned > 1 else "")
         return f"{step}: {which}layer {layer} of {total}{inside}{left}"
 
-    def _print(self, line: str) -> None:
+    def block(self) -> tuple | None:
+        """The block told last (``_layers``): (step, when its part began, layer, part)."""
+        step, _, (layer, part), _ = self._run
+        return None if step is None or self._at is None else (step, self._at, layer, part)
+
+    def block_line(self, forward) -> str:
+        """The line of the block told last at ``forward`` (its time, its time left); the
+        next comes a tick after it."""
+        step, _, (layer, part), parts = self._run
+        self._run = (step, forward.at, (layer, part), parts)
+        return self._line(step, forward, layer, forward.layers, "")
+
+    def tell(self, line: str) -> None:
         """One line, in a conversion with its time left; not the line just told again (a
         GGUF file's header, read for the tokenizer and then for the config from one
         parse, was told twice in a row)."""
         if self._conversion is not None and self._converting:
             line += self._conversion.words()
-        if line != self._said:
-            self._said, self.said_at = line, reached_clock()
-            print(f"posviz: {line}", file=self.stream or sys.stderr, flush=True)
+        if line != self._said:                  # one write: a whole line (two threads)
+            self._said = line
+            self.late.said(reached_clock())
+            stream = self.stream or sys.stderr
+            stream.write(f"posviz: {line}\n")
+            stream.flush()
 
 
 def reached_clock() -> float:
@@ -237,50 +266,9 @@ def layer_ticks(backend, say: Progress, step: str):
         if now.run and now.layer == 1 and not now.part:
             say(named)
         say(named, now.layer, now.layers)
-    during = say.during() if isinstance(say, LateLayers) else nullcontext()
+    during = say.late.during() if isinstance(say, StepPrinter) else nullcontext()
     with reached.listening(told), during:       # a late block told again (LateLayers)
         yield
-
-
-class WholeRun:
-    """A caller's ``progress(done, total)`` told the whole run's count where the run
-    counts each stage anew (a paper check's lengths or models, the lab's methods, a
-    probe's runs then fits): the steps of the stages done add up, and the stages still
-    to come count as many steps as the one running, or, where a Stage tells its place,
-    as the stages so far on average, and the share told, ``done / total``, only grows
-    (Haviv 2022's 120 forwards, then 5 fits, … went 0 → 78 → 15 → 91 → 34 %: a
-    researcher's trial)."""
-
-    def __init__(self, progress: Callable[[int, int], None]):
-        self.progress = progress
-        self.before = 0                 # the steps of the stages done
-        self.last = (0, 0)              # (done, total) last told of the stage running
-        self.number = self.after = 0    # the stage running, of how many more
-        self.anew = False               # a stage was told since the last count
-        self.share = 0.0                # the share last told
-
-    def stage(self, text: str) -> None:
-        from ..analysis.experiments.stage import Stage
-        if isinstance(text, Stage):
-            self.number, self.after = text.number, text.stages - text.number
-        self.anew = True
-
-    def __call__(self, done: int, total: int) -> None:
-        if done < self.last[0] or self.anew and done <= self.last[0]:
-            self.before += self.last[1]         # a stage counted anew
-        self.anew, self.last = False, (done, total)
-        if not done:                            # a stage's count begins: nothing new done
-            return
-        # the stages to come, in steps: as many as the running one's, or where Stages
-        # tell their place, as the stages so far took on average
-        coming = (round(self.after * (self.before + total) / self.number) if self.number
-                  else total * self.after)
-        whole = self.before + done
-        told = self.before + total + coming
-        if self.number and self.share and whole / told < self.share:   # told: never
-            told = max(whole, int(whole / self.share))                  # a smaller share
-        self.share = whole / told if told else 0.0
-        self.progress(whole, told)
 
 
 def telling(progress) -> bool:
@@ -322,8 +310,9 @@ class ModelLines(RunLines):
     layers: int | None = None       # each forward's blocks: its Stage's ``part``
 
     def stage(self, text: str) -> None:
-        super().stage(text)
-        self.layers = getattr(text, "part", None)
+        with self.lock:                         # (retold reads it on its thread)
+            super().stage(text)
+            self.layers = getattr(text, "part", None)
 
     def line(self) -> str:
         run, layers = self.clock, self.layers
@@ -336,15 +325,14 @@ class ModelLines(RunLines):
 
     def running(self) -> str:
         """"layer 3 began, its attention maps kept to head 2 of 4": the block running,
-        and its maps while they are kept (models.reached; its feed-forward is not told:
-        the last block's lasts as long as the work after the forward)."""
+        and its maps while they are kept (models.reached.running; its feed-forward is
+        not told: the time is the block's)."""
         from ..models import reached
         run, layers = self.clock, self.layers
         if run.count < 1 or not run.total or not layers or run.total % layers:
             return super().running()
         layer, now = run.done % layers + 1, reached.latest()
-        if (now is None or now.part != reached.MAPS or not now.within
-                or (now.layer, now.layers) != (layer, layers)):
+        if reached.running(now, layer, layers) != reached.MAPS or not now.within:
             return f"layer {layer} began"
         return "layer {} began, its attention maps kept to head {} of {}".format(
             layer, *now.within)

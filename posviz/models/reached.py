@@ -187,6 +187,18 @@ def latest() -> Reached | None:
     return _latest
 
 
+def running(now: Reached | None, layer: int, layers: int) -> int | None:
+    """The part of block ``layer`` of ``layers`` (1-based) running as ``now`` (latest)
+    tells it: 0 (the block entered), MAPS or FEED_FORWARD; None where ``now`` is another
+    block's, or the last block's feed-forward: no mark ends it, so it would last as long
+    as the work after its forward ("about 4 s left (1 s since layer 4's feed-forward
+    began)", then "about 7 s left (2 s …)", between two forwards). The one rule of the
+    lines told again (api.steps)."""
+    if now is None or (now.layer, now.layers) != (layer, layers):
+        return None
+    return None if now.part == FEED_FORWARD and layer == layers else now.part
+
+
 # -- a wait that nothing counts: its step told again each second, with its seconds
 TICK_S = 1.0
 

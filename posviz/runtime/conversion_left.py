@@ -2,25 +2,19 @@
 with each line of its steps: its steps are the Stages of one run (runtime.time_left's
 RunClock), each of the seconds it took in a conversion measured here until this
 machine's last conversion is kept (runtime.stage_times), so the time left follows the
-pace of the steps done. SmolLM2's said "about 25-84 s" once, then 120 s of steps with
-their seconds so far ("de-quantizing weights (39 s)") and no time left."""
+pace of the steps done (models.hf.converted.STEPS, whose pace its first line's estimate
+is too). SmolLM2's said "about 25-84 s" once, then 120 s of steps with their seconds so
+far ("de-quantizing weights (39 s)") and no time left."""
 from __future__ import annotations
 
 import re
 
 from ..analysis.experiments.stage import Stage
-from ..models.hf.hub import BUILDING, MATCHING, READING, READING_AGAIN, SAVING
+from ..models.hf.converted import STEPS
+from ..models.hf.hub import SAVING
 from .stage_times import StageTimes
 from .time_left import LATE, RunClock, left_words
 
-# Each step by its words' start, counted or not (None: either), and its seconds in
-# SmolLM2's conversion (538 MB) on 2 cores, the mean of two (load 9 and 10-13: 99 s
-# and 120 s; its model's building took 15.5 and 40 s). The first "de-quantizing
-# weights" is the model built; the counted one, its tensors.
-STEPS = (("converting ", None, 1.3), (READING, None, 12.0), (BUILDING, None, 3.9),
-         ("importing the model's code", None, 2.6), ("de-quantizing weights", False, 27.8),
-         (READING_AGAIN, None, 15.8), (MATCHING, True, 20.4),
-         ("de-quantizing weights", True, 8.3), (SAVING, None, 6.5))
 RETOLD = re.compile(r".* \(\d+ s\)$")   # a step told again each second (reached.Ticks)
 
 

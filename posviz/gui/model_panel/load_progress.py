@@ -25,8 +25,8 @@ LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, IMPORTING: 3,
 LOAD_STEP_COUNT = 4
 TICK = re.compile(r"(.+) \((\d+) s\)")  # a step told again each second it lasts (Ticks)
 clock = time.monotonic            # (a test's own clock)
-# the conversion's estimate in its announcement (hf.converted.made): "about 24-84 s on
-# 2 cores", said in the window too (the command line said it; the window only the
+# the conversion's estimate in its announcement (hf.converted.conversion_time): "about
+# 20 s-2 min on 2 cores", said in the window too (the command line said it; the window only the
 # seconds each step had run, 60-90 s in all)
 CONVERSION_TAKES = re.compile(r", (about [^,()]+?) \(later loads")
 

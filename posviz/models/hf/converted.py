@@ -31,14 +31,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import Cancelled
-from .hub import SAVING
+from .hub import BUILDING, MATCHING, READING, READING_AGAIN, SAVING
 
 RECORD = "conversion.json"
 PACE = "pace.json"              # the last conversion's seconds per MB, on this machine
 CONVERTING = "converting "      # a GGUF file's first load: said even where steps are not
 WAITING_FOR_ANOTHER = "waiting for another posviz process converting this file"
-SECONDS_PER_MB = (0.25, 0.85)   # de-quantizing and saving, on 2 shared cores: 23.5 s and
-                                # 82 s (load 9) for 98 MB
+# A conversion's steps by their words' start, counted or not (None: either), and their
+# seconds in SmolLM2's conversion (its 98 MB GGUF file, STEPS_MB) on 2 shared cores, the
+# mean of two (load 9 and 10-13: 99 s and 120 s; its model's building took 15.5 and
+# 40 s): runtime.conversion_left's time left, and the estimate before any conversion
+# here (SECONDS_PER_MB). The first "de-quantizing weights" is the model built; the
+# counted one, its tensors.
+STEPS = (("converting ", None, 1.3), (READING, None, 12.0), (BUILDING, None, 3.9),
+         ("importing the model's code", None, 2.6), ("de-quantizing weights", False, 27.8),
+         (READING_AGAIN, None, 15.8), (MATCHING, True, 20.4),
+         ("de-quantizing weights", True, 8.3), (SAVING, None, 6.5))
+STEPS_MB = 98.36
+# de-quantizing and saving, seconds per MB of the GGUF file on 2 shared cores: STEPS'
+# pace from a fifth (a quiet machine: 23.5 s for 98 MB) to 1.25 × (120 s at load 10-13)
+SECONDS_PER_MB = tuple(sum(seconds for *_, seconds in STEPS) / STEPS_MB * spread
+                       for spread in (0.2, 1.25))
 SAVE_SECONDS_PER_MB = 0.009     # the copy's saving alone: 4.8-5 s for 538 MB (load 3-6)
 
 
@@ -286,24 +299,32 @@ def save_time(size: int) -> str:
     (19 s in a trial told "about 5 s")."""
     pace = measured_pace("save_seconds_per_mb")
     spreads = (0.8, 2.5) if pace else (1.0, 4.0)
-    low, high = (max(size / 1e6 * (pace or SAVE_SECONDS_PER_MB) * spread, 1.0)
-                 for spread in spreads)
+    return span_words(*(max(size / 1e6 * (pace or SAVE_SECONDS_PER_MB) * spread, 1.0)
+                        for spread in spreads))
+
+
+def conversion_seconds(size: int) -> tuple[float, float, str]:
+    """(low, high, where) seconds converting a GGUF file of ``size`` bytes takes: at the
+    pace of the last conversion on this machine (a shared machine's load moves it: -20 %
+    to +50 %), else at STEPS' pace on the project's 2 cores (SECONDS_PER_MB)."""
+    pace = measured_pace()
+    rates, where = (((pace * 0.8, pace * 1.5), "at this machine's last conversion's pace")
+                    if pace else (SECONDS_PER_MB, "on 2 cores"))
+    return size / 1e6 * rates[0], size / 1e6 * rates[1], where
+
+
+def conversion_time(size: int) -> str:
+    """conversion_seconds in words: "about 20 s-2 min on 2 cores"."""
+    low, high, where = conversion_seconds(size)
+    return f"{span_words(low, high)} {where}"
+
+
+def span_words(low: float, high: float) -> str:
+    """"about 5-12 s", "about 20 s-2 min", "about 2-8 min"."""
     if high < 100:
         return f"about {low:.0f}-{high:.0f} s"
     return f"about {low / 60:.0f}-{high / 60:.0f} min" if low >= 60 else \
         f"about {low:.0f} s-{high / 60:.0f} min"
-
-
-def conversion_time(size: int) -> str:
-    """How long converting a GGUF file of ``size`` bytes takes: at the pace of the last
-    conversion on this machine (a shared machine's load moves it: -20 % to +50 %), else
-    at the pace measured on the project's 2 cores (SECONDS_PER_MB)."""
-    pace = measured_pace()
-    rates, where = (((pace * 0.8, pace * 1.5), "at this machine's last conversion's pace")
-                    if pace else (SECONDS_PER_MB, "on 2 cores"))
-    low, high = (round(size / 1e6 * rate) for rate in rates)
-    return (f"about {low}-{high} s {where}" if high < 100
-            else f"about {low // 60 or 1}-{-(-high // 60)} min {where}")
 
 
 def aligned(model) -> None:
