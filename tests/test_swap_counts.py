@@ -23,6 +23,9 @@ class Heard:
     def __call__(self, done, total):
         Heard.counts.append((done, total))
 
+    def end(self):
+        """(RunLines.end: a run's lines told again no more; this one tells none)"""
+
 
 def test_a_swap_sweeps_progress_json_and_text_count_its_pairs_as_pairs(monkeypatch, capsys):
     monkeypatch.setattr(steps, "RunLines", Heard)
