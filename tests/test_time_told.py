@@ -136,7 +136,7 @@ def test_start_up_s_last_step_tells_the_forward_it_waits_for_each_second(qtbot,
     c.start_steps.tick()
     assert told[-1] == ("Starting: computing the first view: layer 3 of 4 (forward 1 "
                         "of 2), about 12 s left, 6 s so far (step 4 of 4)…"), told[-1]
-    c.session = object()                              # ready: the ticks end
+    c.start_steps.finished()                          # started: the ticks end
     c.start_steps.tick()
     assert not c.start_steps.timer.isActive() and len(told) == 3
 
@@ -298,3 +298,33 @@ def test_a_gguf_file_s_first_load_says_the_whole_conversion_s_time_in_the_window
         "Loading SmolLM2: reading the GGUF file's header, vocabulary and tensor names, 4 s "
         f"so far… (its first load, {takes} in all: de-quantized once and written into "
         "posviz's cache, read from there by later loads)"), bar.status.text()
+
+
+def test_a_failed_start_s_error_stays_shown_as_the_seconds_pass(qtbot, monkeypatch):
+    """A start that fails on its last step: its red error stayed a moment, then each
+    second "Starting: computing the first view: waiting…" replaced it, for ever."""
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+    from posviz.runtime import jobs
+    real = jobs.EvaluationRunner.__call__
+
+    def failing(self, job, should_stop):
+        if isinstance(job, jobs.StartJob):
+            job.told and job.told(jobs.START_STEPS[-1])
+            raise RuntimeError("no room")
+        return real(self, job, should_stop)
+    monkeypatch.setattr(jobs.EvaluationRunner, "__call__", failing)
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.controller.evaluationFailed, timeout=30_000):
+        w.start(last=False)
+    said = w.status.label.text()
+    assert said.startswith("could not start the model: ") and "no room" in said, said
+    assert w.placeholder.text() == said               # not "Starting: … (step 4 of 4)…"
+    steps = w.controller.start_steps
+    assert not steps.timer.isActive()
+    steps.timer.timeout.emit()                        # two seconds' ticks, by hand
+    steps.timer.timeout.emit()
+    assert w.status.label.text() == said and w.status.is_error()
+    assert w.placeholder.text() == said
