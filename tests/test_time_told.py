@@ -328,3 +328,27 @@ def test_a_failed_start_s_error_stays_shown_as_the_seconds_pass(qtbot, monkeypat
     steps.timer.timeout.emit()
     assert w.status.label.text() == said and w.status.is_error()
     assert w.placeholder.text() == said
+
+
+@pytest.mark.parametrize("spent, words", [
+    (20.0, "; about 20 s to 2 min left in all (an estimate)"),
+    (60.0, "; up to 80 s left in all (an estimate)"),      # past its low end, 40 s
+    (139.5, "; estimating the time left in all")])
+def test_past_the_low_end_of_its_range_a_run_says_up_to_its_high_end(
+        qtbot, settings, spent, words):
+    """press2022's runs elsewhere took 40-140 s: 60 s into its first run it said
+    "about 1-80 s left" (a longer run "1 s to 5 min"): the low end, passed, clamped to
+    1 s."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="paper", paper="press2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    try:
+        tab._stage_started(Stage("perplexity at 128 tokens", 1, 3, [1.0, 1.3, 2.0]))
+        clock.t += spent
+        tab._tell_progress()
+        assert tab.status.text().endswith(words), tab.status.text()
+    finally:
+        tab.shutdown()
