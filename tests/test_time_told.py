@@ -352,3 +352,53 @@ def test_past_the_low_end_of_its_range_a_run_says_up_to_its_high_end(
         assert tab.status.text().endswith(words), tab.status.text()
     finally:
         tab.shutdown()
+
+
+class LearnedTimes:
+    """Stage times as this machine's last whole run of the check left them."""
+
+    def __init__(self, stages: list[float]):
+        self.stages = stages
+
+    def read(self, key: str, stages: int) -> dict | None:
+        return {"stages": self.stages, "steps": [None] * stages}
+
+    def write(self, key, seconds, steps) -> None:
+        pass
+
+
+def test_the_readme_s_time_left_in_all_is_what_the_tab_says(qtbot, settings):
+    """The README said the range of a check's runs elsewhere less the time spent, until
+    its first stage was timed whole: the tab says this machine's last run of it first,
+    and the number measured at once where its stages' shares were learned here."""
+    import re
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.gui.experiments.controls import remember_took
+    from posviz.runtime.time_left import RunClock
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    said = re.search(r"While such a run goes on, the window's Experiments tab says "
+                     r"(.*?)`estimating the time left in all`", readme)
+    assert said and "at once where its stages' shares were learned here" in said[1] \
+        and "this machine's last run of it took, else the range its runs elsewhere " \
+            "took, less the time spent" in said[1], said and said[1]
+    job = SimpleNamespace(what="paper", paper="press2022", weights="trained", spec=None,
+                          backend=None)
+    remember_took(SimpleNamespace(settings=settings, _submitted=job), 100.0)
+    tab, clock = _tab(qtbot, settings, job)          # its last run here: 100 s
+    stage = Stage("perplexity at 128 tokens", 1, 3, [1.0, 1.3, 2.0])
+    try:
+        tab._stage_started(stage)
+        clock.t += 30
+        tab._tell_progress()                          # not 40-140 s elsewhere, less 30
+        assert tab.status.text().endswith("; about 70 s left in all (an estimate)"), \
+            tab.status.text()
+        tab._clock = RunClock(clock, LearnedTimes([20.0, 30.0, 50.0]))
+        tab._stage_started(stage)
+        tab._progressed(1, 12)
+        assert_measured_told(tab, "1 of 12")          # the first step: measured at once
+    finally:
+        tab.shutdown()

@@ -111,8 +111,7 @@ class Controller(QObject):
         self.start_steps = StartSteps(self.startStep.emit)
         self._bridge.starting.connect(self.start_steps.step)
         self._runner = EvaluationRunner()   # used on the compute worker only
-        self._compute = Scheduler(self._run, self._bridge.computed.emit,
-                                  name="posviz-compute")
+        self._compute = Scheduler(self._run, self._bridge.computed.emit, name="posviz-compute")
         self._loader = Scheduler(load_model, self._bridge.loaded.emit, name="posviz-load",
                                  describe=_load_failure, detach=True)
 
