@@ -417,3 +417,16 @@ def test_sinha_s_five_models_at_1024_keep_whole_words_never_hyphenated(qtbot):
         assert names[0].startswith("sinus") and names[0].endswith(" (abs.)"), names
         rects = [rect for rect, _, _ in specs]
         assert all(not a.intersects(b) for a, b in zip(rects, rects[1:]))
+
+
+def test_what_the_probes_read_is_the_probe_s_own_rule(monkeypatch):
+    """The figure's "(position read)" rebuilt ProbeLayer.reads_position from the rows'
+    numbers: a rule in two places, free to drift apart. It reads each layer's own."""
+    from posviz.analysis.experiments.probe import ProbeLayer
+    from posviz.gui.experiments.papers import probes_read
+    rows = _probe_rows(0)                     # errors 5/17 to 2/17 of chance after layer 0
+    runs = {"causal ": (rows, "#d55e00")}
+    assert "causal 0.29 (position read)" in probes_read(runs)
+    strict = property(lambda row: row.mae < 0.2 * row.chance_mae)   # another margin
+    monkeypatch.setattr(ProbeLayer, "reads_position", strict)
+    assert "causal 0.29 (not read)" in probes_read(runs), probes_read(runs)

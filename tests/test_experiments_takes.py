@@ -81,3 +81,27 @@ def test_a_long_run_is_done_in_minutes_and_seconds():
     from posviz.gui.experiments.controls import done_words
     assert done_words(71.43) == "done in 71.4 s"
     assert done_words(944.3) == "done in 15 min 44 s"
+
+
+def test_a_paper_s_record_declares_whether_its_check_runs_the_model_lent(monkeypatch):
+    """Whether a check runs the window's loaded model (so its time hangs on which one)
+    was decided by a "loaded" among its function's parameters; its Paper declares it,
+    and the check is given the model where its Paper says so, whatever it is called."""
+    import inspect
+
+    from posviz.analysis.experiments import papers
+    from posviz.gui.experiments.controls import runs_loaded
+    from posviz.models.training.checkpoint import RANDOM, TRAINED
+    for paper in papers.CATALOGUE:                 # the records say what the checks take
+        for weights, check in ((RANDOM, paper.random), (TRAINED, paper.trained)):
+            takes = check is not None and "loaded" in inspect.signature(check).parameters
+            assert runs_loaded(paper.name, weights) == (paper.runs_loaded == weights) \
+                == takes, (paper.name, weights)
+    given = []
+    for presets in (papers.PRESETS, papers.TRAINED_PRESETS):   # checks called otherwise
+        monkeypatch.setitem(presets, "sinha2022",
+                            lambda *args, **kwargs: given.append(kwargs.get("loaded")))
+    lent = {"minilm": object()}
+    papers.check_paper("sinha2022", weights=TRAINED, loaded=lent)
+    papers.check_paper("sinha2022", weights=RANDOM, loaded=lent)
+    assert given == [lent, None]

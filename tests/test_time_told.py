@@ -136,7 +136,7 @@ def test_start_up_s_last_step_tells_the_forward_it_waits_for_each_second(qtbot,
     c.start_steps.tick()
     assert told[-1] == ("Starting: computing the first view: layer 3 of 4 (forward 1 "
                         "of 2), about 12 s left, 6 s so far (step 4 of 4)…"), told[-1]
-    c.session = object()                              # ready: the ticks end
+    c.start_steps.finished()                          # started: the ticks end
     c.start_steps.tick()
     assert not c.start_steps.timer.isActive() and len(told) == 3
 
@@ -298,3 +298,107 @@ def test_a_gguf_file_s_first_load_says_the_whole_conversion_s_time_in_the_window
         "Loading SmolLM2: reading the GGUF file's header, vocabulary and tensor names, 4 s "
         f"so far… (its first load, {takes} in all: de-quantized once and written into "
         "posviz's cache, read from there by later loads)"), bar.status.text()
+
+
+def test_a_failed_start_s_error_stays_shown_as_the_seconds_pass(qtbot, monkeypatch):
+    """A start that fails on its last step: its red error stayed a moment, then each
+    second "Starting: computing the first view: waiting…" replaced it, for ever."""
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+    from posviz.runtime import jobs
+    real = jobs.EvaluationRunner.__call__
+
+    def failing(self, job, should_stop):
+        if isinstance(job, jobs.StartJob):
+            job.told and job.told(jobs.START_STEPS[-1])
+            raise RuntimeError("no room")
+        return real(self, job, should_stop)
+    monkeypatch.setattr(jobs.EvaluationRunner, "__call__", failing)
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.controller.evaluationFailed, timeout=30_000):
+        w.start(last=False)
+    said = w.status.label.text()
+    assert said.startswith("could not start the model: ") and "no room" in said, said
+    assert w.placeholder.text() == said               # not "Starting: … (step 4 of 4)…"
+    steps = w.controller.start_steps
+    assert not steps.timer.isActive()
+    steps.timer.timeout.emit()                        # two seconds' ticks, by hand
+    steps.timer.timeout.emit()
+    assert w.status.label.text() == said and w.status.is_error()
+    assert w.placeholder.text() == said
+
+
+@pytest.mark.parametrize("spent, words", [
+    (20.0, "; about 20 s to 2 min left in all (an estimate)"),
+    (60.0, "; up to 80 s left in all (an estimate)"),      # past its low end, 40 s
+    (139.5, "; estimating the time left in all")])
+def test_past_the_low_end_of_its_range_a_run_says_up_to_its_high_end(
+        qtbot, settings, spent, words):
+    """press2022's runs elsewhere took 40-140 s: 60 s into its first run it said
+    "about 1-80 s left" (a longer run "1 s to 5 min"): the low end, passed, clamped to
+    1 s."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="paper", paper="press2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    try:
+        tab._stage_started(Stage("perplexity at 128 tokens", 1, 3, [1.0, 1.3, 2.0]))
+        clock.t += spent
+        tab._tell_progress()
+        assert tab.status.text().endswith(words), tab.status.text()
+    finally:
+        tab.shutdown()
+
+
+class LearnedTimes:
+    """Stage times as this machine's last whole run of the check left them."""
+
+    def __init__(self, stages: list[float]):
+        self.stages = stages
+
+    def read(self, key: str, stages: int) -> dict | None:
+        return {"stages": self.stages, "steps": [None] * stages}
+
+    def write(self, key, seconds, steps) -> None:
+        pass
+
+
+def test_the_readme_s_time_left_in_all_is_what_the_tab_says(qtbot, settings):
+    """The README said the range of a check's runs elsewhere less the time spent, until
+    its first stage was timed whole: the tab says this machine's last run of it first,
+    and the number measured at once where its stages' shares were learned here."""
+    import re
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.gui.experiments.controls import remember_took
+    from posviz.runtime.time_left import RunClock
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    said = re.search(r"While such a run goes on, the window's Experiments tab says "
+                     r"(.*?)`estimating the time left in all`", readme)
+    assert said and "at once where its stages' shares were learned here" in said[1] \
+        and "this machine's last run of it took, else the range its runs elsewhere " \
+            "took, less the time spent" in said[1], said and said[1]
+    job = SimpleNamespace(what="paper", paper="press2022", weights="trained", spec=None,
+                          backend=None)
+    remember_took(SimpleNamespace(settings=settings, _submitted=job), 100.0)
+    tab, clock = _tab(qtbot, settings, job)          # its last run here: 100 s
+    stage = Stage("perplexity at 128 tokens", 1, 3, [1.0, 1.3, 2.0])
+    try:
+        tab._stage_started(stage)
+        clock.t += 30
+        tab._tell_progress()                          # not 40-140 s elsewhere, less 30
+        assert tab.status.text().endswith("; about 70 s left in all (an estimate)"), \
+            tab.status.text()
+        tab._clock = RunClock(clock, LearnedTimes([20.0, 30.0, 50.0]))
+        tab._stage_started(stage)
+        tab._progressed(1, 12)
+        assert_measured_told(tab, "1 of 12")          # the first step: measured at once
+    finally:
+        tab.shutdown()

@@ -108,11 +108,10 @@ class Controller(QObject):
         self._bridge.loaded.connect(self._on_loaded)
         self._bridge.progress.connect(self._on_progress)
         self._bridge.plotsImported.connect(self.plotsImported)
-        self.start_steps = StartSteps(self.startStep.emit, lambda: self.session is not None)
+        self.start_steps = StartSteps(self.startStep.emit)
         self._bridge.starting.connect(self.start_steps.step)
         self._runner = EvaluationRunner()   # used on the compute worker only
-        self._compute = Scheduler(self._run, self._bridge.computed.emit,
-                                  name="posviz-compute")
+        self._compute = Scheduler(self._run, self._bridge.computed.emit, name="posviz-compute")
         self._loader = Scheduler(load_model, self._bridge.loaded.emit, name="posviz-load",
                                  describe=_load_failure, detach=True)
 
@@ -258,6 +257,7 @@ class Controller(QObject):
             self._on_evaluated(outcome)
 
     def _on_started(self, outcome: Outcome) -> None:
+        self.start_steps.finished()     # started or not: its steps are told no more
         if outcome.failed:
             self.evaluationFailed.emit(f"could not start the model: {outcome.message}")
             return

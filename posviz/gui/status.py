@@ -192,13 +192,14 @@ class StatusLine(QObject):
 
 class StartSteps(QObject):
     """Start-up's steps told (``tell``) as each begins (``step``); the last, computing
-    the first view, told again each second until ``ready()``: the forward's layer, its
-    place among the forwards planned and their time left, and the seconds so far (it
-    stood on "step 4 of 4" for 12 s under load with nothing moving)."""
+    the first view, told again each second until start-up has ``finished`` (started or
+    failed): the forward's layer, its place among the forwards planned and their time
+    left, and the seconds so far (it stood on "step 4 of 4" for 12 s under load with
+    nothing moving)."""
 
-    def __init__(self, tell, ready, parent: QObject | None = None):
+    def __init__(self, tell, parent: QObject | None = None):
         super().__init__(parent)
-        self.tell, self.ready, self.since = tell, ready, 0.0
+        self.tell, self.since = tell, 0.0
         self.timer = QTimer(self, interval=1000, timeout=self.tick)
 
     def step(self, step: str) -> None:
@@ -208,9 +209,13 @@ class StartSteps(QObject):
             self.timer.start()
         self.tell(start_step(step))
 
+    def finished(self) -> None:
+        """Start-up is over, started or failed: no step is told again (a failed start's
+        error stays shown)."""
+        self.timer.stop()
+
     def tick(self) -> None:
-        if self.ready():
-            self.timer.stop()
+        if not self.timer.isActive():   # finished, or a new step not yet the last
             return
         now, seconds = reached.latest(), clock() - self.since
         far = forward_words(now) if now is not None and now.began >= self.since else ""

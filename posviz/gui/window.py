@@ -106,6 +106,8 @@ class MainWindow(QMainWindow):
         c.computing.connect(self.status.asked)
         c.evaluated.connect(self._on_evaluated)
         c.evaluationFailed.connect(self.status.failed)
+        c.evaluationFailed.connect(lambda text: self.session is None and  # a failed start
+                                   self.placeholder.setText(text))
         c.modelLoading.connect(self._on_model_loading)
         c.modelProgress.connect(lambda text: self.model_panel and
                                 self.model_panel.load.step(text))

@@ -10,7 +10,6 @@ experiments.pretrained). ``CATALOGUE`` is the one list of papers, with their tit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from inspect import signature
 from typing import Callable
 
 import numpy as np
@@ -25,7 +24,7 @@ from .stage import Staged, tell
 from .texts import PAPER_TEXT_SEEDS, random_texts
 
 __all__ = ["PaperCheck", "Paper", "CATALOGUE", "PRESETS", "TRAINED_PRESETS", "PAPERS",
-           "TITLES", "check_paper"]
+           "TITLES", "RUNS_LOADED", "check_paper"]
 ARCHITECTURE = "What the architecture implies, on untrained weights: "
 
 
@@ -317,6 +316,7 @@ class Paper:
     title: str
     random: Callable[..., PaperCheck] | None = None      # on untrained weights
     trained: Callable[..., PaperCheck] | None = None     # on trained ones
+    runs_loaded: str | None = None   # the weights whose check runs a model lent (loaded=)
 
 
 CATALOGUE = (
@@ -327,15 +327,15 @@ CATALOGUE = (
           rope_decay),
     Paper("alibi-slopes", "Press et al. 2022 — ALiBi's slopes per head", alibi_slopes),
     Paper("sinha2022", "Sinha et al. 2022 — the curious case of absolute position "
-          "embeddings", sinha2022, pretrained.sinha2022),
+          "embeddings", sinha2022, pretrained.sinha2022, runs_loaded=TRAINED),
     Paper("press2022", "Press et al. 2022 — train short, test long", None,
           trained.press2022))
-PRESETS: dict[str, Callable[..., PaperCheck]] = {
-    p.name: p.random for p in CATALOGUE if p.random is not None}
+PRESETS: dict[str, Callable[..., PaperCheck]] = {p.name: p.random for p in CATALOGUE if p.random}
 TRAINED_PRESETS: dict[str, Callable[..., PaperCheck]] = {
     p.name: p.trained for p in CATALOGUE if p.trained is not None}
 PAPERS = tuple(p.name for p in CATALOGUE)
 TITLES = {p.name: p.title for p in CATALOGUE}
+RUNS_LOADED = {p.name: p.runs_loaded for p in CATALOGUE}
 
 
 def trained_too(check: PaperCheck) -> bool:
@@ -371,7 +371,7 @@ def check_paper(name: str, should_stop=None, weights: str | None = None,
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
-    lent = {"loaded": loaded} if loaded and "loaded" in signature(presets[name]).parameters else {}
+    lent = {"loaded": loaded} if loaded and RUNS_LOADED[name] == weights else {}
     return presets[name](should_stop, progress=progress, say=say, **lent)
 
 

@@ -7,8 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .checklist import EncodingsButton
 from .jobs import SWAP_MAP, changed
 from .swaps import map_choosers
-from posviz.analysis.experiments.papers import (CATALOGUE, PRESETS, TRAINED_PRESETS,
-                                                paper_weights)
+from posviz.analysis.experiments.papers import CATALOGUE, RUNS_LOADED, paper_weights
 from posviz.analysis.experiments.pretrained import lent_name
 from posviz.analysis.experiments.probe import FEATURE_NAMES
 from posviz.analysis.experiments.runs import KIND_TIPS, KINDS
@@ -168,10 +167,9 @@ def took_key(what: str, paper: str | None, weights: str | None,
 
 def runs_loaded(paper: str, weights: str | None) -> bool:
     """Does the check of ``paper`` on ``weights`` run a bundled model the window loaded
-    on its weights (papers.check_paper's ``loaded``), rather than load it again?"""
-    from inspect import signature
-    presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}[paper_weights(paper, weights)]
-    return paper in presets and "loaded" in signature(presets[paper]).parameters
+    on its weights (papers.check_paper's ``loaded``; its Paper declares it), rather than
+    load it again?"""
+    return RUNS_LOADED.get(paper) == paper_weights(paper, weights)
 
 
 def loaded_of(session) -> dict | None:

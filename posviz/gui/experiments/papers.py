@@ -12,7 +12,7 @@ from ..plots.wheel import frame
 from ..plots.axis_titles import fit_words, whole_words
 from .slopes import show_slopes
 from posviz.analysis.experiments.papers import TITLES, trained_too
-from posviz.analysis.experiments.probe import FEATURE_NAMES, READS
+from posviz.analysis.experiments.probe import FEATURE_NAMES, READS, ProbeLayer
 from posviz.models.encodings import LearnedEncoding, NoPositions
 
 CATEGORY_GAP = 8                   # pixels between two categories' names
@@ -124,9 +124,10 @@ def probes_read(runs: dict) -> str:
     position there (below READS × chance at every layer, as the verdict asks)."""
     parts = []
     for prefix, (rows, _) in runs.items():
-        after = rows[1:] or rows                 # layer 0: the embeddings themselves
-        worst = max(row["mae"] / row["chance_mae"] for row in after)
-        reads = "position read" if worst < READS else "not read"
+        layers = [ProbeLayer(**row) for row in rows]
+        after = layers[1:] or layers             # layer 0: the embeddings themselves
+        worst = max(row.mae / row.chance_mae for row in after)
+        reads = "position read" if all(row.reads_position for row in after) else "not read"
         parts.append(f"{prefix.strip().rstrip(',')} {worst:.2f} ({reads})")
     return (f"Worst error after the embeddings, × chance (below {READS:g}: position read "
             f"at every layer): " + "; ".join(parts) + ".")

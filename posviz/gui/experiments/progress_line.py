@@ -185,8 +185,9 @@ def status_row(tab) -> QHBoxLayout:
 def untimed(tab, clock) -> str:
     """"; about 14-17 min left in all (an estimate)" before the run has timed its
     first stage whole (without this machine's shares of it) and a pace for its stages
-    to come: the range of its runs elsewhere (or its last run
-    here), less the time spent; else "; estimating the time left in all". (Haviv 2022
+    to come: the range of its runs elsewhere (or its last run here), less the time
+    spent; "; up to 5 min left in all (an estimate)" once the time spent passes its low
+    end (not "1 s to 5 min"); else "; estimating the time left in all". (Haviv 2022
     with trained weights told no time left for 105 s, press2022 first told a third of
     what its run then took.)"""
     from .controls import job_key, took_range
@@ -194,7 +195,9 @@ def untimed(tab, clock) -> str:
     spent = clock.now() - clock.began
     if told is None or told[1] - spent < 1:
         return "; estimating the time left in all"
-    low, high = (max(seconds - spent, 1.0) for seconds in told)
+    low, high = (seconds - spent for seconds in told)
+    if low < 1:
+        return f"; up to {duration_text(high)} left in all (an estimate)"
     span = duration_text(low) if round(low) == round(high) else range_text(low, high)
     return f"; about {span} left in all (an estimate)"
 
