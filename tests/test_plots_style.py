@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from posviz.document.spec import ModelSpec
 from posviz.gui.plots import colorbars, style, units
@@ -149,6 +149,16 @@ def unit_problems(name, figure, encoding: str = "sinusoidal") -> list:
     return problems
 
 
+def in_sight_whole(figure) -> None:
+    """Scroll every scroll area holding the figure (its tab's page, under the tab bar,
+    and the window's, sideways) to show the whole figure."""
+    holder = figure.parentWidget()
+    while holder is not None:
+        if isinstance(holder, QtWidgets.QScrollArea):
+            holder.ensureWidgetVisible(figure, 0, 0)
+        holder = holder.parentWidget()
+
+
 def check_every_tab(qtbot, window, size, problems, seen, layers, encoding="sinusoidal"):
     window.resize(*size)
     for tab in range(window.plots.tabs.count()):
@@ -160,12 +170,13 @@ def check_every_tab(qtbot, window, size, problems, seen, layers, encoding="sinus
             seen.add(name)
             # in sight whole: a figure half under the fold titles its half in sight
             # with a shorter form, which may leave its unit out
-            window.plots_scroll.ensureWidgetVisible(figure, 0, 0)
+            in_sight_whole(figure)
             figure._settle()        # painted: its turned token labels take their room
             QtGui.QGuiApplication.processEvents()
             check_figure(name, figure, problems)
             problems += unit_problems(name, figure, encoding)
-        window.plots_scroll.verticalScrollBar().setValue(0)
+        for holder in [window.plots_scroll, *window.plots.findChildren(QtWidgets.QScrollArea)]:
+            holder.verticalScrollBar().setValue(0)      # back to the top for the next size
 
 
 @pytest.mark.parametrize("config", [ModelConfig(), ModelConfig(pe="rope", layers=3),

@@ -102,8 +102,10 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         rows = {FIGURE_TYPES[name].row for name in (TAB_FIGURES[index] if index < len(
             TABS) else ()) if not hidden_by_content(self._figures.get(name))}
         if self._row_height and index < len(TABS):   # a third row gets room of its own
-            above = (self.layout().itemAt(0).sizeHint().height()     # the controls and
-                     + self.tabs.tabBar().sizeHint().height())        # the tab bar
+            layout, margins = self.layout(), self.layout().contentsMargins()
+            above = (margins.top() + layout.itemAt(0).sizeHint().height()  # the controls,
+                     + layout.spacing() + self.tabs.tabBar().sizeHint().height()  # tab bar
+                     + margins.bottom())
             self._pages[index].setMinimumHeight(
                 self._row_height * max(len(rows), 1) - above)
 
