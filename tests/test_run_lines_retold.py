@@ -103,6 +103,12 @@ def test_a_pipe_s_late_line_comes_a_tick_after_the_last_line():
     clock.t = 5.5                       # 1.5 s after it: not again
     assert not lines.retold()
     lines.end()
+    from pathlib import Path            # the README says it as the code does
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    assert (f"told again, each second on a terminal and every {TICK_S:g} s on a log, a "
+            f"pipe or from Python" in readme and RETELL_S == 1)
+    assert '"run 1 of 3 done, run 2 running for 4 s"' in readme
 
 
 def test_a_run_s_first_step_is_told_running_before_its_first_count():
