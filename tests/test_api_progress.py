@@ -271,3 +271,19 @@ def test_a_load_s_tensor_counts_come_before_a_tick_passes(monkeypatch):
         clock.now += 0.07
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert len(gaps) > 5 and max(gaps) <= 2.0 + 1e-9, gaps
+
+
+def test_a_sweep_tells_its_original_order_s_run_before_its_first_count():
+    """A 5,000-word sweep said nothing for 12.4 s after "building the model": its
+    original order's forward (the Engine keeps it for the orders) is told as report
+    tells it, then the runs are counted from (0, total): the first told running."""
+    import io
+
+    from posviz.runtime.stage_times import NoTimes
+    stream = io.StringIO()
+    lines = RunLines(stream, unit="run", clock=Clock(), times=NoTimes(), retell=0)
+    posviz.load(layers=1).sweep(TEXT, count=3, progress=lines)
+    told = stream.getvalue().splitlines()
+    assert told[0] == "posviz: running the original order", told
+    assert told[-1] == "posviz: run 3 of 3", told
+    assert lines.clock.total == 3

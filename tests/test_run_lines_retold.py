@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from posviz.runtime.run_lines import RETELL_S, RunLines
+from posviz.runtime.run_lines import RETELL_S, TICK_S, RunLines
 from posviz.runtime.stage_times import NoTimes
 
 
@@ -45,13 +45,13 @@ def test_a_late_count_s_line_is_told_again_each_second_until_the_run_ends():
     clock.t = 4.5                       # 2.5 s: told again, how long it has run, and
     lines.retold()                      # the 2 steps after it at 1 s each still left
     again = told(stream)[len(before):]
-    assert again == ["posviz: step 2 of 5, about 2 s left (2 s since step 3 began)"], again
+    assert again == ["posviz: step 2 of 5 done, step 3 running for 2 s, about 2 s left"], again
     clock.t = 5.0                       # half a second after that line: not again
     lines.retold()
     assert len(told(stream)) == len(before) + 1
     clock.t = 5.6
     lines.retold()
-    assert told(stream)[-1] == "posviz: step 2 of 5, about 2 s left (4 s since step 3 began)"
+    assert told(stream)[-1] == "posviz: step 2 of 5 done, step 3 running for 4 s, about 2 s left"
     clock.t = 6.0
     lines(5, 5)
     assert told(stream)[-1] == "posviz: step 5 of 5"
@@ -75,13 +75,79 @@ def test_a_run_that_raises_leaves_no_thread_telling_it():
     assert lines.retelling is None
 
 
-def test_lines_are_told_again_on_a_terminal_only_by_default():
+def test_lines_are_told_again_each_second_on_a_terminal_and_each_tick_on_a_pipe():
+    """--progress on a pipe (a log) and progress=True in a notebook had 4-10 s gaps:
+    told again there too, at the 2 s rule; never on a test's own clock."""
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     assert RunLines(Terminal()).retell == RETELL_S
-    assert RunLines(io.StringIO()).retell == 0
+    assert RunLines(io.StringIO()).retell == TICK_S
+    assert RunLines(io.StringIO(), tick=3.0).retell == 3.0
+    assert RunLines(io.StringIO(), clock=Clock()).retell == 0
+
+
+def test_a_pipe_s_late_line_comes_a_tick_after_the_last_line():
+    clock = Clock()
+    stream, lines = lines_at(clock, retell=TICK_S)
+    for done in range(3):
+        clock.t = float(done)
+        lines(done, 5)
+    before = told(stream)
+    clock.t = 3.9                       # 1.9 s since the last line: not yet on a pipe
+    assert not lines.retold() and told(stream) == before
+    clock.t = 4.0
+    assert lines.retold()
+    assert told(stream)[-1] == "posviz: step 2 of 5 done, step 3 running for 2 s, about 2 s left"
+    clock.t = 5.5                       # 1.5 s after it: not again
+    assert not lines.retold()
+    lines.end()
+    from pathlib import Path            # the README says it as the code does
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    assert (f"told again, each second on a terminal and every {TICK_S:g} s on a log, a "
+            f"pipe or from Python" in readme and RETELL_S == 1)
+    assert '"run 1 of 3 done, run 2 running for 4 s"' in readme
+
+
+def test_a_run_s_first_step_is_told_running_before_its_first_count():
+    """A sweep tells its count (0, total) before its first run: "run 1 of 3 running
+    for 2 s", not "run 0 of 3 (2 s since run 1 began)"."""
+    clock = Clock()
+    stream = io.StringIO()
+    lines = RunLines(stream, unit="run", clock=clock, times=NoTimes(), retell=TICK_S)
+    lines(0, 3)
+    assert told(stream) == []
+    clock.t = 2.0
+    assert lines.retold()
+    assert told(stream) == ["posviz: run 1 of 3 running for 2 s"]
+    lines.end()
+
+
+def test_a_late_block_is_told_again_on_a_pipe_a_tick_after_the_last_line(monkeypatch):
+    """A report's or export's late block on --progress's pipe: told again once ``tick``
+    seconds pass without a line (a terminal's: 1.5 s), not each second."""
+    import time
+
+    from posviz.api.steps import StepPrinter, layer_ticks
+    from posviz.models import reached
+    from posviz.runtime.run_lines import retell_every
+
+    assert retell_every(io.StringIO(), TICK_S, time.monotonic) == TICK_S
+    clock, stream = Clock(), io.StringIO()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream)
+    with layer_ticks(None, say, "running the original order"):
+        say.late.retell = TICK_S            # as during() sets it on a pipe
+        reached.reach(0, 4)
+        before = told(stream)
+        clock.t = 1.6                       # a terminal's line would come now
+        assert not say.retold() and told(stream) == before
+        clock.t = 2.0
+        assert say.retold()
+        assert told(stream)[-1] == ("posviz: running the original order: layer 1 of 4 "
+                                    "(2 s since layer 1 began)")
 
 
 def test_a_comparison_declares_its_blocks_so_the_models_done_weigh_them():
@@ -283,3 +349,19 @@ def test_a_model_s_blocks_are_set_under_the_lock_its_lines_are_told_again_under(
     found = []
     lines.stage(Stage("model 1 of 2 (none)"))
     assert found == [True] and lines.layers == 4
+
+
+def test_a_run_whose_later_stages_are_untimed_tells_its_running_stage_s_time_left():
+    """A probe's forwards, its fits untimed (no run kept on this machine): "22 % done"
+    for 12 s with no time left; the running stage's is told, as the window tells it."""
+    from posviz.analysis.experiments.stage import Stage
+
+    clock = Clock()
+    stream, lines = lines_at(clock, retell=0)
+    kinds = ("forwards", "fits")
+    lines.stage(Stage("running the texts", 1, 2, (1.0, 1.0), kinds=kinds))
+    for done in range(4):
+        clock.t = 2.0 * done
+        lines(done, 5)
+    assert told(stream)[-1] == ("posviz: step 3 of 5 (stage 1 of 2), 30 % done, "
+                                "about 4 s left of stage 1"), told(stream)

@@ -19,6 +19,7 @@ class Heard:
 
     def __init__(self, stream=None, unit="run", **_):
         Heard.units.append(unit)
+        self.stream = stream            # (the sweep's first forward is told on it)
 
     def __call__(self, done, total):
         Heard.counts.append((done, total))

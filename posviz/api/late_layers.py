@@ -1,4 +1,5 @@
-"""A run's layers told again on a terminal while a block is late: a report's forward
+"""A run's layers told again while a block is late (each second on a terminal, each
+2 s on a pipe): a report's forward
 on 3,000 words with the T5 bias was 7.7 s in its first block, and 5.2 s keeping its
 last block's maps, without a line. runtime.run_lines.Retelling's thread asks, each
 quarter second, as it does a RunLines'."""
@@ -7,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from contextlib import contextmanager
 
-from ..runtime.run_lines import RETELL_S, Retelling, terminal
+from ..runtime.run_lines import Retelling
 from ..runtime.time_left import duration_text
 
 
@@ -37,10 +38,13 @@ class LateLayers:
 
     @contextmanager
     def during(self):
-        if not terminal(self.printer.stream) or self.retelling is not None:
+        from ..models import reached
+        from ..runtime.run_lines import retell_every
+        every = retell_every(self.printer.stream, self.printer.tick, reached.clock)
+        if not every or self.retelling is not None:
             yield
             return
-        self.retell = RETELL_S
+        self.retell = every
         self.retelling = Retelling(self)
         try:
             yield
@@ -67,7 +71,8 @@ class LateLayers:
                 _, began, layer, part = block
                 words = (f"layer {layer}'s {reached.PART_WORDS[part]}" if part
                          else f"layer {layer}")
-            if (now - self.said_at < printer.tick - self.retell / 2
+            # a terminal: 1.5 s untold; a pipe (a log): ``tick``, the 2 s rule
+            if (now - self.said_at < max(printer.tick - self.retell / 2, self.retell)
                     or now - began < self.retell / 2):
                 return False            # (boundaries untold 1 s apart left 3.2 s silent)
             if words is None:

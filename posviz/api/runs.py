@@ -88,6 +88,7 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
     """posviz.sweep on a loaded ``model``."""
     from ..analysis.experiments.runs import sweep_settings
     from ..analysis.experiments.sweep import sweep as run
+    from ..analysis.experiments.sweep import sweep_plans
     from ..models.limits import guard
     from .results import Sweep
     where, texts, count, seed = check_sweep(kind, count, positions, offset, literal,
@@ -98,15 +99,37 @@ def sweep_on(model, texts, *, kind: str = "random", count: int | None = None,
     # same input, the same words: 480 words were 482 tokens loaded), then its tokens
     guard.check_texts(model.backend, texts, offset=offset, orders=guard.orders_of_words(
         kind, count, texts, guard.reads_words(model.backend)))
-    guard.check_sweep(model.backend, [model.backend.tokenize(text) for text in texts],
-                      kind, count, offset)
-    from .steps import counted, lines_ended
+    seqs = [model.backend.tokenize(text) for text in texts]
+    guard.check_sweep(model.backend, seqs, kind, count, offset)
+    from .steps import RunLines, counted, lines_ended
     with lines_ended(counted(progress, "pair" if kind == "swap" else "run")) as told:
+        if isinstance(told, RunLines):      # told before the first run's count
+            told_reference(model, seqs[0], where, told.stream)
+            told(0, sum(map(len, sweep_plans(texts, seqs, kind, count, seed))))
         result = run(model.engine, texts, kind, count, seed, where, layer=layer,
                      progress=told)
     if layer is None and result.pairs:                  # the swap map's: the last
         layer = result.pairs[0].layer
     return Sweep(result, model, where, sweep_settings(kind, count, seed, layer))
+
+
+def told_reference(model, seq, where: Positions, stream) -> None:
+    """The first text's (``seq``) original order and its noise floor run before its
+    orders, its step and layers told on ``stream`` as report tells them: a 5,000-word
+    sweep said nothing for 5.7 s of it after "building the model" (the Engine keeps
+    it)."""
+    import numpy as np
+
+    from ..models.reached import planning
+    from .steps import StepPrinter, layer_ticks
+    say, step = StepPrinter(stream), RUN_ORIGINAL
+    say(step)
+    with planning(model.engine.forwards(seq, np.arange(len(seq)), where)), \
+            layer_ticks(model.backend, say, step):
+        model.engine.reference(seq, where)
+
+
+RUN_ORIGINAL = "running the original order"
 
 
 def check_probe(texts, folds: int, positions: str, offset: int, literal: bool,

@@ -323,16 +323,21 @@ class ModelLines(RunLines):
                  f"layer {run.done % layers + 1} of {layers}")
         return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
 
+    def late_line(self, seconds: float) -> str:
+        """"model 1 of 2, forward 1 of 3, layer 3 of 4, … (2 s since layer 3 began)":
+        its line names the block running."""
+        run, layers = self.clock, self.layers
+        if run.count < 1 or not run.total or not layers or run.total % layers:
+            return super().late_line(seconds)
+        return f"{self.line()} ({duration_text(seconds)} since {self.running()})"
+
     def running(self) -> str:
         """"layer 3 began, its attention maps kept to head 2 of 4": the block running,
         and its maps while they are kept (models.reached.running; its feed-forward is
         not told: the time is the block's)."""
         from ..models import reached
-        run, layers = self.clock, self.layers
-        if run.count < 1 or not run.total or not layers or run.total % layers:
-            return super().running()
-        layer, now = run.done % layers + 1, reached.latest()
-        if reached.running(now, layer, layers) != reached.MAPS or not now.within:
+        layer, now = self.clock.done % self.layers + 1, reached.latest()
+        if reached.running(now, layer, self.layers) != reached.MAPS or not now.within:
             return f"layer {layer} began"
         return "layer {} began, its attention maps kept to head {} of {}".format(
             layer, *now.within)

@@ -14,7 +14,8 @@ TICK_S = 2.0         # a line at most this often, and never, where counts allow 
                      # this long without one
 FIRST_S = 0.0        # the first line this long after the first count
 SPARE_S = 0.25       # seconds a count may come later than the last
-RETELL_S = 1.0       # a count late past TICK_S: its line told again this often
+RETELL_S = 1.0       # a count late past TICK_S: its line told again this often on a
+                     # terminal; on a pipe (a log) each TICK_S, the 2 s rule
 
 
 def later(seconds: float) -> float:
@@ -58,9 +59,10 @@ class RunLines:
         self.clock = RunClock(clock, StageTimes() if times is None else times)
         self.told: float | None = None      # the last line's time (before any: due)
         self.gaps, self.counts = Gaps(), 0
-        # a count late past ``tick``: its line told again each ``retell`` seconds (on a
-        # terminal by default), by a thread of its own (Retelling)
-        self.retell = retell if retell is not None else RETELL_S if terminal(stream) else 0
+        # a count late past ``tick``: its line told again each ``retell`` seconds (by
+        # default each second on a terminal, each ``tick`` on a pipe: a log had 4-10 s
+        # gaps), by a thread of its own (Retelling); a test's own clock: where it asks
+        self.retell = retell if retell is not None else retell_every(stream, tick, clock)
         self.lock, self.retelling = threading.RLock(), None
 
     def stage(self, text: str) -> None:
@@ -102,14 +104,20 @@ class RunLines:
                     or self.told is None or now - self.told < self.retell):
                 return False
             self.told = now
-            print(f"posviz: {self.line()} ({duration_text(now - run.stepped)} since "
-                  f"{self.running()})",
+            print(f"posviz: {self.late_line(now - run.stepped)}",
                   file=self.stream or sys.stderr, flush=True)
             return True
 
-    def running(self) -> str:
-        """The step running, as a re-told line names it ("3 s since step 4 began")."""
-        return f"{self.unit} {self.clock.done + 1:,} began"
+    def late_line(self, seconds: float) -> str:
+        """A late count's line told again: "run 1 of 3 done, run 2 running for 2 s,
+        about 3 s left" ("run 1 of 3 (2 s since run 2 began)" read as run 1 running)."""
+        run = self.clock
+        place = f" (stage {run.index} of {run.count})" if run.count > 1 else ""
+        running = f"running for {duration_text(seconds)}{self.how_far()}"
+        if not run.done:                # "run 1 of 3 running for 2 s"
+            return f"{self.unit} 1 of {run.total:,}{place} {running}"
+        return (f"{self.unit} {run.done:,} of {run.total:,}{place} done, {self.unit} "
+                f"{run.done + 1:,} {running}")
 
     def _count(self, done: int, total: int) -> None:
         run = self.clock
@@ -136,15 +144,29 @@ class RunLines:
 
     def how_far(self) -> str:
         """", 62 % done, about 20 s left": the whole run's (a run of one stage: the
-        time left alone), nothing left told at the run's last count."""
-        run = self.clock
+        time left alone; the stages after not timed: the running stage's, ", about 8 s
+        left of stage 1"), nothing left told at the run's last count."""
+        run, where = self.clock, ""
         if run.count > 1:
             share, left = f", {100 * run.share_done():.0f} % done", run.run_left()
+            if left is None:        # the stages after not timed yet (a probe's fits
+                # before its first run's: "22 % done" for 12 s): the running stage's
+                left, where = run.stage_left(), f" of stage {run.index}"
         else:
             share, left = "", run.stage_left()
         if run.done >= run.total and run.index == run.count or self.counts < 2:
             left = None
-        return share + left_words(left if left is None or left == LATE else max(left, 1.0))
+        return share + left_words(left if left is None or left == LATE else max(left, 1.0),
+                                  where)
+
+
+def retell_every(stream, tick: float, clock) -> float:
+    """How often a late line is told again by default: each second on a terminal, each
+    ``tick`` on another stream (--progress's pipe, a notebook's stderr) but one read on
+    a test's own clock (a thread reading it would tell lines at random)."""
+    if terminal(stream):
+        return RETELL_S
+    return tick if clock is time.monotonic else 0.0
 
 
 def terminal(stream) -> bool:
@@ -158,7 +180,7 @@ def terminal(stream) -> bool:
 
 class Retelling(threading.Thread):
     """Asks ``lines.retold()`` (a RunLines, or api.late_layers.LateLayers) each quarter
-    of its ``retell`` seconds until ``end`` (joined). A 3,000-token layer was 5-12 s
+    of its ``retell`` seconds (at most a quarter second) until ``end`` (joined). A 3,000-token layer was 5-12 s
     between counts untold."""
 
     def __init__(self, lines):
@@ -167,7 +189,7 @@ class Retelling(threading.Thread):
         self.start()
 
     def run(self) -> None:
-        while not self.done.wait(self.lines.retell / 4):
+        while not self.done.wait(min(self.lines.retell, RETELL_S) / 4):
             self.lines.retold()
 
     def end(self) -> None:

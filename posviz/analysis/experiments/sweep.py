@@ -164,20 +164,7 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     if not texts:
         raise PosvizInputError("there are no texts to sweep")
     seqs = [engine.backend.tokenize(text) for text in texts]
-    plans = []
-    for index, seq in enumerate(seqs):
-        try:
-            if kind == "swap":              # every pair; the adjacent ones make the band
-                plans.append(pair_orders(seq))
-            elif kind in ("random", "prefix"):
-                plans.append(DrawnOrders(kind, seq, count, [seed, index]))
-            else:
-                plans.append(make_orders(kind, seq, count, None))
-        except PosvizInputError as error:
-            if len(seqs) == 1:
-                raise
-            raise PosvizInputError(f"text {index + 1} ({texts[index][:40]!r}): {error}") \
-                from None
+    plans = sweep_plans(texts, seqs, kind, count, seed)
     total, done = sum(len(p) for p in plans), 0
     values = {name: [] for name in METRICS}
     pairs, floor = [], 0.0
@@ -210,6 +197,25 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     result_bands = {name: bands(np.stack(v)) for name, v in values.items()}
     return SweepResult(kind, count, seed, texts, len(values[METRICS[0]]), result_bands,
                        floor, tuple(pairs))
+
+
+def sweep_plans(texts, seqs, kind: str, count: int, seed: int) -> list:
+    """Each text's orders (made as they are run): how many runs a sweep makes."""
+    plans = []
+    for index, seq in enumerate(seqs):
+        try:
+            if kind == "swap":              # every pair; the adjacent ones make the band
+                plans.append(pair_orders(seq))
+            elif kind in ("random", "prefix"):
+                plans.append(DrawnOrders(kind, seq, count, [seed, index]))
+            else:
+                plans.append(make_orders(kind, seq, count, None))
+        except PosvizInputError as error:
+            if len(seqs) == 1:
+                raise
+            raise PosvizInputError(f"text {index + 1} ({texts[index][:40]!r}): {error}") \
+                from None
+    return plans
 
 
 def order_flops(backend, n: int) -> float:
