@@ -271,6 +271,8 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     from ..models.training.train import train as run
     from .results import Trained
     check_type("out", out, (str, os.PathLike), "the checkpoint folder's path")
+    from ..document.files import check_new_folder
+    check_new_folder(out, "out")            # before the training, not after it
     check_type("corpus", corpus, (str, os.PathLike), "kjv or a text file's path")
     check_type("tokenizer", tokenizer, (str, os.PathLike, type(None)),
                "a tokenizer.json's path or None")
