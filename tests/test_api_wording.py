@@ -4,6 +4,7 @@ writes it (``order``, ``encodings``, ``lr``, ``model_seed``…), never a command
 same refusal on the command line names the flag."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import posviz
@@ -393,6 +394,14 @@ MALFORMED = {
                                 "order must be a permutation of 0..5, a list or a "
                                 "comma-separated string (got 5: it has 1 entry but there "
                                 "are 6 tokens)"),
+    "compare order, a list": (lambda: loaded().compare(TEXT, order=[0, 1, 2]),
+                              "order must be a permutation of 0..5, a list or a "
+                              "comma-separated string (got [0, 1, 2]: it has 3 entries but "
+                              "there are 6 tokens)"),
+    "compare order, an array": (lambda: loaded().compare(TEXT, order=np.array([1, 1])),
+                                "order must be a permutation of 0..5, a list or a "
+                                "comma-separated string (got [1, 1]: it has 2 entries but "
+                                "there are 6 tokens)"),
     "compare order, a comma too many": (
         lambda: loaded().compare(TEXT, order="5,4,3,2,1,0,"), "order must be a "
         "permutation of 0..5, a list or a comma-separated string (got '5,4,3,2,1,0,': an "

@@ -217,3 +217,18 @@ def test_the_lab_answers_cancel_within_a_forward_not_a_length(monkeypatch):
         extension.extend(should_stop=lambda: len(forwards) >= 3,
                          progress=lambda *done: counted.append(done))
     assert len(forwards) == 3 and [done for done, _ in counted] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("weights, said", [
+    ("random", "{}: the lab runs trained checkpoints only (trained or a folder of them)"),
+    ("/nonexist", "{}: no such checkpoint folder")])
+def test_weights_it_cannot_run_are_named_not_taken_for_missing_checkpoints(weights, said):
+    """--weights random and a folder that does not exist were told the lab "needs trained
+    checkpoints of alibi, drope, none, rope, t5", which ship."""
+    import posviz
+    from posviz.errors import PosvizInputError
+    status, _, err = cli("extend", "--weights", weights)
+    assert status == 2 and err.strip() == "posviz: error: " + said.format(f"--weights {weights}")
+    with pytest.raises(PosvizInputError) as refused:
+        posviz.extend(weights)
+    assert str(refused.value) == said.format(f"weights={weights!r}")

@@ -65,3 +65,29 @@ def test_more_windows_than_the_held_out_text_makes_are_refused_not_capped():
     fewer = re.search(r"over (\d+) held-out windows of 600 slots .*, all the held-out text "
                       r"makes$", out, re.M)
     assert status == 0 and fewer and int(fewer[1]) < 400, err
+
+
+@pytest.mark.parametrize("given, named", [
+    (["--positions", "token", "--offset", "3", "--literal"], "--positions, --offset, --literal do"),
+    (["--text-file", "FILE"], "--text-file does"), (["--order", "1,0"], "--order does")])
+def test_options_of_a_text_s_run_are_refused_not_ignored(given, named, tmp_path):
+    """--positions token --offset 3 --literal ran and printed what a run without them
+    prints: order-use reads no text, so nothing read them."""
+    (tmp_path / "text.txt").write_text("a b c", "utf-8")
+    given = [str(tmp_path / "text.txt") if word == "FILE" else word for word in given]
+    status, out, err = cli("order-use", "--pe", "none", "--windows", "2", *given)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert f"{named} not apply to order-use" in err
+
+
+def test_the_text_is_made_by_what_the_json_records_with_the_seed_of_its_shuffles():
+    status, out, err = cli("order-use", "--pe", "none", "--windows", "2", "--json")
+    assert status == 0, err
+    printed = json.loads(out)
+    from posviz.document.provenance import made_by
+    used = posviz.order_use(pe="none", windows=2)
+    assert printed["provenance"]["seeds"] == {"shuffles": used.result.seed}
+    status, out, err = cli("order-use", "--pe", "none", "--windows", "2")
+    assert status == 0, err
+    assert out.splitlines()[0] == made_by(printed["provenance"])
+    assert "seeds shuffles=" in out.splitlines()[0]

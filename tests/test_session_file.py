@@ -178,3 +178,18 @@ def test_a_saved_file_has_the_mode_the_users_umask_gives(tmp_path, umask):
     session_file.write(path, _session().to_document())
     assert path.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["a.posviz"]     # no temporary left
+
+
+@pytest.mark.parametrize("cut, said", [
+    (lambda whole: whole[:whole.index('"text"') + 12], r"ends early, in a string begun at "
+                                                      r"line 1, column \d+ \(the file may be truncated\)$"),
+    (lambda whole: whole[:whole.index('"text"') + 7], r"ends early, at line 1, column \d+ "
+                                                     r"\(the file may be truncated\)$"),
+    (lambda whole: whole + " x", r"JSON at line 1, column \d+: extra data \(the file may be "
+                                 r"corrupt\)$")])
+def test_broken_json_is_told_in_whole_words(cut, said):
+    """A truncated file's message ended in json's clipped "(… Unterminated string
+    starting at)"."""
+    with pytest.raises(PosvizInputError, match=said) as refused:
+        session_file.loads(cut(json.dumps(_good())))
+    assert not str(refused.value).rstrip(")").endswith(" at")

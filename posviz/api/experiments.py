@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ..document.files import check_new_folder
 from ..errors import PosvizInputError, argument
 from ..models.config import ModelConfig, Positions
 from .arguments import (check_flag, check_say, check_type, check_weights, check_whole,
@@ -271,6 +272,7 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     from ..models.training.train import train as run
     from .results import Trained
     check_type("out", out, (str, os.PathLike), "the checkpoint folder's path")
+    check_new_folder(out, "out")            # before the training, not after it
     check_type("corpus", corpus, (str, os.PathLike), "kjv or a text file's path")
     check_type("tokenizer", tokenizer, (str, os.PathLike, type(None)),
                "a tokenizer.json's path or None")
@@ -322,15 +324,14 @@ def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
     its standard error, copy, attention by distance, each by length). ``weights``:
     "trained" (the shipped checkpoints) or a folder of the same kinds. ``say`` is told
     each method, ``progress(done, total)`` each length measured."""
-    from ..analysis.experiments.extension import check_factors, extend as run
-    from ..models.training.checkpoint import TRAINED
+    from ..analysis.experiments.extension import check_factors, check_lab_weights, extend as run
     from .results import Extended
     from .steps import counted, lines_ended, stages
     factors = check_factors(factors)
     check_type("weights", weights, (str, os.PathLike), "trained or a folder of "
                "checkpoints")
     check_say(say)
-    folder = None if weights == TRAINED else str(weights)
+    folder = check_lab_weights(weights)
     count = counted(progress, "length")
     with lines_ended(count):
         return Extended(run(folder, factors, progress=count,

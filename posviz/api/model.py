@@ -255,10 +255,12 @@ class Model:
         session = Session(self.backend, text, where, spec=self.spec)
         if order is None:
             session.reverse()
-        else:                 # read as the command line reads --order, in its words
-            written = order_text(order)
-            session.set_order(parse_order(written, len(session.seq), given=(
-                None if isinstance(order, str) or hasattr(order, "__iter__") else order)))
+        else:       # read as the command line reads --order, in its words, shown as given
+            given = order if isinstance(order, str) or not hasattr(order, "__iter__") else \
+                order.tolist() if hasattr(order, "tolist") else order \
+                if isinstance(order, (list, tuple)) else list(order)        # [0, 1, 2]
+            session.set_order(parse_order(order_text(given), len(session.seq), given=(
+                None if isinstance(order, str) else given)))
         progress = self._told(progress)
         return self.report(session, run_progress(progress))
 

@@ -283,7 +283,7 @@ class OrderUsed(Result):
 
     def __init__(self, result, model):
         self.model, self.described = model, model.describe()
-        super().__init__(result, model.provenance())
+        super().__init__(result, model.provenance(seeds={"shuffles": result.seed}))
 
     def to_dict(self) -> dict:
         return jsonable({"model": self.model.name, **self.result.to_dict(),

@@ -89,6 +89,8 @@ def run(args) -> int:
     from .options import progress
     from .options import tell_written
     factors = factors_of(args.factors)
+    from ..analysis.experiments.extension import check_lab_weights
+    check_lab_weights(args.weights)         # before --out's folder is made
     if args.out:
         formats = parse_formats(args.format)
         check_width(args.width, "--width")

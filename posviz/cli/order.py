@@ -15,6 +15,10 @@ from ..models.training.order_use import KEPT, WINDOWS
 from .options import add_model_arguments, builtin_config, check_model_flags, load_model
 
 
+NOT_APPLYING = {"--text": "text", "--text-file": "text_file", "--order": "order",
+                "--positions": "mode", "--offset": "offset", "--literal": "literal"}
+
+
 def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "order-use", help="does a causal language model use token order: the last "
@@ -35,13 +39,18 @@ def add_command(subparsers) -> None:
                         help="slots a window holds (default: the checkpoint's training "
                              "length; 128 for a --model)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(func=run)
+    # given or not, as set here: a text, an order and the positions it would run them at
+    parser.set_defaults(func=run, **{name: None for name in NOT_APPLYING.values()})
 
 
 def run(args) -> int:
-    if args.text is not None or args.order is not None:
-        raise PosvizInputError("order-use reads the held-out text: it takes no --text "
-                               "or --order")
+    given = [flag for flag, value in NOT_APPLYING.items() if vars(args).get(value) is not None
+             and not (flag == "--text" and args.text_file is not None)]  # read into text
+    if given:
+        raise PosvizInputError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} "
+                               f"not apply to order-use, which reads the held-out text and "
+                               f"shuffles the context of its windows: it takes no text, "
+                               f"order or positions")
     from ..api import order_use
     from ..api.experiments import check_order_use
     check_order_use(args.model, args.windows, args.length, args.weights)
@@ -55,6 +64,8 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
+    from ..document.provenance import made_by
+    print(made_by(result["provenance"]))
     print(f"{result['model']}: the last token's perplexity over {use.windows} held-out "
           f"windows of {use.length} slots" + (" (a start token at slot 0)"
                                                 if use.start_token else "")

@@ -212,9 +212,11 @@ def run(args) -> int:
     from ..api.runs import check_sweep
     _, _, count, _ = check_sweep(args.kind, args.count, "slot", 0, False, None,
                                  args.order_seed, args.layer)   # before a model is built
-    if args.csv not in (None, "-") and not Path(args.csv).resolve().parent.is_dir():
-        raise PosvizInputError(f"--csv {args.csv}: no such folder "     # before the runs
-                               f"{Path(args.csv).resolve().parent}")
+    if args.csv not in (None, "-"):                                   # before the runs
+        from ..document.files import check_file
+        check_file(args.csv, "csv")
+        if args.kind == "swap":                                       # its maps' table
+            check_file(pairs_path(args.csv), "csv")
     refuse_order(args)
     texts = experiment_texts(args)
     exact = not args.model and args.weights == "random"

@@ -150,6 +150,43 @@ def check_folder(folder: Path | str) -> Path:
     return folder
 
 
+def check_file(path, name: str) -> Path:
+    """Refuse, before any work, a file to write at ``path`` (the argument ``name``'s)
+    that cannot be: a folder, a folder that does not exist, or one where no file can be
+    made (check_writes)."""
+    path = Path(path)
+    if path.is_dir():
+        raise PosvizInputError(f"{argument(name, str(path))}: {path} is a folder, not a file")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise PosvizInputError(f"{argument(name, str(path))}: no such folder {folder}")
+    check_writes(folder, argument(name, str(path)))
+    return path
+
+
+def check_new_folder(path, name: str) -> None:
+    """Refuse, before any work, a folder to make and write at ``path`` (the argument
+    ``name``'s) that cannot be: a file, or under a folder where nothing can be made."""
+    given, path = argument(name, str(path)), Path(path).absolute()
+    if path.exists() and not path.is_dir():
+        raise PosvizInputError(f"{given}: {path} is a file, not a folder")
+    check_writes(next(above for above in (path, *path.parents) if above.is_dir()), given)
+
+
+def check_writes(folder: Path, given: str) -> None:
+    """Refuse (naming ``given``) a ``folder`` where no file can be made: one is made and
+    removed, as session_file.write makes its own (/proc, a read-only disk, no
+    permission: os.access says yes to root)."""
+    import tempfile
+    try:
+        handle, made = tempfile.mkstemp(prefix=".posviz-", suffix=".tmp", dir=folder)
+    except OSError as error:
+        raise PosvizInputError(f"{given}: cannot write into {folder}: "
+                               f"{error.strerror or error}") from None
+    os.close(handle)
+    os.unlink(made)
+
+
 ROWS_BETWEEN_STOPS = 4096      # rows of a table written between two looks for a Ctrl+C
 
 

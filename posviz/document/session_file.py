@@ -237,10 +237,21 @@ def loads(text: str) -> SessionDocument:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as error:
-        raise PosvizInputError(f"not valid JSON, the file may be truncated or corrupt "
-                               f"(line {error.lineno}, column {error.colno}: "
-                               f"{error.msg})") from None
+        raise PosvizInputError(json_problem(text, error)) from None
     return from_dict(doc)
+
+
+def json_problem(text: str, error: json.JSONDecodeError) -> str:
+    """What is wrong with a session file's JSON, in whole words (json's own end in "at",
+    its position cut off: "Unterminated string starting at")."""
+    where = f"line {error.lineno}, column {error.colno}"
+    if error.msg.startswith("Unterminated string"):
+        return f"not valid JSON: it ends early, in a string begun at {where} (the file " \
+               f"may be truncated)"
+    if error.pos >= len(text.rstrip()):
+        return f"not valid JSON: it ends early, at {where} (the file may be truncated)"
+    return (f"not valid JSON at {where}: {error.msg.removesuffix(' at').lower()} (the file "
+            f"may be corrupt)")
 
 
 def read(path) -> SessionDocument:

@@ -18,6 +18,7 @@ more, on the zoo's held-out text, and measured three ways:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -119,6 +120,18 @@ def bin_name(low: int, high: int) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
+def check_lab_weights(weights) -> str | None:
+    """The checkpoint folder ``weights`` names (None: the shipped zoo, "trained"), or
+    PosvizInputError naming the argument: random weights, or no such folder."""
+    from ...models.training.checkpoint import RANDOM, TRAINED
+    if weights == RANDOM:
+        raise PosvizInputError(f"{argument('weights', weights)}: the lab runs trained "
+                               f"checkpoints only (trained or a folder of them)")
+    if weights != TRAINED and not Path(weights).expanduser().is_dir():
+        raise PosvizInputError(f"{argument('weights', weights)}: no such checkpoint folder")
+    return None if weights == TRAINED else str(weights)
+
+
 def checkpoints(folder: str | None = None) -> dict[str, Checkpoint]:
     """The checkpoints the methods run: the zoo's by encoding and the DroPE variant."""
     found = {c.config.pe: c for c in zoo(folder)}
@@ -128,7 +141,8 @@ def checkpoints(folder: str | None = None) -> dict[str, Checkpoint]:
     missing = sorted({m.checkpoint for m in METHODS} - set(found))
     if missing:
         raise PosvizInputError(f"the context-extension lab needs trained checkpoints of "
-                               f"{', '.join(missing)} (scripts/train-zoo trains them)")
+                               f"{', '.join(missing)}" + (f" in {folder}" if folder else
+                                                          " (scripts/train-zoo trains them)"))
     return found
 
 

@@ -26,7 +26,7 @@ KIND_TIPS = {
     "reverse": "the movable tokens reversed",
     "all": "every reorder of the movable tokens (at most 7 of them)",
 }
-ALL_AT_MOST = 7                     # 7! = 5040 orders
+from ...models.limits.guard import ALL_AT_MOST, all_refused  # noqa: E402 (7! = 5040 orders)
 DRAWN = ("random", "prefix")        # the kinds whose orders are drawn: count and seed
 
 
@@ -148,8 +148,7 @@ def make_orders(kind: str, seq: TokenSequence, count: int,
     if kind == "swap":
         return [swap_order(n, slots[a], slots[a + 1]) for a in range(slots.size - 1)]
     if slots.size > ALL_AT_MOST:
-        raise PosvizInputError(f"'all' runs every reorder of at most {ALL_AT_MOST} movable "
-                               f"tokens, this text has {slots.size}; use random instead")
+        raise PosvizInputError(all_refused(slots.size))
     return [_placed(n, slots, np.array(p)) for p in itertools.permutations(slots)][1:]
 
 

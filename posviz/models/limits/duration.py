@@ -46,7 +46,10 @@ def check_time(orders, layers: int, width: int, n: int) -> None:
     one = run_work(layers, width, n) / PACE
     fit = int(MOST_HOURS * 3600 / one) // max(orders.texts, 1)
     pairs = " (every pair of tokens swapped, for its map)" if orders.kind == "swap" else ""
-    what = (f"would run {orders.runs:,} orders{pairs} of {n:,} tokens, {hours_text(seconds)} "
+    hours = hours_text(seconds) if not orders.at_least else \
+        "at least " + hours_text(seconds).removeprefix("about ")
+    what = (f"would run {orders.fewest_runs}{orders.runs:,} orders{pairs} of {orders.fewest}{n:,} "
+            f"tokens, {hours} "
             f"at the pace of a 2-core machine: a sweep may take at most {MOST_HOURS} hours")
     if orders.kind in RANDOM_KINDS:
         raise Refused(f"{argument('count', orders.count)} {what}: use a smaller count (at "

@@ -36,7 +36,7 @@ from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard'
 from .memory import SAFETY, limit_bytes, size_text
 from .view import check_chosen, check_view  # noqa: F401 (the guard's)
 
-ALL_AT_MOST = 7                 # analysis.experiments.runs: "all" runs at most 7! orders
+ALL_AT_MOST = 7                 # a sweep of kind "all" runs at most 7! orders
 # What a sweep keeps per run: 4 metrics' (L+1,) float64 arrays and its (n,) order, each
 # a numpy array with about ARRAY_BYTES of its own
 ARRAY_BYTES = 112
@@ -49,20 +49,27 @@ SWAP_CELL = 56
 class Orders:
     """A sweep's orders: ``count`` asked of ``kind``, of texts whose most movable
     tokens are ``movable`` (for "prefix": before the last token); ``every_layer``: a
-    swap sweep keeps its map at every layer (the window's layer chooser), not one."""
+    swap sweep keeps its map at every layer (the window's layer chooser), not one;
+    ``at_least``: ``movable`` is the fewest the texts can have (their words, a tokenizer
+    not read yet), so its runs are the fewest the sweep can run."""
 
     kind: str
     count: int
     movable: int | None             # None: not known yet (a tokenizer not read)
     texts: int = 1
     every_layer: bool = False
+    at_least: bool = False
 
     @property
     def distinct(self) -> int | None:
         """How many different orders exist (None: more than any count asks, or not
         known yet)."""
-        known = self.movable is not None and self.movable <= 20
+        known = self.movable is not None and self.movable <= 20 and not self.at_least
         return math.factorial(self.movable) if known else None
+
+    fewest = property(lambda self: "at least " if self.at_least else "")  # of tokens
+    # before ``runs``: a fixed set of orders of uncounted tokens is bounded; a count exact
+    fewest_runs = property(lambda self: "" if self.kind in RANDOM_KINDS else self.fewest)
 
     @property
     def runs(self) -> int:
@@ -99,11 +106,18 @@ class Orders:
 def orders_of_words(kind: str, count: int, texts: list[str], exact: bool) -> Orders:
     """A sweep's Orders before its model is loaded, from its texts' words: its movable
     tokens are known when ``exact`` (the built-in model's random weights run words, none
-    pinned), else not yet."""
+    pinned), else at least the whitespace-separated words (each gives a tokenizer one
+    token or more, and only special tokens are pinned)."""
     from ..backend import split_words
-    words = max((len(split_words(text)) for text in texts), default=0)
-    movable = words - (kind == "prefix") if exact else None
-    return Orders(kind, count, movable, len(texts))
+    count_words = (lambda text: len(split_words(text))) if exact else words_in
+    words = max(map(count_words, texts), default=0)
+    return Orders(kind, count, words - (kind == "prefix"), len(texts), at_least=not exact)
+
+
+def all_refused(movable: int, at_least: bool = False) -> str:
+    """Why kind "all" cannot run ``movable`` (over ALL_AT_MOST; ``at_least``: or more)."""
+    return (f"'all' runs every reorder of at most {ALL_AT_MOST} movable tokens, this text "
+            f"has {'at least ' if at_least else ''}{movable}; use random instead")
 
 
 def check_sweep(backend, seqs, kind: str, count: int, offset: int = 0,
@@ -255,8 +269,9 @@ def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
     free = limit_bytes()
-    kept = (f"would keep about {size_text(orders.kept(layers, n))} of measurements "
-            f"({orders.runs:,} run{'' if orders.runs == 1 else 's'} of {n:,} tokens"
+    runs = f"{orders.fewest_runs}{orders.runs:,} run{'' if orders.runs == 1 else 's'}"
+    kept = (f"would keep {orders.fewest or 'about '}{size_text(orders.kept(layers, n))} of "
+            f"measurements ({runs} of {orders.fewest}{n:,} tokens"
             f"{f' and a {n}×{n} map' if orders.kind == 'swap' else ''}), but only "
             f"{size_text(free or 0)} are free ({SAFETY:.0%} of the available memory) "
             f"with the model and its runs")
@@ -268,6 +283,8 @@ def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
 
 
 def _check_count(orders: Orders) -> None:
+    if orders.kind == "all" and (orders.movable or 0) > ALL_AT_MOST:
+        raise Refused(all_refused(orders.movable, orders.at_least), "count")
     if orders.kind not in RANDOM_KINDS or orders.distinct is None:
         return
     if orders.count > orders.distinct:

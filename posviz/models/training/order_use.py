@@ -35,6 +35,7 @@ class OrderUse:
     start_token: bool            # slot 0 holds a start-of-text token that stays put
     original: float              # perplexity of the last token, original order
     shuffled: dict               # {"all_but_last": perplexity, "all_but_last_two": ...}
+    seed: int = 0                # the seed that draws the shuffles
 
     @property
     def ratio(self) -> float:
@@ -115,4 +116,4 @@ def order_use(last_logits: LastLogits, ids: np.ndarray, length: int,
                                             targets)
         if progress is not None:
             progress(done, passes)
-    return OrderUse(len(inputs), length, start_id is not None, original, after)
+    return OrderUse(len(inputs), length, start_id is not None, original, after, seed)
