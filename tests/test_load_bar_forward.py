@@ -57,8 +57,10 @@ def test_a_conversion_s_bar_only_moves_forward(bar):
     for told in first_load():
         now[0] += 1.0
         panel.count(*told) if len(told) == 3 else panel.step(*told)
-        if panel.busy.maximum():
-            shares.append(panel.busy.value() / panel.busy.maximum())
+        assert panel.busy.maximum(), told               # never busy: where it has got
+        shares.append(panel.busy.value() / panel.busy.maximum())
+        if told[0] == "loading weights":                  # the copy: full only when ready
+            assert shares[-1] < 1.0, told
     assert shares == sorted(shares), shares
     assert shares[-1] == 1.0 and len(set(shares)) > 5, shares   # it moved, and ended full
 

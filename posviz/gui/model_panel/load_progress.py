@@ -150,6 +150,10 @@ class LoadProgress(QWidget):
                      f"{self._conversion_left()}…{self._note}")
             return
         step = LOAD_STEPS.get(text)
+        if step is None and self._conversion is not None and not self._conversion.ended:
+            self._fill(0, 1, "converting")    # where the conversion's steps have it
+            self.say(f"Loading {label}: {text}…")
+            return
         if step is None:
             self.busy.setRange(0, 0)
             self.busy.setTextVisible(False)
@@ -191,10 +195,12 @@ class LoadProgress(QWidget):
             self.busy.setValue(value)
         else:
             share = BAR * value // max(maximum, 1)
+            end = BAR * LOAD_STEPS[MATCHING] // LOAD_STEP_COUNT    # step 3's end
             if self._conversion is not None and not self._conversion.ended:
-                end = BAR * LOAD_STEPS[MATCHING] // LOAD_STEP_COUNT
                 start = min(self._converted_from, end)
                 share = start + int((end - start) * self._conversion.share_done())
+            elif self._conversion is not None and not text.startswith("step "):
+                share = min(share, end)       # the copy's counts: step 3 until "ready"
             self._shown = max(self._shown, share)
             self.busy.setRange(0, BAR)
             self.busy.setValue(self._shown)
