@@ -44,6 +44,13 @@ class ConversionLeft:
             self.run.step(done, total)
             self.ended = self.number == len(STEPS) and done >= total
 
+    def share_done(self) -> float:
+        """The conversion's share done, 0-1, as its time left tells it (its steps' seconds,
+        STEPS or this machine's last); never less than told before; 1 once it has ended."""
+        if self.ended:
+            return 1.0
+        return self.run.share_done() if self.number else 0.0
+
     def words(self) -> str:
         if self.ended or not self.number:
             return ""

@@ -10,6 +10,8 @@ slot).
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 
 from ...errors import Cancelled, PosvizInputError
@@ -25,6 +27,7 @@ SHIFT = 7
 ZOO_KINDS = (SinusoidalEncoding.kind, LearnedEncoding.kind, RotaryEncoding.kind)
 BUNDLED_MODELS = ("minilm", "smollm2")
 BUNDLED_PARAMETERS = {"minilm": 22_565_376, "smollm2": 134_515_008}   # as loaded
+TICKED = re.compile(r"(.+) \((\d+) s\)")    # a load's step told again each second
 LENT = " on the window's loaded weights"    # a bundled model the window lent
 MOVED, STILL = 1e-3, 1e-6      # an output change above MOVED moved; below STILL it did not
 
@@ -123,6 +126,27 @@ def lent(loaded: dict | None, name: str):
     return backend.twin() if lends(backend) else None
 
 
+def load_told(tell, name: str):
+    """A load's ``progress`` (step, done, total) told as ``tell("loading NAME: step, 12
+    of 272")``: each new step, each tenth of a count, a step told again every 5 s (its
+    seconds so far); SmolLM2's first load, its conversion, said only "loading smollm2"
+    for 33 s."""
+    last = ["", -1]
+
+    def told(step: str, done: int | None = None, total: int | None = None) -> None:
+        ticked = TICKED.fullmatch(step)
+        if ticked is not None:
+            if int(ticked[2]) % 5 == 0:
+                tell(f"loading {name}: {ticked[1]}, {ticked[2]} s so far")
+            return
+        tenth = 10 * done // total if done is not None and total else -1
+        if [step, tenth] == last or step == last[0] and tenth < 0:
+            return
+        last[:] = [step, tenth]
+        tell(f"loading {name}: {step}" + (f", {done} of {total}" if tenth >= 0 else ""))
+    return told
+
+
 def sinha2022(should_stop=None, progress=None, say=None, loaded=None) -> PaperCheck:
     """``say`` is told each model as its stage starts (loading, then shifting), and
     ``progress(done, total)`` each text shifted; a bundled model in ``loaded``
@@ -158,7 +182,8 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None) -> PaperCh
         if backend is None:
             stage(k, f"loading {name}")
             try:
-                backend = load_backend(name, should_stop=should_stop)
+                backend = load_backend(name, should_stop=should_stop,
+                                       progress=load_told(lambda text: stage(k, text), name))
             except PosvizInputError:                  # not installed here: left out
                 continue
         names.append(BUNDLED[name].label)

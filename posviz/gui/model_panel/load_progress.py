@@ -15,6 +15,7 @@ from ...models.hf.converted import CONVERTING
 from ...models.hf.hub import DOWNLOAD_STEP, count_text, count_unit
 from ...models.hf.loading import IMPORTING
 from ...models.hf.workarounds import MATCHING, READING, READING_AGAIN
+from ...runtime.conversion_left import ConversionLeft
 from .fields import ERROR_STYLE, STATUS_STYLE
 
 # The steps a pretrained load tells (models.hf.load_backend), numbered: the bar shows
@@ -25,6 +26,7 @@ LOAD_STEPS = {"reading config": 1, "loading tokenizer": 2, IMPORTING: 3,
 LOAD_STEP_COUNT = 4
 TICK = re.compile(r"(.+) \((\d+) s\)")  # a step told again each second it lasts (Ticks)
 clock = time.monotonic            # (a test's own clock)
+BAR = 1000                        # the bar's range in a load: a share of the whole load
 # the conversion's estimate in its announcement (hf.converted.conversion_time): "about
 # 20 s-2 min on 2 cores", said in the window too (the command line said it; the window only the
 # seconds each step had run, 60-90 s in all)
@@ -74,6 +76,9 @@ class LoadProgress(QWidget):
         self._loading = "the model"       # what is loading, told in ``started``
         self._note = ""                   # said after each step: the copy being written
         self._pace = ("", (0.0, 0))       # the counted step, (time, count) at its start
+        self._shown = 0                   # the bar's value (of BAR): it only moves forward
+        self._conversion: ConversionLeft | None = None   # a first load's conversion
+        self._converted_from = 0          # the bar's value as the conversion began
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
@@ -118,6 +123,7 @@ class LoadProgress(QWidget):
         self.download.hide()
         self._loading = label
         self._note = ""
+        self._shown, self._conversion = 0, None
         self.busy.setRange(0, 0)                 # busy until a step says how far it is
         self.busy.setTextVisible(False)
         self.busy.show()
@@ -128,6 +134,11 @@ class LoadProgress(QWidget):
         """A step of the load: a known one fills the bar (step k of N), another one
         leaves it busy; the line under it says what is loading, and which step."""
         label = self._loading
+        if text.startswith(CONVERTING) and self._conversion is None:
+            self._conversion = ConversionLeft(lambda: clock())
+            self._converted_from = self._shown
+        if self._conversion is not None:
+            self._conversion.told(text)
         if text.startswith(CONVERTING):      # the whole conversion's time, as told
             takes = CONVERSION_TAKES.search(text)
             takes = f", {takes[1]} in all" if takes else ""
@@ -135,9 +146,14 @@ class LoadProgress(QWidget):
                           f"posviz's cache, read from there by later loads)")
         ticked = TICK.fullmatch(text)
         if ticked is not None:           # the same step, longer: the bar stays as it is
-            self.say(f"Loading {label}: {ticked[1]}, {ticked[2]} s so far…{self._note}")
+            self.say(f"Loading {label}: {ticked[1]}, {ticked[2]} s so far"
+                     f"{self._conversion_left()}…{self._note}")
             return
         step = LOAD_STEPS.get(text)
+        if step is None and self._conversion is not None and not self._conversion.ended:
+            self._fill(0, 1, "converting")    # where the conversion's steps have it
+            self.say(f"Loading {label}: {text}…")
+            return
         if step is None:
             self.busy.setRange(0, 0)
             self.busy.setTextVisible(False)
@@ -153,19 +169,41 @@ class LoadProgress(QWidget):
             self._fill(min(1000, 1000 * done // max(total, 1)), 1000, "%p%")
             self.say(f"{self._loading}: {count_text(step, done, total)}…")
             return
+        if self._conversion is not None:
+            self._conversion.told(step, done, total)
         now = clock()
         if self._pace[0] != step or done <= self._pace[1][1]:
             self._pace = (step, (now, done))
         left = time_left(self._pace[1], done, total, now) if done < total else ""
+        left = self._conversion_left() or left
         self._fill(done, total, f"{done} of {total}")
         self.say(f"Loading {self._loading}: {step}, {done} of {total} "
                  f"{count_unit(step)}{left}…{self._note}")
 
+    def _conversion_left(self) -> str:
+        """", about N s left of the conversion" while one runs, else ""."""
+        return "" if self._conversion is None else self._conversion.words()
+
     def _fill(self, value: int, maximum: int, text: str) -> None:
         """The bar ``value`` of ``maximum`` full; ``text`` (how far) in its tooltip, and
-        said whole by the line under it."""
-        self.busy.setRange(0, maximum)
-        self.busy.setValue(value)
+        said whole by the line under it. In a load's steps the bar only moves forward:
+        a conversion fills it from where it began to step 3's end by its steps' measured
+        seconds (STEPS); a count that starts again (the copy's tensors) leaves it where
+        it is, its count said in words."""
+        if text == "%p%":                     # a download: its bytes, alone
+            self.busy.setRange(0, maximum)
+            self.busy.setValue(value)
+        else:
+            share = BAR * value // max(maximum, 1)
+            end = BAR * LOAD_STEPS[MATCHING] // LOAD_STEP_COUNT    # step 3's end
+            if self._conversion is not None and not self._conversion.ended:
+                start = min(self._converted_from, end)
+                share = start + int((end - start) * self._conversion.share_done())
+            elif self._conversion is not None and not text.startswith("step "):
+                share = min(share, end)       # the copy's counts: step 3 until "ready"
+            self._shown = max(self._shown, share)
+            self.busy.setRange(0, BAR)
+            self.busy.setValue(self._shown)
         self.busy.setFormat(text)
         shown = text.replace("%p%", f"{100 * value // max(maximum, 1)}%")
         self.busy.setToolTip(f"Loading {self._loading}: {shown}")
