@@ -58,8 +58,12 @@ def test_captions_name_a_pretrained_model_and_compare_s_mask_and_weights():
     assert caption(probe) == "smollm2 (pretrained)"
     compare = ExperimentJob("compare", spec=ModelSpec.builtin(ModelConfig(mask="causal")),
                             weights="trained", encodings=("none", "rope"))
+    # trained weights record no seed: the caption names none (it said "seed 0")
     assert caption(compare) == ("built-in model (4 layers × 4 heads, width 64, causal mask, "
-                                "pre-LN, seed 0), trained weights; reversed order")
+                                "pre-LN), trained weights; reversed order")
+    drawn = ExperimentJob("compare", spec=ModelSpec.builtin(ModelConfig(seed=3)),
+                          weights="random", encodings=("none", "rope"))
+    assert "pre-LN, seed 3), random weights" in caption(drawn)
     moved = ExperimentJob("sweep", positions=Positions(mode="token", offset=3))
     assert caption(moved).endswith("positions travel with tokens, first position id 3")
     assert "bidirectional mask" in caption(moved)
@@ -75,8 +79,15 @@ def test_a_pretrained_model_s_swap_map_names_its_encoding_mask_and_weights():
     backend = hf.load_backend("minilm")
     swaps = ExperimentJob("sweep", kind="swap", spec=ModelSpec.pretrained("minilm"),
                           backend=backend)
-    assert caption(swaps) == (f"{swaps.spec.headline}: learned absolute, "
-                              "bidirectional mask, pretrained weights")
+    assert caption(swaps) == ("minilm: learned absolute, bidirectional mask, "
+                              "pretrained weights")
+    # labelled as the model chooser lists it: one parenthesis, "pretrained" said once
+    labelled = ExperimentJob("sweep", kind="prefix", backend=backend,
+                             spec=ModelSpec.pretrained("minilm",
+                                                       label="all-MiniLM-L6-v2 (bundled)"))
+    assert caption(labelled) == ("all-MiniLM-L6-v2 (bundled): learned absolute, "
+                                 "bidirectional mask, pretrained weights")
+    assert labelled.spec.headline == "all-MiniLM-L6-v2 (bundled, pretrained)"
 
 
 def test_captions_name_the_settings_that_differ_from_the_defaults():

@@ -241,7 +241,9 @@ def test_invalid_config_is_told_at_the_field_and_keeps_the_model(qtbot, window):
     panel.field("heads").setValue(3)             # 3 heads do not divide width 64
     assert "divide" in panel.error_text("heads")
     assert panel.error_text("heads").endswith(" — the plots show the model as it was")
-    assert panel.field("heads").styleSheet()     # outlined
+    # its text field outlined, not the box: a style sheet on it drew flat bars as arrows
+    assert panel.field("heads").lineEdit().styleSheet() and \
+        panel.field("heads").styleSheet() == ""
     assert asked == [] and not c.loading         # nothing was asked for
     assert c.session.backend is backend and c.last_shown is shown
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT):
@@ -252,6 +254,27 @@ def test_invalid_config_is_told_at_the_field_and_keeps_the_model(qtbot, window):
     assert ev.reference.n_heads == 8 and c.session.backend.config.heads == 8
     assert c.session.spec == asked[0]
     assert_shows_core_numbers(window, ev)
+
+
+def test_a_field_s_refusal_is_whole_at_every_dock_width(qtbot, window):
+    """At 1024 × 700, the dock 330 pixels wide, width 63 with 4 heads wrapped the
+    message under Heads to three lines in the height of two, its first line's top and
+    last line's bottom cut: at every dock width it is as tall as its wrapped text."""
+    from PySide6 import QtWidgets
+    from PySide6.QtCore import Qt
+    panel = window.model_panel
+    window.resize(1024, 700)
+    panel.field("d_model").setValue(63)           # 4 heads do not divide 63
+    error = panel._errors["heads"]
+    assert "divide" in panel.error_text("heads")
+    for width in range(250, 460, 15):
+        window.resizeDocks([window.model_dock], [width], Qt.Horizontal)
+        for _ in range(3):
+            QtWidgets.QApplication.processEvents()
+        wrapped = QtWidgets.QLabel(error.text(), wordWrap=True)   # the same text, free
+        wrapped.setFont(error.font())                             # of a minimum height
+        whole = wrapped.heightForWidth(error.width())
+        assert whole <= error.height() < whole + error.fontMetrics().lineSpacing(), width
 
 
 def test_a_refused_config_shows_the_running_one_again(qtbot, window):

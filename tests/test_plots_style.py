@@ -380,3 +380,27 @@ def test_a_hidden_legend_leaves_no_empty_row(qtbot, shown):
     assert figure.legend.geometry().height() == 0
     spacing = figure.canvas.ci.layout.verticalSpacing()
     assert figure.plot.geometry().bottom() >= figure.canvas.height() - 2 * spacing - 10
+
+
+@pytest.mark.parametrize("height", [160, 300, 700])
+def test_a_colour_bar_s_title_keeps_clear_of_its_numbers(qtbot, height):
+    """pyqtgraph fixes a colour bar's axis at 45 pixels: with "≤-0.3" among its numbers
+    the title "difference (probability)" overlapped them. The title starts right of
+    the widest number, at every height."""
+    view = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(view)
+    view.resize(300, height)
+    bar = colorbars.color_bar((-0.3, 0.3), "CET-D1", "difference (probability)", "difference")
+    view.addItem(bar)
+    view.show()
+    bar.set_clips(np.array([-1.0, 1.0]))              # "≤-0.3", "≥0.3": the widest
+    for _ in range(3):
+        view.grab()                                   # painted: the numbers measured
+        qtbot.wait(1)
+    axis = bar.axis
+    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
+    with QtGui.QPainter(image) as painter:
+        numbers = axis.generateDrawSpecs(painter)[2]
+    assert any(text.startswith("≤") for _, _, text in numbers)
+    title = axis.label.mapRectToParent(axis.label.boundingRect())
+    assert title.left() >= max(rect.right() for rect, _, _ in numbers), height

@@ -1,6 +1,7 @@
 """The time left of a run told in stages: each stage's from its steps, the whole run's
 from the stages done; the long experiments tell their stages' places, and the window's
 Experiments tab says both times as a faked slow run goes on."""
+import re
 import threading
 
 import pytest
@@ -476,3 +477,26 @@ def test_a_short_run_s_share_done_is_not_held_down_by_the_one_second_floor():
     run.step(1, 2)
     assert run.share_done() == pytest.approx(1 / 2)
     assert run.run_left() == pytest.approx(1.0 + 0.1)   # 1 s of this, 0.1 s after
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("held-out perplexity of the 6 checkpoints at 128 tokens (length 1 of 3): 44 of 192 "
+     "done; about 38 s to 2 min left in all (an estimate)",
+     "44 of 192 done; about 38 s to 2 min left in all (an estimate)"),
+    ("stage 2 of 8: probe 1 of 4 (quadratic, causal): fitting the probe per layer, "
+     "5 folds: 14 of 25 done; about 8 s left in all", "14 of 25 done; about 8 s left in all")])
+def test_progress_lines_break_at_words_never_before_a_colon(qtbot, text, kept):
+    """At 1024 pixels a line began ": 44 of 192 done" and another cut a word ("... per
+    layer, 5 f…: 14 of 25 done"): at every width, no line starts with a joiner, and
+    where words are cut the "…" follows a whole word."""
+    from posviz.gui.experiments.progress_line import ProgressLine
+    line = ProgressLine()
+    qtbot.addWidget(line)
+    line.say(text, kept)
+    words = set(re.split(r"[\s,;:()]+", text))
+    for width in range(200, 760, 3):
+        line.resize(width, line.sizeHint().height())
+        for shown in line.shown_lines():
+            assert not shown.startswith((":", ";", ",")), (width, shown)
+            for cut in re.findall(r"([^\s…]*)…", shown):
+                assert cut.strip(",;:()") in words, (width, shown)

@@ -114,9 +114,13 @@ class ModelSpec:
     @property
     def headline(self) -> str:
         """The model in one line for a figure's subtitle: the built-in one's encoding,
-        mask and weights, or a pretrained one's name."""
+        mask and weights, or a pretrained one's name: "smollm2 (pretrained)", and one
+        parenthesis for a labelled one, "all-MiniLM-L6-v2 (bundled, pretrained)"."""
         if not self.is_builtin:
-            return f"{self.name} (pretrained)"
+            name = self.name
+            if name.endswith(")") and "(" in name:
+                return f"{name[:-1]}, pretrained)"
+            return f"{name} (pretrained)"
         from ..models.encodings import ENCODINGS
         weights = "trained" if self.trained else "random"
         return ", ".join([f"built-in model: {ENCODINGS[self.config.pe].short}",
@@ -126,15 +130,15 @@ class ModelSpec:
     def headline_of(self, backend=None) -> str:
         """The headline, with a pretrained model's encoding, mask and weights read from
         its loaded ``backend`` (its facts), as the built-in one's names them: "all-MiniLM-
-        L6-v2 (pretrained): learned absolute, bidirectional mask, pretrained weights"
-        (a swap map's subtitle named only the model)."""
+        L6-v2 (bundled): learned absolute, bidirectional mask, pretrained weights" (a
+        swap map's subtitle named only the model; the weights say "pretrained", once)."""
         if self.is_builtin or backend is None:
             return self.headline
         from ..models.encodings import ENCODINGS
         facts = backend.facts()
         encoding = ENCODINGS.get(facts.scheme)
         weights = "pretrained weights" + (f" ({facts.weights})" if facts.weights else "")
-        return f"{self.headline}: " + ", ".join([
+        return f"{self.name}: " + ", ".join([
             encoding.short if encoding is not None else facts.scheme, f"{facts.mask} mask",
             weights, *([facts.dtype] if facts.dtype != "float32" else [])])
 

@@ -124,15 +124,15 @@ def replaced_model(session) -> str:
         else session.spec.name
 
 
-def compare_model(c) -> str:
+def compare_model(c, trained: bool = False) -> str:
     """The built-in model Compare runs (of ModelConfig ``c``, but for its encoding), with
     its settings: "built-in model (4 layers × 4 heads, width 64, bidirectional mask,
-    pre-LN, seed 0)"."""
+    pre-LN, seed 0)"; no seed when ``trained`` (trained weights record none)."""
     more = "".join(f", {word}" for word in unusual(c)
                    if word.startswith(("no residual", "MLP", "position")))
     norm = "no LayerNorm" if c.norm == "none" else f"{c.norm}-LN"
     return (f"built-in model ({c.layers} layers × {c.heads} heads, width {c.d_model}, "
-            f"{c.mask} mask, {norm}{more}, seed {c.seed})")
+            f"{c.mask} mask, {norm}{more}" + ("" if trained else f", seed {c.seed}") + ")")
 
 
 def instead_words(instead: str) -> str:
@@ -149,7 +149,9 @@ def caption(job: ExperimentJob) -> str:
         return ""
     spec = job.spec
     if job.what == "compare":          # the encodings are the legend's
-        line = f"{compare_model(spec.config)}, {job.weights} weights; {order_words(job)}"
+        trained = job.weights == "trained"
+        line = (f"{compare_model(spec.config, trained)}, {job.weights} weights; "
+                f"{order_words(job)}")
         if job.instead:
             line += f" ({instead_words(job.instead)})"
     else:

@@ -38,13 +38,35 @@ def elided(metrics, line: str, room: int) -> str:
     """``line`` within ``room`` pixels: its words cut before the counts ending it
     (at 1024 pixels "... (Chen et al. 2023): 4 lengt…" lost how many lengths), else at
     its end. (A line exactly as wide as ``room`` is cut by Qt too: "... 4 lengt…".)"""
-    right = Qt.TextElideMode.ElideRight
     tail = counted_tail(line)
     if metrics.horizontalAdvance(line) < room or not tail or \
             metrics.horizontalAdvance("…" + tail) * 2 > room:
-        return metrics.elidedText(line, right, room)
-    return metrics.elidedText(line[:-len(tail)], right,
-                              room - metrics.horizontalAdvance(tail)) + tail
+        return word_elided(metrics, line, room)
+    return word_elided(metrics, line[:-len(tail)],
+                       room - metrics.horizontalAdvance(tail)) + tail
+
+
+def word_elided(metrics, line: str, room: int) -> str:
+    """``line`` within ``room`` pixels, cut after its last whole word that fits, "…"
+    after it (at 1024 pixels "... per layer, 5 f…: 14 of 25 done" cut a word); a
+    first word wider than the room is cut inside it, as Qt cuts."""
+    if metrics.horizontalAdvance(line) < room:
+        return line
+    words = line.split(" ")
+    for k in range(len(words) - 1, 0, -1):
+        cut = " ".join(words[:k]).rstrip(" ,;:") + "…"
+        if cut != "…" and metrics.horizontalAdvance(cut) < room:
+            return cut
+    return metrics.elidedText(line, Qt.TextElideMode.ElideRight, room)
+
+
+def ends_at_a_word(line: str, shown: str) -> bool:
+    """Does ``shown`` (``line`` cut, "…" where) keep at least its first word whole,
+    cut only after a word?"""
+    stem = shown.split("…")[0]
+    return shown == line or "…" not in shown or (
+        stem.strip() != "" and line.startswith(stem)
+        and line[len(stem):len(stem) + 1] in (" ", ",", ";", ":", "…"))
 
 
 class ProgressLine(ElidedLabel):
@@ -128,10 +150,15 @@ class ProgressLine(ElidedLabel):
                 shown.append(elided(metrics, whole, room))
                 continue
             left = room - metrics.horizontalAdvance(whole)
-            if left < metrics.horizontalAdvance("… "):
-                shown.append(elided(metrics, whole, room))
+            if left < metrics.horizontalAdvance("… "):    # no room for the words flowed
+                # on: how far alone, never led by its joiner (": 44 of 192 done")
+                shown.append(elided(metrics, whole.lstrip(JOINERS), room))
             else:
+                words = cut
                 cut = elided(metrics, cut, left)          # its counts whole if they fit
+                if not ends_at_a_word(words, cut):        # not one whole word: dropped
+                    shown.append(elided(metrics, whole.lstrip(JOINERS), room))
+                    continue
                 shown.append(cut + (whole[1:] if cut.endswith("…") and
                                     whole.startswith("…") else whole))
         return shown

@@ -3,13 +3,15 @@ allowed values, and its value read and written without signals."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QStyle,
+from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSpinBox,
+                               QSpinBox, QStyle,
                                QStyleOptionComboBox, QStylePainter, QWidget)
 
 from ...models.options import TITLES, Option
 
 # an option's refusal: the field outlined, the message under it in small red text
 INVALID = "border: 1px solid #c62828; border-radius: 3px;"
+INVALID_TEXT = "color: #c62828; background: #fdecea;"   # a spin box's text field, refused
 ERROR_STYLE = "color: #c62828; font-size: 11px;"
 STATUS_STYLE = "color: #555; font-size: 11px;"
 MODE_LABELS = {"slot": "belong to slots", "token": "travel with tokens"}
@@ -121,6 +123,16 @@ def option_widget(option: Option) -> QWidget:
                                 singleStep=0.25)
     widget.setKeyboardTracking(False)     # one change per Enter / arrow, not per digit
     return widget
+
+
+def marked(widget: QWidget, invalid: bool) -> None:
+    """Mark ``widget`` in red while its value is refused, or not: outlined (INVALID),
+    or a spin box's text field red on pink (INVALID_TEXT): a style sheet on the box
+    drew its arrows as two flat bars."""
+    if isinstance(widget, QAbstractSpinBox):
+        widget.lineEdit().setStyleSheet(INVALID_TEXT if invalid else "")
+    else:
+        widget.setStyleSheet(INVALID if invalid else "")
 
 
 def edited(widget: QWidget):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout,
                                QWidget)
 
@@ -62,9 +63,21 @@ class WrappedLabel(QLabel):
         self._fit()
 
     def _fit(self) -> None:
-        tall = self.heightForWidth(self.width()) if self.width() > 0 else -1
+        tall = self.wrapped_height() if self.width() > 0 else -1
         if tall > 0 and tall != self.minimumHeight():
             self.setMinimumHeight(tall)
+
+
+    def wrapped_height(self) -> int:
+        """The text's height wrapped at the label's width, margins in (heightForWidth
+        is no measure: it is never below the minimum height this label sets itself,
+        so the label grew as its dock narrowed and never shrank back)."""
+        self.ensurePolished()                         # the style sheet's font size
+        margins, inner = self.contentsMargins(), self.contentsRect().width()
+        box = QRect(0, 0, max(inner - 2 * self.margin(), 1), 1 << 20)
+        text = self.fontMetrics().boundingRect(box, int(Qt.TextFlag.TextWordWrap),
+                                               self.text())
+        return text.height() + margins.top() + margins.bottom() + 2 * self.margin()
 
 
 class LoadProgress(QWidget):

@@ -24,8 +24,9 @@ from ...models.config import ModelConfig, Positions
 from ...models.encodings import ENCODINGS
 from ...models.options import MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, Option
 from .facts_table import facts_table, facts_tip, trace_rows
-from .fields import (ERROR_STYLE, INVALID, STATUS_STYLE, edited, option_widget, set_value,
-                     value_of)
+from .fields import (ERROR_STYLE, STATUS_STYLE, edited, marked, option_widget,
+                     set_value, value_of)
+from .load_progress import WrappedLabel
 from .model_source import OPEN_ITEMS
 from .source_box import SourceBox
 from .weights_choice import WeightsChoice
@@ -127,8 +128,8 @@ class ModelPanel(SourceBox, QWidget):
         widget = option_widget(option)
         widget.setToolTip(option.tip)
         widget.setObjectName(option.name)
-        error = QLabel(wordWrap=True)
-        error.setStyleSheet(ERROR_STYLE)
+        error = WrappedLabel()        # whole at every dock width (a plain label lost
+        error.setStyleSheet(ERROR_STYLE)  # its first line's top and last line's bottom)
         error.setObjectName(f"{option.name}_error")
         error.hide()
         column = QVBoxLayout()
@@ -209,7 +210,7 @@ class ModelPanel(SourceBox, QWidget):
             message = problems.get(name, "")
             self._errors[name].setText(f"{message} — {kept}" if message else "")
             self._errors[name].setVisible(bool(message))
-            widget.setStyleSheet(INVALID if message else "")
+            marked(widget, bool(message))
 
     def show_positions_error(self, message: str) -> None:
         """A valid Positions the model cannot take (e.g. too many positions)."""

@@ -22,6 +22,9 @@ def color_bar(levels, cmap: str, label: str = "", short: str = "") -> pg.ColorBa
     left, top, _, bottom = bar.layout.getContentsMargins()
     bar.layout.setContentsMargins(left, top, BAR_GAP, bottom)
     style_axis(bar.axis)
+    # as wide as its numbers and title ask: pyqtgraph fixes it at 45 pixels, where the
+    # title "difference (probability)" overlapped "≤-0.3" and "-0.2"
+    bar.axis.setWidth(None)
     bar.setLevels(levels)
     if label:
         set_bar_label(bar, label, short)
