@@ -260,6 +260,31 @@ def test_a_slow_table_s_megabytes_are_told_while_it_is_written(tmp_path):
         "writing 1 figure: 1 of 1 (attention.csv, 16 MB so far), about"), lines
 
 
+def test_the_views_of_the_runs_are_told_again_while_they_last():
+    """SmolLM2's export on 3,000 words drew the views of its runs for 30 s between two
+    lines (a researcher's trial): a part with no count is told again, with its seconds,
+    before a tick passes without a line, until the next part begins."""
+    import time as real
+
+    from posviz.cli.export import Drawing
+    clock = Clock()
+    lines = []
+    told = Drawing(lines.append, tokens=3000, clock=clock)
+    told.begin()
+    told.drawing("", "the views of the runs")
+    clock.now += 5.0                             # 5 s on, no line since the first
+    waited = 0.0
+    while len(lines) < 2 and waited < 30:        # a hang limit, not a timing
+        real.sleep(0.05)
+        waited += 0.05
+    told.drawing("", "all in one panel")
+    told.close()
+    assert lines[0].startswith("drawing the figures: the views of the runs, about"), lines
+    assert lines[1] == "drawing the figures: the views of the runs (5 s so far)", lines
+    assert lines[-1].startswith("drawing the figures: all in one panel, about"), lines
+    assert told._watch is None
+
+
 def test_every_large_file_s_megabytes_are_told_while_it_is_written(tmp_path):
     """SmolLM2's mosaic table on 1,000 words (65 MB, planned as 0.6 s) was written in
     4.2 s with no line (a researcher's trial): every file is watched, not only those

@@ -273,9 +273,14 @@ class Drawing:
 
     def drawing(self, name: str, part: str) -> None:
         """own_size.counting: figure ``name`` (or a ``part`` of it) drawn at its own size."""
+        self.close()
         if not name:                        # the run's views, then all in one panel
             key = "views" if part.startswith("the views") else "panel"
-            self.say(f"drawing the figures: {part}, {self.about(key)}")
+            words = f"drawing the figures: {part}"
+            self.tell(f"{words}, {self.about(key)}")
+            self._watch = threading.Event()     # told again while it lasts (SmolLM2's
+            threading.Thread(target=self.ticked, daemon=True,   # views of 3,000 words:
+                             args=(self._watch, words)).start()  # 30 s untold)
             return
         if name not in self.names:
             return
@@ -330,8 +335,21 @@ class Drawing:
                     self.say(f"{counted} ({file}, {size / 1e6:.0f} MB so far), "
                              f"about {duration_text(left)} left")
 
+    def ticked(self, stop, words: str) -> None:
+        """A part with no count (the views of the runs, all in one panel): its words
+        told again, with its seconds so far, before a tick passes without a line."""
+        from ..api.steps import TICK_S, duration_text
+        began = self.clock()
+        while not stop.wait(WATCH_S):
+            if self.clock() - self._last < TICK_S - 2 * WATCH_S:
+                continue
+            with self._lock:
+                if not stop.is_set():
+                    self._last = self.clock()
+                    self.say(f"{words} ({duration_text(self.clock() - began)} so far)")
+
     def close(self) -> None:
-        """The watch of the file being written, if any, ended."""
+        """The watch of the file being written, or of a part, if any, ended."""
         if self._watch is not None:
             with self._lock:
                 self._watch.set()
