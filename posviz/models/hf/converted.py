@@ -215,8 +215,9 @@ def made(gguf: Path, gguf_sha256: str, family, say, should_stop) -> Conversion |
 def _converting_alone(gguf_sha256: str, say, should_stop):
     """Hold the cache's lock on ``gguf_sha256``'s entry (a file beside it): two processes
     converting one file at once (two windows, the suite's workers on a fresh machine)
-    each replaced the other's entry and one load failed on a half-removed folder. A
-    wait for another process is told, and stopped when asked."""
+    both converted, and the second removed the first's entry to put its own while the
+    first could be reading it. A wait for another process is told, and stopped when
+    asked."""
     from filelock import FileLock, Timeout
 
     entry = entry_for(gguf_sha256)
