@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from ..document.files import check_new_folder
 from ..errors import PosvizInputError, argument
 from ..models.config import ModelConfig, Positions
 from .arguments import (check_flag, check_say, check_type, check_weights, check_whole,
@@ -272,6 +271,7 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
     from ..models.training.train import train as run
     from .results import Trained
     check_type("out", out, (str, os.PathLike), "the checkpoint folder's path")
+    from ..document.files import check_new_folder     # (numpy: not at posviz's import)
     check_new_folder(out, "out")            # before the training, not after it
     check_type("corpus", corpus, (str, os.PathLike), "kjv or a text file's path")
     check_type("tokenizer", tokenizer, (str, os.PathLike, type(None)),

@@ -260,7 +260,7 @@ class Model:
                 order.tolist() if hasattr(order, "tolist") else order \
                 if isinstance(order, (list, tuple)) else list(order)        # [0, 1, 2]
             session.set_order(parse_order(order_text(given), len(session.seq), given=(
-                None if isinstance(order, str) else given)))
+                None if isinstance(order, str) or speaks_flags() else given)))
         progress = self._told(progress)
         return self.report(session, run_progress(progress))
 

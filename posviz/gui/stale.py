@@ -97,7 +97,8 @@ class StaleVeil(QtWidgets.QWidget):
         (failed or cancelled)."""
         self.loading = name
         if name:
-            QtCore.QTimer.singleShot(STALE_AFTER_MS, lambda: self._veil_load(name))
+            QtCore.QTimer.singleShot(STALE_AFTER_MS, self.timer,    # (none once the
+                                     lambda: self._veil_load(name))  # window is gone)
         else:
             self.stale = bool(self.awaited)
             if self.on_its_way:                 # the running model's own new result
