@@ -6,6 +6,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import colorbars, mosaic_fit, style
+from .mosaic_seams import seams_item, seams_path
 from .attention import _quote
 from .base import Figure
 from .hover import wrapped
@@ -92,6 +93,7 @@ class MosaicFigure(Figure):
         self.outline.setPen(style.cosmetic_pen("#ff7f0e", OUTLINE_PX))
         self.outline.setZValue(10)
         self.plot.addItem(self.outline)
+        self.seams = seams_item(self.plot)    # the tiles apart at any scale
         self.heading.setToolTip(wrapped(
             "Layers run down (wrapped into side-by-side columns of layers when there are "
             "many), heads across; click a tile to select its layer and head"))
@@ -171,6 +173,7 @@ class MosaicFigure(Figure):
             grid = mosaic_grid(L, h, n, self._aspect(), self.gap, least_block_gap=room)
         if grid != self._grid:
             self._grid = grid
+            self.seams.setPath(seams_path(grid))
             self._anchor()
             self._paint()
             self._outline(*self._selected)
@@ -344,10 +347,8 @@ class MosaicFigure(Figure):
         self._outline(selection.layer, selection.head)
 
     def _outline(self, layer: int, head: int) -> None:
-        """Outline the tile of layer 1..L, head 0..h-1 just outside its edges: its pen
-        (OUTLINE_PX screen pixels) centred OUTLINE_PX / 2 + 1 screen pixels out, so it
-        covers none of the tile's rows and columns (a margin in pixels of the tile
-        would be several screen pixels wide for a short text)."""
+        """Outline the tile of layer 1..L, head 0..h-1 just outside its edges (its pen
+        OUTLINE_PX screen pixels, centred OUTLINE_PX / 2 + 1 out): none of its cells."""
         self._selected = (layer, head)
         if self._grid is None:
             return
