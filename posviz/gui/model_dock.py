@@ -55,9 +55,11 @@ def attach_panel(window, session):
     restored = isinstance(state, QByteArray) and window.restoreState(state)
     dock = window.model_dock
     # a state saved in a narrower window (220 px at 1024) kept the panel that narrow at
-    # 1366, its facts wrapped word by word and the model's name cut (a trial)
-    if not restored or (dock.isVisible() and not dock.isFloating()
-                        and dock.width() < dock_width(window.width())):
+    # 1366, its facts wrapped word by word and the model's name cut; one saved at 1920
+    # (330 px) kept a third of a 1024 window, the plots squeezed
+    docked = dock.isVisible() and not dock.isFloating()
+    if not restored or (docked and not dock_width(window.width()) <= dock.width()
+                        <= max(DOCK_MAX_SHARE * window.width(), dock_width(window.width()))):
         window.resizeDocks([dock], [dock_width(window.width())], Qt.Horizontal)
     return panel
 

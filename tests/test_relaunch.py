@@ -1,0 +1,68 @@
+"""A relaunch on another screen and a start that fails: the window as the last run left
+it, fitted to the screen it opens on, and the model panel saying what happened."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from posviz.gui.model_dock import DOCK_MAX_SHARE, dock_width  # noqa: E402
+
+TIMEOUT = 30_000
+
+
+def started(qtbot, width, height, **start):
+    """The window at width × height, started (``start``: MainWindow.start's keywords)
+    and its first evaluation painted."""
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.resize(width, height)
+    w.show()
+    qtbot.waitExposed(w)
+    with w.controller.force_sync(), qtbot.waitSignal(w.controller.evaluated,
+                                                     timeout=TIMEOUT):
+        w.start(**start)
+    return w
+
+
+def test_a_panel_saved_wide_at_1920_narrows_for_1024(qtbot):
+    """Quit at 1920 × 1080 (the panel 330 px), relaunched on a 1024 × 700 screen: the
+    panel kept its 330 px, a third of the window, and the plots were squeezed."""
+    wide = started(qtbot, 1728, 972)
+    wide.resizeDocks([wide.model_dock], [330], Qt.Horizontal)
+    qtbot.waitUntil(lambda: wide.model_dock.width() >= 320, timeout=TIMEOUT)
+    wide.close()
+    narrow = started(qtbot, 983, 658)
+    qtbot.wait(50)
+    assert narrow.model_dock.width() <= max(DOCK_MAX_SHARE * 983, dock_width(983) + 2), \
+        narrow.model_dock.width()
+    assert narrow.centralWidget().width() >= 983 - dock_width(983) - 20
+
+
+def test_the_first_paint_is_the_computed_state_or_says_it_computes(qtbot):
+    """Relaunched with a 700-token last session, the panels came with empty axes
+    ("All layers and heads" over a bare -1.5..1.5 grid) for about 3 s while the first
+    view was computed: until the first result the placeholder tells the start's step."""
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.resize(983, 658)
+    w.show()
+    qtbot.waitExposed(w)
+    at_ready = []
+    def ready():
+        w.status.far.emit("layer 3 of 4")        # the first view's forward, on its way
+        at_ready.append((w.controller.last_shown is not None,
+                         w.plots_area.currentWidget(), w.placeholder.text()))
+    w.controller.ready.connect(ready)
+    with w.controller.force_sync(), qtbot.waitSignal(w.controller.evaluated,
+                                                     timeout=TIMEOUT):
+        w.start()
+    (computed, page, said), = at_ready
+    assert w.plots is not None
+    assert computed or (page is w.placeholder and "layer 3 of 4" in said), (computed,
+                                                                          page, said)
+    assert w.plots_area.currentWidget() is w.plots_scroll      # and then the result
