@@ -7,8 +7,8 @@ as soon as their modules are in) are shown.
 
 The window owns its parts and wires them: the controller (the session and the
 workers), the edits (widgets -> session calls and undo steps), the documents (files and
-the last session), the model panel's dock (model_dock), the help and the status line. It observes the session's events and
-shows them; the plots draw the session's view selection themselves.
+the last session), the model panel's dock (model_dock), the help and the status line.
+It shows the session's events; the plots draw the session's view selection themselves.
 """
 from __future__ import annotations
 
@@ -104,10 +104,11 @@ class MainWindow(QMainWindow):
         c.plotsImported.connect(self._build_plots)
         c.startStep.connect(lambda text: (self.placeholder.setText(text), self.status.say(text)))
         c.computing.connect(self.status.asked)
+        self.status.far.connect(self._first_view_far)
         c.evaluated.connect(self._on_evaluated)
         c.evaluationFailed.connect(self.status.failed)
-        c.evaluationFailed.connect(lambda text: self.session is None and  # a failed start
-                                   self.placeholder.setText(text))
+        c.evaluationFailed.connect(lambda text: self.plots_area.currentWidget() is
+                                   self.placeholder and self.placeholder.setText(text))
         c.modelLoading.connect(self._on_model_loading)
         c.modelProgress.connect(lambda text: self.model_panel and
                                 self.model_panel.load.step(text))
@@ -143,7 +144,7 @@ class MainWindow(QMainWindow):
         self.strip.selectionChanged.connect(self._update_actions)
         self.strip.hoverMessage.connect(self.hover_label.setText)
         layout.addWidget(self.strip_scroll)
-        self.plots_area = QStackedWidget()
+        self.plots_area = QStackedWidget()      # the placeholder until a first result
         self.placeholder = QLabel("Loading model…", alignment=Qt.AlignCenter)
         self.placeholder.setStyleSheet("color: #777; font-size: 16px;")
         self.placeholder.setWordWrap(True)       # a long message must not widen the window
@@ -181,8 +182,7 @@ class MainWindow(QMainWindow):
         self.model_panel = attach_panel(self, session)
         self._build_plots()
         if self.plots is not None:
-            self.plots_area.setCurrentWidget(self.plots_scroll)
-            self.plots.set_session(session)
+            self.plots.set_session(session)    # shown with the first result, not empty
         for box in self.findChildren(QAbstractSpinBox):   # a number is applied as typed:
             UndoPassesThrough(box, lambda: True, box)      # Ctrl+Z undoes the session's step
         self.text_edit.setText(session.text)
@@ -191,6 +191,11 @@ class MainWindow(QMainWindow):
         if self.plots is not None:
             self.splitters.restore(self.plots.tabs.currentIndex())
         keep_on_screen(self, shrink=False)    # laid out with its panels: still on screen
+
+    def _first_view_far(self, far: str) -> None:
+        """Until the first result the placeholder says how far its forward is."""
+        if self.session is not None and self.plots_area.currentWidget() is self.placeholder:
+            self.placeholder.setText(f"Computing the first view{': ' + far if far else ''}…")
 
     @Slot()
     def _build_plots(self) -> None:
@@ -217,8 +222,7 @@ class MainWindow(QMainWindow):
         self.plots_scroll.setWidget(self.plots)
         self.plots_scroll.setWidgetResizable(True)
         self.plots_scroll.setFrameShape(QFrame.NoFrame)
-        # narrower than the plots' minimum: scroll sideways, not cut the rightmost map off
-        self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
+        self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)   # not cut
         self.plots_area.addWidget(self.plots_scroll)
         self.plots.hoverMessage.connect(self.hover_label.setText)
         self.experiments.figure.hovered.connect(self.hover_label.setText)
@@ -301,6 +305,8 @@ class MainWindow(QMainWindow):
         self.model_panel.describe(shown)
         if self.plots is not None:
             self.plots.show_evaluation(shown)
+            if self.plots_area.currentWidget() is self.placeholder:
+                self.plots_area.setCurrentWidget(self.plots_scroll)
 
     # -- widgets -> edits -------------------------------------------------------------
     def apply_text(self, truncate: bool = False) -> None:
