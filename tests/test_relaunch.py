@@ -66,3 +66,37 @@ def test_the_first_paint_is_the_computed_state_or_says_it_computes(qtbot):
     assert computed or (page is w.placeholder and "layer 3 of 4" in said), (computed,
                                                                           page, said)
     assert w.plots_area.currentWidget() is w.plots_scroll      # and then the result
+
+
+def test_a_start_that_fails_says_so_in_the_model_panel(qtbot, monkeypatch):
+    """The start could not build any model (torch missing, say): the status line said
+    so, the Model dock kept "Loading model…" for good."""
+    from posviz.runtime import jobs
+    from posviz.gui.settings import make_settings
+    from posviz.gui.window import MainWindow
+
+    def broken(self, job):
+        raise ImportError("No module named 'torch'")
+    monkeypatch.setattr(jobs.EvaluationRunner, "start", broken)
+    w = MainWindow(make_settings())
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    with w.controller.force_sync(), qtbot.waitSignal(w.controller.evaluationFailed,
+                                                     timeout=TIMEOUT):
+        w.start()
+    said = w.model_dock.widget().text()
+    assert w.session is None and "Loading" not in said, said
+    assert "No module named 'torch'" in said and "no model is loaded" in said.lower(), said
+    assert "No module named 'torch'" in w.placeholder.text()
+
+
+def test_a_model_that_cannot_be_loaded_at_start_is_told_with_what_runs(qtbot, tmp_path):
+    """``posviz --model FOLDER`` with no model there: the panel says what failed and
+    that the built-in model runs instead, not "Loading model…"."""
+    missing = tmp_path / "nonexistent"
+    w = started(qtbot, 983, 658, last=False, model=str(missing))
+    said = w.model_panel.load.status.text()
+    assert str(missing) in said and "built-in model runs instead" in said, said
+    assert w.session.spec.is_builtin and "Loading" not in w.model_dock.widget().findChild(
+        type(w.model_panel)).load.status.text()

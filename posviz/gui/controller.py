@@ -278,8 +278,7 @@ class Controller(QObject):
         self.last_shown, self.last_ms, self._painted = shown, ms, outcome.generation
         self.restyled = isinstance(outcome.job, ViewsJob)
         self.evaluated.emit(shown, ms)
-        # The result shown before is gone now (workaround "malloc-trim")
-        self._trim_heap_soon(len(shown.evaluation.order))
+        self._trim_heap_soon(len(shown.evaluation.order))   # (workaround "malloc-trim")
 
     def _trim_heap_soon(self, n_tokens: int) -> None:
         """Give freed heap pages back once no evaluation has been shown for
@@ -349,8 +348,9 @@ class Controller(QObject):
             from ..models.hf.hub import LargeDownload
             if isinstance(outcome.error, LargeDownload):
                 self.downloadAsked.emit(outcome.job.spec, one_line(outcome.error))
-            else:
-                self.modelFailed.emit(outcome.message)
+            else:           # the start's own model: the built-in one stands in
+                self.modelFailed.emit(outcome.message if start is None else
+                                      f"{outcome.message}: the built-in model runs instead")
             return
         spec, backend = outcome.job.spec, outcome.result
         try:        # ModelChanged -> request(); the start's model reversed as the start

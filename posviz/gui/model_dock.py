@@ -24,9 +24,21 @@ def build_dock(window) -> QDockWidget:
                      QDockWidget.DockWidgetFloatable)
     loading = QLabel("Loading model…", alignment=Qt.AlignTop | Qt.AlignHCenter)
     loading.setMinimumWidth(DOCK_MIN_WIDTH)
+    loading.setWordWrap(True)
+    loading.setTextInteractionFlags(Qt.TextSelectableByMouse)
     dock.setWidget(loading)
     window.addDockWidget(Qt.RightDockWidgetArea, dock)
+    window.controller.evaluationFailed.connect(
+        lambda text: window.session is None and start_failed(loading, text))
     return dock
+
+
+def start_failed(loading: QLabel, text: str) -> None:
+    """The start built no model (``text``: why): the dock says so instead of "Loading
+    model…", which it said for good after such a start."""
+    loading.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+    loading.setStyleSheet("color: #b00020; padding: 6px;")
+    loading.setText(f"No model is loaded: {text}")
 
 
 def attach_panel(window, session):
