@@ -8,7 +8,8 @@ Settings (window geometry, docks, text, model options) live in QSettings under t
 organisation "posviz"; ``POSVIZ_SETTINGS=/path/file.ini`` keeps them in a file of your
 choice and ``--reset-settings`` forgets them. The last session (text, order, model and
 view) is saved as ``<name>-last-session.posviz`` beside that file and opened at the
-next start, unless a FILE.posviz, --text, --model or --reset-settings is given.
+next start, unless a FILE.posviz, --text, --model or --reset-settings is given (then
+one holding unsaved work is first kept in a file of its own: gui.last_session).
 """
 from __future__ import annotations
 
@@ -113,18 +114,25 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("posviz")
     settings = make_settings()
+    from .folders import remember_recent
+    from .last_session import keep_unsaved, kept_remark
+    last = args.text is None and args.model is None and not args.reset_settings
+    kept = keep_unsaved(settings) if not last or args.file is not None else None
     if args.reset_settings:
         settings.clear()
+    if kept is not None:
+        remember_recent(settings, kept)
     if args.text is not None:
         settings.setValue("text", args.text)
     window = MainWindow(settings)
     window.controller.device = args.device
     window.controller.online = not args.offline
+    if kept is not None:
+        window.status.remark = window.files.kept_remark = kept_remark(kept)
     window.show()
     # torch, the core and the plots are imported on the worker from now on, beside the
     # first paint; the first evaluation follows there without waiting for the window.
-    window.start(args.file, last=(args.text is None and args.model is None
-                                  and not args.reset_settings), model=args.model)
+    window.start(args.file, last=last, model=args.model)
     with spoken_as(COMMAND_LINE):         # the window's messages, as they always were
         return app.exec()
 

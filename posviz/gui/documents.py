@@ -66,6 +66,7 @@ class Documents(HoldsStart, OpensDocuments, QObject):
         self._pending: Pending | None = None   # a document whose model is being loaded
         self._starting: tuple | None = None    # (document, path) to show once ready
         self._texts = ("", "")            # the open document's title and note
+        self.kept_remark = ""             # where the last run's unsaved edits were kept
         self._held: Pending | None = None      # shown, not computed: it would not fit
         self._held_edited = False         # ... and edited since
         # the timer's autosave writes (and syncs) on a thread of its own, not holding the

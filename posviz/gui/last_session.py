@@ -6,9 +6,14 @@ modified (``files/modified``). Read back, a session that differs from its file o
 is modified whatever the flag says (a crash before the flag was written, a file changed
 since), so its ``*`` and Save come back with it. An untitled session's edits come back
 the same way: quitting asks nothing of them (they are kept), and the next start says so.
+A start that does not open it (--text, --model, --reset-settings, a FILE.posviz) first
+copies a last session holding unsaved work to ``<settings>-recovered/`` (keep_unsaved),
+so no edit is lost: File › Open Recent lists the copy and the status line says where.
 """
 from __future__ import annotations
 
+import shutil
+import time
 from pathlib import Path
 
 CURRENT_KEY = "files/current"
@@ -56,3 +61,30 @@ def restored_modified(settings, doc) -> bool:
         return False
     saved = read_quietly(path)
     return saved is None or not same_content(doc, saved)
+
+
+def keep_unsaved(settings, when: float | None = None) -> Path | None:
+    """The last session, when it holds unsaved work (restored_modified), copied to
+    ``<settings>-recovered/`` beside it, named after its file (or "untitled") and the
+    time ``when`` (default: now); the copy's path, or None when there is nothing unsaved
+    (or the copy could not be written)."""
+    source = autosave_path(settings)
+    doc = read_quietly(source)
+    if doc is None or not restored_modified(settings, doc):
+        return None
+    bound = bound_file(settings)
+    stamp = time.strftime("%Y-%m-%d-%H%M%S", time.localtime(when))
+    folder = source.with_name(f"{Path(settings.fileName()).stem}-recovered")
+    target = folder / f"{bound.stem if bound else 'untitled'}-unsaved-{stamp}.posviz"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    except OSError:
+        return None
+    return target
+
+
+def kept_remark(path: Path) -> str:
+    """The status line's words for a copy keep_unsaved made."""
+    return (f"The unsaved session of the last run is kept as {path} (File › Open Recent "
+            f"lists it)")

@@ -117,6 +117,10 @@ class OpensDocuments:
                 path.name if path is not None else "the scenario", s.seq.tokens, s.order)
         elif pending.modified:         # the untitled edits the last quit kept, said before
             self._status.remark = UNTITLED_BACK          # the evaluation's line
+        if self.kept_remark:           # the last run's unsaved edits, kept in a file
+            self._status.remark = " · ".join(filter(None, (self.kept_remark,
+                                                           self._status.remark)))
+            self.kept_remark = ""
         self._status.notice = problem or ""
         if problem:
             self._status.say(problem, error=True)
