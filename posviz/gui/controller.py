@@ -344,13 +344,13 @@ class Controller(QObject):
         self.loading = False
         self._load_token = None
         start, self._start_later = self._start_later, None
+        instead = "" if start is None else ": the built-in model runs instead"   # at start
         if outcome.failed:
             from ..models.hf.hub import LargeDownload
             if isinstance(outcome.error, LargeDownload):
                 self.downloadAsked.emit(outcome.job.spec, one_line(outcome.error))
-            else:           # the start's own model: the built-in one stands in
-                self.modelFailed.emit(outcome.message if start is None else
-                                      f"{outcome.message}: the built-in model runs instead")
+            else:
+                self.modelFailed.emit(outcome.message + instead)
             return
         spec, backend = outcome.job.spec, outcome.result
         try:        # ModelChanged -> request(); the start's model reversed as the start
@@ -358,7 +358,7 @@ class Controller(QObject):
                 raise PosvizInputError("the session is not ready yet")
             self.session.set_model(spec, backend, start == (spec, tuple(self.session.order)))
         except ValueError as error:             # the text does not fit the new model
-            self.modelFailed.emit(one_line(error))
+            self.modelFailed.emit(one_line(error) + instead)
             return
         self.modelLoaded.emit(spec)
 
