@@ -37,7 +37,7 @@ def started_by_main(qtbot, monkeypatch, argv) -> window_module.MainWindow:
 @pytest.mark.parametrize("argv", [["--text", "a new sentence for the class"],
                                   ["--reset-settings"], ["FILE"]])
 def test_an_untitled_session_s_edits_survive_a_fresh_start(qtbot, window, monkeypatch,
-                                                            argv, tmp_path):
+                                                            argv, tmp_path, capsys):
     if argv == ["FILE"]:                      # another session, opened by name
         argv = [str(tmp_path / "other.posviz")]
         session_file.write(argv[0], window.files.document())
@@ -51,7 +51,8 @@ def test_an_untitled_session_s_edits_survive_a_fresh_start(qtbot, window, monkey
     assert len(kept) == 1, recent_files(again.settings)
     doc = session_file.read(kept[0])
     assert doc.text == text and tuple(doc.order) == order           # nothing lost
-    assert kept[0] in again.state_label.text()                      # and told where
+    assert kept[0] in again.state_label.text()                      # and told where,
+    assert kept[0] in capsys.readouterr().err                       # in the terminal too
     assert again.session.order.tolist() != list(order) or again.session.text != text
 
 

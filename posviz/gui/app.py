@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         settings.clear()
     if kept is not None:
         remember_recent(settings, kept)
+        print(f"posviz: {kept_remark(kept)}", file=sys.stderr)   # a later error hides it
     if args.text is not None:
         settings.setValue("text", args.text)
     window = MainWindow(settings)
