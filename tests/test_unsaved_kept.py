@@ -61,3 +61,15 @@ def test_nothing_unsaved_is_not_copied(qtbot, window):
     window.close()
     assert not window.isWindowModified()
     assert keep_unsaved(make_settings()) is None
+
+
+def test_a_file_named_relative_on_the_command_line_is_bound_by_its_whole_path(
+        qtbot, window, monkeypatch, tmp_path):
+    """``posviz resources/scenarios/X.posviz`` kept "resources/scenarios/X.posviz" as
+    the last session's file and in Open Recent: a start from another folder lost it."""
+    session_file.write(tmp_path / "mine.posviz", window.files.document())
+    window.close()
+    monkeypatch.chdir(tmp_path)
+    again = started_by_main(qtbot, monkeypatch, ["mine.posviz"])
+    assert again.files.path == tmp_path / "mine.posviz"
+    assert recent_files(again.settings)[0] == str(tmp_path / "mine.posviz")

@@ -268,7 +268,7 @@ class Documents(HoldsStart, OpensDocuments, QObject):
         from .remembered import builtin_remembered
         doc = self.read(path) if path else None
         if doc is not None:
-            bound, modified = Path(path), False
+            bound, modified = Path(path).absolute(), False   # from any folder next time
         else:
             doc = self.last_session() if last else None
             if doc is None:
