@@ -114,3 +114,19 @@ def test_a_start_s_model_refusing_the_text_says_what_runs_instead(qtbot):
     said = w.model_panel.load.status.text()
     assert "512" in said and said.endswith("the built-in model runs instead"), said
     assert w.session.spec.is_builtin
+
+
+def test_a_floating_panel_left_on_a_larger_screen_comes_back_on_this_one(qtbot):
+    """The model panel floated at the right of a 1920 × 1080 screen, relaunched on a
+    smaller one: it came back outside the screen, out of reach."""
+    wide = started(qtbot, 983, 658)
+    dock = wide.model_dock
+    dock.setFloating(True)
+    area = wide.screen().availableGeometry()
+    dock.setGeometry(area.right() + 400, area.bottom() + 300, 300, 500)
+    qtbot.waitUntil(lambda: dock.x() > area.right(), timeout=TIMEOUT)
+    wide.close()
+    again = started(qtbot, 983, 658)
+    dock = again.model_dock
+    assert dock.isFloating()
+    assert area.contains(dock.frameGeometry()), (dock.frameGeometry(), area)

@@ -69,6 +69,9 @@ def attach_panel(window, session):
     # a state saved in a narrower window (220 px at 1024) kept the panel that narrow at
     # 1366, its facts wrapped word by word and the model's name cut; one saved at 1920
     # (330 px) kept a third of a 1024 window, the plots squeezed
+    if dock.isFloating() and window.screen() is not None:     # left on a larger screen
+        from .remembered import fit_on_screen
+        fit_on_screen(dock, window.screen().availableGeometry())
     docked = dock.isVisible() and not dock.isFloating()
     if not restored or (docked and not dock_width(window.width()) <= dock.width()
                         <= max(DOCK_MAX_SHARE * window.width(), dock_width(window.width()))):
