@@ -304,9 +304,9 @@ class MainWindow(QMainWindow):
             self.strip.set_change(shown.views.token_bars)
         self.model_panel.describe(shown)
         if self.plots is not None:
-            self.plots.show_evaluation(shown)
             if self.plots_area.currentWidget() is self.placeholder:
-                self.plots_area.setCurrentWidget(self.plots_scroll)
+                self.plots_area.setCurrentWidget(self.plots_scroll)   # painted once, filled
+            self.plots.show_evaluation(shown)
 
     # -- widgets -> edits -------------------------------------------------------------
     def apply_text(self, truncate: bool = False) -> None:
