@@ -62,6 +62,9 @@ def check_save(path, width, dpi) -> Path:
                                f"{type(path).__name__})")
     path = Path(path)
     check_sizes(width, dpi, path.suffix.lower() == ".png", path.name)
+    if path.is_dir():                   # (it said "Is a directory" once drawn)
+        raise PosvizInputError(f"{argument('path', str(path))}: {path} is a folder, "
+                               f"not a file")
     if not path.parent.is_dir():        # (it said "could not write" after drawing)
         why = (f"{path.parent} is a file, not a folder" if path.parent.exists()
                else f"the folder {path.parent} does not exist")
