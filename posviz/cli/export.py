@@ -82,7 +82,7 @@ def run(args) -> int:
     # before any model is built or loaded: a file, or a folder that cannot be made, was
     # refused after the whole run (4-7 s; with SmolLM2 a minute: a researcher's trial)
     made = missing_folders(args.out)
-    folder = check_folder(args.out)
+    folder = check_folder(args.out, "out")
     try:
         # the forwards' time left holds the drawing and writing after them ("about 1 s
         # left" was told 20 s before a 3,000-word export's end)
