@@ -278,7 +278,7 @@ class Model:
         step = "running the original order"
         say(step)
         # the time left told is the whole report's (a real model's 3 forwards: 50 s)
-        with planning(self.engine.forwards(seq, order, where)):
+        with planning(self.engine.forwards(seq, order, where), len(seq)):
             with layer_ticks(self.backend, say, step):
                 self.engine.reference(seq, where)     # kept: evaluate below reuses it
             step = "running the chosen order"
