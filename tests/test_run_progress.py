@@ -415,3 +415,28 @@ def test_an_export_s_forwards_tell_the_head_run_again_and_its_tables_by_rows(mon
     mosaic = smollm2[0] * smollm2[1] * 58 ** 2      # 402 tokens pooled 7 a pixel: 58
     assert told.file_seconds("attention_mosaic.csv") >= mosaic * ROW_S
     assert told.left() >= mosaic * ROW_S + 402 ** 2 * ROW_S
+
+
+def test_a_forward_s_first_blocks_are_timed_from_the_last_line_told(monkeypatch):
+    """A forward whose step was told, then 1.5 s of work before its first block (a T5
+    bias over 3,000 words): its blocks were timed from the forward's start, not from
+    that line, and the first came 2.6 s after it."""
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    stream = Lines(clock)
+    say = StepPrinter(stream, tick=2.0)
+
+    def forward(step: str, before: float) -> None:
+        say(step)
+        clock.now += before                     # its work before its first block
+        with layer_ticks(None, say, step):
+            for layer in range(4):
+                for part in (0, reached.MAPS, reached.FEED_FORWARD):
+                    reached.reach(layer, 4, part)
+                    clock.now += 0.3
+    with reached.planning(2):
+        forward(STEPS[0], 0.0)
+        forward(STEPS[2], 1.5)
+    times = [100.0, *stream.times]
+    assert max(b - a for a, b in zip(times, times[1:])) <= 2.0, \
+        list(zip(stream.times, stream.getvalue().splitlines()))
