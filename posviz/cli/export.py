@@ -39,7 +39,7 @@ from ..errors import argument, held_interrupt
 from ..api.steps import layer_ticks, quiet
 from ..models import reached
 from ..models.limits.guard import check_view
-from .export_drawing import Drawing, maps_run_again, model_shape, words  # noqa: F401
+from .export_drawing import Drawing, maps_run_again, model_shape, words
 from .options import add_model_arguments, progress
 from .report import add_session_arguments, evaluate_command, save_session
 
