@@ -31,6 +31,11 @@ class Refused(PosvizInputError):
         self.reason = reason
 
 
+class TextRefused(PosvizInputError):
+    """The one text given refused as it is: empty, no tokens to show, more tokens than
+    the model has positions. An entry point that took the text names it (naming_text)."""
+
+
 class Cancelled(Exception):
     """A computation stopped early because a newer request superseded it."""
 
@@ -207,3 +212,40 @@ def held_interrupt():
         _holding.remove(held)
         signal.signal(signal.SIGINT, previous)
     held.check()
+
+
+@contextmanager
+def naming_text(given: str | None):
+    """Refusals of the text inside (TextRefused, or Refused for positions, before or
+    after a model's load) led by ``given``, the text's argument as the user wrote it
+    ("--text-file long.txt", "text='the cat…'"); None: no text was given, none named."""
+    try:
+        yield
+    except PosvizInputError as error:
+        about = isinstance(error, TextRefused) or getattr(error, "reason", "") == "positions"
+        if given and about and not str(error).startswith(given):
+            error.args = (f"{given}: {error}",)
+        raise
+
+
+def text_argument(text) -> str | None:
+    """The text's argument as Python writes it (its start: a text can be long), or None
+    on the command line, whose main names --text or --text-file itself."""
+    if speaks_flags() or not isinstance(text, str):
+        return None
+    return argument("text", text if len(text) <= 24 else text[:23] + "…")
+
+
+def names_text(function):
+    """``function``'s refusals of its ``text`` argument name it (naming_text)."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def named(*args, **kwargs):
+        try:
+            text = signature.bind_partial(*args, **kwargs).arguments.get("text")
+        except TypeError:               # the call itself refuses its arguments
+            text = None
+        with naming_text(text_argument(text)):
+            return function(*args, **kwargs)
+    return named

@@ -11,7 +11,7 @@ import pytest
 
 import posviz
 from posviz.cli import main
-from posviz.errors import PosvizInputError
+from posviz.errors import PosvizInputError, TextRefused
 
 TEXT = "the cat sat on the mat"
 BUILTIN = {"pe": "rope", "mask": "causal", "layers": 4, "seed": 0}
@@ -108,7 +108,9 @@ def test_errors_are_the_command_lines_lines(api, argv, capsys):
         api()
     argv = argv if "--text" in argv else [*argv, "--text", TEXT]
     code, out, err = cli(capsys, "report", *argv)
-    assert code == 2 and err == f"posviz: error: {flagged.value}\n"
+    # a refused text is led by its flag, which the command line alone knows (--text-file)
+    lead = "--text: " if isinstance(raised.value, TextRefused) else ""
+    assert code == 2 and err == f"posviz: error: {lead}{flagged.value}\n"
 
 
 def test_unknown_options_of_the_builtin_model_are_refused():

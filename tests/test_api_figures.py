@@ -350,3 +350,17 @@ def test_python_leaves_cleanly_after_saving_a_long_text_s_attention_figure(tmp_p
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "saved\n" and out.stat().st_size > 0
     assert "Traceback" not in done.stderr and "Fatal" not in done.stderr, done.stderr
+
+
+def test_a_folder_given_as_a_figures_path_is_refused_naming_path(report, tmp_path):
+    """save() into an existing folder named like a file drew the figure, then said
+    "cannot write d.png: Is a directory", naming no argument; a sweep's figure too."""
+    folder = tmp_path / "d.png"
+    folder.mkdir()
+    said = f"path={str(folder)!r}: {folder} is a folder, not a file"
+    for figure in (report.figure("symmetry"),
+                   posviz.compare_encodings(TEXT, encodings=["none", "rope"]).figure()):
+        with pytest.raises(PosvizInputError) as refused:
+            figure.save(folder)
+        assert str(refused.value) == said
+    assert list(folder.iterdir()) == []

@@ -232,3 +232,19 @@ def test_weights_it_cannot_run_are_named_not_taken_for_missing_checkpoints(weigh
     with pytest.raises(PosvizInputError) as refused:
         posviz.extend(weights)
     assert str(refused.value) == said.format(f"weights={weights!r}")
+
+
+def test_a_folder_without_the_checkpoints_is_refused_before_out_is_made(tmp_path):
+    """extend --out DIR --weights EMPTY made DIR, then refused naming no argument."""
+    import posviz
+    from posviz.errors import PosvizInputError
+    empty, out = tmp_path / "empty", tmp_path / "out"
+    empty.mkdir()
+    said = "{}: the context-extension lab needs trained checkpoints of alibi, drope, " \
+           f"none, rope, t5 in {empty}"
+    status, _, err = cli("extend", "--out", str(out), "--weights", str(empty))
+    assert status == 2 and err.strip() == "posviz: error: " + said.format(f"--weights {empty}")
+    assert not out.exists()
+    with pytest.raises(PosvizInputError) as refused:
+        posviz.extend(str(empty))
+    assert str(refused.value) == said.format(f"weights={str(empty)!r}")

@@ -196,7 +196,7 @@ def test_more_words_than_positions_are_refused_before_the_weights_are_read(tmp_p
     text.write_text(" ".join(["word"] * 5000))
     done = cli(["report", "--model", "minilm", "--text-file", str(text)])
     assert done.returncode == 2
-    assert done.stderr == ("posviz: error: at least 5,000 tokens (the text's 5,000 words) "
+    assert done.stderr == (f"posviz: error: --text-file {text}: at least 5,000 tokens (the text's 5,000 words) "
                            "from position 0 need 5,000 positions, but all-MiniLM-L6-v2 "
                            "has 512\n")                         # no loading step before it
     code = ("import sys, posviz\ntry:\n    posviz.load('minilm', n_tokens=600)\n"
@@ -250,7 +250,7 @@ def test_api_errors_name_the_api_arguments(call, python, flags, capsys, tmp_path
 
 def test_the_built_in_models_positions_are_refused_before_it_is_built(capsys):
     assert main(["report", "--pe", "learned", "--text", " ".join(["w"] * 1100)]) == 2
-    assert capsys.readouterr().err == ("posviz: error: 1,100 tokens from position 0 need "
+    assert capsys.readouterr().err == ("posviz: error: --text: 1,100 tokens from position 0 need "
                                        "1,100 positions, but the built-in model has 1,024\n")
 
 

@@ -89,7 +89,10 @@ def test_the_command_line_and_the_api_refuse_alike(case, pinned_memory, capsys):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(f"{case}: {cli_seconds:.3f} s, {api_seconds:.3f} s, peak {peak / 2**20:.1f} MiB")
-    assert str(raised.value) == said.removeprefix("posviz: error: ").rstrip("\n")
+    # the same sentence, a text's positions led by its argument as each entry writes it
+    lead = ("--text: ", f"text={text[:23] + '…'!r}: ") if reason == "positions" else ("", "")
+    assert said.startswith("posviz: error: " + lead[0]) and str(raised.value).startswith(lead[1])
+    assert str(raised.value)[len(lead[1]):] == said[len("posviz: error: " + lead[0]):-1]
     assert raised.value.reason == reason
     # refused before any run: seconds at most on a busy machine (1.03 s seen at load 9),
     # not the minutes these tokens' runs take; a hang check, not a timing
@@ -101,7 +104,7 @@ def test_the_command_line_counts_the_built_in_models_tokens_as_its_tokenizer(cap
     """3,000 words holding 1,000 commas are 4,000 of the built-in model's tokens, as its
     tokenizer (words and punctuation marks) reads them."""
     assert main(["report", "--pe", "learned", "--text", words(3_000)]) == 2
-    assert capsys.readouterr().err == ("posviz: error: 4,000 tokens from position 0 need "
+    assert capsys.readouterr().err == ("posviz: error: --text: 4,000 tokens from position 0 need "
                                        "4,000 positions, but the built-in model has 1,024\n")
     model = loaded(pe="learned")
     assert len(model.tokens(words(30))) == 40
@@ -157,7 +160,8 @@ def test_minilm_s_positions_are_refused_in_one_sentence_wherever_they_are(capsys
     from posviz.models.backend import check_length
     from posviz.models.config import Positions
     from posviz.models.limits import guard
-    sentence = re.compile(r"(at least )?600 tokens( \(the text's 600 words\))? from "
+    # led by the text's argument where one text was given (errors.naming_text)
+    sentence = re.compile(r"((--text|text='(the )+the…'): )?(at least )?600 tokens( \(the text's 600 words\))? from "
                           r"position 0 need 600 positions, but all-MiniLM-L6-v2 has 512")
     text = " ".join(["the"] * 600)
     said = []

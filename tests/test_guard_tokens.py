@@ -52,7 +52,10 @@ def test_the_command_line_refuses_the_tokens_before_the_weights(command, texts, 
     argv = [texts.get(word, word) for word in COMMANDS[command]]
     assert main([*argv, "--model", "minilm", "--offline", "--progress"]) == 2
     err = capsys.readouterr().err
-    assert err.endswith(f"\nposviz: error: {SAID}\n"), err
+    # one text is named as given (its file); --texts' are not one text
+    lead = f"--text-file {argv[argv.index('--text-file') + 1]}: " if "--text-file" in argv \
+        else ""
+    assert err.endswith(f"\nposviz: error: {lead}{SAID}\n"), err
     assert steps(err)[-1] == "loading tokenizer", err       # not "loading weights"
 
 

@@ -50,3 +50,21 @@ def test_a_destination_that_cannot_be_written_is_refused_first(command, said, no
 def test_python_s_train_names_its_argument(no_work):
     with pytest.raises(PosvizInputError, match=r"out='/proc/nope': cannot write into /proc"):
         posviz.train("/proc/nope", steps=2)
+
+
+@pytest.mark.parametrize("command", [
+    ["export", "--text", "a b", "--out"], ["compare", "--text", "a b", "--out"],
+    ["extend", "--out"], ["train", "--steps", "2", "--out"]])
+def test_every_out_folder_refused_names_out(command, no_work, tmp_path, capsys):
+    """export, compare and extend said "README.md is a file, not a folder", naming no
+    option (train named --out); Python's train names out= for an existing file."""
+    blocker = tmp_path / "README.md"
+    blocker.write_text("x")
+    for out, said in ((blocker, f"--out {blocker}: {blocker} is a file, not a folder"),
+                      (blocker / "sub", f"--out {blocker / 'sub'}: ")):
+        assert main([*command, str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("posviz: error: " + said) and len(err.splitlines()) == 1, err
+    with pytest.raises(PosvizInputError) as refused:
+        posviz.train(str(blocker), steps=2)
+    assert str(refused.value) == f"out={str(blocker)!r}: {blocker} is a file, not a folder"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from ..errors import PosvizInputError, argument
+from ..errors import PosvizInputError, TextRefused, argument, names_text
 from ..models.config import ModelConfig, Positions
 from .arguments import (check_flag, check_say, check_type, check_weights, check_whole,
                         takes)
@@ -191,6 +191,7 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
 
 @takes(options=tuple(name for name in BUILTIN_OPTIONS if name != "pe"),
        also=("pe", "model_seed"))
+@names_text
 def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                       weights: str = "random", config=None, positions: str = "slot",
                       offset: int = 0,
@@ -214,7 +215,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
     check_type("text", text, (str, type(None)), "a string, or None for the example "
                "sentence")
     if text is not None and not text.strip():
-        raise PosvizInputError("the text is empty")
+        raise TextRefused("the text is empty")
     text = DEFAULT_TEXT if text is None else text
     kinds = parse_kinds(",".join(KINDS) if encodings is None else encodings
                         if isinstance(encodings, str) else order_text(encodings))

@@ -64,19 +64,32 @@ class LateLayers:
             plain, plain_at = self.plain
             if plain is not None and plain_at > (block[1] if block else -1.0):
                 began, words = plain_at, None           # no block since that step
-            elif (block is None or forward is None
-                  or reached.running(forward, block[2], forward.layers) != block[3]):
+            elif block is None or forward is None:
                 return False
+            elif reached.running(forward, block[2], forward.layers) != block[3]:
+                if (block[2], block[3]) != (forward.layers, reached.FEED_FORWARD):
+                    return False
+                # its last block's feed-forward on, no mark ends it: the work after the
+                # forward (the next one's T5 bias, 3,000 words: 2.2 s untold)
+                began, words = block[1], ""
             else:
                 _, began, layer, part = block
                 words = (f"layer {layer}'s {reached.PART_WORDS[part]}" if part
                          else f"layer {layer}")
-            # a terminal: 1.5 s untold; a pipe (a log): ``tick``, the 2 s rule
-            if (now - self.said_at < max(printer.tick - self.retell / 2, self.retell)
-                    or now - began < self.retell / 2):
+            # a terminal: 1.5 s untold; a pipe (a log): within ``tick``, the 2 s rule; a
+            # part begun just now waits, unless the tick is near (parts 0.3-0.9 s long
+            # each reset the wait: 2.1-2.6 s untold)
+            quiet = now - self.said_at
+            if (quiet < max(printer.tick - self.retell / 2, self.retell)
+                    or now - began < self.retell / 2 and quiet < printer.tick - 0.5):
                 return False            # (boundaries untold 1 s apart left 3.2 s silent)
             if words is None:
                 printer.tell(f"{reached.short(plain)} ({now - began:.0f} s)")
+                return True
+            if not words:
+                printer.tell(f"{reached.short(block[0])}, after its forward's last layer "
+                             f"({duration_text(now - began)} since its feed-forward "
+                             f"began)")
                 return True
             line = printer.block_line(dataclasses.replace(forward, at=now))
             printer.tell(f"{line} ({duration_text(now - began)} since {words} began)")

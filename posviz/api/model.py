@@ -6,7 +6,7 @@ import os
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from ..errors import PosvizInputError, argument, speaks_flags
+from ..errors import PosvizInputError, TextRefused, argument, names_text, speaks_flags
 from ..models.config import ModelConfig, Positions
 from ..models.options import MODEL_OPTIONS, OPTIONS
 from .arguments import (check_flag, check_type, check_weights, check_whole, checks_calls,
@@ -221,6 +221,8 @@ class Model:
     def __repr__(self) -> str:
         return f"<posviz.Model {self.name}>"
 
+    @takes()
+    @names_text
     def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
                 positions: str = "slot", offset: int = 0, literal: bool = False,
                 progress: Progress | bool | None = None) -> "Report":
@@ -247,7 +249,7 @@ class Model:
             raise PosvizInputError(f"text must be a string, or None for the example "
                                    f"sentence (got {type(text).__name__})")
         if text is not None and not text.strip():
-            raise PosvizInputError("the text is empty")
+            raise TextRefused("the text is empty")
         where = Positions(positions, offset, literal).validate()
         text = DEFAULT_TEXT if text is None else text
         # before the tokenizer reads it, as the command line counts it
@@ -276,7 +278,7 @@ class Model:
         step = "running the original order"
         say(step)
         # the time left told is the whole report's (a real model's 3 forwards: 50 s)
-        with planning(self.engine.forwards(seq, order, where)):
+        with planning(self.engine.forwards(seq, order, where), len(seq)):
             with layer_ticks(self.backend, say, step):
                 self.engine.reference(seq, where)     # kept: evaluate below reuses it
             step = "running the chosen order"

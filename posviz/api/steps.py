@@ -139,7 +139,9 @@ class StepPrinter:
         if self._piece is not None:
             self._tail, self._piece = now - self._piece, None
         if run_step != step or (layer, part) < last:           # a step, or a forward, anew
-            told = now              # (its blocks' parts timed as the last forward's)
+            # (its blocks' parts timed as the last forward's) since the last line told:
+            # "now" left a forward's first blocks untold 2.6 s after "(2 s)"
+            told = min(now, self.late.said_at) if self.late.said_at else now
         took = now - self._at if run_step == step and self._at is not None else None
         if took is not None:
             parts[last[1]] = took                               # the part just done
@@ -186,6 +188,8 @@ class StepPrinter:
         if line != self._said:                  # one write: a whole line (two threads)
             self._said = line
             self.late.said(reached_clock())
+            from ..runtime.run_lines import line_told
+            line_told()
             stream = self.stream or sys.stderr
             stream.write(f"posviz: {line}\n")
             stream.flush()

@@ -28,11 +28,11 @@ import re
 import sys
 import textwrap
 
-from ..errors import COMMAND_LINE, PosvizInputError, spoken_as
+from ..errors import COMMAND_LINE, PosvizInputError, naming_text, spoken_as
 from ..models.options import OPTIONS
 from . import compare, export, extend, order, paper, probe, report, sweep, train
 from .options import bundled_models
-from .texts import read_text_file
+from .texts import read_text_file, text_flag
 
 EXIT_BAD_INPUT = 2
 EXIT_BROKEN_PIPE = 128 + 13     # as a shell reports a command ended by SIGPIPE
@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise PosvizInputError("--progress and --quiet contradict each other: "
                                        "give one")
             read_text_file(args)
-            return args.func(args)
+            with naming_text(text_flag(args)):
+                return args.func(args)
     except PosvizInputError as error:
         print(f"posviz: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -93,7 +93,7 @@ def run(args) -> int:
         check_width(args.width, "--width")
         if args.dpi is not None and not 50 <= args.dpi <= 600:
             raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
-        folder = check_folder(args.out)
+        folder = check_folder(args.out, "out")
     result = compared(args)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))

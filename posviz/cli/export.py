@@ -32,8 +32,6 @@ imported inside ``run`` only, so the rest of the command line never loads them.
 from __future__ import annotations
 
 import sys
-import threading
-import time
 from pathlib import Path
 
 from ..document.files import check_folder, check_sizes, left_behind, parse_formats
@@ -41,6 +39,7 @@ from ..errors import argument, held_interrupt
 from ..api.steps import layer_ticks, quiet
 from ..models import reached
 from ..models.limits.guard import check_view
+from .export_drawing import Drawing, maps_run_again, model_shape, words
 from .options import add_model_arguments, progress
 from .report import add_session_arguments, evaluate_command, save_session
 
@@ -78,15 +77,17 @@ def run(args) -> int:
     check_sizes(args.width, args.dpi, "png" in formats,     # in figure.save's words
                 argument("format", args.format))
     say = progress(args)
-    told = Drawing(say, words(args)) if say is not None else None
+    shape = model_shape(args)           # (layers, heads) as its config says, or None
+    told = Drawing(say, words(args), shape=shape) if say is not None else None
     # before any model is built or loaded: a file, or a folder that cannot be made, was
     # refused after the whole run (4-7 s; with SmolLM2 a minute: a researcher's trial)
     made = missing_folders(args.out)
-    folder = check_folder(args.out)
+    folder = check_folder(args.out, "out")
     try:
         # the forwards' time left holds the drawing and writing after them ("about 1 s
         # left" was told 20 s before a 3,000-word export's end)
-        with reached.afterwards(told.left() if told else 0.0):
+        with reached.afterwards(told.left() if told else 0.0), \
+                reached.more_forwards(lambda n: int(maps_run_again(shape, n, args))):
             report = evaluate_command(args)
         session, ev = report.session, report.evaluation
         L, h = ev.reference.n_layers, ev.reference.n_heads
@@ -165,18 +166,6 @@ def run(args) -> int:
 
 
 HEAD_RUN = "running the chosen order again, keeping the head drawn and the mosaic's tiles"
-# Seconds each part of an export took here after its forwards (2 cores, load 2-8, 1,029
-# and 3,064 tokens): the panel of all the figures; a figure of square maps drawn again
-# in a panel of its own; each file, the attention map's table growing with the tokens
-VIEWS_S, PANEL_S = (0.3, 0.25), (0.8, 0.1)    # seconds, and more per 1,000 tokens
-OWN_PANEL_S, FILE_S = 1.8, 0.1
-WATCH_S = 0.25      # seconds between looks at a slow file's size
-PRIOR_S = 3.0       # the seconds planned that weigh as much as those measured, in a pace
-FILE_SLOW_S = {"attention.csv": lambda n: 1.2 + n / 1000 * 0.9,
-               "attention_mosaic.csv": lambda n: 0.6,
-               "relative_profile.png": lambda n: 0.25}
-
-
 def missing_folders(out) -> list[Path]:
     """The folders check_folder would make for ``out``, innermost first."""
     if not isinstance(out, str) or not out.strip():
@@ -194,166 +183,6 @@ def runs_again(report, layer: int, head: int) -> bool:
     ev = report.evaluation
     return ev.comparison.attention_aligned is None and not (
         ev.kept is not None and ev.kept[:2] == (layer - 1, head))
-
-
-def words(args) -> int:
-    """The text's words, as the tokens' estimate before the tokenizer reads them."""
-    text = getattr(args, "text", None)
-    path = getattr(args, "text_file", None)
-    if text is None and path not in (None, "-"):
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = None
-    return len(text.split()) if text else 1000
-
-
-class Drawing:
-    """An export's drawing and writing told on --progress, with the time left of the
-    whole command: "drawing figure 3 of 7: attention, about 8 s left" as each figure is
-    drawn at its own size (own_size.counting), each part of one drawn in a panel of its
-    own, "writing 7 figures: 3 of 7" as each figure's files begin, and a slow file. The
-    time left: each part's seconds as measured here (PANEL_S, ...), at the pace the
-    parts done so far kept against them."""
-
-    def __init__(self, say, tokens: int, clock=time.monotonic):
-        self.say, self.tokens, self.clock = say, tokens, clock
-        self.names: list[str] = []      # the figures drawn, in order
-        self.files: list[str] = []      # the formats written of each
-        self.began, self.done = None, 0.0   # when drawing began; the seconds planned done
-        self.folder = None              # where the files go
-        self._lock = threading.Lock()   # a line at a time: the watch of a slow file's
-        self._last = clock()            # own thread tells too; when the last was told
-        self._watch = None              # (its stop Event) while a file is written
-
-    def parts(self) -> list[tuple[str, float]]:
-        """Every part planned, in order ("panel", "draw:NAME", "own:NAME", "NAME.FMT"),
-        with its seconds (before the panel is drawn: every figure, png, svg, csv)."""
-        from ..gui.plots.figures import FIGURES
-        names = self.names or [name for name in FIGURES if name not in (
-            "encoding", "encoding_similarity")]
-        files = self.files or ["png", "svg", "csv"]
-        n = self.tokens / 1000
-        parts = [("views", VIEWS_S[0] + VIEWS_S[1] * n), ("panel", PANEL_S[0] + PANEL_S[1] * n)]
-        for name in names:
-            parts.append((f"draw:{name}", 0.03))
-            if name == "attention":         # its own panel, then its maps squared
-                parts += [(f"own:{name}", OWN_PANEL_S / 2),
-                          (f"square:{name}", OWN_PANEL_S / 2)]
-        for name in names:
-            parts += [(f"{name}.{fmt}", FILE_SLOW_S.get(f"{name}.{fmt}", lambda n: FILE_S)(
-                self.tokens)) for fmt in files]
-        return parts
-
-    def left(self, key: str | None = None) -> float:
-        """Seconds left from the start of part ``key`` on (None: all of them), at the
-        pace kept so far; the parts before it are counted done."""
-        parts = self.parts()
-        keys = [k for k, _ in parts]
-        start = keys.index(key) if key in keys else 0
-        if key in keys:
-            self.done = sum(seconds for _, seconds in parts[:start])
-        pace = 1.0          # the parts done so far against their plan, with a prior
-        if self.began is not None:
-            pace = (self.clock() - self.began + PRIOR_S) / (self.done + PRIOR_S)
-        return sum(seconds for _, seconds in parts[start:]) * pace
-
-    def about(self, key: str | None = None) -> str:
-        from ..api.steps import duration_text
-        return f"about {duration_text(max(self.left(key), 1.0))} left"
-
-    def begin(self) -> None:
-        self.began, self.done = self.clock(), 0.0
-
-    def drew_panel(self, panel, formats: list[str]) -> None:
-        from ..gui.plots.arrange import plots_nothing
-        from ..gui.plots.figures import FIGURES
-        self.names = [n for n in FIGURES if not plots_nothing(panel.laid_out(n))]
-        self.files = list(formats)
-
-    def drawing(self, name: str, part: str) -> None:
-        """own_size.counting: figure ``name`` (or a ``part`` of it) drawn at its own size."""
-        self.close()
-        if not name:                        # the run's views, then all in one panel
-            key = "views" if part.startswith("the views") else "panel"
-            words = f"drawing the figures: {part}"
-            self.tell(f"{words}, {self.about(key)}")
-            self._watch = threading.Event()     # told again while it lasts (SmolLM2's
-            threading.Thread(target=self.ticked, daemon=True,   # views of 3,000 words:
-                             args=(self._watch, words)).start()  # 30 s untold)
-            return
-        if name not in self.names:
-            return
-        which = f"{self.names.index(name) + 1} of {len(self.names)}"
-        inside = f" ({part})" if part else ""
-        key = {"": "draw", "its own panel": "own"}.get(part, "square") + f":{name}"
-        self.say(f"drawing figure {which}: {name.replace('_', ' ')}{inside}, "
-                 f"{self.about(key)}")
-
-    def tell(self, line: str) -> None:
-        with self._lock:
-            self._last = self.clock()
-            self.say(line)
-
-    def writing(self, done: int, total: int, file: str) -> None:
-        """PlotsPanel.export_all's ``told``: each figure's first file, and a slow file;
-        every file's bytes written are told while it is written (watched) once it takes
-        a tick (SmolLM2's 65 MB mosaic table, planned as 0.6 s, took 4.2 s untold)."""
-        self.close()
-        per_figure = max(len(self.files), 1)
-        slow = file in FILE_SLOW_S and FILE_SLOW_S[file](self.tokens) >= 1.0
-        figures = total // per_figure
-        counted = (f"writing {figures} figure{'' if figures == 1 else 's'}: "
-                   f"{done // per_figure + 1} of {figures}")
-        if done % per_figure == 0 or slow:
-            which = "" if done % per_figure == 0 else f" ({file})"
-            self.tell(f"{counted}{which}, {self.about(file)}")
-        if self.folder is not None:
-            self._watch = threading.Event()
-            threading.Thread(target=self.watched, daemon=True, args=(
-                self._watch, counted, file, self.left(file))).start()
-
-    def watched(self, stop, counted: str, file: str, seconds: float) -> None:
-        """While ``file`` is written (a 3,064-token attention table: 3.7-4.4 s), its bytes
-        so far told before a tick passes without a line (a thread of its own: the table
-        is written in one call)."""
-        from ..api.steps import TICK_S, duration_text
-        from ..document.files import writing_name
-        temporary = writing_name(self.folder / file)
-        began = self.clock()
-        while not stop.wait(WATCH_S):
-            if self.clock() - self._last < TICK_S - 2 * WATCH_S:
-                continue
-            try:
-                size = temporary.stat().st_size
-            except OSError:
-                continue
-            left = max(seconds - (self.clock() - began), 1.0)
-            with self._lock:
-                if not stop.is_set():
-                    self._last = self.clock()
-                    self.say(f"{counted} ({file}, {size / 1e6:.0f} MB so far), "
-                             f"about {duration_text(left)} left")
-
-    def ticked(self, stop, words: str) -> None:
-        """A part with no count (the views of the runs, all in one panel): its words
-        told again, with its seconds so far, before a tick passes without a line."""
-        from ..api.steps import TICK_S, duration_text
-        began = self.clock()
-        while not stop.wait(WATCH_S):
-            if self.clock() - self._last < TICK_S - 2 * WATCH_S:
-                continue
-            with self._lock:
-                if not stop.is_set():
-                    self._last = self.clock()
-                    self.say(f"{words} ({duration_text(self.clock() - began)} so far)")
-
-    def close(self) -> None:
-        """The watch of the file being written, or of a part, if any, ended."""
-        if self._watch is not None:
-            with self._lock:
-                self._watch.set()
-            self._watch = None
 
 
 def not_written(panel, written) -> list[str]:

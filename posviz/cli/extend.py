@@ -94,7 +94,7 @@ def run(args) -> int:
     if args.out:
         formats = parse_formats(args.format)
         check_width(args.width, "--width")
-        out = check_folder(args.out)
+        out = check_folder(args.out, "out")
     result = extend(args.weights, factors=factors, say=progress(args)).to_dict()
     print(json.dumps(result, indent=2) if args.json else "\n".join(text_lines(result)))
     if args.out:                         # stdout holds the tables or the JSON only

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, TextRefused
 from ..models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_TIP
 from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
@@ -324,7 +324,7 @@ def evaluate(args: argparse.Namespace):
     is not there, a text longer than the model's positions and what would not fit in
     memory; an order of another length, before a --model's weights are read."""
     if args.text is not None and not args.text.strip():
-        raise PosvizInputError("the text is empty")
+        raise TextRefused("the text is empty")
     check_model_flags(args)
     config = None if args.model else builtin_config(args)
     if args.model:

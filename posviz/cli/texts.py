@@ -31,6 +31,14 @@ def add_text_arguments(parser, text_help: str = "the sentence to tokenize (defau
                              "instead of --text: for texts too long for a command line")
 
 
+def text_flag(args: argparse.Namespace) -> str | None:
+    """The flag that gave the text as written ("--text", "--text-file FILE"), which its
+    refusals name; None when the command took none (the example sentence, --texts)."""
+    if getattr(args, "text_file", None) is not None:
+        return f"--text-file {args.text_file}"
+    return "--text" if getattr(args, "text", None) is not None else None
+
+
 def read_text_file(args: argparse.Namespace) -> None:
     """--text-file FILE (or '-') read into ``args.text``; refused beside --text."""
     path = getattr(args, "text_file", None)

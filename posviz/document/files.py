@@ -62,6 +62,9 @@ def check_save(path, width, dpi) -> Path:
                                f"{type(path).__name__})")
     path = Path(path)
     check_sizes(width, dpi, path.suffix.lower() == ".png", path.name)
+    if path.is_dir():                   # (it said "Is a directory" once drawn)
+        raise PosvizInputError(f"{argument('path', str(path))}: {path} is a folder, "
+                               f"not a file")
     if not path.parent.is_dir():        # (it said "could not write" after drawing)
         why = (f"{path.parent} is a file, not a folder" if path.parent.exists()
                else f"the folder {path.parent} does not exist")
@@ -130,23 +133,27 @@ def left_behind(folder, written, names) -> list[Path]:
                   key=lambda path: path.name)
 
 
-def check_folder(folder: Path | str) -> Path:
-    """Create the folder if needed; PosvizInputError naming it if it cannot be written,
-    or for an empty name (``--out ""``: the current folder, which nobody asked for)."""
+def check_folder(folder: Path | str, name: str | None = None) -> Path:
+    """Create the folder if needed; PosvizInputError naming it (led by the argument
+    ``name`` as the user wrote it, when given) if it cannot be written, or for an empty
+    name (``--out ""``: the current folder, which nobody asked for)."""
     if isinstance(folder, str) and not folder.strip():
-        raise PosvizInputError(f"{argument('out')} needs a folder's name (got {folder!r})")
+        raise PosvizInputError(f"{argument(name or 'out')} needs a folder's name "
+                               f"(got {folder!r})")
+    given = f"{argument(name, str(folder))}: " if name else ""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
-        raise PosvizInputError(f"{folder} is a file, not a folder")
+        raise PosvizInputError(f"{given}{folder} is a file, not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise PosvizInputError(f"cannot create the folder {folder}: "
+        raise PosvizInputError(f"{given}cannot create the folder {folder}: "
                                f"{error.strerror or error}") from None
     if not folder.is_dir():
-        raise PosvizInputError(f"{folder} is not a folder")
+        raise PosvizInputError(f"{given}{folder} is not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise PosvizInputError(f"cannot write into the folder {folder}: permission denied")
+        raise PosvizInputError(f"{given}cannot write into the folder {folder}: "
+                               f"permission denied")
     return folder
 
 
@@ -168,9 +175,10 @@ def check_new_folder(path, name: str) -> None:
     """Refuse, before any work, a folder to make and write at ``path`` (the argument
     ``name``'s) that cannot be: a file, or under a folder where nothing can be made."""
     given, path = argument(name, str(path)), Path(path).absolute()
-    if path.exists() and not path.is_dir():
-        raise PosvizInputError(f"{given}: {path} is a file, not a folder")
-    check_writes(next(above for above in (path, *path.parents) if above.is_dir()), given)
+    nearest = next(above for above in (path, *path.parents) if above.exists())
+    if not nearest.is_dir():            # the path itself, or a file it would be made in
+        raise PosvizInputError(f"{given}: {nearest} is a file, not a folder")
+    check_writes(nearest, given)
 
 
 def check_writes(folder: Path, given: str) -> None:

@@ -13,7 +13,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from ..errors import PosvizInputError
+from ..errors import PosvizInputError, TextRefused
 from .config import Positions
 from .request import Request
 from .trace import Trace
@@ -147,7 +147,7 @@ def check_length(backend: Backend, n: int, positions: Positions) -> None:
     """Raise PosvizInputError if n tokens at this offset exceed the model's positions."""
     limit = backend.max_positions
     if limit is not None and positions.offset + n > limit:
-        raise PosvizInputError(too_long(n, positions.offset, limit, backend.name))
+        raise TextRefused(too_long(n, positions.offset, limit, backend.name))
 
 
 def truncate_sequence(seq: TokenSequence, room: int | None) -> TokenSequence:

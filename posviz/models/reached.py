@@ -135,15 +135,30 @@ def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
 
 
 @contextmanager
-def planning(forwards: int):
+def planning(forwards: int, tokens: int = 0):
     """While inside, the forwards on this thread are counted as ``forwards`` planned
-    (Reached.nth of .planned), and the time left is all of theirs (whole_left)."""
+    (Reached.nth of .planned), and the time left is all of theirs (whole_left), with
+    those its caller runs after them at ``tokens`` (more_forwards)."""
     before = getattr(_named, "plan", None)
-    _named.plan = Plan(forwards)
+    more = getattr(_named, "more", None)
+    _named.plan = Plan(forwards + (more(tokens) if more is not None and tokens else 0))
     try:
         yield
     finally:
         _named.plan = before
+
+
+@contextmanager
+def more_forwards(count: Callable[[int], int]):
+    """While inside, a plan of ``n`` tokens (planning) counts ``count(n)`` forwards more:
+    those its caller runs after it (an export's head run again past models.maps.KEEP_ALL:
+    SmolLM2's fourth forward was left out of the time left told during the three)."""
+    before = getattr(_named, "more", None)
+    _named.more = count
+    try:
+        yield
+    finally:
+        _named.more = before
 
 
 @contextmanager

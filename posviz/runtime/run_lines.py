@@ -14,6 +14,7 @@ TICK_S = 2.0         # a line at most this often, and never, where counts allow 
                      # this long without one
 FIRST_S = 0.0        # the first line this long after the first count
 SPARE_S = 0.25       # seconds a count may come later than the last
+_LAST_LINE = [0.0]   # when any progress line was told (time.monotonic), by any printer
 RETELL_S = 1.0       # a count late past TICK_S: its line told again this often on a
                      # terminal; on a pipe (a log) each TICK_S, the 2 s rule
 
@@ -100,12 +101,16 @@ class RunLines:
             run = self.clock
             now = run.now()
             late = now - run.stepped >= self.tick - self.retell / 2
-            if (not run.total or run.done >= run.total or not late
-                    or self.told is None or now - self.told < self.retell):
+            silent = silent_for(run.now)            # since any printer's line
+            if silent is not None and silent >= self.retell:
+                late = True
+            if (not run.total or run.done >= run.total or not late or self.told is None
+                    or (silent if silent is not None else now - self.told) < self.retell):
                 return False
             self.told = now
             print(f"posviz: {self.late_line(now - run.stepped)}",
                   file=self.stream or sys.stderr, flush=True)
+            line_told()
             return True
 
     def late_line(self, seconds: float) -> str:
@@ -136,6 +141,7 @@ class RunLines:
             return
         self.told = now
         print(f"posviz: {self.line()}", file=self.stream or sys.stderr, flush=True)
+        line_told()
 
     def line(self) -> str:
         run = self.clock
@@ -160,13 +166,27 @@ class RunLines:
                                   where)
 
 
+def line_told() -> None:
+    """A progress line was told now (on stderr, by any printer): a printer that starts
+    later counts the silence from it (a sweep's first run after its reference forward:
+    2.2 s untold, its lines counted from its first count)."""
+    _LAST_LINE[0] = time.monotonic()
+
+
+def silent_for(clock) -> float | None:
+    """Seconds since any progress line on ``clock`` (time.monotonic; a test's own: None)."""
+    return clock() - _LAST_LINE[0] if clock is time.monotonic and _LAST_LINE[0] else None
+
+
 def retell_every(stream, tick: float, clock) -> float:
     """How often a late line is told again by default: each second on a terminal, each
-    ``tick`` on another stream (--progress's pipe, a notebook's stderr) but one read on
-    a test's own clock (a thread reading it would tell lines at random)."""
+    three quarters of ``tick`` on another stream (--progress's pipe, a notebook's
+    stderr: told at ``tick`` itself, asked each quarter second on a busy machine, a
+    pipe's lines came 2.0-2.8 s apart) but one read on a test's own clock (a thread
+    reading it would tell lines at random)."""
     if terminal(stream):
         return RETELL_S
-    return tick if clock is time.monotonic else 0.0
+    return tick * 3 / 4 if clock is time.monotonic else 0.0
 
 
 def terminal(stream) -> bool:

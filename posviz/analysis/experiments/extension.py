@@ -122,27 +122,32 @@ def bin_name(low: int, high: int) -> str:
 
 def check_lab_weights(weights) -> str | None:
     """The checkpoint folder ``weights`` names (None: the shipped zoo, "trained"), or
-    PosvizInputError naming the argument: random weights, or no such folder."""
+    PosvizInputError naming the argument: random weights, no such folder, or a folder
+    without the checkpoints the methods run (read here, before an output is made)."""
     from ...models.training.checkpoint import RANDOM, TRAINED
     if weights == RANDOM:
         raise PosvizInputError(f"{argument('weights', weights)}: the lab runs trained "
                                f"checkpoints only (trained or a folder of them)")
     if weights != TRAINED and not Path(weights).expanduser().is_dir():
         raise PosvizInputError(f"{argument('weights', weights)}: no such checkpoint folder")
-    return None if weights == TRAINED else str(weights)
+    folder = None if weights == TRAINED else str(weights)
+    checkpoints(folder, given=argument("weights", weights))
+    return folder
 
 
-def checkpoints(folder: str | None = None) -> dict[str, Checkpoint]:
-    """The checkpoints the methods run: the zoo's by encoding and the DroPE variant."""
+def checkpoints(folder: str | None = None, given: str = "") -> dict[str, Checkpoint]:
+    """The checkpoints the methods run: the zoo's by encoding and the DroPE variant
+    (missing ones refused, the message led by ``given``, the argument as written)."""
     found = {c.config.pe: c for c in zoo(folder)}
     drope = variant(DROPE, folder)
     if drope is not None:
         found[DROPE] = drope
     missing = sorted({m.checkpoint for m in METHODS} - set(found))
     if missing:
-        raise PosvizInputError(f"the context-extension lab needs trained checkpoints of "
-                               f"{', '.join(missing)}" + (f" in {folder}" if folder else
-                                                          " (scripts/train-zoo trains them)"))
+        raise PosvizInputError(f"{given + ': ' if given else ''}the context-extension lab "
+                               f"needs trained checkpoints of {', '.join(missing)}"
+                               + (f" in {folder}" if folder else
+                                  " (scripts/train-zoo trains them)"))
     return found
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, TextRefused
 from ..backend import Capabilities, TokenSequence, split_words
 from ..training.bpe import END
 from ..training.checkpoint import RANDOM, TRAINED, find
@@ -56,7 +56,7 @@ class BuiltinBackend:
         if self.tokenizer is not None:
             ids = self.tokenizer.encode(text.strip())
             if not ids:
-                raise PosvizInputError("the text has no tokens to show")
+                raise TextRefused("the text has no tokens to show")
             chips = self.tokenizer.chips(ids)
             if not self.checkpoint.start_token:
                 return TokenSequence(tuple(chips), tuple(ids), (False,) * len(ids))
@@ -65,7 +65,7 @@ class BuiltinBackend:
                                  (True,) + (False,) * len(ids))
         words = split_words(text)
         if not words:
-            raise PosvizInputError("the text has no words to show")
+            raise TextRefused("the text has no words to show")
         return TokenSequence(tuple(words), tuple(words), (False,) * len(words))
 
     def run(self, seq, request: Request, should_stop=None) -> Trace:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ...boot import TRIM_EACH_LAYER_FROM
-from ...errors import PosvizInputError
+from ...errors import PosvizInputError, TextRefused
 from .. import maps as layer_maps
 from ..backend import Capabilities, TokenSequence, mark_word_pieces
 from ..hooks import FINAL, Recorder, trace_from
@@ -103,13 +103,13 @@ class HFBackend:
         """The model's own tokens; structural ones ([CLS], [SEP], BOS, EOS, padding) are
         pinned, while [UNK] and other special tokens move like words."""
         if not text.strip():
-            raise PosvizInputError("the text is empty")
+            raise TextRefused("the text is empty")
         with self._tokenizer_lock:
             encoded = self.tokenizer(text, add_special_tokens=True, verbose=False)
         ids = tuple(int(i) for i in encoded["input_ids"])
         pinned = tuple(i in self._structural for i in ids)
         if all(pinned):
-            raise PosvizInputError("the text has no tokens to show")
+            raise TextRefused("the text has no tokens to show")
         vocab = self.model.get_input_embeddings().num_embeddings
         if max(ids) >= vocab:
             raise PosvizInputError(f"the tokenizer gave token id {max(ids)}, but the model "
