@@ -149,7 +149,7 @@ def test_press2022_s_time_left_holds_whatever_a_longer_window_costs(monkeypatch,
     """A token at 128, 256 and 512 tokens cost 1 : 1 : 1 (benchmarks/README.md, load
     11), 1 : 1.55 : 2.55 (tests/data/timings-press2022.json) or, steeper still,
     1 : 1.6 : 4.2: staged by length, the run's time left in its second half was
-    0.56-0.95 × the truth (1.3-1.7 × where flat). Each forward takes its tokens' seconds
+    0.69-0.97 × the truth (1.18-1.59 × where flat). Each forward takes its tokens' seconds
     on a made-up clock: from the end of the first stage on, the time left is within
     1.3 × the truth, in the run's second half within 1.1 ×."""
     from posviz.analysis.experiments import trained
