@@ -402,3 +402,36 @@ def test_the_readme_s_time_left_in_all_is_what_the_tab_says(qtbot, settings):
         assert_measured_told(tab, "1 of 12")          # the first step: measured at once
     finally:
         tab.shutdown()
+
+
+def test_a_stage_telling_its_own_time_left_is_not_told_the_run_s(qtbot, settings):
+    """sinha2022 with trained weights, its last model's first load a conversion: "about
+    50 s left of the conversion (model 5 of 5)…; about 1 s left in all" (and "this step
+    is taking longer than the others"): the run's pace knows nothing of the conversion,
+    so a stage whose words tell their own time left is not told the run's."""
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="paper", paper="sinha2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    work = [1.0] * 5
+    try:
+        for number in range(1, 5):               # four models shifted, 10 s each
+            tab._stage_started(Stage(f"shifting model {number} (model {number} of 5)",
+                                     number, 5, work))
+            for done in range(1, 10):
+                clock.t += 1.0
+                tab._progressed(done, 9)
+        load = Stage("loading smollm2 (model 5 of 5)", 5, 5, work)
+        tab._stage_started(load)
+        clock.t += 30.0
+        tab._tell_progress()
+        assert "left in all" in tab.status.text() or "longer" in tab.status.text()
+        own = "loading smollm2: de-quantizing weights, about 50 s left of the conversion " \
+              "(model 5 of 5)"
+        tab._stage_started(load.retold(own))
+        tab._tell_progress()
+        assert tab.status.text() == f"{own}…", tab.status.text()
+    finally:
+        tab.shutdown()

@@ -18,6 +18,9 @@ from ..status import ElidedLabel
 
 LINES = 2
 JOINERS = " :;,"          # between the stage's words and how far it is
+# a stage's words that tell a time left of their own (a model load's conversion:
+# analysis.experiments.pretrained.load_told): the run's pace knows nothing of it
+OWN_LEFT = re.compile(r", about [^,;()]+ left of ")
 
 
 # the counts at a line's end, kept whole when its words are cut: "(length 2 of 3)",
@@ -262,7 +265,9 @@ def tell_progress(tab) -> None:
     # machine's (press2022's first, its first checkpoint's steps timed, was a third)
     timed = clock.learned is not None or clock.index > 1 and clock.timed_past_warm_up()
     run_left = clock.run_left() if timed else None
-    in_all = ("" if clock.total and clock.index == clock.count
+    # sinha2022's SmolLM2 load said "about 50 s left of the conversion …; about 1 s left
+    # in all": a stage telling its own time left is not told the run's
+    in_all = ("" if clock.total and clock.index == clock.count or OWN_LEFT.search(stage)
               else left_words(run_left, " in all").replace(", ", "; ", 1)
               if run_left is not None or clock.count <= 1 else untimed(tab, clock))
     if not clock.total:                      # a stage starts: before its first step
