@@ -406,8 +406,9 @@ def test_the_readme_s_time_left_in_all_is_what_the_tab_says(qtbot, settings):
 def test_a_stage_telling_its_own_time_left_is_not_told_the_run_s(qtbot, settings):
     """sinha2022 with trained weights, its last model's first load a conversion: "about
     50 s left of the conversion (model 5 of 5)…; about 1 s left in all" (and "this step
-    is taking longer than the others"): the run's pace knows nothing of the conversion,
-    so a stage whose words tell their own time left is not told the run's."""
+    is taking longer than the others") beside a bar at 100 %: the run's pace knows
+    nothing of the conversion, so a stage whose words tell their own time left is not
+    told the run's, and its bar is busy."""
     from types import SimpleNamespace
 
     from posviz.analysis.experiments.stage import Stage
@@ -432,5 +433,6 @@ def test_a_stage_telling_its_own_time_left_is_not_told_the_run_s(qtbot, settings
         tab._stage_started(load.retold(own))
         tab._tell_progress()
         assert tab.status.text() == f"{own}…", tab.status.text()
+        assert tab.progress.maximum() == 0               # busy, not a share of the run
     finally:
         tab.shutdown()
