@@ -138,7 +138,7 @@ def test_a_progress_callable_counts_the_whole_run_not_each_stage_anew(monkeypatc
     class Checked(Exception):
         pass
 
-    def check(name, weights=None, progress=None, say=None):
+    def check(name, weights=None, progress=None, say=None, load_left=None):
         for k in (1, 2, 3):
             say(Stage(f"length {k} of 3", k, 3))
             for done in (1, 2):

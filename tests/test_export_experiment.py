@@ -3,6 +3,8 @@ its result is of the session's current inputs, with the provenance its own expor
 writes; a dimmed (stale) result is left out."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from PySide6 import QtGui
 from test_experiments_gui import run
@@ -110,3 +112,46 @@ def test_an_experiment_figure_s_export_says_it_writes_under_a_busy_cursor(
     assert target.is_file()
     assert cursors == [QtCore.Qt.CursorShape.WaitCursor]
     assert said == ["Writing experiment.svg…", f"Wrote {target}"]
+
+
+def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypatch):
+    """File › Export figures (10-15 s) named each file but told no time left: it tells
+    the time left at the pace of the files written ("estimating" before the first),
+    here each file 2 s on a made-up clock, after each figure laid out at its own size
+    (most of the wait: 6.5 of 10 s), and the window's tab stays as it was."""
+    from posviz.gui import export_dialog
+    now, labels, tabs = [100.0], [], []
+    window.plots.tabs.setCurrentIndex(1)
+    made = export_dialog._progress
+
+    def recorded(parent):
+        progress = made(parent)
+        labels.append(progress.labelText())
+        set_label = progress.setLabelText
+
+        def told(text: str) -> None:
+            set_label(text)
+            labels.append(text)
+            tabs.append(window.plots.tabs.currentIndex())
+            now[0] += 2.0                                   # the file is written
+        progress.setLabelText = told
+        return progress
+    monkeypatch.setattr(export_dialog, "_progress", recorded)
+    written = export_dialog.export_to(window, str(tmp_path), ["png", "svg"], None, True,
+                                      now=lambda: now[0])
+    total = len(written)
+    assert labels[0] == "Laying the figures out at their own size; estimating the time left…"
+    figures = sorted({path.stem for path in written if path.stem != "sweep-reverse-hidden"})
+    laid = labels[1:1 + len(figures)]   # each figure laid out (0-2.5 s), no time left yet
+    assert total >= 6 and len(labels) == 1 + len(figures) + total
+    assert sorted(re.fullmatch(r"Laying (\w+) out at its own size \(\d+ of \d+\); "
+                               r"estimating the time left…", label)[1] for label in laid) \
+        == figures
+    assert [label.split("(")[1].split(")")[0] for label in laid] == [
+        f"{k} of {len(figures)}" for k in range(1, len(figures) + 1)]
+    labels = labels[len(figures):]
+    assert labels[1] == f"Writing {written[0].name} (1 of {total}); estimating the time left…"
+    for done, (label, path) in enumerate(zip(labels[2:], written[1:]), start=1):
+        assert label == f"Writing {path.name} ({done + 1} of {total}), about " \
+                        f"{2 * (total - done)} s left…"
+    assert set(tabs) == {1}

@@ -30,7 +30,26 @@ exit 0
 """
 
 
-def run(tmp_path, status: int = 0) -> subprocess.CompletedProcess:
+# an apt-get whose package lock another apt-get holds: apt waits for it when told to
+# (-o DPkg::Lock::Timeout=N, saying so on lines ended by carriage returns), else fails
+LOCKED_APT = r"""#!/bin/bash
+for arg in "$@"; do
+  if [[ "$arg" == DPkg::Lock::Timeout=* ]]; then
+    echo "$@" >> "$HOME/apt-calls"
+    held="Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 7 (apt-get)..."
+    printf 'Reading package lists...\nWaiting for cache lock: %s\rWaiting for cache lock: %s\r' \
+      "$held" "$held"
+    exit 0
+  fi
+done
+echo "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 7 (apt-get)" >&2
+exit 100
+"""
+ROOT = {"id": "#!/bin/bash\necho 0\n", "dpkg": "#!/bin/bash\nexit 1\n",
+        "apt-get": LOCKED_APT}
+
+
+def run(tmp_path, status: int = 0, system: dict | None = None) -> subprocess.CompletedProcess:
     root = tmp_path / "posviz"
     (root / "scripts").mkdir(parents=True)
     shutil.copy(SCRIPT, root / "scripts" / "install")
@@ -40,7 +59,12 @@ def run(tmp_path, status: int = 0) -> subprocess.CompletedProcess:
     python.chmod(0o755)
     tools = tmp_path / "bin"                 # no apt-get: nothing asked of the system
     tools.mkdir()
+    for name, script in (system or {}).items():     # stand-ins for the system's tools
+        (tools / name).write_text(script)
+        (tools / name).chmod(0o755)
     for name in ("bash", "grep", "sed", "id", "dirname", "cat", "awk"):
+        if (tools / name).exists():
+            continue
         found = shutil.which(name)
         if found is None:
             pytest.skip(f"needs {name}")
@@ -78,3 +102,20 @@ def test_the_install_fails_when_pip_fails(tmp_path):
     done = run(tmp_path, status=1)
     assert done.returncode != 0 and "posviz is installed" not in done.stdout
     assert os.path.exists(tmp_path / "posviz" / ".venv")
+
+
+def test_the_install_waits_for_another_apt_get_and_says_so(tmp_path):
+    """Run as root while another apt-get held the package lock, it said "could not
+    install them; the window may not open" at once and went on: apt is told to wait for
+    the lock, and the wait is said once."""
+    done = run(tmp_path, system=ROOT)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert not any("could not install" in line for line in lines), lines
+    calls = (tmp_path / "apt-calls").read_text().splitlines()
+    assert len(calls) == 2 and "update" in calls[0] and "install" in calls[1]
+    assert all("DPkg::Lock::Timeout=600" in call for call in calls)
+    waits = [line for line in lines if "waiting" in line]
+    assert waits == ["      waiting, up to 600 s, for another apt-get or dpkg to finish (the "
+                     "lock is held by process 7 (apt-get))"] * 2          # update, install
+    assert lines[lines.index(waits[0]) - 1] == "      installing them with apt-get…"

@@ -151,3 +151,42 @@ def test_sinha2022_runs_the_window_s_loaded_model_on_its_weights_without_a_load(
                                "loaded weights")
     assert said[-1].work[-1] < _sinha2022_work(monkeypatch)[-1]
 
+
+
+def test_a_check_s_model_load_tells_its_conversion_s_time_left():
+    """sinha2022 with trained weights converts SmolLM2's GGUF file on its first load: its
+    line told the load's counts, not the conversion's time left (the analysis does not
+    import the runtime; the runtime hands it in). Here each step takes its seconds in
+    converted.STEPS on a made-up clock: the time left is the steps' after it."""
+    from posviz.models.hf.converted import STEPS
+    from posviz.runtime.conversion_left import ConversionLeft
+    from posviz.runtime.stage_times import NoTimes
+    now, lines = [0.0], []
+    told = pretrained.load_told(lines.append, "smollm2",
+                                ConversionLeft(lambda: now[0], NoTimes()))
+    for number, (words, counted, seconds) in enumerate(STEPS):
+        told(words + ("smollm2" if number == 0 else ""), *((0, 10) if counted else ()))
+        if number == 4:
+            break
+        now[0] += seconds
+    left = sum(seconds for *_, seconds in STEPS[4:])
+    assert lines[0] == "loading smollm2: converting smollm2"
+    assert lines[-1] == f"loading smollm2: de-quantizing weights, about {left:.0f} s left " \
+                        f"of the conversion"
+
+
+def test_the_window_s_and_the_command_line_s_check_get_a_load_s_time_left(monkeypatch):
+    from posviz.api.experiments import paper
+    from posviz.runtime.conversion_left import ConversionLeft
+    from posviz.runtime.experiments import ExperimentJob, run_experiment
+    given = []
+
+    def check(should_stop=None, progress=None, say=None, loaded=None, load_left=None):
+        given.append(load_left())
+        raise posviz.errors.PosvizInputError("checked")
+    monkeypatch.setitem(papers.TRAINED_PRESETS, "sinha2022", check)
+    with pytest.raises(posviz.errors.PosvizInputError):
+        run_experiment(ExperimentJob("paper", paper="sinha2022", weights="trained"))
+    with pytest.raises(posviz.errors.PosvizInputError):
+        paper("sinha2022", weights="trained")
+    assert len(given) == 2 and all(isinstance(left, ConversionLeft) for left in given)

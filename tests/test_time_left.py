@@ -141,32 +141,39 @@ def test_order_use_counts_its_passes_as_the_steps_of_a_checkpoint_s_stage():
     assert counted == [(1, 3), (2, 3), (3, 3)]
 
 
-def test_press2022_tells_each_length_as_a_stage_of_the_run(monkeypatch):
+def test_press2022_tells_each_checkpoint_as_a_stage_of_the_run(monkeypatch):
     from posviz.analysis.experiments import trained
     from posviz.models.training import train
     monkeypatch.setattr(train, "perplexity", lambda *args, **kw: 50.0)
     said = []
     trained.press2022(say=said.append)
     assert said[0] == "reading the held-out text and loading the 6 checkpoints"
-    said = said[1:]                                   # then the lengths' Stages
-    assert [(s.number, s.stages) for s in said] == [(1, 3), (2, 3), (3, 3)]
-    assert said[2].endswith("(length 3 of 3)")
+    said = said[1:]                                   # then the checkpoints' Stages
+    assert [(s.number, s.stages) for s in said] == [(k, 6) for k in range(1, 7)]
+    assert said[1] == "held-out perplexity of the sinusoidal checkpoint at 128, 256 and " \
+                      "512 tokens (checkpoint 2 of 6)"
+    assert said[2] == "held-out perplexity of the learned checkpoint at 128 tokens " \
+                      "(checkpoint 3 of 6)"
 
 
-def test_press2022_and_the_lab_declare_their_lengths_work(monkeypatch):
-    """press2022's lengths weigh the tokens they run (a checkpoint refused at a length
-    runs none), the lab's lengths within each method more as they grow."""
+def test_press2022_and_the_lab_declare_their_stages_work(monkeypatch):
+    """press2022's checkpoints weigh the tokens they run, each forward by its length (a
+    checkpoint refused at a length runs none), the lab's lengths within each method
+    more as they grow."""
     from posviz.analysis.experiments import trained
     from posviz.models.training import train
     from posviz.runtime.experiments import _extend
     monkeypatch.setattr(train, "perplexity", lambda *args, **kw: 50.0)
     said, counted = [], []
     trained.press2022(say=said.append, progress=lambda *c: counted.append(c))
-    work = said[1].work                # tokens x (length + 4 x width): longer costs more
-    assert len(work) == 3 and work[0] < work[1] < work[2], work
-    # a step is a forward of 8 windows: 32,768 tokens at 128 make 32 a checkpoint, 6
-    # checkpoints; learned is refused past 128
-    assert [total for done, total in counted if done == total] == [6 * 32, 5 * 16, 5 * 8]
+    work = said[1].work
+    # a step is a forward of 8 windows: 32,768 tokens at 128 make 32, at 256 16, at
+    # 512 8; learned is refused past 128
+    assert [total for done, total in counted if done == total] == [56, 56, 32, 56, 56, 56]
+    assert len(work) == 6 and work[2] < work[0] == work[1] == work[3], work
+    steps = said[2].steps                # tokens x (length + 4 x width): longer costs more
+    assert len(steps) == 56 and steps[0] < steps[32] < steps[48] and \
+        sum(steps) == work[1]
     from posviz.analysis.experiments import extension
     told = []
 

@@ -141,3 +141,42 @@ def test_a_step_longer_than_the_time_to_the_tick_is_told_before_it():
         clock.t += 1.2
         told(done, 10)
     assert max(b - a for a, b in zip(lines, lines[1:])) <= 2.0, lines
+
+
+@pytest.mark.parametrize("costs", [(1.0, 1.0, 1.0), (1.0, 1.55, 2.55), (1.0, 1.6, 4.2)],
+                         ids=["flat", "recorded here", "steep"])
+def test_press2022_s_time_left_holds_whatever_a_longer_window_costs(monkeypatch, costs):
+    """A token at 128, 256 and 512 tokens cost 1 : 1 : 1 (benchmarks/README.md, load
+    11), 1 : 1.55 : 2.55 (tests/data/timings-press2022.json) or, steeper still,
+    1 : 1.6 : 4.2: staged by length, the run's time left in its second half was
+    0.69-0.97 × the truth (1.18-1.59 × where flat). Each forward takes its tokens' seconds
+    on a made-up clock: from the end of the first stage on, the time left is within
+    1.3 × the truth, in the run's second half within 1.1 ×."""
+    from posviz.analysis.experiments import trained
+    from posviz.analysis.experiments.stage import batches
+    from posviz.models.training import train
+    from posviz.runtime.stage_times import NoTimes
+    clock = FakeClock()
+    run = RunClock(clock, NoTimes())
+    per_token = dict(zip((128, 256, 512), costs))
+
+    def perplexity(forwards, ids, n, count, start_id=None):
+        for _ in range(batches(count // n)):
+            clock.t += 1e-3 * per_token[n] * 8 * n
+            forwards.tally.tick()
+        return 50.0
+    monkeypatch.setattr(train, "perplexity", perplexity)
+    seen = []
+
+    def counted(done, total):
+        run.step(done, total)
+        if run.index > 1:
+            seen.append((clock.t, run.run_left(0.0)))
+    trained.press2022(say=lambda stage: run.stage(stage) if isinstance(stage, Stage)
+                      else None, progress=counted)
+    end = clock.t
+    ratios = [(told / (end - t), t) for t, told in seen if end - t > 1]
+    assert len(ratios) > 100
+    assert all(1 / 1.3 <= ratio <= 1.3 for ratio, _ in ratios), ratios[::20]
+    late = [ratio for ratio, t in ratios if t > end / 2]
+    assert 1 / 1.1 <= min(late) and max(late) <= 1.1, (min(late), max(late))

@@ -55,9 +55,9 @@ def test_press2022_reports_perplexity_by_length_beside_the_unigram_baseline(zoo)
     assert status == 0 and json.loads(out)["values"]["perplexity"] == values["perplexity"]
 
 
-def test_press2022_in_the_window_tells_each_length_and_its_checkpoints_done(zoo):
+def test_press2022_in_the_window_tells_each_checkpoint_and_its_forwards_done(zoo):
     """It ran for 79 s in the window under a busy bar that said only "running the paper
-    check…": its reading is said, then each length is a stage, counting its forwards
+    check…": its reading is said, then each checkpoint is a stage, counting its forwards
     (a batch of windows each: a 512-token checkpoint was one step of 5-9 s untold)."""
     from posviz.runtime.experiments import ExperimentJob, run_experiment
     told = []
@@ -67,13 +67,16 @@ def test_press2022_in_the_window_tells_each_length_and_its_checkpoints_done(zoo)
     stages = [k for k, item in enumerate(told) if isinstance(item, str)]
     assert [told[k] for k in stages] == [
         f"reading the held-out text and loading the {len(KINDS)} checkpoints"] + [
-        f"held-out perplexity of the {len(KINDS)} checkpoints at {n} tokens (length "
-        f"{k + 1} of 3)" for k, n in enumerate((16, 32, 64))]
+        f"held-out perplexity of the {kind} checkpoint at "
+        f"{'16' if kind == 'learned' else '16, 32 and 64'} tokens (checkpoint {k + 1} of "
+        f"{len(KINDS)})" for k, kind in enumerate(KINDS)]
     for start, end in zip(stages[1:], stages[2:] + [len(told)]):
         counts = told[start + 1:end]               # 0, 1, ... total: each forward
         total = counts[0][1]
         assert counts == [(done, total) for done in range(total + 1)], counts
-    assert [told[k + 1][1] for k in stages[1:]] == [9, 4, 2]   # fewer, longer windows
+    # 3, 2 and 1 forwards at 16, 32 and 64 tokens; the learned table is refused past 16
+    assert [told[k + 1][1] for k in stages[1:]] == [3 if kind == "learned" else 6
+                                                    for kind in KINDS]
     assert check.values["perplexity"] == check_paper("press2022").values["perplexity"]
 
 
@@ -241,10 +244,11 @@ def test_press2022_on_a_terminal_tells_each_length_on_stderr(zoo):
     assert lines[0] == "posviz: checking press2022 on trained weights"   # before torch loads
     assert [line for line in lines[1:] if " step " not in line] == [
         f"posviz: reading the held-out text and loading the {len(KINDS)} checkpoints"] + [
-        f"posviz: held-out perplexity of the {len(KINDS)} checkpoints at {n} tokens "
-        f"(length {k + 1} of 3)" for k, n in enumerate((16, 32, 64))]
+        f"posviz: held-out perplexity of the {kind} checkpoint at "
+        f"{'16' if kind == 'learned' else '16, 32 and 64'} tokens (checkpoint {k + 1} of "
+        f"{len(KINDS)})" for k, kind in enumerate(KINDS)]
     steps = [line for line in lines if " step " in line]       # and its steps, counted
-    assert steps and steps[-1] == "posviz: step 2 of 2 (stage 3 of 3), 100 % done"
+    assert steps and steps[-1] == "posviz: step 6 of 6 (stage 3 of 3), 100 % done"
     status, _, told = cli("paper", "press2022")
     assert status == 0 and told == ""
 

@@ -175,6 +175,7 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     "posviz-ticks" thread (models.reached.Ticks)."""
     from ..analysis.experiments.papers import check_paper, paper_weights
     from ..models.reached import import_torch
+    from ..runtime.experiments import conversion_left
     from .results import Paper
     from .runs import staged
     from .steps import StepPrinter, lines_ended, telling
@@ -185,7 +186,8 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
         told_here(f"checking {name} on {paper_weights(name, weights)} weights")
         import_torch(told_here)
     with lines_ended(count):
-        return Paper(check_paper(name, weights=weights, progress=count, say=told), weights)
+        return Paper(check_paper(name, weights=weights, progress=count, say=told,
+                                 load_left=conversion_left), weights)
 
 
 

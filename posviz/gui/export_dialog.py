@@ -3,6 +3,7 @@ the export it starts (told in the window's status line, never as a traceback).""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -11,6 +12,8 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBo
                                QProgressDialog, QRadioButton, QSpinBox, QToolButton,
                                QVBoxLayout, QWidget)
 
+from ..runtime.stage_times import NoTimes
+from ..runtime.time_left import RunClock, left_words
 from .folders import remember_folder
 from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, export_folder
 
@@ -163,28 +166,45 @@ class Stopped(Exception):
     """The user pressed Cancel in the export's progress dialog."""
 
 
-def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = None) -> list:
+ESTIMATING = "; estimating the time left"     # before a file is written: no pace yet
+
+
+def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = None,
+              now=time.monotonic) -> list:
     """Write the figures at their own size, from a twin of the plots panel drawn off
     screen (the window's tabs stay as they are), and the experiment's plot; PNGs at
     one scale (the widest ``width`` pixels wide, or ``dpi`` dots per inch). A progress
-    dialog names each file as it is written (Cancel stops after it); the status line
-    says what was written, or why not, never a traceback."""
+    dialog names each file as it is written, which of how many and the time left at
+    the pace of the files written (Cancel stops after it; 10-15 s told no time left);
+    the status line says what was written, or why not, never a traceback. ``now``:
+    the clock."""
     fmts = (*formats, *(["csv"] if csv else []))
     extra = len(fmts) if window.experiments is not None and window.experiments.is_current() \
         else 0
     progress = _progress(window)
     written, twin = [], None
+    clock = RunClock(now, NoTimes())          # one stage, its steps the files
+    clock.stage("exporting the figures")
 
     def told(done: int, total: int, file: str) -> None:
         progress.setMaximum(total + extra)
         progress.setValue(done)
-        progress.setLabelText(f"Writing {file} ({done + 1} of {total + extra})…")
+        clock.step(done, total + extra)
+        progress.setLabelText(writing_words(file, done, total + extra, clock.stage_left()))
+        if progress.wasCanceled():
+            raise Stopped()
+
+    def laying(done: int, total: int, figure: str) -> None:   # no time left: 0-2.5 s each
+        progress.setMaximum(total)
+        progress.setValue(done)
+        progress.setLabelText(f"Laying {figure} out at its own size ({done + 1} of "
+                              f"{total}){ESTIMATING}…")
         if progress.wasCanceled():
             raise Stopped()
     try:
         twin = window.plots.drawn_alone()
         written = twin.export_all(folder, formats=tuple(formats), width=width, csv=csv,
-                                  dpi=dpi, told=told)
+                                  dpi=dpi, told=told, laying=laying)
         named = experiment_name(window.experiments)
         written += _experiment(window, folder, fmts, dpi,
                                lambda k: told(len(written) + k, len(written),
@@ -209,10 +229,16 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
     return written
 
 
+def writing_words(file: str, done: int, total: int, left: float | None) -> str:
+    """"Writing attention.svg (3 of 12), about 8 s left…": the file, its place and the
+    time left (``left``: seconds, None before a file is written: "estimating")."""
+    return f"Writing {file} ({done + 1} of {total}){left_words(left) or ESTIMATING}…"
+
+
 def _progress(window) -> QProgressDialog:
     """The export's progress, shown once it has taken half a second."""
-    progress = QProgressDialog("Laying the figures out at their own size…", "Cancel", 0, 0,
-                               window)
+    progress = QProgressDialog(f"Laying the figures out at their own size{ESTIMATING}…",
+                               "Cancel", 0, 0, window)
     progress.setWindowTitle("Export figures")
     progress.setWindowModality(Qt.WindowModal)
     progress.setMinimumDuration(500)

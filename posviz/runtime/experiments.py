@@ -79,6 +79,13 @@ def backend_for(spec: ModelSpec, progress: Callable[[str], None] | None = None,
     return load_backend(spec.source)
 
 
+def conversion_left():
+    """A model load's conversion's time left, for a check that loads one (its lines
+    told its counts without it: the analysis does not import the runtime)."""
+    from .conversion_left import ConversionLeft
+    return ConversionLeft(time.monotonic)
+
+
 def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    say: Callable[[str], None] | None = None):
@@ -90,7 +97,8 @@ def run_experiment(job: ExperimentJob, should_stop: Callable[[], bool] | None = 
     if job.what == "paper":
         from ..analysis.experiments.papers import check_paper
         loaded = {job.spec.source: job.backend} if job.backend is not None else None
-        return check_paper(job.paper, should_stop, job.weights, progress, say, loaded)
+        return check_paper(job.paper, should_stop, job.weights, progress, say, loaded,
+                           conversion_left)
     if job.what == "order":
         from ..analysis.experiments.order_use import zoo_order_use
         return zoo_order_use(should_stop=should_stop, say=say, progress=progress)

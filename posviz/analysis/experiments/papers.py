@@ -361,17 +361,17 @@ def paper_weights(name: str, weights: str | None) -> str:
 
 def check_paper(name: str, should_stop=None, weights: str | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                say: Callable[[str], None] | None = None, loaded=None) -> PaperCheck:
+                say: Callable[[str], None] | None = None, loaded=None, load_left=None):
     """Check paper ``name`` on ``weights`` ("random" or "trained"; default_weights); a
-    check of a minute or more tells ``say`` its stages and ``progress`` their steps; a
-    check of bundled models runs one in ``loaded`` ({source: backend}) on its weights."""
+    long check tells ``say`` its stages, ``progress`` their steps; a check of bundled
+    models runs one in ``loaded`` ({source: backend}), a load's time left ``load_left()``."""
     weights = paper_weights(name, weights)
     presets = {RANDOM: PRESETS, TRAINED: TRAINED_PRESETS}[weights]
     if name not in presets:
         others = ", ".join(p for p in presets) or "none"
         raise PosvizInputError(f"{name} checks a claim about {_about(name)}; on "
                                f"{weights} weights posviz checks: {others}")
-    lent = {"loaded": loaded} if loaded and RUNS_LOADED[name] == weights else {}
+    lent = dict(loaded=loaded, load_left=load_left) if RUNS_LOADED[name] == weights else {}
     return presets[name](should_stop, progress=progress, say=say, **lent)
 
 

@@ -126,31 +126,41 @@ def lent(loaded: dict | None, name: str):
     return backend.twin() if lends(backend) else None
 
 
-def load_told(tell, name: str):
+def load_told(tell, name: str, left=None):
     """A load's ``progress`` (step, done, total) told as ``tell("loading NAME: step, 12
     of 272")``: each new step, each tenth of a count, a step told again every 5 s (its
     seconds so far); SmolLM2's first load, its conversion, said only "loading smollm2"
-    for 33 s."""
+    for 33 s. ``left``: the conversion's time left, told each step too (``told(step,
+    done, total)``) and its ``words()`` (", about 40 s left of the conversion") added:
+    its counts were told without it (runtime.conversion_left, given by the caller)."""
     last = ["", -1]
 
+    def words() -> str:
+        return left.words() if left is not None else ""
+
     def told(step: str, done: int | None = None, total: int | None = None) -> None:
+        if left is not None:
+            left.told(step, done, total)
         ticked = TICKED.fullmatch(step)
         if ticked is not None:
             if int(ticked[2]) % 5 == 0:
-                tell(f"loading {name}: {ticked[1]}, {ticked[2]} s so far")
+                tell(f"loading {name}: {ticked[1]}, {ticked[2]} s so far{words()}")
             return
         tenth = 10 * done // total if done is not None and total else -1
         if [step, tenth] == last or step == last[0] and tenth < 0:
             return
         last[:] = [step, tenth]
-        tell(f"loading {name}: {step}" + (f", {done} of {total}" if tenth >= 0 else ""))
+        tell(f"loading {name}: {step}" + (f", {done} of {total}" if tenth >= 0 else "")
+             + words())
     return told
 
 
-def sinha2022(should_stop=None, progress=None, say=None, loaded=None) -> PaperCheck:
+def sinha2022(should_stop=None, progress=None, say=None, loaded=None,
+              load_left=None) -> PaperCheck:
     """``say`` is told each model as its stage starts (loading, then shifting), and
     ``progress(done, total)`` each text shifted; a bundled model in ``loaded``
-    ({source: backend}, the window's) runs on its weights, not loaded again."""
+    ({source: backend}, the window's) runs on its weights, not loaded again;
+    ``load_left()``, a load's time left (load_told's ``left``), one for each load."""
     from ...models.hf import BUNDLED, load_backend
     from .trained import _backend, description, shipped
     texts = example_texts()
@@ -181,9 +191,11 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None) -> PaperCh
         backend = twins[name]
         if backend is None:
             stage(k, f"loading {name}")
+            left = load_left() if load_left is not None else None
             try:
                 backend = load_backend(name, should_stop=should_stop,
-                                       progress=load_told(lambda text: stage(k, text), name))
+                                       progress=load_told(lambda text: stage(k, text), name,
+                                                          left))
             except PosvizInputError:                  # not installed here: left out
                 continue
         names.append(BUNDLED[name].label)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 
 class Stage(str):
-    """The words of a stage ("held-out perplexity ... at 512 tokens (length 2 of 3)"),
-    a str to every listener, with its place: stage ``number`` (from 1) of ``stages``
-    (not str's own ``index`` and ``count``). ``work``: each stage's work, in any one
-    unit (the tokens it runs: benchmarks/README.md), None when the stages are alike;
+    """The words of a stage ("held-out perplexity ... at 128, 256 and 512 tokens
+    (checkpoint 4 of 6)"), a str to every listener, with its place: stage ``number``
+    (from 1) of ``stages`` (not str's own ``index`` and ``count``). ``work``: each
+    stage's work, in any one unit (the tokens it runs: benchmarks/README.md), None
+    when the stages are alike;
     ``steps``: each of this stage's counted steps' work, None when alike; ``kinds``:
     each stage's kind ("forwards", "fits"), whose pace a listener measures apart, None
     when all are of one; ``part``: this stage's counted steps come in parts of this

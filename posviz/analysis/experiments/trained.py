@@ -64,8 +64,8 @@ def _backend(checkpoint: Checkpoint):
 
 def press2022(should_stop=None, progress: Callable[[int, int], None] | None = None,
               say: Callable[[str], None] | None = None) -> PaperCheck:
-    """``say`` is told each length as its stage starts, ``progress(done, total)`` each
-    forward run at it (a batch of 8 windows of one checkpoint: under a second)."""
+    """``say`` is told each checkpoint as its stage starts, ``progress(done, total)``
+    each forward run of it (a batch of 8 windows at one length: under a second)."""
     from ...models.training.corpus import token_stream, unigram_perplexity
     from ...models.training.train import perplexity
     checkpoints = shipped()
@@ -95,19 +95,23 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
     def runs_at(kind: str, n: int) -> bool:    # not refused: its table is long enough
         return not (kind in limits and n > limits[kind])
     width = first.config.d_model
-    # a step is a forward: a batch of 8 windows (a checkpoint at 512 tokens was one
-    # step of 5-9 s untold); each stage's work the tokens it runs
-    forwards = [batches(count // n) * sum(runs_at(kind, n) for kind in models)
-                for n in lengths]
-    work = [forward_work(count * sum(runs_at(kind, n) for kind in models), n, width)
-            for n in lengths]
-    for step, n in enumerate(lengths):
+    # a stage is a checkpoint at every length it takes, a step a forward (a batch of 8
+    # windows: a checkpoint at 512 tokens was one step of 5-9 s untold), each of the
+    # work of its tokens. Staged by length, a longer length's token cost 1-2.5 × the
+    # shortest's by machine and load, the time left late in the run 0.5-2 × the truth
+    # (benchmarks/README.md); each checkpoint runs the lengths alike, so one's pace
+    # times the next on any machine.
+    runs = {kind: [n for n in lengths if runs_at(kind, n)] for kind in models}
+    steps = {kind: [forward_work(8 * n, n, width) for n in runs[kind]
+                    for _ in range(batches(count // n))] for kind in models}
+    work = [sum(steps[kind]) for kind in models]
+    for number, (kind, model) in enumerate(models.items(), start=1):
         if say is not None:
-            say(Stage(f"held-out perplexity of the {len(models)} checkpoints at {n} "
-                      f"tokens (length {step + 1} of {len(lengths)})", step + 1,
-                      len(lengths), work))
-        tally, planned = Tally(progress, forwards[step]), 0
-        for kind, model in models.items():
+            say(Stage(f"held-out perplexity of the {kind} checkpoint at "
+                      f"{listed(runs[kind])} tokens (checkpoint {number} of {len(models)})",
+                      number, len(models), work, steps[kind]))
+        tally, planned = Tally(progress, len(steps[kind])), 0
+        for n in lengths:
             if should_stop is not None and should_stop():
                 raise Cancelled()
             refused = not runs_at(kind, n)
@@ -148,6 +152,12 @@ def press2022(should_stop=None, progress: Callable[[int, int], None] | None = No
         models=tuple(map(description, checkpoints)),
         tests="The trained-model claim, at this small scale: ALiBi's perplexity stays "
               "flat past the training length while sinusoidal's grows.")
+
+
+def listed(numbers) -> str:
+    """"128, 256 and 512"."""
+    words = [str(n) for n in numbers]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def press_holds(table: dict, lengths) -> bool:

@@ -18,6 +18,9 @@ from ..status import ElidedLabel
 
 LINES = 2
 JOINERS = " :;,"          # between the stage's words and how far it is
+# a stage's words that tell a time left of their own (a model load's conversion:
+# analysis.experiments.pretrained.load_told): the run's pace knows nothing of it
+OWN_LEFT = re.compile(r", about [^,;()]+ left of ")
 
 
 # the counts at a line's end, kept whole when its words are cut: "(length 2 of 3)",
@@ -245,24 +248,29 @@ def tell_progress(tab) -> None:
     steps, busy before the first; the words what runs (the stage's place where its words
     do not say it), how far, the time left of it and of the run (told each second)."""
     clock, stage = tab._clock, tab._stage
-    if clock.count > 1:
+    # sinha2022's SmolLM2 load said "about 50 s left of the conversion …; about 1 s left
+    # in all" beside a bar at 100 %: a stage telling its own time left is not told the
+    # run's, and its bar is busy
+    own = OWN_LEFT.search(stage)
+    if clock.count > 1 and not own:
         share = clock.share_done()
         tab.progress.setRange(0, 1000)
         tab.progress.setValue(round(1000 * share))
         tab.progress.setFormat(f"{round(100 * share)} %")
-        place = f"{clock.index} of {clock.count}"
-        stage = stage if place in stage else f"stage {place}: {stage}"
-    elif clock.total:
+    elif clock.total and not own:
         tab.progress.setRange(0, clock.total)
         tab.progress.setValue(clock.done)
         tab.progress.setFormat(f"{clock.done} of {clock.total}")
     else:
         tab.progress.setRange(0, 0)
+    if clock.count > 1:
+        place = f"{clock.index} of {clock.count}"
+        stage = stage if place in stage else f"stage {place}: {stage}"
     # the run's time left once a stage of it is timed whole, or its shares are this
     # machine's (press2022's first, its first checkpoint's steps timed, was a third)
     timed = clock.learned is not None or clock.index > 1 and clock.timed_past_warm_up()
     run_left = clock.run_left() if timed else None
-    in_all = ("" if clock.total and clock.index == clock.count
+    in_all = ("" if clock.total and clock.index == clock.count or own
               else left_words(run_left, " in all").replace(", ", "; ", 1)
               if run_left is not None or clock.count <= 1 else untimed(tab, clock))
     if not clock.total:                      # a stage starts: before its first step
