@@ -2,9 +2,9 @@
 
 Entry points: ``quiet_threads()`` before numpy and torch load, then ``keep_heap_pages()``
 (a command) or ``window(app)``, ``before_torch()`` on the thread about to import torch.
-Each workaround (SWITCHES; three live in models.hf and gui.plots' ``workarounds``) checks
-the versions it was written for, pays by a measurement (benchmarks/README.md) and can be
-turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``."""
+Each workaround (SWITCHES; three live in models.hf and gui.plots' ``workarounds``, and
+the fast path ``one-paint-pass`` in gui.plots.repaint) checks the versions it was written
+for, pays by a measurement (benchmarks/README.md) and can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``."""
 from __future__ import annotations
 
 import contextlib
@@ -18,7 +18,8 @@ import time
 
 OFF_VARIABLE = "POSVIZ_WORKAROUNDS_OFF"
 SWITCHES = ("pyside-import-hook", "torch-preload", "gui-thread-collector", "malloc-thresholds",
-            "malloc-trim", "hf-gguf-progress", "heatmap-coloured-pixels", "quick-exit")
+            "malloc-trim", "hf-gguf-progress", "heatmap-coloured-pixels", "quick-exit",
+            "one-paint-pass")
 PYSIDE = ((6, 6), (6, 11))      # low <= (major, minor) < high, whose private check it knows
 PYTHONS = ((3, 10), (3, 14))    # generational collectors (3.14's is incremental)
 

@@ -128,3 +128,51 @@ def test_a_reorder_paints_every_figure_on_screen_in_one_pass(qtbot, window):
                         timeout=5000)
         qtbot.wait(100)
         assert passes.painting() == [set(canvases)], passes.painting()
+
+
+def test_a_reorder_leaves_the_original_map_as_painted(qtbot, shown):
+    """The original map is the reference run's: a reorder neither colours it again nor
+    repaints it; another head or another reference run does."""
+    figure = AttentionFigure()
+    qtbot.addWidget(figure)
+    first = shown()
+    figure.update_from(first, 1, 0)
+    painted = figure.original.image.image
+    reference = first.evaluation.reference.attention
+    aligned = figure.aligned.image.image
+    second = shown()
+    assert second.evaluation.reference is first.evaluation.reference
+    figure.update_from(second, 1, 0)
+    assert figure.original.image.image is painted                # left as it was
+    assert (painted == reference[0, 0]).all()
+    assert figure.aligned.image.image is not aligned              # the reorder's own
+    assert (figure.aligned.image.image
+            == second.evaluation.comparison.attention_aligned[0, 0]).all()
+    figure.update_from(second, 1, 1)                               # another head
+    assert figure.original.image.image is not painted
+    assert (figure.original.image.image == reference[0, 1]).all()
+
+
+def test_one_paint_pass_switched_off_leaves_each_scene_to_paint_on_its_own(qtbot, monkeypatch):
+    """POSVIZ_WORKAROUNDS_OFF=one-paint-pass: the scenes take their changes in their own
+    queued calls, as pyqtgraph has it; on, one_paint_pass delivers them at once."""
+    import pyqtgraph as pg
+    from PySide6 import QtWidgets
+
+    from posviz.gui.plots.repaint import one_paint_pass
+
+    for off, delivered in (("", True), ("one-paint-pass", False)):
+        monkeypatch.setenv("POSVIZ_WORKAROUNDS_OFF", off)
+        view = pg.GraphicsView()
+        qtbot.addWidget(view)
+        view.show()
+        qtbot.waitExposed(view)
+        item = QtWidgets.QGraphicsRectItem(0, 0, 10, 10)
+        view.scene().addItem(item)
+        qtbot.wait(50)
+        changed = []
+        view.scene().changed.connect(changed.append)
+        item.setRect(0, 0, 20, 20)
+        one_paint_pass(view.window(), [view])
+        assert bool(changed) is delivered, off
+        qtbot.waitUntil(lambda: bool(changed), timeout=5000)      # Qt delivers it anyway

@@ -173,6 +173,7 @@ class AttentionFigure(Figure):
         self.where = ""
         self.shown_head = None       # (evaluation, layer, head) whose values hover reads
         self.block = 1               # tokens a side per pixel of the maps painted
+        self._original_of = None     # (reference Trace, layer, head, block) painted
         self.corner.setToolTip("The largest |reordered − original| in the selected head's map")
         canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         repaint_whole_when_laid_out(canvas)
@@ -213,7 +214,13 @@ class AttentionFigure(Figure):
         self.data = {"original": maps.original, "reordered_aligned": maps.aligned,
                      "difference": maps.difference}
         block, n = maps.block, maps.n
-        self.original.set_image(maps.original, style.ATTENTION_LEVELS, block, n)
+        original_of = (ref, layer, head, block)
+        if self._original_of is None or self._original_of[0] is not ref or (
+                self._original_of[1:] != original_of[1:]):
+            # a reorder of the same reference run leaves the original map as painted:
+            # neither coloured again nor repainted
+            self.original.set_image(maps.original, style.ATTENTION_LEVELS, block, n)
+            self._original_of = original_of
         self.aligned.set_image(maps.aligned, style.ATTENTION_LEVELS, block, n)
         self.difference.set_image(maps.difference, self._diff_levels(), block, n)
         if ref.tokens != self.tokens or block != self.block:

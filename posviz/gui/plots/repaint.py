@@ -13,6 +13,8 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
+from posviz.boot import enabled
+
 
 def repaint_whole_when_laid_out(canvas: pg.GraphicsView) -> None:
     """Repaint all of ``canvas`` whenever one of its items moves or is resized, and
@@ -67,7 +69,10 @@ def one_paint_pass(window: QtWidgets.QWidget, canvases) -> None:
     queued call of its own that ends by painting the window at once (QGraphicsView's
     dispatchPendingUpdateRequests): three figures changed by a reorder were painted in
     three passes. Here the scenes take their changes now, the window's paint held back,
-    and one request to paint it is queued."""
+    and one request to paint it is queued. Switched off (``one-paint-pass``, a switch of
+    posviz.boot), each scene paints in its own pass as pyqtgraph has it."""
+    if not enabled("one-paint-pass"):
+        return
     held = _HeldUpdates()
     window.installEventFilter(held)
     try:
