@@ -44,7 +44,7 @@ def texts_of(texts, none_is_default: bool = True) -> list[str]:
     if none_is_default and not texts:
         raise PosvizInputError(f"{argument('texts')} holds no text")
     from ..errors import TextRefused, speaks_flags
-    from ..models.limits.guard import check_encodable
+    from ..models.limits.encodable import check_encodable
     try:
         check_encodable(texts)
     except TextRefused as error:        # named as Python gave them (a flag: by its main)

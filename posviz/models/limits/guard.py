@@ -28,9 +28,10 @@ import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from ...errors import PosvizInputError, Refused, TextRefused, argument
+from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
+from .encodable import check_encodable  # noqa: F401 (the guard's)
 from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
                        check_time)
 from .memory import SAFETY, limit_bytes, size_text
@@ -204,21 +205,6 @@ def check_texts(model, texts, *, weights: str = "random", folds: int | None = No
     if not exact and texts and isinstance(model, str):
         return lambda count: check(model, max(map(count, texts)), folds=held_out, **options)
     return None
-
-
-def check_encodable(texts: list[str]) -> None:
-    """Refuse (errors.TextRefused) a text holding a lone surrogate: a byte that was not
-    UTF-8, kept by Python's reading of a file, standard input or argv with
-    errors="surrogateescape"; no tokenizer takes it (a UnicodeEncodeError inside the
-    model)."""
-    for i, text in enumerate(texts):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as error:
-            which = "the text" if len(texts) == 1 else f"text {i + 1:,} of {len(texts):,}"
-            raise TextRefused(f"{which} is not UTF-8 text: character {error.start + 1:,} "
-                              f"({text[error.start]!r}) stands for a byte that is not "
-                              f"UTF-8") from None
 
 
 def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = None,
