@@ -31,9 +31,8 @@ from types import SimpleNamespace
 from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
-from .encodable import check_encodable  # noqa: F401 (the guard's)
-from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
-                       check_time)
+from .encodable import check_encodable
+from .duration import MOST_HOURS, PACE, RANDOM_KINDS, check_time  # noqa: F401 (guard's)
 from .memory import SAFETY, limit_bytes, size_text
 from .view import check_chosen, check_view  # noqa: F401 (the guard's)
 
