@@ -12,6 +12,7 @@ from ..models.options import MODEL_OPTIONS, OPTIONS
 from .arguments import (check_flag, check_type, check_weights, check_whole, checks_calls,
                         takes)
 from .report import Report
+from .slow_calls import kept, told_when_slow
 from .steps import Progress, as_progress, layer_ticks, run_progress
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
@@ -47,6 +48,7 @@ def builtin_config(options: dict) -> ModelConfig:
 
 
 @takes(options=BUILTIN_OPTIONS)
+@told_when_slow
 def load(source: str | None = None, *, config: ModelConfig | None = None,
          weights: str = "random", device: str = "cpu", offline: bool = False,
          progress: Progress | bool | None = None, n_tokens: int = 0,
@@ -72,8 +74,9 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     ``offload_folder`` accelerate places its layers (``device_map="auto"``, within
     ``max_memory``, {device: bytes}) on the accelerator, the CPU and that folder.
     ``progress(step, done=None, total=None)`` is told each step of a load, with the
-    bytes or tensors done when counted; by default only a download is told, on stderr
-    (``progress=False``: nothing). A step nothing follows for a second is told again
+    bytes or tensors done when counted; by default nothing while the load is quick,
+    its steps on stderr once it has waited 2 s (api.slow_calls; ``progress=False``:
+    nothing, ``True``: every step from the start). A step nothing follows for a second is told again
     with its seconds from a thread of posviz's ("posviz-ticks", models.reached.Ticks):
     ``progress`` may be called from that thread, one call at a time. ``n_tokens``: the longest text you mean to run: the
     guard refuses, before loading, a model with fewer positions or too little memory
@@ -111,7 +114,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         from ..models.reached import import_torch
         import_torch(say)
         say("building the model")
-        return Model(spec.load(n_tokens=n_tokens), spec, progress)
+        return Model(spec.load(n_tokens=n_tokens), spec, kept(progress))
     dtype = options.pop("dtype", "float32")
     if options or config is not None or weights != "random":
         given = ([argument(name) for name in options]
@@ -130,10 +133,11 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
                         tokens_read=tokens_read)
     # a hub model pinned to its commit, read as asked
     return Model(backend, replace(spec_of(backend), dtype=dtype,
-                                  offload_folder=offload_folder or ""), progress)
+                                  offload_folder=offload_folder or ""), kept(progress))
 
 
 @takes()
+@told_when_slow
 def load_session(path, *, device: str = "cpu", offline: bool = False,
                  progress: Progress | bool | None = None) -> "Report":
     """The report of a saved .posviz session: its model (a pinned hub model downloaded
@@ -185,7 +189,7 @@ class Model:
         self.backend = backend
         self.spec = spec
         self._engine = None
-        self.progress = True if progress is True else None     # its runs' default
+        self.progress = progress if isinstance(progress, bool) else None   # its runs'
 
     def _told(self, progress):
         """A run's progress argument, the model's when not given (None)."""
@@ -223,6 +227,7 @@ class Model:
 
     @takes()
     @names_text
+    @told_when_slow
     def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
                 positions: str = "slot", offset: int = 0, literal: bool = False,
                 progress: Progress | bool | None = None) -> "Report":
@@ -240,7 +245,8 @@ class Model:
         ``progress=True`` tells each run on stderr, and a real model's layers within
         it; a callable is told ``(done, total)``, the layers its forwards have entered
         over the whole comparison, as an experiment's runs are; None (the default) is
-        the model's: True when ``load`` was given ``progress=True``.
+        the model's (``load``'s True or False), else its runs told once they have
+        waited 2 s (api.slow_calls).
         """
         from ..document.session import DEFAULT_TEXT, Session
         from ..models.limits import guard
@@ -288,6 +294,8 @@ class Model:
                 evaluation = self.engine.evaluate(seq, order, where)
         return Report(self, session, evaluation, document)
 
+    @takes()
+    @told_when_slow
     def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
               count: int | None = None, seed: int | None = None, *, layer: int | None = None,
               positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -300,6 +308,7 @@ class Model:
                         progress=self._told(progress))
 
     @takes(also=("seed",))
+    @told_when_slow
     def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
               folds: int = 5, positions: str = "slot", offset: int = 0,
               literal: bool = False,
