@@ -231,7 +231,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                                f"{argument('encodings')} (got {argument('pe', options['pe'])})")
     where = Positions(positions, offset, literal).validate()
     if config is None:
-        config = builtin_config({**options, "pe": kinds[0]})
+        config = builtin_config({**options, "pe": kinds[0]}, kinds)
     elif not isinstance(config, ModelConfig):
         check_type("config", config, ModelConfig, "a ModelConfig or None")
     elif options:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from ..errors import PosvizInputError, TextRefused, argument, names_text, speaks_flags
 from ..models.config import ModelConfig, Positions
-from ..models.options import MODEL_OPTIONS, OPTIONS
+from ..models.options import MODEL_OPTIONS, OPTIONS, scale_problem
 from .arguments import (check_flag, check_type, check_weights, check_whole, checks_calls,
                         takes)
 from .report import Report
@@ -35,16 +35,20 @@ def refuse_checkpoint_seed(options: dict, weights, seed: str = "seed") -> None:
                                f"apply to {argument('weights', weights)}")
 
 
-def builtin_config(options: dict) -> ModelConfig:
+def builtin_config(options: dict, kinds=None) -> ModelConfig:
     """The built-in model's config from option names as the command line knows them
     (``layers``, ``heads``, ``d_model``, ``pe``, ``mask``, ``seed``…); the defaults
-    fill the rest. PosvizInputError for an unknown name or a value out of range."""
+    fill the rest. PosvizInputError for an unknown name, a value out of range, or a
+    ``pe_scale`` given to no encoding it scales (of ``kinds``, else ``pe``)."""
     known = [f.name for f in fields(ModelConfig)]
     unknown = [name for name in options if name not in known]
     if unknown:
         raise PosvizInputError(f"unknown option {unknown[0]!r} of the built-in model "
                                f"(options: {', '.join(BUILTIN_OPTIONS)})")
-    return ModelConfig(**options).validate()
+    config = ModelConfig(**options).validate()
+    if "pe_scale" in options and scale_problem(kinds or [config.pe]):
+        raise PosvizInputError(scale_problem(kinds or [config.pe]))
+    return config
 
 
 @takes(options=BUILTIN_OPTIONS)

@@ -66,7 +66,7 @@ def compared(args):
     from ..analysis.experiments.encodings import parse_kinds
     kinds = parse_kinds(args.pe)
     args.pe = kinds[0]                       # a valid config first, each kind in turn
-    config = builtin_config(args)
+    config = builtin_config(args, kinds)
     where = positions(args)
     from ..api.steps import ModelLines     # "running 5 models", each model's layers
     return compare_encodings(args.text, args.order, encodings=kinds, weights=args.weights,
