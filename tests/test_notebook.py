@@ -131,6 +131,17 @@ def test_no_cell_says_more_than_it_prints(executed):
     assert not [text for text in said if "IProgress" in text or "ipywidgets" in text]
 
 
+def test_a_slow_cell_tells_a_few_progress_lines_only(executed):
+    """A call from Python tells its wait once it passes 2 s (a load importing torch: 3
+    lines, MiniLM's: 9 here), posviz's lines only, never a flood of them."""
+    for cell in executed.values():
+        lines = "".join(out.get("text", "") for out in cell.get("outputs", [])
+                        if out.output_type == "stream" and out.get("name") == "stderr"
+                        ).splitlines()
+        assert all(line.startswith("posviz: ") for line in lines), lines
+        assert len(lines) <= 30, lines
+
+
 def test_minilm_is_the_command_lines_and_its_positions_are_its_weights(executed, capsys):
     cell = executed["minilm-layers"]
     text = printed(cell).splitlines()

@@ -27,6 +27,7 @@ from .model import (BUILTIN_OPTIONS, EXPERIMENT_OPTIONS, Model, builtin_config, 
                     order_text, refuse_checkpoint_seed)
 from .runs import (Counted, Said, check_probe, check_sweep, probe_on, refuse_seed,
                    sweep_on)
+from .slow_calls import told_when_slow
 from .steps import check_progress
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ def refuse_order(options: dict, command: str) -> None:
 
 
 @takes(options=EXPERIMENT_OPTIONS, also=("order",))
+@told_when_slow
 def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "random",
           count: int | None = None, seed: int | None = None, layer: int | None = None,
           positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -136,6 +138,7 @@ def sweep(texts: Iterable[str] | str | None = None, *, model=None, kind: str = "
 
 
 @takes(options=EXPERIMENT_OPTIONS, also=("order", "seed"))
+@told_when_slow
 def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "linear",
           folds: int = 5, positions: str = "slot", offset: int = 0, literal: bool = False,
           weights: str = "random", device: str = "cpu", offline: bool = False,
@@ -163,6 +166,7 @@ def probe(texts: Iterable[str] | None = None, *, model=None, features: str = "li
 
 
 @takes()
+@told_when_slow
 def paper(name: str, weights: str | None = None, *, progress: Counted | bool | None = None,
           say: Said | None = None) -> "Paper":
     """A published claim checked as ``posviz paper NAME`` checks it: its citation, what
@@ -194,6 +198,7 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
 @takes(options=tuple(name for name in BUILTIN_OPTIONS if name != "pe"),
        also=("pe", "model_seed"))
 @names_text
+@told_when_slow
 def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                       weights: str = "random", config=None, positions: str = "slot",
                       offset: int = 0,
@@ -228,7 +233,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
                                f"{argument('encodings')} (got {argument('pe', options['pe'])})")
     where = Positions(positions, offset, literal).validate()
     if config is None:
-        config = builtin_config({**options, "pe": kinds[0]})
+        config = builtin_config({**options, "pe": kinds[0]}, kinds)
     elif not isinstance(config, ModelConfig):
         check_type("config", config, ModelConfig, "a ModelConfig or None")
     elif options:
@@ -256,6 +261,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
 
 
 @takes(options=BUILTIN_OPTIONS, also=("model_seed",))
+@told_when_slow
 def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
           batch: int | None = None, vocab: int | None = None, lr: float | None = None,
           warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
@@ -318,6 +324,7 @@ def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | N
 
 
 @takes()
+@told_when_slow
 def extend(weights: str = "trained", *, factors=(1, 2, 4, 8),
            progress: Counted | bool | None = None, say: Said | None = None) -> "Extended":
     """The context-extension lab, as ``posviz extend``: the trained RoPE checkpoint run

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from ..errors import PosvizInputError, TextRefused, argument, names_text, speaks_flags
 from ..models.config import ModelConfig, Positions
-from ..models.options import MODEL_OPTIONS, OPTIONS
+from ..models.options import MODEL_OPTIONS, OPTIONS, scale_problem
 from .arguments import (check_flag, check_type, check_weights, check_whole, checks_calls,
                         takes)
 from .report import Report
+from .slow_calls import kept, told_when_slow
 from .steps import Progress, as_progress, layer_ticks, run_progress
 
 if TYPE_CHECKING:          # these import numpy or torch: only when used
@@ -34,19 +35,24 @@ def refuse_checkpoint_seed(options: dict, weights, seed: str = "seed") -> None:
                                f"apply to {argument('weights', weights)}")
 
 
-def builtin_config(options: dict) -> ModelConfig:
+def builtin_config(options: dict, kinds=None) -> ModelConfig:
     """The built-in model's config from option names as the command line knows them
     (``layers``, ``heads``, ``d_model``, ``pe``, ``mask``, ``seed``…); the defaults
-    fill the rest. PosvizInputError for an unknown name or a value out of range."""
+    fill the rest. PosvizInputError for an unknown name, a value out of range, or a
+    ``pe_scale`` given to no encoding it scales (of ``kinds``, else ``pe``)."""
     known = [f.name for f in fields(ModelConfig)]
     unknown = [name for name in options if name not in known]
     if unknown:
         raise PosvizInputError(f"unknown option {unknown[0]!r} of the built-in model "
                                f"(options: {', '.join(BUILTIN_OPTIONS)})")
-    return ModelConfig(**options).validate()
+    config = ModelConfig(**options).validate()
+    if "pe_scale" in options and scale_problem(kinds or [config.pe]):
+        raise PosvizInputError(scale_problem(kinds or [config.pe]))
+    return config
 
 
 @takes(options=BUILTIN_OPTIONS)
+@told_when_slow
 def load(source: str | None = None, *, config: ModelConfig | None = None,
          weights: str = "random", device: str = "cpu", offline: bool = False,
          progress: Progress | bool | None = None, n_tokens: int = 0,
@@ -72,8 +78,9 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     ``offload_folder`` accelerate places its layers (``device_map="auto"``, within
     ``max_memory``, {device: bytes}) on the accelerator, the CPU and that folder.
     ``progress(step, done=None, total=None)`` is told each step of a load, with the
-    bytes or tensors done when counted; by default only a download is told, on stderr
-    (``progress=False``: nothing). A step nothing follows for a second is told again
+    bytes or tensors done when counted; by default nothing while the load is quick,
+    its steps on stderr once it has waited 2 s (api.slow_calls; ``progress=False``:
+    nothing, ``True``: every step from the start). A step nothing follows for a second is told again
     with its seconds from a thread of posviz's ("posviz-ticks", models.reached.Ticks):
     ``progress`` may be called from that thread, one call at a time. ``n_tokens``: the longest text you mean to run: the
     guard refuses, before loading, a model with fewer positions or too little memory
@@ -111,7 +118,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
         from ..models.reached import import_torch
         import_torch(say)
         say("building the model")
-        return Model(spec.load(n_tokens=n_tokens), spec, progress)
+        return Model(spec.load(n_tokens=n_tokens), spec, kept(progress))
     dtype = options.pop("dtype", "float32")
     if options or config is not None or weights != "random":
         given = ([argument(name) for name in options]
@@ -130,10 +137,11 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
                         tokens_read=tokens_read)
     # a hub model pinned to its commit, read as asked
     return Model(backend, replace(spec_of(backend), dtype=dtype,
-                                  offload_folder=offload_folder or ""), progress)
+                                  offload_folder=offload_folder or ""), kept(progress))
 
 
 @takes()
+@told_when_slow
 def load_session(path, *, device: str = "cpu", offline: bool = False,
                  progress: Progress | bool | None = None) -> "Report":
     """The report of a saved .posviz session: its model (a pinned hub model downloaded
@@ -185,7 +193,7 @@ class Model:
         self.backend = backend
         self.spec = spec
         self._engine = None
-        self.progress = True if progress is True else None     # its runs' default
+        self.progress = progress if isinstance(progress, bool) else None   # its runs'
 
     def _told(self, progress):
         """A run's progress argument, the model's when not given (None)."""
@@ -223,6 +231,7 @@ class Model:
 
     @takes()
     @names_text
+    @told_when_slow
     def compare(self, text: str | None = None, order: Sequence[int] | str | None = None, *,
                 positions: str = "slot", offset: int = 0, literal: bool = False,
                 progress: Progress | bool | None = None) -> "Report":
@@ -240,7 +249,8 @@ class Model:
         ``progress=True`` tells each run on stderr, and a real model's layers within
         it; a callable is told ``(done, total)``, the layers its forwards have entered
         over the whole comparison, as an experiment's runs are; None (the default) is
-        the model's: True when ``load`` was given ``progress=True``.
+        the model's (``load``'s True or False), else its runs told once they have
+        waited 2 s (api.slow_calls).
         """
         from ..document.session import DEFAULT_TEXT, Session
         from ..models.limits import guard
@@ -288,6 +298,8 @@ class Model:
                 evaluation = self.engine.evaluate(seq, order, where)
         return Report(self, session, evaluation, document)
 
+    @takes()
+    @told_when_slow
     def sweep(self, texts: Iterable[str] | str | None = None, kind: str = "random",
               count: int | None = None, seed: int | None = None, *, layer: int | None = None,
               positions: str = "slot", offset: int = 0, literal: bool = False,
@@ -300,6 +312,7 @@ class Model:
                         progress=self._told(progress))
 
     @takes(also=("seed",))
+    @told_when_slow
     def probe(self, texts: Iterable[str] | None = None, *, features: str = "linear",
               folds: int = 5, positions: str = "slot", offset: int = 0,
               literal: bool = False,

@@ -8,7 +8,6 @@ tells them with the time left, on the command line and with ``progress=True`` al
 """
 from __future__ import annotations
 
-import sys
 import threading
 from contextlib import contextmanager, nullcontext
 from typing import Callable
@@ -190,7 +189,8 @@ class StepPrinter:
             self.late.said(reached_clock())
             from ..runtime.run_lines import line_told
             line_told()
-            stream = self.stream or sys.stderr
+            from ..runtime.held_lines import out
+            stream = out(self.stream)
             stream.write(f"posviz: {line}\n")
             stream.flush()
 

@@ -59,6 +59,10 @@ class OneLineParser(argparse.ArgumentParser):
         valueless = re.fullmatch(r"argument (\S+?)(?:/\S+)?: expected one argument", message)
         if valueless:
             raise PosvizInputError(f"{valueless[1]} needs a value")
+        both = re.fullmatch(r"argument (\S+?)(?:/\S+)?: not allowed with argument (\S+?)"
+                            r"(?:/\S+)?", message)             # a group's flags, given both
+        if both:
+            raise PosvizInputError(f"give {both[2]} or {both[1]}, not both")
         raise PosvizInputError(message)
 
     def parse_args(self, args=None, namespace=None):

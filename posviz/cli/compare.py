@@ -16,10 +16,12 @@ import sys
 from pathlib import Path
 
 from ..analysis.symmetry import METRICS
-from ..document.files import check_folder, check_width, parse_formats
-from ..errors import PosvizInputError, held_interrupt
+from ..document.files import check_folder, check_sizes, parse_formats, refuse_without_out
+from ..errors import PosvizInputError, argument, held_interrupt
 from ..models.encodings import KINDS
 from .options import add_model_arguments, builtin_config, positions, progress, tell_written
+
+FORMATS = "png,svg"             # --out's, unless --format is given
 
 
 def add_command(subparsers) -> None:
@@ -36,7 +38,7 @@ def add_command(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--out", metavar="DIR",
                         help="write the figure to this folder as compare.png/svg/csv")
-    parser.add_argument("--format", default="png,svg", metavar="png,svg",
+    parser.add_argument("--format", default=None, metavar="png,svg",
                         help="with --out: image formats, comma-separated, of png, svg and "
                              "pdf (default: png,svg)")
     parser.add_argument("--width", type=int, default=None, metavar="PX",
@@ -64,7 +66,7 @@ def compared(args):
     from ..analysis.experiments.encodings import parse_kinds
     kinds = parse_kinds(args.pe)
     args.pe = kinds[0]                       # a valid config first, each kind in turn
-    config = builtin_config(args)
+    config = builtin_config(args, kinds)
     where = positions(args)
     from ..api.steps import ModelLines     # "running 5 models", each model's layers
     return compare_encodings(args.text, args.order, encodings=kinds, weights=args.weights,
@@ -88,11 +90,13 @@ def as_table(result, metric: str) -> list[str]:
 
 
 def run(args) -> int:
+    refuse_without_out([] if args.out else [flag for flag, value in (
+        ("--format", args.format), ("--width", args.width), ("--dpi", args.dpi),
+        ("--no-csv", args.no_csv or None)) if value is not None])
     if args.out:
-        formats = parse_formats(args.format)
-        check_width(args.width, "--width")
-        if args.dpi is not None and not 50 <= args.dpi <= 600:
-            raise PosvizInputError(f"--dpi must be from 50 to 600 (got {args.dpi})")
+        formats = parse_formats(args.format or FORMATS)
+        check_sizes(args.width, args.dpi, "png" in formats,     # in export's words
+                    argument("format", args.format or FORMATS))
         folder = check_folder(args.out, "out")
     result = compared(args)
     if args.json:
@@ -117,7 +121,7 @@ def draw(result, args, folder: Path, formats: list[str]) -> list[Path]:
             with quiet_platform_notes():
                 for fmt in formats:
                     written.append(figure.save(folder / f"compare.{fmt}", **(
-                        {"dpi": args.dpi} if args.dpi else {"width": args.width})))
+                        {"dpi": args.dpi, "width": args.width} if fmt == "png" else {})))
                 if not args.no_csv:
                     written.append(figure.save(folder / "compare.csv"))
         finally:

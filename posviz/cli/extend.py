@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 from ..analysis.experiments.extension import FIGURES  # --out: extension-NAME.FORMAT
-from ..document.files import DEFAULT_WIDTH, check_folder, check_width, parse_formats
-from ..errors import PosvizInputError, held_interrupt
+from ..document.files import (DEFAULT_WIDTH, check_folder, check_sizes, parse_formats,
+                              refuse_without_out)
+from ..errors import PosvizInputError, argument, held_interrupt
 
 
 def add_command(subparsers) -> None:
@@ -41,10 +42,10 @@ def add_command(subparsers) -> None:
     parser.add_argument("--out", metavar="DIR",
                         help="write the figures to this folder: extension-perplexity, "
                              "extension-retrieval and extension-attention")
-    parser.add_argument("--format", default="png", metavar="png,svg",
+    parser.add_argument("--format", default=None, metavar="png,svg",
                         help="with --out: image formats, comma-separated, of png, svg and "
                              "pdf (default: png)")
-    parser.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="PX",
+    parser.add_argument("--width", type=int, default=None, metavar="PX",
                         help=f"with --out: PNG width in pixels (default: {DEFAULT_WIDTH})")
     parser.set_defaults(func=run)
 
@@ -91,14 +92,17 @@ def run(args) -> int:
     factors = factors_of(args.factors)
     from ..analysis.experiments.extension import check_lab_weights
     check_lab_weights(args.weights)         # before --out's folder is made
+    refuse_without_out([] if args.out else [flag for flag, value in (
+        ("--format", args.format), ("--width", args.width)) if value is not None])
     if args.out:
-        formats = parse_formats(args.format)
-        check_width(args.width, "--width")
+        formats = parse_formats(args.format or "png")
+        check_sizes(args.width, None, "png" in formats,
+                    argument("format", args.format or "png"))
         out = check_folder(args.out, "out")
     result = extend(args.weights, factors=factors, say=progress(args)).to_dict()
     print(json.dumps(result, indent=2) if args.json else "\n".join(text_lines(result)))
     if args.out:                         # stdout holds the tables or the JSON only
-        tell_written(draw(result, out, formats, args.width))
+        tell_written(draw(result, out, formats, args.width or DEFAULT_WIDTH))
     sys.stdout.flush()
     return 0
 

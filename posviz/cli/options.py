@@ -19,7 +19,7 @@ from ..models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_
 from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
 from ..models.options import (MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, PRECISIONS, Option,
-                              pretrained_dtype_problem)
+                              pretrained_dtype_problem, scale_problem)
 from .texts import Once, add_text_arguments
 
 # Option name -> its flag, where the flag is not the name with dashes.
@@ -149,11 +149,14 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
                           for name in BUILTIN_ONLY}).validate()
 
 
-def builtin_config(args: argparse.Namespace) -> ModelConfig:
+def builtin_config(args: argparse.Namespace, kinds=None) -> ModelConfig:
     """The built-in model's settings (model_config), those of its checkpoint with
     --weights trained or PATH: refused in one line when there is none, when --seed (which
-    draws random weights) is given, or when a flag contradicts the checkpoint's."""
+    draws random weights) is given, when a flag contradicts the checkpoint's, or when
+    --pe-scale is given to no encoding it scales (of ``kinds``: compare's, else --pe)."""
     config = model_config(args)
+    if "pe_scale" in vars(args) and scale_problem(kinds or [config.pe]):
+        raise PosvizInputError(scale_problem(kinds or [config.pe]))
     weights = getattr(args, "weights", RANDOM)
     if weights == RANDOM:
         return config

@@ -46,12 +46,14 @@ def read_text_file(args: argparse.Namespace) -> None:
         return
     if args.text is not None:
         raise PosvizInputError("give --text or --text-file, not both")
-    if path == "-":
-        args.text = sys.stdin.read()
-        return
     try:
-        with open(path, encoding="utf-8") as handle:
-            args.text = handle.read()
+        if path == "-":     # its bytes, decoded strictly: the locale's reading kept an
+            # undecodable byte as a lone surrogate, a traceback deep in the model
+            raw = getattr(sys.stdin, "buffer", None)
+            args.text = raw.read().decode("utf-8") if raw is not None else sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                args.text = handle.read()
     except UnicodeDecodeError:
         raise PosvizInputError(f"--text-file {path} is not UTF-8 text") from None
     except OSError as error:          # named by its flag, as --texts FILE is

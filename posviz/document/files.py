@@ -37,7 +37,7 @@ def check_width(width: int | None, what: str = "the width") -> int | None:
 
 def check_sizes(width, dpi, png: bool, given: str) -> None:
     """A PNG's ``width`` or ``dpi`` (the command line's --width or --dpi) checked: each
-    in its range, never both (dpi sizes a PNG instead of its width), and dpi only where
+    in its range, never both (dpi sizes a PNG instead of its width), and each only where
     a PNG is written (``png``; an SVG or a PDF has no dots), else refused naming what
     was ``given`` instead ("x.svg", "--format svg")."""
     check_width(width, argument("width"))
@@ -48,9 +48,19 @@ def check_sizes(width, dpi, png: bool, given: str) -> None:
     if width is not None and dpi is not None:
         raise PosvizInputError(f"give {argument('width')} or {argument('dpi')}, not both: "
                                f"{argument('dpi')} sizes a PNG instead of its width")
-    if dpi is not None and not png:
-        raise PosvizInputError(f"{argument('dpi')} applies to PNG files only (got "
-                               f"{given})")
+    for name, value in (("width", width), ("dpi", dpi)):   # else silently not read
+        if value is not None and not png:
+            raise PosvizInputError(f"{argument(name)} applies to PNG files only (got "
+                                   f"{given})")
+
+
+def refuse_without_out(given: list[str]) -> None:
+    """The options of what ``--out`` writes (``given``: the flags given), refused
+    without it: nothing is written, so they would be silently ignored."""
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise PosvizInputError(f"{', '.join(given)} only {verb} with --out (nothing is "
+                               f"written without it)")
 
 
 def check_save(path, width, dpi) -> Path:

@@ -66,7 +66,8 @@ def made_by(record: dict) -> str:
     runs (a paper check's, in its JSON), as the JSON has them ("made by posviz 0.9.0:
     model built-in; encoding rope; mask causal; weights random; seeds model=0, orders=3;
     dtype float32; options layers=4, heads=4, residual=true"); a list of values (runs
-    that differ) joined by " / ", seeds that seeded nothing as "none"."""
+    that differ) joined by " / ", seeds that seeded nothing as "none"; a null (a paper
+    check of no model's mask) left out."""
     def words(value) -> str:
         if isinstance(value, (list, tuple)):
             return " / ".join(words(v) for v in value)
@@ -74,7 +75,7 @@ def made_by(record: dict) -> str:
             return ", ".join(f"{k}={words(v)}" for k, v in value.items()) or "none"
         return spelled(value)
     said = "; ".join(f"{key} {words(value)}" for key, value in record.items()
-                     if key not in ("posviz", "runs"))
+                     if key not in ("posviz", "runs") and value is not None)
     return f"made by posviz {record.get('posviz', __version__)}: {said}"
 
 

@@ -93,6 +93,15 @@ def pretrained_dtype_problem(dtype) -> str | None:
     return f"{argument('dtype')} must be one of {', '.join(PRECISIONS)} (got {dtype!r})"
 
 
+def scale_problem(kinds) -> str | None:
+    """Why ``pe_scale`` given cannot apply to the encodings ``kinds``, or None: it weighs
+    a positional signal, and none of them has one (NoPE)."""
+    if any(ENCODINGS[kind].acts for kind in kinds):
+        return None
+    return (f"{argument('pe_scale')} does not apply to {argument('pe', kinds[0])}: it "
+            f"weighs an encoding's positional signal, and {kinds[0]} has none")
+
+
 def _options(*options: Option) -> dict[str, Option]:
     return {option.name: option for option in options}
 

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Callable
 
+from .held_lines import out
 from .stage_times import StageTimes
 from .time_left import LATE, RunClock, duration_text, left_words
 
@@ -109,7 +110,7 @@ class RunLines:
                 return False
             self.told = now
             print(f"posviz: {self.late_line(now - run.stepped)}",
-                  file=self.stream or sys.stderr, flush=True)
+                  file=out(self.stream), flush=True)
             line_told()
             return True
 
@@ -140,7 +141,7 @@ class RunLines:
                         and waited + coming <= self.tick):
             return
         self.told = now
-        print(f"posviz: {self.line()}", file=self.stream or sys.stderr, flush=True)
+        print(f"posviz: {self.line()}", file=out(self.stream), flush=True)
         line_told()
 
     def line(self) -> str:

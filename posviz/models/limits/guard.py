@@ -31,8 +31,8 @@ from types import SimpleNamespace
 from ...errors import PosvizInputError, Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
-from .duration import (MOST_HOURS, PACE, RANDOM_KINDS,  # noqa: F401 (the guard's)
-                       check_time)
+from .encodable import check_encodable
+from .duration import MOST_HOURS, PACE, RANDOM_KINDS, check_time  # noqa: F401 (guard's)
 from .memory import SAFETY, limit_bytes, size_text
 from .view import check_chosen, check_view  # noqa: F401 (the guard's)
 
@@ -197,6 +197,7 @@ def check_texts(model, texts, *, weights: str = "random", folds: int | None = No
     of their tokens as its tokenizer counts them, before its weights (400 words of 3,202
     MiniLM tokens were refused after them, 15 s); None when the words were exact."""
     texts = list(texts)
+    check_encodable(texts)
     n, exact = tokens_of(model, texts, weights)
     held_out = (folds, len(texts)) if folds is not None and texts else None
     check(model, n, counted=exact, folds=held_out, **options)

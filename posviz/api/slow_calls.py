@@ -1,0 +1,46 @@
+"""The default progress of a call from Python: nothing while it is quick, and once its
+wait passes 2 s what it is doing and how far, on stderr, in the command line's lines
+(runtime.held_lines holds them until then). ``progress=False`` silences a call,
+``progress=True`` tells from its start; a call posviz makes inside another, or runs for
+the command line, keeps its own default (the outer call's lines, or the flags')."""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+from ..errors import speaks_flags
+from ..runtime.held_lines import held_now, holding
+
+_calls = threading.local()              # .depth: the API calls running on this thread
+
+
+def told_when_slow(function):
+    """``function``'s ``progress`` None (for a Model's method: its model's, when that
+    is None too), in a call from Python: True, its lines held until 2 s have passed."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def called(*args, **kwargs):
+        depth = getattr(_calls, "depth", 0)
+        bound = signature.bind_partial(*args, **kwargs)
+        model = bound.arguments.get("self")
+        progress = bound.arguments.get("progress")
+        if progress is None and model is not None:
+            progress = getattr(model, "progress", None)
+        _calls.depth = depth + 1
+        try:
+            if depth or progress is not None or speaks_flags():
+                return function(*args, **kwargs)
+            bound.arguments["progress"] = True
+            with holding():
+                return function(*bound.args, **bound.kwargs)
+        finally:
+            _calls.depth = depth
+    return called
+
+
+def kept(progress):
+    """A load's ``progress`` as its model's runs' default: None where the call's own
+    default made it True (each run then holds its lines anew)."""
+    return None if progress is True and held_now() else progress

@@ -1,0 +1,102 @@
+"""A call from Python tells nothing while it is quick: its progress lines are held
+until its wait passes ``HOLD_S`` seconds, then the line held last is told (what it is
+doing, how far) and every line after it as it comes, by the command line's rule
+(run_lines, api.steps.StepPrinter): the printers write to ``out()``, which is the
+held stream while such a call runs (``holding``), else stderr."""
+from __future__ import annotations
+
+import sys
+import threading
+from contextlib import contextmanager
+
+HOLD_S = 2.0         # a call quicker than this tells nothing
+_held: list["HeldLines"] = []          # the calls holding their lines, innermost last
+
+
+class HeldLines:
+    """A stream keeping its last whole line (on ``stream``, None: stderr) until
+    ``seconds`` have passed (a thread of its own then tells it), every write after
+    that passed on at once."""
+
+    def __init__(self, seconds: float = HOLD_S, stream=None):
+        self.stream, self.shown = stream, seconds <= 0      # 0: told from the start
+        self.partial, self.held = "", None
+        self.lock = threading.RLock()
+        self.timer = threading.Timer(seconds, self.show)
+        self.timer.daemon = True
+        self.timer.name = "posviz-held-lines"
+
+    def _out(self):
+        return self.stream or sys.stderr
+
+    def write(self, text: str) -> int:
+        with self.lock:
+            if self.shown:
+                return self._out().write(text)
+            lines = (self.partial + text).split("\n")
+            self.partial = lines[-1]
+            if len(lines) > 1:
+                self.held = lines[-2] + "\n"
+            return len(text)
+
+    def flush(self) -> None:
+        with self.lock:
+            if self.shown:
+                self._out().flush()
+
+    def isatty(self) -> bool:
+        isatty = getattr(self._out(), "isatty", None)
+        return bool(isatty and isatty())
+
+    def show(self) -> None:
+        """The wait passed: the line held last told, the lines after it as they come."""
+        with self.lock:
+            if self.shown:
+                return
+            self.shown = True
+            if self.held is not None:
+                self._out().write(self.held)
+                self._out().flush()
+
+    def end(self) -> None:
+        """The call ended: a line still held is never told."""
+        self.timer.cancel()
+        with self.lock:
+            self.shown, self.held = True, None
+            self.stream = _Nowhere()
+
+
+class _Nowhere:
+    """Where an ended call's late line goes (a thread still telling it)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@contextmanager
+def holding(seconds: float | None = None, stream=None):
+    """Progress lines told inside are held until ``seconds`` (None: HOLD_S) have passed
+    (HeldLines)."""
+    held = HeldLines(HOLD_S if seconds is None else seconds, stream)
+    _held.append(held)
+    if not held.shown:
+        held.timer.start()
+    try:
+        yield held
+    finally:
+        held.end()
+        _held.remove(held)
+
+
+def out(stream=None):
+    """Where a progress line goes: ``stream`` when given, else the held stream of the call
+    running (holding), else stderr."""
+    return stream or (_held[-1] if _held else sys.stderr)
+
+
+def held_now() -> bool:
+    """Is a call holding its lines (``holding``)?"""
+    return bool(_held)

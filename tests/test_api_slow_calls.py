@@ -1,0 +1,106 @@
+"""A call from Python tells nothing while it is quick and, once its wait passes 2 s,
+what it is doing and how far on stderr, in the command line's lines: posviz.load and
+every run take it as their default; ``progress=False`` silences a call (and a model
+loaded so, its runs), a call posviz makes inside another keeps the outer one's choice,
+and the command line keeps its flags'. The 2 s are set here to none (told from the
+start) or to an hour (a quick call), never timed."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+import posviz
+from posviz.cli import main
+from posviz.runtime import held_lines
+from posviz.runtime.held_lines import HeldLines
+
+TEXT = "the cat sat on the mat"
+
+
+@pytest.fixture
+def at_once(monkeypatch):
+    """Every wait past the hold: a default call tells its lines from its start."""
+    monkeypatch.setattr(held_lines, "HOLD_S", 0.0)
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    """No wait past the hold: a default call is a quick one."""
+    monkeypatch.setattr(held_lines, "HOLD_S", 3600.0)
+
+
+def test_a_long_wait_is_told_by_default(at_once, capsys):
+    model = posviz.load(layers=1)
+    assert "posviz: building the model\n" in capsys.readouterr().err
+    model.compare(TEXT)
+    assert "posviz: running the original order\n" in capsys.readouterr().err
+    model.sweep(TEXT, count=3)
+    assert "posviz: run 3 of 3\n" in capsys.readouterr().err
+    posviz.sweep(TEXT, count=3, layers=1)
+    assert "posviz: run 3 of 3\n" in capsys.readouterr().err
+    posviz.compare_encodings(TEXT, encodings=["none", "rope"], layers=1)
+    assert "posviz: running 2 models\n" in capsys.readouterr().err
+
+
+def test_a_quick_call_tells_nothing(quick, capsys):
+    model = posviz.load(layers=1)
+    model.compare(TEXT)
+    model.sweep(TEXT, count=3)
+    posviz.sweep(TEXT, count=3, layers=1)
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_false_silences_a_call_and_a_model_loaded_so(at_once, capsys):
+    model = posviz.load(layers=1, progress=False)
+    model.compare(TEXT)
+    model.sweep(TEXT, count=3)
+    posviz.sweep(TEXT, count=3, layers=1, progress=False)
+    assert capsys.readouterr().err == ""
+    told = []
+    posviz.sweep(TEXT, count=3, layers=1, progress=lambda done, total: told.append(done))
+    assert capsys.readouterr().err == "" and told[-1] == 3     # its load inside: quiet
+
+
+def test_the_command_line_keeps_its_flags_default(at_once, capsys):
+    assert main(["report", "--text", TEXT, "--layers", "1"]) == 0
+    assert capsys.readouterr().err == ""                 # stderr is no terminal here
+
+
+def test_held_lines_tell_the_last_line_held_then_each_line():
+    out = io.StringIO()
+    held = HeldLines(3600.0, out)
+    held.write("posviz: importing torch")
+    held.write("\n")
+    held.write("posviz: building the model\n")
+    assert out.getvalue() == ""
+    held.show()                                          # the wait passed
+    held.write("posviz: running\n")
+    assert out.getvalue() == "posviz: building the model\nposviz: running\n"
+    held.end()
+    held.write("posviz: late\n")
+    assert out.getvalue().endswith("running\n")
+
+
+def test_the_readme_says_the_default_and_the_counts_as_they_are():
+    from pathlib import Path
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    assert (f"a call tells nothing while it is quick, and once it has waited "
+            f"{held_lines.HOLD_S:g} s it tells on stderr what it is doing" in readme)
+    assert "the total is known from the first count" not in readme
+
+
+def test_a_callables_done_never_falls_though_its_total_is_corrected():
+    """Stages counted anew (3 steps, then 1, then 5): ``done`` only grows, the total
+    is the estimate each stage corrects, down and up."""
+    from posviz.api.whole_run import WholeRun
+    told = []
+    whole = WholeRun(lambda done, total: told.append((done, total)))
+    for steps in (3, 1, 5):
+        whole.stage("a stage")
+        for done in range(1, steps + 1):
+            whole(done, steps)
+    dones, totals = [d for d, _ in told], [t for _, t in told]
+    assert dones == sorted(dones) and dones[-1] == totals[-1] == 9
+    assert len(set(totals)) > 1
