@@ -285,6 +285,57 @@ def test_the_views_of_the_runs_are_told_again_while_they_last():
     assert told._watch is None
 
 
+def test_a_square_figure_s_own_panel_is_told_again_while_it_is_drawn():
+    """export on 600 words was 3.0 s silent between "attention (its own panel)" and
+    "(squaring its maps)" (a researcher's trial): each part of a figure's drawing is
+    told again, with its seconds, before a tick passes without a line."""
+    import time as real
+
+    from posviz.cli.export import Drawing
+    clock = Clock()
+    lines = []
+    told = Drawing(lines.append, tokens=600, clock=clock)
+    told.names = ["symmetry", "attention"]
+    told.begin()
+    told.drawing("attention", "its own panel")
+    clock.now += 3.0                             # 3 s on, no line since the first
+    waited = 0.0
+    while len(lines) < 2 and waited < 30:        # a hang limit, not a timing
+        real.sleep(0.05)
+        waited += 0.05
+    told.drawing("attention", "squaring its maps")
+    told.close()
+    assert lines[0].startswith("drawing figure 2 of 2: attention (its own panel), about"), \
+        lines
+    assert lines[1] == "drawing figure 2 of 2: attention (its own panel) (3 s so far)", lines
+    assert lines[-1].startswith("drawing figure 2 of 2: attention (squaring its maps)"), lines
+    assert told._watch is None
+
+
+def test_every_figure_of_square_maps_plans_its_own_panel_so_the_time_left_falls():
+    """export on 600 words told "encoding similarity, about 9 s left", then "(its own
+    panel), about 16 s left", "(squaring its maps), about 17 s left", then 10 s (a
+    researcher's trial): only the attention map's own panel was planned, so another's
+    part counted the whole export again."""
+    from posviz.cli.export import Drawing
+    clock = Clock()
+    told = Drawing(lambda line: None, tokens=600, clock=clock)
+    told.names = ["symmetry", "attention", "encoding_similarity", "outputs"]
+    told.squared = ["attention", "encoding_similarity"]
+    told.files = ["png", "csv"]
+    told.begin()
+    keys = [key for key, _ in told.parts()]
+    assert "own:encoding_similarity" in keys and "square:encoding_similarity" in keys
+    planned, lefts = dict(told.parts()), []
+    clock.now += sum(planned[key] for key in keys[:keys.index("draw:encoding_similarity")])
+    for key in ("draw:encoding_similarity", "own:encoding_similarity",
+                "square:encoding_similarity", "draw:outputs"):
+        lefts.append(told.left(key))
+        clock.now += planned[key]               # each part as long as planned
+    assert lefts == sorted(lefts, reverse=True), lefts
+    assert lefts[0] < told.left(None) - 1.0, lefts
+
+
 def test_every_large_file_s_megabytes_are_told_while_it_is_written(tmp_path):
     """SmolLM2's mosaic table on 1,000 words (65 MB, planned as 0.6 s) was written in
     4.2 s with no line (a researcher's trial): every file is watched, not only those
