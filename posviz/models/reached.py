@@ -237,7 +237,9 @@ class Ticks:
         with self.lock:
             error, self.error = self.error, None
             self.last = self.clock()
-            if done is None and total is None:
+            # a counted step is the step running too: the plain one before it told
+            # again after "loading weights: tensor 272 of 272" read as still running
+            if done is None and total is None or step != self.step:
                 self.step, self.began = step, self.last
         if error is not None:
             raise error
