@@ -58,3 +58,30 @@ def test_each_step_s_line_tells_the_conversion_s_time_left_at_the_pace_so_far(
     last = stream.getvalue().splitlines()
     assert last[-2] == f"posviz: {SAVING}: 538 of 538 MB"        # saved: nothing left
     assert last[-1] == "posviz: loading tokenizer (from the saved copy)"
+
+
+def test_a_counted_step_s_line_tells_one_time_left_never_less_than_its_own_pace(
+        monkeypatch):
+    """A conversion told "saving the converted copy: 67 of 538 MB, about 10 s left,
+    about 5 s left of the conversion" (a researcher's trial): one time a line, the
+    conversion's, at least the rest of the step at its own pace (the disk-bound save
+    was timed at the pace of the de-quantizing before it)."""
+    clock, stream = Clock(), io.StringIO()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream, steps=False)
+    seconds = [s for *_, s in STEPS]
+    for number, (words, counted, _) in enumerate(STEPS[:-1]):
+        say(f"{CONVERTING}x.gguf once: …" if number == 0 else words,
+            *((0, 10) if counted else ()))
+        clock.now += 0.25 * seconds[number]      # each step a quarter of its plan
+        if counted:
+            say(words, 10, 10)
+    say(f"{SAVING} (538 MB, about 5 s) into the cache")
+    say(SAVING, 0, 538)
+    clock.now += 2.0
+    say(SAVING, 67, 538)                         # 67 MB in 2 s: 14 s left at its pace
+    line = stream.getvalue().splitlines()[-1]
+    assert line.startswith(f"posviz: {SAVING}: 67 of 538 MB"), line
+    assert len(re.findall(r" left", line)) == 1, line
+    told = left_of_the_conversion(line)
+    assert told is not None and told >= 2.0 * (538 - 67) / 67 - 0.5, line

@@ -93,6 +93,25 @@ def test_a_step_told_again_with_its_seconds_keeps_the_bar_where_it_was(qtbot):
     assert re.search(r": .+, \d+ s so far…$", bar.status.text()), bar.status.text()
 
 
+def test_a_counted_step_is_the_one_told_again_not_the_plain_step_before_it():
+    """A conversion told "reading the GGUF file again, for its weights (49 s)" after
+    "de-quantizing weights: tensor 272 of 272" and "loading weights: tensor 272 of 272"
+    (a researcher's trial): the step told again is the one running, counted or not, its
+    seconds from its own start."""
+    from posviz.models.reached import Ticks
+    clock, said = [100.0], []
+    ticks = Ticks(lambda step, *count: said.append(step), every=1.5, clock=lambda: clock[0])
+    ticks("reading the GGUF file again, for its weights")
+    clock[0] += 20.0
+    ticks("de-quantizing weights", 1, 272)
+    ticks("de-quantizing weights", 272, 272)
+    clock[0] += 5.0
+    ticks("loading weights", 272, 272)
+    clock[0] += 3.0
+    ticks.tick()
+    assert said[-1] == "loading weights (3 s)", said
+
+
 @pytest.mark.asynchronous
 @pytest.mark.parametrize("name", [None, "SmolLM2-135M-Instruct Q4_1, de-quantized"])
 def test_a_slow_forward_says_the_layer_it_has_reached_and_its_time_left(qtbot, window,

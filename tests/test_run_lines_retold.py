@@ -389,3 +389,32 @@ def test_a_printer_that_starts_late_counts_the_silence_from_any_line(monkeypatch
     assert lines.retold(), told(stream)         # 1.6 s since any line, 0 s since its count
     assert told(stream)[-1].startswith("posviz: run 1 of 3 running for ") or \
         told(stream)[-1].startswith("posviz: step 1 of 3 running for ")
+
+
+def test_a_late_block_s_time_left_counts_down_while_its_block_runs_at_the_pace(
+        monkeypatch):
+    """A late block told again read the forward as stopped where the block began, so its
+    time left grew with each second it ran (the built-in model's last forward on 5,000
+    words: "about 2 s left", then "about 7 s left (1 s since layer 2 began)"). A fake
+    clock: 2 s a block of 4."""
+    import re
+
+    from posviz.api.steps import StepPrinter, layer_ticks
+    from posviz.models import reached
+
+    clock, stream = Clock(), io.StringIO()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream)
+    with layer_ticks(None, say, "running the chosen order"):
+        say.late.retell = TICK_S * 3 / 4
+        for layer in range(4):
+            reached.reach(layer, 4)
+            for _ in range(3):              # within the block, as it runs at the pace
+                clock.t += 2.0 / 3
+                if layer:
+                    say.retold()
+    lines = told(stream)
+    lefts = [int(found.group(1)) for found in map(re.compile(r"about (\d+) s left").search,
+                                                   lines) if found]
+    assert any("since layer" in line for line in lines), lines
+    assert len(lefts) > 3 and all(b <= a for a, b in zip(lefts, lefts[1:])), lines

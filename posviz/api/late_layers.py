@@ -5,7 +5,6 @@ last block's maps, without a line. runtime.run_lines.Retelling's thread asks, ea
 quarter second, as it does a RunLines'."""
 from __future__ import annotations
 
-import dataclasses
 from contextlib import contextmanager
 
 from ..runtime.run_lines import Retelling
@@ -91,6 +90,6 @@ class LateLayers:
                              f"({duration_text(now - began)} since its feed-forward "
                              f"began)")
                 return True
-            line = printer.block_line(dataclasses.replace(forward, at=now))
+            line = printer.block_line(reached.moved_on(forward, now))
             printer.tell(f"{line} ({duration_text(now - began)} since {words} began)")
             return True

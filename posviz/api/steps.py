@@ -104,6 +104,8 @@ class StepPrinter:
             return
         self._count = (step, began, done, now)
         left = (now - began) / done * (total - done) if done else None
+        if self._converting and self._conversion is not None and self._conversion.words():
+            left = None             # one time a line: the conversion's (ConversionLeft)
         left = "" if left is None or done == total else \
             f", about {duration_text(max(left, 1.0))} left"
         from ..models.hf.converted import SAVING

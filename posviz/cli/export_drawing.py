@@ -82,6 +82,7 @@ class Drawing:
         self.say, self.tokens, self.clock = say, tokens, clock
         self.shape = shape              # (layers, heads) before the panel says its rows
         self.names: list[str] = []      # the figures drawn, in order
+        self.squared: list[str] = []    # those of square maps (drawn in panels of their own)
         self.files: list[str] = []      # the formats written of each
         self.rows: dict[str, int] = {}  # each figure's table rows, once drawn
         self.began, self.done = None, 0.0   # when drawing began; the seconds planned done
@@ -101,7 +102,7 @@ class Drawing:
         parts = [("views", VIEWS_S[0] + VIEWS_S[1] * n), ("panel", PANEL_S[0] + PANEL_S[1] * n)]
         for name in names:
             parts.append((f"draw:{name}", 0.03))
-            if name == "attention":         # its own panel, then its maps squared
+            if name in (self.squared or ["attention"]):     # own panel, maps squared
                 parts += [(f"own:{name}", OWN_PANEL_S / 2),
                           (f"square:{name}", OWN_PANEL_S / 2)]
         for name in names:
@@ -149,7 +150,9 @@ class Drawing:
     def drew_panel(self, panel, formats: list[str]) -> None:
         from ..gui.plots.arrange import plots_nothing
         from ..gui.plots.figures import FIGURES
+        from ..gui.plots.own_size import shows_square_maps
         self.names = [n for n in FIGURES if not plots_nothing(panel.laid_out(n))]
+        self.squared = [n for n in self.names if shows_square_maps(panel.laid_out(n))]
         self.files = list(formats)
         for name in self.names:         # every array of a table shares its rows
             data = getattr(panel.laid_out(name), "data", None) or {}
@@ -163,17 +166,22 @@ class Drawing:
             key = "views" if part.startswith("the views") else "panel"
             words = f"drawing the figures: {part}"
             self.tell(f"{words}, {self.about(key)}")
-            self._watch = threading.Event()     # told again while it lasts (SmolLM2's
-            threading.Thread(target=self.ticked, daemon=True,   # views of 3,000 words:
-                             args=(self._watch, words)).start()  # 30 s untold)
+            self.watch(words)           # SmolLM2's views of 3,000 words: 30 s untold
             return
         if name not in self.names:
             return
         which = f"{self.names.index(name) + 1} of {len(self.names)}"
         inside = f" ({part})" if part else ""
         key = {"": "draw", "its own panel": "own"}.get(part, "square") + f":{name}"
-        self.say(f"drawing figure {which}: {name.replace('_', ' ')}{inside}, "
-                 f"{self.about(key)}")
+        words = f"drawing figure {which}: {name.replace('_', ' ')}{inside}"
+        self.tell(f"{words}, {self.about(key)}")
+        self.watch(words)               # its own panel at 600 words: 3.0 s untold
+
+    def watch(self, words: str) -> None:
+        """A part without a count told again while it lasts (``ticked``, its thread)."""
+        self._watch = threading.Event()
+        threading.Thread(target=self.ticked, daemon=True,
+                         args=(self._watch, words)).start()
 
     def tell(self, line: str) -> None:
         with self._lock:

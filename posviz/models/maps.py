@@ -136,6 +136,17 @@ class LayerMaps:
             self._file.seek(0, os.SEEK_END)
         return out[0]
 
+    @property
+    def on_disk(self) -> int:
+        """Bytes of the maps in the temporary file (0: in memory, or the file closed)."""
+        return self.nbytes if self._file is not None and not self._file.closed else 0
+
+    def close(self) -> None:
+        """The temporary file closed, and so removed (a layer read after: an error)."""
+        if self._file is not None:
+            with self._lock:
+                self._file.close()
+
     def __array__(self, dtype=None, copy=None):
         if self.array is None:
             raise MemoryError(f"the maps take {self.nbytes >> 20} MB, more than are kept "

@@ -94,7 +94,8 @@ def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
         with _lock:
             if _latest is None:
                 return
-            _latest = told = dataclasses.replace(_latest, at=now, within=within)
+            _latest = told = dataclasses.replace(_latest, at=now, within=within,
+                                                 done=_done_within(_latest, within))
             listeners = list(_listeners)
         for listener in listeners:
             listener(told)
@@ -132,6 +133,44 @@ def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
         told, listeners = _latest, list(_listeners)
     for listener in listeners:          # on the forward's thread
         listener(told)
+
+
+def _part_span(now: Reached) -> tuple[float, float] | None:
+    """(first, last): the share of a block where ``now``'s part begins and ends, as the
+    forward's blocks timed them (``_offsets``); None before they were."""
+    part = now.part
+    if not part and not _offsets:           # blocks without parts: the whole block,
+        return (0.0, 1.0) if now.layer > 1 else None    # once one was timed
+    first = _offsets.get(part, 0.0) if part else 0.0
+    last = min([offset for p, offset in _offsets.items() if p > part] or [1.0])
+    return None if part and part not in _offsets or last <= first else (first, last)
+
+
+def _done_within(now: Reached, within: tuple) -> float:
+    """The share of ``now``'s forward done with ``within`` (head, heads) of its part's
+    maps kept: a time left read at the block's share alone grew as the heads passed
+    (5,000 words: "15 s left", "24 s" at head 3 of 4, then "9 s" at the next block)."""
+    span = _part_span(now)
+    if span is None:
+        return now.done
+    (first, last), (head, heads) = span, within
+    share = (now.layer - 1 + first + (last - first) * min((head - 0.5) / heads, 1.0)) \
+        / now.layers                                 # told as each head is on its way
+    return max(now.done, share)
+
+
+def moved_on(now: Reached, at: float) -> Reached:
+    """``now`` read at time ``at`` (a late block's line told again): its share done grown
+    at the forward's pace so far, up to its part's end. Read at its share alone, the
+    time left grew each second the part ran (forward 2 of 2: "2 s left", then "7 s
+    left (1 s since layer 2 began)")."""
+    span = _part_span(now)
+    if span is None or now.done <= 0 or now.at <= now.began:
+        return dataclasses.replace(now, at=at)
+    pace = (now.at - now.began) / now.done                   # seconds a whole forward
+    end = (now.layer - 1 + span[1]) / now.layers
+    done = min(now.done + max(at - now.at, 0.0) / pace, end)
+    return dataclasses.replace(now, at=at, done=max(done, now.done))
 
 
 @contextmanager
@@ -237,7 +276,9 @@ class Ticks:
         with self.lock:
             error, self.error = self.error, None
             self.last = self.clock()
-            if done is None and total is None:
+            # a counted step is the step running too: the plain one before it told
+            # again after "loading weights: tensor 272 of 272" read as still running
+            if done is None and total is None or step != self.step:
                 self.step, self.began = step, self.last
         if error is not None:
             raise error

@@ -52,7 +52,23 @@ class ConversionLeft:
         return self.run.share_done() if self.number else 0.0
 
     def words(self) -> str:
+        """The one time left a conversion's line tells, never less than its counted
+        step's own at that step's pace ("saving the converted copy: 67 of 538 MB, about
+        10 s left, about 5 s left of the conversion": the disk-bound save at the
+        conversion's pace)."""
         if self.ended or not self.number:
             return ""
-        left = self.run.run_left()
+        left, own = self.run.run_left(), self.step_left()
+        if own is not None and left is not None and left != LATE:
+            left = max(left, own)
         return "" if left is None or left == LATE else left_words(left, " of the conversion")
+
+    def step_left(self) -> float | None:
+        """Seconds left of the conversion at the counted step's own pace (its counts so
+        far since it began) and the steps after at theirs; None before a count."""
+        run = self.run
+        if not run.done or run.done >= run.total:
+            return None
+        after = run.after_left()
+        own = (run.now() - run.stage_started) / run.done * (run.total - run.done)
+        return None if after is None else own + after

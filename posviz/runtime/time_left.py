@@ -240,7 +240,7 @@ class RunClock:
             pace = self.paces.setdefault(kind, self._new_pace())
         return pace.value() if pace is not None else None
 
-    def _after(self) -> float | None:
+    def after_left(self) -> float | None:
         """Seconds of the stages after the running one, each at its kind's pace."""
         after = 0.0
         for number in range(self.index + 1, self.count + 1):
@@ -271,7 +271,7 @@ class RunClock:
         stage, or with nothing measured to go by."""
         if self.count <= 1 or not self.index:
             return None
-        after = self._after()
+        after = self.after_left()
         if after is None:
             return None
         if self.done and self.done >= self.total:            # its steps are all done
