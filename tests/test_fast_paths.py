@@ -210,3 +210,28 @@ def test_the_mosaic_tells_the_gap_it_pooled_and_the_gaps_are_the_same(n):
     fresh = MosaicTiles(reference, ("difference",))
     got = fresh.heads(0, slice(0, 2), A[0], A[0] + d, d)
     assert got == (None if pool_block(n) == 1 else float(np.abs(d).max()))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1,), (12, 16, 16), (1, 512, 512), (4, 3, 130)])
+def test_the_gap_from_numpys_extremes_is_torchs_aminmax_gap(dtype, shape):
+    """largest_gap (numpy's maximum and minimum) against the torch aminmax it replaced,
+    bit for bit and sign of zero included (a NaN's sign is no number): NaN, infinities, zeros of both signs, the
+    largest |value| negative or positive."""
+    from posviz.analysis.symmetry import largest_gap
+
+    def by_aminmax(d):
+        low, high = torch.aminmax(torch.as_tensor(d))
+        return max(high.item(), -low.item())
+    rng = np.random.default_rng(len(shape))
+    d = rng.normal(size=shape).astype(dtype)
+    cases = [d, -d, np.zeros(shape, dtype), -np.zeros(shape, dtype), np.abs(d), -np.abs(d)]
+    for special in (np.nan, np.inf, -np.inf, -0.0):
+        spoilt = d.copy()
+        spoilt.flat[spoilt.size // 2] = special
+        cases.append(spoilt)
+    for case in cases:
+        got, was = largest_gap(case), by_aminmax(case)
+        assert np.array_equal([got], [was], equal_nan=True), (case.dtype, got, was)
+        assert np.isnan(got) or (np.signbit(got) == np.signbit(was)
+                                 and got == np.abs(case).max())
