@@ -104,3 +104,85 @@ def test_a_callables_done_never_falls_though_its_total_is_corrected():
     dones, totals = [d for d, _ in told], [t for _, t in told]
     assert dones == sorted(dones) and dones[-1] == totals[-1] == 9
     assert len(set(totals)) > 1
+
+
+def test_a_call_holding_its_lines_holds_only_its_own_threads(capsys):
+    """A quick call on another thread (its lines held an hour) leaves this thread's
+    call told: the hold is the thread's, not the process's."""
+    import threading
+    inside, leave = threading.Event(), threading.Event()
+
+    def quick_call():
+        with held_lines.holding(3600.0):
+            inside.set()
+            leave.wait()
+    other = threading.Thread(target=quick_call)
+    other.start()
+    try:
+        assert inside.wait(60)
+        assert not held_lines.held_now()
+        model = posviz.load(layers=1, progress=False)
+        model.compare(TEXT, progress=True)
+        assert "posviz: running the original order\n" in capsys.readouterr().err
+    finally:
+        leave.set()
+        other.join()
+
+
+def told_from_a_thread(start_thread):
+    """The lines a posviz thread that ``start_thread(say)`` starts tells, inside a
+    call whose lines are told from its start on a stream of its own: on that stream."""
+    import threading
+    stream, said = io.StringIO(), threading.Event()
+
+    def say(line):
+        print(f"posviz: {line}", file=held_lines.out(), flush=True)
+        if threading.current_thread() is not threading.main_thread():
+            said.set()
+    with held_lines.holding(0.0, stream):
+        stop = start_thread(say)
+        try:
+            assert said.wait(60)
+        finally:
+            stop()
+    return stream.getvalue()
+
+
+def test_a_loads_ticks_are_told_where_its_call_tells(capsys):
+    from contextlib import ExitStack
+    from posviz.models import reached
+
+    def start(say):
+        stack = ExitStack()
+        stack.enter_context(reached.ticking(say, "importing torch", every=0.01))
+        return stack.close
+    assert "posviz: importing torch (" in told_from_a_thread(start)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_late_line_told_again_goes_where_its_call_tells(capsys):
+    from posviz.runtime.run_lines import Retelling
+
+    class Late:
+        retell = 0.01
+
+        def __init__(self, say):
+            self.say = say
+
+        def retold(self):
+            self.say("run 1 of 3 running for 2 s")
+    assert "run 1 of 3 running" in told_from_a_thread(lambda say: Retelling(Late(say)).end)
+    assert capsys.readouterr().err == ""
+
+
+def test_an_exports_watch_is_told_where_its_call_tells(capsys):
+    from posviz.cli.export_drawing import Drawing
+    now = [0.0]
+
+    def start(say):
+        drawing = Drawing(say, 100, clock=lambda: now[0])
+        now[0] = 100.0                  # a tick passed without a line (its own clock)
+        drawing.watch("drawing the figures: the views")
+        return drawing.close
+    assert "drawing the figures: the views (" in told_from_a_thread(start)
+    assert capsys.readouterr().err == ""

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..runtime.held_lines import carried
+
 # Seconds each part of an export took here after its forwards (2 cores, load 2-8, 1,029
 # and 3,064 tokens): the panel of all the figures; a figure of square maps drawn again
 # in a panel of its own; each file, the attention map's table growing with the tokens
@@ -180,7 +182,7 @@ class Drawing:
     def watch(self, words: str) -> None:
         """A part without a count told again while it lasts (``ticked``, its thread)."""
         self._watch = threading.Event()
-        threading.Thread(target=self.ticked, daemon=True,
+        threading.Thread(target=carried(self.ticked), daemon=True,
                          args=(self._watch, words)).start()
 
     def tell(self, line: str) -> None:
@@ -203,7 +205,7 @@ class Drawing:
             self.tell(f"{counted}{which}, {self.about(file)}")
         if self.folder is not None:
             self._watch = threading.Event()
-            threading.Thread(target=self.watched, daemon=True, args=(
+            threading.Thread(target=carried(self.watched), daemon=True, args=(
                 self._watch, counted, file, self.left(file))).start()
 
     def watched(self, stop, counted: str, file: str, seconds: float) -> None:

@@ -4,6 +4,7 @@ line's and the API's listeners (api.steps.layer_ticks). A pretrained model's for
 took 20-50 s on a busy machine; its status said only how long it had waited."""
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import threading
 import time
@@ -328,7 +329,9 @@ def ticking(say, step: str | None = None, every: float = TICK_S):
     def run() -> None:
         while not done.wait(every / 4):
             ticks.tick()
-    thread = threading.Thread(target=run, daemon=True, name="posviz-ticks")
+    # run in the load's context: told where its thread tells (runtime.held_lines)
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(run,),
+                              daemon=True, name="posviz-ticks")
     thread.start()
     try:
         yield ticks

@@ -2,15 +2,22 @@
 until its wait passes ``HOLD_S`` seconds, then the line held last is told (what it is
 doing, how far) and every line after it as it comes, by the command line's rule
 (run_lines, api.steps.StepPrinter): the printers write to ``out()``, which is the
-held stream while such a call runs (``holding``), else stderr."""
+held stream while such a call runs on their thread (``holding``), else stderr. A
+thread of posviz's own telling lines for a call (``carried``) tells them where the
+thread that started it does."""
 from __future__ import annotations
 
+import contextvars
+import functools
 import sys
 import threading
 from contextlib import contextmanager
 
 HOLD_S = 2.0         # a call quicker than this tells nothing
-_held: list["HeldLines"] = []          # the calls holding their lines, innermost last
+# this thread's (context's) calls holding their lines, innermost last: one thread's
+# hold is not another's: a new thread starts in an empty context, with none; a thread
+# of posviz's own telling a call's lines starts in its starter's (carried)
+_held: contextvars.ContextVar[tuple] = contextvars.ContextVar("posviz_held", default=())
 
 
 class HeldLines:
@@ -81,22 +88,46 @@ def holding(seconds: float | None = None, stream=None):
     """Progress lines told inside are held until ``seconds`` (None: HOLD_S) have passed
     (HeldLines)."""
     held = HeldLines(HOLD_S if seconds is None else seconds, stream)
-    _held.append(held)
     if not held.shown:
         held.timer.start()
     try:
-        yield held
+        with lent(held):
+            yield held
     finally:
         held.end()
-        _held.remove(held)
+
+
+@contextmanager
+def lent(held: "HeldLines | None"):
+    """Inside, this thread's lines go to ``held`` (None: where they went)."""
+    token = _held.set(_held.get() + (held,)) if held is not None else None
+    try:
+        yield held
+    finally:
+        if token is not None:
+            _held.reset(token)
+
+
+def holder() -> "HeldLines | None":
+    """The held stream of the call running on this thread (``holding``), or None."""
+    held = _held.get()
+    return held[-1] if held else None
+
+
+def carried(target):
+    """``target`` for a thread of posviz's own that tells lines for the call that
+    starts it (a late line told again, an export's file watched): run in this
+    thread's context as it is now, its lines go where this thread's go."""
+    context = contextvars.copy_context()
+    return functools.partial(context.run, target)
 
 
 def out(stream=None):
     """Where a progress line goes: ``stream`` when given, else the held stream of the call
-    running (holding), else stderr."""
-    return stream or (_held[-1] if _held else sys.stderr)
+    running on this thread (holding, carried), else stderr."""
+    return stream or holder() or sys.stderr
 
 
 def held_now() -> bool:
-    """Is a call holding its lines (``holding``)?"""
-    return bool(_held)
+    """Is a call on this thread holding its lines (``holding``)?"""
+    return holder() is not None

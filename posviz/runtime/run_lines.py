@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Callable
 
-from .held_lines import out
+from .held_lines import carried, out
 from .stage_times import StageTimes
 from .time_left import LATE, RunClock, duration_text, left_words
 
@@ -205,11 +205,12 @@ class Retelling(threading.Thread):
     between counts untold."""
 
     def __init__(self, lines):
-        super().__init__(daemon=True, name="posviz-lines")
+        # its lines told where the thread starting it tells its own (held_lines.carried)
+        super().__init__(target=carried(self.asking), daemon=True, name="posviz-lines")
         self.lines, self.done = lines, threading.Event()
         self.start()
 
-    def run(self) -> None:
+    def asking(self) -> None:
         while not self.done.wait(min(self.lines.retell, RETELL_S) / 4):
             self.lines.retold()
 
