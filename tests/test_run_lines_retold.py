@@ -377,18 +377,47 @@ def test_a_run_whose_later_stages_are_untimed_tells_its_running_stage_s_time_lef
 def test_a_printer_that_starts_late_counts_the_silence_from_any_line(monkeypatch):
     """A sweep's lines start at its first count, 1-2 s after its reference forward's
     last line: its first late line came 2.2 s after that one. The silence is counted
-    from the last line any printer told (run_lines.line_told)."""
-    import time
+    from the last line any printer told (run_lines.line_told). A fake clock, set as
+    the printers' own (time.monotonic in run_lines)."""
+    from types import SimpleNamespace
 
     from posviz.runtime import run_lines
-    stream, lines = io.StringIO(), None
-    lines = RunLines(stream, clock=time.monotonic, times=NoTimes(), retell=1.5)
+    clock = Clock()
+    monkeypatch.setattr(run_lines, "time", SimpleNamespace(monotonic=clock))
+    monkeypatch.setattr(run_lines, "_LAST_LINE", [0.0])
+    stream = io.StringIO()
+    lines = RunLines(stream, clock=clock, times=NoTimes(), retell=1.5)
+    clock.t = 10.0
+    run_lines.line_told()                       # another printer's line
+    clock.t = 11.6
     lines(0, 3)                                 # its first count: just now
     lines.end()                                 # (no thread: retold asked here)
-    monkeypatch.setattr(run_lines, "_LAST_LINE", [time.monotonic() - 1.6])
     assert lines.retold(), told(stream)         # 1.6 s since any line, 0 s since its count
-    assert told(stream)[-1].startswith("posviz: run 1 of 3 running for ") or \
-        told(stream)[-1].startswith("posviz: step 1 of 3 running for ")
+    assert told(stream) == ["posviz: step 1 of 3 running for 0 s"]
+
+
+def test_a_count_just_told_by_the_silence_alone_is_its_own_line(monkeypatch):
+    """On a pipe a line is due 1.5 s after any printer's; a count 0.4 s before it then
+    said "run 5 of 30 done, run 6 running for 0 s", read as a run stalled: it is the
+    count's own line, with its time left."""
+    from types import SimpleNamespace
+
+    from posviz.runtime import run_lines
+    clock = Clock()
+    monkeypatch.setattr(run_lines, "time", SimpleNamespace(monotonic=clock))
+    monkeypatch.setattr(run_lines, "_LAST_LINE", [0.0])
+    stream = io.StringIO()
+    lines = RunLines(stream, unit="run", clock=clock, times=NoTimes(), retell=1.5)
+    for done in range(1, 6):                    # a run each 0.3 s
+        clock.t = 10.0 + 0.3 * done
+        lines(done, 30)
+    lines.end()
+    before = told(stream)
+    assert before == ["posviz: run 1 of 30"]    # told at the first count, at 10.3 s
+    clock.t = 11.9                              # 1.6 s since that line, 0.4 s since run 5
+    assert lines.retold()
+    left = 25 * 0.3 - 0.4                       # 25 runs at the pace, less run 6's 0.4 s
+    assert told(stream)[len(before):] == [f"posviz: run 5 of 30, about {left:.0f} s left"]
 
 
 def test_a_late_block_s_time_left_counts_down_while_its_block_runs_at_the_pace(

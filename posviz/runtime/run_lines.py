@@ -103,14 +103,17 @@ class RunLines:
             now = run.now()
             late = now - run.stepped >= self.tick - self.retell / 2
             silent = silent_for(run.now)            # since any printer's line
-            if silent is not None and silent >= self.retell:
-                late = True
-            if (not run.total or run.done >= run.total or not late or self.told is None
+            quiet = silent is not None and silent >= self.retell
+            if (not run.total or run.done >= run.total or not (late or quiet)
+                    or self.told is None
                     or (silent if silent is not None else now - self.told) < self.retell):
                 return False
             self.told = now
-            print(f"posviz: {self.late_line(now - run.stepped)}",
-                  file=out(self.stream), flush=True)
+            # due for the silence alone, its count a moment ago: the count's own line
+            # ("run 5 of 30 done, run 6 running for 0 s" read as a stalled run)
+            line = (self.late_line(now - run.stepped) if late or not run.done
+                    else self.line())
+            print(f"posviz: {line}", file=out(self.stream), flush=True)
             line_told()
             return True
 
