@@ -69,7 +69,7 @@ def test_the_command_line_keeps_its_flags_default(at_once, capsys):
 
 def test_held_lines_tell_the_last_line_held_then_each_line():
     out = io.StringIO()
-    held = HeldLines(3600.0, out)
+    held = HeldLines(3600.0, out, clock=lambda: 0.0)
     held.write("posviz: importing torch")
     held.write("\n")
     held.write("posviz: building the model\n")
@@ -80,6 +80,28 @@ def test_held_lines_tell_the_last_line_held_then_each_line():
     held.end()
     held.write("posviz: late\n")
     assert out.getvalue().endswith("running\n")
+
+
+def test_a_held_line_gone_stale_is_not_told():
+    """A line held since long before the wait passed ("about 5 s left" written 1.9 s
+    before) is not told then; the next line is. A fake clock."""
+    now = [0.0]
+    out = io.StringIO()
+    held = HeldLines(3600.0, out, clock=lambda: now[0])
+    held.write("posviz: run 1 of 3, about 5 s left\n")
+    now[0] = held_lines.STALE_S + 0.9                   # the wait passes
+    held.show()
+    assert out.getvalue() == ""
+    held.write("posviz: run 2 of 3, about 3 s left\n")
+    assert out.getvalue() == "posviz: run 2 of 3, about 3 s left\n"
+    held.end()
+    fresh = io.StringIO()
+    held = HeldLines(3600.0, fresh, clock=lambda: now[0])
+    held.write("posviz: run 1 of 3, about 5 s left\n")
+    now[0] += held_lines.STALE_S / 2                    # a fresh line is told
+    held.show()
+    assert fresh.getvalue() == "posviz: run 1 of 3, about 5 s left\n"
+    held.end()
 
 
 def test_the_readme_says_the_default_and_the_counts_as_they_are():

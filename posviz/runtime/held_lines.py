@@ -1,6 +1,6 @@
 """A call from Python tells nothing while it is quick: its progress lines are held
 until its wait passes ``HOLD_S`` seconds, then the line held last is told (what it is
-doing, how far) and every line after it as it comes, by the command line's rule
+doing, how far; unless it is over STALE_S old) and every line after it as it comes, by the command line's rule
 (run_lines, api.steps.StepPrinter): the printers write to ``out()``, which is the
 held stream while such a call runs on their thread (``holding``), else stderr. A
 thread of posviz's own telling lines for a call (``carried``) tells them where the
@@ -11,9 +11,11 @@ import contextvars
 import functools
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 HOLD_S = 2.0         # a call quicker than this tells nothing
+STALE_S = 1.0        # a held line older than this is not told (its time left is old)
 # this thread's (context's) calls holding their lines, innermost last: one thread's
 # hold is not another's: a new thread starts in an empty context, with none; a thread
 # of posviz's own telling a call's lines starts in its starter's (carried)
@@ -22,12 +24,12 @@ _held: contextvars.ContextVar[tuple] = contextvars.ContextVar("posviz_held", def
 
 class HeldLines:
     """A stream keeping its last whole line (on ``stream``, None: stderr) until
-    ``seconds`` have passed (a thread of its own then tells it), every write after
-    that passed on at once."""
+    ``seconds`` have passed (a thread of its own then tells it, unless it was written
+    more than STALE_S before on ``clock``), every write after that passed on at once."""
 
-    def __init__(self, seconds: float = HOLD_S, stream=None):
+    def __init__(self, seconds: float = HOLD_S, stream=None, clock=time.monotonic):
         self.stream, self.shown = stream, seconds <= 0      # 0: told from the start
-        self.partial, self.held = "", None
+        self.partial, self.held, self.held_at, self.clock = "", None, 0.0, clock
         self.lock = threading.RLock()
         self.timer = threading.Timer(seconds, self.show)
         self.timer.daemon = True
@@ -43,7 +45,7 @@ class HeldLines:
             lines = (self.partial + text).split("\n")
             self.partial = lines[-1]
             if len(lines) > 1:
-                self.held = lines[-2] + "\n"
+                self.held, self.held_at = lines[-2] + "\n", self.clock()
             return len(text)
 
     def flush(self) -> None:
@@ -56,12 +58,13 @@ class HeldLines:
         return bool(isatty and isatty())
 
     def show(self) -> None:
-        """The wait passed: the line held last told, the lines after it as they come."""
+        """The wait passed: the line held last told (unless it is stale: "about 5 s
+        left" written 2 s ago), the lines after it as they come."""
         with self.lock:
             if self.shown:
                 return
             self.shown = True
-            if self.held is not None:
+            if self.held is not None and self.clock() - self.held_at <= STALE_S:
                 self._out().write(self.held)
                 self._out().flush()
 
