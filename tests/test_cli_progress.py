@@ -222,19 +222,21 @@ def test_the_built_in_model_s_forwards_tell_their_layers(how, monkeypatch, capsy
 
 def test_a_report_removes_its_maps_kept_on_disk_and_says_so(monkeypatch, capsys):
     """SmolLM2's report at 3,388 tokens was 6.5 s silent after its JSON before the
-    process ended (a researcher's trial): its maps' 12 GB temporary file went with the
+    process ended (a user's run of it): its maps' 12 GB temporary file went with the
     report. They are removed, and told, before the command ends."""
     from posviz.cli import report
     from posviz.models import maps as maps_module
     monkeypatch.setattr(maps_module, "IN_MEMORY", 0)           # every layer to the file
     monkeypatch.setattr(report, "REMOVAL_TOLD", 0)             # told at any size
-    closed = []
+    from posviz.models.limits.memory import size_text
+    closed, sizes = [], []
     close = maps_module.LayerMaps.close
-    monkeypatch.setattr(maps_module.LayerMaps, "close",
-                        lambda self: (closed.append(self.on_disk), close(self)))
+    monkeypatch.setattr(maps_module.LayerMaps, "close", lambda self: (
+        closed.append(self), sizes.append(self.on_disk), close(self)))
     assert main(["report", "--text", "the dog plays in the park", "--json",
                  "--progress"]) == 0
     lines = capsys.readouterr().err.splitlines()
-    assert re.fullmatch(r"posviz: removing the attention maps kept on disk \([\d,]+ MB\)",
-                        lines[-1]), lines
-    assert closed and all(size > 0 for size in closed), closed
+    assert lines[-1] == (f"posviz: removing the attention maps kept on disk "
+                         f"({size_text(sum(sizes))})"), lines       # the project's sizes
+    assert sizes and all(size > 0 for size in sizes), sizes
+    assert all(maps.on_disk == 0 for maps in closed)    # the files are gone

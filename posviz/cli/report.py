@@ -20,7 +20,7 @@ from .options import (add_model_arguments, builtin_flags_given, evaluate, online
 
 HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "token median",
           "tokens 25–75%", "hidden states")
-REMOVAL_TOLD = 256 << 20     # maps on disk told as they are removed from this size on
+REMOVAL_TOLD = 256 * 10**6   # maps on disk told as they are removed from this size on
                              # (2.1 GB: 0.4 s at load 7)
 ROW = "{:>5}  {:>11}  {:>13}  {:>11}  {:>11}  {:>12}  {:>15}  {}"
 
@@ -156,6 +156,7 @@ def run(args) -> int:
 def remove_maps(args, evaluation) -> None:
     """The attention maps its runs kept on disk removed, and told, before the command
     ends: SmolLM2's at 3,388 tokens (12 GB) took 6.5 s after the report, untold."""
+    from ..models.limits.memory import size_text
     from ..models.maps import LayerMaps
     from ..models.reached import ticking
     runs = (evaluation.reference, evaluation.run)
@@ -165,6 +166,6 @@ def remove_maps(args, evaluation) -> None:
         return
     size = sum(maps.on_disk for maps in kept.values())
     say = progress(args) if size >= REMOVAL_TOLD else None
-    with ticking(say, f"removing the attention maps kept on disk ({size / 1e6:,.0f} MB)"):
+    with ticking(say, f"removing the attention maps kept on disk ({size_text(size)})"):
         for maps in kept.values():
             maps.close()
