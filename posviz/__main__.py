@@ -44,7 +44,7 @@ def leave(status) -> None:
 
     from .boot import enabled
     # the work is done: a Ctrl+C now printed an 8-line "Exception ignored in atexit
-    # callback ... KeyboardInterrupt" from torch's exit handler (a researcher's trial)
+    # callback ... KeyboardInterrupt" from torch's exit handler (a user's run)
     with contextlib.suppress(ValueError):           # ValueError: not the main thread
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not enabled("quick-exit"):

@@ -181,7 +181,7 @@ def raise_held() -> None:
     """Raise a Ctrl+C the innermost held_interrupt holds, now: between parts of a long
     write that are not Qt's (a CSV table's rows, a PNG drawn before it is encoded), so
     a stopped save ends within a part, not once its file is whole (fig.save of a 25 MB
-    table answered 5.6 s late, then left the file: a researcher's trial). Only on the
+    table answered 5.6 s late, then left the file: a user's run). Only on the
     main thread, whose blocks hold it: another thread's save leaves it to them."""
     if _holding and threading.current_thread() is threading.main_thread():
         _holding[-1].check()
@@ -191,7 +191,7 @@ def raise_held() -> None:
 def held_interrupt():
     """Ctrl+C held while Qt loads or draws, raised once it is done (or at ``check``): a
     KeyboardInterrupt raised inside Qt's layout left it broken, and a later save crashed
-    the interpreter; ``posviz export`` crashed or lost the Ctrl+C (a researcher's trial).
+    the interpreter; ``posviz export`` crashed or lost the Ctrl+C (a user's run).
     Off the main thread, or under a handler not Python's, nothing is held. A block that
     ends in another exception with a Ctrl+C held raises the KeyboardInterrupt, from it."""
     held = HeldInterrupt()

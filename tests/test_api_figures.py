@@ -312,7 +312,7 @@ def test_an_export_names_the_figures_it_left_out(tmp_path, capsys):
 
 def test_a_swap_map_s_svg_holds_its_cells_enlarged(tmp_path):
     """A 5 x 5 swap map was embedded in its SVG as 5 x 5 pixels, which librsvg (GNOME's
-    viewer, most converters) smeared into a gradient (a trial); its cells are enlarged
+    viewer, most converters) smeared into a gradient (a user's run); its cells are enlarged
     unsmoothed, as the attention maps' are."""
     import base64
 
@@ -338,9 +338,9 @@ print("saved", flush=True)
 @pytest.mark.slow
 def test_python_leaves_cleanly_after_saving_a_long_text_s_attention_figure(tmp_path):
     """Saving a 4,000-token attention figure, then leaving Python, crashed the
-    interpreter at its exit (status 139, 6 of 6 in a researcher's trial, png/pdf/svg):
+    interpreter at its exit (status 139, 6 of 6 in a user's run, png/pdf/svg):
     the report's panels were torn down by Python after Qt's application. They are closed
-    and deleted while Qt runs (headless._close_panels, at exit). The trial's text (22
+    and deleted while Qt runs (headless._close_panels, at exit). That run's text (22
     words drawn at random; another such text did not crash): about 25 s here."""
     out = tmp_path / "attention.png"
     done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", SAVE_AND_LEAVE,

@@ -191,7 +191,7 @@ def test_a_comparison_tells_a_callable_done_and_total_as_an_experiment_does():
 def test_a_staged_run_s_share_told_only_grows():
     """Haviv 2022's stages count 120 forwards, then 5 fits, and so on: its (done, total),
     the stages to come counted as the running one, went 0 → 78 → 15 → 91 → 34 % (a
-    researcher's trial). Its stages declare their work: the share told only grows."""
+    user's run). Its stages declare their work: the share told only grows."""
     from posviz.analysis.experiments.stage import Stage
     from posviz.api.steps import WholeRun
     told = []
@@ -219,7 +219,7 @@ def test_progress_true_tells_a_paper_check_as_the_command_line_does(capsys):
 
 def test_a_step_told_twice_in_a_row_is_one_line():
     """A GGUF file's header, read for the tokenizer and then for the config, was told
-    twice in a row: a repeated step reads as a restart (a researcher's trial)."""
+    twice in a row: a repeated step reads as a restart (a user's run)."""
     import io
 
     from posviz.api.steps import StepPrinter

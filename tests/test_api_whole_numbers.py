@@ -1,7 +1,7 @@
 """A whole-number argument that is not one (2.5, "3", True) is refused in the API with
 the meaning the command line gives its flag ("--folds must be a whole number (got
 '2.5')"): "folds must be a whole number (got 2.5)", not "at least 2" or "from 0 to 4"
-(a researcher's trial: the same input, two different reasons), and in the argument's
+(a user's run: the same input, two different reasons), and in the argument's
 own name (``model_seed``, not the model's ``seed``)."""
 from __future__ import annotations
 

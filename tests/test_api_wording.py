@@ -476,7 +476,7 @@ def test_a_malformed_call_is_refused_in_one_line(case, tmp_path, monkeypatch):
 
 def test_refusals_name_python_s_function_and_values_not_the_command_line_s():
     """ "compare needs at least two…" named the command, "(use device='cpu' or auto)" half
-    the command line's words (a researcher's trial)."""
+    the command line's words (a user's run)."""
     with pytest.raises(posviz.errors.PosvizInputError,
                        match=r"^compare_encodings needs at least two"):
         posviz.compare_encodings("a b c", encodings="rope")

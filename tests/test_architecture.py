@@ -352,3 +352,19 @@ def test_every_section_of_benchmarks_readme_the_code_cites_exists():
     missing = {title: name for title, name in cited.items()
                if not any(heading.startswith(title) for heading in headings)}
     assert not missing, missing
+
+
+def test_the_words_speak_of_the_project_and_its_users():
+    """A docstring, comment or README line tells where a number came from as a user's
+    run of posviz, never as a "trial" of a researcher's or a teacher's (an experiment's
+    ``TRIALS``, its copy windows, is a word of the project's)."""
+    root = PACKAGE.parent
+    files = [*PACKAGE.rglob("*.py"), *(root / "tests").glob("*.py"),
+             *(root / "benchmarks").glob("*.py"), *(root / "scripts").iterdir(),
+             root / "README.md", root / "benchmarks" / "README.md"]
+    said = re.compile(r"(?:\b(?:a|an|the|in|by)\s+|'s\s+)trials?\b", re.IGNORECASE)
+    wrong = [f"{path.name}:{number}" for path in files if path.is_file()
+             for number, line in enumerate(
+                 path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if said.search(line)]
+    assert not wrong, wrong

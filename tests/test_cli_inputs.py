@@ -226,7 +226,7 @@ def test_an_empty_out_is_refused_not_the_current_folder(capsys, tmp_path, monkey
 
 def test_compare_s_help_offers_no_option_it_refuses(capsys):
     """`posviz compare -h` listed --model, --offline, --device and --offload-folder, which
-    compare refuses: it runs the built-in model (a researcher's trial)."""
+    compare refuses: it runs the built-in model (a user's run)."""
     import re
 
     from posviz.cli import main
@@ -252,7 +252,7 @@ def test_a_number_out_of_range_is_echoed_as_typed(capsys):
                                        ("a-file/inside", "cannot create the folder")])
 def test_a_bad_out_folder_is_refused_before_the_model_loads(out, says, capsys, tmp_path):
     """``export --out`` naming a file, or a folder that cannot be made, was refused only
-    after the whole run (4-7 s; with SmolLM2 a minute: a researcher's trial): it is
+    after the whole run (4-7 s; with SmolLM2 a minute: a user's run): it is
     refused before any model is loaded, as ``sweep --csv`` is; here the model named
     does not exist, and the folder is what is refused."""
     (tmp_path / "a-file").write_text("")

@@ -42,7 +42,7 @@ def test_ctrl_c_during_an_export_leaves_no_half_written_file_and_names_those_wri
     once whole (document.files.whole_file), each path printed as it is whole, then the
     one line, status 130. The signal is sent once attention's CSV has begun: it is held
     while Qt draws (raised inside Qt's drawing, a KeyboardInterrupt crashed the process
-    or was lost: a researcher's trial) and raised between rows of the table, which is
+    or was lost: a user's run) and raised between rows of the table, which is
     then not written (SmolLM2's 65 MB mosaic table kept Ctrl+C waiting 3-6 s)."""
     import time
     words = " ".join(f"w{i % 50}" for i in range(1000))
@@ -77,7 +77,7 @@ def test_ctrl_c_during_an_export_leaves_no_half_written_file_and_names_those_wri
 
 def test_ctrl_c_while_export_draws_its_panel_stops_it_cleanly(tmp_path):
     """A Ctrl+C held while the panel was drawn was raised with the panel left open, and
-    Qt's teardown crashed (status -11: 5 of 8 in a researcher's trial, 5 of 6 here) or
+    Qt's teardown crashed (status -11: 5 of 8 in a user's run, 5 of 6 here) or
     printed a traceback from a deleted scene; between the drawing and the first file
     the signal reached Qt itself. Sent just after "all in one panel", three times: one
     line, status 130, no file."""
@@ -112,7 +112,7 @@ def test_ctrl_c_while_export_draws_its_panel_stops_it_cleanly(tmp_path):
 
 def test_ctrl_c_while_export_draws_its_figures_stops_before_the_next(tmp_path):
     """A Ctrl+C sent while the export drew its figures one by one was held until all 9
-    were drawn (4.5 s at 4,000 tokens: a researcher's trial): it is raised before the
+    were drawn (4.5 s at 4,000 tokens: a user's run): it is raised before the
     next figure's drawing begins (own_size.tell), the panel closed as before. Sent once
     figure 1 is told: one line, status 130, no file, and at most a figure more told."""
     words = " ".join(f"w{i % 50}" for i in range(2000))
@@ -176,7 +176,7 @@ print("saved", flush=True)
 
 def test_ctrl_c_during_a_figure_s_save_stops_before_qt_draws(tmp_path):
     """fig.save answered Ctrl+C once the file was saved (6-7 s for a 4,000-token
-    attention figure: a researcher's trial): the order run again (torch's) is no longer
+    attention figure: a user's run): the order run again (torch's) is no longer
     held, and a Ctrl+C held while the maps are pooled (numpy's) is raised between heads
     or before the panel is drawn. Sent as the order runs again, then as the views are
     made: neither draws the panel; the figure is saved after."""
@@ -215,8 +215,8 @@ print("saved after", interrupted, "interrupts")
 
 def test_ctrl_c_during_a_figure_s_save_leaves_python_able_to_save_again(tmp_path):
     """A KeyboardInterrupt raised inside Qt's first import or its drawing left it broken:
-    the next save crashed the interpreter (a notebook's kernel dies; a researcher's
-    trial, 2 of 2). Ctrl+C is held while Qt loads and draws, then raised."""
+    the next save crashed the interpreter (a notebook's kernel dies; a user's
+    run, 2 of 2). Ctrl+C is held while Qt loads and draws, then raised."""
     told = subprocess.run([sys.executable, "-c", INTERRUPTED_SAVES, str(tmp_path)],
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(ROOT),
@@ -227,7 +227,7 @@ def test_ctrl_c_during_a_figure_s_save_leaves_python_able_to_save_again(tmp_path
 
 def test_ctrl_c_while_compare_draws_is_raised_once_its_files_are_written(tmp_path):
     """`posviz compare --out` crashed once and aborted once (libshiboken's "could not
-    initialize") of nine Ctrl+C's (a researcher's trial): its drawing holds Ctrl+C and
+    initialize") of nine Ctrl+C's (a user's run): its drawing holds Ctrl+C and
     raises it once its files are written. Here Ctrl+C comes during its first file."""
     import types
 
@@ -256,7 +256,7 @@ def test_ctrl_c_while_compare_draws_is_raised_once_its_files_are_written(tmp_pat
 def test_ctrl_c_once_a_command_is_done_prints_no_traceback():
     """A Ctrl+C as ``export`` left after writing all its files printed an 8-line
     "Exception ignored in atexit callback ... KeyboardInterrupt" from torch's exit
-    handler (a researcher's trial): once the work is done, Ctrl+C is ignored. Here the
+    handler (a user's run): once the work is done, Ctrl+C is ignored. Here the
     signal comes from inside an exit handler, as it did."""
     code = ("import atexit, os, signal, time\nfrom posviz import __main__ as boot\n"
             "def late():\n    os.kill(os.getpid(), signal.SIGINT)\n"
@@ -269,7 +269,7 @@ def test_ctrl_c_once_a_command_is_done_prints_no_traceback():
 
 def test_an_export_prints_none_of_the_offscreen_platform_s_notes(tmp_path):
     """Every ``export`` printed Qt's "This plugin does not support propagateSizeHints()"
-    on stderr, between two of posviz's lines (a researcher's trial)."""
+    on stderr, between two of posviz's lines (a user's run)."""
     out = tmp_path / "figures"
     told = subprocess.run(
         [sys.executable, "-m", "posviz", "export", "--pe", "rope", "--layers", "2",
@@ -334,7 +334,7 @@ except KeyboardInterrupt:
 
 def test_ctrl_c_during_a_figure_s_table_leaves_no_file(tmp_path):
     """fig.save() of a large table answered Ctrl+C only once the file was whole (2-6 s),
-    then raised anyway, leaving the file (a researcher's trial): it stops within the
+    then raised anyway, leaving the file (a user's run): it stops within the
     rows it is writing and leaves no file, as ``posviz export`` does."""
     told = subprocess.run([sys.executable, "-c", STOPPED_SAVE, str(tmp_path), "2000"],
                           capture_output=True, text=True, timeout=600,

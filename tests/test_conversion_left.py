@@ -63,7 +63,7 @@ def test_each_step_s_line_tells_the_conversion_s_time_left_at_the_pace_so_far(
 def test_a_counted_step_s_line_tells_one_time_left_never_less_than_its_own_pace(
         monkeypatch):
     """A conversion told "saving the converted copy: 67 of 538 MB, about 10 s left,
-    about 5 s left of the conversion" (a researcher's trial): one time a line, the
+    about 5 s left of the conversion" (a user's run): one time a line, the
     conversion's, at least the rest of the step at its own pace (the disk-bound save
     was timed at the pace of the de-quantizing before it)."""
     clock, stream = Clock(), io.StringIO()

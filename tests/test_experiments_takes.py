@@ -59,7 +59,7 @@ def test_the_tab_says_it_beside_run_for_the_chosen_experiment(qtbot, settings):
 
 def test_after_a_run_its_done_in_says_it_alone(qtbot, settings, monkeypatch):
     """After a long run the row beside Run read "takes about 71 s here (last run: 1 min
-    11 s ...)" beside "done in 71.4 s" (a new user's trial): the first is for a run to
+    11 s ...)" beside "done in 71.4 s" (a new user's run): the first is for a run to
     come, so it goes while the result shown is the controls' own."""
     from posviz.gui.experiments import controls
     tab = shown_tab(qtbot, settings)
@@ -77,7 +77,7 @@ def test_after_a_run_its_done_in_says_it_alone(qtbot, settings, monkeypatch):
 
 
 def test_a_long_run_is_done_in_minutes_and_seconds():
-    """The lab's row read "done in 944.3 s" (a new user's trial)."""
+    """The lab's row read "done in 944.3 s" (a new user's run)."""
     from posviz.gui.experiments.controls import done_words
     assert done_words(71.43) == "done in 71.4 s"
     assert done_words(944.3) == "done in 15 min 44 s"

@@ -92,7 +92,7 @@ def test_a_pretrained_model_s_swap_map_names_its_encoding_mask_and_weights():
 
 def test_captions_name_the_settings_that_differ_from_the_defaults():
     """A probe with residuals off and no LayerNorm falls to chance after layer 1, and its
-    subtitle said only "sinusoidal, bidirectional mask, random weights" (a trial)."""
+    subtitle said only "sinusoidal, bidirectional mask, random weights" (a user's run)."""
     bare = ModelConfig(residual=False, norm="none", layers=6, pe_scale=0.5)
     probe = ExperimentJob("probe", spec=ModelSpec.builtin(bare))
     assert caption(probe) == ("built-in model: sinusoidal, bidirectional mask, random "

@@ -606,7 +606,7 @@ def test_a_figure_stopped_mid_write_leaves_no_file_and_keeps_the_older_one(tmp_p
 
 def test_cli_export_s_progress_tells_the_drawing_before_the_writing(tmp_path, capsys):
     """A 3,000-word export said "about 1 s left", then drew its figures for 10-18 s with
-    nothing said (a researcher's trial): the drawing is a step of its own."""
+    nothing said (a user's run): the drawing is a step of its own."""
     status = cli.main(["export", "--text", "a small cat sat", "--out", str(tmp_path),
                        "--format", "png", "--no-csv", "--layers", "1", "--progress"])
     assert status == 0

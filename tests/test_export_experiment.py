@@ -22,7 +22,7 @@ def test_a_current_experiment_is_exported_with_the_figures(qtbot, window, tmp_pa
     assert tab.is_current()
     written = window.export_to(str(tmp_path / "now"), ["png"], None, csv=True)
     names = {path.name for path in written}
-    # the name its own export offers (a teacher's trial found "experiment.png" here)
+    # the name its own export offers (a teacher's run found "experiment.png" here)
     assert {"sweep-reverse-hidden.png", "sweep-reverse-hidden.csv",
             "symmetry.png"} <= names, names
     own = tab.export(tmp_path / "own", "png")
@@ -88,7 +88,7 @@ def test_a_figure_s_file_is_offered_under_what_it_shows(qtbot, tmp_path, monkeyp
 def test_an_experiment_figure_s_export_says_it_writes_under_a_busy_cursor(
         qtbot, tmp_path, monkeypatch):
     """The Experiments figure's own export drew a 300-dpi PNG for seconds with no word and
-    no busy cursor, as the Attention tab's did (a trial): it says "Writing…", then what
+    no busy cursor, as the Attention tab's did (a user's run): it says "Writing…", then what
     it wrote."""
     from PySide6 import QtCore, QtWidgets
 

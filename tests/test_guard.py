@@ -364,7 +364,7 @@ def test_a_sweep_estimated_over_the_hours_bound_is_refused_for_every_kind(
 
 def test_one_text_is_refused_for_what_it_lacks_not_for_folds(capsys, tmp_path):
     """One text was refused as "--folds 5 asks for more folds ... 1 texts make at most
-    1", advice no fold count can follow (folds are at least 2: a researcher's trial)."""
+    1", advice no fold count can follow (folds are at least 2: a user's run)."""
     from posviz.cli import main
     with pytest.raises(Refused, match=r"^the probe holds texts out to score it, so it "
                                       r"needs at least 2 texts \(got 1\)$"):

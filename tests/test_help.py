@@ -169,7 +169,7 @@ def test_the_guide_s_causal_leak_holds_as_it_says_with_and_without_positions():
 
 def test_the_shortcut_list_holds_the_buttons_shortcuts(window):
     """Run's Ctrl+Return is a button's shortcut, not an action's: the list left it out
-    although the Experiments tab tells it (a trial)."""
+    although the Experiments tab tells it (a user's run)."""
     from PySide6.QtWidgets import QAbstractButton
     listed = dict((keys, name) for name, keys in action_shortcuts(window))
     buttons = [b for b in window.findChildren(QAbstractButton) if not b.shortcut().isEmpty()]
@@ -199,7 +199,7 @@ print(taken(QLineEdit(w), Qt.Key.Key_E), taken(w.text_row.edit, Qt.Key.Key_E),
 @pytest.mark.xvfb
 def test_the_text_field_gives_the_window_s_shortcuts_way(tmp_path):
     """Ctrl+E (Export figures) did nothing while the text field had focus, as it has when
-    the window opens: on X11 a field takes Ctrl+E as its end of line (a trial). The
+    the window opens: on X11 a field takes Ctrl+E as its end of line (a user's run). The
     field gives the window's shortcuts way; its editing keys (copy) stay its own."""
     import os
     import subprocess

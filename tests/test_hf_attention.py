@@ -127,7 +127,7 @@ def test_minilm_s_family_loaded_by_posviz_runs_the_lean_bert_attention(tmp_path)
 
 def test_a_long_input_s_attention_tells_each_head_as_it_is_done(monkeypatch):
     """SmolLM2 at 5,107 tokens: each layer's attention ran 3-7 s with nothing said
-    (a researcher's trial); past BY_HEAD scores it is computed, and told, by head."""
+    (a user's run); past BY_HEAD scores it is computed, and told, by head."""
     from posviz.models import reached
     monkeypatch.setattr(attention, "BY_HEAD", 0)
     lean = tiny("llama", attention.register())

@@ -60,7 +60,7 @@ def test_a_counted_step_says_its_time_left_from_its_pace(qtbot, monkeypatch, tmp
 
 def test_a_converted_copy_s_save_is_counted_in_mb_and_the_matching_in_modules(qtbot):
     """The window said "saving the converted copy, 151 of 538 tensors" of a save counted
-    in MB (SmolLM2 has 272 tensors; a new user's trial)."""
+    in MB (SmolLM2 has 272 tensors; a new user's run)."""
     from posviz.models.hf.converted import SAVING
     bar = LoadProgress()
     qtbot.addWidget(bar)
@@ -96,7 +96,7 @@ def test_a_step_told_again_with_its_seconds_keeps_the_bar_where_it_was(qtbot):
 def test_a_counted_step_is_the_one_told_again_not_the_plain_step_before_it():
     """A conversion told "reading the GGUF file again, for its weights (49 s)" after
     "de-quantizing weights: tensor 272 of 272" and "loading weights: tensor 272 of 272"
-    (a researcher's trial): the step told again is the one running, counted or not, its
+    (a user's run): the step told again is the one running, counted or not, its
     seconds from its own start."""
     from posviz.models.reached import Ticks
     clock, said = [100.0], []
@@ -240,7 +240,7 @@ def test_a_forward_begun_before_the_computing_line_shows_still_tells_its_layer(
 
 def test_a_control_s_hint_does_not_cover_the_computing_line(window, monkeypatch):
     """Reverse clicked with the mouse: the pointer rests on the button, and its hint
-    covered the layers told below for all of SmolLM2's 7 s (a trial). While the line
+    covered the layers told below for all of SmolLM2's 7 s (a user's run). While the line
     says how far a computation is, a hint is held back; after it, hints show again."""
     from PySide6.QtGui import QStatusTipEvent
     from PySide6.QtWidgets import QApplication
@@ -259,7 +259,7 @@ def test_a_control_s_hint_does_not_cover_the_computing_line(window, monkeypatch)
 
 def test_the_status_line_says_an_experiment_runs_and_how_it_ended(qtbot, window):
     """Through a 24-minute paper check the status line kept "computed in 3 ms", and an
-    export's "Exported 36 files" stayed while a sweep ran (a trial)."""
+    export's "Exported 36 files" stayed while a sweep ran (a user's run)."""
     from test_experiments_gui import run
     tab = window.experiments
     said = []
@@ -298,7 +298,7 @@ def test_a_gguf_file_s_parses_are_told_each_by_transformers_own_reader(monkeypat
 
 def test_a_wait_nothing_counts_is_told_each_tick_until_it_ends():
     """Importing torch and transformers was silent 2-6.5 s under load, reading a
-    tokenizer 3.9 s (a researcher's trial): such a step is told, then told again with
+    tokenizer 3.9 s (a user's run): such a step is told, then told again with
     its seconds from a thread of its own until it ends, and nothing after."""
     import threading
 
@@ -320,7 +320,7 @@ def test_a_wait_nothing_counts_is_told_each_tick_until_it_ends():
 
 def test_a_paper_check_tells_its_import_of_torch():
     """`paper haviv2022 --progress` said "checking haviv2022 on random weights", then
-    nothing for 2.6 s while torch was imported (a researcher's trial)."""
+    nothing for 2.6 s while torch was imported (a user's run)."""
     import os
     import subprocess
     import sys
@@ -346,7 +346,7 @@ class Clock:
 def test_a_silent_step_is_told_again_by_its_short_name_and_a_count_as_it_is():
     """A GGUF file's first conversion was silent 7.1 s after "reading the GGUF file's
     header, ...", 4.8 s after "saving the converted copy (538 MB, about 5 s) into ..."
-    (a researcher's trial): a step told a second ago with nothing since is told again,
+    (a user's run): a step told a second ago with nothing since is told again,
     by its words before the details, with its seconds (on the Ticks' own clock)."""
     from posviz.models.reached import Ticks
     said, clock = [], Clock()
@@ -421,7 +421,7 @@ def test_a_load_told_nothing_starts_no_ticks_thread(monkeypatch, tmp_path):
 
 def test_a_gguf_file_s_header_is_told_once(monkeypatch):
     """The header's line came again after "de-quantizing weights", when transformers
-    parsed the file a second time for the config (a researcher's trial)."""
+    parsed the file a second time for the config (a user's run)."""
     pytest.importorskip("gguf")
     from transformers import modeling_gguf_pytorch_utils as module
 

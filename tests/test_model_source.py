@@ -82,7 +82,7 @@ def test_the_command_line_names_a_file_that_is_not_gguf_in_one_line(capsys, tmp_
 def test_a_gguf_file_of_a_version_no_reader_reads_is_refused_before_any_conversion(capsys,
                                                                                   tmp_path):
     """"GGUF" and zeros was announced as "converting bad.gguf once: ... about 0-0 s",
-    then refused as a tokenizer of its folder (a researcher's trial)."""
+    then refused as a tokenizer of its folder (a user's run)."""
     from posviz.cli import main
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF" + bytes(60))

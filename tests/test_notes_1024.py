@@ -1,4 +1,4 @@
-"""At 1024 × 700 an experiment's note is whole on screen, wrapped at words: a trial saw
+"""At 1024 × 700 an experiment's note is whole on screen, wrapped at words: a user saw
 the one-line notes end in "…" there, the part cut the conclusion (the position probe's
 verdict, the sweep's noise floor, the swap map's most sensitive token). (The symmetry
 plot's note keeps one line at 1024 × 700, the reading in fewer words: three lines left

@@ -1,4 +1,4 @@
-"""A paper check's progress keeps every word of its stages at 1024 × 700 (a trial saw it
+"""A paper check's progress keeps every word of its stages at 1024 × 700 (a user saw it
 cut in its middle there: "stage 4 of 8: probe 2 of 4 (quadratic, bidirectional): fitting
 the probe, one …: 3 of 5 done; about 4 s left in all"): the probe's stages say what they
 do in few words, so that they and how far fit the line's two lines whole."""

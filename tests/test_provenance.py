@@ -108,7 +108,7 @@ def test_the_windows_experiment_export_carries_the_record():
 
 def test_a_record_names_the_learned_table_s_rows_only_where_there_is_one():
     """Every built-in record said max_len 1024, the learned table's rows, for RoPE, ALiBi,
-    sinusoidal, T5 and no positions, which have no table (a researcher's trial)."""
+    sinusoidal, T5 and no positions, which have no table (a user's run)."""
     from posviz.document.provenance import model_options
     from posviz.models.config import ModelConfig
     from posviz.models.encodings import ENCODINGS

@@ -263,7 +263,7 @@ def test_a_slow_table_s_megabytes_are_told_while_it_is_written(tmp_path):
 
 def test_the_views_of_the_runs_are_told_again_while_they_last():
     """SmolLM2's export on 3,000 words drew the views of its runs for 30 s between two
-    lines (a researcher's trial): a part with no count is told again, with its seconds,
+    lines (a user's run): a part with no count is told again, with its seconds,
     before a tick passes without a line, until the next part begins."""
     import time as real
 
@@ -288,7 +288,7 @@ def test_the_views_of_the_runs_are_told_again_while_they_last():
 
 def test_a_square_figure_s_own_panel_is_told_again_while_it_is_drawn():
     """export on 600 words was 3.0 s silent between "attention (its own panel)" and
-    "(squaring its maps)" (a researcher's trial): each part of a figure's drawing is
+    "(squaring its maps)" (a user's run): each part of a figure's drawing is
     told again, with its seconds, before a tick passes without a line."""
     import time as real
 
@@ -316,7 +316,7 @@ def test_a_square_figure_s_own_panel_is_told_again_while_it_is_drawn():
 def test_every_figure_of_square_maps_plans_its_own_panel_so_the_time_left_falls():
     """export on 600 words told "encoding similarity, about 9 s left", then "(its own
     panel), about 16 s left", "(squaring its maps), about 17 s left", then 10 s (a
-    researcher's trial): only the attention map's own panel was planned, so another's
+    user's run): only the attention map's own panel was planned, so another's
     part counted the whole export again."""
     from posviz.cli.export import Drawing
     clock = Clock()
@@ -339,7 +339,7 @@ def test_every_figure_of_square_maps_plans_its_own_panel_so_the_time_left_falls(
 
 def test_every_large_file_s_megabytes_are_told_while_it_is_written(tmp_path):
     """SmolLM2's mosaic table on 1,000 words (65 MB, planned as 0.6 s) was written in
-    4.2 s with no line (a researcher's trial): every file is watched, not only those
+    4.2 s with no line (a user's run): every file is watched, not only those
     planned as slow."""
     import time as real
 
@@ -425,7 +425,7 @@ def test_a_busier_machine_s_parts_are_told_before_two_seconds_pass(monkeypatch):
 def test_a_conversion_stopped_by_ctrl_c_leaves_no_half_copy_in_the_cache(monkeypatch,
                                                                         tmp_path):
     """A Ctrl+C while SmolLM2's copy was saved left its hidden folder (538-629 MB) in the
-    cache, never cleaned (a researcher's trial)."""
+    cache, never cleaned (a user's run)."""
     import pytest
 
     from posviz.models.hf import converted

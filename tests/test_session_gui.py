@@ -443,7 +443,7 @@ def test_a_scenario_s_line_says_what_opened_not_the_original_order(qtbot, window
                                                                      monkeypatch):
     """Opening "The causal mask leaks position: swap [A, B] to [B, A]" said "New tokens:
     back to the original order, undo starts here" while the strip showed the swap (a
-    teacher's trial): the line names the scenario and the order it opened in."""
+    teacher's run): the line names the scenario and the order it opened in."""
     from PySide6.QtWidgets import QDialog
 
     from posviz.gui import scenarios as gui_scenarios

@@ -103,7 +103,7 @@ def test_the_veil_names_every_change_since_the_plots_were_computed(qtbot, window
 @pytest.mark.asynchronous
 def test_the_veil_says_which_layer_the_new_order_s_forward_has_reached(
         qtbot, window, slow, monkeypatch):
-    """SmolLM2's reorder, 13 s in a trial: the veil over the plots said "Computing the
+    """SmolLM2's reorder, 13 s in a user's run: the veil over the plots said "Computing the
     new order…" all along; the layers (models.reached) were told only on the status
     line at the window's foot. A stand-in forward enters its blocks after the ask."""
     from posviz.gui import status

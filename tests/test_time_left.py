@@ -130,7 +130,7 @@ def test_order_use_tells_each_checkpoint_as_a_stage_of_the_run(monkeypatch):
 def test_order_use_counts_its_passes_as_the_steps_of_a_checkpoint_s_stage():
     """The original order, then all but the last shuffled, then all but the last two:
     told as steps, the bar moves within a checkpoint and its time left runs down; told
-    nothing, Order use's bar stood still for each checkpoint (a trial: 24.8 s in all,
+    nothing, Order use's bar stood still for each checkpoint (a user's run: 24.8 s in all,
     "about 2 s left in all" at 10 s), the first checkpoint's time unknown."""
     import numpy as np
     import torch
@@ -348,7 +348,7 @@ def test_a_superseded_run_tells_the_experiments_tab_nothing_more(qtbot, monkeypa
     tab.shutdown()
 
 
-LONG_STAGES = [  # each experiment's longest stage words, as a trial saw them cut at 1024
+LONG_STAGES = [  # each experiment's longest stage words, as a user saw them cut at 1024
     ("method 2 of 8, position interpolation (Chen et al. 2023): 4 lengths", 2, 8,
      ": 4 lengths"),
     ("method 5 of 8, DroPE: RoPE dropped after training, recalibrated without positions "

@@ -1,6 +1,6 @@
 """The time left of the long runs, replayed on step timings recorded on this machine
 (tests/data/timings-*.json, runtime.time_left): told within 1.5 × the truth from the
-end of the first stage's first step on, the bar never moving back. A trial at load 4-10
+end of the first stage's first step on, the bar never moving back. A user's run at load 4-10
 saw the lab told 354 s at its start (631 s real) and press2022 "about 2 s left" with
 6 s to go: the steps were counted alike and the pace was the mean of the whole run."""
 import json

@@ -12,7 +12,7 @@ class WholeRun:
     to come count as many steps as the one running, or, where a Stage tells its place,
     as the stages so far on average, and the share told, ``done / total``, only grows
     (Haviv 2022's 120 forwards, then 5 fits, … went 0 → 78 → 15 → 91 → 34 %: a
-    researcher's trial)."""
+    user's run)."""
 
     def __init__(self, progress: Callable[[int, int], None]):
         self.progress = progress

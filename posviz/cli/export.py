@@ -80,7 +80,7 @@ def run(args) -> int:
     shape = model_shape(args)           # (layers, heads) as its config says, or None
     told = Drawing(say, words(args), shape=shape) if say is not None else None
     # before any model is built or loaded: a file, or a folder that cannot be made, was
-    # refused after the whole run (4-7 s; with SmolLM2 a minute: a researcher's trial)
+    # refused after the whole run (4-7 s; with SmolLM2 a minute: a user's run)
     made = missing_folders(args.out)
     folder = check_folder(args.out, "out")
     try:

@@ -227,7 +227,7 @@ def write_table(handle, dims, data, coords, labels) -> None:
     shape = data[names[0]].shape
     for k, index in enumerate(itertools.product(*(range(s) for s in shape))):
         if not k % ROWS_BETWEEN_STOPS:
-            raise_held()        # Ctrl+C: a 65 MB table went on 3-6 s (a researcher's trial)
+            raise_held()        # Ctrl+C: a 65 MB table went on 3-6 s (a user's run)
         row = []
         for dim, i in zip(dims, index):
             row.append(coords[dim][i] if dim in coords else i)

@@ -227,7 +227,7 @@ class Selection:
 def unusual(config) -> list[str]:
     """The built-in model's settings that differ from the defaults and change what it
     computes, in words ("no residual connections", "no LayerNorm", "8 layers"): a
-    probe's subtitle left out residuals off, which was why it fell to chance (a trial)."""
+    probe's subtitle left out residuals off, which was why it fell to chance (a user's run)."""
     from ..models.options import OPTIONS
     words = {"layers": "{} layers", "heads": "{} heads", "d_model": "width {}",
              "d_ff": "MLP width {}", "pe_scale": "position scale {:g}",

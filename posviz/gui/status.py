@@ -69,9 +69,9 @@ class StatusLine(QObject):
     """Says things on ``label``; remembers the last evaluation's line (``settled``) to
     show again once an error or a load's message no longer applies. ``far``: how far
     the forward on its way has got ("layer 12 of 30, about 4 s left in it", or ""), each
-    second it is said (the veil over the plots says it too: a trial read "Computing the
+    second it is said (the veil over the plots says it too: a user read "Computing the
     new order…" there for 13 s, the layers told only down here). While it computes, a
-    control's hint under the pointer does not cover that line: a trial clicked Reverse
+    control's hint under the pointer does not cover that line: a user clicked Reverse
     with the mouse and read the button's hint, not the layers, for all of SmolLM2's
     7 s (the pointer rests on the button)."""
 

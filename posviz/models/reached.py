@@ -317,7 +317,7 @@ def ticking(say, step: str | None = None, every: float = TICK_S):
     own (``say`` is called from that thread too); the block gets that ``say`` (Ticks),
     and an error ``say`` raised there is raised at its end. Importing torch and
     transformers under load was silent 2-6.5 s, a GGUF file's first read 7.1 s (a
-    researcher's trials: benchmarks/README.md, "Time left learned from the last run").
+    user's runs: benchmarks/README.md, "Time left learned from the last run").
     A ``say`` of None: nothing is told."""
     if say is None:
         yield None
@@ -344,7 +344,7 @@ def ticking(say, step: str | None = None, every: float = TICK_S):
 
 def import_torch(say) -> None:
     """torch imported, told each second while it loads (1-4.3 s here, 2.6 s silent
-    under load in a researcher's trial: benchmarks/README.md,
+    under load in a user's run: benchmarks/README.md,
     "Time left learned from the last run"); nothing when it is already imported."""
     import sys
     if "torch" not in sys.modules:

@@ -7,9 +7,10 @@ seconds a unit of work, is measured on every step done, the recent ones weighing
 (a step's weight halves every HALF_LIFE_S, or half the run so far when that is longer:
 replayed on the lab's recorded run at load 8-12, whose methods' paces swung 89-194 s,
 a shorter half-life chased each swing, 87 % of its readings within 1.5 × the truth with
-a quarter, 90 % with a half, 91 % with none): a load that rises or falls mid-run moves the estimate within a stage (a trial
-at load 4-10: the lab told 354 s at its start and took 631 s). Each stage to come is
-timed at the pace of its kind (none measured: no number)."""
+a quarter, 90 % with a half, 91 % with none): a load that rises or falls mid-run moves the
+estimate within a stage (a user's run at load 4-10: the lab told 354 s at its start and
+took 631 s). Each stage to come is timed at the pace of its kind (none measured: no
+number)."""
 from __future__ import annotations
 
 import math

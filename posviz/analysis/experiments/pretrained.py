@@ -93,7 +93,7 @@ def shift_work(parameters: int, lent: bool = False) -> float:
     the checkpoints' pace: "about 5 s left" with 16 s to go. Declared by parameters,
     the checkpoints' stages were 0.6 % of the run: the bar read 0 % at stage 4 of 5.
     A bundled model whose weights the window ``lent`` is not loaded: a fifth less
-    (SmolLM2's load of its converted copy was 1.1 s of its 6.3 s stage in a trial).
+    (SmolLM2's load of its converted copy was 1.1 s of its 6.3 s stage in a user's run).
     Measured: benchmarks/README.md, "Time left learned from the last run"."""
     return parameters ** 0.7 * (0.8 if lent else 1.0)
 

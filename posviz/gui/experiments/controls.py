@@ -144,7 +144,7 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
 
 
 LONG_S = 60          # a run this long or longer is said beside Run before it starts
-# the long runs' times measured by trials (seconds, low to high: a quiet machine to
+# the long runs' times measured by runs (seconds, low to high: a quiet machine to
 # load 6-10), said as an estimate before this machine has run them
 ESTIMATES = {("extend", None, None): (240, 660),
              ("paper", "haviv2022", TRAINED): (900, 1080),
@@ -290,7 +290,7 @@ def what_to_set(message: str, job) -> str:
     """``message`` (a run's refusal) with what to change in the Model panel first, when
     it says there is no trained checkpoint for the panel's model and one differs from it
     only in a few settings: "trained checkpoints are causal: set Mask to causal (no
-    trained checkpoint for ...)" (a trial with Mask bidirectional read only the list)."""
+    trained checkpoint for ...)" (a user with Mask bidirectional read only the list)."""
     config = getattr(getattr(job, "spec", None), "config", None)
     if config is None or "no trained checkpoint" not in message:
         return message

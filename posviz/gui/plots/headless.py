@@ -104,7 +104,7 @@ def _close_panels() -> None:
     """Close and delete the reports' panels while Qt still runs, at the interpreter's
     exit: left to Python's teardown, after the application's, a saved 4,000-token
     attention figure's panel crashed the interpreter once the script was done
-    (status 139; a researcher's trial), as posviz export's panel did."""
+    (status 139; a user's run), as posviz export's panel did."""
     panels = [panel for kept in list(_PANELS.values()) for _, panel in kept.values()]
     _PANELS.clear()
     QtWidgets.QApplication.processEvents()     # their queued calls run while they live

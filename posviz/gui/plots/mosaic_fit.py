@@ -66,5 +66,5 @@ def hold(figure, width: float, height: float) -> None:
         # its own size changes
         figure.canvas.ci.setGeometry(QtCore.QRectF(figure.canvas.viewport().rect()))
         # the axes move: repaint the canvas whole, not only the items' new places (a
-        # bare "head" axis of the earlier layout stayed under MiniLM's mosaic, a trial)
+        # bare "head" axis of the earlier layout stayed under MiniLM's mosaic, a user's run)
         figure.canvas.viewport().update()

@@ -200,7 +200,7 @@ def tell(name: str, part: str = "") -> None:
     Before a part begins that has made no panel yet (a figure, its own panel, the views
     of the runs, all in one panel; not the squaring of a panel made), a Ctrl+C held
     meanwhile is raised: an export's 9 figures were all drawn first (4.5 s at 4,000
-    tokens), fig.save answered once saved (6-7 s): a researcher's trial."""
+    tokens), fig.save answered once saved (6-7 s): a user's run."""
     if part != "squaring its maps":
         raise_held()
     for told in list(_drawing):

@@ -22,7 +22,7 @@ EDITING = (QKeySequence.StandardKey.Copy, QKeySequence.StandardKey.Cut,
 class TextField(QLineEdit):
     """The text's field, which gives the window's shortcuts way: it took Ctrl+E (its end
     of line on X11) and Export figures never opened from a window that starts with the
-    field in focus (a trial). The keys of editing (copy, paste, undo…) stay its own."""
+    field in focus (a user's run). The keys of editing (copy, paste, undo…) stay its own."""
 
     def event(self, event: QEvent) -> bool:
         if (event.type() == QEvent.Type.ShortcutOverride

@@ -297,7 +297,7 @@ def save_time(size: int) -> str:
     """How long saving a converted copy of ``size`` bytes takes: "about 5-12 s", at this
     machine's last save's pace (-20 % to 2.5 ×: a load that rises moves it, 538 MB took
     4.8 s at load 3-6 and 11.7 s at load 5-9 here), else SAVE_SECONDS_PER_MB's up to 4 ×
-    (19 s in a trial told "about 5 s")."""
+    (19 s in a user's run told "about 5 s")."""
     pace = measured_pace("save_seconds_per_mb")
     spreads = (0.8, 2.5) if pace else (1.0, 4.0)
     return span_words(*(max(size / 1e6 * (pace or SAVE_SECONDS_PER_MB) * spread, 1.0)
