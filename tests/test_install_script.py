@@ -119,3 +119,14 @@ def test_the_install_waits_for_another_apt_get_and_says_so(tmp_path):
     assert waits == ["      waiting, up to 600 s, for another apt-get or dpkg to finish (the "
                      "lock is held by process 7 (apt-get))"] * 2          # update, install
     assert lines[lines.index(waits[0]) - 1] == "      installing them with apt-get…"
+
+
+def test_the_install_hides_no_program_behind_a_function_of_its_name():
+    """Its helpers were shell functions named ``apt`` and ``pip``: a reader (or a line
+    added later) calling apt or pip got the function, not the program."""
+    import re
+    functions = set(re.findall(r"^\s*([\w-]+)\s*\(\)\s*\{", SCRIPT.read_text(), re.M))
+    assert {"say", "took"} <= functions, functions          # the pattern finds them
+    programs = {"apt", "apt-get", "dpkg", "pip", "pip3", "python", "python3", "awk",
+                "grep", "sed"}
+    assert not functions & programs, functions & programs
