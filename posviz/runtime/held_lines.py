@@ -15,7 +15,7 @@ import time
 from contextlib import contextmanager
 
 HOLD_S = 2.0         # a call quicker than this tells nothing
-STALE_S = 1.0        # a held line older than this is not told (its time left is old)
+STALE_S = 1.6        # older: not told (its time left is old); a printer tells anew each 1.5 s
 # this thread's (context's) calls holding their lines, innermost last: one thread's
 # hold is not another's: a new thread starts in an empty context, with none; a thread
 # of posviz's own telling a call's lines starts in its starter's (carried)
