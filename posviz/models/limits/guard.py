@@ -231,7 +231,8 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
     limit = target.max_positions
     if limit is not None and offset + n_tokens > limit:
         from ..backend import too_long
-        raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions")
+        raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions",
+                      offset=offset if n_tokens <= limit else None)
     if folds is not None:
         check_folds(*folds)
     if orders is not None:
