@@ -24,16 +24,23 @@ class PosvizInputError(ValueError):
 class Refused(PosvizInputError):
     """A request refused by posviz.models.limits.guard before anything large was loaded or
     allocated; ``reason`` says which check: "memory", "positions", "device" or
-    "count"."""
+    "count". ``offset``: as TextRefused's."""
 
-    def __init__(self, message: str = "", reason: str = ""):
+    def __init__(self, message: str = "", reason: str = "", offset: int | None = None):
         super().__init__(message)
         self.reason = reason
+        self.offset = offset
 
 
 class TextRefused(PosvizInputError):
     """The one text given refused as it is: empty, no tokens to show, more tokens than
-    the model has positions. An entry point that took the text names it (naming_text)."""
+    the model has positions. An entry point that took the text names it (naming_text);
+    ``offset``: the first position, when the text alone fits the model's positions and it
+    is the offset that pushes it past them: the offset is named instead."""
+
+    def __init__(self, message: str = "", offset: int | None = None):
+        super().__init__(message)
+        self.offset = offset
 
 
 class Cancelled(Exception):
@@ -218,13 +225,17 @@ def held_interrupt():
 def naming_text(given: str | None):
     """Refusals of the text inside (TextRefused, or Refused for positions, before or
     after a model's load) led by ``given``, the text's argument as the user wrote it
-    ("--text-file long.txt", "text='the cat…'"); None: no text was given, none named."""
+    ("--text-file long.txt", "text='the cat…'"); None: no text was given, none named.
+    A refusal the offset caused (its ``offset`` set: the text alone fits) names the
+    offset instead ("--offset 1020", "offset=1020"), given a text or not."""
     try:
         yield
     except PosvizInputError as error:
+        offset = getattr(error, "offset", None)
         about = isinstance(error, TextRefused) or getattr(error, "reason", "") == "positions"
-        if given and about and not str(error).startswith(given):
-            error.args = (f"{given}: {error}",)
+        name = argument("offset", offset) if offset is not None else given if about else None
+        if name and not str(error).startswith(name):
+            error.args = (f"{name}: {error}",)
         raise
 
 

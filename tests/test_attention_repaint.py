@@ -176,3 +176,28 @@ def test_one_paint_pass_switched_off_leaves_each_scene_to_paint_on_its_own(qtbot
         one_paint_pass(view.window(), [view])
         assert bool(changed) is delivered, off
         qtbot.waitUntil(lambda: bool(changed), timeout=5000)      # Qt delivers it anyway
+
+
+def test_the_figure_keeps_no_reference_trace_it_no_longer_shows(qtbot, shown, monkeypatch):
+    """A long input's next head is computed again (its maps not kept): the figure shows
+    a message, and the reference trace it painted (maybe large) is not held by it."""
+    import gc
+    import weakref
+
+    from posviz.gui.plots import attention
+    def first_shown() -> Shown:          # a run of its own: no engine keeps its reference
+        backend = BuiltinBackend(ModelConfig(pe="learned", layers=2, heads=2, d_model=16))
+        session = Session(backend, TEXT)
+        ev = Engine(backend).evaluate(session.seq, session.order, session.positions)
+        return Shown(ev, build_views(ev, mosaic_look(session.selection)))
+    figure = AttentionFigure()
+    qtbot.addWidget(figure)
+    first = first_shown()
+    figure.update_from(first, 1, 0)
+    reference = weakref.ref(first.evaluation.reference)
+    monkeypatch.setattr(attention, "head_images", lambda *args: None)
+    figure.update_from(shown(), 1, 1)               # its maps not kept: a message
+    assert figure.shown_head is None
+    del first
+    gc.collect()
+    assert reference() is None, [type(r).__name__ for r in gc.get_referrers(reference())]

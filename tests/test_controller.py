@@ -48,19 +48,19 @@ def test_start_builds_the_session_and_shows_it_reversed(controller, views):
 
 def test_the_heap_is_trimmed_once_evaluations_stop_not_after_each(qtbot, controller,
                                                                     monkeypatch):
-    from posviz.gui import controller as module
+    from posviz.gui import heap_trim as module
     trims = []
     monkeypatch.setattr(module, "TRIM_FROM", 4)          # the 4-token text counts as large
     monkeypatch.setattr(module, "trim_heap", trims.append)
     c = controller
-    c._trim_timer.setInterval(60_000)                     # a quiet time no drag reaches
+    c._heap.timer.setInterval(60_000)                     # a quiet time no drag reaches
     for _ in range(3):                                    # a drag: one evaluation after another
         with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
             c.session.rotate()
-        assert c._trim_timer.isActive() and c._trim_timer.remainingTime() > 50_000
+        assert c._heap.timer.isActive() and c._heap.timer.remainingTime() > 50_000
     assert trims == []                                    # the next one reuses the pages
-    c._trim_timer.setInterval(100)                        # the window goes quiet
-    c._trim_timer.start()
+    c._heap.timer.setInterval(100)                        # the window goes quiet
+    c._heap.timer.start()
     qtbot.waitUntil(lambda: trims == [4], timeout=TIMEOUT)
     qtbot.wait(300)
     assert trims == [4]                                   # once

@@ -608,6 +608,8 @@ def test_an_offset_beyond_the_model_is_told_at_the_field(qtbot, window):
         c.load(builtin(ModelConfig(pe="learned", max_len=12)))
     panel.field("offset").setValue(5)             # 10 tokens from 5 need 15 positions
     assert "positions" in panel.error_text("offset")
+    # the field is the offset's own: its message names no argument before it
+    assert panel.error_text("offset").startswith("10 tokens from position 5 need 15 ")
     assert panel.error_text("offset").endswith("the plots show the positions as they were")
     assert c.session.positions.offset == 0
     panel.field("offset").setValue(2)

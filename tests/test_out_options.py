@@ -59,3 +59,14 @@ def test_a_figure_save_refuses_a_width_its_file_would_not_read(tmp_path):
 def test_two_flags_of_one_group_are_refused_in_posviz_words(capsys):
     assert refused(capsys, "sweep", "--json", "--csv", "x.csv") == (
         "give --json or --csv, not both")
+
+
+def test_one_check_drops_the_flags_not_given_and_takes_them_with_out():
+    """compare and extend hand refuse_without_out every flag's value; it alone decides
+    which were given."""
+    from posviz.document.files import refuse_without_out
+    refuse_without_out("out", {"--width": 800})
+    refuse_without_out(None, {"--width": None, "--no-csv": None})
+    with pytest.raises(PosvizInputError) as told:
+        refuse_without_out(None, {"--width": 800, "--dpi": None, "--format": "svg"})
+    assert str(told.value).startswith("--width, --format only apply with --out")

@@ -161,8 +161,9 @@ def test_a_check_s_model_load_tells_its_conversion_s_time_left():
     from posviz.models.hf.converted import STEPS
     from posviz.runtime.conversion_left import ConversionLeft
     from posviz.runtime.stage_times import NoTimes
-    now, lines = [0.0], []
-    told = pretrained.load_told(lines.append, "smollm2",
+    now, lines, own = [0.0], [], []
+    told = pretrained.load_told(lambda line, own_left: (lines.append(line),
+                                                        own.append(own_left)), "smollm2",
                                 ConversionLeft(lambda: now[0], NoTimes()))
     for number, (words, counted, seconds) in enumerate(STEPS):
         told(words + ("smollm2" if number == 0 else ""), *((0, 10) if counted else ()))
@@ -173,6 +174,8 @@ def test_a_check_s_model_load_tells_its_conversion_s_time_left():
     assert lines[0] == "loading smollm2: converting smollm2"
     assert lines[-1] == f"loading smollm2: de-quantizing weights, about {left:.0f} s left " \
                         f"of the conversion"
+    # the line that tells the conversion's time left says so as data (Stage.own_left)
+    assert own == ["left of the conversion" in line for line in lines] and own[-1]
 
 
 def test_the_window_s_and_the_command_line_s_check_get_a_load_s_time_left(monkeypatch):

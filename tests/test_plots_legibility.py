@@ -146,7 +146,7 @@ def test_default_window_size_fits_a_small_screen_and_fills_most_of_a_large_one()
     area (at most 2200 x 1400); a small one's stays inside it."""
     from PySide6.QtCore import QRect
 
-    from posviz.gui.window import default_size
+    from posviz.gui.window_size import default_size
 
     assert default_size(None).toTuple() == (1440, 900)
     small = default_size(QRect(0, 0, 1280, 800))

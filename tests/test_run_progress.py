@@ -517,3 +517,25 @@ def test_a_forward_s_time_left_does_not_grow_as_a_layer_s_maps_pass_by_head(monk
     # (a head counts half done when told: its pieces are told as they go)
     assert told and all(b <= 1.1 * a for a, b in zip(told, told[1:])), told
     assert told[-1] < told[0] - 5.0, told
+
+
+def test_the_export_plans_from_the_guard_s_reading_and_lets_a_bug_through(monkeypatch):
+    """The export's (layers, heads) come from the guard's public model_shape; a refused
+    input gives no plan (its run says why), any other error is a bug and is raised."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from posviz.cli.export_drawing import model_shape
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import ModelConfig
+    from posviz.models.limits.guard import model_shape as guard_shape
+    assert guard_shape(ModelConfig(layers=3, heads=2)) == (3, 2)
+    args = SimpleNamespace(command="export", model=None, weights="random", session=None,
+                           layers=3, heads=2)
+    assert model_shape(args) == (3, 2)
+    with monkeypatch.context() as patched:
+        patched.setattr(ModelSpec, "builtin", lambda *a: (_ for _ in ()).throw(
+            KeyError("a bug")))
+        with pytest.raises(KeyError):
+            model_shape(args)

@@ -10,7 +10,7 @@ from posviz.cli import main
 from posviz.document.provenance import made_by
 from posviz.errors import PosvizInputError
 
-SAID = "does not apply to {pe}: it weighs an encoding's positional signal, and none has none"
+SAID = "does not apply to {pe}: NoPE has no positional signal to weigh"
 
 
 @pytest.mark.parametrize("argv", [["report", "--text", "a b"], ["sweep", "--text", "a b c"],

@@ -51,3 +51,31 @@ def test_python_names_text_with_its_start(minilm):
     with pytest.raises(PosvizInputError) as refused:
         posviz.compare_encodings("   ", encodings=["none", "rope"])
     assert str(refused.value) == "text='   ': the text is empty"
+
+
+def test_a_refusal_the_offset_caused_names_the_offset_not_the_text():
+    """6 tokens fit the learned model's 1,024 positions: from position 1,020 they do not,
+    and it is --offset (offset=) that is named; a text too long alone still names the text."""
+    said = "6 tokens from position 1,020 need 1,026 positions, but the built-in model has 1,024"
+    status, err = cli("report", "--text", "a b c d e f", "--pe", "learned", "--offset", "1020")
+    assert status == 2 and err.splitlines()[-1] == f"posviz: error: --offset 1020: {said}"
+    with pytest.raises(Refused) as refused:
+        posviz.load(pe="learned").compare("a b c d e f", offset=1020)
+    assert str(refused.value) == f"offset=1020: {said}"
+    status, err = cli("report", "--text", " ".join(["a"] * 1030), "--pe", "learned",
+                      "--offset", "10")
+    assert status == 2 and err.splitlines()[-1].startswith(
+        "posviz: error: --text: 1,030 tokens from position 10"), err
+
+
+def test_a_run_s_own_length_check_names_the_offset_it_blames():
+    from types import SimpleNamespace
+
+    from posviz.errors import naming_text
+    from posviz.models.backend import check_length
+    from posviz.models.config import Positions
+    backend = SimpleNamespace(max_positions=1024, name="the built-in model")
+    for n, offset, named in ((6, 1020, "offset=1020: "), (1030, 0, "text='a': ")):
+        with pytest.raises(PosvizInputError) as refused, naming_text("text='a'"):
+            check_length(backend, n, Positions(offset=offset))
+        assert str(refused.value).startswith(f"{named}{n:,} tokens from position {offset:,}")

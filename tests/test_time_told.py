@@ -430,9 +430,16 @@ def test_a_stage_telling_its_own_time_left_is_not_told_the_run_s(qtbot, settings
         assert "left in all" in tab.status.text() or "longer" in tab.status.text()
         own = "loading smollm2: de-quantizing weights, about 50 s left of the conversion " \
               "(model 5 of 5)"
-        tab._stage_started(load.retold(own))
+        tab._stage_started(load.retold(own, own_left=True))
         tab._tell_progress()
         assert tab.status.text() == f"{own}…", tab.status.text()
         assert tab.progress.maximum() == 0               # busy, not a share of the run
+        # the flag decides, not the words: reworded, it is still not told the run's
+        reworded = "loading smollm2: de-quantizing weights, 50 s to go converting it " \
+                   "(model 5 of 5)"
+        tab._stage_started(load.retold(reworded, own_left=True))
+        tab._tell_progress()
+        assert tab.status.text() == f"{reworded}…", tab.status.text()
+        assert tab.progress.maximum() == 0
     finally:
         tab.shutdown()

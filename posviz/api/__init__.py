@@ -29,7 +29,8 @@ the command line, on 2 shared cores).
 """
 import os
 
-from .experiments import compare_encodings, extend, order_use, paper, probe, sweep, train
+from .experiments import compare_encodings, extend, order_use, paper, probe, sweep
+from .training import train
 from .model import Model, builtin_config, load, load_session, read_texts
 from .report import Report
 from .steps import StepPrinter

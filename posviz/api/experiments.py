@@ -1,6 +1,7 @@
-"""The experiments from Python: what ``posviz sweep``, ``probe``, ``paper``, ``compare``
-and ``train`` run, each returning a result whose ``to_dict()`` is the command's
-``--json`` and whose ``figure()`` draws the command's (the Experiments tab's) figure.
+"""The experiments from Python: what ``posviz sweep``, ``probe``, ``paper``, ``compare``,
+``extend`` and ``order-use`` run (``train``: api.training), each returning a result
+whose ``to_dict()`` is the command's ``--json`` and whose ``figure()`` draws the
+command's (the Experiments tab's) figure.
 
 Each takes a model as the command line does: ``model`` a loaded posviz.Model, a
 pretrained model's name or folder, or None for the built-in model, configured by its
@@ -9,20 +10,19 @@ but in a sweep and a probe, whose ``seed`` seeds the orders: there it is ``model
 as ``--model-seed``) with ``weights``. The guard
 (models.limits.guard) runs before the model is loaded and again before the runs.
 
-A new command joins the same way: its function here (its checks, then the analysis'
-call), its result in results.py (``to_dict``: the command's --json; ``job``: what the
+A new command joins the same way: its function here or in a module of its own, as
+api.training (its checks, then the analysis' call), its result in results.py (``to_dict``: the command's --json; ``job``: what the
 window's Experiments tab would run, which draws its figure), its name in
 posviz.__all__ and posviz.api.__all__, and its command calling this function.
 """
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..errors import PosvizInputError, TextRefused, argument, names_text
 from ..models.config import ModelConfig, Positions
-from .arguments import (check_flag, check_say, check_type, check_weights, check_whole,
-                        takes)
+from .arguments import check_flag, check_say, check_type, check_weights, takes
 from .model import (BUILTIN_OPTIONS, EXPERIMENT_OPTIONS, Model, builtin_config, load,
                     order_text, refuse_checkpoint_seed)
 from .runs import (Counted, Said, check_probe, check_sweep, probe_on, refuse_seed,
@@ -31,7 +31,7 @@ from .slow_calls import told_when_slow
 from .steps import check_progress
 
 if TYPE_CHECKING:
-    from .results import Comparison, Extended, OrderUsed, Paper, Probe, Sweep, Trained
+    from .results import Comparison, Extended, OrderUsed, Paper, Probe, Sweep
 
 
 def model_of(model, options: dict, *, weights: str = "random", device: str = "cpu",
@@ -258,69 +258,6 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
         result = run(config, kinds, weights, text, order, where, count,
                      say=None if count is None else count.stage)
     return Comparison(result)
-
-
-@takes(options=BUILTIN_OPTIONS, also=("model_seed",))
-@told_when_slow
-def train(out, *, corpus: str = "kjv", steps: int | None = None, length: int | None = None,
-          batch: int | None = None, vocab: int | None = None, lr: float | None = None,
-          warmup: int | None = None, tokenizer: str | None = None, store: str = "float16",
-          config=None, recipe=None, progress: Callable | bool | None = None,
-          say: Said | None = None, order_every: int = 0, **options) -> "Trained":
-    """Train the built-in model (``options`` as keywords: ``pe``, ``layers``…, or
-    ``config``, a ModelConfig; always causal) as a causal language model on ``corpus``
-    ("kjv" or a text file) with the shipped checkpoints' recipe unless told, and write
-    its checkpoint folder to ``out``, as ``posviz train``; ``.to_dict()`` is ``train
-    --json``. A warm-up not shorter than the steps is cut to one step less, and said
-    (``notes``; ``say``). ``recipe``: a models.training.checkpoint.Recipe whole, instead of its
-    fields. ``progress(p)`` is told the step, loss, tokens a second and time left;
-    ``order_every``: measure the model's use of order every that many steps (0: only
-    at the end), as ``--order-every``."""
-    from ..models.training.checkpoint import Recipe
-    from ..models.training.train import train as run
-    from .results import Trained
-    check_type("out", out, (str, os.PathLike), "the checkpoint folder's path")
-    from ..document.files import check_new_folder     # (numpy: not at posviz's import)
-    check_new_folder(out, "out")            # before the training, not after it
-    check_type("corpus", corpus, (str, os.PathLike), "kjv or a text file's path")
-    check_type("tokenizer", tokenizer, (str, os.PathLike, type(None)),
-               "a tokenizer.json's path or None")
-    check_say(say)
-    check_whole("order_every", order_every)
-    chosen = {name: value for name, value in (("steps", steps), ("length", length),
-              ("batch", batch), ("vocab", vocab), ("lr", lr), ("warmup", warmup))
-              if value is not None}
-    if recipe is None:
-        recipe = Recipe(corpus=corpus, store=store, **chosen)
-    elif not isinstance(recipe, Recipe):
-        check_type("recipe", recipe, Recipe, "a models.training.checkpoint.Recipe or None")
-    elif chosen:
-        raise PosvizInputError(f"{argument(next(iter(chosen)))} cannot be given with "
-                               f"{argument('recipe')}")
-    problems = recipe.problems()
-    if problems:
-        raise PosvizInputError(problems[0])
-    refuse_model_seed(options, "train")
-    if options.get("mask", "causal") != "causal":
-        raise PosvizInputError(f"train trains a causal language model: "
-                               f"{argument('mask', options['mask'])} cannot be trained")
-    if config is None:
-        config = builtin_config({**options, "mask": "causal"})
-    check_type("config", config, ModelConfig, "a ModelConfig or None")
-    check_progress(progress)
-    if progress is True:                       # the command line's lines, on stderr
-        from .steps import StepPrinter, training_line
-        say = StepPrinter() if say is None else say
-        progress = lambda p: say(training_line(p))            # noqa: E731
-    notes = []
-    if recipe.warmup >= recipe.steps:
-        notes.append(f"the warm-up of {recipe.warmup} steps is not shorter than the "
-                     f"{recipe.steps} steps: the learning rate rises over "
-                     f"{max(recipe.steps - 1, 0)} steps and decays over the last")
-        if say is not None:
-            say(f"note: {notes[-1]}")
-    checkpoint, _ = run(config, recipe, out, tokenizer, progress or None, say, order_every)
-    return Trained(checkpoint, config, recipe, notes)
 
 
 @takes()

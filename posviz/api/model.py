@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from ..errors import PosvizInputError, TextRefused, argument, names_text, speaks_flags
 from ..models.config import ModelConfig, Positions
-from ..models.options import MODEL_OPTIONS, OPTIONS, scale_problem
+from ..models.options import MODEL_OPTIONS, OPTIONS, check_scale
 from .arguments import (check_flag, check_type, check_weights, check_whole, checks_calls,
                         takes)
 from .report import Report
@@ -46,8 +46,7 @@ def builtin_config(options: dict, kinds=None) -> ModelConfig:
         raise PosvizInputError(f"unknown option {unknown[0]!r} of the built-in model "
                                f"(options: {', '.join(BUILTIN_OPTIONS)})")
     config = ModelConfig(**options).validate()
-    if "pe_scale" in options and scale_problem(kinds or [config.pe]):
-        raise PosvizInputError(scale_problem(kinds or [config.pe]))
+    check_scale("pe_scale" in options, kinds or [config.pe])
     return config
 
 

@@ -43,14 +43,11 @@ def texts_of(texts, none_is_default: bool = True) -> list[str]:
                                f"text {empty + 1:,} of {len(texts):,} is empty")
     if none_is_default and not texts:
         raise PosvizInputError(f"{argument('texts')} holds no text")
-    from ..errors import TextRefused, speaks_flags
+    from ..errors import naming_text, speaks_flags
     from ..models.limits.encodable import check_encodable
-    try:
+    # named as Python gave them (a flag: by its main)
+    with naming_text(None if speaks_flags() else argument("texts")):
         check_encodable(texts)
-    except TextRefused as error:        # named as Python gave them (a flag: by its main)
-        if not speaks_flags():
-            error.args = (f"{argument('texts')}: {error}",)
-        raise
     return texts
 
 

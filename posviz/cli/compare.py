@@ -90,9 +90,8 @@ def as_table(result, metric: str) -> list[str]:
 
 
 def run(args) -> int:
-    refuse_without_out([] if args.out else [flag for flag, value in (
-        ("--format", args.format), ("--width", args.width), ("--dpi", args.dpi),
-        ("--no-csv", args.no_csv or None)) if value is not None])
+    refuse_without_out(args.out, {"--format": args.format, "--width": args.width,
+                                  "--dpi": args.dpi, "--no-csv": args.no_csv or None})
     if args.out:
         formats = parse_formats(args.format or FORMATS)
         check_sizes(args.width, args.dpi, "png" in formats,     # in export's words

@@ -30,13 +30,13 @@ def model_shape(args) -> tuple[int, int] | None:
     if getattr(args, "session", None) is not None:
         return None
     from ..document.spec import ModelSpec
-    from ..models.limits.guard import _target     # the guard's reading of its config
+    from ..errors import PosvizInputError
+    from ..models.limits.guard import model_shape
     from .options import builtin_config
     try:
         model = args.model or ModelSpec.builtin(builtin_config(args), args.weights).config
-        target = _target(model, getattr(args, "dtype", "float32"))
-        return None if target is None else target.view()
-    except Exception:       # refused by the run itself, in its own words
+        return model_shape(model, getattr(args, "dtype", "float32"))
+    except PosvizInputError:    # refused by the run itself, in its own words
         return None
 
 

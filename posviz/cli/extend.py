@@ -92,8 +92,7 @@ def run(args) -> int:
     factors = factors_of(args.factors)
     from ..analysis.experiments.extension import check_lab_weights
     check_lab_weights(args.weights)         # before --out's folder is made
-    refuse_without_out([] if args.out else [flag for flag, value in (
-        ("--format", args.format), ("--width", args.width)) if value is not None])
+    refuse_without_out(args.out, {"--format": args.format, "--width": args.width})
     if args.out:
         formats = parse_formats(args.format or "png")
         check_sizes(args.width, None, "png" in formats,

@@ -19,7 +19,7 @@ from ..models.training.checkpoint import ARCHITECTURE, RANDOM, TRAINED, WEIGHTS_
 from ..models.config import ModelConfig, Positions
 from ..models.hf.sources import BUNDLED
 from ..models.options import (MODEL_OPTIONS, OPTIONS, POSITION_OPTIONS, PRECISIONS, Option,
-                              pretrained_dtype_problem, scale_problem)
+                              check_scale, pretrained_dtype_problem)
 from .texts import Once, add_text_arguments
 
 # Option name -> its flag, where the flag is not the name with dashes.
@@ -155,8 +155,7 @@ def builtin_config(args: argparse.Namespace, kinds=None) -> ModelConfig:
     draws random weights) is given, when a flag contradicts the checkpoint's, or when
     --pe-scale is given to no encoding it scales (of ``kinds``: compare's, else --pe)."""
     config = model_config(args)
-    if "pe_scale" in vars(args) and scale_problem(kinds or [config.pe]):
-        raise PosvizInputError(scale_problem(kinds or [config.pe]))
+    check_scale("pe_scale" in vars(args), kinds or [config.pe])
     weights = getattr(args, "weights", RANDOM)
     if weights == RANDOM:
         return config

@@ -54,9 +54,11 @@ def check_sizes(width, dpi, png: bool, given: str) -> None:
                                    f"{given})")
 
 
-def refuse_without_out(given: list[str]) -> None:
-    """The options of what ``--out`` writes (``given``: the flags given), refused
-    without it: nothing is written, so they would be silently ignored."""
+def refuse_without_out(out, options: dict) -> None:
+    """The options of what ``--out`` writes (``options``: each flag's value, None when
+    not given) refused when ``out`` is not given: nothing is written, so they would be
+    silently ignored."""
+    given = [] if out else [flag for flag, value in options.items() if value is not None]
     if given:
         verb = "applies" if len(given) == 1 else "apply"
         raise PosvizInputError(f"{', '.join(given)} only {verb} with --out (nothing is "

@@ -16,21 +16,20 @@ torch's libraries load without Python's lock), and its model panel on ``ready``.
 """
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from ..boot import TRIM_FROM, before_torch, note_activity, trim_heap
+from ..boot import before_torch, note_activity
 from ..errors import PosvizInputError, one_line
 from ..runtime.jobs import (START_STEPS, EvaluationJob, EvaluationRunner, LoadJob, StartJob,
                             ViewsJob, load_model)
 from ..runtime.scheduler import Outcome, Scheduler
+from .heap_trim import HeapTrim
 from .settings import downloads_allowed
 from .status import StartSteps
 
-TRIM_AFTER_MS = 1000            # quiet time before freed memory goes back to the system
 ASK_ABOVE_BYTES = 500 * 10**6   # a larger download of a hub model is asked for first
 
 if TYPE_CHECKING:               # the core's modules import torch: only on the worker
@@ -96,10 +95,7 @@ class Controller(QObject):
         self._load_token = None         # the load whose progress is shown
         self._start_later = None        # the pretrained model a start loads once ready
                                         # (then, as it loads: it and the order shown)
-        self._trimming = threading.Lock()
-        self._trim_tokens = 0           # the length of the evaluation shown last
-        self._trim_timer = QTimer(self, singleShot=True, interval=TRIM_AFTER_MS)
-        self._trim_timer.timeout.connect(self._trim_heap)
+        self._heap = HeapTrim(self)
         # a session edit's request waits for the event loop's next turn (queued while active)
         self._request_timer = QTimer(self, singleShot=True, interval=0)
         self._request_timer.timeout.connect(lambda: self.request(announce=False))
@@ -278,26 +274,9 @@ class Controller(QObject):
         self.last_shown, self.last_ms, self._painted = shown, ms, outcome.generation
         self.restyled = isinstance(outcome.job, ViewsJob)
         self.evaluated.emit(shown, ms)
-        self._trim_heap_soon(len(shown.evaluation.order))   # (workaround "malloc-trim")
-
-    def _trim_heap_soon(self, n_tokens: int) -> None:
-        """Give freed heap pages back once no evaluation has been shown for
-        TRIM_AFTER_MS: during a drag the next evaluation reuses them."""
-        if n_tokens >= TRIM_FROM:
-            self._trim_tokens = n_tokens
-            self._trim_timer.start()                # again: the quiet time starts now
-
-    def _trim_heap(self) -> None:
-        """trim_heap off the GUI thread (it takes milliseconds), one at a time."""
-        n_tokens = self._trim_tokens
-        if self._trimming.acquire(blocking=False):
-
-            def trim():
-                try:
-                    trim_heap(n_tokens)
-                finally:
-                    self._trimming.release()
-            threading.Thread(target=trim, name="posviz-trim", daemon=True).start()
+        # the result shown before is gone now: its freed pages go back once the window
+        # is quiet (workaround "malloc-trim")
+        self._heap.soon(len(shown.evaluation.order))
 
     # -- models -----------------------------------------------------------------------
     def load(self, spec: ModelSpec, confirmed: bool = False,
@@ -374,7 +353,7 @@ class Controller(QObject):
     def shutdown(self) -> None:
         """Stop both workers: the evaluation at its next layer; a load is abandoned."""
         self._load_token = None
-        self._trim_timer.stop()
+        self._heap.stop()
         self._request_timer.stop()
         self._compute.shutdown()
         self._loader.shutdown()

@@ -12,7 +12,7 @@ It shows the session's events; the plots draw the session's view selection thems
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, QSize, Qt, Slot
+from PySide6.QtCore import QSettings, Qt, Slot
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (QAbstractSpinBox, QFrame, QLabel, QMainWindow, QScrollArea,
                                QStackedWidget, QVBoxLayout, QWidget)
@@ -29,6 +29,7 @@ from .remembered import (builtin_remembered, keep_on_screen, remember, remembere
 from .status import ElidedLabel, StatusLine
 from .tokens.text_row import TextRow
 from .tokens.strip import TokenStrip
+from .window_size import default_size
 
 STRIP_MAX_HEIGHT = 143            # about three rows of chips; more rows scroll,
                                   # so a long text leaves the plots room
@@ -39,25 +40,6 @@ PLOTS_MIN_HEIGHT = 710            # below this the plots scroll rather than squa
                                   # a tab showing one row, half); the least default
                                   # window (1440 x 900) shows both rows whole
 SHORT_WINDOW = 820                # a window shorter than this drops the hint line
-
-
-DEFAULT_SIZE = (1440, 900)        # a first start's window, at least (screen allowing)
-LARGEST_SIZE = (2200, 1400)       # ... and at most, however large the screen
-SCREEN_SHARE = 0.9                # of a large screen's available area: at 1440 x 900
-                                  # a 1920 x 1080 screen's symmetry plot was ~200 px tall
-
-
-def default_size(available=None) -> QSize:
-    """A first start's size: SCREEN_SHARE of the screen's available area, no smaller
-    than DEFAULT_SIZE nor larger than LARGEST_SIZE; a little less than the screen when
-    the screen is smaller than DEFAULT_SIZE. DEFAULT_SIZE without a screen."""
-    (width, height), (widest, tallest) = DEFAULT_SIZE, LARGEST_SIZE
-    if available is not None and available.width() > 0:
-        width = min(max(width, int(available.width() * SCREEN_SHARE)), widest,
-                    int(available.width() * 0.96))
-        height = min(max(height, int(available.height() * SCREEN_SHARE)), tallest,
-                     int(available.height() * 0.94))
-    return QSize(width, height)
 
 
 def import_plots() -> None:
@@ -222,7 +204,8 @@ class MainWindow(QMainWindow):
         self.plots_scroll.setWidget(self.plots)
         self.plots_scroll.setWidgetResizable(True)
         self.plots_scroll.setFrameShape(QFrame.NoFrame)
-        self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)   # not cut
+        # narrower than the plots' minimum: scroll sideways, not cut the rightmost map off
+        self.plots_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)
         self.plots_area.addWidget(self.plots_scroll)
         self.plots.hoverMessage.connect(self.hover_label.setText)
         self.experiments.figure.hovered.connect(self.hover_label.setText)

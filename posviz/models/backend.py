@@ -144,10 +144,12 @@ def too_long(n: int, offset: int, limit: int, name: str, counted: bool = True) -
 
 
 def check_length(backend: Backend, n: int, positions: Positions) -> None:
-    """Raise PosvizInputError if n tokens at this offset exceed the model's positions."""
+    """Raise TextRefused if n tokens at this offset exceed the model's positions (its
+    ``offset`` set when the n tokens alone fit: the offset is to blame)."""
     limit = backend.max_positions
     if limit is not None and positions.offset + n > limit:
-        raise TextRefused(too_long(n, positions.offset, limit, backend.name))
+        raise TextRefused(too_long(n, positions.offset, limit, backend.name),
+                          offset=positions.offset if n <= limit else None)
 
 
 def truncate_sequence(seq: TokenSequence, room: int | None) -> TokenSequence:

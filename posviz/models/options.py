@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import argument, speaks_flags
+from ..errors import PosvizInputError, argument, speaks_flags
 from .encodings import ENCODINGS, KINDS, SinusoidalEncoding
 
 # Each encoding's title (with its paper): what menus and figure headings show.
@@ -93,13 +93,15 @@ def pretrained_dtype_problem(dtype) -> str | None:
     return f"{argument('dtype')} must be one of {', '.join(PRECISIONS)} (got {dtype!r})"
 
 
-def scale_problem(kinds) -> str | None:
-    """Why ``pe_scale`` given cannot apply to the encodings ``kinds``, or None: it weighs
-    a positional signal, and none of them has one (NoPE)."""
-    if any(ENCODINGS[kind].acts for kind in kinds):
-        return None
-    return (f"{argument('pe_scale')} does not apply to {argument('pe', kinds[0])}: it "
-            f"weighs an encoding's positional signal, and {kinds[0]} has none")
+def check_scale(given: bool, kinds) -> None:
+    """The one check of ``pe_scale`` at every entry: PosvizInputError when it is
+    ``given`` and none of the encodings ``kinds`` has a positional signal for it to
+    weigh (NoPE)."""
+    if not given or any(ENCODINGS[kind].acts for kind in kinds):
+        return
+    raise PosvizInputError(f"{argument('pe_scale')} does not apply to "
+                           f"{argument('pe', kinds[0])}: "
+                           f"{ENCODINGS[kinds[0]].short} has no positional signal to weigh")
 
 
 def _options(*options: Option) -> dict[str, Option]:

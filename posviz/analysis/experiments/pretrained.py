@@ -128,7 +128,7 @@ def lent(loaded: dict | None, name: str):
 
 def load_told(tell, name: str, left=None):
     """A load's ``progress`` (step, done, total) told as ``tell("loading NAME: step, 12
-    of 272")``: each new step, each tenth of a count, a step told again every 5 s (its
+    of 272", own_left)``, ``own_left`` True when the words tell the conversion's time left: each new step, each tenth of a count, a step told again every 5 s (its
     seconds so far); SmolLM2's first load, its conversion, said only "loading smollm2"
     for 33 s. ``left``: the conversion's time left, told each step too (``told(step,
     done, total)``) and its ``words()`` (", about 40 s left of the conversion") added:
@@ -144,14 +144,16 @@ def load_told(tell, name: str, left=None):
         ticked = TICKED.fullmatch(step)
         if ticked is not None:
             if int(ticked[2]) % 5 == 0:
-                tell(f"loading {name}: {ticked[1]}, {ticked[2]} s so far{words()}")
+                said = words()
+                tell(f"loading {name}: {ticked[1]}, {ticked[2]} s so far{said}", bool(said))
             return
         tenth = 10 * done // total if done is not None and total else -1
         if [step, tenth] == last or step == last[0] and tenth < 0:
             return
         last[:] = [step, tenth]
+        said = words()
         tell(f"loading {name}: {step}" + (f", {done} of {total}" if tenth >= 0 else "")
-             + words())
+             + said, bool(said))
     return told
 
 
@@ -174,9 +176,10 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None,
     lends = [False] * len(kinds) + [twins[name] is not None for name in BUNDLED_MODELS]
     work = [shift_work(p, twin) for p, twin in zip(parameters, lends)]
 
-    def stage(k: int, text: str) -> None:
+    def stage(k: int, text: str, own_left: bool = False) -> None:
         if say is not None:
-            say(Stage(f"{text} (model {k + 1} of {count})", k + 1, count, work))
+            say(Stage(f"{text} (model {k + 1} of {count})", k + 1, count, work,
+                      own_left=own_left))
     values, absolute, relative = {}, [], []
     models = [description(by_kind[kind]) for kind in kinds]
     for k, kind in enumerate(kinds):
@@ -194,7 +197,7 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None,
             left = load_left() if load_left is not None else None
             try:
                 backend = load_backend(name, should_stop=should_stop,
-                                       progress=load_told(lambda text: stage(k, text), name,
+                                       progress=load_told(lambda text, own: stage(k, text, own), name,
                                                           left))
             except PosvizInputError:                  # not installed here: left out
                 continue

@@ -13,7 +13,9 @@ class Stage(str):
     ``steps``: each of this stage's counted steps' work, None when alike; ``kinds``:
     each stage's kind ("forwards", "fits"), whose pace a listener measures apart, None
     when all are of one; ``part``: this stage's counted steps come in parts of this
-    many (a compared model's forwards, of its layers each), None when not in parts."""
+    many (a compared model's forwards, of its layers each), None when not in parts;
+    ``own_left``: its words tell a time left of their own (a model load's conversion,
+    pretrained.load_told), which the run's pace knows nothing of."""
 
     number: int
     stages: int
@@ -21,21 +23,23 @@ class Stage(str):
     steps: tuple[float, ...] | None
     kinds: tuple[str, ...] | None
     part: int | None
+    own_left: bool
 
     def __new__(cls, text: str, number: int, stages: int, work=None, steps=None,
-                kinds=None, part=None) -> "Stage":
+                kinds=None, part=None, own_left: bool = False) -> "Stage":
         stage = super().__new__(cls, text)
         stage.number, stage.stages = number, stages
         stage.work = None if work is None else tuple(map(float, work))
         stage.steps = None if steps is None else tuple(map(float, steps))
         stage.kinds = None if kinds is None else tuple(kinds)
-        stage.part = part
+        stage.part, stage.own_left = part, own_left
         return stage
 
-    def retold(self, text: str) -> "Stage":
-        """The same stage of the same run in other words."""
+    def retold(self, text: str, own_left: bool | None = None) -> "Stage":
+        """The same stage of the same run in other words (``own_left``: as they are
+        when None)."""
         return Stage(text, self.number, self.stages, self.work, self.steps, self.kinds,
-                     self.part)
+                     self.part, self.own_left if own_left is None else own_left)
 
 
 

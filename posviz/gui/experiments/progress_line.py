@@ -18,10 +18,6 @@ from ..status import ElidedLabel
 
 LINES = 2
 JOINERS = " :;,"          # between the stage's words and how far it is
-# a stage's words that tell a time left of their own (a model load's conversion:
-# analysis.experiments.pretrained.load_told): the run's pace knows nothing of it
-OWN_LEFT = re.compile(r", about [^,;()]+ left of ")
-
 
 # the counts at a line's end, kept whole when its words are cut: "(length 2 of 3)",
 # "(model 3 of 5)", ": 4 lengths", ", 9 texts"
@@ -250,8 +246,8 @@ def tell_progress(tab) -> None:
     clock, stage = tab._clock, tab._stage
     # sinha2022's SmolLM2 load said "about 50 s left of the conversion …; about 1 s left
     # in all" beside a bar at 100 %: a stage telling its own time left is not told the
-    # run's, and its bar is busy
-    own = OWN_LEFT.search(stage)
+    # run's, and its bar is busy (Stage.own_left: a plain str tells none)
+    own = getattr(stage, "own_left", False)
     if clock.count > 1 and not own:
         share = clock.share_done()
         tab.progress.setRange(0, 1000)

@@ -6,7 +6,7 @@ Each figure declares its stable name (exported files are ``<name>.png``, ``<name
 import PySide6.QtWidgets  # noqa: F401  (PySide6 before pyqtgraph picks the binding)
 
 from .figures import FIGURES
-from .mosaic_figure import mosaic_look
+from .mosaic_modes import mosaic_look
 from .panel import PlotsPanel
 
 __all__ = ["PlotsPanel", "FIGURES", "mosaic_look"]

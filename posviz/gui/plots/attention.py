@@ -7,6 +7,8 @@ maps exactly, and the difference map is white.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -173,7 +175,9 @@ class AttentionFigure(Figure):
         self.where = ""
         self.shown_head = None       # (evaluation, layer, head) whose values hover reads
         self.block = 1               # tokens a side per pixel of the maps painted
-        self._original_of = None     # (reference Trace, layer, head, block) painted
+        # (weakref to the reference Trace, layer, head, block) of the original map painted:
+        # its identity only, so a trace no longer shown (maybe large) is not held here
+        self._original_of = None
         self.corner.setToolTip("The largest |reordered − original| in the selected head's map")
         canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         repaint_whole_when_laid_out(canvas)
@@ -214,8 +218,8 @@ class AttentionFigure(Figure):
         self.data = {"original": maps.original, "reordered_aligned": maps.aligned,
                      "difference": maps.difference}
         block, n = maps.block, maps.n
-        original_of = (ref, layer, head, block)
-        if self._original_of is None or self._original_of[0] is not ref or (
+        original_of = (weakref.ref(ref), layer, head, block)
+        if self._original_of is None or self._original_of[0]() is not ref or (
                 self._original_of[1:] != original_of[1:]):
             # a reorder of the same reference run leaves the original map as painted:
             # neither coloured again nor repainted

@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtWidgets
 from . import own_size
 from .arrange import plots_nothing
 from .figures import FIGURE_TYPES, FIGURES, check_figure_view
-from .mosaic_figure import mosaic_look
+from .mosaic_modes import mosaic_look
 from .panel import PlotsPanel
 from posviz.document.files import check_save
 from posviz.document.provenance import describe_model

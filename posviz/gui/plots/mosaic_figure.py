@@ -10,30 +10,13 @@ from .mosaic_seams import seams_item, seams_path
 from .attention import _quote
 from .base import Figure
 from .hover import wrapped
+from .mosaic_modes import BAR_LABELS, MOSAIC_MODES, mosaic_look
 from .tabs import ATTENTION
 from .workarounds import HeatmapImage
-from posviz.document.spec import MOSAIC_MODES as MODES
 from posviz.document.spec import Selection
 from posviz.views.mosaic import (MOSAIC_GAP, MosaicLook, block_labels, label_step, mosaic_grid,
                                  wrap_image)
 from posviz.views.pooling import MOSAIC_DATA
-
-# What the mosaic's modes (document.spec.MOSAIC_MODES) are called on screen.
-MOSAIC_MODES = {
-    "difference": "reordered (aligned) − original",
-    "original": "original order",
-    "reordered": "reordered, aligned back",
-}
-assert tuple(MOSAIC_MODES) == MODES
-
-
-def mosaic_look(selection: Selection) -> MosaicLook:
-    """The look of the mosaic for a selection: its mode, levels and colour table."""
-    if selection.mosaic == "difference":
-        r = float(selection.difference_range)
-        return MosaicLook("difference", (-r, r), style.argb_table(style.DIVERGING))
-    return MosaicLook(selection.mosaic, style.ATTENTION_LEVELS,
-                      style.argb_table(style.SEQUENTIAL))
 
 
 class _TileImage(HeatmapImage):
@@ -51,14 +34,13 @@ class _TileImage(HeatmapImage):
             super().mouseClickEvent(ev)
 
 
-# What the mosaic's colour bar measures, by mode (the attention figure's bars say the same).
-BAR_LABELS = {"difference": "difference", "original": "attention weight",
-              "reordered": "attention weight"}
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
 OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
 PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
-STRETCH = 2.0           # a cell on screen up to 2:1, the tiles filling the panel; a file's square
-OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, less the view's spare side
+STRETCH = 2.0           # a cell on screen at most this many times as tall as wide (or
+                        # wide as tall), so the tiles fill their panel; a file's are square
+OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, narrower or shorter by the
+                        # view's spare side (whatever the window's size)
 
 
 class MosaicFigure(Figure):
@@ -347,8 +329,10 @@ class MosaicFigure(Figure):
         self._outline(selection.layer, selection.head)
 
     def _outline(self, layer: int, head: int) -> None:
-        """Outline the tile of layer 1..L, head 0..h-1 just outside its edges (its pen
-        OUTLINE_PX screen pixels, centred OUTLINE_PX / 2 + 1 out): none of its cells."""
+        """Outline the tile of layer 1..L, head 0..h-1 just outside its edges: its pen
+        (OUTLINE_PX screen pixels) centred OUTLINE_PX / 2 + 1 screen pixels out, so it
+        covers none of the tile's rows and columns (a margin in pixels of the tile
+        would be several screen pixels wide for a short text)."""
         self._selected = (layer, head)
         if self._grid is None:
             return

@@ -21,7 +21,7 @@ from .base import Figure
 from .exporting import add_copy_action, add_export_actions, copy_figure, figure_to_copy
 from .figures import FIGURE_TYPES, FIGURES, tab_figures
 from .hover import wrapped
-from .mosaic_figure import MOSAIC_MODES
+from .mosaic_modes import MOSAIC_MODES
 from .page_scroll import ScrolledTabs
 from .panel_files import PanelFiles
 from .repaint import one_paint_pass

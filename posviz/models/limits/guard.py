@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 
-from ...errors import PosvizInputError, Refused, argument
+from ...errors import Refused, argument
 from ..config import ModelConfig
 from .devices import ACCELERATORS, DEVICES, check_device  # noqa: F401 (the guard's)
 from .encodable import check_encodable
 from .duration import MOST_HOURS, PACE, RANDOM_KINDS, check_time  # noqa: F401 (guard's)
 from .memory import SAFETY, limit_bytes, size_text
+from .target import Target, model_shape, target_of  # noqa: F401 (the guard's)
 from .view import check_chosen, check_view  # noqa: F401 (the guard's)
 
 ALL_AT_MOST = 7                 # a sweep of kind "all" runs at most 7! orders
@@ -221,7 +221,7 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
     asked to run it anyway). ``view``: check_view's (layer, head[, first]), refused as
     soon as the model's config is read, before its weights."""
     check_device(device)
-    target = _target(model, dtype)
+    target = target_of(model, dtype)
     if target is None:              # a model this machine does not hold: its load says why
         if folds is not None:       # (its positions are not known: the folds are)
             check_folds(*folds)
@@ -231,7 +231,8 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
     limit = target.max_positions
     if limit is not None and offset + n_tokens > limit:
         from ..backend import too_long
-        raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions")
+        raise Refused(too_long(n_tokens, offset, limit, target.name, counted), "positions",
+                      offset=offset if n_tokens <= limit else None)
     if folds is not None:
         check_folds(*folds)
     if orders is not None:
@@ -249,7 +250,7 @@ def check(model, n_tokens: int = 0, *, offset: int = 0, device: str | None = Non
         _check_kept(target, orders, n, extra, offloaded)
 
 
-def _check_kept(target: "_Target", orders: Orders, n: int, extra: int,
+def _check_kept(target: "Target", orders: Orders, n: int, extra: int,
                 offloaded: bool) -> None:
     """Refuse (reason "count") a count whose kept measurements would not fit beside
     the runs, naming the largest count that fits."""
@@ -298,83 +299,3 @@ def _check_count(orders: Orders) -> None:
         raise Refused(f"{argument('count', orders.count)} asks for more orders than exist: "
                       f"{orders.movable} {what} {'has' if one else 'have'} "
                       f"{orders.distinct:,} ({fix})", "count")
-
-
-@dataclass
-class _Target:
-    """What the checks read of a model: its name, positions, size, and its memory check."""
-
-    name: str
-    max_positions: int | None
-    sizes: object                   # () -> (layers, width)
-    check_memory: object            # (n, extra bytes, offloaded) -> None or Refused
-    view: object = lambda: (0, 0)   # () -> (layers, heads); 0: not known
-
-
-def _target(model, dtype: str) -> _Target | None:
-    from . import memory
-    if isinstance(model, ModelConfig):
-        from ..encodings import ENCODINGS
-        config = model.validate()
-        return _Target("the built-in model", ENCODINGS[config.pe].table_length(config.max_len),
-                       lambda: (config.layers, config.d_model),
-                       lambda n, extra, _: memory.check_fits(config, n, extra),
-                       lambda: (config.layers, config.heads))
-    if isinstance(model, str):
-        return _pretrained(model, dtype)
-    if isinstance(getattr(model, "config", None), ModelConfig):      # the built-in model
-        built = model.config         # its weights are small: counted as when not built
-        return _Target("the built-in model", model.max_positions,
-                       lambda: (built.layers, built.d_model),
-                       lambda n, extra, _: memory.check_fits(built, n, extra),
-                       lambda: (built.layers, built.heads))
-
-    def sizes() -> tuple[int, int]:                            # a loaded Backend's
-        facts = model.describe()
-        return int(facts.get("layers") or 1), int(facts.get("d_model") or 1)
-
-    def run_fits(n: int, extra: int, placed: bool) -> None:
-        """In the words of its load, read from its files only now (a pretrained model),
-        else its weights held as no longer free."""
-        source = getattr(model, "source", None)
-        offloaded = bool(getattr(getattr(model, "model", None), "hf_device_map", None))
-        files = _pretrained(source, getattr(model, "dtype", "float32"), held=True,
-                            offloaded=offloaded) if isinstance(source, str) else None
-        if files is not None:
-            return files.check_memory(n, extra, placed)
-        memory.check_run_fits(memory.held_bytes(model), memory.run_bytes(model, n) + extra,
-                               n)
-    def view() -> tuple[int, int]:
-        facts = model.describe()
-        return int(facts.get("layers") or 0), int(facts.get("heads") or 0)
-    return _Target(model.name, model.max_positions, sizes, run_fits, view)
-
-
-def _pretrained(source: str, dtype: str, held: bool = False,
-                offloaded: bool = False) -> _Target | None:
-    """A pretrained model's target read from its files, or None when this machine does
-    not hold it (a hub name not downloaded yet) or cannot read it: its load says why.
-    ``held``: the model is loaded, its weights in memory (memory.check_model_fits);
-    ``offloaded``: placed by accelerate, whatever the check is told."""
-    from ..formats.gguf_header import gguf_config
-    from . import memory
-    from ..hf.families import BY_MODEL_TYPE
-    from ..hf.precision import arithmetic_of
-    from ..hf.sources import read_config, resolve
-    try:
-        folder, gguf_file, name = resolve(source)
-        config = read_config(folder) if gguf_file is None else gguf_config(folder / gguf_file)
-    except (PosvizInputError, OSError, ValueError):
-        return None
-    family = BY_MODEL_TYPE.get(config.get("model_type", ""))
-    limit = None if family is None else family.max_positions(SimpleNamespace(**config))
-    # the layer count (0: the config does not say), one lookup for its size and its view
-    known = memory._first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
-    layers = known or 1
-    width = memory._first(config, "hidden_size", "n_embd", "d_model", "dim", default=1)
-    heads = memory._first(config, "num_attention_heads", "n_head", "num_heads", "n_heads")
-
-    def fits(n: int, extra: int, placed: bool) -> None:
-        memory.check_model_fits(folder, gguf_file, config, n, dtype, placed or offloaded,
-                                extra, computes_in=arithmetic_of(dtype), held=held)
-    return _Target(name, limit, lambda: (layers, width), fits, lambda: (known, heads))
