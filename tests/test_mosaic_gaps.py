@@ -76,3 +76,27 @@ def test_tiles_of_a_long_text_stay_apart(qtbot, long_evaluation, size):
             columns = range(int(right) - 1, int(left) + 2)
             span = [(False, (int(top) + 2, int(bottom) - 2))]
             assert separated(image, columns, span), (size, layer, head)
+
+
+@pytest.mark.parametrize("size", [(760, 640), (1000, 700), (1400, 820)])
+def test_no_cell_at_a_tiles_edge_is_hidden(qtbot, long_evaluation, size):
+    """Whatever keeps the tiles apart covers no cell: every screen pixel inside a tile
+    (a pixel in from its rounded box), its edge rows and columns too (key column 0 is where attention sinks show),
+    shows a map colour, not the background (viridis has no white)."""
+    panel = on_screen(qtbot, PlotsPanel(), *size)
+    look = mosaic_look(Selection(mosaic="original"))
+    panel.show_evaluation(Shown(long_evaluation, build_views(long_evaluation, look)))
+    figure = panel.figures()["attention_mosaic"]
+    qtbot.wait(50)
+    image = figure.canvas.grab().toImage()
+    grid, covered = figure.grid, []
+    for layer in range(1, grid.layers + 1):    # the selected tile's outline lies in gaps
+        for head in range(grid.heads):
+            left, top, right, bottom = tile_box(figure, layer, head)
+            columns = range(left + 1, right - 1)      # the box is rounded to pixels
+            rows = range(top + 1, bottom - 1)
+            edges = [(x, y) for x in (columns[0], columns[-1]) for y in rows]
+            edges += [(x, y) for y in (rows[0], rows[-1]) for x in columns]
+            covered += [(layer, head, x, y) for x, y in edges
+                        if image.pixel(x, y) & 0xFFFFFF in APART]
+    assert not covered, (size, len(covered), covered[:5])

@@ -290,7 +290,8 @@ def test_mosaic_of_a_long_sequence_shows_pooled_blocks(panel):
     assert np.abs(shown).max() == np.abs(full).max()
     x, y = mosaic.tile_origin(2, 1)
     np.testing.assert_array_equal(mosaic.image.image[y:y + m, x:x + m], expected[1, 1])
-    assert mosaic.image.image.shape == (2 * (m + 1) - 1, 2 * (m + 1) - 1)
+    gap = mosaic.grid.gap              # image pixels: GAP_PX screen pixels at least
+    assert mosaic.image.image.shape == (2 * (m + gap) - gap, 2 * (m + gap) - gap)
     assert mosaic.labels["query"][1] == f"{ev.reference.tokens[3]} … {ev.reference.tokens[5]}"
     # prepared ahead (as the compute worker does): the same numbers
     show(panel, ev)

@@ -188,18 +188,16 @@ def label_step(spacing: float, label: float) -> int:
 
 
 def wrap_image(image: np.ndarray, grid: MosaicGrid, fill=np.nan) -> np.ndarray:
-    """The (L*(m+gap)-gap, cols) image of mosaic_image, laid out as ``grid``: each block
-    of ``per_column`` layers beside the one before, ``fill`` between (any dtype)."""
-    if grid.columns == 1:
+    """The (L*(m+gap)-gap, cols) image of mosaic_image (MOSAIC_GAP between tiles), laid
+    out as ``grid``: each block of ``per_column`` layers beside the one before, and
+    ``grid.gap`` pixels between tiles, ``fill`` between (any dtype)."""
+    if grid.columns == 1 and grid.gap == MOSAIC_GAP:
         return image
-    band = grid.tile + grid.gap                  # rows per layer
+    m, band = grid.tile, grid.tile + MOSAIC_GAP      # the source's pixels per tile
     out = np.full((grid.height, grid.width), fill, image.dtype)
-    for column in range(grid.columns):
-        first = column * grid.per_column
-        last = min(first + grid.per_column, grid.layers)
-        if first >= last:
-            break
-        rows = image[first * band:last * band - grid.gap]
-        x = grid.block_x(column)
-        out[:rows.shape[0], x:x + grid.block_width] = rows
+    for layer in range(grid.layers):
+        for head in range(grid.heads):
+            x, y = grid.origin(layer, head)
+            out[y:y + m, x:x + m] = image[layer * band:layer * band + m,
+                                          head * band:head * band + m]
     return out

@@ -6,10 +6,10 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import colorbars, mosaic_fit, style
-from .mosaic_seams import seams_item, seams_path
 from .attention import _quote
 from .base import Figure
 from .hover import wrapped
+from .mosaic_fit import OUTLINE_PX, PAD
 from .mosaic_modes import BAR_LABELS, MOSAIC_MODES, mosaic_look
 from .tabs import ATTENTION
 from .workarounds import HeatmapImage
@@ -35,8 +35,6 @@ class _TileImage(HeatmapImage):
 
 
 LABEL_MARGIN = 4        # screen pixels between a later block's layer label and a tile
-OUTLINE_PX = 3          # the selected tile's outline, screen pixels wide
-PAD = 0.02              # the view's margin around the tiles, a fraction of the mosaic
 STRETCH = 2.0           # a cell on screen at most this many times as tall as wide (or
                         # wide as tall), so the tiles fill their panel; a file's are square
 OWN_SIZE = (960, 720)   # pixels: a file's mosaic at most, narrower or shorter by the
@@ -61,7 +59,7 @@ class MosaicFigure(Figure):
     guide = ("every layer × head at once (rows: layers, columns: heads), showing the "
              "difference maps, or the original or reordered maps. Click a tile to select "
              "that layer and head.")
-    gap = MOSAIC_GAP                          # transparent pixels between tiles
+    gap = MOSAIC_GAP                          # transparent pixels between tiles, at least
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -75,7 +73,6 @@ class MosaicFigure(Figure):
         self.outline.setPen(style.cosmetic_pen("#ff7f0e", OUTLINE_PX))
         self.outline.setZValue(10)
         self.plot.addItem(self.outline)
-        self.seams = seams_item(self.plot)    # the tiles apart at any scale
         self.heading.setToolTip(wrapped(
             "Layers run down (wrapped into side-by-side columns of layers when there are "
             "many), heads across; click a tile to select its layer and head"))
@@ -148,14 +145,14 @@ class MosaicFigure(Figure):
             return
         L, h, n, _ = mosaic.tiles.shape                                       # (L, h, m, m)
         grid = mosaic_grid(L, h, n, self._aspect(), self.gap)
-        for _ in range(3):      # the labels' room sets the scale, the scale their room
-            room = self._label_room(grid)
-            if grid.columns == 1 or room <= grid.block_gap:
+        for _ in range(3):      # the labels' and gaps' room sets the scale, the scale theirs
+            room, gap = self._label_room(grid), mosaic_fit.gap_room(self, grid)
+            if (grid.columns == 1 or room <= grid.block_gap) and gap <= grid.gap:
                 break
-            grid = mosaic_grid(L, h, n, self._aspect(), self.gap, least_block_gap=room)
+            grid = mosaic_grid(L, h, n, self._aspect(), max(gap, grid.gap),
+                               least_block_gap=room if grid.columns > 1 else 0)
         if grid != self._grid:
             self._grid = grid
-            self.seams.setPath(seams_path(grid))
             self._anchor()
             self._paint()
             self._outline(*self._selected)
@@ -200,7 +197,7 @@ class MosaicFigure(Figure):
     def label_spacing(self) -> tuple[float, float]:
         """Pixels from one layer's row to the next, and from one head to the next."""
         per_pixel_x, per_pixel_y = self.plot.vb.viewPixelSize()
-        band = self._grid.tile + self.gap
+        band = self._grid.tile + self._grid.gap
         return band / max(per_pixel_y, 1e-9), band / max(per_pixel_x, 1e-9)
 
     def _label(self) -> None:
@@ -215,7 +212,7 @@ class MosaicFigure(Figure):
             return
         self._steps = key
         k, j = steps
-        band = grid.tile + self.gap
+        band = grid.tile + grid.gap
         centre = grid.tile / 2
         axis.setTicks([[(r * band + centre, str(r + 1))
                         for r in range(min(grid.per_column, grid.layers)) if r % k == 0], []])

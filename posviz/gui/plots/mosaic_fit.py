@@ -4,9 +4,24 @@ window left ~400 px of empty view between them) and the spare room lies beyond t
 and below the tiles."""
 from __future__ import annotations
 
+import numpy as np
 from PySide6 import QtCore
 
+OUTLINE_PX = 3      # the selected tile's outline, screen pixels wide, 1 to 4 pixels out
+GAP_PX = OUTLINE_PX + 2     # screen pixels between two tiles, at least: the outline
+                            # clear of the next tile (the gap widens in image pixels)
+PAD = 0.02          # the view's margin around the tiles, a fraction of the mosaic
 FAR = 1e6           # pixels: "no bound" for a plot's maximum size before a mosaic
+
+
+def gap_room(figure, grid) -> int:
+    """Image pixels between two tiles that make GAP_PX screen pixels at the scale ``grid``
+    is shown: the transparent gap itself keeps the tiles apart, and nothing drawn over
+    the image covers a cell (below one screen pixel per image pixel Qt drops image rows,
+    a one-pixel gap among them)."""
+    shown = scale(figure, grid.width * (1 + 2 * PAD), grid.height * (1 + 2 * PAD))
+    least = figure.gap
+    return least if shown <= 0 else max(least, int(np.ceil(GAP_PX / shown)))
 
 
 def room(figure) -> tuple[float, float]:
