@@ -103,3 +103,25 @@ def test_a_new_text_s_forwards_say_their_time_left_is_theirs_and_the_pooling_fol
     assert runs.startswith("the original order") and session.selection.mosaic
     assert line._layer() == (": layer 3 of 4 (forward 1 of 2), about 24 s left of the "
                              f"forwards{POOLING_AFTER}")
+
+
+def test_a_reorder_s_how_far_is_told_from_the_first_tick_not_from_2_s(qtbot, monkeypatch):
+    """A 2.4 s reorder of SmolLM2's read only "Computing the new order…": how far came
+    at 2 s. At the first tick (1.2 s in), the block on its way is told to the veil and
+    the status line."""
+    from posviz.gui import status
+    backend, session = _reversed()
+    line = _status(qtbot, session)
+    clock = [100.0]
+    monkeypatch.setattr(status, "clock", lambda: clock[0])
+    monkeypatch.setattr(after, "latest_after", lambda: None)
+    line.asked()
+    now = reached.Reached(layer=2, layers=30, forward=5, at=101.0, began=100.2,
+                          done=1 / 30, nth=1, planned=1)
+    monkeypatch.setattr(reached, "latest", lambda: now)
+    veil = []
+    line.far.connect(veil.append)
+    clock[0] = 101.2
+    line._tick()
+    assert veil and veil[-1].startswith("layer 2 of 30"), veil
+    assert "layer 2 of 30" in line.label.text(), line.label.text()

@@ -142,11 +142,14 @@ class StatusLine(QObject):
         self.ticking.start()
 
     def _tick(self) -> None:
-        """Past SAY_SECONDS_AFTER: what the evaluation runs, and for how long now."""
+        """What the evaluation runs, how far it is and for how long now: from the first
+        tick once a forward or a step after it is told, else past SAY_SECONDS_AFTER (a
+        2.4 s reorder of SmolLM2's read only "Computing the new order…": how far came
+        at 2 s, on the tick after)."""
         elapsed = clock() - self._since
-        if elapsed >= SAY_SECONDS_AFTER:      # how far first: an elided line keeps it
-            orders, model = self._running()
-            layer = self._layer()
+        orders, model = self._running()
+        layer = self._layer()
+        if layer or elapsed >= SAY_SECONDS_AFTER:   # how far first: elided, it stays
             self.say(f"computing {orders}{layer}… {elapsed:.0f} s{model}",
                      elide=Qt.TextElideMode.ElideRight)
             self.far.emit(layer.removeprefix(": "))
