@@ -433,3 +433,18 @@ def test_a_gguf_file_s_header_is_told_once(monkeypatch):
         module.load_gguf_checkpoint("m.gguf")                      # the config's
         module.load_gguf_checkpoint("m.gguf", return_tensors=True)  # the weights'
     assert said == [READING, BUILDING, READING_AGAIN]
+
+
+def test_the_status_line_tells_a_load_s_steps_as_the_model_panel_does(qtbot, window):
+    """MiniLM's load read "Loading all-MiniLM-L6-v2 (bundled)…" on the status line for
+    2.9 s: while it says the load, it tells each step and count the panel tells."""
+    c = window.controller
+    c.modelLoading.emit("all-MiniLM-L6-v2 (bundled)")
+    c.modelProgress.emit("loading tokenizer")
+    said = window.state_label.text()
+    assert said.startswith("Loading all-MiniLM-L6-v2 (bundled): loading tokenizer")
+    assert "(step 2 of 4)" in said, said
+    c.modelCount.emit("loading weights", 50, 100)
+    said = window.state_label.text()
+    assert "loading weights, 50 of 100" in said, said
+    assert said == window.model_panel.load.status.text()

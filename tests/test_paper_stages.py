@@ -193,3 +193,37 @@ def test_the_window_s_and_the_command_line_s_check_get_a_load_s_time_left(monkey
     with pytest.raises(posviz.errors.PosvizInputError):
         paper("sinha2022", weights="trained")
     assert len(given) == 2 and all(isinstance(left, ConversionLeft) for left in given)
+
+
+def test_sinha2022_s_load_that_converts_waits_for_its_own_time_in_all(monkeypatch):
+    """On a fresh cache SmolLM2's load converts first: while MiniLM loaded (model 4 of
+    5) the run said "about 6 s left in all" and took 27 s more. The converting stage is
+    work of its own kind: no time left in all is told until one of it is timed."""
+    from posviz.analysis.experiments.stage import Stage
+    from posviz.models import hf
+    from posviz.runtime.time_left import RunClock
+    monkeypatch.setattr(hf, "converts", lambda name: name == "smollm2")
+    stage = _sinha2022_stage(monkeypatch)
+    assert stage.kinds == ("", "", "", "", pretrained.CONVERTING), stage.kinds
+    now = [0.0]
+    run = RunClock(lambda: now[0])
+    for k in range(1, 5):                 # the checkpoints, then MiniLM's load begins
+        run.stage(Stage(f"model {k} of 5", k, 5, stage.work, kinds=stage.kinds))
+        now[0] += 1.0
+    assert not run.timed_past_warm_up() and run.after_left() is None
+    monkeypatch.setattr(hf, "converts", lambda name: False)          # converted before
+    assert _sinha2022_stage(monkeypatch).kinds == ("",) * 5
+
+
+def _sinha2022_stage(monkeypatch):
+    from posviz.errors import PosvizInputError
+    from posviz.models import hf
+    monkeypatch.setattr(pretrained, "shift_change", lambda *a, **kw: {
+        "last_layer_change": 1.0, "pooled_output_change": 1.0})
+
+    def refused(*a, **kw):
+        raise PosvizInputError("not here")
+    monkeypatch.setattr(hf, "load_backend", refused)
+    said = []
+    pretrained.sinha2022(say=said.append)
+    return said[0]

@@ -49,3 +49,24 @@ def test_a_paper_check_s_stage_is_whole_at_1024_pixels(qtbot, window, number):
         return [word.strip(":;,") for word in line.split()]
     assert words(" ".join(shown)) == words(text)                         # every word
     tab.cancel_button.setEnabled(False)
+
+
+def test_how_far_keeps_the_time_left_in_all_at_1024_pixels(qtbot, window):
+    """At 1024 pixels a late step's line lost its end: "14 of 25 done, this step is
+    taking longer than the…". How far and the time left in all stay whole; the words
+    between are cut."""
+    from PySide6 import QtWidgets
+
+    window.resize(1024, 700)
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    tab.progress.show()
+    QtWidgets.QApplication.processEvents()
+    in_all = "; about 14-17 min left in all (an estimate)"
+    how_far = f"14 of 25 done, this step is taking longer than the others{in_all}"
+    tab.status.say(f"stage 2 of 5: fitting the probe per layer: {how_far}", kept=how_far)
+    QtWidgets.QApplication.processEvents()
+    shown = tab.status.shown_lines()
+    assert tab.status.fontMetrics().horizontalAdvance(how_far) > tab.status.width()
+    assert shown[1].startswith("14 of 25 done") and shown[1].endswith(in_all), shown
+    assert "…" in shown[1], shown

@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from ..models import maps as layer_maps
+from ..models.after import after_steps
 from ..models.maps import MapsByLayer
 from ..models.orders import check_permutation, inverse
 from ..models.trace import PerTrace, Trace
@@ -146,6 +147,7 @@ _causal_of = PerTrace(_causal_layers)
 # one head of a long one (no layer copied whole; larger batches were slower:
 # benchmarks/README.md)
 HEADS_BYTES = 1 << 20
+COMPARING = "comparing the two orders' maps"    # AttentionGaps.finish, told
 LAYERS_BYTES = 32 << 20    # hidden states compared at a time (a long input's in slices)
 
 
@@ -247,14 +249,17 @@ class AttentionGaps:
         evaluation at n = 16 and 64). ``should_stop`` is asked before each layer; True
         raises errors.Cancelled (a superseded request: MiniLM's six at n = 512 take
         about 10 ms, with the mosaic's pooling)."""
-        for layer in range(self._compared, len(self.layers or ())):
-            if should_stop is not None and should_stop():
-                from ..errors import Cancelled
-                raise Cancelled("superseded by a newer request")
-            held = self.layers[layer]                                      # (h, n, n)
-            self._layer_done(layer, [
-                self._gap_of(layer, heads, held[heads], self.reference[layer, heads])
-                for heads in self._chunks(len(held))])
+        first, kept = self._compared, len(self.layers or ())
+        with after_steps(COMPARING, kept - first) as step:
+            for layer in range(first, kept):
+                step(layer - first)
+                if should_stop is not None and should_stop():
+                    from ..errors import Cancelled
+                    raise Cancelled("superseded by a newer request")
+                held = self.layers[layer]                                  # (h, n, n)
+                self._layer_done(layer, [
+                    self._gap_of(layer, heads, held[heads], self.reference[layer, heads])
+                    for heads in self._chunks(len(held))])
 
     def _chunks(self, h: int) -> list[slice]:
         """h heads, ``step`` at a time."""

@@ -56,6 +56,7 @@ def attach_panel(window, session):
     window.files.opened.connect(lambda _: panel.load.clear_error())   # the status says it
     window.controller.downloadAsked.connect(panel.ask_download)
     panel.set_offline(not window.controller.online)
+    panel.load.echo = window.status.load_step        # "Loading …" stood there 2.9 s
     scroll = QScrollArea()
     scroll.setWidget(panel)
     scroll.setWidgetResizable(True)

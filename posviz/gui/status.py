@@ -9,7 +9,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar
 
-from ..models import reached
+from ..models import after, reached
 from ..runtime.jobs import START_STEPS, start_step
 from ..runtime.time_left import duration_text
 
@@ -17,6 +17,8 @@ ERROR_STYLE = "color: #c62828;"
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 SAY_SECONDS_AFTER = 2.0           # ... and from then on what it runs and for how long
 clock = time.monotonic            # (a test's own clock)
+# a new text's original maps are pooled for the mosaic after the forwards (views.pooling)
+POOLING_AFTER = ", then the original order's maps are pooled"
 
 
 class ElidedLabel(QLabel):
@@ -53,16 +55,39 @@ class ElidedLabel(QLabel):
                                                       | Qt.AlignmentFlag.AlignVCenter), shown)
 
 
-def forward_words(now: reached.Reached, nth: int = 0) -> str:
+def forward_words(now: reached.Reached, nth: int = 0, then: str = "") -> str:
     """": layer 16 of 30 (forward 1 of 3), about 40 s left": the block the forward on
     its way has entered, its place among the forwards planned (else ``nth``, when not
     0) and the time left of them all (models.reached), not of the one on its way
-    ("about 2 s left in it" was told again at each of SmolLM2's three)."""
+    ("about 2 s left in it" was told again at each of SmolLM2's three); ``then``: the
+    work after them, told by name with no time of its own yet."""
     nth, of = (now.nth, f" of {now.planned}") if now.planned else (nth, "")
     which = f" (forward {nth}{of})" if nth and (of != " of 1") else ""
     left = now.whole_left() if now.planned else now.seconds_left()
+    left = (f", about {duration_text(left)} left{' of the forwards' if then else ''}"
+            if left is not None and left >= 1 else "")
+    return f": layer {now.layer} of {now.layers}{which}{left}{then}"
+
+
+def after_words(now: after.After) -> str:
+    """": comparing the two orders' maps, layer 2 of 4, about 3 s left": the step after
+    the forwards on its way and the time its steps have left at their pace so far."""
+    left = now.seconds_left()
     left = f", about {duration_text(left)} left" if left is not None and left >= 1 else ""
-    return f": layer {now.layer} of {now.layers}{which}{left}"
+    return f": {now.what}, {now.unit} {min(now.done + 1, now.total)} of {now.total}{left}"
+
+
+def how_far(since: float, nth=lambda now: 0, then: str = "") -> str:
+    """What the wait begun at ``since`` runs now: the steps after the forwards
+    (after_words) once newer than the forward's last block, else that block
+    (forward_words, ``nth(now)`` its forward's number, ``then`` its words of the work
+    after); "" before either."""
+    now, step = reached.latest(), after.latest_after()
+    if step is not None and step.began >= since and (now is None or step.at >= now.at):
+        return after_words(step)
+    if now is None or now.began < since:
+        return ""
+    return forward_words(now, nth(now), then)
 
 
 class StatusLine(QObject):
@@ -117,11 +142,14 @@ class StatusLine(QObject):
         self.ticking.start()
 
     def _tick(self) -> None:
-        """Past SAY_SECONDS_AFTER: what the evaluation runs, and for how long now."""
+        """What the evaluation runs, how far it is and for how long now: from the first
+        tick once a forward or a step after it is told, else past SAY_SECONDS_AFTER (a
+        2.4 s reorder of SmolLM2's read only "Computing the new order…": how far came
+        at 2 s, on the tick after)."""
         elapsed = clock() - self._since
-        if elapsed >= SAY_SECONDS_AFTER:      # how far first: an elided line keeps it
-            orders, model = self._running()
-            layer = self._layer()
+        orders, model = self._running()
+        layer = self._layer()
+        if layer or elapsed >= SAY_SECONDS_AFTER:   # how far first: elided, it stays
             self.say(f"computing {orders}{layer}… {elapsed:.0f} s{model}",
                      elide=Qt.TextElideMode.ElideRight)
             self.far.emit(layer.removeprefix(": "))
@@ -129,13 +157,16 @@ class StatusLine(QObject):
     def _layer(self) -> str:
         """Which block the forward on its way has entered, of which order, and the time
         that order has left (models.reached), when it started after this wait began."""
-        now = reached.latest()
-        if now is None or now.began < self._since:
-            return ""
+        s = self._session()
+        pools = self._ran_first and s is not None and s.selection.mosaic is not None
+        return how_far(self._since, self._nth, POOLING_AFTER if pools else "")
+
+    def _nth(self, now: reached.Reached) -> int:
+        """The number of ``now``'s forward in this wait, when it runs the original order
+        (its own, then (RoPE, T5) its noise floor's), else 0."""
         if self._first is None or now.forward < self._first:
             self._first = now.forward
-        # the original order's forwards: its own, then (RoPE, T5) its noise floor's
-        return forward_words(now, now.forward - self._first + 1 if self._ran_first else 0)
+        return now.forward - self._first + 1 if self._ran_first else 0
 
     def _running(self) -> tuple[str, str]:
         """Which orders run: the original order too the first time (it is computed once
@@ -160,6 +191,12 @@ class StatusLine(QObject):
         style = ERROR_STYLE if error else ""
         if self.label.styleSheet() != style:     # a style sheet re-polishes the label
             self.label.setStyleSheet(style)
+
+    def load_step(self, text: str) -> None:
+        """A load's line (the model panel's) while this one says the load: MiniLM's
+        "Loading all-MiniLM-L6-v2 (bundled)…" stood here 2.9 s, its steps told there."""
+        if self.label.text().startswith("Loading ") and text.startswith("Loading "):
+            self.say(text)
 
     def is_error(self) -> bool:
         return self.label.styleSheet() == ERROR_STYLE
@@ -217,7 +254,6 @@ class StartSteps(QObject):
     def tick(self) -> None:
         if not self.timer.isActive():   # finished, or a new step not yet the last
             return
-        now, seconds = reached.latest(), clock() - self.since
-        far = forward_words(now) if now is not None and now.began >= self.since else ""
+        far, seconds = how_far(self.since), clock() - self.since
         waits = far or ": waiting for the model's first forward"
         self.tell(start_step(START_STEPS[-1], f"{waits}, {seconds:.0f} s so far"))

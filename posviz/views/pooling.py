@@ -15,6 +15,7 @@ import numpy as np
 
 from ..analysis.symmetry import largest_gap
 from ..errors import raise_held
+from ..models.after import after_steps
 from ..models.maps import LayerMaps
 from ..models.trace import PerTrace
 
@@ -24,6 +25,7 @@ MOSAIC_DATA = {"difference": "difference", "original": "original",
                "reordered": "reordered_aligned"}
 # Modes pooled per evaluation ("original" is pooled once per reference run).
 PER_ORDER = ("difference", "reordered")
+POOLING = "pooling the original order's maps"      # _original_tiles, as told
 
 
 def pool_block(n: int) -> int:
@@ -76,11 +78,13 @@ def _original_tiles(reference) -> np.ndarray:
     block = pool_block(n)
     m = pooled_side(n, block)
     tiles = np.empty((L, h, m, m), A.dtype)                            # (L, h, m, m)
-    for layer in range(L):
-        heads = A.heads(layer) if isinstance(A, LayerMaps) else A[layer]  # (h, n, n)
-        for head in range(h):     # a Ctrl+C held by a figure's save: raised between heads
-            raise_held()
-            tiles[layer, head] = pool_signed_max(heads[head], block)
+    with after_steps(POOLING, L * h, "map") as step:
+        for layer in range(L):
+            heads = A.heads(layer) if isinstance(A, LayerMaps) else A[layer]  # (h, n, n)
+            for head in range(h):   # a Ctrl+C held by a figure's save: raised between heads
+                raise_held()
+                step(layer * h + head)
+                tiles[layer, head] = pool_signed_max(heads[head], block)
     return tiles
 
 

@@ -29,6 +29,7 @@ BUNDLED_MODELS = ("minilm", "smollm2")
 BUNDLED_PARAMETERS = {"minilm": 22_565_376, "smollm2": 134_515_008}   # as loaded
 TICKED = re.compile(r"(.+) \((\d+) s\)")    # a load's step told again each second
 LENT = " on the window's loaded weights"    # a bundled model the window lent
+CONVERTING = "converting"           # the kind of a stage whose load converts first
 MOVED, STILL = 1e-3, 1e-6      # an output change above MOVED moved; below STILL it did not
 
 
@@ -163,7 +164,7 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None,
     ``progress(done, total)`` each text shifted; a bundled model in ``loaded``
     ({source: backend}, the window's) runs on its weights, not loaded again;
     ``load_left()``, a load's time left (load_told's ``left``), one for each load."""
-    from ...models.hf import BUNDLED, load_backend
+    from ...models.hf import BUNDLED, converts, load_backend
     from .trained import _backend, description, shipped
     texts = example_texts()
     by_kind = {c.config.pe: c for c in shipped()}
@@ -175,11 +176,15 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None,
     twins = {name: lent(loaded, name) for name in BUNDLED_MODELS}
     lends = [False] * len(kinds) + [twins[name] is not None for name in BUNDLED_MODELS]
     work = [shift_work(p, twin) for p, twin in zip(parameters, lends)]
+    # a load that converts first is work of its own kind: untimed, the time left in
+    # all waits for it (a fresh cache's run said "about 6 s left in all" with 27 s to go)
+    stage_kinds = [""] * len(kinds) + [CONVERTING if twins[name] is None and converts(name)
+                                 else "" for name in BUNDLED_MODELS]
 
     def stage(k: int, text: str, own_left: bool = False) -> None:
         if say is not None:
             say(Stage(f"{text} (model {k + 1} of {count})", k + 1, count, work,
-                      own_left=own_left))
+                      kinds=stage_kinds, own_left=own_left))
     values, absolute, relative = {}, [], []
     models = [description(by_kind[kind]) for kind in kinds]
     for k, kind in enumerate(kinds):

@@ -33,13 +33,27 @@ def counted_tail(line: str) -> str:
     return "" if tail == "…" else tail
 
 
+# how far's time left in all ending a line ("; about 14-17 min left in all (an
+# estimate)"), kept whole when the words before it are cut: at 1024 pixels "this step
+# is taking longer than the…" and "(an…" lost it
+LEFT_IN_ALL = re.compile(r"; (?:about|up to|estimating) [^;]*$")
+
+
+def left_tail(line: str) -> str:
+    """The run's time left ending ``line`` (LEFT_IN_ALL), or ""."""
+    match = LEFT_IN_ALL.search(line)
+    return match.group(0) if match else ""
+
+
 def elided(metrics, line: str, room: int) -> str:
-    """``line`` within ``room`` pixels: its words cut before the counts ending it
-    (at 1024 pixels "... (Chen et al. 2023): 4 lengt…" lost how many lengths), else at
-    its end. (A line exactly as wide as ``room`` is cut by Qt too: "... 4 lengt…".)"""
-    tail = counted_tail(line)
+    """``line`` within ``room`` pixels: its words cut before the counts or the time
+    left in all ending it (at 1024 pixels "... (Chen et al. 2023): 4 lengt…" lost how
+    many lengths), else at its end. (A line exactly as wide as ``room`` is cut by Qt too: "... 4 lengt…".)"""
+    tail, share = counted_tail(line), 0.5       # the share of the room a tail may take
+    if not tail:
+        tail, share = left_tail(line), 0.8
     if metrics.horizontalAdvance(line) < room or not tail or \
-            metrics.horizontalAdvance("…" + tail) * 2 > room:
+            metrics.horizontalAdvance("…" + tail) > room * share:
         return word_elided(metrics, line, room)
     return word_elided(metrics, line[:-len(tail)],
                        room - metrics.horizontalAdvance(tail)) + tail

@@ -87,6 +87,7 @@ class LoadProgress(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._loading = "the model"       # what is loading, told in ``started``
+        self.echo = None                  # told each line too (the window's status line)
         self._note = ""                   # said after each step: the copy being written
         self._pace = ("", (0.0, 0))       # the counted step, (time, count) at its start
         self._shown = 0                   # the bar's value (of BAR): it only moves forward
@@ -116,6 +117,8 @@ class LoadProgress(QWidget):
             widget.hide()
 
     def say(self, text: str, error: bool = False) -> None:
+        if self.echo is not None and not error:
+            self.echo(text)
         self.status.setText(text)
         self.status.setStyleSheet(ERROR_STYLE if error else STATUS_STYLE)
         self.status.setVisible(bool(text))

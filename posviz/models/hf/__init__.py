@@ -36,7 +36,7 @@ IMPORTING_LIBRARIES = "importing torch and transformers"   # a step before "read
 
 __all__ = ["BUNDLED", "HFBackend", "LargeDownload", "ModelSource", "NotCached",
            "available_models", "cached_models", "hub_cache_dir",
-           "load_backend",
+           "converts", "load_backend",
            "network_allowed", "read_config", "resolve", "teller"]
 
 
@@ -97,6 +97,17 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     with ticking(None if progress is None else teller(progress)) as ticks:
         return _load(spec, ticks or teller(None), device, should_stop, online, ask_above,
                      dtype, offload_folder, max_memory, check_memory, n_tokens, tokens_read)
+
+
+def converts(spec: str) -> bool:
+    """Will loading ``spec`` convert a GGUF file first (no trusted converted copy in the
+    cache)? False when it cannot be resolved here: its load says why."""
+    try:
+        folder, gguf_file, _ = resolve(spec)
+    except (NotCached, PosvizInputError):
+        return False
+    return (gguf_file is not None and converted.enabled()
+            and converted.existing(folder / gguf_file)[1] is None)
 
 
 def _load(spec, say, device, should_stop, online, ask_above, dtype, offload_folder,
