@@ -91,7 +91,8 @@ class MainWindow(QMainWindow):
         self.help = Help(self)
         build_actions(self)
         self.resize(default_size(self.screen().availableGeometry() if self.screen() else None))
-        restore_geometry(self, self.settings.value("window/geometry"))
+        restore_geometry(self, self.settings.value("window/geometry"),
+                         self.settings.value("window/normal"))
         self.strip.moveRequested.connect(self.edits.live_move)
         self.strip.dragFinished.connect(self.edits.drag_finished)
         self.strip.dragCancelled.connect(self.edits.drag_cancelled)
@@ -372,6 +373,7 @@ class MainWindow(QMainWindow):
         if self.plots is not None:
             self.splitters.save()
         self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/normal", self.normalGeometry())
         self.settings.setValue("window/state", self.saveState())
         if self.session is not None:
             remember(self.settings, self.session, getattr(self.model_panel, "builtin", None))
