@@ -514,3 +514,27 @@ def test_a_sweep_s_band_is_seen_on_its_log_axis_however_thin(qtbot):
         runs=20, texts=("a b c",)), "pooled_change")
     labels = [label.text for _, label in figure.legend.items]
     assert any("thin as the line" in text for text in labels), labels
+
+
+def test_a_probe_at_chance_shows_over_the_chance_line(figure):
+    """Haviv 2022's bidirectional (linear) probe at 1.01 × chance lay wholly under the
+    grey dashed chance line: its legend entry had no curve to be seen."""
+    chance = [2.5] * LAYERS
+    check = haviv(chance)
+    check.values["bidirectional"] = probe_rows([1.002 * c for c in chance], chance)
+    figure.show_paper(check)
+    figure._settle()
+    solid = [i for i in figure.plot.items if isinstance(i, pg.PlotCurveItem)
+             and i.opts["pen"].style() == QtCore.Qt.PenStyle.SolidLine]
+    at_chance = next(i for i in solid if np.allclose(i.getData()[1], 2.505))
+    colour = at_chance.opts["pen"].color()
+    image = figure.canvas.grab().toImage()
+    seen = []
+    for x in np.linspace(0.3, LAYERS - 1.3, 25):      # along the curve, off its corners
+        point = figure.plot.vb.mapViewToScene(QtCore.QPointF(x, 2.505))
+        pixel = figure.canvas.mapFromScene(point)
+        ratio = figure.canvas.devicePixelRatioF()
+        got = image.pixelColor(round(pixel.x() * ratio), round(pixel.y() * ratio))
+        seen.append(abs(got.red() - colour.red()) + abs(got.green() - colour.green())
+                    + abs(got.blue() - colour.blue()) < 60)
+    assert all(seen), seen

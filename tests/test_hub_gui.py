@@ -100,15 +100,14 @@ def test_cancel_halfway_leaves_nothing_a_later_load_trusts(qtbot, online, window
 
 
 def test_the_chooser_takes_a_hub_name_with_its_revision(qtbot, online, window, monkeypatch):
-    from PySide6.QtWidgets import QInputDialog
     c, panel = window.controller, window.model_panel
     index = next(i for i in range(panel.chooser.count())
                  if panel.chooser.itemData(i) == ("hub", ""))
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a: ("not a name", True))
+    monkeypatch.setattr(type(panel), "ask_hub_name", lambda _: ("not a name", True))
     panel._model_chosen(index)
     assert "'not a name' is not a hub name" in panel.load.status.text()
     assert c.session.spec.is_builtin
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a: (f" {NAME}@v1 ", True))
+    monkeypatch.setattr(type(panel), "ask_hub_name", lambda _: (f" {NAME}@v1 ", True))
     with qtbot.waitSignal(c.modelLoaded, timeout=TIMEOUT) as loaded:
         panel._model_chosen(index)
     assert loaded.args[0] == ModelSpec.pretrained(NAME, revision="v1")

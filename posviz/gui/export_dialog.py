@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBo
 from ..runtime.stage_times import NoTimes
 from ..runtime.time_left import RunClock, left_words
 from .folders import remember_folder
+from .status import WHOLE_TEXT
 from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, export_folder
 
 CHOICES_KEY = "export/choices"      # the dialog's ticks and size, as the user left them
@@ -30,6 +31,7 @@ class ExportDialog(QDialog):
         row = QHBoxLayout()
         self.folder_edit = QLineEdit(folder)
         self.folder_edit.setMinimumWidth(360)         # room for a whole path
+        self.folder_edit.setMaxLength(WHOLE_TEXT)     # a path too long: the system says so
         self.folder_edit.setToolTip("Folder to write into (created if missing); each figure "
                                     "becomes <name>.png / .svg / .pdf / .csv")
         browse = QToolButton(text="…")

@@ -76,14 +76,27 @@ def remember(settings, session, builtin=None) -> None:
         settings.setValue("model/weights", builtin.weights)
 
 
-def restore_geometry(window, geometry) -> None:
-    """The window where it was last (``geometry``: QMainWindow.saveGeometry's bytes),
-    held inside its screen's available area: without a window manager (Xvfb) a restored
-    window came back 25 px lower at each start, its status bar below a 1366 × 768
-    screen's edge. A saved size larger than the screen shrinks to it."""
-    from PySide6.QtCore import QByteArray
+def keep_geometry(window, settings) -> None:
+    """Keep ``window``'s place for restore_geometry: saveGeometry's bytes and the
+    rectangle inside its frame (normalGeometry)."""
+    settings.setValue("window/geometry", window.saveGeometry())
+    settings.setValue("window/normal", window.normalGeometry())
+
+
+def restore_geometry(window, settings) -> None:
+    """The window where it was last (keep_geometry's), held inside its screen's
+    available area. restoreGeometry places the frame, adding a title bar it
+    guesses before the window is shown: without a window manager (Xvfb), where there is
+    none, a window came back 25 px lower than it was left; setGeometry of the inside
+    puts it where it was with a frame or without. A saved size larger than the screen
+    shrinks to it."""
+    from PySide6.QtCore import QByteArray, QRect
+    geometry, inner = settings.value("window/geometry"), settings.value("window/normal")
     if not isinstance(geometry, QByteArray) or not window.restoreGeometry(geometry):
         return
+    normal = not window.isMaximized() and not window.isFullScreen()
+    if normal and isinstance(inner, QRect) and inner.isValid():
+        window.setGeometry(inner)
     keep_on_screen(window)
 
 

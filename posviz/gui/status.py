@@ -14,6 +14,10 @@ from ..runtime.jobs import START_STEPS, start_step
 from ..runtime.time_left import duration_text
 
 ERROR_STYLE = "color: #c62828;"
+# a QLineEdit keeps 32,767 characters unless told otherwise, and cuts a longer paste
+# without a word: every field of the window takes the user's text whole, and what is
+# too long (for the model: posviz.models.limits.guard) is told by the check that refuses it
+WHOLE_TEXT = 2**31 - 1
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 SAY_SECONDS_AFTER = 2.0           # ... and from then on what it runs and for how long
 clock = time.monotonic            # (a test's own clock)

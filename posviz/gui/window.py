@@ -24,8 +24,8 @@ from .edits import Edits
 from .held_start import attach_held_notice
 from .help import Help
 from .model_dock import attach_panel, build_dock, narrow_dock
-from .remembered import (builtin_remembered, keep_on_screen, remember, remembered,
-                         restore_geometry)
+from .remembered import (builtin_remembered, keep_geometry, keep_on_screen, remember,
+                         remembered, restore_geometry)
 from .status import ElidedLabel, StatusLine
 from .tokens.text_row import TextRow
 from .tokens.strip import TokenStrip
@@ -73,7 +73,7 @@ class MainWindow(QMainWindow):
         self.help = Help(self)
         build_actions(self)
         self.resize(default_size(self.screen().availableGeometry() if self.screen() else None))
-        restore_geometry(self, self.settings.value("window/geometry"))
+        restore_geometry(self, self.settings)
         self.strip.moveRequested.connect(self.edits.live_move)
         self.strip.dragFinished.connect(self.edits.drag_finished)
         self.strip.dragCancelled.connect(self.edits.drag_cancelled)
@@ -354,7 +354,7 @@ class MainWindow(QMainWindow):
             return
         if self.plots is not None:
             self.splitters.save()
-        self.settings.setValue("window/geometry", self.saveGeometry())
+        keep_geometry(self, self.settings)
         self.settings.setValue("window/state", self.saveState())
         if self.session is not None:
             remember(self.settings, self.session, getattr(self.model_panel, "builtin", None))

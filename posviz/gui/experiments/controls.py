@@ -143,6 +143,18 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
     return rows
 
 
+RUN_INPUTS = ("what", "kind", "count", "seed", "encodings", "texts", "features", "paper",
+              "weights")       # the controls a run is made of (make_job); Show only views
+
+
+def lock_inputs(tab, locked: bool) -> None:
+    """While a run goes, its inputs cannot change under it: a box set to "Order use"
+    beside the bar of a context extension told of another run than the one going.
+    Cancel, Run (again) and Show stay active."""
+    for name in RUN_INPUTS:
+        getattr(tab, name).setEnabled(not locked)
+
+
 LONG_S = 60          # a run this long or longer is said beside Run before it starts
 # the long runs' times measured by runs (seconds, low to high: a quiet machine to
 # load 6-10), said as an estimate before this machine has run them

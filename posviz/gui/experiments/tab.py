@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, done_words,
-                       fill_metric_box, metric_items, refuse_told, remember_took, tell_takes)
+                       fill_metric_box, lock_inputs, metric_items, refuse_told, remember_took,
+                       tell_takes)
 from .figure import ExperimentFigure
 from .progress_line import status_row, tell_progress
 from .swaps import sync_map_choosers
@@ -182,6 +183,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._ticking.start()                    # the time left runs down between steps
         self.progress.show()
         self.cancel_button.setEnabled(True)
+        lock_inputs(self, True)
         self.takes.hide()                        # the time left says it now
         self._stage = f"running the {WHAT_NAMES[job.what]}"
         self.told.emit(f"R{self._stage[1:]} (Experiments tab)…")
@@ -216,6 +218,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._ticking.stop()
         self.progress.hide()
         self.cancel_button.setEnabled(False)
+        lock_inputs(self, False)
         tell_takes(self)
         if self.result is None:                  # nothing ran: the invitation again
             self.figure.show_message(ExperimentFigure.INVITATION)

@@ -5,10 +5,12 @@ download asked for first, Cancel), as the window tells it."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QGroupBox, QInputDialog, QLabel, QVBoxLayout
+from PySide6.QtWidgets import (QCheckBox, QGroupBox, QInputDialog, QLabel, QLineEdit,
+                               QVBoxLayout)
 
 from ...document.spec import ModelSpec
 from ...models.hf.cache import hub_cache_dir, network_allowed, parse_hub_name
+from ..status import WHOLE_TEXT
 from ..settings import DOWNLOADS_KEY, downloads_allowed, make_settings
 from .fields import ShortCombo
 from .load_progress import LoadProgress
@@ -95,8 +97,7 @@ class SourceBox:
                 return
             label = source
         elif kind == "hub":
-            source, accepted = QInputDialog.getText(self, "Open a model by its hub name",
-                                                    HUB_NAME_PROMPT)
+            source, accepted = self.ask_hub_name()
             source = source.strip()
             if not accepted or not source:
                 self.show_spec(self._running())
@@ -109,6 +110,16 @@ class SourceBox:
         else:
             label = self.chooser.itemText(index)
         self._request(ModelSpec.pretrained(source, label))
+
+    def ask_hub_name(self) -> tuple[str, bool]:
+        """The hub name typed (or pasted whole: parse_hub_name says what is wrong with
+        it) and whether it was accepted."""
+        dialog = QInputDialog(self, windowTitle="Open a model by its hub name",
+                              labelText=HUB_NAME_PROMPT)
+        dialog.setInputMode(QInputDialog.InputMode.TextInput)
+        dialog.findChild(QLineEdit).setMaxLength(WHOLE_TEXT)
+        accepted = bool(dialog.exec())
+        return dialog.textValue(), accepted
 
     def _cancel(self) -> None:
         asked, self._asked = self._asked, None

@@ -58,7 +58,9 @@ def export_size(figure) -> QtCore.QSize:
 def render(figure, painter: QtGui.QPainter) -> None:
     """Paint ``figure`` (its exporting state on) as an export holds it: the heading,
     the caption under it, the rest of the figure below, and the note whole where the
-    screen elides it."""
+    screen elides it, on opaque white throughout (the widgets paint no background: the
+    bands of the heading and the note were transparent in an SVG)."""
+    painter.fillRect(QtCore.QRect(QtCore.QPoint(), figure.export_size()), QtGui.QColor("white"))
     note, caption = whole_note(figure), _caption_box(figure)
     flags = QtWidgets.QWidget.RenderFlag.DrawChildren
     figure.note.blank = note is not None

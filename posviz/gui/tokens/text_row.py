@@ -6,7 +6,7 @@ from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from ..status import ERROR_STYLE
+from ..status import ERROR_STYLE, WHOLE_TEXT
 
 TEXT_DEBOUNCE_MS = 700
 HINT = ("Drag the chips to reorder them · small numbers: original places · blue: in "
@@ -22,7 +22,12 @@ EDITING = (QKeySequence.StandardKey.Copy, QKeySequence.StandardKey.Cut,
 class TextField(QLineEdit):
     """The text's field, which gives the window's shortcuts way: it took Ctrl+E (its end
     of line on X11) and Export figures never opened from a window that starts with the
-    field in focus (a user's run). The keys of editing (copy, paste, undo…) stay its own."""
+    field in focus. The keys of editing (copy, paste, undo…) stay its own. It takes a
+    pasted text whole (WHOLE_TEXT): the guard, in words and tokens, says when it is too long."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setMaxLength(WHOLE_TEXT)
 
     def event(self, event: QEvent) -> bool:
         if (event.type() == QEvent.Type.ShortcutOverride
