@@ -14,8 +14,10 @@ import threading
 import time
 from contextlib import contextmanager
 
-HOLD_S = 2.0         # a call quicker than this tells nothing
-STALE_S = 1.6        # older: not told (its time left is old); a printer tells anew each 1.5 s
+HOLD_S = 1.5         # a call quicker than this tells nothing: its first line then comes
+                     # by 2 s on a busy machine (at a hold of 2 s: 2.01-2.54 s, load 5-9)
+STALE_S = 1.6        # older: not told (its time left is old); a printer tells anew each
+                     # 1.5 s, and a line told at the start is still fresh at the hold
 # this thread's (context's) calls holding their lines, innermost last: one thread's
 # hold is not another's: a new thread starts in an empty context, with none; a thread
 # of posviz's own telling a call's lines starts in its starter's (carried)
