@@ -10,7 +10,7 @@ from pathlib import Path
 from .figure import ExperimentFigure
 from .jobs import SWAP_MAP, caption
 from .swaps import which_text
-from ..plots.headless import SHARPNESS, application, quiet_platform_notes
+from ..plots.headless import SHARPNESS, application, quiet_platform_notes, shown_at
 from ..plots.own_size import off_screen
 from posviz.document.files import check_save
 from posviz.errors import PosvizInputError, checks_calls, held_interrupt
@@ -85,19 +85,19 @@ class ExperimentResultFigure:
         return tuple(self.drawn().dims)
 
     def size(self) -> tuple[int, int]:
-        """(width, height) in pixels as an export draws it."""
+        """(width, height) in pixels as an export draws it (its drawing at its own
+        size, as ``save`` writes it)."""
         with quiet_platform_notes():
-            return self.drawn().export_size().toTuple()
+            return self.drawn().drawn_alone().export_size().toTuple()
 
     def _rendered(self, suffix: str, **options) -> bytes:
         with tempfile.TemporaryDirectory(prefix="posviz-") as folder:
             return self.save(Path(folder) / f"experiment.{suffix}", **options).read_bytes()
 
     def _repr_png_(self) -> tuple[bytes, dict]:
-        """A PNG at SHARPNESS times its size, shown at that size."""
-        width, height = self.size()
-        return self._rendered("png", width=width * SHARPNESS), {"width": width,
-                                                                "height": height}
+        """A PNG at SHARPNESS times its size, shown at its size."""
+        png = self._rendered("png", width=self.size()[0] * SHARPNESS)
+        return png, shown_at(png)
 
     def _repr_svg_(self) -> str | None:
         """An SVG, unless the figure is a map of cells (a swap map): its PNG alone."""

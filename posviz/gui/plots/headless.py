@@ -31,6 +31,13 @@ from posviz.views.shown import Shown, build_views
 SHARPNESS = 2                   # a notebook's PNG: device pixels per pixel shown
 
 
+def shown_at(png: bytes, sharpness: int = SHARPNESS) -> dict:
+    """A notebook's metadata of ``png``, drawn at ``sharpness`` pixels a pixel shown:
+    its own size over that (its header's width and height), so its shape is kept."""
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    return {"width": round(width / sharpness), "height": round(height / sharpness)}
+
+
 _quiet = [0, False]     # how many quiet_platform_notes blocks are open (one more for
                         # the offscreen platform's whole run), and whether it is quiet
 
@@ -202,10 +209,9 @@ class ReportFigure:
     def _repr_png_(self) -> tuple[bytes, dict]:
         """A PNG at SHARPNESS times the size on screen, shown at that size; a figure
         of maps at its own size (its cells are as many as its pixels or fewer)."""
-        width, height = self.size()
-        maps = bool(own_size.map_boxes(self._figure()))
-        png = self._rendered("png", width=width * (1 if maps else SHARPNESS))
-        return png, {"width": width, "height": height}
+        sharpness = 1 if own_size.map_boxes(self._figure()) else SHARPNESS
+        png = self._rendered("png", width=self.size()[0] * sharpness)
+        return png, shown_at(png, sharpness)
 
     def _repr_svg_(self) -> str | None:
         """An SVG, but for a figure of maps: its PNG alone (an SVG embeds the maps as

@@ -1,0 +1,48 @@
+"""A figure shown in a notebook: its PNG's metadata is its own size over the sharpness
+it is drawn at (its shape kept, as ``save`` writes it by default); drawing and saving it
+from Python tell what they do once the wait passes the hold, as every call does."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import posviz
+
+TEXT = "the cat sat on the mat"
+LEAK = {"pe": "none", "mask": "causal", "layers": 2, "seed": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def offscreen():
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    from PySide6 import QtGui
+    image = QtGui.QImage.fromData(png)
+    return image.width(), image.height()
+
+
+def test_an_experiment_figure_is_shown_at_half_its_png_in_its_own_shape(tmp_path):
+    """A sweep's figure: the PNG twice the size ``save`` writes, tagged with half it."""
+    from PySide6 import QtGui
+    from posviz.gui.plots.headless import SHARPNESS
+    sweep = posviz.load(**LEAK, progress=False).sweep(TEXT, count=3, progress=False)
+    figure = sweep.figure()
+    png, shown = figure._repr_png_()
+    width, height = png_size(png)
+    assert (shown["width"], shown["height"]) == (round(width / SHARPNESS),
+                                                round(height / SHARPNESS))
+    saved = QtGui.QImage(str(figure.save(tmp_path / "sweep.png")))
+    assert (saved.width(), saved.height()) == figure.size()
+    assert width == SHARPNESS * saved.width()
+    assert abs(height - SHARPNESS * saved.height()) <= SHARPNESS
+
+
+def test_a_report_figure_is_tagged_with_its_own_png_size():
+    from posviz.gui.plots.headless import SHARPNESS
+    report = posviz.load(**LEAK, progress=False).compare(TEXT, progress=False)
+    png, shown = report.figure("symmetry")._repr_png_()
+    width, height = png_size(png)
+    assert (shown["width"], shown["height"]) == (width // SHARPNESS, round(height / SHARPNESS))
