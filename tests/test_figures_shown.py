@@ -46,3 +46,38 @@ def test_a_report_figure_is_tagged_with_its_own_png_size():
     png, shown = report.figure("symmetry")._repr_png_()
     width, height = png_size(png)
     assert (shown["width"], shown["height"]) == (width // SHARPNESS, round(height / SHARPNESS))
+
+
+@pytest.fixture
+def at_once(monkeypatch):
+    """Every wait past the hold (tests/test_api_slow_calls.py): told from the start."""
+    from posviz.runtime import held_lines
+    monkeypatch.setattr(held_lines, "HOLD_S", 0.0)
+
+
+def test_saving_and_showing_a_figure_tell_its_drawing_past_the_hold(at_once, tmp_path,
+                                                                     capsys):
+    report = posviz.load(**LEAK, progress=None).compare(TEXT)
+    capsys.readouterr()
+    report.figure("attention").save(tmp_path / "attention.png")
+    told = capsys.readouterr().err
+    assert "posviz: drawing figure 1 of 1: attention (its own panel), about" in told
+    assert "posviz: writing 1 figure: 1 of 1, about" in told
+    report.figure("symmetry")._repr_png_()
+    assert "posviz: drawing figure 1 of 1: symmetry, about" in capsys.readouterr().err
+    sweep = posviz.load(**LEAK).sweep(TEXT, count=3)
+    capsys.readouterr()
+    sweep.figure()._repr_png_()
+    assert "posviz: drawing figure 1 of 1: sweep" in capsys.readouterr().err
+
+
+def test_a_quick_figure_or_a_silenced_models_tells_nothing(tmp_path, capsys, monkeypatch):
+    from posviz.runtime import held_lines
+    report = posviz.load(**LEAK, progress=False).compare(TEXT)
+    sweep = posviz.load(**LEAK, progress=False).sweep(TEXT, count=3)
+    monkeypatch.setattr(held_lines, "HOLD_S", 0.0)      # silenced: even when slow
+    report.figure("attention").save(tmp_path / "attention.png")
+    sweep.figure().save(tmp_path / "sweep.png")
+    monkeypatch.setattr(held_lines, "HOLD_S", 3600.0)   # quick: a default model's too
+    posviz.load(**LEAK).compare(TEXT).figure("symmetry")._repr_png_()
+    assert capsys.readouterr().err == ""
