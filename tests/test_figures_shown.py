@@ -4,6 +4,9 @@ from Python tell what they do once the wait passes the hold, as every call does.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +84,20 @@ def test_a_quick_figure_or_a_silenced_models_tells_nothing(tmp_path, capsys, mon
     monkeypatch.setattr(held_lines, "HOLD_S", 3600.0)   # quick: a default model's too
     posviz.load(**LEAK).compare(TEXT).figure("symmetry")._repr_png_()
     assert capsys.readouterr().err == ""
+
+
+def test_an_exports_first_line_tells_the_plots_import(tmp_path):
+    """Qt and pyqtgraph imported for the export's plan, before the model: told first
+    (the first line came 3.65-5.1 s after the start under load, untold)."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "QT_QPA_PLATFORM": "offscreen"}
+    export = subprocess.Popen(
+        [sys.executable, "-m", "posviz", "export", "--text", TEXT, "--layers", "1",
+         "--out", str(tmp_path), "--progress"], stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, text=True, env=env)
+    try:
+        first = export.stderr.readline()
+    finally:
+        export.kill()
+        export.wait()
+    assert first == "posviz: importing the plots' modules\n"
