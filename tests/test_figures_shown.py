@@ -101,3 +101,11 @@ def test_an_exports_first_line_tells_the_plots_import(tmp_path):
         export.kill()
         export.wait()
     assert first == "posviz: importing the plots' modules\n"
+
+
+def test_the_readme_says_how_a_figure_tells_its_drawing():
+    from posviz.runtime import held_lines
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(
+        encoding="utf-8").split())
+    assert (f"Drawing a figure for a notebook and `fig.save` tell nothing while quick "
+            f"and, once they have waited {held_lines.HOLD_S:g} s, its drawing") in readme
