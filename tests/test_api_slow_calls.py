@@ -217,3 +217,17 @@ def test_the_first_line_of_a_slow_call_comes_within_2_s():
     from posviz.runtime.run_lines import SPARE_S
     assert held_lines.HOLD_S + SPARE_S <= 2.0
     assert held_lines.HOLD_S <= held_lines.STALE_S
+
+
+def test_a_line_written_past_the_hold_is_told_though_the_timer_is_late():
+    """The timer's thread may wait for the GIL (Qt drawing a figure): a line written
+    once the hold has passed tells the line held and itself. A fake clock."""
+    now = [0.0]
+    out = io.StringIO()
+    held = HeldLines(1.0, out, clock=lambda: now[0])      # its timer never started
+    held.write("posviz: drawing figure 1 of 1: attention\n")
+    now[0] = 1.2
+    held.write("posviz: writing 1 figure: 1 of 1\n")
+    assert out.getvalue() == ("posviz: drawing figure 1 of 1: attention\n"
+                              "posviz: writing 1 figure: 1 of 1\n")
+    held.end()
