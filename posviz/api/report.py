@@ -184,7 +184,11 @@ class Report:
         from ..errors import held_interrupt
         with held_interrupt():          # Qt's first import: Ctrl+C inside it is fatal
             from ..gui.plots.headless import ReportFigure
-        return ReportFigure(self, name, layer, head)
+        from .drawing import figure_telling
+        figure = ReportFigure(self, name, layer, head)
+        # drawn for display or saved: told once its wait passes the hold, as every call
+        figure.telling = figure_telling(self.model.progress, name, len(self.tokens))
+        return figure
 
     def to_dict(self) -> dict:
         """The report as one JSON-ready object: what ``posviz report --json`` prints

@@ -60,8 +60,15 @@ class Result:
         from ..errors import held_interrupt
         with held_interrupt():          # Qt's first import: Ctrl+C inside it is fatal
             from ..gui.experiments.headless import ExperimentResultFigure
-        return ExperimentResultFigure(self.job(), self.result, metric or (
-            choices[0] if choices else None), self.file_facts())
+        from .drawing import figure_telling
+        metric = metric or (choices[0] if choices else None)
+        figure = ExperimentResultFigure(self.job(), self.result, metric, self.file_facts())
+        # drawn for display or saved: told once its wait passes the hold, as every call
+        # (silent for a model loaded with progress=False)
+        progress = getattr(getattr(self, "model", None), "progress", None)
+        figure.telling = figure_telling(progress, " ".join(filter(None, (
+            self.what, metric))), 0)
+        return figure
 
     def file_facts(self) -> dict[str, str]:
         """What a figure's file records: the provenance (its model in one line with its

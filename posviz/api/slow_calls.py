@@ -1,5 +1,5 @@
 """The default progress of a call from Python: nothing while it is quick, and once its
-wait passes 2 s what it is doing and how far, on stderr, in the command line's lines
+wait passes 1.5 s what it is doing and how far, on stderr, in the command line's lines
 (runtime.held_lines holds them until then). ``progress=False`` silences a call,
 ``progress=True`` tells from its start; a call posviz makes inside another, or runs for
 the command line, keeps its own default (the outer call's lines, or the flags')."""
@@ -17,7 +17,7 @@ _calls = threading.local()              # .depth: the API calls running on this 
 
 def told_when_slow(function):
     """``function``'s ``progress`` None (for a Model's method: its model's, when that
-    is None too), in a call from Python: True, its lines held until 2 s have passed."""
+    is None too), in a call from Python: True, its lines held until HOLD_S (1.5 s) have passed."""
     signature = inspect.signature(function)
 
     @functools.wraps(function)

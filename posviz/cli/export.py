@@ -72,11 +72,21 @@ def add_command(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def import_plots(say) -> None:
+    """The plots' modules (Qt, pyqtgraph) imported, told each 2 s while they load (the
+    first line of an export came 3.65-5.1 s after its start under load: this import,
+    untold); nothing when they are imported already."""
+    if "posviz.gui.plots.figures" not in sys.modules:
+        with held_interrupt(), reached.ticking(say, "importing the plots' modules"):
+            from ..gui.plots import figures  # noqa: F401   (Ctrl+C inside Qt's: fatal)
+
+
 def run(args) -> int:
     formats = parse_formats(args.format)
     check_sizes(args.width, args.dpi, "png" in formats,     # in figure.save's words
                 argument("format", args.format))
     say = progress(args)
+    import_plots(say)                   # (planning the drawing names the figures)
     shape = model_shape(args)           # (layers, heads) as its config says, or None
     told = Drawing(say, words(args), shape=shape) if say is not None else None
     # before any model is built or loaded: a file, or a folder that cannot be made, was

@@ -14,8 +14,10 @@ import threading
 import time
 from contextlib import contextmanager
 
-HOLD_S = 2.0         # a call quicker than this tells nothing
-STALE_S = 1.6        # older: not told (its time left is old); a printer tells anew each 1.5 s
+HOLD_S = 1.5         # a call quicker than this tells nothing: its first line then comes
+                     # by 2 s on a busy machine (at a hold of 2 s: 2.01-2.54 s, load 5-9)
+STALE_S = 1.6        # older: not told (its time left is old); a printer tells anew each
+                     # 1.5 s, and a line told at the start is still fresh at the hold
 # this thread's (context's) calls holding their lines, innermost last: one thread's
 # hold is not another's: a new thread starts in an empty context, with none; a thread
 # of posviz's own telling a call's lines starts in its starter's (carried)
@@ -30,6 +32,7 @@ class HeldLines:
     def __init__(self, seconds: float = HOLD_S, stream=None, clock=time.monotonic):
         self.stream, self.shown = stream, seconds <= 0      # 0: told from the start
         self.partial, self.held, self.held_at, self.clock = "", None, 0.0, clock
+        self.until = clock() + seconds  # a write past it shows (the timer may be late)
         self.lock = threading.RLock()
         self.timer = threading.Timer(seconds, self.show)
         self.timer.daemon = True
@@ -40,6 +43,9 @@ class HeldLines:
 
     def write(self, text: str) -> int:
         with self.lock:
+            if not self.shown and self.clock() >= self.until:
+                self.show()     # the timer's thread kept waiting for the GIL while Qt
+                # drew a figure: its first line came 0.4 s past the hold (MiniLM, load 5)
             if self.shown:
                 return self._out().write(text)
             lines = (self.partial + text).split("\n")

@@ -10,7 +10,8 @@ from pathlib import Path
 from .figure import ExperimentFigure
 from .jobs import SWAP_MAP, caption
 from .swaps import which_text
-from ..plots.headless import SHARPNESS, application, quiet_platform_notes
+from ..plots.headless import (SHARPNESS, telling_now, application, quiet_platform_notes,
+                              shown_at, silent, told)
 from ..plots.own_size import off_screen
 from posviz.document.files import check_save
 from posviz.errors import PosvizInputError, checks_calls, held_interrupt
@@ -32,6 +33,7 @@ class ExperimentResultFigure:
             self.facts["metric"] = metric
         self._figure: ExperimentFigure | None = None
         self.text = 0                   # which text's swap map (an index into its texts)
+        self.telling = silent           # api.drawing.figure_telling, from Python
 
     def __repr__(self) -> str:
         shows = f" ({self.metric})" if self.metric else ""
@@ -40,6 +42,8 @@ class ExperimentResultFigure:
     def drawn(self) -> ExperimentFigure:
         """The figure, drawn once, laid out at SIZE but never on screen."""
         if self._figure is None:
+            if telling_now.get(self) is not None:      # a display's or save's, from Python
+                telling_now[self].drawing(telling_now[self].names[0], "")
             if self.metric == SWAP_MAP:     # which text's map, as its title says
                 self.facts["text"] = which_text(self.result.texts, self.text, "")
             app = application()
@@ -69,8 +73,12 @@ class ExperimentResultFigure:
             raise PosvizInputError(f"cannot write {path.name}: the file name must end in "
                                    f".png, .svg, .pdf or .csv")
         try:
-            with held_interrupt(), quiet_platform_notes():   # Ctrl+C raised once drawn
-                return self.drawn().export(path, width, dpi, self.facts)
+            with held_interrupt(), quiet_platform_notes(), \
+                    told(self, path.name) as drawing:       # Ctrl+C raised once drawn
+                figure = self.drawn()
+                if drawing is not None:
+                    drawing.writing(0, 1, path.name)
+                return figure.export(path, width, dpi, self.facts)
         except OSError as error:              # in one line, as a report's figure says it
             raise PosvizInputError(f"cannot write {path}: {error.strerror or error}") \
                 from None
@@ -85,25 +93,27 @@ class ExperimentResultFigure:
         return tuple(self.drawn().dims)
 
     def size(self) -> tuple[int, int]:
-        """(width, height) in pixels as an export draws it."""
+        """(width, height) in pixels as an export draws it (its drawing at its own
+        size, as ``save`` writes it)."""
         with quiet_platform_notes():
-            return self.drawn().export_size().toTuple()
+            return self.drawn().drawn_alone().export_size().toTuple()
 
     def _rendered(self, suffix: str, **options) -> bytes:
         with tempfile.TemporaryDirectory(prefix="posviz-") as folder:
             return self.save(Path(folder) / f"experiment.{suffix}", **options).read_bytes()
 
     def _repr_png_(self) -> tuple[bytes, dict]:
-        """A PNG at SHARPNESS times its size, shown at that size."""
-        width, height = self.size()
-        return self._rendered("png", width=width * SHARPNESS), {"width": width,
-                                                                "height": height}
+        """A PNG at SHARPNESS times its size, shown at its size."""
+        with told(self, "figure.png"):
+            png = self._rendered("png", width=self.size()[0] * SHARPNESS)
+        return png, shown_at(png)
 
     def _repr_svg_(self) -> str | None:
         """An SVG, unless the figure is a map of cells (a swap map): its PNG alone."""
         if self.metric == SWAP_MAP:
             return None
-        return self._rendered("svg").decode("utf-8")
+        with told(self, "figure.svg"):
+            return self._rendered("svg").decode("utf-8")
 
 
 def _close(figure: ExperimentFigure) -> None:

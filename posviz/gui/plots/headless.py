@@ -10,7 +10,7 @@ import atexit
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
@@ -29,6 +29,13 @@ from posviz.views.model import model_views
 from posviz.views.shown import Shown, build_views
 
 SHARPNESS = 2                   # a notebook's PNG: device pixels per pixel shown
+
+
+def shown_at(png: bytes, sharpness: int = SHARPNESS) -> dict:
+    """A notebook's metadata of ``png``, drawn at ``sharpness`` pixels a pixel shown:
+    its own size over that (its header's width and height), so its shape is kept."""
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    return {"width": round(width / sharpness), "height": round(height / sharpness)}
 
 
 _quiet = [0, False]     # how many quiet_platform_notes blocks are open (one more for
@@ -114,6 +121,31 @@ def _close_panels() -> None:
     QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
 
 
+def silent(file: str):
+    """A figure's drawing told by nothing (its ``telling`` unless Python's sets one)."""
+    return nullcontext(None)
+
+
+telling_now = WeakKeyDictionary()      # figure -> the Drawing telling its display or save now
+
+
+@contextmanager
+def told(figure, file: str):
+    """``figure``'s drawing and writing told inside by its ``telling`` (once for a
+    display that saves: the Drawing given to the outer block), own_size's parts of
+    its drawing counted."""
+    if telling_now.get(figure) is not None:
+        yield telling_now[figure]
+        return
+    with figure.telling(file) as drawing:
+        telling_now[figure] = drawing
+        try:
+            with own_size.counting(drawing.drawing if drawing else lambda *_: None):
+                yield drawing
+        finally:
+            telling_now.pop(figure, None)
+
+
 @checks_calls
 class ReportFigure:
     """One figure of a Report, by its stable name, as ``posviz export`` writes it.
@@ -136,6 +168,7 @@ class ReportFigure:
         view = report.session.selection.clamped(L, h)
         self.layer = view.layer if layer is None else layer
         self.head = view.head if head is None else head
+        self.telling = silent           # api.drawing.figure_telling, from Python
 
     def __repr__(self) -> str:
         return f"<posviz figure {self.name!r} of {self.report!r}>"
@@ -169,12 +202,14 @@ class ReportFigure:
         path = check_save(path, width, dpi)
         if self.name in HEAD_FIGURES:   # the order run again is torch's, not Qt's: not held
             self.report.run_for(self.layer, self.head)      # (kept for panel() to draw)
-        with held_interrupt(), quiet_platform_notes():
+        with held_interrupt(), quiet_platform_notes(), told(self, path.name) as drawing:
             panel = self.panel()                # a placeholder is no figure: say why
             figure = panel.laid_out(self.name) if self.name in HEAD_FIGURES else None
             if figure is not None and plots_nothing(figure):
                 raise PosvizInputError(f"the {self.name} figure has nothing to plot: "
                                        f"{' '.join(figure.message.text().split())}")
+            if drawing is not None:
+                drawing.writing(0, 1, path.name)
             return panel.export_figure(self.name, path, width=width, dpi=dpi)
 
     @property
@@ -202,17 +237,18 @@ class ReportFigure:
     def _repr_png_(self) -> tuple[bytes, dict]:
         """A PNG at SHARPNESS times the size on screen, shown at that size; a figure
         of maps at its own size (its cells are as many as its pixels or fewer)."""
-        width, height = self.size()
-        maps = bool(own_size.map_boxes(self._figure()))
-        png = self._rendered("png", width=width * (1 if maps else SHARPNESS))
-        return png, {"width": width, "height": height}
+        with told(self, f"{self.name}.png"):
+            sharpness = 1 if own_size.map_boxes(self._figure()) else SHARPNESS
+            png = self._rendered("png", width=self.size()[0] * sharpness)
+        return png, shown_at(png, sharpness)
 
     def _repr_svg_(self) -> str | None:
         """An SVG, but for a figure of maps: its PNG alone (an SVG embeds the maps as
         images again, doubling what a notebook keeps)."""
-        if own_size.map_boxes(self._figure()):
-            return None
-        return self._rendered("svg").decode("utf-8")
+        with told(self, f"{self.name}.svg"):
+            if own_size.map_boxes(self._figure()):
+                return None
+            return self._rendered("svg").decode("utf-8")
 
     def _figure(self):
         with quiet_platform_notes():
