@@ -235,22 +235,23 @@ def test_ctrl_c_while_compare_draws_is_raised_once_its_files_are_written(tmp_pat
 
     import posviz
     from posviz.cli import compare
+    out = tmp_path / "out"          # tmp_path holds this test's stage-times.json too
+    out.mkdir()
     result = posviz.compare_encodings("the cat sat on the mat", encodings="none,rope",
                                       layers=1)
     figure = result.figure("pooled_change")
     save = figure.save
 
     def interrupted(path, **kwargs):
-        if not any(tmp_path.iterdir()):
+        if not any(out.iterdir()):
             os.kill(os.getpid(), signal.SIGINT)      # Ctrl+C while the first is drawn
         return save(path, **kwargs)
     figure.save = interrupted
     result.figure = lambda metric: figure
     args = types.SimpleNamespace(metric="pooled_change", dpi=None, width=None, no_csv=False)
     with pytest.raises(KeyboardInterrupt):
-        compare.draw(result, args, tmp_path, ["png", "svg"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.csv", "compare.png",
-                                                          "compare.svg"]
+        compare.draw(result, args, out, ["png", "svg"])
+    assert sorted(p.name for p in out.iterdir()) == ["compare.csv", "compare.png", "compare.svg"]
 
 
 def test_ctrl_c_once_a_command_is_done_prints_no_traceback():

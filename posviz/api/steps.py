@@ -14,6 +14,7 @@ from typing import Callable
 
 from ..runtime.run_lines import FIRST_S, TICK_S, Gaps, RunLines, later  # noqa: F401 (the
 from ..runtime.time_left import duration_text  # noqa: F401   one rule of a run's lines)
+from ..runtime.held_lines import holder
 from .late_layers import LateLayers
 from .whole_run import WholeRun
 
@@ -67,6 +68,8 @@ class StepPrinter:
         if self._conversion is not None:
             self._conversion.told(step, done, total)
         told = self.steps or self._converting
+        if step.startswith("downloading") and (held := holder()) is not None:
+            held.show()                 # a download is told at once, quick or not
         if done is None or not total:
             if step == "ready":
                 self._converting = self._saved = False
