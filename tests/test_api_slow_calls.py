@@ -231,3 +231,19 @@ def test_a_line_written_past_the_hold_is_told_though_the_timer_is_late():
     assert out.getvalue() == ("posviz: drawing figure 1 of 1: attention\n"
                               "posviz: writing 1 figure: 1 of 1\n")
     held.end()
+
+
+@pytest.mark.parametrize("step", ["downloading someone/tiny at main (2 files, 1 MB)",
+                                  "converting SmolLM2.gguf once: about 20 s-2 min"])
+def test_a_download_or_a_conversion_is_told_at_once_within_the_hold(step):
+    """A quick call's lines are held, but not a download's or a conversion's: said
+    first, then over 1.5 s old when the hold passed, the conversion's "once, about
+    20 s-2 min" was never told (a load after torch was imported)."""
+    from posviz.api.steps import StepPrinter
+    stream = io.StringIO()
+    with held_lines.holding(3600.0, stream):
+        printer = StepPrinter(steps=False)
+        printer("reading config")
+        assert stream.getvalue() == ""
+        printer(step)
+        assert stream.getvalue() == f"posviz: {step}\n"

@@ -68,8 +68,8 @@ class StepPrinter:
         if self._conversion is not None:
             self._conversion.told(step, done, total)
         told = self.steps or self._converting
-        if step.startswith("downloading") and (held := holder()) is not None:
-            held.show()                 # a download is told at once, quick or not
+        if download and (held := holder()) is not None:
+            held.show()     # a download or a conversion is told at once, quick or not
         if done is None or not total:
             if step == "ready":
                 self._converting = self._saved = False
