@@ -521,3 +521,18 @@ def test_a_count_is_told_by_itself_once_the_step_was_quiet_long_enough(monkeypat
     printer(MATCHING, module + 1, 397)
     assert stream.getvalue().splitlines()[-1].startswith(
         f"posviz: {MATCHING}: module {module + 1} of 397")
+
+
+def test_a_plain_steps_count_keeps_its_seconds_from_the_step():
+    """"saving the converted copy (538 MB, ...)" then its first count: told again a
+    second later as "saving the converted copy (0 s)", its seconds counted from the
+    count; they are the step's, from its line."""
+    from posviz.models.reached import Ticks
+    said, clock = [], Clock()
+    ticks = Ticks(lambda *told: said.append(told), every=1.0, clock=clock)
+    ticks("saving the converted copy (538 MB, about 5 s) into /cache")
+    clock.now += 0.6
+    ticks("saving the converted copy", 0, 538)
+    clock.now += 1.0
+    ticks.tick()
+    assert said[-1] == ("saving the converted copy (2 s)",), said

@@ -279,8 +279,11 @@ class Ticks:
             before, self.last = self.last, self.clock()
             # a counted step is the step running too: the plain one before it told
             # again after "loading weights: tensor 272 of 272" read as still running
-            if done is None and total is None or step != self.step:
-                self.step, self.began = step, self.last
+            # a count of the plain step just told is that step's ("saving the converted
+            # copy (538 MB, ...)" then its megabytes: "(0 s)" a second after it)
+            if done is None and total is None or short(step) != short(self.step or ""):
+                self.began = self.last
+            self.step = step
             said_at = self.last
         if error is not None:
             raise error
