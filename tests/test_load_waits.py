@@ -448,3 +448,91 @@ def test_the_status_line_tells_a_load_s_steps_as_the_model_panel_does(qtbot, win
     said = window.state_label.text()
     assert "loading weights, 50 of 100" in said, said
     assert said == window.model_panel.load.status.text()
+
+
+def test_counts_kept_back_leave_the_step_silent_so_it_is_told_again(monkeypatch):
+    """A GGUF file's first conversion matched 397 modules, a count each, its printer
+    telling one line a tick: each count kept back still reset the Ticks' silence, so
+    the matching was 1.8-2.8 s untold (a user's run). A count its printer keeps back
+    leaves the silence running: the step is told again a second after the last line;
+    a counted step's first line comes a tick after the last line told, not its own
+    first count."""
+    import io
+
+    from posviz.api.steps import StepPrinter
+    from posviz.models import reached
+    from posviz.models.reached import Ticks
+    clock, stream = Clock(), io.StringIO()
+    monkeypatch.setattr(reached, "clock", clock)
+    printer = StepPrinter(stream)
+    ticks = Ticks(printer, every=1.0, clock=clock)
+    ticks("reading the GGUF file again, for its weights")
+    clock.now += 1.0
+    ticks(MATCHING, 1, 397)                      # the first count: kept for later
+    for module in range(2, 8):                   # a count each tenth of a second
+        clock.now += 0.1
+        ticks(MATCHING, module, 397)
+        ticks.tick()
+    lines = stream.getvalue().splitlines()
+    assert lines == ["posviz: reading the GGUF file again, for its weights",
+                     f"posviz: {MATCHING} (0 s)"], lines   # silent a second: told again
+    # (its seconds the matching's own, begun 0.1 s before)
+    clock.now += 0.1                             # 1.7 s since the first line, the next
+    ticks(MATCHING, 8, 397)                      # count due past the tick: told now
+    assert stream.getvalue().splitlines()[-1].startswith(
+        f"posviz: {MATCHING}: module 8 of 397, about ")
+
+
+def test_a_count_kept_back_is_known_to_the_ticks_through_the_models_load(monkeypatch):
+    """ModelSpec.load passed its printer's steps on but not its answer: the Ticks read
+    every count as a line told, and a conversion's matching stayed 1.9 s untold."""
+    from posviz.document.spec import ModelSpec
+    from posviz.models import hf
+    given = {}
+    monkeypatch.setattr(hf, "load_backend",
+                        lambda address, progress, **options: given.update(say=progress))
+    ModelSpec.pretrained("/nowhere/model.gguf").load(
+        progress=lambda step, done=None, total=None: done is None, check_memory=False)
+    assert given["say"](MATCHING, 3, 397) is False
+    assert given["say"](READING_AGAIN) is True
+
+
+def test_a_count_is_told_by_itself_once_the_step_was_quiet_long_enough(monkeypatch):
+    """The thread telling a silent step again woke 0.5-0.8 s late while a GGUF file's
+    modules were matched (its counts a few milliseconds apart): 2.2 s untold. The
+    count itself is told once QUIET_S seconds passed without any line, whatever that
+    thread does."""
+    import io
+
+    from posviz.api.steps import QUIET_S, StepPrinter
+    from posviz.models import reached
+    clock, stream = Clock(), io.StringIO()
+    monkeypatch.setattr(reached, "clock", clock)
+    printer = StepPrinter(stream)
+    printer(READING_AGAIN)
+    started = clock.now
+    clock.now += 0.5
+    module = 0
+    while clock.now - started < QUIET_S:         # a count each eighth of a second
+        module += 1
+        printer(MATCHING, module, 397)
+        clock.now += 0.125
+    assert stream.getvalue().splitlines() == [f"posviz: {READING_AGAIN}"]
+    printer(MATCHING, module + 1, 397)
+    assert stream.getvalue().splitlines()[-1].startswith(
+        f"posviz: {MATCHING}: module {module + 1} of 397")
+
+
+def test_a_plain_steps_count_keeps_its_seconds_from_the_step():
+    """"saving the converted copy (538 MB, ...)" then its first count: told again a
+    second later as "saving the converted copy (0 s)", its seconds counted from the
+    count; they are the step's, from its line."""
+    from posviz.models.reached import Ticks
+    said, clock = [], Clock()
+    ticks = Ticks(lambda *told: said.append(told), every=1.0, clock=clock)
+    ticks("saving the converted copy (538 MB, about 5 s) into /cache")
+    clock.now += 0.6
+    ticks("saving the converted copy", 0, 538)
+    clock.now += 1.0
+    ticks.tick()
+    assert said[-1] == ("saving the converted copy (2 s)",), said

@@ -20,6 +20,7 @@ from .whole_run import WholeRun
 
 Progress = Callable[..., None]           # progress(step, done=None, total=None)
 RUN_STEP = "running"                     # the steps whose counts are layers
+QUIET_S = 1.5                            # a load's count told once this long untold
 
 
 class StepPrinter:
@@ -44,14 +45,18 @@ class StepPrinter:
         self._at = None                     # part's seconds); the last boundary's time
         self._piece, self._tail = None, 0.0  # a layer's maps on their way to disk: the
         # last piece's time; the seconds from a layer's last piece to its next boundary
-        self._said = None                   # the line told last
+        self._said, self._lines = None, 0   # the line told last; lines told
         self._conversion = None             # a conversion's time left (ConversionLeft)
         self.lock = threading.RLock()
         self.late = LateLayers(self)
 
-    def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
+    def __call__(self, step: str, done: int | None = None, total: int | None = None) -> bool:
+        """Tells ``step``; False when no line was written (a count kept for a later
+        one: reached.Ticks tells the step again once it has been silent a second)."""
         with self.lock:
+            lines = self._lines
             self._step(step, done, total)
+            return self._lines != lines
 
     def retold(self) -> bool:
         """The block running told again when it is late (LateLayers)."""
@@ -96,14 +101,21 @@ class StepPrinter:
         from ..models import reached
         now = reached.clock()
         if self._count[0] != step or done < self._count[2]:
-            self._count = (step, now, done, now)            # (step, began, done, told)
+            # (step, began, done, told): its next line a tick after the last told (a
+            # GGUF file's matching began 1 s after a line, told 2.8 s after it)
+            told = min(now, self.late.said_at) if self.late.said_at else now
+            self._count = (step, now, done, told)
             self._tensor_gaps = Gaps()
             self._tensor_gaps.next(now)
             return
         _, began, _, told = self._count
         self._count = (step, began, done, told)
-        coming = self._tensor_gaps.next(now)        # told before a tick passes
-        if now - told + coming <= self.tick and done != total:
+        coming = self._tensor_gaps.next(now)        # told before a tick passes, and
+        # by the count itself once QUIET_S passed without any line: the thread telling
+        # a silent step again (reached.Ticks) woke 0.5-0.8 s late while a GGUF file's
+        # modules were matched (2 cores, load 4), 2.2 s untold
+        quiet = now - self.late.said_at if self.late.said_at else 0.0
+        if now - told + coming <= self.tick and done != total and quiet < QUIET_S:
             return
         self._count = (step, began, done, now)
         left = (now - began) / done * (total - done) if done else None
@@ -190,7 +202,7 @@ class StepPrinter:
         if self._conversion is not None and self._converting:
             line += self._conversion.words()
         if line != self._said:                  # one write: a whole line (two threads)
-            self._said = line
+            self._said, self._lines = line, self._lines + 1
             self.late.said(reached_clock())
             from ..runtime.run_lines import line_told
             line_told()

@@ -171,9 +171,11 @@ class ModelSpec:
                                    "installation") from None
         tell = hf.teller(progress)
 
-        def told(step: str, done: int | None = None, total: int | None = None) -> None:
+        def told(step: str, done: int | None = None, total: int | None = None):
+            """``tell``'s answer passed on: False, a count kept back (reached.Ticks)."""
             if not (should_stop is not None and should_stop()):
-                tell(step, done, total)
+                return tell(step, done, total)
+            return None
         placement = {"dtype": self.dtype, "offload_folder": self.offload_folder or None,
                      **placement}
         return hf.load_backend(self.address, progress=told, device=device,

@@ -276,16 +276,25 @@ class Ticks:
     def __call__(self, step: str, done: int | None = None, total: int | None = None):
         with self.lock:
             error, self.error = self.error, None
-            self.last = self.clock()
+            before, self.last = self.last, self.clock()
             # a counted step is the step running too: the plain one before it told
             # again after "loading weights: tensor 272 of 272" read as still running
-            if done is None and total is None or step != self.step:
-                self.step, self.began = step, self.last
+            # a count of the plain step just told is that step's ("saving the converted
+            # copy (538 MB, ...)" then its megabytes: "(0 s)" a second after it)
+            if done is None and total is None or short(step) != short(self.step or ""):
+                self.began = self.last
+            self.step = step
+            said_at = self.last
         if error is not None:
             raise error
         if done is None and total is None:
             return self.say(step)
-        return self.say(step, done, total)
+        told = self.say(step, done, total)
+        if told is False:       # a count its say kept back (StepPrinter: a line a tick):
+            with self.lock:     # the silence goes on (a GGUF file's 397 modules matched
+                if self.last == said_at:    # kept it 2.8 s untold, each count "said")
+                    self.last = before
+        return told
 
     def tick(self) -> None:
         with self.lock:
