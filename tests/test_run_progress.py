@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from posviz.api.steps import StepPrinter, layer_ticks
+from posviz.api.steps import QUIET_S, StepPrinter, layer_ticks
 from posviz.models import reached
 
 STEPS = ("running the original order", "running the original order at shifted "
@@ -120,11 +120,13 @@ def test_a_conversion_tells_its_steps_and_tensors_from_python_by_default(monkeyp
     assert "posviz: loading tokenizer" in lines and f"posviz: {READING_AGAIN}" in lines
     counts = [line for line in lines if ": tensor " in line]
     # one time a line: the conversion's, at least the step's own 15 s at its pace
-    found = re.fullmatch(r"posviz: de-quantizing weights: tensor 29 of 272, about (\d+) s "
-                         r"left of the conversion", counts[0])
+    # (a count tells itself once QUIET_S passed without a line: 1.5 s, 24 tensors here)
+    first = round(QUIET_S / 0.0625)
+    found = re.fullmatch(rf"posviz: de-quantizing weights: tensor {first} of 272, about "
+                         r"(\d+) s left of the conversion", counts[0])
     assert found and int(found.group(1)) >= 15, counts
     assert counts[-1].startswith("posviz: de-quantizing weights: tensor 272 of 272"), counts
-    assert len(counts) == 10, counts                # before 2 s pass each, and the last
+    assert len(counts) == 272 // first + 1, counts  # each 1.5 s, and the last
     assert lines[-2:] == ["posviz: loading tokenizer (from the saved copy)",
                           "posviz: ready"], lines
 
@@ -398,7 +400,9 @@ def test_a_converted_copy_s_saving_says_its_size_and_counts_its_megabytes(
         say(converted.SAVING, done, 538)
         clock.now += 0.15
     lines = stream.getvalue().splitlines()
-    assert lines[1].startswith("posviz: saving the converted copy: 192 of 538 MB, about "), lines
+    first = 16 + 16 * round(QUIET_S / 0.15)             # told once 1.5 s passed quiet
+    assert lines[1].startswith(f"posviz: saving the converted copy: {first} of 538 MB, "
+                               "about "), lines
 
 
 def test_a_busier_machine_s_parts_are_told_before_two_seconds_pass(monkeypatch):
