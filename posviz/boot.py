@@ -2,9 +2,9 @@
 
 Entry points: ``quiet_threads()`` before numpy and torch load, then ``keep_heap_pages()``
 (a command) or ``window(app)``, ``before_torch()`` on the thread about to import torch.
-Each workaround (SWITCHES; three live in models.hf and gui.plots' ``workarounds``, and
-the fast path ``one-paint-pass`` in gui.plots.repaint) checks the versions it was written
-for, pays by a measurement (benchmarks/README.md) and can be turned off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,...`` or ``all``."""
+Each workaround (SWITCHES; three in models.hf's and gui.plots' ``workarounds``, the fast
+path one-paint-pass in gui.plots.repaint) checks its versions, pays by a measurement
+(benchmarks/README.md) and turns off to compare: ``POSVIZ_WORKAROUNDS_OFF=name,...``/``all``."""
 from __future__ import annotations
 
 import contextlib
