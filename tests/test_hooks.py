@@ -179,6 +179,15 @@ def test_a_maps_store_takes_its_layers_in_order_and_reads_only_those_it_has():
         np.asarray(maps)
 
 
+def test_maps_too_large_to_read_whole_say_their_size_in_the_projects_megabytes():
+    from posviz.models.maps import LayerMaps
+    maps = LayerMaps(3, in_memory=0)
+    for layer in range(3):
+        maps.put(layer, np.zeros((25, 100, 100), np.float32))   # 3 x 1,000,000 bytes
+    with pytest.raises(MemoryError, match=r"the maps take 3\.0 MB,"):
+        np.asarray(maps)
+
+
 def test_maps_read_from_a_file_are_writable_copies_that_leave_the_file_as_it_was():
     import torch
 

@@ -149,7 +149,7 @@ class LayerMaps:
 
     def __array__(self, dtype=None, copy=None):
         if self.array is None:
-            raise MemoryError(f"the maps take {self.nbytes >> 20} MB, more than are kept "
+            raise MemoryError(f"the maps take {self.nbytes / 1e6:,.1f} MB, more than are kept "
                               "in memory: read them a layer at a time")
         return self.array if dtype is None else self.array.astype(dtype)
 
