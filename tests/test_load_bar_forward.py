@@ -74,3 +74,16 @@ def test_a_conversion_s_silent_steps_tell_its_time_left(bar):
             break
     assert "7 s so far, about" in panel.status.text(), panel.status.text()
     assert "left of the conversion" in panel.status.text(), panel.status.text()
+
+
+def test_a_conversion_s_steps_never_count_back(bar):
+    """The conversion reads the file's header and weights (load step 3) before the copy's
+    tokenizer (step 2): its own steps say no load step, so the steps told only go up."""
+    import re
+    panel, now = bar
+    numbers = []
+    for told in first_load():
+        now[0] += 1.0
+        panel.count(*told) if len(told) == 3 else panel.step(*told)
+        numbers += [int(k) for k in re.findall(r"step (\d) of 4", panel.status.text())]
+    assert numbers == sorted(numbers) and numbers[-1] == 4, numbers

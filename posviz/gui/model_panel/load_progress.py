@@ -165,11 +165,13 @@ class LoadProgress(QWidget):
             self.say(f"Loading {label}: {ticked[1]}, {ticked[2]} s so far"
                      f"{self._conversion_left()}…{self._note}")
             return
-        step = LOAD_STEPS.get(text)
-        if step is None and self._conversion is not None and not self._conversion.ended:
+        if self._conversion is not None and not self._conversion.ended:
+            # the conversion's steps, numbered load steps or not, are its own: "step 3
+            # of 4" there, then "loading tokenizer (step 2 of 4)" from the copy, counted back
             self._fill(0, 1, "converting")    # where the conversion's steps have it
-            self.say(f"Loading {label}: {text}…")
+            self.say(f"Loading {label}: {text}{self._conversion_left()}…{self._note}")
             return
+        step = LOAD_STEPS.get(text)
         if step is None:
             self.busy.setRange(0, 0)
             self.busy.setTextVisible(False)
