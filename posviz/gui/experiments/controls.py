@@ -162,7 +162,10 @@ ESTIMATES = {("extend", None, None): (240, 660),
              ("paper", "haviv2022", TRAINED): (900, 1080),
              ("paper", "press2022", TRAINED): (70, 420),   # 76 s quiet; 379-413 s
                                                             # at load 5-9 here
-             ("paper", "sinha2022", TRAINED): (60, 90)}
+             ("paper", "sinha2022", TRAINED): (60, 90),
+             # SmolLM2 lent, so not loaded (converted) again: 4.7 s at load 5.4, said as
+             # nothing (under LONG_S); MiniLM lent, SmolLM2 still loads: the one above
+             ("paper", "sinha2022", TRAINED, "smollm2"): (4, 20)}
 
 
 def took_key(what: str, paper: str | None, weights: str | None,
@@ -216,7 +219,7 @@ def takes_words(settings, key: tuple | None) -> str:
             return ""
         about = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
         return f"takes about {about} here (last run: {_minutes(seconds)} at load {load:.1f})"
-    low, high = ESTIMATES.get(key[:3], (0, 0))      # whichever model it is lent
+    low, high = estimate(key) or (0, 0)
     if high < LONG_S:
         return ""
     span = (f"{low / 60:.0f}-{high / 60:.0f} min" if low >= 90
@@ -241,7 +244,12 @@ def took_range(settings, key: tuple | None) -> tuple[float, float] | None:
     told = last_took(settings, key)
     if told is not None:
         return told[0], told[0]
-    return ESTIMATES.get(key[:3]) if key is not None else None
+    return estimate(key) if key is not None else None
+
+
+def estimate(key: tuple) -> tuple[float, float] | None:
+    """ESTIMATES' seconds for ``key``: with the model it is lent, else with any."""
+    return ESTIMATES.get(key, ESTIMATES.get(key[:3]))
 
 
 def job_key(job) -> tuple | None:
