@@ -85,3 +85,26 @@ def test_a_counted_step_s_line_tells_one_time_left_never_less_than_its_own_pace(
     assert len(re.findall(r" left", line)) == 1, line
     told = left_of_the_conversion(line)
     assert told is not None and told >= 2.0 * (538 - 67) / 67 - 0.5, line
+
+
+def test_a_counted_step_s_own_pace_is_timed_from_its_count_s_start(monkeypatch):
+    """The copy is written in one call (1-3 s) before its bytes are counted from 0: the
+    window said "50 of 538 MB, about 14 s left of the conversion" 5 s before its end,
+    the call's seconds taken as the first 50 MB's."""
+    clock, stream = Clock(), io.StringIO()
+    monkeypatch.setattr(reached, "clock", clock)
+    say = StepPrinter(stream, steps=False)
+    seconds = [s for *_, s in STEPS]
+    for number, (words, counted, _) in enumerate(STEPS[:-1]):
+        say(f"{CONVERTING}x.gguf once: …" if number == 0 else words,
+            *((0, 10) if counted else ()))
+        clock.now += 0.25 * seconds[number]
+        if counted:
+            say(words, 10, 10)
+    say(f"{SAVING} (538 MB, about 5 s) into the cache")
+    clock.now += 3.0                             # save_pretrained, one call
+    say(SAVING, 0, 538)                          # its count's clock starts
+    clock.now += 0.5
+    say(SAVING, 50, 538)                         # 50 MB in 0.5 s: 4.9 s left at its pace
+    told = left_of_the_conversion(stream.getvalue().splitlines()[-1])
+    assert told is not None and 4.0 <= told <= 6.5, stream.getvalue().splitlines()[-1]

@@ -26,6 +26,8 @@ class ConversionLeft:
     def __init__(self, clock, times: StageTimes | None = None):
         self.run = RunClock(clock, StageTimes() if times is None else times)
         self.number, self.ended = 0, False
+        self.counting: tuple[int, float, int] = (0, 0.0, 0)   # (step, time, count) at
+        # its first count: the copy is written in one call (1-3 s) before it is counted
 
     def told(self, step: str, done: int | None = None, total: int | None = None) -> None:
         if self.number == len(STEPS) and not step.startswith(SAVING):
@@ -41,6 +43,8 @@ class ConversionLeft:
                                          [seconds for *_, seconds in STEPS]))
                     break
         if counted and self.number and step.startswith(STEPS[self.number - 1][0]):
+            if self.counting[0] != self.number or done < self.counting[2]:
+                self.counting = (self.number, self.run.now(), done)
             self.run.step(done, total)
             self.ended = self.number == len(STEPS) and done >= total
 
@@ -65,10 +69,13 @@ class ConversionLeft:
 
     def step_left(self) -> float | None:
         """Seconds left of the conversion at the counted step's own pace (its counts so
-        far since it began) and the steps after at theirs; None before a count."""
+        far since its first) and the steps after at theirs; None before a second count."""
         run = self.run
         if not run.done or run.done >= run.total:
             return None
+        number, since, first = self.counting
+        if number != self.number or run.done <= first:
+            return None
         after = run.after_left()
-        own = (run.now() - run.stage_started) / run.done * (run.total - run.done)
+        own = (run.now() - since) / (run.done - first) * (run.total - run.done)
         return None if after is None else own + after
