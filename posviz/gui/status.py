@@ -63,12 +63,15 @@ def forward_words(now: reached.Reached, nth: int = 0, then: str = "") -> str:
     """": layer 16 of 30 (forward 1 of 3), about 40 s left": the block the forward on
     its way has entered, its place among the forwards planned (else ``nth``, when not
     0) and the time left of them all (models.reached), not of the one on its way
-    ("about 2 s left in it" was told again at each of SmolLM2's three); ``then``: the
-    work after them, told by name with no time of its own yet."""
+    ("about 2 s left in it" was told again at each of SmolLM2's three), with the work
+    after them where it is expected (Reached.after: "in all"); ``then``: the work
+    after them, told by name."""
     nth, of = (now.nth, f" of {now.planned}") if now.planned else (nth, "")
     which = f" (forward {nth}{of})" if nth and (of != " of 1") else ""
     left = now.whole_left() if now.planned else now.seconds_left()
-    left = (f", about {duration_text(left)} left{' of the forwards' if then else ''}"
+    # with the work after them expected (runtime.after_left): the time left in all
+    whose = " in all" if now.after else " of the forwards" if then else ""
+    left = (f", about {duration_text(left)} left{whose}"
             if left is not None and left >= 1 else "")
     return f": layer {now.layer} of {now.layers}{which}{left}{then}"
 

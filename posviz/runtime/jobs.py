@@ -10,6 +10,7 @@ annotations name the core's types for readers and type checkers only).
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -215,20 +216,22 @@ class EvaluationRunner:
         start = time.perf_counter()
         early, self._early = self._early, None
         mode = None if job.look is None else job.look.mode
-        if early is not None and _same_state(early, job):
+        made = early is not None and _same_state(early, job)     # at start, for this
+        if made:
             ev, tiles, earlier_ms = early[1:]
             ev, tiles = self._in_look(ev, tiles, job.look, should_stop)
-        else:
-            ev, tiles = self._evaluate(job.backend, job.seq, job.order, job.positions,
-                                       should_stop, job.keep, mode)
-            earlier_ms = 0.0
         del early
-        if should_stop is not None and should_stop():   # superseded: the views would go
-            from ..errors import Cancelled
-            raise Cancelled("superseded by a newer request")
-        shown = views.Shown(ev.for_screen(),
-                            views.build_views(ev, job.look, tiles, head=job.keep),
-                            model_views(job.backend, ev))
+        with nullcontext() if made else after_forwards(self.engine(job.backend), job):
+            if not made:
+                ev, tiles = self._evaluate(job.backend, job.seq, job.order, job.positions,
+                                           should_stop, job.keep, mode)
+                earlier_ms = 0.0
+            if should_stop is not None and should_stop():   # superseded: no views
+                from ..errors import Cancelled
+                raise Cancelled("superseded by a newer request")
+            shown = views.Shown(ev.for_screen(),
+                                views.build_views(ev, job.look, tiles, head=job.keep),
+                                model_views(job.backend, ev))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
     def restyle(self, job: ViewsJob, should_stop: ShouldStop | None = None) -> Evaluated:
@@ -246,6 +249,31 @@ class EvaluationRunner:
                                      None if before is None else before.mosaic, keep)
         return Evaluated(views.Shown(ev.for_screen(), made, job.model),
                          1000 * (time.perf_counter() - start))
+
+
+@contextmanager
+def after_forwards(engine, job: EvaluationJob):
+    """While inside, the time left told of ``job``'s forwards and of each step after
+    them holds the steps after them as expected (runtime.after_left); their seconds
+    teach the next evaluation's expectation once the job is done."""
+    import numpy as np
+
+    from ..models import after, reached
+    from ..models.maps import KEEP_ALL
+    from . import after_left
+    from .stage_times import StageTimes
+
+    n, facts = len(job.seq), job.backend.facts()
+    cells = facts.layers * facts.heads * n * n                       # L·h·n²
+    identity = bool(np.array_equal(job.order, np.arange(n)))
+    new_text = engine.forwards(job.seq, job.order, job.positions) > (not identity)
+    steps = after_left.steps_after(identity, 4 * cells <= KEEP_ALL, new_text,
+                                   job.look is not None)
+    times = StageTimes()
+    expected = after_left.expected(steps, cells, times)
+    with after.expecting(expected) as took, reached.afterwards(sum(expected.values())):
+        yield
+    after_left.learn(took, cells, times)
 
 
 def _same_state(early, job: EvaluationJob) -> bool:
