@@ -73,3 +73,20 @@ def test_the_window_s_evaluation_plans_the_work_after_its_forwards():
     wanted = sum(after_left.expected(steps, 2 * 2 * n * n, StageTimes()).values())
     assert seen and wanted > 0 and all(a == pytest.approx(wanted) for a in seen), seen
     assert np.isclose(sum(after_left.RATES[w] for w in steps) * 4 * n * n * 1e-9, wanted)
+
+
+def test_a_step_s_time_left_counts_down_between_its_steps(monkeypatch):
+    """A 5,000-token comparison's first layer took 9 s, its "16 s left" standing still."""
+    from posviz.gui.status import after_words
+    clock = [10.0]
+    monkeypatch.setattr(after, "clock", lambda: clock[0])
+    with after.expecting({"comparing": 12.0, "pooling": 4.0}):
+        with after.after_steps("comparing", 4) as step:
+            clock[0] = 15.0                     # no layer done: as expected, less 5 s
+            assert after_words(after.latest_after()).endswith("about 11 s left")
+            clock[0] = 16.0
+            step(1)                             # 6 s a layer: 18 s, and the pooling's 4
+            clock[0] = 19.0
+            assert after_words(after.latest_after()).endswith("about 19 s left")
+            clock[0] = 40.0                     # late: never below the layers after it
+            assert after_words(after.latest_after()).endswith("about 16 s left")

@@ -79,7 +79,7 @@ def forward_words(now: reached.Reached, nth: int = 0, then: str = "") -> str:
 def after_words(now: after.After) -> str:
     """": comparing the two orders' maps, layer 2 of 4, about 3 s left": the step after
     the forwards on its way and the time its steps have left at their pace so far."""
-    left = now.seconds_left()
+    left = now.seconds_left(after.clock())          # counted down between its steps
     left = f", about {duration_text(left)} left" if left is not None and left >= 1 else ""
     return f": {now.what}, {now.unit} {min(now.done + 1, now.total)} of {now.total}{left}"
 

@@ -28,13 +28,18 @@ class After:
     expected: float | None = None   # its seconds as expected before it began (expecting)
     later: float = 0.0              # the expected seconds of the steps planned after it
 
-    def seconds_left(self) -> float | None:
+    def seconds_left(self, now: float | None = None) -> float | None:
         """The steps left at the pace of those done, else as expected (None before one
-        is, none expected), and the steps planned after them as expected."""
+        is, none expected), and the steps planned after them as expected; read at
+        ``now`` (the clock's time: it counts down between steps, never below the steps
+        after the one running: a comparison's first layer of 9 s stood on "16 s left")."""
+        since = max(now - self.at, 0.0) if now is not None else 0.0
         if self.done > 0 and self.at > self.began:
-            own = (self.at - self.began) / self.done * (self.total - self.done)
+            pace = (self.at - self.began) / self.done
+            own = max(pace * (self.total - self.done) - since,
+                      pace * (self.total - self.done - 1))
         elif self.expected is not None:
-            own = max(self.expected - (self.at - self.began), 0.0)
+            own = max(self.expected - (self.at - self.began) - since, 0.0)
         else:
             return None
         return own + self.later
