@@ -93,3 +93,21 @@ def test_a_step_s_time_left_counts_down_between_its_steps(monkeypatch):
             assert after_words(after.latest_after()).endswith("about 19 s left")
             clock[0] = 40.0                     # late: never below the layers after it
             assert after_words(after.latest_after()).endswith("about 16 s left")
+
+
+def test_start_up_s_first_view_plans_the_work_after_its_forwards():
+    """Start-up computes the first view's forwards itself: their time left holds the
+    pooling and views the first evaluation shown does after them."""
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import Positions
+    from posviz.runtime.jobs import EvaluationRunner, StartJob
+    seen = []
+    with reached.listening(lambda now: seen.append(now.after)):
+        started = EvaluationRunner().start(StartJob("the cat sat on the mat",
+                                                    ModelSpec.builtin(), Positions()))
+    session = started.session
+    n, facts = len(session.seq), session.backend.facts()
+    steps = after_left.steps_after(False, True, True, session.selection.mosaic is not None)
+    cells = facts.layers * facts.heads * n * n
+    wanted = sum(after_left.expected(steps, cells, StageTimes()).values())
+    assert seen and wanted > 0 and all(a == pytest.approx(wanted) for a in seen), seen

@@ -186,8 +186,11 @@ class EvaluationRunner:
         try:
             tell(START_STEPS[3])
             start = time.perf_counter()
-            ev, tiles = self._evaluate(backend, session.seq, session.order,
-                                       session.positions, mode=session.selection.mosaic)
+            mode = session.selection.mosaic     # its pooling and views: the next job's
+            with after_forwards(self.engine(backend), backend, session.seq, session.order,
+                                session.positions, mode is not None):
+                ev, tiles = self._evaluate(backend, session.seq, session.order,
+                                           session.positions, mode=mode)
             state = (backend, session.seq, tuple(int(i) for i in session.order),
                      session.positions)
             self._early = (state, ev, tiles, 1000 * (time.perf_counter() - start))
@@ -221,7 +224,9 @@ class EvaluationRunner:
             ev, tiles, earlier_ms = early[1:]
             ev, tiles = self._in_look(ev, tiles, job.look, should_stop)
         del early
-        with nullcontext() if made else after_forwards(self.engine(job.backend), job):
+        with nullcontext() if made else after_forwards(
+                self.engine(job.backend), job.backend, job.seq, job.order, job.positions,
+                job.look is not None):
             if not made:
                 ev, tiles = self._evaluate(job.backend, job.seq, job.order, job.positions,
                                            should_stop, job.keep, mode)
@@ -252,10 +257,11 @@ class EvaluationRunner:
 
 
 @contextmanager
-def after_forwards(engine, job: EvaluationJob):
-    """While inside, the time left told of ``job``'s forwards and of each step after
-    them holds the steps after them as expected (runtime.after_left); their seconds
-    teach the next evaluation's expectation once the job is done."""
+def after_forwards(engine, backend, seq, order, positions, mosaic: bool):
+    """While inside, the time left told of the forwards of ``order`` and of each step
+    after them holds the steps after them as expected (runtime.after_left; the
+    original's maps pooled for a ``mosaic``); their seconds teach the next evaluation's
+    expectation once it is done."""
     import numpy as np
 
     from ..models import after, reached
@@ -263,12 +269,11 @@ def after_forwards(engine, job: EvaluationJob):
     from . import after_left
     from .stage_times import StageTimes
 
-    n, facts = len(job.seq), job.backend.facts()
+    n, facts = len(seq), backend.facts()
     cells = facts.layers * facts.heads * n * n                       # L·h·n²
-    identity = bool(np.array_equal(job.order, np.arange(n)))
-    new_text = engine.forwards(job.seq, job.order, job.positions) > (not identity)
-    steps = after_left.steps_after(identity, 4 * cells <= KEEP_ALL, new_text,
-                                   job.look is not None)
+    identity = bool(np.array_equal(order, np.arange(n)))
+    new_text = engine.forwards(seq, order, positions) > (not identity)
+    steps = after_left.steps_after(identity, 4 * cells <= KEEP_ALL, new_text, mosaic)
     times = StageTimes()
     expected = after_left.expected(steps, cells, times)
     with after.expecting(expected) as took, reached.afterwards(sum(expected.values())):
