@@ -125,3 +125,36 @@ def test_a_reorder_s_how_far_is_told_from_the_first_tick_not_from_2_s(qtbot, mon
     line._tick()
     assert veil and veil[-1].startswith("layer 2 of 30"), veil
     assert "layer 2 of 30" in line.label.text(), line.label.text()
+
+
+def test_a_long_input_s_original_order_is_compared_layer_by_layer_told(monkeypatch):
+    """A long input in its original order (a new text) is compared after its one forward
+    a layer at a time: 5-7 s of a 4,000-token text stood on "layer 4 of 4", untold."""
+    from posviz.models import maps as layer_maps
+    monkeypatch.setattr(layer_maps, "KEEP_ALL", 0)          # every input a long one
+    backend, session = _reversed(layers=3)
+    sink = Recording()
+    Engine(backend).evaluate(session.seq, np.arange(len(session.seq)), session.positions,
+                             sinks=(sink,))
+    assert sink.told == [(COMPARING, "layer", k, 3) for k in range(3)], sink.told
+    assert after.latest_after() is None
+
+
+def test_the_views_built_after_the_pooling_are_told_part_by_part(monkeypatch):
+    """After the pooling, building the views (1-1.5 s of a 4,000-token text) said
+    nothing: the status stood on the pooling's last map. Each part is told as it
+    begins, and nothing once it is over."""
+    from posviz.views import shown
+    backend, session = _reversed(layers=2)
+    ev = Engine(backend).evaluate(session.seq, session.order, session.positions)
+    told = []
+    real = shown.positions_view
+
+    def positions(ev):
+        now = after.latest_after()
+        told.append((now.what, now.unit, now.done, now.total))
+        return real(ev)
+    monkeypatch.setattr(shown, "positions_view", positions)
+    shown.build_views(ev, None, head=(0, 0))
+    assert told == [(shown.BUILDING, "part", 1, len(shown.BUILDING_PARTS))], told
+    assert after.latest_after() is None

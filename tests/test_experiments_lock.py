@@ -46,3 +46,41 @@ def test_a_finished_run_frees_its_inputs(qtbot, tab):
         assert not any(enabled(tab).values())
     qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
     assert all(enabled(tab).values())
+
+
+def test_run_while_running_keeps_the_run_and_cancel_then_run_runs_again(qtbot, tab):
+    """Run, Ctrl+Return or a click while an experiment runs restarted it (its work so far
+    thrown away unsaid); now Run is off, its tip says why, Esc cancels, Run runs again."""
+    tab.activateWindow()
+    qtbot.waitActive(tab)                       # shortcuts reach an active window
+    tab.count.setValue(100_000)
+    tab.setFocus()
+    QTest.keyClick(tab.windowHandle(), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(tab.cancel_button.isEnabled)   # Ctrl+Return ran it (an animated click)
+    qtbot.waitUntil(lambda: tab.progress.maximum() > 0, timeout=30_000)
+    first, generation = tab._submitted, tab.scheduler.generation
+    assert not tab.run_button.isEnabled() and "Cancel" in tab.run_button.toolTip()
+    QTest.keyClick(tab.windowHandle(), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    QTest.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+    tab.run()                                   # a caller of the method: nothing either
+    qtbot.wait(300)                             # past a shortcut's animated click
+    assert tab._submitted is first and tab.scheduler.generation == generation
+    assert tab.cancel_button.isEnabled()
+    QTest.keyClick(tab.windowHandle(), Qt.Key.Key_Escape)      # Esc stops it
+    assert not tab.cancel_button.isEnabled() and tab.run_button.isEnabled()
+    assert tab.run_button.toolTip() == "Run the experiment (Ctrl+Return)"
+    QTest.keyClick(tab.windowHandle(), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: tab._submitted is not first and tab.cancel_button.isEnabled())
+    tab.cancel()
+
+
+def test_run_after_a_finished_run_runs_again(qtbot, tab):
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        tab.run()
+    qtbot.waitUntil(lambda: tab.result is not None and not tab.cancel_button.isEnabled())
+    first = tab._submitted
+    assert tab.run_button.isEnabled()
+    with qtbot.waitSignal(tab._relay.finished, timeout=60_000):
+        QTest.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+        assert tab._submitted is not first
+    qtbot.waitUntil(lambda: not tab.cancel_button.isEnabled())

@@ -63,12 +63,15 @@ def forward_words(now: reached.Reached, nth: int = 0, then: str = "") -> str:
     """": layer 16 of 30 (forward 1 of 3), about 40 s left": the block the forward on
     its way has entered, its place among the forwards planned (else ``nth``, when not
     0) and the time left of them all (models.reached), not of the one on its way
-    ("about 2 s left in it" was told again at each of SmolLM2's three); ``then``: the
-    work after them, told by name with no time of its own yet."""
+    ("about 2 s left in it" was told again at each of SmolLM2's three), with the work
+    after them where it is expected (Reached.after: "in all"); ``then``: the work
+    after them, told by name."""
     nth, of = (now.nth, f" of {now.planned}") if now.planned else (nth, "")
     which = f" (forward {nth}{of})" if nth and (of != " of 1") else ""
     left = now.whole_left() if now.planned else now.seconds_left()
-    left = (f", about {duration_text(left)} left{' of the forwards' if then else ''}"
+    # with the work after them expected (runtime.after_left): the time left in all
+    whose = " in all" if now.after else " of the forwards" if then else ""
+    left = (f", about {duration_text(left)} left{whose}"
             if left is not None and left >= 1 else "")
     return f": layer {now.layer} of {now.layers}{which}{left}{then}"
 
@@ -76,7 +79,7 @@ def forward_words(now: reached.Reached, nth: int = 0, then: str = "") -> str:
 def after_words(now: after.After) -> str:
     """": comparing the two orders' maps, layer 2 of 4, about 3 s left": the step after
     the forwards on its way and the time its steps have left at their pace so far."""
-    left = now.seconds_left()
+    left = now.seconds_left(after.clock())          # counted down between its steps
     left = f", about {duration_text(left)} left" if left is not None and left >= 1 else ""
     return f": {now.what}, {now.unit} {min(now.done + 1, now.total)} of {now.total}{left}"
 

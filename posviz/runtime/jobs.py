@@ -10,6 +10,7 @@ annotations name the core's types for readers and type checkers only).
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -185,8 +186,11 @@ class EvaluationRunner:
         try:
             tell(START_STEPS[3])
             start = time.perf_counter()
-            ev, tiles = self._evaluate(backend, session.seq, session.order,
-                                       session.positions, mode=session.selection.mosaic)
+            mode = session.selection.mosaic     # its pooling and views: the next job's
+            with after_forwards(self.engine(backend), backend, session.seq, session.order,
+                                session.positions, mode is not None):
+                ev, tiles = self._evaluate(backend, session.seq, session.order,
+                                           session.positions, mode=mode)
             state = (backend, session.seq, tuple(int(i) for i in session.order),
                      session.positions)
             self._early = (state, ev, tiles, 1000 * (time.perf_counter() - start))
@@ -215,20 +219,24 @@ class EvaluationRunner:
         start = time.perf_counter()
         early, self._early = self._early, None
         mode = None if job.look is None else job.look.mode
-        if early is not None and _same_state(early, job):
+        made = early is not None and _same_state(early, job)     # at start, for this
+        if made:
             ev, tiles, earlier_ms = early[1:]
             ev, tiles = self._in_look(ev, tiles, job.look, should_stop)
-        else:
-            ev, tiles = self._evaluate(job.backend, job.seq, job.order, job.positions,
-                                       should_stop, job.keep, mode)
-            earlier_ms = 0.0
         del early
-        if should_stop is not None and should_stop():   # superseded: the views would go
-            from ..errors import Cancelled
-            raise Cancelled("superseded by a newer request")
-        shown = views.Shown(ev.for_screen(),
-                            views.build_views(ev, job.look, tiles, head=job.keep),
-                            model_views(job.backend, ev))
+        with nullcontext() if made else after_forwards(
+                self.engine(job.backend), job.backend, job.seq, job.order, job.positions,
+                job.look is not None):
+            if not made:
+                ev, tiles = self._evaluate(job.backend, job.seq, job.order, job.positions,
+                                           should_stop, job.keep, mode)
+                earlier_ms = 0.0
+            if should_stop is not None and should_stop():   # superseded: no views
+                from ..errors import Cancelled
+                raise Cancelled("superseded by a newer request")
+            shown = views.Shown(ev.for_screen(),
+                                views.build_views(ev, job.look, tiles, head=job.keep),
+                                model_views(job.backend, ev))
         return Evaluated(shown, earlier_ms + 1000 * (time.perf_counter() - start))
 
     def restyle(self, job: ViewsJob, should_stop: ShouldStop | None = None) -> Evaluated:
@@ -246,6 +254,31 @@ class EvaluationRunner:
                                      None if before is None else before.mosaic, keep)
         return Evaluated(views.Shown(ev.for_screen(), made, job.model),
                          1000 * (time.perf_counter() - start))
+
+
+@contextmanager
+def after_forwards(engine, backend, seq, order, positions, mosaic: bool):
+    """While inside, the time left told of the forwards of ``order`` and of each step
+    after them holds the steps after them as expected (runtime.after_left; the
+    original's maps pooled for a ``mosaic``); their seconds teach the next evaluation's
+    expectation once it is done."""
+    import numpy as np
+
+    from ..models import after, reached
+    from ..models.maps import KEEP_ALL
+    from . import after_left
+    from .stage_times import StageTimes
+
+    n, facts = len(seq), backend.facts()
+    cells = facts.layers * facts.heads * n * n                       # L·h·n²
+    identity = bool(np.array_equal(order, np.arange(n)))
+    new_text = engine.forwards(seq, order, positions) > (not identity)
+    steps = after_left.steps_after(identity, 4 * cells <= KEEP_ALL, new_text, mosaic)
+    times = StageTimes()
+    expected = after_left.expected(steps, cells, times)
+    with after.expecting(expected) as took, reached.afterwards(sum(expected.values())):
+        yield
+    after_left.learn(took, cells, times)
 
 
 def _same_state(early, job: EvaluationJob) -> bool:

@@ -19,6 +19,7 @@ import numpy as np
 from ..analysis.engine import Evaluation
 from ..analysis.predictions import COMPARE_HINT
 from ..analysis.symmetry import METRICS, layer_slices
+from ..models.after import after_steps
 from ..models.orders import is_original
 from ..models.trace import PerTrace, Trace, layer_name
 from .head import HeadImages, head_images, pooled_cosine
@@ -36,6 +37,9 @@ __all__ = [
     "clip_for_log", "zero_level", "symmetry_note", "symmetry_short", "mean_token_norm", "branch_norms",
     "BRANCHES",
 ]
+
+BUILDING = "building the views"          # build_views after the mosaic, as told
+BUILDING_PARTS = ("curves and notes", "positions", "the head's maps")   # its steps
 
 # -- one head's maps ------------------------------------------------------------------
 
@@ -322,27 +326,35 @@ def build_views(ev: Evaluation, look: MosaicLook | None, tiles: MosaicTiles | No
     when they were kept whole). ``mosaic``, one made before for ``ev``, is recoloured
     when it shows ``look``'s mode. ``head`` = (layer 0..L-1, head): that head's maps as
     painted (views.head), made here rather than on the GUI thread."""
-    mosaic, tiles = _mosaic(ev, look, tiles, mosaic)
+    mosaic, tiles = _mosaic(ev, look, tiles, mosaic)     # its pooling told on its own
     c = ev.comparison
     floor = c.floor
-    symmetry = {metric: c.metric(metric).copy() for metric in METRICS}     # (L+1,) each
-    spread = token_spread(ev)
-    for name in ("p25", "median", "p75"):
-        symmetry[f"token_{name}"] = getattr(spread, name)                 # (L+1,)
-    level = zero_level(symmetry.values(), floor)
-    curves = {name: clip_for_log(values, floor, level) for name, values in symmetry.items()}
-    symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
-    note = " ".join(filter(None, (same_input_note(ev), symmetry_note(c, ev.order),
-                                  one_token_note(ev, spread),
-                                  frame_note(ev, literal))))   # as its reader sets it
-    norms, missing = branch_norms(ev)
+    # the rest told too: 1-1.5 s of a 4,000-token text's after the pooling said nothing
+    with after_steps(BUILDING, len(BUILDING_PARTS), "part") as step:
+        step(0)
+        symmetry = {metric: c.metric(metric).copy() for metric in METRICS}  # (L+1,) each
+        spread = token_spread(ev)
+        for name in ("p25", "median", "p75"):
+            symmetry[f"token_{name}"] = getattr(spread, name)              # (L+1,)
+        level = zero_level(symmetry.values(), floor)
+        curves = {name: clip_for_log(values, floor, level)
+                  for name, values in symmetry.items()}
+        symmetry["noise_floor"] = np.full(c.hidden_equivariance.shape, floor)
+        note = " ".join(filter(None, (same_input_note(ev), symmetry_note(c, ev.order),
+                                      one_token_note(ev, spread),
+                                      frame_note(ev, literal))))   # as its reader sets it
+        norms, missing = branch_norms(ev)
+        step(1)
+        positions = positions_view(ev)
+        step(2)
+        head_maps = _head(ev, head)
     return Views(mosaic=mosaic, tiles=tiles,
                  token_bars=change_bars(c.token_change[-1], floor),
                  symmetry=symmetry, symmetry_curves=curves,
                  symmetry_note=note, zero_level=level,
                  branch_norms=norms, missing_branches=missing,
-                 positions=positions_view(ev),
-                 head=_head(ev, head), symmetry_short=symmetry_short(c, ev.order))
+                 positions=positions, head=head_maps,
+                 symmetry_short=symmetry_short(c, ev.order))
 
 
 def in_look(views: Views, ev: Evaluation, look: MosaicLook | None,

@@ -106,7 +106,7 @@ def build_controls(tab) -> QtWidgets.QVBoxLayout:
     tab.encodings.changed.connect(tab.refresh_stale)
     tab.run_button = QtWidgets.QPushButton("Run")
     tab.run_button.setShortcut(QtGui.QKeySequence("Ctrl+Return"))
-    tab.run_button.setToolTip("Run the experiment (Ctrl+Return)")
+    tab.run_button.setToolTip(RUN_TIPS[False])
     tab.run_button.clicked.connect(tab.run)
     tab.cancel_button = QtWidgets.QPushButton("Cancel")
     tab.cancel_button.setToolTip("Stop the running experiment (Esc)")
@@ -150,9 +150,20 @@ RUN_INPUTS = ("what", "kind", "count", "seed", "encodings", "texts", "features",
 def lock_inputs(tab, locked: bool) -> None:
     """While a run goes, its inputs cannot change under it: a box set to "Order use"
     beside the bar of a context extension told of another run than the one going.
-    Cancel, Run (again) and Show stay active."""
+    Cancel and Show stay active (Run: lock_run)."""
     for name in RUN_INPUTS:
         getattr(tab, name).setEnabled(not locked)
+
+
+RUN_TIPS = {False: "Run the experiment (Ctrl+Return)",
+            True: "An experiment is running: Cancel (Esc) stops it, then Run runs again"}
+
+
+def lock_run(tab, running: bool) -> None:
+    """Run (and Ctrl+Return) is off while an experiment runs, its tip saying why: a
+    second press restarted the run, its work so far thrown away without a word."""
+    tab.run_button.setEnabled(not running)
+    tab.run_button.setToolTip(RUN_TIPS[running])
 
 
 LONG_S = 60          # a run this long or longer is said beside Run before it starts

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Callable
 from PySide6 import QtCore, QtWidgets
 
 from .controls import (CURRENT_REFUSED, METRIC_TIPS, TEXT_SOURCES, build_controls, done_words,
-                       fill_metric_box, lock_inputs, metric_items, refuse_told, remember_took,
-                       tell_takes)
+                       fill_metric_box, lock_inputs, lock_run, metric_items, refuse_told,
+                       remember_took, tell_takes)
 from .figure import ExperimentFigure
 from .progress_line import status_row, tell_progress
 from .swaps import sync_map_choosers
@@ -169,7 +169,15 @@ class ExperimentsTab(QtWidgets.QWidget):
         """The job the controls describe (PosvizInputError for bad texts)."""
         return make_job(self, self._session())
 
+    def running(self) -> bool:
+        """Is an experiment going (Cancel active)?"""
+        return self.cancel_button.isEnabled()
+
     def run(self) -> None:
+        """Run the experiment the controls describe; nothing while one runs (Run and its
+        Ctrl+Return are off then: a second press threw the work so far away unsaid)."""
+        if self.running():
+            return
         try:
             job = self.make_job()
             if job.what == "probe" and len(job.texts) == 1:
@@ -184,6 +192,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.progress.show()
         self.cancel_button.setEnabled(True)
         lock_inputs(self, True)
+        lock_run(self, True)
         self.takes.hide()                        # the time left says it now
         self._stage = f"running the {WHAT_NAMES[job.what]}"
         self.told.emit(f"R{self._stage[1:]} (Experiments tab)…")
@@ -194,7 +203,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.scheduler.submit(job)
 
     def _run(self, job: ExperimentJob, should_stop):
-        """The job, on the worker; once superseded (Run again) its stages and steps are
+        """The job, on the worker; once superseded (cancelled, then Run) its stages and steps are
         not told: they went on to the new run's bar until its next checkpoint."""
         from posviz.runtime.experiments import run_experiment
 
@@ -219,6 +228,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self.progress.hide()
         self.cancel_button.setEnabled(False)
         lock_inputs(self, False)
+        lock_run(self, False)
         tell_takes(self)
         if self.result is None:                  # nothing ran: the invitation again
             self.figure.show_message(ExperimentFigure.INVITATION)

@@ -1,0 +1,113 @@
+"""The time left told during a text's forwards holds the work after them (the maps
+compared, the original's pooled, the views built), as expected from this machine's
+last long evaluation or a size-based rate: a 4,000-token text was told "about 4 s
+left" in its forwards and took 13 s more, its time left jumping up at each step after."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posviz.models import after, reached
+from posviz.runtime import after_left
+from posviz.runtime.stage_times import StageTimes
+
+
+def test_a_step_after_the_forwards_holds_those_planned_after_it(monkeypatch):
+    clock = [10.0]
+    monkeypatch.setattr(after, "clock", lambda: clock[0])
+    with after.expecting({"comparing": 4.0, "pooling": 6.0, "views": 1.0}) as took:
+        with after.after_steps("comparing", 4) as step:
+            assert after.latest_after().seconds_left() == 4.0 + 6.0 + 1.0
+            clock[0] = 12.0
+            step(1)                             # its own pace now: 2 s a layer
+            assert after.latest_after().seconds_left() == 6.0 + 7.0
+            clock[0] = 16.0
+        with after.after_steps("pooling", 16, "map"):
+            assert after.latest_after().seconds_left() == 6.0 + 1.0
+            clock[0] = 19.0
+    assert took == {"comparing": 6.0, "pooling": 3.0}
+    with after.after_steps("pooling", 16, "map"):   # nothing expected: none before a step
+        assert after.latest_after().seconds_left() is None
+
+
+def test_the_forwards_say_their_time_left_in_all_with_the_work_after_them():
+    from posviz.gui.status import POOLING_AFTER, forward_words
+    now = reached.Reached(layer=3, layers=4, forward=2, at=108.0, began=100.0,
+                          done=0.5, nth=1, planned=1, after=9.0)
+    assert forward_words(now, then=POOLING_AFTER) == (
+        f": layer 3 of 4, about 17 s left in all{POOLING_AFTER}")
+
+
+def test_the_steps_expected_and_their_rates_learned_from_a_long_evaluation(tmp_path):
+    times = StageTimes(tmp_path / "times.json")
+    steps = after_left.steps_after(identity=True, whole=False, new_text=True, mosaic=True)
+    assert steps == after_left.STEPS
+    # a long reorder compared during its forward; an old text's original pooled before
+    assert after_left.steps_after(False, False, False, True) == (after_left.BUILDING,)
+    cells = 4 * 4 * 4000 ** 2
+    before = after_left.expected(steps, cells, times)
+    assert before == {what: after_left.RATES[what] * cells * 1e-9 for what in steps}
+    after_left.learn({after_left.POOLING: 3.2, after_left.BUILDING: 0.1}, cells, times)
+    learned = after_left.expected(steps, cells, times)
+    # halfway to the time taken, geometrically; a step too short to time teaches nothing
+    assert learned[after_left.POOLING] == pytest.approx((3.2 * before[after_left.POOLING])
+                                                         ** 0.5)
+    assert learned[after_left.COMPARING] == pytest.approx(before[after_left.COMPARING])
+    assert learned[after_left.BUILDING] == pytest.approx(before[after_left.BUILDING])
+    after_left.learn({after_left.POOLING: 99.0}, 100, times)     # too few cells to teach
+    assert after_left.expected(steps, cells, times) == learned
+
+
+def test_the_window_s_evaluation_plans_the_work_after_its_forwards():
+    """Each block its forwards enter carries the seconds expected after them."""
+    from posviz.document.session import Session
+    from posviz.models.builtin.backend import BuiltinBackend
+    from posviz.models.config import ModelConfig
+    from posviz.runtime.jobs import EvaluationJob, EvaluationRunner
+    backend = BuiltinBackend(ModelConfig(pe="alibi", layers=2, heads=2, d_model=16))
+    session = Session(backend, "the cat sat on the mat because it was warm")
+    session.reverse()
+    seen = []
+    with reached.listening(lambda now: seen.append(now.after)):
+        EvaluationRunner().evaluate(EvaluationJob(backend, session.seq,
+                                                  session.order.copy(), session.positions))
+    n = len(session.seq)
+    steps = after_left.steps_after(False, True, True, False)
+    wanted = sum(after_left.expected(steps, 2 * 2 * n * n, StageTimes()).values())
+    assert seen and wanted > 0 and all(a == pytest.approx(wanted) for a in seen), seen
+    assert np.isclose(sum(after_left.RATES[w] for w in steps) * 4 * n * n * 1e-9, wanted)
+
+
+def test_a_step_s_time_left_counts_down_between_its_steps(monkeypatch):
+    """A 5,000-token comparison's first layer took 9 s, its "16 s left" standing still."""
+    from posviz.gui.status import after_words
+    clock = [10.0]
+    monkeypatch.setattr(after, "clock", lambda: clock[0])
+    with after.expecting({"comparing": 12.0, "pooling": 4.0}):
+        with after.after_steps("comparing", 4) as step:
+            clock[0] = 15.0                     # no layer done: as expected, less 5 s
+            assert after_words(after.latest_after()).endswith("about 11 s left")
+            clock[0] = 16.0
+            step(1)                             # 6 s a layer: 18 s, and the pooling's 4
+            clock[0] = 19.0
+            assert after_words(after.latest_after()).endswith("about 19 s left")
+            clock[0] = 40.0                     # late: never below the layers after it
+            assert after_words(after.latest_after()).endswith("about 16 s left")
+
+
+def test_start_up_s_first_view_plans_the_work_after_its_forwards():
+    """Start-up computes the first view's forwards itself: their time left holds the
+    pooling and views the first evaluation shown does after them."""
+    from posviz.document.spec import ModelSpec
+    from posviz.models.config import Positions
+    from posviz.runtime.jobs import EvaluationRunner, StartJob
+    seen = []
+    with reached.listening(lambda now: seen.append(now.after)):
+        started = EvaluationRunner().start(StartJob("the cat sat on the mat",
+                                                    ModelSpec.builtin(), Positions()))
+    session = started.session
+    n, facts = len(session.seq), session.backend.facts()
+    steps = after_left.steps_after(False, True, True, session.selection.mosaic is not None)
+    cells = facts.layers * facts.heads * n * n
+    wanted = sum(after_left.expected(steps, cells, StageTimes()).values())
+    assert seen and wanted > 0 and all(a == pytest.approx(wanted) for a in seen), seen
