@@ -104,7 +104,30 @@ def test_a_counted_step_s_own_pace_is_timed_from_its_count_s_start(monkeypatch):
     say(f"{SAVING} (538 MB, about 5 s) into the cache")
     clock.now += 3.0                             # save_pretrained, one call
     say(SAVING, 0, 538)                          # its count's clock starts
-    clock.now += 0.5
-    say(SAVING, 50, 538)                         # 50 MB in 0.5 s: 4.9 s left at its pace
+    clock.now += 1.0
+    say(SAVING, 100, 538)                        # 100 MB in 1 s: 4.4 s left at its pace
     told = left_of_the_conversion(stream.getvalue().splitlines()[-1])
-    assert told is not None and 4.0 <= told <= 6.5, stream.getvalue().splitlines()[-1]
+    assert told is not None and 3.5 <= told <= 6.0, stream.getvalue().splitlines()[-1]
+
+
+def test_a_counted_step_s_own_pace_waits_for_a_second_of_counts():
+    """Matching's first modules came 0.01-0.04 s apart: its own pace told 6, 12, 7 and
+    10 s left in turn. The conversion's pace is told until the count has run 1 s."""
+    from posviz.runtime.conversion_left import ConversionLeft
+    from posviz.runtime.stage_times import NoTimes
+    clock = Clock()
+    left = ConversionLeft(clock, NoTimes())
+    for number, (words, counted, seconds) in enumerate(STEPS[:-1]):
+        left.told(f"{CONVERTING}x.gguf once" if number == 0 else words,
+                  *((0, 10) if counted else ()))
+        clock.now += 0.25 * seconds
+        if counted:
+            left.told(words, 10, 10)
+    left.told(f"{SAVING} (538 MB, about 5 s) into the cache")
+    left.told(SAVING, 0, 538)
+    told = []
+    for done, wait in ((1, 0.01), (2, 0.04), (3, 0.01)):
+        clock.now += wait
+        left.told(SAVING, done, 538)
+        told.append(left.words())
+    assert len(set(told)) == 1 and told[0], told

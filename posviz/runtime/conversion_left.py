@@ -15,6 +15,8 @@ from ..models.hf.hub import SAVING
 from .stage_times import StageTimes
 from .time_left import LATE, RunClock, left_words
 
+OWN_PACE_S = 1.0      # a counted step's own pace, once counted this long: its first
+# counts came 0.01-0.04 s apart and told 6, 12, 7, 10 s left in turn
 RETOLD = re.compile(r".* \(\d+ s\)$")   # a step told again each second (reached.Ticks)
 
 
@@ -74,7 +76,7 @@ class ConversionLeft:
         if not run.done or run.done >= run.total:
             return None
         number, since, first = self.counting
-        if number != self.number or run.done <= first:
+        if number != self.number or run.done <= first or run.now() - since < OWN_PACE_S:
             return None
         after = run.after_left()
         own = (run.now() - since) / (run.done - first) * (run.total - run.done)
