@@ -7,7 +7,7 @@ import threading
 import time
 from contextlib import contextmanager, nullcontext
 
-from ..runtime.held_lines import carried, held_now, holding
+from ..runtime.held_lines import carried, due, held_now, holding
 
 # Seconds each part of an export took here after its forwards (2 cores, load 2-8, 1,029
 # and 3,064 tokens): the panel of all the figures; a figure of square maps drawn again
@@ -130,7 +130,7 @@ class Drawing:
         if not name:                        # the run's views, then all in one panel
             key = "views" if part.startswith("the views") else "panel"
             words = f"drawing the figures: {part}"
-            self.tell(f"{words}, {self.about(key)}")
+            self.tell(f"{words}, {self.about(key)}", key)
             self.watch(words)           # SmolLM2's views of 3,000 words: 30 s untold
             return
         if name not in self.names:
@@ -139,7 +139,7 @@ class Drawing:
         inside = f" ({part})" if part else ""
         key = {"": "draw", "its own panel": "own"}.get(part, "square") + f":{name}"
         words = f"drawing figure {which}: {name.replace('_', ' ')}{inside}"
-        self.tell(f"{words}, {self.about(key)}")
+        self.tell(f"{words}, {self.about(key)}", key)
         self.watch(words)               # its own panel at 600 words: 3.0 s untold
 
     def watch(self, words: str) -> None:
@@ -148,10 +148,15 @@ class Drawing:
         threading.Thread(target=carried(self.ticked), daemon=True,
                          args=(self._watch, words)).start()
 
-    def tell(self, line: str) -> None:
+    def tell(self, line: str, key: str | None = None) -> None:
+        """``line`` told as part ``key`` begins; a call from Python holding its lines
+        tells it at once when that part, as planned, would carry its wait past the
+        hold (held_lines.due: a panel is drawn in one call of Qt's)."""
         with self._lock:
             self._last = self.clock()
             self.say(line)
+        if key is not None:
+            due(dict(self.parts()).get(key, 0.0))
 
     def writing(self, done: int, total: int, file: str) -> None:
         """PlotsPanel.export_all's ``told``: each figure's first file, and a slow file;
@@ -165,7 +170,7 @@ class Drawing:
                    f"{done // per_figure + 1} of {figures}")
         if done % per_figure == 0 or slow:
             which = "" if done % per_figure == 0 else f" ({file})"
-            self.tell(f"{counted}{which}, {self.about(file)}")
+            self.tell(f"{counted}{which}, {self.about(file)}", file)
         if self.folder is not None:
             self._watch = threading.Event()
             threading.Thread(target=carried(self.watched), daemon=True, args=(
