@@ -52,6 +52,7 @@ class Drawing:
         self.rows: dict[str, int] = {}  # each figure's table rows, once drawn
         self.began, self.done = None, 0.0   # when drawing began; the seconds planned done
         self.folder = None              # where the files go
+        self.inside = None              # the figure whose own panel is being drawn
         self._lock = threading.Lock()   # a line at a time: the watch of a slow file's
         self._last = clock()            # own thread tells too; when the last was told
         self._watch = None              # (its stop Event) while a file is written
@@ -127,6 +128,8 @@ class Drawing:
     def drawing(self, name: str, part: str) -> None:
         """own_size.counting: figure ``name`` (or a ``part`` of it) drawn at its own size."""
         self.close()
+        if not name and self.inside:        # a figure's own panel drawn anew (from
+            name, part = self.inside, f"its own panel: {part}"     # Python): its part
         if not name:                        # the run's views, then all in one panel
             key = "views" if part.startswith("the views") else "panel"
             words = f"drawing the figures: {part}"
@@ -137,7 +140,8 @@ class Drawing:
             return
         which = f"{self.names.index(name) + 1} of {len(self.names)}"
         inside = f" ({part})" if part else ""
-        key = {"": "draw", "its own panel": "own"}.get(part, "square") + f":{name}"
+        self.inside = name if part.startswith("its own panel") else None
+        key = ("own" if self.inside else {"": "draw"}.get(part, "square")) + f":{name}"
         words = f"drawing figure {which}: {name.replace('_', ' ')}{inside}"
         self.tell(f"{words}, {self.about(key)}", key)
         self.watch(words)               # its own panel at 600 words: 3.0 s untold
