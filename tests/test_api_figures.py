@@ -364,3 +364,41 @@ def test_a_folder_given_as_a_figures_path_is_refused_naming_path(report, tmp_pat
             figure.save(folder)
         assert str(refused.value) == said
     assert list(folder.iterdir()) == []
+
+
+def test_a_long_inputs_head_run_again_for_a_figure_is_told_as_its_drawing(
+        monkeypatch, tmp_path, capsys):
+    """The order run again for a long input's head (Report.run_for) is part of the
+    figure's wait, told by its lines: SmolLM2's 600 tokens were 3.7 s silent in
+    ``save`` (the run outside the figure's telling) and in a notebook's display."""
+    from posviz.api.report import HEAD_RUN
+    from posviz.models import maps
+    monkeypatch.setattr(maps, "KEEP_ALL", 0)
+    long = posviz.load(**LEAK, progress=True).compare(TEXT, order=ORDER)
+    capsys.readouterr()
+    long.figure("attention", layer=2).save(tmp_path / "a.png")
+    saved = capsys.readouterr().err
+    assert f"posviz: {HEAD_RUN}\n" in saved
+    assert saved.index(HEAD_RUN) < saved.index("drawing figure 1 of 1: attention")
+    long.figure("attention", layer=3)._repr_png_()
+    assert f"posviz: {HEAD_RUN}\n" in capsys.readouterr().err
+
+
+def test_a_head_run_planned_past_the_hold_is_told_at_once(monkeypatch, tmp_path, capsys):
+    """A figure's order run again is planned to take what the report's chosen order
+    took (Report.evaluate_s): past the hold, it is told as it begins, from the call's
+    own thread (one long call of torch's, in which the timer's thread may get no
+    turn); within it, a quick call tells nothing. No clock read: the hold is an hour."""
+    from posviz.api.report import HEAD_RUN
+    from posviz.models import maps
+    from posviz.runtime import held_lines
+    monkeypatch.setattr(maps, "KEEP_ALL", 0)
+    monkeypatch.setattr(held_lines, "HOLD_S", 3600.0)
+    long = posviz.load(**LEAK).compare(TEXT, order=ORDER)
+    assert 0 < long.evaluate_s < 3600.0
+    capsys.readouterr()
+    long.figure("attention", layer=2).save(tmp_path / "quick.png")
+    assert capsys.readouterr().err == ""
+    long.evaluate_s = 3600.0                        # as if it had taken an hour
+    long.figure("attention", layer=3).save(tmp_path / "slow.png")
+    assert capsys.readouterr().err.startswith(f"posviz: {HEAD_RUN}\n")

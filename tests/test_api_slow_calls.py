@@ -247,3 +247,45 @@ def test_a_download_or_a_conversion_is_told_at_once_within_the_hold(step):
         assert stream.getvalue() == ""
         printer(step)
         assert stream.getvalue() == f"posviz: {step}\n"
+
+
+def test_a_count_past_the_hold_tells_the_held_line_from_the_calling_thread():
+    """The timer's thread may get no turn (Qt drawing, torch's one long call): a step's
+    boundary on the call's own thread, though it writes no line (a count kept for
+    later), tells the line held once the hold has passed. A fake clock."""
+    from posviz.api.steps import StepPrinter
+    now = [0.0]
+    out = io.StringIO()
+    held = HeldLines(1.0, out, clock=lambda: now[0])      # its timer never started
+    with held_lines.lent(held):
+        printer = StepPrinter()
+        printer("loading weights")
+        printer("loading weights", 1, 272)
+        assert out.getvalue() == ""                        # within the hold
+        now[0] = 1.2
+        printer("loading weights", 2, 272)                 # a count: no line of its own
+    assert out.getvalue() == "posviz: loading weights\n"
+    held.end()
+
+
+def test_a_figure_part_planned_past_the_hold_is_told_as_it_begins():
+    """A part of a figure's drawing that, as planned (Drawing.parts), would carry the
+    call's wait past the hold is told as it begins: it is drawn in one call of Qt's,
+    in which the timer's thread may get no turn. A fake clock."""
+    from posviz.api.drawing import Drawing
+    from posviz.api.steps import StepPrinter
+    now = [0.0]
+    out = io.StringIO()
+    held = HeldLines(1.5, out, clock=lambda: now[0])      # its timer never started
+    with held_lines.lent(held):
+        drawing = Drawing(StepPrinter(), 600, clock=lambda: now[0])
+        drawing.names, drawing.files = ["attention"], ["png"]
+        drawing.begin()
+        planned = dict(drawing.parts())
+        drawing.drawing("", "the views of the runs")
+        assert planned["views"] < 1.5 and out.getvalue() == ""   # ends within the hold
+        now[0] = 1.5 - planned["panel"]                   # the panel would end past it
+        drawing.drawing("", "all in one panel")
+        drawing.close()
+    assert out.getvalue().startswith("posviz: drawing the figures: all in one panel, about")
+    held.end()

@@ -270,3 +270,42 @@ def test_a_refused_export_leaves_no_folder_made_for_it(capsys, tmp_path):
                               " ".join(["w"] * 1100), "--out", str(out))
     assert code == 2 and "positions" in said, said
     assert list(tmp_path.iterdir()) == []
+
+
+class _Piped(io.TextIOWrapper):
+    """Standard input as a pipe gives it (not a terminal), or a terminal (``tty``)."""
+
+    def __init__(self, text: str, tty: bool = False):
+        super().__init__(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_texts_dash_reads_the_texts_from_standard_input_as_a_file(capsys, tmp_path,
+                                                                  monkeypatch):
+    """`sweep --texts -`: one text a line from standard input, the file's numbers."""
+    lines = "# two texts\nthe cat sat on the mat\n\na dog ran in the park\n"
+    path = tmp_path / "texts.txt"
+    path.write_text(lines, encoding="utf-8")
+    argv = ["sweep", "--pe", "rope", "--layers", "1", "--count", "3", "--json"]
+    code, from_file, err = run(capsys, *argv, "--texts", str(path))
+    assert code == 0, err
+    monkeypatch.setattr(sys, "stdin", _Piped(lines))
+    code, piped, err = run(capsys, *argv, "--texts", "-")
+    assert code == 0, err
+    piped, from_file = json.loads(piped), json.loads(from_file)
+    assert piped["texts"] == ["the cat sat on the mat", "a dog ran in the park"]
+    assert piped == from_file
+
+
+@pytest.mark.parametrize("stdin, says", [
+    (_Piped("", tty=True), "--texts - reads standard input, which is a terminal here"),
+    (_Piped("\n# none\n"), "--texts - (standard input) holds no texts"),
+])
+def test_texts_dash_refuses_a_terminal_or_no_texts_in_one_line(stdin, says, capsys,
+                                                               monkeypatch):
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, err = run(capsys, "sweep", "--pe", "rope", "--layers", "1", "--texts", "-")
+    assert code == 2 and out == "" and err.count("\n") == 1 and says in err

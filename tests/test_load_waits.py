@@ -536,3 +536,30 @@ def test_a_plain_steps_count_keeps_its_seconds_from_the_step():
     clock.now += 1.0
     ticks.tick()
     assert said[-1] == ("saving the converted copy (2 s)",), said
+
+
+def test_a_loads_step_is_told_again_from_its_own_thread_at_each_import(tmp_path,
+                                                                       monkeypatch):
+    """The ticks' thread waits for Python's lock behind an import ('importing the
+    model's code' 2.06 s untold, load 3.7): each module the load's thread imports tells
+    its step again from that thread once a tick has passed untold (models.hf.beats).
+    A fake clock; the ticks' thread waits an hour between looks."""
+    import importlib
+    import sys
+
+    from posviz.models.hf.beats import ImportBeats, beating
+    from posviz.models.reached import ticking
+    (tmp_path / "posviz_beat_probe.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "posviz_beat_probe", raising=False)
+    now, said = [0.0], []
+
+    def say(step, done=None, total=None):
+        said.append((step, threading.current_thread()))
+    with ticking(say, "importing the model's code", every=3600.0,
+                 clock=lambda: now[0]) as ticks, beating(ticks):
+        now[0] = 3601.0                     # a tick passed untold
+        importlib.import_module("posviz_beat_probe")
+    assert said == [("importing the model's code", threading.current_thread()),
+                    ("importing the model's code (3601 s)", threading.current_thread())]
+    assert ImportBeats not in sys.meta_path           # only while a load runs

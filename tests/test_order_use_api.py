@@ -91,3 +91,20 @@ def test_the_text_is_made_by_what_the_json_records_with_the_seed_of_its_shuffles
     assert status == 0, err
     assert out.splitlines()[0] == made_by(printed["provenance"])
     assert "seeds shuffles=" in out.splitlines()[0]
+
+
+def test_order_use_takes_progress_as_every_call_does(capsys):
+    """``progress``: a callable told each pass over the windows (the whole run's count),
+    True its lines on stderr, False nothing, anything else refused before a model."""
+    told = []
+    counted = posviz.order_use(pe="rope", windows=3,
+                               progress=lambda done, total: told.append((done, total)))
+    assert told and told[-1][0] == told[-1][1] and [d for d, _ in told] == sorted(
+        d for d, _ in told)
+    capsys.readouterr()
+    posviz.order_use(pe="rope", windows=3, progress=True)
+    assert "pass" in capsys.readouterr().err
+    quiet = posviz.order_use(pe="rope", windows=3, progress=False)
+    assert capsys.readouterr().err == "" and quiet.to_dict() == counted.to_dict()
+    with pytest.raises(PosvizInputError, match=r"^progress must be True, False, None"):
+        posviz.order_use(pe="rope", progress="yes")

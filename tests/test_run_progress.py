@@ -543,3 +543,34 @@ def test_the_export_plans_from_the_guard_s_reading_and_lets_a_bug_through(monkey
             KeyError("a bug")))
         with pytest.raises(KeyError):
             model_shape(args)
+
+
+def test_a_figure_s_own_panel_drawn_anew_from_python_is_told_as_its_part():
+    """From Python a figure of square maps draws its own panel anew, its views and all
+    in one panel again: "attention (its own panel), about 3 s left" was followed by
+    "drawing the figures: the views of the runs, about 8 s left" (SmolLM2, 600
+    tokens), the whole drawing counted again. They are the own panel's parts, its
+    time left, which falls as each part passes as planned."""
+    from posviz.api.drawing import Drawing
+    clock = Clock()
+    lines = []
+    told = Drawing(lines.append, tokens=600, clock=clock)
+    told.names, told.squared, told.files = ["attention"], ["attention"], ["png"]
+    told.begin()
+    planned = dict(told.parts())
+    for name, part, key in (("", "the views of the runs", "views"),
+                            ("", "all in one panel", "panel"),
+                            ("attention", "", "draw:attention"),
+                            ("attention", "its own panel", "own:attention"),
+                            ("", "the views of the runs", None),
+                            ("", "all in one panel", None),
+                            ("attention", "squaring its maps", "square:attention")):
+        told.drawing(name, part)
+        clock.now += planned[key] if key else 0.0     # the redraws: within its own panel
+    told.close()
+    assert lines[4].startswith("drawing figure 1 of 1: attention (its own panel: the "
+                               "views of the runs), about"), lines
+    assert lines[5].startswith("drawing figure 1 of 1: attention (its own panel: all in "
+                               "one panel), about"), lines
+    lefts = [int(re.search(r"about (\d+) s left", line)[1]) for line in lines]
+    assert lefts == sorted(lefts, reverse=True), lines

@@ -7,7 +7,7 @@ import threading
 import time
 from contextlib import contextmanager, nullcontext
 
-from ..runtime.held_lines import carried, held_now, holding
+from ..runtime.held_lines import carried, due, held_now, holding
 
 # Seconds each part of an export took here after its forwards (2 cores, load 2-8, 1,029
 # and 3,064 tokens): the panel of all the figures; a figure of square maps drawn again
@@ -52,6 +52,7 @@ class Drawing:
         self.rows: dict[str, int] = {}  # each figure's table rows, once drawn
         self.began, self.done = None, 0.0   # when drawing began; the seconds planned done
         self.folder = None              # where the files go
+        self.inside = None              # the figure whose own panel is being drawn
         self._lock = threading.Lock()   # a line at a time: the watch of a slow file's
         self._last = clock()            # own thread tells too; when the last was told
         self._watch = None              # (its stop Event) while a file is written
@@ -127,19 +128,22 @@ class Drawing:
     def drawing(self, name: str, part: str) -> None:
         """own_size.counting: figure ``name`` (or a ``part`` of it) drawn at its own size."""
         self.close()
+        if not name and self.inside:        # a figure's own panel drawn anew (from
+            name, part = self.inside, f"its own panel: {part}"     # Python): its part
         if not name:                        # the run's views, then all in one panel
             key = "views" if part.startswith("the views") else "panel"
             words = f"drawing the figures: {part}"
-            self.tell(f"{words}, {self.about(key)}")
+            self.tell(f"{words}, {self.about(key)}", key)
             self.watch(words)           # SmolLM2's views of 3,000 words: 30 s untold
             return
         if name not in self.names:
             return
         which = f"{self.names.index(name) + 1} of {len(self.names)}"
         inside = f" ({part})" if part else ""
-        key = {"": "draw", "its own panel": "own"}.get(part, "square") + f":{name}"
+        self.inside = name if part.startswith("its own panel") else None
+        key = ("own" if self.inside else {"": "draw"}.get(part, "square")) + f":{name}"
         words = f"drawing figure {which}: {name.replace('_', ' ')}{inside}"
-        self.tell(f"{words}, {self.about(key)}")
+        self.tell(f"{words}, {self.about(key)}", key)
         self.watch(words)               # its own panel at 600 words: 3.0 s untold
 
     def watch(self, words: str) -> None:
@@ -148,10 +152,15 @@ class Drawing:
         threading.Thread(target=carried(self.ticked), daemon=True,
                          args=(self._watch, words)).start()
 
-    def tell(self, line: str) -> None:
+    def tell(self, line: str, key: str | None = None) -> None:
+        """``line`` told as part ``key`` begins; a call from Python holding its lines
+        tells it at once when that part, as planned, would carry its wait past the
+        hold (held_lines.due: a panel is drawn in one call of Qt's)."""
         with self._lock:
             self._last = self.clock()
             self.say(line)
+        if key is not None:
+            due(dict(self.parts()).get(key, 0.0))
 
     def writing(self, done: int, total: int, file: str) -> None:
         """PlotsPanel.export_all's ``told``: each figure's first file, and a slow file;
@@ -165,7 +174,7 @@ class Drawing:
                    f"{done // per_figure + 1} of {figures}")
         if done % per_figure == 0 or slow:
             which = "" if done % per_figure == 0 else f" ({file})"
-            self.tell(f"{counted}{which}, {self.about(file)}")
+            self.tell(f"{counted}{which}, {self.about(file)}", file)
         if self.folder is not None:
             self._watch = threading.Event()
             threading.Thread(target=carried(self.watched), daemon=True, args=(

@@ -304,9 +304,10 @@ def check_order_use(model, windows, length, weights) -> None:
 
 
 @takes(options=BUILTIN_OPTIONS, also=("model_seed",))
+@told_when_slow
 def order_use(model=None, *, windows: int | None = None, length: int | None = None,
               weights: str | None = None, device: str = "cpu", offline: bool = False,
-              **options) -> "OrderUsed":
+              progress: Counted | bool | None = None, **options) -> "OrderUsed":
     """How much a causal language model uses token order, as ``posviz order-use``: the
     last token's perplexity over held-out windows, in order and with the context before
     it shuffled; ``.to_dict()`` is ``order-use --json``. ``model``: a causal model's
@@ -314,9 +315,13 @@ def order_use(model=None, *, windows: int | None = None, length: int | None = No
     of ``options`` (``pe``…; ``weights`` "trained", the default, or a checkpoint
     folder). ``windows``: how many (default: WINDOWS, or all the held-out text makes
     if fewer); more than the text makes is refused (errors.Refused). ``length``: slots
-    a window holds (default: the checkpoint's training length, 128 for a ``model``)."""
+    a window holds (default: the checkpoint's training length, 128 for a ``model``).
+    ``progress(done, total)`` is told after each pass over the windows (in order, then
+    each shuffle)."""
     from ..analysis.experiments.order_use import of_backend
     from ..models.training.order_use import WINDOWS
+    from .steps import counted, lines_ended
+    check_progress(progress)                    # before a model is loaded
     check_flag("offline", offline)
     from .results import OrderUsed
     check_order_use(model, windows, length, weights)
@@ -324,6 +329,8 @@ def order_use(model=None, *, windows: int | None = None, length: int | None = No
     if model is None:
         options.setdefault("mask", "causal")      # the zoo's checkpoints are causal
     loaded = model_of(model, options, weights=(weights or "trained") if model is None
-                      else "random", device=device, offline=offline)
-    return OrderUsed(of_backend(loaded.backend, windows or WINDOWS, length,
-                                exact=windows is not None), loaded)
+                      else "random", device=device, offline=offline, progress=progress)
+    count = counted(progress, "pass")
+    with lines_ended(count):
+        return OrderUsed(of_backend(loaded.backend, windows or WINDOWS, length,
+                                    exact=windows is not None, progress=count), loaded)

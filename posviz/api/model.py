@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -293,9 +294,12 @@ class Model:
             step = "running the chosen order"
             if order.tolist() != list(range(len(seq))):
                 say(step)
+            began = time.monotonic()
             with layer_ticks(self.backend, say, step):
                 evaluation = self.engine.evaluate(seq, order, where)
-        return Report(self, session, evaluation, document)
+        report = Report(self, session, evaluation, document)
+        report.evaluate_s = time.monotonic() - began
+        return report
 
     @takes()
     @told_when_slow

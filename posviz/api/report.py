@@ -16,6 +16,8 @@ if TYPE_CHECKING:          # these import numpy or torch: only when used
     from . import Model
 
 SHOWN_ENDS = 8                 # a long list shows this many items at each end
+# a long input's head and mosaic tiles drawn from the order run again (Report.run_for)
+HEAD_RUN = "running the chosen order again, keeping the head drawn and the mosaic's tiles"
 
 
 def abbreviated(items, ends: int = SHOWN_ENDS, sep: str = ", ") -> str:
@@ -57,6 +59,8 @@ class Report:
         self.session = session
         self.evaluation = evaluation
         self.document = document          # the session file it came from, if any
+        self.evaluate_s = 0.0             # seconds its chosen order's run took (Model.report):
+        # what the order run again for a figure (run_for) is planned to take
 
     def __repr__(self) -> str:
         n = len(self.tokens)
@@ -144,12 +148,14 @@ class Report:
         check_view(L, h, layer, head)
         return head_maps(self.run_for(layer, head)[0], layer, head)
 
-    def run_for(self, layer: int, head: int):
+    def run_for(self, layer: int, head: int, say=None):
         """(Evaluation, MosaicTiles or None) that hold head ``head`` of ``layer`` (1..L)
         and the mosaic's tiles: the report's own when its maps were kept whole; past that
         size (models.maps.KEEP_ALL) the order run again keeping that head and pooling
         the tiles as the layers pass, as the window does for the head on screen
-        (views.evaluated). The last such run is kept."""
+        (views.evaluated), told to ``say`` (a StepPrinter: HEAD_RUN, then its layers;
+        SmolLM2's 600 tokens: 3.7 s before a figure's first line). The last such run
+        is kept."""
         ev = self.evaluation
         if ev.comparison.attention_aligned is not None or \
                 (ev.kept is not None and ev.kept[:2] == (layer - 1, head)):
@@ -157,10 +163,17 @@ class Report:
         key = (layer, head, self.session.selection.mosaic)
         if (getattr(self, "_head_run", None) or (None,))[0] != key:   # None: stopped
             from ..views.evaluated import evaluated
+            from ..runtime.held_lines import due
+            from .steps import layer_ticks, quiet
             self._head_run = None                       # the last one's memory first
-            self._head_run = (key, *evaluated(self.model.engine, ev.seq, ev.order,
-                                              ev.positions, keep=(layer - 1, head),
-                                              mode=key[2]))
+            if say is not None:
+                say(HEAD_RUN)
+                due(self.evaluate_s)    # told at once when it would carry a call from
+                # Python past its hold: its wait is one long call of torch's
+            with layer_ticks(self.model.backend, say or quiet, HEAD_RUN):
+                self._head_run = (key, *evaluated(self.model.engine, ev.seq, ev.order,
+                                                  ev.positions, keep=(layer - 1, head),
+                                                  mode=key[2]))
         return self._head_run[1], self._head_run[2]
 
     def hidden(self, layer: int) -> tuple["np.ndarray", "np.ndarray"]:

@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..runtime.run_lines import FIRST_S, TICK_S, Gaps, RunLines, later  # noqa: F401 (the
 from ..runtime.time_left import duration_text  # noqa: F401   one rule of a run's lines)
-from ..runtime.held_lines import holder
+from ..runtime.held_lines import due, holder
 from .late_layers import LateLayers
 from .whole_run import WholeRun
 
@@ -56,7 +56,8 @@ class StepPrinter:
         with self.lock:
             lines = self._lines
             self._step(step, done, total)
-            return self._lines != lines
+            due()       # a call's held line told from its own thread once the hold has
+            return self._lines != lines     # passed, at each count (held_lines.due)
 
     def retold(self) -> bool:
         """The block running told again when it is late (LateLayers)."""

@@ -36,7 +36,6 @@ from pathlib import Path
 
 from ..document.files import check_folder, check_sizes, left_behind, parse_formats
 from ..errors import argument, held_interrupt
-from ..api.steps import layer_ticks, quiet
 from ..models import reached
 from ..models.limits.guard import check_view
 from .export_drawing import Drawing, maps_run_again, model_shape, words
@@ -119,11 +118,8 @@ def run(args) -> int:
     # from the order run again (api.Report.run_for), as the window does for its screen
     if told is not None:
         told.tokens = len(ev.seq)
-    with reached.afterwards(told.left() if told else 0.0), reached.planning(1), \
-            layer_ticks(session.backend, say or quiet, HEAD_RUN):
-        if say is not None and runs_again(report, chosen.layer, chosen.head):
-            say(HEAD_RUN)
-        maps = report.run_for(chosen.layer, chosen.head)
+    with reached.afterwards(told.left() if told else 0.0), reached.planning(1):
+        maps = report.run_for(chosen.layer, chosen.head, say)
     if say is not None:            # 10-18 s for a 3,000-word text, told nothing before
         say("drawing the figures, each at its own size")
     panel = None                   # closed whatever stops it: a Ctrl+C held while it drew
@@ -175,7 +171,6 @@ def run(args) -> int:
 
 
 
-HEAD_RUN = "running the chosen order again, keeping the head drawn and the mosaic's tiles"
 def missing_folders(out) -> list[Path]:
     """The folders check_folder would make for ``out``, innermost first."""
     if not isinstance(out, str) or not out.strip():
@@ -185,14 +180,6 @@ def missing_folders(out) -> list[Path]:
         missing.append(folder)
         folder = folder.parent
     return missing
-
-
-def runs_again(report, layer: int, head: int) -> bool:
-    """Does the report run its order again for ``layer``'s ``head`` (api.Report.run_for:
-    a long input's maps are not kept whole)?"""
-    ev = report.evaluation
-    return ev.comparison.attention_aligned is None and not (
-        ev.kept is not None and ev.kept[:2] == (layer - 1, head))
 
 
 def not_written(panel, written) -> list[str]:

@@ -19,8 +19,9 @@ def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "probe",
         help="a ridge probe of absolute position per layer, held out by text")
-    add_experiment_arguments(parser, "a file of texts, one a line (default: generated "
-                                     "texts of made-up words, enough for the features)")
+    add_experiment_arguments(parser, "a file of texts, one a line ('-': standard input; "
+                                     "default: generated texts of made-up words, enough "
+                                     "for the features)")
     parser.add_argument("--folds", type=int, default=5,
                         help="how many groups of texts are held out in turn (default: 5)")
     parser.add_argument("--features", choices=FEATURES, default="linear",

@@ -45,7 +45,8 @@ def refuse_seed(args) -> None:
 def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "sweep", help="per-layer median, p10 and p90 of every metric over many orders")
-    add_experiment_arguments(parser, "a file of texts, one a line, instead of --text",
+    add_experiment_arguments(parser, "a file of texts, one a line ('-': standard "
+                             "input), instead of --text",
                              "seeds the random orders: the same seed gives the same "
                              "result (default: 0)")
     parser.add_argument("--kind", default="random",
@@ -80,9 +81,18 @@ def refuse_order(args) -> None:
 
 
 def experiment_texts(args) -> list[str]:
-    """--text, --texts FILE or the default text."""
+    """--text, --texts FILE ('-': standard input, one text a line, as a file) or the
+    default text."""
     if args.text is not None and args.texts is not None:
         raise PosvizInputError("give --text or --texts, not both")
+    if args.texts == "-":
+        from ..analysis.experiments.texts import parse_texts
+        from .texts import standard_input
+        texts = parse_texts(standard_input("--texts"))
+        if not texts:
+            raise PosvizInputError("--texts - (standard input) holds no texts (one a "
+                                   "line; '#' starts a comment)")
+        return texts
     if args.texts is not None:
         from ..analysis.experiments.texts import read_texts
         return read_texts(args.texts)

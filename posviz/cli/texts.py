@@ -46,12 +46,10 @@ def read_text_file(args: argparse.Namespace) -> None:
         return
     if args.text is not None:
         raise PosvizInputError("give --text or --text-file, not both")
+    if path == "-":
+        args.text = standard_input("--text-file")
     try:
-        if path == "-":     # its bytes, decoded strictly: the locale's reading kept an
-            # undecodable byte as a lone surrogate, a traceback deep in the model
-            raw = getattr(sys.stdin, "buffer", None)
-            args.text = raw.read().decode("utf-8") if raw is not None else sys.stdin.read()
-        else:
+        if path != "-":
             with open(path, encoding="utf-8") as handle:
                 args.text = handle.read()
     except UnicodeDecodeError:
@@ -60,3 +58,18 @@ def read_text_file(args: argparse.Namespace) -> None:
         raise PosvizInputError(f"--text-file {path}: {error.strerror or error}") from None
     if not args.text.strip():
         raise PosvizInputError(f"--text-file {path} holds no text")
+
+
+def standard_input(flag: str) -> str:
+    """Standard input, whole, for ``flag -``; refused when it is a terminal (nothing
+    piped in: the command would wait without a word) or not UTF-8 text."""
+    isatty = getattr(sys.stdin, "isatty", None)
+    if sys.stdin is None or (isatty and isatty()):
+        raise PosvizInputError(f"{flag} - reads standard input, which is a terminal here: "
+                               f"pipe the text in (... | posviz ... {flag} -) or give a file")
+    try:                # its bytes, decoded strictly: the locale's reading kept an
+        # undecodable byte as a lone surrogate, a traceback deep in the model
+        raw = getattr(sys.stdin, "buffer", None)
+        return raw.read().decode("utf-8") if raw is not None else sys.stdin.read()
+    except UnicodeDecodeError:
+        raise PosvizInputError(f"{flag} - is not UTF-8 text") from None

@@ -320,7 +320,7 @@ def short(step: str) -> str:
 
 
 @contextmanager
-def ticking(say, step: str | None = None, every: float = TICK_S):
+def ticking(say, step: str | None = None, every: float = TICK_S, clock=time.monotonic):
     """Within the block, a step ``say`` told (``step`` at once, when given) is told
     again each ``every`` seconds nothing else is, with its seconds, by a thread of its
     own (``say`` is called from that thread too); the block gets that ``say`` (Ticks),
@@ -331,7 +331,7 @@ def ticking(say, step: str | None = None, every: float = TICK_S):
     if say is None:
         yield None
         return
-    ticks, done = Ticks(say, every), threading.Event()
+    ticks, done = Ticks(say, every, clock), threading.Event()
     if step is not None:
         ticks(step)
 

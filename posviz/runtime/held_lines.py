@@ -43,9 +43,8 @@ class HeldLines:
 
     def write(self, text: str) -> int:
         with self.lock:
-            if not self.shown and self.clock() >= self.until:
-                self.show()     # the timer's thread kept waiting for the GIL while Qt
-                # drew a figure: its first line came 0.4 s past the hold (MiniLM, load 5)
+            self.due()          # the timer's thread kept waiting for the GIL while Qt
+            # drew a figure: its first line came 0.4 s past the hold (MiniLM, load 5)
             if self.shown:
                 return self._out().write(text)
             lines = (self.partial + text).split("\n")
@@ -53,6 +52,15 @@ class HeldLines:
             if len(lines) > 1:
                 self.held, self.held_at = lines[-2] + "\n", self.clock()
             return len(text)
+
+    def due(self, seconds: float = 0.0) -> None:
+        """A step's boundary on the call's own thread: the held line told once the hold
+        has passed, or at once when the step beginning, planned to take ``seconds``,
+        would carry the wait past it (one long call, Qt's drawing or torch's, in which
+        the timer's thread may get no turn: a figure's first line came at 2.1-2.9 s)."""
+        with self.lock:
+            if not self.shown and self.clock() + max(seconds, 0.0) >= self.until:
+                self.show()
 
     def flush(self) -> None:
         with self.lock:
@@ -135,6 +143,14 @@ def out(stream=None):
     """Where a progress line goes: ``stream`` when given, else the held stream of the call
     running on this thread (holding, carried), else stderr."""
     return stream or holder() or sys.stderr
+
+
+def due(seconds: float = 0.0) -> None:
+    """At a step's boundary on this thread: its call's held line told if the hold has
+    passed or the step, planned to take ``seconds``, would carry it past (HeldLines.due)."""
+    held = holder()
+    if held is not None:
+        held.due(seconds)
 
 
 def held_now() -> bool:

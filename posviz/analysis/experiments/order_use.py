@@ -47,17 +47,18 @@ def of_checkpoint(checkpoint: Checkpoint, windows: int = WINDOWS,
 
 
 def of_backend(backend, windows: int = WINDOWS, length: int | None = None,
-               exact: bool = False) -> OrderUse:
+               exact: bool = False, progress=None) -> OrderUse:
     """A real causal model's order use on the zoo's held-out text, in its own tokens;
     its tokenizer's start token (BOS), if it adds one, stays at slot 0; ``length``
-    default: a checkpoint's training length, else 128 (``exact``: as of_checkpoint)."""
+    default: a checkpoint's training length, else 128 (``exact``, ``progress``: as
+    of_checkpoint, order_use)."""
     import torch
     if getattr(backend, "head", None) != "causal":
         raise PosvizInputError(f"{backend.name} is not a causal language model: order "
                                f"use is the next token's perplexity after a shuffle")
     checkpoint = getattr(backend, "checkpoint", None)
     if checkpoint is not None:
-        return of_checkpoint(checkpoint, windows, length, exact)
+        return of_checkpoint(checkpoint, windows, length, exact, progress)
     tokenizer = backend.tokenizer
     pieces = tokenizer(held_out_text(), add_special_tokens=False)["input_ids"]
     end = tokenizer.eos_token_id
@@ -71,7 +72,8 @@ def of_backend(backend, windows: int = WINDOWS, length: int | None = None,
     def last_logits(x):
         return model(input_ids=x.to(device)).logits[:, -1].float().cpu()
     with torch.inference_mode():
-        return order_use(last_logits, ids, length or 128, start, windows, exact=exact)
+        return order_use(last_logits, ids, length or 128, start, windows, exact=exact,
+                         progress=progress)
 
 
 def of_zoo(windows: int = WINDOWS) -> dict[str, OrderUse]:

@@ -180,8 +180,10 @@ class ReportFigure:
         as ``posviz export`` draws it)."""
         report = self.report
         ev, tiles = report.evaluation, None
-        if self.name in HEAD_FIGURES:          # a long input's: its head run again
-            ev, tiles = report.run_for(self.layer, self.head)
+        if self.name in HEAD_FIGURES:          # a long input's: its head run again,
+            drawing = telling_now.get(self)    # told as the figure's drawing is
+            ev, tiles = report.run_for(self.layer, self.head,
+                                       drawing.say if drawing is not None else None)
         panels = _PANELS.setdefault(report, {})
         if panels.get(self.name, (None,))[0] is not ev:
             if panels.get("", (None,))[0] is not ev:
@@ -200,17 +202,19 @@ class ReportFigure:
         inch of its size on screen; default as on screen), .svg, .pdf (vector) or .csv
         (its numbers), by suffix, each recording what produced it; returns the path."""
         path = check_save(path, width, dpi)
-        if self.name in HEAD_FIGURES:   # the order run again is torch's, not Qt's: not held
-            self.report.run_for(self.layer, self.head)      # (kept for panel() to draw)
-        with held_interrupt(), quiet_platform_notes(), told(self, path.name) as drawing:
-            panel = self.panel()                # a placeholder is no figure: say why
-            figure = panel.laid_out(self.name) if self.name in HEAD_FIGURES else None
-            if figure is not None and plots_nothing(figure):
-                raise PosvizInputError(f"the {self.name} figure has nothing to plot: "
-                                       f"{' '.join(figure.message.text().split())}")
-            if drawing is not None:
-                drawing.writing(0, 1, path.name)
-            return panel.export_figure(self.name, path, width=width, dpi=dpi)
+        with told(self, path.name) as drawing:
+            if self.name in HEAD_FIGURES:   # the order run again is torch's, not Qt's:
+                self.report.run_for(self.layer, self.head,      # no Ctrl+C held in it
+                                    drawing.say if drawing is not None else None)
+            with held_interrupt(), quiet_platform_notes():
+                panel = self.panel()            # a placeholder is no figure: say why
+                figure = panel.laid_out(self.name) if self.name in HEAD_FIGURES else None
+                if figure is not None and plots_nothing(figure):
+                    raise PosvizInputError(f"the {self.name} figure has nothing to plot: "
+                                           f"{' '.join(figure.message.text().split())}")
+                if drawing is not None:
+                    drawing.writing(0, 1, path.name)
+                return panel.export_figure(self.name, path, width=width, dpi=dpi)
 
     @property
     def data(self) -> dict:

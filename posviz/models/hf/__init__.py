@@ -91,10 +91,12 @@ def load_backend(spec: str, progress: Callable[..., None] | None = None,
     if pretrained_dtype_problem(dtype):
         raise PosvizInputError(pretrained_dtype_problem(dtype))
     from ..reached import ticking
+    from .beats import beating
     # a step that takes a second with nothing said is told again with its seconds:
     # a GGUF file's first read was silent 7.1 s, importing torch 2-6.5 s (reached.Ticks);
     # no ticks' thread when nothing is told
-    with ticking(None if progress is None else teller(progress)) as ticks:
+    with ticking(None if progress is None else teller(progress)) as ticks, \
+            beating(ticks):             # and from this thread at each import (beats)
         return _load(spec, ticks or teller(None), device, should_stop, online, ask_above,
                      dtype, offload_folder, max_memory, check_memory, n_tokens, tokens_read)
 
