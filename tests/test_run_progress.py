@@ -574,3 +574,56 @@ def test_a_figure_s_own_panel_drawn_anew_from_python_is_told_as_its_part():
                                "one panel), about"), lines
     lefts = [int(re.search(r"about (\d+) s left", line)[1]) for line in lines]
     assert lefts == sorted(lefts, reverse=True), lines
+
+
+def test_a_table_s_time_left_follows_the_pace_its_bytes_are_written(tmp_path):
+    """SmolLM2's mosaic table (1,004,670 rows, 58 MB) was told "13 s left" with 3 s to
+    go at load 2.3: planned at ROW_S, a busy machine's pace. While it is written, its
+    time left is its rows' bytes at the pace written so far: a table nearly whole is
+    told less left than one a tenth written in the same seconds."""
+    import time as real
+
+    from posviz.api.drawing import Drawing
+    from posviz.document.files import writing_name
+
+    def told_left(fraction: float) -> int:
+        clock = Clock()
+        lines = []
+        told = Drawing(lines.append, tokens=300, clock=clock)
+        told.names, told.files, told.folder = ["attention_mosaic"], ["csv"], tmp_path
+        told.rows = {"attention_mosaic": 1_000_000}
+        told.begin()
+        written = writing_name(tmp_path / "attention_mosaic.csv")
+        written.write_bytes(b"0" * int(58_000_000 * fraction))     # of about 58 MB
+        told.writing(0, 1, "attention_mosaic.csv")
+        clock.now += 2.0                         # a tick on since the line above
+        waited = 0.0
+        while len(lines) < 2 and waited < 30:    # a hang limit, not a timing
+            real.sleep(0.05)
+            waited += 0.05
+        told.close()
+        written.unlink()
+        assert "MB so far), about" in lines[1], lines
+        return int(re.search(r"about (\d+) s left", lines[1])[1])
+    assert told_left(0.95) < told_left(0.1)
+
+
+def test_the_files_time_left_is_not_the_drawing_s_pace():
+    """Qt's drawing at twice its plan counted the files twice their plan too (SmolLM2,
+    300 tokens: "16 s left" as the files began, 7 s taken at load 2.3): as the first
+    file begins, the files left are told as planned; the drawing's pace stays its own."""
+    from posviz.api.drawing import Drawing
+    clock = Clock()
+    told = Drawing(lambda line: None, tokens=600, clock=clock)
+    told.names, told.files = ["symmetry", "token_change"], ["png", "svg"]
+    told.squared = ["symmetry"]
+    told.begin()
+    parts = told.parts()
+
+    def is_file(key: str) -> bool:              # "symmetry.png", not "own:symmetry"
+        return "." in key and ":" not in key
+    drawn = [seconds for key, seconds in parts if not is_file(key)]
+    clock.now += 2 * sum(drawn)                   # the drawing took twice its plan
+    first = next(key for key, _ in parts if is_file(key))
+    files = sum(seconds for key, seconds in parts if is_file(key))
+    assert told.left(first) == pytest.approx(files)

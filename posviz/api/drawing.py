@@ -18,6 +18,8 @@ OWN_PANEL_S, FILE_S = 1.8, 0.1
 # the mosaic's 908,281 rows in 10 s, the attention map's 161,605 in 2.5 s; planned as
 # 0.6 s and 1.6 s, its time left told 1 s for 8 s)
 ROW_S = 12e-6
+ROW_BYTES = 60      # a table's bytes a row (SmolLM2, 302 tokens: the mosaic's 57.8, the
+                    # attention map's 62.8)
 WATCH_S = 0.25      # seconds between looks at a slow file's size
 PRIOR_S = 3.0       # the seconds planned that weigh as much as those measured, in a pace
 FILE_SLOW_S = {"attention.csv": lambda n: 1.2 + n / 1000 * 0.9,
@@ -33,6 +35,11 @@ def table_rows(shape, tokens: int) -> dict[str, int]:
     block, side = -(-tokens // MOSAIC_TILE), -(-tokens // head_block(tokens))
     return {"attention": side * side,
             "attention_mosaic": shape[0] * shape[1] * (-(-tokens // block)) ** 2}
+
+
+def is_file(key: str) -> bool:
+    """Is part ``key`` (Drawing.parts) a file written, not a part drawn?"""
+    return "." in key and ":" not in key
 
 
 class Drawing:
@@ -51,6 +58,7 @@ class Drawing:
         self.files: list[str] = []      # the formats written of each
         self.rows: dict[str, int] = {}  # each figure's table rows, once drawn
         self.began, self.done = None, 0.0   # when drawing began; the seconds planned done
+        self.written = None             # (when, seconds planned done) as the first file began
         self.folder = None              # where the files go
         self.inside = None              # the figure whose own panel is being drawn
         self._lock = threading.Lock()   # a line at a time: the watch of a slow file's
@@ -78,40 +86,50 @@ class Drawing:
     def file_seconds(self, file: str) -> float:
         """A file's seconds planned: a table by its rows once the panel is drawn, else
         as measured here (FILE_SLOW_S, FILE_S)."""
-        name, fmt = file.rsplit(".", 1)
-        rows = self.rows or (table_rows(self.shape, self.tokens) if self.shape else {})
-        if fmt == "csv" and name in rows:
-            return FILE_S + rows[name] * ROW_S
+        if (rows := self.rows_of(file)) is not None:
+            return FILE_S + rows * ROW_S
         return FILE_SLOW_S.get(file, lambda n: FILE_S)(self.tokens)
 
     def left(self, key: str | None = None) -> float:
-        """Seconds left from the start of part ``key`` on (None: all of them), at the
-        pace kept so far; the parts before it are counted done."""
+        """Seconds left from the start of part ``key`` on (None: all of them), the parts
+        before it counted done: the drawing's parts at the pace its parts done kept
+        against their plan, the files' at the pace of the files written so far (as
+        planned before the first; Qt's drawing 2 × its plan counted them 2 × too)."""
         parts = self.parts()
         keys = [k for k, _ in parts]
         start = keys.index(key) if key in keys else 0
         if key in keys:
             self.done = sum(seconds for _, seconds in parts[:start])
-        pace = 1.0          # the parts done so far against their plan, with a prior
+            if is_file(key) and self.written is None:
+                self.written = (self.clock(), self.done)    # the first file begins
+        drawn = files = 1.0     # each kind's parts done against their plan, with a prior
         if self.began is not None:
-            pace = (self.clock() - self.began + PRIOR_S) / (self.done + PRIOR_S)
+            until, done = self.written or (self.clock(), self.done)
+            drawn = (until - self.began + PRIOR_S) / (done + PRIOR_S)
+        if self.written is not None:
+            files = ((self.clock() - self.written[0] + PRIOR_S)
+                     / (self.done - self.written[1] + PRIOR_S))
         # a table by its rows at ROW_S, measured at load 6-9 as it is: the drawing's
         # pace (2.3 × its plan for SmolLM2) told 39 s of a mosaic table's 13
-        return sum(seconds * (1.0 if self.by_rows(key) else pace)
-                   for key, seconds in parts[start:])
+        return sum(seconds * (1.0 if self.by_rows(key) else files if is_file(key)
+                              else drawn) for key, seconds in parts[start:])
 
     def by_rows(self, key: str) -> bool:
         """Is part ``key`` a table planned by its rows (file_seconds)?"""
+        return self.rows_of(key) is not None
+
+    def rows_of(self, key: str) -> int | None:
+        """The rows of part ``key`` when it is a table planned by its rows, else None."""
         name, _, fmt = key.rpartition(".")
-        return fmt == "csv" and name in (self.rows or (
-            table_rows(self.shape, self.tokens) if self.shape else {}))
+        rows = self.rows or (table_rows(self.shape, self.tokens) if self.shape else {})
+        return rows.get(name) if fmt == "csv" else None
 
     def about(self, key: str | None = None) -> str:
         from .steps import duration_text
         return f"about {duration_text(max(self.left(key), 1.0))} left"
 
     def begin(self) -> None:
-        self.began, self.done = self.clock(), 0.0
+        self.began, self.done, self.written = self.clock(), 0.0, None
 
     def drew_panel(self, panel, formats: list[str]) -> None:
         from ..gui.plots.arrange import plots_nothing
@@ -197,7 +215,15 @@ class Drawing:
                 size = temporary.stat().st_size
             except OSError:
                 continue
-            left = max(seconds - (self.clock() - began), 1.0)
+            spent = self.clock() - began
+            left = max(seconds - spent, 1.0)
+            if (rows := self.rows_of(file)) and size and spent > 0:     # a table: its
+                # rows' bytes at the pace written so far when sooner (ROW_S is load
+                # 6-9's: SmolLM2's mosaic table was told 13 s left with 3 s to go at load
+                # 2.3; its first megabytes come slowly: alone, they told 16 s, then 21 s)
+                whole = rows * ROW_BYTES
+                left = max(min(left, seconds - self.file_seconds(file)
+                               + max(whole - size, 0) * spent / size), 1.0)
             with self._lock:
                 if not stop.is_set():
                     self._last = self.clock()
