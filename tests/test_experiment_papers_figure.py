@@ -430,3 +430,16 @@ def test_what_the_probes_read_is_the_probe_s_own_rule(monkeypatch):
     strict = property(lambda row: row.mae < 0.2 * row.chance_mae)   # another margin
     monkeypatch.setattr(ProbeLayer, "reads_position", strict)
     assert "causal 0.29 (not read)" in probes_read(runs), probes_read(runs)
+
+
+def test_haviv_s_trained_note_names_the_checkpoints_it_probed_and_did_not_draw(qtbot):
+    """The subtitle named six checkpoints that ran; the plot drew NoPE, learned and the
+    control, and a reader could not tell where the others went."""
+    figure = on_screen(qtbot, ExperimentFigure(), 1500, 700)
+    values = {"mlp": {**HAVIV["trained"]["mlp"], "sinusoidal": _probe_rows(1),
+                      "rope": _probe_rows(2)}}
+    figure.show_paper(paper("haviv2022", values, "trained", TRAINED_RAN_ON))
+    drawn = legend_labels(figure)
+    assert not any(name.startswith(("sinusoidal", "rope")) for name in drawn), drawn
+    assert "Probed too, not drawn: sinusoidal, rope (MLP), and every linear probe." in \
+        figure.note.text()

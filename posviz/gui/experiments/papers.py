@@ -60,7 +60,12 @@ def draw_paper(figure, check) -> None:
             if name.endswith("(control)"):       # "none-500 (control)"
                 runs[f"control {name.split()[0]}, MLP "] = (rows[name], next(controls, "#000000"))
         figure._probes("", runs)
-        read = probes_read(runs)
+        drawn = {NoPositions.kind, LearnedEncoding.kind}
+        others = [name for name in rows if name not in drawn and
+                  not name.endswith("(control)")]
+        # the caption names every checkpoint that ran: those not drawn, said
+        read = probes_read(runs) + (f" Probed too, not drawn: {', '.join(others)}"
+                                    f" (MLP), and every linear probe." if others else "")
     elif check.name == "haviv2022":
         # the verdict's features are quadratic: named so (as the probe's control names
         # them) beside a linear probe
