@@ -171,8 +171,10 @@ LONG_S = 60          # a run this long or longer is said beside Run before it st
 # load 6-10), said as an estimate before this machine has run them
 ESTIMATES = {("extend", None, None): (240, 660),
              ("paper", "haviv2022", TRAINED): (900, 1080),
-             ("paper", "press2022", TRAINED): (70, 420),   # 76 s quiet; 379-413 s
-                                                            # at load 5-9 here
+             # 17.9 s at load 3.1 in the window, 57 s at load 9 from the command line
+             # (said "about 1 min 10 s to 7 min 0 s" before, from its runs before it
+             # was staged by checkpoint)
+             ("paper", "press2022", TRAINED): (15, 60),
              ("paper", "sinha2022", TRAINED): (60, 90),
              # SmolLM2 lent, so not loaded (converted) again: 4.7 s at load 5.4, said as
              # nothing (under LONG_S); MiniLM lent, SmolLM2 still loads: the one above
