@@ -73,3 +73,34 @@ def test_a_long_text_in_a_short_figure_keeps_its_bars_and_labels(qtbot, figure):
     check_laid_out(figure)
     show(qtbot, figure, long, 400)
     check_laid_out(figure)
+
+
+def labels_of(figure) -> list[list]:
+    """The boxes (scene coordinates) of each map's key labels, as last drawn."""
+    return [plot.plot.getAxis("bottom").label_rects()
+            for plot in (figure.original, figure.aligned, figure.difference)]
+
+
+def check_apart(boxes) -> None:
+    assert all(boxes), [len(b) for b in boxes]
+    for left, right in zip(boxes, boxes[1:]):
+        touching = [(a.getRect(), b.getRect()) for a in left for b in right
+                    if a.adjusted(0, 0, 1, 0).intersects(b)]
+        assert not touching, touching[:3]
+
+
+@pytest.mark.parametrize("width", [1900, 1270, 900, 640])
+def test_neighbouring_maps_keys_never_touch_on_screen_or_in_an_export(qtbot, figure,
+                                                                       width):
+    """808 tokens at 1920 pixels: the last key "805 given" of the original map ran into
+    the first, "0 In", of the reordered one beside it."""
+    random.seed(1)
+    show(qtbot, figure, " ".join(random.choice(WORDS) for _ in range(808)), 330)
+    figure.resize(width, 330)
+    qtbot.waitUntil(lambda: laid_out(figure), timeout=5000)
+    figure.grab()
+    boxes = labels_of(figure)
+    assert all(box.height() > box.width() for box in boxes[0])          # turned
+    check_apart(boxes)
+    figure.render_image(width=2 * width)                # an export, at its own size
+    check_apart(labels_of(figure))

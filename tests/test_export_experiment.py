@@ -115,12 +115,19 @@ def test_an_experiment_figure_s_export_says_it_writes_under_a_busy_cursor(
 
 
 def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypatch):
-    """File › Export figures (10-15 s) named each file but told no time left: it tells
-    the time left at the pace of the files written ("estimating" before the first),
-    here each file 2 s on a made-up clock, after each figure laid out at its own size
-    (most of the wait: 6.5 of 10 s), and the window's tab stays as it was."""
+    """File › Export figures names each figure laid out and each file written, with the
+    time left at the pace measured ("estimating" before any), each step weighed by its
+    work: counted alike, an 800-token attention CSV (1.1-2.2 s) and a curve's PNG
+    (0.03 s) told a time left that grew as it went (1 s at 4 of 28 files, 3 s at 17).
+    Here on a made-up clock each step takes three times its declared work, and the
+    window's tab stays as it was."""
     from posviz.gui import export_dialog
-    now, labels, tabs = [100.0], [], []
+    now, labels, tabs, lay, files = [100.0], [], [], [], []
+    for name, into in (("laying_work", lay), ("file_work", files)):
+        def weighed(*args, work=getattr(export_dialog, name), into=into):
+            into.append(work(*args))
+            return into[-1]
+        monkeypatch.setattr(export_dialog, name, weighed)
     window.plots.tabs.setCurrentIndex(1)
     made = export_dialog._progress
 
@@ -133,7 +140,9 @@ def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypa
             set_label(text)
             labels.append(text)
             tabs.append(window.plots.tabs.currentIndex())
-            now[0] += 2.0                                   # the file is written
+            step = len(labels) - 2                          # the step now starting
+            now[0] += 3 * (lay[step] if step < len(lay) else
+                           (files + [export_dialog.PICTURE_S] * 9)[step - len(lay)])
         progress.setLabelText = told
         return progress
     monkeypatch.setattr(export_dialog, "_progress", recorded)
@@ -142,16 +151,27 @@ def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypa
     total = len(written)
     assert labels[0] == "Laying the figures out at their own size; estimating the time left…"
     figures = sorted({path.stem for path in written if path.stem != "sweep-reverse-hidden"})
-    laid = labels[1:1 + len(figures)]   # each figure laid out (0-2.5 s), no time left yet
+    laid = labels[1:1 + len(figures)]
     assert total >= 6 and len(labels) == 1 + len(figures) + total
-    assert sorted(re.fullmatch(r"Laying (\w+) out at its own size \(\d+ of \d+\); "
-                               r"estimating the time left…", label)[1] for label in laid) \
-        == figures
+    assert len(lay) == len(figures) and len(files) == 3 * len(figures)   # png, svg, csv
+    assert len(set(files)) > 2                  # not alike: a CSV by its values
+    assert sorted(re.fullmatch(r"Laying (\w+) out at its own size \(\d+ of \d+\)(; "
+                               r"estimating the time left|, about \d+ s left)…",
+                               label)[1] for label in laid) == figures
     assert [label.split("(")[1].split(")")[0] for label in laid] == [
         f"{k} of {len(figures)}" for k in range(1, len(figures) + 1)]
-    labels = labels[len(figures):]
-    assert labels[1] == f"Writing {written[0].name} (1 of {total}); estimating the time left…"
-    for done, (label, path) in enumerate(zip(labels[2:], written[1:]), start=1):
-        assert label == f"Writing {path.name} ({done + 1} of {total}), about " \
-                        f"{2 * (total - done)} s left…"
+    assert laid[0].endswith("estimating the time left…")        # nothing measured yet
+    writing = labels[1 + len(figures):]
+    assert [label.split(" (")[0] for label in writing] == [
+        f"Writing {path.name}" for path in written]
+    work = lay + files + [export_dialog.PICTURE_S] * (total - len(files))
+    told = []
+    for step, label in enumerate(labels[2:], start=1):
+        seconds = re.search(r", about (\d+) s left…$", label)
+        assert seconds is not None, label                         # a pace from the first
+        truth = 3 * sum(work[step:])
+        told.append(int(seconds[1]))
+        if truth >= 2:                                  # past "about 1 s", whole seconds
+            assert truth / 1.5 <= told[-1] <= truth * 1.5, (label, truth)
+    assert told == sorted(told, reverse=True)                     # falls steadily
     assert set(tabs) == {1}

@@ -843,10 +843,33 @@ def test_an_error_about_a_refused_change_clears_after_the_next_change(qtbot, win
     assert panel.load.status.text() == failed.args[0]
     window.reverse_action.trigger()                     # a change that goes through
     assert window.state_label.text() != failed.args[0]
-    assert panel.load.status.isHidden()
     settled(qtbot, window)
+    assert panel.load.status.isHidden()         # once its result is shown
     assert "computed" in window.state_label.text()
     assert window.state_label.styleSheet() == ""
+
+
+@pytest.mark.asynchronous
+def test_a_refused_model_s_error_stays_until_a_later_change_is_shown(qtbot, window):
+    """It went at the click of the next reorder, before it could be read while a long
+    text computed; it stays through other tabs and goes with that reorder's result."""
+    panel, c = window.model_panel, window.controller
+    settled(qtbot, window)
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT) as failed:
+        c.load(ModelSpec.pretrained("no-such-model-here"))
+    error = panel.load.status
+    window.plots.tabs.setCurrentIndex(1)                # nothing in the model changes
+    window.plots.tabs.setCurrentIndex(0)
+    assert not error.isHidden() and error.text() == failed.args[0]
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        window.reverse_action.trigger()                 # a change that goes through
+        assert not error.isHidden() and error.text() == failed.args[0]   # until shown
+    assert error.isHidden()
+    with qtbot.waitSignal(c.modelFailed, timeout=TIMEOUT):
+        c.load(ModelSpec.pretrained("no-such-model-here"))
+    with qtbot.waitSignal(c.evaluated, timeout=TIMEOUT):
+        c.request()                                     # a result no change asked for
+    assert not error.isHidden() and error.text() == failed.args[0]
 
 
 def test_loading_a_model_ends_its_loading_message(qtbot, window):

@@ -54,6 +54,7 @@ def attach_panel(window, session):
     window.edits.positionsRefused.connect(panel.show_positions_error)
     panel.downloadAccepted.connect(window.controller.load_confirmed)
     window.files.opened.connect(lambda _: panel.load.clear_error())   # the status says it
+    window.controller.evaluated.connect(lambda *_: panel.load.shown())
     window.controller.downloadAsked.connect(panel.ask_download)
     panel.set_offline(not window.controller.online)
     panel.load.echo = window.status.load_step        # "Loading …" stood there 2.9 s

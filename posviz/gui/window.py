@@ -246,7 +246,7 @@ class MainWindow(QMainWindow):
             self.experiments.refresh_stale()
         self.status.edited()
         if self.model_panel is not None and not self.controller.loading:
-            self.model_panel.load.clear_error()
+            self.model_panel.load.clear_error_when_shown()
         self._update_actions()
 
     def _refresh_tokens(self) -> None:

@@ -92,6 +92,7 @@ class LoadProgress(QWidget):
         self._pace = ("", (0.0, 0))       # the counted step, (time, count) at its start
         self._shown = 0                   # the bar's value (of BAR): it only moves forward
         self._conversion: ConversionLeft | None = None   # a first load's conversion
+        self._clear_when_shown = False    # the error line goes with the next result shown
         self._converted_from = 0          # the bar's value as the conversion began
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -119,6 +120,7 @@ class LoadProgress(QWidget):
     def say(self, text: str, error: bool = False) -> None:
         if self.echo is not None and not error:
             self.echo(text)
+        self._clear_when_shown = False
         self.status.setText(text)
         self.status.setStyleSheet(ERROR_STYLE if error else STATUS_STYLE)
         self.status.setVisible(bool(text))
@@ -127,6 +129,19 @@ class LoadProgress(QWidget):
         """A change went through: an error about an earlier, refused one no longer applies."""
         if self.status.styleSheet() == ERROR_STYLE:
             self.say("")
+
+    def clear_error_when_shown(self) -> None:
+        """A change elsewhere (a reorder, a text) went through: an error about an earlier,
+        refused one goes once that change's result is shown (``shown``), not at the
+        click, so it is read meanwhile (a long text computes for seconds). Switching
+        tabs or running an experiment changes nothing here: it stays."""
+        if self.status.styleSheet() == ERROR_STYLE and not self.status.isHidden():
+            self._clear_when_shown = True
+
+    def shown(self) -> None:
+        """A result was shown: a change asked for after the error is done (see above)."""
+        if self._clear_when_shown:
+            self.clear_error()
 
     def ask(self, size: str) -> None:
         """A large download is asked for (``size``: files, bytes, where to)."""

@@ -89,12 +89,14 @@ class PanelFiles:
     def export_all(self, folder: Path, formats=("png", "svg"), width: int | None = None,
                    csv: bool = True, dpi: int | None = None,
                    told: Told | None = None, wrote: Wrote | None = None,
-                   laying: Told | None = None) -> list[Path]:
+                   laying: Told | None = None,
+                   plan: Callable[[list[str]], None] | None = None) -> list[Path]:
         """Write each figure that plots something as <folder>/<name>.<fmt> (and .csv); the
         PNGs share one scale, so one text size: the widest ``width`` pixels wide, else
         ``dpi`` dots per inch of their size on screen, else as on screen. ``told``
         hears of each file before it is written, ``wrote`` of each once it is whole,
-        ``laying`` of each figure before it is laid out at its own size (0-2.5 s each)."""
+        ``laying`` of each figure before it is laid out at its own size (0-2.5 s each),
+        ``plan`` of the figures' names before the first."""
         folder, formats = Path(folder), check_formats(formats)
         check_folder(folder)
         check_width(width)
@@ -102,6 +104,8 @@ class PanelFiles:
         written, sources = [], {}
         try:        # a message ("no additive encoding") is no figure
             names = [name for name in FIGURES if not plots_nothing(self.laid_out(name))]
+            if plan is not None:
+                plan(names)
             # each figure at its own size: maps of queries × keys in a panel that squares them
             for done, name in enumerate(names):
                 if laying is not None:

@@ -142,7 +142,9 @@ class TokenAxis(pg.AxisItem):
             self.setStyle(autoExpandTextSpace=False)
         self.rotate = rotate and self.draws_labels          # may labels be turned?
         self.rotated = False        # labels are turned a quarter (bottom axis only)
-        self.labelled: list[int] = []   # cells whose label was drawn last time
+        self.labelled: list[int] = []   # cells given a label last time (a turned one
+        # reaching past an end of the axis is then left out: generateDrawSpecs)
+        self.drawn: list[QtCore.QRectF] = []    # the boxes of those labels' text (local)
         self._step = 1
 
     def set_tokens(self, tokens) -> None:
@@ -212,6 +214,10 @@ class TokenAxis(pg.AxisItem):
         margin = np.ceil(self._metrics().height() / 2) + 1
         return rect.adjusted(-margin, 0, margin, 0)
 
+    def label_rects(self) -> list[QtCore.QRectF]:
+        """The boxes of the labels last drawn, in scene coordinates."""
+        return [self.mapRectToScene(rect) for rect in self.drawn]
+
     def generateDrawSpecs(self, p):
         """Ticks and axis line from pyqtgraph; the labels of a bottom axis placed here,
         upright or turned, as (x, text) under each labelled tick."""
@@ -227,10 +233,14 @@ class TokenAxis(pg.AxisItem):
         metrics = self._metrics()
         labels, widest = [], 0.0
         deepest = self._deepest_label()
+        # a turned label stays inside its axis: thinned, the first and last ones reached
+        # half a line past its ends, into the labels of a map beside it (808 tokens at
+        # 1920 pixels: "805 given" ran into "0 In"). Unthinned, a cell is a line wide.
+        inside = metrics.height() / 2 if self.rotated else -1.0
         for cell in self.labelled:
             if 0 <= cell < len(self.tokens):
                 x = bounds.left() + (cell + 0.5 - low) * scale
-                if bounds.left() - 1 <= x <= bounds.right() + 1:
+                if bounds.left() + inside - 0.01 <= x <= bounds.right() - inside + 0.01:
                     text = self.cell_label(cell)
                     if self.rotated and metrics.horizontalAdvance(text) > deepest:
                         text = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
@@ -264,7 +274,11 @@ class TokenAxis(pg.AxisItem):
         top = self.mapRectFromParent(self.geometry()).top()
         top += max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1]
         Align = QtCore.Qt.AlignmentFlag
+        metrics, self.drawn = self._metrics(), []
         for x, text in textSpecs[0][1]:
+            advance = metrics.horizontalAdvance(text)
+            self.drawn.append(QtCore.QRectF(x - line / 2, top, line, advance) if self.rotated
+                              else QtCore.QRectF(x - advance / 2, top, advance, line))
             if self.rotated:           # reads upwards and ends at its tick
                 p.save()
                 p.translate(x, top)
