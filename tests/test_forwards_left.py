@@ -33,19 +33,22 @@ def run_plan(monkeypatch, clock, seconds: list[float]) -> list[tuple[int, int, f
     return [(f, layer, left, end - at) for f, layer, left, at in told]
 
 
-def test_a_plan_alike_the_last_tells_each_forward_at_its_own_cost(monkeypatch):
+@pytest.mark.parametrize("now", [[18.0, 8.0, 12.3],     # a busier machine now
+                                 [18.0, 4.0, 12.3]])    # and a forward's pace swung
+def test_a_plan_alike_the_last_tells_each_forward_at_its_own_cost(monkeypatch, now):
     clock = Clock()
     monkeypatch.setattr(reached, "clock", clock)
     monkeypatch.setattr(reached, "_costs", {})
     run_plan(monkeypatch, clock, [12.0, 5.3, 8.2])          # this machine's last run
-    rows = run_plan(monkeypatch, clock, [18.0, 8.0, 12.3])  # a busier machine now
+    rows = run_plan(monkeypatch, clock, now)
     after_a_few = [(f, layer, left, true) for f, layer, left, true in rows
                    if f > 0 or layer >= 3]
     for forward, layer, left, true in after_a_few:
         assert left is not None and true / 1.3 <= left <= true * 1.3, (forward, layer,
                                                                         left, true)
     told = [left for _, _, left, _ in after_a_few]
-    assert all(b <= a + 1e-9 for a, b in zip(told, told[1:])), told     # falls steadily
+    rise = 0.0 if now[1] == 8.0 else 0.15       # a swing: a forward's first blocks' pace
+    assert all(b <= a * (1 + rise) + 1e-9 for a, b in zip(told, told[1:])), told   # falls
 
 
 def test_a_cancelled_plan_is_not_remembered(monkeypatch):

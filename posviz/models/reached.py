@@ -36,7 +36,7 @@ class Reached:
     within: tuple = ()          # (head, heads) of the maps being kept, while they are
     after: float = 0.0          # seconds of work planned after the forwards (afterwards)
     costs: tuple = ()           # seconds each forward of the last plan alike took (_costs)
-    before: float | None = None     # seconds the forward before this one in the plan took
+    before: float = 0.0         # seconds the plan's forwards before this one took
 
     def seconds_left(self) -> float | None:
         """This forward's time left at its blocks' pace so far (None before one has)."""
@@ -66,15 +66,16 @@ class Reached:
         return left + each * (self.planned - self.nth) + self.after
 
     def _scale(self) -> float | None:
-        """This plan's pace over the last alike's (``costs``: SmolLM2's three forwards took
-        12, 5.3 and 8.2 s; at the second's pace "17 s left" was 26 s): this forward's own
-        once a tenth is done, else the one before's; None without such a plan."""
+        """This plan's pace over the last alike's (``costs``: SmolLM2's forwards took 12,
+        5.3 and 8.2 s; at the second's pace "17 s left" was 26 s): the forwards done's (one
+        forward's pace swung 2x at load 9), else the first's once a tenth is done."""
         if len(self.costs) != self.planned or not 0 < self.nth <= self.planned:
             return None
-        if self.done >= 0.1 and self.at > self.began and self.costs[self.nth - 1] > 0:
-            return (self.at - self.began) / self.done / self.costs[self.nth - 1]
-        past = self.costs[self.nth - 2] if self.nth > 1 else 0
-        return None if self.before is None or past <= 0 else self.before / past
+        if self.nth > 1:
+            past = sum(self.costs[:self.nth - 1])
+            return self.before / past if past > 0 and self.before > 0 else None
+        ok = self.done >= 0.1 and self.at > self.began and self.costs[0] > 0
+        return (self.at - self.began) / self.done / self.costs[0] if ok else None
 
 
 _lock = threading.Lock()
@@ -101,8 +102,7 @@ class Plan:
         self.layers = 0                     # blocks a forward
 
     def finished(self, at: float) -> None:
-        """Each forward's seconds, the work up to the next one's start with it: the
-        costs of the next plan alike (Reached._scale)."""
+        """Each forward's seconds up to the next one's start: the next plan alike's costs."""
         if len(self.began) == self.forwards > 1:
             _costs[(self.forwards, self.layers)] = tuple(
                 end - start for start, end in zip(self.began, self.began[1:] + [at]))
@@ -158,7 +158,7 @@ def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
                           plan.forwards if plan is not None else 0, took, keeping,
                           after=getattr(_named, "after", 0.0), costs=_costs.get(
                               (plan.forwards, layers), ()) if plan is not None else (),
-                          before=plan.began[-1] - plan.began[-2] if nth > 1 else None)
+                          before=plan.began[-1] - plan.began[0] if nth > 1 else 0.0)
         told, listeners = _latest, list(_listeners)
     for listener in listeners:          # on the forward's thread
         listener(told)
