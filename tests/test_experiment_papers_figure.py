@@ -443,3 +443,31 @@ def test_haviv_s_trained_note_names_the_checkpoints_it_probed_and_did_not_draw(q
     assert not any(name.startswith(("sinusoidal", "rope")) for name in drawn), drawn
     assert "Probed too, not drawn: sinusoidal, rope (MLP), and every linear probe." in \
         figure.note.text()
+
+
+@pytest.mark.parametrize("width", [624, 684, 730, 820])
+def test_sinha_s_two_panels_write_each_model_s_name_alike(qtbot, width):
+    """At 1024 x 700 the output panel, narrower by its wider axis, wrote "smollm." under
+    the model the other panel named "smollm2": the panels' names are the same."""
+    from PySide6 import QtGui
+    figure = on_screen(qtbot, ExperimentFigure(), width, 340)
+    row = {"last_layer_change": 0.2, "pooled_output_change": 0.01, "next_token_kl_mean": 0.07}
+    still = {"last_layer_change": 4e-7, "pooled_output_change": 5e-14,
+             "next_token_kl_mean": 4e-13}
+    models = ["trained sinusoidal", "trained learned", "trained rope", "minilm", "smollm2"]
+    figure.show_paper(paper("sinha2022", {
+        **{m: (still if "r" in m[-4:] else row) for m in models},
+        "absolute": models[:2] + ["minilm"], "relative": ["trained rope", "smollm2"]},
+        "trained"))
+    qtbot.wait(50)
+    figure._settle()
+    qtbot.wait(50)
+    drawn = []
+    for plot in (figure.plot, figure.side):
+        axis = plot.getAxis("bottom")
+        picture = QtGui.QPicture()
+        painter = QtGui.QPainter(picture)
+        drawn.append([" ".join(text.split()) for _, _, text in axis.generateDrawSpecs(
+            painter)[2]])
+        painter.end()
+    assert len(drawn[0]) == 5 and drawn[0] == drawn[1], drawn

@@ -235,3 +235,20 @@ def test_hover_names_the_encoding_of_an_order_use_point(figure):
     draw_order_use(figure, ZooOrderUse(uses, 0, "two stand-in checkpoints"))
     said = _hover_at(figure, figure._series[0], 1)
     assert said == "every token before the last shuffled, rope: 3.06"
+
+
+@pytest.mark.parametrize("width", [700, 1040, 1370])
+def test_the_note_is_whole_and_wraps_inside_its_figure(qtbot, figure, width):
+    """At 1920 × 1080 the note's last sentence, "…, 32768 predictions a length", ended at
+    the figure's edge without a full stop and read as cut: it ends with one, each line
+    drawn fits the note's width, and the lines drawn are the whole note."""
+    figure.resize(width, 600)
+    figure.show_extension(STORED, "perplexity")
+    qtbot.wait(20)
+    note = figure.note
+    room = note.contentsRect().width()
+    assert room <= figure.width()
+    assert all(note.fontMetrics().horizontalAdvance(line) <= room
+               for line in note.shown_lines()), note.shown_lines()
+    assert " ".join(note.shown_text().split()) == " ".join(note.text().split())
+    assert note.text().rstrip().endswith("predictions at each length.")

@@ -178,7 +178,7 @@ def paper(name: str, weights: str | None = None, *, progress: Counted | bool | N
     while torch is imported ``say`` is told it again each second, from the
     "posviz-ticks" thread (models.reached.Ticks)."""
     from ..analysis.experiments.papers import check_paper, paper_weights
-    from ..models.reached import import_torch
+    from .slow_calls import import_torch
     from ..runtime.experiments import conversion_left
     from .results import Paper
     from .runs import staged
@@ -252,7 +252,7 @@ def compare_encodings(text: str | None = None, order=None, *, encodings=None,
              else WholeRun(progress) if progress else None)
     if telling(progress):                  # at once, as the command line says it, and
         StepPrinter()(f"running {len(kinds)} models")   # torch's import (3,000 words:
-        from ..models.reached import import_torch       # 6.4 s untold before a count)
+        from .slow_calls import import_torch       # 6.4 s untold before a count)
         import_torch(StepPrinter())
     with lines_ended(count):
         result = run(config, kinds, weights, text, order, where, count,

@@ -115,7 +115,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
             check_type("config", config, ModelConfig, "a ModelConfig or None")
         spec = ModelSpec.builtin(config or builtin_config(options), weights)
         guard.check(spec.config, n_tokens)
-        from ..models.reached import import_torch
+        from .slow_calls import import_torch
         import_torch(say)
         say("building the model")
         return Model(spec.load(n_tokens=n_tokens), spec, kept(progress))

@@ -44,3 +44,16 @@ def kept(progress):
     """A load's ``progress`` as its model's runs' default: None where the call's own
     default made it True (each run then holds its lines anew)."""
     return None if progress is True and held_now() else progress
+
+
+def import_torch(say) -> None:
+    """torch imported, told each second while it loads (1-4.3 s here, 2.6 s silent
+    under load in a user's run: benchmarks/README.md,
+    "Time left learned from the last run"); nothing when it is already imported."""
+    import sys
+    if "torch" not in sys.modules:
+        from ..boot import before_torch
+        from ..models.reached import ticking
+        with ticking(say, "importing torch"):
+            before_torch()
+            import torch  # noqa: F401

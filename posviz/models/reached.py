@@ -35,10 +35,11 @@ class Reached:
     keeping: float = 0.0        # seconds this forward has spent keeping its maps
     within: tuple = ()          # (head, heads) of the maps being kept, while they are
     after: float = 0.0          # seconds of work planned after the forwards (afterwards)
+    costs: tuple = ()           # seconds each forward of the last plan alike took (_costs)
+    before: float = 0.0         # seconds the plan's forwards before this one took
 
     def seconds_left(self) -> float | None:
-        """This forward's time left at the pace of its blocks so far (None before one
-        block, or its attention, has passed)."""
+        """This forward's time left at its blocks' pace so far (None before one has)."""
         if self.done <= 0 or self.at <= self.began:
             return None
         return (self.at - self.began) / self.done * (1 - self.done)
@@ -46,7 +47,11 @@ class Reached:
     def whole_left(self) -> float | None:
         """The time left of all the forwards planned (``planning``): this one's, and
         those after it at the pace of the plan's forwards done, else of this one."""
-        left = self.seconds_left()
+        left, scale = self.seconds_left(), self._scale()
+        if scale is not None:       # each forward at its cost in the last plan alike
+            left = max(self.costs[self.nth - 1] * scale - (self.at - self.began), 0.0) \
+                if left is None else left
+            return left + sum(self.costs[self.nth:]) * scale + self.after
         if left is None and self.took is not None:    # the last forward's time, so far
             left = max(self.took - (self.at - self.began), 0.0)
         if left is None or self.nth >= self.planned:
@@ -60,6 +65,18 @@ class Reached:
             each = self.took
         return left + each * (self.planned - self.nth) + self.after
 
+    def _scale(self) -> float | None:
+        """This plan's pace over the last alike's (``costs``: SmolLM2's forwards took 12,
+        5.3 and 8.2 s; at the second's pace "17 s left" was 26 s): the forwards done's (one
+        forward's pace swung 2x at load 9), else the first's once a tenth is done."""
+        if len(self.costs) != self.planned or not 0 < self.nth <= self.planned:
+            return None
+        if self.nth > 1:
+            past = sum(self.costs[:self.nth - 1])
+            return self.before / past if past > 0 and self.before > 0 else None
+        ok = self.done >= 0.1 and self.at > self.began and self.costs[0] > 0
+        return (self.at - self.began) / self.done / self.costs[0] if ok else None
+
 
 _lock = threading.Lock()
 _latest: Reached | None = None
@@ -68,6 +85,7 @@ _listeners: list[Callable[[Reached], None]] = []
 _named = threading.local()              # .run: the forward's name; .plan: its Plan
 _block: dict = {}                       # the block running: "start", and each part's time
 _offsets: dict[int, float] = {}         # each part's share into a block, as last timed
+_costs: dict[tuple[int, int], tuple] = {}   # (forwards, layers): the last such plan's
 clock = time.monotonic                  # (a test's own clock)
 MAPS, FEED_FORWARD = 1, 2               # a block's parts after its scores' computing
 PART_WORDS = {MAPS: "attention maps", FEED_FORWARD: "feed-forward"}
@@ -81,6 +99,13 @@ class Plan:
         self.forwards = forwards
         self.began: list[float] = []
         self.keeping: list[float] = []      # each forward's seconds keeping its maps
+        self.layers = 0                     # blocks a forward
+
+    def finished(self, at: float) -> None:
+        """Each forward's seconds up to the next one's start: the next plan alike's costs."""
+        if len(self.began) == self.forwards > 1:
+            _costs[(self.forwards, self.layers)] = tuple(
+                end - start for start, end in zip(self.began, self.began[1:] + [at]))
 
 
 def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
@@ -110,6 +135,7 @@ def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
             if plan is not None:
                 plan.began.append(now)
                 plan.keeping.append(0.0)
+                plan.layers = layers
         if not part:                                   # a block entered: the last one's
             took = now - _block.get("start", now)      # parts as shares of its time
             if not anew and took > 0 and _block.get("parts"):
@@ -130,7 +156,9 @@ def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
         _latest = Reached(layer + 1, layers, _forwards, now, began,
                           getattr(_named, "run", ""), part, done, nth,
                           plan.forwards if plan is not None else 0, took, keeping,
-                          after=getattr(_named, "after", 0.0))
+                          after=getattr(_named, "after", 0.0), costs=_costs.get(
+                              (plan.forwards, layers), ()) if plan is not None else (),
+                          before=plan.began[-1] - plan.began[0] if nth > 1 else 0.0)
         told, listeners = _latest, list(_listeners)
     for listener in listeners:          # on the forward's thread
         listener(told)
@@ -181,9 +209,10 @@ def planning(forwards: int, tokens: int = 0):
     those its caller runs after them at ``tokens`` (more_forwards)."""
     before = getattr(_named, "plan", None)
     more = getattr(_named, "more", None)
-    _named.plan = Plan(forwards + (more(tokens) if more is not None and tokens else 0))
+    _named.plan = plan = Plan(forwards + (more(tokens) if more is not None and tokens else 0))
     try:
         yield
+        plan.finished(clock())
     finally:
         _named.plan = before
 
@@ -349,15 +378,3 @@ def ticking(say, step: str | None = None, every: float = TICK_S, clock=time.mono
         thread.join()
     if ticks.error is not None:         # say failed on the ticks' thread, none since
         raise ticks.error
-
-
-def import_torch(say) -> None:
-    """torch imported, told each second while it loads (1-4.3 s here, 2.6 s silent
-    under load in a user's run: benchmarks/README.md,
-    "Time left learned from the last run"); nothing when it is already imported."""
-    import sys
-    if "torch" not in sys.modules:
-        from ..boot import before_torch
-        with ticking(say, "importing torch"):
-            before_torch()
-            import torch  # noqa: F401

@@ -48,7 +48,7 @@ def conditions(result: dict) -> str:
     seed = result.get("seed")
     seeded = f", seed {seed}" if seed is not None else ""
     return (f"Ran on {result['ran_on']}{seeded}; held-out KJV text (books the models never "
-            f"saw), {result['tokens']} predictions a length")
+            f"saw), {result['tokens']} predictions at each length.")
 
 
 def _marker(figure, k: int, title: str, x, values, where, shown=None,

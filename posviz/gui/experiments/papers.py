@@ -208,20 +208,37 @@ def _categories(figure, names, y_range, plot=None, shorts=None) -> None:
     column's width at every drawing (a narrow window, an export), so that no name is cut
     at an edge, hidden, or runs into the next; on ``plot`` (default: the figure's).
     ``shorts``: the names in fewer words, used when a word of a name is wider than its
-    column (their words are shortened only if they too are)."""
+    column (their words are shortened only if they too are). Panels of the same names
+    write them alike, at the narrowest one's column: one panel wrote "smollm." where
+    the other wrote "smollm2"."""
     plot = plot or figure.plot
     axis = plot.getAxis("bottom")
     axis.setTicks(None)
     metrics = QtGui.QFontMetricsF(axis.style["tickFont"] or axis.font())
-    column = [0.0]                         # pixels a category has, at the last drawing
+    shared = figure.__dict__.setdefault("_category_columns", {})   # {axis: (names, px)}
+    for other in [a for a in shared if a.scene() is None or a is axis]:
+        del shared[other]                  # a former drawing's panels
+    shared[axis] = (tuple(names), 0.0)     # pixels a category has, at the last drawing
+
+    def alike() -> list:
+        return [a for a, (drawn, _) in shared.items()
+                if drawn == tuple(names) and a.scene() is not None]
 
     def values(low, high, pixels):
-        column[0] = pixels / max(high - low, 1e-9)
+        column = pixels / max(high - low, 1e-9)
+        was = min(shared[a][1] for a in alike())
+        shared[axis] = (tuple(names), column)
+        if min(shared[a][1] for a in alike()) != was:
+            for other in alike():          # the narrowest column changed: redrawn
+                if other is not axis:
+                    other.picture = None
+                    other.update()
         return [(1.0, [k for k in range(len(names)) if low <= k <= high])]
 
     axis.tickValues = values
     def strings(ticks, scale, spacing):
-        room = column[0] - CATEGORY_GAP
+        drawn = [shared[a][1] for a in alike() if shared[a][1] > 0] or [0.0]
+        room = min(drawn) - CATEGORY_GAP
         chosen = names if shorts is None or all(
             whole_words(names[int(k)], metrics, room) for k in ticks) else shorts
         lines = [fit_words(chosen[int(k)], metrics, room) for k in ticks]
