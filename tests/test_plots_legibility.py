@@ -13,6 +13,7 @@ from PySide6 import QtGui  # noqa: E402
 from posviz.analysis.engine import Engine  # noqa: E402
 from posviz.document.session import Session  # noqa: E402
 from posviz.gui.plots import PlotsPanel, mosaic_look, style  # noqa: E402
+from posviz.gui.plots.token_axis import TokenAxis  # noqa: E402
 from posviz.models.builtin.backend import BuiltinBackend  # noqa: E402
 from posviz.models.config import ModelConfig  # noqa: E402
 from posviz.views.shown import Shown, build_views  # noqa: E402
@@ -206,7 +207,7 @@ def test_a_token_axis_takes_the_room_its_labels_need(qtbot):
     upright = laid_out()
     assert axis.tokens == ["a", "dog", "ran"] and axis.labelled == [0, 1, 2]
     assert not axis.rotated and upright < turned - 20, (upright, turned)
-    assert not style.TokenAxis("left").draws_labels
+    assert not TokenAxis("left").draws_labels
 
 
 @pytest.mark.parametrize("name", ["symmetry", "branch_norms", "token_change",

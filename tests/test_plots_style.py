@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from posviz.document.spec import ModelSpec
 from posviz.gui.plots import colorbars, style, units
 from posviz.gui.plots.attention import AttentionFigure, QueryColumn
+from posviz.gui.plots.token_axis import TokenAxis
 from posviz.models.config import ModelConfig
 
 SIZES = ((1024, 700), (1366, 768))
@@ -255,7 +256,7 @@ def test_exports_leave_out_the_on_screen_selection_outline(qtbot, window, tmp_pa
 def test_a_dense_numbered_axis_ticks_only_its_labels(qtbot):
     """At 384 dimensions in a few hundred pixels a tick per cell would be a grey bar:
     the axis ticks its labelled cells only, at a 1-2-5 step."""
-    axis = style.TokenAxis("bottom")
+    axis = TokenAxis("bottom")
     axis.set_tokens([str(i) for i in range(384)])
     levels = axis.tickValues(0, 384, 400)
     assert len(levels) == 1

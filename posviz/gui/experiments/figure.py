@@ -21,6 +21,7 @@ from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from ..plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
 from ..plots.noise_floor import floor_line, place_label
 from ..plots.own_size import hold_whole, lay_out_at_own_size
+from ..plots.token_axis import TokenAxis, token_axes
 from ..plots.wheel import frame
 from posviz.analysis.experiments.probe import FEATURE_NAMES, ProbeLayer, verdict
 from posviz.models.training.checkpoint import plural
@@ -220,8 +221,8 @@ class ExperimentFigure(Figure):
             from .papers import _legend_across
             _legend_across(self, 1)
         self.bar = self.side = None
-        if isinstance(self.plot.getAxis("left"), style.TokenAxis) != tokens:
-            self.plot.setAxisItems(style.token_axes() if tokens else
+        if isinstance(self.plot.getAxis("left"), TokenAxis) != tokens:
+            self.plot.setAxisItems(token_axes() if tokens else
                                    {side: pg.AxisItem(side) for side in ("left", "bottom")})
             one_notation(self.plot.getAxis("left"))
         view = self.plot.getViewBox()

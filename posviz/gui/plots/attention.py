@@ -17,6 +17,7 @@ from . import colorbars, style
 from .base import Figure
 from .repaint import repaint_whole_when_laid_out
 from .tabs import ATTENTION
+from .token_axis import TokenAxis, token_axes
 from .wheel import frame
 from .workarounds import HeatmapImage, let_title_shrink
 from posviz.document.spec import Selection
@@ -34,7 +35,7 @@ class _HeatmapPlot:
     def __init__(self, canvas: pg.GraphicsLayoutWidget, title: str, cmap: str, levels,
                  left: str = "query", bottom: str = "key", row=None, col=None,
                  short_title: str | tuple[str, ...] = ""):
-        self.plot = canvas.addPlot(row=row, col=col, axisItems=style.token_axes())
+        self.plot = canvas.addPlot(row=row, col=col, axisItems=token_axes())
         style.style_plot(self.plot, title, left, bottom)
         # shorter ones, each keeping the meaning, where room is short
         shorts = (short_title,) if isinstance(short_title, str) else short_title
@@ -95,7 +96,7 @@ class QueryColumn(pg.GraphicsLayout):
     def __init__(self, plot: pg.PlotItem):
         super().__init__()
         self.plot = plot
-        self.axis = style.TokenAxis("left")
+        self.axis = TokenAxis("left")
         style.style_axis(self.axis)
         self.addItem(self.axis, row=0, col=0)
         self.axis.linkToView(plot.vb)

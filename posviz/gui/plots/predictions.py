@@ -17,7 +17,7 @@ from PySide6 import QtCore, QtWidgets
 from . import style
 from .base import Figure
 from .captions import caption_height
-from .style import TokenAxis
+from .token_axis import TokenAxis
 from .tabs import OUTPUTS
 from posviz.analysis.predictions import pooled_outputs
 

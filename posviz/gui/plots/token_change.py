@@ -8,6 +8,7 @@ from . import style
 from .base import Figure
 from .linear_ticks import common_scale, scaled
 from .tabs import TOKENS
+from .token_axis import TokenAxis
 from .units import with_unit
 
 CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
@@ -51,7 +52,7 @@ class TokenChangeFigure(Figure):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.plot = self.canvas.addPlot(row=0, col=0,
-                                        axisItems={"bottom": style.TokenAxis("bottom")})
+                                        axisItems={"bottom": TokenAxis("bottom")})
         style.style_plot(self.plot, "", CHANGE, "token (original order)",
                          short_left=CHANGE_SHORT)
         self.plot.hideButtons()
