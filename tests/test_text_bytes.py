@@ -12,7 +12,7 @@ import pytest
 
 import posviz
 from posviz.cli import main
-from posviz.errors import TextRefused
+from posviz.errors import PosvizInputError, TextRefused
 
 BINARY = b"\xff\xfe\x00a b c"
 LATIN1 = b"caf\xe9 au lait"
@@ -57,3 +57,51 @@ def test_python_refuses_it_naming_the_argument():
             run(["a b c", SURROGATE], progress=False)
         assert str(refused.value) == ("texts: text 2 of 2 is not UTF-8 text: character 4 "
                                       "('\\udce9') stands for a byte that is not UTF-8")
+
+
+class Endless(io.RawIOBase):
+    """A stream that never ends (as /dev/urandom or /dev/zero): ``byte`` repeated,
+    counting what was read from it."""
+
+    def __init__(self, byte: bytes):
+        self.byte, self.given = byte, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        buffer[:] = self.byte * len(buffer)
+        self.given += len(buffer)
+        return len(buffer)
+
+
+@pytest.mark.parametrize("byte, said", [(b"\xff", "is not UTF-8 text"),
+                                        (b"a", "holds more than 50 MB of text")])
+def test_an_endless_standard_input_is_refused_before_it_is_read_whole(monkeypatch, byte,
+                                                                      said):
+    """`posviz report --text-file /dev/urandom` read it whole: 18 GB in 137 s, then the
+    system killed posviz. Bytes not UTF-8 are refused at their first megabyte; valid
+    ones past 50 MB, at once."""
+    from posviz.analysis.experiments.texts import MAX_TEXT_BYTES
+    stream = Endless(byte)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(stream), "utf-8"))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = main(["report", "--text-file", "-"])
+    assert status == 2 and said in err.getvalue() and err.getvalue().count("\n") == 1, \
+        err.getvalue()
+    assert stream.given <= MAX_TEXT_BYTES + (2 << 20)
+
+
+def test_a_text_file_past_the_limit_is_refused_naming_its_flag(monkeypatch, tmp_path):
+    from posviz.analysis.experiments import texts
+    monkeypatch.setattr(texts, "MAX_TEXT_BYTES", 10)
+    path = tmp_path / "long.txt"
+    path.write_text("eleven words or more than ten bytes", encoding="utf-8")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        status = main(["report", "--text-file", str(path)])
+    assert status == 2 and err.getvalue().startswith(
+        f"posviz: error: --text-file {path} holds more than 0 MB of text"), err.getvalue()
+    with pytest.raises(PosvizInputError, match="holds more than"):
+        posviz.read_texts(path)

@@ -3,9 +3,9 @@ whether the head drawn is run again, the text's words (its drawing and writing t
 api.drawing.Drawing)."""
 from __future__ import annotations
 
-from pathlib import Path
-
+from ..analysis.experiments.texts import MAX_TEXT_BYTES
 from ..api.drawing import ROW_S, Drawing  # noqa: F401   (the export's teller)
+
 
 def model_shape(args) -> tuple[int, int] | None:
     """(layers, heads) of the model the options name, read from its config before it is
@@ -39,7 +39,8 @@ def words(args) -> int:
     path = getattr(args, "text_file", None)
     if text is None and path not in (None, "-"):
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            with open(path, "rb") as handle:          # an estimate: its head will do
+                text = handle.read(MAX_TEXT_BYTES).decode("utf-8", errors="replace")
         except OSError:
             text = None
     return len(text.split()) if text else 1000

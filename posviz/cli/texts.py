@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..analysis.experiments.texts import read_utf8
 from ..errors import PosvizInputError
 
 
@@ -50,8 +51,8 @@ def read_text_file(args: argparse.Namespace) -> None:
         args.text = standard_input("--text-file")
     try:
         if path != "-":
-            with open(path, encoding="utf-8") as handle:
-                args.text = handle.read()
+            with open(path, "rb") as handle:
+                args.text = read_utf8(handle, f"--text-file {path}")
     except UnicodeDecodeError:
         raise PosvizInputError(f"--text-file {path} is not UTF-8 text") from None
     except OSError as error:          # named by its flag, as --texts FILE is
@@ -70,6 +71,6 @@ def standard_input(flag: str) -> str:
     try:                # its bytes, decoded strictly: the locale's reading kept an
         # undecodable byte as a lone surrogate, a traceback deep in the model
         raw = getattr(sys.stdin, "buffer", None)
-        return raw.read().decode("utf-8") if raw is not None else sys.stdin.read()
+        return read_utf8(raw, f"{flag} -") if raw is not None else sys.stdin.read()
     except UnicodeDecodeError:
         raise PosvizInputError(f"{flag} - is not UTF-8 text") from None

@@ -17,6 +17,30 @@ PAPER_TEXT_SEEDS = {"haviv2022": 0, "chi2023": 1}
 GENERATED_SEED = 0
 
 
+# A text file or standard input is read whole up to this many bytes: past it no model
+# here could run the text (its maps alone: n² values a head), and /dev/urandom, read
+# whole, grew to 18 GB before the system killed posviz
+MAX_TEXT_BYTES = 50 * 10**6
+CHUNK = 1 << 20
+
+
+def read_utf8(handle, name: str) -> str:
+    """A binary ``handle`` read whole, a megabyte at a time, as strict UTF-8: a byte
+    that is not UTF-8 raises UnicodeDecodeError at its chunk, and more than
+    MAX_TEXT_BYTES is refused (PosvizInputError naming ``name``) before it is read."""
+    import codecs
+    decoder, parts, size = codecs.getincrementaldecoder("utf-8")(), [], 0
+    while chunk := handle.read(CHUNK):
+        size += len(chunk)
+        if size > MAX_TEXT_BYTES:
+            raise PosvizInputError(f"{name} holds more than {MAX_TEXT_BYTES / 1e6:.0f} MB "
+                                   f"of text: far longer than any text a model can run "
+                                   f"here")
+        parts.append(decoder.decode(chunk))
+    parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)
+
+
 def parse_texts(content: str) -> list[str]:
     """One text a line; blank lines and lines starting with '#' are left out."""
     return [line.strip() for line in content.splitlines()
@@ -29,7 +53,8 @@ def read_texts(path: str | Path, name: str = "texts") -> list[str]:
     cannot be read or holds none."""
     file = argument(name, str(path))
     try:
-        content = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            content = read_utf8(handle, file)
     except UnicodeDecodeError:
         raise PosvizInputError(f"{file} is not a UTF-8 text file") from None
     except OSError as error:
