@@ -91,6 +91,11 @@ def test_a_long_order_is_told_by_its_ends(capsys):
     report = posviz.load(layers=1).compare(text)
     assert len(repr(report)) < 150 and "300 tokens" in repr(report)
     assert report.order == list(range(299, -1, -1))              # every number kept
+    code, out, _ = run(capsys, "compare", "--layers", "1", "--pe", "none,rope", "--text",
+                       text)                  # compare's table too: it printed 1,500
+    assert code == 0 and max(map(len, out.splitlines())) < 300, out
+    order = next(line for line in out.splitlines() if line.startswith("order:"))
+    assert order.startswith("order:  299,298,") and "…(284 more)…" in order
 
 
 def told_comparison(tmp_path) -> tuple[list[str], int]:

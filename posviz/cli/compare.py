@@ -76,11 +76,14 @@ def compared(args):
 
 
 def as_table(result, metric: str) -> list[str]:
+    """The table: the order by its ends as report's (``--json`` has it whole), then one
+    row per layer, a column per encoding."""
+    from .report import shortened
     tokens = result.tokens
     lines = [f"{metric.replace('_', ' ')} per layer, {result.weights} weights; noise floor "
              f"{result.floor:.1e}",
-             f"order:  {','.join(map(str, result.order))}  ->  "
-             f"{' '.join(tokens[i] for i in result.order)}", "",
+             f"order:  {shortened(result.order, ',')}  ->  "
+             f"{shortened([tokens[i] for i in result.order], ' ')}", "",
              "layer " + "".join(f"{m.kind:>12}" for m in result.models)]
     for layer in range(len(result.models[0].rows)):
         cells = [m.rows[layer][metric] for m in result.models]
