@@ -168,7 +168,8 @@ def test_the_readme_s_texts_examples_run_as_written(tmp_path, monkeypatch, capsy
     from posviz.analysis.experiments.texts import read_texts
     root = Path(__file__).resolve().parents[1]
     readme = (root / "README.md").read_text(encoding="utf-8")
-    named = re.findall(r"--texts (\S+)", readme)
+    named = [path for path in re.findall(r"--texts ([^\s`]+)", readme)
+             if path != "-"]                      # '-': standard input, no file
     assert named and all(read_texts(root / path) for path in named)
     line = next(line for line in readme.splitlines()
                 if line.startswith(".venv/bin/posviz sweep") and "--texts" in line)
