@@ -1,8 +1,8 @@
-"""A call from Python tells nothing while it is quick and, once its wait passes 1.5 s,
+"""A call from Python tells nothing while it is quick and, once its wait passes 1 s,
 what it is doing and how far on stderr, in the command line's lines: posviz.load and
 every run take it as their default; ``progress=False`` silences a call (and a model
 loaded so, its runs), a call posviz makes inside another keeps the outer one's choice,
-and the command line keeps its flags'. The 1.5 s are set here to none (told from the
+and the command line keeps its flags'. The 1 s is set here to none (told from the
 start) or to an hour (a quick call), never timed."""
 from __future__ import annotations
 
@@ -217,6 +217,9 @@ def test_the_first_line_of_a_slow_call_comes_within_2_s():
     from posviz.runtime.run_lines import SPARE_S
     assert held_lines.HOLD_S + SPARE_S <= 2.0
     assert held_lines.HOLD_S <= held_lines.STALE_S
+    # and as late as a thread given no turn while torch, Qt or an import runs (at a
+    # hold of 1.5 s, first lines came at 2.02-2.76 s at load 7-10)
+    assert held_lines.HOLD_S + held_lines.STARVED_S <= 2.0
 
 
 def test_a_line_written_past_the_hold_is_told_though_the_timer_is_late():

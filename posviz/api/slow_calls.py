@@ -17,7 +17,7 @@ _calls = threading.local()              # .depth: the API calls running on this 
 
 def told_when_slow(function):
     """``function``'s ``progress`` None (for a Model's method: its model's, when that
-    is None too), in a call from Python: True, its lines held until HOLD_S (1.5 s) have passed."""
+    is None too), in a call from Python: True, its lines held until HOLD_S (1 s) have passed."""
     signature = inspect.signature(function)
 
     @functools.wraps(function)
