@@ -316,3 +316,38 @@ def report_panels_gone(report) -> None:
     """The report's figures drawn anew by the next call (its panels forgotten)."""
     from posviz.gui.plots.headless import _PANELS
     _PANELS.pop(report, None)
+
+
+def test_importing_torch_is_told_again_from_its_own_thread_at_each_import(
+        tmp_path, monkeypatch):
+    """The ticks' thread waits for Python's lock behind torch's imports (a fresh
+    kernel's first line at 2.76 s, load 8): each module imported tells "importing
+    torch" again from the importing thread once a tick has passed untold. A fake clock;
+    the ticks' thread waits an hour between looks."""
+    import functools
+    import importlib
+    import sys
+    import threading
+
+    import torch
+
+    from posviz import boot
+    from posviz.api.slow_calls import import_torch
+    from posviz.models import reached
+    (tmp_path / "posviz_torch_probe.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "posviz_torch_probe", raising=False)
+    now, said = [0.0], []
+    monkeypatch.setattr(reached, "ticking", functools.partial(
+        reached.ticking, every=3600.0, clock=lambda: now[0]))
+
+    def importing_torch():              # torch's own modules, without importing it again
+        now[0] = 3601.0                 # a tick passed untold
+        importlib.import_module("posviz_torch_probe")
+        sys.modules["torch"] = torch
+    monkeypatch.setattr(boot, "before_torch", importing_torch)
+    monkeypatch.delitem(sys.modules, "torch")
+    import_torch(lambda step, done=None, total=None: said.append(
+        (step, threading.current_thread())))
+    assert said == [("importing torch", threading.current_thread()),
+                    ("importing torch (3601 s)", threading.current_thread())], said
