@@ -150,6 +150,9 @@ class Drawing:
             name, part = self.inside, f"its own panel: {part}"     # Python): its part
         if not name:                        # the run's views, then all in one panel
             key = "views" if part.startswith("the views") else "panel"
+            if key == "views" and self.done == 0.0:     # the drawing's pace from here:
+                self.began = self.clock()   # from Python, a long input's head run again
+                # before it (105 s, SmolLM2) told its 23 s as "about 3 min left"
             words = f"drawing the figures: {part}"
             self.tell(f"{words}, {self.about(key)}", key)
             self.watch(words)           # SmolLM2's views of 3,000 words: 30 s untold
