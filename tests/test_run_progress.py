@@ -627,3 +627,22 @@ def test_the_files_time_left_is_not_the_drawing_s_pace():
     first = next(key for key, _ in parts if is_file(key))
     files = sum(seconds for key, seconds in parts if is_file(key))
     assert told.left(first) == pytest.approx(files)
+
+
+def test_a_figure_s_drawing_is_paced_from_its_first_part_not_from_its_call():
+    """From Python a long input's head is run again inside the figure's call, before
+    its drawing (SmolLM2, 3,589 tokens: 105 s); counted as drawing, the views' time
+    left read "about 3 min" for 23 s. The drawing's time left is its plan, at the pace
+    of its own parts. A fake clock."""
+    from posviz.api.drawing import Drawing
+    clock = Clock()
+    lines = []
+    told = Drawing(lines.append, tokens=3589, clock=clock)
+    told.names, told.squared, told.files = ["attention"], ["attention"], ["png"]
+    told.begin()
+    planned = sum(seconds for _, seconds in told.parts())
+    clock.now += 105.0                  # the order run again for its head
+    told.drawing("", "the views of the runs")
+    told.close()
+    left = int(re.search(r"about (\d+) s left", lines[0])[1])
+    assert planned / 1.5 <= left <= planned * 1.5, (lines, planned)

@@ -71,7 +71,7 @@ class Drawing:
         from ..gui.plots.figures import FIGURES
         names = self.names or [name for name in FIGURES if name not in (
             "encoding", "encoding_similarity")]
-        files = self.files or ["png", "svg", "csv"]
+        files = self.files if self.names else ["png", "svg", "csv"]
         n = self.tokens / 1000
         parts = [("views", VIEWS_S[0] + VIEWS_S[1] * n), ("panel", PANEL_S[0] + PANEL_S[1] * n)]
         for name in names:
@@ -150,6 +150,9 @@ class Drawing:
             name, part = self.inside, f"its own panel: {part}"     # Python): its part
         if not name:                        # the run's views, then all in one panel
             key = "views" if part.startswith("the views") else "panel"
+            if key == "views" and self.done == 0.0:     # the drawing's pace from here:
+                self.began = self.clock()   # from Python, a long input's head run again
+                # before it (105 s, SmolLM2) told its 23 s as "about 3 min left"
             words = f"drawing the figures: {part}"
             self.tell(f"{words}, {self.about(key)}", key)
             self.watch(words)           # SmolLM2's views of 3,000 words: 30 s untold
@@ -258,14 +261,14 @@ def figure_telling(progress, name: str, tokens: int):
     as every call's from Python: api.slow_calls), told from the start (True), or none
     (False, as the model was loaded or the run made)."""
     @contextmanager
-    def telling(file: str):
+    def telling(file: str | None):     # None: drawn for its numbers, no file
         from ..errors import speaks_flags
         if progress is False or speaks_flags():     # the command line tells its own
             yield None
             return
         from .steps import StepPrinter
         told = Drawing(StepPrinter(), tokens)
-        told.names, told.files = [name], [file.rsplit(".", 1)[-1]]
+        told.names, told.files = [name], [file.rsplit(".", 1)[-1]] if file else []
         with holding() if progress is None and not held_now() else nullcontext():
             told.begin()
             try:

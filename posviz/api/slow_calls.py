@@ -17,7 +17,7 @@ _calls = threading.local()              # .depth: the API calls running on this 
 
 def told_when_slow(function):
     """``function``'s ``progress`` None (for a Model's method: its model's, when that
-    is None too), in a call from Python: True, its lines held until HOLD_S (1.5 s) have passed."""
+    is None too), in a call from Python: True, its lines held until HOLD_S (1 s) have passed."""
     signature = inspect.signature(function)
 
     @functools.wraps(function)
@@ -53,7 +53,10 @@ def import_torch(say) -> None:
     import sys
     if "torch" not in sys.modules:
         from ..boot import before_torch
+        from ..models.hf.beats import beating
         from ..models.reached import ticking
-        with ticking(say, "importing torch"):
+        # told again from this thread too at each module torch imports: the ticks'
+        # thread waits for Python's lock behind them (2.76 s to a first line, load 8)
+        with ticking(say, "importing torch") as ticks, beating(ticks):
             before_torch()
             import torch  # noqa: F401

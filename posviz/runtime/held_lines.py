@@ -14,8 +14,11 @@ import threading
 import time
 from contextlib import contextmanager
 
-HOLD_S = 1.5         # a call quicker than this tells nothing: its first line then comes
-                     # by 2 s on a busy machine (at a hold of 2 s: 2.01-2.54 s, load 5-9)
+HOLD_S = 1.0         # a call quicker than this tells nothing: its first line then comes
+                     # by 2 s on a busy machine (at a hold of 2 s: 2.01-2.54 s, load 5-9;
+                     # at 1.5 s: 2.02-2.76 s at load 7-10, the timer's thread given no
+                     # turn for up to STARVED_S while torch, Qt or an import ran)
+STARVED_S = 1.0      # the longest a thread of posviz's waited for its turn (load 7-10)
 STALE_S = 1.6        # older: not told (its time left is old); a printer tells anew each
                      # 1.5 s, and a line told at the start is still fresh at the hold
 # this thread's (context's) calls holding their lines, innermost last: one thread's

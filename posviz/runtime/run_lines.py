@@ -17,7 +17,9 @@ FIRST_S = 0.0        # the first line this long after the first count
 SPARE_S = 0.25       # seconds a count may come later than the last
 _LAST_LINE = [0.0]   # when any progress line was told (time.monotonic), by any printer
 RETELL_S = 1.0       # a count late past TICK_S: its line told again this often on a
-                     # terminal; on a pipe (a log) each TICK_S, the 2 s rule
+                     # terminal; on a pipe (a log) each PIPE_RETELL of TICK_S
+PIPE_RETELL = 0.5    # at 3/4 (1.5 s) a pipe's lines came 2.0-2.8 s apart at load 7-10:
+                     # the thread telling them got no turn for up to a second
 
 
 def later(seconds: float) -> float:
@@ -184,13 +186,12 @@ def silent_for(clock) -> float | None:
 
 def retell_every(stream, tick: float, clock) -> float:
     """How often a late line is told again by default: each second on a terminal, each
-    three quarters of ``tick`` on another stream (--progress's pipe, a notebook's
-    stderr: told at ``tick`` itself, asked each quarter second on a busy machine, a
-    pipe's lines came 2.0-2.8 s apart) but one read on a test's own clock (a thread
-    reading it would tell lines at random)."""
+    PIPE_RETELL of ``tick`` on another stream (--progress's pipe, a notebook's stderr)
+    but one read on a test's own clock (a thread reading it would tell lines at
+    random)."""
     if terminal(stream):
         return RETELL_S
-    return tick * 3 / 4 if clock is time.monotonic else 0.0
+    return tick * PIPE_RETELL if clock is time.monotonic else 0.0
 
 
 def terminal(stream) -> bool:

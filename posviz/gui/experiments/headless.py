@@ -85,17 +85,20 @@ class ExperimentResultFigure:
 
     @property
     def data(self) -> dict:
-        """The arrays the figure draws, by name, indexed by ``dims``."""
-        return {key: value.copy() for key, value in self.drawn().data.items()}
+        """The arrays the figure draws, by name, indexed by ``dims`` (its drawing told
+        from Python as a display's is)."""
+        with told(self, None):
+            return {key: value.copy() for key, value in self.drawn().data.items()}
 
     @property
     def dims(self) -> tuple[str, ...]:
-        return tuple(self.drawn().dims)
+        with told(self, None):
+            return tuple(self.drawn().dims)
 
     def size(self) -> tuple[int, int]:
         """(width, height) in pixels as an export draws it (its drawing at its own
         size, as ``save`` writes it)."""
-        with quiet_platform_notes():
+        with told(self, None), quiet_platform_notes():
             return self.drawn().drawn_alone().export_size().toTuple()
 
     def _rendered(self, suffix: str, **options) -> bytes:

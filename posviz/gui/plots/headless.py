@@ -130,10 +130,10 @@ telling_now = WeakKeyDictionary()      # figure -> the Drawing telling its displ
 
 
 @contextmanager
-def told(figure, file: str):
+def told(figure, file: str | None):
     """``figure``'s drawing and writing told inside by its ``telling`` (once for a
     display that saves: the Drawing given to the outer block), own_size's parts of
-    its drawing counted."""
+    its drawing counted; ``file`` None: drawn for its numbers or size, no file."""
     if telling_now.get(figure) is not None:
         yield telling_now[figure]
         return
@@ -218,20 +218,21 @@ class ReportFigure:
 
     @property
     def data(self) -> dict:
-        """The arrays the figure draws, by name, all indexed by ``dims``."""
-        with quiet_platform_notes():
+        """The arrays the figure draws, by name, all indexed by ``dims`` (its drawing
+        told from Python as a display's is: 3.2 s untold at 2,301 tokens)."""
+        with told(self, None), quiet_platform_notes():
             return self.panel().displayed(self.name)[self.name]
 
     @property
     def dims(self) -> tuple[str, ...]:
         """The names of the dimensions of every array in ``data``."""
-        with quiet_platform_notes():
+        with told(self, None), quiet_platform_notes():
             return self.panel().figures()[self.name].dims
 
     def size(self) -> tuple[int, int]:
         """(width, height) in pixels on screen, as an export draws it (a note the
         screen elides written whole; the outputs' text without a chart, alone)."""
-        with quiet_platform_notes():
+        with told(self, None), quiet_platform_notes():
             return self.panel().laid_out(self.name).export_size().toTuple()
 
     def _rendered(self, suffix: str, **options) -> bytes:
@@ -255,5 +256,5 @@ class ReportFigure:
             return self._rendered("svg").decode("utf-8")
 
     def _figure(self):
-        with quiet_platform_notes():
+        with told(self, None), quiet_platform_notes():
             return self.panel().laid_out(self.name)
