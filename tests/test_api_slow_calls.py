@@ -351,3 +351,16 @@ def test_importing_torch_is_told_again_from_its_own_thread_at_each_import(
         (step, threading.current_thread())))
     assert said == [("importing torch", threading.current_thread()),
                     ("importing torch (3601 s)", threading.current_thread())], said
+
+
+def test_help_says_the_hold_the_calls_keep():
+    """help(posviz.load) and help(Model.compare) said runs were told once they had
+    waited 2 s, the README 1.5 s; a call holds its lines HOLD_S."""
+    import re
+
+    import posviz
+    from posviz.api.model import Model
+    from posviz.runtime.held_lines import HOLD_S
+    for doc in (posviz.load.__doc__, Model.compare.__doc__):
+        said = re.findall(r"waited ([\d.]+) s", " ".join(doc.split()))
+        assert said and all(float(s) == HOLD_S for s in said), said

@@ -79,7 +79,7 @@ def load(source: str | None = None, *, config: ModelConfig | None = None,
     ``max_memory``, {device: bytes}) on the accelerator, the CPU and that folder.
     ``progress(step, done=None, total=None)`` is told each step of a load, with the
     bytes or tensors done when counted; by default nothing while the load is quick,
-    its steps on stderr once it has waited 2 s (api.slow_calls; ``progress=False``:
+    its steps on stderr once it has waited 1 s (api.slow_calls; ``progress=False``:
     nothing, ``True``: every step from the start). A step nothing follows for a second is told again
     with its seconds from a thread of posviz's ("posviz-ticks", models.reached.Ticks):
     ``progress`` may be called from that thread, one call at a time. ``n_tokens``: the longest text you mean to run: the
@@ -250,7 +250,7 @@ class Model:
         it; a callable is told ``(done, total)``, the layers its forwards have entered
         over the whole comparison, as an experiment's runs are; None (the default) is
         the model's (``load``'s True or False), else its runs told once they have
-        waited 2 s (api.slow_calls).
+        waited 1 s (api.slow_calls).
         """
         from ..document.session import DEFAULT_TEXT, Session
         from ..models.limits import guard
