@@ -192,8 +192,9 @@ class Report:
         export`` writes (attention, attention_mosaic, symmetry, token_change, …), drawn
         off screen by the window's own plots: it shows itself in a notebook, and
         ``.save("fig.pdf")`` writes .png (``dpi=`` or ``width=``), .svg, .pdf or .csv;
-        ``.data`` holds its arrays. ``layer`` 1..L and ``head`` 0..h-1: what the
-        figures of one layer or head show (default 1 and 0). Imports Qt."""
+        ``.data`` holds its arrays (the first of these draws it, told as a save is).
+        ``layer`` 1..L and ``head`` 0..h-1: what the figures of one layer or head
+        show (default 1 and 0). Imports Qt."""
         from ..errors import held_interrupt
         with held_interrupt():          # Qt's first import: Ctrl+C inside it is fatal
             from ..gui.plots.headless import ReportFigure
