@@ -364,3 +364,11 @@ def test_help_says_the_hold_the_calls_keep():
     for doc in (posviz.load.__doc__, Model.compare.__doc__):
         said = re.findall(r"waited ([\d.]+) s", " ".join(doc.split()))
         assert said and all(float(s) == HOLD_S for s in said), said
+
+
+def test_a_report_of_a_text_is_refused_naming_its_argument():
+    """m.report("some text") raised an AttributeError: a session is asked for."""
+    import posviz
+    from posviz.errors import PosvizInputError
+    with pytest.raises(PosvizInputError, match=r"session.* must be a session .*compare"):
+        posviz.load(layers=1).report("some text")

@@ -281,6 +281,11 @@ class Model:
         """The Report of a session's order against its original order (what the window
         shows for it), after the guard (models.limits.guard); ``say`` is told each run."""
         from ..models.limits import guard
+        from ..document.session import Session
+        if not isinstance(session, Session):     # m.report("a text"): an AttributeError
+            raise PosvizInputError(f"{argument('session')} must be a session (posviz."
+                                   f"load_session(path) reads a .posviz file); a text "
+                                   f"is compared by compare(text)")
         say = say or as_progress(False)
         seq, order, where = session.seq, session.order, session.positions
         guard.check(self.backend, len(seq), offset=where.offset)
