@@ -95,3 +95,37 @@ def test_the_command_line_and_python_draw_a_map_at_one_size_with_square_cells(pe
         cell_w, cell_h = box.width() / view.width(), box.height() / view.height()
         assert abs(cell_w - cell_h) < 1 / 6, (name, box.width(), box.height(), view)
         assert abs(box.width() - box.height()) <= 1
+
+
+def test_python_draws_each_head_of_a_long_input_as_the_command_line_exports_it(
+        monkeypatch, tmp_path):
+    """A long input's attention figure is drawn from its head run again (Report.run_for):
+    the second head drawn from Python squared its own panel while still showing the
+    head drawn before: 1500 × 484 with maps wider than tall (the export's: 1500 × 556),
+    and so was every head drawn after it."""
+    from PySide6 import QtGui
+
+    from posviz import cli
+    from posviz.gui.plots.own_size import map_boxes
+    from posviz.models import maps as layer_maps
+    monkeypatch.setattr(layer_maps, "KEEP_ALL", 0)          # every input a long one
+    text = " ".join((TEXT.split() * 100)[:600])             # past HEAD_SIDE: pooled maps
+    model = ["--pe", "rope", "--mask", "causal", "--layers", "2", "--heads", "2"]
+    views = [(1, 0), (2, 1), (1, 0)]
+    exported = {}
+    for layer, head in set(views):
+        out = tmp_path / f"cli-{layer}-{head}"
+        assert cli.main(["export", *model, "--text", text, "--layer", str(layer),
+                         "--head", str(head), "--out", str(out), "--format", "png",
+                         "--no-csv"]) == 0
+        image = QtGui.QImage(str(out / "attention.png"))
+        exported[layer, head] = (image.width(), image.height())
+    report = posviz.load(pe="rope", mask="causal", layers=2, heads=2).compare(text)
+    for turn, (layer, head) in enumerate(views):
+        figure = report.figure("attention", layer=layer, head=head)
+        saved = QtGui.QImage(str(figure.save(tmp_path / f"python-{turn}.png")))
+        assert (saved.width(), saved.height()) == exported[layer, head], (turn, layer, head)
+        boxes = map_boxes(figure._figure())
+        assert boxes
+        for box in boxes:
+            assert abs(box.width() - box.height()) <= 1, (turn, box.width(), box.height())

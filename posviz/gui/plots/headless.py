@@ -103,7 +103,8 @@ def drawn_panel(session, evaluation, tiles=None) -> PlotsPanel:
 # The figures of one head, or of its tiles, that a long input's report draws from the
 # order run again (api.Report.run_for)
 HEAD_FIGURES = ("attention", "attention_mosaic")
-# Report -> its drawn PlotsPanels: "" the one at PANEL_SIZE, a figure's name its own
+# Report -> its drawn PlotsPanels: "" (evaluation, the one at PANEL_SIZE), a figure's
+# name (evaluation, (layer, head), its own)
 _PANELS: WeakKeyDictionary = WeakKeyDictionary()
 
 
@@ -112,7 +113,7 @@ def _close_panels() -> None:
     exit: left to Python's teardown, after the application's, a saved 4,000-token
     attention figure's panel crashed the interpreter once the script was done
     (status 139; a user's run), as posviz export's panel did."""
-    panels = [panel for kept in list(_PANELS.values()) for _, panel in kept.values()]
+    panels = [held[-1] for kept in list(_PANELS.values()) for held in kept.values()]
     _PANELS.clear()
     QtWidgets.QApplication.processEvents()     # their queued calls run while they live
     for panel in {id(panel): panel for panel in panels}.values():
@@ -177,25 +178,29 @@ class ReportFigure:
         """The report's panel (drawn once per report), showing this figure's layer and
         head; for a figure of square maps (a position × position or query × key map),
         a panel of its own, as tall as makes those maps square (own_size.figure_panel,
-        as ``posviz export`` draws it)."""
+        as ``posviz export`` draws it). Its layer and head are selected before any
+        panel is drawn, as the export's are: a twin squared while showing the head
+        drawn before (a long input's run keeps this head only: its maps a message) was
+        then 1500 × 484, its maps 390 × 304, against the export's 1500 × 570 (3,000
+        tokens)."""
         report = self.report
         ev, tiles = report.evaluation, None
         if self.name in HEAD_FIGURES:          # a long input's: its head run again,
             drawing = telling_now.get(self)    # told as the figure's drawing is
             ev, tiles = report.run_for(self.layer, self.head,
                                        drawing.say if drawing is not None else None)
-        panels = _PANELS.setdefault(report, {})
-        if panels.get(self.name, (None,))[0] is not ev:
-            if panels.get("", (None,))[0] is not ev:
-                panels[""] = (ev, drawn_panel(report.session, ev, tiles))
-            with quiet_platform_notes():
-                panels[self.name] = (ev, own_size.figure_panel(
-                    panels[""][1], self.name,
-                    lambda: drawn_panel(report.session, ev, tiles)))
-        panel = panels[self.name][1]
-        session = self.report.session
+        session = report.session
         session.select(session.selection.replace(layer=self.layer, head=self.head))
-        return panel
+        panels = _PANELS.setdefault(report, {})
+        view = (self.layer, self.head)          # its own panel squared for this view
+        held, held_view = panels.get(self.name, (None, None, None))[:2]
+        if held is not ev or held_view != view:
+            if panels.get("", (None,))[0] is not ev:
+                panels[""] = (ev, drawn_panel(session, ev, tiles))
+            with quiet_platform_notes():
+                panels[self.name] = (ev, view, own_size.figure_panel(
+                    panels[""][1], self.name, lambda: drawn_panel(session, ev, tiles)))
+        return panels[self.name][-1]
 
     def save(self, path, *, width: int | None = None, dpi: int | None = None) -> Path:
         """Write the figure to ``path`` as .png (at ``width`` pixels, or ``dpi`` dots per
