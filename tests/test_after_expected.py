@@ -136,3 +136,22 @@ def test_start_up_s_first_view_plans_the_work_after_its_forwards():
     cells = facts.layers * facts.heads * n * n
     wanted = sum(after_left.expected(steps, cells, StageTimes()).values())
     assert seen and wanted > 0 and all(a == pytest.approx(wanted) for a in seen), seen
+
+
+def test_the_forwards_line_does_not_come_back_between_the_steps_after_them(monkeypatch):
+    """SmolLM2 on 828 tokens: between the comparison and the views the status line told
+    the forward's last block again, "about 5 s left in all", 0.1 s before the end."""
+    from posviz.gui.status import how_far
+    clock = [100.0]
+    monkeypatch.setattr(after, "clock", lambda: clock[0])
+    last = reached.Reached(layer=30, layers=30, forward=2, at=130.0, began=116.0,
+                           done=29 / 30, nth=2, planned=2, after=4.0)
+    monkeypatch.setattr(reached, "_latest", last)
+    monkeypatch.setattr(after, "_ended", [None], raising=False)
+    assert how_far(100.0).startswith(": layer 30 of 30")        # the forwards running
+    clock[0] = 131.0
+    with after.after_steps("comparing", 30) as step:
+        step(0)
+        assert how_far(100.0).startswith(": comparing, layer 1 of 30")
+        clock[0] = 134.0
+    assert how_far(100.0) == ""                                 # between the steps

@@ -8,6 +8,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from . import reached
+
 _lock = threading.Lock()
 clock = time.monotonic                  # (a test's own clock)
 
@@ -63,6 +65,7 @@ class After:
 
 
 _after: After | None = None
+_ended: list = [None]           # the forward's block last told when steps after it ended
 _plan = threading.local()       # .expected {what: seconds}, in order; .took {what: seconds};
                                 # .told: the last After told in it
 
@@ -123,6 +126,7 @@ def after_steps(what: str, total: int, unit: str = "layer"):
     finally:
         with _lock:
             _after = None
+            _ended[0] = reached.latest()
         took = getattr(_plan, "took", None)
         if took is not None:
             took[what] = took.get(what, 0.0) + clock() - began
@@ -132,3 +136,10 @@ def latest_after() -> After | None:
     """The steps after the forwards last told (After), newer than any forward's block
     when ``latest().at`` is older than its ``at``."""
     return _after
+
+
+def ended_after():
+    """The forward's block (models.reached.Reached) last told when the last steps after
+    the forwards (after_steps) ended: it is no longer how far a wait is (between the
+    comparison and the views its "about 4 s left in all" came back, 0.7 s before the end)."""
+    return _ended[0]
