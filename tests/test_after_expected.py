@@ -19,8 +19,9 @@ def test_a_step_after_the_forwards_holds_those_planned_after_it(monkeypatch):
         with after.after_steps("comparing", 4) as step:
             assert after.latest_after().seconds_left() == 4.0 + 6.0 + 1.0
             clock[0] = 12.0
-            step(1)                             # its own pace now: 2 s a layer
-            assert after.latest_after().seconds_left() == 6.0 + 7.0
+            step(1)                             # the first ran cold: the rest as expected,
+            # 3 s, never above the 2 + 7 s told just before
+            assert after.latest_after().seconds_left() == 2.0 + 7.0
             clock[0] = 16.0
         with after.after_steps("pooling", 16, "map"):
             assert after.latest_after().seconds_left() == 6.0 + 1.0
@@ -88,11 +89,35 @@ def test_a_step_s_time_left_counts_down_between_its_steps(monkeypatch):
             clock[0] = 15.0                     # no layer done: as expected, less 5 s
             assert after_words(after.latest_after()).endswith("about 11 s left")
             clock[0] = 16.0
-            step(1)                             # 6 s a layer: 18 s, and the pooling's 4
-            clock[0] = 19.0
-            assert after_words(after.latest_after()).endswith("about 19 s left")
+            step(1)
+            clock[0] = 17.0
+            step(2)                             # 1 s a layer after the first: 2 s, and 4
+            clock[0] = 17.5
+            assert after_words(after.latest_after()).endswith("about 6 s left")
             clock[0] = 40.0                     # late: never below the layers after it
-            assert after_words(after.latest_after()).endswith("about 16 s left")
+            assert after_words(after.latest_after()).endswith("about 5 s left")
+
+
+def test_a_slow_first_layer_does_not_make_the_time_left_jump_up(monkeypatch):
+    """The built-in model on 4,588 tokens: the comparison's first layer took 3.7 s, the
+    others 2.4 s; read at the first's pace, "7 s left" became "15 s" (7.1 s true).
+    Told each half second, the time left only falls, and stays within 1.5 x of true."""
+    clock = [0.0]
+    monkeypatch.setattr(after, "clock", lambda: clock[0])
+    layers, pooling = (3.5, 2.5, 2.5, 2.5), 2.0     # (each a whole number of ticks)
+    told = []
+    with after.expecting({"comparing": 9.6, "pooling": pooling}):
+        with after.after_steps("comparing", len(layers)) as step:
+            for done, took in enumerate(layers):
+                step(done)
+                ends = clock[0] + took
+                while clock[0] < ends:
+                    true = sum(layers) - clock[0] + pooling
+                    told.append((after.latest_after().seconds_left(clock[0]), true))
+                    clock[0] = round(clock[0] + 0.5, 6)
+    seconds = [left for left, _ in told]
+    assert all(later <= earlier for earlier, later in zip(seconds, seconds[1:])), told
+    assert all(true / 1.5 <= left <= true * 1.5 for left, true in told if true >= 3), told
 
 
 def test_start_up_s_first_view_plans_the_work_after_its_forwards():
@@ -111,3 +136,22 @@ def test_start_up_s_first_view_plans_the_work_after_its_forwards():
     cells = facts.layers * facts.heads * n * n
     wanted = sum(after_left.expected(steps, cells, StageTimes()).values())
     assert seen and wanted > 0 and all(a == pytest.approx(wanted) for a in seen), seen
+
+
+def test_the_forwards_line_does_not_come_back_between_the_steps_after_them(monkeypatch):
+    """SmolLM2 on 828 tokens: between the comparison and the views the status line told
+    the forward's last block again, "about 5 s left in all", 0.1 s before the end."""
+    from posviz.gui.status import how_far
+    clock = [100.0]
+    monkeypatch.setattr(after, "clock", lambda: clock[0])
+    last = reached.Reached(layer=30, layers=30, forward=2, at=130.0, began=116.0,
+                           done=29 / 30, nth=2, planned=2, after=4.0)
+    monkeypatch.setattr(reached, "_latest", last)
+    monkeypatch.setattr(after, "_ended", [None], raising=False)
+    assert how_far(100.0).startswith(": layer 30 of 30")        # the forwards running
+    clock[0] = 131.0
+    with after.after_steps("comparing", 30) as step:
+        step(0)
+        assert how_far(100.0).startswith(": comparing, layer 1 of 30")
+        clock[0] = 134.0
+    assert how_far(100.0) == ""                                 # between the steps

@@ -19,11 +19,12 @@ class Clock:
         return self.now
 
 
-def run_plan(monkeypatch, clock, seconds: list[float]) -> list[tuple[int, int, float, float]]:
-    """Run forwards of ``seconds`` each (their blocks alike) in one plan:
+def run_plan(monkeypatch, clock, seconds: list[float],
+             tokens: int = 0) -> list[tuple[int, int, float, float]]:
+    """Run forwards of ``seconds`` each (their blocks alike) in one plan of ``tokens``:
     (forward, block, told time left, true time left) at each block entered."""
     told = []
-    with reached.planning(len(seq := seconds)):
+    with reached.planning(len(seq := seconds), size=tokens):
         for forward, whole in enumerate(seq):
             for layer in range(LAYERS):
                 reached.reach(layer, LAYERS)
@@ -65,4 +66,20 @@ def test_a_cancelled_plan_is_not_remembered(monkeypatch):
     assert reached._costs == {}
     run_plan(monkeypatch, clock, [3.0, 3.0, 3.0])
     assert list(reached._costs) == [(3, LAYERS)]
-    assert reached._costs[(3, LAYERS)] == pytest.approx((3.0, 3.0, 3.0))
+    assert reached._costs[(3, LAYERS)][1] == pytest.approx((3.0, 3.0, 3.0))
+
+
+def test_a_plan_of_another_size_does_not_tell_this_one_s_forwards(monkeypatch):
+    """SmolLM2 after a 15-token text (forwards of 2.4 s, the first cold, and 1.4 s) on
+    828 tokens (15 s each): read at the short plan's costs its first forward said
+    "about 22 s left in all" with 34 s to go. A plan alike runs about as many tokens."""
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    monkeypatch.setattr(reached, "_costs", {})
+    run_plan(monkeypatch, clock, [2.4, 1.4], tokens=15)
+    rows = run_plan(monkeypatch, clock, [15.0, 15.0], tokens=828)
+    for forward, layer, left, true in rows[3:]:
+        assert left is not None and true / 1.1 <= left <= true * 1.1, (forward, layer,
+                                                                        left, true)
+    alike = run_plan(monkeypatch, clock, [15.0, 15.0], tokens=900)      # 828's, alike
+    assert all(left == pytest.approx(true) for _, _, left, true in alike[3:]), alike

@@ -92,8 +92,8 @@ def how_far(since: float, nth=lambda now: 0, then: str = "") -> str:
     now, step = reached.latest(), after.latest_after()
     if step is not None and step.began >= since and (now is None or step.at >= now.at):
         return after_words(step)
-    if now is None or now.began < since:
-        return ""
+    if now is None or now.began < since or now is after.ended_after():
+        return ""                       # (a forward told before the steps after it)
     return forward_words(now, nth(now), then)
 
 
@@ -262,5 +262,7 @@ class StartSteps(QObject):
         if not self.timer.isActive():   # finished, or a new step not yet the last
             return
         far, seconds = how_far(self.since), clock() - self.since
-        waits = far or ": waiting for the model's first forward"
+        told = reached.latest()                     # "" between the steps after it
+        waits = far or ("" if told is after.ended_after() and told.began >= self.since
+                        else ": waiting for the model's first forward")
         self.tell(start_step(START_STEPS[-1], f"{waits}, {seconds:.0f} s so far"))

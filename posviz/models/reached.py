@@ -95,8 +95,8 @@ class Plan:
     """The forwards a caller is about to run (a report's original order, its noise
     floor's and the chosen order's): how many, and when each began."""
 
-    def __init__(self, forwards: int):
-        self.forwards = forwards
+    def __init__(self, forwards: int, tokens: int = 0):
+        self.forwards, self.tokens = forwards, tokens    # a forward's tokens (0: not said)
         self.began: list[float] = []
         self.keeping: list[float] = []      # each forward's seconds keeping its maps
         self.layers = 0                     # blocks a forward
@@ -104,8 +104,14 @@ class Plan:
     def finished(self, at: float) -> None:
         """Each forward's seconds up to the next one's start: the next plan alike's costs."""
         if len(self.began) == self.forwards > 1:
-            _costs[(self.forwards, self.layers)] = tuple(
-                end - start for start, end in zip(self.began, self.began[1:] + [at]))
+            _costs[(self.forwards, self.layers)] = (self.tokens, tuple(
+                end - start for start, end in zip(self.began, self.began[1:] + [at])))
+
+    def alike(self, layers: int, ratio: float = 1.5) -> tuple:
+        """Each forward's seconds in the last plan of ``layers`` and its tokens within
+        ``ratio``, or () (15 tokens' took 2.4 and 1.4 s, the first cold; 828's 15 and 15)."""
+        tokens, costs = _costs.get((self.forwards, layers), (0, ()))
+        return costs if max(tokens, self.tokens) <= ratio * min(tokens, self.tokens) else ()
 
 
 def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
@@ -156,8 +162,8 @@ def reach(layer: int, layers: int, part: int = 0, within: tuple = ()) -> None:
         _latest = Reached(layer + 1, layers, _forwards, now, began,
                           getattr(_named, "run", ""), part, done, nth,
                           plan.forwards if plan is not None else 0, took, keeping,
-                          after=getattr(_named, "after", 0.0), costs=_costs.get(
-                              (plan.forwards, layers), ()) if plan is not None else (),
+                          after=getattr(_named, "after", 0.0),
+                          costs=plan.alike(layers) if plan is not None else (),
                           before=plan.began[-1] - plan.began[0] if nth > 1 else 0.0)
         told, listeners = _latest, list(_listeners)
     for listener in listeners:          # on the forward's thread
@@ -203,13 +209,14 @@ def moved_on(now: Reached, at: float) -> Reached:
 
 
 @contextmanager
-def planning(forwards: int, tokens: int = 0):
+def planning(forwards: int, tokens: int = 0, size: int = 0):
     """While inside, the forwards on this thread are counted as ``forwards`` planned
-    (Reached.nth of .planned), and the time left is all of theirs (whole_left), with
-    those its caller runs after them at ``tokens`` (more_forwards)."""
+    (Reached.nth of .planned), the time left all of theirs (whole_left) and of those run
+    after them at ``tokens`` (more_forwards), costed as one of ``size`` tokens (Plan.alike)."""
     before = getattr(_named, "plan", None)
     more = getattr(_named, "more", None)
-    _named.plan = plan = Plan(forwards + (more(tokens) if more is not None and tokens else 0))
+    _named.plan = plan = Plan(forwards + (more(tokens) if more is not None and tokens else 0),
+                              size or tokens)
     try:
         yield
         plan.finished(clock())
@@ -220,8 +227,7 @@ def planning(forwards: int, tokens: int = 0):
 @contextmanager
 def more_forwards(count: Callable[[int], int]):
     """While inside, a plan of ``n`` tokens (planning) counts ``count(n)`` forwards more:
-    those its caller runs after it (an export's head run again past models.maps.KEEP_ALL:
-    SmolLM2's fourth forward was left out of the time left told during the three)."""
+    those its caller runs after it (an export's head run again past models.maps.KEEP_ALL)."""
     before = getattr(_named, "more", None)
     _named.more = count
     try:
@@ -233,8 +239,7 @@ def more_forwards(count: Callable[[int], int]):
 @contextmanager
 def afterwards(seconds: float):
     """While inside, the time left told of the forwards on this thread adds ``seconds``
-    of work their caller does after them (an export's drawing and writing: "about 1 s
-    left" was 20 s before the end of a 3,000-word export)."""
+    of work their caller does after them (an export's drawing and writing)."""
     before = getattr(_named, "after", 0.0)
     _named.after = seconds
     try:
@@ -289,12 +294,9 @@ TICK_S = 1.0
 
 class Ticks:
     """A ``say(step, done=None, total=None)`` that, when nothing was said for ``every``
-    seconds (on ``clock``), says its last step again (``short``) with the seconds since
-    it began ("reading the GGUF file's header, vocabulary and tensor names (3 s)"), from
-    ``tick``; a thread holding Python's lock (a GGUF file's modules matched) delays it.
-    ``tick`` runs on the posviz-ticks thread: ``say`` is called there, outside the
-    lock; an error it raises there (but Cancelled: the load's own call raises it) is
-    raised by the next step told on the load's thread."""
+    seconds (on ``clock``), says its last step again (``short``) with its seconds ("reading
+    the GGUF file's header (3 s)"), from ``tick`` (on the posviz-ticks thread, outside the
+    lock); an error ``say`` raises there (but Cancelled) is raised by the next step told."""
 
     def __init__(self, say, every: float = TICK_S, clock=time.monotonic):
         self.say, self.every, self.clock, self.lock = say, every, clock, threading.Lock()
@@ -353,10 +355,8 @@ def ticking(say, step: str | None = None, every: float = TICK_S, clock=time.mono
     """Within the block, a step ``say`` told (``step`` at once, when given) is told
     again each ``every`` seconds nothing else is, with its seconds, by a thread of its
     own (``say`` is called from that thread too); the block gets that ``say`` (Ticks),
-    and an error ``say`` raised there is raised at its end. Importing torch and
-    transformers under load was silent 2-6.5 s, a GGUF file's first read 7.1 s (a
-    user's runs: benchmarks/README.md, "Time left learned from the last run").
-    A ``say`` of None: nothing is told."""
+    and an error ``say`` raised there is raised at its end (silent waits of 2-7 s:
+    benchmarks/README.md). A ``say`` of None: nothing is told."""
     if say is None:
         yield None
         return

@@ -25,7 +25,7 @@ def evaluated(engine: Engine, seq, order, positions,
     forwards are planned (models.reached.planning): the time left the window tells is
     theirs in all, not the one forward's on its way (a SmolLM2 text's three forwards
     each said "about 2 s left in it")."""
-    with planning(engine.forwards(seq, order, positions)):
+    with planning(engine.forwards(seq, order, positions), size=len(seq)):
         tiles = MosaicTiles(engine.reference(seq, positions, should_stop), (mode,))
         ev = engine.evaluate(seq, order, positions, should_stop, sinks=(tiles,), keep=keep)
     return ev, tiles
