@@ -8,14 +8,15 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QDialog, QDialogButtonBox, QFileDialog,
-                               QFormLayout, QHBoxLayout, QLineEdit, QMessageBox,
+from PySide6.QtWidgets import (QApplication, QButtonGroup, QCheckBox, QDialog,
+                               QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLineEdit, QMessageBox,
                                QProgressDialog, QRadioButton, QSpinBox, QToolButton,
                                QVBoxLayout, QWidget)
 
 from ..analysis.experiments.stage import Stage
+from ..document.files import tables_told
 from ..runtime.stage_times import NoTimes
-from ..runtime.time_left import RunClock, left_words
+from ..runtime.time_left import LATE, RunClock, left_words
 from .folders import remember_folder
 from .status import WHOLE_TEXT
 from .plots.exporting import DEFAULT_DPI, DPI_KEY, FOLDER_KEY, export_folder
@@ -170,6 +171,7 @@ class Stopped(Exception):
     """The user pressed Cancel in the export's progress dialog."""
 
 
+PARTS = 100             # the bar's steps per file: a long table moves it as it is written
 ESTIMATING = "; estimating the time left"     # before a file is written: no pace yet
 # Each step's work, in seconds measured at 100 and 800 tokens on 2 shared cores (load
 # 9): a figure of square maps is laid out in a panel of its own (attention 2.0-2.1 s,
@@ -221,13 +223,33 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
                      + (PICTURE_S,) * extra)        # the experiment's files: its curves
         clock.stage(Stage("laying the figures out", 1, 2, map(sum, steps), steps[0]))
 
+    writing: dict = {}                  # the file being written: table_told reads it
+
     def told(done: int, total: int, file: str) -> None:
-        progress.setMaximum(total + extra)
-        progress.setValue(done)
+        progress.setMaximum((total + extra) * PARTS)
+        progress.setValue(done * PARTS)
         if steps and clock.index == 1:
             clock.stage(Stage("writing the files", 2, 2, map(sum, steps), steps[1]))
         clock.step(done, total + extra)
-        progress.setLabelText(writing_words(file, done, total + extra, clock.run_left()))
+        left = clock.run_left()
+        writing.update(file=file, done=done, total=total + extra, began=now(),
+                       after=_after(left, steps[1][done:] if steps else ()))
+        progress.setLabelText(writing_words(file, done, total + extra, left))
+        if progress.wasCanceled():
+            raise Stopped()
+
+    def table_told(size: int, share: float) -> None:
+        """A long table's megabytes so far, its share on the bar and the time left:
+        its own pace for the rest of it, the files' pace for the files after it."""
+        if not writing or share <= 0:
+            return
+        spent = now() - writing["began"]
+        left = None if writing["after"] is None else \
+            spent * (1 - share) / share + writing["after"]
+        progress.setValue(writing["done"] * PARTS + int(share * PARTS))
+        progress.setLabelText(writing_words(writing["file"], writing["done"],
+                                            writing["total"], left, size))
+        QApplication.processEvents()            # Cancel can be pressed mid-table
         if progress.wasCanceled():
             raise Stopped()
 
@@ -241,8 +263,9 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
             raise Stopped()
     try:
         twin = window.plots.drawn_alone()
-        written = twin.export_all(folder, formats=tuple(formats), width=width, csv=csv,
-                                  dpi=dpi, told=told, laying=laying, plan=plan)
+        with tables_told(table_told):
+            written = twin.export_all(folder, formats=tuple(formats), width=width,
+                                      csv=csv, dpi=dpi, told=told, laying=laying, plan=plan)
         named = experiment_name(window.experiments)
         written += _experiment(window, folder, fmts, dpi,
                                lambda k: told(len(written) + k, len(written),
@@ -267,10 +290,23 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
     return written
 
 
-def writing_words(file: str, done: int, total: int, left: float | None) -> str:
-    """"Writing attention.svg (3 of 12), about 8 s left…": the file, its place and the
-    time left (``left``: seconds, None before a file is written: "estimating")."""
-    return f"Writing {file} ({done + 1} of {total}){left_words(left) or ESTIMATING}…"
+def writing_words(file: str, done: int, total: int, left: float | None,
+                  size: int | None = None) -> str:
+    """"Writing attention.svg (3 of 12), about 8 s left…": the file, its place, the
+    megabytes of it written so far (``size``: bytes, of a long table) and the time left
+    (``left``: seconds, None before a file is written: "estimating")."""
+    so_far = "" if size is None else (f", {size / 1e6:.0f} MB so far" if size >= 1e6
+                                      else f", {size / 1e3:.0f} kB so far")
+    return (f"Writing {file} ({done + 1} of {total}{so_far})"
+            f"{left_words(left) or ESTIMATING}…")
+
+
+def _after(left: float | None, works) -> float | None:
+    """Of the time ``left`` told as a file starts, the part for the files after it:
+    shared by the files' planned ``works`` (the file's first)."""
+    if left is None or left == LATE or not works or sum(works) <= 0:
+        return None
+    return left * (1 - works[0] / sum(works))
 
 
 def _progress(window) -> QProgressDialog:

@@ -156,8 +156,9 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
     seed gives the same result. ``kind="swap"`` also measures every pair of movable
     tokens at ``layer`` (default: the last) into ``pairs``, and with ``every_layer`` its
     map at every layer too (SwapMap.layers: (L+1)·n² float64 a text, for the window's
-    layer chooser; guard.check_sweep counts it). ``progress(done, total)`` is told after
-    each run; ``should_stop`` cancels (errors.Cancelled).
+    layer chooser; guard.check_sweep counts it). ``progress(done, total)`` is told once the
+    first text's original order is run (0 done: the runs are compared with it) and
+    after each run; ``should_stop`` cancels (errors.Cancelled).
     """
     check_kind(kind, count)
     texts = tuple(texts)
@@ -173,6 +174,12 @@ def sweep(engine, texts, kind: str, count: int = 32, seed: int = 0,
             if kind == "swap" else None
         change = np.zeros((len(seq), len(seq))) if kind == "swap" else None
         every = None                    # (L+1, n, n): each layer's map, if kept
+        if progress is not None and not done:
+            # the original order's run and the noise floor's first, then 0 told: a run's
+            # pace is of runs alone (SmolLM2's 3 forwards in run 1 told 7 min left of 1
+            # min 50 s)
+            engine.reference(seq, positions, should_stop)
+            progress(done, total)
         for order, comparison in zip(plan, run_orders(engine, seq, plan, positions,
                                                       should_stop,
                                                       sweep_batch(engine.backend, len(seq)))):
