@@ -48,10 +48,15 @@ class Cancelled(Exception):
 
 
 def one_line(error: BaseException, width: int = 200) -> str:
-    """The first line of an error's message (its type's name if it has none), at most
-    ``width`` characters: short enough for a status line."""
+    """The first line of an error's message (its type's name if it has none), another
+    library's at most ``width`` characters (cut with "…"): short enough for a status
+    line. posviz's own is kept whole: the window cut an unsupported model's list of
+    families at "…llama, mistral, mode" with no mark of the cut."""
     text = str(error).strip().splitlines()
-    return (text[0] if text else type(error).__name__)[:width]
+    line = text[0] if text else type(error).__name__
+    if isinstance(error, PosvizInputError) or len(line) <= width:
+        return line
+    return line[:width - 1] + "…"
 
 
 # -- naming what the user gave --------------------------------------------------------

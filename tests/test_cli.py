@@ -457,3 +457,14 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly():
     process.stdout.close()
     stderr = process.stderr.read().decode()
     assert process.wait(120) == 128 + 13 and stderr == ""
+
+
+def test_one_line_keeps_posviz_s_message_whole_and_marks_another_s_cut():
+    """The window cut an unsupported model's list of families at "…llama, mistral,
+    mode" (200 characters), with no mark of the cut."""
+    from posviz.errors import PosvizInputError, one_line
+    ours = "model type 'x' is not supported (posviz reads " + ", ".join(
+        f"family{k}" for k in range(40)) + ")"
+    assert len(ours) > 200 and one_line(PosvizInputError(ours)) == ours
+    theirs = one_line(RuntimeError("y" * 300))
+    assert len(theirs) == 200 and theirs.endswith("…")
