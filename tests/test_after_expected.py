@@ -120,6 +120,25 @@ def test_a_slow_first_layer_does_not_make_the_time_left_jump_up(monkeypatch):
     assert all(true / 1.5 <= left <= true * 1.5 for left, true in told if true >= 3), told
 
 
+def test_steps_slower_than_expected_are_told_at_their_pace_once_two_are_timed(
+        monkeypatch):
+    """Capped by the time told before, a comparison 3x slower than expected stood on
+    "about 1 s left" for 9 s: once steps after the first are timed, their pace holds."""
+    clock = [0.0]
+    monkeypatch.setattr(after, "clock", lambda: clock[0])
+    told = []
+    with after.expecting({"comparing": 2.0, "pooling": 1.0}):
+        with after.after_steps("comparing", 4) as step:
+            for done in range(4):
+                step(done)
+                for _ in range(6):                      # each layer 3 s, told each 0.5 s
+                    if done >= 2:
+                        true = 12.0 - clock[0] + 1.0
+                        told.append((after.latest_after().seconds_left(clock[0]), true))
+                    clock[0] += 0.5
+    assert all(true / 1.5 <= left <= true * 1.5 for left, true in told if true >= 3), told
+
+
 def test_start_up_s_first_view_plans_the_work_after_its_forwards():
     """Start-up computes the first view's forwards itself: their time left holds the
     pooling and views the first evaluation shown does after them."""
