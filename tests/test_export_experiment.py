@@ -237,4 +237,7 @@ def test_cancel_stops_a_long_table_mid_write(window, tmp_path, monkeypatch):
     assert not (tmp_path / table).exists()
     assert not [p.name for p in tmp_path.iterdir() if "writing" in p.name]
     assert table not in {path.name for path in written}
-    assert "Export cancelled after" in window.state_label.text()
+    # the files whole before it are counted ("after 0 files" was said with five there)
+    files = [p for p in tmp_path.iterdir() if p.suffix in (".png", ".svg", ".pdf", ".csv")]
+    assert files and {p.name for p in files} == {path.name for path in written}
+    assert f"Export cancelled after {len(files)} files" in window.state_label.text()

@@ -1,5 +1,5 @@
 """The default progress of a call from Python: nothing while it is quick, and once its
-wait passes 1.5 s what it is doing and how far, on stderr, in the command line's lines
+wait passes 1 s (held_lines.HOLD_S) what it is doing and how far, on stderr, in the command line's lines
 (runtime.held_lines holds them until then). ``progress=False`` silences a call,
 ``progress=True`` tells from its start; a call posviz makes inside another, or runs for
 the command line, keeps its own default (the outer call's lines, or the flags')."""

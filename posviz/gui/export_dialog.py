@@ -263,9 +263,10 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
             raise Stopped()
     try:
         twin = window.plots.drawn_alone()
-        with tables_told(table_told):
-            written = twin.export_all(folder, formats=tuple(formats), width=width,
-                                      csv=csv, dpi=dpi, told=told, laying=laying, plan=plan)
+        with tables_told(table_told):       # each file as it is whole: a Cancel said
+            # "after 0 files" with five written
+            twin.export_all(folder, formats=tuple(formats), width=width, csv=csv, dpi=dpi,
+                            told=told, wrote=written.append, laying=laying, plan=plan)
         named = experiment_name(window.experiments)
         written += _experiment(window, folder, fmts, dpi,
                                lambda k: told(len(written) + k, len(written),

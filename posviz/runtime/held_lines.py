@@ -20,7 +20,7 @@ HOLD_S = 1.0         # a call quicker than this tells nothing: its first line th
                      # turn for up to STARVED_S while torch, Qt or an import ran)
 STARVED_S = 1.0      # the longest a thread of posviz's waited for its turn (load 7-10)
 STALE_S = 1.6        # older: not told (its time left is old); a printer tells anew each
-                     # 1.5 s, and a line told at the start is still fresh at the hold
+                     # second, and a line told at the start is still fresh at the hold
 # this thread's (context's) calls holding their lines, innermost last: one thread's
 # hold is not another's: a new thread starts in an empty context, with none; a thread
 # of posviz's own telling a call's lines starts in its starter's (carried)
