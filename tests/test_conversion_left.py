@@ -60,6 +60,17 @@ def test_each_step_s_line_tells_the_conversion_s_time_left_at_the_pace_so_far(
     assert last[-1] == "posviz: loading tokenizer (from the saved copy)"
 
 
+def to_the_saving(told, clock) -> None:
+    """A conversion's steps before its saving told to ``told``, each a quarter of its
+    plan on ``clock``."""
+    for number, (words, counted, seconds) in enumerate(STEPS[:-1]):
+        told(f"{CONVERTING}x.gguf once: …" if number == 0 else words,
+             *((0, 10) if counted else ()))
+        clock.now += 0.25 * seconds                 # each step a quarter of its plan
+        if counted:
+            told(words, 10, 10)
+
+
 def test_a_counted_step_s_line_tells_one_time_left_never_less_than_its_own_pace(
         monkeypatch):
     """A conversion told "saving the converted copy: 67 of 538 MB, about 10 s left,
@@ -69,13 +80,7 @@ def test_a_counted_step_s_line_tells_one_time_left_never_less_than_its_own_pace(
     clock, stream = Clock(), io.StringIO()
     monkeypatch.setattr(reached, "clock", clock)
     say = StepPrinter(stream, steps=False)
-    seconds = [s for *_, s in STEPS]
-    for number, (words, counted, _) in enumerate(STEPS[:-1]):
-        say(f"{CONVERTING}x.gguf once: …" if number == 0 else words,
-            *((0, 10) if counted else ()))
-        clock.now += 0.25 * seconds[number]      # each step a quarter of its plan
-        if counted:
-            say(words, 10, 10)
+    to_the_saving(say, clock)
     say(f"{SAVING} (538 MB, about 5 s) into the cache")
     say(SAVING, 0, 538)
     clock.now += 2.0
@@ -94,13 +99,7 @@ def test_a_counted_step_s_own_pace_is_timed_from_its_count_s_start(monkeypatch):
     clock, stream = Clock(), io.StringIO()
     monkeypatch.setattr(reached, "clock", clock)
     say = StepPrinter(stream, steps=False)
-    seconds = [s for *_, s in STEPS]
-    for number, (words, counted, _) in enumerate(STEPS[:-1]):
-        say(f"{CONVERTING}x.gguf once: …" if number == 0 else words,
-            *((0, 10) if counted else ()))
-        clock.now += 0.25 * seconds[number]
-        if counted:
-            say(words, 10, 10)
+    to_the_saving(say, clock)
     say(f"{SAVING} (538 MB, about 5 s) into the cache")
     clock.now += 3.0                             # save_pretrained, one call
     say(SAVING, 0, 538)                          # its count's clock starts
@@ -117,12 +116,7 @@ def test_a_counted_step_s_own_pace_waits_for_a_second_of_counts():
     from posviz.runtime.stage_times import NoTimes
     clock = Clock()
     left = ConversionLeft(clock, NoTimes())
-    for number, (words, counted, seconds) in enumerate(STEPS[:-1]):
-        left.told(f"{CONVERTING}x.gguf once" if number == 0 else words,
-                  *((0, 10) if counted else ()))
-        clock.now += 0.25 * seconds
-        if counted:
-            left.told(words, 10, 10)
+    to_the_saving(left.told, clock)
     left.told(f"{SAVING} (538 MB, about 5 s) into the cache")
     left.told(SAVING, 0, 538)
     told = []
