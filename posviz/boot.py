@@ -31,9 +31,7 @@ def enabled(name: str) -> bool:
 
 
 def quiet_threads(command: bool = False) -> None:
-    """numpy's BLAS on one thread beside torch's, and a ``command``'s idle torch threads
-    asleep (spinning, they starve its next op on a busy machine; the window keeps them:
-    waking them slowed it on a quiet one). A value the environment already sets wins."""
+    """numpy's BLAS on one thread; a ``command``'s idle torch threads asleep (set unless set)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if command:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -76,8 +74,8 @@ TORCH_LIBRARIES = (("libtorch_global_deps.so", os.RTLD_GLOBAL | os.RTLD_NOW),
 
 
 def before_torch() -> list[str]:
-    """Load torch's first libraries without Python's lock (Linux), while no other thread
-    loads a library (the loader's own lock is held meanwhile); the files loaded."""
+    """torch's first libraries loaded without Python's lock (Linux; no other thread loading
+    one meanwhile): their names."""
     from importlib.util import find_spec
 
     if not enabled("torch-preload") or not sys.platform.startswith("linux") \
@@ -115,8 +113,7 @@ def _collect_in_gui_thread(app, interval_ms: int = 100) -> bool:
 
 
 def collect_due() -> int | None:
-    """Collect as Python would now, the oldest generation only when the window is quiet;
-    the oldest generation collected, or None."""
+    """Collect as Python would, the oldest generation only in a quiet window: which, or None."""
     young, middle, old = gc.get_count()
     if young <= _threshold[0] or not _collector["started"]:
         return None
@@ -163,8 +160,7 @@ def keep_heap_pages(long: bool = False) -> bool:
 
 
 def trim_heap(n_tokens: int) -> bool:
-    """malloc-trim after an evaluation of ``n_tokens`` was replaced (milliseconds: call it
-    off the GUI thread); True if it ran."""
+    """Trim the heap once ``n_tokens``' evaluation is gone (off the GUI thread); True if it ran."""
     trim = _glibc("malloc_trim") if n_tokens >= TRIM_FROM and enabled("malloc-trim") else None
     if trim is not None:
         trim(0)
