@@ -402,3 +402,24 @@ def test_a_head_run_planned_past_the_hold_is_told_at_once(monkeypatch, tmp_path,
     long.evaluate_s = 3600.0                        # as if it had taken an hour
     long.figure("attention", layer=3).save(tmp_path / "slow.png")
     assert capsys.readouterr().err.startswith(f"posviz: {HEAD_RUN}\n")
+
+
+def test_a_figure_drawn_for_another_head_closes_the_panel_it_replaces():
+    """Each head's attention figure squares a panel of its own; the one it replaces is
+    closed and stops drawing the session's selection (left open, every replaced panel
+    went on redrawing at each later head's selection)."""
+    from PySide6 import QtCore, QtWidgets
+
+    from posviz.gui.plots.panel import PlotsPanel
+
+    def live_panels() -> int:
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+        return sum(isinstance(w, PlotsPanel) for w in QtWidgets.QApplication.allWidgets())
+
+    r = posviz.load(**LEAK).compare(TEXT, order=ORDER)
+    r.figure("attention", layer=1, head=0).size()
+    after_one = live_panels()
+    for head in (1, 2, 3):
+        r.figure("attention", layer=1, head=head).size()
+    assert live_panels() == after_one
+    assert len(r.session._listeners) <= 2        # the report's panel and one own panel

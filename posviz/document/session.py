@@ -70,6 +70,9 @@ class Session:
     def subscribe(self, listener: Callable[[Event], None]) -> None:
         self._listeners.append(listener)
 
+    def unsubscribe(self, listener: Callable[[Event], None]) -> None:
+        self._listeners.remove(listener)
+
     def _tell(self, event: Event) -> None:
         for listener in list(self._listeners):
             listener(event)

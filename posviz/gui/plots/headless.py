@@ -122,6 +122,19 @@ def _close_panels() -> None:
     QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
 
 
+def _drop_unheld(before: dict, panels: dict) -> None:
+    """Close the panels ``before`` held that ``panels`` no longer holds (a figure's own
+    panel replaced by another head's): left open, each went on redrawing at every later
+    selection of the report's session. Deleted later, once the call drawing now is
+    done with them."""
+    held = {id(kept[-1]) for kept in panels.values()}
+    for key, panel in before.items():
+        if key not in held:
+            panel.leave_session()
+            panel.close()
+            panel.deleteLater()
+
+
 def silent(file: str):
     """A figure's drawing told by nothing (its ``telling`` unless Python's sets one)."""
     return nullcontext(None)
@@ -195,11 +208,13 @@ class ReportFigure:
         view = (self.layer, self.head)          # its own panel squared for this view
         held, held_view = panels.get(self.name, (None, None, None))[:2]
         if held is not ev or held_view != view:
+            before = {id(kept[-1]): kept[-1] for kept in panels.values()}
             if panels.get("", (None,))[0] is not ev:
                 panels[""] = (ev, drawn_panel(session, ev, tiles))
             with quiet_platform_notes():
                 panels[self.name] = (ev, view, own_size.figure_panel(
                     panels[""][1], self.name, lambda: drawn_panel(session, ev, tiles)))
+            _drop_unheld(before, panels)
         return panels[self.name][-1]
 
     def save(self, path, *, width: int | None = None, dpi: int | None = None) -> Path:

@@ -180,6 +180,12 @@ class PlotsPanel(PanelFiles, QtWidgets.QWidget):
         session.subscribe(self._on_session_event)
         self._show_selection()
 
+    def leave_session(self) -> None:
+        """Stop drawing the session's selection (a panel about to be deleted)."""
+        if self._session is not None:
+            self._session.unsubscribe(self._on_session_event)
+            self._session = None
+
     def show_evaluation(self, shown: Shown) -> None:
         """Show an evaluation and its views: repaint the visible figures; the others
         refresh when their tab is opened, exported or asked for ``displayed()``."""
