@@ -14,10 +14,11 @@ from posviz.models.config import ModelConfig
 from posviz.views import pooling
 
 
-def _reversed(layers: int = 3, heads: int = 2):
+def _reversed(layers: int = 3, heads: int = 2,
+              text: str = "the cat sat on the mat because it was warm"):
     backend = BuiltinBackend(ModelConfig(pe="alibi", layers=layers, heads=heads,
                                          d_model=16))
-    session = Session(backend, "the cat sat on the mat because it was warm")
+    session = Session(backend, text)
     session.reverse()
     return backend, session
 
@@ -92,9 +93,12 @@ def test_the_status_line_tells_the_step_after_the_forwards_and_its_time_left(
 
 def test_a_new_text_s_forwards_say_their_time_left_is_theirs_and_the_pooling_follows(
         qtbot, monkeypatch):
-    """A new text's time left told during its forwards is theirs, not the pooling's."""
+    """A new text's time left told during its forwards is theirs, not the pooling's;
+    the pooling is said to follow only for a text longer than a mosaic's tile (a
+    shorter one's maps are the tiles: nothing is pooled)."""
     from posviz.gui.status import POOLING_AFTER
-    backend, session = _reversed()
+    from posviz.views.pooling import MOSAIC_TILE
+    backend, session = _reversed(text=" ".join(["the cat sat"] * MOSAIC_TILE))
     line = _status(qtbot, session)
     now = reached.Reached(layer=3, layers=4, forward=2, at=108.0, began=100.0,
                           done=0.5, nth=1, planned=2)
@@ -104,6 +108,10 @@ def test_a_new_text_s_forwards_say_their_time_left_is_theirs_and_the_pooling_fol
     assert runs.startswith("the original order") and session.selection.mosaic
     assert line._layer() == (": layer 3 of 4 (forward 1 of 2), about 24 s left of the "
                              f"forwards{POOLING_AFTER}")
+    backend, session = _reversed()           # 10 tokens: the tiles are the maps
+    line = _status(qtbot, session)
+    line._running()
+    assert session.selection.mosaic and POOLING_AFTER not in line._layer()
 
 
 def test_a_reorder_s_how_far_is_told_from_the_first_tick_not_from_2_s(qtbot, monkeypatch):

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar
 from ..models import after, reached
 from ..runtime.jobs import START_STEPS, start_step
 from ..runtime.time_left import duration_text
+from ..views.pooling import pool_block
 
 ERROR_STYLE = "color: #c62828;"
 # a QLineEdit keeps 32,767 characters unless told otherwise, and cuts a longer paste
@@ -21,7 +22,8 @@ WHOLE_TEXT = 2**31 - 1
 COMPUTING_AFTER_MS = 150          # an evaluation slower than this says "computing…"
 SAY_SECONDS_AFTER = 2.0           # ... and from then on what it runs and for how long
 clock = time.monotonic            # (a test's own clock)
-# a new text's original maps are pooled for the mosaic after the forwards (views.pooling)
+# a new text's original maps are pooled for the mosaic after the forwards, when longer
+# than a tile (views.pooling)
 POOLING_AFTER = ", then the original order's maps are pooled"
 
 
@@ -165,7 +167,8 @@ class StatusLine(QObject):
         """Which block the forward on its way has entered, of which order, and the time
         that order has left (models.reached), when it started after this wait began."""
         s = self._session()
-        pools = self._ran_first and s is not None and s.selection.mosaic is not None
+        pools = (self._ran_first and s is not None and s.selection.mosaic is not None
+                 and pool_block(len(s.tokens)) > 1)
         return how_far(self._since, self._nth, POOLING_AFTER if pools else "")
 
     def _nth(self, now: reached.Reached) -> int:
