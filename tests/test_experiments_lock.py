@@ -84,3 +84,29 @@ def test_run_after_a_finished_run_runs_again(qtbot, tab):
         QTest.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
         assert tab._submitted is not first
     qtbot.waitUntil(lambda: not tab.cancel_button.isEnabled())
+
+
+def test_the_focus_moves_between_run_and_cancel_so_esc_cancels_a_clicked_run(qtbot):
+    """Run pressed with the mouse takes the keyboard's focus; switched off while the
+    experiment runs, it hands the focus to Cancel (not to whichever widget Qt's focus
+    chain finds next), so Esc cancels; once cancelled, the focus is back on Run."""
+    from PySide6 import QtWidgets
+
+    window = QtWidgets.QWidget()
+    layout = QtWidgets.QVBoxLayout(window)
+    tab = ExperimentsTab()
+    layout.addWidget(tab)
+    layout.addWidget(QtWidgets.QLineEdit("the token strip's place"))
+    on_screen(qtbot, window, 1000, 700)
+    with qtbot.waitActive(window):              # the keyboard's focus needs it
+        window.activateWindow()
+    try:
+        tab.count.setValue(100_000)
+        QTest.mouseClick(tab.run_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(tab.cancel_button.isEnabled)
+        assert tab.isAncestorOf(QtWidgets.QApplication.focusWidget())
+        QTest.keyClick(window.windowHandle(), Qt.Key.Key_Escape)
+        assert not tab.cancel_button.isEnabled() and tab.run_button.isEnabled()
+        assert tab.run_button.hasFocus()           # and back to Run, for the next
+    finally:
+        tab.shutdown()

@@ -161,9 +161,16 @@ RUN_TIPS = {False: "Run the experiment (Ctrl+Return)",
 
 def lock_run(tab, running: bool) -> None:
     """Run (and Ctrl+Return) is off while an experiment runs, its tip saying why: a
-    second press restarted the run, its work so far thrown away without a word."""
+    second press restarted the run, its work so far thrown away without a word. The
+    keyboard's focus on the one switched off goes to the other (Qt passes it on to the
+    next widget of its focus chain, which may lie outside the tab, where Esc is not
+    the tab's)."""
+    off, on = (tab.run_button, tab.cancel_button)[::1 if running else -1]
+    moves = off.hasFocus()
     tab.run_button.setEnabled(not running)
     tab.run_button.setToolTip(RUN_TIPS[running])
+    if moves:
+        on.setFocus()
 
 
 LONG_S = 60          # a run this long or longer is said beside Run before it starts

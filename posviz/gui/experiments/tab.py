@@ -226,9 +226,9 @@ class ExperimentsTab(QtWidgets.QWidget):
     def _idle(self) -> None:
         self._ticking.stop()
         self.progress.hide()
+        lock_run(self, False)                    # before Cancel is off: its focus to Run
         self.cancel_button.setEnabled(False)
         lock_inputs(self, False)
-        lock_run(self, False)
         tell_takes(self)
         if self.result is None:                  # nothing ran: the invitation again
             self.figure.show_message(ExperimentFigure.INVITATION)
