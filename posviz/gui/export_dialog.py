@@ -264,11 +264,20 @@ def export_to(window, folder: str, formats, width, csv: bool, dpi: int | None = 
         if progress.wasCanceled():
             raise Stopped()
 
+    def laying_left() -> float | None:
+        """The time left as the figures are laid out: theirs at their pace, the files'
+        at it but never under their seconds as measured here (file_work): laid out
+        faster than planned, that pace told the files' 11 s as "about 1 s left"."""
+        left, after = clock.run_left(0.0), clock.after_left()
+        if left is None or left == LATE or after is None or len(steps) < 2:
+            return clock.run_left()
+        return max(left + max(sum(steps[1]) - after, 0.0), 1.0)
+
     def laying(done: int, total: int, figure: str) -> None:
         move_bar(1, done)
         clock.step(done, total)
         progress.setLabelText(f"Laying {figure} out at its own size ({done + 1} of "
-                              f"{total}){left_words(clock.run_left()) or ESTIMATING}…")
+                              f"{total}){left_words(laying_left()) or ESTIMATING}…")
         if progress.wasCanceled():
             raise Stopped()
     try:
