@@ -473,3 +473,20 @@ def test_a_run_s_first_runs_are_timed_by_their_forward_s_pace(monkeypatch):
     assert lines.retold()                   # 4 s of it left, and 3 runs of 8 s
     assert told(stream)[-1] == "posviz: run 1 of 4 running for 5 s, about 28 s left"
     lines.end()
+
+
+def test_a_count_of_layers_is_not_timed_as_runs_of_a_forward_each(monkeypatch):
+    """compare counts its forwards' layers: its first layer is not timed as if each
+    layer to come were a forward of its own."""
+    from posviz.api.steps import ModelLines
+    from posviz.models import reached
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    lines = ModelLines(io.StringIO(), clock=clock, times=NoTimes(), retell=TICK_S)
+    lines(0, 12)
+    reached.reach(0, 4)
+    clock.t = 2.0
+    reached.reach(1, 4)
+    assert lines.forwards_left() is None
+    assert "left" not in lines.how_far()
+    lines.end()
