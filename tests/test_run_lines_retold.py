@@ -476,8 +476,8 @@ def test_a_run_s_first_runs_are_timed_by_their_forward_s_pace(monkeypatch):
 
 
 def test_a_count_of_layers_is_not_timed_as_runs_of_a_forward_each(monkeypatch):
-    """compare counts its forwards' layers: its first layer is not timed as if each
-    layer to come were a forward of its own."""
+    """compare counts its forwards' layers (a probe its steps): its first layer is not
+    timed as if each layer to come were a forward of its own."""
     from posviz.api.steps import ModelLines
     from posviz.models import reached
     clock = Clock()

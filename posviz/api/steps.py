@@ -345,10 +345,6 @@ class ModelLines(RunLines):
                  f"layer {run.done % layers + 1} of {layers}")
         return f"{self.unit} {run.index} of {run.count}{where}{self.how_far()}"
 
-    def forwards_left(self) -> None:
-        """None: its counts are a forward's layers, not runs of a forward each."""
-        return None
-
     def late_line(self, seconds: float) -> str:
         """"model 1 of 2, forward 1 of 3, layer 3 of 4, … (2 s since layer 3 began)":
         its line names the block running."""

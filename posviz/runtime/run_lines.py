@@ -15,6 +15,8 @@ TICK_S = 2.0         # a line at most this often, and never, where counts allow 
                      # this long without one
 FIRST_S = 0.0        # the first line this long after the first count
 SPARE_S = 0.25       # seconds a count may come later than the last
+FORWARD_UNITS = ("run", "pair")   # counts of one forward each (forwards_left): not
+                                  # compare's layers, a probe's steps or fits
 _LAST_LINE = [0.0]   # when any progress line was told (time.monotonic), by any printer
 RETELL_S = 1.0       # a count late past TICK_S: its line told again this often on a
                      # terminal; on a pipe (a log) each PIPE_RETELL of TICK_S
@@ -176,13 +178,14 @@ class RunLines:
                                   where)
 
     def forwards_left(self) -> float | None:
-        """A run of one stage before two counts time it: the forward on its way since the
-        last count (models.reached) at its blocks' pace, each run after it at that
-        forward's whole time (a sweep's "run 1 of 4" told no time left for 7 s); else
-        None."""
+        """A run of one stage counting forwards (FORWARD_UNITS) before two counts time
+        it: the forward on its way since the last count (models.reached) at its blocks'
+        pace, each run after it at that forward's whole time (a sweep's "run 1 of 4"
+        told no time left for 7 s); else None."""
         from ..models import reached
         now, run = reached.latest(), self.clock
-        if run.count > 1 or now is None or now.forward <= self.forwards:
+        if run.count > 1 or self.unit not in FORWARD_UNITS or now is None or \
+                now.forward <= self.forwards:
             return None
         now = reached.moved_on(now, reached.clock())      # counted down since its block
         left = now.seconds_left()
