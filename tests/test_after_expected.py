@@ -174,3 +174,23 @@ def test_the_forwards_line_does_not_come_back_between_the_steps_after_them(monke
         assert how_far(100.0).startswith(": comparing, layer 1 of 30")
         clock[0] = 134.0
     assert how_far(100.0) == ""                                 # between the steps
+
+
+def test_the_rates_learned_are_each_model_s_at_each_size(tmp_path):
+    """One rate for the machine: a 4,000-token text's comparison on the built-in model,
+    read at a rate another model or size had taught, was told "5 s left" with 10-11 s
+    to go. Each model's rates at each size class are its own."""
+    times = StageTimes(tmp_path / "times.json")
+    steps, cells = after_left.STEPS, 4 * 4 * 4000 ** 2
+    planned = after_left.expected(steps, cells, times, "built-in")
+    after_left.learn({after_left.COMPARING: 12.0}, cells, times, "built-in")
+    learned = after_left.expected(steps, cells, times, "built-in")
+    assert learned[after_left.COMPARING] == pytest.approx(
+        (12.0 * planned[after_left.COMPARING]) ** 0.5, rel=1e-3)   # (kept to 3 places)
+    # another model, the same model at another size: as planned, not the built-in's
+    assert after_left.expected(steps, cells, times, "SmolLM2-135M") == planned
+    small = 4 * 4 * 1000 ** 2
+    assert after_left.expected(steps, small, times, "built-in") == {
+        what: after_left.RATES[what] * small * 1e-9 for what in steps}
+    after_left.learn({after_left.COMPARING: 0.9}, small, times, "built-in")
+    assert after_left.expected(steps, cells, times, "built-in") == learned

@@ -114,13 +114,11 @@ def test_an_experiment_figure_s_export_says_it_writes_under_a_busy_cursor(
     assert said == ["Writing experiment.svg…", f"Wrote {target}"]
 
 
-def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypatch):
-    """File › Export figures names each figure laid out and each file written, with the
-    time left at the pace measured ("estimating" before any), each step weighed by its
-    work: counted alike, an 800-token attention CSV (1.1-2.2 s) and a curve's PNG
-    (0.03 s) told a time left that grew as it went (1 s at 4 of 28 files, 3 s at 17).
-    Here on a made-up clock each step takes three times its declared work, and the
-    window's tab stays as it was."""
+def _export_paced(window, tmp_path, monkeypatch, laying: float, writing: float):
+    """File › Export figures on a made-up clock where each figure's laying out takes
+    ``laying`` times its declared work and each file ``writing`` times its own: the
+    dialog's labels in order, the tabs shown at each, each step's declared work (laid
+    out, then files) and the files written."""
     from posviz.gui import export_dialog
     now, labels, tabs, lay, files = [100.0], [], [], [], []
     for name, into in (("laying_work", lay), ("file_work", files)):
@@ -141,13 +139,25 @@ def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypa
             labels.append(text)
             tabs.append(window.plots.tabs.currentIndex())
             step = len(labels) - 2                          # the step now starting
-            now[0] += 3 * (lay[step] if step < len(lay) else
-                           (files + [export_dialog.PICTURE_S] * 9)[step - len(lay)])
+            now[0] += laying * lay[step] if step < len(lay) else writing * (
+                files + [export_dialog.PICTURE_S] * 9)[step - len(lay)]
         progress.setLabelText = told
         return progress
     monkeypatch.setattr(export_dialog, "_progress", recorded)
     written = export_dialog.export_to(window, str(tmp_path), ["png", "svg"], None, True,
                                       now=lambda: now[0])
+    return labels, tabs, lay, files, written
+
+
+def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypatch):
+    """File › Export figures names each figure laid out and each file written, with the
+    time left at the pace measured ("estimating" before any), each step weighed by its
+    work: counted alike, an 800-token attention CSV (1.1-2.2 s) and a curve's PNG
+    (0.03 s) told a time left that grew as it went (1 s at 4 of 28 files, 3 s at 17).
+    Here on a made-up clock each step takes three times its declared work, and the
+    window's tab stays as it was."""
+    from posviz.gui import export_dialog
+    labels, tabs, lay, files, written = _export_paced(window, tmp_path, monkeypatch, 3, 3)
     total = len(written)
     assert labels[0] == "Laying the figures out at their own size; estimating the time left…"
     figures = sorted({path.stem for path in written if path.stem != "sweep-reverse-hidden"})
@@ -175,6 +185,24 @@ def test_the_export_tells_each_file_and_the_time_left(window, tmp_path, monkeypa
             assert truth / 1.5 <= told[-1] <= truth * 1.5, (label, truth)
     assert told == sorted(told, reverse=True)                     # falls steadily
     assert set(tabs) == {1}
+
+
+def test_laid_out_faster_than_planned_the_writing_is_not_told_at_that_pace(
+        window, tmp_path, monkeypatch):
+    """The laying out told "about 1 s left" with 11 s to go: laid out faster than
+    planned, its pace timed the files too. While the figures are laid out, the files'
+    seconds are at least as measured here (file_work)."""
+    from posviz.gui import export_dialog
+    labels, _, lay, files, written = _export_paced(window, tmp_path, monkeypatch, 0.2, 1)
+    writing = sum(files) + export_dialog.PICTURE_S * (len(written) - len(files))
+    told = []
+    for step, label in enumerate(labels[2:1 + len(lay)], start=1):
+        seconds = re.search(r", about (\d+) s left…$", label)
+        assert seconds is not None, label
+        truth = 0.2 * sum(lay[step:]) + writing
+        told.append(int(seconds[1]))
+        assert truth / 1.5 <= told[-1] <= max(truth * 1.5, 1), (label, truth)
+    assert told and writing > 1.5, (told, writing)       # more than "about 1 s"
 
 
 def _export_told(window, tmp_path, monkeypatch, cancel: bool = False):
@@ -211,13 +239,12 @@ def test_a_long_table_tells_its_size_and_moves_the_bar_and_time_left(
     shown, written = _export_told(window, tmp_path, monkeypatch)
     tables = [(text, value, top) for text, value, top in shown if "so far" in text]
     assert tables, [text for text, _, _ in shown]
-    parts = tables[0][2] // len(written)
+    starts = {text.split(" (")[0]: value for text, value, _ in shown if "so far" not in text}
     for text, value, top in tables:
         match = re.fullmatch(r"Writing (\w+\.csv) \((\d+) of (\d+), (\d+) (kB|MB) so far\), "
                              r"about \d[\w ]* left…", text)
         assert match, text
-        done = int(match[2]) - 1
-        assert done * parts <= value < (done + 1) * parts     # within its file's part
+        assert value >= starts[f"Writing {match[1]}"]         # on from its file's start
         assert (tmp_path / match[1]).is_file()                # each was written whole
     sizes = [int(re.search(r"(\d+) kB", t)[1]) for t, _, _ in tables if " kB " in t]
     first = tables[0][0].split(" (")[0]
@@ -226,6 +253,18 @@ def test_a_long_table_tells_its_size_and_moves_the_bar_and_time_left(
     assert sizes and same == sorted(same) and len(set(same)) > 1      # it grows
     assert len({value for _, value in same}) > 1                      # the bar moves
     assert len({t.split("), ")[1] for t, _, _ in tables if t.startswith(first)}) > 1
+
+
+def test_one_bar_for_the_whole_export_never_goes_back(window, tmp_path, monkeypatch):
+    """File › Export figures: the laying out's bar at 88 % fell to 27 % as the writing
+    began, each stage a bar of its own. One bar for both, by their steps' work, that
+    only moves on; and a time left never told as "about 0 s"."""
+    shown, written = _export_told(window, tmp_path, monkeypatch)
+    shares = [value / top for _, value, top in shown if top > 0]
+    laid = [text for text, _, top in shown if text.startswith("Laying ") and top > 0]
+    assert written and laid and len(shares) > len(laid) + 1, shown
+    assert shares == sorted(shares) and 0 < shares[-1] <= 1, shares
+    assert not [text for text, _, _ in shown if "about 0 s" in text]
 
 
 def test_cancel_stops_a_long_table_mid_write(window, tmp_path, monkeypatch):

@@ -447,3 +447,46 @@ def test_a_late_block_s_time_left_counts_down_while_its_block_runs_at_the_pace(
                                                    lines) if found]
     assert any("since layer" in line for line in lines), lines
     assert len(lefts) > 3 and all(b <= a for a, b in zip(lefts, lefts[1:])), lines
+
+
+def test_a_run_s_first_runs_are_timed_by_their_forward_s_pace(monkeypatch):
+    """A sweep's "run 1 of 4 running for 1 s … 7 s" told no time left until a second
+    run was counted: before that, the forward on its way since the last count, at its
+    blocks' pace, and each run after it at that forward's time; a forward of before
+    the count tells nothing."""
+    from posviz.models import reached
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    stream = io.StringIO()
+    lines = RunLines(stream, unit="run", clock=clock, times=NoTimes(), retell=TICK_S)
+    reached.reach(0, 4)
+    clock.t = 1.0
+    reached.reach(2, 4)                     # a forward of before the run
+    lines(0, 4)
+    clock.t = 2.0
+    assert lines.retold()
+    assert told(stream) == ["posviz: run 1 of 4 running for 1 s"]
+    reached.reach(0, 4)                     # run 1's forward: 2 s a block
+    clock.t = 4.0
+    reached.reach(1, 4)
+    clock.t = 6.0
+    assert lines.retold()                   # 4 s of it left, and 3 runs of 8 s
+    assert told(stream)[-1] == "posviz: run 1 of 4 running for 5 s, about 28 s left"
+    lines.end()
+
+
+def test_a_count_of_layers_is_not_timed_as_runs_of_a_forward_each(monkeypatch):
+    """compare counts its forwards' layers (a probe its steps): its first layer is not
+    timed as if each layer to come were a forward of its own."""
+    from posviz.api.steps import ModelLines
+    from posviz.models import reached
+    clock = Clock()
+    monkeypatch.setattr(reached, "clock", clock)
+    lines = ModelLines(io.StringIO(), clock=clock, times=NoTimes(), retell=TICK_S)
+    lines(0, 12)
+    reached.reach(0, 4)
+    clock.t = 2.0
+    reached.reach(1, 4)
+    assert lines.forwards_left() is None
+    assert "left" not in lines.how_far()
+    lines.end()

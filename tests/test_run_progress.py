@@ -646,3 +646,20 @@ def test_a_figure_s_drawing_is_paced_from_its_first_part_not_from_its_call():
     told.close()
     left = int(re.search(r"about (\d+) s left", lines[0])[1])
     assert planned / 1.5 <= left <= planned * 1.5, (lines, planned)
+
+
+def test_a_figure_saved_under_a_name_of_its_own_is_timed_as_its_file_alone():
+    """r.figure("attention").save("fig.png") said "writing 1 figure: 1 of 1, about 8 s
+    left" and was written 0.3-0.6 s later: a file named not after its figure was timed
+    as every part of the drawing again, at the drawing's pace."""
+    from posviz.api.drawing import FILE_S, Drawing
+    clock = Clock()
+    lines = []
+    told = Drawing(lines.append, tokens=1000, clock=clock)
+    told.names, told.files = ["attention"], ["png"]
+    told.begin()
+    clock.now += 4.0                             # its drawing, slower than planned
+    told.writing(0, 1, "fig.png")
+    told.close()
+    assert told.left("attention.png") < 1.0 and FILE_S < 1.0
+    assert lines == ["writing 1 figure: 1 of 1, about 1 s left"], lines

@@ -455,3 +455,47 @@ def test_a_stage_telling_its_own_time_left_is_not_told_the_run_s(qtbot, settings
         assert tab.progress.maximum() == 0
     finally:
         tab.shutdown()
+
+
+def test_a_stage_before_its_first_step_tells_the_layer_its_own_forward_has_entered(
+        qtbot, settings, monkeypatch):
+    """A SmolLM2 sweep said only "running the sweep…" for 14 s while its original order
+    and noise floor ran (3 forwards of 30 layers): the layer its forward has entered is
+    told; not a forward of before the run, nor of another thread while it runs (the
+    latest forward of the process, read against the run's clock, told "layer 4 of 4")."""
+    import threading
+    from types import SimpleNamespace
+
+    from posviz.analysis.experiments.stage import Stage
+    job = SimpleNamespace(what="sweep", paper=None, weights="random", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    seen = []
+
+    def run_experiment(job, should_stop, progressed, said):
+        other = threading.Thread(target=reached.reach, args=(0, 4))
+        other.start()
+        other.join()                        # another thread's forward, while it runs
+        tab._tell_progress()
+        seen.append(tab.status.text())
+        with reached.planning(3):
+            reached.reach(0, 30)
+            reached.reach(11, 30)
+        tab._tell_progress()
+        seen.append(tab.status.text())
+        return "done"
+    monkeypatch.setattr("posviz.runtime.experiments.run_experiment", run_experiment)
+    try:
+        tab._stage_started(Stage("running the sweep", 1, 1, [1.0]))
+        reached.reach(0, 4)
+        reached.reach(3, 4)                 # a forward of before the run
+        tab._tell_progress()
+        assert "layer" not in tab.status.text(), tab.status.text()
+        assert tab._run(job, lambda: False) == (job, "done")
+        assert "layer" not in seen[0], seen
+        assert "running the sweep: layer 12 of 30 (forward 1 of 3)" in seen[1], seen
+        tab._stage_started(Stage("drawing", 1, 1, [1.0]))
+        tab._tell_progress()                # the next stage: not the last one's forward
+        assert "layer" not in tab.status.text(), tab.status.text()
+    finally:
+        tab.shutdown()

@@ -275,10 +275,10 @@ def after_forwards(engine, backend, seq, order, positions, mosaic: bool):
     new_text = engine.forwards(seq, order, positions) > (not identity)
     steps = after_left.steps_after(identity, 4 * cells <= KEEP_ALL, new_text, mosaic)
     times = StageTimes()
-    expected = after_left.expected(steps, cells, times)
+    expected = after_left.expected(steps, cells, times, facts.model)
     with after.expecting(expected) as took, reached.afterwards(sum(expected.values())):
         yield
-    after_left.learn(took, cells, times)
+    after_left.learn(took, cells, times, facts.model)
 
 
 def _same_state(early, job: EvaluationJob) -> bool:

@@ -15,6 +15,8 @@ TICK_S = 2.0         # a line at most this often, and never, where counts allow 
                      # this long without one
 FIRST_S = 0.0        # the first line this long after the first count
 SPARE_S = 0.25       # seconds a count may come later than the last
+FORWARD_UNITS = ("run", "pair")   # counts of one forward each (forwards_left): not
+                                  # compare's layers, a probe's steps or fits
 _LAST_LINE = [0.0]   # when any progress line was told (time.monotonic), by any printer
 RETELL_S = 1.0       # a count late past TICK_S: its line told again this often on a
                      # terminal; on a pipe (a log) each PIPE_RETELL of TICK_S
@@ -63,6 +65,7 @@ class RunLines:
         self.clock = RunClock(clock, StageTimes() if times is None else times)
         self.told: float | None = None      # the last line's time (before any: due)
         self.gaps, self.counts = Gaps(), 0
+        self.forwards = last_forward()      # the forwards before the last count
         # a count late past ``tick``: its line told again each ``retell`` seconds (by
         # default each second on a terminal, each ``tick`` on a pipe: a log had 4-10 s
         # gaps), by a thread of its own (Retelling); a test's own clock: where it asks
@@ -137,6 +140,7 @@ class RunLines:
             self.told, self.gaps = None, Gaps()
         run.step(done, total)
         self.counts += done > 0
+        self.forwards = last_forward()          # those after it are the runs to come
         now = run.now()
         if self.told is None:                           # the first line: ``first`` on
             self.told = now - self.tick + self.first
@@ -166,10 +170,34 @@ class RunLines:
                 left, where = run.stage_left(), f" of stage {run.index}"
         else:
             share, left = "", run.stage_left()
-        if run.done >= run.total and run.index == run.count or self.counts < 2:
+        if run.done >= run.total and run.index == run.count:
             left = None
+        elif self.counts < 2:           # the runs not timed yet: their forwards' pace
+            left = self.forwards_left()
         return share + left_words(left if left is None or left == LATE else max(left, 1.0),
                                   where)
+
+    def forwards_left(self) -> float | None:
+        """A run of one stage counting forwards (FORWARD_UNITS) before two counts time
+        it: the forward on its way since the last count (models.reached) at its blocks'
+        pace, each run after it at that forward's whole time (a sweep's "run 1 of 4"
+        told no time left for 7 s); else None."""
+        from ..models import reached
+        now, run = reached.latest(), self.clock
+        if run.count > 1 or self.unit not in FORWARD_UNITS or now is None or \
+                now.forward <= self.forwards:
+            return None
+        now = reached.moved_on(now, reached.clock())      # counted down since its block
+        left = now.seconds_left()
+        return None if left is None else left + (now.at - now.began) / now.done * max(
+            run.total - run.done - 1, 0)
+
+
+def last_forward() -> int:
+    """The number of the process's last forward (models.reached), 0 before any."""
+    from ..models import reached
+    now = reached.latest()
+    return now.forward if now is not None else 0
 
 
 def line_told() -> None:

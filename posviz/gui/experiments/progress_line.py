@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy
 
 from posviz.runtime.time_left import LATE, duration_text, left_words
 
-from ..status import ElidedLabel
+from ..status import ElidedLabel, forward_words
 
 LINES = 2
 JOINERS = " :;,"          # between the stage's words and how far it is
@@ -283,8 +283,12 @@ def tell_progress(tab) -> None:
     in_all = ("" if clock.total and clock.index == clock.count or own
               else left_words(run_left, " in all").replace(", ", "; ", 1)
               if run_left is not None or clock.count <= 1 else untimed(tab, clock))
-    if not clock.total:                      # a stage starts: before its first step
-        tab._say(f"{stage}…{in_all}", kept=in_all)
+    if not clock.total:                      # a stage starts: before its first step,
+        # the block its own forward has entered (a SmolLM2 sweep's original order and
+        # noise floor: 14 s of "running the sweep…")
+        far = forward_words(tab._far) if tab._far is not None else ""
+        tab._say(f"{stage}{far if stage else far.removeprefix(': ')}…{in_all}",
+                 kept=in_all)
         return
     stage_left = clock.stage_left()   # only where the run's is untold: both cut counts
     left = left_words(stage_left if not in_all or stage_left == LATE else None)

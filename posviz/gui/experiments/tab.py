@@ -8,6 +8,7 @@ come from the window's session (``session()``: the built-in model and text witho
 """
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -28,6 +29,7 @@ from ..plots.exporting import (add_copy_action, add_export_actions, ask_export_p
 from posviz.analysis.experiments.papers import default_weights
 from posviz.errors import PosvizInputError, one_line
 from posviz.models.training.checkpoint import RANDOM, TRAINED
+from posviz.models import reached
 from posviz.models.trace import and_joined
 from posviz.runtime.experiments import ExperimentJob, every_so_often
 from posviz.runtime.stage_times import StageTimes
@@ -65,6 +67,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         self._relay.progressed.connect(self._progressed)
         self._relay.said.connect(self._stage_started)
         self._stage = ""                   # what the run does now
+        self._far = None                   # the stage's own forward's last block (_run)
         self._clock = RunClock(times=StageTimes())   # its stages and steps, for the time left
         self._ticking = QtCore.QTimer(self, interval=1000, timeout=self._tell_progress)
         # its thread (and torch's threads of it) ends after each experiment: see
@@ -186,7 +189,7 @@ class ExperimentsTab(QtWidgets.QWidget):
         except (PosvizInputError, OSError) as error:
             self._refuse(one_line(error), self._inputs())
             return
-        self._submitted = job                    # self.job: the job of the result shown
+        self._submitted, self._far = job, None   # self.job: the job of the result shown
         self._started, self._clock = time.monotonic(), RunClock(times=StageTimes())
         self._ticking.start()                    # the time left runs down between steps
         self.progress.show()
@@ -206,11 +209,17 @@ class ExperimentsTab(QtWidgets.QWidget):
         """The job, on the worker; once superseded (cancelled, then Run) its stages and steps are
         not told: they went on to the new run's bar until its next checkpoint."""
         from posviz.runtime.experiments import run_experiment
+        worker = threading.get_ident()
 
         def current(emit):
             return lambda *told: None if should_stop() else emit(*told)
-        return job, run_experiment(job, should_stop, current(every_so_often(
-            self._relay.progressed.emit)), current(self._relay.said.emit))
+
+        def far(now):       # this run's forwards only, not another's (reached is global)
+            if threading.get_ident() == worker and not should_stop():
+                self._far = now
+        with reached.listening(far):
+            return job, run_experiment(job, should_stop, current(every_so_often(
+                self._relay.progressed.emit)), current(self._relay.said.emit))
 
     def cancel(self) -> None:
         if not self.cancel_button.isEnabled():
@@ -236,7 +245,7 @@ class ExperimentsTab(QtWidgets.QWidget):
     @QtCore.Slot(object)
     def _stage_started(self, stage: str) -> None:
         """A new stage counts its own steps and time; a Stage also its place in the run."""
-        self._stage = stage
+        self._stage, self._far = stage, None     # forwards told after it are its own
         self._clock.stage(stage)
         self._progressed(0, 0)
 
