@@ -262,7 +262,7 @@ CHAINED_S = 0.5     # a figure drawn this soon after it was made (``r.figure(n).
 @contextmanager
 def qt_imported(progress, name: str):
     """Qt imported inside for figure ``name`` from Python (``Report.figure``), told as
-    its drawing's first part ("drawing figure attention: importing Qt") each second
+    its drawing's first part ("importing Qt to draw figure attention") each second
     while it loads, held until the hold passes as every call's (``progress`` None; True:
     at once; False or already imported: nothing). A fresh kernel's figure waited 2.1-3.9 s
     for its first line (load 7-11): Qt's import and the panel's making came before it."""
@@ -273,8 +273,9 @@ def qt_imported(progress, name: str):
     from .slow_calls import told_import
     from .steps import StepPrinter
     with holding() if progress is None and not held_now() else nullcontext():
-        with told_import(StepPrinter(), f"drawing figure {name.replace('_', ' ')}: "
-                                        f"importing Qt"):
+        # no ": " in it: told again whole ("... (2 s)", reached.short)
+        with told_import(StepPrinter(), f"importing Qt to draw figure "
+                                        f"{name.replace('_', ' ')}"):
             yield
 
 
