@@ -7,6 +7,7 @@ import threading
 import time
 from contextlib import contextmanager, nullcontext
 
+from ..runtime import held_lines
 from ..runtime.held_lines import carried, due, held_now, holding
 
 # Seconds each part of an export took here after its forwards (2 cores, load 2-8, 1,029
@@ -262,12 +263,46 @@ class Drawing:
             self._watch = None
 
 
-def figure_telling(progress, name: str, tokens: int):
+CHAINED_S = 0.5     # a figure drawn this soon after it was made (``r.figure(n).save(p)``):
+                    # one wait, its hold counted from the figure's making (Qt's import)
+
+
+@contextmanager
+def qt_imported(progress, name: str):
+    """Qt imported inside for figure ``name`` from Python (``Report.figure``), told as
+    its drawing's first part ("importing Qt to draw figure attention") each second
+    while it loads, held until the hold passes as every call's (``progress`` None; True:
+    at once; False or already imported: nothing). A fresh kernel's figure waited 2.1-3.9 s
+    for its first line (load 7-11): Qt's import and the panel's making came before it."""
+    from ..errors import speaks_flags
+    if qt_loaded() or progress is False or speaks_flags():
+        yield
+        return
+    from .slow_calls import told_import
+    from .steps import StepPrinter
+    with holding() if progress is None and not held_now() else nullcontext():
+        # no ": " in it: told again whole ("... (2 s)", reached.short)
+        with told_import(StepPrinter(), f"importing Qt to draw figure "
+                                        f"{name.replace('_', ' ')}"):
+            yield
+
+
+def qt_loaded() -> bool:
+    """Are Qt's widgets imported in this process?"""
+    import sys
+    return "PySide6.QtWidgets" in sys.modules
+
+
+def figure_telling(progress, name: str, tokens: int, made: tuple | None = None):
     """What a figure from Python (``Report.figure``, ``Result.figure``) tells as it is
     drawn for display or saved as ``file``: a context giving a Drawing of that one
     figure (None: silent), its lines held until the hold passes (``progress`` None,
     as every call's from Python: api.slow_calls), told from the start (True), or none
-    (False, as the model was loaded or the run made)."""
+    (False, as the model was loaded or the run made). ``made``: (began, ended) of the
+    figure's making on time.monotonic; drawn within CHAINED_S of its end, the hold is
+    what is left of one counted from its beginning (HOLD_S past it: told at once)."""
+    chained = [made]
+
     @contextmanager
     def telling(file: str | None):     # None: drawn for its numbers, no file
         from ..errors import speaks_flags
@@ -277,7 +312,11 @@ def figure_telling(progress, name: str, tokens: int):
         from .steps import StepPrinter
         told = Drawing(StepPrinter(), tokens)
         told.names, told.files = [name], [file.rsplit(".", 1)[-1]] if file else []
-        with holding() if progress is None and not held_now() else nullcontext():
+        made_at, chained[0] = chained[0], None     # the figure's first drawing only
+        hold = None
+        if made_at is not None and time.monotonic() - made_at[1] < CHAINED_S:
+            hold = max(held_lines.HOLD_S - (time.monotonic() - made_at[0]), 0.0)
+        with holding(hold) if progress is None and not held_now() else nullcontext():
             told.begin()
             try:
                 yield told

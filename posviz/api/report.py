@@ -195,13 +195,18 @@ class Report:
         ``.data`` holds its arrays (the first of these draws it, told as a save is).
         ``layer`` 1..L and ``head`` 0..h-1: what the figures of one layer or head
         show (default 1 and 0). Imports Qt."""
+        import time
         from ..errors import held_interrupt
-        with held_interrupt():          # Qt's first import: Ctrl+C inside it is fatal
+        from .drawing import figure_telling, qt_imported
+        began = time.monotonic()
+        # Qt's first import: Ctrl+C inside it is fatal; told as the drawing's first part
+        with held_interrupt(), qt_imported(self.model.progress, name):
             from ..gui.plots.headless import ReportFigure
-        from .drawing import figure_telling
         figure = ReportFigure(self, name, layer, head)
-        # drawn for display or saved: told once its wait passes the hold, as every call
-        figure.telling = figure_telling(self.model.progress, name, len(self.tokens))
+        # drawn for display or saved: told once its wait (from here when drawn at once)
+        # passes the hold, as every call
+        figure.telling = figure_telling(self.model.progress, name, len(self.tokens),
+                                        made=(began, time.monotonic()))
         return figure
 
     def to_dict(self) -> dict:

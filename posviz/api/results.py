@@ -57,17 +57,21 @@ class Result:
         if metric is not None and metric not in choices:
             raise PosvizInputError(f"{argument('metric', metric)} is not one of "
                                    f"{', '.join(choices)}")
+        import time
         from ..errors import held_interrupt
-        with held_interrupt():          # Qt's first import: Ctrl+C inside it is fatal
-            from ..gui.experiments.headless import ExperimentResultFigure
-        from .drawing import figure_telling
+        from .drawing import figure_telling, qt_imported
+        began = time.monotonic()
         metric = metric or (choices[0] if choices else None)
-        figure = ExperimentResultFigure(self.job(), self.result, metric, self.file_facts())
-        # drawn for display or saved: told once its wait passes the hold, as every call
-        # (silent for a model loaded with progress=False)
+        name = " ".join(filter(None, (self.what, metric)))
+        # silent for a model loaded with progress=False
         progress = getattr(getattr(self, "model", None), "progress", None)
-        figure.telling = figure_telling(progress, " ".join(filter(None, (
-            self.what, metric))), 0)
+        # Qt's first import: Ctrl+C inside it is fatal; told as the drawing's first part
+        with held_interrupt(), qt_imported(progress, name):
+            from ..gui.experiments.headless import ExperimentResultFigure
+        figure = ExperimentResultFigure(self.job(), self.result, metric, self.file_facts())
+        # drawn for display or saved: told once its wait (from here when drawn at once)
+        # passes the hold, as every call
+        figure.telling = figure_telling(progress, name, 0, made=(began, time.monotonic()))
         return figure
 
     def file_facts(self) -> dict[str, str]:

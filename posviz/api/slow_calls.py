@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+from contextlib import contextmanager
 
 from ..errors import speaks_flags
 from ..runtime.held_lines import held_now, holding
@@ -53,10 +54,17 @@ def import_torch(say) -> None:
     import sys
     if "torch" not in sys.modules:
         from ..boot import before_torch
-        from ..models.hf.beats import beating
-        from ..models.reached import ticking
-        # told again from this thread too at each module torch imports: the ticks'
-        # thread waits for Python's lock behind them (2.76 s to a first line, load 8)
-        with ticking(say, "importing torch") as ticks, beating(ticks):
+        with told_import(say, "importing torch"):
             before_torch()
             import torch  # noqa: F401
+
+
+@contextmanager
+def told_import(say, step: str):
+    """Inside, ``step`` told at once and again each second (models.reached.ticking),
+    from the ticks' thread and from this one at each module it imports: the ticks'
+    thread waits for Python's lock behind them (2.76 s to torch's first line, load 8)."""
+    from ..models.hf.beats import beating
+    from ..models.reached import ticking
+    with ticking(say, step) as ticks, beating(ticks):
+        yield

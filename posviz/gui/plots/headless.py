@@ -86,13 +86,13 @@ def drawn_panel(session, evaluation, tiles=None) -> PlotsPanel:
     window's own files are written from, too); ``tiles``: the mosaic's, pooled as a
     long input's order ran (api.Report.run_for)."""
     from posviz.errors import argument, speaks_flags
-    application()
-    with quiet_platform_notes():
+    own_size.tell("", "the views of the runs")      # an export's count, told before Qt's
+    application()                                   # application is made (its thread
+    with quiet_platform_notes():                    # tells it again while it is)
         look = mosaic_look(session.selection)
         # a run as given named as a script's reader sets it (--literal, literal=True),
         # not by the window's control
         literal = argument("literal") if speaks_flags() else argument("literal", True)
-        own_size.tell("", "the views of the runs")      # an export's count
         shown = Shown(evaluation, build_views(evaluation, look, tiles, literal=literal),
                       model_views(session.backend, evaluation))
         own_size.tell("", "all in one panel")
