@@ -314,3 +314,32 @@ def test_a_load_on_a_worker_leaves_collecting_to_the_gui_thread(monkeypatch):
     assert collected == []
     loading.free_memory()
     assert collected == [threading.main_thread().name]
+
+
+def test_a_script_s_load_reads_with_the_collector_paused_and_a_thread_s_does_not(
+        folder, monkeypatch):
+    """On the main thread (a script's load) the weights are read with Python's cyclic
+    collector off, on again after, also when the read fails; on another thread (the
+    window's loader, whose collections are the GUI thread's) it is left as it is."""
+    import threading
+
+    from posviz.models.hf import loading
+    seen = []
+    real = loading._read
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(loading, "_read", watched)
+    was = gc.isenabled()            # a script's collector (the suite's may be off)
+    gc.enable()
+    try:
+        hf.load_backend(str(folder))
+        assert seen == [False] and gc.isenabled()
+        worker = threading.Thread(target=lambda: hf.load_backend(str(folder)))
+        worker.start()
+        worker.join()
+        assert seen == [False, True] and gc.isenabled()
+    finally:
+        if not was:
+            gc.disable()

@@ -101,7 +101,7 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
         # a GGUF file's tokenizer, config and weights in one block, read by one gguf
         # reader; a checkpoint's weights counted alone (a tokenizer's load in the block
         # left a second load of MiniLM in one process uncounted)
-        with counting(say, stop) if gguf else nullcontext():
+        with collector_paused(), counting(say, stop) if gguf else nullcontext():
             outcome = _read(folder, extra, gguf, family, say, stop, device, dtype,
                             tokens_read)
     except Cancelled:
@@ -110,6 +110,24 @@ def read_model(folder, extra: dict, gguf: bool, family: Family, say: Say,
         free_memory()
         raise Cancelled("loading cancelled")
     return outcome
+
+
+@contextmanager
+def collector_paused():
+    """Python's cyclic collector off inside, on the main thread (a script's load; the
+    window collects on its GUI thread alone: boot's gui-thread-collector). A GGUF
+    file's first load ran 27 full collections of everything torch and transformers
+    hold, 6.0 of its 20.8 s (load 8), each holding Python's lock: a line told again
+    from another thread waited behind them (20-23 waits over 1 s at load 12, 5 with
+    the collector off; benchmarks/README.md). A read leaves little in cycles."""
+    if threading.current_thread() is not threading.main_thread() or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def free_memory() -> None:
