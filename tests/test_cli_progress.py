@@ -220,6 +220,25 @@ def test_the_built_in_model_s_forwards_tell_their_layers(how, monkeypatch, capsy
         assert told[-1].endswith("s left"), lines
 
 
+def test_an_export_removes_its_maps_kept_on_disk_and_says_so(monkeypatch, capsys,
+                                                              tmp_path):
+    """SmolLM2's export at 3,590 tokens was 4.6 s silent after its last file before the
+    process ended (load 9): its maps went untold, as a report's did."""
+    from posviz.cli import report
+    from posviz.models import maps as maps_module
+    monkeypatch.setattr(maps_module, "IN_MEMORY", 0)           # every layer to the file
+    monkeypatch.setattr(report, "REMOVAL_TOLD", 0)             # told at any size
+    closed = []
+    close = maps_module.LayerMaps.close
+    monkeypatch.setattr(maps_module.LayerMaps, "close", lambda self: (
+        closed.append(self.on_disk), close(self)))
+    assert main(["export", "--text", "the dog plays in the park", "--out",
+                 str(tmp_path), "--format", "png", "--no-csv", "--progress"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1].startswith("posviz: removing the attention maps kept on disk ("), lines
+    assert closed and all(size > 0 for size in closed), closed
+
+
 def test_a_report_removes_its_maps_kept_on_disk_and_says_so(monkeypatch, capsys):
     """SmolLM2's report at 3,388 tokens was 6.5 s silent after its JSON before the
     process ended (a user's run of it): its maps' 12 GB temporary file went with the

@@ -153,13 +153,15 @@ def run(args) -> int:
     return 0
 
 
-def remove_maps(args, evaluation) -> None:
-    """The attention maps its runs kept on disk removed, and told, before the command
-    ends: SmolLM2's at 3,388 tokens (12 GB) took 6.5 s after the report, untold."""
+def remove_maps(args, *evaluations) -> None:
+    """The attention maps the evaluations' runs kept on disk removed, and told, before
+    the command ends: SmolLM2's at 3,388 tokens (12 GB) took 6.5 s after the report,
+    untold (an export's: 4.6 s, its own head's run too)."""
     from ..models.limits.memory import size_text
     from ..models.maps import LayerMaps
     from ..models.reached import ticking
-    runs = (evaluation.reference, evaluation.run)
+    runs = [run for evaluation in evaluations if evaluation is not None
+            for run in (evaluation.reference, evaluation.run)]
     kept = {id(maps): maps for maps in (getattr(run, "attention", None) for run in runs)
             if isinstance(maps, LayerMaps) and maps.on_disk}
     if not kept:
