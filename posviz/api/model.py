@@ -194,6 +194,10 @@ class Model:
         self.spec = spec
         self._engine = None
         self.progress = progress if isinstance(progress, bool) else None   # its runs'
+        if progress is not False:       # its reports' maps on disk told as they go
+            from ..models import maps
+            from .slow_calls import told_removal
+            maps.removal_told = told_removal
 
     def _told(self, progress):
         """A run's progress argument, the model's when not given (None)."""

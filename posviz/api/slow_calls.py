@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from ..errors import speaks_flags
 from ..runtime.held_lines import held_now, holding
@@ -67,4 +67,22 @@ def told_import(say, step: str):
     from ..models.hf.beats import beating
     from ..models.reached import ticking
     with ticking(say, step) as ticks, beating(ticks):
+        yield
+
+
+@contextmanager
+def told_removal(nbytes: int):
+    """A script's maps kept on disk (models.maps: ``removal_told``) removed as their
+    report goes, told as the command line tells them (cli.report.remove_maps) once the
+    removal passes the hold: 6.3 GB went in 3.2 s after a script's last line, untold."""
+    from ..cli.report import REMOVAL_TOLD
+    if nbytes < REMOVAL_TOLD or speaks_flags():
+        yield
+        return
+    from ..models.limits.memory import size_text
+    from ..models.reached import ticking
+    from .steps import StepPrinter
+    with holding() if not held_now() else nullcontext(), \
+            ticking(StepPrinter(), f"removing the attention maps kept on disk "
+                                   f"({size_text(nbytes)})"):
         yield
