@@ -380,12 +380,10 @@ def test_a_reports_maps_on_disk_are_told_as_they_go(at_once, monkeypatch, capsys
     after a script's last line, untold), and only past the command line's size."""
     import gc
 
-    from posviz.cli import report
     from posviz.models import maps
     monkeypatch.setattr(maps, "IN_MEMORY", 0)              # every layer to the file
-    monkeypatch.setattr(report, "REMOVAL_TOLD", 0)
     for size, told in ((0, True), (1 << 40, False)):       # past it / smaller: untold
-        monkeypatch.setattr(report, "REMOVAL_TOLD", size)
+        monkeypatch.setattr(maps, "REMOVAL_TOLD", size)
         model = posviz.load(layers=1)
         r = model.compare(TEXT)
         capsys.readouterr()

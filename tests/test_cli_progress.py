@@ -227,7 +227,7 @@ def test_an_export_removes_its_maps_kept_on_disk_and_says_so(monkeypatch, capsys
     from posviz.cli import report
     from posviz.models import maps as maps_module
     monkeypatch.setattr(maps_module, "IN_MEMORY", 0)           # every layer to the file
-    monkeypatch.setattr(report, "REMOVAL_TOLD", 0)             # told at any size
+    monkeypatch.setattr(maps_module, "REMOVAL_TOLD", 0)             # told at any size
     closed = []
     close = maps_module.LayerMaps.close
     monkeypatch.setattr(maps_module.LayerMaps, "close", lambda self: (
@@ -246,7 +246,7 @@ def test_a_report_removes_its_maps_kept_on_disk_and_says_so(monkeypatch, capsys)
     from posviz.cli import report
     from posviz.models import maps as maps_module
     monkeypatch.setattr(maps_module, "IN_MEMORY", 0)           # every layer to the file
-    monkeypatch.setattr(report, "REMOVAL_TOLD", 0)             # told at any size
+    monkeypatch.setattr(maps_module, "REMOVAL_TOLD", 0)             # told at any size
     from posviz.models.limits.memory import size_text
     closed, sizes = [], []
     close = maps_module.LayerMaps.close

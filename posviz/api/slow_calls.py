@@ -75,7 +75,7 @@ def told_removal(nbytes: int):
     """A script's maps kept on disk (models.maps: ``removal_told``) removed as their
     report goes, told as the command line tells them (cli.report.remove_maps) once the
     removal passes the hold: 6.3 GB went in 3.2 s after a script's last line, untold."""
-    from ..cli.report import REMOVAL_TOLD
+    from ..models.maps import REMOVAL_TOLD
     if nbytes < REMOVAL_TOLD or speaks_flags():
         yield
         return

@@ -20,7 +20,6 @@ from .options import (add_model_arguments, builtin_flags_given, evaluate, online
 
 HEADER = ("layer", "hidden eq.", "attention eq.", "last token", "pooled", "token median",
           "tokens 25–75%", "hidden states")
-REMOVAL_TOLD = 256 * 10**6   # maps on disk told as they are removed from this size on
                              # (2.1 GB: 0.4 s at load 7)
 ROW = "{:>5}  {:>11}  {:>13}  {:>11}  {:>11}  {:>12}  {:>15}  {}"
 
@@ -158,7 +157,7 @@ def remove_maps(args, *evaluations) -> None:
     the command ends: SmolLM2's at 3,388 tokens (12 GB) took 6.5 s after the report,
     untold (an export's: 4.6 s, its own head's run too)."""
     from ..models.limits.memory import size_text
-    from ..models.maps import LayerMaps
+    from ..models.maps import REMOVAL_TOLD, LayerMaps
     from ..models.reached import ticking
     runs = [run for evaluation in evaluations if evaluation is not None
             for run in (evaluation.reference, evaluation.run)]

@@ -29,6 +29,7 @@ PIECE = 32 << 20
 # bytes; past it only their per-token norms (2, L, n), all the views read of them
 # (models.hf.backend): SmolLM2's at 2,350 tokens would take 330 MB a run
 BRANCHES_WHOLE = 64 << 20
+REMOVAL_TOLD = 256 * 10**6   # maps on disk told as they are removed from this size on
 # A script's telling of maps on disk removed as they go (api.slow_calls.told_removal
 # sets it): removal_told(nbytes) is a context around the removal; None: untold
 removal_told = None
