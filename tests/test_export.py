@@ -626,3 +626,21 @@ def test_cli_export_s_progress_tells_the_drawing_before_the_writing(tmp_path, ca
     assert re.fullmatch(rf"posviz: writing {total} figures: 1 of {total}, about \d+ s left",
                         writing[0]), writing
     assert lines.index(counted[-1]) < lines.index(writing[0])
+
+
+def test_an_export_refuses_a_text_too_long_before_it_imports_the_plots(tmp_path):
+    """posviz report refuses a text longer than the model's positions at once; export
+    imported the plots' modules (Qt, pyqtgraph) first: 3.4 s, at load 13, before the
+    same refusal."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    script = ("import sys\nfrom posviz.cli import main\n"
+              f"code = main(['export', '--pe', 'learned', '--text', 'word ' * 3000, "
+              f"'--out', {str(tmp_path / 'out')!r}])\n"
+              "print(code, 'PySide6.QtWidgets' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                            text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert result.stdout.split() == ["2", "False"], (result.stdout, result.stderr)
+    assert "positions" in result.stderr, result.stderr

@@ -39,7 +39,7 @@ from ..errors import argument, held_interrupt
 from ..models import reached
 from ..models.limits.guard import check_view
 from .export_drawing import Drawing, maps_run_again, model_shape, words
-from .options import add_model_arguments, progress
+from .options import add_model_arguments, checked, progress
 from .report import add_session_arguments, evaluate_command, remove_maps, save_session
 
 
@@ -85,14 +85,16 @@ def run(args) -> int:
     check_sizes(args.width, args.dpi, "png" in formats,     # in figure.save's words
                 argument("format", args.format))
     say = progress(args)
-    import_plots(say)                   # (planning the drawing names the figures)
-    shape = model_shape(args)           # (layers, heads) as its config says, or None
-    told = Drawing(say, words(args), shape=shape) if say is not None else None
     # before any model is built or loaded: a file, or a folder that cannot be made, was
     # refused after the whole run (4-7 s; with SmolLM2 a minute: a user's run)
     made = missing_folders(args.out)
     folder = check_folder(args.out, "out")
     try:
+        if getattr(args, "session", None) is None:
+            checked(args)               # refused before the plots' modules are imported
+        import_plots(say)               # (planning the drawing names the figures)
+        shape = model_shape(args)       # (layers, heads) as its config says, or None
+        told = Drawing(say, words(args), shape=shape) if say is not None else None
         # the forwards' time left holds the drawing and writing after them ("about 1 s
         # left" was told 20 s before a 3,000-word export's end)
         with reached.afterwards(told.left() if told else 0.0), \

@@ -325,6 +325,28 @@ def evaluate(args: argparse.Namespace):
     guard (models.limits.guard) refuses before anything is built or read a device that
     is not there, a text longer than the model's positions and what would not fit in
     memory; an order of another length, before a --model's weights are read."""
+    config, text, where, view, tokens_checked = checked(args)
+
+    def tokens_read(count) -> None:     # the tokens, then an order, before the weights
+        if tokens_checked is not None:
+            tokens_checked(count)
+        if args.order is not None:
+            from ..models.orders import parse_order
+            parse_order(args.order, count(text))
+    say = progress(args)
+    model = load_model(args, config, say, tokens_read)
+    from ..models.limits import guard                # a model not held before: now
+    facts = model.describe()
+    guard.check_view(int(facts.get("layers") or 0), int(facts.get("heads") or 0), *view)
+    return model.compare(text, args.order, positions=where.mode, offset=where.offset,
+                         literal=where.literal, progress=say or False)
+
+
+def checked(args: argparse.Namespace):
+    """evaluate's checks before anything is loaded (posviz export makes them before it
+    imports the plots' modules: a text too long for MiniLM was refused 3.4 s in, after
+    them, where report refuses at once): (config, text, positions, view, the check of
+    a --model's tokens)."""
     if args.text is not None and not args.text.strip():
         raise TextRefused("the text is empty")
     check_model_flags(args)
@@ -348,16 +370,4 @@ def evaluate(args: argparse.Namespace):
         if args.order is not None and args.weights == RANDOM and (
                 words <= (config.table_length or words)):
             parse_order(args.order, words)       # random weights' tokens are words
-
-    def tokens_read(count) -> None:     # the tokens, then an order, before the weights
-        if tokens_checked is not None:
-            tokens_checked(count)
-        if args.order is not None:
-            parse_order(args.order, count(text))
-    say = progress(args)
-    model = load_model(args, config, say, tokens_read)
-    from ..models.limits import guard                # a model not held before: now
-    facts = model.describe()
-    guard.check_view(int(facts.get("layers") or 0), int(facts.get("heads") or 0), *view)
-    return model.compare(text, args.order, positions=where.mode, offset=where.offset,
-                         literal=where.literal, progress=say or False)
+    return config, text, where, view, tokens_checked
