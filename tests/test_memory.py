@@ -127,3 +127,12 @@ def test_a_cap_that_is_not_a_size_is_one_line(monkeypatch):
     monkeypatch.setenv("POSVIZ_MEMORY", "lots")
     with pytest.raises(PosvizInputError, match="POSVIZ_MEMORY='lots' is not a size"):
         memory.available_bytes()
+
+
+def test_a_model_loaded_before_any_text_is_refused_for_one_token_in_words(free):
+    """posviz.load of a model too large, given no text, was refused "for 1 tokens": the
+    check runs for one token, said as such."""
+    import posviz
+    free(16 * GB)
+    with pytest.raises(PosvizInputError, match="even for a text of one token, but only"):
+        posviz.load(d_model=4096, layers=64)

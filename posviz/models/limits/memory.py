@@ -158,7 +158,8 @@ def check_fits(config: ModelConfig, n: int, extra: int = 0) -> None:
     need = estimate_bytes(config, n) + extra
     if need > limit:
         raise Refused(
-            f"this model needs about {size_text(need)} for {n:,} tokens, but only "
+            f"this model needs about {size_text(need)} "
+            f"{f'for {n:,} tokens' if n > 1 else 'even for a text of one token'}, but only "
             f"{size_text(limit)} are free ({SAFETY:.0%} of the available memory): "
             f"use a smaller width, fewer layers or a shorter text", "memory")
 
