@@ -14,6 +14,7 @@ from .units import with_unit
 CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
 
 
+SOLID_BELOW = 3.0       # px a token's slot: narrower, its bars are drawn as filled steps
 STUB = 0.015            # of the axis's height (about 4 px): the least a non-zero bar is
                         # drawn, so a tiny change stays apart from an exact 0 (no bar)
 
@@ -58,6 +59,14 @@ class TokenChangeFigure(Figure):
         self.plot.hideButtons()
         self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
         self.plot.addItem(self.bars)
+        # bars under a pixel wide fall between pixels (blank stretches on screen, pale
+        # lines in an export): narrow slots are drawn as one filled step per colour,
+        # each token's slot whole, in the window and in every export alike
+        self.steps = [pg.PlotDataItem(stepMode="center", fillLevel=0, pen=None, brush=colour)
+                      for colour in (style.CURVE_COLOURS[1], (170, 170, 170))]
+        for step in self.steps:
+            self.plot.addItem(step)
+        self.plot.vb.sigTransformChanged.connect(lambda *_: self._solid_when_narrow())
         self.tokens: tuple[str, ...] = ()
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.where = ""
@@ -75,6 +84,9 @@ class TokenChangeFigure(Figure):
         self.bars.setOpts(x0=np.arange(n) + 0.1, height=stub_heights(change, top),
                           width=0.8, pens=[pg.mkPen(None)] * n,
                           brushes=[changed_brush if b else same_brush for b in broken])
+        heights = stub_heights(change, top)
+        for step, shown in zip(self.steps, (broken, ~broken)):     # (n + 1,) edges, (n,)
+            step.setData(np.arange(n + 1), np.where(shown, heights, 0.0))
         if ev.reference.tokens != self.tokens:
             self.tokens = ev.reference.tokens
             self.plot.getAxis("bottom").set_tokens(self.tokens)
@@ -97,6 +109,14 @@ class TokenChangeFigure(Figure):
                  for i in np.flatnonzero((change > 0) & (change < STUB * top))]
         self.set_note(f"{', '.join(stubs)}: a change under {STUB:.1%} of the axis, drawn "
                       "that high to be seen." if stubs else "")
+
+    def _solid_when_narrow(self) -> None:
+        """Bars where a token's slot is SOLID_BELOW px wide or wider, filled steps else."""
+        slot = 1 / max(self.plot.vb.viewPixelSize()[0], 1e-12)             # px a token
+        narrow = slot < SOLID_BELOW
+        self.bars.setVisible(not narrow)
+        for step in self.steps:
+            step.setVisible(narrow)
 
     def _mouse_moved(self, scene_pos) -> None:
         view = self.plot.vb
