@@ -12,11 +12,11 @@ import pytest  # noqa: E402
 from PySide6 import QtCore, QtGui  # noqa: E402
 
 from posviz.gui.plots import style  # noqa: E402
-from posviz.gui.plots.token_change import TokenChangeFigure  # noqa: E402
+from posviz.gui.plots.token_change import UNCHANGED_GREY, TokenChangeFigure  # noqa: E402
 from conftest import on_screen  # noqa: E402
 
 FLOOR = 0.05
-CHANGED, UNCHANGED = QtGui.QColor(style.CURVE_COLOURS[1]), QtGui.QColor(170, 170, 170)
+CHANGED, UNCHANGED = QtGui.QColor(style.CURVE_COLOURS[1]), QtGui.QColor(*UNCHANGED_GREY)
 
 
 def long_text(qtbot, n=700, size=(800, 330)):
@@ -108,6 +108,24 @@ def test_every_token_has_its_bar_in_a_png(qtbot, width):
     missing = missing_bars(figure, change, rgb_of(image), scale)
     assert blank_columns(figure, rgb_of(image), scale) < 0.02
     assert not missing, f"{len(missing)} of {len(change)} tokens without a bar: {missing[:20]}"
+
+
+def test_a_run_of_bars_is_one_solid_colour_in_a_png(qtbot):
+    """A fill drawn in pieces left a pale seam every 50 tokens where the pieces met."""
+    figure, change = long_text(qtbot)
+    image = figure.render_image(1500)
+    scale = image.width() / figure.export_size().width()
+    view, origin = figure.plot.vb, figure.canvas.mapTo(figure, QtCore.QPoint(0, 0))
+    bottom = view.mapViewToScene(QtCore.QPointF(0, 0.025)).y() + origin.y()  # bars, no ticks
+    row = rgb_of(image)[int(bottom * scale)]
+    beyond = change > FLOOR
+    inner = np.flatnonzero(beyond[1:-1] & beyond[:-2] & beyond[2:]) + 1        # (m,)
+    edges = [(view.mapViewToScene(QtCore.QPointF(x, 0)).x() + origin.x()) * scale
+             for x in range(len(change) + 1)]
+    pale = [i for i in inner
+            if not near(row[int(np.ceil(edges[i - 1] + 1)):int(edges[i + 2] - 1)],
+                        CHANGED, within=10).all()]
+    assert not pale, f"{len(pale)} runs of bars not solid: {pale[:20]}"
 
 
 def test_every_token_has_its_bar_in_an_svg(qtbot, tmp_path):
