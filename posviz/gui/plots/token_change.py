@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6 import QtGui, QtWidgets
 
 from . import style
 from .base import Figure
@@ -14,6 +15,8 @@ from .units import with_unit
 CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|"   # its left axis
 
 
+UNCHANGED_GREY = (170, 170, 170)    # a bar within the noise floor
+SOLID_BELOW = 3.0       # px a token's slot: narrower, its bars are drawn as filled steps
 STUB = 0.015            # of the axis's height (about 4 px): the least a non-zero bar is
                         # drawn, so a tiny change stays apart from an exact 0 (no bar)
 
@@ -26,6 +29,17 @@ def unchanged_words(unchanged: np.ndarray) -> str:
     seen = unchanged > 0
     return ("; grey: unchanged" if seen.all() else "; unchanged: 0, no bar"
             if not seen.any() else "; unchanged: grey, or no bar where 0")
+
+
+def step_outline(heights: np.ndarray) -> QtGui.QPainterPath:
+    """One closed outline over the slots [i, i + 1) at ``heights`` (n,), from 0: a single
+    path, so no seam shows where pieces of a fill meet."""
+    n = heights.shape[0]
+    x = np.concatenate([[0.0], np.repeat(np.arange(n + 1.0), 2)[1:-1], [n]])    # (2n + 2,)
+    y = np.concatenate([[0.0], np.repeat(heights, 2), [0.0]])
+    path = pg.arrayToQPath(x, y, connect="all")
+    path.closeSubpath()
+    return path
 
 
 def stub_heights(change: np.ndarray, top: float) -> np.ndarray:
@@ -58,6 +72,15 @@ class TokenChangeFigure(Figure):
         self.plot.hideButtons()
         self.bars = pg.BarGraphItem(x0=[], height=[], width=0.8, brush=style.CURVE_COLOURS[1])
         self.plot.addItem(self.bars)
+        # bars under a pixel wide fall between pixels (blank stretches on screen, pale
+        # lines in an export): narrow slots are drawn as one filled step per colour,
+        # each token's slot whole, in the window and in every export alike
+        self.steps = [QtWidgets.QGraphicsPathItem() for _ in range(2)]  # beyond, within
+        for step, colour in zip(self.steps, (style.CURVE_COLOURS[1], UNCHANGED_GREY)):
+            step.setPen(pg.mkPen(None))
+            step.setBrush(pg.mkBrush(colour))
+            self.plot.addItem(step)
+        self.plot.vb.sigTransformChanged.connect(lambda *_: self._solid_when_narrow())
         self.tokens: tuple[str, ...] = ()
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.where = ""
@@ -70,11 +93,14 @@ class TokenChangeFigure(Figure):
         n = change.shape[0]
         broken = change > floor
         changed_brush = pg.mkBrush(style.CURVE_COLOURS[1])
-        same_brush = pg.mkBrush(170, 170, 170)
+        same_brush = pg.mkBrush(UNCHANGED_GREY)
         top = style.nice_ceiling(max(float(change.max()) if n else 0.0, 10 * floor))
         self.bars.setOpts(x0=np.arange(n) + 0.1, height=stub_heights(change, top),
                           width=0.8, pens=[pg.mkPen(None)] * n,
                           brushes=[changed_brush if b else same_brush for b in broken])
+        heights = stub_heights(change, top)
+        for step, shown in zip(self.steps, (broken, ~broken)):
+            step.setPath(step_outline(np.where(shown, heights, 0.0)))
         if ev.reference.tokens != self.tokens:
             self.tokens = ev.reference.tokens
             self.plot.getAxis("bottom").set_tokens(self.tokens)
@@ -97,6 +123,14 @@ class TokenChangeFigure(Figure):
                  for i in np.flatnonzero((change > 0) & (change < STUB * top))]
         self.set_note(f"{', '.join(stubs)}: a change under {STUB:.1%} of the axis, drawn "
                       "that high to be seen." if stubs else "")
+
+    def _solid_when_narrow(self) -> None:
+        """Bars where a token's slot is SOLID_BELOW px wide or wider, filled steps else."""
+        slot = 1 / max(self.plot.vb.viewPixelSize()[0], 1e-12)             # px a token
+        narrow = slot < SOLID_BELOW
+        self.bars.setVisible(not narrow)
+        for step in self.steps:
+            step.setVisible(narrow)
 
     def _mouse_moved(self, scene_pos) -> None:
         view = self.plot.vb
