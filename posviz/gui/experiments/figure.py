@@ -47,6 +47,7 @@ class ExperimentFigure(Figure):
     note_one_line = True        # a paper check's note took a short window's whole plot
     subtitle = ""               # what the drawing shows ran on (jobs.caption)
     stale_line = ""             # what a drawing of other inputs was computed for
+    filed_line = ""             # that line as a file carries it: no word of the controls
     _title = ""
     INVITATION = "Choose an experiment above and press Run (Ctrl+Return)."
     legend_columns = 3          # at most, when the figure is wide enough
@@ -139,17 +140,18 @@ class ExperimentFigure(Figure):
             self.show_paper(result)
         return ""
 
-    def set_stale(self, stale: bool, said: str = "") -> None:
+    def set_stale(self, stale: bool, said: str = "", filed: str | None = None) -> None:
         """Dim the drawing (its inputs are no longer the controls') or show it plainly;
-        ``said``: what it was computed for, a line under the subtitle while it is dimmed
-        (exports show it undimmed, with that line)."""
+        ``said``: what it was computed for, a line under the subtitle while it is dimmed;
+        ``filed``: that line in exports (undimmed), ``said`` when None, "" for none."""
         self.veil.setGeometry(self.rect())
         self.veil.raise_()
         self.veil.setVisible(stale)
         said = said if stale else ""
-        if said != self.stale_line:
+        filed = (said if filed is None else filed) if stale else ""
+        if (said, filed) != (self.stale_line, self.filed_line):
             self._drop_twin()
-            self.stale_line = said
+            self.stale_line, self.filed_line = said, filed
             self.set_title(self._title)
 
     def chrome(self) -> list:
@@ -187,7 +189,7 @@ class ExperimentFigure(Figure):
             twin.subtitle, twin.map_text = subtitle, self.map_text
             twin.map_layer = self.map_layer
             twin.draw(job, result, metric)
-            twin.stale_line = self.stale_line
+            twin.stale_line = self.filed_line
             twin.set_title(twin._title)
             lay_out_at_own_size(twin, twin.plot, self.own_width, self.own_plot_height)
         return self._twin
