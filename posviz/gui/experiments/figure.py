@@ -243,16 +243,19 @@ class ExperimentFigure(Figure):
                pad: float = 0.04) -> None:
         """Fit the view to every curve and dot drawn (x over ``layers`` rows, in to L, if
         given; y unless ``y_range``), so no drawing keeps the previous one's range or
-        clips its own data."""
-        xs, ys = [], []
+        clips its own data; padded so that every mark lies whole inside the view, even
+        the least one on screen (least_plot_height pixels each way)."""
+        xs, ys, mark = [], [], 0.0      # mark: pixels a mark reaches past its point
         for item in self.plot.items:
             if isinstance(item, (pg.PlotCurveItem, pg.ScatterPlotItem)):
                 x, y = item.getData()
                 if x is not None and len(x):
                     xs.append(np.asarray(x, float))
                     ys.append(np.asarray(y, float))
+                    mark = max(mark, item.pixelPadding())
         if not xs:
             return
+        pad = max(pad, mark / (self.least_plot_height - 2 * mark))
         x, y = np.concatenate(xs), np.concatenate(ys)
         x_low, x_high = (0, layers - 1) if layers else (np.nanmin(x), np.nanmax(x))
         if y_range is None:
