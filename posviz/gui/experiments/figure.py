@@ -266,8 +266,12 @@ class ExperimentFigure(Figure):
         frame(self.plot, (x_low - x_pad, x_high + x_pad), y_range)
 
     def _curve(self, x, y, colour, label: str, width=2.0, dash=False) -> pg.PlotCurveItem:
+        """A curve and its legend entry; ``dash``: dashed, or the dash pattern (dash,
+        gap, ... in pen widths)."""
         pen = style.cosmetic_pen(colour, width, QtCore.Qt.PenStyle.DashLine if dash
                                  else QtCore.Qt.PenStyle.SolidLine)
+        if dash and dash is not True:
+            pen.setDashPattern(list(dash))
         curve = pg.PlotCurveItem(np.asarray(x, float), np.asarray(y, float), pen=pen)
         self.plot.addItem(curve)
         if label:
