@@ -144,6 +144,28 @@ def test_the_swap_map_after_a_sweep_spans_its_tokens(figure):
     assert not figure.plot.getAxis("left").logMode and legend_labels(figure) == []
 
 
+def test_compared_encodings_on_the_original_order_say_nothing_moved(figure):
+    """On the original order every curve lay at 0 with no word why; the Attention tab
+    says it (views.shown.symmetry_note), and so does the comparison, in the same words
+    and in its note's first line (a short window shows one), with no word of a control."""
+    from posviz.analysis.experiments.encodings import compare_encodings
+    from posviz.analysis.predictions import COMPARE_HINT
+    from posviz.models.config import ModelConfig
+    from posviz.views.shown import symmetry_note
+
+    config = ModelConfig(layers=2, heads=2, d_model=16, mask="causal")
+    result = compare_encodings(config, ("none", "rope"), "random", "a b c d e f",
+                               order=list(range(6)))
+    figure.show_compare(result, "hidden_equivariance")
+    said = symmetry_note(None, np.arange(6)).removesuffix(COMPARE_HINT).strip()
+    assert figure.note.text().startswith(said) and COMPARE_HINT not in figure.note.text()
+    assert "the original order" in figure.heading.text()
+    moved = compare_encodings(config, ("none", "rope"), "random", "a b c d e f",
+                              order=[1, 0, 2, 3, 4, 5])
+    figure.show_compare(moved, "hidden_equivariance")
+    assert said not in figure.note.text() and "one reorder" in figure.heading.text()
+
+
 def test_compared_encodings_stay_apart_when_their_curves_meet(figure):
     """NoPE and RoPE give almost the same curve under a causal mask: each encoding has
     its own marker, so a curve drawn under another still shows, and the log axis is
