@@ -186,6 +186,38 @@ def test_alibi_s_coinciding_and_interleaved_slopes_show_and_are_named_on_the_plo
     assert len({d.opts["size"] for d in dots(figure)}) == 1
 
 
+def marks_outside(figure) -> list:
+    """The marks (x, y, size) whose drawn square reaches past the plot's view."""
+    from PySide6 import QtCore
+    view = figure.plot.vb
+    box = view.sceneBoundingRect()
+    outside = []
+    for item in dots(figure):
+        for spot in item.points():
+            centre = view.mapViewToScene(spot.pos())
+            half = spot.size() / 2 + 0.5                   # the white pen's half width
+            drawn = QtCore.QRectF(centre.x() - half, centre.y() - half, 2 * half, 2 * half)
+            if not box.contains(drawn):
+                outside.append((spot.pos().x(), spot.pos().y(), spot.size()))
+    return outside
+
+
+def test_alibi_s_lowest_marks_sit_whole_inside_the_view(qtbot, figure):
+    """The smallest slopes' marks overlapped the x axis: the view was padded by a share
+    of the data's span, fewer pixels than half a mark on a short plot."""
+    from posviz.models.encodings.alibi import alibi_slopes
+    by_heads = {str(h): {"measured": list(alibi_slopes(h)), "rule": list(alibi_slopes(h))}
+                for h in (6, 8, 12)}
+    figure.show_paper(paper("alibi-slopes", {"by_heads": by_heads}))
+    for height in (700, 300, 10):       # down to the least the figure keeps
+        figure.resize(1000, height)
+        qtbot.waitUntil(lambda: figure.plot.vb.height() >= figure.least_plot_height - 1)
+        QtCore.QCoreApplication.processEvents()
+        assert dots(figure) and not marks_outside(figure), (height, figure.plot.vb.height())
+    exported = figure.drawn_alone()
+    assert dots(exported) and not marks_outside(exported)
+
+
 def test_press_says_why_the_learned_table_has_one_point(figure):
     values = {"train_length": 128, "lengths": [128, 256, 512], "tokens": 100,
               "unigram_perplexity": 377.0,

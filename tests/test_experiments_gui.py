@@ -565,3 +565,16 @@ def test_the_two_words_beside_run_stand_on_one_line(qtbot, width):
             for w in (tab.takes, tab.status)]
     assert abs(tops[0] - tops[1]) <= 1, tops
     tab.shutdown()
+
+
+def test_an_export_after_the_experiment_changed_tells_no_control(qtbot, tab, tmp_path):
+    """An order-use PDF exported while the Paper check was chosen carried "run the
+    paper check to replace it": a word for the window's controls in a file."""
+    tab.kind.setCurrentIndex(tab.kind.findData("reverse"))
+    run(qtbot, tab)
+    tab.what.setCurrentIndex(tab.what.findData("paper"))
+    assert "run the paper check to replace it" in tab.figure.heading.text()   # on screen
+    alone = tab.figure.drawn_alone()
+    assert "sweep" in alone.heading.text() and "Computed" not in alone.heading.text()
+    svg = tab.export(tmp_path / "sweep.svg", "svg").read_text()
+    assert "reverse sweep" in svg and "replace" not in svg and "Computed" not in svg

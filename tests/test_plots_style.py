@@ -405,3 +405,24 @@ def test_a_colour_bar_s_title_keeps_clear_of_its_numbers(qtbot, height):
     assert any(text.startswith("≤") for _, _, text in numbers)
     title = axis.label.mapRectToParent(axis.label.boundingRect())
     assert title.left() >= max(rect.right() for rect, _, _ in numbers), height
+
+
+def test_the_branch_norms_axis_fits_the_data_shown(qtbot, shown):
+    """all-MiniLM-L6-v2's norms reach 20.8 and the y axis ran to 50 (the next 1, 2 or 5
+    × 10^k), more than half the plot empty; its limit follows the data down again."""
+    import dataclasses
+
+    from posviz.gui.plots.layers import BranchNormsFigure
+    figure = BranchNormsFigure()
+    qtbot.addWidget(figure)
+    figure.resize(900, 400)
+    figure.show()
+    norms = shown.views.branch_norms
+    for reach in (20.82, 9.3, 20.82):
+        most = max(float(np.nanmax(values)) for values in norms.values())
+        scaled = {name: values * (reach / most) for name, values in norms.items()}
+        views = dataclasses.replace(shown.views, branch_norms=scaled)
+        figure.update_from(dataclasses.replace(shown, views=views), 1, 0)
+        QtGui.QGuiApplication.processEvents()
+        low, high = figure.plot.viewRange()[1]
+        assert low == 0 and reach <= high <= 1.35 * reach, (reach, high)

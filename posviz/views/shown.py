@@ -121,8 +121,10 @@ def same_input_note(ev: Evaluation) -> str:
             "exchanged (the original's rows moved against the same run).")
 
 
-ORIGINAL_ORDER = ("This is the original order: the run is compared with itself, so every "
-                  f"change is 0 whatever the encoding. {COMPARE_HINT}")
+# what a figure of the original order says (in files too), and the window how to move one
+ORIGINAL_SAID = ("This is the original order: the run is compared with itself, so every "
+                 "change is 0 whatever the encoding.")
+ORIGINAL_ORDER = f"{ORIGINAL_SAID} {COMPARE_HINT}"
 
 
 def _symmetry_reading(c, order) -> tuple[int | None, str, int | None]:

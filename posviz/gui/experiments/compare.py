@@ -14,7 +14,8 @@ from ..plots.coincide import coinciding, coinciding_words, shares_a_line
 from ..plots.hover import Series
 from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
 from ..plots.log_ticks import ZERO_MARGIN
-from posviz.views.shown import zero_level
+from posviz.models.orders import is_original
+from posviz.views.shown import ORIGINAL_SAID, zero_level
 
 SYMBOLS = ("o", "s", "t", "d", "t1", "x")    # one marker shape per compared encoding
 SAME = 1e-3              # relative: curves this close at a layer are named equal there
@@ -70,9 +71,13 @@ def draw_compare(figure, result, metric: str) -> None:
     moved = " ".join(result.tokens[i] for i in result.order)
     if getattr(result, "carried", False):
         moved = f"{moved} (the window's order, carried word by word to these tokens)"
+    # the original order: every curve at 0, said first (a short window shows one line)
+    original = len(result.order) and is_original(result.order)
     figure.set_title(f"{metric.replace('_', ' ')}: {len(result.models)} encodings, "
-                     f"{result.weights} weights, one reorder")
-    figure.set_note(f"Reorder: {moved}\nEach curve is the built-in model with one encoding "
+                     f"{result.weights} weights, "
+                     f"{'the original order' if original else 'one reorder'}")
+    said = f"{ORIGINAL_SAID}\n" if original else ""
+    figure.set_note(f"{said}Reorder: {moved}\nEach curve is the built-in model with one encoding "
                     f"({result.weights} weights), on the same tokens and the same reorder. "
                     f"A change below the dashed noise floor cannot be told from "
                     f"floating-point rounding; a change of exactly 0 is drawn on the row marked 0, inside the grey "

@@ -47,6 +47,7 @@ class ExperimentFigure(Figure):
     note_one_line = True        # a paper check's note took a short window's whole plot
     subtitle = ""               # what the drawing shows ran on (jobs.caption)
     stale_line = ""             # what a drawing of other inputs was computed for
+    filed_line = ""             # that line as a file carries it: no word of the controls
     _title = ""
     INVITATION = "Choose an experiment above and press Run (Ctrl+Return)."
     legend_columns = 3          # at most, when the figure is wide enough
@@ -139,17 +140,18 @@ class ExperimentFigure(Figure):
             self.show_paper(result)
         return ""
 
-    def set_stale(self, stale: bool, said: str = "") -> None:
+    def set_stale(self, stale: bool, said: str = "", filed: str | None = None) -> None:
         """Dim the drawing (its inputs are no longer the controls') or show it plainly;
-        ``said``: what it was computed for, a line under the subtitle while it is dimmed
-        (exports show it undimmed, with that line)."""
+        ``said``: what it was computed for, a line under the subtitle while it is dimmed;
+        ``filed``: that line in exports (undimmed), ``said`` when None, "" for none."""
         self.veil.setGeometry(self.rect())
         self.veil.raise_()
         self.veil.setVisible(stale)
         said = said if stale else ""
-        if said != self.stale_line:
+        filed = (said if filed is None else filed) if stale else ""
+        if (said, filed) != (self.stale_line, self.filed_line):
             self._drop_twin()
-            self.stale_line = said
+            self.stale_line, self.filed_line = said, filed
             self.set_title(self._title)
 
     def chrome(self) -> list:
@@ -187,7 +189,7 @@ class ExperimentFigure(Figure):
             twin.subtitle, twin.map_text = subtitle, self.map_text
             twin.map_layer = self.map_layer
             twin.draw(job, result, metric)
-            twin.stale_line = self.stale_line
+            twin.stale_line = self.filed_line
             twin.set_title(twin._title)
             lay_out_at_own_size(twin, twin.plot, self.own_width, self.own_plot_height)
         return self._twin
@@ -241,16 +243,19 @@ class ExperimentFigure(Figure):
                pad: float = 0.04) -> None:
         """Fit the view to every curve and dot drawn (x over ``layers`` rows, in to L, if
         given; y unless ``y_range``), so no drawing keeps the previous one's range or
-        clips its own data."""
-        xs, ys = [], []
+        clips its own data; padded so that every mark lies whole inside the view, even
+        the least one on screen (least_plot_height pixels each way)."""
+        xs, ys, mark = [], [], 0.0      # mark: pixels a mark reaches past its point
         for item in self.plot.items:
             if isinstance(item, (pg.PlotCurveItem, pg.ScatterPlotItem)):
                 x, y = item.getData()
                 if x is not None and len(x):
                     xs.append(np.asarray(x, float))
                     ys.append(np.asarray(y, float))
+                    mark = max(mark, item.pixelPadding())
         if not xs:
             return
+        pad = max(pad, mark / (self.least_plot_height - 2 * mark))
         x, y = np.concatenate(xs), np.concatenate(ys)
         x_low, x_high = (0, layers - 1) if layers else (np.nanmin(x), np.nanmax(x))
         if y_range is None:
@@ -261,8 +266,12 @@ class ExperimentFigure(Figure):
         frame(self.plot, (x_low - x_pad, x_high + x_pad), y_range)
 
     def _curve(self, x, y, colour, label: str, width=2.0, dash=False) -> pg.PlotCurveItem:
+        """A curve and its legend entry; ``dash``: dashed, or the dash pattern (dash,
+        gap, ... in pen widths)."""
         pen = style.cosmetic_pen(colour, width, QtCore.Qt.PenStyle.DashLine if dash
                                  else QtCore.Qt.PenStyle.SolidLine)
+        if dash and dash is not True:
+            pen.setDashPattern(list(dash))
         curve = pg.PlotCurveItem(np.asarray(x, float), np.asarray(y, float), pen=pen)
         self.plot.addItem(curve)
         if label:

@@ -246,16 +246,23 @@ def texts_named(job: ExperimentJob) -> str:
 
 def computed_for(job: ExperimentJob, differ: list[str], chosen: str | None = None) -> str:
     """The line a figure of other inputs than the controls' carries (``differ``:
-    changed), on screen and in every export: what it was computed for. When only the
-    experiment differs, the line names both (``chosen``: the one the controls show),
-    not the inputs, which did not change."""
+    changed), on screen (filed_line: in exports): what it was computed for. When only
+    the experiment differs, the line names both (``chosen``: the one the controls
+    show), not the inputs, which did not change."""
     if differ == ["experiment"]:
         replace = f"; run the {WHAT_NAMES[chosen]} to replace it" if chosen else ""
         return f"Computed for the {WHAT_NAMES[job.what]}{replace}"
+    return filed_line(job, differ)
+
+
+def filed_line(job: ExperimentJob, differ: list[str]) -> str:
+    """The line of computed_for an export carries: none when only the experiment
+    differs (the figure is that experiment's, whole, as its title says; the way to
+    replace it is the window's business), else what it was computed for."""
+    if not differ or differ == ["experiment"]:
+        return ""
     texts = texts_named(job)
     ran = f"Computed for {texts}" if texts else "Computed"
-    if not differ:
-        return ""
     return f"{ran}{', ' if texts else ' '}before the {and_joined(differ)} changed"
 
 
@@ -289,6 +296,6 @@ def provenance(job: ExperimentJob, result, differ: list[str] = ()) -> dict[str, 
     if getattr(result, "carried", False):       # the order run, of the models' tokens
         facts["order_run"] = (",".join(map(str, result.order))
                               + " (the order carried word by word to the models' tokens)")
-    if differ and differ != ["experiment"]:
-        facts["stale"] = computed_for(job, list(differ))
+    if filed_line(job, list(differ)):
+        facts["stale"] = filed_line(job, list(differ))
     return {key: " ".join(str(value).split()) for key, value in facts.items()}

@@ -8,14 +8,16 @@ import numpy as np
 
 from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
 
-CHANCE_Z = -1           # chance lines under the probes' errors, which stay on top
+CHANCE_Z = 1            # chance lines over the probes' errors: under them, they hid
+CHANCE_DASH = (2, 5)    # dash, gap (pen widths): sparse, so an error at chance shows
 
 
 def draw_probes(figure, title: str, runs: dict, said: str = "") -> None:
     """One or more probes (``runs``: prefix -> (rows, colour), a row a layer) on one
     fresh plot of ``figure`` (an ExperimentFigure); a chance line the runs share is drawn
-    once, so none hides under another, and beneath the errors (a bidirectional probe at
-    1.01 × chance vanished under it); the note: ``said``, then R² per layer."""
+    once, so none hides under another, and over the errors (under them it was hidden)
+    in sparse dashes (a bidirectional probe at 1.01 × chance vanished under a denser
+    line); the note: ``said``, then R² per layer."""
     figure._reset("mean absolute error (positions)", LAYER_AXIS,
                   log=False)
     figure.data, figure.dims, figure.coords, figure.labels = {}, ("layer",), {}, {}
@@ -33,7 +35,7 @@ def draw_probes(figure, title: str, runs: dict, said: str = "") -> None:
                       else prefix.strip().rstrip(","))
         if not shared:
             figure._curve(layers, chance, colour, f"{prefix}chance (the mean)".strip(),
-                          1.5, dash=True).setZValue(CHANCE_Z)
+                          1.5, dash=CHANCE_DASH).setZValue(CHANCE_Z)
         top = max(top, float(np.nanmax(np.r_[mae, chance])))
         key = "_".join(re.findall(r"\w+", prefix))          # causal_with_squares
         figure.data.update({f"{key}_r2".lstrip("_"): np.array([r["r2"] for r in rows]),
@@ -45,7 +47,8 @@ def draw_probes(figure, title: str, runs: dict, said: str = "") -> None:
     if shared:
         both = {1: "", 2: ", the same for both"}.get(len(runs), ", the same for all")
         figure._curve(figure.coords["layer"], chances[0], "#505050",
-                      f"chance (the mean){both}", 1.5, dash=True).setZValue(CHANCE_Z)
+                      f"chance (the mean){both}", 1.5,
+                      dash=CHANCE_DASH).setZValue(CHANCE_Z)
     figure._frame((0.0, 1.1 * top), len(figure.coords["layer"]))
     set_layer_ticks(figure.plot.getAxis("bottom"), len(figure.coords["layer"]))
     figure.set_title(title)

@@ -22,7 +22,7 @@ from .figure import ExperimentFigure
 from .progress_line import status_row, tell_progress
 from .swaps import sync_map_choosers
 from .jobs import (DRAWN, SWAP_MAP, WHAT_NAMES, Relay, caption, changed, computed_for,
-                   file_name, make_job, provenance, shown_metric)
+                   file_name, filed_line, make_job, provenance, shown_metric)
 from ..folders import remember_folder, start_folder
 from ..plots.exporting import (add_copy_action, add_export_actions, ask_export_path,
                                busy_writing, copy_figure, writing)
@@ -308,7 +308,8 @@ class ExperimentsTab(QtWidgets.QWidget):
         differ = changed(self.job, now, self.what.currentData())
         self.differ = differ
         self.figure.set_stale(bool(differ),
-                              computed_for(self.job, differ, self.what.currentData()))
+                              computed_for(self.job, differ, self.what.currentData()),
+                              filed_line(self.job, differ))
         if not differ and self.stale:
             self._say(self._done)
         self.stale = bool(differ)

@@ -289,7 +289,7 @@ class BranchNormsFigure(Figure):
         for name, values in self.data.items():
             self.curves[name].setData(layers, values)
             top = max(top, float(np.nanmax(values)))
-        top = style.nice_ceiling(top)
+        top = style.nice_top(top)
         if top != self._top:
             self._top = top
             self.plot.setYRange(0, top, padding=0)

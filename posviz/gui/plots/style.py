@@ -202,6 +202,14 @@ def nice_ceiling(x: float) -> float:
     return float(10 * decade)
 
 
+def nice_top(x: float) -> float:
+    """The smallest multiple of a 1, 2 or 5 × 10^k step (at most 8 steps) at or above x:
+    an axis limit that stays put while the data wiggle and leaves less than a third of
+    the axis empty (nice_ceiling's 50 over data reaching 21 left more than half)."""
+    step = nice_ceiling(x / 8)
+    return float(np.ceil(x / step * (1 - 1e-12)) * step) if np.isfinite(x) and x > 0 else 1.0
+
+
 def size_tabs_by_current_page(tabs: QtWidgets.QTabWidget) -> None:
     """Let ``tabs`` be as narrow as its current page allows: a hidden page (a wide row
     of controls) no longer widens every tab past a small window's viewport."""
