@@ -137,10 +137,9 @@ class ProgressLine(ElidedLabel):
             # the stage's own count ("(checkpoint 2 of 6)") is how far too: it goes
             # whole before the run's, never cut ("... 512 tokens (checkpoint 2…")
             count = counted_tail(head)
-            count = count if count and len(count) < len(head) else ""
+            count = count if count.lstrip().startswith("(") and len(count) < len(head) else ""
             if count:
-                head, joiner = head[:-len(count)].rstrip(" "), count.lstrip(" ") + joiner
-                joiner = " " + joiner
+                head, joiner = head[:-len(count)].rstrip(" "), " " + count.lstrip(" ") + joiner
             first = self._first_line(head, metrics, room)
             rest = head[len(first):].lstrip(" ")
             return [("", first), (rest, joiner + tail) if rest
