@@ -39,6 +39,8 @@ class ElidedLabel(QLabel):
         super().__init__(text)
         self.elide = elide        # the status line's: in the middle, its end (how long
                                   # a wait has run) kept in sight at 1024 pixels
+        self.shorts: tuple[str, ...] = ()   # the text in fewer words, longest first:
+        # the first that fits is shown whole, not the text cut ("built-in on 30…")
         self.setSizePolicy(QSizePolicy.Policy.Preferred if keeps else
                            QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
@@ -46,9 +48,12 @@ class ElidedLabel(QLabel):
         return QSize(20, super().minimumSizeHint().height())
 
     def shown_text(self) -> str:
-        """What is painted: the text, elided to the width."""
-        return self.fontMetrics().elidedText(self.text(), self.elide,
-                                             max(self.contentsRect().width(), 0))
+        """What is painted: the text, else the first of ``shorts`` that fits the width
+        whole, else the shortest elided."""
+        metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
+        texts = (self.text(), *self.shorts)
+        return next((text for text in texts if metrics.horizontalAdvance(text) <= room),
+                    metrics.elidedText(texts[-1], self.elide, room))
 
     def paintEvent(self, event) -> None:
         shown = self.shown_text()
@@ -159,8 +164,10 @@ class StatusLine(QObject):
         orders, model = self._running()
         layer = self._layer()
         if layer or elapsed >= SAY_SECONDS_AFTER:   # how far first: elided, it stays
-            self.say(f"computing {orders}{layer}… {elapsed:.0f} s{model}",
-                     elide=Qt.TextElideMode.ElideRight)
+            line = f"computing {orders}{layer}… {elapsed:.0f} s"
+            # the model last, dropped before a word of what runs or how far is cut
+            self.say(line + model, elide=Qt.TextElideMode.ElideRight,
+                     shorts=(line + model.split(" on ")[0], line) if model else ())
             self.far.emit(layer.removeprefix(": "))
 
     def _layer(self) -> str:
@@ -193,10 +200,12 @@ class StatusLine(QObject):
         self.ticking.stop()
 
     def say(self, text: str, error: bool = False,
-            elide: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
+            elide: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle,
+            shorts: tuple[str, ...] = ()) -> None:
         """Show ``text``, elided in the middle when cut (its end, the time taken, kept)
-        or as ``elide`` says (the computing line: how far first, the model last)."""
-        self.label.elide = elide
+        or as ``elide`` says (the computing line: how far first, the model last);
+        ``shorts``: it in fewer words, longest first, the first that fits shown whole."""
+        self.label.elide, self.label.shorts = elide, shorts
         self.label.setText(text)
         style = ERROR_STYLE if error else ""
         if self.label.styleSheet() != style:     # a style sheet re-polishes the label
