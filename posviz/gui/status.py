@@ -3,6 +3,7 @@ a while (and past 2 s what it runs and for how long), errors, and what an opened
 document says until the next edit."""
 from __future__ import annotations
 
+import re
 import time
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
@@ -102,6 +103,18 @@ def how_far(since: float, nth=lambda now: 0, then: str = "") -> str:
     if now is None or now.began < since or now is after.ended_after():
         return ""                       # (a forward told before the steps after it)
     return forward_words(now, nth(now), then)
+
+
+def fewer_words(text: str) -> tuple[str, ...]:
+    """A load's ``text`` in fewer words, longest first, for a line too short for it (at
+    1024 pixels SmolLM2's conversion was cut in its middle): past what loads (up to the
+    first ": "), without its asides in brackets, then without the folder it names, then
+    without what a step does once (": de-quantizing it ..."), its time left kept."""
+    what, colon, rest = text.partition(": ")
+    bare = what + colon + re.sub(r" \([^()]*\)", "", rest)
+    short = re.sub(r" in (?:/|~|[A-Za-z]:\\)[^,]*", "", bare)
+    shortest = re.sub(r"(?<= once): [^,]*(?=,)", "", short)
+    return tuple(dict.fromkeys(t for t in (bare, short, shortest) if t != text))
 
 
 class StatusLine(QObject):
@@ -215,7 +228,7 @@ class StatusLine(QObject):
         """A load's line (the model panel's) while this one says the load: MiniLM's
         "Loading all-MiniLM-L6-v2 (bundled)…" stood here 2.9 s, its steps told there."""
         if self.label.text().startswith("Loading ") and text.startswith("Loading "):
-            self.say(text)
+            self.say(text, shorts=fewer_words(text))
 
     def is_error(self) -> bool:
         return self.label.styleSheet() == ERROR_STYLE
