@@ -117,3 +117,21 @@ def test_a_stage_s_count_stays_whole_at_every_width(qtbot, width):
     assert line.fontMetrics().horizontalAdvance("(checkpoint 2 of 6)" + HOW_FAR) < width
     line.say(CHECKPOINT + HOW_FAR, kept=HOW_FAR)
     assert_count_whole(line)
+
+
+@pytest.mark.parametrize("width", range(400, 720, 20))
+def test_where_the_stage_s_count_and_how_far_fill_a_line_each_keeps_one(qtbot, width):
+    """Press's first checkpoint at 1024 pixels: its count, how far and an estimate in
+    all are wider than a line; the count ends the first line (its words cut), how far
+    and the estimate are whole on the second ("(checkpoint 1 of 6): 30…; about")."""
+    from posviz.gui.experiments.progress_line import ProgressLine
+    line = ProgressLine()
+    qtbot.addWidget(line)
+    line.resize(width, 40)
+    how_far = ": 30 of 56 done; about 12-57 s left in all (an estimate)"
+    text = CHECKPOINT.replace("sinusoidal", "none").replace("2 of 6", "1 of 6") + how_far
+    line.say(text, kept=how_far)
+    shown = line.shown_lines()
+    assert all(line.fontMetrics().horizontalAdvance(part) <= width for part in shown)
+    assert "(checkpoint 1 of 6)" in " ".join(shown), shown
+    assert shown[1].endswith(how_far.lstrip(": ")), shown

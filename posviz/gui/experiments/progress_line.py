@@ -139,7 +139,11 @@ class ProgressLine(ElidedLabel):
             count = counted_tail(head)
             count = count if count.lstrip().startswith("(") and len(count) < len(head) else ""
             if count:
-                head, joiner = head[:-len(count)].rstrip(" "), " " + count.lstrip(" ") + joiner
+                head = head[:-len(count)].rstrip(" ")
+                if metrics.horizontalAdvance(count.lstrip(" ") + joiner + tail) > room:
+                    # not on the run's line too: it ends the first, its words cut
+                    return [(head, " " + count.lstrip(" ")), ("", tail)]
+                joiner = " " + count.lstrip(" ") + joiner
             first = self._first_line(head, metrics, room)
             rest = head[len(first):].lstrip(" ")
             return [("", first), (rest, joiner + tail) if rest
