@@ -57,3 +57,26 @@ def test_the_status_line_keeps_the_conversion_s_words_at_1024(qtbot, window, mon
 
 def bar_text(load) -> str:
     return load.status.text()
+
+
+NOTE = (" (its first load, about 20 s-2 min on 2 cores in all: de-quantized once and "
+        "written into posviz's cache, read from there by later loads)")
+
+
+@pytest.mark.parametrize("step", [
+    "reading the GGUF file's header, vocabulary and tensor names, 1 s so far, about 15 s "
+    "left of the conversion…",
+    "matching the GGUF file's tensors to the model's modules, 262 of 397 modules, about "
+    "4 s left of the conversion…"])
+def test_a_conversion_s_steps_keep_their_words_on_the_status_line_at_1024(
+        qtbot, window, step):
+    """Its steps were cut in their middle there ("reading the…le's header")."""
+    from PySide6 import QtWidgets
+    window.resize(1024, 700)
+    QtWidgets.QApplication.processEvents()
+    window.status.say(f"Loading {LABEL}…")
+    window.status.load_step(f"Loading {LABEL}: {step}{NOTE}")
+    label = window.state_label
+    shown = label.shown_text()
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    assert shown.startswith("Loading SmolLM2-135M-Instruct Q4_1") and shown.endswith(step)

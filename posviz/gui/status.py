@@ -109,12 +109,15 @@ def fewer_words(text: str) -> tuple[str, ...]:
     """A load's ``text`` in fewer words, longest first, for a line too short for it (at
     1024 pixels SmolLM2's conversion was cut in its middle): past what loads (up to the
     first ": "), without its asides in brackets, then without the folder it names, then
-    without what a step does once (": de-quantizing it ..."), its time left kept."""
+    without what a step does once (": de-quantizing it ..."), its time left kept, then
+    without the aside naming what loads ("(bundled GGUF)"), then with its name alone."""
     what, colon, rest = text.partition(": ")
     bare = what + colon + re.sub(r" \([^()]*\)", "", rest)
     short = re.sub(r" in (?:/|~|[A-Za-z]:\\)[^,]*", "", bare)
-    shortest = re.sub(r"(?<= once): [^,]*(?=,)", "", short)
-    return tuple(dict.fromkeys(t for t in (bare, short, shortest) if t != text))
+    shorter = re.sub(r"(?<= once): [^,]*(?=,)", "", short)
+    plain = re.sub(r" \([^()]*\)", "", shorter)        # what loads, without its aside
+    named = re.sub(r"^([^,:]*),[^:]*:", r"\1:", plain)   # ... and but its name
+    return tuple(dict.fromkeys(t for t in (bare, short, shorter, plain, named) if t != text))
 
 
 class StatusLine(QObject):
