@@ -70,3 +70,68 @@ def test_how_far_keeps_the_time_left_in_all_at_1024_pixels(qtbot, window):
     assert tab.status.fontMetrics().horizontalAdvance(how_far) > tab.status.width()
     assert shown[1].startswith("14 of 25 done") and shown[1].endswith(in_all), shown
     assert "…" in shown[1], shown
+
+
+CHECKPOINT = ("held-out perplexity of the sinusoidal checkpoint at 128, 256 and 512 tokens "
+              "(checkpoint 2 of 6)")
+HOW_FAR = ": 52 of 56 done; about 23 s left in all"
+
+
+def test_a_stage_s_own_count_is_never_cut_at_1024_pixels(qtbot, window):
+    """At 1024 pixels Press's progress read "... 512 tokens (checkpoint 2…: 52 of 56
+    done": the stage's count is how far too. It is kept whole before the run's count,
+    the words before it cut only after a whole word."""
+    from PySide6 import QtWidgets
+
+    window.resize(1024, 700)
+    tab = window.experiments
+    window.plots.tabs.setCurrentWidget(tab)
+    tab.progress.show()
+    QtWidgets.QApplication.processEvents()
+    tab.status.say(CHECKPOINT + HOW_FAR, kept=HOW_FAR)
+    QtWidgets.QApplication.processEvents()
+    assert_count_whole(tab.status)
+
+
+def assert_count_whole(line) -> None:
+    """``line`` (a ProgressLine saying CHECKPOINT + HOW_FAR) keeps the stage's count and
+    how far whole, on two lines of its width, cut only after whole words."""
+    shown = line.shown_lines()
+    assert all(line.fontMetrics().horizontalAdvance(text) <= line.contentsRect().width()
+               for text in shown), shown
+    assert len(shown) == 2 and "(checkpoint 2 of 6)" in " ".join(shown), shown
+    assert shown[1].endswith(HOW_FAR.lstrip(": ")), shown
+    def words(text):            # (the ": " between what runs and how far may go)
+        return [word.strip(":;,") for word in text.replace("…", " ").split()]
+    whole = words(CHECKPOINT + HOW_FAR)
+    assert all(word in whole for word in words(" ".join(shown))), shown     # no word cut
+
+
+@pytest.mark.parametrize("width", range(400, 720, 20))
+def test_a_stage_s_count_stays_whole_at_every_width(qtbot, width):
+    """Where the count and how far fit a line, they are whole, at every width."""
+    from posviz.gui.experiments.progress_line import ProgressLine
+    line = ProgressLine()
+    qtbot.addWidget(line)
+    line.resize(width, 40)
+    assert line.fontMetrics().horizontalAdvance("(checkpoint 2 of 6)" + HOW_FAR) < width
+    line.say(CHECKPOINT + HOW_FAR, kept=HOW_FAR)
+    assert_count_whole(line)
+
+
+@pytest.mark.parametrize("width", range(400, 720, 20))
+def test_where_the_stage_s_count_and_how_far_fill_a_line_each_keeps_one(qtbot, width):
+    """Press's first checkpoint at 1024 pixels: its count, how far and an estimate in
+    all are wider than a line; the count ends the first line (its words cut), how far
+    and the estimate are whole on the second ("(checkpoint 1 of 6): 30…; about")."""
+    from posviz.gui.experiments.progress_line import ProgressLine
+    line = ProgressLine()
+    qtbot.addWidget(line)
+    line.resize(width, 40)
+    how_far = ": 30 of 56 done; about 12-57 s left in all (an estimate)"
+    text = CHECKPOINT.replace("sinusoidal", "none").replace("2 of 6", "1 of 6") + how_far
+    line.say(text, kept=how_far)
+    shown = line.shown_lines()
+    assert all(line.fontMetrics().horizontalAdvance(part) <= width for part in shown)
+    assert "(checkpoint 1 of 6)" in " ".join(shown), shown
+    assert shown[1].endswith(how_far.lstrip(": ")), shown

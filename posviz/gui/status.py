@@ -3,6 +3,7 @@ a while (and past 2 s what it runs and for how long), errors, and what an opened
 document says until the next edit."""
 from __future__ import annotations
 
+import re
 import time
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
@@ -39,6 +40,8 @@ class ElidedLabel(QLabel):
         super().__init__(text)
         self.elide = elide        # the status line's: in the middle, its end (how long
                                   # a wait has run) kept in sight at 1024 pixels
+        self.shorts: tuple[str, ...] = ()   # the text in fewer words, longest first:
+        # the first that fits is shown whole, not the text cut ("built-in on 30…")
         self.setSizePolicy(QSizePolicy.Policy.Preferred if keeps else
                            QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
@@ -46,9 +49,12 @@ class ElidedLabel(QLabel):
         return QSize(20, super().minimumSizeHint().height())
 
     def shown_text(self) -> str:
-        """What is painted: the text, elided to the width."""
-        return self.fontMetrics().elidedText(self.text(), self.elide,
-                                             max(self.contentsRect().width(), 0))
+        """What is painted: the text, else the first of ``shorts`` that fits the width
+        whole, else the shortest elided."""
+        metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
+        texts = (self.text(), *self.shorts)
+        return next((text for text in texts if metrics.horizontalAdvance(text) <= room),
+                    metrics.elidedText(texts[-1], self.elide, room))
 
     def paintEvent(self, event) -> None:
         shown = self.shown_text()
@@ -97,6 +103,21 @@ def how_far(since: float, nth=lambda now: 0, then: str = "") -> str:
     if now is None or now.began < since or now is after.ended_after():
         return ""                       # (a forward told before the steps after it)
     return forward_words(now, nth(now), then)
+
+
+def fewer_words(text: str) -> tuple[str, ...]:
+    """A load's ``text`` in fewer words, longest first, for a line too short for it (at
+    1024 pixels SmolLM2's conversion was cut in its middle): past what loads (up to the
+    first ": "), without its asides in brackets, then without the folder it names, then
+    without what a step does once (": de-quantizing it ..."), its time left kept, then
+    without the aside naming what loads ("(bundled GGUF)"), then with its name alone."""
+    what, colon, rest = text.partition(": ")
+    bare = what + colon + re.sub(r" \([^()]*\)", "", rest)
+    short = re.sub(r" in (?:/|~|[A-Za-z]:\\)[^,]*", "", bare)
+    shorter = re.sub(r"(?<= once): [^,]*(?=,)", "", short)
+    plain = re.sub(r" \([^()]*\)", "", shorter)        # what loads, without its aside
+    named = re.sub(r"^([^,:]*),[^:]*:", r"\1:", plain)   # ... and but its name
+    return tuple(dict.fromkeys(t for t in (bare, short, shorter, plain, named) if t != text))
 
 
 class StatusLine(QObject):
@@ -159,8 +180,10 @@ class StatusLine(QObject):
         orders, model = self._running()
         layer = self._layer()
         if layer or elapsed >= SAY_SECONDS_AFTER:   # how far first: elided, it stays
-            self.say(f"computing {orders}{layer}… {elapsed:.0f} s{model}",
-                     elide=Qt.TextElideMode.ElideRight)
+            line = f"computing {orders}{layer}… {elapsed:.0f} s"
+            # the model last, dropped before a word of what runs or how far is cut
+            self.say(line + model, elide=Qt.TextElideMode.ElideRight,
+                     shorts=(line + model.split(" on ")[0], line) if model else ())
             self.far.emit(layer.removeprefix(": "))
 
     def _layer(self) -> str:
@@ -193,10 +216,12 @@ class StatusLine(QObject):
         self.ticking.stop()
 
     def say(self, text: str, error: bool = False,
-            elide: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
+            elide: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle,
+            shorts: tuple[str, ...] = ()) -> None:
         """Show ``text``, elided in the middle when cut (its end, the time taken, kept)
-        or as ``elide`` says (the computing line: how far first, the model last)."""
-        self.label.elide = elide
+        or as ``elide`` says (the computing line: how far first, the model last);
+        ``shorts``: it in fewer words, longest first, the first that fits shown whole."""
+        self.label.elide, self.label.shorts = elide, shorts
         self.label.setText(text)
         style = ERROR_STYLE if error else ""
         if self.label.styleSheet() != style:     # a style sheet re-polishes the label
@@ -206,7 +231,7 @@ class StatusLine(QObject):
         """A load's line (the model panel's) while this one says the load: MiniLM's
         "Loading all-MiniLM-L6-v2 (bundled)…" stood here 2.9 s, its steps told there."""
         if self.label.text().startswith("Loading ") and text.startswith("Loading "):
-            self.say(text)
+            self.say(text, shorts=fewer_words(text))
 
     def is_error(self) -> bool:
         return self.label.styleSheet() == ERROR_STYLE

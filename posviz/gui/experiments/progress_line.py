@@ -133,10 +133,21 @@ class ProgressLine(ElidedLabel):
             head, tail = text[:-len(kept)].rstrip(JOINERS), kept.lstrip(JOINERS)
             if metrics.horizontalAdvance(head) <= room:
                 return [("", head), ("", tail)]
-            first = self._first_line(head, metrics, room)
             joiner = text[len(head):len(text) - len(tail)]
+            # the stage's own count ("(checkpoint 2 of 6)") is how far too: it goes
+            # whole before the run's, never cut ("... 512 tokens (checkpoint 2…")
+            count = counted_tail(head)
+            count = count if count.lstrip().startswith("(") and len(count) < len(head) else ""
+            if count:
+                head = head[:-len(count)].rstrip(" ")
+                if metrics.horizontalAdvance(count.lstrip(" ") + joiner + tail) > room:
+                    # not on the run's line too: it ends the first, its words cut
+                    return [(head, " " + count.lstrip(" ")), ("", tail)]
+                joiner = " " + count.lstrip(" ") + joiner
+            first = self._first_line(head, metrics, room)
             rest = head[len(first):].lstrip(" ")
-            return [("", first), (rest, joiner + tail) if rest else ("", tail)]
+            return [("", first), (rest, joiner + tail) if rest
+                    else ("", (joiner + tail).lstrip(" ") if count else tail)]
         if kept:
             return [("", ""), ("", kept.lstrip(JOINERS))]
         first = self._first_line(text, metrics, room)

@@ -176,15 +176,18 @@ class LoadProgress(QWidget):
             self._note = (f" (its first load{takes}: de-quantized once and written into "
                           f"posviz's cache, read from there by later loads)")
         ticked = TICK.fullmatch(text)
+        # the announcement says the conversion's time and its copy itself: the note is
+        # for the steps after it (SmolLM2's line said "about 20 s-2 min on 2 cores" twice)
+        note = "" if (ticked[1] if ticked else text).startswith(CONVERTING) else self._note
         if ticked is not None:           # the same step, longer: the bar stays as it is
             self.say(f"Loading {label}: {ticked[1]}, {ticked[2]} s so far"
-                     f"{self._conversion_left()}…{self._note}")
+                     f"{self._conversion_left()}…{note}")
             return
         if self._conversion is not None and not self._conversion.ended:
             # the conversion's steps, numbered load steps or not, are its own: "step 3
             # of 4" there, then "loading tokenizer (step 2 of 4)" from the copy, counted back
             self._fill(0, 1, "converting")    # where the conversion's steps have it
-            self.say(f"Loading {label}: {text}{self._conversion_left()}…{self._note}")
+            self.say(f"Loading {label}: {text}{self._conversion_left()}…{note}")
             return
         step = LOAD_STEPS.get(text)
         if step is None:
