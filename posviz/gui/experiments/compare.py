@@ -13,7 +13,7 @@ from ..plots import style
 from ..plots.coincide import coinciding, coinciding_words, shares_a_line
 from ..plots.hover import Series
 from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
-from ..plots.log_ticks import ZERO_MARGIN
+from ..plots.log_ticks import ZERO_MARGIN, on_zero_row
 from posviz.models.orders import is_original
 from posviz.views.shown import ORIGINAL_SAID, zero_level
 
@@ -53,7 +53,7 @@ def draw_compare(figure, result, metric: str) -> None:
         pen = style.cosmetic_pen(colour, 4.5 if k in under else 2.0,
                                  QtCore.Qt.PenStyle.DashLine if k in later
                                  else QtCore.Qt.PenStyle.SolidLine)
-        drawn = figure._drawn(values[defined], level, row)
+        drawn = on_zero_row(values[defined], level, row)
         x = layers[defined].astype(float)
         figure.plot.addItem(pg.PlotCurveItem(x, drawn, pen=pen))
         figure.plot.addItem(pg.ScatterPlotItem(x, drawn, size=size, symbol=symbol,

@@ -18,7 +18,8 @@ from ..plots import style
 from ..plots.base import Figure
 from ..plots.hover import CurveHover
 from ..plots.layer_axis import LAYER_AXIS, set_layer_ticks
-from ..plots.log_ticks import ZERO_MARGIN, one_notation, zero_decade, zero_row
+from ..plots.log_ticks import (ZERO_MARGIN, on_zero_row, one_notation, zero_decade,
+                               zero_row)
 from ..plots.noise_floor import floor_line, place_label
 from ..plots.own_size import hold_whole, lay_out_at_own_size
 from ..plots.token_axis import TokenAxis, token_axes
@@ -294,10 +295,10 @@ class ExperimentFigure(Figure):
         top = np.nanmax(np.r_[p90, 1.0])
         y_range = (row - ZERO_MARGIN, np.ceil(np.log10(top) + 0.1))
         draw_band(self, x, p10, median, p90,
-                  lambda q: self._drawn(q, level, row), y_range[1] - y_range[0])
+                  lambda q: on_zero_row(q, level, row), y_range[1] - y_range[0])
         one = result.runs == 1                  # one text reversed: no median, no spread
         line = "the run" if one else "median"
-        self._curve(x, self._drawn(median, level, row), "#0072b2", line, 2.5)
+        self._curve(x, on_zero_row(median, level, row), "#0072b2", line, 2.5)
         zeros = median == 0
         if zeros.any():
             self.plot.addItem(pg.ScatterPlotItem(
@@ -330,13 +331,6 @@ class ExperimentFigure(Figure):
         self.data = {f"{metric}_{q}": getattr(band, q).copy()
                      for q in ("median", "p10", "p90")}
         self.dims, self.coords, self.labels = ("layer",), {"layer": layers.tolist()}, {}
-
-    @staticmethod
-    def _drawn(values: np.ndarray, level: float, row: float) -> np.ndarray:
-        """log10 of ``values`` for the log axis; an exact 0 (at most ``level``,
-        zero_level) on the zero ``row``; NaN kept (a gap)."""
-        with np.errstate(invalid="ignore"):
-            return np.where(values <= level, row, np.log10(np.maximum(values, level)))
 
     def _floor_band(self, floor: float, level: float) -> float:
         """Grey under the noise floor down past the zero row, as the symmetry plot has

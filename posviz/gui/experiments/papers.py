@@ -7,7 +7,7 @@ import pyqtgraph as pg  # noqa: I001
 from PySide6 import QtCore, QtGui  # before pyqtgraph, so it binds PySide6
 
 from ..plots import style
-from ..plots.log_ticks import ZERO_MARGIN
+from ..plots.log_ticks import ZERO_MARGIN, on_zero_row
 from ..plots.wheel import frame
 from ..plots.axis_titles import fit_words, whole_words
 from .slopes import show_slopes
@@ -289,7 +289,7 @@ def _show_shift(figure, values: dict) -> None:
     level = zero_level(list(drawn.values()), floor)
     row = figure._floor_band(floor, level)
     for size, (key, (label, symbol, colour)) in zip((12, 8), changes.items()):
-        _dots(figure, np.arange(len(kinds)), figure._drawn(drawn[key], level, row), colour,
+        _dots(figure, np.arange(len(kinds)), on_zero_row(drawn[key], level, row), colour,
               label, symbol, size)
     figure._floor_line(floor)
     top = max(1.0, float(max(v.max() for v in drawn.values())))

@@ -114,6 +114,13 @@ def zero_decade(floor: float, level: float, drawn: float | None = None) -> np.fl
     return np.float64(drawn) if drawn is not None and row - 1 <= drawn <= row else row
 
 
+def on_zero_row(values: np.ndarray, level: float, row: float) -> np.ndarray:
+    """log10 of ``values`` for the log axis; an exact 0 (at most ``level``,
+    zero_level) on the zero ``row``; NaN kept (a gap)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(values <= level, row, np.log10(np.maximum(values, level)))
+
+
 def zero_row(axis: pg.AxisItem, row: float | None) -> None:
     """Make the whole decade ``row`` (log10, None: none) of a one_notation ``axis`` the
     row where exact zeros are drawn: its tick labelled "0" and always kept (fitting drops
