@@ -58,9 +58,6 @@ class ExperimentFigure(Figure):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        # its note is the drawing's reading (a paper check's verdict): whole at every
-        # size, the page scrolling, never elided ("…" cut it at 1024 x 700)
-        self.note.kept_whole = True
         self.plot = self.canvas.addPlot(row=0, col=0)
         self.plot.hideButtons()
         one_notation(self.plot.getAxis("left"))     # as every log axis: 10⁻⁴ ... 10⁰

@@ -26,9 +26,6 @@ class OneLineLabel(QtWidgets.QLabel):
         self.blank = False          # paints nothing (an export writes the text itself)
         self.shorts: tuple[str, ...] = ()   # the text in fewer words, longest first: on
                                             # one line, the first that fits, not an elided one
-        self.kept_whole = False     # every line shown, room or not (the figure grows and
-                                    # its page scrolls): a caption that is the figure's
-                                    # reading, never cut (a click still folds it)
         self._laid_out = ((), [])   # (text, width, font), its lines: layouts ask often
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored,
                            QtWidgets.QSizePolicy.Policy.Preferred)
@@ -78,8 +75,7 @@ class OneLineLabel(QtWidgets.QLabel):
         for more than one, else joined by " — " (a line break would be painted as a
         second line over the first)."""
         lines = [line for line in self.text().splitlines() if line.strip()]
-        apart = (self.room > 1 or self.kept_whole) and not self.chosen
-        return ("\u2028" if apart else " — ").join(lines)
+        return ("\u2028" if self.room > 1 and not self.chosen else " — ").join(lines)
 
     def _wrapped(self, width: int) -> list[tuple[int, int]]:
         """(start, length) in ``_paragraph()`` of each line it wraps to at ``width``."""
@@ -109,8 +105,7 @@ class OneLineLabel(QtWidgets.QLabel):
         """Lines painted at ``width`` (default: the label's) while not whole."""
         if self.chosen:
             return 1
-        lines = len(self._wrapped(width or self._width()))
-        return max(1, lines if self.kept_whole else min(self.room, lines))
+        return max(1, min(self.room, len(self._wrapped(width or self._width()))))
 
     def _shown(self) -> tuple[list[str], bool]:
         """The lines painted while not whole (the wrapped lines that fit, the last one
@@ -145,12 +140,11 @@ class OneLineLabel(QtWidgets.QLabel):
         return lines * self.fontMetrics().lineSpacing() + margins.top() + margins.bottom()
 
     def few_lines_height(self, width: int) -> int:
-        """Pixels of the lines (at most FEW_LINES, all when ``kept_whole``) the note
-        takes at the figure's ``width`` whatever its room: one once the reader folded it."""
+        """Pixels of the lines (at most FEW_LINES) the note takes at the figure's
+        ``width`` whatever its room: one once the reader folded it."""
         margins = self.contentsMargins()
         width -= margins.left() + margins.right()
-        lines = 1 if self.chosen else len(self._wrapped(max(width, 1)))
-        lines = lines if self.kept_whole else min(FEW_LINES, lines)
+        lines = 1 if self.chosen else min(FEW_LINES, len(self._wrapped(max(width, 1))))
         return self._height(max(lines, 1))
 
     def minimumSizeHint(self) -> QtCore.QSize:
@@ -174,7 +168,7 @@ class OneLineLabel(QtWidgets.QLabel):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if not self.whole and (self.room > 1 or self.kept_whole) and (
+        if not self.whole and self.room > 1 and (
                 event.size().width() != event.oldSize().width()):
             self.updateGeometry()       # more or fewer lines at the new width
 
