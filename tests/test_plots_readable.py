@@ -428,3 +428,14 @@ def test_a_category_name_wider_than_its_column_is_shortened_never_hyphenated(qtb
         assert word == whole or (word.endswith(".") and whole.startswith(word[:-1])
                                  and len(word) > 3), (word, whole)
     assert whole_words(name, metrics, room) == (words == name.split())
+
+
+def test_many_tiny_changes_are_counted_in_the_note_not_named(qtbot):
+    """A causal swap in a 701-token text changed 340 tokens by 4e-8 to 1e-7: the note
+    named each, and its lines pushed the plot to 35 pixels."""
+    from posviz.gui.plots.token_change import NAMED_STUBS
+    change = np.r_[0.4, np.full(3 * NAMED_STUBS, 5e-8), 0.2]
+    figure = token_change(qtbot, tuple(change), tuple(f"t{i}" for i in range(len(change))))
+    note = figure.note.text()
+    assert note.startswith(f"{3 * NAMED_STUBS} tokens (5e-08 to 5e-08; each in the table)"), note
+    assert "t1 (" not in note

@@ -17,6 +17,7 @@ CHANGE, CHANGE_SHORT = "relative change |h′ − h| / |h|", "|h′ − h| / |h|
 
 UNCHANGED_GREY = (170, 170, 170)    # a bar within the noise floor
 SOLID_BELOW = 3.0       # px a token's slot: narrower, its bars are drawn as filled steps
+NAMED_STUBS = 5         # tiny changes named one by one in the note; more: counted
 STUB = 0.015            # of the axis's height (about 4 px): the least a non-zero bar is
                         # drawn, so a tiny change stays apart from an exact 0 (no bar)
 
@@ -118,11 +119,15 @@ class TokenChangeFigure(Figure):
         self.set_title(f"Change per token after layer {layer} "
                        f"({int(broken.sum())} of {n} tokens beyond the noise floor"
                        f"{unchanged_words(change[~broken])})")
-        # the values in the note: an exported figure has no hover
-        stubs = [f"{self.tokens[i]} ({change[i]:.2g})"
-                 for i in np.flatnonzero((change > 0) & (change < STUB * top))]
-        self.set_note(f"{', '.join(stubs)}: a change under {STUB:.1%} of the axis, drawn "
-                      "that high to be seen." if stubs else "")
+        # the values in the note (an exported figure has no hover); past a few, their
+        # count and range (340 named tokens of a 701-token causal swap flooded the plot)
+        tiny = np.flatnonzero((change > 0) & (change < STUB * top))
+        stubs = ", ".join(f"{self.tokens[i]} ({change[i]:.2g})" for i in tiny) \
+            if len(tiny) <= NAMED_STUBS else (
+                f"{len(tiny)} tokens ({change[tiny].min():.2g} to {change[tiny].max():.2g}; "
+                "each in the table)")
+        self.set_note(f"{stubs}: a change under {STUB:.1%} of the axis, drawn that high "
+                      "to be seen." if len(tiny) else "")
 
     def _solid_when_narrow(self) -> None:
         """Bars where a token's slot is SOLID_BELOW px wide or wider, filled steps else."""
