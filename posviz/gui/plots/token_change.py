@@ -96,10 +96,10 @@ class TokenChangeFigure(Figure):
         changed_brush = pg.mkBrush(style.CURVE_COLOURS[1])
         same_brush = pg.mkBrush(UNCHANGED_GREY)
         top = style.nice_ceiling(max(float(change.max()) if n else 0.0, 10 * floor))
-        self.bars.setOpts(x0=np.arange(n) + 0.1, height=stub_heights(change, top),
+        heights = stub_heights(change, top)
+        self.bars.setOpts(x0=np.arange(n) + 0.1, height=heights,
                           width=0.8, pens=[pg.mkPen(None)] * n,
                           brushes=[changed_brush if b else same_brush for b in broken])
-        heights = stub_heights(change, top)
         for step, shown in zip(self.steps, (broken, ~broken)):
             step.setPath(step_outline(np.where(shown, heights, 0.0)))
         if ev.reference.tokens != self.tokens:
