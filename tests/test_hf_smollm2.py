@@ -133,3 +133,37 @@ def test_the_weight_estimate_is_the_loaded_models_parameter_bytes(smollm2):
     assert memory.checkpoint_weights(folder, gguf_file, None) == \
         sum(p.numel() * p.element_size() for p in parameters) == 538_060_032
     assert memory.size_text(538_060_032) == "538 MB"
+
+
+def test_a_gguf_header_is_read_once_per_version_of_its_file(tmp_path, monkeypatch):
+    """A load asks the header's config, size and file type a dozen times (the guard, the
+    conversion's check, the load): the file is read once, and again once it changes."""
+    import gguf
+
+    from posviz.models.formats import gguf_header
+
+    def written(blocks: int):
+        writer = gguf.GGUFWriter(tmp_path / "tiny.gguf", "llama")
+        writer.add_block_count(blocks)
+        writer.add_file_type(3)
+        writer.add_token_list([f"t{k}" for k in range(500)])
+        writer.add_tensor("w", np.zeros((4, 6), dtype=np.float32))
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        return tmp_path / "tiny.gguf"
+
+    reads = []
+    real = gguf_header._metadata
+    monkeypatch.setattr(gguf_header, "_metadata", lambda file: reads.append(1) or real(file))
+    path = written(3)
+    for _ in range(4):
+        assert gguf_header.gguf_config(path)["num_hidden_layers"] == 3
+        assert gguf_header.gguf_values(path) == 24
+        assert gguf_header.gguf_file_type(path) == 3
+    assert len(reads) == 1
+    path = written(5)                              # another version of the file, its
+    os.utime(path, ns=(1, 1))                      # size the same: its time differs
+    assert gguf_header.gguf_config(path)["num_hidden_layers"] == 5
+    assert len(reads) == 2

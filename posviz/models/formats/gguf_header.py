@@ -10,6 +10,7 @@ type (u32) and offset (u64). Nothing here imports numpy or torch.
 """
 from __future__ import annotations
 
+import functools
 import struct
 
 # value type -> struct format of a scalar (8: string, 9: array, read apart)
@@ -65,43 +66,60 @@ def _metadata(file) -> tuple[int, dict]:
 def gguf_values(path) -> int | None:
     """The number of values the file's tensors hold once de-quantized (a tied output
     embedding is stored once, as the model holds it); None when it is not readable."""
+    header = _header(path)
+    return None if header is None else header[1]
+
+
+def _header(path) -> tuple[dict, int | None] | None:
+    """(metadata, values of the tensors or None) of the GGUF file at ``path``, or None
+    when it is not one; read once per version of the file (its size and modification
+    time): a SmolLM2 load asked 12 times, each 40-60 ms of reading the vocabulary's
+    strings (benchmarks/README.md)."""
+    import os
+    try:
+        stat = os.stat(path)
+        return _read_header(os.fspath(path), stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _read_header(path: str, size: int, modified: int) -> tuple[dict, int | None] | None:
     import io
     import math
-    try:
-        with open(path, "rb") as raw:
-            file = io.BufferedReader(raw, 1 << 20)
-            tensors, _ = _metadata(file)
+    with open(path, "rb") as raw:
+        file = io.BufferedReader(raw, 1 << 20)
+        try:
+            tensors, meta = _metadata(file)
+        except (ValueError, struct.error):
+            return None
+        try:
             total = 0
             for _ in range(tensors):
                 _string(file)
                 dims = _read(file, "<I")
                 total += math.prod(struct.unpack(f"<{dims}Q", file.read(8 * dims)))
                 file.read(12)                     # type, offset
-            return total
-    except (OSError, ValueError, struct.error):
-        return None
+        except (ValueError, struct.error):
+            total = None                          # the metadata whole, the rest cut
+        return meta, total
 
 
 def gguf_file_type(path) -> int | None:
     """llama.cpp's ``general.file_type``: the type most tensors are stored in (3: Q4_1),
     or None."""
-    try:
-        with open(path, "rb") as file:
-            _, meta = _metadata(file)
-    except (OSError, ValueError, struct.error):
-        return None
-    value = meta.get("general.file_type")
+    header = _header(path)
+    value = None if header is None else header[0].get("general.file_type")
     return value if isinstance(value, int) else None
 
 
 def gguf_config(path) -> dict:
     """{"model_type", "num_hidden_layers", "num_attention_heads", "hidden_size"} as far as
     the file's metadata tells them; {} when it is not a readable GGUF file."""
-    try:
-        with open(path, "rb") as file:
-            _, meta = _metadata(file)
-    except (OSError, ValueError, struct.error):
+    header = _header(path)
+    if header is None:
         return {}
+    meta = header[0]
     arch = meta.get("general.architecture")
     if not isinstance(arch, str):
         return {}
