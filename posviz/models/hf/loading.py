@@ -130,14 +130,15 @@ def collector_paused():
         gc.enable()
 
 
-def free_memory() -> None:
-    """Collect what a load left and give the heap back to the system. Off the main
-    thread (the window's loader) the collecting is left to the GUI thread's collector
-    (boot: gui-thread-collector): a Qt object freed on a worker can deadlock against
-    the GUI thread, as a load's collection did once the window held more Qt objects."""
+def free_memory(collect: bool = True) -> None:
+    """Collect what a load left (when ``collect``) and give the heap back to the system.
+    Off the main thread (the window's loader) the collecting is left to the GUI thread's
+    collector (boot: gui-thread-collector): a Qt object freed on a worker can deadlock
+    against the GUI thread, as a load's collection did once the window held more Qt
+    objects."""
     from ...boot import TRIM_FROM, trim_heap
 
-    if threading.current_thread() is threading.main_thread():
+    if collect and threading.current_thread() is threading.main_thread():
         gc.collect()
     trim_heap(TRIM_FROM)
 
@@ -239,7 +240,11 @@ def _read(folder, extra, gguf, family, say, stop, device, dtype, tokens_read=Non
     if "device_map" in extra:                    # half weights arrive as stored
         from .precision import place_outside
         place_outside(model)
-    free_memory()                                # what de-quantizing left in the heap
+    # What de-quantizing left in the heap; a checkpoint's read (MiniLM, a converted
+    # copy) leaves nothing in cycles: a full collection of the 370,000 objects torch
+    # and transformers hold found 187-2,511, gave back no memory and took 0.6-0.7 s
+    # of a SmolLM2 report at load 10 (benchmarks/README.md).
+    free_memory(collect=gguf)
     if device != "cpu" and "device_map" not in extra:
         say(f"moving the model to {device}")
         model = model.to(device)
