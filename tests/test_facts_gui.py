@@ -144,6 +144,26 @@ def test_the_pooled_cosine_below_1_is_not_read_as_indistinguishable():
     assert "(1: pooling" not in text
 
 
+def test_the_original_order_s_outputs_tell_the_window_how_to_compare_and_the_data_not(
+        panel, capsys):
+    """The window's Outputs tab on the original order says how to compare two orders;
+    the report's JSON (and the Python API's) holds what the run is, no window's words."""
+    import json
+
+    from posviz.analysis.predictions import COMPARE_HINT, ORIGINAL_NOTE
+    backend = BuiltinBackend(ModelConfig(pe="sinusoidal", layers=2, heads=2, d_model=16))
+    seq = backend.tokenize(TEXT)
+    ev = Engine(backend).evaluate(seq, np.arange(len(seq)), Positions())
+    panel.show_evaluation(Shown(ev, build_views(ev, None), model_views(backend, ev)))
+    panel.tabs.setCurrentIndex(3)
+    said = panel.figures()["outputs"].text.text()
+    assert ORIGINAL_NOTE in said and COMPARE_HINT in said
+    assert cli.main(["report", "--text", TEXT, "--order", ",".join(map(str, range(len(seq)))),
+                     "--layers", "2", "--heads", "2", "--d-model", "16", "--json"]) == 0
+    note = json.loads(capsys.readouterr().out)["outputs"]["note"]
+    assert note.startswith(ORIGINAL_NOTE) and "Drag" not in note and "press" not in note
+
+
 def test_outputs_tab_shows_the_pooled_cosine_and_exports_it(panel, tmp_path):
     backend = BuiltinBackend(ModelConfig(pe="sinusoidal", layers=2, heads=2, d_model=16))
     shown = shown_of(backend)

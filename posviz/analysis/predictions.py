@@ -106,9 +106,10 @@ ENCODER_NOTE = ("This model has no language-model head here: the comparison is t
                 "cosine of the mean-pooled last hidden state after each order.")
 
 
+# the window's word to a user on the original order (its figures; not in a report's data)
 COMPARE_HINT = "Drag a chip or press Reverse to compare two orders."
 ORIGINAL_NOTE = ("This is the original order: both columns come from the same run and "
-                 f"agree by construction. {COMPARE_HINT}")
+                 "agree by construction.")
 
 
 def _note(ev, note: str = "") -> str:

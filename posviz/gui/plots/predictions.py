@@ -19,7 +19,8 @@ from .base import Figure
 from .captions import caption_height
 from .token_axis import TokenAxis
 from .tabs import OUTPUTS
-from posviz.analysis.predictions import pooled_outputs
+from posviz.analysis.predictions import COMPARE_HINT, pooled_outputs
+from posviz.models.orders import is_original
 
 ORIGINAL, REORDERED = "#0072b2", "#d55e00"
 CELL = "padding: 1px 8px 1px 0px;"
@@ -49,17 +50,18 @@ def _row(token: str, probability: float, colour: str) -> str:
             f"{'&nbsp;' * (width // 6 or 1)}</span></td>")
 
 
-def outputs_html(outputs) -> str:
+def outputs_html(outputs, hint: str = "") -> str:
     """The outputs as one rich-text table per prediction, the pooled cosine (and the
-    note) in a column beside them: above the chart, the figure's width holds both (in
-    a column beside the chart, 70 % of it was left blank under a few lines)."""
+    note, then ``hint``) in a column beside them: above the chart, the figure's width
+    holds both (in a column beside the chart, 70 % of it was left blank under a few
+    lines)."""
     said = []
     cosine = outputs.pooled_cosine
     if np.isfinite(cosine):
         said.append(f"<p>Cosine <b>{cosine:.6f}</b> between the two orders' mean-pooled "
                     f"last hidden states ({POOLED_MEANING}).</p>")
-    if outputs.note:
-        said.append(f"<p style='color:#505050'>{html.escape(outputs.note)}</p>")
+    if note := " ".join(filter(None, (outputs.note, hint))):
+        said.append(f"<p style='color:#505050'>{html.escape(note)}</p>")
     tables = _tables(outputs)
     if not tables:
         return "".join(said)
@@ -198,7 +200,9 @@ class OutputsFigure(Figure):
             return
         self.outputs = outputs
         self.set_title(HEADINGS.get(outputs.kind, f"{self.title} ({outputs.kind})"))
-        self.text.setText(outputs_html(outputs))
+        evaluation = getattr(shown, "evaluation", None)
+        original = evaluation is not None and is_original(evaluation.order)
+        self.text.setText(outputs_html(outputs, COMPARE_HINT if original else ""))
         self.draw_bars(outputs)
         self.show_canvas()
         entries, tokens, values, ids = table_rows(outputs)
