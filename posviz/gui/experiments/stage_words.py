@@ -24,7 +24,6 @@ SHORTER = (
     (r"\(quadratic, bidirectional\)", "(quadratic, bidir.)"),
     (r"\(linear, bidirectional\)", "(linear, bidir.)"),
     (r" left of the conversion", " left of it"),
-    (r"^stage (\d+) of (\d+): ", r"stage \1/\2: "),
 )
 
 
