@@ -207,3 +207,24 @@ def test_the_tallest_bar_is_whole_and_opaque_under_a_pixel_a_token(qtbot, tmp_pa
     tall = [i for i in range(len(change) - 1) if change[i] > 0.24]
     pale = [i for i in tall if not opaque_top(figure, change, rgb, scale, i)]
     assert not pale, f"{len(pale)} of {len(tall)} tall bars pale: {pale[:20]}"
+
+
+def test_hover_on_a_shared_pixel_names_the_bar_drawn_there(qtbot):
+    """Where two tokens share a pixel column the column draws the taller: the hover names
+    that token and its value, not the shorter one under the mouse."""
+    figure, change = tallest_last(qtbot)
+    view, n = figure.plot.vb, len(change)
+    edge = [view.mapViewToScene(QtCore.QPointF(x, 0)).x() for x in range(n + 1)]
+    j = next(j for j in range(1, n) if 0.3 < edge[j] - np.floor(edge[j]) < 0.9
+             and np.floor(edge[j - 1]) < np.floor(edge[j]) - 0.5)
+    change[j - 1], change[j] = 0.1, 0.3                 # both beyond the floor
+    ev = SimpleNamespace(comparison=SimpleNamespace(token_change=change[None], floor=FLOOR),
+                         reference=SimpleNamespace(tokens=tuple(f"w{i}" for i in range(n))))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    figure._settle()
+    column = np.floor(edge[j])
+    under = QtCore.QPointF(column + 0.1, view.mapViewToScene(QtCore.QPointF(0, 0.05)).y())
+    assert int(np.floor(view.mapSceneToView(under).x())) == j - 1    # the shorter's slot
+    figure._mouse_moved(under)
+    assert f"token 'w{j}' changed by 0.3" in figure.hover.text, figure.hover.text
+    assert "largest of the 2 tokens in this pixel column" in figure.hover.text

@@ -172,14 +172,36 @@ class TokenChangeFigure(Figure):
         for step, columns in zip(self.steps, (tallest, grey)):
             step.setPath(step_outline(columns, edges))
 
+    def _pixel_tokens(self, scene_x: float) -> tuple[int, int] | None:
+        """The tokens [first, last) sharing the pixel column at ``scene_x`` while the
+        columns are pooled (as pooled() reads them), else None."""
+        beyond = self._heights[0]
+        if not self.steps[0].isVisible() or not beyond.size:
+            return None
+        n, view = beyond.size, self.plot.vb
+        left, right = (view.mapViewToScene(QtCore.QPointF(x, 0)).x() for x in (0.0, float(n)))
+        column = np.floor(scene_x)
+        edges = np.clip((np.array([column, column + 1]) - left) * n / max(right - left, 1e-12),
+                        0, n)
+        first = int(np.floor(edges[0]))
+        last = min(max(int(np.ceil(edges[1])), first + 1), n)
+        return (first, last) if first < last else None
+
     def _mouse_moved(self, scene_pos) -> None:
         view = self.plot.vb
         if "change" not in self.data or not view.sceneBoundingRect().contains(scene_pos):
             return self.hover.clear()
         i = int(np.floor(view.mapSceneToView(scene_pos).x()))
+        shared, aside = self._pixel_tokens(scene_pos.x()), ""
+        if shared is not None and shared[1] - shared[0] > 1:
+            # the bar drawn there: the column's tallest token (its colour's first)
+            first, last = shared
+            beyond, within = (h[first:last] for h in self._heights)
+            i = first + int(np.argmax(beyond if beyond.max() > 0 else within))
+            aside = f" (the largest of the {last - first} tokens in this pixel column)"
         if 0 <= i < len(self.tokens):
             text = (f"{self.where}: token '{self.tokens[i]}' changed by "
-                    f"{self.data['change'][i]:.3g}")
+                    f"{self.data['change'][i]:.3g}{aside}")
             self.hover.show(text)
         else:
             self.hover.clear()
