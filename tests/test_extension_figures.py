@@ -252,3 +252,44 @@ def test_the_note_is_whole_and_wraps_inside_its_figure(qtbot, figure, width):
                for line in note.shown_lines()), note.shown_lines()
     assert " ".join(note.shown_text().split()) == " ".join(note.text().split())
     assert note.text().rstrip().endswith("predictions at each length.")
+
+
+def test_the_order_use_s_axis_label_is_whole_in_a_short_plot(qtbot):
+    """At 1024 × 700 the window's plot was too short for its y label: "shuffled /
+    in-order per…" (whole in the export); a shorter label says it whole."""
+    from posviz.analysis.experiments.order_use import ZooOrderUse
+    from posviz.gui.experiments.extension import draw_order_use
+    from posviz.models.training.order_use import OrderUse
+    uses = {kind: OrderUse(400, 128, True, 40.0, {"all_but_last": 40.0 * ratio,
+                                                  "all_but_last_two": 40.0 * kept})
+            for kind, ratio, kept in (("none", 1.69, 1.29), ("rope", 3.06, 1.56))}
+    figure = on_screen(qtbot, ExperimentFigure(), 760, 330)
+    draw_order_use(figure, ZooOrderUse(uses, 0, "two stand-in checkpoints"))
+    figure._settle()
+    axis = figure.plot.getAxis("left")
+    assert axis.labelText.startswith("shuffled / in") and "…" not in axis.labelText, \
+        axis.labelText
+    assert axis.label.boundingRect().width() <= axis.geometry().height() + 1
+
+
+def test_the_order_use_s_note_is_whole_in_three_lines_at_1024(qtbot):
+    """At 1024 × 700 (a figure about 760 pixels wide) the note's line of what it ran on
+    ended "held-out KJ…" (whole only on a click): it fits the three lines a note has."""
+    from posviz.analysis.experiments.order_use import ZooOrderUse
+    from posviz.gui.experiments.extension import draw_order_use
+    from posviz.gui.plots.one_line import FEW_LINES
+    from posviz.models.training.order_use import OrderUse
+    uses = {kind: OrderUse(400, 128, True, 40.0, {"all_but_last": 40.0 * 1.7,
+                                                  "all_but_last_two": 40.0 * 1.3})
+            for kind in ("none", "sinusoidal", "learned", "rope", "alibi", "t5")}
+    ran_on = ("the shipped trained checkpoints: the built-in model (4 layers, width 64), "
+              "causal, trained at 128 tokens, held-out KJV text")   # as order_use says
+    figure = on_screen(qtbot, ExperimentFigure(), 760, 430)
+    draw_order_use(figure, ZooOrderUse(uses, 0, ran_on))
+    figure._settle()
+    note = figure.note
+    note.set_room(FEW_LINES)
+    assert not note.elided(), note.shown_lines()
+    # every character drawn (a line may break after a hyphen: "held-" / "out")
+    assert "".join(note.shown_text().split()) == "".join(note.text().split())
+    assert "seed 0" in figure.heading.text()

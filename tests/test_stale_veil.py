@@ -122,3 +122,23 @@ def test_the_veil_says_which_layer_the_new_order_s_forward_has_reached(
     with qtbot.waitSignal(window.controller.evaluated, timeout=30_000):
         slow.set()
     assert not veil.isVisible()
+
+
+def test_a_long_order_is_named_by_whole_tokens_and_how_many_more():
+    """A 701-token text's veil said "these plots still show the previous one: w0 w1 …
+    w23 w24…", read as a note cut at 1024 × 700: whole tokens, then how many more."""
+    from types import SimpleNamespace
+
+    from posviz.gui.stale import ORDER_CHARS, order_text
+    tokens = tuple(f"w{i % 50}" for i in range(701))
+    order = list(range(700, -1, -1))
+    shown = SimpleNamespace(evaluation=SimpleNamespace(
+        seq=SimpleNamespace(tokens=tokens), order=order))
+    text = order_text(shown)
+    head, _, tail = text.partition(" and ")
+    named = head.split()
+    assert "…" not in text and named == [tokens[i] for i in order[:len(named)]]
+    assert tail == f"{701 - len(named)} more tokens" and len(head) <= ORDER_CHARS
+    short = SimpleNamespace(evaluation=SimpleNamespace(
+        seq=SimpleNamespace(tokens=("the", "cat", "sat")), order=[2, 0, 1]))
+    assert order_text(short) == "sat the cat"

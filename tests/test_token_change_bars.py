@@ -155,3 +155,76 @@ def test_few_tokens_keep_separate_bars(qtbot):
     x = view.mapViewToScene(QtCore.QPointF(1.0, 0)).x() + origin.x()    # between 0 and 1
     bottom = view.mapViewToScene(QtCore.QPointF(1.0, 0.01)).y() + origin.y()
     assert not near(rgb[int(bottom), int(x) - 1:int(x) + 2], CHANGED).any()
+
+
+def tallest_last(qtbot, n=701, size=(700, 330)):
+    """``n`` tokens in under a pixel each, the last one's change (0.435) the largest,
+    as in a 1024 × 700 window (two tokens in one pixel column now and then)."""
+    change = np.random.default_rng(1).uniform(0.03, 0.25, n)
+    change[-1] = 0.435
+    figure = on_screen(qtbot, TokenChangeFigure(), *size)
+    ev = SimpleNamespace(comparison=SimpleNamespace(token_change=change[None], floor=FLOOR),
+                         reference=SimpleNamespace(tokens=tuple(f"w{i}" for i in range(n))))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    figure._settle()
+    return figure, change
+
+
+def opaque_top(figure, change, rgb: np.ndarray, scale: float, token: int) -> bool:
+    """Whether a pixel column under ``token``'s slot is the changed bars' colour, opaque
+    (not paled towards the background), at 95% of the token's height."""
+    view, origin = figure.plot.vb, figure.canvas.mapTo(figure, QtCore.QPoint(0, 0))
+    y = (view.mapViewToScene(QtCore.QPointF(0, 0.95 * change[token])).y() + origin.y())
+    left, right = ((view.mapViewToScene(QtCore.QPointF(x, 0)).x() + origin.x()) * scale
+                   for x in (token, token + 1))
+    row = rgb[int(y * scale), int(np.floor(left)):int(np.ceil(right))]
+    return bool(near(row, CHANGED, within=12).any())
+
+
+@pytest.mark.parametrize("drawn", ["screen", "png", "svg"])
+def test_the_tallest_bar_is_whole_and_opaque_under_a_pixel_a_token(qtbot, tmp_path, drawn):
+    """701 tokens in about 620 px: the tallest bar (the last token) showed as a pale
+    antialiased column; each pixel column now shows its tallest token."""
+    figure, change = tallest_last(qtbot)
+    view = figure.plot.vb
+    assert 1 / view.viewPixelSize()[0] < 1          # under a pixel a token
+    if drawn == "screen":
+        image, scale = figure.grab().toImage(), 1.0
+    elif drawn == "png":
+        image = figure.render_image()
+        scale = image.width() / figure.export_size().width()
+    else:
+        converter = subprocess.run(["which", "rsvg-convert"], capture_output=True, text=True)
+        if converter.returncode:
+            pytest.skip("rsvg-convert is not installed")
+        svg, png = figure.export(tmp_path / "bars.svg"), tmp_path / "bars.png"
+        subprocess.run([converter.stdout.strip(), "-b", "white", "-o", str(png), str(svg)],
+                       check=True)
+        image = QtGui.QImage(str(png))
+        scale = image.width() / figure.export_size().width()
+    rgb = rgb_of(image)
+    assert opaque_top(figure, change, rgb, scale, len(change) - 1)
+    tall = [i for i in range(len(change) - 1) if change[i] > 0.24]
+    pale = [i for i in tall if not opaque_top(figure, change, rgb, scale, i)]
+    assert not pale, f"{len(pale)} of {len(tall)} tall bars pale: {pale[:20]}"
+
+
+def test_hover_on_a_shared_pixel_names_the_bar_drawn_there(qtbot):
+    """Where two tokens share a pixel column the column draws the taller: the hover names
+    that token and its value, not the shorter one under the mouse."""
+    figure, change = tallest_last(qtbot)
+    view, n = figure.plot.vb, len(change)
+    edge = [view.mapViewToScene(QtCore.QPointF(x, 0)).x() for x in range(n + 1)]
+    j = next(j for j in range(1, n) if 0.3 < edge[j] - np.floor(edge[j]) < 0.9
+             and np.floor(edge[j - 1]) < np.floor(edge[j]) - 0.5)
+    change[j - 1], change[j] = 0.1, 0.3                 # both beyond the floor
+    ev = SimpleNamespace(comparison=SimpleNamespace(token_change=change[None], floor=FLOOR),
+                         reference=SimpleNamespace(tokens=tuple(f"w{i}" for i in range(n))))
+    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
+    figure._settle()
+    column = np.floor(edge[j])
+    under = QtCore.QPointF(column + 0.1, view.mapViewToScene(QtCore.QPointF(0, 0.05)).y())
+    assert int(np.floor(view.mapSceneToView(under).x())) == j - 1    # the shorter's slot
+    figure._mouse_moved(under)
+    assert f"token 'w{j}' changed by 0.3" in figure.hover.text, figure.hover.text
+    assert "largest of the 2 tokens in this pixel column" in figure.hover.text

@@ -14,10 +14,22 @@ FLAGS = QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap
 
 
 def order_text(shown) -> str:
-    """The tokens of a Shown in the order it was computed, e.g. "warm was it …"."""
+    """The tokens of a Shown in the order it was computed, e.g. "warm was it the", past
+    ORDER_CHARS its first whole tokens and how many more ("w0 w1 … w24 and 676 more
+    tokens": a long text's order read as a cut note, "w24…")."""
     ev = shown.evaluation
-    text = " ".join(ev.seq.tokens[i] for i in ev.order)
-    return text if len(text) <= ORDER_CHARS else text[:ORDER_CHARS - 1] + "…"
+    tokens = [ev.seq.tokens[i] for i in ev.order]
+    text = " ".join(tokens)
+    if len(text) <= ORDER_CHARS:
+        return text
+    shown_tokens, length = [], 0
+    for token in tokens:
+        if length + len(token) + 1 > ORDER_CHARS and shown_tokens:
+            break
+        shown_tokens.append(token)
+        length += len(token) + 1
+    more = len(tokens) - len(shown_tokens)
+    return f"{' '.join(shown_tokens)} and {more} more token{'s' * (more != 1)}"
 
 
 def inputs(session) -> tuple:

@@ -226,4 +226,5 @@ def draw_order_use(figure, result) -> None:
     figure.set_note(f"The last token's perplexity over {use.windows} held-out windows of "
                     f"{use.length} slots with the tokens before it shuffled (the start "
                     f"token kept), over the same in order; 1: the model reads its context "
-                    f"as a bag of tokens.\nRan on {result.ran_on}, seed {result.seed}")
+                    f"as a bag of tokens. Ran on {result.ran_on}.")   # (the seed: in
+    # the title) one paragraph: at 1024 x 700 its own line for what it ran on was cut

@@ -36,7 +36,10 @@ SHORT_LEFT = {"relative change (log)": "change (log)",
               "held-out perplexity (log)": "perplexity (log)",
               "slope m_h (log)": "slope m_h (log)",
               "|score| / d_head (log scale)": "|score| / d_head (log)",
-              "last layer's change (ratio, log)": "change (log)"}
+              "last layer's change (ratio, log)": "change (log)",
+              # the order use's ratio: at 1024 x 700 "shuffled / in-order per…"
+              "shuffled / in-order perplexity": ("shuffled / in-order ppl",
+                                                 "shuffled / in order")}
 
 
 class ExperimentFigure(Figure):

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy
 from posviz.runtime.time_left import LATE, duration_text, left_words
 
 from ..status import ElidedLabel, forward_words
+from .stage_words import fewer_stage_words
 
 LINES = 2
 JOINERS = " :;,"          # between the stage's words and how far it is
@@ -87,17 +88,22 @@ class ProgressLine(ElidedLabel):
     ``kept``: the end of the text (how far, the time left), on the second line, the
     words before it (what runs) on the first. A text without one flows over the two
     lines. A wrapped label of its own height only while it says an error
-    (``say(..., wrap=True)``)."""
+    (``say(..., wrap=True)``). ``shorts``: the text in fewer words, longest first, each
+    ending in ``kept``: the first shown whole is shown (no word cut, the whole text in
+    the tooltip)."""
 
     def __init__(self):
         super().__init__()
         self.kept = ""
+        self.shorts: tuple[str, ...] = ()
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
 
-    def say(self, text: str, kept: str = "", wrap: bool = False) -> None:
+    def say(self, text: str, kept: str = "", wrap: bool = False,
+            shorts: tuple[str, ...] = ()) -> None:
         """Show ``text``, whose end ``kept`` goes on the second line; wrapped when
-        ``wrap``."""
+        ``wrap``; ``shorts``: it in fewer words, longest first."""
         self.kept = kept if kept and text.endswith(kept) else ""
+        self.shorts = tuple(s for s in shorts if s != text and s.endswith(self.kept))
         if wrap != self.wordWrap():
             self.setWordWrap(wrap)
             self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred
@@ -118,16 +124,16 @@ class ProgressLine(ElidedLabel):
         hint = super().minimumSizeHint()
         return hint if self.wordWrap() else QSize(hint.width(), self._two_lines_high())
 
-    def lines(self) -> list[str]:
-        """The two lines as the text is split over them, before eliding."""
-        return [before + after for before, after in self._parts()]
+    def lines(self, text: str | None = None) -> list[str]:
+        """The two lines as the text (or ``text``) is split over them, before eliding."""
+        return [before + after for before, after in self._parts(text)]
 
-    def _parts(self) -> list[tuple[str, str]]:
+    def _parts(self, text: str | None = None) -> list[tuple[str, str]]:
         """Each line as (words that may be cut, words kept whole): what runs, then how
         far. What runs, wider than a line, flows on to the second line before how far
         (at 1024 pixels "held-out perplexity of the 6 checkpoints at 128 t… (length 1
         of 3)" lost its words in the middle with the second line's room unused)."""
-        text, kept = self.text(), self.kept
+        text, kept = self.text() if text is None else text, self.kept
         metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
         if kept and len(kept) < len(text):
             head, tail = text[:-len(kept)].rstrip(JOINERS), kept.lstrip(JOINERS)
@@ -165,11 +171,21 @@ class ProgressLine(ElidedLabel):
         return first
 
     def shown_lines(self) -> list[str]:
-        """What is painted on each line: it, elided to the width, its counts whole (the
-        words flowed on before how far are cut, how far never)."""
+        """What is painted on each line: the text or the first of its shorts that shows
+        whole, else the shortest elided (elided_lines)."""
+        shown = []
+        for text in (self.text(), *self.shorts):
+            shown = self.elided_lines(text)
+            if shown == self.lines(text):
+                break
+        return shown
+
+    def elided_lines(self, text: str) -> list[str]:
+        """``text`` on each line, elided to the width, its counts whole (the words
+        flowed on before how far are cut, how far never)."""
         metrics, room = self.fontMetrics(), max(self.contentsRect().width(), 0)
         shown = []
-        for cut, whole in self._parts():
+        for cut, whole in self._parts(text):
             if not cut:
                 shown.append(elided(metrics, whole, room))
                 continue
@@ -298,11 +314,14 @@ def tell_progress(tab) -> None:
         # the block its own forward has entered (a SmolLM2 sweep's original order and
         # noise floor: 14 s of "running the sweep…")
         far = forward_words(tab._far) if tab._far is not None else ""
-        tab._say(f"{stage}{far if stage else far.removeprefix(': ')}…{in_all}",
-                 kept=in_all)
+        far, end = (far if stage else far.removeprefix(': ')), f"…{in_all}"
+        tab._say(f"{stage}{far}{end}", kept=in_all,
+                 shorts=tuple(f"{s}{far}{end}" for s in fewer_stage_words(stage)))
         return
     stage_left = clock.stage_left()   # only where the run's is untold: both cut counts
     left = left_words(stage_left if not in_all or stage_left == LATE else None)
-    stage = f"{stage}: " if stage else ""
     how_far = f"{clock.done} of {clock.total} done{left}{in_all}"
-    tab._say(f"{stage}{how_far}", kept=how_far)
+    # at a small window the stage in fewer words (stage_words), never a word cut
+    shorts = tuple(f"{s}: {how_far}" for s in fewer_stage_words(stage))
+    stage = f"{stage}: " if stage else ""
+    tab._say(f"{stage}{how_far}", kept=how_far, shorts=shorts)

@@ -336,9 +336,10 @@ class ExperimentsTab(QtWidgets.QWidget):
         if note := self.figure.draw(self.job, self.result, metric):
             self._say(note, error=True)
 
-    def _say(self, text: str, error: bool = False, kept: str = "") -> None:
+    def _say(self, text: str, error: bool = False, kept: str = "",
+             shorts: tuple[str, ...] = ()) -> None:
         self.status.setStyleSheet("color: #b00020;" if error else "color: #404040;")
-        self.status.say(text, kept, wrap=error)
+        self.status.say(text, kept, wrap=error, shorts=shorts)
         self.status.setProperty("error", error and bool(text))
 
     def is_current(self) -> bool:

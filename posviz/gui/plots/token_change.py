@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import style
 from .base import Figure
@@ -32,15 +32,34 @@ def unchanged_words(unchanged: np.ndarray) -> str:
             if not seen.any() else "; unchanged: grey, or no bar where 0")
 
 
-def step_outline(heights: np.ndarray) -> QtGui.QPainterPath:
-    """One closed outline over the slots [i, i + 1) at ``heights`` (n,), from 0: a single
-    path, so no seam shows where pieces of a fill meet."""
-    n = heights.shape[0]
-    x = np.concatenate([[0.0], np.repeat(np.arange(n + 1.0), 2)[1:-1], [n]])    # (2n + 2,)
+def step_outline(heights: np.ndarray, edges: np.ndarray | None = None
+                 ) -> QtGui.QPainterPath:
+    """One closed outline over the slots [edges[i], edges[i + 1]) (m + 1,; the tokens'
+    slots [i, i + 1) unless given) at ``heights`` (m,), from 0: a single path, so no seam
+    shows where pieces of a fill meet."""
+    m = heights.shape[0]
+    edges = np.arange(m + 1.0) if edges is None else edges
+    x = np.concatenate([[edges[0]], np.repeat(edges, 2)[1:-1], [edges[-1]]])  # (2m + 2,)
     y = np.concatenate([[0.0], np.repeat(heights, 2), [0.0]])
     path = pg.arrayToQPath(x, y, connect="all")
     path.closeSubpath()
     return path
+
+
+def pixel_columns(n: int, left: float, right: float) -> np.ndarray:
+    """The edges (m + 1,), in tokens, of the whole pixel columns that the slots [0, n)
+    cover when token 0's left edge lies at pixel ``left`` and token n's at ``right``."""
+    pixels = np.arange(np.floor(left), np.ceil(right) + 1)                    # (m + 1,)
+    return np.clip((pixels - left) * n / max(right - left, 1e-12), 0, n)
+
+
+def pooled(heights: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each column [edges[k], edges[k + 1])'s largest height (m,) of the tokens
+    ``heights`` (n,) it holds a part of (as the mosaic pools): two tokens in one pixel
+    column no longer blend into a pale one, the tallest shows whole."""
+    first = np.floor(edges[:-1]).astype(int)
+    last = np.maximum(np.ceil(edges[1:]).astype(int), first + 1)
+    return np.array([heights[a:b].max(initial=0.0) for a, b in zip(first, last)])
 
 
 def stub_heights(change: np.ndarray, top: float) -> np.ndarray:
@@ -61,7 +80,8 @@ class TokenChangeFigure(Figure):
     guide = ("per original token i at the selected layer, ‖H′[inv i] − H[i]‖ / ‖H[i]‖, "
              "where inv i is the slot token i moved to. A change under 1.5% of the axis "
              "is drawn that high, so that it shows (the note names its tokens); an exact "
-             "0 has no bar. The chips' bars show the same on a log scale from the noise "
+             "0 has no bar. Where a token is under 3 pixels wide, each pixel column "
+             "shows the largest change of the tokens in it. The chips' bars show the same on a log scale from the noise "
              "floor (empty) to 1 (full).")
 
     def __init__(self, parent=None):
@@ -86,6 +106,7 @@ class TokenChangeFigure(Figure):
         self.canvas.scene().sigMouseMoved.connect(self._mouse_moved)
         self.where = ""
         self._top = None
+        self._heights = (np.zeros(0), np.zeros(0))      # (n,) beyond, within the floor
 
     def update_from(self, shown, layer: int, head: int) -> None:
         ev = shown.evaluation
@@ -100,12 +121,12 @@ class TokenChangeFigure(Figure):
         self.bars.setOpts(x0=np.arange(n) + 0.1, height=heights,
                           width=0.8, pens=[pg.mkPen(None)] * n,
                           brushes=[changed_brush if b else same_brush for b in broken])
-        for step, shown in zip(self.steps, (broken, ~broken)):
-            step.setPath(step_outline(np.where(shown, heights, 0.0)))
+        self._heights = (np.where(broken, heights, 0.0), np.where(broken, 0.0, heights))
         if ev.reference.tokens != self.tokens:
             self.tokens = ev.reference.tokens
             self.plot.getAxis("bottom").set_tokens(self.tokens)
             self.plot.setXRange(0, n, padding=0.01)
+        self._solid_when_narrow()
         if top != self._top:
             self._top = top
             self.plot.setYRange(0, top, padding=0)
@@ -130,21 +151,57 @@ class TokenChangeFigure(Figure):
                       "to be seen." if len(tiny) else "")
 
     def _solid_when_narrow(self) -> None:
-        """Bars where a token's slot is SOLID_BELOW px wide or wider, filled steps else."""
+        """Bars where a token's slot is SOLID_BELOW px wide or wider, else filled steps
+        over whole pixel columns, each at its tallest token: at 701 tokens in 650 px two
+        tokens shared a column and the tallest bar showed as a pale one."""
         slot = 1 / max(self.plot.vb.viewPixelSize()[0], 1e-12)             # px a token
         narrow = slot < SOLID_BELOW
         self.bars.setVisible(not narrow)
         for step in self.steps:
             step.setVisible(narrow)
+        beyond, within = self._heights
+        if not narrow or not beyond.size:
+            return
+        view = self.plot.vb
+        left, right = (view.mapViewToScene(QtCore.QPointF(x, 0)).x()
+                       for x in (0.0, float(beyond.size)))
+        edges = pixel_columns(beyond.size, left, right)                       # (m + 1,)
+        tallest = pooled(beyond, edges)                                       # (m,)
+        # a column holding a token beyond the floor is that colour (the taller one)
+        grey = np.where(tallest > 0, 0.0, pooled(within, edges))
+        for step, columns in zip(self.steps, (tallest, grey)):
+            step.setPath(step_outline(columns, edges))
+
+    def _pixel_tokens(self, scene_x: float) -> tuple[int, int] | None:
+        """The tokens [first, last) sharing the pixel column at ``scene_x`` while the
+        columns are pooled (as pooled() reads them), else None."""
+        beyond = self._heights[0]
+        if not self.steps[0].isVisible() or not beyond.size:
+            return None
+        n, view = beyond.size, self.plot.vb
+        left, right = (view.mapViewToScene(QtCore.QPointF(x, 0)).x() for x in (0.0, float(n)))
+        column = np.floor(scene_x)
+        edges = np.clip((np.array([column, column + 1]) - left) * n / max(right - left, 1e-12),
+                        0, n)
+        first = int(np.floor(edges[0]))
+        last = min(max(int(np.ceil(edges[1])), first + 1), n)
+        return (first, last) if first < last else None
 
     def _mouse_moved(self, scene_pos) -> None:
         view = self.plot.vb
         if "change" not in self.data or not view.sceneBoundingRect().contains(scene_pos):
             return self.hover.clear()
         i = int(np.floor(view.mapSceneToView(scene_pos).x()))
+        shared, aside = self._pixel_tokens(scene_pos.x()), ""
+        if shared is not None and shared[1] - shared[0] > 1:
+            # the bar drawn there: the column's tallest token (its colour's first)
+            first, last = shared
+            beyond, within = (h[first:last] for h in self._heights)
+            i = first + int(np.argmax(beyond if beyond.max() > 0 else within))
+            aside = f" (the largest of the {last - first} tokens in this pixel column)"
         if 0 <= i < len(self.tokens):
             text = (f"{self.where}: token '{self.tokens[i]}' changed by "
-                    f"{self.data['change'][i]:.3g}")
+                    f"{self.data['change'][i]:.3g}{aside}")
             self.hover.show(text)
         else:
             self.hover.clear()
