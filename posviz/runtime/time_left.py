@@ -21,6 +21,7 @@ from ..analysis.experiments.stage import Stage
 from .stage_times import run_key
 
 LATE = math.inf                 # work is left, but the pace so far says it is done
+MEASURED = object()             # share_done: the time left the clock measures
 HALF_LIFE_S = 20.0              # a step's weight in the pace halves over this many seconds
 PRIOR_S = 0.5                   # the last run's pace counts as this many seconds measured
 
@@ -203,17 +204,21 @@ class RunClock:
         before = sum(self.work[:self.index - 1])
         return (before + self.work[self.index - 1] * share) / sum(self.work)
 
-    def share_done(self) -> float:
+    def share_done(self, told=MEASURED) -> float:
         """The share of the whole run done as its time left tells it (the time so far
         over that and the time left; by work while no time left is told), never less
         than told before: the bar and the words "in all" say one thing (sinha2022's bar
-        read 10 % with "about 6 s left in all" of a 24 s run)."""
+        read 10 % with "about 6 s left in all" of a 24 s run). ``told``: the seconds
+        left the words say where not the clock's (a range's middle; None: none), else
+        the clock's measure (Haviv 2022's bar stood at its work's 10 % for a minute
+        while the words said a range, then a time left rising)."""
         if self.count > 1 and self.index == self.count and self.total and \
                 self.done >= self.total:
             share = 1.0
         else:
             # the time left unfloored: a short run's 1 s floor read "1 % done" of a third
-            left = self.run_left(0.0) if self.count > 1 else self.stage_left(0.0)
+            left = told if told is not MEASURED else \
+                self.run_left(0.0) if self.count > 1 else self.stage_left(0.0)
             spent = self.now() - self.began
             share = (spent / (spent + left) if left is not None and left != LATE and
                      spent + left > 0 else self.fraction())
@@ -258,6 +263,14 @@ class RunClock:
         ended = {self._kind(k + 1) for k, s in enumerate(self.stage_seconds) if s is not None}
         return all(kind in ended or kind in self.paces and self.paces[kind].work > 0
                    for kind in {self._kind(n) for n in range(self.index, self.count + 1)})
+
+    def timed_whole(self) -> bool:
+        """Has every kind of work from the running stage on ended a stage of it? (Haviv
+        2022's MLP fits, timed on their first layer's, told 7 min left in all, then as
+        the later layers' fits took 2-3 × as long 13 min: a run with a range to say
+        says it until then.)"""
+        ended = {self._kind(k + 1) for k, s in enumerate(self.stage_seconds) if s is not None}
+        return all(self._kind(n) in ended for n in range(self.index, self.count + 1))
 
     def stage_left(self, floor: float = 1.0) -> float | None:
         """Seconds left of this stage at the pace measured, at least ``floor`` (the

@@ -1,0 +1,70 @@
+"""The Experiments tab's bar and its time left "in all" while a run with a range of its
+runs elsewhere goes on: one share, and a time left that falls as the count rises."""
+import re
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from posviz.analysis.experiments.stage import Stage  # noqa: E402
+from test_time_told import _tab, settings  # noqa: E402,F401 (a fixture)
+
+# Haviv 2022 with trained weights: 7 models, each probed linearly then with an MLP,
+# each probe its texts' forwards then its fits (the stages' work and kinds as declared)
+WORK = (23040.0, 28800.0) * 14
+KINDS = ("forwards", "fits", "forwards", "mlp fits") * 7
+
+
+def left_in_all(text: str) -> float:
+    """The seconds the words' time left in all says at most ("about 14-17 min": 1,020)."""
+    match = re.search(r"(?:about|up to) (?:\d+ (?:s|min) to )?(?:\d+-)?(\d+) (s|min) "
+                      r"left in all", text)
+    assert match, text
+    return float(match.group(1)) * (60 if match.group(2) == "min" else 1)
+
+
+def test_haviv2022_s_bar_follows_its_count_and_its_time_left_falls(qtbot, settings):
+    """Its bar stood at 10 % (the declared work of its first four stages) for a minute
+    while its first MLP fits counted 2 to 17 of 25, and its time left rose from 7 to
+    13 min: the fits of its first layer took 2 s each, the later layers' 5-6 s. Until
+    each kind of work to come ended a stage of it, the range of its runs elsewhere less
+    the time spent, the bar its share; then the time left measured."""
+    job = SimpleNamespace(what="paper", paper="haviv2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+
+    def stage(number):
+        tab._stage_started(Stage(f"stage {number}", number, len(WORK), WORK, kinds=KINDS))
+
+    try:
+        for number, seconds in ((1, 1.0), (2, 0.3), (3, 1.0)):   # forwards, fits: quick
+            stage(number)
+            for done in range(1, 11):
+                clock.t += seconds / 10
+                tab._progressed(done, 10)
+        stage(4)                                                  # the first MLP fits
+        tab._progressed(0, 25)
+        assert tab.progress.value() < 20, tab.progress.format()   # not 10 % of 15 min
+        bars, lefts = [tab.progress.value()], [left_in_all(tab.status.text())]
+        for done in range(1, 26):
+            for _ in range(2 if done <= 5 else 5):                # 2 s, then 5 s a fit
+                clock.t += 1
+                tab._tell_progress()                              # as each second ticks
+                bars.append(tab.progress.value())
+                lefts.append(left_in_all(tab.status.text()))
+            tab._progressed(done, 25)
+            bars.append(tab.progress.value())
+            lefts.append(left_in_all(tab.status.text()))
+        assert all(a <= b for a, b in zip(bars, bars[1:])) and bars[-1] > bars[0] + 50, bars
+        assert all(a >= b for a, b in zip(lefts, lefts[1:])), lefts
+        stage(5)                                # every kind timed over a stage of it
+        clock.t += 0.1
+        tab._progressed(1, 10)
+        left = tab._clock.run_left()
+        assert tab.status.text().endswith(f"1 of 10 done; about "
+                                          f"{round(left / 60)} min left in all")
+        spent = clock.t - tab._clock.began
+        assert tab.progress.value() == pytest.approx(1000 * spent / (spent + left), abs=1)
+    finally:
+        tab.shutdown()
