@@ -68,3 +68,44 @@ def test_haviv2022_s_bar_follows_its_count_and_its_time_left_falls(qtbot, settin
         assert tab.progress.value() == pytest.approx(1000 * spent / (spent + left), abs=1)
     finally:
         tab.shutdown()
+
+
+def test_sinha2022_s_conversion_tells_the_time_left_in_all_and_its_bar_its_share(
+        qtbot, settings):
+    """sinha2022 with trained weights, SmolLM2 converted on its first load: a busy bar
+    and no time left in all for 20 s of its conversion, then "about 35-65 s left in
+    all" (its runs elsewhere) with 5 s to go. While the conversion tells its seconds
+    left: those, then the stage's work at the checkpoints' pace, the bar their share;
+    once converted, the rest of the stage is of the checkpoints' kind, timed at once."""
+    job = SimpleNamespace(what="paper", paper="sinha2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    work, kinds = [1.0] * 4 + [4.0], [""] * 4 + ["converting"]
+    try:
+        for number in range(1, 5):               # four checkpoints shifted, 2 s each
+            tab._stage_started(Stage(f"shifting checkpoint {number} (model {number} of 5)",
+                                     number, 5, work, kinds=kinds))
+            for done in range(1, 11):
+                clock.t += 0.2
+                tab._progressed(done, 10)
+        load = Stage("loading smollm2 (model 5 of 5)", 5, 5, work, kinds=kinds)
+        tab._stage_started(load)
+        clock.t += 2.0
+        own = "loading smollm2: de-quantizing weights, about 30 s left of the conversion " \
+              "(model 5 of 5)"
+        tab._stage_started(load.retold(own, own_left=30.0))
+        assert tab.status.text() == f"{own}…; about 38 s left in all", tab.status.text()
+        spent = clock.t - tab._clock.began
+        assert tab.progress.maximum() == 1000 and tab.progress.value() == pytest.approx(
+            1000 * spent / (spent + 38), abs=1)             # not busy: the run's share
+        clock.t += 3.0                                      # counted down between lines
+        tab._tell_progress()
+        assert tab.status.text().endswith("; about 35 s left in all"), tab.status.text()
+        clock.t += 27.0                                     # converted: the copy is read
+        tab._stage_started(Stage("loading smollm2: reading the converted copy (model 5 "
+                                 "of 5)", 5, 5, work, kinds=[""] * 5))
+        clock.t += 1.0
+        tab._tell_progress()
+        assert tab.status.text().endswith("…; about 7 s left in all"), tab.status.text()
+    finally:
+        tab.shutdown()

@@ -73,7 +73,7 @@ class RunClock:
         self.stage_seconds: list = []       # each stage's seconds, and steps', as done
         self.stage_steps: list = []
         self.shown = 0.0                    # the share told last (share_done)
-        self.began = self.stage_started = self.stepped = now()
+        self.began = self.stage_started = self.stepped = self.told_at = now()
         self.index = self.count = 0         # stage index (from 1) of count; 0: not told
         self.done = self.total = 0          # the stage's steps counted, of total
         self.work: tuple[float, ...] = ()   # each stage's work
@@ -87,11 +87,15 @@ class RunClock:
     def stage(self, stage: str) -> None:
         """A stage starts (a Stage tells its place; other words: a run of one; a Stage
         told again in other words, as a load then its runs, goes on)."""
-        now = self.now()
+        now = self.told_at = self.now()
         told = isinstance(stage, Stage)
         number = stage.number if told else 0
-        if told and self.index and number == self.index:
-            return                                     # the same stage in other words
+        if told and self.index and number == self.index:   # the same stage in other words,
+            kinds = stage.kinds             # its kind told anew: a load's conversion ended,
+            if self.learned is None and kinds and len(kinds) == self.count and \
+                    kinds[number - 1] != self._kind(number):   # its own work starts now
+                self.kinds, self.stepped = tuple(kinds), now
+            return
         if not told or number == 1:
             self.measured.clear()                      # a run anew
             self.paces.clear()
@@ -263,6 +267,18 @@ class RunClock:
         ended = {self._kind(k + 1) for k, s in enumerate(self.stage_seconds) if s is not None}
         return all(kind in ended or kind in self.paces and self.paces[kind].work > 0
                    for kind in {self._kind(n) for n in range(self.index, self.count + 1)})
+
+    def own_run_left(self, seconds: float) -> float | None:
+        """Seconds left of the run while the running stage's words tell ``seconds`` left
+        of a part of it the run's pace knows nothing of (a load's conversion), counted
+        down since told, the stage's work at the pace of its kind (else the stage
+        before's), and the stages after; None with no pace to go by."""
+        pace = self._pace(self._kind(self.index)) or self._pace(self._kind(self.index - 1))
+        after = self.after_left()
+        if pace is None or after is None:
+            return None
+        own = max(seconds - (self.now() - self.told_at), 0.0)
+        return own + pace * self._stage_work() + after
 
     def timed_whole(self) -> bool:
         """Has every kind of work from the running stage on ended a stage of it? (Haviv

@@ -272,22 +272,26 @@ def tell_progress(tab) -> None:
     do not say it), how far, the time left of it and of the run (told each second)."""
     clock, stage = tab._clock, tab._stage
     # sinha2022's SmolLM2 load said "about 50 s left of the conversion …; about 1 s left
-    # in all" beside a bar at 100 %: a stage telling its own time left is not told the
-    # run's, and its bar is busy (Stage.own_left: a plain str tells none)
+    # in all" beside a bar at 100 %: a stage telling its own time left is told the run's
+    # as those seconds and the work after them (RunClock.own_run_left), its bar that
+    # share; else none, its bar busy (a bar busy and no time left in all for 20 s)
     own = getattr(stage, "own_left", False)
+    own_left = (clock.own_run_left(own) if own and own is not True and clock.count > 1
+                else None)
     # the run's time left once a stage of it is timed whole, or its shares are this
     # machine's (press2022's first, its first checkpoint's steps timed, was a third);
     # with a range to say, once each kind of work to come ended a stage of it
     ranged = untimed(tab, clock) if clock.count > 1 else None
     timed = clock.learned is not None or clock.index > 1 and (
         clock.timed_whole() if ranged[1] is not None else clock.timed_past_warm_up())
-    run_left = clock.run_left() if timed else None
-    in_all = ("" if clock.total and clock.index == clock.count or own
+    run_left = own_left if own else clock.run_left() if timed else None
+    told = own_left is not None or not own
+    in_all = ("" if clock.total and clock.index == clock.count or not told
               else left_words(run_left, " in all").replace(", ", "; ", 1)
               if run_left is not None or clock.count <= 1 else ranged[0])
-    if clock.count > 1 and not own:     # the bar: the share the words "in all" tell
-        share = clock.share_done(ranged[1] if in_all == ranged[0] and ranged[1]
-                                 is not None else MEASURED)
+    if clock.count > 1 and told:        # the bar: the share the words "in all" tell
+        share = clock.share_done(own_left if own else ranged[1] if in_all == ranged[0]
+                                 and ranged[1] is not None else MEASURED)
         tab.progress.setRange(0, 1000)
         tab.progress.setValue(round(1000 * share))
         tab.progress.setFormat(f"{round(100 * share)} %")
