@@ -61,7 +61,15 @@ class ConversionLeft:
         """The conversion's time left its words tell (``words``), None when they tell none."""
         if self.ended or not self.number:
             return None
-        left, own = self.run.run_left(), self.step_left()
+        run = self.run
+        paces = run.paces.values()
+        if run.learned is None and any(pace.first for pace in paces) and \
+                not any(pace.work > 0 for pace in paces):
+            # its first step alone timed (its words, 0.1 s of 1.3): the steps left as
+            # STEPS declares them, not at that pace (SmolLM2's said "about 4 s left of the
+            # conversion" with 53 s to go)
+            return max(sum(run.work[run.index - 1:]) - (run.now() - run.stage_started), 1.0)
+        left, own = run.run_left(), self.step_left()
         if own is not None and left is not None and left != LATE:
             left = max(left, own)
         return None if left is None or left == LATE else left
