@@ -109,3 +109,40 @@ def test_sinha2022_s_conversion_tells_the_time_left_in_all_and_its_bar_its_share
         assert tab.status.text().endswith("…; about 7 s left in all"), tab.status.text()
     finally:
         tab.shutdown()
+
+
+def test_run_after_cancel_says_it_waits_for_the_cancelled_run_to_stop(
+        qtbot, settings, monkeypatch):
+    """Run again after Cancel said "running the paper check…" for 3.6 s while the
+    cancelled check ended its step (an MLP fit: 2-6 s): it says it waits for that."""
+    import threading
+    job = SimpleNamespace(what="paper", paper="haviv2022", weights="trained", spec=None,
+                          backend=None)
+    tab, clock = _tab(qtbot, settings, job)
+    step_ends, started, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def run_experiment(job, should_stop, progress, say):
+        if job.paper == "haviv2022":         # the cancelled one, inside a step
+            started.set()
+            step_ends.wait(10)
+        else:
+            ended.wait(10)                   # the new one runs on past the test
+        return "done"
+    monkeypatch.setattr("posviz.runtime.experiments.run_experiment", run_experiment)
+    try:
+        tab.scheduler.submit(job)
+        assert started.wait(10)
+        tab.scheduler.cancel()
+        tab.scheduler.submit(SimpleNamespace(**{**vars(job), "paper": "sinha2022"}))
+        tab._stage = "running the paper check"
+        tab._tell_progress()
+        assert tab.status.text() == ("running the paper check: waiting for the cancelled "
+                                     "run to stop at the end of its step…"), tab.status.text()
+        step_ends.set()
+        qtbot.waitUntil(lambda: not tab.scheduler.stopping(), timeout=10_000)
+        tab._tell_progress()
+        assert tab.status.text() == "running the paper check…", tab.status.text()
+    finally:
+        step_ends.set()
+        tab.shutdown()
+        ended.set()

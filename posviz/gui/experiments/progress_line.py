@@ -308,6 +308,8 @@ def tell_progress(tab) -> None:
         # the block its own forward has entered (a SmolLM2 sweep's original order and
         # noise floor: 14 s of "running the sweep…")
         far = forward_words(tab._far) if tab._far is not None else ""
+        if not clock.count and tab.scheduler.stopping():   # Run after Cancel: 3.6 s of
+            far = ": waiting for the cancelled run to stop at the end of its step"  # "running…"
         tab._say(f"{stage}{far if stage else far.removeprefix(': ')}…{in_all}",
                  kept=in_all)
         return
