@@ -57,17 +57,30 @@ class ConversionLeft:
             return 1.0
         return self.run.share_done() if self.number else 0.0
 
+    def seconds(self) -> float | None:
+        """The conversion's time left its words tell (``words``), None when they tell none."""
+        if self.ended or not self.number:
+            return None
+        run = self.run
+        paces = run.paces.values()
+        if run.learned is None and any(pace.first for pace in paces) and \
+                not any(pace.work > 0 for pace in paces):
+            # its first step alone timed (its words, 0.1 s of 1.3): the steps left as
+            # STEPS declares them, not at that pace (SmolLM2's said "about 4 s left of the
+            # conversion" with 53 s to go)
+            return max(sum(run.work[run.index - 1:]) - (run.now() - run.stage_started), 1.0)
+        left, own = run.run_left(), self.step_left()
+        if own is not None and left is not None and left != LATE:
+            left = max(left, own)
+        return None if left is None or left == LATE else left
+
     def words(self) -> str:
         """The one time left a conversion's line tells, never less than its counted
         step's own at that step's pace ("saving the converted copy: 67 of 538 MB, about
         10 s left, about 5 s left of the conversion": the disk-bound save at the
         conversion's pace)."""
-        if self.ended or not self.number:
-            return ""
-        left, own = self.run.run_left(), self.step_left()
-        if own is not None and left is not None and left != LATE:
-            left = max(left, own)
-        return "" if left is None or left == LATE else left_words(left, " of the conversion")
+        left = self.seconds()
+        return "" if left is None else left_words(left, " of the conversion")
 
     def step_left(self) -> float | None:
         """Seconds left of the conversion at the counted step's own pace (its counts so

@@ -104,6 +104,12 @@ class Scheduler:
     def closed(self) -> bool:
         return self._closed
 
+    def stopping(self) -> bool:
+        """Does the newest job wait for a superseded one to stop (at its next
+        ``should_stop()``)?"""
+        with self._lock:
+            return self._running > 0 and self._pending is not None
+
     def is_current(self, generation: int) -> bool:
         return generation == self._generation and not self._closed
 

@@ -21,6 +21,7 @@ from ..analysis.experiments.stage import Stage
 from .stage_times import run_key
 
 LATE = math.inf                 # work is left, but the pace so far says it is done
+MEASURED = object()             # share_done: the time left the clock measures
 HALF_LIFE_S = 20.0              # a step's weight in the pace halves over this many seconds
 PRIOR_S = 0.5                   # the last run's pace counts as this many seconds measured
 
@@ -72,7 +73,7 @@ class RunClock:
         self.stage_seconds: list = []       # each stage's seconds, and steps', as done
         self.stage_steps: list = []
         self.shown = 0.0                    # the share told last (share_done)
-        self.began = self.stage_started = self.stepped = now()
+        self.began = self.stage_started = self.stepped = self.told_at = now()
         self.index = self.count = 0         # stage index (from 1) of count; 0: not told
         self.done = self.total = 0          # the stage's steps counted, of total
         self.work: tuple[float, ...] = ()   # each stage's work
@@ -86,11 +87,15 @@ class RunClock:
     def stage(self, stage: str) -> None:
         """A stage starts (a Stage tells its place; other words: a run of one; a Stage
         told again in other words, as a load then its runs, goes on)."""
-        now = self.now()
+        now = self.told_at = self.now()
         told = isinstance(stage, Stage)
         number = stage.number if told else 0
-        if told and self.index and number == self.index:
-            return                                     # the same stage in other words
+        if told and self.index and number == self.index:   # the same stage in other words,
+            kinds = stage.kinds             # its kind told anew: a load's conversion ended,
+            if self.learned is None and kinds and len(kinds) == self.count and \
+                    kinds[number - 1] != self._kind(number):   # its own work starts now
+                self.kinds, self.stepped = tuple(kinds), now
+            return
         if not told or number == 1:
             self.measured.clear()                      # a run anew
             self.paces.clear()
@@ -203,17 +208,21 @@ class RunClock:
         before = sum(self.work[:self.index - 1])
         return (before + self.work[self.index - 1] * share) / sum(self.work)
 
-    def share_done(self) -> float:
+    def share_done(self, told=MEASURED) -> float:
         """The share of the whole run done as its time left tells it (the time so far
         over that and the time left; by work while no time left is told), never less
         than told before: the bar and the words "in all" say one thing (sinha2022's bar
-        read 10 % with "about 6 s left in all" of a 24 s run)."""
+        read 10 % with "about 6 s left in all" of a 24 s run). ``told``: the seconds
+        left the words say where not the clock's (a range's middle; None: none), else
+        the clock's measure (Haviv 2022's bar stood at its work's 10 % for a minute
+        while the words said a range, then a time left rising)."""
         if self.count > 1 and self.index == self.count and self.total and \
                 self.done >= self.total:
             share = 1.0
         else:
             # the time left unfloored: a short run's 1 s floor read "1 % done" of a third
-            left = self.run_left(0.0) if self.count > 1 else self.stage_left(0.0)
+            left = told if told is not MEASURED else \
+                self.run_left(0.0) if self.count > 1 else self.stage_left(0.0)
             spent = self.now() - self.began
             share = (spent / (spent + left) if left is not None and left != LATE and
                      spent + left > 0 else self.fraction())
@@ -258,6 +267,26 @@ class RunClock:
         ended = {self._kind(k + 1) for k, s in enumerate(self.stage_seconds) if s is not None}
         return all(kind in ended or kind in self.paces and self.paces[kind].work > 0
                    for kind in {self._kind(n) for n in range(self.index, self.count + 1)})
+
+    def own_run_left(self, seconds: float) -> float | None:
+        """Seconds left of the run while the running stage's words tell ``seconds`` left
+        of a part of it the run's pace knows nothing of (a load's conversion), counted
+        down since told, the stage's work at the pace of its kind (else the stage
+        before's), and the stages after; None with no pace to go by."""
+        pace = self._pace(self._kind(self.index)) or self._pace(self._kind(self.index - 1))
+        after = self.after_left()
+        if pace is None or after is None:
+            return None
+        own = max(seconds - (self.now() - self.told_at), 0.0)
+        return own + pace * self._stage_work() + after
+
+    def timed_whole(self) -> bool:
+        """Has every kind of work from the running stage on ended a stage of it? (Haviv
+        2022's MLP fits, timed on their first layer's, told 7 min left in all, then as
+        the later layers' fits took 2-3 × as long 13 min: a run with a range to say
+        says it until then.)"""
+        ended = {self._kind(k + 1) for k, s in enumerate(self.stage_seconds) if s is not None}
+        return all(self._kind(n) in ended for n in range(self.index, self.count + 1))
 
     def stage_left(self, floor: float = 1.0) -> float | None:
         """Seconds left of this stage at the pace measured, at least ``floor`` (the

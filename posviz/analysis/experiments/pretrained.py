@@ -129,7 +129,8 @@ def lent(loaded: dict | None, name: str):
 
 def load_told(tell, name: str, left=None):
     """A load's ``progress`` (step, done, total) told as ``tell("loading NAME: step, 12
-    of 272", own_left)``, ``own_left`` True when the words tell the conversion's time left: each new step, each tenth of a count, a step told again every 5 s (its
+    of 272", own_left)``, ``own_left`` the conversion's seconds left the words tell
+    (False: none): each new step, each tenth of a count, a step told again every 5 s (its
     seconds so far); SmolLM2's first load, its conversion, said only "loading smollm2"
     for 33 s. ``left``: the conversion's time left, told each step too (``told(step,
     done, total)``) and its ``words()`` (", about 40 s left of the conversion") added:
@@ -139,6 +140,10 @@ def load_told(tell, name: str, left=None):
     def words() -> str:
         return left.words() if left is not None else ""
 
+    def own(said: str):
+        seconds = left.seconds() if said and left is not None else None
+        return False if seconds is None else float(seconds)
+
     def told(step: str, done: int | None = None, total: int | None = None) -> None:
         if left is not None:
             left.told(step, done, total)
@@ -146,7 +151,7 @@ def load_told(tell, name: str, left=None):
         if ticked is not None:
             if int(ticked[2]) % 5 == 0:
                 said = words()
-                tell(f"loading {name}: {ticked[1]}, {ticked[2]} s so far{said}", bool(said))
+                tell(f"loading {name}: {ticked[1]}, {ticked[2]} s so far{said}", own(said))
             return
         tenth = 10 * done // total if done is not None and total else -1
         if [step, tenth] == last or step == last[0] and tenth < 0:
@@ -154,7 +159,7 @@ def load_told(tell, name: str, left=None):
         last[:] = [step, tenth]
         said = words()
         tell(f"loading {name}: {step}" + (f", {done} of {total}" if tenth >= 0 else "")
-             + said, bool(said))
+             + said, own(said))
     return told
 
 
@@ -181,10 +186,15 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None,
     stage_kinds = [""] * len(kinds) + [CONVERTING if twins[name] is None and converts(name)
                                  else "" for name in BUNDLED_MODELS]
 
-    def stage(k: int, text: str, own_left: bool = False) -> None:
+    def stage(k: int, text: str, own_left=False, converting: bool = True) -> None:
+        """Model k's stage; once its conversion is done (not ``converting``), the rest
+        of it is of the checkpoints' kind (timed at their pace: it said "about 35-65 s
+        left in all", the range of its runs elsewhere, with 5 s to go)."""
         if say is not None:
+            kinds = stage_kinds if converting else [
+                "" if n == k else kind for n, kind in enumerate(stage_kinds)]
             say(Stage(f"{text} (model {k + 1} of {count})", k + 1, count, work,
-                      kinds=stage_kinds, own_left=own_left))
+                      kinds=kinds, own_left=own_left))
     values, absolute, relative = {}, [], []
     models = [description(by_kind[kind]) for kind in kinds]
     for k, kind in enumerate(kinds):
@@ -202,14 +212,17 @@ def sinha2022(should_stop=None, progress=None, say=None, loaded=None,
             left = load_left() if load_left is not None else None
             try:
                 backend = load_backend(name, should_stop=should_stop,
-                                       progress=load_told(lambda text, own: stage(k, text, own), name,
-                                                          left))
+                                       progress=load_told(
+                                           lambda text, own: stage(
+                                               k, text, own, left is None or not left.ended),
+                                           name, left))
             except PosvizInputError:                  # not installed here: left out
                 continue
         names.append(BUNDLED[name].label)
         models.append(backend.describe())
         whose = LENT if twins[name] is not None else ""
-        stage(k, f"shifting every position id of {name}{whose}, {len(texts)} texts")
+        stage(k, f"shifting every position id of {name}{whose}, {len(texts)} texts",
+              converting=False)
         values[name] = shift_change(backend, texts, should_stop, progress)
         (relative if name == "smollm2" else absolute).append(name)
     holds = bool(absolute and relative

@@ -15,7 +15,8 @@ class Stage(str):
     when all are of one; ``part``: this stage's counted steps come in parts of this
     many (a compared model's forwards, of its layers each), None when not in parts;
     ``own_left``: its words tell a time left of their own (a model load's conversion,
-    pretrained.load_told), which the run's pace knows nothing of."""
+    pretrained.load_told), which the run's pace knows nothing of: its seconds where
+    known (a float), else True; False: none."""
 
     number: int
     stages: int
@@ -23,10 +24,10 @@ class Stage(str):
     steps: tuple[float, ...] | None
     kinds: tuple[str, ...] | None
     part: int | None
-    own_left: bool
+    own_left: bool | float
 
     def __new__(cls, text: str, number: int, stages: int, work=None, steps=None,
-                kinds=None, part=None, own_left: bool = False) -> "Stage":
+                kinds=None, part=None, own_left: bool | float = False) -> "Stage":
         stage = super().__new__(cls, text)
         stage.number, stage.stages = number, stages
         stage.work = None if work is None else tuple(map(float, work))
@@ -35,7 +36,7 @@ class Stage(str):
         stage.part, stage.own_left = part, own_left
         return stage
 
-    def retold(self, text: str, own_left: bool | None = None) -> "Stage":
+    def retold(self, text: str, own_left: bool | float | None = None) -> "Stage":
         """The same stage of the same run in other words (``own_left``: as they are
         when None)."""
         return Stage(text, self.number, self.stages, self.work, self.steps, self.kinds,

@@ -12,7 +12,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy
 
-from posviz.runtime.time_left import LATE, duration_text, left_words
+from posviz.runtime.time_left import LATE, MEASURED, duration_text, left_words
 
 from ..status import ElidedLabel, forward_words
 from .stage_words import fewer_stage_words
@@ -249,24 +249,26 @@ def status_row(tab) -> QHBoxLayout:
     return row
 
 
-def untimed(tab, clock) -> str:
-    """"; about 14-17 min left in all (an estimate)" before the run has timed its
-    first stage whole (without this machine's shares of it) and a pace for its stages
-    to come: the range of its runs elsewhere (or its last run here), less the time
-    spent; "; up to 5 min left in all (an estimate)" once the time spent passes its low
-    end (not "1 s to 5 min"); else "; estimating the time left in all". (Haviv 2022
-    with trained weights told no time left for 105 s, press2022 first told a third of
-    what its run then took.)"""
+def untimed(tab, clock) -> tuple[str, float | None]:
+    """"; about 14-17 min left in all (an estimate)" before the run has timed each kind
+    of its work to come over a stage of it (RunClock.timed_whole; its last run's shares
+    here: at once): the range of its runs elsewhere (or its last run here), less the
+    time spent; "; up to 5 min left in all (an estimate)" once the time spent passes its
+    low end (not "1 s to 5 min"); else "; estimating the time left in all". With the
+    seconds the bar goes by, the range's middle (None: no range). (Haviv 2022 with
+    trained weights told no time left for 105 s, press2022 first told a third of what
+    its run then took.)"""
     from .controls import job_key, took_range
     told = took_range(tab.settings, job_key(tab._submitted))
     spent = clock.now() - clock.began
     if told is None or told[1] - spent < 1:
-        return "; estimating the time left in all"
+        return "; estimating the time left in all", None
     low, high = (seconds - spent for seconds in told)
+    middle = (max(low, 0.0) + high) / 2
     if low < 1:
-        return f"; up to {duration_text(high)} left in all (an estimate)"
+        return f"; up to {duration_text(high)} left in all (an estimate)", middle
     span = duration_text(low) if round(low) == round(high) else range_text(low, high)
-    return f"; about {span} left in all (an estimate)"
+    return f"; about {span} left in all (an estimate)", middle
 
 
 def range_text(low: float, high: float) -> str:
@@ -286,11 +288,26 @@ def tell_progress(tab) -> None:
     do not say it), how far, the time left of it and of the run (told each second)."""
     clock, stage = tab._clock, tab._stage
     # sinha2022's SmolLM2 load said "about 50 s left of the conversion …; about 1 s left
-    # in all" beside a bar at 100 %: a stage telling its own time left is not told the
-    # run's, and its bar is busy (Stage.own_left: a plain str tells none)
+    # in all" beside a bar at 100 %: a stage telling its own time left is told the run's
+    # as those seconds and the work after them (RunClock.own_run_left), its bar that
+    # share; else none, its bar busy (a bar busy and no time left in all for 20 s)
     own = getattr(stage, "own_left", False)
-    if clock.count > 1 and not own:
-        share = clock.share_done()
+    own_left = (clock.own_run_left(own) if own and own is not True and clock.count > 1
+                else None)
+    # the run's time left once a stage of it is timed whole, or its shares are this
+    # machine's (press2022's first, its first checkpoint's steps timed, was a third);
+    # with a range to say, once each kind of work to come ended a stage of it
+    ranged = untimed(tab, clock) if clock.count > 1 else None
+    timed = clock.learned is not None or clock.index > 1 and (
+        clock.timed_whole() if ranged[1] is not None else clock.timed_past_warm_up())
+    run_left = own_left if own else clock.run_left() if timed else None
+    told = own_left is not None or not own
+    in_all = ("" if clock.total and clock.index == clock.count or not told
+              else left_words(run_left, " in all").replace(", ", "; ", 1)
+              if run_left is not None or clock.count <= 1 else ranged[0])
+    if clock.count > 1 and told:        # the bar: the share the words "in all" tell
+        share = clock.share_done(own_left if own else ranged[1] if in_all == ranged[0]
+                                 and ranged[1] is not None else MEASURED)
         tab.progress.setRange(0, 1000)
         tab.progress.setValue(round(1000 * share))
         tab.progress.setFormat(f"{round(100 * share)} %")
@@ -303,17 +320,12 @@ def tell_progress(tab) -> None:
     if clock.count > 1:
         place = f"{clock.index} of {clock.count}"
         stage = stage if place in stage else f"stage {place}: {stage}"
-    # the run's time left once a stage of it is timed whole, or its shares are this
-    # machine's (press2022's first, its first checkpoint's steps timed, was a third)
-    timed = clock.learned is not None or clock.index > 1 and clock.timed_past_warm_up()
-    run_left = clock.run_left() if timed else None
-    in_all = ("" if clock.total and clock.index == clock.count or own
-              else left_words(run_left, " in all").replace(", ", "; ", 1)
-              if run_left is not None or clock.count <= 1 else untimed(tab, clock))
     if not clock.total:                      # a stage starts: before its first step,
         # the block its own forward has entered (a SmolLM2 sweep's original order and
         # noise floor: 14 s of "running the sweep…")
         far = forward_words(tab._far) if tab._far is not None else ""
+        if not clock.count and tab.scheduler.stopping():   # Run after Cancel: 3.6 s of
+            far = ": waiting for the cancelled run to stop at the end of its step"  # "running…"
         far, end = (far if stage else far.removeprefix(': ')), f"…{in_all}"
         tab._say(f"{stage}{far}{end}", kept=in_all,
                  shorts=tuple(f"{s}{far}{end}" for s in fewer_stage_words(stage)))
