@@ -194,10 +194,14 @@ class Model:
         self.spec = spec
         self._engine = None
         self.progress = progress if isinstance(progress, bool) else None   # its runs'
-        if progress is not False:       # its reports' maps on disk told as they go
-            from ..models import maps
-            from .slow_calls import told_removal
+        if progress is not False and not speaks_flags():   # a script's reports' maps
+            import atexit
+
+            from ..models import maps                       # on disk told as they go
+            from .slow_calls import remove_maps_at_exit, told_removal
             maps.removal_told = told_removal
+            atexit.unregister(remove_maps_at_exit)          # once, however many models
+            atexit.register(remove_maps_at_exit)
 
     def _told(self, progress):
         """A run's progress argument, the model's when not given (None)."""

@@ -86,3 +86,15 @@ def told_removal(nbytes: int):
             ticking(StepPrinter(), f"removing the attention maps kept on disk "
                                    f"({size_text(nbytes)})"):
         yield
+
+
+def remove_maps_at_exit() -> None:
+    """A script's maps still on disk at its end (the model's original order's run among
+    them; models.maps.kept_on_disk) removed before the interpreter's teardown, told as
+    told_removal tells them, not in silence after the script's last line."""
+    from ..models.maps import kept_on_disk
+    kept_maps = kept_on_disk()
+    if kept_maps:
+        with told_removal(sum(maps.on_disk for maps in kept_maps)):
+            for maps in kept_maps:
+                maps.close()
