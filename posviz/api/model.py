@@ -198,8 +198,9 @@ class Model:
             import atexit
 
             from ..models import maps                       # on disk told as they go
-            from .slow_calls import remove_maps_at_exit, told_removal
+            from .slow_calls import LOADED, remove_maps_at_exit, told_removal
             maps.removal_told = told_removal
+            LOADED.add(self)
             atexit.unregister(remove_maps_at_exit)          # once, however many models
             atexit.register(remove_maps_at_exit)
 
@@ -210,6 +211,10 @@ class Model:
     @property
     def name(self) -> str:
         return self.backend.name
+
+    def release(self) -> None:
+        """The original order's run the engine keeps let go (the next run makes it anew)."""
+        self._engine = None
 
     @property
     def engine(self) -> "Engine":
