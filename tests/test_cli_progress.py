@@ -220,42 +220,60 @@ def test_the_built_in_model_s_forwards_tell_their_layers(how, monkeypatch, capsy
         assert told[-1].endswith("s left"), lines
 
 
-def test_an_export_removes_its_maps_kept_on_disk_and_says_so(monkeypatch, capsys,
+COMMANDS_OF_A_TEXT = {                   # every command that can run a long text
+    "report": ["report", "--json"],
+    "export": ["export", "--format", "png", "--no-csv", "--out", "{out}"],
+    "sweep": ["sweep", "--count", "2", "--json"],
+    "compare": ["compare", "--pe", "rope,none", "--json"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS_OF_A_TEXT))
+def test_a_command_removes_its_maps_kept_on_disk_and_says_so(command, monkeypatch, capsys,
                                                               tmp_path):
-    """SmolLM2's export at 3,590 tokens was 4.6 s silent after its last file before the
-    process ended (load 9): its maps went untold, as a report's did."""
-    from posviz.cli import report
-    from posviz.models import maps as maps_module
-    monkeypatch.setattr(maps_module, "IN_MEMORY", 0)           # every layer to the file
-    monkeypatch.setattr(maps_module, "REMOVAL_TOLD", 0)             # told at any size
-    closed = []
-    close = maps_module.LayerMaps.close
-    monkeypatch.setattr(maps_module.LayerMaps, "close", lambda self: (
-        closed.append(self.on_disk), close(self)))
-    assert main(["export", "--text", "the dog plays in the park", "--out",
-                 str(tmp_path), "--format", "png", "--no-csv", "--progress"]) == 0
-    lines = capsys.readouterr().err.splitlines()
-    assert lines[-1].startswith("posviz: removing the attention maps kept on disk ("), lines
-    assert closed and all(size > 0 for size in closed), closed
-
-
-def test_a_report_removes_its_maps_kept_on_disk_and_says_so(monkeypatch, capsys):
     """SmolLM2's report at 3,388 tokens was 6.5 s silent after its JSON before the
-    process ended (a user's run of it): its maps' 12 GB temporary file went with the
-    report. They are removed, and told, before the command ends."""
-    from posviz.cli import report
+    process ended, its export 4.6 s after its last file, its sweep of 3,000 words 2.5 s
+    after "run 2 of 2": their maps' temporary files went untold as the process ended.
+    Every command's maps (cli.main, models.maps.kept_on_disk) are removed before it
+    returns, and told."""
+    import tempfile
+
     from posviz.models import maps as maps_module
     monkeypatch.setattr(maps_module, "IN_MEMORY", 0)           # every layer to the file
     monkeypatch.setattr(maps_module, "REMOVAL_TOLD", 0)             # told at any size
+    files, temporary = [], tempfile.TemporaryFile
+
+    def temporary_file(**kwargs):
+        files.append(temporary(**kwargs))
+        return files[-1]
+    monkeypatch.setattr(maps_module.tempfile, "TemporaryFile", temporary_file)
+    argv = [word.format(out=tmp_path) for word in COMMANDS_OF_A_TEXT[command]]
+    assert main([*argv, "--text", "the dog plays in the park", "--progress"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    told = [line for line in lines
+            if line.startswith("posviz: removing the attention maps kept on disk (")]
+    assert files and told, lines
+    assert all(file.closed for file in files)                   # the files are gone
+
+
+def test_the_maps_on_disk_are_told_in_the_projects_sizes(monkeypatch, capsys):
+    """One removal of a command's maps, told with their size as the project writes it."""
+    from posviz.models import maps as maps_module
     from posviz.models.limits.memory import size_text
-    closed, sizes = [], []
+    monkeypatch.setattr(maps_module, "IN_MEMORY", 0)
+    monkeypatch.setattr(maps_module, "REMOVAL_TOLD", 0)
+    sizes = []
     close = maps_module.LayerMaps.close
     monkeypatch.setattr(maps_module.LayerMaps, "close", lambda self: (
-        closed.append(self), sizes.append(self.on_disk), close(self)))
+        sizes.append(self.on_disk), close(self)))
+    held = []                        # the runs held past the command, as a cached model's
+    put = maps_module.LayerMaps.put
+    monkeypatch.setattr(maps_module.LayerMaps, "put", lambda self, *a, **k: (
+        held.append(self), put(self, *a, **k))[1])
     assert main(["report", "--text", "the dog plays in the park", "--json",
                  "--progress"]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines[-1] == (f"posviz: removing the attention maps kept on disk "
-                         f"({size_text(sum(sizes))})"), lines       # the project's sizes
+                         f"({size_text(sum(sizes))})"), lines
     assert sizes and all(size > 0 for size in sizes), sizes
-    assert all(maps.on_disk == 0 for maps in closed)    # the files are gone
+    assert all(maps.on_disk == 0 for maps in held)

@@ -83,3 +83,26 @@ def test_a_plan_of_another_size_does_not_tell_this_one_s_forwards(monkeypatch):
                                                                         left, true)
     alike = run_plan(monkeypatch, clock, [15.0, 15.0], tokens=900)      # 828's, alike
     assert all(left == pytest.approx(true) for _, _, left, true in alike[3:]), alike
+
+
+def test_the_forwards_run_after_a_plan_are_in_its_time_left_not_its_count():
+    """A sweep's original order (2 forwards) said "about 5 s left" with 136 s to go
+    (SmolLM2, 3,000 words): its runs after it were left out. Forward 1 of 2 has spent
+    8 s on half its layers: 8 s more, then 16 s for the floor's and each of 3 runs."""
+    now = reached.Reached(layer=16, layers=30, forward=7, at=108.0, began=100.0,
+                          done=0.5, nth=1, planned=2, beyond=3)
+    assert now.whole_left() == pytest.approx(8.0 + 16.0 * 4)
+    last = reached.Reached(layer=16, layers=30, forward=8, at=108.0, began=100.0,
+                           done=0.5, nth=2, planned=2, beyond=3, took=16.0)
+    assert last.whole_left() == pytest.approx(8.0 + 16.0 * 3)
+
+
+def test_a_sweep_s_original_order_counts_its_runs_in_its_time_not_its_forwards():
+    """The original order's forwards told as 1 and 2 of 2, the 3 runs after in their
+    time left (the runs, batched, enter no block told)."""
+    import posviz
+    model = posviz.load(layers=2, pe="rope")
+    told = []
+    with reached.listening(lambda now: told.append((now.nth, now.planned, now.beyond))):
+        model.sweep("the cat sat on the mat", count=3, progress=True)
+    assert set(told) == {(1, 2, 3), (2, 2, 3)}, told     # the original and its floor

@@ -194,10 +194,15 @@ class Model:
         self.spec = spec
         self._engine = None
         self.progress = progress if isinstance(progress, bool) else None   # its runs'
-        if progress is not False:       # its reports' maps on disk told as they go
-            from ..models import maps
-            from .slow_calls import told_removal
+        if progress is not False and not speaks_flags():   # a script's reports' maps
+            import atexit
+
+            from ..models import maps                       # on disk told as they go
+            from .slow_calls import LOADED, remove_maps_at_exit, told_removal
             maps.removal_told = told_removal
+            LOADED.add(self)
+            atexit.unregister(remove_maps_at_exit)          # once, however many models
+            atexit.register(remove_maps_at_exit)
 
     def _told(self, progress):
         """A run's progress argument, the model's when not given (None)."""
@@ -206,6 +211,10 @@ class Model:
     @property
     def name(self) -> str:
         return self.backend.name
+
+    def release(self) -> None:
+        """The original order's run the engine keeps let go (the next run makes it anew)."""
+        self._engine = None
 
     @property
     def engine(self) -> "Engine":

@@ -157,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise PosvizInputError("--progress and --quiet contradict each other: "
                                        "give one")
             read_text_file(args)
-            with naming_text(text_flag(args)):
-                return args.func(args)
+            with naming_text(text_flag(args)), report.maps_removal_told(args):
+                status = args.func(args)
+                report.remove_maps(args)     # every run's maps still on disk, told
+            return status
     except PosvizInputError as error:
         print(f"posviz: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -40,7 +40,7 @@ from ..models import reached
 from ..models.limits.guard import check_view
 from .export_drawing import Drawing, maps_run_again, model_shape, words
 from .options import add_model_arguments, checked, progress
-from .report import add_session_arguments, evaluate_command, remove_maps, save_session
+from .report import add_session_arguments, evaluate_command, save_session
 
 
 def add_command(subparsers) -> None:
@@ -169,7 +169,6 @@ def run(args) -> int:
     for path in save_session(args, session):
         print(path)
     sys.stdout.flush()
-    remove_maps(args, ev, maps[0])
     return 0
 
 

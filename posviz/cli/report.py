@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import PosvizInputError
@@ -148,25 +149,40 @@ def run(args) -> int:
         from ..document.provenance import made_by
         print("\n".join([made_by(report.provenance), *as_table(report)]))
     tell_written(written)
-    remove_maps(args, report.evaluation)
     return 0
 
 
-def remove_maps(args, *evaluations) -> None:
-    """The attention maps the evaluations' runs kept on disk removed, and told, before
-    the command ends: SmolLM2's at 3,388 tokens (12 GB) took 6.5 s after the report,
-    untold (an export's: 4.6 s, its own head's run too)."""
+@contextmanager
+def maps_removal_told(args):
+    """Inside (a command's run), maps on disk removed as their run goes (models.maps:
+    ``removal_told``, a run freed as a command's function returns) told in the
+    command's lines, as remove_maps tells them; the script's telling back after."""
+    from ..models import maps
+    say, before = progress(args), maps.removal_told
+    maps.removal_told = lambda nbytes: _removing(say if nbytes >= maps.REMOVAL_TOLD
+                                                 else None, nbytes)
+    try:
+        yield
+    finally:
+        maps.removal_told = before
+
+
+def _removing(say, nbytes: int):
     from ..models.limits.memory import size_text
-    from ..models.maps import REMOVAL_TOLD, LayerMaps
     from ..models.reached import ticking
-    runs = [run for evaluation in evaluations if evaluation is not None
-            for run in (evaluation.reference, evaluation.run)]
-    kept = {id(maps): maps for maps in (getattr(run, "attention", None) for run in runs)
-            if isinstance(maps, LayerMaps) and maps.on_disk}
+    return ticking(say, f"removing the attention maps kept on disk ({size_text(nbytes)})")
+
+
+def remove_maps(args) -> None:
+    """The attention maps every run of the command kept on disk (models.maps.kept_on_disk:
+    the engine's original order's run too) removed, and told, before the command ends
+    (cli.main, after each command): SmolLM2's at 3,388 tokens (12 GB) took 6.5 s after
+    the report, untold; a sweep's of 3,000 words 2.5 s after its last run."""
+    from ..models.maps import REMOVAL_TOLD, kept_on_disk
+    kept = kept_on_disk()
     if not kept:
         return
-    size = sum(maps.on_disk for maps in kept.values())
-    say = progress(args) if size >= REMOVAL_TOLD else None
-    with ticking(say, f"removing the attention maps kept on disk ({size_text(size)})"):
-        for maps in kept.values():
+    size = sum(maps.on_disk for maps in kept)
+    with _removing(progress(args) if size >= REMOVAL_TOLD else None, size):
+        for maps in kept:
             maps.close()

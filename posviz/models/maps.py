@@ -33,6 +33,9 @@ REMOVAL_TOLD = 256 * 10**6   # maps on disk told as they are removed from this s
 # A script's telling of maps on disk removed as they go (api.slow_calls.told_removal
 # sets it): removal_told(nbytes) is a context around the removal; None: untold
 removal_told = None
+# Every LayerMaps whose maps went to a temporary file, while it lives: what a command,
+# or a script's exit, removes (kept_on_disk)
+_to_disk: "weakref.WeakSet[LayerMaps]" = weakref.WeakSet()
 
 
 def _removed(file, nbytes: int) -> None:
@@ -78,6 +81,7 @@ class LayerMaps:
             else:
                 self._file = tempfile.TemporaryFile(prefix="posviz-maps-")  # gone when closed
                 weakref.finalize(self, _removed, self._file, self.nbytes)
+                _to_disk.add(self)
         if self.array is not None:
             self.array[layer] = value
         else:
@@ -169,6 +173,12 @@ class LayerMaps:
             raise MemoryError(f"the maps take {self.nbytes / 1e6:,.1f} MB, more than are kept "
                               "in memory: read them a layer at a time")
         return self.array if dtype is None else self.array.astype(dtype)
+
+
+def kept_on_disk() -> list[LayerMaps]:
+    """The maps of every run in this process still in a temporary file (the engine's
+    original order's run among them), whoever holds them."""
+    return [maps for maps in list(_to_disk) if maps.on_disk]
 
 
 class HeadsOf:
