@@ -578,3 +578,26 @@ def test_an_export_after_the_experiment_changed_tells_no_control(qtbot, tab, tmp
     assert "sweep" in alone.heading.text() and "Computed" not in alone.heading.text()
     svg = tab.export(tmp_path / "sweep.svg", "svg").read_text()
     assert "reverse sweep" in svg and "replace" not in svg and "Computed" not in svg
+
+
+def test_a_refusal_with_a_pretrained_model_in_the_panel_says_to_choose_the_built_in_first():
+    """With MiniLM in the Model panel, Compare runs the built-in model's defaults; its
+    refusal said "set Mask to causal" where the panel showed MiniLM and no Mask."""
+    import types
+
+    from posviz.document.spec import ModelSpec
+    from posviz.errors import PosvizInputError
+    from posviz.gui.experiments.controls import what_to_set
+    from posviz.models.training.checkpoint import find
+    spec = ModelSpec()
+    with pytest.raises(PosvizInputError) as refused:
+        find("trained", spec.config)
+    message = str(refused.value)
+    in_panel = types.SimpleNamespace(spec=spec, instead="")
+    assert what_to_set(message, in_panel).startswith(
+        "trained checkpoints are causal: set Mask to causal")
+    replaced = types.SimpleNamespace(spec=spec, instead="all-MiniLM-L6-v2")
+    said = what_to_set(message, replaced)
+    assert said.startswith("trained checkpoints are causal: choose Built-in transformer "
+                           "as the Model panel's Source, then set Mask to causal"), said
+    assert said.endswith(f"({message})")

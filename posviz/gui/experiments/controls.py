@@ -348,6 +348,8 @@ def what_to_set(message: str, job) -> str:
         shown = getattr(trained, name)
         return ("on" if shown else "off") if isinstance(shown, bool) else str(shown)
     said = "; ".join(f"set {FIELD_NAMES[name]} to {value(name)}" for name in differ)
+    if getattr(job, "instead", ""):     # the panel shows a pretrained model: no Mask there
+        said = f"choose Built-in transformer as the Model panel's Source, then {said}"
     kind = (f"trained checkpoints are {trained.mask}: " if differ == ["mask"] else
             "the trained checkpoints' model: ")
     return f"{kind}{said} ({message})"
