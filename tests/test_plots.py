@@ -680,3 +680,20 @@ def test_the_mosaic_colour_bar_says_what_it_measures(qtbot):
     assert figure.bar.axis.labelText == "difference (probability)"
     figure._set_look(mosaic_look(Selection(mosaic="original")))
     assert figure.bar.axis.labelText == "attention weight (probability)"
+
+
+def test_the_branch_norms_are_computed_when_their_tab_is_opened(panel):
+    """A reorder shown on the Attention tab leaves the Tokens tab's norms uncomputed (a
+    tab seen before included); opening the tab draws them, the same numbers."""
+    ev = evaluate(pe="sinusoidal")
+    panel.tabs.setCurrentIndex(1)           # its figures built, then left
+    panel.tabs.setCurrentIndex(0)
+    views = build_views(ev, mosaic_look(panel.selection()))
+    panel.show_evaluation(Shown(ev, views))
+    assert not views.branch_norms.computed
+    panel.tabs.setCurrentIndex(1)
+    assert views.branch_norms.computed
+    drawn = panel.current_figures()["branch_norms"].data
+    assert list(drawn) == list(views.branch_norms)
+    for name, values in drawn.items():
+        np.testing.assert_array_equal(values, views.branch_norms[name])

@@ -17,7 +17,8 @@ from posviz.models.config import ModelConfig
 from posviz.views.mosaic import (MosaicGrid, MosaicLook, colour, label_step, make_mosaic,
                                  mosaic_grid, mosaic_image, recoloured, wrap_image)
 from posviz.views.pooling import MOSAIC_TILE
-from posviz.views.shown import Shown, build_views, change_bars, clip_for_log, head_maps
+from posviz.views.shown import (Shown, branch_norms, build_views, change_bars, clip_for_log,
+                                head_maps)
 
 TEXT = "the cat sat on the mat because it was warm"
 # Two made-up colour tables: what the GUI builds with pyqtgraph, as 0xAARRGGBB.
@@ -322,3 +323,33 @@ def test_the_symmetry_note_s_short_form_reads_the_same_layers_as_the_note():
     assert "another token" in symmetry_note(c, moved_last)
     assert symmetry_short(c, moved_last)[0].endswith("final slot: another token.")
     assert symmetry_short(c, np.arange(4)) == ("The original order: every change is 0.",)
+
+
+def test_branch_norms_are_computed_when_first_read(monkeypatch):
+    """The Tokens tab's norms are left to the figure that reads them: build_views norms
+    no (layers, n, d) array; reading them gives the same numbers as before, also once the
+    window has let the run go (Evaluation.for_screen); a run's states past NORMS_HELD
+    bytes are normed at once and not held."""
+    ev = evaluate(session())
+    want = dict(branch_norms(ev)[0])
+    normed = []
+    plain = np.linalg.norm
+    monkeypatch.setattr(np.linalg, "norm", lambda x, *a, **k: normed.append(
+        np.ndim(x)) or plain(x, *a, **k))
+    views = build_views(ev, None)
+    assert 3 not in normed
+    assert not views.branch_norms.computed
+    shown = Shown(ev.for_screen(), views)
+    assert shown.evaluation.run is None
+    got = dict(shown.views.branch_norms)
+    assert 3 in normed and views.branch_norms.computed
+    assert list(got) == list(want)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key])
+    from posviz.views import norms
+    monkeypatch.setattr(norms, "NORMS_HELD", 0)
+    normed.clear()
+    views = build_views(ev, None)
+    assert 3 in normed and isinstance(views.branch_norms, dict)
+    for key in want:
+        np.testing.assert_array_equal(views.branch_norms[key], want[key])

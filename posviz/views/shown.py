@@ -11,6 +11,7 @@ reference run: the engine hands the same reference Trace to every reorder.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -18,12 +19,13 @@ import numpy as np
 
 from ..analysis.engine import Evaluation
 from ..analysis.predictions import COMPARE_HINT
-from ..analysis.symmetry import METRICS, layer_slices
+from ..analysis.symmetry import METRICS
 from ..models.after import after_steps
 from ..models.orders import is_original
 from ..models.trace import PerTrace, Trace, layer_name
 from .head import HeadImages, head_images, pooled_cosine
 from .mosaic import Mosaic, MosaicLook, make_mosaic, recoloured
+from .norms import BRANCHES, branch_norms, mean_token_norm
 from .pooling import MosaicTiles
 from .reading import WINDOW_LITERAL, frame_note, one_token_note, token_spread
 
@@ -183,41 +185,6 @@ def symmetry_short(c, order) -> tuple[str, ...]:
     return tuple(filter(None, (f"{states}; {slot}." if slot else "", f"{states}.")))
 
 
-def mean_token_norm(x: np.ndarray) -> np.ndarray:
-    """(L, n, d) -> (L,) mean over tokens of the per-token L2 norm, at most LAYERS_BYTES
-    of layers at a time: the squares of SmolLM2's (L+1, n, d) at 2,350 tokens took
-    0.3 GB at once."""
-    return np.concatenate([np.linalg.norm(x[layers], axis=-1).mean(axis=-1)
-                           for layers in layer_slices(x)] or [np.empty(0, x.dtype)])
-
-
-BRANCHES = ("attention_branch", "mlp_branch")
-
-
-def _trace_norms(trace: Trace) -> dict[str, np.ndarray]:
-    """{name: (L+1,)} one run's mean token norms (branch_norms), in any frame."""
-    norms = {"residual": mean_token_norm(trace.hidden)}                       # (L+1,)
-    for key, array, token_norms in zip(BRANCHES, (trace.attn_out, trace.mlp_out),
-                                       (trace.attn_norm, trace.mlp_norm)):
-        if token_norms is not None:                                          # (L, n)
-            norms[key] = np.concatenate([[np.nan], token_norms.mean(axis=-1)])
-        elif array is not None:                                              # (L, n, d)
-            norms[key] = np.concatenate([[np.nan], mean_token_norm(array)])
-    return norms
-
-
-_norms_of = PerTrace(_trace_norms)      # the original's, once per reference run
-
-
-def branch_norms(ev: Evaluation) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
-    """{name: (L+1,)} mean token norms of the residual stream and of each branch's
-    output (NaN at the input, where no block has run yet), for the reordered run and,
-    suffixed "_original", the original one; and the branches the model does not record."""
-    run, original = _trace_norms(ev.run), _norms_of(ev.reference)
-    norms = {**run, **{name + "_original": values for name, values in original.items()}}
-    return norms, tuple(key for key in BRANCHES if key not in run)
-
-
 # -- positions ------------------------------------------------------------------------
 
 
@@ -287,7 +254,8 @@ class Views:
     symmetry_note: str                    # the curves read in a sentence or two, how the
                                           #   reorder ran, and the tokens that carry it
     zero_level: float                     # where the curves draw an exact 0 (zero_level)
-    branch_norms: dict[str, np.ndarray]   # name -> (L+1,), see branch_norms
+    branch_norms: Mapping[str, np.ndarray]  # name -> (L+1,), see views.norms (computed
+                                          #   when first read)
     missing_branches: tuple[str, ...]     # branches the model does not record
     positions: PositionsView              # shared by the evaluations of one reference run
     head: HeadImages | None = None        # the head on screen as painted, when asked for
