@@ -180,6 +180,7 @@ def views(monkeypatch):
     import types
     from dataclasses import dataclass
 
+    import posviz.runtime.after_left  # noqa: F401  (reads the real views.shown's names)
     import posviz.views
 
     fake = types.ModuleType("posviz.views.shown")
