@@ -173,7 +173,8 @@ def test_the_progress_says_each_stage_and_the_plot_says_it_runs(qtbot, tab, monk
 
     monkeypatch.setattr(experiments, "run_experiment", stand_in)
     said = []
-    monkeypatch.setattr(tab, "_say", lambda text, error=False, kept="": said.append(text))
+    monkeypatch.setattr(tab, "_say",
+                        lambda text, error=False, kept="", shorts=(): said.append(text))
     tab.what.setCurrentIndex(tab.what.findData("probe"))
     tab.run()
     assert said[-1] == "running the position probe…"
