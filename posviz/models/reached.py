@@ -52,7 +52,7 @@ class Reached:
         if scale is not None:       # each forward at its cost in the last plan alike
             left = max(self.costs[self.nth - 1] * scale - (self.at - self.began), 0.0) \
                 if left is None else left
-            return left + (sum(self.costs[self.nth:]) + self.beyond * self.costs[-1]) \
+            return left + (sum(self.costs[self.nth:]) + self.beyond * max(self.costs)) \
                 * scale + self.after
         if left is None and self.took is not None:    # the last forward's time, so far
             left = max(self.took - (self.at - self.began), 0.0)
@@ -65,7 +65,10 @@ class Reached:
             each = spent / self.done * (1 - min(self.keeping / spent, 1.0))
         else:
             each = self.took
-        return left + each * (self.planned + self.beyond - self.nth) + self.after
+        # the runs after keep maps as the first did: not a floor's pace ("88 s" of 273 s)
+        done = self.before / (self.nth - 1) if self.nth > 1 and self.before > 0 else 0.0
+        return left + each * (self.planned - self.nth) + self.beyond * max(each, done) \
+            + self.after
 
     def _scale(self) -> float | None:
         """This plan's pace over the last alike's (``costs``: SmolLM2's forwards took 12,
