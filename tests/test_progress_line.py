@@ -20,11 +20,12 @@ class FakeClock:
         return self.t
 
 
-@pytest.mark.parametrize("number", range(1, 9))
-def test_a_paper_check_s_stage_is_whole_at_1024_pixels(qtbot, window, number):
+def running_at_smallest(window):
+    """(the Experiments tab shown as a run goes, at 1024 x 700, the real window with its
+    model dock; the fake clock its run reads)."""
     from PySide6 import QtWidgets
 
-    window.resize(1024, 700)                         # the real window, its model dock too
+    window.resize(1024, 700)
     tab = window.experiments
     window.plots.tabs.setCurrentWidget(tab)
     QtWidgets.QApplication.processEvents()
@@ -32,6 +33,12 @@ def test_a_paper_check_s_stage_is_whole_at_1024_pixels(qtbot, window, number):
     tab._clock = RunClock(clock)
     tab.cancel_button.setEnabled(True)
     tab.progress.show()
+    return tab, clock
+
+
+@pytest.mark.parametrize("number", range(1, 9))
+def test_a_paper_check_s_stage_is_whole_at_1024_pixels(qtbot, window, number):
+    tab, clock = running_at_smallest(window)
     status = tab.status
     runs = [(f, m) for f in ("quadratic", "linear") for m in ("causal", "bidirectional")]
     for k in range(1, number + 1):
@@ -41,6 +48,7 @@ def test_a_paper_check_s_stage_is_whole_at_1024_pixels(qtbot, window, number):
         tab._stage_started(Stage(words, k, 8, [1.0] * 8))
         clock.t += 1
         tab._progressed(3 if k % 2 == 0 else 49, 5 if k % 2 == 0 else 120)
+    from PySide6 import QtWidgets
     QtWidgets.QApplication.processEvents()
     shown, text = status.shown_lines(), status.text()
     assert text.startswith(f"stage {number} of 8: probe") and " left" in text, text

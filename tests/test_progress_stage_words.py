@@ -14,7 +14,7 @@ from posviz.analysis.experiments.pretrained import LENT  # noqa: E402
 from posviz.analysis.experiments.stage import Stage  # noqa: E402
 from posviz.gui.experiments.stage_words import fewer_stage_words  # noqa: E402
 from posviz.models.hf.hub import BUILDING, MATCHING, READING, READING_AGAIN, SAVING  # noqa: E402
-from posviz.runtime.time_left import RunClock  # noqa: E402
+from test_progress_line import running_at_smallest  # noqa: E402
 
 KINDS = ("alibi", "drope", "learned", "none", "rope", "sinusoidal", "t5")
 FOLDS = "fitting the probe per layer, 5 folds each"
@@ -49,12 +49,6 @@ STAGES = [
 ]
 
 
-class FakeClock:
-    def __init__(self):
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def words(line: str) -> list[str]:
@@ -64,16 +58,7 @@ def words(line: str) -> list[str]:
 
 @pytest.mark.parametrize("words_, number, stages", STAGES)
 def test_every_stage_is_whole_at_the_smallest_window(qtbot, window, words_, number, stages):
-    from PySide6 import QtWidgets
-
-    window.resize(1024, 700)                         # the smallest: the model dock too
-    tab = window.experiments
-    window.plots.tabs.setCurrentWidget(tab)
-    QtWidgets.QApplication.processEvents()
-    clock = FakeClock()
-    tab._clock = RunClock(clock)
-    tab.cancel_button.setEnabled(True)
-    tab.progress.show()
+    tab, clock = running_at_smallest(window)        # the smallest: the model dock too
     own = "of the conversion" in words_          # its own time left, its own counts
     for k in range(1, number + 1):                   # the stages before timed: time left
         tab._stage_started(Stage(words_, k, stages, [1.0] * stages, own_left=own))
@@ -82,6 +67,7 @@ def test_every_stage_is_whole_at_the_smallest_window(qtbot, window, words_, numb
             tab._progressed(13, 25)
     if not own:
         tab._progressed(18, 64)
+    from PySide6 import QtWidgets
     QtWidgets.QApplication.processEvents()
     shown, text = tab.status.shown_lines(), tab.status.text()
     assert ("120 of 272" if own else "18 of 64 done") in text

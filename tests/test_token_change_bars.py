@@ -24,12 +24,18 @@ def long_text(qtbot, n=700, size=(800, 330)):
     1024 × 700 window) showing ``n`` tokens: changes 0.03–0.25, about one in
     six under the floor (grey)."""
     change = np.random.default_rng(0).uniform(0.03, 0.25, n)
+    return showing(qtbot, change, size), change
+
+
+def showing(qtbot, change: np.ndarray, size) -> TokenChangeFigure:
+    """The figure at ``size`` showing the (n,) ``change`` of tokens w0, w1, …"""
     figure = on_screen(qtbot, TokenChangeFigure(), *size)
+    tokens = tuple(f"w{i}" for i in range(len(change)))
     ev = SimpleNamespace(comparison=SimpleNamespace(token_change=change[None], floor=FLOOR),
-                         reference=SimpleNamespace(tokens=tuple(f"w{i}" for i in range(n))))
+                         reference=SimpleNamespace(tokens=tokens))
     figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
     figure._settle()
-    return figure, change
+    return figure
 
 
 def near(rgb: np.ndarray, colour: QtGui.QColor, within=40) -> np.ndarray:
@@ -162,12 +168,7 @@ def tallest_last(qtbot, n=701, size=(700, 330)):
     as in a 1024 × 700 window (two tokens in one pixel column now and then)."""
     change = np.random.default_rng(1).uniform(0.03, 0.25, n)
     change[-1] = 0.435
-    figure = on_screen(qtbot, TokenChangeFigure(), *size)
-    ev = SimpleNamespace(comparison=SimpleNamespace(token_change=change[None], floor=FLOOR),
-                         reference=SimpleNamespace(tokens=tuple(f"w{i}" for i in range(n))))
-    figure.update_from(SimpleNamespace(evaluation=ev), 0, 0)
-    figure._settle()
-    return figure, change
+    return showing(qtbot, change, size), change
 
 
 def opaque_top(figure, change, rgb: np.ndarray, scale: float, token: int) -> bool:
