@@ -143,3 +143,38 @@ def test_where_the_stage_s_count_and_how_far_fill_a_line_each_keeps_one(qtbot, w
     assert all(line.fontMetrics().horizontalAdvance(part) <= width for part in shown)
     assert "(checkpoint 1 of 6)" in " ".join(shown), shown
     assert shown[1].endswith(how_far.lstrip(": ")), shown
+
+
+@pytest.mark.parametrize("width", range(300, 560, 20))
+def test_words_dropped_before_how_far_are_marked(qtbot, width):
+    """Haviv's trained check at 1024 × 700 showed "…(1 of 7, mlp): fitting per" over "6
+    of 25 done; about 14-17 min left in all (an estimate)": the words between
+    ("layer, 5 folds:") dropped unmarked, read as a sentence. Every word shown is the
+    text's in its order, and a line after dropped words starts with "…"."""
+    from posviz.gui.experiments.progress_line import ProgressLine
+    from posviz.gui.experiments.stage_words import fewer_stage_words
+    line = ProgressLine()
+    qtbot.addWidget(line)
+    line.resize(width, 40)
+    stage = ("stage 4 of 28: probing none (1 of 7, mlp): fitting the probe per layer, 5 "
+             "folds each")
+    how_far = ": 6 of 25 done; about 14-17 min left in all (an estimate)"
+    line.say(stage + how_far, kept=how_far,
+             shorts=tuple(s + how_far for s in fewer_stage_words(stage)))
+    shown = line.shown_lines()
+    said = [w for part in shown for w in part.replace("…", " … ").split()]
+    forms = [(stage + how_far).split(), *(s.split() for s in line.shorts)]
+    # the words shown, "…" for those left out, follow one form's words in order
+    def follows(form):
+        form = [w.strip(":;,") for w in form]
+        at, marked = 0, False
+        for word in (w.strip(":;,") for w in said):
+            if word == "…" or not word:
+                marked = True
+                continue
+            found = next((k for k in range(at, len(form)) if form[k] == word), None)
+            if found is None or (found > at and not marked):
+                return False
+            at, marked = found + 1, False
+        return True
+    assert any(follows(form) for form in forms), shown

@@ -508,5 +508,5 @@ def test_progress_lines_break_at_words_never_before_a_colon(qtbot, text, kept):
         line.resize(width, line.sizeHint().height())
         for shown in line.shown_lines():
             assert not shown.startswith((":", ";", ",")), (width, shown)
-            for cut in re.findall(r"([^\s…]*)…", shown):
-                assert cut.strip(",;:()") in words, (width, shown)
+            for cut in re.findall(r"([^\s…]*)…", shown):      # "" : words left out
+                assert not cut or cut.strip(",;:()") in words, (width, shown)

@@ -74,6 +74,11 @@ def word_elided(metrics, line: str, room: int) -> str:
     return metrics.elidedText(line, Qt.TextElideMode.ElideRight, room)
 
 
+def marked_dropped(metrics, line: str, room: int) -> str:
+    """``line`` after "… " (words before it left out), elided to ``room``."""
+    return elided(metrics, f"… {line}", room)
+
+
 def ends_at_a_word(line: str, shown: str) -> bool:
     """Does ``shown`` (``line`` cut, "…" where) keep at least its first word whole,
     cut only after a word?"""
@@ -190,17 +195,17 @@ class ProgressLine(ElidedLabel):
                 shown.append(elided(metrics, whole, room))
                 continue
             left = room - metrics.horizontalAdvance(whole)
-            if left < metrics.horizontalAdvance("… "):    # no room for the words flowed
-                # on: how far alone, never led by its joiner (": 44 of 192 done")
-                shown.append(elided(metrics, whole.lstrip(JOINERS), room))
-            else:
-                words = cut
-                cut = elided(metrics, cut, left)          # its counts whole if they fit
-                if not ends_at_a_word(words, cut):        # not one whole word: dropped
-                    shown.append(elided(metrics, whole.lstrip(JOINERS), room))
-                    continue
-                shown.append(cut + (whole[1:] if cut.endswith("…") and
-                                    whole.startswith("…") else whole))
+            words = cut
+            cut = elided(metrics, cut, left) if left >= metrics.horizontalAdvance("… ") \
+                else ""                                   # its counts whole if they fit
+            if not cut or not ends_at_a_word(words, cut):
+                # the words flowed on dropped, marked: how far after "…", never led by
+                # its joiner (": 44 of 192 done"); unmarked, Haviv's "fitting per / 6 of
+                # 25 done" read as a sentence (the whole is in the tooltip)
+                shown.append(marked_dropped(metrics, whole.lstrip(JOINERS), room))
+                continue
+            shown.append(cut + (whole[1:] if cut.endswith("…") and
+                                whole.startswith("…") else whole))
         return shown
 
     def shown_text(self) -> str:
