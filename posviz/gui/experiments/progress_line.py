@@ -74,9 +74,19 @@ def word_elided(metrics, line: str, room: int) -> str:
     return metrics.elidedText(line, Qt.TextElideMode.ElideRight, room)
 
 
-def marked_dropped(metrics, line: str, room: int) -> str:
-    """``line`` after "… " (words before it left out), elided to ``room``."""
-    return elided(metrics, f"… {line}", room)
+def marked_dropped(metrics, shown: list[str], line: str, room: int) -> None:
+    """``line`` appended to ``shown`` with the words left out before it marked: "… "
+    before it where it fits whole so, else "…" ending the line before (the mark's room
+    cut "69 of 120 done" to "69 of 120…")."""
+    marked = f"… {line}"
+    if metrics.horizontalAdvance(marked) < room or not shown or \
+            metrics.horizontalAdvance(line) >= room:
+        shown.append(elided(metrics, marked, room))
+        return
+    before = shown[-1].rstrip(" …")
+    shown[-1] = before + "…" if metrics.horizontalAdvance(before + "…") < room else \
+        word_elided(metrics, before + " …", room)
+    shown.append(line)
 
 
 def ends_at_a_word(line: str, shown: str) -> bool:
@@ -202,7 +212,7 @@ class ProgressLine(ElidedLabel):
                 # the words flowed on dropped, marked: how far after "…", never led by
                 # its joiner (": 44 of 192 done"); unmarked, Haviv's "fitting per / 6 of
                 # 25 done" read as a sentence (the whole is in the tooltip)
-                shown.append(marked_dropped(metrics, whole.lstrip(JOINERS), room))
+                marked_dropped(metrics, shown, whole.lstrip(JOINERS), room)
                 continue
             shown.append(cut + (whole[1:] if cut.endswith("…") and
                                 whole.startswith("…") else whole))
