@@ -601,3 +601,5 @@ def test_a_refusal_with_a_pretrained_model_in_the_panel_says_to_choose_the_built
     assert said.startswith("trained checkpoints are causal: choose Built-in transformer "
                            "as the Model panel's Source, then set Mask to causal"), said
     assert said.endswith(f"({message})")
+    from posviz.gui.model_panel.source_box import BUILTIN_ITEM, SOURCE   # the panel's words
+    assert f"choose {BUILTIN_ITEM} as the Model panel's {SOURCE}," in said

@@ -349,7 +349,8 @@ def what_to_set(message: str, job) -> str:
         return ("on" if shown else "off") if isinstance(shown, bool) else str(shown)
     said = "; ".join(f"set {FIELD_NAMES[name]} to {value(name)}" for name in differ)
     if getattr(job, "instead", ""):     # the panel shows a pretrained model: no Mask there
-        said = f"choose Built-in transformer as the Model panel's Source, then {said}"
+        from ..model_panel.source_box import BUILTIN_ITEM, SOURCE
+        said = f"choose {BUILTIN_ITEM} as the Model panel's {SOURCE}, then {said}"
     kind = (f"trained checkpoints are {trained.mask}: " if differ == ["mask"] else
             "the trained checkpoints' model: ")
     return f"{kind}{said} ({message})"

@@ -19,17 +19,20 @@ from .model_source import (CHOOSER_TIP, DOWNLOADS_TIP, HUB_NAME_PROMPT, OPEN_ITE
 from .precision_choice import PrecisionChoice
 
 
+SOURCE, BUILTIN_ITEM = "Source", "Built-in transformer"     # the box and its first choice
+
+
 class SourceBox:
     """The part of model_panel.panel.ModelPanel that chooses the model and follows its
     load (``_asked``: a model whose download is asked for; ``_loading``: the model
     loading, ``_facts_before``: the running one's facts meanwhile)."""
 
     def _model_box(self) -> QGroupBox:
-        box = QGroupBox("Source")
+        box = QGroupBox(SOURCE)
         layout = QVBoxLayout(box)
         self.chooser = ShortCombo()
         self.chooser.setToolTip(CHOOSER_TIP)
-        self.chooser.addItem("Built-in transformer", ("builtin", ""))
+        self.chooser.addItem(BUILTIN_ITEM, ("builtin", ""))
         try:
             from ...models import hf
             sources = hf.available_models()
